@@ -1,0 +1,49 @@
+# Two commands do all the set-up (see README "Quick start"):
+#   make run    create .venv if missing, install requirements.txt, start the app
+#   make test   the same plus test dependencies, then the whole test suite
+PYTHON  ?= python3
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+PORT    ?= 8501
+ADDRESS ?= localhost
+# Local copies of the papers' datasets (tests and benchmarks skip cleanly without them)
+NSPCA_DATA_DIR ?= $(abspath ../shared/datasets)
+export NSPCA_DATA_DIR
+PYTEST_ARGS ?=
+
+.PHONY: run test bench reproduce browser clean
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.installed
+	@echo "Starting the app at http://$(ADDRESS):$(PORT)  (Ctrl-C to stop)"
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) \
+		--server.headless true --browser.gatherUsageStats false
+
+# Headless Chromium for the browser test: Debian's package if missing (best effort;
+# the browser test skips with a clear message when it cannot be installed).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		( (apt-get install -y -qq chromium >/dev/null 2>&1 || \
+		   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) \
+		  && echo "installed Debian chromium" ) || echo "chromium not installable here; the browser test will skip"
+
+test: $(VENV)/.dev-installed browser
+	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+
+bench: $(VENV)/.dev-installed
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+reproduce: $(VENV)/.dev-installed
+	$(PY) -m nspca_core.reproduce
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-artifacts

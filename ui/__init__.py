@@ -1,0 +1,1 @@
+"""The app's UI helpers: the only place besides pages/ where streamlit and plotly live."""

@@ -1,0 +1,41 @@
+"""Shared fixtures: the local copies of the papers' datasets (skip cleanly when absent)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("NSPCA_DATA_DIR", ROOT.parent / "shared" / "datasets"))
+
+
+def _npz(name: str):
+    path = data_dir() / name
+    if not path.exists():
+        pytest.skip(f"{name} not found in NSPCA_DATA_DIR={data_dir()} (local dataset copies absent)")
+    return np.load(path, allow_pickle=False)
+
+
+@pytest.fixture(scope="session")
+def cbcl_X():
+    """CBCL faces as a centered 2429 x 361 float matrix."""
+    X = _npz("cbcl_faces_train.npz")["images"].reshape(-1, 361).astype(float)
+    return X - X.mean(axis=0)
+
+
+@pytest.fixture(scope="session")
+def lrs_X():
+    X = _npz("lrs_spectrometer.npz")["X"].astype(float)
+    return X - X.mean(axis=0)
+
+
+@pytest.fixture(scope="session")
+def mll_X():
+    X = _npz("mll_leukemia.npz")["X"].astype(float)
+    return X - X.mean(axis=0)

@@ -1,0 +1,66 @@
+"""rank-1 solver, low-rank factor and validation (foundation of the solver core)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+
+from nspca_core import InputError, lowrank_factor, rank1_nspca, topk_nonneg
+from tests.bruteforce import brute_opt
+
+
+def test_topk_nonneg_examples():
+    v = np.array([0.5, -1.0, 2.0, 0.5, 0.0])
+    assert topk_nonneg(v, 2).tolist() == [0, 2]  # tie at 0.5 goes to the lower index
+    assert topk_nonneg(v, 5).tolist() == [0, 2, 3, 4]  # only 4 nonnegative entries
+    assert topk_nonneg(-v, 3).tolist() == [1, 4]
+
+
+@pytest.mark.parametrize("bad, msg", [(0, r"`k` must be an int in \[1, n_features=3\]; got 0"),
+                                      (4, "got 4"), (1.5, "got 1.5"), (True, "got True")])
+def test_topk_nonneg_rejects_bad_k(bad, msg):
+    with pytest.raises(InputError, match=msg):
+        topk_nonneg([1.0, 2.0, 3.0], bad)
+
+
+def test_rank1_rejects_nonfinite():
+    with pytest.raises(ValueError, match="`v` must be finite"):
+        rank1_nspca([1.0, np.nan], 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arrays(np.float64, st.integers(1, 7), elements=st.floats(-10, 10)), st.data())
+def test_rank1_matches_brute_force(v, data):
+    k = data.draw(st.integers(1, v.size))
+    x = rank1_nspca(v, k)
+    assert x.min() >= 0 and np.count_nonzero(x) <= k
+    assert np.isclose(np.linalg.norm(x), 1.0)
+    opt, _ = brute_opt(np.outer(v, v), k)
+    assert (v @ x) ** 2 >= opt - 1e-9 * max(1.0, opt)
+
+
+def test_lowrank_factor_thin_equals_dense():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 20))
+    V1, w1 = lowrank_factor(X, d=3)
+    V2, w2 = lowrank_factor(cov=X.T @ X / 6, d=3)
+    assert np.allclose(w1, w2) and np.allclose(V1 @ V1.T, V2 @ V2.T, atol=1e-10)
+    assert np.allclose(np.abs(V1), np.abs(V2), atol=1e-8)
+    full = np.linalg.eigvalsh(X.T @ X / 6)[::-1]
+    assert np.allclose(w1, full[:4], atol=1e-10)
+
+
+def test_lowrank_factor_rank_deficient_pads():
+    X = np.random.default_rng(1).standard_normal((2, 5))
+    V, w = lowrank_factor(X, d=4)
+    assert V.shape == (5, 4) and w.shape == (5,)
+    assert np.allclose(V @ V.T, X.T @ X / 2, atol=1e-10)
+
+
+def test_lowrank_factor_requires_exactly_one_input():
+    with pytest.raises(InputError, match="exactly one of `X`"):
+        lowrank_factor(d=1)
+    with pytest.raises(InputError, match="`d` must be an int in \\[1, n_features=3\\]; got 5"):
+        lowrank_factor(cov=np.eye(3), d=5)
+    with pytest.raises(InputError, match="`cov` must be symmetric"):
+        lowrank_factor(cov=np.array([[1.0, 2.0], [0.0, 1.0]]), d=1)

@@ -1,0 +1,252 @@
+"""scikit-learn estimators over the functional core.
+
+Thin classes: every constructor argument is passed to
+:func:`nspca_core.components` (or :func:`nspca_core.nonneg_scores`) unchanged;
+fitted attributes are read off the result.  scikit-learn is imported here only,
+so the rest of the core never needs it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+__all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
+
+_PREPROCESSING = ("center", "standardize", "none")
+
+
+def _seed(random_state) -> int:
+    """An int seed for the core from sklearn's ``random_state`` convention."""
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
+    """Nonnegative sparse principal components with certified optimality.
+
+    Each component maximizes the variance ``x^T A x`` over unit ``x >= 0`` with
+    at most ``k`` nonzeros (Asteris, Papailiopoulos & Dimakis, ICML 2014);
+    several components come from ``strategy`` (deflation or joint bipartite
+    matchings).  A thin wrapper of :func:`nspca_core.components`.
+
+    Parameters
+    ----------
+    n_components : int, default=1
+    k : int
+        Maximum number of nonzero loadings per component, in [1, n_features].
+    method : str, default="auto"
+        One of :data:`nspca_core.METHODS`.
+    d : int, default=3
+        Rank of the approximation used by the spannogram / ε-net.
+    eps : float, default=0.1
+        Accuracy of the ε-net.
+    strategy : str, default="deflation-remove"
+        "deflation-remove", "deflation-project", "bipartite" or
+        "quasi-orthogonal".
+    certify : bool, default=True
+        Compute a certified upper bound for each component.
+    preprocessing : {"center", "standardize", "none"}, default="center"
+        Applied in ``fit`` and, with the fitted ``mean_``/``scale_``, in
+        ``transform``.
+    random_state : int, RandomState or None
+        Seed of the randomized parts (ε-net samples, restarts).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        Each row nonnegative, unit norm, at most ``k`` nonzeros.
+    explained_variance_ : ndarray of shape (n_components,)
+        ``x_j^T A x_j`` on the preprocessed training data.
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        ``explained_variance_ / trace(A)``.
+    additional_variance_ : ndarray of shape (n_components,)
+        What each component adds after projecting out the earlier ones
+        (nsprcomp's ``asdev**2``); sums to the variance of the span.
+    upper_bounds_ : ndarray of shape (n_components,)
+        Certified upper bound on the optimum of the problem each component
+        solved (nan when ``certify=False``).
+    certified_ratio_ : ndarray of shape (n_components,)
+        Variance found on that problem / its upper bound.
+    mean_, scale_ : ndarray of shape (n_features,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str (only for pandas input with string columns)
+    result_ : ComponentsResult
+        The core's full answer.
+
+    Notes
+    -----
+    ``transform`` returns least-squares coordinates of the (preprocessed) data
+    in the span of the components, so ``inverse_transform(transform(X))`` is
+    the projection of ``X`` onto that span; for disjoint supports
+    (deflation-remove) the components are orthonormal and this is simply
+    ``(X - mean_) / scale_ @ components_.T``.
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "k": [Interval(numbers.Integral, 1, None, closed="left")],
+        "method": [str],
+        "d": [Interval(numbers.Integral, 1, None, closed="left")],
+        "eps": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "strategy": [StrOptions({"deflation-remove", "deflation-project", "bipartite",
+                                 "quasi-orthogonal"})],
+        "certify": ["boolean"],
+        "preprocessing": [StrOptions(set(_PREPROCESSING))],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=1, *, k=10, method="auto", d=3, eps=0.1,
+                 strategy="deflation-remove", certify=True, preprocessing="center",
+                 random_state=None):
+        self.n_components = n_components
+        self.k = k
+        self.method = method
+        self.d = d
+        self.eps = eps
+        self.strategy = strategy
+        self.certify = certify
+        self.preprocessing = preprocessing
+        self.random_state = random_state
+
+    def _preprocess(self, X, *, fitting):
+        if fitting:
+            self.mean_ = X.mean(axis=0) if self.preprocessing != "none" else np.zeros(X.shape[1])
+            scale = np.ones(X.shape[1])
+            if self.preprocessing == "standardize":
+                std = X.std(axis=0)
+                # constant features stay zero after centering: keep their scale at 1
+                scale = np.where(std > 0, std, 1.0)
+            self.scale_ = scale
+        return (X - self.mean_) / self.scale_
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the components on ``X`` (n_samples, n_features); ``y`` is ignored."""
+        from .api import METHODS, components
+
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        n = X.shape[1]
+        if self.method not in METHODS:
+            raise ValueError(f"`method` must be one of {list(METHODS)}; got {self.method!r}")
+        if self.k > n:
+            raise ValueError(f"`k` must be an int in [1, n_features={n}]; got {self.k}")
+        if self.d > n:
+            raise ValueError(f"`d` must be an int in [1, n_features={n}]; got {self.d}")
+        if self.n_components > n:
+            raise ValueError(f"`n_components` must be an int in [1, n_features={n}]; "
+                             f"got {self.n_components}")
+        Xp = self._preprocess(X, fitting=True)
+        res = components(Xp, n_components=self.n_components, k=self.k, method=self.method,
+                         strategy=self.strategy, d=self.d, eps=self.eps,
+                         seed=_seed(self.random_state), certify=self.certify)
+        self.result_ = res
+        self.components_ = np.ascontiguousarray(res.loadings.T)
+        self.explained_variance_ = np.asarray(res.variance, dtype=float)
+        total = float(np.einsum("ij,ij->", Xp, Xp)) / Xp.shape[0]
+        self.explained_variance_ratio_ = (self.explained_variance_ / total if total > 0
+                                          else np.zeros_like(self.explained_variance_))
+        self.additional_variance_ = np.asarray(res.additional_variance, dtype=float)
+        ub = np.array([getattr(r, "upper_bound", np.nan) for r in res.results], dtype=float)
+        found = np.array([getattr(r, "variance", np.nan) for r in res.results], dtype=float)
+        if ub.size != self.components_.shape[0]:
+            ub = np.full(self.components_.shape[0], np.nan)
+            found = self.explained_variance_
+        self.upper_bounds_ = ub
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.certified_ratio_ = np.where(ub > 0, found / ub, np.nan)
+        return self
+
+    def transform(self, X):
+        """Least-squares coordinates of ``X`` in the span of the components."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        Xp = self._preprocess(X, fitting=False)
+        C = self.components_
+        coef, *_ = np.linalg.lstsq(C.T, Xp.T, rcond=None)
+        return coef.T
+
+    def inverse_transform(self, X):
+        """Map coordinates back to feature space (the projection onto the span)."""
+        check_is_fitted(self)
+        X = np.asarray(X, dtype=np.float64)
+        return (X @ self.components_) * self.scale_ + self.mean_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class NonnegativeScorePCA(TransformerMixin, BaseEstimator):
+    """Nonnegative-score PCA (Bajorski, Hall & Rubinstein): nonnegative, uncorrelated scores.
+
+    Model ``Y = A X`` with ``X`` nonnegative, uncorrelated, unit-variance
+    sources.  A thin wrapper of :func:`nspca_core.nonneg_scores`.
+
+    Parameters
+    ----------
+    n_components : int or None
+        Passed to the core (None: all variables).
+    max_iter : int, default=500
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    mixing_ : ndarray of shape (n_features, n_components)
+        The estimated mixing matrix Â (columns scaled so the sources have unit variance).
+    components_ : ndarray of shape (n_components, n_features)
+        Unit-norm directions, the columns of D̂ as rows.
+    lambdas_ : ndarray of shape (n_components,)
+        Variances of the nonnegative scores (squared column norms of Â).
+    negativity_ : float
+        Final negativity score S(B̂) on the training data (0 when every
+        training score is nonnegative).
+    result_ :
+        The core's full answer.
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=None, *, max_iter=500, random_state=None):
+        self.n_components = n_components
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit on ``X`` (n_samples, n_features); ``y`` is ignored."""
+        from .scores import nonneg_scores
+
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        res = nonneg_scores(X, n_components=self.n_components, seed=_seed(self.random_state),
+                            max_iter=self.max_iter)
+        self.result_ = res
+        self.mixing_ = np.asarray(res.A, dtype=float)
+        self.components_ = np.ascontiguousarray(np.asarray(res.D, dtype=float).T)
+        self.lambdas_ = np.asarray(res.lambdas, dtype=float)
+        self.negativity_ = float(res.negativity)
+        # sources X = pinv(A) Y; nonnegative scores W = Λ^{1/2} X
+        self._unmix = np.linalg.pinv(self.mixing_)
+        return self
+
+    def transform(self, X):
+        """The nonnegative scores ``W`` (n_samples, n_components)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return (X @ self._unmix.T) * np.sqrt(self.lambdas_)
+
+    def inverse_transform(self, W):
+        """Back from scores to data: ``Y = D W``."""
+        check_is_fitted(self)
+        W = np.asarray(W, dtype=np.float64)
+        return W @ self.components_

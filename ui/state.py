@@ -4,6 +4,11 @@
 and stores the choices under the keys below; a page reads them with
 :func:`settings`, which falls back to the defaults so that every page also
 runs on its own (``AppTest.from_file("pages/x.py")``).
+
+The values live under these *permanent* keys, not under the widgets' own keys:
+Streamlit deletes the state of a widget that is not drawn in a run, and the
+sidebar widgets (``ui/sidebar.py``) copy their value here on every run, so a
+choice survives page switches and pages that draw no sidebar.
 """
 
 from __future__ import annotations
@@ -20,6 +25,15 @@ EPS = "nspca_eps"
 SEED = "nspca_seed"
 UPLOAD = "nspca_upload"  # the parsed user dataset (nspca_core.io result), if any
 
+# Name under which an uploaded dataset appears in the dataset choice
+# (``settings().dataset == UPLOAD_NAME`` means: use ``st.session_state[UPLOAD]``).
+UPLOAD_NAME = "your-data"
+
+# Teaching pages: the support / small factor chosen on the d = 2 spannogram page,
+# read by the feasible-arc page ((P_2) for that support).
+TEACH_V = "nspca_teach_V"              # ndarray (n, 2) of the spannogram page
+TEACH_SUPPORT = "nspca_teach_support"  # tuple[int, ...] chosen there
+
 DEFAULTS = {
     DATASET: "digits",
     PREPROCESSING: "center",
@@ -27,6 +41,21 @@ DEFAULTS = {
     D: 2,
     EPS: 0.1,
     SEED: 0,
+}
+
+# Preprocessing choices of the sidebar -> steps for nspca_core.preprocess /
+# load_dataset(preprocessing=...).  "standardize" centers too (seed 003 did both).
+PREPROCESSING_STEPS = {
+    "center": ("center",),
+    "standardize": ("center", "standardize"),
+    "log1p": ("log1p", "center"),
+    "none": (),
+}
+PREPROCESSING_LABELS = {
+    "center": "center features",
+    "standardize": "center + unit variance",
+    "log1p": "log(1+x), then center",
+    "none": "none (use as given)",
 }
 
 
@@ -52,3 +81,8 @@ def settings() -> Settings:
     s = st.session_state
     return Settings(dataset=s[DATASET], preprocessing=s[PREPROCESSING], k=int(s[K]),
                     d=int(s[D]), eps=float(s[EPS]), seed=int(s[SEED]))
+
+
+def preprocessing_steps(name: str) -> tuple[str, ...]:
+    """Steps of a sidebar preprocessing choice (unknown names: center only)."""
+    return PREPROCESSING_STEPS.get(name, ("center",))

@@ -1,0 +1,60 @@
+"""Nonnegative sparse PCA — the app.
+
+Start with ``make run`` (or ``streamlit run app.py``).  This file only sets up
+the page, the navigation over the files in ``pages/`` and the shared sidebar;
+each page composes widgets -> cached compute (``ui/compute*.py``) -> figures
+(``ui/figures/``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui.sidebar import draw_sidebar
+
+ROOT = Path(__file__).resolve().parent
+
+# (file, title, icon) per section; the first page is the default.
+PAGES = {
+    "Learn": [
+        ("pages/home.py", "Guided tour", ":material/school:"),
+        ("pages/spannogram_d2.py", "Spannogram, d = 2", ":material/show_chart:"),
+        ("pages/spannogram_d3.py", "Spannogram, d = 3", ":material/grid_on:"),
+        ("pages/feasible_arc.py", "Feasible arc of (P₂)", ":material/donut_large:"),
+    ],
+    "Analyse": [
+        ("pages/variance_vs_k.py", "Variance vs k, certified", ":material/verified:"),
+        ("pages/components_images.py", "Components as images", ":material/image:"),
+        ("pages/compare.py", "Compare algorithms", ":material/compare_arrows:"),
+        ("pages/several_components.py", "Several components", ":material/stacked_bar_chart:"),
+        ("pages/nonneg_scores.py", "Nonnegative-score PCA", ":material/scatter_plot:"),
+    ],
+    "Your data": [
+        ("pages/your_data.py", "Your data", ":material/upload_file:"),
+    ],
+}
+
+
+def build_navigation() -> dict[str, list]:
+    """st.Page objects for the page files that exist (a missing file is skipped)."""
+    sections: dict[str, list] = {}
+    default_set = False
+    for section, entries in PAGES.items():
+        pages = []
+        for path, title, icon in entries:
+            if not (ROOT / path).is_file():
+                continue
+            pages.append(st.Page(path, title=title, icon=icon, default=not default_set))
+            default_set = True
+        if pages:
+            sections[section] = pages
+    return sections
+
+
+st.set_page_config(page_title="Nonnegative sparse PCA", page_icon=":material/scatter_plot:",
+                   layout="wide", initial_sidebar_state="expanded")
+page = st.navigation(build_navigation(), position="sidebar", expanded=True)
+draw_sidebar()
+page.run()

@@ -1,0 +1,489 @@
+"""Public entry points: :func:`fit` (one component) and :func:`components` (several).
+
+Both validate once at the front and dispatch to the solvers (spannogram,
+ε-net, peers), which assume clean input.  Solver modules are imported lazily
+so that a missing optional part only disables its own method.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ._cov import Cov, as_cov
+from ._validation import InputError, as_rng, check_d, check_int, check_k
+from .rank1 import _rank1_nspca
+from .result import ComponentsResult, Result
+
+__all__ = ["METHODS", "STRATEGIES", "fit", "components"]
+
+METHODS = ("auto", "spannogram", "enet", "em", "tpower", "zass", "sklearn-spca", "nmf")
+STRATEGIES = ("deflation-remove", "deflation-project", "bipartite", "quasi-orthogonal")
+PEERS = ("em", "tpower", "zass", "sklearn-spca", "nmf")
+
+# "auto" enumerates S_3 exactly when 8 C(n+1, 3) candidate evaluations stay below this
+_EXACT_D3_BUDGET = 2_000_000
+# "auto" adds the exact d = 2 spannogram as an extra start up to this many features
+_EXACT_D2_MAX_N = 4000
+# minimum number of random directions "auto" draws for the ε-net
+_AUTO_MIN_SAMPLES = 1024
+_POLISH_MAX_ITER = 200
+# best distinct ε-net candidates polished by "auto" besides the winner
+_AUTO_ENET_STARTS = 8
+# default minimum angle (degrees) between quasi-orthogonal EM components
+_MIN_ANGLE = 75.0
+
+
+# ----------------------------------------------------------------------------- validation
+def _check_eps(eps) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:
+        raise InputError(f"`eps` must be a float in (0, 1); got {eps!r}")
+    return float(eps)
+
+
+def _check_method(method) -> str:
+    if method not in METHODS:
+        raise InputError(f"`method` must be one of {', '.join(repr(m) for m in METHODS)}; "
+                         f"got {method!r}")
+    return method
+
+
+def _check_callback(callback):
+    if callback is not None and not callable(callback):
+        raise InputError(f"`callback` must be callable (done, total) -> None or None; got {callback!r}")
+
+
+def _peer(method: str):
+    try:
+        from .peers import PEER_METHODS
+    except ImportError:
+        PEER_METHODS = {}
+    f = PEER_METHODS.get(method)
+    if f is None:
+        raise InputError(f"`method` {method!r} is not available in this installation "
+                         f"(nspca_core.peers does not provide it yet); use 'auto', 'spannogram' "
+                         f"or 'enet'")
+    return f
+
+
+def _seed_param(seed):
+    return "generator" if isinstance(seed, np.random.Generator) else seed
+
+
+# ----------------------------------------------------------------------------- local ascent
+def _ascent(cov: Cov, x: np.ndarray, k: int, f: float, *, max_iter=_POLISH_MAX_ITER, rtol=1e-13):
+    """Monotone local ascent ``x <- rank1_nspca(A x, k)`` on the true ``A``.
+
+    Proof of monotonicity (A PSD).  ``f(y) = y^T A y`` is convex and even, so
+    for ``σ = ±1``: ``f(y) >= f(σx) + 2 (y - σx)^T A (σx) = 2σ y^T g - f(x)``
+    with ``g = A x`` (using ``x^T A x = f(x)``).  Take ``σ = sign(g^T y)``:
+    ``f(y) >= 2|g^T y| - f(x)``.  The rank-1 step chooses ``y`` maximizing
+    ``(g^T y)^2`` over ``S_k^n``, and ``x`` itself is in ``S_k^n``, so
+    ``|g^T y| >= |g^T x| = f(x)``, hence ``f(y) >= f(x)``.  We still keep a
+    step only if it does not decrease the computed value (rounding).
+    """
+    it = 0
+    for it in range(1, max_iter + 1):
+        y = _rank1_nspca(cov.matvec(x), k)
+        fy = cov.quad(y)
+        if fy > f * (1 + rtol):
+            x, f = y, fy
+            continue
+        if fy > f:  # a last tiny gain; then stop (converged)
+            x, f = y, fy
+        break
+    return x, f, it
+
+
+def _reweight(cov: Cov, x: np.ndarray, f: float):
+    """Best weights on the support J of x: the top eigenvector of ``A_JJ`` if it is one-signed.
+
+    Never worse: the top eigenvector maximizes ``y^T A_JJ y`` over all unit y on J,
+    and it is feasible when it has one sign.  Through ``X_J`` (thin SVD) when the
+    data has fewer rows than the support.
+    """
+    J = np.flatnonzero(x)
+    if J.size < 2:
+        return x, f
+    if cov.X is not None and cov.X.shape[0] < J.size:
+        _, s, Vt = np.linalg.svd(cov.X[:, J], full_matrices=False)
+        u = Vt[0]
+    else:
+        w, U = np.linalg.eigh(cov.submatrix(J))
+        u = U[:, -1]
+    if u.sum() < 0:
+        u = -u
+    if u.min() < 0:
+        return x, f
+    y = np.zeros_like(x)
+    y[J] = u / np.linalg.norm(u)
+    fy = cov.quad(y)
+    return (y, fy) if fy > f else (x, f)
+
+
+def _polish(cov: Cov, x: np.ndarray, k: int):
+    """Ascent, reweighting, ascent again; returns (x, f, iterations).  Never decreases f."""
+    f = cov.quad(x)
+    total = 0
+    for _ in range(5):
+        f_before = f
+        x, f, it = _ascent(cov, x, k, f)
+        total += it
+        x, f = _reweight(cov, x, f)
+        if f <= f_before * (1 + 1e-13):
+            break
+    return x, f, total
+
+
+# ----------------------------------------------------------------------------- single component
+def _make_result(cov, x, V, method, params, t0, info, converged=True) -> Result:
+    x = np.clip(np.asarray(x, dtype=float), 0.0, None)
+    nx = np.linalg.norm(x)
+    if nx > 0:
+        x = x / nx
+    support = np.flatnonzero(x)
+    var = cov.quad(x)
+    if V is not None:
+        z = V[support].T @ x[support]
+        vl = float(z @ z)
+    else:
+        vl = var
+    return Result(x=x, support=support, variance=float(var), variance_lowrank=vl, method=method,
+                  params=params, seconds=time.perf_counter() - t0, converged=converged, info=info)
+
+
+def _exact_d3_cheap(n: int) -> bool:
+    return 8 * math.comb(n + 1, 3) <= _EXACT_D3_BUDGET
+
+
+def _fit_cov(cov: Cov, k: int, method: str, d: int, eps: float, seed, callback, options) -> Result:
+    """Solve on a validated Cov without certification.  ``info['opt_d']`` holds an exact OPT_d
+    (with its d) when one was computed, for the paper bound."""
+    t0 = time.perf_counter()
+    n = cov.n
+    params = {"k": k, "method": method, "d": d, "eps": eps, "seed": _seed_param(seed)}
+    if method in PEERS:
+        r = _peer(method)(cov, k, seed=seed, callback=callback, **options)
+        return replace(r, params={**params, **r.params}, seconds=time.perf_counter() - t0)
+    samples = options.get("samples")
+    if method == "spannogram":
+        from .spannogram import lowrank_nspca
+
+        V, eig = cov.factor(d)
+        r = lowrank_nspca(V, k, callback=callback)
+        info = {**r.info, "eigenvalues": eig, "opt_d": (d, float(r.variance_lowrank))}
+        return _make_result(cov, r.x, V, "spannogram", params, t0, info)
+    if method == "enet":
+        from .enet import enet_nspca
+
+        V, eig = cov.factor(d)
+        r = enet_nspca(V, k, eps=eps, seed=seed, samples=samples, callback=callback)
+        info = {**r.info, "eigenvalues": eig}
+        params["samples"] = r.params["samples"]
+        return _make_result(cov, r.x, V, "enet", {**params}, t0, info)
+    return _fit_auto(cov, k, d, eps, seed, callback, options, params, t0)
+
+
+def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
+    """Exact spannogram when cheap, else ε-net; extra starts; polish every start on the true A."""
+    from .enet import _directions, _enet_top, enet_nspca, enet_samples
+
+    n = cov.n
+    V, eig = cov.factor(d)
+    starts: dict[str, np.ndarray] = {}
+    info: dict = {"eigenvalues": eig}
+    total_steps = 4
+    step = 0
+
+    def tick():
+        nonlocal step
+        step += 1
+        if callback is not None:
+            callback(min(step, total_steps), total_steps)
+
+    try:
+        from .spannogram import lowrank_nspca
+    except ImportError:
+        lowrank_nspca = None
+    exact = lowrank_nspca is not None and (d <= 2 or (d == 3 and _exact_d3_cheap(n)))
+    if exact:
+        r = lowrank_nspca(V, k)
+        starts[f"spannogram(d={d})"] = r.x
+        info["opt_d"] = (d, float(r.variance_lowrank))
+    else:
+        N = options.get("samples") or max(enet_samples(d, eps, n), _AUTO_MIN_SAMPLES)
+        # the same directions as enet_nspca(V, k, eps=eps, seed=seed, samples=N) draws
+        C = _directions(V, eps, seed, N)
+        r = enet_nspca(V, k, eps=eps, samples=C)
+        starts[f"enet(d={d})"] = r.x
+        info["enet_samples"] = int(C.shape[0])
+        # the next best ε-net candidates (distinct supports) as further starts: the best on
+        # A_d need not stay the best on A after polishing
+        for i, x in enumerate(_enet_top(V, k, C, _AUTO_ENET_STARTS)):
+            if not np.array_equal(np.flatnonzero(x), r.support):
+                starts[f"enet(d={d})#{i + 1}"] = x
+        if lowrank_nspca is not None and d > 2 and n <= _EXACT_D2_MAX_N:
+            # the exact rank-2 optimum is a strong, cheap extra start
+            r2 = lowrank_nspca(V[:, :2], k)
+            starts["spannogram(d=2)"] = r2.x
+    tick()
+    # nonnegative truncated-power starts: rank-1 solutions of the top eigenvectors
+    for j in range(V.shape[1]):
+        starts[f"rank1(u{j + 1})"] = _rank1_nspca(V[:, j], k)
+    tick()
+    for name in ("tpower", "em"):
+        try:
+            from .peers import PEER_METHODS
+        except ImportError:
+            break
+        f = PEER_METHODS.get(name)
+        if f is not None:
+            try:
+                starts[name] = f(cov, k, seed=seed).x
+            except Exception as exc:  # a broken peer must not break auto; say so
+                info.setdefault("peer_errors", {})[name] = repr(exc)
+    tick()
+    before, after = {}, {}
+    best_name, best_x, best_f = None, None, -np.inf
+    iters = 0
+    for name, x0 in starts.items():
+        x0 = np.asarray(x0, dtype=float)
+        before[name] = cov.quad(x0)
+        x, f, it = _polish(cov, x0, k)
+        iters += it
+        after[name] = f
+        if f > best_f:
+            best_name, best_x, best_f = name, x, f
+    tick()
+    info.update({"starts": before, "polished": after, "winner": best_name, "polish_iterations": iters,
+                 "exact": exact})
+    return _make_result(cov, best_x, V, "auto", params, t0, info)
+
+
+def _paper_bound_local(cov: Cov, res: Result, d: int, eps: float):
+    """``min(λ1, OPT_d + λ_{d+1})`` with OPT_d exact (spannogram) or, for the ε-net,
+    ``variance_lowrank / (1 - eps)`` (holds with probability >= 1 - 1/n); λ1 otherwise."""
+    eig = res.info.get("eigenvalues")
+    if eig is None:
+        _, eig = cov.factor(1)
+    lam1 = float(eig[0])
+    opt = res.info.get("opt_d")
+    if opt is not None:
+        dd, val = opt
+        if dd == d and len(eig) > d:
+            b = val + float(eig[d])
+            if b < lam1:
+                return b, "paper"
+    if res.method == "enet" and len(eig) > d:
+        b = res.variance_lowrank / (1 - eps) + float(eig[d])
+        if b < lam1:
+            return b, "paper-enet (probabilistic, w.p. >= 1 - 1/n)"
+    return lam1, "lambda1"
+
+
+def fit(X=None, *, cov=None, k, method="auto", d=3, eps=0.1, seed=0, certify=True, callback=None,
+        **options) -> Result:
+    """One nonnegative, k-sparse principal component.
+
+    Parameters
+    ----------
+    X : array_like of shape (m, n), optional
+        Data used as given (center it first); the covariance is ``X^T X / m``.
+    cov : array_like of shape (n, n), optional
+        The covariance itself.  Give exactly one of X, cov.
+    k : int in [1, n]
+        Maximum number of nonzeros.
+    method : str, default "auto"
+        One of :data:`METHODS`: "spannogram" (exact on the rank-d
+        approximation, Alg. 1), "enet" (Alg. 3), the peers "em", "tpower",
+        "zass", "sklearn-spca", "nmf", or "auto" (below).
+    d : int in [1, n], default 3
+        Rank of the approximation for "spannogram", "enet" and "auto".
+    eps : float in (0, 1), default 0.1
+        ε-net accuracy.
+    seed : int, None or numpy.random.Generator, default 0
+    certify : bool, default True
+        Fill ``upper_bound``/``bound_kind`` (from :mod:`nspca_core.certify`, or the
+        paper's bound ``min(λ1, OPT_d + λ_{d+1})`` when that module is absent).
+    callback : callable(done, total), optional
+    **options
+        Passed to the peer method (e.g. ``restarts``), ``samples`` for the ε-net,
+        ``effort`` for the certificate.
+
+    Returns
+    -------
+    Result
+        ``variance = x^T A x`` on the true covariance (through X when thin),
+        ``variance_lowrank = ||V^T x||^2`` for the V used (equal to variance
+        for peers); ``seconds`` includes certification.
+
+    Notes
+    -----
+    "auto": the exact spannogram (Asteris, Papailiopoulos & Dimakis, ICML 2014,
+    Alg. 1) when cheap (d <= 2, or d = 3 with ``8 C(n+1, 3) <= 2e6``), else the
+    ε-net (Alg. 3, at least 1024 directions) plus the exact d = 2 optimum as
+    an extra start; further starts are the rank-1 solution of the top
+    eigenvector and the "tpower"/"em" peers when present.  Every start is
+    polished on the true A by the monotone ascent ``x <- rank1_nspca(A x, k)``
+    (proof in ``_ascent``) and by re-optimizing the weights on the support
+    (the top eigenvector of ``A_JJ`` when it is one-signed), and the best is
+    returned: never worse than any start, in particular than the "spannogram"
+    or "enet" answer with the same d, eps, seed.
+    """
+    t0 = time.perf_counter()
+    C = as_cov(X, cov)
+    n = C.n
+    k = check_k(k, n)
+    d = check_d(d, n)
+    eps = _check_eps(eps)
+    method = _check_method(method)
+    as_rng(seed)  # validates the seed without consuming a Generator
+    _check_callback(callback)
+    if not isinstance(certify, bool):
+        raise InputError(f"`certify` must be True or False; got {certify!r}")
+    effort = options.pop("effort", "auto")
+    res = _fit_cov(C, k, method, d, eps, seed, callback, options)
+    if certify:
+        try:
+            from .certify import _certify_cov
+        except ImportError:
+            _certify_cov = None
+        if _certify_cov is not None:
+            cert = _certify_cov(C, k, x=res.x, effort=effort)
+            res = replace(res, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
+                          info={**res.info, "certificate": cert})
+        else:
+            ub, kind = _paper_bound_local(C, res, d, eps)
+            res = replace(res, upper_bound=float(ub), bound_kind=kind)
+    return replace(res, seconds=time.perf_counter() - t0)
+
+
+# ----------------------------------------------------------------------------- several components
+def _sub_cov(cov: Cov, idx: np.ndarray) -> Cov:
+    if cov.X is not None:
+        return Cov(cov.X[:, idx], None)
+    return Cov(None, cov.dense()[np.ix_(idx, idx)])
+
+
+def _project_out(cov: Cov, x: np.ndarray) -> Cov:
+    """Mackey's projection deflation ``A <- (I - x x^T) A (I - x x^T)``; through X when data."""
+    if cov.X is not None:
+        X = cov.X
+        return Cov(X - np.outer(X @ x, x), None)
+    A = cov.dense()
+    Ax = A @ x
+    f = float(x @ Ax)
+    A2 = A - np.outer(x, Ax) - np.outer(Ax, x) + f * np.outer(x, x)
+    return Cov(None, 0.5 * (A2 + A2.T))
+
+
+def components(X=None, *, cov=None, n_components, k, method="auto", strategy="deflation-remove", d=3,
+               eps=0.1, seed=0, callback=None, **options) -> ComponentsResult:
+    """Several nonnegative, k-sparse components.
+
+    Parameters
+    ----------
+    X, cov
+        Data (m x n, used as given) or covariance (n x n); exactly one.
+    n_components : int in [1, n]
+    k : int in [1, n]
+        Nonzeros per component.
+    method : str, default "auto"
+        Single-component method (one of :data:`METHODS`) for the deflation strategies.
+    strategy : str, default "deflation-remove"
+        - "deflation-remove": each component is solved on the features not used by
+          earlier ones (orthogonal, disjoint supports; the paper's CBCL Fig. 3).
+          When fewer than k features remain, all remaining ones are allowed (noted
+          in ``info``); when none remain, fewer components are returned.
+        - "deflation-project": Mackey's projection deflation
+          ``A <- (I - x x^T) A (I - x x^T)`` (through ``X <- X (I - x x^T)`` for data).
+        - "bipartite": joint disjoint supports by bipartite matchings
+          (:func:`nspca_core.peers.bipartite.bipartite_components`, nonnegative variant).
+        - "quasi-orthogonal": EM with a minimum angle between components
+          (:func:`nspca_core.peers.em.em_components`; option ``min_angle`` in degrees,
+          default 75).
+    d, eps, seed, callback, **options
+        As in :func:`fit` (certification is not run per component).
+
+    Returns
+    -------
+    ComponentsResult
+        ``variance``, ``cumulative_variance`` and ``additional_variance`` are
+        computed on the ORIGINAL covariance (:func:`nspca_core._summary.variance_summary`).
+    """
+    t0 = time.perf_counter()
+    C = as_cov(X, cov)
+    n = C.n
+    r = check_int(n_components, "n_components", 1, n)
+    k = check_k(k, n)
+    d = check_d(d, n)
+    eps = _check_eps(eps)
+    method = _check_method(method)
+    as_rng(seed)
+    _check_callback(callback)
+    if strategy not in STRATEGIES:
+        raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in STRATEGIES)}; "
+                         f"got {strategy!r}")
+    from ._summary import variance_summary
+
+    params = {"n_components": r, "k": k, "method": method, "strategy": strategy, "d": d, "eps": eps,
+              "seed": _seed_param(seed)}
+    info: dict = {}
+    results: list[Result] = []
+    if strategy == "bipartite":
+        from .peers.bipartite import bipartite_components
+
+        cr = bipartite_components(C, r, k, eps=eps, seed=seed, nonneg=True, callback=callback)
+        loadings, results, method_name = cr.loadings, cr.results, "bipartite"
+        info.update(cr.info)
+    elif strategy == "quasi-orthogonal":
+        from .peers.em import em_components
+
+        extra = {key: val for key, val in options.items()
+                 if key not in ("min_angle", "restarts", "effort", "samples")}
+        cr = em_components(C, r, k, nonneg=True, min_angle=options.get("min_angle", _MIN_ANGLE),
+                           seed=seed, restarts=options.get("restarts", 10), callback=callback, **extra)
+        loadings, results, method_name = cr.loadings, cr.results, "em"
+        info.update(cr.info)
+    else:
+        cols = []
+        method_name = method
+        sub_opts = {key: val for key, val in options.items() if key != "effort"}
+        cur = C
+        remaining = np.arange(n)
+        for j in range(r):
+            if strategy == "deflation-remove":
+                if remaining.size == 0:
+                    info["stopped_early"] = (f"all {n} features were used by the first {j} "
+                                             f"components; returned {j} instead of {r}")
+                    break
+                kj = min(k, remaining.size)
+                if kj < k:
+                    info.setdefault("notes", []).append(
+                        f"component {j + 1}: only {remaining.size} unused features remained "
+                        f"(< k={k}); it uses all of them")
+                sub = _sub_cov(C, remaining)
+                dj = min(d, remaining.size)
+                rj = _fit_cov(sub, kj, method, dj, eps, seed, None, dict(sub_opts))
+                x = np.zeros(n)
+                x[remaining] = rj.x
+                remaining = np.setdiff1d(remaining, remaining[rj.support])
+            else:
+                rj = _fit_cov(cur, k, method, d, eps, seed, None, dict(sub_opts))
+                x = np.asarray(rj.x, dtype=float)
+                cur = _project_out(cur, x)
+            results.append(rj)
+            cols.append(x)
+            if callback is not None:
+                callback(j + 1, r)
+        loadings = np.column_stack(cols) if cols else np.zeros((n, 0))
+    variance, cumulative, additional = variance_summary(C, loadings)
+    supports = [np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])]
+    return ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
+                            additional_variance=additional, supports=supports, method=method_name,
+                            strategy=strategy, params=params, seconds=time.perf_counter() - t0,
+                            results=results, info=info)

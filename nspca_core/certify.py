@@ -1,0 +1,913 @@
+"""Certified optimality: upper bounds on the unknown optimum of nonnegative sparse PCA.
+
+``OPT = max_{x in S_k^n} x^T A x`` with ``S_k^n = {x : ||x|| = 1, x >= 0,
+||x||_0 <= k}``.  Every function here returns numbers proven ``>= OPT`` (the
+proof of each bound is in the docstring of the function computing it), the
+minimum of them is the certificate, and ``lower / upper`` is the certified
+fraction of the optimum reached by the best known feasible ``x``.
+
+Bounds (names as they appear in ``Certificate.bounds``):
+
+``lambda1``
+    ``lambda_max(A)`` (:func:`_bound_lambda1`).
+``exact(k<=2)``
+    ``OPT`` itself for ``k <= 2`` by enumerating the ``n(n-1)/2`` pairs.
+``paper(d=.)`` / ``paper-enet(d=.)``
+    Asteris et al. 2014: ``OPT_d + lambda_{d+1}`` (:func:`paper_bound`).
+``residual(d=.)``
+    ``OPT_d + min(lambda_{d+1}, max_i sum of the k largest of ((A - A_d)_+)_i)``.
+``dnn``
+    The doubly-nonnegative dual ``lambda_max(A + N - mu 1 1^T) + mu k``
+    (:mod:`nspca_core._dnn`).
+``split``
+    Large n: ``B_S + B_T`` over a screened feature set S and its complement
+    (:func:`_certify_split`).
+``monotone``
+    In :func:`certify_path`: a bound for ``k' >= k`` is a bound for ``k``.
+
+Eigenvalues entering a bound are LAPACK's plus a stated tolerance (see
+:func:`nspca_core._dnn.lmax_upper`), never Lanczos/Ritz estimates.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+
+import numpy as np
+import scipy.linalg
+
+from ._cov import Cov, as_cov
+from ._dnn import DnnState, dnn_optimize, dnn_value, kkt_init, lmax_upper
+from ._validation import InputError, check_int, check_k, check_vector
+from .result import Certificate
+
+__all__ = ["certify", "certify_path", "apriori_guarantee", "paper_bound", "EFFORTS",
+           "OPTIMAL_TOLERANCE"]
+
+EFFORTS = ("auto", "fast", "full")
+# relative gap (upper - lower) <= OPTIMAL_TOLERANCE * upper under which `optimal` is declared
+OPTIMAL_TOLERANCE = 1e-5
+# above this many features the DNN runs on a screened subset (split bound)
+_DENSE_MAX_N = 2500
+_EPS = np.finfo(float).eps
+
+# effort -> DNN settings.  "fast": a short run from the screening initialization (interactive);
+# "auto": up to 300 iterations, stopping when the gap is below 1e-3 or progress stalls;
+# "full": up to 2000 iterations aiming at OPTIMAL_TOLERANCE, plus more lower-bound starts and
+# the expensive residual bounds.
+_EFFORT = {
+    "fast": dict(iters=40, check_every=20, target_gap=1e-2, split_size=600, ascent_starts=8),
+    "auto": dict(iters=300, check_every=50, target_gap=1e-3, split_size=1500, ascent_starts=24),
+    "full": dict(iters=2000, check_every=100, target_gap=OPTIMAL_TOLERANCE, split_size=2500,
+                 ascent_starts=64),
+}
+
+
+# ----------------------------------------------------------------------------- validation
+def _check_effort(effort) -> str:
+    if not isinstance(effort, str) or effort not in EFFORTS:
+        raise InputError(f"`effort` must be one of {EFFORTS}; got {effort!r}")
+    return effort
+
+
+def _check_callback(callback):
+    if callback is not None and not callable(callback):
+        raise InputError(f"`callback` must be callable(done, total) or None; got {type(callback).__name__}")
+    return callback
+
+
+def _check_x(x, n: int, k: int, name: str = "x") -> np.ndarray:
+    """A feasible point: length n, nonnegative, at most k nonzeros, nonzero; returned unit-norm."""
+    x = check_vector(x, name)
+    if x.size != n:
+        raise InputError(f"`{name}` must have length n_features={n}; got length {x.size}")
+    if x.min() < 0:
+        raise InputError(f"`{name}` must be nonnegative; got min({name}) = {x.min():.3g}")
+    nnz = int(np.count_nonzero(x))
+    if nnz == 0:
+        raise InputError(f"`{name}` must have at least one nonzero entry; got the zero vector")
+    if nnz > k:
+        raise InputError(f"`{name}` must have at most k={k} nonzeros; got {nnz}")
+    return x / np.linalg.norm(x)
+
+
+# ----------------------------------------------------------------------------- public helpers
+def apriori_guarantee(n, k, eigenvalues, d) -> float:
+    """The a-priori approximation guarantee of the rank-d spannogram.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of features.
+    k : int in [1, n]
+    eigenvalues : array_like
+        ``lambda_1 >= lambda_2 >= ...`` of A, at least ``d + 1`` of them.
+    d : int in [1, n]
+
+    Returns
+    -------
+    float
+        ``rho_d >= max{k / (2n), 1 / (1 + 2 (n/k) lambda_{d+1} / lambda_1)}``:
+        the exact rank-d solution reaches at least this fraction of OPT.
+
+    Notes
+    -----
+    Asteris, Papailiopoulos & Dimakis, "Nonnegative Sparse PCA with Provable
+    Guarantees", ICML 2014, Theorem 1.  Returns 1.0 when ``lambda_1 = 0``
+    (A = 0: every feasible point is optimal).
+    """
+    n = check_int(n, "n", 1)
+    k = check_k(k, n)
+    d = check_int(d, "d", 1, n)
+    eig = check_vector(eigenvalues, "eigenvalues")
+    if eig.size < d + 1 and d < n:
+        raise InputError(f"`eigenvalues` must hold at least d+1={d + 1} values; got {eig.size}")
+    lam1 = float(eig[0])
+    lam_next = float(eig[d]) if eig.size > d else 0.0
+    if lam1 <= 0:
+        return 1.0
+    return float(max(k / (2.0 * n), 1.0 / (1.0 + 2.0 * (n / k) * max(lam_next, 0.0) / lam1)))
+
+
+def paper_bound(opt_d, eigenvalues, d, eps=None) -> float:
+    """The paper's data-dependent bound ``min(lambda_1, OPT_d + lambda_{d+1})``.
+
+    Parameters
+    ----------
+    opt_d : float >= 0
+        ``OPT_d = max_{x in S_k^n} ||V^T x||^2`` (exact, from the spannogram) or,
+        when ``eps`` is given, the value ``||V^T x||^2`` the ε-net found.
+    eigenvalues : array_like
+        ``lambda_1 >= ...`` with at least ``d + 1`` values (``lambda_{d+1} = 0``
+        if only d are given and ``d = n``).
+    d : int >= 1
+    eps : float in (0, 1), optional
+        ε-net accuracy: then ``OPT_d <= value / (1 - eps)``, which holds with
+        probability ``>= 1 - 1/n`` only (the bound is probabilistic).
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Proof (Asteris et al. 2014, §4): ``A = A_d + (A - A_d)`` with
+    ``A - A_d`` psd of top eigenvalue ``lambda_{d+1}``, so for unit x,
+    ``x^T A x <= ||V^T x||^2 + lambda_{d+1} <= OPT_d + lambda_{d+1}``; and
+    ``x^T A x <= lambda_1`` always.
+    """
+    try:
+        opt_d = float(opt_d)
+    except (TypeError, ValueError):
+        raise InputError(f"`opt_d` must be a nonnegative number; got {opt_d!r}") from None
+    if not np.isfinite(opt_d) or opt_d < 0:
+        raise InputError(f"`opt_d` must be a finite number >= 0; got {opt_d!r}")
+    d = check_int(d, "d", 1)
+    eig = check_vector(eigenvalues, "eigenvalues")
+    if eig.size < d:
+        raise InputError(f"`eigenvalues` must hold at least d+1={d + 1} values; got {eig.size}")
+    if eps is not None:
+        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < float(eps) < 1:
+            raise InputError(f"`eps` must be a float in (0, 1) or None; got {eps!r}")
+        opt_d = opt_d / (1.0 - float(eps))
+    lam_next = float(eig[d]) if eig.size > d else 0.0
+    return float(min(float(eig[0]), opt_d + max(lam_next, 0.0)))
+
+
+# ----------------------------------------------------------------------------- bounds on dense A
+def _eig_tol(A: np.ndarray) -> float:
+    """Backward-error allowance for a LAPACK eigendecomposition of A: ``32 n eps ||A||_F``."""
+    return 32.0 * A.shape[0] * _EPS * float(np.linalg.norm(A))
+
+
+def _bound_lambda1(A: np.ndarray) -> float:
+    """``OPT <= lambda_max(A)``: every x in S_k^n is a unit vector (Rayleigh quotient)."""
+    return lmax_upper(A, 0.0)[0]
+
+
+def _opt_pairs(A: np.ndarray, k: int):
+    """Exact OPT for ``k <= 2`` by enumeration; returns ``(OPT, x)``.
+
+    ``k = 1``: ``OPT = max_i A_ii`` (x a basis vector).  ``k = 2``: on a pair
+    ``{i, j}`` the best unit ``x >= 0`` is the top eigenvector of the 2x2 block
+    when ``A_ij >= 0`` (Perron: it is then nonnegative), value
+    ``(a + b)/2 + sqrt(((a - b)/2)^2 + c^2)``; when ``A_ij < 0``,
+    ``x^T A x = a x_i^2 + b x_j^2 + 2 c x_i x_j <= max(a, b)``, a single
+    coordinate.  So OPT is the max of these closed forms, ``O(n^2)``.
+    """
+    n = A.shape[0]
+    dg = np.diag(A)
+    i0 = int(np.argmax(dg))
+    best, x = float(dg[i0]), np.zeros(n)
+    x[i0] = 1.0
+    if k == 1 or n == 1:
+        return best, x
+    a = dg[:, None]
+    b = dg[None, :]
+    c = np.maximum(A, 0.0)
+    h = 0.5 * (a - b)
+    val = 0.5 * (a + b) + np.sqrt(h * h + c * c)
+    np.fill_diagonal(val, -np.inf)
+    ij = int(np.argmax(val))
+    i, j = divmod(ij, n)
+    if val[i, j] > best and A[i, j] > 0:
+        w, U = np.linalg.eigh(A[np.ix_([i, j], [i, j])])
+        u = np.abs(U[:, -1])
+        x = np.zeros(n)
+        x[[i, j]] = u / np.linalg.norm(u)
+        best = float(val[i, j])
+    return best, x
+
+
+def _rowsum_topk(B: np.ndarray, k: int) -> float:
+    """``max_i`` of the sum of the k largest entries of row i of ``B_+``.
+
+    Bound for x in S_k^n with support J: ``x^T B x <= x^T B_+ x <= lambda_max((B_+)_JJ)
+    <= max_{i in J} sum_{j in J} (B_+)_ij`` (x >= 0; Perron–Frobenius / Collatz:
+    the spectral radius of a nonnegative matrix is at most its largest row sum),
+    and a row of ``(B_+)_JJ`` sums at most k entries of row i of ``B_+``.
+    """
+    P = np.maximum(B, 0.0)
+    kk = min(k, P.shape[1])
+    if kk < P.shape[1]:
+        P = np.partition(P, P.shape[1] - kk, axis=1)[:, P.shape[1] - kk:]
+    return float(P.sum(axis=1).max())
+
+
+def _rowsum_topk_all(B: np.ndarray) -> np.ndarray:
+    """:func:`_rowsum_topk` for every k = 1..n at once (sort each row once)."""
+    P = -np.sort(-np.maximum(B, 0.0), axis=1)
+    return np.cumsum(P, axis=1).max(axis=0)
+
+
+class _Spectral:
+    """Top eigenpairs of a dense A (computed once per certificate/path) and OPT_d values."""
+
+    def __init__(self, A: np.ndarray, dmax: int):
+        n = A.shape[0]
+        cnt = min(n, dmax + 1)
+        w, U = scipy.linalg.eigh(A, subset_by_index=[n - cnt, n - 1], check_finite=False)
+        self.w = np.clip(w[::-1], 0.0, None)
+        self.U = U[:, ::-1]
+        self.tol = _eig_tol(A)
+        self.A = A
+
+    def lam(self, j: int) -> float:
+        """``lambda_{j+1}`` (0-based j) plus tolerance; 0 beyond the rank."""
+        return (float(self.w[j]) if j < self.w.size else 0.0) + self.tol
+
+    def V(self, d: int) -> np.ndarray:
+        return self.U[:, :d] * np.sqrt(self.w[:d])
+
+
+def _opt1(V1: np.ndarray, k: int) -> float:
+    """Exact OPT_1 = max over S_k^n of (v^T x)^2: ``||v_I||^2`` on I_k^+(±v) (paper §3.1)."""
+    v = V1.ravel()
+    best = 0.0
+    for s in (1.0, -1.0):
+        p = np.maximum(s * v, 0.0)
+        if k < p.size:
+            p = np.partition(p, p.size - k)[p.size - k:]
+        best = max(best, float(p @ p))
+    return best
+
+
+def _opt_d_exact(V: np.ndarray, k: int):
+    """Exact OPT_d from the spannogram (lazy import), or None when unavailable."""
+    if V.shape[1] == 1:
+        return _opt1(V, k)
+    try:
+        from .spannogram import lowrank_nspca
+    except ImportError:
+        return None
+    return float(lowrank_nspca(V, k).variance_lowrank)
+
+
+def _paper_and_residual(spec: _Spectral, k: int, ds, rowsums: dict | None = None) -> dict:
+    """Bounds 2 and 3 for every d in ``ds`` whose OPT_d is computable exactly.
+
+    ``paper(d)``: ``OPT_d + lambda_{d+1}`` (:func:`paper_bound`).
+    ``residual(d)``: ``x^T A x = ||V^T x||^2 + x^T (A - A_d) x <= OPT_d +
+    min(lambda_{d+1}, max_i sum of k largest of ((A - A_d)_+)_i)`` (the second
+    term by :func:`_rowsum_topk`).  The computed ``V`` is an exact eigen-
+    factor of ``A + E`` with ``||E||_2 <= tol`` (backward stability), so each
+    bound gets ``tol`` added once more for ``x^T E x``.
+    """
+    out = {}
+    A = spec.A
+    n = A.shape[0]
+    for d in ds:
+        if d >= n:
+            continue
+        V = spec.V(d)
+        opt_d = _opt_d_exact(V, k)
+        if opt_d is None:
+            continue
+        lam_next = spec.lam(d)
+        out[f"paper(d={d})"] = opt_d + lam_next + spec.tol
+        if rowsums is not None and d in rowsums:
+            rs = float(rowsums[d][min(k, n) - 1])
+        else:
+            rs = _rowsum_topk(A - V @ V.T, k)
+        out[f"residual(d={d})"] = opt_d + min(lam_next, rs + 8 * n * _EPS * float(np.abs(A).max())) \
+            + spec.tol
+    return out
+
+
+# ----------------------------------------------------------------------------- lower bounds
+def _ascent_many(cov: Cov, k: int, X0: np.ndarray, iters: int = 60):
+    """Vectorized truncated power ascent ``x <- top-k nonneg part of A x`` from the columns of X0.
+
+    Returns ``(x, value)`` of the best column after polishing its support by
+    the top eigenvector of ``A_JJ`` when that eigenvector is one-signed (the
+    best unit vector on J).  Any feasible point is a valid lower bound; the
+    ascent only makes it a good one.
+    """
+    n, p = X0.shape
+    X = X0.copy()
+    vals = cov.quads(X)
+    best_vals, best_X = vals.copy(), X.copy()
+    cols = np.arange(p)
+    for _ in range(iters):
+        Y = cov.matvec(X)
+        np.maximum(Y, 0.0, out=Y)
+        if k < n:
+            idx = np.argpartition(-Y, k - 1, axis=0)[:k]
+            Z = np.zeros_like(Y)
+            Z[idx, cols] = Y[idx, cols]
+        else:
+            Z = Y
+        nrm = np.linalg.norm(Z, axis=0)
+        ok = nrm > 0
+        Z[:, ok] /= nrm[ok]
+        Z[:, ~ok] = X[:, ~ok]
+        vals = cov.quads(Z)
+        better = vals > best_vals
+        best_vals[better] = vals[better]
+        best_X[:, better] = Z[:, better]
+        if np.allclose(Z, X, atol=1e-10):
+            break
+        X = Z
+    j = int(np.argmax(best_vals))
+    x, f = best_X[:, j], float(best_vals[j])
+    J = np.flatnonzero(x)
+    if 1 < J.size <= 2000:
+        w, U = np.linalg.eigh(cov.submatrix(J))
+        u = U[:, -1] * (1.0 if U[:, -1].sum() >= 0 else -1.0)
+        if u.min() >= 0:
+            y = np.zeros(n)
+            y[J] = u / np.linalg.norm(u)
+            fy = cov.quad(y)
+            if fy > f:
+                x, f = y, fy
+    return x, f
+
+
+def _starts(cov: Cov, k: int, U: np.ndarray | None, count: int, extra=()) -> np.ndarray:
+    """Start points: rank-1 solutions of the given eigen/Ritz vectors (both signs), the top
+    coordinates by variance, and any extra points."""
+    from .rank1 import _rank1_nspca
+
+    n = cov.n
+    cols = [np.asarray(e, dtype=float) for e in extra if e is not None]
+    if U is not None:
+        for j in range(U.shape[1]):
+            for s in (1.0, -1.0):
+                cols.append(_rank1_nspca(s * U[:, j], k))
+    dg = cov.diag()
+    for i in np.argsort(-dg, kind="stable")[: max(count - len(cols), 1)]:
+        e = np.zeros(n)
+        e[i] = 1.0
+        cols.append(e)
+    return np.column_stack(cols)
+
+
+def _fit_lower(cov: Cov, k: int):
+    """The project's best answer (``fit(method="auto", certify=False)``), or None if unavailable."""
+    try:
+        from .api import _fit_cov
+    except ImportError:
+        return None
+    try:
+        r = _fit_cov(cov, k, "auto", min(3, cov.n), 0.1, 0, None, {})
+    except Exception:  # a solver still being written must not break certification
+        return None
+    x = np.clip(np.asarray(r.x, dtype=float), 0.0, None)
+    if np.count_nonzero(x) == 0 or np.count_nonzero(x) > k:
+        return None
+    x /= np.linalg.norm(x)
+    return x, cov.quad(x)
+
+
+# ----------------------------------------------------------------------------- DNN driver
+def _screen_init(A: np.ndarray, k: int, U0: np.ndarray | None = None) -> DnnState:
+    """The one-parameter family ``N(mu)_ij = (mu - A_ij)_+`` (i != j), mu searched.
+
+    Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
+    ``A_ii - mu``, a soft-thresholding of A; the bound
+    ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
+    coarse grid and golden-section refinement using cheap Lanczos values
+    (only the chosen point matters; it is re-evaluated exactly later).
+    """
+    from scipy.sparse.linalg import eigsh
+
+    n = A.shape[0]
+    dg = np.diag(A)
+    off = A - np.diag(dg)
+    hi = float(off.max()) if n > 1 else 0.0
+    lam1 = float(scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1], eigvals_only=True)[0]) \
+        if n > 1 else float(dg[0])
+    if k > 1:
+        hi = min(hi, (lam1 - float(dg.max())) / (k - 1))
+    if hi <= 0 or n < 3:
+        return DnnState(np.zeros((n, n)), 0.0)
+    v0 = [U0[:, 0] if U0 is not None else None]
+
+    def h(mu):
+        M = np.maximum(off - mu, 0.0)
+        M[np.diag_indices(n)] = dg - mu
+        try:
+            val, vec = eigsh(M, k=1, which="LA", v0=v0[0], tol=1e-6, maxiter=2000)
+            v0[0] = vec[:, 0]
+            lam = float(val[0])
+        except Exception:
+            lam = float(np.linalg.eigvalsh(M)[-1])
+        return lam + mu * k
+
+    grid = np.linspace(0.0, hi, 9)
+    vals = [h(m) for m in grid]
+    j = int(np.argmin(vals))
+    a, b = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = h(c), h(d)
+    for _ in range(8):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = h(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = h(d)
+    cands = [(vals[j], grid[j]), (fc, c), (fd, d)]
+    mu = min(cands)[1]
+    N = np.maximum(mu - off, 0.0)
+    N[np.diag_indices(n)] = 0.0
+    return DnnState(N, mu * n)
+
+
+def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
+         callback=None):
+    """Run the DNN optimizer; returns (value, state, info).  Value is rigorous."""
+    cfg = _EFFORT[effort]
+    n = A.shape[0]
+    lam1 = max(float(np.abs(A).max()), 1e-300)
+    scale = lam1
+    cands = []
+    if warm is not None and warm.N.shape == A.shape:
+        cands.append(("warm", DnnState(warm.N.copy(), warm.nu, warm.U)))
+    else:
+        cands.append(("screen", _screen_init(A, k)))
+        if x is not None:
+            cands.append(("kkt", DnnState(kkt_init(A, x), 0.0)))
+    best = None
+    for name, st in cands:
+        v, _ = dnn_value(A, k, st)
+        if best is None or v < best[0]:
+            best = (v, st, name)
+    v0, st, init = best
+    target = 1.0 - cfg["target_gap"]
+    if lower >= target * v0:
+        return v0, st, {"init": init, "iterations": 0, "exact_evaluations": len(cands)}
+    t_start = 1e-2 * scale if init != "warm" else 3e-3 * scale
+    st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=t_start, t_end=1e-4 * scale,
+                                 check_every=cfg["check_every"], target=target, lower=lower,
+                                 callback=callback)
+    info["init"] = init
+    info["exact_evaluations"] += len(cands)
+    return min(val, v0), st, info
+
+
+# ----------------------------------------------------------------------------- certificates
+def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,
+            probabilistic_names=()) -> Certificate:
+    kind = min(bounds, key=bounds.get)
+    ub = float(bounds[kind])
+    if np.isfinite(lower):
+        ub = max(ub, lower)  # rounding only: a valid bound is never below a feasible value
+    ratio = float(lower / ub) if ub > 0 and np.isfinite(lower) else (1.0 if ub == 0 else float("nan"))
+    optimal = bool(np.isfinite(lower) and ub - lower <= OPTIMAL_TOLERANCE * abs(ub))
+    return Certificate(upper_bound=ub, kind=kind, lower=float(lower), ratio=ratio, optimal=optimal,
+                       tolerance=OPTIMAL_TOLERANCE, seconds=time.perf_counter() - t0,
+                       bounds={kname: float(v) for kname, v in bounds.items()},
+                       probabilistic=kind in probabilistic_names, k=int(k), x=x, info=info)
+
+
+def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
+                   rowsums=None, lower_hint=None, use_fit=True):
+    """Certificate on a dense covariance (n <= _DENSE_MAX_N).  Returns (Certificate, DnnState)."""
+    t0 = time.perf_counter()
+    cfg = _EFFORT[effort]
+    A = cov.dense()
+    n = A.shape[0]
+    info: dict = {"n": n}
+    if spec is None:
+        spec = _Spectral(A, 3 if effort == "full" else 2)
+    bounds = {"lambda1": float(spec.w[0]) + spec.tol}
+    # ---- lower bound
+    if x is not None:
+        lower = cov.quad(x)
+        info["lower_source"] = "given"
+    else:
+        found = []
+        if use_fit:
+            r = _fit_lower(cov, k)
+            if r is not None:
+                found.append((r[1], r[0], "fit(auto)"))
+        extra = [lower_hint] if lower_hint is not None else []
+        X0 = _starts(cov, k, spec.U[:, : min(3, spec.U.shape[1])], cfg["ascent_starts"], extra)
+        xa, fa = _ascent_many(cov, k, X0)
+        found.append((fa, xa, "ascent"))
+        fa_, xa_, src = max(found, key=lambda t: t[0])
+        x, lower = xa_, fa_
+        info["lower_source"] = src
+    if k <= 2:
+        opt, xo = _opt_pairs(A, k)
+        bounds["exact(k<=2)"] = opt * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(A).max())
+        if info.get("lower_source") != "given" and opt > lower:
+            x, lower = xo, cov.quad(xo)
+            info["lower_source"] = "exact(k<=2)"
+    ds = [1, 2] if effort != "full" else [1, 2, 3]
+    if warm is not None or effort == "fast":
+        ds = [1]  # along a path or interactively: d = 1 is O(n); d >= 2 enumerations cost more
+    bounds.update(_paper_and_residual(spec, k, ds, rowsums))
+    # ---- DNN (skip when a cheaper bound already certifies to the target gap)
+    best_now = min(bounds.values())
+    state = warm
+    if lower < (1 - cfg["target_gap"]) * best_now:
+        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback)
+        bounds["dnn"] = val
+        info["dnn"] = dinfo
+        # the DNN's Ritz vectors are good starts for the lower bound too
+        if info.get("lower_source") != "given" and state is not None and state.U is not None:
+            X0 = _starts(cov, k, state.U[:, :4], 8, [x])
+            xb, fb = _ascent_many(cov, k, X0)
+            if fb > lower:
+                x, lower = xb, fb
+                info["lower_source"] = "ascent(dnn)"
+    info["eig_tolerance"] = spec.tol
+    if callback is not None:
+        callback(1, 1)
+    return _finish(bounds, lower, x, k, t0, info), state
+
+
+def _thin_lambdas(XT: np.ndarray, m: int, count: int):
+    """Top eigenvalues (+ tolerance) and eigenvectors of ``X_T^T X_T / m`` through the Gram."""
+    G = (XT @ XT.T) / m
+    w, P = np.linalg.eigh(G)
+    w, P = np.clip(w[::-1], 0.0, None), P[:, ::-1]
+    tol = 32.0 * (G.shape[0] + XT.shape[1]) * _EPS * (float(np.linalg.norm(G)) + float(np.trace(G)))
+    cnt = min(count, w.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.where(w[:cnt] > 0, 1.0 / np.sqrt(w[:cnt] * m), 0.0)
+    U = (XT.T @ P[:, :cnt]) * sc
+    return w, U, tol
+
+
+def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str) -> dict:
+    """Bounds on ``B_T = max x_T^T A_TT x_T`` over unit, nonnegative, k-sparse x_T.
+
+    ``trace-k``: ``lambda_max(A_JJ) <= tr(A_JJ)`` (A_JJ psd) ``<=`` the sum of the
+    k largest variances in T.  ``lambda1``, ``paper(d=1)``: as for A, on A_TT
+    (through ``X_T`` when data is held, never forming T x T).  ``rowsum`` /
+    ``residual(d=1)`` (effort "full" only, O(m |T|^2) in row blocks):
+    :func:`_rowsum_topk` on ``A_TT`` and on ``A_TT - A_1``.
+    """
+    kT = min(k, T.size)
+    dg = cov.diag()[T]
+    top = np.partition(dg, dg.size - kT)[dg.size - kT:] if kT < dg.size else dg
+    out = {"trace-k": float(top.sum()) * (1 + 4 * T.size * _EPS)}
+    if cov.X is not None and cov.X.shape[0] < T.size:
+        XT = cov.X[:, T]
+        m = cov.X.shape[0]
+        w, U, tol = _thin_lambdas(XT, m, 2)
+        row_block = lambda rows: (XT[:, rows].T @ XT) / m  # noqa: E731
+    else:
+        ATT = cov.submatrix(T)
+        sp = _Spectral(ATT, 1)
+        w, U, tol = sp.w, sp.U, sp.tol
+        row_block = lambda rows: ATT[rows]  # noqa: E731
+    lam1 = float(w[0]) + tol
+    lam2 = (float(w[1]) if w.size > 1 else 0.0) + tol
+    out["lambda1"] = lam1
+    v1 = U[:, 0] * math.sqrt(w[0])
+    opt1 = _opt1(v1[:, None], kT)
+    out["paper(d=1)"] = opt1 + lam2 + tol
+    if effort == "full":
+        rs0, rs1 = 0.0, 0.0
+        for s in range(0, T.size, 512):
+            rows = np.arange(s, min(s + 512, T.size))
+            B = row_block(rows)
+            rs0 = max(rs0, _rowsum_topk(B, kT))
+            rs1 = max(rs1, _rowsum_topk(B - np.outer(v1[rows], v1), kT))
+        slack = 8 * T.size * _EPS * float(dg.max())
+        out["rowsum"] = rs0 + slack
+        out["residual(d=1)"] = opt1 + min(lam2, rs1 + slack) + tol
+    return out
+
+
+def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
+    """Large n: DNN on a screened set S, cheap bounds on the rest T.
+
+    Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and
+    ``B_T >= max`` of ``z^T A_TT z`` over unit, nonnegative, k-sparse y, z.
+
+    Proof: write ``A = Y^T Y`` (``Y = X / sqrt(m)``, or any square root) and
+    ``x = x_S + x_T`` with ``a = ||x_S||``, ``b = ||x_T||``, ``a^2 + b^2 = 1``.
+    ``x_S / a`` is unit, nonnegative and has at most k nonzeros, so
+    ``||Y x_S|| = a ||Y (x_S/a)|| <= a sqrt(B_S)``; likewise ``||Y x_T|| <=
+    b sqrt(B_T)``.  Then ``x^T A x = ||Y x_S + Y x_T||^2 <= (a sqrt(B_S) +
+    b sqrt(B_T))^2 <= (a^2 + b^2)(B_S + B_T) = B_S + B_T`` by the triangle and
+    Cauchy–Schwarz inequalities.  (This is never worse than the issue's
+    ``(sqrt(B_S) + sqrt(B_T))^2``.)
+
+    S: the ``split_size`` features of largest variance plus the support of the
+    best known x (so the lower bound is also feasible on S).
+    """
+    t0 = time.perf_counter()
+    cfg = _EFFORT[effort]
+    n = cov.n
+    info: dict = {"n": n}
+    # ---- lower bound (through X; never n x n)
+    if x is not None:
+        lower = cov.quad(x)
+        info["lower_source"] = "given"
+    else:
+        found = []
+        r = _fit_lower(cov, k)
+        if r is not None:
+            found.append((r[1], r[0], "fit(auto)"))
+        if cov.X is not None and cov.thin:
+            w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3)
+        else:
+            U = None
+        X0 = _starts(cov, k, U, cfg["ascent_starts"])
+        xa, fa = _ascent_many(cov, k, X0)
+        found.append((fa, xa, "ascent"))
+        lower, x, src = max(found, key=lambda t: t[0])
+        info["lower_source"] = src
+    dg = cov.diag()
+    s = min(n, max(cfg["split_size"], 2 * k))
+    order = np.argsort(-dg, kind="stable")
+    Smask = np.zeros(n, dtype=bool)
+    Smask[order[:s]] = True
+    Smask[np.flatnonzero(x)] = True
+    S, T = np.flatnonzero(Smask), np.flatnonzero(~Smask)
+    # whole-problem bounds (cheap, thin)
+    bounds = {}
+    if cov.X is not None and cov.thin:
+        w, U, tol = _thin_lambdas(cov.X, cov.X.shape[0], 2)
+    else:
+        sp = _Spectral(cov.dense(), 1)
+        w, U, tol = sp.w, sp.U, sp.tol
+    bounds["lambda1"] = float(w[0]) + tol
+    v1 = U[:, 0] * math.sqrt(w[0])
+    bounds["paper(d=1)"] = _opt1(v1[:, None], k) + (float(w[1]) if w.size > 1 else 0.0) + 2 * tol
+    # ---- B_S by the dense machinery on A_SS (x restricted to S is feasible there)
+    covS = Cov(A=cov.submatrix(S))
+    xS = x[S] / np.linalg.norm(x[S])
+    kS = min(k, S.size)
+    certS, _ = _certify_dense(covS, kS, xS, effort, callback)
+    B_S = certS.upper_bound
+    # ---- B_T
+    if T.size:
+        bt = _bound_rest(cov, T, k, effort)
+        B_T = min(bt.values())
+    else:
+        bt, B_T = {}, 0.0
+    bounds["split"] = B_S + B_T
+    info.update({"split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
+                 "B_S_bounds": certS.bounds, "B_T": B_T, "B_T_bounds": bt,
+                 "dnn": certS.info.get("dnn")})
+    if callback is not None:
+        callback(1, 1)
+    return _finish(bounds, lower, x, k, t0, info)
+
+
+def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None) -> Certificate:
+    """Certificate on a validated :class:`Cov` (``fit`` calls this with its answer x).
+
+    ``k`` and ``x`` are checked here too (cheap) since callers are internal.
+    """
+    k = check_k(k, cov.n)
+    effort = _check_effort(effort)
+    _check_callback(callback)
+    if x is not None:
+        x = _check_x(x, cov.n, k)
+    if cov.n > _DENSE_MAX_N:
+        return _certify_split(cov, k, x, effort, callback)
+    cert, _ = _certify_dense(cov, k, x, effort, callback)
+    return cert
+
+
+def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Certificate:
+    """Upper bound on the optimum of nonnegative sparse PCA, and how close ``x`` is to it.
+
+    Parameters
+    ----------
+    X : array_like of shape (m, n), optional
+        Data used as given (center first); the covariance is ``A = X^T X / m``.
+    cov : array_like of shape (n, n), optional
+        The covariance (symmetric psd).  Give exactly one of X, cov.
+    k : int in [1, n]
+    x : array_like of shape (n,), optional
+        A feasible point (nonnegative, at most k nonzeros; it is normalized):
+        ``lower = x^T A x``.  When omitted the best of the project's
+        ``fit(method="auto")`` and a nonnegative truncated-power ascent is used.
+    effort : {"auto", "fast", "full"}, default "auto"
+        "fast": d = 1 bounds and a 40-iteration DNN run from its screening
+        initialization (interactive use); "auto": d <= 2 bounds and up to 300
+        DNN iterations, stopping at a 1e-3 relative gap or when progress
+        stalls; "full": d <= 3, residual bounds on the split remainder, up to
+        2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``.
+    callback : callable(done, total), optional
+        Progress (DNN iterations).
+
+    Returns
+    -------
+    Certificate
+        ``upper_bound >= OPT`` (with probability ``>= 1 - 1/n`` only when
+        ``probabilistic``), ``kind`` the winning bound, ``bounds`` all bounds
+        tried, ``lower``/``ratio``/``optimal`` (``optimal`` when ``upper -
+        lower <= OPTIMAL_TOLERANCE * upper`` = 1e-5 relative).
+
+    Notes
+    -----
+    See the module docstring for the bounds, each proven in its function's
+    docstring.  Forms the n x n covariance only when ``n <= 2500``; above,
+    the split bound forms ``|S| x |S|`` (``|S| <= 2500``) and works through
+    ``X`` elsewhere.  Seed paper: Asteris, Papailiopoulos & Dimakis, ICML
+    2014; the DNN relaxation follows d'Aspremont et al., SIAM Review 2007,
+    with nonnegativity.
+    """
+    cov_ = as_cov(X, cov)
+    k = check_k(k, cov_.n)
+    effort = _check_effort(effort)
+    _check_callback(callback)
+    if x is not None:
+        x = _check_x(x, cov_.n, k)
+    return _certify_cov(cov_, k, x, effort, callback)
+
+
+def _check_ks(ks, n: int) -> list[int]:
+    try:
+        items = list(ks)
+    except TypeError:
+        raise InputError(f"`ks` must be a sequence of ints in [1, n_features={n}]; got {ks!r}") from None
+    if not items:
+        raise InputError("`ks` must be a non-empty sequence of ints; got an empty one")
+    out = []
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 1 <= int(v) <= n:
+            raise InputError(f"`ks` must hold ints in [1, n_features={n}]; got {v!r}")
+        out.append(int(v))
+    return out
+
+
+def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None) -> list[Certificate]:
+    """One certificate per k in ``ks``, warm-started along k.
+
+    Parameters
+    ----------
+    X, cov : as in :func:`certify`
+    ks : sequence of int in [1, n]
+    xs : sequence of array_like or None, optional
+        Feasible points, one per k (entries may be None).
+    effort : {"auto", "fast", "full"}
+    callback : callable(done, total), optional
+        Called after each k.
+
+    Returns
+    -------
+    list of Certificate, in the order of ``ks``.
+
+    Notes
+    -----
+    Two monotonicity facts make the path cheaper and tighter: ``S_k^n``
+    grows with k, so a point feasible for ``k' <= k`` is feasible for k
+    (lower bounds carry upward) and a bound for ``k' >= k`` is a bound for k
+    (bound ``monotone``, upper bounds carry downward).  The largest k is
+    certified first (its bound then serves every k, and for large k it is
+    often already tight); then k ascends, each DNN warm-started from the
+    previous k's dual variables, and skipped when the carried bounds already
+    certify the target gap.  The eigenpairs and the residual row sums of
+    ``A - A_1`` are computed once for all k.
+    """
+    cov_ = as_cov(X, cov)
+    n = cov_.n
+    ks = _check_ks(ks, n)
+    effort = _check_effort(effort)
+    _check_callback(callback)
+    if xs is not None:
+        xs = list(xs)
+        if len(xs) != len(ks):
+            raise InputError(f"`xs` must have one entry per k (len(ks)={len(ks)}); got {len(xs)}")
+        xs = [None if v is None else _check_x(v, n, k, "xs[%d]" % i) for i, (v, k) in enumerate(zip(xs, ks))]
+    else:
+        xs = [None] * len(ks)
+    uniq = sorted(set(ks))
+    given = {}
+    for k, v in zip(ks, xs):
+        if v is not None and (k not in given or cov_.quad(v) > cov_.quad(given[k])):
+            given[k] = v
+    certs: dict[int, Certificate] = {}
+    total = len(uniq)
+    if n > _DENSE_MAX_N:
+        for i, k in enumerate(uniq):
+            certs[k] = _certify_split(cov_, k, given.get(k), effort, None)
+            if callback is not None:
+                callback(i + 1, total)
+        return _carry(ks, certs, given)
+    cfg = _EFFORT[effort]
+    A = cov_.dense()
+    spec = _Spectral(A, 1)
+    rowsums = {1: _rowsum_topk_all(A - spec.V(1) @ spec.V(1).T)}
+    kmax = uniq[-1]
+    top, state = _certify_dense(cov_, kmax, given.get(kmax), effort, None, spec=spec, rowsums=rowsums)
+    certs[kmax] = top
+    done = 1
+    if callback is not None:
+        callback(done, total)
+    carry_ub = top.upper_bound
+    best_lower, best_x = -np.inf, None
+    warm = None
+    for k in uniq[:-1]:
+        t0 = time.perf_counter()
+        xk = given.get(k)
+        if xk is None:
+            # cheap lower bound first: the ascent warm-started from the previous k's x
+            X0 = _starts(cov_, k, spec.U[:, :1], 4, [best_x])
+            xk, fk = _ascent_many(cov_, k, X0)
+            lower_src = "ascent"
+        else:
+            fk, lower_src = cov_.quad(xk), "given"
+        if lower_src != "given" and best_x is not None and np.count_nonzero(best_x) <= k \
+                and best_lower > fk:
+            xk, fk, lower_src = best_x, best_lower, "monotone"
+        bounds_free = min(carry_ub, float(spec.w[0]) + spec.tol)
+        if fk >= (1 - cfg["target_gap"]) * bounds_free:
+            bounds = {"lambda1": float(spec.w[0]) + spec.tol, "monotone": carry_ub}
+            cert = _finish(bounds, fk, xk, k, t0, {"lower_source": lower_src, "n": n})
+        else:
+            cert, st = _certify_dense(cov_, k, xk if lower_src == "given" else None, effort, None,
+                                      warm=warm, spec=spec, rowsums=rowsums, lower_hint=xk,
+                                      use_fit=False)
+            if st is not None:
+                warm = st
+            cert = _merge_free(cert, carry_ub, fk, xk, lower_src, t0)
+        certs[k] = cert
+        if cert.lower > best_lower and cert.x is not None:
+            best_lower, best_x = cert.lower, cert.x
+        done += 1
+        if callback is not None:
+            callback(done, total)
+    return _carry(ks, certs, given)
+
+
+def _merge_free(cert: Certificate, carry_ub: float, fk: float, xk, src: str, t0: float) -> Certificate:
+    """Add the carried bound ``monotone`` and the carried lower point to a certificate."""
+    bounds = dict(cert.bounds)
+    bounds["monotone"] = carry_ub
+    lower, x, info = cert.lower, cert.x, dict(cert.info)
+    if src != "given" and fk > lower:
+        lower, x, info["lower_source"] = fk, xk, src
+    return _finish(bounds, lower, x, cert.k, t0, info)
+
+
+def _carry(ks, certs: dict, given: dict) -> list[Certificate]:
+    """Post-pass: upper bounds carried down from larger k, lower points up from smaller k
+    (unless the caller gave x for that k: then lower stays x^T A x of the given point)."""
+    uniq = sorted(certs)
+    out = {}
+    ub = np.inf
+    for k in reversed(uniq):
+        c = certs[k]
+        if ub < c.upper_bound:
+            b = dict(c.bounds)
+            b["monotone"] = ub
+            c = _finish(b, c.lower, c.x, k, time.perf_counter() - c.seconds, c.info)
+        ub = min(ub, c.upper_bound)
+        out[k] = c
+    best = None
+    for k in uniq:
+        c = out[k]
+        if k not in given and best is not None and best.lower > c.lower:
+            info = {**c.info, "lower_source": "monotone"}
+            c = _finish(dict(c.bounds), best.lower, best.x, k, time.perf_counter() - c.seconds, info)
+            out[k] = c
+        if best is None or c.lower > best.lower:
+            best = c
+    return [out[k] for k in ks]

@@ -1,0 +1,540 @@
+"""Exploration helpers: what the spannogram pages draw, computed here (no plotting).
+
+For a rank-d factor ``V`` (n x d) and a unit direction ``c``, the vector
+``v = Vc`` has the candidate supports ``I_k^+(v)`` and ``I_k^+(-v)`` (the k
+largest nonnegative entries of ``±v``).  As ``c`` moves on the sphere the
+candidates change only where two rows of ``V`` (or a row and the zero row)
+agree: on the circle for d = 2 (the spannogram curves), along great circles
+meeting at triple-intersection vertices for d = 3.  The best of the candidate
+supports is the optimum of ``max_{x in S_k^n} ||V^T x||^2``
+(Asteris, Papailiopoulos & Dimakis, ICML 2014, §3–4, Figs. 1–2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from ._validation import InputError, check_int, check_k, check_matrix
+
+__all__ = ["SpannogramD2", "SpannogramD3", "spannogram_curves_d2", "spannogram_cells_d3"]
+
+_MAX_TRIPLES = 300_000  # triple-intersection vertices enumerated at most (d = 3)
+_CHUNK_ELEMS = 4_000_000  # floats per temporary (n x chunk) block
+
+
+# ----------------------------------------------------------------------------- result types
+@dataclass(frozen=True, eq=False)
+class SpannogramD2:
+    """The spannogram of a rank-2 factor (:func:`spannogram_curves_d2`).
+
+    Directions are ``c(φ) = (sin φ, cos φ)`` for ``φ`` in ``(-π/2, π/2]`` (``±c``
+    give the same candidates, so half the circle suffices).
+
+    Attributes
+    ----------
+    phi : ndarray (G,)
+        The grid of angles, increasing, ending at ``π/2``.
+    curves : ndarray (n + 1, G)
+        ``v_i(φ) = V_i1 sin φ + V_i2 cos φ`` for every row ``i < n``; row ``n``
+        is the zero curve (all zeros), the extra row of Alg. 2.
+    envelope_pos, envelope_neg : ndarray (G,)
+        The k-th largest of ``v(φ)`` and of ``-v(φ)`` over the n rows (the
+        k-th order curves; the support ``I_k^+(±v)`` is the rows at or above
+        it and at or above zero).
+    support_pos, support_neg : ndarray of int (G,)
+        Index into ``supports`` of ``I_k^+(v(φ))`` and ``I_k^+(-v(φ))`` at each
+        grid angle.
+    intersections_phi, intersections_value : ndarray (P,)
+        Every isolated crossing of two curves (pairs of distinct rows,
+        including the zero curve): its angle in ``(-π/2, π/2]`` and the common
+        value.  Identical rows (curves that coincide everywhere) are skipped.
+    intersections_i, intersections_j : ndarray of int (P,)
+        The two rows crossing, ``i < j``; ``j == n`` means the zero curve.
+    changes_pos, changes_neg : ndarray of bool (P,)
+        True where the candidate support ``I_k^+(v)`` (resp. ``I_k^+(-v)``)
+        changes at that crossing: the tie straddles the k-th order (among
+        nonnegative values) or a support row crosses zero.
+    changes : ndarray of bool (P,)
+        ``changes_pos | changes_neg``.
+    supports : list of ndarray of int
+        The distinct candidate supports met on the grid (sorted indices).
+    support_values : ndarray (S,)
+        ``||V^T x||^2`` of the point built from each support as in Alg. 1:
+        ``x_I = V_I c / ||V_I c||`` with ``c`` solving
+        ``(P_d): max ||V_I c||^2 s.t. ||c|| = 1, V_I c >= 0``.
+    support_x : ndarray (S, n)
+        Those points (nonnegative, unit norm, supported in the support).
+    optimum_id : int
+        Index of the best support; ``optimum_value`` and ``optimum_x`` are
+        its value and point.  When every candidate support occurs on the grid
+        (as for the crossings-dense grids the pages use) this is ``OPT_2``.
+    k, n : int
+    info : dict
+        ``pd_solver`` ("solve_pd" or "closed-form"), grid size, counts.
+    """
+
+    phi: np.ndarray
+    curves: np.ndarray
+    envelope_pos: np.ndarray
+    envelope_neg: np.ndarray
+    support_pos: np.ndarray
+    support_neg: np.ndarray
+    intersections_phi: np.ndarray
+    intersections_value: np.ndarray
+    intersections_i: np.ndarray
+    intersections_j: np.ndarray
+    changes_pos: np.ndarray
+    changes_neg: np.ndarray
+    changes: np.ndarray
+    supports: list
+    support_values: np.ndarray
+    support_x: np.ndarray
+    optimum_id: int
+    optimum_value: float
+    optimum_x: np.ndarray
+    k: int
+    n: int
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class SpannogramD3:
+    """The candidate-support cells of a rank-3 factor (:func:`spannogram_cells_d3`).
+
+    Directions are the spherical coordinates
+    ``c(φ1, φ2) = (sin φ1, cos φ1 sin φ2, cos φ1 cos φ2)`` with ``φ1, φ2`` in
+    ``(-π/2, π/2]``; every direction is ``±c(φ1, φ2)`` for some grid pair (the
+    sign is irrelevant because both ``±v`` are considered).
+
+    Attributes
+    ----------
+    phi1, phi2 : ndarray (G,)
+        The grid of each angle (the map is indexed ``[i1, i2]``).
+    cells_pos, cells_neg : ndarray of int (G, G)
+        Index into ``supports`` of ``I_k^+(Vc)`` and ``I_k^+(-Vc)`` at
+        ``c(phi1[i1], phi2[i2])``.
+    supports : list of ndarray of int
+        Distinct candidate supports met on the grid.
+    support_values : ndarray (S,)
+        ``||V^T x||^2`` of Alg. 1's point for each support (see
+        :class:`SpannogramD2`).
+    support_x : ndarray (S, n)
+    vertices_c : ndarray (P, 3)
+        Triple-intersection vertices as unit directions, sign chosen so that
+        the point is ``c(vertices_phi1, vertices_phi2)``: points where three
+        rows, or two rows and the zero row, take one common value.  Computed
+        exactly: ``c`` spans the null space of the two differences
+        ``V_i - V_j, V_i - V_l`` (their cross product); triples whose
+        differences are dependent (no isolated vertex) are skipped.
+    vertices_phi1, vertices_phi2 : ndarray (P,)
+    vertices_rows : ndarray of int (P, 3)
+        The three rows ``i < j < l``; ``n`` means the zero row.
+    vertices_value : ndarray (P,)
+        The common value ``V_i c``.
+    vertices_changes : ndarray of bool (P,)
+        True where ``I_k^+(±Vc)`` changes around the vertex (the tie straddles
+        the k-th order among nonnegative values, or sits at zero).
+    vertices_complete : bool
+        False when there were more than ``max_triples`` triples and only those
+        among the rows appearing in the listed supports were enumerated.
+    optimum_id : int
+    optimum_value : float
+    optimum_x : ndarray (n,)
+    k, n : int
+    info : dict
+    """
+
+    phi1: np.ndarray
+    phi2: np.ndarray
+    cells_pos: np.ndarray
+    cells_neg: np.ndarray
+    supports: list
+    support_values: np.ndarray
+    support_x: np.ndarray
+    vertices_c: np.ndarray
+    vertices_phi1: np.ndarray
+    vertices_phi2: np.ndarray
+    vertices_rows: np.ndarray
+    vertices_value: np.ndarray
+    vertices_changes: np.ndarray
+    vertices_complete: bool
+    optimum_id: int
+    optimum_value: float
+    optimum_x: np.ndarray
+    k: int
+    n: int
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- helpers
+def _grid(num: int) -> np.ndarray:
+    """``num`` equispaced angles in ``(-π/2, π/2]``."""
+    return -np.pi / 2 + np.pi * np.arange(1, num + 1) / num
+
+
+def _support_ids(P: np.ndarray, k: int):
+    """Candidate supports of every column of ``P`` (n x G), both signs.
+
+    Returns ``(ids_pos, ids_neg, supports)``: ids index into the list of
+    distinct supports (sorted int arrays), ordered lexicographically by their
+    packed membership bits.  Uses the convention of
+    :func:`nspca_core.topk_nonneg` (ties to the lower index).
+    """
+    n, G = P.shape
+    nbytes = (n + 7) // 8
+    packed = np.empty((2 * G, nbytes), dtype=np.uint8)
+    step = max(1, _CHUNK_ELEMS // max(n, 1))
+    for s, sign in enumerate((1.0, -1.0)):
+        for a in range(0, G, step):
+            S = sign * P[:, a:a + step]
+            g = S.shape[1]
+            order = np.argsort(-S, axis=0, kind="stable")[:k]  # (k, g): ties to the lower index
+            keep = np.take_along_axis(S, order, axis=0) >= 0
+            M = np.zeros((g, n), dtype=bool)
+            rows = np.broadcast_to(np.arange(g)[None, :], order.shape)
+            M[rows[keep], order[keep]] = True
+            packed[s * G + a: s * G + a + g] = np.packbits(M, axis=1)
+    uniq, inv = np.unique(packed, axis=0, return_inverse=True)
+    inv = np.asarray(inv).reshape(-1)
+    supports = [np.flatnonzero(np.unpackbits(row, count=n)) for row in uniq]
+    return inv[:G], inv[G:], supports
+
+
+def _pd_small(Q: np.ndarray, R: np.ndarray):
+    """Exact ``(P_d)`` for d <= 3 by KKT candidates (fallback when ``solve_pd`` is absent).
+
+    ``max c^T Q c`` over unit ``c`` with ``R c >= 0``.  A maximizer lies in the
+    relative interior of a face of the spherical cone, where it is a
+    stationary point of ``Q`` restricted to that face's span: the top
+    eigenvector of ``Q`` (no active constraint), of ``Q`` on ``r_i^⊥`` (one
+    active constraint) or ``±r_i × r_j`` (two, d = 3) / ``±r_i^⊥`` (one, d = 2).
+    All candidates are checked for feasibility; O(m^2) candidates for d = 3.
+    """
+    d = Q.shape[0]
+    norms = np.linalg.norm(R, axis=1)
+    Rn = R[norms > 1e-300]
+    cands = []
+    w, U = np.linalg.eigh(Q)
+    cands.append(U[:, -1])
+    if d == 2:
+        cands.extend(np.column_stack([-Rn[:, 1], Rn[:, 0]]))
+    elif d == 3:
+        for r in Rn:
+            # orthonormal basis of r^⊥
+            B = np.linalg.svd(r[None, :])[2][1:].T  # (3, 2)
+            w2, U2 = np.linalg.eigh(B.T @ Q @ B)
+            cands.append(B @ U2[:, -1])
+        if Rn.shape[0] >= 2:
+            i, j = np.triu_indices(Rn.shape[0], 1)
+            cands.extend(np.cross(Rn[i], Rn[j]))
+    C = np.array(cands, dtype=float).reshape(-1, d)
+    cn = np.linalg.norm(C, axis=1)
+    C = C[cn > 1e-12 * max(1.0, cn.max(initial=0.0))]
+    C = C / np.linalg.norm(C, axis=1)[:, None]
+    C = np.vstack([C, -C])
+    tol = 1e-10 * max(1.0, float(norms.max(initial=0.0)))
+    feas = np.all(R @ C.T >= -tol, axis=0)
+    if not feas.any():
+        return None
+    C = C[feas]
+    vals = np.einsum("ij,jk,ik->i", C, Q, C)
+    return C[int(np.argmax(vals))]
+
+
+def _support_points(V: np.ndarray, supports: list):
+    """Alg. 1's point and value for each support: ``x_I = V_I c / ||V_I c||``, c from (P_d)."""
+    n, d = V.shape
+    try:  # the project's (P_d) solver, when present
+        from .constrained import solve_pd
+
+        solver, name = solve_pd, "solve_pd"
+    except ImportError:
+        solver, name = None, "closed-form"
+    X = np.zeros((len(supports), n))
+    vals = np.zeros(len(supports))
+    for s, I in enumerate(supports):
+        x = np.zeros(n)
+        if I.size:
+            VI = V[I]
+            c = solver(VI.T @ VI, VI) if solver is not None else _pd_small(VI.T @ VI, VI)
+            y = np.clip(VI @ np.asarray(c, dtype=float), 0.0, None) if c is not None else np.zeros(I.size)
+            ny = np.linalg.norm(y)
+            if ny > 0:
+                x[I] = y / ny
+            else:  # V_I c = 0 on the whole cone: the best single row of I
+                x[I[int(np.argmax(np.einsum("ij,ij->i", VI, VI)))]] = 1.0
+        else:
+            x[0] = 1.0
+        X[s] = x
+        z = V.T @ x
+        vals[s] = float(z @ z)
+    return X, vals, name
+
+
+def _change_flags(Vc: np.ndarray, t: np.ndarray, k: int, tol: float):
+    """Does ``I_k^+(±v)`` change around a point where some rows tie at value ``t``?
+
+    ``Vc`` (n x P) holds ``v`` at each tie point, ``t`` (P,) the tied value.
+    For ``+v``: with ``g`` rows strictly above the tie and ``e`` rows at it,
+    the support changes iff the tie is nonnegative, ``g < k`` (the tie reaches
+    the top k) and either the tie straddles the k-th place (``g + e > k``) or
+    it sits at zero (a row enters or leaves the nonnegative part).
+    """
+    out = []
+    for sign in (1.0, -1.0):
+        S, ts = sign * Vc, sign * t
+        g = np.count_nonzero(S > ts + tol, axis=0)
+        e = np.count_nonzero(np.abs(S - ts) <= tol, axis=0)
+        out.append((ts >= -tol) & (g < k) & ((g + e > k) | (np.abs(ts) <= tol)))
+    return out[0], out[1]
+
+
+def _tol(V: np.ndarray) -> float:
+    return 1e-9 * max(1e-300, float(np.abs(V).max(initial=0.0)))
+
+
+# ----------------------------------------------------------------------------- d = 2
+def spannogram_curves_d2(V, k, *, num=721) -> SpannogramD2:
+    """Spannogram curves, k-th order envelopes, crossings and candidate supports for d = 2.
+
+    Parameters
+    ----------
+    V : array_like of shape (n, 2)
+        Rank-2 factor (``A_2 = V V^T``).
+    k : int in [1, n]
+    num : int >= 2, default 721
+        Number of grid angles in ``(-π/2, π/2]``.
+
+    Returns
+    -------
+    SpannogramD2
+        See its docstring for every field.
+
+    Notes
+    -----
+    Asteris, Papailiopoulos & Dimakis, ICML 2014, §3.2 and Fig. 1: with
+    ``c(φ) = (sin φ, cos φ)`` each row is a sinusoid ``v_i(φ)``; the candidate
+    support ``I_k^+(v(φ))`` is constant between consecutive crossings of the
+    k-th order curve, and changes only at crossings of two curves at the k-th
+    order or of a curve with zero.  Crossings are computed exactly: rows i, j
+    meet where ``(V_i - V_j)·c(φ) = 0``, i.e. ``tan φ = -b/a`` for
+    ``(a, b) = V_i - V_j`` (``φ = π/2`` when ``a = 0``).  There are
+    ``C(n+1, 2)`` of them.  Support values use
+    :func:`nspca_core.solve_pd` when available, else an exact closed form
+    (the best feasible KKT point of (P_2)).
+    """
+    V = check_matrix(V, "V")
+    if V.shape[1] != 2:
+        raise InputError(f"`V` must have shape (n, 2) for the d=2 spannogram; got shape {V.shape}")
+    n = V.shape[0]
+    k = check_k(k, n)
+    num = check_int(num, "num", 2)
+    phi = _grid(num)
+    Cg = np.vstack([np.sin(phi), np.cos(phi)])  # (2, G)
+    P = V @ Cg  # (n, G)
+    curves = np.vstack([P, np.zeros((1, num))])
+    # k-th largest of +v and of -v along the grid
+    env_pos = -np.partition(-P, k - 1, axis=0)[k - 1]
+    env_neg = -np.partition(P, k - 1, axis=0)[k - 1]
+    # crossings of every pair of the n + 1 curves (row n = zero curve)
+    W = np.vstack([V, np.zeros((1, 2))])
+    ii, jj = np.triu_indices(n + 1, 1)
+    D = W[ii] - W[jj]
+    a, b = D[:, 0], D[:, 1]
+    tol = _tol(V)
+    keep = (np.abs(a) > tol) | (np.abs(b) > tol)  # identical rows never cross in isolation
+    ii, jj, a, b = ii[keep], jj[keep], a[keep], b[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ph = np.where(np.abs(a) > 0, np.arctan(-b / np.where(a != 0, a, 1.0)), np.pi / 2)
+    ph = np.where(ph <= -np.pi / 2, np.pi / 2, ph)
+    cvec = np.vstack([np.sin(ph), np.cos(ph)])
+    val = np.einsum("pj,jp->p", W[ii], cvec)
+    ch_pos = np.zeros(ph.size, dtype=bool)
+    ch_neg = np.zeros(ph.size, dtype=bool)
+    step = max(1, _CHUNK_ELEMS // max(n, 1))
+    for s in range(0, ph.size, step):
+        Vc = V @ cvec[:, s:s + step]
+        ch_pos[s:s + step], ch_neg[s:s + step] = _change_flags(Vc, val[s:s + step], k, tol)
+    order = np.lexsort((jj, ii, ph))
+    # the support is constant between consecutive changing crossings: one point inside each
+    # such arc (besides the grid) makes the list of supports complete in general position
+    cut = np.unique(ph[ch_pos | ch_neg])
+    if cut.size:
+        nxt = np.append(cut[1:], cut[0] + np.pi)
+        mids = 0.5 * (cut + nxt)
+        Pm = V @ np.vstack([np.sin(mids), np.cos(mids)])
+    else:
+        Pm = np.zeros((n, 0))
+    ids_pos, ids_neg, supports = _support_ids(np.hstack([P, Pm]), k)
+    ids_pos, ids_neg = ids_pos[:num], ids_neg[:num]
+    X, vals, solver = _support_points(V, supports)
+    best = int(np.argmax(vals))
+    return SpannogramD2(
+        phi=phi, curves=curves, envelope_pos=env_pos, envelope_neg=env_neg,
+        support_pos=ids_pos, support_neg=ids_neg,
+        intersections_phi=ph[order], intersections_value=val[order],
+        intersections_i=ii[order], intersections_j=jj[order],
+        changes_pos=ch_pos[order], changes_neg=ch_neg[order], changes=(ch_pos | ch_neg)[order],
+        supports=supports, support_values=vals, support_x=X,
+        optimum_id=best, optimum_value=float(vals[best]), optimum_x=X[best], k=k, n=n,
+        info={"pd_solver": solver, "num": num, "n_supports": len(supports),
+              "n_intersections": int(ph.size), "n_changes": int((ch_pos | ch_neg).sum())},
+    )
+
+
+# ----------------------------------------------------------------------------- d = 3
+def _sph(phi1, phi2):
+    """``c(φ1, φ2) = (sin φ1, cos φ1 sin φ2, cos φ1 cos φ2)`` (broadcasting)."""
+    return np.stack([np.sin(phi1) * np.ones_like(phi2),
+                     np.cos(phi1) * np.sin(phi2),
+                     np.cos(phi1) * np.cos(phi2)])
+
+
+def _to_angles(C: np.ndarray):
+    """Unit directions (P, 3) -> (φ1, φ2, flipped) with ``±C = c(φ1, φ2)``.
+
+    The sign is chosen so that the last nonzero of (c3, c2, c1), checked in
+    that order, is positive; then ``φ1 = asin(c1)``, ``φ2 = atan2(c2, c3)``.
+    """
+    flip = np.where(np.abs(C[:, 2]) > 1e-15, C[:, 2] < 0,
+                    np.where(np.abs(C[:, 1]) > 1e-15, C[:, 1] < 0, C[:, 0] < 0))
+    C = np.where(flip[:, None], -C, C)
+    phi1 = np.arcsin(np.clip(C[:, 0], -1.0, 1.0))
+    phi2 = np.where(np.abs(np.cos(phi1)) > 1e-15, np.arctan2(C[:, 1], C[:, 2]), 0.0)
+    phi1 = np.where(phi1 <= -np.pi / 2, np.pi / 2, phi1)
+    phi2 = np.where(phi2 <= -np.pi / 2, np.pi / 2, phi2)
+    return phi1, phi2, flip, C
+
+
+def _sector_points(W: np.ndarray, C: np.ndarray, t: np.ndarray, tol: float) -> np.ndarray:
+    """Directions just inside each sector that the great circles through a vertex cut around it.
+
+    ``W`` is ``V`` with the zero row appended; ``C`` (P, 3) unit vertices with
+    tied value ``t``.  The circles through a vertex are ``(W_a - W_b)·c = 0``
+    for the tied rows a, b; in the tangent plane they are lines, and the
+    bisector of every pair of consecutive line directions points into one
+    adjacent cell.
+    """
+    out = []
+    scale = max(1e-300, float(np.abs(W).max(initial=0.0)))
+    for c0, t0 in zip(C, t):
+        tied = np.flatnonzero(np.abs(W @ c0 - t0) <= tol)
+        if tied.size < 2:
+            continue
+        a, b = np.triu_indices(tied.size, 1)
+        N = W[tied[a]] - W[tied[b]]
+        B = np.linalg.svd(c0[None, :])[2][1:]  # (2, 3) orthonormal basis of c0^⊥
+        nB = N @ B.T
+        nB = nB[np.linalg.norm(nB, axis=1) > 1e-10 * scale]
+        if nB.shape[0] == 0:
+            continue
+        theta = np.mod(np.arctan2(nB[:, 0], -nB[:, 1]), np.pi)  # line directions mod π
+        theta = np.unique(np.round(np.concatenate([theta, theta + np.pi]), 12))
+        nxt = np.append(theta[1:], theta[0] + 2 * np.pi)
+        mid = 0.5 * (theta + nxt)
+        delta = 1e-6
+        P = c0[None, :] + delta * (np.cos(mid)[:, None] * B[0] + np.sin(mid)[:, None] * B[1])
+        out.append(P / np.linalg.norm(P, axis=1)[:, None])
+    return np.vstack(out) if out else np.zeros((0, 3))
+
+
+def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> SpannogramD3:
+    """Map of the candidate supports over the sphere and the triple-intersection vertices, d = 3.
+
+    Parameters
+    ----------
+    V : array_like of shape (n, 3)
+        Rank-3 factor.
+    k : int in [1, n]
+    grid : int >= 2, default 121
+        Grid points per angle; the map has ``grid x grid`` cells.
+    max_triples : int, default 300000
+        Cap on the ``C(n+1, 3)`` triples enumerated for the vertices; beyond
+        it only the rows appearing in the listed supports are used (and
+        ``vertices_complete`` is False).
+
+    Returns
+    -------
+    SpannogramD3
+        See its docstring for every field.
+
+    Notes
+    -----
+    Asteris, Papailiopoulos & Dimakis, ICML 2014, §4 and Alg. 2: the
+    candidate supports of d = 3 are constant on the cells cut out of the
+    sphere by the great circles ``(V_i - V_j)·c = 0``; each candidate of
+    ``S_3`` is attained at a vertex where three rows (or two and the zero
+    row) take one value.  The map, the supports and their values are
+    vectorized over the grid.  Support values use
+    :func:`nspca_core.solve_pd` when available, else exact KKT candidates
+    (O(k^3) per support).
+    """
+    V = check_matrix(V, "V")
+    if V.shape[1] != 3:
+        raise InputError(f"`V` must have shape (n, 3) for the d=3 cells; got shape {V.shape}")
+    n = V.shape[0]
+    k = check_k(k, n)
+    grid = check_int(grid, "grid", 2)
+    max_triples = check_int(max_triples, "max_triples", 1)
+    phi = _grid(grid)
+    F1, F2 = np.meshgrid(phi, phi, indexing="ij")
+    Cg = _sph(F1.ravel(), F2.ravel())  # (3, G^2)
+    P = V @ Cg
+    ids_pos, ids_neg, supports = _support_ids(P, k)
+    # triple intersections
+    W = np.vstack([V, np.zeros((1, 3))])
+    rows = np.arange(n + 1)
+    complete = True
+    if n * (n + 1) * (n - 1) // 6 > max_triples:
+        complete = False
+        used = np.unique(np.concatenate([s for s in supports] + [np.array([n])]))
+        m = used.size
+        while m * (m - 1) * (m - 2) // 6 > max_triples:  # keep the most frequent rows
+            m -= 1
+        if m < used.size:
+            freq = np.zeros(n + 1)
+            for s, cnt in zip(supports, np.bincount(np.concatenate([ids_pos, ids_neg]),
+                                                    minlength=len(supports))):
+                freq[s] += cnt
+            freq[n] = np.inf
+            used = np.sort(used[np.argsort(-freq[used], kind="stable")[:m]])
+        rows = used
+    T = np.fromiter((t for tri in combinations(rows.tolist(), 3) for t in tri), dtype=np.int64)
+    T = T.reshape(-1, 3)
+    tol = _tol(V)
+    if T.size:
+        C = np.cross(W[T[:, 0]] - W[T[:, 1]], W[T[:, 0]] - W[T[:, 2]])
+        cn = np.linalg.norm(C, axis=1)
+        scale = max(1e-300, float(np.abs(V).max(initial=0.0))) ** 2
+        good = cn > 1e-10 * scale
+        T, C = T[good], C[good] / cn[good][:, None]
+    else:
+        C = np.zeros((0, 3))
+    ph1, ph2, flip, C = _to_angles(C)
+    t = np.einsum("pj,pj->p", W[T[:, 0]], C) if T.size else np.zeros(0)
+    ch = np.zeros(t.size, dtype=bool)
+    step = max(1, _CHUNK_ELEMS // max(n, 1))
+    for s in range(0, t.size, step):
+        cp, cn_ = _change_flags(V @ C[s:s + step].T, t[s:s + step], k, tol)
+        ch[s:s + step] = cp | cn_
+    # one direction inside every sector around each changing vertex: the supports of the
+    # cells meeting there (Alg. 2's completions), so tiny cells missed by the grid are listed
+    extra = _sector_points(W, C[ch], t[ch], tol)
+    if extra.shape[0]:
+        ip, ineg, supports = _support_ids(np.hstack([P, V @ extra.T]), k)
+        ids_pos, ids_neg = ip[:P.shape[1]], ineg[:P.shape[1]]
+    X, vals, solver = _support_points(V, supports)
+    best = int(np.argmax(vals))
+    return SpannogramD3(
+        phi1=phi, phi2=phi.copy(), cells_pos=ids_pos.reshape(grid, grid),
+        cells_neg=ids_neg.reshape(grid, grid), supports=supports, support_values=vals,
+        support_x=X, vertices_c=C, vertices_phi1=ph1, vertices_phi2=ph2, vertices_rows=T,
+        vertices_value=t, vertices_changes=ch, vertices_complete=complete,
+        optimum_id=best, optimum_value=float(vals[best]), optimum_x=X[best], k=k, n=n,
+        info={"pd_solver": solver, "grid": grid, "n_supports": len(supports),
+              "n_vertices": int(t.size), "coordinates": "c = (sin φ1, cos φ1 sin φ2, cos φ1 cos φ2)"},
+    )

@@ -1,0 +1,561 @@
+"""EM for sparse and nonnegative PCA (Sigg & Buhmann, ICML 2008).
+
+Also holds the small helpers the other peer modules share (option checking,
+the variational renormalization on a support, building a :class:`Result`).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from itertools import combinations
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+
+from .._cov import Cov
+from .._summary import variance_summary
+from .._validation import InputError, as_rng, check_int, check_k
+from ..rank1 import _rank1_nspca
+from ..result import ComponentsResult, Result
+
+__all__ = ["em_pca", "em_components"]
+
+# Supports up to this size are renormalized exactly by enumeration when the
+# leading eigenvector of A_II is not sign-consistent (2^12 tiny eighs).
+_EXACT_SUPPORT = 12
+
+
+# ----------------------------------------------------------------------------
+# shared helpers (used by tpower, zass, sklearn_peers and bipartite too)
+# ----------------------------------------------------------------------------
+def _check_cov(cov) -> Cov:
+    if not isinstance(cov, Cov):
+        raise InputError("`cov` must be a validated nspca_core._cov.Cov (build it with "
+                         f"nspca_core._cov.as_cov(X=..., cov=...)); got {type(cov).__name__}")
+    return cov
+
+
+def _check_options(options: dict, allowed: dict, method: str) -> dict:
+    """Merge ``options`` into the defaults ``allowed``; unknown names are an error."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise InputError(f"unknown option(s) {unknown} for method {method!r}; "
+                         f"allowed: {sorted(allowed)}")
+    out = dict(allowed)
+    out.update(options)
+    return out
+
+
+def _check_bool(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"`{name}` must be True or False; got {value!r}")
+    return bool(value)
+
+
+def _check_float(value, name: str, low: float, high: float, *, low_open=True,
+                 high_open=False) -> float:
+    ok_type = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+    v = float(value) if ok_type else float("nan")
+    lo_ok = v > low if low_open else v >= low
+    hi_ok = v < high if high_open else v <= high
+    if not (ok_type and np.isfinite(v) and lo_ok and hi_ok):
+        lb = "(" if low_open else "["
+        rb = ")" if high_open else "]"
+        raise InputError(f"`{name}` must be a float in {lb}{low}, {high}{rb}; got {value!r}")
+    return v
+
+
+def _check_callback(callback):
+    if callback is not None and not callable(callback):
+        raise InputError(f"`callback` must be callable(done, total) or None; got {callback!r}")
+    return callback
+
+
+def _flip(x: np.ndarray) -> np.ndarray:
+    """Deterministic sign for signed vectors: largest-magnitude entry positive."""
+    i = int(np.argmax(np.abs(x)))
+    return -x if x[i] < 0 else x
+
+
+def _make_result(cov: Cov, x: np.ndarray, *, method: str, params: dict, t0: float,
+                 converged: bool = True, info: dict | None = None) -> Result:
+    """A :class:`Result` whose variance is ``x^T A x`` on ``cov`` itself."""
+    x = np.asarray(x, dtype=float).copy()
+    x[np.abs(x) <= 1e-15 * max(1.0, np.abs(x).max())] = 0.0
+    nrm = np.linalg.norm(x)
+    if nrm > 0:
+        x /= nrm
+    support = np.flatnonzero(x)
+    var = cov.quad(x)
+    return Result(x=x, support=support, variance=var, variance_lowrank=var, method=method,
+                  params=params, seconds=time.perf_counter() - t0, converged=bool(converged),
+                  info=dict(info or {}))
+
+
+def _leading_eigvec(cov: Cov) -> np.ndarray:
+    """Leading eigenvector of A (from the m x m Gram when thin; never n x n then)."""
+    if cov.thin:
+        X = cov.X
+        G = X @ X.T
+        m = G.shape[0]
+        _, P = scipy.linalg.eigh(G, subset_by_index=[m - 1, m - 1])
+        u = X.T @ P[:, 0]
+    else:
+        A = cov.dense()
+        n = A.shape[0]
+        _, U = scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1])
+        u = U[:, 0]
+    nrm = np.linalg.norm(u)
+    if nrm == 0:
+        u = np.zeros(cov.n)
+        u[0] = 1.0
+        return u
+    return _flip(u / nrm)
+
+
+def _lambda_max(cov: Cov) -> float:
+    u = _leading_eigvec(cov)
+    return max(cov.quad(u), 0.0)
+
+
+def _random_nonneg(rng: np.random.Generator, n: int, count: int) -> np.ndarray:
+    """``count`` random unit vectors of the nonnegative orthant (columns)."""
+    W = np.abs(rng.standard_normal((n, count)))
+    return W / np.linalg.norm(W, axis=0)
+
+
+def _nonneg_pca_exact_small(B: np.ndarray):
+    """max x^T B x over unit x >= 0 for tiny B (size <= _EXACT_SUPPORT), by enumeration.
+
+    At an optimum with minimal support J, x_J is a positive eigenvector of
+    B_JJ (see tests/bruteforce.py); enumerate J, batched per size.
+    """
+    s = B.shape[0]
+    best_val, best_x = -np.inf, None
+    for size in range(1, s + 1):
+        J = np.array(list(combinations(range(s), size)), dtype=int)
+        sub = B[J[:, :, None], J[:, None, :]]
+        w, U = np.linalg.eigh(sub)  # (C, size), (C, size, size)
+        # orient each eigenvector by its sum, then keep sign-consistent ones
+        sg = np.where(U.sum(axis=1, keepdims=True) < 0, -1.0, 1.0)
+        U = U * sg
+        ok = U.min(axis=1) >= -1e-12
+        if not ok.any():
+            continue
+        vals = np.where(ok, w, -np.inf)
+        c, j = np.unravel_index(int(np.argmax(vals)), vals.shape)
+        if vals[c, j] > best_val:
+            x = np.zeros(s)
+            x[J[c]] = np.clip(U[c, :, j], 0.0, None)
+            best_val, best_x = float(vals[c, j]), x / np.linalg.norm(x)
+    return best_x
+
+
+def _projected_ascent(B: np.ndarray, x: np.ndarray, tol=1e-10, max_iter=2000) -> np.ndarray:
+    """Monotone ascent of x^T B x over the nonnegative unit sphere (B PSD).
+
+    For convex f(x) = x^T B x, f(y) >= f(x) + 2 (Bx)^T (y - x); y = P_+(Bx)/||P_+(Bx)||
+    maximizes (Bx)^T y over the feasible set, so f never decreases.
+    """
+    for _ in range(max_iter):
+        y = np.clip(B @ x, 0.0, None)
+        ny = np.linalg.norm(y)
+        if ny == 0:
+            break
+        y /= ny
+        if abs(float(y @ x)) > 1.0 - tol:
+            x = y
+            break
+        x = y
+    return x
+
+
+def _renormalize_on_support(cov: Cov, x: np.ndarray, nonneg: bool):
+    """Variational renormalization: the best unit vector on the support of ``x``.
+
+    Signed: the leading eigenvector of A_II (Moghaddam et al. 2006), exact.
+    Nonnegative: max x^T A_II x over x >= 0 — exact when the leading
+    eigenvector of A_II is sign-consistent or |I| <= 12 (enumeration);
+    otherwise a monotone projected ascent started from ``x`` and from the
+    positive part of that eigenvector.  Never returns a worse point than ``x``.
+
+    Returns ``(x_new, how)``.
+    """
+    idx = np.flatnonzero(x)
+    if idx.size == 0:
+        return x, "none"
+    B = cov.submatrix(idx)
+    w, U = np.linalg.eigh(B)
+    u = U[:, -1]
+    u = -u if u.sum() < 0 else u
+    xs = x[idx]
+    old = float(xs @ B @ xs)
+    if not nonneg:
+        cand, how = u, "eigenvector"
+    elif u.min() >= -1e-12 * np.abs(u).max():
+        cand, how = np.clip(u, 0.0, None), "eigenvector"
+    elif idx.size <= _EXACT_SUPPORT:
+        cand, how = _nonneg_pca_exact_small(B), "exact-enumeration"
+    else:
+        c1 = _projected_ascent(B, xs / np.linalg.norm(xs))
+        up = np.clip(u, 0.0, None)
+        c2 = _projected_ascent(B, up / np.linalg.norm(up)) if up.any() else c1
+        cand = c1 if c1 @ B @ c1 >= c2 @ B @ c2 else c2
+        how = "projected-ascent"
+    cand = cand / np.linalg.norm(cand)
+    if float(cand @ B @ cand) < old:  # rounding only; keep the better point
+        return x, "kept"
+    out = np.zeros_like(x)
+    out[idx] = cand
+    return out, how
+
+
+# ----------------------------------------------------------------------------
+# EM iterations
+# ----------------------------------------------------------------------------
+def _soft_topk(W: np.ndarray, k: int) -> np.ndarray:
+    """Sigg–Buhmann sparse M-step, column-wise: keep the k largest |w_i| shifted by the (k+1)-th.
+
+    ``w_i <- sign(w_i) (|w_i| - |w|_(k+1))_+`` — the axis-aligned descent of
+    their Fig. 1 stopped when k coordinates have entered.  Ties at the (k+1)-th
+    value drop out, so at most k entries stay nonzero.
+    """
+    n = W.shape[0]
+    if k >= n:
+        return W
+    a = np.abs(W)
+    t = np.partition(a, n - k - 1, axis=0)[n - k - 1]
+    return np.sign(W) * np.clip(a - t, 0.0, None)
+
+
+def _hard_topk(W: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
+    """Column-wise: keep the k largest (nonneg: positive) entries, ties to the lower index."""
+    out = np.zeros_like(W)
+    for j in range(W.shape[1]):
+        if nonneg:
+            idx = np.flatnonzero(W[:, j] > 0)
+            order = np.argsort(-W[idx, j], kind="stable")[:k]
+        else:
+            idx = np.arange(W.shape[0])
+            order = np.argsort(-np.abs(W[:, j]), kind="stable")[:k]
+        out[idx[order], j] = W[idx[order], j]
+    return out
+
+
+def _em_iterate(cov: Cov, W: np.ndarray, k: int, nonneg: bool, tol: float, max_iter: int,
+                mstep=None):
+    """Run Sigg–Buhmann EM from each column of W (vectorized over columns).
+
+    E-step y = X w and M-step w* = sum_n y_n x_n / sum_n y_n^2 combine to
+    w* = A w / (w^T A w); the scale is irrelevant after renormalizing, so we use
+    A w.  Constraint step (their Alg. 2): zero the negatives (nonneg), then the
+    soft top-k step, then normalize.  ``mstep(w_star) -> w`` optionally replaces
+    the nonnegativity projection (the quasi-orthogonal QP); it works per column.
+
+    Returns (W, converged per column, iterations).
+    """
+    W = W.copy()
+    active = np.ones(W.shape[1], dtype=bool)
+    converged = np.zeros(W.shape[1], dtype=bool)
+    it = 0
+    for it in range(1, max_iter + 1):
+        cols = np.flatnonzero(active)
+        if cols.size == 0:
+            break
+        Wa = W[:, cols]
+        Ws = cov.matvec(Wa)
+        if mstep is not None:
+            Ws = np.column_stack([mstep(Ws[:, j]) for j in range(Ws.shape[1])])
+        elif nonneg:
+            Ws = np.clip(Ws, 0.0, None)
+        Wn = _soft_topk(Ws, k)
+        nrm = np.linalg.norm(Wn, axis=0)
+        dead = nrm == 0
+        if dead.any():
+            # everything cancelled (e.g. all top entries tie): fall back to a hard top-k
+            Wn[:, dead] = _hard_topk(Ws[:, dead], k, nonneg)
+            nrm = np.linalg.norm(Wn, axis=0)
+        stuck = nrm == 0  # A w has no positive entry: stop this start where it is
+        nrm[stuck] = 1.0
+        Wn = Wn / nrm
+        Wn[:, stuck] = Wa[:, stuck]
+        done = (np.abs(np.einsum("ij,ij->j", Wn, Wa)) > 1.0 - tol) | stuck
+        W[:, cols] = Wn
+        converged[cols[done]] = True
+        active[cols[done]] = False
+    return W, converged, it
+
+
+def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
+           renormalize=True, tol=1e-6, max_iter=1000, init=None) -> Result:
+    """One sparse (and nonnegative) component by EM (Sigg & Buhmann 2008).
+
+    Parameters
+    ----------
+    cov : Cov
+        Validated covariance; with thin data (m < n) everything goes through
+        ``X`` (products ``X^T (X w)``), the n x n matrix is never formed.
+    k : int in [1, n]
+    seed : int or Generator
+    callback : callable(done, total), optional
+        Called once per restart batch end (here: once, the restarts run vectorized).
+    nonneg : bool, default True
+        Nonnegative components (zero negatives, then the sparse step).  With
+        False the signed sparse PCA of the paper (initialized at the first PC).
+    restarts : int >= 1, default 10
+        Random nonnegative unit starts (nonneg); for signed PCA the first start
+        is the first PC and the others are random signed vectors.
+    renormalize : bool, default True
+        Variational renormalization: replace the converged w by the best unit
+        vector on its support (see Notes).
+    tol : float in (0, 1), default 1e-6
+        Stop a start when ``|w_{t+1}^T w_t| > 1 - tol``.
+    max_iter : int, default 1000
+    init : {None, "pc", "random"}
+        Override the first start (used by tests: "random" makes the k = n,
+        signed case a genuine power iteration).
+
+    Returns
+    -------
+    Result
+        ``method="em"``; ``info`` has the restart values, iterations and how
+        the renormalization was done.
+
+    Notes
+    -----
+    C. D. Sigg and J. M. Buhmann, "Expectation-Maximization for Sparse and
+    Non-Negative PCA", ICML 2008, Alg. 2: E-step ``y = X w``, M-step
+    ``w* = sum y_n x_n / sum y_n^2`` (``= A w / w^T A w``), then the constraint
+    step: negative entries set to zero, then the K largest ``|w_i|`` shifted
+    by the (K+1)-th (their axis-aligned descent, cardinality set directly),
+    then renormalization.  Converged when ``|w^(t+1)T w^(t)| > 1 - tol``.
+
+    The variational renormalization (Moghaddam, Weiss & Avidan 2006) on the
+    support ``I``: signed, the leading eigenvector of ``A_II`` (exact).
+    Nonnegative, ``max x^T A_II x`` over ``x >= 0`` — itself a nonnegative PCA:
+    exact when the leading eigenvector of ``A_II`` has one sign or
+    ``|I| <= 12`` (enumeration of sub-supports), otherwise a monotone
+    projected ascent from the EM point; never worse than the EM point.
+    """
+    t0 = time.perf_counter()
+    cov = _check_cov(cov)
+    n = cov.n
+    k = check_k(k, n)
+    rng = as_rng(seed)
+    callback = _check_callback(callback)
+    nonneg = _check_bool(nonneg, "nonneg")
+    renormalize = _check_bool(renormalize, "renormalize")
+    restarts = check_int(restarts, "restarts", 1)
+    max_iter = check_int(max_iter, "max_iter", 1)
+    tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
+    if init not in (None, "pc", "random"):
+        raise InputError(f"`init` must be None, 'pc' or 'random'; got {init!r}")
+
+    if nonneg:
+        W0 = _random_nonneg(rng, n, restarts)
+        if init == "pc":
+            W0[:, 0] = _rank1_nspca(_leading_eigvec(cov), n)
+    else:
+        W0 = rng.standard_normal((n, restarts))
+        W0 /= np.linalg.norm(W0, axis=0)
+        if init != "random":
+            W0[:, 0] = _leading_eigvec(cov)
+    W, conv, iters = _em_iterate(cov, W0, k, nonneg, tol, max_iter)
+    vals = cov.quads(W)
+    best = int(np.argmax(vals))  # ties -> the first start
+    x = W[:, best]
+    how = "off"
+    if renormalize:
+        x, how = _renormalize_on_support(cov, x, nonneg)
+    if not nonneg:
+        x = _flip(x)
+    if not conv[best]:
+        warnings.warn(f"em: the best start did not converge in max_iter={max_iter} iterations",
+                      RuntimeWarning, stacklevel=2)
+    if callback is not None:
+        callback(restarts, restarts)
+    params = dict(k=k, seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
+                  nonneg=nonneg, restarts=restarts, renormalize=renormalize, tol=tol,
+                  max_iter=max_iter, init=init)
+    info = dict(restart_variances=vals.tolist(), best_restart=best, iterations=int(iters),
+                renormalization=how, variance_before_renormalization=float(vals[best]))
+    return _make_result(cov, x, method="em", params=params, t0=t0, converged=bool(conv[best]),
+                        info=info)
+
+
+# ----------------------------------------------------------------------------
+# several components
+# ----------------------------------------------------------------------------
+def _subcov(cov: Cov, keep: np.ndarray) -> Cov:
+    """The covariance of the features ``keep`` (from X's columns when data is held)."""
+    if cov.X is not None:
+        return Cov(X=np.ascontiguousarray(cov.X[:, keep]))
+    return Cov(A=cov.dense()[np.ix_(keep, keep)])
+
+
+def _penalized_mstep(V: np.ndarray, gamma: float):
+    """Quasi-orthogonal M-step: argmin_{w >= 0} ½||w - w*||² + (γ/2)||V^T w||², by its dual.
+
+    With (γ/2)||z||² = max_μ μ^T z - ||μ||²/(2γ), the inner minimum over
+    w >= 0 is w(μ) = (w* - V μ)_+, and the dual g(μ) = ½||w(μ) - w*||² +
+    μ^T V^T w(μ) - ||μ||²/(2γ) is concave and smooth in μ ∈ R^{l-1}
+    (gradient V^T w(μ) - μ/γ): a QP with only l-1 unknowns, solved by L-BFGS.
+    w* is scaled to unit norm first so γ is dimensionless.
+    """
+    def step(ws):
+        s = np.linalg.norm(ws)
+        if s == 0:
+            return ws
+        ws = ws / s
+
+        def negdual(mu):
+            w = np.clip(ws - V @ mu, 0.0, None)
+            g = 0.5 * float((w - ws) @ (w - ws)) + float(mu @ (V.T @ w)) - float(mu @ mu) / (2 * gamma)
+            return -g, -(V.T @ w - mu / gamma)
+
+        mu0 = gamma * (V.T @ np.clip(ws, 0.0, None))
+        res = scipy.optimize.minimize(negdual, mu0, jac=True, method="L-BFGS-B",
+                                      options=dict(maxiter=200, gtol=1e-12))
+        return np.clip(ws - V @ res.x, 0.0, None)
+    return step
+
+
+def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle=None, seed=0,
+                  restarts=10, callback=None, **options) -> ComponentsResult:
+    """Several EM components: orthogonal by deflation, or quasi-orthogonal.
+
+    Parameters
+    ----------
+    cov : Cov
+    n_components : int in [1, n]
+    k : int in [1, n]
+        Nonzeros per component.
+    nonneg : bool, default True
+        False gives the signed sparse variant (the only case with signed loadings).
+    min_angle : float in (0, 90] degrees, optional
+        None: orthogonal components by deflation — nonnegative (or, with
+        ``nonneg=True``, any) orthogonal vectors need disjoint supports, so the
+        features used by earlier components are removed ("deflation-remove");
+        signed components use Mackey's projection deflation instead.
+        Given: the quasi-orthogonal variant of Sigg & Buhmann §4 (nonneg only):
+        every component keeps all features, the M-step gets the penalty
+        ``γ ||V^T w||²`` against the earlier components V, and γ grows
+        (0, 1, 4, 16, ...) until every angle to an earlier component is at least
+        ``min_angle``.
+    seed, restarts, callback
+        As in :func:`em_pca`; ``callback(done, total)`` after each component.
+    **options
+        ``renormalize``, ``tol``, ``max_iter`` passed to :func:`em_pca`.
+
+    Returns
+    -------
+    ComponentsResult
+        ``method="em"``, ``strategy`` "deflation-remove", "deflation-project"
+        or "quasi-orthogonal"; variances from :func:`variance_summary`.
+
+    Notes
+    -----
+    Sigg & Buhmann (ICML 2008), §4.  Renormalization is not applied inside the
+    quasi-orthogonal variant (it could undo the angle); there the M-step QP is
+    solved through its (l-1)-dimensional dual with scipy.
+    """
+    t0 = time.perf_counter()
+    cov = _check_cov(cov)
+    n = cov.n
+    r = check_int(n_components, "n_components", 1, n)
+    k = check_k(k, n)
+    nonneg = _check_bool(nonneg, "nonneg")
+    restarts = check_int(restarts, "restarts", 1)
+    callback = _check_callback(callback)
+    opts = _check_options(options, dict(renormalize=True, tol=1e-6, max_iter=1000), "em")
+    if min_angle is not None:
+        min_angle = _check_float(min_angle, "min_angle", 0.0, 90.0)
+        if not nonneg:
+            raise InputError("`min_angle` (quasi-orthogonal EM) needs `nonneg=True`; got nonneg=False")
+    rng = as_rng(seed)
+    L = np.zeros((n, r))
+    results, notes = [], []
+
+    if min_angle is None and nonneg:
+        strategy = "deflation-remove"
+        keep = np.arange(n)
+        for j in range(r):
+            if keep.size == 0:
+                raise InputError(f"`n_components`={r} with k={k}: no features left for component "
+                                 f"{j + 1} after removing the supports of the earlier ones")
+            kj = min(k, keep.size)
+            if kj < k:
+                notes.append(f"component {j + 1}: only {keep.size} features left, k lowered to {kj}")
+            res = em_pca(_subcov(cov, keep), kj, seed=rng, nonneg=True, restarts=restarts, **opts)
+            L[keep, j] = res.x
+            results.append(res)
+            keep = np.setdiff1d(keep, keep[res.support])
+            if callback is not None:
+                callback(j + 1, r)
+    elif min_angle is None:
+        strategy = "deflation-project"
+        A = cov.dense() if not cov.thin else None
+        X = cov.X if cov.thin else None
+        for j in range(r):
+            c = Cov(X=X) if X is not None else Cov(A=A)
+            res = em_pca(c, k, seed=rng, nonneg=False, restarts=restarts, **opts)
+            x = res.x
+            L[:, j] = x
+            results.append(res)
+            # Mackey's projection deflation: A <- (I - xx^T) A (I - xx^T), X <- X (I - xx^T)
+            if X is not None:
+                X = X - np.outer(X @ x, x)
+            else:
+                Ax = A @ x
+                A = A - np.outer(Ax, x) - np.outer(x, Ax) + float(x @ Ax) * np.outer(x, x)
+            if callback is not None:
+                callback(j + 1, r)
+    else:
+        strategy = "quasi-orthogonal"
+        cos_max = np.cos(np.deg2rad(min_angle))
+        tol, max_iter = float(opts["tol"]), int(opts["max_iter"])
+        for j in range(r):
+            W0 = _random_nonneg(rng, n, restarts)
+            gamma, chosen, used_gamma = 0.0, None, None
+            for step in range(12):
+                mstep = None if j == 0 or gamma == 0 else _penalized_mstep(L[:, :j], gamma)
+                W, conv, _ = _em_iterate(cov, W0, k, True, tol, max_iter, mstep=mstep)
+                vals = cov.quads(W)
+                ok = np.all(W.T @ L[:, :j] <= cos_max + 1e-9, axis=1) if j else np.ones(restarts, bool)
+                if ok.any():
+                    vals = np.where(ok, vals, -np.inf)
+                    b = int(np.argmax(vals))
+                    chosen, used_gamma = W[:, b], gamma
+                    break
+                W0 = W  # warm start the stronger penalty
+                gamma = 1.0 if gamma == 0 else 4.0 * gamma
+            if chosen is None:
+                # the penalty cap was hit: fall back to disjoint support (angle 90 degrees)
+                used = np.flatnonzero(L[:, :j].sum(axis=1) > 0)
+                keep = np.setdiff1d(np.arange(n), used)
+                if keep.size == 0:
+                    raise InputError(f"`min_angle`={min_angle}: component {j + 1} cannot be found")
+                sub = em_pca(_subcov(cov, keep), min(k, keep.size), seed=rng, restarts=restarts)
+                chosen = np.zeros(n)
+                chosen[keep] = sub.x
+                notes.append(f"component {j + 1}: penalty cap reached; used disjoint support")
+            res = _make_result(cov, chosen, method="em", t0=time.perf_counter(),
+                               params=dict(k=k, gamma=used_gamma),
+                               info=dict(gamma=used_gamma))
+            L[:, j] = res.x
+            results.append(res)
+            if callback is not None:
+                callback(j + 1, r)
+
+    var, cum, add = variance_summary(cov, L)
+    params = dict(n_components=r, k=k, nonneg=nonneg, min_angle=min_angle,
+                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
+                  restarts=restarts, **opts)
+    return ComponentsResult(loadings=L, variance=var, cumulative_variance=cum,
+                            additional_variance=add,
+                            supports=[np.flatnonzero(L[:, j]) for j in range(r)],
+                            method="em", strategy=strategy, params=params,
+                            seconds=time.perf_counter() - t0, results=results,
+                            info=dict(notes=notes))

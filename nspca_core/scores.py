@@ -1,0 +1,749 @@
+"""Nonnegative-score PCA (Bajorski, Hall & Rubinstein, Statistica Sinica 2013).
+
+Model: each sample ``Y_i = A X_i`` with ``X_i`` a p-vector of nonnegative,
+uncorrelated, unit-variance sources and ``A`` an unknown p x p matrix.  The
+nonnegative-score principal components (NSPCs) are ``W = Λ^{1/2} X`` with
+``λ_j = ||A e_j||^2`` and the unit-norm profiles ``D = A Λ^{-1/2}``, so
+``Y = D W``.  Whitening turns ``A`` into an unknown rotation; the estimator looks
+for the rotation that makes every whitened score nonnegative.
+
+Public: :func:`nonneg_scores` -> :class:`ScoresResult`.
+
+Private helpers used by :mod:`nspca_core.scores_compare` (the nonnegative ICA
+peer shares the whitening and the output assembly): ``_whiten``,
+``_assemble``, ``_geodesic``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.linalg import expm
+from scipy.optimize import linprog, minimize_scalar
+
+from ._validation import InputError, as_rng, check_int, check_matrix
+
+__all__ = ["nonneg_scores", "ScoresResult"]
+
+
+@dataclass(frozen=True, eq=False)
+class ScoresResult:
+    """The answer of :func:`nonneg_scores` (and of the nonnegative-ICA peer).
+
+    Columns are ordered by decreasing ``lambdas``.  With ``r = n_components``:
+
+    Attributes
+    ----------
+    A : ndarray (p, r)
+        Estimated mixing matrix ``Â = Σ̂ Mᵀ B̂ᵀ`` (``Σ̂^{1/2} B̂ᵀ`` when r = p).
+    D : ndarray (p, r)
+        Unit-norm profiles ``D̂ = Â Λ̂^{-1/2}``.
+    W : ndarray (n, r)
+        Nonnegative scores ``Ŵ = X̂ Λ̂^{1/2}`` (one row per sample; ``Y ≈ Ŵ D̂ᵀ``).
+    lambdas : ndarray (r,)
+        ``λ̂_j = ||Â e_j||^2``, decreasing.
+    B : ndarray (r, r)
+        The rotation, rows permuted into the ``lambdas`` order: ``X̂_i = B̂ M Y_i``.
+    negativity : float
+        ``S(B̂) = max(0, max_ij -X̂_ij)`` on the given data.
+    converged : bool
+        False only when ``max_iter`` stopped the descent (a warning is issued).
+    iterations : int
+        Number of geodesic steps taken (both phases).
+    history : ndarray
+        ``S`` after each iteration (``history[0]`` at the start, ``B = I``).
+    history_sum : ndarray
+        Mean of the whitened scores ``Σ_ij Z_ij / n`` after each iteration.
+    history_phase : ndarray of int
+        1 while lowering the negativity, 2 while maximizing ``Σ Z`` at ``S = 0``,
+        3 for a step that applied a random escape rotation.
+    history_B : tuple of ndarray (r, r)
+        Rotations along the way in the algorithm's (unordered) coordinates,
+        thinned to at most ``max_frames``; ``history_B[-1][order] == B``.
+    history_iter : ndarray of int
+        The iteration number of each entry of ``history_B``.
+    sources : ndarray (n, r)
+        ``X̂ = Ŵ Λ̂^{-1/2}`` (unit-variance sources).
+    whitened : ndarray (n, r)
+        ``U = Y Mᵀ``, the whitened (uncentered) data; the cloud at iteration
+        t is ``U @ history_B[t].T`` (for animations).
+    whitener : ndarray (r, p)
+        ``M`` with ``M Σ̂ Mᵀ = I``.
+    order : ndarray of int
+        The permutation from the algorithm's components to the ``lambdas`` order.
+    status : str
+        "zero-negativity", "local-minimum" or "max-iter".
+    method : str
+    params : dict
+    seconds : float
+    info : dict
+    """
+
+    A: np.ndarray
+    D: np.ndarray
+    W: np.ndarray
+    lambdas: np.ndarray
+    B: np.ndarray
+    negativity: float
+    converged: bool
+    iterations: int
+    history: np.ndarray
+    history_sum: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    history_phase: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    history_B: tuple = ()
+    history_iter: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    sources: np.ndarray | None = None
+    whitened: np.ndarray | None = None
+    whitener: np.ndarray | None = None
+    order: np.ndarray | None = None
+    status: str = ""
+    method: str = "nspca-scores"
+    params: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- validation
+
+def _check_Y(Y, n_components):
+    """Validate the data matrix and return (Y, r)."""
+    Y = check_matrix(Y, "Y", min_rows=2)
+    n, p = Y.shape
+    if p > n:
+        raise InputError(f"`Y` must have at least as many samples (rows) as variables (columns), "
+                         f"n >= p; got n={n}, p={p} (transpose it if rows are variables)")
+    r = p if n_components is None else check_int(n_components, "n_components", 1, p)
+    return Y, r
+
+
+def _whiten(Y: np.ndarray, r: int):
+    """Sample covariance (1/(n-1)) and its whitener.
+
+    Returns ``(cov, M, C)`` with ``M`` (r x p) such that ``M cov Mᵀ = I`` and
+    ``C = cov Mᵀ`` (p x r) so that ``Â = C Bᵀ``.  When ``r = p``, ``M = Σ̂^{-1/2}``
+    (the symmetric root, the paper's choice, so the descent starts at ``B = I``
+    on ``Σ̂^{-1/2} Y``); when ``r < p``, ``M = Λ_r^{-1/2} V_rᵀ`` on the top r
+    eigenpairs.
+    """
+    n, p = Y.shape
+    cov = np.cov(Y, rowvar=False, ddof=1).reshape(p, p)
+    evals, evecs = np.linalg.eigh(cov)
+    evals, evecs = evals[::-1], evecs[:, ::-1]
+    top = float(evals[0])
+    # relative floor: below it Σ̂^{-1/2} amplifies rounding noise into whole components
+    floor = 1e-10 * max(top, np.finfo(float).tiny)
+    if top <= 0 or evals[r - 1] <= floor:
+        raise InputError(f"the sample covariance of `Y` must be nonsingular on the {r} requested "
+                         f"component(s); got eigenvalue {r} = {evals[r - 1]:.3g} <= 1e-10 x largest "
+                         f"({top:.3g}): drop collinear/constant columns or lower `n_components`")
+    if r == p:
+        M = (evecs / np.sqrt(evals)) @ evecs.T
+        M = 0.5 * (M + M.T)
+        C = (evecs * np.sqrt(evals)) @ evecs.T
+        C = 0.5 * (C + C.T)
+    else:
+        V, lam = evecs[:, :r], evals[:r]
+        M = (V / np.sqrt(lam)).T
+        C = V * np.sqrt(lam)
+    return cov, M, C
+
+
+def _assemble(U, C, B):
+    """Order components by λ̂ and build (A, D, W, lambdas, B, sources, order)."""
+    Xs = U @ B.T
+    A = C @ B.T
+    lambdas = np.einsum("ij,ij->j", A, A)
+    order = np.argsort(-lambdas, kind="stable")
+    A, Xs, lambdas, Bo = A[:, order], Xs[:, order], lambdas[order], B[order]
+    root = np.sqrt(lambdas)
+    return A, A / root, Xs * root, lambdas, Bo, Xs, order
+
+
+# --------------------------------------------------------------------------- geometry
+
+def _pairs(r: int):
+    """Index pairs (a < b): coordinates ℓ of a skew matrix, ``L[a,b] = ℓ, L[b,a] = -ℓ``."""
+    a, b = np.triu_indices(r, 1)
+    return a, b
+
+
+def _skew(ell, r, pairs):
+    L = np.zeros((r, r))
+    L[pairs] = ell
+    return L - L.T
+
+
+def _geodesic(L, B, t):
+    """``P(t) = e^{tL} P₀`` with ``scipy.linalg.expm`` (a rotation: L is skew)."""
+    return expm(t * L) @ B
+
+
+class _Path:
+    """The geodesic ``t -> e^{tL} B`` evaluated many times during a line search.
+
+    ``iL`` is Hermitian, so ``L = -i Q diag(θ) Q^H`` and ``e^{tL} = Q diag(e^{-iθt}) Q^H``:
+    one ``eigh`` per direction instead of one ``expm`` per trial step (same
+    matrix to rounding; the accepted step itself is taken with ``expm``).
+    """
+
+    def __init__(self, L, B):
+        self.L, self.B = L, B
+        theta, Q = np.linalg.eigh(1j * L)
+        self.theta, self.Q = theta, Q
+
+    def __call__(self, t):
+        R = ((self.Q * np.exp(-1j * self.theta * t)) @ self.Q.conj().T).real
+        return R @ self.B
+
+    def exact(self, t):
+        return _reorthonormalize(_geodesic(self.L, self.B, t))
+
+
+def _reorthonormalize(B):
+    """Polar factor: removes the O(eps) drift of long products of expm's."""
+    u, _, vt = np.linalg.svd(B)
+    return u @ vt
+
+
+def _z_rows(Z, i, j, pairs):
+    """Derivatives of the entries ``Z[i, j]`` along ℓ (rows, one per entry).
+
+    Along ``B(t) = e^{tL}B``, ``dZ_i/dt = L Z_i`` so ``dZ_ij/dℓ_ab =
+    [j=a] Z_ib - [j=b] Z_ia``.
+    """
+    a, b = pairs
+    zi = Z[i]
+    return (j[:, None] == a[None]) * zi[:, b] - (j[:, None] == b[None]) * zi[:, a]
+
+
+def _a_rows(Ahat, k, l, pairs):
+    """Derivatives of the entries ``Â[k, l]`` along ℓ (``Â(t) = C Bᵀ e^{-tL}``, dÂ = -Â L)."""
+    a, b = pairs
+    ak = Ahat[k]
+    return (l[:, None] == a[None]) * ak[:, b] - (l[:, None] == b[None]) * ak[:, a]
+
+
+def _paper_direction(Z, i, j, pairs):
+    """The paper's descent direction for the active negativity entries ``(i_m, j_m)``.
+
+    One active entry: ``L = Q - Qᵀ`` with ``Q``'s ``j₀``-th column equal to
+    ``v = -Z_{i₀}`` (the paper indexes V by component x sample), which lowers
+    ``-Z_{i₀ j₀}`` at the rate ``||v||² - v_{j₀}²``.
+
+    Several: ``L = Σ_m x_m H_m`` over the single-entry directions ``H_m``, with
+    ``x = E^{-1}(-1)`` where ``E_lm`` is the rate of entry l along ``H_m``, so all
+    active maxima fall at the same rate.  With distinct components ``j_m`` this
+    is the paper's ``E = F + diag(b)``, ``F_lm = v_{m,j_l} v_{l,j_m}``,
+    ``b_l = -||v_l||²``.  In the coordinates ℓ, ``H_m = -g_m`` (``g_m`` the
+    gradient of ``-Z_{i_m j_m}``) and ``E = -G Gᵀ``, so ``L`` is the
+    minimum-norm direction with all active rates equal to -1.
+
+    Returns ``ell`` (unit Frobenius norm of L) or None when E is singular /
+    badly conditioned (more active entries than ``r(r-1)/2`` or dependent
+    rows), or when the direction vanishes (a point on a negative axis).
+    """
+    G = -_z_rows(Z, i, j, pairs)                     # gradients of -Z_ij
+    if G.shape[0] == 1:
+        ell = -G[0]                                  # = (Q - Qᵀ) in coordinates
+    else:
+        if G.shape[0] > G.shape[1]:
+            return None
+        E = -(G @ G.T)
+        if np.linalg.cond(E) > 1e10:
+            return None
+        x = np.linalg.solve(E, -np.ones(G.shape[0]))
+        ell = -(G.T @ x)
+    nrm = np.sqrt(2.0) * np.linalg.norm(ell)
+    scale = max(1.0, float(np.abs(Z[i]).max()))
+    if nrm <= 1e-12 * scale:
+        return None
+    return ell / nrm
+
+
+def _lp_direction(groups, q):
+    """Steepest descent of a weighted sum of maxima over a box (a small LP).
+
+    ``groups`` is a list of ``(weight, G)`` with ``G`` the gradient rows of the
+    active pieces of one max-function.  Solves
+    ``min Σ w_g r_g  s.t.  G_g ℓ <= r_g,  -1 <= ℓ <= 1`` and returns
+    ``(ell, rate)``; ``rate = Σ w_g r_g`` is the first-order change (< 0 means
+    every active piece of every group decreases).
+    """
+    ng = len(groups)
+    nv = q + ng
+    c = np.zeros(nv)
+    rows, rhs = [], []
+    for g, (w, G) in enumerate(groups):
+        c[q + g] = w
+        blk = np.zeros((G.shape[0], nv))
+        blk[:, :q] = G
+        blk[:, q + g] = -1.0
+        rows.append(blk)
+        rhs.append(np.zeros(G.shape[0]))
+    bounds = [(-1.0, 1.0)] * q + [(None, None)] * ng
+    res = linprog(c, A_ub=np.vstack(rows), b_ub=np.concatenate(rhs), bounds=bounds, method="highs")
+    if res.status != 0:
+        return None, 0.0
+    ell = res.x[:q]
+    nrm = np.sqrt(2.0) * np.linalg.norm(ell)
+    if nrm == 0:
+        return None, 0.0
+    return ell / nrm, float(res.fun) / nrm
+
+
+def _lp_model(groups, q, tau):
+    """Trust-region LP model of a weighted sum of maxima (the fallback direction).
+
+    ``groups`` holds ``(weight, offsets, G)``: piece m of group g is
+    ``f_m + G_m·ℓ`` to first order with ``f_m <= 0`` its gap below the group's
+    max.  Solves ``min Σ w_g r_g  s.t.  f_m + τ G_m·ℓ <= r_g,  -1 <= ℓ <= 1`` —
+    pieces below the max may rise as long as they do not overtake it, which
+    is what lets the descent land on a sharp (vertex) minimum.  Returns
+    ``(ell, model change)`` with ``ell`` of unit Frobenius norm in L.
+    """
+    ng = len(groups)
+    nv = q + ng
+    c = np.zeros(nv)
+    rows, rhs = [], []
+    for g, (w, f, G) in enumerate(groups):
+        c[q + g] = w
+        blk = np.zeros((G.shape[0], nv))
+        blk[:, :q] = tau * G
+        blk[:, q + g] = -1.0
+        rows.append(blk)
+        rhs.append(-f)
+    bounds = [(-1.0, 1.0)] * q + [(None, None)] * ng
+    res = linprog(c, A_ub=np.vstack(rows), b_ub=np.concatenate(rhs), bounds=bounds, method="highs")
+    if res.status != 0:
+        return None, 0.0
+    ell = res.x[:q]
+    nrm = np.sqrt(2.0) * np.linalg.norm(ell)
+    if nrm == 0:
+        return None, 0.0
+    return ell / nrm, float(res.fun)
+
+
+def _box_norm(ell_unit):
+    """Infinity norm of ℓ scaled back to the LP box (``||ℓ||_∞ = 1`` there)."""
+    m = float(np.abs(ell_unit).max())
+    return 1.0 / m if m > 0 else 1.0
+
+
+def _lp_ascent(grad, C_rows, q):
+    """Feasible ascent direction (Zoutendijk): ``max σ`` s.t. ``grad·ℓ >= σ``,
+    ``c_m·ℓ >= σ`` for the near-active constraints, ``-1 <= ℓ <= 1``."""
+    gn = grad / max(np.linalg.norm(grad), 1e-300)
+    rows = [gn[None]]
+    if C_rows.shape[0]:
+        nr = np.linalg.norm(C_rows, axis=1, keepdims=True)
+        rows.append(C_rows / np.maximum(nr, 1e-300))
+    Gm = np.vstack(rows)
+    A_ub = np.hstack([-Gm, np.ones((Gm.shape[0], 1))])
+    c = np.zeros(q + 1)
+    c[-1] = -1.0
+    bounds = [(-1.0, 1.0)] * q + [(None, 1.0)]
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(Gm.shape[0]), bounds=bounds, method="highs")
+    if res.status != 0:
+        return None, 0.0
+    ell = res.x[:q]
+    nrm = np.sqrt(2.0) * np.linalg.norm(ell)
+    if nrm == 0:
+        return None, 0.0
+    return ell / nrm, float(res.x[-1])
+
+
+def _random_rotation(rng, r, angle):
+    """``e^{angle K}`` with K a random skew matrix of unit Frobenius norm."""
+    K = rng.standard_normal((r, r))
+    K = K - K.T
+    K /= np.linalg.norm(K)
+    return expm(angle * K)
+
+
+# --------------------------------------------------------------------------- objectives
+
+class _Problem:
+    """Negativity of the whitened scores (and optionally of Â) as functions of B."""
+
+    def __init__(self, U, C, penalty, a_scale):
+        self.U, self.C, self.penalty, self.a_scale = U, C, penalty, a_scale
+
+    def parts(self, B):
+        Z = self.U @ B.T
+        s = float(-Z.min())
+        if self.penalty > 0:
+            Ah = (self.C @ B.T) / self.a_scale
+            nneg = float(-Ah.min())
+        else:
+            Ah, nneg = None, 0.0
+        return Z, s, Ah, nneg
+
+    def value(self, B):
+        """``S*(B) + a·max(N*(B), 0)`` with ``N*`` the (scaled) negativity of Â."""
+        Z, s, Ah, nneg = self.parts(B)
+        return s + self.penalty * max(nneg, 0.0)
+
+
+def _line_search(phi, L, B, f0, t0, t_max):
+    """Minimize ``phi(e^{tL}B)`` over ``t in (0, t_max]``: bracket then bounded Brent.
+
+    Returns ``(t, value)``; ``t = 0`` when no tested step decreases ``phi``.
+    """
+    path = _Path(L, B)
+
+    def at(t):
+        return phi(path(t))
+
+    t = min(t0, t_max)
+    ft = at(t)
+    # shrink until the step decreases the objective
+    while ft >= f0 and t > 1e-12:
+        t *= 0.25
+        ft = at(t)
+    if ft >= f0:
+        return 0.0, f0
+    # expand while it keeps decreasing
+    lo = 0.0
+    while 2 * t <= t_max:
+        f2 = at(2 * t)
+        if f2 >= ft:
+            hi = 2 * t
+            break
+        lo, t, ft = t, 2 * t, f2
+    else:
+        hi = t_max
+    res = minimize_scalar(at, bounds=(lo, hi), method="bounded",
+                          options={"xatol": 1e-12 + 1e-9 * hi, "maxiter": 60})
+    if res.fun < ft:
+        return float(res.x), float(res.fun)
+    return t, ft
+
+
+# --------------------------------------------------------------------------- estimator
+
+def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selection="sum",
+                  penalty=0.0, polish_iter=50, restarts=3, max_frames=200, callback=None
+                  ) -> ScoresResult:
+    """Nonnegative-score PCA: the rotation of the whitened data into the positive orthant.
+
+    Parameters
+    ----------
+    Y : array of shape (n_samples, n_features)
+        Data, rows are samples; used as given (not centered: the position of
+        the cloud relative to the origin is the information).  Needs
+        ``n_samples >= n_features`` and a nonsingular sample covariance.
+    n_components : int or None
+        ``r``; None means ``p`` (the paper's square model).  ``r < p`` whitens on
+        the top r principal components first.
+    seed : int or numpy Generator
+        Seeds the random escape rotations (the result is deterministic).
+    max_iter : int
+        Cap on geodesic steps of the negativity descent.
+    tol : float
+        ``S <= tol`` counts as zero negativity; also the step tolerance.
+    selection : {"sum", "maximin", "none"}
+        What to do once ``S = 0``: ``"sum"`` (default, the paper's suggestion)
+        maximizes ``Σ_ij Z_ij`` over rotations keeping ``S = 0``; ``"maximin"``
+        keeps lowering ``S*`` below zero (pushes the cloud off the faces);
+        ``"none"`` stops at the first rotation with ``S = 0``.
+    penalty : float
+        ``a >= 0`` of the paper's appendix: minimize ``S*(B) + a·N(B)`` with
+        ``N(B) = max(0, max_kl -Â_kl)/σ̄`` (``σ̄² = trace Σ̂/p``) so that Â
+        becomes nonnegative too.  0 (default) is the plain estimator.
+    polish_iter : int
+        Cap on the steps of the ``selection="sum"`` phase.
+    restarts : int
+        Random escape rotations tried at a stationary point with ``S > 0``
+        (the best rotation found is kept).
+    max_frames : int
+        Keep at most this many rotations in ``history_B`` (evenly thinned).
+    callback : callable or None
+        ``callback(done, total)`` after each step.
+
+    Returns
+    -------
+    ScoresResult
+
+    Raises
+    ------
+    InputError
+        NaN/inf in ``Y``, more variables than samples, singular covariance,
+        bad options.
+
+    Notes
+    -----
+    Bajorski, Hall & Rubinstein, "Methodology and theory for nonnegative-score
+    principal component analysis", Statistica Sinica 23 (2013) 963-988, §2-3.
+
+    1. ``Σ̂ = 1/(n-1) Σ (Y_i - Ȳ)(Y_i - Ȳ)ᵀ``; ``Z_i(B) = B Σ̂^{-1/2} Y_i``.
+    2. Minimize ``S*(B) = max_ij (-Z_ij)`` over rotations by descent along
+       geodesics ``P(t) = e^{tL} P₀`` (``L`` skew, ``scipy.linalg.expm``) with a
+       line search in t, from ``P₀ = I``.  Direction: the paper's single-entry
+       ``L = Q - Qᵀ`` or its equal-rate combination over several active
+       entries (:func:`_paper_direction`); when that system is singular (more
+       ties than ``r(r-1)/2`` or dependent gradients) an LP gives the direction
+       that lowers every active entry at the best common rate
+       (:func:`_lp_direction`).  "Active" = within a tie tolerance of the max
+       (the line search stops at crossings, so ties are the rule).
+    3. A step that cannot lower ``S*`` (a flat spot, e.g. a point on a negative
+       axis where the first-order direction vanishes, or a stationary point)
+       gets a small random rotation (``restarts`` times); the best B is kept.
+    4. At ``S = 0``, ``selection="sum"`` makes B̂ unique as the paper suggests:
+       maximize the linear ``Σ_ij Z_ij = 1ᵀ B Σ_i U_i`` over rotations with every
+       ``Z_ij >= 0`` by feasible ascent (Zoutendijk: an LP for the direction
+       over the nearly-active constraints, then a line search that stays
+       feasible).
+    5. ``Â = Σ̂^{1/2} B̂ᵀ``, ``X̂_i = B̂ Σ̂^{-1/2} Y_i``, ``λ̂_j = ||Â e_j||²``,
+       ``D̂ = Â Λ̂^{-1/2}``, ``Ŵ = Λ̂^{1/2} X̂``; components ordered by ``λ̂``.
+
+    Forms only p x p and n x r matrices.
+    """
+    t_start = time.perf_counter()
+    Y, r = _check_Y(Y, n_components)
+    max_iter = check_int(max_iter, "max_iter", 1)
+    polish_iter = check_int(polish_iter, "polish_iter", 0)
+    restarts = check_int(restarts, "restarts", 0)
+    max_frames = check_int(max_frames, "max_frames", 2)
+    if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0 < tol < 1):
+        raise InputError(f"`tol` must be a float in (0, 1); got {tol!r}")
+    if selection not in ("sum", "maximin", "none"):
+        raise InputError(f"`selection` must be one of 'sum', 'maximin', 'none'; got {selection!r}")
+    if not (isinstance(penalty, (int, float)) and not isinstance(penalty, bool) and penalty >= 0
+            and np.isfinite(penalty)):
+        raise InputError(f"`penalty` must be a finite float >= 0; got {penalty!r}")
+    if callback is not None and not callable(callback):
+        raise InputError(f"`callback` must be callable or None; got {type(callback).__name__}")
+    rng = as_rng(seed)
+
+    cov, M, C = _whiten(Y, r)
+    U = Y @ M.T
+    a_scale = float(np.sqrt(np.trace(cov) / cov.shape[0]))
+    prob = _Problem(U, C, float(penalty), a_scale)
+    pairs = _pairs(r)
+    q = pairs[0].size
+    scale = max(1.0, float(np.abs(U).max()))
+
+    B = np.eye(r)
+    hist, hist_sum, hist_phase = [], [], []
+    frames, frame_iter = [], []
+    stride = [1]
+
+    def record(Bc, it, phase):
+        Z = U @ Bc.T
+        hist.append(max(0.0, float(-Z.min())))
+        hist_sum.append(float(Z.sum()) / Z.shape[0])
+        hist_phase.append(phase)
+        if it % stride[0] == 0:
+            frames.append(Bc.copy())
+            frame_iter.append(it)
+            if len(frames) > max_frames:       # thin evenly: keep every other, double the stride
+                del frames[1::2], frame_iter[1::2]
+                stride[0] *= 2
+
+    record(B, 0, 1)
+    it = 0
+    status = "max-iter"
+    best_B, best_val = B.copy(), prob.value(B)
+    escapes = 0
+    t_guess = 0.1
+    zero_target = -np.inf if selection == "maximin" else tol
+    # tie band: the line search stops at crossings, so ties are the rule; entries
+    # within ``delta`` of the max (the line search's accuracy) count as tied
+    delta = 1e-8 * scale
+    tau = 0.1                                      # trust radius of the LP model step
+
+    def done_phase1(val, nneg):
+        return val <= zero_target and (prob.penalty == 0 or nneg <= tol)
+
+    def model_step(B, Z, s, Ah, nneg, val, tau):
+        """LP model step (fallback): linearize every entry within reach of the max."""
+        reach = 2.0 * tau * 2.0 * np.abs(Z).sum(axis=1).max()
+        ii, jj = np.nonzero(-Z >= s - reach)
+        groups = [(1.0, -Z[ii, jj] - s, -_z_rows(Z, ii, jj, pairs))]
+        if prob.penalty > 0 and nneg > 0:
+            reach_a = 2.0 * tau * 2.0 * np.abs(Ah).sum(axis=1).max()
+            kk, ll = np.nonzero(-Ah >= nneg - reach_a)
+            groups.append((prob.penalty, -Ah[kk, ll] - nneg, -_a_rows(Ah, kk, ll, pairs)))
+        ell, model = _lp_model(groups, q, tau)
+        if ell is None or model >= -1e-12 * scale:
+            return 0.0, val, None
+        L = _skew(ell, r, pairs)
+        t, new_val = _line_search(prob.value, L, B, val, tau * np.sqrt(2.0) * _box_norm(ell), np.pi)
+        return t, new_val, L
+
+    # ---------------------------------------------------------------- phase 1: lower S*
+    while it < max_iter:
+        if q == 0:                                 # r = 1: nothing to rotate
+            status = "zero-negativity" if prob.value(B) <= tol else "local-minimum"
+            break
+        Z, s, Ah, nneg = prob.parts(B)
+        val = s + prob.penalty * max(nneg, 0.0)
+        if done_phase1(s, nneg):
+            status = "zero-negativity"
+            break
+        ii, jj = np.nonzero(-Z >= s - delta)
+        t, new_val, L = 0.0, val, None
+        if prob.penalty == 0:
+            ell = _paper_direction(Z, ii, jj, pairs)
+            if ell is not None:
+                L = _skew(ell, r, pairs)
+                t, new_val = _line_search(prob.value, L, B, val, t_guess, np.pi)
+        # jamming (a new crossing right after the step) or no paper direction: the LP
+        # model step over every entry within reach, shrinking its trust radius
+        if t == 0 or val - new_val < 0.01 * (val - max(zero_target, 0.0)):
+            tau_try = max(tau, 4 * t) if t > 0 else tau
+            for _ in range(12):
+                t2, v2, L2 = model_step(B, Z, s, Ah, nneg, val, tau_try)
+                if L2 is not None and v2 < new_val:
+                    t, new_val, L = t2, v2, L2
+                    tau = max(t2 / np.sqrt(2.0), 1e-12)
+                    break
+                if L2 is not None and t2 > 0:
+                    break                          # a model step exists but the paper step was better
+                tau_try *= 0.25
+                if tau_try < 1e-13:
+                    break
+        it += 1
+        if t > 0 and val - new_val > 1e-15 * scale:
+            B = _reorthonormalize(_geodesic(L, B, t))   # the accepted step: expm
+            t_guess = max(2 * t, 1e-6)
+            tau = min(max(tau, t), 1.0)
+            phase = 1
+        else:
+            # flat spot or local minimum: keep the best, try a random rotation
+            if val < best_val:
+                best_B, best_val = B.copy(), val
+            if escapes >= restarts:
+                B = best_B
+                status = "local-minimum"
+                record(B, it, 1)
+                break
+            escapes += 1
+            B = _reorthonormalize(_random_rotation(rng, r, 0.1) @ best_B)
+            t_guess, tau = 0.1, 0.1
+            phase = 3
+        cur = prob.value(B)
+        if cur < best_val:
+            best_B, best_val = B.copy(), cur
+        record(B, it, phase)
+        if callback is not None:
+            callback(it, max_iter + polish_iter)
+    if status == "max-iter":
+        if prob.value(B) > best_val:
+            B = best_B
+        warnings.warn(f"nonneg_scores stopped at max_iter={max_iter} with negativity "
+                      f"{max(0.0, float(-(U @ B.T).min())):.3g}", RuntimeWarning, stacklevel=2)
+
+    # ---------------------------------------------------------------- phase 2: maximize Σ Z at S = 0
+    polish_steps = 0
+    if status == "zero-negativity" and selection == "sum" and q > 0:
+        B, polish_steps = _maximize_sum(U, C, B, prob, pairs, tol, polish_iter, record, it,
+                                        callback, max_iter + polish_iter)
+        it += polish_steps
+
+    A, D, W, lambdas, Bo, Xs, order = _assemble(U, C, B)
+    negativity = max(0.0, float(-Xs.min()))
+    params = dict(n_components=r, seed=seed if not isinstance(seed, np.random.Generator) else "generator",
+                  max_iter=max_iter, tol=tol, selection=selection, penalty=float(penalty),
+                  polish_iter=polish_iter, restarts=restarts)
+    info = dict(escapes=escapes, polish_steps=polish_steps, cov=cov,
+                a_negativity=max(0.0, float(-A.min()) / a_scale))
+    if not np.array_equal(frames[-1], B):
+        frames.append(B.copy())
+        frame_iter.append(it)
+    return ScoresResult(
+        A=A, D=D, W=W, lambdas=lambdas, B=Bo, negativity=negativity,
+        converged=status != "max-iter", iterations=it, history=np.asarray(hist),
+        history_sum=np.asarray(hist_sum), history_phase=np.asarray(hist_phase, dtype=int),
+        history_B=tuple(frames), history_iter=np.asarray(frame_iter, dtype=int),
+        sources=Xs, whitened=U, whitener=M, order=order, status=status,
+        method="nspca-scores", params=params, seconds=time.perf_counter() - t_start, info=info)
+
+
+def _maximize_sum(U, C, B, prob, pairs, tol, polish_iter, record, it0, callback, total):
+    """Phase 2: maximize ``Σ_ij Z_ij`` over rotations keeping ``Z >= -tol`` (and Â >= 0
+    when penalized), by feasible ascent along geodesics."""
+    r = B.shape[0]
+    q = pairs[0].size
+    ssum = U.sum(axis=0)
+    a, b = pairs
+    scale = max(1.0, float(np.abs(U).max()))
+    steps = 0
+
+    def feasible(Bc):
+        Z, s, Ah, nneg = prob.parts(Bc)
+        return s <= tol and (prob.penalty == 0 or nneg <= tol)
+
+    def fsum(Bc):
+        return float((Bc @ ssum).sum())
+
+    t_guess = 0.1
+    for _ in range(polish_iter):
+        Z, s, Ah, nneg = prob.parts(B)
+        w = B @ ssum
+        grad = w[b] - w[a]                        # d(1ᵀ e^{tL} w)/dℓ_ab at t = 0
+        if np.linalg.norm(grad) <= 1e-12 * max(1.0, np.linalg.norm(w)):
+            break
+        # nearly-active constraints: the smallest scores (within a band above zero)
+        band = max(1e-3 * scale, 10 * tol)
+        ii, jj = np.nonzero(Z <= band)
+        rows = [_z_rows(Z, ii, jj, pairs)]
+        if prob.penalty > 0:
+            kk, ll = np.nonzero(Ah <= band)
+            rows.append(_a_rows(Ah, kk, ll, pairs))
+        ell, sigma = _lp_ascent(grad, np.vstack(rows), q)
+        if ell is None or sigma <= 1e-10:
+            break
+        L = _skew(ell, r, pairs)
+        path = _Path(L, B)
+        f0 = fsum(B)
+
+        def ok(t):
+            # feasible and not worse than the start (fsum along a geodesic is a sinusoid sum)
+            Bt = path(t)
+            return feasible(Bt) and fsum(Bt) > f0
+
+        # largest acceptable step in (0, π]: shrink to an acceptable one, expand, bisect
+        t = t_guess
+        while not ok(t) and t > 1e-14:
+            t *= 0.25
+        if not ok(t):
+            break
+        lo, hi = t, None
+        while lo < np.pi:
+            t2 = min(2 * lo, np.pi)
+            if ok(t2) and fsum(path(t2)) >= fsum(path(lo)):
+                lo = t2
+            else:
+                hi = t2
+                break
+        if hi is not None:
+            while hi - lo > 1e-10 * hi:
+                mid = 0.5 * (lo + hi)
+                if ok(mid) and fsum(path(mid)) >= fsum(path(lo)):
+                    lo = mid
+                else:
+                    hi = mid
+        Bn = path.exact(lo)
+        if not feasible(Bn):
+            Bn = path(lo)
+            Bn = _reorthonormalize(Bn)
+            if not feasible(Bn):
+                break
+        gain = fsum(Bn) - f0
+        if gain <= 1e-13 * max(1.0, abs(f0)):
+            break
+        B = Bn
+        t_guess = max(2 * lo, 1e-6)
+        steps += 1
+        record(B, it0 + steps, 2)
+        if callback is not None:
+            callback(it0 + steps, total)
+        # Σ Z only breaks ties inside the (small) feasible set: stop once steps gain < 1e-5 relative
+        if gain <= 1e-5 * max(1.0, abs(f0)):
+            break
+    return B, steps

@@ -1,0 +1,624 @@
+"""The spannogram: exact ``max_{x in S_k^n} ||V^T x||^2`` for a rank-d factor V.
+
+Asteris, Papailiopoulos & Dimakis, "Nonnegative Sparse PCA with Provable
+Guarantees", ICML 2014: Alg. 1 (solve (P_d) on every candidate support) and
+Alg. 2 (the candidate supports ``S_d``).  The paper assumes rows of V in
+general position; this module does not (ties, zero, duplicated and linearly
+dependent rows are handled exactly, see :func:`candidate_supports`).
+"""
+
+from __future__ import annotations
+
+import time
+from itertools import combinations, permutations
+
+import numpy as np
+
+from ._validation import InputError, check_k, check_matrix
+from .constrained import _solve_pd
+from .result import Result
+
+__all__ = ["candidate_supports", "lowrank_nspca"]
+
+# Relative tolerance (times the largest row norm) under which two values of
+# V c count as tied.  Ties decide which neighbouring cells are enumerated; a
+# spurious tie only adds candidates, a missed near-tie can only lose cells of
+# angular size ~1e-10, i.e. a value change of the same relative order.
+_TIE_TOL = 1e-10
+_FEAS_TOL = 1e-10
+_RANK_TOL = 1e-12
+# Above this many distinct rows, d = 2 uses the angular sweep instead of all pairs.
+_SWEEP_MIN_ROWS = 120
+_SECTOR_CAP = 48
+_G_OVERRIDE = 0
+
+
+# --------------------------------------------------------------------------- reduction
+
+
+class _Reduced:
+    """Distinct nonzero rows of V (``groups``), their multiplicities, a full-rank basis."""
+
+    def __init__(self, V: np.ndarray):
+        self.n, self.d = V.shape
+        nz = np.flatnonzero(np.any(V != 0, axis=1))
+        self.empty = nz.size == 0
+        if self.empty:
+            return
+        uniq, inverse, counts = np.unique(V[nz], axis=0, return_inverse=True, return_counts=True)
+        inverse = inverse.ravel()
+        # order groups by their first original index (determinism, ties to the lower index)
+        first = np.full(uniq.shape[0], V.shape[0])
+        np.minimum.at(first, inverse, nz)
+        order = np.argsort(first, kind="stable")
+        rank_of = np.empty_like(order)
+        rank_of[order] = np.arange(order.size)
+        uniq, counts, inverse = uniq[order], counts[order], rank_of[inverse]
+        self.mu = counts.astype(np.int64)
+        self.m = uniq.shape[0]
+        srt = np.argsort(inverse, kind="stable")  # nz is increasing, so members stay sorted
+        self.members = np.split(nz[srt], np.cumsum(counts)[:-1])
+        self.simple = bool((counts == 1).all())
+        self.first = nz[srt][np.concatenate([[0], np.cumsum(counts)[:-1]])]
+        # full column rank coordinates: rows of V in an orthonormal basis of its row space
+        _, s, Wt = np.linalg.svd(uniq, full_matrices=False)
+        r = int(np.sum(s > _RANK_TOL * s[0])) if s.size else 0
+        self.r = max(r, 1)
+        self.U = uniq @ Wt[: self.r].T
+        self.rmax = float(np.linalg.norm(self.U, axis=1).max())
+        self.tol = _TIE_TOL * self.rmax
+
+    def expand(self, full: np.ndarray, partial=()) -> np.ndarray:
+        """Original indices of a candidate: whole groups ``full`` and ``(group, copies)`` pairs."""
+        if self.simple:
+            idx = [self.first[full]]
+            idx += [self.first[[g]] for g, j in partial if j > 0]
+        else:
+            idx = [self.members[g] for g in full]
+            idx += [self.members[g][:j] for g, j in partial if j > 0]
+        if not idx:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.concatenate(idx)).astype(np.int64)
+
+
+# --------------------------------------------------------------------------- lexicographic ties
+
+
+def _tangent_basis(c: np.ndarray) -> np.ndarray:
+    """Orthonormal basis (r, r-1) of the complement of unit ``c``."""
+    r = c.size
+    if r == 1:
+        return np.zeros((1, 0))
+    # Householder-free: complete c to an orthonormal basis with QR
+    M = np.column_stack([c, np.eye(r)])
+    Qm, _ = np.linalg.qr(M)
+    return Qm[:, 1:r]
+
+
+def _lex_selections(P: np.ndarray, mu: np.ndarray, slots: int, signed: bool, tol: float):
+    """Selections near a vertex: for every generic perturbation direction, the tied
+    points ordered by it, the first ``slots`` copies (only positive ones if ``signed``).
+
+    P : (t, q) tangent coordinates of the tied distinct rows (group order = index order).
+    Returns a set of tuples ((local point, copies), ...).
+    """
+    t, q = P.shape
+    out = set()
+
+    def take(order, positive):
+        sel, left = [], slots
+        for a in order:
+            if left <= 0:
+                break
+            if signed and not positive[a]:
+                continue
+            j = int(min(left, mu[a]))
+            sel.append((int(a), j))
+            left -= j
+        return tuple(sorted(sel))
+
+    if q == 0 or t == 0:
+        return {take(range(t), np.zeros(t, bool) if signed else np.ones(t, bool))}
+    if q == 1:
+        for sgn in (1.0, -1.0):
+            key = sgn * P[:, 0]
+            order = sorted(range(t), key=lambda a: (-key[a], a))
+            out.add(take(order, key > tol))
+        return out
+    if q == 2:
+        normals = [P[a] - P[b] for a, b in combinations(range(t), 2)]
+        if signed:
+            normals += [P[a] for a in range(t)]
+        dirs = []
+        for nv in normals:
+            nn = np.linalg.norm(nv)
+            if nn > tol:
+                dirs.append(np.array([-nv[1], nv[0]]) / nn)
+        if not dirs:
+            dirs = [np.array([1.0, 0.0])]
+        for d1 in dirs:
+            for s1 in (1.0, -1.0):
+                e1 = s1 * d1
+                for s2 in (1.0, -1.0):
+                    e2 = s2 * np.array([-e1[1], e1[0]])
+                    k1, k2 = P @ e1, P @ e2
+                    # cluster the first key within tol, then order by the second
+                    o1 = sorted(range(t), key=lambda a: -k1[a])
+                    cl = np.empty(t)
+                    cur, last = 0, None
+                    for a in o1:
+                        if last is not None and last - k1[a] > tol:
+                            cur += 1
+                        cl[a] = cur
+                        last = k1[a]
+                    order = sorted(range(t), key=lambda a: (cl[a], -k2[a], a))
+                    pos = (k1 > tol) | ((np.abs(k1) <= tol) & (k2 > tol))
+                    out.add(take(order, pos))
+        return out
+    # q >= 3 (d >= 4): every admissible completion (sound, possibly more than needed)
+    for size in range(0, t + 1):
+        for S in combinations(range(t), size):
+            for perm in permutations(S):
+                out.add(take(perm, np.ones(t, bool)))
+    return out
+
+
+# --------------------------------------------------------------------------- vertices
+
+
+def _vertex_batches(U: np.ndarray, r: int, chunk: int = 4096):
+    """Yield (C, D): unit null vectors C (N, r) of the pairwise differences of r-subsets
+    of the rows of ``[U; 0]`` and the subsets D (N, r) (index m = the zero row)."""
+    m = U.shape[0]
+    Uz = np.vstack([U, np.zeros((1, r))])
+    if r == 2:
+        i, j = np.triu_indices(m + 1, 1)
+        for s in range(0, i.size, chunk):
+            a, b = i[s:s + chunk], j[s:s + chunk]
+            diff = Uz[a] - Uz[b]
+            C = np.stack([-diff[:, 1], diff[:, 0]], axis=1)
+            yield C, np.stack([a, b], axis=1)
+        return
+    if r == 3:
+        for a in range(m + 1):
+            rest = np.arange(a + 1, m + 1)
+            if rest.size < 2:
+                continue
+            bi, li = np.triu_indices(rest.size, 1)
+            bi, li = rest[bi], rest[li]
+            for s in range(0, bi.size, chunk):
+                b, l = bi[s:s + chunk], li[s:s + chunk]
+                C = np.cross(Uz[a] - Uz[b], Uz[a] - Uz[l])
+                yield C, np.column_stack([np.full(b.size, a), b, l])
+        return
+    # general r: itertools + SVD null spaces (exact, practical only for small m)
+    subsets = list(combinations(range(m + 1), r))
+    for s in range(0, len(subsets), chunk):
+        D = np.array(subsets[s:s + chunk])
+        Dm = Uz[D[:, 1:]] - Uz[D[:, :1]]
+        _, sv, Wt = np.linalg.svd(Dm, full_matrices=True)
+        dep = sv[:, -1] <= _RANK_TOL * np.maximum(sv[:, 0], 1e-300)
+        C = Wt[:, -1, :].copy()
+        C[dep] = 0.0
+        yield C, D
+
+
+def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None):
+    """Add to ``cands`` the supports of all cells around the relevant vertices of a batch.
+
+    red_U : (m, r) distinct rows; mu : multiplicities; D rows use index m for the zero row.
+    arc : optional (phi0, phi1) for r = 2, keep only vertices with angle in it.
+    """
+    m, r = red_U.shape
+    nrm = np.linalg.norm(C, axis=1)
+    if r == 3:
+        # |d1 x d2| = |d1| |d2| sin(angle): dependent differences give no vertex
+        Uz = np.vstack([red_U, np.zeros((1, r))])
+        d1 = np.linalg.norm(Uz[D[:, 0]] - Uz[D[:, 1]], axis=1)
+        d2 = np.linalg.norm(Uz[D[:, 0]] - Uz[D[:, 2]], axis=1)
+        ok = nrm > _RANK_TOL * d1 * d2
+    else:
+        ok = nrm > 0
+    C, D = C[ok] / nrm[ok, None], D[ok]
+    if C.shape[0] == 0:
+        return
+    W = red_U @ C.T  # (m, N)
+    has_zero = (D == m).any(axis=1)
+    D0 = D[:, 0]
+    t0 = np.where(D0 == m, 0.0, W[np.minimum(D0, m - 1), np.arange(D0.size)])
+    n_real_def = r - has_zero.astype(int)
+    tied = np.abs(W - t0) <= tol
+    tied_distinct = tied.sum(axis=0)
+    tied_cnt = mu @ tied
+    for sgn in (1.0, -1.0):
+        s = sgn * t0
+        if arc is not None:
+            phi = np.mod(np.arctan2(sgn * C[:, 1], sgn * C[:, 0]), 2 * np.pi)
+            lo, hi = arc
+            inside = ((phi >= lo - 1e-12) & (phi <= hi + 1e-12)) | ((phi + 2 * np.pi >= lo - 1e-12)
+                                                                   & (phi + 2 * np.pi <= hi + 1e-12))
+        else:
+            inside = np.ones(C.shape[0], bool)
+        above = (sgn * W > s + tol)
+        above_cnt = mu @ above
+        s_pos = s > tol
+        s_zero = np.abs(s) <= tol
+        rel = inside & (((s_pos & (above_cnt < k) & (above_cnt + tied_cnt > k))
+                         | (s_zero & (above_cnt < k))))
+        if not rel.any():
+            continue
+        generic = (tied_distinct == n_real_def) & (s_zero == has_zero)
+        for v in np.flatnonzero(rel):
+            slots = int(k - above_cnt[v])
+            full = np.flatnonzero(above[:, v])
+            T = np.flatnonzero(tied[:, v])
+            if generic[v]:
+                sels = set()
+                if s_zero[v]:
+                    for perm in permutations(range(T.size)):
+                        for p in range(T.size + 1):
+                            sels.add(_take_prefix(perm[:p], mu[T], slots))
+                else:
+                    for perm in permutations(range(T.size)):
+                        sels.add(_take_prefix(perm, mu[T], slots))
+            else:
+                key = (sgn, bool(s_zero[v]), T.tobytes())
+                if key in degenerate_seen:
+                    continue
+                degenerate_seen.add(key)
+                c = sgn * C[v]
+                B = _tangent_basis(c)
+                P = red_U[T] @ B
+                sels = _lex_selections(P, mu[T], slots, bool(s_zero[v]), tol)
+            fb = full.tobytes()
+            for sel in sels:
+                cands.add((fb, tuple((int(T[a]), j) for a, j in sel)))
+
+
+def _take_prefix(order, mu, slots):
+    sel, left = [], slots
+    for a in order:
+        if left <= 0:
+            break
+        j = int(min(left, mu[a]))
+        sel.append((int(a), j))
+        left -= j
+    return tuple(sorted(sel))
+
+
+def _supports_enumerate(red: _Reduced, k: int, callback=None) -> set:
+    """Candidate cells of Alg. 2 by enumerating all r-subsets of ``[U; 0]``."""
+    U, mu, r, tol = red.U, red.mu, red.r, red.tol
+    cands: set = set()
+    if r == 1:
+        # c = ±1: the order of the distinct values decides everything
+        for sgn in (1.0, -1.0):
+            w = sgn * U[:, 0]
+            order = np.argsort(-w, kind="stable")
+            full, left, part = [], k, []
+            for g in order:
+                if w[g] <= 0 or left <= 0:
+                    break
+                if mu[g] <= left:
+                    full.append(g)
+                    left -= mu[g]
+                else:
+                    part.append((int(g), left))
+                    left = 0
+            cands.add((np.array(sorted(full), dtype=np.int64).tobytes(), tuple(part)))
+        return cands
+    degenerate_seen: set = set()
+    total = _n_subsets(red.m + 1, r)
+    done = 0
+    for C, D in _vertex_batches(U, r):
+        _process_vertices(U, mu, k, tol, C, D, cands, degenerate_seen)
+        done += C.shape[0]
+        if callback is not None:
+            callback(done, total)
+    return cands
+
+
+def _n_subsets(N, r):
+    from math import comb
+    return comb(N, r)
+
+
+# --------------------------------------------------------------------------- d = 2 sweep
+
+
+def _supports_sweep(red: _Reduced, k: int, callback=None) -> set:
+    """Exact d = 2 candidate cells by an angular sweep of the k-level.
+
+    The circle is cut into sectors.  In a sector, a row whose largest value
+    there is below the k-th largest of all smallest values (or below 0) is
+    never in ``I_k^+``; a row whose smallest value exceeds the (k+1)-th
+    largest of all largest values (and 0) always is.  Only the remaining rows
+    (few when the sector is narrow) can meet at the k-level, so the pairwise
+    vertex enumeration runs on them alone, with ``k`` reduced by the rows
+    always in; sectors with many undecided rows are split further.
+    """
+    U, mu, tol = red.U, red.mu, red.tol
+    m = U.shape[0]
+    rad = np.linalg.norm(U, axis=1)
+    psi = np.arctan2(U[:, 1], U[:, 0])
+    cands: set = set()
+    G = _G_OVERRIDE or int(min(4096, max(32, 4 * np.sqrt(m))))
+    edges = np.linspace(0.0, 2 * np.pi, G + 1)
+    stack = [(edges[g], edges[g + 1], np.arange(m), k, np.zeros(0, np.int64)) for g in range(G)]
+    # process the first level vectorized over sectors, then recurse per sector
+    work = []
+    del stack[G:]
+    for lo_g in range(0, G, 256):
+        block = stack[lo_g:lo_g + 256]
+        phi0 = np.array([b[0] for b in block])
+        phi1 = np.array([b[1] for b in block])
+        lo, hi = _range_in_arc(rad, psi, phi0, phi1)
+        for t, (p0, p1, rows, kk, always) in enumerate(block):
+            work.append(_classify(p0, p1, rows, kk, always, lo[t], hi[t], mu))
+    total = len(work)
+    done = 0
+    while work:
+        item = work.pop()
+        if item is None:
+            done += 1
+            continue
+        p0, p1, rows, kk, always = item
+        if rows.size > _SECTOR_CAP and p1 - p0 > 1e-9:
+            sub = np.linspace(p0, p1, 9)
+            lo, hi = _range_in_arc(rad[rows], psi[rows], sub[:-1], sub[1:])
+            for t in range(8):
+                work.append(_classify(sub[t], sub[t + 1], rows, kk, always, lo[t], hi[t], mu[rows]))
+            continue
+        done += 1
+        if callback is not None and done % 64 == 0:
+            callback(min(done, total), total)
+        if kk <= 0 or rows.size == 0:
+            continue
+        local: set = set()
+        Ub = U[rows]
+        mb = mu[rows]
+        seen_local: set = set()
+        for C, D in _vertex_batches(Ub, 2):
+            _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, arc=(p0, p1))
+        afb = always
+        for fb, part in local:
+            full_local = np.frombuffer(fb, dtype=np.int64)
+            full = np.sort(np.concatenate([afb, rows[full_local]]))
+            cands.add((full.tobytes(), tuple((int(rows[g]), j) for g, j in part)))
+    if callback is not None:
+        callback(total, total)
+    return cands
+
+
+def _range_in_arc(rad, psi, phi0, phi1):
+    """Min and max of ``rad * cos(phi - psi)`` over ``phi in [phi0, phi1]`` (arrays of sectors)."""
+    a0 = np.cos(phi0[:, None] - psi[None, :]) * rad
+    a1 = np.cos(phi1[:, None] - psi[None, :]) * rad
+    lo = np.minimum(a0, a1)
+    hi = np.maximum(a0, a1)
+    # the maximum rad sits at phi = psi, the minimum -rad at psi + pi
+    pk = np.mod(psi[None, :] - phi0[:, None], 2 * np.pi)
+    width = (phi1 - phi0)[:, None]
+    hi = np.where(pk <= width, rad, hi)
+    tr = np.mod(psi[None, :] + np.pi - phi0[:, None], 2 * np.pi)
+    lo = np.where(tr <= width, -rad, lo)
+    # widen by rounding so that the classification stays sound
+    eps = 1e-12 * (rad.max() if rad.size else 1.0)
+    return lo - eps, hi + eps
+
+
+def _kth_largest(values, weights, k):
+    """The k-th largest of ``values`` counted with integer ``weights`` (-inf if fewer)."""
+    if weights.sum() < k:
+        return -np.inf
+    order = np.argsort(-values, kind="stable")
+    cw = np.cumsum(weights[order])
+    return values[order[np.searchsorted(cw, k)]]
+
+
+def _classify(p0, p1, rows, kk, always, lo, hi, mw):
+    """Split ``rows`` of a sector into always-in, never-in and undecided.
+
+    ``lo``, ``hi``, ``mw`` (value range over the sector, multiplicity) are aligned with ``rows``.
+    """
+    if kk <= 0 or rows.size == 0:
+        return (p0, p1, rows[:0], kk, always)
+    L = _kth_largest(lo, mw, kk)
+    Uk = _kth_largest(hi, mw, kk + 1)
+    never = hi < max(L, 0.0)
+    alw = (lo > max(Uk, 0.0)) & ~never
+    a = int(mw[alw].sum())
+    keep = ~never & ~alw
+    new_always = np.concatenate([always, rows[alw]]) if alw.any() else always
+    return (p0, p1, rows[keep], kk - a, new_always)
+
+
+# --------------------------------------------------------------------------- public
+
+
+def _check_V(V):
+    V = check_matrix(V, "V")
+    return V
+
+
+def _candidate_set(V: np.ndarray, k: int, *, method: str = "auto", callback=None):
+    red = _Reduced(V)
+    if red.empty:
+        return red, set(), "empty"
+    if red.r == 2 and (method == "sweep" or (method == "auto" and red.m >= _SWEEP_MIN_ROWS)):
+        return red, _supports_sweep(red, k, callback), "sweep"
+    return red, _supports_enumerate(red, k, callback), "enumerate"
+
+
+def _expand_all(red: _Reduced, cands: set) -> list:
+    out = {}
+    for fb, part in cands:
+        full = np.frombuffer(fb, dtype=np.int64)
+        idx = red.expand(full, part)
+        if idx.size:
+            out.setdefault(idx.tobytes(), idx)
+    return sorted(out.values(), key=lambda a: (a.size, a.tolist()))
+
+
+def candidate_supports(V, k) -> list:
+    """The candidate supports ``S_d`` of Alg. 2 (Asteris et al. 2014), exact for every V.
+
+    Parameters
+    ----------
+    V : array_like of shape (n, d)
+        Any real matrix (ties, zero, duplicated or dependent rows allowed).
+    k : int in [1, n]
+
+    Returns
+    -------
+    list of ndarray of int
+        Sorted, distinct supports (each of size at most k).  One of them is
+        the support of an optimal ``x`` of ``max_{x in S_k^n} ||V^T x||^2``
+        (for ``V = 0`` the list is empty: every feasible x is optimal).
+        ``len <= 2^d * C(n+1, d)``.
+
+    Notes
+    -----
+    For unit ``c`` let ``f(c)`` be the sum of the squared k largest positive
+    entries of ``Vc``; ``OPT_d = max_c f(c)``.  Zero rows never help and
+    identical rows are interchangeable (ties go to the lower index), so both
+    are factored out, and V is expressed in a basis of its row space (rank
+    r).  The sphere is cut by the hyperplanes where two rows, or a row and 0,
+    tie.  In every open cell ``C`` the support ``I_C = I_k^+(Vc)`` is constant
+    and positive, and ``f = ||V_{I_C} c||^2`` on its closure, so ``(P_d)`` on
+    ``I_C`` reaches ``OPT_d`` for the cell whose closure holds a maximizer.
+    The set of ``c`` where ``I_C`` is a valid top-k choice is a pointed
+    polyhedral cone; an extreme ray of it is cut out by r-1 independent ties,
+    all at the k-th order (or at 0), hence by r tied rows of ``[V; 0]``: the
+    paper's d-subsets.  Near such a vertex the rows above the tie stay in,
+    those below stay out, and the tied rows are ordered lexicographically by
+    the direction of departure; the cells touching the vertex are exactly the
+    orders of the tied rows under generic directions.  In general position
+    (r tied rows) these are all their orders; otherwise they are enumerated
+    from the critical directions of the tied rows (exact for r <= 3; for
+    r >= 4 every admissible completion is added).  Each candidate is the
+    support of a real open cell, so the paper's bound holds (a generic
+    perturbation keeps every open cell).  For d = 2 and many rows the
+    vertices on the k-level are found by an angular sweep instead of all
+    pairs.
+    """
+    V = _check_V(V)
+    k = check_k(k, V.shape[0])
+    red, cands, _ = _candidate_set(V, k)
+    return _expand_all(red, cands)
+
+
+def _evaluate(V: np.ndarray, supports: list, callback=None):
+    """max over candidates of (P_d): batched top eigenvectors, (P_d) only where needed.
+
+    Returns (value, x, n_pd_solves).
+    """
+    n, d = V.shape
+    sizes = np.array([s.size for s in supports])
+    flat = np.concatenate(supports)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    outer = (V[:, :, None] * V[:, None, :]).reshape(n, d * d)
+    M = np.add.reduceat(outer[flat], starts, axis=0).reshape(-1, d, d)
+    lam, vec = np.linalg.eigh(M)
+    top = lam[:, -1]
+    c = vec[:, :, -1]
+    # feasibility of ±c on each support: min and max of V_I c
+    proj = np.einsum("ij,ij->i", V[flat], np.repeat(c, sizes, axis=0))
+    rn = np.linalg.norm(V[flat], axis=1)
+    pmin = np.minimum.reduceat(proj + _FEAS_TOL * rn, starts)
+    pmax = np.maximum.reduceat(proj - _FEAS_TOL * rn, starts)
+    feas_pos = pmin >= 0
+    feas_neg = pmax <= 0
+    feasible = feas_pos | feas_neg
+    best, best_x = -np.inf, None
+    if feasible.any():
+        j = int(np.flatnonzero(feasible)[np.argmax(top[feasible])])
+        best = float(top[j])
+        best_x = _x_from_c(V, supports[j], c[j] if feas_pos[j] else -c[j])
+        best = float(np.sum((V.T @ best_x) ** 2))
+    # (P_d) is bounded by the top eigenvalue: solve it only where it could win
+    solves = 0
+    todo = np.flatnonzero(~feasible & (top > best * (1 + 1e-12) + 1e-300))
+    todo = todo[np.argsort(-top[todo], kind="stable")]
+    for j in todo:
+        if top[j] <= best * (1 + 1e-12):
+            break
+        I = supports[j]
+        cj = _solve_pd(M[j], V[I])
+        solves += 1
+        if cj is None:
+            continue
+        x = _x_from_c(V, I, cj)
+        val = float(np.sum((V.T @ x) ** 2))
+        if val > best:
+            best, best_x = val, x
+    return best, best_x, solves
+
+
+def _x_from_c(V, I, c):
+    x = np.zeros(V.shape[0])
+    xi = V[I] @ c
+    xi = np.clip(xi, 0.0, None)  # rounding-level negatives only (c is feasible)
+    nrm = np.linalg.norm(xi)
+    if nrm == 0:
+        x[I[0]] = 1.0
+        return x
+    x[I] = xi / nrm
+    return x
+
+
+def lowrank_nspca(V, k, *, callback=None) -> Result:
+    """Exact ``argmax_{x in S_k^n} ||V^T x||^2`` (Alg. 1 of Asteris et al. 2014).
+
+    Parameters
+    ----------
+    V : array_like of shape (n, d)
+        Rank-d factor (``A_d = V V^T``), e.g. from :func:`nspca_core.lowrank_factor`.
+    k : int in [1, n]
+    callback : callable, optional
+        ``callback(done, total)`` while candidates are enumerated.
+
+    Returns
+    -------
+    Result
+        ``method="spannogram"``; ``variance = variance_lowrank = ||V^T x||^2``
+        (callers with the true covariance recompute ``variance``);
+        ``info["candidates"]`` the number of candidate supports,
+        ``info["pd_solves"]`` how many needed the full (P_d) solver,
+        ``info["path"]`` "enumerate" (all d-subsets) or "sweep" (d = 2 k-level
+        sweep).
+
+    Notes
+    -----
+    ``OPT_d = max_{I in S_d} (P_d)(V_I^T V_I, V_I)`` with ``x_I = V_I c /
+    ||V_I c||`` (see :func:`candidate_supports` for why ``S_d`` suffices and
+    :func:`nspca_core.solve_pd` for (P_d)).  The candidates are evaluated in
+    one batch: the top eigenpair of every ``V_I^T V_I``; when ``±`` that
+    eigenvector is feasible it solves (P_d).  Since (P_d) never exceeds the
+    top eigenvalue, the exact solver only runs on infeasible candidates whose
+    top eigenvalue beats the best value found, in decreasing order.
+    Cost: O(n^{d+1}) for the enumeration (d = 2 with many rows: a sweep whose
+    cost grows with the number of k-level crossings), practical for d <= 3.
+    """
+    t0 = time.perf_counter()
+    V = _check_V(V)
+    n, d = V.shape
+    k = check_k(k, n)
+    return _lowrank(V, k, callback=callback, t0=t0)
+
+
+def _lowrank(V, k, *, callback=None, t0=None, method="auto"):
+    t0 = time.perf_counter() if t0 is None else t0
+    n, d = V.shape
+    red, cands, path = _candidate_set(V, k, method=method, callback=callback)
+    supports = _expand_all(red, cands) if cands else []
+    if not supports:
+        x = np.zeros(n)
+        x[0] = 1.0
+        val, solves = float(np.sum(V[0] ** 2)), 0
+    else:
+        val, x, solves = _evaluate(V, supports)
+    support = np.flatnonzero(x > 0)
+    return Result(x=x, support=support, variance=val, variance_lowrank=val, method="spannogram",
+                  params={"k": k, "d": d}, seconds=time.perf_counter() - t0,
+                  info={"candidates": len(supports), "pd_solves": solves, "path": path})

@@ -1,0 +1,153 @@
+"""Page 6 — every algorithm at one k: variance, certified ratio, time, support overlaps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ui import compute, downloads, state
+from ui.figures import analysis as figs
+from ui.sidebar import page_intro
+
+page_intro(
+    "Compare algorithms",
+    "every algorithm at the sidebar's k on the same data: variance, the fraction of the optimum it "
+    "provably reaches, seconds, how much the supports overlap, the loadings side by side, and for "
+    "labelled data whether the selected features separate the classes.",
+    "Methods of Asteris et al. (ICML 2014), Sigg & Buhmann (ICML 2008, EM; Fig. 4: k-means Jaccard "
+    "scores on the selected MLL genes), Yuan & Zhang (TPower), Zass & Shashua (NIPS 2006).",
+)
+
+
+def main() -> None:
+    s = state.settings()
+    ds = compute.current_dataset()
+    X = ds.X
+    m, n = X.shape
+    k = min(s.k, n)
+    offered = compute.available_methods()
+    if not offered:
+        raise compute.Unavailable("`nspca_core.api.METHODS` (the solver entry point `fit`)")
+    methods = st.multiselect("Algorithms", offered, default=offered, format_func=figs.method_label,
+                             key="cmp_methods")
+    if not methods:
+        st.info("Choose at least one algorithm.")
+        return
+    st.caption(f"{ds.info.title}: {m} samples × {n} features; k = {k}, d = {s.d}, ε = {s.eps}, "
+               f"seed {s.seed}; preprocessing {' → '.join(ds.preprocessing) or 'none'}.")
+
+    results = {}
+    with compute.progress(f"Running {len(methods)} algorithms at k = {k}") as cb:
+        for i, method in enumerate(methods):
+            try:
+                results[method] = compute.fit(X, k, method, s.d, s.eps, s.seed, certify=False)
+            except compute.Unavailable as exc:
+                st.info(f"**{figs.method_label(method)}** is not available: {exc}")
+            except ValueError as exc:
+                st.info(f"**{figs.method_label(method)}** could not run on this data: {exc}")
+            cb(i + 1, len(methods))
+    if not results:
+        return
+    names = list(results)
+    variances = np.array([results[mth].variance for mth in names], float)
+    best = names[int(np.nanargmax(variances))]
+    cert = None
+    try:
+        with compute.progress("Certifying the best answer") as cb:
+            cert = compute.certify(X, k, np.asarray(results[best].x), _callback=cb)
+    except compute.Unavailable as exc:
+        st.info(f"Certified ratios need the certificates module: {exc}")
+    upper = float(cert.upper_bound) if cert is not None else np.nan
+    lam1 = float(compute.eigenvalues(X, 1)[0]) or 1.0
+
+    table = pd.DataFrame(dict(
+        method=names,
+        variance=variances,
+        variance_over_lambda1=variances / lam1,
+        certified_ratio=variances / upper,
+        seconds=[float(results[mth].seconds) for mth in names],
+        nonzeros=[int(np.asarray(results[mth].support).size) for mth in names],
+        converged=[bool(results[mth].converged) for mth in names],
+    ))
+    cols = st.columns(3)
+    cols[0].metric("best variance", f"{variances.max():.4g}", help=f"by {figs.method_label(best)}")
+    if cert is not None:
+        cols[1].metric("certified upper bound on the optimum", f"{upper:.4g}", help=f"bound: {cert.kind}"
+                       + (" (probabilistic)" if cert.probabilistic else ""))
+        cols[2].metric("best answer is at least", f"{variances.max() / upper:.2%} of optimal",
+                       help="provably optimal" if cert.optimal else None)
+    st.dataframe(table, hide_index=True, column_config={
+        "method": st.column_config.TextColumn("method"),
+        "variance": st.column_config.NumberColumn("variance xᵀAx", format="%.5g"),
+        "variance_over_lambda1": st.column_config.NumberColumn("÷ λ₁", format="%.4f"),
+        "certified_ratio": st.column_config.ProgressColumn("certified ratio", format="%.4f",
+                                                           min_value=0.0, max_value=1.0),
+        "seconds": st.column_config.NumberColumn("seconds", format="%.3f"),
+    })
+
+    c1, c2 = st.columns(2)
+    if cert is not None:
+        c1.plotly_chart(figs.metric_bars(table, "certified_ratio", percent=True,
+                                         title=f"Certified fraction of the optimum, k = {k}",
+                                         ylabel="variance / upper bound"), key="cmp_ratio")
+    else:
+        c1.plotly_chart(figs.metric_bars(table, "variance_over_lambda1", title=f"Variance / λ₁, k = {k}",
+                                         ylabel="variance / λ₁"), key="cmp_var")
+    c2.plotly_chart(figs.metric_bars(table, "seconds", title="Seconds per solve", ylabel="seconds"),
+                    key="cmp_seconds")
+
+    supports = {mth: np.asarray(results[mth].support) for mth in names}
+    st.plotly_chart(figs.jaccard_heatmap(compute.jaccard_matrix(supports),
+                                         title=f"Support overlap at k = {k} (Jaccard |S∩T| / |S∪T|)"),
+                    key="cmp_jaccard")
+
+    st.subheader("Loadings side by side")
+    if ds.image_shape is not None:
+        rows = {figs.method_label(mth): [np.asarray(results[mth].x)] for mth in names}
+        titles = {figs.method_label(mth): [f"var {results[mth].variance:.3g}"] for mth in names}
+        # one image per method, laid out as a single row
+        flat = {"": [v[0] for v in rows.values()]}
+        flat_titles = {"": [f"{lab}: {t[0]}" for lab, t in titles.items()]}
+        st.plotly_chart(figs.image_grid(flat, image_shape=ds.image_shape, titles=flat_titles,
+                                        title=f"Loadings as images, k = {k}", cell_px=150),
+                        key="cmp_images")
+    union = np.unique(np.concatenate([supports[mth] for mth in names])).astype(int)
+    shown = union[:80]
+    L = pd.DataFrame({mth: np.asarray(results[mth].x)[shown] for mth in names},
+                     index=[str(ds.feature_names[j]) for j in shown])
+    st.plotly_chart(figs.loadings_heatmap(
+        L, title=f"Loadings on the union of the supports ({union.size} features"
+                 + (", first 80 shown)" if union.size > 80 else ")")), key="cmp_loadings")
+
+    if ds.labels is not None:
+        st.subheader("Do the selected features separate the classes?")
+        classes = np.unique(np.asarray(ds.labels))
+        st.markdown(
+            f"Sigg & Buhmann's check (ICML 2008, §5, Fig. 4): k-means with {classes.size} clusters on "
+            f"the {k} features each method selected; the pair-counting Jaccard score of the clusters "
+            f"against the known labels ({', '.join(map(str, classes[:6]))}"
+            f"{', …' if classes.size > 6 else ''}); 1 = the clusters are the classes.")
+        with compute.progress("k-means on each method's features") as cb:
+            scores = []
+            for i, mth in enumerate(names):
+                sel = np.asarray(supports[mth], int)
+                scores.append(compute.kmeans_jaccard(X[:, sel], np.asarray(ds.labels),
+                                                     int(classes.size), s.seed))
+                cb(i + 1, len(names))
+        jt = pd.DataFrame(dict(method=names, jaccard=scores))
+        st.plotly_chart(figs.metric_bars(jt, "jaccard", title=f"k-means ({classes.size} clusters) "
+                                         f"on the selected features vs labels",
+                                         ylabel="pair-counting Jaccard"), key="cmp_kmeans")
+
+    L_all = np.column_stack([np.asarray(results[mth].x) for mth in names])
+    c1, c2 = st.columns(2)
+    c1.download_button("Download loadings (CSV)", downloads.components_csv(L_all, ds.feature_names, names),
+                       file_name=f"compare_{ds.name}_k{k}.csv", mime="text/csv", key="cmp_csv",
+                       on_click="ignore")
+    c2.download_button("Download table (CSV)", table.to_csv(index=False).encode(),
+                       file_name=f"compare_table_{ds.name}_k{k}.csv", mime="text/csv",
+                       key="cmp_table_csv", on_click="ignore")
+
+
+compute.guard(main)

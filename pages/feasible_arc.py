@@ -1,0 +1,125 @@
+"""Page 3 — the feasible arc of (P₂) (Asteris et al. 2014, Fig. 2, App. C)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ui import compute_teach as ct
+from ui import state
+from ui.figures import teach as fig
+from ui.sidebar import link_page, page_intro
+
+page_intro(
+    "Feasible arc of (P₂)",
+    "For one candidate support I, the best x on I is x_I ∝ V_I c with c the solution of "
+    "(P₂): max cᵀQc over unit c with V_I c ≥ 0 — each row of V_I keeps a half-plane, and "
+    "the unit circle minus the cut half-planes is the feasible arc.",
+    "Asteris, Papailiopoulos & Dimakis (ICML 2014), Alg. 4, Fig. 2 and App. C (seed 002).",
+)
+
+s = state.settings()
+have_span = state.TEACH_V in st.session_state and state.TEACH_SUPPORT in st.session_state
+sources = (["support chosen on the spannogram page"] if have_span else []) + [
+    "type the constraint rows"]
+left, right = st.columns([1, 2.2], gap="large")
+with left:
+    source = st.radio("Where (Q, R) come from", sources, key="arc_source")
+    if source.startswith("support"):
+        V = np.asarray(st.session_state[state.TEACH_V], dtype=float)
+        I = [int(i) for i in st.session_state[state.TEACH_SUPPORT]]
+        R = V[I]
+        st.markdown(f"Support I = `{I}` of the d = 2 spannogram page; "
+                    "R = V_I (rows below), Q = V_Iᵀ V_I.")
+        st.dataframe(pd.DataFrame(R, columns=["V_i1", "V_i2"], index=I), height=180)
+    else:
+        if not have_span:
+            st.caption("Tip: choose a support on the spannogram page and it appears here.")
+        Vs = ct.small_V(8, 2, s.seed)
+        base = pd.DataFrame(np.round(Vs[[0, 2, 5]], 2), columns=["R_i1", "R_i2"])
+        df = st.data_editor(base, num_rows="dynamic", key="arc_rows", width="content")
+        R = df.apply(pd.to_numeric, errors="coerce").dropna().to_numpy(dtype=float)
+        if R.shape[0] < 1:
+            st.warning("Type at least one complete row; using the example rows.")
+            R = base.to_numpy(dtype=float)
+    Q0 = R.T @ R
+    mode = st.radio("Animation", ("add constraints one by one", "rotate u₁ (turn Q)"),
+                    key="arc_mode", horizontal=True)
+    kk = R.shape[0]
+    if mode.startswith("add"):
+        shown = st.slider("constraints shown", 0, kk, kk, key="arc_shown") if kk > 1 else kk
+        theta = 0.0
+    else:
+        shown = kk
+        theta = st.slider("rotate Q by (degrees)", -180, 180, 0, 5, key="arc_theta",
+                          help="Q_θ = G(θ) Q G(θ)ᵀ with G a rotation: u₁ turns, the "
+                               "constraints stay.")
+    play = st.button("▶ play the animation", key="arc_play")
+
+
+def rotated(Q: np.ndarray, degrees: float) -> np.ndarray:
+    t = np.deg2rad(degrees)
+    G = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    return G @ Q @ G.T
+
+
+def draw(Q: np.ndarray, Rs: np.ndarray, target, caption_target, tag: str) -> dict:
+    """Solve (P₂) for (Q, Rs) and draw both figures into ``target``."""
+    if Rs.shape[0]:
+        out = ct.pd2(Q, Rs)
+    else:  # no constraint yet: the whole circle, the answer is ±u₁
+        u1 = np.linalg.eigh(Q)[1][:, -1]
+        out = dict(c=u1, arcs=[(-np.pi, np.pi)], u1=u1, active=[], u1_feasible=True,
+                   value=float(u1 @ Q @ u1), feasible=True)
+    with target.container():
+        st.plotly_chart(fig.feasible_arc(Q, Rs, arcs=out["arcs"], u1=out["u1"], c_star=out["c"],
+                                         active=out["active"]),
+                        theme=None, key=f"arc_circle_{tag}")
+        st.plotly_chart(fig.objective_on_circle(Q, Rs, c_star=out["c"]), theme=None,
+                        key=f"arc_objective_{tag}")
+    caption_target.caption("Each coloured line is Rᵢ·c = 0; its shaded side is cut away (the "
+                           "arrow points into the kept half-plane). The thick arc is what "
+                           "remains of the unit circle.")
+    return out
+
+
+with right:
+    plot_slot = st.empty()
+    cap_slot = st.empty()
+    if play:
+        if mode.startswith("add"):
+            steps = [(0.0, j) for j in range(0, kk + 1)]
+        else:
+            steps = [(float(t), kk) for t in range(-180, 181, 15)]
+        for step_no, (t, j) in enumerate(steps):
+            draw(rotated(Q0, t), R[:j], plot_slot, cap_slot, f"play{step_no}")
+            time.sleep(0.35)
+    result = draw(rotated(Q0, theta), R[:shown], plot_slot, cap_slot, "final")
+
+Q = rotated(Q0, theta)
+c = result["c"]
+with left:
+    st.subheader("Answer of solve_pd")
+    if c is None:
+        st.error("Only c = 0 satisfies R c ≥ 0: the constraints leave no arc, so this support "
+                 "cannot carry a nonnegative x.")
+    else:
+        st.markdown(f"c* = ({c[0]:+.4f}, {c[1]:+.4f}),  c*ᵀQc* = **{float(c @ Q @ c):.5g}** "
+                    f"(λ₁(Q) = {np.linalg.eigvalsh(Q)[-1]:.5g}).")
+        if result["u1_feasible"]:
+            st.success("±u₁ lies on the feasible arc: the unconstrained maximum is feasible.")
+        else:
+            st.info("±u₁ is cut away: the maximum sits at an arc endpoint, where constraint "
+                    f"{', '.join(str(i) for i in result['active']) or '—'} is active (Alg. 4).")
+        if shown == kk and theta == 0 and R.shape[0]:
+            y = R @ c
+            if np.linalg.norm(y) > 0:
+                x = y / np.linalg.norm(y)
+                st.markdown("x_I = V_I c*/‖V_I c*‖ = `" +
+                            np.array2string(np.round(x, 4), separator=", ") + "`")
+
+link_page("pages/spannogram_d2.py", "Back to the spannogram (choose another support)",
+          icon=":material/show_chart:")

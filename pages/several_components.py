@@ -1,0 +1,175 @@
+"""Page 8 — several components: greedy deflation vs the joint bipartite-matching method (seed 004)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ui import compute, downloads, state
+from ui.figures import analysis as figs
+from ui.sidebar import page_intro
+
+page_intro(
+    "Several components",
+    "r nonnegative k-sparse components found one at a time (deflation: remove the used features, or "
+    "project them out) or jointly (bipartite matchings, disjoint supports): cumulative variance per "
+    "component, the supports as a feature × component map, and a tiny example where joint beats greedy.",
+    "Asteris, Kyrillidis, Papailiopoulos & Dimakis, *Sparse PCA via Bipartite Matchings* (2015): "
+    "Fig. 2 (cumulative variance) and the §7 counterexample; deflation as in Mackey (NIPS 2008).",
+)
+
+STRATEGY_LABELS = {
+    "deflation-remove": "deflation: remove used features",
+    "deflation-project": "deflation: project out (Mackey)",
+    "bipartite": "joint: bipartite matchings",
+    "quasi-orthogonal": "EM, quasi-orthogonal (Sigg–Buhmann)",
+}
+DEMO = "sc_demo"  # session key: the counterexample demo was asked for
+
+
+def counterexample_matrix(eps: float, delta: float) -> np.ndarray:
+    """A = [[1,0,0,ε],[0,δ,0,0],[0,0,δ,0],[ε,0,0,1]] of §7 (the core's named example when present)."""
+    try:
+        out = compute.counterexample(eps, delta)
+        A = out if isinstance(out, np.ndarray) else (out.get("A") if isinstance(out, dict)
+                                                      else getattr(out, "A", None))
+        if A is not None:
+            return np.asarray(A, float)
+    except (compute.Unavailable, TypeError):
+        pass
+    return np.array([[1, 0, 0, eps], [0, delta, 0, 0], [0, 0, delta, 0], [eps, 0, 0, 1]], float)
+
+
+def brute_joint(A: np.ndarray, r: int, s: int) -> tuple[float, tuple]:
+    """max Σ_j λ_max(A[S_j, S_j]) over r disjoint supports of size ≤ s (tiny n only).
+
+    With disjoint supports each x_j may be chosen freely on its own support, so
+    the joint optimum of the sum is the best sum of the top eigenvalues.
+    """
+    n = A.shape[0]
+    subsets = [c for size in range(1, s + 1) for c in itertools.combinations(range(n), size)]
+    top = {c: float(np.linalg.eigvalsh(A[np.ix_(c, c)])[-1]) for c in subsets}
+    best, arg = -np.inf, ()
+    for combo in itertools.combinations(subsets, r):
+        used = [i for c in combo for i in c]
+        if len(used) == len(set(used)):
+            val = sum(top[c] for c in combo)
+            if val > best:
+                best, arg = val, combo
+    return best, arg
+
+
+def demo() -> None:
+    st.subheader("§7: where greedy deflation loses")
+    st.markdown(
+        "Four features; A has a strong pair {x1, x4} (coupled by ε) and two weak ones (δ). Two "
+        "2-sparse components with disjoint supports: deflation first takes the best pair {x1, x4} "
+        "(variance 1 + ε) and is left with δ; the joint method puts x1 and x4 in *different* "
+        "components and gets 1 + 1 = 2.")
+    c1, c2, c3 = st.columns([1, 1, 1])
+    eps = c1.slider("ε (coupling of x1 and x4)", 0.0, 0.9, 0.1, 0.05, key="sc_eps")
+    delta = c2.slider("δ (weak features)", 0.0, 0.5, 0.05, 0.05, key="sc_delta")
+    c3.button("Run the counterexample", type="primary", key="sc_run",
+              on_click=lambda: st.session_state.__setitem__(DEMO, True))
+    if not st.session_state.get(DEMO):
+        return
+    A = counterexample_matrix(eps, delta)
+    rows = []
+    loadings = {}
+    for strategy in ("deflation-remove", "bipartite"):
+        try:
+            res = compute.components_cov(A, 2, 2, "auto", strategy, 2, 0.1, 0)
+            loadings[STRATEGY_LABELS[strategy]] = np.asarray(res.loadings)
+            rows.append(dict(method=STRATEGY_LABELS[strategy], total_variance=float(np.sum(res.variance)),
+                             supports=" | ".join("{" + ", ".join(f"x{i + 1}" for i in sp) + "}"
+                                                 for sp in res.supports)))
+        except compute.Unavailable as exc:
+            st.info(f"**{STRATEGY_LABELS[strategy]}** is not available: {exc}")
+    best, arg = brute_joint(A, 2, 2)
+    rows.append(dict(method="brute force (all disjoint pairs)", total_variance=best,
+                     supports=" | ".join("{" + ", ".join(f"x{i + 1}" for i in c) + "}" for c in arg)))
+    c1, c2 = st.columns([1, 1.3])
+    c1.plotly_chart(figs.matrix_heatmap(A, title=f"A (ε = {eps}, δ = {delta})"), key="sc_A")
+    table = pd.DataFrame(rows)
+    c2.plotly_chart(figs.metric_bars(table.assign(method=table["method"]), "total_variance",
+                                     title="Σ variance of the two components", ylabel="x₁ᵀAx₁ + x₂ᵀAx₂"),
+                    key="sc_demo_bars")
+    c2.dataframe(table, hide_index=True)
+    st.caption(f"Expected: deflation 1 + ε + δ = {1 + eps + delta:.3f}; joint optimum "
+               f"max(2, 1 + ε + δ) = {max(2.0, 1 + eps + delta):.3f}.")
+    if loadings:
+        st.plotly_chart(figs.supports_heatmap(loadings, ["x1", "x2", "x3", "x4"],
+                                              title="Supports of the counterexample"), key="sc_demo_supports")
+
+
+def main() -> None:
+    s = state.settings()
+    ds = compute.current_dataset()
+    X = ds.X
+    m, n = X.shape
+    k = min(s.k, n)
+    r_max = max(1, min(10, n // max(k, 1)))
+    c1, c2, c3 = st.columns([1, 2, 1])
+    r = c1.slider("Components r", 1, max(2, r_max), min(3, r_max) if r_max >= 2 else 1, key="sc_r",
+                  disabled=r_max < 2, help=f"Disjoint supports need r·k ≤ n = {n}.")
+    r = min(r, r_max)
+    strategies = c2.multiselect("Strategies", list(STRATEGY_LABELS),
+                                default=["deflation-remove", "deflation-project", "bipartite"],
+                                format_func=STRATEGY_LABELS.get, key="sc_strategies")
+    methods = [mth for mth in compute.available_methods() if mth != "nmf"] or ["auto"]
+    method = c3.selectbox("Single-component solver (deflation)", methods, format_func=figs.method_label,
+                          key="sc_method")
+    st.caption(f"{ds.info.title}: {m} samples × {n} features; k = {k} per component, d = {s.d}, "
+               f"ε = {s.eps}, seed {s.seed}; preprocessing {' → '.join(ds.preprocessing) or 'none'}.")
+    results = {}
+    for strategy in strategies:
+        label = STRATEGY_LABELS[strategy]
+        base = "em" if strategy == "quasi-orthogonal" else method
+        try:
+            with compute.progress(f"{label}: {r} components") as cb:
+                results[label] = compute.components(X, r, k, base, strategy, s.d, s.eps, s.seed,
+                                                    _callback=cb)
+        except compute.Unavailable as exc:
+            st.info(f"**{label}** is not available: {exc}")
+        except ValueError as exc:
+            st.info(f"**{label}** could not run: {exc}")
+    if results:
+        total = float(np.einsum("ij,ij->", X, X) / m) or 1.0  # trace(A), A = XᵀX/m
+        c1, c2 = st.columns(2)
+        c1.plotly_chart(figs.cumulative_variance(
+            {lab: res.cumulative_variance for lab, res in results.items()}, normalizer=total,
+            title="Variance explained by the span of the first components",
+            ylabel="cumulative variance / trace(A)"), key="sc_cumulative")
+        c2.plotly_chart(figs.cumulative_variance(
+            {lab: np.cumsum(res.variance) for lab, res in results.items()}, normalizer=total,
+            title="Σ of per-component variances (seed 004's objective)",
+            ylabel="Σ xⱼᵀAxⱼ / trace(A)"), key="sc_sum")
+        rows = []
+        for lab, res in results.items():
+            for j in range(res.n_components):
+                rows.append(dict(strategy=lab, component=j + 1, variance=float(res.variance[j]),
+                                 additional=float(res.additional_variance[j]),
+                                 cumulative=float(res.cumulative_variance[j]),
+                                 nonzeros=int(len(res.supports[j]))))
+        table = pd.DataFrame(rows)
+        st.plotly_chart(figs.supports_heatmap({lab: res.loadings for lab, res in results.items()},
+                                              [str(f) for f in ds.feature_names],
+                                              title="Supports: loadings per feature and component"),
+                        key="sc_supports")
+        with st.expander("Per-component table (additional = after projecting out the earlier ones)"):
+            st.dataframe(table, hide_index=True)
+        st.download_button("Download table (CSV)", table.to_csv(index=False).encode(),
+                           file_name=f"several_components_{ds.name}.csv", mime="text/csv",
+                           key="sc_csv", on_click="ignore")
+        first = next(iter(results.values()))
+        st.download_button(f"Download loadings of '{next(iter(results))}' (CSV)",
+                           downloads.components_csv(first.loadings, ds.feature_names),
+                           file_name=f"components_{ds.name}.csv", mime="text/csv", key="sc_loadings",
+                           on_click="ignore")
+
+
+compute.guard(main)
+compute.guard(demo)  # runs even when the selected dataset cannot be loaded

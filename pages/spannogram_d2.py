@@ -1,0 +1,92 @@
+"""Page 1 — the spannogram for d = 2 (Asteris et al. 2014, §4.1, Fig. 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from nspca_core import topk_nonneg
+from ui import compute_teach as ct
+from ui import state
+from ui.figures import teach as fig
+from ui.sidebar import link_page, page_intro, small_factor_input
+
+page_intro(
+    "Spannogram, d = 2",
+    "Each row of a small rank-2 factor V becomes a curve vᵢ(φ) = Vᵢ₁ sin φ + Vᵢ₂ cos φ; the "
+    "k largest curves at an angle φ form a candidate support, and only the few supports met "
+    "while φ sweeps (−π/2, π/2] need to be checked.",
+    "Asteris, Papailiopoulos & Dimakis, *Nonnegative Sparse PCA with Provable Guarantees* "
+    "(ICML 2014), §4.1 and Fig. 1 (seed 002).",
+)
+
+left, right = st.columns([1, 2.2], gap="large")
+with left:
+    V, labels, where = small_factor_input(2, "span2", n_default=8, n_max=30)
+    n = V.shape[0]
+    k = st.slider("k — curves kept", 1, n, min(3, n), key="span2_k",
+                  help="The sparsity of this small example (independent of the sidebar k, "
+                       "which is for the full dataset).")
+    phi = st.slider("φ — angle of c = (sin φ, cos φ)", -1.57, 1.57, 0.30, 0.01,
+                    key="span2_phi", help="Or press ▶ play on the figure to sweep φ.")
+
+with st.spinner("Computing the spannogram…"):
+    cur = ct.curves_d2(V, k)
+    table = ct.support_table(V, k)
+
+values_at = V @ np.array([np.sin(phi), np.cos(phi)])
+plus, minus = topk_nonneg(values_at, k), topk_nonneg(-values_at, k)
+with left:
+    st.markdown(f"**V:** {where}.")
+    st.markdown(f"At φ = {phi:+.2f} the candidate supports are  \n"
+                f"I_k^+(v(φ)) = `{[int(i) for i in plus]}` and "
+                f"I_k^+(−v(φ)) = `{[int(i) for i in minus]}`.")
+
+with right:
+    figure = fig.spannogram_d2(cur["phis"], cur["values"], k, phi=phi, envelope=cur["envelope"],
+                               intersections=cur["intersections"], changes=cur["changes"],
+                               labels=labels, frames=72)
+    st.plotly_chart(figure, theme=None, key="span2_fig")
+    st.caption("Thin grey: every row's curve; dashed: the zero curve (the appended zero row). "
+               "Shaded bands: the k-th order envelopes. Grey dots: every pairwise intersection; "
+               "black diamonds: the intersections where the candidate support actually changes.")
+
+st.subheader(f"S₂: the {len(table['supports'])} candidate supports and their values")
+vals = table["values"]
+df = pd.DataFrame({
+    "support": [str([int(i) for i in s]) for s in table["supports"]],
+    "features": [", ".join(labels[int(i)] for i in s) for s in table["supports"]],
+    "size": [len(s) for s in table["supports"]],
+    "value max ‖V_Iᵀx‖²": vals,
+    "optimal": ["★" if np.isclose(v, table["opt"], rtol=1e-9, atol=1e-12) else ""
+                for v in vals],
+}).sort_values("value max ‖V_Iᵀx‖²", ascending=False, kind="stable")
+c1, c2 = st.columns([2, 1], gap="large")
+with c1:
+    st.dataframe(df, hide_index=True, height=320)
+with c2:
+    st.metric("OPT₂ from S₂ (lowrank_nspca)", f"{table['opt']:.6g}")
+    st.markdown(f"Optimal support: `{[int(i) for i in table['opt_support']]}`")
+    bf = ct.brute_force(V, k)
+    if bf is None:
+        st.info(f"Brute-force check skipped: n = {n} > 14 would enumerate too many supports.")
+    else:
+        ok = np.isclose(bf["opt"], table["opt"], rtol=1e-8, atol=1e-12)
+        st.metric(f"Brute force over all {bf['total']} supports", f"{bf['opt']:.6g}",
+                  delta="matches" if ok else "MISMATCH", delta_color="normal" if ok else "inverse")
+        st.caption(f"Supports checked: {bf['checked']} (every |J| ≤ {k}); S₂ needed only "
+                   f"{len(table['supports'])}.")
+
+# hand the chosen support over to the feasible-arc page
+opts = [tuple(int(i) for i in s) for s in table["supports"]]
+best = tuple(int(i) for i in table["opt_support"])
+if best not in opts:
+    opts.insert(0, best)
+pick = st.selectbox("Support to study on the feasible-arc page", opts, index=opts.index(best),
+                    format_func=lambda s: f"{list(s)}" + ("  (optimal)" if s == best else ""),
+                    key="span2_pick")
+st.session_state[state.TEACH_V] = np.asarray(V, dtype=float)
+st.session_state[state.TEACH_SUPPORT] = tuple(pick)
+link_page("pages/feasible_arc.py", "Solve (P₂) for this support on the feasible-arc page",
+          icon=":material/donut_large:")

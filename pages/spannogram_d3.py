@@ -1,0 +1,84 @@
+"""Page 2 — the spannogram for d = 3 (Asteris et al. 2014, App. B, Fig. 7)."""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+import streamlit as st
+
+from ui import compute_teach as ct
+from ui.figures import teach as fig
+from ui.sidebar import page_intro, small_factor_input
+
+page_intro(
+    "Spannogram, d = 3",
+    "With a rank-3 factor each row is a surface over (φ₁, φ₂); the plane splits into cells on "
+    "which the k largest surfaces — the candidate support — stay the same. Cells meet at "
+    "points where three surfaces intersect, so there are at most 2³·C(n+1, 3) supports.",
+    "Asteris, Papailiopoulos & Dimakis (ICML 2014), Alg. 2 and App. B, Fig. 7 (seed 002).",
+)
+
+left, right = st.columns([1, 2.2], gap="large")
+with left:
+    V, labels, where = small_factor_input(3, "span3", n_default=6, n_max=12)
+    n = V.shape[0]
+    k = st.slider("k — surfaces kept", 1, n, min(2, n), key="span3_k")
+    grid = st.select_slider("map resolution", (61, 121, 181, 241), 121, key="span3_grid",
+                            help="Grid points per axis of the cell map (finer: slower).")
+    sign = st.radio("Map of", ("I_k^+(V c)", "I_k^+(−V c)"), horizontal=True, key="span3_sign",
+                    help="c and −c give the two candidates of the rank-1 problem; the "
+                         "half-sphere of angles covers every direction once.")
+    st.markdown(f"**V:** {where}.")
+
+with st.spinner("Computing the intersection cells…"):
+    cells = ct.cells_d3(V, k, grid=grid)
+    table = ct.support_table(V, k)
+
+cell_sups = [tuple(int(i) for i in s) for s in cells["supports"]]
+cell_vals = cells["values"]  # Alg. 1's value of each cell's support
+labels_map = cells["cells_pos"] if sign.startswith("I_k^+(V") else cells["cells_neg"]
+best_sup = tuple(int(i) for i in table["opt_support"])
+best_id = cell_sups.index(best_sup) if best_sup in cell_sups else None
+
+with right:
+    tab_cells, tab_surf = st.tabs(["Intersection cells (main view)", "Surfaces in 3D"])
+    with tab_cells:
+        f = fig.spannogram_d3_cells(cells["phi1"], cells["phi2"], labels_map, cell_sups,
+                                    cell_vals, vertices=cells["vertices"],
+                                    changes=cells["vertices_changes"], best=best_id)
+        st.plotly_chart(f, theme=None, key="span3_cells")
+        st.caption("Colour: which support is I_k^+(V c(φ₁, φ₂)) there (neighbouring cells get "
+                   "different colours; hover for the support and its value). Dots: "
+                   "triple-intersection vertices (black where the support changes). Black "
+                   "outline: the cells of the optimal support.")
+        if not cells["vertices_complete"]:
+            st.caption("Only the vertices among rows of the listed supports are drawn "
+                       "(too many triples to enumerate all).")
+    with tab_surf:
+        rows = st.multiselect("Rows to draw (a few at a time)", list(range(n)),
+                              default=list(range(min(3, n))), max_selections=6,
+                              format_func=lambda i: labels[i], key="span3_rows")
+        phi1, phi2 = cells["phi1"], cells["phi2"]
+        step = max(1, len(phi1) // 60)
+        p1, p2 = phi1[::step], phi2[::step]
+        C = ct.c_grid_d3(p1, p2)
+        surfaces = np.einsum("id,dyx->iyx", V[rows], C) if rows else np.zeros((0, len(p2), len(p1)))
+        st.plotly_chart(fig.spannogram_d3_surfaces(p1, p2, surfaces, labels=[labels[i] for i in rows]),
+                        theme=None, key="span3_surf")
+        st.caption("Drag to rotate. Where the k highest surfaces change, the support changes.")
+
+st.subheader("How many candidate supports?")
+bound = 2 ** 3 * comb(n + 1, 3)
+c1, c2, c3 = st.columns(3)
+c1.metric("|S₃| (candidate_supports)", len(table["supports"]))
+c2.metric("supports seen in the cell map", len(set(cell_sups)))
+c3.metric("bound 2³·C(n+1, 3)", bound)
+with st.spinner("Counting |S₃| for growing n…"):
+    ns, counts = ct.s3_counts(V, k)
+st.plotly_chart(fig.candidate_count(ns, counts, [2 ** 3 * comb(m + 1, 3) for m in ns],
+                                    current=(n, len(table["supports"])),
+                                    title="|S₃| for the first n rows of V vs the bound"),
+                theme=None, key="span3_count")
+st.caption(f"Versus all C(n, ≤k) = {sum(comb(n, j) for j in range(1, k + 1))} supports a brute "
+           f"force would try. Optimal support: {list(best_sup)}, value {table['opt']:.5g}.")

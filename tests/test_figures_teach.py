@@ -1,0 +1,170 @@
+"""Unit tests of the teaching figures (pure functions: arrays in, plotly Figure out)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from nspca_core import topk_nonneg
+from ui.figures import teach as T
+
+OKABE = set(T.OKABE_ITO.values())
+
+
+def _curves(n=7, num=181, seed=0):
+    rng = np.random.default_rng(seed)
+    V = rng.standard_normal((n, 2))
+    phis = np.linspace(-np.pi / 2, np.pi / 2, num + 1)[1:]
+    return V, phis, V[:, :1] * np.sin(phis) + V[:, 1:] * np.cos(phis)
+
+
+def _titled(fig: go.Figure) -> str:
+    t = fig.layout.title.text
+    assert t, "every figure has a title"
+    return t
+
+
+def test_spannogram_d2_colours_follow_topk_at_phi():
+    V, phis, vals = _curves()
+    k, phi = 3, 0.4
+    f = T.spannogram_d2(phis, vals, k, phi=phi)
+    t = int(np.argmin(np.abs(phis - phi)))
+    plus, minus = set(topk_nonneg(vals[:, t], k)), set(topk_nonneg(-vals[:, t], k))
+    for i in range(V.shape[0]):
+        colour = f.data[i].line.color
+        want = T.PLUS if i in plus else T.MINUS if i in minus else T.NEUTRAL
+        assert colour == want, (i, colour, want)
+    assert f.layout.xaxis.title.text == "φ" and f.layout.yaxis.title.text
+    title = _titled(f)
+    assert "{" + ", ".join(str(int(i)) for i in sorted(plus)) + "}" in title
+    assert not f.frames  # no animation unless asked
+
+
+def test_spannogram_d2_frames_only_touch_dynamic_traces():
+    V, phis, vals = _curves(n=5)
+    f = T.spannogram_d2(phis, vals, 2, frames=20, intersections=[[0.1, 0.2]], changes=[[0.1, 0.2]])
+    assert len(f.frames) == 20
+    ntr = len(f.data)
+    for fr in f.frames:
+        assert len(fr.data) == 3 and list(fr.traces) == [ntr - 3, ntr - 2, ntr - 1]
+    names = [tr.name for tr in f.data]
+    assert "support changes here" in names and "pairwise intersection" in names
+    assert any(b.label.startswith("▶") for b in f.layout.updatemenus[0].buttons)
+    # the sweep covers the whole grid, in order
+    phis_f = [float(fr.name) for fr in f.frames]
+    assert phis_f == sorted(phis_f) and phis_f[0] == pytest.approx(phis[0], abs=1e-3)
+
+
+def test_spannogram_d2_default_envelope_is_kth_order():
+    V, phis, vals = _curves(n=6)
+    f = T.spannogram_d2(phis, vals, 2)
+    env = next(tr for tr in f.data if tr.name and tr.name.startswith("k-th largest"))
+    np.testing.assert_allclose(env.y, np.sort(vals, axis=0)[-2], atol=1e-4)
+
+
+def test_rank1_bars_marks_both_candidates():
+    v = np.array([3.0, -5.0, 1.0, -0.5, 2.0])
+    f = T.rank1_bars(v, 2)
+    colours = list(f.data[0].marker.color)
+    assert colours[0] == T.PLUS and colours[4] == T.PLUS
+    assert colours[1] == T.MINUS and colours[3] == T.MINUS
+    assert colours[2] == T.NEUTRAL
+    # -v wins (25.25 > 13): the + bars are hatched
+    assert list(f.data[0].marker.pattern.shape)[0] == "/"
+    _titled(f)
+
+
+def test_loading_images_signed_and_nonnegative_maps():
+    rng = np.random.default_rng(1)
+    f = T.loading_images([rng.standard_normal(16), np.abs(rng.standard_normal(16))],
+                         ["dense", "sparse"], image_shape=(4, 4), main_title="t")
+    h1, h2 = f.data
+    assert h1.zmin == -h1.zmax and h2.zmin == 0
+    assert np.asarray(h1.z).shape == (4, 4)
+    assert [a.text for a in f.layout.annotations] == ["dense", "sparse"]
+
+
+def test_color_cells_neighbours_differ():
+    rng = np.random.default_rng(2)
+    labels = np.repeat(np.repeat(rng.integers(0, 12, size=(6, 6)), 5, axis=0), 5, axis=1)
+    colour = T.color_cells(labels)
+    a, b = labels[:, :-1], labels[:, 1:]
+    diff = a != b
+    assert np.all(colour[a[diff]] != colour[b[diff]])
+    a, b = labels[:-1], labels[1:]
+    diff = a != b
+    assert np.all(colour[a[diff]] != colour[b[diff]])
+
+
+def test_spannogram_d3_cells_hover_and_outline():
+    phi1 = np.linspace(-1.5, 1.5, 30)
+    phi2 = np.linspace(-1.5, 1.5, 20)
+    labels = (phi1[None, :] > 0).astype(int) + 2 * (phi2[:, None] > 0)
+    sups = [[0, 1], [1, 2], [2, 3], [0, 3]]
+    f = T.spannogram_d3_cells(phi1, phi2, labels, sups, [1.0, 2.0, 3.0, 4.5],
+                              vertices=[[0.0, 0.0]], best=3)
+    heat = f.data[0]
+    text = np.asarray(heat.text)
+    assert text.shape == labels.shape
+    assert "support {2, 3}" in text[-1, 0] and "value 3" in text[-1, 0]
+    names = [tr.name for tr in f.data]
+    assert "optimal support {0, 3}" in names and "triple-intersection vertex" in names
+    assert f.layout.xaxis.title.text == "φ1" and f.layout.yaxis.title.text == "φ2"
+
+
+def test_spannogram_d3_surfaces_and_count():
+    f = T.spannogram_d3_surfaces(np.arange(4), np.arange(3), np.zeros((2, 3, 4)),
+                                 labels=["a", "b"])
+    assert [tr.name for tr in f.data] == ["a", "b", "zero surface"]
+    g = T.candidate_count([4, 5, 6], [20, 30, 50], [80, 160, 280], current=(6, 50))
+    assert g.layout.yaxis.type == "log" and len(g.data) == 3
+    _titled(g)
+
+
+def test_feasible_arc_draws_each_constraint_and_answer():
+    R = np.array([[1.0, 0.2], [0.3, 1.0], [-0.2, 1.0]])
+    Q = R.T @ R
+    f = T.feasible_arc(Q, R, arcs=[(0.1, 1.2)], u1=[0.6, 0.8], c_star=[0.8, 0.6])
+    lines = [tr for tr in f.data if tr.name and tr.name.startswith("R_")]
+    assert len(lines) == 3
+    # each boundary line is orthogonal to its row
+    for tr, r in zip(lines, R):
+        d = np.array([tr.x[1] - tr.x[0], tr.y[1] - tr.y[0]])
+        assert abs(d @ r) < 1e-9
+    names = [tr.name for tr in f.data]
+    assert "feasible arc" in names and "solve_pd answer c*" in names and "−u₁" in names
+    # the arc is drawn on the unit circle, from c(0.1) to c(1.2) with c = (sin, cos)
+    arc = next(tr for tr in f.data if tr.name == "feasible arc")
+    assert np.allclose(np.hypot(arc.x, arc.y), 1.0)
+    assert (arc.x[0], arc.y[0]) == pytest.approx((np.sin(0.1), np.cos(0.1)))
+    g = T.feasible_arc(Q, R, show_constraints=1)
+    assert len([tr for tr in g.data if tr.name and tr.name.startswith("R_")]) == 1
+
+
+def test_objective_on_circle_feasible_part():
+    Q = np.diag([2.0, 1.0])
+    R = np.array([[1.0, 0.0]])  # keeps c1 = sin φ >= 0
+    f = T.objective_on_circle(Q, R, c_star=[1.0, 0.0], num=361)
+    whole, feas, star = f.data
+    t = np.asarray(whole.x)
+    y = np.asarray(feas.y, dtype=float)
+    assert np.all(np.isnan(y[np.sin(t) < -1e-9]))
+    assert np.all(np.isfinite(y[np.sin(t) > 1e-9]))
+    assert star.x[0] == pytest.approx(np.pi / 2) and star.y[0] == pytest.approx(2.0)
+    assert f.layout.yaxis.title.text == "cᵀQc"
+
+
+def test_enet_and_certificate():
+    f = T.enet_circle(np.linspace(-1, 1, 5), np.arange(5.0), 4.0, exact=4.2)
+    assert f.data[0].y[-1] == 4.0 and len(f.layout.shapes) == 2
+    g = T.certificate_bar(0.9, 1.0, 2.0)
+    assert g.data[0].x[0] == pytest.approx(0.45) and g.data[1].x[0] == pytest.approx(0.5)
+    assert "90.0%" in _titled(g)
+
+
+def test_palette_is_okabe_ito():
+    V, phis, vals = _curves(n=4)
+    f = T.spannogram_d2(phis, vals, 2, phi=0.0)
+    used = {tr.line.color for tr in f.data if tr.line and tr.line.color}
+    assert used <= OKABE | {T.NEUTRAL, "#666666"}

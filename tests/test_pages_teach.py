@@ -1,0 +1,147 @@
+"""The teaching pages on their own (AppTest.from_file), with interactions and dataset kinds."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import state
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
+TIMEOUT = 180
+
+
+def _page(name: str, **session) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=TIMEOUT)
+    for key, value in session.items():
+        at.session_state[key] = value
+    return at
+
+
+def _ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.message for e in at.exception]
+    assert "What it shows" in at.markdown[0].value and "From the paper" in at.markdown[0].value
+    return at
+
+
+def _charts(at: AppTest) -> int:
+    return len(at.get("plotly_chart"))
+
+
+@dataclass(frozen=True)
+class _Upload:  # the fields of the "Your data" page's upload object that pages read
+    X: np.ndarray
+    feature_names: list
+    labels: object = None
+    image_shape: object = None
+    source_name: str = "test.csv"
+
+
+# ------------------------------------------------------------------ home
+def test_home_tour_has_every_step():
+    at = _ok(_page("home.py").run())
+    heads = [h.value for h in at.header]
+    assert heads[:3] == ["1 · The problem in one picture", "2 · Why it is hard",
+                         "3 · The method, step by step"]
+    subs = " | ".join(h.value for h in at.subheader)
+    for word in ("Rank 1", "spannogram", "(P₂)", "ε-net", "certificate"):
+        assert word in subs
+    assert _charts(at) >= 5
+    # run on its own: page links degrade to text instead of failing
+    assert any("open it from the navigation" in m.value for m in at.markdown)
+
+
+# ---------------------------------------------------------- spannogram d=2
+def test_spannogram_d2_default_and_interactions():
+    at = _ok(_page("spannogram_d2.py").run())
+    assert at.title[0].value == "Spannogram, d = 2"
+    assert _charts(at) == 1
+    table = at.dataframe[-1].value
+    assert (table["optimal"] == "★").sum() >= 1
+    # brute force agrees on the default n = 8
+    assert any(m.label.startswith("Brute force") and m.delta == "matches" for m in at.metric)
+    # change k and φ: still fine, the handed-over support has the new size bound
+    at.slider(key="span2_k").set_value(2).run()
+    at.slider(key="span2_phi").set_value(-1.0).run()
+    _ok(at)
+    assert len(at.session_state[state.TEACH_SUPPORT]) <= 2
+    assert at.session_state[state.TEACH_V].shape == (8, 2)
+    at.slider(key="span2_n").set_value(20).run()
+    _ok(at)
+    assert any("Brute-force check skipped" in i.value for i in at.info)
+
+
+def test_spannogram_d2_typed_rows():
+    at = _page("spannogram_d2.py").run()
+    at.radio(key="span2_source").set_value("type the rows").run()
+    _ok(at)
+    assert at.session_state[state.TEACH_V].shape == (6, 2)
+
+
+@pytest.mark.parametrize("dataset", ["digits", "synthetic-planted", "lrs", state.UPLOAD_NAME])
+def test_spannogram_d2_on_each_dataset_kind(dataset):
+    session = {state.DATASET: dataset, state.K: 5}
+    if dataset == "lrs":
+        from nspca_core.datasets import is_available
+        if not is_available("lrs"):
+            pytest.skip("LRS copy absent (NSPCA_DATA_DIR)")
+    if dataset == state.UPLOAD_NAME:
+        X = np.random.default_rng(0).random((40, 12))
+        session[state.UPLOAD] = _Upload(X=X, feature_names=[f"g{j}" for j in range(12)])
+    at = _page("spannogram_d2.py", **session).run()
+    at.radio(key="span2_source").set_value("features of the current dataset").run()
+    _ok(at)
+    V = at.session_state[state.TEACH_V]
+    assert V.shape == (8, 2) and np.isfinite(V).all()
+    assert at.multiselect(key="span2_features").value  # features listed
+
+
+# ---------------------------------------------------------- spannogram d=3
+def test_spannogram_d3_default_and_interactions():
+    at = _ok(_page("spannogram_d3.py").run())
+    assert at.title[0].value == "Spannogram, d = 3"
+    assert _charts(at) == 3  # cells, surfaces, count
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["|S₃| (candidate_supports)"]) <= int(metrics["bound 2³·C(n+1, 3)"])
+    at.slider(key="span3_k").set_value(3).run()
+    at.radio(key="span3_sign").set_value("I_k^+(−V c)").run()
+    at.multiselect(key="span3_rows").set_value([0, 4]).run()
+    _ok(at)
+
+
+# ---------------------------------------------------------- feasible arc
+def test_feasible_arc_standalone_typed_rows():
+    at = _ok(_page("feasible_arc.py").run())
+    assert at.title[0].value == "Feasible arc of (P₂)"
+    assert _charts(at) == 2
+    assert [r.value for r in at.radio][0] == "type the constraint rows"
+    assert any("c* =" in m.value for m in at.markdown)
+
+
+def test_feasible_arc_from_spannogram_and_animation():
+    V = np.array([[1.0, 0.2], [0.4, 1.0], [-0.3, 0.8], [0.9, -0.6], [0.1, 0.1]])
+    at = _page("feasible_arc.py", **{state.TEACH_V: V, state.TEACH_SUPPORT: (0, 1, 2)}).run()
+    _ok(at)
+    assert at.radio(key="arc_source").value == "support chosen on the spannogram page"
+    at.slider(key="arc_shown").set_value(1).run()
+    _ok(at)
+    at.button(key="arc_play").click().run()
+    _ok(at)
+    at.radio(key="arc_mode").set_value("rotate u₁ (turn Q)").run()
+    at.slider(key="arc_theta").set_value(90).run()
+    _ok(at)
+    assert _charts(at) == 2
+
+
+def test_feasible_arc_empty_cone_is_explained():
+    """Rows pointing in opposite directions leave only c = 0: an error message, no crash."""
+    V = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    at = _page("feasible_arc.py", **{state.TEACH_V: V, state.TEACH_SUPPORT: (0, 1, 2, 3)}).run()
+    _ok(at)
+    assert any("Only c = 0" in e.value for e in at.error)

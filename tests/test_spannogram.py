@@ -1,0 +1,213 @@
+"""The exact spannogram: candidate_supports (S_d) and lowrank_nspca against brute force."""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nspca_core import InputError, Result, candidate_supports, lowrank_nspca, rank1_nspca
+from nspca_core.spannogram import _lowrank
+from tests.bruteforce import brute_opt, brute_opt_lowrank
+
+REL = 1e-9
+
+
+def _family(rng, name, n, d):
+    """Random V of shape (n, d) from a family of (degenerate) inputs."""
+    if name == "gaussian":
+        return rng.normal(size=(n, d))
+    if name == "integer":  # many exact ties
+        return rng.integers(-2, 3, size=(n, d)).astype(float)
+    if name == "sign":  # heavier ties: entries in {-1, 0, 1}
+        return rng.integers(-1, 2, size=(n, d)).astype(float)
+    if name == "zero-dup-multiple":
+        V = rng.normal(size=(n, d))
+        V[rng.random(n) < 0.3] = 0.0
+        if n >= 3:
+            V[-1] = V[0]  # duplicated row
+            V[1] = rng.choice([-2.0, -1.0, 0.5, 3.0]) * V[0]  # a multiple (same or opposite)
+        return V
+    if name == "low-rank":  # linearly dependent columns / collinear rows
+        V = rng.normal(size=(n, 1)) @ rng.normal(size=(1, d))
+        if d == 3 and rng.random() < 0.5:
+            V = rng.normal(size=(n, 2)) @ rng.normal(size=(2, d))
+        return np.round(V) if rng.random() < 0.5 else V
+    raise AssertionError(name)
+
+
+FAMILIES = ["gaussian", "integer", "sign", "zero-dup-multiple", "low-rank"]
+
+
+def _instances(seed, name, count):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 9], p=[.03, .07, .12, .16, .18, .16, .12, .09, .07]))
+        d = min(int(rng.integers(1, 4)), n)
+        V = _family(rng, name, n, d)
+        roll = rng.random()
+        k = 1 if roll < 0.15 else n if roll < 0.3 else int(rng.integers(1, n + 1))
+        yield V, k
+
+
+def _assert_feasible(x, n, k):
+    assert x.shape == (n,)
+    assert (x >= 0).all()
+    assert abs(np.linalg.norm(x) - 1.0) < 1e-12
+    assert np.count_nonzero(x) <= k
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lowrank_nspca_matches_bruteforce(name, seed):
+    # 2 seeds x 5 families x 220 = 2200 random instances with d in {1, 2, 3}
+    for V, k in _instances(1000 * seed + FAMILIES.index(name), name, 220):
+        opt, _ = brute_opt_lowrank(V, k)
+        r = lowrank_nspca(V, k)
+        n = V.shape[0]
+        _assert_feasible(r.x, n, k)
+        val = float(np.sum((V.T @ r.x) ** 2))
+        assert r.variance == pytest.approx(val, rel=1e-12, abs=1e-300)
+        assert abs(val - opt) <= REL * max(opt, 1e-300) + 1e-13, (V.tolist(), k, val, opt)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "integer", "zero-dup-multiple"])
+def test_candidate_supports_contain_optimal_support_and_respect_bound(name):
+    for V, k in _instances(77 + FAMILIES.index(name), name, 120):
+        n, d = V.shape
+        S = candidate_supports(V, k)
+        assert len(S) <= 2 ** d * comb(n + 1, d)
+        keys = {s.tobytes() for s in S}
+        assert len(keys) == len(S)  # deduplicated
+        for s in S:
+            assert s.dtype.kind == "i" and 1 <= s.size <= k
+            assert np.all(np.diff(s) > 0) and s[0] >= 0 and s[-1] < n
+        opt, _ = brute_opt_lowrank(V, k)
+        if opt <= 0:  # V = 0: everything is optimal
+            continue
+        # some candidate holds the support of an optimal x: the best x supported inside it is optimal
+        A = V @ V.T
+        best = max(brute_opt(A[np.ix_(s, s)], s.size)[0] for s in S)
+        assert best >= opt * (1 - REL)
+
+
+def test_candidate_supports_general_position_count():
+    # general position: exactly the supports of the open cells, at most 2^d C(n+1, d)
+    rng = np.random.default_rng(5)
+    for d in (1, 2, 3):
+        V = rng.normal(size=(30, d))
+        for k in (1, 4, 29):
+            S = candidate_supports(V, k)
+            assert 2 <= len(S) <= 2 ** d * comb(31, d)
+
+
+def test_candidate_supports_many_collinear_ties_stay_small():
+    # 40 rows on one line tie at one vertex: the lexicographic tie rule keeps S_2 polynomial
+    j = np.arange(1, 41, dtype=float)
+    V = np.column_stack([np.ones(40), j])
+    S = candidate_supports(V, 20)
+    assert len(S) <= 4 * comb(41, 2)
+    r = lowrank_nspca(V, 20)
+    # optimum: by symmetry of the objective, the 20 rows with largest j (Perron vector positive)
+    assert set(r.support.tolist()) == set(range(20, 40))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sweep_equals_enumeration_d2(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(6):
+        n = int(rng.integers(20, 160))
+        kind = rng.integers(0, 3)
+        if kind == 0:
+            V = rng.normal(size=(n, 2)) * rng.gamma(1.0, size=(n, 1))
+        elif kind == 1:
+            V = rng.integers(-4, 5, size=(n, 2)).astype(float)  # many exact ties
+        else:
+            V = rng.normal(size=(n, 2))
+            V[rng.random(n) < 0.2] = 0.0
+            V[-5:] = V[:5]
+        for k in (1, int(rng.integers(2, n)), n):
+            a = _lowrank(V, k, method="sweep")
+            b = _lowrank(V, k, method="enumerate")
+            assert a.info["path"] == "sweep" and b.info["path"] == "enumerate"
+            assert a.variance == pytest.approx(b.variance, rel=REL)
+            _assert_feasible(a.x, n, k)
+
+
+def test_auto_picks_sweep_for_many_rows():
+    rng = np.random.default_rng(11)
+    V = rng.normal(size=(400, 2))
+    r = lowrank_nspca(V, 7)
+    assert r.info["path"] == "sweep"
+    assert r.variance == pytest.approx(_lowrank(V, 7, method="enumerate").variance, rel=REL)
+
+
+def test_cbcl_d2_sweep_equals_enumeration(cbcl_X):
+    from nspca_core import lowrank_factor
+
+    V, _ = lowrank_factor(cbcl_X, d=2)
+    for k in (5, 60):
+        a = _lowrank(V, k, method="sweep")
+        b = _lowrank(V, k, method="enumerate")
+        assert a.variance == pytest.approx(b.variance, rel=REL)
+
+
+def test_result_fields_and_callback():
+    rng = np.random.default_rng(2)
+    V = rng.normal(size=(12, 3))
+    calls = []
+    r = lowrank_nspca(V, 4, callback=lambda done, total: calls.append((done, total)))
+    assert isinstance(r, Result)
+    assert r.method == "spannogram"
+    assert r.variance == r.variance_lowrank
+    assert r.params == {"k": 4, "d": 3}
+    assert r.info["candidates"] == len(candidate_supports(V, 4))
+    assert np.array_equal(r.support, np.flatnonzero(r.x))
+    assert calls and all(0 <= a <= b for a, b in calls) and calls[-1][0] == calls[-1][1]
+
+
+def test_zero_matrix_and_trivial_cases():
+    r = lowrank_nspca(np.zeros((4, 2)), 2)
+    _assert_feasible(r.x, 4, 2)
+    assert r.variance == 0.0
+    assert candidate_supports(np.zeros((4, 2)), 2) == []
+    # k = n with one negative-only row: it is left out
+    V = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    assert lowrank_nspca(V, 2).variance == pytest.approx(1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 12), d=st.integers(1, 3), k=st.integers(1, 12), seed=st.integers(0, 2**31 - 1),
+       integer=st.booleans())
+def test_property_feasible_and_beats_heuristics(n, d, k, seed, integer):
+    d, k = min(d, n), min(k, n)
+    rng = np.random.default_rng(seed)
+    V = rng.integers(-2, 3, size=(n, d)).astype(float) if integer else rng.normal(size=(n, d))
+    r = lowrank_nspca(V, k)
+    _assert_feasible(r.x, n, k)
+    val = float(np.sum((V.T @ r.x) ** 2))
+    # exact >= the rank-1 solution on the first column and >= random feasible points
+    x1 = rank1_nspca(V[:, 0], k)
+    assert val >= np.sum((V.T @ x1) ** 2) * (1 - 1e-12) - 1e-12
+    for _ in range(20):
+        S = rng.choice(n, size=int(rng.integers(1, k + 1)), replace=False)
+        x = np.zeros(n)
+        x[S] = rng.random(S.size)
+        x /= np.linalg.norm(x)
+        assert val >= np.sum((V.T @ x) ** 2) * (1 - 1e-12) - 1e-12
+
+
+def test_validation_messages():
+    with pytest.raises(InputError, match=r"`k` must be an int in \[1, n_features=3\]; got 0"):
+        lowrank_nspca(np.ones((3, 2)), 0)
+    with pytest.raises(InputError, match=r"`k` must be an int in \[1, n_features=3\]; got 4"):
+        candidate_supports(np.ones((3, 2)), 4)
+    with pytest.raises(InputError, match=r"`k` must be an int in \[1, n_features=3\]; got 1.5"):
+        lowrank_nspca(np.ones((3, 2)), 1.5)
+    with pytest.raises(InputError, match="`V` must be a 2-D array"):
+        lowrank_nspca(np.ones(3), 1)
+    with pytest.raises(InputError, match="`V` must be finite"):
+        candidate_supports([[np.nan, 1.0]], 1)

@@ -1,0 +1,284 @@
+"""Cached computations of the teaching pages (home tour, spannograms, (P₂)).
+
+Each function is pure in its arguments and wrapped in ``st.cache_data`` so that
+moving a slider back is instant.  They call ``nspca_core`` and return plain
+arrays / dicts that the figure functions in ``ui/figures/teach.py`` draw.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from math import comb
+
+import numpy as np
+import streamlit as st
+
+from ui import state
+
+__all__ = [
+    "load",
+    "current_dataset",
+    "small_V",
+    "subset_factor",
+    "curves_d2",
+    "cells_d3",
+    "support_table",
+    "brute_force",
+    "pd2",
+    "dense_vs_sparse",
+    "enet_demo",
+    "certificate",
+]
+
+
+# ------------------------------------------------------------------ data
+@st.cache_data(show_spinner=False, max_entries=8)
+def load(name: str, preprocessing: str, seed: int) -> dict:
+    """A registry dataset, preprocessed: dict(X, feature_names, image_shape, title, steps)."""
+    from nspca_core.datasets import is_available, load_dataset
+
+    ds = load_dataset(name, preprocessing=state.preprocessing_steps(preprocessing), seed=seed,
+                      download=not is_available(name))
+    return dict(X=np.asarray(ds.X, dtype=float), feature_names=list(ds.feature_names),
+                image_shape=ds.image_shape, title=ds.info.title, steps=tuple(ds.preprocessing))
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _preprocess_upload(X: np.ndarray, preprocessing: str) -> np.ndarray:
+    from nspca_core import preprocess
+
+    return np.asarray(preprocess(X, steps=state.preprocessing_steps(preprocessing)).X, dtype=float)
+
+
+def current_dataset() -> dict:
+    """The dataset of the sidebar (registry entry or the upload), preprocessed."""
+    s = state.settings()
+    if s.dataset == state.UPLOAD_NAME:
+        up = st.session_state.get(state.UPLOAD)
+        if up is not None:
+            X = _preprocess_upload(np.asarray(up.X, dtype=float), s.preprocessing)
+            names = list(getattr(up, "feature_names", None) or
+                         [f"feature {j}" for j in range(X.shape[1])])
+            return dict(X=X, feature_names=names, image_shape=getattr(up, "image_shape", None),
+                        title=f"your data ({getattr(up, 'source_name', 'upload')})",
+                        steps=state.preprocessing_steps(s.preprocessing))
+        st.session_state[state.DATASET] = state.DEFAULTS[state.DATASET]
+        s = state.settings()
+    try:
+        return load(s.dataset, s.preprocessing, s.seed)
+    except ValueError as exc:  # InputError: unavailable offline, bad preprocessing, ...
+        st.error(f"Could not load `{s.dataset}`: {exc} Showing the digits instead.")
+        return load("digits", "center", s.seed)
+
+
+# ---------------------------------------------------------- small factors
+@st.cache_data(show_spinner=False)
+def small_V(n: int, d: int, seed: int) -> np.ndarray:
+    """A random n×d factor (Gaussian rows, columns scaled like decaying eigenvalues)."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, d)) * np.sqrt(np.linspace(1.0, 0.5, d))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def subset_factor(X: np.ndarray, features: tuple[int, ...], d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-d factor V (and eigenvalues) of the covariance of ``X[:, features]``."""
+    from nspca_core import lowrank_factor
+
+    return lowrank_factor(X[:, list(features)], d=d)
+
+
+# ------------------------------------------------------------ spannogram
+@st.cache_data(show_spinner=False, max_entries=32)
+def curves_d2(V: np.ndarray, k: int, num: int = 721) -> dict:
+    """``spannogram_curves_d2`` as plain arrays for ``ui.figures.teach.spannogram_d2``.
+
+    ``values`` are the n row curves (the zero curve is drawn separately),
+    ``envelope`` the k-th largest of v(φ) and the k-th smallest (the negated
+    k-th largest of −v(φ)), ``intersections`` / ``changes`` (φ, value) pairs.
+    """
+    from nspca_core import spannogram_curves_d2
+
+    res = spannogram_curves_d2(V, k, num=num)
+    pts = np.column_stack([res.intersections_phi, res.intersections_value])
+    ch = np.asarray(res.changes, dtype=bool)
+    return dict(
+        phis=np.asarray(res.phi, dtype=float),
+        values=np.asarray(res.curves, dtype=float)[: res.n],
+        envelope=np.vstack([res.envelope_pos, -np.asarray(res.envelope_neg)]),
+        intersections=pts[~ch],
+        changes=pts[ch],
+        n_intersections=int(pts.shape[0]),
+        n_changes=int(ch.sum()),
+        supports=[np.asarray(s, dtype=int) for s in res.supports],
+        support_values=np.asarray(res.support_values, dtype=float),
+        optimum_id=int(res.optimum_id),
+        optimum_value=float(res.optimum_value),
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cells_d3(V: np.ndarray, k: int, grid: int = 121) -> dict:
+    """``spannogram_cells_d3`` as plain arrays; maps indexed ``[i2, i1]`` (rows = φ2)."""
+    from nspca_core import spannogram_cells_d3
+
+    res = spannogram_cells_d3(V, k, grid=grid)
+    return dict(
+        phi1=np.asarray(res.phi1, dtype=float), phi2=np.asarray(res.phi2, dtype=float),
+        cells_pos=np.asarray(res.cells_pos).T, cells_neg=np.asarray(res.cells_neg).T,
+        supports=[np.asarray(s, dtype=int) for s in res.supports],
+        values=np.asarray(res.support_values, dtype=float),
+        vertices=np.column_stack([res.vertices_phi1, res.vertices_phi2]),
+        vertices_changes=np.asarray(res.vertices_changes, dtype=bool),
+        vertices_complete=bool(res.vertices_complete),
+        optimum_id=int(res.optimum_id), optimum_value=float(res.optimum_value),
+    )
+
+
+def _support_value(V: np.ndarray, idx) -> tuple[float, np.ndarray | None]:
+    """max ‖V_Iᵀ x_I‖² over unit x_I ≥ 0 on support I, via (P_d) (paper Alg. 1)."""
+    from nspca_core import solve_pd
+
+    VI = V[np.asarray(idx, dtype=int)]
+    if VI.shape[0] == 0:
+        return 0.0, None
+    c = solve_pd(VI.T @ VI, VI)
+    if c is None:
+        return 0.0, None
+    # Alg. 1's point x_I = V_I c / ||V_I c|| and its value ||V_I^T x_I||^2
+    y = np.clip(VI @ np.asarray(c, dtype=float), 0.0, None)
+    ny = float(np.linalg.norm(y))
+    if ny == 0:  # V_I c = 0: the best single row of I
+        return float(np.max(np.einsum("ij,ij->i", VI, VI))), c
+    z = VI.T @ (y / ny)
+    return float(z @ z), c
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def support_table(V: np.ndarray, k: int) -> dict:
+    """S_d of ``candidate_supports`` with each candidate's value; the best marked."""
+    from nspca_core import candidate_supports, lowrank_nspca
+
+    sups = [np.asarray(s, dtype=int) for s in candidate_supports(V, k)]
+    vals = np.array([_support_value(V, s)[0] for s in sups])
+    res = lowrank_nspca(V, k)
+    best = int(np.argmax(vals)) if len(vals) else -1
+    return dict(supports=sups, values=vals, best=best, x=np.asarray(res.x),
+                opt=float(res.variance_lowrank if np.isfinite(res.variance_lowrank)
+                          else res.variance),
+                opt_support=np.asarray(res.support, dtype=int))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def brute_force(V: np.ndarray, k: int, max_n: int = 14) -> dict | None:
+    """OPT_d by enumerating every support |J| ≤ k and the sign-consistent
+    eigenvectors of A_JJ (A = VVᵀ); None when n > max_n.
+
+    At an optimum with minimal support J, x_J is a positive eigenvector of
+    A_JJ, so checking every eigenvector of every principal submatrix is exact.
+    """
+    n = V.shape[0]
+    if n > max_n:
+        return None
+    A = V @ V.T
+    best, best_J = -np.inf, ()
+    count = 0
+    for size in range(1, min(k, n) + 1):
+        for J in combinations(range(n), size):
+            count += 1
+            sub = A[np.ix_(J, J)]
+            w, U = np.linalg.eigh(sub)
+            U = U * np.where(U.max(axis=0) > 1e-12, 1.0, -1.0)  # try the positive sign
+            ok = U.min(axis=0) >= -1e-9
+            if ok.any():
+                val = float(w[ok].max())
+                if val > best:
+                    best, best_J = val, J
+    return dict(opt=best, support=np.array(best_J, dtype=int), checked=count,
+                total=sum(comb(n, s) for s in range(1, min(k, n) + 1)))
+
+
+# ------------------------------------------------------------------ (P_2)
+@st.cache_data(show_spinner=False, max_entries=32)
+def pd2(Q: np.ndarray, R: np.ndarray) -> dict:
+    """``solve_pd`` and ``pd2_geometry`` for one (Q, R), as plain values.
+
+    Returns dict(c, value, arcs, u1, u1_feasible, active, feasible).  Arcs are
+    converted to the spannogram's angle, ``c(φ) = (sin φ, cos φ)``, used by every
+    teaching figure: the core reports ``c = (cos ψ, sin ψ)``, so ``φ = π/2 − ψ``
+    and an arc ``[ψ1, ψ2]`` becomes ``[π/2 − ψ2, π/2 − ψ1]``.
+    """
+    from nspca_core import pd2_geometry, solve_pd
+
+    c = solve_pd(Q, R)
+    geo = pd2_geometry(Q, R)
+    arcs = [(float(np.pi / 2 - b), float(np.pi / 2 - a)) for a, b in geo.feasible_arcs]
+    return dict(c=None if c is None else np.asarray(c, dtype=float),
+                value=float(geo.value), arcs=arcs, u1=np.asarray(geo.u1, dtype=float),
+                u1_feasible=bool(geo.u1_feasible),
+                active=[int(i) for i in np.flatnonzero(geo.active)],
+                feasible=bool(geo.feasible))
+
+
+# ------------------------------------------------------------- home tour
+@st.cache_data(show_spinner=False, max_entries=8)
+def dense_vs_sparse(X: np.ndarray, k: int) -> dict:
+    """Dense first PC, the exact nonnegative k-sparse component on A_2, and the
+    paper's bound OPT ≤ min(λ₁, OPT_2 + λ₃) (cheap: no dual certificate)."""
+    from nspca_core import lowrank_factor, lowrank_nspca, paper_bound
+
+    V, eig = lowrank_factor(X, d=2)
+    dense = V[:, 0] / (np.linalg.norm(V[:, 0]) or 1.0)
+    res = lowrank_nspca(V, k)
+    x = np.asarray(res.x)
+    var = float(np.sum((X @ x) ** 2) / X.shape[0])
+    return dict(dense=dense, sparse=x, lam1=float(eig[0]), variance=var, support=res.support,
+                opt_d=float(res.variance_lowrank), eigenvalues=np.asarray(eig, dtype=float),
+                paper_bound=float(paper_bound(float(res.variance_lowrank), eig, 2)))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def enet_demo(V: np.ndarray, k: int, samples: int, seed: int) -> dict:
+    """The ε-net idea for d = 2: random angles, rank-1 answer of each, the best."""
+    from nspca_core import rank1_nspca
+
+    rng = np.random.default_rng(seed)
+    phis = np.sort(rng.uniform(-np.pi / 2, np.pi / 2, samples))
+    C = np.vstack([np.sin(phis), np.cos(phis)])
+    # one rank-1 solve per sample: a handful of samples for the picture only
+    vals = np.empty(samples)
+    for j in range(samples):
+        x = rank1_nspca(V @ C[:, j], k)
+        vals[j] = float(np.sum((V.T @ x) ** 2))
+    return dict(phis=phis, values=vals, best=float(vals.max()))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def certificate(X: np.ndarray, k: int, x: np.ndarray, effort: str = "fast", _callback=None) -> dict:
+    """``certify`` the component ``x`` on the data (dual bound); plain numbers out."""
+    from nspca_core import certify
+
+    cert = certify(X, k=k, x=x, effort=effort, callback=_callback)
+    return dict(upper_bound=float(cert.upper_bound), lower=float(cert.lower),
+                ratio=float(cert.ratio), kind=str(cert.kind), optimal=bool(cert.optimal))
+
+
+def c_grid_d3(phi1: np.ndarray, phi2: np.ndarray) -> np.ndarray:
+    """Unit vectors c(φ₁, φ₂) on a grid, shape (3, len(phi2), len(phi1)).
+
+    Same parametrisation as ``spannogram_cells_d3``:
+    c = (sin φ₁, cos φ₁ sin φ₂, cos φ₁ cos φ₂) (paper App. B).
+    """
+    P1, P2 = np.meshgrid(np.asarray(phi1, float), np.asarray(phi2, float))
+    return np.stack([np.sin(P1), np.cos(P1) * np.sin(P2), np.cos(P1) * np.cos(P2)])
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def s3_counts(V: np.ndarray, k: int) -> tuple[list[int], list[int]]:
+    """|S_3| of ``candidate_supports`` on the first m rows of V, m = max(4, k)..n."""
+    from nspca_core import candidate_supports
+
+    ns, counts = [], []
+    for m in range(max(4, k), V.shape[0] + 1):
+        ns.append(m)
+        counts.append(len({tuple(map(int, s)) for s in candidate_supports(V[:m], k)}))
+    return ns, counts

@@ -1,0 +1,599 @@
+"""Figures of the teaching pages (home tour, spannograms, feasible arc).
+
+Pure functions: arrays in, a ``plotly.graph_objects.Figure`` out; no ``st.*``.
+Colours come from the Okabe–Ito palette (distinguishable under the common
+colour-vision deficiencies); sequential maps are ``cividis``, diverging maps
+``PuOr``.  Every figure has a title, axis titles and a legend where there is
+more than one kind of mark.
+
+Conventions (Asteris, Papailiopoulos & Dimakis, ICML 2014, §4.1): for d = 2 the
+unit vector is ``c(φ) = (sin φ, cos φ)``, ``φ ∈ (−π/2, π/2]``, and row i of V
+traces the curve ``v_i(φ) = V_i1 sin φ + V_i2 cos φ``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from nspca_core.rank1 import _topk_nonneg
+
+__all__ = [
+    "OKABE_ITO",
+    "PLUS",
+    "MINUS",
+    "NEUTRAL",
+    "loading_images",
+    "rank1_bars",
+    "spannogram_d2",
+    "spannogram_d3_surfaces",
+    "spannogram_d3_cells",
+    "feasible_arc",
+    "objective_on_circle",
+    "enet_circle",
+    "certificate_bar",
+    "candidate_count",
+    "color_cells",
+]
+
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky": "#56B4E9",
+    "green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+}
+# I_k^+(v(φ)) vs I_k^+(−v(φ)) vs the rest
+PLUS = OKABE_ITO["vermillion"]
+MINUS = OKABE_ITO["blue"]
+NEUTRAL = "#BBBBBB"
+_CELL_COLORS = [OKABE_ITO[c] for c in ("orange", "sky", "green", "yellow", "blue",
+                                       "vermillion", "purple")] + ["#999999"]
+_LAYOUT = dict(template="plotly_white", font=dict(size=14),
+               margin=dict(l=60, r=20, t=70, b=55))
+
+
+def _fmt_support(idx) -> str:
+    return "{" + ", ".join(str(int(i)) for i in idx) + "}"
+
+
+def _phi_ticks() -> dict:
+    vals = [-np.pi / 2, -np.pi / 4, 0.0, np.pi / 4, np.pi / 2]
+    return dict(tickvals=vals, ticktext=["−π/2", "−π/4", "0", "π/4", "π/2"])
+
+
+# ---------------------------------------------------------------- home page
+def loading_images(images, titles, *, image_shape, main_title="", signed=None):
+    """Loadings drawn as images side by side.
+
+    Parameters
+    ----------
+    images : sequence of ndarray of shape (n,)
+        One loading vector per panel (``n = prod(image_shape)``).
+    titles : sequence of str
+        Panel titles.
+    image_shape : tuple (h, w)
+    signed : sequence of bool, optional
+        Per panel: diverging map centred at 0 (signed loadings) or sequential
+        map from 0 (nonnegative).  Default: signed when the vector has
+        negative entries.
+    """
+    from plotly.subplots import make_subplots
+
+    count = len(images)
+    fig = make_subplots(rows=1, cols=count, subplot_titles=list(titles),
+                        horizontal_spacing=0.08)
+    for j, vec in enumerate(images):
+        vec = np.asarray(vec, dtype=float)
+        img = vec.reshape(image_shape)
+        is_signed = bool((vec < 0).any()) if signed is None else bool(signed[j])
+        top = float(np.abs(vec).max()) or 1.0
+        if is_signed:
+            zmin, zmax, cmap = -top, top, "PuOr"
+        else:
+            zmin, zmax, cmap = 0.0, top, "cividis"
+        fig.add_trace(go.Heatmap(
+            z=img[::-1], zmin=zmin, zmax=zmax, colorscale=cmap,
+            colorbar=dict(len=0.8, thickness=10, x=min(1.0, (j + 1) / count - 0.01)),
+            hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>",
+            name=titles[j]), row=1, col=j + 1)
+        fig.update_xaxes(showticklabels=False, scaleanchor=f"y{j + 1 if j else ''}",
+                         row=1, col=j + 1)
+        fig.update_yaxes(showticklabels=False, row=1, col=j + 1)
+    fig.update_layout(**_LAYOUT, title=main_title, height=340)
+    return fig
+
+
+def rank1_bars(v, k, *, title="Rank-1: keep the k largest entries of v or of −v"):
+    """Bar chart of ``v`` with ``I_k^+(v)`` and ``I_k^+(−v)`` coloured.
+
+    The better of the two sets (larger ``||v_I||``) is the rank-1 optimum
+    (paper §3.1); its bars are drawn solid, the other one hatched.
+    """
+    v = np.asarray(v, dtype=float)
+    k = int(k)
+    plus = _topk_nonneg(v, k)
+    minus = _topk_nonneg(-v, k)
+    best_plus = float(v[plus] @ v[plus]) >= float(v[minus] @ v[minus])
+    colors = np.full(v.size, NEUTRAL, dtype=object)
+    colors[minus] = MINUS
+    colors[plus] = PLUS
+    pattern = np.full(v.size, "", dtype=object)
+    pattern[minus if best_plus else plus] = "/"
+    fig = go.Figure(go.Bar(
+        x=np.arange(v.size), y=v, marker=dict(color=list(colors),
+                                              pattern=dict(shape=list(pattern))),
+        hovertemplate="feature %{x}: %{y:.3f}<extra></extra>", showlegend=False))
+    for name, color in ((f"I_k^+(v), k={k}", PLUS), (f"I_k^+(−v), k={k}", MINUS),
+                        ("not selected", NEUTRAL)):
+        fig.add_trace(go.Bar(x=[None], y=[None], marker_color=color, name=name))
+    fig.update_layout(**_LAYOUT, title=title, height=320, barmode="overlay",
+                      xaxis_title="feature i", yaxis_title="v_i",
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+# ---------------------------------------------------------- spannogram d = 2
+def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=None,
+                  changes=None, labels=None, frames=0, title=None):
+    """The spannogram of a rank-2 factor (paper Fig. 1).
+
+    Parameters
+    ----------
+    phis : ndarray of shape (num,)
+        Grid on (−π/2, π/2].
+    values : ndarray of shape (n, num)
+        ``values[i, t] = v_i(phis[t])``.
+    k : int
+    phi : float, optional
+        The current angle: a vertical line, the curves of ``I_k^+(v(φ))``
+        (vermillion) and ``I_k^+(−v(φ))`` (blue) coloured, the rest grey.
+    envelope : ndarray of shape (num,) or (2, num), optional
+        The k-th order envelope(s): k-th largest of ``v(φ)`` (and of ``−v(φ)``,
+        drawn negated).  Computed from ``values`` when not given.
+    intersections : ndarray of shape (p, 2), optional
+        (φ, value) of pairwise intersection points (small grey marks).
+    changes : ndarray of shape (q, 2), optional
+        (φ, value) of the intersections where the candidate support changes
+        (large black diamonds).
+    labels : sequence of str, optional
+        Row names (default ``"row i"``).
+    frames : int
+        When > 0, add that many animation frames sweeping φ over the grid,
+        with a play/pause button.
+    """
+    phis = np.asarray(phis, dtype=float).round(5)
+    values = np.atleast_2d(np.asarray(values, dtype=float)).round(5)
+    n, num = values.shape
+    k = int(k)
+    labels = list(labels) if labels is not None else [f"row {i}" for i in range(n)]
+    if envelope is None:
+        srt = np.sort(values, axis=0)
+        kk = min(k, n)
+        envelope = np.vstack([srt[n - kk], srt[kk - 1]])  # k-th largest of v; of −v negated
+    envelope = np.atleast_2d(np.asarray(envelope, dtype=float))
+
+    if phi is None:
+        phi = float(phis[num // 2])
+    t0 = int(np.argmin(np.abs(phis - phi)))
+    plus, minus = _topk_nonneg(values[:, t0], k), _topk_nonneg(-values[:, t0], k)
+    color = np.full(n, NEUTRAL, dtype=object)
+    color[minus] = MINUS
+    color[plus] = PLUS  # a row in both (value 0) shows as +
+
+    fig = go.Figure()
+    for i in range(n):
+        on = color[i] != NEUTRAL
+        fig.add_trace(go.Scatter(
+            x=phis, y=values[i], mode="lines", name=labels[i], legendgroup="rows",
+            showlegend=False, line=dict(color=color[i], width=2.6 if on else 1.2),
+            opacity=1.0 if on else 0.8,
+            hovertemplate=f"{labels[i]}<br>φ=%{{x:.3f}}<br>v=%{{y:.3f}}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[phis[0], phis[-1]], y=[0, 0], mode="lines",
+                             name="zero curve (row n+1 = 0)",
+                             line=dict(color=OKABE_ITO["black"], dash="dash", width=1.5)))
+    env_names = [f"k-th largest of v(φ) (k={k})", f"k-th smallest of v(φ) (k={k})"]
+    env_colors = [PLUS, MINUS]
+    for j in range(min(2, envelope.shape[0])):
+        fig.add_trace(go.Scatter(x=phis, y=envelope[j], mode="lines", name=env_names[j],
+                                 line=dict(color=env_colors[j], width=5), opacity=0.35,
+                                 hoverinfo="skip"))
+    if intersections is not None and len(intersections):
+        pts = np.asarray(intersections, dtype=float).reshape(-1, 2)
+        fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers",
+                                 name="pairwise intersection",
+                                 marker=dict(color="#666666", size=5),
+                                 hovertemplate="φ=%{x:.3f}<extra>intersection</extra>"))
+    if changes is not None and len(changes):
+        pts = np.asarray(changes, dtype=float).reshape(-1, 2)
+        fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers",
+                                 name="support changes here",
+                                 marker=dict(color=OKABE_ITO["black"], size=11, symbol="diamond",
+                                             line=dict(color="white", width=1)),
+                                 hovertemplate="φ=%{x:.3f}<extra>support change</extra>"))
+    # legend entries for the colour code
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="in I_k^+(v(φ))",
+                             line=dict(color=PLUS, width=3)))
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="in I_k^+(−v(φ))",
+                             line=dict(color=MINUS, width=3)))
+    lo, hi = float(values.min()), float(values.max())
+    pad = 0.05 * (hi - lo or 1.0)
+    # the moving parts (last three traces: φ line, dots, support curves) — the
+    # animation frames update only these
+    dyn = _d2_dynamic(phis, values, k, t0, lo - pad, hi + pad)
+    fig.add_traces(dyn)
+    ntr = len(fig.data)
+    dyn_idx = list(range(ntr - len(dyn), ntr))
+
+    head = title or "Spannogram: v_i(φ) = V_i1·sin φ + V_i2·cos φ"
+    fig.update_layout(
+        **_LAYOUT, height=520,
+        title=dict(text=f"{head}<br><sup>{_d2_caption(phis[t0], plus, minus)}</sup>"),
+        xaxis=dict(title="φ", range=[phis[0], phis[-1]], **_phi_ticks()),
+        yaxis=dict(title="v_i(φ)", range=[lo - pad, hi + pad]),
+        legend=dict(orientation="h", y=-0.18, x=0))
+    if frames and frames > 0:
+        ts = np.unique(np.linspace(0, num - 1, int(frames)).round().astype(int))
+        fig.frames = [
+            go.Frame(data=_d2_dynamic(phis, values, k, t, lo - pad, hi + pad), traces=dyn_idx,
+                     name=f"{phis[t]:.3f}",
+                     layout=dict(title=dict(text=f"{head}<br><sup>"
+                                            + _d2_caption(phis[t], _topk_nonneg(values[:, t], k),
+                                                          _topk_nonneg(-values[:, t], k))
+                                            + "</sup>")))
+            for t in ts]
+        fig.update_layout(updatemenus=[dict(
+            type="buttons", showactive=False, x=0.0, y=1.02, xanchor="left", yanchor="bottom",
+            direction="left", pad=dict(r=6, t=0),
+            buttons=[dict(label="▶ play", method="animate",
+                          args=[None, dict(frame=dict(duration=120, redraw=False),
+                                           transition=dict(duration=0), fromcurrent=True)]),
+                     dict(label="❚❚ pause", method="animate",
+                          args=[[None], dict(frame=dict(duration=0, redraw=False),
+                                             mode="immediate")])])],
+            margin=dict(l=60, r=20, t=110, b=55))
+    return fig
+
+
+def _d2_caption(phi, plus, minus) -> str:
+    return (f"φ = {phi:+.3f}:  I_k^+(v) = {_fmt_support(plus)},  "
+            f"I_k^+(−v) = {_fmt_support(minus)}")
+
+
+def _d2_dynamic(phis, values, k, t, ymin, ymax):
+    """The traces that move with φ: the φ line, the dots at φ, the support curves.
+
+    Plain dicts with numpy arrays (validated once by the Figure / Frame), so
+    that dozens of animation frames stay cheap to build.
+    """
+    n = values.shape[0]
+    plus, minus = _topk_nonneg(values[:, t], k), _topk_nonneg(-values[:, t], k)
+    col = np.full(n, NEUTRAL, dtype=object)
+    col[minus] = MINUS
+    col[plus] = PLUS
+    line = dict(type="scatter", x=np.array([phis[t], phis[t]]), y=np.array([ymin, ymax]),
+                mode="lines", name="current φ", hoverinfo="skip", showlegend=False,
+                line=dict(color=OKABE_ITO["black"], width=1.5, dash="dot"))
+    dots = dict(type="scatter", x=np.full(n, phis[t]), y=values[:, t], mode="markers",
+                marker=dict(color=col.tolist(), size=10, line=dict(color="black", width=1)),
+                name="values at φ", showlegend=False, hovertemplate="v=%{y:.3f}<extra></extra>")
+    # the selected curves as one NaN-separated trace (downsampled) so a frame stays small
+    step = max(1, values.shape[1] // 120)
+    px = phis[::step]
+    xs = np.concatenate([np.append(px, np.nan) for _ in plus]) if plus.size else np.zeros(0)
+    ys = (np.concatenate([np.append(values[i, ::step], np.nan) for i in plus]) if plus.size
+          else np.zeros(0))
+    # 4 decimals are plenty on screen and keep the frames' JSON small
+    sel = dict(type="scatter", x=xs.round(4), y=ys.round(4), mode="lines",
+               line=dict(color=PLUS, width=3),
+               name="selected", showlegend=False, hoverinfo="skip", connectgaps=False)
+    return [line, dots, sel]
+
+
+# ---------------------------------------------------------- spannogram d = 3
+def spannogram_d3_surfaces(phi1, phi2, surfaces, *, labels=None, title=None):
+    """A few rows' surfaces ``v_i(φ1, φ2)`` in 3D (paper App. B, Fig. 7).
+
+    surfaces : ndarray of shape (r, len(phi2), len(phi1))
+    """
+    surfaces = np.asarray(surfaces, dtype=float)
+    r = surfaces.shape[0]
+    labels = list(labels) if labels is not None else [f"row {i}" for i in range(r)]
+    palette = [OKABE_ITO[c] for c in ("orange", "blue", "green", "vermillion", "purple", "sky")]
+    fig = go.Figure()
+    for j in range(r):
+        c = palette[j % len(palette)]
+        fig.add_trace(go.Surface(x=phi1, y=phi2, z=surfaces[j], name=labels[j], showscale=False,
+                                 colorscale=[[0, c], [1, c]], opacity=0.75, showlegend=True,
+                                 hovertemplate=f"{labels[j]}<br>φ1=%{{x:.2f}} φ2=%{{y:.2f}}"
+                                               f"<br>v=%{{z:.3f}}<extra></extra>"))
+    fig.add_trace(go.Surface(x=phi1, y=phi2, z=np.zeros((len(phi2), len(phi1))),
+                             name="zero surface", showscale=False, showlegend=True,
+                             colorscale=[[0, "#888888"], [1, "#888888"]], opacity=0.3,
+                             hoverinfo="skip"))
+    fig.update_layout(**_LAYOUT, height=520,
+                      title=title or "Surfaces v_i(φ1, φ2) = (V c(φ1, φ2))_i",
+                      scene=dict(xaxis_title="φ1", yaxis_title="φ2", zaxis_title="v_i",
+                                 aspectmode="cube"),
+                      legend=dict(orientation="h", y=-0.05))
+    return fig
+
+
+def color_cells(labels: np.ndarray, ncolors: int = len(_CELL_COLORS)) -> np.ndarray:
+    """Colour index per cell id such that grid-adjacent cells differ (greedy).
+
+    ``labels`` is a 2-D grid of integer cell ids (−1 = no support).  Returns an
+    int array indexed by cell id.
+    """
+    labels = np.asarray(labels)
+    ids = np.unique(labels[labels >= 0])
+    size = int(ids.max()) + 1 if ids.size else 0
+    nbrs = [set() for _ in range(size)]
+    for a, b in ((labels[:, :-1], labels[:, 1:]), (labels[:-1, :], labels[1:, :])):
+        diff = (a != b) & (a >= 0) & (b >= 0)
+        for p, q in set(zip(a[diff].tolist(), b[diff].tolist())):
+            nbrs[p].add(q)
+            nbrs[q].add(p)
+    colour = np.full(size, -1, dtype=int)
+    # largest-degree first keeps the greedy colouring within the palette more often
+    for cid in sorted(ids.tolist(), key=lambda c: -len(nbrs[c])):
+        used = {colour[q] for q in nbrs[cid] if colour[q] >= 0}
+        free = [c for c in range(ncolors) if c not in used]
+        colour[cid] = free[0] if free else cid % ncolors
+    return colour
+
+
+def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, changes=None,
+                        best=None, title=None):
+    """Map of the intersection cells over (φ1, φ2) (paper App. B, Fig. 7).
+
+    Parameters
+    ----------
+    phi1, phi2 : ndarray
+        Grid axes (x and y).
+    labels : ndarray of shape (len(phi2), len(phi1))
+        Cell id at each grid point: index into ``supports`` (−1: none).
+    supports : sequence of sequence of int
+        The candidate support of each cell id.
+    values : sequence of float
+        The value ``max ||V_I^T x||^2`` of each cell's support.
+    vertices : ndarray of shape (p, 2), optional
+        Triple-intersection vertices (φ1, φ2).
+    changes : ndarray of bool (p,), optional
+        Vertices where the support changes (drawn black, the others white).
+    best : int, optional
+        Cell id of the optimal support; its cells are outlined.
+    """
+    labels = np.asarray(labels, dtype=int)
+    colour = color_cells(labels)
+    z = np.where(labels >= 0, colour[np.clip(labels, 0, None)] if colour.size else 0, -1)
+    nc = len(_CELL_COLORS)
+    scale = []
+    for c in range(nc):
+        scale += [[c / nc, _CELL_COLORS[c]], [(c + 1) / nc, _CELL_COLORS[c]]]
+    sup_txt = np.array([_fmt_support(s) for s in supports] + ["—"], dtype=object)
+    val_txt = np.array([f"{v:.4g}" for v in values] + ["—"], dtype=object)
+    lab = np.where(labels >= 0, labels, len(supports))
+    text = np.char.add(np.char.add("support ", sup_txt[lab].astype(str)),
+                       np.char.add("<br>value ", val_txt[lab].astype(str)))
+    fig = go.Figure(go.Heatmap(
+        x=phi1, y=phi2, z=np.where(z >= 0, z + 0.5, np.nan), zmin=0, zmax=nc, colorscale=scale,
+        showscale=False, text=text, name="cells",
+        hovertemplate="φ1=%{x:.3f}, φ2=%{y:.3f}<br>%{text}<extra></extra>"))
+    if best is not None and best >= 0:
+        mask = (labels == best).astype(float)
+        fig.add_trace(go.Contour(x=phi1, y=phi2, z=mask, showscale=False, hoverinfo="skip",
+                                 contours=dict(start=0.5, end=0.5, size=1, coloring="none"),
+                                 line=dict(color=OKABE_ITO["black"], width=4),
+                                 name=f"optimal support {_fmt_support(supports[best])}",
+                                 showlegend=True))
+    if vertices is not None and len(vertices):
+        pts = np.asarray(vertices, dtype=float).reshape(-1, 2)
+        ch = (np.zeros(len(pts), bool) if changes is None
+              else np.asarray(changes, dtype=bool).reshape(-1))
+        for mask, name, colour in ((~ch, "triple-intersection vertex", "white"),
+                                   (ch, "vertex where the support changes", "black")):
+            if mask.any():
+                fig.add_trace(go.Scatter(
+                    x=pts[mask, 0], y=pts[mask, 1], mode="markers", name=name,
+                    marker=dict(color=colour, size=8, symbol="circle",
+                                line=dict(color="black" if colour == "white" else "white",
+                                          width=1.5)),
+                    hovertemplate="vertex φ1=%{x:.3f}, φ2=%{y:.3f}<extra></extra>"))
+    fig.update_layout(**_LAYOUT, height=560,
+                      title=title or "Intersection cells: which support is I_k^+(V c) at (φ1, φ2)",
+                      xaxis=dict(title="φ1", range=[float(np.min(phi1)), float(np.max(phi1))]),
+                      yaxis=dict(title="φ2", range=[float(np.min(phi2)), float(np.max(phi2))]),
+                      legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def candidate_count(n_values, counts, bounds, *, current=None, title=None):
+    """|S_3| against the bound 2^d·C(n+1, d) on a log scale."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=n_values, y=bounds, mode="lines+markers", name="bound 2³·C(n+1, 3)",
+                             line=dict(color=OKABE_ITO["vermillion"], dash="dash")))
+    fig.add_trace(go.Scatter(x=n_values, y=counts, mode="lines+markers",
+                             name="|S₃| found (distinct supports)",
+                             line=dict(color=OKABE_ITO["blue"])))
+    if current is not None:
+        fig.add_trace(go.Scatter(x=[current[0]], y=[current[1]], mode="markers",
+                                 name="this V", marker=dict(color=OKABE_ITO["black"], size=12,
+                                                            symbol="star")))
+    fig.update_layout(**_LAYOUT, height=360, title=title or "How many candidate supports?",
+                      xaxis_title="n (rows of V)", yaxis=dict(title="count", type="log"),
+                      legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+# ------------------------------------------------------- feasible arc (P_2)
+def _circle_xy(phi):
+    """Point ``c(φ) = (sin φ, cos φ)`` drawn with c_1 on x and c_2 on y."""
+    phi = np.asarray(phi, dtype=float)
+    return np.sin(phi), np.cos(phi)
+
+
+def feasible_arc(Q, R, *, arcs=(), u1=None, c_star=None, active=(), show_constraints=None,
+                 title=None):
+    """The unit circle cut by the half-planes ``R_i c >= 0`` (paper Fig. 2).
+
+    Parameters
+    ----------
+    Q : ndarray (2, 2)
+        Only used for the level of the objective in hover text.
+    R : ndarray (k, 2)
+        Constraint rows; row i keeps the half-plane ``R_i · c >= 0``.
+    arcs : sequence of (φ_start, φ_end)
+        Feasible arc(s), angles with ``c(φ) = (sin φ, cos φ)``, ``φ_start <= φ_end``
+        (may extend past ±π).
+    u1 : ndarray (2,), optional
+        Top eigenvector of Q (both ±u1 are drawn).
+    c_star : ndarray (2,), optional
+        The answer of ``solve_pd``.
+    active : sequence of int
+        Constraints active at the arc endpoints.
+    show_constraints : int, optional
+        Draw only the first that many constraints (for the add-one-by-one view).
+    """
+    Q = np.asarray(Q, dtype=float)
+    R = np.atleast_2d(np.asarray(R, dtype=float))
+    kk = R.shape[0] if show_constraints is None else int(show_constraints)
+    fig = go.Figure()
+    t = np.linspace(-np.pi, np.pi, 361)
+    x, y = _circle_xy(t)
+    fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="unit circle ‖c‖ = 1",
+                             line=dict(color="#999999", width=1.5), hoverinfo="skip"))
+    palette = [OKABE_ITO[c] for c in ("sky", "green", "purple", "orange", "yellow")]
+    L = 1.35
+    for i in range(kk):
+        r = R[i]
+        nr = float(np.hypot(*r))
+        if nr == 0:
+            continue
+        r = r / nr
+        tangent = np.array([-r[1], r[0]])
+        # shade the infeasible side (r·c < 0) as a thin polygon
+        poly = np.array([tangent * L, tangent * L - r * L, -tangent * L - r * L, -tangent * L,
+                         tangent * L])
+        col = palette[i % len(palette)]
+        is_active = i in set(int(a) for a in active)
+        fig.add_trace(go.Scatter(x=poly[:, 0], y=poly[:, 1], fill="toself", mode="lines",
+                                 fillcolor=col, opacity=0.13, line=dict(width=0),
+                                 hoverinfo="skip", showlegend=False))
+        fig.add_trace(go.Scatter(x=[-tangent[0] * L, tangent[0] * L],
+                                 y=[-tangent[1] * L, tangent[1] * L], mode="lines",
+                                 line=dict(color=col, width=4 if is_active else 2),
+                                 name=f"R_{i}·c = 0" + (" — active at c*" if is_active else ""),
+                                 hovertemplate=f"constraint {i}: R_{i} = ({R[i, 0]:.3f}, "
+                                               f"{R[i, 1]:.3f})<extra></extra>"))
+        fig.add_annotation(x=r[0] * 0.35, y=r[1] * 0.35, ax=0, ay=0, xref="x", yref="y",
+                           axref="x", ayref="y", showarrow=True, arrowhead=2, arrowcolor=col,
+                           arrowwidth=2, text="")
+    for j, (a, b) in enumerate(arcs):
+        ta = np.linspace(a, b, max(2, int(180 * (b - a) / np.pi) + 2))
+        ax_, ay_ = _circle_xy(ta)
+        fig.add_trace(go.Scatter(x=ax_, y=ay_, mode="lines", name="feasible arc" if j == 0 else None,
+                                 showlegend=j == 0, legendgroup="arc",
+                                 line=dict(color=OKABE_ITO["vermillion"], width=7),
+                                 hoverinfo="skip"))
+        ex, ey = _circle_xy([a, b])
+        fig.add_trace(go.Scatter(x=ex, y=ey, mode="markers", legendgroup="ends",
+                                 name="arc endpoint (a constraint is active)", showlegend=j == 0,
+                                 marker=dict(color=OKABE_ITO["black"], size=10, symbol="square"),
+                                 hovertemplate="endpoint (%{x:.3f}, %{y:.3f})<extra></extra>"))
+    if u1 is not None:
+        u = np.asarray(u1, dtype=float)
+        for s, nm in ((1, "+u₁ (top eigenvector of Q)"), (-1, "−u₁")):
+            fig.add_trace(go.Scatter(x=[0, s * u[0]], y=[0, s * u[1]], mode="lines+markers",
+                                     name=nm, line=dict(color=OKABE_ITO["blue"], width=2,
+                                                        dash="solid" if s > 0 else "dash"),
+                                     marker=dict(size=[0, 9], symbol="circle")))
+    if c_star is not None:
+        c = np.asarray(c_star, dtype=float)
+        val = float(c @ Q @ c)
+        fig.add_trace(go.Scatter(x=[c[0]], y=[c[1]], mode="markers", name="solve_pd answer c*",
+                                 marker=dict(color=OKABE_ITO["yellow"], size=18, symbol="star",
+                                             line=dict(color="black", width=1.5)),
+                                 hovertemplate=f"c* = (%{{x:.3f}}, %{{y:.3f}})<br>cᵀQc = {val:.4g}"
+                                               "<extra></extra>"))
+    fig.update_layout(**_LAYOUT, height=520, title=title or "(P₂): max cᵀQc on the feasible arc",
+                      xaxis=dict(title="c₁ = sin φ", range=[-L, L], zeroline=False),
+                      yaxis=dict(title="c₂ = cos φ", range=[-L, L], scaleanchor="x",
+                                 zeroline=False),
+                      legend=dict(orientation="v", x=1.02, y=1))
+    fig.update_layout(margin=dict(l=60, r=20, t=70, b=55))
+    return fig
+
+
+def objective_on_circle(Q, R, *, c_star=None, title=None, num=721):
+    """``Q(φ) = c(φ)ᵀ Q c(φ)`` along the circle, the feasible part highlighted.
+
+    The feasible part is where every ``R_i · c(φ) >= 0`` (evaluated on the
+    grid for drawing only; the answer itself comes from ``solve_pd``).
+    """
+    Q = np.asarray(Q, dtype=float)
+    R = np.atleast_2d(np.asarray(R, dtype=float))
+    t = np.linspace(-np.pi, np.pi, num)
+    C = np.vstack(_circle_xy(t))
+    q = np.einsum("it,ij,jt->t", C, Q, C)
+    feas = (R @ C >= -1e-12).all(axis=0) if R.size else np.ones(num, bool)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=t, y=q, mode="lines", name="Q(φ) on the whole circle",
+                             line=dict(color="#999999", width=2)))
+    qf = np.where(feas, q, np.nan)
+    fig.add_trace(go.Scatter(x=t, y=qf, mode="lines", name="Q(φ) on the feasible arc",
+                             line=dict(color=OKABE_ITO["vermillion"], width=5)))
+    if c_star is not None:
+        c = np.asarray(c_star, dtype=float)
+        ph = float(np.arctan2(c[0], c[1]))
+        fig.add_trace(go.Scatter(x=[ph], y=[float(c @ Q @ c)], mode="markers",
+                                 name="maximum on the arc (solve_pd)",
+                                 marker=dict(color=OKABE_ITO["yellow"], size=16, symbol="star",
+                                             line=dict(color="black", width=1.5))))
+    fig.update_layout(**_LAYOUT, height=360, title=title or "Objective along the circle",
+                      xaxis=dict(title="φ  (c = (sin φ, cos φ))",
+                                 tickvals=[-np.pi, -np.pi / 2, 0, np.pi / 2, np.pi],
+                                 ticktext=["−π", "−π/2", "0", "π/2", "π"]),
+                      yaxis_title="cᵀQc", legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+# ------------------------------------------------------------- ε-net, bound
+def enet_circle(phis, values, best_value, *, exact=None, title=None):
+    """ε-net for d = 2: each sampled angle's rank-1 value, the best kept.
+
+    phis : ndarray (s,) sampled angles; values : ndarray (s,) ``||V^T x(φ)||²``.
+    """
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=phis, y=values, mode="markers", name="one sample c(φ) → rank-1 x",
+                             marker=dict(color=OKABE_ITO["sky"], size=7,
+                                         line=dict(color=OKABE_ITO["blue"], width=1))))
+    fig.add_hline(y=best_value, line=dict(color=OKABE_ITO["vermillion"], width=2),
+                  annotation_text="best sample", annotation_position="bottom right")
+    if exact is not None:
+        fig.add_hline(y=exact, line=dict(color=OKABE_ITO["black"], dash="dash"),
+                      annotation_text="exact OPT_d", annotation_position="top right")
+    fig.update_layout(**_LAYOUT, height=320, title=title or "ε-net: sample c, solve rank-1, keep the best",
+                      xaxis=dict(title="φ of the sample", **_phi_ticks()),
+                      yaxis_title="‖Vᵀx‖²", legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+def certificate_bar(variance, upper_bound, lam1, *, title=None, bound_label="certified upper bound"):
+    """Achieved variance vs the certified upper bound, both as fractions of λ₁."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(y=["found x"], x=[variance / lam1], orientation="h",
+                         marker_color=OKABE_ITO["blue"], name="xᵀAx / λ₁ (achieved)",
+                         hovertemplate="%{x:.4f}<extra></extra>"))
+    fig.add_trace(go.Bar(y=["bound"], x=[upper_bound / lam1], orientation="h",
+                         marker_color=OKABE_ITO["orange"], name=f"{bound_label} / λ₁",
+                         hovertemplate="%{x:.4f}<extra></extra>"))
+    ratio = variance / upper_bound if upper_bound > 0 else float("nan")
+    fig.update_layout(**_LAYOUT, height=250,
+                      title=title or f"Certificate: x reaches at least {ratio:.1%} of the optimum",
+                      xaxis=dict(title="fraction of λ₁ (dense PCA)", range=[0, 1.05]),
+                      legend=dict(orientation="h", y=-0.45), showlegend=True)
+    return fig

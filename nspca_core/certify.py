@@ -299,7 +299,7 @@ def _paper_and_residual(spec: _Spectral, k: int, ds, rowsums: dict | None = None
     A = spec.A
     n = A.shape[0]
     for d in ds:
-        if d >= n:
+        if d >= n or d >= spec.w.size:  # lambda_{d+1} must have been computed
             continue
         V = spec.V(d)
         opt_d = _opt_d_exact(V, k)
@@ -402,7 +402,7 @@ def _fit_lower(cov: Cov, k: int):
 
 
 # ----------------------------------------------------------------------------- DNN driver
-def _screen_init(A: np.ndarray, k: int, U0: np.ndarray | None = None) -> DnnState:
+def _screen_init(A: np.ndarray, k: int) -> DnnState:
     """The one-parameter family ``N(mu)_ij = (mu - A_ij)_+`` (i != j), mu searched.
 
     Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
@@ -423,15 +423,16 @@ def _screen_init(A: np.ndarray, k: int, U0: np.ndarray | None = None) -> DnnStat
         hi = min(hi, (lam1 - float(dg.max())) / (k - 1))
     if hi <= 0 or n < 3:
         return DnnState(np.zeros((n, n)), 0.0)
-    v0 = [U0[:, 0] if U0 is not None else None]
+    # a positive start: M has nonnegative off-diagonal entries, so its top (Perron) eigenvector
+    # can be taken nonnegative and is never orthogonal to 1 (a warm start from another mu can be)
+    ones = np.ones(n)
 
     def h(mu):
         M = np.maximum(off - mu, 0.0)
         M[np.diag_indices(n)] = dg - mu
         try:
-            val, vec = eigsh(M, k=1, which="LA", v0=v0[0], tol=1e-6, maxiter=2000)
-            v0[0] = vec[:, 0]
-            lam = float(val[0])
+            lam = float(eigsh(M, k=1, which="LA", v0=ones, tol=1e-6, maxiter=2000,
+                              return_eigenvectors=False)[0])
         except Exception:
             lam = float(np.linalg.eigvalsh(M)[-1])
         return lam + mu * k
@@ -689,7 +690,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
     else:
         bt, B_T = {}, 0.0
     bounds["split"] = B_S + B_T
-    info.update({"split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
+    info.update({"S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
                  "B_S_bounds": certS.bounds, "B_T": B_T, "B_T_bounds": bt,
                  "dnn": certS.info.get("dnn")})
     if callback is not None:
@@ -911,3 +912,22 @@ def _carry(ks, certs: dict, given: dict) -> list[Certificate]:
         if best is None or c.lower > best.lower:
             best = c
     return [out[k] for k in ks]
+
+
+class _CallableModule(type(math)):
+    """This module, callable as :func:`certify`.
+
+    The module and its main function share the name ``certify``: once anything
+    imports the submodule (``from .certify import _certify_cov``), Python sets
+    the package attribute ``nspca_core.certify`` to the module, shadowing the
+    lazily exported function.  Making the module callable keeps
+    ``from nspca_core import certify; certify(X, k=...)`` working either way.
+    """
+
+    def __call__(self, *args, **kwargs):
+        return certify(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule

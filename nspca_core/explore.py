@@ -13,7 +13,6 @@ supports is the optimum of ``max_{x in S_k^n} ||V^T x||^2``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -68,6 +67,12 @@ class SpannogramD2:
         ``(P_d): max ||V_I c||^2 s.t. ||c|| = 1, V_I c >= 0``.
     support_x : ndarray (S, n)
         Those points (nonnegative, unit norm, supported in the support).
+    support_exact : ndarray of bool (S,)
+        True where (P_d) was solved exactly.  Elsewhere the value is that of
+        the rank-1 point of a direction generating the support (a feasible
+        value, possibly below Alg. 1's), and the support is proven not better
+        than the optimum (``λ_max(V_I^T V_I) <= optimum_value``), so the
+        optimum is always exact.
     optimum_id : int
         Index of the best support; ``optimum_value`` and ``optimum_x`` are
         its value and point.  When every candidate support occurs on the grid
@@ -93,6 +98,7 @@ class SpannogramD2:
     supports: list
     support_values: np.ndarray
     support_x: np.ndarray
+    support_exact: np.ndarray
     optimum_id: int
     optimum_value: float
     optimum_x: np.ndarray
@@ -123,10 +129,16 @@ class SpannogramD3:
         ``||V^T x||^2`` of Alg. 1's point for each support (see
         :class:`SpannogramD2`).
     support_x : ndarray (S, n)
+    support_exact : ndarray of bool (S,)
+        See :class:`SpannogramD2`.
     vertices_c : ndarray (P, 3)
         Triple-intersection vertices as unit directions, sign chosen so that
         the point is ``c(vertices_phi1, vertices_phi2)``: points where three
-        rows, or two rows and the zero row, take one common value.  Computed
+        rows, or two rows and the zero row, take one common value, among the
+        rows that come near the k-th order (or near zero above it) somewhere on
+        the grid — the only rows that can meet at a vertex where the candidate
+        support changes (the k-th order statistic is Lipschitz; a far row's
+        vertices are of no consequence and would number ``C(n+1, 3)``).  Computed
         exactly: ``c`` spans the null space of the two differences
         ``V_i - V_j, V_i - V_l`` (their cross product); triples whose
         differences are dependent (no isolated vertex) are skipped.
@@ -139,8 +151,8 @@ class SpannogramD3:
         True where ``I_k^+(±Vc)`` changes around the vertex (the tie straddles
         the k-th order among nonnegative values, or sits at zero).
     vertices_complete : bool
-        False when there were more than ``max_triples`` triples and only those
-        among the rows appearing in the listed supports were enumerated.
+        False when those rows gave more than ``max_triples`` triples and only
+        the rows occurring most often in the listed supports were kept.
     optimum_id : int
     optimum_value : float
     optimum_x : ndarray (n,)
@@ -155,6 +167,7 @@ class SpannogramD3:
     supports: list
     support_values: np.ndarray
     support_x: np.ndarray
+    support_exact: np.ndarray
     vertices_c: np.ndarray
     vertices_phi1: np.ndarray
     vertices_phi2: np.ndarray
@@ -179,9 +192,10 @@ def _grid(num: int) -> np.ndarray:
 def _support_ids(P: np.ndarray, k: int):
     """Candidate supports of every column of ``P`` (n x G), both signs.
 
-    Returns ``(ids_pos, ids_neg, supports)``: ids index into the list of
-    distinct supports (sorted int arrays), ordered lexicographically by their
-    packed membership bits.  Uses the convention of
+    Returns ``(ids_pos, ids_neg, supports, (cols, signs))``: ids index into
+    the list of distinct supports (sorted int arrays), ordered
+    lexicographically by their packed membership bits; ``cols, signs`` give
+    for each support a column of P and a sign generating it.  Uses the convention of
     :func:`nspca_core.topk_nonneg` (ties to the lower index).
     """
     n, G = P.shape
@@ -192,16 +206,20 @@ def _support_ids(P: np.ndarray, k: int):
         for a in range(0, G, step):
             S = sign * P[:, a:a + step]
             g = S.shape[1]
-            order = np.argsort(-S, axis=0, kind="stable")[:k]  # (k, g): ties to the lower index
-            keep = np.take_along_axis(S, order, axis=0) >= 0
-            M = np.zeros((g, n), dtype=bool)
-            rows = np.broadcast_to(np.arange(g)[None, :], order.shape)
-            M[rows[keep], order[keep]] = True
-            packed[s * G + a: s * G + a + g] = np.packbits(M, axis=1)
-    uniq, inv = np.unique(packed, axis=0, return_inverse=True)
+            # top k without sorting: everything above the k-th value, then the entries equal
+            # to it in index order until k are taken (ties to the lower index)
+            kth = -np.partition(-S, k - 1, axis=0)[k - 1]
+            above = S > kth
+            tied = S == kth
+            room = k - np.count_nonzero(above, axis=0)
+            M = (above | (tied & (np.cumsum(tied, axis=0) <= room))) & (S >= 0)
+            packed[s * G + a: s * G + a + g] = np.packbits(M.T, axis=1)
+    uniq, first, inv = np.unique(packed, axis=0, return_index=True, return_inverse=True)
     inv = np.asarray(inv).reshape(-1)
     supports = [np.flatnonzero(np.unpackbits(row, count=n)) for row in uniq]
-    return inv[:G], inv[G:], supports
+    # a column and sign that generate each support (its first occurrence)
+    rep = (first % G, np.where(first < G, 1.0, -1.0))
+    return inv[:G], inv[G:], supports, rep
 
 
 def _pd_small(Q: np.ndarray, R: np.ndarray):
@@ -245,34 +263,67 @@ def _pd_small(Q: np.ndarray, R: np.ndarray):
     return C[int(np.argmax(vals))]
 
 
-def _support_points(V: np.ndarray, supports: list):
-    """Alg. 1's point and value for each support: ``x_I = V_I c / ||V_I c||``, c from (P_d)."""
+def _support_points(V: np.ndarray, supports: list, P: np.ndarray, rep):
+    """Alg. 1's point and value for the supports: ``x_I = V_I c / ||V_I c||``, c from (P_d).
+
+    Every support gets a cheap feasible value first (the rank-1 point of the
+    direction that generated it) and the upper bound ``λ_max(V_I^T V_I)`` (no
+    x supported in I does better).  (P_d) is then solved exactly in the order
+    of decreasing upper bound until the bound falls below the best value
+    found: the optimum is exact while most supports cost O(|I| d).
+    Returns ``(X, values, exact, solver_name)``.
+    """
     n, d = V.shape
+    S = len(supports)
     try:  # the project's (P_d) solver, when present
         from .constrained import solve_pd
 
         solver, name = solve_pd, "solve_pd"
     except ImportError:
-        solver, name = None, "closed-form"
-    X = np.zeros((len(supports), n))
-    vals = np.zeros(len(supports))
+        solver, name = _pd_small, "closed-form"
+    M = np.zeros((S, n))
     for s, I in enumerate(supports):
+        M[s, I] = 1.0
+    cols, signs = rep
+    Wv = (P[:, cols] * signs).T * M  # (S, n): the generating vector on its support
+    Wv = np.clip(Wv, 0.0, None)
+    nw = np.linalg.norm(Wv, axis=1)
+    X = np.zeros((S, n))
+    ok = nw > 0
+    X[ok] = Wv[ok] / nw[ok, None]
+    vals = np.sum((X @ V) ** 2, axis=1)
+    gram = np.einsum("sn,ni,nj->sij", M, V, V)
+    upper = np.linalg.eigvalsh(gram)[:, -1] if S else np.zeros(0)
+    exact = np.zeros(S, dtype=bool)
+    best = vals.max(initial=-np.inf)
+    for s in np.argsort(-upper, kind="stable"):
+        if upper[s] <= best * (1 + 1e-12) + 1e-300 and exact.any():
+            break
+        I = supports[s]
         x = np.zeros(n)
         if I.size:
             VI = V[I]
-            c = solver(VI.T @ VI, VI) if solver is not None else _pd_small(VI.T @ VI, VI)
+            c = solver(VI.T @ VI, VI)
             y = np.clip(VI @ np.asarray(c, dtype=float), 0.0, None) if c is not None else np.zeros(I.size)
             ny = np.linalg.norm(y)
             if ny > 0:
                 x[I] = y / ny
             else:  # V_I c = 0 on the whole cone: the best single row of I
                 x[I[int(np.argmax(np.einsum("ij,ij->i", VI, VI)))]] = 1.0
-        else:
-            x[0] = 1.0
-        X[s] = x
         z = V.T @ x
-        vals[s] = float(z @ z)
-    return X, vals, name
+        v = float(z @ z)
+        exact[s] = True
+        if v >= vals[s] or not ok[s]:
+            X[s], vals[s] = x, v
+        best = max(best, vals[s])
+    for s in np.flatnonzero(~ok & ~exact):  # degenerate generator: a feasible point on I
+        I = supports[s]
+        if I.size:
+            X[s, I[int(np.argmax(np.einsum("ij,ij->i", V[I], V[I])))]] = 1.0
+        else:
+            X[s, 0] = 1.0
+        vals[s] = float(np.sum((V.T @ X[s]) ** 2))
+    return X, vals, exact, name
 
 
 def _change_flags(Vc: np.ndarray, t: np.ndarray, k: int, tol: float):
@@ -291,6 +342,35 @@ def _change_flags(Vc: np.ndarray, t: np.ndarray, k: int, tol: float):
         e = np.count_nonzero(np.abs(S - ts) <= tol, axis=0)
         out.append((ts >= -tol) & (g < k) & ((g + e > k) | (np.abs(ts) <= tol)))
     return out[0], out[1]
+
+
+def _maybe_changes(t, env_pos, env_neg, band, tol):
+    """Cheap necessary condition for :func:`_change_flags` (per sign).
+
+    A change needs the tie value at the k-th order (or at zero above it).
+    The k-th order statistic is L-Lipschitz on the sphere (L = max row norm),
+    so at distance ``δ`` from a grid point it is within ``band = L δ`` of the
+    grid envelope there.
+    """
+    out = []
+    for ts, env in ((t, env_pos), (-t, env_neg)):
+        out.append((ts >= -tol) & (ts >= env - band - tol) & ((ts <= env + band + tol) | (np.abs(ts) <= tol)))
+    return out[0], out[1]
+
+
+def _flags(V, C, t, k, tol, env_pos, env_neg, band):
+    """Exact change flags, computed only where the prefilter allows a change."""
+    n = V.shape[0]
+    mp, mn = _maybe_changes(t, env_pos, env_neg, band, tol)
+    ch_pos = np.zeros(t.size, dtype=bool)
+    ch_neg = np.zeros(t.size, dtype=bool)
+    idx = np.flatnonzero(mp | mn)
+    step = max(1, _CHUNK_ELEMS // max(n, 1))
+    for s in range(0, idx.size, step):
+        sel = idx[s:s + step]
+        cp, cn = _change_flags(V @ C[:, sel], t[sel], k, tol)
+        ch_pos[sel], ch_neg[sel] = cp & mp[sel], cn & mn[sel]
+    return ch_pos, ch_neg
 
 
 def _tol(V: np.ndarray) -> float:
@@ -353,12 +433,10 @@ def spannogram_curves_d2(V, k, *, num=721) -> SpannogramD2:
     ph = np.where(ph <= -np.pi / 2, np.pi / 2, ph)
     cvec = np.vstack([np.sin(ph), np.cos(ph)])
     val = np.einsum("pj,jp->p", W[ii], cvec)
-    ch_pos = np.zeros(ph.size, dtype=bool)
-    ch_neg = np.zeros(ph.size, dtype=bool)
-    step = max(1, _CHUNK_ELEMS // max(n, 1))
-    for s in range(0, ph.size, step):
-        Vc = V @ cvec[:, s:s + step]
-        ch_pos[s:s + step], ch_neg[s:s + step] = _change_flags(Vc, val[s:s + step], k, tol)
+    # nearest grid angle (within one step δ = π/num; ||c(φ) - c(φ')|| <= |φ - φ'|)
+    gi = np.clip(np.rint((ph + np.pi / 2) * num / np.pi).astype(int) - 1, 0, num - 1)
+    band = 1.01 * float(np.linalg.norm(V, axis=1).max(initial=0.0)) * np.pi / num
+    ch_pos, ch_neg = _flags(V, cvec, val, k, tol, env_pos[gi], env_neg[gi], band)
     order = np.lexsort((jj, ii, ph))
     # the support is constant between consecutive changing crossings: one point inside each
     # such arc (besides the grid) makes the list of supports complete in general position
@@ -369,9 +447,10 @@ def spannogram_curves_d2(V, k, *, num=721) -> SpannogramD2:
         Pm = V @ np.vstack([np.sin(mids), np.cos(mids)])
     else:
         Pm = np.zeros((n, 0))
-    ids_pos, ids_neg, supports = _support_ids(np.hstack([P, Pm]), k)
+    Pall = np.hstack([P, Pm])
+    ids_pos, ids_neg, supports, rep = _support_ids(Pall, k)
     ids_pos, ids_neg = ids_pos[:num], ids_neg[:num]
-    X, vals, solver = _support_points(V, supports)
+    X, vals, exact, solver = _support_points(V, supports, Pall, rep)
     best = int(np.argmax(vals))
     return SpannogramD2(
         phi=phi, curves=curves, envelope_pos=env_pos, envelope_neg=env_neg,
@@ -379,7 +458,7 @@ def spannogram_curves_d2(V, k, *, num=721) -> SpannogramD2:
         intersections_phi=ph[order], intersections_value=val[order],
         intersections_i=ii[order], intersections_j=jj[order],
         changes_pos=ch_pos[order], changes_neg=ch_neg[order], changes=(ch_pos | ch_neg)[order],
-        supports=supports, support_values=vals, support_x=X,
+        supports=supports, support_values=vals, support_x=X, support_exact=exact,
         optimum_id=best, optimum_value=float(vals[best]), optimum_x=X[best], k=k, n=n,
         info={"pd_solver": solver, "num": num, "n_supports": len(supports),
               "n_intersections": int(ph.size), "n_changes": int((ch_pos | ch_neg).sum())},
@@ -427,13 +506,19 @@ def _sector_points(W: np.ndarray, C: np.ndarray, t: np.ndarray, tol: float) -> n
             continue
         a, b = np.triu_indices(tied.size, 1)
         N = W[tied[a]] - W[tied[b]]
-        B = np.linalg.svd(c0[None, :])[2][1:]  # (2, 3) orthonormal basis of c0^⊥
+        # orthonormal basis of c0^⊥ from the cross product with the least aligned axis
+        e = np.zeros(3)
+        e[int(np.argmin(np.abs(c0)))] = 1.0
+        b0 = np.cross(c0, e)
+        b0 /= np.linalg.norm(b0)
+        B = np.vstack([b0, np.cross(c0, b0)])
         nB = N @ B.T
         nB = nB[np.linalg.norm(nB, axis=1) > 1e-10 * scale]
         if nB.shape[0] == 0:
             continue
         theta = np.mod(np.arctan2(nB[:, 0], -nB[:, 1]), np.pi)  # line directions mod π
-        theta = np.unique(np.round(np.concatenate([theta, theta + np.pi]), 12))
+        theta = np.sort(np.concatenate([theta, theta + np.pi]))
+        theta = theta[np.append(True, np.diff(theta) > 1e-12)]
         nxt = np.append(theta[1:], theta[0] + 2 * np.pi)
         mid = 0.5 * (theta + nxt)
         delta = 1e-6
@@ -453,9 +538,9 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
     grid : int >= 2, default 121
         Grid points per angle; the map has ``grid x grid`` cells.
     max_triples : int, default 300000
-        Cap on the ``C(n+1, 3)`` triples enumerated for the vertices; beyond
-        it only the rows appearing in the listed supports are used (and
-        ``vertices_complete`` is False).
+        Cap on the triples enumerated for the vertices (among the rows near the
+        k-th order); beyond it only the rows occurring most often in the listed
+        supports are used (and ``vertices_complete`` is False).
 
     Returns
     -------
@@ -484,14 +569,26 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
     F1, F2 = np.meshgrid(phi, phi, indexing="ij")
     Cg = _sph(F1.ravel(), F2.ravel())  # (3, G^2)
     P = V @ Cg
-    ids_pos, ids_neg, supports = _support_ids(P, k)
-    # triple intersections
+    ids_pos, ids_neg, supports, rep = _support_ids(P, k)
+    env_pos = -np.partition(-P, k - 1, axis=0)[k - 1]
+    env_neg = -np.partition(P, k - 1, axis=0)[k - 1]
+    # every direction is within 2δ (δ = π/grid) of a grid point: ||c - c_g|| <= |Δφ1| + |Δφ2|
+    L = float(np.linalg.norm(V, axis=1).max(initial=0.0))
+    band = 1.01 * L * 2 * np.pi / grid
+    tol = _tol(V)
+    # rows that can take part in a change: near the k-th order (or near zero above it) at
+    # some grid point; a row tied at a changing vertex is within 2*band of the envelope there
+    near = np.zeros(n, dtype=bool)
+    for Ps, env in ((P, env_pos), (-P, env_neg)):
+        near |= np.any((np.abs(Ps - env) <= 2 * band + tol) |
+                       ((np.abs(Ps) <= 2 * band + tol) & (env <= 2 * band + tol)), axis=1)
+    # triple intersections among those rows and the zero row
     W = np.vstack([V, np.zeros((1, 3))])
-    rows = np.arange(n + 1)
+    rows = np.append(np.flatnonzero(near), n)
     complete = True
-    if n * (n + 1) * (n - 1) // 6 > max_triples:
+    if rows.size * (rows.size - 1) * (rows.size - 2) // 6 > max_triples:
         complete = False
-        used = np.unique(np.concatenate([s for s in supports] + [np.array([n])]))
+        used = rows
         m = used.size
         while m * (m - 1) * (m - 2) // 6 > max_triples:  # keep the most frequent rows
             m -= 1
@@ -503,9 +600,10 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
             freq[n] = np.inf
             used = np.sort(used[np.argsort(-freq[used], kind="stable")[:m]])
         rows = used
-    T = np.fromiter((t for tri in combinations(rows.tolist(), 3) for t in tri), dtype=np.int64)
-    T = T.reshape(-1, 3)
-    tol = _tol(V)
+    m = rows.size
+    a_, b_, c_ = np.nonzero((np.arange(m)[:, None, None] < np.arange(m)[None, :, None]) &
+                            (np.arange(m)[None, :, None] < np.arange(m)[None, None, :]))
+    T = np.column_stack([rows[a_], rows[b_], rows[c_]]).astype(np.int64)
     if T.size:
         C = np.cross(W[T[:, 0]] - W[T[:, 1]], W[T[:, 0]] - W[T[:, 2]])
         cn = np.linalg.norm(C, axis=1)
@@ -516,23 +614,24 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
         C = np.zeros((0, 3))
     ph1, ph2, flip, C = _to_angles(C)
     t = np.einsum("pj,pj->p", W[T[:, 0]], C) if T.size else np.zeros(0)
-    ch = np.zeros(t.size, dtype=bool)
-    step = max(1, _CHUNK_ELEMS // max(n, 1))
-    for s in range(0, t.size, step):
-        cp, cn_ = _change_flags(V @ C[s:s + step].T, t[s:s + step], k, tol)
-        ch[s:s + step] = cp | cn_
+    g1 = np.clip(np.rint((ph1 + np.pi / 2) * grid / np.pi).astype(int) - 1, 0, grid - 1)
+    g2 = np.clip(np.rint((ph2 + np.pi / 2) * grid / np.pi).astype(int) - 1, 0, grid - 1)
+    gi = g1 * grid + g2
+    cp, cn_ = _flags(V, C.T, t, k, tol, env_pos[gi], env_neg[gi], band)
+    ch = cp | cn_
     # one direction inside every sector around each changing vertex: the supports of the
     # cells meeting there (Alg. 2's completions), so tiny cells missed by the grid are listed
     extra = _sector_points(W, C[ch], t[ch], tol)
+    Pall = np.hstack([P, V @ extra.T]) if extra.shape[0] else P
     if extra.shape[0]:
-        ip, ineg, supports = _support_ids(np.hstack([P, V @ extra.T]), k)
+        ip, ineg, supports, rep = _support_ids(Pall, k)
         ids_pos, ids_neg = ip[:P.shape[1]], ineg[:P.shape[1]]
-    X, vals, solver = _support_points(V, supports)
+    X, vals, exact, solver = _support_points(V, supports, Pall, rep)
     best = int(np.argmax(vals))
     return SpannogramD3(
         phi1=phi, phi2=phi.copy(), cells_pos=ids_pos.reshape(grid, grid),
         cells_neg=ids_neg.reshape(grid, grid), supports=supports, support_values=vals,
-        support_x=X, vertices_c=C, vertices_phi1=ph1, vertices_phi2=ph2, vertices_rows=T,
+        support_x=X, support_exact=exact, vertices_c=C, vertices_phi1=ph1, vertices_phi2=ph2, vertices_rows=T,
         vertices_value=t, vertices_changes=ch, vertices_complete=complete,
         optimum_id=best, optimum_value=float(vals[best]), optimum_x=X[best], k=k, n=n,
         info={"pd_solver": solver, "grid": grid, "n_supports": len(supports),

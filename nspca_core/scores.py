@@ -264,37 +264,6 @@ def _paper_direction(Z, i, j, pairs):
     return ell / nrm
 
 
-def _lp_direction(groups, q):
-    """Steepest descent of a weighted sum of maxima over a box (a small LP).
-
-    ``groups`` is a list of ``(weight, G)`` with ``G`` the gradient rows of the
-    active pieces of one max-function.  Solves
-    ``min Σ w_g r_g  s.t.  G_g ℓ <= r_g,  -1 <= ℓ <= 1`` and returns
-    ``(ell, rate)``; ``rate = Σ w_g r_g`` is the first-order change (< 0 means
-    every active piece of every group decreases).
-    """
-    ng = len(groups)
-    nv = q + ng
-    c = np.zeros(nv)
-    rows, rhs = [], []
-    for g, (w, G) in enumerate(groups):
-        c[q + g] = w
-        blk = np.zeros((G.shape[0], nv))
-        blk[:, :q] = G
-        blk[:, q + g] = -1.0
-        rows.append(blk)
-        rhs.append(np.zeros(G.shape[0]))
-    bounds = [(-1.0, 1.0)] * q + [(None, None)] * ng
-    res = linprog(c, A_ub=np.vstack(rows), b_ub=np.concatenate(rhs), bounds=bounds, method="highs")
-    if res.status != 0:
-        return None, 0.0
-    ell = res.x[:q]
-    nrm = np.sqrt(2.0) * np.linalg.norm(ell)
-    if nrm == 0:
-        return None, 0.0
-    return ell / nrm, float(res.fun) / nrm
-
-
 def _lp_model(groups, q, tau):
     """Trust-region LP model of a weighted sum of maxima (the fallback direction).
 
@@ -333,27 +302,20 @@ def _box_norm(ell_unit):
     return 1.0 / m if m > 0 else 1.0
 
 
-def _lp_ascent(grad, C_rows, q):
-    """Feasible ascent direction (Zoutendijk): ``max σ`` s.t. ``grad·ℓ >= σ``,
-    ``c_m·ℓ >= σ`` for the near-active constraints, ``-1 <= ℓ <= 1``."""
-    gn = grad / max(np.linalg.norm(grad), 1e-300)
-    rows = [gn[None]]
-    if C_rows.shape[0]:
-        nr = np.linalg.norm(C_rows, axis=1, keepdims=True)
-        rows.append(C_rows / np.maximum(nr, 1e-300))
-    Gm = np.vstack(rows)
-    A_ub = np.hstack([-Gm, np.ones((Gm.shape[0], 1))])
-    c = np.zeros(q + 1)
-    c[-1] = -1.0
-    bounds = [(-1.0, 1.0)] * q + [(None, 1.0)]
-    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(Gm.shape[0]), bounds=bounds, method="highs")
+def _lp_ascent_model(grad, c0, C_rows, q, tau):
+    """Trust-region LP for the ascent phase: ``max τ grad·ℓ`` s.t.
+    ``c0_m + τ C_m·ℓ >= 0``, ``-1 <= ℓ <= 1``.  Returns (ell of unit Frobenius
+    norm in L, model gain)."""
+    A_ub = -tau * C_rows
+    res = linprog(-tau * grad, A_ub=A_ub if A_ub.shape[0] else None,
+                  b_ub=c0 if A_ub.shape[0] else None, bounds=[(-1.0, 1.0)] * q, method="highs")
     if res.status != 0:
         return None, 0.0
-    ell = res.x[:q]
+    ell = res.x
     nrm = np.sqrt(2.0) * np.linalg.norm(ell)
     if nrm == 0:
         return None, 0.0
-    return ell / nrm, float(res.x[-1])
+    return ell / nrm, float(-res.fun)
 
 
 def _random_rotation(rng, r, angle):
@@ -484,19 +446,23 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
        geodesics ``P(t) = e^{tL} P₀`` (``L`` skew, ``scipy.linalg.expm``) with a
        line search in t, from ``P₀ = I``.  Direction: the paper's single-entry
        ``L = Q - Qᵀ`` or its equal-rate combination over several active
-       entries (:func:`_paper_direction`); when that system is singular (more
-       ties than ``r(r-1)/2`` or dependent gradients) an LP gives the direction
-       that lowers every active entry at the best common rate
-       (:func:`_lp_direction`).  "Active" = within a tie tolerance of the max
-       (the line search stops at crossings, so ties are the rule).
+       entries (:func:`_paper_direction`; "active" = within 1e-8·scale of the
+       max, since the line search stops at crossings).  When that system is
+       singular (more ties than ``r(r-1)/2`` or dependent gradients), or when
+       the step jams (gains < 1% of S because another entry crosses at once,
+       typical next to a sharp minimum), a trust-region LP over every entry
+       within reach of the max (gaps included) gives the direction
+       (:func:`_lp_model`); with all gaps zero it is the direction lowering every
+       active entry at the best common rate.
     3. A step that cannot lower ``S*`` (a flat spot, e.g. a point on a negative
        axis where the first-order direction vanishes, or a stationary point)
        gets a small random rotation (``restarts`` times); the best B is kept.
     4. At ``S = 0``, ``selection="sum"`` makes B̂ unique as the paper suggests:
        maximize the linear ``Σ_ij Z_ij = 1ᵀ B Σ_i U_i`` over rotations with every
-       ``Z_ij >= 0`` by feasible ascent (Zoutendijk: an LP for the direction
-       over the nearly-active constraints, then a line search that stays
-       feasible).
+       ``Z_ij >= -tol`` by feasible ascent: a trust-region LP (linearized
+       objective, scores within reach of zero kept nonnegative to first order)
+       for the direction, then the longest feasible improving step along the
+       geodesic.  This is a local maximum of Σ Z on the feasible set.
     5. ``Â = Σ̂^{1/2} B̂ᵀ``, ``X̂_i = B̂ Σ̂^{-1/2} Y_i``, ``λ̂_j = ||Â e_j||²``,
        ``D̂ = Â Λ̂^{-1/2}``, ``Ŵ = Λ̂^{1/2} X̂``; components ordered by ``λ̂``.
 
@@ -623,7 +589,8 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
                 record(B, it, 1)
                 break
             escapes += 1
-            B = _reorthonormalize(_random_rotation(rng, r, 0.1) @ best_B)
+            # growing angles: a nearby basin first, then farther ones
+            B = _reorthonormalize(_random_rotation(rng, r, 0.2 * 2.0 ** (escapes - 1)) @ best_B)
             t_guess, tau = 0.1, 0.1
             phase = 3
         cur = prob.value(B)
@@ -682,22 +649,34 @@ def _maximize_sum(U, C, B, prob, pairs, tol, polish_iter, record, it0, callback,
         return float((Bc @ ssum).sum())
 
     t_guess = 0.1
-    for _ in range(polish_iter):
+    tau = 0.05
+    for _ in range(4 * polish_iter):
+        if steps >= polish_iter:
+            break
         Z, s, Ah, nneg = prob.parts(B)
         w = B @ ssum
         grad = w[b] - w[a]                        # d(1ᵀ e^{tL} w)/dℓ_ab at t = 0
         if np.linalg.norm(grad) <= 1e-12 * max(1.0, np.linalg.norm(w)):
             break
-        # nearly-active constraints: the smallest scores (within a band above zero)
-        band = max(1e-3 * scale, 10 * tol)
-        ii, jj = np.nonzero(Z <= band)
+        # SLP model: maximize the linearized Σ Z within a trust radius τ, keeping every
+        # score within reach of zero nonnegative to first order (gaps included, so the
+        # step heads for the vertex instead of zigzagging along the faces)
+        reach = 2.0 * tau * 2.0 * np.abs(Z).sum(axis=1).max()
+        ii, jj = np.nonzero(Z <= reach)
+        vals = [Z[ii, jj]]
         rows = [_z_rows(Z, ii, jj, pairs)]
         if prob.penalty > 0:
-            kk, ll = np.nonzero(Ah <= band)
+            reach_a = 2.0 * tau * 2.0 * np.abs(Ah).sum(axis=1).max()
+            kk, ll = np.nonzero(Ah <= reach_a)
+            vals.append(Ah[kk, ll])
             rows.append(_a_rows(Ah, kk, ll, pairs))
-        ell, sigma = _lp_ascent(grad, np.vstack(rows), q)
-        if ell is None or sigma <= 1e-10:
+        ell, gain_model = _lp_ascent_model(grad, np.concatenate(vals) + tol, np.vstack(rows), q, tau)
+        if ell is None or gain_model <= 1e-12 * max(1.0, abs(fsum(B))):
+            if tau > 1e-10:
+                tau *= 0.25
+                continue
             break
+        t_guess = tau * np.sqrt(2.0) * _box_norm(ell)
         L = _skew(ell, r, pairs)
         path = _Path(L, B)
         f0 = fsum(B)
@@ -712,6 +691,9 @@ def _maximize_sum(U, C, B, prob, pairs, tol, polish_iter, record, it0, callback,
         while not ok(t) and t > 1e-14:
             t *= 0.25
         if not ok(t):
+            if tau > 1e-10:
+                tau *= 0.25                        # the model was too optimistic: trust less
+                continue
             break
         lo, hi = t, None
         while lo < np.pi:
@@ -736,14 +718,18 @@ def _maximize_sum(U, C, B, prob, pairs, tol, polish_iter, record, it0, callback,
                 break
         gain = fsum(Bn) - f0
         if gain <= 1e-13 * max(1.0, abs(f0)):
+            if tau > 1e-10:
+                tau *= 0.25
+                continue
             break
         B = Bn
-        t_guess = max(2 * lo, 1e-6)
+        # the trust radius follows the accepted step (the model is good near the vertex)
+        tau = min(1.0, max(lo / (np.sqrt(2.0) * _box_norm(ell)), 1e-10) * 2.0)
         steps += 1
         record(B, it0 + steps, 2)
         if callback is not None:
             callback(it0 + steps, total)
-        # Σ Z only breaks ties inside the (small) feasible set: stop once steps gain < 1e-5 relative
-        if gain <= 1e-5 * max(1.0, abs(f0)):
+        # Σ Z only breaks ties inside the (small) feasible set: stop once steps gain < 1e-9 relative
+        if gain <= 1e-9 * max(1.0, abs(f0)):
             break
     return B, steps

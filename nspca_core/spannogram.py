@@ -30,6 +30,7 @@ _RANK_TOL = 1e-12
 # Above this many distinct rows, d = 2 uses the angular sweep instead of all pairs.
 _SWEEP_MIN_ROWS = 120
 _SECTOR_CAP = 48
+_FILTER_MIN_ROWS = 40
 _G_OVERRIDE = 0
 
 
@@ -203,6 +204,88 @@ def _vertex_batches(U: np.ndarray, r: int, chunk: int = 4096):
         yield C, D
 
 
+def _circle_filtered_triples(U, mu, k, tol, chunk=128):
+    """Yield (C, D) for the triples of ``[U; 0]`` (r = 3) whose vertex may lie on the k-level.
+
+    A vertex of rows a < b < l lies on the great circle where rows a and b
+    tie.  Along that circle row j is above a on an open half circle, so after
+    one sort of the angles per circle, the number of rows above the tie at
+    every crossing is read off cumulative weights (O(m log m) per circle
+    instead of O(m) per vertex).  Counts are bracketed with an angular
+    margin, so the filter only drops vertices that are certainly not at the
+    k-level; the survivors are checked exactly by :func:`_process_vertices`.
+    """
+    from .constrained import _plane_bases
+
+    m = U.shape[0]
+    Uz = np.vstack([U, np.zeros((1, 3))])
+    wz = np.append(mu, 0).astype(float)
+    ia, ib = np.triu_indices(m + 1, 1)
+    eps = 1e-7
+    big = 32.0  # > 6 pi: the per-circle offset
+    for s0 in range(0, ia.size, chunk):
+        a, b = ia[s0:s0 + chunk], ib[s0:s0 + chunk]
+        P = a.size
+        nab = Uz[a] - Uz[b]
+        nab /= np.linalg.norm(nab, axis=1, keepdims=True)
+        Bs = _plane_bases(nab)  # (P, 3, 2)
+        G = np.matmul(Uz[None, :, :], Bs)  # plane coordinates of every row (P, m+1, 2)
+        Ga = G[np.arange(P), a]  # (P, 2): row a (= row b) on its circle
+        rel = G - Ga[:, None, :]
+        rho = np.sqrt(rel[..., 0] ** 2 + rel[..., 1] ** 2)
+        psi = np.mod(np.arctan2(rel[..., 1], rel[..., 0]), 2 * np.pi)
+        sure = rho > 1e-6 * max(1.0, tol / _TIE_TOL)
+        # rows whose angle is uncertain (nearly tied with a along the whole circle)
+        unsure_w = np.where(sure, 0.0, wz[None, :]).sum(axis=1)
+        order = np.argsort(psi, axis=1)
+        ps = np.take_along_axis(psi, order, axis=1)
+        ws = np.where(np.take_along_axis(sure, order, axis=1), wz[order], 0.0)
+        # three turns of the sorted angles, offset per circle; one search per circle row
+        # finds, for every row l, the end of the half circle (psi_l, psi_l + pi)
+        M1 = m + 1
+        width = 3 * M1
+        off = big * np.arange(P)[:, None]
+        turns = np.concatenate([ps, ps + 2 * np.pi, ps + 4 * np.pi], axis=1)
+        flat = (turns + off).ravel()
+        cw = np.concatenate([np.zeros((P, 1)), np.cumsum(np.tile(ws, 3), axis=1)], axis=1)
+        y = ps + 3 * np.pi  # psi_l + pi, seen from the middle turn
+        J = np.searchsorted(flat, (y + off).ravel(), side="left").reshape(P, M1) - np.arange(P)[:, None] * width
+        i1 = M1 + np.arange(M1)[None, :]  # row l in the middle turn
+        cnt0 = np.take_along_axis(cw, J, axis=1) - np.take_along_axis(cw, np.broadcast_to(i1 + 1, J.shape), axis=1)
+        total_w = cw[:, M1:M1 + 1]
+        cntpi = total_w - ws - cnt0  # the other half circle (no ties at its ends, else ambiguous)
+        # near-ties make a count ambiguous: keep those vertices for the exact check
+        nxt = np.concatenate([ps[:, 1:], ps[:, :1] + 2 * np.pi], axis=1)
+        prv = np.concatenate([ps[:, -1:] - 2 * np.pi, ps[:, :-1]], axis=1)
+        amb = (nxt - ps <= eps) | (ps - prv <= eps)
+        after = np.take_along_axis(turns, np.minimum(J, width - 1), axis=1)
+        before = np.take_along_axis(turns, np.maximum(J - 1, 0), axis=1)
+        amb |= (after - y <= eps) | (y - before <= eps)
+        keep_sorted = np.zeros((P, m + 1), bool)
+        wl = wz[order]
+        # value of the tie at the crossing theta = psi_l + pi/2 (+ pi): c(theta) = (-sin, cos)(psi_l)
+        relx = np.take_along_axis(rel[..., 0], order, axis=1)
+        rely = np.take_along_axis(rel[..., 1], order, axis=1)
+        rhos = np.maximum(np.take_along_axis(rho, order, axis=1), 1e-300)
+        s0 = (Ga[:, 1:2] * relx - Ga[:, 0:1] * rely) / rhos
+        for sgn, cnt in ((1.0, cnt0), (-1.0, cntpi)):
+            lo = cnt
+            hi = cnt + unsure_w[:, None]
+            s = sgn * s0
+            tied_max = wz[a][:, None] + wz[b][:, None] + wl + unsure_w[:, None]
+            near0 = np.abs(s) <= tol * 1e3 + 1e-300
+            pos = s > -tol * 1e3
+            keep_sorted |= pos & (amb | ((lo <= k - 1) & ((hi + tied_max >= k) | near0)))
+        keep_any = np.zeros((P, m + 1), bool)
+        np.put_along_axis(keep_any, order, keep_sorted, axis=1)
+        lidx = np.arange(m + 1)[None, :]
+        keep_any &= (lidx > b[:, None]) & sure
+        pi_, li = np.nonzero(keep_any)
+        A_, B_, L_ = a[pi_], b[pi_], li
+        C = np.cross(Uz[A_] - Uz[B_], Uz[A_] - Uz[L_]).reshape(-1, 3)
+        yield C, np.column_stack([A_, B_, L_]).reshape(-1, 3), s0 + P
+
+
 def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None):
     """Add to ``cands`` the supports of all cells around the relevant vertices of a batch.
 
@@ -286,7 +369,7 @@ def _take_prefix(order, mu, slots):
     return tuple(sorted(sel))
 
 
-def _supports_enumerate(red: _Reduced, k: int, callback=None) -> set:
+def _supports_enumerate(red: _Reduced, k: int, callback=None, method: str = "auto") -> set:
     """Candidate cells of Alg. 2 by enumerating all r-subsets of ``[U; 0]``."""
     U, mu, r, tol = red.U, red.mu, red.r, red.tol
     cands: set = set()
@@ -310,9 +393,15 @@ def _supports_enumerate(red: _Reduced, k: int, callback=None) -> set:
     degenerate_seen: set = set()
     total = _n_subsets(red.m + 1, r)
     done = 0
-    for C, D in _vertex_batches(U, r):
-        _process_vertices(U, mu, k, tol, C, D, cands, degenerate_seen)
-        done += C.shape[0]
+    if r == 3 and (method == "filter" or (method == "auto" and red.m >= _FILTER_MIN_ROWS)):
+        batches = _circle_filtered_triples(U, mu, k, tol)
+        total = _n_subsets(red.m + 1, 2)
+    else:
+        batches = ((C, D, None) for C, D in _vertex_batches(U, r))
+    for C, D, progress in batches:
+        if C.shape[0]:
+            _process_vertices(U, mu, k, tol, C, D, cands, degenerate_seen)
+        done = progress if progress is not None else done + C.shape[0]
         if callback is not None:
             callback(done, total)
     return cands
@@ -447,7 +536,7 @@ def _candidate_set(V: np.ndarray, k: int, *, method: str = "auto", callback=None
         return red, set(), "empty"
     if red.r == 2 and (method == "sweep" or (method == "auto" and red.m >= _SWEEP_MIN_ROWS)):
         return red, _supports_sweep(red, k, callback), "sweep"
-    return red, _supports_enumerate(red, k, callback), "enumerate"
+    return red, _supports_enumerate(red, k, callback, method), "enumerate"
 
 
 def _expand_all(red: _Reduced, cands: set) -> list:

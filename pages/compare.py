@@ -20,6 +20,9 @@ page_intro(
 )
 
 
+SLOW = ("zass", "sklearn-spca", "nmf")  # offered, not selected by default
+
+
 def main() -> None:
     s = state.settings()
     ds = compute.current_dataset()
@@ -29,8 +32,10 @@ def main() -> None:
     offered = compute.available_methods()
     if not offered:
         raise compute.Unavailable("`nspca_core.api.METHODS` (the solver entry point `fit`)")
-    methods = st.multiselect("Algorithms", offered, default=offered, format_func=figs.method_label,
-                             key="cmp_methods")
+    methods = st.multiselect("Algorithms", offered, default=[mth for mth in offered if mth not in SLOW],
+                             format_func=figs.method_label, key="cmp_methods",
+                             help="Zass–Shashua, scikit-learn SparsePCA and NMF search a penalty for "
+                                  "k nonzeros and take much longer; add them when you can wait.")
     if not methods:
         st.info("Choose at least one algorithm.")
         return
@@ -38,15 +43,16 @@ def main() -> None:
                f"seed {s.seed}; preprocessing {' → '.join(ds.preprocessing) or 'none'}.")
 
     results = {}
-    with compute.progress(f"Running {len(methods)} algorithms at k = {k}") as cb:
-        for i, method in enumerate(methods):
-            try:
-                results[method] = compute.fit(X, k, method, s.d, s.eps, s.seed, certify=False)
-            except compute.Unavailable as exc:
-                st.info(f"**{figs.method_label(method)}** is not available: {exc}")
-            except ValueError as exc:
-                st.info(f"**{figs.method_label(method)}** could not run on this data: {exc}")
-            cb(i + 1, len(methods))
+    for i, method in enumerate(methods):
+        label = figs.method_label(method)
+        try:
+            with compute.progress(f"{label} at k = {k} ({i + 1} of {len(methods)})") as cb:
+                results[method] = compute.fit(X, k, method, s.d, s.eps, s.seed, certify=False,
+                                              raw=ds.X_raw if method == "nmf" else None, _callback=cb)
+        except compute.Unavailable as exc:
+            st.info(f"**{label}** is not available: {exc}")
+        except ValueError as exc:
+            st.info(f"**{label}** could not run on this data: {exc}")
     if not results:
         return
     names = list(results)

@@ -15,9 +15,9 @@ from ui.sidebar import link_page, page_intro
 
 page_intro(
     "Feasible arc of (P₂)",
-    "For one candidate support I, the best x on I is x_I ∝ V_I c with c the solution of "
-    "(P₂): max cᵀQc over unit c with V_I c ≥ 0 — each row of V_I keeps a half-plane, and "
-    "the unit circle minus the cut half-planes is the feasible arc.",
+    "For one candidate support I the best x on I is x_I ∝ V_I c, with c the solution of "
+    "(P₂): maximise cᵀQc (Q = V_IᵀV_I) over unit c with V_I c ≥ 0. Each row of V_I keeps a "
+    "half-plane; what the half-planes leave of the unit circle is the feasible arc.",
     "Asteris, Papailiopoulos & Dimakis (ICML 2014), Alg. 4, Fig. 2 and App. C (seed 002).",
 )
 
@@ -32,14 +32,17 @@ with left:
         V = np.asarray(st.session_state[state.TEACH_V], dtype=float)
         I = [int(i) for i in st.session_state[state.TEACH_SUPPORT]]
         R = V[I]
-        st.markdown(f"Support I = `{I}` of the d = 2 spannogram page; "
-                    "R = V_I (rows below), Q = V_Iᵀ V_I.")
+        st.markdown(f"Support $I$ = `{I}` of the d = 2 spannogram page; "
+                    "$R = V_I$ (rows below), $Q = V_I^\\top V_I$.")
         st.dataframe(pd.DataFrame(R, columns=["V_i1", "V_i2"], index=I), height=180)
     else:
         if not have_span:
             st.caption("Tip: choose a support on the spannogram page and it appears here.")
-        Vs = ct.small_V(8, 2, s.seed)
-        base = pd.DataFrame(np.round(Vs[[0, 2, 5]], 2), columns=["R_i1", "R_i2"])
+        # rows at 20°, 60° and 100° from the c₁ axis: a 100° feasible arc containing u₁;
+        # rotate Q or add rows to see the maximum move to an arc endpoint
+        ang = np.deg2rad([20.0, 60.0, 100.0])
+        base = pd.DataFrame(np.round(np.column_stack([np.cos(ang), np.sin(ang)])
+                                     * [[1.0], [0.8], [0.6]], 3), columns=["R_i1", "R_i2"])
         df = st.data_editor(base, num_rows="dynamic", key="arc_rows", width="content")
         R = df.apply(pd.to_numeric, errors="coerce").dropna().to_numpy(dtype=float)
         if R.shape[0] < 1:
@@ -107,8 +110,8 @@ with left:
         st.error("Only c = 0 satisfies R c ≥ 0: the constraints leave no arc, so this support "
                  "cannot carry a nonnegative x.")
     else:
-        st.markdown(f"c* = ({c[0]:+.4f}, {c[1]:+.4f}),  c*ᵀQc* = **{float(c @ Q @ c):.5g}** "
-                    f"(λ₁(Q) = {np.linalg.eigvalsh(Q)[-1]:.5g}).")
+        st.markdown(f"$c^*$ = ({c[0]:+.4f}, {c[1]:+.4f}), $c^{{*\\top}} Q c^*$ = "
+                    f"**{float(c @ Q @ c):.5g}** ($\\lambda_1(Q)$ = {np.linalg.eigvalsh(Q)[-1]:.5g}).")
         if result["u1_feasible"]:
             st.success("±u₁ lies on the feasible arc: the unconstrained maximum is feasible.")
         else:
@@ -118,7 +121,7 @@ with left:
             y = R @ c
             if np.linalg.norm(y) > 0:
                 x = y / np.linalg.norm(y)
-                st.markdown("x_I = V_I c*/‖V_I c*‖ = `" +
+                st.markdown("$x_I = V_I c^*/\\|V_I c^*\\|$ = `" +
                             np.array2string(np.round(x, 4), separator=", ") + "`")
 
 link_page("pages/spannogram_d2.py", "Back to the spannogram (choose another support)",

@@ -41,11 +41,11 @@ lam1 = pic["lam1"]
 col_txt, col_fig = st.columns([1, 1.6], gap="large")
 with col_txt:
     st.markdown(
-        f"Principal component analysis finds the direction **x** (unit length) in which the "
-        f"data vary most: it maximises xᵀAx, A the covariance. On {ds['title']} the first "
+        f"Principal component analysis finds the direction $x$ (unit length) in which the "
+        f"data vary most: it maximises $x^\\top A x$, $A$ the covariance. On {ds['title']} the first "
         f"principal component (left) mixes **all {n}** pixels with both signs — hard to read "
         f"as a part of {'a face' if faces else 'a digit'}.\n\n"
-        f"Nonnegative sparse PCA asks for the best **x ≥ 0 with at most k nonzeros**. With "
+        f"Nonnegative sparse PCA asks for the best **$x \\ge 0$ with at most $k$ nonzeros**. With "
         f"k = {k_pic} (right) the component is a localised, additive part and still explains "
         f"**{pic['variance'] / lam1:.0%}** of the variance of the dense one.")
     st.latex(r"\mathrm{OPT} = \max_{\|x\|_2=1,\ \|x\|_0\le k,\ x\ge 0}\ x^\top A x")
@@ -63,9 +63,9 @@ total = comb(n, k_pic)
 st.markdown(
     f"Once the support (which k features are used) is known the rest is easy. But there are "
     f"C({n}, {k_pic}) ≈ 10^{log10(total):.0f} supports, and the problem is NP-hard in general. "
-    "The trick of the paper: replace A by its best rank-d approximation A_d = VVᵀ "
-    "(d = 2 or 3). Then only **O(n^d)** supports can ever be optimal, they can be listed "
-    "exactly, and the error of the approximation is bounded by λ_{d+1}.")
+    "The trick of the paper: replace $A$ by its best rank-$d$ approximation $A_d = VV^\\top$ "
+    "($d$ = 2 or 3). Then only $O(n^d)$ supports can ever be optimal, they can be listed "
+    "exactly, and the error of the approximation is bounded by $\\lambda_{d+1}$.")
 
 # ----------------------------------------------------- the method, by step
 st.header("3 · The method, step by step")
@@ -73,7 +73,8 @@ Vs = ct.small_V(8, 2, s.seed)
 ks = 3
 
 
-def step(title: str, text: str, figure, link: tuple[str, str, str] | None, key: str):
+def step(title: str, text: str, figure, link: tuple[str, str, str] | None, key: str,
+         legend: bool = True):
     st.subheader(title)
     a, b = st.columns([1, 1.6], gap="large")
     with a:
@@ -82,14 +83,16 @@ def step(title: str, text: str, figure, link: tuple[str, str, str] | None, key: 
             link_page(*link)
     with b:
         figure.update_layout(**SMALL)
+        if not legend:  # small figure: the paragraph explains the marks
+            figure.update_layout(showlegend=False)
         st.plotly_chart(figure, theme=None, key=key)
 
 
 v = Vs[:, 1]
 step("Rank 1: keep the k largest entries",
-     "If A = vvᵀ has rank one, xᵀAx = (vᵀx)². The best x keeps the k largest "
-     "**nonnegative** entries of v — or of −v, whichever gives more — and sets "
-     "x_I = ±v_I/‖v_I‖ (paper §3.1). Two candidate supports, no search.",
+     "If $A = vv^\\top$ has rank one, $x^\\top A x = (v^\\top x)^2$. The best $x$ keeps the "
+     "$k$ largest **nonnegative** entries of $v$ — or of $-v$, whichever gives more — and "
+     "sets $x_I = \\pm v_I/\\|v_I\\|$ (paper §3.1). Two candidate supports, no search.",
      fig.rank1_bars(v, ks, title=f"Rank 1, k = {ks}: the two candidates"),
      ("pages/spannogram_d2.py", "From rank 1 to rank 2: the spannogram",
       ":material/show_chart:"), "home_rank1")
@@ -98,33 +101,36 @@ with st.spinner("Spannogram…"):
     cur = ct.curves_d2(Vs, ks, num=361)
     tab = ct.support_table(Vs, ks)
 step("Rank 2: the spannogram",
-     "With A_2 = VVᵀ, write c = (sin φ, cos φ): every x is compared against the rank-1 "
-     "vector v(φ) = Vc. Each feature i traces a curve v_i(φ); the k highest curves at φ give "
-     f"a candidate support. Sweeping φ visits only a few supports — here {len(tab['supports'])} "
-     f"instead of C(8, ≤{ks}) = {sum(comb(8, j) for j in range(1, ks + 1))}.",
+     "With $A_2 = VV^\\top$ write $c = (\\sin\\varphi, \\cos\\varphi)$ and $v(\\varphi) = Vc$, "
+     "a rank-1 problem for each angle. Each feature $i$ traces a curve $v_i(\\varphi)$; the "
+     "$k$ highest curves at $\\varphi$ give a candidate support. Sweeping $\\varphi$ visits "
+     f"only a few supports — here {len(tab['supports'])} instead of all "
+     f"{sum(comb(8, j) for j in range(1, ks + 1))} supports of size ≤ {ks} among 8 features.",
      fig.spannogram_d2(cur["phis"], cur["values"], ks, phi=0.3, envelope=cur["envelope"],
                        changes=cur["changes"], title="Spannogram of an 8×2 example"),
      ("pages/spannogram_d2.py", "Explore the spannogram (d = 2)", ":material/show_chart:"),
-     "home_span")
+     "home_span", legend=False)
 
 I = [int(i) for i in tab["opt_support"]]
 R = Vs[I]
 arc = ct.pd2(R.T @ R, R)
 step("For each support: (P₂) on the feasible arc",
-     "On a candidate support I the best nonnegative x is x_I ∝ V_I c, with c maximising "
-     "cᵀ(V_IᵀV_I)c over the part of the unit circle where V_I c ≥ 0. That part is an arc; "
-     "the maximum is ±u₁ of Q if it lies on the arc, otherwise an arc endpoint (Alg. 4).",
+     "On a candidate support $I$ the best nonnegative $x$ is $x_I \\propto V_I c$, with $c$ "
+     "maximising $c^\\top Q c$, $Q = V_I^\\top V_I$, over the part of the unit circle where "
+     "$V_I c \\ge 0$. That part is an arc; the maximum is $\\pm u_1$ of $Q$ if it lies on the "
+     "arc, otherwise an arc endpoint (Alg. 4).",
      fig.feasible_arc(R.T @ R, R, arcs=arc["arcs"], u1=arc["u1"], c_star=arc["c"],
                       title=f"(P₂) for the optimal support {I}"),
      ("pages/feasible_arc.py", "See the feasible arc in detail", ":material/donut_large:"),
-     "home_arc")
+     "home_arc", legend=False)
 
 with st.spinner("ε-net samples…"):
     net = ct.enet_demo(Vs, ks, 25, s.seed)
 step("Larger d: the ε-net",
-     "For d = 3 the exact list has O(n³) supports; for larger d the paper samples "
-     "O(ε^−d·log n) random unit vectors c instead, solves the rank-1 problem for each Vc and "
-     "keeps the best. The answer is within a factor (1 − ε) of OPT_d with high probability.",
+     "For $d = 3$ the exact list has $O(n^3)$ supports; for larger $d$ the paper samples "
+     "$O(\\varepsilon^{-d}\\log n)$ random unit vectors $c$ instead, solves the rank-1 problem "
+     "for each $Vc$ and keeps the best. The answer is within a factor $(1-\\varepsilon)$ of "
+     "$\\mathrm{OPT}_d$ with high probability.",
      fig.enet_circle(net["phis"], net["values"], net["best"], exact=tab["opt"],
                      title="25 random samples vs the exact OPT_d"),
      ("pages/variance_vs_k.py", "Variance vs k for every algorithm", ":material/verified:"),
@@ -135,8 +141,9 @@ a, b = st.columns([1, 1.6], gap="large")
 cert_key = f"home_certified_{name}_{k_pic}"
 with a:
     st.markdown(
-        "Any answer can be checked without knowing the optimum. Since A − A_d ⪰ 0 has top "
-        "eigenvalue λ_(d+1), OPT ≤ min(λ₁, OPT_d + λ_(d+1)) (paper §4); for the "
+        "Any answer can be checked without knowing the optimum. Since $A - A_d \\succeq 0$ has "
+        "top eigenvalue $\\lambda_{d+1}$, $\\mathrm{OPT} \\le \\min(\\lambda_1, "
+        "\\mathrm{OPT}_d + \\lambda_{d+1})$ (paper §4); for the "
         f"{k_pic}-sparse component of step 1 this already shows it reaches at least "
         f"**{pic['variance'] / pic['paper_bound']:.1%}** of the true optimum. A dual "
         "(DNN) certificate tightens the bound further.")

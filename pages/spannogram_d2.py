@@ -9,7 +9,6 @@ import streamlit as st
 from nspca_core import topk_nonneg
 from ui import compute_teach as ct
 from ui import state
-from ui.figures import teach as fig
 from ui.sidebar import link_page, page_intro, small_factor_input
 
 page_intro(
@@ -40,17 +39,17 @@ plus, minus = topk_nonneg(values_at, k), topk_nonneg(-values_at, k)
 with left:
     st.markdown(f"**V:** {where}.")
     st.markdown(f"At φ = {phi:+.2f} the candidate supports are  \n"
-                f"I_k^+(v(φ)) = `{[int(i) for i in plus]}` and "
-                f"I_k^+(−v(φ)) = `{[int(i) for i in minus]}`.")
+                f"$I_k^+(v(\\varphi))$ = `{[int(i) for i in plus]}` and "
+                f"$I_k^+(-v(\\varphi))$ = `{[int(i) for i in minus]}`.")
 
 with right:
-    figure = fig.spannogram_d2(cur["phis"], cur["values"], k, phi=phi, envelope=cur["envelope"],
-                               intersections=cur["intersections"], changes=cur["changes"],
-                               labels=labels, frames=72)
+    with st.spinner("Drawing the spannogram and its animation…"):
+        figure = ct.spannogram_d2_figure(V, k, float(phi), tuple(labels), 60)
     st.plotly_chart(figure, theme=None, key="span2_fig")
     st.caption("Thin grey: every row's curve; dashed: the zero curve (the appended zero row). "
                "Shaded bands: the k-th order envelopes. Grey dots: every pairwise intersection; "
-               "black diamonds: the intersections where the candidate support actually changes.")
+               "black diamonds: the intersections where the candidate support actually changes "
+               f"({cur['n_changes']} of {cur['n_intersections']}).")
 
 st.subheader(f"S₂: the {len(table['supports'])} candidate supports and their values")
 vals = table["values"]
@@ -58,10 +57,10 @@ df = pd.DataFrame({
     "support": [str([int(i) for i in s]) for s in table["supports"]],
     "features": [", ".join(labels[int(i)] for i in s) for s in table["supports"]],
     "size": [len(s) for s in table["supports"]],
-    "value max ‖V_Iᵀx‖²": vals,
+    "value ‖Vᵀx‖²": vals,
     "optimal": ["★" if np.isclose(v, table["opt"], rtol=1e-9, atol=1e-12) else ""
                 for v in vals],
-}).sort_values("value max ‖V_Iᵀx‖²", ascending=False, kind="stable")
+}).sort_values("value ‖Vᵀx‖²", ascending=False, kind="stable")
 c1, c2 = st.columns([2, 1], gap="large")
 with c1:
     st.dataframe(df, hide_index=True, height=320)

@@ -21,12 +21,12 @@ page_intro(
 
 left, right = st.columns([1, 2.2], gap="large")
 with left:
-    V, labels, where = small_factor_input(3, "span3", n_default=6, n_max=12)
+    V, labels, where = small_factor_input(3, "span3", n_default=8, n_max=12)
     n = V.shape[0]
-    k = st.slider("k — surfaces kept", 1, n, min(2, n), key="span3_k")
+    k = st.slider("k — surfaces kept", 1, n, min(3, n), key="span3_k")
     grid = st.select_slider("map resolution", (61, 121, 181, 241), 121, key="span3_grid",
                             help="Grid points per axis of the cell map (finer: slower).")
-    sign = st.radio("Map of", ("I_k^+(V c)", "I_k^+(−V c)"), horizontal=True, key="span3_sign",
+    sign = st.radio("Map of", ("Iₖ⁺(Vc)", "Iₖ⁺(−Vc)"), horizontal=True, key="span3_sign",
                     help="c and −c give the two candidates of the rank-1 problem; the "
                          "half-sphere of angles covers every direction once.")
     st.markdown(f"**V:** {where}.")
@@ -37,7 +37,7 @@ with st.spinner("Computing the intersection cells…"):
 
 cell_sups = [tuple(int(i) for i in s) for s in cells["supports"]]
 cell_vals = cells["values"]  # Alg. 1's value of each cell's support
-labels_map = cells["cells_pos"] if sign.startswith("I_k^+(V") else cells["cells_neg"]
+labels_map = cells["cells_pos"] if sign == "Iₖ⁺(Vc)" else cells["cells_neg"]
 best_sup = tuple(int(i) for i in table["opt_support"])
 best_id = cell_sups.index(best_sup) if best_sup in cell_sups else None
 
@@ -48,7 +48,7 @@ with right:
                                     cell_vals, vertices=cells["vertices"],
                                     changes=cells["vertices_changes"], best=best_id)
         st.plotly_chart(f, theme=None, key="span3_cells")
-        st.caption("Colour: which support is I_k^+(V c(φ₁, φ₂)) there (neighbouring cells get "
+        st.caption("Colour: which support is Iₖ⁺(V c(φ₁, φ₂)) there (neighbouring cells get "
                    "different colours; hover for the support and its value). Dots: "
                    "triple-intersection vertices (black where the support changes). Black "
                    "outline: the cells of the optimal support.")

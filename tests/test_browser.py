@@ -125,9 +125,38 @@ def test_page_in_browser(name, app_url, browser):
         if page.locator(".js-plotly-plot").count():
             page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
             time.sleep(1.0)
+        # Streamlit scrolls inside its main container: grow the viewport to the content's
+        # height so the screenshot shows the whole page
+        height = page.evaluate(
+            "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
+            "[data-testid=\"stMainBlockContainer\"]')].map(e => e.scrollHeight), 1000)")
+        page.set_viewport_size({"width": 1440, "height": min(int(height) + 80, 9000)})
+        time.sleep(1.0)
         page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
         errors = page.locator('[data-testid="stException"]')
         assert errors.count() == 0, errors.first.inner_text()[:2000]
         assert page.locator('[data-testid="stMainBlockContainer"] h1').first.inner_text().strip()
+    finally:
+        ctx.close()
+
+
+def test_sidebar_choice_survives_page_switch(app_url, browser):
+    """Set k in the shared sidebar, move to another page through the navigation: k stays."""
+    if not (ROOT / "pages" / "spannogram_d2.py").is_file():
+        pytest.skip("pages/spannogram_d2.py not present")
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = ctx.new_page()
+    try:
+        page.goto(app_url + "/", wait_until="domcontentloaded", timeout=60_000)
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        box = page.get_by_role("spinbutton", name="k — nonzeros allowed")
+        box.fill("7")
+        box.press("Enter")
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        page.get_by_role("link", name="Spannogram, d = 2").first.click()
+        page.wait_for_url("**/spannogram_d2", timeout=60_000)
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        assert page.get_by_role("spinbutton", name="k — nonzeros allowed").input_value() == "7"
+        assert page.locator('[data-testid="stException"]').count() == 0
     finally:
         ctx.close()

@@ -110,7 +110,7 @@ def test_spannogram_d3_cells_hover_and_outline():
     assert "support {2, 3}" in text[-1, 0] and "value 3" in text[-1, 0]
     names = [tr.name for tr in f.data]
     assert "optimal support {0, 3}" in names and "triple-intersection vertex" in names
-    assert f.layout.xaxis.title.text == "φ1" and f.layout.yaxis.title.text == "φ2"
+    assert f.layout.xaxis.title.text == "φ₁" and f.layout.yaxis.title.text == "φ₂"
 
 
 def test_spannogram_d3_surfaces_and_count():

@@ -110,7 +110,7 @@ def test_spannogram_d3_default_and_interactions():
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["|S₃| (candidate_supports)"]) <= int(metrics["bound 2³·C(n+1, 3)"])
     at.slider(key="span3_k").set_value(3).run()
-    at.radio(key="span3_sign").set_value("I_k^+(−V c)").run()
+    at.radio(key="span3_sign").set_value("Iₖ⁺(−Vc)").run()
     at.multiselect(key="span3_rows").set_value([0, 4]).run()
     _ok(at)
 
@@ -121,7 +121,7 @@ def test_feasible_arc_standalone_typed_rows():
     assert at.title[0].value == "Feasible arc of (P₂)"
     assert _charts(at) == 2
     assert [r.value for r in at.radio][0] == "type the constraint rows"
-    assert any("c* =" in m.value for m in at.markdown)
+    assert any("$c^*$ =" in m.value for m in at.markdown)
 
 
 def test_feasible_arc_from_spannogram_and_animation():

@@ -192,11 +192,10 @@ def test_errors_name_the_argument():
         PEER_METHODS["em"](cov, 3, init="x")
 
 
-@pytest.mark.parametrize("k", [10, 40])
-def test_em_beats_zass_on_cbcl(cbcl_X, k):
+def test_em_beats_zass_on_cbcl(cbcl_X):
     """Sigg & Buhmann Fig. 3: EM explains at least the variance of NSPCA (Zass–Shashua)
     at equal cardinality on CBCL faces."""
     cov = as_cov(cbcl_X / 255.0)
-    z = PEER_METHODS["zass"](cov, k)
+    z = PEER_METHODS["zass"](cov, 10)  # one k: Zass's β search costs ~10 s here
     em = PEER_METHODS["em"](cov, z.k)
     assert em.variance >= z.variance

@@ -132,7 +132,8 @@ def test_multi_active_direction_lowers_every_active_maximum(seed, r, k, same_com
     ell = S._paper_direction(Z, ii, jj, pairs)
     assume_ok = ell is not None
     if not assume_ok:                                 # singular E: the LP fallback must do it
-        ell, rate = S._lp_direction([(1.0, -S._z_rows(Z, ii, jj, pairs))], pairs[0].size)
+        G = -S._z_rows(Z, ii, jj, pairs)
+        ell, rate = S._lp_model([(1.0, np.zeros(k), G)], pairs[0].size, 1.0)
         assert ell is not None and rate < 0
     L = S._skew(ell, r, pairs)
     assert np.allclose(L, -L.T)
@@ -147,7 +148,7 @@ def test_multi_active_direction_lowers_every_active_maximum(seed, r, k, same_com
     assert (-(Z @ expm(t * L).T)).max() < 1.0
 
 
-def test_lp_direction_when_ties_outnumber_dimensions():
+def test_lp_model_when_ties_outnumber_dimensions():
     # k > r(r-1)/2 gradients: the LP finds the common descent when one exists ...
     rng = np.random.default_rng(8)
     q = 3
@@ -155,12 +156,18 @@ def test_lp_direction_when_ties_outnumber_dimensions():
         target = rng.standard_normal(q)
         G = rng.standard_normal((7, q))
         G[G @ target > 0] *= -1                       # plant: every row decreases along target
-        ell, rate = S._lp_direction([(1.0, G)], q)
+        ell, rate = S._lp_model([(1.0, np.zeros(7), G)], q, 1.0)
         assert ell is not None and rate < 0
         assert np.all(G @ ell < 0)
+        # with gaps, pieces below the max may rise but not overtake it (to first order)
+        gaps = -rng.uniform(0, 0.5, 7)
+        tau = 0.3
+        ell, rate = S._lp_model([(1.0, gaps, G)], q, tau)
+        x = ell / np.abs(ell).max()
+        assert np.all(gaps + tau * G @ x <= rate + 1e-9) and rate < 0
     # ... and reports none when 0 is in the convex hull of the gradients
     G = np.array([[1.0, 0.5, 0.0], [-1.0, -0.5, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, -1.0]])
-    ell, rate = S._lp_direction([(1.0, G)], q)
+    ell, rate = S._lp_model([(1.0, np.zeros(4), G)], q, 1.0)
     assert ell is None or rate >= -1e-12
 
 

@@ -45,7 +45,7 @@ FAMILIES = ["gaussian", "integer", "sign", "zero-dup-multiple", "low-rank"]
 def _instances(seed, name, count):
     rng = np.random.default_rng(seed)
     for _ in range(count):
-        n = int(rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 9], p=[.03, .07, .12, .16, .18, .16, .12, .09, .07]))
+        n = int(rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 9], p=[.05, .11, .17, .2, .18, .13, .08, .05, .03]))
         d = min(int(rng.integers(1, 4)), n)
         V = _family(rng, name, n, d)
         roll = rng.random()
@@ -63,8 +63,8 @@ def _assert_feasible(x, n, k):
 @pytest.mark.parametrize("name", FAMILIES)
 @pytest.mark.parametrize("seed", [0, 1])
 def test_lowrank_nspca_matches_bruteforce(name, seed):
-    # 2 seeds x 5 families x 220 = 2200 random instances with d in {1, 2, 3}
-    for V, k in _instances(1000 * seed + FAMILIES.index(name), name, 220):
+    # 2 seeds x 5 families x 200 = 2000 random instances with d in {1, 2, 3}
+    for V, k in _instances(1000 * seed + FAMILIES.index(name), name, 200):
         opt, _ = brute_opt_lowrank(V, k)
         r = lowrank_nspca(V, k)
         n = V.shape[0]
@@ -76,7 +76,7 @@ def test_lowrank_nspca_matches_bruteforce(name, seed):
 
 @pytest.mark.parametrize("name", ["gaussian", "integer", "zero-dup-multiple"])
 def test_candidate_supports_contain_optimal_support_and_respect_bound(name):
-    for V, k in _instances(77 + FAMILIES.index(name), name, 120):
+    for V, k in _instances(77 + FAMILIES.index(name), name, 80):
         n, d = V.shape
         S = candidate_supports(V, k)
         assert len(S) <= 2 ** d * comb(n + 1, d)

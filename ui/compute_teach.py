@@ -282,3 +282,15 @@ def s3_counts(V: np.ndarray, k: int) -> tuple[list[int], list[int]]:
         ns.append(m)
         counts.append(len({tuple(map(int, s)) for s in candidate_supports(V[:m], k)}))
     return ns, counts
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def spannogram_d2_figure(V: np.ndarray, k: int, phi: float, labels: tuple, frames: int = 60):
+    """The d = 2 spannogram figure (with its animation frames), cached: building
+    dozens of plotly frames costs about a second, moving φ back is then instant."""
+    from ui.figures.teach import spannogram_d2
+
+    cur = curves_d2(V, k)
+    return spannogram_d2(cur["phis"], cur["values"], k, phi=phi, envelope=cur["envelope"],
+                         intersections=cur["intersections"], changes=cur["changes"],
+                         labels=list(labels), frames=frames)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
@@ -490,7 +491,8 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
                 notes.append(f"component {j + 1}: only {keep.size} features left, k lowered to {kj}")
             res = em_pca(_subcov(cov, keep), kj, seed=rng, nonneg=True, restarts=restarts, **opts)
             L[keep, j] = res.x
-            results.append(res)
+            # report the component in the original coordinates (same x^T A x)
+            results.append(replace(res, x=L[:, j].copy(), support=keep[res.support]))
             keep = np.setdiff1d(keep, keep[res.support])
             if callback is not None:
                 callback(j + 1, r)

@@ -127,11 +127,11 @@ def rank1_bars(v, k, *, title="Rank-1: keep the k largest entries of v or of −
         x=np.arange(v.size), y=v, marker=dict(color=list(colors),
                                               pattern=dict(shape=list(pattern))),
         hovertemplate="feature %{x}: %{y:.3f}<extra></extra>", showlegend=False))
-    for name, color in ((f"I_k^+(v), k={k}", PLUS), (f"I_k^+(−v), k={k}", MINUS),
+    for name, color in ((f"Iₖ⁺(v): top {k} of v", PLUS), (f"Iₖ⁺(−v): top {k} of −v", MINUS),
                         ("not selected", NEUTRAL)):
         fig.add_trace(go.Bar(x=[None], y=[None], marker_color=color, name=name))
     fig.update_layout(**_LAYOUT, title=title, height=320, barmode="overlay",
-                      xaxis_title="feature i", yaxis_title="v_i",
+                      xaxis_title="feature i", yaxis_title="vᵢ",
                       legend=dict(orientation="h", y=-0.25))
     return fig
 
@@ -215,9 +215,9 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
                                              line=dict(color="white", width=1)),
                                  hovertemplate="φ=%{x:.3f}<extra>support change</extra>"))
     # legend entries for the colour code
-    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="in I_k^+(v(φ))",
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="in Iₖ⁺(v(φ))",
                              line=dict(color=PLUS, width=3)))
-    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="in I_k^+(−v(φ))",
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="in Iₖ⁺(−v(φ))",
                              line=dict(color=MINUS, width=3)))
     lo, hi = float(values.min()), float(values.max())
     pad = 0.05 * (hi - lo or 1.0)
@@ -228,13 +228,13 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
     ntr = len(fig.data)
     dyn_idx = list(range(ntr - len(dyn), ntr))
 
-    head = title or "Spannogram: v_i(φ) = V_i1·sin φ + V_i2·cos φ"
+    head = title or "Spannogram: vᵢ(φ) = Vᵢ₁ sin φ + Vᵢ₂ cos φ"
     fig.update_layout(
         **_LAYOUT, height=520,
         title=dict(text=f"{head}<br><sup>{_d2_caption(phis[t0], plus, minus)}</sup>"),
         xaxis=dict(title="φ", range=[phis[0], phis[-1]], **_phi_ticks()),
-        yaxis=dict(title="v_i(φ)", range=[lo - pad, hi + pad]),
-        legend=dict(orientation="h", y=-0.18, x=0))
+        yaxis=dict(title="vᵢ(φ)", range=[lo - pad, hi + pad]),
+        legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top"))
     if frames and frames > 0:
         ts = np.unique(np.linspace(0, num - 1, int(frames)).round().astype(int))
         fig.frames = [
@@ -246,7 +246,7 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
                                             + "</sup>")))
             for t in ts]
         fig.update_layout(updatemenus=[dict(
-            type="buttons", showactive=False, x=0.0, y=1.02, xanchor="left", yanchor="bottom",
+            type="buttons", showactive=False, x=1.02, y=0.0, xanchor="left", yanchor="bottom",
             direction="left", pad=dict(r=6, t=0),
             buttons=[dict(label="▶ play", method="animate",
                           args=[None, dict(frame=dict(duration=120, redraw=False),
@@ -254,13 +254,13 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
                      dict(label="❚❚ pause", method="animate",
                           args=[[None], dict(frame=dict(duration=0, redraw=False),
                                              mode="immediate")])])],
-            margin=dict(l=60, r=20, t=110, b=55))
+            margin=dict(l=60, r=20, t=90, b=55))
     return fig
 
 
 def _d2_caption(phi, plus, minus) -> str:
-    return (f"φ = {phi:+.3f}:  I_k^+(v) = {_fmt_support(plus)},  "
-            f"I_k^+(−v) = {_fmt_support(minus)}")
+    return (f"φ = {phi:+.3f}:  Iₖ⁺(v) = {_fmt_support(plus)},  "
+            f"Iₖ⁺(−v) = {_fmt_support(minus)}")
 
 
 def _d2_dynamic(phis, values, k, t, ymin, ymax):
@@ -281,13 +281,13 @@ def _d2_dynamic(phis, values, k, t, ymin, ymax):
                 marker=dict(color=col.tolist(), size=10, line=dict(color="black", width=1)),
                 name="values at φ", showlegend=False, hovertemplate="v=%{y:.3f}<extra></extra>")
     # the selected curves as one NaN-separated trace (downsampled) so a frame stays small
-    step = max(1, values.shape[1] // 120)
+    step = max(1, values.shape[1] // 90)
     px = phis[::step]
     xs = np.concatenate([np.append(px, np.nan) for _ in plus]) if plus.size else np.zeros(0)
     ys = (np.concatenate([np.append(values[i, ::step], np.nan) for i in plus]) if plus.size
           else np.zeros(0))
-    # 4 decimals are plenty on screen and keep the frames' JSON small
-    sel = dict(type="scatter", x=xs.round(4), y=ys.round(4), mode="lines",
+    # single precision is plenty on screen and halves the frames' JSON
+    sel = dict(type="scatter", x=xs.astype(np.float32), y=ys.astype(np.float32), mode="lines",
                line=dict(color=PLUS, width=3),
                name="selected", showlegend=False, hoverinfo="skip", connectgaps=False)
     return [line, dots, sel]
@@ -404,9 +404,9 @@ def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, 
                                           width=1.5)),
                     hovertemplate="vertex φ1=%{x:.3f}, φ2=%{y:.3f}<extra></extra>"))
     fig.update_layout(**_LAYOUT, height=560,
-                      title=title or "Intersection cells: which support is I_k^+(V c) at (φ1, φ2)",
-                      xaxis=dict(title="φ1", range=[float(np.min(phi1)), float(np.max(phi1))]),
-                      yaxis=dict(title="φ2", range=[float(np.min(phi2)), float(np.max(phi2))]),
+                      title=title or "Intersection cells: which support is Iₖ⁺(Vc) at (φ₁, φ₂)",
+                      xaxis=dict(title="φ₁", range=[float(np.min(phi1)), float(np.max(phi1))]),
+                      yaxis=dict(title="φ₂", range=[float(np.min(phi2)), float(np.max(phi2))]),
                       legend=dict(orientation="h", y=-0.15))
     return fig
 
@@ -424,7 +424,8 @@ def candidate_count(n_values, counts, bounds, *, current=None, title=None):
                                  name="this V", marker=dict(color=OKABE_ITO["black"], size=12,
                                                             symbol="star")))
     fig.update_layout(**_LAYOUT, height=360, title=title or "How many candidate supports?",
-                      xaxis_title="n (rows of V)", yaxis=dict(title="count", type="log"),
+                      xaxis=dict(title="n (rows of V)", dtick=1),
+                      yaxis=dict(title="count (log scale)", type="log", dtick=1),
                       legend=dict(orientation="h", y=-0.25))
     return fig
 
@@ -475,13 +476,14 @@ def feasible_arc(Q, R, *, arcs=(), u1=None, c_star=None, active=(), show_constra
             continue
         r = r / nr
         tangent = np.array([-r[1], r[0]])
-        # shade the infeasible side (r·c < 0) as a thin polygon
-        poly = np.array([tangent * L, tangent * L - r * L, -tangent * L - r * L, -tangent * L,
-                         tangent * L])
+        # shade the half-disk that the constraint cuts away (r·c < 0)
+        t_half = np.linspace(0.0, np.pi, 61)
+        half = 1.15 * (np.outer(np.cos(t_half), tangent) - np.outer(np.sin(t_half), r))
+        poly = np.vstack([half, half[:1]])
         col = palette[i % len(palette)]
         is_active = i in set(int(a) for a in active)
         fig.add_trace(go.Scatter(x=poly[:, 0], y=poly[:, 1], fill="toself", mode="lines",
-                                 fillcolor=col, opacity=0.13, line=dict(width=0),
+                                 fillcolor=col, opacity=0.12, line=dict(width=0),
                                  hoverinfo="skip", showlegend=False))
         fig.add_trace(go.Scatter(x=[-tangent[0] * L, tangent[0] * L],
                                  y=[-tangent[1] * L, tangent[1] * L], mode="lines",
@@ -572,7 +574,7 @@ def enet_circle(phis, values, best_value, *, exact=None, title=None):
                              marker=dict(color=OKABE_ITO["sky"], size=7,
                                          line=dict(color=OKABE_ITO["blue"], width=1))))
     fig.add_hline(y=best_value, line=dict(color=OKABE_ITO["vermillion"], width=2),
-                  annotation_text="best sample", annotation_position="bottom right")
+                  annotation_text="best sample", annotation_position="bottom left")
     if exact is not None:
         fig.add_hline(y=exact, line=dict(color=OKABE_ITO["black"], dash="dash"),
                       annotation_text="exact OPT_d", annotation_position="top right")

@@ -1,0 +1,313 @@
+"""Certificates (nspca_core.certify): every bound >= the brute-force optimum on tiny inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nspca_core import Certificate, InputError, apriori_guarantee, certify, certify_path, paper_bound
+import nspca_core.certify as C
+from nspca_core import _dnn
+from nspca_core._cov import Cov
+
+from .bruteforce import brute_opt
+
+REL = 1e-9
+
+
+def _random_psd(rng, n, *, kind=None):
+    """Random psd matrices of any rank, including degenerate structure."""
+    kind = kind or rng.choice(["gauss", "abs", "lowrank", "dup", "zero-row", "diag", "neg", "sparse"])
+    r = int(rng.integers(1, n + 1))
+    Y = rng.standard_normal((r, n))
+    if kind == "abs":
+        Y = np.abs(Y)
+    elif kind == "lowrank":
+        Y = rng.standard_normal((1, n)) * rng.standard_normal((r, 1))
+    elif kind == "dup" and n > 1:
+        Y[:, -1] = Y[:, 0]
+    elif kind == "zero-row":
+        Y[:, int(rng.integers(n))] = 0.0
+    elif kind == "diag":
+        return np.diag(rng.random(n) * (rng.random(n) < 0.8))
+    elif kind == "neg" and n > 1:
+        Y[:, 1] = -Y[:, 0]
+    elif kind == "sparse":
+        Y = Y * (rng.random(Y.shape) < 0.4)
+    return Y.T @ Y * float(rng.choice([1e-3, 1.0, 1e3]))
+
+
+def _check_cert(cert, opt, A):
+    scale = max(1.0, float(np.abs(A).max()))
+    for name, val in cert.bounds.items():
+        assert val >= opt - REL * scale, (name, val, opt)
+    assert cert.upper_bound >= opt - REL * scale
+    assert cert.lower <= opt + REL * scale
+    assert cert.lower <= cert.upper_bound
+    if cert.optimal:
+        assert cert.upper_bound - cert.lower <= cert.tolerance * cert.upper_bound + 1e-15
+        assert cert.lower >= opt * (1 - 2 * cert.tolerance) - REL * scale
+    x = cert.x
+    assert x is not None and x.min() >= 0 and np.count_nonzero(x) <= cert.k
+    assert np.isclose(np.linalg.norm(x), 1.0)
+    assert np.isclose(float(x @ A @ x), cert.lower, rtol=1e-9, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("effort", ["fast", "auto"])
+def test_every_bound_above_bruteforce(effort):
+    rng = np.random.default_rng(7 if effort == "fast" else 8)
+    count = 300 if effort == "fast" else 100
+    for _ in range(count):
+        n = int(rng.integers(1, 8))
+        A = _random_psd(rng, n)
+        k = int(rng.integers(1, n + 1))
+        opt, _ = brute_opt(A, k)
+        _check_cert(certify(cov=A, k=k, effort=effort), opt, A)
+
+
+def test_dnn_bound_valid_for_any_dual_point():
+    """The DNN inequality holds for every N >= 0, mu >= 0, not only optimized ones."""
+    rng = np.random.default_rng(1)
+    for _ in range(800):
+        n = int(rng.integers(1, 9))
+        A = _random_psd(rng, n)
+        k = int(rng.integers(1, n + 1))
+        opt, _ = brute_opt(A, k)
+        s = float(np.abs(A).max()) + 1e-12
+        N = rng.random((n, n)) * s * rng.choice([0.0, 0.1, 1.0, 10.0])
+        N = np.triu(N, 1) + np.triu(N, 1).T
+        st_ = _dnn.DnnState(N, float(rng.random() * s * n * rng.choice([0.0, 0.5, 3.0])))
+        val, tol = _dnn.dnn_value(A, k, st_)
+        assert tol >= 0
+        assert val >= opt - REL * max(s, 1.0)
+
+
+def test_dnn_optimizer_iterates_are_valid_and_tight_when_rank1():
+    rng = np.random.default_rng(2)
+    for _ in range(40):
+        n = int(rng.integers(2, 9))
+        A = _random_psd(rng, n)
+        k = int(rng.integers(1, n + 1))
+        opt, _ = brute_opt(A, k)
+        state, val, info = _dnn.dnn_optimize(A, k, _dnn.DnnState(np.zeros((n, n)), 0.0), iters=60,
+                                            t_start=1e-2 * max(np.abs(A).max(), 1e-12),
+                                            t_end=1e-4 * max(np.abs(A).max(), 1e-12), check_every=20)
+        assert val >= opt - REL * max(1.0, np.abs(A).max())
+        assert state.N.min() >= 0 and state.nu >= 0 and np.allclose(state.N, state.N.T)
+    # a nonnegative rank-1 matrix: OPT = lambda_1 at k = n and the certificate is optimal
+    v = np.abs(rng.standard_normal(6)) + 0.1
+    c = certify(cov=np.outer(v, v), k=6)
+    assert c.optimal and c.ratio == pytest.approx(1.0)
+
+
+def test_split_bound_valid_on_tiny_instances(monkeypatch):
+    """Force the large-n split path (S small) and check it against brute force."""
+    monkeypatch.setattr(C, "_DENSE_MAX_N", 2)
+    for effort in ("fast", "full"):
+        monkeypatch.setitem(C._EFFORT[effort], "split_size", 2)
+    rng = np.random.default_rng(3)
+    for i in range(70):
+        n = int(rng.integers(3, 9))
+        m = int(rng.integers(1, n + 2))
+        X = rng.standard_normal((m, n)) * rng.random(n) * 3
+        if i % 3 == 0:
+            X = np.abs(X)
+        A = X.T @ X / m
+        k = int(rng.integers(1, n + 1))
+        opt, _ = brute_opt(A, k)
+        for src in ({"X": X}, {"cov": A}):
+            c = certify(**src, k=k, effort="full" if i % 2 else "fast")
+            assert "split" in c.bounds
+            _check_cert(c, opt, A)
+            bt = c.info["B_T_bounds"]
+            T = np.setdiff1d(np.arange(n), c.info["S"])
+            if T.size:
+                optT, _ = brute_opt(A[np.ix_(T, T)], min(k, T.size))
+                for name, v in bt.items():
+                    assert v >= optT - REL * max(1.0, np.abs(A).max()), name
+
+
+def test_rest_bounds_against_bruteforce():
+    rng = np.random.default_rng(4)
+    for _ in range(150):
+        n = int(rng.integers(2, 9))
+        m = int(rng.integers(1, n + 2))
+        X = rng.standard_normal((m, n))
+        if rng.random() < 0.4:
+            X = np.abs(X)
+        A = X.T @ X / m
+        T = np.flatnonzero(rng.random(n) < 0.7)
+        if T.size == 0:
+            continue
+        k = int(rng.integers(1, n + 1))
+        optT, _ = brute_opt(A[np.ix_(T, T)], min(k, T.size))
+        for cov in (Cov(X=X), Cov(A=A)):
+            for name, v in C._bound_rest(cov, T, k, "full").items():
+                assert v >= optT - REL * max(1.0, np.abs(A).max()), name
+
+
+def test_exact_small_k_matches_bruteforce():
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n = int(rng.integers(1, 9))
+        A = _random_psd(rng, n)
+        for k in (1, 2):
+            if k > n:
+                continue
+            opt, _ = brute_opt(A, k)
+            val, x = C._opt_pairs(A, k)
+            assert val == pytest.approx(opt, rel=1e-9, abs=1e-12)
+            assert x.min() >= 0 and np.count_nonzero(x) <= k
+            assert float(x @ A @ x) == pytest.approx(opt, rel=1e-9, abs=1e-12)
+
+
+def test_given_x_sets_lower_and_optimal_flag_is_honest():
+    rng = np.random.default_rng(6)
+    for _ in range(60):
+        n = int(rng.integers(2, 8))
+        A = _random_psd(rng, n, kind="gauss")
+        k = int(rng.integers(1, n + 1))
+        opt, xo = brute_opt(A, k)
+        c = certify(cov=A, k=k, x=3.0 * xo)  # any positive scale: normalized
+        assert c.lower == pytest.approx(opt, rel=1e-9, abs=1e-12)
+        assert c.info["lower_source"] == "given"
+        _check_cert(c, opt, A)
+        # a poor feasible point is never declared optimal
+        e = np.zeros(n)
+        e[int(np.argmin(np.diag(A)))] = 1.0
+        c2 = certify(cov=A, k=k, x=e)
+        if float(e @ A @ e) < opt * (1 - 1e-3):
+            assert not c2.optimal
+
+
+def test_path_matches_single_and_is_monotone():
+    rng = np.random.default_rng(9)
+    for _ in range(25):
+        n = int(rng.integers(2, 8))
+        A = _random_psd(rng, n)
+        ks = list(range(1, n + 1))
+        path = certify_path(cov=A, ks=ks)
+        assert [c.k for c in path] == ks
+        ubs = [c.upper_bound for c in path]
+        lows = [c.lower for c in path]
+        assert all(b >= a - 1e-12 for a, b in zip(ubs, ubs[1:]))
+        assert all(b >= a - 1e-12 for a, b in zip(lows, lows[1:]))
+        for k, c in zip(ks, path):
+            opt, _ = brute_opt(A, k)
+            _check_cert(c, opt, A)
+    # unsorted ks with repeats come back in the given order
+    A = _random_psd(rng, 5, kind="gauss")
+    out = certify_path(cov=A, ks=[3, 1, 3])
+    assert [c.k for c in out] == [3, 1, 3]
+
+
+def test_thin_data_and_cov_agree():
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((4, 7))
+    A = X.T @ X / 4
+    for k in (1, 3, 7):
+        opt, _ = brute_opt(A, k)
+        c1, c2 = certify(X=X, k=k), certify(cov=A, k=k)
+        _check_cert(c1, opt, A)
+        _check_cert(c2, opt, A)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**31 - 1), st.sampled_from(["fast", "auto"]))
+def test_property_certificate_dominates_optimum(n, r, seed, effort):
+    rng = np.random.default_rng(seed)
+    Y = rng.standard_normal((r, n)) * (rng.random((1, n)) < 0.8)
+    A = Y.T @ Y
+    k = int(rng.integers(1, n + 1))
+    opt, _ = brute_opt(A, k)
+    c = certify(cov=A, k=k, effort=effort)
+    assert isinstance(c, Certificate)
+    _check_cert(c, opt, A)
+    assert 0.0 <= c.ratio <= 1.0 or (c.upper_bound == 0 and c.ratio == 1.0)
+    assert c.kind in c.bounds and c.bounds[c.kind] == pytest.approx(c.upper_bound)
+
+
+def test_degenerate_inputs():
+    c = certify(cov=np.zeros((4, 4)), k=2)
+    assert c.upper_bound == pytest.approx(0.0, abs=1e-12) and c.optimal
+    c = certify(cov=np.eye(5), k=3)
+    assert c.upper_bound == pytest.approx(1.0) and c.optimal
+    c = certify(cov=[[2.0]], k=1)
+    assert c.upper_bound == pytest.approx(2.0) and c.optimal
+
+
+def test_callback_called():
+    calls = []
+    A = _random_psd(np.random.default_rng(0), 6, kind="gauss")
+    certify(cov=A, k=3, callback=lambda d, t: calls.append((d, t)))
+    assert calls and calls[-1][0] == calls[-1][1]
+    calls.clear()
+    certify_path(cov=A, ks=[1, 2, 3], callback=lambda d, t: calls.append((d, t)))
+    assert calls[-1] == (3, 3)
+
+
+def test_apriori_guarantee_and_paper_bound():
+    eig = np.array([4.0, 1.0, 0.5])
+    g = apriori_guarantee(10, 5, eig, 1)
+    assert g == pytest.approx(max(5 / 20, 1 / (1 + 2 * 2 * 1.0 / 4.0)))
+    assert apriori_guarantee(10, 5, [0.0, 0.0], 1) == 1.0
+    assert paper_bound(2.0, eig, 1) == pytest.approx(3.0)
+    assert paper_bound(3.9, eig, 1) == pytest.approx(4.0)  # capped at lambda_1
+    assert paper_bound(1.8, eig, 1, eps=0.1) == pytest.approx(3.0)
+    # with an exact OPT_d the paper bound dominates OPT
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        n = int(rng.integers(2, 8))
+        A = _random_psd(rng, n)
+        w, U = np.linalg.eigh(A)
+        w, U = np.clip(w[::-1], 0, None), U[:, ::-1]
+        k = int(rng.integers(1, n + 1))
+        d = int(rng.integers(1, n))
+        V = U[:, :d] * np.sqrt(w[:d])
+        opt_d, _ = brute_opt(V @ V.T, k)
+        opt, _ = brute_opt(A, k)
+        assert paper_bound(max(opt_d, 0.0), w, d) >= opt - 1e-9 * max(1, w[0])
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda A: certify(cov=A, k=0), r"`k` must be an int in \[1, n_features=4\]; got 0"),
+    (lambda A: certify(cov=A, k=2.5), r"`k` must be an int"),
+    (lambda A: certify(cov=A, k=2, effort="slow"), r"`effort` must be one of \('auto', 'fast', 'full'\); got 'slow'"),
+    (lambda A: certify(cov=A, k=2, callback=3), r"`callback` must be callable"),
+    (lambda A: certify(cov=A, k=2, x=[1, 0, 0]), r"`x` must have length n_features=4; got length 3"),
+    (lambda A: certify(cov=A, k=2, x=[1, -1, 0, 0]), r"`x` must be nonnegative"),
+    (lambda A: certify(cov=A, k=1, x=[1, 1, 0, 0]), r"`x` must have at most k=1 nonzeros; got 2"),
+    (lambda A: certify(cov=A, k=1, x=[0, 0, 0, 0]), r"`x` must have at least one nonzero"),
+    (lambda A: certify(X=A, cov=A, k=1), r"give exactly one of `X`"),
+    (lambda A: certify_path(cov=A, ks=[]), r"`ks` must be a non-empty sequence"),
+    (lambda A: certify_path(cov=A, ks=[1, 5]), r"`ks` must hold ints in \[1, n_features=4\]; got 5"),
+    (lambda A: certify_path(cov=A, ks=[1, 2], xs=[None]), r"`xs` must have one entry per k"),
+    (lambda A: certify_path(cov=A, ks=[1], xs=[[1, 1, 0, 0]]), r"`xs\[0\]` must have at most k=1"),
+    (lambda A: apriori_guarantee(4, 2, [1.0], 1), r"`eigenvalues` must hold at least d\+1=2 values; got 1"),
+    (lambda A: apriori_guarantee(4, 5, [1.0, 0.5], 1), r"`k` must be an int in \[1, n_features=4\]; got 5"),
+    (lambda A: paper_bound(-1.0, [1.0, 0.5], 1), r"`opt_d` must be a finite number >= 0"),
+    (lambda A: paper_bound(0.5, [1.0, 0.5], 1, eps=1.5), r"`eps` must be a float in \(0, 1\) or None; got 1.5"),
+    (lambda A: C._certify_cov(Cov(A=A), 9), r"`k` must be an int in \[1, n_features=4\]; got 9"),
+])
+def test_validation_messages(call, match):
+    A = np.eye(4)
+    with pytest.raises(InputError, match=match):
+        call(A)
+    with pytest.raises(ValueError):
+        call(A)
+
+
+def test_real_lrs_certifies(lrs_X):
+    c = certify(X=lrs_X, k=10, effort="fast")
+    assert c.upper_bound >= c.lower > 0
+    assert c.ratio > 0.9
+
+
+def test_public_name_is_callable_even_after_submodule_import():
+    import nspca_core
+
+    assert nspca_core.certify_path is C.certify_path
+    c = nspca_core.certify(cov=np.eye(3), k=2)
+    assert isinstance(c, Certificate) and c.upper_bound == pytest.approx(1.0)

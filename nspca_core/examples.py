@@ -51,7 +51,8 @@ def bipartite_counterexample(eps=0.1, delta=0.05) -> NamedExample:
     if not ok(eps) or not 0 < float(eps) < 1:
         raise InputError(f"`eps` must be a float in (0, 1); got {eps!r}")
     if not ok(delta) or not 0 <= float(delta) < 1 - float(eps):
-        raise InputError(f"`delta` must be a float in [0, 1 - eps) = [0, {1 - float(eps):.6g}); got {delta!r}")
+        raise InputError(f"`delta` must be a float in [0, 1 - eps) = [0, {1 - float(eps):.6g}); "
+                         f"got {delta!r}")
     e, dl = float(eps), float(delta)
     A = np.array([[1.0, 0.0, 0.0, e],
                   [0.0, dl, 0.0, 0.0],

@@ -189,22 +189,51 @@ def _grid(num: int) -> np.ndarray:
     return -np.pi / 2 + np.pi * np.arange(1, num + 1) / num
 
 
-def _support_ids(P: np.ndarray, k: int):
+def _unique_rows(packed: np.ndarray):
+    """``np.unique(packed, axis=0, return_index=True, return_inverse=True)``, fast.
+
+    Rows are hashed to one int64 (random odd weights, wrapping arithmetic) and
+    uniqued as scalars; the result is verified against the bytes and the slow
+    exact path is taken on a (vanishingly unlikely) collision.
+    """
+    w = np.random.default_rng(12345).integers(1, 2**62, size=packed.shape[1], dtype=np.int64) | 1
+    with np.errstate(over="ignore"):
+        h = (packed.astype(np.int64) * w).sum(axis=1)
+        h = h * np.int64(0x9E3779B97F4A7C15 - 2**64) + (packed[:, ::-1].astype(np.int64) * w).sum(axis=1)
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    inv = np.asarray(inv).reshape(-1)
+    if not np.array_equal(packed[first][inv], packed):
+        uniq, first, inv = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+        return uniq, first, np.asarray(inv).reshape(-1)
+    # order the distinct supports lexicographically by their bits (deterministic ids)
+    order = np.lexsort(packed[first].T[::-1])
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return packed[first][order], first[order], rank[inv]
+
+
+def _support_ids(P, k: int):
     """Candidate supports of every column of ``P`` (n x G), both signs.
 
     Returns ``(ids_pos, ids_neg, supports, (cols, signs))``: ids index into
     the list of distinct supports (sorted int arrays), ordered
     lexicographically by their packed membership bits; ``cols, signs`` give
-    for each support a column of P and a sign generating it.  Uses the convention of
+    for each support a column of P and a sign generating it.  ``P`` may be a
+    list of blocks (columns concatenated).  Uses the convention of
     :func:`nspca_core.topk_nonneg` (ties to the lower index).
     """
-    n, G = P.shape
+    blocks = P if isinstance(P, (list, tuple)) else [P]
+    n = blocks[0].shape[0]
+    G = sum(b.shape[1] for b in blocks)
+    offsets = np.cumsum([0] + [b.shape[1] for b in blocks])
     nbytes = (n + 7) // 8
     packed = np.empty((2 * G, nbytes), dtype=np.uint8)
     step = max(1, _CHUNK_ELEMS // max(n, 1))
     for s, sign in enumerate((1.0, -1.0)):
-        for a in range(0, G, step):
-            S = sign * P[:, a:a + step]
+        for blk, off in zip(blocks, offsets):
+          for a0 in range(0, blk.shape[1], step):
+            a = off + a0
+            S = sign * blk[:, a0:a0 + step]
             g = S.shape[1]
             # top k without sorting: everything above the k-th value, then the entries equal
             # to it in index order until k are taken (ties to the lower index)
@@ -214,8 +243,7 @@ def _support_ids(P: np.ndarray, k: int):
             room = k - np.count_nonzero(above, axis=0)
             M = (above | (tied & (np.cumsum(tied, axis=0) <= room))) & (S >= 0)
             packed[s * G + a: s * G + a + g] = np.packbits(M.T, axis=1)
-    uniq, first, inv = np.unique(packed, axis=0, return_index=True, return_inverse=True)
-    inv = np.asarray(inv).reshape(-1)
+    uniq, first, inv = _unique_rows(packed)
     supports = [np.flatnonzero(np.unpackbits(row, count=n)) for row in uniq]
     # a column and sign that generate each support (its first occurrence)
     rep = (first % G, np.where(first < G, 1.0, -1.0))
@@ -448,7 +476,7 @@ def spannogram_curves_d2(V, k, *, num=721) -> SpannogramD2:
     else:
         Pm = np.zeros((n, 0))
     Pall = np.hstack([P, Pm])
-    ids_pos, ids_neg, supports, rep = _support_ids(Pall, k)
+    ids_pos, ids_neg, supports, rep = _support_ids([P, Pm], k)
     ids_pos, ids_neg = ids_pos[:num], ids_neg[:num]
     X, vals, exact, solver = _support_points(V, supports, Pall, rep)
     best = int(np.argmax(vals))
@@ -500,18 +528,22 @@ def _sector_points(W: np.ndarray, C: np.ndarray, t: np.ndarray, tol: float) -> n
     """
     out = []
     scale = max(1e-300, float(np.abs(W).max(initial=0.0)))
-    for c0, t0 in zip(C, t):
-        tied = np.flatnonzero(np.abs(W @ c0 - t0) <= tol)
+    if C.shape[0] == 0:
+        return np.zeros((0, 3))
+    tied_all = np.abs(W @ C.T - t) <= tol  # (n + 1, P)
+    # orthonormal bases of c^⊥ from the cross product with the least aligned axis
+    E = np.zeros_like(C)
+    E[np.arange(C.shape[0]), np.argmin(np.abs(C), axis=1)] = 1.0
+    B0 = np.cross(C, E)
+    B0 /= np.linalg.norm(B0, axis=1)[:, None]
+    B1 = np.cross(C, B0)
+    for p, c0 in enumerate(C):
+        tied = np.flatnonzero(tied_all[:, p])
         if tied.size < 2:
             continue
         a, b = np.triu_indices(tied.size, 1)
         N = W[tied[a]] - W[tied[b]]
-        # orthonormal basis of c0^⊥ from the cross product with the least aligned axis
-        e = np.zeros(3)
-        e[int(np.argmin(np.abs(c0)))] = 1.0
-        b0 = np.cross(c0, e)
-        b0 /= np.linalg.norm(b0)
-        B = np.vstack([b0, np.cross(c0, b0)])
+        B = np.vstack([B0[p], B1[p]])
         nB = N @ B.T
         nB = nB[np.linalg.norm(nB, axis=1) > 1e-10 * scale]
         if nB.shape[0] == 0:
@@ -569,7 +601,6 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
     F1, F2 = np.meshgrid(phi, phi, indexing="ij")
     Cg = _sph(F1.ravel(), F2.ravel())  # (3, G^2)
     P = V @ Cg
-    ids_pos, ids_neg, supports, rep = _support_ids(P, k)
     env_pos = -np.partition(-P, k - 1, axis=0)[k - 1]
     env_neg = -np.partition(P, k - 1, axis=0)[k - 1]
     # every direction is within 2δ (δ = π/grid) of a grid point: ||c - c_g|| <= |Δφ1| + |Δφ2|
@@ -578,10 +609,11 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
     tol = _tol(V)
     # rows that can take part in a change: near the k-th order (or near zero above it) at
     # some grid point; a row tied at a changing vertex is within 2*band of the envelope there
-    near = np.zeros(n, dtype=bool)
+    near_count = np.zeros(n)
     for Ps, env in ((P, env_pos), (-P, env_neg)):
-        near |= np.any((np.abs(Ps - env) <= 2 * band + tol) |
-                       ((np.abs(Ps) <= 2 * band + tol) & (env <= 2 * band + tol)), axis=1)
+        near_count += np.count_nonzero((np.abs(Ps - env) <= 2 * band + tol) |
+                                       ((np.abs(Ps) <= 2 * band + tol) & (env <= 2 * band + tol)), axis=1)
+    near = near_count > 0
     # triple intersections among those rows and the zero row
     W = np.vstack([V, np.zeros((1, 3))])
     rows = np.append(np.flatnonzero(near), n)
@@ -593,11 +625,7 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
         while m * (m - 1) * (m - 2) // 6 > max_triples:  # keep the most frequent rows
             m -= 1
         if m < used.size:
-            freq = np.zeros(n + 1)
-            for s, cnt in zip(supports, np.bincount(np.concatenate([ids_pos, ids_neg]),
-                                                    minlength=len(supports))):
-                freq[s] += cnt
-            freq[n] = np.inf
+            freq = np.append(near_count, np.inf)  # rows near the k-th order most often
             used = np.sort(used[np.argsort(-freq[used], kind="stable")[:m]])
         rows = used
     m = rows.size
@@ -622,16 +650,19 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
     # one direction inside every sector around each changing vertex: the supports of the
     # cells meeting there (Alg. 2's completions), so tiny cells missed by the grid are listed
     extra = _sector_points(W, C[ch], t[ch], tol)
-    Pall = np.hstack([P, V @ extra.T]) if extra.shape[0] else P
-    if extra.shape[0]:
-        ip, ineg, supports, rep = _support_ids(Pall, k)
-        ids_pos, ids_neg = ip[:P.shape[1]], ineg[:P.shape[1]]
-    X, vals, exact, solver = _support_points(V, supports, Pall, rep)
+    Pe = V @ extra.T
+    ids_pos, ids_neg, supports, (cols, signs) = _support_ids([P, Pe], k)
+    G = P.shape[1]
+    ids_pos, ids_neg = ids_pos[:G], ids_neg[:G]
+    gen = np.where(cols < G, P[:, np.minimum(cols, G - 1)], Pe[:, np.maximum(cols - G, 0)]) \
+        if Pe.shape[1] else P[:, cols]
+    X, vals, exact, solver = _support_points(V, supports, gen, (np.arange(len(supports)), signs))
     best = int(np.argmax(vals))
     return SpannogramD3(
         phi1=phi, phi2=phi.copy(), cells_pos=ids_pos.reshape(grid, grid),
         cells_neg=ids_neg.reshape(grid, grid), supports=supports, support_values=vals,
-        support_x=X, support_exact=exact, vertices_c=C, vertices_phi1=ph1, vertices_phi2=ph2, vertices_rows=T,
+        support_x=X, support_exact=exact, vertices_c=C, vertices_phi1=ph1, vertices_phi2=ph2,
+        vertices_rows=T,
         vertices_value=t, vertices_changes=ch, vertices_complete=complete,
         optimum_id=best, optimum_value=float(vals[best]), optimum_x=X[best], k=k, n=n,
         info={"pd_solver": solver, "grid": grid, "n_supports": len(supports),

@@ -454,9 +454,16 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
        within reach of the max (gaps included) gives the direction
        (:func:`_lp_model`); with all gaps zero it is the direction lowering every
        active entry at the best common rate.
+       The line search brackets then runs bounded Brent on ``S*(e^{tL}B)``;
+       its trial points use ``e^{tL}`` from one eigendecomposition of the skew
+       ``L`` (:class:`_Path`, the same matrix to rounding), the accepted step
+       uses ``expm``; B is re-orthonormalized (polar factor) after each step.
     3. A step that cannot lower ``S*`` (a flat spot, e.g. a point on a negative
        axis where the first-order direction vanishes, or a stationary point)
-       gets a small random rotation (``restarts`` times); the best B is kept.
+       gets a random rotation of angle 0.2, 0.4, 0.8, ... rad from the best B so
+       far (``restarts`` times); the best B is kept.  With finite n, S = 0 may
+       be unattainable (the sample sources are not exactly uncorrelated):
+       then the answer is a local minimum of S (``status="local-minimum"``).
     4. At ``S = 0``, ``selection="sum"`` makes B̂ unique as the paper suggests:
        maximize the linear ``Σ_ij Z_ij = 1ᵀ B Σ_i U_i`` over rotations with every
        ``Z_ij >= -tol`` by feasible ascent: a trust-region LP (linearized

@@ -204,7 +204,37 @@ def _vertex_batches(U: np.ndarray, r: int, chunk: int = 4096):
         yield C, D
 
 
-def _circle_filtered_triples(U, mu, k, tol, chunk=128):
+def _level_lower_bound(U, mu, k, faces: int = 61) -> float:
+    """A number ``<= min over unit c of the k-th largest entry of U c`` (counted with ``mu``).
+
+    ``t_k(c)`` changes by at most ``max ||u_j|| * ||c - g||`` between directions,
+    and every unit c is within chord distance ``h / sqrt(2)`` of a point ``g`` of
+    a cube grid of spacing ``h`` radially projected to the sphere (the radial
+    projection from outside the ball is 1-Lipschitz).
+    """
+    if mu.sum() < k:
+        return -np.inf
+    t = np.linspace(-1.0, 1.0, faces)
+    a, b = np.meshgrid(t, t)
+    a, b = a.ravel(), b.ravel()
+    one = np.ones_like(a)
+    pts = np.concatenate([np.stack(p, axis=1) for p in
+                          [(one, a, b), (-one, a, b), (a, one, b), (a, -one, b), (a, b, one), (a, b, -one)]])
+    pts /= np.linalg.norm(pts, axis=1, keepdims=True)
+    W = U @ pts.T  # (m, G)
+    if (mu == 1).all():
+        kth = -np.partition(-W, k - 1, axis=0)[k - 1]
+    else:
+        order = np.argsort(-W, axis=0)
+        cw = np.cumsum(mu[order], axis=0)
+        pos = np.argmax(cw >= k, axis=0)
+        kth = W[order[pos, np.arange(W.shape[1])], np.arange(W.shape[1])]
+    h = 2.0 / (faces - 1)
+    rmax = float(np.linalg.norm(U, axis=1).max())
+    return float(kth.min() - rmax * h / np.sqrt(2.0) - 1e-12 * rmax)
+
+
+def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None):
     """Yield (C, D) for the triples of ``[U; 0]`` (r = 3) whose vertex may lie on the k-level.
 
     A vertex of rows a < b < l lies on the great circle where rows a and b
@@ -220,7 +250,11 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128):
     m = U.shape[0]
     Uz = np.vstack([U, np.zeros((1, 3))])
     wz = np.append(mu, 0).astype(float)
-    ia, ib = np.triu_indices(m + 1, 1)
+    if rows_ok is None:
+        rows_ok = np.ones(m + 1, bool)
+    cand = np.flatnonzero(rows_ok)
+    ia, ib = np.triu_indices(cand.size, 1)
+    ia, ib = cand[ia], cand[ib]
     eps = 1e-7
     big = 32.0  # > 6 pi: the per-circle offset
     for s0 in range(0, ia.size, chunk):
@@ -279,14 +313,14 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128):
         keep_any = np.zeros((P, m + 1), bool)
         np.put_along_axis(keep_any, order, keep_sorted, axis=1)
         lidx = np.arange(m + 1)[None, :]
-        keep_any &= (lidx > b[:, None]) & sure
+        keep_any &= (lidx > b[:, None]) & sure & rows_ok[None, :]
         pi_, li = np.nonzero(keep_any)
         A_, B_, L_ = a[pi_], b[pi_], li
         C = np.cross(Uz[A_] - Uz[B_], Uz[A_] - Uz[L_]).reshape(-1, 3)
         yield C, np.column_stack([A_, B_, L_]).reshape(-1, 3), s0 + P
 
 
-def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None):
+def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None, region=None):
     """Add to ``cands`` the supports of all cells around the relevant vertices of a batch.
 
     red_U : (m, r) distinct rows; mu : multiplicities; D rows use index m for the zero row.
@@ -320,6 +354,8 @@ def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None)
             lo, hi = arc
             inside = ((phi >= lo - 1e-12) & (phi <= hi + 1e-12)) | ((phi + 2 * np.pi >= lo - 1e-12)
                                                                    & (phi + 2 * np.pi <= hi + 1e-12))
+        elif region is not None:
+            inside = region(sgn * C)
         else:
             inside = np.ones(C.shape[0], bool)
         above = (sgn * W > s + tol)
@@ -393,9 +429,14 @@ def _supports_enumerate(red: _Reduced, k: int, callback=None, method: str = "aut
     degenerate_seen: set = set()
     total = _n_subsets(red.m + 1, r)
     done = 0
-    if r == 3 and (method == "filter" or (method == "auto" and red.m >= _FILTER_MIN_ROWS)):
-        batches = _circle_filtered_triples(U, mu, k, tol)
-        total = _n_subsets(red.m + 1, 2)
+    if r == 3 and (method == "patches" or (method == "auto" and red.m >= _FILTER_MIN_ROWS)):
+        return _supports_patches(red, k, callback)
+    if r == 3 and method == "filter":
+        # rows that are never as large as the k-th value cannot tie at the k-level
+        t_low = _level_lower_bound(U, mu, k)
+        rows_ok = np.append(np.linalg.norm(U, axis=1) >= t_low, t_low <= 0)
+        batches = _circle_filtered_triples(U, mu, k, tol, rows_ok=rows_ok)
+        total = _n_subsets(int(rows_ok.sum()), 2)
     else:
         batches = ((C, D, None) for C, D in _vertex_batches(U, r))
     for C, D, progress in batches:
@@ -477,6 +518,99 @@ def _supports_sweep(red: _Reduced, k: int, callback=None) -> set:
     if callback is not None:
         callback(total, total)
     return cands
+
+
+def _supports_patches(red: _Reduced, k: int, callback=None) -> set:
+    """Exact r = 3 candidate cells by cutting the sphere into patches (the d = 3 sweep).
+
+    The sphere is covered by the radial projections of squares on the faces
+    of the cube.  On a patch with centre ``g`` every ``c`` is within chord
+    distance ``δ`` (half the square's diagonal: radial projection from
+    outside the unit ball is 1-Lipschitz), so ``u·c`` lies in
+    ``[u·g - |u| δ, u·g + |u| δ]``.  As in the d = 2 sweep, rows certainly
+    above or below the k-level there are set aside, and the vertices of the
+    remaining rows (and 0) that fall in the patch are processed exactly with
+    ``k`` reduced by the rows always in; crowded patches are split in four.
+    """
+    U, mu, tol = red.U, red.mu, red.tol
+    m = U.shape[0]
+    norms = np.linalg.norm(U, axis=1)
+    cands: set = set()
+    nside = 8
+    edges = np.linspace(-1.0, 1.0, nside + 1)
+    work = []
+    for face in range(6):
+        for i in range(nside):
+            for j in range(nside):
+                work.append((face, edges[i], edges[i + 1], edges[j], edges[j + 1],
+                             np.arange(m), k, np.zeros(0, np.int64)))
+    total = len(work)
+    done = 0
+    while work:
+        face, u0, u1, v0, v1, rows, kk, always = work.pop()
+        if kk <= 0 or rows.size == 0:
+            done += 1
+            continue
+        g = _face_point(face, 0.5 * (u0 + u1), 0.5 * (v0 + v1))
+        g /= np.linalg.norm(g)
+        delta = 0.5 * np.hypot(u1 - u0, v1 - v0)
+        val = U[rows] @ g
+        rad = norms[rows] * delta
+        eps = 1e-12 * red.rmax
+        item = _classify(None, None, rows, kk, always, val - rad - eps, val + rad + eps, mu[rows])
+        _, _, rows, kk, always = item
+        if kk <= 0 or rows.size == 0:
+            done += 1
+            continue
+        if rows.size > _SECTOR_CAP and u1 - u0 > 1e-6:
+            um, vm = 0.5 * (u0 + u1), 0.5 * (v0 + v1)
+            for a_, b_, c_, d_ in ((u0, um, v0, vm), (um, u1, v0, vm), (u0, um, vm, v1), (um, u1, vm, v1)):
+                work.append((face, a_, b_, c_, d_, rows, kk, always))
+            total += 3
+            continue
+        done += 1
+        if callback is not None and done % 32 == 0:
+            callback(min(done, total), total)
+        region = _patch_predicate(face, u0, u1, v0, v1)
+        local: set = set()
+        seen_local: set = set()
+        Ub, mb = U[rows], mu[rows]
+        for C, D in _vertex_batches(Ub, 3):
+            _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, region=region)
+        for fb, part in local:
+            full_local = np.frombuffer(fb, dtype=np.int64)
+            full = np.sort(np.concatenate([always, rows[full_local]]))
+            cands.add((full.tobytes(), tuple((int(rows[g_]), j_) for g_, j_ in part)))
+    if callback is not None:
+        callback(total, total)
+    return cands
+
+
+def _face_point(face, u, v):
+    """The point of cube face ``face`` (0..5: +x, -x, +y, -y, +z, -z) with face coordinates (u, v)."""
+    axis, sign = divmod(face, 2)
+    p = np.empty(3)
+    p[axis] = 1.0 if sign == 0 else -1.0
+    others = [i for i in range(3) if i != axis]
+    p[others[0]], p[others[1]] = u, v
+    return p
+
+
+def _patch_predicate(face, u0, u1, v0, v1, slack=1e-9):
+    """Vectorized test: unit rows of C whose radial projection lies in the (slightly grown) patch."""
+    axis, sign = divmod(face, 2)
+    others = [i for i in range(3) if i != axis]
+
+    def inside(C):
+        lead = C[:, axis] if sign == 0 else -C[:, axis]
+        ok = lead > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = C[:, others[0]] / lead
+            v = C[:, others[1]] / lead
+        ok &= (u >= u0 - slack) & (u <= u1 + slack) & (v >= v0 - slack) & (v <= v1 + slack)
+        return ok
+
+    return inside
 
 
 def _range_in_arc(rad, psi, phi0, phi1):

@@ -81,7 +81,7 @@ def main() -> None:
     if cert is not None:
         cols[1].metric("certified upper bound on the optimum", f"{upper:.4g}", help=f"bound: {cert.kind}"
                        + (" (probabilistic)" if cert.probabilistic else ""))
-        cols[2].metric("best answer is at least", f"{variances.max() / upper:.2%} of optimal",
+        cols[2].metric("certified fraction of the optimum", f"≥ {variances.max() / upper:.2%}",
                        help="provably optimal" if cert.optimal else None)
     st.dataframe(table, hide_index=True, column_config={
         "method": st.column_config.TextColumn("method"),
@@ -110,11 +110,9 @@ def main() -> None:
 
     st.subheader("Loadings side by side")
     if ds.image_shape is not None:
-        rows = {figs.method_label(mth): [np.asarray(results[mth].x)] for mth in names}
-        titles = {figs.method_label(mth): [f"var {results[mth].variance:.3g}"] for mth in names}
-        # one image per method, laid out as a single row
-        flat = {"": [v[0] for v in rows.values()]}
-        flat_titles = {"": [f"{lab}: {t[0]}" for lab, t in titles.items()]}
+        # one image per method, in a single row, titled by method and variance
+        flat = {"": [np.asarray(results[mth].x) for mth in names]}
+        flat_titles = {"": [f"{figs.method_short(mth)}<br>var {results[mth].variance:.4g}" for mth in names]}
         st.plotly_chart(figs.image_grid(flat, image_shape=ds.image_shape, titles=flat_titles,
                                         title=f"Loadings as images, k = {k}", cell_px=150),
                         key="cmp_images")

@@ -111,7 +111,8 @@ with left:
                  "cannot carry a nonnegative x.")
     else:
         st.markdown(f"$c^*$ = ({c[0]:+.4f}, {c[1]:+.4f}), $c^{{*\\top}} Q c^*$ = "
-                    f"**{float(c @ Q @ c):.5g}** ($\\lambda_1(Q)$ = {np.linalg.eigvalsh(Q)[-1]:.5g}).")
+                    f"**{float(c @ Q @ c):.5g}** "
+                    f"($\\lambda_1(Q)$ = {np.linalg.eigvalsh(Q)[-1]:.5g}).")
         if result["u1_feasible"]:
             st.success("±u₁ lies on the feasible arc: the unconstrained maximum is feasible.")
         else:
@@ -123,6 +124,35 @@ with left:
                 x = y / np.linalg.norm(y)
                 st.markdown("$x_I = V_I c^*/\\|V_I c^*\\|$ = `" +
                             np.array2string(np.round(x, 4), separator=", ") + "`")
+
+st.divider()
+st.subheader("d = 3: the sphere cut by planes (paper Fig. 8)")
+if state.TEACH_V3 in st.session_state and state.TEACH_SUPPORT3 in st.session_state:
+    V3 = np.asarray(st.session_state[state.TEACH_V3], dtype=float)
+    I3 = [int(i) for i in st.session_state[state.TEACH_SUPPORT3]]
+    where3 = "the optimal support of the d = 3 spannogram page"
+else:
+    V3 = ct.small_V(8, 3, s.seed)
+    I3 = [int(i) for i in ct.support_table(V3, 3)["opt_support"]]
+    where3 = f"the optimal support of a random 8×3 example (seed {s.seed}, k = 3)"
+R3 = V3[I3]
+Q3 = R3.T @ R3
+c3 = ct.solve_p3(Q3, R3)
+u3 = np.linalg.eigh(Q3)[1][:, -1]
+s1, s2 = st.columns([1, 2.2], gap="large")
+with s1:
+    st.markdown(f"Support $I$ = `{I3}`, {where3}. Each row of $V_I$ keeps a half-space; "
+                "their planes are great circles, and the feasible region is the spherical "
+                "polygon they leave. Alg. 5: if $\\pm u_1$ is cut away, the maximum lies on "
+                "a face (a great circle), where the problem drops to d = 2.")
+    if c3 is not None:
+        st.markdown(f"$c^*$ = ({c3[0]:+.3f}, {c3[1]:+.3f}, {c3[2]:+.3f}), "
+                    f"value **{float(c3 @ Q3 @ c3):.5g}** "
+                    f"($\\lambda_1(Q)$ = {np.linalg.eigvalsh(Q3)[-1]:.5g}).")
+with s2:
+    st.plotly_chart(fig.sphere_pd3(Q3, R3, c_star=c3, u1=u3), theme=None, key="arc_sphere")
+    st.caption("Drag to rotate. Coloured lines: the planes Rᵢ·c = 0; the coloured patch is "
+               "the feasible region, shaded by cᵀQc.")
 
 link_page("pages/spannogram_d2.py", "Back to the spannogram (choose another support)",
           icon=":material/show_chart:")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from math import comb, log10
 
-import numpy as np
 import streamlit as st
 
 from ui import compute_teach as ct
@@ -41,13 +40,13 @@ lam1 = pic["lam1"]
 col_txt, col_fig = st.columns([1, 1.6], gap="large")
 with col_txt:
     st.markdown(
-        f"Principal component analysis finds the direction $x$ (unit length) in which the "
-        f"data vary most: it maximises $x^\\top A x$, $A$ the covariance. On {ds['title']} the first "
-        f"principal component (left) mixes **all {n}** pixels with both signs — hard to read "
-        f"as a part of {'a face' if faces else 'a digit'}.\n\n"
-        f"Nonnegative sparse PCA asks for the best **$x \\ge 0$ with at most $k$ nonzeros**. With "
-        f"k = {k_pic} (right) the component is a localised, additive part and still explains "
-        f"**{pic['variance'] / lam1:.0%}** of the variance of the dense one.")
+        "Principal component analysis finds the direction $x$ (unit length) in which the "
+        "data vary most: it maximises $x^\\top A x$, $A$ the covariance. "
+        f"On {ds['title']} the first principal component (left) mixes **all {n}** pixels "
+        f"with both signs — hard to read as a part of {'a face' if faces else 'a digit'}."
+        "\n\nNonnegative sparse PCA asks for the best **$x \\ge 0$ with at most $k$ "
+        f"nonzeros**. With k = {k_pic} (right) the component is a localised, additive part "
+        f"and still explains **{pic['variance'] / lam1:.0%}** of the variance of the dense one.")
     st.latex(r"\mathrm{OPT} = \max_{\|x\|_2=1,\ \|x\|_0\le k,\ x\ge 0}\ x^\top A x")
 with col_fig:
     f = fig.loading_images([pic["dense"], pic["sparse"]],

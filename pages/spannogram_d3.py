@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from ui import compute_teach as ct
+from ui import state
 from ui.figures import teach as fig
 from ui.sidebar import page_intro, small_factor_input
 
@@ -40,6 +41,9 @@ cell_vals = cells["values"]  # Alg. 1's value of each cell's support
 labels_map = cells["cells_pos"] if sign == "Iₖ⁺(Vc)" else cells["cells_neg"]
 best_sup = tuple(int(i) for i in table["opt_support"])
 best_id = cell_sups.index(best_sup) if best_sup in cell_sups else None
+# the feasible-arc page draws (P₃) on the sphere for this support (paper Fig. 8)
+st.session_state[state.TEACH_V3] = np.asarray(V, dtype=float)
+st.session_state[state.TEACH_SUPPORT3] = best_sup
 
 with right:
     tab_cells, tab_surf = st.tabs(["Intersection cells (main view)", "Surfaces in 3D"])
@@ -64,7 +68,8 @@ with right:
         p1, p2 = phi1[::step], phi2[::step]
         C = ct.c_grid_d3(p1, p2)
         surfaces = np.einsum("id,dyx->iyx", V[rows], C) if rows else np.zeros((0, len(p2), len(p1)))
-        st.plotly_chart(fig.spannogram_d3_surfaces(p1, p2, surfaces, labels=[labels[i] for i in rows]),
+        st.plotly_chart(fig.spannogram_d3_surfaces(p1, p2, surfaces,
+                                                   labels=[labels[i] for i in rows]),
                         theme=None, key="span3_surf")
         st.caption("Drag to rotate. Where the k highest surfaces change, the support changes.")
 

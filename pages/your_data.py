@@ -124,7 +124,7 @@ def analysis(ds) -> None:
     cols = st.columns(3)
     cols[0].metric("variance of component 1", f"{res.variance[0]:.4g}")
     if first is not None:
-        cols[1].metric("certified: at least", f"{res.variance[0] / first.upper_bound:.2%} of optimal",
+        cols[1].metric("certified fraction of the optimum", f"≥ {res.variance[0] / first.upper_bound:.2%}",
                        help=f"upper bound {first.upper_bound:.5g} ({first.kind})")
     cols[2].metric(f"variance of the span of {r}", f"{res.cumulative_variance[-1]:.4g}")
     L = np.asarray(res.loadings)

@@ -147,3 +147,14 @@ def test_my_pages_after_switch(page):
     _no_exception(at)
     assert at.title and at.title[0].value
     assert "What it shows" in at.markdown[0].value
+
+
+def test_support_travels_from_spannogram_to_feasible_arc():
+    at = _app().run()
+    at.switch_page("pages/spannogram_d2.py").run()
+    _no_exception(at)
+    chosen = at.session_state[state.TEACH_SUPPORT]
+    at.switch_page("pages/feasible_arc.py").run()
+    _no_exception(at)
+    assert at.radio(key="arc_source").value == "support chosen on the spannogram page"
+    assert any(f"`{list(chosen)}`" in m.value for m in at.markdown)

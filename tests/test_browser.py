@@ -52,8 +52,8 @@ def app_url():
     SHOTS.mkdir(parents=True, exist_ok=True)
     log = open(SHOTS.parent / "streamlit.log", "w")  # the server's output, for debugging
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -110,6 +110,19 @@ def _wait_idle(page, timeout_s: float) -> None:
     raise AssertionError(f"page still running after {timeout_s} s")
 
 
+def _wait_drawn(page, timeout_s: float) -> None:
+    """Wait until every chart is drawn and no loading skeleton is left (after a resize)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        charts = page.locator('[data-testid="stPlotlyChart"]').count()
+        drawn = page.locator('[data-testid="stPlotlyChart"] .main-svg').count()
+        skeletons = page.locator('[data-testid="stSkeleton"]').count()
+        if skeletons == 0 and (charts == 0 or drawn >= charts):
+            time.sleep(1.0)  # let the last transitions settle
+            return
+        time.sleep(0.5)
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_page_in_browser(name, app_url, browser):
     if not (ROOT / "pages" / f"{name}.py").is_file():
@@ -121,17 +134,13 @@ def test_page_in_browser(name, app_url, browser):
         page.goto(app_url + ("/" if name == "home" else f"/{name}"), wait_until="domcontentloaded",
                   timeout=60_000)
         _wait_idle(page, PAGE_TIMEOUT_S)
-        # plotly charts get a moment to draw before the screenshot
-        if page.locator(".js-plotly-plot").count():
-            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
-            time.sleep(1.0)
         # Streamlit scrolls inside its main container: grow the viewport to the content's
         # height so the screenshot shows the whole page
         height = page.evaluate(
             "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
             "[data-testid=\"stMainBlockContainer\"]')].map(e => e.scrollHeight), 1000)")
         page.set_viewport_size({"width": 1440, "height": min(int(height) + 80, 9000)})
-        time.sleep(1.0)
+        _wait_drawn(page, 60)
         page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
         errors = page.locator('[data-testid="stException"]')
         assert errors.count() == 0, errors.first.inner_text()[:2000]

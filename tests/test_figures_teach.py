@@ -168,3 +168,20 @@ def test_palette_is_okabe_ito():
     f = T.spannogram_d2(phis, vals, 2, phi=0.0)
     used = {tr.line.color for tr in f.data if tr.line and tr.line.color}
     assert used <= OKABE | {T.NEUTRAL, "#666666"}
+
+
+def test_sphere_pd3_patch_is_the_feasible_region():
+    R = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])  # c1 >= 0 and c2 >= 0: a quarter sphere
+    Q = np.diag([1.0, 2.0, 3.0])
+    f = T.sphere_pd3(Q, R, c_star=[0.0, 0.0, 1.0], u1=[0.0, 0.0, 1.0], num=40)
+    patch = f.data[1]
+    x, y = np.asarray(patch.x, float), np.asarray(patch.y, float)
+    shown = np.isfinite(x)
+    assert np.all(x[shown] >= -1e-9) and np.all(y[shown] >= -1e-9)
+    assert 0.15 < shown.mean() < 0.35  # about a quarter of the grid (poles crowd the grid)
+    circles = [tr for tr in f.data if tr.name and tr.name.startswith("R_")]
+    assert len(circles) == 2
+    for tr, r in zip(circles, R):  # great circles lie in the planes r·c = 0
+        P = np.column_stack([tr.x, tr.y, tr.z])
+        assert np.allclose(P @ r, 0.0, atol=1e-12) and np.allclose(np.linalg.norm(P, axis=1), 1)
+    assert f.layout.scene.xaxis.title.text == "c₁"

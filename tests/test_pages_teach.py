@@ -113,13 +113,23 @@ def test_spannogram_d3_default_and_interactions():
     at.radio(key="span3_sign").set_value("Iₖ⁺(−Vc)").run()
     at.multiselect(key="span3_rows").set_value([0, 4]).run()
     _ok(at)
+    # the optimal support goes to the sphere view of the feasible-arc page
+    assert len(at.session_state[state.TEACH_SUPPORT3]) <= 3
+    assert at.session_state[state.TEACH_V3].shape == (8, 3)
+
+
+def test_spannogram_d3_on_dataset_features():
+    at = _page("spannogram_d3.py", **{state.DATASET: "synthetic-planted"}).run()
+    at.radio(key="span3_source").set_value("features of the current dataset").run()
+    _ok(at)
+    assert at.session_state[state.TEACH_V3].shape == (8, 3)
 
 
 # ---------------------------------------------------------- feasible arc
 def test_feasible_arc_standalone_typed_rows():
     at = _ok(_page("feasible_arc.py").run())
     assert at.title[0].value == "Feasible arc of (P₂)"
-    assert _charts(at) == 2
+    assert _charts(at) == 3  # circle, objective, sphere (d = 3)
     assert [r.value for r in at.radio][0] == "type the constraint rows"
     assert any("$c^*$ =" in m.value for m in at.markdown)
 
@@ -136,7 +146,7 @@ def test_feasible_arc_from_spannogram_and_animation():
     at.radio(key="arc_mode").set_value("rotate u₁ (turn Q)").run()
     at.slider(key="arc_theta").set_value(90).run()
     _ok(at)
-    assert _charts(at) == 2
+    assert _charts(at) == 3
 
 
 def test_feasible_arc_empty_cone_is_explained():
@@ -145,3 +155,18 @@ def test_feasible_arc_empty_cone_is_explained():
     at = _page("feasible_arc.py", **{state.TEACH_V: V, state.TEACH_SUPPORT: (0, 1, 2, 3)}).run()
     _ok(at)
     assert any("Only c = 0" in e.value for e in at.error)
+
+
+def test_home_falls_back_to_digits_and_certifies(monkeypatch, tmp_path):
+    """Without the CBCL copy the tour uses the digits; the dual certificate runs on request."""
+    monkeypatch.setenv("NSPCA_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("NSPCA_CACHE_DIR", str(tmp_path))
+    at = _ok(_page("home.py").run())
+    assert any("Handwritten digits" in m.value for m in at.markdown)
+    assert not any("Certified: at least" in m.value for m in at.markdown)
+    at.button(key="home_certify").click().run()
+    _ok(at)
+    done = [m.value for m in at.markdown if m.value.startswith("Certified: at least")]
+    assert done, "the certificate result is shown"
+    ratio = float(done[0].split("**")[1].rstrip("%")) / 100
+    assert 0 < ratio <= 1.0 + 1e-9

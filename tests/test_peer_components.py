@@ -3,7 +3,7 @@ quasi-orthogonality, Zass–Shashua jointly; the §7 counterexample."""
 
 from __future__ import annotations
 
-from itertools import combinations, permutations
+from itertools import combinations
 
 import numpy as np
 import pytest

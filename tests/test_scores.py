@@ -88,18 +88,19 @@ def test_local_minimum_matches_brute_force_in_two_dimensions():
     Y = rng.standard_normal((60, 2)) + np.array([0.3, 0.1])   # not the model: min S* > 0
     res = nonneg_scores(Y, selection="none", restarts=5, seed=1)
     U = res.whitened
-    th = np.linspace(-np.pi, np.pi, 200001)
-    c, s = np.cos(th), np.sin(th)
-    # Z = U Bᵀ with B = [[c, -s], [s, c]]
-    z1 = U[:, :1] * c - U[:, 1:] * s
-    z2 = U[:, :1] * s + U[:, 1:] * c
-    grid = np.maximum(-z1.min(axis=0), -z2.min(axis=0))
-    k = int(np.argmin(grid))
-    th = np.linspace(th[k - 1], th[k + 1], 200001)         # refine around the grid minimum
-    c, s = np.cos(th), np.sin(th)
-    z1 = U[:, :1] * c - U[:, 1:] * s
-    z2 = U[:, :1] * s + U[:, 1:] * c
-    brute = np.maximum(-z1.min(axis=0), -z2.min(axis=0)).min()
+
+    def S_of(th):
+        c, s = np.cos(th), np.sin(th)
+        # Z = U Bᵀ with B = [[c, -s], [s, c]]
+        z1 = U[:, :1] * c - U[:, 1:] * s
+        z2 = U[:, :1] * s + U[:, 1:] * c
+        return np.maximum(-z1.min(axis=0), -z2.min(axis=0))
+
+    th = np.linspace(-np.pi, np.pi, 4001)
+    for _ in range(4):                                     # grid, then zoom in around its minimum
+        k = int(np.argmin(S_of(th)))
+        th = np.linspace(th[max(k - 1, 0)], th[min(k + 1, th.size - 1)], 2001)
+    brute = S_of(th).min()
     assert brute > 0
     assert res.negativity == pytest.approx(brute, abs=1e-8)
 
@@ -215,6 +216,20 @@ def test_rotation_orthogonal_and_history():
     assert res.negativity == pytest.approx(res.history[-1], abs=1e-12)
     # the final rotation explains the data: Y = W Dᵀ
     assert np.allclose(res.W @ res.D.T, sim.Y, atol=1e-9 * np.abs(sim.Y).max())
+
+
+def test_selection_sum_keeps_zero_negativity_and_raises_the_sum():
+    sim = sc.simulate_case(3, p=4, n=300, seed=4)
+    none = nonneg_scores(sim.Y, selection="none")
+    res = nonneg_scores(sim.Y, selection="sum")
+    assert none.status == res.status == "zero-negativity"
+    assert not np.any(none.history_phase == 2)
+    two = res.history_phase == 2
+    assert two.any()
+    assert np.all(res.history[two] <= res.params["tol"])            # S = 0 throughout phase 2
+    sums = res.history_sum[np.r_[np.flatnonzero(two)[0] - 1, np.flatnonzero(two)]]
+    assert np.all(np.diff(sums) > 0)                                   # Σ Z rises at every step
+    assert res.history_sum[-1] > none.history_sum[-1]
 
 
 def test_determinism_under_seed():

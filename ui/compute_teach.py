@@ -66,7 +66,7 @@ def current_dataset() -> dict:
         s = state.settings()
     try:
         return load(s.dataset, s.preprocessing, s.seed)
-    except ValueError as exc:  # InputError: unavailable offline, bad preprocessing, ...
+    except (ValueError, OSError) as exc:  # unavailable offline, bad preprocessing, ...
         st.error(f"Could not load `{s.dataset}`: {exc} Showing the digits instead.")
         return load("digits", "center", s.seed)
 
@@ -80,7 +80,7 @@ def small_V(n: int, d: int, seed: int) -> np.ndarray:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def subset_factor(X: np.ndarray, features: tuple[int, ...], d: int) -> tuple[np.ndarray, np.ndarray]:
+def subset_factor(X: np.ndarray, features: tuple[int, ...], d: int):
     """Top-d factor V (and eigenvalues) of the covariance of ``X[:, features]``."""
     from nspca_core import lowrank_factor
 
@@ -217,6 +217,15 @@ def pd2(Q: np.ndarray, R: np.ndarray) -> dict:
                 u1_feasible=bool(geo.u1_feasible),
                 active=[int(i) for i in np.flatnonzero(geo.active)],
                 feasible=bool(geo.feasible))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def solve_p3(Q: np.ndarray, R: np.ndarray) -> np.ndarray | None:
+    """``solve_pd`` for a d = 3 problem (Alg. 5), cached."""
+    from nspca_core import solve_pd
+
+    c = solve_pd(Q, R)
+    return None if c is None else np.asarray(c, dtype=float)
 
 
 # ------------------------------------------------------------- home tour

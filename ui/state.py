@@ -33,6 +33,8 @@ UPLOAD_NAME = "your-data"
 # read by the feasible-arc page ((P_2) for that support).
 TEACH_V = "nspca_teach_V"              # ndarray (n, 2) of the spannogram page
 TEACH_SUPPORT = "nspca_teach_support"  # tuple[int, ...] chosen there
+TEACH_V3 = "nspca_teach_V3"            # ndarray (n, 3) of the d = 3 spannogram page
+TEACH_SUPPORT3 = "nspca_teach_support3"  # its optimal support (the sphere view of (P_3))
 
 DEFAULTS = {
     DATASET: "digits",

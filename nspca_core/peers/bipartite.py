@@ -136,10 +136,12 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
         :func:`~nspca_core.peers.em.em_pca` renormalization).  Never lowers
         the objective; supports stay disjoint.  Beyond the paper.
     refine : bool, default True
-        After the sampled points, a local ascent beyond the paper: set
-        ``c_j = V^T x_j / ||V^T x_j||`` (the net point the found X aims at
-        best), match again, repeat while the objective on A grows.  Never
-        lowers the objective.
+        After the sampled points, a local ascent beyond the paper: match again
+        with weights from ``w_j = A x_j / sqrt(x_j^T A x_j)`` (Alg. 2 on the
+        true A; with A_d it is Alg. 1 at the net point ``c_j ∝ V^T x_j``),
+        repeat while the objective grows.  Monotone: since
+        ``y^T A y >= (y^T A x)² / x^T A x`` for PSD A, the matched Y has
+        ``f(Y) >= Σ <y_j, w_j>² >= f(X)``.
 
     Returns
     -------
@@ -248,14 +250,16 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     X = best_X
     refinements = 0
     if refine:
-        # local ascent beyond the paper: re-aim each column of C at its component,
-        # c_j = V^T x_j / ||V^T x_j||, and match again while the objective grows
-        for _ in range(50):
-            Cn = V.T @ X
-            nc = np.linalg.norm(Cn, axis=0)
-            if np.any(nc == 0):
+        # Local ascent beyond the paper, on A itself.  For PSD A,
+        # y^T A y >= (y^T A x)^2 / (x^T A x), so with w_j = A x_j / sqrt(x_j^T A x_j)
+        # f(Y) >= sum_j <y_j, w_j>^2, which Alg. 2 maximizes; Y = X is feasible and
+        # attains f(X), so the matched Y never lowers f.  (With A_d in place of A
+        # this is Alg. 1 at the net point c_j = V^T x_j / ||V^T x_j||.)
+        for _ in range(100):
+            rho = cov.quads(X)
+            if np.any(rho <= 0):
                 break
-            W = V @ (Cn / nc)
+            W = cov.matvec(X) / np.sqrt(rho)
             Wt = np.clip(W, 0.0, None) ** 2 if nonneg else W * W
             sets, _, _ = _max_weight_disjoint(Wt, s)
             Xn = np.zeros((n, r))
@@ -293,7 +297,8 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
                   refine=refine,
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
     info = dict(samples=S, net_size=N, sign_patterns=P, assignments=assignments,
-                disjoint_shortcuts=shortcuts, pruned=int(pruned), refinements=refinements, objective=float(var.sum()),
+                disjoint_shortcuts=shortcuts, pruned=int(pruned), refinements=refinements,
+                objective=float(var.sum()),
                 objective_before_polish=float(before), eigenvalues=eigenvalues.tolist(), notes=notes)
     return ComponentsResult(loadings=X, variance=var, cumulative_variance=cum,
                             additional_variance=add,

@@ -157,7 +157,8 @@ def sklearn_spca(cov: Cov, k: int, *, seed=0, callback=None, ridge_alpha=0.01, m
     info = dict(tried={float(a): s for a, (s, _) in tried.items()}, truncated=False)
     if best is None:
         a, s, v = min(((a, s, p) for a, (s, p) in tried.items()), key=lambda t: t[0])
-        info["message"] = f"no alpha gives a support in [1, k={k}]; the alpha={a:.3g} loading was cut to k entries"
+        info["message"] = (f"no alpha gives a support in [1, k={k}]; the alpha={a:.3g} loading "
+                           "was cut to k entries")
         info["truncated"] = True
     else:
         a, s, v = best

@@ -12,7 +12,7 @@ from .._cov import Cov
 from .._summary import variance_summary
 from .._validation import InputError, as_rng, check_int, check_k
 from ..result import ComponentsResult, Result
-from .em import (_check_callback, _check_cov, _check_float, _check_options, _leading_eigvec,
+from .em import (_check_callback, _check_cov, _check_float, _leading_eigvec,
                  _make_result)
 
 __all__ = ["zass_pca", "zass_components", "zass_objective"]

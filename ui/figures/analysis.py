@@ -23,6 +23,7 @@ __all__ = [
     "method_color",
     "method_symbol",
     "method_label",
+    "method_short",
     "variance_vs_k",
     "metric_bars",
     "jaccard_heatmap",
@@ -82,6 +83,11 @@ METHOD_LABELS = {
     "bipartite": "bipartite matchings",
     "pca": "PCA (dense, signed)",
 }
+METHOD_SHORT = {
+    "auto": "auto", "spannogram": "spannogram", "enet": "ε-net", "em": "EM", "tpower": "TPower",
+    "zass": "Zass–Shashua", "sklearn-spca": "SparsePCA", "nmf": "NMF", "bipartite": "bipartite",
+    "pca": "PCA",
+}
 _EXTRA = ["#332288", "#44AA99", "#AA4499", "#117733", "#999933", "#661100"]
 _LAYOUT = dict(template="plotly_white", font=dict(size=14),
                margin=dict(l=70, r=20, t=80, b=60))
@@ -102,7 +108,13 @@ def method_symbol(method: str) -> str:
 
 
 def method_label(method: str) -> str:
+    """The full name of a method (legends)."""
     return METHOD_LABELS.get(method, method)
+
+
+def method_short(method: str) -> str:
+    """A short name of a method (axis ticks, panel titles)."""
+    return METHOD_SHORT.get(method, method)
 
 
 def _title(text: str) -> dict:
@@ -193,7 +205,7 @@ def metric_bars(table: pd.DataFrame, column: str, *, title: str, ylabel: str,
     methods = [str(m) for m in table["method"]]
     values = table[column].to_numpy(float)
     text = [("" if not np.isfinite(v) else (f"{v:.1%}" if percent else f"{v:.4g}")) for v in values]
-    fig = go.Figure(go.Bar(x=[method_label(m) for m in methods], y=values,
+    fig = go.Figure(go.Bar(x=[method_short(m) for m in methods], y=values,
                            marker_color=[method_color(m) for m in methods],
                            text=text, textposition="outside", cliponaxis=False,
                            hovertemplate="%{x}<br>%{y:.4g}<extra></extra>", name=ylabel))
@@ -206,7 +218,7 @@ def metric_bars(table: pd.DataFrame, column: str, *, title: str, ylabel: str,
 
 def jaccard_heatmap(matrix: pd.DataFrame, *, title: str = "Support overlap (Jaccard index)") -> go.Figure:
     """Square matrix of Jaccard indices |S_i ∩ S_j| / |S_i ∪ S_j| between methods."""
-    labels = [method_label(str(m)) for m in matrix.index]
+    labels = [method_short(str(m)) for m in matrix.index]
     z = matrix.to_numpy(float)
     fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, zmin=0, zmax=1, colorscale=SEQUENTIAL,
                                text=np.round(z, 2), texttemplate="%{text}",
@@ -228,7 +240,7 @@ def loadings_heatmap(loadings: pd.DataFrame, *, title: str = "Loadings side by s
     zmax = float(np.abs(z).max()) if z.size else 1.0
     zmax = zmax if zmax > 0 else 1.0
     fig = go.Figure(go.Heatmap(
-        z=z, x=[method_label(str(c)) for c in loadings.columns], y=[str(i) for i in loadings.index],
+        z=z, x=[method_short(str(c)) for c in loadings.columns], y=[str(i) for i in loadings.index],
         colorscale=DIVERGING if signed else SEQUENTIAL, zmin=-zmax if signed else 0, zmax=zmax,
         colorbar=dict(title="loading"), hovertemplate="%{y}<br>%{x}: %{z:.4f}<extra></extra>"))
     fig.update_layout(**_LAYOUT, title=_title(title), xaxis_title="method", yaxis_title="feature",
@@ -257,7 +269,7 @@ def image_grid(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tuple[i
         subtitles += [t[j] if j < len(t) else "" for j in range(ncols)]
     fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=subtitles or None,
                         horizontal_spacing=0.02, vertical_spacing=0.5 / max(nrows, 1) if nrows > 1 else 0.1,
-                        row_titles=[method_label(r) for r in names] if names else None)
+                        row_titles=[method_short(r) for r in names] if names else None)
     h, w = image_shape
     for i, r in enumerate(names):
         for j, vec in enumerate(rows[r]):
@@ -267,7 +279,7 @@ def image_grid(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tuple[i
             fig.add_trace(go.Heatmap(
                 z=img / peak, colorscale=DIVERGING if is_signed else SEQUENTIAL,
                 zmin=-1 if is_signed else 0, zmax=1, showscale=False,
-                hovertemplate=f"{method_label(r)} #{j + 1}<br>row %{{y}}, col %{{x}}: %{{z:.2f}}"
+                hovertemplate=f"{method_short(r)} #{j + 1}<br>row %{{y}}, col %{{x}}: %{{z:.2f}}"
                               "<extra></extra>"), row=i + 1, col=j + 1)
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, constrain="domain")
     fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed",
@@ -277,7 +289,7 @@ def image_grid(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tuple[i
         suffix = "" if idx == 1 else str(idx)
         fig.layout[f"yaxis{suffix}"].scaleanchor = f"x{suffix}"
     for ann in fig.layout.annotations:
-        ann.font = dict(size=11)
+        ann.font = dict(size=12, color="#222222")
     fig.update_layout(**_LAYOUT, title=_title(title), height=90 + nrows * (cell_px + 40),
                       showlegend=False)
     fig.update_layout(margin=dict(l=20, r=170, t=90, b=20))

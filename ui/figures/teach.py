@@ -34,6 +34,7 @@ __all__ = [
     "certificate_bar",
     "candidate_count",
     "color_cells",
+    "sphere_pd3",
 ]
 
 OKABE_ITO = {
@@ -425,7 +426,9 @@ def candidate_count(n_values, counts, bounds, *, current=None, title=None):
                                                             symbol="star")))
     fig.update_layout(**_LAYOUT, height=360, title=title or "How many candidate supports?",
                       xaxis=dict(title="n (rows of V)", dtick=1),
-                      yaxis=dict(title="count (log scale)", type="log", dtick=1),
+                      yaxis=dict(title="count (log scale)", type="log",
+                                 tickvals=[1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
+                                           10000]),
                       legend=dict(orientation="h", y=-0.25))
     return fig
 
@@ -497,7 +500,8 @@ def feasible_arc(Q, R, *, arcs=(), u1=None, c_star=None, active=(), show_constra
     for j, (a, b) in enumerate(arcs):
         ta = np.linspace(a, b, max(2, int(180 * (b - a) / np.pi) + 2))
         ax_, ay_ = _circle_xy(ta)
-        fig.add_trace(go.Scatter(x=ax_, y=ay_, mode="lines", name="feasible arc" if j == 0 else None,
+        fig.add_trace(go.Scatter(x=ax_, y=ay_, mode="lines",
+                                 name="feasible arc" if j == 0 else None,
                                  showlegend=j == 0, legendgroup="arc",
                                  line=dict(color=OKABE_ITO["vermillion"], width=7),
                                  hoverinfo="skip"))
@@ -522,7 +526,8 @@ def feasible_arc(Q, R, *, arcs=(), u1=None, c_star=None, active=(), show_constra
                                  hovertemplate=f"c* = (%{{x:.3f}}, %{{y:.3f}})<br>cᵀQc = {val:.4g}"
                                                "<extra></extra>"))
     fig.update_layout(**_LAYOUT, height=520, title=title or "(P₂): max cᵀQc on the feasible arc",
-                      xaxis=dict(title="c₁ = sin φ", range=[-L, L], zeroline=False),
+                      xaxis=dict(title="c₁ = sin φ", range=[-L, L], zeroline=False,
+                                 constrain="domain"),
                       yaxis=dict(title="c₂ = cos φ", range=[-L, L], scaleanchor="x",
                                  zeroline=False),
                       legend=dict(orientation="v", x=1.02, y=1))
@@ -578,13 +583,15 @@ def enet_circle(phis, values, best_value, *, exact=None, title=None):
     if exact is not None:
         fig.add_hline(y=exact, line=dict(color=OKABE_ITO["black"], dash="dash"),
                       annotation_text="exact OPT_d", annotation_position="top right")
-    fig.update_layout(**_LAYOUT, height=320, title=title or "ε-net: sample c, solve rank-1, keep the best",
+    fig.update_layout(**_LAYOUT, height=320,
+                      title=title or "ε-net: sample c, solve rank-1, keep the best",
                       xaxis=dict(title="φ of the sample", **_phi_ticks()),
                       yaxis_title="‖Vᵀx‖²", legend=dict(orientation="h", y=-0.3))
     return fig
 
 
-def certificate_bar(variance, upper_bound, lam1, *, title=None, bound_label="certified upper bound"):
+def certificate_bar(variance, upper_bound, lam1, *, title=None,
+                    bound_label="certified upper bound"):
     """Achieved variance vs the certified upper bound, both as fractions of λ₁."""
     fig = go.Figure()
     fig.add_trace(go.Bar(y=["found x"], x=[variance / lam1], orientation="h",
@@ -598,4 +605,58 @@ def certificate_bar(variance, upper_bound, lam1, *, title=None, bound_label="cer
                       title=title or f"Certificate: x reaches at least {ratio:.1%} of the optimum",
                       xaxis=dict(title="fraction of λ₁ (dense PCA)", range=[0, 1.05]),
                       legend=dict(orientation="h", y=-0.45), showlegend=True)
+    return fig
+
+
+def sphere_pd3(Q, R, *, c_star=None, u1=None, title=None, num=60):
+    """(P₃) on the unit sphere (paper Fig. 8): the feasible patch ``R c >= 0``
+    coloured by ``cᵀQc``, each constraint's great circle ``R_i·c = 0``, ±u₁ and
+    the answer of ``solve_pd``.  Feasibility is evaluated on the drawing grid
+    only; the answer itself comes from the solver.
+    """
+    Q = np.asarray(Q, dtype=float)
+    R = np.atleast_2d(np.asarray(R, dtype=float))
+    th = np.linspace(0.0, np.pi, num)
+    ph = np.linspace(-np.pi, np.pi, 2 * num)
+    TH, PH = np.meshgrid(th, ph, indexing="ij")
+    C = np.stack([np.sin(TH) * np.cos(PH), np.sin(TH) * np.sin(PH), np.cos(TH)])  # (3, a, b)
+    val = np.einsum("iab,ij,jab->ab", C, Q, C)
+    feas = (np.einsum("ki,iab->kab", R, C) >= -1e-12).all(axis=0) if R.size else \
+        np.ones(TH.shape, bool)
+    fig = go.Figure()
+    fig.add_trace(go.Surface(x=C[0], y=C[1], z=C[2], showscale=False, opacity=0.18,
+                             colorscale=[[0, "#BBBBBB"], [1, "#BBBBBB"]], hoverinfo="skip",
+                             name="unit sphere", showlegend=True))
+    patch = [np.where(feas, C[i] * 1.002, np.nan) for i in range(3)]
+    fig.add_trace(go.Surface(x=patch[0], y=patch[1], z=patch[2], surfacecolor=val,
+                             colorscale="cividis", cmin=float(val.min()), cmax=float(val.max()),
+                             colorbar=dict(title="cᵀQc", len=0.6, thickness=12),
+                             name="feasible region (colour: cᵀQc)", showlegend=True,
+                             hovertemplate="cᵀQc=%{surfacecolor:.3f}<extra>feasible</extra>"))
+    palette = [OKABE_ITO[c] for c in ("sky", "green", "purple", "orange", "vermillion")]
+    t = np.linspace(0, 2 * np.pi, 181)
+    for i, r in enumerate(R):
+        nr = float(np.linalg.norm(r))
+        if nr == 0:
+            continue
+        B = np.linalg.svd((r / nr)[None, :])[2][1:]  # orthonormal basis of r^⊥ (2, 3)
+        P = np.outer(np.cos(t), B[0]) + np.outer(np.sin(t), B[1])
+        fig.add_trace(go.Scatter3d(x=P[:, 0], y=P[:, 1], z=P[:, 2], mode="lines",
+                                   line=dict(color=palette[i % len(palette)], width=5),
+                                   name=f"R_{i}·c = 0", hoverinfo="skip"))
+    if u1 is not None:
+        u = np.asarray(u1, dtype=float)
+        fig.add_trace(go.Scatter3d(x=[u[0], -u[0]], y=[u[1], -u[1]], z=[u[2], -u[2]],
+                                   mode="markers", name="±u₁ (top eigenvector of Q)",
+                                   marker=dict(color=OKABE_ITO["blue"], size=6)))
+    if c_star is not None:
+        c = np.asarray(c_star, dtype=float)
+        fig.add_trace(go.Scatter3d(x=[c[0]], y=[c[1]], z=[c[2]], mode="markers",
+                                   name="solve_pd answer c*",
+                                   marker=dict(color=OKABE_ITO["yellow"], size=9, symbol="diamond",
+                                               line=dict(color="black", width=2))))
+    fig.update_layout(**_LAYOUT, height=560, title=title or "(P₃): the sphere cut by planes",
+                      scene=dict(xaxis_title="c₁", yaxis_title="c₂", zaxis_title="c₃",
+                                 aspectmode="cube"),
+                      legend=dict(orientation="h", y=-0.02))
     return fig

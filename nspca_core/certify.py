@@ -391,7 +391,9 @@ def _fit_lower(cov: Cov, k: int):
     except ImportError:
         return None
     try:
-        r = _fit_cov(cov, k, "auto", min(3, cov.n), 0.1, 0, None, {})
+        # d = 2: the exact rank-2 spannogram plus polishing; d = 3's O(n^4) enumeration
+        # costs far more than the certificate itself
+        r = _fit_cov(cov, k, "auto", min(2, cov.n), 0.1, 0, None, {})
     except Exception:  # a solver still being written must not break certification
         return None
     x = np.clip(np.asarray(r.x, dtype=float), 0.0, None)
@@ -837,7 +839,8 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
     spec = _Spectral(A, 1)
     rowsums = {1: _rowsum_topk_all(A - spec.V(1) @ spec.V(1).T)}
     kmax = uniq[-1]
-    top, state = _certify_dense(cov_, kmax, given.get(kmax), effort, None, spec=spec, rowsums=rowsums)
+    top, state = _certify_dense(cov_, kmax, given.get(kmax), effort, None, spec=spec, rowsums=rowsums,
+                                use_fit=False)
     certs[kmax] = top
     done = 1
     if callback is not None:

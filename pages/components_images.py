@@ -97,7 +97,8 @@ def main() -> None:
     samples = {"samples": [ds.X_raw[i] for i in idx]}
     st.plotly_chart(figs.image_grid(samples, image_shape=ds.image_shape,
                                     titles={"samples": [f"#{i}" for i in idx]},
-                                    title="Random images of the dataset (raw pixels)", cell_px=90),
+                                    title="Random images of the dataset (raw pixels)", cell_px=90,
+                                    colorscale="gray"),
                     key="ci_samples")
 
     table = pd.DataFrame(summary)

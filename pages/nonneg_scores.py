@@ -84,7 +84,9 @@ def main() -> None:
     cols[0].metric("final negativity S(B̂)", f"{res.negativity:.3g}",
                    help="max(0, −smallest whitened score); 0 = every score nonnegative")
     cols[1].metric("iterations", int(res.iterations))
-    cols[2].metric("status", str(res.status))
+    status = {"zero-negativity": "S = 0 reached", "local-minimum": "local minimum",
+              "max-iter": "iteration cap"}.get(str(res.status), str(res.status))
+    cols[2].metric("stopped at", status, help=f"status {res.status!r} of nonneg_scores")
     cols[3].metric("seconds", f"{res.seconds:.2f}")
 
     c1, c2 = st.columns([1, 1.2])

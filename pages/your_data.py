@@ -96,7 +96,8 @@ def preview(up, ds) -> None:
     if up.image_shape is not None:
         k_img = min(8, m)
         st.plotly_chart(figs.image_grid({"samples": [np.asarray(up.X)[i] for i in range(k_img)]},
-                                        image_shape=up.image_shape, title="First images", cell_px=90),
+                                        image_shape=up.image_shape, title="First images", cell_px=90,
+                                        colorscale="gray"),
                         key="yd_images")
     const = int(np.sum(np.asarray(up.X).std(axis=0) == 0))
     if const:

@@ -1,7 +1,7 @@
 """Files the analysis pages offer for download (pure: data in, bytes/str out).
 
 PNG image grids are composed with Pillow (no browser or kaleido needed), with
-the same colour maps as the on-screen figures: ``cividis`` from 0 for
+the same colour maps as the on-screen figures: ``Blues`` from 0 (white) for
 nonnegative loadings, ``PuOr`` centred at 0 for signed ones.
 """
 
@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from PIL import Image, ImageDraw, ImageFont
 from plotly.colors import get_colorscale, sample_colorscale
+
+from ui.figures.analysis import DIVERGING, SEQUENTIAL
 
 __all__ = ["colormap_lut", "image_grid_png", "figure_html", "components_csv", "scores_csv"]
 
@@ -39,14 +41,14 @@ def image_grid_png(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tup
     """Compose rows of images (one row per entry, e.g. per algorithm) into one PNG.
 
     Each image (flat vector of length h*w) is scaled to its own max |value|:
-    nonnegative rows map 0..max to ``cividis``, rows named in ``signed`` map
+    nonnegative rows map 0..max to ``Blues``, rows named in ``signed`` map
     −max..max to ``PuOr``.  Row names are written on the left, ``titles`` under
     each image.
     """
     h, w = image_shape
     names = list(rows)
     ncols = max((len(rows[r]) for r in names), default=0)
-    seq, div = colormap_lut("cividis"), colormap_lut("PuOr")
+    seq, div = colormap_lut(SEQUENTIAL), colormap_lut(DIVERGING)
     font, bold = _font(13), _font(16)
     tw, th = w * scale, h * scale
     label_w = max([int(ImageDraw.Draw(Image.new("RGB", (1, 1))).textlength(r, font=font))

@@ -121,6 +121,13 @@ def _lambda_max(cov: Cov) -> float:
     return max(cov.quad(u), 0.0)
 
 
+def _col_norms(W: np.ndarray) -> np.ndarray:
+    """Column 2-norms without underflow (scaled by the column's max |entry| first)."""
+    mx = np.abs(W).max(axis=0)
+    safe = np.where(mx > 0, mx, 1.0)
+    return np.linalg.norm(W / safe, axis=0) * mx
+
+
 def _random_nonneg(rng: np.random.Generator, n: int, count: int) -> np.ndarray:
     """``count`` random unit vectors of the nonnegative orthant (columns)."""
     W = np.abs(rng.standard_normal((n, count)))
@@ -272,16 +279,21 @@ def _em_iterate(cov: Cov, W: np.ndarray, k: int, nonneg: bool, tol: float, max_i
         elif nonneg:
             Ws = np.clip(Ws, 0.0, None)
         Wn = _soft_topk(Ws, k)
-        nrm = np.linalg.norm(Wn, axis=0)
+        nrm = _col_norms(Wn)
         dead = nrm == 0
         if dead.any():
             # everything cancelled (e.g. all top entries tie): fall back to a hard top-k
             Wn[:, dead] = _hard_topk(Ws[:, dead], k, nonneg)
-            nrm = np.linalg.norm(Wn, axis=0)
-        stuck = nrm == 0  # A w has no positive entry: stop this start where it is
-        nrm[stuck] = 1.0
+            nrm = _col_norms(Wn)
+        stuck = nrm == 0  # A w has no admissible entry: stop at a feasible cut of w
+        if stuck.any():
+            Wn[:, stuck] = _hard_topk(Wa[:, stuck], k, nonneg)
+            nrm = _col_norms(Wn)
+            for j in np.flatnonzero(nrm == 0):  # w itself had nothing left: a unit vector
+                Wn[:, j] = 0.0
+                Wn[0, j] = 1.0
+            nrm = _col_norms(Wn)
         Wn = Wn / nrm
-        Wn[:, stuck] = Wa[:, stuck]
         done = (np.abs(np.einsum("ij,ij->j", Wn, Wa)) > 1.0 - tol) | stuck
         W[:, cols] = Wn
         converged[cols[done]] = True

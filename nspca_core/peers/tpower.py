@@ -11,8 +11,8 @@ from .._cov import Cov
 from .._validation import as_rng, check_int, check_k
 from ..rank1 import _rank1_nspca
 from ..result import Result
-from .em import (_check_bool, _check_callback, _check_cov, _check_float, _leading_eigvec,
-                 _make_result, _random_nonneg, _flip)
+from .em import (_check_bool, _check_callback, _check_cov, _check_float, _col_norms, _flip,
+                 _leading_eigvec, _make_result, _random_nonneg)
 
 __all__ = ["tpower_pca"]
 
@@ -94,7 +94,7 @@ def tpower_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts
         X0[:, 1] = 0.0
         X0[top, 1] = 1.0 / np.sqrt(k)
     X0 = _truncate(X0, k, nonneg)
-    X0 /= np.linalg.norm(X0, axis=0)
+    X0 /= _col_norms(X0)
 
     W = X0
     active = np.ones(restarts, dtype=bool)
@@ -106,7 +106,7 @@ def tpower_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts
             break
         Wa = W[:, cols]
         Wn = _truncate(cov.matvec(Wa), k, nonneg)
-        nrm = np.linalg.norm(Wn, axis=0)
+        nrm = _col_norms(Wn)
         stuck = nrm == 0  # (A x)_+ = 0: x^T A x = 0 already, nothing to follow
         nrm[stuck] = 1.0
         Wn = Wn / nrm

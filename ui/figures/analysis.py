@@ -4,7 +4,8 @@ Pure functions: arrays / tables in, a ``plotly.graph_objects.Figure`` out; no
 ``st.*`` calls, no solver calls.  Colours come from the Okabe–Ito palette
 (distinguishable under the common colour-vision deficiencies), one fixed colour
 and marker symbol per algorithm so a method looks the same on every page;
-sequential maps are ``cividis``, diverging maps ``PuOr``.  Every figure has a
+sparse nonnegative loadings use the single-hue ``Blues`` map (zero = white, so a
+support stands out), raw images ``gray``, diverging maps ``PuOr``.  Every figure has a
 title, axis titles and a legend where there is more than one kind of mark.
 """
 
@@ -91,7 +92,7 @@ METHOD_SHORT = {
 _EXTRA = ["#332288", "#44AA99", "#AA4499", "#117733", "#999933", "#661100"]
 _LAYOUT = dict(template="plotly_white", font=dict(size=14),
                margin=dict(l=70, r=20, t=80, b=60))
-SEQUENTIAL = "cividis"
+SEQUENTIAL = "Blues"  # zero = white: sparse supports stand out
 DIVERGING = "PuOr"
 
 
@@ -252,13 +253,14 @@ def loadings_heatmap(loadings: pd.DataFrame, *, title: str = "Loadings side by s
 
 def image_grid(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tuple[int, int],
                titles: Mapping[str, Sequence[str]] | None = None, signed: Sequence[str] = (),
-               title: str = "Components as images", cell_px: int = 120) -> go.Figure:
+               title: str = "Components as images", cell_px: int = 120,
+               colorscale: str = SEQUENTIAL) -> go.Figure:
     """A grid of images: one row per entry of ``rows`` (e.g. per algorithm).
 
     Each image is a flat vector of length ``h*w`` reshaped to ``image_shape``
     and scaled to its own maximum |value|; rows named in ``signed`` use a
-    diverging map centred at 0 (dense signed PCA), the others a sequential map
-    from 0 (nonnegative loadings).  ``titles[row][j]`` is written under image j.
+    diverging map centred at 0 (dense signed PCA), the others ``colorscale``
+    from 0 (nonnegative loadings; pass ``"gray"`` for raw images).  ``titles[row][j]`` is written under image j.
     """
     names = list(rows)
     ncols = max((len(rows[r]) for r in names), default=1) or 1
@@ -277,7 +279,7 @@ def image_grid(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tuple[i
             peak = float(np.abs(img).max()) or 1.0
             is_signed = r in signed
             fig.add_trace(go.Heatmap(
-                z=img / peak, colorscale=DIVERGING if is_signed else SEQUENTIAL,
+                z=img / peak, colorscale=DIVERGING if is_signed else colorscale,
                 zmin=-1 if is_signed else 0, zmax=1, showscale=False,
                 hovertemplate=f"{method_short(r)} #{j + 1}<br>row %{{y}}, col %{{x}}: %{{z:.2f}}"
                               "<extra></extra>"), row=i + 1, col=j + 1)
@@ -425,14 +427,15 @@ def whitened_cloud(frames: Sequence[np.ndarray], *, frame_labels: Sequence[str] 
                          scaleanchor="x")
     if len(frames) > 1:
         fig.update_layout(
-            updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.08, xanchor="left",
-                              yanchor="top", direction="left", buttons=[
+            updatemenus=[dict(type="buttons", showactive=False, x=0, y=0, xanchor="left",
+                              yanchor="top", direction="left", pad=dict(t=60, r=10), buttons=[
                                   dict(label="▶ play", method="animate",
                                        args=[None, dict(frame=dict(duration=400, redraw=three),
                                                         fromcurrent=True, transition=dict(duration=0))]),
                                   dict(label="❚❚ pause", method="animate",
                                        args=[[None], dict(mode="immediate", frame=dict(duration=0))])])],
-            sliders=[dict(active=0, x=0.18, y=-0.05, len=0.8, currentvalue=dict(prefix="rotation: "),
+            sliders=[dict(active=0, x=0.25, y=0, len=0.75, xanchor="left", yanchor="top",
+                          pad=dict(t=40), currentvalue=dict(prefix="rotation: ", xanchor="right"),
                           steps=[dict(label=labels[i], method="animate",
                                       args=[[labels[i]], dict(mode="immediate", frame=dict(
                                           duration=0, redraw=three), transition=dict(duration=0))])

@@ -36,8 +36,9 @@ browser:
 		   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) \
 		  && echo "installed Debian chromium" ) || echo "chromium not installable here; the browser test will skip"
 
+# One BLAS thread per test worker: two workers on two cores, no oversubscription.
 test: $(VENV)/.dev-installed browser
-	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 bench: $(VENV)/.dev-installed
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

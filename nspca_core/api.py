@@ -26,7 +26,7 @@ STRATEGIES = ("deflation-remove", "deflation-project", "bipartite", "quasi-ortho
 PEERS = ("em", "tpower", "zass", "sklearn-spca", "nmf")
 
 # "auto" enumerates S_3 exactly when 8 C(n+1, 3) candidate evaluations stay below this
-_EXACT_D3_BUDGET = 2_000_000
+_EXACT_D3_BUDGET = 200_000
 # "auto" adds the exact d = 2 spannogram as an extra start up to this many features
 _EXACT_D2_MAX_N = 4000
 # minimum number of random directions "auto" draws for the ε-net
@@ -324,7 +324,7 @@ def fit(X=None, *, cov=None, k, method="auto", d=3, eps=0.1, seed=0, certify=Tru
     Notes
     -----
     "auto": the exact spannogram (Asteris, Papailiopoulos & Dimakis, ICML 2014,
-    Alg. 1) when cheap (d <= 2, or d = 3 with ``8 C(n+1, 3) <= 2e6``), else the
+    Alg. 1) when cheap (d <= 2, or d = 3 with ``8 C(n+1, 3) <= 2e5``, n <= 53), else the
     ε-net (Alg. 3, at least 1024 directions) plus the exact d = 2 optimum as
     an extra start; further starts are the rank-1 solution of the top
     eigenvector and the "tpower"/"em" peers when present.  Every start is

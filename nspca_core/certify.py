@@ -476,16 +476,23 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         cands.append(("screen", _screen_init(A, k)))
         if x is not None:
             cands.append(("kkt", DnnState(kkt_init(A, x), 0.0)))
+    target = 1.0 - cfg["target_gap"]
     best = None
     for name, st in cands:
         v, _ = dnn_value(A, k, st)
         if best is None or v < best[0]:
             best = (v, st, name)
+        if name == "warm" and lower < target * v:
+            # a neighbour's dual point can be far off at small k: also try a fresh start
+            st2 = _screen_init(A, k)
+            v2, _ = dnn_value(A, k, st2)
+            if v2 < best[0]:
+                best = (v2, st2, "screen")
     v0, st, init = best
-    target = 1.0 - cfg["target_gap"]
     if lower >= target * v0:
         return v0, st, {"init": init, "iterations": 0, "exact_evaluations": len(cands)}
     t_start = 1e-2 * scale if init != "warm" else 3e-3 * scale
+    st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=t_start, t_end=1e-4 * scale,
                                  check_every=cfg["check_every"], target=target, lower=lower,
                                  callback=callback)

@@ -425,13 +425,15 @@ def _supports_enumerate(red: _Reduced, k: int, callback=None, method: str = "aut
                     part.append((int(g), left))
                     left = 0
             cands.add((np.array(sorted(full), dtype=np.int64).tobytes(), tuple(part)))
+        if callback is not None:
+            callback(1, 1)
         return cands
     degenerate_seen: set = set()
     total = _n_subsets(red.m + 1, r)
     done = 0
-    if r == 3 and (method == "patches" or (method == "auto" and red.m >= _FILTER_MIN_ROWS)):
+    if r == 3 and method == "patches":
         return _supports_patches(red, k, callback)
-    if r == 3 and method == "filter":
+    if r == 3 and (method == "filter" or (method == "auto" and red.m >= _FILTER_MIN_ROWS)):
         # rows that are never as large as the k-th value cannot tie at the k-level
         t_low = _level_lower_bound(U, mu, k)
         rows_ok = np.append(np.linalg.norm(U, axis=1) >= t_low, t_low <= 0)
@@ -737,21 +739,37 @@ def _evaluate(V: np.ndarray, supports: list, callback=None):
     Returns (value, x, n_pd_solves).
     """
     n, d = V.shape
-    sizes = np.array([s.size for s in supports])
-    flat = np.concatenate(supports)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     outer = (V[:, :, None] * V[:, None, :]).reshape(n, d * d)
-    M = np.add.reduceat(outer[flat], starts, axis=0).reshape(-1, d, d)
-    lam, vec = np.linalg.eigh(M)
-    top = lam[:, -1]
-    c = vec[:, :, -1]
-    # feasibility of ±c on each support: min and max of V_I c
-    proj = np.einsum("ij,ij->i", V[flat], np.repeat(c, sizes, axis=0))
-    rn = np.linalg.norm(V[flat], axis=1)
-    pmin = np.minimum.reduceat(proj + _FEAS_TOL * rn, starts)
-    pmax = np.maximum.reduceat(proj - _FEAS_TOL * rn, starts)
-    feas_pos = pmin >= 0
-    feas_neg = pmax <= 0
+    rnorm = np.linalg.norm(V, axis=1)
+    Ms, tops, cs, fpos, fneg = [], [], [], [], []
+    # batches of candidates with a bounded number of indices (memory stays O(n + batch))
+    budget, start = 1 << 21, 0
+    while start < len(supports):
+        stop, used = start, 0
+        while stop < len(supports) and (used == 0 or used + supports[stop].size <= budget):
+            used += supports[stop].size
+            stop += 1
+        batch = supports[start:stop]
+        sizes = np.array([s.size for s in batch])
+        flat = np.concatenate(batch)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        M = np.add.reduceat(outer[flat], starts, axis=0).reshape(-1, d, d)
+        lam, vec = np.linalg.eigh(M)
+        c = vec[:, :, -1]
+        # feasibility of ±c on each support: min and max of V_I c
+        proj = np.einsum("ij,ij->i", V[flat], np.repeat(c, sizes, axis=0))
+        slack = _FEAS_TOL * rnorm[flat]
+        fpos.append(np.minimum.reduceat(proj + slack, starts) >= 0)
+        fneg.append(np.maximum.reduceat(proj - slack, starts) <= 0)
+        Ms.append(M)
+        tops.append(lam[:, -1])
+        cs.append(c)
+        start = stop
+    M = np.concatenate(Ms)
+    top = np.concatenate(tops)
+    c = np.concatenate(cs)
+    feas_pos = np.concatenate(fpos)
+    feas_neg = np.concatenate(fneg)
     feasible = feas_pos | feas_neg
     best, best_x = -np.inf, None
     if feasible.any():

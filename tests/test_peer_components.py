@@ -202,6 +202,6 @@ def test_components_errors():
     with pytest.raises(InputError, match=r"`min_angle` must be a float in \(0.0, 90.0\]"):
         em_components(cov, 2, 1, min_angle=120)
     with pytest.raises(InputError, match="no features left for component 3"):
-        em_components(cov, 3, 2)
+        em_components(as_cov(cov=np.ones((4, 4)) + np.eye(4)), 3, 2)  # each takes 2 features
     with pytest.raises(InputError, match="`Wt` must be nonnegative"):
         max_weight_disjoint(-np.ones((3, 2)), 1)

@@ -137,6 +137,24 @@ def test_sweep_equals_enumeration_d2(seed):
             _assert_feasible(a.x, n, k)
 
 
+@pytest.mark.parametrize("method", ["filter", "patches"])
+def test_d3_pruned_enumerations_give_the_same_candidates(method):
+    # the circle filter and the sphere patches only skip vertices certainly off the k-level
+    from nspca_core.spannogram import _expand_all, _Reduced, _supports_enumerate
+
+    rng = np.random.default_rng(21)
+    for it in range(16 if method == "filter" else 8):
+        n = int(rng.integers(4, 26 if method == "filter" else 16))
+        V = _family(rng, ["gaussian", "integer", "zero-dup-multiple", "sign"][it % 4], n, 3)
+        red = _Reduced(V)
+        if red.empty or red.r < 3:
+            continue
+        for k in (1, int(rng.integers(1, n + 1)), n):
+            got = _expand_all(red, _supports_enumerate(red, k, method=method))
+            ref = _expand_all(red, _supports_enumerate(red, k, method="plain"))
+            assert {s.tobytes() for s in got} == {s.tobytes() for s in ref}
+
+
 def test_auto_picks_sweep_for_many_rows():
     rng = np.random.default_rng(11)
     V = rng.normal(size=(400, 2))

@@ -44,18 +44,42 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-__all__ = ["DnnState", "lmax_upper", "dnn_value", "dnn_optimize", "kkt_init"]
+__all__ = ["DnnState", "cut_rhs", "lmax_upper", "dnn_value", "dnn_optimize", "kkt_init"]
 
 _EPS = np.finfo(float).eps
 
 
 @dataclass
 class DnnState:
-    """Dual variables (N, nu with mu = nu/n) and a warm subspace U."""
+    """Dual variables (N, nu with mu = nu/n, cut weights w for the columns of C) and a warm
+    subspace U."""
 
     N: np.ndarray
     nu: float
     U: np.ndarray | None = None
+    C: np.ndarray | None = None
+    w: np.ndarray | None = None
+
+
+def cut_rhs(C: np.ndarray, k: int) -> np.ndarray:
+    """``beta_k(c) = max(s_k((c_+)^2), s_k((c_-)^2))`` for each column c of C.
+
+    ``s_k`` is the sum of the k largest entries.  For x in S_k^n with support
+    J: ``c^T x = sum_J c_+ x - sum_J c_- x``, a difference of two nonnegative
+    numbers, each ``<= sqrt(s_k(c_+^2))`` resp. ``sqrt(s_k(c_-^2))`` by
+    Cauchy-Schwarz on J (``||x|| = 1``), hence ``(c^T x)^2 <= beta_k(c)``.
+    ``c = 1`` gives ``k``, the ``mu`` term.  Rounded up by a relative 4 n eps.
+    """
+    n, L = C.shape
+    out = np.empty(L)
+    kk = min(k, n)
+    for sgn, col in ((1.0, 0), (-1.0, 1)):
+        P = np.maximum(sgn * C, 0.0) ** 2
+        if kk < n:
+            P = np.partition(P, n - kk, axis=0)[n - kk:]
+        v = P.sum(axis=0)
+        out = v if col == 0 else np.maximum(out, v)
+    return out * (1.0 + 4 * n * _EPS)
 
 
 def lmax_upper(M: np.ndarray, scale: float) -> tuple[float, float]:
@@ -76,20 +100,29 @@ def lmax_upper(M: np.ndarray, scale: float) -> tuple[float, float]:
     return lam + tol, tol
 
 
-def _assemble(A: np.ndarray, N: np.ndarray, nu: float) -> np.ndarray:
+def _assemble(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None) -> np.ndarray:
     n = A.shape[0]
-    return A + N - (nu / n)
+    M = A + N - (nu / n)
+    if C is not None and w is not None and np.any(w > 0):
+        M -= (C * w) @ C.T
+    return M
 
 
 def dnn_value(A: np.ndarray, k: int, state: DnnState) -> tuple[float, float]:
     """The certified bound ``lambda_max(A + N - mu J) + mu k`` (rigorous), and its tolerance."""
     n = A.shape[0]
-    M = _assemble(A, state.N, state.nu)
+    M = _assemble(A, state.N, state.nu, state.C, state.w)
     mu = state.nu / n
     scale = float(np.linalg.norm(A) + np.linalg.norm(state.N) + mu * n)
+    extra = 0.0
+    if state.C is not None and state.w is not None:
+        # cuts: OPT <= lambda_max(A + N - mu J - sum_l w_l c_l c_l^T) + mu k + sum_l w_l beta_k(c_l)
+        # since x^T (w_l c_l c_l^T) x <= w_l beta_k(c_l) on S_k^n (cut_rhs)
+        extra = float(state.w @ cut_rhs(state.C, k)) * (1.0 + 4 * state.w.size * _EPS)
+        scale += float(state.w @ (state.C ** 2).sum(axis=0))
     lam, tol = lmax_upper(M, scale)
     # mu * k is a product of two doubles: its relative rounding is below eps
-    return lam + mu * k * (1.0 + 2 * _EPS), tol
+    return lam + mu * k * (1.0 + 2 * _EPS) + extra, tol
 
 
 def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -155,22 +188,31 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     kn = k / n
     x_N, x_nu = state.N.copy(), float(state.nu)
     y_N, y_nu = x_N, x_nu
+    C = state.C
+    x_w = None if C is None else (state.w.copy() if state.w is not None else np.zeros(C.shape[1]))
+    y_w = x_w
+    beta = None if C is None else cut_rhs(C, k)
     U = state.U
     if U is not None and U.shape != (n, r):
         U = None
     mom, step = 1.0, t_start
     F_prev = np.inf
-    best_state = DnnState(x_N.copy(), x_nu, U)
+    best_state = DnnState(x_N.copy(), x_nu, U, C, None if x_w is None else x_w.copy())
     best_value, _ = dnn_value(A, k, best_state)
     evals = 1
     last_check = best_value
     it = 0
     for it in range(1, iters + 1):
         t = t_start * (t_end / t_start) ** ((it - 1) / max(iters - 1, 1))
-        M = _assemble(A, y_N, y_nu)
+        M = _assemble(A, y_N, y_nu, C, y_w)
         w, U = _ritz(M, U, r)
         F, G = _smoothed(w, U, t)
         F += y_nu * kn
+        if C is not None:
+            F += float(y_w @ beta)
+            # d/dw_l = beta_l - c_l^T G c_l
+            g_w = beta - np.einsum("il,ij,jl->l", C, G, C, optimize=True)
+            new_w = np.maximum(y_w - step * g_w, 0.0)
         # gradient: dF/dN = G off the diagonal; dF/dnu = k/n - 1^T G 1 / n
         g_nu = kn - float(G.sum()) / n
         new_N = y_N - step * G
@@ -184,15 +226,18 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             step *= 1.1
         F_prev = F
         mom_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * mom * mom))
-        beta = (mom - 1.0) / mom_next
-        y_N = new_N + beta * (new_N - x_N)
+        mbeta = (mom - 1.0) / mom_next
+        y_N = new_N + mbeta * (new_N - x_N)
         np.maximum(y_N, 0.0, out=y_N)
-        y_nu = max(0.0, new_nu + beta * (new_nu - x_nu))
+        y_nu = max(0.0, new_nu + mbeta * (new_nu - x_nu))
+        if C is not None:
+            y_w = np.maximum(new_w + mbeta * (new_w - x_w), 0.0)
+            x_w = new_w
         x_N, x_nu, mom = new_N, new_nu, mom_next
         if callback is not None:
             callback(it, iters)
         if check_every and (it % check_every == 0 or it == iters):
-            cand = DnnState(x_N.copy(), x_nu, U)
+            cand = DnnState(x_N.copy(), x_nu, U, C, None if x_w is None else x_w.copy())
             val, _ = dnn_value(A, k, cand)
             evals += 1
             if val < best_value:
@@ -204,7 +249,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                 break
             last_check = best_value
     if not check_every:
-        cand = DnnState(x_N.copy(), x_nu, U)
+        cand = DnnState(x_N.copy(), x_nu, U, C, None if x_w is None else x_w.copy())
         val, _ = dnn_value(A, k, cand)
         evals += 1
         if val < best_value:

@@ -34,6 +34,8 @@ _AUTO_MIN_SAMPLES = 1024
 _POLISH_MAX_ITER = 200
 # best distinct ε-net candidates polished by "auto" besides the winner
 _AUTO_ENET_STARTS = 8
+# distinct local optima of the ascent that "auto" polishes fully (with reweighting)
+_AUTO_FULL_POLISH = 3
 # default minimum angle (degrees) between quasi-orthogonal EM components
 _MIN_ANGLE = 75.0
 
@@ -247,15 +249,25 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
             except Exception as exc:  # a broken peer must not break auto; say so
                 info.setdefault("peer_errors", {})[name] = repr(exc)
     tick()
-    before, after = {}, {}
-    best_name, best_x, best_f = None, None, -np.inf
+    # 1) the cheap monotone ascent from every start; 2) the full polish (with the k x k
+    # eigenproblems of reweighting) only for the best few distinct local optima
+    before, after, ascended = {}, {}, {}
     iters = 0
     for name, x0 in starts.items():
         x0 = np.asarray(x0, dtype=float)
         before[name] = cov.quad(x0)
-        x, f, it = _polish(cov, x0, k)
+        x, f, it = _ascent(cov, x0, k, before[name])
         iters += it
         after[name] = f
+        ascended[name] = x
+    distinct: dict[bytes, str] = {}
+    for name in sorted(after, key=lambda nm: -after[nm]):
+        distinct.setdefault(np.flatnonzero(ascended[name]).tobytes(), name)
+    best_name, best_x, best_f = None, None, -np.inf
+    for name in list(distinct.values())[:_AUTO_FULL_POLISH]:
+        x, f, it = _polish(cov, ascended[name], k)
+        iters += it
+        after[name] = max(after[name], f)
         if f > best_f:
             best_name, best_x, best_f = name, x, f
     tick()

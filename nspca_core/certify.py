@@ -498,7 +498,22 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                  callback=callback)
     info["init"] = init
     info["exact_evaluations"] += len(cands)
-    return min(val, v0), st, info
+    val = min(val, v0)
+    if lower < target * val and st.U is not None and st.C is None and effort != "fast":
+        # Cuts (c^T x)^2 <= beta_k(c) along the top Ritz vectors of the current M: the
+        # directions where lambda_max lives are exactly those a sparse x cannot fill.  Start
+        # with zero weights, so the bound can only improve (see _dnn.cut_rhs for the proof).
+        C = np.array(st.U, copy=True)
+        st2 = DnnState(st.N.copy(), st.nu, st.U, C, np.zeros(C.shape[1]))
+        st2, val2, info2 = dnn_optimize(A, k, st2, iters=cfg["iters"], t_start=1e-3 * scale,
+                                        t_end=1e-4 * scale, check_every=cfg["check_every"],
+                                        target=target, lower=lower, callback=callback)
+        info["cuts"] = {"count": int(C.shape[1]), "iterations": info2["iterations"],
+                        "gain": float(val - val2)}
+        info["exact_evaluations"] += info2["exact_evaluations"]
+        if val2 < val:
+            st, val = st2, val2
+    return val, st, info
 
 
 # ----------------------------------------------------------------------------- certificates

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -408,7 +409,5 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None) -> list[Re
                                  t0, info))
     seconds = time.perf_counter() - t0
     # report the shared wall-clock time of the whole path in each result
-    from dataclasses import replace
-
     results_u = [replace(r, seconds=seconds) for r in results_u]
     return [results_u[i] for i in inv]

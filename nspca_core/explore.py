@@ -60,7 +60,8 @@ class SpannogramD2:
     changes : ndarray of bool (P,)
         ``changes_pos | changes_neg``.
     supports : list of ndarray of int
-        The distinct candidate supports met on the grid (sorted indices).
+        The distinct candidate supports (sorted indices) met on the grid and
+        between consecutive changing crossings.
     support_values : ndarray (S,)
         ``||V^T x||^2`` of the point built from each support as in Alg. 1:
         ``x_I = V_I c / ||V_I c||`` with ``c`` solving
@@ -75,8 +76,10 @@ class SpannogramD2:
         optimum is always exact.
     optimum_id : int
         Index of the best support; ``optimum_value`` and ``optimum_x`` are
-        its value and point.  When every candidate support occurs on the grid
-        (as for the crossings-dense grids the pages use) this is ``OPT_2``.
+        its value and point.  Besides the grid, one angle inside every arc
+        between consecutive changing crossings is evaluated, so every
+        candidate support is listed (in general position) and this is
+        ``OPT_2``, checked against brute force in the tests.
     k, n : int
     info : dict
         ``pd_solver`` ("solve_pd" or "closed-form"), grid size, counts.
@@ -231,18 +234,18 @@ def _support_ids(P, k: int):
     step = max(1, _CHUNK_ELEMS // max(n, 1))
     for s, sign in enumerate((1.0, -1.0)):
         for blk, off in zip(blocks, offsets):
-          for a0 in range(0, blk.shape[1], step):
-            a = off + a0
-            S = sign * blk[:, a0:a0 + step]
-            g = S.shape[1]
-            # top k without sorting: everything above the k-th value, then the entries equal
-            # to it in index order until k are taken (ties to the lower index)
-            kth = -np.partition(-S, k - 1, axis=0)[k - 1]
-            above = S > kth
-            tied = S == kth
-            room = k - np.count_nonzero(above, axis=0)
-            M = (above | (tied & (np.cumsum(tied, axis=0) <= room))) & (S >= 0)
-            packed[s * G + a: s * G + a + g] = np.packbits(M.T, axis=1)
+            for a0 in range(0, blk.shape[1], step):
+                a = off + a0
+                S = sign * blk[:, a0:a0 + step]
+                g = S.shape[1]
+                # top k without sorting: everything above the k-th value, then the entries
+                # equal to it in index order until k are taken (ties to the lower index)
+                kth = -np.partition(-S, k - 1, axis=0)[k - 1]
+                above = S > kth
+                tied = S == kth
+                room = k - np.count_nonzero(above, axis=0)
+                M = (above | (tied & (np.cumsum(tied, axis=0) <= room))) & (S >= 0)
+                packed[s * G + a: s * G + a + g] = np.packbits(M.T, axis=1)
     uniq, first, inv = _unique_rows(packed)
     supports = [np.flatnonzero(np.unpackbits(row, count=n)) for row in uniq]
     # a column and sign that generate each support (its first occurrence)

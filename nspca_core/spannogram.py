@@ -14,7 +14,7 @@ from itertools import combinations, permutations
 
 import numpy as np
 
-from ._validation import InputError, check_k, check_matrix
+from ._validation import check_k, check_matrix
 from .constrained import _solve_pd
 from .result import Result
 
@@ -234,7 +234,7 @@ def _level_lower_bound(U, mu, k, faces: int = 61) -> float:
     return float(kth.min() - rmax * h / np.sqrt(2.0) - 1e-12 * rmax)
 
 
-def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None):
+def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None, t_low=-np.inf):
     """Yield (C, D) for the triples of ``[U; 0]`` (r = 3) whose vertex may lie on the k-level.
 
     A vertex of rows a < b < l lies on the great circle where rows a and b
@@ -247,14 +247,26 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None):
     """
     from .constrained import _plane_bases
 
-    m = U.shape[0]
-    Uz = np.vstack([U, np.zeros((1, 3))])
-    wz = np.append(mu, 0).astype(float)
+    m_all = U.shape[0]
+    Uz_all = np.vstack([U, np.zeros((1, 3))])
+    wz_all = np.append(mu, 0).astype(float)
     if rows_ok is None:
-        rows_ok = np.ones(m + 1, bool)
+        rows_ok = np.ones(m_all + 1, bool)
+    # Rows outside rows_ok (norm below every k-th value) are below the tie at every
+    # k-level vertex: they neither count as "above" nor define vertices, so the
+    # whole computation runs on the others (local indices below).
     cand = np.flatnonzero(rows_ok)
+    Uz, wz = Uz_all[cand], wz_all[cand]
+    m = cand.size - 1  # local index range 0..m
     ia, ib = np.triu_indices(cand.size, 1)
-    ia, ib = cand[ia], cand[ib]
+    if t_low > 0:
+        # on the circle of a and b, row a is at most its norm inside the plane: circles
+        # where it stays below every k-th value carry no k-level vertex
+        nab = Uz[ia] - Uz[ib]
+        along = np.einsum("ij,ij->i", Uz[ia], nab) ** 2 / np.einsum("ij,ij->i", nab, nab)
+        inplane = np.sqrt(np.maximum(np.einsum("ij,ij->i", Uz[ia], Uz[ia]) - along, 0.0))
+        keep = inplane >= t_low * (1 - 1e-9)
+        ia, ib = ia[keep], ib[keep]
     eps = 1e-7
     big = 32.0  # > 6 pi: the per-circle offset
     for s0 in range(0, ia.size, chunk):
@@ -313,11 +325,12 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None):
         keep_any = np.zeros((P, m + 1), bool)
         np.put_along_axis(keep_any, order, keep_sorted, axis=1)
         lidx = np.arange(m + 1)[None, :]
-        keep_any &= (lidx > b[:, None]) & sure & rows_ok[None, :]
+        keep_any &= (lidx > b[:, None]) & sure
         pi_, li = np.nonzero(keep_any)
         A_, B_, L_ = a[pi_], b[pi_], li
         C = np.cross(Uz[A_] - Uz[B_], Uz[A_] - Uz[L_]).reshape(-1, 3)
-        yield C, np.column_stack([A_, B_, L_]).reshape(-1, 3), s0 + P
+        A_, B_, L_ = cand[A_], cand[B_], cand[L_]  # back to indices of [U; 0]
+        yield C, np.column_stack([A_, B_, L_]).reshape(-1, 3), (s0 + P, ia.size)
 
 
 def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None, region=None):
@@ -437,16 +450,21 @@ def _supports_enumerate(red: _Reduced, k: int, callback=None, method: str = "aut
         # rows that are never as large as the k-th value cannot tie at the k-level
         t_low = _level_lower_bound(U, mu, k)
         rows_ok = np.append(np.linalg.norm(U, axis=1) >= t_low, t_low <= 0)
-        batches = _circle_filtered_triples(U, mu, k, tol, rows_ok=rows_ok)
-        total = _n_subsets(int(rows_ok.sum()), 2)
+        batches = _circle_filtered_triples(U, mu, k, tol, rows_ok=rows_ok, t_low=t_low)
+        total = None
     else:
         batches = ((C, D, None) for C, D in _vertex_batches(U, r))
     for C, D, progress in batches:
         if C.shape[0]:
             _process_vertices(U, mu, k, tol, C, D, cands, degenerate_seen)
-        done = progress if progress is not None else done + C.shape[0]
+        if progress is not None:
+            done, total = progress
+        else:
+            done += C.shape[0]
         if callback is not None:
             callback(done, total)
+    if callback is not None and not total:  # every circle was pruned
+        callback(1, 1)
     return cands
 
 

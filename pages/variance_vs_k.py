@@ -51,7 +51,7 @@ def main() -> None:
                              key="vk_methods",
                              help="ε-net uses the warm-started path (one set of samples for all k); "
                                   "the others run once per k.")
-    points = c2.slider("Values of k on the axis", 3, max(3, n), min(n, 25), key="vk_points",
+    points = c2.slider("Values of k on the axis", 3, max(3, n), min(n, 15), key="vk_points",
                        help="The certificate is computed at each; 'every k' = n values.")
     with c3:
         show_band = st.toggle("Certified band", value=True, key="vk_band",

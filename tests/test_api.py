@@ -28,7 +28,8 @@ def _peer_names():
 
 
 def _data(seed, m=25, n=8):
-    X = np.random.default_rng(seed).standard_normal((m, n)) @ np.random.default_rng(seed + 100).standard_normal((n, n))
+    mix = np.random.default_rng(seed + 100).standard_normal((n, n))  # correlated features
+    X = np.random.default_rng(seed).standard_normal((m, n)) @ mix
     return X - X.mean(axis=0)
 
 

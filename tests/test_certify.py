@@ -79,6 +79,10 @@ def test_dnn_bound_valid_for_any_dual_point():
         N = rng.random((n, n)) * s * rng.choice([0.0, 0.1, 1.0, 10.0])
         N = np.triu(N, 1) + np.triu(N, 1).T
         st_ = _dnn.DnnState(N, float(rng.random() * s * n * rng.choice([0.0, 0.5, 3.0])))
+        if rng.random() < 0.5:  # cuts (c^T x)^2 <= beta_k(c) with arbitrary signed c
+            L = int(rng.integers(1, 4))
+            st_.C = rng.standard_normal((n, L)) * (rng.random((n, L)) < 0.7)
+            st_.w = rng.random(L) * s * rng.choice([0.0, 1.0, 10.0])
         val, tol = _dnn.dnn_value(A, k, st_)
         assert tol >= 0
         assert val >= opt - REL * max(s, 1.0)
@@ -100,6 +104,20 @@ def test_dnn_optimizer_iterates_are_valid_and_tight_when_rank1():
     v = np.abs(rng.standard_normal(6)) + 0.1
     c = certify(cov=np.outer(v, v), k=6)
     assert c.optimal and c.ratio == pytest.approx(1.0)
+
+
+def test_cut_rhs_bounds_sparse_nonnegative_products():
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        n = int(rng.integers(1, 9))
+        k = int(rng.integers(1, n + 1))
+        C = rng.standard_normal((n, 3))
+        beta = _dnn.cut_rhs(C, k)
+        x = np.abs(rng.standard_normal(n)) * (rng.permutation(n) < k)
+        if x.sum() == 0:
+            continue
+        x /= np.linalg.norm(x)
+        assert np.all((C.T @ x) ** 2 <= beta + 1e-12)
 
 
 def test_split_bound_valid_on_tiny_instances(monkeypatch):

@@ -155,6 +155,23 @@ def test_d3_pruned_enumerations_give_the_same_candidates(method):
             assert {s.tobytes() for s in got} == {s.tobytes() for s in ref}
 
 
+def test_d3_level_pruning_is_sound():
+    # with many rows and small k the k-th value stays positive: rows and circles get pruned
+    from nspca_core.spannogram import _expand_all, _level_lower_bound, _Reduced, _supports_enumerate
+
+    rng = np.random.default_rng(8)
+    pruned = 0
+    for _ in range(3):
+        V = rng.normal(size=(70, 3)) * np.array([3.0, 1.5, 1.0])
+        red = _Reduced(V)
+        for k in (1, 3):
+            pruned += _level_lower_bound(red.U, red.mu, k) > 0
+            got = _expand_all(red, _supports_enumerate(red, k, method="filter"))
+            ref = _expand_all(red, _supports_enumerate(red, k, method="plain"))
+            assert {s.tobytes() for s in got} == {s.tobytes() for s in ref}
+    assert pruned >= 3
+
+
 def test_auto_picks_sweep_for_many_rows():
     rng = np.random.default_rng(11)
     V = rng.normal(size=(400, 2))

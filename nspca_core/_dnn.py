@@ -33,6 +33,12 @@ scaled as ``mu = nu / n`` so that ``J / n`` has unit norm like the gradient in
 ``N`` (good conditioning).  ``diag(N)`` is kept 0: a nonnegative diagonal only
 raises ``lambda_max``.
 
+Cuts (optional ``C``, weights ``w >= 0``): ``M`` also subtracts
+``sum_l w_l c_l c_l^T`` and the bound adds ``sum_l w_l beta_k(c_l)``; valid
+because ``(c^T x)^2 <= beta_k(c)`` on ``S_k^n`` (:func:`cut_rhs`), by the same
+three-line argument.  ``c = 1`` is the ``mu`` term; the gradient in ``w_l`` is
+``beta_k(c_l) - c_l^T G c_l``.
+
 The number reported is never a Ritz value: :func:`lmax_upper` evaluates
 ``lambda_max`` of the final ``M`` with LAPACK plus a stated tolerance.
 """

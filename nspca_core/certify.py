@@ -18,7 +18,12 @@ Bounds (names as they appear in ``Certificate.bounds``):
     ``OPT_d + min(lambda_{d+1}, max_i sum of the k largest of ((A - A_d)_+)_i)``.
 ``dnn``
     The doubly-nonnegative dual ``lambda_max(A + N - mu 1 1^T) + mu k``
-    (:mod:`nspca_core._dnn`).
+    (:mod:`nspca_core._dnn`), strengthened by sparsity cuts: for any vectors
+    ``c_l`` and weights ``w_l >= 0``, ``OPT <= lambda_max(A + N - mu 1 1^T -
+    sum_l w_l c_l c_l^T) + mu k + sum_l w_l beta_k(c_l)`` with
+    ``beta_k(c) = max(s_k(c_+^2), s_k(c_-^2)) >= (c^T x)^2`` on ``S_k^n``
+    (``s_k`` = sum of the k largest; proof in ``_dnn.cut_rhs``); the ``c_l``
+    are the top Ritz vectors of the dual matrix after a first run.
 ``split``
     Large n: ``B_S + B_T`` over a screened feature set S and its complement
     (:func:`_certify_split`).
@@ -52,6 +57,8 @@ OPTIMAL_TOLERANCE = 1e-5
 # above this many features the DNN runs on a screened subset (split bound)
 _DENSE_MAX_N = 2500
 _EPS = np.finfo(float).eps
+# "auto" adds the cut phase of the DNN (doubling its cost) only below this certified ratio
+_CUT_BELOW = 0.97
 
 # effort -> DNN settings.  "fast": a short run from the screening initialization (interactive);
 # "auto": up to 300 iterations, stopping when the gap is below 1e-3 or progress stalls;
@@ -499,7 +506,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     info["init"] = init
     info["exact_evaluations"] += len(cands)
     val = min(val, v0)
-    if lower < target * val and st.U is not None and st.C is None and effort != "fast":
+    cut_target = target if effort == "full" else min(target, _CUT_BELOW)
+    if lower < cut_target * val and st.U is not None and st.C is None and effort != "fast":
         # Cuts (c^T x)^2 <= beta_k(c) along the top Ritz vectors of the current M: the
         # directions where lambda_max lives are exactly those a sparse x cannot fill.  Start
         # with zero weights, so the bound can only improve (see _dnn.cut_rhs for the proof).
@@ -756,8 +764,9 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Cer
         "fast": d = 1 bounds and a 40-iteration DNN run from its screening
         initialization (interactive use); "auto": d <= 2 bounds and up to 300
         DNN iterations, stopping at a 1e-3 relative gap or when progress
-        stalls; "full": d <= 3, residual bounds on the split remainder, up to
-        2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``.
+        stalls, then (only while the ratio is below 0.97) up to 300 more with
+        sparsity cuts; "full": d <= 3, residual bounds on the split remainder,
+        up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``.
     callback : callable(done, total), optional
         Progress (DNN iterations).
 

@@ -20,8 +20,12 @@ page_intro(
 )
 
 
-def k_grid(n: int, points: int, current: int | None) -> tuple[int, ...]:
-    """``points`` values of k spread over 1..n (denser at small k), plus the sidebar's k."""
+def k_grid(n: int, points: int, current: int | None = None) -> tuple[int, ...]:
+    """``points`` values of k spread over 1..n (denser at small k), plus ``current`` if given.
+
+    The page does not add the sidebar's k: moving k must not invalidate the
+    cached path (the numbers are read at the nearest k of the axis instead).
+    """
     if points >= n:
         ks = np.arange(1, n + 1)
     else:
@@ -61,7 +65,7 @@ def main() -> None:
     if not methods:
         st.info("Choose at least one algorithm.")
         return
-    ks = k_grid(n, points, s.k)
+    ks = k_grid(n, points)
     st.caption(f"{ds.info.title}: {m} samples × {n} features, preprocessing "
                f"{' → '.join(ds.preprocessing) or 'none'}; d = {s.d}, ε = {s.eps}, seed {s.seed}; "
                f"{len(ks)} values of k.")
@@ -142,20 +146,23 @@ def main() -> None:
                              ylabel="variance / λ₁")
     st.plotly_chart(fig, key="vk_chart")
 
-    # the sidebar's k in numbers
-    j = ks.index(s.k) if s.k in ks else None
-    if j is not None:
-        cols = st.columns(4)
-        cols[0].metric(f"best variance at k = {s.k}", f"{best[j]:.4g}",
-                       help=f"by {figs.method_label(names[best_idx[j]])}; λ₁ = {lam1:.4g}")
-        cols[1].metric("÷ λ₁", f"{best[j] / lam1:.1%}")
-        if np.isfinite(upper[j]):
-            cols[2].metric("certified fraction of the optimum", f"≥ {best[j] / upper[j]:.2%}",
-                           help=f"upper bound {upper[j]:.6g} ({kinds[j]})")
-            cols[3].metric("provably optimal?", "yes" if optimal[j] else "not proven")
-        if np.isfinite(paper_vals[j]):
-            st.caption(f"The paper's bound at k = {s.k} certifies {best[j] / paper_vals[j]:.1%} "
-                       f"(upper bound {paper_vals[j]:.4g}).")
+    # the sidebar's k in numbers, read at the nearest k of the axis (no recomputation)
+    j = int(np.argmin(np.abs(np.asarray(ks) - s.k)))
+    kj = ks[j]
+    where = f"k = {kj}" if kj == s.k else f"k = {kj} (the value on the axis nearest to k = {s.k})"
+    cols = st.columns(4)
+    cols[0].metric(f"best variance at k = {kj}", f"{best[j]:.4g}",
+                   help=f"{where}; by {figs.method_label(names[best_idx[j]])}; λ₁ = {lam1:.4g}")
+    cols[1].metric("÷ λ₁", f"{best[j] / lam1:.1%}")
+    if np.isfinite(upper[j]):
+        cols[2].metric("certified fraction of the optimum", f"≥ {best[j] / upper[j]:.2%}",
+                       help=f"upper bound {upper[j]:.6g} ({kinds[j]})")
+        cols[3].metric("provably optimal?", "yes" if optimal[j] else "not proven")
+    if kj != s.k:
+        st.caption(f"Numbers at {where}; set *Values of k on the axis* to {n} for every k.")
+    if np.isfinite(paper_vals[j]):
+        st.caption(f"The paper's bound at k = {kj} certifies {best[j] / paper_vals[j]:.1%} "
+                   f"(upper bound {paper_vals[j]:.4g}).")
     if band is not None:
         st.caption(f"Band: best answer of any selected algorithm (lower edge) to the certified upper "
                    f"bound on the optimum (upper edge); bounds used: "

@@ -84,17 +84,23 @@ def test_page_runs_on_its_own_with_defaults(page):
 
 # ------------------------------------------------------------------ variance vs k
 def test_variance_vs_k_interactions():
-    at = _ok(_page("variance_vs_k.py", **{state.K: 4, "vk_points": 6}).run())
+    # 6 points on digits (n = 64): k in {1, 8, 22, 43, 64}
+    at = _ok(_page("variance_vs_k.py", **{state.K: 8, "vk_points": 6}).run())
     assert _charts(at) == 1
-    assert any(m.label == "best variance at k = 4" for m in at.metric)
+    assert any(m.label == "best variance at k = 8" for m in at.metric)
     assert at.download_button  # CSV export
-    at.session_state[state.K] = 7
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert any(t.get("name", "").startswith("certified upper bound") for t in spec["data"])
+    # moving k reads the nearest k of the axis: the cached path is kept
+    at.session_state[state.K] = 20
     at = _ok(at.run())
-    assert any(m.label == "best variance at k = 7" for m in at.metric)
+    assert any(m.label == "best variance at k = 22" for m in at.metric)
+    assert "nearest to k = 20" in _texts(at.caption)
     at.toggle(key="vk_paper").set_value(True)
     at = _ok(at.run())
-    fig = at.get("plotly_chart")[0].proto.spec
-    assert "paper" in fig or "certif" in _texts(at.info)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert any("paper" in t.get("name", "") for t in spec["data"])
+    assert "The paper's bound at k = 22" in _texts(at.caption)
 
 
 @pytest.mark.parametrize("dataset", ["synthetic-planted", "synthetic-parts"])
@@ -106,7 +112,7 @@ def test_variance_vs_k_synthetic(dataset):
 def test_variance_vs_k_real_lrs():
     _real("lrs")
     at = _ok(_page("variance_vs_k.py", **{state.DATASET: "lrs", state.K: 20}, **FAST).run())
-    assert _charts(at) == 1 and any("k = 20" in m.label for m in at.metric)
+    assert _charts(at) == 1 and any(m.label.startswith("best variance at k =") for m in at.metric)
 
 
 def test_variance_vs_k_upload_and_missing_upload():

@@ -394,7 +394,7 @@ def _project_out(cov: Cov, x: np.ndarray) -> Cov:
 
 
 def components(X=None, *, cov=None, n_components, k, method="auto", strategy="deflation-remove", d=3,
-               eps=0.1, seed=0, callback=None, **options) -> ComponentsResult:
+               eps=0.1, seed=0, certify=False, callback=None, **options) -> ComponentsResult:
     """Several nonnegative, k-sparse components.
 
     Parameters
@@ -419,7 +419,12 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
           (:func:`nspca_core.peers.em.em_components`; option ``min_angle`` in degrees,
           default 75).
     d, eps, seed, callback, **options
-        As in :func:`fit` (certification is not run per component).
+        As in :func:`fit`.
+    certify : bool, default False
+        Certify each component on the problem it solved: for the deflation
+        strategies the (reduced or deflated) covariance it was found on, for
+        the joint strategies the original covariance (a bound on the best
+        single component).  Fills ``results[j].upper_bound``/``bound_kind``.
 
     Returns
     -------
@@ -442,15 +447,19 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                          f"got {strategy!r}")
     from ._summary import variance_summary
 
+    if not isinstance(certify, bool):
+        raise InputError(f"`certify` must be True or False; got {certify!r}")
     params = {"n_components": r, "k": k, "method": method, "strategy": strategy, "d": d, "eps": eps,
-              "seed": _seed_param(seed)}
+              "seed": _seed_param(seed), "certify": certify}
     info: dict = {}
     results: list[Result] = []
+    problems: list[Cov] = []  # the covariance each component was solved on
     if strategy == "bipartite":
         from .peers.bipartite import bipartite_components
 
         cr = bipartite_components(C, r, k, eps=eps, seed=seed, nonneg=True, callback=callback)
-        loadings, results, method_name = cr.loadings, cr.results, "bipartite"
+        loadings, results, method_name = cr.loadings, list(cr.results), "bipartite"
+        problems = [C] * len(results)
         info.update(cr.info)
     elif strategy == "quasi-orthogonal":
         from .peers.em import em_components
@@ -459,7 +468,8 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                  if key not in ("min_angle", "restarts", "effort", "samples")}
         cr = em_components(C, r, k, nonneg=True, min_angle=options.get("min_angle", _MIN_ANGLE),
                            seed=seed, restarts=options.get("restarts", 10), callback=callback, **extra)
-        loadings, results, method_name = cr.loadings, cr.results, "em"
+        loadings, results, method_name = cr.loadings, list(cr.results), "em"
+        problems = [C] * len(results)
         info.update(cr.info)
     else:
         cols = []
@@ -481,11 +491,13 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                 sub = _sub_cov(C, remaining)
                 dj = min(d, remaining.size)
                 rj = _fit_cov(sub, kj, method, dj, eps, seed, None, dict(sub_opts))
+                problems.append(sub)
                 x = np.zeros(n)
                 x[remaining] = rj.x
                 remaining = np.setdiff1d(remaining, remaining[rj.support])
             else:
                 rj = _fit_cov(cur, k, method, d, eps, seed, None, dict(sub_opts))
+                problems.append(cur)
                 x = np.asarray(rj.x, dtype=float)
                 cur = _project_out(cur, x)
             results.append(rj)
@@ -493,6 +505,18 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
             if callback is not None:
                 callback(j + 1, r)
         loadings = np.column_stack(cols) if cols else np.zeros((n, 0))
+    if certify:
+        from .certify import _certify_cov
+
+        effort = options.get("effort", "auto")
+        certified = []
+        for rj, prob in zip(results, problems):
+            kj = max(1, min(k, prob.n))
+            xj = rj.x if rj.x.size == prob.n else None
+            cert = _certify_cov(prob, kj, x=xj, effort=effort)
+            certified.append(replace(rj, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
+                                     info={**rj.info, "certificate": cert}))
+        results = certified
     variance, cumulative, additional = variance_summary(C, loadings)
     supports = [np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])]
     return ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,

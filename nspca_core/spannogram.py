@@ -446,6 +446,8 @@ def _supports_enumerate(red: _Reduced, k: int, callback=None, method: str = "aut
     done = 0
     if r == 3 and method == "patches":
         return _supports_patches(red, k, callback)
+    if r == 3 and method == "prune":
+        return _supports_patches(red, k, callback, lower=_ascent_lower_bound(U, mu, k))
     if r == 3 and (method == "filter" or (method == "auto" and red.m >= _FILTER_MIN_ROWS)):
         # rows that are never as large as the k-th value cannot tie at the k-level
         t_low = _level_lower_bound(U, mu, k)
@@ -540,7 +542,7 @@ def _supports_sweep(red: _Reduced, k: int, callback=None) -> set:
     return cands
 
 
-def _supports_patches(red: _Reduced, k: int, callback=None) -> set:
+def _supports_patches(red: _Reduced, k: int, callback=None, lower: float = -np.inf) -> set:
     """Exact r = 3 candidate cells by cutting the sphere into patches (the d = 3 sweep).
 
     The sphere is covered by the radial projections of squares on the faces
@@ -556,6 +558,13 @@ def _supports_patches(red: _Reduced, k: int, callback=None) -> set:
     m = U.shape[0]
     norms = np.linalg.norm(U, axis=1)
     cands: set = set()
+    prune = np.isfinite(lower) and lower > 0
+    if prune:
+        # multiplicity-weighted Gram pieces: Gram(I) = sum_{g in I} mu_g u_g u_g^T
+        outer = (mu[:, None, None] * U[:, :, None] * U[:, None, :]).astype(float)
+        sqn = norms ** 2
+        # keep cells within rounding of the lower bound (never prune a tie with the optimum)
+        cut = lower * (1.0 - 1e-9)
     nside = 8
     edges = np.linspace(-1.0, 1.0, nside + 1)
     work = []
@@ -582,6 +591,10 @@ def _supports_patches(red: _Reduced, k: int, callback=None) -> set:
         if kk <= 0 or rows.size == 0:
             done += 1
             continue
+        if prune and _patch_value_bound(outer, sqn, mu, always, rows, kk) < cut:
+            # no cell meeting this patch can be optimal: skip its vertices
+            done += 1
+            continue
         if rows.size > _SECTOR_CAP and u1 - u0 > 1e-6:
             um, vm = 0.5 * (u0 + u1), 0.5 * (v0 + v1)
             for a_, b_, c_, d_ in ((u0, um, v0, vm), (um, u1, v0, vm), (u0, um, vm, v1), (um, u1, vm, v1)):
@@ -604,6 +617,68 @@ def _supports_patches(red: _Reduced, k: int, callback=None) -> set:
     if callback is not None:
         callback(total, total)
     return cands
+
+
+def _patch_value_bound(outer, sqn, mu, always, rows, kk) -> float:
+    """Upper bound on ``max_c ||V_I c||^2`` over every support ``I`` valid somewhere in a patch.
+
+    Every such ``I`` is ``always`` plus at most ``kk`` copies from ``rows``
+    (rows classified "never" are below the k-th value, or negative, on the
+    whole patch).  Gram matrices grow with the support, so
+    ``lambda_1(Gram(I)) <= lambda_1(Gram(always + rows))``; and by Weyl,
+    ``lambda_1(Gram(I)) <= lambda_1(Gram(always)) + trace(Gram(J))`` with
+    ``J`` the added copies, at most the ``kk`` largest squared norms.
+    """
+    G_al = outer[always].sum(axis=0)
+    G_all = G_al + outer[rows].sum(axis=0)
+    b1 = float(np.linalg.eigvalsh(G_all)[-1])
+    sq = sqn[rows]
+    order = np.argsort(-sq)
+    cw = np.cumsum(mu[rows][order])
+    take = np.minimum(mu[rows][order], np.maximum(kk - (cw - mu[rows][order]), 0))
+    b2 = float(np.linalg.eigvalsh(G_al)[-1]) + float(take @ sq[order])
+    return min(b1, b2) * (1.0 + 1e-12)
+
+
+def _ascent_lower_bound(U: np.ndarray, mu: np.ndarray, k: int, faces: int = 9, iters: int = 20) -> float:
+    """A feasible value ``||V^T x||^2 <= OPT_d`` from many ascent runs (a proven lower bound).
+
+    Starts at the directions of a cube grid (and the axes) and repeats
+    ``x <- top-k positive part of V c`` (normalized), ``c <- V^T x / ||V^T x||``,
+    which never decreases ``||V^T x||^2`` (the rank-1 step of Alg. 3 followed
+    by a power step).  Every ``x`` is in ``S_k^n``, so the best value bounds
+    ``OPT_d`` from below.  Rows are repeated by multiplicity.
+    """
+    Ue = np.repeat(U, mu, axis=0)
+    n, r = Ue.shape
+    t = np.linspace(-1.0, 1.0, faces)
+    a, b = (z.ravel() for z in np.meshgrid(t, t))
+    one = np.ones_like(a)
+    pts = [np.eye(r), -np.eye(r)]
+    if r == 3:
+        pts += [np.stack(p, axis=1) for p in
+                [(one, a, b), (-one, a, b), (a, one, b), (a, -one, b), (a, b, one), (a, b, -one)]]
+    C = np.concatenate(pts).T  # (r, N)
+    best = 0.0
+    kk = min(k, n)
+    for _ in range(iters):
+        Y = np.maximum(Ue @ C, 0.0)  # (n, N)
+        if kk < n:
+            idx = np.argpartition(-Y, kk - 1, axis=0)[:kk]
+            Yk = np.take_along_axis(Y, idx, axis=0)
+            G = np.einsum("kn,knr->rn", Yk, Ue[idx])  # V^T x (unnormalized)
+            nx = np.linalg.norm(Yk, axis=0)
+        else:
+            G = Ue.T @ Y
+            nx = np.linalg.norm(Y, axis=0)
+        ok = nx > 0
+        if not ok.any():
+            break
+        G = G[:, ok] / nx[ok]
+        vals = np.sum(G ** 2, axis=0)
+        best = max(best, float(vals.max()))
+        C = G / np.maximum(np.sqrt(vals), 1e-300)
+    return best
 
 
 def _face_point(face, u, v):

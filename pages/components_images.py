@@ -87,7 +87,7 @@ def main() -> None:
 
     signed = [figs.method_label("pca")]
     fig = figs.image_grid(rows, image_shape=ds.image_shape, titles=titles, signed=signed,
-                          title=f"First {r} components, k = {s.k} (brighter = larger loading; "
+                          title=f"First {r} components, k = {s.k} (darker blue = larger loading; "
                                 "PCA: orange/purple = sign)")
     st.plotly_chart(fig, key="ci_grid")
 

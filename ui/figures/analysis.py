@@ -195,7 +195,7 @@ def variance_vs_k(curves: pd.DataFrame, *, band: pd.DataFrame | None = None,
     fig.update_layout(**_LAYOUT, title=_title(title), xaxis_title="sparsity k (nonzeros)",
                       yaxis_title=ylabel, hovermode="closest",
                       legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
-    fig.update_layout(margin=dict(l=70, r=20, t=80, b=120))
+    fig.update_layout(margin=dict(l=70, r=20, t=80, b=120), height=540)
     return fig
 
 
@@ -427,21 +427,21 @@ def whitened_cloud(frames: Sequence[np.ndarray], *, frame_labels: Sequence[str] 
                          scaleanchor="x")
     if len(frames) > 1:
         fig.update_layout(
-            updatemenus=[dict(type="buttons", showactive=False, x=0, y=0, xanchor="left",
-                              yanchor="top", direction="left", pad=dict(t=60, r=10), buttons=[
+            updatemenus=[dict(type="buttons", showactive=False, x=0, y=1.0, xanchor="left",
+                              yanchor="bottom", direction="left", pad=dict(b=4), buttons=[
                                   dict(label="▶ play", method="animate",
                                        args=[None, dict(frame=dict(duration=400, redraw=three),
                                                         fromcurrent=True, transition=dict(duration=0))]),
                                   dict(label="❚❚ pause", method="animate",
                                        args=[[None], dict(mode="immediate", frame=dict(duration=0))])])],
-            sliders=[dict(active=0, x=0.25, y=0, len=0.75, xanchor="left", yanchor="top",
-                          pad=dict(t=40), currentvalue=dict(prefix="rotation: ", xanchor="right"),
+            sliders=[dict(active=0, x=0, y=0, len=1.0, xanchor="left", yanchor="top",
+                          pad=dict(t=30), currentvalue=dict(prefix="rotation: ", xanchor="right"),
                           steps=[dict(label=labels[i], method="animate",
                                       args=[[labels[i]], dict(mode="immediate", frame=dict(
                                           duration=0, redraw=three), transition=dict(duration=0))])
                                  for i in range(len(frames))])])
     fig.update_layout(**_LAYOUT, title=_title(title), height=560,
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0.5))
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1.0, xanchor="right"))
     fig.update_layout(margin=dict(l=70, r=20, t=90, b=120))
     return fig
 

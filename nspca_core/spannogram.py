@@ -608,8 +608,10 @@ def _supports_patches(red: _Reduced, k: int, callback=None, lower: float = -np.i
         local: set = set()
         seen_local: set = set()
         Ub, mb = U[rows], mu[rows]
-        for C, D in _vertex_batches(Ub, 3):
-            _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, region=region)
+        D = _triples(rows.size + 1)  # all triples of [Ub; 0] in one batch (rows.size <= cap)
+        Uz = np.vstack([Ub, np.zeros((1, 3))])
+        C = np.cross(Uz[D[:, 0]] - Uz[D[:, 1]], Uz[D[:, 0]] - Uz[D[:, 2]])
+        _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, region=region)
         for fb, part in local:
             full_local = np.frombuffer(fb, dtype=np.int64)
             full = np.sort(np.concatenate([always, rows[full_local]]))
@@ -617,6 +619,18 @@ def _supports_patches(red: _Reduced, k: int, callback=None, lower: float = -np.i
     if callback is not None:
         callback(total, total)
     return cands
+
+
+_TRIPLES: dict = {}
+
+
+def _triples(N: int) -> np.ndarray:
+    """All index triples a < b < l of range(N), shape (C(N, 3), 3) (cached per N)."""
+    D = _TRIPLES.get(N)
+    if D is None:
+        D = np.array(list(combinations(range(N), 3)), dtype=np.int64).reshape(-1, 3)
+        _TRIPLES[N] = D
+    return D
 
 
 def _patch_value_bound(outer, sqn, mu, always, rows, kk) -> float:

@@ -55,8 +55,11 @@ def main() -> None:
                              key="vk_methods",
                              help="ε-net uses the warm-started path (one set of samples for all k); "
                                   "the others run once per k.")
-    points = c2.slider("Values of k on the axis", 3, max(3, n), min(n, 15), key="vk_points",
-                       help="The certificate is computed at each; 'every k' = n values.")
+    if n > 3:
+        points = c2.slider("Values of k on the axis", 3, n, min(n, 15), key="vk_points",
+                           help=f"The certificate is computed at each; {n} = every k.")
+    else:
+        points = n
     with c3:
         show_band = st.toggle("Certified band", value=True, key="vk_band",
                               help="Our upper bound on the optimum (nspca_core.certify_path).")

@@ -112,8 +112,11 @@ def analysis(ds) -> None:
     st.subheader("Components of your data")
     st.caption(f"Preprocessing {' → '.join(ds.preprocessing) or 'none'} (sidebar); k = {k}, d = {s.d}, "
                f"ε = {s.eps}, seed {s.seed}.")
-    r = st.slider("Number of components (features of earlier components removed)", 1,
-                  max(1, min(10, n // max(k, 1))), 1, key="yd_r")
+    r_max = max(1, min(10, n // max(k, 1)))
+    r = st.slider("Number of components (features of earlier components removed)", 1, max(2, r_max),
+                  1, key="yd_r", disabled=r_max < 2,
+                  help=f"Disjoint supports need r·k ≤ n = {n}; lower k in the sidebar for more.")
+    r = min(r, r_max)
     with compute.progress(f"{r} component(s) at k = {k}") as cb:
         res = compute.components(X, r, k, "auto", "deflation-remove", s.d, s.eps, s.seed, _callback=cb)
     first = None

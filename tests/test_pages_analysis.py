@@ -312,3 +312,32 @@ def test_pages_through_the_app(page):
     assert not at.exception, [e.message for e in at.exception]
     at.switch_page(f"pages/{page}").run()
     _ok(at)
+
+
+def test_tiny_upload_two_features_large_k():
+    """Edge case: fewer features than the sidebar's k (sliders must not collapse)."""
+    X = np.random.default_rng(2).random((30, 2))
+    session = {state.DATASET: state.UPLOAD_NAME, state.UPLOAD: _upload(X), state.K: 10}
+    for page in ["variance_vs_k.py", "compare.py", "several_components.py", "your_data.py"]:
+        at = _ok(_page(page, **session, **{k: v for k, v in FAST.items() if k != "vk_points"}).run())
+        assert page == "your_data.py" or _charts(at) >= 1
+
+
+@pytest.mark.skipif(not (ROOT / "app.py").exists(), reason="app.py not there yet")
+def test_upload_flow_through_the_app():
+    """Upload on "Your data", select it, and another page of the app runs on it."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    for key, value in FAST.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/your_data.py").run()
+    X = _planted_upload(m=40, n=6)
+    at.file_uploader(key="yd_file").set_value(("mine.csv", _csv(X), "text/csv"))
+    at.run()
+    at.button(key="yd_use").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state[state.DATASET] == state.UPLOAD_NAME
+    at.switch_page("pages/variance_vs_k.py").run()
+    _ok(at)
+    assert "Your data (mine.csv)" in _texts(at.caption)

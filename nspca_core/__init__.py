@@ -24,6 +24,12 @@ import importlib
 from ._validation import InputError
 from .result import Certificate, ComponentsResult, Result
 
+# The submodule ``certify`` and its function share a name.  Importing the
+# submodule sets the package attribute to the module, so bind the function
+# here, eagerly, after the submodule is in sys.modules: later
+# ``from .certify import ...`` statements then leave the attribute alone.
+from .certify import certify  # noqa: E402
+
 __version__ = "0.1.0"
 
 # public name -> module that defines it

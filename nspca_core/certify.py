@@ -946,22 +946,3 @@ def _carry(ks, certs: dict, given: dict) -> list[Certificate]:
         if best is None or c.lower > best.lower:
             best = c
     return [out[k] for k in ks]
-
-
-class _CallableModule(type(math)):
-    """This module, callable as :func:`certify`.
-
-    The module and its main function share the name ``certify``: once anything
-    imports the submodule (``from .certify import _certify_cov``), Python sets
-    the package attribute ``nspca_core.certify`` to the module, shadowing the
-    lazily exported function.  Making the module callable keeps
-    ``from nspca_core import certify; certify(X, k=...)`` working either way.
-    """
-
-    def __call__(self, *args, **kwargs):
-        return certify(*args, **kwargs)
-
-
-import sys as _sys  # noqa: E402
-
-_sys.modules[__name__].__class__ = _CallableModule

@@ -611,6 +611,9 @@ def _supports_patches(red: _Reduced, k: int, callback=None, lower: float = -np.i
         D = _triples(rows.size + 1)  # all triples of [Ub; 0] in one batch (rows.size <= cap)
         Uz = np.vstack([Ub, np.zeros((1, 3))])
         C = np.cross(Uz[D[:, 0]] - Uz[D[:, 1]], Uz[D[:, 0]] - Uz[D[:, 2]])
+        # only vertices in the patch (either sign) are processed here: select them first
+        near = region(C) | region(-C)
+        C, D = C[near], D[near]
         _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, region=region)
         for fb, part in local:
             full_local = np.frombuffer(fb, dtype=np.int64)

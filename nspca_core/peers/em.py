@@ -528,16 +528,23 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
                 callback(j + 1, r)
     else:
         strategy = "quasi-orthogonal"
+        converged_all = True
         cos_max = np.cos(np.deg2rad(min_angle))
         tol, max_iter = float(opts["tol"]), int(opts["max_iter"])
         for j in range(r):
             W0 = _random_nonneg(rng, n, restarts)
             gamma, chosen, used_gamma = 0.0, None, None
+            closest, closest_cos = None, np.inf  # the most orthogonal candidate seen
             for step in range(12):
                 mstep = None if j == 0 or gamma == 0 else _penalized_mstep(L[:, :j], gamma)
                 W, conv, _ = _em_iterate(cov, W0, k, True, tol, max_iter, mstep=mstep)
                 vals = cov.quads(W)
                 ok = np.all(W.T @ L[:, :j] <= cos_max + 1e-9, axis=1) if j else np.ones(restarts, bool)
+                if j:
+                    worst = (W.T @ L[:, :j]).max(axis=1)
+                    b = int(np.argmin(worst))
+                    if worst[b] < closest_cos:
+                        closest, closest_cos, closest_gamma = W[:, b].copy(), float(worst[b]), gamma
                 if ok.any():
                     vals = np.where(ok, vals, -np.inf)
                     b = int(np.argmax(vals))
@@ -550,11 +557,20 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
                 used = np.flatnonzero(L[:, :j].sum(axis=1) > 0)
                 keep = np.setdiff1d(np.arange(n), used)
                 if keep.size == 0:
-                    raise InputError(f"`min_angle`={min_angle}: component {j + 1} cannot be found")
-                sub = em_pca(_subcov(cov, keep), min(k, keep.size), seed=rng, restarts=restarts)
-                chosen = np.zeros(n)
-                chosen[keep] = sub.x
-                notes.append(f"component {j + 1}: penalty cap reached; used disjoint support")
+                    # no feature left for a disjoint support: keep the most orthogonal
+                    # candidate found, and say the angle constraint is not met
+                    chosen, used_gamma = closest, closest_gamma
+                    angle = float(np.degrees(np.arccos(np.clip(closest_cos, -1.0, 1.0))))
+                    converged_all = False
+                    notes.append(f"component {j + 1}: no rotation reached min_angle={min_angle} "
+                                 f"degrees and no unused feature remained; kept the most orthogonal "
+                                 f"candidate (smallest angle to an earlier component {angle:.1f} degrees)")
+                    warnings.warn(notes[-1], RuntimeWarning, stacklevel=2)
+                else:
+                    sub = em_pca(_subcov(cov, keep), min(k, keep.size), seed=rng, restarts=restarts)
+                    chosen = np.zeros(n)
+                    chosen[keep] = sub.x
+                    notes.append(f"component {j + 1}: penalty cap reached; used disjoint support")
             res = _make_result(cov, chosen, method="em", t0=time.perf_counter(),
                                params=dict(k=k, gamma=used_gamma),
                                info=dict(gamma=used_gamma))
@@ -572,4 +588,5 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
                             supports=[np.flatnonzero(L[:, j]) for j in range(r)],
                             method="em", strategy=strategy, params=params,
                             seconds=time.perf_counter() - t0, results=results,
-                            info=dict(notes=notes))
+                            info=dict(notes=notes, angle_constraint_met=converged_all
+                                      if min_angle is not None else None))

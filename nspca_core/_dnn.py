@@ -50,7 +50,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-__all__ = ["DnnState", "cut_rhs", "lmax_upper", "dnn_value", "dnn_optimize", "kkt_init"]
+__all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "lmax_upper", "dnn_value", "dnn_tangent",
+           "dnn_optimize", "kkt_init"]
 
 _EPS = np.finfo(float).eps
 
@@ -114,21 +115,55 @@ def _assemble(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None) -> np.nda
     return M
 
 
-def dnn_value(A: np.ndarray, k: int, state: DnnState) -> tuple[float, float]:
-    """The certified bound ``lambda_max(A + N - mu J) + mu k`` (rigorous), and its tolerance."""
+def _lmax_state(A: np.ndarray, state: DnnState) -> float:
+    """Rigorous upper bound on ``lambda_max(A + N - mu J - sum_l w_l c_l c_l^T)`` (the k-free part)."""
     n = A.shape[0]
     M = _assemble(A, state.N, state.nu, state.C, state.w)
     mu = state.nu / n
     scale = float(np.linalg.norm(A) + np.linalg.norm(state.N) + mu * n)
-    extra = 0.0
     if state.C is not None and state.w is not None:
-        # cuts: OPT <= lambda_max(A + N - mu J - sum_l w_l c_l c_l^T) + mu k + sum_l w_l beta_k(c_l)
-        # since x^T (w_l c_l c_l^T) x <= w_l beta_k(c_l) on S_k^n (cut_rhs)
-        extra = float(state.w @ cut_rhs(state.C, k)) * (1.0 + 4 * state.w.size * _EPS)
         scale += float(state.w @ (state.C ** 2).sum(axis=0))
-    lam, tol = lmax_upper(M, scale)
-    # mu * k is a product of two doubles: its relative rounding is below eps
-    return lam + mu * k * (1.0 + 2 * _EPS) + extra, tol
+    return lmax_upper(M, scale)
+
+
+def dnn_value(A: np.ndarray, k: int, state: DnnState) -> tuple[float, float]:
+    """The certified bound ``lambda_max(A + N - mu J) + mu k`` (rigorous), and its tolerance."""
+    lam, tol = _lmax_state(A, state)
+    return float(dnn_tangent(lam, state, A.shape[0], np.array([k]))[0]), tol
+
+
+def cut_rhs_all(C: np.ndarray) -> np.ndarray:
+    """``beta_k(c_l)`` for every k = 1..n at once, shape (L, n) (see :func:`cut_rhs`)."""
+    n = C.shape[0]
+    out = None
+    for sgn in (1.0, -1.0):
+        P = -np.sort(-(np.maximum(sgn * C, 0.0) ** 2), axis=0)
+        v = np.cumsum(P, axis=0).T
+        out = v if out is None else np.maximum(out, v)
+    return out * (1.0 + 4 * n * _EPS)
+
+
+def dnn_tangent(lam: float, state: DnnState, n: int, ks: np.ndarray) -> np.ndarray:
+    """The DNN bound of one dual point at every k in ``ks``, given ``lam`` from :func:`_lmax_state`.
+
+    Notes
+    -----
+    The matrix ``M = A + N - mu J - sum_l w_l c_l c_l^T`` does not depend on k;
+    only the right-hand sides ``mu k`` and ``w_l beta_k(c_l)`` do.  The proof in
+    the module docstring holds for every k with the same ``(N, mu, w, C)``, so
+    one rigorous ``lambda_max`` certifies every k at once:
+    ``OPT_k <= lam + mu k + sum_l w_l beta_k(c_l)``, a line in k (plus the
+    concave cut terms).  Since the DNN relaxation value is concave in k (it is
+    the perturbation function of a convex program in the right-hand side of
+    ``1^T Z 1 <= k``), tangents from a few k's interpolate its whole curve.
+    """
+    ks = np.asarray(ks, dtype=int)
+    mu = state.nu / n
+    out = lam + mu * ks * (1.0 + 2 * _EPS)
+    if state.C is not None and state.w is not None and np.any(state.w > 0):
+        B = cut_rhs_all(state.C)[:, np.minimum(ks, n) - 1]
+        out = out + (state.w @ B) * (1.0 + 4 * state.w.size * _EPS)
+    return out
 
 
 def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -169,31 +204,42 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int):
 
 
 def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
-    """Entropy-smoothed lambda_max from Ritz values w (desc) and its gradient G."""
+    """Entropy-smoothed lambda_max from Ritz values w (desc); returns (F, weights q, kept vectors).
+
+    The gradient is ``G = W diag(q) W^T``; callers form only what they need of it."""
     z = (w - w[0]) / t
     p = np.exp(z)
     s = float(p.sum())
     F = float(w[0]) + t * np.log(s)
     q = p[: W.shape[1]] / s
     keep = q > 1e-12
-    G = (W[:, keep] * q[keep]) @ W[:, keep].T
-    return F, G
+    return F, q[keep], W[:, keep]
 
 
 def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start: float,
                  t_end: float, r: int = 16, check_every: int = 0, target: float | None = None,
-                 lower: float | None = None, callback=None):
+                 lower: float | None = None, callback=None, stall: float = 1e-4,
+                 min_iters: int | None = None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     ``best_value`` is rigorous (:func:`dnn_value`).  With ``check_every > 0`` the
     current point is certified every that many iterations and the loop stops
-    early once ``lower / value >= target`` or the bound stalls.
+    early once ``lower / value >= target`` or the bound stalls (less than
+    ``stall`` relative progress between two checks, after ``min_iters``
+    iterations, default ``2 check_every``).  The n x n work per iteration is
+    done in preallocated buffers (the loop is memory-bound for n in the
+    hundreds): one assembly of M, one block Ritz step, one rank-r gradient.
     """
     n = A.shape[0]
     r = min(r, n)
     kn = k / n
+    if min_iters is None:
+        min_iters = 2 * check_every
     x_N, x_nu = state.N.copy(), float(state.nu)
-    y_N, y_nu = x_N, x_nu
+    y_N, y_nu = x_N.copy(), x_nu
+    new_N = np.empty_like(x_N)
+    M = np.empty_like(x_N)
+    diag = np.diag_indices(n)
     C = state.C
     x_w = None if C is None else (state.w.copy() if state.w is not None else np.zeros(C.shape[1]))
     y_w = x_w
@@ -210,20 +256,27 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     it = 0
     for it in range(1, iters + 1):
         t = t_start * (t_end / t_start) ** ((it - 1) / max(iters - 1, 1))
-        M = _assemble(A, y_N, y_nu, C, y_w)
+        np.add(A, y_N, out=M)
+        M -= y_nu / n
+        if C is not None and np.any(y_w > 0):
+            M -= (C * y_w) @ C.T
         w, U = _ritz(M, U, r)
-        F, G = _smoothed(w, U, t)
+        F, q, W = _smoothed(w, U, t)
         F += y_nu * kn
         if C is not None:
             F += float(y_w @ beta)
-            # d/dw_l = beta_l - c_l^T G c_l
-            g_w = beta - np.einsum("il,ij,jl->l", C, G, C, optimize=True)
+            # d/dw_l = beta_l - c_l^T G c_l, with G = W diag(q) W^T
+            B = W.T @ C
+            g_w = beta - q @ (B * B)
             new_w = np.maximum(y_w - step * g_w, 0.0)
         # gradient: dF/dN = G off the diagonal; dF/dnu = k/n - 1^T G 1 / n
-        g_nu = kn - float(G.sum()) / n
-        new_N = y_N - step * G
+        s1 = W.sum(axis=0)
+        g_nu = kn - float(q @ (s1 * s1)) / n
+        # new_N = max(y_N - step G, 0) with zero diagonal, in place
+        np.matmul(W * (-step * q), W.T, out=new_N)
+        new_N += y_N
         np.maximum(new_N, 0.0, out=new_N)
-        np.fill_diagonal(new_N, 0.0)
+        new_N[diag] = 0.0
         new_nu = max(0.0, y_nu - step * g_nu)
         if F > F_prev:  # restart momentum, shorten the step
             mom = 1.0
@@ -233,13 +286,17 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         F_prev = F
         mom_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * mom * mom))
         mbeta = (mom - 1.0) / mom_next
-        y_N = new_N + mbeta * (new_N - x_N)
+        # y_N = max(new_N + mbeta (new_N - x_N), 0); then x_N <- new_N (buffers rotate)
+        np.subtract(new_N, x_N, out=y_N)
+        y_N *= mbeta
+        y_N += new_N
         np.maximum(y_N, 0.0, out=y_N)
         y_nu = max(0.0, new_nu + mbeta * (new_nu - x_nu))
         if C is not None:
             y_w = np.maximum(new_w + mbeta * (new_w - x_w), 0.0)
             x_w = new_w
-        x_N, x_nu, mom = new_N, new_nu, mom_next
+        x_N, new_N = new_N, x_N
+        x_nu, mom = new_nu, mom_next
         if callback is not None:
             callback(it, iters)
         if check_every and (it % check_every == 0 or it == iters):
@@ -250,8 +307,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                 best_state, best_value = cand, val
             if target is not None and lower is not None and lower >= target * best_value:
                 break
-            # stalled: less than 1e-4 relative progress since the last check
-            if last_check - best_value < 1e-4 * abs(best_value) and it >= 2 * check_every:
+            # stalled: less than `stall` relative progress since the last check
+            if last_check - best_value < stall * abs(best_value) and it >= min_iters:
                 break
             last_check = best_value
     if not check_every:

@@ -475,6 +475,10 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         cols = []
         method_name = method
         sub_opts = {key: val for key, val in options.items() if key != "effort"}
+        if method == "nmf" and strategy == "deflation-project":
+            # NMF factors the raw nonnegative data, which projection deflation never changes
+            raise InputError("method 'nmf' works on the raw nonnegative data, which projection "
+                             "deflation does not change; use strategy='deflation-remove'")
         cur = C
         remaining = np.arange(n)
         for j in range(r):
@@ -490,7 +494,10 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                         f"(< k={k}); it uses all of them")
                 sub = _sub_cov(C, remaining)
                 dj = min(d, remaining.size)
-                rj = _fit_cov(sub, kj, method, dj, eps, seed, None, dict(sub_opts))
+                opts_j = dict(sub_opts)
+                if opts_j.get("data") is not None:  # raw data for NMF: the same features
+                    opts_j["data"] = np.asarray(opts_j["data"])[:, remaining]
+                rj = _fit_cov(sub, kj, method, dj, eps, seed, None, opts_j)
                 problems.append(sub)
                 x = np.zeros(n)
                 x[remaining] = rj.x

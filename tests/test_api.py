@@ -304,3 +304,30 @@ def test_auto_on_lrs_beats_enet_and_is_certified(lrs_X):
         assert auto.variance >= enet.variance * (1 - 1e-12)
         assert auto.variance <= auto.upper_bound * (1 + 1e-9)
         _feasible(auto.x, k)
+
+
+def test_components_nmf_uses_the_remaining_raw_features():
+    rng = np.random.default_rng(0)
+    raw = rng.random((40, 12))
+    X = raw - raw.mean(axis=0)
+    res = components(X, n_components=3, k=3, method="nmf", data=raw)
+    sup = [set(s.tolist()) for s in res.supports]
+    assert all(len(s) <= 3 for s in sup)
+    assert not (sup[0] & sup[1]) and not (sup[0] & sup[2]) and not (sup[1] & sup[2])
+    with pytest.raises(ValueError, match="use strategy='deflation-remove'"):
+        components(X, n_components=2, k=3, method="nmf", strategy="deflation-project", data=raw)
+
+
+def test_components_certify_bounds_each_component_problem():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((50, 7))
+    X -= X.mean(axis=0)
+    res = components(X, n_components=2, k=2, certify=True)
+    A = X.T @ X / 50
+    first, _ = brute_opt(A, 2)
+    assert res.results[0].upper_bound >= first - 1e-9
+    # the second component solved the problem on the unused features
+    rest = np.setdiff1d(np.arange(7), res.supports[0])
+    second, _ = brute_opt(A[np.ix_(rest, rest)], 2)
+    assert res.results[1].upper_bound >= second - 1e-9
+    assert res.results[1].variance <= second + 1e-9

@@ -10,6 +10,7 @@ ADDRESS ?= localhost
 NSPCA_DATA_DIR ?= $(abspath ../shared/datasets)
 export NSPCA_DATA_DIR
 PYTEST_ARGS ?=
+SHELL := /bin/bash
 
 .PHONY: run test bench reproduce browser clean
 
@@ -40,8 +41,13 @@ browser:
 test: $(VENV)/.dev-installed browser
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
+# Benchmarks print ratios measured in one run; the latest output is kept in
+# benchmarks/results/ (the reproduction report includes it).
 bench: $(VENV)/.dev-installed
-	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	mkdir -p benchmarks/results
+	for f in benchmarks/bench_*.py; do echo "== $$f"; \
+		$(PY) $$f 2>&1 | tee benchmarks/results/$$(basename $$f .py).txt; \
+		test $${PIPESTATUS[0]} -eq 0 || exit 1; done
 
 reproduce: $(VENV)/.dev-installed
 	$(PY) -m nspca_core.reproduce

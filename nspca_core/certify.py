@@ -44,7 +44,8 @@ import numpy as np
 import scipy.linalg
 
 from ._cov import Cov, as_cov
-from ._dnn import DnnState, dnn_optimize, dnn_value, kkt_init, lmax_upper
+from ._dnn import DnnState, dnn_optimize, dnn_tangent, dnn_value, kkt_init, lmax_upper
+from ._dnn import _lmax_state as _dnn_lmax
 from ._validation import InputError, check_int, check_k, check_vector
 from .result import Certificate
 
@@ -811,6 +812,119 @@ def _check_ks(ks, n: int) -> list[int]:
     return out
 
 
+def _topk_masks(Y: np.ndarray, kc: np.ndarray) -> np.ndarray:
+    """Boolean mask of the ``kc[j]`` largest entries of each column j of Y (ties to the lower index)."""
+    n, p = Y.shape
+    order = np.argsort(-Y, axis=0, kind="stable")
+    rank = np.empty((n, p), dtype=np.intp)
+    rank[order, np.arange(p)] = np.arange(n)[:, None]
+    return rank < kc[None, :]
+
+
+def _ascent_batch(cov: Cov, kc: np.ndarray, X0: np.ndarray, iters: int = 50):
+    """:func:`_ascent_many` with a different k per column, all columns at once.
+
+    Column j iterates ``x <- top-kc[j] nonneg part of A x`` (normalized) from
+    ``X0[:, j]``; converged columns leave the active set so the matrix products
+    shrink.  Returns ``(X, values)``: the best iterate of each column (feasible
+    for its k: nonnegative, unit, at most kc[j] nonzeros) and ``x^T A x``.
+    """
+    n, p = X0.shape
+    X = np.maximum(X0, 0.0)
+    nrm = np.linalg.norm(X, axis=0)
+    X[:, nrm > 0] /= nrm[nrm > 0]
+    X[0, nrm == 0] = 1.0
+    best_X = X.copy()
+    best_v = np.full(p, -np.inf)
+    active = np.arange(p)
+    for _ in range(iters):
+        Xa = X[:, active]
+        Y = cov.matvec(Xa)
+        v = np.einsum("ij,ij->j", Xa, Y)
+        better = v > best_v[active]
+        best_v[active[better]] = v[better]
+        best_X[:, active[better]] = Xa[:, better]
+        np.maximum(Y, 0.0, out=Y)
+        Z = np.where(_topk_masks(Y, kc[active]), Y, 0.0)
+        zn = np.linalg.norm(Z, axis=0)
+        ok = zn > 0
+        Z[:, ok] /= zn[ok]
+        Z[:, ~ok] = Xa[:, ~ok]
+        moving = np.abs(Z - Xa).max(axis=0) > 1e-10
+        X[:, active] = Z
+        active = active[moving]
+        if active.size == 0:
+            break
+    if active.size:  # score the last iterates of columns still moving
+        v = cov.quads(X[:, active])
+        better = v > best_v[active]
+        best_v[active[better]] = v[better]
+        best_X[:, active[better]] = X[:, active[better]]
+    return best_X, best_v
+
+
+def _rank1_cols(u: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Rank-1 solutions ``I_k^+(u)`` (normalized) for each k in ks, as columns."""
+    M = _topk_masks(np.repeat(u[:, None], ks.size, axis=1), ks) & (u[:, None] > 0)
+    return np.where(M, u[:, None], 0.0)
+
+
+def _path_lower(cov: Cov, uniq: np.ndarray, U: np.ndarray, given: dict):
+    """Feasible points for every k at once: batched ascent from rank-1 starts of the top
+    eigenvectors, then from the neighbours' answers (k-1's is feasible for k, k+1's truncated).
+    Returns ``(X, values)`` with one column per k in ``uniq``."""
+    cols, kc = [], []
+    for j in range(min(2, U.shape[1])):
+        for s in (1.0, -1.0):
+            cols.append(_rank1_cols(s * U[:, j], uniq))
+            kc.append(uniq)
+    dg = cov.diag()
+    e = np.zeros((cov.n, uniq.size))
+    e[int(np.argmax(dg)), :] = 1.0
+    cols.append(e)
+    kc.append(uniq)
+    X, v = _ascent_batch(cov, np.concatenate(kc), np.hstack(cols))
+    p = uniq.size
+    X, v = X.reshape(cov.n, -1, p), v.reshape(-1, p)
+    j = np.argmax(v, axis=0)
+    bx, bv = X[:, j, np.arange(p)], v[j, np.arange(p)]
+    for i, k in enumerate(uniq):
+        g = given.get(int(k))
+        if g is not None:
+            fg = cov.quad(g)
+            if fg > bv[i]:
+                bx[:, i], bv[i] = g, fg
+    # round 2: neighbours' answers as starts
+    if p > 1:
+        starts = np.hstack([np.roll(bx, 1, axis=1), np.roll(bx, -1, axis=1)])
+        X2, v2 = _ascent_batch(cov, np.concatenate([uniq, uniq]), starts)
+        X2, v2 = X2.reshape(cov.n, 2, p), v2.reshape(2, p)
+        for r in range(2):
+            upd = v2[r] > bv
+            bx[:, upd], bv[upd] = X2[:, r, upd], v2[r, upd]
+    return bx, bv
+
+
+def _path_cheap_bounds(spec: "_Spectral", A: np.ndarray, uniq: np.ndarray, rowsum1: np.ndarray) -> dict:
+    """lambda1, paper(d=1), residual(d=1) (and exact(k<=2)) for every k at once (same proofs as
+    :func:`_paper_and_residual`: ``OPT_1(k)`` is the rank-1 value on the k largest entries of
+    ``+-sqrt(lambda_1) u_1``, see :func:`_opt1`)."""
+    n = A.shape[0]
+    out = {"lambda1": np.full(uniq.size, float(spec.w[0]) + spec.tol)}
+    if n >= 2 and spec.w.size >= 2:
+        v = spec.V(1).ravel()
+        opt1 = np.zeros(n)
+        for sg in (1.0, -1.0):
+            q = -np.sort(-(np.maximum(sg * v, 0.0) ** 2))
+            opt1 = np.maximum(opt1, np.cumsum(q))
+        opt1 = opt1[uniq - 1] * (1 + 4 * n * _EPS)
+        lam2 = spec.lam(1)
+        out["paper(d=1)"] = opt1 + lam2 + spec.tol
+        slack = 8 * n * _EPS * float(np.abs(A).max())
+        out["residual(d=1)"] = opt1 + np.minimum(lam2, rowsum1[uniq - 1] + slack) + spec.tol
+    return out
+
+
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None) -> list[Certificate]:
     """One certificate per k in ``ks``, warm-started along k.
 
@@ -822,7 +936,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
         Feasible points, one per k (entries may be None).
     effort : {"auto", "fast", "full"}
     callback : callable(done, total), optional
-        Called after each k.
+        Called after each DNN run (``total`` is an estimate) and at the end.
 
     Returns
     -------
@@ -830,15 +944,25 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
 
     Notes
     -----
-    Two monotonicity facts make the path cheaper and tighter: ``S_k^n``
-    grows with k, so a point feasible for ``k' <= k`` is feasible for k
-    (lower bounds carry upward) and a bound for ``k' >= k`` is a bound for k
-    (bound ``monotone``, upper bounds carry downward).  The largest k is
-    certified first (its bound then serves every k, and for large k it is
-    often already tight); then k ascends, each DNN warm-started from the
-    previous k's dual variables, and skipped when the carried bounds already
-    certify the target gap.  The eigenpairs and the residual row sums of
-    ``A - A_1`` are computed once for all k.
+    Facts that make the path far cheaper than one certificate per k:
+
+    * ``S_k^n`` grows with k: a point feasible for ``k' <= k`` is feasible for k
+      (lower bounds carry upward) and a bound for ``k' >= k`` is a bound for k
+      (``monotone``).
+    * One DNN dual point certifies every k (``dnn(tangent)``,
+      :func:`nspca_core._dnn.dnn_tangent`): ``M = A + N - mu J - sum w c c^T``
+      does not depend on k, so its one rigorous ``lambda_max`` gives the bound
+      ``lambda_max(M) + mu k + sum_l w_l beta_k(c_l)`` at every k.
+    * The DNN value is concave in k, so the lower envelope of the tangents of
+      a few k's is close to it everywhere.  The DNN therefore runs on a
+      coarse geometric grid of k, then only on midpoints of intervals where
+      the envelope is more than a small relative amount above the chord of
+      the bounds at the interval's ends (where a DNN run could still gain),
+      each run warm-started from the dual point of the nearest k already done.
+    * The feasible points of all k come from one batched truncated-power
+      ascent (a different k per column), restarted from the neighbours'
+      answers.  The eigenpairs and the row sums of ``A - A_1`` are computed
+      once for all k.
     """
     cov_ = as_cov(X, cov)
     n = cov_.n
@@ -865,51 +989,138 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
             if callback is not None:
                 callback(i + 1, total)
         return _carry(ks, certs, given)
-    cfg = _EFFORT[effort]
-    A = cov_.dense()
+    return _carry(ks, _path_dense(cov_, np.array(uniq), given, effort, callback), given)
+
+
+# path settings per effort: DNN iterations per k, stall threshold, refinement threshold delta
+_PATH = {
+    "fast": dict(iters=30, check_every=10, stall=1e-3, delta=1e-2, grid=2.0),
+    "auto": dict(iters=80, check_every=10, stall=3e-4, delta=2e-3, grid=2 ** 0.5),
+    "full": dict(iters=600, check_every=50, stall=1e-5, delta=2e-4, grid=2 ** 0.25),
+}
+
+
+def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) -> dict:
+    """:func:`certify_path` on a dense covariance; returns ``{k: Certificate}``."""
+    t_all = time.perf_counter()
+    cfg, pcfg = _EFFORT[effort], _PATH[effort]
+    A = cov.dense()
+    n = A.shape[0]
+    p = uniq.size
+    pos = {int(k): i for i, k in enumerate(uniq)}
     spec = _Spectral(A, 1)
-    rowsums = {1: _rowsum_topk_all(A - spec.V(1) @ spec.V(1).T)}
-    kmax = uniq[-1]
-    top, state = _certify_dense(cov_, kmax, given.get(kmax), effort, None, spec=spec, rowsums=rowsums,
-                                use_fit=False)
-    certs[kmax] = top
-    done = 1
-    if callback is not None:
-        callback(done, total)
-    carry_ub = top.upper_bound
-    best_lower, best_x = -np.inf, None
-    warm = None
-    for k in uniq[:-1]:
+    rowsum1 = _rowsum_topk_all(A - spec.V(1) @ spec.V(1).T)
+    # ---- lower bounds for all k, then carried upward (feasible for k' <= k is feasible for k)
+    LX, lows = _path_lower(cov, uniq, spec.U, given)
+    src = ["ascent"] * p
+    for i, k in enumerate(uniq):
+        if int(k) in given:
+            src[i] = "given"
+    cheap = _path_cheap_bounds(spec, A, uniq, rowsum1)
+    exact = {}
+    for k in uniq[uniq <= 2]:
+        opt, xo = _opt_pairs(A, int(k))
+        exact[int(k)] = opt * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(A).max())
+        i = pos[int(k)]
+        if src[i] != "given" and opt > lows[i]:
+            LX[:, i], lows[i] = xo, cov.quad(xo)
+            src[i] = "exact(k<=2)"
+    ub_cheap = np.minimum.reduce(list(cheap.values()))
+    for k, v in exact.items():
+        ub_cheap[pos[k]] = min(ub_cheap[pos[k]], v)
+    env = np.full(p, np.inf)        # lower envelope of the DNN tangents
+    own = {}                        # k -> (value, dnn info) of the DNN run at k
+    states: dict[int, DnnState] = {}
+    target = 1.0 - cfg["target_gap"]
+    scale = max(float(np.abs(A).max()), 1e-300)
+
+    def upper():
+        u = np.minimum(ub_cheap, env)
+        return np.minimum.accumulate(u[::-1])[::-1]  # monotone: a bound for k' >= k holds at k
+
+    def run(k: int):
+        i = pos[k]
+        if lows[i] >= target * upper()[i]:
+            return
         t0 = time.perf_counter()
-        xk = given.get(k)
-        if xk is None:
-            # cheap lower bound first: the ascent warm-started from the previous k's x
-            X0 = _starts(cov_, k, spec.U[:, :1], 4, [best_x])
-            xk, fk = _ascent_many(cov_, k, X0)
-            lower_src = "ascent"
+        if states:
+            near = min(states, key=lambda kk: (abs(kk - k), kk))
+            st0 = states[near]
+            st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
+            init, t_start = f"warm(k={near})", 3e-3 * scale
         else:
-            fk, lower_src = cov_.quad(xk), "given"
-        if lower_src != "given" and best_x is not None and np.count_nonzero(best_x) <= k \
-                and best_lower > fk:
-            xk, fk, lower_src = best_x, best_lower, "monotone"
-        bounds_free = min(carry_ub, float(spec.w[0]) + spec.tol)
-        if fk >= (1 - cfg["target_gap"]) * bounds_free:
-            bounds = {"lambda1": float(spec.w[0]) + spec.tol, "monotone": carry_ub}
-            cert = _finish(bounds, fk, xk, k, t0, {"lower_source": lower_src, "n": n})
-        else:
-            cert, st = _certify_dense(cov_, k, xk if lower_src == "given" else None, effort, None,
-                                      warm=warm, spec=spec, rowsums=rowsums, lower_hint=xk,
-                                      use_fit=False)
-            if st is not None:
-                warm = st
-            cert = _merge_free(cert, carry_ub, fk, xk, lower_src, t0)
-        certs[k] = cert
-        if cert.lower > best_lower and cert.x is not None:
-            best_lower, best_x = cert.lower, cert.x
-        done += 1
+            st = _screen_init(A, k)
+            init, t_start = "screen", 1e-2 * scale
+        st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["iters"], t_start=t_start,
+                                      t_end=1e-4 * scale, check_every=pcfg["check_every"],
+                                      target=target, lower=float(lows[i]), stall=pcfg["stall"],
+                                      min_iters=2 * pcfg["check_every"])
+        lam, _ = _dnn_lmax(A, st)
+        tang = dnn_tangent(lam, st, n, uniq)
+        np.minimum(env, tang, out=env)
+        states[k] = st
+        dinfo["init"] = init
+        own[k] = (float(tang[i]), dinfo, time.perf_counter() - t0)
+        # the dual's Ritz vectors are good ascent starts at this k
+        if src[i] != "given" and st.U is not None:
+            X0 = np.column_stack([LX[:, i]] + [_rank1_cols(sg * st.U[:, j], np.array([k]))[:, 0]
+                                               for j in range(min(4, st.U.shape[1])) for sg in (1., -1.)])
+            Xb, vb = _ascent_batch(cov, np.full(X0.shape[1], k), X0)
+            jb = int(np.argmax(vb))
+            if vb[jb] > lows[i]:
+                LX[:, i], lows[i], src[i] = Xb[:, jb], vb[jb], "ascent(dnn)"
         if callback is not None:
-            callback(done, total)
-    return _carry(ks, certs, given)
+            callback(len(own), max(len(own) + 1, p))
+
+    # coarse geometric grid (descending), then refinement of intervals where the envelope
+    # is above the chord of the bounds at the ends by more than delta (relative)
+    grid = {int(uniq[-1]), int(uniq[0])}
+    g = float(uniq[-1])
+    while g > uniq[0]:
+        g /= pcfg["grid"]
+        j = int(np.searchsorted(uniq, round(g)))
+        grid.add(int(uniq[min(j, p - 1)]))
+    for k in sorted(grid, reverse=True):
+        run(k)
+    done = sorted(grid)
+    stack = list(zip(done[:-1], done[1:]))
+    while stack:
+        a, b = stack.pop()
+        ia, ib = pos[a], pos[b]
+        if ib - ia < 2:
+            continue
+        ub = upper()
+        seg = np.arange(ia + 1, ib)
+        ka, kb = float(uniq[ia]), float(uniq[ib])
+        chord = ub[ia] + (ub[ib] - ub[ia]) * (uniq[seg] - ka) / (kb - ka)
+        excess = (ub[seg] - chord) / ub[seg]
+        need = (excess > pcfg["delta"]) & (lows[seg] < target * ub[seg])
+        if not need.any():
+            continue
+        m = int(uniq[(ia + ib) // 2])
+        run(m)
+        stack.append((a, m))
+        stack.append((m, b))
+    # ---- assemble the certificates
+    ub = upper()
+    share = (time.perf_counter() - t_all) / p
+    out = {}
+    for i, k in enumerate(uniq):
+        k = int(k)
+        bounds = {name: float(v[i]) for name, v in cheap.items()}
+        if k in exact:
+            bounds["exact(k<=2)"] = exact[k]
+        info = {"n": n, "lower_source": src[i], "eig_tolerance": spec.tol}
+        if k in own:
+            bounds["dnn"] = own[k][0]
+            info["dnn"] = own[k][1]
+        if np.isfinite(env[i]) and (k not in own or env[i] < own[k][0]):
+            bounds["dnn(tangent)"] = float(env[i])
+        if ub[i] < min(bounds.values()):
+            bounds["monotone"] = float(ub[i])
+        t0 = time.perf_counter() - share - (own[k][2] if k in own else 0.0)
+        out[k] = _finish(bounds, float(lows[i]), LX[:, i].copy(), k, t0, info)
+    return out
 
 
 def _merge_free(cert: Certificate, carry_ub: float, fk: float, xk, src: str, t0: float) -> Certificate:

@@ -32,43 +32,36 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ data
-@st.cache_data(show_spinner=False, max_entries=8)
-def load(name: str, preprocessing: str, seed: int) -> dict:
-    """A registry dataset, preprocessed: dict(X, feature_names, image_shape, title, steps)."""
-    from nspca_core.datasets import is_available, load_dataset
-
-    ds = load_dataset(name, preprocessing=state.preprocessing_steps(preprocessing), seed=seed,
-                      download=not is_available(name))
+def _as_dict(ds) -> dict:
     return dict(X=np.asarray(ds.X, dtype=float), feature_names=list(ds.feature_names),
                 image_shape=ds.image_shape, title=ds.info.title, steps=tuple(ds.preprocessing))
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _preprocess_upload(X: np.ndarray, preprocessing: str) -> np.ndarray:
-    from nspca_core import preprocess
+def load(name: str, preprocessing: str, seed: int) -> dict:
+    """A registry dataset, preprocessed: dict(X, feature_names, image_shape, title, steps).
 
-    return np.asarray(preprocess(X, steps=state.preprocessing_steps(preprocessing)).X, dtype=float)
+    Loading and caching live in :func:`ui.compute.load_dataset`, shared with
+    the analysis pages.
+    """
+    from ui import compute
+
+    return _as_dict(compute.load_dataset(name, preprocessing, seed))
 
 
 def current_dataset() -> dict:
-    """The dataset of the sidebar (registry entry or the upload), preprocessed."""
-    s = state.settings()
-    if s.dataset == state.UPLOAD_NAME:
-        up = st.session_state.get(state.UPLOAD)
-        if up is not None:
-            X = _preprocess_upload(np.asarray(up.X, dtype=float), s.preprocessing)
-            names = list(getattr(up, "feature_names", None) or
-                         [f"feature {j}" for j in range(X.shape[1])])
-            return dict(X=X, feature_names=names, image_shape=getattr(up, "image_shape", None),
-                        title=f"your data ({getattr(up, 'source_name', 'upload')})",
-                        steps=state.preprocessing_steps(s.preprocessing))
-        st.session_state[state.DATASET] = state.DEFAULTS[state.DATASET]
-        s = state.settings()
+    """The dataset of the sidebar (registry entry or the upload), preprocessed.
+
+    Same source as :func:`ui.compute.current_dataset`; when it cannot be
+    loaded (offline, nothing uploaded yet, a preprocessing the data does not
+    allow) the reason is shown and the digits are used instead.
+    """
+    from ui import compute
+
     try:
-        return load(s.dataset, s.preprocessing, s.seed)
-    except (ValueError, OSError) as exc:  # unavailable offline, bad preprocessing, ...
-        st.error(f"Could not load `{s.dataset}`: {exc} Showing the digits instead.")
-        return load("digits", "center", s.seed)
+        return _as_dict(compute.current_dataset())
+    except (ValueError, OSError) as exc:
+        st.error(f"Could not load the selected dataset: {exc} Showing the digits instead.")
+        return load("digits", "center", state.settings().seed)
 
 
 # ---------------------------------------------------------- small factors

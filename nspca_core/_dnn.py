@@ -217,16 +217,20 @@ def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
 
 
 def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start: float,
-                 t_end: float, r: int = 16, check_every: int = 0, target: float | None = None,
+                 t_end: float, r: int = 10, check_every: int = 0, target: float | None = None,
                  lower: float | None = None, callback=None, stall: float = 1e-4,
-                 min_iters: int | None = None):
+                 min_iters: int | None = None, push: float | None = None,
+                 push_stall: float | None = None, t_iters: int | None = None,
+                 step0: float | None = None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     ``best_value`` is rigorous (:func:`dnn_value`).  With ``check_every > 0`` the
     current point is certified every that many iterations and the loop stops
     early once ``lower / value >= target`` or the bound stalls (less than
     ``stall`` relative progress between two checks, after ``min_iters``
-    iterations, default ``2 check_every``).  The n x n work per iteration is
+    iterations, default ``2 check_every``); while ``lower < push * value`` the
+    smaller threshold ``push_stall`` applies instead (spend iterations where the
+    certified ratio is still below a target).  The n x n work per iteration is
     done in preallocated buffers (the loop is memory-bound for n in the
     hundreds): one assembly of M, one block Ritz step, one rank-r gradient.
     """
@@ -235,6 +239,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     kn = k / n
     if min_iters is None:
         min_iters = 2 * check_every
+    # the smoothing t decreases geometrically from t_start to t_end over t_iters iterations
+    t_iters = iters if t_iters is None else max(1, min(t_iters, iters))
     x_N, x_nu = state.N.copy(), float(state.nu)
     y_N, y_nu = x_N.copy(), x_nu
     new_N = np.empty_like(x_N)
@@ -247,7 +253,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     U = state.U
     if U is not None and U.shape != (n, r):
         U = None
-    mom, step = 1.0, t_start
+    mom, step = 1.0, (t_start if step0 is None else step0)
     F_prev = np.inf
     best_state = DnnState(x_N.copy(), x_nu, U, C, None if x_w is None else x_w.copy())
     best_value, _ = dnn_value(A, k, best_state)
@@ -255,7 +261,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     last_check = best_value
     it = 0
     for it in range(1, iters + 1):
-        t = t_start * (t_end / t_start) ** ((it - 1) / max(iters - 1, 1))
+        t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
         np.add(A, y_N, out=M)
         M -= y_nu / n
         if C is not None and np.any(y_w > 0):
@@ -308,7 +314,11 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             if target is not None and lower is not None and lower >= target * best_value:
                 break
             # stalled: less than `stall` relative progress since the last check
-            if last_check - best_value < stall * abs(best_value) and it >= min_iters:
+            thr = stall
+            if push is not None and push_stall is not None and lower is not None \
+                    and lower < push * best_value:
+                thr = push_stall
+            if last_check - best_value < thr * abs(best_value) and it >= min_iters:
                 break
             last_check = best_value
     if not check_every:

@@ -24,6 +24,11 @@ Bounds (names as they appear in ``Certificate.bounds``):
     ``beta_k(c) = max(s_k(c_+^2), s_k(c_-^2)) >= (c^T x)^2`` on ``S_k^n``
     (``s_k`` = sum of the k largest; proof in ``_dnn.cut_rhs``); the ``c_l``
     are the top Ritz vectors of the dual matrix after a first run.
+``dnn(tangent)``
+    In :func:`certify_path`: the DNN dual point of another k evaluated at this
+    k.  ``M = A + N - mu 1 1^T - sum_l w_l c_l c_l^T`` does not depend on k,
+    so one rigorous ``lambda_max(M)`` gives ``lambda_max(M) + mu k + sum_l
+    w_l beta_k(c_l) >= OPT_k`` at every k (:func:`nspca_core._dnn.dnn_tangent`).
 ``split``
     Large n: ``B_S + B_T`` over a screened feature set S and its complement
     (:func:`_certify_split`).
@@ -60,16 +65,24 @@ _DENSE_MAX_N = 2500
 _EPS = np.finfo(float).eps
 # "auto" adds the cut phase of the DNN (doubling its cost) only below this certified ratio
 _CUT_BELOW = 0.97
+# first step of the DNN's projected gradient, relative to the smoothing t (main run) and to
+# max|A_ij| (cut phase): the adaptive step then halves on failure, grows 1.1x on success
+_STEP0 = 30.0
+_STEP0_CUTS = 0.1
+# "auto" adds the rank-2 paper/residual bounds (exact rank-2 spannogram, O(n^3)) only up to this n
+_D2_MAX_N = 120
 
 # effort -> DNN settings.  "fast": a short run from the screening initialization (interactive);
-# "auto": up to 300 iterations, stopping when the gap is below 1e-3 or progress stalls;
-# "full": up to 2000 iterations aiming at OPTIMAL_TOLERANCE, plus more lower-bound starts and
-# the expensive residual bounds.
+# "auto": up to 120 iterations (+ 60 with cuts while the ratio is below 0.97), stopping when the
+# gap is below 1e-3 or progress stalls; "full": up to 2000 (+ 2000) iterations aiming at
+# OPTIMAL_TOLERANCE, plus more lower-bound starts and the expensive residual bounds.
 _EFFORT = {
-    "fast": dict(iters=40, check_every=20, target_gap=1e-2, split_size=600, ascent_starts=8),
-    "auto": dict(iters=300, check_every=50, target_gap=1e-3, split_size=1500, ascent_starts=24),
-    "full": dict(iters=2000, check_every=100, target_gap=OPTIMAL_TOLERANCE, split_size=2500,
-                 ascent_starts=64),
+    "fast": dict(iters=40, cut_iters=0, check_every=20, stall=1e-4, target_gap=1e-2, split_size=600,
+                 ascent_starts=8),
+    "auto": dict(iters=120, cut_iters=60, check_every=20, stall=3e-4, target_gap=1e-3, split_size=1500,
+                 ascent_starts=24),
+    "full": dict(iters=2000, cut_iters=2000, check_every=100, stall=1e-5, target_gap=OPTIMAL_TOLERANCE,
+                 split_size=2500, ascent_starts=64),
 }
 
 
@@ -440,6 +453,9 @@ def _screen_init(A: np.ndarray, k: int) -> DnnState:
     def h(mu):
         M = np.maximum(off - mu, 0.0)
         M[np.diag_indices(n)] = dg - mu
+        if n <= 150:  # LAPACK beats Lanczos' overhead on small matrices
+            return float(scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1], eigvals_only=True,
+                                           check_finite=False)[0]) + mu * k
         try:
             lam = float(eigsh(M, k=1, which="LA", v0=ones, tol=1e-6, maxiter=2000,
                               return_eigenvectors=False)[0])
@@ -447,14 +463,14 @@ def _screen_init(A: np.ndarray, k: int) -> DnnState:
             lam = float(np.linalg.eigvalsh(M)[-1])
         return lam + mu * k
 
-    grid = np.linspace(0.0, hi, 9)
+    grid = np.linspace(0.0, hi, 7)
     vals = [h(m) for m in grid]
     j = int(np.argmin(vals))
     a, b = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
     g = (math.sqrt(5) - 1) / 2
     c, d = b - g * (b - a), a + g * (b - a)
     fc, fd = h(c), h(d)
-    for _ in range(8):
+    for _ in range(6):
         if fc < fd:
             b, d, fd = d, c, fc
             c = b - g * (b - a)
@@ -503,7 +519,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=t_start, t_end=1e-4 * scale,
                                  check_every=cfg["check_every"], target=target, lower=lower,
-                                 callback=callback)
+                                 callback=callback, stall=cfg["stall"], step0=_STEP0 * t_start)
     info["init"] = init
     info["exact_evaluations"] += len(cands)
     val = min(val, v0)
@@ -514,9 +530,10 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         # with zero weights, so the bound can only improve (see _dnn.cut_rhs for the proof).
         C = np.array(st.U, copy=True)
         st2 = DnnState(st.N.copy(), st.nu, st.U, C, np.zeros(C.shape[1]))
-        st2, val2, info2 = dnn_optimize(A, k, st2, iters=cfg["iters"], t_start=1e-3 * scale,
+        st2, val2, info2 = dnn_optimize(A, k, st2, iters=cfg["cut_iters"], t_start=1e-3 * scale,
                                         t_end=1e-4 * scale, check_every=cfg["check_every"],
-                                        target=target, lower=lower, callback=callback)
+                                        target=target, lower=lower, callback=callback,
+                                        stall=cfg["stall"], step0=_STEP0_CUTS * scale)
         info["cuts"] = {"count": int(C.shape[1]), "iterations": info2["iterations"],
                         "gain": float(val - val2)}
         info["exact_evaluations"] += info2["exact_evaluations"]
@@ -574,7 +591,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
         if info.get("lower_source") != "given" and opt > lower:
             x, lower = xo, cov.quad(xo)
             info["lower_source"] = "exact(k<=2)"
-    ds = [1, 2] if effort != "full" else [1, 2, 3]
+    # d = 2 needs the O(n^3) exact rank-2 spannogram: in "auto" only where that is cheap
+    ds = [1, 2, 3] if effort == "full" else ([1, 2] if n <= _D2_MAX_N else [1])
     if warm is not None or effort == "fast":
         ds = [1]  # along a path or interactively: d = 1 is O(n); d >= 2 enumerations cost more
     bounds.update(_paper_and_residual(spec, k, ds, rowsums))
@@ -763,9 +781,10 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Cer
         ``fit(method="auto")`` and a nonnegative truncated-power ascent is used.
     effort : {"auto", "fast", "full"}, default "auto"
         "fast": d = 1 bounds and a 40-iteration DNN run from its screening
-        initialization (interactive use); "auto": d <= 2 bounds and up to 300
+        initialization (interactive use); "auto": d = 1 bounds (d <= 2 for
+        n <= 120, where the exact rank-2 spannogram is cheap) and up to 120
         DNN iterations, stopping at a 1e-3 relative gap or when progress
-        stalls, then (only while the ratio is below 0.97) up to 300 more with
+        stalls, then (only while the ratio is below 0.97) up to 60 more with
         sparsity cuts; "full": d <= 3, residual bounds on the split remainder,
         up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``.
     callback : callable(done, total), optional
@@ -830,7 +849,9 @@ def _ascent_batch(cov: Cov, kc: np.ndarray, X0: np.ndarray, iters: int = 50):
     for its k: nonnegative, unit, at most kc[j] nonzeros) and ``x^T A x``.
     """
     n, p = X0.shape
+    # project the starts onto the feasible set first (a neighbour's answer may hold k+1 entries)
     X = np.maximum(X0, 0.0)
+    X = np.where(_topk_masks(X, kc), X, 0.0)
     nrm = np.linalg.norm(X, axis=0)
     X[:, nrm > 0] /= nrm[nrm > 0]
     X[0, nrm == 0] = 1.0
@@ -994,9 +1015,11 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
 
 # path settings per effort: DNN iterations per k, stall threshold, refinement threshold delta
 _PATH = {
-    "fast": dict(iters=30, check_every=10, stall=1e-3, delta=1e-2, grid=2.0),
-    "auto": dict(iters=80, check_every=10, stall=3e-4, delta=2e-3, grid=2 ** 0.5),
-    "full": dict(iters=600, check_every=50, stall=1e-5, delta=2e-4, grid=2 ** 0.25),
+    "fast": dict(iters=30, cut_iters=0, check_every=10, stall=1e-3, min_iters=20, delta=1e-2, grid=2.0),
+    "auto": dict(iters=100, cut_iters=60, check_every=10, stall=3e-4, min_iters=30, delta=2e-3,
+                 grid=2 ** 0.5),
+    "full": dict(iters=600, cut_iters=600, check_every=50, stall=1e-5, min_iters=200, delta=2e-4,
+                 grid=2 ** 0.25),
 }
 
 
@@ -1043,22 +1066,38 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         if lows[i] >= target * upper()[i]:
             return
         t0 = time.perf_counter()
+        # start from the better of the nearest done k's dual point (its value at this k is its
+        # tangent, already certified) and the screening family at this k
+        st = _screen_init(A, k)
+        v_screen, _ = dnn_value(A, k, st)
+        init, t_start = "screen", 1e-2 * scale
         if states:
             near = min(states, key=lambda kk: (abs(kk - k), kk))
-            st0 = states[near]
-            st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
-            init, t_start = f"warm(k={near})", 3e-3 * scale
-        else:
-            st = _screen_init(A, k)
-            init, t_start = "screen", 1e-2 * scale
+            st0, lam0 = states[near]
+            if float(dnn_tangent(lam0, st0, n, np.array([k]))[0]) < v_screen:
+                st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
+                init, t_start = f"warm(k={near})", 3e-3 * scale
         st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["iters"], t_start=t_start,
                                       t_end=1e-4 * scale, check_every=pcfg["check_every"],
                                       target=target, lower=float(lows[i]), stall=pcfg["stall"],
-                                      min_iters=2 * pcfg["check_every"])
+                                      min_iters=pcfg["min_iters"], push=_CUT_BELOW,
+                                      push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"],
+                                      step0=_STEP0 * t_start)
+        if pcfg["cut_iters"] and st.C is None and st.U is not None and lows[i] < min(target, _CUT_BELOW) * val:
+            # sparsity cuts along the top Ritz vectors, from zero weights (see _dnn)
+            st2 = DnnState(st.N.copy(), st.nu, st.U, np.array(st.U, copy=True), np.zeros(st.U.shape[1]))
+            st2, val2, info2 = dnn_optimize(A, k, st2, iters=pcfg["cut_iters"], t_start=1e-3 * scale,
+                                            t_end=1e-4 * scale, check_every=pcfg["check_every"],
+                                            target=target, lower=float(lows[i]), stall=pcfg["stall"],
+                                            min_iters=pcfg["cut_iters"] * 2 // 3, step0=_STEP0_CUTS * scale)
+            dinfo["cuts"] = {"count": int(st2.C.shape[1]), "iterations": info2["iterations"],
+                             "gain": float(val - val2)}
+            if val2 < val:
+                st, val = st2, val2
         lam, _ = _dnn_lmax(A, st)
         tang = dnn_tangent(lam, st, n, uniq)
         np.minimum(env, tang, out=env)
-        states[k] = st
+        states[k] = (st, lam)
         dinfo["init"] = init
         own[k] = (float(tang[i]), dinfo, time.perf_counter() - t0)
         # the dual's Ritz vectors are good ascent starts at this k
@@ -1080,7 +1119,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         g /= pcfg["grid"]
         j = int(np.searchsorted(uniq, round(g)))
         grid.add(int(uniq[min(j, p - 1)]))
-    for k in sorted(grid, reverse=True):
+    for k in sorted(grid):  # ascending: the dual moves smoothly as mu decreases with k
         run(k)
     done = sorted(grid)
     stack = list(zip(done[:-1], done[1:]))
@@ -1120,17 +1159,9 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             bounds["monotone"] = float(ub[i])
         t0 = time.perf_counter() - share - (own[k][2] if k in own else 0.0)
         out[k] = _finish(bounds, float(lows[i]), LX[:, i].copy(), k, t0, info)
+    if callback is not None:
+        callback(p, p)
     return out
-
-
-def _merge_free(cert: Certificate, carry_ub: float, fk: float, xk, src: str, t0: float) -> Certificate:
-    """Add the carried bound ``monotone`` and the carried lower point to a certificate."""
-    bounds = dict(cert.bounds)
-    bounds["monotone"] = carry_ub
-    lower, x, info = cert.lower, cert.x, dict(cert.info)
-    if src != "given" and fk > lower:
-        lower, x, info["lower_source"] = fk, xk, src
-    return _finish(bounds, lower, x, cert.k, t0, info)
 
 
 def _carry(ks, certs: dict, given: dict) -> list[Certificate]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from ._validation import InputError, as_rng, check_int, check_k, check_matrix
 from .result import Result
 
-__all__ = ["enet_samples", "enet_nspca", "enet_path"]
+__all__ = ["enet_samples", "enet_nspca", "enet_path", "ResultPath"]
 
 # working-memory budget per chunk of samples (bytes); the largest temporary is
 # an (n, chunk, d) float64 array, a few of them live at once.
@@ -293,7 +294,7 @@ def _check_ks(ks, n: int) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None) -> list[Result]:
+def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None) -> "ResultPath":
     """:func:`enet_nspca` for many sparsities at once, sharing the random directions.
 
     Parameters
@@ -308,8 +309,11 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None) -> list[Re
 
     Returns
     -------
-    list of Result
-        ``method="enet"``, one per k, ``variance = variance_lowrank = ||V^T x||^2``.
+    ResultPath
+        A sequence of Result (``len``, indexing, iteration), one per k in the
+        order given: ``method="enet"``, ``variance = variance_lowrank =
+        ||V^T x||^2``.  Each Result is built on access (see :class:`ResultPath`);
+        ``path.values`` has every value without building any point.
 
     Notes
     -----
@@ -322,8 +326,8 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None) -> list[Re
     of size j scores ``||V^T x||^2 = ||P_j||^2 / Q_j``, so every k is read off
     the same prefix sums (and suffix sums for ``-v``).  Cost: O(N n (log n + d))
     time, O(n b d) working memory per chunk of ``b`` directions.  The points
-    ``x`` are built only for the winner of each k.  Note that the returned
-    Results themselves hold ``len(ks)`` dense vectors of length n.
+    ``x`` are built only when a Result is accessed, so memory stays
+    O(n b d) however many k are asked for.
     """
     t0 = time.perf_counter()
     V, eps = _validate(V, eps, callback)
@@ -378,36 +382,76 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None) -> list[Re
         best_sign[better] = np.where(use_neg[np.arange(K), j], -1.0, 1.0)[better]
         if callback is not None:
             callback(min(start + B, N), N)
-    # build x for the winner of each k: one sort per distinct winning sample
-    xs: list[np.ndarray] = [None] * K
-    for s in np.unique(best_sample):
-        ki = np.flatnonzero(best_sample == s)
-        v = V @ C[s]
-        order = np.argsort(-v, kind="stable")
-        vs = v[order]
-        npos, nneg = int(np.count_nonzero(v >= 0)), int(np.count_nonzero(v <= 0))
-        for i in ki:
-            if best_val[i] < 0:  # every candidate vanished (V c = 0 on it): fallback
-                xs[i] = _fallback_x(V)
-                continue
-            x = np.zeros(n)
-            if best_sign[i] > 0:
-                m = min(int(uk[i]), npos)
-                idx, w = order[:m], vs[:m]
-            else:
-                m = min(int(uk[i]), nneg)
-                idx, w = order[n - m:], -vs[n - m:]
-            x[idx] = w / np.sqrt(w @ w)
-            xs[i] = x
     params_base = {"d": d, "eps": eps, "seed": seed if not isinstance(seed, np.random.Generator)
                    else "generator", "samples": int(N)}
-    results_u = []
-    for i in range(K):
-        info = {"samples": int(N), "best_sample": int(best_sample[i]), "sign": int(best_sign[i]),
-                "path": True}
-        results_u.append(_finish(V, xs[i], int(uk[i]), "enet", {"k": int(uk[i]), **params_base},
-                                 t0, info))
-    seconds = time.perf_counter() - t0
-    # report the shared wall-clock time of the whole path in each result
-    results_u = [replace(r, seconds=seconds) for r in results_u]
-    return [results_u[i] for i in inv]
+    return ResultPath(V, C, uk, inv, best_val, best_sample, best_sign, params_base,
+                      seconds=time.perf_counter() - t0)
+
+
+class ResultPath(Sequence):
+    """The answers of :func:`enet_path`: a read-only sequence of :class:`Result`, one per k.
+
+    Each Result is built when it is accessed, from the winning direction of its
+    k (one product ``V c`` and one sort, cached for the last direction used),
+    so the path holds O(n d + N d + len(ks)) numbers instead of ``len(ks)``
+    dense vectors: all 12582 values of k on MLL would otherwise be the
+    12582 x 12582 matrix.  ``list(path)`` materializes every Result.
+    """
+
+    def __init__(self, V, C, uk, inv, best_val, best_sample, best_sign, params, seconds):
+        self._V, self._C = V, C
+        self._uk, self._inv = uk, inv
+        self._val, self._sample, self._sign = best_val, best_sample, best_sign
+        self._params = params
+        self.seconds = float(seconds)  # shared wall-clock time of the whole path
+        self._sorted = (None, None, None)  # (sample, order, sorted values)
+
+    def __len__(self) -> int:
+        return int(self._inv.size)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        i = int(self._inv[index])
+        return self._result(i)
+
+    def __repr__(self) -> str:
+        return f"ResultPath(len={len(self)}, n={self._V.shape[0]}, d={self._V.shape[1]})"
+
+    @property
+    def ks(self) -> np.ndarray:
+        """The sparsities, in the order given."""
+        return self._uk[self._inv]
+
+    @property
+    def values(self) -> np.ndarray:
+        """``||V^T x||^2`` of every answer, without building the points."""
+        return np.maximum(self._val[self._inv], 0.0)
+
+    def _order(self, s: int):
+        if self._sorted[0] != s:
+            v = self._V @ self._C[s]
+            order = np.argsort(-v, kind="stable")
+            self._sorted = (s, order, v[order])
+        return self._sorted[1], self._sorted[2]
+
+    def _result(self, i: int) -> Result:
+        V = self._V
+        n = V.shape[0]
+        k = int(self._uk[i])
+        if self._val[i] < 0:  # every candidate vanished (V c = 0 on it): fallback
+            x = _fallback_x(V)
+        else:
+            order, vs = self._order(int(self._sample[i]))
+            x = np.zeros(n)
+            if self._sign[i] > 0:
+                m = min(k, int(np.count_nonzero(vs >= 0)))
+                idx, w = order[:m], vs[:m]
+            else:
+                m = min(k, int(np.count_nonzero(vs <= 0)))
+                idx, w = order[n - m:], -vs[n - m:]
+            x[idx] = w / np.sqrt(w @ w)
+        info = {"samples": int(self._C.shape[0]), "best_sample": int(self._sample[i]),
+                "sign": int(self._sign[i]), "path": True}
+        res = _finish(V, x, k, "enet", {"k": k, **self._params}, 0.0, info)
+        return replace(res, seconds=self.seconds)

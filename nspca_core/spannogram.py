@@ -333,11 +333,14 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None, t_low=-np.i
         yield C, np.column_stack([A_, B_, L_]).reshape(-1, 3), (s0 + P, ia.size)
 
 
-def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None, region=None):
+def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None, region=None,
+                      force_lex=False):
     """Add to ``cands`` the supports of all cells around the relevant vertices of a batch.
 
     red_U : (m, r) distinct rows; mu : multiplicities; D rows use index m for the zero row.
     arc : optional (phi0, phi1) for r = 2, keep only vertices with angle in it.
+    force_lex : order the tied rows by every generic direction even when they look generic
+        (points that are not vertices, e.g. a tie circle crossing a patch edge).
     """
     m, r = red_U.shape
     nrm = np.linalg.norm(C, axis=1)
@@ -379,7 +382,7 @@ def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None,
                          | (s_zero & (above_cnt < k))))
         if not rel.any():
             continue
-        generic = (tied_distinct == n_real_def) & (s_zero == has_zero)
+        generic = (tied_distinct == n_real_def) & (s_zero == has_zero) & (not force_lex)
         for v in np.flatnonzero(rel):
             slots = int(k - above_cnt[v])
             full = np.flatnonzero(above[:, v])
@@ -395,9 +398,10 @@ def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None,
                         sels.add(_take_prefix(perm, mu[T], slots))
             else:
                 key = (sgn, bool(s_zero[v]), T.tobytes())
-                if key in degenerate_seen:
-                    continue
-                degenerate_seen.add(key)
+                if degenerate_seen is not None:  # None: points not determined by T (patch edges)
+                    if key in degenerate_seen:
+                        continue
+                    degenerate_seen.add(key)
                 c = sgn * C[v]
                 B = _tangent_basis(c)
                 P = red_U[T] @ B
@@ -586,15 +590,22 @@ def _supports_patches(red: _Reduced, k: int, callback=None, lower: float = -np.i
         val = U[rows] @ g
         rad = norms[rows] * delta
         eps = 1e-12 * red.rmax
+        item_rows, item_always = rows, always
         item = _classify(None, None, rows, kk, always, val - rad - eps, val + rad + eps, mu[rows])
         _, _, rows, kk, always = item
         if kk <= 0 or rows.size == 0:
             done += 1
             continue
-        if prune and _patch_value_bound(outer, sqn, mu, always, rows, kk) < cut:
-            # no cell meeting this patch can be optimal: skip its vertices
-            done += 1
-            continue
+        if prune:
+            # f(c) <= sum of the k largest (hi_i)_+^2 on the patch (hi: value upper bounds)
+            # (rows set aside as "never" on a parent patch are below the k-th value here too)
+            hi_al = U[item_always] @ g + norms[item_always] * delta + eps
+            f_hi = _topk_weighted_sum(np.maximum(np.concatenate([hi_al, val + rad + eps]), 0.0) ** 2,
+                                      np.concatenate([mu[item_always], mu[item_rows]]), k)
+            if min(f_hi, _patch_value_bound(outer, sqn, mu, always, rows, kk)) < cut:
+                # no maximizer of f in this patch, or no cell meeting it can be optimal
+                done += 1
+                continue
         if rows.size > _SECTOR_CAP and u1 - u0 > 1e-6:
             um, vm = 0.5 * (u0 + u1), 0.5 * (v0 + v1)
             for a_, b_, c_, d_ in ((u0, um, v0, vm), (um, u1, v0, vm), (u0, um, vm, v1), (um, u1, vm, v1)):
@@ -615,6 +626,8 @@ def _supports_patches(red: _Reduced, k: int, callback=None, lower: float = -np.i
         near = region(C) | region(-C)
         C, D = C[near], D[near]
         _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, region=region)
+        if prune:
+            _patch_boundary_cells(Ub, mb, kk, tol, face, u0, u1, v0, v1, region, local)
         for fb, part in local:
             full_local = np.frombuffer(fb, dtype=np.int64)
             full = np.sort(np.concatenate([always, rows[full_local]]))
@@ -634,6 +647,57 @@ def _triples(N: int) -> np.ndarray:
         D = np.array(list(combinations(range(N), 3)), dtype=np.int64).reshape(-1, 3)
         _TRIPLES[N] = D
     return D
+
+
+def _topk_weighted_sum(values, weights, k) -> float:
+    """Sum of the k largest of ``values`` counted with integer ``weights``."""
+    order = np.argsort(-values)
+    w = weights[order]
+    before = np.cumsum(w) - w
+    take = np.clip(k - before, 0, w)
+    return float(take @ values[order])
+
+
+def _patch_boundary_cells(Ub, mb, kk, tol, face, u0, u1, v0, v1, region, local):
+    """Add the cells meeting a patch that have no arrangement vertex inside it.
+
+    The part of a cell inside the (convex) patch is a convex polygon whose
+    corners are arrangement vertices in the patch (processed by the caller),
+    crossings of a tie circle with a patch edge, or patch corners.  At a
+    crossing every cell touching the point is added (the tied rows ordered by
+    every generic direction, as at a degenerate vertex).  If only patch
+    corners remain, the patch lies in one cell, which holds the patch centre.
+    """
+    m = Ub.shape[0]
+    corners = [_face_point(face, a_, b_) for a_, b_ in ((u0, v0), (u1, v0), (u1, v1), (u0, v1))]
+    edge_normals = np.array([np.cross(corners[i], corners[(i + 1) % 4]) for i in range(4)])
+    ia, ib = np.triu_indices(m + 1, 1)  # pairs of [Ub; 0]: tie circles
+    Uz = np.vstack([Ub, np.zeros((1, 3))])
+    nab = Uz[ia] - Uz[ib]
+    P = np.cross(nab[:, None, :], edge_normals[None, :, :]).reshape(-1, 3)
+    D = np.repeat(np.column_stack([ia, ib, ib]), 4, axis=0)
+    ok = np.linalg.norm(P, axis=1) > 0
+    P, D = P[ok], D[ok]
+    inside = region(P) | region(-P)
+    if inside.any():
+        P, D = P[inside], D[inside]
+        # the tied pair does not determine the point: no de-duplication by tie set
+        _process_vertices(Ub, mb, kk, tol, P, D, local, None, region=region, force_lex=True)
+    # the cell holding the centre (exact when no tie there; otherwise a crossing covers it)
+    g = _face_point(face, 0.5 * (u0 + u1), 0.5 * (v0 + v1))
+    w = Ub @ (g / np.linalg.norm(g))
+    order = np.argsort(-w, kind="stable")
+    full, part, left = [], (), kk
+    for a_ in order:
+        if left <= 0 or w[a_] <= 0:
+            break
+        if mb[a_] <= left:
+            full.append(int(a_))
+            left -= int(mb[a_])
+        else:
+            part = ((int(a_), int(left)),)
+            left = 0
+    local.add((np.array(sorted(full), dtype=np.int64).tobytes(), part))
 
 
 def _patch_value_bound(outer, sqn, mu, always, rows, kk) -> float:

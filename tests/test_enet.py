@@ -222,3 +222,25 @@ def test_enet_close_to_exact_spannogram_on_cbcl(cbcl_X):
     for k, r in zip(ks, path):
         exact = spannogram.lowrank_nspca(V, k)
         assert (1 - 0.1) * exact.variance_lowrank <= r.variance_lowrank <= exact.variance_lowrank * (1 + 1e-9)
+
+
+def test_path_is_a_lazy_sequence_of_results():
+    from collections.abc import Sequence
+
+    from nspca_core.enet import enet_path
+
+    rng = np.random.default_rng(5)
+    V = rng.standard_normal((40, 3))
+    ks = [5, 1, 40, 5, 17]
+    path = enet_path(V, ks, eps=0.2, seed=3)
+    assert isinstance(path, Sequence) and len(path) == len(ks)
+    assert list(path.ks) == ks
+    built = list(path)
+    assert [r.params["k"] for r in built] == ks
+    assert np.allclose(path.values, [r.variance_lowrank for r in built])
+    assert [r.params["k"] for r in path[1:4]] == ks[1:4]
+    assert np.array_equal(path[-1].x, built[-1].x)
+    for r in built:
+        assert r.x.min() >= 0 and np.count_nonzero(r.x) <= r.params["k"]
+        assert np.isclose(np.linalg.norm(r.x), 1.0)
+        assert np.isclose(np.sum((V.T @ r.x) ** 2), r.variance_lowrank)

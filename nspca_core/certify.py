@@ -68,7 +68,9 @@ _CUT_BELOW = 0.97
 # first step of the DNN's projected gradient, relative to the smoothing t (main run) and to
 # max|A_ij| (cut phase): the adaptive step then halves on failure, grows 1.1x on success
 _STEP0 = 30.0
-_STEP0_CUTS = 0.1
+_STEP0_CUTS = 0.01
+# at most this many cut vectors carried along a path
+_MAX_CUTS = 30
 # "auto" adds the rank-2 paper/residual bounds (exact rank-2 spannogram, O(n^3)) only up to this n
 _D2_MAX_N = 120
 
@@ -909,12 +911,6 @@ def _path_lower(cov: Cov, uniq: np.ndarray, U: np.ndarray, given: dict):
     X, v = X.reshape(cov.n, -1, p), v.reshape(-1, p)
     j = np.argmax(v, axis=0)
     bx, bv = X[:, j, np.arange(p)], v[j, np.arange(p)]
-    for i, k in enumerate(uniq):
-        g = given.get(int(k))
-        if g is not None:
-            fg = cov.quad(g)
-            if fg > bv[i]:
-                bx[:, i], bv[i] = g, fg
     # round 2: neighbours' answers as starts
     if p > 1:
         starts = np.hstack([np.roll(bx, 1, axis=1), np.roll(bx, -1, axis=1)])
@@ -923,6 +919,11 @@ def _path_lower(cov: Cov, uniq: np.ndarray, U: np.ndarray, given: dict):
         for r in range(2):
             upd = v2[r] > bv
             bx[:, upd], bv[upd] = X2[:, r, upd], v2[r, upd]
+    # a caller's point is the lower bound at its k (as in `certify(x=...)`)
+    for i, k in enumerate(uniq):
+        g = given.get(int(k))
+        if g is not None:
+            bx[:, i], bv[i] = g, cov.quad(g)
     return bx, bv
 
 
@@ -1015,12 +1016,24 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
 
 # path settings per effort: DNN iterations per k, stall threshold, refinement threshold delta
 _PATH = {
-    "fast": dict(iters=30, cut_iters=0, check_every=10, stall=1e-3, min_iters=20, delta=1e-2, grid=2.0),
-    "auto": dict(iters=100, cut_iters=60, check_every=10, stall=3e-4, min_iters=30, delta=2e-3,
-                 grid=2 ** 0.5),
+    "fast": dict(iters=30, cut_iters=0, check_every=10, stall=1e-3, min_iters=20, delta=1e-2, grid=2.0,
+                 polish_runs=0, polish_iters=0),
+    "auto": dict(iters=100, cut_iters=120, check_every=10, stall=3e-4, min_iters=20, delta=1e-3,
+                 grid=2 ** 0.5, polish_runs=4, polish_iters=150),
     "full": dict(iters=600, cut_iters=600, check_every=50, stall=1e-5, min_iters=200, delta=2e-4,
-                 grid=2 ** 0.25),
+                 grid=2 ** 0.25, polish_runs=40, polish_iters=600),
 }
+
+
+def _refresh_cuts(st: DnnState):
+    """Cut vectors for a continued DNN run: the current top Ritz vectors (weights 0, so the
+    bound can only improve) plus the inherited cuts still in use (largest weights first)."""
+    C2, w2 = np.array(st.U, copy=True), np.zeros(st.U.shape[1])
+    if st.C is not None and st.w is not None:
+        keep = np.argsort(-st.w)[: max(_MAX_CUTS - C2.shape[1], 0)]
+        keep = keep[st.w[keep] > 0]
+        C2, w2 = np.hstack([st.C[:, keep], C2]), np.concatenate([st.w[keep], w2])
+    return C2, w2
 
 
 def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) -> dict:
@@ -1061,11 +1074,26 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         u = np.minimum(ub_cheap, env)
         return np.minimum.accumulate(u[::-1])[::-1]  # monotone: a bound for k' >= k holds at k
 
-    def run(k: int):
+    polished: set = set()
+
+    def run(k: int, polish: bool = False):
         i = pos[k]
         if lows[i] >= target * upper()[i]:
             return
         t0 = time.perf_counter()
+        if polish:
+            st0, _ = states[k]
+            C2, w2 = _refresh_cuts(st0)
+            st = DnnState(st0.N.copy(), st0.nu, st0.U, C2, w2)
+            st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["polish_iters"], t_start=1e-3 * scale,
+                                          t_end=1e-4 * scale, check_every=pcfg["check_every"],
+                                          target=target, lower=float(lows[i]), stall=pcfg["stall"] / 3,
+                                          min_iters=pcfg["polish_iters"] // 2, step0=_STEP0_CUTS * scale)
+            dinfo["init"] = "polish"
+            prev = own[k]
+            dinfo = {**prev[1], "polish": dinfo}
+            finish_run(k, st, val, dinfo, t0, prev[2])
+            return
         # start from the better of the nearest done k's dual point (its value at this k is its
         # tangent, already certified) and the screening family at this k
         st = _screen_init(A, k)
@@ -1083,9 +1111,11 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                                       min_iters=pcfg["min_iters"], push=_CUT_BELOW,
                                       push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"],
                                       step0=_STEP0 * t_start)
-        if pcfg["cut_iters"] and st.C is None and st.U is not None and lows[i] < min(target, _CUT_BELOW) * val:
-            # sparsity cuts along the top Ritz vectors, from zero weights (see _dnn)
-            st2 = DnnState(st.N.copy(), st.nu, st.U, np.array(st.U, copy=True), np.zeros(st.U.shape[1]))
+        if pcfg["cut_iters"] and st.U is not None and lows[i] < min(target, _CUT_BELOW) * val:
+            # sparsity cuts along this k's top Ritz vectors, new ones from zero weights (so the
+            # bound can only improve; see _dnn), keeping the inherited cuts still in use
+            C2, w2 = _refresh_cuts(st)
+            st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
             st2, val2, info2 = dnn_optimize(A, k, st2, iters=pcfg["cut_iters"], t_start=1e-3 * scale,
                                             t_end=1e-4 * scale, check_every=pcfg["check_every"],
                                             target=target, lower=float(lows[i]), stall=pcfg["stall"],
@@ -1094,12 +1124,19 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                              "gain": float(val - val2)}
             if val2 < val:
                 st, val = st2, val2
+        dinfo["init"] = init
+        finish_run(k, st, val, dinfo, t0, 0.0)
+
+    def finish_run(k, st, val, dinfo, t0, spent):
+        i = pos[k]
         lam, _ = _dnn_lmax(A, st)
         tang = dnn_tangent(lam, st, n, uniq)
         np.minimum(env, tang, out=env)
+        if k in own and own[k][0] <= tang[i]:  # a polish that did not help: keep the old point
+            own[k] = (own[k][0], dinfo, spent + time.perf_counter() - t0)
+            return
         states[k] = (st, lam)
-        dinfo["init"] = init
-        own[k] = (float(tang[i]), dinfo, time.perf_counter() - t0)
+        own[k] = (float(tang[i]), dinfo, spent + time.perf_counter() - t0)
         # the dual's Ritz vectors are good ascent starts at this k
         if src[i] != "given" and st.U is not None:
             X0 = np.column_stack([LX[:, i]] + [_rank1_cols(sg * st.U[:, j], np.array([k]))[:, 0]
@@ -1140,6 +1177,16 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         run(m)
         stack.append((a, m))
         stack.append((m, b))
+    # ---- polish: continue the DNN (fresh cuts) at the worst-certified k's run so far, whose
+    # tangents also tighten their neighbours
+    for _ in range(pcfg["polish_runs"]):
+        ub = upper()
+        cand = [k for k in states if k not in polished and lows[pos[k]] < _CUT_BELOW * ub[pos[k]]]
+        if not cand:
+            break
+        k = min(cand, key=lambda kk: lows[pos[kk]] / ub[pos[kk]])
+        polished.add(k)
+        run(k, polish=True)
     # ---- assemble the certificates
     ub = upper()
     share = (time.perf_counter() - t_all) / p

@@ -387,3 +387,16 @@ def test_path_larger_instances_against_bruteforce():
         for c in path:
             opt, _ = brute_opt(A, c.k)
             _check_cert(c, opt, A)
+
+
+def test_path_given_points_are_the_lower_bounds():
+    rng = np.random.default_rng(24)
+    A = _random_psd(rng, 7, kind="gauss")
+    e = np.zeros(7)
+    e[int(np.argmin(np.diag(A)))] = 1.0
+    path = certify_path(cov=A, ks=[1, 3, 5], xs=[None, e, None])
+    assert path[1].lower == pytest.approx(float(e @ A @ e))
+    assert path[1].info["lower_source"] == "given"
+    for c in path:
+        opt, _ = brute_opt(A, c.k)
+        _check_cert(c, opt, A)

@@ -88,7 +88,7 @@ def bench_enet(label, V, ks, unit, target):
 # --------------------------------------------------------------------------- datasets
 
 
-def bench_cbcl(ks=(10,)):
+def bench_cbcl(ks=(10, 40, 100, 180)):
     images = _load("cbcl_faces_train.npz", "images")
     if images is None:
         return
@@ -104,7 +104,8 @@ def bench_cbcl(ks=(10,)):
               f"[{r2.info['candidates']} candidates, path {r2.info['path']}]")
         r3, s3 = _timed(lambda: lowrank_nspca(V3, k))
         print(f"  exact d=3 k={k}: {s3 / unit:8.1f} units (target <= 150)  "
-              f"[{r3.info['candidates']} candidates, {r3.info['pd_solves']} (P_d) solves]")
+              f"[{r3.info['candidates']} candidates, {r3.info['pd_solves']} (P_d) solves, "
+              f"path {r3.info['path']}]")
     # ---- enet_path timings (section kept for nspca_core.enet) ----
     bench_enet("CBCL", V3, list(range(1, A.shape[0] + 1)), unit, 60)
 

@@ -334,13 +334,16 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None, t_low=-np.i
 
 
 def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None, region=None,
-                      force_lex=False):
+                      force_lex=False, gram_cut=None):
     """Add to ``cands`` the supports of all cells around the relevant vertices of a batch.
 
     red_U : (m, r) distinct rows; mu : multiplicities; D rows use index m for the zero row.
     arc : optional (phi0, phi1) for r = 2, keep only vertices with angle in it.
-    force_lex : order the tied rows by every generic direction even when they look generic
-        (points that are not vertices, e.g. a tie circle crossing a patch edge).
+    force_lex : the points are not vertices but crossings of one tie with a patch edge
+        (generic there: one pair, or one row and 0, tied).
+    gram_cut : optional (weighted outer products (m, r, r), Gram of rows always in, cut):
+        skip vertices where lambda_1 of the Gram of every row that can be in a
+        cell around it is below ``cut`` (no such cell can reach the optimum).
     """
     m, r = red_U.shape
     nrm = np.linalg.norm(C, axis=1)
@@ -382,7 +385,13 @@ def _process_vertices(red_U, mu, k, tol, C, D, cands, degenerate_seen, arc=None,
                          | (s_zero & (above_cnt < k))))
         if not rel.any():
             continue
-        generic = (tied_distinct == n_real_def) & (s_zero == has_zero) & (not force_lex)
+        if gram_cut is not None:
+            outer_l, G_base, cut = gram_cut
+            Gv = G_base + np.einsum("mij,mn->nij", outer_l, (above | tied).astype(float))
+            rel &= np.linalg.eigvalsh(Gv)[:, -1] * (1 + 1e-12) >= cut
+            if not rel.any():
+                continue
+        generic = (tied_distinct == n_real_def - int(force_lex)) & (s_zero == has_zero)
         for v in np.flatnonzero(rel):
             slots = int(k - above_cnt[v])
             full = np.flatnonzero(above[:, v])
@@ -450,8 +459,6 @@ def _supports_enumerate(red: _Reduced, k: int, callback=None, method: str = "aut
     done = 0
     if r == 3 and method == "patches":
         return _supports_patches(red, k, callback)
-    if r == 3 and method == "prune":
-        return _supports_patches(red, k, callback, lower=_ascent_lower_bound(U, mu, k))
     if r == 3 and (method == "filter" or (method == "auto" and red.m >= _FILTER_MIN_ROWS)):
         # rows that are never as large as the k-th value cannot tie at the k-level
         t_low = _level_lower_bound(U, mu, k)
@@ -595,6 +602,10 @@ def _supports_patches(red: _Reduced, k: int, callback=None, lower: float = -np.i
         _, _, rows, kk, always = item
         if kk <= 0 or rows.size == 0:
             done += 1
+            if prune and always.size:
+                # the whole patch lies in the cell of ``always`` (its vertices may be in
+                # pruned patches, so it is added here)
+                cands.add((np.sort(always).astype(np.int64).tobytes(), ()))
             continue
         if prune:
             # f(c) <= sum of the k largest (hi_i)_+^2 on the patch (hi: value upper bounds)
@@ -625,9 +636,10 @@ def _supports_patches(red: _Reduced, k: int, callback=None, lower: float = -np.i
         # only vertices in the patch (either sign) are processed here: select them first
         near = region(C) | region(-C)
         C, D = C[near], D[near]
-        _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, region=region)
+        gc = (outer[rows], outer[always].sum(axis=0), cut) if prune else None
+        _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, region=region, gram_cut=gc)
         if prune:
-            _patch_boundary_cells(Ub, mb, kk, tol, face, u0, u1, v0, v1, region, local)
+            _patch_boundary_cells(Ub, mb, kk, tol, face, u0, u1, v0, v1, region, local, gc)
         for fb, part in local:
             full_local = np.frombuffer(fb, dtype=np.int64)
             full = np.sort(np.concatenate([always, rows[full_local]]))
@@ -658,7 +670,7 @@ def _topk_weighted_sum(values, weights, k) -> float:
     return float(take @ values[order])
 
 
-def _patch_boundary_cells(Ub, mb, kk, tol, face, u0, u1, v0, v1, region, local):
+def _patch_boundary_cells(Ub, mb, kk, tol, face, u0, u1, v0, v1, region, local, gram_cut=None):
     """Add the cells meeting a patch that have no arrangement vertex inside it.
 
     The part of a cell inside the (convex) patch is a convex polygon whose
@@ -682,7 +694,8 @@ def _patch_boundary_cells(Ub, mb, kk, tol, face, u0, u1, v0, v1, region, local):
     if inside.any():
         P, D = P[inside], D[inside]
         # the tied pair does not determine the point: no de-duplication by tie set
-        _process_vertices(Ub, mb, kk, tol, P, D, local, None, region=region, force_lex=True)
+        _process_vertices(Ub, mb, kk, tol, P, D, local, None, region=region, force_lex=True,
+                          gram_cut=gram_cut)
     # the cell holding the centre (exact when no tie there; otherwise a crossing covers it)
     g = _face_point(face, 0.5 * (u0 + u1), 0.5 * (v0 + v1))
     w = Ub @ (g / np.linalg.norm(g))
@@ -840,10 +853,15 @@ def _check_V(V):
     return V
 
 
-def _candidate_set(V: np.ndarray, k: int, *, method: str = "auto", callback=None):
+def _candidate_set(V: np.ndarray, k: int, *, method: str = "auto", callback=None, optimum_only=False):
+    """(reduction, candidate cells, path).  ``optimum_only``: a subset that still holds an
+    optimal support (value pruning, d = 3 with many rows), for :func:`lowrank_nspca` only."""
     red = _Reduced(V)
     if red.empty:
         return red, set(), "empty"
+    if red.r == 3 and (method == "prune" or (optimum_only and method == "auto" and red.m >= _FILTER_MIN_ROWS)):
+        lower = _ascent_lower_bound(red.U, red.mu, k)
+        return red, _supports_patches(red, k, callback, lower=lower), "pruned"
     if red.r == 2 and (method == "sweep" or (method == "auto" and red.m >= _SWEEP_MIN_ROWS)):
         return red, _supports_sweep(red, k, callback), "sweep"
     return red, _supports_enumerate(red, k, callback, method), "enumerate"
@@ -915,7 +933,7 @@ def _evaluate(V: np.ndarray, supports: list, callback=None):
     n, d = V.shape
     outer = (V[:, :, None] * V[:, None, :]).reshape(n, d * d)
     rnorm = np.linalg.norm(V, axis=1)
-    Ms, tops, cs, fpos, fneg = [], [], [], [], []
+    Ms, tops, cs, fpos, fneg, two = [], [], [], [], [], []
     # batches of candidates with a bounded number of indices (memory stays O(n + batch))
     budget, start = 1 << 21, 0
     while start < len(supports):
@@ -935,6 +953,18 @@ def _evaluate(V: np.ndarray, supports: list, callback=None):
         slack = _FEAS_TOL * rnorm[flat]
         fpos.append(np.minimum.reduceat(proj + slack, starts) >= 0)
         fneg.append(np.maximum.reduceat(proj - slack, starts) <= 0)
+        if d == 3:
+            # the rows most violated by c and by -c: (P_d) relaxed to these two
+            # constraints is infeasible at ±c, so its optimum has one of them active
+            pn = proj / np.maximum(rnorm[flat], 1e-300)
+            seg = np.repeat(np.arange(sizes.size), sizes)
+            lo_i = np.unique(seg[np.flatnonzero(pn == np.repeat(np.minimum.reduceat(pn, starts), sizes))],
+                             return_index=True)[1]
+            hi_i = np.unique(seg[np.flatnonzero(pn == np.repeat(np.maximum.reduceat(pn, starts), sizes))],
+                             return_index=True)[1]
+            pos_lo = np.flatnonzero(pn == np.repeat(np.minimum.reduceat(pn, starts), sizes))[lo_i]
+            pos_hi = np.flatnonzero(pn == np.repeat(np.maximum.reduceat(pn, starts), sizes))[hi_i]
+            two.append(np.maximum(_plane_top(M, V[flat[pos_lo]]), _plane_top(M, V[flat[pos_hi]])))
         Ms.append(M)
         tops.append(lam[:, -1])
         cs.append(c)
@@ -945,6 +975,8 @@ def _evaluate(V: np.ndarray, supports: list, callback=None):
     feas_pos = np.concatenate(fpos)
     feas_neg = np.concatenate(fneg)
     feasible = feas_pos | feas_neg
+    # upper bound on (P_d) of the infeasible candidates (top eigenvalue, or the two-row relaxation)
+    ub = np.minimum(top, np.concatenate(two)) if d == 3 else top
     best, best_x = -np.inf, None
     if feasible.any():
         j = int(np.flatnonzero(feasible)[np.argmax(top[feasible])])
@@ -953,13 +985,13 @@ def _evaluate(V: np.ndarray, supports: list, callback=None):
         best = float(np.sum((V.T @ best_x) ** 2))
     # (P_d) is bounded by the top eigenvalue: solve it only where it could win
     solves = 0
-    todo = np.flatnonzero(~feasible & (top > best * (1 + 1e-12) + 1e-300))
-    todo = todo[np.argsort(-top[todo], kind="stable")]
+    todo = np.flatnonzero(~feasible & (ub > best * (1 + 1e-12) + 1e-300))
+    todo = todo[np.argsort(-ub[todo], kind="stable")]
     for j in todo:
-        if top[j] <= best * (1 + 1e-12):
+        if ub[j] <= best * (1 + 1e-12):
             break
         I = supports[j]
-        cj = _solve_pd(M[j], V[I])
+        cj = _solve_pd_cuts(M[j], V[I], c[j], best)
         solves += 1
         if cj is None:
             continue
@@ -968,6 +1000,54 @@ def _evaluate(V: np.ndarray, supports: list, callback=None):
         if val > best:
             best, best_x = val, x
     return best, best_x, solves
+
+
+def _plane_top(M, r):
+    """Top eigenvalue of each ``M[j]`` (3 x 3) restricted to the plane ``r[j]^perp``.
+
+    Zero rows give the unrestricted top eigenvalue (no constraint).
+    """
+    from .constrained import _plane_bases
+
+    nr = np.linalg.norm(r, axis=1)
+    out = np.linalg.eigvalsh(M)[:, -1].copy()
+    ok = nr > 0
+    if ok.any():
+        B = _plane_bases(r[ok] / nr[ok, None])  # (N, 3, 2)
+        Mr = np.einsum("nia,nij,njb->nab", B, M[ok], B)
+        out[ok] = np.linalg.eigvalsh(Mr)[:, -1]
+    return out * (1 + 1e-12)
+
+
+def _solve_pd_cuts(Q, R, c0, floor):
+    """(P_d) on ``(Q, R)`` by adding violated constraints, or None if it cannot beat ``floor``.
+
+    Dropping constraints relaxes (P_d): the relaxed optimum bounds it from
+    above, and when it satisfies every row of ``R`` it is the optimum.  So
+    the most violated row is added until the relaxed optimum is feasible
+    (exact), its value is at most ``floor`` (the candidate cannot win), or
+    its cone is empty.  A few constraints usually suffice, instead of the
+    ``O(k^2)`` pairs of the full solver.  ``c0``: the unconstrained top
+    eigenvector (its most violated rows, for both signs, start the set).
+    """
+    norms = np.linalg.norm(R, axis=1)
+    keep = norms > 0
+    Rn = R[keep] / norms[keep, None]
+    if Rn.shape[0] == 0:
+        return c0
+    s0 = Rn @ c0
+    active = sorted({int(np.argmin(s0)), int(np.argmax(s0))})
+    while True:
+        cj, val = _solve_pd(Q, Rn[active], return_value=True)
+        if cj is None or val <= floor * (1 + 1e-12):
+            return None
+        s = Rn @ cj
+        worst = int(np.argmin(s))
+        if s[worst] >= -_FEAS_TOL:
+            return cj
+        if worst in active or len(active) >= Rn.shape[0]:  # rounding: fall back to the full solver
+            return _solve_pd(Q, R)
+        active.append(worst)
 
 
 def _x_from_c(V, I, c):
@@ -1000,8 +1080,9 @@ def lowrank_nspca(V, k, *, callback=None) -> Result:
         (callers with the true covariance recompute ``variance``);
         ``info["candidates"]`` the number of candidate supports,
         ``info["pd_solves"]`` how many needed the full (P_d) solver,
-        ``info["path"]`` "enumerate" (all d-subsets) or "sweep" (d = 2 k-level
-        sweep).
+        ``info["path"]`` "enumerate" (all d-subsets), "sweep" (d = 2 k-level
+        sweep) or "pruned" (d = 3 with many rows: only the sphere patches
+        that can hold an optimum, so ``candidates`` counts a subset of S_d).
 
     Notes
     -----
@@ -1014,6 +1095,17 @@ def lowrank_nspca(V, k, *, callback=None) -> Result:
     top eigenvalue beats the best value found, in decreasing order.
     Cost: O(n^{d+1}) for the enumeration (d = 2 with many rows: a sweep whose
     cost grows with the number of k-level crossings), practical for d <= 3.
+
+    For d = 3 with many rows, only sphere patches that can matter are
+    enumerated (branch and bound, exact).  A lower bound ``L <= OPT_d`` comes
+    from feasible ascent runs; a patch is skipped when either bound below is
+    under ``L``: ``max_{c in patch} f(c) <= sum`` of the k largest squared
+    positive parts of the row values' upper bounds on the patch (then no
+    maximizer of f lies in it), or ``lambda_1`` of the Gram matrix of the
+    rows that can be in ``I_k^+`` there (then no cell meeting it is
+    optimal).  Every cell meeting a kept patch is enumerated (its vertices
+    in the patch, its crossings with the patch edges, or the patch centre),
+    and some kept patch meets a cell whose closure holds a maximizer.
     """
     t0 = time.perf_counter()
     V = _check_V(V)
@@ -1025,7 +1117,7 @@ def lowrank_nspca(V, k, *, callback=None) -> Result:
 def _lowrank(V, k, *, callback=None, t0=None, method="auto"):
     t0 = time.perf_counter() if t0 is None else t0
     n, d = V.shape
-    red, cands, path = _candidate_set(V, k, method=method, callback=callback)
+    red, cands, path = _candidate_set(V, k, method=method, callback=callback, optimum_only=True)
     supports = _expand_all(red, cands) if cands else []
     if not supports:
         x = np.zeros(n)

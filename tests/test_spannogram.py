@@ -246,3 +246,71 @@ def test_validation_messages():
         lowrank_nspca(np.ones(3), 1)
     with pytest.raises(InputError, match="`V` must be finite"):
         candidate_supports([[np.nan, 1.0]], 1)
+
+
+# --------------------------------------------------------------------------- value-pruned d = 3 path
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_pruned_d3_matches_bruteforce(name):
+    # the branch and bound over sphere patches stays exact on degenerate inputs too
+    rng = np.random.default_rng(300 + FAMILIES.index(name))
+    for _ in range(60):
+        n = int(rng.integers(3, 10))
+        V = _family(rng, name, n, 3)
+        k = int(rng.choice([1, n, int(rng.integers(1, n + 1))]))
+        opt, _ = brute_opt_lowrank(V, k)
+        r = _lowrank(V, k, method="prune")
+        _assert_feasible(r.x, n, k)
+        val = float(np.sum((V.T @ r.x) ** 2))
+        assert abs(val - opt) <= REL * max(opt, 1e-300) + 1e-13, (V.tolist(), k, val, opt)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pruned_d3_equals_plain_enumeration(seed):
+    rng = np.random.default_rng(40 + seed)
+    for it in range(4):
+        n = int(rng.integers(20, 70))
+        V = _family(rng, ["gaussian", "integer", "zero-dup-multiple", "sign"][it], n, 3)
+        V = V * np.array([3.0, 1.5, 1.0])  # a spectrum like a covariance factor
+        for k in (1, int(rng.integers(2, n)), n):
+            a = _lowrank(V, k, method="prune")
+            b = _lowrank(V, k, method="plain")
+            assert a.info["path"] == "pruned"
+            assert a.variance == pytest.approx(b.variance, rel=REL)
+            _assert_feasible(a.x, n, k)
+
+
+def test_pruned_lower_bound_is_feasible_value():
+    from nspca_core.spannogram import _ascent_lower_bound, _Reduced
+
+    rng = np.random.default_rng(9)
+    for _ in range(20):
+        V = rng.normal(size=(8, 3))
+        k = int(rng.integers(1, 9))
+        red = _Reduced(V)
+        lb = _ascent_lower_bound(red.U, red.mu, k)
+        opt, _ = brute_opt_lowrank(V, k)
+        assert 0 < lb <= opt * (1 + 1e-12)
+
+
+def test_lowrank_auto_uses_pruning_for_many_rows():
+    rng = np.random.default_rng(12)
+    V = rng.normal(size=(60, 3)) * np.array([2.0, 1.0, 0.5])
+    r = lowrank_nspca(V, 6)
+    assert r.info["path"] == "pruned"
+    assert r.variance == pytest.approx(_lowrank(V, 6, method="filter").variance, rel=REL)
+    # candidate_supports stays the complete S_d (no value pruning there)
+    assert len(candidate_supports(V, 6)) > r.info["candidates"]
+
+
+def test_cbcl_d3_pruned_equals_circle_filter(cbcl_X):
+    from nspca_core import lowrank_factor
+
+    V, _ = lowrank_factor(cbcl_X, d=3)
+    for k in (5, 12):
+        a = _lowrank(V, k, method="auto")
+        b = _lowrank(V, k, method="filter")
+        assert a.info["path"] == "pruned" and b.info["path"] == "enumerate"
+        assert a.variance == pytest.approx(b.variance, rel=REL)
+        assert np.array_equal(a.support, b.support)

@@ -43,7 +43,6 @@ from ui import state
 __all__ = [
     "UPLOAD_DATASET",
     "Upload",
-    "UploadedDataset",
     "Unavailable",
     "core",
     "available_methods",
@@ -122,39 +121,6 @@ class Upload:
     source_name: str
     options: dict = field(default_factory=dict)
     token: str = ""
-
-
-@dataclass(frozen=True, eq=False)
-class UploadedDataset:
-    """The uploaded data, with the same fields as ``nspca_core.datasets.Dataset``.
-
-    Used only when the core's ``Dataset`` cannot be built directly.
-    """
-
-    name: str
-    X: np.ndarray
-    X_raw: np.ndarray
-    feature_names: list
-    labels: np.ndarray | None
-    image_shape: tuple | None
-    preprocessing: tuple
-    info: Any
-    ground_truth: dict | None = None
-    notes: list = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class _UploadInfo:
-    name: str
-    title: str
-    description: str
-    kind: str
-    shape: tuple
-    source: str
-    citation: str
-    paper_preprocessing: str
-    image_shape: tuple | None
-    has_labels: bool
 
 
 # ----------------------------------------------------------------- helpers
@@ -289,12 +255,9 @@ def _uploaded_dataset(token: str, preprocessing, _upload: Upload):
                        description=f"Uploaded file {source_name}", kind="upload",
                        shape=tuple(X_raw.shape), source=source_name, citation="",
                        paper_preprocessing="", image_shape=image_shape, has_labels=labels is not None)
-    try:  # the core's own types when their fields match the contract
-        DatasetInfo = core("datasets", "DatasetInfo")
-        Dataset = core("datasets", "Dataset")
-        return Dataset(**fields, info=DatasetInfo(**info_fields))
-    except (Unavailable, TypeError, ValueError):
-        return UploadedDataset(**fields, info=_UploadInfo(**info_fields))
+    from nspca_core.datasets import Dataset, DatasetInfo
+
+    return Dataset(**fields, info=DatasetInfo(**info_fields))
 
 
 def uploaded_dataset(upload: Upload, preprocessing="center"):

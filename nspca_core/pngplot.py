@@ -70,6 +70,24 @@ def _hex(color, alpha=255):
     return tuple(int(color[i:i + 2], 16) for i in (0, 2, 4)) + (alpha,)
 
 
+def _dashed(draw, pts, color, dash=9.0, gap=6.0):
+    """A dashed polyline: the dash pattern runs along the arc length."""
+    phase, on = 0.0, True
+    for (x0, y0), (x1, y1) in zip(pts[:-1], pts[1:]):
+        seg = float(np.hypot(x1 - x0, y1 - y0))
+        pos = 0.0
+        while pos < seg:
+            step = min((dash if on else gap) - phase, seg - pos)
+            if on:
+                a, b = pos / seg, (pos + step) / seg
+                draw.line([(x0 + a * (x1 - x0), y0 + a * (y1 - y0)),
+                           (x0 + b * (x1 - x0), y0 + b * (y1 - y0))], fill=color, width=2)
+            pos += step
+            phase += step
+            if phase >= (dash if on else gap) - 1e-9:
+                phase, on = 0.0, not on
+
+
 def line_chart(series, *, bands=(), title="", xlabel="", ylabel="", size=(900, 520),
                ylim=None, xlim=None, legend="lower right") -> Image.Image:
     """Render line series (and shaded bands) to an RGB image.
@@ -131,8 +149,7 @@ def line_chart(series, *, bands=(), title="", xlabel="", ylabel="", size=(900, 5
         pts = [(float(a), float(c)) for a, c in zip(px(x[ok]), py(np.clip(y[ok], y0, y1)))]
         if len(pts) >= 2:
             if s.dashed:
-                for j in range(0, len(pts) - 1, 2):
-                    draw.line(pts[j:j + 2], fill=color, width=2)
+                _dashed(draw, pts, color)
             else:
                 draw.line(pts, fill=color, width=2)
         if s.markers or len(pts) == 1:

@@ -152,7 +152,14 @@ def seed002(rep: Report, data: dict, quick: bool):
                   "variance than EM's; ours below.")
             rep.image(P.image_grid(rows, row_labels=labels, scale=4), "s002_fig3_components",
                       f"Seed 002 Fig. 3: first {r} components, rows = method")
-            rep.table(pd.DataFrame(recs), "s002_fig3_variance")
+            df3 = pd.DataFrame(recs)
+            rep.table(df3, "s002_fig3_variance")
+            tot = df3.groupby("method")["variance"].sum()
+            rep.p(f"Difference: in this run the ε-net components explain {tot['enet']:.4g} in total and "
+                  f"EM's {tot['em']:.4g} (ratio {tot['enet'] / tot['em']:.3f}); "
+                  + ("the paper's ordering holds." if tot["enet"] >= tot["em"] else
+                     "EM comes out ahead here, unlike the paper: our EM implementation restarts and "
+                     "renormalizes on the support (Sigg & Buhmann's variational renormalization)."))
         except Exception as exc:  # noqa: BLE001 - record and go on
             rep.error("seed 002 Fig. 3", exc)
 
@@ -224,6 +231,15 @@ def seed002(rep: Report, data: dict, quick: bool):
         rep.p("Quoted guarantees (fraction of the unknown optimum provably reached). The paper's column "
               "is quoted from the paper; the others are computed in this run.")
         rep.table(pd.DataFrame(guarantees), "s002_guarantees")
+        for g in guarantees:
+            quoted, ours = g["paper's guarantee"], g["paper's bound, our run"]
+            diff = ours - quoted
+            rep.p(f"Difference ({g['dataset'].upper()}, k = {g['k']}): the paper states ≥ "
+                  f"{quoted:.1%}; the same bound computed here gives {ours:.1%} "
+                  f"({'+' if diff >= 0 else ''}{100 * diff:.1f} points: the bound depends on the "
+                  "ε-net's random sample, the answer it finds and the preprocessing — we center the "
+                  "features, d = 3, ε = 0.1); our certificate proves "
+                  f"{g['our certificate']:.1%} ({g['certificate kind']}).")
 
     try:
         _progress("seed 002 Fig. 9")
@@ -285,6 +301,14 @@ def seed003(rep: Report, data: dict, quick: bool):
                                    title="CBCL off PC1: variance vs cardinality", xlabel="cardinality",
                                    ylabel="variance"), "s003_fig3", "Seed 003 Fig. 3 left")
             rep.table(df, "s003_fig3")
+            z = np.asarray(zs, float)
+            ok = np.isfinite(z)
+            wins = int(np.sum(np.asarray(em)[ok] >= z[ok] - 1e-9))
+            rep.p(f"Difference: EM ≥ NSPCA at {wins} of {int(ok.sum())} cardinalities where NSPCA "
+                  "reached the cardinality" + (" — the paper's claim holds." if wins == ok.sum() else
+                                                "; the paper's claim fails at the others.")
+                  + ("" if ok.all() else f" At {int((~ok).sum())} cardinalities no β gave a "
+                     "k-sparse NSPCA answer (its sparsity is not a count)."))
         except Exception as exc:  # noqa: BLE001
             rep.error("seed 003 Fig. 3", exc)
     ml = data.get("mll")
@@ -350,7 +374,17 @@ def seed004(rep: Report, data: dict, quick: bool):
         rep.p(f"Table 1 — total variance Σ xⱼᵀAxⱼ of {r} components, {s}-sparse each, on centered data "
               "(our preprocessing; the paper's normalization is not stated, so compare the ordering, not "
               f"the scale). Paper, CBCL: {PAPER['table1_004']['cbcl']}.")
-        rep.table(pd.DataFrame(recs), "s004_table1")
+        t1 = pd.DataFrame(recs)
+        rep.table(t1, "s004_table1")
+        methods4 = ["TPower", "EM", "SpanSPCA", "SPCABiPart"]
+        for _, row in t1.iterrows():
+            order = sorted(methods4, key=lambda m: row[m])
+            best = order[-1]
+            rep.p(f"Difference ({row['dataset']}): our ordering, lowest to highest, is "
+                  f"{' < '.join(order)}; the paper's is TPower < EM < SpanSPCA < SPCABiPart. "
+                  + ("The joint method wins, as in the paper." if best == "SPCABiPart" else
+                     f"{best} wins here: the deflation totals count Σ xⱼᵀAxⱼ on the original A, which "
+                     "rewards overlapping (non-disjoint) supports that the joint method excludes."))
     ml = data.get("mll")
     if ml is not None:
         try:
@@ -394,6 +428,18 @@ def seed001(rep: Report, quick: bool):
               "mixing matrices are not restated, so ours are constructed to match the first NSPC "
               "variance shares (96%, 77%, 57%; see `scores_compare.simulate_case`).")
         rep.table(tables, "s001_tables")
+        for case in sorted(tables["case"].unique()):
+            t = tables[tables["case"] == case].set_index("method")
+            parts = []
+            for m, label in (("nspca", "NSPCA"), ("pca", "PCA")):
+                if m in t.index and np.isfinite(t.loc[m, "paper_D_diff"]):
+                    parts.append(f"{label} D_diff {t.loc[m, 'D_diff']:.3f} vs the paper's "
+                                 f"{t.loc[m, 'paper_D_diff']:.3f}")
+            better = ("nspca" in t.index and "pca" in t.index
+                      and t.loc["nspca", "D_diff"] < t.loc["pca", "D_diff"])
+            rep.p(f"Difference (Case {case}): " + "; ".join(parts) + ". The paper's mixing matrices are "
+                  "not restated, so ours differ and so do the absolute errors; "
+                  + ("NSPCA beats PCA, as in the paper." if better else "NSPCA does not beat PCA here."))
     except Exception as exc:  # noqa: BLE001
         rep.error("seed 001 Tables 1–2", exc)
     try:
@@ -402,6 +448,12 @@ def seed001(rep: Report, quick: bool):
         rate = sc.rate_study(ns=ns, reps=10 if quick else 100, seed=0)
         rep.p(f"Fig. 7 — 95th percentile of ‖ÂU−A‖/‖A‖ (p = 3, c = 1). Paper: ≈ {PAPER['rate_001']}.")
         rep.table(rate, "s001_fig7")
+        for _, row in rate.iterrows():
+            paper = PAPER["rate_001"].get(int(row["n"]))
+            if paper is not None:
+                rep.p(f"Difference (n = {int(row['n'])}): 95th percentile {row['p95']:.3f} here vs about "
+                      f"{paper:.2f} read off the paper's Fig. 7 (our A is a fixed well-conditioned 3×3 "
+                      f"matrix; {int(row['reps'])} repetitions).")
     except Exception as exc:  # noqa: BLE001
         rep.error("seed 001 Fig. 7", exc)
 

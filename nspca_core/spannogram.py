@@ -31,6 +31,8 @@ _RANK_TOL = 1e-12
 _SWEEP_MIN_ROWS = 120
 _SECTOR_CAP = 48
 _FILTER_MIN_ROWS = 40
+# The k = n shortcut is tried (method "auto") for k >= n / 3 and at least this many rows.
+_FULL_MIN_ROWS = 40
 _G_OVERRIDE = 0
 
 
@@ -1081,8 +1083,10 @@ def lowrank_nspca(V, k, *, callback=None) -> Result:
         ``info["candidates"]`` the number of candidate supports,
         ``info["pd_solves"]`` how many needed the full (P_d) solver,
         ``info["path"]`` "enumerate" (all d-subsets), "sweep" (d = 2 k-level
-        sweep) or "pruned" (d = 3 with many rows: only the sphere patches
-        that can hold an optimum, so ``candidates`` counts a subset of S_d).
+        sweep), "pruned" (d = 3 with many rows: only the sphere patches
+        that can hold an optimum, so ``candidates`` counts a subset of S_d)
+        or "full-nonneg" (large k: the optimum without the sparsity
+        constraint already has at most k nonzeros; ``candidates = 0``).
 
     Notes
     -----
@@ -1106,6 +1110,11 @@ def lowrank_nspca(V, k, *, callback=None) -> Result:
     optimal).  Every cell meeting a kept patch is enumerated (its vertices
     in the patch, its crossings with the patch edges, or the patch centre),
     and some kept patch meets a cell whose closure holds a maximizer.
+
+    Large k (``3k >= n``, d <= 3, n >= 40): ``OPT_d(k)`` is nondecreasing in k,
+    so if an optimum of the k = n problem (nonnegativity only, see
+    :func:`_opt_nonneg_full`, O(n^2 log n) for d = 3) has at most k nonzeros
+    it is optimal for k and is returned; otherwise the paths above run.
     """
     t0 = time.perf_counter()
     V = _check_V(V)
@@ -1117,6 +1126,19 @@ def lowrank_nspca(V, k, *, callback=None) -> Result:
 def _lowrank(V, k, *, callback=None, t0=None, method="auto"):
     t0 = time.perf_counter() if t0 is None else t0
     n, d = V.shape
+    # k = n shortcut: OPT_d(k) <= OPT_d(n), so an optimum of the problem without the
+    # sparsity constraint that has at most k nonzeros is optimal for k
+    if method == "full" or (method == "auto" and d <= 3 and n >= _FULL_MIN_ROWS and 3 * k >= n):
+        full = _opt_nonneg_full(V, gate=None if method == "full" else k)
+        if full is not None and np.count_nonzero(full[1]) <= k:
+            val, x = full
+            if callback is not None:
+                callback(1, 1)
+            return Result(x=x, support=np.flatnonzero(x > 0), variance=val, variance_lowrank=val,
+                          method="spannogram", params={"k": k, "d": d}, seconds=time.perf_counter() - t0,
+                          info={"candidates": 0, "pd_solves": 0, "path": "full-nonneg"})
+        if method == "full":
+            method = "auto"
     red, cands, path = _candidate_set(V, k, method=method, callback=callback, optimum_only=True)
     supports = _expand_all(red, cands) if cands else []
     if not supports:
@@ -1129,3 +1151,184 @@ def _lowrank(V, k, *, callback=None, t0=None, method="auto"):
     return Result(x=x, support=support, variance=val, variance_lowrank=val, method="spannogram",
                   params={"k": k, "d": d}, seconds=time.perf_counter() - t0,
                   info={"candidates": len(supports), "pd_solves": solves, "path": path})
+
+
+# --------------------------------------------------------------------------- k = n shortcut
+
+# Rows whose in-plane part is below this (relative to their norm) lie on a great circle.
+_PAR_TOL = 1e-9
+# Relative margin on the bounds used to skip cells and arcs (rounding of the incremental sums).
+_BOUND_TOL = 1e-9
+
+
+def _f_plus(U: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """``f(c) = ||(U c)_+||^2`` for every column c of ``C`` (r, N)."""
+    P = U @ C
+    np.maximum(P, 0.0, out=P)
+    return np.einsum("ij,ij->j", P, P)
+
+
+def _arc_sweep(W: np.ndarray, outer: np.ndarray):
+    """Sweep the circle ``c(t) = (cos t, sin t)`` for rows ``W`` (m, 2), all nonzero.
+
+    Returns ``(ev, Qarc)``: the 2m sorted angles in [0, 2 pi) where a row
+    changes sign, and for every open arc ``(ev[t], ev[t+1])`` (the last one
+    wraps) the sum of ``outer`` (m, q) over the rows positive on it.  Row j is
+    positive on ``(alpha_j - pi/2, alpha_j + pi/2)``, so the set changes by one
+    row per event and the sums are one cumulative sum.  Coincident events give
+    zero-length arcs with intermediate sets (harmless: they only add points).
+    """
+    m = W.shape[0]
+    alpha = np.arctan2(W[:, 1], W[:, 0])
+    two_pi = 2 * np.pi
+    enter = np.mod(alpha - np.pi / 2, two_pi)
+    leave = np.mod(alpha + np.pi / 2, two_pi)
+    enter[enter >= two_pi] = 0.0  # np.mod can round up to 2 pi
+    leave[leave >= two_pi] = 0.0
+    ang = np.concatenate([enter, leave])
+    order = np.argsort(ang, kind="stable")
+    sign = np.where(order < m, 1.0, -1.0)
+    wrap = leave < enter  # positive just below angle 2 pi (the arc before the first event)
+    Q0 = outer[wrap].sum(axis=0)
+    Qarc = Q0 + np.cumsum(sign[:, None] * outer[order % m], axis=0)
+    return ang[order], Qarc
+
+
+def _full_points_d2(U: np.ndarray) -> np.ndarray:
+    """Unit points (2, N) containing a maximizer of ``f(c) = ||(U c)_+||^2``, U (n, 2)."""
+    W = U[np.any(U != 0, axis=1)]
+    if W.shape[0] == 0:
+        return np.array([[1.0], [0.0]])
+    outer = (W[:, :, None] * W[:, None, :]).reshape(-1, 4)
+    ev, Qa = _arc_sweep(W, outer)
+    _, vec = np.linalg.eigh(Qa.reshape(-1, 2, 2))
+    top = vec[:, :, -1].T
+    return np.concatenate([np.stack([np.cos(ev), np.sin(ev)]), top, -top], axis=1)
+
+
+def _full_best_d3(U: np.ndarray, gate=None):
+    """(value, c): ``max_{||c|| = 1} ||(U c)_+||^2`` for U (n, 3) of rank 3.
+
+    ``gate``: return None when the ascent point already has more than ``gate``
+    positive entries (a cheap guess that the exact support will be too large
+    for the caller; it never affects the value returned otherwise).
+    """
+    from .constrained import _plane_bases
+
+    U = U[np.any(U != 0, axis=1)]
+    m = U.shape[0]
+    norms = np.linalg.norm(U, axis=1)
+    outer = (U[:, :, None] * U[:, None, :]).reshape(m, 9)
+    # lower bound: alternating maximization x = (Uc)_+, c = U^T x (monotone) from a few starts
+    C = np.concatenate([np.eye(3), -np.eye(3)], axis=1)
+    for _ in range(30):
+        P = np.maximum(U @ C, 0.0)
+        C2 = U.T @ P
+        nrm = np.linalg.norm(C2, axis=0)
+        C = np.where(nrm > 0, C2 / np.where(nrm > 0, nrm, 1.0), C)
+    vals = _f_plus(U, C)
+    j = int(np.argmax(vals))
+    best, best_c = float(vals[j]), C[:, j].copy()
+    if gate is not None and np.count_nonzero(U @ best_c > _FEAS_TOL * norms) > gate:
+        return None
+    units = U / norms[:, None]
+    bases = _plane_bases(units)  # (m, 3, 2)
+    done = np.zeros(m, bool)
+    for i in range(m):
+        if done[i]:
+            continue
+        B = bases[i]
+        W = U @ B
+        on = np.linalg.norm(W, axis=1) <= _PAR_TOL * norms
+        done |= on  # parallel rows share this great circle
+        off = ~on
+        if not off.any():
+            continue
+        ev, Qa = _arc_sweep(W[off], outer[off])
+        side = U[on] @ units[i]
+        Qp = Qa + outer[on][side > 0].sum(axis=0)
+        Qm = Qa + outer[on][side < 0].sum(axis=0)
+        thr = best * (1 - _BOUND_TOL)
+        pts = []
+        # arcs: on the circle f = c^T Qa c; its max over an arc is at an end or at a top eigenvector
+        Qe = np.einsum("ia,nij,jb->nab", B, Qa.reshape(-1, 3, 3), B)
+        lam, vec = np.linalg.eigh(Qe)
+        live = np.flatnonzero(lam[:, -1] * (1 + _BOUND_TOL) >= thr)
+        if live.size:
+            e = B @ vec[live, :, -1].T
+            ends = np.concatenate([ev[live], ev[(live + 1) % ev.size]])
+            pts += [e, -e, B @ np.stack([np.cos(ends), np.sin(ends)])]
+        # the two cells along each arc: an interior maximizer is a top eigenvector of their Gram sum
+        Qs = np.concatenate([Qp, Qm])
+        cand = np.flatnonzero(np.sqrt(np.einsum("ij,ij->i", Qs, Qs)) * (1 + _BOUND_TOL) >= thr)
+        if cand.size:
+            lam3, vec3 = np.linalg.eigh(Qs[cand].reshape(-1, 3, 3))
+            live3 = lam3[:, -1] * (1 + _BOUND_TOL) >= thr
+            if live3.any():
+                e3 = vec3[live3, :, -1].T
+                pts += [e3, -e3]
+        if pts:
+            P = np.concatenate(pts, axis=1)
+            vals = _f_plus(U, P)
+            j = int(np.argmax(vals))
+            if vals[j] > best:
+                best, best_c = float(vals[j]), P[:, j].copy()
+    return best, best_c
+
+
+def _opt_nonneg_full(V: np.ndarray, gate=None):
+    """``(value, x)`` with x optimal for ``max ||V^T x||^2`` over unit ``x >= 0`` (no sparsity).
+
+    Returns None when V = 0 or its rank exceeds 3 (not handled), and, for
+    rank 3 with ``gate`` given, when a cheap ascent point has more than
+    ``gate`` positive entries (the caller only wants small supports).
+
+    Notes
+    -----
+    ``max_{x >= 0, ||x|| = 1} ||V^T x||^2 = max_{||c|| = 1} f(c)`` with
+    ``f(c) = ||(V c)_+||^2`` (for fixed c the best x is ``(Vc)_+``
+    normalized; Cauchy-Schwarz in c).  This is OPT_d of Asteris et al.
+    (ICML 2014) at k = n; its candidate supports are the sign patterns of
+    the cells of the arrangement of the hyperplanes ``V_i c = 0``.  On the
+    closure of a cell J, ``f = c^T V_J^T V_J c``, so a maximizer inside a
+    cell is a top eigenvector of ``V_J^T V_J`` (a local maximum of a
+    Rayleigh quotient is a global one; a multiple top eigenvalue makes f
+    constant along a great circle through the cell, so a maximizer also
+    lies on its boundary).  The same holds one dimension down on every
+    great circle (its arcs between crossings) and finally at the vertices.
+    So the maximum is attained among: r = 2, the arc ends and the top
+    eigenvectors of the arcs' Gram sums; r = 3, the vertices, the top
+    eigenvectors of the arcs restricted to their plane and of the two cells
+    along each arc.  Points whose upper bound (top eigenvalue, or Frobenius
+    norm) is below a value already attained are skipped.  f is evaluated
+    exactly at every point, so rounding in the incremental Gram sums only
+    affects the skipping margin.
+    """
+    n, d = V.shape
+    if not np.any(V):
+        return None
+    _, s, Wt = np.linalg.svd(V, full_matrices=False)
+    r = int(np.sum(s > _RANK_TOL * s[0]))
+    Wr = Wt[:r]
+    U = V @ Wr.T
+    if r == 1:
+        P = np.array([[1.0, -1.0]])
+    elif r == 2:
+        P = _full_points_d2(U)
+    elif r == 3:
+        best = _full_best_d3(U, gate)
+        if best is None:
+            return None
+        P = best[1][:, None]
+    else:
+        return None
+    vals = _f_plus(U, P)
+    c = Wr.T @ P[:, int(np.argmax(vals))]
+    y = V @ c
+    # rows at the boundary (V_i c = 0 up to rounding) carry no weight: leave them out
+    y[y <= _FEAS_TOL * np.linalg.norm(V, axis=1)] = 0.0
+    nrm = np.linalg.norm(y)
+    if nrm == 0:
+        return None
+    x = y / nrm
+    return float(np.sum((V.T @ x) ** 2)), x

@@ -314,3 +314,89 @@ def test_cbcl_d3_pruned_equals_circle_filter(cbcl_X):
         assert a.info["path"] == "pruned" and b.info["path"] == "enumerate"
         assert a.variance == pytest.approx(b.variance, rel=REL)
         assert np.array_equal(a.support, b.support)
+
+
+# --------------------------------------------------------------------------- k = n shortcut (large k)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_full_nonneg_matches_bruteforce_at_k_equal_n(name):
+    # max over unit x >= 0 of ||V^T x||^2 without sparsity, incl. zero, duplicated, opposite rows
+    from nspca_core.spannogram import _opt_nonneg_full
+
+    rng = np.random.default_rng(500 + FAMILIES.index(name))
+    for _ in range(120):
+        n = int(rng.integers(1, 9))
+        d = int(rng.integers(1, 4))
+        V = _family(rng, name, n, d)
+        if rng.random() < 0.2:
+            V[rng.integers(n)] = 0.0
+        opt, _ = brute_opt_lowrank(V, n)
+        out = _opt_nonneg_full(V)
+        if not np.any(V):
+            assert out is None
+            continue
+        val, x = out
+        _assert_feasible(x, n, n)
+        assert val == pytest.approx(float(np.sum((V.T @ x) ** 2)), rel=1e-12)
+        assert abs(val - opt) <= REL * opt + 1e-13, (V.tolist(), val, opt)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 8), d=st.integers(2, 3), seed=st.integers(0, 2**31 - 1), integer=st.booleans())
+def test_property_full_nonneg_equals_bruteforce(n, d, seed, integer):
+    from nspca_core.spannogram import _opt_nonneg_full
+
+    rng = np.random.default_rng(seed)
+    V = rng.integers(-2, 3, size=(n, d)).astype(float) if integer else rng.normal(size=(n, d))
+    opt, _ = brute_opt_lowrank(V, n)
+    out = _opt_nonneg_full(V)
+    val = 0.0 if out is None else out[0]
+    assert abs(val - max(opt, 0.0)) <= REL * max(opt, 0.0) + 1e-13
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_full_shortcut_matches_bruteforce_for_large_k(name):
+    rng = np.random.default_rng(600 + FAMILIES.index(name))
+    used = 0
+    for _ in range(120):
+        n = int(rng.integers(2, 10))
+        V = _family(rng, name, n, int(rng.integers(2, 4)))
+        k = int(rng.integers((n + 1) // 2, n + 1))
+        opt, _ = brute_opt_lowrank(V, k)
+        r = _lowrank(V, k, method="full")
+        used += r.info["path"] == "full-nonneg"
+        _assert_feasible(r.x, n, k)
+        val = float(np.sum((V.T @ r.x) ** 2))
+        assert r.variance == pytest.approx(val, rel=1e-12, abs=1e-300)
+        assert abs(val - opt) <= REL * max(opt, 1e-300) + 1e-13, (V.tolist(), k, val, opt)
+    assert used >= 20  # the shortcut itself is exercised, not only the fallback
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_full_shortcut_equals_enumeration_mid_size(d):
+    rng = np.random.default_rng(70 + d)
+    used = 0
+    for it in range(4):
+        n = int(rng.integers(40, 70))
+        V = _family(rng, ["gaussian", "integer", "zero-dup-multiple", "sign"][it], n, d)
+        V = V * np.array([3.0, 1.5, 1.0][:d])
+        for k in (n // 3 + 1, n // 2, n):
+            a = lowrank_nspca(V, k)
+            b = _lowrank(V, k, method="enumerate" if d == 2 else "filter")
+            used += a.info["path"] == "full-nonneg"
+            assert a.variance == pytest.approx(b.variance, rel=REL)
+            _assert_feasible(a.x, n, k)
+    assert used >= 4
+
+
+def test_cbcl_large_k_shortcut_equals_old_path(cbcl_X):
+    from nspca_core import lowrank_factor
+
+    V, _ = lowrank_factor(cbcl_X, d=3)
+    for W, old in ((V[:, :2], "sweep"), (V, "prune")):
+        a = lowrank_nspca(W, 180)
+        b = _lowrank(W, 180, method=old)
+        assert a.info["path"] == "full-nonneg" and b.info["path"] != "full-nonneg"
+        assert a.variance == pytest.approx(b.variance, rel=REL)
+        _assert_feasible(a.x, W.shape[0], 180)

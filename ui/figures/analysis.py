@@ -39,16 +39,7 @@ __all__ = [
     "diff_bars",
 ]
 
-OKABE_ITO = {
-    "black": "#000000",
-    "orange": "#E69F00",
-    "sky": "#56B4E9",
-    "green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "purple": "#CC79A7",
-}
+from ui.figures import OKABE_ITO  # noqa: E402  (the shared palette)
 # One colour per algorithm across all pages.  Okabe–Ito has eight colours; the
 # two extra methods get Paul Tol's colour-blind-safe "wine" and a neutral grey
 # (PCA is a reference, not a competitor).  Yellow is kept for NMF and drawn

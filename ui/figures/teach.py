@@ -37,16 +37,7 @@ __all__ = [
     "sphere_pd3",
 ]
 
-OKABE_ITO = {
-    "black": "#000000",
-    "orange": "#E69F00",
-    "sky": "#56B4E9",
-    "green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "purple": "#CC79A7",
-}
+from ui.figures import OKABE_ITO  # noqa: E402  (the shared palette)
 # I_k^+(v(φ)) vs I_k^+(−v(φ)) vs the rest
 PLUS = OKABE_ITO["vermillion"]
 MINUS = OKABE_ITO["blue"]

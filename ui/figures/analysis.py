@@ -18,6 +18,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ui.figures import OKABE_ITO
+
 __all__ = [
     "OKABE_ITO",
     "METHOD_LABELS",
@@ -39,7 +41,6 @@ __all__ = [
     "diff_bars",
 ]
 
-from ui.figures import OKABE_ITO  # noqa: E402  (the shared palette)
 # One colour per algorithm across all pages.  Okabe–Ito has eight colours; the
 # two extra methods get Paul Tol's colour-blind-safe "wine" and a neutral grey
 # (PCA is a reference, not a competitor).  Yellow is kept for NMF and drawn

@@ -18,6 +18,8 @@ import plotly.graph_objects as go
 
 from nspca_core.rank1 import _topk_nonneg
 
+from ui.figures import OKABE_ITO
+
 __all__ = [
     "OKABE_ITO",
     "PLUS",
@@ -37,7 +39,6 @@ __all__ = [
     "sphere_pd3",
 ]
 
-from ui.figures import OKABE_ITO  # noqa: E402  (the shared palette)
 # I_k^+(v(φ)) vs I_k^+(−v(φ)) vs the rest
 PLUS = OKABE_ITO["vermillion"]
 MINUS = OKABE_ITO["blue"]

@@ -11,6 +11,28 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _one_blas_thread():
+    """Two test workers share two cores: keep BLAS single-threaded (as `make test` does)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        yield
+        return
+    with threadpool_limits(1):
+        yield
+
+
+def page_app(name: str, *, timeout: float, **session):
+    """``AppTest`` of ``pages/<name>`` with the given session-state values set."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=timeout)
+    for key, value in session.items():
+        at.session_state[key] = value
+    return at
+
+
 def data_dir() -> Path:
     return Path(os.environ.get("NSPCA_DATA_DIR", ROOT.parent / "shared" / "datasets"))
 

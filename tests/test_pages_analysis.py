@@ -13,6 +13,8 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import page_app
+
 from ui import compute, state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,10 +26,7 @@ PAGES = ["variance_vs_k.py", "components_images.py", "compare.py", "your_data.py
 
 
 def _page(name: str, **session) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=TIMEOUT)
-    for key, value in session.items():
-        at.session_state[key] = value
-    return at
+    return page_app(name, timeout=TIMEOUT, **session)
 
 
 def _ok(at: AppTest) -> AppTest:

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import page_app
+
 from ui import state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,10 +20,7 @@ TIMEOUT = 180
 
 
 def _page(name: str, **session) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / name), default_timeout=TIMEOUT)
-    for key, value in session.items():
-        at.session_state[key] = value
-    return at
+    return page_app(name, timeout=TIMEOUT, **session)
 
 
 def _ok(at: AppTest) -> AppTest:

@@ -16,20 +16,6 @@ from nspca_core.peers import bipartite_components, em_components, zass_component
 from nspca_core.peers.bipartite import max_weight_disjoint
 from tests.bruteforce import brute_opt
 
-try:
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover
-    threadpool_limits = None
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    if threadpool_limits is None:
-        yield
-    else:
-        with threadpool_limits(1):
-            yield
-
 
 def brute_disjoint(A, r, s, nonneg=True):
     """max sum_j x_j^T A x_j over r unit vectors with disjoint supports of size <= s

@@ -10,20 +10,6 @@ from nspca_core._validation import InputError
 from nspca_core.peers import PEER_METHODS
 from nspca_core.peers.zass import _best_u, _best_u_scalar
 
-try:  # the machine is shared: keep BLAS single-threaded inside these tests
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover
-    threadpool_limits = None
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    if threadpool_limits is None:
-        yield
-    else:
-        with threadpool_limits(1):
-            yield
-
 
 def planted(seed=0, m=200, n=14, support=(2, 5, 6, 11), strength=3.0):
     """Centered data whose covariance has a strong nonnegative direction on ``support``.

@@ -22,8 +22,10 @@ Bounds (names as they appear in ``Certificate.bounds``):
     ``c_l`` and weights ``w_l >= 0``, ``OPT <= lambda_max(A + N - mu 1 1^T -
     sum_l w_l c_l c_l^T) + mu k + sum_l w_l beta_k(c_l)`` with
     ``beta_k(c) = max(s_k(c_+^2), s_k(c_-^2)) >= (c^T x)^2`` on ``S_k^n``
-    (``s_k`` = sum of the k largest; proof in ``_dnn.cut_rhs``); the ``c_l``
-    are the top Ritz vectors of the dual matrix after a first run.
+    (``s_k`` = sum of the k largest; proof in ``_dnn.cut_rhs``).  The ``c_l``
+    come in cutting-plane rounds: the k-support directions
+    (:func:`nspca_core._dnn.ksupport_cuts`) of the top Ritz vectors of the dual
+    matrix, i.e. of where the relaxation's mass lives.
 ``dnn(tangent)``
     In :func:`certify_path`: the DNN dual point of another k evaluated at this
     k.  ``M = A + N - mu 1 1^T - sum_l w_l c_l c_l^T`` does not depend on k,
@@ -49,7 +51,8 @@ import numpy as np
 import scipy.linalg
 
 from ._cov import Cov, as_cov
-from ._dnn import DnnState, dnn_optimize, dnn_tangent, dnn_value, kkt_init, lmax_upper
+from ._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value, kkt_init, ksupport_cuts,
+                   lmax_upper)
 from ._dnn import _lmax_state as _dnn_lmax
 from ._validation import InputError, check_int, check_k, check_vector
 from .result import Certificate
@@ -79,11 +82,11 @@ _D2_MAX_N = 120
 # gap is below 1e-3 or progress stalls; "full": up to 2000 (+ 2000) iterations aiming at
 # OPTIMAL_TOLERANCE, plus more lower-bound starts and the expensive residual bounds.
 _EFFORT = {
-    "fast": dict(iters=40, cut_iters=0, check_every=20, stall=1e-4, target_gap=1e-2, split_size=600,
+    "fast": dict(iters=40, cut_iters=0, cut_rounds=0, check_every=20, stall=1e-4, target_gap=1e-2, split_size=600,
                  ascent_starts=8),
-    "auto": dict(iters=120, cut_iters=60, check_every=20, stall=3e-4, target_gap=1e-3, split_size=1500,
+    "auto": dict(iters=120, cut_iters=60, cut_rounds=3, check_every=20, stall=3e-4, target_gap=1e-3, split_size=1500,
                  ascent_starts=24),
-    "full": dict(iters=2000, cut_iters=2000, check_every=100, stall=1e-5, target_gap=OPTIMAL_TOLERANCE,
+    "full": dict(iters=2000, cut_iters=2000, cut_rounds=20, check_every=100, stall=1e-5, target_gap=OPTIMAL_TOLERANCE,
                  split_size=2500, ascent_starts=64),
 }
 
@@ -526,22 +529,57 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     info["exact_evaluations"] += len(cands)
     val = min(val, v0)
     cut_target = target if effort == "full" else min(target, _CUT_BELOW)
-    if lower < cut_target * val and st.U is not None and st.C is None and effort != "fast":
-        # Cuts (c^T x)^2 <= beta_k(c) along the top Ritz vectors of the current M: the
-        # directions where lambda_max lives are exactly those a sparse x cannot fill.  Start
-        # with zero weights, so the bound can only improve (see _dnn.cut_rhs for the proof).
-        C = np.array(st.U, copy=True)
-        st2 = DnnState(st.N.copy(), st.nu, st.U, C, np.zeros(C.shape[1]))
-        st2, val2, info2 = dnn_optimize(A, k, st2, iters=cfg["cut_iters"], t_start=1e-3 * scale,
-                                        t_end=1e-4 * scale, check_every=cfg["check_every"],
-                                        target=target, lower=lower, callback=callback,
-                                        stall=cfg["stall"], step0=_STEP0_CUTS * scale)
-        info["cuts"] = {"count": int(C.shape[1]), "iterations": info2["iterations"],
-                        "gain": float(val - val2)}
-        info["exact_evaluations"] += info2["exact_evaluations"]
+    if lower < cut_target * val and st.U is not None and effort != "fast":
+        st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
+                                     iters=cfg["cut_iters"], check_every=cfg["check_every"],
+                                     stall=cfg["stall"], callback=callback)
+        info["cuts"] = cinfo
+        info["exact_evaluations"] += cinfo.pop("exact_evaluations")
+    return val, st, info
+
+
+def _fresh_cuts(st: DnnState, k: int, max_cuts: int = _MAX_CUTS):
+    """Cut vectors for a continued DNN run: k-support directions of the current top Ritz vectors
+    (weights 0, so the bound can only improve) plus the cuts already in use (largest weights
+    first), at most ``max_cuts``."""
+    C2 = ksupport_cuts(st.U, k)
+    w2 = np.zeros(C2.shape[1])
+    if st.C is not None and st.w is not None:
+        keep = np.argsort(-st.w)[: max(max_cuts - C2.shape[1], 0)]
+        keep = keep[st.w[keep] > 0]
+        C2, w2 = np.hstack([st.C[:, keep], C2]), np.concatenate([st.w[keep], w2])
+    return C2, w2
+
+
+def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, target: float,
+                rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
+                min_iters: int | None = None):
+    """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
+    the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
+    relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
+    variables from there.  New cuts enter with weight 0, so no round makes the bound worse.
+    Stops at ``target`` or when a round gains less than 1e-4 (relative).  Returns
+    ``(state, value, info)``; the value is rigorous."""
+    scale = max(float(np.abs(A).max()), 1e-300)
+    gains, its, evals = [], 0, 0
+    for _ in range(rounds):
+        if lower >= target * val or st.U is None:
+            break
+        C2, w2 = _fresh_cuts(st, k)
+        st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
+        st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=1e-3 * scale,
+                                        t_end=1e-4 * scale, check_every=check_every,
+                                        target=target, lower=lower, callback=callback, stall=stall,
+                                        min_iters=min_iters, step0=_STEP0_CUTS * scale)
+        its += info2["iterations"]
+        evals += info2["exact_evaluations"]
+        gains.append(float(max(val - val2, 0.0)))
         if val2 < val:
             st, val = st2, val2
-    return val, st, info
+        if gains[-1] < 1e-4 * abs(val):
+            break
+    return st, val, {"rounds": len(gains), "count": 0 if st.C is None else int(st.C.shape[1]),
+                     "iterations": its, "gain": float(sum(gains)), "exact_evaluations": evals}
 
 
 # ----------------------------------------------------------------------------- certificates
@@ -1016,24 +1054,13 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
 
 # path settings per effort: DNN iterations per k, stall threshold, refinement threshold delta
 _PATH = {
-    "fast": dict(iters=30, cut_iters=0, check_every=10, stall=1e-3, min_iters=20, delta=1e-2, grid=2.0,
-                 polish_runs=0, polish_iters=0),
-    "auto": dict(iters=100, cut_iters=120, check_every=10, stall=3e-4, min_iters=20, delta=1e-3,
-                 grid=2 ** 0.5, polish_runs=4, polish_iters=150),
-    "full": dict(iters=600, cut_iters=600, check_every=50, stall=1e-5, min_iters=200, delta=2e-4,
-                 grid=2 ** 0.25, polish_runs=40, polish_iters=600),
+    "fast": dict(iters=30, cut_iters=0, cut_rounds=0, check_every=10, stall=1e-3, min_iters=20,
+                 delta=1e-2, grid=2.0, polish_runs=0, polish_iters=0, polish_rounds=0),
+    "auto": dict(iters=100, cut_iters=60, cut_rounds=2, check_every=10, stall=3e-4, min_iters=20,
+                 delta=1e-3, grid=2 ** 0.5, polish_runs=14, polish_iters=200, polish_rounds=3),
+    "full": dict(iters=600, cut_iters=300, cut_rounds=10, check_every=50, stall=1e-5, min_iters=200,
+                 delta=2e-4, grid=2 ** 0.25, polish_runs=40, polish_iters=300, polish_rounds=10),
 }
-
-
-def _refresh_cuts(st: DnnState):
-    """Cut vectors for a continued DNN run: the current top Ritz vectors (weights 0, so the
-    bound can only improve) plus the inherited cuts still in use (largest weights first)."""
-    C2, w2 = np.array(st.U, copy=True), np.zeros(st.U.shape[1])
-    if st.C is not None and st.w is not None:
-        keep = np.argsort(-st.w)[: max(_MAX_CUTS - C2.shape[1], 0)]
-        keep = keep[st.w[keep] > 0]
-        C2, w2 = np.hstack([st.C[:, keep], C2]), np.concatenate([st.w[keep], w2])
-    return C2, w2
 
 
 def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) -> dict:
@@ -1083,12 +1110,9 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         t0 = time.perf_counter()
         if polish:
             st0, _ = states[k]
-            C2, w2 = _refresh_cuts(st0)
-            st = DnnState(st0.N.copy(), st0.nu, st0.U, C2, w2)
-            st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["polish_iters"], t_start=1e-3 * scale,
-                                          t_end=1e-4 * scale, check_every=pcfg["check_every"],
-                                          target=target, lower=float(lows[i]), stall=pcfg["stall"] / 3,
-                                          min_iters=pcfg["polish_iters"] // 2, step0=_STEP0_CUTS * scale)
+            st, val, dinfo = _cut_rounds(A, k, st0, own[k][0], float(lows[i]), target, pcfg["polish_rounds"],
+                                         iters=pcfg["polish_iters"], check_every=pcfg["check_every"],
+                                         stall=pcfg["stall"] / 3, min_iters=pcfg["polish_iters"] // 2)
             dinfo["init"] = "polish"
             prev = own[k]
             dinfo = {**prev[1], "polish": dinfo}
@@ -1112,18 +1136,13 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                                       push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"],
                                       step0=_STEP0 * t_start)
         if pcfg["cut_iters"] and st.U is not None and lows[i] < min(target, _CUT_BELOW) * val:
-            # sparsity cuts along this k's top Ritz vectors, new ones from zero weights (so the
-            # bound can only improve; see _dnn), keeping the inherited cuts still in use
-            C2, w2 = _refresh_cuts(st)
-            st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
-            st2, val2, info2 = dnn_optimize(A, k, st2, iters=pcfg["cut_iters"], t_start=1e-3 * scale,
-                                            t_end=1e-4 * scale, check_every=pcfg["check_every"],
-                                            target=target, lower=float(lows[i]), stall=pcfg["stall"],
-                                            min_iters=pcfg["cut_iters"] * 2 // 3, step0=_STEP0_CUTS * scale)
-            dinfo["cuts"] = {"count": int(st2.C.shape[1]), "iterations": info2["iterations"],
-                             "gain": float(val - val2)}
-            if val2 < val:
-                st, val = st2, val2
+            # cutting-plane rounds along the k-support directions of this k's top Ritz vectors,
+            # keeping the inherited cuts still in use (see _cut_rounds)
+            st, val, cinfo = _cut_rounds(A, k, st, val, float(lows[i]), target, pcfg["cut_rounds"],
+                                         iters=pcfg["cut_iters"], check_every=pcfg["check_every"],
+                                         stall=pcfg["stall"], min_iters=pcfg["cut_iters"] * 2 // 3)
+            cinfo.pop("exact_evaluations")
+            dinfo["cuts"] = cinfo
         dinfo["init"] = init
         finish_run(k, st, val, dinfo, t0, 0.0)
 
@@ -1177,16 +1196,23 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         run(m)
         stack.append((a, m))
         stack.append((m, b))
-    # ---- polish: continue the DNN (fresh cuts) at the worst-certified k's run so far, whose
-    # tangents also tighten their neighbours
+    # ---- polish: at the worst-certified k (run first if it was not on the grid), more
+    # cutting-plane rounds; its tangents also tighten the neighbours.  A k whose polish gained
+    # less than 0.2% is not tried again (the relaxation, not the optimizer, is the limit there).
     for _ in range(pcfg["polish_runs"]):
         ub = upper()
-        cand = [k for k in states if k not in polished and lows[pos[k]] < _CUT_BELOW * ub[pos[k]]]
+        ratio = lows / ub
+        cand = [int(k) for k in uniq if int(k) not in polished and ratio[pos[int(k)]] < _CUT_BELOW]
         if not cand:
             break
-        k = min(cand, key=lambda kk: lows[pos[kk]] / ub[pos[kk]])
-        polished.add(k)
+        k = min(cand, key=lambda kk: ratio[pos[kk]])
+        if k not in states:
+            run(k)
+            continue
+        before = own[k][0]
         run(k, polish=True)
+        if own[k][0] > (1 - 2e-3) * before:
+            polished.add(k)
     # ---- assemble the certificates
     ub = upper()
     share = (time.perf_counter() - t_all) / p

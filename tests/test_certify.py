@@ -124,6 +124,65 @@ def test_cut_rhs_bounds_sparse_nonnegative_products():
         assert np.all((C.T @ x) ** 2 <= beta + 1e-12)
 
 
+def _ksupport_norm2(v, k):
+    """Squared k-support norm by Argyriou, Foygel & Srebro (2012), Prop. 2.1: with |v| sorted
+    decreasingly (s_1 >= ... >= s_n, s_0 = +inf), the unique r in 0..k-1 with
+    s_{k-r-1} > (1/(r+1)) sum_{i>=k-r} s_i >= s_{k-r} gives
+    sum_{i<k-r} s_i^2 + (sum_{i>=k-r} s_i)^2 / (r+1)."""
+    s = np.sort(np.abs(v))[::-1]
+    n = s.size
+    if k >= n:
+        return float(s @ s)
+    s1 = np.concatenate(([np.inf], s))          # 1-based, s1[0] = +inf
+    for r in range(k):
+        tail = s1[k - r:].sum()
+        if s1[k - r - 1] > tail / (r + 1) >= s1[k - r] * (1 - 1e-12):
+            return float((s1[1:k - r] ** 2).sum() + tail ** 2 / (r + 1))
+    raise AssertionError("no r found")
+
+
+def test_ksupport_cuts_reach_the_ksupport_norm():
+    """The chosen cut's violation on a rank-one Z = v v^T is the squared k-support norm of v
+    (the largest any cut can reach), 1 exactly for k-sparse v, and never below c = v."""
+    rng = np.random.default_rng(21)
+    for _ in range(2000):
+        n = int(rng.integers(1, 12))
+        k = int(rng.integers(1, n + 1))
+        v = np.abs(rng.standard_normal(n)) * (rng.random(n) < 0.8)
+        if rng.random() < 0.3:
+            v[rng.permutation(n)[:max(n - k, 0)]] = 0.0
+        if not v.any():
+            continue
+        v /= np.linalg.norm(v)
+        c = _dnn.ksupport_cuts(v[:, None], k)
+        got = float((c[:, 0] @ v) ** 2 / _dnn.cut_rhs(c, k)[0])
+        assert got == pytest.approx(_ksupport_norm2(v, k), rel=1e-9)
+        assert got >= float(1.0 / _dnn.cut_rhs(v[:, None], k)[0]) * (1 - 1e-9)
+        if np.count_nonzero(v) <= k:
+            assert got == pytest.approx(1.0, rel=1e-9)
+        # no random direction does better
+        R = np.abs(rng.standard_normal((n, 50))) * (rng.random((n, 50)) < 0.7) + 1e-3
+        assert np.all((R.T @ v) ** 2 / _dnn.cut_rhs(R, k) <= got * (1 + 1e-9))
+
+
+def test_ksupport_cut_bound_valid_on_tiny_instances():
+    """DNN bound with k-support cuts of arbitrary (signed) vectors and weights >= brute force."""
+    rng = np.random.default_rng(22)
+    for _ in range(300):
+        n = int(rng.integers(2, 8))
+        k = int(rng.integers(1, n + 1))
+        A = _random_psd(rng, n)
+        opt, _ = brute_opt(A, k)
+        C_ = _dnn.ksupport_cuts(rng.standard_normal((n, 3)), k)
+        w = rng.random(3) * float(np.abs(A).max() + 1.0)
+        N = np.abs(rng.standard_normal((n, n)))
+        N = 0.5 * (N + N.T)
+        np.fill_diagonal(N, 0.0)
+        state = _dnn.DnnState(N * rng.random(), float(rng.random() * n), None, C_, w)
+        val, _ = _dnn.dnn_value(A, k, state)
+        assert val >= opt - REL * max(1.0, float(np.abs(A).max()))
+
+
 def test_split_bound_valid_on_tiny_instances(monkeypatch):
     """Force the large-n split path (S small) and check it against brute force."""
     monkeypatch.setattr(C, "_DENSE_MAX_N", 2)

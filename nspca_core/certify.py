@@ -71,23 +71,26 @@ _CUT_BELOW = 0.97
 # first step of the DNN's projected gradient, relative to the smoothing t (main run) and to
 # max|A_ij| (cut phase): the adaptive step then halves on failure, grows 1.1x on success
 _STEP0 = 30.0
-_STEP0_CUTS = 0.01
+_STEP0_CUTS = 0.1
+# smoothing at the start of a cut round, relative to max|A_ij| (its value hardly matters: measured)
+_T_CUTS = 1e-3
 # at most this many cut vectors carried along a path
 _MAX_CUTS = 30
 # "auto" adds the rank-2 paper/residual bounds (exact rank-2 spannogram, O(n^3)) only up to this n
 _D2_MAX_N = 120
 
 # effort -> DNN settings.  "fast": a short run from the screening initialization (interactive);
-# "auto": up to 120 iterations (+ 60 with cuts while the ratio is below 0.97), stopping when the
-# gap is below 1e-3 or progress stalls; "full": up to 2000 (+ 2000) iterations aiming at
-# OPTIMAL_TOLERANCE, plus more lower-bound starts and the expensive residual bounds.
+# "auto": up to 120 iterations (+ 3 cutting-plane rounds of 40 while the ratio is below 0.97),
+# stopping when the gap is below 1e-3 or progress stalls; "full": up to 2000 (+ 20 rounds of
+# 2000) iterations aiming at OPTIMAL_TOLERANCE, plus more lower-bound starts and the expensive
+# residual bounds.
 _EFFORT = {
-    "fast": dict(iters=40, cut_iters=0, cut_rounds=0, check_every=20, stall=1e-4, target_gap=1e-2, split_size=600,
-                 ascent_starts=8),
-    "auto": dict(iters=120, cut_iters=60, cut_rounds=3, check_every=20, stall=3e-4, target_gap=1e-3, split_size=1500,
-                 ascent_starts=24),
-    "full": dict(iters=2000, cut_iters=2000, cut_rounds=20, check_every=100, stall=1e-5, target_gap=OPTIMAL_TOLERANCE,
-                 split_size=2500, ascent_starts=64),
+    "fast": dict(iters=40, cut_iters=0, cut_rounds=0, check_every=20, stall=1e-4, target_gap=1e-2,
+                 split_size=600, ascent_starts=8),
+    "auto": dict(iters=120, cut_iters=40, cut_rounds=3, check_every=20, stall=3e-4, target_gap=1e-3,
+                 split_size=1500, ascent_starts=24),
+    "full": dict(iters=2000, cut_iters=2000, cut_rounds=20, check_every=100, stall=1e-5,
+                 target_gap=OPTIMAL_TOLERANCE, split_size=2500, ascent_starts=64),
 }
 
 
@@ -567,7 +570,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
             break
         C2, w2 = _fresh_cuts(st, k)
         st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
-        st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=1e-3 * scale,
+        st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T_CUTS * scale,
                                         t_end=1e-4 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
                                         min_iters=min_iters, step0=_STEP0_CUTS * scale)

@@ -534,7 +534,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     cut_target = target if effort == "full" else min(target, _CUT_BELOW)
     if lower < cut_target * val and st.U is not None and effort != "fast":
         st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
-                                     iters=cfg["cut_iters"], check_every=cfg["check_every"],
+                                     iters=cfg["cut_iters"],
+                                     check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
                                      stall=cfg["stall"], callback=callback)
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")

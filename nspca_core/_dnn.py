@@ -53,8 +53,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-__all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value", "dnn_tangent",
-           "dnn_optimize", "kkt_init"]
+__all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
+           "dnn_tangent", "dnn_optimize", "kkt_init"]
 
 _EPS = np.finfo(float).eps
 _W_STEP = 0.1  # cut weights move at a tenth of the step of N (measured best on CBCL)
@@ -126,7 +126,7 @@ def ksupport_cuts(V: np.ndarray, k: int) -> np.ndarray:
         # beta_k of |c| = s_k of {s_0..s_{h-1}, T (n-h times)}: the head entries >= T stay,
         # the rest of the k slots take T^2 or a smaller head entry (all with the same sign as v
         # overestimates beta_k of the signed c, so the ratio below is a safe choice criterion)
-        big = np.array([np.searchsorted(-s[:h], -Tr, side="right") for h, Tr in zip(heads, T)])
+        big = np.minimum(heads, np.searchsorted(-s, -T, side="right"))  # s is sorted
         beta = cs2[big] + (k - big) * T * T
         ratio = np.where(beta > 0, num * num / np.maximum(beta, 1e-300), 0.0)
         r = int(np.argmax(ratio))

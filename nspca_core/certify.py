@@ -68,12 +68,13 @@ _DENSE_MAX_N = 2500
 _EPS = np.finfo(float).eps
 # "auto" adds the cut phase of the DNN (doubling its cost) only below this certified ratio
 _CUT_BELOW = 0.97
-# first step of the DNN's projected gradient, relative to the smoothing t (main run) and to
-# max|A_ij| (cut phase): the adaptive step then halves on failure, grows 1.1x on success
-_STEP0 = 30.0
-_STEP0_CUTS = 0.1
-# smoothing at the start of a cut round, relative to max|A_ij| (its value hardly matters: measured)
-_T_CUTS = 1e-3
+# the DNN optimizer (projected Adam, see nspca_core._dnn.dnn_optimize), relative to max|A_ij|:
+# learning rate from a fresh start, from a neighbour's (or a previous round's) dual point, its
+# decay per iteration, and the smoothing t (start, end)
+_LR = 3e-3
+_LR_WARM = 1e-3
+_DECAY = 0.99
+_T0, _T1 = 1e-3, 1e-4
 # at most this many cut vectors carried along a path
 _MAX_CUTS = 30
 # "auto" adds the rank-2 paper/residual bounds (exact rank-2 spannogram, O(n^3)) only up to this n
@@ -523,11 +524,12 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     v0, st, init = best
     if lower >= target * v0:
         return v0, st, {"init": init, "iterations": 0, "exact_evaluations": len(cands)}
-    t_start = 1e-2 * scale if init != "warm" else 3e-3 * scale
+    lr = (_LR if init != "warm" else _LR_WARM) * scale
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
-    st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=t_start, t_end=1e-4 * scale,
+    st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=_T0 * scale,
+                                 t_end=_T1 * scale, lr=lr, decay=_DECAY,
                                  check_every=cfg["check_every"], target=target, lower=lower,
-                                 callback=callback, stall=cfg["stall"], step0=_STEP0 * t_start)
+                                 callback=callback, stall=cfg["stall"])
     info["init"] = init
     info["exact_evaluations"] += len(cands)
     val = min(val, v0)
@@ -571,10 +573,11 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
             break
         C2, w2 = _fresh_cuts(st, k)
         st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
-        st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T_CUTS * scale,
-                                        t_end=1e-4 * scale, check_every=check_every,
+        st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T0 * scale,
+                                        lr=_LR_WARM * scale, decay=_DECAY,
+                                        t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
-                                        min_iters=min_iters, step0=_STEP0_CUTS * scale)
+                                        min_iters=min_iters)
         its += info2["iterations"]
         evals += info2["exact_evaluations"]
         gains.append(float(max(val - val2, 0.0)))
@@ -1126,19 +1129,19 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         # tangent, already certified) and the screening family at this k
         st = _screen_init(A, k)
         v_screen, _ = dnn_value(A, k, st)
-        init, t_start = "screen", 1e-2 * scale
+        init, lr = "screen", _LR * scale
         if states:
             near = min(states, key=lambda kk: (abs(kk - k), kk))
             st0, lam0 = states[near]
             if float(dnn_tangent(lam0, st0, n, np.array([k]))[0]) < v_screen:
                 st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
-                init, t_start = f"warm(k={near})", 3e-3 * scale
-        st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["iters"], t_start=t_start,
-                                      t_end=1e-4 * scale, check_every=pcfg["check_every"],
+                init, lr = f"warm(k={near})", _LR_WARM * scale
+        st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["iters"], t_start=_T0 * scale,
+                                      lr=lr, decay=_DECAY,
+                                      t_end=_T1 * scale, check_every=pcfg["check_every"],
                                       target=target, lower=float(lows[i]), stall=pcfg["stall"],
                                       min_iters=pcfg["min_iters"], push=_CUT_BELOW,
-                                      push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"],
-                                      step0=_STEP0 * t_start)
+                                      push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"])
         if pcfg["cut_iters"] and st.U is not None and lows[i] < min(target, _CUT_BELOW) * val:
             # cutting-plane rounds along the k-support directions of this k's top Ritz vectors,
             # keeping the inherited cuts still in use (see _cut_rounds)

@@ -101,7 +101,8 @@ def test_dnn_optimizer_iterates_are_valid_and_tight_when_rank1():
         opt, _ = brute_opt(A, k)
         state, val, info = _dnn.dnn_optimize(A, k, _dnn.DnnState(np.zeros((n, n)), 0.0), iters=60,
                                             t_start=1e-2 * max(np.abs(A).max(), 1e-12),
-                                            t_end=1e-4 * max(np.abs(A).max(), 1e-12), check_every=20)
+                                            t_end=1e-4 * max(np.abs(A).max(), 1e-12),
+                                            lr=3e-3 * max(np.abs(A).max(), 1e-12), check_every=20)
         assert val >= opt - REL * max(1.0, np.abs(A).max())
         assert state.N.min() >= 0 and state.nu >= 0 and np.allclose(state.N, state.N.T)
     # a nonnegative rank-1 matrix: OPT = lambda_1 at k = n and the certificate is optimal

@@ -22,16 +22,16 @@ The optimizer
 -------------
 ``f(N, mu) = lambda_max(A + N - mu J) + mu k`` is convex and nonsmooth.  We
 minimise its entropy smoothing ``f_t = t log tr exp(M / t) + mu k`` by
-projected accelerated gradient (Nesterov/FISTA with adaptive restart and an
-adaptive step), decreasing ``t`` geometrically (continuation).  The gradient
+projected Adam (per-coordinate steps of about the learning rate, which decays
+geometrically; see :class:`_Adam` for why), decreasing ``t`` geometrically
+(continuation).  The gradient
 of ``f_t`` is ``G = sum_i p_i u_i u_i^T`` (softmax weights ``p`` of the
 eigenvalues); since only eigenvalues within a few ``t`` of the top carry
 weight, it is computed from ``r`` Ritz pairs of a block subspace kept warm
 between iterations (one block Krylov/Rayleigh–Ritz step per iteration, cost
 ``O(n^2 r)``) instead of a full eigendecomposition (``O(n^3)``).  ``mu`` is
-scaled as ``mu = nu / n`` so that ``J / n`` has unit norm like the gradient in
-``N`` (good conditioning).  ``diag(N)`` is kept 0: a nonnegative diagonal only
-raises ``lambda_max``.
+stored as ``nu = mu n`` (its learning rate is scaled to match).  ``diag(N)`` is
+kept 0: a nonnegative diagonal only raises ``lambda_max``.
 
 Cuts (optional ``C``, weights ``w >= 0``): ``M`` also subtracts
 ``sum_l w_l c_l c_l^T`` and the bound adds ``sum_l w_l beta_k(c_l)``; valid
@@ -55,7 +55,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-__all__ = ["Anchor", "DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
+__all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
            "dnn_tangent", "dnn_optimize", "kkt_init"]
 
 _EPS = np.finfo(float).eps
@@ -63,49 +63,15 @@ _W_STEP = 30.0  # cut weights learn 30x faster than N (measured best on CBCL, k 
 
 
 @dataclass
-class Anchor:
-    """Dual variables of an anchored problem: ``x`` restricted to ``x_j >= x_i`` for all i.
-
-    On ``S_k^n(j) = {x in S_k^n : x_j = max_i x_i}`` three families of quadratic inequalities
-    hold, each ``x^T P x >= 0`` for a symmetric P:
-
-    * ``x_i (x_j - x_i) >= 0`` for every i (``x_i >= 0``, ``x_j >= x_i``), weights ``gamma_i``;
-    * ``(1^T x) (k x_j - 1^T x) >= 0``: at most k entries, each ``<= x_j``, so
-      ``1^T x <= k x_j``; weight ``nu / n``;
-    * ``x_j^2 - 1/k >= 0``: ``x_j^2 = max_i x_i^2 >= ||x||^2 / k``; weight ``rho``.
-
-    Adding their P's to the DNN matrix keeps ``x^T M x`` an upper bound of ``x^T A x`` on
-    ``S_k^n(j)``, so ``lambda_max(M + P) - rho / k + mu k + sum_l w_l beta_k(c_l)`` bounds the
-    optimum over ``S_k^n(j)``, and the largest of these over all j bounds OPT (every x has a
-    largest entry).  The anchor breaks the DNN relaxation's mixtures: a relaxed Z averaging
-    two far-apart pieces cannot have both under one anchor.
-    """
-
-    G: np.ndarray
-    gamma: np.ndarray
-    nu: float = 0.0
-    rho: float = 0.0
-
-    def copy(self) -> "Anchor":
-        return Anchor(self.G, self.gamma.copy(), self.nu, self.rho)
-
-
-@dataclass
 class DnnState:
-    """Dual variables (N, nu with mu = nu/n, cut weights w for the columns of C, an optional
-    anchor) and a warm subspace U."""
+    """Dual variables (N, nu with mu = nu/n, cut weights w for the columns of C) and a warm
+    subspace U."""
 
     N: np.ndarray
     nu: float
     U: np.ndarray | None = None
     C: np.ndarray | None = None
     w: np.ndarray | None = None
-    anchor: Anchor | None = None
-
-    def copy(self) -> "DnnState":
-        return DnnState(self.N.copy(), self.nu, self.U, self.C,
-                        None if self.w is None else self.w.copy(),
-                        None if self.anchor is None else self.anchor.copy())
 
 
 def cut_rhs(C: np.ndarray, k: int) -> np.ndarray:
@@ -192,56 +158,29 @@ def lmax_upper(M: np.ndarray, scale: float) -> tuple[float, float]:
     return lam + tol, tol
 
 
-def _add_anchor(M: np.ndarray, k: int, G: np.ndarray, gamma: np.ndarray, nu: float,
-                rho: float) -> None:
-    """``M += P`` in place, P the anchor terms of :class:`Anchor` (without the constant
-    ``-rho/k``), u the indicator of G: ``sym(gamma u^T) - diag(gamma) + (nu/n)(k sym(1 u^T) - J)
-    + rho u u^T`` = ``a u^T + u a^T - diag(gamma) - (nu/n) J`` with
-    ``a = gamma/2 + k nu/(2n) 1 + rho/2 u``."""
-    n = M.shape[0]
-    a = 0.5 * gamma + (0.5 * k * nu / n)
-    a[G] += 0.5 * rho
-    M[:, G] += a[:, None]
-    M[G, :] += a[None, :]
-    M.flat[:: n + 1] -= gamma
-    M -= nu / n
-
-
-def _assemble(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None, anchor=None,
-              k: int | None = None) -> np.ndarray:
+def _assemble(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None) -> np.ndarray:
     n = A.shape[0]
     M = A + N - (nu / n)
     if C is not None and w is not None and np.any(w > 0):
         M -= (C * w) @ C.T
-    if anchor is not None:
-        _add_anchor(M, k, anchor.G, anchor.gamma, anchor.nu, anchor.rho)
     return M
 
 
-def _lmax_state(A: np.ndarray, state: DnnState, k: int | None = None) -> float:
-    """Rigorous upper bound on ``lambda_max(A + N - mu J - sum_l w_l c_l c_l^T [+ P])`` (the
-    k-free part; with an anchor, P depends on k, which must then be given)."""
+def _lmax_state(A: np.ndarray, state: DnnState) -> float:
+    """Rigorous upper bound on ``lambda_max(A + N - mu J - sum_l w_l c_l c_l^T)`` (the k-free part)."""
     n = A.shape[0]
-    M = _assemble(A, state.N, state.nu, state.C, state.w, state.anchor, k)
+    M = _assemble(A, state.N, state.nu, state.C, state.w)
     mu = state.nu / n
     scale = float(np.linalg.norm(A) + np.linalg.norm(state.N) + mu * n)
     if state.C is not None and state.w is not None:
         scale += float(state.w @ (state.C ** 2).sum(axis=0))
-    if state.anchor is not None:
-        an = state.anchor
-        g = float(np.sqrt(an.G.size))
-        scale += float(2.0 * g * np.linalg.norm(an.gamma) + (2 * g * k + 1) * an.nu + g * g * an.rho)
     return lmax_upper(M, scale)
 
 
 def dnn_value(A: np.ndarray, k: int, state: DnnState) -> tuple[float, float]:
-    """The certified bound ``lambda_max(A + N - mu J [+ P]) + mu k [- rho/k]`` (rigorous; the
-    bracketed terms with an anchor, see :class:`Anchor`), and its tolerance."""
-    lam, tol = _lmax_state(A, state, k)
-    val = float(dnn_tangent(lam, state, A.shape[0], np.array([k]))[0])
-    if state.anchor is not None:
-        val -= state.anchor.rho / k * (1.0 - 2 * _EPS)
-    return val, tol
+    """The certified bound ``lambda_max(A + N - mu J) + mu k`` (rigorous), and its tolerance."""
+    lam, tol = _lmax_state(A, state)
+    return float(dnn_tangent(lam, state, A.shape[0], np.array([k]))[0]), tol
 
 
 def cut_rhs_all(C: np.ndarray) -> np.ndarray:
@@ -389,8 +328,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
     over ``t_iters`` iterations) is minimised by projected Adam (:class:`_Adam`) over all dual
-    variables at once: ``N`` (zero diagonal, ``>= 0``), ``mu``, the cut weights and the anchor's
-    variables, with learning rate ``lr`` (in units of ``A``'s entries; ``mu``-like variables
+    variables at once: ``N`` (zero diagonal, ``>= 0``), ``mu`` and the cut weights, with learning
+    rate ``lr`` (in units of ``A``'s entries; ``mu``-like variables
     scaled by n) decaying by ``decay`` per iteration.  Every iterate is a valid dual point; the
     optimizer only decides how good.
 
@@ -418,18 +357,12 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     x_w = None if C is None else (state.w.copy() if state.w is not None else np.zeros(C.shape[1]))
     beta = None if C is None else cut_rhs(C, k)
     opt_w = None if C is None else _Adam(x_w.shape)
-    an = state.anchor
-    if an is not None:
-        aG = an.G
-        x_g, x_an, x_rho = an.gamma.copy(), float(an.nu), float(an.rho)
-        opt_g, opt_an, opt_rho = _Adam(x_g.shape), _Adam(()), _Adam(())
     U = state.U
     if U is not None and U.shape != (n, r):
         U = None
 
     def snapshot():
-        anc = None if an is None else Anchor(aG, x_g.copy(), x_an, x_rho)
-        return DnnState(x_N.copy(), x_nu, U, C, None if x_w is None else x_w.copy(), anc)
+        return DnnState(x_N.copy(), x_nu, U, C, None if x_w is None else x_w.copy())
 
     best_state = snapshot()
     best_value, _ = dnn_value(A, k, best_state)
@@ -442,12 +375,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         M -= x_nu / n
         if C is not None and np.any(x_w > 0):
             M -= (C * x_w) @ C.T
-        if an is not None:
-            _add_anchor(M, k, aG, x_g, x_an, x_rho)
         w, U = _ritz(M, U, r)
         _, q, W = _smoothed(w, U, t)
         # gradients: dF/dN = G = W diag(q) W^T off the diagonal; dF/dnu = k/n - 1^T G 1 / n;
-        # dF/dw_l = beta_l - c_l^T G c_l; anchor: see Anchor (u = 1_G)
+        # dF/dw_l = beta_l - c_l^T G c_l
         np.matmul(W * q, W.T, out=G)
         G[diag] = 0.0
         s1 = W.sum(axis=0)
@@ -455,13 +386,6 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         if C is not None:
             B = W.T @ C
             x_w = opt_w.step(x_w, beta - q @ (B * B), _W_STEP * lr)
-        if an is not None:
-            Wu = W[aG].sum(axis=0)
-            Gu = W @ (q * Wu)
-            x_g = opt_g.step(x_g, Gu - (W * W) @ q, lr)
-            x_an = float(opt_an.step(x_an, (k * float(s1 @ (q * Wu)) - float(q @ (s1 * s1))) / n,
-                                     lr * n))
-            x_rho = float(opt_rho.step(x_rho, float(Wu @ (q * Wu)) - 1.0 / k, lr))
         x_N = opt_N.step(x_N, G, lr)
         x_N[diag] = 0.0
         x_nu = float(opt_nu.step(x_nu, g_nu, lr * n))

@@ -88,10 +88,10 @@ _D2_MAX_N = 120
 _EFFORT = {
     "fast": dict(iters=40, cut_iters=0, cut_rounds=0, check_every=20, stall=1e-4, target_gap=1e-2,
                  split_size=600, ascent_starts=8),
-    "auto": dict(iters=120, cut_iters=40, cut_rounds=3, check_every=20, stall=3e-4, target_gap=1e-3,
+    "auto": dict(iters=100, cut_iters=40, cut_rounds=2, check_every=25, stall=3e-4, target_gap=1e-3,
                  split_size=1500, ascent_starts=24),
     "full": dict(iters=2000, cut_iters=2000, cut_rounds=20, check_every=100, stall=1e-5,
-                 target_gap=OPTIMAL_TOLERANCE, split_size=2500, ascent_starts=64),
+                 target_gap=OPTIMAL_TOLERANCE, split_size=2500, ascent_starts=64, decay=0.998),
 }
 
 
@@ -527,7 +527,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     lr = (_LR if init != "warm" else _LR_WARM) * scale
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=_T0 * scale,
-                                 t_end=_T1 * scale, lr=lr, decay=_DECAY,
+                                 t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=target, lower=lower,
                                  callback=callback, stall=cfg["stall"])
     info["init"] = init
@@ -538,7 +538,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
                                      iters=cfg["cut_iters"],
                                      check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
-                                     stall=cfg["stall"], callback=callback)
+                                     stall=cfg["stall"], callback=callback,
+                                     decay=cfg.get("decay", _DECAY))
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
     return val, st, info
@@ -559,7 +560,7 @@ def _fresh_cuts(st: DnnState, k: int, max_cuts: int = _MAX_CUTS):
 
 def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, target: float,
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
-                min_iters: int | None = None):
+                min_iters: int | None = None, decay: float = _DECAY):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
@@ -574,7 +575,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
         C2, w2 = _fresh_cuts(st, k)
         st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
         st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T0 * scale,
-                                        lr=_LR_WARM * scale, decay=_DECAY,
+                                        lr=_LR_WARM * scale, decay=decay,
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
                                         min_iters=min_iters)
@@ -1066,7 +1067,8 @@ _PATH = {
     "auto": dict(iters=100, cut_iters=60, cut_rounds=2, check_every=10, stall=3e-4, min_iters=20,
                  delta=1e-3, grid=2 ** 0.5, polish_runs=14, polish_iters=200, polish_rounds=3),
     "full": dict(iters=600, cut_iters=300, cut_rounds=10, check_every=50, stall=1e-5, min_iters=200,
-                 delta=2e-4, grid=2 ** 0.25, polish_runs=40, polish_iters=300, polish_rounds=10),
+                 delta=2e-4, grid=2 ** 0.25, polish_runs=40, polish_iters=300, polish_rounds=10,
+                 decay=0.998),
 }
 
 
@@ -1119,7 +1121,8 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             st0, _ = states[k]
             st, val, dinfo = _cut_rounds(A, k, st0, own[k][0], float(lows[i]), target, pcfg["polish_rounds"],
                                          iters=pcfg["polish_iters"], check_every=pcfg["check_every"],
-                                         stall=pcfg["stall"] / 3, min_iters=pcfg["polish_iters"] // 2)
+                                         stall=pcfg["stall"] / 3, min_iters=pcfg["polish_iters"] // 2,
+                                         decay=pcfg.get("decay", _DECAY))
             dinfo["init"] = "polish"
             prev = own[k]
             dinfo = {**prev[1], "polish": dinfo}
@@ -1137,7 +1140,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                 st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
                 init, lr = f"warm(k={near})", _LR_WARM * scale
         st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["iters"], t_start=_T0 * scale,
-                                      lr=lr, decay=_DECAY,
+                                      lr=lr, decay=pcfg.get("decay", _DECAY),
                                       t_end=_T1 * scale, check_every=pcfg["check_every"],
                                       target=target, lower=float(lows[i]), stall=pcfg["stall"],
                                       min_iters=pcfg["min_iters"], push=_CUT_BELOW,
@@ -1147,7 +1150,8 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             # keeping the inherited cuts still in use (see _cut_rounds)
             st, val, cinfo = _cut_rounds(A, k, st, val, float(lows[i]), target, pcfg["cut_rounds"],
                                          iters=pcfg["cut_iters"], check_every=pcfg["check_every"],
-                                         stall=pcfg["stall"], min_iters=pcfg["cut_iters"] * 2 // 3)
+                                         stall=pcfg["stall"], min_iters=pcfg["cut_iters"] * 2 // 3,
+                                         decay=pcfg.get("decay", _DECAY))
             cinfo.pop("exact_evaluations")
             dinfo["cuts"] = cinfo
         dinfo["init"] = init

@@ -1063,19 +1063,21 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
 # path settings per effort: DNN iterations per k, stall threshold, refinement threshold delta
 _PATH = {
     "fast": dict(iters=30, cut_iters=0, cut_rounds=0, check_every=10, stall=1e-3, min_iters=20,
-                 delta=1e-2, grid=2.0, polish_runs=0, polish_iters=0, polish_rounds=0),
+                 delta=1e-2, grid=2.0, polish_runs=0, polish_iters=0, polish_rounds=0,
+                 target_gap=1e-2),
     "auto": dict(iters=100, cut_iters=60, cut_rounds=2, check_every=10, stall=3e-4, min_iters=20,
-                 delta=1e-3, grid=2 ** 0.5, polish_runs=14, polish_iters=200, polish_rounds=3),
+                 delta=1e-3, grid=2 ** 0.5, polish_runs=14, polish_iters=200, polish_rounds=3,
+                 target_gap=OPTIMAL_TOLERANCE),
     "full": dict(iters=600, cut_iters=300, cut_rounds=10, check_every=50, stall=1e-5, min_iters=200,
                  delta=2e-4, grid=2 ** 0.25, polish_runs=40, polish_iters=300, polish_rounds=10,
-                 decay=0.998),
+                 decay=0.998, target_gap=OPTIMAL_TOLERANCE),
 }
 
 
 def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) -> dict:
     """:func:`certify_path` on a dense covariance; returns ``{k: Certificate}``."""
     t_all = time.perf_counter()
-    cfg, pcfg = _EFFORT[effort], _PATH[effort]
+    pcfg = _PATH[effort]
     A = cov.dense()
     n = A.shape[0]
     p = uniq.size
@@ -1103,7 +1105,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     env = np.full(p, np.inf)        # lower envelope of the DNN tangents
     own = {}                        # k -> (value, dnn info) of the DNN run at k
     states: dict[int, DnnState] = {}
-    target = 1.0 - cfg["target_gap"]
+    target = 1.0 - pcfg["target_gap"]
     scale = max(float(np.abs(A).max()), 1e-300)
 
     def upper():
@@ -1128,17 +1130,22 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             dinfo = {**prev[1], "polish": dinfo}
             finish_run(k, st, val, dinfo, t0, prev[2])
             return
-        # start from the better of the nearest done k's dual point (its value at this k is its
-        # tangent, already certified) and the screening family at this k
-        st = _screen_init(A, k)
-        v_screen, _ = dnn_value(A, k, st)
-        init, lr = "screen", _LR * scale
+        # start from the nearest done k's dual point (its value at this k is its tangent,
+        # already certified); the screening family at this k (15 eigenvalues) is tried too only
+        # when that tangent is far from the lower bound, or when there is none yet
+        st, init = None, "screen"
         if states:
             near = min(states, key=lambda kk: (abs(kk - k), kk))
             st0, lam0 = states[near]
-            if float(dnn_tangent(lam0, st0, n, np.array([k]))[0]) < v_screen:
-                st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
-                init, lr = f"warm(k={near})", _LR_WARM * scale
+            v_warm = float(dnn_tangent(lam0, st0, n, np.array([k]))[0])
+            st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
+            init = f"warm(k={near})"
+        if st is None or lows[i] < _CUT_BELOW * v_warm:
+            st_s = _screen_init(A, k)
+            v_screen, _ = dnn_value(A, k, st_s)
+            if st is None or v_screen < v_warm:
+                st, init = st_s, "screen"
+        lr = (_LR if init == "screen" else _LR_WARM) * scale
         st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["iters"], t_start=_T0 * scale,
                                       lr=lr, decay=pcfg.get("decay", _DECAY),
                                       t_end=_T1 * scale, check_every=pcfg["check_every"],

@@ -460,3 +460,22 @@ def test_path_given_points_are_the_lower_bounds():
     for c in path:
         opt, _ = brute_opt(A, c.k)
         _check_cert(c, opt, A)
+
+
+def test_dnn_optimizer_reaches_the_relaxation_value_where_it_is_exact():
+    # For n <= 4 doubly-nonnegative = completely positive (Diananda), so at k = n (where
+    # 1^T Z 1 <= k is implied) the DNN relaxation's value IS the brute-force optimum: the
+    # optimizer must get there, not only stay above it (a stalled optimizer fails this).
+    rng = np.random.default_rng(21)
+    worst = 0.0
+    for _ in range(30):
+        n = int(rng.integers(2, 5))
+        A = _random_psd(rng, n)
+        opt, _ = brute_opt(A, n)
+        s = max(np.abs(A).max(), 1e-12)
+        state, val, _ = _dnn.dnn_optimize(A, n, _dnn.DnnState(np.zeros((n, n)), 0.0), iters=400,
+                                          t_start=1e-3 * s, t_end=1e-5 * s, lr=1e-2 * s,
+                                          decay=0.995, check_every=20)
+        assert val >= opt - REL * s
+        worst = max(worst, (val - opt) / s)
+    assert worst < 2e-3

@@ -49,6 +49,7 @@ import time
 
 import numpy as np
 import scipy.linalg
+from scipy.sparse.linalg import eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
 from ._cov import Cov, as_cov
 from ._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value, kkt_init, ksupport_cuts,
@@ -443,8 +444,6 @@ def _screen_init(A: np.ndarray, k: int) -> DnnState:
     coarse grid and golden-section refinement using cheap Lanczos values
     (only the chosen point matters; it is re-evaluated exactly later).
     """
-    from scipy.sparse.linalg import eigsh
-
     n = A.shape[0]
     dg = np.diag(A)
     off = A - np.diag(dg)

@@ -268,7 +268,7 @@ def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
 
 
 class _Adam:
-    """Adam moments for one block of dual variables (projected onto ``>= 0`` by the caller).
+    """Adam for one block of nonnegative dual variables (each step ends with the projection).
 
     Adam moves every coordinate by about the learning rate whatever its gradient's size.  That
     is what the DNN dual needs: its optimal ``N`` has entries of the size of ``A``'s on pairs
@@ -329,8 +329,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
     over ``t_iters`` iterations) is minimised by projected Adam (:class:`_Adam`) over all dual
     variables at once: ``N`` (zero diagonal, ``>= 0``), ``mu`` and the cut weights, with learning
-    rate ``lr`` (in units of ``A``'s entries; ``mu``-like variables
-    scaled by n) decaying by ``decay`` per iteration.  Every iterate is a valid dual point; the
+    rate ``lr`` (in units of ``A``'s entries; ``nu = mu n`` takes ``lr n``) decaying by
+    ``decay`` per iteration.  Every iterate is a valid dual point; the
     optimizer only decides how good.
 
     ``best_value`` is rigorous (:func:`dnn_value`).  With ``check_every > 0`` the

@@ -52,8 +52,8 @@ import scipy.linalg
 from scipy.sparse.linalg import eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
 from ._cov import Cov, as_cov
-from ._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value, kkt_init, ksupport_cuts,
-                   lmax_upper)
+from ._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value, dnn_value_lam, kkt_init,
+                   ksupport_cuts, lmax_upper)
 from ._dnn import _lmax_state as _dnn_lmax
 from ._validation import InputError, check_int, check_k, check_vector
 from .result import Certificate
@@ -511,16 +511,16 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     target = 1.0 - cfg["target_gap"]
     best = None
     for name, st in cands:
-        v, _ = dnn_value(A, k, st)
+        v, lam = dnn_value_lam(A, k, st)
         if best is None or v < best[0]:
-            best = (v, st, name)
+            best = (v, st, name, lam)
         if name == "warm" and lower < target * v:
             # a neighbour's dual point can be far off at small k: also try a fresh start
             st2 = _screen_init(A, k)
-            v2, _ = dnn_value(A, k, st2)
+            v2, lam2 = dnn_value_lam(A, k, st2)
             if v2 < best[0]:
-                best = (v2, st2, "screen")
-    v0, st, init = best
+                best = (v2, st2, "screen", lam2)
+    v0, st, init, lam0 = best
     if lower >= target * v0:
         return v0, st, {"init": init, "iterations": 0, "exact_evaluations": len(cands)}
     lr = (_LR if init != "warm" else _LR_WARM) * scale
@@ -528,17 +528,19 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=_T0 * scale,
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=target, lower=lower,
-                                 callback=callback, stall=cfg["stall"])
+                                 callback=callback, stall=cfg["stall"], start_lam=lam0)
     info["init"] = init
     info["exact_evaluations"] += len(cands)
-    val = min(val, v0)
+    lam = info.pop("lam")
     cut_target = target if effort == "full" else min(target, _CUT_BELOW)
     if lower < cut_target * val and st.U is not None and effort != "fast":
         st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
+                                     lam=lam,
                                      iters=cfg["cut_iters"],
                                      check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
                                      stall=cfg["stall"], callback=callback,
                                      decay=cfg.get("decay", _DECAY))
+        cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
     return val, st, info
@@ -559,12 +561,13 @@ def _fresh_cuts(st: DnnState, k: int, max_cuts: int = _MAX_CUTS):
 
 def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, target: float,
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
-                min_iters: int | None = None, decay: float = _DECAY):
+                min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
     variables from there.  New cuts enter with weight 0, so no round makes the bound worse.
-    Stops at ``target`` or when a round gains less than 1e-4 (relative).  Returns
+    Stops at ``target`` or when a round gains less than 1e-4 (relative).  ``lam``: the rigorous
+    ``lambda_max`` bound of ``st`` when known (saves an exact evaluation per round).  Returns
     ``(state, value, info)``; the value is rigorous."""
     scale = max(float(np.abs(A).max()), 1e-300)
     gains, its, evals = [], 0, 0
@@ -573,20 +576,23 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
             break
         C2, w2 = _fresh_cuts(st, k)
         st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
+        # the same dual matrix (hence lambda) when every cut in use was kept
+        same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
         st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T0 * scale,
                                         lr=_LR_WARM * scale, decay=decay,
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
-                                        min_iters=min_iters)
+                                        min_iters=min_iters, start_lam=lam if same else None)
         its += info2["iterations"]
         evals += info2["exact_evaluations"]
         gains.append(float(max(val - val2, 0.0)))
         if val2 < val:
-            st, val = st2, val2
+            st, val, lam = st2, val2, info2["lam"]
         if gains[-1] < 1e-4 * abs(val):
             break
     return st, val, {"rounds": len(gains), "count": 0 if st.C is None else int(st.C.shape[1]),
-                     "iterations": its, "gain": float(sum(gains)), "exact_evaluations": evals}
+                     "iterations": its, "gain": float(sum(gains)), "exact_evaluations": evals,
+                     "lam": lam}
 
 
 # ----------------------------------------------------------------------------- certificates
@@ -1119,53 +1125,59 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             return
         t0 = time.perf_counter()
         if polish:
-            st0, _ = states[k]
+            st0, lam0 = states[k]
             st, val, dinfo = _cut_rounds(A, k, st0, own[k][0], float(lows[i]), target, pcfg["polish_rounds"],
                                          iters=pcfg["polish_iters"], check_every=pcfg["check_every"],
                                          stall=pcfg["stall"] / 3, min_iters=pcfg["polish_iters"] // 2,
-                                         decay=pcfg.get("decay", _DECAY))
+                                         decay=pcfg.get("decay", _DECAY), lam=lam0)
+            lam = dinfo.pop("lam")
             dinfo["init"] = "polish"
             prev = own[k]
             dinfo = {**prev[1], "polish": dinfo}
-            finish_run(k, st, val, dinfo, t0, prev[2])
+            finish_run(k, st, lam, dinfo, t0, prev[2])
             return
         # start from the nearest done k's dual point (its value at this k is its tangent,
         # already certified); the screening family at this k (15 eigenvalues) is tried too only
         # when that tangent is far from the lower bound, or when there is none yet
-        st, init = None, "screen"
+        st, init, lam = None, "screen", None
         if states:
             near = min(states, key=lambda kk: (abs(kk - k), kk))
             st0, lam0 = states[near]
             v_warm = float(dnn_tangent(lam0, st0, n, np.array([k]))[0])
             st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
-            init = f"warm(k={near})"
+            init, lam = f"warm(k={near})", lam0  # the same dual matrix as st0
         if st is None or lows[i] < _CUT_BELOW * v_warm:
             st_s = _screen_init(A, k)
-            v_screen, _ = dnn_value(A, k, st_s)
+            v_screen, lam_s = dnn_value_lam(A, k, st_s)
             if st is None or v_screen < v_warm:
-                st, init = st_s, "screen"
+                st, init, lam = st_s, "screen", lam_s
         lr = (_LR if init == "screen" else _LR_WARM) * scale
         st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["iters"], t_start=_T0 * scale,
                                       lr=lr, decay=pcfg.get("decay", _DECAY),
                                       t_end=_T1 * scale, check_every=pcfg["check_every"],
                                       target=target, lower=float(lows[i]), stall=pcfg["stall"],
                                       min_iters=pcfg["min_iters"], push=_CUT_BELOW,
-                                      push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"])
+                                      push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"],
+                                      start_lam=lam)
+        lam = dinfo.pop("lam")
         if pcfg["cut_iters"] and st.U is not None and lows[i] < min(target, _CUT_BELOW) * val:
             # cutting-plane rounds along the k-support directions of this k's top Ritz vectors,
             # keeping the inherited cuts still in use (see _cut_rounds)
             st, val, cinfo = _cut_rounds(A, k, st, val, float(lows[i]), target, pcfg["cut_rounds"],
                                          iters=pcfg["cut_iters"], check_every=pcfg["check_every"],
                                          stall=pcfg["stall"], min_iters=pcfg["cut_iters"] * 2 // 3,
-                                         decay=pcfg.get("decay", _DECAY))
+                                         decay=pcfg.get("decay", _DECAY), lam=lam)
             cinfo.pop("exact_evaluations")
+            lam = cinfo.pop("lam")
             dinfo["cuts"] = cinfo
         dinfo["init"] = init
-        finish_run(k, st, val, dinfo, t0, 0.0)
+        finish_run(k, st, lam, dinfo, t0, 0.0)
 
-    def finish_run(k, st, val, dinfo, t0, spent):
+    def finish_run(k, st, lam, dinfo, t0, spent):
+        """Record a DNN run's dual point at k (``lam``: its rigorous lambda_max bound, or None)."""
         i = pos[k]
-        lam, _ = _dnn_lmax(A, st)
+        if lam is None:
+            lam, _ = _dnn_lmax(A, st)
         tang = dnn_tangent(lam, st, n, uniq)
         np.minimum(env, tang, out=env)
         if k in own and own[k][0] <= tang[i]:  # a polish that did not help: keep the old point

@@ -111,6 +111,31 @@ def test_dnn_optimizer_iterates_are_valid_and_tight_when_rank1():
     assert c.optimal and c.ratio == pytest.approx(1.0)
 
 
+def test_dnn_optimizer_start_lam_skips_one_evaluation_and_changes_nothing_else():
+    """A caller's rigorous lambda of the start saves one exact evaluation, gives the same run,
+    and the returned lambda is the best point's (>= its exact lambda_max, and its tangent at k
+    is the returned value)."""
+    rng = np.random.default_rng(21)
+    for _ in range(10):
+        n = int(rng.integers(3, 9))
+        A = _random_psd(rng, n)
+        k = int(rng.integers(1, n + 1))
+        s = max(np.abs(A).max(), 1e-12)
+        st0 = _dnn.DnnState(np.abs(rng.standard_normal((n, n))) * 0.1 * s, 0.5 * s)
+        st0.N = (st0.N + st0.N.T) / 2
+        np.fill_diagonal(st0.N, 0.0)
+        kw = dict(iters=40, t_start=1e-2 * s, t_end=1e-4 * s, lr=3e-3 * s, check_every=20)
+        st_a, v_a, info_a = _dnn.dnn_optimize(A, k, st0, **kw)
+        _, lam0 = _dnn.dnn_value_lam(A, k, st0)
+        st_b, v_b, info_b = _dnn.dnn_optimize(A, k, st0, start_lam=lam0, **kw)
+        assert v_b == v_a and np.array_equal(st_b.N, st_a.N)
+        assert info_b["exact_evaluations"] == info_a["exact_evaluations"] - 1
+        lam = info_b["lam"]
+        M = A + st_b.N - st_b.nu / n
+        assert lam >= np.linalg.eigvalsh(M)[-1]
+        assert _dnn.dnn_tangent(lam, st_b, n, np.array([k]))[0] == v_b
+
+
 def test_cut_rhs_bounds_sparse_nonnegative_products():
     rng = np.random.default_rng(12)
     for _ in range(300):

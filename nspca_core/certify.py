@@ -52,7 +52,7 @@ import scipy.linalg
 from scipy.sparse.linalg import eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
 from ._cov import Cov, as_cov
-from ._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value, dnn_value_lam, kkt_init,
+from ._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value_lam, kkt_init,
                    ksupport_cuts, lmax_upper)
 from ._dnn import _lmax_state as _dnn_lmax
 from ._validation import InputError, check_int, check_k, check_vector

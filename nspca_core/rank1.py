@@ -44,22 +44,28 @@ def topk_nonneg(v, k) -> np.ndarray:
     return _topk_nonneg(v, k)
 
 
+def _norm(u: np.ndarray) -> float:
+    """Euclidean norm scaled by the largest entry, so tiny entries' squares do not underflow
+    (``||[1e-162]||`` computed as ``sqrt(1e-324)`` is off by 0.3%)."""
+    m = float(np.abs(u).max()) if u.size else 0.0
+    return m * float(np.linalg.norm(u / m)) if m > 0 else 0.0
+
+
 def _rank1_nspca(v: np.ndarray, k: int) -> np.ndarray:
     """Unvalidated :func:`rank1_nspca`."""
-    best_x, best_val = None, -1.0
+    best_x, best_norm = None, -1.0
     for sign in (1.0, -1.0):
         idx = _topk_nonneg(sign * v, k)
         if idx.size == 0:
             continue
         vi = sign * v[idx]
-        val = float(vi @ vi)
-        if val > best_val:
-            best_val, best_x = val, (idx, vi)
+        norm = _norm(vi)  # argmax of (v^T x)^2 = ||v_I||^2: compare norms
+        if norm > best_norm:
+            best_norm, best_x = norm, (idx, vi)
     x = np.zeros(v.size)
     idx, vi = best_x
-    norm = np.sqrt(best_val)
-    if norm > 0:
-        x[idx] = vi / norm
+    if best_norm > 0:
+        x[idx] = vi / best_norm
     else:  # v == 0: every feasible x has value 0; return the first basis vector
         x[0] = 1.0
     return x

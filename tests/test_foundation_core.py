@@ -28,6 +28,13 @@ def test_rank1_rejects_nonfinite():
         rank1_nspca([1.0, np.nan], 1)
 
 
+def test_rank1_unit_norm_for_tiny_entries():
+    # found by hypothesis: sqrt((6.3e-162)^2) underflows to a norm off by 0.3%
+    assert rank1_nspca(np.array([6.26696896e-162]), 1).tolist() == [1.0]
+    x = rank1_nspca(np.array([1e-170, -3e-170, 2e-170]), 2)
+    assert x.tolist() == [0.0, 1.0, 0.0]
+
+
 @settings(max_examples=200, deadline=None)
 @given(arrays(np.float64, st.integers(1, 7), elements=st.floats(-10, 10)), st.data())
 def test_rank1_matches_brute_force(v, data):

@@ -44,11 +44,14 @@ def topk_nonneg(v, k) -> np.ndarray:
     return _topk_nonneg(v, k)
 
 
-def _norm(u: np.ndarray) -> float:
-    """Euclidean norm scaled by the largest entry, so tiny entries' squares do not underflow
-    (``||[1e-162]||`` computed as ``sqrt(1e-324)`` is off by 0.3%)."""
-    m = float(np.abs(u).max()) if u.size else 0.0
-    return m * float(np.linalg.norm(u / m)) if m > 0 else 0.0
+def _unit(u: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(u / ||u||, ||u||)`` for ``u != 0``, scaled by the largest entry first: tiny entries'
+    squares would underflow (``[1e-162]`` gave a norm off by 0.3%, two subnormals a
+    direction of norm sqrt 2)."""
+    m = float(np.abs(u).max())
+    w = u / m
+    s = float(np.linalg.norm(w))
+    return w / s, m * s
 
 
 def _rank1_nspca(v: np.ndarray, k: int) -> np.ndarray:
@@ -56,16 +59,15 @@ def _rank1_nspca(v: np.ndarray, k: int) -> np.ndarray:
     best_x, best_norm = None, -1.0
     for sign in (1.0, -1.0):
         idx = _topk_nonneg(sign * v, k)
-        if idx.size == 0:
+        if idx.size == 0 or not np.any(v[idx]):
             continue
-        vi = sign * v[idx]
-        norm = _norm(vi)  # argmax of (v^T x)^2 = ||v_I||^2: compare norms
-        if norm > best_norm:
-            best_norm, best_x = norm, (idx, vi)
+        direction, norm = _unit(sign * v[idx])
+        if norm > best_norm:  # argmax of (v^T x)^2 = ||v_I||^2
+            best_norm, best_x = norm, (idx, direction)
     x = np.zeros(v.size)
-    idx, vi = best_x
-    if best_norm > 0:
-        x[idx] = vi / best_norm
+    if best_x is not None:
+        idx, direction = best_x
+        x[idx] = direction
     else:  # v == 0: every feasible x has value 0; return the first basis vector
         x[0] = 1.0
     return x

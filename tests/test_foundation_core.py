@@ -33,6 +33,8 @@ def test_rank1_unit_norm_for_tiny_entries():
     assert rank1_nspca(np.array([6.26696896e-162]), 1).tolist() == [1.0]
     x = rank1_nspca(np.array([1e-170, -3e-170, 2e-170]), 2)
     assert x.tolist() == [0.0, 1.0, 0.0]
+    x = rank1_nspca(np.array([5e-324, 5e-324]), 2)  # subnormals (hypothesis again)
+    assert np.isclose(np.linalg.norm(x), 1.0) and x[0] == x[1]
 
 
 @settings(max_examples=200, deadline=None)

@@ -31,6 +31,13 @@ Bounds (names as they appear in ``Certificate.bounds``):
     k.  ``M = A + N - mu 1 1^T - sum_l w_l c_l c_l^T`` does not depend on k,
     so one rigorous ``lambda_max(M)`` gives ``lambda_max(M) + mu k + sum_l
     w_l beta_k(c_l) >= OPT_k`` at every k (:func:`nspca_core._dnn.dnn_tangent`).
+``anchored``
+    Collatz–Wielandt row sums taken from the optimum's largest entry and
+    iterated (:mod:`nspca_core._anchor`): with ``rho = x / max_i x_i`` for an
+    optimal x, stationarity on its support gives ``(OPT - A_ll) rho_l <=``
+    the sum of its ``k - 1`` largest ``(A_lm)_+ rho_m``; bounds on rho that
+    fall below 1 everywhere leave no room for the largest entry, refuting
+    ``OPT > tau``.  Tight at small k, where the DNN is weakest.
 ``split``
     Large n: ``B_S + B_T`` over a screened feature set S and its complement
     (:func:`_certify_split`).
@@ -51,6 +58,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
+from ._anchor import anchored_rowsum_bound
 from ._cov import Cov, as_cov
 from ._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value_lam, kkt_init,
                    ksupport_cuts, lmax_upper)
@@ -78,6 +86,9 @@ _DECAY = 0.99
 _T0, _T1 = 1e-3, 1e-4
 # at most this many cut vectors carried along a path
 _MAX_CUTS = 30
+# the anchored row-sum bound (nspca_core._anchor) is tried for 3 <= k <= this, where the DNN
+# certifies less than _CUT_BELOW
+_ANCHOR_MAX_K = 64
 # "auto" adds the rank-2 paper/residual bounds (exact rank-2 spannogram, O(n^3)) only up to this n
 _D2_MAX_N = 120
 
@@ -495,8 +506,14 @@ def _screen_init(A: np.ndarray, k: int) -> DnnState:
 
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
-         callback=None):
-    """Run the DNN optimizer; returns (value, state, info).  Value is rigorous."""
+         callback=None, before_cuts=None):
+    """Run the DNN optimizer; returns (value, state, info).  Value is rigorous.
+
+    ``before_cuts(value) -> float``, optional: called before the cutting-plane
+    phase with the DNN value so far; returns the best bound known otherwise.
+    The cut phase (which doubles the cost) is skipped when that bound already
+    certifies the ratio the cuts aim for.
+    """
     cfg = _EFFORT[effort]
     n = A.shape[0]
     lam1 = max(float(np.abs(A).max()), 1e-300)
@@ -533,7 +550,10 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     info["exact_evaluations"] += len(cands)
     lam = info.pop("lam")
     cut_target = target if effort == "full" else min(target, _CUT_BELOW)
-    if lower < cut_target * val and st.U is not None and effort != "fast":
+    other = np.inf
+    if lower < cut_target * val and before_cuts is not None:
+        other = before_cuts(val)
+    if lower < cut_target * min(val, other) and st.U is not None and effort != "fast":
         st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
                                      lam=lam,
                                      iters=cfg["cut_iters"],
@@ -653,7 +673,19 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     best_now = min(bounds.values())
     state = warm
     if lower < (1 - cfg["target_gap"]) * best_now:
-        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback)
+        def anchored(val):
+            # where the DNN is weak (small k, ratio below _CUT_BELOW) the anchored row sums
+            # often are not: try them before paying for cutting planes
+            if lower < _CUT_BELOW * val and 3 <= k <= _ANCHOR_MAX_K:
+                t1 = time.perf_counter()
+                tb = anchored_rowsum_bound(A, k, lower, min(val, best_now))
+                info["anchored_seconds"] = time.perf_counter() - t1
+                if tb is not None:
+                    bounds["anchored"] = tb
+            return min(bounds.values())
+
+        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
+                                 before_cuts=anchored)
         bounds["dnn"] = val
         info["dnn"] = dinfo
         # the DNN's Ritz vectors are good starts for the lower bound too
@@ -1225,6 +1257,18 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         run(m)
         stack.append((a, m))
         stack.append((m, b))
+    # ---- anchored row sums where the DNN certifies less than _CUT_BELOW (small k: the DNN's
+    # weak spot, the anchored bound's strong one); descending, so each k starts from the
+    # monotone bound of the larger ones
+    anchored = {}
+    for i in range(p - 1, -1, -1):
+        k = int(uniq[i])
+        ub_i = float(upper()[i])
+        if 3 <= k <= _ANCHOR_MAX_K and lows[i] < _CUT_BELOW * ub_i:
+            tb = anchored_rowsum_bound(A, k, float(lows[i]), ub_i)
+            if tb is not None:
+                anchored[k] = tb
+                ub_cheap[i] = min(ub_cheap[i], tb)
     # ---- polish: at the worst-certified k (run first if it was not on the grid), more
     # cutting-plane rounds; its tangents also tighten the neighbours.  A k whose polish gained
     # less than 0.2% is not tried again (the relaxation, not the optimizer, is the limit there).
@@ -1255,6 +1299,8 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         if k in own:
             bounds["dnn"] = own[k][0]
             info["dnn"] = own[k][1]
+        if k in anchored:
+            bounds["anchored"] = anchored[k]
         if np.isfinite(env[i]) and (k not in own or env[i] < own[k][0]):
             bounds["dnn(tangent)"] = float(env[i])
         if ub[i] < min(bounds.values()):

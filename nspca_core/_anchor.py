@@ -50,10 +50,11 @@ class AnchorRows:
             self.cap = np.zeros(n)
         self.vals = P[rows, self.idx]
         self.m = m
+        self.P = P
 
 
 def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 200,
-                         tol: float = 1e-9, patience: int = 10):
+                         tol: float = 1e-9, patience: int = 10, branch_budget: int = 0):
     """Decide whether ``OPT <= tau``; returns ``(proved, r)``.
 
     ``OPT = max{x^T A x : x >= 0, ||x|| = 1, ||x||_0 <= k}``.  ``proved=True``
@@ -112,7 +113,24 @@ def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 2
         alive_hist.append(alive)
         if change <= tol or (it >= 2 * patience and alive_hist[-patience - 1] == alive):
             break
+    if branch_budget > 0:
+        return _branch_all(rows, tau, r, branch_budget)[:2]
     return False, r
+
+
+def _branch_all(rows: AnchorRows, tau: float, r: np.ndarray, budget: int):
+    """Refute every anchor still standing in ``r`` (``r_j >= 1``) by :func:`_refute_anchor`.
+    Returns ``(proved, r, nodes used)``."""
+    gap = (tau - rows.diag) - 4 * _EPS * (abs(tau) + np.abs(rows.diag))
+    if not (gap > 0).all():
+        return False, r, 0
+    used = 0
+    for j in np.flatnonzero(r >= 1.0):
+        ok, u = _refute_anchor(rows, rows.P, gap, r, int(j), budget - used)
+        used += u
+        if not ok:
+            return False, r, used
+    return True, r, used
 
 
 def anchored_rowsum_bound(A: np.ndarray, k: int, lower: float, upper: float, *, steps: int = 12,
@@ -147,3 +165,110 @@ def anchored_rowsum_bound(A: np.ndarray, k: int, lower: float, upper: float, *, 
         else:
             lo, r_lo = mid, r
     return hi
+
+
+def _node_sums(rows: AnchorRows, P: np.ndarray, r: np.ndarray, inc: np.ndarray,
+               blocked: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Upper bounds on ``sum_{m in J \\ l} (A_lm)_+ r_m`` for supports J with ``inc`` ⊆ J and
+    no excluded member: the included part exactly, plus the ``q_l`` largest free products
+    (kept candidates, padded with the row's cap)."""
+    m = rows.m
+    L = rows.idx.shape[1]
+    prod = rows.vals * r[rows.idx]
+    prod[blocked] = 0.0
+    if m < L:
+        prod = np.partition(prod, L - m, axis=1)[:, L - m:]
+    top = -np.sort(-prod, axis=1)
+    cs = np.cumsum(np.maximum(top, rows.cap[:, None]), axis=1)
+    free = np.where(q > 0, cs[np.arange(rows.n), np.clip(q - 1, 0, None)], 0.0)
+    incl = np.flatnonzero(inc)
+    return P[:, incl] @ r[incl] + free
+
+
+def _refute_anchor(rows: AnchorRows, P: np.ndarray, gap: np.ndarray, r0: np.ndarray, j: int,
+                   budget: int, max_iter: int = 40, tol: float = 1e-9) -> tuple[bool, int]:
+    """Branch and bound refuting "``OPT > tau`` with j the largest entry of an optimal x".
+
+    A node fixes members ``I`` (``j in I``) and non-members ``E`` of the support J.
+    The row inequalities of :func:`anchored_rowsum_test` then sharpen: ``rho_l = 0``
+    for l in E, row l's sum runs over ``I \\ l`` exactly plus the largest
+    ``k - |I|`` (l in I) or ``k - 1 - |I|`` (l not in I) free products, and only
+    the anchor's ``rho_j = 1`` has to be contradicted (``r_j < 1``).  Children of a
+    node split the free column with the largest ``(A_jc)_+ r_c``: in J, or not.
+    Every leaf refuted refutes the anchor.  Returns ``(refuted, nodes used)``;
+    running out of ``budget`` nodes refutes nothing.
+    """
+    n, k = rows.n, rows.k
+    inflate = 1.0 + (k + 4) * _EPS
+    inc0 = np.zeros(n, dtype=bool)
+    inc0[j] = True
+    stack = [(inc0, np.zeros(n, dtype=bool), r0)]
+    nodes = 0
+    while stack:
+        inc, exc, r = stack.pop()
+        nodes += 1
+        if nodes > budget:
+            return False, nodes
+        ninc = int(inc.sum())
+        q = np.where(inc, k - ninc, k - 1 - ninc)
+        r = r.copy()
+        r[exc | (q < 0)] = 0.0
+        r[j] = 1.0
+        blocked = (inc | exc)[rows.idx]
+        refuted = False
+        for _ in range(max_iter):
+            s = _node_sums(rows, P, r, inc, blocked, q)
+            new = np.minimum(r, s * inflate / gap)
+            new[exc | (q < 0)] = 0.0
+            if new[j] < 1.0:
+                refuted = True
+                break
+            new[j] = 1.0
+            change = float(np.max(r - new))
+            r = new
+            if change <= tol:
+                break
+        if refuted:
+            continue
+        free = ~(inc | exc)
+        if ninc >= k or not free.any():
+            return False, nodes  # a whole support survives: nothing to split
+        score = np.where(free, P[j] * r, -1.0)
+        c = int(np.argmax(score))
+        if score[c] <= 0.0:
+            return False, nodes
+        exc2 = exc.copy()
+        exc2[c] = True
+        inc2 = inc.copy()
+        inc2[c] = True
+        stack.append((inc, exc2, r))
+        stack.append((inc2, exc, r))
+    return True, nodes
+
+
+def anchored_branch_bound(A: np.ndarray, k: int, taus, *, budget: int = 400,
+                          rows: AnchorRows | None = None):
+    """The first ``tau`` of ``taus`` (try them ascending) that :func:`anchored_rowsum_test`
+    proves with branching (:func:`_refute_anchor`), or None.
+
+    ``budget`` caps the branch-and-bound nodes over all the tests together.  The
+    candidate lists are full rows (no cap to pad with), so a support fixed
+    completely is judged on its own entries.
+    """
+    n = np.asarray(A).shape[0]
+    if rows is None or rows.idx.shape[1] < n - 1:
+        rows = AnchorRows(A, k, width=n - 1)
+    r = None
+    for tau in taus:
+        tau = float(tau)
+        if not np.isfinite(tau) or budget <= 0:
+            return None
+        ok, r_plain = anchored_rowsum_test(rows, tau, r)
+        if ok:
+            return tau
+        ok, _, used = _branch_all(rows, tau, r_plain, budget)
+        if ok:
+            return tau
+        budget -= used
+        r = r_plain  # valid at any larger tau (a stronger hypothesis)
+    return None

@@ -32,7 +32,6 @@ class AnchorRows:
         n = A.shape[0]
         self.n, self.k = n, int(k)
         self.diag = np.diag(A).copy()
-        self.scale = float(np.abs(A).max()) if A.size else 0.0
         m = max(self.k - 1, 0)
         if width is None:
             width = max(8 * m, 48)
@@ -88,9 +87,8 @@ def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 2
     """
     n, m = rows.n, rows.m
     r = np.ones(n) if r is None else np.array(r, dtype=float)
-    gap = (tau - rows.diag) - 4 * _EPS * (abs(tau) + np.abs(rows.diag))
-    live = gap > 0
-    if not live.all():
+    gap = _gaps(rows, tau)
+    if not (gap > 0).all():
         return False, r  # a row with A_ll >= tau: x = e_l itself may be optimal; nothing proved
     if m == 0:  # k = 1: s_l = 0 < gap, every rho_l < 1
         return True, np.zeros(n)
@@ -118,15 +116,20 @@ def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 2
     return False, r
 
 
+def _gaps(rows: AnchorRows, tau: float) -> np.ndarray:
+    """``tau - A_ll``, shrunk by ``4 eps (|tau| + |A_ll|)`` to cover rounding."""
+    return (tau - rows.diag) - 4 * _EPS * (abs(tau) + np.abs(rows.diag))
+
+
 def _branch_all(rows: AnchorRows, tau: float, r: np.ndarray, budget: int):
     """Refute every anchor still standing in ``r`` (``r_j >= 1``) by :func:`_refute_anchor`.
     Returns ``(proved, r, nodes used)``."""
-    gap = (tau - rows.diag) - 4 * _EPS * (abs(tau) + np.abs(rows.diag))
+    gap = _gaps(rows, tau)
     if not (gap > 0).all():
         return False, r, 0
     used = 0
     for j in np.flatnonzero(r >= 1.0):
-        ok, u = _refute_anchor(rows, rows.P, gap, r, int(j), budget - used)
+        ok, u = _refute_anchor(rows, gap, r, int(j), budget - used)
         used += u
         if not ok:
             return False, r, used
@@ -149,7 +152,7 @@ def anchored_rowsum_bound(A: np.ndarray, k: int, lower: float, upper: float, *, 
     lo, hi = float(lower), float(upper)
     if not (np.isfinite(hi) and hi > 0):
         return None
-    ok, r_lo = anchored_rowsum_test(rows, hi, max_iter=max_iter)
+    ok, _ = anchored_rowsum_test(rows, hi, max_iter=max_iter)
     if not ok:
         return None
     if lo <= 0 or lo >= hi:
@@ -167,8 +170,8 @@ def anchored_rowsum_bound(A: np.ndarray, k: int, lower: float, upper: float, *, 
     return hi
 
 
-def _node_sums(rows: AnchorRows, P: np.ndarray, r: np.ndarray, inc: np.ndarray,
-               blocked: np.ndarray, q: np.ndarray) -> np.ndarray:
+def _node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndarray,
+               q: np.ndarray) -> np.ndarray:
     """Upper bounds on ``sum_{m in J \\ l} (A_lm)_+ r_m`` for supports J with ``inc`` ⊆ J and
     no excluded member: the included part exactly, plus the ``q_l`` largest free products
     (kept candidates, padded with the row's cap)."""
@@ -182,11 +185,11 @@ def _node_sums(rows: AnchorRows, P: np.ndarray, r: np.ndarray, inc: np.ndarray,
     cs = np.cumsum(np.maximum(top, rows.cap[:, None]), axis=1)
     free = np.where(q > 0, cs[np.arange(rows.n), np.clip(q - 1, 0, None)], 0.0)
     incl = np.flatnonzero(inc)
-    return P[:, incl] @ r[incl] + free
+    return rows.P[:, incl] @ r[incl] + free
 
 
-def _refute_anchor(rows: AnchorRows, P: np.ndarray, gap: np.ndarray, r0: np.ndarray, j: int,
-                   budget: int, max_iter: int = 40, tol: float = 1e-9) -> tuple[bool, int]:
+def _refute_anchor(rows: AnchorRows, gap: np.ndarray, r0: np.ndarray, j: int, budget: int,
+                   max_iter: int = 40, tol: float = 1e-9) -> tuple[bool, int]:
     """Branch and bound refuting "``OPT > tau`` with j the largest entry of an optimal x".
 
     A node fixes members ``I`` (``j in I``) and non-members ``E`` of the support J.
@@ -217,7 +220,7 @@ def _refute_anchor(rows: AnchorRows, P: np.ndarray, gap: np.ndarray, r0: np.ndar
         blocked = (inc | exc)[rows.idx]
         refuted = False
         for _ in range(max_iter):
-            s = _node_sums(rows, P, r, inc, blocked, q)
+            s = _node_sums(rows, r, inc, blocked, q)
             new = np.minimum(r, s * inflate / gap)
             new[exc | (q < 0)] = 0.0
             if new[j] < 1.0:
@@ -233,7 +236,7 @@ def _refute_anchor(rows: AnchorRows, P: np.ndarray, gap: np.ndarray, r0: np.ndar
         free = ~(inc | exc)
         if ninc >= k or not free.any():
             return False, nodes  # a whole support survives: nothing to split
-        score = np.where(free, P[j] * r, -1.0)
+        score = np.where(free, rows.P[j] * r, -1.0)
         c = int(np.argmax(score))
         if score[c] <= 0.0:
             return False, nodes

@@ -1,0 +1,349 @@
+"""Covariance of a ``scipy.sparse`` data matrix, centered implicitly, never densified.
+
+:class:`SparseCov` has the interface of :class:`nspca_core._cov.Cov` for data
+``X`` (m x n, CSR or CSC, ``scipy.sparse`` matrix or array) with
+
+    A = X^T X / m - mu mu^T        (``center=True``, mu the column means)
+    A = X^T X / m                  (``center=False``)
+
+applied as an operator: every method works through products with the sparse
+``X`` and the mean vector, so memory stays O(nnz(X) + n d).  Only
+:meth:`SparseCov.dense` forms the n x n matrix, and it refuses when that is over
+a budget.
+
+The top-d factor (:meth:`SparseCov.factor`) comes from a truncated solver on a
+``scipy.sparse.linalg.LinearOperator``: Lanczos (ARPACK ``eigsh``) on the
+smaller of the n x n covariance operator and the m x m Gram operator of the
+centered data (default; measured fastest at the bag-of-words shapes, see
+``benchmarks/bench_scale.py``), ``svds`` on the m x n centered operator, or a
+randomized range finder with power iterations.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, eigsh, svds
+
+from ._cov import Cov
+from ._validation import InputError, check_d
+
+__all__ = ["SparseCov", "as_sparse_cov", "DENSE_BUDGET_BYTES", "FACTOR_METHODS"]
+
+#: largest n x n float64 covariance :meth:`SparseCov.dense` forms (bytes; n ~ 11,585)
+DENSE_BUDGET_BYTES = 1 << 30
+
+#: truncated solvers accepted by :meth:`SparseCov.factor`
+FACTOR_METHODS = ("eigsh", "svds", "randomized")
+
+# a fixed start vector for ARPACK: same input, same output (never global state)
+_V0_SEED = 0
+
+
+def _flip_signs(U: np.ndarray) -> np.ndarray:
+    """Deterministic signs: the largest-magnitude entry of each column is positive."""
+    if U.size == 0:
+        return U
+    rows = np.argmax(np.abs(U), axis=0)
+    signs = np.sign(U[rows, np.arange(U.shape[1])])
+    signs[signs == 0] = 1.0
+    return U * signs
+
+
+def _format_bytes(b: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if b < 1000 or unit == "TB":
+            return f"{b:.3g} {unit}"
+        b /= 1000.0
+    return f"{b:.3g} TB"  # pragma: no cover
+
+
+class SparseCov(Cov):
+    """Covariance operator of sparse data.  Build with :func:`as_sparse_cov` (which validates).
+
+    Attributes
+    ----------
+    X : None
+        Always None: there is no dense data matrix.  Code written for
+        :class:`Cov` that reads ``cov.X`` therefore takes its ``cov.dense()``
+        branch, which forms A only under the budget and otherwise raises a
+        clear :class:`InputError` — never a silently uncentered product.
+    X_sparse : scipy.sparse CSR or CSC (m, n)
+        The data as given (float32/float64 kept, other dtypes as float64).
+    mean : ndarray (n,)
+        Column means ``mu`` (zeros when ``center=False``).
+    center : bool
+    n, m : int
+    sparse : True
+        Marks the sparse operator for dispatch.
+
+    Notes
+    -----
+    Memory: the sparse matrix (nnz values + indices), ``mean`` and the cached
+    ``diag`` (n floats each); each product forms one m- and one n-vector per
+    column of its argument.
+    """
+
+    sparse = True
+
+    def __init__(self, X_sparse, *, center: bool = True, dense_budget: float = DENSE_BUDGET_BYTES):
+        self.X = None
+        self._A = None
+        self.X_sparse = X_sparse
+        self.m, self.n = X_sparse.shape
+        self.center = bool(center)
+        self.dense_budget = float(dense_budget)
+        if self.center:
+            self.mean = np.asarray(X_sparse.sum(axis=0), dtype=np.float64).ravel() / self.m
+        else:
+            self.mean = np.zeros(self.n)
+        self._diag = None
+
+    @property
+    def thin(self) -> bool:
+        """False: there is no dense ``X`` to work through (see the class notes)."""
+        return False
+
+    @property
+    def nnz(self) -> int:
+        return int(self.X_sparse.nnz)
+
+    # ------------------------------------------------------------------ products
+
+    def data_matvec(self, v: np.ndarray) -> np.ndarray:
+        """``Xc @ v`` with ``Xc = X - 1 mu^T`` (m,) or (m, p); forms m x p."""
+        v = np.asarray(v, dtype=np.float64)
+        return self.X_sparse @ v - (self.mean @ v)
+
+    def data_rmatvec(self, u: np.ndarray) -> np.ndarray:
+        """``Xc^T @ u`` (n,) or (n, p); forms n x p."""
+        u = np.asarray(u, dtype=np.float64)
+        return self.X_sparse.T @ u - np.multiply.outer(self.mean, u.sum(axis=0))
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        """``A @ v`` for v of shape (n,) or (n, p): ``X^T (X v) / m - mu (mu^T v)``.
+
+        Forms one m x p and one n x p array; A is never formed.
+        """
+        v = np.asarray(v, dtype=np.float64)
+        out = np.asarray(self.X_sparse.T @ (self.X_sparse @ v)) / self.m
+        return out - np.multiply.outer(self.mean, self.mean @ v)
+
+    def quads(self, x: np.ndarray) -> np.ndarray:
+        """``diag(x^T A x)`` for the columns of x (n, p): ``||Xc x_j||^2 / m``.
+
+        The centered scores ``X x - 1 (mu^T x)`` are formed (m x p), which
+        avoids the cancellation of ``||X x||^2 / m - (mu^T x)^2``.
+        """
+        y = self.data_matvec(x)
+        return np.einsum("ij,ij->j", y, y) / self.m
+
+    def quad(self, x: np.ndarray) -> float:
+        """``x^T A x``."""
+        y = self.data_matvec(np.asarray(x, dtype=np.float64))
+        return float(y @ y) / self.m
+
+    def submatrix(self, idx) -> np.ndarray:
+        """``A[idx][:, idx]`` from the columns ``X[:, idx]``: ``X_J^T X_J / m - mu_J mu_J^T``.
+
+        Forms the sparse product of the selected columns and a dense |J| x |J|.
+        """
+        idx = np.asarray(idx, dtype=int)
+        XJ = self.X_sparse[:, idx]
+        G = XJ.T @ XJ
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        muJ = self.mean[idx]
+        return np.asarray(G, dtype=np.float64) / self.m - np.outer(muJ, muJ)
+
+    def diag(self) -> np.ndarray:
+        """The variances ``diag(A)`` from column sums of squares (cached, n floats)."""
+        if self._diag is None:
+            sq = self.X_sparse.multiply(self.X_sparse)
+            s2 = np.asarray(sq.sum(axis=0), dtype=np.float64).ravel() / self.m
+            self._diag = np.clip(s2 - self.mean ** 2, 0.0, None)
+        return self._diag.copy()
+
+    def trace(self) -> float:
+        return float(self.diag().sum())
+
+    def dense_bytes(self) -> int:
+        """Memory the n x n float64 covariance would take."""
+        return 8 * self.n * self.n
+
+    def dense(self) -> np.ndarray:
+        """The n x n covariance, formed only when ``8 n^2`` bytes is within the budget.
+
+        Raises
+        ------
+        InputError
+            When the n x n matrix would exceed ``dense_budget`` (the message
+            gives the estimate): sparse data is meant to stay an operator.
+        """
+        if self._A is None:
+            need = self.dense_bytes()
+            if need > self.dense_budget:
+                raise InputError(
+                    f"this step needs the dense {self.n} x {self.n} covariance "
+                    f"({_format_bytes(need)} as float64), over the budget of "
+                    f"{_format_bytes(self.dense_budget)} for sparse data; use a method that "
+                    "works through matrix-vector products (the bipartite method, TPower, "
+                    "the low-rank factor) or fewer features")
+            G = self.X_sparse.T @ self.X_sparse
+            G = G.toarray() if sp.issparse(G) else np.asarray(G)
+            A = np.asarray(G, dtype=np.float64) / self.m - np.outer(self.mean, self.mean)
+            self._A = 0.5 * (A + A.T)
+        return self._A
+
+    # ------------------------------------------------------------------ factor
+
+    def operator(self) -> LinearOperator:
+        """A as an n x n ``LinearOperator`` (symmetric)."""
+        return LinearOperator((self.n, self.n), matvec=self.matvec, rmatvec=self.matvec,
+                              matmat=self.matvec, rmatmat=self.matvec, dtype=np.float64)
+
+    def data_operator(self) -> LinearOperator:
+        """The centered data ``Xc`` as an m x n ``LinearOperator``."""
+        return LinearOperator((self.m, self.n), matvec=self.data_matvec,
+                              rmatvec=self.data_rmatvec, matmat=self.data_matvec,
+                              rmatmat=self.data_rmatvec, dtype=np.float64)
+
+    def gram_operator(self) -> LinearOperator:
+        """``Xc Xc^T / m`` as an m x m ``LinearOperator`` (same nonzero spectrum as A)."""
+        def mv(u):
+            return self.data_matvec(self.data_rmatvec(u)) / self.m
+        return LinearOperator((self.m, self.m), matvec=mv, rmatvec=mv, matmat=mv,
+                              rmatmat=mv, dtype=np.float64)
+
+    def factor(self, d: int, *, method: str = "eigsh", tol: float = 0.0, n_iter: int = 4):
+        """``(V, eigenvalues)`` as :func:`nspca_core.lowrank_factor`: ``V = U_d Λ_d^{1/2}``.
+
+        Parameters
+        ----------
+        d : int in [1, n]
+        method : {"eigsh", "svds", "randomized"}
+            ``"eigsh"`` (default): ARPACK Lanczos for the top ``d + 1``
+            eigenpairs of the smaller of the n x n operator ``A`` and the m x m
+            Gram operator ``Xc Xc^T / m`` (eigenvectors of A then from
+            ``Xc^T P``).  ``"svds"``: ``scipy.sparse.linalg.svds`` of the m x n
+            centered operator, ``λ = σ² / m``.  ``"randomized"``: a range
+            finder with ``d + 11`` columns and ``n_iter`` power iterations
+            (QR-orthonormalized), then Rayleigh–Ritz; accurate only to the
+            spectral gap, not to ``tol``.
+        tol : float, default 0
+            ARPACK tolerance (0: machine precision).
+        n_iter : int, default 4
+            Power iterations of ``"randomized"``.
+
+        Returns
+        -------
+        V : ndarray (n, d)
+            Column signs fixed (largest-magnitude entry positive).
+        eigenvalues : ndarray (d + 1,)
+            ``λ_1 >= ... >= λ_{d+1}``, all from the same run, clipped at 0.
+
+        Notes
+        -----
+        Memory O(nnz + (n + m)(d + 1)) plus the solver's Krylov basis (ARPACK
+        keeps ``ncv = max(2(d+1)+1, 20)`` vectors of the operator's side).
+        When ``d + 1`` is not below ``min(m, n)`` the problem is tiny and is
+        solved densely (via :meth:`dense`, under the budget).
+        """
+        d = check_d(d, self.n)
+        if method not in FACTOR_METHODS:
+            raise InputError(f"`method` must be one of {FACTOR_METHODS}; got {method!r}")
+        count = d + 1
+        if count >= min(self.m, self.n):
+            from .lowrank import lowrank_factor
+            return lowrank_factor(cov=self.dense(), d=d)
+        if method == "eigsh":
+            w, U = self._factor_eigsh(count, tol)
+        elif method == "svds":
+            w, U = self._factor_svds(count, tol)
+        else:
+            w, U = self._factor_randomized(count, n_iter)
+        order = np.argsort(-w, kind="stable")
+        w, U = np.clip(w[order], 0.0, None), U[:, order]
+        V = _flip_signs(U[:, :d]) * np.sqrt(w[:d])
+        return V, w[:count].copy()
+
+    def _v0(self, size: int) -> np.ndarray:
+        return np.random.default_rng(_V0_SEED).standard_normal(size)
+
+    def _factor_eigsh(self, count: int, tol: float):
+        if self.m < self.n:
+            w, P = eigsh(self.gram_operator(), k=count, which="LA", tol=tol, v0=self._v0(self.m))
+            w = np.clip(w, 0.0, None)
+            U = self.data_rmatvec(P)
+            nrm = np.linalg.norm(U, axis=0)
+            U = U / np.where(nrm > 0, nrm, 1.0)
+            return w, U
+        w, U = eigsh(self.operator(), k=count, which="LA", tol=tol, v0=self._v0(self.n))
+        return w, U
+
+    def _factor_svds(self, count: int, tol: float):
+        _, s, Vt = svds(self.data_operator(), k=count, tol=tol,
+                        v0=self._v0(min(self.m, self.n)))
+        return s ** 2 / self.m, Vt.T
+
+    def _factor_randomized(self, count: int, n_iter: int):
+        if isinstance(n_iter, bool) or not isinstance(n_iter, numbers.Integral) or n_iter < 0:
+            raise InputError(f"`n_iter` must be an int >= 0; got {n_iter!r}")
+        ell = min(count + 10, self.n)
+        rng = np.random.default_rng(_V0_SEED)
+        Q, _ = np.linalg.qr(self.matvec(rng.standard_normal((self.n, ell))))
+        for _ in range(int(n_iter)):
+            Q, _ = np.linalg.qr(self.matvec(Q))
+        B = Q.T @ self.matvec(Q)
+        w, Z = np.linalg.eigh(0.5 * (B + B.T))
+        return w[::-1][:count], (Q @ Z[:, ::-1])[:, :count]
+
+
+def _check_sparse(X, name: str = "X"):
+    """Validate sparse data: 2-D, nonzero sizes, numeric, finite; CSR/CSC out."""
+    if not sp.issparse(X):
+        raise InputError(f"`{name}` must be a scipy.sparse matrix or array (CSR/CSC); got "
+                         f"{type(X).__name__} (dense data goes through as_cov)")
+    if X.ndim != 2:
+        raise InputError(f"`{name}` must be 2-D; got {X.ndim}-D with shape {X.shape}")
+    m, n = X.shape
+    if m < 1 or n < 1:
+        raise InputError(f"`{name}` must have at least 1 row and 1 column; got shape {X.shape}")
+    if X.format not in ("csr", "csc"):
+        X = X.tocsr()
+    if X.dtype.kind not in "biuf":
+        raise InputError(f"`{name}` must hold real numbers; got dtype {X.dtype}")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    data = X.data
+    bad = ~np.isfinite(data)
+    if bad.any():
+        raise InputError(f"`{name}` must be finite; got {int(bad.sum())} NaN/inf stored value(s)")
+    return X
+
+
+def as_sparse_cov(X, center: bool = True, *, dense_budget: float = DENSE_BUDGET_BYTES) -> SparseCov:
+    """Validate sparse data and wrap it as a :class:`SparseCov`.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix or array (m, n)
+        CSR and CSC are used as given; other formats are converted to CSR.
+        Integer counts become float64; float32 is kept (half the memory).
+    center : bool, default True
+        Implicit centering ``A = X^T X / m - mu mu^T`` (the data is never
+        altered); False gives ``A = X^T X / m``.
+    dense_budget : float, optional
+        Bytes :meth:`SparseCov.dense` may use for the n x n matrix.
+
+    Raises
+    ------
+    InputError
+        Not sparse, not 2-D, an empty dimension, non-numeric or non-finite values.
+    """
+    if not isinstance(center, (bool, np.bool_)):
+        raise InputError(f"`center` must be True or False; got {center!r}")
+    if not isinstance(dense_budget, numbers.Real) or not dense_budget >= 0:
+        raise InputError(f"`dense_budget` must be a number of bytes >= 0; got {dense_budget!r}")
+    return SparseCov(_check_sparse(X), center=bool(center), dense_budget=dense_budget)

@@ -1,0 +1,170 @@
+"""SparseCov: the implicitly centered covariance of sparse data equals Cov on the
+densified centered matrix; validation messages; the dense() budget."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nspca_core._cov import Cov, as_cov
+from nspca_core._sparse import SparseCov, as_sparse_cov
+from nspca_core._validation import InputError
+
+
+def random_sparse(m, n, density, seed, fmt="csr", array=False, integer=False):
+    rng = np.random.default_rng(seed)
+    X = sp.random(m, n, density=density, format=fmt, random_state=rng,
+                  data_rvs=(lambda k: rng.integers(1, 6, k)) if integer else None)
+    if array:
+        X = sp.csr_array(X) if fmt == "csr" else sp.csc_array(X)
+    return X
+
+
+def dense_reference(X, center=True):
+    """Cov on the densified matrix, centered explicitly (the obviously-correct path)."""
+    D = X.toarray().astype(np.float64)
+    if center:
+        D = D - D.mean(axis=0)
+    return as_cov(X=D), D
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("array", [False, True])
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("shape", [(40, 25), (15, 30)])
+def test_operations_equal_dense_centered(fmt, array, center, shape):
+    X = random_sparse(*shape, 0.2, seed=1, fmt=fmt, array=array)
+    S = as_sparse_cov(X, center=center)
+    ref, D = dense_reference(X, center)
+    A = D.T @ D / D.shape[0]
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal(shape[1])
+    Vm = rng.standard_normal((shape[1], 3))
+    np.testing.assert_allclose(S.matvec(v), A @ v, atol=1e-12)
+    np.testing.assert_allclose(S.matvec(Vm), A @ Vm, atol=1e-12)
+    np.testing.assert_allclose(S.quads(Vm), ref.quads(Vm), atol=1e-12)
+    assert S.quad(v) == pytest.approx(float(v @ A @ v), abs=1e-12)
+    J = [3, 0, 7, 11]
+    np.testing.assert_allclose(S.submatrix(J), A[np.ix_(J, J)], atol=1e-12)
+    np.testing.assert_allclose(S.diag(), np.diag(A), atol=1e-12)
+    assert S.trace() == pytest.approx(np.trace(A), abs=1e-12)
+    np.testing.assert_allclose(S.dense(), A, atol=1e-12)
+    if center:
+        np.testing.assert_allclose(S.mean, X.toarray().mean(axis=0), atol=1e-14)
+
+
+def _same_up_to_sign(V, W, atol):
+    for j in range(V.shape[1]):
+        s = 1.0 if np.abs(V[:, j] - W[:, j]).max() <= np.abs(V[:, j] + W[:, j]).max() else -1.0
+        np.testing.assert_allclose(V[:, j], s * W[:, j], atol=atol)
+
+
+@pytest.mark.parametrize("method", ["eigsh", "svds"])
+@pytest.mark.parametrize("shape", [(80, 40), (30, 60)])
+@pytest.mark.parametrize("d", [1, 3])
+def test_factor_equals_dense(method, shape, d):
+    X = random_sparse(*shape, 0.3, seed=2)
+    S = as_sparse_cov(X)
+    ref, _ = dense_reference(X)
+    V, w = S.factor(d, method=method)
+    Vr, wr = ref.factor(d)
+    assert V.shape == (shape[1], d) and w.shape == (d + 1,)
+    np.testing.assert_allclose(w, wr, atol=1e-8)
+    _same_up_to_sign(V, Vr, 1e-8)
+
+
+def test_factor_randomized_close_with_power_iterations():
+    rng = np.random.default_rng(3)
+    # a clear gap after d + 1 so the range finder converges fast
+    U = sp.random(200, 4, density=1.0, random_state=rng) @ sp.diags([30.0, 20.0, 10.0, 5.0])
+    X = sp.csr_matrix(U @ sp.random(4, 50, density=0.5, random_state=rng)
+                      + sp.random(200, 50, density=0.05, random_state=rng) * 0.01)
+    S = as_sparse_cov(X)
+    ref, _ = dense_reference(X)
+    V, w = S.factor(2, method="randomized", n_iter=8)
+    Vr, wr = ref.factor(2)
+    np.testing.assert_allclose(w[:2], wr[:2], rtol=1e-8)
+    _same_up_to_sign(V, Vr, 1e-6)
+
+
+def test_factor_tiny_falls_back_to_dense():
+    X = random_sparse(4, 6, 0.6, seed=4)
+    V, w = as_sparse_cov(X).factor(4)
+    Vr, wr = dense_reference(X)[0].factor(4)
+    np.testing.assert_allclose(w, wr, atol=1e-10)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(2, 25), n=st.integers(2, 25), density=st.floats(0.05, 1.0),
+       seed=st.integers(0, 10_000), center=st.booleans())
+def test_property_matvec_quads_diag(m, n, density, seed, center):
+    X = random_sparse(m, n, density, seed, integer=True)
+    S = as_sparse_cov(X, center=center)
+    _, D = dense_reference(X, center)
+    A = D.T @ D / m
+    v = np.random.default_rng(seed).standard_normal((n, 2))
+    scale = max(1.0, np.abs(A).max())
+    np.testing.assert_allclose(S.matvec(v), A @ v, atol=1e-10 * scale * np.abs(v).sum())
+    np.testing.assert_allclose(S.quads(v), np.einsum("ij,ij->j", v, A @ v),
+                               atol=1e-10 * scale * (np.abs(v) ** 2).sum())
+    np.testing.assert_allclose(S.diag(), np.diag(A), atol=1e-10 * scale)
+    assert (S.diag() >= 0).all()
+
+
+def test_is_a_cov_and_has_no_dense_X():
+    S = as_sparse_cov(random_sparse(10, 5, 0.5, seed=0))
+    assert isinstance(S, Cov) and S.sparse and S.X is None and not S.thin
+
+
+def test_integer_counts_become_float64_and_float32_kept():
+    X = random_sparse(10, 5, 0.5, seed=0, integer=True).astype(np.int64)
+    assert as_sparse_cov(X).X_sparse.dtype == np.float64
+    assert as_sparse_cov(X.astype(np.float32)).X_sparse.dtype == np.float32
+    coo = X.tocoo()
+    assert as_sparse_cov(coo).X_sparse.format == "csr"
+
+
+def test_dense_refuses_over_budget_with_estimate():
+    S = as_sparse_cov(random_sparse(10, 2000, 0.01, seed=0), dense_budget=1e6)
+    with pytest.raises(InputError, match=r"2000 x 2000 covariance \(32 MB"):
+        S.dense()
+    # operator methods still work
+    assert S.matvec(np.ones(2000)).shape == (2000,)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.ones((3, 3)), "must be a scipy.sparse matrix"),
+    (sp.csr_matrix((0, 3)), "at least 1 row and 1 column"),
+    (sp.csr_matrix((3, 0)), "at least 1 row and 1 column"),
+    (sp.csr_matrix(np.array([[1.0, np.nan], [0, 1]])), "must be finite; got 1 NaN/inf"),
+    (sp.csr_matrix(np.array([[1.0, np.inf], [0, 1]])), "must be finite"),
+    (sp.csr_matrix(np.array([[1 + 1j, 0], [0, 1]])), "must hold real numbers"),
+])
+def test_validation_messages(bad, match):
+    with pytest.raises(InputError, match=match):
+        as_sparse_cov(bad)
+
+
+def test_option_messages():
+    X = random_sparse(10, 5, 0.5, seed=0)
+    with pytest.raises(InputError, match="`center` must be True or False"):
+        as_sparse_cov(X, center="yes")
+    with pytest.raises(InputError, match="`dense_budget` must be"):
+        as_sparse_cov(X, dense_budget=-1)
+    S = as_sparse_cov(X)
+    with pytest.raises(InputError, match="`method` must be one of"):
+        S.factor(1, method="lanczos")
+    with pytest.raises(InputError, match=r"`d` must be an int in \[1, n_features=5\]"):
+        S.factor(0)
+
+
+def test_data_products_are_the_centered_matrix():
+    X = random_sparse(12, 7, 0.4, seed=5)
+    S = as_sparse_cov(X)
+    Xc = X.toarray() - X.toarray().mean(axis=0)
+    v, u = np.arange(7.0), np.arange(12.0)
+    np.testing.assert_allclose(S.data_matvec(v), Xc @ v, atol=1e-12)
+    np.testing.assert_allclose(S.data_rmatvec(u), Xc.T @ u, atol=1e-12)

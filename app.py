@@ -12,6 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.live import heartbeat
 from ui.sidebar import draw_sidebar
 
 ROOT = Path(__file__).resolve().parent
@@ -58,3 +59,4 @@ st.set_page_config(page_title="Nonnegative sparse PCA", page_icon=":material/sca
 page = st.navigation(build_navigation(), position="sidebar", expanded=True)
 draw_sidebar()
 page.run()
+heartbeat()  # after the page: lists (and keeps alive) the work it started

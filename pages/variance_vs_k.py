@@ -1,4 +1,11 @@
-"""Page 4 — explained variance vs k, inside a certified band (seed 002, Figs. 4–6)."""
+"""Page 4 — explained variance vs k, inside a certified band (Asteris et al. 2014, Figs. 4–6).
+
+Results first, proofs after: each algorithm's curve is a background job (one
+fit per k, fast), the certified band another (one certificate per k, heavy,
+the sidebar's k first); the figure shows what is done and fills in k by k.
+The work lives in :mod:`ui.jobs`, so it survives page switches, Stop keeps
+what is done, and a second visit reuses it.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, state
+from ui import compute, live, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
 page_intro(
     "Variance vs k, certified",
-    "the variance (÷ λ₁) of the nonnegative k-sparse component each algorithm finds, for every k, "
+    "The variance (÷ λ₁) of the nonnegative k-sparse component each algorithm finds, for every k, "
     "inside a shaded band that provably contains the unknown optimum; a star where the answer is "
     "provably optimal.",
     "Asteris, Papailiopoulos & Dimakis, *Nonnegative Sparse PCA with Provable Guarantees* "
@@ -20,22 +27,60 @@ page_intro(
 )
 
 
-def k_grid(n: int, points: int, current: int | None = None) -> tuple[int, ...]:
-    """``points`` values of k spread over 1..n (denser at small k), plus ``current`` if given.
+DEFAULT_METHODS = ("enet", "em", "tpower")
 
-    The page does not add the sidebar's k: moving k must not invalidate the
-    cached path (the numbers are read at the nearest k of the axis instead).
+
+def k_grid(n: int, points: int, current: int | None = None) -> tuple[int, ...]:
+    """Exactly ``min(points, n)`` values of k in 1..n, denser at small k, with ``current``.
+
+    Half are spread linearly, half geometrically (small k, where curves bend,
+    gets its share); rounding collisions are topped up by the integers
+    farthest from those already chosen.  ``current`` (the sidebar's k)
+    replaces the nearest interior value, so the count stays ``points``.
     """
+    points = max(1, min(int(points), n))
     if points >= n:
-        ks = np.arange(1, n + 1)
-    else:
-        # half linear, half geometric: small k (where curves bend) gets its share
-        lin = np.linspace(1, n, points // 2 + 1)
-        geo = np.geomspace(1, n, points - points // 2)
-        ks = np.unique(np.clip(np.round(np.concatenate([lin, geo])), 1, n).astype(int))
-    if current is not None and 1 <= current <= n:
-        ks = np.union1d(ks, [current])
+        return tuple(range(1, n + 1))
+    lin = np.linspace(1, n, points // 2 + 1)
+    geo = np.geomspace(1, n, points - points // 2)
+    ks = np.unique(np.clip(np.round(np.concatenate([lin, geo])), 1, n).astype(int))[:points]
+    if ks.size > points:
+        ks = ks[np.unique(np.round(np.linspace(0, ks.size - 1, points)).astype(int))]
+    rest = np.arange(1, n + 1)
+    while ks.size < points:
+        free = np.setdiff1d(rest, ks)
+        gap = np.min(np.abs(free[:, None] - ks[None, :]), axis=1)
+        ks = np.sort(np.append(ks, free[int(np.argmax(gap))]))
+    if current is not None and 1 <= current <= n and current not in ks:
+        interior = np.flatnonzero((ks != ks.min()) & (ks != ks.max())) if points > 2 else np.arange(ks.size)
+        j = interior[int(np.argmin(np.abs(ks[interior] - current)))]
+        ks[j] = current
+        ks = np.sort(ks)
     return tuple(int(k) for k in ks)
+
+
+def controls(n: int) -> tuple[list[str], int, bool, bool]:
+    offered = list(dict.fromkeys(["enet", *compute.available_methods()]))
+    if "auto" in offered:  # auto = the best of exact/ε-net, already covered by the band
+        offered.remove("auto")
+        offered.append("auto")
+    default = [mth for mth in DEFAULT_METHODS if mth in offered]
+    c1, c2, c3 = st.columns([3, 2, 2])
+    methods = c1.multiselect("Algorithms", offered, default=default, format_func=figs.method_label,
+                             key="vk_methods",
+                             help="Each runs once per k, in the background; curves appear within "
+                                  "seconds and the certified band fills in k by k.")
+    if n > 3:
+        points = c2.slider("Values of k on the axis", 3, n, min(n, 15), key="vk_points",
+                           help=f"The sidebar's k is always one of them; {n} = every k.")
+    else:
+        points = n
+    with c3:
+        show_band = st.toggle("Certified band", value=True, key="vk_band",
+                              help="Our upper bound on the optimum (nspca_core.certify), one k at a time.")
+        show_paper = st.toggle("Paper's bound for comparison", value=False, key="vk_paper",
+                               help="OPT_d/(1−ε) + λ_{d+1} from the ε-net, as in the paper's figures.")
+    return methods, points, show_band, show_paper
 
 
 def main() -> None:
@@ -43,146 +88,165 @@ def main() -> None:
     ds = compute.current_dataset()
     X = ds.X
     m, n = X.shape
-    offered = list(dict.fromkeys(["enet", *compute.available_methods()]))
-    if "auto" in offered:  # auto = the best of exact/ε-net, already covered by the band
-        offered.remove("auto")
-        offered.append("auto")
-    # EM runs once per k: a default only where that is quick (the paper's LRS-sized data)
-    default = [mth for mth in (("enet", "em") if n <= 100 else ("enet",)) if mth in offered]
-
-    c1, c2, c3 = st.columns([3, 2, 2])
-    methods = c1.multiselect("Algorithms", offered, default=default, format_func=figs.method_label,
-                             key="vk_methods",
-                             help="ε-net uses the warm-started path (one set of samples for all k); "
-                                  "the others run once per k.")
-    if n > 3:
-        points = c2.slider("Values of k on the axis", 3, n, min(n, 15), key="vk_points",
-                           help=f"The certificate is computed at each; {n} = every k.")
-    else:
-        points = n
-    with c3:
-        show_band = st.toggle("Certified band", value=True, key="vk_band",
-                              help="Our upper bound on the optimum (nspca_core.certify_path).")
-        show_paper = st.toggle("Paper's bound for comparison", value=False, key="vk_paper",
-                               help="OPT_d/(1−ε) + λ_{d+1} from the ε-net, as in the paper's figures.")
+    methods, points, show_band, show_paper = controls(n)
     if not methods:
         st.info("Choose at least one algorithm.")
         return
-    ks = k_grid(n, points)
+    k_now = min(s.k, n)
+    ks = k_grid(n, points, k_now)
     st.caption(f"{ds.info.title}: {m} samples × {n} features, preprocessing "
                f"{' → '.join(ds.preprocessing) or 'none'}; d = {s.d}, ε = {s.eps}, seed {s.seed}; "
                f"{len(ks)} values of k.")
-
     lam1 = float(compute.eigenvalues(X, 1)[0])
     if lam1 <= 0:
         st.error("The covariance is zero (every feature constant after preprocessing): nothing to show.")
         return
-    paths: dict[str, dict] = {}
-    notes = []
-    for method in methods:
-        label = figs.method_label(method)
+
+    dkey = live.data_key(ds)
+    # the sidebar's k first: its numbers are the first to be complete
+    order = [k_now, *[k for k in ks if k != k_now]]
+    paths, notes = {}, []
+    wanted = list(dict.fromkeys([*methods, *(["enet"] if show_paper else [])]))
+    for method in wanted:
         try:
-            with compute.progress(f"{label} over {len(ks)} values of k") as cb:
-                paths[method] = compute.method_path(X, ks, method, s.d, s.eps, s.seed,
-                                                    raw=ds.X_raw if method == "nmf" else None,
-                                                    _callback=cb)
+            paths[method] = work.path_job(X, dkey, method, order, d=s.d, eps=s.eps, seed=s.seed,
+                                          raw=ds.X_raw if method == "nmf" else None,
+                                          title=f"{figs.method_label(method)} on {ds.info.title}")
         except compute.Unavailable as exc:
-            notes.append(f"**{label}** is not available: {exc}")
-        except ValueError as exc:  # a method that cannot run on this data says why
-            notes.append(f"**{label}** could not run: {exc}")
+            notes.append(f"**{figs.method_label(method)}** is not available: {exc}")
     for note in notes:
         st.info(note)
     if not paths:
         return
-
-    names = list(paths)
-    V = np.column_stack([paths[mth]["variance"] for mth in names])  # (K, methods)
-    best_idx = np.nanargmax(np.where(np.isfinite(V), V, -np.inf), axis=1)
-    best = V[np.arange(len(ks)), best_idx]
-    best_xs = np.column_stack([paths[names[b]]["xs"][:, j] for j, b in enumerate(best_idx)])
-
-    band = None
-    upper = np.full(len(ks), np.nan)
-    optimal = np.zeros(len(ks), bool)
-    kinds: list[str] = []
-    probabilistic = False
+    # fast curves: give them a moment so that the first paint already has them
+    for job in paths.values():
+        if not job.heavy:
+            job.wait(order, timeout=3.0)
+    cert = None
     if show_band:
         try:
-            with compute.progress(f"Certifying {len(ks)} values of k (warm-started path)") as cb:
-                certs = compute.certify_path(X, ks, best_xs, _callback=cb)
-            upper = np.array([c.upper_bound for c in certs], float)
-            optimal = np.array([bool(c.optimal) for c in certs])
-            lower_c = np.array([c.lower for c in certs], float)
-            best = np.fmax(best, lower_c)  # the certificate may have found a better x
-            kinds = [c.kind for c in certs]
-            probabilistic = any(bool(c.probabilistic) for c in certs)
-            bad = upper < best * (1 - 1e-9)  # a bound below a feasible value cannot hold
-            if bad.any():
-                st.warning(f"The certificate returned a bound below a feasible answer at k = "
-                           f"{', '.join(str(ks[i]) for i in np.flatnonzero(bad)[:5])}; those bounds "
-                           "are not shown (please report this).")
-                upper = np.where(bad, np.nan, upper)
-                optimal = optimal & ~bad
-            band = pd.DataFrame(dict(k=ks, lower=best / lam1, upper=upper / lam1,
-                                     ratio=best / upper, optimal=optimal))
+            path_jobs = list(paths.values())
+            cert = work.certify_job(X, dkey, order, start=lambda k: work.best_x(path_jobs, k),
+                                    title=f"Certificates on {ds.info.title}")
         except compute.Unavailable as exc:
             st.info(f"The certified band needs the certificates module: {exc}")
+    shown = [mth for mth in methods if mth in paths]
+    views = [j.view() for j in paths.values()] + ([cert.view()] if cert is not None else [])
+    live.live(lambda: draw(ds, X, ks, k_now, lam1, shown, paths, cert, show_paper, s),
+              active=live.any_active(views))
 
+
+def _curve_values(view, ks) -> np.ndarray:
+    return np.array([view.results[k]["variance"] if k in view.results else np.nan for k in ks])
+
+
+def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s) -> bool:
+    """The figure, numbers and table from what the jobs have done so far; True while active."""
+    pviews = {mth: job.view() for mth, job in paths.items()}
+    cview = cert.view() if cert is not None else None
+    for mth in methods:
+        live.status_line(pviews[mth], what=figs.method_label(mth), unit_name="value of k",
+                         key=f"vk_{mth}", units=ks)
+    if cview is not None:
+        live.status_line(cview, what="Certified band", unit_name="value of k", key="vk_cert", units=ks)
+    active = live.any_active(list(pviews.values()) + ([cview] if cview else []))
+
+    K = len(ks)
+    Vals = np.column_stack([_curve_values(pviews[mth], ks) for mth in methods])  # (K, methods)
+    have = np.isfinite(Vals).any(axis=1)
+    best = np.where(have, np.nanmax(np.where(np.isfinite(Vals), Vals, -np.inf), axis=1), np.nan)
+    best_idx = np.where(have, np.argmax(np.where(np.isfinite(Vals), Vals, -np.inf), axis=1), -1)
+    upper = np.full(K, np.nan)
+    optimal = np.zeros(K, bool)
+    kinds = [""] * K
+    probabilistic = False
+    if cview is not None:
+        for j, k in enumerate(ks):
+            c = cview.results.get(k)
+            if c is None:
+                continue
+            upper[j], optimal[j], kinds[j] = c["upper"], c["optimal"], c["kind"]
+            probabilistic |= c["probabilistic"]
+            if np.isfinite(c["lower"]):  # the certificate may have found a better x
+                best[j] = np.fmax(best[j], c["lower"])
+        bad = upper < best * (1 - 1e-9)  # a bound below a feasible value cannot hold
+        if bad.any():
+            st.warning(f"The certificate returned a bound below a feasible answer at k = "
+                       f"{', '.join(str(ks[i]) for i in np.flatnonzero(bad)[:5])}; those bounds "
+                       "are not shown (please report this).")
+            upper = np.where(bad, np.nan, upper)
+            optimal &= ~bad
+    if failed := [v for v in pviews.values() if v.status == "failed"]:
+        for v in failed:
+            st.info(f"**{v.title}** could not run: {v.message}")
+    if not have.any():
+        st.info("The first curve is on its way…")
+        return active
+
+    proved = np.isfinite(upper) & np.isfinite(best)
+    band = None
+    if cview is not None and proved.any():
+        band = pd.DataFrame(dict(k=np.asarray(ks)[proved], lower=best[proved] / lam1,
+                                 upper=upper[proved] / lam1, ratio=best[proved] / upper[proved],
+                                 optimal=optimal[proved]))
     paper = None
-    paper_vals = np.full(len(ks), np.nan)
-    if show_paper:
-        try:
-            enet = paths.get("enet")
-            if enet is None:
-                with compute.progress("ε-net path for the paper's bound") as cb:
-                    enet = compute.method_path(X, ks, "enet", s.d, s.eps, s.seed, _callback=cb)
-            paper_vals = compute.paper_bounds(X, ks, enet["lowrank"], s.d, s.eps)
-            paper = pd.DataFrame(dict(k=ks, upper=paper_vals / lam1))
-        except compute.Unavailable as exc:
-            st.info(f"The paper's bound needs `paper_bound`: {exc}")
+    paper_vals = np.full(K, np.nan)
+    if show_paper and "enet" in pviews:
+        low = np.array([pviews["enet"].results[k]["lowrank"] if k in pviews["enet"].results else np.nan
+                        for k in ks])
+        ok = np.isfinite(low)
+        if ok.any():
+            try:
+                paper_vals[ok] = compute.paper_bounds(X, tuple(np.asarray(ks)[ok]), low[ok], s.d, s.eps)
+                paper = pd.DataFrame(dict(k=np.asarray(ks)[ok], upper=paper_vals[ok] / lam1))
+            except compute.Unavailable as exc:
+                st.info(f"The paper's bound needs `paper_bound`: {exc}")
 
-    curves = pd.concat([pd.DataFrame(dict(method=mth, k=ks, value=paths[mth]["variance"] / lam1))
-                        .assign(**({"ratio": paths[mth]["variance"] / upper} if band is not None else {}))
-                        for mth in names], ignore_index=True)
-    fig = figs.variance_vs_k(curves, band=band, paper=paper, current_k=s.k,
-                             title=f"{ds.info.title}: variance / λ₁ vs k",
-                             ylabel="variance / λ₁")
+    frames = []
+    for i, mth in enumerate(methods):
+        ok = np.isfinite(Vals[:, i])
+        frame = pd.DataFrame(dict(method=mth, k=np.asarray(ks)[ok], value=Vals[ok, i] / lam1))
+        if cview is not None:
+            frame["ratio"] = Vals[ok, i] / upper[ok]
+        frames.append(frame)
+    curves = pd.concat(frames, ignore_index=True)
+    fig = figs.variance_vs_k(curves, band=band, paper=paper, current_k=k_now,
+                             title=f"{ds.info.title}: variance / λ₁ vs k", ylabel="variance / λ₁")
     st.plotly_chart(fig, key="vk_chart")
 
-    # the sidebar's k in numbers, read at the nearest k of the axis (no recomputation)
-    j = int(np.argmin(np.abs(np.asarray(ks) - s.k)))
-    kj = ks[j]
-    where = f"k = {kj}" if kj == s.k else f"k = {kj} (the value on the axis nearest to k = {s.k})"
+    j = ks.index(k_now)
     cols = st.columns(4)
-    cols[0].metric(f"best variance at k = {kj}", f"{best[j]:.4g}",
-                   help=f"{where}; by {figs.method_label(names[best_idx[j]])}; λ₁ = {lam1:.4g}")
-    cols[1].metric("÷ λ₁", f"{best[j] / lam1:.1%}")
+    if np.isfinite(best[j]):
+        by = figs.method_label(methods[best_idx[j]]) if best_idx[j] >= 0 else "the certificate"
+        cols[0].metric(f"best variance at k = {k_now}", f"{best[j]:.4g}", help=f"by {by}; λ₁ = {lam1:.4g}")
+        cols[1].metric("÷ λ₁", f"{best[j] / lam1:.1%}")
     if np.isfinite(upper[j]):
         cols[2].metric("certified fraction of the optimum", f"≥ {best[j] / upper[j]:.2%}",
                        help=f"upper bound {upper[j]:.6g} ({kinds[j]})")
         cols[3].metric("provably optimal?", "yes" if optimal[j] else "not proven")
-    if kj != s.k:
-        st.caption(f"Numbers at {where}; set *Values of k on the axis* to {n} for every k.")
+    elif cview is not None:
+        cols[2].metric("certified fraction of the optimum", "computing…")
     if np.isfinite(paper_vals[j]):
-        st.caption(f"The paper's bound at k = {kj} certifies {best[j] / paper_vals[j]:.1%} "
+        st.caption(f"The paper's bound at k = {k_now} certifies {best[j] / paper_vals[j]:.1%} "
                    f"(upper bound {paper_vals[j]:.4g}).")
     if band is not None:
         st.caption(f"Band: best answer of any selected algorithm (lower edge) to the certified upper "
-                   f"bound on the optimum (upper edge); bounds used: "
-                   f"{', '.join(sorted(set(kinds)))}. "
+                   f"bound on the optimum (upper edge), at the {int(proved.sum())} of {K} values of k "
+                   f"certified so far; bounds used: {', '.join(sorted(set(kinds) - {''}))}. "
                    + ("Some bounds are probabilistic (ε-net: hold with probability ≥ 1 − 1/n). "
                       if probabilistic else "All bounds are deterministic. ")
-                   + f"Provably optimal at {int(optimal.sum())} of {len(ks)} values of k.")
+                   + f"Provably optimal at {int(optimal.sum())} of {K} values of k.")
 
     table = pd.DataFrame({"k": ks})
-    for mth in names:
-        table[f"variance_{mth}"] = paths[mth]["variance"]
-        table[f"seconds_{mth}"] = paths[mth]["seconds"]
+    for i, mth in enumerate(methods):
+        table[f"variance_{mth}"] = Vals[:, i]
+        table[f"seconds_{mth}"] = [pviews[mth].results[k]["seconds"] if k in pviews[mth].results
+                                   else np.nan for k in ks]
     table["best_variance"] = best
     table["lambda1"] = lam1
-    if show_band:
+    if cview is not None:
         table["upper_bound"] = upper
-        table["bound_kind"] = kinds if kinds else ""
+        table["bound_kind"] = kinds
         table["certified_ratio"] = best / upper
         table["provably_optimal"] = optimal
     if show_paper:
@@ -192,6 +256,7 @@ def main() -> None:
     st.download_button("Download CSV", table.to_csv(index=False).encode(),
                        file_name=f"variance_vs_k_{ds.name}.csv", mime="text/csv", key="vk_csv",
                        on_click="ignore")
+    return active
 
 
 compute.guard(main)

@@ -1,0 +1,221 @@
+"""The background job registry (ui/jobs.py): reuse, partial results, Stop, idle cancel, shutdown."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from ui import jobs
+
+
+@pytest.fixture
+def registry():
+    reg = jobs.Registry(max_jobs=4, idle_seconds=3600, heavy_slots=1)
+    yield reg
+    reg.clear()
+
+
+def gated(log: list, gate: threading.Event | None = None, steps: int = 1):
+    """A unit of work that records its calls and, with a gate, blocks (calling back) until opened."""
+
+    def work(unit, callback):
+        log.append(unit)
+        for i in range(steps):
+            callback(i, steps)
+        while gate is not None and not gate.is_set():
+            callback(0, 1)
+            time.sleep(0.005)
+        return unit * 10
+
+    return work
+
+
+def test_units_in_order_results_complete(registry):
+    log = []
+    job = registry.submit("a", "A", [3, 1, 2], gated(log))
+    assert job.wait(timeout=10)
+    v = job.view()
+    assert v.status == "done" and log == [3, 1, 2]
+    assert list(v.results) == [3, 1, 2] and v.results == {3: 30, 1: 10, 2: 20}
+    assert v.fraction == 1.0 and v.missing() == []
+
+
+def test_reuse_same_key_runs_nothing_again(registry):
+    log = []
+    job = registry.submit("a", "A", [1, 2], gated(log))
+    job.wait(timeout=10)
+    again = registry.submit("a", "A", [1, 2], gated(log))
+    assert again is job and again.wait(timeout=10) and log == [1, 2]
+
+
+def test_new_units_are_added_first_and_done_job_restarts(registry):
+    log = []
+    job = registry.submit("a", "A", [1, 2], gated(log))
+    job.wait(timeout=10)
+    registry.submit("a", "A", [5, 1, 2], gated(log))
+    assert job.wait([5], timeout=10)
+    job.join(10)
+    assert log == [1, 2, 5] and job.view().status == "done"
+
+
+def test_partial_results_visible_while_running(registry):
+    gate = threading.Event()
+    seen = []
+
+    def work(unit, callback):
+        seen.append(unit)
+        if unit == 2:  # the second unit blocks until the test has looked
+            while not gate.is_set():
+                callback(0, 1)
+                time.sleep(0.005)
+        return unit
+
+    job = registry.submit("a", "A", [1, 2, 3], work)
+    assert job.wait([1], timeout=10)
+    v = job.view()
+    assert v.status == "running" and v.results == {1: 1} and v.missing() == [2, 3]
+    assert 1 / 3 <= v.fraction < 1
+    gate.set()
+    assert job.wait(timeout=10) and job.view().results == {1: 1, 2: 2, 3: 3}
+
+
+def test_stop_keeps_done_units_and_stays_stopped_until_resume(registry):
+    gate = threading.Event()
+    log = []
+
+    def work(unit, callback):
+        log.append(unit)
+        while unit == 2 and not gate.is_set():
+            callback(0, 1)  # raises Cancelled once stopped
+            time.sleep(0.005)
+        return unit
+
+    job = registry.submit("a", "A", [1, 2, 3], work)
+    job.wait([1], timeout=10)
+    while 2 not in log:
+        time.sleep(0.005)
+    registry.stop("a")
+    assert job.join(10)
+    v = job.view()
+    assert v.status == "stopped" and v.results == {1: 1}
+    # a second visit finds it stopped (no silent restart), with what was done
+    assert registry.submit("a", "A", [1, 2, 3], work).view().status == "stopped"
+    gate.set()
+    registry.resume("a")
+    assert job.wait(timeout=10) and job.view().results == {1: 1, 2: 2, 3: 3}
+    assert log.count(1) == 1  # the finished unit was not computed again
+
+
+def test_idle_job_is_cancelled_and_resumes_on_next_visit(registry):
+    gate = threading.Event()
+    job = registry.submit("a", "A", [1, 2], gated([], gate))
+    time.sleep(0.05)
+    assert registry.reap(now=time.monotonic() + 10) == []  # read recently enough (idle 3600 s)
+    registry.idle_seconds = 0.01
+    job.last_read = time.monotonic() - 1
+    assert registry.reap() == [job]
+    assert job.join(10) and job.view().status == "cancelled"
+    assert "no page read it" in job.view().message
+    gate.set()
+    again = registry.submit("a", "A", [1, 2], gated([], gate))  # the next visit resumes
+    assert again is job and job.wait(timeout=10) and job.view().status == "done"
+
+
+def test_reader_keeps_job_alive():
+    reg = jobs.Registry(idle_seconds=0.3)
+    gate = threading.Event()
+    try:
+        job = reg.submit("a", "A", [1], gated([], gate))
+        t_end = time.monotonic() + 1.0
+        while time.monotonic() < t_end:  # a page reading every 50 ms
+            job.view()
+            time.sleep(0.05)
+            reg.reap()
+        assert job.view().status == "running"
+        time.sleep(0.4)
+        reg.reap()
+        assert job.join(10) and job.view(touch=False).status == "cancelled"
+    finally:
+        gate.set()
+        reg.clear()
+
+
+def test_cancel_all_stops_every_job_quickly_and_blocks_restarts(registry):
+    gate = threading.Event()
+    a = registry.submit("a", "A", [1], gated([], gate))
+    b = registry.submit("b", "B", [1], gated([], gate))
+    time.sleep(0.05)
+    registry.cancel_all()
+    assert a.join(5) and b.join(5)
+    assert {a.view().status, b.view().status} == {"cancelled"}
+    assert registry.submit("a", "A", [1], gated([], gate)).view().status == "cancelled"
+
+
+def test_heavy_jobs_run_one_at_a_time(registry):
+    gate = threading.Event()
+    first = registry.submit("h1", "H1", [1], gated([], gate), heavy=True)
+    second = registry.submit("h2", "H2", [1], gated([]), heavy=True)
+    light = registry.submit("l", "L", [1], gated([]))
+    assert light.wait(timeout=10)  # light work is not held up
+    time.sleep(0.1)
+    assert first.view().status == "running" and second.view().status == "queued"
+    gate.set()
+    assert second.wait(timeout=10) and second.view().status == "done"
+
+
+def test_queued_job_can_be_stopped(registry):
+    gate = threading.Event()
+    registry.submit("h1", "H1", [1], gated([], gate), heavy=True)
+    second = registry.submit("h2", "H2", [1, 2], gated([]), heavy=True)
+    time.sleep(0.05)
+    registry.stop("h2")
+    assert second.join(5) and second.view().status == "stopped" and second.view().results == {}
+    gate.set()
+
+
+def test_failure_keeps_message_and_done_units(registry):
+    def work(unit, callback):
+        if unit == 2:
+            raise ValueError("`k` must be at most 1; got 2")
+        return unit
+
+    job = registry.submit("a", "A", [1, 2], work)
+    job.join(10)
+    v = job.view()
+    assert v.status == "failed" and v.results == {1: 1} and "`k` must be" in v.message
+
+
+def test_registry_is_bounded_and_evicts_finished_jobs(registry):
+    for i in range(6):
+        registry.submit(i, str(i), [1], gated([])).join(10)
+    assert len(registry.jobs()) == 4 and registry.get(0) is None and registry.get(5) is not None
+
+
+def test_cancelled_passes_through_except_exception():
+    """The core catches Exception in places: Cancelled must not be swallowed there."""
+    assert not issubclass(jobs.Cancelled, Exception)
+
+
+def test_core_callback_stops_a_real_solver(registry):
+    """Stopping while the core certifies: the core's callback raises and the job ends promptly."""
+    from nspca_core import certify
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 60))
+    started = threading.Event()
+
+    def work(k, callback):
+        def cb(done, total):
+            started.set()
+            callback(done, total)
+        return certify(X, k=k, callback=cb).upper_bound
+
+    job = registry.submit("c", "C", list(range(2, 40)), work)
+    assert started.wait(60)
+    registry.stop("c")
+    assert job.join(30)
+    v = job.view()
+    assert v.status == "stopped" and len(v.results) < 38

@@ -1,0 +1,433 @@
+"""Background jobs: long computations off the script thread, shared by every page and session.
+
+Why
+---
+A Streamlit script run that calls a long solver blocks its session, keeps
+running after the browser tab is closed, loses everything when the user opens
+another page, and keeps the server from exiting on SIGTERM.  Here a long
+computation is a :class:`Job`: one daemon worker thread per key (dataset
+digest, preprocessing, task), whose results are stored *unit by unit* (one k,
+one method, ...) in a thread-safe dict that any page of any session reads.
+
+Life cycle
+----------
+``queued -> running -> done``, or ``stopped`` (the user pressed Stop),
+``cancelled`` (nobody read the job for :data:`IDLE_SECONDS`, or the server is
+shutting down) or ``failed`` (the work raised; the message is kept).  A
+stopped or cancelled job keeps its finished units; :meth:`Registry.submit`
+with the same key starts a new worker that skips them (a second visit resumes
+where the first one stopped).
+
+Cancellation is cooperative: the worker checks its ``threading.Event``
+between units and in the core's ``callback(done, total)`` (called between the
+solver's steps), where it raises :class:`Cancelled` — a ``BaseException`` so
+that no ``except Exception`` inside the core swallows it.
+
+Budget
+------
+At most :data:`HEAVY_SLOTS` (1) heavy job computes at a time (others wait in
+``queued``), so the memory of the certificates is that of one certificate
+run: on MLL (72 × 12,582) the core never forms the 12,582² covariance (it
+works from X, m ≪ n), and the registry keeps only vectors and scalars, never
+an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts
+the least recently read finished ones.  The stated budget of the app for MLL
+is 2 GB resident; ``tests/test_app_jobs_server.py`` measures it.
+
+Shutdown
+--------
+``threading._register_atexit`` runs :func:`cancel_all` when the interpreter
+starts to shut down, *before* it waits for non-daemon threads, and the workers
+are daemon threads: SIGTERM (Streamlit stops its event loop) ends the process
+within a unit of work.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Cancelled", "Job", "JobView", "Registry", "REGISTRY", "IDLE_SECONDS", "MAX_JOBS",
+           "HEAVY_SLOTS", "cancel_all"]
+
+log = logging.getLogger("nspca.jobs")
+if os.environ.get("NSPCA_JOB_LOG") and not log.handlers:  # a debug trace of every state change
+    _handler = logging.FileHandler(os.environ["NSPCA_JOB_LOG"])
+    _handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(_handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+IDLE_SECONDS = float(os.environ.get("NSPCA_JOB_IDLE_S", 45))
+MAX_JOBS = 48
+HEAVY_SLOTS = 1
+FINAL = ("done", "stopped", "cancelled", "failed")
+
+
+class Cancelled(BaseException):
+    """Raised inside a worker (from a callback or between units) to stop it cleanly."""
+
+
+@dataclass(frozen=True)
+class JobView:
+    """A consistent copy of a job's state, for drawing.
+
+    Attributes
+    ----------
+    key : hashable
+    title : str
+    status : str
+        ``queued``, ``running``, ``done``, ``stopped``, ``cancelled`` or ``failed``.
+    results : dict
+        Finished units, unit -> value, in the order they finished.
+    units : tuple
+        Every unit of the job, in the order they are computed.
+    step : tuple of (done, total)
+        Progress inside the current unit (from the core's callback).
+    message : str
+        Why the job failed or was cancelled ("" otherwise).
+    seconds : float
+        Wall time spent computing so far.
+    """
+
+    key: Hashable
+    title: str
+    status: str
+    results: dict
+    units: tuple
+    step: tuple
+    message: str
+    seconds: float
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL
+
+    @property
+    def active(self) -> bool:
+        return self.status in ("queued", "running")
+
+    @property
+    def fraction(self) -> float:
+        """Share of the units done (the current unit counted by its step progress)."""
+        if not self.units:
+            return 1.0
+        done, total = self.step
+        inner = (done / total) if total else 0.0
+        part = len(self.results) + (min(max(inner, 0.0), 1.0) if self.active else 0.0)
+        return min(part / len(self.units), 1.0)
+
+    def missing(self) -> list:
+        """Units without a result yet."""
+        return [u for u in self.units if u not in self.results]
+
+
+class Job:
+    """One computation over ``units``: ``work(unit, callback) -> value`` for each unit.
+
+    Parameters
+    ----------
+    key : hashable
+        Identifies the job in the registry (dataset digest, preprocessing, task).
+    title : str
+        Shown to the user ("Certifying 14 values of k on MLL").
+    units : iterable of hashable
+        The pieces of work, computed in this order (results appear one by one).
+    work : callable(unit, callback) -> value
+        Computes one unit; ``callback(done, total)`` reports progress inside
+        the unit and raises :class:`Cancelled` when the job must stop.
+    heavy : bool
+        Heavy jobs take one of :data:`HEAVY_SLOTS` slots while computing.
+    """
+
+    def __init__(self, key: Hashable, title: str, units: Iterable[Hashable],
+                 work: Callable[[Any, Callable], Any], *, heavy: bool = False):
+        self.key = key
+        self.title = title
+        self.units = tuple(units)
+        self.heavy = heavy
+        self._work = work
+        self._lock = threading.Lock()
+        self._results: OrderedDict = OrderedDict()
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._status = "queued"
+        self._message = ""
+        self._step = (0, 0)
+        self._seconds = 0.0
+        self._pending_status = "cancelled"
+        self.last_read = time.monotonic()
+
+    # ---------------------------------------------------------- reader side
+    def view(self, *, touch: bool = True) -> JobView:
+        """A copy of the state; ``touch`` marks the job as read now (keeps it alive)."""
+        if touch:
+            self.last_read = time.monotonic()
+        with self._lock:
+            return JobView(key=self.key, title=self.title, status=self._status,
+                           results=dict(self._results), units=self.units, step=self._step,
+                           message=self._message, seconds=self._seconds)
+
+    @property
+    def status(self) -> str:
+        return self._status
+
+    def stop(self, reason: str = "stopped") -> None:
+        """Ask the worker to stop after the current step; finished units are kept."""
+        with self._lock:
+            if self._status in FINAL:
+                return
+            self._message = {"stopped": "", "cancelled": self._message}.get(reason, reason)
+            self._pending_status = "stopped" if reason == "stopped" else "cancelled"
+        self._cancel.set()
+        if self._thread is None:  # never started: final at once
+            self._finish(self._pending_status)
+
+    def wait(self, units: Iterable[Hashable] | None = None, timeout: float = 0.0) -> bool:
+        """Wait up to ``timeout`` s until ``units`` (default: all) are done or the job ended."""
+        want = self.units if units is None else tuple(units)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                ready = all(u in self._results for u in want)
+            if ready or self._status in FINAL:
+                return ready
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the worker; True when it has ended (or never started)."""
+        t = self._thread
+        if t is not None:
+            t.join(timeout)
+            return not t.is_alive()
+        return True
+
+    # ---------------------------------------------------------- worker side
+    def callback(self, done, total) -> None:
+        """The core's ``callback(done, total)``: record progress, stop if asked."""
+        if self._cancel.is_set():
+            raise Cancelled
+        self._step = (float(done), float(total))
+
+    def start(self, slots: threading.Semaphore | None) -> None:
+        """Start a worker thread for the units without a result."""
+        with self._lock:
+            self._cancel = threading.Event()
+            self._status = "queued"
+            self._message = ""
+            self._pending_status = "cancelled"
+            self._step = (0, 0)
+        self.last_read = time.monotonic()
+        self._thread = threading.Thread(target=self._run, args=(slots,), daemon=True,
+                                        name=f"nspca-job {self.title}")
+        self._thread.start()
+        log.info("job %s queued %r", self.title, self.key)
+
+    def _acquire(self, slots: threading.Semaphore | None) -> bool:
+        if slots is None or not self.heavy:
+            return False
+        while not slots.acquire(timeout=0.2):
+            if self._cancel.is_set():
+                raise Cancelled
+        return True
+
+    def _run(self, slots: threading.Semaphore | None) -> None:
+        held = False
+        t0 = time.perf_counter()
+        base = self._seconds
+        try:
+            held = self._acquire(slots)
+            with self._lock:
+                self._status = "running"
+            log.info("job %s running %d/%d", self.title, len(self._results), len(self.units))
+            while (unit := self._next_unit()) is not None:
+                if self._cancel.is_set():
+                    raise Cancelled
+                self._step = (0, 0)
+                value = self._work(unit, self.callback)
+                with self._lock:
+                    self._results[unit] = value
+                    self._seconds = base + time.perf_counter() - t0
+            self._finish("done")
+        except Cancelled:
+            self._finish(getattr(self, "_pending_status", "cancelled"))
+        except Exception as exc:  # noqa: BLE001 - the message is shown on the page
+            log.info("job %s failed:\n%s", self.title, traceback.format_exc())
+            with self._lock:
+                self._message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            self._finish("failed")
+        finally:
+            if held:
+                slots.release()
+            with self._lock:
+                self._seconds = base + time.perf_counter() - t0
+
+    def _next_unit(self):
+        with self._lock:
+            return next((u for u in self.units if u not in self._results), None)
+
+    def add_units(self, units: Iterable[Hashable]) -> bool:
+        """Put ``units`` first (in their order), the others after; True if any is new."""
+        units = tuple(dict.fromkeys(units))
+        with self._lock:
+            new = any(u not in self.units for u in units)
+            self.units = units + tuple(u for u in self.units if u not in units)
+        return new
+
+    def _finish(self, status: str) -> None:
+        with self._lock:
+            self._status = status
+        log.info("job %s %s %d/%d", self.title, status, len(self._results), len(self.units))
+
+
+class Registry:
+    """Process-wide jobs by key: start, reuse, stop, cancel the unread, cancel all.
+
+    Parameters
+    ----------
+    max_jobs : int
+        Jobs kept; beyond it the least recently read finished jobs are dropped.
+    idle_seconds : float
+        A running job nobody has read for this long is cancelled (its finished
+        units are kept for the next visit).
+    heavy_slots : int
+        Heavy jobs computing at the same time.
+    """
+
+    def __init__(self, *, max_jobs: int = MAX_JOBS, idle_seconds: float = IDLE_SECONDS,
+                 heavy_slots: int = HEAVY_SLOTS):
+        self.max_jobs = max_jobs
+        self.idle_seconds = idle_seconds
+        self._slots = threading.Semaphore(heavy_slots)
+        self._jobs: OrderedDict[Hashable, Job] = OrderedDict()
+        self._lock = threading.Lock()
+        self._reaper: threading.Thread | None = None
+        self._closed = threading.Event()
+
+    def get(self, key: Hashable) -> Job | None:
+        with self._lock:
+            return self._jobs.get(key)
+
+    def submit(self, key: Hashable, title: str, units: Iterable[Hashable],
+               work: Callable[[Any, Callable], Any], *, heavy: bool = False,
+               resume: bool = True) -> Job:
+        """The job for ``key``, started if new.
+
+        A job that is queued, running or done is returned as it is (reuse);
+        ``units`` it does not have yet are added first in line (a running
+        worker picks them up, a done job restarts on them).  A cancelled or
+        failed one restarts on its missing units when ``resume``; a *stopped*
+        one (the user's Stop) stays stopped until :meth:`resume` is called.
+        """
+        self._start_reaper()
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is None:
+                job = Job(key, title, units, work, heavy=heavy)
+                self._jobs[key] = job
+                self._evict()
+                fresh = True
+            else:
+                self._jobs.move_to_end(key)
+                fresh = False
+        added = False if fresh else job.add_units(units)
+        restart = (job.status in ("cancelled", "failed") and resume) or (job.status == "done" and added)
+        if fresh or (restart and not self._closed.is_set()):
+            job.start(self._slots)
+        job.last_read = time.monotonic()
+        return job
+
+    def resume(self, key: Hashable) -> Job | None:
+        """Restart a stopped/cancelled/failed job on its missing units."""
+        job = self.get(key)
+        if job is not None and job.status in ("stopped", "cancelled", "failed"):
+            job.start(self._slots)
+        return job
+
+    def stop(self, key: Hashable) -> None:
+        job = self.get(key)
+        if job is not None:
+            job.stop("stopped")
+
+    def jobs(self) -> list[Job]:
+        with self._lock:
+            return list(self._jobs.values())
+
+    def active(self) -> list[Job]:
+        return [j for j in self.jobs() if j.status in ("queued", "running")]
+
+    def reap(self, now: float | None = None) -> list[Job]:
+        """Cancel the active jobs nobody read for ``idle_seconds``; return them."""
+        now = time.monotonic() if now is None else now
+        idle = [j for j in self.active() if now - j.last_read > self.idle_seconds]
+        for job in idle:
+            job._message = f"cancelled: no page read it for {self.idle_seconds:.0f} s"
+            job.stop("cancelled")
+        return idle
+
+    def cancel_all(self, reason: str = "server shutting down") -> None:
+        """Cancel every active job (shutdown)."""
+        self._closed.set()
+        for job in self.active():
+            job._message = reason
+            job.stop("cancelled")
+
+    def wait(self, timeout: float = 60.0) -> bool:
+        """Wait until no job is active (tests); True when all ended in time."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.active():
+                return True
+            time.sleep(0.02)
+        return not self.active()
+
+    def clear(self) -> None:
+        """Cancel and forget every job (tests)."""
+        for job in self.jobs():
+            job.stop("cancelled")
+            job.join(5)
+        with self._lock:
+            self._jobs.clear()
+        self._closed.clear()
+
+    def _evict(self) -> None:
+        while len(self._jobs) > self.max_jobs:
+            victim = next((k for k, j in self._jobs.items() if j.status in FINAL), None)
+            if victim is None:
+                return
+            del self._jobs[victim]
+
+    def _start_reaper(self) -> None:
+        if self._reaper is not None and self._reaper.is_alive():
+            return
+        self._reaper = threading.Thread(target=self._reap_loop, daemon=True, name="nspca-job-reaper")
+        self._reaper.start()
+
+    def _reap_loop(self) -> None:
+        while not self._closed.wait(min(2.0, self.idle_seconds / 4)):
+            self.reap()
+
+
+REGISTRY = Registry()
+
+
+def cancel_all() -> None:
+    """Cancel every job of the process-wide registry."""
+    REGISTRY.cancel_all()
+
+
+# Run before the interpreter waits for non-daemon threads (plain atexit runs after).
+try:
+    threading._register_atexit(cancel_all)  # type: ignore[attr-defined]
+except (AttributeError, RuntimeError):  # pragma: no cover - other Pythons / already shutting down
+    import atexit
+
+    atexit.register(cancel_all)

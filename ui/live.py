@@ -1,0 +1,111 @@
+"""Pages drawing background jobs (:mod:`ui.jobs`): keys, status lines, Stop, refresh.
+
+A page submits its long work as jobs (``submit``), then draws what is done
+so far inside :func:`live` — a fragment that redraws itself every second
+while a job it shows is active and reruns the whole page once when they have
+all finished.  :func:`heartbeat` (drawn by ``app.py`` in the sidebar on every
+page) lists the session's background work with a Stop button and keeps it
+alive while the tab is open; when the tab is closed nothing reads the jobs
+and the registry cancels them after :data:`ui.jobs.IDLE_SECONDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+
+import numpy as np
+import streamlit as st
+
+from ui import jobs
+
+SESSION_JOBS = "nspca_session_jobs"  # keys of the jobs this session started
+REFRESH_S = 1.0
+
+
+def data_key(ds) -> str:
+    """Identifies a dataset's matrix in job keys: name, preprocessing and a digest of X."""
+    from ui.compute import digest
+
+    return f"{ds.name}/{'+'.join(ds.preprocessing) or 'raw'}/{digest(np.asarray(ds.X))}"
+
+
+def submit(key: Hashable, title: str, units: Iterable[Hashable], work: Callable, *,
+           heavy: bool = False) -> jobs.Job:
+    """``jobs.REGISTRY.submit`` and remember the key for this session's heartbeat."""
+    job = jobs.REGISTRY.submit(key, title, units, work, heavy=heavy)
+    keys = st.session_state.setdefault(SESSION_JOBS, [])
+    if key not in keys:
+        keys.append(key)
+        del keys[:-jobs.MAX_JOBS]
+    return job
+
+
+def any_active(views: Sequence[jobs.JobView]) -> bool:
+    return any(v.active for v in views)
+
+
+def live(draw: Callable[[], bool], *, active: bool) -> None:
+    """Run ``draw()`` in a fragment that redraws every second while work is under way.
+
+    ``active`` says whether a job ``draw`` shows is queued or running now;
+    ``draw`` returns the same after drawing.  Once the work has ended the page
+    reruns once, so the final page has no timer.
+    """
+
+    from ui.compute import guard  # (ui.compute imports nothing from here)
+
+    def body():
+        out = {}
+        guard(lambda: out.__setitem__("active", draw()))  # a fragment rerun has no outer guard
+        if active and not out.get("active", False):
+            st.rerun()
+
+    st.fragment(run_every=REFRESH_S if active else None)(body)()
+
+
+def status_line(view: jobs.JobView, *, what: str, unit_name: str = "value", key: str,
+                units: Sequence | None = None) -> None:
+    """One line of progress for a job, with Stop (while active) or Continue (when stopped).
+
+    ``units`` (default: all of the job's) are the ones the page shows; they are counted.
+    """
+    units = view.units if units is None else tuple(units)
+    n_done, n_all = sum(u in view.results for u in units), len(units)
+    if view.status == "done" or (n_done == n_all and not view.active):
+        return
+    c1, c2 = st.columns([5, 1], vertical_alignment="center")
+    if view.active:
+        label = (f"{what}: {n_done} of {n_all} {unit_name}s done"
+                 + (" — waiting for another computation to finish" if view.status == "queued" else "")
+                 + f" ({view.seconds:.0f} s). Results appear as they are computed; other pages "
+                   "can be used meanwhile.")
+        c1.progress(view.fraction, text=label)
+        c2.button("Stop", key=f"{key}_stop", help="Stop after the current step; keep what is done.",
+                  on_click=jobs.REGISTRY.stop, args=(view.key,))
+    else:
+        why = {"stopped": "stopped", "cancelled": "cancelled", "failed": "failed"}[view.status]
+        msg = f" ({view.message})" if view.message else ""
+        c1.info(f"{what}: {why} after {n_done} of {n_all} {unit_name}s{msg}. What is done is shown.")
+        c2.button("Continue", key=f"{key}_resume", on_click=jobs.REGISTRY.resume, args=(view.key,),
+                  help="Compute the missing ones (what is done is kept).")
+
+
+def heartbeat() -> None:
+    """Sidebar list of this session's background work; keeps it alive while the tab is open."""
+    keys = list(st.session_state.get(SESSION_JOBS, []))
+    mine = [j for j in (jobs.REGISTRY.get(k) for k in keys) if j is not None]
+    if not any(j.status in ("queued", "running") for j in mine):
+        return
+
+    @st.fragment(run_every=5.0)
+    def beat():
+        views = [j.view() for j in mine]
+        running = [v for v in views if v.active]
+        if not running:
+            return
+        with st.expander(f"Background work ({len(running)})", expanded=False):
+            for v in running:
+                st.caption(f"{v.title}: {len(v.results)}/{len(v.units)}")
+
+    with st.sidebar:
+        beat()

@@ -34,10 +34,14 @@ class Cov:
         return self._A
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
-        """``A @ v`` for v of shape (n,) or (n, p); through X when thin."""
+        """``A @ v`` for v of shape (n,) or (n, p); through X when thin.  Only the rows of v
+        that hold a nonzero enter the product (sparse iterates of the ascent cost O(k))."""
+        rows = _used_rows(v)
         if self._A is None and self.thin:
-            return self.X.T @ (self.X @ v) / self.X.shape[0]
-        return self.dense() @ v
+            Xv = self.X @ v if rows is None else self.X[:, rows] @ v[rows]
+            return self.X.T @ Xv / self.X.shape[0]
+        A = self.dense()
+        return A @ v if rows is None else A[:, rows] @ v[rows]
 
     def quad(self, x: np.ndarray) -> float:
         """``x^T A x``."""
@@ -49,7 +53,8 @@ class Cov:
     def quads(self, x: np.ndarray) -> np.ndarray:
         """``diag(x^T A x)`` for the columns of x (n, p)."""
         if self._A is None and self.thin:
-            y = self.X @ x
+            rows = _used_rows(x)
+            y = self.X @ x if rows is None else self.X[:, rows] @ x[rows]
             return np.einsum("ij,ij->j", y, y) / self.X.shape[0]
         return np.einsum("ij,ij->j", x, self.dense() @ x)
 
@@ -77,6 +82,13 @@ class Cov:
         if self.X is not None:
             return lowrank_factor(self.X, d=d)
         return lowrank_factor(cov=self._A, d=d)
+
+
+def _used_rows(v: np.ndarray):
+    """Indices of the rows of v holding a nonzero, when fewer than half of them do; else None."""
+    used = v.any(axis=1) if v.ndim == 2 else v != 0
+    count = int(np.count_nonzero(used))
+    return np.flatnonzero(used) if count < 0.5 * used.size else None
 
 
 def as_cov(X=None, cov=None) -> Cov:

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ._common.ascent import ascent, opt_pairs, polish, project, random_starts, tie_key
 from ._cov import Cov, as_cov
 from ._validation import InputError, as_rng, check_d, check_int, check_k
 from .rank1 import _rank1_nspca
@@ -31,7 +32,10 @@ _EXACT_D3_BUDGET = 200_000
 _EXACT_D2_MAX_N = 4000
 # minimum number of random directions "auto" draws for the ε-net
 _AUTO_MIN_SAMPLES = 1024
-_POLISH_MAX_ITER = 200
+# random starts of "auto"'s batched ascent, besides those of the truncated power method
+_AUTO_RANDOM_STARTS = 24
+_TPOWER_RESTARTS = 10
+_AUTO_ENET = False
 # best distinct ε-net candidates polished by "auto" besides the winner
 _AUTO_ENET_STARTS = 8
 # distinct local optima of the ascent that "auto" polishes fully (with reweighting)
@@ -74,71 +78,6 @@ def _peer(method: str):
 
 def _seed_param(seed):
     return "generator" if isinstance(seed, np.random.Generator) else seed
-
-
-# ----------------------------------------------------------------------------- local ascent
-def _ascent(cov: Cov, x: np.ndarray, k: int, f: float, *, max_iter=_POLISH_MAX_ITER, rtol=1e-13):
-    """Monotone local ascent ``x <- rank1_nspca(A x, k)`` on the true ``A``.
-
-    Proof of monotonicity (A PSD).  ``f(y) = y^T A y`` is convex and even, so
-    for ``σ = ±1``: ``f(y) >= f(σx) + 2 (y - σx)^T A (σx) = 2σ y^T g - f(x)``
-    with ``g = A x`` (using ``x^T A x = f(x)``).  Take ``σ = sign(g^T y)``:
-    ``f(y) >= 2|g^T y| - f(x)``.  The rank-1 step chooses ``y`` maximizing
-    ``(g^T y)^2`` over ``S_k^n``, and ``x`` itself is in ``S_k^n``, so
-    ``|g^T y| >= |g^T x| = f(x)``, hence ``f(y) >= f(x)``.  We still keep a
-    step only if it does not decrease the computed value (rounding).
-    """
-    it = 0
-    for it in range(1, max_iter + 1):
-        y = _rank1_nspca(cov.matvec(x), k)
-        fy = cov.quad(y)
-        if fy > f * (1 + rtol):
-            x, f = y, fy
-            continue
-        if fy > f:  # a last tiny gain; then stop (converged)
-            x, f = y, fy
-        break
-    return x, f, it
-
-
-def _reweight(cov: Cov, x: np.ndarray, f: float):
-    """Best weights on the support J of x: the top eigenvector of ``A_JJ`` if it is one-signed.
-
-    Never worse: the top eigenvector maximizes ``y^T A_JJ y`` over all unit y on J,
-    and it is feasible when it has one sign.  Through ``X_J`` (thin SVD) when the
-    data has fewer rows than the support.
-    """
-    J = np.flatnonzero(x)
-    if J.size < 2:
-        return x, f
-    if cov.X is not None and cov.X.shape[0] < J.size:
-        _, s, Vt = np.linalg.svd(cov.X[:, J], full_matrices=False)
-        u = Vt[0]
-    else:
-        w, U = np.linalg.eigh(cov.submatrix(J))
-        u = U[:, -1]
-    if u.sum() < 0:
-        u = -u
-    if u.min() < 0:
-        return x, f
-    y = np.zeros_like(x)
-    y[J] = u / np.linalg.norm(u)
-    fy = cov.quad(y)
-    return (y, fy) if fy > f else (x, f)
-
-
-def _polish(cov: Cov, x: np.ndarray, k: int):
-    """Ascent, reweighting, ascent again; returns (x, f, iterations).  Never decreases f."""
-    f = cov.quad(x)
-    total = 0
-    for _ in range(5):
-        f_before = f
-        x, f, it = _ascent(cov, x, k, f)
-        total += it
-        x, f = _reweight(cov, x, f)
-        if f <= f_before * (1 + 1e-13):
-            break
-    return x, f, total
 
 
 # ----------------------------------------------------------------------------- single component
@@ -190,90 +129,104 @@ def _fit_cov(cov: Cov, k: int, method: str, d: int, eps: float, seed, callback, 
     return _fit_auto(cov, k, d, eps, seed, callback, options, params, t0)
 
 
-def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
-    """Exact spannogram when cheap, else ε-net; extra starts; polish every start on the true A."""
-    from .enet import _directions, _enet_top, enet_nspca, enet_samples
+def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> dict:
+    """The cheap starts of "auto": those of the truncated power method with the same seed
+    (so "auto" is never below "tpower"), the rank-1 solutions of the other top eigenvectors,
+    and ``A r`` for random signed r drawn per rank of ``key`` (order-free)."""
+    from .peers.tpower import tpower_starts
 
+    rng = as_rng(seed)
+    T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
+    starts = {"rank1(u1)": T[:, 0], "top-variance": T[:, 1]}
+    starts.update({f"tpower#{i}": T[:, i] for i in range(2, T.shape[1])})
+    starts.update({f"rank1(u{j + 1})": _rank1_nspca(V[:, j], k) for j in range(1, V.shape[1])})
+    R = cov.matvec(random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False))
+    starts.update({f"random#{i + 1}": R[:, i] for i in range(R.shape[1])})
+    return starts
+
+
+def _enet_starts(V: np.ndarray, k: int, d: int, eps: float, seed, samples, info: dict) -> dict:
+    """The best distinct candidates of the ε-net (Alg. 3) on the rank-d factor."""
+    from .enet import _directions, _enet_top, enet_samples
+
+    N = samples or max(enet_samples(d, eps, V.shape[0]), _AUTO_MIN_SAMPLES)
+    # the same directions as enet_nspca(V, k, eps=eps, seed=seed, samples=N) draws
+    C = _directions(V, eps, seed, N)
+    info["enet_samples"] = int(C.shape[0])
+    return {f"enet(d={d})#{i + 1}": x for i, x in enumerate(_enet_top(V, k, C, _AUTO_ENET_STARTS))}
+
+
+def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
+    """Many cheap starts, one batched ascent on the true A, full polish of the best few.
+
+    ``k <= 2`` is solved exactly (all pairs).  Otherwise the starts are those of
+    :func:`_auto_starts`, plus the exact spannogram's answer when it is cheap
+    (d <= 2 on small n) and the ε-net's best candidates when the cheap starts
+    disagree or ``samples`` is given.  All run through one batched ascent
+    (:func:`nspca_core._common.ascent.ascent`); the best distinct local optima
+    are then polished with support reweighting.
+    """
     n = cov.n
     V, eig = cov.factor(d)
-    starts: dict[str, np.ndarray] = {}
-    info: dict = {"eigenvalues": eig}
-    total_steps = 4
-    step = 0
+    info: dict = {"eigenvalues": eig, "exact": False}
+    key = tie_key(cov.diag())
+    if k <= 2:
+        opt, x = opt_pairs(cov, k)
+        info.update({"starts": {"pairs": opt}, "polished": {"pairs": opt}, "winner": "pairs",
+                     "polish_iterations": 0, "exact": True, "opt": opt})
+        return _make_result(cov, x, V, "auto", params, t0, info)
+    steps = 3
 
-    def tick():
-        nonlocal step
-        step += 1
+    def tick(step):
         if callback is not None:
-            callback(min(step, total_steps), total_steps)
+            callback(step, steps)
 
-    try:
+    starts = _auto_starts(cov, V, k, key, seed)
+    if (d <= 2 and n <= _EXACT_D2_MAX_N) or (d == 3 and _exact_d3_cheap(n)):
         from .spannogram import lowrank_nspca
-    except ImportError:
-        lowrank_nspca = None
-    exact = lowrank_nspca is not None and (d <= 2 or (d == 3 and _exact_d3_cheap(n)))
-    if exact:
+
         r = lowrank_nspca(V, k)
         starts[f"spannogram(d={d})"] = r.x
         info["opt_d"] = (d, float(r.variance_lowrank))
-    else:
-        N = options.get("samples") or max(enet_samples(d, eps, n), _AUTO_MIN_SAMPLES)
-        # the same directions as enet_nspca(V, k, eps=eps, seed=seed, samples=N) draws
-        C = _directions(V, eps, seed, N)
-        r = enet_nspca(V, k, eps=eps, samples=C)
-        starts[f"enet(d={d})"] = r.x
-        info["enet_samples"] = int(C.shape[0])
-        # the next best ε-net candidates (distinct supports) as further starts: the best on
-        # A_d need not stay the best on A after polishing
-        for i, x in enumerate(_enet_top(V, k, C, _AUTO_ENET_STARTS)):
-            if not np.array_equal(np.flatnonzero(x), r.support):
-                starts[f"enet(d={d})#{i + 1}"] = x
-        if lowrank_nspca is not None and d > 2 and n <= _EXACT_D2_MAX_N:
-            # the exact rank-2 optimum is a strong, cheap extra start
-            r2 = lowrank_nspca(V[:, :2], k)
-            starts["spannogram(d=2)"] = r2.x
-    tick()
-    # nonnegative truncated-power starts: rank-1 solutions of the top eigenvectors
-    for j in range(V.shape[1]):
-        starts[f"rank1(u{j + 1})"] = _rank1_nspca(V[:, j], k)
-    tick()
-    for name in ("tpower", "em"):
-        try:
-            from .peers import PEER_METHODS
-        except ImportError:
-            break
-        f = PEER_METHODS.get(name)
-        if f is not None:
-            try:
-                starts[name] = f(cov, k, seed=seed).x
-            except Exception as exc:  # a broken peer must not break auto; say so
-                info.setdefault("peer_errors", {})[name] = repr(exc)
-    tick()
-    # 1) the cheap monotone ascent from every start; 2) the full polish (with the k x k
-    # eigenproblems of reweighting) only for the best few distinct local optima
-    before, after, ascended = {}, {}, {}
+    tick(1)
+    before, after, ascended = _ascend(cov, starts, k, key)
+    if options.get("samples") or (_AUTO_ENET and _disagree(after)):
+        more = _enet_starts(V, k, d, eps, seed, options.get("samples"), info)
+        b2, a2, x2 = _ascend(cov, more, k, key)
+        before.update(b2)
+        after.update(a2)
+        ascended.update(x2)
+    tick(2)
     iters = 0
-    for name, x0 in starts.items():
-        x0 = np.asarray(x0, dtype=float)
-        before[name] = cov.quad(x0)
-        x, f, it = _ascent(cov, x0, k, before[name])
-        iters += it
-        after[name] = f
-        ascended[name] = x
     distinct: dict[bytes, str] = {}
     for name in sorted(after, key=lambda nm: -after[nm]):
         distinct.setdefault(np.flatnonzero(ascended[name]).tobytes(), name)
     best_name, best_x, best_f = None, None, -np.inf
     for name in list(distinct.values())[:_AUTO_FULL_POLISH]:
-        x, f, it = _polish(cov, ascended[name], k)
+        x, f, it = polish(cov, ascended[name], k, key=key)
         iters += it
         after[name] = max(after[name], f)
         if f > best_f:
             best_name, best_x, best_f = name, x, f
-    tick()
-    info.update({"starts": before, "polished": after, "winner": best_name, "polish_iterations": iters,
-                 "exact": exact})
+    tick(3)
+    info.update({"starts": before, "polished": after, "winner": best_name, "polish_iterations": iters})
     return _make_result(cov, best_x, V, "auto", params, t0, info)
+
+
+def _ascend(cov: Cov, starts: dict, k: int, key: np.ndarray):
+    """One batched ascent from every start: ``(value before, value after, point after)`` by name."""
+    names = list(starts)
+    X0 = np.column_stack([np.asarray(starts[nm], dtype=float) for nm in names])
+    before = dict(zip(names, cov.quads(project(X0, k, key))))
+    r = ascent(cov.matvec, X0, k, key=key)
+    after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}
+    return before, after, {nm: r.X[:, j] for j, nm in enumerate(names)}
+
+
+def _disagree(values: dict, rtol: float = 1e-9) -> bool:
+    """True unless the cheap starts' best value was reached by at least half of them."""
+    v = np.fromiter(values.values(), dtype=float)
+    return np.count_nonzero(v >= v.max() * (1 - rtol)) < max(2, v.size // 2)
 
 
 def _paper_bound_local(cov: Cov, res: Result, d: int, eps: float):

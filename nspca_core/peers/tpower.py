@@ -7,32 +7,27 @@ import warnings
 
 import numpy as np
 
+from .._common.ascent import ascent, project, random_starts, tie_key
 from .._cov import Cov
 from .._validation import as_rng, check_int, check_k
 from ..rank1 import _rank1_nspca
 from ..result import Result
-from .em import (_check_bool, _check_callback, _check_cov, _check_float, _col_norms, _flip,
-                 _leading_eigvec, _make_result, _random_nonneg)
+from .em import (_check_bool, _check_callback, _check_cov, _check_float, _flip, _leading_eigvec,
+                 _make_result)
 
-__all__ = ["tpower_pca"]
+__all__ = ["tpower_pca", "tpower_starts"]
 
 
-def _truncate(Y: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
-    """Column-wise truncation: (nonneg: project on the orthant, then) keep the k largest.
-
-    Ties at the k-th value go to the lower index (a stable sort), so the map is
-    deterministic.
-    """
-    n = Y.shape[0]
-    Z = np.clip(Y, 0.0, None) if nonneg else Y
-    if k >= n:
-        return Z.copy()
-    key = Z if nonneg else np.abs(Z)
-    order = np.argsort(-key, axis=0, kind="stable")[:k]
-    out = np.zeros_like(Z)
-    cols = np.arange(Z.shape[1])[None, :]
-    out[order, cols] = Z[order, cols]
-    return out
+def tpower_starts(v1: np.ndarray, k: int, key: np.ndarray, rng: np.random.Generator, restarts: int,
+                  *, nonneg: bool = True) -> np.ndarray:
+    """The starts of :func:`tpower_pca` as columns: the k-truncation of the leading eigenvector
+    ``v1``, the indicator of the k features of largest variance (``key < k``), then random
+    (nonnegative) unit vectors drawn per rank of ``key`` (order-free)."""
+    X0 = random_starts(key, rng, restarts, nonneg=nonneg)
+    X0[:, 0] = _rank1_nspca(v1, k) if nonneg else project(v1[:, None], k, key, signed=True)[:, 0]
+    if restarts > 1:
+        X0[:, 1] = (key < k) / np.sqrt(k)
+    return X0
 
 
 def tpower_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
@@ -82,41 +77,12 @@ def tpower_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts
     max_iter = check_int(max_iter, "max_iter", 1)
     tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
 
-    if nonneg:
-        X0 = _random_nonneg(rng, n, restarts)
-    else:
-        X0 = rng.standard_normal((n, restarts))
-        X0 /= np.linalg.norm(X0, axis=0)
-    v1 = _leading_eigvec(cov)
-    X0[:, 0] = _rank1_nspca(v1, k) if nonneg else _truncate(v1[:, None], k, False)[:, 0]
-    if restarts > 1:
-        top = np.argsort(-cov.diag(), kind="stable")[:k]
-        X0[:, 1] = 0.0
-        X0[top, 1] = 1.0 / np.sqrt(k)
-    X0 = _truncate(X0, k, nonneg)
-    X0 /= _col_norms(X0)
-
-    W = X0
-    active = np.ones(restarts, dtype=bool)
-    conv = np.zeros(restarts, dtype=bool)
-    it = 0
-    for it in range(1, max_iter + 1):
-        cols = np.flatnonzero(active)
-        if cols.size == 0:
-            break
-        Wa = W[:, cols]
-        Wn = _truncate(cov.matvec(Wa), k, nonneg)
-        nrm = _col_norms(Wn)
-        stuck = nrm == 0  # (A x)_+ = 0: x^T A x = 0 already, nothing to follow
-        nrm[stuck] = 1.0
-        Wn = Wn / nrm
-        Wn[:, stuck] = Wa[:, stuck]
-        same_support = np.all((Wn != 0) == (Wa != 0), axis=0)
-        done = (same_support & (np.abs(np.einsum("ij,ij->j", Wn, Wa)) > 1.0 - tol)) | stuck
-        W[:, cols] = Wn
-        conv[cols[done]] = True
-        active[cols[done]] = False
-    vals = cov.quads(W)
+    key = tie_key(cov.diag())
+    X0 = tpower_starts(_leading_eigvec(cov), k, key, rng, restarts, nonneg=nonneg)
+    r = ascent(cov.matvec, X0, k, key=key, max_iter=max_iter, xtol=tol, signed=not nonneg,
+               merge=False)
+    W, conv, it = r.X, r.converged, r.iterations
+    vals = r.values
     best = int(np.argmax(vals))
     x = W[:, best] if nonneg else _flip(W[:, best])
     if not conv[best]:

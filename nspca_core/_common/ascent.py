@@ -1,0 +1,354 @@
+"""The truncated power ascent, once: many starts as the columns of one matrix.
+
+Every local search of the project — ``fit(method="auto")``'s polish, the
+certificates' lower bounds, the truncated power method (Yuan & Zhang 2013) —
+iterates
+
+    x  <-  T_k(A x) / ||T_k(A x)||,    T_k(y) = the k largest entries of y_+
+
+(optionally also trying ``T_k(-A x)`` and keeping the longer of the two, which
+is the exact rank-1 step of Asteris et al. 2014, §3.1).  :func:`ascent` runs it
+on the columns of a start matrix at once, each with its own k, dropping columns
+that have converged and columns that have become copies of another one.
+
+Proof of monotonicity (A PSD).  ``f(y) = y^T A y`` is convex and even, so with
+``g = A x``: ``f(y) >= f(x) + 2 g^T (y - x) = 2 g^T y - f(x)``.  The step
+chooses the unit ``y >= 0`` with at most k nonzeros maximizing ``g^T y`` (or
+``|g^T y|`` with both signs, then flip the sign of ``g``), and ``x`` is such a
+point, so ``g^T y >= g^T x = f(x)`` and ``f(y) >= f(x)``.  The value of every
+iterate is computed from the same product ``A x`` (no extra work), and each
+column returns its best iterate, so rounding cannot make a column worse than
+its (projected) start.
+
+Ties.  The k-th largest value may be shared; ties are broken by a
+data-derived ``key`` (e.g. the rank of each feature's variance), not by the
+column order, so that permuting the features permutes the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["AscentResult", "tie_key", "topk_mask", "truncate", "project", "random_starts", "ascent", "reweight", "polish",
+           "opt_pairs"]
+
+# 1 - <x_new, x> below this (same support): a column has converged
+_XTOL = 1e-12
+# columns whose iterates agree to this (same k, same support) are merged
+_MERGE_TOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class AscentResult:
+    """Per column: the best iterate ``X[:, j]`` (nonnegative, unit, at most ``kc[j]`` nonzeros),
+    its value ``values[j] = x^T A x``, whether it converged; ``iterations`` run in all."""
+
+    X: np.ndarray
+    values: np.ndarray
+    converged: np.ndarray
+    iterations: int
+
+    def best(self) -> tuple[np.ndarray, float, int]:
+        """``(x, value, column)`` of the best column."""
+        j = int(np.argmax(self.values))
+        return self.X[:, j], float(self.values[j]), j
+
+
+def tie_key(diag: np.ndarray) -> np.ndarray:
+    """A tie-break priority per feature from the data: larger variance first.
+
+    Returns ``key`` with ``key[i]`` the rank of feature i by ``-diag`` (features of
+    equal variance keep their order: such exact ties are then true symmetries
+    of the problem or duplicated features).
+    """
+    key = np.empty(diag.size, dtype=np.intp)
+    key[np.argsort(-diag, kind="stable")] = np.arange(diag.size)
+    return key
+
+
+def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -> np.ndarray:
+    """Boolean mask of the ``kc[j]`` largest entries of each column j of ``Y`` (n, p).
+
+    ``kc`` is an int or one int per column.  Entries equal to the k-th value
+    are taken by increasing ``key`` (default: the index).  With ``floor``, a
+    k-th value ``<= floor`` is not tie-broken: the mask then holds every entry
+    equal to it (callers that zero such entries anyway save the work).
+    """
+    n, p = Y.shape
+    kc = np.broadcast_to(np.asarray(kc, dtype=np.intp), (p,))
+    if np.all(kc >= n):
+        return np.ones((n, p), dtype=bool)
+    kk = np.minimum(kc, n)
+    if np.all(kk == kk[0]):
+        t = np.partition(Y, n - kk[0], axis=0)[n - kk[0]]
+    else:
+        t = np.sort(Y, axis=0)[n - kk, np.arange(p)]
+    mask = Y > t
+    eq = Y == t
+    need = kk - mask.sum(axis=0)
+    over = eq.sum(axis=0) > need
+    if floor is not None:
+        over &= t > floor
+    tied = np.flatnonzero(over)
+    mask |= eq
+    for j in tied:  # rare: more entries equal to the k-th value than places left
+        cand = np.flatnonzero(eq[:, j])
+        order = np.argsort(key[cand], kind="stable") if key is not None else np.arange(cand.size)
+        mask[cand[order[need[j]:]], j] = False
+    return mask
+
+
+def truncate(Y: np.ndarray, kc, key: np.ndarray | None = None) -> np.ndarray:
+    """``T_k`` column-wise: the ``kc[j]`` largest entries of ``Y[:, j]_+``, zeros elsewhere."""
+    Yp = np.maximum(Y, 0.0)
+    return np.where(topk_mask(Yp, kc, key, floor=0.0), Yp, 0.0)
+
+
+def _step(Y: np.ndarray, kc, key, both_signs: bool, signed: bool) -> np.ndarray:
+    if signed:  # the k largest |entries|, with their signs (plain TPower)
+        return np.where(topk_mask(np.abs(Y), kc, key), Y, 0.0)
+    Z = truncate(Y, kc, key)
+    if both_signs:  # the exact rank-1 step: the longer of T_k(y) and T_k(-y)
+        Zm = truncate(-Y, kc, key)
+        flip = np.einsum("ij,ij->j", Zm, Zm) > np.einsum("ij,ij->j", Z, Z)
+        Z[:, flip] = Zm[:, flip]
+    return Z
+
+
+def _normalize(Z: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Unit columns, in place; a zero column takes ``fallback``'s column (nothing to follow).
+    The norm is taken after scaling by the largest entry so that tiny entries do not underflow."""
+    top = np.abs(Z).max(axis=0)
+    ok = top > 0
+    if ok.all():
+        Z /= top
+        Z /= np.linalg.norm(Z, axis=0)
+        return Z
+    Z[:, ok] /= top[ok]
+    Z[:, ok] /= np.linalg.norm(Z[:, ok], axis=0)
+    Z[:, ~ok] = fallback[:, ~ok]
+    return Z
+
+
+def _merge(Z: np.ndarray, kc: np.ndarray, active: np.ndarray, alias: list) -> np.ndarray:
+    """Drop active columns that equal another active one (same k, same iterate to
+    ``_MERGE_TOL``): they would follow the same path.  Records ``(dropped, kept)`` in alias.
+    Candidates are found by sorting one projection of the columns, then checked entry-wise."""
+    if active.size < 2:
+        return np.ones(active.size, dtype=bool)
+    w = 1.0 + 0.5 * np.sin(np.arange(Z.shape[0]))
+    s = w @ Z
+    order = np.argsort(s, kind="stable")
+    keep = np.ones(active.size, dtype=bool)
+    for a, b in zip(order[:-1], order[1:]):
+        if (abs(s[b] - s[a]) <= _MERGE_TOL and kc[active[a]] == kc[active[b]] and keep[a]
+                and np.abs(Z[:, b] - Z[:, a]).max() <= _MERGE_TOL):
+            keep[b] = False
+            alias.append((active[b], active[a]))
+    return keep
+
+
+def project(X0: np.ndarray, kc, key: np.ndarray | None = None, *, signed: bool = False) -> np.ndarray:
+    """The feasible point of each start: ``T_k`` of the column, normalized; a column with
+    no positive entry becomes the basis vector of the feature of smallest ``key``.  With
+    ``signed``, the k largest |entries| with their signs."""
+    n, p = X0.shape
+    basis = np.zeros((n, p))
+    basis[int(np.argmin(key)) if key is not None else 0, :] = 1.0
+    X0 = np.asarray(X0, dtype=float)
+    Z = np.where(topk_mask(np.abs(X0), kc, key), X0, 0.0) if signed else truncate(X0, kc, key)
+    return _normalize(Z, basis)
+
+
+def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
+                  nonneg: bool = True) -> np.ndarray:
+    """``count`` random unit columns drawn per rank of ``key``, not per feature index: the
+    feature of rank r gets row r of the draw, so permuting the features permutes the
+    starts (and, with the tie-breaks of :func:`topk_mask`, the answers)."""
+    R = rng.standard_normal((key.size, count))
+    if nonneg:
+        R = np.abs(R)
+    R = R[key]
+    return R / np.linalg.norm(R, axis=0)
+
+
+def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_iter: int = 200,
+           rtol: float = 1e-13, both_signs: bool = False, signed: bool = False,
+           xtol: float = _XTOL, merge: bool = True, stop=None) -> AscentResult:
+    """Batched truncated power ascent from the columns of ``X0`` (n, p).
+
+    Parameters
+    ----------
+    matvec : callable
+        ``matvec(W) = A @ W`` for W of shape (n, q); A symmetric PSD.
+    X0 : ndarray (n, p)
+        Starts; projected on the feasible set first (``T_k`` of the start,
+        normalized; a start with no positive entry becomes the basis vector of
+        the feature of smallest ``key``).
+    kc : int or ndarray (p,)
+        Nonzeros allowed per column.
+    key : ndarray (n,) of int, optional
+        Tie-break priority (:func:`tie_key`); default the index.
+    max_iter : int
+    rtol : float
+        A column stops when a step gains less than ``rtol`` (relative) or its
+        iterate no longer moves (same support, ``1 - <x_new, x> <= 1e-12``).
+    both_signs : bool
+        Also try ``T_k(-A x)`` (the exact rank-1 step).
+    signed : bool
+        Keep the k largest entries of ``|A x|`` with their signs instead (the
+        truncated power method without the nonnegativity constraint); then the
+        iterates and the starts may have any sign.
+    xtol : float
+        A column has converged when its support is unchanged and
+        ``1 - |<x_new, x>| <= xtol``.
+    merge : bool
+        Drop columns that have become copies of another (same k); their result
+        is the copy's.
+    stop : callable, optional
+        ``stop()`` returning True ends the iterations early (best iterates so far).
+
+    Returns
+    -------
+    AscentResult
+    """
+    n, p = X0.shape
+    kc = np.broadcast_to(np.asarray(kc, dtype=np.intp), (p,)).copy()
+    X = project(X0, kc, key, signed=signed)
+    best_X, best_v = X.copy(), np.full(p, -np.inf)
+    prev_v = np.full(p, np.nan)
+    converged = np.zeros(p, dtype=bool)
+    active = np.arange(p)
+    alias: list = []
+    it = 0
+    while active.size and it < max_iter and not (stop is not None and stop()):
+        it += 1
+        Xa = X[:, active]
+        Y = matvec(Xa)
+        v = np.einsum("ij,ij->j", Xa, Y)
+        better = v > best_v[active]
+        best_v[active[better]] = v[better]
+        best_X[:, active[better]] = Xa[:, better]
+        pv = prev_v[active]
+        gained = np.isnan(pv) | (v > pv + rtol * np.abs(pv))
+        prev_v[active] = v
+        Z = _normalize(_step(Y, kc[active], key, both_signs, signed), Xa)
+        still = (((Z != 0) != (Xa != 0)).any(axis=0)
+                 | (np.abs(np.einsum("ij,ij->j", Z, Xa)) < 1 - xtol))
+        moving = gained & still
+        converged[active[~moving]] = True
+        X[:, active] = Z
+        if merge:
+            keep = _merge(Z, kc, active, alias)
+            moving &= keep
+        active = active[moving]
+    if active.size:  # score the last iterates of columns still moving
+        Xa = X[:, active]
+        v = np.einsum("ij,ij->j", Xa, matvec(Xa))
+        better = v > best_v[active]
+        best_v[active[better]] = v[better]
+        best_X[:, active[better]] = Xa[:, better]
+    for dropped, kept in reversed(alias):
+        if best_v[kept] > best_v[dropped]:
+            best_v[dropped] = best_v[kept]
+            best_X[:, dropped] = best_X[:, kept]
+        converged[dropped] = converged[kept]
+    return AscentResult(X=best_X, values=best_v, converged=converged, iterations=it)
+
+
+def reweight(cov, x: np.ndarray, f: float, *, max_support: int | None = None):
+    """Best weights on the support J of x: the top eigenvector of ``A_JJ`` if it is one-signed.
+
+    Never worse: that eigenvector maximizes ``y^T A_JJ y`` over all unit y on J,
+    and it is feasible when it has one sign.  Through ``X_J`` (thin SVD) when the
+    data has fewer rows than the support (nothing |J| x |J| then).  Supports
+    larger than ``max_support`` are left as they are.  Returns ``(x, f)``.
+    """
+    J = np.flatnonzero(x)
+    if J.size < 2 or (max_support is not None and J.size > max_support):
+        return x, f
+    if cov.X is not None and cov.X.shape[0] < J.size:
+        u = np.linalg.svd(cov.X[:, J], full_matrices=False)[2][0]
+    else:
+        u = np.linalg.eigh(cov.submatrix(J))[1][:, -1]
+    if u.sum() < 0:
+        u = -u
+    if u.min() < 0:
+        return x, f
+    y = np.zeros_like(x)
+    y[J] = u / np.linalg.norm(u)
+    fy = cov.quad(y)
+    return (y, fy) if fy > f else (x, f)
+
+
+def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5):
+    """Ascent (both signs), reweighting, ascent again; returns ``(x, f, iterations)``.
+    Never decreases ``f`` (each part keeps the better point)."""
+    f = cov.quad(x)
+    total = 0
+    for _ in range(rounds):
+        f_before = f
+        r = ascent(cov.matvec, x[:, None], k, key=key, max_iter=max_iter, both_signs=True,
+                   merge=False)
+        total += r.iterations
+        if r.values[0] > f:
+            x, f = r.X[:, 0], float(r.values[0])
+        x, f = reweight(cov, x, f)
+        if f <= f_before * (1 + 1e-13):
+            break
+    return x, f, total
+
+
+def _pair_values(Arows: np.ndarray, rows: np.ndarray, dg: np.ndarray) -> np.ndarray:
+    """Closed-form best value on each pair {i, j} (i in rows): the top eigenvalue of the
+    2 x 2 block when ``A_ij > 0``, else -inf (then a single coordinate is as good)."""
+    a = dg[rows][:, None]
+    b = dg[None, :]
+    c = Arows
+    h = 0.5 * (a - b)
+    val = 0.5 * (a + b) + np.sqrt(h * h + c * c)
+    val[c <= 0] = -np.inf
+    val[np.arange(rows.size), rows] = -np.inf
+    return val
+
+
+def opt_pairs(cov, k: int, *, block_bytes: int = 64 * 2**20):
+    """Exact OPT for ``k <= 2`` by enumeration; returns ``(OPT, x)``.
+
+    ``k = 1``: ``OPT = max_i A_ii`` (x a basis vector).  ``k = 2``: on a pair
+    ``{i, j}`` the best unit ``x >= 0`` is the top eigenvector of the 2 x 2 block
+    when ``A_ij > 0`` (Perron: it is then nonnegative), value
+    ``(a + b)/2 + sqrt(((a - b)/2)^2 + c^2)``; when ``A_ij <= 0``,
+    ``x^T A x = a x_i^2 + b x_j^2 + 2 c x_i x_j <= max(a, b)``, a single
+    coordinate.  So OPT is the max of these closed forms, ``O(n^2)`` work done in
+    blocks of rows of A (formed from the data block by block when the covariance
+    is held as data): memory ``O(block_bytes)``, never n x n.
+    """
+    n = cov.n
+    dg = cov.diag()
+    i0 = int(np.argmax(dg))
+    best, x = float(dg[i0]), np.zeros(n)
+    x[i0] = 1.0
+    if k == 1 or n == 1:
+        return best, x
+    step = max(1, block_bytes // (8 * n * 4))
+    arg = None
+    for s in range(0, n, step):
+        rows = np.arange(s, min(n, s + step))
+        if cov.X is not None and cov._A is None:
+            Arows = (cov.X[:, rows].T @ cov.X) / cov.X.shape[0]
+        else:
+            Arows = cov.dense()[rows]
+        val = _pair_values(Arows, rows, dg)
+        ij = int(np.argmax(val))
+        r, j = divmod(ij, n)
+        if val[r, j] > best:
+            best, arg = float(val[r, j]), (int(rows[r]), j)
+    if arg is not None:
+        i, j = arg
+        u = np.abs(np.linalg.eigh(cov.submatrix([i, j]))[1][:, -1])
+        x = np.zeros(n)
+        x[[i, j]] = u / np.linalg.norm(u)
+    return best, x

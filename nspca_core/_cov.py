@@ -79,9 +79,9 @@ class Cov:
         """``(V, eigenvalues)`` of :func:`nspca_core.lowrank_factor`."""
         from .lowrank import lowrank_factor
 
-        if self.X is not None:
+        if self.thin and self._A is None:
             return lowrank_factor(self.X, d=d)
-        return lowrank_factor(cov=self._A, d=d)
+        return lowrank_factor(cov=self.dense(), d=d)  # A formed once, shared with the solvers
 
 
 def _used_rows(v: np.ndarray):

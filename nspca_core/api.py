@@ -40,6 +40,8 @@ _AUTO_ENET = False
 _AUTO_ENET_STARTS = 8
 # distinct local optima of the ascent that "auto" polishes fully (with reweighting)
 _AUTO_FULL_POLISH = 3
+# ... among those within this fraction of the best ascended value
+_AUTO_POLISH_WITHIN = 0.99
 # default minimum angle (degrees) between quasi-orthogonal EM components
 _MIN_ANGLE = 75.0
 
@@ -171,7 +173,8 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     info: dict = {"eigenvalues": eig, "exact": False}
     key = tie_key(cov.diag())
     if k <= 2:
-        opt, x = opt_pairs(cov, k)
+        low = cov.quads(project(np.column_stack([V, cov.diag()]), k, key)).max()
+        opt, x = opt_pairs(cov, k, lower=float(low))
         info.update({"starts": {"pairs": opt}, "polished": {"pairs": opt}, "winner": "pairs",
                      "polish_iterations": 0, "exact": True, "opt": opt})
         return _make_result(cov, x, V, "auto", params, t0, info)
@@ -202,7 +205,10 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     for name in sorted(after, key=lambda nm: -after[nm]):
         distinct.setdefault(np.flatnonzero(ascended[name]).tobytes(), name)
     best_name, best_x, best_f = None, None, -np.inf
+    top = max(after.values())
     for name in list(distinct.values())[:_AUTO_FULL_POLISH]:
+        if after[name] < top * _AUTO_POLISH_WITHIN and best_x is not None:
+            break  # far below the best: a polish (small gains) will not overtake it
         x, f, it = polish(cov, ascended[name], k, key=key)
         iters += it
         after[name] = max(after[name], f)

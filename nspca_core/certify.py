@@ -65,6 +65,7 @@ import scipy.linalg
 from scipy.sparse.linalg import eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
 from ._anchor import anchored_branch_bound, anchored_rowsum_bound
+from ._common.ascent import ascent, opt_pairs, reweight, tie_key, topk_mask
 from ._cov import Cov, as_cov
 from ._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value_lam, kkt_init,
                    ksupport_cuts, lmax_upper)
@@ -236,40 +237,6 @@ def _bound_lambda1(A: np.ndarray) -> float:
     return lmax_upper(A, 0.0)[0]
 
 
-def _opt_pairs(A: np.ndarray, k: int):
-    """Exact OPT for ``k <= 2`` by enumeration; returns ``(OPT, x)``.
-
-    ``k = 1``: ``OPT = max_i A_ii`` (x a basis vector).  ``k = 2``: on a pair
-    ``{i, j}`` the best unit ``x >= 0`` is the top eigenvector of the 2x2 block
-    when ``A_ij >= 0`` (Perron: it is then nonnegative), value
-    ``(a + b)/2 + sqrt(((a - b)/2)^2 + c^2)``; when ``A_ij < 0``,
-    ``x^T A x = a x_i^2 + b x_j^2 + 2 c x_i x_j <= max(a, b)``, a single
-    coordinate.  So OPT is the max of these closed forms, ``O(n^2)``.
-    """
-    n = A.shape[0]
-    dg = np.diag(A)
-    i0 = int(np.argmax(dg))
-    best, x = float(dg[i0]), np.zeros(n)
-    x[i0] = 1.0
-    if k == 1 or n == 1:
-        return best, x
-    a = dg[:, None]
-    b = dg[None, :]
-    c = np.maximum(A, 0.0)
-    h = 0.5 * (a - b)
-    val = 0.5 * (a + b) + np.sqrt(h * h + c * c)
-    np.fill_diagonal(val, -np.inf)
-    ij = int(np.argmax(val))
-    i, j = divmod(ij, n)
-    if val[i, j] > best and A[i, j] > 0:
-        w, U = np.linalg.eigh(A[np.ix_([i, j], [i, j])])
-        u = np.abs(U[:, -1])
-        x = np.zeros(n)
-        x[[i, j]] = u / np.linalg.norm(u)
-        best = float(val[i, j])
-    return best, x
-
-
 def _rowsum_topk(B: np.ndarray, k: int) -> float:
     """``max_i`` of the sum of the k largest entries of row i of ``B_+``.
 
@@ -367,51 +334,12 @@ def _paper_and_residual(spec: _Spectral, k: int, ds, rowsums: dict | None = None
 
 # ----------------------------------------------------------------------------- lower bounds
 def _ascent_many(cov: Cov, k: int, X0: np.ndarray, iters: int = 60):
-    """Vectorized truncated power ascent ``x <- top-k nonneg part of A x`` from the columns of X0.
-
-    Returns ``(x, value)`` of the best column after polishing its support by
-    the top eigenvector of ``A_JJ`` when that eigenvector is one-signed (the
-    best unit vector on J).  Any feasible point is a valid lower bound; the
-    ascent only makes it a good one.
-    """
-    n, p = X0.shape
-    X = X0.copy()
-    vals = cov.quads(X)
-    best_vals, best_X = vals.copy(), X.copy()
-    cols = np.arange(p)
-    for _ in range(iters):
-        Y = cov.matvec(X)
-        np.maximum(Y, 0.0, out=Y)
-        if k < n:
-            idx = np.argpartition(-Y, k - 1, axis=0)[:k]
-            Z = np.zeros_like(Y)
-            Z[idx, cols] = Y[idx, cols]
-        else:
-            Z = Y
-        nrm = np.linalg.norm(Z, axis=0)
-        ok = nrm > 0
-        Z[:, ok] /= nrm[ok]
-        Z[:, ~ok] = X[:, ~ok]
-        vals = cov.quads(Z)
-        better = vals > best_vals
-        best_vals[better] = vals[better]
-        best_X[:, better] = Z[:, better]
-        if np.allclose(Z, X, atol=1e-10):
-            break
-        X = Z
-    j = int(np.argmax(best_vals))
-    x, f = best_X[:, j], float(best_vals[j])
-    J = np.flatnonzero(x)
-    if 1 < J.size <= 2000:
-        w, U = np.linalg.eigh(cov.submatrix(J))
-        u = U[:, -1] * (1.0 if U[:, -1].sum() >= 0 else -1.0)
-        if u.min() >= 0:
-            y = np.zeros(n)
-            y[J] = u / np.linalg.norm(u)
-            fy = cov.quad(y)
-            if fy > f:
-                x, f = y, fy
-    return x, f
+    """The best ``(x, value)`` of the batched ascent from the columns of X0, its support then
+    reweighted (the best unit vector on J, when one-signed; supports up to 2000).  Any
+    feasible point is a valid lower bound; the ascent only makes it a good one."""
+    r = ascent(cov.matvec, X0, k, key=tie_key(cov.diag()), max_iter=iters)
+    x, f, _ = r.best()
+    return reweight(cov, x, f, max_support=2000)
 
 
 def _starts(cov: Cov, k: int, U: np.ndarray | None, count: int, extra=()) -> np.ndarray:
@@ -676,7 +604,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
         x, lower = xa_, fa_
         info["lower_source"] = src
     if k <= 2:
-        opt, xo = _opt_pairs(A, k)
+        opt, xo = opt_pairs(Cov(None, A), k)
         bounds["exact(k<=2)"] = opt * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(A).max())
         if info.get("lower_source") != "given" and opt > lower:
             x, lower = xo, cov.quad(xo)
@@ -937,62 +865,16 @@ def _check_ks(ks, n: int) -> list[int]:
     return out
 
 
-def _topk_masks(Y: np.ndarray, kc: np.ndarray) -> np.ndarray:
-    """Boolean mask of the ``kc[j]`` largest entries of each column j of Y (ties to the lower index)."""
-    n, p = Y.shape
-    order = np.argsort(-Y, axis=0, kind="stable")
-    rank = np.empty((n, p), dtype=np.intp)
-    rank[order, np.arange(p)] = np.arange(n)[:, None]
-    return rank < kc[None, :]
-
-
 def _ascent_batch(cov: Cov, kc: np.ndarray, X0: np.ndarray, iters: int = 50):
-    """:func:`_ascent_many` with a different k per column, all columns at once.
-
-    Column j iterates ``x <- top-kc[j] nonneg part of A x`` (normalized) from
-    ``X0[:, j]``; converged columns leave the active set so the matrix products
-    shrink.  Returns ``(X, values)``: the best iterate of each column (feasible
-    for its k: nonnegative, unit, at most kc[j] nonzeros) and ``x^T A x``.
-    """
-    n, p = X0.shape
-    # project the starts onto the feasible set first (a neighbour's answer may hold k+1 entries)
-    X = np.maximum(X0, 0.0)
-    X = np.where(_topk_masks(X, kc), X, 0.0)
-    nrm = np.linalg.norm(X, axis=0)
-    X[:, nrm > 0] /= nrm[nrm > 0]
-    X[0, nrm == 0] = 1.0
-    best_X = X.copy()
-    best_v = np.full(p, -np.inf)
-    active = np.arange(p)
-    for _ in range(iters):
-        Xa = X[:, active]
-        Y = cov.matvec(Xa)
-        v = np.einsum("ij,ij->j", Xa, Y)
-        better = v > best_v[active]
-        best_v[active[better]] = v[better]
-        best_X[:, active[better]] = Xa[:, better]
-        np.maximum(Y, 0.0, out=Y)
-        Z = np.where(_topk_masks(Y, kc[active]), Y, 0.0)
-        zn = np.linalg.norm(Z, axis=0)
-        ok = zn > 0
-        Z[:, ok] /= zn[ok]
-        Z[:, ~ok] = Xa[:, ~ok]
-        moving = np.abs(Z - Xa).max(axis=0) > 1e-10
-        X[:, active] = Z
-        active = active[moving]
-        if active.size == 0:
-            break
-    if active.size:  # score the last iterates of columns still moving
-        v = cov.quads(X[:, active])
-        better = v > best_v[active]
-        best_v[active[better]] = v[better]
-        best_X[:, active[better]] = X[:, active[better]]
-    return best_X, best_v
+    """The batched ascent with a different k per column: ``(X, values)``, the best iterate of
+    each column (feasible for its k) and ``x^T A x``."""
+    r = ascent(cov.matvec, X0, kc, key=tie_key(cov.diag()), max_iter=iters)
+    return r.X, r.values
 
 
 def _rank1_cols(u: np.ndarray, ks: np.ndarray) -> np.ndarray:
     """Rank-1 solutions ``I_k^+(u)`` (normalized) for each k in ks, as columns."""
-    M = _topk_masks(np.repeat(u[:, None], ks.size, axis=1), ks) & (u[:, None] > 0)
+    M = topk_mask(np.repeat(u[:, None], ks.size, axis=1), ks) & (u[:, None] > 0)
     return np.where(M, u[:, None], 0.0)
 
 
@@ -1151,7 +1033,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     cheap = _path_cheap_bounds(spec, A, uniq, rowsum1)
     exact = {}
     for k in uniq[uniq <= 2]:
-        opt, xo = _opt_pairs(A, int(k))
+        opt, xo = opt_pairs(Cov(None, A), int(k))
         exact[int(k)] = opt * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(A).max())
         i = pos[int(k)]
         if src[i] != "given" and opt > lows[i]:

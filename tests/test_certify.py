@@ -11,6 +11,7 @@ from nspca_core import Certificate, InputError, apriori_guarantee, certify, cert
 import importlib
 
 from nspca_core import _dnn
+from nspca_core._common.ascent import opt_pairs
 from nspca_core._cov import Cov
 
 from .bruteforce import brute_opt
@@ -264,7 +265,7 @@ def test_exact_small_k_matches_bruteforce():
             if k > n:
                 continue
             opt, _ = brute_opt(A, k)
-            val, x = C._opt_pairs(A, k)
+            val, x = opt_pairs(Cov(None, A), k)
             assert val == pytest.approx(opt, rel=1e-9, abs=1e-12)
             assert x.min() >= 0 and np.count_nonzero(x) <= k
             assert float(x @ A @ x) == pytest.approx(opt, rel=1e-9, abs=1e-12)

@@ -314,7 +314,7 @@ def _pair_values(Arows: np.ndarray, rows: np.ndarray, dg: np.ndarray) -> np.ndar
     return val
 
 
-def opt_pairs(cov, k: int, *, block_bytes: int = 64 * 2**20):
+def opt_pairs(cov, k: int, *, lower: float = 0.0, block_bytes: int = 64 * 2**20):
     """Exact OPT for ``k <= 2`` by enumeration; returns ``(OPT, x)``.
 
     ``k = 1``: ``OPT = max_i A_ii`` (x a basis vector).  ``k = 2``: on a pair
@@ -322,30 +322,40 @@ def opt_pairs(cov, k: int, *, block_bytes: int = 64 * 2**20):
     when ``A_ij > 0`` (Perron: it is then nonnegative), value
     ``(a + b)/2 + sqrt(((a - b)/2)^2 + c^2)``; when ``A_ij <= 0``,
     ``x^T A x = a x_i^2 + b x_j^2 + 2 c x_i x_j <= max(a, b)``, a single
-    coordinate.  So OPT is the max of these closed forms, ``O(n^2)`` work done in
-    blocks of rows of A (formed from the data block by block when the covariance
-    is held as data): memory ``O(block_bytes)``, never n x n.
+    coordinate.  So OPT is the max of these closed forms.
+
+    Screening: the value on {i, j} is at most ``max(a, b) + c <= a_max +
+    sqrt(a_i a_max)`` (Cauchy–Schwarz), so with a known feasible value
+    ``lower`` only features with ``a_i >= (lower - a_max)^2 / a_max`` can be in a
+    better pair.  The pairs of those are enumerated in blocks of rows of A
+    (formed from the data block by block when the covariance is held as data):
+    memory ``O(block_bytes)``, never n x n.
     """
     n = cov.n
     dg = cov.diag()
     i0 = int(np.argmax(dg))
-    best, x = float(dg[i0]), np.zeros(n)
+    amax = float(dg[i0])
+    best, x = amax, np.zeros(n)
     x[i0] = 1.0
-    if k == 1 or n == 1:
+    if k == 1 or n == 1 or amax <= 0:
         return best, x
-    step = max(1, block_bytes // (8 * n * 4))
+    cand = np.arange(n)
+    if lower > amax:
+        cand = np.flatnonzero(dg >= (1 - 1e-9) * (lower - amax) ** 2 / amax)
+    dc = dg[cand]
+    step = max(1, block_bytes // (8 * cand.size * 4))
     arg = None
-    for s in range(0, n, step):
-        rows = np.arange(s, min(n, s + step))
+    for s in range(0, cand.size, step):
+        rows = np.arange(s, min(cand.size, s + step))
         if cov.X is not None and cov._A is None:
-            Arows = (cov.X[:, rows].T @ cov.X) / cov.X.shape[0]
+            Arows = (cov.X[:, cand[rows]].T @ cov.X[:, cand]) / cov.X.shape[0]
         else:
-            Arows = cov.dense()[rows]
-        val = _pair_values(Arows, rows, dg)
+            Arows = cov.dense()[np.ix_(cand[rows], cand)]
+        val = _pair_values(Arows, rows, dc)
         ij = int(np.argmax(val))
-        r, j = divmod(ij, n)
+        r, j = divmod(ij, cand.size)
         if val[r, j] > best:
-            best, arg = float(val[r, j]), (int(rows[r]), j)
+            best, arg = float(val[r, j]), (int(cand[rows[r]]), int(cand[j]))
     if arg is not None:
         i, j = arg
         u = np.abs(np.linalg.eigh(cov.submatrix([i, j]))[1][:, -1])

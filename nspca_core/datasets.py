@@ -14,7 +14,15 @@ its README) is looked up in
 2. the cache directory: ``NSPCA_CACHE_DIR`` or ``~/.cache/nspca``.
 
 With ``download=True`` a missing set is fetched from its public source, parsed
-and written to the cache as the same ``.npz`` layout.  Both paths verify a
+and written to the cache as the same ``.npz`` layout.
+
+Text corpora (kind ``"text"``: the UCI Bag-of-Words KOS, NIPS, Enron, NYTimes
+of Asteris et al. 2015) are local ``docword.NAME.txt[.gz]`` + ``vocab.NAME.txt``
+pairs in the same folders, or downloaded from the UCI repository into
+``<cache>/raw``; ``load_dataset`` returns them as a *sparse* CSR matrix with the
+centering implicit (see :func:`load_corpus`).  They are listed by
+``list_datasets(include_text=True)`` only, until every consumer handles sparse
+data.  Both paths verify a
 SHA-256 checksum of the *parsed arrays* (``datasets/checksums.json``), so a local
 copy and a fresh download are held to the same bytes.  Every ``.npz`` is opened
 with ``allow_pickle=False``.
@@ -55,6 +63,8 @@ __all__ = [
     "data_dirs",
     "cache_dir",
     "array_checksum",
+    "load_corpus",
+    "TEXT_PREPROCESSING",
 ]
 
 #: allowed preprocessing steps, in the order they are applied
@@ -160,6 +170,26 @@ class Dataset:
 _CBCL_URL = "http://cbcl.mit.edu/projects/cbcl/software-datasets/faces.tar.gz"
 _MLL_URL = "https://pubs.broadinstitute.org/mpr/projects/Leukemia/expression_data.txt"
 _LRS_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/spectrometer/lrs.data"
+_BOW_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/bag-of-words/"
+_BOW_CITATION = ("Newman, D. (2008). Bag of Words. UCI Machine Learning Repository; used by "
+                 "Asteris, Papailiopoulos, Kyrillidis & Dimakis, Sparse PCA via Bipartite "
+                 "Matchings, NIPS 2015 (Tables 2-3).")
+_BOW_PREPROCESSING = "raw word counts, centered (A = Xc^T Xc / m), as Asteris et al. 2015"
+
+#: preprocessing names accepted for text corpora (centering is implicit)
+TEXT_PREPROCESSING = ("counts", "tfidf", "log1p", "center", "none")
+
+
+def _bow_info(key: str, title: str, what: str, shape: tuple) -> "DatasetInfo":
+    return DatasetInfo(
+        name=key, title=title,
+        description=f"{shape[0]:,} {what} x {shape[1]:,} vocabulary words (word counts, sparse); "
+                    "UCI Bag-of-Words.",
+        kind="text", shape=shape,
+        source="https://archive.ics.uci.edu/dataset/164/bag+of+words",
+        citation=_BOW_CITATION, paper_preprocessing=_BOW_PREPROCESSING,
+        image_shape=None, has_labels=False,
+        filename=f"docword.{key}.txt.gz", url=f"{_BOW_URL}docword.{key}.txt.gz")
 
 _REGISTRY: dict[str, DatasetInfo] = {
     "digits": DatasetInfo(
@@ -277,13 +307,23 @@ _REGISTRY: dict[str, DatasetInfo] = {
     ),
 }
 
+_REGISTRY.update({
+    "kos": _bow_info("kos", "KOS blog entries", "blog entries (dailykos.com)", (3430, 6906)),
+    "nips": _bow_info("nips", "NIPS full papers", "NIPS papers", (1500, 12419)),
+    "enron": _bow_info("enron", "Enron emails", "emails", (39861, 28102)),
+    "nytimes": _bow_info("nytimes", "NYTimes news articles", "news articles", (300000, 102660)),
+})
+
 #: arrays of each real set covered by the checksum (genes are names, not data)
 _CHECKED_ARRAYS = {"cbcl": ("images",), "mll": ("X", "labels"), "lrs": ("X", "labels")}
 
 
-def list_datasets() -> list[DatasetInfo]:
-    """All registry entries, embedded and synthetic first, then the real sets."""
-    return list(_REGISTRY.values())
+def list_datasets(*, include_text: bool = False) -> list[DatasetInfo]:
+    """Registry entries, embedded and synthetic first, then the real sets.
+
+    ``include_text=True`` adds the sparse text corpora (kind ``"text"``).
+    """
+    return [i for i in _REGISTRY.values() if include_text or i.kind != "text"]
 
 
 def get_info(name: str) -> DatasetInfo:
@@ -329,6 +369,8 @@ def is_available(name: str, data_dir=None) -> bool:
     at load time, not here, to keep this cheap).
     """
     info = get_info(name)
+    if info.kind == "text":
+        return _find_bow(info.name, data_dir) is not None
     if info.kind != "real":
         return True
     return _find_local(info, data_dir) is not None
@@ -585,6 +627,145 @@ def _download(info: DatasetInfo, data_dir=None) -> Path:
     return target
 
 
+# --------------------------------------------------------------------------- text corpora
+
+def _find_bow(key: str, data_dir) -> tuple[Path, Path | None] | None:
+    """(docword, vocab or None) of a local UCI copy in :func:`data_dirs` or ``<cache>/raw``."""
+    for d in data_dirs(data_dir) + [cache_dir() / "raw"]:
+        for docname in (f"docword.{key}.txt.gz", f"docword.{key}.txt"):
+            doc = d / docname
+            if doc.is_file():
+                vocab = d / f"vocab.{key}.txt"
+                return doc, (vocab if vocab.is_file() else None)
+    return None
+
+
+def _corpus_checksum(X, vocabulary) -> str:
+    """SHA-256 of a parsed corpus: the canonical CSR arrays and the words."""
+    X = X.tocsr()
+    X.sum_duplicates()
+    X.sort_indices()
+    return array_checksum({"data": X.data.astype(np.float64), "indices": X.indices.astype(np.int64),
+                           "indptr": X.indptr.astype(np.int64),
+                           "vocabulary": np.asarray(vocabulary, dtype=str)})
+
+
+def _download_bow(info: DatasetInfo, data_dir) -> tuple[Path, Path]:
+    """Fetch docword + vocab of a UCI corpus into ``<cache>/raw`` (kept across calls)."""
+    raw = cache_dir() / "raw"
+    out = []
+    for fname in (f"docword.{info.name}.txt.gz", f"vocab.{info.name}.txt"):
+        dest = raw / fname
+        if not dest.is_file():
+            url = _BOW_URL + fname
+            try:
+                _fetch(url, dest)
+            except (urllib.error.URLError, OSError, TimeoutError) as exc:
+                reason = getattr(exc, "reason", exc)
+                where = (f"data_dir={data_dir}" if data_dir is not None else
+                         f"NSPCA_DATA_DIR={os.environ.get('NSPCA_DATA_DIR', '(unset)')}")
+                raise DatasetUnavailableError(
+                    f"could not reach {url} ({reason}): this machine seems to be offline; "
+                    f"download docword.{info.name}.txt.gz and vocab.{info.name}.txt from "
+                    f"{_BOW_URL} by hand and put them in {where} (or in {raw}), then try "
+                    "again") from None
+        out.append(dest)
+    return out[0], out[1]
+
+
+def load_corpus(name: str, *, data_dir=None, download: bool = False):
+    """A UCI Bag-of-Words corpus as :class:`nspca_core.text.TextData` (raw counts, CSR).
+
+    Looks for ``docword.NAME.txt.gz`` (or ``.txt``) and ``vocab.NAME.txt`` in
+    :func:`data_dirs` and ``<cache>/raw``; with ``download=True`` fetches both
+    from the UCI repository into ``<cache>/raw``.  The parsed matrix and words
+    are checked against ``datasets/checksums.json`` when a checksum is recorded
+    there; otherwise a note gives the SHA-256 to record.
+
+    Memory: the CSR counts (12 bytes per nonzero; NYTimes 69.7 M nonzeros,
+    about 0.85 GB) plus the parser's temporary arrays (about twice that).
+
+    Raises
+    ------
+    DatasetUnavailableError
+        Not found locally and ``download`` is False, or the download failed.
+    ChecksumError
+        A recorded checksum that does not match.
+    """
+    from .text import read_uci_bow
+
+    info = get_info(name)
+    if info.kind != "text":
+        names = [i.name for i in _REGISTRY.values() if i.kind == "text"]
+        raise InputError(f"`name` must be a text corpus, one of {names}; got {name!r}")
+    if not isinstance(download, bool):
+        raise InputError(f"`download` must be True or False; got {download!r}")
+    notes = []
+    found = _find_bow(info.name, data_dir)
+    if found is None:
+        if not download:
+            searched = ", ".join(str(d) for d in data_dirs(data_dir) + [cache_dir() / "raw"])
+            raise DatasetUnavailableError(
+                f"corpus {info.name!r} is not available locally: put docword.{info.name}.txt.gz "
+                f"and vocab.{info.name}.txt in NSPCA_DATA_DIR (or pass data_dir=...); searched "
+                f"{searched}; or call load_dataset({info.name!r}, download=True) to fetch them "
+                f"from {_BOW_URL}")
+        found = _download_bow(info, data_dir)
+        notes.append(f"downloaded from {_BOW_URL} and cached in {found[0].parent}")
+    doc, vocab = found
+    text = read_uci_bow(doc, vocab)
+    if vocab is None:
+        notes.append(f"vocab.{info.name}.txt not found next to {doc.name}: words are numbered")
+    digest = _corpus_checksum(text.X, text.vocabulary)
+    expected = _expected_checksums().get(info.name)
+    if expected is not None and vocab is not None:
+        if digest != expected["sha256"]:
+            raise ChecksumError(
+                f"corpus {info.name!r} from {doc} does not match its checksum (expected "
+                f"{expected['sha256'][:16]}..., got {digest[:16]}...); the file is corrupt or a "
+                "different version: delete it and download again")
+        notes.append("checksum verified")
+    else:
+        notes.append(f"no checksum recorded for {info.name!r} in datasets/checksums.json; the "
+                     f"parsed corpus has sha256 {digest}")
+    notes.insert(0, f"loaded {doc.name} from {doc.parent}")
+    from .text import TextData
+    return TextData(X=text.X, vocabulary=text.vocabulary, notes=notes + text.notes,
+                    source_name=doc.name, format=text.format, extra={"sha256": digest})
+
+
+def _text_weighting_from(preprocessing) -> tuple[str, bool]:
+    """(weighting, center) from a ``load_dataset`` preprocessing value for text corpora."""
+    items = (preprocessing,) if isinstance(preprocessing, str) or preprocessing is None \
+        else tuple(preprocessing)
+    weighting, center = "counts", False
+    for item in items:
+        step = "none" if item is None else str(item).lower().strip()
+        if step not in TEXT_PREPROCESSING:
+            raise InputError(f"`preprocessing` of a text corpus must be from {TEXT_PREPROCESSING} "
+                             f"(or a tuple of them, e.g. ('tfidf', 'center')); got {item!r}")
+        if step == "center":
+            center = True
+        elif step in ("tfidf", "log1p"):
+            weighting = step
+    return weighting, center
+
+
+def _load_text_dataset(info: DatasetInfo, preprocessing, data_dir, download) -> "Dataset":
+    from .text import text_weighting
+
+    weighting, center = _text_weighting_from(preprocessing)
+    corpus = load_corpus(info.name, data_dir=data_dir, download=download)
+    w = text_weighting(corpus.X, weighting=weighting, center=center)
+    m = w.X.shape[0]
+    mean = np.asarray(w.X.sum(axis=0)).ravel() / m if center else None
+    steps = (weighting,) + (("center",) if center else ())
+    return Dataset(name=info.name, X=w.X, X_raw=corpus.X, feature_names=corpus.vocabulary,
+                   labels=None, image_shape=None, preprocessing=steps, info=info,
+                   ground_truth=None, notes=corpus.notes + w.notes, mean=mean, scale=None,
+                   params={})
+
+
 # --------------------------------------------------------------------------- preprocessing
 
 def _parse_steps(steps, argname: str) -> tuple:
@@ -748,6 +929,13 @@ def load_dataset(name: str, *, preprocessing="center", data_dir=None, download: 
     Returns
     -------
     Dataset
+        For a text corpus (kind ``"text"``) ``X`` is the weighted sparse CSR
+        matrix, *not* centered: ``preprocessing`` is ``(weighting,)`` plus
+        ``"center"`` when the covariance is to be centered implicitly
+        (``as_sparse_cov(ds.X, center="center" in ds.preprocessing)``), and
+        ``mean`` holds the column means.  Text preprocessing: ``"center"``
+        (default: raw counts, centered, as the paper), ``"counts"``, ``"tfidf"``,
+        ``"log1p"``, ``"none"`` or a tuple such as ``("tfidf", "center")``.
 
     Raises
     ------
@@ -761,6 +949,9 @@ def load_dataset(name: str, *, preprocessing="center", data_dir=None, download: 
     info = get_info(name)
     if not isinstance(download, bool):
         raise InputError(f"`download` must be True or False; got {download!r}")
+    if info.kind == "text":
+        _check_params(info, params)
+        return _load_text_dataset(info, preprocessing, data_dir, download)
     steps = _parse_steps(preprocessing, "preprocessing")
     params = _check_params(info, params)
     notes: list = []

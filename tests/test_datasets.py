@@ -359,3 +359,95 @@ def test_preprocess_inverts_and_centers_property(X, steps):
         assert np.allclose(p.X.mean(axis=0), 0, atol=1e-9 * (1 + np.abs(base).max()))
     if "standardize" in p.steps:
         assert np.all(p.X[:, const] == 0)
+
+
+# ----------------------------------------------------------------------------- text corpora (UCI bag of words)
+
+BOW = {"kos": (3430, 6906), "nips": (1500, 12419), "enron": (39861, 28102),
+       "nytimes": (300000, 102660)}
+
+
+def _write_bow(folder, key, gz=True):
+    """A tiny corpus in the UCI format: 3 documents x 4 words."""
+    import gzip
+    folder.mkdir(parents=True, exist_ok=True)
+    text = b"3\n4\n5\n1 1 2\n1 3 1\n2 2 4\n3 1 1\n3 4 3\n"
+    name = f"docword.{key}.txt" + (".gz" if gz else "")
+    (folder / name).write_bytes(gzip.compress(text) if gz else text)
+    (folder / f"vocab.{key}.txt").write_text("alpha\nbeta\ngamma\ndelta\n")
+    return np.array([[2, 0, 1, 0], [0, 4, 0, 0], [1, 0, 0, 3]], dtype=float)
+
+
+def test_text_registry_entries():
+    assert [i.name for i in list_datasets()] == NAMES  # default listing unchanged
+    text = {i.name: i for i in list_datasets(include_text=True) if i.kind == "text"}
+    assert sorted(text) == sorted(BOW)
+    for key, shape in BOW.items():
+        assert text[key].shape == shape
+        assert text[key].url == ("https://archive.ics.uci.edu/ml/machine-learning-databases/"
+                                 f"bag-of-words/docword.{key}.txt.gz")
+        assert "Bipartite" in text[key].citation
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_text_corpus_from_local_copy(isolated, gz):
+    import scipy.sparse as sp
+    M = _write_bow(isolated / "data", "kos", gz=gz)
+    assert not D.is_available("kos")
+    assert D.is_available("kos", data_dir=isolated / "data")
+    ds = load_dataset("kos", data_dir=isolated / "data")
+    assert sp.issparse(ds.X) and np.array_equal(ds.X.toarray(), M)
+    assert ds.preprocessing == ("counts", "center") and np.allclose(ds.mean, M.mean(axis=0))
+    assert ds.feature_names == ["alpha", "beta", "gamma", "delta"]
+    assert any("no checksum recorded for 'kos'" in n and "sha256" in n for n in ds.notes)
+    tf = load_dataset("kos", data_dir=isolated / "data", preprocessing=("tfidf", "center"))
+    df = (M > 0).sum(axis=0)
+    np.testing.assert_allclose(tf.X.toarray(), M * (np.log(4 / (1 + df)) + 1))
+    raw = load_dataset("kos", data_dir=isolated / "data", preprocessing="none")
+    assert raw.preprocessing == ("counts",) and raw.mean is None
+
+
+def test_text_corpus_checksum_recorded(isolated, monkeypatch):
+    _write_bow(isolated / "data", "enron")
+    digest = D.load_corpus("enron", data_dir=isolated / "data").extra["sha256"]
+    monkeypatch.setattr(D, "_expected_checksums", lambda: {"enron": {"sha256": digest}})
+    assert "checksum verified" in D.load_corpus("enron", data_dir=isolated / "data").notes
+    monkeypatch.setattr(D, "_expected_checksums", lambda: {"enron": {"sha256": "0" * 64}})
+    with pytest.raises(D.ChecksumError, match="corpus 'enron' from .* does not match"):
+        D.load_corpus("enron", data_dir=isolated / "data")
+
+
+def test_text_corpus_download_and_cache(isolated, monkeypatch):
+    M = _write_bow(isolated / "uci", "nips")
+    monkeypatch.setattr(D, "_BOW_URL", (isolated / "uci").as_uri() + "/")
+    ds = load_dataset("nips", download=True)
+    assert np.array_equal(ds.X_raw.toarray(), M)
+    assert (D.cache_dir() / "raw" / "docword.nips.txt.gz").is_file()
+    assert (D.cache_dir() / "raw" / "vocab.nips.txt").is_file()
+    assert any("downloaded from" in n for n in ds.notes)
+    for f in (isolated / "uci").iterdir():
+        f.unlink()  # second load: from the cache, no fetch
+    again = load_dataset("nips")
+    assert np.array_equal(again.X_raw.toarray(), M) and D.is_available("nips")
+
+
+def test_text_corpus_offline_and_absent_messages(isolated, monkeypatch):
+    with pytest.raises(D.DatasetUnavailableError,
+                       match=r"corpus 'kos' is not available locally: put docword.kos.txt.gz "
+                             r"and vocab.kos.txt in NSPCA_DATA_DIR"):
+        load_dataset("kos")
+    monkeypatch.setattr(D, "_BOW_URL", "http://127.0.0.1:9/bag-of-words/")  # refused at once
+    with pytest.raises(D.DatasetUnavailableError,
+                       match=r"could not reach http://127.0.0.1:9/bag-of-words/docword.kos.txt.gz "
+                             r".*offline; download docword.kos.txt.gz and vocab.kos.txt"):
+        load_dataset("kos", download=True)
+
+
+def test_text_corpus_argument_messages(isolated):
+    _write_bow(isolated / "data", "kos")
+    with pytest.raises(InputError, match=r"`preprocessing` of a text corpus must be from"):
+        load_dataset("kos", data_dir=isolated / "data", preprocessing="standardize")
+    with pytest.raises(InputError, match="`name` must be a text corpus"):
+        D.load_corpus("lrs")
+    with pytest.raises(InputError, match="takes no parameters"):
+        load_dataset("kos", data_dir=isolated / "data", n=3)

@@ -739,12 +739,15 @@ def _patch_value_bound(outer, sqn, mu, always, rows, kk) -> float:
 def _ascent_lower_bound(U: np.ndarray, mu: np.ndarray, k: int, faces: int = 9, iters: int = 20) -> float:
     """A feasible value ``||V^T x||^2 <= OPT_d`` from many ascent runs (a proven lower bound).
 
-    Starts at the directions of a cube grid (and the axes) and repeats
-    ``x <- top-k positive part of V c`` (normalized), ``c <- V^T x / ||V^T x||``,
-    which never decreases ``||V^T x||^2`` (the rank-1 step of Alg. 3 followed
-    by a power step).  Every ``x`` is in ``S_k^n``, so the best value bounds
-    ``OPT_d`` from below.  Rows are repeated by multiplicity.
+    Starts at the directions of a cube grid (and the axes) and runs the shared
+    truncated power ascent (:func:`nspca_core._common.ascent.ascent`) on
+    ``V V^T``: ``x <- top-k positive part of V c`` (normalized) with
+    ``c = V^T x``, which never decreases ``||V^T x||^2``.  Every ``x`` is in
+    ``S_k^n``, so the best value bounds ``OPT_d`` from below.  Rows are repeated
+    by multiplicity.
     """
+    from ._common.ascent import ascent
+
     Ue = np.repeat(U, mu, axis=0)
     n, r = Ue.shape
     t = np.linspace(-1.0, 1.0, faces)
@@ -755,26 +758,12 @@ def _ascent_lower_bound(U: np.ndarray, mu: np.ndarray, k: int, faces: int = 9, i
         pts += [np.stack(p, axis=1) for p in
                 [(one, a, b), (-one, a, b), (a, one, b), (a, -one, b), (a, b, one), (a, b, -one)]]
     C = np.concatenate(pts).T  # (r, N)
-    best = 0.0
-    kk = min(k, n)
-    for _ in range(iters):
-        Y = np.maximum(Ue @ C, 0.0)  # (n, N)
-        if kk < n:
-            idx = np.argpartition(-Y, kk - 1, axis=0)[:kk]
-            Yk = np.take_along_axis(Y, idx, axis=0)
-            G = np.einsum("kn,knr->rn", Yk, Ue[idx])  # V^T x (unnormalized)
-            nx = np.linalg.norm(Yk, axis=0)
-        else:
-            G = Ue.T @ Y
-            nx = np.linalg.norm(Y, axis=0)
-        ok = nx > 0
-        if not ok.any():
-            break
-        G = G[:, ok] / nx[ok]
-        vals = np.sum(G ** 2, axis=0)
-        best = max(best, float(vals.max()))
-        C = G / np.maximum(np.sqrt(vals), 1e-300)
-    return best
+    X0 = Ue @ C
+    X0 = X0[:, (X0 > 0).any(axis=0)]
+    if X0.shape[1] == 0:
+        return 0.0
+    res = ascent(lambda W: Ue @ (Ue.T @ W), X0, min(k, n), max_iter=iters + 1)
+    return max(0.0, float(res.values.max()))
 
 
 def _face_point(face, u, v):

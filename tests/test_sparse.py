@@ -168,3 +168,89 @@ def test_data_products_are_the_centered_matrix():
     v, u = np.arange(7.0), np.arange(12.0)
     np.testing.assert_allclose(S.data_matvec(v), Xc @ v, atol=1e-12)
     np.testing.assert_allclose(S.data_rmatvec(u), Xc.T @ u, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- solvers on SparseCov
+
+from nspca_core.peers.bipartite import bipartite_components, deflation_components  # noqa: E402
+
+
+def _no_dense(S):
+    """A SparseCov that refuses the n x n matrix (proves the solver never forms it)."""
+    S.dense_budget = 0.0
+    return S
+
+
+@pytest.mark.parametrize("nonneg", [True, False])
+def test_bipartite_sparse_equals_dense_centered(nonneg):
+    X = random_sparse(60, 30, 0.25, seed=11, integer=True)
+    S = _no_dense(as_sparse_cov(X))
+    ref, _ = dense_reference(X)
+    a = bipartite_components(S, 3, 4, d=3, seed=0, samples=200, nonneg=nonneg)
+    b = bipartite_components(ref, 3, 4, d=3, seed=0, samples=200, nonneg=nonneg)
+    np.testing.assert_allclose(a.loadings, b.loadings, atol=1e-8)
+    np.testing.assert_allclose(a.variance, b.variance, atol=1e-8)
+    assert [s.tolist() for s in a.supports] == [s.tolist() for s in b.supports]
+
+
+@pytest.mark.parametrize("method", ["tpower", "em", "spannogram"])
+@pytest.mark.parametrize("nonneg", [True, False])
+def test_deflation_sparse_equals_dense_and_is_feasible(method, nonneg):
+    X = random_sparse(50, 24, 0.3, seed=12, integer=True)
+    S = _no_dense(as_sparse_cov(X))
+    ref, D = dense_reference(X)
+    a = deflation_components(S, 3, 4, method=method, nonneg=nonneg, samples=100)
+    b = deflation_components(ref, 3, 4, method=method, nonneg=nonneg, samples=100)
+    np.testing.assert_allclose(a.loadings, b.loadings, atol=1e-8)
+    L = a.loadings
+    np.testing.assert_allclose(np.linalg.norm(L, axis=0), 1.0)
+    assert ((L != 0).sum(axis=0) <= 4).all()
+    assert ((L != 0).sum(axis=1) <= 1).all()  # disjoint supports
+    if nonneg:
+        assert (L >= 0).all()
+    A = D.T @ D / D.shape[0]
+    np.testing.assert_allclose(a.variance, np.einsum("ij,ij->j", L, A @ L), atol=1e-10)
+
+
+def _brute_best(A, k, nonneg):
+    """max x^T A x over unit x with |supp| <= k (nonneg: x >= 0 via the exact small solver)."""
+    from itertools import combinations
+
+    from tests.bruteforce import brute_opt
+    n = A.shape[0]
+    if nonneg:
+        return brute_opt(A, k)[0]
+    return max(float(np.linalg.eigvalsh(A[np.ix_(I, I)])[-1])
+               for size in range(1, k + 1) for I in combinations(range(n), size))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), nonneg=st.booleans(),
+       method=st.sampled_from(["tpower", "em", "spannogram"]))
+def test_property_deflation_first_component_below_brute_force(seed, nonneg, method):
+    X = random_sparse(30, 8, 0.5, seed, integer=True)
+    S = as_sparse_cov(X)
+    _, D = dense_reference(X)
+    A = D.T @ D / D.shape[0]
+    res = deflation_components(S, 2, 2, method=method, nonneg=nonneg, samples=50)
+    assert res.variance[0] <= _brute_best(A, 2, nonneg) + 1e-9
+    assert ((res.loadings != 0).sum(axis=1) <= 1).all()
+
+
+def test_deflation_messages():
+    S = as_sparse_cov(random_sparse(20, 10, 0.5, seed=0))
+    with pytest.raises(InputError, match="`method` must be one of"):
+        deflation_components(S, 2, 2, method="greedy")
+    with pytest.raises(InputError, match=r"at most n_features=10 for disjoint supports; got 3 \* 4"):
+        deflation_components(S, 3, 4)
+    with pytest.raises(InputError, match="`cov` must be a validated"):
+        deflation_components(np.eye(3), 1, 1)
+
+
+def test_columns_is_the_restricted_covariance():
+    X = random_sparse(25, 12, 0.4, seed=3)
+    S = as_sparse_cov(X)
+    keep = np.array([0, 3, 4, 9, 11])
+    _, D = dense_reference(X)
+    A = D.T @ D / D.shape[0]
+    np.testing.assert_allclose(S.columns(keep).dense(), A[np.ix_(keep, keep)], atol=1e-12)

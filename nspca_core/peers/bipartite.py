@@ -19,12 +19,16 @@ from ..result import ComponentsResult
 from .em import (_check_bool, _check_callback, _check_cov, _check_float, _flip, _make_result,
                  _renormalize_on_support)
 
-__all__ = ["bipartite_components", "max_weight_disjoint", "net_size"]
+__all__ = ["bipartite_components", "deflation_components", "max_weight_disjoint", "net_size",
+           "DEFLATION_METHODS"]
 
 # Default cap on sampled net points (each costs at most one assignment per sign
 # pattern, and most are pruned by the bound; see bipartite_components).
 _DEFAULT_SAMPLES = 2000
 _CHUNK = 128
+# at most this many floats in one chunk of net-point weights (S_chunk x n x r): bounds the
+# memory at large n (NYTimes: n = 102,660, r = 8 gives chunks of 20 points, 130 MB)
+_CHUNK_FLOATS = 1 << 24
 
 
 def net_size(eps: float, d: int, r: int) -> float:
@@ -110,7 +114,11 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     ----------
     cov : Cov
         The top-d factor comes from :meth:`Cov.factor` (thin SVD through X when
-        m < n; never n x n); candidate scoring uses ``cov.quads``.
+        m < n; never n x n); candidate scoring uses ``cov.quads``.  A
+        :class:`~nspca_core._sparse.SparseCov` works as it is: only the n x d
+        factor, products with A, the diagonal and s x s submatrices are used
+        (memory O(nnz + n (d + r)) plus one chunk of net points, at most
+        2^24 floats); A is never formed.
     n_components : int in [1, n]  (r)
     k : int in [1, n]  (s, nonzeros per component)
     eps : float in (0, 1], default 0.1
@@ -210,14 +218,15 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     P = patterns.shape[0]
     plus = (patterns > 0)  # (P, r)
     bounds = np.empty((S, P))
-    for a in range(0, S, _CHUNK):
-        W = np.einsum("nd,tdr->tnr", V, C[a:a + _CHUNK])
+    chunk = max(1, min(_CHUNK, _CHUNK_FLOATS // (n * r)))
+    for a in range(0, S, chunk):
+        W = np.einsum("nd,tdr->tnr", V, C[a:a + chunk])
         if nonneg:
             Tp = _topsum(np.clip(W, 0.0, None) ** 2, s)  # (t, r)
             Tm = _topsum(np.clip(-W, 0.0, None) ** 2, s)
-            bounds[a:a + _CHUNK] = np.where(plus[None], Tp[:, None, :], Tm[:, None, :]).sum(axis=2)
+            bounds[a:a + chunk] = np.where(plus[None], Tp[:, None, :], Tm[:, None, :]).sum(axis=2)
         else:
-            bounds[a:a + _CHUNK] = _topsum(W * W, s).sum(axis=1)[:, None]
+            bounds[a:a + chunk] = _topsum(W * W, s).sum(axis=1)[:, None]
 
     order = np.argsort(-bounds, axis=None, kind="stable")
     best_val, best_X, best_sets = -np.inf, None, None
@@ -304,4 +313,180 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
                             additional_variance=add,
                             supports=[np.flatnonzero(X[:, j]) for j in range(r)],
                             method="bipartite", strategy="bipartite", params=params,
+                            seconds=time.perf_counter() - t0, results=results, info=info)
+
+
+# --------------------------------------------------------------------------- deflation baselines
+
+#: single-component solvers of :func:`deflation_components`
+DEFLATION_METHODS = ("tpower", "em", "spannogram")
+
+
+def _columns(cov: Cov, keep: np.ndarray) -> Cov:
+    """The covariance of the features ``keep`` (no n x n matrix when data is held)."""
+    if getattr(cov, "sparse", False):
+        return cov.columns(keep)
+    if cov.X is not None:
+        return Cov(X=np.ascontiguousarray(cov.X[:, keep]))
+    return Cov(A=cov.dense()[np.ix_(keep, keep)])
+
+
+def _truncate(w: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
+    """Keep the k largest entries of ``w_+`` (nonneg) or of ``|w|`` (signed); ties by index."""
+    score = np.clip(w, 0.0, None) if nonneg else np.abs(w)
+    n = w.size
+    if k < n:
+        idx = np.argpartition(-score, k - 1)[:k]
+    else:
+        idx = np.arange(n)
+    idx = idx[score[idx] > 0]
+    out = np.zeros(n)
+    out[idx] = w[idx]
+    return out
+
+
+def _soft(w: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
+    """Soft-threshold at the (k+1)-th largest magnitude: exactly k nonzeros, shrunk (EM M-step)."""
+    score = np.clip(w, 0.0, None) if nonneg else np.abs(w)
+    if k < w.size:
+        lam = np.partition(score, w.size - k - 1)[w.size - k - 1]
+    else:
+        lam = 0.0
+    return np.sign(w) * np.clip(score - lam, 0.0, None)
+
+
+def _power_one(cov: Cov, starts: np.ndarray, k: int, nonneg: bool, step, max_iter: int,
+               tol: float = 1e-10):
+    """Best of a sparse power iteration ``x <- step(A x) / ||.||`` from each start column."""
+    X = np.column_stack([step(starts[:, j], k, nonneg) for j in range(starts.shape[1])])
+    nrm = np.linalg.norm(X, axis=0)
+    X = X[:, nrm > 0] / nrm[nrm > 0]
+    for it in range(max_iter):
+        W = cov.matvec(X)
+        Xn = np.column_stack([step(W[:, j], k, nonneg) for j in range(W.shape[1])])
+        nrm = np.linalg.norm(Xn, axis=0)
+        Xn = np.where(nrm > 0, Xn / np.where(nrm > 0, nrm, 1.0), X)
+        done = np.all(np.abs(np.einsum("ij,ij->j", Xn, X)) > 1 - tol)
+        X = Xn
+        if done:
+            break
+    vals = cov.quads(X)
+    j = int(np.argmax(vals))
+    return X[:, j], it + 1
+
+
+def _starts(cov: Cov, V_keep: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
+    """Starts: the k features of largest variance, then each column of the (restricted) factor
+    with both signs, truncated to k entries."""
+    n = cov.n
+    diag = cov.diag()
+    top = np.argsort(-diag, kind="stable")[:k]
+    cols = [np.zeros(n)]
+    cols[0][top] = 1.0
+    for j in range(V_keep.shape[1]):
+        for sg in (1.0, -1.0):
+            v = _truncate(sg * V_keep[:, j], k, nonneg)
+            if v.any():
+                cols.append(v)
+    return np.column_stack(cols)
+
+
+def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "tpower", d: int = 5,
+                         nonneg: bool = True, seed=0, samples=None, max_iter: int = 200,
+                         callback=None) -> ComponentsResult:
+    """r components by deflation: solve one k-sparse component, remove its features, repeat.
+
+    The baseline of Asteris et al. (2015), Table 2: deflation with a
+    single-component method gives disjoint supports by removing the features
+    used so far before the next component.  Only products with A, the
+    diagonal, k x k submatrices and the top-d factor are used, so a
+    :class:`~nspca_core._sparse.SparseCov` is never densified (removing
+    features copies the remaining columns of the sparse data once per
+    component).
+
+    Parameters
+    ----------
+    cov : Cov
+    n_components : int in [1, n]  (r)
+    k : int in [1, n]  (s, nonzeros per component)
+    method : {"tpower", "em", "spannogram"}
+        ``"tpower"``: truncated power iteration (Yuan & Zhang 2013) on the
+        remaining features, from the k largest variances and from the
+        truncated columns of the top-d factor (both signs), best start kept.
+        ``"em"``: the EM iteration for sparse PCA (Sigg & Buhmann 2008) in
+        covariance form — the M-step ``A x`` soft-thresholded to k nonzeros —
+        from the same starts, then the best unit vector on the support.
+        ``"spannogram"``: the rank-d spannogram on a sampled ε-net
+        (:func:`bipartite_components` with one component), factor recomputed
+        on the remaining features.
+    d : int, default 5
+        Rank of the factor used for starts (tpower, em) or the spannogram.
+    nonneg : bool, default True
+        Nonnegative components; False is the signed problem of the paper.
+    seed : int or Generator
+        For the spannogram's sampled net.
+    samples : int, optional
+        Spannogram net points (default as :func:`bipartite_components`).
+    max_iter : int, default 200
+        Power / EM iterations per component.
+    callback : callable(done, total), optional
+        Called after each component.
+
+    Returns
+    -------
+    ComponentsResult
+        ``method`` as given, ``strategy="deflation-remove"``; ``info``:
+        ``objective`` (Σ x_j^T A x_j on the original A), ``iterations``.
+    """
+    t0 = time.perf_counter()
+    cov = _check_cov(cov)
+    n = cov.n
+    r = check_int(n_components, "n_components", 1, n)
+    s = check_k(k, n)
+    if method not in DEFLATION_METHODS:
+        raise InputError(f"`method` must be one of {DEFLATION_METHODS}; got {method!r}")
+    if r * s > n:
+        raise InputError(f"`n_components` * `k` must be at most n_features={n} for disjoint "
+                         f"supports; got {r} * {s} = {r * s}")
+    d = check_int(d, "d", 1, n)
+    nonneg = _check_bool(nonneg, "nonneg")
+    max_iter = check_int(max_iter, "max_iter", 1)
+    callback = _check_callback(callback)
+    rng = as_rng(seed)
+    keep = np.arange(n)
+    X = np.zeros((n, r))
+    iterations = []
+    V = cov.factor(min(d, n))[0] if method != "spannogram" else None
+    for j in range(r):
+        sub = cov if keep.size == n else _columns(cov, keep)
+        if method == "spannogram":
+            res = bipartite_components(sub, 1, min(s, sub.n), eps=0.1, seed=rng, nonneg=nonneg,
+                                       samples=samples, d=min(d, sub.n), refine=False)
+            x = res.loadings[:, 0]
+            iterations.append(int(res.info["samples"]))
+        else:
+            step = _truncate if method == "tpower" else _soft
+            x, it = _power_one(sub, _starts(sub, V[keep], s, nonneg), s, nonneg, step, max_iter)
+            if method == "em" and x.any():
+                x, _ = _renormalize_on_support(sub, x, nonneg)
+            iterations.append(int(it))
+        if not x.any():
+            x = np.zeros(sub.n)
+            x[int(np.argmax(sub.diag()))] = 1.0
+        if not nonneg:
+            x = _flip(x)
+        X[keep, j] = x / np.linalg.norm(x)
+        keep = keep[x == 0]
+        if callback is not None:
+            callback(j + 1, r)
+    var, cum, add = variance_summary(cov, X)
+    results = [_make_result(cov, X[:, j], method=method, params=dict(k=s), t0=t0)
+               for j in range(r)]
+    params = dict(n_components=r, k=s, method=method, d=d, nonneg=nonneg, max_iter=max_iter,
+                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
+    info = dict(objective=float(var.sum()), iterations=iterations)
+    return ComponentsResult(loadings=X, variance=var, cumulative_variance=cum,
+                            additional_variance=add,
+                            supports=[np.flatnonzero(X[:, j]) for j in range(r)],
+                            method=method, strategy="deflation-remove", params=params,
                             seconds=time.perf_counter() - t0, results=results, info=info)

@@ -301,6 +301,12 @@ def _opt_d_exact(V: np.ndarray, k: int):
     return float(lowrank_nspca(V, k).variance_lowrank)
 
 
+def _lowrank_value(spec: _Spectral, d: int, x: np.ndarray) -> float:
+    """``||V_d^T x||^2 <= OPT_d`` for a feasible x."""
+    z = spec.V(min(d, spec.w.size)).T @ x
+    return float(z @ z)
+
+
 def _paper_and_residual(spec: _Spectral, k: int, ds, rowsums: dict | None = None) -> dict:
     """Bounds 2 and 3 for every d in ``ds`` whose OPT_d is computable exactly.
 
@@ -368,9 +374,9 @@ def _fit_lower(cov: Cov, k: int):
     except ImportError:
         return None
     try:
-        # d = 2: the exact rank-2 spannogram plus polishing; d = 3's O(n^4) enumeration
-        # costs far more than the certificate itself
-        r = _fit_cov(cov, k, "auto", min(2, cov.n), 0.1, 0, None, {})
+        # d = 3: "auto" runs the exact spannogram only where it is cheap (tiny n); its
+        # batched ascent from many starts is what finds the answer
+        r = _fit_cov(cov, k, "auto", min(3, cov.n), 0.1, 0, None, {})
     except Exception:  # a solver still being written must not break certification
         return None
     x = np.clip(np.asarray(r.x, dtype=float), 0.0, None)
@@ -613,6 +619,10 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     ds = [1, 2, 3] if effort == "full" else ([1, 2] if n <= _D2_MAX_N else [1])
     if warm is not None or effort == "fast":
         ds = [1]  # along a path or interactively: d = 1 is O(n); d >= 2 enumerations cost more
+    target = 1.0 - cfg["target_gap"]
+    # OPT_d >= ||V_d^T x||^2: a paper bound for d >= 2 (an exact spannogram) is computed only
+    # when it can still certify the target; the DNN is the tighter bound otherwise
+    ds = [d for d in ds if d == 1 or target * (_lowrank_value(spec, d, x) + spec.lam(d)) <= lower]
     bounds.update(_paper_and_residual(spec, k, ds, rowsums))
     # ---- DNN (skip when a cheaper bound already certifies to the target gap)
     best_now = min(bounds.values())

@@ -106,8 +106,76 @@ def _max_weight_disjoint(Wt: np.ndarray, s: int):
     return sets, float(B[rows, cols].sum()), False
 
 
+def _refine(cov: Cov, X: np.ndarray, best_val: float, s: int, nonneg: bool):
+    """Local ascent beyond the paper, on A itself (see ``refine``): ``(X, value, steps)``.
+
+    For PSD A, ``y^T A y >= (y^T A x)^2 / (x^T A x)``, so with
+    ``w_j = A x_j / sqrt(x_j^T A x_j)`` ``f(Y) >= sum_j <y_j, w_j>^2``, which
+    Alg. 2 maximizes; Y = X is feasible and attains f(X), so the matched Y
+    never lowers f.  (With A_d in place of A this is Alg. 1 at the net point
+    ``c_j = V^T x_j / ||V^T x_j||``.)
+    """
+    n, r = X.shape
+    steps = 0
+    for _ in range(100):
+        rho = cov.quads(X)
+        if np.any(rho <= 0):
+            break
+        W = cov.matvec(X) / np.sqrt(rho)
+        Wt = np.clip(W, 0.0, None) ** 2 if nonneg else W * W
+        sets, _, _ = _max_weight_disjoint(Wt, s)
+        Xn = np.zeros((n, r))
+        for j, I in enumerate(sets):
+            I = I[Wt[I, j] > 0]
+            if I.size:
+                Xn[I, j] = W[I, j] / np.linalg.norm(W[I, j])
+        val = float(cov.quads(Xn).sum())
+        if val <= best_val * (1 + 1e-12):
+            break
+        X, best_val = Xn, val
+        steps += 1
+    return X, best_val, steps
+
+
+def _swap_weakest(cov: Cov, X: np.ndarray, best_val: float, s: int, nonneg: bool, V: np.ndarray,
+                  refine: bool):
+    """Replace the weakest component by the best TPower component on the unused features while
+    that raises the objective (then refine again): ``(X, value, swaps, refinements)``.
+
+    Monotone: a swap is kept only when the new component's variance exceeds the
+    old one's (the others are unchanged, supports stay disjoint).  Beyond the
+    paper: it lets a component stuck on a poor local optimum of the matching
+    (e.g. the frequent words, when several directions have nearly equal
+    eigenvalues) jump to an unused direction.
+    """
+    n, r = X.shape
+    swaps = refinements = 0
+    for _ in range(2 * r):
+        rho = cov.quads(X)
+        j = int(np.argmin(rho))
+        used = (np.delete(X, j, axis=1) != 0).any(axis=1)
+        keep = np.flatnonzero(~used)
+        if keep.size == 0:
+            break
+        sub = cov if keep.size == n else _columns(cov, keep)
+        x, _ = _power_one(sub, _starts(sub, V[keep], min(s, keep.size), nonneg),
+                          min(s, keep.size), nonneg, _truncate, 200)
+        if not x.any() or sub.quad(x) <= rho[j] * (1 + 1e-9) + 1e-300:
+            break
+        X = X.copy()
+        X[:, j] = 0.0
+        X[keep, j] = x / np.linalg.norm(x)
+        best_val = float(cov.quads(X).sum())
+        swaps += 1
+        if refine:
+            X, best_val, more = _refine(cov, X, best_val, s, nonneg)
+            refinements += more
+    return X, best_val, swaps, refinements
+
+
 def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0, nonneg=True,
-                         samples=None, callback=None, d=None, polish=True, refine=True) -> ComponentsResult:
+                         samples=None, callback=None, d=None, polish=True, refine=True,
+                         swap=False) -> ComponentsResult:
     """r components, each k-sparse, with disjoint supports, maximizing the total variance.
 
     Parameters
@@ -150,6 +218,12 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
         repeat while the objective grows.  Monotone: since
         ``y^T A y >= (y^T A x)² / x^T A x`` for PSD A, the matched Y has
         ``f(Y) >= Σ <y_j, w_j>² >= f(X)``.
+    swap : bool, default False
+        After refinement, replace the weakest component by the best TPower
+        component on the features no other component uses, while that raises
+        the objective (then refine again).  Beyond the paper; monotone.  Helps
+        when several directions have nearly equal eigenvalues and a component
+        is stuck on a poor matching (e.g. on the frequent words of a corpus).
 
     Returns
     -------
@@ -158,7 +232,8 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
         ``samples`` (points drawn), ``net_size``, ``sign_patterns`` per point,
         ``assignments`` (matchings solved), ``pruned`` (point/sign pairs skipped
         by the bound), ``disjoint_shortcuts``, ``objective`` (Σ x_j^T A x_j)
-        and ``objective_before_polish`` (after refinement), ``refinements``.
+        and ``objective_before_polish`` (after refinement), ``refinements``,
+        ``swaps``.
 
     Notes
     -----
@@ -195,6 +270,7 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     nonneg = _check_bool(nonneg, "nonneg")
     polish = _check_bool(polish, "polish")
     refine = _check_bool(refine, "refine")
+    swap = _check_bool(swap, "swap")
     callback = _check_callback(callback)
     d = r if d is None else check_int(d, "d", 1, n)
     d = min(d, n)
@@ -257,30 +333,12 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     pruned = S * P - visited
 
     X = best_X
-    refinements = 0
+    refinements = swaps = 0
     if refine:
-        # Local ascent beyond the paper, on A itself.  For PSD A,
-        # y^T A y >= (y^T A x)^2 / (x^T A x), so with w_j = A x_j / sqrt(x_j^T A x_j)
-        # f(Y) >= sum_j <y_j, w_j>^2, which Alg. 2 maximizes; Y = X is feasible and
-        # attains f(X), so the matched Y never lowers f.  (With A_d in place of A
-        # this is Alg. 1 at the net point c_j = V^T x_j / ||V^T x_j||.)
-        for _ in range(100):
-            rho = cov.quads(X)
-            if np.any(rho <= 0):
-                break
-            W = cov.matvec(X) / np.sqrt(rho)
-            Wt = np.clip(W, 0.0, None) ** 2 if nonneg else W * W
-            sets, _, _ = _max_weight_disjoint(Wt, s)
-            Xn = np.zeros((n, r))
-            for j, I in enumerate(sets):
-                I = I[Wt[I, j] > 0]
-                if I.size:
-                    Xn[I, j] = W[I, j] / np.linalg.norm(W[I, j])
-            val = float(cov.quads(Xn).sum())
-            if val <= best_val * (1 + 1e-12):
-                break
-            X, best_val = Xn, val
-            refinements += 1
+        X, best_val, refinements = _refine(cov, X, best_val, s, nonneg)
+    if swap:
+        X, best_val, swaps, more = _swap_weakest(cov, X, best_val, s, nonneg, V, refine)
+        refinements += more
     before = best_val
     notes = []
     if polish:
@@ -303,10 +361,11 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     results = [_make_result(cov, X[:, j], method="bipartite", params=dict(k=s), t0=t0)
                for j in range(r)]
     params = dict(n_components=r, k=s, eps=eps, d=d, nonneg=nonneg, samples=S, polish=polish,
-                  refine=refine,
+                  refine=refine, swap=swap,
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
     info = dict(samples=S, net_size=N, sign_patterns=P, assignments=assignments,
                 disjoint_shortcuts=shortcuts, pruned=int(pruned), refinements=refinements,
+                swaps=swaps,
                 objective=float(var.sum()),
                 objective_before_polish=float(before), eigenvalues=eigenvalues.tolist(), notes=notes)
     return ComponentsResult(loadings=X, variance=var, cumulative_variance=cum,

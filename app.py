@@ -12,6 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import jobs, style
 from ui.live import heartbeat
 from ui.sidebar import draw_sidebar
 
@@ -55,8 +56,10 @@ def build_navigation() -> dict[str, list]:
 
 
 st.set_page_config(page_title="Nonnegative sparse PCA", page_icon=":material/scatter_plot:",
-                   layout="wide", initial_sidebar_state="expanded")
+                   layout="wide", initial_sidebar_state="auto")
 page = st.navigation(build_navigation(), position="sidebar", expanded=True)
+jobs.REGISTRY.warm()  # the worker processes' forkserver, started once
+style.apply()
 draw_sidebar()
 page.run()
 heartbeat()  # after the page: lists (and keeps alive) the work it started

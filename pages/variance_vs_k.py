@@ -9,11 +9,13 @@ what is done, and a second visit reuses it.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, live, state, work
+from ui import compute, jobs, live, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -102,6 +104,7 @@ def main() -> None:
         st.error("The covariance is zero (every feature constant after preprocessing): nothing to show.")
         return
 
+    jobs.REGISTRY.warm()
     dkey = live.data_key(ds)
     # the sidebar's k first: its numbers are the first to be complete
     order = [k_now, *[k for k in ks if k != k_now]]
@@ -118,10 +121,11 @@ def main() -> None:
         st.info(note)
     if not paths:
         return
-    # fast curves: give them a moment so that the first paint already has them
+    # fast curves: give them up to 3 s in all, so that the first paint already has them
+    deadline = time.monotonic() + 3.0
     for job in paths.values():
         if not job.heavy:
-            job.wait(order, timeout=3.0)
+            job.wait(order, timeout=max(0.0, deadline - time.monotonic()))
     cert = None
     if show_band:
         try:

@@ -20,9 +20,23 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
+WIDTHS = (1400, 800)  # a desktop and a narrow screen (issue 21, item 4)
+
+
+def _pages() -> list[str]:
+    """Page names (file name without .py) in app.py's PAGES, so a new page is screenshotted too."""
+    import ast
+
+    tree = ast.parse((ROOT / "app.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "PAGES" for t in node.targets):
+            table = ast.literal_eval(node.value)
+            return [Path(path).stem for entries in table.values() for path, *_ in entries]
+    raise AssertionError("app.py has no PAGES table")
+
+
 # page file -> URL path (st.Page's default: the file name without .py; the default page is "/")
-PAGES = ["home", "spannogram_d2", "spannogram_d3", "feasible_arc", "variance_vs_k",
-         "components_images", "compare", "your_data", "several_components", "nonneg_scores"]
+PAGES = _pages()
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PAGE_TIMEOUT_S = 240
@@ -44,39 +58,53 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def app_url():
+def _start_server(log_path: Path, **extra_env):
+    """Start ``streamlit run app.py`` on a free port; return (process, url) once healthy."""
     port = _free_port()
     env = dict(os.environ)
     env.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    log = open(SHOTS.parent / "streamlit.log", "w")  # the server's output, for debugging
+    env.update(extra_env)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = open(log_path, "w")  # the server's output, for debugging
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
          "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc.log_file = log
     url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop_server(proc)
+            pytest.fail(f"streamlit did not start (exit code {proc.poll()})")
+        time.sleep(0.5)
+
+
+def _stop_server(proc) -> None:
+    proc.terminate()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start (exit code {proc.poll()})")
-            time.sleep(0.5)
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    proc.log_file.close()
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    proc, url = _start_server(SHOTS.parent / "streamlit.log")
+    try:
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        _stop_server(proc)
 
 
 @pytest.fixture(scope="module")
@@ -123,28 +151,40 @@ def _wait_drawn(page, timeout_s: float) -> None:
         time.sleep(0.5)
 
 
+def _url(app_url: str, name: str) -> str:
+    return app_url + ("/" if name == PAGES[0] else f"/{name}")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("name", PAGES)
-def test_page_in_browser(name, app_url, browser):
+def test_page_in_browser(name, width, app_url, browser):
     if not (ROOT / "pages" / f"{name}.py").is_file():
         pytest.skip(f"pages/{name}.py not present")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    ctx = browser.new_context(viewport={"width": width, "height": 1000})
     page = ctx.new_page()
     try:
-        page.goto(app_url + ("/" if name == "home" else f"/{name}"), wait_until="domcontentloaded",
-                  timeout=60_000)
+        page.goto(_url(app_url, name), wait_until="domcontentloaded", timeout=60_000)
         _wait_idle(page, PAGE_TIMEOUT_S)
+        if width < 1000:  # narrow screen: the sidebar starts collapsed, content uses the width
+            assert page.locator('[data-testid="stSidebar"][data-collapsed="false"]').count() == 0
         # Streamlit scrolls inside its main container: grow the viewport to the content's
         # height so the screenshot shows the whole page
         height = page.evaluate(
             "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
             "[data-testid=\"stMainBlockContainer\"]')].map(e => e.scrollHeight), 1000)")
-        page.set_viewport_size({"width": 1440, "height": min(int(height) + 80, 9000)})
+        page.set_viewport_size({"width": width, "height": min(int(height) + 80, 12000)})
         _wait_drawn(page, 60)
-        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / f"{name}_{width}.png"), full_page=True)
         errors = page.locator('[data-testid="stException"]')
         assert errors.count() == 0, errors.first.inner_text()[:2000]
         assert page.locator('[data-testid="stMainBlockContainer"] h1').first.inner_text().strip()
+        # no figure squeezed flat (the narrow spannogram was ~60 px high)
+        heights = page.evaluate("() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+                                ".filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().height)")
+        assert all(h >= 200 for h in heights), heights
+        # no developer menu or Deploy button for the audience (client.toolbarMode = "viewer")
+        assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
     finally:
         ctx.close()
 
@@ -169,3 +209,147 @@ def test_sidebar_choice_survives_page_switch(app_url, browser):
         assert page.locator('[data-testid="stException"]').count() == 0
     finally:
         ctx.close()
+
+
+# ------------------------------------------------------------------ runaway work (issue 21, item 1)
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _status_mb(pid: int, field: str) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:  # the process just ended
+        pass
+    return 0.0
+
+
+def _tree(pid: int) -> list[int]:
+    """pid and all its descendants (Linux /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+    return out
+
+
+class _MemoryWatch:
+    """Peak resident memory of the server and its worker processes, sampled every 0.2 s."""
+
+    def __init__(self, pid: int):
+        import threading
+
+        self.pid, self.peak_mb, self._stop = pid, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        while not self._stop.wait(0.2):
+            try:
+                total = sum(_status_mb(p, "VmRSS") for p in _tree(self.pid))
+            except OSError:
+                continue
+            self.peak_mb = max(self.peak_mb, total, _status_mb(self.pid, "VmHWM"))
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join(2)
+        return self.peak_mb
+
+
+def _wait_for(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        out = predicate()
+        if out:
+            return out
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def _choose_dataset(page, text: str) -> None:
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first
+    box.click()
+    page.get_by_role("option", name=text).first.click()
+
+
+def _open_variance_on_mll(page, url: str) -> None:
+    """Open the app at its entry page (a fresh server runs app.py first), choose MLL, go to the page."""
+    page.goto(url + "/", wait_until="domcontentloaded", timeout=60_000)
+    _wait_idle(page, PAGE_TIMEOUT_S)
+    _choose_dataset(page, "MLL leukemia gene expression — local copy")
+    _wait_idle(page, PAGE_TIMEOUT_S)
+    page.get_by_role("link", name="Variance vs k, certified").first.click()
+    page.wait_for_url("**/variance_vs_k", timeout=60_000)
+
+
+MLL_BUDGET_MB = 2048  # the app's stated memory budget for MLL (ui/jobs.py)
+
+
+def test_closed_tab_stops_work_and_sigterm_ends_server(browser):
+    """Variance vs k on MLL: closing the tab cancels the certificates, memory stays in budget,
+    a second visit resumes with what was done, and SIGTERM ends the server promptly."""
+    if not (ROOT.parent / "shared" / "datasets" / "mll_leukemia.npz").exists() and \
+            not Path(os.environ.get("NSPCA_DATA_DIR", "/nonexistent"), "mll_leukemia.npz").exists():
+        pytest.skip("MLL not found locally (NSPCA_DATA_DIR)")
+    job_log = SHOTS.parent / "jobs.log"
+    job_log.write_text("")
+    proc, url = _start_server(SHOTS.parent / "streamlit_lifecycle.log", NSPCA_JOB_LOG=str(job_log),
+                              NSPCA_JOB_IDLE_S="10")
+    memory = _MemoryWatch(proc.pid)
+    try:
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = ctx.new_page()
+        _open_variance_on_mll(page, url)
+        # results first: the curves are drawn while the certificates are still running
+        _wait_for(lambda: "Certificates on MLL" in job_log.read_text() and
+                  " running " in job_log.read_text(), 120, "the certificate job to start")
+        _wait_for(lambda: page.locator('[data-testid="stPlotlyChart"] .main-svg').count() > 0,
+                  120, "the first curves")
+        assert page.get_by_role("button", name="Stop").count() >= 1
+        _wait_for(lambda: page.locator("text=certified so far").count() > 0, 240,
+                  "the first certified values of k")
+        page.screenshot(path=str(SHOTS / "variance_vs_k_mll_partial.png"), full_page=True)
+        ctx.close()  # the user closes the tab
+        _wait_for(lambda: any("Certificates on MLL" in ln and " cancelled " in ln
+                              for ln in job_log.read_text().splitlines()),
+                  60, "the unread certificate job to be cancelled")
+        time.sleep(2)
+        cpu0 = sum(_cpu_seconds(p) for p in _tree(proc.pid))
+        time.sleep(5)
+        spent = sum(_cpu_seconds(p) for p in _tree(proc.pid)) - cpu0
+        assert spent < 1.0, f"the server still computes after the tab closed ({spent:.1f} s CPU in 5 s)"
+        peak = memory.peak_mb
+        (SHOTS.parent / "memory_mll.txt").write_text(f"peak resident memory, server + workers: "
+                                                     f"{peak:.0f} MB (budget {MLL_BUDGET_MB} MB)\n")
+        assert peak < MLL_BUDGET_MB, f"peak resident memory {peak:.0f} MB"
+        # a second visit resumes: the job restarts on what is missing, what was done is kept
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = ctx.new_page()
+        _open_variance_on_mll(page, url)
+        lines = _wait_for(lambda: [ln for ln in job_log.read_text().splitlines()
+                                   if "Certificates on MLL" in ln and " running " in ln][1:],
+                          120, "the resumed job")
+        done_before = int(lines[0].split("running")[1].split("/")[0])
+        assert done_before >= 1, lines
+        # SIGTERM while it computes: the server exits within a few seconds
+        t0 = time.monotonic()
+        proc.terminate()
+        proc.wait(timeout=20)
+        assert time.monotonic() - t0 < 15
+        ctx.close()
+    finally:
+        memory.stop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.log_file.close()

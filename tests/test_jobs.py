@@ -13,7 +13,7 @@ from ui import jobs
 
 @pytest.fixture
 def registry():
-    reg = jobs.Registry(max_jobs=4, idle_seconds=3600, heavy_slots=1)
+    reg = jobs.Registry(max_jobs=4, idle_seconds=3600, heavy_slots=1, processes=False)
     yield reg
     reg.clear()
 
@@ -125,7 +125,7 @@ def test_idle_job_is_cancelled_and_resumes_on_next_visit(registry):
 
 
 def test_reader_keeps_job_alive():
-    reg = jobs.Registry(idle_seconds=0.3)
+    reg = jobs.Registry(idle_seconds=0.3, processes=False)
     gate = threading.Event()
     try:
         job = reg.submit("a", "A", [1], gated([], gate))
@@ -219,3 +219,75 @@ def test_core_callback_stops_a_real_solver(registry):
     assert job.join(30)
     v = job.view()
     assert v.status == "stopped" and len(v.results) < 38
+
+
+def test_stop_kills_a_unit_that_never_calls_back():
+    """A unit in the worker process that reports no progress (like EM at large k) stops at once."""
+    reg = jobs.Registry(idle_seconds=3600)
+    X = np.ones((3, 3))
+    try:
+        job = reg.submit("s", "S", [1, 2], lambda unit, ctx: ctx.run("tests.test_jobs.sleep_unit", 60.0, "none"))
+        t_end = time.monotonic() + 60
+        while not reg.worker_pids() and time.monotonic() < t_end:
+            time.sleep(0.05)
+        pid = reg.worker_pids()[0]
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        reg.stop("s")
+        assert job.join(10) and job.view().status == "stopped"
+        assert time.monotonic() - t0 < 5  # not the 60 s of the unit
+        assert not _alive(pid)
+        # the next unit gets a fresh process and real work gives real results
+        job2 = reg.submit("f", "F", [2, 3], lambda k, ctx: ctx.run("ui.units.fit_unit", X, "ones",
+                                                                    k=k, method="em", d=2, eps=0.1,
+                                                                    seed=0))
+        assert job2.wait(timeout=120), job2.view().message
+        r = job2.view().results[2]
+        assert r["x"].shape == (3,) and np.count_nonzero(r["x"]) <= 2 and r["variance"] >= 0
+    finally:
+        reg.clear()
+
+
+def test_worker_errors_come_back_as_messages():
+    reg = jobs.Registry(idle_seconds=3600)
+    try:
+        X = np.ones((4, 3))
+        job = reg.submit("e", "E", [7], lambda k, ctx: ctx.run("ui.units.fit_unit", X, "x", k=k,
+                                                                method="em", d=2, eps=0.1, seed=0))
+        job.join(120)
+        v = job.view()
+        assert v.status == "failed" and "`k`" in v.message and v.results == {}
+    finally:
+        reg.clear()
+
+
+def test_cancel_all_kills_worker_processes():
+    reg = jobs.Registry(idle_seconds=3600)
+    try:
+        job = reg.submit("s", "S", [1], lambda unit, ctx: ctx.run("tests.test_jobs.sleep_unit", 60.0, "none"))
+        t_end = time.monotonic() + 60
+        while not reg.worker_pids() and time.monotonic() < t_end:
+            time.sleep(0.05)
+        pid = reg.worker_pids()[0]
+        reg.cancel_all()
+        assert job.join(10) and job.view().status == "cancelled" and not _alive(pid)
+    finally:
+        reg.clear()
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a killed child not yet reaped is a zombie: not computing
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def sleep_unit(seconds, callback=None):
+    """A unit that computes for ``seconds`` without calling back (run in the worker process)."""
+    time.sleep(seconds)
+    return seconds

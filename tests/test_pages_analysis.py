@@ -66,6 +66,13 @@ def _real(name: str) -> None:
         pytest.skip(f"{name} not found locally (NSPCA_DATA_DIR)")
 
 
+def _settled(at: AppTest) -> AppTest:
+    """Run, let the page's background jobs finish, run again (the final page)."""
+    at.run()
+    jobs.REGISTRY.wait(TIMEOUT)
+    return at.run()
+
+
 # small, fast widget choices used where the defaults would run every algorithm
 FAST = {"vk_methods": ["enet"], "vk_points": 5, "cmp_methods": ["enet", "auto"],
         "ci_methods": ["enet", "pca"], "sc_strategies": ["deflation-remove", "deflation-project"]}
@@ -74,7 +81,7 @@ FAST = {"vk_methods": ["enet"], "vk_points": 5, "cmp_methods": ["enet", "auto"],
 # ------------------------------------------------------------------ each page on its own
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_on_its_own_with_defaults(page):
-    at = _ok(_page(page).run())
+    at = _ok(_settled(_page(page)))
     if page != "your_data.py":
         assert _charts(at) >= 1
     else:
@@ -82,13 +89,6 @@ def test_page_runs_on_its_own_with_defaults(page):
 
 
 # ------------------------------------------------------------------ variance vs k
-def _settled(at: AppTest) -> AppTest:
-    """Run, let the page's background jobs finish, run again (the final page)."""
-    at.run()
-    jobs.REGISTRY.wait(TIMEOUT)
-    return at.run()
-
-
 def test_variance_vs_k_interactions():
     # 6 points on digits (n = 64), the sidebar's k = 8 among them
     at = _ok(_settled(_page("variance_vs_k.py", **{state.K: 8, "vk_points": 6})))

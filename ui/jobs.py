@@ -18,18 +18,27 @@ stopped or cancelled job keeps its finished units; :meth:`Registry.submit`
 with the same key starts a new worker that skips them (a second visit resumes
 where the first one stopped).
 
-Cancellation is cooperative: the worker checks its ``threading.Event``
-between units and in the core's ``callback(done, total)`` (called between the
-solver's steps), where it raises :class:`Cancelled` — a ``BaseException`` so
-that no ``except Exception`` inside the core swallows it.
+Each unit computes in a worker process (``ctx.run``; :mod:`ui.units` holds
+the functions): a light job (one algorithm's curve) in its own process, at
+most :data:`LIGHT_SLOTS` at a time, so a slow unit of one method never holds
+up another's curve; heavy jobs (certificates) in the one heavy process.  The
+core's solvers report progress only between their own steps — EM and the
+split certificate once per call, minutes at large k on MLL — so a thread
+could not be interrupted inside one; a process is simply killed on Stop, on
+idle cancel and at shutdown, and a new one is forked (from a forkserver that
+has numpy and the core loaded) for the next unit.  The thread driving a job
+checks its ``threading.Event`` every 50 ms and between units; a unit run in
+the thread itself (``Registry(processes=False)``) stops at the core's next
+``callback(done, total)``, where :class:`Cancelled` — a ``BaseException``, so
+that no ``except Exception`` inside the core swallows it — is raised.
 
 Budget
 ------
 At most :data:`HEAVY_SLOTS` (1) heavy job computes at a time (others wait in
 ``queued``), so the memory of the certificates is that of one certificate
-run: on MLL (72 × 12,582) the core never forms the 12,582² covariance (it
-works from X, m ≪ n), and the registry keeps only vectors and scalars, never
-an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts
+run in one process: on MLL (72 × 12,582) ``certify`` works from X (m ≪ n)
+and peaks near 400 MB, and the registry keeps only vectors and scalars,
+never an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts
 the least recently read finished ones.  The stated budget of the app for MLL
 is 2 GB resident; ``tests/test_app_jobs_server.py`` measures it.
 
@@ -38,7 +47,7 @@ Shutdown
 ``threading._register_atexit`` runs :func:`cancel_all` when the interpreter
 starts to shut down, *before* it waits for non-daemon threads, and the workers
 are daemon threads: SIGTERM (Streamlit stops its event loop) ends the process
-within a unit of work.
+at once: the worker processes are killed.
 """
 
 from __future__ import annotations
@@ -53,7 +62,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Cancelled", "Job", "JobView", "Registry", "REGISTRY", "IDLE_SECONDS", "MAX_JOBS",
+__all__ = ["Cancelled", "Context", "Job", "JobView", "Registry", "Worker", "REGISTRY", "IDLE_SECONDS", "MAX_JOBS",
            "HEAVY_SLOTS", "cancel_all"]
 
 log = logging.getLogger("nspca.jobs")
@@ -67,6 +76,7 @@ if os.environ.get("NSPCA_JOB_LOG") and not log.handlers:  # a debug trace of eve
 IDLE_SECONDS = float(os.environ.get("NSPCA_JOB_IDLE_S", 45))
 MAX_JOBS = 48
 HEAVY_SLOTS = 1
+LIGHT_SLOTS = 3  # light jobs computing at once (each in its own process)
 FINAL = ("done", "stopped", "cancelled", "failed")
 
 
@@ -128,8 +138,154 @@ class JobView:
         return [u for u in self.units if u not in self.results]
 
 
+# ------------------------------------------------------------------ worker processes
+_PRELOAD = ["numpy", "nspca_core", "ui.units"]
+_DATA_SLOTS = 2  # data matrices a worker process keeps between units
+
+
+def _serve(conn) -> None:  # pragma: no cover - runs in the worker process
+    """Worker process loop: (function, data id, X or None, kwargs) in, messages out."""
+    import importlib
+
+    data: OrderedDict = OrderedDict()
+    while True:
+        try:
+            fn, data_id, X, kwargs = conn.recv()
+        except (EOFError, OSError):
+            return
+        if X is not None:
+            data[data_id] = X
+            while len(data) > _DATA_SLOTS:
+                data.popitem(last=False)
+        last = [0.0]
+
+        def callback(done, total) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.2:
+                last[0] = now
+                conn.send(("progress", float(done), float(total)))
+
+        try:
+            module, name = fn.rsplit(".", 1)
+            out = getattr(importlib.import_module(module), name)(data[data_id], callback=callback,
+                                                                  **kwargs)
+            conn.send(("result", out))
+        except Exception as exc:  # noqa: BLE001 - sent to the job, shown on the page
+            conn.send(("error", isinstance(exc, ValueError),
+                       str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"))
+
+
+class Worker:
+    """One worker process (forkserver) that computes units; killed to cancel one at once.
+
+    The data matrix is sent once per worker and kept there (the last
+    :data:`_DATA_SLOTS`), so a path of many cheap units costs one transfer.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self._lock = threading.Lock()
+        self._proc = None
+        self._conn = None
+        self._data: OrderedDict = OrderedDict()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def _ensure(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            return
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(_PRELOAD)
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(child,), daemon=True, name=f"nspca-{self.name}")
+        proc.start()
+        child.close()
+        self._proc, self._conn, self._data = proc, parent, OrderedDict()
+
+    def kill(self) -> None:
+        """Terminate the process (a new one starts with the next unit)."""
+        proc, conn = self._proc, self._conn
+        self._proc = self._conn = None
+        if proc is not None and proc.is_alive():
+            proc.kill()
+            proc.join(5)
+        if conn is not None:
+            conn.close()
+
+    def run(self, fn: str, X, data_id: Hashable, check: Callable[[], None],
+            progress: Callable[[float, float], None], **kwargs):
+        """``fn(X, callback=..., **kwargs)`` in the worker; ``check()`` raising stops it at once."""
+        while not self._lock.acquire(timeout=0.1):  # another job's unit is computing here
+            check()
+        try:
+            try:
+                self._ensure()
+                fresh = data_id not in self._data
+                self._conn.send((fn, data_id, X if fresh else None, kwargs))
+                self._data[data_id] = True
+                self._data.move_to_end(data_id)
+                while len(self._data) > _DATA_SLOTS:
+                    self._data.popitem(last=False)
+                while True:
+                    check()
+                    if not self._conn.poll(0.05):
+                        if not self._proc.is_alive():
+                            check()  # killed because the job was cancelled (shutdown)
+                            code = self._proc.exitcode
+                            self.kill()
+                            raise RuntimeError(f"the computation's process ended unexpectedly "
+                                               f"(exit code {code}; out of memory?)")
+                        continue
+                    kind, *rest = self._conn.recv()
+                    if kind == "progress":
+                        progress(*rest)
+                    elif kind == "result":
+                        return rest[0]
+                    else:
+                        is_value, message = rest
+                        raise (ValueError if is_value else RuntimeError)(message)
+            except Cancelled:
+                self.kill()
+                raise
+            except (EOFError, OSError, BrokenPipeError, AttributeError) as exc:
+                self.kill()
+                check()  # the process was killed for a cancel (shutdown): not a failure
+                raise RuntimeError(f"the computation's process ended unexpectedly ({exc})") from None
+        finally:
+            self._lock.release()
+
+
+class Context:
+    """What a unit of work gets: ``ctx(done, total)`` reports progress (and raises
+    :class:`Cancelled` when stopped); ``ctx.run(fn, X, data_id, **kwargs)`` computes
+    ``fn`` in the job's worker process."""
+
+    def __init__(self, job: "Job", worker: Worker | None):
+        self._job = job
+        self._worker = worker
+
+    def __call__(self, done, total) -> None:
+        self._job.callback(done, total)
+
+    def check(self) -> None:
+        if self._job._cancel.is_set():
+            raise Cancelled
+
+    def run(self, fn: str, X, data_id: Hashable, **kwargs):
+        if self._worker is None:  # no process (tests): in this thread
+            import importlib
+
+            module, name = fn.rsplit(".", 1)
+            return getattr(importlib.import_module(module), name)(X, callback=self, **kwargs)
+        return self._worker.run(fn, X, data_id, self.check, self._job.callback, **kwargs)
+
+
 class Job:
-    """One computation over ``units``: ``work(unit, callback) -> value`` for each unit.
+    """One computation over ``units``: ``work(unit, ctx) -> value`` for each unit.
 
     Parameters
     ----------
@@ -139,9 +295,11 @@ class Job:
         Shown to the user ("Certifying 14 values of k on MLL").
     units : iterable of hashable
         The pieces of work, computed in this order (results appear one by one).
-    work : callable(unit, callback) -> value
-        Computes one unit; ``callback(done, total)`` reports progress inside
-        the unit and raises :class:`Cancelled` when the job must stop.
+    work : callable(unit, ctx) -> value
+        Computes one unit.  ``ctx(done, total)`` reports progress inside the
+        unit and raises :class:`Cancelled` when the job must stop;
+        ``ctx.run("module.function", X, data_id, **kwargs)`` computes in the
+        job's worker process (killed at once on Stop).
     heavy : bool
         Heavy jobs take one of :data:`HEAVY_SLOTS` slots while computing.
     """
@@ -162,6 +320,7 @@ class Job:
         self._step = (0, 0)
         self._seconds = 0.0
         self._pending_status = "cancelled"
+        self._worker: Worker | None = None
         self.last_read = time.monotonic()
 
     # ---------------------------------------------------------- reader side
@@ -194,6 +353,7 @@ class Job:
         want = self.units if units is None else tuple(units)
         deadline = time.monotonic() + timeout
         while True:
+            self.last_read = time.monotonic()  # waiting is reading
             with self._lock:
                 ready = all(u in self._results for u in want)
             if ready or self._status in FINAL:
@@ -217,8 +377,9 @@ class Job:
             raise Cancelled
         self._step = (float(done), float(total))
 
-    def start(self, slots: threading.Semaphore | None) -> None:
+    def start(self, slots: threading.Semaphore | None, worker: Worker | None = None) -> None:
         """Start a worker thread for the units without a result."""
+        self._worker = worker
         with self._lock:
             self._cancel = threading.Event()
             self._status = "queued"
@@ -232,7 +393,7 @@ class Job:
         log.info("job %s queued %r", self.title, self.key)
 
     def _acquire(self, slots: threading.Semaphore | None) -> bool:
-        if slots is None or not self.heavy:
+        if slots is None:
             return False
         while not slots.acquire(timeout=0.2):
             if self._cancel.is_set():
@@ -252,7 +413,7 @@ class Job:
                 if self._cancel.is_set():
                     raise Cancelled
                 self._step = (0, 0)
-                value = self._work(unit, self.callback)
+                value = self._work(unit, Context(self, self._worker))
                 with self._lock:
                     self._results[unit] = value
                     self._seconds = base + time.perf_counter() - t0
@@ -267,6 +428,8 @@ class Job:
         finally:
             if held:
                 slots.release()
+            if self._worker is not None and self._worker.name.startswith("job "):
+                self._worker.kill()  # a light job's own process ends with it
             with self._lock:
                 self._seconds = base + time.perf_counter() - t0
 
@@ -303,8 +466,14 @@ class Registry:
     """
 
     def __init__(self, *, max_jobs: int = MAX_JOBS, idle_seconds: float = IDLE_SECONDS,
-                 heavy_slots: int = HEAVY_SLOTS):
+                 heavy_slots: int = HEAVY_SLOTS, processes: bool = True):
         self.max_jobs = max_jobs
+        # heavy jobs share one process (they hold the slot while computing); a light job
+        # gets its own process, so a slow unit of one method never holds up another's curve
+        self._processes = processes
+        self._workers = {"heavy": Worker("heavy")} if processes else {}
+        self._light = threading.Semaphore(LIGHT_SLOTS)
+        self._warming: threading.Thread | None = None
         self.idle_seconds = idle_seconds
         self._slots = threading.Semaphore(heavy_slots)
         self._jobs: OrderedDict[Hashable, Job] = OrderedDict()
@@ -341,7 +510,7 @@ class Registry:
         added = False if fresh else job.add_units(units)
         restart = (job.status in ("cancelled", "failed") and resume) or (job.status == "done" and added)
         if fresh or (restart and not self._closed.is_set()):
-            job.start(self._slots)
+            job.start(self._slots_for(job), self._worker_for(job))
         job.last_read = time.monotonic()
         return job
 
@@ -349,8 +518,40 @@ class Registry:
         """Restart a stopped/cancelled/failed job on its missing units."""
         job = self.get(key)
         if job is not None and job.status in ("stopped", "cancelled", "failed"):
-            job.start(self._slots)
+            job.start(self._slots_for(job), self._worker_for(job))
         return job
+
+    def warm(self) -> None:
+        """Start the forkserver (numpy and the core loaded) in the background, once per process,
+        so that the first unit does not wait for it."""
+        if not self._processes or self._warming is not None:
+            return
+
+        def start():
+            import multiprocessing
+            import multiprocessing.forkserver
+
+            multiprocessing.get_context("forkserver").set_forkserver_preload(_PRELOAD)
+            multiprocessing.forkserver.ensure_running()
+
+        self._warming = threading.Thread(target=start, daemon=True, name="nspca-forkserver-warm")
+        self._warming.start()
+
+    def _worker_for(self, job: Job) -> Worker | None:
+        if not self._processes:
+            return None
+        return self._workers["heavy"] if job.heavy else Worker(f"job {job.title}")
+
+    def _slots_for(self, job: Job) -> threading.Semaphore:
+        return self._slots if job.heavy else self._light
+
+    def _all_workers(self) -> list[Worker]:
+        own = [j._worker for j in self.jobs() if j._worker is not None]
+        return list({id(w): w for w in [*self._workers.values(), *own]}.values())
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the live worker processes (tests, memory checks)."""
+        return [w.pid for w in self._all_workers() if w.pid is not None]
 
     def stop(self, key: Hashable) -> None:
         job = self.get(key)
@@ -379,6 +580,8 @@ class Registry:
         for job in self.active():
             job._message = reason
             job.stop("cancelled")
+        for worker in self._all_workers():
+            worker.kill()
 
     def wait(self, timeout: float = 60.0) -> bool:
         """Wait until no job is active (tests); True when all ended in time."""
@@ -396,6 +599,8 @@ class Registry:
             job.join(5)
         with self._lock:
             self._jobs.clear()
+        for worker in self._all_workers():
+            worker.kill()
         self._closed.clear()
 
     def _evict(self) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ui import live
-from ui.compute import Unavailable, available_methods, core, true_variance
+from ui.compute import Unavailable, available_methods
 
 __all__ = ["SLOW_METHODS", "path_job", "certify_job", "fit_job", "best_x"]
 
@@ -24,22 +24,14 @@ __all__ = ["SLOW_METHODS", "path_job", "certify_job", "fit_job", "best_x"]
 SLOW_METHODS = ("zass", "sklearn-spca", "nmf")
 
 
-def _options(method: str, raw) -> dict:
-    return {"data": raw} if method == "nmf" and raw is not None else {}
-
-
 def _check_method(method: str) -> None:
     if method not in available_methods():
         raise Unavailable(f"method {method!r} is not in nspca_core.api.METHODS={available_methods()}")
 
 
-def _fit_unit(X, method, d, eps, seed, raw, k, callback) -> dict:
-    r = core("api", "fit")(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed),
-                           certify=False, callback=callback, **_options(method, raw))
-    x = np.asarray(r.x, float)
-    return dict(x=x, support=np.asarray(r.support), variance=float(true_variance(X, x)),
-                lowrank=float(getattr(r, "variance_lowrank", np.nan)), seconds=float(r.seconds),
-                converged=bool(getattr(r, "converged", True)))
+def _fit(X, dkey, method, d, eps, seed, raw, k, ctx) -> dict:
+    return ctx.run("ui.units.fit_unit", X, dkey, k=int(k), method=method, d=int(d), eps=float(eps),
+                   seed=int(seed), raw=raw if method == "nmf" else None)
 
 
 def path_job(X: np.ndarray, dkey: str, method: str, ks: Sequence[int], *, d: int, eps: float,
@@ -52,8 +44,8 @@ def path_job(X: np.ndarray, dkey: str, method: str, ks: Sequence[int], *, d: int
     _check_method(method)
     key = ("path", dkey, method, int(d), float(eps), int(seed))
 
-    def work(k, callback):
-        return _fit_unit(X, method, d, eps, seed, raw, k, callback)
+    def work(k, ctx):
+        return _fit(X, dkey, method, d, eps, seed, raw, k, ctx)
 
     return live.submit(key, title or f"{method} path", [int(k) for k in ks], work,
                        heavy=method in SLOW_METHODS)
@@ -68,9 +60,9 @@ def fit_job(X: np.ndarray, dkey: str, k: int, methods: Sequence[str], *, d: int,
     """
     key = ("fit", dkey, int(k), int(d), float(eps), int(seed))
 
-    def work(method, callback):
+    def work(method, ctx):
         _check_method(method)
-        return _fit_unit(X, method, d, eps, seed, raw, k, callback)
+        return _fit(X, dkey, method, d, eps, seed, raw, k, ctx)
 
     heavy = any(m in SLOW_METHODS for m in methods)
     return live.submit(key, title or f"methods at k = {k}", list(methods), work, heavy=heavy)
@@ -86,14 +78,10 @@ def certify_job(X: np.ndarray, dkey: str, ks: Sequence[int], *,
     ``upper, lower, kind, optimal, probabilistic, x``.
     """
     key = ("certify", dkey)
-    fn = core("certify", "certify")
 
-    def work(k, callback):
+    def work(k, ctx):
         x0 = start(int(k)) if start is not None else None
-        c = fn(X, k=int(k), x=x0, callback=callback)
-        x = None if c.x is None else np.asarray(c.x, float)
-        return dict(upper=float(c.upper_bound), lower=float(c.lower), kind=str(c.kind),
-                    optimal=bool(c.optimal), probabilistic=bool(c.probabilistic), x=x)
+        return ctx.run("ui.units.certify_unit", X, dkey, k=int(k), x=x0)
 
     return live.submit(key, title or "certificates", [int(k) for k in ks], work, heavy=True)
 

@@ -1,0 +1,52 @@
+"""Layout rules Streamlit has no option for: narrow screens (issue 21, item 4).
+
+Streamlit stacks columns only below 640 px and collapses the sidebar only at
+768 px or less; at 800–1000 px the 300 px sidebar and side-by-side columns
+leave each figure a sliver.  :func:`apply` injects CSS that lets columns wrap
+(each keeps at least ~20 rem) and gives every figure a minimum height, and a
+small script that starts the sidebar collapsed on screens narrower than
+:data:`NARROW_PX` (once per browser tab: a user who opens it keeps it open).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+NARROW_PX = 1000
+
+CSS = f"""
+<style>
+@media (max-width: {NARROW_PX}px) {{
+  [data-testid="stHorizontalBlock"] {{ flex-wrap: wrap; row-gap: 0.5rem; }}
+  [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {{
+    flex: 1 1 20rem !important; min-width: min(100%, 20rem) !important; }}
+  [data-testid="stMainBlockContainer"] {{ padding-left: 1rem; padding-right: 1rem; }}
+}}
+[data-testid="stPlotlyChart"] {{ min-height: 240px; }}
+</style>
+"""
+
+# Collapse the sidebar once per tab on a narrow screen (Streamlit's own rule is <= 768 px).
+SCRIPT = f"""
+<script>
+(function () {{
+  const doc = window.parent ? window.parent.document : document;
+  const win = window.parent || window;
+  if (win.innerWidth > {NARROW_PX} || win.sessionStorage.getItem("nspcaSidebarAuto")) return;
+  win.sessionStorage.setItem("nspcaSidebarAuto", "1");
+  let tries = 0;
+  const timer = win.setInterval(function () {{
+    const bar = doc.querySelector('[data-testid="stSidebar"][data-collapsed="false"]');
+    const btn = doc.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (bar && btn) {{ btn.click(); win.clearInterval(timer); }}
+    if (++tries > 40) win.clearInterval(timer);
+  }}, 100);
+}})();
+</script>
+"""
+
+
+def apply() -> None:
+    """Inject the narrow-screen rules (call once per run, before the page)."""
+    st.html(CSS)
+    st.html(SCRIPT, unsafe_allow_javascript=True)

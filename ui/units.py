@@ -1,0 +1,55 @@
+"""Units of work run in the worker processes of :mod:`ui.jobs` (no streamlit, no plotly).
+
+A worker process imports this module only: each function takes the data
+matrix and plain options, calls the public ``nspca_core`` API and returns
+small picklable values (vectors of length n and scalars — never an n × n
+matrix).  Running a unit in a process is what makes Stop immediate: the
+core's solvers report progress only between their own steps (EM and the
+split certificate once per call), so a thread could not be interrupted inside
+one, while a process can be terminated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["fit_unit", "certify_unit"]
+
+
+def _options(method: str, raw) -> dict:
+    return {"data": raw} if method == "nmf" and raw is not None else {}
+
+
+def fit_unit(X: np.ndarray, *, k: int, method: str, d: int, eps: float, seed: int,
+             raw: np.ndarray | None = None, callback=None) -> dict:
+    """``nspca_core.fit(X, k=k, method=method, certify=False)`` as a small dict.
+
+    Returns
+    -------
+    dict with ``x`` (n,), ``support``, ``variance`` (xᵀAx with A = XᵀX/m),
+    ``lowrank`` (‖Vᵀx‖², nan when the method has none), ``seconds``, ``converged``.
+    """
+    from nspca_core import fit
+
+    r = fit(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed), certify=False,
+            callback=callback, **_options(method, raw))
+    x = np.asarray(r.x, float)
+    y = X @ x
+    return dict(x=x, support=np.asarray(r.support), variance=float(y @ y) / X.shape[0],
+                lowrank=float(getattr(r, "variance_lowrank", np.nan)), seconds=float(r.seconds),
+                converged=bool(getattr(r, "converged", True)))
+
+
+def certify_unit(X: np.ndarray, *, k: int, x: np.ndarray | None = None, callback=None) -> dict:
+    """``nspca_core.certify(X, k=k, x=x)`` as a small dict.
+
+    Returns
+    -------
+    dict with ``upper``, ``lower``, ``kind``, ``optimal``, ``probabilistic``, ``x``.
+    """
+    from nspca_core import certify
+
+    c = certify(X, k=int(k), x=x, callback=callback)
+    xc = None if c.x is None else np.asarray(c.x, float)
+    return dict(upper=float(c.upper_bound), lower=float(c.lower), kind=str(c.kind),
+                optimal=bool(c.optimal), probabilistic=bool(c.probabilistic), x=xc)

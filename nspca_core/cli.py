@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
+import re
 import sys
 import time
 import traceback
@@ -16,6 +18,13 @@ from pathlib import Path
 import numpy as np
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2
+#: most random directions the ε-net may draw from the command line (about 240 MB at d = 3)
+MAX_NET_SAMPLES = 10_000_000
+#: API argument -> command-line option, to phrase the library's messages for the shell
+_OPTIONS = {"k": "--k", "d": "--d", "eps": "--eps", "seed": "--seed", "n_components": "--components",
+            "method": "--method", "strategy": "--strategy", "variable": "--variable",
+            "nan_policy": "--nan-policy", "resize": "--resize", "header": "--header",
+            "max_bytes": "--max-bytes", "source": "DATA"}
 
 DESCRIPTION = """\
 Nonnegative sparse PCA with certified optimality.
@@ -34,6 +43,10 @@ examples:
   python -m nspca_core fit digits --k 10 --components 3 --out out/
   python -m nspca_core fit data.csv --k 40 --components 6 --method auto --out out/
   python -m nspca_core certify data.csv --k 40 --x out/components.csv
+
+CSV/TSV: the header line is detected (--header auto; say yes/no to force it);
+what the reader did (header, delimiter, number conventions, columns that are
+not features) is printed on stderr and recorded in summary.json.
 
 exit codes: 0 ok, 1 bad input (message on stderr), 2 internal error.
 """
@@ -58,6 +71,17 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--preprocessing", default="center", choices=["center", "standardize", "none"],
                         help="applied to the data before the covariance (default: center)")
         sp.add_argument("--variable", default=None, help="array/variable name inside .npz/.mat files")
+        sp.add_argument("--header", default="auto", choices=["auto", "yes", "no"],
+                        help="CSV/TSV: does the first line hold column names? (default: auto, "
+                             "detected; the choice is printed)")
+        sp.add_argument("--nan-policy", default="error",
+                        choices=["error", "drop-rows", "drop-columns", "impute-mean"],
+                        help="missing/infinite values: stop (default), drop samples, drop "
+                             "features or replace by the feature's mean")
+        sp.add_argument("--resize", default=None, metavar="HEIGHTxWIDTH",
+                        help=".zip of images: resize every image to this size (e.g. 32x32)")
+        sp.add_argument("--max-bytes", type=int, default=200_000_000,
+                        help="size cap for the file and the content of archives (default 200000000)")
         sp.add_argument("--quiet", action="store_true", help="no progress bar")
 
     f = sub.add_parser("fit", help="find nonnegative sparse components and certify them",
@@ -69,7 +93,8 @@ def _parser() -> argparse.ArgumentParser:
                    "tpower, zass, sklearn-spca, nmf")
     f.add_argument("--strategy", default="deflation-remove",
                    help="several components: deflation-remove (default), deflation-project, bipartite")
-    f.add_argument("--d", type=int, default=3, help="rank of the approximation (default 3)")
+    f.add_argument("--d", type=int, default=None,
+                   help="rank of the approximation (default 3, or the number of features if fewer)")
     f.add_argument("--eps", type=float, default=0.1, help="epsilon-net accuracy (default 0.1)")
     f.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     f.add_argument("--no-certify", action="store_true", help="skip the certified upper bound")
@@ -101,8 +126,72 @@ def _progress(enabled: bool):
     return callback
 
 
+class _BadInput(Exception):
+    pass
+
+
+def _parse_resize(text):
+    """``"32x32"`` -> (32, 32); None stays None."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*[xX×,]\s*(\d+)\s*", text)
+    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        raise _BadInput(f"--resize must look like 32x32 (HEIGHTxWIDTH, positive integers); "
+                        f"got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _check_options(args) -> None:
+    """The options' own ranges, before any data is read (the data-dependent ones come later)."""
+    if args.max_bytes < 1:
+        raise _BadInput(f"--max-bytes must be a positive integer; got {args.max_bytes}")
+    args.resize = _parse_resize(args.resize)
+    if args.command != "fit":
+        return
+    if args.seed < 0:
+        raise _BadInput(f"--seed must be a nonnegative integer (0, 1, 2, ...); got {args.seed}")
+    if not (math.isfinite(args.eps) and 0 < args.eps < 1):
+        raise _BadInput(f"--eps must be a number strictly between 0 and 1 (e.g. 0.1); "
+                        f"got {args.eps}")
+    if args.components < 1:
+        raise _BadInput(f"--components must be a positive integer; got {args.components}")
+    if args.d is not None and args.d < 1:
+        raise _BadInput(f"--d must be a positive integer (at most the number of features); "
+                        f"got {args.d}")
+
+
+def _check_net_size(args, d: int, n: int) -> None:
+    """Refuse an ε-net too large to draw, with the count and the smallest allowed --eps."""
+    uses_net = args.method in ("enet", "auto") or args.strategy == "bipartite"
+    if not uses_net or d < 2:
+        return
+    from .enet import enet_samples
+
+    def count(eps):
+        try:
+            return enet_samples(d, eps, n)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return math.inf
+
+    need = count(args.eps)
+    if need <= MAX_NET_SAMPLES:
+        return
+    lo, hi = math.log(args.eps), 0.0  # bisection on log(eps): the count decreases with eps
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if count(math.exp(mid)) <= MAX_NET_SAMPLES else (mid, hi)
+    shown = f"{need:.3g}" if isinstance(need, float) or need > 10 ** 15 else f"{need:,}"
+    raise _BadInput(f"--eps {args.eps:g} with --d {d} would draw {shown} random directions for the "
+                    f"ε-net (method {args.method}); at most {MAX_NET_SAMPLES:,} are allowed: use "
+                    f"--eps {math.exp(hi):.2g} or larger, or a smaller --d")
+
+
 def _load(args):
-    """(X raw, feature names, image shape, checksum) from a file or a registry name."""
+    """(X raw, feature names, image shape, checksum, reading record) from a file or a dataset name.
+
+    The reading record (header, notes, columns that are not features) is
+    printed on stderr and stored in summary.json.
+    """
     from .datasets import list_datasets, load_dataset
     from .io import load_file
 
@@ -111,18 +200,45 @@ def _load(args):
         ds = load_dataset(args.data, preprocessing=())
         X = np.asarray(ds.X_raw, dtype=float)
         checksum = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
-        return X, list(ds.feature_names), ds.image_shape, f"sha256:{checksum} (array)"
+        record = {"notes": [], "dropped_columns": []}
+        return X, list(ds.feature_names), ds.image_shape, f"sha256:{checksum} (array)", record
+    if path.is_dir():
+        raise _BadInput(f"DATA {args.data!r} is a folder; give a data file (CSV/TSV, .npy, .npz, "
+                        ".mat or a .zip of images) or a built-in dataset name")
     if not path.exists():
         names = ", ".join(sorted(info.name for info in list_datasets()))
         raise _BadInput(f"DATA {args.data!r} is neither a file nor a built-in dataset ({names})")
-    loaded = load_file(path, variable=args.variable)
+    loaded = load_file(path, variable=args.variable, header=args.header,
+                       nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes)
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
+    record = {"notes": list(loaded.notes), "dropped_columns": list(loaded.dropped_columns)}
+    _report_reading(path.name, loaded)
     return np.asarray(loaded.X, dtype=float), list(loaded.feature_names), loaded.image_shape, \
-        f"sha256:{checksum} (file)"
+        f"sha256:{checksum} (file)", record
 
 
-class _BadInput(Exception):
-    pass
+def _report_reading(name: str, loaded) -> None:
+    """What the reader did, on stderr: always the columns that are not features."""
+    m, n = loaded.X.shape
+    lines = [f"read {name}: {m} samples x {n} features"]
+    lines += [f"  note: {_for_shell(note)}" for note in loaded.notes]
+    if loaded.dropped_columns:
+        lines.append(f"  warning: {len(loaded.dropped_columns)} column(s) not used as features:")
+        lines += [f"    - {d['column']}: {_for_shell(d['reason'])}" for d in loaded.dropped_columns]
+    print("\n".join(lines), file=sys.stderr)
+
+
+def _for_shell(message: str) -> str:
+    """The library's message with its argument names replaced by the command-line options."""
+    message = message.replace("nan_policy='drop-rows', 'drop-columns' or 'impute-mean'",
+                              "--nan-policy drop-rows, drop-columns or impute-mean")
+    message = re.sub(r"nan_policy='([a-z-]+)'", r"--nan-policy \1", message)
+    message = message.replace("pass resize=(height, width)", "pass --resize HEIGHTxWIDTH")
+    message = re.sub(r"resize=\((\d+), (\d+)\)", r"--resize \1x\2", message)
+    message = message.replace("with variable=...", "with --variable NAME")
+    message = re.sub(r"max_bytes=([\d,]+)", r"--max-bytes \1", message)
+    message = message.replace("raise max_bytes", "raise --max-bytes")
+    return re.sub(r"`([a-z_]+)`", lambda mt: _OPTIONS.get(mt.group(1), mt.group(0)), message)
 
 
 def _preprocess(X, how):
@@ -130,6 +246,27 @@ def _preprocess(X, how):
 
     steps = {"center": ("center",), "standardize": ("center", "standardize"), "none": ()}[how]
     return preprocess(X, steps=steps)
+
+
+def _out_folder(path) -> Path:
+    """The output folder, created now (before any work) or refused with the reason."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise _BadInput(f"--out {str(path)!r} is an existing file; --out names a folder (created if "
+                        "missing) for the result files")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _BadInput(f"--out {str(path)!r}: cannot create this folder ({exc.strerror or exc})") \
+            from None
+    return out
+
+
+def _write_text(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def _save_image_grid(loadings, image_shape, path):
@@ -152,15 +289,20 @@ def _save_image_grid(loadings, image_shape, path):
 def _cmd_fit(args) -> int:
     from .api import components
 
-    X, names, image_shape, checksum = _load(args)
+    X, names, image_shape, checksum, record = _load(args)
     pre = _preprocess(X, args.preprocessing)
+    n = pre.X.shape[1]
+    # the default rank adapts to few features; a --d given is passed as given
+    d = args.d if args.d is not None else min(3, n)
+    if d > n:
+        raise _BadInput(f"--d must be at most the number of features ({n}); got {d}")
+    _check_net_size(args, d, n)
+    out = _out_folder(args.out)
     start = time.perf_counter()
     res = components(pre.X, n_components=args.components, k=args.k, method=args.method,
-                     strategy=args.strategy, d=args.d, eps=args.eps, seed=args.seed,
+                     strategy=args.strategy, d=d, eps=args.eps, seed=args.seed,
                      certify=not args.no_certify, callback=_progress(not args.quiet))
     seconds = time.perf_counter() - start
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     cols = [f"component_{j + 1}" for j in range(res.n_components)]
     _write_csv(out / "components.csv", res.loadings, cols, index=names, index_name="feature")
     scores = pre.X @ res.loadings
@@ -178,12 +320,14 @@ def _cmd_fit(args) -> int:
     summary = {"data": str(args.data), "data_checksum": checksum, "shape": list(X.shape),
                "preprocessing": list(pre.steps), "parameters": {
                    "k": args.k, "components": args.components, "method": args.method,
-                   "strategy": args.strategy, "d": args.d, "eps": args.eps, "seed": args.seed,
-                   "certify": not args.no_certify},
+                   "strategy": args.strategy, "d": d, "d_given": args.d is not None,
+                   "eps": args.eps, "seed": args.seed, "certify": not args.no_certify,
+                   "header": args.header, "nan_policy": args.nan_policy},
+               "reading_notes": record["notes"], "dropped_columns": record["dropped_columns"],
                "seconds": seconds, "total_variance": float(np.sum(res.variance)),
                "cumulative_variance": [float(v) for v in res.cumulative_variance],
                "components": per}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    _write_text(out / "summary.json", json.dumps(summary, indent=2))
     if image_shape is not None:
         _save_image_grid(res.loadings, tuple(image_shape), out / "components.png")
     print(f"wrote {out}/components.csv, scores.csv, summary.json"
@@ -201,35 +345,79 @@ def _write_csv(path, matrix, columns, *, index, index_name):
     df = pd.DataFrame(matrix, columns=columns)
     if index is not None:
         df.insert(0, index_name, index)
-    df.to_csv(path, index=False)
+    try:
+        df.to_csv(path, index=False)
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _components_table(path) -> np.ndarray:
+    """The numbers of a --x file: a header line (if any) and a 'feature' column are skipped."""
+    import csv
+
+    p = Path(path)
+    if p.is_dir():
+        raise _BadInput(f"--x {str(path)!r} is a folder; give a CSV file of components")
+    if not p.exists():
+        raise _BadInput(f"--x file {str(path)!r} does not exist")
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _BadInput(f"--x {str(path)!r} cannot be read as UTF-8 text ({exc})") from None
+    rows = [r for r in csv.reader(text.splitlines()) if any(c.strip() for c in r)]
+    if not rows:
+        raise _BadInput(f"--x {str(path)!r} is empty; it must hold the components as numbers, one "
+                        "component per column (a row per feature) or a single row")
+    if len({len(r) for r in rows}) > 1:
+        raise _BadInput(f"--x {str(path)!r} has rows of different lengths; every row needs the "
+                        "same number of fields")
+
+    def number(c):
+        try:
+            return float(c)
+        except ValueError:
+            return None
+
+    header = rows[0] if any(number(c) is None for c in rows[0]) else None
+    body = rows[1:] if header is not None else rows
+    keep = [j for j in range(len(rows[0]))
+            if not (header is not None and header[j].strip().lower() == "feature")]
+    table = [[number(r[j]) for j in keep] for r in body]
+    if not body or not keep:
+        raise _BadInput(f"--x {str(path)!r} holds no numbers, only a header line")
+    bad = [(i, j) for i, r in enumerate(table) for j, v in enumerate(r) if v is None]
+    if bad:
+        i, j = bad[0]
+        line = i + 1 + (header is not None)
+        raise _BadInput(f"--x {str(path)!r}: {body[i][keep[j]]!r} on line {line} is not a number "
+                        "(lines counted from 1, the header line included); components are numbers")
+    M = np.array(table, dtype=float)
+    if not np.isfinite(M).all():
+        raise _BadInput(f"--x {str(path)!r} holds NaN or infinite values; components are finite "
+                        "numbers")
+    return M
 
 
 def _read_components(path, n):
-    import pandas as pd
-
-    p = Path(path)
-    if not p.exists():
-        raise _BadInput(f"--x file {path!r} does not exist")
-    df = pd.read_csv(p)
-    num = df.select_dtypes(include=[np.number])
-    M = num.to_numpy(dtype=float)
-    if M.ndim != 2 or M.size == 0:
-        raise _BadInput(f"--x {path!r} holds no numeric columns")
+    M = _components_table(path)
     if M.shape[0] == n:
         return M
     if M.shape[1] == n:
         return M.T
-    raise _BadInput(f"--x {path!r} has shape {M.shape}; expected {n} rows (one per feature) "
+    raise _BadInput(f"--x {str(path)!r} has shape {M.shape}; expected {n} rows (one per feature) "
                     f"or {n} columns")
 
 
 def _cmd_certify(args) -> int:
     from .certify import certify
 
-    X, names, _, checksum = _load(args)
+    X, names, _, checksum, record = _load(args)
     pre = _preprocess(X, args.preprocessing)
     n = pre.X.shape[1]
     comps = _read_components(args.x, n)
+    if not 1 <= args.k <= n:
+        raise _BadInput(f"--k must be an int in [1, n_features={n}]; got {args.k}")
+    out_dir = _out_folder(args.out) if args.out else None
     out = []
     for j in range(comps.shape[1]):
         x = comps[:, j]
@@ -244,11 +432,11 @@ def _cmd_certify(args) -> int:
         print(f"component {j + 1}: variance={cert.lower:.6g} upper bound={cert.upper_bound:.6g} "
               f"({cert.kind}) certified ratio={cert.ratio:.4f}"
               + (" — provably optimal" if cert.optimal else ""))
-    if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "certificate.json").write_text(json.dumps(
+    if out_dir is not None:
+        _write_text(out_dir / "certificate.json", json.dumps(
             {"data": str(args.data), "data_checksum": checksum, "k": args.k,
-             "preprocessing": list(pre.steps), "certificates": out}, indent=2))
+             "preprocessing": list(pre.steps), "reading_notes": record["notes"],
+             "dropped_columns": record["dropped_columns"], "certificates": out}, indent=2))
     return EXIT_OK
 
 
@@ -257,9 +445,14 @@ def main(argv=None) -> int:
 
     args = _parser().parse_args(argv)
     try:
+        _check_options(args)
         return {"fit": _cmd_fit, "certify": _cmd_certify}[args.command](args)
     except (InputError, ValueError, _BadInput, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_for_shell(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        print("error: not enough memory for this input; try a smaller file, fewer features or "
+              "a smaller --d / larger --eps", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception:  # noqa: BLE001 - last resort: report, exit 2
         traceback.print_exc()

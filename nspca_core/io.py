@@ -18,7 +18,10 @@ import io
 import os
 import pickletools
 import re
+import struct
 import zipfile
+import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -36,6 +39,8 @@ __all__ = [
     "ALLOWED_EXTENSIONS",
     "NAN_POLICIES",
     "MAX_ZIP_MEMBERS",
+    "MAX_TOTAL_PIXELS",
+    "HEADER_CHOICES",
     "npy_strings_without_unpickling",
 ]
 
@@ -48,10 +53,20 @@ TEXT_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt")
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".pgm", ".bmp")
 ALLOWED_EXTENSIONS = TEXT_EXTENSIONS + (".npy", ".npz", ".mat") + IMAGE_EXTENSIONS + (".zip",)
 NAN_POLICIES = ("error", "drop-rows", "drop-columns", "impute-mean")
+#: values of ``header``: detect, the first line is column names, the first line is data
+HEADER_CHOICES = ("auto", "yes", "no")
 #: most files a .zip may hold
 MAX_ZIP_MEMBERS = 20_000
 #: most pixels of one image (PIL's decompression-bomb limit is ~89 M)
 MAX_IMAGE_PIXELS = 25_000_000
+#: most pixels of all the images of a .zip together (800 MB as float64)
+MAX_TOTAL_PIXELS = 100_000_000
+#: bytes read from an archive member at a time (the running size cap is checked after each)
+_CHUNK = 1 << 20
+#: what a damaged or forged archive can raise while it is opened or read
+_ARCHIVE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError,
+                   NotImplementedError, RuntimeError, struct.error, OverflowError, IndexError,
+                   MemoryError)
 _ARCHIVE_SUFFIXES = (".zip", ".npz", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".rar", ".jar")
 _MISSING = {"", "na", "n/a", "nan", "null", "none", "?", "-", "#n/a"}
 _JUNK = ("__MACOSX/", ".DS_Store", "Thumbs.db", "desktop.ini")
@@ -73,6 +88,9 @@ class LoadedData:
     source_name : str
     format : str -- "csv", "npy", "npz", "mat", "zip"
     variable : str or None -- the array / variable / label column used
+    dropped_columns : list[dict] -- input columns that are not features, each
+        ``{"column": name, "reason": why}`` (text kept as metadata, empty, used as
+        labels, dropped for NaN/inf); empty when every column is a feature
     """
 
     X: np.ndarray
@@ -85,6 +103,7 @@ class LoadedData:
     format: str = ""
     variable: str | None = None
     extra: dict = field(default_factory=dict)
+    dropped_columns: list = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- reading bytes
@@ -93,13 +112,19 @@ def _read_source(source, filename, max_bytes) -> tuple[bytes, str]:
     """Bytes of ``source`` (path, bytes or file-like) and a display name; size-capped."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        if path.is_dir():
+            raise DataFormatError(f"`source` {str(path)!r} is a folder, not a file; give one data "
+                                  "file (a folder of images must be zipped first)")
         if not path.is_file():
             raise DataFormatError(f"`source` file not found: {str(path)!r}")
         size = path.stat().st_size
         if size > max_bytes:
             raise DataFormatError(f"file {path.name!r} is {size:,} bytes, over the size cap "
                                   f"max_bytes={max_bytes:,}; raise max_bytes to load it")
-        return path.read_bytes(), filename or path.name
+        try:
+            return path.read_bytes(), filename or path.name
+        except OSError as exc:
+            raise DataFormatError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         name = filename or "uploaded data"
@@ -135,8 +160,8 @@ def _sniff_kind(data: bytes) -> str | None:
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 names = [n for n in zf.namelist() if not n.endswith("/")]
             return ".npz" if names and all(n.endswith(".npy") for n in names) else ".zip"
-        except zipfile.BadZipFile:
-            return ".zip"
+        except _ARCHIVE_ERRORS:
+            return ".zip"  # the zip reader then says what is wrong
     if data.startswith(b"MATLAB"):
         return ".mat"
     if data.startswith(b"\x89PNG"):
@@ -162,17 +187,33 @@ def _extension(name: str, data: bytes, named: bool) -> str:
 
 # --------------------------------------------------------------------------- shared checks
 
-def _fmt_positions(pos: np.ndarray, names=None, limit: int = 5) -> str:
+def _row_word(i: int, lines) -> str:
+    """How the user counts row ``i`` (0-based index into X): a file line or a 1-based row."""
+    return f"line {int(lines[i])}" if lines is not None else f"row {int(i) + 1}"
+
+
+def _counting(lines) -> str:
+    return ("lines of the file counted from 1, the header line included" if lines is not None
+            else "rows counted from 1")
+
+
+def _fmt_positions(pos: np.ndarray, names=None, limit: int = 5, lines=None) -> str:
     parts = []
     for i, j in pos[:limit]:
-        col = f"'{names[j]}'" if names is not None else str(int(j))
-        parts.append(f"(row {int(i)}, column {col})")
+        col = f"'{names[j]}'" if names is not None else str(int(j) + 1)
+        parts.append(f"({_row_word(i, lines)}, column {col})")
     return ", ".join(parts) + (", ..." if len(pos) > limit else "")
 
 
 def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_policy, variable=None,
-            extra=None) -> LoadedData:
-    """Checks shared by every format: shape, non-finite values, constant columns."""
+            extra=None, lines=None, dropped=None) -> LoadedData:
+    """Checks shared by every format: shape, non-finite values, constant columns.
+
+    ``lines`` (CSV only) maps each row of X to its line number in the file, so
+    that messages count rows as the user sees them; ``dropped`` lists the input
+    columns that are not features (``{"column", "reason"}``).
+    """
+    dropped = list(dropped or [])
     X = np.asarray(X)
     if X.dtype == bool:
         X = X.astype(np.float64)
@@ -184,16 +225,16 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
     if bad.any():
         nbad = int(bad.sum())
         pos = np.argwhere(bad)
-        where = _fmt_positions(pos, names)
+        where = _fmt_positions(pos, names, lines=lines)
         if nan_policy == "error":
             raise DataFormatError(
                 f"{name}: {nbad} NaN/inf value(s) (missing or infinite) in {int(bad.any(axis=1).sum())} "
-                f"row(s) and {int(bad.any(axis=0).sum())} column(s), first at {where}; "
-                "choose nan_policy='drop-rows', 'drop-columns' or 'impute-mean' to handle them, "
-                "or fix the file")
+                f"row(s) and {int(bad.any(axis=0).sum())} column(s), first at {where} "
+                f"({_counting(lines)}); choose nan_policy='drop-rows', 'drop-columns' or "
+                "'impute-mean' to handle them, or fix the file")
         if nan_policy == "drop-rows":
             keep = ~bad.any(axis=1)
-            dropped = np.flatnonzero(~keep)
+            gone = np.flatnonzero(~keep)
             if not keep.any():
                 raise DataFormatError(f"{name}: every row has a NaN/inf value; nan_policy='drop-rows' "
                                       "would leave no data")
@@ -201,20 +242,26 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
             labels = None if labels is None else labels[keep]
             if metadata is not None:
                 metadata = metadata.iloc[keep].reset_index(drop=True)
-            notes.append(f"nan_policy='drop-rows': dropped {dropped.size} row(s) with NaN/inf "
-                         f"(rows {', '.join(map(str, dropped[:10]))}{', ...' if dropped.size > 10 else ''})")
+            shown = ", ".join(str(int(lines[i]) if lines is not None else int(i) + 1)
+                              for i in gone[:10])
+            notes.append(f"nan_policy='drop-rows': dropped {gone.size} row(s) with NaN/inf "
+                         f"({'lines' if lines is not None else 'rows'} {shown}"
+                         f"{', ...' if gone.size > 10 else ''}; {_counting(lines)})")
+            lines = None if lines is None else np.asarray(lines)[keep]
         elif nan_policy == "drop-columns":
             keep = ~bad.any(axis=0)
-            dropped = np.flatnonzero(~keep)
+            gone_idx = np.flatnonzero(~keep)
             if not keep.any():
                 raise DataFormatError(f"{name}: every column has a NaN/inf value; "
                                       "nan_policy='drop-columns' would leave no data")
             X = X[:, keep]
-            gone = [names[j] for j in dropped]
+            gone = [names[j] for j in gone_idx]
+            dropped += [{"column": str(g), "reason": "NaN/inf values (nan_policy='drop-columns')"}
+                        for g in gone]
             names = [n for n, k in zip(names, keep) if k]
             image_shape = None  # pixels removed: rows are no longer images
-            notes.append(f"nan_policy='drop-columns': dropped {dropped.size} column(s) with NaN/inf "
-                         f"({', '.join(gone[:10])}{', ...' if len(gone) > 10 else ''})")
+            notes.append(f"nan_policy='drop-columns': dropped {gone_idx.size} column(s) with NaN/inf "
+                         f"({', '.join(map(str, gone[:10]))}{', ...' if len(gone) > 10 else ''})")
         else:  # impute-mean
             X = X.copy()
             X[bad] = np.nan
@@ -227,14 +274,15 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
             means = np.nanmean(X, axis=0)
             X[bad] = means[np.nonzero(bad)[1]]
             notes.append(f"nan_policy='impute-mean': replaced {nbad} NaN/inf value(s) by their "
-                         f"column's mean (first at {where})")
+                         f"column's mean (first at {where}; {_counting(lines)})")
     m, n = X.shape
     if m < 2:
         raise DataFormatError(f"{name}: a single row (sample); PCA needs at least 2 rows, "
                               "samples as rows and features as columns")
     if n < 2:
         raise DataFormatError(f"{name}: a single column (feature); sparse PCA needs at least 2 "
-                              "numeric columns, samples as rows and features as columns")
+                              "numeric columns, samples as rows and features as columns"
+                              + (f" (not features: {_dropped_text(dropped)})" if dropped else ""))
     const = np.all(X == X[0], axis=0)
     if const.any():
         idx = np.flatnonzero(const)
@@ -243,12 +291,53 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
                      "variance (standardizing keeps them at zero)")
     return LoadedData(X=np.ascontiguousarray(X), feature_names=[str(s) for s in names],
                       labels=labels, image_shape=image_shape, notes=notes, metadata=metadata,
-                      source_name=name, format=fmt, variable=variable, extra=extra or {})
+                      source_name=name, format=fmt, variable=variable, extra=extra or {},
+                      dropped_columns=dropped)
+
+
+def _dropped_text(dropped: list, limit: int = 10) -> str:
+    """``'id' (text, e.g. 'a1'), 'note' (empty)`` for messages."""
+    parts = [f"'{d['column']}' ({d['reason']})" for d in dropped[:limit]]
+    return ", ".join(parts) + (f", ... ({len(dropped)} in all)" if len(dropped) > limit else "")
 
 
 # --------------------------------------------------------------------------- CSV / TSV
 
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def _sniff_utf16(data: bytes) -> str | None:
+    """UTF-16 without a byte-order mark: ASCII text has a NUL in every other byte."""
+    head = data[:4096]
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        return "utf-16-be"
+    return None
+
+
 def _decode(data: bytes, name: str, notes: list) -> str:
+    """Text from bytes: byte-order marks (UTF-8/16/32, e.g. Excel's "Unicode text"), then
+    UTF-16 without a mark, UTF-8, and Latin-1 as the last resort; said in ``notes``."""
+    encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), None)
+    how = "byte-order mark"
+    if encoding is None:
+        encoding, how = _sniff_utf16(data), "NUL byte pattern"
+    if encoding is not None:
+        if encoding != "utf-8-sig":
+            try:
+                text = data.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise DataFormatError(f"{name}: looks like {encoding.upper()} text ({how}) but does "
+                                      f"not decode ({exc.reason} at byte {exc.start}); save it as "
+                                      "UTF-8 CSV") from None
+            notes.append(f"text decoded as {encoding.upper().replace('-LE', '').replace('-BE', '')} "
+                         f"(found by its {how})")
+            return text.lstrip("\ufeff")
     if b"\x00" in data[:65536]:
         raise DataFormatError(f"{name}: binary content in a text file (NUL bytes); "
                               "is it really CSV/TSV?")
@@ -325,19 +414,260 @@ def _parse_cells(cells: np.ndarray):
     return values, numeric, missing
 
 
-def _load_text(data: bytes, name: str, ext: str, nan_policy: str, label_column, header):
-    import pandas as pd
+# number conventions other than Python's float(): "1,000" "3,14" "1.234,5" "0x1F"
+_AMBIGUOUS_COMMA = re.compile(r"[+-]?\d{1,3},\d{3}")
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][+-]?\d+)?")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+(?:[eE][+-]?\d+)?")
+_DOT_GROUPED = re.compile(r"[+-]?\d{1,3}(?:\.\d{3})+")
+_DOT_GROUPED_DECIMAL_COMMA = re.compile(r"[+-]?\d{1,3}(?:\.\d{3})+,\d*")
+_HEX = re.compile(r"[+-]?0[xX][0-9a-fA-F]+")
+_INT_FORMAT = re.compile(r"[+-]?\d+|[+-]?\d{1,3}(?:,\d{3})+")
+#: largest integer a float64 holds exactly
+_EXACT_INT = 2 ** 53
 
-    notes: list = []
-    text = _decode(data, name, notes)
+
+def _cell_kind(t: str) -> str | None:
+    """Which convention a text cell that ``float()`` refused follows, if any."""
+    if _AMBIGUOUS_COMMA.fullmatch(t):
+        return "ambiguous"  # "1,000": 1000 with a thousands separator, or 1.0 with a decimal comma
+    if _THOUSANDS.fullmatch(t):
+        return "thousands"
+    if _DECIMAL_COMMA.fullmatch(t):
+        return "decimal"
+    if _DOT_GROUPED_DECIMAL_COMMA.fullmatch(t):
+        return "decimal"
+    if _HEX.fullmatch(t):
+        return "hex"
+    return None
+
+
+def _col_label(cells: np.ndarray, numeric: np.ndarray, j: int) -> str:
+    """A column's name for messages before the header is decided: its first cell if text."""
+    first = str(cells[0, j]).strip()
+    return f"'{first}'" if first and not numeric[0, j] else f"column {j + 1}"
+
+
+def _fits(kind: str | None, convention: str) -> bool:
+    """Whether a cell of ``kind`` is a number in ``convention``."""
+    if convention == "hex":
+        return kind == "hex"
+    return kind in ("ambiguous", convention)
+
+
+def _convention_value(t: str, convention: str) -> float:
+    if convention == "hex":
+        return float(int(t, 16))
+    if convention == "thousands":
+        return float(t.replace(",", ""))
+    return float(t.replace(".", "").replace(",", "."))  # decimal comma, '.' groups thousands
+
+
+def _text_kinds(cells, numeric, j: int, start: int) -> dict | None:
+    """``{kind: first example}`` of the text cells of column j below row ``start``;
+    None when one of them follows no known number convention (a real text column)."""
+    found: dict = {}
+    for raw in cells[start:, j][~numeric[start:, j]]:
+        t = str(raw).strip()
+        kind = _cell_kind(t)
+        if kind is None:
+            return None
+        found.setdefault(kind, t)
+    return found
+
+
+def _number_conventions(cells, values, numeric, missing, delim, name: str, notes: list) -> dict:
+    """Read thousands separators, decimal commas and hex as numbers, or refuse clearly.
+
+    Only columns whose every text cell (below the first line, which may be a
+    header) follows one convention are converted; one convention holds for the
+    whole file.  ``"1,000"`` alone is ambiguous: read as 1000 in a comma-delimited
+    file (where such cells must be quoted, as spreadsheets do for thousands),
+    refused otherwise unless another column settles it.  ``values``/``numeric``
+    are updated in place; returns ``{column index: reason}`` for hex columns
+    left as text.
+    """
+    start = 1 if cells.shape[0] > 1 else 0
+    kinds = {}
+    for j in np.flatnonzero(~numeric[start:].all(axis=0)):
+        found = _text_kinds(cells, numeric, j, start)
+        if found:
+            kinds[int(j)] = found
+    if not kinds:
+        return {}
+    label = lambda j: _col_label(cells, numeric, j)  # noqa: E731
+    hexa = {j: f for j, f in kinds.items() if "hex" in f}
+    for j, f in hexa.items():
+        if set(f) != {"hex"} or (numeric[start:, j] & ~missing[start:, j]).any():
+            raise DataFormatError(f"{name}: column {label(j)} mixes hexadecimal numbers "
+                                  f"({f.get('hex')!r}) with other numbers; write the whole column "
+                                  "in one convention (all 0x... or all decimal)")
+    commas = {j: f for j, f in kinds.items() if j not in hexa}
+    dec = [j for j, f in commas.items() if "decimal" in f]
+    thou = [j for j, f in commas.items() if "thousands" in f]
+    if dec and thou:
+        raise DataFormatError(
+            f"{name}: column {label(dec[0])} writes numbers with a decimal comma "
+            f"({commas[dec[0]]['decimal']!r}) but column {label(thou[0])} with thousands separators "
+            f"({commas[thou[0]]['thousands']!r}); use one convention in the whole file")
+    convention = "decimal" if dec else "thousands" if thou else None
+    if commas and convention is None:
+        if delim == ",":
+            convention = "thousands"
+        else:
+            j = next(iter(commas))
+            raise DataFormatError(
+                f"{name}: column {label(j)} holds numbers like {commas[j]['ambiguous']!r}, which read "
+                "as a thousand with a thousands separator or as 1.0 with a decimal comma; write them "
+                "without thousands separators (1000) or with a decimal point (1.0)")
+    done: dict = {"thousands": [], "decimal": [], "hex": []}
+    left_as_text: dict = {}
+    for j in kinds:
+        conv = "hex" if j in hexa else convention
+        rows = np.flatnonzero(~numeric[:, j])
+        texts = [str(cells[i, j]).strip() for i in rows]
+        # the first line joins in only when it is written in the same convention (else a name)
+        ok = [i for i, t in zip(rows, texts) if i >= start or _fits(_cell_kind(t), conv)]
+        vals = [_convention_value(str(cells[i, j]).strip(), conv) for i in ok]
+        if conv == "hex" and any(abs(v) > _EXACT_INT for v in vals):
+            left_as_text[j] = ("hexadecimal values above 2**53 (identifiers?), not exact as "
+                               "numbers")
+            continue
+        if conv == "decimal":
+            _dotted_in_decimal_column(cells, numeric, missing, values, j, start, label(j), name)
+        values[ok, j] = vals
+        numeric[ok, j] = True
+        done[conv].append(j)
+    if convention == "decimal":
+        _dotted_columns_in_decimal_file(cells, numeric, missing, done["decimal"], start, label,
+                                        name, notes)
+    examples = {"thousands": "'1,234' = 1234", "decimal": "'3,14' = 3.14", "hex": "'0x1F' = 31"}
+    words = {"thousands": "with thousands separators", "decimal": "with a decimal comma",
+             "hex": "in hexadecimal"}
+    for conv, cols in done.items():
+        if cols:
+            notes.append(f"{len(cols)} column(s) written {words[conv]}, read as numbers "
+                         f"({examples[conv]}): {', '.join(label(j) for j in cols[:10])}"
+                         f"{', ...' if len(cols) > 10 else ''}")
+    return left_as_text
+
+
+def _dotted_in_decimal_column(cells, numeric, missing, values, j, start, label, name) -> None:
+    """In a decimal-comma column, '1.234' groups thousands (1234); '3.5' is refused."""
+    for i in np.flatnonzero(numeric[:, j] & ~missing[:, j]):
+        t = str(cells[i, j]).strip()
+        if "." not in t:
+            continue
+        if _DOT_GROUPED.fullmatch(t):
+            values[i, j] = float(t.replace(".", ""))
+            continue
+        raise DataFormatError(f"{name}: column {label} mixes a decimal point ({t!r}) with decimal "
+                              "commas; write every number of the column the same way")
+
+
+def _dotted_columns_in_decimal_file(cells, numeric, missing, converted, start, label, name,
+                                    notes) -> None:
+    """Other columns of a decimal-comma file: '1.500' may mean 1500 -- refuse; '0.25' is said."""
+    dotted = []
+    for j in range(cells.shape[1]):
+        if j in converted or not numeric[start:, j].all() or missing[start:, j].all():
+            continue
+        texts = cells[start:, j].astype(str)
+        with_dot = [t.strip() for t in texts[np.char.find(texts, ".") >= 0]]
+        if not with_dot:
+            continue
+        if all(_DOT_GROUPED.fullmatch(t) for t in with_dot):
+            raise DataFormatError(
+                f"{name}: column {label(j)} holds numbers like {with_dot[0]!r} in a file that writes "
+                "decimals with commas: the '.' may be a thousands separator (1500) or a decimal "
+                "point (1.5); write them unambiguously")
+        dotted.append(j)
+    if dotted:
+        notes.append(f"column(s) {', '.join(label(j) for j in dotted[:10])} use a decimal point "
+                     "while the file uses decimal commas elsewhere: both read as decimals")
+
+
+def _header_note(has_header: bool, how: str) -> str:
+    if has_header:
+        return f"header: first line read as column names ({how}); if it is data, choose header 'no'"
+    return f"header: first line read as data ({how}); if it holds column names, choose header 'yes'"
+
+
+def _written_with_decimals(texts, values, missing, sample: int = 1000) -> bool:
+    """Whether a numeric column is written with decimals (``0.5``, ``1.0``, ``1e3``),
+    not as integers: a non-integral value says so at once, else the text of its
+    first ``sample`` cells is looked at (a column is written one way)."""
+    with np.errstate(invalid="ignore"):
+        if (values[~missing] != np.round(values[~missing])).any():
+            return True
+    return any(not _INT_FORMAT.fullmatch(str(t).strip())
+               for t, miss in zip(texts[:sample], missing[:sample]) if not miss)
+
+
+def _numeric_header(cells, values, numeric, missing) -> str | None:
+    """Why an all-number first line is column names (years, ids, wavelengths), or None.
+
+    It is when its numbers are distinct and either (a) integers written as such
+    over a body written with decimals, increasing/decreasing or far outside the
+    body's range, or (b) monotone and, in every column, farther from the body's
+    range (at least 3 body rows) than that range is wide.
+    """
+    body_num = numeric[1:].all(axis=0) & ~missing[1:].all(axis=0)
+    cols = np.flatnonzero(body_num & numeric[0] & ~missing[0])
+    if cols.size < 2:
+        return None
+    v = values[0, cols]
+    if np.unique(v).size < cols.size or not np.isfinite(v).all():
+        return None
+    steps = np.diff(v)
+    monotone = bool((steps > 0).all() or (steps < 0).all())
+    first = [str(cells[0, j]).strip() for j in cols]
+    ints = all(_INT_FORMAT.fullmatch(t) for t in first)
+    body = values[1:, cols]
+    decimal_body = ints and all(_written_with_decimals(cells[1:, j], body[:, c], missing[1:, j])
+                                for c, j in enumerate(cols))
+    outside = False
+    if body.shape[0] >= 3:
+        with np.errstate(invalid="ignore"):
+            lo, hi = np.nanmin(body, axis=0), np.nanmax(body, axis=0)
+        dist = np.maximum(lo - v, v - hi)
+        outside = bool((dist > np.maximum(hi - lo, 0)).all() & (dist > 0).all())
+    shown = ", ".join(first[:3]) + (", ..." if len(first) > 3 else "")
+    if ints and decimal_body and (monotone or outside):
+        return (f"its numbers ({shown}) are distinct integers over decimal numbers"
+                + (", in order" if monotone else ", far outside the values below"))
+    if monotone and outside:
+        return f"its numbers ({shown}) are in order and far outside the values below them"
+    return None
+
+
+def _decide_header(header, cells, values, numeric, missing) -> tuple[bool, str]:
+    """Whether the first line holds column names, and the note that says so and why."""
+    if header is True:
+        return True, _header_note(True, "as asked")
+    if header is False:
+        return False, _header_note(False, "as asked")
+    first_text = ~numeric[0] & ~missing[0]
+    if first_text.all() or (first_text & numeric[1:].any(axis=0)).any():
+        return True, _header_note(True, "detected: text above numbers")
+    if cells.shape[0] < 2:
+        return False, _header_note(False, "a single line")
+    why = _numeric_header(cells, values, numeric, missing)
+    if why is not None:
+        return True, _header_note(True, f"detected: {why}")
+    return False, _header_note(False, "detected: numbers like the lines below")
+
+
+def _split_rows(text: str, name: str, ext: str, notes: list):
+    """``(rows of fields, file line number of each row, delimiter)``; ragged rows refused."""
     raw_lines = text.splitlines()
-    lines = [ln for ln in raw_lines if ln.strip()]
-    if not lines:
+    numbered = [(i + 1, ln) for i, ln in enumerate(raw_lines) if ln.strip()]
+    if not numbered:
         raise DataFormatError(f"{name}: the file is empty (no data rows)")
-    last = max(i for i, ln in enumerate(raw_lines) if ln.strip())
-    inner_blank = sum(1 for ln in raw_lines[:last] if not ln.strip())
+    inner_blank = numbered[-1][0] - len(numbered)
     if inner_blank:
         notes.append(f"skipped {inner_blank} blank line(s)")
+    line_no = np.array([i for i, _ in numbered])
+    lines = [ln for _, ln in numbered]
     delim = _choose_delimiter(lines, ext)
     if delim is None:
         rows = [ln.split() for ln in lines]
@@ -350,41 +680,67 @@ def _load_text(data: bytes, name: str, ext: str, nan_policy: str, label_column, 
         rows = [r[:-1] for r in rows]
         notes.append("ignored a trailing delimiter at the end of every line")
     widths = np.array([len(r) for r in rows])
-    expected = widths[0]
-    if (widths != expected).any():
-        badrows = np.flatnonzero(widths != expected)
-        shown = ", ".join(f"line {i + 1} has {widths[i]}" for i in badrows[:5])
-        raise DataFormatError(f"{name}: ragged rows: the first line has {expected} field(s) but "
-                              f"{shown}{', ...' if badrows.size > 5 else ''} "
-                              f"({badrows.size} line(s) differ); every row needs the same number "
+    if (widths != widths[0]).any():
+        bad = np.flatnonzero(widths != widths[0])
+        shown = ", ".join(f"line {line_no[i]} has {widths[i]}" for i in bad[:5])
+        raise DataFormatError(f"{name}: ragged rows: the first line has {widths[0]} field(s) but "
+                              f"{shown}{', ...' if bad.size > 5 else ''} "
+                              f"({bad.size} line(s) differ); every row needs the same number "
                               "of fields")
+    return rows, line_no, delim
+
+
+def _unique_names(names: list, notes: list) -> list:
+    if len(set(names)) == len(names):
+        return names
+    seen: dict = {}
+    uniq = []
+    for nm in names:
+        seen[nm] = seen.get(nm, -1) + 1
+        uniq.append(nm if seen[nm] == 0 else f"{nm}.{seen[nm]}")
+    notes.append("duplicate column names made unique (.1, .2, ...)")
+    return uniq
+
+
+def _label_index(label_column, names: list, text_cols: list, body) -> int | None:
+    """The label column: asked for by name/index, else the first text column with repeats."""
+    width = len(names)
+    if label_column is not None:
+        if isinstance(label_column, str) and label_column in names:
+            return names.index(label_column)
+        if isinstance(label_column, int) and not isinstance(label_column, bool) \
+                and -width <= label_column < width:
+            return label_column % width
+        raise InputError(f"`label_column` must be one of the column names {names[:20]} or an "
+                         f"index in [0, {width - 1}]; got {label_column!r}")
+    for j in text_cols:
+        if len(set(_strs(body[:, j]).tolist())) < body.shape[0]:
+            return j
+    return None
+
+
+def _load_text(data: bytes, name: str, ext: str, nan_policy: str, label_column, header):
+    import pandas as pd
+
+    notes: list = []
+    text = _decode(data, name, notes)
+    rows, line_no, delim = _split_rows(text, name, ext, notes)
+    width = len(rows[0])
     cells = np.array(rows, dtype=object)
-    v0, n0, m0 = _parse_cells(cells[:1])
-    vals, numeric, missing = _parse_cells(cells[1:])
     # numbers like 'nan'/'inf' parse as floats: they are values (reported later), not text
-    if header is None:
-        first_text = ~n0[0] & ~m0[0]
-        below_numeric = numeric.any(axis=0) if len(rows) > 1 else np.zeros(expected, bool)
-        header = bool((first_text & below_numeric).any() or first_text.all())
-    if header:
+    values, numeric, missing = _parse_cells(cells)
+    hex_ids = _number_conventions(cells, values, numeric, missing, delim, name, notes)
+    has_header, note = _decide_header(header, cells, values, numeric, missing)
+    notes.insert(0, note)
+    if has_header:
         names = [str(c).strip() or f"col_{j}" for j, c in enumerate(cells[0])]
-        body, bnum, bmiss, bval = cells[1:], numeric, missing, vals
-        notes.append("first line read as column names")
+        body, bnum, bmiss, bval, lines = cells[1:], numeric[1:], missing[1:], values[1:], line_no[1:]
     else:
-        names = [f"col_{j}" for j in range(expected)]
-        body = cells
-        bnum, bmiss, bval = (np.vstack([n0, numeric]), np.vstack([m0, missing]),
-                             np.vstack([v0, vals]))
+        names = [f"col_{j}" for j in range(width)]
+        body, bnum, bmiss, bval, lines = cells, numeric, missing, values, line_no
     if body.shape[0] == 0:
         raise DataFormatError(f"{name}: header only (column names but no data rows)")
-    if len(set(names)) < len(names):
-        seen: dict = {}
-        uniq = []
-        for nm in names:
-            seen[nm] = seen.get(nm, -1) + 1
-            uniq.append(nm if seen[nm] == 0 else f"{nm}.{seen[nm]}")
-        names = uniq
-        notes.append("duplicate column names made unique (.1, .2, ...)")
+    names = _unique_names(names, notes)
     # column kinds: numeric (every cell a number or missing), text (mostly non-numbers)
     frac_num = (bnum & ~bmiss).sum(axis=0) / np.maximum(1, (~bmiss).sum(axis=0))
     all_missing = bmiss.all(axis=0)
@@ -393,31 +749,19 @@ def _load_text(data: bytes, name: str, ext: str, nan_policy: str, label_column, 
     if mixed.any():
         j = int(np.flatnonzero(mixed)[0])
         rows_bad = np.flatnonzero(~bnum[:, j])
-        shown = ", ".join(f"row {i} ({str(body[i, j]).strip()!r})" for i in rows_bad[:3])
+        shown = ", ".join(f"line {lines[i]} ({str(body[i, j]).strip()!r})" for i in rows_bad[:3])
         raise DataFormatError(f"{name}: column '{names[j]}' is numeric except for "
-                              f"{rows_bad.size} value(s): {shown}; fix them or write them as NA "
+                              f"{rows_bad.size} value(s): {shown} (lines of the file counted from "
+                              "1, the header line included); fix them or write them as NA "
                               "(missing) and choose a nan_policy")
-    if all_missing.any():
-        gone = [names[j] for j in np.flatnonzero(all_missing)]
-        notes.append(f"ignored {len(gone)} empty column(s): {', '.join(gone[:10])}")
-    text_cols = [j for j in range(expected) if not is_num[j] and not all_missing[j]]
-    num_cols = [j for j in range(expected) if is_num[j]]
-    # the label column: asked for by name/index, else the first text column with repeats
-    label_idx = None
-    if label_column is not None:
-        if isinstance(label_column, str) and label_column in names:
-            label_idx = names.index(label_column)
-        elif isinstance(label_column, int) and not isinstance(label_column, bool) \
-                and -expected <= label_column < expected:
-            label_idx = label_column % expected
-        else:
-            raise InputError(f"`label_column` must be one of the column names {names[:20]} or an "
-                             f"index in [0, {expected - 1}]; got {label_column!r}")
-    elif text_cols:
-        for j in text_cols:
-            if len(set(_strs(body[:, j]).tolist())) < body.shape[0]:
-                label_idx = j
-                break
+    dropped = [{"column": names[j], "reason": "empty (no values)"}
+               for j in np.flatnonzero(all_missing)]
+    if dropped:
+        notes.append(f"ignored {len(dropped)} empty column(s): "
+                     f"{', '.join(d['column'] for d in dropped[:10])}")
+    text_cols = [j for j in range(width) if not is_num[j] and not all_missing[j]]
+    num_cols = [j for j in range(width) if is_num[j]]
+    label_idx = _label_index(label_column, names, text_cols, body)
     labels = None
     if label_idx is not None:
         labels = _strs(body[:, label_idx])
@@ -428,22 +772,41 @@ def _load_text(data: bytes, name: str, ext: str, nan_policy: str, label_column, 
         else:
             notes.append(f"text column '{names[label_idx]}' used as labels "
                          f"({len(set(labels.tolist()))} distinct values)")
+        dropped.append({"column": names[label_idx], "reason": "used as labels"})
+    meta_cols = [j for j in text_cols if j != label_idx]
+    for j in meta_cols:
+        example = next((str(c).strip() for c, nm, mi in zip(body[:, j], bnum[:, j], bmiss[:, j])
+                        if not nm and not mi), "")
+        reason = hex_ids.get(j, "text")
+        dropped.append({"column": names[j], "reason": f"{reason}, e.g. {example!r}; kept as "
+                                                      "metadata, not a feature"})
     if not num_cols:
         raise DataFormatError(f"{name}: non-numeric matrix: no column holds only numbers "
                               f"(columns: {names[:10]}{' ...' if len(names) > 10 else ''}); "
                               "features must be numeric, with at most some text columns for "
-                              "labels/metadata")
-    meta_cols = [j for j in text_cols if j != label_idx]
+                              "labels/metadata" + _decimal_hint(delim, cells))
     metadata = None
     if text_cols or label_idx is not None:
-        keep = [j for j in range(expected) if (j in text_cols or j == label_idx)]
+        keep = [j for j in range(width) if (j in text_cols or j == label_idx)]
         metadata = pd.DataFrame({names[j]: _strs(body[:, j]) for j in keep})
     if meta_cols:
         notes.append(f"{len(meta_cols)} non-numeric column(s) kept as metadata, not features: "
                      f"{', '.join(names[j] for j in meta_cols[:10])}")
     X = bval[:, num_cols]
     return _finish(X, [names[j] for j in num_cols], labels, metadata, None, notes, name,
-                   "csv", nan_policy, variable=None if label_idx is None else names[label_idx])
+                   "csv", nan_policy, variable=None if label_idx is None else names[label_idx],
+                   lines=lines, dropped=dropped)
+
+
+def _decimal_hint(delim, cells) -> str:
+    """A likely cause when nothing is numeric: a convention we do not read."""
+    sample = "|".join(str(c) for c in cells[1:6].ravel())
+    if re.search("\\d[ \u00a0\u202f'\u2019]\\d{3}\\b", sample):
+        return ("; numbers seem to group thousands with spaces or apostrophes ('1 000'), which "
+                "are not read: write plain numbers (1000)")
+    if re.search(r"\d%", sample):
+        return "; percentages ('12%') are not read as numbers: write 12 or 0.12"
+    return ""
 
 
 # --------------------------------------------------------------------------- npy / npz
@@ -552,6 +915,7 @@ def _load_npy(data: bytes, name: str, nan_policy: str):
     except Exception as exc:
         raise DataFormatError(f"{name}: not a valid .npy file ({exc})") from None
     _check_array_dtype(dtype, shape, "the array", name)
+    _check_npy_size(shape, dtype, len(data) - f.tell(), "the array", name)
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
     except Exception as exc:
@@ -559,6 +923,16 @@ def _load_npy(data: bytes, name: str, nan_policy: str):
     X, image_shape = _as_matrix(arr, "the array", name, notes)
     names = _names_for(X.shape[1], image_shape)
     return _finish(X, names, None, None, image_shape, notes, name, "npy", nan_policy)
+
+
+def _check_npy_size(shape, dtype, available: int, what: str, name: str) -> None:
+    """Refuse a header announcing more data than the file holds (truncated or forged),
+    before anything of that size is allocated."""
+    need = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if need > available:
+        raise DataFormatError(f"{name}: {what} announces shape {tuple(shape)} of {dtype} "
+                              f"({need:,} bytes) but only {max(available, 0):,} bytes follow its "
+                              "header: the file is truncated or damaged")
 
 
 def _names_for(n: int, image_shape) -> list:
@@ -570,11 +944,8 @@ def _names_for(n: int, image_shape) -> list:
 
 def _npz_index(data: bytes, name: str, max_bytes: int) -> dict:
     """name -> (shape, dtype) of every array, from headers only (no data read)."""
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        raise DataFormatError(f"{name}: not a valid .npz (zip) file") from None
-    with zf:
+    zf = _open_zip(data, name, ".npz")
+    with zf, _archive_errors(name, ".npz"):
         infos = [i for i in zf.infolist() if not i.is_dir()]
         _check_zip_members(infos, name, max_bytes, allow_npy=True)
         out = {}
@@ -584,9 +955,13 @@ def _npz_index(data: bytes, name: str, max_bytes: int) -> dict:
             with zf.open(info) as fh:
                 try:
                     shape, _, dtype = _npy_header(fh)
+                    header_len = fh.tell()
                 except Exception as exc:
                     raise DataFormatError(f"{name}: member {info.filename!r} is not a valid .npy "
                                           f"({exc})") from None
+            if not dtype.hasobject:
+                _check_npy_size(shape, dtype, info.file_size - header_len,
+                                f"member {info.filename!r}", name)
             out[info.filename[:-4]] = (tuple(shape), dtype)
     if not out:
         raise DataFormatError(f"{name}: the .npz holds no arrays")
@@ -630,7 +1005,7 @@ def _load_npz(data: bytes, name: str, variable, nan_policy: str, max_bytes: int)
             raise DataFormatError(f"{name}: several numeric arrays ({', '.join(cands)}); choose one "
                                   f"with variable=... ; it holds: {listing}")
         chosen = cands[0]
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+    with _archive_errors(name, ".npz"), np.load(io.BytesIO(data), allow_pickle=False) as z:
         arr = z[chosen]
         X, image_shape = _as_matrix(arr, f"array {chosen!r}", name, notes)
         m, n = X.shape
@@ -780,11 +1155,68 @@ def _check_zip_members(infos, name: str, max_bytes: int, *, allow_npy: bool = Fa
         if info.flag_bits & 0x1:
             raise DataFormatError(f"{name}: encrypted member {info.filename!r}; encrypted archives "
                                   "are not supported")
+        if (info.external_attr >> 16) & 0o170000 == 0o120000:
+            raise DataFormatError(f"{name}: {info.filename!r} is a symbolic link; archives must "
+                                  "hold the files themselves, not links")
         total += info.file_size
     if total > max_bytes:
         raise DataFormatError(f"{name}: the archive expands to {total:,} bytes, over the size cap "
                               f"max_bytes={max_bytes:,} (possible zip bomb); raise max_bytes if "
                               "this is intended")
+
+
+def _open_zip(data: bytes, name: str, what: str = ".zip") -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    except _ARCHIVE_ERRORS as exc:
+        raise DataFormatError(f"{name}: not a valid {what} (zip) file ({type(exc).__name__}: "
+                              f"{exc})") from None
+
+
+@contextmanager
+def _archive_errors(name: str, what: str = ".zip"):
+    """Every failure inside a damaged or forged archive becomes a DataFormatError."""
+    try:
+        yield
+    except DataFormatError:
+        raise
+    except _ARCHIVE_ERRORS as exc:
+        raise DataFormatError(f"{name}: the {what} archive is damaged or forged (its sizes or "
+                              f"checksums do not match its content: {type(exc).__name__}: {exc}); "
+                              "re-create it with a standard zip tool") from None
+
+
+def _read_member(zf: zipfile.ZipFile, info, budget: int, name: str) -> bytes:
+    """A member's bytes, streamed with a running cap of ``budget`` bytes.
+
+    The sizes in a zip directory can lie (a forged zip bomb): what counts is
+    what decompression actually yields, checked after every chunk.
+    """
+    parts, got = [], 0
+    with zf.open(info) as fh:
+        while True:
+            chunk = fh.read(min(_CHUNK, budget - got + 1))
+            if not chunk:
+                break
+            got += len(chunk)
+            if got > budget:
+                raise DataFormatError(f"{name}: the archive expands to more than the size cap "
+                                      f"(max_bytes) while reading {info.filename!r} (possible zip "
+                                      "bomb); raise max_bytes if this is intended")
+            parts.append(chunk)
+    return b"".join(parts)
+
+
+def _image_size(raw: bytes, label: str, name: str) -> tuple[int, int]:
+    """(width, height) from the image header only (nothing decoded)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(raw)) as im:
+            return im.size
+    except (UnidentifiedImageError, OSError, ValueError, struct.error,
+            Image.DecompressionBombError) as exc:
+        raise DataFormatError(f"{name}: {label!r} is not a readable image ({exc})") from None
 
 
 def _decode_image(raw: bytes, label: str, name: str, notes_acc: dict) -> np.ndarray:
@@ -808,7 +1240,8 @@ def _decode_image(raw: bytes, label: str, name: str, notes_acc: dict) -> np.ndar
         return arr
     except DataFormatError:
         raise
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+    except (UnidentifiedImageError, OSError, ValueError, struct.error, SyntaxError,
+            Image.DecompressionBombError) as exc:
         raise DataFormatError(f"{name}: {label!r} is not a readable image ({exc})") from None
 
 
@@ -816,11 +1249,8 @@ def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):
     import pandas as pd
 
     notes: list = []
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        raise DataFormatError(f"{name}: not a valid .zip file") from None
-    with zf:
+    zf = _open_zip(data, name)
+    with zf, _archive_errors(name):
         infos = [i for i in zf.infolist() if not i.is_dir()]
         _check_zip_members(infos, name, max_bytes)
         images, skipped, junk = [], [], 0
@@ -842,15 +1272,17 @@ def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):
         if not images:
             raise DataFormatError(f"{name}: the archive holds no images (allowed: "
                                   f"{', '.join(IMAGE_EXTENSIONS)})")
-        arrays, modes, read = [], {}, 0
+        arrays, modes, read, pixels = [], {}, 0, 0
         for info in images:
-            # read with a hard limit: the declared sizes in the zip directory can lie
-            with zf.open(info) as fh:
-                raw = fh.read(max_bytes - read + 1)
+            raw = _read_member(zf, info, max_bytes - read, name)
             read += len(raw)
-            if read > max_bytes:
-                raise DataFormatError(f"{name}: the archive expands to more than max_bytes="
-                                      f"{max_bytes:,} bytes (possible zip bomb)")
+            # decoded size from the header, before decoding: small files can hold huge images
+            w, h = _image_size(raw, info.filename, name)
+            pixels += w * h
+            if pixels > MAX_TOTAL_PIXELS:
+                raise DataFormatError(f"{name}: the images hold more than {MAX_TOTAL_PIXELS:,} "
+                                      f"pixels in all (reached at {info.filename!r}, {w}x{h}); "
+                                      "use fewer or smaller images")
             arrays.append(_decode_image(raw, info.filename, name, modes))
     files = [i.filename for i in images]
     for mode, count in modes.items():
@@ -894,6 +1326,17 @@ def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):
 
 # --------------------------------------------------------------------------- front door
 
+def _check_header(header):
+    """``header`` as True (column names), False (data) or None (detect)."""
+    choices = {"auto": None, "yes": True, "no": False, None: None, True: True, False: False}
+    if isinstance(header, str):
+        header = header.strip().lower()
+    if not isinstance(header, (str, bool, type(None))) or header not in choices:
+        raise InputError("`header` must be 'auto' (detect), 'yes'/True (the first line holds column "
+                         f"names) or 'no'/False (the first line is data); got {header!r}")
+    return choices[header]
+
+
 def _check_args(max_bytes, resize, nan_policy, variable, filename):
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise InputError(f"`max_bytes` must be a positive int; got {max_bytes!r}")
@@ -915,7 +1358,7 @@ def _check_args(max_bytes, resize, nan_policy, variable, filename):
 
 
 def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_000, resize=None,
-              nan_policy: str = "error", label_column=None, header=None) -> LoadedData:
+              nan_policy: str = "error", label_column=None, header="auto") -> LoadedData:
     """Read a data file into a samples x features matrix.
 
     Parameters
@@ -940,8 +1383,13 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     label_column : str or int, optional
         CSV/TSV column to use as labels (a numeric one is then removed from the
         features).  By default the first text column with repeated values.
-    header : bool, optional
-        CSV/TSV: whether the first line holds column names (default: detected).
+    header : {"auto", "yes", "no"} or bool, default "auto"
+        CSV/TSV: whether the first line holds column names.  ``"yes"``/``True``
+        and ``"no"``/``False`` force it; ``"auto"`` (or None) detects it: the
+        first line is a header when it holds text above numbers, or numbers
+        written differently from the body (e.g. the years ``2019,2020,2021``
+        over decimal values), see Notes.  ``notes`` always says which was chosen
+        and why.
 
     Returns
     -------
@@ -964,11 +1412,33 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     ``.mat`` (scipy.io.loadmat, numeric arrays only), ``.zip`` of
     ``.png .jpg .jpeg .pgm .bmp`` images (grey, common size).
 
+    Text: UTF-8, Latin-1, and UTF-16/32 (by byte-order mark, as Excel's
+    "Unicode text" writes, or by its NUL byte pattern).  Numbers may use
+    thousands separators (``"1,234"``) or decimal commas (``3,14``, with
+    ``.`` grouping thousands as in ``1.234,5``), one convention per file, or
+    be hexadecimal (``0x1F``); ``notes`` names the columns so read, and a file
+    that mixes conventions or is ambiguous (only ``1,000``-like numbers in a
+    file not delimited by commas) is refused with the column named.
+
+    Header detection (``header="auto"``): a first line with text above numeric
+    columns is a header.  An all-number first line is one when its numbers are
+    distinct and either integers (written without decimals) above columns
+    written with decimals, in increasing/decreasing order or far from the
+    values below; or in order and, in every column, farther from the range of
+    the values below (at least 3 rows) than that range is wide.  Otherwise it
+    is data.
+
+    Columns that are not features (text kept as metadata, empty, labels,
+    dropped for NaN/inf) are listed in ``dropped_columns`` with the reason.
+    Positions in messages count as the user does: CSV line numbers from 1
+    with the header line included, array rows from 1.
+
     A single image file is rejected: one image is one sample, and PCA needs
     many.  Upload a ``.zip`` of same-size images (one per sample) instead; to
     analyse an image's pixel matrix itself, save it as ``.csv``/``.npy``.
     """
     resize = _check_args(max_bytes, resize, nan_policy, variable, filename)
+    header = _check_header(header)
     named = filename is not None or isinstance(source, (str, os.PathLike)) or \
         bool(getattr(source, "name", None))
     data, name = _read_source(source, filename, max_bytes)
@@ -1004,5 +1474,7 @@ def describe(loaded: LoadedData) -> str:
         lines.append(f"labels: {uniq.size} classes ({shown})")
     if loaded.metadata is not None:
         lines.append(f"metadata columns: {', '.join(map(str, loaded.metadata.columns))}")
+    if loaded.dropped_columns:
+        lines.append(f"not used as features: {_dropped_text(loaded.dropped_columns)}")
     lines += [f"- {note}" for note in loaded.notes]
     return "\n".join(lines)

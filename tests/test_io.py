@@ -183,8 +183,11 @@ def _with_nans():
 
 
 def test_nan_error_says_how_many_where_and_options():
-    with pytest.raises(DataFormatError, match=r"2 NaN/inf value\(s\).*\(row 1, column 'b'\), "
-                                              r"\(row 3, column 'c'\).*nan_policy='drop-rows'"):
+    # positions count as the user does: file lines from 1, the header line included (issue 21)
+    with pytest.raises(DataFormatError, match=r"2 NaN/inf value\(s\).*\(line 3, column 'b'\), "
+                                              r"\(line 5, column 'c'\) \(lines of the file counted "
+                                              r"from 1, the header line included\).*"
+                                              r"nan_policy='drop-rows'"):
         load_file(_with_nans(), filename="n.csv")
 
 
@@ -211,7 +214,8 @@ def test_nan_policy_drop_columns_leaves_single_column_error():
 def test_nan_in_npy_reported():
     A = M.copy()
     A[3, 2] = np.nan
-    with pytest.raises(DataFormatError, match=r"1 NaN/inf value\(s\).*\(row 3, column 'x2'\)"):
+    with pytest.raises(DataFormatError, match=r"1 NaN/inf value\(s\).*\(row 4, column 'x2'\) "
+                                              r"\(rows counted from 1\)"):
         load_file(_npy(A), filename="a.npy")
 
 

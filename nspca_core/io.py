@@ -606,10 +606,11 @@ def _written_with_decimals(texts, values, missing, sample: int = 1000) -> bool:
 def _numeric_header(cells, values, numeric, missing) -> str | None:
     """Why an all-number first line is column names (years, ids, wavelengths), or None.
 
-    It is when its numbers are distinct and either (a) integers written as such
-    over a body written with decimals, increasing/decreasing or far outside the
-    body's range, or (b) monotone and, in every column, farther from the body's
-    range (at least 3 body rows) than that range is wide.
+    It is when its numbers are distinct integers (written as such) and either
+    (a) above columns written with decimals, and increasing/decreasing or far
+    outside the values below, or (b) increasing/decreasing and, in every
+    non-constant column (at least 2, with at least 3 body rows), farther from
+    the body's range than 3 times its width.
     """
     body_num = numeric[1:].all(axis=0) & ~missing[1:].all(axis=0)
     cols = np.flatnonzero(body_num & numeric[0] & ~missing[0])
@@ -622,21 +623,25 @@ def _numeric_header(cells, values, numeric, missing) -> str | None:
     monotone = bool((steps > 0).all() or (steps < 0).all())
     first = [str(cells[0, j]).strip() for j in cols]
     ints = all(_INT_FORMAT.fullmatch(t) for t in first)
+    if not ints:
+        return None
     body = values[1:, cols]
-    decimal_body = ints and all(_written_with_decimals(cells[1:, j], body[:, c], missing[1:, j])
-                                for c, j in enumerate(cols))
+    decimal_body = all(_written_with_decimals(cells[1:, j], body[:, c], missing[1:, j])
+                       for c, j in enumerate(cols))
     outside = False
     if body.shape[0] >= 3:
         with np.errstate(invalid="ignore"):
             lo, hi = np.nanmin(body, axis=0), np.nanmax(body, axis=0)
-        dist = np.maximum(lo - v, v - hi)
-        outside = bool((dist > np.maximum(hi - lo, 0)).all() & (dist > 0).all())
+        span, dist = hi - lo, np.maximum(lo - v, v - hi)
+        # constant columns say nothing; every other one must sit far from the first line
+        varied = span > 0
+        outside = bool(varied.sum() >= 2 and (dist[varied] > 3 * span[varied]).all())
     shown = ", ".join(first[:3]) + (", ..." if len(first) > 3 else "")
-    if ints and decimal_body and (monotone or outside):
+    if decimal_body and (monotone or outside):
         return (f"its numbers ({shown}) are distinct integers over decimal numbers"
                 + (", in order" if monotone else ", far outside the values below"))
     if monotone and outside:
-        return f"its numbers ({shown}) are in order and far outside the values below them"
+        return f"its numbers ({shown}) are integers in order, far outside the values below them"
     return None
 
 
@@ -1422,11 +1427,11 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
 
     Header detection (``header="auto"``): a first line with text above numeric
     columns is a header.  An all-number first line is one when its numbers are
-    distinct and either integers (written without decimals) above columns
+    distinct integers (written without decimals) and either above columns
     written with decimals, in increasing/decreasing order or far from the
-    values below; or in order and, in every column, farther from the range of
-    the values below (at least 3 rows) than that range is wide.  Otherwise it
-    is data.
+    values below; or in order and, in every non-constant column, farther from
+    the range of the values below (at least 3 rows) than 3 times its width.
+    Otherwise it is data.
 
     Columns that are not features (text kept as metadata, empty, labels,
     dropped for NaN/inf) are listed in ``dropped_columns`` with the reason.

@@ -430,6 +430,20 @@ def test_csv_round_trip_property(A, sep, with_header):
     buf = io.StringIO()
     header = sep.join(f"h{j}" for j in range(A.shape[1])) if with_header else ""
     np.savetxt(buf, A, delimiter=sep, fmt="%.17g", header=header, comments="")
-    out = load_file(buf.getvalue().encode(), filename="p.csv")
+    data = buf.getvalue().encode()
+    # told, the header choice is exact
+    out = load_file(data, filename="p.csv", header="yes" if with_header else "no")
     assert np.array_equal(out.X, A)
     assert out.feature_names[0] == ("h0" if with_header else "col_0")
+    # detected: exact too, unless the first line meets the stated rule for a numeric header
+    # (distinct integers) -- an all-number first line is ambiguous, and the note says so
+    out = load_file(data, filename="p.csv")
+    first = A[0]
+    numeric_header_possible = (not with_header and np.array_equal(first, np.round(first))
+                               and np.unique(first).size == first.size)
+    if not numeric_header_possible:
+        assert np.array_equal(out.X, A)
+        assert out.feature_names[0] == ("h0" if with_header else "col_0")
+    elif not np.array_equal(out.X, A):
+        assert np.array_equal(out.X, A[1:]) and "its numbers" in out.notes[0]
+    assert out.notes[0].startswith("header: first line read as")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, downloads, state
+from ui import compute, cost, downloads, state
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -36,6 +36,7 @@ def main() -> None:
                              format_func=figs.method_label, key="cmp_methods",
                              help="Zass–Shashua, scikit-learn SparsePCA and NMF search a penalty for "
                                   "k nonzeros and take much longer; add them when you can wait.")
+    methods = cost.screen_methods(methods, n, s.d, key="cmp")
     if not methods:
         st.info("Choose at least one algorithm.")
         return

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, jobs, live, state, work
+from ui import compute, cost, jobs, live, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -91,6 +91,7 @@ def main() -> None:
     X = ds.X
     m, n = X.shape
     methods, points, show_band, show_paper = controls(n)
+    methods = cost.screen_methods(methods, n, s.d, key="vk")
     if not methods:
         st.info("Choose at least one algorithm.")
         return

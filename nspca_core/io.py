@@ -1174,7 +1174,8 @@ def _open_zip(data: bytes, name: str, what: str = ".zip") -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(io.BytesIO(data))
     except _ARCHIVE_ERRORS as exc:
-        raise DataFormatError(f"{name}: not a valid {what} (zip) file ({type(exc).__name__}: "
+        kind = what if what == ".zip" else f"{what} (zip)"
+        raise DataFormatError(f"{name}: not a valid {kind} file ({type(exc).__name__}: "
                               f"{exc})") from None
 
 

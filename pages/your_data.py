@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 import numpy as np
 import pandas as pd
@@ -14,11 +15,12 @@ from ui.sidebar import page_intro
 
 page_intro(
     "Your data",
-    "upload a matrix (samples × features) or a zip of same-size images; check the preview, choose "
+    "Upload a matrix (samples × features) or a zip of same-size images; check the preview, choose "
     "how to read it, and every other page works on it (pick *Your data* in the sidebar); download "
     "components, scores and figures.",
-    "Formats and checks of the foundation issue (nspca_core.io.load_file); the analysis is the "
-    "paper's (Asteris, Papailiopoulos & Dimakis, ICML 2014) with our certificate.",
+    "The file is read and checked here (CSV/TSV in any common encoding and number style, NumPy, "
+    "MATLAB, zipped images); the analysis is the paper's (Asteris, Papailiopoulos & Dimakis, "
+    "ICML 2014) with our certificate.",
 )
 
 TYPES = ["csv", "tsv", "tab", "txt", "npy", "npz", "mat", "zip", "png", "jpg", "jpeg", "pgm", "bmp"]
@@ -28,6 +30,48 @@ NAN_POLICIES = {
     "drop-columns": "drop features with missing values",
     "impute-mean": "replace by the feature's mean",
 }
+HEADERS = {None: "detect (default)", True: "yes: column names", False: "no: the first line is data"}
+NAN_LABEL = "Missing values (NaN/inf)"
+RESIZE_LABEL = "Resize every image to height×width (empty = keep; needed for mixed sizes)"
+VARIABLE_LABEL = "Array / variable to analyse"
+HEADER_LABEL = "Header line"
+LABEL_LABEL = "Label column (name, or position counting from 1; empty = automatic)"
+
+
+def on_screen(message: str, filename: str | None = None) -> str:
+    """A message of the reader phrased with the controls of this page.
+
+    ``nspca_core.io`` names its API arguments (``nan_policy='drop-rows'``,
+    ``resize=(height, width)``, ``variable=...``, ``max_bytes``,
+    ``label_column``, ``header``); the user sees the controls above, so those
+    are named instead.  A leading ``"<file name>: "`` is dropped: the page
+    already says which file.
+    """
+    if filename and message.startswith(f"{filename}: "):
+        message = message[len(filename) + 2:]
+    message = message.replace(
+        "choose nan_policy='drop-rows', 'drop-columns' or 'impute-mean' to handle them",
+        f'choose what to do with them under "{NAN_LABEL}" above (drop samples, drop features '
+        "or replace by the mean)")
+    message = message.replace("and choose a nan_policy",
+                              f'and choose what to do with them under "{NAN_LABEL}"')
+    message = re.sub(r"nan_policy='([a-z-]+)'",
+                     lambda m: f'"{NAN_LABEL}: {NAN_POLICIES.get(m.group(1), m.group(1))}"', message)
+    message = message.replace("pass resize=(height, width) to resize them",
+                              f'fill in "{RESIZE_LABEL.split(" (")[0]}" above to resize them')
+    message = re.sub(r"resize=\((\d+), (\d+)\) asked", r"resized to \1×\2 as asked", message)
+    message = message.replace("choose one with variable=...",
+                              f'choose one under "{VARIABLE_LABEL}" above')
+    message = re.sub(r"; raise max_bytes[^;]*", "", message)
+    message = re.sub(r"the size cap max_bytes=([\d,]+)( bytes)?", r"the upload limit of \1 bytes",
+                     message)
+    message = re.sub(r"max_bytes=([\d,]+)( bytes)?", r"the upload limit of \1 bytes", message)
+    message = re.sub(r"`label_column` must be one of the column names (.*) or an index in "
+                     r"\[0, (\d+)\]",
+                     lambda m: f'"Label column" must be one of the column names {m.group(1)} or a '
+                               f"position from 1 to {int(m.group(2)) + 1}", message)
+    message = re.sub(r"choose header '(yes|no)'", rf'choose "\1" under "{HEADER_LABEL}"', message)
+    return message
 
 
 def _use_upload(upload: compute.Upload) -> None:
@@ -53,28 +97,32 @@ def read_options(filename: str, data: bytes) -> dict:
         names = [v["name"] for v in variables]
         if len(names) > 1:
             opts["variable"] = c1.selectbox(
-                "Array / variable to analyse", names, key="yd_variable",
+                VARIABLE_LABEL, names, key="yd_variable",
                 format_func=lambda nm: f"{nm} {next(tuple(v['shape']) for v in variables if v['name'] == nm)}")
     if lower.endswith((".csv", ".tsv", ".tab", ".txt")):
-        header = c1.selectbox("Header line", ["detect", "yes", "no"], key="yd_header")
-        opts["header"] = None if header == "detect" else header == "yes"
-        label = c3.text_input("Label column (name or 0-based index; empty = automatic)", "",
-                              key="yd_label",
+        opts["header"] = c1.selectbox(
+            HEADER_LABEL, list(HEADERS), format_func=HEADERS.get, key="yd_header",
+            help="Detected by default: a first line of text above numbers, or of numbers written "
+                 "differently from the rest (years such as 2019, 2020 over decimal values), is read "
+                 "as column names. The choice made is listed under the preview.")
+        label = c3.text_input(LABEL_LABEL, "", key="yd_label",
                               help="By default the first text column with repeated values becomes "
                                    "the labels; a numeric column named here is removed from the features.")
         if label.strip():
-            opts["label_column"] = int(label) if label.strip().isdigit() else label.strip()
+            opts["label_column"] = label.strip()
     if lower.endswith(".zip"):
-        size = c1.text_input("Resize every image to height×width (empty = keep; needed for mixed "
-                             "sizes)", "", key="yd_resize")
+        size = c1.text_input(RESIZE_LABEL, "", key="yd_resize")
         if size.strip():
             try:
                 h, w = (int(t) for t in size.lower().replace("x", "×").split("×"))
+                if h < 1 or w < 1:
+                    raise ValueError
                 opts["resize"] = (h, w)
             except ValueError:
-                st.error(f"`resize` must look like 32×32 (height×width); got {size!r}")
+                st.error(f'"{RESIZE_LABEL.split(" (")[0]}" must look like 32×32 (height×width, '
+                         f"positive whole numbers); got {size!r}")
     if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp"))):
-        opts["nan_policy"] = c2.selectbox("Missing values (NaN/inf)", list(NAN_POLICIES),
+        opts["nan_policy"] = c2.selectbox(NAN_LABEL, list(NAN_POLICIES),
                                           format_func=NAN_POLICIES.get, key="yd_nan")
     return opts
 
@@ -88,7 +136,7 @@ def preview(up, ds) -> None:
     cols[2].metric("labels", "none" if up.labels is None else f"{np.unique(up.labels).size} classes")
     cols[3].metric("images", "no" if up.image_shape is None else f"{up.image_shape[0]}×{up.image_shape[1]}")
     for note in list(up.notes) + [nt for nt in ds.notes if nt not in up.notes]:
-        st.caption(f"• {note}")
+        st.caption(f"• {on_screen(note)}")
     head = pd.DataFrame(np.asarray(up.X)[:10, :30], columns=[str(f) for f in up.feature_names[:30]])
     st.dataframe(head, hide_index=False)
     if n > 30:
@@ -155,6 +203,30 @@ def analysis(ds) -> None:
                        mime="text/html", key="yd_dl_fig", on_click="ignore")
 
 
+def parse(data: bytes, filename: str, opts: dict):
+    """The parsed upload; a label column typed as a number is a position counted from 1
+    (unless a column has that name)."""
+    label = opts.get("label_column")
+    try:
+        return compute.parse_upload(data, filename, **opts)
+    except ValueError as exc:
+        if not (isinstance(label, str) and label.isdigit() and "label_column" in str(exc)):
+            raise
+    position = int(label)
+    if position < 1:
+        raise ValueError(f'"Label column": positions count from 1; got {label}')
+    return compute.parse_upload(data, filename, **{**opts, "label_column": position - 1})
+
+
+def dropped_columns(loaded) -> None:
+    """The input columns that are not features, always shown with the reason."""
+    dropped = list(getattr(loaded, "dropped_columns", []) or [])
+    if dropped:
+        shown = "; ".join(f"**{d['column']}** ({on_screen(d['reason'])})" for d in dropped[:20])
+        more = f"; and {len(dropped) - 20} more" if len(dropped) > 20 else ""
+        st.warning(f"{len(dropped)} column(s) not used as features: {shown}{more}.")
+
+
 def main() -> None:
     file = st.file_uploader("Upload a data file", type=TYPES, key="yd_file",
                             help="CSV/TSV/TXT (header and delimiter detected), NPY/NPZ, MAT, or a ZIP "
@@ -164,9 +236,9 @@ def main() -> None:
         data = file.getvalue()
         opts = read_options(file.name, data)
         try:
-            loaded = compute.parse_upload(data, file.name, **opts)
+            loaded = parse(data, file.name, opts)
         except ValueError as exc:  # DataFormatError / InputError: say what is wrong, stay up
-            st.error(f"Could not read **{file.name}**: {exc}")
+            st.error(f"Could not read **{file.name}**: {on_screen(str(exc), file.name)}")
             loaded = None
         if loaded is not None:
             upload = compute.make_upload(loaded, options=opts,
@@ -176,6 +248,7 @@ def main() -> None:
                           args=(upload,), key="yd_use")
                 st.success(f"Read **{file.name}**: {loaded.X.shape[0]} samples × {loaded.X.shape[1]} "
                            "features. Press the button to select it in the sidebar.")
+                dropped_columns(loaded)
                 # a preview of what would be used (preprocessed like the registry datasets)
                 preview(upload, compute.uploaded_dataset(upload, state.settings().preprocessing))
                 return

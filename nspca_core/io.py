@@ -463,13 +463,16 @@ def _convention_value(t: str, convention: str) -> float:
 
 
 def _text_kinds(cells, numeric, j: int, start: int) -> dict | None:
-    """``{kind: first example}`` of the text cells of column j below row ``start``;
-    None when one of them follows no known number convention (a real text column)."""
+    """``{kind: first example}`` of the text cells of column j; None when one of them
+    below row ``start`` follows no known number convention (a real text column).  A
+    first-line cell in no convention is a column name and is passed over."""
     found: dict = {}
-    for raw in cells[start:, j][~numeric[start:, j]]:
-        t = str(raw).strip()
+    for i in np.flatnonzero(~numeric[:, j]):
+        t = str(cells[i, j]).strip()
         kind = _cell_kind(t)
         if kind is None:
+            if i < start:
+                continue
             return None
         found.setdefault(kind, t)
     return found
@@ -488,7 +491,7 @@ def _number_conventions(cells, values, numeric, missing, delim, name: str, notes
     """
     start = 1 if cells.shape[0] > 1 else 0
     kinds = {}
-    for j in np.flatnonzero(~numeric[start:].all(axis=0)):
+    for j in np.flatnonzero(~numeric.all(axis=0)):
         found = _text_kinds(cells, numeric, j, start)
         if found:
             kinds[int(j)] = found
@@ -610,11 +613,12 @@ def _numeric_header(cells, values, numeric, missing) -> str | None:
     (a) above columns written with decimals, and increasing/decreasing or far
     outside the values below, or (b) increasing/decreasing and, in every
     non-constant column (at least 2, with at least 3 body rows), farther from
-    the body's range than 3 times its width.
+    the body's range than 3 times its width.  A file of 2 lines has no header
+    of numbers (one row of data would be left).
     """
     body_num = numeric[1:].all(axis=0) & ~missing[1:].all(axis=0)
     cols = np.flatnonzero(body_num & numeric[0] & ~missing[0])
-    if cols.size < 2:
+    if cols.size < 2 or cells.shape[0] < 3:  # a header over a single row would leave no PCA
         return None
     v = values[0, cols]
     if np.unique(v).size < cols.size or not np.isfinite(v).all():

@@ -57,6 +57,9 @@ def on_screen(message: str, filename: str | None = None) -> str:
                               f'and choose what to do with them under "{NAN_LABEL}"')
     message = re.sub(r"nan_policy='([a-z-]+)'",
                      lambda m: f'"{NAN_LABEL}: {NAN_POLICIES.get(m.group(1), m.group(1))}"', message)
+    # policy values left quoted (e.g. after ui.messages reworded only the first of a list)
+    message = re.sub(r"'(drop-rows|drop-columns|impute-mean)'",
+                     lambda m: f"“{NAN_POLICIES[m.group(1)]}”", message)
     message = message.replace("pass resize=(height, width) to resize them",
                               f'fill in "{RESIZE_LABEL.split(" (")[0]}" above to resize them')
     message = re.sub(r"resize=\((\d+), (\d+)\) asked", r"resized to \1×\2 as asked", message)
@@ -66,8 +69,8 @@ def on_screen(message: str, filename: str | None = None) -> str:
     message = re.sub(r"the size cap max_bytes=([\d,]+)( bytes)?", r"the upload limit of \1 bytes",
                      message)
     message = re.sub(r"max_bytes=([\d,]+)( bytes)?", r"the upload limit of \1 bytes", message)
-    message = re.sub(r"`label_column` must be one of the column names (.*) or an index in "
-                     r"\[0, (\d+)\]",
+    message = re.sub(r"(?:`label_column`|\*Label column\*) must be one of the column names (.*) "
+                     r"or an index in \[0, (\d+)\]",
                      lambda m: f'"Label column" must be one of the column names {m.group(1)} or a '
                                f"position from 1 to {int(m.group(2)) + 1}", message)
     message = re.sub(r"choose header '(yes|no)'", rf'choose "\1" under "{HEADER_LABEL}"', message)
@@ -210,7 +213,8 @@ def parse(data: bytes, filename: str, opts: dict):
     try:
         return compute.parse_upload(data, filename, **opts)
     except ValueError as exc:
-        if not (isinstance(label, str) and label.isdigit() and "label_column" in str(exc)):
+        about_label = "label_column" in str(exc) or "Label column" in str(exc)
+        if not (isinstance(label, str) and label.isdigit() and about_label):
             raise
     position = int(label)
     if position < 1:

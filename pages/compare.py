@@ -12,7 +12,7 @@ from ui.sidebar import page_intro
 
 page_intro(
     "Compare algorithms",
-    "every algorithm at the sidebar's k on the same data: variance, the fraction of the optimum it "
+    "Every algorithm at the sidebar's k on the same data: variance, the fraction of the optimum it "
     "provably reaches, seconds, how much the supports overlap, the loadings side by side, and for "
     "labelled data whether the selected features separate the classes.",
     "Methods of Asteris et al. (ICML 2014), Sigg & Buhmann (ICML 2008, EM; Fig. 4: k-means Jaccard "

@@ -1,4 +1,4 @@
-"""Page 5 — the first r nonnegative k-sparse components drawn as images (seed 002, Fig. 3)."""
+"""Page 5 — the first r nonnegative k-sparse components drawn as images (Asteris et al. 2014, Fig. 3)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ui.sidebar import page_intro
 
 page_intro(
     "Components as images",
-    "for image data, the first r nonnegative k-sparse components of each algorithm drawn as images "
+    "For image data, the first r nonnegative k-sparse components of each algorithm drawn as images "
     "(features used by earlier components removed), dense PCA for reference, sample images beside "
     "them and the variance under each.",
     "Asteris, Papailiopoulos & Dimakis (ICML 2014), Fig. 3 (CBCL faces, six orthogonal 40-sparse "

@@ -18,7 +18,7 @@ page_intro(
     "For one candidate support I the best x on I is x_I ∝ V_I c, with c the solution of "
     "(P₂): maximise cᵀQc (Q = V_IᵀV_I) over unit c with V_I c ≥ 0. Each row of V_I keeps a "
     "half-plane; what the half-planes leave of the unit circle is the feasible arc.",
-    "Asteris, Papailiopoulos & Dimakis (ICML 2014), Alg. 4, Fig. 2 and App. C (seed 002).",
+    "Asteris, Papailiopoulos & Dimakis (ICML 2014), Alg. 4, Fig. 2 and App. C.",
 )
 
 s = state.settings()

@@ -16,7 +16,7 @@ page_intro(
     "The problem in one picture, why it is hard, and the method step by step, each step with a "
     "small live figure and a link to the page that goes deeper.",
     "Asteris, Papailiopoulos & Dimakis, *Nonnegative Sparse PCA with Provable Guarantees* "
-    "(ICML 2014) — seed 002: §1–4, Figs. 1–3.",
+    "(ICML 2014), §1–4 and Figs. 1–3.",
 )
 s = state.settings()
 SMALL = dict(height=300, margin=dict(l=50, r=10, t=50, b=40))

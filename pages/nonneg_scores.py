@@ -1,4 +1,4 @@
-"""Page 9 — nonnegative-score PCA: rotate the whitened cloud into the positive orthant (seed 001)."""
+"""Page 9 — nonnegative-score PCA: rotate the whitened cloud into the positive orthant (Bajorski, Hall & Rubinstein)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ui.sidebar import page_intro
 
 page_intro(
     "Nonnegative-score PCA",
-    "data Y = A·X with nonnegative, uncorrelated sources X: after whitening, A is an unknown rotation; "
+    "Data Y = A·X with nonnegative, uncorrelated sources X: after whitening, A is an unknown rotation; "
     "the estimator turns the cloud until every score is nonnegative. Negativity over the iterations, "
     "the cloud rotating into the positive orthant, recovered vs true profiles, errors vs other methods.",
     "Bajorski, Hall & Rubinstein, *Methodology and theory for nonnegative-score principal component "

@@ -1,4 +1,4 @@
-"""Page 8 — several components: greedy deflation vs the joint bipartite-matching method (seed 004)."""
+"""Page 8 — several components: greedy deflation vs the joint bipartite-matching method (Asteris et al. 2015)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ui.sidebar import page_intro
 
 page_intro(
     "Several components",
-    "r nonnegative k-sparse components found one at a time (deflation: remove the used features, or "
+    "Several (r) nonnegative k-sparse components, found one at a time (deflation: remove the used features, or "
     "project them out) or jointly (bipartite matchings, disjoint supports): cumulative variance per "
     "component, the supports as a feature × component map, and a tiny example where joint beats greedy.",
     "Asteris, Kyrillidis, Papailiopoulos & Dimakis, *Sparse PCA via Bipartite Matchings* (2015): "
@@ -147,7 +147,7 @@ def main() -> None:
             ylabel="cumulative variance / trace(A)"), key="sc_cumulative")
         c2.plotly_chart(figs.cumulative_variance(
             {lab: np.cumsum(res.variance) for lab, res in results.items()}, normalizer=total,
-            title="Σ of per-component variances (seed 004's objective)",
+            title="Σ of per-component variances (the objective of Asteris et al. 2015)",
             ylabel="Σ xⱼᵀAxⱼ / trace(A)"), key="sc_sum")
         rows = []
         for lab, res in results.items():

@@ -17,7 +17,7 @@ page_intro(
     "k largest curves at an angle φ form a candidate support, and only the few supports met "
     "while φ sweeps (−π/2, π/2] need to be checked.",
     "Asteris, Papailiopoulos & Dimakis, *Nonnegative Sparse PCA with Provable Guarantees* "
-    "(ICML 2014), §4.1 and Fig. 1 (seed 002).",
+    "(ICML 2014), §4.1 and Fig. 1.",
 )
 
 left, right = st.columns([1, 2.2], gap="large")

@@ -17,7 +17,7 @@ page_intro(
     "With a rank-3 factor each row is a surface over (φ₁, φ₂); the plane splits into cells on "
     "which the k largest surfaces — the candidate support — stay the same. Cells meet at "
     "points where three surfaces intersect, so there are at most 2³·C(n+1, 3) supports.",
-    "Asteris, Papailiopoulos & Dimakis (ICML 2014), Alg. 2 and App. B, Fig. 7 (seed 002).",
+    "Asteris, Papailiopoulos & Dimakis (ICML 2014), Alg. 2 and App. B, Fig. 7.",
 )
 
 left, right = st.columns([1, 2.2], gap="large")

@@ -113,20 +113,20 @@ def test_variance_vs_k_interactions():
 
 @pytest.mark.parametrize("dataset", ["synthetic-planted", "synthetic-parts"])
 def test_variance_vs_k_synthetic(dataset):
-    at = _ok(_page("variance_vs_k.py", **{state.DATASET: dataset, state.K: 5}, **FAST).run())
+    at = _ok(_settled(_page("variance_vs_k.py", **{state.DATASET: dataset, state.K: 5}, **FAST)))
     assert _charts(at) == 1
 
 
 def test_variance_vs_k_real_lrs():
     _real("lrs")
-    at = _ok(_page("variance_vs_k.py", **{state.DATASET: "lrs", state.K: 20}, **FAST).run())
+    at = _ok(_settled(_page("variance_vs_k.py", **{state.DATASET: "lrs", state.K: 20}, **FAST)))
     assert _charts(at) == 1 and any(m.label.startswith("best variance at k =") for m in at.metric)
 
 
 def test_variance_vs_k_upload_and_missing_upload():
     X = _planted_upload()
-    at = _ok(_page("variance_vs_k.py", **{state.DATASET: state.UPLOAD_NAME, state.UPLOAD: _upload(X),
-                                          state.K: 3}, **FAST).run())
+    at = _ok(_settled(_page("variance_vs_k.py", **{state.DATASET: state.UPLOAD_NAME,
+                                                   state.UPLOAD: _upload(X), state.K: 3}, **FAST)))
     assert _charts(at) == 1
     # "your data" selected but nothing uploaded: a clear message, no exception
     at = _page("variance_vs_k.py", **{state.DATASET: state.UPLOAD_NAME}).run()
@@ -327,7 +327,7 @@ def test_tiny_upload_two_features_large_k():
     X = np.random.default_rng(2).random((30, 2))
     session = {state.DATASET: state.UPLOAD_NAME, state.UPLOAD: _upload(X), state.K: 10}
     for page in ["variance_vs_k.py", "compare.py", "several_components.py", "your_data.py"]:
-        at = _ok(_page(page, **session, **{k: v for k, v in FAST.items() if k != "vk_points"}).run())
+        at = _ok(_settled(_page(page, **session, **{k: v for k, v in FAST.items() if k != "vk_points"})))
         assert page == "your_data.py" or _charts(at) >= 1
 
 

@@ -38,7 +38,7 @@ import pandas as pd
 import streamlit as st
 
 from nspca_core._validation import InputError
-from ui import state
+from ui import messages, state
 
 __all__ = [
     "UPLOAD_DATASET",
@@ -214,7 +214,7 @@ def guard(main: Callable[[], None]) -> None:
     except Unavailable as exc:
         st.info(f"Not available yet: {exc}")
     except ValueError as exc:  # InputError, DataFormatError are ValueErrors
-        st.error(str(exc))
+        st.error(messages.for_user(str(exc)))
     except Exception as exc:  # noqa: BLE001 - the page must stay up
         log.error("page failed:\n%s", traceback.format_exc())
         st.error(f"Something went wrong ({type(exc).__name__}): {exc}")
@@ -294,11 +294,23 @@ def current_dataset():
 
 # ----------------------------------------------------------------- uploads
 @st.cache_data(show_spinner="Reading the file…", max_entries=8)
-def parse_upload(data: bytes, filename: str, variable: str | None = None, nan_policy: str = "error",
-                 resize: tuple | None = None, label_column=None, header: bool | None = None):
-    """``nspca_core.io.load_file`` on the uploaded bytes, cached (raises DataFormatError)."""
+def _parse_upload(data: bytes, filename: str, variable: str | None = None, nan_policy: str = "error",
+                  resize: tuple | None = None, label_column=None, header: bool | None = None):
     return core("io", "load_file")(data, filename=filename, variable=variable, nan_policy=nan_policy,
                                    resize=resize, label_column=label_column, header=header)
+
+
+def parse_upload(data: bytes, filename: str, variable: str | None = None, nan_policy: str = "error",
+                 resize: tuple | None = None, label_column=None, header: bool | None = None):
+    """``nspca_core.io.load_file`` on the uploaded bytes, cached (raises DataFormatError).
+
+    The error message names the page's controls, not the API's arguments
+    (:func:`ui.messages.for_user`), and does not repeat the file name.
+    """
+    try:
+        return _parse_upload(data, filename, variable, nan_policy, resize, label_column, header)
+    except ValueError as exc:
+        raise type(exc)(messages.for_user(str(exc), filename=filename)) from None
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -317,7 +329,7 @@ def make_upload(loaded, *, options: dict, file_digest: str) -> Upload:
     return Upload(X=np.asarray(loaded.X, dtype=np.float64), feature_names=list(loaded.feature_names),
                   labels=None if loaded.labels is None else np.asarray(loaded.labels),
                   image_shape=None if loaded.image_shape is None else tuple(loaded.image_shape),
-                  notes=list(loaded.notes), metadata=loaded.metadata, source_name=loaded.source_name,
+                  notes=[messages.for_user(nt) for nt in loaded.notes], metadata=loaded.metadata, source_name=loaded.source_name,
                   options=dict(options), token=digest(file_digest, sorted(options.items())))
 
 

@@ -78,6 +78,32 @@ def n_features(name: str | None = None) -> int | None:
     return int(entry[1][1])
 
 
+K_ERROR = "nspca_k_error"  # why the last typed k was refused (shown under the box)
+
+
+def _copy_k(kmax: int) -> None:
+    """Accept a typed k only in 1..kmax; otherwise keep the last valid k and say what is allowed."""
+    raw = st.session_state[_wkey(state.K)]
+    if raw is None or raw != int(raw) or not 1 <= int(raw) <= kmax:
+        st.session_state[K_ERROR] = (f"k must be a whole number from 1 to {kmax} (the number of "
+                                     f"features); got {raw}. Keeping k = {st.session_state[state.K]}.")
+        return
+    st.session_state[state.K] = int(raw)
+    st.session_state.pop(K_ERROR, None)
+
+
+def n_samples(name: str | None = None) -> int | None:
+    """Number of samples of a dataset choice (the upload's rows for "your data"; None when unknown)."""
+    name = name or st.session_state.get(state.DATASET, state.DEFAULTS[state.DATASET])
+    if name == state.UPLOAD_NAME:
+        X = getattr(st.session_state.get(state.UPLOAD), "X", None)
+        return int(X.shape[0]) if X is not None else None
+    entry = dataset_choices().get(name)
+    if entry is None or entry[1] is None or len(entry[1]) < 2:
+        return None
+    return int(entry[1][0])
+
+
 def draw_sidebar() -> state.Settings:
     """Draw the shared controls and return the current settings."""
     state.ensure_defaults()
@@ -101,10 +127,9 @@ def draw_sidebar() -> state.Settings:
                      help="Digits need no download. Real datasets use a local copy in "
                           "NSPCA_DATA_DIR when present.", **_seed_widget(state.DATASET))
         n = n_features()
+        m = n_samples()
         if n is not None:
-            shape = choices.get(ss[state.DATASET], (None, None))[1]
-            st.caption(f"{shape[0]} samples × {n} features" if shape and len(shape) == 2
-                       else f"{n} features")
+            st.caption(f"{m} samples × {n} features" if m is not None else f"{n} features")
         st.selectbox("Preprocessing", list(state.PREPROCESSING_STEPS),
                      format_func=lambda p: state.PREPROCESSING_LABELS[p],
                      **_seed_widget(state.PREPROCESSING))
@@ -113,9 +138,14 @@ def draw_sidebar() -> state.Settings:
         kmax = n if n is not None else 10_000
         if ss[state.K] > kmax:  # the new dataset has fewer features
             ss[state.K] = kmax
-        st.number_input("k — nonzeros allowed", min_value=1, max_value=kmax, step=1,
-                        help="Sparsity: the component may use at most k features.",
-                        **_seed_widget(state.K))
+        # no min/max on the widget: an out-of-range value is refused with a message and the
+        # last valid k shown again (Streamlit would only turn the box red and keep computing)
+        kw = _seed_widget(state.K)
+        kw.update(on_change=_copy_k, args=(kmax,))
+        st.number_input("k — nonzeros allowed", step=1,
+                        help=f"Sparsity: the component may use at most k features (1 to {kmax}).", **kw)
+        if ss.get(K_ERROR):
+            st.error(ss[K_ERROR])
         if ss[state.D] not in D_CHOICES:
             ss[state.D] = 2
         st.select_slider("d — rank of the approximation", D_CHOICES,
@@ -126,7 +156,9 @@ def draw_sidebar() -> state.Settings:
         st.select_slider("ε — accuracy of the ε-net", EPS_CHOICES,
                          help="Smaller ε: more samples, answer within (1−ε) of OPT_d.",
                          **_seed_widget(state.EPS))
-        st.number_input("seed", min_value=0, max_value=2**31 - 1, step=1,
+        st.number_input("Random seed", min_value=0, max_value=2**31 - 1, step=1,
+                        help="Seeds the ε-net's random directions and the restarts of the other "
+                             "algorithms: the same seed gives the same answer.",
                         **_seed_widget(state.SEED))
     return state.settings()
 

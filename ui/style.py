@@ -23,6 +23,8 @@ CSS = f"""
   [data-testid="stMainBlockContainer"] {{ padding-left: 1rem; padding-right: 1rem; }}
 }}
 [data-testid="stPlotlyChart"] {{ min-height: 240px; }}
+/* "Press Enter to apply" sat on top of the number in the narrow sidebar boxes */
+[data-testid="stSidebar"] [data-testid="InputInstructions"] {{ display: none; }}
 </style>
 """
 

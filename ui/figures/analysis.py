@@ -294,7 +294,7 @@ def image_grid(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tuple[i
 def cumulative_variance(curves: Mapping[str, np.ndarray], *, normalizer: float = 1.0,
                         title: str = "Cumulative explained variance per component",
                         ylabel: str = "cumulative variance / trace(A)") -> go.Figure:
-    """Cumulative variance after each component, one line per strategy (seed 004 Fig. 2)."""
+    """Cumulative variance after each component, one line per strategy (Asteris et al. 2015, Fig. 2)."""
     fig = go.Figure()
     palette = [OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "purple", "sky", "black")]
     symbols = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star"]

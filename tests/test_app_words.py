@@ -1,0 +1,110 @@
+"""Words on screen (issue 21, items 6, 7, 9): citations, controls named as the user sees them,
+counts from 1, a refused k said plainly, the upload's samples in the sidebar."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import compute, messages, state
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
+PAGE_FILES = sorted((ROOT / "pages").glob("*.py"))
+
+
+def _visible_strings(path: Path) -> list[str]:
+    """String constants of a module that are not docstrings or comments (what can reach the screen)."""
+    tree = ast.parse(path.read_text())
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+@pytest.mark.parametrize("path", PAGE_FILES + sorted((ROOT / "ui").rglob("*.py")), ids=lambda p: p.name)
+def test_no_developer_words_on_screen(path):
+    text = " ".join(_visible_strings(path))
+    assert not re.search(r"seed 00\d", text), "cite authors and year, not the seed number"
+    assert "foundation issue" not in text
+
+
+@pytest.mark.parametrize("path", PAGE_FILES, ids=lambda p: p.name)
+def test_what_it_shows_starts_with_a_capital(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "page_intro":
+            what = "".join(c.value for c in ast.walk(node.args[1])
+                           if isinstance(c, ast.Constant) and isinstance(c.value, str))
+            assert what[:1].isupper(), what[:40]
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ("data.csv: 3 rows have NaN/inf values (lines 2, 5); choose nan_policy='drop-rows', "
+     "'drop-columns' or 'impute-mean'",
+     "3 rows have NaN/inf values (lines 2, 5); choose *Missing values (NaN/inf)* → “drop samples "
+     "with missing values”, 'drop-columns' or 'impute-mean'"),
+    ("images differ in size; give them all the same size, or pass resize=(height, width) to resize them",
+     "images differ in size; give them all the same size, or fill in *Resize every image to "
+     "height×width* to resize them"),
+    ("`X` must be finite; got 2 NaN/inf value(s), the first at row 0, column 3",
+     "`X` must be finite; got 2 NaN/inf value(s), the first at row 1, column 4"),
+])
+def test_messages_name_the_controls_and_count_from_one(raw, expected):
+    assert messages.for_user(raw, filename="data.csv" if raw.startswith("data.csv") else None) == expected
+
+
+def test_upload_errors_do_not_repeat_the_file_name_nor_name_api_arguments():
+    bad = b"a,b\n1,2\n3,nan\n4,5\n"
+    with pytest.raises(ValueError) as info:
+        compute.parse_upload(bad, "gaps.csv")
+    msg = str(info.value)
+    assert not msg.startswith("gaps.csv") and "nan_policy" not in msg
+    assert "Missing values" in msg
+
+
+def _sidebar_only():
+    """The shared sidebar alone (this Streamlit's AppTest drops the sidebar of an
+    st.navigation app after the first run; see tests/test_app_shell.py)."""
+    from ui.sidebar import draw_sidebar
+
+    draw_sidebar()
+
+
+def _app() -> AppTest:
+    return AppTest.from_function(_sidebar_only, default_timeout=180)
+
+
+@pytest.mark.parametrize("typed", [100000, 0, -5])
+def test_invalid_k_is_refused_plainly_and_the_last_valid_k_kept(typed):
+    at = _app().run()
+    box = at.number_input(key="_w" + state.K)
+    box.set_value(typed).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state[state.K] == 10  # the computation keeps the last valid k
+    assert at.number_input(key="_w" + state.K).value == 10  # ... and shows it
+    err = " ".join(e.value for e in at.sidebar.error)
+    assert "from 1 to 64" in err and f"got {typed}" in err and "Keeping k = 10" in err
+    at.number_input(key="_w" + state.K).set_value(12).run()  # a valid k clears the message
+    assert at.session_state[state.K] == 12 and not at.sidebar.error
+
+
+def test_sidebar_shows_samples_and_features_of_an_upload():
+    X = np.random.default_rng(0).random((37, 5))
+    up = compute.Upload(X=X, feature_names=list("abcde"), labels=None, image_shape=None, notes=[],
+                        metadata=None, source_name="m.csv")
+    at = _app()
+    at.session_state[state.UPLOAD] = up
+    at.session_state[state.DATASET] = state.UPLOAD_NAME
+    at.run()
+    assert "37 samples × 5 features" in " ".join(c.value for c in at.sidebar.caption)

@@ -1,0 +1,62 @@
+"""The core's messages, reworded for the people using the app (issue 21, item 6).
+
+``nspca_core`` speaks to programmers: it names its arguments
+(``nan_policy='drop-rows'``, ``resize=(height, width)``) and counts rows from
+0 where it reports array indices.  On screen the same advice must name the
+control the user sees and count as the user does.  :func:`for_user` rewrites
+a message; it changes wording only, never what is reported.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["for_user", "NAN_CHOICES"]
+
+# The "Your data" page's choices for missing values (its selectbox labels).
+NAN_CHOICES = {
+    "error": "stop and tell me",
+    "drop-rows": "drop samples with missing values",
+    "drop-columns": "drop features with missing values",
+    "impute-mean": "replace by the feature's mean",
+}
+_NAN_CONTROL = "Missing values (NaN/inf)"
+_RESIZE_CONTROL = "Resize every image to height×width"
+
+
+def _nan_choice(m: re.Match) -> str:
+    return f"*{_NAN_CONTROL}* → “{NAN_CHOICES.get(m[1], m[1])}”"
+
+
+def _one_based(m: re.Match) -> str:
+    return f"{m[1]}row {int(m[2]) + 1}, column {int(m[3]) + 1}"
+
+
+_RULES: list[tuple[re.Pattern, object]] = [
+    # "nan_policy='drop-rows'", with or without the quotes' neighbours
+    (re.compile(r"`?nan_policy\s*=\s*'([a-z-]+)'`?"), _nan_choice),
+    (re.compile(r"`?nan_policy`?"), f"*{_NAN_CONTROL}*"),
+    (re.compile(r"pass `?resize=\(height, width\)`?"), f"fill in *{_RESIZE_CONTROL}*"),
+    (re.compile(r"`?resize=\((\d+), (\d+)\)`? asked"), rf"*{_RESIZE_CONTROL}* = \1×\2"),
+    (re.compile(r"`?label_column`?"), "*Label column*"),
+    # array indices from nspca_core._validation / preprocess are 0-based: count from 1
+    (re.compile(r"(the first at )row (\d+), column (\d+)"), _one_based),
+]
+
+
+def for_user(message: str, *, filename: str | None = None) -> str:
+    """``message`` with API names replaced by the app's controls and indices counted from 1.
+
+    ``filename``: a leading ``"<filename>: "`` is dropped (the page already
+    says which file it is talking about).
+    """
+    text = str(message)
+    if filename:
+        for prefix in (f"{filename}: ", f"`{filename}`: "):
+            if text.startswith(prefix):
+                text = text[len(prefix):]
+                break
+        text = text[:1].upper() + text[1:]
+    for pattern, repl in _RULES:
+        text = pattern.sub(repl, text)
+    return text

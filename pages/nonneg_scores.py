@@ -28,9 +28,14 @@ MAX_POINTS = 600  # points drawn in the animation (a random subset: the browser 
 MAX_FRAMES = 40
 
 
-def data_source(s) -> tuple[np.ndarray, dict | None, str]:
-    """Y (n × p) and the truth (D, W) when known."""
-    source = st.radio("Data", SOURCES, horizontal=True, key="ns_source")
+def data_source(s) -> tuple[np.ndarray, dict | None, str, list[str]]:
+    """Y (n × p), the truth (D, W) when known, a description and the variables' names.
+
+    The sidebar's dataset is the default source once the user has chosen one
+    (anything but the app's default dataset); the simulation otherwise.
+    """
+    default = 0 if s.dataset == state.DEFAULTS[state.DATASET] else 1
+    source = st.radio("Data", SOURCES, index=default, horizontal=True, key="ns_source")
     if source == SOURCES[0]:
         c1, c2, c3 = st.columns(3)
         p = c1.slider("p — variables = sources", 2, 10, 3, key="ns_p",
@@ -39,7 +44,8 @@ def data_source(s) -> tuple[np.ndarray, dict | None, str]:
         case = c3.selectbox("Mixing matrix", list(CASE_LABELS), format_func=CASE_LABELS.get, key="ns_case")
         sim = compute.simulate_case(case, p, n, s.seed)
         truth = dict(D=np.asarray(sim.D), W=np.asarray(sim.W), A=np.asarray(sim.A))
-        return np.asarray(sim.Y), truth, f"simulated {CASE_LABELS[case]}, p = {p}, n = {n}, seed {s.seed}"
+        return (np.asarray(sim.Y), truth, f"simulated {CASE_LABELS[case]}, p = {p}, n = {n}, seed {s.seed}",
+                [f"variable {i + 1}" for i in range(p)])
     ds = compute.current_dataset()
     Y = np.asarray(ds.X_raw, float)
     m, n_feat = Y.shape
@@ -57,7 +63,7 @@ def data_source(s) -> tuple[np.ndarray, dict | None, str]:
         truth = dict(D=np.asarray(ds.ground_truth["D"]), W=np.asarray(ds.ground_truth["W"]))
     st.caption("The raw (uncentered) values are used: where the cloud sits relative to the origin is "
                "the information this method uses.")
-    return Y[:, cols], truth, f"{ds.info.title}, {len(cols)} variables"
+    return Y[:, cols], truth, f"{ds.info.title}, {len(cols)} variables", [str(ds.feature_names[j]) for j in cols]
 
 
 def cloud_frames(res, axes: list[int], rng: np.random.Generator):
@@ -75,7 +81,7 @@ def cloud_frames(res, axes: list[int], rng: np.random.Generator):
 
 def main() -> None:
     s = state.settings()
-    Y, truth, what = data_source(s)
+    Y, truth, what, var_names = data_source(s)
     n, p = Y.shape
     st.caption(f"{what}: {n} samples × {p} variables.")
     with compute.progress("Rotating into the positive orthant") as cb:
@@ -119,7 +125,7 @@ def main() -> None:
         for note in cmp.notes:
             st.caption(f"• {note}")
         if "nspca" in cmp.D:
-            st.plotly_chart(figs.profiles(truth["D"], cmp.D["nspca"],
+            st.plotly_chart(figs.profiles(truth["D"], cmp.D["nspca"], variable_names=var_names,
                                           title="Columns of D: true (grey bars) vs NSPCA estimate"),
                             key="ns_profiles")
         table = cmp.table.copy()
@@ -130,7 +136,8 @@ def main() -> None:
         st.caption("The paper's Table 1 (p = 10, n = 1000) reports D_diff 0.236 / 0.055 / 0.086 for NSPCA "
                    "and 0.771 / 0.672 / 0.663 for PCA in Cases 1 / 2 / 3.")
     else:
-        st.plotly_chart(figs.profiles(None, np.asarray(res.D), title="Estimated profiles (columns of D̂)"),
+        st.plotly_chart(figs.profiles(None, np.asarray(res.D), variable_names=var_names,
+                                      title="Estimated profiles (columns of D̂)"),
                         key="ns_profiles_est")
     names = [f"nspc_{j + 1}" for j in range(np.asarray(res.W).shape[1])]
     c1, c2 = st.columns(2)
@@ -138,7 +145,7 @@ def main() -> None:
                        .encode(), file_name="nonneg_scores.csv", mime="text/csv", key="ns_dl_scores",
                        on_click="ignore")
     c2.download_button("Profiles D̂ (CSV)", downloads.components_csv(np.asarray(res.D),
-                                                                     [f"variable_{i + 1}" for i in range(p)],
+                                                                     var_names,
                                                                      names),
                        file_name="nonneg_profiles.csv", mime="text/csv", key="ns_dl_profiles",
                        on_click="ignore")

@@ -199,7 +199,7 @@ def analysis(ds) -> None:
     c1.download_button("Components (CSV)", downloads.components_csv(L, ds.feature_names, names),
                        file_name="components.csv", mime="text/csv", key="yd_dl_components",
                        on_click="ignore")
-    c2.download_button("Scores (CSV)", downloads.scores_csv(X, L), file_name="scores.csv",
+    c2.download_button("Scores (CSV)", downloads.scores_csv(X, L, labels=ds.labels), file_name="scores.csv",
                        mime="text/csv", key="yd_dl_scores", on_click="ignore",
                        help="Preprocessed data times the loadings, one row per sample.")
     c3.download_button("Figure (HTML)", lambda: downloads.figure_html(fig), file_name="components.html",

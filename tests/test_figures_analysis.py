@@ -193,13 +193,23 @@ def test_image_grid_png_colours_follow_the_maps():
 
 
 def test_components_and_scores_csv_roundtrip():
+    """Issue 21 item 9: nonzero loadings only, sorted, with names; labels beside the scores."""
     L = np.array([[0.6, 0.0], [0.8, 1.0], [0.0, 0.0]])
     df = pd.read_csv(io.BytesIO(downloads.components_csv(L, ["a", "b", "c"])))
-    assert list(df.columns) == ["feature", "component_1", "component_2"]
-    np.testing.assert_allclose(df[["component_1", "component_2"]].to_numpy(), L)
+    assert list(df.columns) == ["component", "rank", "feature", "index", "loading"]
+    assert df.values.tolist() == [["component_1", 1, "b", 2, 0.8], ["component_1", 2, "a", 1, 0.6],
+                                  ["component_2", 1, "b", 2, 1.0]]
+    # the long table rebuilds the matrix exactly
+    back = np.zeros_like(L)
+    back[df["index"] - 1, df["component"].str[-1].astype(int) - 1] = df["loading"]
+    np.testing.assert_allclose(back, L)
     X = np.arange(6.0).reshape(2, 3)
-    sc = pd.read_csv(io.BytesIO(downloads.scores_csv(X, L)))
+    sc = pd.read_csv(io.BytesIO(downloads.scores_csv(X, L, labels=["ALL", "MLL"])))
+    assert list(sc.columns[:2]) == ["sample", "label"] and sc["label"].tolist() == ["ALL", "MLL"]
+    assert sc["sample"].tolist() == [1, 2]
     np.testing.assert_allclose(sc[["score_1", "score_2"]].to_numpy(), X @ L)
+    with pytest.raises(ValueError, match="one entry per sample"):
+        downloads.scores_csv(X, L, labels=["a"])
     html = downloads.figure_html(figs.negativity_history([1.0, 0.0]))
     assert "<html>" in html and "</html>" in html and "Plotly.newPlot" in html
 

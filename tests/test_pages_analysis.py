@@ -144,6 +144,15 @@ def test_components_images_digits_grid_and_png():
     assert spec.count('"heatmap"') >= 6  # 2 methods x 3 components
 
 
+def test_components_images_pca_row_says_reference_not_none():
+    at = _ok(_page("components_images.py", **{state.K: 6, "ci_r": 2}, **FAST).run())
+    table = at.dataframe[0].value
+    pca = table[table["method"] == "PCA (dense, signed)"] if "PCA (dense, signed)" in set(table["method"]) \
+        else table[table["method"].str.contains("PCA")]
+    assert pca["seconds"].tolist() == ["— (reference)"]
+    assert table["seconds"].notna().all()
+
+
 def test_components_images_synthetic_parts_and_image_upload():
     _ok(_page("components_images.py", **{state.DATASET: "synthetic-parts", state.K: 8}, **FAST).run())
     rng = np.random.default_rng(0)
@@ -307,6 +316,18 @@ def test_nonneg_scores_on_a_dataset():
     at = _ok(_page("nonneg_scores.py", **{state.DATASET: state.UPLOAD_NAME, state.UPLOAD: _upload(X)},
                    ns_source="the sidebar's dataset").run())
     assert _charts(at) >= 3
+
+
+def test_nonneg_scores_follow_the_sidebar_and_name_the_features():
+    """Issue 21 item 9: the page showed simulated data whatever the sidebar said, as "variable 1, 2, 3"."""
+    X = np.random.default_rng(1).random((80, 3))
+    at = _ok(_page("nonneg_scores.py", **{state.DATASET: state.UPLOAD_NAME, state.UPLOAD: _upload(X)}).run())
+    assert at.radio(key="ns_source").value == "the sidebar's dataset"
+    spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    xs = {str(v) for t in spec["data"] for v in (t.get("x") or [])}
+    assert {"f0", "f1", "f2"} <= xs
+    # on the app's default dataset the simulation (with its known truth) stays the default
+    assert _page("nonneg_scores.py", ns_n=200).run().radio(key="ns_source").value.startswith("simulated")
 
 
 # ------------------------------------------------------------------ through app.py

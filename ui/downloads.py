@@ -93,23 +93,44 @@ def figure_html(fig) -> str:
 
 def components_csv(loadings: np.ndarray, feature_names: Sequence[str],
                    names: Sequence[str] | None = None) -> bytes:
-    """Loadings (features × components) as CSV, one row per feature."""
+    """The nonzero loadings as CSV, one row per (component, feature), largest first.
+
+    Columns ``component, rank, feature, index, loading``: for each component
+    (in order) its support, sorted by decreasing |loading|, with the feature's
+    name and its 1-based column number in the file.  Zeros are left out (a
+    k-sparse component has k rows, not n).
+    """
     L = np.asarray(loadings, float)
     if L.ndim == 1:
         L = L[:, None]
     names = list(names) if names is not None else [f"component_{j + 1}" for j in range(L.shape[1])]
-    df = pd.DataFrame(L, columns=names)
-    df.insert(0, "feature", [str(f) for f in feature_names])
+    rows = []
+    for j, name in enumerate(names):
+        col = L[:, j]
+        idx = np.flatnonzero(col)
+        idx = idx[np.argsort(-np.abs(col[idx]), kind="stable")]
+        rows += [(name, r + 1, str(feature_names[i]), int(i) + 1, float(col[i])) for r, i in enumerate(idx)]
+    df = pd.DataFrame(rows, columns=["component", "rank", "feature", "index", "loading"])
     return df.to_csv(index=False).encode()
 
 
-def scores_csv(X: np.ndarray, loadings: np.ndarray, names: Sequence[str] | None = None) -> bytes:
-    """Scores ``X @ loadings`` (samples × components) as CSV, X as preprocessed."""
+def scores_csv(X: np.ndarray, loadings: np.ndarray, names: Sequence[str] | None = None, *,
+               labels: Sequence | None = None) -> bytes:
+    """Scores ``X @ loadings`` (samples × components) as CSV, X as preprocessed.
+
+    Columns ``sample`` (1-based), ``label`` (when ``labels`` are given: the
+    class of each sample, beside its scores), then one column per component.
+    """
     L = np.asarray(loadings, float)
     if L.ndim == 1:
         L = L[:, None]
     S = np.asarray(X, float) @ L
     names = list(names) if names is not None else [f"score_{j + 1}" for j in range(S.shape[1])]
     df = pd.DataFrame(S, columns=names)
-    df.insert(0, "sample", np.arange(S.shape[0]))
+    if labels is not None:
+        labels = np.asarray(labels)
+        if labels.shape[0] != S.shape[0]:
+            raise ValueError(f"`labels` must have one entry per sample ({S.shape[0]}); got {labels.shape[0]}")
+        df.insert(0, "label", labels.astype(str))
+    df.insert(0, "sample", np.arange(1, S.shape[0] + 1))
     return df.to_csv(index=False).encode()

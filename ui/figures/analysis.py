@@ -439,15 +439,19 @@ def whitened_cloud(frames: Sequence[np.ndarray], *, frame_labels: Sequence[str] 
 
 
 def profiles(D_true: np.ndarray | None, D_hat: np.ndarray, *, ncols: int = 5,
-             title: str = "Recovered vs true profiles (columns of D)") -> go.Figure:
-    """Each column of the estimated D against the true one (after matching)."""
+             title: str = "Recovered vs true profiles (columns of D)",
+             variable_names: Sequence[str] | None = None) -> go.Figure:
+    """Each column of the estimated D against the true one (after matching).
+
+    ``variable_names`` label the x axis (the file's feature names); default 1..p.
+    """
     D_hat = np.asarray(D_hat, float)
     p, r = D_hat.shape
     ncols = min(ncols, r)
     nrows = int(np.ceil(r / ncols))
     fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[f"column {j + 1}" for j in range(r)],
                         shared_yaxes=True, vertical_spacing=0.12 if nrows > 1 else 0.1)
-    x = np.arange(1, p + 1)
+    x = np.arange(1, p + 1) if variable_names is None else [str(v) for v in variable_names]
     for j in range(r):
         row, col = j // ncols + 1, j % ncols + 1
         if D_true is not None:
@@ -458,7 +462,8 @@ def profiles(D_true: np.ndarray | None, D_hat: np.ndarray, *, ncols: int = 5,
                                  marker=dict(color=OKABE_ITO["blue"], size=6),
                                  line=dict(color=OKABE_ITO["blue"], width=1.5),
                                  showlegend=(j == 0), legendgroup="est"), row=row, col=col)
-    fig.update_xaxes(title_text="variable", dtick=1 if p <= 12 else None)
+    fig.update_xaxes(title_text="variable", dtick=1 if p <= 12 and variable_names is None else None,
+                     type="category" if variable_names is not None else None)
     fig.update_yaxes(title_text="loading", col=1)
     fig.update_layout(**_LAYOUT, title=_title(title), height=120 + 260 * nrows, barmode="overlay",
                       legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0.6))

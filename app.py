@@ -32,6 +32,7 @@ PAGES = {
         ("pages/compare.py", "Compare algorithms", ":material/compare_arrows:"),
         ("pages/several_components.py", "Several components", ":material/stacked_bar_chart:"),
         ("pages/nonneg_scores.py", "Nonnegative-score PCA", ":material/scatter_plot:"),
+        ("pages/labelled.py", "Features by class", ":material/table_chart:"),
     ],
     "Your data": [
         ("pages/your_data.py", "Your data", ":material/upload_file:"),

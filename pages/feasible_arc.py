@@ -25,6 +25,25 @@ s = state.settings()
 have_span = state.TEACH_V in st.session_state and state.TEACH_SUPPORT in st.session_state
 sources = (["support chosen on the spannogram page"] if have_span else []) + [
     "type the constraint rows"]
+DELAYS = {"slow": 1.5, "normal": 0.8, "fast": 0.35}  # seconds per animation step
+LAST = "arc_last_step"  # (mode, θ, constraints shown) of the frame on screen while playing
+
+
+def pause() -> None:
+    """Stop the animation where it is: move the sliders to the step on screen.
+
+    (Any click reruns the page, which ends the playing loop; this callback runs
+    first and keeps the step instead of jumping back.)"""
+    last = st.session_state.get(LAST)
+    if last is None:
+        return
+    mode_, t, j = last
+    if mode_ == "add" and "arc_shown" in st.session_state:
+        st.session_state["arc_shown"] = int(j)
+    elif mode_ == "rotate":
+        st.session_state["arc_theta"] = int(t)
+
+
 left, right = st.columns([1, 2.2], gap="large")
 with left:
     source = st.radio("Where (Q, R) come from", sources, key="arc_source")
@@ -60,7 +79,12 @@ with left:
         theta = st.slider("rotate Q by (degrees)", -180, 180, 0, 5, key="arc_theta",
                           help="Q_θ = G(θ) Q G(θ)ᵀ with G a rotation: u₁ turns, the "
                                "constraints stay.")
-    play = st.button("▶ play the animation", key="arc_play")
+    p1, p2, p3 = st.columns([1, 1, 1.4], vertical_alignment="bottom")
+    play = p1.button("▶ play", key="arc_play", help="Step through the animation.")
+    p2.button("❚❚ pause", key="arc_pause", on_click=pause,
+              help="Stop at the step on screen (the sliders above move there).")
+    speed = p3.select_slider("pace", list(DELAYS), value="slow", key="arc_speed",
+                             help="Seconds per step: " + ", ".join(f"{k} {v} s" for k, v in DELAYS.items()))
 
 
 def rotated(Q: np.ndarray, degrees: float) -> np.ndarray:
@@ -98,8 +122,10 @@ with right:
         else:
             steps = [(float(t), kk) for t in range(-180, 181, 15)]
         for step_no, (t, j) in enumerate(steps):
+            st.session_state[LAST] = ("add" if mode.startswith("add") else "rotate", t, j)
             draw(rotated(Q0, t), R[:j], plot_slot, cap_slot, f"play{step_no}")
-            time.sleep(0.35)
+            time.sleep(DELAYS[speed])
+        st.session_state.pop(LAST, None)
     result = draw(rotated(Q0, theta), R[:shown], plot_slot, cap_slot, "final")
 
 Q = rotated(Q0, theta)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from nspca_core import topk_nonneg
@@ -20,19 +21,49 @@ page_intro(
     "(ICML 2014), §4.1 and Fig. 1.",
 )
 
-left, right = st.columns([1, 2.2], gap="large")
+PHI_KEY = "span2_phi"
+
+
+def step_phi(changes: np.ndarray, direction: int) -> None:
+    """Move the φ slider just past the next (or previous) support change (lecture mode)."""
+    phi = float(st.session_state.get(PHI_KEY, 0.30))
+    at = np.sort(np.unique(np.round(np.asarray(changes, float), 6)))
+    if direction > 0:
+        nxt = at[at > phi - 0.005 + 0.01]
+        target = nxt[0] if nxt.size else None
+    else:
+        prev = at[at < phi - 0.01]
+        target = prev[-1] if prev.size else None
+    if target is not None:  # the slider's grid is 0.01: land just after the crossing
+        st.session_state[PHI_KEY] = float(min(1.57, np.floor(target * 100 + 1) / 100))
+
+
+lecture = st.toggle("Lecture mode", key="span2_lecture",
+                    help="Step from one support change to the next, with why the support changed, "
+                         "and a bigger figure.")
+left, right = st.columns([1, 2.2] if not lecture else [1, 3], gap="large")
 with left:
     V, labels, where = small_factor_input(2, "span2", n_default=8, n_max=30)
     n = V.shape[0]
     k = st.slider("k — curves kept", 1, n, min(3, n), key="span2_k",
                   help="The sparsity of this small example (independent of the sidebar k, "
                        "which is for the full dataset).")
-    phi = st.slider("φ — angle of c = (sin φ, cos φ)", -1.57, 1.57, 0.30, 0.01,
-                    key="span2_phi", help="Or press ▶ play on the figure to sweep φ.")
 
 with st.spinner("Computing the spannogram…"):
     cur = ct.curves_d2(V, k)
     table = ct.support_table(V, k)
+
+change_phis = np.asarray(cur["changes"], float).reshape(-1, 2)[:, 0]
+with left:
+    if lecture:
+        b1, b2 = st.columns(2)
+        b1.button("◀ previous change", key="span2_prev", on_click=step_phi, args=(change_phis, -1),
+                  width="stretch")
+        b2.button("next change ▶", key="span2_next", on_click=step_phi, args=(change_phis, +1),
+                  width="stretch")
+    phi = st.slider("φ — angle of c = (sin φ, cos φ)", -1.57, 1.57, 0.30, 0.01,
+                    key=PHI_KEY, help="Or press ▶ play on the figure to sweep φ (the figure's own "
+                                      "slider scrubs the animation).")
 
 values_at = V @ np.array([np.sin(phi), np.cos(phi)])
 plus, minus = topk_nonneg(values_at, k), topk_nonneg(-values_at, k)
@@ -41,10 +72,14 @@ with left:
     st.markdown(f"At φ = {phi:+.2f} the candidate supports are  \n"
                 f"$I_k^+(v(\\varphi))$ = `{[int(i) for i in plus]}` and "
                 f"$I_k^+(-v(\\varphi))$ = `{[int(i) for i in minus]}`.")
+    if lecture:
+        st.markdown(ct.why_support(V, k, phi, change_phis, labels))
 
 with right:
     with st.spinner("Drawing the spannogram and its animation…"):
         figure = ct.spannogram_d2_figure(V, k, float(phi), tuple(labels), 60)
+    if lecture:  # a bigger figure for the room
+        figure = go.Figure(figure).update_layout(height=820, font=dict(size=17))
     st.plotly_chart(figure, theme=None, key="span2_fig")
     st.caption("Thin grey: every row's curve; dashed: the zero curve (the appended zero row). "
                "Shaded bands: the k-th order envelopes. Grey dots: every pairwise intersection; "

@@ -50,9 +50,11 @@ with right:
     with tab_cells:
         f = fig.spannogram_d3_cells(cells["phi1"], cells["phi2"], labels_map, cell_sups,
                                     cell_vals, vertices=cells["vertices"],
-                                    changes=cells["vertices_changes"], best=best_id)
+                                    changes=cells["vertices_changes"], best=best_id, frames=30)
         st.plotly_chart(f, theme=None, key="span3_cells")
-        st.caption("Colour: which support is Iₖ⁺(V c(φ₁, φ₂)) there (neighbouring cells get "
+        st.caption("▶ sweep φ₂ moves a line up the map: each line φ₂ = const is a circle of "
+                   "directions, so the supports it meets are those of a d = 2 spannogram. "
+                   "Colour: which support is Iₖ⁺(V c(φ₁, φ₂)) there (neighbouring cells get "
                    "different colours; hover for the support and its value). Dots: "
                    "triple-intersection vertices (black where the support changes). Black "
                    "outline: the cells of the optimal support.")

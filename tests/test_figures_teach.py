@@ -56,6 +56,30 @@ def test_spannogram_d2_frames_only_touch_dynamic_traces():
     assert phis_f == sorted(phis_f) and phis_f[0] == pytest.approx(phis[0], abs=1e-3)
 
 
+def test_spannogram_d2_every_frame_has_its_own_text_and_a_scrub_slider():
+    """Issue 21 item 3: the subtitle stayed at the first φ while ▶ swept φ."""
+    V, phis, vals = _curves(n=6)
+    k = 2
+    f = T.spannogram_d2(phis, vals, k, frames=15)
+    titles = [fr.layout.title.text for fr in f.frames]
+    assert len(set(titles)) > 3  # the text changes along the sweep
+    for fr, text in zip(f.frames, titles):
+        t = int(np.argmin(np.abs(phis - float(fr.name))))
+        plus = np.sort(np.argsort(-vals[:, t], kind="stable")[:k])
+        plus = [int(i) for i in plus if vals[i, t] > 0]
+        kth = np.sort(vals[:, t])[-k]
+        assert f"φ = {phis[t]:+.3f}" in text and f"k-th largest v = {kth:+.3f}" in text
+        if plus:
+            assert "{" + ", ".join(map(str, plus)) + "}" in text
+    play = f.layout.updatemenus[0].buttons[0].args[1]
+    assert play["frame"]["redraw"] is True  # a title change needs a redraw
+    slider = f.layout.sliders[0]
+    assert len(slider.steps) == len(f.frames) and [st.args[0][0] for st in slider.steps] == \
+        [fr.name for fr in f.frames]
+    # controls and legend sit below the plotting area, not on it
+    assert f.layout.updatemenus[0].y < 0 and slider.y < 0 and f.layout.legend.y < 0
+
+
 def test_spannogram_d2_default_envelope_is_kth_order():
     V, phis, vals = _curves(n=6)
     f = T.spannogram_d2(phis, vals, 2)
@@ -185,3 +209,20 @@ def test_sphere_pd3_patch_is_the_feasible_region():
         P = np.column_stack([tr.x, tr.y, tr.z])
         assert np.allclose(P @ r, 0.0, atol=1e-12) and np.allclose(np.linalg.norm(P, axis=1), 1)
     assert f.layout.scene.xaxis.title.text == "c₁"
+
+
+def test_spannogram_d3_sweep_lists_the_supports_each_line_meets():
+    """Issue 21 item 3: the d = 3 page had no animation."""
+    labels = np.array([[0, 0, 1, 1], [2, 2, 2, 0], [1, 0, 1, 0]])
+    supports = [(0, 1), (1, 2), (0, 2)]
+    phi1 = np.linspace(-1, 1, 4)
+    phi2 = np.linspace(-1, 1, 3)
+    f = T.spannogram_d3_cells(phi1, phi2, labels, supports, [1.0, 2.0, 3.0], frames=3)
+    assert len(f.frames) == 3 and len(f.layout.sliders[0].steps) == 3
+    texts = [fr.layout.title.text for fr in f.frames]
+    assert "meets 2 support(s): {0, 1}, {1, 2}" in texts[0]
+    assert "meets 2 support(s): {0, 2}, {0, 1}" in texts[1]
+    assert "meets 2 support(s): {1, 2}, {0, 1}" in texts[2]
+    for fr, y in zip(f.frames, phi2):
+        assert fr.data[0].y == (y, y)
+    assert f.layout.margin.t >= 100  # the title clears Streamlit's toolbar

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,3 +170,40 @@ def test_home_falls_back_to_digits_and_certifies(monkeypatch, tmp_path):
     assert done, "the certificate result is shown"
     ratio = float(done[0].split("**")[1].rstrip("%")) / 100
     assert 0 < ratio <= 1.0 + 1e-9
+
+
+def test_spannogram_d2_lecture_mode_steps_from_change_to_change():
+    """Issue 20 item 5: step buttons move φ to the next support change and say why it changed."""
+    at = _ok(_page("spannogram_d2.py").run())
+    at.toggle(key="span2_lecture").set_value(True)
+    at = _ok(at.run())
+    phi0 = at.slider(key="span2_phi").value
+    at.button(key="span2_next").click()
+    at = _ok(at.run())
+    phi1 = at.slider(key="span2_phi").value
+    assert phi1 > phi0
+    text = " ".join(m.value for m in at.markdown)
+    assert "Why this support" in text and "The last change was at φ ≈" in text and "entered" in text
+    # the change it stepped over lies between the two angles, and "previous" goes back before it
+    m = re.search(r"The last change was at φ ≈ ([+-][0-9.]+)", text)
+    pc = float(m.group(1))
+    assert phi0 < pc + 0.011 and pc <= phi1
+    at.button(key="span2_prev").click()
+    at = _ok(at.run())
+    assert at.slider(key="span2_phi").value < phi1
+
+
+def test_feasible_arc_pause_keeps_the_step_on_screen():
+    """Issue 21 item 3: the constraint animation needed a pause and a slower step."""
+    at = _ok(_page("feasible_arc.py").run())
+    assert at.select_slider(key="arc_speed").value == "slow"
+    # as if the loop had drawn the step "2 constraints" when pause was clicked
+    at.session_state["arc_last_step"] = ("add", 0.0, 2)
+    at.button(key="arc_pause").click()
+    at = _ok(at.run())
+    assert at.slider(key="arc_shown").value == 2
+    at.radio(key="arc_mode").set_value("rotate u₁ (turn Q)").run()
+    at.session_state["arc_last_step"] = ("rotate", 45.0, 3)
+    at.button(key="arc_pause").click()
+    at = _ok(at.run())
+    assert at.slider(key="arc_theta").value == 45

@@ -296,3 +296,43 @@ def spannogram_d2_figure(V: np.ndarray, k: int, phi: float, labels: tuple, frame
     return spannogram_d2(cur["phis"], cur["values"], k, phi=phi, envelope=cur["envelope"],
                          intersections=cur["intersections"], changes=cur["changes"],
                          labels=list(labels), frames=frames)
+
+
+def why_support(V: np.ndarray, k: int, phi: float, change_phis: np.ndarray, labels) -> str:
+    """Lecture mode: the candidate supports at ``phi`` and why they are what they are.
+
+    The k largest nonnegative entries of v(φ) = V c(φ) (and of −v(φ)) with
+    their values, and, at the last support change before ``phi``, which rows
+    entered and which left — the curves that crossed there.
+    """
+    from nspca_core import topk_nonneg
+
+    def supports(p: float):
+        v = V @ np.array([np.sin(p), np.cos(p)])
+        return v, set(topk_nonneg(v, k).tolist()), set(topk_nonneg(-v, k).tolist())
+
+    def names(rows) -> str:
+        return ", ".join(str(labels[i]) for i in sorted(rows)) or "none"
+
+    v, plus, minus = supports(phi)
+    top = sorted(plus, key=lambda i: -v[i])
+    lines = [f"**Why this support.** At φ = {phi:+.2f} the {k} largest entries of v(φ) = V c(φ) are "
+             + (", ".join(f"{labels[i]} ({v[i]:+.3f})" for i in top) or "none (all ≤ 0)")
+             + f": that is $I_k^+(v)$; the {k} most negative give $I_k^+(-v)$ = {names(minus)}."]
+    before = np.sort(np.asarray(change_phis, float))
+    before = before[before <= phi]
+    if before.size == 0:
+        lines.append("No support change yet since φ = −π/2: the supports are those of the start "
+                     "of the sweep.")
+        return "  \n".join(lines)
+    pc = float(before[-1])
+    _, plus0, minus0 = supports(pc - 1e-4)
+    _, plus1, minus1 = supports(pc + 1e-4)
+    moves = []
+    for name, a, b in (("I_k^+(v)", plus0, plus1), ("I_k^+(-v)", minus0, minus1)):
+        if a != b:
+            moves.append(f"{names(b - a)} entered ${name}$ and {names(a - b)} left")
+    lines.append(f"The last change was at φ ≈ {pc:+.3f} (a black diamond): "
+                 + ("; ".join(moves) if moves else "the two curves swapped order")
+                 + " — their curves cross there, so the k-th order envelope switched curves.")
+    return "  \n".join(lines)

@@ -222,38 +222,49 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
     dyn_idx = list(range(ntr - len(dyn), ntr))
 
     head = title or "Spannogram: vᵢ(φ) = Vᵢ₁ sin φ + Vᵢ₂ cos φ"
+
+    def caption(t: int) -> str:
+        return (f"{head}<br><sup>" + _d2_caption(phis[t], _topk_nonneg(values[:, t], k),
+                                                  _topk_nonneg(-values[:, t], k),
+                                                  envelope[:, t] if envelope.shape[1] == num else None)
+                + "</sup>")
+
     fig.update_layout(
-        **_LAYOUT, height=520,
-        title=dict(text=f"{head}<br><sup>{_d2_caption(phis[t0], plus, minus)}</sup>"),
+        **_LAYOUT, height=560,
+        title=dict(text=caption(t0)),
         xaxis=dict(title="φ", range=[phis[0], phis[-1]], **_phi_ticks()),
         yaxis=dict(title="vᵢ(φ)", range=[lo - pad, hi + pad]),
-        legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top"))
+        # below the plot: the plot keeps its width on a narrow screen (issue 21, item 4)
+        legend=dict(orientation="h", x=0, y=-0.16, xanchor="left", yanchor="top"))
+    fig.update_layout(margin=dict(l=60, r=20, t=90, b=120))
     if frames and frames > 0:
         ts = np.unique(np.linspace(0, num - 1, int(frames)).round().astype(int))
-        fig.frames = [
-            go.Frame(data=_d2_dynamic(phis, values, k, t, lo - pad, hi + pad), traces=dyn_idx,
-                     name=f"{phis[t]:.3f}",
-                     layout=dict(title=dict(text=f"{head}<br><sup>"
-                                            + _d2_caption(phis[t], _topk_nonneg(values[:, t], k),
-                                                          _topk_nonneg(-values[:, t], k))
-                                            + "</sup>")))
-            for t in ts]
-        fig.update_layout(updatemenus=[dict(
-            type="buttons", showactive=False, x=1.02, y=0.0, xanchor="left", yanchor="bottom",
-            direction="left", pad=dict(r=6, t=0),
-            buttons=[dict(label="▶ play", method="animate",
-                          args=[None, dict(frame=dict(duration=120, redraw=False),
-                                           transition=dict(duration=0), fromcurrent=True)]),
-                     dict(label="❚❚ pause", method="animate",
-                          args=[[None], dict(frame=dict(duration=0, redraw=False),
-                                             mode="immediate")])])],
-            margin=dict(l=60, r=20, t=90, b=55))
+        # every frame carries its own text (φ, both candidate supports, the envelopes);
+        # redraw=True so that the title follows the frame
+        fig.frames = [go.Frame(data=_d2_dynamic(phis, values, k, t, lo - pad, hi + pad), traces=dyn_idx,
+                               name=f"{phis[t]:.3f}", layout=dict(title=dict(text=caption(t))))
+                      for t in ts]
+        play = dict(frame=dict(duration=180, redraw=True), transition=dict(duration=0), fromcurrent=True)
+        still = dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate")
+        fig.update_layout(
+            updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.30, xanchor="left",
+                              yanchor="top", direction="left", pad=dict(r=6, t=0),
+                              buttons=[dict(label="▶ play", method="animate", args=[None, play]),
+                                       dict(label="❚❚ pause", method="animate", args=[[None], still])])],
+            sliders=[dict(active=int(np.argmin(np.abs(ts - t0))), x=0.2, y=-0.26, len=0.8,
+                          xanchor="left", yanchor="top", pad=dict(t=0, b=0),
+                          currentvalue=dict(prefix="φ = ", visible=True, xanchor="left"),
+                          steps=[dict(method="animate", label=f"{phis[t]:+.2f}",
+                                      args=[[f"{phis[t]:.3f}"], still]) for t in ts])],
+            height=660, margin=dict(l=60, r=20, t=90, b=190))
     return fig
 
 
-def _d2_caption(phi, plus, minus) -> str:
-    return (f"φ = {phi:+.3f}:  Iₖ⁺(v) = {_fmt_support(plus)},  "
-            f"Iₖ⁺(−v) = {_fmt_support(minus)}")
+def _d2_caption(phi, plus, minus, env=None) -> str:
+    text = f"φ = {phi:+.3f}:  Iₖ⁺(v) = {_fmt_support(plus)},  Iₖ⁺(−v) = {_fmt_support(minus)}"
+    if env is not None:
+        text += f";  k-th largest v = {env[0]:+.3f}, k-th smallest v = {env[-1]:+.3f}"
+    return text
 
 
 def _d2_dynamic(phis, values, k, t, ymin, ymax):
@@ -339,8 +350,15 @@ def color_cells(labels: np.ndarray, ncolors: int = len(_CELL_COLORS)) -> np.ndar
     return colour
 
 
+def _row_supports(row_labels, supports) -> list:
+    """Distinct supports met along one row of the cell map, in order of φ1."""
+    seq = [int(c) for c in row_labels if c >= 0]
+    seen = [c for i, c in enumerate(seq) if i == 0 or c != seq[i - 1]]
+    return [supports[c] for c in dict.fromkeys(seen)]
+
+
 def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, changes=None,
-                        best=None, title=None):
+                        best=None, title=None, frames=0):
     """Map of the intersection cells over (φ1, φ2) (paper App. B, Fig. 7).
 
     Parameters
@@ -359,6 +377,10 @@ def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, 
         Vertices where the support changes (drawn black, the others white).
     best : int, optional
         Cell id of the optimal support; its cells are outlined.
+    frames : int
+        When > 0, an animation sweeping a line φ₂ = const up the map: each
+        line is a circle of directions c, i.e. a d = 2 spannogram, and each
+        frame's title lists the supports that line meets (with a slider).
     """
     labels = np.asarray(labels, dtype=int)
     colour = color_cells(labels)
@@ -396,12 +418,51 @@ def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, 
                                 line=dict(color="black" if colour == "white" else "white",
                                           width=1.5)),
                     hovertemplate="vertex φ1=%{x:.3f}, φ2=%{y:.3f}<extra></extra>"))
-    fig.update_layout(**_LAYOUT, height=560,
-                      title=title or "Intersection cells: which support is Iₖ⁺(Vc) at (φ₁, φ₂)",
+    head = title or "Intersection cells: which support is Iₖ⁺(Vc) at (φ₁, φ₂)"
+    fig.update_layout(**_LAYOUT, height=600, title=dict(text=head, y=0.97, yanchor="top"),
                       xaxis=dict(title="φ₁", range=[float(np.min(phi1)), float(np.max(phi1))]),
                       yaxis=dict(title="φ₂", range=[float(np.min(phi2)), float(np.max(phi2))]),
-                      legend=dict(orientation="h", y=-0.15))
+                      legend=dict(orientation="h", x=0, y=-0.14, yanchor="top"))
+    fig.update_layout(margin=dict(l=60, r=20, t=110, b=110))  # the title clears the toolbar
+    if frames and frames > 0:
+        _sweep_frames(fig, np.asarray(phi1, float), np.asarray(phi2, float), labels, supports, head,
+                      int(frames))
     return fig
+
+
+def _sweep_frames(fig, phi1, phi2, labels, supports, head, frames) -> None:
+    """Animate a horizontal line φ₂ = const up the cell map (see :func:`spannogram_d3_cells`)."""
+    rows = np.unique(np.linspace(0, len(phi2) - 1, frames).round().astype(int))
+
+    def line(r):
+        return dict(type="scatter", x=[float(phi1[0]), float(phi1[-1])], y=[float(phi2[r])] * 2,
+                    mode="lines", line=dict(color="black", width=3, dash="dash"),
+                    name="the circle φ₂ = const", showlegend=False, hoverinfo="skip")
+
+    def caption(r):
+        met = _row_supports(labels[r], supports)
+        shown = ", ".join(_fmt_support(sp) for sp in met[:6]) + (", …" if len(met) > 6 else "")
+        return (f"{head}<br><sup>φ₂ = {phi2[r]:+.2f}: this line is a d = 2 spannogram; it meets "
+                f"{len(met)} support(s): {shown}</sup>")
+
+    fig.add_trace(line(rows[0]))
+    idx = len(fig.data) - 1
+    fig.frames = [go.Frame(data=[line(r)], traces=[idx], name=f"{phi2[r]:.3f}",
+                           layout=dict(title=dict(text=caption(r)))) for r in rows]
+    fig.update_layout(title=dict(text=caption(rows[0])))
+    play = dict(frame=dict(duration=400, redraw=True), transition=dict(duration=0), fromcurrent=True)
+    still = dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate")
+    fig.update_layout(
+        updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.26, xanchor="left", yanchor="top",
+                          direction="left", buttons=[dict(label="▶ sweep φ₂", method="animate",
+                                                          args=[None, play]),
+                                                     dict(label="❚❚ pause", method="animate",
+                                                          args=[[None], still])])],
+        sliders=[dict(active=0, x=0.25, y=-0.22, len=0.75, xanchor="left", yanchor="top",
+                      currentvalue=dict(prefix="φ₂ = ", visible=True, xanchor="left"),
+                      steps=[dict(method="animate", label=f"{phi2[r]:+.2f}",
+                                  args=[[f"{phi2[r]:.3f}"], still]) for r in rows])],
+        height=700, margin=dict(l=60, r=20, t=110, b=190))
 
 
 def candidate_count(n_values, counts, bounds, *, current=None, title=None):

@@ -160,6 +160,9 @@ def draw_sidebar() -> state.Settings:
                         help="Seeds the ε-net's random directions and the restarts of the other "
                              "algorithms: the same seed gives the same answer.",
                         **_seed_widget(state.SEED))
+        from ui import presets  # "As in the paper" buttons (ui/presets.py)
+
+        presets.draw()
     return state.settings()
 
 

@@ -1224,7 +1224,7 @@ def _image_size(raw: bytes, label: str, name: str) -> tuple[int, int]:
     try:
         with Image.open(io.BytesIO(raw)) as im:
             return im.size
-    except (UnidentifiedImageError, OSError, ValueError, struct.error,
+    except (UnidentifiedImageError, OSError, ValueError, struct.error, SyntaxError, EOFError,
             Image.DecompressionBombError) as exc:
         raise DataFormatError(f"{name}: {label!r} is not a readable image ({exc})") from None
 
@@ -1250,7 +1250,7 @@ def _decode_image(raw: bytes, label: str, name: str, notes_acc: dict) -> np.ndar
         return arr
     except DataFormatError:
         raise
-    except (UnidentifiedImageError, OSError, ValueError, struct.error, SyntaxError,
+    except (UnidentifiedImageError, OSError, ValueError, struct.error, SyntaxError, EOFError,
             Image.DecompressionBombError) as exc:
         raise DataFormatError(f"{name}: {label!r} is not a readable image ({exc})") from None
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, cost, downloads, state
+from ui import compute, cost, downloads, jobs, live, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -43,28 +45,51 @@ def main() -> None:
     st.caption(f"{ds.info.title}: {m} samples × {n} features; k = {k}, d = {s.d}, ε = {s.eps}, "
                f"seed {s.seed}; preprocessing {' → '.join(ds.preprocessing) or 'none'}.")
 
-    results = {}
-    for i, method in enumerate(methods):
-        label = figs.method_label(method)
-        try:
-            with compute.progress(f"{label} at k = {k} ({i + 1} of {len(methods)})") as cb:
-                results[method] = compute.fit(X, k, method, s.d, s.eps, s.seed, certify=False,
-                                              raw=ds.X_raw if method == "nmf" else None, _callback=cb)
-        except compute.Unavailable as exc:
-            st.info(f"**{label}** is not available: {exc}")
-        except ValueError as exc:
-            st.info(f"**{label}** could not run on this data: {exc}")
+    jobs.REGISTRY.warm()
+    dkey = live.data_key(ds)
+    fits = work.fit_job(X, dkey, k, methods, d=s.d, eps=s.eps, seed=s.seed,
+                        raw=ds.X_raw if "nmf" in methods else None,
+                        title=f"{len(methods)} algorithms at k = {k} on {ds.info.title}")
+    fits.wait(timeout=3.0)  # quick methods: the first paint already has them
+    cert = None
+    try:
+        cert = work.certify_job(X, dkey, [k], start=lambda kk: _best_x(fits),
+                                title=f"Certificates on {ds.info.title}")
+    except compute.Unavailable as exc:
+        st.info(f"Certified ratios need the certificates module: {exc}")
+    views = [fits.view()] + ([cert.view()] if cert is not None else [])
+    live.live(lambda: draw(ds, X, k, methods, fits, cert, s), active=live.any_active(views))
+
+
+def _best_x(fits):
+    res = fits.view(touch=False).results
+    return max(res.values(), key=lambda r: r["variance"])["x"] if res else None
+
+
+def draw(ds, X, k, methods, fits, cert_job, s) -> bool:
+    """Everything below the controls, from the finished methods; True while work is under way."""
+    fview = fits.view()
+    cview = cert_job.view() if cert_job is not None else None
+    live.status_line(fview, what="Algorithms", unit_name="algorithm", key="cmp_fit", units=methods)
+    if cview is not None:
+        live.status_line(cview, what="Certificate", unit_name="value of k", key="cmp_cert", units=[k])
+    active = fview.active or (cview is not None and cview.active)
+    if fview.status == "failed":
+        st.info(f"Stopped at an algorithm that could not run: {fview.message}")
+    results = {mth: SimpleNamespace(**fview.results[mth]) for mth in methods if mth in fview.results}
     if not results:
-        return
+        st.info("The first answers are on their way…")
+        return active
     names = list(results)
     variances = np.array([results[mth].variance for mth in names], float)
     best = names[int(np.nanargmax(variances))]
-    cert = None
-    try:
-        with compute.progress("Certifying the best answer") as cb:
-            cert = compute.certify(X, k, np.asarray(results[best].x), _callback=cb)
-    except compute.Unavailable as exc:
-        st.info(f"Certified ratios need the certificates module: {exc}")
+    c = cview.results.get(k) if cview is not None else None
+    cert = None if c is None else SimpleNamespace(upper_bound=c["upper"], kind=c["kind"],
+                                                  probabilistic=c["probabilistic"], optimal=c["optimal"])
+    if cert is not None and cert.upper_bound < variances.max() * (1 - 1e-9):
+        st.warning("The certificate returned a bound below a feasible answer; it is not shown "
+                   "(please report this).")
+        cert = None
     upper = float(cert.upper_bound) if cert is not None else np.nan
     lam1 = float(compute.eigenvalues(X, 1)[0]) or 1.0
 
@@ -153,6 +178,7 @@ def main() -> None:
     c2.download_button("Download table (CSV)", table.to_csv(index=False).encode(),
                        file_name=f"compare_table_{ds.name}_k{k}.csv", mime="text/csv",
                        key="cmp_table_csv", on_click="ignore")
+    return active
 
 
 compute.guard(main)

@@ -176,28 +176,28 @@ def test_components_images_real_cbcl():
 
 # ------------------------------------------------------------------ compare
 def test_compare_digits_labels_and_downloads():
-    at = _ok(_page("compare.py", **{state.K: 5}, **FAST).run())
+    at = _ok(_settled(_page("compare.py", **{state.K: 5}, **FAST)))
     # ratio/variance bars, seconds, Jaccard, images, loadings, k-means check (digits are labelled)
     assert _charts(at) >= 5
     assert any("separate the classes" in h.value for h in at.subheader)
     assert len(at.dataframe) >= 1 and len(at.download_button) == 2
     at.session_state[state.K] = 8
-    _ok(at.run())
+    _ok(_settled(at))
 
 
 @pytest.mark.parametrize("dataset", ["synthetic-planted", "lrs"])
 def test_compare_other_kinds(dataset):
     if dataset == "lrs":
         _real("lrs")
-    at = _ok(_page("compare.py", **{state.DATASET: dataset, state.K: 5}, **FAST).run())
+    at = _ok(_settled(_page("compare.py", **{state.DATASET: dataset, state.K: 5}, **FAST)))
     assert _charts(at) >= 3
 
 
 def test_compare_labelled_upload():
     X = _planted_upload()
     labels = np.repeat(["a", "b", "c"], 20)
-    at = _ok(_page("compare.py", **{state.DATASET: state.UPLOAD_NAME, state.K: 3,
-                                    state.UPLOAD: _upload(X, labels=labels)}, **FAST).run())
+    at = _ok(_settled(_page("compare.py", **{state.DATASET: state.UPLOAD_NAME, state.K: 3,
+                                    state.UPLOAD: _upload(X, labels=labels)}, **FAST)))
     assert any("separate the classes" in h.value for h in at.subheader)
 
 

@@ -35,6 +35,8 @@ _AUTO_MIN_SAMPLES = 1024
 # random starts of "auto"'s batched ascent, besides those of the truncated power method
 _AUTO_RANDOM_STARTS = 24
 _TPOWER_RESTARTS = 10
+# eigenvalues below this * n * lambda_1 count as zero (data of rank <= d: auto is exact)
+_RANK_TOL = 64 * np.finfo(float).eps
 _AUTO_ENET = False
 # best distinct ε-net candidates polished by "auto" besides the winner
 _AUTO_ENET_STARTS = 8
@@ -184,13 +186,24 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
         if callback is not None:
             callback(step, steps)
 
-    starts = _auto_starts(cov, V, k, key, seed)
-    if (d <= 2 and n <= _EXACT_D2_MAX_N) or (d == 3 and _exact_d3_cheap(n)):
+    starts: dict = {}
+    # the data's rank when it is at most d (the spectrum beyond is zero to rounding): then
+    # A = V V^T and the exact spannogram is the optimum itself
+    rank = int(np.count_nonzero(eig[:d] > _RANK_TOL * n * eig[0])) if eig[d] <= _RANK_TOL * n * eig[0] \
+        else None
+    if rank is not None or (d <= 2 and n <= _EXACT_D2_MAX_N) or (d == 3 and _exact_d3_cheap(n)):
         from .spannogram import lowrank_nspca
 
-        r = lowrank_nspca(V, k)
-        starts[f"spannogram(d={d})"] = r.x
-        info["opt_d"] = (d, float(r.variance_lowrank))
+        dd = max(rank, 1) if rank is not None else d
+        r = lowrank_nspca(V[:, :dd], k)
+        starts[f"spannogram(d={dd})"] = r.x
+        info["opt_d"] = (dd, float(r.variance_lowrank))
+        if rank is not None:  # A = V V^T: the spannogram's answer is optimal, nothing to polish
+            val = cov.quad(r.x)
+            info.update({"starts": {f"spannogram(d={dd})": val}, "polished": {f"spannogram(d={dd})": val},
+                         "winner": f"spannogram(d={dd})", "polish_iterations": 0, "exact": True})
+            return _make_result(cov, r.x, V, "auto", params, t0, info)
+    starts.update(_auto_starts(cov, V, k, key, seed))
     tick(1)
     before, after, ascended = _ascend(cov, starts, k, key)
     if options.get("samples") or (_AUTO_ENET and _disagree(after)):

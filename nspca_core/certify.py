@@ -98,6 +98,8 @@ _MAX_CUTS = 30
 _ANCHOR_MAX_K = 64
 # "auto" adds the rank-2 paper/residual bounds (exact rank-2 spannogram, O(n^3)) only up to this n
 _D2_MAX_N = 120
+# thin data of numerical rank up to this is certified by the exact spannogram alone
+_LOWRANK_MAX_RANK = 3
 
 # effort -> DNN settings.  "fast": a short run from the screening initialization (interactive);
 # "auto": up to 120 iterations (+ 3 cutting-plane rounds of 40 while the ratio is below 0.97),
@@ -793,6 +795,42 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
     return _finish(bounds, lower, x, k, t0, info)
 
 
+def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None):
+    """Data of numerical rank ``r <= max_rank`` (thin, through the m x m Gram): the exact
+    spannogram on the rank-r factor V is the answer and its own certificate.
+
+    ``A = V V^T + R`` with ``||R||_2 = lambda_{r+1} <= tol`` (zero to rounding) and V the
+    computed eigen-factor (backward error ``tol``), so ``x^T A x <= OPT_r + lambda_{r+1} +
+    2 tol`` for every feasible x, with ``OPT_r`` exact (:func:`nspca_core.lowrank_nspca`).
+    Returns None when the rank is above ``max_rank``.  Memory O(n r); nothing n x n.
+    """
+    t0 = time.perf_counter()
+    max_rank = _LOWRANK_MAX_RANK if max_rank is None else max_rank
+    m = cov.X.shape[0]
+    w, _, tol = _thin_lambdas(cov.X, m, 0)
+    r = int(np.count_nonzero(w > tol))
+    if r > max_rank:
+        return None
+    _, U, _ = _thin_lambdas(cov.X, m, max(r, 1))
+    V = U[:, : max(r, 1)] * np.sqrt(w[: max(r, 1)])
+    from .spannogram import lowrank_nspca
+
+    res = lowrank_nspca(V, k)
+    lam_next = float(w[r]) if r < w.size else 0.0
+    bounds = {f"paper(d={max(r, 1)})": float(res.variance_lowrank) * (1 + 1e-12) + lam_next + 2 * tol,
+              "lambda1": float(w[0]) + tol}
+    info: dict = {"n": cov.n, "rank": r}
+    if x is not None:
+        lower = cov.quad(x)
+        info["lower_source"] = "given"
+    else:
+        x, lower = res.x, cov.quad(res.x)
+        info["lower_source"] = f"spannogram(d={max(r, 1)})"
+    if callback is not None:
+        callback(1, 1)
+    return _finish(bounds, lower, x, k, t0, info)
+
+
 def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None) -> Certificate:
     """Certificate on a validated :class:`Cov` (``fit`` calls this with its answer x).
 
@@ -803,6 +841,10 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None) -> Certifica
     _check_callback(callback)
     if x is not None:
         x = _check_x(x, cov.n, k)
+    if cov.thin:
+        cert = _certify_lowrank(cov, k, x, callback)
+        if cert is not None:
+            return cert
     if cov.n > _DENSE_MAX_N:
         return _certify_split(cov, k, x, effort, callback)
     cert, _ = _certify_dense(cov, k, x, effort, callback)

@@ -9,12 +9,14 @@ dependent rows are handled exactly, see :func:`candidate_supports`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import time
 from itertools import combinations, permutations
 
 import numpy as np
 
-from ._validation import check_k, check_matrix
+from ._validation import check_k, check_matrix, pow2_scale
 from .constrained import _solve_pd
 from .result import Result
 
@@ -912,7 +914,7 @@ def candidate_supports(V, k) -> list:
     """
     V = _check_V(V)
     k = check_k(k, V.shape[0])
-    red, cands, _ = _candidate_set(V, k)
+    red, cands, _ = _candidate_set(V / pow2_scale(V), k)  # scale-free, as lowrank_nspca
     return _expand_all(red, cands)
 
 
@@ -1109,10 +1111,25 @@ def lowrank_nspca(V, k, *, callback=None) -> Result:
     V = _check_V(V)
     n, d = V.shape
     k = check_k(k, n)
-    return _lowrank(V, k, callback=callback, t0=t0)
+    # scale-free: the search runs on V / 2^j with max|V / 2^j| in [1, 2) (exact), so no
+    # product of entries under- or overflows (d = 3 failed below ~1e-81, above ~1e76)
+    s = pow2_scale(V)
+    return _scale_values(_lowrank(V / s, k, callback=callback, t0=t0), s * s)
 
 
-def _lowrank(V, k, *, callback=None, t0=None, method="auto"):
+def _scale_values(r: Result, factor: float) -> Result:
+    """``r`` with ``variance`` and ``variance_lowrank`` multiplied by ``factor`` (a power of 2:
+    exact unless it overflows, which it then does to inf as the true value would)."""
+    import dataclasses
+
+    if factor == 1.0:
+        return r
+    with np.errstate(over="ignore", under="ignore"):
+        var, low = np.float64(r.variance) * factor, np.float64(r.variance_lowrank) * factor
+    return dataclasses.replace(r, variance=float(var), variance_lowrank=float(low))
+
+
+def _lowrank(V, k, *, callback=None, t0=None, method="auto", screen=True):
     t0 = time.perf_counter() if t0 is None else t0
     n, d = V.shape
     # k = n shortcut: OPT_d(k) <= OPT_d(n), so an optimum of the problem without the
@@ -1128,6 +1145,14 @@ def _lowrank(V, k, *, callback=None, t0=None, method="auto"):
                           info={"candidates": 0, "pd_solves": 0, "path": "full-nonneg"})
         if method == "full":
             method = "auto"
+    if screen and d in (2, 3) and n >= _SCREEN_MIN_ROWS and method == "auto":
+        rows = _screen_rows_d2(V, k) if d == 2 else _screen_rows_d3(V, k)
+        if rows.size < n:  # solve on the rows that can be in a top-k set; the rest stay zero
+            r = _lowrank(V[rows], min(k, rows.size), callback=callback, t0=t0, screen=False)
+            x = np.zeros(n)
+            x[rows] = r.x
+            return replace(r, x=x, support=rows[r.support],
+                           info={**r.info, "screened_rows": int(rows.size)})
     red, cands, path = _candidate_set(V, k, method=method, callback=callback, optimum_only=True)
     supports = _expand_all(red, cands) if cands else []
     if not supports:
@@ -1140,6 +1165,91 @@ def _lowrank(V, k, *, callback=None, t0=None, method="auto"):
     return Result(x=x, support=support, variance=val, variance_lowrank=val, method="spannogram",
                   params={"k": k, "d": d}, seconds=time.perf_counter() - t0,
                   info={"candidates": len(supports), "pd_solves": solves, "path": path})
+
+
+# d = 2 with at least this many rows: screen out the rows that are never in a top-k set
+_SCREEN_MIN_ROWS = 2000
+
+
+def _screen_rows_d2(V: np.ndarray, k: int, grid: int = 128, block: int = 32) -> np.ndarray:
+    """The rows of V (n, 2) that can be among the k largest of ``V c`` for some unit c.
+
+    On an arc ``[a, b]`` of length below pi, ``v_i(t) = V_i . c(t)`` is a
+    sinusoid whose minimum is at an end unless the arc holds its trough, where
+    both ends are negative.  So the k-th largest of ``min(v_i(a), v_i(b))``
+    bounds the k-th largest value ``t(c)`` on the arc from below whenever it is
+    positive.  With ``t*`` the least such bound over a grid of arcs, a row with
+    ``||V_i|| < t*`` is below k other rows at every c and is in no candidate
+    support (every support of S_2 is a top-k set of some ``V c``).  Returns
+    every row when ``t* <= 0`` (some direction has fewer than k positive values).
+    Cost O(n grid) in blocks of ``block`` angles (memory O(n block)).
+    """
+    n = V.shape[0]
+    norms = np.sqrt(np.einsum("ij,ij->i", V, V))
+    # an order statistic over a subset is a lower bound of the one over all rows: the bound
+    # is computed on the rows of largest norm only (the others rarely reach the top k)
+    sub = V[np.argsort(-norms, kind="stable")[: min(n, max(50 * k, 2000))]]
+    m = sub.shape[0]
+    t = np.linspace(0.0, 2 * np.pi, grid + 1)
+    C = np.stack([np.cos(t), np.sin(t)], axis=1)  # (grid + 1, 2)
+    low = np.inf
+    for s in range(0, grid, block):
+        P = C[s: min(grid, s + block) + 1] @ sub.T  # angles x rows
+        M = np.minimum(P[:-1], P[1:])
+        kth = np.partition(M, m - k, axis=1)[:, m - k]
+        low = min(low, float(kth.min()))
+        if low <= 0:
+            return np.arange(n)
+    return np.flatnonzero(norms >= low * (1 - 1e-9))
+
+
+def _screen_rows_d3(V: np.ndarray, k: int, grid: int = 10) -> np.ndarray:
+    """:func:`_screen_rows_d2` for d = 3, with spherical caps instead of arcs.
+
+    The sphere is covered by the gnomonic images of a ``grid x grid`` split of
+    each cube face; each cell (geodesically convex) lies in the cap around its
+    centre ``c0`` whose radius ``rho`` is the largest angle to a corner.  On
+    that cap ``V_i . c >= ||V_i|| cos(theta_i + rho)`` (``theta_i`` the angle
+    between ``V_i`` and ``c0``), so the k-th largest of these bounds the k-th
+    largest value from below on the whole cell.  Rows whose norm is below the
+    least such bound (when positive) are in no top-k set.
+    """
+    n = V.shape[0]
+    norms = np.sqrt(np.einsum("ij,ij->i", V, V))
+    sub = np.argsort(-norms, kind="stable")[: min(n, max(50 * k, 2000))]
+    W, wn = V[sub], norms[sub]
+    m = W.shape[0]
+    e = np.linspace(-1.0, 1.0, grid + 1)
+    mid = 0.5 * (e[:-1] + e[1:])
+    low = np.inf
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            others = [i for i in range(3) if i != axis]
+
+            def point(u, v):
+                p = np.zeros(np.broadcast(u, v).shape + (3,))
+                p[..., axis] = sign
+                p[..., others[0]], p[..., others[1]] = u, v
+                return p / np.linalg.norm(p, axis=-1, keepdims=True)
+
+            cu, cv = np.meshgrid(mid, mid, indexing="ij")
+            centre = point(cu, cv).reshape(-1, 3)
+            rho = np.zeros(centre.shape[0])
+            for du in (0, 1):
+                for dv in (0, 1):
+                    corner = point(*np.meshgrid(e[du:grid + du], e[dv:grid + dv], indexing="ij"))
+                    cosang = np.clip(np.einsum("ij,ij->i", corner.reshape(-1, 3), centre), -1, 1)
+                    rho = np.maximum(rho, np.arccos(cosang))
+            P = centre @ W.T  # cells x rows
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cos_t = np.clip(np.where(wn > 0, P / wn, 1.0), -1.0, 1.0)
+            theta = np.arccos(cos_t)
+            bound = wn * np.cos(np.minimum(theta + (rho[:, None] + 1e-12), np.pi))
+            kth = np.partition(bound, m - k, axis=1)[:, m - k]
+            low = min(low, float(kth.min()))
+            if low <= 0:
+                return np.arange(n)
+    return np.flatnonzero(norms >= low * (1 - 1e-9))
 
 
 # --------------------------------------------------------------------------- k = n shortcut

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nspca_core import Certificate, InputError, apriori_guarantee, certify, certify_path, paper_bound
+from nspca_core import Certificate, InputError, apriori_guarantee, certify, certify_path, fit, paper_bound
 import importlib
 
 from nspca_core import _dnn
@@ -213,6 +213,7 @@ def test_ksupport_cut_bound_valid_on_tiny_instances():
 def test_split_bound_valid_on_tiny_instances(monkeypatch):
     """Force the large-n split path (S small) and check it against brute force."""
     monkeypatch.setattr(C, "_DENSE_MAX_N", 2)
+    monkeypatch.setattr(C, "_LOWRANK_MAX_RANK", 0)  # no low-rank shortcut: the split path itself
     for effort in ("fast", "full"):
         monkeypatch.setitem(C._EFFORT[effort], "split_size", 2)
     rng = np.random.default_rng(3)
@@ -235,6 +236,28 @@ def test_split_bound_valid_on_tiny_instances(monkeypatch):
                 optT, _ = brute_opt(A[np.ix_(T, T)], min(k, T.size))
                 for name, v in bt.items():
                     assert v >= optT - REL * max(1.0, np.abs(A).max()), name
+
+
+def test_lowrank_data_certified_by_the_spannogram_against_bruteforce():
+    """Thin data of rank <= 3: the exact spannogram is the answer and its certificate."""
+    rng = np.random.default_rng(33)
+    for i in range(120):
+        n = int(rng.integers(4, 10))
+        m = int(rng.integers(1, 5))  # rank <= m <= 4 (centered: <= 3)
+        X = rng.standard_normal((m, n)) * rng.random(n) * 3
+        if i % 2:
+            X = X - X.mean(axis=0)
+        A = X.T @ X / m
+        k = int(rng.integers(1, n + 1))
+        opt, _ = brute_opt(A, k)
+        c = certify(X, k=k)
+        _check_cert(c, opt, A)
+        if m < n and np.linalg.matrix_rank(X) <= 3:  # thin: the m x m Gram side serves
+            assert c.info["rank"] <= 3 and c.kind in ("lambda1", f"paper(d={max(c.info['rank'], 1)})")
+            assert c.lower == pytest.approx(opt, rel=1e-9, abs=1e-12)
+            assert c.ratio >= 1 - 1e-6
+            r = fit(X, k=k, certify=False)
+            assert r.variance == pytest.approx(opt, rel=1e-9, abs=1e-12)
 
 
 def test_rest_bounds_against_bruteforce():

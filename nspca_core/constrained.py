@@ -13,7 +13,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ._validation import InputError, check_matrix
+from ._validation import InputError, check_matrix, pow2_scale
 
 __all__ = ["solve_pd", "pd2_geometry", "PD2Geometry"]
 
@@ -164,7 +164,10 @@ def solve_pd(Q, R):
     c : ndarray of shape (d,) or None
         A unit maximizer (feasible up to a relative slack of 1e-10 on the
         unit-normalized rows), or None when only ``c = 0`` satisfies
-        ``R c >= 0`` (the cone is ``{0}``).
+        ``R c >= 0`` (the cone is ``{0}``).  Scale-free: ``Q`` and ``R`` are
+        divided by powers of two first, so ``(a Q, b R)`` gives the same ``c``
+        for all positive finite ``a``, ``b`` (up to the rounding of the scaled
+        inputs themselves).
 
     Notes
     -----
@@ -187,7 +190,14 @@ def solve_pd(Q, R):
     cross products and the ``|J| = 1`` ones batched 2x2 eigenproblems.
     """
     Q, R = _validate(Q, R)
-    return _solve_pd(Q, R)
+    return _solve_pd(*_unit_scale(Q, R))
+
+
+def _unit_scale(Q: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Q`` and ``R`` divided by powers of two (exact) so that their largest entries are in
+    ``[1, 2)``: (P_d) has the same maximizers, and no norm or product under- or overflows
+    (row norms of R below ~1e-154 vanished, eigenvalues of Q near 1e308 overflowed)."""
+    return Q / pow2_scale(Q), (R / pow2_scale(R) if R.size else R)
 
 
 # --------------------------------------------------------------------------- d = 2 geometry
@@ -336,7 +346,9 @@ def pd2_geometry(Q, R, *, grid: int = 721) -> PD2Geometry:
         ang = float(np.arctan2(u1[1], u1[0]))
     Rn = _clean_rows(R)
     u1_feasible = bool(Rn.shape[0] == 0 or (Rn @ u1 >= -_FEAS_TOL).all() or (Rn @ -u1 >= -_FEAS_TOL).all())
-    c, value = _solve_pd(Q, R, return_value=True)
+    Qs, Rs = _unit_scale(Q, R)
+    c = _solve_pd(Qs, Rs)
+    value = float(c @ Q @ c) if c is not None else float("nan")
     norms = np.linalg.norm(R, axis=1) if R.shape[0] else np.zeros(0)
     with np.errstate(invalid="ignore"):
         theta = np.where(norms > 0, np.arctan2(R[:, 1], R[:, 0]) if R.shape[0] else 0.0, np.nan)

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._validation import InputError, as_rng, check_int, check_k, check_matrix
+from ._validation import InputError, as_rng, check_int, check_k, check_matrix, pow2_scale
 from .result import Result
 
 __all__ = ["enet_samples", "enet_nspca", "enet_path", "ResultPath"]
@@ -95,8 +95,62 @@ def _check_eps(eps) -> float:
     return float(eps)
 
 
-def _directions(V: np.ndarray, k_eps, seed, samples) -> np.ndarray:
-    """Validated sample directions, shape (N, d), rows of unit norm."""
+class _Directions:
+    """The N unit directions of the ε-net, produced batch by batch: never all at once.
+
+    Either explicit (an (N, d) array given by the user, sliced) or drawn from a
+    Generator: ``rng.standard_normal((b, d))`` batch after batch gives exactly
+    the rows of one ``rng.standard_normal((N, d))`` draw, so the answers are
+    those of drawing all directions up front, for any batch size.  The
+    generator's starting state is kept, so every pass yields the same rows.
+    """
+
+    def __init__(self, d: int, N: int, *, rng: np.random.Generator | None = None,
+                 C: np.ndarray | None = None):
+        self.d, self.N = int(d), int(N)
+        self._C = C
+        if rng is not None:
+            self._bitgen = type(rng.bit_generator)
+            self._state = rng.bit_generator.state
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.N, self.d)
+
+    def batches(self, size: int):
+        """``(start, C_b)`` for consecutive batches of at most ``size`` unit rows."""
+        if self._C is not None:
+            for start in range(0, self.N, size):
+                yield start, self._C[start:start + size]
+            return
+        bitgen = self._bitgen()
+        bitgen.state = self._state
+        rng = np.random.Generator(bitgen)
+        for start in range(0, self.N, size):
+            C = rng.standard_normal((min(size, self.N - start), self.d))
+            norms = np.linalg.norm(C, axis=1)
+            norms[norms == 0] = 1.0  # probability zero; keeps the row (a zero direction is harmless)
+            yield start, C / norms[:, None]
+
+
+# Refuse more random directions than this (keyword ``max_samples`` of enet_nspca and
+# enet_path; fit(method="enet") uses this module value).  Memory stays bounded whatever
+# the count (batches of _CHUNK_BYTES), so the cap is about time: 10^7 directions take
+# about 10-60 s at n = 361 and far longer at n ~ 10^4 (the refusal gives the estimate).
+MAX_SAMPLES = 10_000_000
+# directions timed to estimate the cost of a refused count
+_PROBE_SAMPLES = 1024
+
+
+def _directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, probe=None) -> _Directions:
+    """Validated sample directions: N unit rows of length d, produced in batches.
+
+    A count above ``max_samples`` (default :data:`MAX_SAMPLES`) is refused before any
+    direction is drawn, with the count and an estimate of the time it would take
+    (``probe(C_b)`` — default the rank-1 scorer of :func:`enet_nspca` — timed on
+    ``_PROBE_SAMPLES`` directions, the least of two runs, scaled linearly to N).  A Generator given as ``seed``
+    is advanced by the N draws here, as when the directions were drawn at once.
+    """
     n, d = V.shape
     if samples is None:
         N = enet_samples(d, k_eps, n)
@@ -111,13 +165,44 @@ def _directions(V: np.ndarray, k_eps, seed, samples) -> np.ndarray:
         if np.any(norms == 0):
             raise InputError("`samples` directions must be nonzero; got a zero row at index "
                              f"{int(np.flatnonzero(norms == 0)[0])}")
-        return C / norms[:, None]
+        return _Directions(d, C.shape[0], C=C / norms[:, None])
+    cap = MAX_SAMPLES if max_samples is None else check_int(max_samples, "max_samples", 1)
+    if N > cap:
+        _refuse_count(V, N, cap, k_eps, samples, probe)
     rng = as_rng(seed)
-    # all directions are drawn up front so that the chunking never changes the output
-    C = rng.standard_normal((N, d))
-    norms = np.linalg.norm(C, axis=1)
-    norms[norms == 0] = 1.0  # probability zero; keeps the row (a zero direction is harmless)
-    return C / norms[:, None]
+    dirs = _Directions(d, N, rng=rng)
+    if isinstance(seed, np.random.Generator):  # advance the caller's generator as one draw would
+        for start in range(0, N, 1 << 16):
+            rng.standard_normal((min(1 << 16, N - start), d))
+    return dirs
+
+
+def _refuse_count(V, N: int, cap: int, eps, samples, probe) -> None:
+    n, d = V.shape
+    b = min(N, _PROBE_SAMPLES)
+    C = np.random.default_rng(0).standard_normal((b, d))
+    C /= np.linalg.norm(C, axis=1, keepdims=True)
+    probe = probe or (lambda Cb: _batch_scores(V, min(n, 10), Cb))
+    B = _chunk_size(n, d, b)
+    per = np.inf
+    for _ in range(2):  # the least of two runs: the first pays one-off costs (caches, imports)
+        t = time.perf_counter()
+        for start in range(0, b, B):
+            probe(C[start:start + B])
+        per = min(per, (time.perf_counter() - t) / b)
+    origin = (f"`samples`={N:,}" if samples is not None
+              else f"enet_samples(d={d}, eps={eps:g}, n={n}) = {N:,} random directions")
+    raise InputError(f"the ε-net would draw {origin}, more than `max_samples` = {cap:,}: about "
+                     f"{_duration(per * N)} at {per * 1e6:.3g} µs per direction (timed on {b} "
+                     f"directions just now). Use a larger `eps` or a smaller `d`, pass a smaller "
+                     f"`samples`, or raise `max_samples` (default nspca_core.enet.MAX_SAMPLES)")
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 def _validate(V, eps, callback):
@@ -148,36 +233,43 @@ def _fallback_x(V: np.ndarray) -> np.ndarray:
     return x
 
 
-def _enet_scores(V, k, C, callback):
-    """``||V^T x||^2`` of both rank-1 candidates ``I_k^+(±Vc)`` of every direction: (N, 2).
+def _batch_scores(V, k, C):
+    """``||V^T x||^2`` of both rank-1 candidates ``I_k^+(±Vc)`` of the rows c of C: (b, 2).
 
-    Per chunk: one product ``V C_b^T``, one ``argpartition`` per column and
-    sign, one product ``V^T W``.  A candidate whose ``(Vc)_I`` vanishes scores -1.
+    One product ``V C^T``, one ``argpartition`` per column and sign, one product
+    ``V^T W``.  A candidate whose ``(Vc)_I`` vanishes scores -1.
     """
+    n = V.shape[0]
+    P = V @ C.T  # (n, b): the sampled vectors Vc
+    b = P.shape[1]
+    scores = np.empty((b, 2))
+    for s, sign in enumerate((1.0, -1.0)):
+        S = sign * P
+        if k < n:
+            idx = np.argpartition(-S, k - 1, axis=0)[:k]  # k largest of each column
+        else:
+            idx = np.broadcast_to(np.arange(n)[:, None], (n, b))
+        vals = np.take_along_axis(S, idx, axis=0)
+        vals = np.where(vals >= 0, vals, 0.0)  # I_k^+ keeps only nonnegative entries
+        W = np.zeros((n, b))
+        np.put_along_axis(W, idx, vals, axis=0)
+        sq = np.einsum("ij,ij->j", W, W)
+        Y = V.T @ W  # (d, b): V^T x up to the normalization 1/||v_I||
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores[:, s] = np.where(sq > 0, np.einsum("ij,ij->j", Y, Y) / sq, -1.0)
+    return scores
+
+
+def _scan(V, k, dirs, callback, visit):
+    """Score every direction batch by batch (memory O(n b), b from ``_CHUNK_BYTES``);
+    ``visit(start, C_b, scores_b)`` sees each batch in order."""
     n, d = V.shape
-    N = C.shape[0]
+    N = dirs.shape[0]
     B = _chunk_size(n, d, N)
-    scores = np.empty((N, 2))
-    for start in range(0, N, B):
-        P = V @ C[start:start + B].T  # (n, b): the sampled vectors Vc
-        b = P.shape[1]
-        for s, sign in enumerate((1.0, -1.0)):
-            S = sign * P
-            if k < n:
-                idx = np.argpartition(-S, k - 1, axis=0)[:k]  # k largest of each column
-            else:
-                idx = np.broadcast_to(np.arange(n)[:, None], (n, b))
-            vals = np.take_along_axis(S, idx, axis=0)
-            vals = np.where(vals >= 0, vals, 0.0)  # I_k^+ keeps only nonnegative entries
-            W = np.zeros((n, b))
-            np.put_along_axis(W, idx, vals, axis=0)
-            sq = np.einsum("ij,ij->j", W, W)
-            Y = V.T @ W  # (d, b): V^T x up to the normalization 1/||v_I||
-            with np.errstate(divide="ignore", invalid="ignore"):
-                scores[start:start + b, s] = np.where(sq > 0, np.einsum("ij,ij->j", Y, Y) / sq, -1.0)
+    for start, Cb in dirs.batches(B):
+        visit(start, Cb, _batch_scores(V, k, Cb))
         if callback is not None:
             callback(min(start + B, N), N)
-    return scores
 
 
 def _candidate(V, k, c, sign):
@@ -195,40 +287,73 @@ def _candidate(V, k, c, sign):
     return x
 
 
+def _as_directions(C) -> _Directions:
+    return C if isinstance(C, _Directions) else _Directions(C.shape[1], C.shape[0], C=np.asarray(C))
+
+
 def _enet_single(V, k, C, callback):
     """Best (sample, sign) for one k; returns (x or None, sample, sign).
 
     Ties: per sample the + sign, then the first sample (as :func:`enet_path`).
+    Only the best direction so far is kept, not the scores of all N.
     """
-    scores = _enet_scores(V, k, C, callback)
-    use_neg = scores[:, 1] > scores[:, 0]
-    best = np.where(use_neg, scores[:, 1], scores[:, 0])
-    j = int(np.argmax(best))
-    sign = -1.0 if use_neg[j] else 1.0
-    if best[j] < 0:
-        return None, j, sign
-    return _candidate(V, k, C[j], sign), j, sign
+    best = {"val": -np.inf, "j": 0, "sign": 1.0, "c": None}
+
+    def visit(start, Cb, scores):
+        use_neg = scores[:, 1] > scores[:, 0]
+        top = np.where(use_neg, scores[:, 1], scores[:, 0])
+        j = int(np.argmax(top))
+        if top[j] > best["val"]:  # strictly: the first best sample wins ties
+            best.update(val=float(top[j]), j=start + j, sign=-1.0 if use_neg[j] else 1.0, c=Cb[j].copy())
+
+    _scan(V, k, _as_directions(C), callback, visit)
+    if best["val"] < 0:
+        return None, best["j"], best["sign"]
+    return _candidate(V, k, best["c"], best["sign"]), best["j"], best["sign"]
 
 
 def _enet_top(V, k, C, count):
-    """Up to ``count`` best distinct-support candidates (for multi-start local search)."""
-    scores = _enet_scores(V, k, C, None).ravel()
-    order = np.argsort(-scores, kind="stable")
-    out, seen = [], set()
-    for flat in order:
-        if scores[flat] < 0 or len(out) >= count:
-            break
-        x = _candidate(V, k, C[flat // 2], 1.0 if flat % 2 == 0 else -1.0)
-        if x is None:
-            continue
-        key = np.flatnonzero(x).tobytes()
-        if key not in seen:
-            seen.add(key)
-            out.append(x)
-    return out
+    """Up to ``count`` best distinct-support candidates (for multi-start local search;
+    ``V`` is scaled here, so any scale gives the same candidates).
+
+    The order is that of all ``2N`` candidates sorted by score (descending, then
+    sample, + before -), duplicates of an earlier support skipped.  It is kept
+    batch by batch: a candidate ranked below ``count`` distinct supports among
+    those seen never rises (more candidates only add supports above it), so a
+    pool of ``count`` entries is enough.
+    """
+    pool = []  # (score, flat index, x, key), in order
+
+    def visit(start, Cb, scores):
+        flat = 2 * start + np.arange(scores.size)  # sample-major, + then -
+        sc = scores.ravel()
+        keep = sc >= 0
+        if len(pool) >= count:  # later samples rank below equal scores: only a higher one enters
+            keep &= sc > pool[-1][0]
+        new = sorted(zip((-sc[keep]).tolist(), flat[keep].tolist()))
+        old = [(-e[0], e[1], e) for e in pool]
+        merged = sorted([(a, b, None) for a, b in new] + old, key=lambda t: (t[0], t[1]))
+        out, seen = [], set()
+        for neg, f, entry in merged:
+            if len(out) >= count:
+                break
+            if entry is None:
+                j = f // 2 - start
+                x = _candidate(V, k, Cb[j], 1.0 if f % 2 == 0 else -1.0)
+                if x is None:
+                    continue
+                entry = (-neg, f, x, np.flatnonzero(x).tobytes())
+            if entry[3] not in seen:
+                seen.add(entry[3])
+                out.append(entry)
+        pool[:] = out
+
+    V = V / pow2_scale(V)
+    _scan(V, k, _as_directions(C), None, visit)
+    return [e[2] for e in pool]
 
 
-def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None) -> Result:
+def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_samples=None) -> Result:
     """Approximate ``OPT_d = max_{x in S_k^n} ||V^T x||^2`` by random directions (Alg. 3).
 
     Parameters
@@ -246,6 +371,12 @@ def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None) -> Result:
         the directions themselves (rows; normalized here).
     callback : callable(done, total), optional
         Progress, called after each chunk of samples.
+    max_samples : int, optional
+        Refuse (:class:`InputError`, before drawing anything) a random count
+        above this, default :data:`MAX_SAMPLES` (10^7, a module constant
+        that ``fit(method="enet")`` uses).  The message gives the count and
+        the time it would take, estimated by timing 1024 directions of this
+        solver on ``V`` at the time of the call.
 
     Returns
     -------
@@ -265,16 +396,24 @@ def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None) -> Result:
     holds: ``>= (1 - eps) OPT_d`` with probability ``>= 1 - 1/n`` for the
     default count).  Per chunk of ``b`` samples the work is one ``n x d`` by
     ``d x b`` product, one ``argpartition`` per column and one ``d x n`` by
-    ``n x b`` product: O(N n d) time, O(n b) memory.
+    ``n x b`` product: O(N n d) time.
+
+    Memory is bounded whatever N: the directions are drawn and scored batch
+    by batch (``b = _CHUNK_BYTES / (24 n (d + 2))`` directions per batch, a
+    budget of 48 MB for the largest temporaries, at least one direction) and
+    only the best direction so far is kept; the batches draw the same numbers
+    as one draw of all N, so the answer does not depend on b.  Scale-free: the
+    search runs on ``V`` divided by a power of two (exact).
     """
     t0 = time.perf_counter()
     V, eps = _validate(V, eps, callback)
     n, d = V.shape
     k = check_k(k, n)
-    C = _directions(V, eps, seed, samples)
-    x, j, sign = _enet_single(V, k, C, callback)
+    Vs = V / pow2_scale(V)
+    C = _directions(Vs, eps, seed, samples, max_samples=max_samples)
+    x, j, sign = _enet_single(Vs, k, C, callback)
     if x is None:
-        x = _fallback_x(V)
+        x = _fallback_x(Vs)
     params = {"k": k, "d": d, "eps": eps, "seed": seed if not isinstance(seed, np.random.Generator)
               else "generator", "samples": int(C.shape[0])}
     info = {"samples": int(C.shape[0]), "best_sample": j, "sign": int(sign),
@@ -294,7 +433,8 @@ def _check_ks(ks, n: int) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None) -> "ResultPath":
+def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None,
+              max_samples=None) -> "ResultPath":
     """:func:`enet_nspca` for many sparsities at once, sharing the random directions.
 
     Parameters
@@ -302,7 +442,7 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None) -> "Result
     V : array_like of shape (n, d)
     ks : sequence of int in [1, n]
         Sparsities (any order, repeats allowed); one Result per entry.
-    eps, seed, samples, callback
+    eps, seed, samples, callback, max_samples
         As in :func:`enet_nspca`; the same seed gives the same directions, so
         ``enet_path(V, [k])[0]`` and ``enet_nspca(V, k)`` pick from the same
         candidates.
@@ -325,67 +465,79 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None) -> "Result
     ``Q_j = sum_{t<=j} v_{o_t}^2`` along the sorted order ``o``, the candidate
     of size j scores ``||V^T x||^2 = ||P_j||^2 / Q_j``, so every k is read off
     the same prefix sums (and suffix sums for ``-v``).  Cost: O(N n (log n + d))
-    time, O(n b d) working memory per chunk of ``b`` directions.  The points
-    ``x`` are built only when a Result is accessed, so memory stays
-    O(n b d) however many k are asked for.
+    time, O(n b d) working memory per batch of ``b`` directions (the budget
+    of :func:`enet_nspca`, 48 MB); the directions are drawn batch by batch and
+    only the winning one of each k is kept.  The points ``x`` are built only
+    when a Result is accessed, so memory stays O(n b d + len(ks) d) however
+    many k and directions are asked for.
     """
     t0 = time.perf_counter()
     V, eps = _validate(V, eps, callback)
     n, d = V.shape
     ks_arr = _check_ks(ks, n)
-    C = _directions(V, eps, seed, samples)
-    N = C.shape[0]
+    scale = pow2_scale(V)
+    Vs = V / scale
     uk, inv = np.unique(ks_arr, return_inverse=True)
     K = uk.size
+    C = _directions(Vs, eps, seed, samples, max_samples=max_samples,
+                    probe=lambda Cb: _path_batch(Vs, uk, Cb))
+    N = C.shape[0]
     best_val = np.full(K, -np.inf)
     best_sample = np.zeros(K, dtype=np.int64)
     best_sign = np.ones(K)
+    best_dir = np.zeros((K, d))  # the winning direction of each k (not all N are kept)
     B = _chunk_size(n, d, N)
-    for start in range(0, N, B):
-        Cb = C[start:start + B]
-        P = V @ Cb.T  # (n, b)
-        b = P.shape[1]
-        order = np.argsort(-P, axis=0, kind="stable")  # descending, ties to the lower index
-        vs = np.take_along_axis(P, order, axis=0)  # sorted values, descending
-        npos = np.count_nonzero(P >= 0, axis=0)  # size cap of I^+(v)
-        nneg = np.count_nonzero(P <= 0, axis=0)  # size cap of I^+(-v)
-        G = V[order] * vs[:, :, None]  # (n, b, d): V_{o_t} v_{o_t}
-        sq = vs * vs
-        cols = np.arange(b)[None, :]
-        # + side: prefixes of the descending order
-        Pf = np.cumsum(G, axis=0)
-        Qf = np.cumsum(sq, axis=0)
-        m = np.minimum(uk[:, None], npos[None, :])  # (K, b) candidate sizes
-        num = np.einsum("kbd,kbd->kb", Pf[np.maximum(m - 1, 0), cols], Pf[np.maximum(m - 1, 0), cols])
-        den = Qf[np.maximum(m - 1, 0), cols]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            score_pos = np.where((m > 0) & (den > 0), num / den, -1.0)
-        del Pf, Qf
-        # - side: suffixes (the ascending order), same arrays reversed
-        Pb = np.cumsum(G[::-1], axis=0)
-        Qb = np.cumsum(sq[::-1], axis=0)
-        del G
-        m = np.minimum(uk[:, None], nneg[None, :])
-        num = np.einsum("kbd,kbd->kb", Pb[np.maximum(m - 1, 0), cols], Pb[np.maximum(m - 1, 0), cols])
-        den = Qb[np.maximum(m - 1, 0), cols]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            score_neg = np.where((m > 0) & (den > 0), num / den, -1.0)
-        del Pb, Qb
-        # per (k, sample) the better sign, + wins ties; per k the first best sample
-        use_neg = score_neg > score_pos
-        score = np.where(use_neg, score_neg, score_pos)
+    for start, Cb in C.batches(B):
+        score, use_neg = _path_batch(Vs, uk, Cb)
+        # per k the first best sample
         j = np.argmax(score, axis=1)
         val = score[np.arange(K), j]
         better = val > best_val
         best_val[better] = val[better]
         best_sample[better] = start + j[better]
         best_sign[better] = np.where(use_neg[np.arange(K), j], -1.0, 1.0)[better]
+        best_dir[better] = Cb[j[better]]
         if callback is not None:
             callback(min(start + B, N), N)
     params_base = {"d": d, "eps": eps, "seed": seed if not isinstance(seed, np.random.Generator)
                    else "generator", "samples": int(N)}
-    return ResultPath(V, C, uk, inv, best_val, best_sample, best_sign, params_base,
-                      seconds=time.perf_counter() - t0)
+    return ResultPath(V, Vs, best_dir, N, uk, inv, best_val * (scale * scale), best_sample, best_sign,
+                      params_base, seconds=time.perf_counter() - t0)
+
+
+def _path_batch(V, uk, Cb):
+    """Scores (K, b) of the candidates of size ``min(k, ...)`` for every k in ``uk`` and
+    every direction of ``Cb``, the better sign per (k, direction) (+ wins ties), and
+    whether it is the - sign (K, b).  Memory O(n b d) (the prefix sums)."""
+    P = V @ Cb.T  # (n, b)
+    b = P.shape[1]
+    order = np.argsort(-P, axis=0, kind="stable")  # descending, ties to the lower index
+    vs = np.take_along_axis(P, order, axis=0)  # sorted values, descending
+    npos = np.count_nonzero(P >= 0, axis=0)  # size cap of I^+(v)
+    nneg = np.count_nonzero(P <= 0, axis=0)  # size cap of I^+(-v)
+    G = V[order] * vs[:, :, None]  # (n, b, d): V_{o_t} v_{o_t}
+    sq = vs * vs
+    cols = np.arange(b)[None, :]
+    # + side: prefixes of the descending order
+    Pf = np.cumsum(G, axis=0)
+    Qf = np.cumsum(sq, axis=0)
+    m = np.minimum(uk[:, None], npos[None, :])  # (K, b) candidate sizes
+    num = np.einsum("kbd,kbd->kb", Pf[np.maximum(m - 1, 0), cols], Pf[np.maximum(m - 1, 0), cols])
+    den = Qf[np.maximum(m - 1, 0), cols]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score_pos = np.where((m > 0) & (den > 0), num / den, -1.0)
+    del Pf, Qf
+    # - side: suffixes (the ascending order), same arrays reversed
+    Pb = np.cumsum(G[::-1], axis=0)
+    Qb = np.cumsum(sq[::-1], axis=0)
+    del G
+    m = np.minimum(uk[:, None], nneg[None, :])
+    num = np.einsum("kbd,kbd->kb", Pb[np.maximum(m - 1, 0), cols], Pb[np.maximum(m - 1, 0), cols])
+    den = Qb[np.maximum(m - 1, 0), cols]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score_neg = np.where((m > 0) & (den > 0), num / den, -1.0)
+    use_neg = score_neg > score_pos
+    return np.where(use_neg, score_neg, score_pos), use_neg
 
 
 class ResultPath(Sequence):
@@ -393,13 +545,14 @@ class ResultPath(Sequence):
 
     Each Result is built when it is accessed, from the winning direction of its
     k (one product ``V c`` and one sort, cached for the last direction used),
-    so the path holds O(n d + N d + len(ks)) numbers instead of ``len(ks)``
+    so the path holds O(n d + len(ks) d) numbers instead of ``len(ks)``
     dense vectors: all 12582 values of k on MLL would otherwise be the
     12582 x 12582 matrix.  ``list(path)`` materializes every Result.
     """
 
-    def __init__(self, V, C, uk, inv, best_val, best_sample, best_sign, params, seconds):
-        self._V, self._C = V, C
+    def __init__(self, V, Vs, dirs, N, uk, inv, best_val, best_sample, best_sign, params, seconds):
+        # V as given (variances), Vs = V / 2^j (orders: no underflow), the winning direction per k
+        self._V, self._Vs, self._dirs, self._N = V, Vs, dirs, int(N)
         self._uk, self._inv = uk, inv
         self._val, self._sample, self._sign = best_val, best_sample, best_sign
         self._params = params
@@ -428,9 +581,10 @@ class ResultPath(Sequence):
         """``||V^T x||^2`` of every answer, without building the points."""
         return np.maximum(self._val[self._inv], 0.0)
 
-    def _order(self, s: int):
+    def _order(self, i: int):
+        s = int(self._sample[i])
         if self._sorted[0] != s:
-            v = self._V @ self._C[s]
+            v = self._Vs @ self._dirs[i]
             order = np.argsort(-v, kind="stable")
             self._sorted = (s, order, v[order])
         return self._sorted[1], self._sorted[2]
@@ -440,9 +594,9 @@ class ResultPath(Sequence):
         n = V.shape[0]
         k = int(self._uk[i])
         if self._val[i] < 0:  # every candidate vanished (V c = 0 on it): fallback
-            x = _fallback_x(V)
+            x = _fallback_x(self._Vs)
         else:
-            order, vs = self._order(int(self._sample[i]))
+            order, vs = self._order(i)
             x = np.zeros(n)
             if self._sign[i] > 0:
                 m = min(k, int(np.count_nonzero(vs >= 0)))
@@ -451,7 +605,7 @@ class ResultPath(Sequence):
                 m = min(k, int(np.count_nonzero(vs <= 0)))
                 idx, w = order[n - m:], -vs[n - m:]
             x[idx] = w / np.sqrt(w @ w)
-        info = {"samples": int(self._C.shape[0]), "best_sample": int(self._sample[i]),
+        info = {"samples": self._N, "best_sample": int(self._sample[i]),
                 "sign": int(self._sign[i]), "path": True}
         res = _finish(V, x, k, "enet", {"k": k, **self._params}, 0.0, info)
         return replace(res, seconds=self.seconds)

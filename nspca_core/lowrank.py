@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ._validation import check_d, check_data_or_cov
+from ._validation import check_d, check_data_or_cov, pow2_scale
 
 __all__ = ["lowrank_factor"]
 
@@ -20,12 +20,54 @@ def _flip_signs(U: np.ndarray) -> np.ndarray:
     return U * signs
 
 
+# Dense matrices of at least this order, asked for few eigenpairs, go to Lanczos (ARPACK):
+# LAPACK's eigh reduces the whole matrix to tridiagonal form (4/3 n^3 flops) even for a
+# subset of eigenpairs, while Lanczos costs O(n^2) per product and needs few products
+# when the top of the spectrum is separated (covariances of real data).
+_LANCZOS_MIN_N = 1500
+# ... and only when count <= n / _LANCZOS_MAX_FRACTION
+_LANCZOS_MAX_FRACTION = 20
+_LANCZOS_SEED = 20140621
+# a Lanczos pair is kept when ||A u - w u|| <= _LANCZOS_RESIDUAL * lambda_1 (else: eigh)
+_LANCZOS_RESIDUAL = 1e-8
+
+
 def _top_eigh(A: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``count`` eigenpairs of symmetric ``A``, descending."""
+    """Top ``count`` eigenpairs of symmetric ``A``, descending.
+
+    ``scipy.linalg.eigh(subset_by_index=...)`` for small matrices or many
+    pairs; otherwise :func:`_top_lanczos`, falling back to ``eigh`` when
+    ARPACK does not converge or a residual is above tolerance.
+    """
     n = A.shape[0]
     count = min(count, n)
+    if n >= _LANCZOS_MIN_N and count * _LANCZOS_MAX_FRACTION <= n:
+        pairs = _top_lanczos(A, count)
+        if pairs is not None:
+            return pairs
     w, U = scipy.linalg.eigh(A, subset_by_index=[n - count, n - 1])
     return w[::-1], U[:, ::-1]
+
+
+def _top_lanczos(A: np.ndarray, count: int):
+    """Top ``count`` eigenpairs by ARPACK (``eigsh(which="LA", tol=0)``: machine precision),
+    descending, or None when it fails or a residual ``||A u - w u||`` exceeds
+    ``_LANCZOS_RESIDUAL * max|w|``.  The start vector is fixed (same input, same output)."""
+    from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
+
+    n = A.shape[0]
+    v0 = np.random.default_rng(_LANCZOS_SEED).standard_normal(n)
+    try:
+        w, U = eigsh(A, k=count, which="LA", tol=0, v0=v0, ncv=min(n, max(2 * count + 1, 20)))
+    except (ArpackNoConvergence, ArpackError):
+        return None
+    order = np.argsort(-w, kind="stable")
+    w, U = w[order], U[:, order]
+    top = float(np.abs(w).max())
+    res = np.linalg.norm(A @ U - U * w, axis=0)
+    if top == 0 or not np.all(res <= _LANCZOS_RESIDUAL * top):
+        return None
+    return w, U
 
 
 def lowrank_factor(X=None, *, cov=None, d):
@@ -52,13 +94,38 @@ def lowrank_factor(X=None, *, cov=None, d):
     -----
     From data with ``m < n`` only the m x m Gram matrix is formed (a thin
     problem of cost O(m^2 n)); the n x n covariance never is.  Otherwise the
-    n x n covariance is formed and its top ``d + 1`` eigenpairs are computed
-    (``scipy.linalg.eigh`` with ``subset_by_index``).  Eigenvalues below zero
-    from rounding are clipped to zero.
+    n x n covariance is formed.  The top ``d + 1`` eigenpairs of the matrix
+    formed come from a partial eigensolver: ARPACK Lanczos
+    (``scipy.sparse.linalg.eigsh``, machine-precision tolerance, fixed start
+    vector) when its order is at least 1500 and ``d + 1`` at most a twentieth
+    of it, with every residual ``||A u - λ u||`` checked (``<= 1e-8 λ_1``) and
+    ``scipy.linalg.eigh(subset_by_index=...)`` as the fallback and for
+    smaller problems (which still reduces the whole matrix to tridiagonal
+    form, 4/3 n^3 flops).  Eigenvalues below zero from rounding are clipped
+    to zero.  ``cov`` must be positive semidefinite
+    (:func:`nspca_core._validation.check_psd`).
     """
     X, A = check_data_or_cov(X, cov)
     n = X.shape[1] if X is not None else A.shape[0]
     d = check_d(d, n)
+    return _lowrank_factor(X, A, d)
+
+
+def _lowrank_factor(X, A, d: int):
+    """Unvalidated :func:`lowrank_factor` (exactly one of ``X``, ``A`` given).
+
+    Works on the input divided by a power of two (exact) so that neither
+    ``X X^T`` nor the eigenvalues under- or overflow for tiny or huge data;
+    the answer is scaled back (``λ`` by ``s^2`` for data, ``s`` for a
+    covariance), so it does not depend on the scale up to rounding.
+    """
+    n = X.shape[1] if X is not None else A.shape[0]
+    if X is not None:
+        s = pow2_scale(X)
+        X, unit = X / s, s  # A = s^2 (X/s)^T (X/s) / m: eigenvalues times s^2, V times s
+    else:
+        s = pow2_scale(A)
+        A, unit = A / s, np.sqrt(s)
     if X is not None and X.shape[0] < n:
         m = X.shape[0]
         # X = P S Q^T; A = Q (S^2/m) Q^T.  Eigenvectors of A from the m x m Gram.
@@ -78,5 +145,7 @@ def lowrank_factor(X=None, *, cov=None, d):
         U = np.hstack([U, np.zeros((n, d - U.shape[1]))])
     eig = np.zeros(d + 1)
     eig[: w.size] = w[: d + 1]
-    V = U * np.sqrt(eig[:d])
+    V = U * (np.sqrt(eig[:d]) * unit)
+    with np.errstate(over="ignore", under="ignore"):  # λ of data near the float limits
+        eig = eig * unit * unit
     return V, eig

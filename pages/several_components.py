@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, cost, downloads, state
+from ui import compute, cost, downloads, jobs, live, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -126,18 +126,28 @@ def main() -> None:
         method = "auto"  # the exact method was left out (the message says why)
     st.caption(f"{ds.info.title}: {m} samples × {n} features; k = {k} per component, d = {s.d}, "
                f"ε = {s.eps}, seed {s.seed}; preprocessing {' → '.join(ds.preprocessing) or 'none'}.")
-    results = {}
-    for strategy in strategies:
-        label = STRATEGY_LABELS[strategy]
-        base = "em" if strategy == "quasi-orthogonal" else method
-        try:
-            with compute.progress(f"{label}: {r} components") as cb:
-                results[label] = compute.components(X, r, k, base, strategy, s.d, s.eps, s.seed,
-                                                    _callback=cb)
-        except compute.Unavailable as exc:
-            st.info(f"**{label}** is not available: {exc}")
-        except ValueError as exc:
-            st.info(f"**{label}** could not run: {exc}")
+    if not strategies:
+        st.info("Choose at least one strategy.")
+        return
+    jobs.REGISTRY.warm()
+    job = work.components_job(X, live.data_key(ds), strategies, r=r, k=k, method=method, d=s.d,
+                              eps=s.eps, seed=s.seed,
+                              title=f"{r} components by {len(strategies)} strategies on {ds.info.title}")
+    job.wait(timeout=3.0)
+    live.live(lambda: draw(ds, X, strategies, job), active=job.view().active)
+
+
+def draw(ds, X, strategies, job) -> bool:
+    """The figures from the strategies done so far; True while work is under way."""
+    m = X.shape[0]
+    view = job.view()
+    live.status_line(view, what="Strategies", unit_name="strategy", key="sc_job", units=strategies)
+    if view.status == "failed":
+        st.info(f"A strategy could not run: {view.message}")
+    results = {STRATEGY_LABELS[sg]: view.results[sg] for sg in strategies if sg in view.results}
+    if not results:
+        st.info("The first components are on their way…")
+        return view.active
     if results:
         total = float(np.einsum("ij,ij->", X, X) / m) or 1.0  # trace(A), A = XᵀX/m
         c1, c2 = st.columns(2)
@@ -171,6 +181,7 @@ def main() -> None:
                            downloads.components_csv(first.loadings, ds.feature_names),
                            file_name=f"components_{ds.name}.csv", mime="text/csv", key="sc_loadings",
                            on_click="ignore")
+    return view.active
 
 
 compute.guard(main)

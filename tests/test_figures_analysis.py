@@ -265,3 +265,14 @@ def test_kmeans_jaccard_recovers_separated_classes():
     centers = {"a": [0, 0], "b": [10, 0], "c": [0, 10]}
     X = np.array([centers[lab] for lab in labels], float) + 0.1 * rng.standard_normal((30, 2))
     assert compute.kmeans_jaccard(X, labels, 3, 0) == pytest.approx(1.0)
+
+
+def test_cumulative_variance_says_identical_and_keeps_both_visible():
+    """Issue 21 item 5: three legend entries, two lines visible (one exactly under another)."""
+    a = np.array([1.0, 1.8, 2.4])
+    f = figs.cumulative_variance({"remove": a, "project": a.copy(), "joint": a + 0.1})
+    names = [t.name for t in f.data]
+    assert names == ["remove", "project (identical to remove)", "joint"]
+    assert f.data[0].line.dash != f.data[1].line.dash and f.data[0].marker.symbol != f.data[1].marker.symbol
+    assert not np.allclose(f.data[0].x, f.data[1].x)  # offset, so both markers show
+    np.testing.assert_allclose(f.data[1].y, a)  # the values themselves are not moved

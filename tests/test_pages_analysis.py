@@ -268,7 +268,7 @@ def test_your_data_zip_of_images_and_npz_variable_choice():
 
 # ------------------------------------------------------------------ several components
 def test_several_components_and_counterexample_demo():
-    at = _ok(_page("several_components.py", **{state.K: 4, "sc_r": 2}, **FAST).run())
+    at = _ok(_settled(_page("several_components.py", **{state.K: 4, "sc_r": 2}, **FAST)))
     assert _charts(at) >= 3  # cumulative, sum, supports
     at.button(key="sc_run").click()
     at = _ok(at.run())
@@ -290,8 +290,8 @@ def test_several_components_kinds(dataset):
         _real("lrs")
     if dataset == state.UPLOAD_NAME:
         extra[state.UPLOAD] = _upload(_planted_upload())
-    at = _ok(_page("several_components.py", **{state.DATASET: dataset, state.K: 3, "sc_r": 2},
-                   **extra, **FAST).run())
+    at = _ok(_settled(_page("several_components.py", **{state.DATASET: dataset, state.K: 3, "sc_r": 2},
+                   **extra, **FAST)))
     assert _charts(at) >= 3
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fit_unit", "certify_unit"]
+__all__ = ["fit_unit", "certify_unit", "components_unit"]
 
 
 def _options(method: str, raw) -> dict:
@@ -53,3 +53,12 @@ def certify_unit(X: np.ndarray, *, k: int, x: np.ndarray | None = None, callback
     xc = None if c.x is None else np.asarray(c.x, float)
     return dict(upper=float(c.upper_bound), lower=float(c.lower), kind=str(c.kind),
                 optimal=bool(c.optimal), probabilistic=bool(c.probabilistic), x=xc)
+
+
+def components_unit(X: np.ndarray, *, n_components: int, k: int, method: str, strategy: str, d: int,
+                    eps: float, seed: int, callback=None):
+    """``nspca_core.components(X, ...)``: the ComponentsResult (loadings n × r, scalars)."""
+    from nspca_core import components
+
+    return components(X, n_components=int(n_components), k=int(k), method=method, strategy=strategy,
+                      d=int(d), eps=float(eps), seed=int(seed), callback=callback)

@@ -94,3 +94,19 @@ def best_x(jobs_: Sequence, k) -> np.ndarray | None:
         if r is not None and r["variance"] > best:
             best, arg = r["variance"], r["x"]
     return arg
+
+
+def components_job(X: np.ndarray, dkey: str, strategies: Sequence[str], *, r: int, k: int, method: str,
+                   d: int, eps: float, seed: int, title: str = ""):
+    """``components(X, n_components=r, k=k, strategy=...)`` for each strategy (units: strategy).
+
+    "quasi-orthogonal" uses EM (Sigg & Buhmann's deflation); the others ``method``.
+    """
+    key = ("components", dkey, int(r), int(k), method, int(d), float(eps), int(seed))
+
+    def work(strategy, ctx):
+        base = "em" if strategy == "quasi-orthogonal" else method
+        return ctx.run("ui.units.components_unit", X, dkey, n_components=int(r), k=int(k), method=base,
+                       strategy=strategy, d=int(d), eps=float(eps), seed=int(seed))
+
+    return live.submit(key, title or "components", list(strategies), work)

@@ -298,12 +298,23 @@ def cumulative_variance(curves: Mapping[str, np.ndarray], *, normalizer: float =
     fig = go.Figure()
     palette = [OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "purple", "sky", "black")]
     symbols = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star"]
+    dashes = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "solid"]
+    seen: list[tuple[str, np.ndarray]] = []
     for i, (name, values) in enumerate(curves.items()):
         v = np.asarray(values, float) / normalizer
-        fig.add_trace(go.Scatter(x=np.arange(1, v.size + 1), y=v, mode="lines+markers", name=name,
-                                 line=dict(color=palette[i % len(palette)], width=2),
-                                 marker=dict(symbol=symbols[i % len(symbols)], size=9),
-                                 hovertemplate=f"{name}<br>components 1..%{{x}}: %{{y:.4f}}<extra></extra>"))
+        # a curve drawn exactly under another one would vanish: say so in its legend entry,
+        # and tell them apart by dash, marker and a small horizontal offset
+        same = next((n for n, w in seen if w.shape == v.shape and np.allclose(w, v, rtol=1e-9, atol=1e-12)),
+                    None)
+        seen.append((name, v))
+        label = f"{name} (identical to {same})" if same else name
+        shift = 0.06 * sum(1 for n, w in seen[:-1] if w.shape == v.shape and np.allclose(w, v)) if same else 0.0
+        fig.add_trace(go.Scatter(x=np.arange(1, v.size + 1) + shift, y=v, mode="lines+markers", name=label,
+                                 line=dict(color=palette[i % len(palette)], width=2, dash=dashes[i % len(dashes)]),
+                                 marker=dict(symbol=symbols[i % len(symbols)], size=9 + 2 * bool(same),
+                                             line=dict(width=1, color="white")),
+                                 customdata=np.arange(1, v.size + 1),
+                                 hovertemplate=f"{name}<br>components 1..%{{customdata}}: %{{y:.4f}}<extra></extra>"))
     fig.update_layout(**_LAYOUT, title=_title(title), xaxis_title="number of components",
                       yaxis_title=ylabel, legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
     fig.update_layout(margin=dict(l=70, r=20, t=80, b=110))

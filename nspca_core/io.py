@@ -504,32 +504,15 @@ def _number_conventions(cells, values, numeric, missing, delim, name: str, notes
             raise DataFormatError(f"{name}: column {label(j)} mixes hexadecimal numbers "
                                   f"({f.get('hex')!r}) with other numbers; write the whole column "
                                   "in one convention (all 0x... or all decimal)")
-    commas = {j: f for j, f in kinds.items() if j not in hexa}
-    dec = [j for j, f in commas.items() if "decimal" in f]
-    thou = [j for j, f in commas.items() if "thousands" in f]
-    if dec and thou:
-        raise DataFormatError(
-            f"{name}: column {label(dec[0])} writes numbers with a decimal comma "
-            f"({commas[dec[0]]['decimal']!r}) but column {label(thou[0])} with thousands separators "
-            f"({commas[thou[0]]['thousands']!r}); use one convention in the whole file")
-    convention = "decimal" if dec else "thousands" if thou else None
-    if commas and convention is None:
-        if delim == ",":
-            convention = "thousands"
-        else:
-            j = next(iter(commas))
-            raise DataFormatError(
-                f"{name}: column {label(j)} holds numbers like {commas[j]['ambiguous']!r}, which read "
-                "as a thousand with a thousands separator or as 1.0 with a decimal comma; write them "
-                "without thousands separators (1000) or with a decimal point (1.0)")
+    convention = _comma_convention({j: f for j, f in kinds.items() if j not in hexa}, delim,
+                                   label, name)
     done: dict = {"thousands": [], "decimal": [], "hex": []}
     left_as_text: dict = {}
     for j in kinds:
         conv = "hex" if j in hexa else convention
-        rows = np.flatnonzero(~numeric[:, j])
-        texts = [str(cells[i, j]).strip() for i in rows]
         # the first line joins in only when it is written in the same convention (else a name)
-        ok = [i for i, t in zip(rows, texts) if i >= start or _fits(_cell_kind(t), conv)]
+        ok = [i for i in np.flatnonzero(~numeric[:, j])
+              if i >= start or _fits(_cell_kind(str(cells[i, j]).strip()), conv)]
         vals = [_convention_value(str(cells[i, j]).strip(), conv) for i in ok]
         if conv == "hex" and any(abs(v) > _EXACT_INT for v in vals):
             left_as_text[j] = ("hexadecimal values above 2**53 (identifiers?), not exact as "
@@ -552,6 +535,28 @@ def _number_conventions(cells, values, numeric, missing, delim, name: str, notes
                          f"({examples[conv]}): {', '.join(label(j) for j in cols[:10])}"
                          f"{', ...' if len(cols) > 10 else ''}")
     return left_as_text
+
+
+def _comma_convention(commas: dict, delim, label, name: str) -> str | None:
+    """The file's one comma convention ("thousands" or "decimal") from the columns' cells."""
+    dec = [j for j, f in commas.items() if "decimal" in f]
+    thou = [j for j, f in commas.items() if "thousands" in f]
+    if dec and thou:
+        raise DataFormatError(
+            f"{name}: column {label(dec[0])} writes numbers with a decimal comma "
+            f"({commas[dec[0]]['decimal']!r}) but column {label(thou[0])} with thousands separators "
+            f"({commas[thou[0]]['thousands']!r}); use one convention in the whole file")
+    if dec or thou:
+        return "decimal" if dec else "thousands"
+    if not commas:
+        return None
+    if delim == ",":
+        return "thousands"  # quoted "1,000" in a comma-separated file: a spreadsheet's thousands
+    j = next(iter(commas))
+    raise DataFormatError(
+        f"{name}: column {label(j)} holds numbers like {commas[j]['ambiguous']!r}, which read "
+        "as a thousand with a thousands separator or as 1.0 with a decimal comma; write them "
+        "without thousands separators (1000) or with a decimal point (1.0)")
 
 
 def _dotted_in_decimal_column(cells, numeric, missing, values, j, start, label, name) -> None:

@@ -276,3 +276,15 @@ def test_cumulative_variance_says_identical_and_keeps_both_visible():
     assert f.data[0].line.dash != f.data[1].line.dash and f.data[0].marker.symbol != f.data[1].marker.symbol
     assert not np.allclose(f.data[0].x, f.data[1].x)  # offset, so both markers show
     np.testing.assert_allclose(f.data[1].y, a)  # the values themselves are not moved
+
+
+def test_heatmaps_label_every_row():
+    """Issue 21 item 5: 30 rows showed 17 labels."""
+    names = [f"gene_{i}" for i in range(30)]
+    L = pd.DataFrame(np.random.default_rng(0).random((30, 2)), index=names, columns=["em", "enet"])
+    f = figs.loadings_heatmap(L)
+    assert list(f.layout.yaxis.tickvals) == names and list(f.layout.yaxis.ticktext) == names
+    assert f.layout.height >= 30 * 18
+    S = figs.supports_heatmap({"a": np.eye(30)[:, :3], "b": np.eye(30)[:, 3:6]}, names)
+    assert list(f.layout.yaxis.tickvals) == names
+    assert list(S.layout.yaxis.tickvals) == names[:6]

@@ -181,7 +181,7 @@ def test_objective_on_circle_feasible_part():
 
 def test_enet_and_certificate():
     f = T.enet_circle(np.linspace(-1, 1, 5), np.arange(5.0), 4.0, exact=4.2)
-    assert f.data[0].y[-1] == 4.0 and len(f.layout.shapes) == 2
+    assert f.data[0].y[-1] == 4.0 and [tuple(t.y) for t in f.data[1:]] == [(4.0, 4.0), (4.2, 4.2)]
     g = T.certificate_bar(0.9, 1.0, 2.0)
     assert g.data[0].x[0] == pytest.approx(0.45) and g.data[1].x[0] == pytest.approx(0.5)
     assert "90.0%" in _titled(g)
@@ -226,3 +226,21 @@ def test_spannogram_d3_sweep_lists_the_supports_each_line_meets():
     for fr, y in zip(f.frames, phi2):
         assert fr.data[0].y == (y, y)
     assert f.layout.margin.t >= 100  # the title clears Streamlit's toolbar
+
+
+def test_loading_images_colour_bars_sit_under_their_own_panel():
+    """Issue 21 item 5: the tour's colour bar sat on the sparse face."""
+    imgs = [np.linspace(-1, 1, 16), np.r_[np.zeros(12), np.ones(4)]]
+    f = T.loading_images(imgs, ["dense", "sparse"], image_shape=(4, 4))
+    for j, tr in enumerate(f.data):
+        dom = f.layout[f"xaxis{j + 1 if j else ''}"].domain
+        cb = tr.colorbar
+        assert cb.orientation == "h" and cb.y < 0
+        half = cb.len / 2
+        assert dom[0] <= cb.x - half and cb.x + half <= dom[1]  # within its own panel
+
+
+def test_enet_circle_names_levels_in_the_legend_not_on_the_points():
+    f = T.enet_circle(np.linspace(-1.5, 1.5, 9), np.linspace(0, 1, 9), 1.0, exact=1.1)
+    assert not f.layout.annotations
+    assert {"best sample (kept)", "exact OPT_d"} <= {t.name for t in f.data}

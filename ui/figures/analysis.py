@@ -237,8 +237,11 @@ def loadings_heatmap(loadings: pd.DataFrame, *, title: str = "Loadings side by s
         colorscale=DIVERGING if signed else SEQUENTIAL, zmin=-zmax if signed else 0, zmax=zmax,
         colorbar=dict(title="loading"), hovertemplate="%{y}<br>%{x}: %{z:.4f}<extra></extra>"))
     fig.update_layout(**_LAYOUT, title=_title(title), xaxis_title="method", yaxis_title="feature",
-                      height=max(380, 120 + 16 * len(loadings)))
-    fig.update_yaxes(autorange="reversed", type="category")
+                      height=max(380, 140 + 18 * len(loadings)))
+    # every row labelled (plotly thins category labels on its own: 30 rows showed 17 names)
+    fig.update_yaxes(autorange="reversed", type="category", tickmode="array",
+                     tickvals=[str(i) for i in loadings.index], ticktext=[str(i) for i in loadings.index],
+                     tickfont=dict(size=12 if len(loadings) <= 40 else 10))
     fig.update_xaxes(type="category")
     return fig
 
@@ -346,8 +349,11 @@ def supports_heatmap(loadings: Mapping[str, np.ndarray], feature_names: Sequence
             hovertemplate=f"{name}<br>%{{y}}, component %{{x}}: %{{z:.4f}}<extra></extra>"),
             row=1, col=i + 1)
         fig.update_xaxes(title_text="component", type="category", row=1, col=i + 1)
-    fig.update_yaxes(autorange="reversed", type="category", title_text="feature", row=1, col=1)
-    fig.update_layout(**_LAYOUT, title=_title(title), height=max(380, 140 + 14 * rows.size))
+    ylabels = [str(feature_names[r]) for r in rows]
+    fig.update_yaxes(autorange="reversed", type="category", tickmode="array", tickvals=ylabels,
+                     ticktext=ylabels, tickfont=dict(size=12 if rows.size <= 40 else 10))
+    fig.update_yaxes(title_text="feature", row=1, col=1)
+    fig.update_layout(**_LAYOUT, title=_title(title), height=max(380, 160 + 18 * rows.size))
     return fig
 
 

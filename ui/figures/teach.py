@@ -88,15 +88,19 @@ def loading_images(images, titles, *, image_shape, main_title="", signed=None):
             zmin, zmax, cmap = -top, top, "PuOr"
         else:
             zmin, zmax, cmap = 0.0, top, "cividis"
+        # each colour bar lies flat under its own panel (upright, it sat on the next image)
+        dom = fig.layout[f"xaxis{j + 1 if j else ''}"].domain
         fig.add_trace(go.Heatmap(
             z=img[::-1], zmin=zmin, zmax=zmax, colorscale=cmap,
-            colorbar=dict(len=0.8, thickness=10, x=min(1.0, (j + 1) / count - 0.01)),
+            colorbar=dict(orientation="h", len=0.8 * (dom[1] - dom[0]), thickness=10,
+                          x=(dom[0] + dom[1]) / 2, xanchor="center", y=-0.06, yanchor="top"),
             hovertemplate="row %{y}, col %{x}: %{z:.3f}<extra></extra>",
             name=titles[j]), row=1, col=j + 1)
         fig.update_xaxes(showticklabels=False, scaleanchor=f"y{j + 1 if j else ''}",
                          row=1, col=j + 1)
         fig.update_yaxes(showticklabels=False, row=1, col=j + 1)
-    fig.update_layout(**_LAYOUT, title=main_title, height=340)
+    fig.update_layout(**_LAYOUT, title=main_title, height=380)
+    fig.update_layout(margin=dict(l=20, r=20, t=80, b=60))
     return fig
 
 
@@ -320,7 +324,9 @@ def spannogram_d3_surfaces(phi1, phi2, surfaces, *, labels=None, title=None):
                              hoverinfo="skip"))
     fig.update_layout(**_LAYOUT, height=520,
                       title=title or "Surfaces v_i(φ1, φ2) = (V c(φ1, φ2))_i",
-                      scene=dict(xaxis_title="φ1", yaxis_title="φ2", zaxis_title="v_i",
+                      scene=dict(xaxis=dict(title="φ1", nticks=5, tickformat=".1f"),
+                                 yaxis=dict(title="φ2", nticks=5, tickformat=".1f"),
+                                 zaxis=dict(title="v_i", nticks=5, tickformat=".1f"),
                                  aspectmode="cube"),
                       legend=dict(orientation="h", y=-0.05))
     return fig
@@ -631,11 +637,13 @@ def enet_circle(phis, values, best_value, *, exact=None, title=None):
     fig.add_trace(go.Scatter(x=phis, y=values, mode="markers", name="one sample c(φ) → rank-1 x",
                              marker=dict(color=OKABE_ITO["sky"], size=7,
                                          line=dict(color=OKABE_ITO["blue"], width=1))))
-    fig.add_hline(y=best_value, line=dict(color=OKABE_ITO["vermillion"], width=2),
-                  annotation_text="best sample", annotation_position="bottom left")
+    # the two levels are named in the legend (a label on the plot covered the samples)
+    span = [-np.pi / 2, np.pi / 2]
+    fig.add_trace(go.Scatter(x=span, y=[best_value] * 2, mode="lines", name="best sample (kept)",
+                             line=dict(color=OKABE_ITO["vermillion"], width=2), hoverinfo="skip"))
     if exact is not None:
-        fig.add_hline(y=exact, line=dict(color=OKABE_ITO["black"], dash="dash"),
-                      annotation_text="exact OPT_d", annotation_position="top right")
+        fig.add_trace(go.Scatter(x=span, y=[exact] * 2, mode="lines", name="exact OPT_d",
+                                 line=dict(color=OKABE_ITO["black"], dash="dash"), hoverinfo="skip"))
     fig.update_layout(**_LAYOUT, height=320,
                       title=title or "ε-net: sample c, solve rank-1, keep the best",
                       xaxis=dict(title="φ of the sample", **_phi_ticks()),

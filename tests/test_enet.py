@@ -244,3 +244,108 @@ def test_path_is_a_lazy_sequence_of_results():
         assert r.x.min() >= 0 and np.count_nonzero(r.x) <= r.params["k"]
         assert np.isclose(np.linalg.norm(r.x), 1.0)
         assert np.isclose(np.sum((V.T @ r.x) ** 2), r.variance_lowrank)
+
+
+# ----------------------------------------------------------------------------- bounded memory, cap
+def test_batches_draw_the_same_directions_as_one_draw(monkeypatch):
+    import nspca_core.enet as enet
+
+    V = np.random.default_rng(2).standard_normal((9, 4))
+    C = np.random.default_rng(5).standard_normal((1000, 4))
+    C /= np.linalg.norm(C, axis=1, keepdims=True)  # what drawing all directions at once gave
+    dirs = enet._directions(V, 0.1, 5, 1000)
+    for size in (1, 7, 1000, 5000):
+        rows = np.concatenate([Cb for _, Cb in dirs.batches(size)])
+        assert np.array_equal(rows, C)  # every pass, every batch size
+    g = np.random.default_rng(5)
+    enet._directions(V, 0.1, g, 1000)  # a caller's generator is advanced as by one draw of all
+    ref = np.random.default_rng(5)
+    ref.standard_normal((1000, 4))
+    assert g.random() == ref.random()
+
+
+def test_directions_are_never_all_in_memory(monkeypatch):
+    import tracemalloc
+
+    import nspca_core.enet as enet
+
+    n, d, N = 20, 3, 200_000
+    V = np.random.default_rng(3).standard_normal((n, d))
+    monkeypatch.setattr(enet, "_CHUNK_BYTES", 8 * n * (d + 2) * 3 * 100)  # 100 directions per batch
+    all_at_once = N * d * 8  # 4.8 MB: the old (N, d) array, plus (N, 2) scores for enet_nspca
+    for run in (lambda: enet_nspca(V, 4, samples=N), lambda: enet_path(V, [2, 4, 20], samples=N),
+                lambda: enet._enet_top(V, 4, enet._directions(V, 0.1, 0, N), 5)):
+        tracemalloc.start()
+        run()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < all_at_once / 4, peak
+
+
+def test_same_answers_in_small_batches_for_top_candidates(monkeypatch):
+    import nspca_core.enet as enet
+
+    V = np.random.default_rng(8).standard_normal((12, 3))
+    V[3] = V[0]  # duplicated supports among candidates
+    C = enet._directions(V, 0.1, 4, 400)
+    full = enet._enet_top(V, 3, C, 6)
+    # the obvious reference: all 2N candidates sorted by score, distinct supports in order
+    rows = np.concatenate([Cb for _, Cb in C.batches(400)])
+    cands = []
+    for j, c in enumerate(rows):
+        for s, sign in enumerate((1.0, -1.0)):
+            x = enet._candidate(V, 3, c, sign)
+            if x is not None:
+                cands.append((-float(np.sum((V.T @ x) ** 2)), 2 * j + s, x))
+    ref, seen = [], set()
+    for _, _, x in sorted(cands, key=lambda t: (t[0], t[1])):
+        key = np.flatnonzero(x).tobytes()
+        if key not in seen and len(ref) < 6:
+            seen.add(key)
+            ref.append(x)
+    assert len(full) == len(ref) == 6
+    assert all(np.array_equal(np.flatnonzero(a), np.flatnonzero(b)) for a, b in zip(full, ref))
+    monkeypatch.setattr(enet, "_CHUNK_BYTES", 8 * 12 * 5 * 3 * 3)  # 3 directions per batch
+    small = enet._enet_top(V, 3, C, 6)
+    assert all(np.array_equal(a, b) for a, b in zip(full, small))
+
+
+def test_counts_past_the_cap_are_refused_with_count_and_time(monkeypatch):
+    import nspca_core.enet as enet
+
+    V = np.random.default_rng(4).standard_normal((30, 3))
+    with pytest.raises(InputError, match=r"the ε-net would draw `samples`=101, more than `max_samples` = 100: "
+                                         r"about \S+ (s|minutes|hours|days) at \S+ µs per direction \(timed on "
+                                         r"101 directions just now\)"):
+        enet_nspca(V, 3, samples=101, max_samples=100)
+    with pytest.raises(InputError, match=r"enet_samples\(d=3, eps=0.001, n=30\) = 6,799 random directions, "
+                                         r"more than `max_samples` = 1,000"):
+        enet_path(V, [2, 3], eps=0.001, max_samples=1000)
+    monkeypatch.setattr(enet, "MAX_SAMPLES", 50)  # the module default is what fit uses
+    with pytest.raises(InputError, match="more than `max_samples` = 50"):
+        enet_nspca(V, 3, samples=51)
+    assert enet_nspca(V, 3, samples=50).info["samples"] == 50
+    with pytest.raises(InputError, match=r"`max_samples` must be an int in >= 1; got 0"):
+        enet_nspca(V, 3, max_samples=0)
+
+
+def test_fit_enet_d5_eps_1e4_is_refused_up_front():
+    """The issue's case: 10^9 directions (> 8 GB at once before); refused before drawing any."""
+    from nspca_core import fit
+
+    X = np.random.default_rng(0).standard_normal((40, 361))
+    with pytest.raises(InputError, match=r"enet_samples\(d=5, eps=0.0001, n=361\) = 1,570,315,106 random "
+                                         r"directions, more than `max_samples` = 10,000,000: about"):
+        fit(X, k=10, method="enet", d=5, eps=1e-4)
+
+
+@pytest.mark.parametrize("c", [2.0 ** -900, 1e-150, 1e-80, 1e80, 1e150, 2.0 ** 900])
+def test_enet_is_scale_free(c):
+    V = np.random.default_rng(12).standard_normal((25, 3))
+    base, path = enet_nspca(V, 5, seed=2), enet_path(V, [2, 5], seed=2)
+    r, p = enet_nspca(V * c, 5, seed=2), enet_path(V * c, [2, 5], seed=2)
+    assert np.array_equal(r.support, base.support) and np.allclose(r.x, base.x, rtol=1e-12, atol=0)
+    assert all(np.array_equal(a.support, b.support) for a, b in zip(p, path))
+    if 1e-300 < c * c < 1e300:  # the values themselves are representable
+        assert p.values / (c * c) == pytest.approx(path.values, rel=1e-12)
+        assert r.variance / (c * c) == pytest.approx(base.variance, rel=1e-12)

@@ -73,3 +73,71 @@ def test_lowrank_factor_requires_exactly_one_input():
         lowrank_factor(cov=np.eye(3), d=5)
     with pytest.raises(InputError, match="`cov` must be symmetric"):
         lowrank_factor(cov=np.array([[1.0, 2.0], [0.0, 1.0]]), d=1)
+
+
+# ----------------------------------------------------------------------------- partial eigensolver
+def _reference_factor(A, d):
+    """Obviously correct: the full spectrum by numpy, top d + 1, signs as lowrank_factor fixes them."""
+    w, U = np.linalg.eigh(A)
+    w, U = np.clip(w[::-1][: d + 1], 0.0, None), U[:, ::-1][:, :d]
+    rows = np.argmax(np.abs(U), axis=0)
+    U = U * np.sign(U[rows, np.arange(d)])
+    return U * np.sqrt(w[:d]), w
+
+
+@pytest.mark.parametrize("kind", ["decaying", "flat", "repeated", "rank2"])
+def test_lanczos_factor_matches_the_full_eigendecomposition(monkeypatch, kind):
+    import nspca_core.lowrank as L
+
+    monkeypatch.setattr(L, "_LANCZOS_MIN_N", 50)  # the path taken for n >= 1500 in production
+    rng = np.random.default_rng(7)
+    n, d = 240, 3
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    w = {"decaying": 0.7 ** np.arange(n), "flat": 1.0 + 0.01 * rng.random(n),
+         "repeated": np.r_[[5.0, 5.0, 5.0, 2.0, 2.0], 0.5 * rng.random(n - 5)],
+         "rank2": np.r_[[3.0, 1.0], np.zeros(n - 2)]}[kind]
+    A = (Q * w) @ Q.T
+    A = 0.5 * (A + A.T)
+    called = []
+    real = L._top_lanczos
+    monkeypatch.setattr(L, "_top_lanczos", lambda *a: called.append(1) or real(*a))
+    V, eig = lowrank_factor(cov=A, d=d)
+    assert called
+    Vr, eigr = _reference_factor(A, d)
+    assert np.allclose(eig, eigr, rtol=0, atol=1e-12 * eigr[0])
+    assert np.allclose(V @ V.T, Vr @ Vr.T, atol=1e-9)  # the rank-d approximation itself
+    if kind in ("decaying", "flat"):  # distinct eigenvalues: the same columns, same signs
+        assert np.allclose(V, Vr, atol=1e-9)
+
+
+def test_lanczos_falls_back_to_eigh_when_a_residual_is_too_large(monkeypatch):
+    import nspca_core.lowrank as L
+
+    A = np.cov(np.random.default_rng(2).standard_normal((300, 80)), rowvar=False)
+    ref = lowrank_factor(cov=A, d=2)  # n < 1500: eigh
+    monkeypatch.setattr(L, "_LANCZOS_MIN_N", 10)
+    monkeypatch.setattr(L, "_LANCZOS_RESIDUAL", 0.0)  # no Lanczos answer is accepted: eigh
+    fallback = lowrank_factor(cov=A, d=2)
+    assert np.array_equal(ref[0], fallback[0]) and np.array_equal(ref[1], fallback[1])
+
+
+@pytest.mark.parametrize("c", [1e-200, 1e-80, 1e80, 1e150])
+def test_lowrank_factor_is_scale_free(c):
+    """X * 1e-200 gave V = 0 (X X^T underflowed): now V scales with c."""
+    X = np.random.default_rng(4).standard_normal((8, 30))
+    for thin in (True, False):
+        Y = X if thin else np.vstack([X] * 5)
+        V, eig = lowrank_factor(Y, d=3)
+        Vc, eigc = lowrank_factor(Y * c, d=3)
+        assert np.allclose(Vc / c, V, rtol=1e-12, atol=1e-12 * np.abs(V).max())
+        if 1e-300 < c * c < 1e300:
+            assert np.allclose(eigc / (c * c), eig, rtol=1e-12)
+
+
+@pytest.mark.parametrize("c", [1e-300, 1e-150, 1e-80, 1e80, 1e150, 1e300])
+def test_rank1_is_scale_free(c):
+    rng = np.random.default_rng(9)
+    for _ in range(50):
+        v = rng.standard_normal(int(rng.integers(1, 9)))
+        k = int(rng.integers(1, v.size + 1))
+        assert np.allclose(rank1_nspca(v * c, k), rank1_nspca(v, k), rtol=1e-12, atol=0)

@@ -14,6 +14,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from ._common.options import check_options
+from ._common.scale import normalized, rescale
 from ._common.ascent import ascent, opt_pairs, polish, project, random_starts, tie_key
 from ._cov import Cov, as_cov
 from ._validation import InputError, as_rng, check_d, check_int, check_k
@@ -78,6 +80,23 @@ def _peer(method: str):
                          f"(nspca_core.peers does not provide it yet); use 'auto', 'spannogram' "
                          f"or 'enet'")
     return f
+
+
+def _allowed_options(method: str, strategy: str | None = None) -> set:
+    """The keyword options ``fit``/``components`` accept for a method (and strategy)."""
+    allowed = {"effort"}
+    if method in ("auto", "enet"):
+        allowed.add("samples")
+    if method in PEERS:
+        allowed.update(_peer(method).options)
+    if strategy == "quasi-orthogonal":
+        allowed.update({"min_angle", "restarts", "renormalize", "tol", "max_iter"})
+    return allowed
+
+
+def _default_d(d, n: int):
+    """``d=None``: ``min(3, n)`` (1- and 2-feature problems work with the default)."""
+    return min(3, n) if d is None else d
 
 
 def _seed_param(seed):
@@ -269,7 +288,7 @@ def _paper_bound_local(cov: Cov, res: Result, d: int, eps: float):
     return lam1, "lambda1"
 
 
-def fit(X=None, *, cov=None, k, method="auto", d=3, eps=0.1, seed=0, certify=True, callback=None,
+def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=True, callback=None,
         **options) -> Result:
     """One nonnegative, k-sparse principal component.
 
@@ -285,8 +304,9 @@ def fit(X=None, *, cov=None, k, method="auto", d=3, eps=0.1, seed=0, certify=Tru
         One of :data:`METHODS`: "spannogram" (exact on the rank-d
         approximation, Alg. 1), "enet" (Alg. 3), the peers "em", "tpower",
         "zass", "sklearn-spca", "nmf", or "auto" (below).
-    d : int in [1, n], default 3
-        Rank of the approximation for "spannogram", "enet" and "auto".
+    d : int in [1, n], optional
+        Rank of the approximation for "spannogram", "enet" and "auto";
+        default ``min(3, n)``.
     eps : float in (0, 1), default 0.1
         ε-net accuracy.
     seed : int, None or numpy.random.Generator, default 0
@@ -296,7 +316,9 @@ def fit(X=None, *, cov=None, k, method="auto", d=3, eps=0.1, seed=0, certify=Tru
     callback : callable(done, total), optional
     **options
         Passed to the peer method (e.g. ``restarts``), ``samples`` for the ε-net,
-        ``effort`` for the certificate.
+        ``effort`` for the certificate.  An unknown name raises
+        :class:`~nspca_core._common.options.UnknownOptionError` (a ``TypeError``
+        and an :class:`~nspca_core.InputError`) naming it and the allowed ones.
 
     Returns
     -------
@@ -322,14 +344,16 @@ def fit(X=None, *, cov=None, k, method="auto", d=3, eps=0.1, seed=0, certify=Tru
     C = as_cov(X, cov)
     n = C.n
     k = check_k(k, n)
-    d = check_d(d, n)
+    d = check_d(_default_d(d, n), n)
     eps = _check_eps(eps)
     method = _check_method(method)
+    check_options(options, _allowed_options(method), f"method {method!r}")
     as_rng(seed)  # validates the seed without consuming a Generator
     _check_callback(callback)
     if not isinstance(certify, bool):
         raise InputError(f"`certify` must be True or False; got {certify!r}")
     effort = options.pop("effort", "auto")
+    C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
     res = _fit_cov(C, k, method, d, eps, seed, callback, options)
     if certify:
         try:
@@ -343,7 +367,7 @@ def fit(X=None, *, cov=None, k, method="auto", d=3, eps=0.1, seed=0, certify=Tru
         else:
             ub, kind = _paper_bound_local(C, res, d, eps)
             res = replace(res, upper_bound=float(ub), bound_kind=kind)
-    return replace(res, seconds=time.perf_counter() - t0)
+    return replace(rescale(res, factors), seconds=time.perf_counter() - t0)
 
 
 # ----------------------------------------------------------------------------- several components
@@ -365,7 +389,7 @@ def _project_out(cov: Cov, x: np.ndarray) -> Cov:
     return Cov(None, 0.5 * (A2 + A2.T))
 
 
-def components(X=None, *, cov=None, n_components, k, method="auto", strategy="deflation-remove", d=3,
+def components(X=None, *, cov=None, n_components, k, method="auto", strategy="deflation-remove", d=None,
                eps=0.1, seed=0, certify=False, callback=None, **options) -> ComponentsResult:
     """Several nonnegative, k-sparse components.
 
@@ -409,7 +433,7 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     n = C.n
     r = check_int(n_components, "n_components", 1, n)
     k = check_k(k, n)
-    d = check_d(d, n)
+    d = check_d(_default_d(d, n), n)
     eps = _check_eps(eps)
     method = _check_method(method)
     as_rng(seed)
@@ -417,10 +441,14 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     if strategy not in STRATEGIES:
         raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in STRATEGIES)}; "
                          f"got {strategy!r}")
+    where = f"strategy {strategy!r}" if strategy in ("bipartite", "quasi-orthogonal") else f"method {method!r}"
+    check_options(options, _allowed_options(method, strategy) if strategy != "bipartite" else {"effort"},
+                  where)
     from ._summary import variance_summary
 
     if not isinstance(certify, bool):
         raise InputError(f"`certify` must be True or False; got {certify!r}")
+    C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
     params = {"n_components": r, "k": k, "method": method, "strategy": strategy, "d": d, "eps": eps,
               "seed": _seed_param(seed), "certify": certify}
     info: dict = {}
@@ -498,7 +526,8 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         results = certified
     variance, cumulative, additional = variance_summary(C, loadings)
     supports = [np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])]
-    return ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
-                            additional_variance=additional, supports=supports, method=method_name,
-                            strategy=strategy, params=params, seconds=time.perf_counter() - t0,
-                            results=results, info=info)
+    out = ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
+                           additional_variance=additional, supports=supports, method=method_name,
+                           strategy=strategy, params=params, seconds=time.perf_counter() - t0,
+                           results=results, info=info)
+    return replace(rescale(out, factors), seconds=time.perf_counter() - t0)

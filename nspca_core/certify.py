@@ -66,6 +66,7 @@ from scipy.sparse.linalg import eigsh  # at import time: a lazy import costs the
 
 from ._anchor import anchored_branch_bound, anchored_rowsum_bound
 from ._common.ascent import ascent, opt_pairs, reweight, tie_key, topk_mask
+from ._common.scale import normalized, rescale
 from ._cov import Cov, as_cov
 from ._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value_lam, kkt_init,
                    ksupport_cuts, lmax_upper)
@@ -899,7 +900,8 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Cer
     _check_callback(callback)
     if x is not None:
         x = _check_x(x, cov_.n, k)
-    return _certify_cov(cov_, k, x, effort, callback)
+    cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
+    return rescale(_certify_cov(cov_, k, x, effort, callback), factors)
 
 
 def _check_ks(ks, n: int) -> list[int]:
@@ -1024,7 +1026,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
       answers.  The eigenpairs and the row sums of ``A - A_1`` are computed
       once for all k.
     """
-    cov_ = as_cov(X, cov)
+    cov_, factors = normalized(as_cov(X, cov))  # entries far from 1: a power-of-2 copy
     n = cov_.n
     ks = _check_ks(ks, n)
     effort = _check_effort(effort)
@@ -1048,8 +1050,9 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
             certs[k] = _certify_split(cov_, k, given.get(k), effort, None)
             if callback is not None:
                 callback(i + 1, total)
-        return _carry(ks, certs, given)
-    return _carry(ks, _path_dense(cov_, np.array(uniq), given, effort, callback), given)
+        return [rescale(c, factors) for c in _carry(ks, certs, given)]
+    return [rescale(c, factors) for c in _carry(ks, _path_dense(cov_, np.array(uniq), given, effort,
+                                                                callback), given)]
 
 
 # path settings per effort: DNN iterations per k, stall threshold, refinement threshold delta

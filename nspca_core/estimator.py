@@ -38,12 +38,14 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int, default=1
-    k : int
-        Maximum number of nonzero loadings per component, in [1, n_features].
+    k : int >= 1
+        Maximum number of nonzero loadings per component; a value above
+        n_features means no sparsity constraint and is clipped (``k_``).
     method : str, default="auto"
         One of :data:`nspca_core.METHODS`.
-    d : int, default=3
-        Rank of the approximation used by the spannogram / ε-net.
+    d : int or None, default=None
+        Rank of the approximation used by the spannogram / ε-net; None means
+        ``min(3, n_features)``.
     eps : float, default=0.1
         Accuracy of the ε-net.
     strategy : str, default="deflation-remove"
@@ -74,6 +76,8 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
     certified_ratio_ : ndarray of shape (n_components,)
         Variance found on that problem / its upper bound.
     mean_, scale_ : ndarray of shape (n_features,)
+    k_ : int
+        The sparsity used: ``min(k, n_features)``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str (only for pandas input with string columns)
     result_ : ComponentsResult
@@ -92,7 +96,7 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "k": [Interval(numbers.Integral, 1, None, closed="left")],
         "method": [str],
-        "d": [Interval(numbers.Integral, 1, None, closed="left")],
+        "d": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "eps": [Interval(numbers.Real, 0, 1, closed="neither")],
         "strategy": [StrOptions({"deflation-remove", "deflation-project", "bipartite",
                                  "quasi-orthogonal"})],
@@ -101,7 +105,7 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=1, *, k=10, method="auto", d=3, eps=0.1,
+    def __init__(self, n_components=1, *, k=10, method="auto", d=None, eps=0.1,
                  strategy="deflation-remove", certify=True, preprocessing="center",
                  random_state=None):
         self.n_components = n_components
@@ -134,15 +138,15 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
         n = X.shape[1]
         if self.method not in METHODS:
             raise ValueError(f"`method` must be one of {list(METHODS)}; got {self.method!r}")
-        if self.k > n:
-            raise ValueError(f"`k` must be an int in [1, n_features={n}]; got {self.k}")
-        if self.d > n:
-            raise ValueError(f"`d` must be an int in [1, n_features={n}]; got {self.d}")
+        # a count above n means "no sparsity constraint": clip, and report the value used
+        self.k_ = min(int(self.k), n)
+        if self.d is not None and self.d > n:
+            raise ValueError(f"`d` must be an int in [1, n_features={n}] or None; got {self.d}")
         if self.n_components > n:
             raise ValueError(f"`n_components` must be an int in [1, n_features={n}]; "
                              f"got {self.n_components}")
         Xp = self._preprocess(X, fitting=True)
-        res = components(Xp, n_components=self.n_components, k=self.k, method=self.method,
+        res = components(Xp, n_components=self.n_components, k=self.k_, method=self.method,
                          strategy=self.strategy, d=self.d, eps=self.eps,
                          seed=_seed(self.random_state), certify=self.certify)
         self.result_ = res

@@ -90,7 +90,22 @@ def test_every_argument_reaches_the_core(monkeypatch, data):
     assert np.allclose(est.scale_, data.std(axis=0))
 
 
-@pytest.mark.parametrize("kwargs, msg", [({"k": 99}, r"`k` must be an int in \[1, n_features=12\]; got 99"),
+def test_k_above_n_features_is_clipped_and_reported(data):
+    est = NonnegativeSparsePCA(k=99, certify=False, random_state=0).fit(data)
+    assert est.k_ == data.shape[1] and est.result_.params["k"] == data.shape[1]
+    assert np.count_nonzero(est.components_, axis=1).max() <= data.shape[1]
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_one_and_two_features_work_with_the_defaults(n):
+    rng = np.random.default_rng(n)
+    X = rng.standard_normal((30, n))
+    est = NonnegativeSparsePCA(random_state=0).fit(X)
+    assert est.k_ == n and est.components_.shape == (1, n)
+    assert est.transform(X).shape == (30, 1)
+
+
+@pytest.mark.parametrize("kwargs, msg", [({"d": 99}, r"`d` must be an int in \[1, n_features=12\] or None; got 99"),
                                          ({"k": 2, "method": "magic"}, "`method` must be one of"),
                                          ({"k": 2, "n_components": 13}, "`n_components` must be")])
 def test_bad_parameters(data, kwargs, msg):

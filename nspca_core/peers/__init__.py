@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import inspect
 
-from .._validation import InputError
+from .._common.options import check_options
 from .bipartite import bipartite_components
 from .em import em_components, em_pca
 from .sklearn_peers import nmf_pca, sklearn_spca
@@ -41,9 +41,7 @@ def _peer(func, name):
                if p not in ("cov", "k", "seed", "callback")]
 
     def method(cov, k, *, seed=0, callback=None, **options):
-        unknown = sorted(set(options) - set(allowed))
-        if unknown:
-            raise InputError(f"unknown option(s) {unknown} for method {name!r}; allowed: {allowed}")
+        check_options(options, allowed, f"method {name!r}")
         return func(cov, k, seed=seed, callback=callback, **options)
 
     method.__name__ = f"peer_{name.replace('-', '_')}"

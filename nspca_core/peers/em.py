@@ -15,6 +15,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from .._common.ascent import random_starts, tie_key
 from .._cov import Cov
 from .._summary import variance_summary
 from .._validation import InputError, as_rng, check_int, check_k
@@ -128,10 +129,11 @@ def _col_norms(W: np.ndarray) -> np.ndarray:
     return np.linalg.norm(W / safe, axis=0) * mx
 
 
-def _random_nonneg(rng: np.random.Generator, n: int, count: int) -> np.ndarray:
-    """``count`` random unit vectors of the nonnegative orthant (columns)."""
-    W = np.abs(rng.standard_normal((n, count)))
-    return W / np.linalg.norm(W, axis=0)
+def _random_nonneg(rng: np.random.Generator, cov: Cov, count: int, nonneg: bool = True) -> np.ndarray:
+    """``count`` random unit vectors (of the nonnegative orthant) as columns, drawn per rank
+    of the features' variances so that permuting the features permutes them
+    (:func:`nspca_core._common.ascent.random_starts`)."""
+    return random_starts(tie_key(cov.diag()), rng, count, nonneg=nonneg)
 
 
 def _nonneg_pca_exact_small(B: np.ndarray):
@@ -367,12 +369,11 @@ def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
         raise InputError(f"`init` must be None, 'pc' or 'random'; got {init!r}")
 
     if nonneg:
-        W0 = _random_nonneg(rng, n, restarts)
+        W0 = _random_nonneg(rng, cov, restarts)
         if init == "pc":
             W0[:, 0] = _rank1_nspca(_leading_eigvec(cov), n)
     else:
-        W0 = rng.standard_normal((n, restarts))
-        W0 /= np.linalg.norm(W0, axis=0)
+        W0 = _random_nonneg(rng, cov, restarts, nonneg=False)
         if init != "random":
             W0[:, 0] = _leading_eigvec(cov)
     W, conv, iters = _em_iterate(cov, W0, k, nonneg, tol, max_iter)
@@ -532,7 +533,7 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
         cos_max = np.cos(np.deg2rad(min_angle))
         tol, max_iter = float(opts["tol"]), int(opts["max_iter"])
         for j in range(r):
-            W0 = _random_nonneg(rng, n, restarts)
+            W0 = _random_nonneg(rng, cov, restarts)
             gamma, chosen, used_gamma = 0.0, None, None
             closest, closest_cos = None, np.inf  # the most orthogonal candidate seen
             for step in range(12):

@@ -126,11 +126,15 @@ def main() -> None:
     for s in shapes:
         if s not in CORPUS_SHAPES:
             ap.error(f"--shapes: {s!r} is not one of {sorted(CORPUS_SHAPES)}")
-    print(f"bench_scale: shapes {shapes}, seed {args.seed}")
+    import os
+    print(f"bench_scale: shapes {shapes}, seed {args.seed}, OMP_NUM_THREADS="
+          f"{os.environ.get('OMP_NUM_THREADS', '(unset)')}, load average at start "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (the machine is shared)")
     t = time.perf_counter()
     for s in shapes:
         run_shape(s, args.seed)
-    print(f"\ntotal {time.perf_counter() - t:.0f} s, peak RSS {peak_gb():.2f} GB")
+    print(f"\ntotal {time.perf_counter() - t:.0f} s, peak RSS {peak_gb():.2f} GB, load average "
+          f"at end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

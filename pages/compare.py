@@ -70,9 +70,9 @@ def draw(ds, X, k, methods, fits, cert_job, s) -> bool:
     """Everything below the controls, from the finished methods; True while work is under way."""
     fview = fits.view()
     cview = cert_job.view() if cert_job is not None else None
-    live.status_line(fview, what="Algorithms", unit_name="algorithm", key="cmp_fit", units=methods)
+    live.status_line(fview, what="Algorithms", unit_name="algorithms", key="cmp_fit", units=methods)
     if cview is not None:
-        live.status_line(cview, what="Certificate", unit_name="value of k", key="cmp_cert", units=[k])
+        live.status_line(cview, what="Certificate", unit_name="values of k", key="cmp_cert", units=[k])
     active = fview.active or (cview is not None and cview.active)
     if fview.status == "failed":
         st.info(f"Stopped at an algorithm that could not run: {fview.message}")

@@ -50,8 +50,8 @@ with col_txt:
     st.latex(r"\mathrm{OPT} = \max_{\|x\|_2=1,\ \|x\|_0\le k,\ x\ge 0}\ x^\top A x")
 with col_fig:
     f = fig.loading_images([pic["dense"], pic["sparse"]],
-                           ["dense PC (signed, all pixels)",
-                            f"nonnegative, {k_pic}-sparse"],
+                           ["dense PC<br>(signed, all pixels)",
+                            f"nonnegative,<br>{k_pic}-sparse"],
                            image_shape=ds["image_shape"],
                            main_title="First component of " + ds["title"])
     st.plotly_chart(f, theme=None, key="home_pic")

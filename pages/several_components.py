@@ -141,7 +141,7 @@ def draw(ds, X, strategies, job) -> bool:
     """The figures from the strategies done so far; True while work is under way."""
     m = X.shape[0]
     view = job.view()
-    live.status_line(view, what="Strategies", unit_name="strategy", key="sc_job", units=strategies)
+    live.status_line(view, what="Strategies", unit_name="strategies", key="sc_job", units=strategies)
     if view.status == "failed":
         st.info(f"A strategy could not run: {view.message}")
     results = {STRATEGY_LABELS[sg]: view.results[sg] for sg in strategies if sg in view.results}

@@ -150,10 +150,10 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s) -> bool:
     pviews = {mth: job.view() for mth, job in paths.items()}
     cview = cert.view() if cert is not None else None
     for mth in methods:
-        live.status_line(pviews[mth], what=figs.method_label(mth), unit_name="value of k",
+        live.status_line(pviews[mth], what=figs.method_label(mth), unit_name="values of k",
                          key=f"vk_{mth}", units=ks)
     if cview is not None:
-        live.status_line(cview, what="Certified band", unit_name="value of k", key="vk_cert", units=ks)
+        live.status_line(cview, what="Certified band", unit_name="values of k", key="vk_cert", units=ks)
     active = live.any_active(list(pviews.values()) + ([cview] if cview else []))
 
     K = len(ks)

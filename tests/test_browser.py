@@ -167,7 +167,8 @@ def test_page_in_browser(name, width, app_url, browser):
         page.goto(_url(app_url, name), wait_until="domcontentloaded", timeout=60_000)
         _wait_idle(page, PAGE_TIMEOUT_S)
         if width < 1000:  # narrow screen: the sidebar starts collapsed, content uses the width
-            assert page.locator('[data-testid="stSidebar"][data-collapsed="false"]').count() == 0
+            _wait_for(lambda: page.locator('[data-testid="stSidebar"][data-collapsed="false"]').count() == 0,
+                      15, "the sidebar to collapse on a narrow screen")
         # Streamlit scrolls inside its main container: grow the viewport to the content's
         # height so the screenshot shows the whole page
         height = page.evaluate(

@@ -220,9 +220,9 @@ def test_spannogram_d3_sweep_lists_the_supports_each_line_meets():
     f = T.spannogram_d3_cells(phi1, phi2, labels, supports, [1.0, 2.0, 3.0], frames=3)
     assert len(f.frames) == 3 and len(f.layout.sliders[0].steps) == 3
     texts = [fr.layout.title.text for fr in f.frames]
-    assert "meets 2 support(s): {0, 1}, {1, 2}" in texts[0]
-    assert "meets 2 support(s): {0, 2}, {0, 1}" in texts[1]
-    assert "meets 2 support(s): {1, 2}, {0, 1}" in texts[2]
+    assert "meets 2 support(s)<br>{0, 1}, {1, 2}" in texts[0]
+    assert "meets 2 support(s)<br>{0, 2}, {0, 1}" in texts[1]
+    assert "meets 2 support(s)<br>{1, 2}, {0, 1}" in texts[2]
     for fr, y in zip(f.frames, phi2):
         assert fr.data[0].y == (y, y)
     assert f.layout.margin.t >= 100  # the title clears Streamlit's toolbar

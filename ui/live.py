@@ -63,11 +63,12 @@ def live(draw: Callable[[], bool], *, active: bool) -> None:
     st.fragment(run_every=REFRESH_S if active else None)(body)()
 
 
-def status_line(view: jobs.JobView, *, what: str, unit_name: str = "value", key: str,
+def status_line(view: jobs.JobView, *, what: str, unit_name: str = "values", key: str,
                 units: Sequence | None = None) -> None:
     """One line of progress for a job, with Stop (while active) or Continue (when stopped).
 
     ``units`` (default: all of the job's) are the ones the page shows; they are counted.
+    ``unit_name`` is their plural ("values of k", "algorithms").
     """
     units = view.units if units is None else tuple(units)
     n_done, n_all = sum(u in view.results for u in units), len(units)
@@ -75,7 +76,7 @@ def status_line(view: jobs.JobView, *, what: str, unit_name: str = "value", key:
         return
     c1, c2 = st.columns([5, 1], vertical_alignment="center")
     if view.active:
-        label = (f"{what}: {n_done} of {n_all} {unit_name}s done"
+        label = (f"{what}: {n_done} of {n_all} {unit_name} done"
                  + (" — waiting for another computation to finish" if view.status == "queued" else "")
                  + f" ({view.seconds:.0f} s). Results appear as they are computed; other pages "
                    "can be used meanwhile.")
@@ -85,7 +86,7 @@ def status_line(view: jobs.JobView, *, what: str, unit_name: str = "value", key:
     else:
         why = {"stopped": "stopped", "cancelled": "cancelled", "failed": "failed"}[view.status]
         msg = f" ({view.message})" if view.message else ""
-        c1.info(f"{what}: {why} after {n_done} of {n_all} {unit_name}s{msg}. What is done is shown.")
+        c1.info(f"{what}: {why} after {n_done} of {n_all} {unit_name}{msg}. What is done is shown.")
         c2.button("Continue", key=f"{key}_resume", on_click=jobs.REGISTRY.resume, args=(view.key,),
                   help="Compute the missing ones (what is done is kept).")
 

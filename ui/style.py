@@ -3,7 +3,8 @@
 Streamlit stacks columns only below 640 px and collapses the sidebar only at
 768 px or less; at 800–1000 px the 300 px sidebar and side-by-side columns
 leave each figure a sliver.  :func:`apply` injects CSS that lets columns wrap
-(each keeps at least ~20 rem) and gives every figure a minimum height, and a
+(each keeps at least ~20 rem; a column holding a figure takes the full width)
+and gives every figure a minimum height, and a
 small script that starts the sidebar collapsed on screens narrower than
 :data:`NARROW_PX` (once per browser tab: a user who opens it keeps it open).
 """
@@ -20,6 +21,9 @@ CSS = f"""
   [data-testid="stHorizontalBlock"] {{ flex-wrap: wrap; row-gap: 0.5rem; }}
   [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {{
     flex: 1 1 20rem !important; min-width: min(100%, 20rem) !important; }}
+  /* a column holding a figure takes the whole width: its neighbours go above/below it */
+  [data-testid="stHorizontalBlock"] > [data-testid="stColumn"]:has([data-testid="stPlotlyChart"]) {{
+    flex: 1 1 100% !important; min-width: 100% !important; }}
   [data-testid="stMainBlockContainer"] {{ padding-left: 1rem; padding-right: 1rem; }}
 }}
 [data-testid="stPlotlyChart"] {{ min-height: 240px; }}
@@ -41,7 +45,7 @@ SCRIPT = f"""
     const bar = doc.querySelector('[data-testid="stSidebar"][data-collapsed="false"]');
     const btn = doc.querySelector('[data-testid="stSidebarCollapseButton"] button');
     if (bar && btn) {{ btn.click(); win.clearInterval(timer); }}
-    if (++tries > 40) win.clearInterval(timer);
+    if (++tries > 150) win.clearInterval(timer);
   }}, 100);
 }})();
 </script>

@@ -100,7 +100,7 @@ def loading_images(images, titles, *, image_shape, main_title="", signed=None):
                          row=1, col=j + 1)
         fig.update_yaxes(showticklabels=False, row=1, col=j + 1)
     fig.update_layout(**_LAYOUT, title=main_title, height=380)
-    fig.update_layout(margin=dict(l=20, r=20, t=80, b=60))
+    fig.update_layout(margin=dict(l=20, r=20, t=110, b=60))
     return fig
 
 
@@ -239,7 +239,8 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
         xaxis=dict(title="φ", range=[phis[0], phis[-1]], **_phi_ticks()),
         yaxis=dict(title="vᵢ(φ)", range=[lo - pad, hi + pad]),
         # below the plot: the plot keeps its width on a narrow screen (issue 21, item 4)
-        legend=dict(orientation="h", x=0, y=-0.16, xanchor="left", yanchor="top"))
+        legend=dict(orientation="h", x=0, y=-0.16, xanchor="left", yanchor="top",
+                    traceorder="normal"))
     fig.update_layout(margin=dict(l=60, r=20, t=90, b=120))
     if frames and frames > 0:
         ts = np.unique(np.linspace(0, num - 1, int(frames)).round().astype(int))
@@ -251,16 +252,18 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
         play = dict(frame=dict(duration=180, redraw=True), transition=dict(duration=0), fromcurrent=True)
         still = dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate")
         fig.update_layout(
-            updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.30, xanchor="left",
+            # under the φ axis: the scrub slider, then the buttons, then the legend
+            updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.34, xanchor="left",
                               yanchor="top", direction="left", pad=dict(r=6, t=0),
                               buttons=[dict(label="▶ play", method="animate", args=[None, play]),
                                        dict(label="❚❚ pause", method="animate", args=[[None], still])])],
-            sliders=[dict(active=int(np.argmin(np.abs(ts - t0))), x=0.2, y=-0.26, len=0.8,
+            legend=dict(y=-0.45),
+            sliders=[dict(active=int(np.argmin(np.abs(ts - t0))), x=0, y=-0.15, len=1.0,
                           xanchor="left", yanchor="top", pad=dict(t=0, b=0),
                           currentvalue=dict(prefix="φ = ", visible=True, xanchor="left"),
                           steps=[dict(method="animate", label=f"{phis[t]:+.2f}",
                                       args=[[f"{phis[t]:.3f}"], still]) for t in ts])],
-            height=660, margin=dict(l=60, r=20, t=90, b=190))
+            height=800, margin=dict(l=60, r=20, t=90, b=340))
     return fig
 
 
@@ -447,9 +450,9 @@ def _sweep_frames(fig, phi1, phi2, labels, supports, head, frames) -> None:
 
     def caption(r):
         met = _row_supports(labels[r], supports)
-        shown = ", ".join(_fmt_support(sp) for sp in met[:6]) + (", …" if len(met) > 6 else "")
-        return (f"{head}<br><sup>φ₂ = {phi2[r]:+.2f}: this line is a d = 2 spannogram; it meets "
-                f"{len(met)} support(s): {shown}</sup>")
+        shown = ", ".join(_fmt_support(sp) for sp in met[:4]) + (", …" if len(met) > 4 else "")
+        return (f"{head}<br><sup>φ₂ = {phi2[r]:+.2f}: this line (a d = 2 spannogram) meets "
+                f"{len(met)} support(s)<br>{shown}</sup>")
 
     fig.add_trace(line(rows[0]))
     idx = len(fig.data) - 1
@@ -459,16 +462,17 @@ def _sweep_frames(fig, phi1, phi2, labels, supports, head, frames) -> None:
     play = dict(frame=dict(duration=400, redraw=True), transition=dict(duration=0), fromcurrent=True)
     still = dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate")
     fig.update_layout(
-        updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.26, xanchor="left", yanchor="top",
+        legend=dict(y=-0.46),
+        updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.33, xanchor="left", yanchor="top",
                           direction="left", buttons=[dict(label="▶ sweep φ₂", method="animate",
                                                           args=[None, play]),
                                                      dict(label="❚❚ pause", method="animate",
                                                           args=[[None], still])])],
-        sliders=[dict(active=0, x=0.25, y=-0.22, len=0.75, xanchor="left", yanchor="top",
+        sliders=[dict(active=0, x=0, y=-0.14, len=1.0, xanchor="left", yanchor="top",
                       currentvalue=dict(prefix="φ₂ = ", visible=True, xanchor="left"),
                       steps=[dict(method="animate", label=f"{phi2[r]:+.2f}",
                                   args=[[f"{phi2[r]:.3f}"], still]) for r in rows])],
-        height=700, margin=dict(l=60, r=20, t=110, b=190))
+        height=780, margin=dict(l=60, r=20, t=120, b=260))
 
 
 def candidate_count(n_values, counts, bounds, *, current=None, title=None):

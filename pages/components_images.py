@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, cost, downloads, state
+from ui import compute, cost, downloads, messages, state
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -102,6 +102,11 @@ def main() -> None:
                                     colorscale="gray"),
                     key="ci_samples")
 
+    note = messages.bipartite_note({row["method"]: row["total_variance"] for row in summary
+                                    if row["method"] != figs.method_label("pca")},
+                                   figs.method_label("bipartite"))
+    if note:
+        st.info(note)
     table = pd.DataFrame(summary)
     # dense PCA is the reference, not a timed solver: say so instead of an empty cell ("None")
     table["seconds"] = [f"{v:.2f}" if np.isfinite(v) else "— (reference)" for v in table["seconds"]]

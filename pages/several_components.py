@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, cost, downloads, jobs, live, state, work
+from ui import compute, cost, downloads, jobs, live, messages, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -159,6 +159,10 @@ def draw(ds, X, strategies, job) -> bool:
             {lab: np.cumsum(res.variance) for lab, res in results.items()}, normalizer=total,
             title="Σ of per-component variances (the objective of Asteris et al. 2015)",
             ylabel="Σ xⱼᵀAxⱼ / trace(A)"), key="sc_sum")
+        note = messages.bipartite_note({lab: float(np.sum(res.variance)) for lab, res in results.items()},
+                                       STRATEGY_LABELS["bipartite"])
+        if note:
+            st.info(note)
         rows = []
         for lab, res in results.items():
             for j in range(res.n_components):

@@ -108,3 +108,24 @@ def test_sidebar_shows_samples_and_features_of_an_upload():
     at.session_state[state.DATASET] = state.UPLOAD_NAME
     at.run()
     assert "37 samples × 5 features" in " ".join(c.value for c in at.sidebar.caption)
+
+
+def test_bipartite_note_only_when_the_joint_method_is_behind():
+    """Issue 20 item 4: joint 86,200 vs deflation 93,600 on CBCL with nothing to explain it."""
+    note = messages.bipartite_note({"joint": 86200.0, "TPower": 93600.0, "EM": 90000.0}, "joint")
+    assert note and "86,200 vs 93,600 for TPower" in note and "sketch" in note
+    assert messages.bipartite_note({"joint": 95000.0, "TPower": 93600.0}, "joint") is None
+    assert messages.bipartite_note({"TPower": 93600.0}, "joint") is None
+
+
+def test_components_images_explains_a_joint_method_behind_deflation():
+    from tests.conftest import page_app
+
+    at = page_app("components_images.py", timeout=180,
+                  **{state.K: 6, "ci_r": 2, "ci_methods": ["tpower", "bipartite"]}).run()
+    assert not at.exception, [e.message for e in at.exception]
+    table = at.dataframe[0].value
+    joint = table[table["method"].str.contains("bipartite", case=False)]["total_variance"].iloc[0]
+    best = table[~table["method"].str.contains("bipartite", case=False)]["total_variance"].max()
+    infos = " ".join(i.value for i in at.info)
+    assert ("Why the joint method is behind" in infos) == bool(joint < best)

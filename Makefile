@@ -1,6 +1,7 @@
 # Two commands do all the set-up (see README "Quick start"):
-#   make run    create .venv if missing, install requirements.txt, start the app
-#   make test   the same plus test dependencies, then the whole test suite
+#   make run    create .venv if missing, install the project editable with the app extra, start the app
+#   make test   the same plus the dev and dask extras, then ruff (make lint) and the whole test suite
+# The dependency ranges live in pyproject.toml; requirements*.txt only point at its extras.
 PYTHON  ?= python3
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
@@ -12,9 +13,9 @@ export NSPCA_DATA_DIR
 PYTEST_ARGS ?=
 SHELL := /bin/bash
 
-.PHONY: run test bench reproduce browser clean
+.PHONY: run test lint bench reproduce browser clean
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: pyproject.toml requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
@@ -23,6 +24,10 @@ $(VENV)/.installed: requirements.txt
 $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
+
+# Ruff with the rules in pyproject.toml (part of make test, before pytest).
+lint: $(VENV)/.dev-installed
+	$(PY) -m ruff check .
 
 run: $(VENV)/.installed
 	@echo "Starting the app at http://$(ADDRESS):$(PORT)  (Ctrl-C to stop)"
@@ -38,7 +43,7 @@ browser:
 		  && echo "installed Debian chromium" ) || echo "chromium not installable here; the browser test will skip"
 
 # One BLAS thread per test worker: two workers on two cores, no oversubscription.
-test: $(VENV)/.dev-installed browser
+test: $(VENV)/.dev-installed browser lint
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 $(PYTEST_ARGS)
 
 # Benchmarks print ratios measured in one run; the latest output is kept in
@@ -49,8 +54,11 @@ bench: $(VENV)/.dev-installed
 		$(PY) $$f 2>&1 | tee benchmarks/results/$$(basename $$f .py).txt; \
 		test $${PIPESTATUS[0]} -eq 0 || exit 1; done
 
+# The seed papers' figures and tables: python -m tools.reproduce writes CSV/PNG and REPRODUCTION.md
+# into reproduction/ (REPRODUCTION_ARGS="--quick" for a reduced grid).
+REPRODUCTION_ARGS ?=
 reproduce: $(VENV)/.dev-installed
-	$(PY) -m nspca_core.reproduce
+	$(PY) -m tools.reproduce --out reproduction --report REPRODUCTION.md $(REPRODUCTION_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache test-artifacts
+	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts build *.egg-info

@@ -270,20 +270,17 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _save_image_grid(loadings, image_shape, path):
-    from PIL import Image
+    """The components as images side by side (Matplotlib; zero is white, darker blue is larger)."""
+    from .imagegrid import image_grid_png
 
     h, w = image_shape
     r = loadings.shape[1]
-    pad, scale = 2, max(1, 64 // max(h, w))
-    canvas = np.full((h * scale + 2 * pad, r * (w * scale + pad) + pad), 255, dtype=np.uint8)
-    for j in range(r):
-        img = loadings[:, j].reshape(h, w)
-        peak = img.max()
-        tile = 255 - (255 * (img / peak if peak > 0 else img)).astype(np.uint8)
-        tile = np.kron(tile, np.ones((scale, scale), dtype=np.uint8))
-        x0 = pad + j * (w * scale + pad)
-        canvas[pad:pad + h * scale, x0:x0 + w * scale] = tile
-    Image.fromarray(canvas).save(path)
+    png = image_grid_png({"": [loadings[:, j] for j in range(r)]}, image_shape=(h, w),
+                         titles={"": [f"component {j + 1}" for j in range(r)]}, scale=max(1, 64 // max(h, w)))
+    try:
+        path.write_bytes(png)
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def _cmd_fit(args) -> int:

@@ -23,7 +23,7 @@ pairs in the same folders, or downloaded from the UCI repository into
 centering implicit (see :func:`load_corpus`).  They are listed by
 ``list_datasets(include_text=True)`` only, until every consumer handles sparse
 data.  Both paths verify a
-SHA-256 checksum of the *parsed arrays* (``datasets/checksums.json``), so a local
+SHA-256 checksum of the *parsed arrays* (``nspca_core/data/checksums.json``), so a local
 copy and a fresh download are held to the same bytes.  Every ``.npz`` is opened
 with ``allow_pickle=False``.
 """
@@ -71,8 +71,8 @@ __all__ = [
 PREPROCESSING_STEPS = ("log1p", "center", "standardize")
 
 #: where the checksums of the parsed real datasets live (written once from the
-#: local copies, see datasets/README.md)
-CHECKSUMS_PATH = Path(__file__).resolve().parents[1] / "datasets" / "checksums.json"
+#: local copies, see datasets/README.md; package data, so it installs with the package)
+CHECKSUMS_PATH = Path(__file__).resolve().parent / "data" / "checksums.json"
 
 #: download size cap (bytes) -- the largest original (MLL, text) is ~20 MB
 MAX_DOWNLOAD_BYTES = 300_000_000
@@ -405,7 +405,7 @@ def _expected_checksums() -> dict:
         return json.loads(CHECKSUMS_PATH.read_text())
     except FileNotFoundError:
         raise ChecksumError(f"checksum file {CHECKSUMS_PATH} is missing; it ships with the "
-                            "project in datasets/checksums.json") from None
+                            "project in nspca_core/data/checksums.json") from None
 
 
 def _verify(name: str, arrays: dict, where: str) -> None:
@@ -679,7 +679,7 @@ def load_corpus(name: str, *, data_dir=None, download: bool = False):
     Looks for ``docword.NAME.txt.gz`` (or ``.txt``) and ``vocab.NAME.txt`` in
     :func:`data_dirs` and ``<cache>/raw``; with ``download=True`` fetches both
     from the UCI repository into ``<cache>/raw``.  The parsed matrix and words
-    are checked against ``datasets/checksums.json`` when a checksum is recorded
+    are checked against ``nspca_core/data/checksums.json`` when a checksum is recorded
     there; otherwise a note gives the SHA-256 to record.
 
     Memory: the CSR counts (12 bytes per nonzero; NYTimes 69.7 M nonzeros,
@@ -726,7 +726,7 @@ def load_corpus(name: str, *, data_dir=None, download: bool = False):
                 "different version: delete it and download again")
         notes.append("checksum verified")
     else:
-        notes.append(f"no checksum recorded for {info.name!r} in datasets/checksums.json; the "
+        notes.append(f"no checksum recorded for {info.name!r} in nspca_core/data/checksums.json; the "
                      f"parsed corpus has sha256 {digest}")
     notes.insert(0, f"loaded {doc.name} from {doc.parent}")
     from .text import TextData

@@ -1,28 +1,53 @@
-"""The reproduction command runs end to end (quick grid, synthetic stand-ins) and writes its report."""
+"""The reproduction (``python -m tools.reproduce``) runs end to end on the quick grid with synthetic
+stand-ins, writes where it is told, and draws its figures with Matplotlib."""
 
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+from PIL import Image
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_reproduce_quick_on_standins(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "nspca_core.reproduce", "--quick", "--standin",
-                           "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=900)
+    out, report = tmp_path / "figures", tmp_path / "docs" / "REPORT.md"
+    report.parent.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "tools.reproduce", "--quick", "--standin",
+                           "--out", str(out), "--report", str(report),
+                           "--benchmarks", str(tmp_path / "no-bench")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    report = (tmp_path / "REPRODUCTION.md").read_text()
-    assert "Section failed" not in report
-    for part in ("Seed 002", "Seed 003", "Seed 004", "Seed 001", "STAND-IN"):
-        assert part in report
-    pngs = {p.name for p in tmp_path.glob("*.png")}
-    csvs = {p.name for p in tmp_path.glob("*.csv")}
-    assert {"s002_fig4_cbcl.png", "s002_fig9_spectra.png", "s003_fig3.png"} <= pngs
+    text = (out / "REPRODUCTION.md").read_text()
+    assert "Section failed" not in text
+    for part in ("Seed 002", "Seed 003", "Seed 004", "Seed 001", "STAND-IN", "python -m tools.reproduce"):
+        assert part in text
+    assert "No benchmark output found" in text
+    pngs = {p.name for p in out.glob("*.png")}
+    csvs = {p.name for p in out.glob("*.csv")}
+    assert {"s002_fig3_components.png", "s002_fig4_cbcl.png", "s002_fig9_spectra.png", "s003_fig3.png"} <= pngs
     assert {"s002_fig4_cbcl.csv", "s001_tables.csv", "s004_table1.csv"} <= csvs
+    # nothing is written outside the folders given on the command line
+    assert not (ROOT / "tools" / "REPRODUCTION.md").exists()
+    # the report in --out links its own folder; the copy links into --out from its own folder
+    assert "](s002_fig4_cbcl.png)" in text
+    assert "](../figures/s002_fig4_cbcl.png)" in report.read_text()
+    assert "\x00" not in text and "\x00" not in report.read_text()
+    for name in pngs:
+        with Image.open(out / name) as im:
+            assert im.format == "PNG" and min(im.size) >= 100
+            # a drawn figure: more than a handful of colours (axes, curves, text)
+            assert len(np.unique(np.asarray(im.convert("RGB")).reshape(-1, 3), axis=0)) > 8
     # numbers come from the run: the certified band is above every answer
-    import pandas as pd
-
-    df = pd.read_csv(tmp_path / "s002_fig4_cbcl.csv")
+    df = pd.read_csv(out / "s002_fig4_cbcl.csv")
     assert (df["certified UB/λ1"] >= df["best/λ1"] - 1e-9).all()
     assert ((df["certified ratio"] > 0) & (df["certified ratio"] <= 1 + 1e-9)).all()
+
+
+def test_the_reproduction_is_not_in_the_package():
+    assert not (ROOT / "nspca_core" / "reproduce.py").exists()
+    assert not (ROOT / "nspca_core" / "pngplot.py").exists()
+    makefile = (ROOT / "Makefile").read_text()
+    assert "-m tools.reproduce" in makefile and "nspca_core.reproduce" not in makefile

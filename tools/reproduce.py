@@ -1,13 +1,16 @@
 """Regenerate the seed papers' figures and tables, headless.
 
-``python -m nspca_core.reproduce [--quick] [--out DIR] [--standin]``
+``python -m tools.reproduce [--quick] [--standin] [--out DIR] [--report FILE]`` (from the
+repository root; ``make reproduce`` runs it into ``reproduction/`` with a copy of the
+report in ``REPRODUCTION.md``)
 
 Every number in the report comes from this run (or, for the benchmark
 section, from the latest ``benchmarks/results/*.txt`` written by ``make
 bench``); nothing is typed in except the papers' own published figures, which
 are quoted beside ours and labelled as such.
 
-Sections (each writes CSV + PNG into ``--out`` and a part of REPRODUCTION.md):
+Sections (each writes CSV + PNG into ``--out`` and a part of ``--out``/REPRODUCTION.md;
+figures are drawn with Matplotlib in the app's Okabe–Ito palette):
 
 * seed 002 (Asteris et al., ICML 2014): Fig. 3, Figs. 4–6 with the paper's
   bound and our certificate, the quoted guarantees, Fig. 9;
@@ -32,9 +35,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import pngplot as P
+from nspca_core.imagegrid import image_grid_png
+from tools import charts as P
 
+#: the repository root (the reproduction runs from a checkout, not from the installed package)
 ROOT = Path(__file__).resolve().parents[1]
+#: placeholder for the folder of the figures and tables, relative to the report that links them
+_LINK = "\x00out\x00/"
 
 # The papers' own published figures, quoted beside ours (not computed here).
 PAPER = {
@@ -56,11 +63,11 @@ class Data:
 
 
 class Report:
-    """Collects markdown, figures and tables; writes them at the end."""
+    """Collects markdown, figures and tables; figures and tables are written to ``out`` at once."""
 
-    def __init__(self, out: Path, link_prefix: str):
+    def __init__(self, out: Path):
         self.out = out
-        self.link = link_prefix
+        self.link = _LINK
         self.lines: list[str] = []
         self.errors: list[str] = []
 
@@ -82,7 +89,12 @@ class Report:
         self.lines += ["", f"(CSV: `{self.link}{name}.csv`)", ""]
 
     def image(self, img, name: str, caption: str):
-        img.save(self.out / f"{name}.png")
+        """``img`` is a Matplotlib Figure or PNG bytes."""
+        path = self.out / f"{name}.png"
+        if isinstance(img, bytes):
+            path.write_bytes(img)
+        else:
+            P.save_png(img, path)
         self.lines += [f"![{caption}]({self.link}{name}.png)", "", f"*{caption}*", ""]
 
     def error(self, section, exc):
@@ -90,13 +102,20 @@ class Report:
         self.errors.append(msg)
         self.lines += [f"> **Section failed** — {msg}", ""]
 
+    def write(self, path: Path) -> None:
+        """The markdown at ``path``, its links relative to ``path``'s folder."""
+        prefix = os.path.relpath(self.out.resolve(), path.resolve().parent)
+        prefix = "" if prefix == "." else Path(prefix).as_posix() + "/"
+        path.write_text(("\n".join(self.lines) + "\n").replace(_LINK, prefix))
+
 
 def _progress(msg):
     print(f"[reproduce {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 def _load(name: str, *, quick: bool, standin: bool) -> Data | None:
-    from .datasets import is_available, load_dataset
+    from nspca_core import load_dataset
+    from nspca_core.datasets import is_available
 
     if not standin and is_available(name):
         ds = load_dataset(name, preprocessing="center")
@@ -126,10 +145,7 @@ def _ks(n, quick, full_grid):
 
 # ---------------------------------------------------------------- seed 002 --
 def seed002(rep: Report, data: dict, quick: bool):
-    from .api import components, fit
-    from .certify import certify_path, paper_bound
-    from .enet import enet_path
-    from .lowrank import lowrank_factor
+    from nspca_core import certify_path, components, enet_path, fit, lowrank_factor, paper_bound
 
     rep.h("Seed 002 — Asteris, Papailiopoulos & Dimakis, ICML 2014")
     d, eps = 3, 0.1
@@ -138,20 +154,21 @@ def seed002(rep: Report, data: dict, quick: bool):
         try:
             _progress("seed 002 Fig. 3")
             r, k = (3, 10) if quick else (6, 40)
-            rows, labels, recs = [], [], []
+            rows, recs = {}, []
             for method in ("enet", "em"):
                 res = components(cb.X, n_components=r, k=k, method=method, strategy="deflation-remove",
                                  d=d, eps=eps, seed=0, certify=False)
-                rows.append([res.loadings[:, j].reshape(cb.image_shape) for j in range(r)])
-                labels.append(method)
+                rows[method] = [res.loadings[:, j] for j in range(r)]
                 for j in range(r):
                     recs.append({"method": method, "component": j + 1, "variance": res.variance[j],
                                  "cumulative": res.cumulative_variance[j]})
             rep.p(f"Fig. 3 — {r} orthogonal nonnegative {k}-sparse components of {cb.note} "
                   "(features of earlier components removed). Paper: the ε-net components explain more "
                   "variance than EM's; ours below.")
-            rep.image(P.image_grid(rows, row_labels=labels, scale=4), "s002_fig3_components",
-                      f"Seed 002 Fig. 3: first {r} components, rows = method")
+            titles = {m: [f"component {j + 1}" for j in range(r)] for m in rows}
+            rep.image(image_grid_png(rows, image_shape=cb.image_shape, titles=titles, scale=4,
+                                     title=f"{cb.name.upper()}: first {r} components, {k}-sparse"),
+                      "s002_fig3_components", f"Seed 002 Fig. 3: first {r} components, rows = method")
             df3 = pd.DataFrame(recs)
             rep.table(df3, "s002_fig3_variance")
             tot = df3.groupby("method")["variance"].sum()
@@ -195,12 +212,15 @@ def seed002(rep: Report, data: dict, quick: bool):
                                "best/λ1": var_best / lam1, "certified UB/λ1": ub / lam1,
                                "paper UB/λ1": pb / lam1, "certified ratio": var_best / ub,
                                "paper ratio (enet)": var_enet / pb})
-            series = [P.Series(ks, var_enet / lam1, "ε-net d=3 ε=0.1", markers=True),
-                      P.Series(ks, var_em / lam1, "EM (Sigg–Buhmann)", dashed=True, markers=True),
-                      P.Series(ks, ub / lam1, "certified upper bound (ours)", color="#000000"),
-                      P.Series(ks, pb / lam1, "paper's upper bound", color="#999999", dashed=True)]
-            bands = [P.Band(ks, var_best / lam1, ub / lam1, "certified band (ours)"),
-                     P.Band(ks, var_enet / lam1, pb / lam1, "paper's band", color="#E69F00", alpha=40)]
+            series = [P.Series(ks, var_enet / lam1, "ε-net d=3 ε=0.1", color=P.method_color("enet"),
+                               markers=True),
+                      P.Series(ks, var_em / lam1, "EM (Sigg–Buhmann)", color=P.method_color("em"), dashed=True,
+                               markers=True),
+                      P.Series(ks, ub / lam1, "certified upper bound (ours)", color=P.OKABE_ITO["black"]),
+                      P.Series(ks, pb / lam1, "paper's upper bound", color=P.GREY, dashed=True)]
+            bands = [P.Band(ks, var_best / lam1, ub / lam1, "certified band (ours)", color=P.OKABE_ITO["sky"]),
+                     P.Band(ks, var_enet / lam1, pb / lam1, "paper's band", color=P.OKABE_ITO["orange"],
+                            alpha=0.15)]
             if name == "cbcl":
                 var_z = []
                 for k in ks:
@@ -210,8 +230,8 @@ def seed002(rep: Report, data: dict, quick: bool):
                         var_z.append(np.nan)
                 var_z = np.array(var_z)
                 df["NSPCA (Zass–Shashua)/λ1"] = var_z / lam1
-                series.append(P.Series(ks, var_z / lam1, "NSPCA (Zass–Shashua)", dashed=True,
-                                       markers=True))
+                series.append(P.Series(ks, var_z / lam1, "NSPCA (Zass–Shashua)", color=P.method_color("zass"),
+                                       dashed=True, markers=True))
             rep.p(f"Fig. {fig} — normalized variance vs k on {ds.note}; ε-net path took "
                   f"{t_enet:.2f} s for {len(ks)} values of k.")
             rep.image(P.line_chart(series, bands=bands, title=f"{name.upper()}: variance / λ1 vs k",
@@ -274,7 +294,7 @@ def _pair_jaccard(a, b):
 
 
 def seed003(rep: Report, data: dict, quick: bool):
-    from .api import fit
+    from nspca_core import fit
 
     rep.h("Seed 003 — Sigg & Buhmann, ICML 2008")
     cb = data.get("cbcl")
@@ -296,8 +316,9 @@ def seed003(rep: Report, data: dict, quick: bool):
             df = pd.DataFrame({"k": ks, "EM": em, "NSPCA (Zass–Shashua)": zs})
             rep.p(f"Fig. 3 left — variance vs cardinality, {cb.note}, projected off its first PC. "
                   "Paper's claim: EM ≥ NSPCA at equal cardinality.")
-            rep.image(P.line_chart([P.Series(ks, np.array(em), "EM", markers=True),
-                                    P.Series(ks, np.array(zs), "NSPCA", dashed=True, markers=True)],
+            rep.image(P.line_chart([P.Series(ks, np.array(em), "EM", color=P.method_color("em"), markers=True),
+                                    P.Series(ks, np.array(zs), "NSPCA", color=P.method_color("zass"), dashed=True,
+                                             markers=True)],
                                    title="CBCL off PC1: variance vs cardinality", xlabel="cardinality",
                                    ylabel="variance"), "s003_fig3", "Seed 003 Fig. 3 left")
             rep.table(df, "s003_fig3")
@@ -336,7 +357,9 @@ def seed003(rep: Report, data: dict, quick: bool):
             df = pd.DataFrame(recs)
             rep.p(f"Fig. 4 — Jaccard score (pair counting) of k-means (3 clusters) on the selected genes "
                   f"against the ALL/AML/MLL labels, {ml.note}.")
-            rep.image(P.line_chart([P.Series(df["genes"], df[c], c, markers=True) for c in df.columns[1:]],
+            colors = [P.method_color("em"), P.method_color("auto"), P.GREY]
+            rep.image(P.line_chart([P.Series(df["genes"], df[c], c, color=col, markers=True)
+                                    for c, col in zip(df.columns[1:], colors)],
                                    title="MLL: k-means on selected genes", xlabel="selected genes",
                                    ylabel="Jaccard score"), "s003_fig4", "Seed 003 Fig. 4")
             rep.table(df, "s003_fig4")
@@ -346,7 +369,7 @@ def seed003(rep: Report, data: dict, quick: bool):
 
 # ---------------------------------------------------------------- seed 004 --
 def seed004(rep: Report, data: dict, quick: bool):
-    from .api import components
+    from nspca_core import components
 
     rep.h("Seed 004 — Asteris, Kyrillidis, Papailiopoulos & Dimakis, 2015 (bipartite matchings)")
     r, s = (3, 10) if quick else (5, 40)
@@ -402,8 +425,10 @@ def seed004(rep: Report, data: dict, quick: bool):
                 recs.append(row)
             df = pd.DataFrame(recs)
             rep.p(f"Fig. 2 — total variance of k components, each {s2}-sparse, {ml.note}.")
-            rep.image(P.line_chart([P.Series(df["components"], df[c], c, markers=True)
-                                    for c in df.columns[1:]], title="MLL: total variance vs components",
+            colors = [P.method_color("enet"), P.method_color("bipartite")]
+            rep.image(P.line_chart([P.Series(df["components"], df[c], c, color=col, markers=True)
+                                    for c, col in zip(df.columns[1:], colors)],
+                                   title="MLL: total variance vs components",
                                    xlabel="components", ylabel="total variance"), "s004_fig2",
                       "Seed 004 Fig. 2")
             rep.table(df, "s004_fig2")
@@ -413,7 +438,7 @@ def seed004(rep: Report, data: dict, quick: bool):
 
 # ---------------------------------------------------------------- seed 001 --
 def seed001(rep: Report, quick: bool):
-    from . import scores_compare as sc
+    from nspca_core import scores_compare as sc
 
     rep.h("Seed 001 — Bajorski, Hall & Rubinstein (nonnegative-score PCA)")
     try:
@@ -458,9 +483,8 @@ def seed001(rep: Report, quick: bool):
         rep.error("seed 001 Fig. 7", exc)
 
 
-def _benchmarks(rep: Report):
+def _benchmarks(rep: Report, res: Path):
     rep.h("Benchmarks (latest `make bench` output)")
-    res = ROOT / "benchmarks" / "results"
     files = sorted(res.glob("*.txt")) if res.exists() else []
     if not files:
         rep.p("No benchmark output found; run `make bench`.")
@@ -468,23 +492,32 @@ def _benchmarks(rep: Report):
         rep.lines += [f"### {f.stem}", "", "```", f.read_text().rstrip(), "```", ""]
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m nspca_core.reproduce", description=__doc__,
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m tools.reproduce", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="reduced grid (under 3 minutes)")
-    ap.add_argument("--out", default=None, help="folder for CSV/PNG (default: reproduction/ in the repo)")
+    ap.add_argument("--out", default="reproduction",
+                    help="folder for CSV/PNG and REPRODUCTION.md (created if missing; default: reproduction)")
+    ap.add_argument("--report", default=None,
+                    help="also write the report here, its links pointing into --out (make reproduce: "
+                         "REPRODUCTION.md)")
+    ap.add_argument("--benchmarks", default=str(ROOT / "benchmarks" / "results"),
+                    help="folder of the `make bench` outputs quoted at the end (default: benchmarks/results)")
     ap.add_argument("--standin", action="store_true", help="use synthetic stand-ins for every dataset")
     ap.add_argument("--skip", default="", help="comma-separated sections to skip: 001,002,003,004")
-    args = ap.parse_args(argv)
-    default_out = args.out is None
-    out = ROOT / "reproduction" if default_out else Path(args.out)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rep = Report(out, "reproduction/" if default_out else "")
+    rep = Report(out)
     start = time.perf_counter()
     skip = set(filter(None, args.skip.split(",")))
     data = {name: _load(name, quick=args.quick, standin=args.standin) for name in ("cbcl", "mll", "lrs")}
     rep.lines += ["# Reproduction report", "",
-                  f"Generated by `python -m nspca_core.reproduce{' --quick' if args.quick else ''}"
+                  f"Generated by `python -m tools.reproduce{' --quick' if args.quick else ''}"
                   f"{' --standin' if args.standin else ''}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
                   f"Machine: {platform.platform()}, Python {platform.python_version()}, "
                   f"{os.cpu_count()} CPUs, numpy {np.__version__}.", "",
@@ -497,14 +530,13 @@ def main(argv=None) -> int:
         seed004(rep, data, args.quick)
     if "001" not in skip:
         seed001(rep, args.quick)
-    _benchmarks(rep)
+    _benchmarks(rep, Path(args.benchmarks))
     rep.p(f"Total time: {time.perf_counter() - start:.1f} s.")
-    text = "\n".join(rep.lines) + "\n"
-    (out / "REPRODUCTION.md").write_text(text)
-    if default_out:
-        (ROOT / "REPRODUCTION.md").write_text(text)
-    _progress(f"wrote {out / 'REPRODUCTION.md'}" + (f" with {len(rep.errors)} failed section(s)"
-                                                    if rep.errors else ""))
+    rep.write(out / "REPRODUCTION.md")
+    if args.report:
+        rep.write(Path(args.report))
+    _progress(f"wrote {out / 'REPRODUCTION.md'}" + (f" and {args.report}" if args.report else "")
+              + (f" with {len(rep.errors)} failed section(s)" if rep.errors else ""))
     return 1 if rep.errors else 0
 
 

@@ -1,18 +1,17 @@
 """Files the analysis pages offer for download (pure: data in, bytes/str out).
 
-PNG image grids are composed with Pillow (no browser or kaleido needed), with
-the same colour maps as the on-screen figures: ``Blues`` from 0 (white) for
-nonnegative loadings, ``PuOr`` centred at 0 for signed ones.
+PNG image grids are drawn with Matplotlib by :func:`nspca_core.imagegrid.image_grid_png`
+(no browser or kaleido needed), with the same colour maps as the on-screen figures:
+plotly's ``Blues`` from 0 (white) for nonnegative loadings, ``PuOr`` centred at 0
+for signed ones.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from PIL import Image, ImageDraw, ImageFont
 from plotly.colors import get_colorscale, sample_colorscale
 
 from ui.figures.analysis import DIVERGING, SEQUENTIAL
@@ -26,15 +25,6 @@ def colormap_lut(name: str, size: int = 256) -> np.ndarray:
     return np.clip(np.round(np.asarray(cols) * (255 if np.max(cols) <= 1 else 1)), 0, 255).astype(np.uint8)
 
 
-def _font(size: int):
-    for name in ("DejaVuSans.ttf", "Arial.ttf"):
-        try:
-            return ImageFont.truetype(name, size)
-        except OSError:
-            continue
-    return ImageFont.load_default()
-
-
 def image_grid_png(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tuple[int, int],
                    titles: Mapping[str, Sequence[str]] | None = None, signed: Sequence[str] = (),
                    scale: int = 6, title: str = "") -> bytes:
@@ -45,45 +35,10 @@ def image_grid_png(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tup
     −max..max to ``PuOr``.  Row names are written on the left, ``titles`` under
     each image.
     """
-    h, w = image_shape
-    names = list(rows)
-    ncols = max((len(rows[r]) for r in names), default=0)
-    seq, div = colormap_lut(SEQUENTIAL), colormap_lut(DIVERGING)
-    font, bold = _font(13), _font(16)
-    tw, th = w * scale, h * scale
-    label_w = max([int(ImageDraw.Draw(Image.new("RGB", (1, 1))).textlength(r, font=font))
-                   for r in names] + [0]) + 16
-    cap_h = 20 if titles else 4
-    top = 30 if title else 8
-    pad = 8
-    W = label_w + max(ncols, 1) * (tw + pad) + pad
-    H = top + max(len(names), 1) * (th + cap_h + pad) + pad
-    canvas = Image.new("RGB", (W, H), "white")
-    draw = ImageDraw.Draw(canvas)
-    if title:
-        draw.text((pad, 6), title, fill="black", font=bold)
-    for i, r in enumerate(names):
-        y = top + i * (th + cap_h + pad)
-        draw.text((pad, y + th / 2), r, fill="black", font=font, anchor="lm")
-        for j, vec in enumerate(rows[r]):
-            img = np.asarray(vec, float).reshape(h, w)
-            peak = float(np.abs(img).max()) or 1.0
-            if r in signed:
-                idx = np.round((img / peak + 1) / 2 * 255)
-                lut = div
-            else:
-                idx = np.round(np.clip(img / peak, 0, 1) * 255)
-                lut = seq
-            tile = lut[idx.astype(int)]
-            tile = np.kron(tile, np.ones((scale, scale, 1), dtype=np.uint8))
-            x = label_w + j * (tw + pad)
-            canvas.paste(Image.fromarray(tile), (x, y))
-            if titles and r in titles and j < len(titles[r]):
-                draw.text((x + tw / 2, y + th + 3), str(titles[r][j]), fill="black", font=_font(11),
-                          anchor="ma")
-    buf = io.BytesIO()
-    canvas.save(buf, format="PNG")
-    return buf.getvalue()
+    from nspca_core.imagegrid import image_grid_png as draw
+
+    return draw(rows, image_shape=image_shape, titles=titles, signed=signed, scale=scale, title=title,
+                cmap=colormap_lut(SEQUENTIAL), signed_cmap=colormap_lut(DIVERGING))
 
 
 def figure_html(fig) -> str:

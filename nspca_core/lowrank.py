@@ -30,6 +30,9 @@ _LANCZOS_MAX_FRACTION = 20
 _LANCZOS_SEED = 20140621
 # a Lanczos pair is kept when ||A u - w u|| <= _LANCZOS_RESIDUAL * lambda_1 (else: eigh)
 _LANCZOS_RESIDUAL = 1e-8
+# at most about n / _LANCZOS_BUDGET matrix-vector products before giving up for eigh: at
+# n = 3000 one product took 21 ms and eigh 4-8 s (200-400 products) on this machine
+_LANCZOS_BUDGET = 10
 
 
 def _top_eigh(A: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -57,17 +60,50 @@ def _top_lanczos(A: np.ndarray, count: int):
 
     n = A.shape[0]
     v0 = np.random.default_rng(_LANCZOS_SEED).standard_normal(n)
+    ncv = min(n, max(2 * count + 1, 20))
+    # restarts within a budget of about n / _LANCZOS_BUDGET products: the cost of the dense
+    # eigh measured at n = 3000 (flat spectra need more; they then fall back to eigh)
+    maxiter = max(1, (n // _LANCZOS_BUDGET - ncv) // (ncv - count))
     try:
-        w, U = eigsh(A, k=count, which="LA", tol=0, v0=v0, ncv=min(n, max(2 * count + 1, 20)))
+        w, U = eigsh(A, k=count, which="LA", tol=0, v0=v0, ncv=ncv, maxiter=maxiter)
     except (ArpackNoConvergence, ArpackError):
         return None
     order = np.argsort(-w, kind="stable")
     w, U = w[order], U[:, order]
     top = float(np.abs(w).max())
     res = np.linalg.norm(A @ U - U * w, axis=0)
-    if top == 0 or not np.all(res <= _LANCZOS_RESIDUAL * top):
+    if top == 0 or not np.all(res <= _LANCZOS_RESIDUAL * top) or _missed_above(A, U, w[-1], top):
         return None
     return w, U
+
+
+def _missed_above(A: np.ndarray, U: np.ndarray, floor: float, top: float) -> bool:
+    """Whether ``A`` has an eigenvalue above ``floor`` that the orthonormal columns of U miss.
+
+    Lanczos from one start vector sees one vector per distinct eigenvalue in
+    exact arithmetic: a repeated top eigenvalue could be returned once and the
+    next one taken for ``λ_{d+1}``, which the bounds ``OPT_d + λ_{d+1}`` would
+    then underestimate.  So the top eigenvalue of ``P A P`` (``P = I - U U^T``)
+    is estimated by a second, loose Lanczos run: a Ritz value above
+    ``floor + 1e-6 top`` proves a miss (Ritz values never exceed the top
+    eigenvalue); no convergence counts as a miss too (the caller falls back to
+    ``eigh``).
+    """
+    from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
+
+    n = A.shape[0]
+
+    def deflate(v):
+        return v - U @ (U.T @ v)
+
+    op = LinearOperator((n, n), matvec=lambda v: deflate(A @ deflate(np.ravel(v))), dtype=np.float64)
+    v0 = deflate(np.random.default_rng(_LANCZOS_SEED + 1).standard_normal(n))
+    try:
+        theta = eigsh(op, k=1, which="LA", tol=1e-6, v0=v0, ncv=20, maxiter=50,
+                      return_eigenvectors=False)[0]
+    except (ArpackNoConvergence, ArpackError):
+        return True
+    return bool(theta > floor + 1e-6 * top)
 
 
 def lowrank_factor(X=None, *, cov=None, d):
@@ -97,8 +133,10 @@ def lowrank_factor(X=None, *, cov=None, d):
     n x n covariance is formed.  The top ``d + 1`` eigenpairs of the matrix
     formed come from a partial eigensolver: ARPACK Lanczos
     (``scipy.sparse.linalg.eigsh``, machine-precision tolerance, fixed start
-    vector) when its order is at least 1500 and ``d + 1`` at most a twentieth
-    of it, with every residual ``||A u - λ u||`` checked (``<= 1e-8 λ_1``) and
+    vector, at most about ``n / 10`` products) when its order is at least 1500
+    and ``d + 1`` at most a twentieth of it, with every residual ``||A u - λ u||`` checked (``<= 1e-8 λ_1``), a
+    second Lanczos run on the deflated matrix checking that no eigenvalue
+    above ``λ_{d+1}`` was missed (repeated eigenvalues), and
     ``scipy.linalg.eigh(subset_by_index=...)`` as the fallback and for
     smaller problems (which still reduces the whole matrix to tridiagonal
     form, 4/3 n^3 flops).  Eigenvalues below zero from rounding are clipped

@@ -141,3 +141,33 @@ def test_rank1_is_scale_free(c):
         v = rng.standard_normal(int(rng.integers(1, 9)))
         k = int(rng.integers(1, v.size + 1))
         assert np.allclose(rank1_nspca(v * c, k), rank1_nspca(v, k), rtol=1e-12, atol=0)
+
+
+def test_a_missed_repeated_eigenvalue_is_detected(monkeypatch):
+    """Lanczos may return one copy of a repeated top eigenvalue; the deflation check sees the other."""
+    import nspca_core.lowrank as L
+
+    rng = np.random.default_rng(11)
+    n = 120
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    w = np.r_[[5.0, 5.0, 3.0], 0.5 * rng.random(n - 3)]
+    A = (Q * w) @ Q.T
+    A = 0.5 * (A + A.T)
+    # "found" 5 and 3, one copy of 5 missed: 3 would be taken for lambda_2
+    assert L._missed_above(A, Q[:, [0, 2]], floor=3.0, top=5.0)
+    assert not L._missed_above(A, Q[:, [0, 1, 2]], floor=3.0, top=5.0)
+
+    import scipy.sparse.linalg as spla
+
+    real = spla.eigsh
+    calls = []
+
+    def fake_eigsh(op, k, **kwargs):  # the first ARPACK answer misses the second copy of 5
+        calls.append(k)
+        if len(calls) == 1:
+            return np.array([3.0, 5.0]), Q[:, [2, 0]]
+        return real(op, k, **kwargs)
+
+    monkeypatch.setattr(spla, "eigsh", fake_eigsh)
+    assert L._top_lanczos(A, 2) is None  # refused: lowrank_factor falls back to eigh
+    assert calls == [2, 1]

@@ -18,15 +18,15 @@ from ._common.options import check_options
 from ._common.scale import normalized, rescale
 from ._common.ascent import ascent, opt_pairs, polish, project, random_starts, tie_key
 from ._cov import Cov, as_cov
+from .methods import PEERS, SINGLE
 from ._validation import InputError, as_rng, check_d, check_int, check_k
 from .rank1 import _rank1_nspca
 from .result import ComponentsResult, Result
 
 __all__ = ["METHODS", "STRATEGIES", "fit", "components"]
 
-METHODS = ("auto", "spannogram", "enet", "em", "tpower", "zass", "sklearn-spca", "nmf")
+METHODS = SINGLE  # from the method registry (nspca_core.methods)
 STRATEGIES = ("deflation-remove", "deflation-project", "bipartite", "quasi-orthogonal")
-PEERS = ("em", "tpower", "zass", "sklearn-spca", "nmf")
 
 # "auto" enumerates S_3 exactly when 8 C(n+1, 3) candidate evaluations stay below this
 _EXACT_D3_BUDGET = 200_000

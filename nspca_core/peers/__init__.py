@@ -22,9 +22,11 @@ Several components: :func:`em_components`, :func:`zass_components`,
 
 from __future__ import annotations
 
+import importlib
 import inspect
 
 from .._common.options import check_options
+from ..methods import PEERS, REGISTRY
 from .bipartite import bipartite_components
 from .em import em_components, em_pca
 from .sklearn_peers import nmf_pca, sklearn_spca
@@ -50,10 +52,10 @@ def _peer(func, name):
     return method
 
 
-PEER_METHODS = {
-    "em": _peer(em_pca, "em"),
-    "tpower": _peer(tpower_pca, "tpower"),
-    "zass": _peer(zass_pca, "zass"),
-    "sklearn-spca": _peer(sklearn_spca, "sklearn-spca"),
-    "nmf": _peer(nmf_pca, "nmf"),
-}
+def _load(target: str):
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+# every single-component peer of the method registry (nspca_core.methods), by name
+PEER_METHODS = {name: _peer(_load(REGISTRY[name].function), name) for name in PEERS}

@@ -1,0 +1,173 @@
+"""Interactive speed on real data (issue 16), as ratios measured in one run.
+
+Run from the repository root:  ``python benchmarks/bench_speed.py``  (``--quick`` skips the paths)
+
+Units, measured in the same run (best of 3): one ``numpy.linalg.eigh`` of the covariance when
+n <= 1000 (CBCL n = 361, LRS n = 93), else one thin SVD of the centered data (MLL, 72 x 12582).
+Each timed call is preceded by one untimed call on other data (imports and first-call costs are
+not counted).  BLAS threads default to 1 so that ratios are comparable across machines.
+
+Targets:
+  1. fit(method="auto", certify=False) <= 3 units at k in {5, 10, 20, 50, 180}, with variance >= every
+     shipped method (em, tpower, enet, spannogram d=2/3, zass) at each k; exact whenever k <= 2.
+  2. fit(certify=True) at one k <= 15 units on CBCL and LRS, <= 30 on MLL; ratios CBCL >= 0.97,
+     LRS >= 0.97, MLL k=50 >= 0.85.
+  3. certify_path: all 361 k of CBCL <= 500 units; 14 k spread over 1..12582 on MLL <= 150 units.
+  4. data of rank <= 3: certify on 3 x 200,000 <= 5 s and <= 1 GB, ratio 1.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import nspca_core as nc  # noqa: E402
+
+KS = (5, 10, 20, 50, 180)
+OTHERS = (("em", {}), ("tpower", {}), ("enet", {}), ("spannogram", {"d": 2}), ("spannogram", {"d": 3}),
+          ("zass", {}))
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("NSPCA_DATA_DIR", ROOT.parent / "shared" / "datasets"))
+
+
+def load(name):
+    files = {"CBCL": ("cbcl_faces_train.npz", "images"), "LRS": ("lrs_spectrometer.npz", "X"),
+             "MLL": ("mll_leukemia.npz", "X")}
+    path = data_dir() / files[name][0]
+    if not path.exists():
+        print(f"[skip] {path.name} not found in {data_dir()}")
+        return None
+    X = np.load(path, allow_pickle=False)[files[name][1]]
+    X = X.reshape(X.shape[0], -1).astype(float)
+    return X - X.mean(axis=0)
+
+
+def unit(X) -> float:
+    m, n = X.shape
+    if n <= 1000:
+        A = X.T @ X / m
+        f = lambda: np.linalg.eigh(A)  # noqa: E731
+    else:
+        f = lambda: np.linalg.svd(X, full_matrices=False)  # noqa: E731
+    return min(_timed(f)[1] for _ in range(3))
+
+
+def _timed(f):
+    t = time.perf_counter()
+    out = f()
+    return out, time.perf_counter() - t
+
+
+def warm():
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((30, 40))
+    nc.fit(Z, k=4)
+    nc.certify_path(Z, ks=[2, 4])
+
+
+def bench_auto(name, X, u):
+    print(f"\n-- 1. fit(auto, certify=False) on {name} {X.shape}: units of one "
+          f"{'eigh of A' if X.shape[1] <= 1000 else 'thin SVD of Xc'} ({u * 1e3:.1f} ms)")
+    print(f"{'k':>5} {'auto':>7} {'tpower':>7} {'em':>7}   auto >= every method (worst ratio, method)")
+    worst_all = []
+    for k in sorted({min(k, X.shape[1]) for k in KS}):
+        ra, ta = _timed(lambda: nc.fit(X, k=k, certify=False))
+        rt, tt = _timed(lambda: nc.fit(X, k=k, method="tpower", certify=False))
+        re, te = _timed(lambda: nc.fit(X, k=k, method="em", certify=False))
+        vals = {"tpower": rt.variance, "em": re.variance}
+        for meth, kw in OTHERS[2:]:
+            if meth == "spannogram" and kw["d"] == 3 and X.shape[1] > 400:
+                continue  # exact d = 3 enumeration: O(n^4), not run on large n
+            vals[f"{meth}{kw or ''}"] = nc.fit(X, k=k, method=meth, certify=False, **kw).variance
+        worst = min(vals, key=lambda m: ra.variance / vals[m])
+        worst_all.append(ra.variance / vals[worst])
+        print(f"{k:>5} {ta / u:7.2f} {tt / u:7.2f} {te / u:7.2f}   {ra.variance / vals[worst]:.9f} ({worst})")
+    print(f"   auto never below a shipped method: {min(worst_all) >= 1 - 1e-12}")
+
+
+def bench_exact_small_k(trials=300):
+    from tests.bruteforce import brute_opt
+
+    rng = np.random.default_rng(1)
+    miss = 0
+    for t in range(trials):
+        B = rng.standard_normal((10, 10)) * rng.uniform(0.2, 2, 10)
+        A = B.T @ B / 10
+        for k in (1, 2):
+            opt, _ = brute_opt(A, k)
+            miss += abs(nc.fit(cov=A, k=k, certify=False).variance - opt) > 1e-9 * opt
+    print(f"\n-- 1b. k <= 2 exact on {trials} random 10 x 10 covariances: {2 * trials - miss} of "
+          f"{2 * trials} within 1e-9 of brute force")
+
+
+def bench_certify(name, X, u, ks):
+    print(f"\n-- 2. fit(certify=True), one k, on {name}")
+    for k in ks:
+        r, t = _timed(lambda: nc.fit(X, k=k))
+        print(f"   k={k:4d}: {t / u:6.1f} units, certified ratio {r.variance / r.upper_bound:.4f} "
+              f"({r.bound_kind})")
+
+
+def bench_path(name, X, u, ks):
+    P, t = _timed(lambda: nc.certify_path(X, ks=ks))
+    r = np.array([c.ratio for c in P])
+    print(f"\n-- 3. certify_path on {name}, {len(ks)} k: {t / u:.0f} units; min ratio {r.min():.4f}, "
+          f"mean {r.mean():.4f}, proved optimal at {sum(c.optimal for c in P)} k")
+
+
+_WIDE = """
+import resource, sys, time
+sys.path.insert(0, {root!r})
+import numpy as np, nspca_core as nc
+rng = np.random.default_rng(0)
+X = rng.standard_normal((3, 200_000)); X -= X.mean(axis=0)
+nc.certify(X[:, :50], k=3)
+for k in (1, 10, 100):
+    t = time.perf_counter(); c = nc.certify(X, k=k); dt = time.perf_counter() - t
+    print(f"   k={{k:4d}}: {{dt:.2f}} s, ratio {{c.ratio:.6f}} ({{c.kind}})")
+print(f"   peak memory of the process: {{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}} MB")
+"""
+
+
+def bench_wide():
+    print("\n-- 4. certify(X, k) with no x on 3 x 200,000 data of rank 2 (a fresh process)")
+    out = subprocess.run([sys.executable, "-c", _WIDE.format(root=str(ROOT))], capture_output=True, text=True)
+    print(out.stdout.rstrip() or out.stderr[-2000:])
+
+
+def main(quick=False):
+    warm()
+    sets = {name: load(name) for name in ("CBCL", "LRS", "MLL")}
+    units = {name: unit(X) for name, X in sets.items() if X is not None}
+    for name, X in sets.items():
+        if X is not None:
+            bench_auto(name, X, units[name])
+    bench_exact_small_k()
+    for name, ks in (("CBCL", (5, 20, 50, 180)), ("LRS", (5, 20, 50)), ("MLL", (5, 50))):
+        if sets[name] is not None:
+            bench_certify(name, sets[name], units[name], ks)
+    if not quick:
+        if sets["CBCL"] is not None:
+            bench_path("CBCL", sets["CBCL"], units["CBCL"], list(range(1, 362)))
+        if sets["MLL"] is not None:
+            ks = [int(v) for v in np.unique(np.geomspace(1, 12582, 14).round().astype(int))]
+            bench_path("MLL", sets["MLL"], units["MLL"], ks)
+    bench_wide()
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)

@@ -1,0 +1,94 @@
+"""The one registry of methods: every consumer (api, app, figures, CLI, benchmarks) derives
+its method lists, labels, colours and defaults from :data:`REGISTRY`.
+
+Adding a method is one module (a function ``f(cov, k, *, seed=0, callback=None,
+**options) -> Result``) and one :class:`MethodSpec` here; see CONTRIBUTING.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MethodSpec", "REGISTRY", "SINGLE", "JOINT", "PEERS", "PAPERS", "spec"]
+
+# Okabe & Ito (2008) colour-blind-safe palette, plus Paul Tol's "wine" and a neutral grey
+OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
+             "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7"}
+
+#: papers by short key -> citation (authors, year, venue)
+PAPERS = {
+    "asteris2014": "Asteris, Papailiopoulos & Dimakis, Nonnegative Sparse PCA with Provable Guarantees, ICML 2014",
+    "sigg2008": "Sigg & Buhmann, Expectation-Maximization for Sparse and Non-Negative PCA, ICML 2008",
+    "asteris2015": "Asteris, Papailiopoulos, Kyrillidis & Dimakis, Sparse PCA via Bipartite Matchings, NIPS 2015",
+    "bajorski2011": "Bajorski, Hall & Rubinstein, nonnegative-score principal components, 2011",
+    "yuan2013": "Yuan & Zhang, Truncated Power Method for Sparse Eigenvalue Problems, JMLR 2013",
+    "zass2006": "Zass & Shashua, Nonnegative Sparse PCA, NIPS 2006",
+    "mairal2009": "Mairal et al., Online dictionary learning (scikit-learn SparsePCA), 2009",
+    "lee1999": "Lee & Seung, Learning the parts of objects by NMF, Nature 1999",
+}
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """What every consumer needs to know about a method.
+
+    Attributes
+    ----------
+    name : str -- the ``method=`` / ``strategy=`` value
+    label, short : str -- legend and tick names
+    kind : str -- "single" (one component: ``fit(method=name)``), "joint" (several at once:
+        ``components(strategy=name)``) or "reference" (dense PCA, drawn for comparison)
+    paper : str -- key of :data:`PAPERS`
+    color : str -- hex colour, the same on every page
+    cost : str -- "fast", "slow" (seconds on real data) or "exponential" (in d; guarded in the app)
+    default : bool -- selected by default where methods are compared
+    function : str -- "module:function" implementing it (lazy), or "" for the front's own
+    """
+
+    name: str
+    label: str
+    short: str
+    kind: str
+    paper: str
+    color: str
+    cost: str = "fast"
+    default: bool = False
+    function: str = ""
+
+
+REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
+    MethodSpec("auto", "auto (many starts, polished)", "auto", "single", "asteris2014",
+               OKABE_ITO["black"], default=True),
+    MethodSpec("spannogram", "spannogram (exact on A_d)", "spannogram", "single", "asteris2014",
+               OKABE_ITO["blue"], cost="exponential", function="nspca_core.spannogram:lowrank_nspca"),
+    MethodSpec("enet", "ε-net spannogram", "ε-net", "single", "asteris2014", OKABE_ITO["sky"],
+               default=True, function="nspca_core.enet:enet_nspca"),
+    MethodSpec("em", "EM (Sigg–Buhmann)", "EM", "single", "sigg2008", OKABE_ITO["orange"],
+               default=True, function="nspca_core.peers.em:em_pca"),
+    MethodSpec("tpower", "TPower (Yuan–Zhang)", "TPower", "single", "yuan2013", OKABE_ITO["green"],
+               default=True, function="nspca_core.peers.tpower:tpower_pca"),
+    MethodSpec("zass", "Zass–Shashua", "Zass–Shashua", "single", "zass2006", OKABE_ITO["purple"],
+               cost="slow", function="nspca_core.peers.zass:zass_pca"),
+    MethodSpec("sklearn-spca", "scikit-learn SparsePCA", "SparsePCA", "single", "mairal2009",
+               OKABE_ITO["vermillion"], cost="slow", function="nspca_core.peers.sklearn_peers:sklearn_spca"),
+    MethodSpec("nmf", "NMF (scikit-learn)", "NMF", "single", "lee1999", "#B8A200", cost="slow",
+               function="nspca_core.peers.sklearn_peers:nmf_pca"),
+    MethodSpec("bipartite", "bipartite matchings (joint)", "bipartite", "joint", "asteris2015", "#882255",
+               default=True, function="nspca_core.peers.bipartite:bipartite_components"),
+    MethodSpec("pca", "PCA (dense, signed)", "PCA", "reference", "", "#888888", default=True),
+)}
+
+#: single-component methods, in the order of ``fit(method=...)``
+SINGLE = tuple(n for n, s in REGISTRY.items() if s.kind == "single")
+#: methods that find several components jointly (``components(strategy=...)``)
+JOINT = tuple(n for n, s in REGISTRY.items() if s.kind == "joint")
+#: the single-component peers (methods of other papers)
+PEERS = tuple(n for n in SINGLE if REGISTRY[n].paper != "asteris2014")
+
+
+def spec(name: str) -> MethodSpec:
+    """The :class:`MethodSpec` of ``name`` (KeyError names the known ones)."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}") from None

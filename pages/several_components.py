@@ -157,7 +157,7 @@ def draw(ds, X, strategies, job) -> bool:
             ylabel="cumulative variance / trace(A)"), key="sc_cumulative")
         c2.plotly_chart(figs.cumulative_variance(
             {lab: np.cumsum(res.variance) for lab, res in results.items()}, normalizer=total,
-            title="Σ of per-component variances (the objective of Asteris et al. 2015)",
+            title="Σ of per-component variances<br><sup>the objective of Asteris et al. (2015)</sup>",
             ylabel="Σ xⱼᵀAxⱼ / trace(A)"), key="sc_sum")
         note = messages.bipartite_note({lab: float(np.sum(res.variance)) for lab, res in results.items()},
                                        STRATEGY_LABELS["bipartite"])

@@ -241,7 +241,7 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
         # below the plot: the plot keeps its width on a narrow screen (issue 21, item 4)
         legend=dict(orientation="h", x=0, y=-0.16, xanchor="left", yanchor="top",
                     traceorder="normal"))
-    fig.update_layout(margin=dict(l=60, r=20, t=90, b=120))
+    fig.update_layout(margin=dict(l=60, r=20, t=110, b=120))
     if frames and frames > 0:
         ts = np.unique(np.linspace(0, num - 1, int(frames)).round().astype(int))
         # every frame carries its own text (φ, both candidate supports, the envelopes);
@@ -263,14 +263,14 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
                           currentvalue=dict(prefix="φ = ", visible=True, xanchor="left"),
                           steps=[dict(method="animate", label=f"{phis[t]:+.2f}",
                                       args=[[f"{phis[t]:.3f}"], still]) for t in ts])],
-            height=800, margin=dict(l=60, r=20, t=90, b=340))
+            height=820, margin=dict(l=60, r=20, t=110, b=340))
     return fig
 
 
 def _d2_caption(phi, plus, minus, env=None) -> str:
     text = f"φ = {phi:+.3f}:  Iₖ⁺(v) = {_fmt_support(plus)},  Iₖ⁺(−v) = {_fmt_support(minus)}"
     if env is not None:
-        text += f";  k-th largest v = {env[0]:+.3f}, k-th smallest v = {env[-1]:+.3f}"
+        text += f"<br>k-th largest v = {env[0]:+.3f},  k-th smallest v = {env[-1]:+.3f}"
     return text
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.linalg
 
 __all__ = [
     "InputError",
@@ -212,11 +211,11 @@ def check_psd(A: np.ndarray, name: str = "cov") -> None:
     the cost of the tridiagonal reduction behind any dense ``eigh``; measured
     0.4 s at n = 2000 on one core); only when it fails is the smallest
     eigenvalue computed (``scipy.linalg.eigh(subset_by_index=[0, 0])``) for the
-    message.  For larger n a Lanczos run (``eigsh(which="SA")``, a bounded
-    number of products) finds a unit vector of Rayleigh quotient below
-    ``-tol`` whenever it resolves one: a refusal is then a proof, but an
-    eigenvalue below ``-tol`` that Lanczos does not resolve in that budget
-    (one tiny relative to the spread of the spectrum) is not caught.  The test
+    message.  For larger n a 30-step Lanczos run (30 matrix-vector products)
+    finds a unit vector of Rayleigh quotient below ``-tol`` whenever its
+    Krylov space holds one: a refusal is then a proof, but an eigenvalue
+    below ``-tol`` that 30 steps do not resolve (one tiny relative to the
+    spread of the spectrum) is not caught.  The test
     runs on ``A / pow2_scale(A)`` (exact), so it gives the same verdict at every
     scale.
     """
@@ -231,6 +230,8 @@ def check_psd(A: np.ndarray, name: str = "cov") -> None:
                          f"{name}[{i}, {i}] = {diag[i] * s:.6g} is negative (a variance is >= 0; "
                          f"allowed down to -{tol * s:.3g} = -{PSD_RTOL:g} * n * max|{name}|)")
     if n <= PSD_CHOLESKY_MAX_N:
+        import scipy.linalg  # here, not at import: `import nspca_core` stays cheap
+
         try:
             scipy.linalg.cholesky(As + tol * np.eye(n), lower=True, check_finite=False)
             return
@@ -251,20 +252,36 @@ def check_psd(A: np.ndarray, name: str = "cov") -> None:
                      f"np.linalg.eigh({name}); {name} = (U * w.clip(0)) @ U.T")
 
 
-def _lanczos_min(A: np.ndarray, maxiter: int = 5, ncv: int = 24) -> float:
-    """An upper bound on ``lambda_min(A)``: the least Rayleigh quotient Lanczos reaches
-    within ``maxiter`` restarts of ``ncv`` products (a deterministic start)."""
-    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+def _lanczos_min(A: np.ndarray, steps: int = 30) -> float:
+    """An upper bound on ``lambda_min(A)``: the least Ritz value of a ``steps``-step Krylov
+    space (``steps`` products with A, full reorthogonalization, a deterministic start).
 
-    v0 = np.random.default_rng(0).standard_normal(A.shape[0])
-    try:
-        _, U = eigsh(A, k=1, which="SA", v0=v0, ncv=ncv, maxiter=maxiter, tol=1e-6)
-    except ArpackNoConvergence as exc:
-        U = exc.eigenvectors
-    if U is None or U.size == 0:
-        return 0.0
-    u = U[:, 0] / np.linalg.norm(U[:, 0])
-    return float(u @ (A @ u))
+    A Ritz value is the Rayleigh quotient of a unit vector of the space, so it
+    is never below ``lambda_min``; it reaches it quickly when the negative part
+    of the spectrum stands out of the rest.
+    """
+    n = A.shape[0]
+    steps = min(steps, n)
+    Q = np.zeros((n, steps))
+    H = np.zeros((steps, steps))
+    q = np.random.default_rng(0).standard_normal(n)
+    q /= np.linalg.norm(q)
+    size = steps
+    for j in range(steps):
+        Q[:, j] = q
+        w = A @ q
+        for _ in range(2):  # twice is enough (Kahan): Q stays orthonormal to rounding
+            c = Q[:, :j + 1].T @ w
+            w -= Q[:, :j + 1] @ c
+            H[:j + 1, j] += c
+        beta = float(np.linalg.norm(w))
+        if j + 1 == steps or beta <= 1e-12 * max(float(np.abs(H[:j + 1, j]).max()), 1e-300):
+            size = j + 1  # last step, or an invariant subspace (its Ritz values are eigenvalues)
+            break
+        H[j + 1, j] = beta
+        q = w / beta
+    T = H[:size, :size]
+    return float(np.linalg.eigvalsh(0.5 * (T + T.T))[0])
 
 
 def covariance_from_data(X: np.ndarray) -> np.ndarray:

@@ -25,7 +25,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nspca_core.certify import _certify_cov, certify_path  # noqa: E402
+from nspca_core.certificates import certify_path  # noqa: E402
+from nspca_core.certificates.single import _certify_cov  # noqa: E402
 from nspca_core._cov import Cov  # noqa: E402
 
 

@@ -24,11 +24,6 @@ import importlib
 from ._validation import InputError
 from .result import Certificate, ComponentsResult, Result
 
-# The submodule ``certify`` and its function share a name.  Importing the
-# submodule sets the package attribute to the module, so bind the function
-# here, eagerly, after the submodule is in sys.modules: later
-# ``from .certify import ...`` statements then leave the attribute alone.
-from .certify import certify  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -49,10 +44,10 @@ _LAZY = {
     "fit": "api",
     "components": "api",
     "METHODS": "api",
-    "certify": "certify",
-    "certify_path": "certify",
-    "apriori_guarantee": "certify",
-    "paper_bound": "certify",
+    "certify": "certificates",
+    "certify_path": "certificates",
+    "apriori_guarantee": "certificates",
+    "paper_bound": "certificates",
     "nonneg_scores": "scores",
     "load_dataset": "datasets",
     "list_datasets": "datasets",

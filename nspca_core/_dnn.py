@@ -1,6 +1,6 @@
 """Doubly-nonnegative (DNN) dual certificate for nonnegative sparse PCA.
 
-Internal module behind :mod:`nspca_core.certify`; inputs are assumed clean.
+Internal module behind :mod:`nspca_core.certificates`; inputs are assumed clean.
 
 The bound
 ---------

@@ -132,13 +132,23 @@ def check_matrix(a, name: str, *, square: bool = False, symmetric: bool = False,
     if square and arr.shape[0] != arr.shape[1]:
         raise InputError(f"`{name}` must be square; got shape {arr.shape}")
     if symmetric:
-        scale = float(np.abs(arr).max())
-        if not np.allclose(arr, arr.T, rtol=0, atol=1e-8 * scale):
+        scale = max(float(arr.max()), -float(arr.min()))
+        gap = _max_asymmetry(arr)
+        if gap > 1e-8 * scale:
             raise InputError(f"`{name}` must be symmetric; got max |{name} - {name}.T| = "
-                             f"{float(np.abs(arr - arr.T).max()):.3g} (allowed: 1e-8 max|{name}| "
-                             f"= {1e-8 * scale:.3g})")
-        arr = 0.5 * (arr + arr.T)
+                             f"{gap:.3g} (allowed: 1e-8 max|{name}| = {1e-8 * scale:.3g})")
+        arr = arr + arr.T  # one new n x n array (the caller's is never modified)
+        arr *= 0.5
     return arr
+
+
+def _max_asymmetry(a: np.ndarray, block: int = 256) -> float:
+    """``max |a - a^T|`` by blocks of rows (temporaries of ``block x n``, not ``n x n``)."""
+    n = a.shape[0]
+    worst = 0.0
+    for i in range(0, n, block):
+        worst = max(worst, float(np.abs(a[i:i + block] - a[:, i:i + block].T).max()))
+    return worst
 
 
 def check_vector(v, name: str) -> np.ndarray:
@@ -188,7 +198,7 @@ def pow2_scale(a: np.ndarray) -> float:
     normalize their input with it return bit-identical answers for ``a`` and
     ``2^j a``, and answers equal up to the input's own rounding for ``c a``.
     """
-    top = float(np.abs(a).max()) if a.size else 0.0
+    top = max(float(a.max()), -float(a.min())) if a.size else 0.0  # no |a| temporary
     if top == 0.0 or not np.isfinite(top):
         return 1.0
     # top = f 2^e with f in [0.5, 1): 2^(e - 1) is finite for every finite top, subnormals too
@@ -216,13 +226,16 @@ def check_psd(A: np.ndarray, name: str = "cov") -> None:
     Krylov space holds one: a refusal is then a proof, but an eigenvalue
     below ``-tol`` that 30 steps do not resolve (one tiny relative to the
     spread of the spectrum) is not caught.  The test
-    runs on ``A / pow2_scale(A)`` (exact), so it gives the same verdict at every
-    scale.
+    runs on ``A / pow2_scale(A)`` (exact) when that scale is beyond
+    ``2^±100``, so it gives the same verdict at every scale.
     """
     n = A.shape[0]
     s = pow2_scale(A)
-    As = A / s
-    tol = PSD_RTOL * n * float(np.abs(As).max())
+    if 2.0 ** -100 <= s <= 2.0 ** 100:  # no under- or overflow ahead: spare the n x n copy
+        s, As = 1.0, A
+    else:
+        As = A / s
+    tol = PSD_RTOL * n * max(float(As.max()), -float(As.min()))
     diag = np.diag(As)
     i = int(np.argmin(diag))
     if diag[i] < -tol:

@@ -70,16 +70,10 @@ def _check_callback(callback):
 
 
 def _peer(method: str):
-    try:
-        from .peers import PEER_METHODS
-    except ImportError:
-        PEER_METHODS = {}
-    f = PEER_METHODS.get(method)
-    if f is None:
-        raise InputError(f"`method` {method!r} is not available in this installation "
-                         f"(nspca_core.peers does not provide it yet); use 'auto', 'spannogram' "
-                         f"or 'enet'")
-    return f
+    """The peer function of a validated method name (:data:`nspca_core.peers.PEER_METHODS`)."""
+    from .peers import PEER_METHODS
+
+    return PEER_METHODS[method]
 
 
 def _allowed_options(method: str, strategy: str | None = None) -> set:
@@ -267,27 +261,6 @@ def _disagree(values: dict, rtol: float = 1e-9) -> bool:
     return np.count_nonzero(v >= v.max() * (1 - rtol)) < max(2, v.size // 2)
 
 
-def _paper_bound_local(cov: Cov, res: Result, d: int, eps: float):
-    """``min(λ1, OPT_d + λ_{d+1})`` with OPT_d exact (spannogram) or, for the ε-net,
-    ``variance_lowrank / (1 - eps)`` (holds with probability >= 1 - 1/n); λ1 otherwise."""
-    eig = res.info.get("eigenvalues")
-    if eig is None:
-        _, eig = cov.factor(1)
-    lam1 = float(eig[0])
-    opt = res.info.get("opt_d")
-    if opt is not None:
-        dd, val = opt
-        if dd == d and len(eig) > d:
-            b = val + float(eig[d])
-            if b < lam1:
-                return b, "paper"
-    if res.method == "enet" and len(eig) > d:
-        b = res.variance_lowrank / (1 - eps) + float(eig[d])
-        if b < lam1:
-            return b, "paper-enet (probabilistic, w.p. >= 1 - 1/n)"
-    return lam1, "lambda1"
-
-
 def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=True, callback=None,
         **options) -> Result:
     """One nonnegative, k-sparse principal component.
@@ -311,7 +284,7 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
         ε-net accuracy.
     seed : int, None or numpy.random.Generator, default 0
     certify : bool, default True
-        Fill ``upper_bound``/``bound_kind`` (from :mod:`nspca_core.certify`, or the
+        Fill ``upper_bound``/``bound_kind`` (from :mod:`nspca_core.certificates`, or the
         paper's bound ``min(λ1, OPT_d + λ_{d+1})`` when that module is absent).
     callback : callable(done, total), optional
     **options
@@ -356,17 +329,11 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
     res = _fit_cov(C, k, method, d, eps, seed, callback, options)
     if certify:
-        try:
-            from .certify import _certify_cov
-        except ImportError:
-            _certify_cov = None
-        if _certify_cov is not None:
-            cert = _certify_cov(C, k, x=res.x, effort=effort)
-            res = replace(res, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
-                          info={**res.info, "certificate": cert})
-        else:
-            ub, kind = _paper_bound_local(C, res, d, eps)
-            res = replace(res, upper_bound=float(ub), bound_kind=kind)
+        from .certificates.single import _certify_cov
+
+        cert = _certify_cov(C, k, x=res.x, effort=effort)
+        res = replace(res, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
+                      info={**res.info, "certificate": cert})
     return replace(rescale(res, factors), seconds=time.perf_counter() - t0)
 
 
@@ -513,7 +480,7 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                 callback(j + 1, r)
         loadings = np.column_stack(cols) if cols else np.zeros((n, 0))
     if certify:
-        from .certify import _certify_cov
+        from .certificates.single import _certify_cov
 
         effort = options.get("effort", "auto")
         certified = []

@@ -406,7 +406,7 @@ def _read_components(path, n):
 
 
 def _cmd_certify(args) -> int:
-    from .certify import certify
+    from .certificates import certify
 
     X, names, _, checksum, record = _load(args)
     pre = _preprocess(X, args.preprocessing)

@@ -16,7 +16,7 @@ from nspca_core._anchor import (AnchorRows, anchored_branch_bound, anchored_rows
 from .bruteforce import brute_opt
 from .test_certify import _check_cert, _random_psd
 
-C = importlib.import_module("nspca_core.certify")
+S = importlib.import_module("nspca_core.certificates._settings")
 
 
 def _random_symmetric(rng, n):
@@ -128,7 +128,7 @@ def test_warm_start_from_an_unproved_tau_is_the_same_decision():
 @pytest.mark.parametrize("effort", ["fast", "auto"])
 def test_certify_uses_it_and_stays_above_bruteforce(monkeypatch, effort):
     # force the anchored bound at every k >= 3 (normally only where the DNN is below 0.97)
-    monkeypatch.setattr(C, "_CUT_BELOW", 1.0 + 1e-12)
+    monkeypatch.setattr(S, "_CUT_BELOW", 1.0 + 1e-12)
     rng = np.random.default_rng(11)
     used = 0
     for _ in range(25):

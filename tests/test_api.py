@@ -9,7 +9,6 @@ from hypothesis import given, settings, strategies as st
 from nspca_core import METHODS, InputError, components, enet_nspca, fit, lowrank_factor
 from nspca_core._cov import Cov, as_cov
 from nspca_core._common.ascent import ascent, polish
-from nspca_core.api import _paper_bound_local
 from tests.bruteforce import brute_opt
 
 
@@ -178,25 +177,6 @@ def test_upper_bound_above_brute_force():
                 assert r.variance <= r.upper_bound * (1 + 1e-9)
 
 
-def test_local_paper_bound_is_valid():
-    from nspca_core.result import Result
-
-    rng = np.random.default_rng(6)
-    for _ in range(20):
-        B = rng.standard_normal((6, 6))
-        A = B @ B.T
-        cov = Cov(None, A)
-        V, eig = cov.factor(2)
-        k = int(rng.integers(1, 7))
-        opt2, x2 = brute_opt(V @ V.T, k)
-        res = Result(x=x2, support=np.flatnonzero(x2), variance=float(x2 @ A @ x2), method="spannogram",
-                     info={"eigenvalues": eig, "opt_d": (2, opt2)})
-        ub, kind = _paper_bound_local(cov, res, 2, 0.1)
-        assert ub >= brute_opt(A, k)[0] * (1 - 1e-9) and kind in ("paper", "lambda1")
-        assert ub <= eig[0] + 1e-12
-
-
-# ----------------------------------------------------------------------------- components
 def test_components_deflation_remove_disjoint_and_summary():
     X = _data(7, m=30, n=12)
     A = X.T @ X / X.shape[0]

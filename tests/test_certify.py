@@ -17,7 +17,11 @@ from nspca_core._cov import Cov
 from .bruteforce import brute_opt
 
 # the package attribute `nspca_core.certify` is the function; the module is taken from sys.modules
-C = importlib.import_module("nspca_core.certify")
+S = importlib.import_module("nspca_core.certificates._settings")  # settings the tests patch
+from nspca_core.certificates import path as P  # noqa: E402
+from nspca_core.certificates.bounds import _bound_rest  # noqa: E402
+from nspca_core.certificates.lower import _ascent_batch  # noqa: E402
+from nspca_core.certificates.single import _certify_cov  # noqa: E402
 
 REL = 1e-9
 
@@ -212,10 +216,10 @@ def test_ksupport_cut_bound_valid_on_tiny_instances():
 
 def test_split_bound_valid_on_tiny_instances(monkeypatch):
     """Force the large-n split path (S small) and check it against brute force."""
-    monkeypatch.setattr(C, "_DENSE_MAX_N", 2)
-    monkeypatch.setattr(C, "_LOWRANK_MAX_RANK", 0)  # no low-rank shortcut: the split path itself
+    monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
+    monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)  # no low-rank shortcut: the split path itself
     for effort in ("fast", "full"):
-        monkeypatch.setitem(C._EFFORT[effort], "split_size", 2)
+        monkeypatch.setitem(S._EFFORT[effort], "split_size", 2)
     rng = np.random.default_rng(3)
     for i in range(70):
         n = int(rng.integers(3, 9))
@@ -275,7 +279,7 @@ def test_rest_bounds_against_bruteforce():
         k = int(rng.integers(1, n + 1))
         optT, _ = brute_opt(A[np.ix_(T, T)], min(k, T.size))
         for cov in (Cov(X=X), Cov(A=A)):
-            for name, v in C._bound_rest(cov, T, k, "full").items():
+            for name, v in _bound_rest(cov, T, k, "full").items():
                 assert v >= optT - REL * max(1.0, np.abs(A).max()), name
 
 
@@ -420,7 +424,7 @@ def test_apriori_guarantee_and_paper_bound():
     (lambda A: apriori_guarantee(4, 5, [1.0, 0.5], 1), r"`k` must be an int in \[1, n_features=4\]; got 5"),
     (lambda A: paper_bound(-1.0, [1.0, 0.5], 1), r"`opt_d` must be a finite number >= 0"),
     (lambda A: paper_bound(0.5, [1.0, 0.5], 1, eps=1.5), r"`eps` must be a float in \(0, 1\) or None; got 1.5"),
-    (lambda A: C._certify_cov(Cov(A=A), 9), r"`k` must be an int in \[1, n_features=4\]; got 9"),
+    (lambda A: _certify_cov(Cov(A=A), 9), r"`k` must be an int in \[1, n_features=4\]; got 9"),
 ])
 def test_validation_messages(call, match):
     A = np.eye(4)
@@ -439,7 +443,7 @@ def test_real_lrs_certifies(lrs_X):
 def test_public_name_is_callable_even_after_submodule_import():
     import nspca_core
 
-    assert nspca_core.certify_path is C.certify_path
+    assert nspca_core.certify_path is P.certify_path
     c = nspca_core.certify(cov=np.eye(3), k=2)
     assert isinstance(c, Certificate) and c.upper_bound == pytest.approx(1.0)
 
@@ -478,7 +482,7 @@ def test_ascent_batch_feasible_for_each_k():
         A = _random_psd(rng, n, kind="gauss")
         kc = rng.integers(1, n + 1, size=6)
         X0 = rng.standard_normal((n, 6))
-        X, v = C._ascent_batch(Cov(A=A), kc, X0)
+        X, v = _ascent_batch(Cov(A=A), kc, X0)
         for j in range(6):
             x = X[:, j]
             assert x.min() >= 0 and np.count_nonzero(x) <= kc[j]

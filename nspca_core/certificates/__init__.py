@@ -1,0 +1,65 @@
+"""Certified optimality: upper bounds on the unknown optimum of nonnegative sparse PCA.
+
+``OPT = max_{x in S_k^n} x^T A x`` with ``S_k^n = {x : ||x|| = 1, x >= 0,
+||x||_0 <= k}``.  Every function here returns numbers proven ``>= OPT`` (the
+proof of each bound is in the docstring of the function computing it), the
+minimum of them is the certificate, and ``lower / upper`` is the certified
+fraction of the optimum reached by the best known feasible ``x``.
+
+Bounds (names as they appear in ``Certificate.bounds``):
+
+``lambda1``
+    ``lambda_max(A)`` (:func:`_bound_lambda1`).
+``exact(k<=2)``
+    ``OPT`` itself for ``k <= 2`` by enumerating the ``n(n-1)/2`` pairs.
+``paper(d=.)`` / ``paper-enet(d=.)``
+    Asteris et al. 2014: ``OPT_d + lambda_{d+1}`` (:func:`paper_bound`).
+``residual(d=.)``
+    ``OPT_d + min(lambda_{d+1}, max_i sum of the k largest of ((A - A_d)_+)_i)``.
+``dnn``
+    The doubly-nonnegative dual ``lambda_max(A + N - mu 1 1^T) + mu k``
+    (:mod:`nspca_core._dnn`), strengthened by sparsity cuts: for any vectors
+    ``c_l`` and weights ``w_l >= 0``, ``OPT <= lambda_max(A + N - mu 1 1^T -
+    sum_l w_l c_l c_l^T) + mu k + sum_l w_l beta_k(c_l)`` with
+    ``beta_k(c) = max(s_k(c_+^2), s_k(c_-^2)) >= (c^T x)^2`` on ``S_k^n``
+    (``s_k`` = sum of the k largest; proof in ``_dnn.cut_rhs``).  The ``c_l``
+    come in cutting-plane rounds: the k-support directions
+    (:func:`nspca_core._dnn.ksupport_cuts`) of the top Ritz vectors of the dual
+    matrix, i.e. of where the relaxation's mass lives.
+``dnn(tangent)``
+    In :func:`certify_path`: the DNN dual point of another k evaluated at this
+    k.  ``M = A + N - mu 1 1^T - sum_l w_l c_l c_l^T`` does not depend on k,
+    so one rigorous ``lambda_max(M)`` gives ``lambda_max(M) + mu k + sum_l
+    w_l beta_k(c_l) >= OPT_k`` at every k (:func:`nspca_core._dnn.dnn_tangent`).
+``anchored``
+    Collatz–Wielandt row sums taken from the optimum's largest entry and
+    iterated (:mod:`nspca_core._anchor`): with ``rho = x / max_i x_i`` for an
+    optimal x, stationarity on its support gives ``(OPT - A_ll) rho_l <=``
+    the sum of its ``k - 1`` largest ``(A_lm)_+ rho_m``; bounds on rho that
+    fall below 1 everywhere leave no room for the largest entry, refuting
+    ``OPT > tau``.  Tight at small k, where the DNN is weakest.
+``anchored(branch)``
+    The same test with branch and bound on the support for each largest
+    entry it leaves standing (:func:`nspca_core._anchor._refute_anchor`):
+    nodes fix members and non-members of the support, which sharpens every
+    row sum.  Tried at ``lower (1 + OPTIMAL_TOLERANCE/2)`` (a proof of
+    optimality), then at ``1.01 lower``.
+``split``
+    Large n: ``B_S + B_T`` over a screened feature set S and its complement
+    (:func:`_certify_split`).
+``monotone``
+    In :func:`certify_path`: a bound for ``k' >= k`` is a bound for ``k``.
+
+Eigenvalues entering a bound are LAPACK's plus a stated tolerance (see
+:func:`nspca_core._dnn.lmax_upper`), never Lanczos/Ritz estimates.
+"""
+
+from __future__ import annotations
+
+from ._settings import EFFORTS, OPTIMAL_TOLERANCE
+from .bounds import apriori_guarantee, paper_bound
+from .path import certify_path
+from .single import certify
+
+__all__ = ["certify", "certify_path", "apriori_guarantee", "paper_bound", "EFFORTS",
+           "OPTIMAL_TOLERANCE"]

@@ -1,0 +1,263 @@
+"""Upper bounds that need no optimization: a-priori, lambda_1, row sums, the paper's
+``OPT_d + lambda_{d+1}``, the residual bound, and the cheap bounds on a block A_TT."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.linalg
+
+from .._cov import Cov
+from .._dnn import (lmax_upper)
+from .._validation import InputError, check_int, check_k, check_vector
+from ._settings import (_EPS)
+
+
+def apriori_guarantee(n, k, eigenvalues, d) -> float:
+    """The a-priori approximation guarantee of the rank-d spannogram.
+
+    Parameters
+    ----------
+    n : int >= 1
+        Number of features.
+    k : int in [1, n]
+    eigenvalues : array_like
+        ``lambda_1 >= lambda_2 >= ...`` of A, at least ``d + 1`` of them.
+    d : int in [1, n]
+
+    Returns
+    -------
+    float
+        ``rho_d >= max{k / (2n), 1 / (1 + 2 (n/k) lambda_{d+1} / lambda_1)}``:
+        the exact rank-d solution reaches at least this fraction of OPT.
+
+    Notes
+    -----
+    Asteris, Papailiopoulos & Dimakis, "Nonnegative Sparse PCA with Provable
+    Guarantees", ICML 2014, Theorem 1.  Returns 1.0 when ``lambda_1 = 0``
+    (A = 0: every feasible point is optimal).
+    """
+    n = check_int(n, "n", 1)
+    k = check_k(k, n)
+    d = check_int(d, "d", 1, n)
+    eig = check_vector(eigenvalues, "eigenvalues")
+    if eig.size < d + 1 and d < n:
+        raise InputError(f"`eigenvalues` must hold at least d+1={d + 1} values; got {eig.size}")
+    lam1 = float(eig[0])
+    lam_next = float(eig[d]) if eig.size > d else 0.0
+    if lam1 <= 0:
+        return 1.0
+    return float(max(k / (2.0 * n), 1.0 / (1.0 + 2.0 * (n / k) * max(lam_next, 0.0) / lam1)))
+
+
+def paper_bound(opt_d, eigenvalues, d, eps=None) -> float:
+    """The paper's data-dependent bound ``min(lambda_1, OPT_d + lambda_{d+1})``.
+
+    Parameters
+    ----------
+    opt_d : float >= 0
+        ``OPT_d = max_{x in S_k^n} ||V^T x||^2`` (exact, from the spannogram) or,
+        when ``eps`` is given, the value ``||V^T x||^2`` the ε-net found.
+    eigenvalues : array_like
+        ``lambda_1 >= ...`` with at least ``d + 1`` values (``lambda_{d+1} = 0``
+        if only d are given and ``d = n``).
+    d : int >= 1
+    eps : float in (0, 1), optional
+        ε-net accuracy: then ``OPT_d <= value / (1 - eps)``, which holds with
+        probability ``>= 1 - 1/n`` only (the bound is probabilistic).
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Proof (Asteris et al. 2014, §4): ``A = A_d + (A - A_d)`` with
+    ``A - A_d`` psd of top eigenvalue ``lambda_{d+1}``, so for unit x,
+    ``x^T A x <= ||V^T x||^2 + lambda_{d+1} <= OPT_d + lambda_{d+1}``; and
+    ``x^T A x <= lambda_1`` always.
+    """
+    try:
+        opt_d = float(opt_d)
+    except (TypeError, ValueError):
+        raise InputError(f"`opt_d` must be a nonnegative number; got {opt_d!r}") from None
+    if not np.isfinite(opt_d) or opt_d < 0:
+        raise InputError(f"`opt_d` must be a finite number >= 0; got {opt_d!r}")
+    d = check_int(d, "d", 1)
+    eig = check_vector(eigenvalues, "eigenvalues")
+    if eig.size < d:
+        raise InputError(f"`eigenvalues` must hold at least d+1={d + 1} values; got {eig.size}")
+    if eps is not None:
+        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < float(eps) < 1:
+            raise InputError(f"`eps` must be a float in (0, 1) or None; got {eps!r}")
+        opt_d = opt_d / (1.0 - float(eps))
+    lam_next = float(eig[d]) if eig.size > d else 0.0
+    return float(min(float(eig[0]), opt_d + max(lam_next, 0.0)))
+
+
+def _eig_tol(A: np.ndarray) -> float:
+    """Backward-error allowance for a LAPACK eigendecomposition of A: ``32 n eps ||A||_F``."""
+    return 32.0 * A.shape[0] * _EPS * float(np.linalg.norm(A))
+
+
+def _bound_lambda1(A: np.ndarray) -> float:
+    """``OPT <= lambda_max(A)``: every x in S_k^n is a unit vector (Rayleigh quotient)."""
+    return lmax_upper(A, 0.0)[0]
+
+
+def _rowsum_topk(B: np.ndarray, k: int) -> float:
+    """``max_i`` of the sum of the k largest entries of row i of ``B_+``.
+
+    Bound for x in S_k^n with support J: ``x^T B x <= x^T B_+ x <= lambda_max((B_+)_JJ)
+    <= max_{i in J} sum_{j in J} (B_+)_ij`` (x >= 0; Perron–Frobenius / Collatz:
+    the spectral radius of a nonnegative matrix is at most its largest row sum),
+    and a row of ``(B_+)_JJ`` sums at most k entries of row i of ``B_+``.
+    """
+    P = np.maximum(B, 0.0)
+    kk = min(k, P.shape[1])
+    if kk < P.shape[1]:
+        P = np.partition(P, P.shape[1] - kk, axis=1)[:, P.shape[1] - kk:]
+    return float(P.sum(axis=1).max())
+
+
+def _rowsum_topk_all(B: np.ndarray) -> np.ndarray:
+    """:func:`_rowsum_topk` for every k = 1..n at once (sort each row once)."""
+    P = -np.sort(-np.maximum(B, 0.0), axis=1)
+    return np.cumsum(P, axis=1).max(axis=0)
+
+
+class _Spectral:
+    """Top eigenpairs of a dense A (computed once per certificate/path) and OPT_d values."""
+
+    def __init__(self, A: np.ndarray, dmax: int):
+        n = A.shape[0]
+        cnt = min(n, dmax + 1)
+        w, U = scipy.linalg.eigh(A, subset_by_index=[n - cnt, n - 1], check_finite=False)
+        self.w = np.clip(w[::-1], 0.0, None)
+        self.U = U[:, ::-1]
+        self.tol = _eig_tol(A)
+        self.A = A
+
+    def lam(self, j: int) -> float:
+        """``lambda_{j+1}`` (0-based j) plus tolerance; 0 beyond the rank."""
+        return (float(self.w[j]) if j < self.w.size else 0.0) + self.tol
+
+    def V(self, d: int) -> np.ndarray:
+        return self.U[:, :d] * np.sqrt(self.w[:d])
+
+
+def _opt1(V1: np.ndarray, k: int) -> float:
+    """Exact OPT_1 = max over S_k^n of (v^T x)^2: ``||v_I||^2`` on I_k^+(±v) (paper §3.1)."""
+    v = V1.ravel()
+    best = 0.0
+    for s in (1.0, -1.0):
+        p = np.maximum(s * v, 0.0)
+        if k < p.size:
+            p = np.partition(p, p.size - k)[p.size - k:]
+        best = max(best, float(p @ p))
+    return best
+
+
+def _opt_d_exact(V: np.ndarray, k: int):
+    """Exact OPT_d from the spannogram (lazy import), or None when unavailable."""
+    if V.shape[1] == 1:
+        return _opt1(V, k)
+    try:
+        from ..spannogram import lowrank_nspca
+    except ImportError:
+        return None
+    return float(lowrank_nspca(V, k).variance_lowrank)
+
+
+def _lowrank_value(spec: _Spectral, d: int, x: np.ndarray) -> float:
+    """``||V_d^T x||^2 <= OPT_d`` for a feasible x."""
+    z = spec.V(min(d, spec.w.size)).T @ x
+    return float(z @ z)
+
+
+def _paper_and_residual(spec: _Spectral, k: int, ds, rowsums: dict | None = None) -> dict:
+    """Bounds 2 and 3 for every d in ``ds`` whose OPT_d is computable exactly.
+
+    ``paper(d)``: ``OPT_d + lambda_{d+1}`` (:func:`paper_bound`).
+    ``residual(d)``: ``x^T A x = ||V^T x||^2 + x^T (A - A_d) x <= OPT_d +
+    min(lambda_{d+1}, max_i sum of k largest of ((A - A_d)_+)_i)`` (the second
+    term by :func:`_rowsum_topk`).  The computed ``V`` is an exact eigen-
+    factor of ``A + E`` with ``||E||_2 <= tol`` (backward stability), so each
+    bound gets ``tol`` added once more for ``x^T E x``.
+    """
+    out = {}
+    A = spec.A
+    n = A.shape[0]
+    for d in ds:
+        if d >= n or d >= spec.w.size:  # lambda_{d+1} must have been computed
+            continue
+        V = spec.V(d)
+        opt_d = _opt_d_exact(V, k)
+        if opt_d is None:
+            continue
+        lam_next = spec.lam(d)
+        out[f"paper(d={d})"] = opt_d + lam_next + spec.tol
+        if rowsums is not None and d in rowsums:
+            rs = float(rowsums[d][min(k, n) - 1])
+        else:
+            rs = _rowsum_topk(A - V @ V.T, k)
+        out[f"residual(d={d})"] = opt_d + min(lam_next, rs + 8 * n * _EPS * float(np.abs(A).max())) \
+            + spec.tol
+    return out
+
+
+def _thin_lambdas(XT: np.ndarray, m: int, count: int):
+    """Top eigenvalues (+ tolerance) and eigenvectors of ``X_T^T X_T / m`` through the Gram."""
+    G = (XT @ XT.T) / m
+    w, P = np.linalg.eigh(G)
+    w, P = np.clip(w[::-1], 0.0, None), P[:, ::-1]
+    tol = 32.0 * (G.shape[0] + XT.shape[1]) * _EPS * (float(np.linalg.norm(G)) + float(np.trace(G)))
+    cnt = min(count, w.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.where(w[:cnt] > 0, 1.0 / np.sqrt(w[:cnt] * m), 0.0)
+    U = (XT.T @ P[:, :cnt]) * sc
+    return w, U, tol
+
+
+def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str) -> dict:
+    """Bounds on ``B_T = max x_T^T A_TT x_T`` over unit, nonnegative, k-sparse x_T.
+
+    ``trace-k``: ``lambda_max(A_JJ) <= tr(A_JJ)`` (A_JJ psd) ``<=`` the sum of the
+    k largest variances in T.  ``lambda1``, ``paper(d=1)``: as for A, on A_TT
+    (through ``X_T`` when data is held, never forming T x T).  ``rowsum`` /
+    ``residual(d=1)`` (effort "full" only, O(m |T|^2) in row blocks):
+    :func:`_rowsum_topk` on ``A_TT`` and on ``A_TT - A_1``.
+    """
+    kT = min(k, T.size)
+    dg = cov.diag()[T]
+    top = np.partition(dg, dg.size - kT)[dg.size - kT:] if kT < dg.size else dg
+    out = {"trace-k": float(top.sum()) * (1 + 4 * T.size * _EPS)}
+    if cov.X is not None and cov.X.shape[0] < T.size:
+        XT = cov.X[:, T]
+        m = cov.X.shape[0]
+        w, U, tol = _thin_lambdas(XT, m, 2)
+        row_block = lambda rows: (XT[:, rows].T @ XT) / m  # noqa: E731
+    else:
+        ATT = cov.submatrix(T)
+        sp = _Spectral(ATT, 1)
+        w, U, tol = sp.w, sp.U, sp.tol
+        row_block = lambda rows: ATT[rows]  # noqa: E731
+    lam1 = float(w[0]) + tol
+    lam2 = (float(w[1]) if w.size > 1 else 0.0) + tol
+    out["lambda1"] = lam1
+    v1 = U[:, 0] * math.sqrt(w[0])
+    opt1 = _opt1(v1[:, None], kT)
+    out["paper(d=1)"] = opt1 + lam2 + tol
+    if effort == "full":
+        rs0, rs1 = 0.0, 0.0
+        for s in range(0, T.size, 512):
+            rows = np.arange(s, min(s + 512, T.size))
+            B = row_block(rows)
+            rs0 = max(rs0, _rowsum_topk(B, kT))
+            rs1 = max(rs1, _rowsum_topk(B - np.outer(v1[rows], v1), kT))
+        slack = 8 * T.size * _EPS * float(dg.max())
+        out["rowsum"] = rs0 + slack
+        out["residual(d=1)"] = opt1 + min(lam2, rs1 + slack) + tol
+    return out

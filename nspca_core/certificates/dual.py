@@ -1,0 +1,195 @@
+"""The doubly-nonnegative dual driver: initialization, the optimizer run, cutting-plane
+rounds, and the anchored branch and bound tried before the cuts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+from scipy.sparse.linalg import eigsh  # at import time: a lazy import costs the first call ~5 eigh
+
+from .._anchor import anchored_branch_bound
+from .._dnn import (DnnState, dnn_optimize, dnn_value_lam, kkt_init,
+                    ksupport_cuts)
+from . import _settings as S
+from ._settings import (OPTIMAL_TOLERANCE, _LR, _LR_WARM, _DECAY, _MAX_CUTS, _EFFORT, _T0, _T1)
+
+
+def _screen_init(A: np.ndarray, k: int) -> DnnState:
+    """The one-parameter family ``N(mu)_ij = (mu - A_ij)_+`` (i != j), mu searched.
+
+    Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
+    ``A_ii - mu``, a soft-thresholding of A; the bound
+    ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
+    coarse grid and golden-section refinement using cheap Lanczos values
+    (only the chosen point matters; it is re-evaluated exactly later).
+    """
+    n = A.shape[0]
+    dg = np.diag(A)
+    off = A - np.diag(dg)
+    hi = float(off.max()) if n > 1 else 0.0
+    lam1 = float(scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1], eigvals_only=True)[0]) \
+        if n > 1 else float(dg[0])
+    if k > 1:
+        hi = min(hi, (lam1 - float(dg.max())) / (k - 1))
+    if hi <= 0 or n < 3:
+        return DnnState(np.zeros((n, n)), 0.0)
+    # a positive start: M has nonnegative off-diagonal entries, so its top (Perron) eigenvector
+    # can be taken nonnegative and is never orthogonal to 1 (a warm start from another mu can be)
+    ones = np.ones(n)
+
+    def h(mu):
+        M = np.maximum(off - mu, 0.0)
+        M[np.diag_indices(n)] = dg - mu
+        if n <= 150:  # LAPACK beats Lanczos' overhead on small matrices
+            return float(scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1], eigvals_only=True,
+                                           check_finite=False)[0]) + mu * k
+        try:
+            lam = float(eigsh(M, k=1, which="LA", v0=ones, tol=1e-6, maxiter=2000,
+                              return_eigenvectors=False)[0])
+        except Exception:
+            lam = float(np.linalg.eigvalsh(M)[-1])
+        return lam + mu * k
+
+    grid = np.linspace(0.0, hi, 7)
+    vals = [h(m) for m in grid]
+    j = int(np.argmin(vals))
+    a, b = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = h(c), h(d)
+    for _ in range(6):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = h(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = h(d)
+    cands = [(vals[j], grid[j]), (fc, c), (fd, d)]
+    mu = min(cands)[1]
+    N = np.maximum(mu - off, 0.0)
+    N[np.diag_indices(n)] = 0.0
+    return DnnState(N, mu * n)
+
+
+def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
+    """:func:`nspca_core._anchor.anchored_branch_bound` at ``lower (1 + OPTIMAL_TOLERANCE/2)``
+    (proves the answer optimal), then at ``1.01 lower``; None when neither is proved or better
+    than ``upper``."""
+    if not lower > 0:
+        return None
+    taus = [t for t in (lower * (1 + OPTIMAL_TOLERANCE / 2), lower * 1.01) if t < upper]
+    return anchored_branch_bound(A, k, taus, budget=nodes) if taus else None
+
+
+def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
+         callback=None, before_cuts=None):
+    """Run the DNN optimizer; returns (value, state, info).  Value is rigorous.
+
+    ``before_cuts(value) -> float``, optional: called before the cutting-plane
+    phase with the DNN value so far; returns the best bound known otherwise.
+    The cut phase (which doubles the cost) is skipped when that bound already
+    certifies the ratio the cuts aim for.
+    """
+    cfg = _EFFORT[effort]
+    n = A.shape[0]
+    lam1 = max(float(np.abs(A).max()), 1e-300)
+    scale = lam1
+    cands = []
+    if warm is not None and warm.N.shape == A.shape:
+        cands.append(("warm", DnnState(warm.N.copy(), warm.nu, warm.U)))
+    else:
+        cands.append(("screen", _screen_init(A, k)))
+        if x is not None:
+            cands.append(("kkt", DnnState(kkt_init(A, x), 0.0)))
+    target = 1.0 - cfg["target_gap"]
+    best = None
+    for name, st in cands:
+        v, lam = dnn_value_lam(A, k, st)
+        if best is None or v < best[0]:
+            best = (v, st, name, lam)
+        if name == "warm" and lower < target * v:
+            # a neighbour's dual point can be far off at small k: also try a fresh start
+            st2 = _screen_init(A, k)
+            v2, lam2 = dnn_value_lam(A, k, st2)
+            if v2 < best[0]:
+                best = (v2, st2, "screen", lam2)
+    v0, st, init, lam0 = best
+    if lower >= target * v0:
+        return v0, st, {"init": init, "iterations": 0, "exact_evaluations": len(cands)}
+    lr = (_LR if init != "warm" else _LR_WARM) * scale
+    st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
+    st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=_T0 * scale,
+                                 t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
+                                 check_every=cfg["check_every"], target=target, lower=lower,
+                                 callback=callback, stall=cfg["stall"], start_lam=lam0)
+    info["init"] = init
+    info["exact_evaluations"] += len(cands)
+    lam = info.pop("lam")
+    cut_target = target if effort == "full" else min(target, S._CUT_BELOW)
+    other = np.inf
+    if lower < cut_target * val and before_cuts is not None:
+        other = before_cuts(val)
+    if lower < cut_target * min(val, other) and st.U is not None and effort != "fast":
+        st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
+                                     lam=lam,
+                                     iters=cfg["cut_iters"],
+                                     check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
+                                     stall=cfg["stall"], callback=callback,
+                                     decay=cfg.get("decay", _DECAY))
+        cinfo.pop("lam")
+        info["cuts"] = cinfo
+        info["exact_evaluations"] += cinfo.pop("exact_evaluations")
+    return val, st, info
+
+
+def _fresh_cuts(st: DnnState, k: int, max_cuts: int = _MAX_CUTS):
+    """Cut vectors for a continued DNN run: k-support directions of the current top Ritz vectors
+    (weights 0, so the bound can only improve) plus the cuts already in use (largest weights
+    first), at most ``max_cuts``."""
+    C2 = ksupport_cuts(st.U, k)
+    w2 = np.zeros(C2.shape[1])
+    if st.C is not None and st.w is not None:
+        keep = np.argsort(-st.w)[: max(max_cuts - C2.shape[1], 0)]
+        keep = keep[st.w[keep] > 0]
+        C2, w2 = np.hstack([st.C[:, keep], C2]), np.concatenate([st.w[keep], w2])
+    return C2, w2
+
+
+def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, target: float,
+                rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
+                min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None):
+    """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
+    the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
+    relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
+    variables from there.  New cuts enter with weight 0, so no round makes the bound worse.
+    Stops at ``target`` or when a round gains less than 1e-4 (relative).  ``lam``: the rigorous
+    ``lambda_max`` bound of ``st`` when known (saves an exact evaluation per round).  Returns
+    ``(state, value, info)``; the value is rigorous."""
+    scale = max(float(np.abs(A).max()), 1e-300)
+    gains, its, evals = [], 0, 0
+    for _ in range(rounds):
+        if lower >= target * val or st.U is None:
+            break
+        C2, w2 = _fresh_cuts(st, k)
+        st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
+        # the same dual matrix (hence lambda) when every cut in use was kept
+        same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
+        st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T0 * scale,
+                                        lr=_LR_WARM * scale, decay=decay,
+                                        t_end=_T1 * scale, check_every=check_every,
+                                        target=target, lower=lower, callback=callback, stall=stall,
+                                        min_iters=min_iters, start_lam=lam if same else None)
+        its += info2["iterations"]
+        evals += info2["exact_evaluations"]
+        gains.append(float(max(val - val2, 0.0)))
+        if val2 < val:
+            st, val, lam = st2, val2, info2["lam"]
+        if gains[-1] < 1e-4 * abs(val):
+            break
+    return st, val, {"rounds": len(gains), "count": 0 if st.C is None else int(st.C.shape[1]),
+                     "iterations": its, "gain": float(sum(gains)), "exact_evaluations": evals,
+                     "lam": lam}

@@ -1,0 +1,105 @@
+"""Lower bounds: good feasible points from the shared ascent kernel and ``fit(auto)``
+(any feasible point is a valid lower bound; the search only makes it a good one)."""
+
+from __future__ import annotations
+
+
+import numpy as np
+
+from .._common.ascent import ascent, reweight, tie_key, topk_mask
+from .._cov import Cov
+
+
+def _ascent_many(cov: Cov, k: int, X0: np.ndarray, iters: int = 60):
+    """The best ``(x, value)`` of the batched ascent from the columns of X0, its support then
+    reweighted (the best unit vector on J, when one-signed; supports up to 2000).  Any
+    feasible point is a valid lower bound; the ascent only makes it a good one."""
+    r = ascent(cov.matvec, X0, k, key=tie_key(cov.diag()), max_iter=iters)
+    x, f, _ = r.best()
+    return reweight(cov, x, f, max_support=2000)
+
+
+def _starts(cov: Cov, k: int, U: np.ndarray | None, count: int, extra=()) -> np.ndarray:
+    """Start points: rank-1 solutions of the given eigen/Ritz vectors (both signs), the top
+    coordinates by variance, and any extra points."""
+    from ..rank1 import _rank1_nspca
+
+    n = cov.n
+    cols = [np.asarray(e, dtype=float) for e in extra if e is not None]
+    if U is not None:
+        for j in range(U.shape[1]):
+            for s in (1.0, -1.0):
+                cols.append(_rank1_nspca(s * U[:, j], k))
+    dg = cov.diag()
+    for i in np.argsort(-dg, kind="stable")[: max(count - len(cols), 1)]:
+        e = np.zeros(n)
+        e[i] = 1.0
+        cols.append(e)
+    return np.column_stack(cols)
+
+
+def _fit_lower(cov: Cov, k: int):
+    """The project's best answer (``fit(method="auto", certify=False)``), or None if unavailable."""
+    try:
+        from ..api import _fit_cov
+    except ImportError:
+        return None
+    try:
+        # d = 3: "auto" runs the exact spannogram only where it is cheap (tiny n); its
+        # batched ascent from many starts is what finds the answer
+        r = _fit_cov(cov, k, "auto", min(3, cov.n), 0.1, 0, None, {})
+    except Exception:  # a solver still being written must not break certification
+        return None
+    x = np.clip(np.asarray(r.x, dtype=float), 0.0, None)
+    if np.count_nonzero(x) == 0 or np.count_nonzero(x) > k:
+        return None
+    x /= np.linalg.norm(x)
+    return x, cov.quad(x)
+
+
+def _ascent_batch(cov: Cov, kc: np.ndarray, X0: np.ndarray, iters: int = 50):
+    """The batched ascent with a different k per column: ``(X, values)``, the best iterate of
+    each column (feasible for its k) and ``x^T A x``."""
+    r = ascent(cov.matvec, X0, kc, key=tie_key(cov.diag()), max_iter=iters)
+    return r.X, r.values
+
+
+def _rank1_cols(u: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Rank-1 solutions ``I_k^+(u)`` (normalized) for each k in ks, as columns."""
+    M = topk_mask(np.repeat(u[:, None], ks.size, axis=1), ks) & (u[:, None] > 0)
+    return np.where(M, u[:, None], 0.0)
+
+
+def _path_lower(cov: Cov, uniq: np.ndarray, U: np.ndarray, given: dict):
+    """Feasible points for every k at once: batched ascent from rank-1 starts of the top
+    eigenvectors, then from the neighbours' answers (k-1's is feasible for k, k+1's truncated).
+    Returns ``(X, values)`` with one column per k in ``uniq``."""
+    cols, kc = [], []
+    for j in range(min(2, U.shape[1])):
+        for s in (1.0, -1.0):
+            cols.append(_rank1_cols(s * U[:, j], uniq))
+            kc.append(uniq)
+    dg = cov.diag()
+    e = np.zeros((cov.n, uniq.size))
+    e[int(np.argmax(dg)), :] = 1.0
+    cols.append(e)
+    kc.append(uniq)
+    X, v = _ascent_batch(cov, np.concatenate(kc), np.hstack(cols))
+    p = uniq.size
+    X, v = X.reshape(cov.n, -1, p), v.reshape(-1, p)
+    j = np.argmax(v, axis=0)
+    bx, bv = X[:, j, np.arange(p)], v[j, np.arange(p)]
+    # round 2: neighbours' answers as starts
+    if p > 1:
+        starts = np.hstack([np.roll(bx, 1, axis=1), np.roll(bx, -1, axis=1)])
+        X2, v2 = _ascent_batch(cov, np.concatenate([uniq, uniq]), starts)
+        X2, v2 = X2.reshape(cov.n, 2, p), v2.reshape(2, p)
+        for r in range(2):
+            upd = v2[r] > bv
+            bx[:, upd], bv[upd] = X2[:, r, upd], v2[r, upd]
+    # a caller's point is the lower bound at its k (as in `certify(x=...)`)
+    for i, k in enumerate(uniq):
+        g = given.get(int(k))
+        if g is not None:
+            bx[:, i], bv[i] = g, cov.quad(g)
+    return bx, bv

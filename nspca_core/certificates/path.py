@@ -1,0 +1,348 @@
+"""Certificates for many k at once (:func:`certify_path`), warm-started along k."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .._anchor import anchored_rowsum_bound
+from .._common.ascent import opt_pairs
+from .._common.scale import normalized, rescale
+from .._cov import Cov, as_cov
+from .._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value_lam)
+from .._dnn import _lmax_state as _dnn_lmax
+from .._validation import InputError
+from ..result import Certificate
+from . import _settings as S
+from ._settings import (_check_effort, _check_callback, _check_x, _check_ks, _EPS, _LR, _LR_WARM, _DECAY, _ANCHOR_MAX_K, _PATH, _T0, _T1)
+from .bounds import (_rowsum_topk_all, _Spectral)
+from .lower import (_ascent_batch, _rank1_cols, _path_lower)
+from .dual import (_screen_init, _branch, _cut_rounds)
+from .single import (_finish, _certify_split)
+
+
+def _path_cheap_bounds(spec: "_Spectral", A: np.ndarray, uniq: np.ndarray, rowsum1: np.ndarray) -> dict:
+    """lambda1, paper(d=1), residual(d=1) (and exact(k<=2)) for every k at once (same proofs as
+    :func:`_paper_and_residual`: ``OPT_1(k)`` is the rank-1 value on the k largest entries of
+    ``+-sqrt(lambda_1) u_1``, see :func:`_opt1`)."""
+    n = A.shape[0]
+    out = {"lambda1": np.full(uniq.size, float(spec.w[0]) + spec.tol)}
+    if n >= 2 and spec.w.size >= 2:
+        v = spec.V(1).ravel()
+        opt1 = np.zeros(n)
+        for sg in (1.0, -1.0):
+            q = -np.sort(-(np.maximum(sg * v, 0.0) ** 2))
+            opt1 = np.maximum(opt1, np.cumsum(q))
+        opt1 = opt1[uniq - 1] * (1 + 4 * n * _EPS)
+        lam2 = spec.lam(1)
+        out["paper(d=1)"] = opt1 + lam2 + spec.tol
+        slack = 8 * n * _EPS * float(np.abs(A).max())
+        out["residual(d=1)"] = opt1 + np.minimum(lam2, rowsum1[uniq - 1] + slack) + spec.tol
+    return out
+
+
+def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None) -> list[Certificate]:
+    """One certificate per k in ``ks``, warm-started along k.
+
+    Parameters
+    ----------
+    X, cov : as in :func:`certify`
+    ks : sequence of int in [1, n]
+    xs : sequence of array_like or None, optional
+        Feasible points, one per k (entries may be None).
+    effort : {"auto", "fast", "full"}
+    callback : callable(done, total), optional
+        Called after each DNN run (``total`` is an estimate) and at the end.
+
+    Returns
+    -------
+    list of Certificate, in the order of ``ks``.
+
+    Notes
+    -----
+    Facts that make the path far cheaper than one certificate per k:
+
+    * ``S_k^n`` grows with k: a point feasible for ``k' <= k`` is feasible for k
+      (lower bounds carry upward) and a bound for ``k' >= k`` is a bound for k
+      (``monotone``).
+    * One DNN dual point certifies every k (``dnn(tangent)``,
+      :func:`nspca_core._dnn.dnn_tangent`): ``M = A + N - mu J - sum w c c^T``
+      does not depend on k, so its one rigorous ``lambda_max`` gives the bound
+      ``lambda_max(M) + mu k + sum_l w_l beta_k(c_l)`` at every k.
+    * The DNN value is concave in k, so the lower envelope of the tangents of
+      a few k's is close to it everywhere.  The DNN therefore runs on a
+      coarse geometric grid of k, then only on midpoints of intervals where
+      the envelope is more than a small relative amount above the chord of
+      the bounds at the interval's ends (where a DNN run could still gain),
+      each run warm-started from the dual point of the nearest k already done.
+    * The feasible points of all k come from one batched truncated-power
+      ascent (a different k per column), restarted from the neighbours'
+      answers.  The eigenpairs and the row sums of ``A - A_1`` are computed
+      once for all k.
+    """
+    cov_, factors = normalized(as_cov(X, cov))  # entries far from 1: a power-of-2 copy
+    n = cov_.n
+    ks = _check_ks(ks, n)
+    effort = _check_effort(effort)
+    _check_callback(callback)
+    if xs is not None:
+        xs = list(xs)
+        if len(xs) != len(ks):
+            raise InputError(f"`xs` must have one entry per k (len(ks)={len(ks)}); got {len(xs)}")
+        xs = [None if v is None else _check_x(v, n, k, "xs[%d]" % i) for i, (v, k) in enumerate(zip(xs, ks))]
+    else:
+        xs = [None] * len(ks)
+    uniq = sorted(set(ks))
+    given = {}
+    for k, v in zip(ks, xs):
+        if v is not None and (k not in given or cov_.quad(v) > cov_.quad(given[k])):
+            given[k] = v
+    certs: dict[int, Certificate] = {}
+    total = len(uniq)
+    if n > S._DENSE_MAX_N:
+        for i, k in enumerate(uniq):
+            certs[k] = _certify_split(cov_, k, given.get(k), effort, None)
+            if callback is not None:
+                callback(i + 1, total)
+        return [rescale(c, factors) for c in _carry(ks, certs, given)]
+    return [rescale(c, factors) for c in _carry(ks, _path_dense(cov_, np.array(uniq), given, effort,
+                                                                callback), given)]
+
+
+def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) -> dict:
+    """:func:`certify_path` on a dense covariance; returns ``{k: Certificate}``."""
+    t_all = time.perf_counter()
+    pcfg = _PATH[effort]
+    A = cov.dense()
+    n = A.shape[0]
+    p = uniq.size
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    spec = _Spectral(A, 1)
+    rowsum1 = _rowsum_topk_all(A - spec.V(1) @ spec.V(1).T)
+    # ---- lower bounds for all k, then carried upward (feasible for k' <= k is feasible for k)
+    LX, lows = _path_lower(cov, uniq, spec.U, given)
+    src = ["ascent"] * p
+    for i, k in enumerate(uniq):
+        if int(k) in given:
+            src[i] = "given"
+    cheap = _path_cheap_bounds(spec, A, uniq, rowsum1)
+    exact = {}
+    for k in uniq[uniq <= 2]:
+        opt, xo = opt_pairs(Cov(None, A), int(k))
+        exact[int(k)] = opt * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(A).max())
+        i = pos[int(k)]
+        if src[i] != "given" and opt > lows[i]:
+            LX[:, i], lows[i] = xo, cov.quad(xo)
+            src[i] = "exact(k<=2)"
+    ub_cheap = np.minimum.reduce(list(cheap.values()))
+    for k, v in exact.items():
+        ub_cheap[pos[k]] = min(ub_cheap[pos[k]], v)
+    env = np.full(p, np.inf)        # lower envelope of the DNN tangents
+    own = {}                        # k -> (value, dnn info) of the DNN run at k
+    states: dict[int, DnnState] = {}
+    target = 1.0 - pcfg["target_gap"]
+    scale = max(float(np.abs(A).max()), 1e-300)
+
+    def upper():
+        u = np.minimum(ub_cheap, env)
+        return np.minimum.accumulate(u[::-1])[::-1]  # monotone: a bound for k' >= k holds at k
+
+    polished: set = set()
+
+    def run(k: int, polish: bool = False):
+        i = pos[k]
+        if lows[i] >= target * upper()[i]:
+            return
+        t0 = time.perf_counter()
+        if polish:
+            st0, lam0 = states[k]
+            st, val, dinfo = _cut_rounds(A, k, st0, own[k][0], float(lows[i]), target, pcfg["polish_rounds"],
+                                         iters=pcfg["polish_iters"], check_every=pcfg["check_every"],
+                                         stall=pcfg["stall"] / 3, min_iters=pcfg["polish_iters"] // 2,
+                                         decay=pcfg.get("decay", _DECAY), lam=lam0)
+            lam = dinfo.pop("lam")
+            dinfo["init"] = "polish"
+            prev = own[k]
+            dinfo = {**prev[1], "polish": dinfo}
+            finish_run(k, st, lam, dinfo, t0, prev[2])
+            return
+        # start from the nearest done k's dual point (its value at this k is its tangent,
+        # already certified); the screening family at this k (15 eigenvalues) is tried too only
+        # when that tangent is far from the lower bound, or when there is none yet
+        st, init, lam = None, "screen", None
+        if states:
+            near = min(states, key=lambda kk: (abs(kk - k), kk))
+            st0, lam0 = states[near]
+            v_warm = float(dnn_tangent(lam0, st0, n, np.array([k]))[0])
+            st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
+            init, lam = f"warm(k={near})", lam0  # the same dual matrix as st0
+        if st is None or lows[i] < S._CUT_BELOW * v_warm:
+            st_s = _screen_init(A, k)
+            v_screen, lam_s = dnn_value_lam(A, k, st_s)
+            if st is None or v_screen < v_warm:
+                st, init, lam = st_s, "screen", lam_s
+        lr = (_LR if init == "screen" else _LR_WARM) * scale
+        st, val, dinfo = dnn_optimize(A, k, st, iters=pcfg["iters"], t_start=_T0 * scale,
+                                      lr=lr, decay=pcfg.get("decay", _DECAY),
+                                      t_end=_T1 * scale, check_every=pcfg["check_every"],
+                                      target=target, lower=float(lows[i]), stall=pcfg["stall"],
+                                      min_iters=pcfg["min_iters"], push=S._CUT_BELOW,
+                                      push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"],
+                                      start_lam=lam)
+        lam = dinfo.pop("lam")
+        if pcfg["cut_iters"] and st.U is not None and lows[i] < min(target, S._CUT_BELOW) * val:
+            # cutting-plane rounds along the k-support directions of this k's top Ritz vectors,
+            # keeping the inherited cuts still in use (see _cut_rounds)
+            st, val, cinfo = _cut_rounds(A, k, st, val, float(lows[i]), target, pcfg["cut_rounds"],
+                                         iters=pcfg["cut_iters"], check_every=pcfg["check_every"],
+                                         stall=pcfg["stall"], min_iters=pcfg["cut_iters"] * 2 // 3,
+                                         decay=pcfg.get("decay", _DECAY), lam=lam)
+            cinfo.pop("exact_evaluations")
+            lam = cinfo.pop("lam")
+            dinfo["cuts"] = cinfo
+        dinfo["init"] = init
+        finish_run(k, st, lam, dinfo, t0, 0.0)
+
+    def finish_run(k, st, lam, dinfo, t0, spent):
+        """Record a DNN run's dual point at k (``lam``: its rigorous lambda_max bound, or None)."""
+        i = pos[k]
+        if lam is None:
+            lam, _ = _dnn_lmax(A, st)
+        tang = dnn_tangent(lam, st, n, uniq)
+        np.minimum(env, tang, out=env)
+        if k in own and own[k][0] <= tang[i]:  # a polish that did not help: keep the old point
+            own[k] = (own[k][0], dinfo, spent + time.perf_counter() - t0)
+            return
+        states[k] = (st, lam)
+        own[k] = (float(tang[i]), dinfo, spent + time.perf_counter() - t0)
+        # the dual's Ritz vectors are good ascent starts at this k
+        if src[i] != "given" and st.U is not None:
+            X0 = np.column_stack([LX[:, i]] + [_rank1_cols(sg * st.U[:, j], np.array([k]))[:, 0]
+                                               for j in range(min(4, st.U.shape[1])) for sg in (1., -1.)])
+            Xb, vb = _ascent_batch(cov, np.full(X0.shape[1], k), X0)
+            jb = int(np.argmax(vb))
+            if vb[jb] > lows[i]:
+                LX[:, i], lows[i], src[i] = Xb[:, jb], vb[jb], "ascent(dnn)"
+        if callback is not None:
+            callback(len(own), max(len(own) + 1, p))
+
+    # coarse geometric grid (descending), then refinement of intervals where the envelope
+    # is above the chord of the bounds at the ends by more than delta (relative)
+    grid = {int(uniq[-1]), int(uniq[0])}
+    g = float(uniq[-1])
+    while g > uniq[0]:
+        g /= pcfg["grid"]
+        j = int(np.searchsorted(uniq, round(g)))
+        grid.add(int(uniq[min(j, p - 1)]))
+    for k in sorted(grid):  # ascending: the dual moves smoothly as mu decreases with k
+        run(k)
+    done = sorted(grid)
+    stack = list(zip(done[:-1], done[1:]))
+    while stack:
+        a, b = stack.pop()
+        ia, ib = pos[a], pos[b]
+        if ib - ia < 2:
+            continue
+        ub = upper()
+        seg = np.arange(ia + 1, ib)
+        ka, kb = float(uniq[ia]), float(uniq[ib])
+        chord = ub[ia] + (ub[ib] - ub[ia]) * (uniq[seg] - ka) / (kb - ka)
+        excess = (ub[seg] - chord) / ub[seg]
+        need = (excess > pcfg["delta"]) & (lows[seg] < target * ub[seg])
+        if not need.any():
+            continue
+        m = int(uniq[(ia + ib) // 2])
+        run(m)
+        stack.append((a, m))
+        stack.append((m, b))
+    # ---- anchored row sums where the DNN certifies less than S._CUT_BELOW (small k: the DNN's
+    # weak spot, the anchored bound's strong one); descending, so each k starts from the
+    # monotone bound of the larger ones
+    anchored = {}
+    for i in range(p - 1, -1, -1):
+        k = int(uniq[i])
+        ub_i = float(upper()[i])
+        if 3 <= k <= _ANCHOR_MAX_K and lows[i] < S._CUT_BELOW * ub_i:
+            tb = anchored_rowsum_bound(A, k, float(lows[i]), ub_i)
+            if tb is not None:
+                anchored[k] = tb
+                ub_cheap[i] = min(ub_cheap[i], tb)
+    # ... and there, branch and bound on the support (a few dozen nodes at CBCL's k = 5..7)
+    # to prove the best answer optimal, or else within 1%
+    branched = {}
+    for k in sorted(anchored) if pcfg["branch_nodes"] else ():
+        i = pos[k]
+        tb = _branch(A, k, float(lows[i]), float(upper()[i]), pcfg["branch_nodes"])
+        if tb is not None:
+            branched[k] = tb
+            ub_cheap[i] = min(ub_cheap[i], tb)
+    # ---- polish: at the worst-certified k (run first if it was not on the grid), more
+    # cutting-plane rounds; its tangents also tighten the neighbours.  A k whose polish gained
+    # less than 0.2% is not tried again (the relaxation, not the optimizer, is the limit there).
+    for _ in range(pcfg["polish_runs"]):
+        ub = upper()
+        ratio = lows / ub
+        cand = [int(k) for k in uniq if int(k) not in polished and ratio[pos[int(k)]] < S._CUT_BELOW]
+        if not cand:
+            break
+        k = min(cand, key=lambda kk: ratio[pos[kk]])
+        if k not in states:
+            run(k)
+            continue
+        before = own[k][0]
+        run(k, polish=True)
+        if own[k][0] > (1 - 2e-3) * before:
+            polished.add(k)
+    # ---- assemble the certificates
+    ub = upper()
+    share = (time.perf_counter() - t_all) / p
+    out = {}
+    for i, k in enumerate(uniq):
+        k = int(k)
+        bounds = {name: float(v[i]) for name, v in cheap.items()}
+        if k in exact:
+            bounds["exact(k<=2)"] = exact[k]
+        info = {"n": n, "lower_source": src[i], "eig_tolerance": spec.tol}
+        if k in own:
+            bounds["dnn"] = own[k][0]
+            info["dnn"] = own[k][1]
+        if k in anchored:
+            bounds["anchored"] = anchored[k]
+        if k in branched:
+            bounds["anchored(branch)"] = branched[k]
+        if np.isfinite(env[i]) and (k not in own or env[i] < own[k][0]):
+            bounds["dnn(tangent)"] = float(env[i])
+        if ub[i] < min(bounds.values()):
+            bounds["monotone"] = float(ub[i])
+        t0 = time.perf_counter() - share - (own[k][2] if k in own else 0.0)
+        out[k] = _finish(bounds, float(lows[i]), LX[:, i].copy(), k, t0, info)
+    if callback is not None:
+        callback(p, p)
+    return out
+
+
+def _carry(ks, certs: dict, given: dict) -> list[Certificate]:
+    """Post-pass: upper bounds carried down from larger k, lower points up from smaller k
+    (unless the caller gave x for that k: then lower stays x^T A x of the given point)."""
+    uniq = sorted(certs)
+    out = {}
+    ub = np.inf
+    for k in reversed(uniq):
+        c = certs[k]
+        if ub < c.upper_bound:
+            b = dict(c.bounds)
+            b["monotone"] = ub
+            c = _finish(b, c.lower, c.x, k, time.perf_counter() - c.seconds, c.info)
+        ub = min(ub, c.upper_bound)
+        out[k] = c
+    best = None
+    for k in uniq:
+        c = out[k]
+        if k not in given and best is not None and best.lower > c.lower:
+            info = {**c.info, "lower_source": "monotone"}
+            c = _finish(dict(c.bounds), best.lower, best.x, k, time.perf_counter() - c.seconds, info)
+            out[k] = c
+        if best is None or c.lower > best.lower:
+            best = c
+    return [out[k] for k in ks]

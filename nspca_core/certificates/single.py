@@ -1,0 +1,300 @@
+"""One certificate: dense (``n <= _DENSE_MAX_N``), split (large n), low-rank data (exact), and
+the public :func:`certify`."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._anchor import anchored_rowsum_bound
+from .._common.ascent import opt_pairs
+from .._common.scale import normalized, rescale
+from .._cov import Cov, as_cov
+from .._validation import check_k
+from ..result import Certificate
+from . import _settings as S
+from ._settings import (_check_effort, _check_callback, _check_x, OPTIMAL_TOLERANCE, _EPS, _ANCHOR_MAX_K, _D2_MAX_N, _EFFORT)
+from .bounds import (_Spectral, _opt1, _lowrank_value, _paper_and_residual, _thin_lambdas, _bound_rest)
+from .lower import (_ascent_many, _starts, _fit_lower)
+from .dual import (_branch, _dnn)
+
+
+def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,
+            probabilistic_names=()) -> Certificate:
+    kind = min(bounds, key=bounds.get)
+    ub = float(bounds[kind])
+    if np.isfinite(lower):
+        ub = max(ub, lower)  # rounding only: a valid bound is never below a feasible value
+    ratio = float(lower / ub) if ub > 0 and np.isfinite(lower) else (1.0 if ub == 0 else float("nan"))
+    optimal = bool(np.isfinite(lower) and ub - lower <= OPTIMAL_TOLERANCE * abs(ub))
+    return Certificate(upper_bound=ub, kind=kind, lower=float(lower), ratio=ratio, optimal=optimal,
+                       tolerance=OPTIMAL_TOLERANCE, seconds=time.perf_counter() - t0,
+                       bounds={kname: float(v) for kname, v in bounds.items()},
+                       probabilistic=kind in probabilistic_names, k=int(k), x=x, info=info)
+
+
+def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
+                   rowsums=None, lower_hint=None, use_fit=True):
+    """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState)."""
+    t0 = time.perf_counter()
+    cfg = _EFFORT[effort]
+    A = cov.dense()
+    n = A.shape[0]
+    info: dict = {"n": n}
+    if spec is None:
+        spec = _Spectral(A, 3 if effort == "full" else 2)
+    bounds = {"lambda1": float(spec.w[0]) + spec.tol}
+    # ---- lower bound
+    if x is not None:
+        lower = cov.quad(x)
+        info["lower_source"] = "given"
+    else:
+        found = []
+        if use_fit:
+            r = _fit_lower(cov, k)
+            if r is not None:
+                found.append((r[1], r[0], "fit(auto)"))
+        extra = [lower_hint] if lower_hint is not None else []
+        X0 = _starts(cov, k, spec.U[:, : min(3, spec.U.shape[1])], cfg["ascent_starts"], extra)
+        xa, fa = _ascent_many(cov, k, X0)
+        found.append((fa, xa, "ascent"))
+        fa_, xa_, src = max(found, key=lambda t: t[0])
+        x, lower = xa_, fa_
+        info["lower_source"] = src
+    if k <= 2:
+        opt, xo = opt_pairs(Cov(None, A), k)
+        bounds["exact(k<=2)"] = opt * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(A).max())
+        if info.get("lower_source") != "given" and opt > lower:
+            x, lower = xo, cov.quad(xo)
+            info["lower_source"] = "exact(k<=2)"
+    # d = 2 needs the O(n^3) exact rank-2 spannogram: in "auto" only where that is cheap
+    ds = [1, 2, 3] if effort == "full" else ([1, 2] if n <= _D2_MAX_N else [1])
+    if warm is not None or effort == "fast":
+        ds = [1]  # along a path or interactively: d = 1 is O(n); d >= 2 enumerations cost more
+    target = 1.0 - cfg["target_gap"]
+    # OPT_d >= ||V_d^T x||^2: a paper bound for d >= 2 (an exact spannogram) is computed only
+    # when it can still certify the target; the DNN is the tighter bound otherwise
+    ds = [d for d in ds if d == 1 or target * (_lowrank_value(spec, d, x) + spec.lam(d)) <= lower]
+    bounds.update(_paper_and_residual(spec, k, ds, rowsums))
+    # ---- DNN (skip when a cheaper bound already certifies to the target gap)
+    best_now = min(bounds.values())
+    state = warm
+    if lower < (1 - cfg["target_gap"]) * best_now:
+        def anchored(val):
+            # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
+            # often are not: try them before paying for cutting planes
+            if lower < S._CUT_BELOW * val and 3 <= k <= _ANCHOR_MAX_K:
+                t1 = time.perf_counter()
+                tb = anchored_rowsum_bound(A, k, lower, min(val, best_now))
+                info["anchored_seconds"] = time.perf_counter() - t1
+                if tb is not None:
+                    bounds["anchored"] = tb
+                if cfg["branch_nodes"]:
+                    tb = _branch(A, k, lower, min(bounds.values()), cfg["branch_nodes"])
+                    if tb is not None:
+                        bounds["anchored(branch)"] = tb
+            return min(bounds.values())
+
+        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
+                                 before_cuts=anchored)
+        bounds["dnn"] = val
+        info["dnn"] = dinfo
+        # the DNN's Ritz vectors are good starts for the lower bound too
+        if info.get("lower_source") != "given" and state is not None and state.U is not None:
+            X0 = _starts(cov, k, state.U[:, :4], 8, [x])
+            xb, fb = _ascent_many(cov, k, X0)
+            if fb > lower:
+                x, lower = xb, fb
+                info["lower_source"] = "ascent(dnn)"
+    info["eig_tolerance"] = spec.tol
+    if callback is not None:
+        callback(1, 1)
+    return _finish(bounds, lower, x, k, t0, info), state
+
+
+def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
+    """Large n: DNN on a screened set S, cheap bounds on the rest T.
+
+    Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and
+    ``B_T >= max`` of ``z^T A_TT z`` over unit, nonnegative, k-sparse y, z.
+
+    Proof: write ``A = Y^T Y`` (``Y = X / sqrt(m)``, or any square root) and
+    ``x = x_S + x_T`` with ``a = ||x_S||``, ``b = ||x_T||``, ``a^2 + b^2 = 1``.
+    ``x_S / a`` is unit, nonnegative and has at most k nonzeros, so
+    ``||Y x_S|| = a ||Y (x_S/a)|| <= a sqrt(B_S)``; likewise ``||Y x_T|| <=
+    b sqrt(B_T)``.  Then ``x^T A x = ||Y x_S + Y x_T||^2 <= (a sqrt(B_S) +
+    b sqrt(B_T))^2 <= (a^2 + b^2)(B_S + B_T) = B_S + B_T`` by the triangle and
+    Cauchy–Schwarz inequalities.  (This is never worse than the issue's
+    ``(sqrt(B_S) + sqrt(B_T))^2``.)
+
+    S: the ``split_size`` features of largest variance plus the support of the
+    best known x (so the lower bound is also feasible on S).
+    """
+    t0 = time.perf_counter()
+    cfg = _EFFORT[effort]
+    n = cov.n
+    info: dict = {"n": n}
+    # ---- lower bound (through X; never n x n)
+    if x is not None:
+        lower = cov.quad(x)
+        info["lower_source"] = "given"
+    else:
+        found = []
+        r = _fit_lower(cov, k)
+        if r is not None:
+            found.append((r[1], r[0], "fit(auto)"))
+        if cov.X is not None and cov.thin:
+            w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3)
+        else:
+            U = None
+        X0 = _starts(cov, k, U, cfg["ascent_starts"])
+        xa, fa = _ascent_many(cov, k, X0)
+        found.append((fa, xa, "ascent"))
+        lower, x, src = max(found, key=lambda t: t[0])
+        info["lower_source"] = src
+    dg = cov.diag()
+    s = min(n, max(cfg["split_size"], 2 * k))
+    order = np.argsort(-dg, kind="stable")
+    Smask = np.zeros(n, dtype=bool)
+    Smask[order[:s]] = True
+    Smask[np.flatnonzero(x)] = True
+    S, T = np.flatnonzero(Smask), np.flatnonzero(~Smask)
+    # whole-problem bounds (cheap, thin)
+    bounds = {}
+    if cov.X is not None and cov.thin:
+        w, U, tol = _thin_lambdas(cov.X, cov.X.shape[0], 2)
+    else:
+        sp = _Spectral(cov.dense(), 1)
+        w, U, tol = sp.w, sp.U, sp.tol
+    bounds["lambda1"] = float(w[0]) + tol
+    v1 = U[:, 0] * math.sqrt(w[0])
+    bounds["paper(d=1)"] = _opt1(v1[:, None], k) + (float(w[1]) if w.size > 1 else 0.0) + 2 * tol
+    # ---- B_S by the dense machinery on A_SS (x restricted to S is feasible there)
+    covS = Cov(A=cov.submatrix(S))
+    xS = x[S] / np.linalg.norm(x[S])
+    kS = min(k, S.size)
+    certS, _ = _certify_dense(covS, kS, xS, effort, callback)
+    B_S = certS.upper_bound
+    # ---- B_T
+    if T.size:
+        bt = _bound_rest(cov, T, k, effort)
+        B_T = min(bt.values())
+    else:
+        bt, B_T = {}, 0.0
+    bounds["split"] = B_S + B_T
+    info.update({"S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
+                 "B_S_bounds": certS.bounds, "B_T": B_T, "B_T_bounds": bt,
+                 "dnn": certS.info.get("dnn")})
+    if callback is not None:
+        callback(1, 1)
+    return _finish(bounds, lower, x, k, t0, info)
+
+
+def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None):
+    """Data of numerical rank ``r <= max_rank`` (thin, through the m x m Gram): the exact
+    spannogram on the rank-r factor V is the answer and its own certificate.
+
+    ``A = V V^T + R`` with ``||R||_2 = lambda_{r+1} <= tol`` (zero to rounding) and V the
+    computed eigen-factor (backward error ``tol``), so ``x^T A x <= OPT_r + lambda_{r+1} +
+    2 tol`` for every feasible x, with ``OPT_r`` exact (:func:`nspca_core.lowrank_nspca`).
+    Returns None when the rank is above ``max_rank``.  Memory O(n r); nothing n x n.
+    """
+    t0 = time.perf_counter()
+    max_rank = S._LOWRANK_MAX_RANK if max_rank is None else max_rank
+    m = cov.X.shape[0]
+    w, _, tol = _thin_lambdas(cov.X, m, 0)
+    r = int(np.count_nonzero(w > tol))
+    if r > max_rank:
+        return None
+    _, U, _ = _thin_lambdas(cov.X, m, max(r, 1))
+    V = U[:, : max(r, 1)] * np.sqrt(w[: max(r, 1)])
+    from ..spannogram import lowrank_nspca
+
+    res = lowrank_nspca(V, k)
+    lam_next = float(w[r]) if r < w.size else 0.0
+    bounds = {f"paper(d={max(r, 1)})": float(res.variance_lowrank) * (1 + 1e-12) + lam_next + 2 * tol,
+              "lambda1": float(w[0]) + tol}
+    info: dict = {"n": cov.n, "rank": r}
+    if x is not None:
+        lower = cov.quad(x)
+        info["lower_source"] = "given"
+    else:
+        x, lower = res.x, cov.quad(res.x)
+        info["lower_source"] = f"spannogram(d={max(r, 1)})"
+    if callback is not None:
+        callback(1, 1)
+    return _finish(bounds, lower, x, k, t0, info)
+
+
+def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None) -> Certificate:
+    """Certificate on a validated :class:`Cov` (``fit`` calls this with its answer x).
+
+    ``k`` and ``x`` are checked here too (cheap) since callers are internal.
+    """
+    k = check_k(k, cov.n)
+    effort = _check_effort(effort)
+    _check_callback(callback)
+    if x is not None:
+        x = _check_x(x, cov.n, k)
+    if cov.thin:
+        cert = _certify_lowrank(cov, k, x, callback)
+        if cert is not None:
+            return cert
+    if cov.n > S._DENSE_MAX_N:
+        return _certify_split(cov, k, x, effort, callback)
+    cert, _ = _certify_dense(cov, k, x, effort, callback)
+    return cert
+
+
+def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Certificate:
+    """Upper bound on the optimum of nonnegative sparse PCA, and how close ``x`` is to it.
+
+    Parameters
+    ----------
+    X : array_like of shape (m, n), optional
+        Data used as given (center first); the covariance is ``A = X^T X / m``.
+    cov : array_like of shape (n, n), optional
+        The covariance (symmetric psd).  Give exactly one of X, cov.
+    k : int in [1, n]
+    x : array_like of shape (n,), optional
+        A feasible point (nonnegative, at most k nonzeros; it is normalized):
+        ``lower = x^T A x``.  When omitted the best of the project's
+        ``fit(method="auto")`` and a nonnegative truncated-power ascent is used.
+    effort : {"auto", "fast", "full"}, default "auto"
+        "fast": d = 1 bounds and a 40-iteration DNN run from its screening
+        initialization (interactive use); "auto": d = 1 bounds (d <= 2 for
+        n <= 120, where the exact rank-2 spannogram is cheap) and up to 120
+        DNN iterations, stopping at a 1e-3 relative gap or when progress
+        stalls, then (only while the ratio is below 0.97) up to 60 more with
+        sparsity cuts; "full": d <= 3, residual bounds on the split remainder,
+        up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``.
+    callback : callable(done, total), optional
+        Progress (DNN iterations).
+
+    Returns
+    -------
+    Certificate
+        ``upper_bound >= OPT`` (with probability ``>= 1 - 1/n`` only when
+        ``probabilistic``), ``kind`` the winning bound, ``bounds`` all bounds
+        tried, ``lower``/``ratio``/``optimal`` (``optimal`` when ``upper -
+        lower <= OPTIMAL_TOLERANCE * upper`` = 1e-5 relative).
+
+    Notes
+    -----
+    See the module docstring for the bounds, each proven in its function's
+    docstring.  Forms the n x n covariance only when ``n <= 2500``; above,
+    the split bound forms ``|S| x |S|`` (``|S| <= 2500``) and works through
+    ``X`` elsewhere.  Seed paper: Asteris, Papailiopoulos & Dimakis, ICML
+    2014; the DNN relaxation follows d'Aspremont et al., SIAM Review 2007,
+    with nonnegativity.
+    """
+    cov_ = as_cov(X, cov)
+    k = check_k(k, cov_.n)
+    effort = _check_effort(effort)
+    _check_callback(callback)
+    if x is not None:
+        x = _check_x(x, cov_.n, k)
+    cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
+    return rescale(_certify_cov(cov_, k, x, effort, callback), factors)

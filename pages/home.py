@@ -152,13 +152,29 @@ with a:
     link_page("pages/variance_vs_k.py", "Certified variance for every k", ":material/verified:")
 cert = None
 if st.session_state.get(cert_key):
-    from ui.compute import progress
+    # in the background (ui/jobs.py): the tour stays usable, Stop works, leaving keeps it
+    from ui import jobs, live, work
 
-    with b, progress("Certifying (dual bound)…") as callback:
-        try:
-            cert = ct.certificate(X, k_pic, pic["sparse"], "fast", _callback=callback)
-        except Exception as exc:  # keep the tour up whatever happens in the certificate
-            st.warning(f"Certificate unavailable: {exc}")
+    jobs.REGISTRY.warm()
+    job = work.certify_one_job(X, f"tour/{name}/{k_pic}", k_pic, pic["sparse"], effort="fast",
+                               title=f"Certificate of the tour's {k_pic}-sparse component")
+    job.wait(timeout=2.0)
+    view = job.view()
+
+    def progress_line() -> bool:
+        v = job.view()
+        live.status_line(v, what="Dual certificate", unit_name="certificates", key="home_cert_job")
+        return v.active
+
+    with b:
+        live.live(progress_line, active=view.active)  # redraws until done, then the page shows it
+    if view.status == "failed":
+        with b:
+            st.warning(f"Certificate unavailable: {view.message}")
+    c = view.results.get(k_pic)
+    if c is not None:
+        cert = dict(upper_bound=c["upper"], kind=c["kind"], optimal=c["optimal"],
+                    ratio=pic["variance"] / c["upper"] if c["upper"] > 0 else float("nan"))
 with b:
     if cert is None:
         f = fig.certificate_bar(pic["variance"], pic["paper_bound"], lam1,

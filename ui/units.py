@@ -40,8 +40,9 @@ def fit_unit(X: np.ndarray, *, k: int, method: str, d: int, eps: float, seed: in
                 converged=bool(getattr(r, "converged", True)))
 
 
-def certify_unit(X: np.ndarray, *, k: int, x: np.ndarray | None = None, callback=None) -> dict:
-    """``nspca_core.certify(X, k=k, x=x)`` as a small dict.
+def certify_unit(X: np.ndarray, *, k: int, x: np.ndarray | None = None, effort: str = "auto",
+                 callback=None) -> dict:
+    """``nspca_core.certify(X, k=k, x=x, effort=effort)`` as a small dict.
 
     Returns
     -------
@@ -49,7 +50,7 @@ def certify_unit(X: np.ndarray, *, k: int, x: np.ndarray | None = None, callback
     """
     from nspca_core import certify
 
-    c = certify(X, k=int(k), x=x, callback=callback)
+    c = certify(X, k=int(k), x=x, effort=effort, callback=callback)
     xc = None if c.x is None else np.asarray(c.x, float)
     return dict(upper=float(c.upper_bound), lower=float(c.lower), kind=str(c.kind),
                 optimal=bool(c.optimal), probabilistic=bool(c.probabilistic), x=xc)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ui import live
-from ui.compute import Unavailable, available_methods
+from ui.compute import Unavailable, available_methods, digest
 
 __all__ = ["SLOW_METHODS", "path_job", "certify_job", "fit_job", "best_x"]
 
@@ -84,6 +84,17 @@ def certify_job(X: np.ndarray, dkey: str, ks: Sequence[int], *,
         return ctx.run("ui.units.certify_unit", X, dkey, k=int(k), x=x0)
 
     return live.submit(key, title or "certificates", [int(k) for k in ks], work, heavy=True)
+
+
+def certify_one_job(X: np.ndarray, dkey: str, k: int, x: np.ndarray, *, effort: str = "fast",
+                    title: str = ""):
+    """One certificate of a given answer ``x`` (the tour's button): one unit, heavy."""
+    key = ("certify-one", dkey, int(k), effort, digest(np.asarray(x)))
+
+    def work(kk, ctx):
+        return ctx.run("ui.units.certify_unit", X, dkey, k=int(kk), x=x, effort=effort)
+
+    return live.submit(key, title or f"certificate at k = {k}", [int(k)], work, heavy=True)
 
 
 def best_x(jobs_: Sequence, k) -> np.ndarray | None:

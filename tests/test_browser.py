@@ -1,8 +1,16 @@
 """Real-browser pass: start the app, visit every page in headless Chromium, screenshot each.
 
-Skipped (with the reason) only when no Chromium executable is found; ``make test``
-installs Debian's ``chromium`` first (Makefile target ``browser``).
-Screenshots go to ``test-artifacts/screenshots/<page>.png``.
+* Every page of app.py's PAGES at 1400 and 800 px wide: no Streamlit exception, a title, no
+  figure squeezed under 200 px, no "Deploy" button, and at 800 px the sidebar collapsed.
+  Screenshots go to ``test-artifacts/screenshots/<page>_<width>.png``.
+* Runaway work (issue 21, item 1): "Variance vs k" on MLL shows curves while the certificates
+  compute; closing the tab cancels the work (the job log says so and the server's CPU time stops
+  growing), the peak memory of the server and its worker processes stays under the 2 GB budget
+  (written to ``test-artifacts/memory_mll.txt``), a second visit resumes with what was done,
+  and SIGTERM ends the server within seconds.
+
+Skipped (with the reason) only when no Chromium executable is found; ``make test`` installs
+Debian's ``chromium`` first (Makefile target ``browser``).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Line charts of the reproduction report, drawn with Matplotlib in the app's palette.
 
-Colours come from the app (:data:`ui.figures.OKABE_ITO` and
-:func:`ui.figures.analysis.method_color`), so a method has the same colour in
-the report as on the pages.  Figures are built with the object-oriented API
+Colours come from the method registry (:mod:`nspca_core.methods`: the
+Okabe–Ito palette and each method's colour), so a method has the same colour in
+the report as on the app's pages.  Figures are built with the object-oriented API
 (``matplotlib.figure.Figure``, no pyplot state) and saved as PNG.
 """
 
@@ -15,14 +15,19 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ui.figures import OKABE_ITO
-from ui.figures.analysis import method_color
+from nspca_core.methods import OKABE_ITO, REGISTRY
 
 __all__ = ["Series", "Band", "line_chart", "save_png", "OKABE_ITO", "method_color", "GREY"]
 
 #: reference lines that are not a method (the paper's bound, random baselines)
 GREY = "#888888"
 _CYCLE = [OKABE_ITO[c] for c in ("blue", "vermillion", "green", "purple", "orange", "sky", "black")]
+
+
+def method_color(method: str) -> str:
+    """The registry's colour of ``method`` (grey for a name that is not a method)."""
+    spec = REGISTRY.get(method)
+    return spec.color if spec is not None else GREY
 
 
 @dataclass

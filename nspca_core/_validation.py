@@ -246,7 +246,10 @@ def check_psd(A: np.ndarray, name: str = "cov") -> None:
         import scipy.linalg  # here, not at import: `import nspca_core` stays cheap
 
         try:
-            scipy.linalg.cholesky(As + tol * np.eye(n), lower=True, check_finite=False)
+            shifted = As.copy()  # A + tol I, factored in place: one n x n copy
+            shifted.flat[:: n + 1] += tol
+            # shifted.T: the same symmetric matrix in Fortran order, factored without a copy
+            scipy.linalg.cholesky(shifted.T, lower=True, overwrite_a=True, check_finite=False)
             return
         except np.linalg.LinAlgError:
             lam = float(scipy.linalg.eigh(As, subset_by_index=[0, 0], eigvals_only=True,

@@ -60,8 +60,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
+def _prog() -> str:
+    """``nspca`` when run as the installed console script, else ``python -m nspca_core``."""
+    return "nspca" if Path(sys.argv[0]).stem == "nspca" else "python -m nspca_core"
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m nspca_core", description=DESCRIPTION, epilog=EPILOG,
+    p = _Parser(prog=_prog(), description=DESCRIPTION, epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True, metavar="{fit,certify}")
 

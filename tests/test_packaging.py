@@ -177,3 +177,4 @@ def test_installed_copy_imports_from_another_directory(tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert helped.returncode == 0, helped.stderr[-3000:]
     assert "fit" in helped.stdout and "certify" in helped.stdout
+    assert helped.stdout.startswith("usage: nspca ")  # the script names itself, not python -m

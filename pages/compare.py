@@ -38,7 +38,7 @@ def main() -> None:
                              format_func=figs.method_label, key="cmp_methods",
                              help="Zass–Shashua, scikit-learn SparsePCA and NMF search a penalty for "
                                   "k nonzeros and take much longer; add them when you can wait.")
-    methods = cost.screen_methods(methods, n, s.d, key="cmp")
+    methods = cost.screen_methods(methods, n, s.d, key="cmp", eps=s.eps)
     if not methods:
         st.info("Choose at least one algorithm.")
         return

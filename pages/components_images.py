@@ -46,7 +46,7 @@ def main() -> None:
                   disabled=r_max < 2,
                   help=f"Disjoint supports: r·k ≤ n = {n} (k = {s.k} from the sidebar).")
     r = min(r, r_max)
-    methods = cost.screen_methods(methods, n, s.d, key="ci")
+    methods = cost.screen_methods(methods, n, s.d, key="ci", eps=s.eps, runs=r)
     st.caption(f"{ds.info.title}: {m} images of {ds.image_shape[0]}×{ds.image_shape[1]} pixels; "
                f"k = {s.k} pixels per component, d = {s.d}, ε = {s.eps}, seed {s.seed}; "
                f"preprocessing {' → '.join(ds.preprocessing) or 'none'}.")

@@ -122,7 +122,7 @@ def main() -> None:
     methods = [mth for mth in compute.available_methods() if mth != "nmf"] or ["auto"]
     method = c3.selectbox("Single-component solver (deflation)", methods, format_func=figs.method_label,
                           key="sc_method")
-    if not cost.screen_methods([method], n, s.d, key="sc"):
+    if not cost.screen_methods([method], n, s.d, key="sc", eps=s.eps, runs=r):
         method = "auto"  # the exact method was left out (the message says why)
     st.caption(f"{ds.info.title}: {m} samples × {n} features; k = {k} per component, d = {s.d}, "
                f"ε = {s.eps}, seed {s.seed}; preprocessing {' → '.join(ds.preprocessing) or 'none'}.")

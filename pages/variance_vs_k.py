@@ -91,12 +91,12 @@ def main() -> None:
     X = ds.X
     m, n = X.shape
     methods, points, show_band, show_paper = controls(n)
-    methods = cost.screen_methods(methods, n, s.d, key="vk")
+    k_now = min(s.k, n)
+    ks = k_grid(n, points, k_now)
+    methods = cost.screen_methods(methods, n, s.d, key="vk", eps=s.eps, runs=len(ks))
     if not methods:
         st.info("Choose at least one algorithm.")
         return
-    k_now = min(s.k, n)
-    ks = k_grid(n, points, k_now)
     st.caption(f"{ds.info.title}: {m} samples × {n} features, preprocessing "
                f"{' → '.join(ds.preprocessing) or 'none'}; d = {s.d}, ε = {s.eps}, seed {s.seed}; "
                f"{len(ks)} values of k.")

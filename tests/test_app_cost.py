@@ -67,3 +67,29 @@ def test_mll_at_d3_is_capped_with_a_message():
     assert not at.exception
     assert "cap" in _texts(at.warning) and "d ≤ 3" in _texts(at.warning)
     assert not at.checkbox  # nothing to confirm: it is not offered
+
+
+def test_enet_estimate_counts_the_core_samples_and_scales_with_runs():
+    from nspca_core.enet import enet_samples
+
+    one = cost.estimate_enet(12582, 5, 0.02)
+    assert one.candidates == enet_samples(5, 0.02, 12582) and one.method == "enet"
+    fifteen = cost.estimate_enet(12582, 5, 0.02, runs=15)
+    assert fifteen.seconds == pytest.approx(15 * one.seconds) and "× 15 values of k" in fifteen.describe()
+    assert cost.estimate_enet(64, 3, 0.1).seconds < cost.estimate_enet(64, 5, 0.02).seconds
+
+
+def test_variance_vs_k_asks_before_a_tiny_eps_at_d5_on_mll():
+    """Issue 21 item 2: ε-net at d = 5, ε = 0.02 is ~1 minute per k on MLL: 15 values of k ask first."""
+    from nspca_core.datasets import is_available
+
+    if not is_available("mll"):
+        pytest.skip("MLL not found locally")
+    at = page_app("variance_vs_k.py", timeout=120, **{state.DATASET: "mll", state.D: 5, state.EPS: 0.02,
+                                                        "vk_methods": ["enet"], "vk_band": False})
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    text = _texts(at.warning)
+    assert "Left out: the ε-net at d = 5, ε = 0.02 draws" in text and "× 15 values of k" in text
+    assert "Choose at least one algorithm" in _texts(at.info)
+    assert not jobs.REGISTRY.active()  # nothing was started

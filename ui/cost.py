@@ -32,24 +32,32 @@ EXACT = ("spannogram",)  # methods that enumerate the candidate supports exactly
 
 @dataclass(frozen=True)
 class Estimate:
-    """What running the exact spannogram would cost."""
+    """What running the exact spannogram (or the ε-net) would cost, for ``runs`` runs."""
 
     n: int
     d: int
     candidates: int
     seconds: float
+    method: str = "spannogram"
+    eps: float = 0.0
+    runs: int = 1
 
     @property
     def needs_confirmation(self) -> bool:
-        return self.d >= 4 or self.seconds > CONFIRM_S
+        return (self.method == "spannogram" and self.d >= 4) or self.seconds > CONFIRM_S
 
     @property
     def capped(self) -> bool:
         return self.seconds > CAP_S
 
     def describe(self) -> str:
+        times = f" × {self.runs} values of k" if self.runs > 1 else ""
+        if self.method == "enet":
+            return (f"the ε-net at d = {self.d}, ε = {self.eps} draws {self.candidates:,} random "
+                    f"directions (about ε^−d·log n) on {self.n:,} features{times}, estimated "
+                    f"{human_seconds(self.seconds)} on this machine")
         return (f"the exact spannogram at d = {self.d} checks up to 2^{self.d}·C({self.n + 1}, {self.d}) = "
-                f"{self.candidates:,} candidate supports, estimated {human_seconds(self.seconds)} "
+                f"{self.candidates:,} candidate supports{times}, estimated {human_seconds(self.seconds)} "
                 "on this machine")
 
 
@@ -70,11 +78,33 @@ def seconds_per_candidate() -> float:
     return max(time.perf_counter() - t0, 1e-6) / exact_candidates(60, 3)
 
 
-def estimate_exact(n: int, d: int) -> Estimate:
+def estimate_exact(n: int, d: int, runs: int = 1) -> Estimate:
     """Candidate count and estimated seconds of the exact spannogram on n features at rank d."""
     cand = exact_candidates(n, d)
-    seconds = 0.0 if d <= 2 else cand * seconds_per_candidate()
-    return Estimate(n=int(n), d=int(d), candidates=cand, seconds=float(seconds))
+    seconds = 0.0 if d <= 2 else cand * seconds_per_candidate() * runs
+    return Estimate(n=int(n), d=int(d), candidates=cand, seconds=float(seconds), runs=int(runs))
+
+
+@functools.lru_cache(maxsize=1)
+def seconds_per_sample_feature() -> float:
+    """Seconds of the core's ε-net per (direction × feature), measured once (n = 2000, 2000 directions)."""
+    from nspca_core.enet import enet_nspca
+
+    V = np.random.default_rng(0).standard_normal((2000, 3))
+    enet_nspca(V, 10, samples=200)  # warm-up
+    t0 = time.perf_counter()
+    enet_nspca(V, 10, samples=2000)
+    return max(time.perf_counter() - t0, 1e-6) / (2000 * 2000)
+
+
+def estimate_enet(n: int, d: int, eps: float, runs: int = 1) -> Estimate:
+    """Directions the ε-net draws by default (``nspca_core.enet.enet_samples``) and estimated seconds."""
+    from nspca_core.enet import enet_samples
+
+    N = int(enet_samples(int(d), float(eps), int(n)))
+    seconds = N * n * seconds_per_sample_feature() * runs
+    return Estimate(n=int(n), d=int(d), candidates=N, seconds=float(seconds), method="enet",
+                    eps=float(eps), runs=int(runs))
 
 
 def human_seconds(s: float) -> str:
@@ -89,31 +119,43 @@ def human_seconds(s: float) -> str:
     return f"~{s / 86400:,.0f} days"
 
 
-def screen_methods(methods: list[str], n: int, d: int, *, key: str) -> list[str]:
-    """Drop the exact method when it is too costly, saying why; keep it if the user confirms.
+def screen_methods(methods: list[str], n: int, d: int, *, key: str, eps: float | None = None,
+                   runs: int = 1) -> list[str]:
+    """Drop a method whose cost is exponential in d when it is too costly, saying why; keep it if
+    the user confirms.
 
-    Draws (with streamlit) a warning and, when the cost is below :data:`CAP_S`,
-    a checkbox "Run the exact spannogram anyway".  Returns the methods to run.
+    The exact spannogram (d ≥ 3) and, when ``eps`` is given, the ε-net are
+    estimated for ``runs`` runs (e.g. one per value of k).  Draws (with
+    streamlit) the count and the estimate, a warning and, below :data:`CAP_S`,
+    a checkbox "Run … anyway".  Returns the methods to run.
     """
     import streamlit as st
 
-    exact = [m for m in methods if m in EXACT]
-    if not exact or d <= 2:
-        return list(methods)
-    est = estimate_exact(n, d)
-    if not est.needs_confirmation:
-        st.caption(f"Cost: {est.describe()}.")
-        return list(methods)
-    if est.capped:
-        st.warning(f"Left out: {est.describe()} — more than the {CAP_S / 60:.0f}-minute cap. "
-                   "Choose d ≤ 3 in the sidebar for the exact method, or use the ε-net, which "
-                   "samples directions instead of listing supports.")
-        return [m for m in methods if m not in EXACT]
-    ok = st.checkbox(f"Run the exact spannogram at d = {d} anyway ({human_seconds(est.seconds)})",
-                     value=False, key=f"{key}_exact_ok")
-    if not ok:
-        st.warning(f"Left out: {est.describe()}. The ε-net gives a (1−ε) guarantee at a fraction "
-                   "of the cost; tick the box above to run the exact method anyway.")
-        return [m for m in methods if m not in EXACT]
-    st.caption(f"Running: {est.describe()}.")
-    return list(methods)
+    out = list(methods)
+    checks = []
+    if "spannogram" in out and d > 2:
+        checks.append(("spannogram", estimate_exact(n, d, runs), "the exact spannogram"))
+    if eps is not None and "enet" in out and d > 2:
+        checks.append(("enet", estimate_enet(n, d, eps, runs), "the ε-net"))
+    for method, est, name in checks:
+        if not est.needs_confirmation:
+            st.caption(f"Cost: {est.describe()}.")
+            continue
+        if est.capped:
+            st.warning(f"Left out: {est.describe()} — more than the {CAP_S / 60:.0f}-minute cap. "
+                       + ("Choose d ≤ 3 in the sidebar for the exact method, or use the ε-net, which "
+                          "samples directions instead of listing supports." if method == "spannogram"
+                          else "Choose a smaller d or a larger ε in the sidebar, or fewer values of k."))
+            out.remove(method)
+            continue
+        ok = st.checkbox(f"Run {name} at d = {d} anyway ({human_seconds(est.seconds)})", value=False,
+                         key=f"{key}_{'exact' if method == 'spannogram' else 'enet'}_ok")
+        if ok:
+            st.caption(f"Running: {est.describe()}.")
+            continue
+        st.warning(f"Left out: {est.describe()}. "
+                   + ("The ε-net gives a (1−ε) guarantee at a fraction of the cost; "
+                      if method == "spannogram" else "A smaller d or a larger ε is much cheaper; ")
+                   + "tick the box above to run it anyway.")
+        out.remove(method)
+    return out

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._validation import check_data_or_cov
 
-__all__ = ["Cov", "as_cov"]
+__all__ = ["Cov", "ProjectedCov", "as_cov"]
 
 
 class Cov:
@@ -91,7 +91,137 @@ def _used_rows(v: np.ndarray):
     return np.flatnonzero(used) if count < 0.5 * used.size else None
 
 
+class ProjectedCov(Cov):
+    """Mackey's projection deflation ``P A P`` (``P = I - x x^T``, x unit) of any covariance
+    operator, applied as an operator: nothing n x n unless ``dense()`` is asked for (and the
+    base allows it).  Used for operators that hold no dense data (sparse, distributed)."""
+
+    def __init__(self, base: Cov, x: np.ndarray):
+        self.base, self.x = base, np.asarray(x, dtype=float)
+        self.X, self._A = None, None
+        self.n, self.m = base.n, base.m
+        self.Ax = base.matvec(self.x)
+        self.f = float(self.x @ self.Ax)
+        self.sparse = getattr(base, "sparse", False)
+
+    @property
+    def thin(self) -> bool:
+        return False
+
+    def _P(self, v):
+        return v - np.multiply.outer(self.x, self.x @ v)
+
+    def matvec(self, v):
+        return self._P(self.base.matvec(self._P(v)))
+
+    def quads(self, x):
+        return self.base.quads(self._P(x))
+
+    def quad(self, x):
+        return float(self.base.quads(self._P(np.asarray(x, dtype=float))[:, None])[0])
+
+    def submatrix(self, idx):
+        idx = np.asarray(idx, dtype=int)
+        xJ, aJ = self.x[idx], self.Ax[idx]
+        B = self.base.submatrix(idx) - np.outer(xJ, aJ) - np.outer(aJ, xJ) + self.f * np.outer(xJ, xJ)
+        return 0.5 * (B + B.T)
+
+    def diag(self):
+        return np.clip(self.base.diag() - 2 * self.x * self.Ax + self.f * self.x ** 2, 0.0, None)
+
+    def dense(self):
+        if self._A is None:
+            A = self.base.dense()
+            B = A - np.outer(self.x, self.Ax) - np.outer(self.Ax, self.x) + self.f * np.outer(self.x, self.x)
+            self._A = 0.5 * (B + B.T)
+        return self._A
+
+    def factor(self, d: int):
+        """Top-d factor by Lanczos on the operator (``eigsh``); eigenvalues ``λ_1..λ_{d+1}``."""
+        from scipy.sparse.linalg import LinearOperator, eigsh
+
+        from .lowrank import _flip_signs
+
+        count = min(d + 1, self.n - 1) if self.n > 2 else 0
+        if count < 1:
+            return Cov(None, self.dense()).factor(d)
+        op = LinearOperator((self.n, self.n), matvec=self.matvec, matmat=self.matvec, dtype=float)
+        w, U = eigsh(op, k=count, which="LA", v0=np.ones(self.n) / np.sqrt(self.n))
+        order = np.argsort(-w)
+        w, U = np.clip(w[order], 0.0, None), U[:, order]
+        V = _flip_signs(U[:, :d]) * np.sqrt(w[:d])
+        eig = np.zeros(d + 1)
+        eig[: w.size] = w[: d + 1]
+        return V, eig
+
+    def columns(self, keep):
+        """``A[keep][:, keep]`` as an operator of the same kind."""
+        keep = np.asarray(keep, dtype=int)
+        return _Restricted(self, keep)
+
+
+class _Restricted(Cov):
+    """The covariance of a subset of features of an operator (through embedding)."""
+
+    def __init__(self, base: Cov, keep: np.ndarray):
+        self.base, self.keep = base, keep
+        self.X, self._A = None, None
+        self.n, self.m = keep.size, base.m
+        self.sparse = getattr(base, "sparse", False)
+
+    @property
+    def thin(self) -> bool:
+        return False
+
+    def _embed(self, v):
+        out = np.zeros((self.base.n,) + np.shape(v)[1:])
+        out[self.keep] = v
+        return out
+
+    def matvec(self, v):
+        return self.base.matvec(self._embed(v))[self.keep]
+
+    def quads(self, x):
+        return self.base.quads(self._embed(x))
+
+    def quad(self, x):
+        return self.base.quad(self._embed(x))
+
+    def submatrix(self, idx):
+        return self.base.submatrix(self.keep[np.asarray(idx, dtype=int)])
+
+    def diag(self):
+        return self.base.diag()[self.keep]
+
+    def dense(self):
+        if self._A is None:
+            self._A = self.base.submatrix(self.keep)
+        return self._A
+
+    def factor(self, d: int):
+        return ProjectedCov.factor(self, d)
+
+
 def as_cov(X=None, cov=None) -> Cov:
-    """Validate exactly one of ``X``/``cov`` and wrap it."""
+    """Validate exactly one of ``X``/``cov`` and wrap it.
+
+    ``X`` may also be ``scipy.sparse`` data (wrapped as
+    :class:`nspca_core._sparse.SparseCov`, centered implicitly, never densified) or
+    an already built covariance operator (a :class:`Cov`, e.g. ``as_sparse_cov(X,
+    center=False)`` or a Dask one), used as it is.
+    """
+    if isinstance(X, Cov) and cov is None:
+        return X
+    if cov is None and X is not None and _is_sparse(X):
+        from ._sparse import as_sparse_cov
+
+        return as_sparse_cov(X, center=True)
     X, A = check_data_or_cov(X, cov)
     return Cov(X, A)
+
+
+def _is_sparse(X) -> bool:
+    import sys
+
+    sp = sys.modules.get("scipy.sparse")  # only data built with scipy.sparse can be sparse
+    return sp is not None and sp.issparse(X)

@@ -17,7 +17,7 @@ import numpy as np
 from ._common.options import check_options
 from ._common.scale import normalized, rescale
 from ._common.ascent import ascent, opt_pairs, polish, project, random_starts, tie_key
-from ._cov import Cov, as_cov
+from ._cov import Cov, ProjectedCov, as_cov
 from .methods import PEERS, SINGLE
 from ._validation import InputError, as_rng, check_d, check_int, check_k
 from .rank1 import _rank1_nspca
@@ -341,6 +341,8 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
 def _sub_cov(cov: Cov, idx: np.ndarray) -> Cov:
     if cov.X is not None:
         return Cov(cov.X[:, idx], None)
+    if hasattr(cov, "columns"):  # operators (sparse, projected): no dense n x n
+        return cov.columns(idx)
     return Cov(None, cov.dense()[np.ix_(idx, idx)])
 
 
@@ -349,6 +351,8 @@ def _project_out(cov: Cov, x: np.ndarray) -> Cov:
     if cov.X is not None:
         X = cov.X
         return Cov(X - np.outer(X @ x, x), None)
+    if cov._A is None:  # an operator (sparse, distributed, already projected): stay one
+        return ProjectedCov(cov, x)
     A = cov.dense()
     Ax = A @ x
     f = float(x @ Ax)

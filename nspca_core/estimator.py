@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -119,22 +120,30 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def _preprocess(self, X, *, fitting):
+        """Centered (and scaled) data; for sparse X only the scaling is applied (a sparse
+        copy) and the centering is left to the covariance operator or to ``transform``."""
         if fitting:
-            self.mean_ = X.mean(axis=0) if self.preprocessing != "none" else np.zeros(X.shape[1])
-            scale = np.ones(X.shape[1])
-            if self.preprocessing == "standardize":
-                std = X.std(axis=0)
-                # constant features stay zero after centering: keep their scale at 1
-                scale = np.where(std > 0, std, 1.0)
-            self.scale_ = scale
+            if sp.issparse(X):
+                mean = np.asarray(X.mean(axis=0)).ravel()
+                std = np.sqrt(np.clip(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2, 0, None))
+            else:
+                mean, std = X.mean(axis=0), X.std(axis=0)
+            self.mean_ = mean if self.preprocessing != "none" else np.zeros(X.shape[1])
+            # constant features stay zero after centering: keep their scale at 1
+            self.scale_ = np.where(std > 0, std, 1.0) if self.preprocessing == "standardize" \
+                else np.ones(X.shape[1])
+        if sp.issparse(X):
+            return sp.csr_matrix(X.multiply(1.0 / self.scale_[None, :]))
         return (X - self.mean_) / self.scale_
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the components on ``X`` (n_samples, n_features); ``y`` is ignored."""
+        from ._sparse import as_sparse_cov
         from .api import METHODS, components
 
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2,
+                          accept_sparse=("csr", "csc"))
         n = X.shape[1]
         if self.method not in METHODS:
             raise ValueError(f"`method` must be one of {list(METHODS)}; got {self.method!r}")
@@ -146,13 +155,15 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
             raise ValueError(f"`n_components` must be an int in [1, n_features={n}]; "
                              f"got {self.n_components}")
         Xp = self._preprocess(X, fitting=True)
+        if sp.issparse(X):  # centered implicitly by the operator: X is never densified
+            Xp = as_sparse_cov(Xp, center=self.preprocessing != "none")
         res = components(Xp, n_components=self.n_components, k=self.k_, method=self.method,
                          strategy=self.strategy, d=self.d, eps=self.eps,
                          seed=_seed(self.random_state), certify=self.certify)
         self.result_ = res
         self.components_ = np.ascontiguousarray(res.loadings.T)
         self.explained_variance_ = np.asarray(res.variance, dtype=float)
-        total = float(np.einsum("ij,ij->", Xp, Xp)) / Xp.shape[0]
+        total = Xp.trace() if sp.issparse(X) else float(np.einsum("ij,ij->", Xp, Xp)) / Xp.shape[0]
         self.explained_variance_ratio_ = (self.explained_variance_ / total if total > 0
                                           else np.zeros_like(self.explained_variance_))
         self.additional_variance_ = np.asarray(res.additional_variance, dtype=float)
@@ -169,9 +180,13 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Least-squares coordinates of ``X`` in the span of the components."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
         Xp = self._preprocess(X, fitting=False)
         C = self.components_
+        if sp.issparse(Xp):  # (X - mean) C^T without densifying X: X C^T - mean C^T
+            rhs = np.asarray(Xp @ C.T) - (self.mean_ / self.scale_) @ C.T
+            coef, *_ = np.linalg.lstsq(C @ C.T, rhs.T, rcond=None)
+            return coef.T
         coef, *_ = np.linalg.lstsq(C.T, Xp.T, rcond=None)
         return coef.T
 
@@ -184,6 +199,7 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True  # scipy.sparse data: centered implicitly, never densified
         return tags
 
 

@@ -343,12 +343,16 @@ def opt_pairs(cov, k: int, *, lower: float = 0.0, block_bytes: int = 64 * 2**20)
     if lower > amax:
         cand = np.flatnonzero(dg >= (1 - 1e-9) * (lower - amax) ** 2 / amax)
     dc = dg[cand]
-    step = max(1, block_bytes // (8 * cand.size * 4))
+    step = max(1, block_bytes // (8 * max(cand.size, n if cov._A is None and cov.X is None else 0) * 4))
     arg = None
     for s in range(0, cand.size, step):
         rows = np.arange(s, min(cand.size, s + step))
         if cov.X is not None and cov._A is None:
             Arows = (cov.X[:, cand[rows]].T @ cov.X[:, cand]) / cov.X.shape[0]
+        elif cov.X is None and cov._A is None:  # an operator (sparse data): columns of A
+            E = np.zeros((n, rows.size))
+            E[cand[rows], np.arange(rows.size)] = 1.0
+            Arows = cov.matvec(E)[cand].T
         else:
             Arows = cov.dense()[np.ix_(cand[rows], cand)]
         val = _pair_values(Arows, rows, dc)

@@ -33,11 +33,21 @@ def normalized(cov: Cov) -> tuple[Cov, tuple[float, ...]]:
     """``(cov', factors)`` with ``A = (product of factors) A'``: ``cov`` itself and ``()`` when
     its largest entry is within ``[2^-60, 2^60]``, else data (or a covariance) divided by
     the power of two :func:`~nspca_core._validation.pow2_scale` (a copy)."""
-    a = cov.X if cov.X is not None else cov.dense()
+    if cov.X is None and cov._A is None:  # an operator: its sparse data, if any, is scaled
+        data = getattr(cov, "X_sparse", None)
+        if data is None:
+            return cov, ()
+        a = data.data
+    else:
+        a = cov.X if cov.X is not None else cov.dense()
     top = float(np.abs(a).max()) if a.size else 0.0
     if top == 0.0 or 1.0 / _SAFE <= top <= _SAFE:
         return cov, ()
     s = pow2_scale(a)
+    if cov.X is None and cov._A is None:
+        from .._sparse import SparseCov
+
+        return SparseCov(cov.X_sparse / s, center=cov.center, dense_budget=cov.dense_budget), (s, s)
     if cov.X is not None:
         return Cov(cov.X / s, None), (s, s)
     return Cov(None, cov.dense() / s), (s,)

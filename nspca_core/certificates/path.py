@@ -19,7 +19,7 @@ from ._settings import (_check_effort, _check_callback, _check_x, _check_ks, _EP
 from .bounds import (_rowsum_topk_all, _Spectral)
 from .lower import (_ascent_batch, _rank1_cols, _path_lower)
 from .dual import (_screen_init, _branch, _cut_rounds)
-from .single import (_finish, _certify_split)
+from .single import (_finish, _certify_large)
 
 
 def _path_cheap_bounds(spec: "_Spectral", A: np.ndarray, uniq: np.ndarray, rowsum1: np.ndarray) -> dict:
@@ -102,7 +102,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
     total = len(uniq)
     if n > S._DENSE_MAX_N:
         for i, k in enumerate(uniq):
-            certs[k] = _certify_split(cov_, k, given.get(k), effort, None)
+            certs[k] = _certify_large(cov_, k, given.get(k), effort, None)
             if callback is not None:
                 callback(i + 1, total)
         return [rescale(c, factors) for c in _carry(ks, certs, given)]

@@ -243,9 +243,53 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None) -> Certifica
         if cert is not None:
             return cert
     if cov.n > S._DENSE_MAX_N:
-        return _certify_split(cov, k, x, effort, callback)
+        return _certify_large(cov, k, x, effort, callback)
     cert, _ = _certify_dense(cov, k, x, effort, callback)
     return cert
+
+
+def _certify_large(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
+    """Large n: the split bound when the data are held densely, else (an operator: sparse or
+    distributed data) :func:`_certify_operator`."""
+    if cov.X is None and cov._A is None:
+        return _certify_operator(cov, k, x, callback)
+    return _certify_split(cov, k, x, effort, callback)
+
+
+def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
+    """A covariance held as an operator (sparse data, a Dask array): bounds from its Lanczos
+    factor, nothing n x n.
+
+    ``lambda1``: ``OPT <= lambda_1``.  ``paper(d=1)``, ``paper(d=2)``: ``OPT <= OPT_d +
+    lambda_{d+1}`` (:func:`~nspca_core.certificates.paper_bound`) with ``OPT_d`` exact on
+    the n x d factor (:func:`nspca_core.lowrank_nspca`, rows screened).  The eigenvalues
+    come from one Lanczos run (ARPACK, converged to machine precision) plus ``64 n eps
+    lambda_1``; Lanczos cannot prove that no eigenvalue was missed, so the certificate is
+    marked ``probabilistic`` (it fails only if the run missed one of the top eigenvalues).
+    Memory: the n x 3 factor and O(n) vectors.
+    """
+    t0 = time.perf_counter()
+    from ..spannogram import lowrank_nspca
+
+    d = min(3, cov.n - 1)
+    V, eig = cov.factor(d)
+    tol = 64 * cov.n * _EPS * float(eig[0])
+    bounds = {"lambda1": float(eig[0]) + tol}
+    bounds["paper(d=1)"] = _opt1(V[:, :1], k) + float(eig[1]) + 2 * tol
+    if d >= 2:
+        opt2 = float(lowrank_nspca(V[:, :2], k).variance_lowrank)
+        bounds["paper(d=2)"] = opt2 * (1 + 1e-12) + float(eig[2]) + 2 * tol
+    info: dict = {"n": cov.n, "eigenvalues": "Lanczos (ARPACK)"}
+    if x is not None:
+        lower = cov.quad(x)
+        info["lower_source"] = "given"
+    else:
+        found = _fit_lower(cov, k)
+        x, lower = found if found is not None else (None, float("nan"))
+        info["lower_source"] = "fit(auto)"
+    if callback is not None:
+        callback(1, 1)
+    return _finish(bounds, lower, x, k, t0, info, probabilistic_names=tuple(bounds))
 
 
 def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Certificate:

@@ -104,6 +104,8 @@ def _leading_eigvec(cov: Cov) -> np.ndarray:
         m = G.shape[0]
         _, P = scipy.linalg.eigh(G, subset_by_index=[m - 1, m - 1])
         u = X.T @ P[:, 0]
+    elif cov.X is None and cov._A is None:  # an operator (sparse data, ...): Lanczos
+        u = cov.factor(1)[0][:, 0]
     else:
         A = cov.dense()
         n = A.shape[0]

@@ -344,18 +344,18 @@ def pd2_geometry(Q, R, *, grid: int = 721) -> PD2Geometry:
     if ang <= -np.pi / 2 or ang > np.pi / 2:
         u1 = -u1
         ang = float(np.arctan2(u1[1], u1[0]))
-    Rn = _clean_rows(R)
+    Qs, Rs = _unit_scale(Q, R)  # the geometry of R is that of R / 2^j: no norm under- or overflows
+    Rn = _clean_rows(Rs)
     u1_feasible = bool(Rn.shape[0] == 0 or (Rn @ u1 >= -_FEAS_TOL).all() or (Rn @ -u1 >= -_FEAS_TOL).all())
-    Qs, Rs = _unit_scale(Q, R)
     c = _solve_pd(Qs, Rs)
     value = float(c @ Q @ c) if c is not None else float("nan")
-    norms = np.linalg.norm(R, axis=1) if R.shape[0] else np.zeros(0)
+    norms = np.linalg.norm(Rs, axis=1) if R.shape[0] else np.zeros(0)
     with np.errstate(invalid="ignore"):
         theta = np.where(norms > 0, np.arctan2(R[:, 1], R[:, 0]) if R.shape[0] else 0.0, np.nan)
     boundary = np.stack([_wrap(theta - np.pi / 2), _wrap(theta + np.pi / 2)], axis=1) if R.shape[0] \
         else np.zeros((0, 2))
     if c is not None and R.shape[0]:
-        active = (norms > 0) & (np.abs(R @ c) <= _FEAS_TOL * np.maximum(norms, 1e-300) * 10)
+        active = (norms > 0) & (np.abs(Rs @ c) <= _FEAS_TOL * np.maximum(norms, 1e-300) * 10)
     else:
         active = np.zeros(R.shape[0], bool)
     phis = np.linspace(-np.pi, np.pi, grid + 1)[1:]
@@ -363,7 +363,7 @@ def pd2_geometry(Q, R, *, grid: int = 721) -> PD2Geometry:
     gv = np.einsum("ij,jk,ik->i", C, Q, C)
     return PD2Geometry(
         feasible=c is not None,
-        feasible_arcs=_feasible_arcs(R) if c is not None else [],
+        feasible_arcs=_feasible_arcs(Rs) if c is not None else [],
         u1=u1, u1_angle=ang, eigenvalues=w[::-1].copy(), u1_feasible=u1_feasible,
         normals=R, normal_angles=theta, boundary_angles=boundary, active=active,
         grid_phi=phis, grid_value=gv, c=c,

@@ -257,3 +257,17 @@ def test_validation_messages():
         pd2_geometry(np.eye(3), np.ones((1, 3)))
     with pytest.raises(ValueError, match="`grid` must be an int >= 3"):
         pd2_geometry(np.eye(2), np.ones((1, 2)), grid=2)
+
+
+# ----------------------------------------------------------------------------- scale (issue 18 item 6)
+@pytest.mark.parametrize("cq, cr", [(1.0, 1e-200), (1e-300, 1.0), (1e300, 1e300), (1e-160, 1e160)])
+def test_solve_pd_same_answer_at_any_scale(cq, cr):
+    """Rows of R below ~1e-154 had a zero norm and were dropped (the answer left the cone)."""
+    Q = np.array([[2.0, 0.3, 0.0], [0.3, 1.0, 0.2], [0.0, 0.2, 0.5]])
+    R = np.array([[-1.0, 0.2, 0.1], [0.3, -1.0, 0.4]])
+    c0, c1 = solve_pd(Q, R), solve_pd(Q * cq, R * cr)
+    assert np.all(R @ c0 >= -1e-10) and np.allclose(c1, c0, atol=1e-12)
+    g, g0 = pd2_geometry(Q[:2, :2] * cq, R[:, :2] * cr), pd2_geometry(Q[:2, :2], R[:, :2])
+    assert np.allclose(g.c, g0.c, atol=1e-12)
+    assert np.array_equal(g.active, g0.active) and g.u1_feasible == g0.u1_feasible
+    assert np.allclose(g.feasible_arcs, g0.feasible_arcs, atol=1e-12)

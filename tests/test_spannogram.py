@@ -400,3 +400,18 @@ def test_cbcl_large_k_shortcut_equals_old_path(cbcl_X):
         assert a.info["path"] == "full-nonneg" and b.info["path"] != "full-nonneg"
         assert a.variance == pytest.approx(b.variance, rel=REL)
         _assert_feasible(a.x, W.shape[0], 180)
+
+
+# ----------------------------------------------------------------------------- scale (issue 18 item 6)
+@pytest.mark.parametrize("c", [1e-300, 1e-82, 1e76, 1e300])
+def test_candidate_supports_and_optimum_do_not_depend_on_the_scale(c):
+    rng = np.random.default_rng(31)
+    for d in (2, 3):
+        V = rng.standard_normal((9, d))
+        for k in (1, 3):
+            same = [s.tolist() for s in candidate_supports(V * c, k)]
+            assert same == [s.tolist() for s in candidate_supports(V, k)]
+            r = lowrank_nspca(V * c, k)
+            assert np.sum((V.T @ r.x) ** 2) >= brute_opt_lowrank(V, k)[0] * (1 - 1e-9)
+    # the issue's example: d = 3 returned [1, 0, 0] (25% of OPT) at 1e-82
+    assert np.array_equal(lowrank_nspca(np.diag([1.0, 1.0, 2.0]) * c, 1).x, [0.0, 0.0, 1.0])

@@ -2,7 +2,10 @@
 
 ``load_file(source, ...)`` reads CSV/TSV text, ``.npy``/``.npz`` (never
 unpickled), MATLAB ``.mat`` (v4-v7.2, numeric arrays only), a ``.zip`` of images
-(one grey image per sample) and returns a :class:`LoadedData`.  Anything it
+(one grey image per sample), and text corpora kept sparse (UCI Bag-of-Words
+``docword.NAME.txt[.gz]`` + ``vocab.NAME.txt``, Matrix Market ``.mtx``,
+``scipy.sparse.save_npz`` ``.npz``, or a ``.zip`` of them) and returns a
+:class:`LoadedData`.  Anything it
 cannot read unambiguously raises :class:`DataFormatError` (an
 :class:`~nspca_core._validation.InputError`, hence a ``ValueError``) whose
 message names the problem and what is allowed; anything it does to the data
@@ -14,6 +17,7 @@ memory with their member names checked.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import os
 import pickletools
@@ -51,7 +55,8 @@ class DataFormatError(InputError):
 
 TEXT_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt")
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".pgm", ".bmp")
-ALLOWED_EXTENSIONS = TEXT_EXTENSIONS + (".npy", ".npz", ".mat") + IMAGE_EXTENSIONS + (".zip",)
+ALLOWED_EXTENSIONS = TEXT_EXTENSIONS + (".npy", ".npz", ".mat") + IMAGE_EXTENSIONS + (".zip", ".mtx",
+                                                                                    ".gz")
 NAN_POLICIES = ("error", "drop-rows", "drop-columns", "impute-mean")
 #: values of ``header``: detect, the first line is column names, the first line is data
 HEADER_CHOICES = ("auto", "yes", "no")
@@ -78,15 +83,17 @@ class LoadedData:
 
     Attributes
     ----------
-    X : ndarray (m, n) float64 -- samples x features, finite
-    feature_names : list[str] (n,)
+    X : ndarray (m, n) float64 -- samples x features, finite; for a text
+        corpus a ``scipy.sparse.csr_matrix`` (documents x words), never densified
+    feature_names : list[str] (n,) -- for a text corpus, the vocabulary words
     labels : ndarray (m,) or None -- one label per sample (a label column,
         a ``labels`` array, or image sub-folders)
     image_shape : (h, w) or None -- when each row is an image (row-major)
     notes : list[str] -- everything worth telling the user about the parse
     metadata : pandas.DataFrame or None -- non-numeric columns / file names, one row per sample
     source_name : str
-    format : str -- "csv", "npy", "npz", "mat", "zip"
+    format : str -- "csv", "npy", "npz", "mat", "zip"; text corpora "uci-bow",
+        "mtx", "sparse-npz" (``extra["sparse"]`` True)
     variable : str or None -- the array / variable / label column used
     dropped_columns : list[dict] -- input columns that are not features, each
         ``{"column": name, "reason": why}`` (text kept as metadata, empty, used as
@@ -1150,8 +1157,13 @@ def _load_mat(data: bytes, name: str, variable, nan_policy: str):
 
 # --------------------------------------------------------------------------- images / zip
 
-def _check_zip_members(infos, name: str, max_bytes: int, *, allow_npy: bool = False) -> None:
-    """Reject path traversal, nested archives, too many members, zip bombs, encryption."""
+def _check_zip_members(infos, name: str, max_bytes: int, *, allow_npy: bool = False,
+                       allow: tuple = ()) -> None:
+    """Reject path traversal, nested archives, too many members, zip bombs, encryption.
+
+    ``allow``: member suffixes that are not nested archives here (a text
+    corpus's ``docword.NAME.txt.gz`` or sparse ``.npz``, read in memory with a cap).
+    """
     if len(infos) > MAX_ZIP_MEMBERS:
         raise DataFormatError(f"{name}: too many files in the archive ({len(infos):,}); the limit "
                               f"is {MAX_ZIP_MEMBERS:,}")
@@ -1163,7 +1175,8 @@ def _check_zip_members(infos, name: str, max_bytes: int, *, allow_npy: bool = Fa
             raise DataFormatError(f"{name}: unsafe path in the archive: {info.filename!r} (absolute "
                                   "or '..' path traversal); archives must hold relative names only")
         low = fn.lower()
-        if low.endswith(_ARCHIVE_SUFFIXES) and not (allow_npy and low.endswith(".npy")):
+        if low.endswith(_ARCHIVE_SUFFIXES) and not (allow_npy and low.endswith(".npy")) \
+                and not low.endswith(allow):
             raise DataFormatError(f"{name}: nested archive {info.filename!r} inside the archive; "
                                   "put the images themselves in one .zip")
         if info.flag_bits & 0x1:
@@ -1339,6 +1352,212 @@ def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):
                    nan_policy)
 
 
+# --------------------------------------------------------------------------- text corpora (sparse)
+
+#: file types read as a sparse documents x words matrix (see :func:`load_file`)
+CORPUS_EXTENSIONS = (".mtx", ".gz")
+_GZIP_MAGIC = b"\x1f\x8b"
+_SPARSE_NPZ_KEYS = ({"format", "data", "indices", "indptr", "shape"},
+                    {"format", "data", "row", "col", "shape"})
+
+
+def _base(name: str) -> str:
+    return PurePosixPath(str(name).replace("\\", "/")).name.lower()
+
+
+def _is_docword(name: str) -> bool:
+    """``docword.NAME.txt`` / ``docword.NAME.txt.gz`` (the UCI Bag-of-Words file names)."""
+    base = _base(name)
+    return base.startswith("docword") and base.endswith((".txt", ".txt.gz"))
+
+
+def _corpus_kind(name: str, data: bytes, has_vocab: bool) -> str | None:
+    """"uci-bow", "mtx" or None (not a text corpus) from the file name (and a given vocabulary)."""
+    base = _base(name)
+    if base.endswith((".mtx", ".mtx.gz")):
+        return "mtx"
+    if _is_docword(base) or (has_vocab and base.endswith((".txt", ".txt.gz"))):
+        return "uci-bow"
+    if base.endswith(".gz"):
+        raise DataFormatError(f"{name}: a gzip file is read only as a text corpus: "
+                              "'docword.NAME.txt.gz' (UCI Bag-of-Words) or 'NAME.mtx.gz' (Matrix "
+                              "Market); other data must be uncompressed or in a .zip")
+    return None
+
+
+def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
+    """The content of gzip ``data`` (returned as is when not gzip), capped at ``max_bytes``.
+
+    Decompression is streamed and the cap checked after every chunk, so a small
+    forged file cannot expand without limit (a gzip bomb).
+    """
+    if not data.startswith(_GZIP_MAGIC):
+        return data
+    parts, got = [], 0
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            while True:
+                chunk = fh.read(_CHUNK)
+                if not chunk:
+                    break
+                got += len(chunk)
+                if got > max_bytes:
+                    raise DataFormatError(f"{name}: the gzip content expands to more than the size "
+                                          f"cap max_bytes={max_bytes:,} bytes (possible gzip bomb); "
+                                          "raise max_bytes if this is intended")
+                parts.append(chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataFormatError(f"{name}: the gzip file is truncated or damaged ({exc}); download "
+                              "or compress it again") from None
+    return b"".join(parts)
+
+
+def _is_sparse_npz(data: bytes, name: str, max_bytes: int) -> bool:
+    """True when an ``.npz`` holds the arrays ``scipy.sparse.save_npz`` writes (headers only)."""
+    keys = set(_npz_index(data, name, max_bytes))
+    return any(need <= keys for need in _SPARSE_NPZ_KEYS)
+
+
+def _vocab_words(vocab, name: str, max_bytes: int):
+    """``vocab`` as given to :func:`load_file` as a list of words (None stays None)."""
+    if vocab is None or isinstance(vocab, (list, tuple)):
+        if vocab is not None and not all(isinstance(w, str) for w in vocab):
+            raise InputError("`vocab` must be a vocabulary file (path, bytes, file-like) or a list "
+                             "of words (str)")
+        return vocab
+    from .text import read_vocab
+
+    data, vname = _read_source(vocab, None, max_bytes)
+    return read_vocab(_gunzip(data, vname, max_bytes), filename=f"vocabulary {vname}")
+
+
+def _beside(path: Path) -> Path | None:
+    """``vocab.NAME.txt`` next to ``docword.NAME.txt[.gz]`` (how the UCI files come)."""
+    base = path.name
+    for suffix in (".txt.gz", ".txt"):
+        if base.lower().startswith("docword.") and base.lower().endswith(suffix):
+            cand = path.with_name("vocab." + base[len("docword."):-len(suffix)] + ".txt")
+            return cand if cand.is_file() else None
+    return None
+
+
+def _read_corpus(kind: str, data: bytes, vocab, name: str, max_bytes: int):
+    """A :class:`nspca_core.text.TextData` from the file's bytes."""
+    from .text import read_mtx, read_sparse_npz, read_uci_bow
+
+    if kind == "npz":
+        return read_sparse_npz(data, vocab, filename=name)
+    data = _gunzip(data, name, max_bytes)
+    if kind == "mtx":
+        return read_mtx(data, vocab, filename=name)
+    if vocab is not None:
+        text = read_uci_bow(data, None, filename=name)
+        if len(vocab) != text.X.shape[1]:
+            raise DataFormatError(f"{name}: the vocabulary has {len(vocab)} words but the matrix "
+                                  f"has {text.X.shape[1]} word columns; they must match")
+        return type(text)(X=text.X, vocabulary=[str(w) for w in vocab],
+                          notes=[nt for nt in text.notes if not nt.startswith("no vocabulary")],
+                          source_name=text.source_name, format=text.format)
+    return read_uci_bow(data, vocab, filename=name)
+
+
+def _finish_sparse(text, name: str, fmt: str, notes: list) -> LoadedData:
+    """Checks shared by the text corpora: at least 2 documents and 2 words; empty rows/columns noted."""
+    X = text.X
+    m, n = X.shape
+    if m < 2:
+        raise DataFormatError(f"{name}: a single document (row); PCA needs at least 2 documents "
+                              "(rows) and 2 words (columns)")
+    if n < 2:
+        raise DataFormatError(f"{name}: a single word (column); sparse PCA needs at least 2 words "
+                              "(columns)")
+    if X.nnz == 0:
+        raise DataFormatError(f"{name}: the matrix has no nonzero count; there is no variance to "
+                              "explain")
+    notes = list(notes) + list(text.notes)
+    unused = int(n - np.count_nonzero(np.diff(X.tocsc().indptr)))
+    if unused:
+        notes.append(f"{unused} word(s) occur in no document: allowed, but they carry no variance")
+    empty = int(m - np.count_nonzero(np.diff(X.indptr)))
+    if empty:
+        notes.append(f"{empty} document(s) hold no word: kept (they count in the mean)")
+    notes.append(f"kept sparse: {X.nnz:,} nonzeros ({X.nnz / (m * n):.3%} of {m:,} x {n:,}); "
+                 "never densified")
+    return LoadedData(X=X, feature_names=[str(w) for w in text.vocabulary], labels=None,
+                      image_shape=None, notes=notes, metadata=None, source_name=name, format=fmt,
+                      extra={"sparse": True, "nnz": int(X.nnz),
+                             "vocabulary": not any(nt.startswith("no vocabulary")
+                                                   for nt in text.notes)})
+
+
+def _corpus_zip_members(data: bytes, name: str, max_bytes: int):
+    """(matrix member name, its bytes, vocabulary bytes or None) of a corpus .zip, or None.
+
+    A .zip is a text corpus when it holds no image and one matrix file:
+    ``docword.NAME.txt[.gz]``, ``NAME.mtx[.gz]`` or a sparse ``NAME.npz``;
+    ``vocab*.txt`` beside it is the vocabulary.
+    """
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except _ARCHIVE_ERRORS:
+        return None  # the image reader says what is wrong
+    with zf, _archive_errors(name):
+        infos = [i for i in zf.infolist() if not i.is_dir()
+                 and not i.filename.startswith("__MACOSX/") and not _base(i.filename).startswith("._")]
+        bases = [_base(i.filename) for i in infos]
+        if any(b.endswith(IMAGE_EXTENSIONS) for b in bases):
+            return None
+        mats = [i for i, b in zip(infos, bases)
+                if _is_docword(b) or b.endswith((".mtx", ".mtx.gz", ".npz"))]
+        if not mats:
+            return None
+        _check_zip_members(infos, name, max_bytes, allow=(".txt.gz", ".mtx.gz", ".npz"))
+        if len(mats) > 1:
+            raise DataFormatError(f"{name}: the archive holds {len(mats)} matrix files "
+                                  f"({', '.join(i.filename for i in mats[:5])}); a corpus .zip "
+                                  "holds one (docword.NAME.txt[.gz], .mtx or .npz) and its "
+                                  "vocab.NAME.txt")
+        vocabs = [i for i, b in zip(infos, bases) if b.startswith("vocab") and
+                  b.endswith((".txt", ".txt.gz"))]
+        if len(vocabs) > 1:
+            raise DataFormatError(f"{name}: the archive holds {len(vocabs)} vocabulary files "
+                                  f"({', '.join(i.filename for i in vocabs[:5])}); give one")
+        raw = _read_member(zf, mats[0], max_bytes, name)
+        vocab = _read_member(zf, vocabs[0], max_bytes - len(raw), name) if vocabs else None
+    return mats[0].filename, raw, vocab
+
+
+def _load_corpus(data: bytes, name: str, kind: str, vocab, max_bytes: int,
+                 notes=None) -> LoadedData:
+    vocab = _vocab_words(vocab, name, max_bytes)
+    text = _read_corpus(kind, data, vocab, name, max_bytes)
+    fmt = {"uci-bow": "uci-bow", "mtx": "mtx", "npz": "sparse-npz"}[kind]
+    return _finish_sparse(text, name, fmt, notes or [])
+
+
+def _load_corpus_zip(found, name: str, vocab, max_bytes: int) -> LoadedData:
+    member, raw, zvocab = found
+    if zvocab is not None and vocab is not None:
+        raise InputError(f"{name}: the archive holds its vocabulary file; do not give `vocab` too")
+    if zvocab is not None:
+        from .text import read_vocab
+
+        zvocab = read_vocab(_gunzip(zvocab, name, max_bytes), filename=f"{name}: vocabulary")
+    base = _base(member)
+    kind = "npz" if base.endswith(".npz") else "mtx" if base.endswith((".mtx", ".mtx.gz")) \
+        else "uci-bow"
+    notes = [f"text corpus in the archive: {member}"
+             + (" with its vocabulary" if zvocab is not None else "")]
+    return _load_corpus(raw, name, kind, zvocab if zvocab is not None else vocab, max_bytes, notes)
+
+
+def _reject_dense_options(name, variable, resize, label_column):
+    for arg, value in (("variable", variable), ("resize", resize), ("label_column", label_column)):
+        if value is not None:
+            raise InputError(f"`{arg}` does not apply to a text corpus ({name}: documents x words, "
+                             f"read sparse); got {value!r}")
+
+
 # --------------------------------------------------------------------------- front door
 
 def _check_header(header):
@@ -1373,7 +1592,8 @@ def _check_args(max_bytes, resize, nan_policy, variable, filename):
 
 
 def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_000, resize=None,
-              nan_policy: str = "error", label_column=None, header="auto") -> LoadedData:
+              nan_policy: str = "error", label_column=None, header="auto",
+              vocab=None) -> LoadedData:
     """Read a data file into a samples x features matrix.
 
     Parameters
@@ -1405,10 +1625,21 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         written differently from the body (e.g. the years ``2019,2020,2021``
         over decimal values), see Notes.  ``notes`` always says which was chosen
         and why.
+    vocab : path, bytes, file-like or list of str, optional
+        Text corpora only: the vocabulary (``vocab.NAME.txt``, one word per
+        line, word i on line i), or the words themselves.  Without it the
+        vocabulary is taken from the corpus ``.zip``, or from
+        ``vocab.NAME.txt`` beside a ``docword.NAME.txt[.gz]`` path; else the
+        words are named ``word_1, word_2, ...`` (a note says so).
 
     Returns
     -------
     LoadedData
+        For a text corpus ``X`` is a ``scipy.sparse.csr_matrix`` (documents x
+        words, float64 counts, never densified) and ``feature_names`` the
+        vocabulary; ``format`` is ``"uci-bow"``, ``"mtx"`` or ``"sparse-npz"``
+        and ``extra["sparse"]`` is True.  Every other format gives a dense
+        ndarray.
 
     Raises
     ------
@@ -1448,6 +1679,17 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     Positions in messages count as the user does: CSV line numbers from 1
     with the header line included, array rows from 1.
 
+    Text corpora (documents x words, read sparse by :mod:`nspca_core.text`):
+    the UCI Bag-of-Words ``docword.NAME.txt`` or ``.txt.gz`` (recognised by
+    its name, or any ``.txt`` when ``vocab`` is given), Matrix Market
+    ``.mtx``/``.mtx.gz``, an ``.npz`` written by ``scipy.sparse.save_npz``
+    (recognised by its arrays; never unpickled), or a ``.zip`` holding one of
+    these and its ``vocab.NAME.txt``.  gzip content is capped at
+    ``max_bytes`` like archives.  ``variable``, ``resize`` and
+    ``label_column`` do not apply (InputError); ``nan_policy`` and ``header``
+    are ignored (non-finite values are always refused).  Malformed files
+    raise DataFormatError naming the line and value.
+
     A single image file is rejected: one image is one sample, and PCA needs
     many.  Upload a ``.zip`` of same-size images (one per sample) instead; to
     analyse an image's pixel matrix itself, save it as ``.csv``/``.npy``.
@@ -1459,7 +1701,26 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     data, name = _read_source(source, filename, max_bytes)
     if len(data) == 0 or not data.strip():
         raise DataFormatError(f"{name}: the file is empty")
+    notes: list = []
+    if vocab is None and isinstance(source, (str, os.PathLike)) and _is_docword(name):
+        vocab = _beside(Path(source))
+        if vocab is not None:
+            notes.append(f"vocabulary {vocab.name} found beside {name}")
+    kind = _corpus_kind(name, data, vocab is not None)
+    if kind is not None:
+        _reject_dense_options(name, variable, resize, label_column)
+        return _load_corpus(data, name, kind, vocab, max_bytes, notes)
     ext = _extension(name, data, named)
+    if ext == ".npz" and _is_sparse_npz(data, name, max_bytes):
+        _reject_dense_options(name, variable, resize, label_column)
+        return _load_corpus(data, name, "npz", vocab, max_bytes)
+    found = _corpus_zip_members(data, name, max_bytes) if ext == ".zip" else None
+    if found is not None:
+        _reject_dense_options(name, variable, resize, label_column)
+        return _load_corpus_zip(found, name, vocab, max_bytes)
+    if vocab is not None:
+        raise InputError(f"`vocab` applies only to text corpora (docword.NAME.txt[.gz], .mtx, a "
+                         f"sparse .npz or a .zip of them); {name} is read as a dense matrix")
     if ext in TEXT_EXTENSIONS:
         return _load_text(data, name, ext, nan_policy, label_column, header)
     if ext == ".npy":
@@ -1478,6 +1739,10 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
 def describe(loaded: LoadedData) -> str:
     """A few lines the app can show under an upload: size, format, labels, notes."""
     m, n = loaded.X.shape
+    if loaded.extra.get("sparse"):
+        lines = [f"**{loaded.source_name}**: {m} documents x {n} words ({loaded.format}, sparse: "
+                 f"{loaded.extra.get('nnz', 0):,} nonzeros)"]
+        return "\n".join(lines + [f"- {note}" for note in loaded.notes])
     lines = [f"**{loaded.source_name}**: {m} samples x {n} features ({loaded.format or 'data'}"
              + (f", variable '{loaded.variable}'" if loaded.variable and loaded.format != "csv" else "")
              + ")"]

@@ -76,12 +76,15 @@ class Cov:
         return float(self.diag().sum())
 
     def factor(self, d: int):
-        """``(V, eigenvalues)`` of :func:`nspca_core.lowrank_factor`."""
-        from .lowrank import lowrank_factor
+        """``(V, eigenvalues)`` of :func:`nspca_core.lowrank_factor` (the input was validated
+        when this Cov was built: no second check)."""
+        from ._validation import check_d
+        from .lowrank import _lowrank_factor
 
+        d = check_d(d, self.n)
         if self.thin and self._A is None:
-            return lowrank_factor(self.X, d=d)
-        return lowrank_factor(cov=self.dense(), d=d)  # A formed once, shared with the solvers
+            return _lowrank_factor(self.X, None, d)
+        return _lowrank_factor(None, self.dense(), d)  # A formed once, shared with the solvers
 
 
 def _used_rows(v: np.ndarray):

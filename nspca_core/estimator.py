@@ -12,13 +12,27 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
 
 _PREPROCESSING = ("center", "standardize", "none")
+
+
+def _check_int(value, name: str, low: int, *, allow_none: bool = False) -> None:
+    """Parameters are checked at ``fit`` (scikit-learn's convention), with messages that name
+    the parameter, what is allowed and what was given."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"`{name}` must be an int >= {low}{' or None' if allow_none else ''}; "
+                         f"got {value!r}")
+
+
+def _check_choice(value, name: str, allowed) -> None:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"`{name}` must be one of {list(allowed)}; got {value!r}")
 
 
 def _seed(random_state) -> int:
@@ -93,18 +107,6 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
     ``(X - mean_) / scale_ @ components_.T``.
     """
 
-    _parameter_constraints: dict = {
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "k": [Interval(numbers.Integral, 1, None, closed="left")],
-        "method": [str],
-        "d": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "eps": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "strategy": [StrOptions({"deflation-remove", "deflation-project", "bipartite",
-                                 "quasi-orthogonal"})],
-        "certify": ["boolean"],
-        "preprocessing": [StrOptions(set(_PREPROCESSING))],
-        "random_state": ["random_state"],
-    }
 
     def __init__(self, n_components=1, *, k=10, method="auto", d=None, eps=0.1,
                  strategy="deflation-remove", certify=True, preprocessing="center",
@@ -136,11 +138,20 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
             return sp.csr_matrix(X.multiply(1.0 / self.scale_[None, :]))
         return (X - self.mean_) / self.scale_
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the components on ``X`` (n_samples, n_features); ``y`` is ignored."""
         from ._sparse import as_sparse_cov
-        from .api import METHODS, components
+        from .api import METHODS, STRATEGIES, components
+
+        _check_int(self.n_components, "n_components", 1)
+        _check_int(self.k, "k", 1)
+        _check_int(self.d, "d", 1, allow_none=True)
+        if isinstance(self.eps, bool) or not isinstance(self.eps, numbers.Real) or not 0 < self.eps < 1:
+            raise ValueError(f"`eps` must be a float in (0, 1); got {self.eps!r}")
+        _check_choice(self.strategy, "strategy", STRATEGIES)
+        _check_choice(self.preprocessing, "preprocessing", _PREPROCESSING)
+        if not isinstance(self.certify, (bool, np.bool_)):
+            raise ValueError(f"`certify` must be True or False; got {self.certify!r}")
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2,
                           accept_sparse=("csr", "csc"))
@@ -227,25 +238,24 @@ class NonnegativeScorePCA(TransformerMixin, BaseEstimator):
     negativity_ : float
         Final negativity score S(B̂) on the training data (0 when every
         training score is nonnegative).
+    n_iter_ : int
+        Iterations run (at least 1).
     result_ :
         The core's full answer.
     """
 
-    _parameter_constraints: dict = {
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
-    }
 
     def __init__(self, n_components=None, *, max_iter=500, random_state=None):
         self.n_components = n_components
         self.max_iter = max_iter
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features); ``y`` is ignored."""
         from .scores import nonneg_scores
+
+        _check_int(self.n_components, "n_components", 1, allow_none=True)
+        _check_int(self.max_iter, "max_iter", 1)
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         res = nonneg_scores(X, n_components=self.n_components, seed=_seed(self.random_state),
@@ -255,6 +265,7 @@ class NonnegativeScorePCA(TransformerMixin, BaseEstimator):
         self.components_ = np.ascontiguousarray(np.asarray(res.D, dtype=float).T)
         self.lambdas_ = np.asarray(res.lambdas, dtype=float)
         self.negativity_ = float(res.negativity)
+        self.n_iter_ = max(1, int(res.iterations))
         # sources X = pinv(A) Y; nonnegative scores W = Λ^{1/2} X
         self._unmix = np.linalg.pinv(self.mixing_)
         return self

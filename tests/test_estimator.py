@@ -4,6 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -113,11 +114,14 @@ def test_bad_parameters(data, kwargs, msg):
         NonnegativeSparsePCA(**kwargs).fit(data)
 
 
-def test_check_estimator():
-    from sklearn.utils.estimator_checks import check_estimator
-
-    # The checks fit on data with as few as one feature: k=1, d=1, one component.
-    check_estimator(NonnegativeSparsePCA(1, k=1, method="enet", d=1, certify=False, random_state=0))
+@parametrize_with_checks([
+    # the checks fit on data with as few as one feature: the defaults adapt (k clipped, d = min(3, n))
+    NonnegativeSparsePCA(1, k=3, certify=False, random_state=0),
+    NonnegativeSparsePCA(1, k=1, method="enet", d=1, certify=False, random_state=0),
+    NonnegativeScorePCA(random_state=0),
+])
+def test_scikit_learn_conventions(estimator, check):
+    check(estimator)
 
 
 def test_nonneg_score_pca_recovers_nonnegative_scores():

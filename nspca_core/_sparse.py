@@ -270,8 +270,8 @@ class SparseCov(Cov):
             raise InputError(f"`method` must be one of {FACTOR_METHODS}; got {method!r}")
         count = d + 1
         if count >= min(self.m, self.n):
-            from .lowrank import lowrank_factor
-            return lowrank_factor(cov=self.dense(), d=d)
+            from .lowrank import _lowrank_factor
+            return _lowrank_factor(None, self.dense(), d)  # A built here: no second validation
         if method == "eigsh":
             w, U = self._factor_eigsh(count, tol)
         elif method == "svds":

@@ -29,6 +29,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh, svds
 
 from ._cov import Cov
 from ._validation import InputError, check_d
+from .lowrank import _flip_signs
 
 __all__ = ["SparseCov", "as_sparse_cov", "DENSE_BUDGET_BYTES", "FACTOR_METHODS"]
 
@@ -40,16 +41,6 @@ FACTOR_METHODS = ("eigsh", "svds", "randomized")
 
 # a fixed start vector for ARPACK: same input, same output (never global state)
 _V0_SEED = 0
-
-
-def _flip_signs(U: np.ndarray) -> np.ndarray:
-    """Deterministic signs: the largest-magnitude entry of each column is positive."""
-    if U.size == 0:
-        return U
-    rows = np.argmax(np.abs(U), axis=0)
-    signs = np.sign(U[rows, np.arange(U.shape[1])])
-    signs[signs == 0] = 1.0
-    return U * signs
 
 
 def _format_bytes(b: float) -> str:

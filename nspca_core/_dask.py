@@ -1,0 +1,800 @@
+"""Covariance of a ``dask.array`` data matrix: nonnegative sparse PCA past one machine.
+
+An optional extra (``pip install 'nspca-core[dask]'``, i.e. ``dask[array]`` and
+``distributed``).  Dask is imported only inside this module, and only when one
+of its functions is called; without it they raise a clear :class:`InputError`.
+
+:class:`DaskCov` has the interface of :class:`nspca_core._cov.Cov` for data
+``X`` (m x n) held as a ``dask.array`` chunked along the samples (rows) — one
+block per file of a corpus too big for one machine, say — with dense
+(``numpy``) or sparse (``scipy.sparse``, or ``sparse.COO``) chunks:
+
+    A = X^T X / m - mu mu^T        (``center=True``, mu the column means)
+    A = X^T X / m                  (``center=False``)
+
+Centering is implicit: the blocks are never shifted (a shifted sparse block
+would be dense), products with the centered data are ``X v - 1 (mu^T v)`` and
+``X^T u - mu (1^T u)``.  Every product is a Dask graph whose per-block tasks run
+on the workers; partial sums are added by Dask's tree reductions and only
+n-vectors, n x d (or n x p for p starts) blocks, |J| x |J| submatrices and
+k-sized numbers come back to the client.  A is never formed (except by
+:meth:`DaskCov.dense`, under a budget, for small n).
+
+The top-d factor (:meth:`DaskCov.factor`) is a randomized subspace iteration on
+the centered data with Dask's tall-skinny QR (:func:`dask.array.linalg.tsqr`)
+for the m x l bases — the algorithm of :func:`dask.array.linalg.svd_compressed`
+— run to a residual tolerance (Rayleigh–Ritz each round), so it equals
+:func:`nspca_core.lowrank_factor` to that tolerance.
+
+The solvers then run unchanged on the operator: TPower and EM through
+matrix–vector products, the spannogram / ε-net and the bipartite method on the
+n x d factor on the client (:func:`fit_dask`, :func:`components_dask`).
+
+Pointing it at a cluster: start a scheduler and workers (``dask scheduler``,
+``dask worker tcp://host:8786``, or any Dask deployment), then pass
+``client=distributed.Client("tcp://host:8786")`` — see ``docs/DASK.md``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._cov import Cov
+from ._validation import InputError, as_rng, check_d, check_int, check_k
+
+__all__ = ["DaskCov", "as_dask_cov", "fit_dask", "components_dask", "DASK_METHODS",
+           "DASK_STRATEGIES", "DENSE_BUDGET_BYTES"]
+
+#: single-component methods of :func:`fit_dask`
+DASK_METHODS = ("tpower", "em", "spannogram", "enet", "auto")
+#: strategies of :func:`components_dask`
+DASK_STRATEGIES = ("bipartite", "deflation")
+#: largest n x n float64 covariance :meth:`DaskCov.dense` forms (bytes; n ~ 11,585)
+DENSE_BUDGET_BYTES = 1 << 30
+_EXTRA = ("pip install 'nspca-core[dask]' (or: pip install 'dask[array]' distributed)")
+# a fixed seed for the factor's random start block: same input, same output
+_FACTOR_SEED = 0
+# features whose covariance entries the client caches (8 * 2048^2 bytes = 34 MB at most)
+_GRAM_CACHE_MAX = 2048
+
+
+def _require_dask():
+    """``(dask, dask.array)``, or an InputError naming the extra to install."""
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:
+        raise InputError(f"Dask input needs the optional extra: {_EXTRA}; "
+                         f"importing dask.array failed ({exc})") from None
+    return dask, da
+
+
+# --------------------------------------------------------------------------- per-block kernels
+# They run on the workers, one row block B (m_b x n) at a time; B is a numpy array or a
+# scipy.sparse CSC matrix (see _prepare_block).  Module-level so that they pickle.
+
+def _prepare_block(B):
+    """Sparse chunks as CSC (cheap column selection, CSR transpose); dense as ndarray."""
+    if sp.issparse(B):
+        return B if B.format == "csc" else B.tocsc()
+    if hasattr(B, "tocsc"):  # pydata ``sparse.COO``: to scipy, never densified
+        return B.tocsc()
+    return np.asarray(B)
+
+
+def _k_colsum(B):
+    """(1, n): column sums of the block."""
+    s = B.sum(axis=0)
+    return np.asarray(s, dtype=np.float64).reshape(1, -1)
+
+
+def _k_bad(B):
+    """(1, 1): stored values of the block that are NaN or infinite."""
+    vals = B.data if sp.issparse(B) else B
+    return np.array([[np.count_nonzero(~np.isfinite(vals))]], dtype=np.float64)
+
+
+def _k_sqdev(B, mu):
+    """(1, n): ``sum_i (B_ij - mu_j)^2`` without cancellation; a sparse block stays sparse
+    (stored entries give ``(x - mu)^2``, the implicit zeros ``mu^2`` each)."""
+    m_b = B.shape[0]
+    if sp.issparse(B):
+        counts = np.diff(B.indptr)
+        cols = np.repeat(np.arange(B.shape[1]), counts)
+        dev = (np.asarray(B.data, dtype=np.float64) - mu[cols]) ** 2
+        out = np.bincount(cols, weights=dev, minlength=B.shape[1]) + (m_b - counts) * mu ** 2
+    else:
+        out = ((np.asarray(B, dtype=np.float64) - mu) ** 2).sum(axis=0)
+    return out.reshape(1, -1)
+
+
+def _k_xv(B, rows, W, shift):
+    """(m_b, p): the centered scores ``B[:, rows] W - shift`` (rows empty: all columns)."""
+    if rows.size:
+        B = B[:, rows]
+    return np.asarray(B @ W, dtype=np.float64) - shift
+
+
+def _k_xty(B, Y):
+    """(1, n p): ``B^T Y_b`` flattened (the partial of ``X^T Y``)."""
+    return np.asarray(B.T @ Y, dtype=np.float64).reshape(1, -1)
+
+
+def _k_gram(B, a, b, mu_a, mu_b):
+    """(1, |a| |b|): ``(B_a - 1 mu_a^T)^T (B_b - 1 mu_b^T)`` for the column sets a, b; a sparse
+    block uses its sparse product and rank-one corrections (its selected columns stay sparse)."""
+    Ba, Bb = B[:, a], B[:, b]
+    if sp.issparse(Ba):
+        G = Ba.T @ Bb
+        G = np.asarray(G.toarray() if sp.issparse(G) else G, dtype=np.float64)
+        sa = np.asarray(Ba.sum(axis=0), dtype=np.float64).ravel()
+        sb = np.asarray(Bb.sum(axis=0), dtype=np.float64).ravel()
+        G = G - np.outer(mu_a, sb) - np.outer(sa, mu_b) + B.shape[0] * np.outer(mu_a, mu_b)
+    else:
+        G = (np.asarray(Ba, dtype=np.float64) - mu_a).T @ (np.asarray(Bb, dtype=np.float64) - mu_b)
+    return G.reshape(1, -1)
+
+
+def _k_sqsum(Y):
+    """(1, p): column sums of squares of a score block."""
+    return np.einsum("ij,ij->j", Y, Y).reshape(1, -1)
+
+
+# --------------------------------------------------------------------------- the operator
+class DaskCov(Cov):
+    """Covariance operator of a chunked ``dask.array``.  Build with :func:`as_dask_cov`.
+
+    Attributes
+    ----------
+    X : None
+        Always None: the data is not a NumPy array on the client.  Code written
+        for :class:`Cov` that reads ``cov.X`` takes its ``cov.dense()`` branch,
+        which forms A only under the budget and otherwise raises a clear
+        :class:`InputError`.
+    X_dask : dask.array.Array (m, n_all)
+        The data, one chunk along the features, blocks as CSC or ndarray
+        (persisted on the workers when ``persist=True``).
+    mean : ndarray (n,)
+        Column means ``mu`` (zeros when ``center=False``), on the client.
+    center : bool
+    n, m : int
+    client : distributed.Client or None
+        Where graphs run (None: Dask's current default — a default ``Client``
+        if one exists, else the local threaded scheduler).
+    factor_info : dict
+        Of the last :meth:`factor`: ``iterations``, ``residuals``,
+        ``converged``, ``block`` (columns l of the subspace).
+    sparse : True
+        Marks an operator without a dense ``X`` that has :meth:`columns`
+        (the deflation baselines use it, as for
+        :class:`~nspca_core._sparse.SparseCov`).
+    dask : True
+
+    Notes
+    -----
+    On the client: ``mean``, the cached ``diag`` (n floats each) and, per
+    product, the n x p argument and result.  On the workers: the blocks of X,
+    per task one m_b x p score block and one n x p partial.  A view made by
+    :meth:`columns` shares X and ``mean`` (its products pad the argument with
+    zeros to all features and select the result's rows).
+    """
+
+    sparse = True
+    dask = True
+
+    def __init__(self, X_dask, mean_all, *, center, client, dense_budget, keep=None, shared=None):
+        self.X = None
+        self._A = None
+        self.X_dask = X_dask
+        self.m = int(X_dask.shape[0])
+        self._n_all = int(X_dask.shape[1])
+        self._keep = None if keep is None else np.asarray(keep, dtype=int)
+        self.n = self._n_all if self._keep is None else int(self._keep.size)
+        self._mean_all = mean_all
+        self.mean = mean_all if self._keep is None else mean_all[self._keep]
+        self.center = bool(center)
+        self.client = client
+        self.dense_budget = float(dense_budget)
+        # caches shared by every view of the same data
+        self._shared = shared if shared is not None else {"diag": None}
+        self._factors: dict = {}
+        self.factor_info: dict = {}
+
+    @property
+    def thin(self) -> bool:
+        """False: there is no NumPy ``X`` on the client (see the class notes)."""
+        return False
+
+    # ------------------------------------------------------------------ dask plumbing
+    def _compute(self, *objs):
+        dask, _ = _require_dask()
+        if self.client is not None:
+            return dask.compute(*objs, scheduler=self.client)
+        return dask.compute(*objs)
+
+    def _persist(self, *arrs):
+        """Keep ``arrs`` on the workers (one graph: shared tasks run once); non-blocking on a
+        distributed client."""
+        dask, _ = _require_dask()
+        if self.client is not None:
+            out = self.client.persist(list(arrs))
+        else:
+            out = dask.persist(*arrs)
+        return out[0] if len(arrs) == 1 else tuple(out)
+
+    def _const(self, a: np.ndarray):
+        """A client-side array as a one-chunk dask array: one key in the graph, shipped once
+        to each worker that needs it (not once per task)."""
+        _, da = _require_dask()
+        a = np.ascontiguousarray(a)
+        return da.from_array(a, chunks=a.shape if a.ndim else ())
+
+    def _per_block(self, func, width: int, *args):
+        """``func(B, *args)`` on each row block B, each giving (1, width), summed over blocks
+        by Dask's tree reduction: a lazy (width,) array.  ``args`` are client arrays, shipped
+        as one-chunk dask arrays."""
+        _, da = _require_dask()
+        pairs = []
+        for j, a in enumerate(args):
+            a = np.asarray(a)
+            idx = "".join(chr(ord("k") + 3 * j + t) for t in range(a.ndim))
+            pairs += [self._const(a), idx]
+        P = da.blockwise(func, "ij", self.X_dask, "ij", *pairs, concatenate=True,
+                         adjust_chunks={"i": 1, "j": width}, dtype=np.float64)
+        return P.sum(axis=0)
+
+    def _pad(self, v: np.ndarray) -> np.ndarray:
+        """The argument on all features (zeros off the view's columns)."""
+        if self._keep is None:
+            return v
+        out = np.zeros((self._n_all,) + v.shape[1:])
+        out[self._keep] = v
+        return out
+
+    def _sel(self, w: np.ndarray) -> np.ndarray:
+        return w if self._keep is None else w[self._keep]
+
+    def _scores(self, V: np.ndarray):
+        """Lazy centered scores ``Xc V`` (m x p, chunked like X's rows) for V (n, p).
+
+        Only the rows of V holding a nonzero enter (when fewer than half do): the
+        sparse iterates of the ascent ship O(k p) numbers and select k columns per block.
+        """
+        _, da = _require_dask()
+        W = self._pad(np.asarray(V, dtype=np.float64))
+        used = W.any(axis=1)
+        rows = np.flatnonzero(used) if np.count_nonzero(used) < 0.5 * used.size else np.zeros(0, int)
+        Wr = W[rows] if rows.size else W
+        mu = self._mean_all[rows] if rows.size else self._mean_all
+        shift = mu @ Wr
+        p = W.shape[1]
+        return da.blockwise(_k_xv, "ij", self.X_dask, "ij", self._const(rows), "a",
+                            self._const(Wr), "bc", shift, None, concatenate=True,
+                            adjust_chunks={"j": p}, dtype=np.float64)
+
+    def _rscores(self, Y):
+        """Lazy ``Xc^T Y`` pieces for a lazy Y (m, p): ``(X^T Y flattened, 1^T Y)``."""
+        _, da = _require_dask()
+        p = Y.shape[1]
+        P = da.blockwise(_k_xty, "ij", self.X_dask, "ij", Y, "il", concatenate=True,
+                         adjust_chunks={"i": 1, "j": self._n_all * p}, dtype=np.float64)
+        return P.sum(axis=0), Y.sum(axis=0)
+
+    def _finish_rscores(self, XtY: np.ndarray, colsum: np.ndarray, p: int) -> np.ndarray:
+        """``Xc^T Y = X^T Y - mu (1^T Y)`` on the client, the view's rows."""
+        W = XtY.reshape(self._n_all, p) - np.multiply.outer(self._mean_all, colsum)
+        return self._sel(W)
+
+    # ------------------------------------------------------------------ products
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        """``A @ v`` for v of shape (n,) or (n, p): ``Xc^T (Xc v) / m``.
+
+        Workers: the scores ``Xc v`` (m_b x p per block, never sent back) and one
+        n x p partial per block; client: the n x p sum.  A is never formed.
+        """
+        v = np.asarray(v, dtype=np.float64)
+        V = v[:, None] if v.ndim == 1 else v
+        Y = self._scores(V)
+        XtY, colsum = self._rscores(Y)
+        XtY, colsum = self._compute(XtY, colsum)
+        out = self._finish_rscores(XtY, colsum, V.shape[1]) / self.m
+        return out[:, 0] if v.ndim == 1 else out
+
+    def quads(self, x: np.ndarray) -> np.ndarray:
+        """``diag(x^T A x)`` for the columns of x (n, p).
+
+        Sparse x (fewer than half of the rows used): ``x_J^T A_JJ x_J`` from the
+        client's cache of covariance entries (:meth:`_gram`, extended by one Dask
+        pass when J has new features; the candidate scoring of the bipartite
+        method then costs no round trip).  Otherwise ``||Xc x_j||^2 / m`` with
+        the centered scores formed on the workers (m_b x p per block) and p
+        numbers to the client.
+        """
+        x = np.asarray(x, dtype=np.float64)
+        W = self._pad(x)
+        used = np.flatnonzero(W.any(axis=1))
+        if used.size < 0.5 * W.shape[0]:
+            G = self._gram(used)
+            if G is not None:
+                Wu = W[used]
+                return np.einsum("ij,ij->j", Wu, G @ Wu)
+        Y = self._scores(x)
+        _, da = _require_dask()
+        S = da.map_blocks(_k_sqsum, Y, chunks=((1,) * Y.numblocks[0], (x.shape[1],)),
+                          dtype=np.float64).sum(axis=0)
+        (s,) = self._compute(S)
+        return np.asarray(s) / self.m
+
+    def _gram(self, cols: np.ndarray):
+        """``A[cols][:, cols]`` (cols: indices into all features) from a client-side cache of
+        the covariance among the features seen so far, or None past ``_GRAM_CACHE_MAX``
+        features.  New features cost one pass (workers: a |F| x |new| centered Gram per
+        block; client: that block, at most 8 _GRAM_CACHE_MAX^2 bytes in all)."""
+        cache = self._shared.setdefault("gram", {"F": np.zeros(0, dtype=int), "G": np.zeros((0, 0)),
+                                                 "pos": None})
+        if cache["pos"] is None:
+            cache["pos"] = np.full(self._n_all, -1, dtype=np.intp)
+        F, pos = cache["F"], cache["pos"]
+        new = np.unique(cols[pos[cols] < 0])
+        if new.size:
+            if F.size + new.size > _GRAM_CACHE_MAX:
+                return None
+            allc = np.concatenate([F, new])
+            mu = self._mean_all
+            (C,) = self._compute(self._per_block(_k_gram, allc.size * new.size, allc, new,
+                                                 mu[allc], mu[new]))
+            C = np.asarray(C).reshape(allc.size, new.size) / self.m
+            G = np.empty((allc.size, allc.size))
+            G[:F.size, :F.size] = cache["G"]
+            G[:, F.size:] = C
+            G[F.size:, :F.size] = C[:F.size].T
+            G[F.size:, F.size:] = 0.5 * (C[F.size:] + C[F.size:].T)
+            pos[new] = np.arange(F.size, allc.size)
+            cache["F"], cache["G"] = allc, G
+        p = pos[cols]
+        return cache["G"][np.ix_(p, p)]
+
+    def quad(self, x: np.ndarray) -> float:
+        """``x^T A x`` (one :meth:`quads` column)."""
+        return float(self.quads(np.asarray(x, dtype=np.float64)[:, None])[0])
+
+    def submatrix(self, idx) -> np.ndarray:
+        """``A[idx][:, idx]``: from the client's cache (:meth:`_gram`) when |J| is small,
+        else workers form the centered |J| x |J| Gram of the selected columns of each
+        block (sparse blocks through their sparse product); client: |J| x |J|."""
+        idx = np.asarray(idx, dtype=int)
+        cols = idx if self._keep is None else self._keep[idx]
+        G = self._gram(cols) if cols.size <= _GRAM_CACHE_MAX // 4 else None
+        if G is not None:
+            return G.copy()
+        J = cols.size
+        mu = self._mean_all[cols]
+        (G,) = self._compute(self._per_block(_k_gram, J * J, cols, cols, mu, mu))
+        G = np.asarray(G).reshape(J, J) / self.m
+        return 0.5 * (G + G.T)
+
+    def diag(self) -> np.ndarray:
+        """The variances ``diag(A)`` (one pass, cached; n floats on the client).
+
+        ``sum_i (x_ij - mu_j)^2 / m`` per block, without the cancellation of
+        ``E[x^2] - mu^2``; sparse blocks stay sparse.
+        """
+        if self._shared["diag"] is None:
+            (s,) = self._compute(self._per_block(_k_sqdev, self._n_all, self._mean_all))
+            self._shared["diag"] = np.clip(np.asarray(s) / self.m, 0.0, None)
+        return self._sel(self._shared["diag"]).copy()
+
+    def trace(self) -> float:
+        return float(self.diag().sum())
+
+    def columns(self, keep) -> "DaskCov":
+        """The covariance of the features ``keep`` (``A[keep][:, keep]``) as a view.
+
+        Nothing is copied: the view shares X, the means and the cached diagonal;
+        its products pad their argument to all features.
+        """
+        keep = np.asarray(keep, dtype=int)
+        full = keep if self._keep is None else self._keep[keep]
+        return DaskCov(self.X_dask, self._mean_all, center=self.center, client=self.client,
+                       dense_budget=self.dense_budget, keep=full, shared=self._shared)
+
+    def dense_bytes(self) -> int:
+        """Memory the n x n float64 covariance would take."""
+        return 8 * self.n * self.n
+
+    def dense(self) -> np.ndarray:
+        """The n x n covariance, only when ``8 n^2`` bytes is within ``dense_budget``.
+
+        Formed by :meth:`submatrix` of all features (per-block Grams on the
+        workers, one n x n on the client).
+
+        Raises
+        ------
+        InputError
+            Over the budget: Dask data is meant to stay an operator.
+        """
+        if self._A is None:
+            need = self.dense_bytes()
+            if need > self.dense_budget:
+                raise InputError(
+                    f"this step needs the dense {self.n} x {self.n} covariance ({need / 1e9:.3g} GB "
+                    f"as float64), over the budget of {self.dense_budget / 1e9:.3g} GB for Dask "
+                    "data; use a method that works through matrix-vector products (tpower, em, "
+                    "the bipartite method, the low-rank factor) or fewer features")
+            self._A = self.submatrix(np.arange(self.n))
+        return self._A
+
+    # ------------------------------------------------------------------ factor
+    def factor(self, d: int, *, oversample: int = 10, tol: float = 1e-10, max_iter: int = 300):
+        """``(V, eigenvalues)`` as :func:`nspca_core.lowrank_factor`: ``V = U_d Λ_d^{1/2}``.
+
+        Parameters
+        ----------
+        d : int in [1, n]
+        oversample : int >= 0, default 10
+            Extra columns of the subspace: ``l = min(d + 1 + oversample, n, m)``.
+        tol : float > 0, default 1e-10
+            Stop when every one of the top ``d + 1`` Ritz triples has
+            ``||Xc v_j - σ_j u_j|| <= tol σ_1`` (then
+            ``||A v_j - λ_j v_j|| <= tol λ_1``).
+        max_iter : int >= 1, default 300
+            Rounds (a warning, and ``factor_info['converged'] = False``, when reached).
+
+        Returns
+        -------
+        V : ndarray (n, d)
+            Column signs fixed (largest-magnitude entry positive).
+        eigenvalues : ndarray (d + 1,)
+            ``λ_1 >= ... >= λ_{d+1}`` (zeros past the rank), from the same run.
+
+        Notes
+        -----
+        Randomized subspace iteration with Rayleigh–Ritz (Halko, Martinsson &
+        Tropp 2011, Alg. 4.4 and 5.1; the scheme of
+        :func:`dask.array.linalg.svd_compressed`), on the centered data without
+        shifting a block.  Per round: ``Y = Xc Ω`` (m x l, on the workers),
+        its orthonormal basis ``Q`` by :func:`dask.array.linalg.tsqr` (m x l,
+        persisted on the workers), then ``B^T = Xc^T Q`` (n x l, to the
+        client) and the SVD of that n x l matrix on the client; the next Ω is
+        its right singular basis (n x l).  The residuals of the Ritz triples
+        come from the next round's ``Y`` in the same graph (l numbers).  Two
+        passes over X and one round trip per round.  Memory: client O(n l),
+        workers O(m l) plus their blocks; A, an n x n or an m x n dense matrix
+        is never formed.  Cached per argument set.
+        """
+        d = check_d(d, self.n)
+        oversample = check_int(oversample, "oversample", 0)
+        max_iter = check_int(max_iter, "max_iter", 1)
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < float(tol) < 1:
+            raise InputError(f"`tol` must be a float in (0, 1); got {tol!r}")
+        key = (d, oversample, float(tol), max_iter)
+        if key not in self._factors:
+            self._factors[key] = self._factor(d, oversample, float(tol), max_iter)
+        V, eig, info = self._factors[key]
+        self.factor_info = dict(info)
+        return V.copy(), eig.copy()
+
+    def _factor(self, d: int, oversample: int, tol: float, max_iter: int):
+        from .lowrank import _flip_signs
+
+        _, da = _require_dask()
+        count = d + 1
+        ell = max(1, min(count + oversample, self.n, self.m))
+        Omega = np.random.default_rng(_FACTOR_SEED).standard_normal((self.n, ell))
+        Q = Ub = s = U = None
+        residuals = np.full(ell, np.inf)
+        converged = False
+        it = 0
+        for it in range(1, max_iter + 1):
+            # One blocking round trip per round: the next basis (Y, its tsqr Q, Xc^T Q) and the
+            # residuals of the previous Ritz triples (from the same Y) in one graph.
+            Y = self._scores(Omega)
+            Y, Qn = self._persist(Y, da.linalg.tsqr(Y)[0])
+            XtQ, colsum = self._rscores(Qn)
+            if Q is None:
+                XtQ, colsum = self._compute(XtQ, colsum)
+            else:
+                R = Y - Q @ (Ub * s)  # Xc v_j - σ_j u_j for the previous u_j = Q Ub_j
+                XtQ, colsum, res = self._compute(XtQ, colsum, (R * R).sum(axis=0))
+                residuals = np.sqrt(np.asarray(res))
+                if s[0] == 0 or np.all(residuals[:min(count, ell)] <= tol * s[0]):
+                    converged = True
+                    break
+            Q = Qn
+            Bt = self._finish_rscores(XtQ, colsum, ell)  # n x l = Xc^T Q
+            U, s, Wt = np.linalg.svd(Bt, full_matrices=False)
+            Ub = Wt.T  # Xc^T Q = U S Wt  =>  Q^T Xc = Wt^T S U^T
+            Omega = U
+        if not converged:
+            warnings.warn(f"DaskCov.factor: the Ritz residuals {residuals[:count].max():.3g} did "
+                          f"not reach tol={tol:g} x sigma_1 in max_iter={max_iter} rounds",
+                          RuntimeWarning, stacklevel=3)
+        lam = np.clip(s ** 2 / self.m, 0.0, None)
+        eig = np.zeros(count)
+        eig[:min(count, lam.size)] = lam[:count]
+        Ud = _flip_signs(U[:, :min(d, U.shape[1])])
+        if Ud.shape[1] < d:
+            Ud = np.hstack([Ud, np.zeros((self.n, d - Ud.shape[1]))])
+        V = Ud * np.sqrt(eig[:d])
+        info = {"iterations": it, "converged": converged, "block": ell,
+                "residuals": residuals[:count].tolist()}
+        return V, eig, info
+
+
+# --------------------------------------------------------------------------- validation
+def _scheduler_name(client) -> str:
+    if client is None:
+        return "dask default"
+    try:
+        return str(client.scheduler.address)
+    except AttributeError:  # pragma: no cover - other client types
+        return type(client).__name__
+
+
+def as_dask_cov(X, *, center: bool = True, client=None, persist: bool = True,
+                dense_budget: float = DENSE_BUDGET_BYTES) -> DaskCov:
+    """Validate a ``dask.array`` and wrap it as a :class:`DaskCov`.
+
+    Parameters
+    ----------
+    X : dask.array.Array (m, n)
+        Numeric data with known chunk sizes, dense or sparse chunks
+        (``scipy.sparse`` or ``sparse.COO``; made CSC per block).  Chunks along
+        the features are merged into one (``X.rechunk({1: -1})``): each block
+        is a set of whole samples.
+    center : bool, default True
+        Implicit centering (the data is never altered).
+    client : distributed.Client, optional
+        The cluster to run on, e.g. ``distributed.Client("tcp://host:8786")``
+        (see ``docs/DASK.md``).  None: Dask's default (a default Client if one
+        was created, else local threads).
+    persist : bool, default True
+        Keep the (CSC/ndarray) blocks in the workers' memory; False re-reads
+        them from their source at every pass (data bigger than the cluster's memory).
+    dense_budget : float, optional
+        Bytes :meth:`DaskCov.dense` may use for the n x n matrix.
+
+    Returns
+    -------
+    DaskCov
+        Its column means are computed by Dask in one pass that also checks
+        for NaN/inf (n floats to the client).
+
+    Raises
+    ------
+    InputError
+        Dask missing (naming the extra), not a dask array, not 2-D, unknown
+        chunk sizes, an empty dimension, non-numeric or non-finite values.
+    """
+    dask, da = _require_dask()
+    if not isinstance(X, da.Array):
+        raise InputError(f"`X` must be a dask.array.Array (m x n); got {type(X).__name__} "
+                         "(NumPy and scipy.sparse data go through nspca_core.fit)")
+    if X.ndim != 2:
+        raise InputError(f"`X` must be 2-D; got {X.ndim}-D with shape {X.shape}")
+    if any(isinstance(c, float) and np.isnan(c) for c in X.shape):
+        raise InputError(f"`X` must have known chunk sizes; got shape {X.shape} "
+                         "(call X.compute_chunk_sizes() first)")
+    m, n = X.shape
+    if m < 1 or n < 1:
+        raise InputError(f"`X` must have at least 1 row and 1 column; got shape {X.shape}")
+    if np.dtype(X.dtype).kind not in "biuf":
+        raise InputError(f"`X` must hold real numbers; got dtype {X.dtype}")
+    if not isinstance(center, (bool, np.bool_)):
+        raise InputError(f"`center` must be True or False; got {center!r}")
+    if not isinstance(persist, (bool, np.bool_)):
+        raise InputError(f"`persist` must be True or False; got {persist!r}")
+    if not isinstance(dense_budget, numbers.Real) or not dense_budget >= 0:
+        raise InputError(f"`dense_budget` must be a number of bytes >= 0; got {dense_budget!r}")
+    if client is not None and not hasattr(client, "persist"):
+        raise InputError(f"`client` must be a distributed.Client or None; got {type(client).__name__}")
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})
+    meta = X._meta
+    if sp.issparse(meta) or hasattr(meta, "tocsc"):
+        meta = sp.csc_matrix((0, 0), dtype=X.dtype)
+    Xp = X.map_blocks(_prepare_block, dtype=X.dtype, meta=meta)
+    cov = DaskCov(Xp, np.zeros(n), center=bool(center), client=client, dense_budget=dense_budget)
+    if persist:
+        cov.X_dask = cov._persist(Xp)
+    Xd = cov.X_dask
+    sums = da.map_blocks(_k_colsum, Xd, chunks=((1,) * Xd.numblocks[0], (n,)),
+                         dtype=np.float64).sum(axis=0)
+    bad = da.map_blocks(_k_bad, Xd, chunks=((1,) * Xd.numblocks[0], (1,)),
+                        dtype=np.float64).sum()
+    sums, bad = cov._compute(sums, bad)
+    if bad > 0:
+        raise InputError(f"`X` must be finite; got {int(bad)} NaN/inf value(s)")
+    if center:
+        cov._mean_all = np.asarray(sums, dtype=np.float64) / m
+        cov.mean = cov._mean_all
+    return cov
+
+
+# --------------------------------------------------------------------------- solvers
+def _dask_cov(X, center, client, persist) -> DaskCov:
+    if isinstance(X, DaskCov):
+        return X
+    return as_dask_cov(X, center=center, client=client, persist=persist)
+
+
+def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
+            max_iter=1000, tol=1e-10):
+    """:func:`nspca_core.peers.tpower.tpower_pca` with the leading eigenvector from
+    :meth:`DaskCov.factor` (its own takes the m x m Gram or the n x n A): the same
+    starts (same draws), the same batched ascent (:func:`nspca_core._common.ascent.ascent`)."""
+    from ._common.ascent import ascent, tie_key
+    from .peers.em import _check_bool, _check_float, _make_result
+    from .peers.tpower import tpower_starts
+
+    t0 = time.perf_counter()
+    rng = as_rng(seed)
+    nonneg = _check_bool(nonneg, "nonneg")
+    restarts = check_int(restarts, "restarts", 1)
+    max_iter = check_int(max_iter, "max_iter", 1)
+    tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
+    V, _ = cov.factor(1)
+    nrm = np.linalg.norm(V[:, 0])
+    if nrm > 0:
+        v1 = V[:, 0] / nrm
+    else:
+        v1 = np.zeros(cov.n)
+        v1[0] = 1.0
+    key = tie_key(cov.diag())
+    X0 = tpower_starts(v1, k, key, rng, restarts, nonneg=nonneg)
+    r = ascent(cov.matvec, X0, k, key=key, max_iter=max_iter, xtol=tol, signed=not nonneg,
+               merge=False)
+    best = int(np.argmax(r.values))
+    x = r.X[:, best]
+    if not nonneg:
+        i = int(np.argmax(np.abs(x)))
+        x = -x if x[i] < 0 else x
+    if not r.converged[best]:
+        warnings.warn(f"tpower: the best start did not converge in max_iter={max_iter} iterations",
+                      RuntimeWarning, stacklevel=3)
+    if callback is not None:
+        callback(restarts, restarts)
+    params = dict(k=k, seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
+                  nonneg=nonneg, restarts=restarts, max_iter=max_iter, tol=tol)
+    info = dict(restart_variances=r.values.tolist(), best_restart=best, iterations=int(r.iterations))
+    return _make_result(cov, x, method="tpower", params=params, t0=t0,
+                        converged=bool(r.converged[best]), info=info)
+
+
+def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client=None,
+             persist=True, callback=None, **options):
+    """One nonnegative, k-sparse principal component of a ``dask.array`` (or a :class:`DaskCov`).
+
+    Parameters
+    ----------
+    X : dask.array.Array (m, n) or DaskCov
+        Data chunked along the samples (dense or sparse chunks; see
+        :func:`as_dask_cov`).  Pass a :class:`DaskCov` to reuse its means,
+        diagonal and factors across calls.
+    k : int in [1, n]
+    method : {"tpower", "em", "spannogram", "enet", "auto"}, default "tpower"
+        ``"tpower"``/``"em"``: matrix–vector products only (one Dask graph per
+        iteration, n x restarts numbers each way).  ``"spannogram"``,
+        ``"enet"``: on the n x d factor, on the client.  ``"auto"``: as
+        :func:`nspca_core.fit` (its k <= 2 branch needs the dense A: small n only).
+    d : int, default 3
+        Rank of the factor for "spannogram", "enet", "auto".
+    eps : float in (0, 1), default 0.1
+    seed : int, None or Generator, default 0
+    center : bool, default True
+        Implicit centering (ignored when X is a DaskCov).
+    client : distributed.Client, optional
+        The cluster: ``distributed.Client("tcp://host:8786")`` for a running
+        scheduler at that address; None for Dask's default.
+    persist : bool, default True
+        Keep the blocks in the workers' memory between passes.
+    callback : callable(done, total), optional
+    **options
+        Of the method, as in :func:`nspca_core.fit` (``restarts``,
+        ``max_iter``, ``tol``, ``nonneg``, ``samples``).
+
+    Returns
+    -------
+    Result
+        As :func:`nspca_core.fit` with ``certify=False`` on the same data
+        centered in memory; ``info["dask"]`` holds the scheduler address and
+        the factor's convergence (``factor_info``).
+
+    Examples
+    --------
+    >>> import dask.array as da, distributed                          # doctest: +SKIP
+    >>> client = distributed.Client("tcp://scheduler-host:8786")     # doctest: +SKIP
+    >>> X = da.from_zarr("s3://bucket/counts.zarr")                  # doctest: +SKIP
+    >>> res = fit_dask(X, k=10, method="tpower", client=client)      # doctest: +SKIP
+    """
+    from .api import _check_callback, _check_eps, _fit_cov, _seed_param
+
+    t0 = time.perf_counter()
+    cov = _dask_cov(X, center, client, persist)
+    k = check_k(k, cov.n)
+    d = check_d(d, cov.n)
+    eps = _check_eps(eps)
+    if method not in DASK_METHODS:
+        raise InputError(f"`method` must be one of {', '.join(repr(m) for m in DASK_METHODS)} "
+                         f"for Dask data; got {method!r}")
+    as_rng(seed)
+    _check_callback(callback)
+    if method == "tpower":
+        allowed = {"nonneg", "restarts", "max_iter", "tol"}
+        unknown = sorted(set(options) - allowed)
+        if unknown:
+            raise InputError(f"unknown option(s) {unknown} for method 'tpower'; allowed: "
+                             f"{sorted(allowed)}")
+        r = _tpower(cov, k, seed=seed, callback=callback, **options)
+        params = {"k": k, "method": method, "d": d, "eps": eps, "seed": _seed_param(seed)}
+        res = replace(r, params={**params, **r.params})
+    else:
+        res = _fit_cov(cov, k, method, d, eps, seed, callback, dict(options))
+    info = {**res.info, "dask": {"scheduler": _scheduler_name(cov.client),
+                                 "factor": dict(cov.factor_info)}}
+    return replace(res, info=info, seconds=time.perf_counter() - t0)
+
+
+def components_dask(X, *, n_components, k, strategy="bipartite", method="tpower", d=None,
+                    eps=0.1, seed=0, center=True, client=None, persist=True, callback=None,
+                    **options):
+    """Several nonnegative k-sparse components with disjoint supports, of a ``dask.array``.
+
+    Parameters
+    ----------
+    X : dask.array.Array (m, n) or DaskCov
+    n_components : int in [1, n]
+    k : int in [1, n]
+        Nonzeros per component.
+    strategy : {"bipartite", "deflation"}, default "bipartite"
+        ``"bipartite"``: :func:`nspca_core.peers.bipartite.bipartite_components`
+        (Asteris et al. 2015; the net and the matchings on the n x d factor on
+        the client, candidates scored by Dask products) — what
+        :func:`nspca_core.components` does with ``strategy="bipartite"``.
+        ``"deflation"``: :func:`~nspca_core.peers.bipartite.deflation_components`
+        with ``method`` (the paper's Table 2 baselines; removed features are
+        views, nothing is copied).
+    method : {"tpower", "em", "spannogram"}, default "tpower"
+        For ``"deflation"``.
+    d : int, optional
+        Rank of the factor (default: n_components for "bipartite", 5 for "deflation").
+    eps, seed, center, client, persist, callback
+        As in :func:`fit_dask`.
+    **options
+        ``samples``, ``polish``, ``refine`` (bipartite); ``samples``, ``max_iter`` (deflation).
+
+    Returns
+    -------
+    ComponentsResult
+        ``info["dask"]`` as in :func:`fit_dask`.
+    """
+    from .peers.bipartite import bipartite_components, deflation_components
+
+    t0 = time.perf_counter()
+    cov = _dask_cov(X, center, client, persist)
+    if strategy not in DASK_STRATEGIES:
+        raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in DASK_STRATEGIES)} "
+                         f"for Dask data; got {strategy!r}")
+    if strategy == "bipartite":
+        allowed = {"samples", "polish", "refine"}
+    else:
+        allowed = {"samples", "max_iter"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise InputError(f"unknown option(s) {unknown} for strategy {strategy!r}; allowed: "
+                         f"{sorted(allowed)}")
+    if strategy == "bipartite":
+        cr = bipartite_components(cov, n_components, k, eps=eps, seed=seed, nonneg=True, d=d,
+                                  callback=callback, **options)
+    else:
+        cr = deflation_components(cov, n_components, k, method=method, d=5 if d is None else d,
+                                  seed=seed, callback=callback, **options)
+    info = {**cr.info, "dask": {"scheduler": _scheduler_name(cov.client),
+                                "factor": dict(cov.factor_info)}}
+    return replace(cr, info=info, seconds=time.perf_counter() - t0)

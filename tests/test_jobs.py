@@ -291,3 +291,24 @@ def sleep_unit(seconds, callback=None):
     """A unit that computes for ``seconds`` without calling back (run in the worker process)."""
     time.sleep(seconds)
     return seconds
+
+
+def test_worker_does_not_rerun_the_main_script(tmp_path, monkeypatch):
+    """Under Streamlit ``__main__`` is the page script; a worker must not execute it again."""
+    import sys
+    import types
+
+    marker = tmp_path / "ran.txt"
+    script = tmp_path / "page.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('the page ran in the worker')\n")
+    fake = types.ModuleType("__main__")
+    fake.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", fake)
+    reg = jobs.Registry(idle_seconds=3600)
+    try:
+        job = reg.submit("m", "M", [0.01], lambda s, ctx: ctx.run("tests.test_jobs.sleep_unit", s, "x"))
+        assert job.wait(timeout=120), job.view().message
+        assert job.view().results == {0.01: 0.01}
+        assert not marker.exists()
+    finally:
+        reg.clear()

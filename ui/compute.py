@@ -135,7 +135,10 @@ def core(module: str, name: str):
         mod = importlib.import_module(f"nspca_core.{module}")
         obj = getattr(mod, name)
     except (ImportError, AttributeError) as exc:
-        raise Unavailable(f"`nspca_core.{module}.{name}` is not available in this build ({exc}).") from None
+        try:  # the module moved inside the core: the public name at the top level still works
+            obj = getattr(importlib.import_module("nspca_core"), name)
+        except (ImportError, AttributeError):
+            raise Unavailable(f"`nspca_core.{module}.{name}` is not available in this build ({exc}).") from None
     if not callable(obj) or isinstance(obj, type):
         return obj
 

@@ -52,9 +52,12 @@ at once: the worker processes are killed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
 import threading
+import types
 import time
 import traceback
 from collections import OrderedDict
@@ -175,6 +178,29 @@ def _serve(conn) -> None:  # pragma: no cover - runs in the worker process
                        str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"))
 
 
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _without_main_module():
+    """Hide ``sys.modules["__main__"]`` while a worker process starts.
+
+    multiprocessing re-imports the parent's ``__main__`` (by its file) in each
+    child.  Under Streamlit ``__main__`` is the page script being run, so every
+    worker would run the whole page first (loading data, calling the solvers).
+    A bare module without ``__file__`` / ``__spec__`` makes the child import
+    nothing but what the unit needs.
+    """
+    with _MAIN_LOCK:
+        saved = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if saved is not None:
+                sys.modules["__main__"] = saved
+
+
 class Worker:
     """One worker process (forkserver) that computes units; killed to cancel one at once.
 
@@ -202,7 +228,8 @@ class Worker:
         ctx.set_forkserver_preload(_PRELOAD)
         parent, child = ctx.Pipe()
         proc = ctx.Process(target=_serve, args=(child,), daemon=True, name=f"nspca-{self.name}")
-        proc.start()
+        with _without_main_module():
+            proc.start()
         child.close()
         self._proc, self._conn, self._data = proc, parent, OrderedDict()
 
@@ -532,7 +559,8 @@ class Registry:
             import multiprocessing.forkserver
 
             multiprocessing.get_context("forkserver").set_forkserver_preload(_PRELOAD)
-            multiprocessing.forkserver.ensure_running()
+            with _without_main_module():
+                multiprocessing.forkserver.ensure_running()
 
         self._warming = threading.Thread(target=start, daemon=True, name="nspca-forkserver-warm")
         self._warming.start()

@@ -309,7 +309,7 @@ class DaskCov(Cov):
     def quads(self, x: np.ndarray) -> np.ndarray:
         """``diag(x^T A x)`` for the columns of x (n, p).
 
-        Sparse x (fewer than half of the rows used): ``x_J^T A_JJ x_J`` from the
+        x using at most ``_GRAM_CACHE_MAX`` rows: ``x_J^T A_JJ x_J`` from the
         client's cache of covariance entries (:meth:`_gram`, extended by one Dask
         pass when J has new features; the candidate scoring of the bipartite
         method then costs no round trip).  Otherwise ``||Xc x_j||^2 / m`` with
@@ -319,7 +319,7 @@ class DaskCov(Cov):
         x = np.asarray(x, dtype=np.float64)
         W = self._pad(x)
         used = np.flatnonzero(W.any(axis=1))
-        if used.size < 0.5 * W.shape[0]:
+        if used.size <= _GRAM_CACHE_MAX:
             G = self._gram(used)
             if G is not None:
                 Wu = W[used]

@@ -124,6 +124,27 @@ def test_products_equal_brute_force(case, seed, p, nnz):
     assert abs(cov.quad(v[:, 0]) - v[:, 0] @ A @ v[:, 0]) < 1e-10 * max(1.0, abs(v[:, 0] @ A @ v[:, 0]))
 
 
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_products_without_the_client_cache(client, monkeypatch, kind):
+    """quads/submatrix through the workers' scores and Grams (cache of A entries disabled)."""
+    import nspca_core._dask as nd
+
+    monkeypatch.setattr(nd, "_GRAM_CACHE_MAX", 0)
+    Z = _dense_data(seed=11) if kind == "dense" else _sparse_data(seed=11)
+    chunks = (25, Z.shape[1])
+    X = da.from_array(Z, chunks=chunks, asarray=False) if kind == "sparse" else da.from_array(Z, chunks=chunks)
+    cov = as_dask_cov(X, client=client)
+    Xc = _centered(Z)
+    A = Xc.T @ Xc / Xc.shape[0]
+    rng = np.random.default_rng(1)
+    v = rng.standard_normal((cov.n, 3))
+    v[rng.random(cov.n) < 0.7, 1] = 0.0  # a sparse column
+    np.testing.assert_allclose(cov.quads(v), np.einsum("ij,ij->j", v, A @ v), rtol=1e-10)
+    J = [3, 0, 17, 9]
+    np.testing.assert_allclose(cov.submatrix(J), A[np.ix_(J, J)], rtol=0, atol=1e-12)
+    assert "gram" not in cov._shared or cov._shared["gram"]["F"].size == 0
+
+
 def test_columns_view_equals_the_submatrix_covariance(case):
     Z, cov = case
     Xc = _centered(Z)

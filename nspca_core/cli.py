@@ -24,7 +24,12 @@ MAX_NET_SAMPLES = 10_000_000
 _OPTIONS = {"k": "--k", "d": "--d", "eps": "--eps", "seed": "--seed", "n_components": "--components",
             "method": "--method", "strategy": "--strategy", "variable": "--variable",
             "nan_policy": "--nan-policy", "resize": "--resize", "header": "--header",
-            "max_bytes": "--max-bytes", "source": "DATA"}
+            "max_bytes": "--max-bytes", "source": "DATA", "vocab": "--vocab",
+            "weighting": "--weighting"}
+#: --weighting values (raw = the paper's raw counts) -> nspca_core.text weighting
+WEIGHTINGS = {"raw": "counts", "tfidf": "tfidf", "log1p": "log1p"}
+#: words of each topic printed on stdout
+TOPIC_WORDS = 10
 
 DESCRIPTION = """\
 Nonnegative sparse PCA with certified optimality.
@@ -36,6 +41,13 @@ one is to the best possible (a certified upper bound on the unknown optimum).
 DATA is a file (CSV/TSV, .npy, .npz, .mat, an image or a .zip of images;
 rows = samples, columns = features) or a built-in dataset name such as
 "digits" (offline) or "cbcl", "mll", "lrs" (local copies via NSPCA_DATA_DIR).
+
+Text corpora are read sparse and never densified: the UCI Bag-of-Words
+docword.NAME.txt[.gz] (its vocab.NAME.txt beside it, or --vocab FILE), Matrix
+Market .mtx, a scipy.sparse.save_npz .npz, a .zip holding one of them and its
+vocabulary, or the corpora "kos", "nips", "enron", "nytimes" (local copies via
+NSPCA_DATA_DIR, or --download from the UCI repository).  Their components are
+printed as topics (words and weights) and written to topics.csv.
 """
 
 EPILOG = """\
@@ -43,6 +55,8 @@ examples:
   python -m nspca_core fit digits --k 10 --components 3 --out out/
   python -m nspca_core fit data.csv --k 40 --components 6 --method auto --out out/
   python -m nspca_core certify data.csv --k 40 --x out/components.csv
+  python -m nspca_core fit docword.kos.txt --vocab vocab.kos.txt --components 8 --k 15 \
+      --strategy bipartite --weighting raw --out out/
 
 CSV/TSV: the header line is detected (--header auto; say yes/no to force it);
 what the reader did (header, delimiter, number conventions, columns that are
@@ -88,6 +102,15 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--max-bytes", type=int, default=200_000_000,
                         help="size cap for the file and the content of archives (default 200000000)")
         sp.add_argument("--quiet", action="store_true", help="no progress bar")
+        sp.add_argument("--vocab", default=None, metavar="FILE",
+                        help="text corpus: vocabulary file, one word per line (default: "
+                             "vocab.NAME.txt beside docword.NAME.txt, or in the .zip)")
+        sp.add_argument("--weighting", default=None, choices=list(WEIGHTINGS),
+                        help="text corpus: raw counts (default, as Asteris et al. 2015), tf-idf "
+                             "or log1p; --preprocessing center (default) or none")
+        sp.add_argument("--download", action="store_true",
+                        help="fetch a missing registry corpus (kos, nips, enron, nytimes) from the "
+                             "UCI repository into the cache")
 
     f = sub.add_parser("fit", help="find nonnegative sparse components and certify them",
                        description="Find nonnegative k-sparse components and certify them.",
@@ -194,38 +217,82 @@ def _check_net_size(args, d: int, n: int) -> None:
 def _load(args):
     """(X raw, feature names, image shape, checksum, reading record) from a file or a dataset name.
 
-    The reading record (header, notes, columns that are not features) is
-    printed on stderr and stored in summary.json.
+    The reading record (header, notes, columns that are not features, whether
+    X is a sparse text corpus) is printed on stderr and stored in summary.json.
+    A text corpus (a file or a registry corpus) comes back as a
+    ``scipy.sparse`` CSR matrix of raw counts, never densified.
     """
     from .datasets import list_datasets, load_dataset
     from .io import load_file
 
     path = Path(args.data)
-    if not path.exists() and args.data in {info.name for info in list_datasets()}:
+    infos = list_datasets(include_text=True)
+    if not path.exists() and args.data in {info.name for info in infos if info.kind == "text"}:
+        return _load_registry_corpus(args)
+    if not path.exists() and args.data in {info.name for info in infos}:
+        _dense_only(args, f"dataset {args.data!r}")
         ds = load_dataset(args.data, preprocessing=())
         X = np.asarray(ds.X_raw, dtype=float)
         checksum = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
-        record = {"notes": [], "dropped_columns": []}
+        record = {"notes": [], "dropped_columns": [], "sparse": False}
         return X, list(ds.feature_names), ds.image_shape, f"sha256:{checksum} (array)", record
     if path.is_dir():
         raise _BadInput(f"DATA {args.data!r} is a folder; give a data file (CSV/TSV, .npy, .npz, "
-                        ".mat or a .zip of images) or a built-in dataset name")
+                        ".mat, a .zip of images, or a text corpus docword.NAME.txt[.gz] / .mtx) or "
+                        "a built-in dataset name")
     if not path.exists():
-        names = ", ".join(sorted(info.name for info in list_datasets()))
+        names = ", ".join(sorted(info.name for info in infos))
         raise _BadInput(f"DATA {args.data!r} is neither a file nor a built-in dataset ({names})")
+    vocab = None
+    if args.vocab is not None:
+        vocab = Path(args.vocab)
+        if not vocab.is_file():
+            raise _BadInput(f"--vocab {args.vocab!r} is not a file; give the vocabulary file "
+                            "(one word per line, word i on line i)")
     loaded = load_file(path, variable=args.variable, header=args.header,
-                       nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes)
+                       nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
+                       vocab=vocab)
+    sparse = bool(loaded.extra.get("sparse"))
+    if not sparse:
+        _dense_only(args, f"{path.name} (read as a dense {loaded.format} matrix)")
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
-    record = {"notes": list(loaded.notes), "dropped_columns": list(loaded.dropped_columns)}
+    record = {"notes": list(loaded.notes), "dropped_columns": list(loaded.dropped_columns),
+              "sparse": sparse}
     _report_reading(path.name, loaded)
-    return np.asarray(loaded.X, dtype=float), list(loaded.feature_names), loaded.image_shape, \
-        f"sha256:{checksum} (file)", record
+    X = loaded.X if sparse else np.asarray(loaded.X, dtype=float)
+    return X, list(loaded.feature_names), loaded.image_shape, f"sha256:{checksum} (file)", record
+
+
+def _dense_only(args, what: str) -> None:
+    """The text options refused for dense data (they would be silently ignored)."""
+    for option, value in (("--weighting", args.weighting), ("--vocab", args.vocab)):
+        if value is not None:
+            raise _BadInput(f"{option} applies only to text corpora (docword.NAME.txt[.gz], .mtx, "
+                            f"a sparse .npz, kos/nips/enron/nytimes); {what} is not one")
+
+
+def _load_registry_corpus(args):
+    """A registry corpus (raw counts, sparse) through :func:`nspca_core.datasets.load_corpus`."""
+    from .datasets import load_corpus
+
+    if args.vocab is not None:
+        raise _BadInput(f"--vocab does not apply to the registry corpus {args.data!r} (its "
+                        "vocabulary comes with it)")
+    text = load_corpus(args.data, download=args.download)
+    m, n = text.X.shape
+    lines = [f"read corpus {args.data}: {m} documents x {n} words, {text.X.nnz:,} nonzeros (sparse)"]
+    lines += [f"  note: {_for_shell(note)}" for note in text.notes]
+    print("\n".join(lines), file=sys.stderr)
+    record = {"notes": list(text.notes), "dropped_columns": [], "sparse": True}
+    return text.X, list(text.vocabulary), None, \
+        f"sha256:{text.extra.get('sha256', '')} (parsed corpus)", record
 
 
 def _report_reading(name: str, loaded) -> None:
     """What the reader did, on stderr: always the columns that are not features."""
     m, n = loaded.X.shape
-    lines = [f"read {name}: {m} samples x {n} features"]
+    lines = [f"read {name}: {m} documents x {n} words, {loaded.X.nnz:,} nonzeros (sparse)"
+             if loaded.extra.get("sparse") else f"read {name}: {m} samples x {n} features"]
     lines += [f"  note: {_for_shell(note)}" for note in loaded.notes]
     if loaded.dropped_columns:
         lines.append(f"  warning: {len(loaded.dropped_columns)} column(s) not used as features:")
@@ -243,6 +310,8 @@ def _for_shell(message: str) -> str:
     message = message.replace("with variable=...", "with --variable NAME")
     message = re.sub(r"max_bytes=([\d,]+)", r"--max-bytes \1", message)
     message = message.replace("raise max_bytes", "raise --max-bytes")
+    message = re.sub(r"call load_dataset\('([a-z]+)', download=True\)", r"pass --download", message)
+    message = message.replace("(or pass data_dir=...)", "")
     return re.sub(r"`([a-z_]+)`", lambda mt: _OPTIONS.get(mt.group(1), mt.group(0)), message)
 
 
@@ -292,6 +361,8 @@ def _cmd_fit(args) -> int:
     from .api import components
 
     X, names, image_shape, checksum, record = _load(args)
+    if record.get("sparse"):
+        return _fit_text(args, X, names, checksum, record)
     pre = _preprocess(X, args.preprocessing)
     n = pre.X.shape[1]
     # the default rank adapts to few features; a --d given is passed as given
@@ -309,16 +380,7 @@ def _cmd_fit(args) -> int:
     _write_csv(out / "components.csv", res.loadings, cols, index=names, index_name="feature")
     scores = pre.X @ res.loadings
     _write_csv(out / "scores.csv", scores, cols, index=None, index_name="sample")
-    per = []
-    for j, r in enumerate(res.results):
-        ub = float(getattr(r, "upper_bound", float("nan")))
-        per.append({"component": j + 1, "k": int(np.count_nonzero(res.loadings[:, j])),
-                    "variance": float(res.variance[j]),
-                    "additional_variance": float(res.additional_variance[j]),
-                    "variance_on_its_problem": float(r.variance),
-                    "upper_bound": ub if np.isfinite(ub) else None,
-                    "bound_kind": getattr(r, "bound_kind", "") or None,
-                    "certified_ratio": float(r.variance / ub) if np.isfinite(ub) and ub > 0 else None})
+    per = _per_component(res, res.loadings)
     summary = {"data": str(args.data), "data_checksum": checksum, "shape": list(X.shape),
                "preprocessing": list(pre.steps), "parameters": {
                    "k": args.k, "components": args.components, "method": args.method,
@@ -339,6 +401,107 @@ def _cmd_fit(args) -> int:
         print(f"component {c['component']}: k={c['k']} variance={c['variance']:.6g} "
               f"certified ratio={ratio}")
     return EXIT_OK
+
+
+def _text_cov(args, X):
+    """(weighted corpus, covariance operator) of a sparse corpus: never densified."""
+    from ._sparse import as_sparse_cov
+    from .text import text_weighting
+
+    if args.preprocessing == "standardize":
+        raise _BadInput("--preprocessing standardize does not apply to a text corpus (scaling every "
+                        "word would make it dense); use center (default, as the paper) or none, "
+                        "and --weighting tfidf or log1p to reweight the words")
+    w = text_weighting(X, weighting=WEIGHTINGS[args.weighting or "raw"],
+                       center=args.preprocessing == "center")
+    return w, as_sparse_cov(w.X, center=w.center)
+
+
+def _fit_text(args, X, words, checksum, record) -> int:
+    """``fit`` on a sparse text corpus: components as topics (topics.csv, printed)."""
+    from .api import components
+    from .text import format_topics, topics_table
+
+    w, cov = _text_cov(args, X)
+    m, n = X.shape
+    d = args.d if args.d is not None else min(3, n)
+    if d > n:
+        raise _BadInput(f"--d must be at most the number of words ({n}); got {d}")
+    _check_net_size(args, d, n)
+    out = _out_folder(args.out)
+    start = time.perf_counter()
+    res = components(cov, n_components=args.components, k=args.k, method=args.method,
+                     strategy=args.strategy, d=d, eps=args.eps, seed=args.seed,
+                     certify=not args.no_certify, callback=_progress(not args.quiet))
+    seconds = time.perf_counter() - start
+    L = np.asarray(res.loadings)
+    cols = [f"component_{j + 1}" for j in range(L.shape[1])]
+    _write_sparse_components(out / "components.csv", L, words, cols)
+    table = topics_table(L, words)
+    try:
+        table.to_csv(out / "topics.csv", index=False, float_format="%.6g")
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(out / 'topics.csv')!r}: {exc.strerror or exc}") from None
+    scores = np.asarray(w.X @ L)
+    if w.center:  # scores of the centered data, (X - 1 mu^T) L, without forming X - 1 mu^T
+        scores -= np.asarray(w.X.mean(axis=0)).ravel() @ L
+    _write_csv(out / "scores.csv", scores, cols, index=None, index_name="document")
+    per = _per_component(res, L)
+    for c, grp in zip(per, (table[table["component"] == j + 1] for j in range(L.shape[1]))):
+        c["words"] = grp["word"].tolist()
+        c["weights"] = [float(v) for v in grp["weight"]]
+    summary = {"data": str(args.data), "data_checksum": checksum, "shape": [m, n],
+               "sparse": True, "nonzeros": int(X.nnz), "weighting": args.weighting or "raw",
+               "centered": w.center, "preprocessing": [w.weighting] + (["center"] if w.center else []),
+               "weighting_notes": list(w.notes), "parameters": {
+                   "k": args.k, "components": args.components, "method": args.method,
+                   "strategy": args.strategy, "d": d, "d_given": args.d is not None,
+                   "eps": args.eps, "seed": args.seed, "certify": not args.no_certify},
+               "reading_notes": record["notes"], "seconds": seconds,
+               "total_variance": float(np.sum(res.variance)),
+               "cumulative_variance": [float(v) for v in res.cumulative_variance],
+               "components": per}
+    _write_text(out / "summary.json", json.dumps(summary, indent=2))
+    print(f"wrote {out}/components.csv, topics.csv, scores.csv, summary.json")
+    print(f"weighting: {args.weighting or 'raw'} ({'; '.join(w.notes)})")
+    lines = format_topics(L, words, n_words=TOPIC_WORDS).splitlines()
+    for c, line in zip(per, lines):
+        ratio = f"{c['certified_ratio']:.4f}" if c["certified_ratio"] is not None else "n/a"
+        print(f"topic {c['component']} (k={c['k']}, variance={c['variance']:.6g}, certified "
+              f"ratio={ratio}): {line.split(': ', 1)[1]}")
+    return EXIT_OK
+
+
+def _per_component(res, L) -> list:
+    per = []
+    for j, r in enumerate(res.results):
+        ub = float(getattr(r, "upper_bound", float("nan")))
+        per.append({"component": j + 1, "k": int(np.count_nonzero(L[:, j])),
+                    "variance": float(res.variance[j]),
+                    "additional_variance": float(res.additional_variance[j]),
+                    "variance_on_its_problem": float(r.variance),
+                    "upper_bound": ub if np.isfinite(ub) else None,
+                    "bound_kind": getattr(r, "bound_kind", "") or None,
+                    "certified_ratio": float(r.variance / ub) if np.isfinite(ub) and ub > 0 else None})
+    return per
+
+
+def _write_sparse_components(path, L, words, cols):
+    """The nonzero loadings only: one row per word some component uses, with its word,
+    grouped by the first component using it and sorted by decreasing loading there."""
+    import pandas as pd
+
+    used = np.flatnonzero(np.any(L != 0, axis=1))
+    first = np.argmax(L[used] != 0, axis=1)
+    order = np.lexsort((used, -L[used, first], first))
+    rows = used[order]
+    df = pd.DataFrame(L[rows], columns=cols)
+    df.insert(0, "word_index", rows)
+    df.insert(0, "word", [str(words[i]) for i in rows])
+    try:
+        df.to_csv(path, index=False, float_format="%.6g")
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def _write_csv(path, matrix, columns, *, index, index_name):
@@ -414,8 +577,13 @@ def _cmd_certify(args) -> int:
     from .certificates import certify
 
     X, names, _, checksum, record = _load(args)
-    pre = _preprocess(X, args.preprocessing)
-    n = pre.X.shape[1]
+    if record.get("sparse"):  # the covariance operator of the corpus, never densified
+        w, data = _text_cov(args, X)
+        steps = [w.weighting] + (["center"] if w.center else [])
+    else:
+        pre = _preprocess(X, args.preprocessing)
+        data, steps = pre.X, list(pre.steps)
+    n = X.shape[1]
     comps = _read_components(args.x, n)
     if not 1 <= args.k <= n:
         raise _BadInput(f"--k must be an int in [1, n_features={n}]; got {args.k}")
@@ -427,7 +595,7 @@ def _cmd_certify(args) -> int:
             raise _BadInput(f"component {j + 1} of --x is not feasible: it must be >= 0, unit norm, "
                             f"with at most k={args.k} nonzeros; got min={x.min():.3g}, "
                             f"norm={np.linalg.norm(x):.6g}, nonzeros={np.count_nonzero(x)}")
-        cert = certify(pre.X, k=args.k, x=x, callback=_progress(not args.quiet))
+        cert = certify(data, k=args.k, x=x, callback=_progress(not args.quiet))
         out.append({"component": j + 1, "variance": cert.lower, "upper_bound": cert.upper_bound,
                     "kind": cert.kind, "ratio": cert.ratio, "optimal": bool(cert.optimal),
                     "probabilistic": bool(cert.probabilistic), "seconds": cert.seconds})
@@ -437,7 +605,7 @@ def _cmd_certify(args) -> int:
     if out_dir is not None:
         _write_text(out_dir / "certificate.json", json.dumps(
             {"data": str(args.data), "data_checksum": checksum, "k": args.k,
-             "preprocessing": list(pre.steps), "reading_notes": record["notes"],
+             "preprocessing": steps, "reading_notes": record["notes"],
              "dropped_columns": record["dropped_columns"], "certificates": out}, indent=2))
     return EXIT_OK
 

@@ -66,9 +66,9 @@ def test_preset_is_valid_for_the_app(preset):
         assert preset.n_components * preset.k <= n
         assert preset.n_components in preset.widgets.values()
     # cited by authors and year, never by the internal seed numbers
-    for text in (preset.label, preset.source, preset.caption, preset.reproduction):
+    for text in (preset.label, preset.paper, preset.source, preset.caption, preset.reproduction):
         assert "seed" not in text.lower()
-    assert re.search(r"Asteris.*20(14|15)", preset.source)
+    assert re.search(r"Asteris.*20(14|15)", preset.source) and re.search(r"Asteris.*20(14|15)$", preset.paper)
     assert presets.reproduction_image(preset) is not None  # the report's matching figure/table
 
 
@@ -78,7 +78,7 @@ def test_apply_then_matches_until_a_setting_changes():
     presets.apply(p, session)
     assert session[state.DATASET] == "cbcl" and session[state.K] == 40 and session[state.D] == 3
     assert session["ci_methods"] == ["enet", "em"] and session["ci_r"] == 6
-    assert session[presets.ACTIVE] == p.key and session[presets.PENDING_PAGE] == p.page
+    assert session[presets.ACTIVE] == p.key
     assert "nspca_k_error" not in session
     assert presets.matches(p, session) and presets.active(session) is p
     session["ci_methods"].append("pca")  # the widget's list is a copy, not the preset's
@@ -97,7 +97,26 @@ def _sidebar_only():
     draw_sidebar()
 
 
+def test_a_preset_link_applies_before_the_sidebar_widgets():
+    """The links open their page with ?preset=<key>: applied once, the widgets show it at once."""
+    at = AppTest.from_function(_sidebar_only, default_timeout=TIMEOUT)
+    at.query_params[presets.QUERY] = "akd2014_fig3"
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state[state.DATASET] == "cbcl" and at.session_state["ci_r"] == 6
+    assert at.sidebar.selectbox(key="_w" + state.DATASET).value == "cbcl"
+    assert at.sidebar.number_input(key="_w" + state.K).value == 40
+    assert presets.QUERY not in at.query_params  # applied once: the user may change k after
+    at.sidebar.number_input(key="_w" + state.K).set_value(30).run()
+    assert at.session_state[state.K] == 30
+    at.query_params[presets.QUERY] = "fig99"
+    at.run()
+    assert "names no preset 'fig99'" in " ".join(w.value for w in at.sidebar.warning)
+    assert at.session_state[state.K] == 30
+
+
 def test_sidebar_buttons_apply_a_preset_and_show_its_caption():
+    """Without st.navigation (a page on its own) the links fall back to buttons."""
     at = AppTest.from_function(_sidebar_only, default_timeout=TIMEOUT).run()
     assert not at.exception
     labels = [b.label for b in at.sidebar.button]
@@ -113,8 +132,6 @@ def test_sidebar_buttons_apply_a_preset_and_show_its_caption():
     text = " ".join(m.value for m in at.sidebar.markdown)
     assert "Asteris, Papailiopoulos & Dimakis (ICML 2014), Fig. 6" in text
     assert "Reproduce this figure" in " ".join(c.value for c in at.sidebar.caption)
-    # outside st.navigation the page switch is skipped and the pending page consumed
-    assert presets.PENDING_PAGE not in at.session_state
     at.sidebar.number_input(key="_w" + state.K).set_value(21).run()
     assert "Settings changed since" in " ".join(c.value for c in at.sidebar.caption)
 
@@ -123,7 +140,6 @@ def test_sidebar_buttons_apply_a_preset_and_show_its_caption():
 def _apply_to(at: AppTest, preset) -> AppTest:
     session: dict = {}
     presets.apply(preset, session)
-    session.pop(presets.PENDING_PAGE)
     for key, value in session.items():
         at.session_state[key] = value
     return at

@@ -5,8 +5,10 @@ and the number of components of a published figure, with its caption and the
 matching figure of the reproduction report (``REPRODUCTION.md``, regenerated
 by ``make reproduce``).  :func:`apply` writes a preset into a session-state
 mapping — the sidebar's permanent keys (:mod:`ui.state`) and the page's own
-widget keys — and :func:`draw` is the sidebar block: one button per preset,
-the active preset's caption, and the reproduction's figure.
+widget keys.  :func:`draw` is the sidebar block: one link per preset (the
+page, with ``?preset=<key>`` in its address), the active preset's caption
+and the reproduction's figure; :func:`consume_query`, called by the sidebar
+before its widgets, applies the preset of the address.
 
 Papers are cited by authors and year:
 
@@ -26,15 +28,18 @@ from types import MappingProxyType
 
 from ui import state
 
-__all__ = ["Preset", "PRESETS", "ACTIVE", "PENDING_PAGE", "by_key", "apply", "matches", "active",
-           "reproduction_image", "draw"]
+__all__ = ["Preset", "PRESETS", "ACTIVE", "QUERY", "by_key", "apply", "matches", "active",
+           "reproduction_image", "consume_query", "draw"]
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTIVE = "nspca_preset"              # key of the preset applied last
-PENDING_PAGE = "nspca_preset_page"   # page to open on the run after a preset button
+UNKNOWN = "nspca_preset_unknown"     # a preset named in the address that does not exist
+QUERY = "preset"                     # the address parameter of the preset links
 
 AKD_2014 = "Asteris, Papailiopoulos & Dimakis (ICML 2014)"
 AKPD_2015 = "Asteris, Kyrillidis, Papailiopoulos & Dimakis (NIPS 2015)"
+AKD_2014_SHORT = "Asteris, Papailiopoulos & Dimakis 2014"
+AKPD_2015_SHORT = "Asteris, Kyrillidis, Papailiopoulos & Dimakis 2015"
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,9 @@ class Preset:
     key : str
         Identifier (session state, widget keys).
     label : str
-        Button text.
+        Link text (short: the sidebar is narrow).
+    paper : str
+        "Authors year", the heading the link is listed under.
     source : str
         "Authors (venue year), Fig. N".
     caption : str
@@ -73,6 +80,7 @@ class Preset:
 
     key: str
     label: str
+    paper: str
     source: str
     caption: str
     page: str
@@ -93,10 +101,10 @@ class Preset:
                 state.K: self.k, state.D: self.d, state.EPS: self.eps}
 
 
-def _variance_preset(fig: int, name: str, title: str, k: int, points: int, guarantee: float,
-                     shape: str) -> Preset:
+def _variance_preset(fig: int, name: str, title: str, short: str, k: int, points: int,
+                     guarantee: float, shape: str) -> Preset:
     return Preset(
-        key=f"akd2014_fig{fig}", label=f"Fig. {fig}: variance vs k, {title}",
+        key=f"akd2014_fig{fig}", label=f"Fig. {fig} · {short} variance vs k", paper=AKD_2014_SHORT,
         source=f"{AKD_2014}, Fig. {fig}",
         caption=(f"Explained variance (÷ λ₁) of the nonnegative k-sparse component against k over "
                  f"the whole range of k, {title} ({shape}, features centered): the ε-net "
@@ -112,7 +120,8 @@ def _variance_preset(fig: int, name: str, title: str, k: int, points: int, guara
 
 PRESETS: tuple[Preset, ...] = (
     Preset(
-        key="akd2014_fig3", label="Fig. 3: six CBCL face components", source=f"{AKD_2014}, Fig. 3",
+        key="akd2014_fig3", label="Fig. 3 · CBCL components", paper=AKD_2014_SHORT,
+        source=f"{AKD_2014}, Fig. 3",
         caption=("The first six orthogonal nonnegative 40-sparse components of the CBCL faces "
                  "(2,429 images of 19 × 19 pixels, centered), found one after the other with the "
                  "pixels of earlier components removed: the ε-net spannogram (d = 3, ε = 0.1) "
@@ -122,11 +131,11 @@ PRESETS: tuple[Preset, ...] = (
         algorithms=("enet", "em"), n_components=6,
         widgets=MappingProxyType({"ci_methods": ["enet", "em"], "ci_r": 6}),
         reproduction=f"{AKD_2014}, Fig. 3", image="reproduction/s002_fig3_components.png"),
-    _variance_preset(4, "cbcl", "CBCL faces", 180, 14, 0.58, "2,429 × 361"),
-    _variance_preset(5, "mll", "MLL leukemia", 50, 17, 0.446, "72 × 12,582"),
-    _variance_preset(6, "lrs", "IRAS LRS spectra", 20, 9, 0.86, "531 × 93"),
+    _variance_preset(4, "cbcl", "CBCL faces", "CBCL", 180, 14, 0.58, "2,429 × 361"),
+    _variance_preset(5, "mll", "MLL leukemia", "MLL", 50, 17, 0.446, "72 × 12,582"),
+    _variance_preset(6, "lrs", "IRAS LRS spectra", "LRS", 20, 9, 0.86, "531 × 93"),
     Preset(
-        key="akpd2015_table1", label="Table 1: 5 components, joint vs deflation",
+        key="akpd2015_table1", label="Table 1 · 5 components", paper=AKPD_2015_SHORT,
         source=f"{AKPD_2015}, Table 1",
         caption=("Total variance Σ xⱼᵀAxⱼ of 5 nonnegative components with 40 nonzeros each on the "
                  "CBCL faces (centered): the joint bipartite-matching method on a rank-4 sketch "
@@ -160,15 +169,14 @@ def apply(preset: Preset, session: MutableMapping) -> None:
     """Write a preset into ``session`` (``st.session_state`` or a dict).
 
     Sets the sidebar's permanent keys, the page's widget keys (fresh lists, so
-    a widget never shares the preset's data), the active preset and the page
-    to open; clears a pending "invalid k" message.
+    a widget never shares the preset's data) and the active preset; clears a
+    pending "invalid k" message.
     """
     for key, value in preset.settings().items():
         session[key] = value
     for key, value in preset.widgets.items():
         session[key] = list(value) if isinstance(value, list | tuple) else value
     session[ACTIVE] = preset.key
-    session[PENDING_PAGE] = preset.page
     session.pop("nspca_k_error", None)
 
 
@@ -209,33 +217,47 @@ def _on_click(key: str) -> None:
     apply(by_key(key), st.session_state)
 
 
-def _switch_if_pending() -> None:
-    """Open the page of the preset just applied (the run after the click)."""
+def consume_query() -> None:
+    """Apply the preset named in the address (``?preset=<key>``) once, then drop it.
+
+    The preset links of :func:`draw` open their page with that parameter; the
+    sidebar calls this *before* drawing its widgets, so the run that changes
+    the settings is the run that draws them (a page switch in the middle of a
+    run would leave the browser's widgets at the old values).
+    """
     import streamlit as st
 
-    page = st.session_state.pop(PENDING_PAGE, None)
-    if not page:
+    key = st.query_params.get(QUERY)
+    if not key:
         return
+    del st.query_params[QUERY]
     try:
-        st.switch_page(page)  # raises Streamlit's rerun control flow (a BaseException)
-    except Exception:  # noqa: BLE001 - not registered (a page run on its own): stay here
-        pass
+        apply(by_key(key), st.session_state)
+    except KeyError:
+        st.session_state[UNKNOWN] = key
 
 
 def draw() -> None:
-    """The "As in the paper" block of the sidebar: one button per preset, then the active one's caption."""
+    """The "As in the paper" block of the sidebar: one link per preset, then the active one's caption."""
     import streamlit as st
 
-    _switch_if_pending()
     current = active(st.session_state)
     unchanged = current is not None and matches(current, st.session_state)
     with st.expander("As in the paper", expanded=unchanged, icon=":material/menu_book:"):
         st.caption("One click sets the dataset, k, d, ε, the algorithms and the number of "
                    "components to a figure or table of the papers, and opens its page.")
-        for p in PRESETS:
-            st.button(p.label, key=f"preset_{p.key}", on_click=_on_click, args=(p.key,),
-                      help=p.source, width="stretch",
-                      type="primary" if unchanged and p is current else "secondary")
+        if unknown := st.session_state.pop(UNKNOWN, None):
+            st.warning(f"The address names no preset {unknown!r}; the presets are listed below.")
+        for i, p in enumerate(PRESETS):
+            if i == 0 or PRESETS[i - 1].paper != p.paper:
+                st.caption(f"**{p.paper}**")
+            label = ("✓ " if unchanged and p is current else "") + p.label
+            try:  # a link: the page opens with ?preset=<key>, applied by consume_query()
+                st.page_link(p.page, label=label, query_params={QUERY: p.key}, help=p.source,
+                             width="stretch")
+            except Exception:  # noqa: BLE001 - no navigation (a page run on its own): apply here
+                st.button(label, key=f"preset_{p.key}", on_click=_on_click, args=(p.key,),
+                          help=p.source, width="stretch")
         if current is None:
             return
         if unchanged:

@@ -107,6 +107,9 @@ def n_samples(name: str | None = None) -> int | None:
 def draw_sidebar() -> state.Settings:
     """Draw the shared controls and return the current settings."""
     state.ensure_defaults()
+    from ui import presets  # a preset link (?preset=...) applies before the widgets are drawn
+
+    presets.consume_query()
     ss = st.session_state
     choices = dataset_choices()
     options = list(choices)
@@ -160,9 +163,7 @@ def draw_sidebar() -> state.Settings:
                         help="Seeds the ε-net's random directions and the restarts of the other "
                              "algorithms: the same seed gives the same answer.",
                         **_seed_widget(state.SEED))
-        from ui import presets  # "As in the paper" buttons (ui/presets.py)
-
-        presets.draw()
+        presets.draw()  # "As in the paper" links (ui/presets.py)
     return state.settings()
 
 

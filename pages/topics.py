@@ -1,0 +1,89 @@
+"""Topics — the components of a text corpus as topics: words and their weights."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import compute, downloads, state
+from ui import topics as tp
+from ui.figures import topics as tfigs
+from ui.sidebar import page_intro
+
+page_intro(
+    "Topics",
+    "Several nonnegative sparse components of a text corpus (documents × words, kept sparse), each "
+    "shown as a topic: its words and their weights, in a table and a bar chart per component; "
+    "CSV export.",
+    "Asteris, Papailiopoulos, Kyrillidis & Dimakis, *Sparse PCA via Bipartite Matchings* (2015), "
+    "Table 3: s words of each of 8 components of a bag-of-words corpus (raw counts, centered), "
+    "found jointly by bipartite matchings on a rank-5 sketch; deflation with TPower beside it.",
+)
+
+
+def controls(choices: dict) -> tuple:
+    default = tp.UPLOAD if tp.UPLOAD in choices and \
+        state.settings().dataset == compute.UPLOAD_DATASET else tp.DEMO
+    keys = list(choices)
+    c1, c2 = st.columns([2, 1])
+    key = c1.selectbox("Corpus", keys, index=keys.index(default), format_func=choices.get,
+                       key="tp_corpus",
+                       help="Upload a docword.NAME.txt[.gz] + vocab, .mtx or sparse .npz on *Your "
+                            "data*; KOS, NIPS, Enron, NYTimes appear when a local copy is in "
+                            "NSPCA_DATA_DIR.")
+    method = c2.radio("Method", list(tp.METHODS), format_func=tp.METHODS.get, key="tp_method")
+    c1, c2, c3, c4 = st.columns(4)
+    r = c1.slider("Topics (components)", 1, 12, 8, key="tp_r")
+    k = c2.slider("Words per topic (s)", 3, 30, 15, key="tp_k",
+                  help="Nonzero loadings per component; the paper uses s = 15 (Table 2) and "
+                       "s = 10 (Table 3). Independent of the sidebar's k.")
+    weighting = c3.selectbox("Weighting", list(tp.WEIGHTINGS), key="tp_weighting",
+                             format_func={"raw": "raw counts (paper)", "tfidf": "tf-idf",
+                                          "log1p": "log(1 + count)"}.get)
+    center = c4.checkbox("Centered", True, key="tp_center",
+                         help="Covariance of the centered counts, centering applied implicitly "
+                              "(the matrix stays sparse).")
+    return key, method, r, k, weighting, center
+
+
+def main() -> None:
+    choices = tp.sources()
+    key, method, r, k, weighting, center = controls(choices)
+    seed = state.settings().seed
+    corpus = tp.get_corpus(key, seed)
+    m, n = corpus.X.shape
+    if r * k > n:
+        st.error(f"{r} topics of {k} words need {r * k} distinct words; the corpus has {n}. "
+                 "Choose fewer topics or words.")
+        return
+    st.caption(f"**{corpus.title}**: {m:,} documents × {n:,} words, {corpus.X.nnz:,} nonzero counts "
+               f"(sparse, never densified); seed {seed} (sidebar).")
+    with st.spinner(f"Finding {r} topics of {k} words…"):
+        run = tp.compute_topics(corpus.token, method, r, k, weighting, center, seed, _corpus=corpus)
+    cols = st.columns(3)
+    cols[0].metric("total variance of the topics", f"{run.variance.sum():.4g}")
+    cols[1].metric(f"variance of the span of {run.loadings.shape[1]}",
+                   f"{run.cumulative_variance[-1]:.4g}")
+    cols[2].metric("seconds", f"{run.seconds:.2f}")
+    st.caption("; ".join(run.weighting_notes)
+               + (f"; rank-{run.params['d']} sketch, {run.params['samples']} sampled net points"
+                  if method == "bipartite" else ""))
+    st.subheader("Words of each topic")
+    st.dataframe(tp.wide_table(run.table), key="tp_table")
+    if corpus.topics is not None:
+        match = tp.planted_match(run.table, corpus.topics)
+        st.caption(f"Planted topics recovered (best Jaccard index per topic, ground truth of the "
+                   f"demo): mean {match['Jaccard'].mean():.2f}.")
+        st.dataframe(match, hide_index=True, key="tp_match")
+    fig = tfigs.topics_grid(run.table, variance=run.variance)
+    st.plotly_chart(fig, key="tp_bars")
+    st.plotly_chart(tfigs.topic_variance(run.variance, run.cumulative_variance), key="tp_variance")
+    c1, c2 = st.columns(2)
+    c1.download_button("Topics (CSV)", run.table.to_csv(index=False, float_format="%.6g"),
+                       file_name="topics.csv", mime="text/csv", key="tp_dl_csv", on_click="ignore",
+                       help="component, rank, word, word_index (0-based), weight: the nonzero "
+                            "loadings of each component, heaviest first.")
+    c2.download_button("Figure (HTML)", lambda: downloads.figure_html(fig), file_name="topics.html",
+                       mime="text/html", key="tp_dl_fig", on_click="ignore")
+
+
+compute.guard(main)

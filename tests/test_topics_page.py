@@ -1,0 +1,199 @@
+"""The Topics page under AppTest (the KOS-shaped text demo, a text upload), its pure
+figure and table functions against brute force, and a text corpus uploaded on *Your data*."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from nspca_core.text import topics_table
+from tests.conftest import page_app
+from ui import compute, state
+from ui import topics as tp
+from ui.figures import topics as tfigs
+
+TIMEOUT = 180
+WORDS = [f"word{j}" for j in range(30)]
+
+
+@pytest.fixture
+def no_densify(monkeypatch):
+    """Fail if a corpus-sized scipy.sparse matrix is turned dense."""
+    import scipy.sparse._base as base
+
+    real = base._spbase.toarray
+
+    def guarded(self, *args, **kwargs):
+        if self.shape[0] * self.shape[1] >= 1_000_000:
+            raise AssertionError(f"a {self.shape} sparse matrix was densified")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(base._spbase, "toarray", guarded)
+    monkeypatch.setattr(base._spbase, "todense", guarded)
+
+
+def small_corpus(seed=0, m=80, n=30):
+    """Counts with two planted word groups (words 0-4 and 10-14) over Poisson noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(0.3, (m, n)).astype(float)
+    X[: m // 2, 0:5] += rng.poisson(4, (m // 2, 5))
+    X[m // 2:, 10:15] += rng.poisson(4, (m - m // 2, 5))
+    return sp.csr_matrix(X)
+
+
+def text_upload(X, name="docword.small.txt"):
+    return compute.Upload(X=X, feature_names=list(WORDS[: X.shape[1]]), labels=None,
+                          image_shape=None, notes=["test corpus"], metadata=None, source_name=name,
+                          options={}, token=f"t{X.nnz}")
+
+
+def ok(at):
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+# --------------------------------------------------------------------------- the page
+
+def test_demo_topics_bipartite_then_tpower(no_densify):
+    at = ok(page_app("topics.py", timeout=TIMEOUT).run())
+    assert not at.error, [e.value for e in at.error]
+    assert "3,430 documents × 6,906 words" in " ".join(c.value for c in at.caption)
+    table = at.dataframe[0].value
+    assert list(table.columns) == [f"Topic {j}" for j in range(1, 9)] and len(table) == 15
+    assert len(at.get("plotly_chart")) == 2
+    assert {b.label for b in at.get("download_button")} == {"Topics (CSV)", "Figure (HTML)"}
+    match = at.dataframe[1].value
+    # planted topics have 10 words, topics 15: a recovered topic has Jaccard 10/15
+    assert len(match) == 8 and (match["Jaccard"] >= 0.6).sum() >= 6
+    at.radio(key="tp_method").set_value("tpower")
+    at.slider(key="tp_r").set_value(3)
+    at.slider(key="tp_k").set_value(5)
+    ok(at.run())
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["Topic 1", "Topic 2", "Topic 3"] and len(table) == 5
+
+
+def test_text_upload_is_offered_and_used():
+    X = small_corpus()
+    at = page_app("topics.py", timeout=TIMEOUT, **{state.UPLOAD: text_upload(X),
+                                                   state.DATASET: compute.UPLOAD_DATASET})
+    ok(at.run())
+    box = at.selectbox(key="tp_corpus")
+    assert box.value == tp.UPLOAD
+    assert box.options == ["Your data (docword.small.txt)",
+                           "Text demo: synthetic corpus at the KOS shape, planted topics"]
+    at.slider(key="tp_r").set_value(2)
+    at.slider(key="tp_k").set_value(5)
+    ok(at.run())
+    table = at.dataframe[0].value
+    found = [{int(c.split("word")[1].split(" ")[0]) for c in table[col]} for col in table.columns]
+    assert sorted(map(sorted, found)) == [[0, 1, 2, 3, 4], [10, 11, 12, 13, 14]]
+
+
+def test_too_many_words_asked_is_an_error_not_a_crash():
+    at = page_app("topics.py", timeout=TIMEOUT, **{state.UPLOAD: text_upload(small_corpus()),
+                                                   state.DATASET: compute.UPLOAD_DATASET})
+    ok(at.run())  # 8 topics x 15 words > 30 words
+    assert "need 120 distinct words; the corpus has 30" in " ".join(e.value for e in at.error)
+
+
+def test_dense_upload_is_not_offered():
+    up = compute.Upload(X=np.ones((4, 3)), feature_names=["a", "b", "c"], labels=None,
+                        image_shape=None, notes=[], metadata=None, source_name="d.csv")
+    at = ok(page_app("topics.py", timeout=TIMEOUT, **{state.UPLOAD: up}).run())
+    assert not any(o.startswith("Your data") for o in at.selectbox(key="tp_corpus").options)
+
+
+def _zip_corpus(X) -> bytes:
+    C = sp.coo_matrix(X)
+    doc = f"{C.shape[0]}\n{C.shape[1]}\n{C.nnz}\n" + "".join(
+        f"{d + 1} {w + 1} {int(v)}\n" for d, w, v in zip(C.row, C.col, C.data))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("docword.small.txt.gz", gzip.compress(doc.encode()))
+        zf.writestr("vocab.small.txt", "\n".join(WORDS[: C.shape[1]]) + "\n")
+    return buf.getvalue()
+
+
+def test_your_data_reads_a_text_corpus_sparse():
+    X = small_corpus()
+    at = ok(page_app("your_data.py", timeout=TIMEOUT).run())
+    at.file_uploader(key="yd_file").set_value(("small.zip", _zip_corpus(X), "application/zip"))
+    ok(at.run())
+    assert not at.error, [e.value for e in at.error]
+    assert "Preview of the text corpus" in [s.value for s in at.subheader]
+    at.button(key="yd_use").click()
+    ok(at.run())
+    up = at.session_state[state.UPLOAD]
+    assert sp.issparse(up.X) and (up.X != X).nnz == 0
+    assert up.feature_names == WORDS
+    assert at.session_state[state.DATASET] == compute.UPLOAD_DATASET
+
+
+def test_sparse_upload_dataset_keeps_x_sparse_and_centers_implicitly():
+    X = small_corpus()
+    ds = tp.sparse_upload_dataset(text_upload(X), ("center",), "your-data")
+    assert sp.issparse(ds.X) and ds.preprocessing == ("counts", "center")
+    np.testing.assert_allclose(ds.mean, X.toarray().mean(axis=0))
+    ds = tp.sparse_upload_dataset(text_upload(X), ("log1p", "center"), "your-data")
+    np.testing.assert_allclose(ds.X.toarray(), np.log1p(X.toarray()))
+    ds = tp.sparse_upload_dataset(text_upload(X), ("center", "standardize"), "your-data")
+    assert any("standardize is not applied" in nt for nt in ds.notes)
+
+
+# --------------------------------------------------------------------------- pure functions
+
+def _table(seed=0, n=12, r=3, k=4):
+    rng = np.random.default_rng(seed)
+    L = np.zeros((n, r))
+    for j in range(r):
+        idx = rng.choice(n, k, replace=False)
+        L[idx, j] = rng.random(k) + 0.1
+    L /= np.linalg.norm(L, axis=0)
+    return L, topics_table(L, [f"w{i}" for i in range(n)])
+
+
+def test_topics_grid_one_panel_per_component_heaviest_first():
+    L, table = _table()
+    fig = tfigs.topics_grid(table, n_cols=2, variance=[3.0, 2.0, 1.0])
+    assert len(fig.data) == 3
+    for j, trace in enumerate(fig.data):
+        col = L[:, j]
+        order = np.argsort(-col, kind="stable")[: np.count_nonzero(col)]
+        assert list(trace.y) == [f"w{i}" for i in order]
+        np.testing.assert_allclose(trace.x, col[order])
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles[0] == "Topic 1 — var 3"
+
+
+def test_topic_bars_and_variance_figures():
+    L, table = _table(1)
+    fig = tfigs.topic_bars(table, 2)
+    np.testing.assert_allclose(sorted(fig.data[0].x, reverse=True), sorted(L[L[:, 1] > 0, 1],
+                                                                       reverse=True))
+    fig = tfigs.topic_variance([3.0, 2.0], [3.0, 4.5])
+    assert list(fig.data[1].y) == [3.0, 4.5]
+    with pytest.raises(ValueError, match=r"`table` needs columns"):
+        tfigs.topics_grid(pd.DataFrame({"a": [1]}))
+
+
+def test_wide_table_and_planted_match_brute_force():
+    L, table = _table(2)
+    wide = tp.wide_table(table)
+    assert list(wide.columns) == ["Topic 1", "Topic 2", "Topic 3"]
+    for j in range(3):
+        first = int(np.argmax(L[:, j]))
+        assert wide[f"Topic {j + 1}"].iloc[0] == f"w{first} ({L[first, j]:.3f})"
+    planted = [np.flatnonzero(L[:, 0]), np.arange(12)]
+    match = tp.planted_match(table, planted)
+    for j in range(3):
+        found = set(np.flatnonzero(L[:, j]).tolist())
+        best = max(len(found & set(p.tolist())) / len(found | set(p.tolist())) for p in planted)
+        assert match["Jaccard"].iloc[j] == pytest.approx(best)
+    assert match["Jaccard"].iloc[0] == 1.0 and match["best planted topic"].iloc[0] == 1

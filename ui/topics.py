@@ -1,0 +1,261 @@
+"""Text corpora in the app: the corpora the Topics page offers, cached, and topics computed sparse.
+
+A corpus is a documents x words ``scipy.sparse`` CSR matrix with its
+vocabulary; it is never densified here: the covariance is the operator
+:func:`nspca_core._sparse.as_sparse_cov` (centered implicitly) and the
+components come from the bipartite method on its top-d factor or from
+deflation with TPower (matrix-vector products only).
+
+Sources, in the order offered: the upload (when *Your data* holds a text
+corpus), the registry corpora with a local copy (KOS, NIPS, Enron, NYTimes in
+``NSPCA_DATA_DIR`` or the cache; nothing is downloaded from this page), and the
+*text demo*: a synthetic corpus at the KOS shape with planted topics
+(:func:`nspca_core.corpus.corpus_like`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import streamlit as st
+
+from ui import state
+
+__all__ = ["DEMO", "Corpus", "is_text_upload", "sources", "get_corpus", "compute_topics",
+           "TopicsRun", "wide_table", "planted_match", "upload_preview", "METHODS",
+           "WEIGHTINGS", "BIPARTITE_D", "BIPARTITE_SAMPLES"]
+
+DEMO = "text-demo"
+UPLOAD = "upload"
+#: method key -> label
+METHODS = {"bipartite": "joint: bipartite matchings (Asteris et al. 2015)",
+           "tpower": "deflation (remove used words) with TPower"}
+#: page choice -> nspca_core.text weighting
+WEIGHTINGS = {"raw": "counts", "tfidf": "tfidf", "log1p": "log1p"}
+#: the bipartite method's sketch rank (the paper's rank-5 sketch) and sampled net points
+BIPARTITE_D = 5
+BIPARTITE_SAMPLES = 300
+
+
+@dataclass(frozen=True, eq=False)
+class Corpus:
+    """A documents x words corpus for the Topics page.
+
+    ``X`` raw counts (CSR, never densified), ``vocabulary`` the words,
+    ``token`` identifies it in caches, ``topics`` the planted word sets
+    (demo only), ``notes`` what was read.
+    """
+
+    X: sp.csr_matrix
+    vocabulary: list
+    title: str
+    token: str
+    notes: list
+    topics: list | None = None
+
+
+@dataclass(frozen=True)
+class TopicsRun:
+    """Topics found: ``loadings`` (words x r), ``variance`` (per component, on the
+    weighted covariance), ``table`` (:func:`nspca_core.text.topics_table`), ``seconds``,
+    ``weighting_notes``, ``method`` and ``params``."""
+
+    loadings: np.ndarray
+    variance: np.ndarray
+    cumulative_variance: np.ndarray
+    table: pd.DataFrame
+    seconds: float
+    weighting_notes: tuple
+    method: str
+    params: dict
+
+
+def is_text_upload(upload) -> bool:
+    """True when the stored upload is a sparse text corpus (``load_file`` kept it sparse)."""
+    return upload is not None and sp.issparse(getattr(upload, "X", None))
+
+
+@st.cache_data(show_spinner=False, ttl=300)
+def _local_corpora() -> list[tuple[str, str]]:
+    """(name, title) of the registry corpora with a local copy (none is downloaded here)."""
+    try:
+        from nspca_core.datasets import is_available, list_datasets
+
+        return [(i.name, i.title) for i in list_datasets(include_text=True)
+                if i.kind == "text" and is_available(i.name)]
+    except Exception:  # registry not importable: the demo is still offered
+        return []
+
+
+def sources() -> dict[str, str]:
+    """Corpus choices: key -> label."""
+    out = {}
+    upload = st.session_state.get(state.UPLOAD)
+    if is_text_upload(upload):
+        out[UPLOAD] = f"Your data ({getattr(upload, 'source_name', 'upload')})"
+    for name, title in _local_corpora():
+        out[name] = f"{title} — local copy"
+    out[DEMO] = "Text demo: synthetic corpus at the KOS shape, planted topics"
+    return out
+
+
+@st.cache_resource(show_spinner="Generating the demo corpus…", max_entries=4)
+def _demo(seed: int) -> Corpus:
+    from nspca_core.corpus import CORPUS_SHAPES, corpus_like
+
+    c = corpus_like("kos", seed=int(seed))
+    D, W, _ = CORPUS_SHAPES["kos"]
+    return Corpus(X=c.X, vocabulary=list(c.vocabulary), title=f"text demo (KOS shape, seed {seed})",
+                  token=f"demo:kos:{seed}", notes=list(c.notes), topics=list(c.topics))
+
+
+@st.cache_resource(show_spinner="Reading the corpus…", max_entries=2)
+def _registry(name: str) -> Corpus:
+    from nspca_core.datasets import load_corpus
+
+    t = load_corpus(name)
+    return Corpus(X=t.X, vocabulary=list(t.vocabulary), title=name,
+                  token=f"corpus:{name}:{t.extra.get('sha256', '')}", notes=list(t.notes))
+
+
+def get_corpus(key: str, seed: int = 0) -> Corpus:
+    """The corpus of a :func:`sources` key."""
+    if key == DEMO:
+        return _demo(int(seed))
+    if key == UPLOAD:
+        up = st.session_state.get(state.UPLOAD)
+        if not is_text_upload(up):
+            raise ValueError("the uploaded data is not a text corpus any more; choose another corpus")
+        return Corpus(X=up.X, vocabulary=list(up.feature_names),
+                      title=getattr(up, "source_name", "upload"),
+                      token=f"upload:{getattr(up, 'token', '')}", notes=list(up.notes))
+    return _registry(key)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def compute_topics(token: str, method: str, r: int, k: int, weighting: str, center: bool,
+                   seed: int, _corpus: Corpus) -> TopicsRun:
+    """Topics of a corpus, cached by its token and the choices (the matrix is not hashed).
+
+    ``"bipartite"``: :func:`nspca_core.peers.bipartite.bipartite_components` on
+    the sparse covariance operator with a rank-:data:`BIPARTITE_D` sketch and
+    :data:`BIPARTITE_SAMPLES` net points; ``"tpower"``: ``components(...,
+    strategy="deflation-remove", method="tpower")``.  Memory: the CSR matrix,
+    its weighted copy and the n x d factor; never an n x n or m x n dense array.
+    """
+    from nspca_core._sparse import as_sparse_cov
+    from nspca_core.text import text_weighting, topics_table
+
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
+    t0 = time.perf_counter()
+    w = text_weighting(_corpus.X, weighting=WEIGHTINGS[weighting], center=bool(center))
+    cov = as_sparse_cov(w.X, center=w.center)
+    if method == "bipartite":
+        from nspca_core.peers.bipartite import bipartite_components
+
+        res = bipartite_components(cov, int(r), int(k), d=min(BIPARTITE_D, cov.n),
+                                   samples=BIPARTITE_SAMPLES, seed=int(seed))
+        params = {"d": min(BIPARTITE_D, cov.n), "samples": BIPARTITE_SAMPLES}
+    else:
+        from nspca_core.api import components
+
+        res = components(cov, n_components=int(r), k=int(k), method="tpower",
+                         strategy="deflation-remove", seed=int(seed))
+        params = {}
+    L = np.asarray(res.loadings)
+    return TopicsRun(loadings=L, variance=np.asarray(res.variance, float),
+                     cumulative_variance=np.asarray(res.cumulative_variance, float),
+                     table=topics_table(L, _corpus.vocabulary), seconds=time.perf_counter() - t0,
+                     weighting_notes=tuple(w.notes), method=method,
+                     params={"r": int(r), "k": int(k), "weighting": weighting,
+                             "center": bool(center), "seed": int(seed), **params})
+
+
+def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
+    """One column per topic, one row per rank: ``word (weight)``."""
+    if table.empty:
+        return pd.DataFrame()
+    cells = table.assign(cell=[f"{w} ({v:.{decimals}f})" for w, v in zip(table["word"], table["weight"])])
+    wide = cells.pivot(index="rank", columns="component", values="cell").fillna("")
+    wide.columns = [f"Topic {j}" for j in wide.columns]
+    return wide
+
+
+def planted_match(table: pd.DataFrame, planted: list) -> pd.DataFrame:
+    """Best Jaccard index of each found topic with a planted word set (demo ground truth)."""
+    rows = []
+    sets = [set(np.asarray(t).tolist()) for t in planted]
+    for j, grp in table.groupby("component", sort=True):
+        found = set(grp["word_index"].tolist())
+        scores = [len(found & s) / len(found | s) if found | s else 0.0 for s in sets]
+        best = int(np.argmax(scores)) if scores else -1
+        rows.append({"topic": int(j), "best planted topic": best + 1 if best >= 0 else None,
+                     "Jaccard": float(scores[best]) if best >= 0 else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def upload_preview(upload) -> None:
+    """What *Your data* shows for a text corpus: size, notes, the most frequent words."""
+    X = upload.X
+    m, n = X.shape
+    st.subheader("Preview of the text corpus")
+    cols = st.columns(3)
+    cols[0].metric("documents", f"{m:,}")
+    cols[1].metric("words", f"{n:,}")
+    cols[2].metric("nonzero counts", f"{X.nnz:,}")
+    for note in upload.notes:
+        st.caption(f"• {note}")
+    totals = np.asarray(X.sum(axis=0)).ravel()
+    top = np.argsort(-totals, kind="stable")[:20]
+    st.dataframe(pd.DataFrame({"word": [str(upload.feature_names[i]) for i in top],
+                               "total count": totals[top],
+                               "documents": np.diff(X.tocsc().indptr)[top]}), hide_index=True)
+    st.caption("The 20 most frequent words. The corpus stays sparse: open the *Topics* page for "
+               "its components as topics (words and weights).")
+
+
+def sparse_upload_dataset(upload, steps: tuple, name: str):
+    """A text-corpus upload as a ``nspca_core.datasets.Dataset`` whose ``X`` stays sparse.
+
+    Like the registry corpora (:func:`nspca_core.datasets.load_dataset` for kind
+    ``"text"``): ``X`` the weighted counts, *not* centered (``"log1p"`` in the
+    sidebar's steps -> log1p weighting, else raw counts), ``preprocessing``
+    ``(weighting,)`` plus ``"center"`` when the covariance is to be centered
+    implicitly, ``mean`` the column means.  Standardizing would make the
+    matrix dense: it is not applied and a note says so.
+    """
+    from nspca_core.datasets import Dataset, DatasetInfo
+    from nspca_core.text import text_weighting
+
+    weighting = "log1p" if "log1p" in steps else "counts"
+    w = text_weighting(upload.X, weighting=weighting, center="center" in steps)
+    notes = list(upload.notes) + list(w.notes)
+    if "standardize" in steps:
+        notes.append("standardize is not applied to a text corpus (it would make the matrix "
+                     "dense); centered counts are used")
+    mean = np.asarray(w.X.mean(axis=0)).ravel() if w.center else None
+    source = getattr(upload, "source_name", "") or "upload"
+    info = DatasetInfo(name=name, title=f"Your data ({source})", description=f"Uploaded text "
+                       f"corpus {source}", kind="upload", shape=tuple(upload.X.shape), source=source,
+                       citation="", paper_preprocessing="", image_shape=None, has_labels=False)
+    return Dataset(name=name, X=w.X, X_raw=upload.X, feature_names=[str(f) for f in
+                   upload.feature_names], labels=None, image_shape=None,
+                   preprocessing=(weighting,) + (("center",) if w.center else ()), info=info,
+                   ground_truth=None, notes=notes, mean=mean, scale=None, params={})
+
+
+def vocab_uploader(filename: str, column) -> bytes | None:
+    """A second uploader for the vocabulary of a docword / .mtx / .npz upload (None: none given)."""
+    low = filename.lower()
+    if not (low.startswith("docword") or low.endswith((".mtx", ".mtx.gz", ".npz", ".txt.gz"))):
+        return None
+    vocab = column.file_uploader("Vocabulary (vocab.NAME.txt, one word per line; optional)",
+                                 type=["txt"], key="yd_vocab",
+                                 help="Word i on line i. Or upload one .zip holding the docword "
+                                      "file and its vocab file.")
+    return None if vocab is None else vocab.getvalue()

@@ -252,6 +252,7 @@ def test_fast_components_never_certify():
 def test_page_on_digits_tables_figures_downloads():
     at = _ok(page_app("labelled.py", timeout=TIMEOUT, **{state.DATASET: "digits", state.K: 6}).run())
     assert at.title[0].value == "Features by class"
+    assert at.selectbox(key="fc_method").value == "enet"  # the fast method by default
     assert len(at.get("plotly_chart")) == 2                    # scores by class, heatmap
     summary, *tables = [d.value for d in at.dataframe]
     assert len(tables) == 3 and len(summary) == 3             # 3 components by default
@@ -260,7 +261,7 @@ def test_page_on_digits_tables_figures_downloads():
     assert [f"mean {c}" for c in range(10)] == [c for c in t.columns if c.startswith("mean ")]
     # the on-screen table is the one computed from the same components
     ds = compute.load_dataset("digits", "center", 0)
-    res = lab.fast_components(ds.X, 3, 6, "auto", 2, 0.1, 0)
+    res = lab.fast_components(ds.X, 3, 6, "enet", 2, 0.1, 0)  # the page's default method
     ref = lab.analyse(ds.X, ds.X_raw, ds.labels, ds.feature_names, res.loadings).tables[0]
     assert t["feature"].tolist() == ref["feature"].tolist()
     np.testing.assert_allclose(t["F"], ref["F"], rtol=1e-9)

@@ -33,6 +33,7 @@ PAGES = {
         ("pages/several_components.py", "Several components", ":material/stacked_bar_chart:"),
         ("pages/nonneg_scores.py", "Nonnegative-score PCA", ":material/scatter_plot:"),
         ("pages/labelled.py", "Features by class", ":material/table_chart:"),
+        ("pages/topics.py", "Topics (text data)", ":material/article:"),
     ],
     "Your data": [
         ("pages/your_data.py", "Your data", ":material/upload_file:"),

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import compute, downloads, state
+from ui import topics as text_upload
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -23,7 +24,8 @@ page_intro(
     "ICML 2014) with our certificate.",
 )
 
-TYPES = ["csv", "tsv", "tab", "txt", "npy", "npz", "mat", "zip", "png", "jpg", "jpeg", "pgm", "bmp"]
+TYPES = ["csv", "tsv", "tab", "txt", "npy", "npz", "mat", "zip", "png", "jpg", "jpeg", "pgm", "bmp",
+         "mtx", "gz"]
 NAN_POLICIES = {
     "error": "stop and tell me (default)",
     "drop-rows": "drop samples with missing values",
@@ -95,6 +97,7 @@ def read_options(filename: str, data: bytes) -> dict:
     opts: dict = {"variable": None, "nan_policy": "error", "resize": None, "label_column": None,
                   "header": None}
     c1, c2, c3 = st.columns(3)
+    opts["vocab"] = text_upload.vocab_uploader(filename, st)  # text corpora (ui/topics.py)
     if lower.endswith((".npz", ".mat")):
         variables = compute.file_variables(data, filename)
         names = [v["name"] for v in variables]
@@ -131,6 +134,8 @@ def read_options(filename: str, data: bytes) -> dict:
 
 
 def preview(up, ds) -> None:
+    if text_upload.is_text_upload(up):  # a sparse text corpus: never densified here
+        return text_upload.upload_preview(up)
     m, n = ds.X.shape
     st.subheader("Preview")
     cols = st.columns(4)
@@ -259,8 +264,8 @@ def main() -> None:
     if current is None:
         st.info("No data uploaded yet. Until then the other pages use the dataset of the sidebar.")
         return
-    st.success(f"Using **{current.source_name}** ({np.asarray(current.X).shape[0]} × "
-               f"{np.asarray(current.X).shape[1]})"
+    st.success(f"Using **{current.source_name}** ({current.X.shape[0]} × "
+               f"{current.X.shape[1]})"
                + (" — selected in the sidebar." if state.settings().dataset == compute.UPLOAD_DATASET
                   else " — choose *Your data* in the sidebar to analyse it on every page."))
     if state.settings().dataset != compute.UPLOAD_DATASET:

@@ -17,7 +17,7 @@ os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets")
 ALL_PAGES = ["pages/home.py", "pages/spannogram_d2.py", "pages/spannogram_d3.py",
              "pages/feasible_arc.py", "pages/variance_vs_k.py", "pages/components_images.py",
              "pages/compare.py", "pages/your_data.py", "pages/several_components.py",
-             "pages/nonneg_scores.py", "pages/labelled.py"]
+             "pages/nonneg_scores.py", "pages/labelled.py", "pages/topics.py"]
 MINE = ALL_PAGES[:4]
 TIMEOUT = 180
 

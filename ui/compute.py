@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 import streamlit as st
 
 from nspca_core._validation import InputError
@@ -170,6 +171,11 @@ def digest(*parts) -> str:
         if isinstance(p, np.ndarray):
             h.update(str((p.dtype, p.shape)).encode())
             h.update(np.ascontiguousarray(p).tobytes())
+        elif sp.issparse(p):  # a text corpus: its CSR arrays (never densified)
+            q = sp.csr_matrix(p)
+            h.update(str((q.dtype, q.shape)).encode())
+            for a in (q.data, q.indices, q.indptr):
+                h.update(np.ascontiguousarray(a).tobytes())
         elif isinstance(p, bytes | bytearray | memoryview):
             h.update(bytes(p))
         else:
@@ -242,6 +248,10 @@ def _steps(preprocessing) -> tuple:
 @st.cache_resource(show_spinner="Preprocessing your data…", max_entries=8)
 def _uploaded_dataset(token: str, preprocessing, _upload: Upload):
     data = _upload
+    if sp.issparse(data.X):  # a text corpus stays sparse (ui/topics.py)
+        from ui.topics import sparse_upload_dataset
+
+        return sparse_upload_dataset(data, _steps(preprocessing), UPLOAD_DATASET)
     source_name = getattr(data, "source_name", "") or "upload"
     X_raw = np.asarray(data.X, dtype=np.float64)
     steps = _steps(preprocessing)
@@ -271,7 +281,8 @@ def uploaded_dataset(upload: Upload, preprocessing="center"):
 def upload_token(upload) -> str:
     """Cache key of an upload: its token plus a digest of everything the pages read from it."""
     labels = getattr(upload, "labels", None)
-    return digest(getattr(upload, "token", ""), np.asarray(upload.X),
+    return digest(getattr(upload, "token", ""),
+                  upload.X if sp.issparse(upload.X) else np.asarray(upload.X),
                   None if labels is None else np.asarray(labels).astype(str),
                   getattr(upload, "image_shape", None), list(getattr(upload, "feature_names", [])))
 
@@ -298,20 +309,26 @@ def current_dataset():
 # ----------------------------------------------------------------- uploads
 @st.cache_data(show_spinner="Reading the file…", max_entries=8)
 def _parse_upload(data: bytes, filename: str, variable: str | None = None, nan_policy: str = "error",
-                  resize: tuple | None = None, label_column=None, header: bool | None = None):
+                  resize: tuple | None = None, label_column=None, header: bool | None = None,
+                  vocab: bytes | None = None):
     return core("io", "load_file")(data, filename=filename, variable=variable, nan_policy=nan_policy,
-                                   resize=resize, label_column=label_column, header=header)
+                                   resize=resize, label_column=label_column, header=header,
+                                   vocab=vocab)
 
 
 def parse_upload(data: bytes, filename: str, variable: str | None = None, nan_policy: str = "error",
-                 resize: tuple | None = None, label_column=None, header: bool | None = None):
+                 resize: tuple | None = None, label_column=None, header: bool | None = None,
+                 vocab: bytes | None = None):
     """``nspca_core.io.load_file`` on the uploaded bytes, cached (raises DataFormatError).
+
+    ``vocab``: the vocabulary file of a text corpus (docword / .mtx / .npz), if uploaded.
 
     The error message names the page's controls, not the API's arguments
     (:func:`ui.messages.for_user`), and does not repeat the file name.
     """
     try:
-        return _parse_upload(data, filename, variable, nan_policy, resize, label_column, header)
+        return _parse_upload(data, filename, variable, nan_policy, resize, label_column, header,
+                             vocab)
     except ValueError as exc:
         raise type(exc)(messages.for_user(str(exc), filename=filename)) from None
 
@@ -329,7 +346,8 @@ def file_variables(data: bytes, filename: str) -> list[dict]:
 
 def make_upload(loaded, *, options: dict, file_digest: str) -> Upload:
     """The :class:`Upload` stored in session state for a parsed file."""
-    return Upload(X=np.asarray(loaded.X, dtype=np.float64), feature_names=list(loaded.feature_names),
+    X = loaded.X if sp.issparse(loaded.X) else np.asarray(loaded.X, dtype=np.float64)
+    return Upload(X=X, feature_names=list(loaded.feature_names),
                   labels=None if loaded.labels is None else np.asarray(loaded.labels),
                   image_shape=None if loaded.image_shape is None else tuple(loaded.image_shape),
                   notes=[messages.for_user(nt) for nt in loaded.notes], metadata=loaded.metadata, source_name=loaded.source_name,

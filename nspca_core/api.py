@@ -16,8 +16,8 @@ import numpy as np
 
 from ._common.options import check_options
 from ._common.scale import normalized, rescale
-from ._common.ascent import ascent, opt_pairs, polish, project, random_starts, tie_key
-from ._cov import Cov, ProjectedCov, as_cov
+from ._common.ascent import ascent, opt_pairs, polish, project, random_starts, cov_key
+from ._cov import Cov, ProjectedCov, _is_sparse, as_cov
 from .methods import PEERS, SINGLE
 from ._validation import InputError, as_rng, check_d, check_int, check_k
 from .rank1 import _rank1_nspca
@@ -86,6 +86,55 @@ def _allowed_options(method: str, strategy: str | None = None) -> set:
     if strategy == "quasi-orthogonal":
         allowed.update({"min_angle", "restarts", "renormalize", "tol", "max_iter"})
     return allowed
+
+
+def _check_ks(k, r: int, n: int) -> tuple:
+    """``k`` as one sparsity per component (an int is repeated)."""
+    if isinstance(k, (list, tuple, np.ndarray)):
+        if len(k) != r:
+            raise InputError(f"`k` must be an int or a sequence of n_components={r} ints; got {len(k)} "
+                             f"values")
+        return tuple(check_k(kj, n) for kj in k)
+    return (check_k(k, n),) * r
+
+
+def _check_partial(partial, n: int, r: int, strategy: str) -> np.ndarray:
+    """Loadings (n, j) of components already found, validated; (n, 0) for None."""
+    if partial is None:
+        return np.zeros((n, 0))
+    L = partial.loadings if isinstance(partial, ComponentsResult) else partial
+    L = np.asarray(L, dtype=float)
+    if L.ndim == 1:
+        L = L[:, None]
+    if L.ndim != 2 or L.shape[0] != n or not np.all(np.isfinite(L)) or (L < 0).any():
+        raise InputError(f"`partial` must be a ComponentsResult or nonnegative loadings of shape "
+                         f"({n}, j); got shape {L.shape}")
+    if L.shape[1] > r:
+        raise InputError(f"`partial` holds {L.shape[1]} components, more than n_components={r}")
+    if strategy not in ("deflation-remove", "deflation-project"):
+        raise InputError(f"`partial` continues a deflation; strategy {strategy!r} finds all "
+                         f"components jointly")
+    norms = np.linalg.norm(L, axis=0)
+    if (norms == 0).any():
+        raise InputError("`partial` has a zero column; every component must be a unit vector")
+    return L / norms
+
+
+def _weighted(X, sample_weight):
+    """Data whose covariance ``X_w^T X_w / m`` is the weighted ``sum_i w_i x_i x_i^T / sum_i w_i``
+    (rows scaled by ``sqrt(w_i / mean(w))``; a copy).  X is used as given: center it with the
+    same weights first.  None: X itself."""
+    if sample_weight is None:
+        return X
+    if X is None or isinstance(X, Cov) or _is_sparse(X):
+        raise InputError("`sample_weight` needs dense data `X` (samples x features); got "
+                         + ("a covariance" if X is None else type(X).__name__))
+    w = np.asarray(sample_weight, dtype=float)
+    X = np.asarray(X)
+    if w.shape != (X.shape[0],) or not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
+        raise InputError(f"`sample_weight` must hold {X.shape[0]} finite weights >= 0, not all zero; "
+                         f"got shape {w.shape}")
+    return X * np.sqrt(w / w.mean())[:, None]
 
 
 def _default_d(d, n: int):
@@ -186,7 +235,7 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     n = cov.n
     V, eig = cov.factor(d)
     info: dict = {"eigenvalues": eig, "exact": False}
-    key = tie_key(cov.diag())
+    key = cov_key(cov)
     if k <= 2:
         low = cov.quads(project(np.column_stack([V, cov.diag()]), k, key)).max()
         opt, x = opt_pairs(cov, k, lower=float(low))
@@ -262,7 +311,7 @@ def _disagree(values: dict, rtol: float = 1e-9) -> bool:
 
 
 def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=True, callback=None,
-        **options) -> Result:
+        sample_weight=None, **options) -> Result:
     """One nonnegative, k-sparse principal component.
 
     Parameters
@@ -287,6 +336,10 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
         Fill ``upper_bound``/``bound_kind`` (from :mod:`nspca_core.certificates`, or the
         paper's bound ``min(λ1, OPT_d + λ_{d+1})`` when that module is absent).
     callback : callable(done, total), optional
+    sample_weight : array_like of shape (m,), optional
+        Weights of the samples (R ``nsprcomp``'s ``omega``): the covariance is
+        ``sum_i w_i x_i x_i^T / sum_i w_i``.  Dense X only, used as given
+        (center it with the same weights first).
     **options
         Passed to the peer method (e.g. ``restarts``), ``samples`` for the ε-net,
         ``effort`` for the certificate.  An unknown name raises
@@ -314,7 +367,7 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     or "enet" answer with the same d, eps, seed.
     """
     t0 = time.perf_counter()
-    C = as_cov(X, cov)
+    C = as_cov(_weighted(X, sample_weight), cov)
     n = C.n
     k = check_k(k, n)
     d = check_d(_default_d(d, n), n)
@@ -361,7 +414,8 @@ def _project_out(cov: Cov, x: np.ndarray) -> Cov:
 
 
 def components(X=None, *, cov=None, n_components, k, method="auto", strategy="deflation-remove", d=None,
-               eps=0.1, seed=0, certify=False, callback=None, **options) -> ComponentsResult:
+               eps=0.1, seed=0, certify=False, callback=None, sample_weight=None, partial=None,
+               **options) -> ComponentsResult:
     """Several nonnegative, k-sparse components.
 
     Parameters
@@ -369,8 +423,9 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     X, cov
         Data (m x n, used as given) or covariance (n x n); exactly one.
     n_components : int in [1, n]
-    k : int in [1, n]
-        Nonzeros per component.
+    k : int in [1, n], or a sequence of n_components of them
+        Nonzeros per component; a sequence gives each component its own
+        sparsity (deflation strategies; R ``nsprcomp``'s ``k``).
     method : str, default "auto"
         Single-component method (one of :data:`METHODS`) for the deflation strategies.
     strategy : str, default "deflation-remove"
@@ -385,8 +440,13 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         - "quasi-orthogonal": EM with a minimum angle between components
           (:func:`nspca_core.peers.em.em_components`; option ``min_angle`` in degrees,
           default 75).
-    d, eps, seed, callback, **options
+    d, eps, seed, callback, sample_weight, **options
         As in :func:`fit`.
+    partial : ComponentsResult or ndarray (n, j), optional
+        Components already found (a previous result, or its loadings): they are
+        kept as the first j components and the deflation continues from them
+        (R ``nsprcomp``'s ``partial_model``), so ``n_components - j`` new ones
+        are computed.  Deflation strategies only.
     certify : bool, default False
         Certify each component on the problem it solved: for the deflation
         strategies the (reduced or deflated) covariance it was found on, for
@@ -400,10 +460,11 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         computed on the ORIGINAL covariance (:func:`nspca_core._summary.variance_summary`).
     """
     t0 = time.perf_counter()
-    C = as_cov(X, cov)
+    C = as_cov(_weighted(X, sample_weight), cov)
     n = C.n
     r = check_int(n_components, "n_components", 1, n)
-    k = check_k(k, n)
+    ks = _check_ks(k, r, n)
+    k = max(ks)
     d = check_d(_default_d(d, n), n)
     eps = _check_eps(eps)
     method = _check_method(method)
@@ -419,8 +480,12 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
 
     if not isinstance(certify, bool):
         raise InputError(f"`certify` must be True or False; got {certify!r}")
+    if len(set(ks)) > 1 and strategy in ("bipartite", "quasi-orthogonal"):
+        raise InputError(f"a sparsity per component (`k`={list(ks)}) needs a deflation strategy "
+                         f"('deflation-remove' or 'deflation-project'); got strategy={strategy!r}")
+    given = _check_partial(partial, n, r, strategy)
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
-    params = {"n_components": r, "k": k, "method": method, "strategy": strategy, "d": d, "eps": eps,
+    params = {"n_components": r, "k": ks[0] if len(set(ks)) == 1 else list(ks), "method": method, "strategy": strategy, "d": d, "eps": eps,
               "seed": _seed_param(seed), "certify": certify}
     info: dict = {}
     results: list[Result] = []
@@ -452,7 +517,17 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                              "deflation does not change; use strategy='deflation-remove'")
         cur = C
         remaining = np.arange(n)
-        for j in range(r):
+        for x in given.T:  # components already found: kept, and deflated as the loop would
+            cols.append(x)
+            results.append(_make_result(C, x, None, "given", {"k": int(np.count_nonzero(x))},
+                                        time.perf_counter(), {}))
+            problems.append(C)
+            if strategy == "deflation-remove":
+                remaining = np.setdiff1d(remaining, np.flatnonzero(x))
+            else:
+                cur = _project_out(cur, x)
+        for j in range(given.shape[1], r):
+            k = ks[j]
             if strategy == "deflation-remove":
                 if remaining.size == 0:
                     info["stopped_early"] = (f"all {n} features were used by the first {j} "
@@ -488,7 +563,7 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
 
         effort = options.get("effort", "auto")
         certified = []
-        for rj, prob in zip(results, problems):
+        for rj, prob, k in zip(results, problems, ks):
             kj = max(1, min(k, prob.n))
             xj = rj.x if rj.x.size == prob.n else None
             cert = _certify_cov(prob, kj, x=xj, effort=effort)

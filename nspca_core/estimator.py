@@ -121,15 +121,19 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
         self.preprocessing = preprocessing
         self.random_state = random_state
 
-    def _preprocess(self, X, *, fitting):
+    def _preprocess(self, X, *, fitting, sample_weight=None):
         """Centered (and scaled) data; for sparse X only the scaling is applied (a sparse
         copy) and the centering is left to the covariance operator or to ``transform``."""
         if fitting:
             if sp.issparse(X):
-                mean = np.asarray(X.mean(axis=0)).ravel()
-                std = np.sqrt(np.clip(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean ** 2, 0, None))
+                w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+                mean = np.asarray(X.T @ w).ravel() / w.sum()
+                sq = np.asarray(X.multiply(X).T @ w).ravel() / w.sum()
+                std = np.sqrt(np.clip(sq - mean ** 2, 0, None))
             else:
-                mean, std = X.mean(axis=0), X.std(axis=0)
+                w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+                mean = np.average(X, axis=0, weights=w)
+                std = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=w))
             self.mean_ = mean if self.preprocessing != "none" else np.zeros(X.shape[1])
             # constant features stay zero after centering: keep their scale at 1
             self.scale_ = np.where(std > 0, std, 1.0) if self.preprocessing == "standardize" \
@@ -138,8 +142,12 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
             return sp.csr_matrix(X.multiply(1.0 / self.scale_[None, :]))
         return (X - self.mean_) / self.scale_
 
-    def fit(self, X, y=None):
-        """Fit the components on ``X`` (n_samples, n_features); ``y`` is ignored."""
+    def fit(self, X, y=None, sample_weight=None):
+        """Fit the components on ``X`` (n_samples, n_features); ``y`` is ignored.
+
+        ``sample_weight`` (n_samples,), optional: weights of the samples (R ``nsprcomp``'s
+        ``omega``); the mean, the scale and the covariance are weighted (dense X only).
+        """
         from ._sparse import as_sparse_cov
         from .api import METHODS, STRATEGIES, components
 
@@ -165,16 +173,30 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
         if self.n_components > n:
             raise ValueError(f"`n_components` must be an int in [1, n_features={n}]; "
                              f"got {self.n_components}")
-        Xp = self._preprocess(X, fitting=True)
+        if sample_weight is not None:
+            if sp.issparse(X):
+                raise ValueError("`sample_weight` is not supported with scipy.sparse X (the implicit "
+                                 "centering is unweighted); pass dense X or no weights")
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != (X.shape[0],) or not np.all(np.isfinite(sample_weight)) \
+                    or (sample_weight < 0).any() or sample_weight.sum() <= 0:
+                raise ValueError(f"`sample_weight` must hold {X.shape[0]} finite weights >= 0, "
+                                 f"not all zero; got shape {sample_weight.shape}")
+        Xp = self._preprocess(X, fitting=True, sample_weight=sample_weight)
         if sp.issparse(X):  # centered implicitly by the operator: X is never densified
             Xp = as_sparse_cov(Xp, center=self.preprocessing != "none")
         res = components(Xp, n_components=self.n_components, k=self.k_, method=self.method,
                          strategy=self.strategy, d=self.d, eps=self.eps,
-                         seed=_seed(self.random_state), certify=self.certify)
+                         seed=_seed(self.random_state), certify=self.certify,
+                         sample_weight=sample_weight)
         self.result_ = res
         self.components_ = np.ascontiguousarray(res.loadings.T)
         self.explained_variance_ = np.asarray(res.variance, dtype=float)
-        total = Xp.trace() if sp.issparse(X) else float(np.einsum("ij,ij->", Xp, Xp)) / Xp.shape[0]
+        if sp.issparse(X):
+            total = Xp.trace()  # of the weighted, implicitly centered operator
+        else:
+            w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+            total = float(np.einsum("i,ij,ij->", w, Xp, Xp)) / float(w.sum())
         self.explained_variance_ratio_ = (self.explained_variance_ / total if total > 0
                                           else np.zeros_like(self.explained_variance_))
         self.additional_variance_ = np.asarray(res.additional_variance, dtype=float)

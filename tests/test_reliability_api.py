@@ -121,3 +121,47 @@ def test_permuting_features_permutes_the_answer(seed, k, method):
     b = nc.fit(X[:, perm], k=k, method=method, seed=seed, certify=False)
     assert b.variance == pytest.approx(a.variance, rel=1e-10)
     assert np.allclose(b.x, a.x[perm], atol=1e-8)
+
+
+# ----------------------------------------------------------------------------- peers' API
+def test_a_sparsity_per_component():
+    X = _data(9, n=20)
+    c = nc.components(X, n_components=3, k=[6, 4, 2])
+    assert [s.size for s in c.supports] == [6, 4, 2] and c.params["k"] == [6, 4, 2]
+    for strategy in ("deflation-remove", "deflation-project"):
+        one = nc.components(X, n_components=2, k=[5, 5], strategy=strategy)
+        assert np.allclose(one.loadings, nc.components(X, n_components=2, k=5, strategy=strategy).loadings)
+    with pytest.raises(nc.InputError, match="a sparsity per component"):
+        nc.components(X, n_components=2, k=[5, 3], strategy="bipartite")
+    with pytest.raises(nc.InputError, match="sequence of n_components=3"):
+        nc.components(X, n_components=3, k=[5, 3])
+
+
+@pytest.mark.parametrize("strategy", ["deflation-remove", "deflation-project"])
+def test_continuing_a_fitted_set_of_components(strategy):
+    X = _data(10, n=18)
+    full = nc.components(X, n_components=3, k=4, strategy=strategy)
+    first = nc.components(X, n_components=1, k=4, strategy=strategy)
+    more = nc.components(X, n_components=3, k=4, strategy=strategy, partial=first)
+    assert np.allclose(more.loadings, full.loadings) and np.allclose(more.variance, full.variance)
+    with pytest.raises(nc.InputError, match="more than n_components"):
+        nc.components(X, n_components=1, k=4, partial=full)
+
+
+def test_sample_weight_equals_repeating_samples():
+    rng = np.random.default_rng(11)
+    X = _data(11, m=40, n=12)
+    w = rng.integers(0, 4, 40)
+    w[0] = 1
+    Xr = np.repeat(X, w, axis=0)
+    for method in ("auto", "tpower", "em"):
+        a = nc.fit(X, k=4, method=method, sample_weight=w, certify=False)
+        b = nc.fit(Xr, k=4, method=method, certify=False)
+        assert a.variance == pytest.approx(b.variance, rel=1e-9)
+    ca = nc.components(X, n_components=2, k=3, sample_weight=w)
+    assert np.allclose(ca.variance, nc.components(Xr, n_components=2, k=3).variance)
+    est_w = nc.NonnegativeSparsePCA(2, k=3, certify=False, random_state=0).fit(X, sample_weight=w)
+    est_r = nc.NonnegativeSparsePCA(2, k=3, certify=False, random_state=0).fit(Xr)
+    assert np.allclose(est_w.components_, est_r.components_) and np.allclose(est_w.mean_, est_r.mean_)
+    with pytest.raises(nc.InputError, match="`sample_weight` must hold 40 finite weights"):
+        nc.fit(X, k=2, sample_weight=-np.ones(40))

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AscentResult", "tie_key", "topk_mask", "truncate", "project", "random_starts", "ascent", "reweight", "polish",
+__all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts", "ascent", "reweight", "polish",
            "opt_pairs"]
 
 # 1 - <x_new, x> below this (same support): a column has converged
@@ -56,16 +56,38 @@ class AscentResult:
         return self.X[:, j], float(self.values[j]), j
 
 
-def tie_key(diag: np.ndarray) -> np.ndarray:
-    """A tie-break priority per feature from the data: larger variance first.
+def _round_sig(v: np.ndarray, digits: int = 9) -> np.ndarray:
+    """``v`` rounded to ``digits`` significant digits (relative to its largest entry), so that
+    values equal up to rounding compare equal."""
+    top = float(np.abs(v).max()) if v.size else 0.0
+    if top == 0 or not np.isfinite(top):
+        return np.zeros_like(v)
+    q = 10.0 ** (np.floor(np.log10(top)) - digits + 1)
+    return np.round(v / q)
 
-    Returns ``key`` with ``key[i]`` the rank of feature i by ``-diag`` (features of
-    equal variance keep their order: such exact ties are then true symmetries
-    of the problem or duplicated features).
+
+def tie_key(diag: np.ndarray, second: np.ndarray | None = None) -> np.ndarray:
+    """A tie-break priority per feature from the data: larger variance first, then larger
+    ``second`` (e.g. the row sums ``A 1``), compared to 9 significant digits.
+
+    Returns ``key`` with ``key[i]`` the rank of feature i.  Comparing rounded values makes
+    the order independent of how the covariance was computed (dense or sparse, permuted):
+    standardized data have all variances equal up to rounding, and the row sums then decide.
+    Features equal in both keep their order: they are then true symmetries of the problem or
+    duplicated features.
     """
+    keys = [-_round_sig(np.asarray(diag, dtype=float))]
+    if second is not None:
+        keys.insert(0, -_round_sig(np.asarray(second, dtype=float)))
+    order = np.lexsort(keys)  # the last key is the primary one
     key = np.empty(diag.size, dtype=np.intp)
-    key[np.argsort(-diag, kind="stable")] = np.arange(diag.size)
+    key[order] = np.arange(diag.size)
     return key
+
+
+def cov_key(cov) -> np.ndarray:
+    """:func:`tie_key` of a covariance operator: its variances, then its row sums ``A 1``."""
+    return tie_key(cov.diag(), cov.matvec(np.ones(cov.n)))
 
 
 def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -> np.ndarray:

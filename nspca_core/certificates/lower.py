@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._common.ascent import ascent, reweight, tie_key, topk_mask
+from .._common.ascent import ascent, reweight, cov_key, topk_mask
 from .._cov import Cov
 
 
@@ -14,7 +14,7 @@ def _ascent_many(cov: Cov, k: int, X0: np.ndarray, iters: int = 60):
     """The best ``(x, value)`` of the batched ascent from the columns of X0, its support then
     reweighted (the best unit vector on J, when one-signed; supports up to 2000).  Any
     feasible point is a valid lower bound; the ascent only makes it a good one."""
-    r = ascent(cov.matvec, X0, k, key=tie_key(cov.diag()), max_iter=iters)
+    r = ascent(cov.matvec, X0, k, key=cov_key(cov), max_iter=iters)
     x, f, _ = r.best()
     return reweight(cov, x, f, max_support=2000)
 
@@ -60,7 +60,7 @@ def _fit_lower(cov: Cov, k: int):
 def _ascent_batch(cov: Cov, kc: np.ndarray, X0: np.ndarray, iters: int = 50):
     """The batched ascent with a different k per column: ``(X, values)``, the best iterate of
     each column (feasible for its k) and ``x^T A x``."""
-    r = ascent(cov.matvec, X0, kc, key=tie_key(cov.diag()), max_iter=iters)
+    r = ascent(cov.matvec, X0, kc, key=cov_key(cov), max_iter=iters)
     return r.X, r.values
 
 

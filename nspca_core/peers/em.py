@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from .._common.ascent import random_starts, tie_key
+from .._common.ascent import random_starts, cov_key
 from .._cov import Cov
 from .._summary import variance_summary
 from .._validation import InputError, as_rng, check_int, check_k
@@ -135,7 +135,7 @@ def _random_nonneg(rng: np.random.Generator, cov: Cov, count: int, nonneg: bool 
     """``count`` random unit vectors (of the nonnegative orthant) as columns, drawn per rank
     of the features' variances so that permuting the features permutes them
     (:func:`nspca_core._common.ascent.random_starts`)."""
-    return random_starts(tie_key(cov.diag()), rng, count, nonneg=nonneg)
+    return random_starts(cov_key(cov), rng, count, nonneg=nonneg)
 
 
 def _nonneg_pca_exact_small(B: np.ndarray):

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from .._common.ascent import ascent, project, random_starts, tie_key
+from .._common.ascent import ascent, project, random_starts, cov_key
 from .._cov import Cov
 from .._validation import as_rng, check_int, check_k
 from ..rank1 import _rank1_nspca
@@ -77,7 +77,7 @@ def tpower_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts
     max_iter = check_int(max_iter, "max_iter", 1)
     tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
 
-    key = tie_key(cov.diag())
+    key = cov_key(cov)
     X0 = tpower_starts(_leading_eigvec(cov), k, key, rng, restarts, nonneg=nonneg)
     r = ascent(cov.matvec, X0, k, key=key, max_iter=max_iter, xtol=tol, signed=not nonneg,
                merge=False)

@@ -12,7 +12,7 @@ import streamlit as st
 from ui import compute, downloads, state
 from ui import topics as text_upload
 from ui.figures import analysis as figs
-from ui.sidebar import page_intro
+from ui.sidebar import link_page, page_intro
 
 page_intro(
     "Your data",
@@ -161,6 +161,10 @@ def preview(up, ds) -> None:
 
 
 def analysis(ds) -> None:
+    if text_upload.is_sparse(ds.X):  # a text corpus: its components are on the Topics page
+        st.info("This is a text corpus: its components, shown as topics (words and weights), are "
+                "on the *Topics* page.")
+        return link_page("pages/topics.py", "Open Topics", ":material/article:")
     s = state.settings()
     X = ds.X
     m, n = X.shape

@@ -134,6 +134,16 @@ def test_your_data_reads_a_text_corpus_sparse():
     assert sp.issparse(up.X) and (up.X != X).nnz == 0
     assert up.feature_names == WORDS
     assert at.session_state[state.DATASET] == compute.UPLOAD_DATASET
+    assert "on the *Topics* page" in " ".join(i.value for i in at.info)
+
+
+@pytest.mark.parametrize("page", ["variance_vs_k.py", "several_components.py"])
+def test_dense_pages_say_a_text_upload_belongs_on_topics(page):
+    at = page_app(page, timeout=TIMEOUT, **{state.UPLOAD: text_upload(small_corpus()),
+                                            state.DATASET: compute.UPLOAD_DATASET, state.K: 4})
+    ok(at.run())
+    assert "your data is a text corpus (80 documents × 30 words, kept sparse): open the *Topics* " \
+        "page" in " ".join(e.value for e in at.error)
 
 
 def test_sparse_upload_dataset_keeps_x_sparse_and_centers_implicitly():

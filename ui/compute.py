@@ -302,6 +302,11 @@ def current_dataset():
         if upload is None:
             raise InputError("`dataset` is \"your data\" but nothing has been uploaded yet: open the "
                              "*Your data* page and upload a file, or choose another dataset.")
+        if sp.issparse(upload.X):  # the dense pages would densify it (ui/topics.py handles it)
+            m, n = upload.X.shape
+            raise InputError(f"your data is a text corpus ({m:,} documents × {n:,} words, kept "
+                             "sparse): open the *Topics* page for its components as topics; this "
+                             "page works on dense data, so choose another dataset here.")
         return uploaded_dataset(upload, s.preprocessing)
     return load_dataset(s.dataset, s.preprocessing, s.seed)
 

@@ -25,7 +25,7 @@ import streamlit as st
 
 from ui import state
 
-__all__ = ["DEMO", "Corpus", "is_text_upload", "sources", "get_corpus", "compute_topics",
+__all__ = ["DEMO", "Corpus", "is_sparse", "is_text_upload", "sources", "get_corpus", "compute_topics",
            "TopicsRun", "wide_table", "planted_match", "upload_preview", "METHODS",
            "WEIGHTINGS", "BIPARTITE_D", "BIPARTITE_SAMPLES"]
 
@@ -72,6 +72,11 @@ class TopicsRun:
     weighting_notes: tuple
     method: str
     params: dict
+
+
+def is_sparse(X) -> bool:
+    """True for a ``scipy.sparse`` matrix (a text corpus kept sparse)."""
+    return sp.issparse(X)
 
 
 def is_text_upload(upload) -> bool:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nspca_core import InputError, Result, candidate_supports, lowrank_nspca, rank1_nspca
-from nspca_core.spannogram import _lowrank
+from nspca_core.spannogram.solve import _lowrank
 from tests.bruteforce import brute_opt, brute_opt_lowrank
 
 REL = 1e-9
@@ -140,7 +140,9 @@ def test_sweep_equals_enumeration_d2(seed):
 @pytest.mark.parametrize("method", ["filter", "patches"])
 def test_d3_pruned_enumerations_give_the_same_candidates(method):
     # the circle filter and the sphere patches only skip vertices certainly off the k-level
-    from nspca_core.spannogram import _expand_all, _Reduced, _supports_enumerate
+    from nspca_core.spannogram._common import _Reduced
+    from nspca_core.spannogram.enumerate import _supports_enumerate
+    from nspca_core.spannogram.solve import _expand_all
 
     rng = np.random.default_rng(21)
     for it in range(16 if method == "filter" else 8):
@@ -157,7 +159,9 @@ def test_d3_pruned_enumerations_give_the_same_candidates(method):
 
 def test_d3_level_pruning_is_sound():
     # with many rows and small k the k-th value stays positive: rows and circles get pruned
-    from nspca_core.spannogram import _expand_all, _level_lower_bound, _Reduced, _supports_enumerate
+    from nspca_core.spannogram._common import _Reduced
+    from nspca_core.spannogram.enumerate import _level_lower_bound, _supports_enumerate
+    from nspca_core.spannogram.solve import _expand_all
 
     rng = np.random.default_rng(8)
     pruned = 0
@@ -282,7 +286,8 @@ def test_pruned_d3_equals_plain_enumeration(seed):
 
 
 def test_pruned_lower_bound_is_feasible_value():
-    from nspca_core.spannogram import _ascent_lower_bound, _Reduced
+    from nspca_core.spannogram._common import _Reduced
+    from nspca_core.spannogram.patches import _ascent_lower_bound
 
     rng = np.random.default_rng(9)
     for _ in range(20):
@@ -322,7 +327,7 @@ def test_cbcl_d3_pruned_equals_circle_filter(cbcl_X):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_full_nonneg_matches_bruteforce_at_k_equal_n(name):
     # max over unit x >= 0 of ||V^T x||^2 without sparsity, incl. zero, duplicated, opposite rows
-    from nspca_core.spannogram import _opt_nonneg_full
+    from nspca_core.spannogram.full import _opt_nonneg_full
 
     rng = np.random.default_rng(500 + FAMILIES.index(name))
     for _ in range(120):
@@ -345,7 +350,7 @@ def test_full_nonneg_matches_bruteforce_at_k_equal_n(name):
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(2, 8), d=st.integers(2, 3), seed=st.integers(0, 2**31 - 1), integer=st.booleans())
 def test_property_full_nonneg_equals_bruteforce(n, d, seed, integer):
-    from nspca_core.spannogram import _opt_nonneg_full
+    from nspca_core.spannogram.full import _opt_nonneg_full
 
     rng = np.random.default_rng(seed)
     V = rng.integers(-2, 3, size=(n, d)).astype(float) if integer else rng.normal(size=(n, d))

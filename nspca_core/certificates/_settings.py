@@ -8,9 +8,6 @@ import numpy as np
 
 from .._validation import InputError, check_vector
 
-
-
-
 EFFORTS = ("auto", "fast", "full")
 
 

@@ -10,9 +10,9 @@ import numpy as np
 import scipy.linalg
 
 from .._cov import Cov
-from .._dnn import (lmax_upper)
+from .._dnn import lmax_upper
 from .._validation import InputError, check_int, check_k, check_vector
-from ._settings import (_EPS)
+from ._settings import _EPS
 
 
 def apriori_guarantee(n, k, eigenvalues, d) -> float:

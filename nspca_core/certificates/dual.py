@@ -10,10 +10,9 @@ import scipy.linalg
 from scipy.sparse.linalg import eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
 from .._anchor import anchored_branch_bound
-from .._dnn import (DnnState, dnn_optimize, dnn_value_lam, kkt_init,
-                    ksupport_cuts)
+from .._dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
 from . import _settings as S
-from ._settings import (OPTIMAL_TOLERANCE, _LR, _LR_WARM, _DECAY, _MAX_CUTS, _EFFORT, _T0, _T1)
+from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 
 
 def _screen_init(A: np.ndarray, k: int) -> DnnState:

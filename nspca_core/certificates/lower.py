@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from .._common.ascent import ascent, reweight, cov_key, topk_mask
+from .._common.ascent import ascent, cov_key, reweight, topk_mask
 from .._cov import Cov
 
 

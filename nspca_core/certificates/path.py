@@ -10,16 +10,29 @@ from .._anchor import anchored_rowsum_bound
 from .._common.ascent import opt_pairs
 from .._common.scale import normalized, rescale
 from .._cov import Cov, as_cov
-from .._dnn import (DnnState, dnn_optimize, dnn_tangent, dnn_value_lam)
+from .._dnn import DnnState, dnn_optimize, dnn_tangent, dnn_value_lam
 from .._dnn import _lmax_state as _dnn_lmax
 from .._validation import InputError
 from ..result import Certificate
 from . import _settings as S
-from ._settings import (_check_effort, _check_callback, _check_x, _check_ks, _EPS, _LR, _LR_WARM, _DECAY, _ANCHOR_MAX_K, _PATH, _T0, _T1)
-from .bounds import (_rowsum_topk_all, _Spectral)
-from .lower import (_ascent_batch, _rank1_cols, _path_lower)
-from .dual import (_screen_init, _branch, _cut_rounds)
-from .single import (_finish, _certify_large)
+from ._settings import (
+    _ANCHOR_MAX_K,
+    _DECAY,
+    _EPS,
+    _LR,
+    _LR_WARM,
+    _PATH,
+    _T0,
+    _T1,
+    _check_callback,
+    _check_effort,
+    _check_ks,
+    _check_x,
+)
+from .bounds import _rowsum_topk_all, _Spectral
+from .dual import _branch, _cut_rounds, _screen_init
+from .lower import _ascent_batch, _path_lower, _rank1_cols
+from .single import _certify_large, _finish
 
 
 def _path_cheap_bounds(spec: "_Spectral", A: np.ndarray, uniq: np.ndarray, rowsum1: np.ndarray) -> dict:

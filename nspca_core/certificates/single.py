@@ -15,10 +15,19 @@ from .._cov import Cov, as_cov
 from .._validation import check_k
 from ..result import Certificate
 from . import _settings as S
-from ._settings import (_check_effort, _check_callback, _check_x, OPTIMAL_TOLERANCE, _EPS, _ANCHOR_MAX_K, _D2_MAX_N, _EFFORT)
-from .bounds import (_Spectral, _opt1, _lowrank_value, _paper_and_residual, _thin_lambdas, _bound_rest)
-from .lower import (_ascent_many, _starts, _fit_lower)
-from .dual import (_branch, _dnn)
+from ._settings import (
+    _ANCHOR_MAX_K,
+    _D2_MAX_N,
+    _EFFORT,
+    _EPS,
+    OPTIMAL_TOLERANCE,
+    _check_callback,
+    _check_effort,
+    _check_x,
+)
+from .bounds import _bound_rest, _lowrank_value, _opt1, _paper_and_residual, _Spectral, _thin_lambdas
+from .dual import _branch, _dnn
+from .lower import _ascent_many, _fit_lower, _starts
 
 
 def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,

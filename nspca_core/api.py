@@ -485,8 +485,8 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                          f"('deflation-remove' or 'deflation-project'); got strategy={strategy!r}")
     given = _check_partial(partial, n, r, strategy)
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
-    params = {"n_components": r, "k": ks[0] if len(set(ks)) == 1 else list(ks), "method": method, "strategy": strategy, "d": d, "eps": eps,
-              "seed": _seed_param(seed), "certify": certify}
+    params = {"n_components": r, "k": ks[0] if len(set(ks)) == 1 else list(ks), "method": method,
+              "strategy": strategy, "d": d, "eps": eps, "seed": _seed_param(seed), "certify": certify}
     info: dict = {}
     results: list[Result] = []
     problems: list[Cov] = []  # the covariance each component was solved on

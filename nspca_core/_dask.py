@@ -629,7 +629,7 @@ def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restart
     """:func:`nspca_core.peers.tpower.tpower_pca` with the leading eigenvector from
     :meth:`DaskCov.factor` (its own takes the m x m Gram or the n x n A): the same
     starts (same draws), the same batched ascent (:func:`nspca_core._common.ascent.ascent`)."""
-    from ._common.ascent import ascent, tie_key
+    from ._common.ascent import ascent, cov_key
     from .peers.em import _check_bool, _check_float, _make_result
     from .peers.tpower import tpower_starts
 
@@ -646,7 +646,7 @@ def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restart
     else:
         v1 = np.zeros(cov.n)
         v1[0] = 1.0
-    key = tie_key(cov.diag())
+    key = cov_key(cov)
     X0 = tpower_starts(v1, k, key, rng, restarts, nonneg=nonneg)
     r = ascent(cov.matvec, X0, k, key=key, max_iter=max_iter, xtol=tol, signed=not nonneg,
                merge=False)

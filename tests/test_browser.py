@@ -163,9 +163,24 @@ def _url(app_url: str, name: str) -> str:
     return app_url + ("/" if name == PAGES[0] else f"/{name}")
 
 
+@pytest.fixture(scope="module")
+def warm_app(app_url, browser):
+    """Open the entry page once: on a fresh server a deep link runs pages/<x>.py on its own
+    (Streamlit's pages/ directory rule) until app.py has run once and registered st.navigation."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    try:
+        page.goto(app_url + "/", wait_until="domcontentloaded", timeout=60_000)
+        _wait_idle(page, PAGE_TIMEOUT_S)
+    finally:
+        ctx.close()
+    return app_url
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("name", PAGES)
-def test_page_in_browser(name, width, app_url, browser):
+def test_page_in_browser(name, width, warm_app, browser):
+    app_url = warm_app
     if not (ROOT / "pages" / f"{name}.py").is_file():
         pytest.skip(f"pages/{name}.py not present")
     SHOTS.mkdir(parents=True, exist_ok=True)

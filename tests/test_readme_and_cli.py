@@ -24,7 +24,7 @@ def _run(args, cwd, **kw):
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, **kw)
 
 
-@pytest.mark.parametrize("index", range(2))
+@pytest.mark.parametrize("index", range(3))
 def test_readme_python_examples_run(index, tmp_path):
     code = _blocks("python", "Use from Python")[index]
     proc = _run([sys.executable, "-c", code], cwd=tmp_path)

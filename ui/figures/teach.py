@@ -462,8 +462,8 @@ def _sweep_frames(fig, phi1, phi2, labels, supports, head, frames) -> None:
     play = dict(frame=dict(duration=400, redraw=True), transition=dict(duration=0), fromcurrent=True)
     still = dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate")
     fig.update_layout(
-        legend=dict(y=-0.46),
-        updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.33, xanchor="left", yanchor="top",
+        legend=dict(y=-0.56),
+        updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.43, xanchor="left", yanchor="top",
                           direction="left", buttons=[dict(label="▶ sweep φ₂", method="animate",
                                                           args=[None, play]),
                                                      dict(label="❚❚ pause", method="animate",
@@ -472,7 +472,7 @@ def _sweep_frames(fig, phi1, phi2, labels, supports, head, frames) -> None:
                       currentvalue=dict(prefix="φ₂ = ", visible=True, xanchor="left"),
                       steps=[dict(method="animate", label=f"{phi2[r]:+.2f}",
                                   args=[[f"{phi2[r]:.3f}"], still]) for r in rows])],
-        height=780, margin=dict(l=60, r=20, t=120, b=260))
+        height=840, margin=dict(l=60, r=20, t=120, b=320))
 
 
 def candidate_count(n_values, counts, bounds, *, current=None, title=None):

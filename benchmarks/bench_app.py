@@ -1,0 +1,209 @@
+"""Benchmark: the app's journeys in a real browser — seconds to first content and to complete, per page.
+
+Starts the app (``streamlit run app.py``), drives headless Chromium through
+the analyst's journey on MLL (72 × 12,582, from ``NSPCA_DATA_DIR``) and on a
+generated 75 × 7,000 labelled gene matrix uploaded as CSV on "Your data", and
+prints for every analysis page:
+
+- **first**: seconds from the click in the navigation to the first meaningful
+  content — a figure drawn with data in it, or the page's note when it does
+  not apply (images of non-image data);
+- **complete**: seconds until the page is done — the script idle and no
+  background work left (no Stop button) for 2 s in a row; pages still working
+  after ``--cap`` seconds are reported as "> cap" and their work is stopped
+  (Stop) before the next page, so one page's leftovers do not slow the next.
+
+Also the upload itself (file chosen -> preview; "Analyse" -> page idle).  The
+output is kept in ``benchmarks/results/bench_app.txt``.  Wall-clock seconds of
+one run on this machine (2 shared cores), browser included: compare pages and
+datasets within one run, not across machines.
+
+Usage: ``python benchmarks/bench_app.py [--cap SECONDS] [--datasets mll,upload]``.
+Needs Chromium (``make browser``) and the test dependencies (playwright).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
+
+from tests.test_browser import CHROMIUM_ARGS, _chromium, _start_server, _stop_server  # noqa: E402
+from tests.test_browser_journeys import (ANALYSIS, PATHS, choose_dataset, drawn_figures,  # noqa: E402
+                                         labelled_csv, open_app)
+
+RESULTS = ROOT / "benchmarks" / "results" / "bench_app.txt"
+POLL_S = 0.2
+QUIET_S = 2.0
+
+
+def _running(page) -> bool:
+    """The script is running, or the page shows background work (a Stop button)."""
+    if page.locator('[data-testid="stStatusWidget"]').count() > 0:
+        return True
+    main = page.locator('[data-testid="stMainBlockContainer"]')
+    return main.get_by_role("button", name="Stop").count() > 0
+
+
+def _first_content(page, title: str) -> bool:
+    if page.locator('[data-testid="stException"]').count() > 0:
+        return True  # an error is content too (reported below)
+    if title == "Components as images" and page.get_by_text("is not an image dataset").count() > 0:
+        return True
+    return drawn_figures(page) > 0
+
+
+def measure_page(page, title: str, cap: float) -> dict:
+    """Open ``title`` from the navigation; seconds to first content and to complete."""
+    t0 = time.monotonic()
+    page.get_by_role("link", name=title).first.click()
+    page.wait_for_url(f"**/{PATHS[title]}", timeout=60_000)
+    first = complete = None
+    quiet_since = None
+    while True:
+        now = time.monotonic() - t0
+        if first is None and _first_content(page, title):
+            first = now
+        if _running(page):
+            quiet_since = None
+        else:
+            quiet_since = now if quiet_since is None else quiet_since
+            if first is not None and now - quiet_since >= QUIET_S:
+                complete = quiet_since
+                break
+        if now > cap:
+            break
+        time.sleep(POLL_S)
+    errors = page.locator('[data-testid="stException"]').count()
+    stopped = False
+    if complete is None:  # stop what is left, so the next page is measured alone
+        stops = page.locator('[data-testid="stMainBlockContainer"]').get_by_role("button", name="Stop")
+        for i in range(stops.count()):
+            try:
+                stops.nth(i).click(timeout=5_000)
+                stopped = True
+            except Exception:  # noqa: BLE001 - the button went away meanwhile
+                pass
+        time.sleep(2.0)
+    return dict(page=title, first=first, complete=complete, errors=errors, stopped=stopped)
+
+
+def upload(page, csv: Path) -> tuple[float, float]:
+    """Seconds from choosing the file to the preview, and from "Analyse" to the page idle."""
+    page.get_by_role("link", name="Your data").first.click()
+    page.wait_for_url("**/your_data", timeout=60_000)
+    page.wait_for_selector('[data-testid="stFileUploaderDropzoneInput"]', state="attached",
+                           timeout=60_000)
+    t0 = time.monotonic()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+    button = page.get_by_role("button", name="Analyse this data on every page")
+    button.wait_for(timeout=300_000)
+    read = time.monotonic() - t0
+    while _running(page):
+        time.sleep(POLL_S)
+    t0 = time.monotonic()
+    button.click()
+    time.sleep(0.5)
+    quiet = None
+    while True:
+        now = time.monotonic() - t0
+        if _running(page):
+            quiet = None
+        elif quiet is None:
+            quiet = now
+        elif now - quiet >= QUIET_S:
+            return read, quiet
+        time.sleep(POLL_S)
+
+
+def say(out: list[str], line: str) -> None:
+    """Print a line now and keep it for the results file."""
+    out.append(line)
+    print(line, flush=True)
+
+
+def fmt(x: float | None, cap: float) -> str:
+    return f"> {cap:.0f}" if x is None else f"{x:.1f}"
+
+
+def journey(browser, url: str, dataset: str, csv: Path | None, cap: float, out: list[str]) -> None:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    try:
+        open_app(page, url)
+        if dataset == "upload":
+            read, analysed = upload(page, csv)
+            say(out, f"  upload {csv.name}: preview after {read:.1f} s; "
+                       f"'Analyse this data' page idle after {analysed:.1f} s")
+        else:
+            choose_dataset(page, "MLL leukemia")
+            while _running(page):
+                time.sleep(POLL_S)
+        say(out, f"  {'page':<28} {'first content (s)':>18} {'complete (s)':>14}  notes")
+        for title in ANALYSIS:
+            r = measure_page(page, title, cap)
+            notes = []
+            if r["errors"]:
+                notes.append(f"{r['errors']} exception box(es)")
+            if r["stopped"]:
+                notes.append("background work stopped at the cap")
+            say(out, f"  {title:<28} {fmt(r['first'], cap):>18} {fmt(r['complete'], cap):>14}  "
+                       + "; ".join(notes))
+    finally:
+        ctx.close()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cap", type=float, default=180.0,
+                    help="seconds after which a page counts as not complete (default 180)")
+    ap.add_argument("--datasets", default="mll,upload",
+                    help="comma-separated: mll, upload (default both)")
+    args = ap.parse_args(argv)
+    exe = _chromium()
+    out: list[str] = []
+    say(out, "== App journeys in headless Chromium: seconds to first content and to complete, per page")
+    say(out, f"   (cap {args.cap:.0f} s; 1400 px wide; one server; wall clock on this machine)")
+    if exe is None:
+        say(out, "skipped: no Chromium found (`make browser` installs Debian's chromium)")
+        return 0
+    from playwright.sync_api import sync_playwright
+
+    wanted = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    mll_here = (Path(os.environ["NSPCA_DATA_DIR"]) / "mll_leukemia.npz").exists()
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = labelled_csv(Path(tmp) / "genes_75x7000.csv")
+        proc, url = _start_server(Path(tmp) / "streamlit.log")
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+                try:
+                    for dataset in wanted:
+                        if dataset == "mll" and not mll_here:
+                            say(out, "\nMLL: skipped (mll_leukemia.npz not in NSPCA_DATA_DIR)")
+                            continue
+                        head = ("MLL leukemia, 72 × 12,582 (sidebar: center, k = 10, d = 2, ε = 0.1)"
+                                if dataset == "mll" else
+                                "Uploaded CSV, 75 × 7,000 with a class column (3 classes; sidebar "
+                                "defaults)")
+                        say(out, f"\n{head}")
+                        journey(browser, url, dataset, csv, args.cap, out)
+                finally:
+                    browser.close()
+        finally:
+            _stop_server(proc)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("\n".join(out) + "\n")
+    print(f"\n(kept in {RESULTS.relative_to(ROOT)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -28,7 +28,11 @@ def test_reproduce_quick_on_standins(tmp_path):
     pngs = {p.name for p in out.glob("*.png")}
     csvs = {p.name for p in out.glob("*.csv")}
     assert {"s002_fig3_components.png", "s002_fig4_cbcl.png", "s002_fig9_spectra.png", "s003_fig3.png"} <= pngs
-    assert {"s002_fig4_cbcl.csv", "s001_tables.csv", "s004_table1.csv"} <= csvs
+    assert {"s002_fig4_cbcl.csv", "s001_tables.csv", "s004_table1.csv", "s004_table2.csv"} <= csvs
+    t2 = pd.read_csv(out / "s004_table2.csv")
+    assert list(t2["dataset"]) == ["kos"] and "stand-in" in t2["data"][0]
+    # the joint method is measured, not copied: its total is a variance of 8 disjoint components
+    assert 0 < t2["Joint"][0] and t2["paper Joint"][0] == 61.4
     # nothing is written outside the folders given on the command line
     assert not (ROOT / "tools" / "REPRODUCTION.md").exists()
     # the report in --out links its own folder; the copy links into --out from its own folder

@@ -1,7 +1,7 @@
 """Asteris, Papailiopoulos, Kyrillidis & Dimakis, "Sparse PCA via Bipartite Matchings"
 (NIPS 2015): Table 2 (bag-of-words corpora) and Table 3 (NYTimes topics).
 
-Usage: python reproduction/bipartite_tables.py [--full] [--nonneg] [--datasets nips,kos,enron,nytimes]
+Usage: python -m tools.bipartite_tables [--full] [--nonneg] [--datasets nips,kos,enron,nytimes]
 
 Table 2: total variance ``Σ_j x_j^T A x_j`` of k = 8 components with s = 15 nonzeros
 each, disjoint supports, rank-5 sketch, on the centered raw counts (A = Xc^T Xc / m):
@@ -17,7 +17,8 @@ Data: the real UCI corpora when ``docword.NAME.txt[.gz]`` + ``vocab.NAME.txt`` a
 topics) — their variances are not comparable with the paper's numbers, only the
 ordering of the methods is.  The NYTimes stand-in is generated at 10% of the
 documents (30,000 x 102,660) unless ``--full`` (300,000 documents: about 20 minutes
-on 2 cores).  The module functions :func:`table2` and :func:`table3` return pandas
+on 2 cores).  ``python -m tools.reproduce`` includes both tables in its report (KOS only, at a
+quarter of the documents, with ``--quick``).  The module functions :func:`table2` and :func:`table3` return pandas
 DataFrames for other reports.
 """
 
@@ -28,7 +29,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,26 +51,28 @@ N_COMPONENTS, S_TABLE2, RANK, S_TABLE3 = 8, 15, 5, 10
 NYTIMES_SCALE = 0.1
 
 
-def corpus(name: str, *, full: bool, seed: int = 0, data_dir=None):
-    """(X, vocabulary, source description) — the real corpus if present, else the stand-in."""
-    if is_available(name, data_dir=data_dir):
+def corpus(name: str, *, full: bool, seed: int = 0, data_dir=None, scale=None, standin=False):
+    """(X, vocabulary, source description) — the real corpus if present, else the stand-in
+    (at ``scale`` of the documents when given, else full size but NYTimes at 10% unless ``full``)."""
+    if not standin and is_available(name, data_dir=data_dir):
         try:
             c = load_corpus(name, data_dir=data_dir)
             return c.X, c.vocabulary, f"UCI {name} ({c.source_name})"
         except DatasetUnavailableError as exc:  # pragma: no cover - a broken local copy
             print(f"[{name}] local copy unusable ({exc}); using the synthetic stand-in")
-    scale = 1.0 if (full or name != "nytimes") else NYTIMES_SCALE
+    if scale is None:
+        scale = 1.0 if (full or name != "nytimes") else NYTIMES_SCALE
     c = corpus_like(name, seed=seed, scale=scale)
     what = "synthetic stand-in" + ("" if scale == 1.0 else f" at {scale:.0%} of the documents")
     return c.X, c.vocabulary, what
 
 
 def table2(datasets=("nips", "kos", "enron", "nytimes"), *, full: bool = False, nonneg: bool = False,
-           seed: int = 0, data_dir=None, log=print) -> pd.DataFrame:
+           seed: int = 0, data_dir=None, scale=None, standin=False, log=print) -> pd.DataFrame:
     """Rows per dataset: ours (TPower, EM, Spannogram deflation; Joint) beside the paper's."""
     rows = []
     for name in datasets:
-        X, _, what = corpus(name, full=full, seed=seed, data_dir=data_dir)
+        X, _, what = corpus(name, full=full, seed=seed, data_dir=data_dir, scale=scale, standin=standin)
         S = as_sparse_cov(X)
         row = dict(dataset=name, data=what, shape=f"{X.shape[0]} x {X.shape[1]}", nnz=X.nnz)
         for label, method in (("TPower", "tpower"), ("EM", "em"), ("Spannogram", "spannogram")):
@@ -96,9 +98,9 @@ def table2(datasets=("nips", "kos", "enron", "nytimes"), *, full: bool = False, 
 
 
 def table3(*, full: bool = False, nonneg: bool = False, seed: int = 0, data_dir=None,
-           log=print) -> pd.DataFrame:
+           standin=False, log=print) -> pd.DataFrame:
     """The s = 10 words of 8 components on NYTimes (joint method, rank-5 sketch)."""
-    X, vocab, what = corpus("nytimes", full=full, seed=seed, data_dir=data_dir)
+    X, vocab, what = corpus("nytimes", full=full, seed=seed, data_dir=data_dir, standin=standin)
     t = time.perf_counter()
     res = bipartite_components(as_sparse_cov(X), N_COMPONENTS, S_TABLE3, d=RANK, nonneg=nonneg,
                                seed=seed)

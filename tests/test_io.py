@@ -341,7 +341,7 @@ def test_zip_nested_archive(inner):
 
 def test_zip_too_many_files(monkeypatch):
     import nspca_core.io as nio
-    monkeypatch.setattr(nio, "MAX_ZIP_MEMBERS", 3)
+    monkeypatch.setattr(nio.archive, "MAX_ZIP_MEMBERS", 3)
     members = {f"{i}.png": _png(np.zeros((2, 2))) for i in range(4)}
     with pytest.raises(DataFormatError, match=r"too many files in the archive \(4\)"):
         load_file(_zip(members), filename="many.zip")

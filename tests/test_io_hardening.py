@@ -382,7 +382,7 @@ def test_encrypted_member_refused():
 
 
 def test_images_hold_too_many_pixels_in_all(monkeypatch):
-    monkeypatch.setattr(nio, "MAX_TOTAL_PIXELS", 100)
+    monkeypatch.setattr(nio.images, "MAX_TOTAL_PIXELS", 100)
     with pytest.raises(DataFormatError, match=r"more than 100 pixels in all \(reached at "
                                               r"'img_05.png', 5x4\)"):
         load_file(zip_bytes(images()), filename="many.zip")

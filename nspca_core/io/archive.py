@@ -1,0 +1,134 @@
+"""Archives read safely in memory: member checks (path traversal, nested archives,
+encryption, links, zip bombs), damaged-archive errors, and streamed reads of
+members and gzip content under a running size cap.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import struct
+import zipfile
+import zlib
+from contextlib import contextmanager
+from pathlib import PurePosixPath
+
+from .loaded import DataFormatError
+
+
+#: most files a .zip may hold
+MAX_ZIP_MEMBERS = 20_000
+#: bytes read from an archive member at a time (the running size cap is checked after each)
+_CHUNK = 1 << 20
+#: what a damaged or forged archive can raise while it is opened or read
+_ARCHIVE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError,
+                   NotImplementedError, RuntimeError, struct.error, OverflowError, IndexError,
+                   MemoryError)
+_ARCHIVE_SUFFIXES = (".zip", ".npz", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".rar", ".jar")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _check_zip_members(infos, name: str, max_bytes: int, *, allow_npy: bool = False,
+                       allow: tuple = ()) -> None:
+    """Reject path traversal, nested archives, too many members, zip bombs, encryption.
+
+    ``allow``: member suffixes that are not nested archives here (a text
+    corpus's ``docword.NAME.txt.gz`` or sparse ``.npz``, read in memory with a cap).
+    """
+    if len(infos) > MAX_ZIP_MEMBERS:
+        raise DataFormatError(f"{name}: too many files in the archive ({len(infos):,}); the limit "
+                              f"is {MAX_ZIP_MEMBERS:,}")
+    total = 0
+    for info in infos:
+        fn = info.filename.replace("\\", "/")
+        parts = PurePosixPath(fn).parts
+        if fn.startswith("/") or re.match(r"^[A-Za-z]:", fn) or ".." in parts:
+            raise DataFormatError(f"{name}: unsafe path in the archive: {info.filename!r} (absolute "
+                                  "or '..' path traversal); archives must hold relative names only")
+        low = fn.lower()
+        if low.endswith(_ARCHIVE_SUFFIXES) and not (allow_npy and low.endswith(".npy")) \
+                and not low.endswith(allow):
+            raise DataFormatError(f"{name}: nested archive {info.filename!r} inside the archive; "
+                                  "put the images themselves in one .zip")
+        if info.flag_bits & 0x1:
+            raise DataFormatError(f"{name}: encrypted member {info.filename!r}; encrypted archives "
+                                  "are not supported")
+        if (info.external_attr >> 16) & 0o170000 == 0o120000:
+            raise DataFormatError(f"{name}: {info.filename!r} is a symbolic link; archives must "
+                                  "hold the files themselves, not links")
+        total += info.file_size
+    if total > max_bytes:
+        raise DataFormatError(f"{name}: the archive expands to {total:,} bytes, over the size cap "
+                              f"max_bytes={max_bytes:,} (possible zip bomb); raise max_bytes if "
+                              "this is intended")
+
+
+def _open_zip(data: bytes, name: str, what: str = ".zip") -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    except _ARCHIVE_ERRORS as exc:
+        kind = what if what == ".zip" else f"{what} (zip)"
+        raise DataFormatError(f"{name}: not a valid {kind} file ({type(exc).__name__}: "
+                              f"{exc})") from None
+
+
+@contextmanager
+def _archive_errors(name: str, what: str = ".zip"):
+    """Every failure inside a damaged or forged archive becomes a DataFormatError."""
+    try:
+        yield
+    except DataFormatError:
+        raise
+    except _ARCHIVE_ERRORS as exc:
+        raise DataFormatError(f"{name}: the {what} archive is damaged or forged (its sizes or "
+                              f"checksums do not match its content: {type(exc).__name__}: {exc}); "
+                              "re-create it with a standard zip tool") from None
+
+
+def _read_capped(fh, budget: int, too_big: str) -> bytes:
+    """Everything ``fh`` yields, read in chunks; DataFormatError(``too_big``) past ``budget`` bytes.
+
+    The cap is checked after every chunk, on what decompression actually yields
+    (the sizes an archive announces can lie).
+    """
+    parts, got = [], 0
+    while True:
+        chunk = fh.read(min(_CHUNK, budget - got + 1))
+        if not chunk:
+            break
+        got += len(chunk)
+        if got > budget:
+            raise DataFormatError(too_big)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _read_member(zf: zipfile.ZipFile, info, budget: int, name: str) -> bytes:
+    """A member's bytes, streamed with a running cap of ``budget`` bytes.
+
+    The sizes in a zip directory can lie (a forged zip bomb): what counts is
+    what decompression actually yields, checked after every chunk.
+    """
+    with zf.open(info) as fh:
+        return _read_capped(fh, budget, f"{name}: the archive expands to more than the size cap "
+                                        f"(max_bytes) while reading {info.filename!r} (possible zip "
+                                        "bomb); raise max_bytes if this is intended")
+
+
+def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
+    """The content of gzip ``data`` (returned as is when not gzip), capped at ``max_bytes``.
+
+    Decompression is streamed and the cap checked after every chunk, so a small
+    forged file cannot expand without limit (a gzip bomb).
+    """
+    if not data.startswith(_GZIP_MAGIC):
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            return _read_capped(fh, max_bytes, f"{name}: the gzip content expands to more than the "
+                                               f"size cap max_bytes={max_bytes:,} bytes (possible "
+                                               "gzip bomb); raise max_bytes if this is intended")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataFormatError(f"{name}: the gzip file is truncated or damaged ({exc}); download "
+                              "or compress it again") from None

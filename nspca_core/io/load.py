@@ -1,0 +1,225 @@
+"""The front door: :func:`load_file` checks its arguments, finds the file's kind and
+hands it to its reader; :func:`describe` says what was read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .._validation import InputError
+from .corpora import (_beside, _corpus_kind, _corpus_zip_members, _is_docword, _is_sparse_npz,
+                      _load_corpus, _load_corpus_zip, _reject_dense_options)
+from .delimited import _load_text
+from .images import _load_zip
+from .loaded import DataFormatError, LoadedData, _dropped_text
+from .mat import _load_mat
+from .npy import _load_npy, _load_npz
+from .source import TEXT_EXTENSIONS, _extension, _read_source
+
+
+NAN_POLICIES = ("error", "drop-rows", "drop-columns", "impute-mean")
+#: values of ``header``: detect, the first line is column names, the first line is data
+HEADER_CHOICES = ("auto", "yes", "no")
+
+
+def _check_header(header):
+    """``header`` as True (column names), False (data) or None (detect)."""
+    choices = {"auto": None, "yes": True, "no": False, None: None, True: True, False: False}
+    if isinstance(header, str):
+        header = header.strip().lower()
+    if not isinstance(header, (str, bool, type(None))) or header not in choices:
+        raise InputError("`header` must be 'auto' (detect), 'yes'/True (the first line holds column "
+                         f"names) or 'no'/False (the first line is data); got {header!r}")
+    return choices[header]
+
+
+def _check_args(max_bytes, resize, nan_policy, variable, filename):
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise InputError(f"`max_bytes` must be a positive int; got {max_bytes!r}")
+    if nan_policy not in NAN_POLICIES:
+        raise InputError(f"`nan_policy` must be one of {NAN_POLICIES}; got {nan_policy!r}")
+    if variable is not None and not isinstance(variable, str):
+        raise InputError(f"`variable` must be a string (an array/variable name) or None; "
+                         f"got {variable!r}")
+    if filename is not None and not isinstance(filename, str):
+        raise InputError(f"`filename` must be a string or None; got {filename!r}")
+    if resize is not None:
+        ok = (isinstance(resize, (tuple, list)) and len(resize) == 2
+              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in resize))
+        if not ok:
+            raise InputError(f"`resize` must be None or (height, width) with positive ints; "
+                             f"got {resize!r}")
+        resize = (int(resize[0]), int(resize[1]))
+    return resize
+
+
+def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_000, resize=None,
+              nan_policy: str = "error", label_column=None, header="auto",
+              vocab=None) -> LoadedData:
+    """Read a data file into a samples x features matrix.
+
+    Parameters
+    ----------
+    source : path, bytes or file-like
+        A path, raw bytes, or an object with ``read()`` (e.g. Streamlit's
+        ``UploadedFile``, whose ``name`` gives the type).
+    filename : str, optional
+        Name used for the type (by extension) and in messages; needed for bytes
+        (else the type is sniffed from magic bytes, text meaning CSV).
+    variable : str, optional
+        The array of an ``.npz`` / variable of a ``.mat`` to use (required when
+        there are several numeric ones; the error lists them).
+    max_bytes : int
+        Size cap for the file and for the uncompressed content of archives.
+    resize : (height, width), optional
+        Resize every image of a ``.zip`` to this size (only then are mixed sizes
+        accepted).
+    nan_policy : {"error", "drop-rows", "drop-columns", "impute-mean"}
+        What to do with NaN/inf (missing) values; only ``"error"`` leaves the data
+        untouched, the others are said in ``notes``.
+    label_column : str or int, optional
+        CSV/TSV column to use as labels (a numeric one is then removed from the
+        features).  By default the first text column with repeated values.
+    header : {"auto", "yes", "no"} or bool, default "auto"
+        CSV/TSV: whether the first line holds column names.  ``"yes"``/``True``
+        and ``"no"``/``False`` force it; ``"auto"`` (or None) detects it: the
+        first line is a header when it holds text above numbers, or numbers
+        written differently from the body (e.g. the years ``2019,2020,2021``
+        over decimal values), see Notes.  ``notes`` always says which was chosen
+        and why.
+    vocab : path, bytes, file-like or list of str, optional
+        Text corpora only: the vocabulary (``vocab.NAME.txt``, one word per
+        line, word i on line i), or the words themselves.  Without it the
+        vocabulary is taken from the corpus ``.zip``, or from
+        ``vocab.NAME.txt`` beside a ``docword.NAME.txt[.gz]`` path; else the
+        words are named ``word_1, word_2, ...`` (a note says so).
+
+    Returns
+    -------
+    LoadedData
+        For a text corpus ``X`` is a ``scipy.sparse.csr_matrix`` (documents x
+        words, float64 counts, never densified) and ``feature_names`` the
+        vocabulary; ``format`` is ``"uci-bow"``, ``"mtx"`` or ``"sparse-npz"``
+        and ``extra["sparse"]`` is True.  Every other format gives a dense
+        ndarray.
+
+    Raises
+    ------
+    DataFormatError
+        With a message naming the problem: empty file, header only, non-numeric
+        matrix, NaN/inf (count and first positions), single row/column, ragged
+        rows, mixed image sizes, unsafe or nested archives, too many files, a zip
+        bomb, a file over ``max_bytes``, object arrays, a ``.mat`` without a
+        numeric matrix or in v7.3 format, an unknown extension, a single image.
+
+    Notes
+    -----
+    Formats: ``.csv .tsv .tab .txt`` (delimiter and header detected; text columns
+    become labels/metadata and ``notes`` says so), ``.npy`` and ``.npz``
+    (``allow_pickle=False`` always; 3-D arrays are read as image stacks),
+    ``.mat`` (scipy.io.loadmat, numeric arrays only), ``.zip`` of
+    ``.png .jpg .jpeg .pgm .bmp`` images (grey, common size).
+
+    Text: UTF-8, Latin-1, and UTF-16/32 (by byte-order mark, as Excel's
+    "Unicode text" writes, or by its NUL byte pattern).  Numbers may use
+    thousands separators (``"1,234"``) or decimal commas (``3,14``, with
+    ``.`` grouping thousands as in ``1.234,5``), one convention per file, or
+    be hexadecimal (``0x1F``); ``notes`` names the columns so read, and a file
+    that mixes conventions or is ambiguous (only ``1,000``-like numbers in a
+    file not delimited by commas) is refused with the column named.
+
+    Header detection (``header="auto"``): a first line with text above numeric
+    columns is a header.  An all-number first line is one when its numbers are
+    distinct integers (written without decimals) and either above columns
+    written with decimals, in increasing/decreasing order or far from the
+    values below; or in order and, in every non-constant column, farther from
+    the range of the values below (at least 3 rows) than 3 times its width.
+    Otherwise it is data.
+
+    Columns that are not features (text kept as metadata, empty, labels,
+    dropped for NaN/inf) are listed in ``dropped_columns`` with the reason.
+    Positions in messages count as the user does: CSV line numbers from 1
+    with the header line included, array rows from 1.
+
+    Text corpora (documents x words, read sparse by :mod:`nspca_core.text`):
+    the UCI Bag-of-Words ``docword.NAME.txt`` or ``.txt.gz`` (recognised by
+    its name, or any ``.txt`` when ``vocab`` is given), Matrix Market
+    ``.mtx``/``.mtx.gz``, an ``.npz`` written by ``scipy.sparse.save_npz``
+    (recognised by its arrays; never unpickled), or a ``.zip`` holding one of
+    these and its ``vocab.NAME.txt``.  gzip content is capped at
+    ``max_bytes`` like archives.  ``variable``, ``resize`` and
+    ``label_column`` do not apply (InputError); ``nan_policy`` and ``header``
+    are ignored (non-finite values are always refused).  Malformed files
+    raise DataFormatError naming the line and value.
+
+    A single image file is rejected: one image is one sample, and PCA needs
+    many.  Upload a ``.zip`` of same-size images (one per sample) instead; to
+    analyse an image's pixel matrix itself, save it as ``.csv``/``.npy``.
+    """
+    resize = _check_args(max_bytes, resize, nan_policy, variable, filename)
+    header = _check_header(header)
+    named = filename is not None or isinstance(source, (str, os.PathLike)) or \
+        bool(getattr(source, "name", None))
+    data, name = _read_source(source, filename, max_bytes)
+    if len(data) == 0 or not data.strip():
+        raise DataFormatError(f"{name}: the file is empty")
+    notes: list = []
+    if vocab is None and isinstance(source, (str, os.PathLike)) and _is_docword(name):
+        vocab = _beside(Path(source))
+        if vocab is not None:
+            notes.append(f"vocabulary {vocab.name} found beside {name}")
+    kind = _corpus_kind(name, data, vocab is not None)
+    if kind is not None:
+        _reject_dense_options(name, variable, resize, label_column)
+        return _load_corpus(data, name, kind, vocab, max_bytes, notes)
+    ext = _extension(name, data, named)
+    if ext == ".npz" and _is_sparse_npz(data, name, max_bytes):
+        _reject_dense_options(name, variable, resize, label_column)
+        return _load_corpus(data, name, "npz", vocab, max_bytes)
+    found = _corpus_zip_members(data, name, max_bytes) if ext == ".zip" else None
+    if found is not None:
+        _reject_dense_options(name, variable, resize, label_column)
+        return _load_corpus_zip(found, name, vocab, max_bytes)
+    if vocab is not None:
+        raise InputError(f"`vocab` applies only to text corpora (docword.NAME.txt[.gz], .mtx, a "
+                         f"sparse .npz or a .zip of them); {name} is read as a dense matrix")
+    if ext in TEXT_EXTENSIONS:
+        return _load_text(data, name, ext, nan_policy, label_column, header)
+    if ext == ".npy":
+        return _load_npy(data, name, nan_policy)
+    if ext == ".npz":
+        return _load_npz(data, name, variable, nan_policy, max_bytes)
+    if ext == ".mat":
+        return _load_mat(data, name, variable, nan_policy)
+    if ext == ".zip":
+        return _load_zip(data, name, resize, nan_policy, max_bytes)
+    raise DataFormatError(f"{name}: a single image is one sample, and PCA needs many; upload a "
+                          ".zip of same-size images (one image per sample), or save the pixel "
+                          "matrix as .csv/.npy to analyse its rows")
+
+
+def describe(loaded: LoadedData) -> str:
+    """A few lines the app can show under an upload: size, format, labels, notes."""
+    m, n = loaded.X.shape
+    if loaded.extra.get("sparse"):
+        lines = [f"**{loaded.source_name}**: {m} documents x {n} words ({loaded.format}, sparse: "
+                 f"{loaded.extra.get('nnz', 0):,} nonzeros)"]
+        return "\n".join(lines + [f"- {note}" for note in loaded.notes])
+    lines = [f"**{loaded.source_name}**: {m} samples x {n} features ({loaded.format or 'data'}"
+             + (f", variable '{loaded.variable}'" if loaded.variable and loaded.format != "csv" else "")
+             + ")"]
+    if loaded.image_shape is not None:
+        lines.append(f"images of {loaded.image_shape[0]}x{loaded.image_shape[1]} pixels")
+    if loaded.labels is not None:
+        uniq = np.unique(np.asarray(loaded.labels).astype(str))
+        shown = ", ".join(uniq[:8].tolist()) + (", ..." if uniq.size > 8 else "")
+        lines.append(f"labels: {uniq.size} classes ({shown})")
+    if loaded.metadata is not None:
+        lines.append(f"metadata columns: {', '.join(map(str, loaded.metadata.columns))}")
+    if loaded.dropped_columns:
+        lines.append(f"not used as features: {_dropped_text(loaded.dropped_columns)}")
+    lines += [f"- {note}" for note in loaded.notes]
+    return "\n".join(lines)

@@ -1,0 +1,182 @@
+"""What every reader returns or raises: :class:`LoadedData`, :class:`DataFormatError`,
+and the checks every dense format shares (shape, non-finite values, constant columns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import InputError
+
+
+class DataFormatError(InputError):
+    """The file cannot be read as a data matrix; the message says why and what is allowed."""
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedData:
+    """A parsed file.
+
+    Attributes
+    ----------
+    X : ndarray (m, n) float64 -- samples x features, finite; for a text
+        corpus a ``scipy.sparse.csr_matrix`` (documents x words), never densified
+    feature_names : list[str] (n,) -- for a text corpus, the vocabulary words
+    labels : ndarray (m,) or None -- one label per sample (a label column,
+        a ``labels`` array, or image sub-folders)
+    image_shape : (h, w) or None -- when each row is an image (row-major)
+    notes : list[str] -- everything worth telling the user about the parse
+    metadata : pandas.DataFrame or None -- non-numeric columns / file names, one row per sample
+    source_name : str
+    format : str -- "csv", "npy", "npz", "mat", "zip"; text corpora "uci-bow",
+        "mtx", "sparse-npz" (``extra["sparse"]`` True)
+    variable : str or None -- the array / variable / label column used
+    dropped_columns : list[dict] -- input columns that are not features, each
+        ``{"column": name, "reason": why}`` (text kept as metadata, empty, used as
+        labels, dropped for NaN/inf); empty when every column is a feature
+    """
+
+    X: np.ndarray
+    feature_names: list
+    labels: np.ndarray | None
+    image_shape: tuple | None
+    notes: list
+    metadata: object
+    source_name: str
+    format: str = ""
+    variable: str | None = None
+    extra: dict = field(default_factory=dict)
+    dropped_columns: list = field(default_factory=list)
+
+
+def _row_word(i: int, lines) -> str:
+    """How the user counts row ``i`` (0-based index into X): a file line or a 1-based row."""
+    return f"line {int(lines[i])}" if lines is not None else f"row {int(i) + 1}"
+
+
+def _counting(lines) -> str:
+    return ("lines of the file counted from 1, the header line included" if lines is not None
+            else "rows counted from 1")
+
+
+def _fmt_positions(pos: np.ndarray, names=None, limit: int = 5, lines=None) -> str:
+    parts = []
+    for i, j in pos[:limit]:
+        col = f"'{names[j]}'" if names is not None else str(int(j) + 1)
+        parts.append(f"({_row_word(i, lines)}, column {col})")
+    return ", ".join(parts) + (", ..." if len(pos) > limit else "")
+
+
+def _kept(bad: np.ndarray, what: str, name: str) -> tuple:
+    """``(keep, dropped indices)`` of the rows or columns (``what``) without a NaN/inf value.
+
+    Refuses a drop that would leave no data (nan_policy ``'drop-rows'``/``'drop-columns'``).
+    """
+    keep = ~bad.any(axis=1 if what == "row" else 0)
+    if not keep.any():
+        raise DataFormatError(f"{name}: every {what} has a NaN/inf value; nan_policy='drop-{what}s' "
+                              "would leave no data")
+    return keep, np.flatnonzero(~keep)
+
+
+def _at_least_two(shape: tuple, name: str, one_row: str, one_column: str) -> None:
+    """Refuse a matrix of fewer than 2 rows (message ``one_row``) or 2 columns (``one_column``)."""
+    m, n = shape
+    if m < 2:
+        raise DataFormatError(f"{name}: {one_row}")
+    if n < 2:
+        raise DataFormatError(f"{name}: {one_column}")
+
+
+def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_policy, variable=None,
+            extra=None, lines=None, dropped=None) -> LoadedData:
+    """Checks shared by every format: shape, non-finite values, constant columns.
+
+    ``lines`` (CSV only) maps each row of X to its line number in the file, so
+    that messages count rows as the user sees them; ``dropped`` lists the input
+    columns that are not features (``{"column", "reason"}``).
+    """
+    dropped = list(dropped or [])
+    X = np.asarray(X)
+    if X.dtype == bool:
+        X = X.astype(np.float64)
+        notes.append("boolean values converted to 0/1")
+    if X.dtype.kind == "c":
+        raise DataFormatError(f"{name}: complex numbers are not supported; give real values")
+    X = X.astype(np.float64, copy=False)
+    bad = ~np.isfinite(X)
+    if bad.any():
+        nbad = int(bad.sum())
+        pos = np.argwhere(bad)
+        where = _fmt_positions(pos, names, lines=lines)
+        if nan_policy == "error":
+            raise DataFormatError(
+                f"{name}: {nbad} NaN/inf value(s) (missing or infinite) in {int(bad.any(axis=1).sum())} "
+                f"row(s) and {int(bad.any(axis=0).sum())} column(s), first at {where} "
+                f"({_counting(lines)}); choose nan_policy='drop-rows', 'drop-columns' or "
+                "'impute-mean' to handle them, or fix the file")
+        if nan_policy == "drop-rows":
+            keep, gone = _kept(bad, "row", name)
+            X = X[keep]
+            labels = None if labels is None else labels[keep]
+            if metadata is not None:
+                metadata = metadata.iloc[keep].reset_index(drop=True)
+            shown = ", ".join(str(int(lines[i]) if lines is not None else int(i) + 1)
+                              for i in gone[:10])
+            notes.append(f"nan_policy='drop-rows': dropped {gone.size} row(s) with NaN/inf "
+                         f"({'lines' if lines is not None else 'rows'} {shown}"
+                         f"{', ...' if gone.size > 10 else ''}; {_counting(lines)})")
+            lines = None if lines is None else np.asarray(lines)[keep]
+        elif nan_policy == "drop-columns":
+            keep, gone_idx = _kept(bad, "column", name)
+            X = X[:, keep]
+            gone = [names[j] for j in gone_idx]
+            dropped += [{"column": str(g), "reason": "NaN/inf values (nan_policy='drop-columns')"}
+                        for g in gone]
+            names = [n for n, k in zip(names, keep) if k]
+            image_shape = None  # pixels removed: rows are no longer images
+            notes.append(f"nan_policy='drop-columns': dropped {gone_idx.size} column(s) with NaN/inf "
+                         f"({', '.join(map(str, gone[:10]))}{', ...' if len(gone) > 10 else ''})")
+        else:  # impute-mean
+            X = X.copy()
+            X[bad] = np.nan
+            counts = (~bad).sum(axis=0)
+            empty = np.flatnonzero(counts == 0)
+            if empty.size:
+                raise DataFormatError(f"{name}: column(s) {[names[j] for j in empty[:10]]} have no "
+                                      "finite value to impute a mean from; use nan_policy="
+                                      "'drop-columns'")
+            means = np.nanmean(X, axis=0)
+            X[bad] = means[np.nonzero(bad)[1]]
+            notes.append(f"nan_policy='impute-mean': replaced {nbad} NaN/inf value(s) by their "
+                         f"column's mean (first at {where}; {_counting(lines)})")
+    _at_least_two(X.shape, name, "a single row (sample); PCA needs at least 2 rows, samples as rows "
+                  "and features as columns",
+                  "a single column (feature); sparse PCA needs at least 2 numeric columns, samples "
+                  "as rows and features as columns"
+                  + (f" (not features: {_dropped_text(dropped)})" if dropped else ""))
+    const = np.all(X == X[0], axis=0)
+    if const.any():
+        idx = np.flatnonzero(const)
+        shown = ", ".join(str(names[j]) for j in idx[:10]) + (", ..." if idx.size > 10 else "")
+        notes.append(f"{idx.size} constant column(s) ({shown}): allowed, but they carry no "
+                     "variance (standardizing keeps them at zero)")
+    return LoadedData(X=np.ascontiguousarray(X), feature_names=[str(s) for s in names],
+                      labels=labels, image_shape=image_shape, notes=notes, metadata=metadata,
+                      source_name=name, format=fmt, variable=variable, extra=extra or {},
+                      dropped_columns=dropped)
+
+
+def _dropped_text(dropped: list, limit: int = 10) -> str:
+    """``'id' (text, e.g. 'a1'), 'note' (empty)`` for messages."""
+    parts = [f"'{d['column']}' ({d['reason']})" for d in dropped[:limit]]
+    return ", ".join(parts) + (f", ... ({len(dropped)} in all)" if len(dropped) > limit else "")
+
+
+def _names_for(n: int, image_shape) -> list:
+    if image_shape is not None:
+        h, w = image_shape
+        return [f"pixel_{r}_{c}" for r in range(h) for c in range(w)]
+    return [f"x{j}" for j in range(n)]

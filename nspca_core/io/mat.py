@@ -1,0 +1,105 @@
+"""MATLAB ``.mat`` files (v4 to v7.2, numeric arrays only) through ``scipy.io.loadmat``.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from .loaded import DataFormatError, _finish, _names_for
+from .npy import _LABEL_KEYS, _as_matrix
+from .source import _read_source
+
+
+def _mat_check_version(data: bytes, name: str) -> None:
+    if b"MATLAB 7.3" in data[:128] or data[512:520] == b"\x89HDF\r\n\x1a\n":
+        raise DataFormatError(f"{name}: MATLAB v7.3 (HDF5) .mat files are not supported; in "
+                              "MATLAB re-save with save(file, var, '-v7'), or export to .csv/.npy")
+
+
+def _loadmat(data: bytes, name: str) -> dict:
+    import scipy.io
+
+    _mat_check_version(data, name)
+    try:
+        return scipy.io.loadmat(io.BytesIO(data), squeeze_me=False, chars_as_strings=True)
+    except NotImplementedError as exc:
+        raise DataFormatError(f"{name}: unsupported .mat version ({exc}); re-save with "
+                              "'-v7' or export to .csv/.npy") from None
+    except Exception as exc:
+        raise DataFormatError(f"{name}: not a readable .mat file ({type(exc).__name__}: {exc})") from None
+
+
+def _mat_numeric(content: dict) -> dict:
+    return {k: v for k, v in content.items()
+            if not k.startswith("__") and isinstance(v, np.ndarray) and v.dtype.names is None
+            and v.dtype.kind in "biuf" and v.ndim in (2, 3) and v.size > 0
+            and not (v.ndim == 2 and 1 in v.shape)}
+
+
+def mat_variables(source, *, filename=None, max_bytes: int = 200_000_000) -> list[dict]:
+    """Numeric matrices of a ``.mat`` file for a chooser: ``[{name, shape, dtype}]``."""
+    data, name = _read_source(source, filename, max_bytes)
+    content = _loadmat(data, name)
+    return [{"name": k, "shape": v.shape, "dtype": str(v.dtype)}
+            for k, v in _mat_numeric(content).items()]
+
+
+def _mat_labels(v, m: int):
+    """A label vector from a numeric vector, a char matrix or a cell array of strings."""
+    if not isinstance(v, np.ndarray):
+        return None
+    if v.dtype.kind in "biuf" and v.size == m and (v.ndim == 1 or 1 in v.shape):
+        return v.ravel()
+    if v.dtype.kind == "U" and v.shape[0] == m:
+        return np.array([str(s).strip() for s in v.ravel()]) if v.size == m else None
+    if v.dtype == object and v.size == m:
+        out = []
+        for cell in v.ravel():
+            if isinstance(cell, np.ndarray) and cell.dtype.kind == "U" and cell.size == 1:
+                out.append(str(cell.ravel()[0]))
+            else:
+                return None
+        return np.array(out)
+    return None
+
+
+def _load_mat(data: bytes, name: str, variable, nan_policy: str):
+    notes: list = []
+    content = _loadmat(data, name)
+    numeric = _mat_numeric(content)
+    user = {k: v for k, v in content.items() if not k.startswith("__")}
+    listing = ", ".join(f"{k} {getattr(v, 'shape', '')} {getattr(v, 'dtype', type(v).__name__)}"
+                        for k, v in user.items()) or "(nothing)"
+    if variable is not None:
+        if variable not in user:
+            raise DataFormatError(f"{name}: no variable named {variable!r}; it holds: {listing}")
+        if variable not in numeric:
+            raise DataFormatError(f"{name}: variable {variable!r} is not a numeric 2-D/3-D matrix; "
+                                  f"numeric matrices: {list(numeric) or 'none'}")
+        chosen = variable
+    else:
+        if not numeric:
+            raise DataFormatError(f"{name}: no numeric matrix in the .mat file (need a numeric "
+                                  f"2-D array with >= 2 rows and columns); it holds: {listing}")
+        if len(numeric) > 1:
+            raise DataFormatError(f"{name}: several numeric matrices ({', '.join(numeric)}); choose "
+                                  f"one with variable=... ; it holds: {listing}")
+        chosen = next(iter(numeric))
+    X, image_shape = _as_matrix(numeric[chosen], f"variable {chosen!r}", name, notes)
+    m, n = X.shape
+    labels = None
+    names = _names_for(n, image_shape)
+    for key, v in user.items():
+        if key == chosen:
+            continue
+        if key.lower() in _LABEL_KEYS and labels is None:
+            labels = _mat_labels(v, m)
+            if labels is not None:
+                notes.append(f"variable {key!r} used as labels")
+                continue
+        notes.append(f"variable {key!r} not used")
+    notes.insert(0, f"variable {chosen!r} {numeric[chosen].shape} {numeric[chosen].dtype}")
+    return _finish(X, names, labels, None, image_shape, notes, name, "mat", nan_policy,
+                   variable=chosen)

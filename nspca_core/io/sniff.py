@@ -1,0 +1,236 @@
+"""How a text file is written: its encoding, delimiter, rows, cells and whether the
+first line is a header (number conventions: :mod:`.conventions`).
+"""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+
+from .conventions import _INT_FORMAT
+from .loaded import DataFormatError
+
+
+_MISSING = {"", "na", "n/a", "nan", "null", "none", "?", "-", "#n/a"}
+
+
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def _sniff_utf16(data: bytes) -> str | None:
+    """UTF-16 without a byte-order mark: ASCII text has a NUL in every other byte."""
+    head = data[:4096]
+    if len(head) < 4:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        return "utf-16-le"
+    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        return "utf-16-be"
+    return None
+
+
+def _decode(data: bytes, name: str, notes: list) -> str:
+    """Text from bytes: byte-order marks (UTF-8/16/32, e.g. Excel's "Unicode text"), then
+    UTF-16 without a mark, UTF-8, and Latin-1 as the last resort; said in ``notes``."""
+    encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), None)
+    how = "byte-order mark"
+    if encoding is None:
+        encoding, how = _sniff_utf16(data), "NUL byte pattern"
+    if encoding is not None:
+        if encoding != "utf-8-sig":
+            try:
+                text = data.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise DataFormatError(f"{name}: looks like {encoding.upper()} text ({how}) but does "
+                                      f"not decode ({exc.reason} at byte {exc.start}); save it as "
+                                      "UTF-8 CSV") from None
+            notes.append(f"text decoded as {encoding.upper().replace('-LE', '').replace('-BE', '')} "
+                         f"(found by its {how})")
+            return text.lstrip("\ufeff")
+    if b"\x00" in data[:65536]:
+        raise DataFormatError(f"{name}: binary content in a text file (NUL bytes); "
+                              "is it really CSV/TSV?")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        notes.append("text is not UTF-8: read as Latin-1")
+        return data.decode("latin-1")
+
+
+def _choose_delimiter(lines: list[str], ext: str) -> str | None:
+    """The delimiter giving a constant field count >= 2 on most sample lines.
+
+    Returns None for whitespace-separated text.  Ties go to the preferred
+    delimiter (tab for .tsv/.tab, then tab, ';', ',', '|').
+    """
+    sample = lines[:50]
+    prefs = ["\t", ";", ",", "|"]
+    best = None
+    for rank, d in enumerate(prefs):
+        counts = [len(r) for r in csv.reader(sample, delimiter=d)]
+        modal = max(set(counts), key=counts.count)
+        if modal < 2:
+            continue
+        frac = counts.count(modal) / len(counts)
+        bonus = 1 if (d == "\t" and ext in (".tsv", ".tab")) else 0
+        score = (frac >= 0.9, bonus, frac, -rank)
+        if best is None or score > best[0]:
+            best = (score, d)
+    if best is not None and best[0][0]:
+        return best[1]
+    ws = [len(s.split()) for s in sample]
+    if min(ws) >= 2 and len(set(ws)) == 1:
+        return None
+    return best[1] if best is not None else ","
+
+
+def _strs(col) -> np.ndarray:
+    """A column of text cells as stripped str."""
+    return np.array([str(c).strip() for c in col], dtype=str)
+
+
+def _parse_cells(cells: np.ndarray):
+    """Parse a block of text cells column by column.
+
+    Returns ``(values, numeric, missing)``: float values (NaN where missing or
+    text), whether each cell is a number or a missing marker, whether it is a
+    missing marker (empty, NA, ...).  A column of clean numbers takes the fast
+    path (one C-level conversion); only columns with text or markers are
+    examined cell by cell.
+    """
+    shape = cells.shape
+    values = np.full(shape, np.nan)
+    numeric = np.zeros(shape, dtype=bool)
+    missing = np.zeros(shape, dtype=bool)
+    for j in range(shape[1]):
+        col = cells[:, j]
+        try:
+            values[:, j] = col.astype(np.float64)
+            numeric[:, j] = True
+            continue
+        except ValueError:
+            pass
+        for i, raw in enumerate(col):
+            t = str(raw).strip()
+            if t.lower() in _MISSING:
+                missing[i, j] = numeric[i, j] = True
+                continue
+            try:
+                values[i, j] = float(t)
+                numeric[i, j] = True
+            except ValueError:
+                pass
+    return values, numeric, missing
+
+
+def _header_note(has_header: bool, how: str) -> str:
+    if has_header:
+        return f"header: first line read as column names ({how}); if it is data, choose header 'no'"
+    return f"header: first line read as data ({how}); if it holds column names, choose header 'yes'"
+
+
+def _written_with_decimals(texts, values, missing, sample: int = 1000) -> bool:
+    """Whether a numeric column is written with decimals (``0.5``, ``1.0``, ``1e3``),
+    not as integers: a non-integral value says so at once, else the text of its
+    first ``sample`` cells is looked at (a column is written one way)."""
+    with np.errstate(invalid="ignore"):
+        if (values[~missing] != np.round(values[~missing])).any():
+            return True
+    return any(not _INT_FORMAT.fullmatch(str(t).strip())
+               for t, miss in zip(texts[:sample], missing[:sample]) if not miss)
+
+
+def _numeric_header(cells, values, numeric, missing) -> str | None:
+    """Why an all-number first line is column names (years, ids, wavelengths), or None.
+
+    It is when its numbers are distinct integers (written as such) and either
+    (a) above columns written with decimals, and increasing/decreasing or far
+    outside the values below, or (b) increasing/decreasing and, in every
+    non-constant column (at least 2, with at least 3 body rows), farther from
+    the body's range than 3 times its width.  A file of 2 lines has no header
+    of numbers (one row of data would be left).
+    """
+    body_num = numeric[1:].all(axis=0) & ~missing[1:].all(axis=0)
+    cols = np.flatnonzero(body_num & numeric[0] & ~missing[0])
+    if cols.size < 2 or cells.shape[0] < 3:  # a header over a single row would leave no PCA
+        return None
+    v = values[0, cols]
+    if np.unique(v).size < cols.size or not np.isfinite(v).all():
+        return None
+    steps = np.diff(v)
+    monotone = bool((steps > 0).all() or (steps < 0).all())
+    first = [str(cells[0, j]).strip() for j in cols]
+    ints = all(_INT_FORMAT.fullmatch(t) for t in first)
+    if not ints:
+        return None
+    body = values[1:, cols]
+    decimal_body = all(_written_with_decimals(cells[1:, j], body[:, c], missing[1:, j])
+                       for c, j in enumerate(cols))
+    outside = False
+    if body.shape[0] >= 3:
+        with np.errstate(invalid="ignore"):
+            lo, hi = np.nanmin(body, axis=0), np.nanmax(body, axis=0)
+        span, dist = hi - lo, np.maximum(lo - v, v - hi)
+        # constant columns say nothing; every other one must sit far from the first line
+        varied = span > 0
+        outside = bool(varied.sum() >= 2 and (dist[varied] > 3 * span[varied]).all())
+    shown = ", ".join(first[:3]) + (", ..." if len(first) > 3 else "")
+    if decimal_body and (monotone or outside):
+        return (f"its numbers ({shown}) are distinct integers over decimal numbers"
+                + (", in order" if monotone else ", far outside the values below"))
+    if monotone and outside:
+        return f"its numbers ({shown}) are integers in order, far outside the values below them"
+    return None
+
+
+def _decide_header(header, cells, values, numeric, missing) -> tuple[bool, str]:
+    """Whether the first line holds column names, and the note that says so and why."""
+    if header is True:
+        return True, _header_note(True, "as asked")
+    if header is False:
+        return False, _header_note(False, "as asked")
+    first_text = ~numeric[0] & ~missing[0]
+    if first_text.all() or (first_text & numeric[1:].any(axis=0)).any():
+        return True, _header_note(True, "detected: text above numbers")
+    if cells.shape[0] < 2:
+        return False, _header_note(False, "a single line")
+    why = _numeric_header(cells, values, numeric, missing)
+    if why is not None:
+        return True, _header_note(True, f"detected: {why}")
+    return False, _header_note(False, "detected: numbers like the lines below")
+
+
+def _split_rows(text: str, name: str, ext: str, notes: list):
+    """``(rows of fields, file line number of each row, delimiter)``; ragged rows refused."""
+    raw_lines = text.splitlines()
+    numbered = [(i + 1, ln) for i, ln in enumerate(raw_lines) if ln.strip()]
+    if not numbered:
+        raise DataFormatError(f"{name}: the file is empty (no data rows)")
+    inner_blank = numbered[-1][0] - len(numbered)
+    if inner_blank:
+        notes.append(f"skipped {inner_blank} blank line(s)")
+    line_no = np.array([i for i, _ in numbered])
+    lines = [ln for _, ln in numbered]
+    delim = _choose_delimiter(lines, ext)
+    if delim is None:
+        rows = [ln.split() for ln in lines]
+        notes.append("whitespace-separated columns")
+    else:
+        rows = list(csv.reader(lines, delimiter=delim))
+        notes.append(f"delimiter {'TAB' if delim == chr(9) else repr(delim)}")
+    # drop a trailing empty field present on every row (a trailing delimiter)
+    if rows and all(len(r) > 1 and r[-1].strip() == "" for r in rows):
+        rows = [r[:-1] for r in rows]
+        notes.append("ignored a trailing delimiter at the end of every line")
+    widths = np.array([len(r) for r in rows])
+    if (widths != widths[0]).any():
+        bad = np.flatnonzero(widths != widths[0])
+        shown = ", ".join(f"line {line_no[i]} has {widths[i]}" for i in bad[:5])
+        raise DataFormatError(f"{name}: ragged rows: the first line has {widths[0]} field(s) but "
+                              f"{shown}{', ...' if bad.size > 5 else ''} "
+                              f"({bad.size} line(s) differ); every row needs the same number "
+                              "of fields")
+    return rows, line_no, delim

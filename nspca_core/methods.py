@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MethodSpec", "REGISTRY", "SINGLE", "JOINT", "PEERS", "PAPERS", "spec"]
+__all__ = ["MethodSpec", "REGISTRY", "SINGLE", "JOINT", "PEERS", "PAPERS", "OKABE_ITO", "spec", "ordered",
+           "defaults", "with_cost"]
 
 # Okabe & Ito (2008) colour-blind-safe palette, plus Paul Tol's "wine" and a neutral grey
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
@@ -40,9 +41,12 @@ class MethodSpec:
         ``components(strategy=name)``) or "reference" (dense PCA, drawn for comparison)
     paper : str -- key of :data:`PAPERS`
     color : str -- hex colour, the same on every page
-    cost : str -- "fast", "slow" (seconds on real data) or "exponential" (in d; guarded in the app)
-    default : bool -- selected by default where methods are compared
+    cost : str -- "fast", "slow" (tens of seconds on real data: offered, not preselected, run as a
+        heavy background job in the app) or "exponential" (in d; the app estimates it and asks first)
+    default : bool -- preselected on the pages that draw a few methods side by side (variance vs
+        k, components as images; the first one is the default of a one-method choice)
     function : str -- "module:function" implementing it (lazy), or "" for the front's own
+    symbol : str -- Plotly marker symbol, the same on every page
     """
 
     name: str
@@ -54,28 +58,35 @@ class MethodSpec:
     cost: str = "fast"
     default: bool = False
     function: str = ""
+    symbol: str = "circle"
 
 
 REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
     MethodSpec("auto", "auto (many starts, polished)", "auto", "single", "asteris2014",
-               OKABE_ITO["black"], default=True),
+               OKABE_ITO["black"], symbol="circle"),
     MethodSpec("spannogram", "spannogram (exact on A_d)", "spannogram", "single", "asteris2014",
-               OKABE_ITO["blue"], cost="exponential", function="nspca_core.spannogram:lowrank_nspca"),
+               OKABE_ITO["blue"], cost="exponential", function="nspca_core.spannogram:lowrank_nspca",
+               symbol="diamond"),
     MethodSpec("enet", "ε-net spannogram", "ε-net", "single", "asteris2014", OKABE_ITO["sky"],
-               default=True, function="nspca_core.enet:enet_nspca"),
+               default=True, function="nspca_core.enet:enet_nspca", symbol="square"),
     MethodSpec("em", "EM (Sigg–Buhmann)", "EM", "single", "sigg2008", OKABE_ITO["orange"],
-               default=True, function="nspca_core.peers.em:em_pca"),
+               default=True, function="nspca_core.peers.em:em_pca", symbol="triangle-up"),
     MethodSpec("tpower", "TPower (Yuan–Zhang)", "TPower", "single", "yuan2013", OKABE_ITO["green"],
-               default=True, function="nspca_core.peers.tpower:tpower_pca"),
+               default=True, function="nspca_core.peers.tpower:tpower_pca", symbol="cross"),
     MethodSpec("zass", "Zass–Shashua", "Zass–Shashua", "single", "zass2006", OKABE_ITO["purple"],
-               cost="slow", function="nspca_core.peers.zass:zass_pca"),
+               cost="slow", function="nspca_core.peers.zass:zass_pca", symbol="x"),
     MethodSpec("sklearn-spca", "scikit-learn SparsePCA", "SparsePCA", "single", "mairal2009",
-               OKABE_ITO["vermillion"], cost="slow", function="nspca_core.peers.sklearn_peers:sklearn_spca"),
+               OKABE_ITO["vermillion"], cost="slow", function="nspca_core.peers.sklearn_peers:sklearn_spca",
+               symbol="star"),
+    # a darker Okabe–Ito yellow: readable as a line on white
     MethodSpec("nmf", "NMF (scikit-learn)", "NMF", "single", "lee1999", "#B8A200", cost="slow",
-               function="nspca_core.peers.sklearn_peers:nmf_pca"),
+               function="nspca_core.peers.sklearn_peers:nmf_pca", symbol="pentagon"),
+    # Paul Tol's colour-blind-safe "wine"
     MethodSpec("bipartite", "bipartite matchings (joint)", "bipartite", "joint", "asteris2015", "#882255",
-               default=True, function="nspca_core.peers.bipartite:bipartite_components"),
-    MethodSpec("pca", "PCA (dense, signed)", "PCA", "reference", "", "#888888", default=True),
+               default=True, function="nspca_core.peers.bipartite:bipartite_components", symbol="hexagon"),
+    # a neutral grey: PCA is a reference, not a competitor
+    MethodSpec("pca", "PCA (dense, signed)", "PCA", "reference", "", "#888888", default=True,
+               symbol="circle-open"),
 )}
 
 #: single-component methods, in the order of ``fit(method=...)``
@@ -92,3 +103,18 @@ def spec(name: str) -> MethodSpec:
         return REGISTRY[name]
     except KeyError:
         raise KeyError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}") from None
+
+
+def ordered(kinds: tuple[str, ...] = ("single",)) -> tuple[str, ...]:
+    """Names of the methods of the given kinds, in registry order (the display order)."""
+    return tuple(n for n, s in REGISTRY.items() if s.kind in kinds)
+
+
+def defaults(kinds: tuple[str, ...] = ("single",)) -> tuple[str, ...]:
+    """The preselected methods (``default=True``) of the given kinds, in registry order."""
+    return tuple(n for n in ordered(kinds) if REGISTRY[n].default)
+
+
+def with_cost(*costs: str, kinds: tuple[str, ...] = ("single", "joint", "reference")) -> tuple[str, ...]:
+    """The methods of the given kinds whose ``cost`` is one of ``costs``, in registry order."""
+    return tuple(n for n in ordered(kinds) if REGISTRY[n].cost in costs)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from nspca_core import methods as registry
 from ui import compute, cost, downloads, jobs, live, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
@@ -22,7 +23,7 @@ page_intro(
 )
 
 
-SLOW = ("zass", "sklearn-spca", "nmf")  # offered, not selected by default
+SLOW = registry.with_cost("slow")  # offered, not selected by default
 
 
 def main() -> None:
@@ -36,8 +37,8 @@ def main() -> None:
         raise compute.Unavailable("`nspca_core.api.METHODS` (the solver entry point `fit`)")
     methods = st.multiselect("Algorithms", offered, default=[mth for mth in offered if mth not in SLOW],
                              format_func=figs.method_label, key="cmp_methods",
-                             help="Zass–Shashua, scikit-learn SparsePCA and NMF search a penalty for "
-                                  "k nonzeros and take much longer; add them when you can wait.")
+                             help=f"{', '.join(figs.method_short(mth) for mth in SLOW)} search a penalty "
+                                  "for k nonzeros and take much longer; add them when you can wait.")
     methods = cost.screen_methods(methods, n, s.d, key="cmp", eps=s.eps)
     if not methods:
         st.info("Choose at least one algorithm.")

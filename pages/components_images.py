@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from nspca_core import methods as registry
 from ui import compute, cost, downloads, messages, state
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
@@ -19,10 +20,12 @@ page_intro(
     "components, ε-net d = 3 vs EM); bipartite matchings from Asteris et al. (2015).",
 )
 
-# Offered in this order; "bipartite" is a strategy of components(), "pca" the dense reference.
-ORDER = ("enet", "spannogram", "auto", "em", "tpower", "zass", "sklearn-spca", "nmf", "bipartite", "pca")
-# NMF (scikit-learn, l1 search) and Zass–Shashua take tens of seconds on CBCL: offered, not default
-DEFAULT = ("enet", "em", "tpower", "bipartite", "pca")
+# Offered in the registry's order: the single-component methods (deflation), the joint ones (a
+# strategy of components(), like "bipartite") and the dense reference ("pca"); the registry's
+# defaults preselected (its "slow" methods take tens of seconds on CBCL: offered, not default).
+KINDS = ("single", "joint", "reference")
+ORDER = registry.ordered(KINDS)
+DEFAULT = registry.defaults(KINDS)
 
 
 def main() -> None:
@@ -35,8 +38,7 @@ def main() -> None:
     X = ds.X
     m, n = X.shape
     available = set(compute.available_methods())
-    offered = [mth for mth in ORDER if mth in available or mth == "pca"
-               or (mth == "bipartite" and available)]
+    offered = [mth for mth in ORDER if mth in available or registry.spec(mth).kind != "single"]
     c1, c2 = st.columns([3, 1])
     methods = c1.multiselect("Algorithms (one row each)", offered,
                              default=[mth for mth in DEFAULT if mth in offered],
@@ -58,7 +60,8 @@ def main() -> None:
     for method in methods:
         label = figs.method_label(method)
         try:
-            if method == "pca":
+            kind = registry.spec(method).kind
+            if kind == "reference":  # dense PCA
                 W, ev = compute.pca(X, r)
                 rows[label] = [W[:, j] for j in range(W.shape[1])]
                 titles[label] = [f"var {v:.3g} ({v / lam1:.0%} λ₁)" for v in ev]
@@ -66,8 +69,9 @@ def main() -> None:
                                     explained_by_span=float(ev.sum()), seconds=np.nan,
                                     nonzeros_per_component=n))
                 continue
-            strategy = "bipartite" if method == "bipartite" else "deflation-remove"
-            base = "auto" if method == "bipartite" else method
+            joint = kind == "joint"  # a strategy of components() (its own method inside)
+            strategy = method if joint else "deflation-remove"
+            base = "auto" if joint else method
             with compute.progress(f"{label}: {r} components") as cb:
                 res = compute.components(X, r, s.k, base, strategy, s.d, s.eps, s.seed,
                                          raw=ds.X_raw if method == "nmf" else None, _callback=cb)

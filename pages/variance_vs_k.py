@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from nspca_core import methods as registry
 from ui import compute, cost, jobs, live, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
@@ -29,7 +30,7 @@ page_intro(
 )
 
 
-DEFAULT_METHODS = ("enet", "em", "tpower")
+DEFAULT_METHODS = registry.defaults()  # the registry's preselected single-component methods
 
 
 def k_grid(n: int, points: int, current: int | None = None) -> tuple[int, ...]:
@@ -62,10 +63,7 @@ def k_grid(n: int, points: int, current: int | None = None) -> tuple[int, ...]:
 
 
 def controls(n: int) -> tuple[list[str], int, bool, bool]:
-    offered = list(dict.fromkeys(["enet", *compute.available_methods()]))
-    if "auto" in offered:  # auto = the best of exact/ε-net, already covered by the band
-        offered.remove("auto")
-        offered.append("auto")
+    offered = compute.available_methods()
     default = [mth for mth in DEFAULT_METHODS if mth in offered]
     c1, c2, c3 = st.columns([3, 2, 2])
     methods = c1.multiselect("Algorithms", offered, default=default, format_func=figs.method_label,

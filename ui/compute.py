@@ -38,6 +38,7 @@ import pandas as pd
 import scipy.sparse as sp
 import streamlit as st
 
+from nspca_core import methods as registry
 from nspca_core._validation import InputError
 from ui import messages, state
 
@@ -80,8 +81,8 @@ log = logging.getLogger(__name__)
 # st.session_state[state.UPLOAD]).
 UPLOAD_DATASET = state.UPLOAD_NAME
 
-# Methods each page offers, in display order; a page keeps those the core has.
-SINGLE_METHODS = ("auto", "spannogram", "enet", "em", "tpower", "zass", "sklearn-spca", "nmf")
+# Single-component methods the pages offer, in display order: the method registry's.
+SINGLE_METHODS = registry.SINGLE
 
 
 class Unavailable(RuntimeError):
@@ -155,13 +156,8 @@ def core(module: str, name: str):
 
 
 def available_methods() -> list[str]:
-    """The single-component methods ``nspca_core.api.fit`` accepts, in display order."""
-    try:
-        methods = tuple(core("api", "METHODS"))
-    except Unavailable:
-        return []
-    ordered = [m for m in SINGLE_METHODS if m in methods]
-    return ordered + [m for m in methods if m not in ordered]
+    """The single-component methods ``nspca_core.api.fit`` accepts, in display order (the registry's)."""
+    return list(SINGLE_METHODS)
 
 
 def digest(*parts) -> str:

@@ -15,13 +15,15 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nspca_core import methods as registry
 from ui import live
 from ui.compute import Unavailable, available_methods, digest
 
 __all__ = ["SLOW_METHODS", "path_job", "certify_job", "fit_job", "best_x"]
 
-# Methods that search a penalty for k nonzeros (tens of seconds on CBCL/MLL): heavy jobs.
-SLOW_METHODS = ("zass", "sklearn-spca", "nmf")
+# Methods of cost "slow" in the registry (they search a penalty for k nonzeros: tens of seconds
+# on CBCL/MLL): heavy jobs.
+SLOW_METHODS = registry.with_cost("slow")
 
 
 def _check_method(method: str) -> None:

@@ -18,11 +18,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from nspca_core import methods as registry
 from ui.figures import OKABE_ITO
 
 __all__ = [
     "OKABE_ITO",
-    "METHOD_LABELS",
     "method_color",
     "method_symbol",
     "method_label",
@@ -41,46 +41,17 @@ __all__ = [
     "diff_bars",
 ]
 
-# One colour per algorithm across all pages.  Okabe–Ito has eight colours; the
-# two extra methods get Paul Tol's colour-blind-safe "wine" and a neutral grey
-# (PCA is a reference, not a competitor).  Yellow is kept for NMF and drawn
-# with a dark outline where it is a marker, since it is faint on white.
-_METHOD_COLORS = {
-    "auto": OKABE_ITO["black"],
-    "spannogram": OKABE_ITO["blue"],
-    "enet": OKABE_ITO["sky"],
-    "em": OKABE_ITO["orange"],
-    "tpower": OKABE_ITO["green"],
-    "zass": OKABE_ITO["purple"],
-    "sklearn-spca": OKABE_ITO["vermillion"],
-    "nmf": "#B8A200",  # a darker Okabe–Ito yellow: readable as a line on white
-    "bipartite": "#882255",
-    "pca": "#888888",
-    "nica": OKABE_ITO["green"],
-    "nspca": OKABE_ITO["blue"],
-}
-_SYMBOLS = {
-    "auto": "circle", "spannogram": "diamond", "enet": "square", "em": "triangle-up",
-    "tpower": "cross", "zass": "x", "sklearn-spca": "star", "nmf": "pentagon",
-    "bipartite": "hexagon", "pca": "circle-open",
-}
-METHOD_LABELS = {
-    "auto": "auto (best exact/ε-net, polished)",
-    "spannogram": "spannogram (exact on A_d)",
-    "enet": "ε-net spannogram",
-    "em": "EM (Sigg–Buhmann)",
-    "tpower": "TPower (Yuan–Zhang)",
-    "zass": "Zass–Shashua",
-    "sklearn-spca": "scikit-learn SparsePCA",
-    "nmf": "NMF (scikit-learn)",
-    "bipartite": "bipartite matchings",
-    "pca": "PCA (dense, signed)",
-}
-METHOD_SHORT = {
-    "auto": "auto", "spannogram": "spannogram", "enet": "ε-net", "em": "EM", "tpower": "TPower",
-    "zass": "Zass–Shashua", "sklearn-spca": "SparsePCA", "nmf": "NMF", "bipartite": "bipartite",
-    "pca": "PCA",
-}
+# One colour, marker symbol, label and short name per algorithm across all pages: all read
+# from the method registry (nspca_core.methods), so a new method needs no entry here.  The
+# score comparisons of the nonnegative-score page (not methods of the registry) have their own
+# colours; yellow (NMF) is drawn with a dark outline where it is a marker, being faint on white.
+_SCORE_COLORS = {"nica": OKABE_ITO["green"], "nspca": OKABE_ITO["blue"]}
+
+
+def _spec(method: str):
+    return registry.REGISTRY.get(method)
+
+
 _EXTRA = ["#332288", "#44AA99", "#AA4499", "#117733", "#999933", "#661100"]
 _LAYOUT = dict(template="plotly_white", font=dict(size=14),
                margin=dict(l=70, r=20, t=80, b=60))
@@ -89,25 +60,32 @@ DIVERGING = "PuOr"
 
 
 def method_color(method: str) -> str:
-    """The fixed colour of ``method`` (a stable fallback for unknown names)."""
-    if method in _METHOD_COLORS:
-        return _METHOD_COLORS[method]
+    """The fixed colour of ``method`` (the registry's; a stable fallback for unknown names)."""
+    spec = _spec(method)
+    if spec is not None:
+        return spec.color
+    if method in _SCORE_COLORS:
+        return _SCORE_COLORS[method]
     # deterministic across runs (no hash randomization): sum of code points
     return _EXTRA[sum(map(ord, method)) % len(_EXTRA)]
 
 
 def method_symbol(method: str) -> str:
-    return _SYMBOLS.get(method, "circle")
+    """The marker symbol of ``method`` (the registry's; a circle for unknown names)."""
+    spec = _spec(method)
+    return spec.symbol if spec is not None else "circle"
 
 
 def method_label(method: str) -> str:
-    """The full name of a method (legends)."""
-    return METHOD_LABELS.get(method, method)
+    """The full name of a method (legends), from the registry."""
+    spec = _spec(method)
+    return spec.label if spec is not None else method
 
 
 def method_short(method: str) -> str:
-    """A short name of a method (axis ticks, panel titles)."""
-    return METHOD_SHORT.get(method, method)
+    """A short name of a method (axis ticks, panel titles), from the registry."""
+    spec = _spec(method)
+    return spec.short if spec is not None else method
 
 
 def _title(text: str) -> dict:

@@ -198,7 +198,7 @@ def test_registry_corpus_offline_exit_1(tmp_path, capsys, monkeypatch, name):
     def offline(url, dest):
         raise urllib.error.URLError("no network in tests")
 
-    monkeypatch.setattr(D, "_fetch", offline)
+    monkeypatch.setattr(D.download, "_fetch", offline)
     code, _, err = run(["fit", name, "--k", 5, "--download", "--out", tmp_path / "o"], capsys)
     assert code == 1 and "this machine seems to be offline" in err
 

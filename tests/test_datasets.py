@@ -293,7 +293,7 @@ def test_download_parse_verify_and_cache(isolated, monkeypatch, name, fake, imag
     info = D.get_info(name)
     monkeypatch.setitem(D._REGISTRY, name, D.DatasetInfo(**{**info.__dict__, "url": src.as_uri()}))
     sums = {name: {"sha256": D.array_checksum(expected)}}
-    monkeypatch.setattr(D, "_expected_checksums", lambda: sums)
+    monkeypatch.setattr(D.checksums, "_expected_checksums", lambda: sums)
     assert not D.is_available(name)
     ds = load_dataset(name, download=True, preprocessing="none")
     key = "images" if name == "cbcl" else "X"
@@ -410,16 +410,16 @@ def test_text_corpus_from_local_copy(isolated, gz):
 def test_text_corpus_checksum_recorded(isolated, monkeypatch):
     _write_bow(isolated / "data", "enron")
     digest = D.load_corpus("enron", data_dir=isolated / "data").extra["sha256"]
-    monkeypatch.setattr(D, "_expected_checksums", lambda: {"enron": {"sha256": digest}})
+    monkeypatch.setattr(D.checksums, "_expected_checksums", lambda: {"enron": {"sha256": digest}})
     assert "checksum verified" in D.load_corpus("enron", data_dir=isolated / "data").notes
-    monkeypatch.setattr(D, "_expected_checksums", lambda: {"enron": {"sha256": "0" * 64}})
+    monkeypatch.setattr(D.checksums, "_expected_checksums", lambda: {"enron": {"sha256": "0" * 64}})
     with pytest.raises(D.ChecksumError, match="corpus 'enron' from .* does not match"):
         D.load_corpus("enron", data_dir=isolated / "data")
 
 
 def test_text_corpus_download_and_cache(isolated, monkeypatch):
     M = _write_bow(isolated / "uci", "nips")
-    monkeypatch.setattr(D, "_BOW_URL", (isolated / "uci").as_uri() + "/")
+    monkeypatch.setattr(D.download, "_BOW_URL", (isolated / "uci").as_uri() + "/")
     ds = load_dataset("nips", download=True)
     assert np.array_equal(ds.X_raw.toarray(), M)
     assert (D.cache_dir() / "raw" / "docword.nips.txt.gz").is_file()
@@ -436,7 +436,7 @@ def test_text_corpus_offline_and_absent_messages(isolated, monkeypatch):
                        match=r"corpus 'kos' is not available locally: put docword.kos.txt.gz "
                              r"and vocab.kos.txt in NSPCA_DATA_DIR"):
         load_dataset("kos")
-    monkeypatch.setattr(D, "_BOW_URL", "http://127.0.0.1:9/bag-of-words/")  # refused at once
+    monkeypatch.setattr(D.download, "_BOW_URL", "http://127.0.0.1:9/bag-of-words/")  # refused at once
     with pytest.raises(D.DatasetUnavailableError,
                        match=r"could not reach http://127.0.0.1:9/bag-of-words/docword.kos.txt.gz "
                              r".*offline; download docword.kos.txt.gz and vocab.kos.txt"):

@@ -45,6 +45,18 @@ def _fetch(url: str, dest: Path) -> None:
             os.remove(tmp)
 
 
+def _fetch_or_explain(url: str, dest: Path, data_dir, advice) -> None:
+    """:func:`_fetch`, or a DatasetUnavailableError "could not reach URL (reason)" followed by
+    ``advice(where)``, ``where`` naming the folder searched for local copies."""
+    try:
+        _fetch(url, dest)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        reason = getattr(exc, "reason", exc)
+        where = (f"data_dir={data_dir}" if data_dir is not None else
+                 f"NSPCA_DATA_DIR={os.environ.get('NSPCA_DATA_DIR', '(unset)')}")
+        raise DatasetUnavailableError(f"could not reach {url} ({reason})" + advice(where)) from None
+
+
 _PARSERS = {"cbcl": (_parse_cbcl, "faces.tar.gz"), "mll": (_parse_mll, "expression_data.txt"),
             "lrs": (_parse_lrs, "lrs.data")}
 
@@ -55,15 +67,9 @@ def _download(info: DatasetInfo, data_dir=None) -> Path:
     target = cache_dir() / info.filename
     raw = cache_dir() / "raw" / raw_name
     if not raw.is_file():
-        try:
-            _fetch(info.url, raw)
-        except (urllib.error.URLError, OSError, TimeoutError) as exc:
-            reason = getattr(exc, "reason", exc)
-            where = (f"data_dir={data_dir}" if data_dir is not None else
-                     f"NSPCA_DATA_DIR={os.environ.get('NSPCA_DATA_DIR', '(unset)')}")
-            raise DatasetUnavailableError(
-                f"could not reach {info.url} ({reason}); put {info.filename} in {where} "
-                f"(or in the cache {cache_dir()}) and try again") from None
+        _fetch_or_explain(info.url, raw, data_dir,
+                          lambda where: f"; put {info.filename} in {where} (or in the cache "
+                                        f"{cache_dir()}) and try again")
     try:
         arrays = parse(raw)
     except DatasetUnavailableError:
@@ -88,16 +94,10 @@ def _download_bow(info: DatasetInfo, data_dir) -> tuple[Path, Path]:
         dest = raw / fname
         if not dest.is_file():
             url = _BOW_URL + fname
-            try:
-                _fetch(url, dest)
-            except (urllib.error.URLError, OSError, TimeoutError) as exc:
-                reason = getattr(exc, "reason", exc)
-                where = (f"data_dir={data_dir}" if data_dir is not None else
-                         f"NSPCA_DATA_DIR={os.environ.get('NSPCA_DATA_DIR', '(unset)')}")
-                raise DatasetUnavailableError(
-                    f"could not reach {url} ({reason}): this machine seems to be offline; "
-                    f"download docword.{info.name}.txt.gz and vocab.{info.name}.txt from "
-                    f"{_BOW_URL} by hand and put them in {where} (or in {raw}), then try "
-                    "again") from None
+            _fetch_or_explain(url, dest, data_dir,
+                              lambda where: ": this machine seems to be offline; download "
+                                            f"docword.{info.name}.txt.gz and vocab.{info.name}.txt "
+                                            f"from {_BOW_URL} by hand and put them in {where} (or "
+                                            f"in {raw}), then try again")
         out.append(dest)
     return out[0], out[1]

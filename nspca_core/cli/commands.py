@@ -1,0 +1,179 @@
+"""The commands ``fit`` (dense data or a text corpus) and ``certify``, and :func:`main`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from .options import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, _BadInput,
+                      _check_net_size, _check_options, _for_shell, _parser)
+from .output import (_out_folder, _per_component, _progress, _save_image_grid, _write_csv,
+                     _write_sparse_components, _write_text)
+from .reading import _load, _preprocess, _read_components, _text_cov
+
+
+#: words of each topic printed on stdout
+TOPIC_WORDS = 10
+
+
+def _cmd_fit(args) -> int:
+    from ..api import components
+
+    X, names, image_shape, checksum, record = _load(args)
+    if record.get("sparse"):
+        return _fit_text(args, X, names, checksum, record)
+    pre = _preprocess(X, args.preprocessing)
+    n = pre.X.shape[1]
+    # the default rank adapts to few features; a --d given is passed as given
+    d = args.d if args.d is not None else min(3, n)
+    if d > n:
+        raise _BadInput(f"--d must be at most the number of features ({n}); got {d}")
+    _check_net_size(args, d, n)
+    out = _out_folder(args.out)
+    start = time.perf_counter()
+    res = components(pre.X, n_components=args.components, k=args.k, method=args.method,
+                     strategy=args.strategy, d=d, eps=args.eps, seed=args.seed,
+                     certify=not args.no_certify, callback=_progress(not args.quiet))
+    seconds = time.perf_counter() - start
+    cols = [f"component_{j + 1}" for j in range(res.n_components)]
+    _write_csv(out / "components.csv", res.loadings, cols, index=names, index_name="feature")
+    scores = pre.X @ res.loadings
+    _write_csv(out / "scores.csv", scores, cols, index=None, index_name="sample")
+    per = _per_component(res, res.loadings)
+    summary = {"data": str(args.data), "data_checksum": checksum, "shape": list(X.shape),
+               "preprocessing": list(pre.steps), "parameters": {
+                   "k": args.k, "components": args.components, "method": args.method,
+                   "strategy": args.strategy, "d": d, "d_given": args.d is not None,
+                   "eps": args.eps, "seed": args.seed, "certify": not args.no_certify,
+                   "header": args.header, "nan_policy": args.nan_policy},
+               "reading_notes": record["notes"], "dropped_columns": record["dropped_columns"],
+               "seconds": seconds, "total_variance": float(np.sum(res.variance)),
+               "cumulative_variance": [float(v) for v in res.cumulative_variance],
+               "components": per}
+    _write_text(out / "summary.json", json.dumps(summary, indent=2))
+    if image_shape is not None:
+        _save_image_grid(res.loadings, tuple(image_shape), out / "components.png")
+    print(f"wrote {out}/components.csv, scores.csv, summary.json"
+          + (", components.png" if image_shape is not None else ""))
+    for c in per:
+        ratio = f"{c['certified_ratio']:.4f}" if c["certified_ratio"] is not None else "n/a"
+        print(f"component {c['component']}: k={c['k']} variance={c['variance']:.6g} "
+              f"certified ratio={ratio}")
+    return EXIT_OK
+
+
+def _fit_text(args, X, words, checksum, record) -> int:
+    """``fit`` on a sparse text corpus: components as topics (topics.csv, printed)."""
+    from ..api import components
+    from ..text import format_topics, topics_table
+
+    w, cov = _text_cov(args, X)
+    m, n = X.shape
+    d = args.d if args.d is not None else min(3, n)
+    if d > n:
+        raise _BadInput(f"--d must be at most the number of words ({n}); got {d}")
+    _check_net_size(args, d, n)
+    out = _out_folder(args.out)
+    start = time.perf_counter()
+    res = components(cov, n_components=args.components, k=args.k, method=args.method,
+                     strategy=args.strategy, d=d, eps=args.eps, seed=args.seed,
+                     certify=not args.no_certify, callback=_progress(not args.quiet))
+    seconds = time.perf_counter() - start
+    L = np.asarray(res.loadings)
+    cols = [f"component_{j + 1}" for j in range(L.shape[1])]
+    _write_sparse_components(out / "components.csv", L, words, cols)
+    table = topics_table(L, words)
+    try:
+        table.to_csv(out / "topics.csv", index=False, float_format="%.6g")
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(out / 'topics.csv')!r}: {exc.strerror or exc}") from None
+    scores = np.asarray(w.X @ L)
+    if w.center:  # scores of the centered data, (X - 1 mu^T) L, without forming X - 1 mu^T
+        scores -= np.asarray(w.X.mean(axis=0)).ravel() @ L
+    _write_csv(out / "scores.csv", scores, cols, index=None, index_name="document")
+    per = _per_component(res, L)
+    for c, grp in zip(per, (table[table["component"] == j + 1] for j in range(L.shape[1]))):
+        c["words"] = grp["word"].tolist()
+        c["weights"] = [float(v) for v in grp["weight"]]
+    summary = {"data": str(args.data), "data_checksum": checksum, "shape": [m, n],
+               "sparse": True, "nonzeros": int(X.nnz), "weighting": args.weighting or "raw",
+               "centered": w.center, "preprocessing": [w.weighting] + (["center"] if w.center else []),
+               "weighting_notes": list(w.notes), "parameters": {
+                   "k": args.k, "components": args.components, "method": args.method,
+                   "strategy": args.strategy, "d": d, "d_given": args.d is not None,
+                   "eps": args.eps, "seed": args.seed, "certify": not args.no_certify},
+               "reading_notes": record["notes"], "seconds": seconds,
+               "total_variance": float(np.sum(res.variance)),
+               "cumulative_variance": [float(v) for v in res.cumulative_variance],
+               "components": per}
+    _write_text(out / "summary.json", json.dumps(summary, indent=2))
+    print(f"wrote {out}/components.csv, topics.csv, scores.csv, summary.json")
+    print(f"weighting: {args.weighting or 'raw'} ({'; '.join(w.notes)})")
+    lines = format_topics(L, words, n_words=TOPIC_WORDS).splitlines()
+    for c, line in zip(per, lines):
+        ratio = f"{c['certified_ratio']:.4f}" if c["certified_ratio"] is not None else "n/a"
+        print(f"topic {c['component']} (k={c['k']}, variance={c['variance']:.6g}, certified "
+              f"ratio={ratio}): {line.split(': ', 1)[1]}")
+    return EXIT_OK
+
+
+def _cmd_certify(args) -> int:
+    from ..certificates import certify
+
+    X, names, _, checksum, record = _load(args)
+    if record.get("sparse"):  # the covariance operator of the corpus, never densified
+        w, data = _text_cov(args, X)
+        steps = [w.weighting] + (["center"] if w.center else [])
+    else:
+        pre = _preprocess(X, args.preprocessing)
+        data, steps = pre.X, list(pre.steps)
+    n = X.shape[1]
+    comps = _read_components(args.x, n)
+    if not 1 <= args.k <= n:
+        raise _BadInput(f"--k must be an int in [1, n_features={n}]; got {args.k}")
+    out_dir = _out_folder(args.out) if args.out else None
+    out = []
+    for j in range(comps.shape[1]):
+        x = comps[:, j]
+        if (x < 0).any() or np.count_nonzero(x) > args.k or not np.isclose(np.linalg.norm(x), 1, atol=1e-6):
+            raise _BadInput(f"component {j + 1} of --x is not feasible: it must be >= 0, unit norm, "
+                            f"with at most k={args.k} nonzeros; got min={x.min():.3g}, "
+                            f"norm={np.linalg.norm(x):.6g}, nonzeros={np.count_nonzero(x)}")
+        cert = certify(data, k=args.k, x=x, callback=_progress(not args.quiet))
+        out.append({"component": j + 1, "variance": cert.lower, "upper_bound": cert.upper_bound,
+                    "kind": cert.kind, "ratio": cert.ratio, "optimal": bool(cert.optimal),
+                    "probabilistic": bool(cert.probabilistic), "seconds": cert.seconds})
+        print(f"component {j + 1}: variance={cert.lower:.6g} upper bound={cert.upper_bound:.6g} "
+              f"({cert.kind}) certified ratio={cert.ratio:.4f}"
+              + (" — provably optimal" if cert.optimal else ""))
+    if out_dir is not None:
+        _write_text(out_dir / "certificate.json", json.dumps(
+            {"data": str(args.data), "data_checksum": checksum, "k": args.k,
+             "preprocessing": steps, "reading_notes": record["notes"],
+             "dropped_columns": record["dropped_columns"], "certificates": out}, indent=2))
+    return EXIT_OK
+
+
+def main(argv=None) -> int:
+    from .._validation import InputError
+
+    args = _parser().parse_args(argv)
+    try:
+        _check_options(args)
+        return {"fit": _cmd_fit, "certify": _cmd_certify}[args.command](args)
+    except (InputError, ValueError, _BadInput, FileNotFoundError) as exc:
+        print(f"error: {_for_shell(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        print("error: not enough memory for this input; try a smaller file, fewer features or "
+              "a smaller --d / larger --eps", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception:  # noqa: BLE001 - last resort: report, exit 2
+        traceback.print_exc()
+        print("internal error: please report it with the traceback above", file=sys.stderr)
+        return EXIT_INTERNAL

@@ -1,0 +1,206 @@
+"""The command line's arguments: the parser, the checks of the options' own ranges
+and of the ε-net size, and the library's messages phrased for the shell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from pathlib import Path
+
+
+EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2
+#: most random directions the ε-net may draw from the command line (about 240 MB at d = 3)
+MAX_NET_SAMPLES = 10_000_000
+#: API argument -> command-line option, to phrase the library's messages for the shell
+_OPTIONS = {"k": "--k", "d": "--d", "eps": "--eps", "seed": "--seed", "n_components": "--components",
+            "method": "--method", "strategy": "--strategy", "variable": "--variable",
+            "nan_policy": "--nan-policy", "resize": "--resize", "header": "--header",
+            "max_bytes": "--max-bytes", "source": "DATA", "vocab": "--vocab",
+            "weighting": "--weighting"}
+#: --weighting values (raw = the paper's raw counts) -> nspca_core.text weighting
+WEIGHTINGS = {"raw": "counts", "tfidf": "tfidf", "log1p": "log1p"}
+
+
+DESCRIPTION = """\
+Nonnegative sparse PCA with certified optimality.
+
+Finds components x >= 0 with ||x|| = 1 and at most k nonzero loadings that
+explain as much variance of your data as possible, and proves how close each
+one is to the best possible (a certified upper bound on the unknown optimum).
+
+DATA is a file (CSV/TSV, .npy, .npz, .mat, an image or a .zip of images;
+rows = samples, columns = features) or a built-in dataset name such as
+"digits" (offline) or "cbcl", "mll", "lrs" (local copies via NSPCA_DATA_DIR).
+
+Text corpora are read sparse and never densified: the UCI Bag-of-Words
+docword.NAME.txt[.gz] (its vocab.NAME.txt beside it, or --vocab FILE), Matrix
+Market .mtx, a scipy.sparse.save_npz .npz, a .zip holding one of them and its
+vocabulary, or the corpora "kos", "nips", "enron", "nytimes" (local copies via
+NSPCA_DATA_DIR, or --download from the UCI repository).  Their components are
+printed as topics (words and weights) and written to topics.csv.
+"""
+
+EPILOG = """\
+examples:
+  python -m nspca_core fit digits --k 10 --components 3 --out out/
+  python -m nspca_core fit data.csv --k 40 --components 6 --method auto --out out/
+  python -m nspca_core certify data.csv --k 40 --x out/components.csv
+  python -m nspca_core fit docword.kos.txt --vocab vocab.kos.txt --components 8 --k 15 \
+      --strategy bipartite --weighting raw --out out/
+
+CSV/TSV: the header line is detected (--header auto; say yes/no to force it);
+what the reader did (header, delimiter, number conventions, columns that are
+not features) is printed on stderr and recorded in summary.json.
+
+exit codes: 0 ok, 1 bad input (message on stderr), 2 internal error.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits 2 on usage errors; here a usage error is bad input (1)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _prog() -> str:
+    """``nspca`` when run as the installed console script, else ``python -m nspca_core``."""
+    return "nspca" if Path(sys.argv[0]).stem == "nspca" else "python -m nspca_core"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=_prog(), description=DESCRIPTION, epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,certify}")
+
+    def common(sp):
+        sp.add_argument("data", metavar="DATA", help="data file or built-in dataset name")
+        sp.add_argument("--k", type=int, required=True, help="max nonzero loadings per component")
+        sp.add_argument("--preprocessing", default="center", choices=["center", "standardize", "none"],
+                        help="applied to the data before the covariance (default: center)")
+        sp.add_argument("--variable", default=None, help="array/variable name inside .npz/.mat files")
+        sp.add_argument("--header", default="auto", choices=["auto", "yes", "no"],
+                        help="CSV/TSV: does the first line hold column names? (default: auto, "
+                             "detected; the choice is printed)")
+        sp.add_argument("--nan-policy", default="error",
+                        choices=["error", "drop-rows", "drop-columns", "impute-mean"],
+                        help="missing/infinite values: stop (default), drop samples, drop "
+                             "features or replace by the feature's mean")
+        sp.add_argument("--resize", default=None, metavar="HEIGHTxWIDTH",
+                        help=".zip of images: resize every image to this size (e.g. 32x32)")
+        sp.add_argument("--max-bytes", type=int, default=200_000_000,
+                        help="size cap for the file and the content of archives (default 200000000)")
+        sp.add_argument("--quiet", action="store_true", help="no progress bar")
+        sp.add_argument("--vocab", default=None, metavar="FILE",
+                        help="text corpus: vocabulary file, one word per line (default: "
+                             "vocab.NAME.txt beside docword.NAME.txt, or in the .zip)")
+        sp.add_argument("--weighting", default=None, choices=list(WEIGHTINGS),
+                        help="text corpus: raw counts (default, as Asteris et al. 2015), tf-idf "
+                             "or log1p; --preprocessing center (default) or none")
+        sp.add_argument("--download", action="store_true",
+                        help="fetch a missing registry corpus (kos, nips, enron, nytimes) from the "
+                             "UCI repository into the cache")
+
+    f = sub.add_parser("fit", help="find nonnegative sparse components and certify them",
+                       description="Find nonnegative k-sparse components and certify them.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    common(f)
+    f.add_argument("--components", type=int, default=1, help="number of components (default 1)")
+    f.add_argument("--method", default="auto", help="algorithm: auto (default), spannogram, enet, em, "
+                   "tpower, zass, sklearn-spca, nmf")
+    f.add_argument("--strategy", default="deflation-remove",
+                   help="several components: deflation-remove (default), deflation-project, bipartite")
+    f.add_argument("--d", type=int, default=None,
+                   help="rank of the approximation (default 3, or the number of features if fewer)")
+    f.add_argument("--eps", type=float, default=0.1, help="epsilon-net accuracy (default 0.1)")
+    f.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    f.add_argument("--no-certify", action="store_true", help="skip the certified upper bound")
+    f.add_argument("--out", required=True, help="output folder (created if missing)")
+
+    c = sub.add_parser("certify", help="certify someone else's component(s)",
+                       description="Certify given components: a proven upper bound on the optimum "
+                       "and the fraction of it each component reaches.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    common(c)
+    c.add_argument("--x", required=True, help="CSV of components, one per column (or a single row/column)")
+    c.add_argument("--out", default=None, help="also write certificate.json into this folder")
+    return p
+
+
+class _BadInput(Exception):
+    pass
+
+
+def _parse_resize(text):
+    """``"32x32"`` -> (32, 32); None stays None."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*[xX×,]\s*(\d+)\s*", text)
+    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        raise _BadInput(f"--resize must look like 32x32 (HEIGHTxWIDTH, positive integers); "
+                        f"got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _check_options(args) -> None:
+    """The options' own ranges, before any data is read (the data-dependent ones come later)."""
+    if args.max_bytes < 1:
+        raise _BadInput(f"--max-bytes must be a positive integer; got {args.max_bytes}")
+    args.resize = _parse_resize(args.resize)
+    if args.command != "fit":
+        return
+    if args.seed < 0:
+        raise _BadInput(f"--seed must be a nonnegative integer (0, 1, 2, ...); got {args.seed}")
+    if not (math.isfinite(args.eps) and 0 < args.eps < 1):
+        raise _BadInput(f"--eps must be a number strictly between 0 and 1 (e.g. 0.1); "
+                        f"got {args.eps}")
+    if args.components < 1:
+        raise _BadInput(f"--components must be a positive integer; got {args.components}")
+    if args.d is not None and args.d < 1:
+        raise _BadInput(f"--d must be a positive integer (at most the number of features); "
+                        f"got {args.d}")
+
+
+def _check_net_size(args, d: int, n: int) -> None:
+    """Refuse an ε-net too large to draw, with the count and the smallest allowed --eps."""
+    uses_net = args.method in ("enet", "auto") or args.strategy == "bipartite"
+    if not uses_net or d < 2:
+        return
+    from ..enet import enet_samples
+
+    def count(eps):
+        try:
+            return enet_samples(d, eps, n)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return math.inf
+
+    need = count(args.eps)
+    if need <= MAX_NET_SAMPLES:
+        return
+    lo, hi = math.log(args.eps), 0.0  # bisection on log(eps): the count decreases with eps
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if count(math.exp(mid)) <= MAX_NET_SAMPLES else (mid, hi)
+    shown = f"{need:.3g}" if isinstance(need, float) or need > 10 ** 15 else f"{need:,}"
+    raise _BadInput(f"--eps {args.eps:g} with --d {d} would draw {shown} random directions for the "
+                    f"ε-net (method {args.method}); at most {MAX_NET_SAMPLES:,} are allowed: use "
+                    f"--eps {math.exp(hi):.2g} or larger, or a smaller --d")
+
+
+def _for_shell(message: str) -> str:
+    """The library's message with its argument names replaced by the command-line options."""
+    message = message.replace("nan_policy='drop-rows', 'drop-columns' or 'impute-mean'",
+                              "--nan-policy drop-rows, drop-columns or impute-mean")
+    message = re.sub(r"nan_policy='([a-z-]+)'", r"--nan-policy \1", message)
+    message = message.replace("pass resize=(height, width)", "pass --resize HEIGHTxWIDTH")
+    message = re.sub(r"resize=\((\d+), (\d+)\)", r"--resize \1x\2", message)
+    message = message.replace("with variable=...", "with --variable NAME")
+    message = re.sub(r"max_bytes=([\d,]+)", r"--max-bytes \1", message)
+    message = message.replace("raise max_bytes", "raise --max-bytes")
+    message = re.sub(r"call load_dataset\('([a-z]+)', download=True\)", r"pass --download", message)
+    message = message.replace("(or pass data_dir=...)", "")
+    return re.sub(r"`([a-z_]+)`", lambda mt: _OPTIONS.get(mt.group(1), mt.group(0)), message)

@@ -1,0 +1,108 @@
+"""What the commands write: the output folder, CSV and JSON files, the component
+images, the per-component summary, and the progress bar on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .options import _BadInput
+
+
+def _progress(enabled: bool):
+    if not (enabled and sys.stderr.isatty()):
+        return None
+    start = time.perf_counter()
+
+    def callback(done, total):
+        frac = done / total if total else 1.0
+        bar = "#" * int(30 * frac)
+        sys.stderr.write(f"\r[{bar:<30}] {100 * frac:5.1f}%  {time.perf_counter() - start:6.1f}s")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return callback
+
+
+def _out_folder(path) -> Path:
+    """The output folder, created now (before any work) or refused with the reason."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise _BadInput(f"--out {str(path)!r} is an existing file; --out names a folder (created if "
+                        "missing) for the result files")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _BadInput(f"--out {str(path)!r}: cannot create this folder ({exc.strerror or exc})") \
+            from None
+    return out
+
+
+def _write_text(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _save_image_grid(loadings, image_shape, path):
+    """The components as images side by side (Matplotlib; zero is white, darker blue is larger)."""
+    from ..imagegrid import image_grid_png
+
+    h, w = image_shape
+    r = loadings.shape[1]
+    png = image_grid_png({"": [loadings[:, j] for j in range(r)]}, image_shape=(h, w),
+                         titles={"": [f"component {j + 1}" for j in range(r)]}, scale=max(1, 64 // max(h, w)))
+    try:
+        path.write_bytes(png)
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _per_component(res, L) -> list:
+    per = []
+    for j, r in enumerate(res.results):
+        ub = float(getattr(r, "upper_bound", float("nan")))
+        per.append({"component": j + 1, "k": int(np.count_nonzero(L[:, j])),
+                    "variance": float(res.variance[j]),
+                    "additional_variance": float(res.additional_variance[j]),
+                    "variance_on_its_problem": float(r.variance),
+                    "upper_bound": ub if np.isfinite(ub) else None,
+                    "bound_kind": getattr(r, "bound_kind", "") or None,
+                    "certified_ratio": float(r.variance / ub) if np.isfinite(ub) and ub > 0 else None})
+    return per
+
+
+def _write_sparse_components(path, L, words, cols):
+    """The nonzero loadings only: one row per word some component uses, with its word,
+    grouped by the first component using it and sorted by decreasing loading there."""
+    import pandas as pd
+
+    used = np.flatnonzero(np.any(L != 0, axis=1))
+    first = np.argmax(L[used] != 0, axis=1)
+    order = np.lexsort((used, -L[used, first], first))
+    rows = used[order]
+    df = pd.DataFrame(L[rows], columns=cols)
+    df.insert(0, "word_index", rows)
+    df.insert(0, "word", [str(words[i]) for i in rows])
+    try:
+        df.to_csv(path, index=False, float_format="%.6g")
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _write_csv(path, matrix, columns, *, index, index_name):
+    import pandas as pd
+
+    df = pd.DataFrame(matrix, columns=columns)
+    if index is not None:
+        df.insert(0, index_name, index)
+    try:
+        df.to_csv(path, index=False)
+    except OSError as exc:
+        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None

@@ -1,0 +1,177 @@
+"""What the commands read: DATA (a file, a registry dataset or corpus), said on
+stderr; its preprocessing; and the components given to ``certify``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .options import WEIGHTINGS, _BadInput, _for_shell
+
+
+def _load(args):
+    """(X raw, feature names, image shape, checksum, reading record) from a file or a dataset name.
+
+    The reading record (header, notes, columns that are not features, whether
+    X is a sparse text corpus) is printed on stderr and stored in summary.json.
+    A text corpus (a file or a registry corpus) comes back as a
+    ``scipy.sparse`` CSR matrix of raw counts, never densified.
+    """
+    from ..datasets import list_datasets, load_dataset
+    from ..io import load_file
+
+    path = Path(args.data)
+    infos = list_datasets(include_text=True)
+    if not path.exists() and args.data in {info.name for info in infos if info.kind == "text"}:
+        return _load_registry_corpus(args)
+    if not path.exists() and args.data in {info.name for info in infos}:
+        _dense_only(args, f"dataset {args.data!r}")
+        ds = load_dataset(args.data, preprocessing=())
+        X = np.asarray(ds.X_raw, dtype=float)
+        checksum = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
+        record = {"notes": [], "dropped_columns": [], "sparse": False}
+        return X, list(ds.feature_names), ds.image_shape, f"sha256:{checksum} (array)", record
+    if path.is_dir():
+        raise _BadInput(f"DATA {args.data!r} is a folder; give a data file (CSV/TSV, .npy, .npz, "
+                        ".mat, a .zip of images, or a text corpus docword.NAME.txt[.gz] / .mtx) or "
+                        "a built-in dataset name")
+    if not path.exists():
+        names = ", ".join(sorted(info.name for info in infos))
+        raise _BadInput(f"DATA {args.data!r} is neither a file nor a built-in dataset ({names})")
+    vocab = None
+    if args.vocab is not None:
+        vocab = Path(args.vocab)
+        if not vocab.is_file():
+            raise _BadInput(f"--vocab {args.vocab!r} is not a file; give the vocabulary file "
+                            "(one word per line, word i on line i)")
+    loaded = load_file(path, variable=args.variable, header=args.header,
+                       nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
+                       vocab=vocab)
+    sparse = bool(loaded.extra.get("sparse"))
+    if not sparse:
+        _dense_only(args, f"{path.name} (read as a dense {loaded.format} matrix)")
+    checksum = hashlib.sha256(path.read_bytes()).hexdigest()
+    record = {"notes": list(loaded.notes), "dropped_columns": list(loaded.dropped_columns),
+              "sparse": sparse}
+    _report_reading(path.name, loaded)
+    X = loaded.X if sparse else np.asarray(loaded.X, dtype=float)
+    return X, list(loaded.feature_names), loaded.image_shape, f"sha256:{checksum} (file)", record
+
+
+def _dense_only(args, what: str) -> None:
+    """The text options refused for dense data (they would be silently ignored)."""
+    for option, value in (("--weighting", args.weighting), ("--vocab", args.vocab)):
+        if value is not None:
+            raise _BadInput(f"{option} applies only to text corpora (docword.NAME.txt[.gz], .mtx, "
+                            f"a sparse .npz, kos/nips/enron/nytimes); {what} is not one")
+
+
+def _load_registry_corpus(args):
+    """A registry corpus (raw counts, sparse) through :func:`nspca_core.datasets.load_corpus`."""
+    from ..datasets import load_corpus
+
+    if args.vocab is not None:
+        raise _BadInput(f"--vocab does not apply to the registry corpus {args.data!r} (its "
+                        "vocabulary comes with it)")
+    text = load_corpus(args.data, download=args.download)
+    m, n = text.X.shape
+    lines = [f"read corpus {args.data}: {m} documents x {n} words, {text.X.nnz:,} nonzeros (sparse)"]
+    lines += [f"  note: {_for_shell(note)}" for note in text.notes]
+    print("\n".join(lines), file=sys.stderr)
+    record = {"notes": list(text.notes), "dropped_columns": [], "sparse": True}
+    return text.X, list(text.vocabulary), None, \
+        f"sha256:{text.extra.get('sha256', '')} (parsed corpus)", record
+
+
+def _report_reading(name: str, loaded) -> None:
+    """What the reader did, on stderr: always the columns that are not features."""
+    m, n = loaded.X.shape
+    lines = [f"read {name}: {m} documents x {n} words, {loaded.X.nnz:,} nonzeros (sparse)"
+             if loaded.extra.get("sparse") else f"read {name}: {m} samples x {n} features"]
+    lines += [f"  note: {_for_shell(note)}" for note in loaded.notes]
+    if loaded.dropped_columns:
+        lines.append(f"  warning: {len(loaded.dropped_columns)} column(s) not used as features:")
+        lines += [f"    - {d['column']}: {_for_shell(d['reason'])}" for d in loaded.dropped_columns]
+    print("\n".join(lines), file=sys.stderr)
+
+
+def _preprocess(X, how):
+    from ..datasets import preprocess
+
+    steps = {"center": ("center",), "standardize": ("center", "standardize"), "none": ()}[how]
+    return preprocess(X, steps=steps)
+
+
+def _text_cov(args, X):
+    """(weighted corpus, covariance operator) of a sparse corpus: never densified."""
+    from .._sparse import as_sparse_cov
+    from ..text import text_weighting
+
+    if args.preprocessing == "standardize":
+        raise _BadInput("--preprocessing standardize does not apply to a text corpus (scaling every "
+                        "word would make it dense); use center (default, as the paper) or none, "
+                        "and --weighting tfidf or log1p to reweight the words")
+    w = text_weighting(X, weighting=WEIGHTINGS[args.weighting or "raw"],
+                       center=args.preprocessing == "center")
+    return w, as_sparse_cov(w.X, center=w.center)
+
+
+def _components_table(path) -> np.ndarray:
+    """The numbers of a --x file: a header line (if any) and a 'feature' column are skipped."""
+    import csv
+
+    p = Path(path)
+    if p.is_dir():
+        raise _BadInput(f"--x {str(path)!r} is a folder; give a CSV file of components")
+    if not p.exists():
+        raise _BadInput(f"--x file {str(path)!r} does not exist")
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _BadInput(f"--x {str(path)!r} cannot be read as UTF-8 text ({exc})") from None
+    rows = [r for r in csv.reader(text.splitlines()) if any(c.strip() for c in r)]
+    if not rows:
+        raise _BadInput(f"--x {str(path)!r} is empty; it must hold the components as numbers, one "
+                        "component per column (a row per feature) or a single row")
+    if len({len(r) for r in rows}) > 1:
+        raise _BadInput(f"--x {str(path)!r} has rows of different lengths; every row needs the "
+                        "same number of fields")
+
+    def number(c):
+        try:
+            return float(c)
+        except ValueError:
+            return None
+
+    header = rows[0] if any(number(c) is None for c in rows[0]) else None
+    body = rows[1:] if header is not None else rows
+    keep = [j for j in range(len(rows[0]))
+            if not (header is not None and header[j].strip().lower() == "feature")]
+    table = [[number(r[j]) for j in keep] for r in body]
+    if not body or not keep:
+        raise _BadInput(f"--x {str(path)!r} holds no numbers, only a header line")
+    bad = [(i, j) for i, r in enumerate(table) for j, v in enumerate(r) if v is None]
+    if bad:
+        i, j = bad[0]
+        line = i + 1 + (header is not None)
+        raise _BadInput(f"--x {str(path)!r}: {body[i][keep[j]]!r} on line {line} is not a number "
+                        "(lines counted from 1, the header line included); components are numbers")
+    M = np.array(table, dtype=float)
+    if not np.isfinite(M).all():
+        raise _BadInput(f"--x {str(path)!r} holds NaN or infinite values; components are finite "
+                        "numbers")
+    return M
+
+
+def _read_components(path, n):
+    M = _components_table(path)
+    if M.shape[0] == n:
+        return M
+    if M.shape[1] == n:
+        return M.T
+    raise _BadInput(f"--x {str(path)!r} has shape {M.shape}; expected {n} rows (one per feature) "
+                    f"or {n} columns")

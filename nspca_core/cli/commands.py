@@ -13,7 +13,7 @@ import numpy as np
 from .options import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, _BadInput,
                       _check_net_size, _check_options, _for_shell, _parser)
 from .output import (_out_folder, _per_component, _progress, _save_image_grid, _write_csv,
-                     _write_sparse_components, _write_text)
+                     _write_sparse_components, _write_text, _writing)
 from .reading import _load, _preprocess, _read_components, _text_cov
 
 
@@ -21,25 +21,51 @@ from .reading import _load, _preprocess, _read_components, _text_cov
 TOPIC_WORDS = 10
 
 
-def _cmd_fit(args) -> int:
+def _run_components(args, data, n: int, unit: str) -> tuple:
+    """``components`` on ``data`` (a matrix or a covariance operator of ``n`` features or
+    words, the ``unit``) with the options of ``fit``: ``(result, d, output folder, seconds)``.
+
+    The default rank adapts to few features; a --d given is passed as given.
+    """
     from ..api import components
 
+    d = args.d if args.d is not None else min(3, n)
+    if d > n:
+        raise _BadInput(f"--d must be at most the number of {unit} ({n}); got {d}")
+    _check_net_size(args, d, n)
+    out = _out_folder(args.out)
+    start = time.perf_counter()
+    res = components(data, n_components=args.components, k=args.k, method=args.method,
+                     strategy=args.strategy, d=d, eps=args.eps, seed=args.seed,
+                     certify=not args.no_certify, callback=_progress(not args.quiet))
+    return res, d, out, time.perf_counter() - start
+
+
+def _parameters(args, d: int) -> dict:
+    """The options of ``fit`` recorded in summary.json (``d`` as used)."""
+    return {"k": args.k, "components": args.components, "method": args.method,
+            "strategy": args.strategy, "d": d, "d_given": args.d is not None,
+            "eps": args.eps, "seed": args.seed, "certify": not args.no_certify}
+
+
+def _variances(res, per: list) -> dict:
+    """The variance entries of summary.json, ``per`` the per-component records."""
+    return {"total_variance": float(np.sum(res.variance)),
+            "cumulative_variance": [float(v) for v in res.cumulative_variance],
+            "components": per}
+
+
+def _ratio(c: dict) -> str:
+    """A component's certified ratio as printed ("n/a" without a certificate)."""
+    return f"{c['certified_ratio']:.4f}" if c["certified_ratio"] is not None else "n/a"
+
+
+def _cmd_fit(args) -> int:
     X, names, image_shape, checksum, record = _load(args)
     if record.get("sparse"):
         return _fit_text(args, X, names, checksum, record)
     pre = _preprocess(X, args.preprocessing)
-    n = pre.X.shape[1]
-    # the default rank adapts to few features; a --d given is passed as given
-    d = args.d if args.d is not None else min(3, n)
-    if d > n:
-        raise _BadInput(f"--d must be at most the number of features ({n}); got {d}")
-    _check_net_size(args, d, n)
-    out = _out_folder(args.out)
-    start = time.perf_counter()
-    res = components(pre.X, n_components=args.components, k=args.k, method=args.method,
-                     strategy=args.strategy, d=d, eps=args.eps, seed=args.seed,
-                     certify=not args.no_certify, callback=_progress(not args.quiet))
-    seconds = time.perf_counter() - start
+    res, d, out, seconds = _run_components(args, pre.X, pre.X.shape[1], "features")
     cols = [f"component_{j + 1}" for j in range(res.n_components)]
     _write_csv(out / "components.csv", res.loadings, cols, index=names, index_name="feature")
     scores = pre.X @ res.loadings
@@ -47,51 +73,33 @@ def _cmd_fit(args) -> int:
     per = _per_component(res, res.loadings)
     summary = {"data": str(args.data), "data_checksum": checksum, "shape": list(X.shape),
                "preprocessing": list(pre.steps), "parameters": {
-                   "k": args.k, "components": args.components, "method": args.method,
-                   "strategy": args.strategy, "d": d, "d_given": args.d is not None,
-                   "eps": args.eps, "seed": args.seed, "certify": not args.no_certify,
-                   "header": args.header, "nan_policy": args.nan_policy},
+                   **_parameters(args, d), "header": args.header, "nan_policy": args.nan_policy},
                "reading_notes": record["notes"], "dropped_columns": record["dropped_columns"],
-               "seconds": seconds, "total_variance": float(np.sum(res.variance)),
-               "cumulative_variance": [float(v) for v in res.cumulative_variance],
-               "components": per}
+               "seconds": seconds, **_variances(res, per)}
     _write_text(out / "summary.json", json.dumps(summary, indent=2))
     if image_shape is not None:
         _save_image_grid(res.loadings, tuple(image_shape), out / "components.png")
     print(f"wrote {out}/components.csv, scores.csv, summary.json"
           + (", components.png" if image_shape is not None else ""))
     for c in per:
-        ratio = f"{c['certified_ratio']:.4f}" if c["certified_ratio"] is not None else "n/a"
         print(f"component {c['component']}: k={c['k']} variance={c['variance']:.6g} "
-              f"certified ratio={ratio}")
+              f"certified ratio={_ratio(c)}")
     return EXIT_OK
 
 
 def _fit_text(args, X, words, checksum, record) -> int:
     """``fit`` on a sparse text corpus: components as topics (topics.csv, printed)."""
-    from ..api import components
     from ..text import format_topics, topics_table
 
     w, cov = _text_cov(args, X)
     m, n = X.shape
-    d = args.d if args.d is not None else min(3, n)
-    if d > n:
-        raise _BadInput(f"--d must be at most the number of words ({n}); got {d}")
-    _check_net_size(args, d, n)
-    out = _out_folder(args.out)
-    start = time.perf_counter()
-    res = components(cov, n_components=args.components, k=args.k, method=args.method,
-                     strategy=args.strategy, d=d, eps=args.eps, seed=args.seed,
-                     certify=not args.no_certify, callback=_progress(not args.quiet))
-    seconds = time.perf_counter() - start
+    res, d, out, seconds = _run_components(args, cov, n, "words")
     L = np.asarray(res.loadings)
     cols = [f"component_{j + 1}" for j in range(L.shape[1])]
     _write_sparse_components(out / "components.csv", L, words, cols)
     table = topics_table(L, words)
-    try:
+    with _writing(out / "topics.csv"):
         table.to_csv(out / "topics.csv", index=False, float_format="%.6g")
-    except OSError as exc:
-        raise _BadInput(f"cannot write {str(out / 'topics.csv')!r}: {exc.strerror or exc}") from None
     scores = np.asarray(w.X @ L)
     if w.center:  # scores of the centered data, (X - 1 mu^T) L, without forming X - 1 mu^T
         scores -= np.asarray(w.X.mean(axis=0)).ravel() @ L
@@ -103,22 +111,15 @@ def _fit_text(args, X, words, checksum, record) -> int:
     summary = {"data": str(args.data), "data_checksum": checksum, "shape": [m, n],
                "sparse": True, "nonzeros": int(X.nnz), "weighting": args.weighting or "raw",
                "centered": w.center, "preprocessing": [w.weighting] + (["center"] if w.center else []),
-               "weighting_notes": list(w.notes), "parameters": {
-                   "k": args.k, "components": args.components, "method": args.method,
-                   "strategy": args.strategy, "d": d, "d_given": args.d is not None,
-                   "eps": args.eps, "seed": args.seed, "certify": not args.no_certify},
-               "reading_notes": record["notes"], "seconds": seconds,
-               "total_variance": float(np.sum(res.variance)),
-               "cumulative_variance": [float(v) for v in res.cumulative_variance],
-               "components": per}
+               "weighting_notes": list(w.notes), "parameters": _parameters(args, d),
+               "reading_notes": record["notes"], "seconds": seconds, **_variances(res, per)}
     _write_text(out / "summary.json", json.dumps(summary, indent=2))
     print(f"wrote {out}/components.csv, topics.csv, scores.csv, summary.json")
     print(f"weighting: {args.weighting or 'raw'} ({'; '.join(w.notes)})")
     lines = format_topics(L, words, n_words=TOPIC_WORDS).splitlines()
     for c, line in zip(per, lines):
-        ratio = f"{c['certified_ratio']:.4f}" if c["certified_ratio"] is not None else "n/a"
         print(f"topic {c['component']} (k={c['k']}, variance={c['variance']:.6g}, certified "
-              f"ratio={ratio}): {line.split(': ', 1)[1]}")
+              f"ratio={_ratio(c)}): {line.split(': ', 1)[1]}")
     return EXIT_OK
 
 

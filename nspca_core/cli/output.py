@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -43,11 +44,18 @@ def _out_folder(path) -> Path:
     return out
 
 
-def _write_text(path: Path, text: str) -> None:
+@contextmanager
+def _writing(path):
+    """An OSError while writing ``path`` becomes bad input that names the file."""
     try:
-        path.write_text(text)
+        yield
     except OSError as exc:
         raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _write_text(path: Path, text: str) -> None:
+    with _writing(path):
+        path.write_text(text)
 
 
 def _save_image_grid(loadings, image_shape, path):
@@ -58,10 +66,8 @@ def _save_image_grid(loadings, image_shape, path):
     r = loadings.shape[1]
     png = image_grid_png({"": [loadings[:, j] for j in range(r)]}, image_shape=(h, w),
                          titles={"": [f"component {j + 1}" for j in range(r)]}, scale=max(1, 64 // max(h, w)))
-    try:
+    with _writing(path):
         path.write_bytes(png)
-    except OSError as exc:
-        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def _per_component(res, L) -> list:
@@ -90,10 +96,8 @@ def _write_sparse_components(path, L, words, cols):
     df = pd.DataFrame(L[rows], columns=cols)
     df.insert(0, "word_index", rows)
     df.insert(0, "word", [str(words[i]) for i in rows])
-    try:
+    with _writing(path):
         df.to_csv(path, index=False, float_format="%.6g")
-    except OSError as exc:
-        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def _write_csv(path, matrix, columns, *, index, index_name):
@@ -102,7 +106,5 @@ def _write_csv(path, matrix, columns, *, index, index_name):
     df = pd.DataFrame(matrix, columns=columns)
     if index is not None:
         df.insert(0, index_name, index)
-    try:
+    with _writing(path):
         df.to_csv(path, index=False)
-    except OSError as exc:
-        raise _BadInput(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None

@@ -629,16 +629,11 @@ def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restart
     """:func:`nspca_core.peers.tpower.tpower_pca` with the leading eigenvector from
     :meth:`DaskCov.factor` (its own takes the m x m Gram or the n x n A): the same
     starts (same draws), the same batched ascent (:func:`nspca_core._common.ascent.ascent`)."""
-    from ._common.ascent import ascent, cov_key
-    from .peers.em import _check_bool, _check_float, _make_result
-    from .peers.tpower import tpower_starts
+    from .peers.tpower import tpower_from, tpower_options
 
     t0 = time.perf_counter()
     rng = as_rng(seed)
-    nonneg = _check_bool(nonneg, "nonneg")
-    restarts = check_int(restarts, "restarts", 1)
-    max_iter = check_int(max_iter, "max_iter", 1)
-    tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
+    opts = tpower_options(nonneg, restarts, max_iter, tol)
     V, _ = cov.factor(1)
     nrm = np.linalg.norm(V[:, 0])
     if nrm > 0:
@@ -646,25 +641,7 @@ def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restart
     else:
         v1 = np.zeros(cov.n)
         v1[0] = 1.0
-    key = cov_key(cov)
-    X0 = tpower_starts(v1, k, key, rng, restarts, nonneg=nonneg)
-    r = ascent(cov.matvec, X0, k, key=key, max_iter=max_iter, xtol=tol, signed=not nonneg,
-               merge=False)
-    best = int(np.argmax(r.values))
-    x = r.X[:, best]
-    if not nonneg:
-        i = int(np.argmax(np.abs(x)))
-        x = -x if x[i] < 0 else x
-    if not r.converged[best]:
-        warnings.warn(f"tpower: the best start did not converge in max_iter={max_iter} iterations",
-                      RuntimeWarning, stacklevel=3)
-    if callback is not None:
-        callback(restarts, restarts)
-    params = dict(k=k, seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
-                  nonneg=nonneg, restarts=restarts, max_iter=max_iter, tol=tol)
-    info = dict(restart_variances=r.values.tolist(), best_restart=best, iterations=int(r.iterations))
-    return _make_result(cov, x, method="tpower", params=params, t0=t0,
-                        converged=bool(r.converged[best]), info=info)
+    return tpower_from(cov, v1, k, rng, t0=t0, seed=seed, callback=callback, stacklevel=4, **opts)
 
 
 def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client=None,

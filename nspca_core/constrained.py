@@ -100,7 +100,7 @@ def _candidates(Q: np.ndarray, Rn: np.ndarray):
             nrm = np.linalg.norm(cr, axis=1)
             add(cr[nrm > _RANK_TOL])  # parallel pairs span a 1-D row space: covered by |J| = 1
         # |J| = 1: top eigenvector on each plane r_i^perp, batched 2x2 problems.
-        B = _plane_bases(Rn)  # (k, 3, 2)
+        B = plane_bases(Rn)  # (k, 3, 2)
         Qr = np.einsum("kia,ij,kjb->kab", B, Q, B)
         _, Ur = np.linalg.eigh(Qr)
         add(np.einsum("kia,ka->ki", B, Ur[:, :, -1]))
@@ -115,7 +115,7 @@ def _candidates(Q: np.ndarray, Rn: np.ndarray):
     return np.concatenate(vals), np.concatenate(vecs)
 
 
-def _plane_bases(N: np.ndarray) -> np.ndarray:
+def plane_bases(N: np.ndarray) -> np.ndarray:
     """Orthonormal bases (k, 3, 2) of the planes orthogonal to unit rows of N (k, 3)."""
     # a helper axis not parallel to each normal
     axis = np.zeros_like(N)
@@ -126,8 +126,10 @@ def _plane_bases(N: np.ndarray) -> np.ndarray:
     return np.stack([e1, e2], axis=2)
 
 
-def _solve_pd(Q: np.ndarray, R: np.ndarray, *, return_value: bool = False):
-    """Unvalidated :func:`solve_pd`."""
+def solve_pd_unscaled(Q: np.ndarray, R: np.ndarray, *, return_value: bool = False):
+    """:func:`solve_pd` on clean input (validated, rows of R of comparable scale): no checks, no rescaling.
+
+    With ``return_value``, ``(c, c^T Q c)`` (``(None, nan)`` for the cone ``{0}``)."""
     d = Q.shape[0]
     Rn = _clean_rows(R)
     vals, vecs = _candidates(Q, Rn)
@@ -190,7 +192,7 @@ def solve_pd(Q, R):
     cross products and the ``|J| = 1`` ones batched 2x2 eigenproblems.
     """
     Q, R = _validate(Q, R)
-    return _solve_pd(*_unit_scale(Q, R))
+    return solve_pd_unscaled(*_unit_scale(Q, R))
 
 
 def _unit_scale(Q: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -347,7 +349,7 @@ def pd2_geometry(Q, R, *, grid: int = 721) -> PD2Geometry:
     Qs, Rs = _unit_scale(Q, R)  # the geometry of R is that of R / 2^j: no norm under- or overflows
     Rn = _clean_rows(Rs)
     u1_feasible = bool(Rn.shape[0] == 0 or (Rn @ u1 >= -_FEAS_TOL).all() or (Rn @ -u1 >= -_FEAS_TOL).all())
-    c = _solve_pd(Qs, Rs)
+    c = solve_pd_unscaled(Qs, Rs)
     value = float(c @ Q @ c) if c is not None else float("nan")
     norms = np.linalg.norm(Rs, axis=1) if R.shape[0] else np.zeros(0)
     with np.errstate(invalid="ignore"):

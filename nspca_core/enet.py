@@ -20,6 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ._common.rank1 import topk_support
 from ._validation import InputError, as_rng, check_int, check_k, check_matrix, pow2_scale
 from .result import Result
 
@@ -277,10 +278,8 @@ def _scan(V, k, dirs, callback, visit):
 
 def _candidate(V, k, c, sign):
     """The rank-1 candidate ``x_I = ±(Vc)_I / ||(Vc)_I||`` on ``I = I_k^+(±Vc)``, or None."""
-    from .rank1 import _topk_nonneg
-
     v = sign * (V @ c)
-    idx = _topk_nonneg(v, k)
+    idx = topk_support(v, k)
     w = v[idx]
     nw = float(np.sqrt(w @ w))
     if nw == 0:

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import InputError, check_k, check_vector
+from ._common.rank1 import rank1_point, topk_support
+from ._validation import check_k, check_vector
+
+# the old private names of the kernels (tests and ui/figures/teach.py import them)
+_topk_nonneg, _rank1_nspca = topk_support, rank1_point
 
 __all__ = ["topk_nonneg", "rank1_nspca"]
 
 
-def _topk_nonneg(v: np.ndarray, k: int) -> np.ndarray:
-    """Unvalidated :func:`topk_nonneg`."""
-    nonneg = np.flatnonzero(v >= 0)
-    if nonneg.size > k:
-        # stable sort on -v: ties at the k-th value go to the lower index
-        order = np.argsort(-v[nonneg], kind="stable")[:k]
-        nonneg = np.sort(nonneg[order])
-    return nonneg
+def _checked(v, k) -> tuple[np.ndarray, int]:
+    v = check_vector(v, "v")
+    return v, check_k(k, v.size)
 
 
 def topk_nonneg(v, k) -> np.ndarray:
@@ -39,38 +38,7 @@ def topk_nonneg(v, k) -> np.ndarray:
         Sorted indices; fewer than ``k`` when ``v`` has fewer than ``k``
         nonnegative entries.  Ties at the k-th value go to the lower index.
     """
-    v = check_vector(v, "v")
-    k = check_k(k, v.size)
-    return _topk_nonneg(v, k)
-
-
-def _unit(u: np.ndarray) -> tuple[np.ndarray, float]:
-    """``(u / ||u||, ||u||)`` for ``u != 0``, scaled by the largest entry first: tiny entries'
-    squares would underflow (``[1e-162]`` gave a norm off by 0.3%, two subnormals a
-    direction of norm sqrt 2)."""
-    m = float(np.abs(u).max())
-    w = u / m
-    s = float(np.linalg.norm(w))
-    return w / s, m * s
-
-
-def _rank1_nspca(v: np.ndarray, k: int) -> np.ndarray:
-    """Unvalidated :func:`rank1_nspca`."""
-    best_x, best_norm = None, -1.0
-    for sign in (1.0, -1.0):
-        idx = _topk_nonneg(sign * v, k)
-        if idx.size == 0 or not np.any(v[idx]):
-            continue
-        direction, norm = _unit(sign * v[idx])
-        if norm > best_norm:  # argmax of (v^T x)^2 = ||v_I||^2
-            best_norm, best_x = norm, (idx, direction)
-    x = np.zeros(v.size)
-    if best_x is not None:
-        idx, direction = best_x
-        x[idx] = direction
-    else:  # v == 0: every feasible x has value 0; return the first basis vector
-        x[0] = 1.0
-    return x
+    return topk_support(*_checked(v, k))
 
 
 def rank1_nspca(v, k) -> np.ndarray:
@@ -79,7 +47,9 @@ def rank1_nspca(v, k) -> np.ndarray:
     Parameters
     ----------
     v : array_like of shape (n,)
+        The vector of the rank-1 matrix ``v v^T``.
     k : int in [1, n]
+        Maximum number of nonzeros.
 
     Returns
     -------
@@ -93,6 +63,4 @@ def rank1_nspca(v, k) -> np.ndarray:
     Asteris, Papailiopoulos & Dimakis, "Nonnegative Sparse PCA with Provable
     Guarantees", ICML 2014, §3.1.
     """
-    v = check_vector(v, "v")
-    k = check_k(k, v.size)
-    return _rank1_nspca(v, k)
+    return rank1_point(*_checked(v, k))

@@ -16,8 +16,9 @@ from .._cov import Cov
 from .._summary import variance_summary
 from .._validation import InputError, as_rng, check_int, check_k
 from ..result import ComponentsResult
-from .em import (_check_bool, _check_callback, _check_cov, _check_float, _flip, _make_result,
-                 _renormalize_on_support)
+from .._common.checks import check_bool, check_callback, check_cov, check_float
+from .._common.points import flip, make_result
+from .em import renormalize_on_support
 
 __all__ = ["bipartite_components", "deflation_components", "max_weight_disjoint", "net_size",
            "DEFLATION_METHODS"]
@@ -262,16 +263,16 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     "Sparse PCA via Bipartite Matchings", NIPS 2015, Alg. 1 and 2.
     """
     t0 = time.perf_counter()
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     n = cov.n
     r = check_int(n_components, "n_components", 1, n)
     s = check_k(k, n)
-    eps = _check_float(eps, "eps", 0.0, 1.0)
-    nonneg = _check_bool(nonneg, "nonneg")
-    polish = _check_bool(polish, "polish")
-    refine = _check_bool(refine, "refine")
-    swap = _check_bool(swap, "swap")
-    callback = _check_callback(callback)
+    eps = check_float(eps, "eps", 0.0, 1.0)
+    nonneg = check_bool(nonneg, "nonneg")
+    polish = check_bool(polish, "polish")
+    refine = check_bool(refine, "refine")
+    swap = check_bool(swap, "swap")
+    callback = check_callback(callback)
     d = r if d is None else check_int(d, "d", 1, n)
     d = min(d, n)
     rng = as_rng(seed)
@@ -344,7 +345,7 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     if polish:
         for j in range(r):
             if X[:, j].any():
-                X[:, j], _ = _renormalize_on_support(cov, X[:, j], nonneg)
+                X[:, j], _ = renormalize_on_support(cov, X[:, j], nonneg)
     # a component with no admissible feature (all weights zero): the unused feature of most variance
     diag = cov.diag()
     for j in range(r):
@@ -354,11 +355,11 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
             X[i, j] = 1.0
             notes.append(f"component {j + 1} got no feature from the matching; feature {i} used")
         elif not nonneg:
-            X[:, j] = _flip(X[:, j])
+            X[:, j] = flip(X[:, j])
     if callback is not None:
         callback(S * P, S * P)
     var, cum, add = variance_summary(cov, X)
-    results = [_make_result(cov, X[:, j], method="bipartite", params=dict(k=s), t0=t0)
+    results = [make_result(cov, X[:, j], method="bipartite", params=dict(k=s), t0=t0)
                for j in range(r)]
     params = dict(n_components=r, k=s, eps=eps, d=d, nonneg=nonneg, samples=S, polish=polish,
                   refine=refine, swap=swap,
@@ -498,7 +499,7 @@ def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "
         ``objective`` (Σ x_j^T A x_j on the original A), ``iterations``.
     """
     t0 = time.perf_counter()
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     n = cov.n
     r = check_int(n_components, "n_components", 1, n)
     s = check_k(k, n)
@@ -508,9 +509,9 @@ def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "
         raise InputError(f"`n_components` * `k` must be at most n_features={n} for disjoint "
                          f"supports; got {r} * {s} = {r * s}")
     d = check_int(d, "d", 1, n)
-    nonneg = _check_bool(nonneg, "nonneg")
+    nonneg = check_bool(nonneg, "nonneg")
     max_iter = check_int(max_iter, "max_iter", 1)
-    callback = _check_callback(callback)
+    callback = check_callback(callback)
     rng = as_rng(seed)
     keep = np.arange(n)
     X = np.zeros((n, r))
@@ -527,19 +528,19 @@ def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "
             step = _truncate if method == "tpower" else _soft
             x, it = _power_one(sub, _starts(sub, V[keep], s, nonneg), s, nonneg, step, max_iter)
             if method == "em" and x.any():
-                x, _ = _renormalize_on_support(sub, x, nonneg)
+                x, _ = renormalize_on_support(sub, x, nonneg)
             iterations.append(int(it))
         if not x.any():
             x = np.zeros(sub.n)
             x[int(np.argmax(sub.diag()))] = 1.0
         if not nonneg:
-            x = _flip(x)
+            x = flip(x)
         X[keep, j] = x / np.linalg.norm(x)
         keep = keep[x == 0]
         if callback is not None:
             callback(j + 1, r)
     var, cum, add = variance_summary(cov, X)
-    results = [_make_result(cov, X[:, j], method=method, params=dict(k=s), t0=t0)
+    results = [make_result(cov, X[:, j], method=method, params=dict(k=s), t0=t0)
                for j in range(r)]
     params = dict(n_components=r, k=s, method=method, d=d, nonneg=nonneg, max_iter=max_iter,
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator")

@@ -1,7 +1,8 @@
 """EM for sparse and nonnegative PCA (Sigg & Buhmann, ICML 2008).
 
-Also holds the small helpers the other peer modules share (option checking,
-the variational renormalization on a support, building a :class:`Result`).
+The variational renormalization on a support (:func:`renormalize_on_support`)
+is used by the bipartite method too; the checks and the Result builder the
+peers share are in :mod:`nspca_core._common`.
 """
 
 from __future__ import annotations
@@ -12,14 +13,15 @@ from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
-import scipy.linalg
 import scipy.optimize
 
 from .._common.ascent import random_starts, cov_key
+from .._common.checks import check_bool, check_callback, check_cov, check_float, check_peer_args
+from .._common.points import flip, leading_eigvec, make_result
+from .._common.rank1 import rank1_point
 from .._cov import Cov
 from .._summary import variance_summary
 from .._validation import InputError, as_rng, check_int, check_k
-from ..rank1 import _rank1_nspca
 from ..result import ComponentsResult, Result
 
 __all__ = ["em_pca", "em_components"]
@@ -27,16 +29,6 @@ __all__ = ["em_pca", "em_components"]
 # Supports up to this size are renormalized exactly by enumeration when the
 # leading eigenvector of A_II is not sign-consistent (2^12 tiny eighs).
 _EXACT_SUPPORT = 12
-
-
-# ----------------------------------------------------------------------------
-# shared helpers (used by tpower, zass, sklearn_peers and bipartite too)
-# ----------------------------------------------------------------------------
-def _check_cov(cov) -> Cov:
-    if not isinstance(cov, Cov):
-        raise InputError("`cov` must be a validated nspca_core._cov.Cov (build it with "
-                         f"nspca_core._cov.as_cov(X=..., cov=...)); got {type(cov).__name__}")
-    return cov
 
 
 def _check_options(options: dict, allowed: dict, method: str) -> dict:
@@ -50,77 +42,8 @@ def _check_options(options: dict, allowed: dict, method: str) -> dict:
     return out
 
 
-def _check_bool(value, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InputError(f"`{name}` must be True or False; got {value!r}")
-    return bool(value)
-
-
-def _check_float(value, name: str, low: float, high: float, *, low_open=True,
-                 high_open=False) -> float:
-    ok_type = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
-    v = float(value) if ok_type else float("nan")
-    lo_ok = v > low if low_open else v >= low
-    hi_ok = v < high if high_open else v <= high
-    if not (ok_type and np.isfinite(v) and lo_ok and hi_ok):
-        lb = "(" if low_open else "["
-        rb = ")" if high_open else "]"
-        raise InputError(f"`{name}` must be a float in {lb}{low}, {high}{rb}; got {value!r}")
-    return v
-
-
-def _check_callback(callback):
-    if callback is not None and not callable(callback):
-        raise InputError(f"`callback` must be callable(done, total) or None; got {callback!r}")
-    return callback
-
-
-def _flip(x: np.ndarray) -> np.ndarray:
-    """Deterministic sign for signed vectors: largest-magnitude entry positive."""
-    i = int(np.argmax(np.abs(x)))
-    return -x if x[i] < 0 else x
-
-
-def _make_result(cov: Cov, x: np.ndarray, *, method: str, params: dict, t0: float,
-                 converged: bool = True, info: dict | None = None) -> Result:
-    """A :class:`Result` whose variance is ``x^T A x`` on ``cov`` itself."""
-    x = np.asarray(x, dtype=float).copy()
-    x[np.abs(x) <= 1e-15 * max(1.0, np.abs(x).max())] = 0.0
-    nrm = np.linalg.norm(x)
-    if nrm > 0:
-        x /= nrm
-    support = np.flatnonzero(x)
-    var = cov.quad(x)
-    return Result(x=x, support=support, variance=var, variance_lowrank=var, method=method,
-                  params=params, seconds=time.perf_counter() - t0, converged=bool(converged),
-                  info=dict(info or {}))
-
-
-def _leading_eigvec(cov: Cov) -> np.ndarray:
-    """Leading eigenvector of A (from the m x m Gram when thin; never n x n then)."""
-    if cov.thin:
-        X = cov.X
-        G = X @ X.T
-        m = G.shape[0]
-        _, P = scipy.linalg.eigh(G, subset_by_index=[m - 1, m - 1])
-        u = X.T @ P[:, 0]
-    elif cov.X is None and cov._A is None:  # an operator (sparse data, ...): Lanczos
-        u = cov.factor(1)[0][:, 0]
-    else:
-        A = cov.dense()
-        n = A.shape[0]
-        _, U = scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1])
-        u = U[:, 0]
-    nrm = np.linalg.norm(u)
-    if nrm == 0:
-        u = np.zeros(cov.n)
-        u[0] = 1.0
-        return u
-    return _flip(u / nrm)
-
-
 def _lambda_max(cov: Cov) -> float:
-    u = _leading_eigvec(cov)
+    u = leading_eigvec(cov)
     return max(cov.quad(u), 0.0)
 
 
@@ -184,7 +107,7 @@ def _projected_ascent(B: np.ndarray, x: np.ndarray, tol=1e-10, max_iter=2000) ->
     return x
 
 
-def _renormalize_on_support(cov: Cov, x: np.ndarray, nonneg: bool):
+def renormalize_on_support(cov: Cov, x: np.ndarray, nonneg: bool):
     """Variational renormalization: the best unit vector on the support of ``x``.
 
     Signed: the leading eigenvector of A_II (Moghaddam et al. 2006), exact.
@@ -357,36 +280,33 @@ def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
     projected ascent from the EM point; never worse than the EM point.
     """
     t0 = time.perf_counter()
-    cov = _check_cov(cov)
+    cov, k, rng, callback = check_peer_args(cov, k, seed, callback)
     n = cov.n
-    k = check_k(k, n)
-    rng = as_rng(seed)
-    callback = _check_callback(callback)
-    nonneg = _check_bool(nonneg, "nonneg")
-    renormalize = _check_bool(renormalize, "renormalize")
+    nonneg = check_bool(nonneg, "nonneg")
+    renormalize = check_bool(renormalize, "renormalize")
     restarts = check_int(restarts, "restarts", 1)
     max_iter = check_int(max_iter, "max_iter", 1)
-    tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
+    tol = check_float(tol, "tol", 0.0, 1.0, high_open=True)
     if init not in (None, "pc", "random"):
         raise InputError(f"`init` must be None, 'pc' or 'random'; got {init!r}")
 
     if nonneg:
         W0 = _random_nonneg(rng, cov, restarts)
         if init == "pc":
-            W0[:, 0] = _rank1_nspca(_leading_eigvec(cov), n)
+            W0[:, 0] = rank1_point(leading_eigvec(cov), n)
     else:
         W0 = _random_nonneg(rng, cov, restarts, nonneg=False)
         if init != "random":
-            W0[:, 0] = _leading_eigvec(cov)
+            W0[:, 0] = leading_eigvec(cov)
     W, conv, iters = _em_iterate(cov, W0, k, nonneg, tol, max_iter)
     vals = cov.quads(W)
     best = int(np.argmax(vals))  # ties -> the first start
     x = W[:, best]
     how = "off"
     if renormalize:
-        x, how = _renormalize_on_support(cov, x, nonneg)
+        x, how = renormalize_on_support(cov, x, nonneg)
     if not nonneg:
-        x = _flip(x)
+        x = flip(x)
     if not conv[best]:
         warnings.warn(f"em: the best start did not converge in max_iter={max_iter} iterations",
                       RuntimeWarning, stacklevel=2)
@@ -397,7 +317,7 @@ def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
                   max_iter=max_iter, init=init)
     info = dict(restart_variances=vals.tolist(), best_restart=best, iterations=int(iters),
                 renormalization=how, variance_before_renormalization=float(vals[best]))
-    return _make_result(cov, x, method="em", params=params, t0=t0, converged=bool(conv[best]),
+    return make_result(cov, x, method="em", params=params, t0=t0, converged=bool(conv[best]),
                         info=info)
 
 
@@ -478,16 +398,16 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
     solved through its (l-1)-dimensional dual with scipy.
     """
     t0 = time.perf_counter()
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     n = cov.n
     r = check_int(n_components, "n_components", 1, n)
     k = check_k(k, n)
-    nonneg = _check_bool(nonneg, "nonneg")
+    nonneg = check_bool(nonneg, "nonneg")
     restarts = check_int(restarts, "restarts", 1)
-    callback = _check_callback(callback)
+    callback = check_callback(callback)
     opts = _check_options(options, dict(renormalize=True, tol=1e-6, max_iter=1000), "em")
     if min_angle is not None:
-        min_angle = _check_float(min_angle, "min_angle", 0.0, 90.0)
+        min_angle = check_float(min_angle, "min_angle", 0.0, 90.0)
         if not nonneg:
             raise InputError("`min_angle` (quasi-orthogonal EM) needs `nonneg=True`; got nonneg=False")
     rng = as_rng(seed)
@@ -574,7 +494,7 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
                     chosen = np.zeros(n)
                     chosen[keep] = sub.x
                     notes.append(f"component {j + 1}: penalty cap reached; used disjoint support")
-            res = _make_result(cov, chosen, method="em", t0=time.perf_counter(),
+            res = make_result(cov, chosen, method="em", t0=time.perf_counter(),
                                params=dict(k=k, gamma=used_gamma),
                                info=dict(gamma=used_gamma))
             L[:, j] = res.x

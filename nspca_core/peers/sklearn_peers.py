@@ -10,7 +10,8 @@ import numpy as np
 from .._cov import Cov
 from .._validation import InputError, check_k, check_matrix
 from ..result import Result
-from .em import _check_callback, _check_cov, _check_float, _make_result
+from .._common.checks import check_callback, check_cov, check_float
+from .._common.points import make_result
 
 __all__ = ["sklearn_spca", "nmf_pca"]
 
@@ -129,12 +130,12 @@ def sklearn_spca(cov: Cov, k: int, *, seed=0, callback=None, ridge_alpha=0.01, m
     component, so the search runs on ``(0, max_i ||D_i||]``.
     """
     t0 = time.perf_counter()
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     n = cov.n
     k = check_k(k, n)
-    callback = _check_callback(callback)
-    ridge_alpha = _check_float(ridge_alpha, "ridge_alpha", 0.0, np.inf, low_open=False, high_open=True)
-    tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
+    callback = check_callback(callback)
+    ridge_alpha = check_float(ridge_alpha, "ridge_alpha", 0.0, np.inf, low_open=False, high_open=True)
+    tol = check_float(tol, "tol", 0.0, 1.0, high_open=True)
     from sklearn.decomposition import SparsePCA  # lazily: the core does not need sklearn
 
     rs = _seed_int(seed)
@@ -185,7 +186,7 @@ def sklearn_spca(cov: Cov, k: int, *, seed=0, callback=None, ridge_alpha=0.01, m
         callback(1, 1)
     params = dict(k=k, alpha=float(a), ridge_alpha=ridge_alpha, max_iter=max_iter, tol=tol,
                   method=method, seed=rs)
-    return _make_result(cov, x, method="sklearn-spca", params=params, t0=t0, info=info)
+    return make_result(cov, x, method="sklearn-spca", params=params, t0=t0, info=info)
 
 
 def nmf_pca(cov: Cov, k: int, *, seed=0, callback=None, data=None, max_iter=200, tol=1e-4,
@@ -226,10 +227,10 @@ def nmf_pca(cov: Cov, k: int, *, seed=0, callback=None, data=None, max_iter=200,
     variance-maximizing methods.
     """
     t0 = time.perf_counter()
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     n = cov.n
     k = check_k(k, n)
-    callback = _check_callback(callback)
+    callback = check_callback(callback)
     if data is None:
         if cov.X is None or float(cov.X.min()) < 0:
             raise InputError("NMF needs nonnegative data: pass the raw nonnegative matrix as "
@@ -290,4 +291,4 @@ def nmf_pca(cov: Cov, k: int, *, seed=0, callback=None, data=None, max_iter=200,
         callback(1, 1)
     params = dict(k=k, penalty=float(a), max_iter=max_iter, tol=tol, seed=rs,
                   data="given" if data is not None else "cov.X")
-    return _make_result(cov, x, method="nmf", params=params, t0=t0, info=info)
+    return make_result(cov, x, method="nmf", params=params, t0=t0, info=info)

@@ -7,15 +7,15 @@ import warnings
 
 import numpy as np
 
-from .._common.ascent import ascent, project, random_starts, cov_key
+from .._common.ascent import ascent, cov_key, project, random_starts
+from .._common.checks import check_bool, check_float, check_peer_args
+from .._common.points import flip, leading_eigvec, make_result
+from .._common.rank1 import rank1_point
 from .._cov import Cov
-from .._validation import as_rng, check_int, check_k
-from ..rank1 import _rank1_nspca
+from .._validation import check_int
 from ..result import Result
-from .em import (_check_bool, _check_callback, _check_cov, _check_float, _flip, _leading_eigvec,
-                 _make_result)
 
-__all__ = ["tpower_pca", "tpower_starts"]
+__all__ = ["tpower_pca", "tpower_starts", "tpower_options", "tpower_from"]
 
 
 def tpower_starts(v1: np.ndarray, k: int, key: np.ndarray, rng: np.random.Generator, restarts: int,
@@ -24,7 +24,7 @@ def tpower_starts(v1: np.ndarray, k: int, key: np.ndarray, rng: np.random.Genera
     ``v1``, the indicator of the k features of largest variance (``key < k``), then random
     (nonnegative) unit vectors drawn per rank of ``key`` (order-free)."""
     X0 = random_starts(key, rng, restarts, nonneg=nonneg)
-    X0[:, 0] = _rank1_nspca(v1, k) if nonneg else project(v1[:, None], k, key, signed=True)[:, 0]
+    X0[:, 0] = rank1_point(v1, k) if nonneg else project(v1[:, None], k, key, signed=True)[:, 0]
     if restarts > 1:
         X0[:, 1] = (key < k) / np.sqrt(k)
     return X0
@@ -67,31 +67,43 @@ def tpower_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts
     of one n x restarts matrix.
     """
     t0 = time.perf_counter()
-    cov = _check_cov(cov)
-    n = cov.n
-    k = check_k(k, n)
-    rng = as_rng(seed)
-    callback = _check_callback(callback)
-    nonneg = _check_bool(nonneg, "nonneg")
-    restarts = check_int(restarts, "restarts", 1)
-    max_iter = check_int(max_iter, "max_iter", 1)
-    tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
+    cov, k, rng, callback = check_peer_args(cov, k, seed, callback)
+    opts = tpower_options(nonneg, restarts, max_iter, tol)
+    return tpower_from(cov, leading_eigvec(cov), k, rng, t0=t0, seed=seed, callback=callback,
+                       stacklevel=3, **opts)
 
+
+def tpower_options(nonneg, restarts, max_iter, tol) -> dict:
+    """The options of :func:`tpower_pca`, validated (as keywords of :func:`tpower_from`)."""
+    return dict(nonneg=check_bool(nonneg, "nonneg"), restarts=check_int(restarts, "restarts", 1),
+                max_iter=check_int(max_iter, "max_iter", 1),
+                tol=check_float(tol, "tol", 0.0, 1.0, high_open=True))
+
+
+def tpower_from(cov: Cov, v1: np.ndarray, k: int, rng: np.random.Generator, *, t0: float, seed,
+                callback, nonneg: bool, restarts: int, max_iter: int, tol: float,
+                stacklevel: int = 2) -> Result:
+    """The truncated power method on validated arguments, started from the leading eigenvector
+    ``v1``: the starts of :func:`tpower_starts`, one batched ascent, the best start as a Result.
+
+    :func:`tpower_pca` and the Dask front (``v1`` from its own factor) both end here.
+    ``stacklevel`` is that of the non-convergence warning, counted from this function's caller.
+    """
     key = cov_key(cov)
-    X0 = tpower_starts(_leading_eigvec(cov), k, key, rng, restarts, nonneg=nonneg)
+    X0 = tpower_starts(v1, k, key, rng, restarts, nonneg=nonneg)
     r = ascent(cov.matvec, X0, k, key=key, max_iter=max_iter, xtol=tol, signed=not nonneg,
                merge=False)
     W, conv, it = r.X, r.converged, r.iterations
     vals = r.values
     best = int(np.argmax(vals))
-    x = W[:, best] if nonneg else _flip(W[:, best])
+    x = W[:, best] if nonneg else flip(W[:, best])
     if not conv[best]:
         warnings.warn(f"tpower: the best start did not converge in max_iter={max_iter} iterations",
-                      RuntimeWarning, stacklevel=2)
+                      RuntimeWarning, stacklevel=stacklevel + 1)
     if callback is not None:
         callback(restarts, restarts)
     params = dict(k=k, seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
                   nonneg=nonneg, restarts=restarts, max_iter=max_iter, tol=tol)
     info = dict(restart_variances=vals.tolist(), best_restart=best, iterations=int(it))
-    return _make_result(cov, x, method="tpower", params=params, t0=t0, converged=bool(conv[best]),
-                        info=info)
+    return make_result(cov, x, method="tpower", params=params, t0=t0, converged=bool(conv[best]),
+                       info=info)

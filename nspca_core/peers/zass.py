@@ -8,12 +8,12 @@ import warnings
 
 import numpy as np
 
+from .._common.checks import check_callback, check_cov, check_float, check_peer_args
+from .._common.points import leading_eigvec, make_result
 from .._cov import Cov
 from .._summary import variance_summary
-from .._validation import InputError, as_rng, check_int, check_k
+from .._validation import InputError, as_rng, check_int
 from ..result import ComponentsResult, Result
-from .em import (_check_callback, _check_cov, _check_float, _leading_eigvec,
-                 _make_result)
 
 __all__ = ["zass_pca", "zass_components", "zass_objective"]
 
@@ -179,14 +179,14 @@ def _coordinate_ascent(st: _State, U0, alpha, beta, tol, max_sweeps):
 
 def zass_objective(cov: Cov, U, *, alpha=1.0, beta=0.0) -> float:
     """F(U) = ½ tr(U^T Ā U) - α/4 ||I - U^T U||²_F - (β/√n) Σ U, with Ā = A / λ₁(A)."""
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     scale = _scale(cov)
     U = np.asarray(U, dtype=float).reshape(cov.n, -1)
     return _State(cov, scale).objective(U, alpha, beta / math.sqrt(cov.n))
 
 
 def _scale(cov: Cov) -> float:
-    u = _leading_eigvec(cov)
+    u = leading_eigvec(cov)
     lam = cov.quad(u)
     return lam if lam > 0 else 1.0
 
@@ -195,7 +195,7 @@ def _init(cov: Cov, r: int, alpha: float, init: str, rng) -> np.ndarray:
     """Starting U >= 0: columns of norm² 1 + 1/α (the norm of a top eigenvector stationary point)."""
     n = cov.n
     if init == "eig" and r == 1:
-        U = np.abs(_leading_eigvec(cov))[:, None]
+        U = np.abs(leading_eigvec(cov))[:, None]
     else:
         U = np.abs(rng.standard_normal((n, r)))
         U /= np.linalg.norm(U, axis=0)
@@ -251,15 +251,12 @@ def zass_pca(cov: Cov, k: int, *, seed=0, callback=None, alpha=1.0, beta=None, t
     k), then bisect.  The returned x is the column of U scaled to unit norm.
     """
     t0 = time.perf_counter()
-    cov = _check_cov(cov)
+    cov, k, rng, callback = check_peer_args(cov, k, seed, callback)
     n = cov.n
-    k = check_k(k, n)
-    rng = as_rng(seed)
-    callback = _check_callback(callback)
-    alpha = _check_float(alpha, "alpha", 0.0, np.inf, high_open=True)
+    alpha = check_float(alpha, "alpha", 0.0, np.inf, high_open=True)
     if beta is not None:
-        beta = _check_float(beta, "beta", 0.0, np.inf, low_open=False, high_open=True)
-    tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
+        beta = check_float(beta, "beta", 0.0, np.inf, low_open=False, high_open=True)
+    tol = check_float(tol, "tol", 0.0, 1.0, high_open=True)
     max_sweeps = check_int(max_sweeps, "max_sweeps", 1)
     bisection_steps = check_int(bisection_steps, "bisection_steps", 1)
     if init not in ("eig", "random"):
@@ -328,7 +325,7 @@ def zass_pca(cov: Cov, k: int, *, seed=0, callback=None, alpha=1.0, beta=None, t
         t_best = tried[b_best]
         x = t_best["U"][:, 0].copy()
         if not x.any():
-            x = np.abs(_leading_eigvec(cov))
+            x = np.abs(leading_eigvec(cov))
         keep = np.argsort(-x, kind="stable")[:k]
         xx = np.zeros(n)
         xx[keep] = x[keep]
@@ -341,7 +338,7 @@ def zass_pca(cov: Cov, k: int, *, seed=0, callback=None, alpha=1.0, beta=None, t
         warnings.warn("zass: coordinate ascent hit max_sweeps", RuntimeWarning, stacklevel=2)
     params = dict(k=k, alpha=alpha, beta=info["beta"], tol=tol, max_sweeps=max_sweeps, init=init,
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
-    return _make_result(cov, x, method="zass", params=params, t0=t0,
+    return make_result(cov, x, method="zass", params=params, t0=t0,
                         converged=bool(t_best["converged"]), info=info)
 
 
@@ -383,14 +380,14 @@ def zass_components(cov: Cov, n_components: int, *, alpha=1.0, beta=0.5, seed=0,
     ``β/8, β/4, β/2, β`` (warm starts).
     """
     t0 = time.perf_counter()
-    cov = _check_cov(cov)
+    cov = check_cov(cov)
     n = cov.n
     r = check_int(n_components, "n_components", 1, n)
-    alpha = _check_float(alpha, "alpha", 0.0, np.inf, high_open=True)
-    beta = _check_float(beta, "beta", 0.0, np.inf, low_open=False, high_open=True)
-    tol = _check_float(tol, "tol", 0.0, 1.0, high_open=True)
+    alpha = check_float(alpha, "alpha", 0.0, np.inf, high_open=True)
+    beta = check_float(beta, "beta", 0.0, np.inf, low_open=False, high_open=True)
+    tol = check_float(tol, "tol", 0.0, 1.0, high_open=True)
     max_sweeps = check_int(max_sweeps, "max_sweeps", 1)
-    callback = _check_callback(callback)
+    callback = check_callback(callback)
     rng = as_rng(seed)
     st = _State(cov, _scale(cov))
     U0 = _init(cov, r, alpha, "random", rng)
@@ -415,7 +412,7 @@ def zass_components(cov: Cov, n_components: int, *, alpha=1.0, beta=0.5, seed=0,
             L[int(np.argmax(cand)), j] = 1.0
             empty.append(j)
     var, cum, add = variance_summary(cov, L)
-    results = [_make_result(cov, L[:, j], method="zass", params=dict(alpha=alpha, beta=beta),
+    results = [make_result(cov, L[:, j], method="zass", params=dict(alpha=alpha, beta=beta),
                             t0=t0, converged=conv) for j in range(r)]
     params = dict(n_components=r, alpha=alpha, beta=beta, tol=tol, max_sweeps=max_sweeps,
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator")

@@ -87,7 +87,7 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None, t_low=-np.i
     margin, so the filter only drops vertices that are certainly not at the
     k-level; the survivors are checked exactly by :func:`_process_vertices`.
     """
-    from ..constrained import _plane_bases
+    from ..constrained import plane_bases
 
     m_all = U.shape[0]
     Uz_all = np.vstack([U, np.zeros((1, 3))])
@@ -116,7 +116,7 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None, t_low=-np.i
         P = a.size
         nab = Uz[a] - Uz[b]
         nab /= np.linalg.norm(nab, axis=1, keepdims=True)
-        Bs = _plane_bases(nab)  # (P, 3, 2)
+        Bs = plane_bases(nab)  # (P, 3, 2)
         G = np.matmul(Uz[None, :, :], Bs)  # plane coordinates of every row (P, m+1, 2)
         Ga = G[np.arange(P), a]  # (P, 2): row a (= row b) on its circle
         rel = G - Ga[:, None, :]

@@ -27,7 +27,7 @@ def _full_best_d3(U: np.ndarray, gate=None):
     positive entries (a cheap guess that the exact support will be too large
     for the caller; it never affects the value returned otherwise).
     """
-    from ..constrained import _plane_bases
+    from ..constrained import plane_bases
 
     U = U[np.any(U != 0, axis=1)]
     m = U.shape[0]
@@ -46,7 +46,7 @@ def _full_best_d3(U: np.ndarray, gate=None):
     if gate is not None and np.count_nonzero(U @ best_c > _FEAS_TOL * norms) > gate:
         return None
     units = U / norms[:, None]
-    bases = _plane_bases(units)  # (m, 3, 2)
+    bases = plane_bases(units)  # (m, 3, 2)
     done = np.zeros(m, bool)
     for i in range(m):
         if done[i]:

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from .._validation import check_k, pow2_scale
-from ..constrained import _solve_pd
+from ..constrained import solve_pd_unscaled
 from ..result import Result
 from ._common import _FEAS_TOL, _FILTER_MIN_ROWS, _FULL_MIN_ROWS, _SWEEP_MIN_ROWS, _check_V, _Reduced
 from .enumerate import _supports_enumerate
@@ -171,13 +171,13 @@ def _plane_top(M, r):
 
     Zero rows give the unrestricted top eigenvalue (no constraint).
     """
-    from ..constrained import _plane_bases
+    from ..constrained import plane_bases
 
     nr = np.linalg.norm(r, axis=1)
     out = np.linalg.eigvalsh(M)[:, -1].copy()
     ok = nr > 0
     if ok.any():
-        B = _plane_bases(r[ok] / nr[ok, None])  # (N, 3, 2)
+        B = plane_bases(r[ok] / nr[ok, None])  # (N, 3, 2)
         Mr = np.einsum("nia,nij,njb->nab", B, M[ok], B)
         out[ok] = np.linalg.eigvalsh(Mr)[:, -1]
     return out * (1 + 1e-12)
@@ -202,7 +202,7 @@ def _solve_pd_cuts(Q, R, c0, floor):
     s0 = Rn @ c0
     active = sorted({int(np.argmin(s0)), int(np.argmax(s0))})
     while True:
-        cj, val = _solve_pd(Q, Rn[active], return_value=True)
+        cj, val = solve_pd_unscaled(Q, Rn[active], return_value=True)
         if cj is None or val <= floor * (1 + 1e-12):
             return None
         s = Rn @ cj
@@ -210,7 +210,7 @@ def _solve_pd_cuts(Q, R, c0, floor):
         if s[worst] >= -_FEAS_TOL:
             return cj
         if worst in active or len(active) >= Rn.shape[0]:  # rounding: fall back to the full solver
-            return _solve_pd(Q, R)
+            return solve_pd_unscaled(Q, R)
         active.append(worst)
 
 

@@ -84,41 +84,54 @@ def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
     return anchored_branch_bound(A, k, taus, budget=nodes) if taus else None
 
 
+def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
+    """The KKT dual point of a feasible x (:func:`kkt_init`): ``(value, state, lambda)``, the
+    value rigorous."""
+    st = DnnState(kkt_init(A, x), 0.0)
+    v, lam = dnn_value_lam(A, k, st)
+    return v, st, lam
+
+
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
-         callback=None, before_cuts=None):
+         callback=None, before_cuts=None, kkt=None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous.
 
     ``before_cuts(value) -> float``, optional: called before the cutting-plane
     phase with the DNN value so far; returns the best bound known otherwise.
     The cut phase (which doubles the cost) is skipped when that bound already
-    certifies the ratio the cuts aim for.
+    certifies the ratio the cuts aim for.  ``kkt``: :func:`_kkt_point` of x when the caller
+    has it already.
     """
     cfg = _EFFORT[effort]
     n = A.shape[0]
     lam1 = max(float(np.abs(A).max()), 1e-300)
     scale = lam1
+    # starts, cheapest first (a caller's x gives the KKT point for the price of one evaluation);
+    # the screening search (~15 eigenvalues) only when the earlier ones miss the target
     cands = []
     if warm is not None and warm.N.shape == A.shape:
-        cands.append(("warm", DnnState(warm.N.copy(), warm.nu, warm.U)))
-    else:
-        cands.append(("screen", _screen_init(A, k)))
-        if x is not None:
-            cands.append(("kkt", DnnState(kkt_init(A, x), 0.0)))
+        cands.append(("warm", lambda: DnnState(warm.N.copy(), warm.nu, warm.U)))
+    elif x is not None and kkt is None:
+        cands.append(("kkt", lambda: _kkt_point(A, k, x)))
+    cands.append(("screen", lambda: _screen_init(A, k)))
     target = 1.0 - cfg["target_gap"]
-    best = None
-    for name, st in cands:
-        v, lam = dnn_value_lam(A, k, st)
+    best, evals = None, 0
+    if kkt is not None:
+        best = (kkt[0], kkt[1], "kkt", kkt[2])
+    for name, make in cands:
+        if best is not None and lower >= target * best[0]:
+            break
+        st = make()
+        if isinstance(st, tuple):
+            v, st, lam = st
+        else:
+            v, lam = dnn_value_lam(A, k, st)
+        evals += 1
         if best is None or v < best[0]:
             best = (v, st, name, lam)
-        if name == "warm" and lower < target * v:
-            # a neighbour's dual point can be far off at small k: also try a fresh start
-            st2 = _screen_init(A, k)
-            v2, lam2 = dnn_value_lam(A, k, st2)
-            if v2 < best[0]:
-                best = (v2, st2, "screen", lam2)
     v0, st, init, lam0 = best
     if lower >= target * v0:
-        return v0, st, {"init": init, "iterations": 0, "exact_evaluations": len(cands)}
+        return v0, st, {"init": init, "iterations": 0, "exact_evaluations": evals}
     lr = (_LR if init != "warm" else _LR_WARM) * scale
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=_T0 * scale,
@@ -126,7 +139,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                  check_every=cfg["check_every"], target=target, lower=lower,
                                  callback=callback, stall=cfg["stall"], start_lam=lam0)
     info["init"] = init
-    info["exact_evaluations"] += len(cands)
+    info["exact_evaluations"] += evals
     lam = info.pop("lam")
     cut_target = target if effort == "full" else min(target, S._CUT_BELOW)
     other = np.inf

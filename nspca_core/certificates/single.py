@@ -26,7 +26,7 @@ from ._settings import (
     _check_x,
 )
 from .bounds import _bound_rest, _lowrank_value, _opt1, _paper_and_residual, _Spectral, _thin_lambdas
-from .dual import _branch, _dnn
+from .dual import _branch, _dnn, _kkt_point
 from .lower import _ascent_many, _fit_lower, _starts
 
 
@@ -90,16 +90,36 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     # ---- DNN (skip when a cheaper bound already certifies to the target gap)
     best_now = min(bounds.values())
     state = warm
-    if lower < (1 - cfg["target_gap"]) * best_now:
+    kkt = None
+    if lower < target * best_now and warm is None and x is not None:
+        # the KKT dual point of x costs one eigenvalue and often proves x optimal outright
+        kkt = _kkt_point(A, k, x)
+        bounds["dnn"] = kkt[0]
+        best_now = min(bounds.values())
+    if lower < target * best_now and 3 <= k <= _ANCHOR_MAX_K and effort != "full":
+        # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
+        # the test at S._CUT_BELOW and the bisection below it are run (a weaker proof would not
+        # spare the DNN).  Enough on its own when it certifies S._CUT_BELOW.
+        t1 = time.perf_counter()
+        tried = min(best_now, lower / S._CUT_BELOW)
+        tb = anchored_rowsum_bound(A, k, lower, tried, rel_tol=5e-5)
+        info["anchored_seconds"] = time.perf_counter() - t1
+        if tb is not None:
+            bounds["anchored"] = tb
+            best_now = min(bounds.values())
+    else:
+        tried = -np.inf
+    if lower < target * best_now and not ("anchored" in bounds and lower >= S._CUT_BELOW * best_now):
         def anchored(val):
             # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
             # often are not: try them before paying for cutting planes
             if lower < S._CUT_BELOW * val and 3 <= k <= _ANCHOR_MAX_K:
-                t1 = time.perf_counter()
-                tb = anchored_rowsum_bound(A, k, lower, min(val, best_now))
-                info["anchored_seconds"] = time.perf_counter() - t1
-                if tb is not None:
-                    bounds["anchored"] = tb
+                if "anchored" not in bounds and min(val, best_now) > tried:
+                    t1 = time.perf_counter()
+                    tb = anchored_rowsum_bound(A, k, lower, min(val, best_now))
+                    info["anchored_seconds"] = info.get("anchored_seconds", 0.0) + time.perf_counter() - t1
+                    if tb is not None:
+                        bounds["anchored"] = tb
                 if cfg["branch_nodes"]:
                     tb = _branch(A, k, lower, min(bounds.values()), cfg["branch_nodes"])
                     if tb is not None:
@@ -107,9 +127,11 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             return min(bounds.values())
 
         val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
-                                 before_cuts=anchored)
+                                 before_cuts=anchored, kkt=kkt)
         bounds["dnn"] = val
         info["dnn"] = dinfo
+    elif kkt is not None:
+        info["dnn"] = {"init": "kkt", "iterations": 0, "exact_evaluations": 1}
         # the DNN's Ritz vectors are good starts for the lower bound too
         if info.get("lower_source") != "given" and state is not None and state.U is not None:
             X0 = _starts(cov, k, state.U[:, :4], 8, [x])

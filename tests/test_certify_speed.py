@@ -1,0 +1,83 @@
+"""The faster certificate paths keep their proofs: the Cholesky-verified lambda_max, the KKT
+probe and the anchored bound tried before the DNN (brute force on small inputs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify
+from nspca_core._dnn import DnnState, _lmax_state, _ritz, chol_lmax, lmax_upper, ritz_guess
+
+from .bruteforce import brute_opt
+
+
+def _sym(seed: int, n: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n, n))
+    return (B + B.T) / 2 * rng.uniform(0.1, 10.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 90), off=st.floats(-1e-3, 1e-3))
+def test_chol_lmax_never_below_lambda_max(seed, n, off):
+    M = _sym(seed, n)
+    lam = float(np.linalg.eigvalsh(M)[-1])
+    c = lam + off * max(abs(lam), 1.0)
+    slack = chol_lmax(M, c)
+    if slack is not None:
+        assert slack >= 0 and c + slack >= lam
+    if off < -1e-9:  # below lambda_max: nothing can be proved
+        assert slack is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(64, 120), guess_off=st.floats(-0.5, 0.5))
+def test_lmax_upper_with_any_guess_is_an_upper_bound(seed, n, guess_off):
+    M = _sym(seed, n)
+    lam = float(np.linalg.eigvalsh(M)[-1])
+    v, tol = lmax_upper(M, 0.0, lam + guess_off * abs(lam))
+    assert v >= lam and tol >= 0
+    # a wrong (low) guess falls back to LAPACK: tight
+    if guess_off < 0:
+        assert v == pytest.approx(lam, rel=1e-9)
+
+
+def test_ritz_guess_state_bound_matches_lapack():
+    rng = np.random.default_rng(3)
+    n = 150
+    Y = rng.standard_normal((40, n))
+    A = Y.T @ Y / 40
+    N = np.abs(rng.standard_normal((n, n))) * 0.01
+    N = (N + N.T) / 2
+    np.fill_diagonal(N, 0.0)
+    U = np.linalg.qr(rng.standard_normal((n, 10)))[0]
+    for _ in range(30):  # a warm subspace, as the optimizer keeps one
+        _, U = _ritz(A + N - 0.3, U, 10)
+    st_ = DnnState(N, 0.3 * n, U)
+    lam_true = float(np.linalg.eigvalsh(A + N - 0.3)[-1])
+    g = ritz_guess(A + N - 0.3, U)
+    assert g is not None
+    val, _ = _lmax_state(A, st_)
+    assert val >= lam_true
+    assert val <= lam_true * (1 + 1e-3)
+    assert _lmax_state(A, st_, fast=False)[0] <= lam_true * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("k", [3, 4, 5])
+def test_certify_with_x_anchored_first_is_a_bound(seed, k):
+    rng = np.random.default_rng(seed)
+    Y = rng.standard_normal((12, 11)) * rng.uniform(0.2, 2.0, 11)
+    A = Y.T @ Y / 12 + 0.05 * np.abs(rng.standard_normal((11, 11)))
+    A = (A + A.T) / 2
+    A += np.eye(11) * max(0.0, -np.linalg.eigvalsh(A)[0])
+    opt, xo = brute_opt(A, k)
+    x = np.zeros(11)
+    x[np.argsort(-np.diag(A))[:k]] = 1.0
+    c = certify(cov=A, k=k, x=x)
+    assert c.upper_bound >= opt * (1 - 1e-12)
+    c2 = certify(cov=A, k=k, x=xo)
+    assert c2.upper_bound >= opt * (1 - 1e-12)

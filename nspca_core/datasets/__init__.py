@@ -34,11 +34,11 @@ UCI text corpora) and :mod:`.types`.
 """
 
 from . import checksums, download
-from .checksums import CHECKSUMS_PATH, _expected_checksums, array_checksum
+from .checksums import _CHECKED_ARRAYS, CHECKSUMS_PATH, _expected_checksums, array_checksum
 from .corpora import load_corpus
 from .download import MAX_DOWNLOAD_BYTES
 from .load import load_dataset
-from .local import cache_dir, data_dirs
+from .local import _read_npz, cache_dir, data_dirs
 from .preprocessing import PREPROCESSING_STEPS, TEXT_PREPROCESSING, preprocess
 from .registry import _REGISTRY, get_info, is_available, list_datasets
 from .types import ChecksumError, Dataset, DatasetInfo, DatasetUnavailableError, Preprocessed

@@ -3,6 +3,9 @@
 An optional extra (``pip install 'nspca-core[dask]'``, i.e. ``dask[array]`` and
 ``distributed``).  Dask is imported only inside this module, and only when one
 of its functions is called; without it they raise a clear :class:`InputError`.
+The per-block kernels the workers run are in :mod:`nspca_core._dask_kernels`,
+:func:`fit_dask` and :func:`components_dask` in :mod:`nspca_core._dask_fit`
+(both importable from here).
 
 :class:`DaskCov` has the interface of :class:`nspca_core._cov.Cov` for data
 ``X`` (m x n) held as a ``dask.array`` chunked along the samples (rows) — one
@@ -38,17 +41,16 @@ Pointing it at a cluster: start a scheduler and workers (``dask scheduler``,
 from __future__ import annotations
 
 import numbers
-import time
 import warnings
-from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._cov import Cov
-from ._validation import InputError, as_rng, check_d, check_int, check_k
+from ._dask_kernels import k_bad, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
+from ._validation import InputError, check_d, check_int
 
-__all__ = ["DaskCov", "as_dask_cov", "fit_dask", "components_dask", "DASK_METHODS",
+__all__ = ["DaskCov", "as_dask_cov", "fit_dask", "components_dask", "DASK_METHODS",  # noqa: F822 (lazy)
            "DASK_STRATEGIES", "DENSE_BUDGET_BYTES"]
 
 #: single-component methods of :func:`fit_dask`
@@ -73,77 +75,6 @@ def _require_dask():
         raise InputError(f"Dask input needs the optional extra: {_EXTRA}; "
                          f"importing dask.array failed ({exc})") from None
     return dask, da
-
-
-# --------------------------------------------------------------------------- per-block kernels
-# They run on the workers, one row block B (m_b x n) at a time; B is a numpy array or a
-# scipy.sparse CSC matrix (see _prepare_block).  Module-level so that they pickle.
-
-def _prepare_block(B):
-    """Sparse chunks as CSC (cheap column selection, CSR transpose); dense as ndarray."""
-    if sp.issparse(B):
-        return B if B.format == "csc" else B.tocsc()
-    if hasattr(B, "tocsc"):  # pydata ``sparse.COO``: to scipy, never densified
-        return B.tocsc()
-    return np.asarray(B)
-
-
-def _k_colsum(B):
-    """(1, n): column sums of the block."""
-    s = B.sum(axis=0)
-    return np.asarray(s, dtype=np.float64).reshape(1, -1)
-
-
-def _k_bad(B):
-    """(1, 1): stored values of the block that are NaN or infinite."""
-    vals = B.data if sp.issparse(B) else B
-    return np.array([[np.count_nonzero(~np.isfinite(vals))]], dtype=np.float64)
-
-
-def _k_sqdev(B, mu):
-    """(1, n): ``sum_i (B_ij - mu_j)^2`` without cancellation; a sparse block stays sparse
-    (stored entries give ``(x - mu)^2``, the implicit zeros ``mu^2`` each)."""
-    m_b = B.shape[0]
-    if sp.issparse(B):
-        counts = np.diff(B.indptr)
-        cols = np.repeat(np.arange(B.shape[1]), counts)
-        dev = (np.asarray(B.data, dtype=np.float64) - mu[cols]) ** 2
-        out = np.bincount(cols, weights=dev, minlength=B.shape[1]) + (m_b - counts) * mu ** 2
-    else:
-        out = ((np.asarray(B, dtype=np.float64) - mu) ** 2).sum(axis=0)
-    return out.reshape(1, -1)
-
-
-def _k_xv(B, rows, W, shift):
-    """(m_b, p): the centered scores ``B[:, rows] W - shift`` (rows empty: all columns)."""
-    if rows.size:
-        B = B[:, rows]
-    return np.asarray(B @ W, dtype=np.float64) - shift
-
-
-def _k_xty(B, Y):
-    """(1, n p): ``B^T Y_b`` flattened (the partial of ``X^T Y``)."""
-    return np.asarray(B.T @ Y, dtype=np.float64).reshape(1, -1)
-
-
-def _k_gram(B, a, b, mu_a, mu_b):
-    """(1, |a| |b|): ``(B_a - 1 mu_a^T)^T (B_b - 1 mu_b^T)`` for the column sets a, b; a sparse
-    block uses its sparse product and rank-one corrections (its selected columns stay sparse)."""
-    Ba, Bb = B[:, a], B[:, b]
-    if sp.issparse(Ba):
-        G = Ba.T @ Bb
-        G = np.asarray(G.toarray() if sp.issparse(G) else G, dtype=np.float64)
-        sa = np.asarray(Ba.sum(axis=0), dtype=np.float64).ravel()
-        sb = np.asarray(Bb.sum(axis=0), dtype=np.float64).ravel()
-        G = G - np.outer(mu_a, sb) - np.outer(sa, mu_b) + B.shape[0] * np.outer(mu_a, mu_b)
-    else:
-        G = (np.asarray(Ba, dtype=np.float64) - mu_a).T @ (np.asarray(Bb, dtype=np.float64) - mu_b)
-    return G.reshape(1, -1)
-
-
-def _k_sqsum(Y):
-    """(1, p): column sums of squares of a score block."""
-    return np.einsum("ij,ij->j", Y, Y).reshape(1, -1)
 
 
 # --------------------------------------------------------------------------- the operator
@@ -274,7 +205,7 @@ class DaskCov(Cov):
         mu = self._mean_all[rows] if rows.size else self._mean_all
         shift = mu @ Wr
         p = W.shape[1]
-        return da.blockwise(_k_xv, "ij", self.X_dask, "ij", self._const(rows), "a",
+        return da.blockwise(k_xv, "ij", self.X_dask, "ij", self._const(rows), "a",
                             self._const(Wr), "bc", shift, None, concatenate=True,
                             adjust_chunks={"j": p}, dtype=np.float64)
 
@@ -282,7 +213,7 @@ class DaskCov(Cov):
         """Lazy ``Xc^T Y`` pieces for a lazy Y (m, p): ``(X^T Y flattened, 1^T Y)``."""
         _, da = _require_dask()
         p = Y.shape[1]
-        P = da.blockwise(_k_xty, "ij", self.X_dask, "ij", Y, "il", concatenate=True,
+        P = da.blockwise(k_xty, "ij", self.X_dask, "ij", Y, "il", concatenate=True,
                          adjust_chunks={"i": 1, "j": self._n_all * p}, dtype=np.float64)
         return P.sum(axis=0), Y.sum(axis=0)
 
@@ -326,7 +257,7 @@ class DaskCov(Cov):
                 return np.einsum("ij,ij->j", Wu, G @ Wu)
         Y = self._scores(x)
         _, da = _require_dask()
-        S = da.map_blocks(_k_sqsum, Y, chunks=((1,) * Y.numblocks[0], (x.shape[1],)),
+        S = da.map_blocks(k_sqsum, Y, chunks=((1,) * Y.numblocks[0], (x.shape[1],)),
                           dtype=np.float64).sum(axis=0)
         (s,) = self._compute(S)
         return np.asarray(s) / self.m
@@ -347,7 +278,7 @@ class DaskCov(Cov):
                 return None
             allc = np.concatenate([F, new])
             mu = self._mean_all
-            (C,) = self._compute(self._per_block(_k_gram, allc.size * new.size, allc, new,
+            (C,) = self._compute(self._per_block(k_gram, allc.size * new.size, allc, new,
                                                  mu[allc], mu[new]))
             C = np.asarray(C).reshape(allc.size, new.size) / self.m
             G = np.empty((allc.size, allc.size))
@@ -375,7 +306,7 @@ class DaskCov(Cov):
             return G.copy()
         J = cols.size
         mu = self._mean_all[cols]
-        (G,) = self._compute(self._per_block(_k_gram, J * J, cols, cols, mu, mu))
+        (G,) = self._compute(self._per_block(k_gram, J * J, cols, cols, mu, mu))
         G = np.asarray(G).reshape(J, J) / self.m
         return 0.5 * (G + G.T)
 
@@ -386,7 +317,7 @@ class DaskCov(Cov):
         ``E[x^2] - mu^2``; sparse blocks stay sparse.
         """
         if self._shared["diag"] is None:
-            (s,) = self._compute(self._per_block(_k_sqdev, self._n_all, self._mean_all))
+            (s,) = self._compute(self._per_block(k_sqdev, self._n_all, self._mean_all))
             self._shared["diag"] = np.clip(np.asarray(s) / self.m, 0.0, None)
         return self._sel(self._shared["diag"]).copy()
 
@@ -599,14 +530,14 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist: bool = True,
     meta = X._meta
     if sp.issparse(meta) or hasattr(meta, "tocsc"):
         meta = sp.csc_matrix((0, 0), dtype=X.dtype)
-    Xp = X.map_blocks(_prepare_block, dtype=X.dtype, meta=meta)
+    Xp = X.map_blocks(prepare_block, dtype=X.dtype, meta=meta)
     cov = DaskCov(Xp, np.zeros(n), center=bool(center), client=client, dense_budget=dense_budget)
     if persist:
         cov.X_dask = cov._persist(Xp)
     Xd = cov.X_dask
-    sums = da.map_blocks(_k_colsum, Xd, chunks=((1,) * Xd.numblocks[0], (n,)),
+    sums = da.map_blocks(k_colsum, Xd, chunks=((1,) * Xd.numblocks[0], (n,)),
                          dtype=np.float64).sum(axis=0)
-    bad = da.map_blocks(_k_bad, Xd, chunks=((1,) * Xd.numblocks[0], (1,)),
+    bad = da.map_blocks(k_bad, Xd, chunks=((1,) * Xd.numblocks[0], (1,)),
                         dtype=np.float64).sum()
     sums, bad = cov._compute(sums, bad)
     if bad > 0:
@@ -617,161 +548,14 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist: bool = True,
     return cov
 
 
-# --------------------------------------------------------------------------- solvers
-def _dask_cov(X, center, client, persist) -> DaskCov:
-    if isinstance(X, DaskCov):
-        return X
-    return as_dask_cov(X, center=center, client=client, persist=persist)
+# the solvers on a DaskCov live in _dask_fit (which imports this module); their public
+# path stays nspca_core._dask.fit_dask / components_dask
+_FIT_NAMES = ("fit_dask", "components_dask", "_tpower", "_dask_cov")
 
 
-def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
-            max_iter=1000, tol=1e-10):
-    """:func:`nspca_core.peers.tpower.tpower_pca` with the leading eigenvector from
-    :meth:`DaskCov.factor` (its own takes the m x m Gram or the n x n A): the same
-    starts (same draws), the same batched ascent (:func:`nspca_core._common.ascent.ascent`)."""
-    from .peers.tpower import tpower_from, tpower_options
+def __getattr__(name: str):
+    if name in _FIT_NAMES:
+        from . import _dask_fit
 
-    t0 = time.perf_counter()
-    rng = as_rng(seed)
-    opts = tpower_options(nonneg, restarts, max_iter, tol)
-    V, _ = cov.factor(1)
-    nrm = np.linalg.norm(V[:, 0])
-    if nrm > 0:
-        v1 = V[:, 0] / nrm
-    else:
-        v1 = np.zeros(cov.n)
-        v1[0] = 1.0
-    return tpower_from(cov, v1, k, rng, t0=t0, seed=seed, callback=callback, stacklevel=4, **opts)
-
-
-def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client=None,
-             persist=True, callback=None, **options):
-    """One nonnegative, k-sparse principal component of a ``dask.array`` (or a :class:`DaskCov`).
-
-    Parameters
-    ----------
-    X : dask.array.Array (m, n) or DaskCov
-        Data chunked along the samples (dense or sparse chunks; see
-        :func:`as_dask_cov`).  Pass a :class:`DaskCov` to reuse its means,
-        diagonal and factors across calls.
-    k : int in [1, n]
-    method : {"tpower", "em", "spannogram", "enet", "auto"}, default "tpower"
-        ``"tpower"``/``"em"``: matrix–vector products only (one Dask graph per
-        iteration, n x restarts numbers each way).  ``"spannogram"``,
-        ``"enet"``: on the n x d factor, on the client.  ``"auto"``: as
-        :func:`nspca_core.fit` (its k <= 2 branch needs the dense A: small n only).
-    d : int, default 3
-        Rank of the factor for "spannogram", "enet", "auto".
-    eps : float in (0, 1), default 0.1
-    seed : int, None or Generator, default 0
-    center : bool, default True
-        Implicit centering (ignored when X is a DaskCov).
-    client : distributed.Client, optional
-        The cluster: ``distributed.Client("tcp://host:8786")`` for a running
-        scheduler at that address; None for Dask's default.
-    persist : bool, default True
-        Keep the blocks in the workers' memory between passes.
-    callback : callable(done, total), optional
-    **options
-        Of the method, as in :func:`nspca_core.fit` (``restarts``,
-        ``max_iter``, ``tol``, ``nonneg``, ``samples``).
-
-    Returns
-    -------
-    Result
-        As :func:`nspca_core.fit` with ``certify=False`` on the same data
-        centered in memory; ``info["dask"]`` holds the scheduler address and
-        the factor's convergence (``factor_info``).
-
-    Examples
-    --------
-    >>> import dask.array as da, distributed                          # doctest: +SKIP
-    >>> client = distributed.Client("tcp://scheduler-host:8786")     # doctest: +SKIP
-    >>> X = da.from_zarr("s3://bucket/counts.zarr")                  # doctest: +SKIP
-    >>> res = fit_dask(X, k=10, method="tpower", client=client)      # doctest: +SKIP
-    """
-    from .api import _check_callback, _check_eps, _fit_cov, _seed_param
-
-    t0 = time.perf_counter()
-    cov = _dask_cov(X, center, client, persist)
-    k = check_k(k, cov.n)
-    d = check_d(d, cov.n)
-    eps = _check_eps(eps)
-    if method not in DASK_METHODS:
-        raise InputError(f"`method` must be one of {', '.join(repr(m) for m in DASK_METHODS)} "
-                         f"for Dask data; got {method!r}")
-    as_rng(seed)
-    _check_callback(callback)
-    if method == "tpower":
-        allowed = {"nonneg", "restarts", "max_iter", "tol"}
-        unknown = sorted(set(options) - allowed)
-        if unknown:
-            raise InputError(f"unknown option(s) {unknown} for method 'tpower'; allowed: "
-                             f"{sorted(allowed)}")
-        r = _tpower(cov, k, seed=seed, callback=callback, **options)
-        params = {"k": k, "method": method, "d": d, "eps": eps, "seed": _seed_param(seed)}
-        res = replace(r, params={**params, **r.params})
-    else:
-        res = _fit_cov(cov, k, method, d, eps, seed, callback, dict(options))
-    info = {**res.info, "dask": {"scheduler": _scheduler_name(cov.client),
-                                 "factor": dict(cov.factor_info)}}
-    return replace(res, info=info, seconds=time.perf_counter() - t0)
-
-
-def components_dask(X, *, n_components, k, strategy="bipartite", method="tpower", d=None,
-                    eps=0.1, seed=0, center=True, client=None, persist=True, callback=None,
-                    **options):
-    """Several nonnegative k-sparse components with disjoint supports, of a ``dask.array``.
-
-    Parameters
-    ----------
-    X : dask.array.Array (m, n) or DaskCov
-    n_components : int in [1, n]
-    k : int in [1, n]
-        Nonzeros per component.
-    strategy : {"bipartite", "deflation"}, default "bipartite"
-        ``"bipartite"``: :func:`nspca_core.peers.bipartite.bipartite_components`
-        (Asteris et al. 2015; the net and the matchings on the n x d factor on
-        the client, candidates scored by Dask products) — what
-        :func:`nspca_core.components` does with ``strategy="bipartite"``.
-        ``"deflation"``: :func:`~nspca_core.peers.bipartite.deflation_components`
-        with ``method`` (the paper's Table 2 baselines; removed features are
-        views, nothing is copied).
-    method : {"tpower", "em", "spannogram"}, default "tpower"
-        For ``"deflation"``.
-    d : int, optional
-        Rank of the factor (default: n_components for "bipartite", 5 for "deflation").
-    eps, seed, center, client, persist, callback
-        As in :func:`fit_dask`.
-    **options
-        ``samples``, ``polish``, ``refine`` (bipartite); ``samples``, ``max_iter`` (deflation).
-
-    Returns
-    -------
-    ComponentsResult
-        ``info["dask"]`` as in :func:`fit_dask`.
-    """
-    from .peers.bipartite import bipartite_components, deflation_components
-
-    t0 = time.perf_counter()
-    cov = _dask_cov(X, center, client, persist)
-    if strategy not in DASK_STRATEGIES:
-        raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in DASK_STRATEGIES)} "
-                         f"for Dask data; got {strategy!r}")
-    if strategy == "bipartite":
-        allowed = {"samples", "polish", "refine"}
-    else:
-        allowed = {"samples", "max_iter"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise InputError(f"unknown option(s) {unknown} for strategy {strategy!r}; allowed: "
-                         f"{sorted(allowed)}")
-    if strategy == "bipartite":
-        cr = bipartite_components(cov, n_components, k, eps=eps, seed=seed, nonneg=True, d=d,
-                                  callback=callback, **options)
-    else:
-        cr = deflation_components(cov, n_components, k, method=method, d=5 if d is None else d,
-                                  seed=seed, callback=callback, **options)
-    info = {**cr.info, "dask": {"scheduler": _scheduler_name(cov.client),
-                                "factor": dict(cov.factor_info)}}
-    return replace(cr, info=info, seconds=time.perf_counter() - t0)
+        return getattr(_dask_fit, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

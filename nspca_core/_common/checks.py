@@ -14,6 +14,13 @@ from .._validation import InputError, as_rng, check_k
 __all__ = ["check_cov", "check_bool", "check_float", "check_callback", "check_peer_args"]
 
 
+def check_callback(callback):
+    """``callback`` if it is callable or None."""
+    if callback is not None and not callable(callback):
+        raise InputError(f"`callback` must be callable(done, total) or None; got {callback!r}")
+    return callback
+
+
 def check_cov(cov) -> Cov:
     if not isinstance(cov, Cov):
         raise InputError("`cov` must be a validated nspca_core._cov.Cov (build it with "
@@ -38,13 +45,6 @@ def check_float(value, name: str, low: float, high: float, *, low_open=True,
         rb = ")" if high_open else "]"
         raise InputError(f"`{name}` must be a float in {lb}{low}, {high}{rb}; got {value!r}")
     return v
-
-
-def check_callback(callback):
-    """``callback`` if it is callable or None."""
-    if callback is not None and not callable(callback):
-        raise InputError(f"`callback` must be callable(done, total) or None; got {callback!r}")
-    return callback
 
 
 def check_peer_args(cov, k, seed, callback):

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import InputError, check_int, check_k, check_matrix
-from .supports import CandidateSupports, _flags, _grid, _support_ids, _support_points, _tol
+from .._validation import check_int
+from .supports import CandidateSupports, _check_factor, _flags, _grid, _support_ids, _support_points, _tol
 
 __all__ = ["SpannogramD2", "spannogram_curves_d2"]
 
@@ -116,11 +116,8 @@ def spannogram_curves_d2(V, k, *, num=721) -> SpannogramD2:
     :func:`nspca_core.solve_pd` when available, else an exact closed form
     (the best feasible KKT point of (P_2)).
     """
-    V = check_matrix(V, "V")
-    if V.shape[1] != 2:
-        raise InputError(f"`V` must have shape (n, 2) for the d=2 spannogram; got shape {V.shape}")
+    V, k = _check_factor(V, k, 2, "the d=2 spannogram")
     n = V.shape[0]
-    k = check_k(k, n)
     num = check_int(num, "num", 2)
     phi = _grid(num)
     Cg = np.vstack([np.sin(phi), np.cos(phi)])  # (2, G)

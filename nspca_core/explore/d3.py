@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import InputError, check_int, check_k, check_matrix
-from .supports import CandidateSupports, _flags, _grid, _support_ids, _support_points, _tol
+from .._validation import check_int
+from .supports import CandidateSupports, _check_factor, _flags, _grid, _support_ids, _support_points, _tol
 
 __all__ = ["SpannogramD3", "spannogram_cells_d3"]
 
@@ -176,11 +176,8 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
     :func:`nspca_core.solve_pd` when available, else exact KKT candidates
     (O(k^3) per support).
     """
-    V = check_matrix(V, "V")
-    if V.shape[1] != 3:
-        raise InputError(f"`V` must have shape (n, 3) for the d=3 cells; got shape {V.shape}")
+    V, k = _check_factor(V, k, 3, "the d=3 cells")
     n = V.shape[0]
-    k = check_k(k, n)
     grid = check_int(grid, "grid", 2)
     max_triples = check_int(max_triples, "max_triples", 1)
     phi = _grid(grid)

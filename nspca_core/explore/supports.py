@@ -1,13 +1,9 @@
-"""What the spannogram explorations of d = 2 and d = 3 share: candidate supports and their points.
+"""What the spannogram explorations of d = 2 and d = 3 share.
 
-For a rank-d factor ``V`` (n x d) and a unit direction ``c``, the vector
-``v = Vc`` has the candidate supports ``I_k^+(v)`` and ``I_k^+(-v)`` (the k
-largest nonnegative entries of ``±v``).  As ``c`` moves on the sphere the
-candidates change only where two rows of ``V`` (or a row and the zero row)
-agree: on the circle for d = 2 (the spannogram curves), along great circles
-meeting at triple-intersection vertices for d = 3.  The best of the candidate
-supports is the optimum of ``max_{x in S_k^n} ||V^T x||^2``
-(Asteris, Papailiopoulos & Dimakis, ICML 2014, §3–4, Figs. 1–2).
+The distinct candidate supports met on a grid of directions (packed and
+uniqued), Alg. 1's point and value for each (:func:`_support_points`, with
+(P_d) solved exactly or by the closed form of :func:`_pd_small`), and the test
+of whether a tie of rows changes a candidate support (:func:`_flags`).
 """
 
 from __future__ import annotations
@@ -16,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from .._validation import InputError, check_k, check_matrix
 
 _CHUNK_ELEMS = 4_000_000  # floats per temporary (n x chunk) block
 
@@ -41,6 +39,14 @@ class CandidateSupports:
 
 
 # ----------------------------------------------------------------------------- helpers
+def _check_factor(V, k, d: int, what: str):
+    """``(V, k)`` validated: ``V`` a finite (n, d) matrix, ``k`` an int in ``[1, n]``."""
+    V = check_matrix(V, "V")
+    if V.shape[1] != d:
+        raise InputError(f"`V` must have shape (n, {d}) for {what}; got shape {V.shape}")
+    return V, check_k(k, V.shape[0])
+
+
 def _grid(num: int) -> np.ndarray:
     """``num`` equispaced angles in ``(-π/2, π/2]``."""
     return -np.pi / 2 + np.pi * np.arange(1, num + 1) / num

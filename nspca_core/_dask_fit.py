@@ -1,0 +1,177 @@
+"""Nonnegative sparse PCA of a ``dask.array``: :func:`fit_dask` and :func:`components_dask`.
+
+Importable as ``nspca_core._dask.fit_dask`` / ``components_dask`` (their public
+path); the operator they run on is :class:`nspca_core._dask.DaskCov`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ._dask import DASK_METHODS, DASK_STRATEGIES, DaskCov, _scheduler_name, as_dask_cov
+from ._validation import InputError, as_rng, check_d, check_k
+
+__all__ = ["fit_dask", "components_dask"]
+
+
+# --------------------------------------------------------------------------- solvers
+def _dask_cov(X, center, client, persist) -> DaskCov:
+    if isinstance(X, DaskCov):
+        return X
+    return as_dask_cov(X, center=center, client=client, persist=persist)
+
+
+def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
+            max_iter=1000, tol=1e-10):
+    """:func:`nspca_core.peers.tpower.tpower_pca` with the leading eigenvector from
+    :meth:`DaskCov.factor` (its own takes the m x m Gram or the n x n A): the same
+    starts (same draws), the same batched ascent (:func:`nspca_core._common.ascent.ascent`)."""
+    from .peers.tpower import tpower_from, tpower_options
+
+    t0 = time.perf_counter()
+    rng = as_rng(seed)
+    opts = tpower_options(nonneg, restarts, max_iter, tol)
+    V, _ = cov.factor(1)
+    nrm = np.linalg.norm(V[:, 0])
+    if nrm > 0:
+        v1 = V[:, 0] / nrm
+    else:
+        v1 = np.zeros(cov.n)
+        v1[0] = 1.0
+    return tpower_from(cov, v1, k, rng, t0=t0, seed=seed, callback=callback, stacklevel=4, **opts)
+
+
+def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client=None,
+             persist=True, callback=None, **options):
+    """One nonnegative, k-sparse principal component of a ``dask.array`` (or a :class:`DaskCov`).
+
+    Parameters
+    ----------
+    X : dask.array.Array (m, n) or DaskCov
+        Data chunked along the samples (dense or sparse chunks; see
+        :func:`as_dask_cov`).  Pass a :class:`DaskCov` to reuse its means,
+        diagonal and factors across calls.
+    k : int in [1, n]
+    method : {"tpower", "em", "spannogram", "enet", "auto"}, default "tpower"
+        ``"tpower"``/``"em"``: matrix–vector products only (one Dask graph per
+        iteration, n x restarts numbers each way).  ``"spannogram"``,
+        ``"enet"``: on the n x d factor, on the client.  ``"auto"``: as
+        :func:`nspca_core.fit` (its k <= 2 branch needs the dense A: small n only).
+    d : int, default 3
+        Rank of the factor for "spannogram", "enet", "auto".
+    eps : float in (0, 1), default 0.1
+    seed : int, None or Generator, default 0
+    center : bool, default True
+        Implicit centering (ignored when X is a DaskCov).
+    client : distributed.Client, optional
+        The cluster: ``distributed.Client("tcp://host:8786")`` for a running
+        scheduler at that address; None for Dask's default.
+    persist : bool, default True
+        Keep the blocks in the workers' memory between passes.
+    callback : callable(done, total), optional
+    **options
+        Of the method, as in :func:`nspca_core.fit` (``restarts``,
+        ``max_iter``, ``tol``, ``nonneg``, ``samples``).
+
+    Returns
+    -------
+    Result
+        As :func:`nspca_core.fit` with ``certify=False`` on the same data
+        centered in memory; ``info["dask"]`` holds the scheduler address and
+        the factor's convergence (``factor_info``).
+
+    Examples
+    --------
+    >>> import dask.array as da, distributed                          # doctest: +SKIP
+    >>> client = distributed.Client("tcp://scheduler-host:8786")     # doctest: +SKIP
+    >>> X = da.from_zarr("s3://bucket/counts.zarr")                  # doctest: +SKIP
+    >>> res = fit_dask(X, k=10, method="tpower", client=client)      # doctest: +SKIP
+    """
+    from .api import _check_callback, _check_eps, _fit_cov, _seed_param
+
+    t0 = time.perf_counter()
+    cov = _dask_cov(X, center, client, persist)
+    k = check_k(k, cov.n)
+    d = check_d(d, cov.n)
+    eps = _check_eps(eps)
+    if method not in DASK_METHODS:
+        raise InputError(f"`method` must be one of {', '.join(repr(m) for m in DASK_METHODS)} "
+                         f"for Dask data; got {method!r}")
+    as_rng(seed)
+    _check_callback(callback)
+    if method == "tpower":
+        allowed = {"nonneg", "restarts", "max_iter", "tol"}
+        unknown = sorted(set(options) - allowed)
+        if unknown:
+            raise InputError(f"unknown option(s) {unknown} for method 'tpower'; allowed: "
+                             f"{sorted(allowed)}")
+        r = _tpower(cov, k, seed=seed, callback=callback, **options)
+        params = {"k": k, "method": method, "d": d, "eps": eps, "seed": _seed_param(seed)}
+        res = replace(r, params={**params, **r.params})
+    else:
+        res = _fit_cov(cov, k, method, d, eps, seed, callback, dict(options))
+    info = {**res.info, "dask": {"scheduler": _scheduler_name(cov.client),
+                                 "factor": dict(cov.factor_info)}}
+    return replace(res, info=info, seconds=time.perf_counter() - t0)
+
+
+def components_dask(X, *, n_components, k, strategy="bipartite", method="tpower", d=None,
+                    eps=0.1, seed=0, center=True, client=None, persist=True, callback=None,
+                    **options):
+    """Several nonnegative k-sparse components with disjoint supports, of a ``dask.array``.
+
+    Parameters
+    ----------
+    X : dask.array.Array (m, n) or DaskCov
+    n_components : int in [1, n]
+    k : int in [1, n]
+        Nonzeros per component.
+    strategy : {"bipartite", "deflation"}, default "bipartite"
+        ``"bipartite"``: :func:`nspca_core.peers.bipartite.bipartite_components`
+        (Asteris et al. 2015; the net and the matchings on the n x d factor on
+        the client, candidates scored by Dask products) — what
+        :func:`nspca_core.components` does with ``strategy="bipartite"``.
+        ``"deflation"``: :func:`~nspca_core.peers.bipartite.deflation_components`
+        with ``method`` (the paper's Table 2 baselines; removed features are
+        views, nothing is copied).
+    method : {"tpower", "em", "spannogram"}, default "tpower"
+        For ``"deflation"``.
+    d : int, optional
+        Rank of the factor (default: n_components for "bipartite", 5 for "deflation").
+    eps, seed, center, client, persist, callback
+        As in :func:`fit_dask`.
+    **options
+        ``samples``, ``polish``, ``refine`` (bipartite); ``samples``, ``max_iter`` (deflation).
+
+    Returns
+    -------
+    ComponentsResult
+        ``info["dask"]`` as in :func:`fit_dask`.
+    """
+    from .peers.bipartite import bipartite_components, deflation_components
+
+    t0 = time.perf_counter()
+    cov = _dask_cov(X, center, client, persist)
+    if strategy not in DASK_STRATEGIES:
+        raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in DASK_STRATEGIES)} "
+                         f"for Dask data; got {strategy!r}")
+    if strategy == "bipartite":
+        allowed = {"samples", "polish", "refine"}
+    else:
+        allowed = {"samples", "max_iter"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise InputError(f"unknown option(s) {unknown} for strategy {strategy!r}; allowed: "
+                         f"{sorted(allowed)}")
+    if strategy == "bipartite":
+        cr = bipartite_components(cov, n_components, k, eps=eps, seed=seed, nonneg=True, d=d,
+                                  callback=callback, **options)
+    else:
+        cr = deflation_components(cov, n_components, k, method=method, d=5 if d is None else d,
+                                  seed=seed, callback=callback, **options)
+    info = {**cr.info, "dask": {"scheduler": _scheduler_name(cov.client),
+                                "factor": dict(cov.factor_info)}}
+    return replace(cr, info=info, seconds=time.perf_counter() - t0)

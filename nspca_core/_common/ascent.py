@@ -99,13 +99,14 @@ def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -
     equal to it (callers that zero such entries anyway save the work).
     """
     n, p = Y.shape
-    kc = np.broadcast_to(np.asarray(kc, dtype=np.intp), (p,))
-    if np.all(kc >= n):
-        return np.ones((n, p), dtype=bool)
-    kk = np.minimum(kc, n)
-    if np.all(kk == kk[0]):
-        t = np.partition(Y, n - kk[0], axis=0)[n - kk[0]]
+    if np.ndim(kc) == 0 or p == 1 or min(kc) == max(kc):  # one k for every column
+        k = min(int(np.ravel(kc)[0]) if np.ndim(kc) else int(kc), n)
+        if k == n:
+            return np.ones((n, p), dtype=bool)
+        kk = np.full(p, k, dtype=np.intp)
+        t = np.partition(Y, n - k, axis=0)[n - k]
     else:
+        kk = np.minimum(np.asarray(kc, dtype=np.intp), n)
         t = np.sort(Y, axis=0)[n - kk, np.arange(p)]
     mask = Y > t
     eq = Y == t

@@ -90,7 +90,7 @@ def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client
     >>> X = da.from_zarr("s3://bucket/counts.zarr")                  # doctest: +SKIP
     >>> res = fit_dask(X, k=10, method="tpower", client=client)      # doctest: +SKIP
     """
-    from .api import _check_callback, _check_eps, _fit_cov, _seed_param
+    from .api import _check_callback, _check_eps, _seed_param, fit_cov
 
     t0 = time.perf_counter()
     cov = _dask_cov(X, center, client, persist)
@@ -112,7 +112,7 @@ def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client
         params = {"k": k, "method": method, "d": d, "eps": eps, "seed": _seed_param(seed)}
         res = replace(r, params={**params, **r.params})
     else:
-        res = _fit_cov(cov, k, method, d, eps, seed, callback, dict(options))
+        res = fit_cov(cov, k, method, d, eps, seed, callback, dict(options))
     info = {**res.info, "dask": {"scheduler": _scheduler_name(cov.client),
                                  "factor": dict(cov.factor_info)}}
     return replace(res, info=info, seconds=time.perf_counter() - t0)

@@ -195,6 +195,9 @@ def _fit_cov(cov: Cov, k: int, method: str, d: int, eps: float, seed, callback, 
     return _fit_auto(cov, k, d, eps, seed, callback, options, params, t0)
 
 
+fit_cov = _fit_cov  # its name for the certificates (lower bounds) and the Dask front
+
+
 def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> dict:
     """The cheap starts of "auto": those of the truncated power method with the same seed
     (so "auto" is never below "tpower"), the rank-1 solutions of the other top eigenvectors,

@@ -204,6 +204,16 @@ def _topk_weighted_sum(values, weights, k) -> float:
 _TRIPLES: dict = {}  # N -> the index triples of N points (cached)
 
 
+def _add_local(cands: set, local, always: np.ndarray, rows: np.ndarray) -> None:
+    """Add the candidates found on a reduced problem to ``cands``: each local support
+    (int64 bytes of positions in ``rows``) completed by the rows ``always`` in every
+    support, with its tie entries mapped back to the rows of the full problem."""
+    for fb, part in local:
+        full_local = np.frombuffer(fb, dtype=np.int64)
+        full = np.sort(np.concatenate([always, rows[full_local]]))
+        cands.add((full.tobytes(), tuple((int(rows[g]), j) for g, j in part)))
+
+
 def _triples(N: int) -> np.ndarray:
     """All index triples a < b < l of range(N), shape (C(N, 3), 3) (cached per N)."""
     D = _TRIPLES.get(N)

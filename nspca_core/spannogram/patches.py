@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _SECTOR_CAP, _kth_largest, _Reduced, _topk_weighted_sum, _triples
+from ._common import _SECTOR_CAP, _add_local, _kth_largest, _Reduced, _topk_weighted_sum, _triples
 from .enumerate import _process_vertices
 
 
@@ -96,10 +96,7 @@ def _supports_patches(red: _Reduced, k: int, callback=None, lower: float = -np.i
         _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, region=region, gram_cut=gc)
         if prune:
             _patch_boundary_cells(Ub, mb, kk, tol, face, u0, u1, v0, v1, region, local, gc)
-        for fb, part in local:
-            full_local = np.frombuffer(fb, dtype=np.int64)
-            full = np.sort(np.concatenate([always, rows[full_local]]))
-            cands.add((full.tobytes(), tuple((int(rows[g_]), j_) for g_, j_ in part)))
+        _add_local(cands, local, always, rows)
     if callback is not None:
         callback(total, total)
     return cands

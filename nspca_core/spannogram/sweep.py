@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _G_OVERRIDE, _SECTOR_CAP, _Reduced
+from ._common import _G_OVERRIDE, _SECTOR_CAP, _add_local, _Reduced
 from .enumerate import _process_vertices, _vertex_batches
 from .patches import _classify, _range_in_arc
 
@@ -63,11 +63,7 @@ def _supports_sweep(red: _Reduced, k: int, callback=None) -> set:
         seen_local: set = set()
         for C, D in _vertex_batches(Ub, 2):
             _process_vertices(Ub, mb, kk, tol, C, D, local, seen_local, arc=(p0, p1))
-        afb = always
-        for fb, part in local:
-            full_local = np.frombuffer(fb, dtype=np.int64)
-            full = np.sort(np.concatenate([afb, rows[full_local]]))
-            cands.add((full.tobytes(), tuple((int(rows[g]), j) for g, j in part)))
+        _add_local(cands, local, always, rows)
     if callback is not None:
         callback(total, total)
     return cands

@@ -79,12 +79,14 @@ with left:
         theta = st.slider("rotate Q by (degrees)", -180, 180, 0, 5, key="arc_theta",
                           help="Q_θ = G(θ) Q G(θ)ᵀ with G a rotation: u₁ turns, the "
                                "constraints stay.")
-    p1, p2, p3 = st.columns([1, 1, 1.4], vertical_alignment="bottom")
-    play = p1.button("▶ play", key="arc_play", help="Step through the animation.")
-    p2.button("❚❚ pause", key="arc_pause", on_click=pause,
-              help="Stop at the step on screen (the sliders above move there).")
-    speed = p3.select_slider("pace", list(DELAYS), value="slow", key="arc_speed",
+    # the pace first, then the two buttons side by side at full width (a third column cut
+    # "❚❚ pause" down to "❚❚ …")
+    speed = st.select_slider("pace", list(DELAYS), value="slow", key="arc_speed",
                              help="Seconds per step: " + ", ".join(f"{k} {v} s" for k, v in DELAYS.items()))
+    p1, p2 = st.columns(2)
+    play = p1.button("▶ play", key="arc_play", help="Step through the animation.", width="stretch")
+    p2.button("❚❚ pause", key="arc_pause", on_click=pause, width="stretch",
+              help="Stop at the step on screen (the sliders above move there).")
 
 
 def rotated(Q: np.ndarray, degrees: float) -> np.ndarray:

@@ -21,6 +21,26 @@ page_intro(
 s = state.settings()
 SMALL = dict(height=300, margin=dict(l=50, r=10, t=50, b=40))
 
+
+def small(figure) -> None:
+    """Shrink a figure for the tour without letting its parts run into each other (issue 21,
+    item 5): a title of several lines (``<br>``) gets the room it needs above the plot, and a
+    legend below the plot keeps a fixed distance in pixels under the axis title (placed as a
+    fraction of the full-size figure, it rose onto the axis title of the smaller one)."""
+    extra = 22 * str(figure.layout.title.text or "").count("<br>")
+    height, top = SMALL["height"] + extra, SMALL["margin"]["t"] + extra + (10 if extra else 0)
+    figure.update_layout(**SMALL)
+    figure.update_layout(height=height, margin=dict(t=top))
+    legend = figure.layout.legend
+    if (figure.layout.showlegend is not False and legend.orientation == "h"
+            and legend.y is not None and legend.y < 0):
+        # room for two rows of legend under the axis title, so plotly need not push the
+        # margin (which would shrink the plot and move the legend back up)
+        bottom = 64 + 50
+        figure.update_layout(height=height + bottom - SMALL["margin"]["b"], margin=dict(b=bottom),
+                             legend=dict(y=-64 / (height - top - SMALL["margin"]["b"]),
+                                         yanchor="top"))
+
 # ------------------------------------------------------------- the problem
 st.header("1 · The problem in one picture")
 try:
@@ -81,9 +101,9 @@ def step(title: str, text: str, figure, link: tuple[str, str, str] | None, key: 
         if link is not None:
             link_page(*link)
     with b:
-        figure.update_layout(**SMALL)
         if not legend:  # small figure: the paragraph explains the marks
             figure.update_layout(showlegend=False)
+        small(figure)
         st.plotly_chart(figure, theme=None, key=key)
 
 
@@ -184,5 +204,5 @@ with b:
                                 bound_label=f"dual certificate ({cert['kind']})")
         st.markdown(f"Certified: at least **{cert['ratio']:.1%}** of the optimum"
                     + (" — provably optimal." if cert["optimal"] else "."))
-    f.update_layout(**SMALL)
+    small(f)
     st.plotly_chart(f, theme=None, key="home_cert")

@@ -159,6 +159,72 @@ def _wait_drawn(page, timeout_s: float) -> None:
         time.sleep(0.5)
 
 
+# Inside every drawn Plotly figure, the pieces that must not sit on each other (issue 21,
+# items 4 and 5): the title on the plotting area, play/pause buttons on the plot, on the scrub
+# slider or on the legend, the legend on the plot or on the axis titles and tick labels,
+# a colour bar on a plot, two subplot titles on each other.
+OVERLAPS_JS = """
+() => {
+  const box = e => { const r = e.getBoundingClientRect();
+                     return {x0: r.left, y0: r.top, x1: r.right, y1: r.bottom}; };
+  const depth = (a, b) => Math.min(Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0),
+                                    Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0));
+  const cut = (a, b, tol) => depth(a, b) > tol;
+  const all = (root, sel) => [...root.querySelectorAll(sel)]
+                               .filter(e => e.tagName !== 'text' || e.textContent.trim())
+                               .map(box).filter(b => b.x1 > b.x0 && b.y1 > b.y0);
+  const out = [];
+  document.querySelectorAll('[data-testid="stPlotlyChart"]').forEach((chart, n) => {
+    if (chart.offsetParent === null) return;  // in a hidden tab
+    const t = chart.querySelector('.g-gtitle .gtitle');
+    const name = (t ? t.textContent : 'figure ' + n).slice(0, 50);
+    const parts = {
+      'title': all(chart, '.g-gtitle .gtitle'),
+      'plot': all(chart, '.nsewdrag'),
+      'button': all(chart, '.updatemenu-button'),
+      'slider': all(chart, '.slider-label, .slider-rail-rect, .slider-current-value'),
+      'legend': all(chart, '.legend .bg'),
+      'axis title': all(chart, '.g-xtitle, .g-x2title, .g-x3title, .g-x4title, .g-ytitle'),
+      'tick label': all(chart, '.xtick text'),
+      'colour bar': all(chart, '.colorbar .cbfills'),
+      'subplot title': all(chart, 'text.annotation-text'),
+    };
+    // (tolerance in px: a legend's frame may graze the axis title above it)
+    const pairs = [['title', 'plot', 2], ['button', 'plot', 2], ['button', 'slider', 2],
+                   ['button', 'legend', 2], ['legend', 'plot', 2], ['legend', 'axis title', 4],
+                   ['legend', 'tick label', 4], ['colour bar', 'plot', 2],
+                   ['subplot title', 'subplot title', 2]];
+    for (const [a, b, tol] of pairs) {
+      parts[a].forEach((p, i) => parts[b].forEach((q, j) => {
+        if ((a !== b || i < j) && cut(p, q, tol))
+          out.push(`${name}: ${a} on ${b} (${Math.round(depth(p, q))} px)`);
+      }));
+    }
+  });
+  return [...new Set(out)];
+}
+"""
+
+
+def _overlaps(page) -> list[str]:
+    return page.evaluate(OVERLAPS_JS)
+
+
+# Button labels cut short by a narrow column ("❚❚ pause" shown as "❚❚ …")
+TRUNCATED_JS = """
+() => [...document.querySelectorAll('[data-testid="stButton"] button, '
+                                    + '[data-testid="stDownloadButton"] button')]
+  .filter(b => b.offsetParent !== null)
+  .filter(b => [...b.querySelectorAll('[data-testid="stMarkdownContainer"], p')]
+                .some(e => e.scrollWidth > e.clientWidth + 1))
+  .map(b => b.innerText)
+"""
+
+
+def _truncated_buttons(page) -> list[str]:
+    return page.evaluate(TRUNCATED_JS)
+
+
 def _url(app_url: str, name: str) -> str:
     return app_url + ("/" if name == PAGES[0] else f"/{name}")
 
@@ -207,6 +273,9 @@ def test_page_in_browser(name, width, warm_app, browser):
         heights = page.evaluate("() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
                                 ".filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().height)")
         assert all(h >= 200 for h in heights), heights
+        overlaps = _overlaps(page)
+        assert not overlaps, overlaps
+        assert not _truncated_buttons(page)
         # no developer menu or Deploy button for the audience (client.toolbarMode = "viewer")
         assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
     finally:

@@ -251,19 +251,23 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
                       for t in ts]
         play = dict(frame=dict(duration=180, redraw=True), transition=dict(duration=0), fromcurrent=True)
         still = dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate")
+        # under the φ axis: the scrub slider, then the buttons, then the legend, placed in
+        # pixels below the plotting area (paper units = pixels / its height) so that the
+        # buttons never cover the slider's labels (issue 21, item 5)
+        top, bottom, height = 110, 340, 820
+        below = -1.0 / (height - top - bottom)
         fig.update_layout(
-            # under the φ axis: the scrub slider, then the buttons, then the legend
-            updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.34, xanchor="left",
+            updatemenus=[dict(type="buttons", showactive=False, x=0, y=150 * below, xanchor="left",
                               yanchor="top", direction="left", pad=dict(r=6, t=0),
                               buttons=[dict(label="▶ play", method="animate", args=[None, play]),
                                        dict(label="❚❚ pause", method="animate", args=[[None], still])])],
-            legend=dict(y=-0.45),
-            sliders=[dict(active=int(np.argmin(np.abs(ts - t0))), x=0, y=-0.15, len=1.0,
+            legend=dict(y=195 * below),
+            sliders=[dict(active=int(np.argmin(np.abs(ts - t0))), x=0, y=55 * below, len=1.0,
                           xanchor="left", yanchor="top", pad=dict(t=0, b=0),
                           currentvalue=dict(prefix="φ = ", visible=True, xanchor="left"),
                           steps=[dict(method="animate", label=f"{phis[t]:+.2f}",
                                       args=[[f"{phis[t]:.3f}"], still]) for t in ts])],
-            height=820, margin=dict(l=60, r=20, t=110, b=340))
+            height=height, margin=dict(l=60, r=20, t=top, b=bottom))
     return fig
 
 

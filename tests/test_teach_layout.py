@@ -1,0 +1,68 @@
+"""Layout of the teaching figures in pixels (issue 21, items 4 and 5).
+
+Plotly places titles, sliders, buttons and legends in fractions of the plotting area; a
+figure shrunk for the tour or a narrow screen then moves them onto each other.  These tests
+convert the positions to pixels and check the room each part needs.  (The browser test
+measures the drawn boxes on every page; these run without a browser.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from tests.conftest import page_app
+from ui.figures import teach as T
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
+TITLE_LINE_PX = 22   # one more line of title text (a <br>)
+SLIDER_PX = 90       # a scrub slider: current value, rail, ticks and their labels
+AXIS_PX = 60         # tick labels and the axis title under a plot
+
+
+def _plot_height(layout: dict) -> float:
+    m = layout["margin"]
+    return layout["height"] - m["t"] - m["b"]
+
+
+def test_tour_figures_keep_their_titles_and_legends_off_the_plot():
+    """The tour's spannogram title (three lines) ran over the curves with a 50 px top margin; the
+    rank-1 and ε-net legends rose onto their axis titles when the figures were shrunk."""
+    at = page_app("home.py", timeout=180).run()
+    assert not at.exception
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(specs) >= 5
+    for spec in specs:
+        layout = spec["layout"]
+        title = layout.get("title", {}).get("text", "") or ""
+        lines = title.count("<br>")
+        assert layout["margin"]["t"] >= 50 + TITLE_LINE_PX * lines, (title[:40], layout["margin"])
+        legend = layout.get("legend", {})
+        if layout.get("showlegend") is False or legend.get("orientation") != "h" \
+                or legend.get("y", 1) >= 0:
+            continue
+        below = -legend["y"] * _plot_height(layout)  # px from the plot's bottom to the legend
+        assert below >= AXIS_PX, (title[:40], below)
+        assert layout["margin"]["b"] >= below + 40, (title[:40], layout["margin"])  # two rows fit
+
+
+def _curves(n=7, num=181):
+    V = np.random.default_rng(0).standard_normal((n, 2))
+    phis = np.linspace(-np.pi / 2, np.pi / 2, num + 1)[1:]
+    return phis, V[:, :1] * np.sin(phis) + V[:, 1:] * np.cos(phis)
+
+
+def test_spannogram_d2_buttons_sit_under_the_slider_not_on_its_labels():
+    """The play/pause buttons covered the slider's first labels (−1.57 … −0.93) at both widths."""
+    f = T.spannogram_d2(*_curves(), 3, frames=40).to_plotly_json()["layout"]
+    h = _plot_height(f)
+    slider, buttons, legend = f["sliders"][0], f["updatemenus"][0], f["legend"]
+    assert slider["yanchor"] == buttons["yanchor"] == legend["yanchor"] == "top"
+    assert -slider["y"] * h >= 45                           # under the φ axis title
+    assert (slider["y"] - buttons["y"]) * h >= SLIDER_PX    # the buttons under the slider
+    assert (buttons["y"] - legend["y"]) * h >= 36           # the legend under the buttons
+    assert f["margin"]["b"] >= -legend["y"] * h + 3 * 22    # three legend rows fit the margin

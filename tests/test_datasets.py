@@ -214,6 +214,19 @@ def test_checksums_json_matches_shared_copies():
         assert [list(arrays[k].shape) for k in arrays] == list(recorded[name]["shapes"].values())
 
 
+def test_entries_agree_with_the_checksum_record():
+    """What each real entry carries (file, checked arrays) is what the record was computed on."""
+    recorded = json.loads(D.CHECKSUMS_PATH.read_text())
+    real = [i for i in list_datasets() if i.kind == "real"]
+    assert sorted(i.name for i in real) == sorted(k for k in recorded if not k.startswith("_"))
+    for info in real:
+        assert info.filename == recorded[info.name]["file"]
+        assert list(info.checked_arrays) == recorded[info.name]["arrays"]
+        assert D._CHECKED_ARRAYS[info.name] == info.checked_arrays
+        assert info.raw_filename == info.url.rsplit("/", 1)[-1] and callable(info.parser)
+    assert dict(D._CHECKED_ARRAYS) == {i.name: i.checked_arrays for i in real}
+
+
 def test_corrupt_local_copy_fails_checksum(isolated):
     folder = isolated / "data"
     folder.mkdir()
@@ -451,3 +464,120 @@ def test_text_corpus_argument_messages(isolated):
         D.load_corpus("lrs")
     with pytest.raises(InputError, match="takes no parameters"):
         load_dataset("kos", data_dir=isolated / "data", n=3)
+
+
+# ----------------------------------------------------------------------------- one entry is a dataset
+
+def _csv_loader(info, *, data_dir, download, seed, params):
+    """A loader as a new entry would bring: its own file format, read from ``data_dir``."""
+    path = Path(data_dir) / info.filename
+    rows = [line.split(",") for line in path.read_text().splitlines()[1:]]
+    X = np.array([[float(v) for v in r[1:]] for r in rows]) * params["scale"]
+    names = path.read_text().splitlines()[0].split(",")[1:]
+    return D.Loaded(X=X, feature_names=names, labels=np.array([r[0] for r in rows]),
+                    notes=[f"read {path.name}"])
+
+
+def _csv_available(info, data_dir):
+    return data_dir is not None and (Path(data_dir) / info.filename).is_file()
+
+
+def _write_csv(folder, X, labels):
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["label," + ",".join(f"f{j}" for j in range(X.shape[1]))]
+    lines += [f"{lab}," + ",".join(repr(float(v)) for v in row) for lab, row in zip(labels, X)]
+    (folder / "toy.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_one_registry_entry_is_a_loadable_dataset(isolated, monkeypatch):
+    rng = np.random.default_rng(7)
+    X = rng.gamma(2.0, size=(9, 4))
+    labels = np.array(list("abcabcabc"))
+    info = D.DatasetInfo(name="toy-csv", title="Toy table", description="9 rows x 4 columns",
+                         kind="embedded", shape=(9, 4), source="written by the test", citation="-",
+                         paper_preprocessing="center", image_shape=None, has_labels=True,
+                         filename="toy.csv", params=(("scale", 1.0),), loader=_csv_loader,
+                         available=_csv_available)
+    monkeypatch.setitem(D._REGISTRY, "toy-csv", info)  # the only change: one entry
+    folder = isolated / "data"
+    assert "toy-csv" in [i.name for i in list_datasets()]
+    assert not D.is_available("toy-csv", data_dir=folder)
+    _write_csv(folder, X, labels)
+    assert D.is_available("toy-csv", data_dir=folder)
+
+    ds = load_dataset("toy-csv", data_dir=folder)  # the registry's default preprocessing: center
+    assert ds.name == "toy-csv" and ds.info is info and ds.params == {"scale": 1.0}
+    assert np.array_equal(ds.X_raw, X) and ds.labels.tolist() == labels.tolist()
+    assert ds.feature_names == ["f0", "f1", "f2", "f3"] and ds.image_shape is None
+    centered = np.array([[X[i, j] - sum(X[:, j]) / 9 for j in range(4)] for i in range(9)])
+    assert ds.preprocessing == ("center",) and np.allclose(ds.X, centered)
+    assert ds.notes[0] == "read toy.csv" and any("centered" in n for n in ds.notes[1:])
+
+    sd = np.sqrt(np.array([sum(centered[:, j] ** 2) / 9 for j in range(4)]))
+    st_ = load_dataset("toy-csv", data_dir=folder, preprocessing="standardize", scale=2.0)
+    assert st_.params == {"scale": 2.0} and np.allclose(st_.X_raw, 2 * X)
+    assert st_.preprocessing == ("center", "standardize") and np.allclose(st_.X, centered / sd)
+    with pytest.raises(InputError, match=r"'toy-csv' takes parameters \['scale'\]; got unknown \['k'\]"):
+        load_dataset("toy-csv", data_dir=folder, k=3)
+    with pytest.raises(InputError, match="`preprocessing` steps must be from"):
+        load_dataset("toy-csv", data_dir=folder, preprocessing="whiten")
+
+
+def _parse_toy(path):
+    """Original format of the throwaway real set: ``label v1 v2 v3`` per line."""
+    rows = [line.split() for line in Path(path).read_text().splitlines()]
+    return {"X": np.array([[float(v) for v in r[1:]] for r in rows]),
+            "labels": np.array([r[0] for r in rows]), "cols": np.array(["u", "v", "w"])}
+
+
+def test_one_registry_entry_is_a_downloadable_checked_real_set(isolated, monkeypatch):
+    from functools import partial
+
+    from nspca_core.datasets.loaders import _table_data
+    from nspca_core.datasets.registry import _real_info
+
+    X = np.arange(12.0).reshape(4, 3) ** 1.5
+    labels = np.array(["p", "q", "p", "q"])
+    src = isolated / "origin" / "toy.txt"
+    src.parent.mkdir()
+    src.write_text("".join(f"{lab} " + " ".join(repr(float(v)) for v in row) + "\n"
+                           for lab, row in zip(labels, X)))
+    info = _real_info("toy-real", "Toy real set", (4, 3), "toy_real.npz", src.as_uri(),
+                      raw_filename="toy.txt", parser=_parse_toy, checked_arrays=("X", "labels"),
+                      to_data=partial(_table_data, names_key="cols", prefix="col"),
+                      description="4 x 3", source="the test", citation="-",
+                      paper_preprocessing="center")
+    monkeypatch.setitem(D._REGISTRY, "toy-real", info)  # one entry ...
+    digest = D.array_checksum({"X": X, "labels": labels})  # ... and its recorded checksum
+    monkeypatch.setattr(D.checksums, "_expected_checksums", lambda: {"toy-real": {"sha256": digest}})
+    assert D._CHECKED_ARRAYS["toy-real"] == ("X", "labels")
+
+    assert not D.is_available("toy-real")
+    with pytest.raises(D.DatasetUnavailableError, match="put toy_real.npz in NSPCA_DATA_DIR"):
+        load_dataset("toy-real")
+    ds = load_dataset("toy-real", download=True)
+    assert np.array_equal(ds.X_raw, X) and np.allclose(ds.X, X - X.mean(axis=0))
+    assert ds.feature_names == ["u", "v", "w"] and ds.labels.tolist() == labels.tolist()
+    assert (D.cache_dir() / "raw" / "toy.txt").is_file() and D.is_available("toy-real")
+    assert ds.notes[0].startswith("loaded toy_real.npz") and "checksum verified" in ds.notes[0]
+
+    np.savez(D.cache_dir() / "toy_real.npz", X=X, labels=np.array(["p", "p", "p", "q"]))
+    with pytest.raises(D.ChecksumError, match=r"'toy-real' from .* does not match its checksum "
+                                              r"\(sha256 of arrays \['X', 'labels'\]"):
+        load_dataset("toy-real")
+    np.savez(D.cache_dir() / "toy_real.npz", X=X)
+    with pytest.raises(D.ChecksumError, match=r"lacks array\(s\) \['labels'\] expected for "
+                                              r"dataset 'toy-real'"):
+        load_dataset("toy-real")
+
+
+def test_no_dataset_name_outside_the_registry():
+    """Only registry.py names a dataset: loading, checksums and downloads read the entry."""
+    folder = Path(D.__file__).parent
+    names = list(D._REGISTRY)
+    for path in folder.glob("*.py"):
+        if path.name == "registry.py":
+            continue
+        text = path.read_text()
+        quoted = [n for n in names if f'"{n}"' in text or f"'{n}'" in text]
+        assert not quoted, f"{path.name} names datasets {quoted}: put what they need in their entry"

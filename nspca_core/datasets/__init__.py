@@ -27,25 +27,30 @@ SHA-256 checksum of the *parsed arrays* (``nspca_core/data/checksums.json``), so
 copy and a fresh download are held to the same bytes.  Every ``.npz`` is opened
 with ``allow_pickle=False``.
 
-Modules: :mod:`.registry` (the entries), :mod:`.load` (``load_dataset``),
+Each registry entry carries its loader (and a real set its local file name,
+download source, parser and checksummed arrays), so adding a dataset is one
+entry in ``registry._REGISTRY``; ``load_dataset`` has no per-name branch.
+
+Modules: :mod:`.registry` (the entries), :mod:`.load` (``load_dataset``,
+``load_corpus``), :mod:`.loaders` (the loaders entries carry),
 :mod:`.preprocessing`, :mod:`.local` (copies on disk), :mod:`.download` with
 :mod:`.parsers` (the original files), :mod:`.checksums`, :mod:`.corpora` (the
 UCI text corpora) and :mod:`.types`.
 """
 
 from . import checksums, download
-from .checksums import _CHECKED_ARRAYS, CHECKSUMS_PATH, _expected_checksums, array_checksum
-from .corpora import load_corpus
+from .checksums import CHECKSUMS_PATH, _expected_checksums, array_checksum
 from .download import MAX_DOWNLOAD_BYTES
-from .load import load_dataset
+from .load import load_corpus, load_dataset
 from .local import _read_npz, cache_dir, data_dirs
 from .preprocessing import PREPROCESSING_STEPS, TEXT_PREPROCESSING, preprocess
-from .registry import _REGISTRY, get_info, is_available, list_datasets
-from .types import ChecksumError, Dataset, DatasetInfo, DatasetUnavailableError, Preprocessed
+from .registry import _CHECKED_ARRAYS, _REGISTRY, get_info, is_available, list_datasets
+from .types import ChecksumError, Dataset, DatasetInfo, DatasetUnavailableError, Loaded, Preprocessed
 
 __all__ = [
     "DatasetInfo",
     "Dataset",
+    "Loaded",
     "Preprocessed",
     "DatasetUnavailableError",
     "ChecksumError",

@@ -11,16 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .types import ChecksumError
+from .types import ChecksumError, DatasetInfo
 
 
 #: where the checksums of the parsed real datasets live (written once from the
 #: local copies, see datasets/README.md; package data, so it installs with the package)
 CHECKSUMS_PATH = Path(str(files("nspca_core") / "data" / "checksums.json"))
-
-
-#: arrays of each real set covered by the checksum (genes are names, not data)
-_CHECKED_ARRAYS = {"cbcl": ("images",), "mll": ("X", "labels"), "lrs": ("X", "labels")}
 
 
 def array_checksum(arrays: dict) -> str:
@@ -53,13 +49,15 @@ def _expected_checksums() -> dict:
                             "project in nspca_core/data/checksums.json") from None
 
 
-def _verify(name: str, arrays: dict, where: str) -> None:
+def _verify(info: DatasetInfo, arrays: dict, where: str) -> None:
+    """Check the entry's ``checked_arrays`` of ``arrays`` against its recorded checksum."""
+    name, checked = info.name, list(info.checked_arrays)
     expected = _expected_checksums()[name]
-    got = array_checksum({k: arrays[k] for k in _CHECKED_ARRAYS[name]})
+    got = array_checksum({k: arrays[k] for k in checked})
     if got != expected["sha256"]:
         raise ChecksumError(
             f"dataset {name!r} from {where} does not match its checksum "
-            f"(sha256 of arrays {list(_CHECKED_ARRAYS[name])}: expected {expected['sha256'][:16]}..., "
+            f"(sha256 of arrays {checked}: expected {expected['sha256'][:16]}..., "
             f"got {got[:16]}...); the file is corrupt or a different version: delete it and "
             f"download again (load_dataset({name!r}, download=True)) or replace it with a good copy")
 

@@ -1,47 +1,20 @@
-"""The UCI Bag-of-Words corpora as sparse counts (:func:`load_corpus`) and as
-weighted registry datasets.
+"""The UCI Bag-of-Words corpora: a local or downloaded copy read as sparse counts
+(:func:`_read_corpus`, behind :func:`load_corpus`) and the loader of the text
+entries of the registry.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from .._validation import InputError
 from . import download as _dl  # the module: `download` is an argument here
 from .checksums import _corpus_checksum, _verify_corpus
 from .local import _find_bow, cache_dir, data_dirs
-from .preprocessing import _text_weighting_from
-from .registry import _REGISTRY, get_info
-from .types import Dataset, DatasetInfo, DatasetUnavailableError
+from .types import DatasetInfo, DatasetUnavailableError, Loaded
 
 
-def load_corpus(name: str, *, data_dir=None, download: bool = False):
-    """A UCI Bag-of-Words corpus as :class:`nspca_core.text.TextData` (raw counts, CSR).
+def _read_corpus(info: DatasetInfo, data_dir, download: bool):
+    """The corpus of a text entry as :class:`nspca_core.text.TextData` (see :func:`load_corpus`)."""
+    from ..text import TextData, read_uci_bow
 
-    Looks for ``docword.NAME.txt.gz`` (or ``.txt``) and ``vocab.NAME.txt`` in
-    :func:`data_dirs` and ``<cache>/raw``; with ``download=True`` fetches both
-    from the UCI repository into ``<cache>/raw``.  The parsed matrix and words
-    are checked against ``nspca_core/data/checksums.json`` when a checksum is recorded
-    there; otherwise a note gives the SHA-256 to record.
-
-    Memory: the CSR counts (12 bytes per nonzero; NYTimes 69.7 M nonzeros,
-    about 0.85 GB) plus the parser's temporary arrays (about twice that).
-
-    Raises
-    ------
-    DatasetUnavailableError
-        Not found locally and ``download`` is False, or the download failed.
-    ChecksumError
-        A recorded checksum that does not match.
-    """
-    from ..text import read_uci_bow
-
-    info = get_info(name)
-    if info.kind != "text":
-        names = [i.name for i in _REGISTRY.values() if i.kind == "text"]
-        raise InputError(f"`name` must be a text corpus, one of {names}; got {name!r}")
-    if not isinstance(download, bool):
-        raise InputError(f"`download` must be True or False; got {download!r}")
     notes = []
     found = _find_bow(info.name, data_dir)
     if found is None:
@@ -61,21 +34,16 @@ def load_corpus(name: str, *, data_dir=None, download: bool = False):
     digest = _corpus_checksum(text.X, text.vocabulary)
     notes.append(_verify_corpus(info.name, digest, doc, vocab is not None))
     notes.insert(0, f"loaded {doc.name} from {doc.parent}")
-    from ..text import TextData
     return TextData(X=text.X, vocabulary=text.vocabulary, notes=notes + text.notes,
                     source_name=doc.name, format=text.format, extra={"sha256": digest})
 
 
-def _load_text_dataset(info: DatasetInfo, preprocessing, data_dir, download) -> "Dataset":
-    from ..text import text_weighting
+def _load_text(info: DatasetInfo, *, data_dir, download: bool, seed, params) -> Loaded:
+    """Loader of a text entry: the raw counts (CSR) and the words."""
+    corpus = _read_corpus(info, data_dir, download)
+    return Loaded(X=corpus.X, feature_names=corpus.vocabulary, notes=corpus.notes)
 
-    weighting, center = _text_weighting_from(preprocessing)
-    corpus = load_corpus(info.name, data_dir=data_dir, download=download)
-    w = text_weighting(corpus.X, weighting=weighting, center=center)
-    m = w.X.shape[0]
-    mean = np.asarray(w.X.sum(axis=0)).ravel() / m if center else None
-    steps = (weighting,) + (("center",) if center else ())
-    return Dataset(name=info.name, X=w.X, X_raw=corpus.X, feature_names=corpus.vocabulary,
-                   labels=None, image_shape=None, preprocessing=steps, info=info,
-                   ground_truth=None, notes=corpus.notes + w.notes, mean=mean, scale=None,
-                   params={})
+
+def _corpus_available(info: DatasetInfo, data_dir) -> bool:
+    """Whether a docword file of the corpus is in :func:`data_dirs` or ``<cache>/raw``."""
+    return _find_bow(info.name, data_dir) is not None

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from .checksums import _verify
 from .local import _save_npz, cache_dir
-from .parsers import _parse_cbcl, _parse_lrs, _parse_mll
 from .types import ChecksumError, DatasetInfo, DatasetUnavailableError
 
 
@@ -57,15 +56,12 @@ def _fetch_or_explain(url: str, dest: Path, data_dir, advice) -> None:
         raise DatasetUnavailableError(f"could not reach {url} ({reason})" + advice(where)) from None
 
 
-_PARSERS = {"cbcl": (_parse_cbcl, "faces.tar.gz"), "mll": (_parse_mll, "expression_data.txt"),
-            "lrs": (_parse_lrs, "lrs.data")}
-
-
 def _download(info: DatasetInfo, data_dir=None) -> Path:
-    """Fetch, parse, verify and cache a real set; return the cached ``.npz``."""
-    parse, raw_name = _PARSERS[info.name]
+    """Fetch ``info.url`` to ``<cache>/raw/<info.raw_filename>``, parse it with
+    ``info.parser``, verify and cache it as ``info.filename``; return the cached ``.npz``."""
+    parse = info.parser
     target = cache_dir() / info.filename
-    raw = cache_dir() / "raw" / raw_name
+    raw = cache_dir() / "raw" / info.raw_filename
     if not raw.is_file():
         _fetch_or_explain(info.url, raw, data_dir,
                           lambda where: f"; put {info.filename} in {where} (or in the cache "
@@ -78,7 +74,7 @@ def _download(info: DatasetInfo, data_dir=None) -> Path:
         raise DatasetUnavailableError(f"could not parse the download {raw} of {info.name!r}: "
                                       f"{exc}; delete it and try again") from None
     try:
-        _verify(info.name, arrays, f"the download {info.url}")
+        _verify(info, arrays, f"the download {info.url}")
     except ChecksumError:
         raw.unlink(missing_ok=True)  # a bad download must not be reused by the next attempt
         raise

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .checksums import _CHECKED_ARRAYS
 from .types import ChecksumError, DatasetInfo
 
 
@@ -63,8 +62,9 @@ def _npz_str_array_without_pickle(path: Path, member: str) -> np.ndarray | None:
         return None
 
 
-def _read_npz(path: Path, name: str) -> tuple[dict, list]:
-    """Arrays of a local copy (allow_pickle=False) plus notes."""
+def _read_npz(path: Path, name: str, required: tuple = ()) -> tuple[dict, list]:
+    """Arrays of a local copy of dataset ``name`` (allow_pickle=False) plus notes;
+    a ChecksumError when one of the ``required`` arrays is absent."""
     notes = []
     arrays = {}
     with np.load(path, allow_pickle=False) as z:
@@ -81,7 +81,7 @@ def _read_npz(path: Path, name: str) -> tuple[dict, list]:
                 else:
                     notes.append(f"{path.name}: '{key}' is a pickled object array and was "
                                  "not loaded (pickles are never loaded)")
-    missing = [k for k in _CHECKED_ARRAYS[name] if k not in arrays]
+    missing = [k for k in required if k not in arrays]
     if missing:
         raise ChecksumError(f"{path} lacks array(s) {missing} expected for dataset {name!r}; "
                             f"it holds {sorted(arrays)}")

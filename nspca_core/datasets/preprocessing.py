@@ -1,8 +1,10 @@
-"""The shared preprocessing (log1p, center, standardize) of dense data, and the
-weighting names of text corpora.
+"""The shared preprocessing (log1p, center, standardize) of dense data, the
+weighting of text corpora, and the two ``preprocessor`` s registry entries carry.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
@@ -126,3 +128,28 @@ def _text_weighting_from(preprocessing) -> tuple[str, bool]:
         elif step in ("tfidf", "log1p"):
             weighting = step
     return weighting, center
+
+
+def _dense_preprocessor(preprocessing):
+    """The default ``preprocessor`` of an entry: ``preprocessing`` checked now, then
+    :func:`preprocess` with those steps."""
+    return partial(preprocess, steps=_parse_steps(preprocessing, "preprocessing"))
+
+
+def _text_preprocessor(preprocessing):
+    """``preprocessor`` of a text entry: ``preprocessing`` checked now, then the counts
+    weighted (:func:`_weight_text`); the centering stays implicit."""
+    weighting, center = _text_weighting_from(preprocessing)
+    return partial(_weight_text, weighting=weighting, center=center)
+
+
+def _weight_text(X, *, weighting: str, center: bool) -> Preprocessed:
+    """Weighted sparse counts; ``mean`` the column means when the covariance is to be
+    centered implicitly."""
+    from ..text import text_weighting
+
+    w = text_weighting(X, weighting=weighting, center=center)
+    m = w.X.shape[0]
+    mean = np.asarray(w.X.sum(axis=0)).ravel() / m if center else None
+    steps = (weighting,) + (("center",) if center else ())
+    return Preprocessed(X=w.X, steps=steps, mean=mean, scale=None, notes=list(w.notes))

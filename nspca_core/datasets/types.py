@@ -1,9 +1,11 @@
 """What the dataset functions return or raise: :class:`DatasetInfo` (a registry
-entry), :class:`Dataset`, :class:`Preprocessed` and the two errors.
+entry), :class:`Loaded` (what an entry's loader returns), :class:`Dataset`,
+:class:`Preprocessed` and the two errors.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,12 +23,16 @@ class ChecksumError(InputError):
 
 @dataclass(frozen=True)
 class DatasetInfo:
-    """What a registry entry is (no data).
+    """What a registry entry is and how it is loaded (no data).
+
+    An entry carries everything :func:`load_dataset` needs, so adding a dataset
+    is adding one entry: the description, its ``loader``, and for a real set its
+    local file name, download source, parser and checksummed arrays.
 
     Attributes
     ----------
     name, title, description : str
-    kind : {"embedded", "synthetic", "real"}
+    kind : {"embedded", "synthetic", "real", "text"}
     shape : tuple (samples, features) -- for synthetic sets, at default parameters
     source : str -- where the data comes from (web page or generator)
     citation : str
@@ -36,6 +42,20 @@ class DatasetInfo:
     filename : str or None -- local copy name for real sets (``<filename>`` in the data dir)
     url : str or None -- the file the downloader fetches
     params : tuple of (name, default) -- parameters ``load_dataset`` accepts
+    loader : callable or None
+        ``loader(info, *, data_dir, download, seed, params) -> Loaded``: the raw
+        matrix and what goes with it (``params`` already merged with the defaults).
+    preprocessor : callable or None
+        ``preprocessor(preprocessing) -> apply`` validates the ``preprocessing``
+        argument of ``load_dataset`` (before anything is loaded) and returns
+        ``apply(X) -> Preprocessed``; None means the shared dense steps of
+        :func:`preprocess` (text corpora weight their counts instead).
+    available : callable or None
+        ``available(info, data_dir) -> bool``: whether it loads without a
+        download; None means always (embedded and generated sets).
+    raw_filename : str or None -- name of the downloaded original in ``<cache>/raw``
+    parser : callable or None -- ``parser(path) -> dict`` of arrays from the original
+    checked_arrays : tuple of str -- arrays covered by the recorded checksum
     """
 
     name: str
@@ -51,6 +71,30 @@ class DatasetInfo:
     filename: str | None = None
     url: str | None = None
     params: tuple = ()
+    loader: Callable | None = field(default=None, repr=False, compare=False)
+    preprocessor: Callable | None = field(default=None, repr=False, compare=False)
+    available: Callable | None = field(default=None, repr=False, compare=False)
+    raw_filename: str | None = None
+    parser: Callable | None = field(default=None, repr=False, compare=False)
+    checked_arrays: tuple = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Loaded:
+    """What a registry entry's ``loader`` returns: the data before preprocessing.
+
+    ``X`` the raw matrix (samples x features; sparse for text corpora),
+    ``feature_names`` one per column, ``labels`` per sample or None,
+    ``image_shape`` (height, width) or None for the entry's own,
+    ``ground_truth`` for generated sets, ``notes`` sentences for the user.
+    """
+
+    X: object
+    feature_names: list
+    labels: np.ndarray | None = None
+    image_shape: tuple | None = None
+    ground_truth: dict | None = None
+    notes: list = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)

@@ -81,3 +81,38 @@ def test_certify_with_x_anchored_first_is_a_bound(seed, k):
     assert c.upper_bound >= opt * (1 - 1e-12)
     c2 = certify(cov=A, k=k, x=xo)
     assert c2.upper_bound >= opt * (1 - 1e-12)
+
+
+def test_coupled_split_bound_and_rest_curve_against_bruteforce(monkeypatch):
+    """The sparsity-coupled split bound max_j B_S(k - j) + B_T(j) and every B_T(j) of the
+    rest curve are upper bounds (forced split on tiny instances, effort "auto")."""
+    from nspca_core._cov import Cov
+    from nspca_core.certificates import _settings as S
+    from nspca_core.certificates import single
+    from nspca_core.certificates.bounds import _rest_curve
+
+    monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
+    monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
+    monkeypatch.setattr(single, "_SPLIT_MIN", 2)
+    monkeypatch.setattr(single, "_SPLIT_PER_K", 1)
+    monkeypatch.setitem(S._EFFORT["auto"], "split_size", 4)
+    rng = np.random.default_rng(11)
+    for i in range(40):
+        n = int(rng.integers(5, 10))
+        m = int(rng.integers(2, n + 2))
+        X = rng.standard_normal((m, n)) * rng.random(n) * 3
+        if i % 3 == 0:
+            X = np.abs(X)
+        A = X.T @ X / m
+        k = int(rng.integers(1, n + 1))
+        opt, xo = brute_opt(A, k)
+        x = xo if i % 2 else None
+        c = certify(X, k=k, x=x)
+        assert "split" in c.bounds
+        assert c.upper_bound >= opt * (1 - 1e-12)
+        assert c.info["coupled"] >= opt * (1 - 1e-12)
+        T = np.setdiff1d(np.arange(n), c.info["S"])
+        curve = _rest_curve(Cov(X, None), T, k)
+        for j in range(1, curve.size):
+            optT, _ = brute_opt(A[np.ix_(T, T)], j)
+            assert curve[j] >= optT * (1 - 1e-12)

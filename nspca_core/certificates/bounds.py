@@ -261,3 +261,32 @@ def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str) -> dict:
         out["rowsum"] = rs0 + slack
         out["residual(d=1)"] = opt1 + min(lam2, rs1 + slack) + tol
     return out
+
+
+def _rest_curve(cov: Cov, T: np.ndarray, kmax: int) -> np.ndarray:
+    """``B_T(j)`` for ``j = 0..min(kmax, |T|)``: bounds on ``max z^T A_TT z`` over unit,
+    nonnegative, j-sparse z (``B_T(0) = 0``), the minimum of ``trace-j`` (the sum of the j
+    largest variances in T), ``lambda1`` and ``paper(d=1)`` of :func:`_bound_rest` at each j
+    (same proofs; ``OPT_1(j)`` is the sum of the j largest ``(+-v_1)_+^2``, :func:`_opt1`)."""
+    jm = min(int(kmax), T.size)
+    out = np.zeros(jm + 1)
+    if jm == 0:
+        return out
+    dg = cov.diag()[T]
+    top = -np.sort(-dg)[:jm]
+    trace = np.cumsum(top) * (1 + 4 * T.size * _EPS)
+    if cov.X is not None and cov.X.shape[0] < T.size:
+        w, U, tol = _thin_lambdas(cov.X[:, T], cov.X.shape[0], 2)
+    else:
+        sp = _Spectral(cov.submatrix(T), 1)
+        w, U, tol = sp.w, sp.U, sp.tol
+    lam1 = float(w[0]) + tol
+    lam2 = (float(w[1]) if w.size > 1 else 0.0) + tol
+    v1 = U[:, 0] * math.sqrt(w[0])
+    opt1 = np.zeros(jm)
+    for sg in (1.0, -1.0):
+        q = -np.sort(-(np.maximum(sg * v1, 0.0) ** 2))[:jm]
+        opt1 = np.maximum(opt1, np.cumsum(q))
+    paper = opt1 * (1 + 4 * T.size * _EPS) + lam2 + tol
+    out[1:] = np.minimum(np.minimum(trace, paper), lam1)
+    return out

@@ -94,7 +94,9 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
          callback=None, before_cuts=None, kkt=None):
-    """Run the DNN optimizer; returns (value, state, info).  Value is rigorous.
+    """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
+    is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
+    :func:`nspca_core._dnn.dnn_tangent`).
 
     ``before_cuts(value) -> float``, optional: called before the cutting-plane
     phase with the DNN value so far; returns the best bound known otherwise.
@@ -131,7 +133,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
             best = (v, st, name, lam)
     v0, st, init, lam0 = best
     if lower >= target * v0:
-        return v0, st, {"init": init, "iterations": 0, "exact_evaluations": evals}
+        return v0, st, {"init": init, "iterations": 0, "exact_evaluations": evals, "lam": lam0}
     lr = (_LR if init != "warm" else _LR_WARM) * scale
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=_T0 * scale,
@@ -140,7 +142,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                  callback=callback, stall=cfg["stall"], start_lam=lam0)
     info["init"] = init
     info["exact_evaluations"] += evals
-    lam = info.pop("lam")
+    lam = info["lam"]
     cut_target = target if effort == "full" else min(target, S._CUT_BELOW)
     other = np.inf
     if lower < cut_target * val and before_cuts is not None:
@@ -152,7 +154,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                      check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
                                      stall=cfg["stall"], callback=callback,
                                      decay=cfg.get("decay", _DECAY))
-        cinfo.pop("lam")
+        info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
     return val, st, info

@@ -20,12 +20,23 @@ from ._settings import (
     _D2_MAX_N,
     _EFFORT,
     _EPS,
+    _SPLIT_MIN,
+    _SPLIT_PER_K,
     OPTIMAL_TOLERANCE,
     _check_callback,
     _check_effort,
     _check_x,
 )
-from .bounds import _bound_rest, _lowrank_value, _opt1, _paper_and_residual, _Spectral, _thin_lambdas
+from .._dnn import dnn_tangent
+from .bounds import (
+    _bound_rest,
+    _lowrank_value,
+    _opt1,
+    _paper_and_residual,
+    _rest_curve,
+    _Spectral,
+    _thin_lambdas,
+)
 from .dual import _branch, _dnn, _kkt_point
 from .lower import _ascent_many, _fit_lower, _starts
 
@@ -45,8 +56,11 @@ def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,
 
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
-                   rowsums=None, lower_hint=None, use_fit=True):
-    """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState)."""
+                   rowsums=None, lower_hint=None, use_fit=True, need_dual=False):
+    """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState).
+
+    ``need_dual``: run the DNN even where the anchored bound already certifies
+    ``S._CUT_BELOW`` (the split bound needs the dual point's bounds at every sparsity)."""
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
     A = cov.dense()
@@ -109,7 +123,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             best_now = min(bounds.values())
     else:
         tried = -np.inf
-    if lower < target * best_now and not ("anchored" in bounds and lower >= S._CUT_BELOW * best_now):
+    if lower < target * best_now and (need_dual or not ("anchored" in bounds
+                                                         and lower >= S._CUT_BELOW * best_now)):
         def anchored(val):
             # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
             # often are not: try them before paying for cutting planes
@@ -130,8 +145,6 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
                                  before_cuts=anchored, kkt=kkt)
         bounds["dnn"] = val
         info["dnn"] = dinfo
-    elif kkt is not None:
-        info["dnn"] = {"init": "kkt", "iterations": 0, "exact_evaluations": 1}
         # the DNN's Ritz vectors are good starts for the lower bound too
         if info.get("lower_source") != "given" and state is not None and state.U is not None:
             X0 = _starts(cov, k, state.U[:, :4], 8, [x])
@@ -139,6 +152,9 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             if fb > lower:
                 x, lower = xb, fb
                 info["lower_source"] = "ascent(dnn)"
+    elif kkt is not None:
+        state = kkt[1]
+        info["dnn"] = {"init": "kkt", "iterations": 0, "exact_evaluations": 1, "lam": kkt[2]}
     info["eig_tolerance"] = spec.tol
     if callback is not None:
         callback(1, 1)
@@ -160,8 +176,20 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
     Cauchy–Schwarz inequalities.  (This is never worse than the issue's
     ``(sqrt(B_S) + sqrt(B_T))^2``.)
 
-    S: the ``split_size`` features of largest variance plus the support of the
-    best known x (so the lower bound is also feasible on S).
+    Sparsity couples the two parts (``coupled`` in ``info``): with ``k_S =
+    |supp x_S|`` and ``k_T = |supp x_T|``, ``k_S + k_T <= k``, the same argument
+    gives ``x^T A x <= B_S(k_S) + B_T(k_T)`` with the bounds at those sparsities,
+    so ``OPT <= max_{j=0..k} B_S(k - j) + B_T(j)`` (``B(0) = 0``).  ``B_S(i)`` for
+    every i comes at once from the S part's DNN dual point (its bound is a line in
+    the sparsity, :func:`nspca_core._dnn.dnn_tangent`; at most ``B_S(k)`` by
+    monotonicity), ``B_T(j)`` from :func:`_rest_curve`.  Where the DNN's ``mu``
+    (the price of one more nonzero) exceeds the variances in T, the maximum sits at
+    ``j = 0``: the bound is ``B_S`` alone, not ``B_S + B_T``.
+
+    S: the ``min(split_size, max(_SPLIT_MIN, _SPLIT_PER_K k))`` features of largest
+    variance plus the support of the best known x (so the lower bound is also
+    feasible on S).  The coupled bound needs no more: it only needs ``mu`` above the
+    variances left in T, and the DNN's cost grows as ``|S|^2`` per iteration.
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -186,11 +214,14 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
         lower, x, src = max(found, key=lambda t: t[0])
         info["lower_source"] = src
     dg = cov.diag()
-    s = min(n, max(cfg["split_size"], 2 * k))
+    s = min(n, cfg["split_size"], max(_SPLIT_MIN, _SPLIT_PER_K * k))
     order = np.argsort(-dg, kind="stable")
     Smask = np.zeros(n, dtype=bool)
     Smask[order[:s]] = True
-    Smask[np.flatnonzero(x)] = True
+    sup = np.flatnonzero(x)
+    if sup.size > s:  # S stays small (the DNN's cost): the s largest entries of x
+        sup = sup[np.argsort(-x[sup], kind="stable")[:s]]
+    Smask[sup] = True
     S, T = np.flatnonzero(Smask), np.flatnonzero(~Smask)
     # whole-problem bounds (cheap, thin)
     bounds = {}
@@ -206,7 +237,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
     kS = min(k, S.size)
-    certS, _ = _certify_dense(covS, kS, xS, effort, callback)
+    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0)
     B_S = certS.upper_bound
     # ---- B_T
     if T.size:
@@ -215,12 +246,35 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
     else:
         bt, B_T = {}, 0.0
     bounds["split"] = B_S + B_T
-    info.update({"S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
+    coupled = _coupled(certS, stS, covS.diag(), kS, _rest_curve(cov, T, k), k)
+    if coupled < bounds["split"]:
+        bounds["split"] = coupled
+    info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
                  "B_S_bounds": certS.bounds, "B_T": B_T, "B_T_bounds": bt,
                  "dnn": certS.info.get("dnn")})
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info)
+
+
+def _coupled(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k: int) -> float:
+    """``max_{j} B_S(k - j) + B_T(j)`` of :func:`_certify_split` (rounded up), ``B_S(i) =
+    min(B_S(kS), DNN tangent at i, sum of the i largest variances dS)`` for ``1 <= i <= kS``,
+    ``B_S(0) = 0``; ``BT[j]`` for ``j = 0..min(k, |T|)``."""
+    nS = dS.size
+    BS = np.full(kS + 1, float(certS.upper_bound))
+    BS[0] = 0.0
+    # lambda_max(A_JJ) <= tr(A_JJ) <= the sum of the i largest variances in S (exact at i = 1)
+    BS[1:] = np.minimum(BS[1:], np.cumsum(-np.sort(-dS)[:kS]) * (1 + 4 * dS.size * _EPS))
+    lam = (certS.info.get("dnn") or {}).get("lam")
+    if stS is not None and lam is not None and kS >= 1:
+        BS[1:] = np.minimum(BS[1:], dnn_tangent(float(lam), stS, nS, np.arange(1, kS + 1)))
+    j = np.arange(BT.size)
+    ok = (k - j >= 0) & (k - j <= kS)
+    if not ok.any():
+        return np.inf
+    vals = BS[np.clip(k - j[ok], 0, kS)] + BT[j[ok]]
+    return float(vals.max()) * (1 + 4 * _EPS)
 
 
 def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None):

@@ -200,7 +200,7 @@ def chol_lmax(M: np.ndarray, c: float) -> float | None:
     return 2.0 * _EPS * hmax + g * trace / (1.0 - g)
 
 
-def ritz_guess(M: np.ndarray, U: np.ndarray | None, max_steps: int = 8, rel: float = 1e-9,
+def ritz_guess(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: float = 1e-9,
                accept: float = 1e-7) -> float | None:
     """A number just above ``lambda_max(M)`` (not a proof: :func:`lmax_upper` checks it): the top
     Ritz value of block-Krylov steps from U plus a Kato–Temple-like allowance

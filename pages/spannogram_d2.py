@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from nspca_core import topk_nonneg
@@ -54,13 +53,14 @@ with st.spinner("Computing the spannogram…"):
     table = ct.support_table(V, k)
 
 change_phis = np.asarray(cur["changes"], float).reshape(-1, 2)[:, 0]
-with left:
-    if lecture:
-        b1, b2 = st.columns(2)
+if lecture:  # the step buttons above the figure, where the room looks (wide enough for their words)
+    with right:
+        b1, b2, _ = st.columns([1, 1, 1.2])
         b1.button("◀ previous change", key="span2_prev", on_click=step_phi, args=(change_phis, -1),
                   width="stretch")
         b2.button("next change ▶", key="span2_next", on_click=step_phi, args=(change_phis, +1),
                   width="stretch")
+with left:
     phi = st.slider("φ — angle of c = (sin φ, cos φ)", -1.57, 1.57, 0.30, 0.01,
                     key=PHI_KEY, help="Or press ▶ play on the figure to sweep φ (the figure's own "
                                       "slider scrubs the animation).")
@@ -72,15 +72,14 @@ with left:
     st.markdown(f"At φ = {phi:+.2f} the candidate supports are  \n"
                 f"$I_k^+(v(\\varphi))$ = `{[int(i) for i in plus]}` and "
                 f"$I_k^+(-v(\\varphi))$ = `{[int(i) for i in minus]}`.")
-    if lecture:
-        st.markdown(ct.why_support(V, k, phi, change_phis, labels))
 
 with right:
     with st.spinner("Drawing the spannogram and its animation…"):
-        figure = ct.spannogram_d2_figure(V, k, float(phi), tuple(labels), 60)
-    if lecture:  # a bigger figure for the room
-        figure = go.Figure(figure).update_layout(height=820, font=dict(size=17))
+        # lecture mode: a bigger figure with bigger text for the room
+        figure = ct.spannogram_d2_figure(V, k, float(phi), tuple(labels), 60, lecture)
     st.plotly_chart(figure, theme=None, key="span2_fig")
+    if lecture:
+        st.markdown(ct.why_support(V, k, phi, change_phis, labels))
     st.caption("Thin grey: every row's curve; dashed: the zero curve (the appended zero row). "
                "Shaded bands: the k-th order envelopes. Grey dots: every pairwise intersection; "
                "black diamonds: the intersections where the candidate support actually changes "

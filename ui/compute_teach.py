@@ -287,15 +287,17 @@ def s3_counts(V: np.ndarray, k: int) -> tuple[list[int], list[int]]:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def spannogram_d2_figure(V: np.ndarray, k: int, phi: float, labels: tuple, frames: int = 60):
+def spannogram_d2_figure(V: np.ndarray, k: int, phi: float, labels: tuple, frames: int = 60,
+                         lecture: bool = False):
     """The d = 2 spannogram figure (with its animation frames), cached: building
-    dozens of plotly frames costs about a second, moving φ back is then instant."""
+    dozens of plotly frames costs about a second, moving φ back is then instant.
+    ``lecture``: the bigger figure of lecture mode."""
     from ui.figures.teach import spannogram_d2
 
     cur = curves_d2(V, k)
     return spannogram_d2(cur["phis"], cur["values"], k, phi=phi, envelope=cur["envelope"],
                          intersections=cur["intersections"], changes=cur["changes"],
-                         labels=list(labels), frames=frames)
+                         labels=list(labels), frames=frames, lecture=lecture)
 
 
 def why_support(V: np.ndarray, k: int, phi: float, change_phis: np.ndarray, labels) -> str:

@@ -135,7 +135,7 @@ def rank1_bars(v, k, *, title="Rank-1: keep the k largest entries of v or of −
 
 # ---------------------------------------------------------- spannogram d = 2
 def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=None,
-                  changes=None, labels=None, frames=0, title=None):
+                  changes=None, labels=None, frames=0, title=None, lecture=False):
     """The spannogram of a rank-2 factor (paper Fig. 1).
 
     Parameters
@@ -161,6 +161,8 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
     frames : int
         When > 0, add that many animation frames sweeping φ over the grid,
         with a play/pause button.
+    lecture : bool
+        A bigger figure with bigger text, for a lecture room (lecture mode).
     """
     phis = np.asarray(phis, dtype=float).round(5)
     values = np.atleast_2d(np.asarray(values, dtype=float)).round(5)
@@ -242,8 +244,13 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
         legend=dict(orientation="h", x=0, y=-0.16, xanchor="left", yanchor="top",
                     traceorder="normal"))
     fig.update_layout(margin=dict(l=60, r=20, t=110, b=120))
+    size = 17 if lecture else 14  # text size; the room for the text below scales with it
+    grow = size / 14
+    if lecture:
+        fig.update_layout(font=dict(size=size), height=720, margin=dict(t=round(110 * grow)))
     if frames and frames > 0:
-        ts = np.unique(np.linspace(0, num - 1, int(frames)).round().astype(int))
+        # the current φ is one of the frames: the slider starts where the title says
+        ts = np.unique(np.append(np.linspace(0, num - 1, int(frames)).round().astype(int), t0))
         # every frame carries its own text (φ, both candidate supports, the envelopes);
         # redraw=True so that the title follows the frame
         fig.frames = [go.Frame(data=_d2_dynamic(phis, values, k, t, lo - pad, hi + pad), traces=dyn_idx,
@@ -254,8 +261,9 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
         # under the φ axis: the scrub slider, then the buttons, then the legend, placed in
         # pixels below the plotting area (paper units = pixels / its height) so that the
         # buttons never cover the slider's labels (issue 21, item 5)
-        top, bottom, height = 110, 340, 820
-        below = -1.0 / (height - top - bottom)
+        top, bottom = round(110 * grow), round(340 * grow)
+        height = 1040 if lecture else 820
+        below = -grow / (height - top - bottom)
         fig.update_layout(
             updatemenus=[dict(type="buttons", showactive=False, x=0, y=150 * below, xanchor="left",
                               yanchor="top", direction="left", pad=dict(r=6, t=0),

@@ -116,3 +116,34 @@ def test_coupled_split_bound_and_rest_curve_against_bruteforce(monkeypatch):
         for j in range(1, curve.size):
             optT, _ = brute_opt(A[np.ix_(T, T)], j)
             assert curve[j] >= optT * (1 - 1e-12)
+
+
+def test_large_path_bounds_against_bruteforce(monkeypatch):
+    """certify_path on large n (forced on tiny data): shared lower bounds, the capped split and
+    the monotone shortcut for large k all stay upper bounds, lower bounds stay feasible values."""
+    from nspca_core import certify_path
+    from nspca_core.certificates import _settings as S
+    from nspca_core.certificates import path, single
+
+    monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
+    monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
+    monkeypatch.setattr(single, "_SPLIT_MIN", 2)
+    monkeypatch.setattr(single, "_SPLIT_PER_K", 1)
+    monkeypatch.setattr(path, "_PATH_SPLIT_CAP", 2)
+    rng = np.random.default_rng(5)
+    for i in range(12):
+        n = int(rng.integers(6, 10))
+        m = int(rng.integers(2, n))
+        X = rng.standard_normal((m, n)) * rng.random(n) * 3
+        X -= X.mean(axis=0)
+        A = X.T @ X / m
+        ks = list(range(1, n + 1))
+        P = certify_path(X, ks=ks)
+        kinds = set()
+        for c in P:
+            opt, _ = brute_opt(A, c.k)
+            assert c.upper_bound >= opt * (1 - 1e-12)
+            assert c.lower <= opt * (1 + 1e-9)
+            assert np.count_nonzero(c.x) <= c.k
+            kinds.add(c.kind)
+    assert "monotone" in kinds

@@ -26,6 +26,10 @@ _SPLIT_MIN = 300
 _SPLIT_PER_K = 12
 
 
+# certify_path on large n: at most this many screened features per k (the DNN's cost is |S|^2)
+_PATH_SPLIT_CAP = 600
+
+
 _EPS = np.finfo(float).eps
 
 

@@ -22,6 +22,7 @@ from ._settings import (
     _LR,
     _LR_WARM,
     _PATH,
+    _PATH_SPLIT_CAP,
     _T0,
     _T1,
     _check_callback,
@@ -29,9 +30,9 @@ from ._settings import (
     _check_ks,
     _check_x,
 )
-from .bounds import _rowsum_topk_all, _Spectral
+from .bounds import _opt1, _rowsum_topk_all, _Spectral, _thin_lambdas
 from .dual import _branch, _cut_rounds, _screen_init
-from .lower import _ascent_batch, _path_lower, _rank1_cols
+from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .single import _certify_large, _finish
 
 
@@ -114,13 +115,67 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
     certs: dict[int, Certificate] = {}
     total = len(uniq)
     if n > S._DENSE_MAX_N:
-        for i, k in enumerate(uniq):
-            certs[k] = _certify_large(cov_, k, given.get(k), effort, None)
+        found = _large_lower(cov_, np.array(uniq), given)
+        ub = np.inf
+        for i, k in enumerate(reversed(uniq)):  # descending: a bound at k' >= k holds at k
+            x, src = found[k]
+            if k >= 2 * _PATH_SPLIT_CAP and np.isfinite(ub) and x is not None:
+                # S is saturated (k_S = |S|) at every such k: its split bound is that of the
+                # largest k again, up to the T part; the monotone bound serves instead
+                c = _large_monotone(cov_, k, x, ub)
+            else:
+                c = _certify_large(cov_, k, x, effort, None, _PATH_SPLIT_CAP)
+            if src is not None:
+                c.info["lower_source"] = src
+            certs[k] = c
+            ub = min(ub, c.upper_bound)
             if callback is not None:
                 callback(i + 1, total)
         return [rescale(c, factors) for c in _carry(ks, certs, given)]
     return [rescale(c, factors) for c in _carry(ks, _path_dense(cov_, np.array(uniq), given, effort,
                                                                 callback), given)]
+
+
+def _large_lower(cov: Cov, uniq: np.ndarray, given: dict) -> dict:
+    """Large n: feasible points for every k of a path, ``{k: (x, source)}`` (source None for a
+    caller's point): one batched ascent for all k (:func:`_path_lower`, through the data,
+    nothing n x n), and ``fit(auto)`` too where k <= _ANCHOR_MAX_K (cheap there, and where the
+    batched ascent most often misses the best answer)."""
+    if cov.X is not None and cov.thin:
+        _, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 2)
+        LX, lows = _path_lower(cov, uniq, U, given)
+    else:
+        LX, lows = None, None
+    out = {}
+    for i, k in enumerate(uniq):
+        k = int(k)
+        if k in given:
+            out[k] = (given[k], None)
+            continue
+        best = (None, -np.inf, "ascent")
+        if LX is not None:
+            best = (LX[:, i], float(lows[i]), "ascent(path)")
+        if LX is None or k <= _ANCHOR_MAX_K:
+            r = _fit_lower(cov, k)
+            if r is not None and r[1] > best[1]:
+                best = (r[0], r[1], "fit(auto)")
+        x = best[0]
+        out[k] = (None, None) if x is None else (x / np.linalg.norm(x), best[2])
+    return out
+
+
+def _large_monotone(cov: Cov, k: int, x: np.ndarray, ub: float) -> Certificate:
+    """Large n, a path: the certificate at k from a larger k's bound (``monotone``) and the
+    whole-problem ``lambda1`` / ``paper(d=1)`` (through the m x m Gram; proofs in
+    :func:`nspca_core.certificates.single._certify_split`)."""
+    t0 = time.perf_counter()
+    bounds = {"monotone": float(ub)}
+    if cov.X is not None and cov.thin:
+        w, U, tol = _thin_lambdas(cov.X, cov.X.shape[0], 1)
+        bounds["lambda1"] = float(w[0]) + tol
+        v1 = U[:, 0] * np.sqrt(w[0])
+        bounds["paper(d=1)"] = _opt1(v1[:, None], k) + (float(w[1]) if w.size > 1 else 0.0) + 2 * tol
+    return _finish(bounds, cov.quad(x), x, k, t0, {"n": cov.n})
 
 
 def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) -> dict:

@@ -161,7 +161,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     return _finish(bounds, lower, x, k, t0, info), state
 
 
-def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
+def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None) -> Certificate:
     """Large n: DNN on a screened set S, cheap bounds on the rest T.
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and
@@ -214,7 +214,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
         lower, x, src = max(found, key=lambda t: t[0])
         info["lower_source"] = src
     dg = cov.diag()
-    s = min(n, cfg["split_size"], max(_SPLIT_MIN, _SPLIT_PER_K * k))
+    s = min(n, cfg["split_size"], split_cap or n, max(_SPLIT_MIN, _SPLIT_PER_K * k))
     order = np.argsort(-dg, kind="stable")
     Smask = np.zeros(n, dtype=bool)
     Smask[order[:s]] = True
@@ -333,12 +333,12 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None) -> Certifica
     return cert
 
 
-def _certify_large(cov: Cov, k: int, x, effort: str, callback) -> Certificate:
-    """Large n: the split bound when the data are held densely, else (an operator: sparse or
-    distributed data) :func:`_certify_operator`."""
+def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None) -> Certificate:
+    """Large n: the split bound when the data are held densely (``split_cap``: at most that many
+    screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
-    return _certify_split(cov, k, x, effort, callback)
+    return _certify_split(cov, k, x, effort, callback, split_cap)
 
 
 def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:

@@ -41,7 +41,7 @@ def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restart
     else:
         v1 = np.zeros(cov.n)
         v1[0] = 1.0
-    return tpower_from(cov, v1, k, rng, t0=t0, seed=seed, callback=callback, stacklevel=4, **opts)
+    return tpower_from(cov, v1, k, rng, t0=t0, seed=seed, callback=callback, stacklevel=3, **opts)
 
 
 def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client=None,

@@ -236,6 +236,13 @@ def test_fit_dask_factor_methods_equal_fit_in_memory(dense_case, method, k):
     _check_fit(*dense_case, method, k)
 
 
+def test_fit_dask_tpower_non_convergence_warning_points_at_the_caller(dense_case):
+    _, cov = dense_case
+    with pytest.warns(RuntimeWarning, match="did not converge in max_iter=1") as rec:
+        fit_dask(cov, k=3, method="tpower", max_iter=1)
+    assert [w.filename for w in rec] == [__file__]
+
+
 def test_fit_dask_takes_a_dask_array_and_the_default_client(client):
     """A plain dask array, no client argument: the Client created above is Dask's default."""
     S = _sparse_data(seed=4)

@@ -119,6 +119,16 @@ def test_tpower_monotone_never_below_truncated_eigenvector():
         assert PEER_METHODS["tpower"](cov, k).variance >= cov.quad(x0) - 1e-12
 
 
+def test_tpower_non_convergence_warning_points_at_the_caller():
+    """The warning is raised in peers.tpower.tpower_from, two calls down; it names this line."""
+    from nspca_core.peers.tpower import tpower_pca
+
+    cov = as_cov(X=np.random.default_rng(0).standard_normal((30, 12)))
+    with pytest.warns(RuntimeWarning, match="did not converge in max_iter=1") as rec:
+        tpower_pca(cov, 3, max_iter=1)
+    assert [w.filename for w in rec] == [__file__]
+
+
 def test_zass_cubic_maximizer_against_grid():
     rng = np.random.default_rng(0)
     u = np.linspace(0.0, 8.0, 80001)

@@ -70,7 +70,7 @@ def tpower_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts
     cov, k, rng, callback = check_peer_args(cov, k, seed, callback)
     opts = tpower_options(nonneg, restarts, max_iter, tol)
     return tpower_from(cov, leading_eigvec(cov), k, rng, t0=t0, seed=seed, callback=callback,
-                       stacklevel=3, **opts)
+                       stacklevel=2, **opts)
 
 
 def tpower_options(nonneg, restarts, max_iter, tol) -> dict:
@@ -87,7 +87,8 @@ def tpower_from(cov: Cov, v1: np.ndarray, k: int, rng: np.random.Generator, *, t
     ``v1``: the starts of :func:`tpower_starts`, one batched ascent, the best start as a Result.
 
     :func:`tpower_pca` and the Dask front (``v1`` from its own factor) both end here.
-    ``stacklevel`` is that of the non-convergence warning, counted from this function's caller.
+    ``stacklevel`` of the non-convergence warning is the one the caller would give
+    :func:`warnings.warn` itself (2: the warning points at the caller's caller).
     """
     key = cov_key(cov)
     X0 = tpower_starts(v1, k, key, rng, restarts, nonneg=nonneg)

@@ -332,6 +332,28 @@ def test_animation_text_follows_every_frame(name, button, warm_app, browser):
         ctx.close()
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_d3_surfaces_tab(width, warm_app, browser):
+    """The 3D tab (hidden at first, so not measured by the page pass): drawn, tall enough, every
+    chosen row in the legend; screenshot for a look (issue 21 item 5: row 0 was invisible)."""
+    if not (ROOT / "pages" / "spannogram_d3.py").is_file():
+        pytest.skip("pages/spannogram_d3.py not present")
+    ctx, page = _open(browser, warm_app, "spannogram_d3", width=width)
+    try:
+        page.get_by_role("tab", name="Surfaces in 3D").click()
+        chart = page.locator('[data-testid="stPlotlyChart"]').nth(1)
+        _wait_for(lambda: chart.locator(".gl-container canvas, canvas").count() > 0, 60, "the 3D scene")
+        chart.scroll_into_view_if_needed()
+        time.sleep(2.0)
+        assert chart.bounding_box()["height"] >= 400
+        legend = chart.locator(".legend").text_content()
+        assert all(f"row {i}" in legend for i in range(3)), legend
+        chart.screenshot(path=str(SHOTS / f"spannogram_d3_surfaces_{width}.png"))
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        ctx.close()
+
+
 def test_lecture_mode_steps_and_the_figure_goes_full_screen(warm_app, browser):
     """Issue 20 (the teacher): step buttons from one support change to the next with the reason,
     a bigger figure, and a full-screen figure; no developer menu (checked on every page above)."""

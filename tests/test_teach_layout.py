@@ -79,3 +79,24 @@ def test_lecture_mode_figure_is_bigger():
     big = T.spannogram_d2(*_curves(), 3, frames=40, lecture=True).to_plotly_json()["layout"]
     assert _plot_height(big) >= 1.25 * _plot_height(normal)
     assert big["font"]["size"] > normal["font"]["size"]
+
+
+def test_d3_surfaces_stay_visible_under_each_other():
+    """Issue 21 item 5: in the 3D tab, row 0 (a small surface under row 1) was invisible — see-
+    through surfaces of 0.75 blended into one grey sheet.  Opaque surfaces (the depth test shows
+    whichever is on top), each in its own colour with a wireframe of that colour."""
+    p = np.linspace(-np.pi / 2, np.pi / 2, 31)
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((3, 3)) * [[0.2], [0.5], [1.5]]  # a small row under two larger ones
+    P1, P2 = np.meshgrid(p, p)
+    C = np.stack([np.cos(P2) * np.sin(P1), np.cos(P2) * np.cos(P1), np.sin(P2)])
+    f = T.spannogram_d3_surfaces(p, p, np.einsum("id,dyx->iyx", V, C))
+    rows = [t for t in f.data if t.name.startswith("row")]
+    assert len(rows) == 3
+    colours = [t.colorscale[0][1] for t in rows]
+    assert len(set(colours)) == 3
+    for t, c in zip(rows, colours):
+        assert t.opacity == 1.0
+        assert t.contours.x.show and t.contours.x.color == c and t.contours.y.color == c
+    zero = next(t for t in f.data if t.name == "zero surface")
+    assert zero.opacity <= 0.2 and zero.colorscale[0][1] not in colours

@@ -325,24 +325,33 @@ def spannogram_d3_surfaces(phi1, phi2, surfaces, *, labels=None, title=None):
     surfaces = np.asarray(surfaces, dtype=float)
     r = surfaces.shape[0]
     labels = list(labels) if labels is not None else [f"row {i}" for i in range(r)]
-    palette = [OKABE_ITO[c] for c in ("orange", "blue", "green", "vermillion", "purple", "sky")]
+    palette = [OKABE_ITO[c] for c in ("vermillion", "blue", "green", "orange", "purple", "sky")]
     fig = go.Figure()
     for j in range(r):
         c = palette[j % len(palette)]
+        # opaque (the depth test shows whichever surface is on top; see-through ones blended
+        # into one grey sheet) with a wireframe in the row's colour
+        wire = dict(show=True, color=c, width=2, start=float(np.min(phi1)), end=float(np.max(phi1)),
+                    size=float(np.ptp(phi1)) / 8 or 1.0)
         fig.add_trace(go.Surface(x=phi1, y=phi2, z=surfaces[j], name=labels[j], showscale=False,
-                                 colorscale=[[0, c], [1, c]], opacity=0.75, showlegend=True,
+                                 colorscale=[[0, c], [1, c]], opacity=1.0, showlegend=True,
+                                 contours=dict(x=wire, y={**wire, "start": float(np.min(phi2)),
+                                                          "end": float(np.max(phi2)),
+                                                          "size": float(np.ptp(phi2)) / 8 or 1.0}),
                                  hovertemplate=f"{labels[j]}<br>φ1=%{{x:.2f}} φ2=%{{y:.2f}}"
                                                f"<br>v=%{{z:.3f}}<extra></extra>"))
     fig.add_trace(go.Surface(x=phi1, y=phi2, z=np.zeros((len(phi2), len(phi1))),
                              name="zero surface", showscale=False, showlegend=True,
-                             colorscale=[[0, "#888888"], [1, "#888888"]], opacity=0.3,
+                             colorscale=[[0, "#888888"], [1, "#888888"]], opacity=0.15,
                              hoverinfo="skip"))
-    fig.update_layout(**_LAYOUT, height=520,
+    fig.update_layout(**_LAYOUT, height=560,
                       title=title or "Surfaces v_i(φ1, φ2) = (V c(φ1, φ2))_i",
+                      # a flatter box seen from further away: no tick label cut at the edge
                       scene=dict(xaxis=dict(title="φ1", nticks=5, tickformat=".1f"),
                                  yaxis=dict(title="φ2", nticks=5, tickformat=".1f"),
-                                 zaxis=dict(title="v_i", nticks=5, tickformat=".1f"),
-                                 aspectmode="cube"),
+                                 zaxis=dict(title="v_i", nticks=4, tickformat=".1f"),
+                                 aspectmode="manual", aspectratio=dict(x=1, y=1, z=0.7),
+                                 camera=dict(eye=dict(x=1.45, y=1.45, z=0.95))),
                       legend=dict(orientation="h", y=-0.05))
     return fig
 

@@ -435,6 +435,30 @@ def test_dark_theme_on_a_narrow_screen(warm_app, browser):
             ctx.close()
 
 
+@pytest.mark.parametrize("typed", ["100000", "0", "-5"])
+def test_invalid_k_is_refused_on_screen_and_the_last_k_shown(typed, warm_app, browser):
+    """Issue 21 item 7: an invalid k only turned the box red (the app kept the old k) and
+    "Press Enter to apply" covered the value."""
+    ctx, page = _open(browser, warm_app, "spannogram_d2")
+    try:
+        box = page.get_by_role("spinbutton", name="k — nonzeros allowed")
+        before = box.input_value()
+        box.fill(typed)
+        hint = page.locator('[data-testid="stSidebar"] [data-testid="InputInstructions"]')
+        _wait_for(lambda: hint.count() > 0, 5, "Streamlit's input hint")
+        assert not hint.first.is_visible()  # ui/style.py hides it: nothing over the value
+        box.press("Enter")
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        alert = page.locator('[data-testid="stSidebar"] [data-testid="stAlert"]')
+        _wait_for(lambda: alert.count() > 0, 30, "the message about k")
+        text = alert.first.inner_text()
+        assert "k must be a whole number from 1 to 64" in text and f"Keeping k = {before}" in text, text
+        _wait_for(lambda: box.input_value() == before, 15, "the box to show the last valid k")
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        ctx.close()
+
+
 def test_sidebar_choice_survives_page_switch(app_url, browser):
     """Set k in the shared sidebar, move to another page through the navigation: k stays."""
     if not (ROOT / "pages" / "spannogram_d2.py").is_file():

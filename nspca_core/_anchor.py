@@ -255,12 +255,14 @@ def anchored_branch_bound(A: np.ndarray, k: int, taus, *, budget: int = 400,
     proves with branching (:func:`_refute_anchor`), or None.
 
     ``budget`` caps the branch-and-bound nodes over all the tests together.  The
-    candidate lists are full rows (no cap to pad with), so a support fixed
-    completely is judged on its own entries.
+    candidate lists keep ``max(16 (k - 1), 96)`` entries per row (padded with the row's
+    cap, :class:`AnchorRows`: every node sum stays an upper bound; on CBCL at k = 5..7
+    the same proofs as full rows at a third of the time).
     """
     n = np.asarray(A).shape[0]
-    if rows is None or rows.idx.shape[1] < n - 1:
-        rows = AnchorRows(A, k, width=n - 1)
+    width = min(max(16 * (int(k) - 1), 96), n - 1)
+    if rows is None or rows.idx.shape[1] < width:
+        rows = AnchorRows(A, k, width=width)
     r = None
     for tau in taus:
         tau = float(tau)

@@ -147,3 +147,20 @@ def test_large_path_bounds_against_bruteforce(monkeypatch):
             assert np.count_nonzero(c.x) <= c.k
             kinds.add(c.kind)
     assert "monotone" in kinds
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_branch_bound_with_capped_rows_never_below_opt(seed):
+    """anchored_branch_bound keeps max(16 (k-1), 96) candidates per row (padded with the row's
+    cap): nothing below OPT is ever proved (n = 100 > 97, so the rows are capped)."""
+    from nspca_core._anchor import anchored_branch_bound
+
+    rng = np.random.default_rng(seed)
+    n, k = 100, 2
+    Y = np.abs(rng.standard_normal((6, n))) * rng.uniform(0.1, 2.0, n)
+    A = Y.T @ Y / 6 - 0.3 * (seed % 2) * np.abs(rng.standard_normal((n, n)))
+    A = (A + A.T) / 2
+    opt, _ = brute_opt(A, k)
+    taus = [opt * (1 - 1e-3), opt * (1 - 1e-9), opt * (1 + 1e-6), opt * 1.01, opt * 1.2]
+    tau = anchored_branch_bound(A, k, taus, budget=200)
+    assert tau is None or tau >= opt

@@ -187,8 +187,9 @@ def chol_lmax(M: np.ndarray, c: float) -> float | None:
     """
     n = M.shape[0]
     H = np.negative(M)
-    d = np.einsum("ii->i", H)
-    d += c
+    idx = np.diag_indices(n)
+    H[idx] += c
+    d = H[idx]
     if not np.all(d > 0):
         return None
     trace = float(d.sum()) * (1.0 + (n + 1) * _EPS)

@@ -160,7 +160,8 @@ def _large_lower(cov: Cov, uniq: np.ndarray, given: dict) -> dict:
             if r is not None and r[1] > best[1]:
                 best = (r[0], r[1], "fit(auto)")
         x = best[0]
-        out[k] = (None, None) if x is None else (x / np.linalg.norm(x), best[2])
+        ok = x is not None and np.linalg.norm(x) > 0
+        out[k] = (x / np.linalg.norm(x), best[2]) if ok else (None, None)
     return out
 
 

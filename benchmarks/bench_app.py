@@ -11,7 +11,11 @@ prints for every analysis page:
 - **complete**: seconds until the page is done — the script idle and no
   background work left (no Stop button) for 2 s in a row; pages still working
   after ``--cap`` seconds are reported as "> cap" and their work is stopped
-  (Stop) before the next page, so one page's leftovers do not slow the next.
+  (Stop) before the next page, so one page's leftovers do not slow the next;
+- on "Variance vs k": seconds until every selected algorithm's curve has all
+  its values of k (no progress line but the band's), and how many values of k
+  the certified band has when the page completes or at the cap;
+- **revisit**: each page opened a second time, seconds to first content.
 
 Also the upload itself (file chosen -> preview; "Analyse" -> page idle).  The
 output is kept in ``benchmarks/results/bench_app.txt``.  Wall-clock seconds of
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -60,17 +65,39 @@ def _first_content(page, title: str) -> bool:
     return drawn_figures(page) > 0
 
 
+VK = "Variance vs k, certified"
+BAND_RE = re.compile(r"at the (\d+) of (\d+) values of k certified so far")
+
+
+def _curves_pending(page) -> bool:
+    """A progress line of an algorithm's curve (not the certified band's) is on the page."""
+    texts = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stProgress"]').all_inner_texts()
+    return any(not t.strip().startswith("Certified band") for t in texts)
+
+
+def _band(page) -> str:
+    """``"certified/total"`` values of k from the band's caption ("" when not shown)."""
+    m = BAND_RE.search(page.locator('[data-testid="stMainBlockContainer"]').inner_text())
+    return f"{m.group(1)}/{m.group(2)}" if m else ""
+
+
 def measure_page(page, title: str, cap: float) -> dict:
-    """Open ``title`` from the navigation; seconds to first content and to complete."""
+    """Open ``title`` from the navigation; seconds to first content and to complete.
+
+    On "Variance vs k" also the seconds until every algorithm's curve has all
+    its values of k (``curves``) and how many k the band has (``band``).
+    """
     t0 = time.monotonic()
     page.get_by_role("link", name=title).first.click()
     page.wait_for_url(f"**/{PATHS[title]}", timeout=60_000)
-    first = complete = None
+    first = complete = curves = None
     quiet_since = None
     while True:
         now = time.monotonic() - t0
         if first is None and _first_content(page, title):
             first = now
+        if title == VK and first is not None and curves is None and not _curves_pending(page):
+            curves = now
         if _running(page):
             quiet_since = None
         else:
@@ -82,6 +109,7 @@ def measure_page(page, title: str, cap: float) -> dict:
             break
         time.sleep(POLL_S)
     errors = page.locator('[data-testid="stException"]').count()
+    band = _band(page) if title == VK else ""
     stopped = False
     if complete is None:  # stop what is left, so the next page is measured alone
         stops = page.locator('[data-testid="stMainBlockContainer"]').get_by_role("button", name="Stop")
@@ -92,7 +120,20 @@ def measure_page(page, title: str, cap: float) -> dict:
             except Exception:  # noqa: BLE001 - the button went away meanwhile
                 pass
         time.sleep(2.0)
-    return dict(page=title, first=first, complete=complete, errors=errors, stopped=stopped)
+    return dict(page=title, first=first, complete=complete, errors=errors, stopped=stopped, curves=curves,
+                band=band)
+
+
+def revisit(page, title: str, cap: float = 30.0) -> float | None:
+    """Open ``title`` again (its work done or stopped): seconds to first content."""
+    t0 = time.monotonic()
+    page.get_by_role("link", name=title).first.click()
+    page.wait_for_url(f"**/{PATHS[title]}", timeout=60_000)
+    while time.monotonic() - t0 < cap:
+        if _first_content(page, title):
+            return time.monotonic() - t0
+        time.sleep(0.05)
+    return None
 
 
 def upload(page, csv: Path) -> tuple[float, float]:
@@ -150,12 +191,19 @@ def journey(browser, url: str, dataset: str, csv: Path | None, cap: float, out: 
         for title in ANALYSIS:
             r = measure_page(page, title, cap)
             notes = []
+            if title == VK:
+                notes.append(f"all curves at {fmt(r['curves'], cap)} s")
+                if r["band"]:
+                    notes.append(f"band {r['band']} k certified")
             if r["errors"]:
                 notes.append(f"{r['errors']} exception box(es)")
             if r["stopped"]:
                 notes.append("background work stopped at the cap")
             say(out, f"  {title:<28} {fmt(r['first'], cap):>18} {fmt(r['complete'], cap):>14}  "
                        + "; ".join(notes))
+        say(out, f"  {'revisit (second visit)':<28} {'first content (s)':>18}")
+        for title in ANALYSIS:
+            say(out, f"  {title:<28} {fmt(revisit(page, title), 30):>18}")
     finally:
         ctx.close()
 

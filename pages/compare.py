@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -48,43 +49,49 @@ def main() -> None:
 
     jobs.REGISTRY.warm()
     dkey = live.data_key(ds)
-    fits = work.fit_job(X, dkey, k, methods, d=s.d, eps=s.eps, seed=s.seed,
-                        raw=ds.X_raw if "nmf" in methods else None,
-                        title=f"{len(methods)} algorithms at k = {k} on {ds.info.title}")
-    fits.wait(timeout=3.0)  # quick methods: the first paint already has them
+    fits = work.fit_jobs(X, dkey, k, methods, d=s.d, eps=s.eps, seed=s.seed,
+                         raw=ds.X_raw if "nmf" in methods else None,
+                         title=f"at k = {k} on {ds.info.title}")
+    _wait_first(fits.values(), k, timeout=1.5)  # the first paint has the quickest answers
     cert = None
     try:
-        cert = work.certify_job(X, dkey, [k], start=lambda kk: _best_x(fits),
+        cert = work.certify_job(X, dkey, [k], start=lambda kk: work.best_x(list(fits.values()), kk),
                                 title=f"Certificates on {ds.info.title}")
     except compute.Unavailable as exc:
         st.info(f"Certified ratios need the certificates module: {exc}")
-    views = [fits.view()] + ([cert.view()] if cert is not None else [])
+    views = [f.view() for f in fits.values()] + ([cert.view()] if cert is not None else [])
     live.live(lambda: draw(ds, X, k, methods, fits, cert, s), active=live.any_active(views))
 
 
-def _best_x(fits):
-    res = fits.view(touch=False).results
-    return max(res.values(), key=lambda r: r["variance"])["x"] if res else None
+def _wait_first(fits, k: int, timeout: float) -> None:
+    """Wait up to ``timeout`` s until one of the jobs has its answer (the others draw as they come)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(k in f.view().results or not f.view().active for f in fits):
+            return
+        time.sleep(0.05)
 
 
 def draw(ds, X, k, methods, fits, cert_job, s) -> bool:
     """Everything below the controls, from the finished methods; True while work is under way."""
-    fview = fits.view()
+    fviews = {mth: fits[mth].view() for mth in methods}
+    fview = live.merge(list(fviews.values()), title="Algorithms")
     cview = cert_job.view() if cert_job is not None else None
-    live.status_line(fview, what="Algorithms", unit_name="algorithms", key="cmp_fit", units=methods)
+    live.status_line(fview, what="Algorithms", unit_name="algorithms", key="cmp_fit")
     if cview is not None:
         live.status_line(cview, what="Certificate", unit_name="values of k", key="cmp_cert", units=[k])
     active = fview.active or (cview is not None and cview.active)
-    if fview.status == "failed":
-        st.info(f"Stopped at an algorithm that could not run: {fview.message}")
-    results = {mth: SimpleNamespace(**fview.results[mth]) for mth in methods if mth in fview.results}
+    for mth, v in fviews.items():
+        if v.status == "failed":
+            st.info(f"**{figs.method_label(mth)}** could not run: {v.message}")
+    results = {mth: SimpleNamespace(**fviews[mth].results[k]) for mth in methods if k in fviews[mth].results}
     if not results:
         st.info("The first answers are on their way…")
         return active
     names = list(results)
     variances = np.array([results[mth].variance for mth in names], float)
     best = names[int(np.nanargmax(variances))]
-    c = cview.results.get(k) if cview is not None else None
+    c = work.certificate(cview.results, k) if cview is not None else None  # full, or the quick bound
     cert = None if c is None else SimpleNamespace(upper_bound=c["upper"], kind=c["kind"],
                                                   probabilistic=c["probabilistic"], optimal=c["optimal"])
     if cert is not None and cert.upper_bound < variances.max() * (1 - 1e-9):

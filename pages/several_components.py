@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 import pandas as pd
@@ -130,21 +131,30 @@ def main() -> None:
         st.info("Choose at least one strategy.")
         return
     jobs.REGISTRY.warm()
-    job = work.components_job(X, live.data_key(ds), strategies, r=r, k=k, method=method, d=s.d,
-                              eps=s.eps, seed=s.seed,
-                              title=f"{r} components by {len(strategies)} strategies on {ds.info.title}")
-    job.wait(timeout=3.0)
-    live.live(lambda: draw(ds, X, strategies, job), active=job.view().active)
+    todo = work.components_jobs(X, live.data_key(ds), strategies, r=r, k=k, method=method, d=s.d,
+                                eps=s.eps, seed=s.seed, title=f"({r} components) on {ds.info.title}")
+    _wait_first(todo.values(), timeout=1.5)  # the first paint has the quickest strategy
+    live.live(lambda: draw(ds, X, strategies, todo),
+              active=live.any_active([j.view() for j in todo.values()]))
 
 
-def draw(ds, X, strategies, job) -> bool:
+def _wait_first(todo, timeout: float) -> None:
+    """Wait up to ``timeout`` s until one of the strategies is done (the others draw as they come)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and all(j.view().active for j in todo):
+        time.sleep(0.05)
+
+
+def draw(ds, X, strategies, todo) -> bool:
     """The figures from the strategies done so far; True while work is under way."""
     m = X.shape[0]
-    view = job.view()
-    live.status_line(view, what="Strategies", unit_name="strategies", key="sc_job", units=strategies)
-    if view.status == "failed":
-        st.info(f"A strategy could not run: {view.message}")
-    results = {STRATEGY_LABELS[sg]: view.results[sg] for sg in strategies if sg in view.results}
+    views = {sg: todo[sg].view() for sg in strategies}
+    view = live.merge(list(views.values()), title="Strategies")
+    live.status_line(view, what="Strategies", unit_name="strategies", key="sc_job")
+    for sg, v in views.items():
+        if v.status == "failed":
+            st.info(f"**{STRATEGY_LABELS[sg]}** could not run: {v.message}")
+    results = {STRATEGY_LABELS[sg]: views[sg].results[sg] for sg in strategies if sg in views[sg].results}
     if not results:
         st.info("The first components are on their way…")
         return view.active

@@ -21,7 +21,9 @@ where the first one stopped).
 Each unit computes in a worker process (``ctx.run``; :mod:`ui.units` holds
 the functions): a light job (one algorithm's curve) in its own process, at
 most :data:`LIGHT_SLOTS` at a time, so a slow unit of one method never holds
-up another's curve; heavy jobs (certificates) in the one heavy process.  The
+up another's curve; heavy jobs (certificates) in the one heavy process, which
+runs at a lower priority (:data:`HEAVY_NICE`) so that the curves and the pages
+get the CPU first and the certificates the rest.  The
 core's solvers report progress only between their own steps — EM and the
 split certificate once per call, minutes at large k on MLL — so a thread
 could not be interrupted inside one; a process is simply killed on Stop, on
@@ -65,8 +67,8 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Cancelled", "Context", "Job", "JobView", "Registry", "Worker", "REGISTRY", "IDLE_SECONDS", "MAX_JOBS",
-           "HEAVY_SLOTS", "cancel_all"]
+__all__ = ["Cancelled", "TimedOut", "Context", "Job", "JobView", "Registry", "Worker", "REGISTRY", "IDLE_SECONDS",
+           "MAX_JOBS", "HEAVY_SLOTS", "HEAVY_NICE", "cancel_all"]
 
 log = logging.getLogger("nspca.jobs")
 if os.environ.get("NSPCA_JOB_LOG") and not log.handlers:  # a debug trace of every state change
@@ -85,6 +87,11 @@ FINAL = ("done", "stopped", "cancelled", "failed")
 
 class Cancelled(BaseException):
     """Raised inside a worker (from a callback or between units) to stop it cleanly."""
+
+
+class TimedOut(Cancelled):
+    """Raised by ``ctx.run(..., timeout=s)`` when the unit computed longer than ``s`` seconds
+    (its process is killed, as on Stop); the work function may catch it and go on."""
 
 
 @dataclass(frozen=True)
@@ -142,14 +149,23 @@ class JobView:
 
 
 # ------------------------------------------------------------------ worker processes
-_PRELOAD = ["numpy", "nspca_core", "ui.units"]
+# Imported once in the forkserver, so that a new worker process starts with the solvers and the
+# certificates loaded (about 0.5 s less per process; a missing module is skipped by multiprocessing).
+_PRELOAD = ["numpy", "nspca_core", "nspca_core.api", "nspca_core.enet", "nspca_core.peers",
+            "nspca_core.certificates", "ui.units"]
 _DATA_SLOTS = 2  # data matrices a worker process keeps between units
+# Scheduling priority (nice increment) of the heavy worker process: the certificates take the
+# CPU the curves and the page leave, so on a 2-core machine the fast answers come first.
+HEAVY_NICE = 5
 
 
-def _serve(conn) -> None:  # pragma: no cover - runs in the worker process
+def _serve(conn, nice: int = 0) -> None:  # pragma: no cover - runs in the worker process
     """Worker process loop: (function, data id, X or None, kwargs) in, messages out."""
     import importlib
 
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(int(nice))
     data: OrderedDict = OrderedDict()
     while True:
         try:
@@ -208,8 +224,9 @@ class Worker:
     :data:`_DATA_SLOTS`), so a path of many cheap units costs one transfer.
     """
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, nice: int = 0):
         self.name = name
+        self.nice = int(nice)
         self._lock = threading.Lock()
         self._proc = None
         self._conn = None
@@ -227,7 +244,7 @@ class Worker:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(_PRELOAD)
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_serve, args=(child,), daemon=True, name=f"nspca-{self.name}")
+        proc = ctx.Process(target=_serve, args=(child, self.nice), daemon=True, name=f"nspca-{self.name}")
         with _without_main_module():
             proc.start()
         child.close()
@@ -302,13 +319,26 @@ class Context:
         if self._job._cancel.is_set():
             raise Cancelled
 
-    def run(self, fn: str, X, data_id: Hashable, **kwargs):
+    def run(self, fn: str, X, data_id: Hashable, *, timeout: float | None = None, **kwargs):
+        """``fn(X, callback=..., **kwargs)``; past ``timeout`` seconds :class:`TimedOut` is raised
+        (the process killed at once; in a thread, at the core's next callback)."""
+        deadline = None if timeout is None else time.monotonic() + float(timeout)
+
+        def check() -> None:
+            self.check()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimedOut
+
         if self._worker is None:  # no process (tests): in this thread
             import importlib
 
+            def callback(done, total) -> None:
+                self(done, total)
+                check()
+
             module, name = fn.rsplit(".", 1)
-            return getattr(importlib.import_module(module), name)(X, callback=self, **kwargs)
-        return self._worker.run(fn, X, data_id, self.check, self._job.callback, **kwargs)
+            return getattr(importlib.import_module(module), name)(X, callback=callback, **kwargs)
+        return self._worker.run(fn, X, data_id, check, self._job.callback, **kwargs)
 
 
 class Job:
@@ -498,7 +528,7 @@ class Registry:
         # heavy jobs share one process (they hold the slot while computing); a light job
         # gets its own process, so a slow unit of one method never holds up another's curve
         self._processes = processes
-        self._workers = {"heavy": Worker("heavy")} if processes else {}
+        self._workers = {"heavy": Worker("heavy", nice=HEAVY_NICE)} if processes else {}
         self._light = threading.Semaphore(LIGHT_SLOTS)
         self._warming: threading.Thread | None = None
         self.idle_seconds = idle_seconds

@@ -12,6 +12,7 @@ and the registry cancels them after :data:`ui.jobs.IDLE_SECONDS`.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
@@ -42,6 +43,48 @@ def submit(key: Hashable, title: str, units: Iterable[Hashable], work: Callable,
 
 def any_active(views: Sequence[jobs.JobView]) -> bool:
     return any(v.active for v in views)
+
+
+@dataclass(frozen=True)
+class Group:
+    """The key of a merged view (:func:`merge`): Stop / Continue act on every job in it."""
+
+    keys: tuple
+
+
+def merge(views: Sequence[jobs.JobView], *, title: str = "") -> jobs.JobView:
+    """One view of several jobs run side by side (one status line, one Stop for all).
+
+    Units and results are keyed ``(job key, unit)``; the status is the most
+    pressing one (running, queued, failed, stopped, cancelled, done); the
+    step is that of a running job; the seconds are the longest job's.
+    """
+    results, units = {}, []
+    for v in views:
+        units.extend((v.key, u) for u in v.units)
+        results.update({(v.key, u): r for u, r in v.results.items()})
+    statuses = {v.status for v in views}
+    status = next((st_ for st_ in ("running", "queued", "failed", "stopped", "cancelled") if st_ in statuses),
+                  "done")
+    step = next((v.step for v in views if v.status == "running"), (0, 0))
+    message = "; ".join(dict.fromkeys(f"{v.title}: {v.message}" for v in views if v.message))
+    return jobs.JobView(key=Group(tuple(v.key for v in views)), title=title, status=status, results=results,
+                        units=tuple(units), step=step, message=message,
+                        seconds=max((v.seconds for v in views), default=0.0))
+
+
+def _keys(key) -> tuple:
+    return key.keys if isinstance(key, Group) else (key,)
+
+
+def _stop(key) -> None:
+    for k in _keys(key):
+        jobs.REGISTRY.stop(k)
+
+
+def _resume(key) -> None:
+    for k in _keys(key):
+        jobs.REGISTRY.resume(k)
 
 
 def live(draw: Callable[[], bool], *, active: bool) -> None:
@@ -82,12 +125,12 @@ def status_line(view: jobs.JobView, *, what: str, unit_name: str = "values", key
                    "can be used meanwhile.")
         c1.progress(view.fraction, text=label)
         c2.button("Stop", key=f"{key}_stop", help="Stop after the current step; keep what is done.",
-                  on_click=jobs.REGISTRY.stop, args=(view.key,))
+                  on_click=_stop, args=(view.key,))
     else:
         why = {"stopped": "stopped", "cancelled": "cancelled", "failed": "failed"}[view.status]
         msg = f" ({view.message})" if view.message else ""
         c1.info(f"{what}: {why} after {n_done} of {n_all} {unit_name}{msg}. What is done is shown.")
-        c2.button("Continue", key=f"{key}_resume", on_click=jobs.REGISTRY.resume, args=(view.key,),
+        c2.button("Continue", key=f"{key}_resume", on_click=_resume, args=(view.key,),
                   help="Compute the missing ones (what is done is kept).")
 
 

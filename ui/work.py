@@ -7,19 +7,28 @@ any page of any session showing the same data reuses the same work.
 
 What a unit stores is small on purpose (vectors of length n and scalars, never
 an n × n matrix): the registry keeps results for the life of the server.
+
+One answer per (data, method, k, d, ε, seed) for every page: a finished fit is
+kept in a process-wide store (:func:`stored_fit`), which the curves of
+"Variance vs k" (:func:`path_job`) and the algorithms of "Compare"
+(:func:`fit_jobs`) both read before computing, so a page never recomputes what
+another page (or session) already has.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from nspca_core import methods as registry
-from ui import live
+from ui import jobs, live
 from ui.compute import Unavailable, available_methods, digest
 
-__all__ = ["SLOW_METHODS", "path_job", "certify_job", "fit_job", "best_x"]
+__all__ = ["SLOW_METHODS", "FITS_KEPT", "path_job", "certify_job", "fit_jobs", "components_jobs", "best_x",
+           "stored_fit", "best_stored_x", "certificate", "certified", "QUICK"]
 
 # Methods of cost "slow" in the registry (they search a penalty for k nonzeros: tens of seconds
 # on CBCL/MLL): heavy jobs.
@@ -31,9 +40,50 @@ def _check_method(method: str) -> None:
         raise Unavailable(f"method {method!r} is not in nspca_core.api.METHODS={available_methods()}")
 
 
+FITS_KEPT = 512  # finished fits kept for every page (each a vector of length n and scalars)
+_FITS: OrderedDict = OrderedDict()
+_FITS_LOCK = threading.Lock()
+
+
+def _fit_key(dkey: str, method: str, k: int, d: int, eps: float, seed: int) -> tuple:
+    return ("fit", dkey, method, int(k), int(d), float(eps), int(seed))
+
+
+def stored_fit(dkey: str, method: str, k: int, *, d: int, eps: float, seed: int) -> dict | None:
+    """The finished answer of ``method`` at ``k`` on the data ``dkey``, if any page computed it."""
+    key = _fit_key(dkey, method, k, d, eps, seed)
+    with _FITS_LOCK:
+        out = _FITS.get(key)
+        if out is not None:
+            _FITS.move_to_end(key)
+        return out
+
+
+def _store_fit(key: tuple, value: dict) -> None:
+    with _FITS_LOCK:
+        _FITS[key] = value
+        _FITS.move_to_end(key)
+        while len(_FITS) > FITS_KEPT:
+            _FITS.popitem(last=False)
+
+
+def best_stored_x(dkey: str, k: int) -> np.ndarray | None:
+    """The answer of largest variance at ``k`` on the data ``dkey`` among all stored fits
+    (any method, d, ε, seed): the best known start of a certificate."""
+    with _FITS_LOCK:
+        found = [v for key, v in _FITS.items() if key[1] == dkey and key[3] == int(k)]
+    return max(found, key=lambda v: v["variance"])["x"] if found else None
+
+
 def _fit(X, dkey, method, d, eps, seed, raw, k, ctx) -> dict:
-    return ctx.run("ui.units.fit_unit", X, dkey, k=int(k), method=method, d=int(d), eps=float(eps),
-                   seed=int(seed), raw=raw if method == "nmf" else None)
+    """One fit as a unit: from the store when a page already has it, else computed and stored."""
+    hit = stored_fit(dkey, method, k, d=d, eps=eps, seed=seed)
+    if hit is not None:
+        return hit
+    out = ctx.run("ui.units.fit_unit", X, dkey, k=int(k), method=method, d=int(d), eps=float(eps),
+                  seed=int(seed), raw=raw if method == "nmf" else None)
+    _store_fit(_fit_key(dkey, method, k, d, eps, seed), out)
+    return out
 
 
 def path_job(X: np.ndarray, dkey: str, method: str, ks: Sequence[int], *, d: int, eps: float,
@@ -53,39 +103,91 @@ def path_job(X: np.ndarray, dkey: str, method: str, ks: Sequence[int], *, d: int
                        heavy=method in SLOW_METHODS)
 
 
-def fit_job(X: np.ndarray, dkey: str, k: int, methods: Sequence[str], *, d: int, eps: float,
-            seed: int, raw: np.ndarray | None = None, title: str = ""):
-    """Every method at one k (units: method names); each unit as in :func:`path_job`.
+def fit_jobs(X: np.ndarray, dkey: str, k: int, methods: Sequence[str], *, d: int, eps: float,
+             seed: int, raw: np.ndarray | None = None, title: str = "") -> dict:
+    """Every method at one k, each its own job (in parallel, one unit: k); ``{method: Job}``.
 
+    Each unit is as in :func:`path_job` (and shared with it through the store).
     A method the core does not have fails its job with a clear message; the
     page asks for the available ones only.
     """
-    key = ("fit", dkey, int(k), int(d), float(eps), int(seed))
+    out = {}
+    for method in methods:
+        key = ("fit", dkey, method, int(k), int(d), float(eps), int(seed))
 
-    def work(method, ctx):
-        _check_method(method)
-        return _fit(X, dkey, method, d, eps, seed, raw, k, ctx)
+        def work(kk, ctx, method=method):
+            _check_method(method)
+            return _fit(X, dkey, method, d, eps, seed, raw, kk, ctx)
 
-    heavy = any(m in SLOW_METHODS for m in methods)
-    return live.submit(key, title or f"methods at k = {k}", list(methods), work, heavy=heavy)
+        out[method] = live.submit(key, f"{method} {title}".strip(), [int(k)], work,
+                                  heavy=method in SLOW_METHODS)
+    return out
+
+
+QUICK = "fast"  # the first pass of certificates: the core's cheap bounds (under a second per k on MLL)
+QUICK_S = 3.0   # a quick certificate taking longer is abandoned, and so are those of larger k
 
 
 def certify_job(X: np.ndarray, dkey: str, ks: Sequence[int], *,
                 start: Callable[[int], np.ndarray | None] | None = None, title: str = ""):
-    """``certify(X, k=k, x=start(k))`` for every k in ``ks``, in that order (units: k).
+    """Certificates for every k in ``ks``, in that order: a quick pass, then the full one.
 
-    ``start(k)`` gives the best known answer at k when the unit starts (it
-    only raises the certificate's lower bound; the upper bound does not depend
-    on it, so the job is keyed by the data alone).  Each unit is a dict
+    Units: first ``("fast", k)`` for every k — ``certify(X, k, x, effort="fast")``,
+    the core's cheap bounds, so that the band is there within seconds — then
+    ``k`` for every k — ``certify(X, k, x)`` at the default effort, which
+    tightens it k by k.  A quick unit that takes more than :data:`QUICK_S`
+    seconds is abandoned (its value is None), and so are the quick units of
+    larger k after it (the cost of the bounds grows with k: on MLL, 0.4 s at
+    k = 220, minutes at k = 3,266); the full pass covers them.  Read a k's best
+    certificate with :func:`certificate`.
+
+    The start x of each certificate is the best answer at k any page has found
+    when the unit starts (:func:`best_stored_x`), else ``start(k)`` (it only
+    raises the certificate's lower bound; the upper bound does not depend on
+    it, so the job is keyed by the data alone).  Each unit is a dict
     ``upper, lower, kind, optimal, probabilistic, x``.
     """
     key = ("certify", dkey)
+    too_slow = [np.inf]  # quick units from this k up are skipped
 
-    def work(k, ctx):
-        x0 = start(int(k)) if start is not None else None
-        return ctx.run("ui.units.certify_unit", X, dkey, k=int(k), x=x0)
+    def work(unit, ctx):
+        quick = isinstance(unit, tuple)
+        k = int(unit[1] if quick else unit)
+        if quick and k >= too_slow[0]:
+            return None
+        x0 = best_stored_x(dkey, k)  # what any page found at k so far
+        if x0 is None and start is not None:
+            x0 = start(k)
+        if not quick:
+            return ctx.run("ui.units.certify_unit", X, dkey, k=k, x=x0)
+        try:
+            return ctx.run("ui.units.certify_unit", X, dkey, k=k, x=x0, effort=QUICK, timeout=QUICK_S)
+        except jobs.TimedOut:
+            too_slow[0] = min(too_slow[0], k)
+            return None
 
-    return live.submit(key, title or "certificates", [int(k) for k in ks], work, heavy=True)
+    ks = [int(k) for k in ks]
+    return live.submit(key, title or "certificates", [(QUICK, k) for k in ks] + ks, work, heavy=True)
+
+
+def certificate(results: dict, k: int) -> dict | None:
+    """The best certificate at ``k`` among a certify job's results (see :func:`certify_job`).
+
+    Both passes give valid upper bounds on the same optimum, so the smaller
+    bound and the larger feasible value are kept (the full pass is usually
+    tighter; the quick one is there first).  None when neither is done.
+    """
+    found = [c for c in (results.get(int(k)), results.get((QUICK, int(k)))) if c is not None]  # None: skipped
+    if not found:
+        return None
+    best = min(found, key=lambda c: c["upper"])
+    top = max(found, key=lambda c: c["lower"])
+    return {**best, "lower": top["lower"], "x": top["x"], "optimal": any(c["optimal"] for c in found)}
+
+
+def certified(results: dict, ks: Sequence[int]) -> tuple[int, int]:
+    """How many of ``ks`` have a certificate (either pass), and how many the full one."""
+    return (sum(certificate(results, k) is not None for k in ks), sum(int(k) in results for k in ks))
 
 
 def certify_one_job(X: np.ndarray, dkey: str, k: int, x: np.ndarray, *, effort: str = "fast",
@@ -109,17 +211,21 @@ def best_x(jobs_: Sequence, k) -> np.ndarray | None:
     return arg
 
 
-def components_job(X: np.ndarray, dkey: str, strategies: Sequence[str], *, r: int, k: int, method: str,
-                   d: int, eps: float, seed: int, title: str = ""):
-    """``components(X, n_components=r, k=k, strategy=...)`` for each strategy (units: strategy).
+def components_jobs(X: np.ndarray, dkey: str, strategies: Sequence[str], *, r: int, k: int, method: str,
+                    d: int, eps: float, seed: int, title: str = "") -> dict:
+    """``components(X, n_components=r, k=k, strategy=...)``, each strategy its own job (in
+    parallel; one unit: the strategy); ``{strategy: Job}``.
 
     "quasi-orthogonal" uses EM (Sigg & Buhmann's deflation); the others ``method``.
     """
-    key = ("components", dkey, int(r), int(k), method, int(d), float(eps), int(seed))
-
-    def work(strategy, ctx):
+    out = {}
+    for strategy in strategies:
         base = "em" if strategy == "quasi-orthogonal" else method
-        return ctx.run("ui.units.components_unit", X, dkey, n_components=int(r), k=int(k), method=base,
-                       strategy=strategy, d=int(d), eps=float(eps), seed=int(seed))
+        key = ("components", dkey, strategy, int(r), int(k), base, int(d), float(eps), int(seed))
 
-    return live.submit(key, title or "components", list(strategies), work)
+        def work(sg, ctx, base=base):
+            return ctx.run("ui.units.components_unit", X, dkey, n_components=int(r), k=int(k), method=base,
+                           strategy=sg, d=int(d), eps=float(eps), seed=int(seed))
+
+        out[strategy] = live.submit(key, f"{strategy} {title}".strip(), [strategy], work)
+    return out

@@ -60,7 +60,7 @@ __all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", 
 
 _EPS = np.finfo(float).eps
 # a final value within this (relative) of the lower bound is re-evaluated by LAPACK (tightest)
-_EXACT_NEAR = 1e-3
+_EXACT_NEAR = 2e-4
 _W_STEP = 30.0  # cut weights learn 30x faster than N (measured best on CBCL, k = 50)
 
 

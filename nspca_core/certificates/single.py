@@ -116,7 +116,11 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
         # spare the DNN).  Enough on its own when it certifies S._CUT_BELOW.
         t1 = time.perf_counter()
         tried = min(best_now, lower / S._CUT_BELOW)
-        tb = anchored_rowsum_bound(A, k, lower, tried, rel_tol=5e-5)
+        # a near-optimal x is common: bisect below 1.001 lower when that is proved (4 tests
+        # fewer), else below lower / S._CUT_BELOW
+        tb = anchored_rowsum_bound(A, k, lower, min(tried, lower * 1.001), rel_tol=5e-5)
+        if tb is None and tried > lower * 1.001:
+            tb = anchored_rowsum_bound(A, k, lower, tried, rel_tol=5e-5)
         info["anchored_seconds"] = time.perf_counter() - t1
         if tb is not None:
             bounds["anchored"] = tb

@@ -24,22 +24,14 @@ SMALL = dict(height=300, margin=dict(l=50, r=10, t=50, b=40))
 
 def small(figure) -> None:
     """Shrink a figure for the tour without letting its parts run into each other (issue 21,
-    item 5): a title of several lines (``<br>``) gets the room it needs above the plot, and a
-    legend below the plot keeps a fixed distance in pixels under the axis title (placed as a
-    fraction of the full-size figure, it rose onto the axis title of the smaller one)."""
-    extra = 22 * str(figure.layout.title.text or "").count("<br>")
-    height, top = SMALL["height"] + extra, SMALL["margin"]["t"] + extra + (10 if extra else 0)
+    item 5): the title starts under the figure's toolbar with room for all its lines above the
+    plot, and a legend below the plot keeps a fixed distance in pixels under the axis title
+    (placed as a fraction of the full-size figure, it rose onto the axis title of the smaller one)."""
     figure.update_layout(**SMALL)
-    figure.update_layout(height=height, margin=dict(t=top))
-    legend = figure.layout.legend
-    if (figure.layout.showlegend is not False and legend.orientation == "h"
-            and legend.y is not None and legend.y < 0):
-        # room for two rows of legend under the axis title, so plotly need not push the
-        # margin (which would shrink the plot and move the legend back up)
-        bottom = 64 + 50
-        figure.update_layout(height=height + bottom - SMALL["margin"]["b"], margin=dict(b=bottom),
-                             legend=dict(y=-64 / (height - top - SMALL["margin"]["b"]),
-                                         yanchor="top"))
+    fig.below_toolbar(figure)
+    if figure.layout.showlegend is not False and figure.layout.legend.orientation == "h":
+        fig.legend_below(figure)
+
 
 # ------------------------------------------------------------- the problem
 st.header("1 · The problem in one picture")

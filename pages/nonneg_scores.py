@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui import compute, downloads, state
 from ui.figures import analysis as figs
+from ui.figures.teach import below_toolbar  # titles start under the figure's toolbar
 from ui.sidebar import page_intro
 
 page_intro(
@@ -96,7 +97,7 @@ def main() -> None:
     cols[3].metric("seconds", f"{res.seconds:.2f}")
 
     c1, c2 = st.columns([1, 1.2])
-    c1.plotly_chart(figs.negativity_history(res.history), key="ns_history")
+    c1.plotly_chart(below_toolbar(figs.negativity_history(res.history)), key="ns_history")
     with c2:
         r = int(np.asarray(res.W).shape[1])
         if r <= 3:

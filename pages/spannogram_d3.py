@@ -20,7 +20,19 @@ page_intro(
     "Asteris, Papailiopoulos & Dimakis (ICML 2014), Alg. 2 and App. B, Fig. 7.",
 )
 
-left, right = st.columns([1, 2.2], gap="large")
+ROW_KEY = "span3_line_row"  # lecture mode: the row of the map (φ₂ grid) the line is on
+
+
+def step_line(changes: np.ndarray, direction: int) -> None:
+    """Move the line φ₂ = const to the next (or previous) row where the supports it meets change."""
+    row = int(st.session_state.get(ROW_KEY, 0))
+    st.session_state[ROW_KEY] = ct.step_row(changes, row, direction)
+
+
+lecture = st.toggle("Lecture mode", key="span3_lecture",
+                    help="Step a line φ₂ = const up the map from one change of the supports it "
+                         "meets to the next, with why they changed, and a bigger figure.")
+left, right = st.columns([1, 2.2] if not lecture else [1, 3], gap="large")
 with left:
     V, labels, where = small_factor_input(3, "span3", n_default=8, n_max=12)
     n = V.shape[0]
@@ -45,13 +57,31 @@ best_id = cell_sups.index(best_sup) if best_sup in cell_sups else None
 st.session_state[state.TEACH_V3] = np.asarray(V, dtype=float)
 st.session_state[state.TEACH_SUPPORT3] = best_sup
 
+def name_support(sup) -> str:
+    return "{" + ", ".join(str(labels[int(i)]) for i in sup) + "}"
+
+
 with right:
     tab_cells, tab_surf = st.tabs(["Intersection cells (main view)", "Surfaces in 3D"])
     with tab_cells:
+        row = None
+        if lecture:  # step buttons above the map; the line and its supports are drawn in place
+            line_changes = ct.d3_line_changes(labels_map)
+            row = min(int(st.session_state.get(ROW_KEY, 0)), len(cells["phi2"]) - 1)
+            b1, b2, _ = st.columns([1, 1, 1.2])
+            b1.button("◀ previous change", key="span3_prev", on_click=step_line,
+                      args=(line_changes, -1), width="stretch")
+            b2.button("next change ▶", key="span3_next", on_click=step_line,
+                      args=(line_changes, +1), width="stretch")
         f = fig.spannogram_d3_cells(cells["phi1"], cells["phi2"], labels_map, cell_sups,
                                     cell_vals, vertices=cells["vertices"],
-                                    changes=cells["vertices_changes"], best=best_id, frames=30)
+                                    changes=cells["vertices_changes"], best=best_id,
+                                    frames=0 if lecture else 30, line_row=row, lecture=lecture)
         st.plotly_chart(f, theme=None, key="span3_cells")
+        if lecture:
+            st.markdown(ct.why_line(labels_map, cell_sups, cells["phi2"], row, name_support))
+            st.caption(f"Step {int(np.searchsorted(line_changes, row, side='right'))} of "
+                       f"{len(line_changes)} changes of the supports met, bottom to top.")
         st.caption("▶ sweep φ₂ moves a line up the map: each line φ₂ = const is a circle of "
                    "directions, so the supports it meets are those of a d = 2 spannogram. "
                    "Colour: which support is Iₖ⁺(V c(φ₁, φ₂)) there (neighbouring cells get "

@@ -393,6 +393,28 @@ def test_lecture_mode_steps_and_the_figure_goes_full_screen(warm_app, browser):
         ctx.close()
 
 
+def test_d3_lecture_mode_in_the_browser(warm_app, browser):
+    """d = 3 lecture mode: the step moves the line and the reason is shown; nothing overlaps,
+    no button label is cut; screenshot for a look."""
+    if not (ROOT / "pages" / "spannogram_d3.py").is_file():
+        pytest.skip("pages/spannogram_d3.py not present")
+    ctx, page = _open(browser, warm_app, "spannogram_d3")
+    try:
+        page.get_by_text("Lecture mode").click()
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        chart = page.locator('[data-testid="stPlotlyChart"]').first
+        for _ in range(2):
+            page.get_by_role("button", name="next change ▶").click()
+            _wait_idle(page, PAGE_TIMEOUT_S)
+        _wait_drawn(page, 60)
+        assert "φ₂ = -1.54" not in _figure_title(chart)  # the line left the bottom row
+        assert page.locator('[data-testid="stMainBlockContainer"]').get_by_text("Why these supports").count() >= 1
+        assert _overlaps(page) == [] and not _truncated_buttons(page)
+        page.screenshot(path=str(SHOTS / "spannogram_d3_lecture_1400.png"))
+    finally:
+        ctx.close()
+
+
 def _background(page) -> float:
     """Mean of the app background's RGB channels (0 black .. 255 white)."""
     bg = page.evaluate("() => getComputedStyle(document.querySelector('[data-testid=\"stApp\"]'))"

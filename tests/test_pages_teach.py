@@ -212,3 +212,44 @@ def test_feasible_arc_pause_keeps_the_step_on_screen():
     at.button(key="arc_pause").click()
     at = _ok(at.run())
     assert at.slider(key="arc_theta").value == 45
+
+
+def test_spannogram_d3_lecture_mode_steps_the_line_from_change_to_change():
+    """Issue 20 item 5 (lecture mode for the spannogram pages): on d = 3 the steps move a line
+    φ₂ = const up the map to the next row where the supports it meets change, and say why."""
+    at = _ok(_page("spannogram_d3.py").run())
+    at.toggle(key="span3_lecture").set_value(True)
+    at = _ok(at.run())
+    seen = []
+    for _ in range(3):
+        at.button(key="span3_next").click()
+        at = _ok(at.run())
+        seen.append(at.session_state["span3_line_row"])
+    assert seen == sorted(seen) and seen[0] > 0 and len(set(seen)) == 3
+    text = " ".join(m.value for m in at.markdown)
+    assert "Why these supports" in text and "Since the line just below" in text
+    assert "entered" in text or "left" in text
+    at.button(key="span3_prev").click()
+    at = _ok(at.run())
+    assert at.session_state["span3_line_row"] == seen[1]
+    import json
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert not spec.get("frames")  # the line is drawn in place, no animation in lecture mode
+    assert any(t.get("name") == "the circle φ₂ = const" for t in spec["data"])
+
+
+def test_d3_line_changes_against_a_direct_scan():
+    from ui import compute_teach as ct
+
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        labels = rng.integers(-1, 4, size=(rng.integers(2, 9), rng.integers(1, 7)))
+        met = [set(int(c) for c in row if c >= 0) for row in labels]
+        want = [r for r in range(1, len(met)) if met[r] != met[r - 1]]
+        got = ct.d3_line_changes(labels)
+        assert got.tolist() == want
+        for row in range(len(labels)):
+            nxt = [r for r in want if r > row]
+            prv = [r for r in want if r < row]
+            assert ct.step_row(got, row, +1) == (nxt[0] if nxt else row)
+            assert ct.step_row(got, row, -1) == (prv[-1] if prv else (0 if row > 0 else row))

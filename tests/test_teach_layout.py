@@ -42,6 +42,7 @@ def test_tour_figures_keep_their_titles_and_legends_off_the_plot():
         title = layout.get("title", {}).get("text", "") or ""
         lines = title.count("<br>")
         assert layout["margin"]["t"] >= 50 + TITLE_LINE_PX * lines, (title[:40], layout["margin"])
+        _title_clears_the_toolbar(layout)
         legend = layout.get("legend", {})
         if layout.get("showlegend") is False or legend.get("orientation") != "h" \
                 or legend.get("y", 1) >= 0:
@@ -49,6 +50,50 @@ def test_tour_figures_keep_their_titles_and_legends_off_the_plot():
         below = -legend["y"] * _plot_height(layout)  # px from the plot's bottom to the legend
         assert below >= AXIS_PX, (title[:40], below)
         assert layout["margin"]["b"] >= below + 40, (title[:40], layout["margin"])  # two rows fit
+
+
+def _title_clears_the_toolbar(layout: dict) -> None:
+    """The title starts under the toolbar band and all its lines fit above the plot."""
+    title = layout["title"]
+    assert title.get("yref") == "container" and title.get("yanchor") == "top" and title["y"] == 1
+    size = layout.get("font", {}).get("size", 12)
+    lines = title["text"].count("<br>")
+    # a title of several lines hangs from the baseline of its first line (measured in Chromium)
+    assert title["pad"]["t"] >= T.TOOLBAR_PX + (1.4 * size - 4 if lines else 0) >= 30
+    assert layout["margin"]["t"] >= title["pad"]["t"] + 1.5 * size * max(lines, 1) + 8, title["text"][:40]
+
+
+def test_every_teaching_figure_starts_its_title_under_the_toolbar():
+    """Issue 21 item 5: the d = 3 title sat under the figure's toolbar (and long titles of the
+    tour's narrow column did too)."""
+    phis, vals = _curves()
+    labels = np.array([[0, 0, 1], [1, 2, 2]])
+    Q, R = np.array([[2.0, 0.3], [0.3, 1.0]]), np.array([[1.0, 0.2], [0.1, 1.0]])
+    figures = [
+        T.spannogram_d2(phis, vals, 3), T.spannogram_d2(phis, vals, 3, frames=10),
+        T.spannogram_d2(phis, vals, 3, frames=10, lecture=True),
+        T.spannogram_d3_cells(np.linspace(-1, 1, 3), np.linspace(-1, 1, 2), labels,
+                              [(0, 1), (1, 2), (0, 2)], [1.0, 2.0, 3.0], frames=2),
+        T.spannogram_d3_surfaces(phis[:5], phis[:4], np.zeros((2, 4, 5))),
+        T.rank1_bars(vals[:, 0], 3), T.feasible_arc(Q, R), T.objective_on_circle(Q, R),
+        T.enet_circle(phis[:9], vals[0, :9], 1.0), T.certificate_bar(1.0, 1.2, 1.5),
+        T.candidate_count([4, 5], [3, 4], [10, 20]), T.sphere_pd3(np.eye(3), np.eye(3)[:2]),
+        T.loading_images([np.ones(4), np.ones(4)], ["a", "b"], image_shape=(2, 2), main_title="x"),
+    ]
+    for f in figures:
+        _title_clears_the_toolbar(f.to_plotly_json()["layout"])
+
+
+def test_below_toolbar_and_legend_below_keep_the_plot_height():
+    import plotly.graph_objects as go
+
+    f = go.Figure(layout=dict(height=300, margin=dict(t=40, b=40), title="a<br>b<br>c",
+                              font=dict(size=14), legend=dict(orientation="h")))
+    T.legend_below(T.below_toolbar(f))
+    lay = f.to_plotly_json()["layout"]
+    assert _plot_height(lay) == 300 - 40 - 40
+    assert -lay["legend"]["y"] * _plot_height(lay) == pytest.approx(64)
+    assert lay["margin"]["b"] >= 64 + 2 * 22
 
 
 def _curves(n=7, num=181):

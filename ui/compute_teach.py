@@ -338,3 +338,60 @@ def why_support(V: np.ndarray, k: int, phi: float, change_phis: np.ndarray, labe
                  + ("; ".join(moves) if moves else "the two curves swapped order")
                  + " — their curves cross there, so the k-th order envelope switched curves.")
     return "  \n".join(lines)
+
+
+def _met_along(row_labels: np.ndarray) -> list[int]:
+    """Cell ids met along one row of the d = 3 cell map, in order of φ1 (each once)."""
+    seq = [int(c) for c in row_labels if c >= 0]
+    return list(dict.fromkeys(seq))
+
+
+def d3_line_changes(labels: np.ndarray) -> np.ndarray:
+    """Lecture mode, d = 3: the rows of the cell map (φ2 grid) where the set of cells met by
+    the line φ2 = const differs from the row below — the steps of the "next change" buttons.
+
+    ``labels``: cell ids ``[i2, i1]`` (rows = φ2).  Returns the row indices, increasing.
+    """
+    sets = [frozenset(_met_along(r)) for r in np.asarray(labels)]
+    return np.array([r for r in range(1, len(sets)) if sets[r] != sets[r - 1]], dtype=int)
+
+
+def step_row(changes: np.ndarray, row: int, direction: int) -> int:
+    """The next (direction > 0) or previous change row from ``row``; ``row`` when none."""
+    changes = np.asarray(changes, dtype=int)
+    if direction > 0:
+        after = changes[changes > row]
+        return int(after[0]) if after.size else int(row)
+    before = changes[changes < row]
+    return int(before[-1]) if before.size else 0 if row > 0 else int(row)
+
+
+def why_line(labels: np.ndarray, supports, phi2: np.ndarray, row: int, name) -> str:
+    """Lecture mode, d = 3: the supports the line φ2 = const meets and what changed since the
+    row below (the line crossed a vertex where three surfaces meet, or a cell's edge).
+
+    ``name(support) -> str`` formats a support with the user's feature names.
+    """
+    labels = np.asarray(labels)
+    met = _met_along(labels[row])
+    lines = [f"**Why these supports.** The line φ₂ = {phi2[row]:+.2f} is a circle of directions "
+             f"c: along it the problem is a d = 2 spannogram, and its k largest curves give the "
+             f"{len(met)} support(s) it meets — "
+             + (", ".join(name(supports[c]) for c in met) or "none") + "."]
+    if row == 0:
+        lines.append("This is the bottom of the map; step up to the next change.")
+        return "  \n".join(lines)
+    below = set(_met_along(labels[row - 1]))
+    came, went = [c for c in met if c not in below], [c for c in below if c not in met]
+    if came or went:
+        parts = []
+        if came:
+            parts.append("entered: " + ", ".join(name(supports[c]) for c in came))
+        if went:
+            parts.append("left: " + ", ".join(name(supports[c]) for c in sorted(went)))
+        lines.append(f"Since the line just below (φ₂ = {phi2[row - 1]:+.2f}) "
+                     + "; ".join(parts) + " — the line crossed a vertex where three surfaces "
+                     "meet, so it now passes through other cells.")
+    else:
+        lines.append(f"The line just below (φ₂ = {phi2[row - 1]:+.2f}) meets the same supports.")
+    return "  \n".join(lines)

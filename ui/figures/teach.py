@@ -21,6 +21,8 @@ from nspca_core.rank1 import _topk_nonneg
 from ui.figures import OKABE_ITO
 
 __all__ = [
+    "below_toolbar",
+    "legend_below",
     "OKABE_ITO",
     "PLUS",
     "MINUS",
@@ -47,6 +49,53 @@ _CELL_COLORS = [OKABE_ITO[c] for c in ("orange", "sky", "green", "yellow", "blue
                                        "vermillion", "purple")] + ["#999999"]
 _LAYOUT = dict(template="plotly_white", font=dict(size=14),
                margin=dict(l=60, r=20, t=70, b=55))
+
+
+TOOLBAR_PX = 34  # the figure's toolbar (Plotly's modebar, on hover) spans the top ~30 px
+
+
+def below_toolbar(fig: go.Figure) -> go.Figure:
+    """Start the title under the toolbar band and give the top margin the room it needs.
+
+    A long title (the d = 3 map's, the tour's in a narrow column) ran under the toolbar's
+    buttons (issue 21, item 5).  The title is anchored ``TOOLBAR_PX`` below the top of the
+    figure; the top margin grows to hold its lines (one per ``<br>``) and the figure grows
+    with it, so the plotting area keeps its height.
+    """
+    text = str(fig.layout.title.text or "")
+    if not text:
+        return fig
+    size = fig.layout.font.size or 12
+    lines = text.count("<br>")
+    # plotly anchors a title of several lines at the baseline of its first line: its ascent
+    # (the title's font is 1.4 × the figure's) would reach back into the toolbar band
+    pad = TOOLBAR_PX + (round(1.4 * size) - 4 if lines else 0)
+    need = pad + round(1.7 * size) * max(lines, 1) + 14
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else 80
+    grow = max(0, need - top)
+    fig.update_layout(title=dict(yref="container", y=1, yanchor="top", pad=dict(t=pad)),
+                      margin=dict(t=top + grow))
+    if grow and fig.layout.height:
+        fig.update_layout(height=fig.layout.height + grow)
+    return fig
+
+
+def legend_below(fig: go.Figure, *, gap_px: int = 64, rows: int = 3) -> go.Figure:
+    """A horizontal legend ``gap_px`` pixels under the plotting area (under the tick labels
+    and the axis title), with room for ``rows`` rows in the bottom margin.
+
+    Placed as a fraction of the plot's height, a legend rose onto the axis title when the
+    figure was drawn smaller, or when it wrapped to two rows and plotly pushed the margin
+    (issue 21, item 5).  The figure grows with the margin, so the plot keeps its height.
+    """
+    height = fig.layout.height or 450
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else 100
+    bottom = fig.layout.margin.b if fig.layout.margin.b is not None else 80
+    new_bottom = max(bottom, gap_px + 22 * rows + 6)
+    fig.update_layout(height=height + new_bottom - bottom, margin=dict(b=new_bottom),
+                      legend=dict(orientation="h", x=0, xanchor="left", yanchor="top",
+                                  y=-gap_px / (height - top - bottom)))
+    return fig
 
 
 def _fmt_support(idx) -> str:
@@ -101,7 +150,7 @@ def loading_images(images, titles, *, image_shape, main_title="", signed=None):
         fig.update_yaxes(showticklabels=False, row=1, col=j + 1)
     fig.update_layout(**_LAYOUT, title=main_title, height=380)
     fig.update_layout(margin=dict(l=20, r=20, t=110, b=60))
-    return fig
+    return below_toolbar(fig)
 
 
 def rank1_bars(v, k, *, title="Rank-1: keep the k largest entries of v or of −v"):
@@ -128,9 +177,8 @@ def rank1_bars(v, k, *, title="Rank-1: keep the k largest entries of v or of −
                         ("not selected", NEUTRAL)):
         fig.add_trace(go.Bar(x=[None], y=[None], marker_color=color, name=name))
     fig.update_layout(**_LAYOUT, title=title, height=320, barmode="overlay",
-                      xaxis_title="feature i", yaxis_title="vᵢ",
-                      legend=dict(orientation="h", y=-0.25))
-    return fig
+                      xaxis_title="feature i", yaxis_title="vᵢ")
+    return below_toolbar(legend_below(fig))
 
 
 # ---------------------------------------------------------- spannogram d = 2
@@ -276,7 +324,7 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
                           steps=[dict(method="animate", label=f"{phis[t]:+.2f}",
                                       args=[[f"{phis[t]:.3f}"], still]) for t in ts])],
             height=height, margin=dict(l=60, r=20, t=top, b=bottom))
-    return fig
+    return below_toolbar(fig)
 
 
 def _d2_caption(phi, plus, minus, env=None) -> str:
@@ -353,7 +401,7 @@ def spannogram_d3_surfaces(phi1, phi2, surfaces, *, labels=None, title=None):
                                  aspectmode="manual", aspectratio=dict(x=1, y=1, z=0.7),
                                  camera=dict(eye=dict(x=1.45, y=1.45, z=0.95))),
                       legend=dict(orientation="h", y=-0.05))
-    return fig
+    return below_toolbar(fig)
 
 
 def color_cells(labels: np.ndarray, ncolors: int = len(_CELL_COLORS)) -> np.ndarray:
@@ -388,7 +436,7 @@ def _row_supports(row_labels, supports) -> list:
 
 
 def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, changes=None,
-                        best=None, title=None, frames=0):
+                        best=None, title=None, frames=0, line_row=None, lecture=False):
     """Map of the intersection cells over (φ1, φ2) (paper App. B, Fig. 7).
 
     Parameters
@@ -411,6 +459,11 @@ def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, 
         When > 0, an animation sweeping a line φ₂ = const up the map: each
         line is a circle of directions c, i.e. a d = 2 spannogram, and each
         frame's title lists the supports that line meets (with a slider).
+    line_row : int, optional
+        Lecture mode: draw the line φ₂ = ``phi2[line_row]`` (no animation) and
+        list the supports it meets in the title.
+    lecture : bool
+        A bigger figure with bigger text, for a lecture room.
     """
     labels = np.asarray(labels, dtype=int)
     colour = color_cells(labels)
@@ -454,10 +507,30 @@ def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, 
                       yaxis=dict(title="φ₂", range=[float(np.min(phi2)), float(np.max(phi2))]),
                       legend=dict(orientation="h", x=0, y=-0.14, yanchor="top"))
     fig.update_layout(margin=dict(l=60, r=20, t=110, b=110))  # the title clears the toolbar
-    if frames and frames > 0:
-        _sweep_frames(fig, np.asarray(phi1, float), np.asarray(phi2, float), labels, supports, head,
-                      int(frames))
-    return fig
+    if lecture:  # a bigger map and bigger text for the room
+        fig.update_layout(font=dict(size=17), height=760, margin=dict(b=130),
+                          legend=dict(y=-0.16))
+    phi1, phi2 = np.asarray(phi1, float), np.asarray(phi2, float)
+    if line_row is not None:
+        fig.add_trace(_d3_line(phi1, phi2, int(line_row), legend=True))
+        fig.update_layout(title=dict(text=_d3_caption(head, phi2, labels, supports, int(line_row))))
+    elif frames and frames > 0:
+        _sweep_frames(fig, phi1, phi2, labels, supports, head, int(frames))
+    return below_toolbar(fig)
+
+
+def _d3_line(phi1, phi2, r, legend=False) -> dict:
+    """The line φ₂ = phi2[r] across the cell map: a circle of directions (a d = 2 spannogram)."""
+    return dict(type="scatter", x=[float(phi1[0]), float(phi1[-1])], y=[float(phi2[r])] * 2,
+                mode="lines", line=dict(color="black", width=3, dash="dash"),
+                name="the circle φ₂ = const", showlegend=legend, hoverinfo="skip")
+
+
+def _d3_caption(head, phi2, labels, supports, r) -> str:
+    met = _row_supports(labels[r], supports)
+    shown = ", ".join(_fmt_support(sp) for sp in met[:4]) + (", …" if len(met) > 4 else "")
+    return (f"{head}<br><sup>φ₂ = {phi2[r]:+.2f}: this line (a d = 2 spannogram) meets "
+            f"{len(met)} support(s)<br>{shown}</sup>")
 
 
 def _sweep_frames(fig, phi1, phi2, labels, supports, head, frames) -> None:
@@ -465,15 +538,10 @@ def _sweep_frames(fig, phi1, phi2, labels, supports, head, frames) -> None:
     rows = np.unique(np.linspace(0, len(phi2) - 1, frames).round().astype(int))
 
     def line(r):
-        return dict(type="scatter", x=[float(phi1[0]), float(phi1[-1])], y=[float(phi2[r])] * 2,
-                    mode="lines", line=dict(color="black", width=3, dash="dash"),
-                    name="the circle φ₂ = const", showlegend=False, hoverinfo="skip")
+        return _d3_line(phi1, phi2, r)
 
     def caption(r):
-        met = _row_supports(labels[r], supports)
-        shown = ", ".join(_fmt_support(sp) for sp in met[:4]) + (", …" if len(met) > 4 else "")
-        return (f"{head}<br><sup>φ₂ = {phi2[r]:+.2f}: this line (a d = 2 spannogram) meets "
-                f"{len(met)} support(s)<br>{shown}</sup>")
+        return _d3_caption(head, phi2, labels, supports, r)
 
     fig.add_trace(line(rows[0]))
     idx = len(fig.data) - 1
@@ -513,8 +581,8 @@ def candidate_count(n_values, counts, bounds, *, current=None, title=None):
                       yaxis=dict(title="count (log scale)", type="log",
                                  tickvals=[1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
                                            10000]),
-                      legend=dict(orientation="h", y=-0.25))
-    return fig
+                      legend=dict(orientation="h"))
+    return below_toolbar(legend_below(fig))
 
 
 # ------------------------------------------------------- feasible arc (P_2)
@@ -616,7 +684,7 @@ def feasible_arc(Q, R, *, arcs=(), u1=None, c_star=None, active=(), show_constra
                                  zeroline=False),
                       legend=dict(orientation="v", x=1.02, y=1))
     fig.update_layout(margin=dict(l=60, r=20, t=70, b=55))
-    return fig
+    return below_toolbar(fig)
 
 
 def objective_on_circle(Q, R, *, c_star=None, title=None, num=721):
@@ -648,8 +716,8 @@ def objective_on_circle(Q, R, *, c_star=None, title=None, num=721):
                       xaxis=dict(title="φ  (c = (sin φ, cos φ))",
                                  tickvals=[-np.pi, -np.pi / 2, 0, np.pi / 2, np.pi],
                                  ticktext=["−π", "−π/2", "0", "π/2", "π"]),
-                      yaxis_title="cᵀQc", legend=dict(orientation="h", y=-0.3))
-    return fig
+                      yaxis_title="cᵀQc", legend=dict(orientation="h"))
+    return below_toolbar(legend_below(fig))
 
 
 # ------------------------------------------------------------- ε-net, bound
@@ -672,8 +740,8 @@ def enet_circle(phis, values, best_value, *, exact=None, title=None):
     fig.update_layout(**_LAYOUT, height=320,
                       title=title or "ε-net: sample c, solve rank-1, keep the best",
                       xaxis=dict(title="φ of the sample", **_phi_ticks()),
-                      yaxis_title="‖Vᵀx‖²", legend=dict(orientation="h", y=-0.3))
-    return fig
+                      yaxis_title="‖Vᵀx‖²", legend=dict(orientation="h"))
+    return below_toolbar(legend_below(fig))
 
 
 def certificate_bar(variance, upper_bound, lam1, *, title=None,
@@ -690,8 +758,8 @@ def certificate_bar(variance, upper_bound, lam1, *, title=None,
     fig.update_layout(**_LAYOUT, height=250,
                       title=title or f"Certificate: x reaches at least {ratio:.1%} of the optimum",
                       xaxis=dict(title="fraction of λ₁ (dense PCA)", range=[0, 1.05]),
-                      legend=dict(orientation="h", y=-0.45), showlegend=True)
-    return fig
+                      legend=dict(orientation="h"), showlegend=True)
+    return below_toolbar(legend_below(fig))
 
 
 def sphere_pd3(Q, R, *, c_star=None, u1=None, title=None, num=60):
@@ -745,4 +813,4 @@ def sphere_pd3(Q, R, *, c_star=None, u1=None, title=None, num=60):
                       scene=dict(xaxis_title="c₁", yaxis_title="c₂", zaxis_title="c₃",
                                  aspectmode="cube"),
                       legend=dict(orientation="h", y=-0.02))
-    return fig
+    return below_toolbar(fig)

@@ -13,8 +13,9 @@ prints for every analysis page:
   after ``--cap`` seconds are reported as "> cap" and their work is stopped
   (Stop) before the next page, so one page's leftovers do not slow the next;
 - on "Variance vs k": seconds until every selected algorithm's curve has all
-  its values of k (no progress line but the band's), and how many values of k
-  the certified band has when the page completes or at the cap;
+  its values of k (no progress line but the band's; each curve's own time in
+  brackets when it was still computing at first content), and how many values
+  of k the certified band has when the page completes or at the cap;
 - **revisit**: each page opened a second time, seconds to first content.
 
 Also the upload itself (file chosen -> preview; "Analyse" -> page idle).  The
@@ -69,10 +70,10 @@ VK = "Variance vs k, certified"
 BAND_RE = re.compile(r"at the (\d+) of (\d+) values of k certified so far")
 
 
-def _curves_pending(page) -> bool:
-    """A progress line of an algorithm's curve (not the certified band's) is on the page."""
+def _curves_pending(page) -> set[str]:
+    """The algorithms whose curve still has a progress line (not the certified band's)."""
     texts = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stProgress"]').all_inner_texts()
-    return any(not t.strip().startswith("Certified band") for t in texts)
+    return {t.strip().split(":")[0] for t in texts if not t.strip().startswith("Certified band")}
 
 
 def _band(page) -> str:
@@ -91,13 +92,20 @@ def measure_page(page, title: str, cap: float) -> dict:
     page.get_by_role("link", name=title).first.click()
     page.wait_for_url(f"**/{PATHS[title]}", timeout=60_000)
     first = complete = curves = None
+    each: dict[str, float | None] = {}  # curve -> seconds until its progress line went away
     quiet_since = None
     while True:
         now = time.monotonic() - t0
         if first is None and _first_content(page, title):
             first = now
-        if title == VK and first is not None and curves is None and not _curves_pending(page):
-            curves = now
+        if title == VK and first is not None and curves is None:
+            pending = _curves_pending(page)
+            for name in pending:
+                each.setdefault(name, None)
+            for name in [nm for nm, t in each.items() if t is None and nm not in pending]:
+                each[name] = now
+            if not pending:
+                curves = now
         if _running(page):
             quiet_since = None
         else:
@@ -121,7 +129,7 @@ def measure_page(page, title: str, cap: float) -> dict:
                 pass
         time.sleep(2.0)
     return dict(page=title, first=first, complete=complete, errors=errors, stopped=stopped, curves=curves,
-                band=band)
+                band=band, each=each)
 
 
 def revisit(page, title: str, cap: float = 30.0) -> float | None:
@@ -192,7 +200,9 @@ def journey(browser, url: str, dataset: str, csv: Path | None, cap: float, out: 
             r = measure_page(page, title, cap)
             notes = []
             if title == VK:
-                notes.append(f"all curves at {fmt(r['curves'], cap)} s")
+                notes.append(f"all curves at {fmt(r['curves'], cap)} s"
+                             + (" (" + ", ".join(f"{nm} {fmt(t, cap)} s" for nm, t in r["each"].items())
+                                + ")" if r["each"] else ""))
                 if r["band"]:
                     notes.append(f"band {r['band']} k certified")
             if r["errors"]:

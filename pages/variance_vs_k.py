@@ -120,12 +120,12 @@ def main() -> None:
         st.info(note)
     if not paths:
         return
-    # fast curves: give them up to 1 s in all, so that the first paint may already have some
-    # (the figure then redraws every second as they come)
+    # a first visit: give the curves up to 1 s, so that the first paint may already have some
+    # (the figure then redraws every second as they come); a revisit draws at once
     deadline = time.monotonic() + 1.0
-    for job in paths.values():
-        if not job.heavy:
-            job.wait(order, timeout=max(0.0, deadline - time.monotonic()))
+    while time.monotonic() < deadline and not any(j.view().results for j in paths.values()) \
+            and live.any_active([j.view() for j in paths.values()]):
+        time.sleep(0.05)
     cert = None
     if show_band:
         try:

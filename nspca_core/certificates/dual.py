@@ -21,8 +21,8 @@ def _screen_init(A: np.ndarray, k: int) -> DnnState:
     Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
     ``A_ii - mu``, a soft-thresholding of A; the bound
     ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
-    coarse grid and golden-section refinement using cheap Lanczos values
-    (only the chosen point matters; it is re-evaluated exactly later).
+    coarse grid (5 points) and 4 golden-section steps using cheap Lanczos
+    values (only the chosen point matters; it is re-evaluated exactly later).
     """
     n = A.shape[0]
     dg = np.diag(A)
@@ -51,14 +51,14 @@ def _screen_init(A: np.ndarray, k: int) -> DnnState:
             lam = float(np.linalg.eigvalsh(M)[-1])
         return lam + mu * k
 
-    grid = np.linspace(0.0, hi, 7)
+    grid = np.linspace(0.0, hi, 5)
     vals = [h(m) for m in grid]
     j = int(np.argmin(vals))
     a, b = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
     g = (math.sqrt(5) - 1) / 2
     c, d = b - g * (b - a), a + g * (b - a)
     fc, fd = h(c), h(d)
-    for _ in range(6):
+    for _ in range(4):
         if fc < fd:
             b, d, fd = d, c, fc
             c = b - g * (b - a)

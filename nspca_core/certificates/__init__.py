@@ -45,13 +45,16 @@ Bounds (names as they appear in ``Certificate.bounds``):
     row sum.  Tried at ``lower (1 + OPTIMAL_TOLERANCE/2)`` (a proof of
     optimality), then at ``1.01 lower``.
 ``split``
-    Large n: ``B_S + B_T`` over a screened feature set S and its complement
-    (:func:`_certify_split`).
+    Large n: ``B_S + B_T`` over a screened feature set S and its complement,
+    or better the sparsity-coupled ``max_j B_S(k - j) + B_T(j)`` (S's DNN dual
+    point bounds every sparsity at once) (:func:`_certify_split`).
 ``monotone``
     In :func:`certify_path`: a bound for ``k' >= k`` is a bound for ``k``.
 
-Eigenvalues entering a bound are LAPACK's plus a stated tolerance (see
-:func:`nspca_core._dnn.lmax_upper`), never Lanczos/Ritz estimates.
+Eigenvalues entering a bound are LAPACK's plus a stated tolerance, or a Ritz
+guess proved by a Cholesky factorization of ``guess I - M`` plus its rounding
+allowance (see :func:`nspca_core._dnn.lmax_upper`), never Lanczos/Ritz
+estimates alone.
 """
 
 from __future__ import annotations

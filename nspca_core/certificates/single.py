@@ -401,7 +401,8 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Cer
         n <= 120, where the exact rank-2 spannogram is cheap) and up to 120
         DNN iterations, stopping at a 1e-3 relative gap or when progress
         stalls, then (only while the ratio is below 0.97) up to 60 more with
-        sparsity cuts; "full": d <= 3, residual bounds on the split remainder,
+        sparsity cuts; for 3 <= k <= 64 the anchored row sums come first and the
+        DNN is skipped when they certify 0.97; "full": d <= 3, residual bounds on the split remainder,
         up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``.
     callback : callable(done, total), optional
         Progress (DNN iterations).

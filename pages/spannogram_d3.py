@@ -58,7 +58,8 @@ st.session_state[state.TEACH_V3] = np.asarray(V, dtype=float)
 st.session_state[state.TEACH_SUPPORT3] = best_sup
 
 def name_support(sup) -> str:
-    return "{" + ", ".join(str(labels[int(i)]) for i in sup) + "}"
+    """A support with the rows' names (∅ where no entry of Vc is positive)."""
+    return "{" + ", ".join(str(labels[int(i)]) for i in sup) + "}" if len(sup) else "∅"
 
 
 with right:

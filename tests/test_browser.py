@@ -214,6 +214,10 @@ KNOWN_OVERLAPS = {
     ("several_components", 800): "the loadings heatmap's subplot titles (\"deflation: remove used "
                                  "features\" / \"deflation: project out (Mackey)\") run into each "
                                  "other at 800 px (ui/figures/analysis.py)",
+    ("compare", 1400): "the title \"Certified fraction of the optimum, k = …\" runs under the "
+                       "figure's toolbar in its half-width column (ui/figures/analysis.py)",
+    ("several_components", 1400): "the title \"Variance explained by the span of the first "
+                                  "components\" runs under the figure's toolbar (ui/figures/analysis.py)",
 }
 
 
@@ -234,6 +238,21 @@ TRUNCATED_JS = """
 
 def _truncated_buttons(page) -> list[str]:
     return page.evaluate(TRUNCATED_JS)
+
+
+# Formulas cut at the right edge (the tour's OPT formula at 800 px, issue 21 item 4)
+CUT_FORMULAS_JS = """
+() => [...document.querySelectorAll('[data-testid="stMainBlockContainer"] .katex-display, '
+                                    + '[data-testid="stMainBlockContainer"] .katex')]
+  .filter(e => e.offsetParent !== null)
+  .filter(e => e.scrollWidth > e.clientWidth + 1
+               || e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+  .map(e => e.textContent.slice(0, 40))
+"""
+
+
+def _cut_formulas(page) -> list[str]:
+    return page.evaluate(CUT_FORMULAS_JS)
 
 
 def _url(app_url: str, name: str) -> str:
@@ -285,6 +304,7 @@ def test_page_in_browser(name, width, warm_app, browser):
                                 ".filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().height)")
         assert all(h >= 200 for h in heights), heights
         assert not _truncated_buttons(page)
+        assert not _cut_formulas(page)
         # no developer menu or Deploy button for the audience (client.toolbarMode = "viewer")
         assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
         overlaps = _overlaps(page)

@@ -99,7 +99,8 @@ def legend_below(fig: go.Figure, *, gap_px: int = 64, rows: int = 3) -> go.Figur
 
 
 def _fmt_support(idx) -> str:
-    return "{" + ", ".join(str(int(i)) for i in idx) + "}"
+    """``{0, 2, 3}``; the empty support (no positive entry) as ∅."""
+    return "{" + ", ".join(str(int(i)) for i in idx) + "}" if len(idx) else "∅"
 
 
 def _phi_ticks() -> dict:
@@ -317,7 +318,7 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
                               yanchor="top", direction="left", pad=dict(r=6, t=0),
                               buttons=[dict(label="▶ play", method="animate", args=[None, play]),
                                        dict(label="❚❚ pause", method="animate", args=[[None], still])])],
-            legend=dict(y=195 * below),
+            legend=dict(y=205 * below),
             sliders=[dict(active=int(np.argmin(np.abs(ts - t0))), x=0, y=55 * below, len=1.0,
                           xanchor="left", yanchor="top", pad=dict(t=0, b=0),
                           currentvalue=dict(prefix="φ = ", visible=True, xanchor="left"),

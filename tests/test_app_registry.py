@@ -83,3 +83,18 @@ def test_page_constants_follow_the_registry(monkeypatch, page):
     if page == "labelled.py":
         assert "newmethod" not in ns["METHODS"]  # slow: not on the fast page
         assert ns["METHODS"][0] == "enet"
+
+
+def test_one_method_choices_default_to_the_registrys_first_preselected_method():
+    """Several components' deflation solver (like Features by class) defaults to the ε-net."""
+    from tests.conftest import page_app
+
+    from ui import jobs
+
+    at = page_app("several_components.py", timeout=120, sc_strategies=["deflation-remove"])
+    at.run()
+    jobs.REGISTRY.wait(120)
+    assert not at.exception
+    box = at.selectbox(key="sc_method")
+    assert box.value == registry.defaults()[0] == "enet"
+    assert box.options[:3] == [figs.method_label(m) for m in registry.defaults()]

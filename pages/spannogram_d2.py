@@ -69,9 +69,12 @@ values_at = V @ np.array([np.sin(phi), np.cos(phi)])
 plus, minus = topk_nonneg(values_at, k), topk_nonneg(-values_at, k)
 with left:
     st.markdown(f"**V:** {where}.")
-    st.markdown(f"At φ = {phi:+.2f} the candidate supports are  \n"
+    # ▶ play runs in the browser and moves only the figure (its title and slider follow each
+    # frame); this text is for the φ slider above and says so (issue 21, item 3)
+    st.markdown(f"At the slider's φ = {phi:+.2f} the candidate supports are  \n"
                 f"$I_k^+(v(\\varphi))$ = `{[int(i) for i in plus]}` and "
-                f"$I_k^+(-v(\\varphi))$ = `{[int(i) for i in minus]}`.")
+                f"$I_k^+(-v(\\varphi))$ = `{[int(i) for i in minus]}`.  \n"
+                "*While ▶ play sweeps φ, the figure's title gives the supports of each frame.*")
 
 with right:
     with st.spinner("Drawing the spannogram and its animation…"):

@@ -180,6 +180,10 @@ def test_home_falls_back_to_digits_and_certifies(monkeypatch, tmp_path):
 def test_spannogram_d2_lecture_mode_steps_from_change_to_change():
     """Issue 20 item 5: step buttons move φ to the next support change and say why it changed."""
     at = _ok(_page("spannogram_d2.py").run())
+    # issue 21 item 3: the left text cannot follow ▶ play (the animation runs in the browser);
+    # it names the slider it follows and points to the figure's own per-frame text
+    text = " ".join(m.value for m in at.markdown)
+    assert "At the slider's φ = +0.30" in text and "the figure's title gives the supports" in text
     at.toggle(key="span2_lecture").set_value(True)
     at = _ok(at.run())
     phi0 = at.slider(key="span2_phi").value

@@ -145,7 +145,8 @@ def preview(up, ds) -> None:
     cols[3].metric("images", "no" if up.image_shape is None else f"{up.image_shape[0]}×{up.image_shape[1]}")
     for note in list(up.notes) + [nt for nt in ds.notes if nt not in up.notes]:
         st.caption(f"• {on_screen(note)}")
-    head = pd.DataFrame(np.asarray(up.X)[:10, :30], columns=[str(f) for f in up.feature_names[:30]])
+    head = pd.DataFrame(np.asarray(up.X)[:10, :30], columns=[str(f) for f in up.feature_names[:30]],
+                        index=pd.RangeIndex(1, min(10, m) + 1, name="sample"))  # counted from 1
     st.dataframe(head, hide_index=False)
     if n > 30:
         st.caption(f"First 10 samples and 30 of {n} features shown (raw values, before preprocessing).")
@@ -203,6 +204,7 @@ def analysis(ds) -> None:
         fig = figs.loadings_heatmap(pd.DataFrame(L[used], index=[str(ds.feature_names[j]) for j in used],
                                                  columns=names),
                                     title=f"Loadings of the {r} component(s) on their support")
+        fig.update_layout(xaxis_title="component")  # the shared heatmap's axis says "method"
     st.plotly_chart(fig, key="yd_components")
     c1, c2, c3 = st.columns(3)
     c1.download_button("Components (CSV)", downloads.components_csv(L, ds.feature_names, names),

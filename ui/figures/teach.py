@@ -241,7 +241,7 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
             opacity=1.0 if on else 0.8,
             hovertemplate=f"{labels[i]}<br>φ=%{{x:.3f}}<br>v=%{{y:.3f}}<extra></extra>"))
     fig.add_trace(go.Scatter(x=[phis[0], phis[-1]], y=[0, 0], mode="lines",
-                             name="zero curve (row n+1 = 0)",
+                             name="zero curve (an appended zero row)",
                              line=dict(color=OKABE_ITO["black"], dash="dash", width=1.5)))
     env_names = [f"k-th largest of v(φ) (k={k})", f"k-th smallest of v(φ) (k={k})"]
     env_colors = [PLUS, MINUS]

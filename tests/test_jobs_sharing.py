@@ -196,3 +196,25 @@ def test_certify_job_quick_pass_first_then_full_and_slow_quick_units_skipped(reg
     assert work.certificate({}, 3) is None
     assert work.certified(res, [3, 1, 5, 8]) == (4, 4)
     assert work.certified({(work.QUICK, 3): res[(work.QUICK, 3)], (work.QUICK, 5): None}, [3, 5]) == (1, 0)
+
+
+def test_in_a_process_the_timeout_counts_the_units_cpu_seconds():
+    reg = jobs.Registry(idle_seconds=3600)
+
+    def unit(fn):
+        def work(u, ctx):
+            try:
+                return ctx.run(f"tests.jobs_units.{fn}", 3.0, "x", timeout=1.0)
+            except jobs.TimedOut:
+                return "gave up"
+        return work
+
+    try:
+        burning = reg.submit("b", "B", [0], unit("burn_unit"), heavy=True)
+        assert burning.wait(timeout=120), burning.view().message
+        assert burning.view().results == {0: "gave up"}  # killed at 1 of its 3 CPU seconds
+        waiting = reg.submit("w", "W", [0], unit("sleep_unit"), heavy=True)
+        assert waiting.wait(timeout=120), waiting.view().message
+        assert waiting.view().results == {0: "finished"}  # 3 s of wall time, ~0 CPU seconds
+    finally:
+        reg.clear()

@@ -250,6 +250,23 @@ class Worker:
         child.close()
         self._proc, self._conn, self._data = proc, parent, OrderedDict()
 
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the process has used (Linux ``/proc``; None elsewhere or when not running)."""
+        pid = self.pid
+        if pid is None:
+            return None
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def _spent(self, cpu0: float | None, t0: float) -> float:
+        """Seconds the unit has computed: CPU seconds since ``cpu0``, else wall seconds since ``t0``."""
+        now = self.cpu_seconds()
+        return now - cpu0 if now is not None and cpu0 is not None else time.monotonic() - t0
+
     def kill(self) -> None:
         """Terminate the process (a new one starts with the next unit)."""
         proc, conn = self._proc, self._conn
@@ -261,13 +278,16 @@ class Worker:
             conn.close()
 
     def run(self, fn: str, X, data_id: Hashable, check: Callable[[], None],
-            progress: Callable[[float, float], None], **kwargs):
-        """``fn(X, callback=..., **kwargs)`` in the worker; ``check()`` raising stops it at once."""
+            progress: Callable[[float, float], None], *, timeout: float | None = None, **kwargs):
+        """``fn(X, callback=..., **kwargs)`` in the worker; ``check()`` raising stops it at once,
+        and so does the unit using more than ``timeout`` CPU seconds (wall seconds where the
+        system does not report CPU time): :class:`TimedOut`."""
         while not self._lock.acquire(timeout=0.1):  # another job's unit is computing here
             check()
         try:
             try:
                 self._ensure()
+                cpu0, t0 = self.cpu_seconds(), time.monotonic()
                 fresh = data_id not in self._data
                 self._conn.send((fn, data_id, X if fresh else None, kwargs))
                 self._data[data_id] = True
@@ -276,6 +296,8 @@ class Worker:
                     self._data.popitem(last=False)
                 while True:
                     check()
+                    if timeout is not None and self._spent(cpu0, t0) > timeout:
+                        raise TimedOut
                     if not self._conn.poll(0.05):
                         if not self._proc.is_alive():
                             check()  # killed because the job was cancelled (shutdown)
@@ -321,24 +343,25 @@ class Context:
 
     def run(self, fn: str, X, data_id: Hashable, *, timeout: float | None = None, **kwargs):
         """``fn(X, callback=..., **kwargs)``; past ``timeout`` seconds :class:`TimedOut` is raised
-        (the process killed at once; in a thread, at the core's next callback)."""
-        deadline = None if timeout is None else time.monotonic() + float(timeout)
+        (the process killed at once; in a thread, at the core's next callback).
 
-        def check() -> None:
-            self.check()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimedOut
-
+        In a worker process the seconds are the CPU seconds of the unit (where the system
+        reports them), so a unit slowed down by other work on the machine is not cut short;
+        otherwise wall-clock seconds.
+        """
         if self._worker is None:  # no process (tests): in this thread
             import importlib
 
+            deadline = None if timeout is None else time.monotonic() + float(timeout)
+
             def callback(done, total) -> None:
                 self(done, total)
-                check()
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimedOut
 
             module, name = fn.rsplit(".", 1)
             return getattr(importlib.import_module(module), name)(X, callback=callback, **kwargs)
-        return self._worker.run(fn, X, data_id, check, self._job.callback, **kwargs)
+        return self._worker.run(fn, X, data_id, self.check, self._job.callback, timeout=timeout, **kwargs)
 
 
 class Job:

@@ -125,7 +125,7 @@ def fit_jobs(X: np.ndarray, dkey: str, k: int, methods: Sequence[str], *, d: int
 
 
 QUICK = "fast"  # the first pass of certificates: the core's cheap bounds (under a second per k on MLL)
-QUICK_S = 3.0   # a quick certificate taking longer is abandoned, and so are those of larger k
+QUICK_S = 3.0   # a quick certificate computing longer (CPU s) is abandoned, and so are those of larger k
 
 
 def certify_job(X: np.ndarray, dkey: str, ks: Sequence[int], *,
@@ -135,10 +135,10 @@ def certify_job(X: np.ndarray, dkey: str, ks: Sequence[int], *,
     Units: first ``("fast", k)`` for every k — ``certify(X, k, x, effort="fast")``,
     the core's cheap bounds, so that the band is there within seconds — then
     ``k`` for every k — ``certify(X, k, x)`` at the default effort, which
-    tightens it k by k.  A quick unit that takes more than :data:`QUICK_S`
-    seconds is abandoned (its value is None), and so are the quick units of
-    larger k after it (the cost of the bounds grows with k: on MLL, 0.4 s at
-    k = 220, minutes at k = 3,266); the full pass covers them.  Read a k's best
+    tightens it k by k.  A quick unit that computes more than :data:`QUICK_S`
+    CPU seconds is abandoned (its value is None), and so are the quick units
+    of larger k after it (the cost of the bounds grows with k: on MLL, 0.3 s at
+    k = 220, over 4 minutes at k = 3,266); the full pass covers them.  Read a k's best
     certificate with :func:`certificate`.
 
     The start x of each certificate is the best answer at k any page has found

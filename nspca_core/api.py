@@ -385,7 +385,7 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
     res = _fit_cov(C, k, method, d, eps, seed, callback, options)
     if certify:
-        from .certificates.single import _certify_cov
+        from .certificates import certify_cov as _certify_cov
 
         cert = _certify_cov(C, k, x=res.x, effort=effort)
         res = replace(res, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
@@ -562,7 +562,7 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                 callback(j + 1, r)
         loadings = np.column_stack(cols) if cols else np.zeros((n, 0))
     if certify:
-        from .certificates.single import _certify_cov
+        from .certificates import certify_cov as _certify_cov
 
         effort = options.get("effort", "auto")
         certified = []

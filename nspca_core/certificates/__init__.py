@@ -62,6 +62,7 @@ from __future__ import annotations
 from ._settings import EFFORTS, OPTIMAL_TOLERANCE
 from .bounds import apriori_guarantee, paper_bound
 from .path import certify_path
+from .single import _certify_cov as certify_cov  # the internal API of nspca_core.api (validated Cov in)
 from .single import certify
 
 __all__ = ["certify", "certify_path", "apriori_guarantee", "paper_bound", "EFFORTS",

@@ -21,7 +21,7 @@ def _ascent_many(cov: Cov, k: int, X0: np.ndarray, iters: int = 60):
 def _starts(cov: Cov, k: int, U: np.ndarray | None, count: int, extra=()) -> np.ndarray:
     """Start points: rank-1 solutions of the given eigen/Ritz vectors (both signs), the top
     coordinates by variance, and any extra points."""
-    from ..rank1 import _rank1_nspca
+    from .._common.rank1 import rank1_point as _rank1_nspca
 
     n = cov.n
     cols = [np.asarray(e, dtype=float) for e in extra if e is not None]
@@ -40,7 +40,7 @@ def _starts(cov: Cov, k: int, U: np.ndarray | None, count: int, extra=()) -> np.
 def _fit_lower(cov: Cov, k: int):
     """The project's best answer (``fit(method="auto", certify=False)``), or None if unavailable."""
     try:
-        from ..api import _fit_cov
+        from ..api import fit_cov as _fit_cov
     except ImportError:
         return None
     try:

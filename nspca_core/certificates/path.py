@@ -11,7 +11,7 @@ from .._common.ascent import opt_pairs
 from .._common.scale import normalized, rescale
 from .._cov import Cov, as_cov
 from .._dnn import DnnState, dnn_optimize, dnn_tangent, dnn_value_lam
-from .._dnn import _lmax_state as _dnn_lmax
+from .._dnn import lmax_state as _dnn_lmax
 from .._validation import InputError
 from ..result import Certificate
 from . import _settings as S

@@ -107,6 +107,38 @@ def _projected_ascent(B: np.ndarray, x: np.ndarray, tol=1e-10, max_iter=2000) ->
     return x
 
 
+class _GramSide:
+    """``A_II = X_Iᵀ X_I / m`` of thin data (m < |I|) as an operator: ``B @ v`` and ``v @ B``
+    cost two products with the m × |I| block; the |I| × |I| matrix is never formed."""
+
+    __array_ufunc__ = None  # ``ndarray @ self`` defers to __rmatmul__
+
+    def __init__(self, XI: np.ndarray):
+        self.XI, self.m = XI, XI.shape[0]
+
+    def __matmul__(self, v):
+        return self.XI.T @ (self.XI @ v) / self.m
+
+    __rmatmul__ = __matmul__
+
+
+def _support_matrix_and_top_vector(cov: Cov, idx: np.ndarray):
+    """``A_II`` (an array, or a :class:`_GramSide` operator when the data are thinner than the
+    support) and its leading eigenvector.  On the Gram side the eigenvector is ``X_Iᵀ v`` for the
+    top eigenvector v of the m × m ``X_I X_Iᵀ / m`` (same nonzero spectrum): O(m²|I|) instead of
+    the O(|I|³) of a full eigendecomposition (|I| = 12,582 on MLL: 100 s -> a fraction of one)."""
+    X = getattr(cov, "X", None)
+    if (idx.size > _EXACT_SUPPORT and getattr(cov, "_A", None) is None and isinstance(X, np.ndarray)
+            and X.shape[0] < idx.size):
+        XI = X[:, idx]
+        _, V = np.linalg.eigh(XI @ XI.T / X.shape[0])
+        u = XI.T @ V[:, -1]
+        nu = np.linalg.norm(u)
+        return _GramSide(XI), (u / nu if nu > 0 else u)
+    B = cov.submatrix(idx)
+    return B, np.linalg.eigh(B)[1][:, -1]
+
+
 def renormalize_on_support(cov: Cov, x: np.ndarray, nonneg: bool):
     """Variational renormalization: the best unit vector on the support of ``x``.
 
@@ -121,9 +153,7 @@ def renormalize_on_support(cov: Cov, x: np.ndarray, nonneg: bool):
     idx = np.flatnonzero(x)
     if idx.size == 0:
         return x, "none"
-    B = cov.submatrix(idx)
-    w, U = np.linalg.eigh(B)
-    u = U[:, -1]
+    B, u = _support_matrix_and_top_vector(cov, idx)
     u = -u if u.sum() < 0 else u
     xs = x[idx]
     old = float(xs @ B @ xs)

@@ -15,7 +15,8 @@ prints for every analysis page:
 - on "Variance vs k": seconds until every selected algorithm's curve has all
   its values of k (no progress line but the band's; each curve's own time in
   brackets when it was still computing at first content), and how many values
-  of k the certified band has when the page completes or at the cap;
+  of k the certified band has when the page completes or at the cap (and when
+  every k first had a certified bound);
 - **revisit**: each page opened a second time, seconds to first content.
 
 Also the upload itself (file chosen -> preview; "Analyse" -> page idle).  The
@@ -76,10 +77,18 @@ def _curves_pending(page) -> set[str]:
     return {t.strip().split(":")[0] for t in texts if not t.strip().startswith("Certified band")}
 
 
+FULL_RE = re.compile(r"The full certificate is done at (\d+) of them")
+
+
 def _band(page) -> str:
-    """``"certified/total"`` values of k from the band's caption ("" when not shown)."""
-    m = BAND_RE.search(page.locator('[data-testid="stMainBlockContainer"]').inner_text())
-    return f"{m.group(1)}/{m.group(2)}" if m else ""
+    """``"certified/total"`` values of k from the band's caption ("" when not shown), and
+    ``" (full certificate at f)"`` while some of them have only the quick first bound."""
+    text = page.locator('[data-testid="stMainBlockContainer"]').inner_text()
+    m = BAND_RE.search(text)
+    if not m:
+        return ""
+    full = FULL_RE.search(text)
+    return f"{m.group(1)}/{m.group(2)}" + (f" (full certificate at {full.group(1)})" if full else "")
 
 
 def measure_page(page, title: str, cap: float) -> dict:
@@ -91,7 +100,7 @@ def measure_page(page, title: str, cap: float) -> dict:
     t0 = time.monotonic()
     page.get_by_role("link", name=title).first.click()
     page.wait_for_url(f"**/{PATHS[title]}", timeout=60_000)
-    first = complete = curves = None
+    first = complete = curves = full_band = None
     each: dict[str, float | None] = {}  # curve -> seconds until its progress line went away
     quiet_since = None
     while True:
@@ -106,6 +115,10 @@ def measure_page(page, title: str, cap: float) -> dict:
                 each[name] = now
             if not pending:
                 curves = now
+        if title == VK and full_band is None and first is not None:
+            got = _band(page)
+            if got and got.split("/")[0] == got.split("/")[1].split(" ")[0]:
+                full_band = now
         if _running(page):
             quiet_since = None
         else:
@@ -129,7 +142,7 @@ def measure_page(page, title: str, cap: float) -> dict:
                 pass
         time.sleep(2.0)
     return dict(page=title, first=first, complete=complete, errors=errors, stopped=stopped, curves=curves,
-                band=band, each=each)
+                band=band, each=each, full_band=full_band)
 
 
 def revisit(page, title: str, cap: float = 30.0) -> float | None:
@@ -204,7 +217,8 @@ def journey(browser, url: str, dataset: str, csv: Path | None, cap: float, out: 
                              + (" (" + ", ".join(f"{nm} {fmt(t, cap)} s" for nm, t in r["each"].items())
                                 + ")" if r["each"] else ""))
                 if r["band"]:
-                    notes.append(f"band {r['band']} k certified")
+                    notes.append(f"band {r['band']} k certified"
+                                 + (f", every k at {r['full_band']:.1f} s" if r["full_band"] else ""))
             if r["errors"]:
                 notes.append(f"{r['errors']} exception box(es)")
             if r["stopped"]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-CORE = Path(__file__).resolve().parents[1] / "nspca_core"
+CORE = Path(__file__).resolve().parents[2] / "nspca_core"
 MAX_LINES = 600
 
 

@@ -161,13 +161,11 @@ def _opt1(V1: np.ndarray, k: int) -> float:
 
 
 def _opt_d_exact(V: np.ndarray, k: int):
-    """Exact OPT_d from the spannogram (lazy import), or None when unavailable."""
+    """Exact OPT_d from the spannogram (imported lazily: it is only needed for d >= 2)."""
     if V.shape[1] == 1:
         return _opt1(V, k)
-    try:
-        from ..spannogram import lowrank_nspca
-    except ImportError:
-        return None
+    from ..spannogram import lowrank_nspca
+
     return float(lowrank_nspca(V, k).variance_lowrank)
 
 

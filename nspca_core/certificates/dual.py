@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import eigsh  # at import time: a lazy import costs the first call ~5 eigh
+from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
 from .._anchor import anchored_branch_bound
 from .._dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
@@ -47,7 +47,7 @@ def _screen_init(A: np.ndarray, k: int) -> DnnState:
         try:
             lam = float(eigsh(M, k=1, which="LA", v0=ones, tol=1e-6, maxiter=2000,
                               return_eigenvectors=False)[0])
-        except Exception:
+        except ArpackNoConvergence:  # this value only picks the DNN's starting price (no proof)
             lam = float(np.linalg.eigvalsh(M)[-1])
         return lam + mu * k
 

@@ -38,17 +38,13 @@ def _starts(cov: Cov, k: int, U: np.ndarray | None, count: int, extra=()) -> np.
 
 
 def _fit_lower(cov: Cov, k: int):
-    """The project's best answer (``fit(method="auto", certify=False)``), or None if unavailable."""
-    try:
-        from ..api import fit_cov as _fit_cov
-    except ImportError:
-        return None
-    try:
-        # d = 3: "auto" runs the exact spannogram only where it is cheap (tiny n); its
-        # batched ascent from many starts is what finds the answer
-        r = _fit_cov(cov, k, "auto", min(3, cov.n), 0.1, 0, None, {})
-    except Exception:  # a solver still being written must not break certification
-        return None
+    """The project's best answer (``fit(method="auto", certify=False)``), or None when it is not
+    a feasible point (zero, or more than k nonzeros after clipping)."""
+    from ..api import fit_cov
+
+    # d = 3: "auto" runs the exact spannogram only where it is cheap (tiny n); its
+    # batched ascent from many starts is what finds the answer
+    r = fit_cov(cov, k, "auto", min(3, cov.n), 0.1, 0, None, {})
     x = np.clip(np.asarray(r.x, dtype=float), 0.0, None)
     if np.count_nonzero(x) == 0 or np.count_nonzero(x) > k:
         return None

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import hashlib
 import importlib
 import logging
@@ -86,7 +85,7 @@ SINGLE_METHODS = registry.SINGLE
 
 
 class Unavailable(RuntimeError):
-    """A core function or method the page needs is not available (yet)."""
+    """A method the page was asked for is not one the core offers (e.g. a stale URL or preset)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,32 +126,10 @@ class Upload:
 
 # ----------------------------------------------------------------- helpers
 def core(module: str, name: str):
-    """``nspca_core.<module>.<name>``, or :class:`Unavailable` with a clear note.
-
-    A callable comes back wrapped so that an ImportError raised *inside* it (a
-    part of the core not built in this installation) also becomes
-    :class:`Unavailable` instead of a crash.
-    """
-    try:
-        mod = importlib.import_module(f"nspca_core.{module}")
-        obj = getattr(mod, name)
-    except (ImportError, AttributeError) as exc:
-        try:  # the module moved inside the core: the public name at the top level still works
-            obj = getattr(importlib.import_module("nspca_core"), name)
-        except (ImportError, AttributeError):
-            raise Unavailable(f"`nspca_core.{module}.{name}` is not available in this build ({exc}).") from None
-    if not callable(obj) or isinstance(obj, type):
-        return obj
-
-    @functools.wraps(obj)
-    def call(*args, **kwargs):
-        try:
-            return obj(*args, **kwargs)
-        except ImportError as exc:
-            raise Unavailable(f"`nspca_core.{module}.{name}` needs a part of the core that is not "
-                              f"available in this build ({exc}).") from None
-
-    return call
+    """``nspca_core.<module>.<name>``: the core function a cached wrapper calls, imported when
+    first needed (the app starts without loading every solver).  A missing module or name is
+    a bug of this build and raises (ImportError/AttributeError), it is not hidden."""
+    return getattr(importlib.import_module(f"nspca_core.{module}"), name)
 
 
 def available_methods() -> list[str]:
@@ -451,7 +428,7 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
 @st.cache_data(show_spinner=False, max_entries=128)
 def certify(X: np.ndarray, k: int, x: np.ndarray | None = None, _callback=None):
     """``nspca_core.certify.certify(X, k=k, x=x)`` -> Certificate, cached."""
-    return core("certify", "certify")(X, k=int(k), x=x, callback=_callback)
+    return core("certificates", "certify")(X, k=int(k), x=x, callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -461,7 +438,7 @@ def certify_path(X: np.ndarray, ks: tuple, xs: np.ndarray | None = None, _callba
     ``xs`` (n × len(ks)) are the best known answers, passed column by column.
     """
     x_list = None if xs is None else [np.asarray(xs)[:, j] for j in range(len(ks))]
-    return core("certify", "certify_path")(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback)
+    return core("certificates", "certify_path")(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -472,7 +449,7 @@ def paper_bounds(X: np.ndarray, ks: tuple, lowrank_values: np.ndarray, d: int, e
     probability ≥ 1−1/n) or exact (``eps=None``) value of max ‖Vᵀx‖² at ``ks[j]``.
     """
     _, ev = lowrank(X, int(d))
-    f = core("certify", "paper_bound")
+    f = core("certificates", "paper_bound")
     return np.array([f(float(v), ev, int(d), eps=eps) for v in np.asarray(lowrank_values, float)])
 
 

@@ -42,7 +42,7 @@ run in one process: on MLL (72 × 12,582) ``certify`` works from X (m ≪ n)
 and peaks near 400 MB, and the registry keeps only vectors and scalars,
 never an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts
 the least recently read finished ones.  The stated budget of the app for MLL
-is 2 GB resident; ``tests/test_app_jobs_server.py`` measures it.
+is 2 GB resident; ``tests/app/test_browser.py`` measures it.
 
 Shutdown
 --------

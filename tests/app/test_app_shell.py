@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui import state
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 
 ALL_PAGES = ["pages/home.py", "pages/spannogram_d2.py", "pages/spannogram_d3.py",

@@ -15,7 +15,7 @@ from tests.conftest import page_app
 
 from ui import state
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 TIMEOUT = 180
 

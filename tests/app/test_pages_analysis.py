@@ -17,7 +17,7 @@ from tests.conftest import page_app
 
 from ui import compute, jobs, state
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 TIMEOUT = 120
 

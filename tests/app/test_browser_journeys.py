@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_browser import (CHROMIUM_ARGS, _chromium, _start_server, _stop_server, _wait_drawn,
+from tests.app.test_browser import (CHROMIUM_ARGS, _chromium, _start_server, _stop_server, _wait_drawn,
                                 _wait_idle)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots" / "journeys"
 TIMEOUT_S = 300
 WIDTH = 1400

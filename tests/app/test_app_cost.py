@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import page_app
 from ui import cost, jobs, state
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 
 

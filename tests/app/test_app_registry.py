@@ -18,7 +18,7 @@ from nspca_core.methods import MethodSpec
 from ui import compute, work
 from ui.figures import analysis as figs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NEW = MethodSpec("newmethod", "A new method (Someone 2030)", "new", "single", "asteris2014", "#123456",
                  cost="slow", default=True, symbol="bowtie")
 

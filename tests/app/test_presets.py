@@ -15,7 +15,7 @@ from nspca_core.datasets import is_available, list_datasets
 from tests.conftest import page_app
 from ui import jobs, presets, sidebar, state
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 TIMEOUT = 300
 

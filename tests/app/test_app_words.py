@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui import compute, messages, state
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 PAGE_FILES = sorted((ROOT / "pages").glob("*.py"))
 
@@ -75,7 +75,7 @@ def test_upload_errors_do_not_repeat_the_file_name_nor_name_api_arguments():
 
 def _sidebar_only():
     """The shared sidebar alone (this Streamlit's AppTest drops the sidebar of an
-    st.navigation app after the first run; see tests/test_app_shell.py)."""
+    st.navigation app after the first run; see tests/app/test_app_shell.py)."""
     from ui.sidebar import draw_sidebar
 
     draw_sidebar()

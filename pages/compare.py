@@ -12,6 +12,7 @@ import streamlit as st
 from nspca_core import methods as registry
 from ui import compute, cost, downloads, jobs, live, state, work
 from ui.figures import analysis as figs
+from ui.figures.teach import below_toolbar  # titles start under the figure's toolbar
 from ui.sidebar import page_intro
 
 page_intro(
@@ -128,14 +129,15 @@ def draw(ds, X, k, methods, fits, cert_job, s) -> bool:
 
     c1, c2 = st.columns(2)
     if cert is not None:
-        c1.plotly_chart(figs.metric_bars(table, "certified_ratio", percent=True,
-                                         title=f"Certified fraction of the optimum, k = {k}",
-                                         ylabel="variance / upper bound"), key="cmp_ratio")
+        c1.plotly_chart(below_toolbar(figs.metric_bars(table, "certified_ratio", percent=True,
+                                                       title=f"Certified fraction of the optimum, k = {k}",
+                                                       ylabel="variance / upper bound")), key="cmp_ratio")
     else:
-        c1.plotly_chart(figs.metric_bars(table, "variance_over_lambda1", title=f"Variance / λ₁, k = {k}",
-                                         ylabel="variance / λ₁"), key="cmp_var")
-    c2.plotly_chart(figs.metric_bars(table, "seconds", title="Seconds per solve", ylabel="seconds"),
-                    key="cmp_seconds")
+        c1.plotly_chart(below_toolbar(figs.metric_bars(table, "variance_over_lambda1",
+                                                       title=f"Variance / λ₁, k = {k}", ylabel="variance / λ₁")),
+                        key="cmp_var")
+    c2.plotly_chart(below_toolbar(figs.metric_bars(table, "seconds", title="Seconds per solve",
+                                                   ylabel="seconds")), key="cmp_seconds")
 
     supports = {mth: np.asarray(results[mth].support) for mth in names}
     st.plotly_chart(figs.jaccard_heatmap(compute.jaccard_matrix(supports),

@@ -12,6 +12,7 @@ import streamlit as st
 from nspca_core import methods as registry
 from ui import compute, cost, downloads, jobs, live, messages, state, work
 from ui.figures import analysis as figs
+from ui.figures.teach import below_toolbar, legend_below  # titles under the toolbar, legends under the axis
 from ui.sidebar import page_intro
 
 page_intro(
@@ -165,14 +166,14 @@ def draw(ds, X, strategies, todo) -> bool:
     if results:
         total = float(np.einsum("ij,ij->", X, X) / m) or 1.0  # trace(A), A = XᵀX/m
         c1, c2 = st.columns(2)
-        c1.plotly_chart(figs.cumulative_variance(
+        c1.plotly_chart(below_toolbar(legend_below(figs.cumulative_variance(
             {lab: res.cumulative_variance for lab, res in results.items()}, normalizer=total,
             title="Variance explained by the span of the first components",
-            ylabel="cumulative variance / trace(A)"), key="sc_cumulative")
-        c2.plotly_chart(figs.cumulative_variance(
+            ylabel="cumulative variance / trace(A)"))), key="sc_cumulative")
+        c2.plotly_chart(below_toolbar(legend_below(figs.cumulative_variance(
             {lab: np.cumsum(res.variance) for lab, res in results.items()}, normalizer=total,
             title="Σ of per-component variances<br><sup>the objective of Asteris et al. (2015)</sup>",
-            ylabel="Σ xⱼᵀAxⱼ / trace(A)"), key="sc_sum")
+            ylabel="Σ xⱼᵀAxⱼ / trace(A)"))), key="sc_sum")
         note = messages.bipartite_note({lab: float(np.sum(res.variance)) for lab, res in results.items()},
                                        STRATEGY_LABELS["bipartite"])
         if note:

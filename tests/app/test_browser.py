@@ -210,15 +210,7 @@ OVERLAPS_JS = """
 
 # Overlaps found on pages whose figures another engineer owns, reported to them; the test
 # turns back into a plain pass as soon as they are gone.
-KNOWN_OVERLAPS = {
-    ("several_components", 800): "the loadings heatmap's subplot titles (\"deflation: remove used "
-                                 "features\" / \"deflation: project out (Mackey)\") run into each "
-                                 "other at 800 px (ui/figures/analysis.py)",
-    ("compare", 1400): "the title \"Certified fraction of the optimum, k = …\" runs under the "
-                       "figure's toolbar in its half-width column (ui/figures/analysis.py)",
-    ("several_components", 1400): "the title \"Variance explained by the span of the first "
-                                  "components\" runs under the figure's toolbar (ui/figures/analysis.py)",
-}
+KNOWN_OVERLAPS: dict = {}  # (page, width) -> why an overlap is accepted; none today
 
 
 def _overlaps(page) -> list[str]:

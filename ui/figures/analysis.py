@@ -315,7 +315,10 @@ def supports_heatmap(loadings: Mapping[str, np.ndarray], feature_names: Sequence
     for L in loadings.values():
         used |= np.any(np.asarray(L) != 0, axis=1)
     rows = np.flatnonzero(used)[:max_features]
-    fig = make_subplots(rows=1, cols=max(len(names), 1), subplot_titles=names or None,
+    # a label "deflation: project out (Mackey)" breaks after its colon: side by side on a narrow
+    # screen, one-line titles ran into each other (issue 21, item 5)
+    titles = [name.replace(": ", ":<br>") for name in names]
+    fig = make_subplots(rows=1, cols=max(len(names), 1), subplot_titles=titles or None,
                         shared_yaxes=True, horizontal_spacing=0.04)
     zmax = max((float(np.abs(np.asarray(L)).max()) for L in loadings.values() if np.size(L)), default=1.0)
     for i, name in enumerate(names):
@@ -331,7 +334,9 @@ def supports_heatmap(loadings: Mapping[str, np.ndarray], feature_names: Sequence
     fig.update_yaxes(autorange="reversed", type="category", tickmode="array", tickvals=ylabels,
                      ticktext=ylabels, tickfont=dict(size=12 if rows.size <= 40 else 10))
     fig.update_yaxes(title_text="feature", row=1, col=1)
-    fig.update_layout(**_LAYOUT, title=_title(title), height=max(380, 160 + 18 * rows.size))
+    fig.update_layout(**_LAYOUT, title=_title(title), height=max(380, 180 + 18 * rows.size))
+    if any("<br>" in t for t in titles):
+        fig.update_layout(margin=dict(t=130))
     return fig
 
 

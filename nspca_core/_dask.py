@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._cov import Cov
+from ._sparse import check_dense_budget
 from ._dask_kernels import k_bad, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
 from ._validation import InputError, check_d, check_int
 
@@ -351,13 +352,7 @@ class DaskCov(Cov):
             Over the budget: Dask data is meant to stay an operator.
         """
         if self._A is None:
-            need = self.dense_bytes()
-            if need > self.dense_budget:
-                raise InputError(
-                    f"this step needs the dense {self.n} x {self.n} covariance ({need / 1e9:.3g} GB "
-                    f"as float64), over the budget of {self.dense_budget / 1e9:.3g} GB for Dask "
-                    "data; use a method that works through matrix-vector products (tpower, em, "
-                    "the bipartite method, the low-rank factor) or fewer features")
+            check_dense_budget(self.n, self.dense_budget, "Dask data")
             self._A = self.submatrix(np.arange(self.n))
         return self._A
 

@@ -51,6 +51,18 @@ def _format_bytes(b: float) -> str:
     return f"{b:.3g} TB"  # pragma: no cover
 
 
+def check_dense_budget(n: int, budget: float, what: str) -> None:
+    """Refuse, with the estimate, to form an n x n float64 covariance over ``budget`` bytes:
+    data held as an operator (``what``: "sparse data", "Dask data") stays one."""
+    need = 8 * n * n
+    if need > budget:
+        raise InputError(
+            f"this step needs the dense {n} x {n} covariance ({_format_bytes(need)} as float64), "
+            f"over the budget of {_format_bytes(budget)} for {what}; use a method that works "
+            "through matrix-vector products (the bipartite method, TPower, EM, the low-rank "
+            "factor) or fewer features")
+
+
 class SparseCov(Cov):
     """Covariance operator of sparse data.  Build with :func:`as_sparse_cov` (which validates).
 
@@ -188,14 +200,7 @@ class SparseCov(Cov):
             gives the estimate): sparse data is meant to stay an operator.
         """
         if self._A is None:
-            need = self.dense_bytes()
-            if need > self.dense_budget:
-                raise InputError(
-                    f"this step needs the dense {self.n} x {self.n} covariance "
-                    f"({_format_bytes(need)} as float64), over the budget of "
-                    f"{_format_bytes(self.dense_budget)} for sparse data; use a method that "
-                    "works through matrix-vector products (the bipartite method, TPower, "
-                    "the low-rank factor) or fewer features")
+            check_dense_budget(self.n, self.dense_budget, "sparse data")
             G = self.X_sparse.T @ self.X_sparse
             G = G.toarray() if sp.issparse(G) else np.asarray(G)
             A = np.asarray(G, dtype=np.float64) / self.m - np.outer(self.mean, self.mean)

@@ -116,22 +116,6 @@ def app_url():
         _stop_server(proc)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("no Chromium found (shutil.which('chromium') and /usr/bin/chromium); "
-                    "`make test` installs Debian's chromium — run `apt-get install -y chromium`")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 def _wait_idle(page, timeout_s: float) -> None:
     """Wait until the script run is over: the app is rendered and no 'Running…' status shows."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_s * 1000)

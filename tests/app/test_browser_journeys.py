@@ -26,8 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.test_browser import (CHROMIUM_ARGS, _chromium, _start_server, _stop_server, _wait_drawn,
-                                _wait_idle)
+from tests.app.test_browser import _start_server, _stop_server, _wait_drawn, _wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots" / "journeys"
@@ -193,22 +192,6 @@ def app_url():
         yield url
     finally:
         _stop_server(proc)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("no Chromium found (shutil.which('chromium') and /usr/bin/chromium); "
-                    "`make test` installs Debian's chromium — run `apt-get install -y chromium`")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture()

@@ -213,6 +213,9 @@ def test_scores_figure_one_box_per_class_and_component():
     assert sum(len(b.y) for b in boxes[:3]) == 30
     titles = [a.text for a in fig.layout.annotations]
     assert titles == ["component 1 (F = 3.5)", "component 2 (F = ∞)"]
+    # the classes are named on every panel's x axis, in order (no legend to collide with them)
+    assert list(fig.layout.xaxis.categoryarray) == list(fig.layout.xaxis2.categoryarray) == classes
+    assert fig.layout.showlegend is False
 
 
 def test_heatmap_labels_every_row_with_the_file_names():

@@ -88,7 +88,7 @@ def scores_by_class(scores: np.ndarray, codes: np.ndarray, classes: Sequence[str
                 continue
             fig.add_trace(go.Box(
                 y=y, x=[str(name)] * y.size, name=str(name), legendgroup=str(name),
-                showlegend=j == 0, marker=dict(color=class_color(g), size=5),
+                showlegend=False, marker=dict(color=class_color(g), size=5),
                 line=dict(color=class_color(g)), boxpoints="all" if points else "outliers",
                 jitter=0.45, pointpos=0, boxmean=False,
                 hovertemplate=f"{name}<br>score %{{y:.4g}}<extra>{names[j]}</extra>"),
@@ -96,10 +96,10 @@ def scores_by_class(scores: np.ndarray, codes: np.ndarray, classes: Sequence[str
         fig.update_xaxes(type="category", categoryorder="array",
                          categoryarray=[str(c) for c in classes], row=row, col=col)
         fig.update_yaxes(title_text="score" if col == 1 else None, row=row, col=col)
+    # no legend: each box is named by its x tick label, in every panel (a legend under the
+    # panels collided with tick labels rotated on a narrow screen)
     fig.update_layout(**_LAYOUT, title=_title(title), height=120 + 330 * nrows,
-                      legend=dict(title="class", orientation="h", yanchor="top", y=-0.12 / nrows,
-                                  xanchor="left", x=0),
-                      boxmode="overlay")
+                      showlegend=False, boxmode="overlay")
     return fig
 
 

@@ -155,24 +155,6 @@ def _normalize(Z: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     return Z
 
 
-def _merge(Z: np.ndarray, kc: np.ndarray, active: np.ndarray, alias: list) -> np.ndarray:
-    """Drop active columns that equal another active one (same k, same iterate to
-    ``_MERGE_TOL``): they would follow the same path.  Records ``(dropped, kept)`` in alias.
-    Candidates are found by sorting one projection of the columns, then checked entry-wise."""
-    if active.size < 2:
-        return np.ones(active.size, dtype=bool)
-    w = 1.0 + 0.5 * np.sin(np.arange(Z.shape[0]))
-    s = w @ Z
-    order = np.argsort(s, kind="stable")
-    keep = np.ones(active.size, dtype=bool)
-    for a, b in zip(order[:-1], order[1:]):
-        if (abs(s[b] - s[a]) <= _MERGE_TOL and kc[active[a]] == kc[active[b]] and keep[a]
-                and np.abs(Z[:, b] - Z[:, a]).max() <= _MERGE_TOL):
-            keep[b] = False
-            alias.append((active[b], active[a]))
-    return keep
-
-
 def project(X0: np.ndarray, kc, key: np.ndarray | None = None, *, signed: bool = False) -> np.ndarray:
     """The feasible point of each start: ``T_k`` of the column, normalized; a column with
     no positive entry becomes the basis vector of the feature of smallest ``key``.  With
@@ -195,6 +177,138 @@ def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
         R = np.abs(R)
     R = R[key]
     return R / np.linalg.norm(R, axis=0)
+
+
+# ---------------------------------------------------------------- compact iterates
+# The iterates of the ascent have at most k nonzeros each.  When k is small next to n they
+# are held as ``(idx, vals)``, both (w, q) with w = max k, one column per iterate: the indices
+# of the nonzeros in increasing order, then padding (index n, value 0).  Every O(n) pass of a
+# step then runs once, on the product ``A x`` only (the selection of its top k); the rest
+# costs O(k).  Otherwise (small n, or k near n) ``idx`` has no rows and ``vals`` is the
+# dense (n, q) matrix: fewer, larger numpy calls are then faster.
+
+# compact iterates from this many features on, when k <= n / 4
+_COMPACT_MIN_N = 1000
+
+
+def _to_dense(idx: np.ndarray, vals: np.ndarray, n: int) -> np.ndarray:
+    """The (n, q) matrix of the columns (compact: padding lands in a dropped row n)."""
+    if idx.shape[0] == 0:
+        return vals
+    Z = np.zeros((n + 1, idx.shape[1]))
+    Z[idx, np.arange(idx.shape[1])] = vals
+    return Z[:n]
+
+
+def _to_compact(Z: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(idx, vals)`` of the columns of Z (n, q), each with at most ``width`` nonzeros."""
+    cols, rows = _nonzero_by_column(Z)
+    return _scatter(rows, cols, Z[rows, cols], Z.shape[0], Z.shape[1], width)
+
+
+def _nonzero_by_column(M: np.ndarray):
+    """``(cols, rows)`` of the nonzeros of M (n, q), grouped by column, rows increasing."""
+    return np.divmod(np.flatnonzero(M.T), M.shape[0])
+
+
+def _scatter(rows, cols, values, n: int, q: int, width: int):
+    """Compact columns from the entries ``(rows, cols, values)``, grouped by column with rows
+    increasing; zero values are dropped."""
+    nz = values != 0
+    if not nz.all():
+        rows, cols, values = rows[nz], cols[nz], values[nz]
+    counts = np.bincount(cols, minlength=q)
+    pos = np.arange(cols.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    idx = np.full((width, q), n, dtype=np.intp)
+    vals = np.zeros((width, q))
+    idx[pos, cols] = rows
+    vals[pos, cols] = values
+    return idx, vals
+
+
+def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int):
+    """Compact ``T_k`` of each column of Y (n, q) (``signed``: the k largest |entries| with
+    their signs), the same points as the dense :func:`_step` without ``both_signs``.
+
+    Per k: one ``np.partition`` finds the (k+1)-th largest value u of each column and the
+    entries above u are the k kept ones.  When fewer than k lie above u, the k-th value
+    equals u (a tie); if it is positive, :func:`topk_mask` breaks the tie by ``key`` on
+    that column (rare), else the tied entries are zero after truncation anyway."""
+    n, q = Y.shape
+    S = np.abs(Y) if signed else Y
+    ks = np.unique(kc)
+    if ks.size > 4 or ks[-1] >= n:  # many different k (a path), or whole columns: dense
+        return _to_compact(_step(Y, kc, key, False, signed), width)
+    masks, dense_cols = [], []
+    for k in ks:
+        g = np.flatnonzero(kc == k) if ks.size > 1 else np.arange(q)
+        Sg = S if ks.size == 1 else S[:, g]
+        u = np.partition(Sg, n - k - 1, axis=0)[n - k - 1]
+        M = Sg > u
+        count = M.sum(axis=0)
+        if ks.size == 1 and k == width and (count == k).all():
+            # the common case: k entries above u in every column (no tie), kept if positive
+            cols, rows = _nonzero_by_column(M)
+            idx = rows.reshape(q, k).T
+            vals = Y[idx, np.arange(q)]
+            if signed or (vals > 0).all():
+                return idx, vals
+            return _scatter(rows, cols, np.maximum(vals.T.ravel(), 0.0), n, q, width)
+        ok = (count == k) | (u <= 0)
+        if not ok.all():
+            M[:, ~ok] = False
+            dense_cols.append(g[~ok])
+        masks.append((g, M))
+    if dense_cols:
+        g = np.concatenate(dense_cols)
+        masks.append((g, _step(Y[:, g], kc[g], key, False, signed) != 0))
+    if len(masks) == 1:
+        cols, rows = _nonzero_by_column(masks[0][1])
+    else:
+        M = np.zeros((n, q), dtype=bool)
+        for g, Mg in masks:
+            M[:, g] |= Mg
+        cols, rows = _nonzero_by_column(M)
+    values = Y[rows, cols] if signed else np.maximum(Y[rows, cols], 0.0)
+    return _scatter(rows, cols, values, n, q, width)
+
+
+def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
+                       prev_vals: np.ndarray):
+    """Unit columns (scaled by the largest entry first, as :func:`_normalize`); a zero column
+    takes the previous iterate (nothing to follow)."""
+    top = np.abs(vals).max(axis=0)
+    ok = top > 0
+    vals = vals / np.where(ok, top, 1.0)
+    vals /= np.where(ok, np.linalg.norm(vals, axis=0), 1.0)
+    if not ok.all():
+        idx, vals = idx.copy(), vals
+        idx[:, ~ok], vals[:, ~ok] = prev_idx[:, ~ok], prev_vals[:, ~ok]
+    return idx, vals
+
+
+def _merge(idx: np.ndarray, vals: np.ndarray, kc: np.ndarray, active: np.ndarray, alias: list,
+           n: int) -> np.ndarray:
+    """Drop active columns that equal another active one (same k, same iterate to
+    ``_MERGE_TOL``): they would follow the same path.  Records ``(dropped, kept)`` in alias.
+    Candidates are found by sorting one projection of the columns, then checked entry-wise."""
+    if active.size < 2:
+        return np.ones(active.size, dtype=bool)
+    w = 1.0 + 0.5 * np.sin(np.arange(n + 1))
+    s = np.einsum("ij,ij->j", w[idx], vals) if idx.shape[0] else w[:n] @ vals
+    order = np.argsort(s, kind="stable")
+    keep = np.ones(active.size, dtype=bool)
+    for a, b in zip(order[:-1], order[1:]):
+        if abs(s[b] - s[a]) <= _MERGE_TOL and kc[active[a]] == kc[active[b]] and keep[a]:
+            if (idx[:, a] == idx[:, b]).all():
+                gap = np.abs(vals[:, b] - vals[:, a]).max()
+            else:
+                gap = np.abs(_to_dense(idx[:, [b]], vals[:, [b]], n)
+                             - _to_dense(idx[:, [a]], vals[:, [a]], n)).max()
+            if gap <= _MERGE_TOL:
+                keep[b] = False
+                alias.append((active[b], active[a]))
+    return keep
 
 
 def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_iter: int = 200,
@@ -239,46 +353,65 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
     """
     n, p = X0.shape
     kc = np.broadcast_to(np.asarray(kc, dtype=np.intp), (p,)).copy()
-    X = project(X0, kc, key, signed=signed)
-    best_X, best_v = X.copy(), np.full(p, -np.inf)
+    width = int(min(kc.max(), n)) if p else 1
+    compact = n >= _COMPACT_MIN_N and 4 * width <= n
+    P = project(X0, kc, key, signed=signed)
+    idx, vals = _to_compact(P, width) if compact else (np.zeros((0, p), dtype=np.intp), P)
+    best_idx, best_vals, best_v = idx.copy(), vals.copy(), np.full(p, -np.inf)
     prev_v = np.full(p, np.nan)
     converged = np.zeros(p, dtype=bool)
     active = np.arange(p)
     alias: list = []
     it = 0
-    while active.size and it < max_iter and not (stop is not None and stop()):
-        it += 1
-        Xa = X[:, active]
-        Y = matvec(Xa)
-        v = np.einsum("ij,ij->j", Xa, Y)
+
+    def score(ia, va):  # (A x) and x^T A x of the columns
+        Y = matvec(_to_dense(ia, va, n))
+        at = Y[np.minimum(ia, n - 1), np.arange(ia.shape[1])] if compact else Y
+        return Y, np.einsum("ij,ij->j", va, at)
+
+    def select(Y):
+        if compact:
+            return _select(Y, kc[active], key, signed, width)
+        return idx[:, active], _step(Y, kc[active], key, False, signed)
+
+    def keep_best(ia, va, v):
         better = v > best_v[active]
         best_v[active[better]] = v[better]
-        best_X[:, active[better]] = Xa[:, better]
+        best_idx[:, active[better]] = ia[:, better]
+        best_vals[:, active[better]] = va[:, better]
+
+    while active.size and it < max_iter and not (stop is not None and stop()):
+        it += 1
+        ia, va = idx[:, active], vals[:, active]
+        Y, v = score(ia, va)
+        keep_best(ia, va, v)
         pv = prev_v[active]
         gained = np.isnan(pv) | (v > pv + rtol * np.abs(pv))
         prev_v[active] = v
-        Z = _normalize(_step(Y, kc[active], key, both_signs, signed), Xa)
-        still = (((Z != 0) != (Xa != 0)).any(axis=0)
-                 | (np.abs(np.einsum("ij,ij->j", Z, Xa)) < 1 - xtol))
+        zi, zv = select(Y)
+        if both_signs:  # the longer of T_k(y) and T_k(-y)
+            mi, mv = select(-Y)
+            flip = np.einsum("ij,ij->j", mv, mv) > np.einsum("ij,ij->j", zv, zv)
+            zi[:, flip], zv[:, flip] = mi[:, flip], mv[:, flip]
+        zi, zv = _normalize_compact(zv, zi, ia, va)
+        moved = ~(zi == ia).all(axis=0) if compact else ((zv != 0) != (va != 0)).any(axis=0)
+        still = moved | (np.abs(np.einsum("ij,ij->j", zv, va)) < 1 - xtol)
         moving = gained & still
         converged[active[~moving]] = True
-        X[:, active] = Z
+        idx[:, active], vals[:, active] = zi, zv
         if merge:
-            keep = _merge(Z, kc, active, alias)
-            moving &= keep
+            moving &= _merge(zi, zv, kc, active, alias, n)
         active = active[moving]
     if active.size:  # score the last iterates of columns still moving
-        Xa = X[:, active]
-        v = np.einsum("ij,ij->j", Xa, matvec(Xa))
-        better = v > best_v[active]
-        best_v[active[better]] = v[better]
-        best_X[:, active[better]] = Xa[:, better]
+        ia, va = idx[:, active], vals[:, active]
+        keep_best(ia, va, score(ia, va)[1])
     for dropped, kept in reversed(alias):
         if best_v[kept] > best_v[dropped]:
             best_v[dropped] = best_v[kept]
-            best_X[:, dropped] = best_X[:, kept]
+            best_idx[:, dropped], best_vals[:, dropped] = best_idx[:, kept], best_vals[:, kept]
         converged[dropped] = converged[kept]
-    return AscentResult(X=best_X, values=best_v, converged=converged, iterations=it)
+    return AscentResult(X=_to_dense(best_idx, best_vals, n), values=best_v, converged=converged,
+                        iterations=it)
 
 
 def reweight(cov, x: np.ndarray, f: float, *, max_support: int | None = None):

@@ -39,3 +39,68 @@ def test_truncate_keeps_the_k_largest_positive_entries(seed, n, p):
         pos = np.sort(Y[:, j][Y[:, j] > 0])[::-1][:k]
         assert np.array_equal(np.sort(Z[:, j][Z[:, j] > 0])[::-1], pos)
         assert np.count_nonzero(Z[:, j]) <= k and (Z[:, j] >= 0).all()
+
+
+def brute_step(Y, kc, key, signed):
+    """``T_k`` by a plain sort: the k largest entries of ``Y_+`` (``signed``: of ``|Y|``, with
+    their signs), ties taken by increasing key; zeros elsewhere."""
+    n, p = Y.shape
+    S = np.abs(Y) if signed else np.maximum(Y, 0.0)
+    M = brute_mask(S, kc, key)
+    return np.where(M, Y if signed else S, 0.0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 12), st.integers(1, 6), st.sampled_from([1, 2, 7]),
+       st.booleans(), st.booleans())
+def test_compact_step_is_the_sorted_top_k(seed, n, p, distinct_k, signed, coarse):
+    """The ascent's compact selection (indices and values of the k kept entries per column)
+    is the dense top-k, ties at a positive k-th value broken by key — whichever of its paths
+    (one k, a few k, many k; ties or not) it takes."""
+    from nspca_core._common.ascent import _select, _to_dense
+
+    rng = np.random.default_rng(seed)
+    Y = rng.integers(-2, 3, (n, p)).astype(float) if coarse else rng.standard_normal((n, p))
+    key = rng.permutation(n)
+    kc = rng.choice(rng.integers(1, n + 1, distinct_k), p)
+    idx, vals = _select(Y, kc, key, signed, int(kc.max()))
+    assert np.array_equal(_to_dense(idx, vals, n), brute_step(Y, kc, key, signed))
+    # canonical: the kept indices increase down each column, padding (index n, value 0) last
+    assert (np.diff(idx, axis=0) > 0).all() or np.all((np.diff(idx, axis=0) > 0) | (idx[1:] == n))
+    assert np.array_equal(idx == n, vals == 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 12), st.integers(1, 5), st.booleans(), st.booleans())
+def test_ascent_compact_and_dense_iterates_agree(seed, n, p, signed, both_signs):
+    """The two ways the kernel holds its iterates (compact (indices, values) when k is small
+    next to n, dense otherwise) are one algorithm: same points, values, iterations.  Both are
+    monotone from the projected start and feasible: unit columns, at most k nonzeros
+    (nonnegative unless ``signed``), their values ``x^T A x`` as returned."""
+    from nspca_core._common import ascent as asc
+
+    rng = np.random.default_rng(seed)
+    B = rng.integers(-2, 3, (n + 2, n)).astype(float)
+    A = B.T @ B
+    X0 = rng.standard_normal((n, p))
+    k = int(rng.integers(1, max(2, n // 4) + 1))
+    key = rng.permutation(n)
+    runs = []
+    saved = asc._COMPACT_MIN_N
+    try:
+        for threshold in (0, 10**9):  # compact, then dense
+            asc._COMPACT_MIN_N = threshold
+            runs.append(asc.ascent(lambda W: A @ W, X0, k, key=key, signed=signed,
+                                   both_signs=both_signs and not signed))
+    finally:
+        asc._COMPACT_MIN_N = saved
+    c, d = runs
+    assert np.allclose(c.X, d.X, atol=1e-12) and np.allclose(c.values, d.values, rtol=1e-12)
+    assert c.iterations == d.iterations and np.array_equal(c.converged, d.converged)
+    P = asc.project(X0, k, key, signed=signed)
+    start = np.einsum("ij,ij->j", P, A @ P)
+    assert (c.values >= start - 1e-9 * np.abs(start)).all()
+    assert np.allclose(np.einsum("ij,ij->j", c.X, A @ c.X), c.values, rtol=1e-12, atol=1e-12)
+    assert ((c.X != 0).sum(axis=0) <= k).all() and np.allclose(np.linalg.norm(c.X, axis=0), 1)
+    if not signed:
+        assert (c.X >= 0).all()

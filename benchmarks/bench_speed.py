@@ -144,7 +144,7 @@ X = rng.standard_normal((3, 200_000)); X -= X.mean(axis=0)
 nc.certify(X[:, :50], k=3)
 for k in (1, 10, 100):
     t = time.perf_counter(); c = nc.certify(X, k=k); dt = time.perf_counter() - t
-    print(f"   k={{k:4d}}: {{dt:.2f}} s, ratio {{c.ratio:.6f}} ({{c.kind}})")
+    print(f"   k={{k:4d}}: {{dt:.2f}} s, ratio {{c.ratio:.6f}}, 1 - ratio {{1 - c.ratio:.1e}} ({{c.kind}})")
 print(f"   peak memory of the process: {{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}} MB")
 """
 

@@ -206,12 +206,19 @@ def _paper_and_residual(spec: _Spectral, k: int, ds, rowsums: dict | None = None
     return out
 
 
-def _thin_lambdas(XT: np.ndarray, m: int, count: int):
-    """Top eigenvalues (+ tolerance) and eigenvectors of ``X_T^T X_T / m`` through the Gram."""
+def _gram_eig(XT: np.ndarray, m: int):
+    """Eigenvalues (descending, clipped at 0), eigenvectors and their backward-error
+    tolerance of the Gram ``X_T X_T^T / m``."""
     G = (XT @ XT.T) / m
     w, P = np.linalg.eigh(G)
     w, P = np.clip(w[::-1], 0.0, None), P[:, ::-1]
     tol = 32.0 * (G.shape[0] + XT.shape[1]) * _EPS * (float(np.linalg.norm(G)) + float(np.trace(G)))
+    return w, P, tol
+
+
+def _thin_lambdas(XT: np.ndarray, m: int, count: int):
+    """Top eigenvalues (+ tolerance) and eigenvectors of ``X_T^T X_T / m`` through the Gram."""
+    w, P, tol = _gram_eig(XT, m)
     cnt = min(count, w.size)
     with np.errstate(divide="ignore", invalid="ignore"):
         sc = np.where(w[:cnt] > 0, 1.0 / np.sqrt(w[:cnt] * m), 0.0)
@@ -288,3 +295,48 @@ def _rest_curve(cov: Cov, T: np.ndarray, kmax: int) -> np.ndarray:
     paper = opt1 * (1 + 4 * T.size * _EPS) + lam2 + tol
     out[1:] = np.minimum(np.minimum(trace, paper), lam1)
     return out
+
+
+def _gram_basis_bound(XT: np.ndarray, P: np.ndarray, r: int, k: int, opt_r: float,
+                      block: int = 1 << 15) -> float:
+    """Upper bound on ``max x^T A x`` (``A = X_T^T X_T / m``) over unit, k-sparse x, from the
+    computed eigenvectors ``P`` (m x m) of the Gram ``X_T X_T^T / m`` and the exact
+    ``opt_r = max ||W x||^2`` of the computed factor ``W = fl(P_r^T X_T) / sqrt(m)`` (r x n,
+    the spannogram's problem).  Rounding cannot break it, and its slack is relative to the
+    values involved (the k largest variances), not to the trace as in :func:`_thin_lambdas`:
+    on data of rank r it certifies the spannogram's answer to ~1e-12 (the allowance for the
+    spannogram's own rounding).
+
+    Proof.  With ``y = X_T x``: ``||P^T y||^2 >= (1 - eta) ||y||^2`` for
+    ``eta >= ||P^T P - I||_2``, and ``||P^T y||^2 = ||P_r^T y||^2 + ||P_c^T y||^2``.
+    ``||P_r^T y|| / sqrt(m) <= ||W x|| + delta_r`` where ``|fl(P_r^T X_T) - P_r^T X_T| <=
+    gamma |P_r|^T |X_T|`` entrywise, so ``delta_r = gamma ||P_r||_F sqrt(D_k)`` with
+    ``|| |X_T| |x| ||^2 <= m D_k`` (Cauchy-Schwarz on the support; ``D_k`` the sum of the k
+    largest variances).  The same for ``P_c`` with ``||R x||^2 <= T_k``, the k largest squared
+    column norms of the computed ``R = P_c^T X_T / sqrt(m)`` (Cauchy-Schwarz again).  Then
+    ``x^T A x <= ((sqrt(opt_r) + delta_r)^2 + (sqrt(T_k) + delta_c)^2) / (1 - eta)``.
+    Memory: O(m n) in column blocks of ``block``; nothing n x n.
+    """
+    m, n = XT.shape
+    k = min(k, n)
+    eps = _EPS
+    gamma = (m + 4) * eps / (1 - (m + 4) * eps)
+    E = P.T @ P - np.eye(m)
+    eta = float(np.linalg.norm(E)) * (1 + m * m * eps) + 2 * m * gamma
+    if eta >= 0.5:
+        return np.inf
+    dg = np.einsum("ij,ij->j", XT, XT) / m
+    D = float(np.partition(dg, n - k)[n - k:].sum()) * (1 + (m + 4) * eps) if k < n else \
+        float(dg.sum()) * (1 + (m + 4) * eps)
+    Pc = P[:, r:]
+    colsq = np.empty(n)
+    for s in range(0, n, block):
+        R = (Pc.T @ XT[:, s:s + block]) / math.sqrt(m)
+        colsq[s:s + block] = np.einsum("ij,ij->j", R, R)
+    T = float(np.partition(colsq, n - k)[n - k:].sum()) if k < n else float(colsq.sum())
+    T *= 1 + (m + 4) * eps
+    root = math.sqrt(max(D, 0.0))
+    d_r = gamma * math.sqrt(r * (1 + eta)) * root
+    d_c = gamma * math.sqrt((m - r) * (1 + eta)) * root
+    top = (math.sqrt(max(opt_r, 0.0) * (1 + 1e-12)) + d_r) ** 2 + (math.sqrt(T) + d_c) ** 2
+    return top / (1 - eta) * (1 + 16 * eps)

@@ -35,6 +35,8 @@ from .bounds import (
     _paper_and_residual,
     _rest_curve,
     _Spectral,
+    _gram_basis_bound,
+    _gram_eig,
     _thin_lambdas,
 )
 from .dual import _branch, _dnn, _kkt_point
@@ -288,22 +290,27 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None)
     ``A = V V^T + R`` with ``||R||_2 = lambda_{r+1} <= tol`` (zero to rounding) and V the
     computed eigen-factor (backward error ``tol``), so ``x^T A x <= OPT_r + lambda_{r+1} +
     2 tol`` for every feasible x, with ``OPT_r`` exact (:func:`nspca_core.lowrank_nspca`).
-    Returns None when the rank is above ``max_rank``.  Memory O(n r); nothing n x n.
+    That slack scales with the trace; :func:`_gram_basis_bound` bounds the same quantity with
+    a slack relative to the k largest variances, and the smaller of the two is kept (both are
+    upper bounds): the ratio is then 1 to ~1e-12.
+    Returns None when the rank is above ``max_rank``.  Memory O(n m); nothing n x n.
     """
     t0 = time.perf_counter()
     max_rank = S._LOWRANK_MAX_RANK if max_rank is None else max_rank
     m = cov.X.shape[0]
-    w, _, tol = _thin_lambdas(cov.X, m, 0)
+    w, P, tol = _gram_eig(cov.X, m)
     r = int(np.count_nonzero(w > tol))
     if r > max_rank:
         return None
-    _, U, _ = _thin_lambdas(cov.X, m, max(r, 1))
-    V = U[:, : max(r, 1)] * np.sqrt(w[: max(r, 1)])
+    rr = max(r, 1)
+    V = (cov.X.T @ P[:, :rr]) / math.sqrt(m)  # = fl(P_r^T X) / sqrt(m), as _gram_basis_bound
     from ..spannogram import lowrank_nspca
 
     res = lowrank_nspca(V, k)
     lam_next = float(w[r]) if r < w.size else 0.0
-    bounds = {f"paper(d={max(r, 1)})": float(res.variance_lowrank) * (1 + 1e-12) + lam_next + 2 * tol,
+    opt_r = float(res.variance_lowrank)
+    paper = opt_r * (1 + 1e-12) + lam_next + 2 * tol
+    bounds = {f"paper(d={rr})": min(paper, _gram_basis_bound(cov.X, P, rr, k, opt_r)),
               "lambda1": float(w[0]) + tol}
     info: dict = {"n": cov.n, "rank": r}
     if x is not None:
@@ -311,7 +318,7 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None)
         info["lower_source"] = "given"
     else:
         x, lower = res.x, cov.quad(res.x)
-        info["lower_source"] = f"spannogram(d={max(r, 1)})"
+        info["lower_source"] = f"spannogram(d={rr})"
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info)

@@ -532,3 +532,41 @@ def test_dnn_optimizer_reaches_the_relaxation_value_where_it_is_exact():
         assert val >= opt - REL * s
         worst = max(worst, (val - opt) / s)
     assert worst < 2e-3
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 5), st.integers(2, 9), st.integers(0, 4), st.booleans())
+def test_gram_basis_bound_holds_for_any_thin_data_and_is_tight_at_low_rank(seed, m, n, r, centered):
+    """``_gram_basis_bound`` (the low-rank certificate's rounding-proof bound) is an upper bound
+    on the brute-force optimum for thin data of any rank and any split r of the Gram's
+    eigenbasis; when the data has rank <= r it equals the spannogram's OPT_r to ~1e-13."""
+    from nspca_core.certificates.bounds import _gram_basis_bound
+    from nspca_core.spannogram import lowrank_nspca
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.uniform(0.01, 3, n)
+    if centered:
+        X = X - X.mean(axis=0)
+    r = max(1, min(r, m))
+    G = X @ X.T / m
+    P = np.linalg.eigh(G)[1][:, ::-1]
+    V = (X.T @ P[:, :r]) / np.sqrt(m)
+    A = X.T @ X / m
+    for k in {1, 2, n // 2 or 1, n}:
+        opt_r = lowrank_nspca(V, k).variance_lowrank
+        opt, _ = brute_opt(A, k)
+        b = _gram_basis_bound(X, P, r, k, opt_r)
+        assert b >= opt * (1 - 1e-12) - 1e-300, (b, opt)
+        if np.linalg.matrix_rank(X, tol=1e-10 * max(1.0, np.abs(X).max())) <= r and opt > 0:
+            assert b <= opt * (1 + 1e-11), (b, opt)
+
+
+def test_rank_two_data_is_certified_to_ratio_one():
+    """3 samples, centered (rank 2): the spannogram's answer is certified optimal, ratio 1 to
+    rounding, at every k (the trace-scaled Gram tolerance alone left 1e-4 at k = 1)."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((3, 4000)) * rng.uniform(0.01, 2, 4000)
+    X -= X.mean(axis=0)
+    for k in (1, 10, 100, 4000):
+        c = certify(X, k=k)
+        assert c.info["rank"] == 2 and c.ratio >= 1 - 1e-11, (k, c.ratio)

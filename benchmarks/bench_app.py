@@ -56,7 +56,7 @@ def _running(page) -> bool:
     if page.locator('[data-testid="stStatusWidget"]').count() > 0:
         return True
     main = page.locator('[data-testid="stMainBlockContainer"]')
-    return main.get_by_role("button", name="Stop").count() > 0
+    return main.get_by_role("button", name="Stop", exact=True).count() > 0
 
 
 def _first_content(page, title: str) -> bool:
@@ -133,7 +133,7 @@ def measure_page(page, title: str, cap: float) -> dict:
     band = _band(page) if title == VK else ""
     stopped = False
     if complete is None:  # stop what is left, so the next page is measured alone
-        stops = page.locator('[data-testid="stMainBlockContainer"]').get_by_role("button", name="Stop")
+        stops = page.locator('[data-testid="stMainBlockContainer"]').get_by_role("button", name="Stop", exact=True)
         for i in range(stops.count()):
             try:
                 stops.nth(i).click(timeout=5_000)

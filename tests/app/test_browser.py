@@ -603,7 +603,7 @@ def test_closed_tab_stops_work_and_sigterm_ends_server(browser):
                   " running " in job_log.read_text(), 120, "the certificate job to start")
         _wait_for(lambda: page.locator('[data-testid="stPlotlyChart"] .main-svg').count() > 0,
                   120, "the first curves")
-        assert page.get_by_role("button", name="Stop").count() >= 1
+        assert page.get_by_role("button", name="Stop", exact=True).count() >= 1
         _wait_for(lambda: page.locator("text=certified so far").count() > 0, 240,
                   "the first certified values of k")
         page.screenshot(path=str(SHOTS / "variance_vs_k_mll_partial.png"), full_page=True)

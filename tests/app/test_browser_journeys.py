@@ -147,7 +147,7 @@ def assert_meaningful(page, *, min_figures: int = 1, timeout_s: float = 60) -> N
 
 def settle(page, timeout_s: float = 90) -> bool:
     """Wait (at most ``timeout_s``) until the page's background work is done: no Stop button left."""
-    stop = page.locator('[data-testid="stMainBlockContainer"]').get_by_role("button", name="Stop")
+    stop = page.locator('[data-testid="stMainBlockContainer"]').get_by_role("button", name="Stop", exact=True)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if stop.count() == 0:

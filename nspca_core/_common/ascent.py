@@ -282,7 +282,7 @@ def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
     vals = vals / np.where(ok, top, 1.0)
     vals /= np.where(ok, np.linalg.norm(vals, axis=0), 1.0)
     if not ok.all():
-        idx, vals = idx.copy(), vals
+        idx = idx.copy()
         idx[:, ~ok], vals[:, ~ok] = prev_idx[:, ~ok], prev_vals[:, ~ok]
     return idx, vals
 

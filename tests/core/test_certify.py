@@ -141,6 +141,34 @@ def test_dnn_optimizer_start_lam_skips_one_evaluation_and_changes_nothing_else()
         assert _dnn.dnn_tangent(lam, st_b, n, np.array([k]))[0] == v_b
 
 
+def test_dnn_optimizer_proves_the_target_as_soon_as_its_estimate_meets_it(monkeypatch):
+    """Between regular checks the free Ritz estimate triggers an exact check once it meets the
+    target: never more iterations than without it, the same proof (the value is rigorous and
+    meets the target when the run stops for it), and never below the brute-force optimum."""
+    rng = np.random.default_rng(31)
+    fewer, margin0 = 0, _dnn._EARLY_MARGIN
+    for _ in range(12):
+        n = int(rng.integers(5, 10))
+        A = _random_psd(rng, n)
+        k = int(rng.integers(2, n))
+        opt, _ = brute_opt(A, k)
+        s = max(np.abs(A).max(), 1e-12)
+        kw = dict(iters=80, t_start=1e-2 * s, t_end=1e-4 * s, lr=3e-3 * s, check_every=20,
+                  target=0.99, lower=opt)
+        runs = {}
+        for margin in (margin0, np.inf):  # with, then without early checks
+            monkeypatch.setattr(_dnn, "_EARLY_MARGIN", margin)
+            runs[margin] = _dnn.dnn_optimize(A, k, _dnn.DnnState(np.zeros((n, n)), 0.0), **kw)
+        (_, v_e, i_e), (_, v_r, i_r) = runs.values()
+        assert i_e["iterations"] <= i_r["iterations"]
+        fewer += i_e["iterations"] < i_r["iterations"]
+        for v, info in ((v_e, i_e), (v_r, i_r)):
+            assert v >= opt - REL * max(1.0, s)
+            if info["iterations"] < 80:  # stopped for the target (or a stall at a regular check)
+                assert opt >= 0.99 * v or info["iterations"] % 20 == 0
+    assert fewer >= 1  # the estimate does shorten runs
+
+
 def test_cut_rhs_bounds_sparse_nonnegative_products():
     rng = np.random.default_rng(12)
     for _ in range(300):

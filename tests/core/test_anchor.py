@@ -63,6 +63,23 @@ def test_property_bound_dominates_optimum(n, k, seed, width):
     _never_below_opt(A, k, AnchorRows(A, k, width=width))
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 7), st.integers(1, 7), st.integers(0, 2**31 - 1), st.sampled_from([0.0, 1e-3, 0.05]))
+def test_narrow_bracket_bound_is_valid_and_inside_the_bracket(n, k, seed, below):
+    """A near-optimal lower value (a narrow bracket) tries the test just above it first, then
+    bisects from there: the bound is still never below OPT and inside the bracket."""
+    k = min(k, n)
+    A = _random_psd(np.random.default_rng(seed), n)
+    opt, _ = brute_opt(A, k)
+    if opt <= 0:
+        return
+    lower, rel = opt * (1 - below), 5e-5
+    b = anchored_rowsum_bound(A, k, lower, lower * 1.001, rel_tol=rel)
+    if b is not None:
+        assert b >= opt * (1 - 1e-12)
+        assert b <= lower * 1.001
+
+
 def test_branching_never_proves_below_opt_and_often_proves_optimality():
     rng = np.random.default_rng(7)
     proved_opt = tried = plain = 0

@@ -159,9 +159,9 @@ def anchored_rowsum_bound(A: np.ndarray, k: int, lower: float, upper: float, *, 
         return hi
     r_lo = np.ones(rows.n)
     if hi <= lo * (1.0 + 100 * rel_tol):
-        # a narrow bracket: the feasible value is likely (near) optimal; try half the bracket's
-        # resolution above it first (one test instead of ~log2(hi / lo / rel_tol), and never
-        # looser than where bisection would end); if it fails, its ratios start the bisection
+        # a narrow bracket: the feasible value is likely (near) optimal; test half the requested
+        # resolution above it first (one test instead of ~log2(hi / lo / rel_tol), and within
+        # the resolution bisection stops at); if it fails, its ratios start the bisection
         tau = lo * (1.0 + rel_tol / 2)
         ok, r = anchored_rowsum_test(rows, tau, r_lo, max_iter=max_iter)
         if ok:

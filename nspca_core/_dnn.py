@@ -418,8 +418,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
 
     ``best_value`` is rigorous (:func:`dnn_value`).  With ``check_every > 0`` the
     current point is certified every that many iterations and the loop stops
-    early once ``lower / value >= target`` or the bound stalls (less than
-    ``stall`` relative progress between two checks, after ``min_iters``
+    early once ``lower / value >= target`` (also checked between the regular checks as soon
+    as the top Ritz value, a free estimate of the bound, says the target is met) or the bound
+    stalls (less than ``stall`` relative progress between two checks, after ``min_iters``
     iterations, default ``2 check_every``); while ``lower < push * value`` the
     smaller threshold ``push_stall`` applies instead (spend iterations where the
     certified ratio is still below a target).  Per iteration: one assembly of M,

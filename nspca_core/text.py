@@ -325,26 +325,29 @@ def read_mtx(source, vocab=None, *, filename=None, transpose: bool = False) -> T
 
     ``transpose=True`` for files stored words x documents.  A dense
     (``array``) file is accepted and converted (a note says so); ``pattern``
-    entries become 1.  Complex or non-finite values are rejected.
+    entries become 1.  Complex or non-finite values are rejected.  ``scipy.io.mmread`` runs
+    in a child process (it can crash on hostile bytes); the file's bytes and the matrix are
+    held once more there.
     """
-    import scipy.io
+    from .io.isolated import MMREAD, run_reader
 
     if not isinstance(transpose, bool):
         raise InputError(f"`transpose` must be True or False; got {transpose!r}")
     fh, name, _ = _open_binary(source, filename)
     with fh:
-        src = _maybe_gunzip(fh)
-        try:
-            M = scipy.io.mmread(src)
-        except Exception as exc:  # scipy raises ValueError/TypeError/IndexError on bad input
-            raise DataFormatError(f"{name}: not a valid Matrix Market file ({exc}); expected a "
-                                  "'%%MatrixMarket matrix coordinate real general' header, a size "
-                                  "line 'rows cols nnz' and 'row col value' lines") from None
+        data = _maybe_gunzip(fh).read()
+    # scipy's compiled reader can crash the process on hostile bytes: a child process reads
+    header, arrays = run_reader(MMREAD, data, name, "Matrix Market file")
+    if "error" in header:  # scipy raises ValueError/TypeError/IndexError on bad input
+        raise DataFormatError(f"{name}: not a valid Matrix Market file ({header['message']}); "
+                              "expected a '%%MatrixMarket matrix coordinate real general' header, "
+                              "a size line 'rows cols nnz' and 'row col value' lines")
     notes = []
-    if not sp.issparse(M):
-        M = np.asarray(M)
+    if header["dense"]:
         notes.append("the file is a dense Matrix Market array; converted to sparse")
-        M = sp.csr_matrix(M)
+        M = sp.csr_matrix(arrays["A"])
+    else:
+        M = sp.coo_matrix((arrays["data"], (arrays["row"], arrays["col"])), shape=tuple(header["shape"]))
     if np.iscomplexobj(M.data):
         raise DataFormatError(f"{name}: complex values are not supported; a real or integer "
                               "matrix is expected")

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import io
 
 import numpy as np
 
+from .isolated import run_reader
 from .loaded import DataFormatError, _finish, _names_for
 from .npy import _LABEL_KEYS, _as_matrix
 from .source import _read_source
@@ -18,12 +18,10 @@ def _mat_check_version(data: bytes, name: str) -> None:
                               "MATLAB re-save with save(file, var, '-v7'), or export to .csv/.npy")
 
 
-# scipy's compiled MAT reader can crash the whole process (a segmentation fault, found by the
-# fuzz tests on a few changed bytes of a valid file): it runs in a child process, which sends
-# back numeric and character arrays as a .npz (read without pickle) and a JSON manifest.
+# scipy's compiled MAT reader can crash the whole process on a file with one byte changed: it
+# runs in a child process (:mod:`nspca_core.io.isolated`), which sends back numeric and
+# character arrays and cell arrays of strings; other variables by name, shape and type only.
 _CHILD = r"""
-import io, json, sys
-import numpy as np
 import scipy.io
 
 def cellstr(v):
@@ -34,33 +32,25 @@ def cellstr(v):
     return None
 
 try:
-    content = scipy.io.loadmat(io.BytesIO(sys.stdin.buffer.read()), squeeze_me=False,
-                               chars_as_strings=True)
+    content = scipy.io.loadmat(io.BytesIO(data), squeeze_me=False, chars_as_strings=True)
 except NotImplementedError as exc:
-    json.dump({"error": "version", "message": str(exc)}, sys.stdout)
-    sys.exit(0)
+    fail("version", str(exc))
 except Exception as exc:
-    json.dump({"error": "read", "message": f"{type(exc).__name__}: {exc}"}, sys.stdout)
-    sys.exit(0)
+    fail("read", f"{type(exc).__name__}: {exc}")
 manifest, arrays = [], {}
 for key, v in content.items():
     if key.startswith("__"):
         continue
     entry = {"name": key, "shape": list(getattr(v, "shape", ())),
-             "dtype": str(getattr(v, "dtype", type(v).__name__))}
+             "dtype": str(getattr(v, "dtype", type(v).__name__)), "kind": "other"}
     if isinstance(v, np.ndarray) and v.dtype.names is None and v.dtype.kind in "biufU":
         entry["kind"] = "array"
         arrays[f"v{len(manifest)}"] = v
     elif isinstance(v, np.ndarray) and (c := cellstr(v)) is not None:
         entry["kind"] = "cellstr"
         arrays[f"v{len(manifest)}"] = c
-    else:
-        entry["kind"] = "other"
     manifest.append(entry)
-buf = io.BytesIO()
-np.savez(buf, **arrays)
-head = json.dumps({"variables": manifest}).encode()
-sys.stdout.buffer.write(len(head).to_bytes(8, "little") + head + buf.getvalue())
+send({"variables": manifest}, arrays)
 """
 
 
@@ -72,47 +62,26 @@ class _Other:
         self.shape, self.dtype = tuple(shape), dtype
 
 
-def _loadmat(data: bytes, name: str, timeout: float = 300.0) -> dict:
+def _loadmat(data: bytes, name: str) -> dict:
     """The variables of a .mat file: numeric and character arrays, cell arrays of strings
-    (as object arrays of 1-element strings, as ``scipy.io.loadmat`` gives them), the rest as
+    (object arrays of 1-element strings, as ``scipy.io.loadmat`` gives them), the rest as
     :class:`_Other`.  ``scipy.io.loadmat`` runs in a child process (see ``_CHILD``)."""
-    import json
-    import subprocess
-    import sys
-
     _mat_check_version(data, name)
-    unreadable = f"{name}: not a readable .mat file"
-    try:
-        proc = subprocess.run([sys.executable, "-I", "-c", _CHILD], input=data, capture_output=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise DataFormatError(f"{unreadable} (its reader ran over {timeout:.0f} s)") from None
-    if proc.returncode != 0:
-        if proc.returncode < 0:
-            why = f"the MATLAB reader crashed on its content, signal {-proc.returncode}"
-        else:
-            why = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["reader failed"])[-1]
-        raise DataFormatError(f"{unreadable} ({why})")
-    out = proc.stdout
-    if out[:1] == b"{":
-        err = json.loads(out)
-        if err["error"] == "version":
-            raise DataFormatError(f"{name}: unsupported .mat version ({err['message']}); re-save with "
-                                  "'-v7' or export to .csv/.npy")
-        raise DataFormatError(f"{unreadable} ({err['message']})")
-    size = int.from_bytes(out[:8], "little")
-    manifest = json.loads(out[8:8 + size])["variables"]
-    with np.load(io.BytesIO(out[8 + size:]), allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
+    header, arrays = run_reader(_CHILD, data, name, ".mat file")
+    if "error" in header:
+        if header["error"] == "version":
+            raise DataFormatError(f"{name}: unsupported .mat version ({header['message']}); re-save "
+                                  "with '-v7' or export to .csv/.npy")
+        raise DataFormatError(f"{name}: not a readable .mat file ({header['message']})")
     content: dict = {}
-    for i, entry in enumerate(manifest):
+    for i, entry in enumerate(header["variables"]):
         v = arrays.get(f"v{i}")
         if entry["kind"] == "array":
             content[entry["name"]] = v
         elif entry["kind"] == "cellstr":
             cells = np.empty(v.shape, dtype=object)
-            for j, s in enumerate(v.ravel()):
-                cells.flat[j] = np.array([s])
+            for j, text in enumerate(v.ravel()):
+                cells.flat[j] = np.array([text])
             content[entry["name"]] = cells
         else:
             content[entry["name"]] = _Other(entry["shape"], entry["dtype"])

@@ -89,7 +89,8 @@ class Cov:
 
 def _used_rows(v: np.ndarray):
     """Indices of the rows of v holding a nonzero, when fewer than half of them do; else None."""
-    used = v.any(axis=1) if v.ndim == 2 else v != 0
+    # sum of |v| per row: > 0 exactly when the row holds a nonzero (faster than any(axis=1))
+    used = (np.abs(v) @ np.ones(v.shape[1]) != 0) if v.ndim == 2 else v != 0
     count = int(np.count_nonzero(used))
     return np.flatnonzero(used) if count < 0.5 * used.size else None
 

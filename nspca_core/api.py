@@ -16,7 +16,8 @@ import numpy as np
 
 from ._common.options import check_options
 from ._common.scale import normalized, rescale
-from ._common.ascent import ascent, opt_pairs, polish, project, random_starts, cov_key
+from ._common.ascent import ascent, polish, project, random_starts, cov_key
+from ._common.pairs import opt_pairs
 from ._cov import Cov, ProjectedCov, _is_sparse, as_cov
 from .methods import PEERS, SINGLE
 from ._validation import InputError, as_rng, check_d, check_int, check_k

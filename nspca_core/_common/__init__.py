@@ -6,7 +6,8 @@ Dask front import from here rather than from one another.  Inputs are assumed
 validated (the public fronts check them).
 
 - :mod:`.ascent` — the one truncated power ascent (batched, many starts as columns),
-  top-k masks with data-derived tie-breaks, support reweighting, exact k <= 2.
+  top-k masks with data-derived tie-breaks, support reweighting.
+- :mod:`.pairs` — the exact optimum for k <= 2 (all pairs in closed form).
 - :mod:`.rank1` — the rank-1 problem: ``I_k^+(v)`` and the exact rank-1 point.
 - :mod:`.checks` — the argument checks the peers and the Dask front share.
 - :mod:`.points` — a deterministic sign, the leading eigenvector, a Result from a point.

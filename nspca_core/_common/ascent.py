@@ -9,7 +9,9 @@ iterates
 (optionally also trying ``T_k(-A x)`` and keeping the longer of the two, which
 is the exact rank-1 step of Asteris et al. 2014, §3.1).  :func:`ascent` runs it
 on the columns of a start matrix at once, each with its own k, dropping columns
-that have converged and columns that have become copies of another one.
+that have converged, columns that have become copies of another one, and
+columns that have settled on the support of a better one (the same power
+iteration on ``A_JJ`` from there).
 
 Proof of monotonicity (A PSD).  ``f(y) = y^T A y`` is convex and even, so with
 ``g = A x``: ``f(y) >= f(x) + 2 g^T (y - x) = 2 g^T y - f(x)``.  The step
@@ -31,8 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts", "ascent", "reweight", "polish",
-           "opt_pairs"]
+__all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts", "ascent", "reweight", "polish"]
 
 # 1 - <x_new, x> below this (same support): a column has converged
 _XTOL = 1e-12
@@ -99,12 +100,22 @@ def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -
     equal to it (callers that zero such entries anyway save the work).
     """
     n, p = Y.shape
-    if np.ndim(kc) == 0 or p == 1 or min(kc) == max(kc):  # one k for every column
+    if np.ndim(kc) and p > 1:
+        kc = np.asarray(kc)
+        if kc.min() == kc.max():
+            kc = kc[0]
+    if np.ndim(kc) == 0 or p == 1:  # one k for every column
         k = min(int(np.ravel(kc)[0]) if np.ndim(kc) else int(kc), n)
         if k == n:
             return np.ones((n, p), dtype=bool)
-        kk = np.full(p, k, dtype=np.intp)
         t = np.partition(Y, n - k, axis=0)[n - k]
+        ge = Y >= t
+        extra = ge.sum(axis=0) > k  # a tie at the k-th value...
+        if floor is not None:
+            extra &= t > floor  # ...that matters
+        if not extra.any():  # the common case
+            return ge
+        kk = np.full(p, k, dtype=np.intp)
     else:
         kk = np.minimum(np.asarray(kc, dtype=np.intp), n)
         t = np.sort(Y, axis=0)[n - kk, np.arange(p)]
@@ -275,8 +286,12 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int):
 
 def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
                        prev_vals: np.ndarray):
-    """Unit columns (scaled by the largest entry first, as :func:`_normalize`); a zero column
-    takes the previous iterate (nothing to follow)."""
+    """Unit columns; a zero column takes the previous iterate (nothing to follow).  One pass
+    when the sums of squares are far from under/overflow, else scaled by the largest entry
+    first (as :func:`_normalize`)."""
+    ss = np.einsum("ij,ij->j", vals, vals)
+    if ss.size and ss.min() > 1e-200 and ss.max() < 1e300:  # no under/overflow: one pass
+        return idx, vals * (1.0 / np.sqrt(ss))
     top = np.abs(vals).max(axis=0)
     ok = top > 0
     vals = vals / np.where(ok, top, 1.0)
@@ -287,19 +302,27 @@ def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
     return idx, vals
 
 
+def _merge_weights(n: int) -> np.ndarray:
+    """The fixed projection :func:`_merge` sorts the columns by (row n: compact padding)."""
+    return 1.0 + 0.5 * np.sin(np.arange(n + 1))
+
+
 def _merge(idx: np.ndarray, vals: np.ndarray, kc: np.ndarray, active: np.ndarray, alias: list,
-           n: int) -> np.ndarray:
+           n: int, w: np.ndarray | None = None) -> np.ndarray:
     """Drop active columns that equal another active one (same k, same iterate to
     ``_MERGE_TOL``): they would follow the same path.  Records ``(dropped, kept)`` in alias.
-    Candidates are found by sorting one projection of the columns, then checked entry-wise."""
+    Candidates are found by sorting one projection ``w`` (:func:`_merge_weights`) of the
+    columns, then checked entry-wise."""
     if active.size < 2:
         return np.ones(active.size, dtype=bool)
-    w = 1.0 + 0.5 * np.sin(np.arange(n + 1))
+    if w is None:
+        w = _merge_weights(n)
     s = np.einsum("ij,ij->j", w[idx], vals) if idx.shape[0] else w[:n] @ vals
     order = np.argsort(s, kind="stable")
     keep = np.ones(active.size, dtype=bool)
-    for a, b in zip(order[:-1], order[1:]):
-        if abs(s[b] - s[a]) <= _MERGE_TOL and kc[active[a]] == kc[active[b]] and keep[a]:
+    near = np.flatnonzero(np.abs(np.diff(s[order])) <= _MERGE_TOL)
+    for a, b in zip(order[near], order[near + 1]):
+        if kc[active[a]] == kc[active[b]] and keep[a]:
             if (idx[:, a] == idx[:, b]).all():
                 gap = np.abs(vals[:, b] - vals[:, a]).max()
             else:
@@ -308,6 +331,40 @@ def _merge(idx: np.ndarray, vals: np.ndarray, kc: np.ndarray, active: np.ndarray
             if gap <= _MERGE_TOL:
                 keep[b] = False
                 alias.append((active[b], active[a]))
+    return keep
+
+
+def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np.ndarray, kc: np.ndarray,
+                   active: np.ndarray, alias: list, n: int, w: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Drop settled columns (support unchanged by the last step) whose support and k equal those
+    of another settled column of larger value ``v``: on a fixed support J the step is the power
+    iteration of ``A_JJ``, so both converge to its top eigenvector (the same point) unless the
+    support changes, which it then does for both.  Updates and returns ``keep`` (the columns
+    still kept by :func:`_merge`); records ``(dropped, kept)`` in alias.  Candidates share one
+    hash of the support (``w`` summed over it), then compare exactly."""
+    cand = np.flatnonzero(keep & settled)
+    if cand.size < 2:
+        return keep
+    if idx.shape[0]:
+        h = w[idx[:, cand]].sum(axis=0)
+    else:
+        h = w[:n] @ (vals[:, cand] != 0)
+    order = np.lexsort((-v[cand], h, kc[active[cand]]))  # groups by (k, hash), best value first
+    hs, ks = h[order], kc[active[cand[order]]]
+    same = np.flatnonzero((hs[1:] == hs[:-1]) & (ks[1:] == ks[:-1])) + 1
+    if same.size == 0:
+        return keep
+    starts = np.flatnonzero(np.r_[True, (hs[1:] != hs[:-1]) | (ks[1:] != ks[:-1])])
+    leaders = starts[np.searchsorted(starts, same, side="right") - 1]
+    for pos, lead in zip(same, leaders):
+        a, b = cand[order[lead]], cand[order[pos]]
+        if idx.shape[0]:
+            equal = (idx[:, a] == idx[:, b]).all()
+        else:
+            equal = ((vals[:, a] != 0) == (vals[:, b] != 0)).all()
+        if equal:
+            keep[b] = False
+            alias.append((active[b], active[a]))
     return keep
 
 
@@ -342,8 +399,10 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
         A column has converged when its support is unchanged and
         ``1 - |<x_new, x>| <= xtol``.
     merge : bool
-        Drop columns that have become copies of another (same k); their result
-        is the copy's.
+        Drop columns that have become copies of another (same k), or whose
+        support, unchanged by the last step, is that of another settled column
+        of larger value (same k); their result is the kept column's (or their
+        own best iterate, if larger).
     stop : callable, optional
         ``stop()`` returning True ends the iterations early (best iterates so far).
 
@@ -362,6 +421,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
     converged = np.zeros(p, dtype=bool)
     active = np.arange(p)
     alias: list = []
+    w_merge = _merge_weights(n) if merge else None
     it = 0
 
     def score(ia, va):  # (A x) and x^T A x of the columns
@@ -369,16 +429,22 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
         at = Y[np.minimum(ia, n - 1), np.arange(ia.shape[1])] if compact else Y
         return Y, np.einsum("ij,ij->j", va, at)
 
+    k_one = int(kc[0]) if p and kc.min() == kc.max() else None  # one k for every column
+
     def select(Y):
         if compact:
             return _select(Y, kc[active], key, signed, width)
-        return idx[:, active], _step(Y, kc[active], key, False, signed)
+        return idx[:, active], _step(Y, kc[active] if k_one is None else k_one, key, False, signed)
 
     def keep_best(ia, va, v):
         better = v > best_v[active]
-        best_v[active[better]] = v[better]
-        best_idx[:, active[better]] = ia[:, better]
-        best_vals[:, active[better]] = va[:, better]
+        if better.all():
+            best_v[active], best_idx[:, active], best_vals[:, active] = v, ia, va
+            return
+        cols = active[better]
+        best_v[cols] = v[better]
+        best_idx[:, cols] = ia[:, better]
+        best_vals[:, cols] = va[:, better]
 
     while active.size and it < max_iter and not (stop is not None and stop()):
         it += 1
@@ -400,7 +466,8 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
         converged[active[~moving]] = True
         idx[:, active], vals[:, active] = zi, zv
         if merge:
-            moving &= _merge(zi, zv, kc, active, alias, n)
+            keep = _merge(zi, zv, kc, active, alias, n, w_merge) & moving
+            moving &= _merge_settled(zi, zv, ~moved, v, kc, active, alias, n, w_merge, keep)
         active = active[moving]
     if active.size:  # score the last iterates of columns still moving
         ia, va = idx[:, active], vals[:, active]
@@ -440,10 +507,16 @@ def reweight(cov, x: np.ndarray, f: float, *, max_support: int | None = None):
 
 
 def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5):
-    """Ascent (both signs), reweighting, ascent again; returns ``(x, f, iterations)``.
-    Never decreases ``f`` (each part keeps the better point)."""
+    """Reweighting, then ascent (both signs) and reweighting again while either gains; returns
+    ``(x, f, iterations)``.  Never decreases ``f`` (each part keeps the better point).
+
+    Reweighting first takes a point whose support has settled straight to the ascent's limit
+    on that support (the top eigenvector of ``A_JJ``); a support already reweighted is not
+    reweighted again (the same eigenvector)."""
     f = cov.quad(x)
     total = 0
+    x, f = reweight(cov, x, f)
+    done = np.flatnonzero(x)
     for _ in range(rounds):
         f_before = f
         r = ascent(cov.matvec, x[:, None], k, key=key, max_iter=max_iter, both_signs=True,
@@ -451,74 +524,10 @@ def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds:
         total += r.iterations
         if r.values[0] > f:
             x, f = r.X[:, 0], float(r.values[0])
-        x, f = reweight(cov, x, f)
+        J = np.flatnonzero(x)
+        if not np.array_equal(J, done):
+            x, f = reweight(cov, x, f)
+            done = np.flatnonzero(x)
         if f <= f_before * (1 + 1e-13):
             break
     return x, f, total
-
-
-def _pair_values(Arows: np.ndarray, rows: np.ndarray, dg: np.ndarray) -> np.ndarray:
-    """Closed-form best value on each pair {i, j} (i in rows): the top eigenvalue of the
-    2 x 2 block when ``A_ij > 0``, else -inf (then a single coordinate is as good)."""
-    a = dg[rows][:, None]
-    b = dg[None, :]
-    c = Arows
-    h = 0.5 * (a - b)
-    val = 0.5 * (a + b) + np.sqrt(h * h + c * c)
-    val[c <= 0] = -np.inf
-    val[np.arange(rows.size), rows] = -np.inf
-    return val
-
-
-def opt_pairs(cov, k: int, *, lower: float = 0.0, block_bytes: int = 64 * 2**20):
-    """Exact OPT for ``k <= 2`` by enumeration; returns ``(OPT, x)``.
-
-    ``k = 1``: ``OPT = max_i A_ii`` (x a basis vector).  ``k = 2``: on a pair
-    ``{i, j}`` the best unit ``x >= 0`` is the top eigenvector of the 2 x 2 block
-    when ``A_ij > 0`` (Perron: it is then nonnegative), value
-    ``(a + b)/2 + sqrt(((a - b)/2)^2 + c^2)``; when ``A_ij <= 0``,
-    ``x^T A x = a x_i^2 + b x_j^2 + 2 c x_i x_j <= max(a, b)``, a single
-    coordinate.  So OPT is the max of these closed forms.
-
-    Screening: the value on {i, j} is at most ``max(a, b) + c <= a_max +
-    sqrt(a_i a_max)`` (Cauchy–Schwarz), so with a known feasible value
-    ``lower`` only features with ``a_i >= (lower - a_max)^2 / a_max`` can be in a
-    better pair.  The pairs of those are enumerated in blocks of rows of A
-    (formed from the data block by block when the covariance is held as data):
-    memory ``O(block_bytes)``, never n x n.
-    """
-    n = cov.n
-    dg = cov.diag()
-    i0 = int(np.argmax(dg))
-    amax = float(dg[i0])
-    best, x = amax, np.zeros(n)
-    x[i0] = 1.0
-    if k == 1 or n == 1 or amax <= 0:
-        return best, x
-    cand = np.arange(n)
-    if lower > amax:
-        cand = np.flatnonzero(dg >= (1 - 1e-9) * (lower - amax) ** 2 / amax)
-    dc = dg[cand]
-    step = max(1, block_bytes // (8 * max(cand.size, n if cov._A is None and cov.X is None else 0) * 4))
-    arg = None
-    for s in range(0, cand.size, step):
-        rows = np.arange(s, min(cand.size, s + step))
-        if cov.X is not None and cov._A is None:
-            Arows = (cov.X[:, cand[rows]].T @ cov.X[:, cand]) / cov.X.shape[0]
-        elif cov.X is None and cov._A is None:  # an operator (sparse data): columns of A
-            E = np.zeros((n, rows.size))
-            E[cand[rows], np.arange(rows.size)] = 1.0
-            Arows = cov.matvec(E)[cand].T
-        else:
-            Arows = cov.dense()[np.ix_(cand[rows], cand)]
-        val = _pair_values(Arows, rows, dc)
-        ij = int(np.argmax(val))
-        r, j = divmod(ij, cand.size)
-        if val[r, j] > best:
-            best, arg = float(val[r, j]), (int(cand[rows[r]]), int(cand[j]))
-    if arg is not None:
-        i, j = arg
-        u = np.abs(np.linalg.eigh(cov.submatrix([i, j]))[1][:, -1])
-        x = np.zeros(n)
-        x[[i, j]] = u / np.linalg.norm(u)
-    return best, x

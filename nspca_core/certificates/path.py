@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from .._anchor import anchored_rowsum_bound
-from .._common.ascent import opt_pairs
+from .._common.pairs import opt_pairs
 from .._common.scale import normalized, rescale
 from .._cov import Cov, as_cov
 from .._dnn import DnnState, dnn_optimize, dnn_tangent, dnn_value_lam

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from .._anchor import anchored_rowsum_bound
-from .._common.ascent import opt_pairs
+from .._common.pairs import opt_pairs
 from .._common.scale import normalized, rescale
 from .._cov import Cov, as_cov
 from .._validation import check_k

@@ -11,7 +11,7 @@ from nspca_core import Certificate, InputError, apriori_guarantee, certify, cert
 import importlib
 
 from nspca_core import _dnn
-from nspca_core._common.ascent import opt_pairs
+from nspca_core._common.pairs import opt_pairs
 from nspca_core._cov import Cov
 
 from ..bruteforce import brute_opt

@@ -104,3 +104,69 @@ def test_ascent_compact_and_dense_iterates_agree(seed, n, p, signed, both_signs)
     assert ((c.X != 0).sum(axis=0) <= k).all() and np.allclose(np.linalg.norm(c.X, axis=0), 1)
     if not signed:
         assert (c.X >= 0).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 12), st.integers(1, 5), st.sampled_from([1.0, 1e-310, 1e300]))
+def test_used_rows_are_the_rows_holding_a_nonzero(seed, n, p, scale):
+    """Cov.matvec multiplies only the rows of v that hold a nonzero (any sign, any magnitude,
+    subnormal included) when fewer than half of them do."""
+    from nspca_core._cov import _used_rows
+
+    rng = np.random.default_rng(seed)
+    v = rng.integers(-1, 2, (n, p)) * rng.random((n, p)) * scale
+    v[rng.random(n) < 0.6] = 0.0
+    rows = np.flatnonzero(v.any(axis=1))
+    got = _used_rows(v)
+    if rows.size < 0.5 * n:
+        assert np.array_equal(got, rows)
+    else:
+        assert got is None
+
+
+def test_settled_columns_on_one_support_merge_into_the_best():
+    """Columns whose support did not change in the last step and equals another's (same k)
+    are dropped in favour of the one of larger value; moving columns and other k stay."""
+    from nspca_core._common.ascent import _merge_settled, _merge_weights
+
+    n = 6
+    vals = np.zeros((n, 5))
+    vals[[0, 2], 0] = [0.6, 0.8]  # support {0, 2}, settled, value 1
+    vals[[0, 2], 1] = [0.8, 0.6]  # support {0, 2}, settled, value 3: the one kept
+    vals[[0, 2], 2] = [0.7, 0.714]  # support {0, 2} but it moved
+    vals[[0, 2], 3] = [0.5, 0.866]  # support {0, 2}, settled, another k
+    vals[[1, 2], 4] = [0.6, 0.8]  # another support
+    kc = np.full(15, 2)  # k per column id; the active ones are 10..14
+    kc[13] = 3
+    for compact in (False, True):
+        idx = np.zeros((0, 5), dtype=np.intp)
+        if compact:
+            idx = np.array([[0, 0, 0, 0, 1], [2, 2, 2, 2, 2]])
+            vals_c = np.array([vals[idx[:, j], j] for j in range(5)]).T
+        alias: list = []
+        keep = _merge_settled(idx, vals_c if compact else vals, np.array([True, True, False, True, True]),
+                              np.array([1.0, 3.0, 5.0, 2.0, 4.0]), kc,
+                              np.arange(10, 15), alias, n, _merge_weights(n), np.ones(5, dtype=bool))
+        assert keep.tolist() == [False, True, True, True, True]
+        assert alias == [(10, 11)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 10))
+def test_polish_is_never_below_its_parts(seed, n):
+    """polish (reweight, then ascent and reweight while either gains) ends at least as high as
+    one ascent (both signs) from x and as reweighting x; feasible."""
+    from nspca_core._common.ascent import ascent, polish, project, reweight
+    from nspca_core._cov import Cov
+
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n + 3, n))
+    cov = Cov(None, B.T @ B)
+    k = int(rng.integers(1, n + 1))
+    x = project(rng.standard_normal((n, 1)), k)[:, 0]
+    xp, fp, _ = polish(cov, x, k)
+    fa = ascent(cov.matvec, x[:, None], k, both_signs=True, merge=False).values[0]
+    fr = reweight(cov, x, cov.quad(x))[1]
+    assert fp >= max(fa, fr) * (1 - 1e-12)
+    assert np.count_nonzero(xp) <= k and (xp >= 0).all() and np.isclose(np.linalg.norm(xp), 1)
+    assert np.isclose(cov.quad(xp), fp, rtol=1e-12)

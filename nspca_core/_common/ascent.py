@@ -345,16 +345,35 @@ def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np
     cand = np.flatnonzero(keep & settled)
     if cand.size < 2:
         return keep
+    S = idx[:, cand] if idx.shape[0] else (vals[:, cand] != 0)  # their supports
+    h = w[S].sum(axis=0) if idx.shape[0] else w[:n] @ S
+    hs = np.sort(h)
+    if not (hs[1:] == hs[:-1]).any():  # the common case: no two settled supports alike
+        return keep
+    kk = kc[active[cand]]
+    order = np.lexsort((-v[cand], h, kk))  # groups by (k, hash), best value first
+    hs, ks = h[order], kk[order]
+    first = np.concatenate(([True], (hs[1:] != hs[:-1]) | (ks[1:] != ks[:-1])))
+    starts, same = np.flatnonzero(first), np.flatnonzero(~first)
+    a = order[starts[np.searchsorted(starts, same, side="right") - 1]]  # each group's best
+    b = order[same]
+    equal = (S[:, a] == S[:, b]).all(axis=0)
+    keep[cand[b[equal]]] = False
+    alias.extend(zip(active[cand[b[equal]]].tolist(), active[cand[a[equal]]].tolist()))
+    return keep
     if idx.shape[0]:
         h = w[idx[:, cand]].sum(axis=0)
     else:
         h = w[:n] @ (vals[:, cand] != 0)
+    hs = np.sort(h)
+    if not (hs[1:] == hs[:-1]).any():  # the common case: no two settled supports alike
+        return keep
     order = np.lexsort((-v[cand], h, kc[active[cand]]))  # groups by (k, hash), best value first
     hs, ks = h[order], kc[active[cand[order]]]
     same = np.flatnonzero((hs[1:] == hs[:-1]) & (ks[1:] == ks[:-1])) + 1
     if same.size == 0:
         return keep
-    starts = np.flatnonzero(np.r_[True, (hs[1:] != hs[:-1]) | (ks[1:] != ks[:-1])])
+    starts = np.flatnonzero(np.concatenate(([True], (hs[1:] != hs[:-1]) | (ks[1:] != ks[:-1]))))
     leaders = starts[np.searchsorted(starts, same, side="right") - 1]
     for pos, lead in zip(same, leaders):
         a, b = cand[order[lead]], cand[order[pos]]

@@ -40,7 +40,7 @@ def normalized(cov: Cov) -> tuple[Cov, tuple[float, ...]]:
         a = data.data
     else:
         a = cov.X if cov.X is not None else cov.dense()
-    top = float(np.abs(a).max()) if a.size else 0.0
+    top = max(float(a.max()), -float(a.min())) if a.size else 0.0  # max |a|, no copy
     if top == 0.0 or 1.0 / _SAFE <= top <= _SAFE:
         return cov, ()
     s = pow2_scale(a)

@@ -170,3 +170,23 @@ def test_polish_is_never_below_its_parts(seed, n):
     assert fp >= max(fa, fr) * (1 - 1e-12)
     assert np.count_nonzero(xp) <= k and (xp >= 0).all() and np.isclose(np.linalg.norm(xp), 1)
     assert np.isclose(cov.quad(xp), fp, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 14), st.integers(1, 6), st.booleans())
+def test_cov_matvec_through_used_rows_is_the_product(seed, n, p, symmetric):
+    """Cov.matvec multiplies only the used rows of v, through the rows of A (A exactly
+    symmetric) or of a copy of A^T (a user's covariance, symmetric to 1e-8 only): the
+    product is A @ v either way."""
+    from nspca_core._cov import Cov
+
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n + 2, n))
+    A = B.T @ B
+    if not symmetric:
+        A[0, -1] += 1e-9 * np.abs(A).max()
+    v = rng.standard_normal((n, p))
+    v[rng.random(n) < 0.8] = 0.0
+    cov = Cov(None, A)
+    assert np.allclose(cov.matvec(v), A @ v, rtol=1e-12, atol=1e-12 * np.abs(A).max())
+    assert np.allclose(cov.matvec(v[:, 0]), A @ v[:, 0], rtol=1e-12, atol=1e-12 * np.abs(A).max())

@@ -526,16 +526,12 @@ def reweight(cov, x: np.ndarray, f: float, *, max_support: int | None = None):
 
 
 def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5):
-    """Reweighting, then ascent (both signs) and reweighting again while either gains; returns
+    """Ascent (both signs), reweighting, ascent again while either gains; returns
     ``(x, f, iterations)``.  Never decreases ``f`` (each part keeps the better point).
-
-    Reweighting first takes a point whose support has settled straight to the ascent's limit
-    on that support (the top eigenvector of ``A_JJ``); a support already reweighted is not
-    reweighted again (the same eigenvector)."""
+    A support already reweighted is not reweighted again (the same eigenvector)."""
     f = cov.quad(x)
     total = 0
-    x, f = reweight(cov, x, f)
-    done = np.flatnonzero(x)
+    done = None
     for _ in range(rounds):
         f_before = f
         r = ascent(cov.matvec, x[:, None], k, key=key, max_iter=max_iter, both_signs=True,
@@ -543,8 +539,7 @@ def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds:
         total += r.iterations
         if r.values[0] > f:
             x, f = r.X[:, 0], float(r.values[0])
-        J = np.flatnonzero(x)
-        if not np.array_equal(J, done):
+        if done is None or not np.array_equal(np.flatnonzero(x), done):
             x, f = reweight(cov, x, f)
             done = np.flatnonzero(x)
         if f <= f_before * (1 + 1e-13):

@@ -244,7 +244,7 @@ def _lmax_state(A: np.ndarray, state: DnnState, fast: bool = True) -> float:
     n = A.shape[0]
     M = _assemble(A, state.N, state.nu, state.C, state.w)
     mu = state.nu / n
-    scale = float(np.linalg.norm(A) + np.linalg.norm(state.N) + mu * n)
+    scale = float(np.linalg.norm(A) + np.linalg.norm(np.asarray(state.N, dtype=float)) + mu * n)
     if state.C is not None and state.w is not None:
         scale += float(state.w @ (state.C ** 2).sum(axis=0))
     return lmax_upper(M, scale, ritz_guess(M, state.U) if fast else None)
@@ -323,18 +323,41 @@ def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     return N
 
 
-def _ritz(M: np.ndarray, U: np.ndarray, r: int):
-    """One block-Krylov Rayleigh–Ritz step from U: (values desc, vectors n x r)."""
+def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
+          lw: np.ndarray | None = None):
+    """One block-Krylov Rayleigh–Ritz step from U: (values desc, vectors n x r), for the
+    operator ``M - L diag(lw) L^T`` (the low-rank part, when given, applied as such: no n x n
+    pass to subtract it)."""
     n = M.shape[0]
     if n <= 3 * r or U is None:
+        if L is not None:
+            M = M - (L * lw) @ L.T
         w, V = np.linalg.eigh(M)
         return w[::-1], V[:, ::-1][:, :r]
-    MU = M @ U
-    Q, _ = np.linalg.qr(np.hstack([U, MU]))
-    H = Q.T @ (M @ Q)
+
+    def op(Z):
+        out = M @ Z
+        if L is not None:
+            out -= (L * lw) @ (L.T @ Z)
+        return out
+
+    # the basis [U, Z]: U (orthonormal, kept warm) and Z, the part of M U orthogonal to it
+    # (block Gram-Schmidt, twice: orthogonal to rounding even when M U is nearly in span U)
+    UU = U.T @ U
+    UU.flat[:: r + 1] -= 1.0
+    if np.abs(UU).max() > 1e-8:  # a start from elsewhere: orthonormalize it
+        U = np.linalg.qr(U)[0]
+    MU = op(U)
+    Z = MU - U @ (U.T @ MU)
+    Z -= U @ (U.T @ Z)
+    Z, _ = np.linalg.qr(Z)
+    MZ = op(Z)  # M [U, Z] = [M U, M Z]: r new products with M, not 2r
+    H = np.empty((2 * r, 2 * r))
+    H[:r, :r], H[:r, r:], H[r:, r:] = U.T @ MU, U.T @ MZ, Z.T @ MZ
+    H[r:, :r] = H[:r, r:].T
     w, V = np.linalg.eigh(0.5 * (H + H.T))
     w, V = w[::-1], V[:, ::-1]
-    return w, Q @ V[:, :r]
+    return w, U @ V[:r, :r] + Z @ V[r:, :r]
 
 
 def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
@@ -364,6 +387,9 @@ class _Adam:
     # gradients are entries of a unit-trace matrix (<= 1); the guard must stay far above
     # single precision's underflow of g^2 (else a 1e-20 gradient would take a huge step)
     EPS = 1e-10
+    # g^2 is floored here: sqrt(v) stays ~1e-15 << EPS (steps unchanged to 1e-5) while v, decaying
+    # by B2 per step, stays a normal float32 for thousands of steps (subnormals are ~50x slower)
+    FLOOR = 1e-30
 
     def __init__(self, shape):
         # the moments only scale the steps: single precision halves the memory traffic of the
@@ -379,7 +405,8 @@ class _Adam:
         and returned), a new float for scalars."""
         self.t += 1
         b1, b2 = self.B1, self.B2
-        c = lr * math.sqrt(1.0 - b2 ** self.t) / (1.0 - b1 ** self.t)
+        # a Python float: a NumPy float64 scalar would make the float32 passes below float64 ones
+        c = float(lr) * math.sqrt(1.0 - b2 ** self.t) / (1.0 - b1 ** self.t)
         if self.tmp is None:
             self.m = b1 * self.m + (1.0 - b1) * g
             self.v = b2 * self.v + (1.0 - b2) * g * g
@@ -390,6 +417,7 @@ class _Adam:
         m += tmp
         v *= b2
         np.multiply(g, g, out=tmp)
+        np.maximum(tmp, self.FLOOR, out=tmp)  # no subnormal g^2 (see FLOOR)
         tmp *= 1.0 - b2
         v += tmp
         np.sqrt(v, out=tmp)
@@ -435,10 +463,13 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     if min_iters is None:
         min_iters = 2 * check_every
     t_iters = iters if t_iters is None else max(1, min(t_iters, iters))
-    x_N, x_nu = state.N.copy(), float(state.nu)
-    M = np.empty_like(x_N)
-    G = np.empty_like(x_N)
+    # N in float32 like Adam's moments (the update passes are memory-bound): every float32 N >= 0
+    # is as valid a dual point as any other, and the bound is evaluated from it as stored
+    x_N, x_nu = state.N.astype(np.float32), float(state.nu)
+    M = np.empty(x_N.shape)
+    G = np.empty(x_N.shape, dtype=np.float32)  # the gradient in Adam's precision
     diag = np.diag_indices(n)
+    ones = np.ones(n)
     opt_N, opt_nu = _Adam(x_N.shape), _Adam(())
     C = state.C
     x_w = None if C is None else (state.w.copy() if state.w is not None else np.zeros(C.shape[1]))
@@ -463,17 +494,25 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     it = 0
     for it in range(1, iters + 1):
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
-        np.add(A, x_N, out=M)
-        M -= x_nu / n
+        np.add(A, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
         if C is not None and np.any(x_w > 0):
-            M -= (C * x_w) @ C.T
-        w, U = _ritz(M, U, r)
+            L, lw = np.column_stack([ones, C]), np.concatenate(([x_nu / n], x_w))
+        else:
+            L, lw = ones[:, None], np.array([x_nu / n])
+        w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free
         est = float(w[0]) + x_nu * kn + (0.0 if C is None else float(x_w @ beta))
         _, q, W = _smoothed(w, U, t)
         # gradients: dF/dN = G = W diag(q) W^T off the diagonal; dF/dnu = k/n - 1^T G 1 / n;
         # dF/dw_l = beta_l - c_l^T G c_l
-        np.matmul(W * q, W.T, out=G)
+        # entries below 1e-15 of the Ritz vectors move nothing (Adam's steps there are ~1e-5 of
+        # the learning rate) but their products would be float32 subnormals, ~50x slower in
+        # every later pass: flushed to zero
+        Wq = (W * q).astype(np.float32)
+        Wq[np.abs(Wq) < 1e-15] = 0.0
+        W32 = W.astype(np.float32)
+        W32[np.abs(W32) < 1e-15] = 0.0
+        np.matmul(Wq, W32.T, out=G)
         G[diag] = 0.0
         s1 = W.sum(axis=0)
         g_nu = kn - float(q @ (s1 * s1)) / n

@@ -164,3 +164,28 @@ def test_branch_bound_with_capped_rows_never_below_opt(seed):
     taus = [opt * (1 - 1e-3), opt * (1 - 1e-9), opt * (1 + 1e-6), opt * 1.01, opt * 1.2]
     tau = anchored_branch_bound(A, k, taus, budget=200)
     assert tau is None or tau >= opt
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(31, 60), st.integers(0, 3), st.booleans())
+def test_ritz_step_on_the_low_rank_operator(seed, n, cuts, orthonormal_start):
+    """The DNN's block Ritz step (basis [U, the part of M U orthogonal to U]) on
+    ``M - L diag(lw) L^T`` applied as an operator: orthonormal vectors, Ritz values inside the
+    spectrum of the explicit matrix (Cauchy interlacing), and after a few warm steps the top
+    one is lambda_max."""
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n, n))
+    M = B + B.T
+    L = np.column_stack([np.ones(n), rng.standard_normal((n, cuts))])
+    lw = rng.random(cuts + 1)
+    full = M - (L * lw) @ L.T
+    lam = np.linalg.eigvalsh(full)
+    r = 10
+    U = rng.standard_normal((n, r))
+    if orthonormal_start:
+        U = np.linalg.qr(U)[0]
+    for _ in range(60):
+        w, U = _ritz(M, U, r, L, lw)
+        assert np.allclose(U.T @ U, np.eye(r), atol=1e-10)
+        assert w[0] <= lam[-1] + 1e-9 * np.abs(lam).max() and w[-1] >= lam[0] - 1e-9 * np.abs(lam).max()
+    assert w[0] == pytest.approx(lam[-1], rel=1e-6, abs=1e-9 * np.abs(lam).max())

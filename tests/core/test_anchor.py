@@ -169,3 +169,29 @@ def test_cbcl_small_k_reaches_the_target(cbcl_X):
     A = X.T @ X / X.shape[0]
     cert = certify(cov=A, k=6)
     assert cert.kind == "anchored" and cert.ratio >= 0.97
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 14), st.integers(2, 8), st.integers(1, 4), st.booleans())
+def test_node_sums_are_the_capped_top_q_sums(seed, n, k, ninc, narrow):
+    """A branch node's row sums: the included columns exactly, plus the sum of the q_l largest
+    free products of row l (each at least the row's cap), by a plain sort."""
+    from nspca_core._anchor import _node_sums
+
+    k = min(k, n - 1)
+    rng = np.random.default_rng(seed)
+    A = _random_psd(rng, n)
+    rows = AnchorRows(A, k, width=k if narrow else None)
+    r = rng.random(n)
+    inc = np.zeros(n, dtype=bool)
+    inc[rng.choice(n, min(ninc, k), replace=False)] = True
+    exc = ~inc & (rng.random(n) < 0.3)
+    blocked = (inc | exc)[rows.idx]
+    q = np.where(inc, k - inc.sum(), k - 1 - inc.sum())
+    got = _node_sums(rows, r, inc, blocked, q)
+    prod = rows.vals * r[rows.idx]
+    prod[blocked] = 0.0
+    for l in range(n):
+        top = np.sort(np.maximum(prod[l], rows.cap[l]))[::-1][:max(q[l], 0)]
+        want = rows.P[l, inc] @ r[inc] + top.sum()
+        assert got[l] == pytest.approx(want, rel=1e-12, abs=1e-300)

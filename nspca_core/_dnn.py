@@ -323,6 +323,18 @@ def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     return N
 
 
+def _orthonormal(Z: np.ndarray) -> np.ndarray:
+    """Q of the thin QR of Z (n x r, n >= r): LAPACK's geqrf/orgqr called directly, the same Q
+    as ``numpy.linalg.qr`` at half its call overhead (this runs once per DNN step)."""
+    geqrf, orgqr = scipy.linalg.lapack.get_lapack_funcs(("geqrf", "orgqr"), (Z,))
+    qr, tau, _, info = geqrf(Z)
+    if info == 0:
+        q, _, info = orgqr(qr, tau)
+        if info == 0:
+            return q
+    return np.linalg.qr(Z)[0]
+
+
 def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
           lw: np.ndarray | None = None):
     """One block-Krylov Rayleigh–Ritz step from U: (values desc, vectors n x r), for the
@@ -350,7 +362,7 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
     MU = op(U)
     Z = MU - U @ (U.T @ MU)
     Z -= U @ (U.T @ Z)
-    Z, _ = np.linalg.qr(Z)
+    Z = _orthonormal(Z)
     MZ = op(Z)  # M [U, Z] = [M U, M Z]: r new products with M, not 2r
     H = np.empty((2 * r, 2 * r))
     H[:r, :r], H[:r, r:], H[r:, r:] = U.T @ MU, U.T @ MZ, Z.T @ MZ
@@ -411,19 +423,19 @@ class _Adam:
             self.m = b1 * self.m + (1.0 - b1) * g
             self.v = b2 * self.v + (1.0 - b2) * g * g
             return max(float(x - c * self.m / (math.sqrt(self.v) + self.EPS)), 0.0)
+        # arrays hold m / (1 - B1) and v / (1 - B2) (two fewer passes over n x n; the same step:
+        # m / (sqrt(v) + EPS) = (1 - B1) / sqrt(1 - B2) * m' / (sqrt(v') + EPS / sqrt(1 - B2)))
         m, v, tmp = self.m, self.v, self.tmp
         m *= b1
-        np.multiply(g, 1.0 - b1, out=tmp)
-        m += tmp
+        m += g
         v *= b2
         np.multiply(g, g, out=tmp)
         np.maximum(tmp, self.FLOOR, out=tmp)  # no subnormal g^2 (see FLOOR)
-        tmp *= 1.0 - b2
         v += tmp
         np.sqrt(v, out=tmp)
-        tmp += self.EPS
+        tmp += self.EPS / math.sqrt(1.0 - b2)
         np.divide(m, tmp, out=tmp)
-        tmp *= c
+        tmp *= c * (1.0 - b1) / math.sqrt(1.0 - b2)
         x -= tmp
         np.maximum(x, 0.0, out=x)
         return x

@@ -455,10 +455,14 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
             return _select(Y, kc[active], key, signed, width)
         return idx[:, active], _step(Y, kc[active] if k_one is None else k_one, key, False, signed)
 
-    def keep_best(ia, va, v):
+    def keep_best(ia, va, v, full):
+        nonlocal best_idx, best_vals
         better = v > best_v[active]
         if better.all():
-            best_v[active], best_idx[:, active], best_vals[:, active] = v, ia, va
+            if full:  # every column: the iterates themselves become the best (no copy; the
+                best_v[:], best_idx, best_vals = v, ia, va  # loop rebinds, never writes, them)
+            else:
+                best_v[active], best_idx[:, active], best_vals[:, active] = v, ia, va
             return
         cols = active[better]
         best_v[cols] = v[better]
@@ -467,9 +471,10 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
 
     while active.size and it < max_iter and not (stop is not None and stop()):
         it += 1
-        ia, va = idx[:, active], vals[:, active]
+        full = active.size == p  # every column active: views, not copies
+        ia, va = (idx, vals) if full else (idx[:, active], vals[:, active])
         Y, v = score(ia, va)
-        keep_best(ia, va, v)
+        keep_best(ia, va, v, full)
         pv = prev_v[active]
         gained = np.isnan(pv) | (v > pv + rtol * np.abs(pv))
         prev_v[active] = v
@@ -483,14 +488,17 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
         still = moved | (np.abs(np.einsum("ij,ij->j", zv, va)) < 1 - xtol)
         moving = gained & still
         converged[active[~moving]] = True
-        idx[:, active], vals[:, active] = zi, zv
+        if full:
+            idx, vals = zi, zv
+        else:
+            idx[:, active], vals[:, active] = zi, zv
         if merge:
             keep = _merge(zi, zv, kc, active, alias, n, w_merge) & moving
             moving &= _merge_settled(zi, zv, ~moved, v, kc, active, alias, n, w_merge, keep)
         active = active[moving]
     if active.size:  # score the last iterates of columns still moving
         ia, va = idx[:, active], vals[:, active]
-        keep_best(ia, va, score(ia, va)[1])
+        keep_best(ia, va, score(ia, va)[1], False)
     for dropped, kept in reversed(alias):
         if best_v[kept] > best_v[dropped]:
             best_v[dropped] = best_v[kept]

@@ -45,16 +45,24 @@ class Cov:
         # gathering the r used rows costs about one pass over n r entries: it pays when the
         # product with the rest is larger (measured: r < n/3 for one column, 2n/3 for many)
         rows = _used_rows(v, min(0.75, q / (q + 2)))
-        return A @ v if rows is None else self._columns_as_rows()[rows].T @ v[rows]
+        if rows is None:
+            return A @ v
+        At = self._columns_as_rows()
+        return At[rows].T @ v[rows] if At is not None else A[:, rows] @ v[rows]
 
-    def _columns_as_rows(self) -> np.ndarray:
-        """A matrix whose rows are the columns of A (A itself when exactly symmetric, else
-        a contiguous copy of A^T, made once): a gather of rows is several times faster than
-        one of columns."""
+    def _columns_as_rows(self):
+        """A matrix whose rows are the columns of A: A itself when exactly symmetric, else a
+        contiguous copy of A^T made once (an n x n copy: only up to 256 MB; None above, and the
+        columns are gathered instead).  A gather of rows is several times faster than one of
+        columns."""
         A = self._A
         cached = getattr(self, "_At", None)
         if cached is None or cached[0] is not A:
-            cached = (A, A if np.array_equal(A, A.T) else np.ascontiguousarray(A.T))
+            if np.array_equal(A, A.T):
+                At = A
+            else:
+                At = np.ascontiguousarray(A.T) if A.nbytes <= 2**28 else None
+            cached = (A, At)
             self._At = cached
         return cached[1]
 

@@ -405,7 +405,7 @@ class _Adam:
 
     def __init__(self, shape):
         # the moments only scale the steps: single precision halves the memory traffic of the
-        # n x n updates (the loop is memory-bound), the iterate itself stays double
+        # n x n updates (the loop is memory-bound); dnn_optimize holds N itself in float32 too
         dt = np.float32 if shape else np.float64
         self.m = np.zeros(shape, dtype=dt)
         self.v = np.zeros(shape, dtype=dt)

@@ -47,15 +47,14 @@ class Cov:
         rows = _used_rows(v, min(0.75, q / (q + 2)))
         if rows is None:
             return A @ v
-        At = self._columns_as_rows()
+        At = self._columns_as_rows(A)
         return At[rows].T @ v[rows] if At is not None else A[:, rows] @ v[rows]
 
-    def _columns_as_rows(self):
+    def _columns_as_rows(self, A: np.ndarray):
         """A matrix whose rows are the columns of A: A itself when exactly symmetric, else a
         contiguous copy of A^T made once (an n x n copy: only up to 256 MB; None above, and the
         columns are gathered instead).  A gather of rows is several times faster than one of
         columns."""
-        A = self._A
         cached = getattr(self, "_At", None)
         if cached is None or cached[0] is not A:
             if np.array_equal(A, A.T):

@@ -303,7 +303,8 @@ def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
 
 
 def _merge_weights(n: int) -> np.ndarray:
-    """The fixed projection :func:`_merge` sorts the columns by (row n: compact padding)."""
+    """The fixed weights of :func:`_merge`'s projection and :func:`_merge_settled`'s support hash
+    (row n: compact padding)."""
     return 1.0 + 0.5 * np.sin(np.arange(n + 1))
 
 
@@ -360,30 +361,6 @@ def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np
     equal = (S[:, a] == S[:, b]).all(axis=0)
     keep[cand[b[equal]]] = False
     alias.extend(zip(active[cand[b[equal]]].tolist(), active[cand[a[equal]]].tolist()))
-    return keep
-    if idx.shape[0]:
-        h = w[idx[:, cand]].sum(axis=0)
-    else:
-        h = w[:n] @ (vals[:, cand] != 0)
-    hs = np.sort(h)
-    if not (hs[1:] == hs[:-1]).any():  # the common case: no two settled supports alike
-        return keep
-    order = np.lexsort((-v[cand], h, kc[active[cand]]))  # groups by (k, hash), best value first
-    hs, ks = h[order], kc[active[cand[order]]]
-    same = np.flatnonzero((hs[1:] == hs[:-1]) & (ks[1:] == ks[:-1])) + 1
-    if same.size == 0:
-        return keep
-    starts = np.flatnonzero(np.concatenate(([True], (hs[1:] != hs[:-1]) | (ks[1:] != ks[:-1]))))
-    leaders = starts[np.searchsorted(starts, same, side="right") - 1]
-    for pos, lead in zip(same, leaders):
-        a, b = cand[order[lead]], cand[order[pos]]
-        if idx.shape[0]:
-            equal = (idx[:, a] == idx[:, b]).all()
-        else:
-            equal = ((vals[:, a] != 0) == (vals[:, b] != 0)).all()
-        if equal:
-            keep[b] = False
-            alias.append((active[b], active[a]))
     return keep
 
 

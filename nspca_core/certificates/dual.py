@@ -15,21 +15,23 @@ from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 
 
-def _screen_init(A: np.ndarray, k: int) -> DnnState:
+def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
     """The one-parameter family ``N(mu)_ij = (mu - A_ij)_+`` (i != j), mu searched.
 
     Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
     ``A_ii - mu``, a soft-thresholding of A; the bound
     ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
     coarse grid (5 points) and 4 golden-section steps using cheap Lanczos
-    values (only the chosen point matters; it is re-evaluated exactly later).
+    values (only the chosen point matters; it is re-evaluated exactly later).  ``lam1``: A's top
+    eigenvalue when the caller has it (a path calls this at many k).
     """
     n = A.shape[0]
     dg = np.diag(A)
     off = A - np.diag(dg)
     hi = float(off.max()) if n > 1 else 0.0
-    lam1 = float(scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1], eigvals_only=True)[0]) \
-        if n > 1 else float(dg[0])
+    if lam1 is None:
+        lam1 = float(scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1], eigvals_only=True)[0]) \
+            if n > 1 else float(dg[0])
     if k > 1:
         hi = min(hi, (lam1 - float(dg.max())) / (k - 1))
     if hi <= 0 or n < 3:

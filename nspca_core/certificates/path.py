@@ -247,7 +247,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
             init, lam = f"warm(k={near})", lam0  # the same dual matrix as st0
         if st is None or lows[i] < S._CUT_BELOW * v_warm:
-            st_s = _screen_init(A, k)
+            st_s = _screen_init(A, k, float(spec.w[0]))
             v_screen, lam_s = dnn_value_lam(A, k, st_s)
             if st is None or v_screen < v_warm:
                 st, init, lam = st_s, "screen", lam_s

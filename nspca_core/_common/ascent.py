@@ -9,9 +9,9 @@ iterates
 (optionally also trying ``T_k(-A x)`` and keeping the longer of the two, which
 is the exact rank-1 step of Asteris et al. 2014, §3.1).  :func:`ascent` runs it
 on the columns of a start matrix at once, each with its own k, dropping columns
-that have converged, columns that have become copies of another one, and
-columns that have settled on the support of a better one (the same power
-iteration on ``A_JJ`` from there).
+that have converged and columns that have settled on the support of a better
+one (the same power iteration on ``A_JJ`` from there; copies of a column among
+them).
 
 Proof of monotonicity (A PSD).  ``f(y) = y^T A y`` is convex and even, so with
 ``g = A x``: ``f(y) >= f(x) + 2 g^T (y - x) = 2 g^T y - f(x)``.  The step
@@ -37,8 +37,6 @@ __all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "proje
 
 # 1 - <x_new, x> below this (same support): a column has converged
 _XTOL = 1e-12
-# columns whose iterates agree to this (same k, same support) are merged
-_MERGE_TOL = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -303,36 +301,8 @@ def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
 
 
 def _merge_weights(n: int) -> np.ndarray:
-    """The fixed weights of :func:`_merge`'s projection and :func:`_merge_settled`'s support hash
-    (row n: compact padding)."""
+    """The fixed weights of :func:`_merge_settled`'s support hash (row n: compact padding)."""
     return 1.0 + 0.5 * np.sin(np.arange(n + 1))
-
-
-def _merge(idx: np.ndarray, vals: np.ndarray, kc: np.ndarray, active: np.ndarray, alias: list,
-           n: int, w: np.ndarray | None = None) -> np.ndarray:
-    """Drop active columns that equal another active one (same k, same iterate to
-    ``_MERGE_TOL``): they would follow the same path.  Records ``(dropped, kept)`` in alias.
-    Candidates are found by sorting one projection ``w`` (:func:`_merge_weights`) of the
-    columns, then checked entry-wise."""
-    if active.size < 2:
-        return np.ones(active.size, dtype=bool)
-    if w is None:
-        w = _merge_weights(n)
-    s = np.einsum("ij,ij->j", w[idx], vals) if idx.shape[0] else w[:n] @ vals
-    order = np.argsort(s, kind="stable")
-    keep = np.ones(active.size, dtype=bool)
-    near = np.flatnonzero(np.abs(np.diff(s[order])) <= _MERGE_TOL)
-    for a, b in zip(order[near], order[near + 1]):
-        if kc[active[a]] == kc[active[b]] and keep[a]:
-            if (idx[:, a] == idx[:, b]).all():
-                gap = np.abs(vals[:, b] - vals[:, a]).max()
-            else:
-                gap = np.abs(_to_dense(idx[:, [b]], vals[:, [b]], n)
-                             - _to_dense(idx[:, [a]], vals[:, [a]], n)).max()
-            if gap <= _MERGE_TOL:
-                keep[b] = False
-                alias.append((active[b], active[a]))
-    return keep
 
 
 def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np.ndarray, kc: np.ndarray,
@@ -340,9 +310,10 @@ def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np
     """Drop settled columns (support unchanged by the last step) whose support and k equal those
     of another settled column of larger value ``v``: on a fixed support J the step is the power
     iteration of ``A_JJ``, so both converge to its top eigenvector (the same point) unless the
-    support changes, which it then does for both.  Updates and returns ``keep`` (the columns
-    still kept by :func:`_merge`); records ``(dropped, kept)`` in alias.  Candidates share one
-    hash of the support (``w`` summed over it), then compare exactly."""
+    support changes, which it then does for both (copies of a column are merged this way as soon
+    as they settle).  Updates and returns ``keep`` (the columns still moving); records
+    ``(dropped, kept)`` in alias.  Candidates share one hash of the support (``w`` summed over
+    it), then compare exactly."""
     cand = np.flatnonzero(keep & settled)
     if cand.size < 2:
         return keep
@@ -395,10 +366,10 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
         A column has converged when its support is unchanged and
         ``1 - |<x_new, x>| <= xtol``.
     merge : bool
-        Drop columns that have become copies of another (same k), or whose
-        support, unchanged by the last step, is that of another settled column
-        of larger value (same k); their result is the kept column's (or their
-        own best iterate, if larger).
+        Drop columns whose support, unchanged by the last step, is that of
+        another settled column of larger value (same k; copies of a column
+        among them); their result is the kept column's (or their own best
+        iterate, if larger).
     stop : callable, optional
         ``stop()`` returning True ends the iterations early (best iterates so far).
 
@@ -470,8 +441,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
         else:
             idx[:, active], vals[:, active] = zi, zv
         if merge:
-            keep = _merge(zi, zv, kc, active, alias, n, w_merge) & moving
-            moving &= _merge_settled(zi, zv, ~moved, v, kc, active, alias, n, w_merge, keep)
+            moving &= _merge_settled(zi, zv, ~moved, v, kc, active, alias, n, w_merge, moving.copy())
         active = active[moving]
     if active.size:  # score the last iterates of columns still moving
         ia, va = idx[:, active], vals[:, active]

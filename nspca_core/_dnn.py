@@ -385,6 +385,13 @@ def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
     return F, q[keep], W[:, keep]
 
 
+def _float32_flushed(a: np.ndarray) -> np.ndarray:
+    """``a`` in float32 with entries below 1e-15 in size set to zero."""
+    out = a.astype(np.float32)
+    out[np.abs(out) < 1e-15] = 0.0
+    return out
+
+
 class _Adam:
     """Adam for one block of nonnegative dual variables (each step ends with the projection).
 
@@ -481,9 +488,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     M = np.empty(x_N.shape)
     G = np.empty(x_N.shape, dtype=np.float32)  # the gradient in Adam's precision
     diag = np.diag_indices(n)
-    ones = np.ones(n)
+    ones = np.ones((n, 1))
     opt_N, opt_nu = _Adam(x_N.shape), _Adam(())
     C = state.C
+    ones_C = None if C is None else np.hstack([ones, C])  # the low-rank part's columns, once
     x_w = None if C is None else (state.w.copy() if state.w is not None else np.zeros(C.shape[1]))
     beta = None if C is None else cut_rhs(C, k)
     opt_w = None if C is None else _Adam(x_w.shape)
@@ -508,9 +516,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
         np.add(A, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
         if C is not None and np.any(x_w > 0):
-            L, lw = np.column_stack([ones, C]), np.concatenate(([x_nu / n], x_w))
+            L, lw = ones_C, np.concatenate(([x_nu / n], x_w))
         else:
-            L, lw = ones[:, None], np.array([x_nu / n])
+            L, lw = ones, np.array([x_nu / n])
         w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free
         est = float(w[0]) + x_nu * kn + (0.0 if C is None else float(x_w @ beta))
@@ -520,11 +528,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         # entries below 1e-15 of the Ritz vectors move nothing (Adam's steps there are ~1e-5 of
         # the learning rate) but their products would be float32 subnormals, ~50x slower in
         # every later pass: flushed to zero
-        Wq = (W * q).astype(np.float32)
-        Wq[np.abs(Wq) < 1e-15] = 0.0
-        W32 = W.astype(np.float32)
-        W32[np.abs(W32) < 1e-15] = 0.0
-        np.matmul(Wq, W32.T, out=G)
+        np.matmul(_float32_flushed(W * q), _float32_flushed(W).T, out=G)
         G[diag] = 0.0
         s1 = W.sum(axis=0)
         g_nu = kn - float(q @ (s1 * s1)) / n

@@ -311,7 +311,7 @@ def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np
     of another settled column of larger value ``v``: on a fixed support J the step is the power
     iteration of ``A_JJ``, so both converge to its top eigenvector (the same point) unless the
     support changes, which it then does for both (copies of a column are merged this way as soon
-    as they settle).  Updates and returns ``keep`` (the columns still moving); records
+    as they settle).  Updates ``keep`` (the columns still moving) in place and returns it; records
     ``(dropped, kept)`` in alias.  Candidates share one hash of the support (``w`` summed over
     it), then compare exactly."""
     cand = np.flatnonzero(keep & settled)
@@ -441,7 +441,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
         else:
             idx[:, active], vals[:, active] = zi, zv
         if merge:
-            moving &= _merge_settled(zi, zv, ~moved, v, kc, active, alias, n, w_merge, moving.copy())
+            moving = _merge_settled(zi, zv, ~moved, v, kc, active, alias, n, w_merge, moving)
         active = active[moving]
     if active.size:  # score the last iterates of columns still moving
         ia, va = idx[:, active], vals[:, active]

@@ -1,37 +1,24 @@
-"""Text data: bag-of-words readers, text preprocessing and components shown as topics.
-
-Readers return a :class:`TextData` (a documents x words CSR matrix of float64
-counts, the vocabulary, notes) and raise :class:`~nspca_core.io.DataFormatError`
-with a message naming the problem (line and value) for anything malformed:
-
-* :func:`read_uci_bow` — the UCI Bag-of-Words format: ``docword.NAME.txt`` (or
-  ``.txt.gz``) with three header lines ``D``, ``W``, ``NNZ`` then ``NNZ`` lines
-  ``docID wordID count`` (1-based), plus ``vocab.NAME.txt`` (one word per line,
-  word ``i`` on line ``i``).
-* :func:`read_mtx` — Matrix Market ``.mtx`` (``scipy.io.mmread``).
-* :func:`read_sparse_npz` — ``.npz`` written by ``scipy.sparse.save_npz``,
-  opened with ``allow_pickle=False`` and checked key by key (never unpickled).
-* :func:`load_text` — any of the three by file name.
+"""Text data: weighting of a documents x words count matrix and components shown as topics.
 
 :func:`text_weighting` applies the paper's raw counts or tf-idf / log1p, named in
 the result; centering stays implicit (:func:`nspca_core._sparse.as_sparse_cov`).
 :func:`topics_table` / :func:`topics_csv` turn loadings into topics.
+
+The bag-of-words readers (:class:`TextData`, :func:`read_uci_bow`, :func:`read_mtx`,
+:func:`read_sparse_npz`, :func:`read_vocab`, :func:`load_text`) live in
+:mod:`nspca_core.io.bow` (files are read in ``io``); they are importable from here as before.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
-import os
-import zipfile
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._validation import InputError
-from .io import DataFormatError
+from .io.bow import (TEXT_FORMATS, TextData, load_text, read_mtx, read_sparse_npz,  # noqa: F401
+                     read_uci_bow, read_vocab)
 
 __all__ = [
     "TextData",
@@ -49,37 +36,9 @@ __all__ = [
     "TEXT_FORMATS",
 ]
 
-#: file types :func:`load_text` reads
-TEXT_FORMATS = ("docword .txt/.txt.gz (UCI Bag-of-Words)", ".mtx (Matrix Market)",
-                ".npz (scipy.sparse.save_npz)")
 
 #: weightings of :func:`text_weighting`
 WEIGHTINGS = ("counts", "tfidf", "log1p")
-
-_CHUNK_ROWS = 4_000_000
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-@dataclass(frozen=True, eq=False)
-class TextData:
-    """A documents x words matrix read from a file.
-
-    Attributes
-    ----------
-    X : scipy.sparse.csr_matrix (documents, words), float64
-    vocabulary : list of str (words,)
-        From the vocabulary file when given, else ``word_1, word_2, ...``.
-    notes : list of str
-    source_name : str
-    format : {"uci-bow", "mtx", "npz"}
-    """
-
-    X: sp.csr_matrix
-    vocabulary: list
-    notes: list
-    source_name: str
-    format: str
-    extra: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,386 +58,6 @@ class Weighted:
     notes: list
 
 
-# --------------------------------------------------------------------------- sources
-
-def _open_binary(source, filename):
-    """(binary file object, display name, owned) for a path, bytes or file-like."""
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise DataFormatError(f"`source` file not found: {str(path)!r}")
-        return open(path, "rb"), filename or path.name, True
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return io.BytesIO(bytes(source)), filename or "uploaded data", True
-    if hasattr(source, "read"):
-        name = filename or os.path.basename(str(getattr(source, "name", "") or "")) or "uploaded file"
-        if hasattr(source, "seek"):
-            try:
-                source.seek(0)
-            except (OSError, ValueError):
-                pass
-        data = source.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        return io.BytesIO(data), name, True
-    raise InputError("`source` must be a path, bytes or a file-like object (e.g. a Streamlit "
-                     f"UploadedFile); got {type(source).__name__}")
-
-
-def _maybe_gunzip(fh):
-    """Wrap ``fh`` in a gzip reader when it starts with the gzip magic bytes."""
-    head = fh.read(2)
-    fh.seek(0)
-    return gzip.GzipFile(fileobj=fh) if head == _GZIP_MAGIC else fh
-
-
-# --------------------------------------------------------------------------- UCI bag of words
-
-def _header_int(line: bytes, what: str, lineno: int, name: str) -> int:
-    text = line.decode("ascii", "replace").strip()
-    if not text:
-        raise DataFormatError(f"{name}: line {lineno} should hold {what} (the UCI docword header "
-                              "is three lines: D, W, NNZ); got an empty line or the end of the file")
-    try:
-        value = int(text)
-    except ValueError:
-        raise DataFormatError(f"{name}: line {lineno} should hold {what} as one integer (the UCI "
-                              f"docword header is three lines: D, W, NNZ); got {text[:40]!r}") from None
-    if value < 0:
-        raise DataFormatError(f"{name}: {what} on line {lineno} must be >= 0; got {value}")
-    return value
-
-
-def _first_bad_line(fh, start_line: int, name: str):
-    """Slow scan for the first line that is not three integers (only after a parse error)."""
-    for lineno, raw in enumerate(fh, start=start_line):
-        parts = raw.split()
-        if not parts:
-            continue
-        try:
-            if len(parts) != 3:
-                raise ValueError
-            [int(p) for p in parts]
-        except ValueError:
-            text = raw.decode("utf-8", "replace").strip()
-            raise DataFormatError(f"{name}: line {lineno} must be three integers 'docID wordID "
-                                  f"count'; got {text[:60]!r}") from None
-    raise DataFormatError(f"{name}: the triples could not be parsed as 'docID wordID count' "
-                          "integers")
-
-
-def _read_triples(fh, name: str, n_expected: int):
-    """All triples after the header, as int64 arrays, chunk by chunk."""
-    import pandas as pd
-
-    docs, words, counts = [], [], []
-    total = 0
-    try:
-        reader = pd.read_csv(fh, sep=r"\s+", header=None, names=["d", "w", "c"],
-                             dtype=np.int64, engine="c", chunksize=_CHUNK_ROWS,
-                             skip_blank_lines=True, comment=None)
-        for chunk in reader:
-            a = chunk.to_numpy()
-            docs.append(a[:, 0])
-            words.append(a[:, 1])
-            counts.append(a[:, 2])
-            total += a.shape[0]
-            if total > n_expected:
-                break
-    except (ValueError, pd.errors.ParserError, TypeError):
-        return None
-    except (EOFError, OSError, gzip.BadGzipFile, zipfile.BadZipFile) as exc:
-        raise DataFormatError(f"{name}: the file is truncated or not valid gzip ({exc}); "
-                              "download it again") from None
-    if not docs:
-        z = np.zeros(0, dtype=np.int64)
-        return z, z, z
-    return np.concatenate(docs), np.concatenate(words), np.concatenate(counts)
-
-
-def _check_triples(d, w, c, D, W, NNZ, name):
-    if d.size != NNZ:
-        more = "more" if d.size > NNZ else "fewer"
-        raise DataFormatError(f"{name}: the header says NNZ={NNZ} triples but the file has {more} "
-                              f"({'at least ' if d.size > NNZ else ''}{d.size}); the file is "
-                              f"{'truncated' if more == 'fewer' else 'inconsistent'}")
-    for arr, bound, what in ((d, D, "docID"), (w, W, "wordID")):
-        bad = (arr < 1) | (arr > bound)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise DataFormatError(f"{name}: {what} must be in [1, {bound}] (1-based, the header "
-                                  f"says {'D' if what == 'docID' else 'W'}={bound}); got {arr[i]} "
-                                  f"on line {i + 4} ({int(bad.sum())} such line(s))")
-    neg = c < 0
-    if neg.any():
-        i = int(np.argmax(neg))
-        raise DataFormatError(f"{name}: counts must be >= 0; got {c[i]} on line {i + 4} "
-                              f"({int(neg.sum())} negative count(s))")
-
-
-def read_vocab(source, *, n_words: int | None = None, filename=None) -> list:
-    """Words of a ``vocab.NAME.txt`` (one per line; word i on line i).
-
-    Raises
-    ------
-    DataFormatError
-        Not UTF-8 text, an empty word, or ``n_words`` given and the count differs.
-    """
-    fh, name, _ = _open_binary(source, filename)
-    with fh:
-        raw = _maybe_gunzip(fh).read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataFormatError(f"{name}: the vocabulary must be UTF-8 text, one word per line "
-                              f"({exc})") from None
-    lines = text.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    words = [s.strip() for s in lines]
-    empty = [i + 1 for i, s in enumerate(words) if not s]
-    if empty:
-        raise DataFormatError(f"{name}: line {empty[0]} of the vocabulary is empty "
-                              f"({len(empty)} empty line(s)); one word per line is expected")
-    if n_words is not None and len(words) != n_words:
-        raise DataFormatError(f"{name}: the vocabulary has {len(words)} words but the matrix has "
-                              f"{n_words} word columns; they must match (word i on line i)")
-    return words
-
-
-def read_uci_bow(docword, vocab=None, *, filename=None) -> TextData:
-    """Read the UCI Bag-of-Words format.
-
-    Parameters
-    ----------
-    docword : path, bytes or file-like
-        ``docword.NAME.txt`` or ``docword.NAME.txt.gz`` (gzip detected from the
-        content): lines ``D``, ``W``, ``NNZ``, then ``NNZ`` lines
-        ``docID wordID count`` with 1-based ids.
-    vocab : path, bytes or file-like, optional
-        ``vocab.NAME.txt``: ``W`` words, one per line.
-    filename : str, optional
-        Display name for bytes / file-like input.
-
-    Returns
-    -------
-    TextData
-        ``format="uci-bow"``; ``X`` is D x W CSR float64 (repeated
-        ``(docID, wordID)`` pairs are summed and a note says so; zero counts
-        are dropped).
-
-    Raises
-    ------
-    DataFormatError
-        A header that is not three nonnegative integers, a line that is not
-        three integers, ids out of range, negative counts, a triple count
-        different from ``NNZ`` (truncated file), a vocabulary of the wrong size.
-
-    Notes
-    -----
-    Parsed with pandas' C reader in chunks of 4 M lines; memory is about
-    ``NNZ * 24`` bytes for the parsed triples plus the CSR result
-    (``NNZ * 12``); NYTimes (69.7 M triples) needs about 2.5 GB.
-    """
-    fh, name, _ = _open_binary(docword, filename)
-    with fh:
-        src = _maybe_gunzip(fh)
-        try:
-            D = _header_int(src.readline(), "D (number of documents)", 1, name)
-            W = _header_int(src.readline(), "W (number of words)", 2, name)
-            NNZ = _header_int(src.readline(), "NNZ (number of triples)", 3, name)
-        except (EOFError, OSError) as exc:
-            raise DataFormatError(f"{name}: the file is truncated or not valid gzip ({exc})") from None
-        if D < 1 or W < 1:
-            raise DataFormatError(f"{name}: the header must give D >= 1 documents and W >= 1 "
-                                  f"words; got D={D}, W={W}")
-        pos = src.tell()
-        parsed = _read_triples(src, name, NNZ)
-        if parsed is None:
-            src.seek(pos)
-            _first_bad_line(src, 4, name)
-    d, w, c = parsed
-    _check_triples(d, w, c, D, W, NNZ, name)
-    notes = [f"UCI bag-of-words: {D} documents x {W} words, {NNZ} (document, word) counts"]
-    X = sp.coo_matrix((c.astype(np.float64), (d - 1, w - 1)), shape=(D, W)).tocsr()
-    if X.nnz < NNZ:
-        zeros = int((c == 0).sum())
-        dup = NNZ - zeros - int(np.count_nonzero(X.data))
-        if dup > 0:
-            notes.append(f"{dup} repeated (docID, wordID) pair(s) were summed")
-        if zeros:
-            notes.append(f"{zeros} zero count(s) dropped")
-    X.eliminate_zeros()
-    X.sort_indices()
-    if vocab is not None:
-        vocabulary = read_vocab(vocab, n_words=W)
-    else:
-        vocabulary = [f"word_{j + 1}" for j in range(W)]
-        notes.append("no vocabulary file: words named word_1 ... word_W")
-    return TextData(X=X, vocabulary=vocabulary, notes=notes, source_name=name, format="uci-bow")
-
-
-# --------------------------------------------------------------------------- Matrix Market
-
-def read_mtx(source, vocab=None, *, filename=None, transpose: bool = False) -> TextData:
-    """Read a Matrix Market ``.mtx`` file (documents as rows) into CSR.
-
-    ``transpose=True`` for files stored words x documents.  A dense
-    (``array``) file is accepted and converted (a note says so); ``pattern``
-    entries become 1.  Complex or non-finite values are rejected.  ``scipy.io.mmread`` runs
-    in a child process (it can crash on hostile bytes); the file's bytes and the matrix are
-    held once more there.
-    """
-    from .io.isolated import MMREAD, run_reader
-
-    if not isinstance(transpose, bool):
-        raise InputError(f"`transpose` must be True or False; got {transpose!r}")
-    fh, name, _ = _open_binary(source, filename)
-    with fh:
-        data = _maybe_gunzip(fh).read()
-    # scipy's compiled reader can crash the process on hostile bytes: a child process reads
-    header, arrays = run_reader(MMREAD, data, name, "Matrix Market file")
-    if "error" in header:  # scipy raises ValueError/TypeError/IndexError on bad input
-        raise DataFormatError(f"{name}: not a valid Matrix Market file ({header['message']}); "
-                              "expected a '%%MatrixMarket matrix coordinate real general' header, "
-                              "a size line 'rows cols nnz' and 'row col value' lines")
-    notes = []
-    if header["dense"]:
-        notes.append("the file is a dense Matrix Market array; converted to sparse")
-        M = sp.csr_matrix(arrays["A"])
-    else:
-        M = sp.coo_matrix((arrays["data"], (arrays["row"], arrays["col"])), shape=tuple(header["shape"]))
-    if np.iscomplexobj(M.data):
-        raise DataFormatError(f"{name}: complex values are not supported; a real or integer "
-                              "matrix is expected")
-    X = sp.csr_matrix(M, dtype=np.float64)
-    if transpose:
-        X = X.T.tocsr()
-        notes.append("transposed: the file's columns are the documents")
-    _check_sparse_values(X, name)
-    m, n = X.shape
-    if m < 1 or n < 1:
-        raise DataFormatError(f"{name}: the matrix must have at least one row and one column; "
-                              f"got shape {X.shape}")
-    notes.insert(0, f"Matrix Market: {m} documents x {n} words, {X.nnz} nonzeros")
-    vocabulary = _vocabulary(vocab, n, notes)
-    X.sort_indices()
-    return TextData(X=X, vocabulary=vocabulary, notes=notes, source_name=name, format="mtx")
-
-
-def _check_sparse_values(X, name):
-    bad = ~np.isfinite(X.data)
-    if bad.any():
-        raise DataFormatError(f"{name}: the matrix must be finite; got {int(bad.sum())} NaN/inf "
-                              "value(s)")
-
-
-def _vocabulary(vocab, n, notes):
-    if vocab is None:
-        notes.append("no vocabulary file: words named word_1 ... word_n")
-        return [f"word_{j + 1}" for j in range(n)]
-    if isinstance(vocab, (list, tuple)):
-        if len(vocab) != n:
-            raise DataFormatError(f"the vocabulary has {len(vocab)} words but the matrix has {n} "
-                                  "word columns; they must match")
-        return [str(v) for v in vocab]
-    return read_vocab(vocab, n_words=n)
-
-
-# --------------------------------------------------------------------------- save_npz
-
-_NPZ_KEYS = {"csr": ("data", "indices", "indptr", "shape"),
-             "csc": ("data", "indices", "indptr", "shape"),
-             "coo": ("data", "row", "col", "shape")}
-
-
-def read_sparse_npz(source, vocab=None, *, filename=None) -> TextData:
-    """Read an ``.npz`` written by ``scipy.sparse.save_npz`` (CSR, CSC or COO).
-
-    Opened with ``allow_pickle=False``; the ``format`` entry and the arrays it
-    needs are checked before the matrix is built, and the built matrix is
-    checked in full (``check_format(full_check=True)``: index ranges and
-    ``indptr`` monotone).  Never unpickled.
-    """
-    fh, name, _ = _open_binary(source, filename)
-    with fh:
-        try:
-            z = np.load(fh, allow_pickle=False)
-            arrays = {}
-            for key in z.files:
-                try:
-                    arrays[key] = z[key]
-                except ValueError:
-                    raise DataFormatError(f"{name}: entry {key!r} is a pickled object array; "
-                                          "pickles are never loaded") from None
-        except DataFormatError:
-            raise
-        except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-            raise DataFormatError(f"{name}: not a readable .npz archive ({exc})") from None
-    if "format" not in arrays:
-        raise DataFormatError(f"{name}: not a scipy.sparse.save_npz file (no 'format' entry; it "
-                              f"holds {sorted(arrays)}); dense arrays are read by load_file")
-    fmt = arrays["format"]
-    fmt = fmt.item() if fmt.shape == () else fmt
-    fmt = fmt.decode("ascii", "replace") if isinstance(fmt, bytes) else str(fmt)
-    if fmt not in _NPZ_KEYS:
-        raise DataFormatError(f"{name}: sparse format {fmt!r} is not supported; save the matrix "
-                              f"as one of {sorted(_NPZ_KEYS)} (X.tocsr())")
-    missing = [k for k in _NPZ_KEYS[fmt] if k not in arrays]
-    if missing:
-        raise DataFormatError(f"{name}: a {fmt} matrix needs entries {list(_NPZ_KEYS[fmt])}; "
-                              f"missing {missing}")
-    shape = arrays["shape"]
-    if shape.shape != (2,) or shape.dtype.kind not in "iu" or (shape < 1).any():
-        raise DataFormatError(f"{name}: 'shape' must be two positive integers; got {shape.tolist()}")
-    shape = tuple(int(s) for s in shape)
-    data = arrays["data"]
-    if data.dtype.kind not in "biuf":
-        raise DataFormatError(f"{name}: 'data' must be real numbers; got dtype {data.dtype}")
-    try:
-        if fmt == "coo":
-            row, col = arrays["row"], arrays["col"]
-            if not (row.size == col.size == data.size):
-                raise ValueError(f"row/col/data lengths {row.size}/{col.size}/{data.size} differ")
-            if row.size and (row.min() < 0 or row.max() >= shape[0] or col.min() < 0
-                             or col.max() >= shape[1]):
-                raise ValueError("row/col index out of range")
-            X = sp.coo_matrix((data, (row, col)), shape=shape).tocsr()
-        else:
-            cls = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
-            X = cls((data, arrays["indices"], arrays["indptr"]), shape=shape)
-            X.check_format(full_check=True)
-            X = X.tocsr()
-    except (ValueError, TypeError, IndexError) as exc:
-        raise DataFormatError(f"{name}: the {fmt} arrays are inconsistent ({exc})") from None
-    X = sp.csr_matrix(X, dtype=np.float64)
-    _check_sparse_values(X, name)
-    notes = [f"sparse .npz ({fmt}): {shape[0]} documents x {shape[1]} words, {X.nnz} nonzeros"]
-    vocabulary = _vocabulary(vocab, shape[1], notes)
-    X.sort_indices()
-    return TextData(X=X, vocabulary=vocabulary, notes=notes, source_name=name, format="npz")
-
-
-def load_text(source, vocab=None, *, filename=None) -> TextData:
-    """Read a sparse text matrix by its file name: ``.mtx``, ``.npz``, else UCI docword.
-
-    ``.mtx``/``.mtx.gz`` go to :func:`read_mtx`, ``.npz`` to
-    :func:`read_sparse_npz`, ``.txt``/``.txt.gz`` (UCI docword) to
-    :func:`read_uci_bow`.
-    """
-    name = filename or (Path(source).name if isinstance(source, (str, os.PathLike)) else
-                        os.path.basename(str(getattr(source, "name", "") or "")))
-    low = str(name).lower()
-    if low.endswith((".mtx", ".mtx.gz")):
-        return read_mtx(source, vocab, filename=filename)
-    if low.endswith(".npz"):
-        return read_sparse_npz(source, vocab, filename=filename)
-    if low.endswith((".txt", ".txt.gz", ".gz")):
-        return read_uci_bow(source, vocab, filename=filename)
-    raise DataFormatError(f"{name or 'the file'}: cannot tell the text format from the name; "
-                          f"allowed: {', '.join(TEXT_FORMATS)}")
-
-
 # --------------------------------------------------------------------------- weighting
 
 def text_weighting(X, *, weighting: str = "counts", center: bool = True) -> Weighted:
@@ -491,7 +70,8 @@ def text_weighting(X, *, weighting: str = "counts", center: bool = True) -> Weig
         ``"counts"`` as given (Asteris et al. 2015 used raw counts, centered);
         ``"tfidf"``: ``x_ij * idf_j`` with the smoothed
         ``idf_j = ln((1 + D) / (1 + df_j)) + 1`` (scikit-learn's default, no
-        row normalization); ``"log1p"``: ``log(1 + x_ij)`` on the stored values
+        row normalization; computed by scikit-learn's ``TfidfTransformer(norm=None)``,
+        whose formula this is); ``"log1p"``: ``log(1 + x_ij)`` on the stored values
         (zeros stay zero, so sparsity is kept).
     center : bool, default True
         Recorded for the covariance (centering is implicit in
@@ -511,7 +91,6 @@ def text_weighting(X, *, weighting: str = "counts", center: bool = True) -> Weig
     if X.nnz and X.data.min() < 0:
         raise InputError(f"`X` must hold nonnegative counts for text weighting; got min "
                          f"{float(X.data.min()):g}")
-    D, W = X.shape
     idf = None
     if weighting == "counts":
         notes = ["raw counts (as in Asteris et al. 2015)"]
@@ -519,9 +98,12 @@ def text_weighting(X, *, weighting: str = "counts", center: bool = True) -> Weig
         X.data = np.log1p(X.data)
         notes = ["log1p: each count x replaced by log(1 + x) (zeros stay zero)"]
     else:
-        df = np.bincount(X.indices[X.data > 0], minlength=W)
-        idf = np.log((1.0 + D) / (1.0 + df)) + 1.0
-        X = sp.csr_matrix(X @ sp.diags(idf))
+        from sklearn.feature_extraction.text import TfidfTransformer
+
+        X.eliminate_zeros()  # scikit-learn counts stored entries as occurrences
+        tfidf = TfidfTransformer(norm=None, use_idf=True, smooth_idf=True, sublinear_tf=False)
+        X = sp.csr_matrix(tfidf.fit_transform(X), dtype=np.float64)
+        idf = np.asarray(tfidf.idf_, dtype=np.float64)
         notes = ["tf-idf: counts times idf = ln((1 + D) / (1 + df)) + 1 (smoothed, no row "
                  "normalization)"]
     notes.append("centered implicitly (A = X^T X / m - mu mu^T; the matrix stays sparse)"

@@ -1,5 +1,5 @@
 """Text corpora kept sparse (documents x words): UCI Bag-of-Words, Matrix Market, a
-sparse ``.npz`` or a ``.zip`` of them, parsed by :mod:`nspca_core.text`.
+sparse ``.npz`` or a ``.zip`` of them, parsed by :mod:`.bow`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import numpy as np
 
 from .._validation import InputError
 from .archive import _ARCHIVE_ERRORS, _archive_errors, _check_zip_members, _gunzip, _read_member
+from .bow import read_mtx, read_sparse_npz, read_uci_bow, read_vocab
 from .loaded import DataFormatError, LoadedData, _at_least_two
 from .npy import _npz_index
 from .source import IMAGE_EXTENSIONS, _read_source
-
 
 #: file types read as a sparse documents x words matrix (see :func:`load_file`)
 CORPUS_EXTENSIONS = (".mtx", ".gz")
@@ -60,8 +60,6 @@ def _vocab_words(vocab, name: str, max_bytes: int):
             raise InputError("`vocab` must be a vocabulary file (path, bytes, file-like) or a list "
                              "of words (str)")
         return vocab
-    from ..text import read_vocab
-
     data, vname = _read_source(vocab, None, max_bytes)
     return read_vocab(_gunzip(data, vname, max_bytes), filename=f"vocabulary {vname}")
 
@@ -77,9 +75,7 @@ def _beside(path: Path) -> Path | None:
 
 
 def _read_corpus(kind: str, data: bytes, vocab, name: str, max_bytes: int):
-    """A :class:`nspca_core.text.TextData` from the file's bytes."""
-    from ..text import read_mtx, read_sparse_npz, read_uci_bow
-
+    """A :class:`.bow.TextData` from the file's bytes."""
     if kind == "npz":
         return read_sparse_npz(data, vocab, filename=name)
     data = _gunzip(data, name, max_bytes)
@@ -172,8 +168,6 @@ def _load_corpus_zip(found, name: str, vocab, max_bytes: int) -> LoadedData:
     if zvocab is not None and vocab is not None:
         raise InputError(f"{name}: the archive holds its vocabulary file; do not give `vocab` too")
     if zvocab is not None:
-        from ..text import read_vocab
-
         zvocab = read_vocab(_gunzip(zvocab, name, max_bytes), filename=f"{name}: vocabulary")
     base = _base(member)
     kind = "npz" if base.endswith(".npz") else "mtx" if base.endswith((".mtx", ".mtx.gz")) \

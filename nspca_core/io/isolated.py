@@ -69,7 +69,7 @@ def run_reader(script: str, data: bytes, name: str, what: str, *, timeout: float
     return header, arrays
 
 
-#: ``scipy.io.mmread`` of the bytes (:func:`nspca_core.text.read_mtx`): a sparse matrix as COO
+#: ``scipy.io.mmread`` of the bytes (:func:`nspca_core.io.bow.read_mtx`): a sparse matrix as COO
 #: arrays and its shape, a dense one as one array
 MMREAD = r"""
 import scipy.io, scipy.sparse

@@ -121,10 +121,46 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
     """
     t_start = time.perf_counter()
     Y, r = _check_Y(Y, n_components)
-    max_iter = check_int(max_iter, "max_iter", 1)
-    polish_iter = check_int(polish_iter, "polish_iter", 0)
-    restarts = check_int(restarts, "restarts", 0)
-    max_frames = check_int(max_frames, "max_frames", 2)
+    max_iter, polish_iter, restarts, max_frames = _check_options(
+        max_iter, polish_iter, restarts, max_frames, tol, selection, penalty, callback)
+    rng = as_rng(seed)
+
+    cov, M, C = _whiten(Y, r)
+    U = Y @ M.T
+    a_scale = float(np.sqrt(np.trace(cov) / cov.shape[0]))
+    prob = _Problem(U, C, float(penalty), a_scale)
+    pairs = _pairs(r)
+    history = _History(U, max_frames)
+    history.record(np.eye(r), 0, 1)
+
+    B, it, status, escapes = _lower_negativity(prob, U, pairs, rng, history, max_iter, polish_iter, restarts,
+                                               tol, selection, callback)
+    polish_steps = 0
+    if status == "zero-negativity" and selection == "sum" and pairs[0].size > 0:
+        B, polish_steps = _maximize_sum(U, C, B, prob, pairs, tol, polish_iter, history.record, it,
+                                        callback, max_iter + polish_iter)
+        it += polish_steps
+
+    A, D, W, lambdas, Bo, Xs, order = _assemble(U, C, B)
+    params = dict(n_components=r, seed=seed if not isinstance(seed, np.random.Generator) else "generator",
+                  max_iter=max_iter, tol=tol, selection=selection, penalty=float(penalty),
+                  polish_iter=polish_iter, restarts=restarts)
+    info = dict(escapes=escapes, polish_steps=polish_steps, cov=cov,
+                a_negativity=max(0.0, float(-A.min()) / a_scale))
+    history.finish(B, it)
+    return ScoresResult(
+        A=A, D=D, W=W, lambdas=lambdas, B=Bo, negativity=max(0.0, float(-Xs.min())),
+        converged=status != "max-iter", iterations=it, history=np.asarray(history.negativity),
+        history_sum=np.asarray(history.mean_sum), history_phase=np.asarray(history.phase, dtype=int),
+        history_B=tuple(history.frames), history_iter=np.asarray(history.frame_iter, dtype=int),
+        sources=Xs, whitened=U, whitener=M, order=order, status=status,
+        method="nspca-scores", params=params, seconds=time.perf_counter() - t_start, info=info)
+
+
+def _check_options(max_iter, polish_iter, restarts, max_frames, tol, selection, penalty, callback):
+    """The options of :func:`nonneg_scores`, checked; returns the four counts as ints."""
+    counts = (check_int(max_iter, "max_iter", 1), check_int(polish_iter, "polish_iter", 0),
+              check_int(restarts, "restarts", 0), check_int(max_frames, "max_frames", 2))
     if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0 < tol < 1):
         raise InputError(f"`tol` must be a float in (0, 1); got {tol!r}")
     if selection not in ("sum", "maximin", "none"):
@@ -134,34 +170,61 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
         raise InputError(f"`penalty` must be a finite float >= 0; got {penalty!r}")
     if callback is not None and not callable(callback):
         raise InputError(f"`callback` must be callable or None; got {type(callback).__name__}")
-    rng = as_rng(seed)
+    return counts
 
-    cov, M, C = _whiten(Y, r)
-    U = Y @ M.T
-    a_scale = float(np.sqrt(np.trace(cov) / cov.shape[0]))
-    prob = _Problem(U, C, float(penalty), a_scale)
-    pairs = _pairs(r)
+
+class _History:
+    """Per-step negativity, mean score sum and phase; rotations kept as at most ``max_frames``
+    frames, thinned evenly (every other one dropped and the stride doubled when full)."""
+
+    def __init__(self, U, max_frames):
+        self.U, self.max_frames, self.stride = U, max_frames, 1
+        self.negativity, self.mean_sum, self.phase = [], [], []
+        self.frames, self.frame_iter = [], []
+
+    def record(self, B, it, phase):
+        Z = self.U @ B.T
+        self.negativity.append(max(0.0, float(-Z.min())))
+        self.mean_sum.append(float(Z.sum()) / Z.shape[0])
+        self.phase.append(phase)
+        if it % self.stride == 0:
+            self.frames.append(B.copy())
+            self.frame_iter.append(it)
+            if len(self.frames) > self.max_frames:
+                del self.frames[1::2], self.frame_iter[1::2]
+                self.stride *= 2
+
+    def finish(self, B, it):
+        """The answer is always the last frame."""
+        if not np.array_equal(self.frames[-1], B):
+            self.frames.append(B.copy())
+            self.frame_iter.append(it)
+
+
+def _model_step(prob, pairs, B, Z, s, Ah, nneg, val, tau, scale):
+    """LP model step (fallback): linearize every entry within reach of the max."""
     q = pairs[0].size
+    reach = 2.0 * tau * 2.0 * np.abs(Z).sum(axis=1).max()
+    ii, jj = np.nonzero(-Z >= s - reach)
+    groups = [(1.0, -Z[ii, jj] - s, -_z_rows(Z, ii, jj, pairs))]
+    if prob.penalty > 0 and nneg > 0:
+        reach_a = 2.0 * tau * 2.0 * np.abs(Ah).sum(axis=1).max()
+        kk, ll = np.nonzero(-Ah >= nneg - reach_a)
+        groups.append((prob.penalty, -Ah[kk, ll] - nneg, -_a_rows(Ah, kk, ll, pairs)))
+    ell, model = _lp_model(groups, q, tau)
+    if ell is None or model >= -1e-12 * scale:
+        return 0.0, val, None
+    L = _skew(ell, B.shape[0], pairs)
+    t, new_val = _line_search(prob.value, L, B, val, tau * np.sqrt(2.0) * _box_norm(ell), np.pi)
+    return t, new_val, L
+
+
+def _lower_negativity(prob, U, pairs, rng, history, max_iter, polish_iter, restarts, tol, selection, callback):
+    """Phase 1: lower ``S*`` (plus the penalty) by geodesic steps, escaping flat spots by random
+    rotations of growing angle from the best rotation so far.  Returns (B, steps, status, escapes)."""
+    r, q = U.shape[1], pairs[0].size
     scale = max(1.0, float(np.abs(U).max()))
-
     B = np.eye(r)
-    hist, hist_sum, hist_phase = [], [], []
-    frames, frame_iter = [], []
-    stride = [1]
-
-    def record(Bc, it, phase):
-        Z = U @ Bc.T
-        hist.append(max(0.0, float(-Z.min())))
-        hist_sum.append(float(Z.sum()) / Z.shape[0])
-        hist_phase.append(phase)
-        if it % stride[0] == 0:
-            frames.append(Bc.copy())
-            frame_iter.append(it)
-            if len(frames) > max_frames:       # thin evenly: keep every other, double the stride
-                del frames[1::2], frame_iter[1::2]
-                stride[0] *= 2
-
-    record(B, 0, 1)
     it = 0
     status = "max-iter"
     best_B, best_val = B.copy(), prob.value(B)
@@ -173,33 +236,13 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
     delta = 1e-8 * scale
     tau = 0.1                                      # trust radius of the LP model step
 
-    def done_phase1(val, nneg):
-        return val <= zero_target and (prob.penalty == 0 or nneg <= tol)
-
-    def model_step(B, Z, s, Ah, nneg, val, tau):
-        """LP model step (fallback): linearize every entry within reach of the max."""
-        reach = 2.0 * tau * 2.0 * np.abs(Z).sum(axis=1).max()
-        ii, jj = np.nonzero(-Z >= s - reach)
-        groups = [(1.0, -Z[ii, jj] - s, -_z_rows(Z, ii, jj, pairs))]
-        if prob.penalty > 0 and nneg > 0:
-            reach_a = 2.0 * tau * 2.0 * np.abs(Ah).sum(axis=1).max()
-            kk, ll = np.nonzero(-Ah >= nneg - reach_a)
-            groups.append((prob.penalty, -Ah[kk, ll] - nneg, -_a_rows(Ah, kk, ll, pairs)))
-        ell, model = _lp_model(groups, q, tau)
-        if ell is None or model >= -1e-12 * scale:
-            return 0.0, val, None
-        L = _skew(ell, r, pairs)
-        t, new_val = _line_search(prob.value, L, B, val, tau * np.sqrt(2.0) * _box_norm(ell), np.pi)
-        return t, new_val, L
-
-    # ---------------------------------------------------------------- phase 1: lower S*
     while it < max_iter:
         if q == 0:                                 # r = 1: nothing to rotate
             status = "zero-negativity" if prob.value(B) <= tol else "local-minimum"
             break
         Z, s, Ah, nneg = prob.parts(B)
         val = s + prob.penalty * max(nneg, 0.0)
-        if done_phase1(s, nneg):
+        if s <= zero_target and (prob.penalty == 0 or nneg <= tol):
             status = "zero-negativity"
             break
         ii, jj = np.nonzero(-Z >= s - delta)
@@ -214,7 +257,7 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
         if t == 0 or val - new_val < 0.01 * (val - max(zero_target, 0.0)):
             tau_try = max(tau, 4 * t) if t > 0 else tau
             for _ in range(12):
-                t2, v2, L2 = model_step(B, Z, s, Ah, nneg, val, tau_try)
+                t2, v2, L2 = _model_step(prob, pairs, B, Z, s, Ah, nneg, val, tau_try, scale)
                 if L2 is not None and v2 < new_val:
                     t, new_val, L = t2, v2, L2
                     tau = max(t2 / np.sqrt(2.0), 1e-12)
@@ -237,7 +280,7 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
             if escapes >= restarts:
                 B = best_B
                 status = "local-minimum"
-                record(B, it, 1)
+                history.record(B, it, 1)
                 break
             escapes += 1
             # growing angles: a nearby basin first, then farther ones
@@ -247,39 +290,15 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
         cur = prob.value(B)
         if cur < best_val:
             best_B, best_val = B.copy(), cur
-        record(B, it, phase)
+        history.record(B, it, phase)
         if callback is not None:
             callback(it, max_iter + polish_iter)
     if status == "max-iter":
         if prob.value(B) > best_val:
             B = best_B
         warnings.warn(f"nonneg_scores stopped at max_iter={max_iter} with negativity "
-                      f"{max(0.0, float(-(U @ B.T).min())):.3g}", RuntimeWarning, stacklevel=2)
-
-    # ---------------------------------------------------------------- phase 2: maximize Σ Z at S = 0
-    polish_steps = 0
-    if status == "zero-negativity" and selection == "sum" and q > 0:
-        B, polish_steps = _maximize_sum(U, C, B, prob, pairs, tol, polish_iter, record, it,
-                                        callback, max_iter + polish_iter)
-        it += polish_steps
-
-    A, D, W, lambdas, Bo, Xs, order = _assemble(U, C, B)
-    negativity = max(0.0, float(-Xs.min()))
-    params = dict(n_components=r, seed=seed if not isinstance(seed, np.random.Generator) else "generator",
-                  max_iter=max_iter, tol=tol, selection=selection, penalty=float(penalty),
-                  polish_iter=polish_iter, restarts=restarts)
-    info = dict(escapes=escapes, polish_steps=polish_steps, cov=cov,
-                a_negativity=max(0.0, float(-A.min()) / a_scale))
-    if not np.array_equal(frames[-1], B):
-        frames.append(B.copy())
-        frame_iter.append(it)
-    return ScoresResult(
-        A=A, D=D, W=W, lambdas=lambdas, B=Bo, negativity=negativity,
-        converged=status != "max-iter", iterations=it, history=np.asarray(hist),
-        history_sum=np.asarray(hist_sum), history_phase=np.asarray(hist_phase, dtype=int),
-        history_B=tuple(frames), history_iter=np.asarray(frame_iter, dtype=int),
-        sources=Xs, whitened=U, whitener=M, order=order, status=status,
-        method="nspca-scores", params=params, seconds=time.perf_counter() - t_start, info=info)
+                      f"{max(0.0, float(-(U @ B.T).min())):.3g}", RuntimeWarning, stacklevel=3)
+    return B, it, status, escapes
 
 
 def _maximize_sum(U, C, B, prob, pairs, tol, polish_iter, record, it0, callback, total):

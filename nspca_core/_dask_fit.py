@@ -13,6 +13,8 @@ import numpy as np
 
 from ._dask import DASK_METHODS, DASK_STRATEGIES, DaskCov, _scheduler_name, as_dask_cov
 from ._validation import InputError, as_rng, check_d, check_k
+from .solve import check_callback as _check_callback, check_eps as _check_eps, fit_cov
+from .solve import seed_param as _seed_param
 
 __all__ = ["fit_dask", "components_dask"]
 
@@ -90,8 +92,6 @@ def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client
     >>> X = da.from_zarr("s3://bucket/counts.zarr")                  # doctest: +SKIP
     >>> res = fit_dask(X, k=10, method="tpower", client=client)      # doctest: +SKIP
     """
-    from .api import _check_callback, _check_eps, _seed_param, fit_cov
-
     t0 = time.perf_counter()
     cov = _dask_cov(X, center, client, persist)
     k = check_k(k, cov.n)

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._common.ascent import ascent, cov_key, reweight, topk_mask
 from .._cov import Cov
+from ..solve import fit_cov
 
 
 def _ascent_many(cov: Cov, k: int, X0: np.ndarray, iters: int = 60):
@@ -40,8 +41,6 @@ def _starts(cov: Cov, k: int, U: np.ndarray | None, count: int, extra=()) -> np.
 def _fit_lower(cov: Cov, k: int):
     """The project's best answer (``fit(method="auto", certify=False)``), or None when it is not
     a feasible point (zero, or more than k nonzeros after clipping)."""
-    from ..api import fit_cov
-
     # d = 3: "auto" runs the exact spannogram only where it is cheap (tiny n); its
     # batched ascent from many starts is what finds the answer
     r = fit_cov(cov, k, "auto", min(3, cov.n), 0.1, 0, None, {})

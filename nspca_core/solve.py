@@ -1,0 +1,239 @@
+"""The solvers below the front: :func:`fit_cov` (one component on a validated covariance
+operator) and the "auto" solver with its starts.
+
+The fronts (:mod:`nspca_core.api` for arrays, :mod:`nspca_core._dask_fit` for Dask arrays) validate
+and call :func:`fit_cov`; the certificates (:mod:`nspca_core.certificates.lower`) use it for their
+lower bounds.  Nothing here imports a front.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ._common.ascent import ascent, cov_key, polish, project, random_starts
+from ._common.pairs import opt_pairs
+from ._cov import Cov
+from ._validation import InputError, as_rng
+from .methods import PEERS
+from .rank1 import _rank1_nspca
+from .result import Result
+
+__all__ = ["fit_cov", "check_eps", "check_callback", "seed_param"]
+
+# "auto" enumerates S_3 exactly when 8 C(n+1, 3) candidate evaluations stay below this
+_EXACT_D3_BUDGET = 200_000
+# "auto" adds the exact d = 2 spannogram as an extra start up to this many features
+_EXACT_D2_MAX_N = 4000
+# minimum number of random directions "auto" draws for the ε-net
+_AUTO_MIN_SAMPLES = 1024
+# random starts of "auto"'s batched ascent, besides those of the truncated power method
+_AUTO_RANDOM_STARTS = 24
+_TPOWER_RESTARTS = 10
+# eigenvalues below this * n * lambda_1 count as zero (data of rank <= d: auto is exact)
+_RANK_TOL = 64 * np.finfo(float).eps
+_AUTO_ENET = False
+# best distinct ε-net candidates polished by "auto" besides the winner
+_AUTO_ENET_STARTS = 8
+# distinct local optima of the ascent that "auto" polishes fully (with reweighting)
+_AUTO_FULL_POLISH = 3
+# ... among those within this fraction of the best ascended value
+_AUTO_POLISH_WITHIN = 0.99
+
+
+# ----------------------------------------------------------------------------- checks shared by the fronts
+def check_eps(eps) -> float:
+    """``eps`` as a float in (0, 1)."""
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:
+        raise InputError(f"`eps` must be a float in (0, 1); got {eps!r}")
+    return float(eps)
+
+
+def check_callback(callback):
+    """``callback`` callable or None."""
+    if callback is not None and not callable(callback):
+        raise InputError(f"`callback` must be callable (done, total) -> None or None; got {callback!r}")
+
+
+def seed_param(seed):
+    """The seed as recorded in ``params`` (a Generator is not serialisable)."""
+    return "generator" if isinstance(seed, np.random.Generator) else seed
+
+
+def peer(method: str):
+    """The peer function of a validated method name (:data:`nspca_core.peers.PEER_METHODS`)."""
+    from .peers import PEER_METHODS
+
+    return PEER_METHODS[method]
+
+
+# ----------------------------------------------------------------------------- single component
+def _make_result(cov, x, V, method, params, t0, info, converged=True) -> Result:
+    x = np.clip(np.asarray(x, dtype=float), 0.0, None)
+    nx = np.linalg.norm(x)
+    if nx > 0:
+        x = x / nx
+    support = np.flatnonzero(x)
+    var = cov.quad(x)
+    if V is not None:
+        z = V[support].T @ x[support]
+        vl = float(z @ z)
+    else:
+        vl = var
+    return Result(x=x, support=support, variance=float(var), variance_lowrank=vl, method=method,
+                  params=params, seconds=time.perf_counter() - t0, converged=converged, info=info)
+
+
+def _exact_d3_cheap(n: int) -> bool:
+    return 8 * math.comb(n + 1, 3) <= _EXACT_D3_BUDGET
+
+
+def fit_cov(cov: Cov, k: int, method: str, d: int, eps: float, seed, callback, options) -> Result:
+    """Solve on a validated Cov without certification.  ``info['opt_d']`` holds an exact OPT_d
+    (with its d) when one was computed, for the paper bound."""
+    t0 = time.perf_counter()
+    params = {"k": k, "method": method, "d": d, "eps": eps, "seed": seed_param(seed)}
+    if method in PEERS:
+        r = peer(method)(cov, k, seed=seed, callback=callback, **options)
+        return replace(r, params={**params, **r.params}, seconds=time.perf_counter() - t0)
+    samples = options.get("samples")
+    if method == "spannogram":
+        from .spannogram import lowrank_nspca
+
+        V, eig = cov.factor(d)
+        r = lowrank_nspca(V, k, callback=callback)
+        info = {**r.info, "eigenvalues": eig, "opt_d": (d, float(r.variance_lowrank))}
+        return _make_result(cov, r.x, V, "spannogram", params, t0, info)
+    if method == "enet":
+        from .enet import enet_nspca
+
+        V, eig = cov.factor(d)
+        r = enet_nspca(V, k, eps=eps, seed=seed, samples=samples, callback=callback)
+        info = {**r.info, "eigenvalues": eig}
+        params["samples"] = r.params["samples"]
+        return _make_result(cov, r.x, V, "enet", {**params}, t0, info)
+    return _fit_auto(cov, k, d, eps, seed, callback, options, params, t0)
+
+
+
+
+def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> dict:
+    """The cheap starts of "auto": those of the truncated power method with the same seed
+    (so "auto" is never below "tpower"), the rank-1 solutions of the other top eigenvectors,
+    and ``A r`` for random signed r drawn per rank of ``key`` (order-free)."""
+    from .peers.tpower import tpower_starts
+
+    rng = as_rng(seed)
+    T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
+    starts = {"rank1(u1)": T[:, 0], "top-variance": T[:, 1]}
+    starts.update({f"tpower#{i}": T[:, i] for i in range(2, T.shape[1])})
+    starts.update({f"rank1(u{j + 1})": _rank1_nspca(V[:, j], k) for j in range(1, V.shape[1])})
+    R = cov.matvec(random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False))
+    starts.update({f"random#{i + 1}": R[:, i] for i in range(R.shape[1])})
+    return starts
+
+
+def _enet_starts(V: np.ndarray, k: int, d: int, eps: float, seed, samples, info: dict) -> dict:
+    """The best distinct candidates of the ε-net (Alg. 3) on the rank-d factor."""
+    from .enet import _directions, _enet_top, enet_samples
+
+    N = samples or max(enet_samples(d, eps, V.shape[0]), _AUTO_MIN_SAMPLES)
+    # the same directions as enet_nspca(V, k, eps=eps, seed=seed, samples=N) draws
+    C = _directions(V, eps, seed, N)
+    info["enet_samples"] = int(C.shape[0])
+    return {f"enet(d={d})#{i + 1}": x for i, x in enumerate(_enet_top(V, k, C, _AUTO_ENET_STARTS))}
+
+
+def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
+    """Many cheap starts, one batched ascent on the true A, full polish of the best few.
+
+    ``k <= 2`` is solved exactly (all pairs).  Otherwise the starts are those of
+    :func:`_auto_starts`, plus the exact spannogram's answer when it is cheap
+    (d <= 2 on small n) and the ε-net's best candidates when the cheap starts
+    disagree or ``samples`` is given.  All run through one batched ascent
+    (:func:`nspca_core._common.ascent.ascent`); the best distinct local optima
+    are then polished with support reweighting.
+    """
+    n = cov.n
+    V, eig = cov.factor(d)
+    info: dict = {"eigenvalues": eig, "exact": False}
+    key = cov_key(cov)
+    if k <= 2:
+        low = cov.quads(project(np.column_stack([V, cov.diag()]), k, key)).max()
+        opt, x = opt_pairs(cov, k, lower=float(low))
+        info.update({"starts": {"pairs": opt}, "polished": {"pairs": opt}, "winner": "pairs",
+                     "polish_iterations": 0, "exact": True, "opt": opt})
+        return _make_result(cov, x, V, "auto", params, t0, info)
+    steps = 3
+
+    def tick(step):
+        if callback is not None:
+            callback(step, steps)
+
+    starts: dict = {}
+    # the data's rank when it is at most d (the spectrum beyond is zero to rounding): then
+    # A = V V^T and the exact spannogram is the optimum itself
+    rank = int(np.count_nonzero(eig[:d] > _RANK_TOL * n * eig[0])) if eig[d] <= _RANK_TOL * n * eig[0] \
+        else None
+    if rank is not None or (d <= 2 and n <= _EXACT_D2_MAX_N) or (d == 3 and _exact_d3_cheap(n)):
+        from .spannogram import lowrank_nspca
+
+        dd = max(rank, 1) if rank is not None else d
+        r = lowrank_nspca(V[:, :dd], k)
+        starts[f"spannogram(d={dd})"] = r.x
+        info["opt_d"] = (dd, float(r.variance_lowrank))
+        if rank is not None:  # A = V V^T: the spannogram's answer is optimal, nothing to polish
+            val = cov.quad(r.x)
+            info.update({"starts": {f"spannogram(d={dd})": val}, "polished": {f"spannogram(d={dd})": val},
+                         "winner": f"spannogram(d={dd})", "polish_iterations": 0, "exact": True})
+            return _make_result(cov, r.x, V, "auto", params, t0, info)
+    starts.update(_auto_starts(cov, V, k, key, seed))
+    tick(1)
+    before, after, ascended = _ascend(cov, starts, k, key)
+    if options.get("samples") or (_AUTO_ENET and _disagree(after)):
+        more = _enet_starts(V, k, d, eps, seed, options.get("samples"), info)
+        b2, a2, x2 = _ascend(cov, more, k, key)
+        before.update(b2)
+        after.update(a2)
+        ascended.update(x2)
+    tick(2)
+    iters = 0
+    distinct: dict[bytes, str] = {}
+    for name in sorted(after, key=lambda nm: -after[nm]):
+        distinct.setdefault(np.flatnonzero(ascended[name]).tobytes(), name)
+    best_name, best_x, best_f = None, None, -np.inf
+    top = max(after.values())
+    for name in list(distinct.values())[:_AUTO_FULL_POLISH]:
+        if after[name] < top * _AUTO_POLISH_WITHIN and best_x is not None:
+            break  # far below the best: a polish (small gains) will not overtake it
+        x, f, it = polish(cov, ascended[name], k, key=key)
+        iters += it
+        after[name] = max(after[name], f)
+        if f > best_f:
+            best_name, best_x, best_f = name, x, f
+    tick(3)
+    info.update({"starts": before, "polished": after, "winner": best_name, "polish_iterations": iters})
+    return _make_result(cov, best_x, V, "auto", params, t0, info)
+
+
+def _ascend(cov: Cov, starts: dict, k: int, key: np.ndarray):
+    """One batched ascent from every start: ``(value before, value after, point after)`` by name."""
+    names = list(starts)
+    X0 = np.column_stack([np.asarray(starts[nm], dtype=float) for nm in names])
+    before = dict(zip(names, cov.quads(project(X0, k, key))))
+    r = ascent(cov.matvec, X0, k, key=key)
+    after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}
+    return before, after, {nm: r.X[:, j] for j, nm in enumerate(names)}
+
+
+def _disagree(values: dict, rtol: float = 1e-9) -> bool:
+    """True unless the cheap starts' best value was reached by at least half of them."""
+    v = np.fromiter(values.values(), dtype=float)
+    return np.count_nonzero(v >= v.max() * (1 - rtol)) < max(2, v.size // 2)
+
+
+_fit_cov = fit_cov  # its former name (benchmarks)

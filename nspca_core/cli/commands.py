@@ -137,7 +137,7 @@ def _cmd_certify(args) -> int:
     comps = _read_components(args.x, n)
     if not 1 <= args.k <= n:
         raise _BadInput(f"--k must be an int in [1, n_features={n}]; got {args.k}")
-    out_dir = _out_folder(args.out) if args.out else None
+    out_dir = _out_folder(args.out) if args.out is not None else None
     out = []
     for j in range(comps.shape[1]):
         x = comps[:, j]

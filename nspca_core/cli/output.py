@@ -31,7 +31,14 @@ def _progress(enabled: bool):
 
 
 def _out_folder(path) -> Path:
-    """The output folder, created now (before any work) or refused with the reason."""
+    """The output folder, created now (before any work) or refused with the reason.
+
+    An empty name is refused: ``Path("")`` is the current folder, and the result files
+    would silently overwrite whatever of the same name is there.
+    """
+    if not str(path).strip():
+        raise _BadInput(f"--out {str(path)!r} is empty; give the folder for the result files (created "
+                        "if missing), e.g. --out results, or --out . for the current folder")
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise _BadInput(f"--out {str(path)!r} is an existing file; --out names a folder (created if "

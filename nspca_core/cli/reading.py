@@ -30,6 +30,7 @@ def _load(args):
         return _load_registry_corpus(args)
     if not path.exists() and args.data in {info.name for info in infos}:
         _dense_only(args, f"dataset {args.data!r}")
+        _applies(args, "dataset", f"{args.data!r} is a built-in dataset")
         ds = load_dataset(args.data, preprocessing=())
         X = np.asarray(ds.X_raw, dtype=float)
         checksum = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
@@ -52,6 +53,7 @@ def _load(args):
                        nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
                        vocab=vocab)
     sparse = bool(loaded.extra.get("sparse"))
+    _applies(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")
     if not sparse:
         _dense_only(args, f"{path.name} (read as a dense {loaded.format} matrix)")
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -60,6 +62,16 @@ def _load(args):
     _report_reading(path.name, loaded)
     X = loaded.X if sparse else np.asarray(loaded.X, dtype=float)
     return X, list(loaded.feature_names), loaded.image_shape, f"sha256:{checksum} (file)", record
+
+
+def _applies(args, fmt, what: str) -> None:
+    """--variable and --resize refused where the reader had no use for them (else silently ignored)."""
+    if args.variable is not None and fmt not in ("npz", "mat"):
+        raise _BadInput(f"--variable {args.variable!r} applies only to .npz and .mat files (it names the "
+                        f"array to read); {what}, which has no variables: leave --variable out")
+    if args.resize is not None and fmt != "zip":
+        raise _BadInput(f"--resize {args.resize[0]}x{args.resize[1]} applies only to a .zip of images; "
+                        f"{what}: leave --resize out")
 
 
 def _dense_only(args, what: str) -> None:
@@ -74,6 +86,7 @@ def _load_registry_corpus(args):
     """A registry corpus (raw counts, sparse) through :func:`nspca_core.datasets.load_corpus`."""
     from ..datasets import load_corpus
 
+    _applies(args, "corpus", f"{args.data!r} is a built-in text corpus")
     if args.vocab is not None:
         raise _BadInput(f"--vocab does not apply to the registry corpus {args.data!r} (its "
                         "vocabulary comes with it)")
@@ -170,6 +183,10 @@ def _components_table(path) -> np.ndarray:
 def _read_components(path, n):
     M = _components_table(path)
     if M.shape[0] == n:
+        if M.shape[1] == n and n > 1:  # square: either reading fits, say which one is used
+            print(f"note: --x {str(path)!r} is square ({n} x {n}): read as one component per column "
+                  "(a row per feature, as fit writes components.csv); if your components are rows, "
+                  "transpose the file", file=sys.stderr)
         return M
     if M.shape[1] == n:
         return M.T

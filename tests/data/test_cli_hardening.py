@@ -222,3 +222,65 @@ def test_forged_zip_exits_1_without_traceback_in_a_real_process(tmp_path):
                           timeout=300)
     assert proc.returncode == 1, proc.stderr
     assert "damaged or forged" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------- issue 31, items 3 and 4
+
+@pytest.mark.parametrize("out", ["", "   "])
+def test_empty_out_is_refused_and_nothing_is_written(tmp_path, data_csv, capsys, monkeypatch, out):
+    """``--out ''`` was the current folder: fit exited 0 and overwrote components.csv there."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "components.csv").write_text("mine")
+    code, _, err = run(["fit", data_csv, "--k", 2, "--out", out, "--quiet"], capsys)
+    assert code == 1
+    assert re.search(r"error: --out '\s*' is empty; give the folder for the result files", err), err
+    assert (tmp_path / "components.csv").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["components.csv", "d.csv"]
+    (tmp_path / "x.csv").write_text("c\n" + "\n".join(["0.7071", "0.7071", "0", "0"]) + "\n")
+    code, _, err = run(["certify", data_csv, "--k", 2, "--x", tmp_path / "x.csv", "--out", out], capsys)
+    assert code == 1 and "is empty; give the folder" in err, err
+    assert not (tmp_path / "certificate.json").exists()
+
+
+@pytest.mark.parametrize("extra, msg", [
+    (["--variable", "X"], r"--variable 'X' applies only to .npz and .mat files \(it names the array to read\); "
+                          r"d.csv was read as csv, which has no variables: leave --variable out"),
+    (["--resize", "4x4"], r"--resize 4x4 applies only to a .zip of images; d.csv was read as csv: "
+                          r"leave --resize out"),
+])
+@pytest.mark.parametrize("command", ["fit", "certify"])
+def test_options_that_do_not_apply_are_refused(tmp_path, data_csv, capsys, extra, msg, command):
+    (tmp_path / "x.csv").write_text("0.7071\n0.7071\n0\n0\n")
+    tail = ["--out", tmp_path / "o"] if command == "fit" else ["--x", tmp_path / "x.csv"]
+    code, _, err = run([command, data_csv, "--k", 2, *extra, *tail, "--quiet"], capsys)
+    assert code == 1 and re.search(msg, err), err
+    assert not (tmp_path / "o").exists()
+
+
+def test_options_that_do_not_apply_to_npy_and_datasets(tmp_path, capsys):
+    np.save(tmp_path / "a.npy", planted())
+    code, _, err = run(["fit", tmp_path / "a.npy", "--k", 2, "--variable", "X", "--out", tmp_path / "o"], capsys)
+    assert code == 1 and "a.npy was read as npy, which has no variables" in err, err
+    code, _, err = run(["fit", "digits", "--k", 2, "--resize", "8x8", "--out", tmp_path / "o"], capsys)
+    assert code == 1 and "--resize 8x8 applies only to a .zip of images; 'digits' is a built-in dataset" in err
+
+
+def test_variable_still_applies_to_npz(tmp_path, capsys):
+    np.savez(tmp_path / "a.npz", X=planted(), Y=planted(seed=1))
+    code, _, err = run(["fit", tmp_path / "a.npz", "--k", 2, "--variable", "Y", "--out", tmp_path / "o",
+                        "--quiet"], capsys)
+    assert code == 0, err
+
+
+def test_square_x_is_read_one_component_per_column_and_says_so(tmp_path, data_csv, capsys):
+    """A 4 x 4 --x on 4 features fits both readings: the one used is said on stderr."""
+    rows = [[0.7071, 0, 0, 0], [0.7071, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1]]
+    write_csv(tmp_path / "x.csv", rows)
+    code, out, err = run(["certify", data_csv, "--k", 2, "--x", tmp_path / "x.csv", "--quiet"], capsys)
+    assert re.search(r"note: --x '.*x.csv' is square \(4 x 4\): read as one component per column \(a row per "
+                     r"feature, as fit writes components.csv\); if your components are rows, transpose", err), err
+    # read by columns all four are feasible; read by rows the 4th would be (0, 0, 1, 1), not unit norm
+    assert code == 0 and "component 4: variance=" in out, err
+    write_csv(tmp_path / "y.csv", [[0.7071, 0.7071, 0, 0]])
+    code, out, err = run(["certify", data_csv, "--k", 2, "--x", tmp_path / "y.csv", "--quiet"], capsys)
+    assert code == 0 and "is square" not in err, err

@@ -33,6 +33,7 @@ from ._settings import (
 from .bounds import _opt1, _rowsum_topk_all, _Spectral, _thin_lambdas
 from .dual import _branch, _cut_rounds, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
+from .monotone import monotone_envelope
 from .single import _certify_large, _finish
 
 
@@ -392,26 +393,31 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
 
 
 def _carry(ks, certs: dict, given: dict) -> list[Certificate]:
-    """Post-pass: upper bounds carried down from larger k, lower points up from smaller k
-    (unless the caller gave x for that k: then lower stays x^T A x of the given point)."""
+    """Post-pass (:func:`~nspca_core.certificates.monotone.monotone_envelope`): at each k the
+    smallest upper bound proved at any k' >= k (``monotone``) and the best feasible point found at
+    any k'' <= k (unless the caller gave x for that k: then lower stays x^T A x of the given
+    point); ``info["from_k"] = {"upper": k', "lower": k''}`` says which k proved each side."""
     uniq = sorted(certs)
+    own = [min(v for name, v in certs[k].bounds.items() if name != "monotone") for k in uniq]
+    own = [max(u, certs[k].lower) if np.isfinite(certs[k].lower) else u for u, k in zip(own, uniq)]
+    lows = [certs[k].lower for k in uniq]
+    env = monotone_envelope(uniq, own, lows)
     out = {}
-    ub = np.inf
-    for k in reversed(uniq):
+    for i, k in enumerate(uniq):
         c = certs[k]
-        if ub < c.upper_bound:
-            b = dict(c.bounds)
-            b["monotone"] = ub
-            c = _finish(b, c.lower, c.x, k, time.perf_counter() - c.seconds, c.info)
-        ub = min(ub, c.upper_bound)
-        out[k] = c
-    best = None
-    for k in uniq:
-        c = out[k]
-        if k not in given and best is not None and best.lower > c.lower:
-            info = {**c.info, "lower_source": "monotone"}
-            c = _finish(dict(c.bounds), best.lower, best.x, k, time.perf_counter() - c.seconds, info)
-            out[k] = c
-        if best is None or c.lower > best.lower:
-            best = c
+        b = {name: v for name, v in c.bounds.items() if name != "monotone"}
+        kf_up = int(env["upper_from"][i])
+        if kf_up != k and env["upper"][i] < min(b.values()):
+            b["monotone"] = float(env["upper"][i])
+        else:
+            kf_up = k
+        lower, x, info, kf_lo = c.lower, c.x, dict(c.info), k
+        if k in given:  # the caller's point at k is the certificate's lower bound
+            pass
+        elif env["lower_from"][i] >= 0 and env["lower"][i] > c.lower:
+            j = uniq.index(int(env["lower_from"][i]))
+            lower, x, kf_lo = certs[uniq[j]].lower, certs[uniq[j]].x, uniq[j]
+            info["lower_source"] = "monotone"
+        info["from_k"] = {"upper": kf_up, "lower": kf_lo}
+        out[k] = _finish(b, lower, x, k, time.perf_counter() - c.seconds, info)
     return [out[k] for k in ks]

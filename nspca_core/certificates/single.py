@@ -51,6 +51,7 @@ def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,
         ub = max(ub, lower)  # rounding only: a valid bound is never below a feasible value
     ratio = float(lower / ub) if ub > 0 and np.isfinite(lower) else (1.0 if ub == 0 else float("nan"))
     optimal = bool(np.isfinite(lower) and ub - lower <= OPTIMAL_TOLERANCE * abs(ub))
+    info.setdefault("from_k", {"upper": int(k), "lower": int(k)})  # which k proved each side
     return Certificate(upper_bound=ub, kind=kind, lower=float(lower), ratio=ratio, optimal=optimal,
                        tolerance=OPTIMAL_TOLERANCE, seconds=time.perf_counter() - t0,
                        bounds={kname: float(v) for kname, v in bounds.items()},

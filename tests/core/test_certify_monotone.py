@@ -1,0 +1,101 @@
+"""Monotone in k (issue 28, item 1): envelopes of bounds and feasible points, and ``from_k``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify, certify_path
+from nspca_core.certificates.monotone import monotone_envelope
+
+from ..bruteforce import brute_opt
+from .test_certify import _check_cert, _random_psd
+
+
+def _envelope_brute(ks, up, lo):
+    """The definition, pair by pair."""
+    p = len(ks)
+    U = [min([up[j] for j in range(p) if ks[j] >= ks[i]]) for i in range(p)]
+    L = [max([lo[j] for j in range(p) if ks[j] <= ks[i]]) for i in range(p)]
+    return U, L
+
+
+@given(st.lists(st.tuples(st.integers(1, 8), st.floats(0, 10), st.floats(0, 10)), min_size=1, max_size=12))
+def test_envelope_equals_its_definition_and_names_a_k_that_proves_it(rows):
+    ks = [r[0] for r in rows]
+    up = [r[1] for r in rows]
+    lo = [r[2] for r in rows]
+    env = monotone_envelope(ks, up, lo)
+    U, L = _envelope_brute(ks, up, lo)
+    assert np.array_equal(env["upper"], U) and np.array_equal(env["lower"], L)
+    for i, k in enumerate(ks):
+        ku, kl = int(env["upper_from"][i]), int(env["lower_from"][i])
+        assert ku >= k and kl <= k
+        # the named k holds the value at some entry
+        assert any(ks[j] == ku and up[j] == env["upper"][i] for j in range(len(ks)))
+        assert any(ks[j] == kl and lo[j] == env["lower"][i] for j in range(len(ks)))
+        # its own k when its own value is already the envelope's
+        if min(up[j] for j in range(len(ks)) if ks[j] == k) == env["upper"][i]:
+            assert ku == k
+    # monotone: nondecreasing in k on both sides
+    o = np.argsort(ks, kind="stable")
+    assert np.all(np.diff(env["upper"][o]) >= 0) and np.all(np.diff(env["lower"][o]) >= 0)
+
+
+def test_envelope_without_values():
+    env = monotone_envelope([3, 1, 2], [np.nan, np.inf, 5.0])
+    assert list(env["upper"]) == [np.inf, 5.0, 5.0]
+    assert list(env["upper_from"]) == [-1, 2, 2]
+    assert list(env["lower_from"]) == [-1, -1, -1]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 7), st.integers(0, 2**31 - 1), st.sampled_from(["fast", "auto"]))
+def test_path_is_monotone_says_where_each_side_came_from_and_stays_valid(n, seed, effort):
+    rng = np.random.default_rng(seed)
+    A = _random_psd(rng, n)
+    ks = list(range(1, n + 1))
+    path = certify_path(cov=A, ks=ks, effort=effort)
+    by_k = {c.k: c for c in path}
+    for c in path:
+        opt, _ = brute_opt(A, c.k)
+        _check_cert(c, opt, A)
+        f = c.info["from_k"]
+        assert f["upper"] >= c.k and f["lower"] <= c.k
+        # the upper side is at most every bound proved at a larger k (before the envelope)
+        for c2 in path:
+            if c2.k >= c.k:
+                assert c.upper_bound <= c2.upper_bound
+                own = min(v for name, v in c2.bounds.items() if name != "monotone")
+                assert c.upper_bound <= max(own, c2.lower) * (1 + 1e-15)
+            if c2.k <= c.k:
+                assert c.lower >= c2.lower
+        if f["upper"] != c.k:
+            assert c.kind == "monotone"
+            assert c.upper_bound == pytest.approx(by_k[f["upper"]].upper_bound, rel=1e-15)
+        if f["lower"] != c.k:
+            assert c.info["lower_source"] == "monotone"
+            assert np.count_nonzero(c.x) <= f["lower"]
+            assert c.lower == by_k[f["lower"]].lower
+
+
+def test_path_carries_a_point_found_at_a_smaller_k_upward():
+    """A given poor point at k = 4 is kept there; k = 5 uses the better point found at k = 3."""
+    rng = np.random.default_rng(5)
+    A = _random_psd(rng, 7, kind="gauss")
+    e = np.zeros(7)
+    e[int(np.argmin(np.diag(A)))] = 1.0
+    path = certify_path(cov=A, ks=[3, 4, 5], xs=[None, e, e])
+    assert path[1].info["lower_source"] == "given" and path[1].info["from_k"]["lower"] == 4
+    assert path[2].info["lower_source"] == "given"
+    path = certify_path(cov=A, ks=[3, 5], xs=[None, None])
+    assert path[1].lower >= path[0].lower
+
+
+def test_single_certificate_names_its_own_k():
+    rng = np.random.default_rng(2)
+    A = _random_psd(rng, 6, kind="gauss")
+    c = certify(cov=A, k=3)
+    assert c.info["from_k"] == {"upper": 3, "lower": 3}

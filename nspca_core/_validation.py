@@ -305,10 +305,16 @@ def covariance_from_data(X: np.ndarray) -> np.ndarray:
     return (X.T @ X) / X.shape[0]
 
 
-def as_rng(seed) -> np.random.Generator:
-    """A Generator from an int seed, None, or a Generator (never global state)."""
+def as_rng(seed, name: str = "seed") -> np.random.Generator:
+    """A Generator from an int seed >= 0, None, or a Generator (never global state).
+
+    ``name`` is the argument named in the message (``random_state`` for the estimators).
+    """
     if isinstance(seed, np.random.Generator):
         return seed
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-        raise InputError(f"`seed` must be an int, None or a numpy Generator; got {seed!r}")
-    return np.random.default_rng(seed)
+        raise InputError(f"`{name}` must be an int, None or a numpy Generator; got {seed!r}")
+    if seed is not None and int(seed) < 0:  # numpy's own message does not name the argument
+        raise InputError(f"`{name}` must be an int >= 0 (a nonnegative seed), None or a numpy "
+                         f"Generator; got {int(seed)}")
+    return np.random.default_rng(None if seed is None else int(seed))

@@ -9,40 +9,115 @@ so the rest of the core never needs it.
 from __future__ import annotations
 
 import numbers
+import sys
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+
+from ._validation import InputError, as_rng
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
 
 _PREPROCESSING = ("center", "standardize", "none")
+_DEFLATION = ("deflation-remove", "deflation-project")
 
 
-def _check_int(value, name: str, low: int, *, allow_none: bool = False) -> None:
-    """Parameters are checked at ``fit`` (scikit-learn's convention), with messages that name
-    the parameter, what is allowed and what was given."""
-    if value is None and allow_none:
+# ----------------------------------------------------------------------------- parameter checks
+# Parameters are checked at ``fit`` (scikit-learn's convention), each by one entry of a class's
+# ``_checks`` table, with messages that name the parameter, what is allowed and what was given.
+def _int(low: int, *, none: bool = False):
+    def check(value, name):
+        if value is None and none:
+            return
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
+            raise InputError(f"`{name}` must be an int >= {low}{' or None' if none else ''}; got {value!r}")
+    return check
+
+
+def _real(low: float, high: float, *, none: bool = False):
+    def check(value, name):
+        if value is None and none:
+            return
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
+                or not low < float(value) < high:
+            raise InputError(f"`{name}` must be a float in ({low:g}, {high:g}){' or None' if none else ''}; "
+                             f"got {value!r}")
+    return check
+
+
+def _choice(allowed):
+    def check(value, name):
+        choices = allowed() if callable(allowed) else allowed
+        if not isinstance(value, str) or value not in choices:
+            raise InputError(f"`{name}` must be one of {list(choices)}; got {value!r}")
+    return check
+
+
+def _flag(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"`{name}` must be True or False; got {value!r}")
+
+
+def _sparsity(value, name):
+    """``k``: an int >= 1, or a non-empty sequence of them (one per component)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        values = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
+        if not values or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1
+                             for v in values):
+            raise InputError(f"`{name}` must be an int >= 1 or a non-empty sequence of them (one per "
+                             f"component); got {value!r}")
         return
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"`{name}` must be an int >= {low}{' or None' if allow_none else ''}; "
+    _int(1)(value, name)
+
+
+def _random_state(value, name):
+    """``random_state``: None, an int >= 0, a RandomState or a Generator."""
+    if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+        raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; "
                          f"got {value!r}")
 
 
-def _check_choice(value, name: str, allowed) -> None:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"`{name}` must be one of {list(allowed)}; got {value!r}")
+def _check_params(est) -> None:
+    for name, check in est._checks.items():
+        check(getattr(est, name), name)
 
 
-def _seed(random_state) -> int:
-    """An int seed for the core from sklearn's ``random_state`` convention."""
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+def _seed(random_state):
+    """A seed for the core from scikit-learn's ``random_state`` (checked by ``_random_state``):
+    an int as given, a RandomState or None drawn from (so repeated fits differ), a Generator as is."""
+    if isinstance(random_state, np.random.Generator):
+        return as_rng(random_state, "random_state")
+    if isinstance(random_state, numbers.Integral):
         return int(random_state)
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    rs = random_state if random_state is not None else np.random.mtrand._rand
+    return int(rs.randint(np.iinfo(np.int32).max))
 
 
-class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
+def _is_dask(X) -> bool:
+    """True for a ``dask.array.Array`` (never imports dask: only data built with it can be one)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(X, da.Array)
+
+
+def _iterations(res) -> int:
+    """The largest number of iterations any component's solver ran, at least 1 (the exact
+    solvers make one pass)."""
+    counts = []
+    for r in list(res.results) + [res]:
+        info = getattr(r, "info", {}) or {}
+        for key in ("iterations", "polish_iterations", "sweeps"):
+            value = info.get(key)
+            if isinstance(value, (numbers.Integral, list, tuple, np.ndarray)) and not isinstance(value, bool):
+                counts.extend(int(v) for v in np.ravel(value) if isinstance(v, numbers.Integral))
+                break
+    return max([1] + counts)
+
+
+class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Nonnegative sparse principal components with certified optimality.
 
     Each component maximizes the variance ``x^T A x`` over unit ``x >= 0`` with
@@ -52,9 +127,16 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int, default=1
-    k : int >= 1
-        Maximum number of nonzero loadings per component; a value above
+    n_components : int or None, default=1
+        Number of components, counting those of ``partial_model``.  None: as
+        many as the strategy can give — "deflation-remove" runs until every
+        feature is used (one per ``k`` at least), "deflation-project" and
+        "quasi-orthogonal" give ``min(n_samples, n_features)``, "bipartite"
+        ``n_features // k`` disjoint supports (its cost grows as ``2^r``), and
+        a sequence ``k`` gives ``len(k)``.
+    k : int >= 1 or sequence of them
+        Maximum number of nonzero loadings per component, or one per component
+        (R ``nsprcomp``'s ``k``; deflation strategies).  A value above
         n_features means no sparsity constraint and is clipped (``k_``).
     method : str, default="auto"
         One of :data:`nspca_core.METHODS`.
@@ -71,30 +153,53 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
     preprocessing : {"center", "standardize", "none"}, default="center"
         Applied in ``fit`` and, with the fitted ``mean_``/``scale_``, in
         ``transform``.
-    random_state : int, RandomState or None
+    random_state : int >= 0, RandomState, Generator or None
         Seed of the randomized parts (ε-net samples, restarts).
+    partial_model : NonnegativeSparsePCA (fitted), ComponentsResult or array (j, n_features), optional
+        Components already found, kept as the first j components; the deflation
+        continues from them (R ``nsprcomp``'s ``partial_model``), so
+        ``n_components - j`` new ones are computed.  Deflation strategies only.
+        A fitted model is read, never refitted (``clone`` keeps it as it is).
+    tol : float in (0, 1) or None, default=None
+        Convergence tolerance of the iterative solvers (the methods "em",
+        "tpower", "zass", "sklearn-spca", "nmf" and the strategy
+        "quasi-orthogonal"); None keeps each solver's default.  Refused for a
+        solver without one (the spannogram and "auto" stop by themselves).
+    max_iter : int >= 1 or None, default=None
+        Iteration cap of the same solvers ("zass": its ``max_sweeps``); None
+        keeps each solver's default.
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_features)
+    components_ : ndarray of shape (n_components_, n_features)
         Each row nonnegative, unit norm, at most ``k`` nonzeros.
-    explained_variance_ : ndarray of shape (n_components,)
+    n_components_ : int
+        Number of components found (can be below ``n_components`` when
+        "deflation-remove" runs out of features).
+    explained_variance_ : ndarray of shape (n_components_,)
         ``x_j^T A x_j`` on the preprocessed training data.
-    explained_variance_ratio_ : ndarray of shape (n_components,)
+    explained_variance_ratio_ : ndarray of shape (n_components_,)
         ``explained_variance_ / trace(A)``.
-    additional_variance_ : ndarray of shape (n_components,)
+    additional_variance_ : ndarray of shape (n_components_,)
         What each component adds after projecting out the earlier ones
         (nsprcomp's ``asdev**2``); sums to the variance of the span.
-    upper_bounds_ : ndarray of shape (n_components,)
+    upper_bounds_ : ndarray of shape (n_components_,)
         Certified upper bound on the optimum of the problem each component
         solved (nan when ``certify=False``).
-    certified_ratio_ : ndarray of shape (n_components,)
+    certified_ratio_ : ndarray of shape (n_components_,)
         Variance found on that problem / its upper bound.
     mean_, scale_ : ndarray of shape (n_features,)
-    k_ : int
-        The sparsity used: ``min(k, n_features)``.
+    k_ : int or list of int
+        The sparsity used: ``min(k, n_features)`` (per component for a sequence).
+    n_iter_ : int
+        The largest number of iterations any component's solver ran (at
+        least 1; the exact solvers make one pass).
+    n_samples_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of str (only for pandas input with string columns)
+    component_features_ : list of ndarray of str
+        For each component, the names of the features it loads (a DataFrame's
+        columns, else ``x0, x1, ...``), largest loading first.
     result_ : ComponentsResult
         The core's full answer.
 
@@ -104,13 +209,36 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
     in the span of the components, so ``inverse_transform(transform(X))`` is
     the projection of ``X`` onto that span; for disjoint supports
     (deflation-remove) the components are orthonormal and this is simply
-    ``(X - mean_) / scale_ @ components_.T``.
+    ``(X - mean_) / scale_ @ components_.T``.  ``score(X)`` is the fraction of
+    the variance of X (about ``mean_``, scaled by ``scale_``) in that span, so
+    model selection (``GridSearchCV``) needs no ``scoring=``.
+
+    ``sample_weight`` (R ``nsprcomp``'s ``omega``) weights the mean, the scale
+    and the covariance.  With ``scipy.sparse`` X the centering stays implicit:
+    ``A = X^T W X / sum(w) - mu_w mu_w^T`` is applied as an operator
+    (:class:`nspca_core._weighted.WeightedSparseCov`), X is never densified.
+
+    A ``dask.array`` X is handed to :func:`nspca_core.components` as it is
+    (never converted to NumPy here); ``transform`` returns a Dask array.
     """
 
+    _checks = {
+        "n_components": _int(1, none=True),
+        "k": _sparsity,
+        "d": _int(1, none=True),
+        "eps": _real(0.0, 1.0),
+        "strategy": _choice(lambda: __import__("nspca_core.api", fromlist=["STRATEGIES"]).STRATEGIES),
+        "method": _choice(lambda: __import__("nspca_core.api", fromlist=["METHODS"]).METHODS),
+        "certify": _flag,
+        "preprocessing": _choice(_PREPROCESSING),
+        "random_state": _random_state,
+        "tol": _real(0.0, 1.0, none=True),
+        "max_iter": _int(1, none=True),
+    }
 
     def __init__(self, n_components=1, *, k=10, method="auto", d=None, eps=0.1,
                  strategy="deflation-remove", certify=True, preprocessing="center",
-                 random_state=None):
+                 random_state=None, partial_model=None, tol=None, max_iter=None):
         self.n_components = n_components
         self.k = k
         self.method = method
@@ -120,18 +248,38 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
         self.certify = certify
         self.preprocessing = preprocessing
         self.random_state = random_state
+        self.partial_model = partial_model
+        self.tol = tol
+        self.max_iter = max_iter
 
+    def __sklearn_clone__(self):
+        """A fitted ``partial_model`` is data to continue from: a clone keeps it as it is (the
+        default would replace it by an unfitted copy)."""
+        if not isinstance(self.partial_model, BaseEstimator):
+            return super().__sklearn_clone__()
+        params = self.get_params(deep=False)
+        given = params.pop("partial_model")
+        return type(self)(**{name: clone(value, safe=False) for name, value in params.items()},
+                          partial_model=given)
+
+    # ------------------------------------------------------------------ preprocessing
     def _preprocess(self, X, *, fitting, sample_weight=None):
         """Centered (and scaled) data; for sparse X only the scaling is applied (a sparse
         copy) and the centering is left to the covariance operator or to ``transform``."""
         if fitting:
+            w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
             if sp.issparse(X):
-                w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
                 mean = np.asarray(X.T @ w).ravel() / w.sum()
                 sq = np.asarray(X.multiply(X).T @ w).ravel() / w.sum()
                 std = np.sqrt(np.clip(sq - mean ** 2, 0, None))
+            elif _is_dask(X):  # two n-vectors come back; X stays distributed
+                import dask
+
+                mean, sq = dask.compute(X.mean(axis=0), (X * X).mean(axis=0))
+                mean, sq = np.asarray(mean, dtype=np.float64), np.asarray(sq, dtype=np.float64)
+                std = np.sqrt(np.clip(sq - mean ** 2, 0, None))
+                self._moments = (sq, std ** 2)  # for the trace of the covariance
             else:
-                w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
                 mean = np.average(X, axis=0, weights=w)
                 std = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=w))
             self.mean_ = mean if self.preprocessing != "none" else np.zeros(X.shape[1])
@@ -142,92 +290,236 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
             return sp.csr_matrix(X.multiply(1.0 / self.scale_[None, :]))
         return (X - self.mean_) / self.scale_
 
+    def _check_X(self, X, *, reset: bool):
+        """Validated data: NumPy/SciPy through scikit-learn's ``validate_data``; a Dask array as
+        it is (its shape checked, nothing computed)."""
+        if _is_dask(X):
+            if X.ndim != 2:
+                raise InputError(f"`X` must be a 2-D array; got a {X.ndim}-D Dask array of shape {X.shape}")
+            if reset:
+                self.n_features_in_ = int(X.shape[1])
+                if hasattr(self, "feature_names_in_"):
+                    del self.feature_names_in_
+            elif X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input.")
+            return X
+        kwargs = dict(ensure_min_samples=2) if reset else {}
+        return validate_data(self, X, dtype=np.float64, reset=reset, accept_sparse=("csr", "csc"), **kwargs)
+
+    # ------------------------------------------------------------------ fit
+    def _partial(self, n: int):
+        """The loadings (n, j) of ``partial_model``, or None."""
+        from .result import ComponentsResult
+
+        given = self.partial_model
+        if given is None:
+            return None
+        if self.strategy not in _DEFLATION:
+            raise InputError(f"`partial_model` continues a deflation; strategy {self.strategy!r} finds all "
+                             f"components jointly: use 'deflation-remove' or 'deflation-project'")
+        if isinstance(given, NonnegativeSparsePCA):
+            if not hasattr(given, "components_"):
+                raise InputError("`partial_model` must be a fitted NonnegativeSparsePCA; got an unfitted one")
+            C = given.components_
+        elif isinstance(given, ComponentsResult):
+            C = np.asarray(given.loadings, dtype=float).T
+        elif isinstance(given, (np.ndarray, list, tuple)):
+            C = np.atleast_2d(np.asarray(given, dtype=float))
+        else:
+            raise InputError(f"`partial_model` must be a fitted NonnegativeSparsePCA, a ComponentsResult or "
+                             f"components of shape (j, n_features); got {type(given).__name__}")
+        if C.ndim != 2 or C.shape[1] != n or C.shape[0] < 1:
+            raise InputError(f"`partial_model` must hold components of {n} features (shape (j, {n})), "
+                             f"as X has; got shape {C.shape}")
+        if not np.all(np.isfinite(C)) or (C < 0).any() or (np.linalg.norm(C, axis=1) == 0).any():
+            raise InputError("`partial_model` components must be finite, nonnegative and nonzero")
+        return np.ascontiguousarray(C.T)
+
+    def _n_components(self, n: int, m: int, ks, given: int) -> int:
+        """The number of components to find (``n_components`` or, for None, the strategy's)."""
+        if isinstance(ks, list):
+            r = len(ks) if self.n_components is None else self.n_components
+            if r != len(ks):
+                raise InputError(f"`k` holds {len(ks)} values, one per component; n_components="
+                                 f"{self.n_components} needs as many")
+        elif self.n_components is not None:
+            r = self.n_components
+        elif self.strategy == "deflation-remove":
+            r = n  # stops when every feature is used
+        elif self.strategy == "bipartite":
+            r = max(1, n // ks)
+        else:
+            r = min(m, n)
+        r = max(r, given) if self.n_components is None else r
+        if not 1 <= r <= n:
+            raise InputError(f"`n_components` must be an int in [1, n_features={n}] or None; got {r}")
+        if r < given:
+            raise InputError(f"`n_components`={r} is below the {given} components of `partial_model` "
+                             f"(n_components counts them)")
+        return r
+
+    def _options(self) -> dict:
+        """``tol``/``max_iter`` as the chosen solver's keyword options (only those given)."""
+        from .api import METHODS, _allowed_options
+        from .peers import PEER_METHODS
+
+        wanted = {"tol": self.tol, "max_iter": self.max_iter}
+        wanted = {key: value for key, value in wanted.items() if value is not None}
+        if not wanted:
+            return {}
+        allowed = _allowed_options(self.method, self.strategy) if self.strategy != "bipartite" else set()
+        options = {}
+        for key, value in wanted.items():
+            target = "max_sweeps" if key == "max_iter" and "max_sweeps" in allowed else key
+            if target not in allowed:
+                takers = [m for m in METHODS if m in PEER_METHODS and
+                          ({key, "max_sweeps"} if key == "max_iter" else {key}) & set(PEER_METHODS[m].options)]
+                raise InputError(f"`{key}` applies to the iterative solvers (methods {', '.join(takers)} with a "
+                                 f"deflation strategy, or strategy 'quasi-orthogonal'); method "
+                                 f"{self.method!r} with strategy {self.strategy!r} has none: leave {key}=None")
+            options[target] = value
+        return options
+
     def fit(self, X, y=None, sample_weight=None):
         """Fit the components on ``X`` (n_samples, n_features); ``y`` is ignored.
 
         ``sample_weight`` (n_samples,), optional: weights of the samples (R ``nsprcomp``'s
-        ``omega``); the mean, the scale and the covariance are weighted (dense X only).
+        ``omega``); the mean, the scale and the covariance are weighted (for sparse X the
+        weighted centering is implicit, see the class notes).
         """
         from ._sparse import as_sparse_cov
-        from .api import METHODS, STRATEGIES, components
+        from ._weighted import check_sample_weight, weighted_sparse_cov
+        from .api import components
 
-        _check_int(self.n_components, "n_components", 1)
-        _check_int(self.k, "k", 1)
-        _check_int(self.d, "d", 1, allow_none=True)
-        if isinstance(self.eps, bool) or not isinstance(self.eps, numbers.Real) or not 0 < self.eps < 1:
-            raise ValueError(f"`eps` must be a float in (0, 1); got {self.eps!r}")
-        _check_choice(self.strategy, "strategy", STRATEGIES)
-        _check_choice(self.preprocessing, "preprocessing", _PREPROCESSING)
-        if not isinstance(self.certify, (bool, np.bool_)):
-            raise ValueError(f"`certify` must be True or False; got {self.certify!r}")
-
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2,
-                          accept_sparse=("csr", "csc"))
-        n = X.shape[1]
-        if self.method not in METHODS:
-            raise ValueError(f"`method` must be one of {list(METHODS)}; got {self.method!r}")
+        _check_params(self)
+        X = self._check_X(X, reset=True)
+        m, n = X.shape
+        dask = _is_dask(X)
         # a count above n means "no sparsity constraint": clip, and report the value used
-        self.k_ = min(int(self.k), n)
+        ks = [min(int(kj), n) for kj in np.ravel(self.k)] if isinstance(self.k, (list, tuple, np.ndarray)) \
+            else min(int(self.k), n)
         if self.d is not None and self.d > n:
-            raise ValueError(f"`d` must be an int in [1, n_features={n}] or None; got {self.d}")
-        if self.n_components > n:
-            raise ValueError(f"`n_components` must be an int in [1, n_features={n}]; "
-                             f"got {self.n_components}")
+            raise InputError(f"`d` must be an int in [1, n_features={n}] or None; got {self.d}")
+        partial = self._partial(n)
+        r = self._n_components(n, m, ks, 0 if partial is None else partial.shape[1])
+        options = self._options()
         if sample_weight is not None:
-            if sp.issparse(X):
-                raise ValueError("`sample_weight` is not supported with scipy.sparse X (the implicit "
-                                 "centering is unweighted); pass dense X or no weights")
-            sample_weight = np.asarray(sample_weight, dtype=np.float64)
-            if sample_weight.shape != (X.shape[0],) or not np.all(np.isfinite(sample_weight)) \
-                    or (sample_weight < 0).any() or sample_weight.sum() <= 0:
-                raise ValueError(f"`sample_weight` must hold {X.shape[0]} finite weights >= 0, "
-                                 f"not all zero; got shape {sample_weight.shape}")
+            if dask:
+                raise InputError("`sample_weight` is not supported with a Dask array X; pass weights with "
+                                 "NumPy or scipy.sparse data, or none")
+            sample_weight = check_sample_weight(sample_weight, m)
         Xp = self._preprocess(X, fitting=True, sample_weight=sample_weight)
+        center = self.preprocessing != "none"
+        weights = sample_weight
         if sp.issparse(X):  # centered implicitly by the operator: X is never densified
-            Xp = as_sparse_cov(Xp, center=self.preprocessing != "none")
-        res = components(Xp, n_components=self.n_components, k=self.k_, method=self.method,
+            Xp = as_sparse_cov(Xp, center=center) if sample_weight is None else \
+                weighted_sparse_cov(Xp, sample_weight, center=center)
+            weights = None  # in the operator
+        elif dask and not center:  # the core centers Dask data: ask for the raw covariance
+            from ._dask import as_dask_cov
+
+            Xp = as_dask_cov(X, center=False)
+        extra = dict(options)
+        if partial is not None:
+            extra["partial"] = partial
+        res = components(Xp, n_components=r, k=ks, method=self.method,
                          strategy=self.strategy, d=self.d, eps=self.eps,
                          seed=_seed(self.random_state), certify=self.certify,
-                         sample_weight=sample_weight)
+                         sample_weight=weights, **extra)
+        self.k_ = ks
         self.result_ = res
         self.components_ = np.ascontiguousarray(res.loadings.T)
+        self.n_components_ = int(self.components_.shape[0])
+        self._n_features_out = self.n_components_
+        self.n_samples_ = int(m)
+        self.n_iter_ = _iterations(res)
         self.explained_variance_ = np.asarray(res.variance, dtype=float)
         if sp.issparse(X):
-            total = Xp.trace()  # of the weighted, implicitly centered operator
+            total = Xp.trace()  # of the (weighted) implicitly centered operator
+        elif dask:  # the trace from the column moments fit computed
+            total = float(np.sum(self._moments[1 if center else 0] / self.scale_ ** 2))
         else:
-            w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+            w = np.ones(m) if sample_weight is None else sample_weight
             total = float(np.einsum("i,ij,ij->", w, Xp, Xp)) / float(w.sum())
         self.explained_variance_ratio_ = (self.explained_variance_ / total if total > 0
                                           else np.zeros_like(self.explained_variance_))
         self.additional_variance_ = np.asarray(res.additional_variance, dtype=float)
-        ub = np.array([getattr(r, "upper_bound", np.nan) for r in res.results], dtype=float)
-        found = np.array([getattr(r, "variance", np.nan) for r in res.results], dtype=float)
-        if ub.size != self.components_.shape[0]:
-            ub = np.full(self.components_.shape[0], np.nan)
+        ub = np.array([getattr(rj, "upper_bound", np.nan) for rj in res.results], dtype=float)
+        found = np.array([getattr(rj, "variance", np.nan) for rj in res.results], dtype=float)
+        if ub.size != self.n_components_:
+            ub = np.full(self.n_components_, np.nan)
             found = self.explained_variance_
         self.upper_bounds_ = ub
         with np.errstate(divide="ignore", invalid="ignore"):
             self.certified_ratio_ = np.where(ub > 0, found / ub, np.nan)
+        names = _check_feature_names_in(self, None)
+        self.component_features_ = [names[s[np.argsort(-self.components_[j, s], kind="stable")]]
+                                    for j, s in enumerate(np.flatnonzero(c) for c in self.components_)]
         return self
+    # ------------------------------------------------------------------ transform, score
+    def _centered_products(self, X):
+        """``(Y, row_sq)``: ``Y = Xc C^T`` (n_samples, n_components_) and the squared norms of the
+        rows of ``Xc = (X - mean_) / scale_``, without densifying sparse X (nor computing Dask X)."""
+        C = self.components_
+        if sp.issparse(X):
+            Xs = sp.csr_matrix(X.multiply(1.0 / self.scale_[None, :]))
+            mu = self.mean_ / self.scale_
+            Y = np.asarray(Xs @ C.T) - mu @ C.T
+            row_sq = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel() - 2 * np.asarray(Xs @ mu).ravel() + mu @ mu
+            return Y, np.clip(row_sq, 0.0, None)
+        Xc = (X - self.mean_) / self.scale_
+        return Xc @ C.T, (Xc * Xc).sum(axis=1)
 
     def transform(self, X):
         """Least-squares coordinates of ``X`` in the span of the components."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
-        Xp = self._preprocess(X, fitting=False)
+        X = self._check_X(X, reset=False)
         C = self.components_
-        if sp.issparse(Xp):  # (X - mean) C^T without densifying X: X C^T - mean C^T
-            rhs = np.asarray(Xp @ C.T) - (self.mean_ / self.scale_) @ C.T
-            coef, *_ = np.linalg.lstsq(C @ C.T, rhs.T, rcond=None)
-            return coef.T
+        if sp.issparse(X) or _is_dask(X):  # (X - mean) C^T (C C^T)^+ without densifying X
+            Y, _ = self._centered_products(X)
+            return Y @ np.linalg.pinv(C @ C.T)
+        Xp = self._preprocess(X, fitting=False)
         coef, *_ = np.linalg.lstsq(C.T, Xp.T, rcond=None)
         return coef.T
 
     def inverse_transform(self, X):
         """Map coordinates back to feature space (the projection onto the span)."""
         check_is_fitted(self)
-        X = np.asarray(X, dtype=np.float64)
+        if not _is_dask(X):
+            X = np.asarray(X, dtype=np.float64)
         return (X @ self.components_) * self.scale_ + self.mean_
+
+    def score(self, X, y=None, sample_weight=None):
+        """The fraction of the variance of ``X`` the components explain, in [0, 1].
+
+        ``sum_i w_i ||P xc_i||^2 / sum_i w_i ||xc_i||^2`` with ``xc_i = (x_i - mean_) / scale_``
+        (the preprocessing fitted) and ``P`` the orthogonal projection onto the span of the
+        components (what ``inverse_transform(transform(X))`` gives); ``w`` = ``sample_weight``
+        or ones.  1.0 when X has no variance about ``mean_``.  Higher is better, so
+        ``GridSearchCV`` uses it when no ``scoring`` is given.  ``y`` is ignored.
+        """
+        from ._weighted import check_sample_weight
+
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        Y, row_sq = self._centered_products(X)
+        C = self.components_
+        row_proj = ((Y @ np.linalg.pinv(C @ C.T)) * Y).sum(axis=1)  # y G^+ y^T = ||P xc||^2
+        if sample_weight is not None:
+            if _is_dask(X):
+                raise InputError("`sample_weight` is not supported with a Dask array X")
+            w = check_sample_weight(sample_weight, X.shape[0])
+            row_proj, row_sq = row_proj * w, row_sq * w
+        explained, total = row_proj.sum(), row_sq.sum()
+        if _is_dask(X):
+            import dask
+
+            explained, total = dask.compute(explained, total)
+        explained, total = float(explained), float(total)
+        if not total > 0:
+            return 1.0
+        return float(min(1.0, max(0.0, explained / total)))  # in [0, 1] up to rounding
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -236,7 +528,7 @@ class NonnegativeSparsePCA(TransformerMixin, BaseEstimator):
         return tags
 
 
-class NonnegativeScorePCA(TransformerMixin, BaseEstimator):
+class NonnegativeScorePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Nonnegative-score PCA (Bajorski, Hall & Rubinstein): nonnegative, uncorrelated scores.
 
     Model ``Y = A X`` with ``X`` nonnegative, uncorrelated, unit-variance
@@ -262,10 +554,14 @@ class NonnegativeScorePCA(TransformerMixin, BaseEstimator):
         training score is nonnegative).
     n_iter_ : int
         Iterations run (at least 1).
+    n_components_ : int
+    n_samples_ : int
     result_ :
         The core's full answer.
     """
 
+
+    _checks = {"n_components": _int(1, none=True), "max_iter": _int(1), "random_state": _random_state}
 
     def __init__(self, n_components=None, *, max_iter=500, random_state=None):
         self.n_components = n_components
@@ -276,8 +572,7 @@ class NonnegativeScorePCA(TransformerMixin, BaseEstimator):
         """Fit on ``X`` (n_samples, n_features); ``y`` is ignored."""
         from .scores import nonneg_scores
 
-        _check_int(self.n_components, "n_components", 1, allow_none=True)
-        _check_int(self.max_iter, "max_iter", 1)
+        _check_params(self)
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         res = nonneg_scores(X, n_components=self.n_components, seed=_seed(self.random_state),
@@ -288,6 +583,9 @@ class NonnegativeScorePCA(TransformerMixin, BaseEstimator):
         self.lambdas_ = np.asarray(res.lambdas, dtype=float)
         self.negativity_ = float(res.negativity)
         self.n_iter_ = max(1, int(res.iterations))
+        self.n_components_ = int(self.components_.shape[0])
+        self._n_features_out = self.n_components_
+        self.n_samples_ = int(X.shape[0])
         # sources X = pinv(A) Y; nonnegative scores W = Λ^{1/2} X
         self._unmix = np.linalg.pinv(self.mixing_)
         return self

@@ -114,16 +114,12 @@ def test_bad_parameters(data, kwargs, msg):
         NonnegativeSparsePCA(**kwargs).fit(data)
 
 
-_SPARSE_WEIGHTS = {"check_sample_weight_equivalence_on_sparse_data":
-                   "sample weights with scipy.sparse X are refused (the implicit centering is unweighted)"}
-
-
 @parametrize_with_checks([
     # the checks fit on data with as few as one feature: the defaults adapt (k clipped, d = min(3, n))
     NonnegativeSparsePCA(1, k=3, certify=False, random_state=0),
     NonnegativeSparsePCA(1, k=1, method="enet", d=1, certify=False, random_state=0),
     NonnegativeScorePCA(random_state=0),
-], expected_failed_checks=lambda est: _SPARSE_WEIGHTS if isinstance(est, NonnegativeSparsePCA) else {})
+])  # every check passes: no expected failures
 def test_scikit_learn_conventions(estimator, check):
     check(estimator)
 

@@ -83,8 +83,10 @@ with right:
     st.plotly_chart(figure, theme=None, key="span2_fig")
     if lecture:
         st.markdown(ct.why_support(V, k, phi, change_phis, labels))
-    st.caption("Thin grey: every row's curve; dashed: the zero curve (the appended zero row). "
-               "Shaded bands: the k-th order envelopes. Grey dots: every pairwise intersection; "
+    st.caption("Thick vermillion: the curves in Iₖ⁺(v(φ)); thick blue dash-dot: those in Iₖ⁺(−v(φ)); "
+               "thin grey: the other rows (each frame of ▶ play restyles them for its φ). Black dashed: "
+               "the zero curve (the appended zero row). Shaded bands: the k-th order envelopes, "
+               "their values at φ ringed. Grey dots: every pairwise intersection; "
                "black diamonds: the intersections where the candidate support actually changes "
                f"({cur['n_changes']} of {cur['n_intersections']}).")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nspca_core import topk_nonneg
 from ui.figures import teach as T
@@ -41,22 +43,110 @@ def test_spannogram_d2_colours_follow_topk_at_phi():
     assert not f.frames  # no animation unless asked
 
 
-def test_spannogram_d2_frames_only_touch_dynamic_traces():
+def test_spannogram_d2_frames_cover_the_grid_and_start_at_phi():
     V, phis, vals = _curves(n=5)
     f = T.spannogram_d2(phis, vals, 2, frames=20, intersections=[[0.1, 0.2]], changes=[[0.1, 0.2]])
     assert len(f.frames) in (20, 21)  # 20 across the grid, plus the current φ unless among them
     # the slider starts on the φ the title names
     t0 = int(np.argmin(np.abs(phis - phis[len(phis) // 2])))
     assert f.frames[f.layout.sliders[0].active].name == f"{phis[t0]:.3f}"
-    ntr = len(f.data)
-    for fr in f.frames:
-        assert len(fr.data) == 3 and list(fr.traces) == [ntr - 3, ntr - 2, ntr - 1]
     names = [tr.name for tr in f.data]
     assert "support changes here" in names and "pairwise intersection" in names
     assert any(b.label.startswith("▶") for b in f.layout.updatemenus[0].buttons)
     # the sweep covers the whole grid, in order
     phis_f = [float(fr.name) for fr in f.frames]
     assert phis_f == sorted(phis_f) and phis_f[0] == pytest.approx(phis[0], abs=1e-3)
+
+
+def _top_k_positive(v, k) -> set:
+    """Brute force I_k^+(v): the (at most) k largest entries of v among the positive ones."""
+    order = sorted(range(len(v)), key=lambda i: (-v[i], i))
+    return {i for i in order[:k] if v[i] > 0}
+
+
+def _row_style_wanted(i, plus, minus) -> tuple:
+    """(colour, dash, width) a row's curve must have: vermillion solid thick in I_k^+(v(φ)),
+    blue dash-dot thick in I_k^+(−v(φ)) (a row in both, value 0, counts as +), thin grey."""
+    if i in plus:
+        return T.PLUS, "solid", 2.6
+    if i in minus:
+        return T.MINUS, "dashdot", 2.6
+    return T.NEUTRAL, "solid", 1.2
+
+
+def _state_after(fig: go.Figure, frame) -> list[dict]:
+    """The traces on screen once ``frame`` has played: Plotly.animate merges each of the
+    frame's traces into the figure's trace of the same index (``frame.traces``); the others stay
+    as they were.  (Frames are played from the figure's own state, as ▶ play does.)"""
+    state = [tr.to_plotly_json() for tr in fig.data]
+    for idx, upd in zip(frame.traces, frame.data):
+        upd = upd.to_plotly_json()
+        for key, val in upd.items():
+            if isinstance(val, dict) and isinstance(state[idx].get(key), dict):
+                state[idx][key] = {**state[idx][key], **val}
+            else:
+                state[idx][key] = val
+    return state
+
+
+def _check_frame_styles(fig: go.Figure, vals, phis, k, n) -> int:
+    """Every frame: each row's curve styled by the supports of that frame's φ, recomputed here
+    from the data; the dots, the title and the k-th order marks agree.  Returns how many frames
+    had a support different from the first frame's (so that the check had something to catch)."""
+    changed = 0
+    first = None
+    for fr in fig.frames:
+        t = int(np.argmin(np.abs(phis - float(fr.name))))
+        v = vals[:, t]
+        plus, minus = _top_k_positive(v, k), _top_k_positive(-v, k)
+        first = first or (plus, minus)
+        changed += (plus, minus) != first
+        state = _state_after(fig, fr)
+        rows = [tr for tr in state if tr.get("legendgroup") == "rows"]
+        assert len(rows) == n
+        for i, tr in enumerate(rows):
+            line = tr["line"]
+            got = (line["color"], line.get("dash", "solid"), line["width"])
+            assert got == _row_style_wanted(i, plus, minus), (fr.name, i, got, plus, minus)
+        dots = next(tr for tr in state if tr.get("name") == "values at φ")
+        np.testing.assert_allclose(dots["x"], phis[t], atol=1e-4)
+        assert list(dots["marker"]["color"]) == [_row_style_wanted(i, plus, minus)[0] for i in range(n)]
+        line = next(tr for tr in state if tr.get("name") == "current φ")
+        np.testing.assert_allclose(line["x"], phis[t], atol=1e-4)
+        kth = next(tr for tr in state if tr.get("name") == "k-th order values at φ")
+        srt = np.sort(v)
+        np.testing.assert_allclose(kth["y"], [srt[-k], srt[k - 1]], atol=1e-4)
+        assert [tr["name"] for tr in state if str(tr.get("name", "")).startswith("k-th")][:2] == \
+            [f"k-th largest of v(φ) (k={k})", f"k-th smallest of v(φ) (k={k})"]
+        title = fr.layout.title.text
+        fmt = (lambda s: "{" + ", ".join(map(str, sorted(s))) + "}" if s else "∅")
+        assert f"Iₖ⁺(v) = {fmt(plus)},  Iₖ⁺(−v) = {fmt(minus)}" in title, (title, plus, minus)
+    return changed
+
+
+def test_spannogram_d2_every_frame_styles_each_curve_by_its_own_phi():
+    """Issue 27 item 1: while ▶ play swept φ the curves kept the styles of the starting φ
+    (paused at φ = −0.821, six curves drawn as in Iₖ⁺(v(φ)) under a title naming three)."""
+    V, phis, vals = _curves(n=8, num=361, seed=3)
+    k = 3
+    f = T.spannogram_d2(phis, vals, k, phi=0.3, frames=30)
+    assert _check_frame_styles(f, vals, phis, k, 8) >= 5  # the sweep meets several supports
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 9), k=st.integers(1, 4),
+       phi=st.floats(-1.5, 1.5))
+def test_spannogram_d2_frame_styles_property(seed, n, k, phi):
+    V, phis, vals = _curves(n=n, num=121, seed=seed)
+    k = min(k, n)
+    f = T.spannogram_d2(phis, vals, k, phi=phi, frames=9)
+    _check_frame_styles(f, np.round(vals, 5), np.round(phis, 5), k, n)
+    # the static figure (what the slider shows before ▶) has the styles of its own φ
+    t0 = int(np.argmin(np.abs(np.round(phis, 5) - phi)))
+    v = np.round(vals[:, t0], 5)
+    plus, minus = _top_k_positive(v, k), _top_k_positive(-v, k)
+    for i, tr in enumerate(f.data[:n]):
+        assert (tr.line.color, tr.line.dash, tr.line.width) == _row_style_wanted(i, plus, minus)
 
 
 def test_spannogram_d2_every_frame_has_its_own_text_and_a_scrub_slider():
@@ -77,7 +167,7 @@ def test_spannogram_d2_every_frame_has_its_own_text_and_a_scrub_slider():
     play = f.layout.updatemenus[0].buttons[0].args[1]
     assert play["frame"]["redraw"] is True  # a title change needs a redraw
     slider = f.layout.sliders[0]
-    assert len(slider.steps) == len(f.frames) and [st.args[0][0] for st in slider.steps] == \
+    assert len(slider.steps) == len(f.frames) and [step.args[0][0] for step in slider.steps] == \
         [fr.name for fr in f.frames]
     # controls and legend sit below the plotting area, not on it
     assert f.layout.updatemenus[0].y < 0 and slider.y < 0 and f.layout.legend.y < 0

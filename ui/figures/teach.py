@@ -227,28 +227,25 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
     if phi is None:
         phi = float(phis[num // 2])
     t0 = int(np.argmin(np.abs(phis - phi)))
-    plus, minus = _topk_nonneg(values[:, t0], k), _topk_nonneg(-values[:, t0], k)
-    color = np.full(n, NEUTRAL, dtype=object)
-    color[minus] = MINUS
-    color[plus] = PLUS  # a row in both (value 0) shows as +
 
     fig = go.Figure()
+    # the row curves: their data never changes, their style (which candidate support the row
+    # is in at φ) is set by every animation frame as well (_d2_row_styles)
+    styles0 = _d2_row_styles(values[:, t0], k)
     for i in range(n):
-        on = color[i] != NEUTRAL
         fig.add_trace(go.Scatter(
             x=phis, y=values[i], mode="lines", name=labels[i], legendgroup="rows",
-            showlegend=False, line=dict(color=color[i], width=2.6 if on else 1.2),
-            opacity=1.0 if on else 0.8,
+            showlegend=False, **styles0[i],
             hovertemplate=f"{labels[i]}<br>φ=%{{x:.3f}}<br>v=%{{y:.3f}}<extra></extra>"))
     fig.add_trace(go.Scatter(x=[phis[0], phis[-1]], y=[0, 0], mode="lines",
                              name="zero curve (an appended zero row)",
                              line=dict(color=OKABE_ITO["black"], dash="dash", width=1.5)))
     env_names = [f"k-th largest of v(φ) (k={k})", f"k-th smallest of v(φ) (k={k})"]
-    env_colors = [PLUS, MINUS]
-    for j in range(min(2, envelope.shape[0])):
+    n_env = min(2, envelope.shape[0])
+    env_idx = list(range(len(fig.data), len(fig.data) + n_env))
+    for j in range(n_env):
         fig.add_trace(go.Scatter(x=phis, y=envelope[j], mode="lines", name=env_names[j],
-                                 line=dict(color=env_colors[j], width=5), opacity=0.35,
-                                 hoverinfo="skip"))
+                                 **_D2_ENVELOPE[j], hoverinfo="skip"))
     if intersections is not None and len(intersections):
         pts = np.asarray(intersections, dtype=float).reshape(-1, 2)
         fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="markers",
@@ -262,19 +259,20 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
                                  marker=dict(color=OKABE_ITO["black"], size=11, symbol="diamond",
                                              line=dict(color="white", width=1)),
                                  hovertemplate="φ=%{x:.3f}<extra>support change</extra>"))
-    # legend entries for the colour code
+    # legend entries for the style code (the same styles as the curves)
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="in Iₖ⁺(v(φ))",
-                             line=dict(color=PLUS, width=3)))
+                             line=dict(_D2_STYLE["plus"]["line"])))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="in Iₖ⁺(−v(φ))",
-                             line=dict(color=MINUS, width=3)))
+                             line=dict(_D2_STYLE["minus"]["line"])))
     lo, hi = float(values.min()), float(values.max())
     pad = 0.05 * (hi - lo or 1.0)
-    # the moving parts (last three traces: φ line, dots, support curves) — the
-    # animation frames update only these
-    dyn = _d2_dynamic(phis, values, k, t0, lo - pad, hi + pad)
+    # the moving marks (φ line, dots at φ, the envelopes' values at φ)
+    dyn = _d2_dynamic(phis, values, envelope, k, t0, lo - pad, hi + pad)
     fig.add_traces(dyn)
     ntr = len(fig.data)
     dyn_idx = list(range(ntr - len(dyn), ntr))
+    # what every frame sets: each row's style, the envelopes, the moving marks
+    frame_idx = list(range(n)) + env_idx + dyn_idx
 
     head = title or "Spannogram: vᵢ(φ) = Vᵢ₁ sin φ + Vᵢ₂ cos φ"
 
@@ -300,10 +298,12 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
     if frames and frames > 0:
         # the current φ is one of the frames: the slider starts where the title says
         ts = np.unique(np.append(np.linspace(0, num - 1, int(frames)).round().astype(int), t0))
-        # every frame carries its own text (φ, both candidate supports, the envelopes);
-        # redraw=True so that the title follows the frame
-        fig.frames = [go.Frame(data=_d2_dynamic(phis, values, k, t, lo - pad, hi + pad), traces=dyn_idx,
-                               name=f"{phis[t]:.3f}", layout=dict(title=dict(text=caption(t))))
+        # every frame carries its own text (φ, both candidate supports, the envelopes) and
+        # the style of every row's curve (issue 27, item 1: the curves kept the styles of the
+        # starting φ while the title moved on); redraw=True so that the title follows the frame
+        # (plain dicts: validated once, when assigned)
+        fig.frames = [dict(data=_d2_frame_data(phis, values, envelope, k, t, lo - pad, hi + pad, n_env),
+                           traces=frame_idx, name=f"{phis[t]:.3f}", layout=dict(title=dict(text=caption(t))))
                       for t in ts]
         play = dict(frame=dict(duration=180, redraw=True), transition=dict(duration=0), fromcurrent=True)
         still = dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate")
@@ -335,34 +335,57 @@ def _d2_caption(phi, plus, minus, env=None) -> str:
     return text
 
 
-def _d2_dynamic(phis, values, k, t, ymin, ymax):
-    """The traces that move with φ: the φ line, the dots at φ, the support curves.
+# the style of a row's curve by where the row is at φ: in I_k^+(v(φ)), in I_k^+(−v(φ)), neither
+_D2_STYLE = {
+    "plus": dict(line=dict(color=PLUS, width=2.6, dash="solid"), opacity=1.0),
+    "minus": dict(line=dict(color=MINUS, width=2.6, dash="dashdot"), opacity=1.0),
+    "rest": dict(line=dict(color=NEUTRAL, width=1.2, dash="solid"), opacity=0.8),
+}
+_D2_ENVELOPE = [dict(line=dict(color=PLUS, width=5, dash="solid"), opacity=0.35),
+                dict(line=dict(color=MINUS, width=5, dash="solid"), opacity=0.35)]
+
+
+def _d2_row_styles(v_at, k) -> list[dict]:
+    """Per row, the style of its curve at one φ (``v_at`` = v(φ)): a row in both candidate
+    supports (its value is 0) is drawn as in I_k^+(v)."""
+    plus, minus = set(_topk_nonneg(v_at, k).tolist()), set(_topk_nonneg(-v_at, k).tolist())
+    out = []
+    for i in range(len(v_at)):
+        kind = "plus" if i in plus else "minus" if i in minus else "rest"
+        out.append({"line": dict(_D2_STYLE[kind]["line"]), "opacity": _D2_STYLE[kind]["opacity"]})
+    return out
+
+
+def _d2_frame_data(phis, values, envelope, k, t, ymin, ymax, n_env) -> list[dict]:
+    """One animation frame: the style of every row's curve at phis[t] (no data: the curves
+    stay), the envelopes, and the moving marks, in the order of ``frame_idx``."""
+    rows = [dict(type="scatter", **st) for st in _d2_row_styles(values[:, t], k)]
+    env = [dict(type="scatter", **_D2_ENVELOPE[j]) for j in range(n_env)]
+    return rows + env + _d2_dynamic(phis, values, envelope, k, t, ymin, ymax)
+
+
+def _d2_dynamic(phis, values, envelope, k, t, ymin, ymax):
+    """The marks that move with φ: the φ line, the dots at φ, the envelopes' values at φ.
 
     Plain dicts with numpy arrays (validated once by the Figure / Frame), so
     that dozens of animation frames stay cheap to build.
     """
     n = values.shape[0]
-    plus, minus = _topk_nonneg(values[:, t], k), _topk_nonneg(-values[:, t], k)
-    col = np.full(n, NEUTRAL, dtype=object)
-    col[minus] = MINUS
-    col[plus] = PLUS
+    styles = _d2_row_styles(values[:, t], k)
+    col = [st["line"]["color"] for st in styles]
     line = dict(type="scatter", x=np.array([phis[t], phis[t]]), y=np.array([ymin, ymax]),
                 mode="lines", name="current φ", hoverinfo="skip", showlegend=False,
                 line=dict(color=OKABE_ITO["black"], width=1.5, dash="dot"))
     dots = dict(type="scatter", x=np.full(n, phis[t]), y=values[:, t], mode="markers",
-                marker=dict(color=col.tolist(), size=10, line=dict(color="black", width=1)),
+                marker=dict(color=col, size=10, line=dict(color="black", width=1)),
                 name="values at φ", showlegend=False, hovertemplate="v=%{y:.3f}<extra></extra>")
-    # the selected curves as one NaN-separated trace (downsampled) so a frame stays small
-    step = max(1, values.shape[1] // 90)
-    px = phis[::step]
-    xs = np.concatenate([np.append(px, np.nan) for _ in plus]) if plus.size else np.zeros(0)
-    ys = (np.concatenate([np.append(values[i, ::step], np.nan) for i in plus]) if plus.size
-          else np.zeros(0))
-    # single precision is plenty on screen and halves the frames' JSON
-    sel = dict(type="scatter", x=xs.astype(np.float32), y=ys.astype(np.float32), mode="lines",
-               line=dict(color=PLUS, width=3),
-               name="selected", showlegend=False, hoverinfo="skip", connectgaps=False)
-    return [line, dots, sel]
+    env_at = (envelope[:, t] if envelope.shape[1] == values.shape[1] else np.zeros(0))[:2]
+    kth = dict(type="scatter", x=np.full(env_at.size, phis[t]), y=env_at, mode="markers",
+               marker=dict(color=[PLUS, MINUS][:env_at.size], size=15, symbol="diamond-wide-open",
+                           line=dict(width=3)),
+               name="k-th order values at φ", showlegend=False,
+               hovertemplate="k-th order value %{y:.3f}<extra></extra>")
+    return [line, dots, kth]
 
 
 # ---------------------------------------------------------- spannogram d = 3

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import struct
 from pathlib import PurePosixPath
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from .archive import _archive_errors, _check_zip_members, _open_zip, _read_member
 from .loaded import DataFormatError, _finish, _names_for
-from .source import IMAGE_EXTENSIONS
+from .source import IMAGE_EXTENSIONS, describe_bytes
 
 
 #: most pixels of one image (PIL's decompression-bomb limit is ~89 M)
@@ -34,7 +35,22 @@ def _image_size(raw: bytes, label: str, name: str) -> tuple[int, int]:
             return im.size
     except (UnidentifiedImageError, OSError, ValueError, struct.error, SyntaxError, EOFError,
             Image.DecompressionBombError) as exc:
-        raise DataFormatError(f"{name}: {label!r} is not a readable image ({exc})") from None
+        raise _unreadable(raw, label, name, exc) from None
+
+
+def _unreadable(raw: bytes, label: str, name: str, exc: Exception) -> DataFormatError:
+    """Why an archive member named as an image is not one: what its bytes are (never PIL's
+    "cannot identify image file <_io.BytesIO object at 0x...>")."""
+    from PIL import UnidentifiedImageError
+
+    ext = os.path.splitext(label)[1].lower()
+    what = describe_bytes(raw)
+    if (isinstance(exc, UnidentifiedImageError) or not raw) and "image" not in what:
+        return DataFormatError(f"{name}: {label!r} is not a readable image: it is named {ext} but holds "
+                               f"{what}; the archive must hold images ({', '.join(IMAGE_EXTENSIONS)})")
+    detail = ("its header does not match any image format PIL reads" if isinstance(exc, UnidentifiedImageError)
+              else re.sub(r"<_io\.BytesIO object at 0x[0-9a-f]+>", "the member", str(exc)))
+    return DataFormatError(f"{name}: {label!r} is not a readable image (damaged or unsupported: {detail})")
 
 
 def _decode_image(raw: bytes, label: str, name: str, notes_acc: dict) -> np.ndarray:
@@ -60,7 +76,7 @@ def _decode_image(raw: bytes, label: str, name: str, notes_acc: dict) -> np.ndar
         raise
     except (UnidentifiedImageError, OSError, ValueError, struct.error, SyntaxError, EOFError,
             Image.DecompressionBombError) as exc:
-        raise DataFormatError(f"{name}: {label!r} is not a readable image ({exc})") from None
+        raise _unreadable(raw, label, name, exc) from None
 
 
 def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):

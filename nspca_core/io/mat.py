@@ -23,6 +23,7 @@ def _mat_check_version(data: bytes, name: str) -> None:
 # character arrays and cell arrays of strings; other variables by name, shape and type only.
 _CHILD = r"""
 import scipy.io
+import scipy.sparse
 
 def cellstr(v):
     cells = list(v.ravel())
@@ -43,7 +44,10 @@ for key, v in content.items():
         continue
     entry = {"name": key, "shape": list(getattr(v, "shape", ())),
              "dtype": str(getattr(v, "dtype", type(v).__name__)), "kind": "other"}
-    if isinstance(v, np.ndarray) and v.dtype.names is None and v.dtype.kind in "biufU":
+    if scipy.sparse.issparse(v):  # named as sparse (its dtype and shape alone read like a dense matrix)
+        entry["kind"] = "sparse"
+        entry["nnz"] = int(v.nnz)
+    elif isinstance(v, np.ndarray) and v.dtype.names is None and v.dtype.kind in "biufU":
         entry["kind"] = "array"
         arrays[f"v{len(manifest)}"] = v
     elif isinstance(v, np.ndarray) and (c := cellstr(v)) is not None:
@@ -58,8 +62,21 @@ class _Other:
     """A variable the reader does not pass on (struct, cell of non-strings, ...): its name in
     the listing only."""
 
-    def __init__(self, shape, dtype: str):
-        self.shape, self.dtype = tuple(shape), dtype
+    def __init__(self, shape, dtype: str, nnz=None):
+        self.shape, self.dtype, self.nnz = tuple(shape), dtype, nnz
+
+    def __str__(self) -> str:
+        if self.nnz is None:
+            return f"{self.shape} {self.dtype}"
+        return f"{self.shape} {self.dtype} sparse, {self.nnz:,} nonzeros"
+
+
+def _sparse_refusal(name: str, key: str, v: _Other) -> DataFormatError:
+    m, n = v.shape
+    return DataFormatError(f"{name}: variable {key!r} is a sparse matrix ({m} x {n}, {v.nnz:,} nonzeros), "
+                           "which is not read from .mat files; save it dense (X = full(X) in MATLAB, "
+                           "then save with '-v7'), or as a scipy.sparse .npz (scipy.sparse.save_npz), "
+                           "which is read sparse as documents x words")
 
 
 def _loadmat(data: bytes, name: str) -> dict:
@@ -84,7 +101,7 @@ def _loadmat(data: bytes, name: str) -> dict:
                 cells.flat[j] = np.array([text])
             content[entry["name"]] = cells
         else:
-            content[entry["name"]] = _Other(entry["shape"], entry["dtype"])
+            content[entry["name"]] = _Other(entry["shape"], entry["dtype"], entry.get("nnz"))
     return content
 
 
@@ -127,16 +144,23 @@ def _load_mat(data: bytes, name: str, variable, nan_policy: str):
     content = _loadmat(data, name)
     numeric = _mat_numeric(content)
     user = {k: v for k, v in content.items() if not k.startswith("__")}
-    listing = ", ".join(f"{k} {getattr(v, 'shape', '')} {getattr(v, 'dtype', type(v).__name__)}"
+    listing = ", ".join(f"{k} {v}" if isinstance(v, _Other) else
+                        f"{k} {getattr(v, 'shape', '')} {getattr(v, 'dtype', type(v).__name__)}"
                         for k, v in user.items()) or "(nothing)"
+    sparse = {k: v for k, v in user.items() if isinstance(v, _Other) and v.nnz is not None}
     if variable is not None:
         if variable not in user:
             raise DataFormatError(f"{name}: no variable named {variable!r}; it holds: {listing}")
+        if variable in sparse:
+            raise _sparse_refusal(name, variable, sparse[variable])
         if variable not in numeric:
             raise DataFormatError(f"{name}: variable {variable!r} is not a numeric 2-D/3-D matrix; "
                                   f"numeric matrices: {list(numeric) or 'none'}")
         chosen = variable
     else:
+        if not numeric and sparse:
+            key = next(iter(sparse))
+            raise _sparse_refusal(name, key, sparse[key])
         if not numeric:
             raise DataFormatError(f"{name}: no numeric matrix in the .mat file (need a numeric "
                                   f"2-D array with >= 2 rows and columns); it holds: {listing}")

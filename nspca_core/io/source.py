@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import zipfile
 from pathlib import Path
 
@@ -28,7 +29,7 @@ def _read_source(source, filename, max_bytes) -> tuple[bytes, str]:
             raise DataFormatError(f"`source` {str(path)!r} is a folder, not a file; give one data "
                                   "file (a folder of images must be zipped first)")
         if not path.is_file():
-            raise DataFormatError(f"`source` file not found: {str(path)!r}")
+            raise DataFormatError(_not_a_file(path))
         size = path.stat().st_size
         if size > max_bytes:
             raise DataFormatError(f"file {path.name!r} is {size:,} bytes, over the size cap "
@@ -63,6 +64,47 @@ def _read_source(source, filename, max_bytes) -> tuple[bytes, str]:
     return data, name
 
 
+def _not_a_file(path: Path) -> str:
+    """Why ``path`` (not a folder, not a regular file) cannot be read: missing, a broken link, or
+    a special file (a FIFO would block the reader, a device like /dev/zero never ends)."""
+    try:
+        mode = path.stat().st_mode  # follows links
+    except OSError:
+        if path.is_symlink():
+            return (f"`source` {str(path)!r} is a broken symbolic link (to {os.readlink(path)!r}); "
+                    "give a regular data file")
+        return f"`source` file not found: {str(path)!r}"
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a special file")
+    via = f" (a link to {os.path.realpath(path)!r})" if path.is_symlink() else ""
+    return (f"`source` {str(path)!r}{via} is not a regular file but {kind}; give a regular data file "
+            "(it is read whole, so pipes and devices are not read)")
+
+
+def describe_bytes(data: bytes) -> str:
+    """What ``data`` looks like from its first bytes, for messages ("a zip archive", "text ...")."""
+    kinds = ((b"PK\x03\x04", "a zip archive"), (b"PK\x05\x06", "a zip archive (empty)"),
+             (b"\x89PNG", "a PNG image"), (b"\xff\xd8", "a JPEG image"), (b"BM", "a BMP image"),
+             (b"GIF8", "a GIF image"), (b"%PDF", "a PDF document"), (b"\x1f\x8b", "gzip-compressed data"),
+             (b"\x93NUMPY", "a NumPy .npy array"), (b"MATLAB", "a MATLAB .mat file"),
+             (b"\x89HDF", "an HDF5 file"), (b"II*\x00", "a TIFF image"), (b"MM\x00*", "a TIFF image"),
+             (b"RIFF", "a RIFF (WebP/WAV/AVI) file"))
+    for magic, what in kinds:
+        if data.startswith(magic):
+            return what
+    if not data:
+        return "empty"
+    head = data[:40]
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and all(c.isprintable() or c in "\r\n\t" for c in text):
+        return f"text (starting {text.splitlines()[0][:30]!r})" if text.strip() else "blank text"
+    return f"binary data of an unknown kind (first bytes {data[:8].hex(' ')})"
+
+
 def _sniff_kind(data: bytes) -> str | None:
     """Format from magic bytes (used when there is no file name)."""
     if data.startswith(b"\x93NUMPY"):
@@ -94,4 +136,12 @@ def _extension(name: str, data: bytes, named: bool) -> str:
     if ext not in ALLOWED_EXTENSIONS:
         raise DataFormatError(f"unknown file type {ext or '(no extension)'!r} for {name!r}; "
                               f"allowed: {', '.join(ALLOWED_EXTENSIONS)}")
+    if ext in IMAGE_EXTENSIONS:
+        found = _sniff_kind(data)
+        if found not in IMAGE_EXTENSIONS:  # named as an image, but its bytes are something else
+            what = describe_bytes(data)
+            hint = {".zip": "; rename it to .zip (a .zip of same-size images is read one image per sample)",
+                    ".npz": "; rename it to .npz", ".npy": "; rename it to .npy", ".mat": "; rename it to .mat"}
+            raise DataFormatError(f"{name}: named {ext} but it is {what}, not a {ext[1:].upper()} image"
+                                  + hint.get(found or "", "; give the file its real extension"))
     return ext

@@ -16,6 +16,7 @@ from collections import Counter
 import numpy as np
 import pytest
 import scipy.io
+import scipy.sparse
 from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
@@ -157,7 +158,18 @@ HOSTILE = [
      zip_bytes({**images(), "zz.jpg": _jpeg(RNG.random((40, 40)) * 255)[:300]}), {}, "error",
      r"'zz.jpg' is not a readable image"),
     ("garbage image", "gi.zip", zip_bytes({**images(), "zz.png": b"\x89PNG not really"}), {},
-     "error", r"'zz.png' is not a readable image"),
+     "error", r"'zz.png' is not a readable image \(damaged or unsupported: its header does not match"),
+    # issue 31 item 10: say what the bytes are, never "<_io.BytesIO object at 0x...>"
+    ("text files named .png", "tp.zip", zip_bytes({f"t{i}.png": b"1,2,3\n4,5,6\n" for i in range(3)}), {},
+     "error", r"'t0.png' is not a readable image: it is named .png but holds text \(starting '1,2,3'\)"),
+    ("zip named .png", "z.png", _GOOD_ZIP, {}, "error",
+     r"z.png: named .png but it is a zip archive, not a PNG image; rename it to .zip"),
+    ("PDF named .jpg", "p.jpg", b"%PDF-1.4 ...", {}, "error", r"named .jpg but it is a PDF document"),
+    ("sparse .mat", "sp.mat", _mat(X=scipy.sparse.csr_matrix(np.eye(8, 3))), {}, "error",
+     r"variable 'X' is a sparse matrix \(8 x 3, 3 nonzeros\), which is not read from .mat files; save it "
+     r"dense"),
+    ("sparse .mat beside a dense one", "sp2.mat", _mat(S=scipy.sparse.csr_matrix(np.eye(8, 3)), X=M), {},
+     "ok", r"variable 'S' not used"),
     # --- headers, number conventions, encodings
     ("numeric header", "years.csv", csv_bytes([[2019, 2020, 2021]] + _rows()), {}, "ok",
      r"header: first line read as column names \(detected: its numbers \(2019, 2020, 2021\)"),

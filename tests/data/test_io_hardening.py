@@ -481,3 +481,92 @@ def test_page_header_choice_and_label_position_from_one():
     at = at.run()
     assert '"Label column" must be one of the column names' in at.error[0].value
     assert "position from 1 to 3" in at.error[0].value
+
+
+# ----------------------------------------------------------------------------- issue 31 item 10
+
+def test_fifo_and_devices_are_not_regular_files(tmp_path):
+    """A FIFO (read would block) and a link to /dev/zero (never ends) said "file not found"."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.csv")
+    with pytest.raises(DataFormatError, match=r"`source` '.*pipe.csv' is not a regular file but a FIFO "
+                                              r"\(named pipe\); give a regular data file"):
+        load_file(tmp_path / "pipe.csv")
+    os.symlink("/dev/zero", tmp_path / "zero.csv")
+    with pytest.raises(DataFormatError, match=r"'.*zero.csv' \(a link to '/dev/zero'\) is not a regular file "
+                                              r"but a character device"):
+        load_file(tmp_path / "zero.csv")
+    os.symlink(tmp_path / "nowhere.csv", tmp_path / "broken.csv")
+    with pytest.raises(DataFormatError, match=r"'.*broken.csv' is a broken symbolic link \(to '.*nowhere.csv'\)"):
+        load_file(tmp_path / "broken.csv")
+    with pytest.raises(DataFormatError, match=r"`source` file not found: '.*missing.csv'"):
+        load_file(tmp_path / "missing.csv")
+
+
+def test_fifo_through_the_cli(tmp_path, capsys):
+    import os
+
+    from nspca_core import cli
+
+    os.mkfifo(tmp_path / "pipe.csv")
+    code = cli.main(["fit", str(tmp_path / "pipe.csv"), "--k", "2", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 1 and "is not a regular file but a FIFO (named pipe)" in err, err
+
+
+@pytest.mark.parametrize("member, data, what", [
+    ("a.png", b"hello, world\n", r"text \(starting 'hello, world'\)"),
+    ("a.png", zip_bytes({"x.txt": b"1"}), "a zip archive"),
+    ("a.jpg", b"%PDF-1.7\n", "a PDF document"),
+    ("a.bmp", b"\x00\x01\x02\x03\xfe\xff", r"binary data of an unknown kind \(first bytes 00 01 02 03 fe ff\)"),
+    ("a.png", b"", "empty"),
+])
+def test_zip_member_named_as_an_image_says_what_it_holds(member, data, what):
+    with pytest.raises(DataFormatError) as err:
+        load_file(zip_bytes({member: data, "b.png": data}), filename="f.zip")
+    assert re.search(rf"f.zip: '{member}' is not a readable image: it is named \.\w+ but holds {what}; the "
+                     r"archive must hold images", str(err.value)), str(err.value)
+    assert "BytesIO" not in str(err.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.binary(max_size=64))
+def test_no_message_shows_an_object_address(data):
+    """Whatever a member named .png holds, the message never shows ``<_io.BytesIO object at 0x...>``."""
+    try:
+        load_file(zip_bytes({"a.png": data, "b.png": data}), filename="f.zip")
+    except DataFormatError as exc:
+        assert " object at 0x" not in str(exc), str(exc)
+
+
+def test_sparse_mat_is_named():
+    import scipy.io
+    import scipy.sparse
+
+    buf = io.BytesIO()
+    scipy.io.savemat(buf, {"X": scipy.sparse.random(20, 4, density=0.5, random_state=0, format="csc")})
+    with pytest.raises(DataFormatError, match=r"s.mat: variable 'X' is a sparse matrix \(20 x 4, 40 nonzeros\), "
+                                              r"which is not read from .mat files; save it dense \(X = full\(X\)"):
+        load_file(buf.getvalue(), filename="s.mat")
+    with pytest.raises(DataFormatError, match=r"variable 'X' is a sparse matrix"):
+        load_file(buf.getvalue(), filename="s.mat", variable="X")
+
+
+def test_sparse_cov_says_sparse():
+    import scipy.sparse
+
+    from nspca_core import components, fit
+    from nspca_core.certificates import certify
+
+    X = np.random.default_rng(0).standard_normal((20, 4))
+    A = scipy.sparse.csr_matrix(X.T @ X / 20)
+    msg = (r"`cov` is a scipy.sparse matrix \(4 x 4, 16 nonzeros\); a sparse `cov` is not supported. Pass the "
+           r"sparse data itself as `X` \(samples x features: its covariance is used implicitly, never "
+           r"densified\), or a dense covariance \(`cov.toarray\(\)`")
+    with pytest.raises(InputError, match=msg):
+        fit(cov=A, k=2)
+    with pytest.raises(InputError, match=msg):
+        components(cov=A, k=2, n_components=2)
+    with pytest.raises(InputError, match=msg):
+        certify(cov=A, k=2)

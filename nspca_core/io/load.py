@@ -4,6 +4,7 @@ hands it to its reader; :func:`describe` says what was read.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from .corpora import (_beside, _corpus_kind, _corpus_zip_members, _is_docword, _
                       _load_corpus, _load_corpus_zip, _reject_dense_options)
 from .delimited import _load_text
 from .images import _load_zip
-from .loaded import DataFormatError, LoadedData, _dropped_text
+from .loaded import DataFormatError, LoadedData, _dropped_text, _finish
+from .orientation import check_orientation
+from .samples import attach_sample_info, read_sheet
 from .mat import _load_mat
 from .npy import _load_npy, _load_npz
 from .source import TEXT_EXTENSIONS, _extension, _read_source
@@ -58,7 +61,8 @@ def _check_args(max_bytes, resize, nan_policy, variable, filename):
 
 def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_000, resize=None,
               nan_policy: str = "error", label_column=None, header="auto",
-              vocab=None) -> LoadedData:
+              vocab=None, orientation: str = "auto", sample_info=None,
+              sample_id_column=None) -> LoadedData:
     """Read a data file into a samples x features matrix.
 
     Parameters
@@ -96,6 +100,25 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         vocabulary is taken from the corpus ``.zip``, or from
         ``vocab.NAME.txt`` beside a ``docword.NAME.txt[.gz]`` path; else the
         words are named ``word_1, word_2, ...`` (a note says so).
+    orientation : {"auto", "rows-are-samples", "rows-are-features"}
+        How a table (CSV/TSV, ``.npy``, ``.npz``, ``.mat``) is stored.
+        ``"rows-are-features"`` transposes: each row of the file is a feature
+        (a gene, a probe), each column a sample; the header gives the sample
+        names and the id column the feature names.  ``"auto"`` (default)
+        weighs the evidence of a CSV/TSV (see Notes) and says in ``notes``
+        what it decided and why (``extra["orientation"]`` holds the decision);
+        arrays without names are read as stored.
+    sample_info : path, bytes, file-like or pandas.DataFrame, optional
+        A sample sheet: one row per sample, CSV/TSV with a header line.  It is
+        matched to ``sample_names`` by its id column (``sample_id_column``, or
+        the column holding the most sample names); its columns join
+        ``metadata`` in the data's row order, and ``label_column`` may name one
+        of them (unnamed: the first column with repeated values gives the
+        labels).  Samples missing from the sheet, ids on several rows and
+        repeated sample names are refused with the ids listed; rows of the
+        sheet for other samples are ignored and listed in ``notes``.
+    sample_id_column : str or int, optional
+        The sheet's column of sample ids (default: detected).
 
     Returns
     -------
@@ -144,7 +167,7 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     Positions in messages count as the user does: CSV line numbers from 1
     with the header line included, array rows from 1.
 
-    Text corpora (documents x words, read sparse by :mod:`nspca_core.text`):
+    Text corpora (documents x words, read sparse by :mod:`.bow`):
     the UCI Bag-of-Words ``docword.NAME.txt`` or ``.txt.gz`` (recognised by
     its name, or any ``.txt`` when ``vocab`` is given), Matrix Market
     ``.mtx``/``.mtx.gz``, an ``.npz`` written by ``scipy.sparse.save_npz``
@@ -161,10 +184,31 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     """
     resize = _check_args(max_bytes, resize, nan_policy, variable, filename)
     header = _check_header(header)
+    orientation = check_orientation(orientation)
+    if sample_id_column is not None and sample_info is None:
+        raise InputError("`sample_id_column` applies only with a sample sheet (`sample_info`)")
+    sheet = None
+    if sample_info is not None:
+        sheet = read_sheet(sample_info, max_bytes)
+        if isinstance(label_column, str) and label_column in list(sheet[0].columns):
+            sheet_label, label_column = label_column, None
+        else:
+            sheet_label = None
+    loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
+                       vocab, orientation)
+    if sheet is not None:
+        loaded = attach_sample_info(loaded, None, sample_id_column=sample_id_column,
+                                    label_column=sheet_label, sheet=sheet)
+    return loaded
+
+
+def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header, vocab,
+              orientation) -> LoadedData:
+    """The reader of the file's kind (arguments already checked)."""
     named = filename is not None or isinstance(source, (str, os.PathLike)) or \
         bool(getattr(source, "name", None))
     data, name = _read_source(source, filename, max_bytes)
-    if len(data) == 0 or not data.strip():
+    if len(data) == 0 or data.isspace():  # (no stripped copy of a large file)
         raise DataFormatError(f"{name}: the file is empty")
     notes: list = []
     if vocab is None and isinstance(source, (str, os.PathLike)) and _is_docword(name):
@@ -172,6 +216,10 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         if vocab is not None:
             notes.append(f"vocabulary {vocab.name} found beside {name}")
     kind = _corpus_kind(name, data, vocab is not None)
+    if orientation == "rows-are-features" and (kind is not None or _extension(name, data, named) == ".zip"):
+        raise InputError(f"orientation='rows-are-features' does not apply to {name}: text corpora, "
+                         "images and the field's formats have a fixed orientation (documents, images, "
+                         "samples or cells as rows)")
     if kind is not None:
         _reject_dense_options(name, variable, resize, label_column)
         return _load_corpus(data, name, kind, vocab, max_bytes, notes)
@@ -187,18 +235,37 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         raise InputError(f"`vocab` applies only to text corpora (docword.NAME.txt[.gz], .mtx, a "
                          f"sparse .npz or a .zip of them); {name} is read as a dense matrix")
     if ext in TEXT_EXTENSIONS:
-        return _load_text(data, name, ext, nan_policy, label_column, header)
+        return _load_text(data, name, ext, nan_policy, label_column, header, orientation)
     if ext == ".npy":
-        return _load_npy(data, name, nan_policy)
+        return _transposed(_load_npy(data, name, nan_policy), orientation, nan_policy)
     if ext == ".npz":
-        return _load_npz(data, name, variable, nan_policy, max_bytes)
+        return _transposed(_load_npz(data, name, variable, nan_policy, max_bytes), orientation,
+                           nan_policy)
     if ext == ".mat":
-        return _load_mat(data, name, variable, nan_policy)
+        return _transposed(_load_mat(data, name, variable, nan_policy), orientation, nan_policy)
     if ext == ".zip":
         return _load_zip(data, name, resize, nan_policy, max_bytes)
     raise DataFormatError(f"{name}: a single image is one sample, and PCA needs many; upload a "
                           ".zip of same-size images (one image per sample), or save the pixel "
                           "matrix as .csv/.npy to analyse its rows")
+
+
+def _transposed(loaded: LoadedData, orientation: str, nan_policy: str) -> LoadedData:
+    """An array read as stored, or transposed when asked (``rows-are-features``)."""
+    if orientation != "rows-are-features":
+        if orientation == "auto":
+            return dataclasses.replace(loaded, extra={**loaded.extra, "orientation": "rows-are-samples"})
+        return loaded
+    if loaded.image_shape is not None or loaded.labels is not None:
+        raise InputError(f"orientation='rows-are-features' does not apply to {loaded.source_name}: its "
+                         "rows are images or labelled samples")
+    X = np.asarray(loaded.X).T
+    notes = list(loaded.notes) + [f"orientation: each row of the array is a feature (as asked); "
+                                  f"transposed to {X.shape[0]} samples x {X.shape[1]} features"]
+    return _finish(X, [f"row_{i + 1}" for i in range(X.shape[1])], None, None, None, notes,
+                   loaded.source_name, loaded.format, nan_policy, variable=loaded.variable,
+                   extra={**loaded.extra, "orientation": "rows-are-features"},
+                   sample_names=[str(f) for f in loaded.feature_names])
 
 
 def describe(loaded: LoadedData) -> str:

@@ -36,6 +36,9 @@ class LoadedData:
     dropped_columns : list[dict] -- input columns that are not features, each
         ``{"column": name, "reason": why}`` (text kept as metadata, empty, used as
         labels, dropped for NaN/inf); empty when every column is a feature
+    sample_names : list[str] (m,) -- one name per row of ``X``: from the file when
+        it has them (an id column, the header of a file whose rows are features,
+        GSM ids, ``obs_names``, cell barcodes), else ``"1", "2", ...``
     """
 
     X: np.ndarray
@@ -49,6 +52,18 @@ class LoadedData:
     variable: str | None = None
     extra: dict = field(default_factory=dict)
     dropped_columns: list = field(default_factory=list)
+    sample_names: list | None = None
+
+    def __post_init__(self):
+        m = self.X.shape[0]
+        names = self.sample_names
+        if names is None:
+            names = [str(i + 1) for i in range(m)]
+        else:
+            names = [str(s) for s in names]
+            if len(names) != m:
+                raise ValueError(f"`sample_names` must have one name per row of X ({m}); got {len(names)}")
+        object.__setattr__(self, "sample_names", names)
 
 
 def _row_word(i: int, lines) -> str:
@@ -91,7 +106,7 @@ def _at_least_two(shape: tuple, name: str, one_row: str, one_column: str) -> Non
 
 
 def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_policy, variable=None,
-            extra=None, lines=None, dropped=None) -> LoadedData:
+            extra=None, lines=None, dropped=None, sample_names=None) -> LoadedData:
     """Checks shared by every format: shape, non-finite values, constant columns.
 
     ``lines`` (CSV only) maps each row of X to its line number in the file, so
@@ -119,10 +134,14 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
                 "'impute-mean' to handle them, or fix the file")
         if nan_policy == "drop-rows":
             keep, gone = _kept(bad, "row", name)
+            if sample_names is None:  # keep the rows' own numbers, not a renumbering
+                sample_names = [str(i + 1) for i in range(X.shape[0])]
             X = X[keep]
             labels = None if labels is None else labels[keep]
             if metadata is not None:
                 metadata = metadata.iloc[keep].reset_index(drop=True)
+            if sample_names is not None:
+                sample_names = [s for s, k in zip(sample_names, keep) if k]
             shown = ", ".join(str(int(lines[i]) if lines is not None else int(i) + 1)
                               for i in gone[:10])
             notes.append(f"nan_policy='drop-rows': dropped {gone.size} row(s) with NaN/inf "
@@ -166,7 +185,7 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
     return LoadedData(X=np.ascontiguousarray(X), feature_names=[str(s) for s in names],
                       labels=labels, image_shape=image_shape, notes=notes, metadata=metadata,
                       source_name=name, format=fmt, variable=variable, extra=extra or {},
-                      dropped_columns=dropped)
+                      dropped_columns=dropped, sample_names=sample_names)
 
 
 def _dropped_text(dropped: list, limit: int = 10) -> str:

@@ -13,6 +13,14 @@ from .loaded import DataFormatError
 
 
 _MISSING = {"", "na", "n/a", "nan", "null", "none", "?", "-", "#n/a"}
+#: the csv module refuses fields over 131,072 characters by default; a whole line read with a
+#: delimiter it does not hold is one field (a 60,000-column line has millions of characters)
+_FIELD_LIMIT = 2 ** 31 - 1
+
+
+def _lift_field_limit() -> None:
+    if csv.field_size_limit() < _FIELD_LIMIT:
+        csv.field_size_limit(_FIELD_LIMIT)
 
 
 _BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
@@ -67,6 +75,7 @@ def _choose_delimiter(lines: list[str], ext: str) -> str | None:
     delimiter (tab for .tsv/.tab, then tab, ';', ',', '|').
     """
     sample = lines[:50]
+    _lift_field_limit()
     prefs = ["\t", ";", ",", "|"]
     best = None
     for rank, d in enumerate(prefs):
@@ -219,6 +228,7 @@ def _split_rows(text: str, name: str, ext: str, notes: list):
         rows = [ln.split() for ln in lines]
         notes.append("whitespace-separated columns")
     else:
+        _lift_field_limit()
         rows = list(csv.reader(lines, delimiter=delim))
         notes.append(f"delimiter {'TAB' if delim == chr(9) else repr(delim)}")
     # drop a trailing empty field present on every row (a trailing delimiter)

@@ -1,0 +1,153 @@
+"""Which way a table is stored: one sample per row (the default) or one feature per row
+(gene-expression matrices: genes/probes as rows, a header of sample names).
+
+:func:`decide_orientation` weighs the evidence of the file (an id column, the header, the
+shape) and returns the orientation with the note that says what was decided and why.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .._validation import InputError
+
+ORIENTATIONS = ("auto", "rows-are-samples", "rows-are-features")
+
+#: probe / gene / transcript identifiers (Affymetrix, Illumina, Agilent, Ensembl, RefSeq, ...)
+_PROBE = re.compile(
+    r"\d+(?:_[a-z]+)*_at|AFFX-[\w.-]+|ILMN_\d+|A_\d+_P\d+|ENS[A-Z]*[GTPE]\d{6,}(?:\.\d+)?"
+    r"|[NX][MR]_\d+(?:\.\d+)?|LOC\d+|cg\d{6,}|hsa-(?:miR|let)-[\w-]+|Hs\.\d+|ENTREZ:?\d+"
+    r"|[A-Za-z]?\d+_[a-z]_at", re.IGNORECASE)
+#: gene symbols as HGNC writes them (TP53, BRCA1, HLA-DRA, C1orf112, MT-CO1)
+_SYMBOL = re.compile(r"[A-Z][A-Z0-9]*(?:[-.][A-Z0-9]+)*|C\d+orf\d+|[A-Z][A-Z0-9]*orf\d+")
+#: sample / cell identifiers (GEO, TCGA, SRA, BioSample, 10x barcodes)
+_SAMPLE = re.compile(r"GSM\d+|TCGA-[\w.-]+|[SED]RR\d+|[SED]RX\d+|SAM[NED]A?\d+|[ACGT]{8,}(?:-\d+)?",
+                     re.IGNORECASE)
+_SAMPLE_WORDS = re.compile(r"sample|patient|subject|donor|case|control|tumou?r|normal|replicate|"
+                           r"cell|specimen|individual|mouse|rat|rep\d", re.IGNORECASE)
+_FEATURE_HEADERS = {"id_ref", "probe", "probe_id", "probeid", "probeset", "probeset_id", "probe_set",
+                    "gene", "genes", "gene_id", "geneid", "gene_symbol", "genesymbol", "symbol",
+                    "gene_name", "ensembl", "ensembl_id", "ensembl_gene_id", "feature", "feature_id",
+                    "transcript", "transcript_id", "entrez", "entrez_id", "hgnc_symbol", "identifier",
+                    "id_ref", "reporter", "target", "mirna", "cpg"}
+_SAMPLE_HEADERS = {"sample", "samples", "sample_id", "sampleid", "sample_name", "patient",
+                   "patient_id", "subject", "subject_id", "cell", "cell_id", "barcode", "barcodes",
+                   "donor", "specimen", "case", "case_id", "geo_accession", "gsm"}
+
+
+def check_orientation(orientation) -> str:
+    if not isinstance(orientation, str) or orientation not in ORIENTATIONS:
+        raise InputError(f"`orientation` must be one of {ORIENTATIONS} ('auto': decided from the "
+                         "file and said in the notes); got " + repr(orientation))
+    return orientation
+
+
+def _fraction(values, pattern) -> float:
+    vals = [v for v in values if v]
+    if not vals:
+        return 0.0
+    return sum(1 for v in vals if pattern.fullmatch(v)) / len(vals)
+
+
+def _symbols(values) -> float:
+    """Fraction of gene-symbol-shaped names, 0 when they are one prefix numbered (S1, S2, ...)."""
+    vals = [v for v in values if v]
+    if len(vals) < 5:
+        return 0.0
+    frac = _fraction(vals, _SYMBOL)
+    prefixes = {re.sub(r"[\d_.-]+$", "", v) for v in vals}
+    return frac if len(prefixes) >= 0.3 * len(vals) else 0.0
+
+
+def _examples(values, limit: int = 3) -> str:
+    shown = [f"'{v}'" for v in list(values)[:limit]]
+    return ", ".join(shown) + (", ..." if len(values) > limit else "")
+
+
+def _norm(header: str) -> str:
+    return re.sub(r"[\s.-]+", "_", str(header).strip().lower())
+
+
+def decide_orientation(orientation: str, *, ids, id_header, column_names, n_rows: int,
+                       n_numeric: int) -> tuple[str, str]:
+    """``(orientation, note)`` for a table of ``n_rows`` rows and ``n_numeric`` numeric columns.
+
+    ``ids``: the values of the table's id column (its first text column), or None;
+    ``id_header``: that column's header cell ('' when the header has none);
+    ``column_names``: the header cells of the numeric columns, or None (no header).
+
+    ``"auto"`` scores the evidence for one feature per row: ids shaped like probes
+    or genes (``1007_s_at``, ``AFFX-...``, ``ENSG...``, ``ILMN_...``, gene symbols)
+    +3 (+2 for symbols), an id column headed ``ID_REF``/``probe``/``gene``... +2, a
+    header of sample ids (``GSM...``, ``TCGA-...``, cell barcodes) +2 or of sample
+    words (``sample``, ``patient``, ``tumor``...) +1, far more rows than numeric
+    columns (>= 5x) +1; and against it: ids shaped like sample ids -3, a header of
+    probe/gene names -3, an id column headed ``sample``/``patient``/``cell`` -2.
+    A total of 3 or more reads the rows as features: the shape alone never does.
+    """
+    reasons_for, reasons_against, score = [], [], 0
+    ids = None if ids is None else [str(v).strip() for v in ids]
+    names = None if column_names is None else [str(v).strip() for v in column_names]
+    if ids is not None:
+        distinct = len(set(ids)) == len(ids)
+        probe, symbol, sample = _fraction(ids, _PROBE), _symbols(ids), _fraction(ids, _SAMPLE)
+        if probe >= 0.5:
+            score += 3
+            reasons_for.append(f"the id column holds probe/gene ids ({_examples(ids)})")
+        elif symbol >= 0.6:
+            score += 2
+            reasons_for.append(f"the id column holds gene symbols ({_examples(ids)})")
+        if sample >= 0.5:
+            score -= 3
+            reasons_against.append(f"the id column holds sample ids ({_examples(ids)})")
+        head = _norm(id_header or "")
+        if head in _FEATURE_HEADERS:
+            score += 2
+            reasons_for.append(f"the id column is headed '{id_header}'")
+        elif head in _SAMPLE_HEADERS:
+            score -= 2
+            reasons_against.append(f"the id column is headed '{id_header}'")
+        if distinct and n_rows >= 5 * n_numeric:
+            score += 1
+            reasons_for.append(f"{n_rows:,} rows of distinct text ids for {n_numeric:,} numeric columns")
+    elif n_rows >= 5 * n_numeric:
+        score += 1
+        reasons_for.append(f"{n_rows:,} rows for {n_numeric:,} numeric columns")
+    if names is not None and len(set(names)) == len(names):
+        if _fraction(names, _SAMPLE) >= 0.5:
+            score += 2
+            reasons_for.append(f"the header holds sample ids ({_examples(names)})")
+        elif sum(bool(_SAMPLE_WORDS.search(v)) for v in names) >= 0.5 * len(names):
+            score += 1
+            reasons_for.append(f"the header names samples ({_examples(names)})")
+        if _fraction(names, _PROBE) >= 0.5 or _symbols(names) >= 0.6:
+            score -= 3
+            reasons_against.append(f"the header holds probe/gene names ({_examples(names)})")
+    if orientation != "auto":
+        if orientation == "rows-are-features":
+            return orientation, ("orientation: each row of the file is a feature and each column a "
+                                 "sample (as asked); read transposed")
+        return orientation, "orientation: each row of the file is a sample (as asked)"
+    if score >= 3:
+        return "rows-are-features", (
+            f"orientation: each row of the file read as a feature (e.g. a gene) and each column as a "
+            f"sample, so the table is transposed (auto: {'; '.join(reasons_for)}"
+            + (f"; against: {'; '.join(reasons_against)}" if reasons_against else "")
+            + "); if each row is a sample, choose orientation 'rows-are-samples'")
+    why = "; ".join(reasons_against) if reasons_against else (
+        "some signs of genes as rows, not enough: " + "; ".join(reasons_for) if reasons_for
+        else "no sign of features as rows")
+    return "rows-are-samples", (f"orientation: each row of the file read as a sample (auto: {why}); "
+                                "if each row is a feature (e.g. a gene, samples as columns), choose "
+                                "orientation 'rows-are-features'")
+
+
+def transpose_names(n: int) -> list:
+    """Feature names of a transposed table without an id column."""
+    return [f"row_{i + 1}" for i in range(n)]
+
+
+def as_strings(values) -> list:
+    return [str(v) for v in np.asarray(values).tolist()]

@@ -167,8 +167,34 @@ def draw_sidebar() -> state.Settings:
     return state.settings()
 
 
+def route_through_app() -> None:
+    """Run ``app.py`` (navigation, shared sidebar) around a page opened by a deep link on a
+    fresh server.
+
+    Streamlit decides once per server whether the app uses the legacy ``pages/`` folder: it does
+    while a ``pages/`` folder sits next to the entry script and no session has called
+    ``st.navigation`` yet.  Until then a deep link (``/variance_vs_k`` as the first visit) runs
+    ``pages/variance_vs_k.py`` on its own under Streamlit's automatic list of the folder's
+    files, without ``app.py`` (issue 27, item 9).  A page that finds itself run that way
+    switches the legacy mode off (what ``st.navigation`` itself does, for every session) and
+    reruns: the rerun executes ``app.py``, whose ``st.navigation`` resolves the same address
+    (the page's URL path is the same in both modes) to the app's page.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - a Streamlit without the legacy pages/ mode
+        return
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def page_intro(title: str, what: str, source: str) -> None:
-    """The title and the two opening lines of a page: what it shows, where from."""
+    """The title and the two opening lines of a page: what it shows, where from.
+
+    First, a page run without ``app.py`` (a deep link on a fresh server) is rerun through it
+    (:func:`route_through_app`)."""
+    route_through_app()
     st.title(title)
     st.markdown(f"**What it shows.** {what}  \n**From the paper.** {source}")
 

@@ -1,0 +1,149 @@
+"""Issue 27 in a real browser (headless Chromium): every frame true, deep links, cut labels.
+
+* Spannogram d = 2: ▶ play, pause at three frames, read the figure's state from the page
+  (Plotly keeps ``data`` and ``layout`` on the graph's element) and check every curve's style
+  against the two candidate supports recomputed from that state's own curves at its φ.
+* Deep links on a fresh server: the first request of the server is a page's address; the
+  app's navigation and shared sidebar are there, not Streamlit's list of ``pages/``.
+* No control label or chip cut at 800 or 1400 px.
+
+Screenshots go to ``test-artifacts/screenshots/`` (issue27_*.png).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pytest
+
+from tests.app.test_browser import (PAGE_TIMEOUT_S, SHOTS, _open, _start_server, _stop_server,
+                                    _wait_idle)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    proc, url = _start_server(SHOTS.parent / "streamlit_frames.log")
+    try:
+        yield url
+    finally:
+        _stop_server(proc)
+
+
+# ---------------------------------------------------------------- item 9: deep links
+def _sidebar_nav_labels(page) -> list[str]:
+    # each link reads "<icon name>\n\n<title>"
+    return [t.strip().split("\n")[-1].strip() for t in page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
+
+
+def test_deep_link_first_visit_gets_the_apps_navigation_and_sidebar(browser):
+    """Issue 27 item 9: /variance_vs_k as the server's first visit showed Streamlit's automatic
+    list of pages/ ("app", "compare", "nonneg scores", …) and no Data/Problem controls.
+    A server of its own (no other test may have opened its root first)."""
+    proc, url = _start_server(SHOTS.parent / "streamlit_deep_link.log")
+    try:
+        _deep_links(url, browser)
+    finally:
+        _stop_server(proc)
+
+
+def _deep_links(url, browser):
+    for name, title in (("variance_vs_k", "Variance vs k, certified"), ("spannogram_d3", "Spannogram, d = 3")):
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = ctx.new_page()
+        try:
+            page.goto(f"{url}/{name}", wait_until="domcontentloaded", timeout=60_000)
+            _wait_idle(page, PAGE_TIMEOUT_S)
+            assert page.locator('[data-testid="stMainBlockContainer"] h1').first.inner_text().strip() == title
+            assert page.url.rstrip("/").endswith(f"/{name}")
+            sidebar = page.locator('[data-testid="stSidebar"]')
+            assert sidebar.get_by_role("spinbutton", name="k — nonzeros allowed").count() == 1
+            assert sidebar.get_by_text("Dataset", exact=True).count() >= 1
+            nav = _sidebar_nav_labels(page)
+            assert "Variance vs k, certified" in nav and "Guided tour" in nav, nav
+            assert not {"app", "nonneg scores", "variance vs k"} & {t.lower() for t in nav}, nav
+            page.screenshot(path=str(SHOTS / f"issue27_deep_link_{name}_1400.png"))
+        finally:
+            ctx.close()
+
+
+# ------------------------------------------------------------- item 1: d = 2 frames
+FIGURE_JS = """
+() => {
+  const gd = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  const arr = a => a ? Array.from(a) : [];
+  return {
+    title: gd.layout.title.text,
+    slider: gd.layout.sliders ? gd.layout.sliders[0].active : null,
+    // styles as the figure holds them (gd.data, what the frames set); the coordinates as
+    // plotted (gd._fullData: Streamlit sends arrays base64-packed, decoded there)
+    data: gd.data.map((t, i) => ({name: t.name || '', group: t.legendgroup || '',
+                                  x: arr(gd._fullData[i].x), y: arr(gd._fullData[i].y),
+                                  line: t.line || {}, marker: t.marker || {}})),
+  };
+}
+"""
+
+PLUS, MINUS, NEUTRAL = "#D55E00", "#0072B2", "#BBBBBB"  # Okabe–Ito vermillion, blue; grey
+
+
+def _top_k_positive(v, k) -> set:
+    order = sorted(range(len(v)), key=lambda i: (-v[i], i))
+    return {i for i in order[:k] if v[i] > 0}
+
+
+def _check_state(state) -> tuple[float, set, set]:
+    """Recompute I_k^+(v(φ)) and I_k^+(−v(φ)) from the curves drawn (their values at the φ of
+    the current-φ line) and check every curve's colour, dash and width, the dots and the title."""
+    data = state["data"]
+    k = int(re.search(r"\(k=(\d+)\)", next(t["name"] for t in data if t["name"].startswith("k-th largest")))[1])
+    phi = next(t for t in data if t["name"] == "current φ")["x"][0]
+    rows = [t for t in data if t["group"] == "rows"]
+    at = int(np.argmin(np.abs(np.asarray(rows[0]["x"], float) - phi)))
+    v = np.array([r["y"][at] for r in rows], float)
+    plus, minus = _top_k_positive(v, k), _top_k_positive(-v, k)
+    for i, r in enumerate(rows):
+        want = ((PLUS, "solid", 2.6) if i in plus else (MINUS, "dashdot", 2.6) if i in minus
+                else (NEUTRAL, "solid", 1.2))
+        got = (r["line"].get("color"), r["line"].get("dash", "solid"), r["line"].get("width"))
+        assert got == want, (phi, i, got, want, plus, minus)
+    dots = next(t for t in data if t["name"] == "values at φ")
+    assert abs(dots["x"][0] - phi) < 1e-3
+    assert dots["marker"]["color"] == [PLUS if i in plus else MINUS if i in minus else NEUTRAL
+                                       for i in range(len(rows))]
+
+    def fmt(s):
+        return "{" + ", ".join(map(str, sorted(s))) + "}" if s else "∅"
+
+    assert f"φ = {phi:+.3f}" in state["title"], (phi, state["title"])
+    assert f"Iₖ⁺(v) = {fmt(plus)},  Iₖ⁺(−v) = {fmt(minus)}" in state["title"], (state["title"], plus, minus)
+    return phi, plus, minus
+
+
+def test_d2_animation_paused_at_three_frames_styles_every_curve_by_its_phi(app_url, browser):
+    """Issue 27 item 1: paused at φ = −0.821 the title named {2, 6, 7} while six curves were
+    drawn as in Iₖ⁺(v(φ)) — the curves kept the colours of the starting φ."""
+    ctx, page = _open(browser, app_url, "spannogram_d2")
+    try:
+        chart = page.locator('[data-testid="stPlotlyChart"]').first
+        start = page.evaluate(FIGURE_JS)
+        seen = [_check_state(start)]
+        for n, wait in enumerate((1.3, 1.9, 2.4)):
+            chart.locator(".updatemenu-button", has_text="▶ play").click()
+            time.sleep(wait)
+            chart.locator(".updatemenu-button", has_text="pause").click()
+            time.sleep(0.8)  # the frame under way is drawn
+            state = page.evaluate(FIGURE_JS)
+            seen.append(_check_state(state))
+            chart.screenshot(path=str(SHOTS / f"issue27_d2_paused_{n}_1400.png"))
+        phis = [p for p, _, _ in seen]
+        assert len({round(p, 3) for p in phis[1:]}) == 3, phis  # three different frames
+        # the sweep went somewhere else than the start: the supports changed on the way
+        assert len({(frozenset(a), frozenset(b)) for _, a, b in seen}) >= 2, seen
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        ctx.close()

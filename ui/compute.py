@@ -122,6 +122,7 @@ class Upload:
     source_name: str
     options: dict = field(default_factory=dict)
     token: str = ""
+    sample_names: list | None = None  # one per row of X (LoadedData.sample_names)
 
 
 # ----------------------------------------------------------------- helpers
@@ -288,15 +289,18 @@ def current_dataset():
 @st.cache_data(show_spinner="Reading the file…", max_entries=8)
 def _parse_upload(data: bytes, filename: str, variable: str | None = None, nan_policy: str = "error",
                   resize: tuple | None = None, label_column=None, header: bool | None = None,
-                  vocab: bytes | None = None):
+                  vocab: bytes | None = None, orientation: str = "auto", sample_info: bytes | None = None,
+                  sample_id_column=None):
     return core("io", "load_file")(data, filename=filename, variable=variable, nan_policy=nan_policy,
                                    resize=resize, label_column=label_column, header=header,
-                                   vocab=vocab)
+                                   vocab=vocab, orientation=orientation, sample_info=sample_info,
+                                   sample_id_column=sample_id_column)
 
 
 def parse_upload(data: bytes, filename: str, variable: str | None = None, nan_policy: str = "error",
                  resize: tuple | None = None, label_column=None, header: bool | None = None,
-                 vocab: bytes | None = None):
+                 vocab: bytes | None = None, orientation: str = "auto", sample_info: bytes | None = None,
+                 sample_id_column=None):
     """``nspca_core.io.load_file`` on the uploaded bytes, cached (raises DataFormatError).
 
     ``vocab``: the vocabulary file of a text corpus (docword / .mtx / .npz), if uploaded.
@@ -306,7 +310,7 @@ def parse_upload(data: bytes, filename: str, variable: str | None = None, nan_po
     """
     try:
         return _parse_upload(data, filename, variable, nan_policy, resize, label_column, header,
-                             vocab)
+                             vocab, orientation, sample_info, sample_id_column)
     except ValueError as exc:
         raise type(exc)(messages.for_user(str(exc), filename=filename)) from None
 
@@ -329,7 +333,8 @@ def make_upload(loaded, *, options: dict, file_digest: str) -> Upload:
                   labels=None if loaded.labels is None else np.asarray(loaded.labels),
                   image_shape=None if loaded.image_shape is None else tuple(loaded.image_shape),
                   notes=[messages.for_user(nt) for nt in loaded.notes], metadata=loaded.metadata, source_name=loaded.source_name,
-                  options=dict(options), token=digest(file_digest, sorted(options.items())))
+                  options=dict(options), token=digest(file_digest, sorted(options.items())),
+                  sample_names=list(getattr(loaded, "sample_names", None) or []) or None)
 
 
 # ----------------------------------------------------------------- solvers

@@ -8,7 +8,11 @@ import numpy as np
 
 from .._validation import InputError, check_vector
 
-EFFORTS = ("auto", "fast", "full")
+EFFORTS = ("auto", "fast", "full", "exact")
+
+
+# effort "exact": the branch and bound's time limit when none is given (seconds)
+_EXACT_TIME = 60.0
 
 
 # relative gap (upper - lower) <= OPTIMAL_TOLERANCE * upper under which `optimal` is declared
@@ -87,6 +91,17 @@ def _check_effort(effort) -> str:
     if not isinstance(effort, str) or effort not in EFFORTS:
         raise InputError(f"`effort` must be one of {EFFORTS}; got {effort!r}")
     return effort
+
+
+def _check_time_limit(time_limit, effort: str):
+    if time_limit is None:
+        return _EXACT_TIME
+    if effort != "exact":
+        raise InputError(f"`time_limit` applies to effort='exact' only; got effort={effort!r}")
+    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) \
+            or not (np.isfinite(time_limit) and time_limit > 0):
+        raise InputError(f"`time_limit` must be a positive number of seconds; got {time_limit!r}")
+    return float(time_limit)
 
 
 def _check_callback(callback):

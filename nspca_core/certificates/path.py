@@ -100,6 +100,9 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
     n = cov_.n
     ks = _check_ks(ks, n)
     effort = _check_effort(effort)
+    if effort == "exact":
+        raise InputError("`effort` 'exact' is for one k (certify(..., k=k, effort='exact')); certify_path takes "
+                         "'auto', 'fast' or 'full'")
     _check_callback(callback)
     if xs is not None:
         xs = list(xs)

@@ -25,6 +25,7 @@ from ._settings import (
     OPTIMAL_TOLERANCE,
     _check_callback,
     _check_effort,
+    _check_time_limit,
     _check_x,
 )
 from .._dnn import dnn_tangent
@@ -325,16 +326,21 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None)
     return _finish(bounds, lower, x, k, t0, info)
 
 
-def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None) -> Certificate:
+def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None) -> Certificate:
     """Certificate on a validated :class:`Cov` (``fit`` calls this with its answer x).
 
     ``k`` and ``x`` are checked here too (cheap) since callers are internal.
     """
     k = check_k(k, cov.n)
     effort = _check_effort(effort)
+    time_limit = _check_time_limit(time_limit, effort)
     _check_callback(callback)
     if x is not None:
         x = _check_x(x, cov.n, k)
+    if effort == "exact":
+        from .exact import certify_exact
+
+        return certify_exact(cov, k, x, time_limit, callback)
     if cov.thin:
         cert = _certify_lowrank(cov, k, x, callback)
         if cert is not None:
@@ -389,7 +395,7 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
     return _finish(bounds, lower, x, k, t0, info, probabilistic_names=tuple(bounds))
 
 
-def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Certificate:
+def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None) -> Certificate:
     """Upper bound on the optimum of nonnegative sparse PCA, and how close ``x`` is to it.
 
     Parameters
@@ -403,7 +409,7 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Cer
         A feasible point (nonnegative, at most k nonzeros; it is normalized):
         ``lower = x^T A x``.  When omitted the best of the project's
         ``fit(method="auto")`` and a nonnegative truncated-power ascent is used.
-    effort : {"auto", "fast", "full"}, default "auto"
+    effort : {"auto", "fast", "full", "exact"}, default "auto"
         "fast": d = 1 bounds and a 40-iteration DNN run from its screening
         initialization (interactive use); "auto": d = 1 bounds (d <= 2 for
         n <= 120, where the exact rank-2 spannogram is cheap) and up to 120
@@ -411,9 +417,15 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Cer
         stalls, then (only while the ratio is below 0.97) up to 60 more with
         sparsity cuts; for 3 <= k <= 64 the anchored row sums come first and the
         DNN is skipped when they certify 0.97; "full": d <= 3, residual bounds on the split remainder,
-        up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``.
+        up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``; "exact": branch and
+        bound over supports (:mod:`nspca_core.certificates.exact`) after the "auto" certificate,
+        until the gap closes to 1e-6 relative (``optimal=True``) or ``time_limit`` runs out
+        (then the best bound proved; ``info["nodes"]``, ``info["gap"]``).  n above 2500: the
+        "full" certificate only.
     callback : callable(done, total), optional
-        Progress (DNN iterations).
+        Progress (DNN iterations; nodes closed of closed + open for "exact").
+    time_limit : float, optional
+        Seconds for ``effort="exact"`` (default 60); an error with any other effort.
 
     Returns
     -------
@@ -435,8 +447,9 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None) -> Cer
     cov_ = as_cov(X, cov)
     k = check_k(k, cov_.n)
     effort = _check_effort(effort)
+    time_limit = _check_time_limit(time_limit, effort)
     _check_callback(callback)
     if x is not None:
         x = _check_x(x, cov_.n, k)
     cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
-    return rescale(_certify_cov(cov_, k, x, effort, callback), factors)
+    return rescale(_certify_cov(cov_, k, x, effort, callback, time_limit), factors)

@@ -1,0 +1,303 @@
+"""Proofs of optimality (``effort="exact"``): branch and bound over supports.
+
+A node fixes members ``I`` and non-members ``E`` of the support of an optimal x
+(``F`` = the features not in ``E``); the root is the whole problem.  Every node is
+asked one question: *can a global optimum with value above tau have its positive
+support J inside this node* (``I ⊆ J ⊆ F``, ``|J| <= k``)?  ``tau`` is just above the
+best feasible value (``lower (1 + tolerance / 2)``); when every leaf says no,
+``OPT <= tau`` is proved and the best point is optimal to ``tolerance``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.linalg
+
+from .._anchor import AnchorRows, _node_sums
+from .._cov import Cov
+from .._dnn import DnnState, _assemble, chol_lmax, cut_rhs
+from ..result import Certificate
+from ._settings import _EPS, OPTIMAL_TOLERANCE
+
+# the exact mode's relative gap: optimal when upper - lower <= EXACT_TOLERANCE upper
+EXACT_TOLERANCE = 1e-6
+
+
+class _Nodes:
+    """The node bounds of one branch and bound (dense A, one k, one dual point of the DNN).
+
+    ``rowsums``: the anchored row sums of :func:`nspca_core._anchor.anchored_rowsum_test` with
+    the node's members and non-members (:func:`nspca_core._anchor._node_sums`), every feature of
+    F a possible anchor.  ``dnn``: the dual point's matrix ``M = A + N - mu J - sum w c c^T``
+    restricted to F, with the right-hand sides of F.  ``leaf``: ``J = I`` exactly.
+    """
+
+    def __init__(self, A: np.ndarray, k: int, state: DnnState | None):
+        self.A, self.k, self.n = A, int(k), A.shape[0]
+        self.rows = AnchorRows(A, k, width=self.n - 1)
+        self.scale = max(float(np.abs(A).max()), 1e-300)
+        if state is not None:
+            self.M = _assemble(A, np.asarray(state.N, dtype=float), state.nu, state.C, state.w)
+            self.mu = float(state.nu) / self.n
+            self.C = None if state.C is None or state.w is None or not np.any(state.w > 0) else state.C
+            self.w = None if self.C is None else state.w
+            self.Mscale = float(np.linalg.norm(A) + np.linalg.norm(np.asarray(state.N, dtype=float))
+                                + self.mu * self.n)
+            if self.C is not None:
+                self.Mscale += float(self.w @ (self.C ** 2).sum(axis=0))
+        else:
+            self.M = None
+
+    def rowsum_refutes(self, tau: float, inc: np.ndarray, exc: np.ndarray, max_iter: int = 60) -> bool:
+        """True when no stationary x with value > tau has its support in the node.
+
+        Proof: as :func:`nspca_core._anchor.anchored_rowsum_test` with every feature of F a
+        possible anchor (the largest entry j of x): ``rho = x / x_j`` satisfies ``(OPT - A_ll)
+        rho_l = sum_{m in J \\ l} A_lm rho_m`` for l in J; row l's sum runs over ``I \\ l``
+        exactly plus at most ``k - |I|`` (l in I) or ``k - 1 - |I|`` (l free) free members
+        (:func:`nspca_core._anchor._node_sums`); ``rho_l = 0`` off F.  An iterate with ``r_l <
+        1`` on all of F leaves no room for the anchor's ``rho_j = 1``.
+        """
+        rows, k = self.rows, self.k
+        gap = (tau - rows.diag) - 4 * _EPS * (abs(tau) + np.abs(rows.diag))
+        F = ~exc
+        if not (gap[F] > 0).all():
+            return False
+        if k == 1:  # J = {l}: its value A_ll < tau for every l in F
+            return True
+        ninc = int(inc.sum())
+        q = np.where(inc, k - ninc, k - 1 - ninc)
+        dead = exc | (q < 0)
+        r = np.where(dead, 0.0, 1.0)
+        blocked = (inc | exc)[rows.idx]
+        inflate = 1.0 + (k + 4) * _EPS
+        safe_gap = np.where(gap > 0, gap, 1.0)
+        for _ in range(max_iter):
+            s = _node_sums(rows, r, inc, blocked, q)
+            new = np.minimum(r, s * inflate / safe_gap)
+            new[dead] = 0.0
+            if not (new >= 1.0).any():
+                return True
+            change = float(np.max(r - new))
+            r = new
+            if change <= 1e-9:
+                return False
+        return False
+
+    def dnn_value(self, F: np.ndarray, tau: float | None = None):
+        """``(refuted, value, u)``: the DNN bound of the node's features F and, when it does not
+        refute ``tau``, its value and the top eigenvector of ``M_FF`` (where to branch).
+
+        Proof: for x supported on F (unit, >= 0, at most ``kF = min(k, |F|)`` nonzeros),
+        ``x^T A x = x^T M_FF x - x^T N_FF x + mu (1^T x)^2 + sum_l w_l (c_l^T x)^2 <=
+        lambda_max(M_FF) + mu kF + sum_l w_l beta_kF(c_l restricted to F)`` (the DNN proof of
+        :mod:`nspca_core._dnn` on the principal submatrix).  ``lambda_max(M_FF)`` is proved by a
+        Cholesky factorization at ``tau`` minus the right-hand sides
+        (:func:`nspca_core._dnn.chol_lmax`) or computed by LAPACK plus its tolerance
+        (:func:`nspca_core._dnn.lmax_upper`).
+        """
+        idx = np.flatnonzero(F)
+        kF = min(self.k, idx.size)
+        rhs = self.mu * kF * (1 + 2 * _EPS)
+        if self.C is not None:
+            rhs += float(self.w @ cut_rhs(self.C[idx], kF)) * (1 + 4 * self.w.size * _EPS)
+        MF = self.M[np.ix_(idx, idx)]
+        tol = 32.0 * idx.size * _EPS * (float(np.linalg.norm(MF)) + self.Mscale)
+        if tau is not None:
+            c = tau - rhs - 2 * tol
+            slack = chol_lmax(MF.copy(), c)
+            if slack is not None and c + slack + tol + rhs <= tau:
+                return True, tau, None
+        w, U = scipy.linalg.eigh(MF, subset_by_index=[idx.size - 1, idx.size - 1], check_finite=False)
+        u = np.zeros(self.n)
+        u[idx] = U[:, 0]
+        val = float(w[0]) + tol + rhs
+        return (tau is not None and val <= tau), val, u
+
+    def leaf(self, inc: np.ndarray):
+        """``J = I``: the values of stationary points ``A_II x_I = lambda x_I``, ``x_I > 0``.
+
+        Returns ``(upper, x)``: an upper bound on every such lambda (eigenvalues of ``A_II``
+        whose computed eigenvector could be one-signed within its perturbation bound
+        ``tol / gap``, plus ``tol``; ``-inf`` when there is none) and the best feasible point
+        among the nonnegative parts of those eigenvectors (or None)."""
+        idx = np.flatnonzero(inc)
+        B = self.A[np.ix_(idx, idx)]
+        w, U = np.linalg.eigh(B)
+        tol = 32.0 * idx.size * _EPS * float(np.linalg.norm(B)) + 4 * _EPS * self.scale
+        upper, best_x, best_v = -np.inf, None, -np.inf
+        for j in range(w.size):
+            others = np.delete(w, j)
+            gap = float(np.min(np.abs(others - w[j]))) if others.size else np.inf
+            delta = 4 * tol / gap if gap > 0 else np.inf
+            u = U[:, j] * (1.0 if U[:, j].sum() >= 0 else -1.0)
+            if u.min() >= -delta:  # possibly one-signed (any eigenvector of a cluster too)
+                upper = max(upper, float(w[j]) + tol)
+                # its nonnegative part is feasible (support inside I) and worth about w[j]: a
+                # leaf whose eigenvector has (near-)zero entries is matched by a smaller support
+                p = np.clip(u, 0.0, None)
+                if p.max() > 0:
+                    x = np.zeros(self.n)
+                    x[idx] = p / np.linalg.norm(p)
+                    v = float(x @ self.A @ x)
+                    if v > best_v:
+                        best_v, best_x = v, x
+        return upper, best_x
+
+
+def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: DnnState | None, *,
+                     upper: float = np.inf, time_limit: float = 60.0, tolerance: float = EXACT_TOLERANCE,
+                     callback=None, max_nodes: int | None = None):
+    """Prove ``OPT <= lower (1 + tolerance / 2)`` by branch and bound over supports.
+
+    Parameters
+    ----------
+    A : (n, n) psd, dense
+    k : int
+    x, lower : the best known feasible point and ``x^T A x``
+    state : a DNN dual point (any; the node bounds restrict it, see :class:`_Nodes`)
+    upper : a bound already proved (reported when the search stops early and is better)
+    time_limit : seconds
+    callback : callable(done, total), optional
+        After every 16 nodes: nodes closed so far, closed + open.
+
+    Returns
+    -------
+    dict
+        ``upper`` (proved), ``x``, ``lower`` (the best feasible point, possibly improved by a
+        leaf), ``complete`` (every node closed), ``nodes``, ``open``.
+
+    Notes
+    -----
+    A node ``(I, E)`` stands for "a global optimum x with value above tau has its positive
+    support J with ``I ⊆ J``, ``J ∩ E = ∅``".  The nodes partition the supports (a free
+    feature is split into "in J" and "not in J"), so refuting every leaf refutes
+    ``OPT > tau``.  A node is refuted by the row sums with members and non-members, by the DNN
+    bound on F (both in :class:`_Nodes`), or, at ``|I| = k`` or ``F = I`` (then ``J = I``), by
+    the eigenvalues of ``A_II`` with a one-signed eigenvector (an optimal x is stationary on
+    its support, ``A_JJ x_J = OPT x_J`` with ``x_J > 0``).  A leaf's point better than the
+    best raises ``lower`` and tau: refutations made at a smaller tau stay valid (they exclude
+    more).  When the time runs out the bound reported is the largest of tau and the bounds
+    of the open nodes (each at most its parent's DNN value), or ``upper`` if smaller.
+    """
+    t0 = time.perf_counter()
+    n = A.shape[0]
+    nodes = _Nodes(A, k, state)
+    tau = lower * (1 + tolerance / 2) if lower > 0 else 0.0
+    if lower <= 0:  # A = 0 on the diagonal: OPT <= lambda_max <= trace = 0
+        return {"upper": max(float(np.trace(A)) * (1 + 4 * n * _EPS), 0.0), "x": x, "lower": lower, "complete": True,
+                "nodes": 0, "open": 0}
+    stack = [(np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.inf)]
+    done = 0
+    complete = True
+    unresolved: list = []  # upper bounds of leaves that could not be closed
+    while stack:
+        if time.perf_counter() - t0 > time_limit or (max_nodes is not None and done >= max_nodes):
+            complete = False
+            break
+        inc, exc, parent = stack.pop()
+        done += 1
+        if callback is not None and done % 16 == 0:
+            callback(done, done + len(stack))
+        ninc = int(inc.sum())
+        F = ~exc
+        if ninc == k or int(F.sum()) == ninc:
+            ub, xl = nodes.leaf(inc)
+            if xl is not None:
+                vl = float(xl @ A @ xl)
+                if vl > lower:
+                    x, lower = xl, vl
+                    tau = lower * (1 + tolerance / 2)
+            if ub > tau:  # a leaf above tau whose eigenvector is not provably one-signed
+                unresolved.append(ub)
+            continue
+        if nodes.rowsum_refutes(tau, inc, exc):
+            continue
+        if nodes.M is not None:
+            refuted, val, u = nodes.dnn_value(F, tau)
+            if refuted:
+                continue
+        else:
+            val, u = np.inf, None
+        free = F & ~inc
+        if u is not None:
+            score = np.where(free, u * u, -1.0)
+        else:
+            score = np.where(free, np.diag(A), -np.inf)
+        c = int(np.argmax(score))
+        bound = min(parent, val)
+        exc2 = exc.copy()
+        exc2[c] = True
+        inc2 = inc.copy()
+        inc2[c] = True
+        stack.append((inc, exc2, bound))
+        stack.append((inc2, exc, bound))
+    open_bound = max([b for _, _, b in stack] + unresolved, default=-np.inf)
+    complete = complete and not stack and not unresolved
+    if complete:
+        ub = tau
+    else:
+        ub = min(max(tau, open_bound), upper)
+    if callback is not None:
+        callback(done, done + len(stack))
+    return {"upper": float(max(ub, lower)), "x": x, "lower": float(lower), "complete": complete,
+            "nodes": done, "open": len(stack)}
+
+
+def _finish_exact(cert: Certificate, bb: dict | None, k: int, t0: float, tolerance: float,
+                  cov: Cov) -> Certificate:
+    """The exact mode's certificate: the start's bounds plus ``exact(branch)``, optimal at
+    ``tolerance``."""
+    bounds = dict(cert.bounds)
+    info = dict(cert.info)
+    x, lower = cert.x, cert.lower
+    if bb is not None:
+        bounds["exact(branch)"] = bb["upper"]
+        if bb["lower"] > lower:
+            x, lower = bb["x"], cov.quad(bb["x"])
+            info["lower_source"] = "exact(branch)"
+        info["nodes"], info["open_nodes"] = bb["nodes"], bb["open"]
+    else:
+        info["nodes"], info["open_nodes"] = 0, 0
+    kind = min(bounds, key=bounds.get)
+    ub = max(float(bounds[kind]), lower)
+    gap = (ub - lower) / ub if ub > 0 else 0.0
+    info["gap"] = float(gap)
+    info["from_k"] = {"upper": int(k), "lower": int(k)}
+    optimal = bool(ub - lower <= tolerance * abs(ub))
+    return Certificate(upper_bound=ub, kind=kind, lower=float(lower), ratio=float(lower / ub) if ub > 0 else 1.0,
+                       optimal=optimal, tolerance=tolerance, seconds=time.perf_counter() - t0,
+                       bounds=bounds, probabilistic=cert.probabilistic and kind == cert.kind, k=int(k), x=x,
+                       info=info)
+
+
+def certify_exact(cov: Cov, k: int, x, time_limit: float, callback) -> Certificate:
+    """``effort="exact"``: the "full" certificate (warm-started by ``fit(auto)``'s answer), then
+    branch and bound (:func:`branch_and_bound`) with the rest of ``time_limit`` when it is not
+    optimal to :data:`EXACT_TOLERANCE`.  Data too large to hold A densely (n above the dense
+    limit) get the "full" certificate only (``info["nodes"] = 0``)."""
+    from . import _settings as S
+    from .single import _certify_cov, _certify_dense
+
+    t0 = time.perf_counter()
+    if cov.n > S._DENSE_MAX_N:
+        cert = _certify_cov(cov, k, x, "full", None)
+        return _finish_exact(cert, None, k, t0, EXACT_TOLERANCE, cov)
+    cert, state = _certify_dense(cov, k, x, "auto", None, need_dual=True)
+    if cert.upper_bound - cert.lower > EXACT_TOLERANCE * cert.upper_bound:
+        A = cov.dense()
+        if state is None:
+            from .dual import _kkt_point
+
+            state = _kkt_point(A, k, cert.x)[1]
+        left = max(time_limit - (time.perf_counter() - t0), 0.0)
+        bb = branch_and_bound(A, k, cert.x, cert.lower, state, upper=cert.upper_bound, time_limit=left,
+                              callback=callback)
+    else:
+        bb = None
+    return _finish_exact(cert, bb, k, t0, EXACT_TOLERANCE, cov)
+
+
+assert EXACT_TOLERANCE <= OPTIMAL_TOLERANCE

@@ -62,6 +62,6 @@ st.set_page_config(page_title="Nonnegative sparse PCA", page_icon=":material/sca
 page = st.navigation(build_navigation(), position="sidebar", expanded=True)
 jobs.REGISTRY.warm()  # the worker processes' forkserver, started once
 style.apply()
-draw_sidebar()
+draw_sidebar(page=page.url_path)  # the page's address: a message about k stays on its page
 page.run()
 heartbeat()  # after the page: lists (and keeps alive) the work it started

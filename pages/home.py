@@ -50,7 +50,13 @@ with st.spinner(f"Loading {'CBCL faces' if faces else 'the digits'} and solvingâ
     pic = ct.dense_vs_sparse(X, k_pic)
 lam1 = pic["lam1"]
 col_txt, col_fig = st.columns([1, 1.6], gap="large")
+TOUR_DATA_NOTE = (  # README's quick start says the same (issue 27, item 10)
+    "This picture uses the CBCL faces (a local copy was found); the other pages use the "
+    "sidebar's dataset." if faces else
+    "This picture uses the handwritten digits (no local copy of the CBCL faces was found in "
+    "NSPCA_DATA_DIR); the other pages use the sidebar's dataset.")
 with col_txt:
+    st.caption(TOUR_DATA_NOTE)
     st.markdown(
         "Principal component analysis finds the direction $x$ (unit length) in which the "
         "data vary most: it maximises $x^\\top A x$, $A$ the covariance. "

@@ -81,12 +81,23 @@ def n_features(name: str | None = None) -> int | None:
 K_ERROR = "nspca_k_error"  # why the last typed k was refused (shown under the box)
 
 
+def _shown(raw) -> str:
+    """A typed number as typed (100000, not 100000.0); an empty box as "nothing"."""
+    if raw is None:
+        return "nothing"
+    return f"{raw:g}" if isinstance(raw, float) else str(raw)
+
+
 def _copy_k(kmax: int) -> None:
     """Accept a typed k only in 1..kmax; otherwise keep the last valid k and say what is allowed."""
     raw = st.session_state[_wkey(state.K)]
     if raw is None or raw != int(raw) or not 1 <= int(raw) <= kmax:
+        # said on the page where it was typed (tagged with that page on the next run), not on
+        # every page visited afterwards (issue 27, item 5); the box shows the k in use again
+        # (_seed_widget re-seeds it from the permanent key)
         st.session_state[K_ERROR] = (f"k must be a whole number from 1 to {kmax} (the number of "
-                                     f"features); got {raw}. Keeping k = {st.session_state[state.K]}.")
+                                     f"features); got {_shown(raw)}. Keeping k = {st.session_state[state.K]}, "
+                                     "the value in the box.", None)
         return
     st.session_state[state.K] = int(raw)
     st.session_state.pop(K_ERROR, None)
@@ -104,8 +115,27 @@ def n_samples(name: str | None = None) -> int | None:
     return int(entry[1][0])
 
 
-def draw_sidebar() -> state.Settings:
-    """Draw the shared controls and return the current settings."""
+def _k_error(page: str | None) -> str | None:
+    """The message about a refused k, once: on the page where it was typed, until another page
+    is opened (then it is dropped)."""
+    err = st.session_state.get(K_ERROR)
+    if not err:
+        return None
+    msg, where = err if isinstance(err, tuple) else (err, None)
+    if where is None:  # the first run after the refusal: this is the page it belongs to
+        st.session_state[K_ERROR] = (msg, page or "")
+        return msg
+    if where == (page or ""):
+        return msg
+    st.session_state.pop(K_ERROR, None)
+    return None
+
+
+def draw_sidebar(page: str | None = None) -> state.Settings:
+    """Draw the shared controls and return the current settings.
+
+    ``page`` names the page being shown (``app.py`` passes its URL path): a message about a
+    refused k is shown on that page only."""
     state.ensure_defaults()
     from ui import presets  # a preset link (?preset=...) applies before the widgets are drawn
 
@@ -147,8 +177,8 @@ def draw_sidebar() -> state.Settings:
         kw.update(on_change=_copy_k, args=(kmax,))
         st.number_input("k — nonzeros allowed", step=1,
                         help=f"Sparsity: the component may use at most k features (1 to {kmax}).", **kw)
-        if ss.get(K_ERROR):
-            st.error(ss[K_ERROR])
+        if (msg := _k_error(page)) is not None:
+            st.error(msg)
         if ss[state.D] not in D_CHOICES:
             ss[state.D] = 2
         st.select_slider("d — rank of the approximation", D_CHOICES,

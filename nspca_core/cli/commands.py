@@ -165,6 +165,10 @@ def main(argv=None) -> int:
 
     args = _parser().parse_args(argv)
     try:
+        if args.command == "app":
+            from .serve import run_app
+
+            return run_app(args)
         _check_options(args)
         return {"fit": _cmd_fit, "certify": _cmd_certify}[args.command](args)
     except (InputError, ValueError, _BadInput, FileNotFoundError) as exc:

@@ -10,6 +10,9 @@ import re
 import sys
 from pathlib import Path
 
+from ..api import METHODS, STRATEGIES
+from .serve import add_app_command, version_text
+
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2
 #: most random directions the ε-net may draw from the command line (about 240 MB at d = 3)
@@ -19,7 +22,8 @@ _OPTIONS = {"k": "--k", "d": "--d", "eps": "--eps", "seed": "--seed", "n_compone
             "method": "--method", "strategy": "--strategy", "variable": "--variable",
             "nan_policy": "--nan-policy", "resize": "--resize", "header": "--header",
             "max_bytes": "--max-bytes", "source": "DATA", "vocab": "--vocab",
-            "weighting": "--weighting"}
+            "weighting": "--weighting", "orientation": "--orientation",
+            "sample_info": "--sample-info", "sample_id_column": "--sample-id-column"}
 #: --weighting values (raw = the paper's raw counts) -> nspca_core.text weighting
 WEIGHTINGS = {"raw": "counts", "tfidf": "tfidf", "log1p": "log1p"}
 
@@ -75,7 +79,8 @@ def _prog() -> str:
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog=_prog(), description=DESCRIPTION, epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,certify}")
+    p.add_argument("--version", action="version", version=version_text())
+    sub = p.add_subparsers(dest="command", required=True, metavar="{fit,certify,app}")
 
     def common(sp):
         sp.add_argument("data", metavar="DATA", help="data file or built-in dataset name")
@@ -86,6 +91,16 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--header", default="auto", choices=["auto", "yes", "no"],
                         help="CSV/TSV: does the first line hold column names? (default: auto, "
                              "detected; the choice is printed)")
+        sp.add_argument("--orientation", default="auto",
+                        choices=["auto", "rows-are-samples", "rows-are-features"],
+                        help="how the table is stored: auto (default; decided from the file, e.g. "
+                             "genes as rows with sample names in the header, and printed), "
+                             "rows-are-samples, or rows-are-features (transposed)")
+        sp.add_argument("--sample-info", default=None, metavar="FILE",
+                        help="sample sheet (CSV/TSV, one row per sample) matched to the samples by "
+                             "its id column; its columns join the metadata")
+        sp.add_argument("--sample-id-column", default=None, metavar="NAME",
+                        help="the sample sheet's column of sample ids (default: detected)")
         sp.add_argument("--nan-policy", default="error",
                         choices=["error", "drop-rows", "drop-columns", "impute-mean"],
                         help="missing/infinite values: stop (default), drop samples, drop "
@@ -110,10 +125,9 @@ def _parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     common(f)
     f.add_argument("--components", type=int, default=1, help="number of components (default 1)")
-    f.add_argument("--method", default="auto", help="algorithm: auto (default), spannogram, enet, em, "
-                   "tpower, zass, sklearn-spca, nmf")
+    f.add_argument("--method", default="auto", help="algorithm: " + _listing(METHODS, "auto"))
     f.add_argument("--strategy", default="deflation-remove",
-                   help="several components: deflation-remove (default), deflation-project, bipartite")
+                   help="several components: " + _listing(STRATEGIES, "deflation-remove"))
     f.add_argument("--d", type=int, default=None,
                    help="rank of the approximation (default 3, or the number of features if fewer)")
     f.add_argument("--eps", type=float, default=0.1, help="epsilon-net accuracy (default 0.1)")
@@ -128,7 +142,13 @@ def _parser() -> argparse.ArgumentParser:
     common(c)
     c.add_argument("--x", required=True, help="CSV of components, one per column (or a single row/column)")
     c.add_argument("--out", default=None, help="also write certificate.json into this folder")
+    add_app_command(sub)
     return p
+
+
+def _listing(names, default: str) -> str:
+    """``a (default), b, c`` from the registry's names (the help never copies the list)."""
+    return ", ".join(f"{n} (default)" if n == default else n for n in names)
 
 
 class _BadInput(Exception):

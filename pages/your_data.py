@@ -25,7 +25,17 @@ page_intro(
 )
 
 TYPES = ["csv", "tsv", "tab", "txt", "npy", "npz", "mat", "zip", "png", "jpg", "jpeg", "pgm", "bmp",
-         "mtx", "gz"]
+         "mtx", "gz", "h5ad"]
+ORIENTATIONS = {
+    "auto": "detect (default)",
+    "rows-are-samples": "samples (one sample per row)",
+    "rows-are-features": "features, e.g. genes (samples as columns)",
+}
+ORIENTATION_LABEL = "Rows of the file are"
+SHEET_LABEL = "Sample sheet (optional: CSV/TSV, one row per sample, e.g. its class)"
+SHEET_ID_LABEL = "Sheet column of sample ids"
+SHEET_LABELS_LABEL = "Sheet column giving the classes"
+AUTO = "(detected)"
 NAN_POLICIES = {
     "error": "stop and tell me (default)",
     "drop-rows": "drop samples with missing values",
@@ -76,6 +86,11 @@ def on_screen(message: str, filename: str | None = None) -> str:
                      lambda m: f'"Label column" must be one of the column names {m.group(1)} or a '
                                f"position from 1 to {int(m.group(2)) + 1}", message)
     message = re.sub(r"choose header '(yes|no)'", rf'choose "\1" under "{HEADER_LABEL}"', message)
+    message = re.sub(r"choose orientation '([a-z-]+)'",
+                     lambda m: f'choose “{ORIENTATIONS.get(m.group(1), m.group(1))}” under '
+                               f'"{ORIENTATION_LABEL}" (or press "Read the other way")', message)
+    message = message.replace("`sample_id_column`", f'"{SHEET_ID_LABEL}"')
+    message = message.replace("`sample_info`", f'"{SHEET_LABEL.split(" (")[0]}"')
     return message
 
 
@@ -116,6 +131,32 @@ def read_options(filename: str, data: bytes) -> dict:
                                    "the labels; a numeric column named here is removed from the features.")
         if label.strip():
             opts["label_column"] = label.strip()
+    if lower.endswith((".csv", ".tsv", ".tab", ".txt", ".npy", ".npz", ".mat")):
+        opts["orientation"] = c2.selectbox(
+            ORIENTATION_LABEL, list(ORIENTATIONS), format_func=ORIENTATIONS.get, key="yd_orientation",
+            help="Detected by default: a first column of probe/gene ids (1007_s_at, ENSG..., gene "
+                 "symbols), a header of sample names (GSM...) and far more rows than columns mean "
+                 "one gene per row; the file is then read transposed, samples × genes. The "
+                 "decision and why are listed under the preview.")
+    if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp", "mtx"))):
+        sheet = st.file_uploader(SHEET_LABEL, type=["csv", "tsv", "tab", "txt"], key="yd_sheet",
+                                 help="Matched to the samples by its id column (the column holding the "
+                                      "most sample names); its columns join the metadata and one of "
+                                      "them gives the classes of the labelled pages.")
+        if sheet is not None:
+            opts["sample_info"] = sheet.getvalue()
+            try:
+                columns = compute.core("io.samples", "sheet_columns")(opts["sample_info"])
+            except ValueError as exc:
+                st.error(f"Could not read the sample sheet **{sheet.name}**: {on_screen(str(exc))}")
+                columns = []
+            s1, s2 = st.columns(2)
+            id_col = s1.selectbox(SHEET_ID_LABEL, [AUTO] + columns, key="yd_sheet_id")
+            lab_col = s2.selectbox(SHEET_LABELS_LABEL, [AUTO] + columns, key="yd_sheet_label",
+                                   help="Detected: the first column with repeated values.")
+            opts["sample_id_column"] = None if id_col == AUTO else id_col
+            if lab_col != AUTO:
+                opts["label_column"] = lab_col
     if lower.endswith(".zip"):
         size = c1.text_input(RESIZE_LABEL, "", key="yd_resize")
         if size.strip():
@@ -145,8 +186,13 @@ def preview(up, ds) -> None:
     cols[3].metric("images", "no" if up.image_shape is None else f"{up.image_shape[0]}×{up.image_shape[1]}")
     for note in list(up.notes) + [nt for nt in ds.notes if nt not in up.notes]:
         st.caption(f"• {on_screen(note)}")
+    names = getattr(up, "sample_names", None)
+    shown = min(10, m)
+    index = (pd.Index([str(v) for v in names[:shown]], name="sample")  # the file's own names
+             if names and names[:shown] != [str(i + 1) for i in range(shown)]
+             else pd.RangeIndex(1, shown + 1, name="sample"))  # counted from 1
     head = pd.DataFrame(np.asarray(up.X)[:10, :30], columns=[str(f) for f in up.feature_names[:30]],
-                        index=pd.RangeIndex(1, min(10, m) + 1, name="sample"))  # counted from 1
+                        index=index)
     st.dataframe(head, hide_index=False)
     if n > 30:
         st.caption(f"First 10 samples and 30 of {n} features shown (raw values, before preprocessing).")
@@ -210,7 +256,12 @@ def analysis(ds) -> None:
     c1.download_button("Components (CSV)", downloads.components_csv(L, ds.feature_names, names),
                        file_name="components.csv", mime="text/csv", key="yd_dl_components",
                        on_click="ignore")
-    c2.download_button("Scores (CSV)", downloads.scores_csv(X, L, labels=ds.labels), file_name="scores.csv",
+    upload = st.session_state.get(state.UPLOAD)
+    sample_names = getattr(upload, "sample_names", None) if upload is not None else None
+    if sample_names is not None and len(sample_names) != m:
+        sample_names = None
+    c2.download_button("Scores (CSV)", downloads.scores_csv(X, L, labels=ds.labels, sample_names=sample_names),
+                       file_name="scores.csv",
                        mime="text/csv", key="yd_dl_scores", on_click="ignore",
                        help="Preprocessed data times the loadings, one row per sample.")
     c3.download_button("Figure (HTML)", lambda: downloads.figure_html(fig), file_name="components.html",
@@ -242,10 +293,32 @@ def dropped_columns(loaded) -> None:
         st.warning(f"{len(dropped)} column(s) not used as features: {shown}{more}.")
 
 
+def _read_other_way(other: str) -> None:
+    st.session_state["yd_orientation"] = other
+
+
+def orientation_choice(loaded, opts: dict) -> None:
+    """What the reader decided about the file's orientation, and a one-click other reading."""
+    decided = (getattr(loaded, "extra", None) or {}).get("orientation")
+    if decided is None or "orientation" not in opts:
+        return
+    other = "rows-are-samples" if decided == "rows-are-features" else "rows-are-features"
+    note = next((nt for nt in loaded.notes if nt.startswith("orientation:")), "")
+    text = ("Each **row** of the file was read as a **feature** (e.g. a gene) and each column as a "
+            "sample: the table is transposed." if decided == "rows-are-features"
+            else "Each **row** of the file was read as a **sample**.")
+    box = st.warning if decided == "rows-are-features" else st.caption
+    box(f"{text} {on_screen(note.split('(', 1)[1].rsplit(')', 1)[0]) if '(' in note else ''}".strip())
+    st.button(f"Read the other way (rows are {other.split('-')[-1]})", key="yd_other_way",
+              on_click=_read_other_way, args=(other,))
+
+
 def main() -> None:
     file = st.file_uploader("Upload a data file", type=TYPES, key="yd_file",
-                            help="CSV/TSV/TXT (header and delimiter detected), NPY/NPZ, MAT, or a ZIP "
-                                 "of PNG/JPEG/PGM/BMP images of one size (one image per sample).")
+                            help="CSV/TSV/TXT (header, delimiter and orientation detected), NPY/NPZ, "
+                                 "MAT, a GEO series matrix (.txt/.txt.gz), AnnData .h5ad, a ZIP of a "
+                                 "10x folder (matrix.mtx, features.tsv, barcodes.tsv) or of "
+                                 "PNG/JPEG/PGM/BMP images of one size (one image per sample).")
     current = st.session_state.get(state.UPLOAD)
     if file is not None:
         data = file.getvalue()
@@ -264,6 +337,7 @@ def main() -> None:
                 st.success(f"Read **{file.name}**: {loaded.X.shape[0]} samples × {loaded.X.shape[1]} "
                            "features. Press the button to select it in the sidebar.")
                 dropped_columns(loaded)
+                orientation_choice(loaded, opts)
                 # a preview of what would be used (preprocessed like the registry datasets)
                 preview(upload, compute.uploaded_dataset(upload, state.settings().preprocessing))
                 return

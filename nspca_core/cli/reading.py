@@ -49,16 +49,26 @@ def _load(args):
         if not vocab.is_file():
             raise _BadInput(f"--vocab {args.vocab!r} is not a file; give the vocabulary file "
                             "(one word per line, word i on line i)")
+    sheet = getattr(args, "sample_info", None)
+    if sheet is not None and not Path(sheet).is_file():
+        raise _BadInput(f"--sample-info {sheet!r} is not a file; give the sample sheet (CSV/TSV, one "
+                        "row per sample, a header line)")
+    if getattr(args, "sample_id_column", None) is not None and sheet is None:
+        raise _BadInput("--sample-id-column applies only with --sample-info (a sample sheet)")
     loaded = load_file(path, variable=args.variable, header=args.header,
                        nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
-                       vocab=vocab)
+                       vocab=vocab, orientation=getattr(args, "orientation", "auto"),
+                       sample_info=None if sheet is None else Path(sheet),
+                       sample_id_column=getattr(args, "sample_id_column", None))
     sparse = bool(loaded.extra.get("sparse"))
     _applies(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")
     if not sparse:
         _dense_only(args, f"{path.name} (read as a dense {loaded.format} matrix)")
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
     record = {"notes": list(loaded.notes), "dropped_columns": list(loaded.dropped_columns),
-              "sparse": sparse}
+              "sparse": sparse, "orientation": loaded.extra.get("orientation"),
+              "sample_names": list(loaded.sample_names),
+              "labels": None if loaded.labels is None else [str(v) for v in loaded.labels]}
     _report_reading(path.name, loaded)
     X = loaded.X if sparse else np.asarray(loaded.X, dtype=float)
     return X, list(loaded.feature_names), loaded.image_shape, f"sha256:{checksum} (file)", record

@@ -22,6 +22,7 @@ from ._validation import InputError, as_rng
 from .methods import PEERS
 from .rank1 import _rank1_nspca
 from .result import Result
+from .spannogram.budget import within_budget
 
 __all__ = ["fit_cov", "check_eps", "check_callback", "seed_param"]
 
@@ -179,6 +180,8 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     # A = V V^T and the exact spannogram is the optimum itself
     rank = int(np.count_nonzero(eig[:d] > _RANK_TOL * n * eig[0])) if eig[d] <= _RANK_TOL * n * eig[0] \
         else None
+    if rank is not None and not within_budget(n, max(rank, 1), k):  # rank >= 4 on many rows: not enumerated
+        rank = None
     if rank is not None or (d <= 2 and n <= _EXACT_D2_MAX_N) or (d == 3 and _exact_d3_cheap(n)):
         from .spannogram import lowrank_nspca
 

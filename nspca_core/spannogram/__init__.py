@@ -9,6 +9,7 @@ dependent rows are handled exactly, see :func:`candidate_supports`).
 
 from __future__ import annotations
 
+from .budget import MAX_CANDIDATES, EnumerationCost, enumeration_cost
 from .solve import candidate_supports, lowrank_nspca
 
-__all__ = ["candidate_supports", "lowrank_nspca"]
+__all__ = ["candidate_supports", "lowrank_nspca", "enumeration_cost", "EnumerationCost", "MAX_CANDIDATES"]

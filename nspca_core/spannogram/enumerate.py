@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from itertools import combinations, permutations
+from itertools import combinations, islice, permutations
 
 import numpy as np
 
@@ -34,10 +34,14 @@ def _vertex_batches(U: np.ndarray, r: int, chunk: int = 4096):
                 C = np.cross(Uz[a] - Uz[b], Uz[a] - Uz[l])
                 yield C, np.column_stack([np.full(b.size, a), b, l])
         return
-    # general r: itertools + SVD null spaces (exact, practical only for small m)
-    subsets = list(combinations(range(m + 1), r))
-    for s in range(0, len(subsets), chunk):
-        D = np.array(subsets[s:s + chunk])
+    # general r: itertools + SVD null spaces (exact, practical only for small m); the subsets are
+    # streamed chunk by chunk (a list of all C(m+1, r) of them took gigabytes at m = 200, r = 5)
+    subsets = combinations(range(m + 1), r)
+    while True:
+        block = list(islice(subsets, chunk))
+        if not block:
+            return
+        D = np.array(block, dtype=np.int64)
         Dm = Uz[D[:, 1:]] - Uz[D[:, :1]]
         _, sv, Wt = np.linalg.svd(Dm, full_matrices=True)
         dep = sv[:, -1] <= _RANK_TOL * np.maximum(sv[:, 0], 1e-300)

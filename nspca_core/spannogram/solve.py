@@ -7,22 +7,26 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._validation import check_k, pow2_scale
+from .._validation import check_int, check_k, pow2_scale
 from ..constrained import solve_pd_unscaled
 from ..result import Result
 from ._common import _FEAS_TOL, _FILTER_MIN_ROWS, _FULL_MIN_ROWS, _SWEEP_MIN_ROWS, _check_V, _Reduced
+from .budget import check_budget
 from .enumerate import _supports_enumerate
 from .full import _opt_nonneg_full
 from .patches import _ascent_lower_bound, _supports_patches
 from .sweep import _SCREEN_MIN_ROWS, _screen_rows_d2, _screen_rows_d3, _supports_sweep
 
 
-def _candidate_set(V: np.ndarray, k: int, *, method: str = "auto", callback=None, optimum_only=False):
+def _candidate_set(V: np.ndarray, k: int, *, method: str = "auto", callback=None, optimum_only=False,
+                   max_candidates=None):
     """(reduction, candidate cells, path).  ``optimum_only``: a subset that still holds an
-    optimal support (value pruning, d = 3 with many rows), for :func:`lowrank_nspca` only."""
+    optimal support (value pruning, d = 3 with many rows), for :func:`lowrank_nspca` only.
+    An enumeration at rank >= 4 above ``max_candidates`` cells is refused before any work."""
     red = _Reduced(V)
     if red.empty:
         return red, set(), "empty"
+    check_budget(red.m, red.r, k, max_candidates)
     if red.r == 3 and (method == "prune" or (optimum_only and method == "auto" and red.m >= _FILTER_MIN_ROWS)):
         lower = _ascent_lower_bound(red.U, red.mu, k)
         return red, _supports_patches(red, k, callback, lower=lower), "pruned"
@@ -41,7 +45,7 @@ def _expand_all(red: _Reduced, cands: set) -> list:
     return sorted(out.values(), key=lambda a: (a.size, a.tolist()))
 
 
-def candidate_supports(V, k) -> list:
+def candidate_supports(V, k, *, max_candidates=None) -> list:
     """The candidate supports ``S_d`` of Alg. 2 (Asteris et al. 2014), exact for every V.
 
     Parameters
@@ -49,6 +53,12 @@ def candidate_supports(V, k) -> list:
     V : array_like of shape (n, d)
         Any real matrix (ties, zero, duplicated or dependent rows allowed).
     k : int in [1, n]
+    max_candidates : int, optional
+        At rank d >= 4, refuse (:class:`InputError`, before any work) an
+        enumeration of more candidate cells than this (default
+        :data:`nspca_core.spannogram.MAX_CANDIDATES`, 10^7); the message gives
+        the counts, the time and the memory estimated
+        (:func:`nspca_core.spannogram.enumeration_cost`).
 
     Returns
     -------
@@ -85,7 +95,7 @@ def candidate_supports(V, k) -> list:
     """
     V = _check_V(V)
     k = check_k(k, V.shape[0])
-    red, cands, _ = _candidate_set(V / pow2_scale(V), k)  # scale-free, as lowrank_nspca
+    red, cands, _ = _candidate_set(V / pow2_scale(V), k, max_candidates=max_candidates)  # scale-free
     return _expand_all(red, cands)
 
 
@@ -226,7 +236,7 @@ def _x_from_c(V, I, c):
     return x
 
 
-def lowrank_nspca(V, k, *, callback=None) -> Result:
+def lowrank_nspca(V, k, *, callback=None, max_candidates=None) -> Result:
     """Exact ``argmax_{x in S_k^n} ||V^T x||^2`` (Alg. 1 of Asteris et al. 2014).
 
     Parameters
@@ -236,6 +246,13 @@ def lowrank_nspca(V, k, *, callback=None) -> Result:
     k : int in [1, n]
     callback : callable, optional
         ``callback(done, total)`` while candidates are enumerated.
+    max_candidates : int, optional
+        At rank d >= 4 (all d-subsets of rows are enumerated, ``2 d! C(n+1, d)``
+        candidate cells), refuse with :class:`InputError` before any work when
+        the cells exceed this; default :data:`nspca_core.spannogram.MAX_CANDIDATES`
+        (10^7, a module constant that ``fit(method="spannogram")`` uses).  The
+        message gives the counts and the estimated time and memory, and what to
+        use instead (a smaller d, ``method="enet"`` or ``"auto"``).
 
     Returns
     -------
@@ -284,8 +301,10 @@ def lowrank_nspca(V, k, *, callback=None) -> Result:
     k = check_k(k, n)
     # scale-free: the search runs on V / 2^j with max|V / 2^j| in [1, 2) (exact), so no
     # product of entries under- or overflows (d = 3 failed below ~1e-81, above ~1e76)
+    if max_candidates is not None:
+        check_int(max_candidates, "max_candidates", 1)
     s = pow2_scale(V)
-    return _scale_values(_lowrank(V / s, k, callback=callback, t0=t0), s * s)
+    return _scale_values(_lowrank(V / s, k, callback=callback, t0=t0, max_candidates=max_candidates), s * s)
 
 
 def _scale_values(r: Result, factor: float) -> Result:
@@ -300,7 +319,7 @@ def _scale_values(r: Result, factor: float) -> Result:
     return dataclasses.replace(r, variance=float(var), variance_lowrank=float(low))
 
 
-def _lowrank(V, k, *, callback=None, t0=None, method="auto", screen=True):
+def _lowrank(V, k, *, callback=None, t0=None, method="auto", screen=True, max_candidates=None):
     t0 = time.perf_counter() if t0 is None else t0
     n, d = V.shape
     # k = n shortcut: OPT_d(k) <= OPT_d(n), so an optimum of the problem without the
@@ -319,12 +338,14 @@ def _lowrank(V, k, *, callback=None, t0=None, method="auto", screen=True):
     if screen and d in (2, 3) and n >= _SCREEN_MIN_ROWS and method == "auto":
         rows = _screen_rows_d2(V, k) if d == 2 else _screen_rows_d3(V, k)
         if rows.size < n:  # solve on the rows that can be in a top-k set; the rest stay zero
-            r = _lowrank(V[rows], min(k, rows.size), callback=callback, t0=t0, screen=False)
+            r = _lowrank(V[rows], min(k, rows.size), callback=callback, t0=t0, screen=False,
+                         max_candidates=max_candidates)
             x = np.zeros(n)
             x[rows] = r.x
             return replace(r, x=x, support=rows[r.support],
                            info={**r.info, "screened_rows": int(rows.size)})
-    red, cands, path = _candidate_set(V, k, method=method, callback=callback, optimum_only=True)
+    red, cands, path = _candidate_set(V, k, method=method, callback=callback, optimum_only=True,
+                                      max_candidates=max_candidates)
     supports = _expand_all(red, cands) if cands else []
     if not supports:
         x = np.zeros(n)

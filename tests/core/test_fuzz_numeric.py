@@ -199,3 +199,14 @@ def test_covariances_of_data_are_accepted_at_every_scale(seed, m, n, c):
 
     _, out = check_data_or_cov(cov=A)
     assert np.array_equal(out, 0.5 * (A + A.T))
+
+
+# ----------------------------------------------------------------------------- issue 31 items 6, 7: bounded work
+
+@pytest.mark.parametrize("n, d, k", [(200, 5, 10), (50, 5, 10), (50, 4, 10), (14, 8, 3)])
+def test_exact_enumerations_over_budget_are_refused_up_front(n, d, k):
+    """``lowrank_nspca(randn(200, 5), 10)`` reached 8 GiB after 77 s; n = 50 took 100-167 s."""
+    V = np.random.default_rng(n + d).standard_normal((n, d))
+    with pytest.raises(InputError, match=rf"the exact spannogram at rank {d} on {n} distinct rows examines "
+                                         rf"C\({n + 1}, {d}\) = [\d,]+ vertices.*more than `max_candidates`"):
+        lowrank_nspca(V, k)

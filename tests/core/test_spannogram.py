@@ -420,3 +420,111 @@ def test_candidate_supports_and_optimum_do_not_depend_on_the_scale(c):
             assert np.sum((V.T @ r.x) ** 2) >= brute_opt_lowrank(V, k)[0] * (1 - 1e-9)
     # the issue's example: d = 3 returned [1, 0, 0] (25% of OPT) at 1e-82
     assert np.array_equal(lowrank_nspca(np.diag([1.0, 1.0, 2.0]) * c, 1).x, [0.0, 0.0, 1.0])
+
+
+# ----------------------------------------------------------------------------- issue 31 item 6: the budget
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 5), st.integers(4, 6))
+def test_vertex_count_is_the_enumerations_own(seed, extra, r):
+    """``C(m+1, r)`` is exactly the number of r-subsets of ``[U; 0]`` the enumeration examines
+    (streamed in chunks: the count does not depend on the chunk size)."""
+    from nspca_core.spannogram import enumeration_cost
+    from nspca_core.spannogram.enumerate import _vertex_batches
+
+    m = r + extra  # the rank never exceeds the number of distinct rows
+    U = np.random.default_rng(seed).standard_normal((m, r))
+    for chunk in (1, 7, 4096):
+        seen = [D for _, D in _vertex_batches(U, r, chunk=chunk)]
+        D = np.concatenate(seen)
+        assert D.shape == (comb(m + 1, r), r) == (enumeration_cost(m, r, 2).vertices, r)
+        assert len({tuple(row) for row in D.tolist()}) == D.shape[0]  # all distinct
+        assert all(len(b) <= chunk for b in seen)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(4, 9), st.sampled_from(["gaussian", "integer", "sign"]), st.data())
+def test_candidates_within_the_estimate(seed, n, family, data):
+    """The distinct supports found never exceed the paper's ``2^d C(m+1, d)`` nor the cells
+    ``2 d! C(m+1, d)`` the estimate charges for (m distinct nonzero rows, r their rank)."""
+    from nspca_core.spannogram import enumeration_cost
+    from nspca_core.spannogram._common import _Reduced
+
+    V = _family(np.random.default_rng(seed), family, n, 4)
+    k = data.draw(st.integers(1, n))
+    red = _Reduced(V)
+    cands = candidate_supports(V, k)
+    if red.empty:
+        assert cands == []
+        return
+    cost = enumeration_cost(red.m, red.r, k)
+    assert len(cands) <= min(cost.supports, cost.cells)
+
+
+def test_enumeration_estimate_formula():
+    from nspca_core.spannogram import enumeration_cost
+
+    c = enumeration_cost(200, 5, 10)
+    assert c.vertices == comb(201, 5) == 2_600_334_990
+    assert c.cells == 2 * 120 * comb(201, 5) and c.supports == 32 * comb(201, 5)
+    assert c.bytes == c.supports * (16 * 10 + 250) and c.seconds == pytest.approx(c.cells * 3.5e-6)
+
+
+def test_exact_d5_on_200_rows_is_refused_before_any_work():
+    """The issue's case: ``lowrank_nspca(randn(200, 5), 10)`` reached 8 GiB after 77 s."""
+    import tracemalloc
+
+    V = np.random.default_rng(0).standard_normal((200, 5))
+    msg = (r"the exact spannogram at rank 5 on 200 distinct rows examines C\(201, 5\) = 2,600,334,990 vertices and "
+           r"up to 2·5!·C\(201, 5\) = 624,080,397,600 candidate cells: about [\d.]+ days \(at 3.5 µs per cell\), "
+           r"and up to [\d.]+ TB for its up to 2\^5·C\(201, 5\) = 83,210,719,680 candidate supports, more than "
+           r"`max_candidates` = 10,000,000 cells. Use a smaller `d` \(d <= 3 is practical at any size\), "
+           r"method='enet' \(random directions, a \(1 - eps\) guarantee\) or method='auto', or raise "
+           r"`max_candidates`")
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match=msg):
+            lowrank_nspca(V, 10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000
+    with pytest.raises(InputError, match=r"rank 5 on 200 distinct rows"):
+        candidate_supports(V, 10)
+
+
+def test_budget_through_fit_and_the_keyword(monkeypatch):
+    from nspca_core import fit, spannogram
+
+    X = np.random.default_rng(1).standard_normal((60, 50))
+    with pytest.raises(InputError, match=r"rank 4 on 50 distinct rows examines C\(51, 4\) = 249,900 vertices .* "
+                                         r"more than `max_candidates` = 10,000,000 cells"):
+        fit(X, k=5, d=4, method="spannogram")
+    V = np.random.default_rng(2).standard_normal((9, 4))
+    cells = 2 * 24 * comb(10, 4)
+    with pytest.raises(InputError, match=rf"more than `max_candidates` = {cells - 1:,} cells"):
+        lowrank_nspca(V, 3, max_candidates=cells - 1)
+    assert lowrank_nspca(V, 3, max_candidates=cells).variance == pytest.approx(brute_opt_lowrank(V, 3)[0], rel=REL)
+    monkeypatch.setattr(spannogram.budget, "MAX_CANDIDATES", cells - 1)  # the module value is what fit uses
+    with pytest.raises(InputError, match="more than `max_candidates`"):
+        lowrank_nspca(V, 3)
+    with pytest.raises(InputError, match=r"`max_candidates` must be an int in >= 1; got 0"):
+        lowrank_nspca(V, 3, max_candidates=0)
+    # duplicates and zero rows are factored out first: the budget counts distinct rows
+    W = np.vstack([V, V, np.zeros((5, 4))])
+    assert lowrank_nspca(W, 3, max_candidates=cells).info["candidates"] > 0
+    # d <= 3 is never refused (sweeps and pruned searches)
+    assert lowrank_nspca(np.random.default_rng(3).standard_normal((300, 3)), 5, max_candidates=1).x.size == 300
+
+
+def test_auto_on_low_rank_data_skips_an_exact_enumeration_over_budget():
+    """"auto" uses the exact spannogram when the data's rank is at most d; at rank 4 on many
+    features that enumeration is over budget, so auto runs its usual starts instead of raising."""
+    from nspca_core import fit
+
+    X = np.random.default_rng(4).standard_normal((5, 80))
+    X -= X.mean(axis=0)  # rank 4
+    r = fit(X, k=5, d=4, certify=False)
+    assert r.info["exact"] is False and np.count_nonzero(r.x) <= 5
+    small = fit(X[:, :8], k=3, d=4, certify=False)  # C(9, 4) vertices: the exact answer
+    assert small.info["exact"] is True

@@ -58,7 +58,7 @@ def _symbols(values) -> float:
         return 0.0
     frac = _fraction(vals, _SYMBOL)
     prefixes = {re.sub(r"[\d_.-]+$", "", v) for v in vals}
-    return frac if len(prefixes) >= 0.3 * len(vals) else 0.0
+    return frac if len(prefixes) >= max(5, 0.1 * len(vals)) else 0.0
 
 
 def _examples(values, limit: int = 3) -> str:

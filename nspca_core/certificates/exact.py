@@ -36,7 +36,8 @@ class _Nodes:
 
     def __init__(self, A: np.ndarray, k: int, state: DnnState | None):
         self.A, self.k, self.n = A, int(k), A.shape[0]
-        self.rows = AnchorRows(A, k, width=self.n - 1)
+        # candidate lists as the anchored branch's (padded with each row's cap: sums stay upper bounds)
+        self.rows = AnchorRows(A, k, width=min(max(16 * (int(k) - 1), 96), self.n - 1))
         self.scale = max(float(np.abs(A).max()), 1e-300)
         if state is not None:
             self.M = _assemble(A, np.asarray(state.N, dtype=float), state.nu, state.C, state.w)

@@ -23,7 +23,7 @@ from ._enet_path import ResultPath, fallback_x, finish, path_batch
 from ._validation import InputError, as_rng, check_int, check_k, check_matrix, pow2_scale
 from .result import Result
 
-__all__ = ["enet_samples", "enet_nspca", "enet_path", "ResultPath"]
+__all__ = ["enet_samples", "enet_seconds", "enet_nspca", "enet_path", "ResultPath"]
 
 # working-memory budget per chunk of samples (bytes); the largest temporary is
 # an (n, chunk, d) float64 array, a few of them live at once.
@@ -143,9 +143,41 @@ class _Directions:
 MAX_SAMPLES = 10_000_000
 # directions timed to estimate the cost of a refused count
 _PROBE_SAMPLES = 1024
+# Refuse an ε-net whose estimated time is above this many seconds (keyword ``max_seconds`` of
+# enet_nspca and enet_path; fit uses this module value).  The count cap alone let 9.2 M
+# directions on n = 50 run for minutes: the work per direction grows with n and d.
+MAX_SECONDS = 60.0
+# The time model: per direction a fixed cost plus a cost per unit of n (d + 2) (one n x d by
+# d x b product, an argpartition, one d x n by n x b product), for the path plus a sort
+# (n (d + 2 + log2 n) units).  The largest rates measured on one core of the 2-core reference
+# machine at n = 10 to 12,582, d = 2 to 5: 12-32 ns per unit (single k), 23-49 (path).
+_SECONDS_PER_DIRECTION = 2e-6
+_SECONDS_PER_UNIT = {"single": 25e-9, "path": 35e-9}
 
 
-def _directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, probe=None) -> _Directions:
+def enet_seconds(n: int, d: int, N: int, *, path: bool = False) -> float:
+    """Estimated seconds of the ε-net on ``N`` directions, ``n`` features, rank ``d``.
+
+    ``N (2 µs + 25 ns · n (d + 2))`` for one k (:func:`enet_nspca`) and
+    ``N (2 µs + 35 ns · n (d + 2 + log2 n))`` for a path of k (:func:`enet_path`); the
+    rates are the largest measured on the reference machine (see ``_SECONDS_PER_UNIT``).
+    Memory is bounded whatever N (batches of ``_CHUNK_BYTES``), so time is what is capped.
+    """
+    units = n * (d + 2 + (math.log2(max(n, 2)) if path else 0.0))
+    return float(N) * (_SECONDS_PER_DIRECTION + _SECONDS_PER_UNIT["path" if path else "single"] * units)
+
+
+def _check_seconds(max_seconds) -> float:
+    if max_seconds is None:
+        return MAX_SECONDS
+    if isinstance(max_seconds, bool) or not isinstance(max_seconds, numbers.Real) \
+            or not 0 < float(max_seconds) < math.inf:
+        raise InputError(f"`max_seconds` must be a positive number of seconds or None; got {max_seconds!r}")
+    return float(max_seconds)
+
+
+def _directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, probe=None, max_seconds=None,
+                path=False) -> _Directions:
     """Validated sample directions: N unit rows of length d, produced in batches.
 
     A count above ``max_samples`` (default :data:`MAX_SAMPLES`) is refused before any
@@ -170,8 +202,18 @@ def _directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, probe=
                              f"{int(np.flatnonzero(norms == 0)[0])}")
         return _Directions(d, C.shape[0], C=C / norms[:, None])
     cap = MAX_SAMPLES if max_samples is None else check_int(max_samples, "max_samples", 1)
+    limit = _check_seconds(max_seconds)
     if N > cap:
         _refuse_count(V, N, cap, k_eps, samples, probe)
+    est = enet_seconds(n, d, N, path=path)
+    if est > limit:
+        origin = (f"`samples`={N:,} directions" if samples is not None
+                  else f"enet_samples(d={d}, eps={k_eps:g}, n={n}) = {N:,} random directions")
+        model = (f"{N:,} × (2 µs + 35 ns × n (d + 2 + log2 n))" if path else f"{N:,} × (2 µs + 25 ns × n (d + 2))")
+        raise InputError(f"the ε-net would draw {origin} on n = {n:,} features at d = {d}: about "
+                         f"{_duration(est)} estimated ({model}; memory stays bounded), more than `max_seconds` = "
+                         f"{limit:g} s. Use a larger `eps` or a smaller `d`, pass a smaller `samples`, or raise "
+                         "`max_seconds` (default nspca_core.enet.MAX_SECONDS)")
     rng = as_rng(seed)
     dirs = _Directions(d, N, rng=rng)
     if isinstance(seed, np.random.Generator):  # advance the caller's generator as one draw would
@@ -338,7 +380,8 @@ def _enet_top(V, k, C, count):
     return [e[2] for e in pool]
 
 
-def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_samples=None) -> Result:
+def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_samples=None,
+               max_seconds=None) -> Result:
     """Approximate ``OPT_d = max_{x in S_k^n} ||V^T x||^2`` by random directions (Alg. 3).
 
     Parameters
@@ -362,6 +405,11 @@ def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_sample
         that ``fit(method="enet")`` uses).  The message gives the count and
         the time it would take, estimated by timing 1024 directions of this
         solver on ``V`` at the time of the call.
+    max_seconds : float, optional
+        Refuse (:class:`InputError`, before drawing anything) a random count
+        whose estimated time (:func:`enet_seconds`: it grows with n and d, not
+        only with the count) is above this; default :data:`MAX_SECONDS` (60 s,
+        a module constant that ``fit(method="enet")`` uses).
 
     Returns
     -------
@@ -395,7 +443,7 @@ def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_sample
     n, d = V.shape
     k = check_k(k, n)
     Vs = V / pow2_scale(V)
-    C = _directions(Vs, eps, seed, samples, max_samples=max_samples)
+    C = _directions(Vs, eps, seed, samples, max_samples=max_samples, max_seconds=max_seconds)
     x, j, sign = _enet_single(Vs, k, C, callback)
     if x is None:
         x = fallback_x(Vs)
@@ -419,7 +467,7 @@ def _check_ks(ks, n: int) -> np.ndarray:
 
 
 def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None,
-              max_samples=None) -> "ResultPath":
+              max_samples=None, max_seconds=None) -> "ResultPath":
     """:func:`enet_nspca` for many sparsities at once, sharing the random directions.
 
     Parameters
@@ -427,10 +475,10 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None,
     V : array_like of shape (n, d)
     ks : sequence of int in [1, n]
         Sparsities (any order, repeats allowed); one Result per entry.
-    eps, seed, samples, callback, max_samples
-        As in :func:`enet_nspca`; the same seed gives the same directions, so
-        ``enet_path(V, [k])[0]`` and ``enet_nspca(V, k)`` pick from the same
-        candidates.
+    eps, seed, samples, callback, max_samples, max_seconds
+        As in :func:`enet_nspca` (the time estimate includes the sort per direction);
+        the same seed gives the same directions, so ``enet_path(V, [k])[0]`` and ``enet_nspca(V, k)`` pick from the
+        same candidates.
 
     Returns
     -------
@@ -465,7 +513,7 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None,
     uk, inv = np.unique(ks_arr, return_inverse=True)
     K = uk.size
     C = _directions(Vs, eps, seed, samples, max_samples=max_samples,
-                    probe=lambda Cb: path_batch(Vs, uk, Cb))
+                    probe=lambda Cb: path_batch(Vs, uk, Cb), max_seconds=max_seconds, path=True)
     N = C.shape[0]
     best_val = np.full(K, -np.inf)
     best_sample = np.zeros(K, dtype=np.int64)

@@ -349,3 +349,56 @@ def test_enet_is_scale_free(c):
     if 1e-300 < c * c < 1e300:  # the values themselves are representable
         assert p.values / (c * c) == pytest.approx(path.values, rel=1e-12)
         assert r.variance / (c * c) == pytest.approx(base.variance, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- issue 31 item 7: a cap on work
+
+def test_the_issue_case_is_refused_by_its_estimated_time():
+    """``fit(randn(150, 50), k=5, d=4, eps=1e-4, method="enet")`` drew 9.2 M directions (under the
+    count cap) and ran for minutes: the cap now counts work, n (d + 2) per direction."""
+    from nspca_core import fit
+
+    X = np.random.default_rng(0).standard_normal((150, 50))
+    with pytest.raises(InputError, match=r"the ε-net would draw enet_samples\(d=4, eps=0.0001, n=50\) = 9,217,209 "
+                                         r"random directions on n = 50 features at d = 4: about 87.6 s estimated "
+                                         r"\(9,217,209 × \(2 µs \+ 25 ns × n \(d \+ 2\)\); memory stays bounded\), "
+                                         r"more than `max_seconds` = 60 s. Use a larger `eps` or a smaller `d`, "
+                                         r"pass a smaller `samples`, or raise `max_seconds`"):
+        fit(X, k=5, d=4, eps=1e-4, method="enet")
+
+
+def test_time_cap_keyword_path_and_module_default(monkeypatch):
+    import nspca_core.enet as enet
+
+    V = np.random.default_rng(5).standard_normal((40, 3))
+    est = enet.enet_seconds(40, 3, 5000)
+    assert est == pytest.approx(5000 * (2e-6 + 25e-9 * 40 * 5))
+    with pytest.raises(InputError, match=r"`samples`=5,000 directions on n = 40 features at d = 3: about .* more "
+                                         r"than `max_seconds` = 0.01 s"):
+        enet_nspca(V, 3, samples=5000, max_seconds=0.01)
+    assert enet_nspca(V, 3, samples=5000, max_seconds=est * 1.01).info["samples"] == 5000
+    path_est = enet.enet_seconds(40, 3, 5000, path=True)
+    assert path_est > est
+    with pytest.raises(InputError, match=r"35 ns × n \(d \+ 2 \+ log2 n\)"):
+        enet_path(V, [2, 3], samples=5000, max_seconds=(est + path_est) / 2)
+    assert len(enet_path(V, [2, 3], samples=5000, max_seconds=path_est * 1.01)) == 2
+    monkeypatch.setattr(enet, "MAX_SECONDS", est / 2)  # the module value is what fit uses
+    with pytest.raises(InputError, match="more than `max_seconds`"):
+        enet_nspca(V, 3, samples=5000)
+    for bad in (0, -1.0, float("inf"), float("nan"), "10", True):
+        with pytest.raises(InputError, match=r"`max_seconds` must be a positive number of seconds or None; got"):
+            enet_nspca(V, 3, samples=10, max_seconds=bad)
+    # explicit directions are the caller's own: never capped
+    C = np.random.default_rng(1).standard_normal((5000, 3))
+    assert enet_nspca(V, 3, samples=C, max_seconds=1e-9).info["samples"] == 5000
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 10 ** 5), st.integers(1, 10 ** 4), st.integers(1, 8), st.integers(1, 10 ** 7))
+def test_estimated_time_grows_with_work(n, d_extra, d, N):
+    """Work, not count: the same count costs more on more features or a larger d."""
+    from nspca_core.enet import enet_seconds
+
+    base = enet_seconds(n, d, N)
+    assert enet_seconds(n + d_extra, d, N) > base and enet_seconds(n, d + 1, N) > base
+    assert enet_seconds(n, d, N + 1) > base and enet_seconds(n, d, N, path=True) >= base

@@ -210,3 +210,13 @@ def test_exact_enumerations_over_budget_are_refused_up_front(n, d, k):
     with pytest.raises(InputError, match=rf"the exact spannogram at rank {d} on {n} distinct rows examines "
                                          rf"C\({n + 1}, {d}\) = [\d,]+ vertices.*more than `max_candidates`"):
         lowrank_nspca(V, k)
+
+
+@pytest.mark.parametrize("n, d, eps", [(50, 4, 1e-4), (2000, 3, 1e-5), (12582, 3, 1e-4)])
+def test_enet_over_its_time_budget_is_refused_up_front(n, d, eps):
+    """The count cap let 9.2 M directions on n = 50 run for minutes; the cap is now on estimated
+    work (all three are under the 10^7 count cap)."""
+    V = np.random.default_rng(n).standard_normal((n, d))
+    with pytest.raises(InputError, match=r"random directions on n = [\d,]+ features at d = \d: about .* estimated .* "
+                                         r"more than `max_seconds` = 60 s"):
+        enet_nspca(V, 5, eps=eps)

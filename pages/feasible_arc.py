@@ -44,6 +44,12 @@ def pause() -> None:
         st.session_state["arc_theta"] = int(t)
 
 
+FINISH = "arc_play_finished"  # set by the last step of ▶ play: the next run keeps that step
+
+if st.session_state.pop(FINISH, False):  # before the sliders exist: they move to the last step
+    pause()
+    st.session_state.pop(LAST, None)
+
 left, right = st.columns([1, 2.2], gap="large")
 with left:
     source = st.radio("Where (Q, R) come from", sources, key="arc_source")
@@ -70,15 +76,18 @@ with left:
     Q0 = R.T @ R
     mode = st.radio("Animation", ("add constraints one by one", "rotate u₁ (turn Q)"),
                     key="arc_mode", horizontal=True)
+    adding = mode.startswith("add")
     kk = R.shape[0]
-    if mode.startswith("add"):
-        shown = st.slider("constraints shown", 0, kk, kk, key="arc_shown") if kk > 1 else kk
+    # the slider sits in a slot: while ▶ play runs, the slot shows the step on screen
+    step_slot = st.empty()
+    if adding:
+        shown = step_slot.slider("constraints shown", 0, kk, kk, key="arc_shown") if kk > 1 else kk
         theta = 0.0
     else:
         shown = kk
-        theta = st.slider("rotate Q by (degrees)", -180, 180, 0, 5, key="arc_theta",
-                          help="Q_θ = G(θ) Q G(θ)ᵀ with G a rotation: u₁ turns, the "
-                               "constraints stay.")
+        theta = step_slot.slider("rotate Q by (degrees)", -180, 180, 0, 5, key="arc_theta",
+                                 help="Q_θ = G(θ) Q G(θ)ᵀ with G a rotation: u₁ turns, the "
+                                      "constraints stay.")
     # the pace first, then the two buttons side by side at full width (a third column cut
     # "❚❚ pause" down to "❚❚ …")
     speed = st.select_slider("pace", list(DELAYS), value="slow", key="arc_speed",
@@ -87,6 +96,8 @@ with left:
     play = p1.button("▶ play", key="arc_play", help="Step through the animation.", width="stretch")
     p2.button("❚❚ pause", key="arc_pause", on_click=pause, width="stretch",
               help="Stop at the step on screen (the sliders above move there).")
+    st.subheader("Answer of solve_pd")
+    answer_slot = st.empty()
 
 
 def rotated(Q: np.ndarray, degrees: float) -> np.ndarray:
@@ -95,49 +106,42 @@ def rotated(Q: np.ndarray, degrees: float) -> np.ndarray:
     return G @ Q @ G.T
 
 
-def draw(Q: np.ndarray, Rs: np.ndarray, target, caption_target, tag: str) -> dict:
-    """Solve (P₂) for (Q, Rs) and draw both figures into ``target``."""
+def step_title(j: int, t: float, step: tuple[int, int] | None = None) -> str:
+    """The figure's title for the step on screen (each frame of ▶ play says its step)."""
+    head = f"Step {step[0]} of {step[1]}: " if step else ""
+    if adding:
+        what = (f"{j} of {kk} constraints" if j else f"no constraint yet (0 of {kk})")
+        return f"(P₂) with {what}: max cᵀQc on the feasible arc" if not head else \
+            f"{head}{what} — max cᵀQc on the feasible arc"
+    return f"{head}(P₂) with Q turned by {t:+.0f}°: max cᵀQc on the feasible arc"
+
+
+def draw(Q: np.ndarray, Rs: np.ndarray, tag: str, title: str) -> dict:
+    """Solve (P₂) for (Q, Rs) and draw both figures into their slot."""
     if Rs.shape[0]:
         out = ct.pd2(Q, Rs)
     else:  # no constraint yet: the whole circle, the answer is ±u₁
         u1 = np.linalg.eigh(Q)[1][:, -1]
         out = dict(c=u1, arcs=[(-np.pi, np.pi)], u1=u1, active=[], u1_feasible=True,
                    value=float(u1 @ Q @ u1), feasible=True)
-    with target.container():
+    with plot_slot.container():
         st.plotly_chart(fig.feasible_arc(Q, Rs, arcs=out["arcs"], u1=out["u1"], c_star=out["c"],
-                                         active=out["active"]),
+                                         active=out["active"], title=title),
                         theme=None, key=f"arc_circle_{tag}")
         st.plotly_chart(fig.objective_on_circle(Q, Rs, c_star=out["c"]), theme=None,
                         key=f"arc_objective_{tag}")
-    caption_target.caption("Each coloured line is Rᵢ·c = 0; its shaded side is cut away (the "
-                           "arrow points into the kept half-plane). The thick arc is what "
-                           "remains of the unit circle.")
     return out
 
 
-with right:
-    plot_slot = st.empty()
-    cap_slot = st.empty()
-    if play:
-        if mode.startswith("add"):
-            steps = [(0.0, j) for j in range(0, kk + 1)]
-        else:
-            steps = [(float(t), kk) for t in range(-180, 181, 15)]
-        for step_no, (t, j) in enumerate(steps):
-            st.session_state[LAST] = ("add" if mode.startswith("add") else "rotate", t, j)
-            draw(rotated(Q0, t), R[:j], plot_slot, cap_slot, f"play{step_no}")
-            time.sleep(DELAYS[speed])
-        st.session_state.pop(LAST, None)
-    result = draw(rotated(Q0, theta), R[:shown], plot_slot, cap_slot, "final")
-
-Q = rotated(Q0, theta)
-c = result["c"]
-with left:
-    st.subheader("Answer of solve_pd")
-    if c is None:
-        st.error("Only c = 0 satisfies R c ≥ 0: the constraints leave no arc, so this support "
-                 "cannot carry a nonnegative x.")
-    else:
+def answer(result: dict, Q: np.ndarray, Rs: np.ndarray, full: bool) -> None:
+    """The answer of solve_pd for the step on screen (written into its slot: while ▶ play runs
+    it follows the frames instead of waiting, greyed out, for the end of the animation)."""
+    c = result["c"]
+    with answer_slot.container():
+        if c is None:
+            st.error("Only c = 0 satisfies R c ≥ 0: the constraints leave no arc, so this support "
+                     "cannot carry a nonnegative x.")
+            return
         st.markdown(f"$c^*$ = ({c[0]:+.4f}, {c[1]:+.4f}), $c^{{*\\top}} Q c^*$ = "
                     f"**{float(c @ Q @ c):.5g}** "
                     f"($\\lambda_1(Q)$ = {np.linalg.eigvalsh(Q)[-1]:.5g}).")
@@ -146,12 +150,22 @@ with left:
         else:
             st.info("±u₁ is cut away: the maximum sits at an arc endpoint, where constraint "
                     f"{', '.join(str(i) for i in result['active']) or '—'} is active (Alg. 4).")
-        if shown == kk and theta == 0 and R.shape[0]:
-            y = R @ c
+        if full and Rs.shape[0]:
+            y = Rs @ c
             if np.linalg.norm(y) > 0:
                 x = y / np.linalg.norm(y)
                 st.markdown("$x_I = V_I c^*/\\|V_I c^*\\|$ = `" +
                             np.array2string(np.round(x, 4), separator=", ") + "`")
+
+
+with right:
+    plot_slot = st.empty()
+    st.caption("Each coloured line is Rᵢ·c = 0; its shaded side is cut away (the arrow points into "
+               "the kept half-plane). The thick arc is what remains of the unit circle.")
+
+Q = rotated(Q0, theta)
+result = draw(Q, R[:shown], "final", step_title(shown, theta))
+answer(result, Q, R[:shown], shown == kk and theta == 0)
 
 st.divider()
 st.subheader("d = 3: the sphere cut by planes (paper Fig. 8)")
@@ -184,3 +198,26 @@ with s2:
 
 link_page("pages/spannogram_d2.py", "Back to the spannogram (choose another support)",
           icon=":material/show_chart:")
+
+
+# ▶ play last: everything above is drawn before the steps start, so nothing on the page waits,
+# greyed out, for the animation to end (issue 27, item 2); each step redraws the figure (its
+# title says the step), the answer and the slider's slot (it shows the step on screen)
+if play:
+    steps = [(0.0, j) for j in range(0, kk + 1)] if adding else \
+        [(float(t), kk) for t in range(-180, 181, 15)]
+    for step_no, (t, j) in enumerate(steps):
+        st.session_state[LAST] = ("add" if adding else "rotate", t, j)
+        Qt = rotated(Q0, t)
+        out = draw(Qt, R[:j], f"play{step_no}", step_title(j, t, (step_no + 1, len(steps))))
+        answer(out, Qt, R[:j], j == kk and t == 0)
+        if adding:  # after the figure: the slider moves when the new frame shows
+            step_slot.slider("constraints shown", 0, kk, j, key=f"arc_shown_playing_{step_no}",
+                             disabled=True, help="Following ▶ play; ❚❚ pause stops here.")
+        else:
+            step_slot.slider("rotate Q by (degrees)", -180, 180, int(t), 5,
+                             key=f"arc_theta_playing_{step_no}", disabled=True,
+                             help="Following ▶ play; ❚❚ pause stops here.")
+        time.sleep(DELAYS[speed])
+    st.session_state[FINISH] = True  # the next run keeps the last step, with the sliders there
+    st.rerun()

@@ -147,3 +147,59 @@ def test_d2_animation_paused_at_three_frames_styles_every_curve_by_its_phi(app_u
         assert page.locator('[data-testid="stException"]').count() == 0
     finally:
         ctx.close()
+
+
+# ------------------------------------------------------------- item 2: feasible arc
+ARC_JS = """
+() => {
+  const chart = document.querySelector('[data-testid="stPlotlyChart"]');
+  const title = chart ? (chart.querySelector('.g-gtitle .gtitle') || {}).textContent : null;
+  const slider = [...document.querySelectorAll('[data-testid="stSlider"]')]
+    .find(s => s.innerText.includes('constraints shown'));
+  const knob = slider ? slider.querySelector('input[type="range"]') : null;
+  const heading = [...document.querySelectorAll('[data-testid="stElementContainer"]')]
+    .find(e => e.innerText.trim() === 'Answer of solve_pd');
+  const after = heading ? heading.nextElementSibling : null;
+  const stale = [heading, after].filter(Boolean).map(e => e.getAttribute('data-stale') === 'true'
+                                                          || !!e.querySelector('[data-stale="true"]'));
+  return {title, value: knob ? knob.value : null, stale,
+          answer: after ? after.innerText : null};
+}
+"""
+
+
+@pytest.mark.parametrize("width", (1400, 800))
+def test_feasible_arc_play_says_each_step_moves_the_slider_and_keeps_the_answer_readable(width, app_url,
+                                                                                         browser):
+    """Issue 27 item 2: while ▶ play added constraints 0 → 3 the title stayed "(P₂): max cᵀQc on
+    the feasible arc", the "constraints shown" slider stayed at 3 and the answer panel was greyed
+    out for the whole animation."""
+    ctx, page = _open(browser, app_url, "feasible_arc", width=width)
+    try:
+        page.get_by_role("button", name="▶ play").click()
+        samples = []
+        for _ in range(30):  # 4 steps of 1.5 s
+            time.sleep(0.3)
+            samples.append(page.evaluate(ARC_JS))
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        playing = [s for s in samples if s["title"] and s["title"].startswith("Step")]
+        assert len({s["title"] for s in playing}) >= 3, samples
+        agree = set()
+        for s in playing:  # the title says the step, the slider shows it
+            j = re.search(r"(\d+) of 3 constraints|no constraint yet \(0 of 3\)", s["title"])
+            assert j, s
+            if s["value"] == str(int(j.group(1) or 0)):
+                agree.add(s["value"])
+        # (a sample may fall between the figure's frame and the slider's move, not every step)
+        assert agree >= {"0", "1", "2", "3"}, samples
+        # while the steps play the answer panel is not greyed out (Streamlit greys what the
+        # run has not reached yet), and it follows the steps
+        assert all(s["stale"] and not any(s["stale"]) for s in playing), playing
+        assert len({s["answer"] for s in playing}) >= 2, samples
+        if width == 1400:
+            page.screenshot(path=str(SHOTS / "issue27_feasible_arc_after_play_1400.png"), full_page=True)
+        final = page.evaluate(ARC_JS)
+        assert final["value"] == "3" and "3 of 3 constraints" in final["title"], final
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        ctx.close()

@@ -102,6 +102,52 @@ def _maybe_gunzip(fh):
     return gzip.GzipFile(fileobj=fh) if head == _GZIP_MAGIC else fh
 
 
+# --------------------------------------------------------------------------- announced sizes
+
+#: bytes the sizes in a header may imply whatever the file (above it: 8 x the file's bytes)
+MAX_ANNOUNCED_BYTES = 1 << 30
+#: bytes per row or column the reading needs (CSR/CSC index pointers, one word name)
+_BYTES_PER_LINE = 72
+#: bytes per stored entry (row/column index and value, CSR and CSC copies)
+_BYTES_PER_ENTRY = 32
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2 ** 30:,.2f} GiB" if n >= 2 ** 30 else f"{n / 2 ** 20:,.1f} MiB"
+
+
+def check_announced(name: str, rows: int, cols: int, entries: int, *, file_bytes: int,
+                    body_bytes: int | None = None, min_entry_bytes: int = 6,
+                    what: str = "entries", announcer: str = "the header", invalid: str = "") -> int:
+    """Refuse a header whose sizes the file cannot hold, before anything is allocated.
+
+    Two checks (a forged 40-byte file claiming 2e9 x 2e9 would otherwise allocate gigabytes):
+    ``entries`` written after the header take at least ``min_entry_bytes`` each (``"1 1 1\\n"``),
+    so more than ``body_bytes`` allow is a truncated file or a wrong header; and the memory the
+    sizes imply — about ``72 (rows + cols + 2) + 32 entries`` bytes for the sparse matrix in CSR
+    and CSC and the word names — must stay within ``max(MAX_ANNOUNCED_BYTES, 8 * file_bytes)``.
+    Returns the estimate in bytes.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the announced sizes, the estimate and the bytes the file holds.
+    """
+    if body_bytes is not None and entries and entries * min_entry_bytes > body_bytes + 1:
+        raise DataFormatError(f"{name}: {invalid}{announcer} announces {entries:,} {what}, which take at least "
+                              f"{entries * min_entry_bytes:,} bytes, but only {body_bytes:,} bytes "
+                              "follow the header; the file is truncated or its header is wrong")
+    need = _BYTES_PER_LINE * (rows + cols + 2) + _BYTES_PER_ENTRY * entries
+    allowed = max(MAX_ANNOUNCED_BYTES, 8 * file_bytes)
+    if need > allowed:
+        raise DataFormatError(f"{name}: {announcer} announces {rows:,} x {cols:,} with {entries:,} "
+                              f"{what}; reading it would need about {_gib(need)} of memory, over the "
+                              f"{_gib(allowed)} allowed for a file of {file_bytes:,} bytes; the "
+                              "sizes are wrong (a sparse matrix's sizes should be those of its "
+                              "data)")
+    return need
+
+
 # --------------------------------------------------------------------------- UCI bag of words
 
 def _header_int(line: bytes, what: str, lineno: int, name: str) -> int:
@@ -252,6 +298,8 @@ def read_uci_bow(docword, vocab=None, *, filename=None) -> TextData:
     """
     fh, name, _ = _open_binary(docword, filename)
     with fh:
+        size = fh.seek(0, io.SEEK_END)
+        fh.seek(0)
         src = _maybe_gunzip(fh)
         try:
             D = _header_int(src.readline(), "D (number of documents)", 1, name)
@@ -263,6 +311,11 @@ def read_uci_bow(docword, vocab=None, *, filename=None) -> TextData:
             raise DataFormatError(f"{name}: the header must give D >= 1 documents and W >= 1 "
                                   f"words; got D={D}, W={W}")
         pos = src.tell()
+        # before any allocation: parsing stops at the end of the file (a wrong NNZ is refused
+        # then, with the count found), so the triples counted are those the file can hold
+        body = size - pos if src is fh else size
+        check_announced(name, D, W, min(NNZ, body // 6 + 1), file_bytes=size,
+                        what="(docID, wordID, count) triples")
         parsed = _read_triples(src, name, NNZ)
         if parsed is None:
             src.seek(pos)
@@ -306,6 +359,12 @@ def read_mtx(source, vocab=None, *, filename=None, transpose: bool = False) -> T
     fh, name, _ = _open_binary(source, filename)
     with fh:
         data = _maybe_gunzip(fh).read()
+    announced = _mtx_header(data)
+    if announced is not None:
+        rows, cols, entries, body, min_entry = announced
+        check_announced(name, rows, cols, entries, file_bytes=len(data), body_bytes=body,
+                        min_entry_bytes=min_entry, what="entries",
+                        invalid="not a valid Matrix Market file: ")
     # scipy's compiled reader can crash the process on hostile bytes: a child process reads
     header, arrays = run_reader(MMREAD, data, name, "Matrix Market file")
     if "error" in header:  # scipy raises ValueError/TypeError/IndexError on bad input
@@ -322,6 +381,10 @@ def read_mtx(source, vocab=None, *, filename=None, transpose: bool = False) -> T
         raise DataFormatError(f"{name}: complex values are not supported; a real or integer "
                               "matrix is expected")
     X = sp.csr_matrix(M, dtype=np.float64)
+    if not header["dense"]:
+        note = _repeated_note(arrays["row"], arrays["col"], X.nnz, M.shape)
+        if note:
+            notes.append(note)
     if transpose:
         X = X.T.tocsr()
         notes.append("transposed: the file's columns are the documents")
@@ -334,6 +397,53 @@ def read_mtx(source, vocab=None, *, filename=None, transpose: bool = False) -> T
     vocabulary = _vocabulary(vocab, n, notes)
     X.sort_indices()
     return TextData(X=X, vocabulary=vocabulary, notes=notes, source_name=name, format="mtx")
+
+
+def _mtx_header(data: bytes):
+    """``(rows, cols, entries, bytes after the size line, least bytes per entry)`` announced by
+    a Matrix Market file, or None when its header cannot be read (``mmread`` then says why)."""
+    first, sep, rest = data.partition(b"\n")
+    banner = first.decode("ascii", "replace").lower().split()
+    if not sep or len(banner) < 4 or banner[0] != "%%matrixmarket":
+        return None
+    pos = len(first) + 1
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        line = data[pos:end].strip()
+        pos = end + 1
+        if not line or line.startswith(b"%"):
+            continue
+        try:
+            sizes = [int(v) for v in line.split()]
+        except ValueError:
+            return None
+        body = max(len(data) - pos, 0)
+        if banner[2] == "coordinate" and len(sizes) == 3 and min(sizes) >= 0:
+            per = 4 if banner[3] == "pattern" else 8 if banner[3] == "complex" else 6
+            return sizes[0], sizes[1], sizes[2], body, per
+        if banner[2] == "array" and len(sizes) == 2 and min(sizes) >= 0:
+            # a dense array: every value is written (at least "0\n"), one triangle when symmetric
+            rows, cols = sizes
+            general = len(banner) < 5 or banner[4] == "general"
+            return rows, cols, rows * cols if general else rows * (rows - 1) // 2, body, 2
+        return None
+    return None
+
+
+def _repeated_note(row, col, distinct: int, shape) -> str | None:
+    """The note for entries written more than once (summed), with the count and an example."""
+    repeated = int(np.asarray(row).size) - int(distinct)
+    if repeated <= 0:
+        return None
+    keys = np.asarray(row, np.int64) * int(shape[1]) + np.asarray(col, np.int64)
+    uniq, counts = np.unique(keys, return_counts=True)
+    first = int(uniq[np.argmax(counts > 1)])
+    r, c = divmod(first, int(shape[1]))
+    times = int(counts[np.searchsorted(uniq, first)])
+    return (f"{repeated} repeated (row, column) entr{'y' if repeated == 1 else 'ies'} summed into "
+            f"the value before: {int((counts > 1).sum())} position(s) written more than once "
+            f"(first: row {r + 1}, column {c + 1}, {times} times)")
 
 
 def _check_sparse_values(X, name):
@@ -372,6 +482,8 @@ def read_sparse_npz(source, vocab=None, *, filename=None) -> TextData:
     """
     fh, name, _ = _open_binary(source, filename)
     with fh:
+        file_bytes = fh.seek(0, io.SEEK_END)
+        fh.seek(0)
         try:
             z = np.load(fh, allow_pickle=False)
             arrays = {}
@@ -403,6 +515,8 @@ def read_sparse_npz(source, vocab=None, *, filename=None) -> TextData:
         raise DataFormatError(f"{name}: 'shape' must be two positive integers; got {shape.tolist()}")
     shape = tuple(int(s) for s in shape)
     data = arrays["data"]
+    check_announced(name, shape[0], shape[1], int(data.size), file_bytes=file_bytes,
+                    what="stored values", announcer="its 'shape' entry")
     if data.dtype.kind not in "biuf":
         raise DataFormatError(f"{name}: 'data' must be real numbers; got dtype {data.dtype}")
     try:

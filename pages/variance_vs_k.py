@@ -31,6 +31,9 @@ page_intro(
 
 
 DEFAULT_METHODS = registry.defaults()  # the registry's preselected single-component methods
+# from this many features on, the k axis is log-scaled by default (MLL: 12,582 features; on a
+# linear axis every interesting k sat in the first pixels, issue 27 item 4)
+LOG_K_FROM = 1000
 
 
 def k_grid(n: int, points: int, current: int | None = None) -> tuple[int, ...]:
@@ -62,7 +65,7 @@ def k_grid(n: int, points: int, current: int | None = None) -> tuple[int, ...]:
     return tuple(int(k) for k in ks)
 
 
-def controls(n: int) -> tuple[list[str], int, bool, bool]:
+def controls(n: int) -> tuple[list[str], int, bool, bool, bool]:
     offered = compute.available_methods()
     default = [mth for mth in DEFAULT_METHODS if mth in offered]
     c1, c2, c3 = st.columns([3, 2, 2])
@@ -80,7 +83,10 @@ def controls(n: int) -> tuple[list[str], int, bool, bool]:
                               help="Our upper bound on the optimum (nspca_core.certify), one k at a time.")
         show_paper = st.toggle("Paper's bound for comparison", value=False, key="vk_paper",
                                help="OPT_d/(1−ε) + λ_{d+1} from the ε-net, as in the paper's figures.")
-    return methods, points, show_band, show_paper
+        log_k = st.toggle("Log-scaled k axis", value=n >= LOG_K_FROM, key=f"vk_logk_{n >= LOG_K_FROM}",
+                          help=f"On by default from {LOG_K_FROM} features: on a linear axis every "
+                               "small k would be squeezed against the left edge.")
+    return methods, points, show_band, show_paper, log_k
 
 
 def main() -> None:
@@ -88,7 +94,7 @@ def main() -> None:
     ds = compute.current_dataset()
     X = ds.X
     m, n = X.shape
-    methods, points, show_band, show_paper = controls(n)
+    methods, points, show_band, show_paper, log_k = controls(n)
     k_now = min(s.k, n)
     ks = k_grid(n, points, k_now)
     methods = cost.screen_methods(methods, n, s.d, key="vk", eps=s.eps, runs=len(ks))
@@ -136,7 +142,7 @@ def main() -> None:
             st.info(f"The certified band needs the certificates module: {exc}")
     shown = [mth for mth in methods if mth in paths]
     views = [j.view() for j in paths.values()] + ([cert.view()] if cert is not None else [])
-    live.live(lambda: draw(ds, X, ks, k_now, lam1, shown, paths, cert, show_paper, s),
+    live.live(lambda: draw(ds, X, ks, k_now, lam1, shown, paths, cert, show_paper, s, log_k),
               active=live.any_active(views))
 
 
@@ -144,7 +150,7 @@ def _curve_values(view, ks) -> np.ndarray:
     return np.array([view.results[k]["variance"] if k in view.results else np.nan for k in ks])
 
 
-def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s) -> bool:
+def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=False) -> bool:
     """The figure, numbers and table from what the jobs have done so far; True while active."""
     pviews = {mth: job.view() for mth, job in paths.items()}
     cview = cert.view() if cert is not None else None
@@ -219,7 +225,8 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s) -> bool:
         frames.append(frame)
     curves = pd.concat(frames, ignore_index=True)
     fig = figs.variance_vs_k(curves, band=band, paper=paper, current_k=k_now,
-                             title=f"{ds.info.title}: variance / λ₁ vs k", ylabel="variance / λ₁")
+                             title=f"{ds.info.title}: variance / λ₁ vs k", ylabel="variance / λ₁",
+                             log_k=log_k)
     st.plotly_chart(fig, key="vk_chart")
 
     j = ks.index(k_now)

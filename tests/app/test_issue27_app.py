@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from streamlit.testing.v1 import AppTest
 
 from ui import state
@@ -87,3 +89,66 @@ def test_readme_and_the_tour_say_the_same_first_dataset(tmp_path):
         at = _tour(data)
         assert any("uses the CBCL faces" in c.value for c in at.caption)
         assert "CBCL" in at.get("plotly_chart")[0].proto.spec
+
+
+# ------------------------------------------------------------- item 4: the k axis
+def _wide_curves(n=12582):
+    import pandas as pd
+
+    ks = np.array([1, 2, 5, 10, 20, 50, 100, 1000, n])
+    return pd.concat([pd.DataFrame(dict(method="enet", k=ks, value=np.log1p(ks) / np.log1p(n))),
+                      pd.DataFrame(dict(method="em", k=ks, value=0.9 * np.log1p(ks) / np.log1p(n)))])
+
+
+def _x_px(fig, k, width_px=1000) -> float:
+    """Where k lands on the plotting area (pixels from its left edge, for a given width)."""
+    lo, hi = fig.layout.xaxis.range
+    x = np.log10(k) if fig.layout.xaxis.type == "log" else k
+    return (x - lo) / (hi - lo) * width_px
+
+
+def test_variance_vs_k_log_axis_spreads_small_k_and_marks_the_current_k():
+    """Issue 27 item 4: on MLL's linear axis of 12,582 features every interesting k sat in the
+    first pixels and the k = 10 marker on the axis itself."""
+    from ui.figures import analysis as figs
+
+    curves = _wide_curves()
+    log = figs.variance_vs_k(curves, current_k=10, log_k=True)
+    assert log.layout.xaxis.type == "log" and "log" in log.layout.xaxis.title.text
+    # k = 1, 10, 100 spread over the plot; k = 1 and the last k inside, off the axis line
+    px = [_x_px(log, k) for k in (1, 10, 100, 12582)]
+    assert px[0] > 10 and px[-1] < 990 and px[1] - px[0] > 150 and px[2] - px[1] > 150, px
+    ring = next(t for t in log.data if t.name == "current k = 10")
+    assert list(ring.x) == [10, 10] and ring.marker.symbol == "circle-open"
+    np.testing.assert_allclose(sorted(ring.y), sorted(curves[curves.k == 10]["value"]))
+    assert any(s.x0 == 10 for s in log.layout.shapes)
+    assert any("k = 10" in a.text for a in log.layout.annotations)
+    lin = figs.variance_vs_k(curves, current_k=10, log_k=False)
+    assert lin.layout.xaxis.type == "linear" and _x_px(lin, 1) > 10  # padded: k = 1 off the axis
+
+
+def test_variance_vs_k_page_defaults_to_a_log_axis_on_wide_data_and_can_switch():
+    import json
+
+    from tests.conftest import page_app
+    from ui import compute, jobs
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12, 1500))
+    up = compute.Upload(X=X, feature_names=[f"g{j}" for j in range(1500)], labels=None, image_shape=None,
+                        notes=[], metadata=None, source_name="wide.csv", options={}, token="")
+    at = page_app("variance_vs_k.py", timeout=TIMEOUT, **{state.DATASET: state.UPLOAD_NAME, state.UPLOAD: up,
+                                                          state.K: 10, "vk_methods": ["enet"], "vk_points": 6,
+                                                          "vk_band": False})
+    at.run()
+    jobs.REGISTRY.wait(TIMEOUT)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    toggle = next(t for t in at.toggle if t.label == "Log-scaled k axis")
+    assert toggle.value is True
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["xaxis"]["type"] == "log"
+    assert any(t.get("name") == "current k = 10" for t in spec["data"])
+    toggle.set_value(False).run()
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["xaxis"]["type"] == "linear"

@@ -96,7 +96,7 @@ def _title(text: str) -> dict:
 def variance_vs_k(curves: pd.DataFrame, *, band: pd.DataFrame | None = None,
                   paper: pd.DataFrame | None = None, current_k: int | None = None,
                   title: str = "Explained variance vs sparsity k",
-                  ylabel: str = "variance / λ₁") -> go.Figure:
+                  ylabel: str = "variance / λ₁", log_k: bool = False) -> go.Figure:
     """Normalized variance of each method against k, inside the certified band.
 
     Parameters
@@ -114,7 +114,11 @@ def variance_vs_k(curves: pd.DataFrame, *, band: pd.DataFrame | None = None,
         Columns ``k``, ``upper``: the paper's own bound OPT_d + λ_{d+1}
         (dashed line) for comparison.
     current_k : int, optional
-        The sidebar's k, drawn as a vertical guide.
+        The sidebar's k: a vertical guide, labelled, and a ring on every curve at that k.
+    log_k : bool
+        A log-scaled k axis (wide data: on a linear axis of 12,582 features every interesting
+        k is squeezed into the first pixels).  Either way the axis extends a little beyond the
+        smallest and largest k, so that no mark sits on the axis line.
 
     Notes
     -----
@@ -159,10 +163,27 @@ def variance_vs_k(curves: pd.DataFrame, *, band: pd.DataFrame | None = None,
             customdata=np.column_stack([ratio]),
             hovertemplate=f"{method_label(str(method))}<br>k=%{{x}}<br>{ylabel} %{{y:.4f}}"
                           "<br>certified ratio %{customdata[0]:.1%}<extra></extra>"))
+    ks = [float(k) for k in curves["k"]] + ([float(k) for k in band["k"]] if band is not None and len(band)
+                                            else []) + ([float(current_k)] if current_k is not None else [])
+    kmin, kmax = (min(ks), max(ks)) if ks else (1.0, 2.0)
     if current_k is not None:
-        fig.add_vline(x=current_k, line=dict(color="#777777", dash="dot", width=1),
-                      annotation_text=f"k = {current_k}", annotation_position="top left")
-    fig.update_layout(**_LAYOUT, title=_title(title), xaxis_title="sparsity k (nonzeros)",
+        at = curves[curves["k"] == current_k]
+        if len(at):  # a ring on each curve where it crosses the current k
+            fig.add_trace(go.Scatter(
+                x=at["k"], y=at["value"], mode="markers", name=f"current k = {current_k}",
+                marker=dict(symbol="circle-open", size=17, color="black", line=dict(width=2.5)),
+                hovertemplate=f"k = {current_k}: %{{y:.4f}}<extra>current k</extra>"))
+        fig.add_vline(x=current_k, line=dict(color="black", dash="dot", width=1.5),
+                      annotation=dict(text=f"<b>k = {current_k}</b>", bgcolor="rgba(255,255,255,0.85)",
+                                      font=dict(size=13)),
+                      annotation_position="top right")
+    if log_k:
+        lo, hi = np.log10(max(kmin, 1.0) / 1.3), np.log10(kmax * 1.3)
+        xaxis = dict(type="log", range=[lo, hi], title="sparsity k (nonzeros, log scale)")
+    else:
+        pad = 0.03 * (kmax - kmin) + 0.5
+        xaxis = dict(type="linear", range=[kmin - pad, kmax + pad], title="sparsity k (nonzeros)")
+    fig.update_layout(**_LAYOUT, title=_title(title), xaxis=xaxis,
                       yaxis_title=ylabel, hovermode="closest",
                       legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     fig.update_layout(margin=dict(l=70, r=20, t=80, b=120), height=540)

@@ -292,7 +292,7 @@ def _fast_table(data: bytes, name: str, ext: str, header) -> _Table | None:
     values, numeric, missing = _parse_cells(cells)
     body_num = numeric[1:].all(axis=0)
     body_text = (~numeric[1:]).all(axis=0)
-    if missing.any() or not (body_num | body_text).all() or body_text.all():
+    if missing[1:].any() or not (body_num | body_text).all() or body_text.all():
         return None
     if b"_" in data[:end] and any("_" in str(c) for c in cells[numeric]):
         return None  # '1_000': the careful reader refuses it by name
@@ -302,20 +302,22 @@ def _fast_table(data: bytes, name: str, ext: str, header) -> _Table | None:
     settled = header is not None or "text above numbers" in hnote
     num_cols = [int(j) for j in np.flatnonzero(body_num)]
     text_cols = [int(j) for j in np.flatnonzero(body_text)]
-    if not settled and text_cols:
-        return None
     kw = dict(delimiter=delim, comments=None, quotechar='"', ndmin=2, encoding="utf-8")
-    try:
-        X = np.loadtxt(io.BytesIO(data), dtype=np.float64,
-                       skiprows=1 if (settled and has_header) else 0,
+    n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    skip = 1 if (settled and has_header) else 0
+    try:  # max_rows: the result is allocated once, at its size
+        X = np.loadtxt(io.BytesIO(data), dtype=np.float64, skiprows=skip, max_rows=n_lines - skip,
                        usecols=num_cols if text_cols else None, **kw)
     except (ValueError, TypeError, IndexError):
         return None
-    n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    if not settled:  # an all-number first line: decide on the whole body, as the careful reader
-        ones, zeros = np.ones(X.shape, dtype=bool), np.zeros(X.shape, dtype=bool)
-        has_header, hnote = _decide_header(header, cells, X, ones, zeros)
-        del ones, zeros
+    if not settled:
+        # numbers (or text over text columns) on the first line: decide on the whole body of the
+        # numeric columns, as the careful reader does (text columns take no part in that choice)
+        if missing[0, num_cols].any():
+            return None
+        # every cell a number, none missing: read-only views, no matrix-sized masks
+        has_header, hnote = _decide_header(header, cells[:, num_cols], X, np.broadcast_to(True, X.shape),
+                                           np.broadcast_to(False, X.shape))
         if has_header:
             X = X[1:]
     if X.shape[0] != n_lines - has_header or X.shape[0] == 0:

@@ -121,8 +121,9 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
     if X.dtype.kind == "c":
         raise DataFormatError(f"{name}: complex numbers are not supported; give real values")
     X = X.astype(np.float64, copy=False)
-    bad = ~np.isfinite(X)
-    if bad.any():
+    # the mask of non-finite values only when there is one (a large matrix needs no m x n mask)
+    bad = None if (X.size == 0 or np.isfinite(X).all()) else ~np.isfinite(X)
+    if bad is not None:
         nbad = int(bad.sum())
         pos = np.argwhere(bad)
         where = _fmt_positions(pos, names, lines=lines)
@@ -176,7 +177,7 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
                   "a single column (feature); sparse PCA needs at least 2 numeric columns, samples "
                   "as rows and features as columns"
                   + (f" (not features: {_dropped_text(dropped)})" if dropped else ""))
-    const = np.all(X == X[0], axis=0)
+    const = X.min(axis=0) == X.max(axis=0) if X.shape[0] else np.zeros(X.shape[1], dtype=bool)
     if const.any():
         idx = np.flatnonzero(const)
         shown = ", ".join(str(names[j]) for j in idx[:10]) + (", ..." if idx.size > 10 else "")

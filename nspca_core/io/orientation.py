@@ -27,6 +27,7 @@ _SAMPLE = re.compile(r"GSM\d+|TCGA-[\w.-]+|[SED]RR\d+|[SED]RX\d+|SAM[NED]A?\d+|[
                      re.IGNORECASE)
 _SAMPLE_WORDS = re.compile(r"sample|patient|subject|donor|case|control|tumou?r|normal|replicate|"
                            r"cell|specimen|individual|mouse|rat|rep\d", re.IGNORECASE)
+_FEATURE_WORDS = re.compile(r"gene|probe|transcript|feature|protein|mirna|cpg|snp", re.IGNORECASE)
 _FEATURE_HEADERS = {"id_ref", "probe", "probe_id", "probeid", "probeset", "probeset_id", "probe_set",
                     "gene", "genes", "gene_id", "geneid", "gene_symbol", "genesymbol", "symbol",
                     "gene_name", "ensembl", "ensembl_id", "ensembl_gene_id", "feature", "feature_id",
@@ -99,6 +100,10 @@ def decide_orientation(orientation: str, *, ids, id_header, column_names, n_rows
         elif symbol >= 0.6:
             score += 2
             reasons_for.append(f"the id column holds gene symbols ({_examples(ids)})")
+        if probe < 0.5 and symbol < 0.6 and sample < 0.5 and \
+                sum(bool(_FEATURE_WORDS.search(v)) for v in ids) >= 0.5 * len(ids):
+            score += 1
+            reasons_for.append(f"the ids name genes/probes ({_examples(ids)})")
         if sample >= 0.5:
             score -= 3
             reasons_against.append(f"the id column holds sample ids ({_examples(ids)})")

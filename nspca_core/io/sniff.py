@@ -175,8 +175,31 @@ def _numeric_header(cells, values, numeric, missing) -> str | None:
     ints = all(_INT_FORMAT.fullmatch(t) for t in first)
     if not ints:
         return None
-    body = values[1:, cols]
-    decimal_body = all(_written_with_decimals(cells[1:, j], body[:, c], missing[1:, j])
+    every = cols.size == values.shape[1]  # then views, not copies, of a large matrix
+    body = values[1:] if every else values[1:, cols]
+    bmiss = missing[1:] if every else missing[1:, cols]
+
+    def nonintegral(rows, idx):
+        """Whether each column ``idx`` holds a non-integer in ``rows``, a block of columns at a time."""
+        out = np.zeros(idx.size, dtype=bool)
+        step = max(1, 1_000_000 // max(1, rows.stop - rows.start))
+        for a in range(0, idx.size, step):
+            cs = idx[a:a + step]
+            blk = body[rows, cs[0]:cs[-1] + 1] if cs[-1] - cs[0] + 1 == cs.size else body[rows][:, cs]
+            mb = bmiss[rows, cs[0]:cs[-1] + 1] if cs[-1] - cs[0] + 1 == cs.size else bmiss[rows][:, cs]
+            filled = np.where(mb, 0.0, blk)
+            with np.errstate(invalid="ignore"):
+                out[a:a + step] = (filled != np.round(filled)).any(axis=0)
+        return out
+
+    # a column is written with decimals when one of its values is not an integer (most columns
+    # settle on their first rows), else when one of its first cells is not written as an integer
+    all_cols = np.arange(cols.size)
+    nonint = nonintegral(slice(0, min(1000, body.shape[0])), all_cols)
+    if not nonint.all() and body.shape[0] > 1000:
+        rest = np.flatnonzero(~nonint)
+        nonint[rest] = nonintegral(slice(0, body.shape[0]), rest)
+    decimal_body = all(nonint[c] or _written_with_decimals(cells[1:, j], body[:, c], missing[1:, j])
                        for c, j in enumerate(cols))
     outside = False
     if body.shape[0] >= 3:

@@ -369,8 +369,13 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         results = certified
     variance, cumulative, additional = variance_summary(C, loadings)
     supports = [np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])]
+    joint = {}
+    if certify and strategy in ("bipartite", "deflation-remove"):  # disjoint supports: the joint bound
+        from .certificates.components import joint_bound
+
+        joint = joint_bound(C, loadings, ks, results, problems, options.get("effort", "auto"))
     out = ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
                            additional_variance=additional, supports=supports, method=method_name,
                            strategy=strategy, params=params, seconds=time.perf_counter() - t0,
-                           results=results, info=info)
+                           results=results, info=info, **joint)
     return replace(rescale(out, factors), seconds=time.perf_counter() - t0)

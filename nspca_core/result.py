@@ -98,6 +98,14 @@ class ComponentsResult:
         The per-component results as the solver returned them (variance there
         is on the deflated covariance the component was found on).
     info : dict
+    upper_bound : float
+        With ``certify=True`` and disjoint supports (strategies "bipartite",
+        "deflation-remove"): a certified upper bound on the best total variance of
+        ``n_components`` nonnegative components with disjoint supports of at most k
+        nonzeros each (:func:`nspca_core.certificates.components.certify_components`);
+        else ``nan``.
+    bound_kind : str
+        The bound that gave ``upper_bound``.
     """
 
     loadings: np.ndarray
@@ -111,6 +119,16 @@ class ComponentsResult:
     seconds: float = 0.0
     results: list = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+    upper_bound: float = float("nan")
+    bound_kind: str = ""
+
+    @property
+    def ratio(self) -> float:
+        """Certified fraction of the joint optimum, ``total_variance / upper_bound`` (nan without
+        a bound)."""
+        if not np.isfinite(self.upper_bound) or self.upper_bound <= 0:
+            return float("nan")
+        return float(self.total_variance / self.upper_bound)
 
     @property
     def n_components(self) -> int:

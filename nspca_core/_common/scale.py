@@ -101,6 +101,7 @@ def rescale(res, factors, *, warn: bool = True):
         out = replace(res, variance=_times(res.variance, factors),
                       cumulative_variance=_times(res.cumulative_variance, factors),
                       additional_variance=_times(res.additional_variance, factors),
+                      upper_bound=_times(res.upper_bound, factors),
                       results=[rescale(r, factors, warn=False) for r in res.results],
                       info=_info(res.info, factors))
         value, scaled = float(np.max(res.variance, initial=0.0)), float(np.max(out.variance, initial=0.0))

@@ -95,7 +95,7 @@ def _check_effort(effort) -> str:
 
 def _check_time_limit(time_limit, effort: str):
     if time_limit is None:
-        return _EXACT_TIME
+        return _EXACT_TIME if effort == "exact" else None
     if effort != "exact":
         raise InputError(f"`time_limit` applies to effort='exact' only; got effort={effort!r}")
     if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) \

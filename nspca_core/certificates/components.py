@@ -262,3 +262,38 @@ def certify_components(X=None, *, cov=None, k, loadings=None, n_components=None,
                        tolerance=S.OPTIMAL_TOLERANCE, seconds=time.perf_counter() - t0, bounds=bounds,
                        k=int(max(ks)), x=x, info=info)
     return rescale(cert, factors)
+
+
+def joint_bound(C: Cov, loadings: np.ndarray, ks, results, problems, effort: str) -> dict:
+    """``{"upper_bound", "bound_kind"}`` for :func:`nspca_core.components` (``certify=True``) when
+    its components have disjoint supports of at most ``k_t`` nonzeros, else ``{}``.  The single
+    bound is the smallest certificate of a component solved on the whole covariance ``C`` (all k
+    equal), else computed."""
+    c = loadings.shape[1]
+    nz = loadings != 0
+    if c == 0 or (nz.sum(axis=1) > 1).any():
+        return {}
+    ks = [int(kt) for kt in list(ks)[:c]]
+    if any(int(cnt) > kt for cnt, kt in zip(nz.sum(axis=0), ks)):
+        return {}
+    singles = [float(r.upper_bound) for r, p in zip(results, problems)
+               if p is C and np.isfinite(r.upper_bound) and r.x.size == C.n and np.count_nonzero(r.x) <= max(ks)]
+    single = min(singles) if singles and len(set(ks)) == 1 else None
+    held = (C.n <= S._DENSE_MAX_N and (C._A is not None or isinstance(C.X, np.ndarray))) \
+        or (isinstance(C.X, np.ndarray) and C.thin)
+    total = float(sum(C.quad(loadings[:, t] / np.linalg.norm(loadings[:, t])) for t in range(c)))
+    if type(C) is not Cov or not held:
+        # an operator (sparse or distributed data): Ky Fan and the single bound from Lanczos
+        # eigenvalues (as the operator's single certificates), probabilistic like them
+        if single is None or C.n < 3:
+            return {}
+        _, eig = C.factor(min(c, C.n - 2))
+        w = np.asarray(eig, dtype=float)[:c]
+        tol = 64 * C.n * _EPS * float(w[0])
+        F = np.cumsum(np.clip(w, 0.0, None) + tol)
+        if F.size < c:
+            F = np.concatenate([F, np.full(c - F.size, F[-1])])
+        return {"upper_bound": max(_mix(F, single, c), total), "bound_kind": "ky-fan+single (Lanczos, probabilistic)"}
+    bounds, _ = components_bound(C, ks, effort, single=single)
+    kind = min(bounds, key=bounds.get)
+    return {"upper_bound": max(float(bounds[kind]), total), "bound_kind": kind}

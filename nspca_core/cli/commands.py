@@ -50,9 +50,22 @@ def _parameters(args, d: int) -> dict:
 
 def _variances(res, per: list) -> dict:
     """The variance entries of summary.json, ``per`` the per-component records."""
+    ub = float(getattr(res, "upper_bound", float("nan")))
+    joint = {"joint_upper_bound": ub, "joint_ratio": float(res.ratio), "joint_bound_kind": res.bound_kind} \
+        if np.isfinite(ub) else {}
     return {"total_variance": float(np.sum(res.variance)),
             "cumulative_variance": [float(v) for v in res.cumulative_variance],
-            "components": per}
+            **joint, "components": per}
+
+
+def _joint_line(res) -> str | None:
+    """The joint certificate as printed: the total variance against the bound on the best
+    disjoint components (None without one)."""
+    ub = float(getattr(res, "upper_bound", float("nan")))
+    if not np.isfinite(ub):
+        return None
+    return (f"joint certified ratio={res.ratio:.4f}: total variance {res.total_variance:.6g} of at most "
+            f"{ub:.6g} for {res.n_components} components with disjoint supports ({res.bound_kind})")
 
 
 def _ratio(c: dict) -> str:
@@ -81,9 +94,12 @@ def _cmd_fit(args) -> int:
         _save_image_grid(res.loadings, tuple(image_shape), out / "components.png")
     print(f"wrote {out}/components.csv, scores.csv, summary.json"
           + (", components.png" if image_shape is not None else ""))
+    joint = _joint_line(res)
     for c in per:
-        print(f"component {c['component']}: k={c['k']} variance={c['variance']:.6g} "
-              f"certified ratio={_ratio(c)}")
+        print(f"component {c['component']}: k={c['k']} variance={c['variance']:.6g}"
+              + ("" if joint else f" certified ratio={_ratio(c)}"))
+    if joint:
+        print(joint)
     return EXIT_OK
 
 
@@ -117,9 +133,12 @@ def _fit_text(args, X, words, checksum, record) -> int:
     print(f"wrote {out}/components.csv, topics.csv, scores.csv, summary.json")
     print(f"weighting: {args.weighting or 'raw'} ({'; '.join(w.notes)})")
     lines = format_topics(L, words, n_words=TOPIC_WORDS).splitlines()
+    joint = _joint_line(res)
     for c, line in zip(per, lines):
-        print(f"topic {c['component']} (k={c['k']}, variance={c['variance']:.6g}, certified "
-              f"ratio={_ratio(c)}): {line.split(': ', 1)[1]}")
+        print(f"topic {c['component']} (k={c['k']}, variance={c['variance']:.6g}"
+              + ("" if joint else f", certified ratio={_ratio(c)}") + f"): {line.split(': ', 1)[1]}")
+    if joint:
+        print(joint)
     return EXIT_OK
 
 

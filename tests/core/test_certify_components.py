@@ -122,3 +122,38 @@ def test_scale_free_and_per_component_k():
 def test_validation(kwargs, match):
     with pytest.raises(InputError, match=match):
         certify_components(cov=np.eye(4), **kwargs)
+
+
+def test_components_report_the_joint_bound_for_disjoint_strategies():
+    X, _ = planted_sparse(seed=4)
+    X = X - X.mean(axis=0)
+    for strategy in ("deflation-remove", "bipartite"):
+        r = components(X, n_components=3, k=5, strategy=strategy, certify=True)
+        assert np.isfinite(r.upper_bound) and r.upper_bound >= r.total_variance
+        assert r.ratio == pytest.approx(r.total_variance / r.upper_bound)
+        assert r.bound_kind in ("ky-fan", "c x single", "ky-fan+single", "dnn(c)")
+        assert r.ratio >= 0.95
+        direct = certify_components(X, k=5, loadings=r.loadings)
+        assert r.upper_bound <= direct.upper_bound * (1 + 1e-9) or r.bound_kind == direct.kind
+    r = components(X, n_components=3, k=5, strategy="deflation-project", certify=True)
+    assert np.isnan(r.upper_bound) and np.isnan(r.ratio)
+    r = components(X, n_components=3, k=5, strategy="bipartite", certify=False)
+    assert np.isnan(r.upper_bound)
+
+
+def test_cli_prints_and_saves_the_joint_ratio(tmp_path, capsys):
+    import json
+
+    from nspca_core import cli
+
+    X, _ = planted_sparse(m=60, n=12, k=3, n_components=2, seed=2)
+    path = tmp_path / "x.csv"
+    np.savetxt(path, X, delimiter=",")
+    code = cli.main(["fit", str(path), "--k", "3", "--components", "2", "--out", str(tmp_path / "o"), "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["joint_upper_bound"] >= summary["total_variance"]
+    assert summary["joint_ratio"] == pytest.approx(summary["total_variance"] / summary["joint_upper_bound"])
+    assert f"joint certified ratio={summary['joint_ratio']:.4f}" in out
+    assert "component 1: k=3" in out and "component 1: k=3 variance" in out

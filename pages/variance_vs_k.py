@@ -146,6 +146,19 @@ def main() -> None:
               active=live.any_active(views))
 
 
+def monotone_band(ks, upper: np.ndarray, best: np.ndarray):
+    """OPT is nondecreasing in k: at each k the smallest bound proved at any k' >= k and the best
+    answer found at any k' <= k (a point with fewer nonzeros is feasible at k)
+    (:func:`nspca_core.certificates.monotone.monotone_envelope`).  Returns ``(upper, best,
+    (upper_from_k, best_from_k))``; nan where there is none."""
+    from nspca_core.certificates.monotone import monotone_envelope
+
+    env = monotone_envelope(ks, upper, best)
+    up = np.where(np.isfinite(env["upper"]), env["upper"], np.nan)
+    lo = np.where(np.isfinite(env["lower"]), env["lower"], np.nan)
+    return up, lo, (env["upper_from"], env["lower_from"])
+
+
 def _curve_values(view, ks) -> np.ndarray:
     return np.array([view.results[k]["variance"] if k in view.results else np.nan for k in ks])
 
@@ -183,6 +196,7 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=Fals
             probabilistic |= c["probabilistic"]
             if np.isfinite(c["lower"]):  # the certificate may have found a better x
                 best[j] = np.fmax(best[j], c["lower"])
+        upper, best, from_k = monotone_band(ks, upper, best)
         bad = upper < best * (1 - 1e-9)  # a bound below a feasible value cannot hold
         if bad.any():
             st.warning(f"The certificate returned a bound below a feasible answer at k = "
@@ -264,6 +278,7 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=Fals
     if cview is not None:
         table["upper_bound"] = upper
         table["bound_kind"] = kinds
+        table["upper_from_k"], table["best_from_k"] = from_k
         table["certified_ratio"] = best / upper
         table["provably_optimal"] = optimal
     if show_paper:

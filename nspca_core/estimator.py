@@ -288,6 +288,8 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                 else np.ones(X.shape[1])
         if sp.issparse(X):
             return sp.csr_matrix(X.multiply(1.0 / self.scale_[None, :]))
+        if _is_dask(X):  # scaled lazily; the core's Dask operator centers implicitly (sparse blocks stay sparse)
+            return X if np.all(self.scale_ == 1.0) else X * (1.0 / self.scale_)
         return (X - self.mean_) / self.scale_
 
     def _check_X(self, X, *, reset: bool):
@@ -416,11 +418,9 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             Xp = as_sparse_cov(Xp, center=center) if sample_weight is None else \
                 weighted_sparse_cov(Xp, sample_weight, center=center)
             weights = None  # in the operator
-        elif dask and not center:  # the core centers Dask data: ask for the raw covariance
-            from ._dask import as_dask_cov
-
-            Xp = as_dask_cov(X, center=False)
         extra = dict(options)
+        if dask and not center:  # the core centers Dask data unless told not to
+            extra["center"] = False
         if partial is not None:
             extra["partial"] = partial
         res = components(Xp, n_components=r, k=ks, method=self.method,
@@ -462,12 +462,15 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         """``(Y, row_sq)``: ``Y = Xc C^T`` (n_samples, n_components_) and the squared norms of the
         rows of ``Xc = (X - mean_) / scale_``, without densifying sparse X (nor computing Dask X)."""
         C = self.components_
+        mu = self.mean_ / self.scale_
         if sp.issparse(X):
             Xs = sp.csr_matrix(X.multiply(1.0 / self.scale_[None, :]))
-            mu = self.mean_ / self.scale_
             Y = np.asarray(Xs @ C.T) - mu @ C.T
             row_sq = np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel() - 2 * np.asarray(Xs @ mu).ravel() + mu @ mu
             return Y, np.clip(row_sq, 0.0, None)
+        if _is_dask(X):  # lazy; the blocks are never shifted
+            Xs = X * (1.0 / self.scale_)
+            return Xs @ C.T - mu @ C.T, (Xs * Xs).sum(axis=1) - 2 * (Xs @ mu) + mu @ mu
         Xc = (X - self.mean_) / self.scale_
         return Xc @ C.T, (Xc * Xc).sum(axis=1)
 

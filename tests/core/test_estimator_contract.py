@@ -338,3 +338,61 @@ def test_sample_weight_errors(weights, msg):
         NonnegativeSparsePCA(k=2).fit(X, sample_weight=weights)
     with pytest.raises(InputError, match=r"`center` must be True or False; got 1"):
         weighted_sparse_cov(X, np.ones(60), center=1)
+
+
+# ----------------------------------------------------------------------------- Dask arrays
+@pytest.fixture(scope="module")
+def dask_client():
+    pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.mark.parametrize("preprocessing", ["center", "standardize", "none"])
+def test_dask_array_goes_through_the_public_components(dask_client, monkeypatch, preprocessing):
+    import dask.array as da
+
+    import nspca_core.api as api
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 10))
+    X[:, :3] += 2 * rng.standard_normal((400, 1))
+    D = da.from_array(X, chunks=(100, 10))
+    passed = []
+    real = api.components
+
+    def spy(data=None, **kwargs):
+        passed.append((data, kwargs))
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(api, "components", spy)
+    # the exact spannogram on the rank-2 factor: a few Dask passes (tpower makes one round trip per step)
+    kw = dict(n_components=2, k=3, method="spannogram", d=2, certify=False, preprocessing=preprocessing,
+              random_state=0)
+    est = NonnegativeSparsePCA(**kw).fit(D)
+    data, kwargs = passed[-1]
+    assert isinstance(data, da.Array)  # never converted to NumPy by the estimator
+    assert kwargs.get("center", True) is (preprocessing != "none")
+    ref = NonnegativeSparsePCA(**kw).fit(X)
+    assert np.allclose(est.components_, ref.components_, atol=1e-8)
+    assert np.allclose(est.explained_variance_ratio_, ref.explained_variance_ratio_, rtol=1e-8)
+    Z = est.transform(D)
+    assert isinstance(Z, da.Array)  # lazy
+    assert np.allclose(Z.compute(), ref.transform(X), atol=1e-8)
+    assert est.score(D) == pytest.approx(ref.score(X), rel=1e-9)
+    assert est.n_features_in_ == 10 and est.n_samples_ == 400
+
+
+def test_dask_errors(dask_client):
+    import dask.array as da
+
+    D = da.from_array(np.random.default_rng(0).standard_normal((40, 5)), chunks=(20, 5))
+    with pytest.raises(InputError, match=r"`sample_weight` is not supported with a Dask array X"):
+        NonnegativeSparsePCA(k=2, method="spannogram", d=2).fit(D, sample_weight=np.ones(40))
+    with pytest.raises(InputError, match=r"`X` must be a 2-D array; got a 3-D Dask array of shape \(2, 2, 2\)"):
+        NonnegativeSparsePCA(k=2).fit(da.ones((2, 2, 2)))
+    est = NonnegativeSparsePCA(k=2, method="spannogram", d=2, certify=False).fit(D)
+    with pytest.raises(ValueError, match="X has 4 features, but NonnegativeSparsePCA is expecting 5"):
+        est.transform(D[:, :4])

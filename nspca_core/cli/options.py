@@ -23,7 +23,8 @@ _OPTIONS = {"k": "--k", "d": "--d", "eps": "--eps", "seed": "--seed", "n_compone
             "nan_policy": "--nan-policy", "resize": "--resize", "header": "--header",
             "max_bytes": "--max-bytes", "source": "DATA", "vocab": "--vocab",
             "weighting": "--weighting", "orientation": "--orientation",
-            "sample_info": "--sample-info", "sample_id_column": "--sample-id-column"}
+            "sample_info": "--sample-info", "sample_id_column": "--sample-id-column",
+            "text_column": "--text-column", "stop_words": "--stop-words", "min_df": "--min-df"}
 #: --weighting values (raw = the paper's raw counts) -> nspca_core.text weighting
 WEIGHTINGS = {"raw": "counts", "tfidf": "tfidf", "log1p": "log1p"}
 
@@ -116,6 +117,20 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--weighting", default=None, choices=list(WEIGHTINGS),
                         help="text corpus: raw counts (default, as Asteris et al. 2015), tf-idf "
                              "or log1p; --preprocessing center (default) or none")
+        sp.add_argument("--text-column", default=None, metavar="COLUMN",
+                        help="raw text: the CSV/TSV column holding one document per row (default: "
+                             "a column of free text is detected; a .zip of .txt files is one "
+                             "document per file)")
+        sp.add_argument("--stop-words", default=None, choices=["english", "none"],
+                        help="raw text: words left out (default english: scikit-learn's list)")
+        sp.add_argument("--min-df", type=int, default=None, metavar="N",
+                        help="raw text: keep words of at least N documents (default 2)")
+        sp.add_argument("--dask", action="store_true",
+                        help="read DATA lazily as a Dask array (a .zarr store or a .npy file, in row "
+                             "blocks) and run the Dask path: centered implicitly, never held whole")
+        sp.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="with --dask: a running distributed scheduler, e.g. tcp://host:8786 "
+                             "(default: local threads)")
         sp.add_argument("--download", action="store_true",
                         help="fetch a missing registry corpus (kos, nips, enron, nytimes) from the "
                              "UCI repository into the cache")

@@ -31,6 +31,7 @@ def _load(args):
     if not path.exists() and args.data in {info.name for info in infos}:
         _dense_only(args, f"dataset {args.data!r}")
         _applies(args, "dataset", f"{args.data!r} is a built-in dataset")
+        _raw_text_only(args, "dataset", f"{args.data!r} is a built-in dataset")
         ds = load_dataset(args.data, preprocessing=())
         X = np.asarray(ds.X_raw, dtype=float)
         checksum = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
@@ -59,7 +60,8 @@ def _load(args):
                        nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
                        vocab=vocab, orientation=getattr(args, "orientation", "auto"),
                        sample_info=None if sheet is None else Path(sheet),
-                       sample_id_column=getattr(args, "sample_id_column", None))
+                       sample_id_column=getattr(args, "sample_id_column", None), **_text_options(args))
+    _raw_text_only(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")
     sparse = bool(loaded.extra.get("sparse"))
     _applies(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")
     if not sparse:
@@ -84,6 +86,29 @@ def _applies(args, fmt, what: str) -> None:
                         f"{what}: leave --resize out")
 
 
+def _text_options(args) -> dict:
+    """--text-column, --stop-words, --min-df as load_file's options (only those given)."""
+    out = {}
+    if getattr(args, "text_column", None) is not None:
+        col = args.text_column
+        out["text_column"] = int(col) if col.lstrip("-").isdigit() else col
+    if getattr(args, "stop_words", None) is not None:
+        out["stop_words"] = None if args.stop_words == "none" else args.stop_words
+    if getattr(args, "min_df", None) is not None:
+        out["min_df"] = args.min_df
+    return out
+
+
+def _raw_text_only(args, fmt, what: str) -> None:
+    """The raw-text options refused where no documents were counted (else silently ignored)."""
+    if fmt in ("text-zip", "text-table"):
+        return
+    for option in ("--text-column", "--stop-words", "--min-df"):
+        if getattr(args, option[2:].replace("-", "_"), None) is not None:
+            raise _BadInput(f"{option} applies only to raw text (a .zip of .txt documents or a "
+                            f"CSV/TSV with a column of texts); {what}: leave {option} out")
+
+
 def _dense_only(args, what: str) -> None:
     """The text options refused for dense data (they would be silently ignored)."""
     for option, value in (("--weighting", args.weighting), ("--vocab", args.vocab)):
@@ -97,6 +122,7 @@ def _load_registry_corpus(args):
     from ..datasets import load_corpus
 
     _applies(args, "corpus", f"{args.data!r} is a built-in text corpus")
+    _raw_text_only(args, "corpus", f"{args.data!r} is a built-in text corpus")
     if args.vocab is not None:
         raise _BadInput(f"--vocab does not apply to the registry corpus {args.data!r} (its "
                         "vocabulary comes with it)")

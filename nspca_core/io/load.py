@@ -14,8 +14,10 @@ from .._validation import InputError
 from .corpora import (_beside, _corpus_kind, _corpus_zip_members, _is_docword, _is_sparse_npz,
                       _load_corpus, _load_corpus_zip, _reject_dense_options)
 from .delimited import _load_text
+from .documents import DEFAULT_MIN_DF, read_documents
 from .images import _load_zip
 from .loaded import DataFormatError, LoadedData, _dropped_text, _finish
+from .omics import is_geo_series, load_geo, load_h5ad, load_tenx, tenx_members
 from .orientation import check_orientation
 from .samples import attach_sample_info, read_sheet
 from .mat import _load_mat
@@ -62,7 +64,8 @@ def _check_args(max_bytes, resize, nan_policy, variable, filename):
 def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_000, resize=None,
               nan_policy: str = "error", label_column=None, header="auto",
               vocab=None, orientation: str = "auto", sample_info=None,
-              sample_id_column=None) -> LoadedData:
+              sample_id_column=None, text_column=None, stop_words="english",
+              min_df=DEFAULT_MIN_DF) -> LoadedData:
     """Read a data file into a samples x features matrix.
 
     Parameters
@@ -119,6 +122,18 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         sheet for other samples are ignored and listed in ``notes``.
     sample_id_column : str or int, optional
         The sheet's column of sample ids (default: detected).
+    text_column : str, int, None or False, optional
+        Raw text (:mod:`.documents`): the CSV/TSV column holding one document
+        per row; None detects a column of free text (in a file with at most 2
+        numeric columns), False never reads texts.  A ``.zip`` of ``.txt`` files
+        is read as one document per file.  Words are counted by scikit-learn's
+        ``CountVectorizer`` (lower case) into a sparse documents x words matrix,
+        ``format`` ``"text-zip"``/``"text-table"``.
+    stop_words : "english", None or list of str, default "english"
+        Raw text: words left out (scikit-learn's English list by default).
+    min_df : int or float, default 2
+        Raw text: keep the words of at least this many documents (a float: this
+        fraction of the documents).  ``notes`` say how many words were removed.
 
     Returns
     -------
@@ -145,6 +160,17 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     (``allow_pickle=False`` always; 3-D arrays are read as image stacks),
     ``.mat`` (scipy.io.loadmat, numeric arrays only), ``.zip`` of
     ``.png .jpg .jpeg .pgm .bmp`` images (grey, common size).
+
+    The field's formats (:mod:`.omics`): GEO series matrix files
+    (``*_series_matrix.txt[.gz]``, or any file starting with ``!Series_``) read
+    as samples x probes with the GSM ids as ``sample_names`` and the
+    ``!Sample_title``/``source_name_ch1``/``characteristics_ch1`` lines as
+    ``metadata`` (``label_column`` may name one); AnnData ``.h5ad`` (needs the
+    optional ``anndata`` package: ``pip install 'nspca-core[formats]'``) with
+    ``X`` kept sparse when sparse, ``obs`` as metadata and labels from its
+    first categorical column (or ``label_column``); a ``.zip`` of a 10x folder
+    (``matrix.mtx[.gz]``, ``features.tsv``/``genes.tsv``, ``barcodes.tsv``)
+    read as cells x genes, sparse, the gene names as features.
 
     Text: UTF-8, Latin-1, and UTF-16/32 (by byte-order mark, as Excel's
     "Unicode text" writes, or by its NUL byte pattern).  Numbers may use
@@ -195,7 +221,7 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         else:
             sheet_label = None
     loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
-                       vocab, orientation)
+                       vocab, orientation, (text_column, stop_words, min_df))
     if sheet is not None:
         loaded = attach_sample_info(loaded, None, sample_id_column=sample_id_column,
                                     label_column=sheet_label, sheet=sheet)
@@ -203,7 +229,7 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
 
 
 def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header, vocab,
-              orientation) -> LoadedData:
+              orientation, text=(None, "english", DEFAULT_MIN_DF)) -> LoadedData:
     """The reader of the file's kind (arguments already checked)."""
     named = filename is not None or isinstance(source, (str, os.PathLike)) or \
         bool(getattr(source, "name", None))
@@ -215,6 +241,15 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
         vocab = _beside(Path(source))
         if vocab is not None:
             notes.append(f"vocabulary {vocab.name} found beside {name}")
+    geo = is_geo_series(name, data)
+    if geo or name.lower().endswith(".h5ad"):
+        if orientation == "rows-are-features" or variable is not None or resize is not None \
+                or vocab is not None:
+            raise InputError(f"{name}: `orientation`, `variable`, `resize` and `vocab` do not apply to "
+                             "GEO series matrix and .h5ad files (samples/cells are read as rows)")
+        if geo:
+            return load_geo(data, name, nan_policy, label_column, max_bytes)
+        return load_h5ad(data, name, nan_policy, label_column)
     kind = _corpus_kind(name, data, vocab is not None)
     if orientation == "rows-are-features" and (kind is not None or _extension(name, data, named) == ".zip"):
         raise InputError(f"orientation='rows-are-features' does not apply to {name}: text corpora, "
@@ -227,6 +262,10 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
     if ext == ".npz" and _is_sparse_npz(data, name, max_bytes):
         _reject_dense_options(name, variable, resize, label_column)
         return _load_corpus(data, name, "npz", vocab, max_bytes)
+    tenx = tenx_members(data, name) if ext == ".zip" else None
+    if tenx is not None:
+        _reject_dense_options(name, variable, resize, label_column)
+        return load_tenx(data, name, tenx, max_bytes)
     found = _corpus_zip_members(data, name, max_bytes) if ext == ".zip" else None
     if found is not None:
         _reject_dense_options(name, variable, resize, label_column)
@@ -234,6 +273,13 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
     if vocab is not None:
         raise InputError(f"`vocab` applies only to text corpora (docword.NAME.txt[.gz], .mtx, a "
                          f"sparse .npz or a .zip of them); {name} is read as a dense matrix")
+    if ext in TEXT_EXTENSIONS + (".zip",):  # raw text documents (a .zip of .txt, a column of texts)
+        docs = read_documents(data, name, ext, text_column=text[0], stop_words=text[1], min_df=text[2],
+                              label_column=label_column, max_bytes=max_bytes)
+        if docs is not None:
+            return docs
+    elif text[0] is not None and text[0] is not False:
+        raise InputError(f"`text_column` applies to a CSV/TSV of texts; {name} is not one")
     if ext in TEXT_EXTENSIONS:
         return _load_text(data, name, ext, nan_policy, label_column, header, orientation)
     if ext == ".npy":

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from ._common.params import check
 from ._common.rank1 import topk_support
 from ._enet_path import ResultPath, fallback_x, finish, path_batch
 from ._validation import InputError, as_rng, check_int, check_k, check_matrix, pow2_scale
@@ -92,9 +93,7 @@ def enet_samples(d, eps, n) -> int:
 
 
 def _check_eps(eps) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:
-        raise InputError(f"`eps` must be a float in (0, 1); got {eps!r}")
-    return float(eps)
+    return check("eps", eps)
 
 
 class _Directions:
@@ -456,14 +455,7 @@ def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_sample
 
 
 def _check_ks(ks, n: int) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(ks))
-    if arr.ndim != 1 or arr.size == 0 or not (np.issubdtype(arr.dtype, np.integer)):
-        raise InputError(f"`ks` must be a non-empty 1-D sequence of ints in [1, n_features={n}]; "
-                         f"got {ks!r}")
-    bad = (arr < 1) | (arr > n)
-    if bad.any():
-        raise InputError(f"`ks` must contain ints in [1, n_features={n}]; got {int(arr[bad][0])}")
-    return arr.astype(np.int64)
+    return np.asarray(check("ks", ks, n_features=n), dtype=np.int64)
 
 
 def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None,

@@ -17,10 +17,10 @@ The registry (:mod:`nspca_core.datasets`) wraps them as ``"synthetic-planted"``,
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
+from ._common.params import in_interval
 from ._validation import InputError, as_rng, check_int
 
 __all__ = ["planted_sparse", "parts_images", "nonneg_scores_model", "PARTS_SHAPE",
@@ -30,14 +30,7 @@ __all__ = ["planted_sparse", "parts_images", "nonneg_scores_model", "PARTS_SHAPE
 def _check_float(value, name: str, low: float, high: float, *, low_open=False,
                  high_open=False) -> float:
     """Return ``value`` as a float in the interval, or raise :class:`InputError`."""
-    lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
-    allowed = f"{lo}{low:g}, {high:g}{hi}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise InputError(f"`{name}` must be a number in {allowed}; got {value!r}")
-    v = float(value)
-    if v < low or v > high or (low_open and v == low) or (high_open and v == high):
-        raise InputError(f"`{name}` must be a number in {allowed}; got {v:g}")
-    return v
+    return in_interval(value, name, low, high, kind="number", low_open=low_open, high_open=high_open)
 
 
 # --------------------------------------------------------------------------- planted

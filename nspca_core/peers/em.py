@@ -16,6 +16,7 @@ import numpy as np
 import scipy.optimize
 
 from .._common.ascent import random_starts, cov_key
+from .._common.options import check_options
 from .._common.checks import check_bool, check_callback, check_cov, check_float, check_peer_args
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
@@ -33,13 +34,8 @@ _EXACT_SUPPORT = 12
 
 def _check_options(options: dict, allowed: dict, method: str) -> dict:
     """Merge ``options`` into the defaults ``allowed``; unknown names are an error."""
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise InputError(f"unknown option(s) {unknown} for method {method!r}; "
-                         f"allowed: {sorted(allowed)}")
-    out = dict(allowed)
-    out.update(options)
-    return out
+    check_options(options, allowed, f"method {method!r}")
+    return {**allowed, **options}
 
 
 def _lambda_max(cov: Cov) -> float:

@@ -198,9 +198,9 @@ def test_enet_validation(kwargs, msg):
         enet_nspca(np.ones((6, 2)), **kwargs)
 
 
-@pytest.mark.parametrize("ks, msg", [([], r"`ks` must be a non-empty 1-D sequence"),
-                                     ([1, 7], r"`ks` must contain ints in \[1, n_features=6\]; got 7"),
-                                     ([1.5], "`ks` must be a non-empty")])
+@pytest.mark.parametrize("ks, msg", [([], r"`ks` must be a non-empty sequence"),
+                                     ([1, 7], r"`ks` must hold ints in \[1, n_features=6\]; got 7"),
+                                     ([1.5], "`ks` must hold ints")])
 def test_enet_path_validation(ks, msg):
     with pytest.raises(ValueError, match=msg):
         enet_path(np.ones((6, 2)), ks)

@@ -1,0 +1,83 @@
+"""The declared parameter rules (nspca_core/_common/params.py): values in, messages out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nspca_core import InputError
+from nspca_core._common.params import PARAMETERS, check, in_interval
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 50), k=st.integers(-5, 60))
+def test_k_accepts_exactly_one_to_n(n, k):
+    if 1 <= k <= n:
+        assert check("k", k, n_features=n) == k
+        assert check("k", np.int64(k), n_features=n) == k and type(check("k", np.int64(k), n_features=n)) is int
+    else:
+        with pytest.raises(InputError, match=rf"`k` must be an int in \[1, n_features={n}\]; got {k}$"):
+            check("k", k, n_features=n)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 20), ks=st.lists(st.integers(-2, 25), max_size=6))
+def test_ks_is_a_nonempty_sequence_of_valid_ks(n, ks):
+    valid = bool(ks) and all(1 <= v <= n for v in ks)
+    if valid:
+        assert check("ks", ks, n_features=n) == tuple(ks)
+        assert check("ks", np.array(ks), n_features=n) == tuple(ks)
+    else:
+        with pytest.raises(InputError, match=r"`ks` must (be a non-empty sequence|hold ints)"):
+            check("ks", ks, n_features=n)
+
+
+@settings(max_examples=100, deadline=None)
+@given(x=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.booleans()))
+def test_eps_is_a_float_strictly_between_zero_and_one(x):
+    ok = not isinstance(x, bool) and np.isfinite(x) and 0 < x < 1
+    if ok:
+        assert check("eps", x) == float(x)
+    else:
+        with pytest.raises(InputError, match=r"`eps` must be a float in \(0, 1\); got "):
+            check("eps", x)
+
+
+def test_k_per_component_repeats_an_int_and_checks_a_list():
+    assert check("k_per_component", 3, n_features=5, n_components=2) == (3, 3)
+    assert check("k_per_component", [2, 4], n_features=5, n_components=2) == (2, 4)
+    with pytest.raises(InputError, match=r"`k` must be an int or a sequence of n_components=2 ints; got 3 values"):
+        check("k_per_component", [1, 2, 3], name="k", n_features=5, n_components=2)
+    with pytest.raises(InputError, match=r"`k` must be an int in \[1, n_features=5\]; got 7"):
+        check("k_per_component", [1, 7], name="k", n_features=5, n_components=2)
+
+
+@pytest.mark.parametrize("rule, value, msg", [
+    ("callback", 3, r"`callback` must be callable\(done, total\) or None; got int"),
+    ("certify", "yes", r"`certify` must be True or False; got 'yes'"),
+    ("seed", -1, r"`seed` must be an int >= 0"),
+    ("seed", 1.5, r"`seed` must be an int, None or a numpy Generator; got 1.5"),
+    ("max_iter", 0, r"`max_iter` must be an int in >= 1; got 0"),
+    ("tol", 1.0, r"`tol` must be a float in \(0, 1\); got 1.0"),
+])
+def test_messages_name_the_argument_and_what_is_allowed(rule, value, msg):
+    with pytest.raises(InputError, match=msg):
+        check(rule, value)
+
+
+def test_name_overrides_the_rule_name_and_unknown_rules_are_named():
+    with pytest.raises(InputError, match="`random_state` must be an int"):
+        check("seed", "x", name="random_state")
+    with pytest.raises(KeyError, match="no rule for parameter 'kk'"):
+        check("kk", 1)
+    assert set(PARAMETERS) >= {"k", "d", "eps", "ks", "seed", "callback"}
+
+
+def test_in_interval_renders_the_bounds_as_written():
+    assert in_interval(0.5, "decay", 0.0, 1.0, kind="number", low_open=True) == 0.5
+    with pytest.raises(InputError, match=r"`decay` must be a number in \(0, 1\]; got 0"):
+        in_interval(0.0, "decay", 0.0, 1.0, kind="number", low_open=True)
+    with pytest.raises(InputError, match=r"`alpha` must be a float in \(0.0, inf\)"):
+        in_interval(-1.0, "alpha", 0.0, np.inf, low_open=True, high_open=True)

@@ -150,6 +150,35 @@ def _wait_first(todo, timeout: float) -> None:
         time.sleep(0.05)
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def joint_bound(X: np.ndarray, k: int, c: int) -> tuple[float, str]:
+    """The certified bound on the best total variance of c components with disjoint supports of
+    at most k nonzeros (:func:`nspca_core.certificates.components.certify_components`); it does
+    not depend on the strategy, so one per (data, k, c)."""
+    from nspca_core.certificates.components import certify_components
+
+    cert = certify_components(X, k=int(k), n_components=int(c))
+    return float(cert.upper_bound), cert.kind
+
+
+def show_joint_ratio(X: np.ndarray, results: dict) -> None:
+    """For the strategies with disjoint supports: the total variance as a certified fraction of
+    the best possible total (the joint ratio), in place of per-component ratios."""
+    disjoint = {sg: res for sg, res in results.items()
+                if sg in ("bipartite", "deflation-remove") and res.n_components > 0
+                and isinstance(res.params.get("k"), (int, np.integer))}
+    if not disjoint:
+        return
+    cols = st.columns(len(disjoint))
+    for col, (sg, res) in zip(cols, disjoint.items()):
+        ub, kind = joint_bound(X, int(res.params["k"]), res.n_components)
+        col.metric(f"{STRATEGY_LABELS[sg]}: certified fraction of the best total",
+                   f"≥ {res.total_variance / ub:.2%}" if ub > 0 else "100%",
+                   help=f"Σ variance {res.total_variance:.6g} of at most {ub:.6g} for any "
+                        f"{res.n_components} nonnegative components with disjoint supports of at most "
+                        f"{int(res.params['k'])} nonzeros each (bound: {kind})")
+
+
 def draw(ds, X, strategies, todo) -> bool:
     """The figures from the strategies done so far; True while work is under way."""
     m = X.shape[0]
@@ -178,6 +207,7 @@ def draw(ds, X, strategies, todo) -> bool:
                                        STRATEGY_LABELS["bipartite"])
         if note:
             st.info(note)
+        show_joint_ratio(X, {sg: views[sg].results[sg] for sg in strategies if sg in views[sg].results})
         rows = []
         for lab, res in results.items():
             for j in range(res.n_components):

@@ -275,16 +275,16 @@ def _finish_exact(cert: Certificate, bb: dict | None, k: int, t0: float, toleran
 
 
 def certify_exact(cov: Cov, k: int, x, time_limit: float, callback) -> Certificate:
-    """``effort="exact"``: the "full" certificate (warm-started by ``fit(auto)``'s answer), then
+    """``effort="exact"``: the "auto" certificate (warm-started by ``fit(auto)``'s answer), then
     branch and bound (:func:`branch_and_bound`) with the rest of ``time_limit`` when it is not
     optimal to :data:`EXACT_TOLERANCE`.  Data too large to hold A densely (n above the dense
-    limit) get the "full" certificate only (``info["nodes"] = 0``)."""
+    limit) get the "auto" certificate only (``info["nodes"] = 0``)."""
     from . import _settings as S
     from .single import _certify_cov, _certify_dense
 
     t0 = time.perf_counter()
-    if cov.n > S._DENSE_MAX_N:
-        cert = _certify_cov(cov, k, x, "full", None)
+    if cov.n > S._DENSE_MAX_N:  # "full" runs far past any time limit there: the "auto" certificate
+        cert = _certify_cov(cov, k, x, "auto", None)
         return _finish_exact(cert, None, k, t0, EXACT_TOLERANCE, cov)
     cert, state = _certify_dense(cov, k, x, "auto", None, need_dual=True)
     if cert.upper_bound - cert.lower > EXACT_TOLERANCE * cert.upper_bound:

@@ -421,7 +421,7 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
         bound over supports (:mod:`nspca_core.certificates.exact`) after the "auto" certificate,
         until the gap closes to 1e-6 relative (``optimal=True``) or ``time_limit`` runs out
         (then the best bound proved; ``info["nodes"]``, ``info["gap"]``).  n above 2500: the
-        "full" certificate only.
+        "auto" certificate only (the branch and bound holds A densely).
     callback : callable(done, total), optional
         Progress (DNN iterations; nodes closed of closed + open for "exact").
     time_limit : float, optional

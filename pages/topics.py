@@ -27,61 +27,83 @@ def controls(choices: dict) -> tuple:
     c1, c2 = st.columns([2, 1])
     key = c1.selectbox("Corpus", keys, index=keys.index(default), format_func=choices.get,
                        key="tp_corpus",
-                       help="Upload a docword.NAME.txt[.gz] + vocab, .mtx or sparse .npz on *Your "
-                            "data*; KOS, NIPS, Enron, NYTimes appear when a local copy is in "
-                            "NSPCA_DATA_DIR.")
+                       help="Upload a docword.NAME.txt[.gz] + vocab, .mtx or sparse .npz, a .zip of "
+                            ".txt documents or a CSV with a column of texts on *Your data*; KOS, "
+                            "NIPS, Enron, NYTimes appear when a local copy is in NSPCA_DATA_DIR.")
     method = c2.radio("Method", list(tp.METHODS), format_func=tp.METHODS.get, key="tp_method")
     c1, c2, c3, c4 = st.columns(4)
     r = c1.slider("Topics (components)", 1, 12, 8, key="tp_r")
     k = c2.slider("Words per topic (s)", 3, 30, 15, key="tp_k",
-                  help="Nonzero loadings per component; the paper uses s = 15 (Table 2) and "
-                       "s = 10 (Table 3). Independent of the sidebar's k.")
+                  help="This page's own setting: nonzero loadings per component (the paper uses "
+                       "s = 15 in Table 2 and s = 10 in Table 3). The sidebar's k is not used here.")
     weighting = c3.selectbox("Weighting", list(tp.WEIGHTINGS), key="tp_weighting",
                              format_func={"raw": "raw counts (paper)", "tfidf": "tf-idf",
                                           "log1p": "log(1 + count)"}.get)
     center = c4.checkbox("Centered", True, key="tp_center",
                          help="Covariance of the centered counts, centering applied implicitly "
                               "(the matrix stays sparse).")
-    return key, method, r, k, weighting, center
+    c1, c2 = st.columns(2)
+    stop = c1.checkbox("Leave out English stop words", True, key="tp_stop",
+                       help="scikit-learn's list of English stop words (the, of, and, ...): they "
+                            "are in every document and would make the largest topics.")
+    max_df = c2.slider("Leave out words in more than this share of the documents", 0.1, 1.0,
+                       tp.DEFAULT_MAX_DF, 0.05, key="tp_max_df", format="%.2f",
+                       help="Words found in most documents carry no topic; 1.00 keeps them all.")
+    st.caption(f"**Words per topic** is this page's own setting: the sidebar's k (now "
+               f"{state.settings().k}) is not used on this page.")
+    return key, method, r, k, weighting, center, stop, max_df
 
 
 def main() -> None:
     choices = tp.sources()
-    key, method, r, k, weighting, center = controls(choices)
+    key, method, r, k, weighting, center, stop, max_df = controls(choices)
     seed = state.settings().seed
     corpus = tp.get_corpus(key, seed)
     m, n = corpus.X.shape
-    if r * k > n:
-        st.error(f"{r} topics of {k} words need {r * k} distinct words; the corpus has {n}. "
-                 "Choose fewer topics or words.")
+    _, words, _, prune_notes = tp.words_used(corpus.token, bool(stop), float(max_df), _corpus=corpus)
+    if r * k > len(words):
+        left = "" if len(words) == n else f" after leaving words out ({'; '.join(prune_notes)})"
+        st.error(f"{r} topics of {k} words need {r * k} distinct words; the corpus has "
+                 f"{len(words)}{left}. Choose fewer topics or words"
+                 + (", or leave fewer words out." if left else "."))
         return
     st.caption(f"**{corpus.title}**: {m:,} documents × {n:,} words, {corpus.X.nnz:,} nonzero counts "
                f"(sparse, never densified); seed {seed} (sidebar).")
     with st.spinner(f"Finding {r} topics of {k} words…"):
-        run = tp.compute_topics(corpus.token, method, r, k, weighting, center, seed, _corpus=corpus)
+        run = tp.compute_topics(corpus.token, method, r, k, weighting, center, seed, bool(stop),
+                                float(max_df), _corpus=corpus)
     cols = st.columns(3)
     cols[0].metric("total variance of the topics", f"{run.variance.sum():.4g}")
     cols[1].metric(f"variance of the span of {run.loadings.shape[1]}",
                    f"{run.cumulative_variance[-1]:.4g}")
     cols[2].metric("seconds", f"{run.seconds:.2f}")
-    st.caption("; ".join(run.weighting_notes)
+    st.caption(f"Words used: {run.n_words:,} of {n:,} — " + "; ".join(run.weighting_notes)
                + (f"; rank-{run.params['d']} sketch, {run.params['samples']} sampled net points"
                   if method == "bipartite" else ""))
     st.subheader("Words of each topic")
-    st.dataframe(tp.wide_table(run.table), key="tp_table")
+    st.caption("Topics ordered by explained variance (largest first). Only meaningful words are "
+               f"listed: a word whose squared weight is below a quarter of an equal share "
+               f"(1/(4·{k})) of its topic is filler, carried only because {k} words were asked.")
+    shown = run.table[run.table["meaningful"]]
+    st.dataframe(tp.wide_table(shown), key="tp_table")
+    fewer = tp.filler_summary(run.table, k)
+    if fewer:
+        st.info("Fewer meaningful words than asked: " + "; ".join(fewer) + ". The CSV lists every "
+                "nonzero word with its `meaningful` flag.")
     if corpus.topics is not None:
-        match = tp.planted_match(run.table, corpus.topics)
+        match = tp.planted_match(shown, corpus.topics)
         st.caption(f"Planted topics recovered (best Jaccard index per topic, ground truth of the "
                    f"demo): mean {match['Jaccard'].mean():.2f}.")
         st.dataframe(match, hide_index=True, key="tp_match")
-    fig = tfigs.topics_grid(run.table, variance=run.variance)
+    fig = tfigs.topics_grid(shown, variance=run.variance)
     st.plotly_chart(fig, key="tp_bars")
     st.plotly_chart(tfigs.topic_variance(run.variance, run.cumulative_variance), key="tp_variance")
     c1, c2 = st.columns(2)
     c1.download_button("Topics (CSV)", run.table.to_csv(index=False, float_format="%.6g"),
                        file_name="topics.csv", mime="text/csv", key="tp_dl_csv", on_click="ignore",
-                       help="component, rank, word, word_index (0-based), weight: the nonzero "
-                            "loadings of each component, heaviest first.")
+                       help="component (ordered by variance), rank, word, word_index (0-based, in "
+                            "the corpus's vocabulary), weight, meaningful: every nonzero loading "
+                            "of each component, heaviest first.")
     c2.download_button("Figure (HTML)", lambda: downloads.figure_html(fig), file_name="topics.html",
                        mime="text/html", key="tp_dl_fig", on_click="ignore")
 

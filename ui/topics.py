@@ -27,7 +27,8 @@ from ui import state
 
 __all__ = ["DEMO", "Corpus", "is_sparse", "is_text_upload", "sources", "get_corpus", "compute_topics",
            "TopicsRun", "wide_table", "planted_match", "upload_preview", "METHODS",
-           "WEIGHTINGS", "BIPARTITE_D", "BIPARTITE_SAMPLES"]
+           "WEIGHTINGS", "BIPARTITE_D", "BIPARTITE_SAMPLES", "DEFAULT_MAX_DF", "FILLER_SHARE",
+           "words_used", "mark_meaningful", "order_by_variance", "filler_summary"]
 
 DEMO = "text-demo"
 UPLOAD = "upload"
@@ -39,6 +40,10 @@ WEIGHTINGS = {"raw": "counts", "tfidf": "tfidf", "log1p": "log1p"}
 #: the bipartite method's sketch rank (the paper's rank-5 sketch) and sampled net points
 BIPARTITE_D = 5
 BIPARTITE_SAMPLES = 300
+#: default: leave out the words in more than this share of the documents ("the", "said", ...)
+DEFAULT_MAX_DF = 0.7
+#: a word is filler when its squared weight is below this share of an equal share (1/s)
+FILLER_SHARE = 0.25
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,9 +65,12 @@ class Corpus:
 
 @dataclass(frozen=True)
 class TopicsRun:
-    """Topics found: ``loadings`` (words x r), ``variance`` (per component, on the
-    weighted covariance), ``table`` (:func:`nspca_core.text.topics_table`), ``seconds``,
-    ``weighting_notes``, ``method`` and ``params``."""
+    """Topics found, ordered by explained variance (largest first): ``loadings`` (words used x r),
+    ``variance`` (per component, on the weighted covariance), ``cumulative_variance`` (of the span
+    of the first j in that order), ``table`` (:func:`nspca_core.text.topics_table` with
+    ``word_index`` into the corpus's vocabulary and a ``meaningful`` column), ``seconds``,
+    ``weighting_notes`` (what was left out, the weighting), ``method``, ``params``,
+    ``n_words`` (words used after leaving some out)."""
 
     loadings: np.ndarray
     variance: np.ndarray
@@ -72,6 +80,7 @@ class TopicsRun:
     weighting_notes: tuple
     method: str
     params: dict
+    n_words: int = 0
 
 
 def is_sparse(X) -> bool:
@@ -141,16 +150,64 @@ def get_corpus(key: str, seed: int = 0) -> Corpus:
     return _registry(key)
 
 
+def stop_words_set(on: bool):
+    """scikit-learn's English stop words (a frozenset), or None."""
+    if not on:
+        return None
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def words_used(token: str, stop_words: bool, max_df: float, _corpus: Corpus):
+    """The corpus with the stop words and the words of more than ``max_df`` of the documents
+    left out: ``(X of the kept columns, kept words, kept column indices, notes)`` (sparse)."""
+    from nspca_core.io.documents import prune_vocabulary
+
+    p = prune_vocabulary(_corpus.X, _corpus.vocabulary, stop_words=stop_words_set(stop_words),
+                         min_df=1, max_df=float(max_df))
+    notes = list(p.notes) or ["no word left out"]
+    if not stop_words:
+        notes.append("stop words kept (switch on *Leave out English stop words* to drop them)")
+    if float(max_df) >= 1.0:
+        notes.append("words of most documents kept (max share 100%)")
+    return p.X, p.words, np.asarray(p.kept), tuple(notes)
+
+
+def mark_meaningful(table: pd.DataFrame, k: int) -> pd.DataFrame:
+    """``table`` with a ``meaningful`` column: a word's squared weight is at least
+    :data:`FILLER_SHARE` / k (a quarter of an equal share of the topic's unit-norm weights);
+    the other words are filler that a k-sparse component carries only because k were asked."""
+    return table.assign(meaningful=table["weight"].to_numpy() ** 2 >= FILLER_SHARE / int(k))
+
+
+def order_by_variance(cov, L: np.ndarray, variance: np.ndarray):
+    """Columns of ``L`` by decreasing variance; the cumulative variance of the span of the
+    first j in that order (trace of Q^T A Q over nested orthonormal bases, Q from QR of L)."""
+    order = np.argsort(-np.asarray(variance, float), kind="stable")
+    L, variance = L[:, order], np.asarray(variance, float)[order]
+    Q, R = np.linalg.qr(L)
+    keep = np.abs(np.diag(R)) > 1e-12 * max(1.0, float(np.abs(R).max()))
+    Q = Q * keep  # a component inside the span of the ones before adds nothing
+    AQ = cov.matvec(Q)
+    cumulative = np.cumsum(np.einsum("ij,ij->j", Q, AQ))
+    return L, variance, cumulative, order
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def compute_topics(token: str, method: str, r: int, k: int, weighting: str, center: bool,
-                   seed: int, _corpus: Corpus) -> TopicsRun:
+                   seed: int, stop_words: bool = True, max_df: float = DEFAULT_MAX_DF, *,
+                   _corpus: Corpus) -> TopicsRun:
     """Topics of a corpus, cached by its token and the choices (the matrix is not hashed).
 
-    ``"bipartite"``: :func:`nspca_core.peers.bipartite.bipartite_components` on
-    the sparse covariance operator with a rank-:data:`BIPARTITE_D` sketch and
-    :data:`BIPARTITE_SAMPLES` net points; ``"tpower"``: ``components(...,
-    strategy="deflation-remove", method="tpower")``.  Memory: the CSR matrix,
-    its weighted copy and the n x d factor; never an n x n or m x n dense array.
+    The stop words (scikit-learn's English list) and the words of more than ``max_df`` of the
+    documents are left out first (:func:`words_used`).  ``"bipartite"``:
+    :func:`nspca_core.peers.bipartite.bipartite_components` on the sparse covariance operator
+    with a rank-:data:`BIPARTITE_D` sketch and :data:`BIPARTITE_SAMPLES` net points;
+    ``"tpower"``: ``components(..., strategy="deflation-remove", method="tpower")``.  Topics are
+    then ordered by explained variance.  Memory: the CSR matrix, its weighted copy and the n x d
+    factor; never an n x n or m x n dense array.
     """
     from nspca_core._sparse import as_sparse_cov
     from nspca_core.text import text_weighting, topics_table
@@ -158,7 +215,8 @@ def compute_topics(token: str, method: str, r: int, k: int, weighting: str, cent
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
     t0 = time.perf_counter()
-    w = text_weighting(_corpus.X, weighting=WEIGHTINGS[weighting], center=bool(center))
+    X, words, kept, prune_notes = words_used(token, bool(stop_words), float(max_df), _corpus=_corpus)
+    w = text_weighting(X, weighting=WEIGHTINGS[weighting], center=bool(center))
     cov = as_sparse_cov(w.X, center=w.center)
     if method == "bipartite":
         from nspca_core.peers.bipartite import bipartite_components
@@ -172,13 +230,29 @@ def compute_topics(token: str, method: str, r: int, k: int, weighting: str, cent
         res = components(cov, n_components=int(r), k=int(k), method="tpower",
                          strategy="deflation-remove", seed=int(seed))
         params = {}
-    L = np.asarray(res.loadings)
-    return TopicsRun(loadings=L, variance=np.asarray(res.variance, float),
-                     cumulative_variance=np.asarray(res.cumulative_variance, float),
-                     table=topics_table(L, _corpus.vocabulary), seconds=time.perf_counter() - t0,
-                     weighting_notes=tuple(w.notes), method=method,
+    L, variance, cumulative, order = order_by_variance(cov, np.asarray(res.loadings),
+                                                       np.asarray(res.variance, float))
+    table = mark_meaningful(topics_table(L, words), int(k))
+    table["word_index"] = kept[table["word_index"].to_numpy()].astype(int)
+    return TopicsRun(loadings=L, variance=variance, cumulative_variance=cumulative, table=table,
+                     seconds=time.perf_counter() - t0,
+                     weighting_notes=tuple(prune_notes) + tuple(w.notes), method=method,
                      params={"r": int(r), "k": int(k), "weighting": weighting,
-                             "center": bool(center), "seed": int(seed), **params})
+                             "center": bool(center), "seed": int(seed), "stop_words": bool(stop_words),
+                             "max_df": float(max_df), "order": order.tolist(), **params},
+                     n_words=len(words))
+
+
+def filler_summary(table: pd.DataFrame, k: int) -> list[str]:
+    """One sentence per topic with fewer meaningful words than the k asked."""
+    out = []
+    for j, grp in table.groupby("component", sort=True):
+        good = int(grp["meaningful"].sum())
+        if good < k:
+            out.append(f"Topic {int(j)} has {good} meaningful word{'s' if good != 1 else ''} of the {k} "
+                       f"asked" + (f" (its {len(grp) - good} other nonzero word(s) are filler)"
+                                   if len(grp) > good else ""))
+    return out
 
 
 def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:

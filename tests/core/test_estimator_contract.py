@@ -417,6 +417,7 @@ def test_weighted_sparse_operator_is_the_weighted_covariance(seed, m, n, density
     assert C.trace() == pytest.approx(np.trace(A), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_sparse_weighted_fit_never_densifies():
     """20,000 x 3,000 sparse data (dense: 480 MB; its covariance: 72 MB) with weights: the fit's
     peak of traced allocations stays far below either."""

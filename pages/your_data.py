@@ -305,10 +305,15 @@ def orientation_choice(loaded, opts: dict) -> None:
     other = "rows-are-samples" if decided == "rows-are-features" else "rows-are-features"
     note = next((nt for nt in loaded.notes if nt.startswith("orientation:")), "")
     text = ("Each **row** of the file was read as a **feature** (e.g. a gene) and each column as a "
-            "sample: the table is transposed." if decided == "rows-are-features"
-            else "Each **row** of the file was read as a **sample**.")
+            "sample: the table is transposed" if decided == "rows-are-features"
+            else "Each **row** of the file was read as a **sample**")
+    if "(auto: " in note:
+        why = note.split("(auto: ", 1)[1].rsplit(");", 1)[0].rsplit(")", 1)[0]
+        text += f", because {why}."
+    else:
+        text += f' (as chosen under "{ORIENTATION_LABEL}").'
     box = st.warning if decided == "rows-are-features" else st.caption
-    box(f"{text} {on_screen(note.split('(', 1)[1].rsplit(')', 1)[0]) if '(' in note else ''}".strip())
+    box(text)
     st.button(f"Read the other way (rows are {other.split('-')[-1]})", key="yd_other_way",
               on_click=_read_other_way, args=(other,))
 

@@ -182,7 +182,7 @@ def _features_as_rows(table: _Table, id_col, name: str, nan_policy: str, label_c
         notes.append(f"no id column: the features are named by their row (row_1 ... row_{n_rows})")
     else:
         features = _unique_names(table.text[id_col].tolist(), notes)
-        dropped.append({"column": names[id_col], "reason": "feature names (the file's rows are features)"})
+        notes.append(f"feature names from the id column '{names[id_col]}' (e.g. '{features[0]}')")
     for j in table.text:
         if j != id_col:
             dropped.append({"column": names[j], "reason": "text about the features (the file's rows), "

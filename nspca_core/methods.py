@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["MethodSpec", "REGISTRY", "SINGLE", "JOINT", "PEERS", "PAPERS", "OKABE_ITO", "spec", "ordered",
-           "defaults", "with_cost"]
+           "defaults", "with_cost", "contrast_on_white"]
 
 # Okabe & Ito (2008) colour-blind-safe palette, plus Paul Tol's "wine" and a neutral grey
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
@@ -47,6 +47,8 @@ class MethodSpec:
         k, components as images; the first one is the default of a one-method choice)
     function : str -- "module:function" implementing it (lazy), or "" for the front's own
     symbol : str -- Plotly marker symbol, the same on every page
+    dash : str -- Plotly line dash, the same on every page: with colour and marker, every method
+        stays distinct beyond the eight colours a colour-blind-safe palette has
     """
 
     name: str
@@ -59,6 +61,7 @@ class MethodSpec:
     default: bool = False
     function: str = ""
     symbol: str = "circle"
+    dash: str = "solid"
 
 
 REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
@@ -66,27 +69,27 @@ REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
                OKABE_ITO["black"], symbol="circle"),
     MethodSpec("spannogram", "spannogram (exact on A_d)", "spannogram", "single", "asteris2014",
                OKABE_ITO["blue"], cost="exponential", function="nspca_core.spannogram:lowrank_nspca",
-               symbol="diamond"),
-    MethodSpec("enet", "ε-net spannogram", "ε-net", "single", "asteris2014", OKABE_ITO["sky"],
-               default=True, function="nspca_core.enet:enet_nspca", symbol="square"),
-    MethodSpec("em", "EM (Sigg–Buhmann)", "EM", "single", "sigg2008", OKABE_ITO["orange"],
+               symbol="diamond", dash="dash"),
+    # the light Okabe–Ito hues (sky, orange, yellow) darkened to >= 3:1 contrast on white
+    MethodSpec("enet", "ε-net spannogram", "ε-net", "single", "asteris2014", "#2A8BC4",
+               default=True, function="nspca_core.enet:enet_nspca", symbol="square", dash="dot"),
+    MethodSpec("em", "EM (Sigg–Buhmann)", "EM", "single", "sigg2008", "#B86E00",
                default=True, function="nspca_core.peers.em:em_pca", symbol="triangle-up"),
     MethodSpec("tpower", "TPower (Yuan–Zhang)", "TPower", "single", "yuan2013", OKABE_ITO["green"],
-               default=True, function="nspca_core.peers.tpower:tpower_pca", symbol="cross"),
+               default=True, function="nspca_core.peers.tpower:tpower_pca", symbol="cross", dash="dashdot"),
     MethodSpec("zass", "Zass–Shashua", "Zass–Shashua", "single", "zass2006", OKABE_ITO["purple"],
-               cost="slow", function="nspca_core.peers.zass:zass_pca", symbol="x"),
+               cost="slow", function="nspca_core.peers.zass:zass_pca", symbol="x", dash="longdash"),
     MethodSpec("sklearn-spca", "scikit-learn SparsePCA", "SparsePCA", "single", "mairal2009",
                OKABE_ITO["vermillion"], cost="slow", function="nspca_core.peers.sklearn_peers:sklearn_spca",
-               symbol="star"),
-    # a darker Okabe–Ito yellow: readable as a line on white
-    MethodSpec("nmf", "NMF (scikit-learn)", "NMF", "single", "lee1999", "#B8A200", cost="slow",
-               function="nspca_core.peers.sklearn_peers:nmf_pca", symbol="pentagon"),
+               symbol="star", dash="longdashdot"),
+    MethodSpec("nmf", "NMF (scikit-learn)", "NMF", "single", "lee1999", "#857500", cost="slow",
+               function="nspca_core.peers.sklearn_peers:nmf_pca", symbol="pentagon", dash="dash"),
     # Paul Tol's colour-blind-safe "wine"
     MethodSpec("bipartite", "bipartite matchings (joint)", "bipartite", "joint", "asteris2015", "#882255",
                default=True, function="nspca_core.peers.bipartite:bipartite_components", symbol="hexagon"),
     # a neutral grey: PCA is a reference, not a competitor
-    MethodSpec("pca", "PCA (dense, signed)", "PCA", "reference", "", "#888888", default=True,
-               symbol="circle-open"),
+    MethodSpec("pca", "PCA (dense, signed)", "PCA", "reference", "", "#767676", default=True,
+               symbol="circle-open", dash="dot"),
 )}
 
 #: single-component methods, in the order of ``fit(method=...)``
@@ -113,6 +116,13 @@ def ordered(kinds: tuple[str, ...] = ("single",)) -> tuple[str, ...]:
 def defaults(kinds: tuple[str, ...] = ("single",)) -> tuple[str, ...]:
     """The preselected methods (``default=True``) of the given kinds, in registry order."""
     return tuple(n for n in ordered(kinds) if REGISTRY[n].default)
+
+
+def contrast_on_white(color: str) -> float:
+    """WCAG 2 contrast ratio of ``#rrggbb`` against white (lines and markers need >= 3)."""
+    rgb = [int(color.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 1.05 / (0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] + 0.05)
 
 
 def with_cost(*costs: str, kinds: tuple[str, ...] = ("single", "joint", "reference")) -> tuple[str, ...]:

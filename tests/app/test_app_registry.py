@@ -98,3 +98,20 @@ def test_one_method_choices_default_to_the_registrys_first_preselected_method():
     box = at.selectbox(key="sc_method")
     assert box.value == registry.defaults()[0] == "enet"
     assert box.options[:3] == [figs.method_label(m) for m in registry.defaults()]
+
+
+def test_method_styles_stay_distinct_and_readable_beyond_eight():
+    """Colour x marker x dash: every method's triple is its own, no two methods share both colour
+    and dash (a line without markers stays distinct), and every colour reads on white (>= 3:1)."""
+    from nspca_core.methods import REGISTRY, contrast_on_white
+    from ui.figures.analysis import method_dash
+
+    triples = [(s.color, s.symbol, s.dash) for s in REGISTRY.values()]
+    assert len(set(triples)) == len(triples)
+    lines = [(s.color, s.dash) for s in REGISTRY.values()]
+    assert len(set(lines)) == len(lines)
+    assert len({s.symbol for s in REGISTRY.values()}) == len(REGISTRY)
+    for s in REGISTRY.values():
+        assert contrast_on_white(s.color) >= 3.0, (s.name, s.color)
+        assert method_dash(s.name) == s.dash
+    assert contrast_on_white("#F0E442") < 3.0  # Okabe-Ito yellow: not used for a method

@@ -25,6 +25,7 @@ __all__ = [
     "OKABE_ITO",
     "method_color",
     "method_symbol",
+    "method_dash",
     "method_label",
     "method_short",
     "variance_vs_k",
@@ -74,6 +75,12 @@ def method_symbol(method: str) -> str:
     """The marker symbol of ``method`` (the registry's; a circle for unknown names)."""
     spec = _spec(method)
     return spec.symbol if spec is not None else "circle"
+
+
+def method_dash(method: str) -> str:
+    """The line dash of ``method`` (the registry's; solid for unknown names)."""
+    spec = _spec(method)
+    return spec.dash if spec is not None else "solid"
 
 
 def method_label(method: str) -> str:
@@ -158,7 +165,7 @@ def variance_vs_k(curves: pd.DataFrame, *, band: pd.DataFrame | None = None,
         fig.add_trace(go.Scatter(
             x=g["k"], y=g["value"], mode="lines+markers" if len(g) <= 60 else "lines",
             name=method_label(str(method)),
-            line=dict(color=method_color(str(method)), width=2),
+            line=dict(color=method_color(str(method)), width=2, dash=method_dash(str(method))),
             marker=dict(symbol=method_symbol(str(method)), size=7),
             customdata=np.column_stack([ratio]),
             hovertemplate=f"{method_label(str(method))}<br>k=%{{x}}<br>{ylabel} %{{y:.4f}}"

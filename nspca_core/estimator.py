@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, check_random_state, validate_data
 
 from ._validation import InputError, as_rng
 
@@ -93,8 +93,7 @@ def _seed(random_state):
         return as_rng(random_state, "random_state")
     if isinstance(random_state, numbers.Integral):
         return int(random_state)
-    rs = random_state if random_state is not None else np.random.mtrand._rand
-    return int(rs.randint(np.iinfo(np.int32).max))
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def _is_dask(X) -> bool:
@@ -457,6 +456,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.component_features_ = [names[s[np.argsort(-self.components_[j, s], kind="stable")]]
                                     for j, s in enumerate(np.flatnonzero(c) for c in self.components_)]
         return self
+
     # ------------------------------------------------------------------ transform, score
     def _centered_products(self, X):
         """``(Y, row_sq)``: ``Y = Xc C^T`` (n_samples, n_components_) and the squared norms of the

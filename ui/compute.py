@@ -72,6 +72,7 @@ __all__ = [
     "pair_jaccard",
     "kmeans_jaccard",
     "digest",
+    "release_ended_sessions",
 ]
 
 log = logging.getLogger(__name__)
@@ -219,8 +220,129 @@ def _steps(preprocessing) -> tuple:
     return tuple(preprocessing)
 
 
-@st.cache_resource(show_spinner="Preprocessing your data…", max_entries=8)
+# ----------------------------------------------------------------- memory given back
+# An upload's arrays (the parsed file, its preprocessed Dataset, the fits on it) are kept
+# per token, with the browser sessions using it; once every such session has ended (its tab
+# closed: :func:`release_ended_sessions`, run by the job reaper every second) they are
+# dropped, the session's Upload is emptied (a disconnected session lingers in Streamlit's
+# session storage for minutes), Streamlit's copy of the uploaded file is removed, and the
+# freed memory is handed back to the system (``malloc_trim``).
+UPLOADS_KEPT = 8          # preprocessed uploads kept (each X and X_raw)
+SESSION_GRACE_S = 3.0     # a session gone this long is over (a reconnect within it keeps all)
+_UPLOADED: dict = {}      # (token, preprocessing) -> Dataset
+_SESSION_UPLOADS: dict = {}  # session id -> Upload it made or uses
+_GONE_SINCE: dict = {}    # session id -> when it was first seen ended
+_MEMORY_LOCK = __import__("threading").Lock()
+
+
+def _note_session_upload(upload, token: str | None = None) -> None:
+    """Remember that this browser session uses ``upload`` (and the cached Dataset ``token``)."""
+    from ui import live
+
+    sid = live.session_id()
+    if sid is not None and upload is not None:
+        with _MEMORY_LOCK:
+            prev = _SESSION_UPLOADS.get(sid)
+            tokens = set(prev[1]) if prev is not None and prev[0] is upload else set()
+            if token is not None:
+                tokens.add(token)
+            _SESSION_UPLOADS[sid] = (upload, tokens)
+        _start_janitor()
+
+
+def release_ended_sessions(now: float | None = None) -> list[str]:
+    """Drop what only ended sessions used (see the comment above); the session ids released."""
+    from ui import live
+
+    now = time.monotonic() if now is None else now
+    with _MEMORY_LOCK:
+        ended = []
+        for sid in list(_SESSION_UPLOADS):
+            if live.session_alive(sid):
+                _GONE_SINCE.pop(sid, None)
+            elif now - _GONE_SINCE.setdefault(sid, now) >= SESSION_GRACE_S:
+                ended.append(sid)
+        if not ended:
+            return []
+        gone = [_SESSION_UPLOADS.pop(sid) for sid in ended]
+        for sid in ended:
+            _GONE_SINCE.pop(sid, None)
+        used = {t for _, tokens in _SESSION_UPLOADS.values() for t in tokens}
+        kept = {id(u) for u, _ in _SESSION_UPLOADS.values()}
+        freed = list({id(u): u for u, _ in gone if id(u) not in kept}.values())
+        for key in [k for k in _UPLOADED if k[0] not in used]:
+            ds = _UPLOADED.pop(key)
+            _forget_fits(ds)
+    for upload in freed:
+        object.__setattr__(upload, "X", None)  # the ended session's own reference to the arrays
+        object.__setattr__(upload, "labels", None)
+    if freed:
+        _parse_upload.clear()
+        file_variables.clear()
+    _remove_uploaded_files(ended)
+    _give_back_memory()
+    log.info("released %d ended session(s), %d upload(s)", len(ended), len(freed))
+    return ended
+
+
+def _forget_fits(ds) -> None:
+    """The stored fits of the data ``ds`` (vectors of length n, kept for every page)."""
+    try:
+        from ui import live, work
+
+        work.forget_data(live.data_key(ds))
+    except Exception:  # noqa: BLE001 - best effort
+        log.info("could not drop the fits of an upload:\n%s", traceback.format_exc())
+
+
+def _remove_uploaded_files(sids) -> None:
+    """Streamlit's copies of the files the ended sessions uploaded (kept until the session is
+    finally shut down, minutes after its tab closed)."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return
+    mgr = getattr(runtime.get_instance(), "_uploaded_file_mgr", None)
+    for sid in sids:
+        with contextlib.suppress(Exception):
+            mgr.remove_session_files(sid)
+
+
+def _give_back_memory() -> None:
+    """Collect, then return free heap pages to the system (glibc ``malloc_trim``; elsewhere a no-op)."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _start_janitor() -> None:
+    from ui import jobs
+
+    if release_ended_sessions not in jobs.REGISTRY.on_reap:
+        jobs.REGISTRY.on_reap.append(release_ended_sessions)
+    jobs.REGISTRY.start_reaper()
+
+
 def _uploaded_dataset(token: str, preprocessing, _upload: Upload):
+    """The preprocessed Dataset of an upload, kept per (token, preprocessing) while a session uses it."""
+    key = (token, preprocessing if isinstance(preprocessing, str) else tuple(preprocessing))
+    with _MEMORY_LOCK:
+        ds = _UPLOADED.get(key)
+    if ds is not None:
+        return ds
+    with st.spinner("Preprocessing your data…"):
+        ds = _build_uploaded_dataset(_upload, preprocessing)
+    with _MEMORY_LOCK:
+        _UPLOADED[key] = ds
+        while len(_UPLOADED) > UPLOADS_KEPT:
+            _UPLOADED.pop(next(iter(_UPLOADED)))
+    return ds
+
+
+def _build_uploaded_dataset(_upload: Upload, preprocessing):
     data = _upload
     if sp.issparse(data.X):  # a text corpus stays sparse (ui/topics.py)
         from ui.topics import sparse_upload_dataset
@@ -249,7 +371,12 @@ def _uploaded_dataset(token: str, preprocessing, _upload: Upload):
 
 def uploaded_dataset(upload: Upload, preprocessing="center"):
     """The uploaded data as a Dataset, preprocessed like the registry's datasets."""
-    return _uploaded_dataset(upload_token(upload), preprocessing, upload)
+    if upload.X is None:
+        raise InputError("your upload was released when its browser session ended (the tab was closed): "
+                         "open the *Your data* page and upload the file again")
+    token = upload_token(upload)
+    _note_session_upload(upload, token)
+    return _uploaded_dataset(token, preprocessing, upload)
 
 
 def upload_token(upload) -> str:
@@ -329,12 +456,14 @@ def file_variables(data: bytes, filename: str) -> list[dict]:
 def make_upload(loaded, *, options: dict, file_digest: str) -> Upload:
     """The :class:`Upload` stored in session state for a parsed file."""
     X = loaded.X if sp.issparse(loaded.X) else np.asarray(loaded.X, dtype=np.float64)
-    return Upload(X=X, feature_names=list(loaded.feature_names),
+    upload = Upload(X=X, feature_names=list(loaded.feature_names),
                   labels=None if loaded.labels is None else np.asarray(loaded.labels),
                   image_shape=None if loaded.image_shape is None else tuple(loaded.image_shape),
                   notes=[messages.for_user(nt) for nt in loaded.notes], metadata=loaded.metadata, source_name=loaded.source_name,
                   options=dict(options), token=digest(file_digest, sorted(options.items())),
                   sample_names=list(getattr(loaded, "sample_names", None) or []) or None)
+    _note_session_upload(upload)
+    return upload
 
 
 # ----------------------------------------------------------------- solvers

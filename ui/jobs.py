@@ -12,8 +12,9 @@ one method, ...) in a thread-safe dict that any page of any session reads.
 Life cycle
 ----------
 ``queued -> running -> done``, or ``stopped`` (the user pressed Stop),
-``cancelled`` (nobody read the job for :data:`IDLE_SECONDS`, or the server is
-shutting down) or ``failed`` (the work raised; the message is kept).  A
+``cancelled`` (every browser session that showed it has ended — checked every
+:data:`REAP_S` — or nobody read the job for :data:`IDLE_SECONDS`, or the server
+is shutting down) or ``failed`` (the work raised; the message is kept).  A
 stopped or cancelled job keeps its finished units; :meth:`Registry.submit`
 with the same key starts a new worker that skips them (a second visit resumes
 where the first one stopped).
@@ -68,7 +69,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Cancelled", "TimedOut", "Context", "Job", "JobView", "Registry", "Worker", "REGISTRY", "IDLE_SECONDS",
-           "MAX_JOBS", "HEAVY_SLOTS", "HEAVY_NICE", "cancel_all"]
+           "MAX_JOBS", "HEAVY_SLOTS", "HEAVY_NICE", "REAP_S", "WORKER_IDLE_S", "cancel_all"]
 
 log = logging.getLogger("nspca.jobs")
 if os.environ.get("NSPCA_JOB_LOG") and not log.handlers:  # a debug trace of every state change
@@ -79,6 +80,8 @@ if os.environ.get("NSPCA_JOB_LOG") and not log.handlers:  # a debug trace of eve
     log.propagate = False
 
 IDLE_SECONDS = float(os.environ.get("NSPCA_JOB_IDLE_S", 45))
+REAP_S = 1.0         # how often the reaper looks (idle jobs, ended sessions, the idle heavy worker)
+WORKER_IDLE_S = 5.0  # the heavy worker process (and its copies of the data) ends after this long idle
 MAX_JOBS = 48
 HEAVY_SLOTS = 1
 LIGHT_SLOTS = 3  # light jobs computing at once (each in its own process)
@@ -408,6 +411,7 @@ class Job:
         self._pending_status = "cancelled"
         self._worker: Worker | None = None
         self.last_read = time.monotonic()
+        self.readers: set = set()  # ids of the browser sessions that showed this job (see Registry.reap)
 
     # ---------------------------------------------------------- reader side
     def view(self, *, touch: bool = True) -> JobView:
@@ -554,6 +558,11 @@ class Registry:
     def __init__(self, *, max_jobs: int = MAX_JOBS, idle_seconds: float = IDLE_SECONDS,
                  heavy_slots: int = HEAVY_SLOTS, processes: bool = True):
         self.max_jobs = max_jobs
+        # session_alive(session id) -> bool, set by ui.live under Streamlit: a job whose every
+        # reader session has ended is cancelled at the next reap (not after idle_seconds)
+        self.session_alive: Callable[[Hashable], bool] | None = None
+        self.on_reap: list[Callable[[], None]] = []  # run after each reap (ui.compute's janitor)
+        self._heavy_idle_since: float | None = None
         # heavy jobs share one process (they hold the slot while computing); a light job
         # gets its own process, so a slow unit of one method never holds up another's curve
         self._processes = processes
@@ -653,13 +662,40 @@ class Registry:
         return [j for j in self.jobs() if j.status in ("queued", "running")]
 
     def reap(self, now: float | None = None) -> list[Job]:
-        """Cancel the active jobs nobody read for ``idle_seconds``; return them."""
+        """Cancel the active jobs nobody read for ``idle_seconds``, and those whose every reader
+        session has ended (:attr:`session_alive`); kill the heavy worker process once no heavy
+        job has been active for :data:`WORKER_IDLE_S` (it holds copies of the data); return
+        the cancelled jobs."""
         now = time.monotonic() if now is None else now
-        idle = [j for j in self.active() if now - j.last_read > self.idle_seconds]
-        for job in idle:
-            job._message = f"cancelled: no page read it for {self.idle_seconds:.0f} s"
+        alive = self.session_alive
+        out = []
+        for job in self.active():
+            if now - job.last_read > self.idle_seconds:
+                job._message = f"cancelled: no page read it for {self.idle_seconds:.0f} s"
+            elif alive is not None and job.readers and not any(alive(s) for s in list(job.readers)):
+                job._message = "cancelled: every browser tab showing it was closed"
+            else:
+                continue
             job.stop("cancelled")
-        return idle
+            out.append(job)
+        heavy = self._workers.get("heavy")
+        if heavy is not None and heavy.pid is not None:
+            if any(j.heavy for j in self.active()):
+                self._heavy_idle_since = None
+            elif self._heavy_idle_since is None:
+                self._heavy_idle_since = now
+            elif now - self._heavy_idle_since >= WORKER_IDLE_S and heavy._lock.acquire(blocking=False):
+                try:
+                    heavy.kill()  # a new one is forked (from the warm forkserver) for the next unit
+                finally:
+                    heavy._lock.release()
+                self._heavy_idle_since = None
+        for hook in list(self.on_reap):
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - a cleanup hook never stops the reaper
+                log.info("reap hook failed:\n%s", traceback.format_exc())
+        return out
 
     def cancel_all(self, reason: str = "server shutting down") -> None:
         """Cancel every active job (shutdown)."""
@@ -697,6 +733,10 @@ class Registry:
                 return
             del self._jobs[victim]
 
+    def start_reaper(self) -> None:
+        """Start the reaper thread (idle and orphaned jobs, :attr:`on_reap` hooks) if not running."""
+        self._start_reaper()
+
     def _start_reaper(self) -> None:
         if self._reaper is not None and self._reaper.is_alive():
             return
@@ -704,7 +744,7 @@ class Registry:
         self._reaper.start()
 
     def _reap_loop(self) -> None:
-        while not self._closed.wait(min(2.0, self.idle_seconds / 4)):
+        while not self._closed.wait(min(REAP_S, self.idle_seconds / 4)):
             self.reap()
 
 

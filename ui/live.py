@@ -30,10 +30,38 @@ def data_key(ds) -> str:
     return f"{ds.name}/{'+'.join(ds.preprocessing) or 'raw'}/{digest(np.asarray(ds.X))}"
 
 
+def session_id() -> str | None:
+    """The id of the browser session running this script (None outside a Streamlit run)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return None if ctx is None else ctx.session_id
+
+
+def session_alive(sid) -> bool:
+    """Whether the browser session ``sid`` is still connected (a closed tab's is not).
+
+    Outside a running server (AppTest, scripts) every session counts as alive.
+    """
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return True
+    return runtime.get_instance().is_active_session(sid)
+
+
+jobs.REGISTRY.session_alive = session_alive  # jobs of closed tabs are cancelled at the next reap
+
+
 def submit(key: Hashable, title: str, units: Iterable[Hashable], work: Callable, *,
            heavy: bool = False) -> jobs.Job:
-    """``jobs.REGISTRY.submit`` and remember the key for this session's heartbeat."""
+    """``jobs.REGISTRY.submit`` and remember the key for this session's heartbeat; the job
+    records this session as a reader, so it is cancelled once every reader's tab is closed
+    (work shared by several sessions runs on while one of them is open)."""
     job = jobs.REGISTRY.submit(key, title, units, work, heavy=heavy)
+    sid = session_id()
+    if sid is not None:
+        job.readers.add(sid)
     keys = st.session_state.setdefault(SESSION_JOBS, [])
     if key not in keys:
         keys.append(key)

@@ -67,6 +67,15 @@ def _store_fit(key: tuple, value: dict) -> None:
             _FITS.popitem(last=False)
 
 
+def forget_data(dkey: str) -> int:
+    """Drop the stored fits of the data ``dkey`` (its sessions ended); how many were dropped."""
+    with _FITS_LOCK:
+        gone = [key for key in _FITS if key[1] == dkey]
+        for key in gone:
+            del _FITS[key]
+    return len(gone)
+
+
 def best_stored_x(dkey: str, k: int) -> np.ndarray | None:
     """The answer of largest variance at ``k`` on the data ``dkey`` among all stored fits
     (any method, d, ε, seed): the best known start of a certificate."""

@@ -1,0 +1,128 @@
+"""Work and memory tied to browser sessions (issue 31 item 12, issue 26 item 8): a job whose every
+reader session has ended is cancelled at the next reap, shared work runs on while one reader is
+left, the idle heavy worker process ends, and an upload's arrays are dropped once every session
+using it has ended."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from ui import jobs
+
+
+@pytest.fixture
+def registry():
+    reg = jobs.Registry(max_jobs=8, idle_seconds=3600, heavy_slots=1, processes=False)
+    alive: set = set()
+    reg.session_alive = lambda sid: sid in alive
+    reg.alive = alive
+    yield reg
+    reg.clear()
+
+
+def blocking(gate: threading.Event):
+    def work(unit, ctx):
+        while not gate.is_set():
+            ctx(0, 1)
+            time.sleep(0.005)
+        return unit
+    return work
+
+
+def test_job_of_closed_tabs_is_cancelled_at_the_next_reap(registry):
+    gate = threading.Event()
+    job = registry.submit("a", "A", [1, 2], blocking(gate))
+    job.readers.update({"s1", "s2"})
+    registry.alive.update({"s1", "s2"})
+    assert registry.reap() == [] and job.status in ("queued", "running")
+    registry.alive.discard("s1")  # one tab closed: the other still shows the shared work
+    assert registry.reap() == [] and job.status in ("queued", "running")
+    registry.alive.discard("s2")
+    assert registry.reap() == [job]
+    job.join(5)
+    v = job.view()
+    assert v.status == "cancelled" and v.message == "cancelled: every browser tab showing it was closed"
+    # a later visit (a new session) resumes the work
+    registry.alive.add("s3")
+    again = registry.submit("a", "A", [1, 2], blocking(gate))
+    again.readers.add("s3")
+    gate.set()
+    assert again is job and job.wait(timeout=10) and job.view().status == "done"
+
+
+def test_job_without_readers_waits_for_the_idle_timeout(registry):
+    """Jobs started outside a browser session (tests, scripts) are not cancelled by the session rule."""
+    gate = threading.Event()
+    job = registry.submit("b", "B", [1], blocking(gate))
+    assert registry.reap() == [] and job.status in ("queued", "running")
+    gate.set()
+    assert job.wait(timeout=10)
+
+
+def test_reap_runs_its_hooks_and_survives_a_failing_one(registry):
+    calls = []
+    registry.on_reap.extend([lambda: 1 / 0, lambda: calls.append(1)])
+    registry.reap()
+    assert calls == [1]
+
+
+def test_idle_heavy_worker_process_ends():
+    """The heavy worker keeps copies of the data between units; it ends once no heavy job has been
+    active for WORKER_IDLE_S (a new one is forked for the next unit)."""
+    reg = jobs.Registry(max_jobs=4, idle_seconds=3600)
+    try:
+        job = reg.submit("h", "H", [1], lambda unit, ctx: ctx.run("tests.jobs_units.sleep_unit", 0.01, "d"),
+                         heavy=True)
+        assert job.wait(timeout=120) and job.view().status == "done"
+        heavy = reg._workers["heavy"]
+        assert heavy.pid is not None  # the process stays for the next unit...
+        t0 = time.monotonic()
+        reg.reap(t0)
+        assert heavy.pid is not None
+        reg.reap(t0 + jobs.WORKER_IDLE_S + 0.1)  # ...until no heavy job was active for WORKER_IDLE_S
+        assert heavy.pid is None
+        again = reg.submit("h2", "H2", [1], lambda unit, ctx: ctx.run("tests.jobs_units.sleep_unit", 0.01, "d"),
+                           heavy=True)
+        assert again.wait(timeout=120) and again.view().status == "done" and heavy.pid is not None
+    finally:
+        reg.clear()
+
+
+def test_upload_arrays_are_dropped_when_every_session_using_them_ended(monkeypatch):
+    """issue 26 item 8: an upload stays while a session uses it; once all its sessions ended
+    (after a grace period) its Dataset, its fits and the session's own Upload arrays are dropped."""
+    from ui import compute, live, work
+
+    alive = {"s1", "s2"}
+    current = ["s1"]
+    monkeypatch.setattr(live, "session_alive", lambda sid: sid in alive)
+    monkeypatch.setattr(live, "session_id", lambda: current[0])
+    monkeypatch.setattr(compute, "_start_janitor", lambda: None)
+    monkeypatch.setattr(compute, "_UPLOADED", {})
+    monkeypatch.setattr(compute, "_SESSION_UPLOADS", {})
+    monkeypatch.setattr(compute, "_GONE_SINCE", {})
+    monkeypatch.setattr(compute.st, "spinner", lambda *a, **k: __import__("contextlib").nullcontext())
+    X = np.random.default_rng(0).standard_normal((20, 6))
+    up = compute.Upload(X=X, feature_names=[f"f{j}" for j in range(6)], labels=None, image_shape=None,
+                        notes=[], metadata={}, source_name="u.csv", token="tok")
+    ds = compute.uploaded_dataset(up, "center")
+    current[0] = "s2"
+    assert compute.uploaded_dataset(up, "center") is ds  # the second session shares it
+    dkey = live.data_key(ds)
+    work._store_fit(work._fit_key(dkey, "auto", 3, 3, 0.1, 0), {"x": np.zeros(6), "variance": 1.0})
+    t0 = time.monotonic()
+    alive.discard("s1")
+    assert compute.release_ended_sessions(t0) == []  # within the grace period
+    assert compute.release_ended_sessions(t0 + compute.SESSION_GRACE_S) == ["s1"]
+    assert compute._UPLOADED and up.X is not None  # s2 still uses it
+    alive.discard("s2")
+    compute.release_ended_sessions(t0 + 2 * compute.SESSION_GRACE_S)
+    assert compute.release_ended_sessions(t0 + 4 * compute.SESSION_GRACE_S) == ["s2"]
+    assert compute._UPLOADED == {} and up.X is None
+    assert work.stored_fit(dkey, "auto", 3, d=3, eps=0.1, seed=0) is None
+    with pytest.raises(compute.InputError, match=r"your upload was released when its browser session ended"):
+        compute.uploaded_dataset(up, "center")

@@ -1,0 +1,304 @@
+"""Benchmark: N browser sessions at once on the heavy pages — first content, memory, cancellation.
+
+Starts the app (``streamlit run app.py``) and opens N headless-Chromium sessions *at the same
+time* (one browser context each, driven concurrently by Playwright's async API).  The sessions
+cycle through four scenarios: MLL (72 × 12,582, from ``NSPCA_DATA_DIR``) on "Variance vs k",
+"Compare algorithms" and "Several components", and a generated 75 × 7,000 labelled gene
+matrix uploaded as CSV on "Your data", then "Variance vs k".  With N = 8 every scenario runs in
+two sessions, whose identical work the server must share.
+
+For every session it prints the seconds from opening the app to the sidebar, and from the
+click on the page to its first content (a figure with data, as in ``bench_app.py``), and
+whether an exception box showed.  For the server (its process and its worker processes) it
+prints the resident memory at the start, the peak while the sessions work, the seconds from
+closing every tab until no job is queued or running (from the job log, ``NSPCA_JOB_LOG``),
+and the seconds until the memory is back within 300 MB of the start.
+
+Budgets (issue 31 item 12), checked and printed as ``ok`` / ``OVER``: first content ≤ 10 s per
+session at N = 8, server memory ≤ 4 GB (:data:`MEMORY_BUDGET_MB`), all work cancelled within
+10 s of the tabs closing, memory within 300 MB of the start after it.  Wall-clock seconds of
+one run on this machine (2 shared cores): compare within a run, not across machines.
+
+Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS]``; output kept in
+``benchmarks/results/bench_load.txt``.  ``tests/app/test_load.py`` runs N = 3 through
+:func:`run_load`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
+
+from tests.app.test_browser import CHROMIUM_ARGS, _chromium, _start_server, _status_mb, _stop_server, _tree  # noqa: E402
+from tests.app.test_browser_journeys import FIGURE_STATE_JS, PATHS, labelled_csv  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "bench_load.txt"
+MEMORY_BUDGET_MB = 4096      # the server and its worker processes, N = 8
+FIRST_CONTENT_BUDGET_S = 10.0
+CANCEL_BUDGET_S = 10.0
+MEMORY_BACK_MB = 300
+SCENARIOS = (("mll", "Variance vs k, certified"), ("mll", "Compare algorithms"),
+             ("mll", "Several components"), ("upload", "Variance vs k, certified"))
+POLL_S = 0.25
+
+
+@dataclass
+class Session:
+    index: int
+    dataset: str
+    title: str
+    sidebar: float | None = None        # s from goto to the sidebar's dataset box
+    first: float | None = None          # s from the click on the page to its first content
+    total: float | None = None          # s from goto to the first content
+    exception: str = ""
+    notes: list = field(default_factory=list)
+
+
+def server_mb(pid: int) -> float:
+    """Resident MB of the server and every process under it (workers, forkserver)."""
+    return sum(_status_mb(p, "VmRSS") for p in _tree(pid))
+
+
+class JobLog:
+    """Jobs queued/running per the server's job log (``ui.jobs`` writes one line per change)."""
+
+    LINE = re.compile(r"job (.*) (queued|running|done|stopped|cancelled|failed)( \d+/\d+| \()")
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def active(self) -> set[str]:
+        state: dict[str, str] = {}
+        for line in self.path.read_text(errors="replace").splitlines():
+            m = self.LINE.search(line)
+            if m:
+                state[m.group(1)] = m.group(2)
+        return {t for t, s in state.items() if s in ("queued", "running")}
+
+
+async def _drawn(page) -> int:
+    figs = await page.evaluate(FIGURE_STATE_JS)
+    return sum(1 for f in figs if f["drawn"] and f["marks"] > 0)
+
+
+async def _exception(page) -> str:
+    box = page.locator('[data-testid="stException"]')
+    return (await box.first.inner_text())[:300] if await box.count() else ""
+
+
+async def _wait(predicate, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if await predicate():
+            return True
+        await asyncio.sleep(POLL_S)
+    return False
+
+
+async def _idle(page, timeout_s: float) -> None:
+    async def quiet():
+        return await page.locator('[data-testid="stStatusWidget"]').count() == 0
+    for _ in range(3):  # idle three polls in a row
+        await _wait(quiet, timeout_s)
+        await asyncio.sleep(POLL_S)
+
+
+async def drive(browser, url: str, s: Session, csv: Path, cap: float) -> None:
+    """One session: open the app, choose the data, open the page, wait for its first content."""
+    ctx = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx.set_default_timeout(cap * 1000)
+    s.notes.append(ctx)
+    page = await ctx.new_page()
+    t0 = time.monotonic()
+    await page.goto(url + "/", wait_until="domcontentloaded", timeout=int(cap * 1000))
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first
+    await box.wait_for(timeout=int(cap * 1000))
+    s.sidebar = time.monotonic() - t0
+    await _idle(page, cap)
+    if s.dataset == "mll":
+        await box.click()
+        await page.get_by_role("option", name=re.compile("^MLL leukemia")).first.click()
+        await _idle(page, cap)
+    else:
+        await page.get_by_role("link", name="Your data").first.click()
+        await page.wait_for_url(f"**/{PATHS['Your data']}", timeout=int(cap * 1000))
+        await page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+        button = page.get_by_role("button", name="Analyse this data on every page")
+        await button.wait_for(timeout=int(cap * 1000))
+        await _idle(page, cap)
+        await button.click()
+        await _idle(page, cap)
+    t1 = time.monotonic()
+    await page.get_by_role("link", name=s.title).first.click()
+    await page.wait_for_url(f"**/{PATHS[s.title]}", timeout=int(cap * 1000))
+
+    async def content():
+        s.exception = s.exception or await _exception(page)
+        return bool(s.exception) or await _drawn(page) > 0
+
+    if await _wait(content, cap):
+        s.first, s.total = time.monotonic() - t1, time.monotonic() - t0
+    s.exception = s.exception or await _exception(page)
+
+
+async def _load(n: int, url: str, pid: int, log: JobLog, csv: Path, cap: float, out, profile_to=None) -> dict:
+    from playwright.async_api import async_playwright
+
+    sessions = [Session(i, *SCENARIOS[i % len(SCENARIOS)]) for i in range(n)]
+    cold_mb = server_mb(pid)
+    stop = asyncio.Event()
+    stacks: list[str] = []
+
+    async def watch():
+        while not stop.is_set():
+            peak[0] = max(peak[0], server_mb(pid))
+            await asyncio.sleep(0.2)
+
+    async def profile():  # py-spy dump of the server's threads every 5 s while the sessions work
+        exe = Path(sys.executable).with_name("py-spy")
+        while not stop.is_set() and exe.exists():
+            proc = await asyncio.create_subprocess_exec(str(exe), "dump", "--pid", str(pid),
+                                                        stdout=asyncio.subprocess.PIPE,
+                                                        stderr=asyncio.subprocess.STDOUT)
+            text = (await proc.communicate())[0].decode(errors="replace")
+            stacks.append(f"--- t = {time.monotonic() - t0:.1f} s\n{text}")
+            await asyncio.sleep(5.0)
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_ARGS)
+        # warm-up: one visit of the entry page loads the app's modules and the forkserver; the memory
+        # after it is the start the budgets compare with (the cold figure is printed too)
+        ctx = await browser.new_context()
+        page = await ctx.new_page()
+        await page.goto(url + "/", wait_until="domcontentloaded", timeout=int(cap * 1000))
+        await page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.wait_for(
+            timeout=int(cap * 1000))
+        await _idle(page, cap)
+        await ctx.close()
+        await asyncio.sleep(3.0)
+        start_mb = server_mb(pid)
+        peak = [start_mb]
+        t0 = time.monotonic()
+        watcher = asyncio.create_task(watch())
+        profiler = asyncio.create_task(profile()) if profile_to is not None else None
+        t0 = time.monotonic()
+        results = await asyncio.gather(*(drive(browser, url, s, csv, cap) for s in sessions),
+                                       return_exceptions=True)
+        for s, r in zip(sessions, results):
+            if isinstance(r, BaseException):
+                s.exception = s.exception or f"driver: {type(r).__name__}: {str(r)[:200]}"
+        work_s = time.monotonic() - t0
+        if profiler is not None:
+            profiler.cancel()
+        active_before = log.active()
+        for s in sessions:  # close every tab at once
+            for ctx in [c for c in s.notes if hasattr(c, "close")]:
+                await ctx.close()
+        closed = time.monotonic()
+        cancelled = None
+        while time.monotonic() - closed < 60:
+            if not log.active():
+                cancelled = time.monotonic() - closed
+                break
+            await asyncio.sleep(0.5)
+        back = None
+        while time.monotonic() - closed < 120:
+            if server_mb(pid) <= start_mb + MEMORY_BACK_MB:
+                back = time.monotonic() - closed
+                break
+            await asyncio.sleep(1.0)
+        stop.set()
+        await watcher
+        await browser.close()
+    end_mb = server_mb(pid)
+    by_process = {p: _status_mb(p, "VmRSS") for p in _tree(pid)}
+    if profile_to is not None and stacks:
+        Path(profile_to).write_text("\n".join(stacks))
+    return {"sessions": sessions, "cold_mb": cold_mb, "start_mb": start_mb, "peak_mb": peak[0], "end_mb": end_mb,
+            "cancelled_s": cancelled, "back_s": back, "work_s": work_s, "active_at_close": len(active_before),
+            "by_process": by_process}
+
+
+def run_load(n: int, *, cap: float = 120.0, out=print, workdir: Path | None = None, profile_to=None) -> dict:
+    """Start a server, run ``n`` sessions at once, stop the server; the measurements as a dict."""
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="nspca_load_"))
+    csv = labelled_csv(workdir / "genes_75x7000.csv")
+    job_log = workdir / "jobs.log"
+    job_log.write_text("")
+    proc, url = _start_server(workdir / "streamlit.log", NSPCA_JOB_LOG=str(job_log))
+    try:
+        return asyncio.run(_load(n, url, proc.pid, JobLog(job_log), csv, cap, out, profile_to))
+    finally:
+        _stop_server(proc)
+
+
+def _ok(good: bool) -> str:
+    return "ok" if good else "OVER"
+
+
+def report(n: int, r: dict, out) -> None:
+    out(f"N = {n} sessions at once (work phase {r['work_s']:.1f} s):")
+    out(f"  {'session':<8} {'data':<7} {'page':<26} {'sidebar (s)':>11} {'first content (s)':>18} "
+        f"{'from open (s)':>14}  exception")
+    for s in r["sessions"]:
+        first = f"{s.first:.1f}" if s.first is not None else "none"
+        total = f"{s.total:.1f}" if s.total is not None else "-"
+        side = f"{s.sidebar:.1f}" if s.sidebar is not None else "none"
+        out(f"  {s.index:<8} {s.dataset:<7} {s.title:<26} {side:>11} {first:>18} {total:>14}  {s.exception or '-'}")
+    firsts = [s.first for s in r["sessions"] if s.first is not None]
+    worst = max(firsts) if len(firsts) == len(r["sessions"]) else float("inf")
+    out(f"  first content: worst {worst:.1f} s (budget {FIRST_CONTENT_BUDGET_S:.0f} s at N = 8: "
+        f"{_ok(worst <= FIRST_CONTENT_BUDGET_S)}); exception boxes: "
+        f"{sum(bool(s.exception) for s in r['sessions'])}")
+    out(f"  server memory: cold {r['cold_mb']:.0f} MB, start (after a warm-up visit) {r['start_mb']:.0f} MB, "
+        f"peak {r['peak_mb']:.0f} MB (budget "
+        f"{MEMORY_BUDGET_MB} MB: {_ok(r['peak_mb'] <= MEMORY_BUDGET_MB)}), end {r['end_mb']:.0f} MB")
+    canc = r["cancelled_s"]
+    out(f"  tabs closed with {r['active_at_close']} job(s) active: no job active after "
+        f"{'%.1f s' % canc if canc is not None else '> 60 s'} (budget {CANCEL_BUDGET_S:.0f} s: "
+        f"{_ok(canc is not None and canc <= CANCEL_BUDGET_S)})")
+    back = r["back_s"]
+    out(f"  memory back within {MEMORY_BACK_MB} MB of the start after "
+        f"{'%.1f s' % back if back is not None else '> 120 s'} ({_ok(back is not None)}); at the end, per "
+        f"process: " + ", ".join(f"{pid}: {mb:.0f} MB" for pid, mb in r["by_process"].items()))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sessions", default="1,4,8", help="comma-separated session counts (default 1,4,8)")
+    ap.add_argument("--cap", type=float, default=120.0, help="seconds a session may take per step")
+    ap.add_argument("--profile", action="store_true",
+                    help="py-spy dump the server every 5 s (results/bench_load_pyspy_N<n>.txt)")
+    args = ap.parse_args()
+    if _chromium() is None:
+        print("no Chromium found; install Debian's chromium (make browser)")
+        return 1
+    lines: list[str] = []
+
+    def out(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    out(f"bench_load: N browser sessions at once; {os.cpu_count()} cores; MLL from {os.environ['NSPCA_DATA_DIR']}")
+    for n in [int(v) for v in args.sessions.split(",")]:
+        prof = RESULTS.with_name(f"bench_load_pyspy_N{n}.txt") if args.profile else None
+        report(n, run_load(n, cap=args.cap, out=out, profile_to=prof), out)
+        out()
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

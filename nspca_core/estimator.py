@@ -158,6 +158,9 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         Components already found, kept as the first j components; the deflation
         continues from them (R ``nsprcomp``'s ``partial_model``), so
         ``n_components - j`` new ones are computed.  Deflation strategies only.
+        The kept components keep their own sparsity: ``k_`` lists their numbers
+        of nonzeros first (a sequence ``k`` still has one entry per component;
+        the entries of the kept ones are replaced by those counts).
         A fitted model is read, never refitted (``clone`` keeps it as it is).
     tol : float in (0, 1) or None, default=None
         Convergence tolerance of the iterative solvers (the methods "em",
@@ -404,6 +407,9 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             raise InputError(f"`d` must be an int in [1, n_features={n}] or None; got {self.d}")
         partial = self._partial(n)
         r = self._n_components(n, m, ks, 0 if partial is None else partial.shape[1])
+        if partial is not None:  # a kept component's sparsity is its own (its certificate's k)
+            given = [int(c) for c in np.count_nonzero(partial, axis=0)]
+            ks = given + (ks[len(given):] if isinstance(ks, list) else [ks] * (r - len(given)))
         options = self._options()
         if sample_weight is not None:
             if dask:

@@ -433,3 +433,15 @@ def test_sparse_weighted_fit_never_densifies():
         tracemalloc.stop()
     assert peak < 36e6, peak  # half the covariance's size
     assert est.components_.shape == (1, 3_000) and 0 < est.score(X, sample_weight=w) <= 1
+
+
+@pytest.mark.parametrize("k", [2, [9, 9, 2]])
+def test_partial_model_with_a_smaller_k_keeps_the_kept_components_sparsity(data, k):
+    """Continuing a k=4 model with k=2: the kept component is certified at its own sparsity."""
+    one = NonnegativeSparsePCA(1, k=4, random_state=0).fit(data)
+    more = NonnegativeSparsePCA(3, k=k, random_state=0, partial_model=one).fit(data)
+    nnz = int(np.count_nonzero(one.components_[0]))
+    assert more.k_ == [nnz, 2, 2] if isinstance(k, int) else more.k_ == [nnz, 9, 2]
+    assert np.array_equal(more.components_[0], one.components_[0])
+    assert (np.count_nonzero(more.components_[1:], axis=1) <= more.k_[1:]).all()
+    assert more.upper_bounds_[0] == pytest.approx(one.upper_bounds_[0], rel=1e-6)

@@ -118,11 +118,82 @@ def _run(target, *args):
     return out
 
 
+# --------------------------------------------------------------------------- end to end, 16 GB
+LAZY_M, LAZY_N, LAZY_ROWS, LAZY_GROUPS, LAZY_SIZE = 2_000_000, 2_000, 4_000, 8, 20
+
+
+def _lazy_block(index):
+    """Rows ``[i LAZY_ROWS, (i + 1) LAZY_ROWS)`` of the planted data, float32, made from the
+    block's own seed (the same block every time it is read): 8 disjoint groups of 20
+    features driven by one factor each (scales 3 ... 1.25), plus uniform noise and an offset."""
+    i = int(np.asarray(index).ravel()[0])
+    rng = np.random.default_rng([12345, i])
+    X = rng.random((LAZY_ROWS, LAZY_N), dtype=np.float32)
+    X += np.float32(0.5)
+    Z = rng.standard_normal((LAZY_ROWS, LAZY_GROUPS), dtype=np.float32)
+    Z *= np.linspace(3.0, 1.25, LAZY_GROUPS, dtype=np.float32)
+    for g in range(LAZY_GROUPS):
+        X[:, g * LAZY_SIZE:(g + 1) * LAZY_SIZE] += Z[:, g:g + 1]
+    return X
+
+
+def _lazy_array(m: int):
+    import dask.array as da
+
+    blocks = m // LAZY_ROWS
+    idx = da.arange(blocks, chunks=1)
+    return da.map_blocks(_lazy_block, idx, chunks=((LAZY_ROWS,) * blocks, (LAZY_N,)), new_axis=1,
+                         dtype=np.float32, meta=np.empty((0, 0), dtype=np.float32))
+
+
+def _end_to_end(m: int, k_comp: int) -> None:
+    """``nspca_core.fit`` and ``components`` on the lazily generated array, through the public
+    front, on a LocalCluster of 2 worker processes with memory_limit="1GB" each."""
+    from distributed import Client, LocalCluster
+
+    import nspca_core as nc
+
+    X = _lazy_array(m)
+    print(f"lazily generated array: {X.shape[0]:,} x {X.shape[1]:,} {X.dtype}, "
+          f"{X.nbytes / 1e9:.1f} GB, {X.numblocks[0]} row blocks of {LAZY_ROWS:,}")
+    print("machine: " + f"{os.cpu_count()} cores; load average "
+          + " ".join(f"{x:.1f}" for x in os.getloadavg()) + " at start", flush=True)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit="1GB") as cluster, Client(cluster) as client:
+        t = time.perf_counter()
+        r = nc.fit(X, k=10, method="tpower", certify=False, client=client)
+        t_fit = time.perf_counter() - t
+        print(f"fit(k=10, method='tpower'): {t_fit:.1f} s, variance {r.variance:.4f}, support "
+              f"{r.support.tolist()}", flush=True)
+        print("  " + r.info["notes"][0], flush=True)
+        t = time.perf_counter()
+        c = nc.components(X, n_components=LAZY_GROUPS, k=k_comp, strategy="bipartite", client=client)
+        t_comp = time.perf_counter() - t
+        planted = [set(range(g * LAZY_SIZE, (g + 1) * LAZY_SIZE)) for g in range(LAZY_GROUPS)]
+        found = sum(any(set(s.tolist()) <= p for p in planted) for s in c.supports)
+        print(f"components({LAZY_GROUPS}, k={k_comp}, strategy='bipartite', d={c.params['d']}): "
+              f"{t_comp:.1f} s, {found} of {LAZY_GROUPS} supports inside one planted group, "
+              f"total variance {c.variance.sum():.2f}", flush=True)
+        workers = client.run(_worker_peak)
+    client_mb = _peak_mb()
+    print(f"\npeak resident memory per process: client (with the scheduler and the nannies) "
+          f"{client_mb:.0f} MB; workers " + ", ".join(f"{w:.0f} MB" for w in sorted(workers.values()))
+          + " (memory_limit 1 GB each)")
+    print(f"data {X.nbytes / 1e9:.1f} GB / largest process {max([client_mb, *workers.values()]) / 1e3:.2f} GB"
+          f" = {X.nbytes / 1e6 / max([client_mb, *workers.values()]):.0f}x")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the Enron documents")
     ap.add_argument("--blocks", type=int, default=8, help="files (row blocks)")
+    ap.add_argument("--lazy", action="store_true",
+                    help="the end-to-end case instead: a lazily generated 2,000,000 x 2,000 float32 array")
+    ap.add_argument("--rows", type=int, default=LAZY_M, help="rows of the lazy array (--lazy)")
     args = ap.parse_args(argv)
+    if args.lazy:
+        _end_to_end(args.rows, LAZY_SIZE)
+        return
 
     from nspca_core.corpus import corpus_like
 

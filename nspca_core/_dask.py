@@ -41,23 +41,27 @@ Pointing it at a cluster: start a scheduler and workers (``dask scheduler``,
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._cov import Cov
-from ._sparse import check_dense_budget
+from ._sparse import _format_bytes, check_dense_budget
 from ._dask_kernels import k_bad, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
 from ._validation import InputError, check_d, check_int
 
-__all__ = ["DaskCov", "as_dask_cov", "fit_dask", "components_dask", "DASK_METHODS",  # noqa: F822 (lazy)
+__all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "fit_dask", "components_dask", "DASK_METHODS",  # noqa: F822 (lazy)
            "DASK_STRATEGIES", "DENSE_BUDGET_BYTES"]
 
 #: single-component methods of :func:`fit_dask`
 DASK_METHODS = ("tpower", "em", "spannogram", "enet", "auto")
 #: strategies of :func:`components_dask`
 DASK_STRATEGIES = ("bipartite", "deflation")
+#: the blocks are persisted when they take at most this fraction of the cluster's memory
+PERSIST_FRACTION = 0.5
 #: largest n x n float64 covariance :meth:`DaskCov.dense` forms (bytes; n ~ 11,585)
 DENSE_BUDGET_BYTES = 1 << 30
 _EXTRA = ("pip install 'nspca-core[dask]' (or: pip install 'dask[array]' distributed)")
@@ -137,6 +141,7 @@ class DaskCov(Cov):
         self._shared = shared if shared is not None else {"diag": None}
         self._factors: dict = {}
         self.factor_info: dict = {}
+        self.persist_info: dict = {}
 
     @property
     def thin(self) -> bool:
@@ -463,7 +468,75 @@ def _scheduler_name(client) -> str:
         return type(client).__name__
 
 
-def as_dask_cov(X, *, center: bool = True, client=None, persist: bool = True,
+def is_dask_array(X) -> bool:
+    """True when X is a ``dask.array.Array`` (without importing Dask: a Dask array exists only
+    once ``dask.array`` was imported)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(X, da.Array)
+
+
+def _default_client(client):
+    """The client graphs will run on: ``client``, else Dask's default ``distributed`` client,
+    else None (the local threaded scheduler)."""
+    if client is not None:
+        return client
+    try:
+        from distributed import default_client
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _available_bytes() -> int:
+    """Memory available on this machine (``/proc/meminfo``'s MemAvailable, else total)."""
+    try:
+        with open("/proc/meminfo") as f:
+            info = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f if ":" in line}
+        return int(info.get("MemAvailable", info["MemTotal"]))
+    except (OSError, KeyError, ValueError, IndexError):
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def decide_persist(X, client=None) -> dict:
+    """Whether the blocks of X fit in the cluster's memory: ``{"persist", "data_bytes",
+    "memory_bytes", "where", "reason"}``.
+
+    The data's size is ``X.nbytes`` (for sparse chunks the dense size: an upper bound, as their
+    number of stored values is unknown before a pass).  The cluster's memory is the sum of the
+    workers' ``memory_limit`` (of ``client``, or Dask's default client), or this machine's
+    available memory under the local scheduler.  The blocks are persisted when they take at
+    most :data:`PERSIST_FRACTION` of it (the rest is for the scores, bases and the workers'
+    own use); otherwise every pass streams them from their source.
+    """
+    client = _default_client(client)
+    data = int(X.nbytes)
+    where = "this machine's available memory (local scheduler)"
+    memory = 0
+    if client is not None:
+        try:
+            workers = client.scheduler_info().get("workers", {})
+            memory = int(sum(int(w.get("memory_limit") or 0) for w in workers.values()))
+            where = f"the memory_limit of the cluster's {len(workers)} worker(s)"
+        except Exception:  # pragma: no cover - other client types
+            memory = 0
+    if memory <= 0:
+        memory = _available_bytes()
+        where = "this machine's available memory"
+    persist = data <= PERSIST_FRACTION * memory
+    verb = "kept in the workers' memory (persisted)" if persist else "streamed from their source at every pass"
+    sparse = " (dense size: an upper bound for sparse chunks)" if _sparse_meta(X) else ""
+    reason = (f"the data's {_format_bytes(data)}{sparse} {'fit' if persist else 'do not fit'} in "
+              f"{PERSIST_FRACTION:.0%} of {where} ({_format_bytes(memory)}): the blocks are {verb}")
+    return {"persist": bool(persist), "data_bytes": data, "memory_bytes": memory, "where": where,
+            "reason": reason}
+
+
+def _sparse_meta(X) -> bool:
+    meta = getattr(X, "_meta", None)
+    return sp.issparse(meta) or hasattr(meta, "tocsc")
+
+
+def as_dask_cov(X, *, center: bool = True, client=None, persist="auto",
                 dense_budget: float = DENSE_BUDGET_BYTES) -> DaskCov:
     """Validate a ``dask.array`` and wrap it as a :class:`DaskCov`.
 
@@ -480,9 +553,11 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist: bool = True,
         The cluster to run on, e.g. ``distributed.Client("tcp://host:8786")``
         (see ``docs/DASK.md``).  None: Dask's default (a default Client if one
         was created, else local threads).
-    persist : bool, default True
+    persist : bool or "auto", default "auto"
         Keep the (CSC/ndarray) blocks in the workers' memory; False re-reads
         them from their source at every pass (data bigger than the cluster's memory).
+        "auto": persist when they fit (:func:`decide_persist`, recorded with its
+        reason in ``cov.persist_info``).
     dense_budget : float, optional
         Bytes :meth:`DaskCov.dense` may use for the n x n matrix.
 
@@ -514,8 +589,8 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist: bool = True,
         raise InputError(f"`X` must hold real numbers; got dtype {X.dtype}")
     if not isinstance(center, (bool, np.bool_)):
         raise InputError(f"`center` must be True or False; got {center!r}")
-    if not isinstance(persist, (bool, np.bool_)):
-        raise InputError(f"`persist` must be True or False; got {persist!r}")
+    if not (isinstance(persist, (bool, np.bool_)) or (isinstance(persist, str) and persist == "auto")):
+        raise InputError(f"`persist` must be True, False or 'auto'; got {persist!r}")
     if not isinstance(dense_budget, numbers.Real) or not dense_budget >= 0:
         raise InputError(f"`dense_budget` must be a number of bytes >= 0; got {dense_budget!r}")
     if client is not None and not hasattr(client, "persist"):
@@ -527,7 +602,11 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist: bool = True,
         meta = sp.csc_matrix((0, 0), dtype=X.dtype)
     Xp = X.map_blocks(prepare_block, dtype=X.dtype, meta=meta)
     cov = DaskCov(Xp, np.zeros(n), center=bool(center), client=client, dense_budget=dense_budget)
-    if persist:
+    if isinstance(persist, str):
+        cov.persist_info = decide_persist(X, client)
+    else:
+        cov.persist_info = {"persist": bool(persist), "reason": f"persist={bool(persist)} was given"}
+    if cov.persist_info["persist"]:
         cov.X_dask = cov._persist(Xp)
     Xd = cov.X_dask
     sums = da.map_blocks(k_colsum, Xd, chunks=((1,) * Xd.numblocks[0], (n,)),

@@ -47,7 +47,7 @@ def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restart
 
 
 def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client=None,
-             persist=True, callback=None, **options):
+             persist="auto", callback=None, **options):
     """One nonnegative, k-sparse principal component of a ``dask.array`` (or a :class:`DaskCov`).
 
     Parameters
@@ -71,8 +71,9 @@ def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client
     client : distributed.Client, optional
         The cluster: ``distributed.Client("tcp://host:8786")`` for a running
         scheduler at that address; None for Dask's default.
-    persist : bool, default True
-        Keep the blocks in the workers' memory between passes.
+    persist : bool or "auto", default "auto"
+        Keep the blocks in the workers' memory between passes; "auto": when they
+        fit (:func:`nspca_core._dask.decide_persist`; its reason in ``info["dask"]``).
     callback : callable(done, total), optional
     **options
         Of the method, as in :func:`nspca_core.fit` (``restarts``,
@@ -114,12 +115,13 @@ def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client
     else:
         res = fit_cov(cov, k, method, d, eps, seed, callback, dict(options))
     info = {**res.info, "dask": {"scheduler": _scheduler_name(cov.client),
-                                 "factor": dict(cov.factor_info)}}
+                                 "factor": dict(cov.factor_info),
+                "persist": dict(cov.persist_info)}}
     return replace(res, info=info, seconds=time.perf_counter() - t0)
 
 
 def components_dask(X, *, n_components, k, strategy="bipartite", method="tpower", d=None,
-                    eps=0.1, seed=0, center=True, client=None, persist=True, callback=None,
+                    eps=0.1, seed=0, center=True, client=None, persist="auto", callback=None,
                     **options):
     """Several nonnegative k-sparse components with disjoint supports, of a ``dask.array``.
 
@@ -173,5 +175,6 @@ def components_dask(X, *, n_components, k, strategy="bipartite", method="tpower"
         cr = deflation_components(cov, n_components, k, method=method, d=5 if d is None else d,
                                   seed=seed, callback=callback, **options)
     info = {**cr.info, "dask": {"scheduler": _scheduler_name(cov.client),
-                                "factor": dict(cov.factor_info)}}
+                                "factor": dict(cov.factor_info),
+                "persist": dict(cov.persist_info)}}
     return replace(cr, info=info, seconds=time.perf_counter() - t0)

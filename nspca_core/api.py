@@ -16,6 +16,7 @@ import numpy as np
 from ._common.options import check_options
 from ._common.scale import normalized, rescale
 from ._cov import Cov, ProjectedCov, _is_sparse, as_cov
+from ._dask import DASK_METHODS, _scheduler_name, as_dask_cov, is_dask_array
 from .methods import PEERS, SINGLE
 from ._validation import InputError, as_rng, check_d, check_int, check_k
 from .result import ComponentsResult, Result
@@ -29,6 +30,11 @@ __all__ = ["METHODS", "STRATEGIES", "fit", "components"]
 METHODS = SINGLE  # from the method registry (nspca_core.methods)
 STRATEGIES = ("deflation-remove", "deflation-project", "bipartite", "quasi-orthogonal")
 
+# keyword options of Dask data (nspca_core._dask.as_dask_cov), and the strategies it runs
+_DASK_OPTIONS = ("client", "persist", "center")
+_DASK_STRATEGIES = ("deflation-remove", "deflation-project", "bipartite")
+# keyword options of the bipartite strategy (nspca_core.peers.bipartite.bipartite_components)
+_BIPARTITE_OPTIONS = {"effort", "samples", "polish", "refine", "swap"}
 # default minimum angle (degrees) between quasi-orthogonal EM components
 _MIN_ANGLE = 75.0
 
@@ -102,9 +108,50 @@ def _weighted(X, sample_weight):
     return X * np.sqrt(w / w.mean())[:, None]
 
 
-def _default_d(d, n: int):
-    """``d=None``: ``min(3, n)`` (1- and 2-feature problems work with the default)."""
-    return min(3, n) if d is None else d
+def _operator(X, cov, sample_weight, options: dict) -> Cov:
+    """The covariance operator of the input (:func:`nspca_core._cov.as_cov`); a ``dask.array``
+    becomes a :class:`~nspca_core._dask.DaskCov` (centered implicitly, never gathered) with the
+    options ``client``, ``persist``, ``center`` (taken out of ``options``)."""
+    given = {name: options.pop(name) for name in _DASK_OPTIONS if name in options}
+    if is_dask_array(X):
+        if sample_weight is not None:
+            raise InputError("`sample_weight` needs in-memory data; got a dask.array.Array "
+                             "(weight its rows before wrapping it, or pass NumPy data)")
+        return as_dask_cov(X, **given)
+    if given:
+        raise InputError(f"option(s) {sorted(given)} apply to Dask data only (`X` a dask.array.Array); "
+                         f"got `X` of type {type(X).__name__}")
+    return as_cov(_weighted(X, sample_weight), cov)
+
+
+def _dask_info(C: Cov, info: dict) -> dict:
+    """``info`` with, for Dask data, ``info["dask"]`` (scheduler, persistence and its reason,
+    factor) and the persistence reason among ``info["notes"]``."""
+    if not getattr(C, "dask", False):
+        return info
+    persist = dict(C.persist_info)
+    notes = [*info.get("notes", []), f"Dask data: {persist.get('reason', '')}"]
+    return {**info, "notes": notes, "dask": {"scheduler": _scheduler_name(C.client), "persist": persist,
+                                             "factor": dict(C.factor_info)}}
+
+
+def _check_dask_method(C: Cov, method: str, strategy: str | None = None) -> None:
+    if not getattr(C, "dask", False):
+        return
+    if method not in DASK_METHODS:
+        raise InputError(f"`method` must be one of {', '.join(repr(m) for m in DASK_METHODS)} for Dask "
+                         f"data; got {method!r}")
+    if strategy is not None and strategy not in _DASK_STRATEGIES:
+        raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in _DASK_STRATEGIES)} for "
+                         f"Dask data; got {strategy!r}")
+
+
+def default_d(d, n: int, strategy: str | None = None, n_components: int = 1):
+    """The rank used for ``d=None``: ``min(n_components, n)`` for the bipartite strategy (the
+    paper's d = r), else ``min(3, n)`` (1- and 2-feature problems work with the default)."""
+    if d is not None:
+        return d
+    return min(n_components, n) if strategy == "bipartite" else min(3, n)
 
 # ----------------------------------------------------------------------------- single component
 def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=True, callback=None,
@@ -115,6 +162,11 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     ----------
     X : array_like of shape (m, n), optional
         Data used as given (center it first); the covariance is ``X^T X / m``.
+        ``scipy.sparse`` data and a ``dask.array.Array`` are centered implicitly
+        (never densified; Dask data runs on :class:`nspca_core._dask.DaskCov`
+        with the options ``client``, ``persist`` — default "auto": the blocks
+        stay in the workers' memory when they fit, see ``info["notes"]`` — and
+        ``center``; methods "tpower", "em", "spannogram", "enet", "auto").
     cov : array_like of shape (n, n), optional
         The covariance itself.  Give exactly one of X, cov.
     k : int in [1, n]
@@ -164,12 +216,13 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     or "enet" answer with the same d, eps, seed.
     """
     t0 = time.perf_counter()
-    C = as_cov(_weighted(X, sample_weight), cov)
+    C = _operator(X, cov, sample_weight, options)
     n = C.n
     k = check_k(k, n)
-    d = check_d(_default_d(d, n), n)
+    d = check_d(default_d(d, n), n)
     eps = _check_eps(eps)
     method = _check_method(method)
+    _check_dask_method(C, method)
     check_options(options, _allowed_options(method), f"method {method!r}")
     as_rng(seed)  # validates the seed without consuming a Generator
     _check_callback(callback)
@@ -184,6 +237,7 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
         cert = _certify_cov(C, k, x=res.x, effort=effort)
         res = replace(res, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
                       info={**res.info, "certificate": cert})
+    res = replace(res, info=_dask_info(C, res.info))
     return replace(rescale(res, factors), seconds=time.perf_counter() - t0)
 
 
@@ -237,8 +291,13 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         - "quasi-orthogonal": EM with a minimum angle between components
           (:func:`nspca_core.peers.em.em_components`; option ``min_angle`` in degrees,
           default 75).
-    d, eps, seed, callback, sample_weight, **options
-        As in :func:`fit`.
+    d : int in [1, n], optional
+        Rank of the approximation, as in :func:`fit`; for "bipartite" the rank of
+        the sketch ``A_d`` (default ``n_components``, the paper's d = r).  The d
+        used is ``params["d"]``.
+    eps, seed, callback, sample_weight, **options
+        As in :func:`fit`; "bipartite" also takes ``samples`` (net points),
+        ``polish``, ``refine``, ``swap``.
     partial : ComponentsResult or ndarray (n, j), optional
         Components already found (a previous result, or its loadings): they are
         kept as the first j components and the deflation continues from them
@@ -257,12 +316,12 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         computed on the ORIGINAL covariance (:func:`nspca_core._summary.variance_summary`).
     """
     t0 = time.perf_counter()
-    C = as_cov(_weighted(X, sample_weight), cov)
+    C = _operator(X, cov, sample_weight, options)
     n = C.n
     r = check_int(n_components, "n_components", 1, n)
     ks = _check_ks(k, r, n)
     k = max(ks)
-    d = check_d(_default_d(d, n), n)
+    d = check_d(default_d(d, n, strategy, r), n)
     eps = _check_eps(eps)
     method = _check_method(method)
     as_rng(seed)
@@ -270,8 +329,9 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     if strategy not in STRATEGIES:
         raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in STRATEGIES)}; "
                          f"got {strategy!r}")
+    _check_dask_method(C, method, strategy)
     where = f"strategy {strategy!r}" if strategy in ("bipartite", "quasi-orthogonal") else f"method {method!r}"
-    check_options(options, _allowed_options(method, strategy) if strategy != "bipartite" else {"effort"},
+    check_options(options, _allowed_options(method, strategy) if strategy != "bipartite" else _BIPARTITE_OPTIONS,
                   where)
     from ._summary import variance_summary
 
@@ -290,7 +350,8 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     if strategy == "bipartite":
         from .peers.bipartite import bipartite_components
 
-        cr = bipartite_components(C, r, k, eps=eps, seed=seed, nonneg=True, callback=callback)
+        cr = bipartite_components(C, r, k, eps=eps, seed=seed, nonneg=True, callback=callback, d=d,
+                                  **{key: val for key, val in options.items() if key != "effort"})
         loadings, results, method_name = cr.loadings, list(cr.results), "bipartite"
         problems = [C] * len(results)
         info.update(cr.info)
@@ -377,5 +438,5 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     out = ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
                            additional_variance=additional, supports=supports, method=method_name,
                            strategy=strategy, params=params, seconds=time.perf_counter() - t0,
-                           results=results, info=info, **joint)
+                           results=results, info=_dask_info(C, info), **joint)
     return replace(rescale(out, factors), seconds=time.perf_counter() - t0)

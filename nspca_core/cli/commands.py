@@ -7,6 +7,7 @@ import json
 import sys
 import time
 import traceback
+from pathlib import Path
 
 import numpy as np
 
@@ -27,9 +28,9 @@ def _run_components(args, data, n: int, unit: str) -> tuple:
 
     The default rank adapts to few features; a --d given is passed as given.
     """
-    from ..api import components
+    from ..api import components, default_d
 
-    d = args.d if args.d is not None else min(3, n)
+    d = default_d(args.d, n, args.strategy, args.components)  # the front's default (bipartite: d = r)
     if d > n:
         raise _BadInput(f"--d must be at most the number of {unit} ({n}); got {d}")
     _check_net_size(args, d, n)
@@ -73,7 +74,79 @@ def _ratio(c: dict) -> str:
     return f"{c['certified_ratio']:.4f}" if c["certified_ratio"] is not None else "n/a"
 
 
+#: rows per block when --dask reads a .npy file
+DASK_BLOCK_ROWS = 50_000
+
+
+def _read_rows(path: str, start: int, stop: int):
+    """Rows [start, stop) of a .npy file (memory-mapped: only those rows are read)."""
+    return np.array(np.load(path, mmap_mode="r")[start:stop])
+
+
+def _dask_data(args):
+    """``(X, client)``: DATA as a lazy ``dask.array`` (a .zarr store, or a .npy file read in row
+    blocks by the workers) and the ``distributed.Client`` of ``--scheduler`` (None: local)."""
+    from .._dask import _require_dask
+
+    if args.preprocessing == "standardize":
+        raise _BadInput("--dask centers implicitly (--preprocessing center) or not at all (none); "
+                        "got --preprocessing standardize")
+    dask, da = _require_dask()
+    path = Path(args.data)
+    if path.suffix == ".zarr" and path.exists():
+        X = da.from_zarr(str(path))
+    elif path.suffix == ".npy" and path.is_file():
+        head = np.load(path, mmap_mode="r")  # the header only: nothing is read
+        if head.ndim != 2:
+            raise _BadInput(f"--dask needs a 2-D .npy array (samples x features); got shape {head.shape}")
+        (m, n), dtype = head.shape, head.dtype
+        edges = list(range(0, m, DASK_BLOCK_ROWS)) + [m]
+        X = da.concatenate([da.from_delayed(dask.delayed(_read_rows)(str(path.resolve()), a, b), shape=(b - a, n),
+                                            dtype=dtype) for a, b in zip(edges[:-1], edges[1:])])
+    else:
+        raise _BadInput(f"--dask reads a .zarr store or a .npy file; got {args.data!r}")
+    client = None
+    if args.scheduler is not None:
+        from distributed import Client
+
+        client = Client(args.scheduler)
+    return X, client
+
+
+def _fit_dask(args) -> int:
+    """``fit --dask``: components of a lazy array (components.csv, summary.json; no scores.csv,
+    which would hold one row per sample)."""
+    from ..api import components, default_d
+
+    X, client = _dask_data(args)
+    n = int(X.shape[1])
+    d = default_d(args.d, n, args.strategy, args.components)
+    out = _out_folder(args.out)
+    start = time.perf_counter()
+    res = components(X, n_components=args.components, k=args.k, method=args.method, strategy=args.strategy,
+                     d=args.d, eps=args.eps, seed=args.seed, certify=not args.no_certify,
+                     callback=_progress(not args.quiet), client=client,
+                     center=args.preprocessing == "center")
+    d = res.params.get("d", d)
+    cols = [f"component_{j + 1}" for j in range(res.n_components)]
+    _write_csv(out / "components.csv", res.loadings, cols, index=None, index_name="feature")
+    per = _per_component(res, res.loadings)
+    summary = {"data": str(args.data), "shape": [int(X.shape[0]), n], "dask": True,
+               "preprocessing": ["center"] if args.preprocessing == "center" else [],
+               "parameters": _parameters(args, d), "dask_notes": res.info.get("notes", []),
+               "seconds": time.perf_counter() - start, **_variances(res, per)}
+    _write_text(out / "summary.json", json.dumps(summary, indent=2, default=str))
+    print(f"wrote {out}/components.csv, summary.json")
+    for note in res.info.get("notes", []):
+        print(note, file=sys.stderr)
+    for c in per:
+        print(f"component {c['component']}: k={c['k']} variance={c['variance']:.6g} certified ratio={_ratio(c)}")
+    return EXIT_OK
+
+
 def _cmd_fit(args) -> int:
+    if getattr(args, "dask", False):
+        return _fit_dask(args)
     X, names, image_shape, checksum, record = _load(args)
     if record.get("sparse"):
         return _fit_text(args, X, names, checksum, record)
@@ -145,8 +218,18 @@ def _fit_text(args, X, words, checksum, record) -> int:
 def _cmd_certify(args) -> int:
     from ..certificates import certify
 
-    X, names, _, checksum, record = _load(args)
-    if record.get("sparse"):  # the covariance operator of the corpus, never densified
+    if getattr(args, "dask", False):
+        from .._dask import as_dask_cov
+
+        X, client = _dask_data(args)
+        center = args.preprocessing == "center"
+        data, steps, checksum = as_dask_cov(X, center=center, client=client), ["center"] * center, None
+        record = {"notes": []}
+    else:
+        X, names, _, checksum, record = _load(args)
+    if getattr(args, "dask", False):
+        pass  # the Dask operator above
+    elif record.get("sparse"):  # the covariance operator of the corpus, never densified
         w, data = _text_cov(args, X)
         steps = [w.weighting] + (["center"] if w.center else [])
     else:

@@ -144,7 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--strategy", default="deflation-remove",
                    help="several components: " + _listing(STRATEGIES, "deflation-remove"))
     f.add_argument("--d", type=int, default=None,
-                   help="rank of the approximation (default 3, or the number of features if fewer)")
+                   help="rank of the approximation (default 3, or the number of features if fewer; "
+                        "strategy bipartite: the number of components)")
     f.add_argument("--eps", type=float, default=0.1, help="epsilon-net accuracy (default 0.1)")
     f.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     f.add_argument("--no-certify", action="store_true", help="skip the certified upper bound")

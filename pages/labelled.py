@@ -45,7 +45,8 @@ def no_labels(ds) -> None:
     st.info(f"**{ds.info.title}** has no class labels. This page needs labels: choose *MLL leukemia* "
             "(ALL/AML/MLL), *IRAS LRS spectra* (their classes) or *digits* in the sidebar, or upload "
             "a file with a class column (a text column with repeated values, or name it under "
-            "*Label column*) on the *Your data* page.")
+            "*Label column*), or a file and its sample sheet (one row per sample with its class), "
+            "on the *Your data* page.")
     link_page("pages/your_data.py", "Upload data with a class column", ":material/upload_file:")
 
 
@@ -187,7 +188,10 @@ def main() -> None:
                        file_name=f"features_by_class_{ds.name}.csv", mime="text/csv",
                        key="fc_dl_tables", on_click="ignore",
                        help="Every component's features, all classes' means, F and p.")
-    c2.download_button("Scores with classes (CSV)", lab.scores_csv(an.scores, an.classes, an.codes),
+    upload = st.session_state.get(state.UPLOAD) if s.dataset == compute.UPLOAD_DATASET else None
+    sample_names = getattr(upload, "sample_names", None)
+    c2.download_button("Scores with classes (CSV)",
+                       lab.scores_csv(an.scores, an.classes, an.codes, sample_names=sample_names),
                        file_name=f"scores_by_class_{ds.name}.csv", mime="text/csv",
                        key="fc_dl_scores", on_click="ignore")
     c3.download_button("Heatmap matrix (CSV)",

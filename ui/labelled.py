@@ -373,12 +373,16 @@ def tables_csv(tables: list[pd.DataFrame]) -> bytes:
     return _csv(df[["component", *[c for c in df.columns if c != "component"]]])
 
 
-def scores_csv(scores: np.ndarray, classes: list[str], codes: np.ndarray) -> bytes:
-    """One row per sample (numbered from 1, in data order): its class and its component scores."""
+def scores_csv(scores: np.ndarray, classes: list[str], codes: np.ndarray, sample_names=None) -> bytes:
+    """One row per sample (in data order): its name (``sample_names``, else its number from 1),
+    its class and its component scores."""
     S = np.asarray(scores, dtype=float)
     df = pd.DataFrame(S, columns=[f"component {j + 1}" for j in range(S.shape[1])])
     df.insert(0, "class", [classes[c] for c in codes])
-    df.insert(0, "sample", np.arange(1, S.shape[0] + 1))
+    if sample_names is not None and len(sample_names) == S.shape[0]:
+        df.insert(0, "sample", [str(v) for v in sample_names])
+    else:
+        df.insert(0, "sample", np.arange(1, S.shape[0] + 1))
     return _csv(df)
 
 

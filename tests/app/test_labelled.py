@@ -195,6 +195,10 @@ def test_csv_exports_round_trip():
     assert scores["sample"].tolist() == list(range(1, 21))
     assert scores["class"].tolist() == labels.tolist()
     np.testing.assert_allclose(scores[["component 1", "component 2"]].to_numpy(), X @ L, atol=1e-9)
+    named = pd.read_csv(io.BytesIO(lab.scores_csv(an.scores, an.classes, an.codes,
+                                                  sample_names=[f"GSM{i}" for i in range(20)])))
+    assert named["sample"].tolist() == [f"GSM{i}" for i in range(20)]  # issue 26: names in downloads
+    assert named["class"].tolist() == labels.tolist()
     heat = pd.read_csv(io.BytesIO(lab.heatmap_csv(an.Z, names, an.features, an.order, an.classes,
                                                   an.codes)))
     assert heat["feature"].tolist() == ["g0", "g1", "g3"]

@@ -141,9 +141,47 @@ def main() -> None:
         except compute.Unavailable as exc:
             st.info(f"The certified band needs the certificates module: {exc}")
     shown = [mth for mth in methods if mth in paths]
-    views = [j.view() for j in paths.values()] + ([cert.view()] if cert is not None else [])
-    live.live(lambda: draw(ds, X, ks, k_now, lam1, shown, paths, cert, show_paper, s, log_k),
-              active=live.any_active(views))
+    proof = prove_optimality(X, dkey, k_now, paths) if show_band else None
+    views = [j.view() for j in paths.values()] + ([cert.view()] if cert is not None else []) \
+        + ([proof.view()] if proof is not None else [])
+    live.live(lambda: draw(ds, X, ks, k_now, lam1, shown, paths, cert, show_paper, s, log_k)
+              | draw_proof(proof, k_now), active=live.any_active(views))
+
+
+PROOF_SECONDS = 60  # the branch and bound's time limit (nspca_core.certify's default for "exact")
+
+
+def prove_optimality(X: np.ndarray, dkey: str, k: int, paths: dict):
+    """The "Prove optimality" action at the sidebar's k: ``certify(X, k, x, effort="exact")``
+    (branch and bound over supports, up to :data:`PROOF_SECONDS`) on the best answer found at k,
+    as a background job; None until asked (or while no answer exists at k)."""
+    x0 = work.best_x(list(paths.values()), k)
+    asked = f"vk_prove_{dkey}_{k}"
+    if st.button(f"Prove optimality at k = {k}", key="vk_prove", disabled=x0 is None,
+                 help=f"Branch and bound over supports, warm-started by the best answer at k; stops when the "
+                      f"gap closes to 1e-6 (provably optimal) or after {PROOF_SECONDS} s with its best bound."):
+        st.session_state[asked] = True
+    if not st.session_state.get(asked) or x0 is None:
+        return None
+    return work.certify_one_job(X, dkey, k, x0, effort="exact", title=f"proof of optimality at k = {k}")
+
+
+def draw_proof(proof, k: int) -> bool:
+    """The proof's progress (with Stop) and its answer; True while it runs."""
+    if proof is None:
+        return False
+    view = proof.view()
+    live.status_line(view, what=f"Proof of optimality at k = {k}", unit_name="values of k", key="vk_proof")
+    c = view.results.get(int(k))
+    if c is not None:
+        gap = (c["upper"] - c["lower"]) / c["upper"] if c["upper"] > 0 else 0.0
+        if c["optimal"]:
+            st.success(f"✓ Provably optimal at k = {k}: variance {c['lower']:.6g}, upper bound {c['upper']:.6g} "
+                       f"(relative gap {gap:.1e}, {c['kind']}).")
+        else:
+            st.info(f"Not proved optimal at k = {k} within {PROOF_SECONDS} s: the answer is at least "
+                    f"{c['lower'] / c['upper']:.3%} of the optimum (gap {gap:.2e}, bound {c['kind']}).")
+    return live.any_active([view])
 
 
 def monotone_band(ks, upper: np.ndarray, best: np.ndarray):

@@ -27,6 +27,16 @@ CSS = f"""
   [data-testid="stMainBlockContainer"] {{ padding-left: 1rem; padding-right: 1rem; }}
 }}
 [data-testid="stPlotlyChart"] {{ min-height: 240px; }}
+/* a multiselect's chips wrap onto more lines instead of scrolling out of the box under a fade
+   ("TPo…", "deflation: proj…", issue 27 item 6); a chip keeps its whole label */
+[data-testid="stMultiSelectTagsContainer"] {{ flex-wrap: wrap !important; overflow: visible !important;
+  mask-image: none !important; -webkit-mask-image: none !important; height: auto !important; }}
+[data-testid="stMultiSelect"] div:has(> [data-testid="stMultiSelectTagsContainer"]) {{
+  height: auto !important; max-height: none !important; }}
+[data-testid="stMultiSelectTagsContainer"] > span[role="group"] {{ flex-wrap: wrap !important; row-gap: 0.25rem; }}
+[data-testid="stMultiSelectTagsContainer"] [data-tag] {{ max-width: none !important; flex-shrink: 0; }}
+[data-testid="stMultiSelectTagsContainer"] [data-tag] > span {{ max-width: none !important;
+  overflow: visible !important; text-overflow: clip !important; }}
 /* "Press Enter to apply" sat on top of the number in the narrow sidebar boxes */
 [data-testid="stSidebar"] [data-testid="InputInstructions"] {{ display: none; }}
 </style>

@@ -216,6 +216,40 @@ def _truncated_buttons(page) -> list[str]:
     return page.evaluate(TRUNCATED_JS)
 
 
+# Control labels and chips cut short (issue 27 item 6: "TPo…" on Variance vs k at 1400 px,
+# "deflation: proj…" on Several components at 800 px): a label, a multiselect's row of chips
+# (it scrolled sideways under a fade) or one chip wider than its box, or a chip past its box's edge
+CUT_LABELS_JS = """
+() => {
+  const vis = e => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
+  const cut = e => e.scrollWidth > e.clientWidth + 1;
+  const out = [];
+  const sel = ['[data-testid="stWidgetLabel"] [data-testid="stMarkdownContainer"]',
+               '[data-testid="stMultiSelectTagsContainer"]', '[data-testid="stMultiSelectTagsContainer"] [data-tag]',
+               '[data-testid="stMultiSelectTagsContainer"] [data-tag] > span',
+               '[data-testid="stRadio"] label [data-testid="stMarkdownContainer"]',
+               '[data-testid="stCheckbox"] label [data-testid="stMarkdownContainer"]',
+               '[data-baseweb="tab"] [data-testid="stMarkdownContainer"]',
+               '[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"]'];
+  for (const s of sel)
+    document.querySelectorAll(s).forEach(e => { if (vis(e) && cut(e)) out.push(e.textContent.slice(0, 60)); });
+  document.querySelectorAll('[data-testid="stMultiSelectTagsContainer"]').forEach(box => {
+    if (!vis(box)) return;
+    const r = box.getBoundingClientRect();
+    box.querySelectorAll('[data-tag]').forEach(t => {
+      const q = t.getBoundingClientRect();
+      if (q.right > r.right + 1 || q.bottom > r.bottom + 1) out.push('chip outside its box: ' + t.textContent);
+    });
+  });
+  return [...new Set(out)];
+}
+"""
+
+
+def _cut_labels(page) -> list[str]:
+    return page.evaluate(CUT_LABELS_JS)
+
+
 # Formulas cut at the right edge (the tour's OPT formula at 800 px, issue 21 item 4)
 CUT_FORMULAS_JS = """
 () => [...document.querySelectorAll('[data-testid="stMainBlockContainer"] .katex-display, '
@@ -280,6 +314,7 @@ def test_page_in_browser(name, width, warm_app, browser):
                                 ".filter(e => e.offsetParent !== null).map(e => e.getBoundingClientRect().height)")
         assert all(h >= 200 for h in heights), heights
         assert not _truncated_buttons(page)
+        assert not _cut_labels(page), _cut_labels(page)
         assert not _cut_formulas(page)
         # no developer menu or Deploy button for the audience (client.toolbarMode = "viewer")
         assert page.locator('[data-testid="stAppDeployButton"]').count() == 0

@@ -413,7 +413,10 @@ def current_dataset():
 
 
 # ----------------------------------------------------------------- uploads
-@st.cache_data(show_spinner="Reading the file…", max_entries=8)
+# cache_resource, not cache_data: cache_data keeps a pickled copy of the parsed matrix and hands
+# every rerun a fresh unpickled copy (two more copies of an upload at least); the LoadedData is
+# only read, and dropped with the session (release_ended_sessions)
+@st.cache_resource(show_spinner="Reading the file…", max_entries=4)
 def _parse_upload(data: bytes, filename: str, variable: str | None = None, nan_policy: str = "error",
                   resize: tuple | None = None, label_column=None, header: bool | None = None,
                   vocab: bytes | None = None, orientation: str = "auto", sample_info: bytes | None = None,

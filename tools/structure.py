@@ -127,8 +127,8 @@ def _reaches(edges: dict, source: str, goal: str) -> bool:
 
 def circle_breaking_imports(edges: dict) -> list[tuple[str, str, int]]:
     """Imports inside functions whose target reaches back to the importer."""
-    return [(a, t, line) for a, targets in edges.items() for t, inside, line in targets
-            if inside and _reaches(edges, t, a)]
+    return sorted({(a, t, line) for a, targets in edges.items() for t, inside, line in targets
+                   if inside and _reaches(edges, t, a)})
 
 
 def long_functions(package: str = "nspca_core", root: Path = ROOT, limit: int = 150) -> list:
@@ -162,8 +162,13 @@ def main(argv=None) -> None:
         print(json.dumps(result, indent=1))
         return
     print(f"import circles: {len(result['circles'])}")
+    edges = imports()
     for c in result["circles"]:
         print("   ", " <-> ".join(c))
+        inner = sorted({(a, t, "in a function" if inside else "top") for a in c for t, inside, _ in edges[a]
+                        if t in c})
+        for a, t, where in inner:
+            print(f"        {a} -> {t} ({where})")
     print(f"internal imports inside functions: {result['imports_inside_functions']}, "
           f"of which break a circle: {len(result['circle_breaking_imports'])}")
     for a, t, line in result["circle_breaking_imports"]:

@@ -278,7 +278,8 @@ def _take_prefix(order, mu, slots):
 
 
 def _supports_enumerate(red: _Reduced, k: int, callback=None, method: str = "auto") -> set:
-    """Candidate cells of Alg. 2 by enumerating all r-subsets of ``[U; 0]``."""
+    """Candidate cells of Alg. 2 by enumerating all r-subsets of ``[U; 0]`` (``method``: "plain",
+    "filter" or "auto"; the sphere patches of d = 3 are :func:`.patches._supports_patches`)."""
     U, mu, r, tol = red.U, red.mu, red.r, red.tol
     cands: set = set()
     if r == 1:
@@ -303,10 +304,6 @@ def _supports_enumerate(red: _Reduced, k: int, callback=None, method: str = "aut
     degenerate_seen: set = set()
     total = _n_subsets(red.m + 1, r)
     done = 0
-    if r == 3 and method == "patches":
-        from .patches import _supports_patches  # d = 3 branch and bound imports this module
-
-        return _supports_patches(red, k, callback)
     if r == 3 and (method == "filter" or (method == "auto" and red.m >= _FILTER_MIN_ROWS)):
         # rows that are never as large as the k-th value cannot tie at the k-level
         t_low = _level_lower_bound(U, mu, k)

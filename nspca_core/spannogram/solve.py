@@ -30,6 +30,8 @@ def _candidate_set(V: np.ndarray, k: int, *, method: str = "auto", callback=None
     if red.r == 3 and (method == "prune" or (optimum_only and method == "auto" and red.m >= _FILTER_MIN_ROWS)):
         lower = _ascent_lower_bound(red.U, red.mu, k)
         return red, _supports_patches(red, k, callback, lower=lower), "pruned"
+    if red.r == 3 and method == "patches":
+        return red, _supports_patches(red, k, callback), "enumerate"
     if red.r == 2 and (method == "sweep" or (method == "auto" and red.m >= _SWEEP_MIN_ROWS)):
         return red, _supports_sweep(red, k, callback), "sweep"
     return red, _supports_enumerate(red, k, callback, method), "enumerate"

@@ -142,6 +142,7 @@ def test_d3_pruned_enumerations_give_the_same_candidates(method):
     # the circle filter and the sphere patches only skip vertices certainly off the k-level
     from nspca_core.spannogram._common import _Reduced
     from nspca_core.spannogram.enumerate import _supports_enumerate
+    from nspca_core.spannogram.patches import _supports_patches
     from nspca_core.spannogram.solve import _expand_all
 
     rng = np.random.default_rng(21)
@@ -152,7 +153,9 @@ def test_d3_pruned_enumerations_give_the_same_candidates(method):
         if red.empty or red.r < 3:
             continue
         for k in (1, int(rng.integers(1, n + 1)), n):
-            got = _expand_all(red, _supports_enumerate(red, k, method=method))
+            pruned = (_supports_patches(red, k) if method == "patches"
+                      else _supports_enumerate(red, k, method=method))
+            got = _expand_all(red, pruned)
             ref = _expand_all(red, _supports_enumerate(red, k, method="plain"))
             assert {s.tobytes() for s in got} == {s.tobytes() for s in ref}
 

@@ -139,7 +139,8 @@ def _load_registry_corpus(args):
 def _report_reading(name: str, loaded) -> None:
     """What the reader did, on stderr: always the columns that are not features."""
     m, n = loaded.X.shape
-    lines = [f"read {name}: {m} documents x {n} words, {loaded.X.nnz:,} nonzeros (sparse)"
+    rows, cols = ("cells", "genes") if loaded.format in ("h5ad", "10x") else ("documents", "words")
+    lines = [f"read {name}: {m} {rows} x {n} {cols}, {loaded.X.nnz:,} nonzeros (sparse)"
              if loaded.extra.get("sparse") else f"read {name}: {m} samples x {n} features"]
     lines += [f"  note: {_for_shell(note)}" for note in loaded.notes]
     if loaded.dropped_columns:

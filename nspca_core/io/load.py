@@ -193,6 +193,16 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     Positions in messages count as the user does: CSV line numbers from 1
     with the header line included, array rows from 1.
 
+    Orientation (``orientation="auto"``, CSV/TSV): the rows are read as
+    features when the evidence adds up to 3 or more: ids shaped like probes or
+    genes (``1007_s_at``, ``AFFX-...``, ``ENSG...``, ``ILMN_...``) +3, gene
+    symbols +2 or ids naming genes (``gene_12``) +1, an id column headed
+    ``ID_REF``/``probe``/``gene`` +2, a header of sample ids (``GSM...``,
+    ``TCGA-...``, barcodes) +2 or sample words +1, and at least 5 times more
+    rows than numeric columns +1; ids shaped like sample ids -3, a header of
+    gene names -3, an id column headed ``sample``/``patient`` -2.  The shape
+    alone never transposes.
+
     Text corpora (documents x words, read sparse by :mod:`.bow`):
     the UCI Bag-of-Words ``docword.NAME.txt`` or ``.txt.gz`` (recognised by
     its name, or any ``.txt`` when ``vocab`` is given), Matrix Market
@@ -318,7 +328,8 @@ def describe(loaded: LoadedData) -> str:
     """A few lines the app can show under an upload: size, format, labels, notes."""
     m, n = loaded.X.shape
     if loaded.extra.get("sparse"):
-        lines = [f"**{loaded.source_name}**: {m} documents x {n} words ({loaded.format}, sparse: "
+        rows, cols = ("cells", "genes") if loaded.format in ("h5ad", "10x") else ("documents", "words")
+        lines = [f"**{loaded.source_name}**: {m} {rows} x {n} {cols} ({loaded.format}, sparse: "
                  f"{loaded.extra.get('nnz', 0):,} nonzeros)"]
         return "\n".join(lines + [f"- {note}" for note in loaded.notes])
     lines = [f"**{loaded.source_name}**: {m} samples x {n} features ({loaded.format or 'data'}"

@@ -95,7 +95,7 @@ def main() -> None:
         st.caption(f"Planted topics recovered (best Jaccard index per topic, ground truth of the "
                    f"demo): mean {match['Jaccard'].mean():.2f}.")
         st.dataframe(match, hide_index=True, key="tp_match")
-    fig = tfigs.topics_grid(shown, variance=run.variance)
+    fig = tfigs.topics_grid(shown, n_cols=2, variance=run.variance)  # readable at 800 px too
     st.plotly_chart(fig, key="tp_bars")
     st.plotly_chart(tfigs.topic_variance(run.variance, run.cumulative_variance), key="tp_variance")
     c1, c2 = st.columns(2)

@@ -168,6 +168,8 @@ def words_used(token: str, stop_words: bool, max_df: float, _corpus: Corpus):
     p = prune_vocabulary(_corpus.X, _corpus.vocabulary, stop_words=stop_words_set(stop_words),
                          min_df=1, max_df=float(max_df))
     notes = list(p.notes) or ["no word left out"]
+    if stop_words and not p.n_stop:
+        notes.insert(0, "no English stop word in the vocabulary")
     if not stop_words:
         notes.append("stop words kept (switch on *Leave out English stop words* to drop them)")
     if float(max_df) >= 1.0:

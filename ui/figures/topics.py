@@ -57,9 +57,11 @@ def topics_grid(table: pd.DataFrame, *, n_cols: int = 4, variance=None,
     n_rows = math.ceil(len(comps) / n_cols)
     titles = [f"Topic {c}" + (f" — var {float(variance[c - 1]):.3g}" if variance is not None else "")
               for c in comps]
-    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=titles,
-                        horizontal_spacing=0.12, vertical_spacing=0.08 if n_rows > 1 else 0.1)
     longest = int(table.groupby("component").size().max())
+    row_px = max(260, 18 * longest + 80)
+    # about 70 px between rows: the x ticks of a row and the title of the next do not meet
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=titles, horizontal_spacing=0.12,
+                        vertical_spacing=min(0.3, 70 / (n_rows * row_px)) if n_rows > 1 else 0.1)
     for i, c in enumerate(comps):
         grp = table[table["component"] == c].sort_values("rank")
         row, col = divmod(i, n_cols)
@@ -70,7 +72,7 @@ def topics_grid(table: pd.DataFrame, *, n_cols: int = 4, variance=None,
         fig.update_xaxes(rangemode="tozero", row=row + 1, col=col + 1)
     for col in range(1, n_cols + 1):
         fig.update_xaxes(title_text="weight", row=n_rows, col=col)
-    fig.update_layout(title=title, showlegend=False, height=n_rows * max(260, 18 * longest + 80) + 60,
+    fig.update_layout(title=title, showlegend=False, height=n_rows * row_px + 60,
                       margin=dict(l=10, r=10, t=80, b=40))
     return fig
 

@@ -1,0 +1,102 @@
+"""Raw text to topics in a real browser (issues 26 item 5 and 27 item 7): a .zip of .txt documents
+(four planted themes, English filler everywhere) is uploaded on "Your data" and read as a sparse
+documents x words matrix; the Topics page then shows the themes as its largest topics, with no stop
+word, the short topics named, and says that the sidebar's k is not its "words per topic".
+Screenshots at 1400 and 800 px under ``test-artifacts/screenshots/topics/``.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from tests.app.test_browser import _start_server, _stop_server, _wait_drawn, _wait_idle
+from tests.app.test_browser_journeys import drawn_figures, grid_cells, settle, wait_for
+from tests.app.test_topics_planted import THEMES, planted_corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "test-artifacts" / "screenshots" / "topics"
+TIMEOUT_S = 300
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    proc, url = _start_server(SHOTS / "streamlit.log")
+    try:
+        yield url
+    finally:
+        _stop_server(proc)
+
+
+def screenshot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    width = page.viewport_size["width"]
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
+        "[data-testid=\"stMainBlockContainer\"]')].map(e => e.scrollHeight), 1000)")
+    page.set_viewport_size({"width": width, "height": min(int(height) + 80, 14000)})
+    _wait_drawn(page, 60)
+    path = SHOTS / f"{name}_{width}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": width, "height": 1000})
+    return path
+
+
+def no_exception(page) -> None:
+    errors = page.locator('[data-testid="stException"]')
+    assert errors.count() == 0, errors.first.inner_text()[:2000]
+
+
+def text_shown(page, pattern: str, timeout_s: float = TIMEOUT_S) -> None:
+    wait_for(lambda: page.get_by_text(re.compile(pattern)).count() >= 1, timeout_s, repr(pattern))
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_zip_of_documents_to_topics(app_url, browser, tmp_path, width):
+    docs, _ = planted_corpus()
+    path = tmp_path / "planted_news.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for i, doc in enumerate(docs):
+            zf.writestr(f"article_{i:03d}.txt", doc)
+    ctx = browser.new_context(viewport={"width": width, "height": 1000})
+    page = ctx.new_page()
+    try:
+        page.goto(app_url + "/your_data", wait_until="domcontentloaded", timeout=60_000)
+        _wait_idle(page, TIMEOUT_S)
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
+        text_shown(page, r"raw text: 200 documents")
+        _wait_idle(page, TIMEOUT_S)
+        no_exception(page)
+        screenshot(page, "1_your_data")
+        page.get_by_role("button", name=re.compile(r"Analyse this data|Use this data")).first.click()
+        _wait_idle(page, TIMEOUT_S)
+        no_exception(page)
+        link = page.get_by_role("link", name="Topics").first
+        box = link.bounding_box()
+        if box is None or box["x"] < 0 or not link.is_visible():  # narrow window: sidebar collapsed
+            page.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] '
+                         'button').first.click()
+            wait_for(lambda: (link.bounding_box() or {"x": -1})["x"] >= 0, 30, "the sidebar to open")
+        link.click()
+        page.wait_for_url("**/topics", timeout=60_000)
+        _wait_idle(page, TIMEOUT_S)
+        text_shown(page, r"Words of each topic")
+        wait_for(lambda: drawn_figures(page) >= 2, TIMEOUT_S, "the topic bars and the variance figure")
+        settle(page)
+        no_exception(page)
+        cells = grid_cells(page)
+        words = {c.split(" (")[0] for c in cells if re.fullmatch(r"\w+ \(\d\.\d{3}\)", c)}
+        assert words and not words & ENGLISH_STOP_WORDS, words & ENGLISH_STOP_WORDS
+        theme_words = {w for ws in THEMES.values() for w in ws}
+        assert len(words & theme_words) >= 30, words
+        text_shown(page, r"the sidebar's k \(now \d+\) is not used on this page")
+        text_shown(page, r"meaningful words? of the 15 asked")
+        screenshot(page, "2_topics")
+    finally:
+        ctx.close()

@@ -116,6 +116,50 @@ def _iterations(res) -> int:
     return max([1] + counts)
 
 
+def _distinct_rows(X, sample_weight, limit: int) -> int:
+    """The number of distinct rows of positive weight in X, counted up to ``limit`` (a repeated
+    sample and a weighted one count the same; one pass over the rows, no copy of X)."""
+    keep = np.arange(X.shape[0]) if sample_weight is None else np.flatnonzero(sample_weight > 0)
+    seen = set()
+    if sp.issparse(X):
+        X = X.tocsr()
+    for i in keep:
+        if sp.issparse(X):
+            a, b = X.indptr[i], X.indptr[i + 1]
+            idx, val = X.indices[a:b], X.data[a:b]
+            order = np.argsort(idx, kind="stable")
+            nz = val[order] != 0
+            key = idx[order][nz].tobytes() + b"|" + (val[order][nz] + 0.0).tobytes()  # + 0.0: -0.0 is 0.0
+        else:
+            key = (np.ascontiguousarray(X[i]) + 0.0).tobytes()
+        seen.add(key)
+        if len(seen) >= limit:
+            break
+    return max(len(seen), 1)
+
+
+#: ``n_components=None`` keeps the components until one adds at most this fraction of the total variance
+_EXHAUSTED = 1e-10
+
+
+def _explaining(res, total: float, keep: int):
+    """``res`` cut before its first component (after the ``keep`` given ones) that adds no variance
+    (at most ``_EXHAUSTED * total``): once the data's variance is exhausted the strategy has
+    nothing more to give (the rest would be arbitrary unit vectors of zero variance)."""
+    from dataclasses import replace
+
+    added = np.asarray(res.additional_variance, dtype=float)
+    empty = np.flatnonzero(added[keep:] <= _EXHAUSTED * total)
+    r = max(keep + (int(empty[0]) if empty.size else added.size - keep), 1)
+    if r >= added.size:
+        return res
+    note = f"n_components=None: {r} of {added.size} components kept; the rest add no variance"
+    return replace(res, loadings=res.loadings[:, :r], variance=res.variance[:r],
+                   cumulative_variance=res.cumulative_variance[:r], additional_variance=added[:r],
+                   supports=list(res.supports[:r]), results=list(res.results[:r]),
+                   info={**res.info, "notes": [*res.info.get("notes", []), note]})
+
+
 class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Nonnegative sparse principal components with certified optimality.
 
@@ -130,8 +174,10 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         Number of components, counting those of ``partial_model``.  None: as
         many as the strategy can give — "deflation-remove" runs until every
         feature is used (one per ``k`` at least), "deflation-project" and
-        "quasi-orthogonal" give ``min(n_samples, n_features)``, "bipartite"
-        ``n_features // k`` disjoint supports (its cost grows as ``2^r``), and
+        "quasi-orthogonal" up to ``min(n_samples, n_features)`` (distinct
+        samples of positive weight), "bipartite" ``n_features // k`` disjoint supports (its
+        cost grows as ``2^r``) — and keeps them up to the first that adds no
+        variance (``<= 1e-10`` of the total: the data's variance is exhausted);
         a sequence ``k`` gives ``len(k)``.
     k : int >= 1 or sequence of them
         Maximum number of nonzero loadings per component, or one per component
@@ -400,22 +446,25 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         X = self._check_X(X, reset=True)
         m, n = X.shape
         dask = _is_dask(X)
+        if sample_weight is not None and dask:
+            raise InputError("`sample_weight` is not supported with a Dask array X; pass weights with "
+                             "NumPy or scipy.sparse data, or none")
         # a count above n means "no sparsity constraint": clip, and report the value used
         ks = [min(int(kj), n) for kj in np.ravel(self.k)] if isinstance(self.k, (list, tuple, np.ndarray)) \
             else min(int(self.k), n)
         if self.d is not None and self.d > n:
             raise InputError(f"`d` must be an int in [1, n_features={n}] or None; got {self.d}")
         partial = self._partial(n)
-        r = self._n_components(n, m, ks, 0 if partial is None else partial.shape[1])
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, m)
+        m_eff = m  # for n_components=None: the samples that count (distinct, of positive weight)
+        if self.n_components is None and self.strategy in ("deflation-project", "quasi-orthogonal") and not dask:
+            m_eff = _distinct_rows(X, sample_weight, n)
+        r = self._n_components(n, m_eff, ks, 0 if partial is None else partial.shape[1])
         if partial is not None:  # a kept component's sparsity is its own (its certificate's k)
             given = [int(c) for c in np.count_nonzero(partial, axis=0)]
             ks = given + (ks[len(given):] if isinstance(ks, list) else [ks] * (r - len(given)))
         options = self._options()
-        if sample_weight is not None:
-            if dask:
-                raise InputError("`sample_weight` is not supported with a Dask array X; pass weights with "
-                                 "NumPy or scipy.sparse data, or none")
-            sample_weight = check_sample_weight(sample_weight, m)
         Xp = self._preprocess(X, fitting=True, sample_weight=sample_weight)
         center = self.preprocessing != "none"
         weights = sample_weight
@@ -432,6 +481,16 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                          strategy=self.strategy, d=self.d, eps=self.eps,
                          seed=_seed(self.random_state), certify=self.certify,
                          sample_weight=weights, **extra)
+        if sp.issparse(X):
+            total = Xp.trace()  # of the (weighted) implicitly centered operator
+        elif dask:  # the trace from the column moments fit computed
+            total = float(np.sum(self._moments[1 if center else 0] / self.scale_ ** 2))
+        else:
+            w = np.ones(m) if sample_weight is None else sample_weight
+            total = float(np.einsum("i,ij,ij->", w, Xp, Xp)) / float(w.sum())
+        if self.n_components is None and not isinstance(self.k, (list, tuple, np.ndarray)):
+            res = _explaining(res, total, 0 if partial is None else partial.shape[1])
+            ks = ks[:res.n_components] if isinstance(ks, list) else ks
         self.k_ = ks
         self.result_ = res
         self.components_ = np.ascontiguousarray(res.loadings.T)
@@ -440,13 +499,6 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.n_samples_ = int(m)
         self.n_iter_ = _iterations(res)
         self.explained_variance_ = np.asarray(res.variance, dtype=float)
-        if sp.issparse(X):
-            total = Xp.trace()  # of the (weighted) implicitly centered operator
-        elif dask:  # the trace from the column moments fit computed
-            total = float(np.sum(self._moments[1 if center else 0] / self.scale_ ** 2))
-        else:
-            w = np.ones(m) if sample_weight is None else sample_weight
-            total = float(np.einsum("i,ij,ij->", w, Xp, Xp)) / float(w.sum())
         self.explained_variance_ratio_ = (self.explained_variance_ / total if total > 0
                                           else np.zeros_like(self.explained_variance_))
         self.additional_variance_ = np.asarray(res.additional_variance, dtype=float)

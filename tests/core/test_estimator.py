@@ -118,6 +118,8 @@ def test_bad_parameters(data, kwargs, msg):
     # the checks fit on data with as few as one feature: the defaults adapt (k clipped, d = min(3, n))
     NonnegativeSparsePCA(1, k=3, certify=False, random_state=0),
     NonnegativeSparsePCA(1, k=1, method="enet", d=1, certify=False, random_state=0),
+    # as many components as the strategy gives: the same count for weights and repeated rows
+    NonnegativeSparsePCA(None, k=2, strategy="deflation-project", certify=False, random_state=0),
     NonnegativeScorePCA(random_state=0),
 ])  # every check passes: no expected failures
 def test_scikit_learn_conventions(estimator, check):

@@ -59,9 +59,21 @@ def test_n_components_none_deflation_remove_uses_every_feature(data):
 
 
 def test_n_components_none_other_strategies(data):
-    small = data[:8]  # 8 samples < 12 features: min(n_samples, n_features) = 8
+    small = data[:8]  # 8 samples < 12 features: at most min(n_samples, n_features) = 8
     est = NonnegativeSparsePCA(None, k=3, strategy="deflation-project", certify=False, random_state=0).fit(small)
-    assert est.n_components_ == 8
+    assert 1 <= est.n_components_ <= 8
+    total = np.sum(_centered(small) ** 2) / 8
+    assert (est.additional_variance_ > 1e-10 * total).all()  # each one adds variance
+    ref = components(_centered(small), n_components=8, k=3, strategy="deflation-project", seed=0)
+    assert np.allclose(est.components_, ref.loadings[:, :est.n_components_].T)
+    # what was cut adds nothing (the data's variance is exhausted)
+    assert np.all(ref.additional_variance[est.n_components_:] <= 1e-10 * total)
+    # rank 2 data: two components explain everything, a third would add nothing
+    rng = np.random.default_rng(2)
+    low = rng.standard_normal((50, 2)) @ np.abs(rng.standard_normal((2, 6)))
+    two = NonnegativeSparsePCA(None, k=6, strategy="deflation-project", certify=False, random_state=0).fit(low)
+    assert two.n_components_ < 6 and two.score(low) == pytest.approx(1.0)  # stopped once exhausted
+    assert any("components kept; the rest add no variance" in note for note in two.result_.info["notes"])
     bip = NonnegativeSparsePCA(None, k=5, strategy="bipartite", certify=False, random_state=0).fit(data)
     assert bip.n_components_ == data.shape[1] // 5
 
@@ -445,3 +457,28 @@ def test_partial_model_with_a_smaller_k_keeps_the_kept_components_sparsity(data,
     assert np.array_equal(more.components_[0], one.components_[0])
     assert (np.count_nonzero(more.components_[1:], axis=1) <= more.k_[1:]).all()
     assert more.upper_bounds_[0] == pytest.approx(one.upper_bounds_[0], rel=1e-6)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(1, 20), n=st.integers(1, 5), limit=st.integers(1, 30),
+       sparse=st.booleans(), weighted=st.booleans())
+def test_distinct_rows_against_numpy_unique(seed, m, n, limit, sparse, weighted):
+    from nspca_core.estimator import _distinct_rows
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-1, 2, (m, n)).astype(float)  # few values: many repeated rows
+    w = rng.integers(0, 3, m).astype(float) if weighted else None
+    rows = X if w is None else X[w > 0]
+    expected = max(1, min(limit, len(np.unique(rows, axis=0)) if len(rows) else 0))
+    assert _distinct_rows(sp.csr_matrix(X) if sparse else X, w, limit) == expected
+
+
+def test_n_components_none_counts_a_weighted_sample_as_its_repeats():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((9, 30))
+    w = rng.integers(1, 4, 9).astype(float)
+    kw = dict(n_components=None, k=2, strategy="deflation-project", certify=False, random_state=0)
+    a = NonnegativeSparsePCA(**kw).fit(X, sample_weight=w)
+    b = NonnegativeSparsePCA(**kw).fit(np.repeat(X, w.astype(int), axis=0))
+    assert a.n_components_ == b.n_components_ <= 9
+    assert np.allclose(a.components_, b.components_, atol=1e-8)

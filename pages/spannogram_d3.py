@@ -5,6 +5,7 @@ from __future__ import annotations
 from math import comb
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from ui import compute_teach as ct
@@ -57,6 +58,9 @@ best_id = cell_sups.index(best_sup) if best_sup in cell_sups else None
 st.session_state[state.TEACH_V3] = np.asarray(V, dtype=float)
 st.session_state[state.TEACH_SUPPORT3] = best_sup
 
+DARK = {fig.OKABE_ITO["blue"], fig.OKABE_ITO["vermillion"]}  # white letters on these
+
+
 def name_support(sup) -> str:
     """A support with the rows' names (∅ where no entry of Vc is positive)."""
     return "{" + ", ".join(str(labels[int(i)]) for i in sup) + "}" if len(sup) else "∅"
@@ -79,14 +83,30 @@ with right:
                                     changes=cells["vertices_changes"], best=best_id,
                                     frames=0 if lecture else 30, line_row=row, lecture=lecture)
         st.plotly_chart(f, theme=None, key="span3_cells")
+        key_rows = fig.cell_key(labels_map, cell_sups, cell_vals, best=best_id)
+        key_df = pd.DataFrame({
+            "cell": [r["cell"] + (" ★" if r["optimal"] else "") for r in key_rows],
+            "support": [name_support(r["support"]) for r in key_rows],
+            "value ‖Vᵀx‖²": [r["value"] for r in key_rows],
+        })
+        colours = [r["colour"] for r in key_rows]
+
+        def _swatch(col):  # the cell's letter on its colour, as in the map
+            return [f"background-color: {c}; color: {'white' if c in DARK else 'black'}; font-weight: 700"
+                    for c in colours]
+
+        st.markdown("**Key of the map** — each cell shows its letter; ★ the optimal support "
+                    "(its cells outlined in black).")
+        st.dataframe(key_df.style.apply(_swatch, subset=["cell"]).format({"value ‖Vᵀx‖²": "{:.5g}"}),
+                     hide_index=True, height=min(400, 38 + 35 * len(key_df)), key="span3_key")
         if lecture:
             st.markdown(ct.why_line(labels_map, cell_sups, cells["phi2"], row, name_support))
             st.caption(f"Step {int(np.searchsorted(line_changes, row, side='right'))} of "
                        f"{len(line_changes)} changes of the supports met, bottom to top.")
         st.caption("▶ sweep φ₂ moves a line up the map: each line φ₂ = const is a circle of "
                    "directions, so the supports it meets are those of a d = 2 spannogram. "
-                   "Colour: which support is Iₖ⁺(V c(φ₁, φ₂)) there (neighbouring cells get "
-                   "different colours; hover for the support and its value). Dots: "
+                   "Letter and colour: which support is Iₖ⁺(V c(φ₁, φ₂)) there (A has the largest "
+                   "value, then B, …; neighbouring cells get different colours). Dots: "
                    "triple-intersection vertices (black where the support changes). Black "
                    "outline: the cells of the optimal support.")
         if not cells["vertices_complete"]:

@@ -337,3 +337,43 @@ def test_enet_circle_names_levels_in_the_legend_not_on_the_points():
     f = T.enet_circle(np.linspace(-1.5, 1.5, 9), np.linspace(0, 1, 9), 1.0, exact=1.1)
     assert not f.layout.annotations
     assert {"best sample (kept)", "exact OPT_d"} <= {t.name for t in f.data}
+
+
+def test_spannogram_d3_every_cell_carries_its_supports_letter_and_the_key_lists_them():
+    """Issue 27 item 3: 27 candidate supports drawn in 4 colours, told apart only by hovering."""
+    from scipy import ndimage
+
+    from ui import compute_teach as ct
+
+    V = ct.small_V(8, 3, 0)
+    cells = ct.cells_d3(V, 3, grid=121)
+    labels = cells["cells_pos"]
+    sups = [tuple(int(i) for i in s) for s in cells["supports"]]
+    vals = cells["values"]
+    best = int(np.argmax([vals[c] for c in range(len(sups))]))
+    f = T.spannogram_d3_cells(cells["phi1"], cells["phi2"], labels, sups, vals, best=best, frames=5)
+    marks = next(tr for tr in f.data if tr.type == "scatter" and tr.mode == "markers+text")
+    key = T.cell_key(labels, sups, vals, best=best)
+    letter = {row["support"]: row["cell"] for row in key}
+    present = {int(c) for c in np.unique(labels) if c >= 0}
+    # the key: one distinct letter per support in the map, best value first, the optimum marked
+    assert len(key) == len(present) == len(set(letter.values()))
+    assert [r["value"] for r in key] == sorted((r["value"] for r in key), reverse=True)
+    assert key[0]["cell"] == "A" and [r["optimal"] for r in key].count(True) <= 1
+    assert all(r["colour"].startswith("#") for r in key)
+    # every region of the map (brute force: scipy's connected components, each support apart)
+    # bigger than a few grid points holds a label, and each label sits in a cell of its support
+    phi1, phi2 = np.asarray(cells["phi1"]), np.asarray(cells["phi2"])
+    at = []
+    for x, y, text in zip(marks.x, marks.y, marks.text):
+        i, j = int(np.argmin(np.abs(phi2 - y))), int(np.argmin(np.abs(phi1 - x)))
+        c = int(labels[i, j])
+        assert text.rstrip("★") == letter[sups[c]], (text, sups[c])
+        assert text.endswith("★") == (c == best)
+        at.append((c, i, j))
+    for c in present:
+        regions, count = ndimage.label(labels == c)
+        for r in range(1, count + 1):
+            if (regions == r).sum() >= 0.002 * labels.size:
+                assert any(cc == c and regions[i, j] == r for cc, i, j in at), (sups[c], r)
+    assert any(tr.type == "contour" and "optimal" in tr.name for tr in f.data)  # outlined

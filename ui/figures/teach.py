@@ -38,6 +38,8 @@ __all__ = [
     "certificate_bar",
     "candidate_count",
     "color_cells",
+    "cell_names",
+    "cell_key",
     "sphere_pd3",
 ]
 
@@ -525,6 +527,20 @@ def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, 
                                 line=dict(color="black" if colour == "white" else "white",
                                           width=1.5)),
                     hovertemplate="vertex φ1=%{x:.3f}, φ2=%{y:.3f}<extra></extra>"))
+    names = cell_names(labels, values)
+    pts = _cell_label_points(labels)
+    if pts:  # every cell carries the letter of its support (the key lists them): no hover needed
+        ids = [c for c, _, _ in pts]
+        is_best = [best is not None and c == best for c in ids]
+        fig.add_trace(go.Scatter(
+            x=[float(phi1[j]) for _, _, j in pts], y=[float(phi2[i]) for _, i, _ in pts],
+            mode="markers+text", text=[names[c] + ("★" if b else "") for c, b in zip(ids, is_best)],
+            textfont=dict(size=12, color="black"), textposition="middle center",
+            marker=dict(color="white", size=[26 if b else 20 for b in is_best], opacity=0.9,
+                        line=dict(color="black", width=1)),
+            customdata=[_fmt_support(supports[c]) for c in ids],
+            name="cell label: its support in the key", hovertemplate="%{text}: support %{customdata}"
+                                                                   "<extra></extra>"))
     head = title or "Intersection cells: which support is Iₖ⁺(Vc) at (φ₁, φ₂)"
     fig.update_layout(**_LAYOUT, height=600, title=dict(text=head, y=0.97, yanchor="top"),
                       xaxis=dict(title="φ₁", range=[float(np.min(phi1)), float(np.max(phi1))]),
@@ -541,6 +557,59 @@ def spannogram_d3_cells(phi1, phi2, labels, supports, values, *, vertices=None, 
     elif frames and frames > 0:
         _sweep_frames(fig, phi1, phi2, labels, supports, head, int(frames))
     return below_toolbar(fig)
+
+
+def cell_names(labels, values) -> dict[int, str]:
+    """A letter per support id met in the cell map, by value: "A" the largest ``values[id]``
+    (ties by id), then "B", …, "Z", "AA", …  The cell map writes them in its cells and the page's
+    key lists them with their supports (issue 27, item 3)."""
+    labels = np.asarray(labels)
+    present = sorted(set(int(c) for c in np.unique(labels) if c >= 0),
+                     key=lambda c: (-float(values[c]), c))
+
+    def letters(r: int) -> str:
+        out = ""
+        r += 1
+        while r:
+            r, m = divmod(r - 1, 26)
+            out = chr(65 + m) + out
+        return out
+
+    return {c: letters(r) for r, c in enumerate(present)}
+
+
+def cell_key(labels, supports, values, best=None) -> list[dict]:
+    """The key of the cell map: per letter (:func:`cell_names`, best value first) its support,
+    value, whether it is optimal and the colour its cells are drawn in."""
+    labels = np.asarray(labels)
+    colour = color_cells(labels)
+    names = cell_names(labels, values)
+    return [dict(cell=name, support=tuple(int(i) for i in supports[c]), value=float(values[c]),
+                 optimal=best is not None and c == best, colour=_CELL_COLORS[int(colour[c])])
+            for c, name in names.items()]
+
+
+def _cell_label_points(labels, min_share: float = 0.002) -> list[tuple[int, int, int]]:
+    """(support id, row, column) of one point inside every cell — each connected region of the
+    map with at least ``min_share`` of its grid points — the point farthest from the region's
+    edge, where a label fits best."""
+    from scipy import ndimage
+
+    labels = np.asarray(labels)
+    out = []
+    for c in (int(c) for c in np.unique(labels) if c >= 0):
+        regions, count = ndimage.label(labels == c)
+        if not count:
+            continue
+        depth = ndimage.distance_transform_edt(np.pad(regions > 0, 1))[1:-1, 1:-1]
+        sizes = np.bincount(regions.ravel())
+        for r in range(1, count + 1):
+            if sizes[r] < min_share * labels.size:
+                continue
+            where = np.where(regions == r, depth, -1.0)
+            i, j = np.unravel_index(int(np.argmax(where)), where.shape)
+            out.append((c, int(i), int(j)))
+    return out
 
 
 def _d3_line(phi1, phi2, r, legend=False) -> dict:

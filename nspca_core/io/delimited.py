@@ -151,6 +151,7 @@ def _load_text(data: bytes, name: str, ext: str, nan_policy: str, label_column, 
     table = _fast_table(data, name, ext, header)
     if table is None:
         table = _cells_table(data, name, ext, header)
+    _integer_ids(table)
     m = table.values.shape[0]
     text_cols = list(table.text)
     distinct = [j for j in text_cols if len(set(table.text[j].tolist())) == m]
@@ -165,6 +166,29 @@ def _load_text(data: bytes, name: str, ext: str, nan_policy: str, label_column, 
     if decided == "rows-are-features":
         return _features_as_rows(table, id_col, name, nan_policy, label_column)
     return _samples_as_rows(table, distinct, name, nan_policy, label_column)
+
+
+#: headers of a first column of integers that are ids (R's row names, GEO's ID_REF), not a feature
+_ID_HEADERS = {"", "unnamed: 0", "id_ref", "row.names", "rownames", "probe_id", "probeset_id", "gene_id",
+               "entrez", "entrez_id", "geneid"}
+
+
+def _integer_ids(table: _Table) -> None:
+    """A first column of distinct integers under an empty header (as R's write.csv writes row
+    names) or ``ID_REF``/``gene_id``/... holds ids, not a feature: it becomes a text column."""
+    if table.raw_header is None or not table.num_cols or table.num_cols[0] != 0 or len(table.num_cols) < 3:
+        return
+    if table.raw_header[0].strip().lower() not in _ID_HEADERS:
+        return
+    col = table.values[:, 0]
+    if not (np.isfinite(col).all() and (col == np.round(col)).all() and np.unique(col).size == col.size):
+        return
+    table.text = {0: table.column_text(0), **table.text}
+    table.values = table.values[:, 1:]
+    table.num_cols = table.num_cols[1:]
+    table.notes.append(f"first column '{table.raw_header[0]}' holds distinct integers under "
+                       f"{'an empty header (row names)' if not table.raw_header[0].strip() else 'an id header'}: "
+                       "read as ids, not as a feature")
 
 
 def _features_as_rows(table: _Table, id_col, name: str, nan_policy: str, label_column):

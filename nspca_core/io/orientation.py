@@ -17,7 +17,7 @@ ORIENTATIONS = ("auto", "rows-are-samples", "rows-are-features")
 
 #: probe / gene / transcript identifiers (Affymetrix, Illumina, Agilent, Ensembl, RefSeq, ...)
 _PROBE = re.compile(
-    r"\d+(?:_[a-z]+)*_at|AFFX-[\w.-]+|ILMN_\d+|A_\d+_P\d+|ENS[A-Z]*[GTPE]\d{6,}(?:\.\d+)?"
+    r"[\w./:-]+_(?:[a-z]_)?(?:at|st)|AFFX-[\w./-]+|ILMN_\d+|A_\d+_P\d+|ENS[A-Z]*[GTPE]\d{6,}(?:\.\d+)?"
     r"|[NX][MR]_\d+(?:\.\d+)?|LOC\d+|cg\d{6,}|hsa-(?:miR|let)-[\w-]+|Hs\.\d+|ENTREZ:?\d+"
     r"|[A-Za-z]?\d+_[a-z]_at", re.IGNORECASE)
 #: gene symbols as HGNC writes them (TP53, BRCA1, HLA-DRA, C1orf112, MT-CO1)

@@ -473,3 +473,27 @@ def test_cli_orientation_and_sample_sheet(tmp_path, capsys):
                      "--sample-id-column", "sample"])
     _, err = capsys.readouterr()
     assert code == 1 and "--sample-id-column applies only with --sample-info" in err
+
+
+def test_golub_style_probe_ids_and_integer_ids():
+    """Probe ids as the 72 x 7,129 leukemia arrays name them, a header of sample numbers; integer
+    probe ids under ID_REF; R's row numbers under an empty header are ids, not a feature."""
+    E = np.round(np.random.default_rng(2).lognormal(3, 1, (300, 8)), 3)
+    ids = ["AFFX-BioB-5_at", "AFFX-HUMISGF3A/M97935_5_at", "hum_alu_at", "M97496_at", "U48705_rna1_s_at",
+           "HG1612-HT1612_at"] + [f"X{59417 + i}_at" for i in range(294)]
+    out = load_file(pd.DataFrame(E, index=ids, columns=[str(j + 1) for j in range(8)]).to_csv().encode(),
+                    filename="golub.csv")
+    assert out.X.shape == (8, 300) and out.feature_names == ids
+    assert out.sample_names == [str(j + 1) for j in range(8)]
+    tsv = pd.DataFrame(E, index=pd.Index(7892501 + np.arange(300), name="ID_REF"),
+                       columns=[f"GSM{j}" for j in range(8)]).to_csv(sep="\t").encode()
+    out = load_file(tsv, filename="affy_st.tsv")
+    np.testing.assert_array_equal(out.X, E.T)
+    assert out.feature_names[:2] == ["7892501", "7892502"]
+    assert any("holds distinct integers under an id header" in nt for nt in out.notes)
+    rows = '"",' + ",".join(f'"v{j}"' for j in range(8)) + "\n" + "\n".join(
+        f'"{i + 1}",' + ",".join(str(v) for v in row) for i, row in enumerate(E))
+    out = load_file(rows.encode(), filename="r.csv")
+    np.testing.assert_array_equal(out.X, E)  # the row numbers are not a feature
+    assert out.sample_names[:3] == ["1", "2", "3"] and out.feature_names == [f"v{j}" for j in range(8)]
+    assert any("under an empty header (row names)" in nt for nt in out.notes)

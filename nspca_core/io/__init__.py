@@ -4,7 +4,10 @@
 unpickled), MATLAB ``.mat`` (v4-v7.2, numeric arrays only), a ``.zip`` of images
 (one grey image per sample), and text corpora kept sparse (UCI Bag-of-Words
 ``docword.NAME.txt[.gz]`` + ``vocab.NAME.txt``, Matrix Market ``.mtx``,
-``scipy.sparse.save_npz`` ``.npz``, or a ``.zip`` of them) and returns a
+``scipy.sparse.save_npz`` ``.npz``, or a ``.zip`` of them), GEO series matrix
+files, AnnData ``.h5ad`` and zipped 10x folders (:mod:`.omics`), in either
+orientation (:mod:`.orientation`: genes as rows are detected and transposed, and
+said), with an optional sample sheet (:mod:`.samples`), and returns a
 :class:`LoadedData`.  Anything it
 cannot read unambiguously raises :class:`DataFormatError` (an
 :class:`~nspca_core._validation.InputError`, hence a ``ValueError``) whose
@@ -28,6 +31,9 @@ from .load import HEADER_CHOICES, NAN_POLICIES, describe, load_file
 from .loaded import DataFormatError, LoadedData
 from .mat import mat_variables
 from .npy import npy_strings_without_unpickling, npz_variables
+from .omics import ANNDATA_INSTALL
+from .orientation import ORIENTATIONS
+from .samples import sheet_columns
 from .source import ALLOWED_EXTENSIONS, IMAGE_EXTENSIONS, TEXT_EXTENSIONS
 
 __all__ = [
@@ -43,4 +49,7 @@ __all__ = [
     "MAX_TOTAL_PIXELS",
     "HEADER_CHOICES",
     "npy_strings_without_unpickling",
+    "ORIENTATIONS",
+    "ANNDATA_INSTALL",
+    "sheet_columns",
 ]

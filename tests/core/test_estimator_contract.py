@@ -482,3 +482,14 @@ def test_n_components_none_counts_a_weighted_sample_as_its_repeats():
     b = NonnegativeSparsePCA(**kw).fit(np.repeat(X, w.astype(int), axis=0))
     assert a.n_components_ == b.n_components_ <= 9
     assert np.allclose(a.components_, b.components_, atol=1e-8)
+
+
+def test_score_pca_names_and_counts():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(rng.beta(2, 4, size=(300, 3)) @ np.array([[1.0, 0.3, 0.1], [0.2, 1.0, 0.3], [0.1, 0.2, 1.0]]),
+                      columns=["a", "b", "c"])
+    est = NonnegativeScorePCA(random_state=0).set_output(transform="pandas").fit(df)
+    out = est.transform(df)
+    assert list(out.columns) == [f"nonnegativescorepca{j}" for j in range(est.n_components_)]
+    assert est.n_components_ == est.components_.shape[0] == 3 and est.n_samples_ == 300

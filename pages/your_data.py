@@ -146,7 +146,8 @@ def read_options(filename: str, data: bytes) -> dict:
         if sheet is not None:
             opts["sample_info"] = sheet.getvalue()
             try:
-                columns = compute.core("io.samples", "sheet_columns")(opts["sample_info"])
+                from nspca_core.io.samples import sheet_columns
+                columns = sheet_columns(opts["sample_info"])
             except ValueError as exc:
                 st.error(f"Could not read the sample sheet **{sheet.name}**: {on_screen(str(exc))}")
                 columns = []

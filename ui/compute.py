@@ -45,7 +45,6 @@ __all__ = [
     "UPLOAD_DATASET",
     "Upload",
     "Unavailable",
-    "core",
     "available_methods",
     "load_dataset",
     "uploaded_dataset",
@@ -127,13 +126,6 @@ class Upload:
 
 
 # ----------------------------------------------------------------- helpers
-def core(module: str, name: str):
-    """``nspca_core.<module>.<name>``: the core function a cached wrapper calls, imported when
-    first needed (the app starts without loading every solver).  A missing module or name is
-    a bug of this build and raises (ImportError/AttributeError), it is not hidden."""
-    return getattr(importlib.import_module(f"nspca_core.{module}"), name)
-
-
 def available_methods() -> list[str]:
     """The single-component methods ``nspca_core.api.fit`` accepts, in display order (the registry's)."""
     return list(SINGLE_METHODS)
@@ -208,9 +200,10 @@ def guard(main: Callable[[], None]) -> None:
 @st.cache_resource(show_spinner="Loading the dataset…", max_entries=24)
 def load_dataset(name: str, preprocessing: str = "center", seed: int = 0):
     """``nspca_core.load_dataset(name, preprocessing=..., seed=...)``, cached (read-only result)."""
-    fn = core("datasets", "load_dataset")
+    from nspca_core.datasets import load_dataset as load_core
+
     # download=True: a real dataset without a local copy is fetched (cached, checksummed)
-    return fn(name, preprocessing=_steps(preprocessing), seed=int(seed), download=True)
+    return load_core(name, preprocessing=_steps(preprocessing), seed=int(seed), download=True)
 
 
 def _steps(preprocessing) -> tuple:
@@ -351,7 +344,8 @@ def _build_uploaded_dataset(_upload: Upload, preprocessing):
     source_name = getattr(data, "source_name", "") or "upload"
     X_raw = np.asarray(data.X, dtype=np.float64)
     steps = _steps(preprocessing)
-    pre = core("datasets", "preprocess")(X_raw, steps=steps)
+    from nspca_core.datasets import preprocess
+    pre = preprocess(X_raw, steps=steps)
     labels = None if getattr(data, "labels", None) is None else np.asarray(data.labels)
     image_shape = getattr(data, "image_shape", None)
     image_shape = tuple(image_shape) if image_shape is not None else None
@@ -421,10 +415,11 @@ def _parse_upload(data: bytes, filename: str, variable: str | None = None, nan_p
                   resize: tuple | None = None, label_column=None, header: bool | None = None,
                   vocab: bytes | None = None, orientation: str = "auto", sample_info: bytes | None = None,
                   sample_id_column=None):
-    return core("io", "load_file")(data, filename=filename, variable=variable, nan_policy=nan_policy,
-                                   resize=resize, label_column=label_column, header=header,
-                                   vocab=vocab, orientation=orientation, sample_info=sample_info,
-                                   sample_id_column=sample_id_column)
+    from nspca_core.io import load_file
+    return load_file(data, filename=filename, variable=variable, nan_policy=nan_policy,
+                     resize=resize, label_column=label_column, header=header,
+                     vocab=vocab, orientation=orientation, sample_info=sample_info,
+                     sample_id_column=sample_id_column)
 
 
 def parse_upload(data: bytes, filename: str, variable: str | None = None, nan_policy: str = "error",
@@ -450,9 +445,11 @@ def file_variables(data: bytes, filename: str) -> list[dict]:
     """Numeric arrays of an ``.npz`` / variables of a ``.mat`` (``[{name, shape, dtype}]``)."""
     lower = filename.lower()
     if lower.endswith(".npz"):
-        return list(core("io", "npz_variables")(data, filename=filename))
+        from nspca_core.io import npz_variables
+        return list(npz_variables(data, filename=filename))
     if lower.endswith(".mat"):
-        return list(core("io", "mat_variables")(data, filename=filename))
+        from nspca_core.io import mat_variables
+        return list(mat_variables(data, filename=filename))
     return []
 
 
@@ -482,7 +479,8 @@ def true_variance(X: np.ndarray, xs: np.ndarray) -> np.ndarray:
 @st.cache_data(show_spinner=False, max_entries=64)
 def lowrank(X: np.ndarray, d: int):
     """``(V, eigenvalues)`` = ``nspca_core.lowrank_factor(X, d=d)``."""
-    return core("lowrank", "lowrank_factor")(X, d=d)
+    from nspca_core.lowrank import lowrank_factor
+    return lowrank_factor(X, d=d)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -505,8 +503,9 @@ def fit(X: np.ndarray, k: int, method: str = "auto", d: int = 3, eps: float = 0.
     """
     if method not in available_methods():
         raise Unavailable(f"method {method!r} is not in nspca_core.api.METHODS={available_methods()}")
-    return core("api", "fit")(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed),
-                              certify=bool(certify), callback=_callback, **_options(method, raw))
+    from nspca_core.api import fit
+    return fit(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed),
+               certify=bool(certify), callback=_callback, **_options(method, raw))
 
 
 def _options(method: str, raw) -> dict:
@@ -539,8 +538,9 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
     if method == "enet":
         V, _ = lowrank(X, int(d))
         t0 = time.perf_counter()
-        results = core("enet", "enet_path")(V, [int(k) for k in ks], eps=float(eps), seed=int(seed),
-                                            callback=_callback)
+        from nspca_core.enet import enet_path
+        results = enet_path(V, [int(k) for k in ks], eps=float(eps), seed=int(seed),
+                            callback=_callback)
         total = time.perf_counter() - t0
         for j, r in enumerate(results):
             xs[:, j] = r.x
@@ -550,7 +550,8 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
     else:
         if method not in available_methods():
             raise Unavailable(f"method {method!r} is not in nspca_core.api.METHODS={available_methods()}")
-        f = core("api", "fit")
+        from nspca_core.api import fit
+        f = fit
         for j, k in enumerate(ks):
             r = f(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed), certify=False,
                   **_options(method, raw))
@@ -565,7 +566,8 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
 @st.cache_data(show_spinner=False, max_entries=128)
 def certify(X: np.ndarray, k: int, x: np.ndarray | None = None, _callback=None):
     """``nspca_core.certify.certify(X, k=k, x=x)`` -> Certificate, cached."""
-    return core("certificates", "certify")(X, k=int(k), x=x, callback=_callback)
+    from nspca_core.certificates import certify
+    return certify(X, k=int(k), x=x, callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -575,7 +577,8 @@ def certify_path(X: np.ndarray, ks: tuple, xs: np.ndarray | None = None, _callba
     ``xs`` (n × len(ks)) are the best known answers, passed column by column.
     """
     x_list = None if xs is None else [np.asarray(xs)[:, j] for j in range(len(ks))]
-    return core("certificates", "certify_path")(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback)
+    from nspca_core.certificates import certify_path
+    return certify_path(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -586,7 +589,8 @@ def paper_bounds(X: np.ndarray, ks: tuple, lowrank_values: np.ndarray, d: int, e
     probability ≥ 1−1/n) or exact (``eps=None``) value of max ‖Vᵀx‖² at ``ks[j]``.
     """
     _, ev = lowrank(X, int(d))
-    f = core("certificates", "paper_bound")
+    from nspca_core.certificates import paper_bound
+    f = paper_bound
     return np.array([f(float(v), ev, int(d), eps=eps) for v in np.asarray(lowrank_values, float)])
 
 
@@ -595,17 +599,19 @@ def components(X: np.ndarray, n_components: int, k: int, method: str = "auto",
                strategy: str = "deflation-remove", d: int = 3, eps: float = 0.1, seed: int = 0,
                raw: np.ndarray | None = None, _callback=None):
     """``nspca_core.api.components(X, n_components=..., k=..., ...)`` -> ComponentsResult, cached."""
-    return core("api", "components")(X, n_components=int(n_components), k=int(k), method=method,
-                                     strategy=strategy, d=int(d), eps=float(eps), seed=int(seed),
-                                     callback=_callback, **_options(method, raw))
+    from nspca_core.api import components
+    return components(X, n_components=int(n_components), k=int(k), method=method,
+                      strategy=strategy, d=int(d), eps=float(eps), seed=int(seed),
+                      callback=_callback, **_options(method, raw))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def components_cov(A: np.ndarray, n_components: int, k: int, method: str = "auto",
                    strategy: str = "deflation-remove", d: int = 3, eps: float = 0.1, seed: int = 0):
     """``components(cov=A, ...)`` for a covariance given directly (the §7 counterexample)."""
-    return core("api", "components")(cov=A, n_components=int(n_components), k=int(k), method=method,
-                                     strategy=strategy, d=int(d), eps=float(eps), seed=int(seed))
+    from nspca_core.api import components
+    return components(cov=A, n_components=int(n_components), k=int(k), method=method,
+                      strategy=strategy, d=int(d), eps=float(eps), seed=int(seed))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -624,28 +630,32 @@ def pca(X: np.ndarray, r: int):
 @st.cache_data(show_spinner=False, max_entries=8)
 def counterexample(eps: float, delta: float):
     """The §7 counterexample of Asteris et al. (2015) as returned by ``nspca_core.examples``."""
-    return core("examples", "bipartite_counterexample")(eps=float(eps), delta=float(delta))
+    from nspca_core.examples import bipartite_counterexample
+    return bipartite_counterexample(eps=float(eps), delta=float(delta))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def nonneg_scores(Y: np.ndarray, n_components: int | None = None, seed: int = 0, _callback=None):
     """``nspca_core.scores.nonneg_scores(Y, n_components=..., seed=...)`` -> ScoresResult, cached."""
-    return core("scores", "nonneg_scores")(Y, n_components=n_components, seed=int(seed),
-                                           callback=_callback)
+    from nspca_core.scores import nonneg_scores
+    return nonneg_scores(Y, n_components=n_components, seed=int(seed),
+                         callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def simulate_case(case: int, p: int, n: int, seed: int = 0):
     """``nspca_core.scores_compare.simulate_case``: Bajorski et al.'s Cases 1–3 (SimulatedCase)."""
-    return core("scores_compare", "simulate_case")(int(case), p=int(p), n=int(n), seed=int(seed))
+    from nspca_core.scores.compare import simulate_case
+    return simulate_case(int(case), p=int(p), n=int(n), seed=int(seed))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def compare_methods(Y: np.ndarray, D_true: np.ndarray, W_true: np.ndarray, methods: tuple,
                     seed: int = 0, _callback=None):
     """``nspca_core.scores_compare.compare_methods``: D_diff / W_diff of every method (Comparison)."""
-    return core("scores_compare", "compare_methods")(Y, D_true, W_true, methods=tuple(methods),
-                                                     seed=int(seed), callback=_callback)
+    from nspca_core.scores.compare import compare_methods
+    return compare_methods(Y, D_true, W_true, methods=tuple(methods),
+                           seed=int(seed), callback=_callback)
 
 
 # ----------------------------------------------------------------- comparisons

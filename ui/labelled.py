@@ -35,7 +35,6 @@ import streamlit as st
 from scipy import stats
 
 from nspca_core._validation import InputError
-from ui import compute
 
 __all__ = [
     "NO_LABEL",
@@ -67,7 +66,8 @@ def fast_components(X: np.ndarray, n_components: int, k: int, method: str = "aut
     gives disjoint supports, so each feature belongs to one component and the
     per-component tables do not repeat features.
     """
-    return compute.core("api", "components")(
+    from nspca_core.api import components
+    return components(
         X, n_components=int(n_components), k=int(k), method=method, strategy="deflation-remove",
         d=int(d), eps=float(eps), seed=int(seed), certify=False, callback=_callback)
 

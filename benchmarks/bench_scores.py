@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from nspca_core import nonneg_scores  # noqa: E402
-from nspca_core import scores_compare as sc  # noqa: E402
+from nspca_core.scores import compare as sc  # noqa: E402
 
 
 def best_of(f, repeat=3):

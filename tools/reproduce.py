@@ -467,7 +467,7 @@ def _bag_of_words_tables(rep: Report, quick: bool, standin: bool):
 
 # ---------------------------------------------------------------- seed 001 --
 def seed001(rep: Report, quick: bool):
-    from nspca_core import scores_compare as sc
+    from nspca_core.scores import compare as sc
 
     rep.h("Seed 001 — Bajorski, Hall & Rubinstein (nonnegative-score PCA)")
     try:
@@ -480,7 +480,7 @@ def seed001(rep: Report, quick: bool):
               f"sources{' (quick run: EM row left out)' if quick else ''}. Paper, D_diff: NSPCA "
               f"{PAPER['table1_001_D']['NSPCA']}, PCA {PAPER['table1_001_D']['PCA']}. The paper's "
               "mixing matrices are not restated, so ours are constructed to match the first NSPC "
-              "variance shares (96%, 77%, 57%; see `scores_compare.simulate_case`).")
+              "variance shares (96%, 77%, 57%; see `nspca_core.scores.compare.simulate_case`).")
         rep.table(tables, "s001_tables")
         for case in sorted(tables["case"].unique()):
             t = tables[tables["case"] == case].set_index("method")

@@ -644,7 +644,7 @@ def nonneg_scores(Y: np.ndarray, n_components: int | None = None, seed: int = 0,
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def simulate_case(case: int, p: int, n: int, seed: int = 0):
-    """``nspca_core.scores_compare.simulate_case``: Bajorski et al.'s Cases 1–3 (SimulatedCase)."""
+    """``nspca_core.scores.compare.simulate_case``: Bajorski et al.'s Cases 1–3 (SimulatedCase)."""
     from nspca_core.scores.compare import simulate_case
     return simulate_case(int(case), p=int(p), n=int(n), seed=int(seed))
 
@@ -652,7 +652,7 @@ def simulate_case(case: int, p: int, n: int, seed: int = 0):
 @st.cache_data(show_spinner=False, max_entries=16)
 def compare_methods(Y: np.ndarray, D_true: np.ndarray, W_true: np.ndarray, methods: tuple,
                     seed: int = 0, _callback=None):
-    """``nspca_core.scores_compare.compare_methods``: D_diff / W_diff of every method (Comparison)."""
+    """``nspca_core.scores.compare.compare_methods``: D_diff / W_diff of every method (Comparison)."""
     from nspca_core.scores.compare import compare_methods
     return compare_methods(Y, D_true, W_true, methods=tuple(methods),
                            seed=int(seed), callback=_callback)

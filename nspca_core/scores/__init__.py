@@ -11,7 +11,6 @@ nonnegative.
   descent directions and the line search;
 - :mod:`~nspca_core.scores.compare` -- the paper's simulation cases, the peers
   (nonnegative ICA, PCA, EM, Zass–Shashua) and the comparisons
-  (also importable as ``nspca_core.scores_compare``).
 """
 
 from __future__ import annotations

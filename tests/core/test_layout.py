@@ -94,8 +94,6 @@ def test_import_nspca_core_loads_no_solver_and_no_heavy_library():
 
 
 @pytest.mark.parametrize("old, new", [
-    ("nspca_core.scores_compare:simulate_case", "nspca_core.scores.compare:simulate_case"),
-    ("nspca_core.scores_compare:match_columns", "nspca_core.scores.compare:match_columns"),
     ("nspca_core.scores:nonneg_scores", "nspca_core.scores.descent:nonneg_scores"),
     ("nspca_core.scores:ScoresResult", "nspca_core.scores.result:ScoresResult"),
     ("nspca_core.scores:_pairs", "nspca_core.scores.geometry:_pairs"),

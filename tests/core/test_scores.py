@@ -1,4 +1,4 @@
-"""Nonnegative-score PCA (issue 6): nspca_core.scores and nspca_core.scores_compare."""
+"""Nonnegative-score PCA (issue 6): nspca_core.scores and nspca_core.scores.compare."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from scipy.linalg import expm
 
 from nspca_core import InputError, nonneg_scores
 from nspca_core import scores as S
-from nspca_core import scores_compare as sc
+from nspca_core.scores import compare as sc
 
 
 # --------------------------------------------------------------------------- designs

@@ -110,6 +110,27 @@ class Cov:
             return _lowrank_factor(self.X, None, d)
         return _lowrank_factor(None, self.dense(), d)  # A formed once, shared with the solvers
 
+    def columns(self, keep) -> "Cov":
+        """The covariance of the features ``keep`` (``A[keep][:, keep]``), for deflation.
+
+        Dense data: the kept columns of X (at most the data's size; a deflation holds one at
+        a time); a dense covariance: its submatrix.  An operator (sparse, projected, weighted
+        or Dask data) is never copied: the result is an index view whose products embed
+        their argument in all features and select the result's rows.
+        """
+        return _columns(self, keep)
+
+
+def _columns(cov: Cov, keep) -> Cov:
+    keep = np.asarray(keep, dtype=int)
+    if isinstance(cov, _Restricted):  # a view of a view: one view of the base
+        return _Restricted(cov.base, cov.keep[keep])
+    if cov.X is not None:
+        return Cov(cov.X[:, keep], None)
+    if cov._A is not None:
+        return Cov(None, cov._A[np.ix_(keep, keep)])
+    return _Restricted(cov, keep)
+
 
 def _used_rows(v: np.ndarray, fraction: float = 0.5):
     """Indices of the rows of v holding a nonzero, when fewer than ``fraction`` of them do;
@@ -182,11 +203,6 @@ class ProjectedCov(Cov):
         eig = np.zeros(d + 1)
         eig[: w.size] = w[: d + 1]
         return V, eig
-
-    def columns(self, keep):
-        """``A[keep][:, keep]`` as an operator of the same kind."""
-        keep = np.asarray(keep, dtype=int)
-        return _Restricted(self, keep)
 
 
 class _Restricted(Cov):

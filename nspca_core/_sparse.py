@@ -171,21 +171,6 @@ class SparseCov(Cov):
     def trace(self) -> float:
         return float(self.diag().sum())
 
-    def columns(self, keep) -> "SparseCov":
-        """The covariance of the features ``keep`` (``A[keep][:, keep]``) as a SparseCov.
-
-        Copies the selected columns of X (their nonzeros); the column means are
-        reused, so centering is the same as on the full data.
-        """
-        keep = np.asarray(keep, dtype=int)
-        sub = SparseCov.__new__(SparseCov)
-        sub.X, sub._A, sub._diag = None, None, None
-        sub.X_sparse = self.X_sparse[:, keep]
-        sub.m, sub.n = sub.X_sparse.shape
-        sub.center, sub.dense_budget = self.center, self.dense_budget
-        sub.mean = self.mean[keep]
-        return sub
-
     def dense_bytes(self) -> int:
         """Memory the n x n float64 covariance would take."""
         return 8 * self.n * self.n

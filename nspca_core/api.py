@@ -15,20 +15,21 @@ import numpy as np
 
 from ._common.options import check_options
 from ._common.scale import normalized, rescale
-from ._cov import Cov, ProjectedCov, _is_sparse, as_cov
+from ._cov import Cov, _is_sparse, as_cov
 from ._dask import DASK_METHODS, _scheduler_name, as_dask_cov, is_dask_array
+from .deflation import STRATEGIES as DEFLATION_STRATEGIES, deflate
 from .methods import PEERS, SINGLE
 from ._validation import InputError, as_rng, check_d, check_int, check_k
 from .result import ComponentsResult, Result
 from .solve import check_callback as _check_callback, check_eps as _check_eps, fit_cov, peer as _peer
-from .solve import _make_result, seed_param as _seed_param
+from .solve import seed_param as _seed_param
 
 _fit_cov = fit_cov  # the former names, for code that imports them from here
 
 __all__ = ["METHODS", "STRATEGIES", "fit", "components"]
 
 METHODS = SINGLE  # from the method registry (nspca_core.methods)
-STRATEGIES = ("deflation-remove", "deflation-project", "bipartite", "quasi-orthogonal")
+STRATEGIES = (*DEFLATION_STRATEGIES, "bipartite", "quasi-orthogonal")
 
 # keyword options of Dask data (nspca_core._dask.as_dask_cov), and the strategies it runs
 _DASK_OPTIONS = ("client", "persist", "center")
@@ -242,28 +243,6 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
 
 
 # ----------------------------------------------------------------------------- several components
-def _sub_cov(cov: Cov, idx: np.ndarray) -> Cov:
-    if cov.X is not None:
-        return Cov(cov.X[:, idx], None)
-    if hasattr(cov, "columns"):  # operators (sparse, projected): no dense n x n
-        return cov.columns(idx)
-    return Cov(None, cov.dense()[np.ix_(idx, idx)])
-
-
-def _project_out(cov: Cov, x: np.ndarray) -> Cov:
-    """Mackey's projection deflation ``A <- (I - x x^T) A (I - x x^T)``; through X when data."""
-    if cov.X is not None:
-        X = cov.X
-        return Cov(X - np.outer(X @ x, x), None)
-    if cov._A is None:  # an operator (sparse, distributed, already projected): stay one
-        return ProjectedCov(cov, x)
-    A = cov.dense()
-    Ax = A @ x
-    f = float(x @ Ax)
-    A2 = A - np.outer(x, Ax) - np.outer(Ax, x) + f * np.outer(x, x)
-    return Cov(None, 0.5 * (A2 + A2.T))
-
-
 def components(X=None, *, cov=None, n_components, k, method="auto", strategy="deflation-remove", d=None,
                eps=0.1, seed=0, certify=False, callback=None, sample_weight=None, partial=None,
                **options) -> ComponentsResult:
@@ -366,56 +345,11 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         problems = [C] * len(results)
         info.update(cr.info)
     else:
-        cols = []
+        loadings, results, problems, found = deflate(C, ks, given, strategy=strategy, method=method, d=d, eps=eps,
+                                                     seed=seed, options=options, callback=callback,
+                                                     keep_problems=certify)
         method_name = method
-        sub_opts = {key: val for key, val in options.items() if key != "effort"}
-        if method == "nmf" and strategy == "deflation-project":
-            # NMF factors the raw nonnegative data, which projection deflation never changes
-            raise InputError("method 'nmf' works on the raw nonnegative data, which projection "
-                             "deflation does not change; use strategy='deflation-remove'")
-        cur = C
-        remaining = np.arange(n)
-        for x in given.T:  # components already found: kept, and deflated as the loop would
-            cols.append(x)
-            results.append(_make_result(C, x, None, "given", {"k": int(np.count_nonzero(x))},
-                                        time.perf_counter(), {}))
-            problems.append(C)
-            if strategy == "deflation-remove":
-                remaining = np.setdiff1d(remaining, np.flatnonzero(x))
-            else:
-                cur = _project_out(cur, x)
-        for j in range(given.shape[1], r):
-            k = ks[j]
-            if strategy == "deflation-remove":
-                if remaining.size == 0:
-                    info["stopped_early"] = (f"all {n} features were used by the first {j} "
-                                             f"components; returned {j} instead of {r}")
-                    break
-                kj = min(k, remaining.size)
-                if kj < k:
-                    info.setdefault("notes", []).append(
-                        f"component {j + 1}: only {remaining.size} unused features remained "
-                        f"(< k={k}); it uses all of them")
-                sub = _sub_cov(C, remaining)
-                dj = min(d, remaining.size)
-                opts_j = dict(sub_opts)
-                if opts_j.get("data") is not None:  # raw data for NMF: the same features
-                    opts_j["data"] = np.asarray(opts_j["data"])[:, remaining]
-                rj = _fit_cov(sub, kj, method, dj, eps, seed, None, opts_j)
-                problems.append(sub)
-                x = np.zeros(n)
-                x[remaining] = rj.x
-                remaining = np.setdiff1d(remaining, remaining[rj.support])
-            else:
-                rj = _fit_cov(cur, k, method, d, eps, seed, None, dict(sub_opts))
-                problems.append(cur)
-                x = np.asarray(rj.x, dtype=float)
-                cur = _project_out(cur, x)
-            results.append(rj)
-            cols.append(x)
-            if callback is not None:
-                callback(j + 1, r)
-        loadings = np.column_stack(cols) if cols else np.zeros((n, 0))
+        info.update(found)
     if certify:
         from .certificates import certify_cov as _certify_cov
 

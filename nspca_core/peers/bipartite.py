@@ -383,12 +383,9 @@ DEFLATION_METHODS = ("tpower", "em", "spannogram")
 
 
 def _columns(cov: Cov, keep: np.ndarray) -> Cov:
-    """The covariance of the features ``keep`` (no n x n matrix when data is held)."""
-    if getattr(cov, "sparse", False):
-        return cov.columns(keep)
-    if cov.X is not None:
-        return Cov(X=np.ascontiguousarray(cov.X[:, keep]))
-    return Cov(A=cov.dense()[np.ix_(keep, keep)])
+    """The covariance of the features ``keep``: :meth:`Cov.columns` (an index view of an
+    operator, the kept columns of dense data)."""
+    return cov.columns(keep)
 
 
 def _truncate(w: np.ndarray, k: int, nonneg: bool) -> np.ndarray:

@@ -351,10 +351,9 @@ def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
 # several components
 # ----------------------------------------------------------------------------
 def _subcov(cov: Cov, keep: np.ndarray) -> Cov:
-    """The covariance of the features ``keep`` (from X's columns when data is held)."""
-    if cov.X is not None:
-        return Cov(X=np.ascontiguousarray(cov.X[:, keep]))
-    return Cov(A=cov.dense()[np.ix_(keep, keep)])
+    """The covariance of the features ``keep``: :meth:`Cov.columns` (an index view of an
+    operator: sparse data is never densified)."""
+    return cov.columns(keep)
 
 
 def _penalized_mstep(V: np.ndarray, gamma: float):

@@ -27,7 +27,7 @@ TOL = 1e-8
 def client():
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, memory_limit="200MB",
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, memory_limit="4GB",
                            dashboard_address=None, worker_dashboard_address=None)
     c = Client(cluster)
     yield c
@@ -101,10 +101,10 @@ def test_certify_and_path_equal_in_memory(dense, client):
 
 def test_persist_decides_from_the_cluster_memory(client):
     small = da.zeros((100, 10), chunks=(50, 10))
-    big = da.zeros((100_000, 1_000), chunks=(10_000, 1_000))  # 800 MB > 50% of 2 x 200 MB
+    big = da.zeros((1_000_000, 1_000), chunks=(100_000, 1_000))  # 8 GB > 50% of 2 x 4 GB (never computed)
     s, b = decide_persist(small, client), decide_persist(big, client)
     assert s["persist"] and not b["persist"]
-    assert s["memory_bytes"] == b["memory_bytes"] == 400_000_000
+    assert s["memory_bytes"] == b["memory_bytes"] == 8_000_000_000
     assert "do not fit" in b["reason"] and "streamed" in b["reason"] and "2 worker(s)" in b["reason"]
 
 

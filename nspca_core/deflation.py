@@ -1,0 +1,104 @@
+"""Deflation: several components found one at a time on a shrinking problem.
+
+- "deflation-remove": each component is solved on the features no earlier one uses
+  (:meth:`nspca_core._cov.Cov.columns`: an index view of an operator, never a copy of
+  sparse or Dask data; dense data gives its kept columns, one copy alive at a time).
+- "deflation-project": Mackey's projection deflation ``A <- (I - x x^T) A (I - x x^T)``
+  (:func:`project_out`: through ``X <- X (I - x x^T)`` for dense data, as a
+  :class:`~nspca_core._cov.ProjectedCov` view of an operator).
+
+:func:`nspca_core.components` validates and calls :func:`deflate`; the solvers run through
+:func:`nspca_core.solve.fit_cov`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ._cov import Cov, ProjectedCov
+from ._validation import InputError
+from .solve import _make_result, fit_cov
+
+__all__ = ["STRATEGIES", "deflate", "project_out"]
+
+#: the deflation strategies of :func:`deflate`
+STRATEGIES = ("deflation-remove", "deflation-project")
+
+
+def project_out(cov: Cov, x: np.ndarray) -> Cov:
+    """Mackey's projection deflation ``A <- (I - x x^T) A (I - x x^T)``; through X when data."""
+    if cov.X is not None:
+        X = cov.X
+        return Cov(X - np.outer(X @ x, x), None)
+    if cov._A is None:  # an operator (sparse, distributed, already projected): stay one
+        return ProjectedCov(cov, x)
+    A = cov.dense()
+    Ax = A @ x
+    f = float(x @ Ax)
+    A2 = A - np.outer(x, Ax) - np.outer(Ax, x) + f * np.outer(x, x)
+    return Cov(None, 0.5 * (A2 + A2.T))
+
+
+def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str, d: int, eps: float, seed,
+            options: dict, callback=None, keep_problems: bool = False):
+    """``(loadings, results, problems, info)`` of ``len(ks)`` components by deflation on a
+    validated operator C (``given``: (n, j) unit loadings of components already found, kept
+    first and deflated as the loop would).
+
+    ``problems[j]`` is the covariance component j was solved on (for its certificate), kept
+    only when ``keep_problems`` (views of an operator are light; dense data's reduced copies
+    are otherwise released after each component).
+    """
+    n, r = C.n, len(ks)
+    if method == "nmf" and strategy == "deflation-project":
+        # NMF factors the raw nonnegative data, which projection deflation never changes
+        raise InputError("method 'nmf' works on the raw nonnegative data, which projection "
+                         "deflation does not change; use strategy='deflation-remove'")
+    sub_opts = {key: val for key, val in options.items() if key != "effort"}
+    info: dict = {}
+    cols, results, problems = [], [], []
+    cur, remaining = C, np.arange(n)
+    for x in given.T:
+        cols.append(x)
+        results.append(_make_result(C, x, None, "given", {"k": int(np.count_nonzero(x))}, time.perf_counter(), {}))
+        problems.append(C)
+        if strategy == "deflation-remove":
+            remaining = np.setdiff1d(remaining, np.flatnonzero(x))
+        else:
+            cur = project_out(cur, x)
+    for j in range(given.shape[1], r):
+        k = ks[j]
+        if strategy == "deflation-remove":
+            if remaining.size == 0:
+                info["stopped_early"] = (f"all {n} features were used by the first {j} "
+                                         f"components; returned {j} instead of {r}")
+                break
+            kj = min(k, remaining.size)
+            if kj < k:
+                info.setdefault("notes", []).append(
+                    f"component {j + 1}: only {remaining.size} unused features remained "
+                    f"(< k={k}); it uses all of them")
+            sub = C.columns(remaining)
+            opts_j = dict(sub_opts)
+            if opts_j.get("data") is not None:  # raw data for NMF: the same features
+                opts_j["data"] = np.asarray(opts_j["data"])[:, remaining]
+            rj = fit_cov(sub, kj, method, min(d, remaining.size), eps, seed, None, opts_j)
+            x = np.zeros(n)
+            x[remaining] = rj.x
+            remaining = np.setdiff1d(remaining, remaining[rj.support])
+        else:
+            sub = cur
+            rj = fit_cov(cur, k, method, d, eps, seed, None, dict(sub_opts))
+            x = np.asarray(rj.x, dtype=float)
+            cur = project_out(cur, x)
+        if keep_problems:
+            problems.append(sub)
+        del sub
+        results.append(rj)
+        cols.append(x)
+        if callback is not None:
+            callback(j + 1, r)
+    loadings = np.column_stack(cols) if cols else np.zeros((n, 0))
+    return loadings, results, problems, info

@@ -490,8 +490,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             total = float(np.einsum("i,ij,ij->", w, Xp, Xp)) / float(w.sum())
         if self.n_components is None and not isinstance(self.k, (list, tuple, np.ndarray)):
             res = _explaining(res, total, 0 if partial is None else partial.shape[1])
-            ks = ks[:res.n_components] if isinstance(ks, list) else ks
-        self.k_ = ks
+        self.k_ = ks[:res.n_components] if isinstance(ks, list) else ks  # deflation-remove can stop early
         self.result_ = res
         self.components_ = np.ascontiguousarray(res.loadings.T)
         self.n_components_ = int(self.components_.shape[0])

@@ -89,15 +89,16 @@ def test_k_per_component_matches_the_functional_api(data):
 
 
 @settings(max_examples=15, deadline=None)
-@given(ks=st.lists(st.integers(1, 5), min_size=1, max_size=3),
+@given(ks=st.lists(st.integers(1, 5), min_size=1, max_size=3),  # up to 15 nonzeros on 8 features
        strategy=st.sampled_from(["deflation-remove", "deflation-project"]), seed=st.integers(0, 50))
 def test_k_per_component_is_honoured(ks, strategy, seed):
     X = np.random.default_rng(seed).standard_normal((30, 8))
     est = NonnegativeSparsePCA(None, k=ks, strategy=strategy, certify=False, random_state=seed).fit(X)
     C = est.components_
-    assert C.shape[0] == len(ks)
+    # deflation-remove stops early when the features run out (e.g. k=[5, 5, 5] on 8 features)
+    assert C.shape[0] == len(ks) if strategy == "deflation-project" else 1 <= C.shape[0] <= len(ks)
     assert (C >= 0).all() and np.allclose(np.linalg.norm(C, axis=1), 1.0)
-    assert (np.count_nonzero(C, axis=1) <= ks).all()
+    assert (np.count_nonzero(C, axis=1) <= ks[:C.shape[0]]).all()
 
 
 def test_first_component_is_the_brute_force_optimum():

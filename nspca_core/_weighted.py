@@ -65,7 +65,7 @@ class WeightedSparseCov(SparseCov):
     Memory: the sparse matrix as given (not copied), ``weights`` and the row
     factors ``sqrt(m w / sum w)`` (m floats each), ``mean`` and the cached
     ``diag`` (n floats each); a product with p columns forms one m x p and one
-    n x p array.
+    n x p array.  ``columns(keep)`` (deflation) is the base class's index view: no copy.
     """
 
     def __init__(self, X_sparse, weights: np.ndarray, *, center: bool = True,
@@ -122,19 +122,6 @@ class WeightedSparseCov(SparseCov):
             s2 = np.asarray(sq.T @ self._p, dtype=np.float64).ravel()
             self._diag = np.clip(s2 - self.mean ** 2, 0.0, None)
         return self._diag.copy()
-
-    def columns(self, keep) -> "WeightedSparseCov":
-        """The covariance of the features ``keep`` with the same weights and the same means
-        (the selected columns' nonzeros are gathered, as :meth:`SparseCov.columns` does)."""
-        keep = np.asarray(keep, dtype=int)
-        sub = WeightedSparseCov.__new__(WeightedSparseCov)
-        sub.X, sub._A, sub._diag = None, None, None
-        sub.X_sparse = self.X_sparse[:, keep]
-        sub.m, sub.n = sub.X_sparse.shape
-        sub.center, sub.dense_budget = self.center, self.dense_budget
-        sub.weights, sub._wsum, sub._p, sub._s = self.weights, self._wsum, self._p, self._s
-        sub.mean = self.mean[keep]
-        return sub
 
     def dense(self) -> np.ndarray:
         """The n x n covariance, formed only when ``8 n^2`` bytes is within the budget."""

@@ -52,7 +52,8 @@ _DOC_SUFFIXES = (".txt",)
 # --------------------------------------------------------------------------- options
 
 def check_text_options(text_column, stop_words, min_df):
-    """``(text_column, stop words as a frozenset or None, min_df)``, or InputError naming the option."""
+    """``(text_column, stop words: "english", a frozenset or None, min_df)``, or InputError naming
+    the option."""
     if text_column is not None and text_column is not False and not (
             isinstance(text_column, str) or (isinstance(text_column, int)
                                              and not isinstance(text_column, bool))):
@@ -63,9 +64,7 @@ def check_text_options(text_column, stop_words, min_df):
     if stop_words is None:
         words = None
     elif isinstance(stop_words, str) and stop_words.strip().lower() == "english":
-        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-        words = frozenset(ENGLISH_STOP_WORDS)
+        words = "english"  # scikit-learn's list, imported when documents are counted
     elif isinstance(stop_words, (list, tuple, set, frozenset)) and all(isinstance(w, str)
                                                                        for w in stop_words):
         words = frozenset(w.lower() for w in stop_words)
@@ -130,11 +129,13 @@ def prune_vocabulary(X, words, *, stop_words=frozenset(), min_df=1, max_df=1.0) 
                   int(rare.sum()), int(common.sum()), notes)
 
 
-def _vectorize(texts: list, doc_names: list, name: str, stop: frozenset | None, min_df,
+def _vectorize(texts: list, doc_names: list, name: str, stop, min_df,
                how: str) -> tuple:
     """(TextData, notes) of the documents: CountVectorizer, then the pruning."""
-    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
+    if stop == "english":
+        stop = frozenset(ENGLISH_STOP_WORDS)
     cv = CountVectorizer(lowercase=True, dtype=np.float64)
     try:
         X = cv.fit_transform(texts)
@@ -260,7 +261,9 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
     from .sniff import _choose_delimiter, _decode
 
     notes: list = []
-    text = _decode(data, name, notes)
+    # the head decides (a numeric table is not decoded twice); the whole file only for texts
+    head = _decode(data[: 4 * _HEAD_BYTES], name, []) if len(data) > 4 * _HEAD_BYTES else None
+    text = _decode(data, name, notes) if head is None else head
     lines = [ln for ln in text[:_HEAD_BYTES].splitlines() if ln.strip()][:50]
     if not lines:
         return None
@@ -274,6 +277,8 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
         col, why = detect_text_column([c.strip() for c in rows[0]], rows[1:])
         if col is None:
             return None
+    if head is not None:
+        text = _decode(data, name, notes)
     try:
         table = pd.read_csv(io.StringIO(text), sep=delim, dtype=str, keep_default_na=False,
                             engine="python" if len(delim) > 1 else "c", skipinitialspace=False)

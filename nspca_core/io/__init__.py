@@ -20,7 +20,8 @@ Modules: :mod:`.load` (the front door), :mod:`.source` (bytes and file kind),
 :mod:`.loaded` (the result and the checks every format shares), the readers
 :mod:`.delimited` (CSV/TSV, with :mod:`.sniff` and :mod:`.conventions` for
 how the text is written), :mod:`.npy`, :mod:`.mat`, :mod:`.images`,
-:mod:`.corpora`, and :mod:`.archive` (safe in-memory archives).
+:mod:`.corpora` (with the bag-of-words readers of :mod:`.bow`), :mod:`.documents` (raw text
+counted by scikit-learn's CountVectorizer), and :mod:`.archive` (safe in-memory archives).
 """
 
 from .archive import MAX_ZIP_MEMBERS, _read_member

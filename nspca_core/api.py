@@ -95,11 +95,17 @@ def _check_partial(partial, n: int, r: int, strategy: str) -> np.ndarray:
 def _weighted(X, sample_weight):
     """Data whose covariance ``X_w^T X_w / m`` is the weighted ``sum_i w_i x_i x_i^T / sum_i w_i``
     (rows scaled by ``sqrt(w_i / mean(w))``; a copy).  X is used as given: center it with the
-    same weights first.  None: X itself."""
+    same weights first.  None: X itself.  Sparse X: the weighted operator
+    (:class:`nspca_core._weighted.WeightedSparseCov`, centered implicitly with the weighted mean,
+    never densified)."""
     if sample_weight is None:
         return X
-    if X is None or isinstance(X, Cov) or _is_sparse(X):
-        raise InputError("`sample_weight` needs dense data `X` (samples x features); got "
+    if _is_sparse(X):  # centered implicitly, as sparse data always is: with the weighted mean
+        from ._weighted import weighted_sparse_cov
+
+        return weighted_sparse_cov(X, sample_weight)
+    if X is None or isinstance(X, Cov):
+        raise InputError("`sample_weight` needs data `X` (samples x features, dense or sparse); got "
                          + ("a covariance" if X is None else type(X).__name__))
     w = np.asarray(sample_weight, dtype=float)
     X = np.asarray(X)

@@ -494,3 +494,27 @@ def test_score_pca_names_and_counts():
     out = est.transform(df)
     assert list(out.columns) == [f"nonnegativescorepca{j}" for j in range(est.n_components_)]
     assert est.n_components_ == est.components_.shape[0] == 3 and est.n_samples_ == 300
+
+
+def test_functional_api_takes_sparse_data_with_weights():
+    """fit/components with scipy.sparse X and sample_weight: the weighted implicitly centered
+    covariance, the same as the weighted covariance of the dense data centered with the weights."""
+    import nspca_core as nc
+
+    X, w = _sparse_data(7)
+    D = X.toarray()
+    mu = w @ D / w.sum()
+    A = ((D - mu) * w[:, None]).T @ (D - mu) / w.sum()
+    a = nc.fit(X, k=3, sample_weight=w)
+    b = nc.fit(cov=A, k=3)
+    assert a.variance == pytest.approx(b.variance, rel=1e-9) and np.allclose(a.x, b.x)
+    assert a.upper_bound == pytest.approx(b.upper_bound, rel=1e-6)
+    ca = nc.components(X, n_components=2, k=3, sample_weight=w)
+    cb = nc.components(cov=A, n_components=2, k=3)
+    assert np.allclose(ca.loadings, cb.loadings) and np.allclose(ca.variance, cb.variance)
+    with pytest.raises(InputError, match=r"`sample_weight` must hold 60 finite weights >= 0, not all zero; "
+                                         r"got shape \(3,\)"):
+        nc.fit(X, k=3, sample_weight=np.ones(3))
+    with pytest.raises(InputError, match=r"`sample_weight` needs data `X` \(samples x features, dense or "
+                                         r"sparse\); got a covariance"):
+        nc.fit(cov=A, k=3, sample_weight=w)

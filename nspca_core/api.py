@@ -194,8 +194,9 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     callback : callable(done, total), optional
     sample_weight : array_like of shape (m,), optional
         Weights of the samples (R ``nsprcomp``'s ``omega``): the covariance is
-        ``sum_i w_i x_i x_i^T / sum_i w_i``.  Dense X only, used as given
-        (center it with the same weights first).
+        ``sum_i w_i x_i x_i^T / sum_i w_i``.  Dense X is used as given (center
+        it with the same weights first); ``scipy.sparse`` X is centered
+        implicitly with the weighted mean (never densified).
     **options
         Passed to the peer method (e.g. ``restarts``), ``samples`` for the ε-net,
         ``effort`` for the certificate.  An unknown name raises

@@ -363,7 +363,8 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         effort = options.get("effort", "auto")
         certified = []
         for rj, prob, k in zip(results, problems, ks):
-            kj = max(1, min(k, prob.n))
+            # a kept (`partial`) component may hold more than this k: certified at its own sparsity
+            kj = max(1, min(max(k, int(np.count_nonzero(rj.x))), prob.n))
             xj = rj.x if rj.x.size == prob.n else None
             cert = _certify_cov(prob, kj, x=xj, effort=effort)
             certified.append(replace(rj, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,

@@ -518,3 +518,15 @@ def test_functional_api_takes_sparse_data_with_weights():
     with pytest.raises(InputError, match=r"`sample_weight` needs data `X` \(samples x features, dense or "
                                          r"sparse\); got a covariance"):
         nc.fit(cov=A, k=3, sample_weight=w)
+
+
+@pytest.mark.parametrize("strategy", ["deflation-remove", "deflation-project"])
+def test_components_continues_with_a_smaller_k_and_certifies(data, strategy):
+    """components(partial=...) with k below the kept component's nonzeros (was an InputError from
+    the certificate): the kept one is certified at its own sparsity, as when it was found."""
+    X = _centered(data)
+    first = components(X, n_components=1, k=4, certify=True, strategy=strategy)
+    more = components(X, n_components=2, k=2, partial=first, certify=True, strategy=strategy)
+    assert np.array_equal(more.loadings[:, 0], first.loadings[:, 0])
+    assert more.results[0].upper_bound == pytest.approx(first.results[0].upper_bound, rel=1e-9)
+    assert np.count_nonzero(more.loadings[:, 1]) <= 2 and more.results[1].upper_bound >= more.results[1].variance

@@ -139,6 +139,11 @@ def main() -> None:
         res = lab.fast_components(X, r, k, method, s.d, s.eps, s.seed, _callback=cb)
     names = [str(f) for f in ds.feature_names]
     an = lab.analyse(X, values, ds.labels, names, res.loadings)
+    # an upload's own sample names (GSM ids, barcodes, ...) in hovers and downloads
+    upload = st.session_state.get(state.UPLOAD) if s.dataset == compute.UPLOAD_DATASET else None
+    sample_names = getattr(upload, "sample_names", None)
+    if sample_names is not None and len(sample_names) != m:
+        sample_names = None
     G = len(an.classes)
     counts = ", ".join(f"{c} ({int(nc)})" for c, nc in zip(an.classes[:20], an.counts[:20]))
     st.caption(f"{ds.info.title}: {m} samples × {n} features in {G} classes — {counts}"
@@ -177,7 +182,9 @@ def main() -> None:
     st.subheader("Selected features × samples, by class")
     sel_names = [names[f] for f in an.features]
     fig_heat = figs.class_heatmap(an.Z, sel_names, an.codes[an.order], an.classes,
-                                  feature_component=an.feature_component, sample_ids=an.order + 1,
+                                  feature_component=an.feature_component,
+                                  sample_ids=(an.order + 1 if sample_names is None
+                                              else np.asarray(sample_names)[an.order]),
                                   title=f"The {len(an.features)} selected features (rows, by "
                                         "component) × samples (columns, by class), standardized")
     st.plotly_chart(fig_heat, key="fc_heatmap")
@@ -188,8 +195,6 @@ def main() -> None:
                        file_name=f"features_by_class_{ds.name}.csv", mime="text/csv",
                        key="fc_dl_tables", on_click="ignore",
                        help="Every component's features, all classes' means, F and p.")
-    upload = st.session_state.get(state.UPLOAD) if s.dataset == compute.UPLOAD_DATASET else None
-    sample_names = getattr(upload, "sample_names", None)
     c2.download_button("Scores with classes (CSV)",
                        lab.scores_csv(an.scores, an.classes, an.codes, sample_names=sample_names),
                        file_name=f"scores_by_class_{ds.name}.csv", mime="text/csv",

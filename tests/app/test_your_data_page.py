@@ -79,6 +79,16 @@ def test_genes_as_rows_upload_says_transposed_reads_the_other_way_and_takes_a_sh
     upload = at.session_state[state.UPLOAD]
     assert upload.sample_names == gsm
     assert list(upload.labels) == ["ALL", "AML", "MLL"] * 3  # matched by id (the sheet is reversed)
+    # Features by class on it: the sheet's classes, the probe ids, the GSM ids in the heatmap's hover
+    lab = page_app("labelled.py", timeout=300, **{state.UPLOAD: upload, state.DATASET: state.UPLOAD_NAME,
+                                                   state.K: 3}).run()
+    assert not lab.exception and not lab.error
+    cells = " ".join(" ".join(map(str, df.value.columns)) for df in lab.dataframe)
+    assert all(f"mean {c}" in cells for c in ("ALL", "AML", "MLL"))
+    features = " ".join(" ".join(map(str, df.value.get("feature", []))) for df in lab.dataframe)
+    assert re.search(r"\d{6}_at|AFFX-BioB-5_at", features), features[:200]
+    specs = [json.loads(c.proto.spec) for c in lab.get("plotly_chart")]
+    assert any("GSM50" in json.dumps(sp.get("data", [])) for sp in specs)
 
 
 def test_sheet_mismatch_is_listed_on_the_page():

@@ -80,10 +80,10 @@ _EFFORT = {
     "fast": dict(iters=40, cut_iters=0, cut_rounds=0, check_every=20, stall=1e-4, target_gap=1e-2,
                  split_size=600, ascent_starts=8, branch_nodes=0),
     "auto": dict(iters=80, cut_iters=40, cut_rounds=2, check_every=20, stall=3e-4, target_gap=1e-3,
-                 split_size=1500, ascent_starts=24, branch_nodes=0),
+                 split_size=1500, ascent_starts=24, branch_nodes=0, split_branch=0.5),
     "full": dict(iters=2000, cut_iters=2000, cut_rounds=20, check_every=100, stall=1e-5,
                  target_gap=OPTIMAL_TOLERANCE, split_size=2500, ascent_starts=64, decay=0.998,
-                 branch_nodes=3000),
+                 branch_nodes=3000, split_branch=10.0),
 }
 
 

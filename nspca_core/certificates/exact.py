@@ -150,7 +150,7 @@ class _Nodes:
 
 def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: DnnState | None, *,
                      upper: float = np.inf, time_limit: float = 60.0, tolerance: float = EXACT_TOLERANCE,
-                     callback=None, max_nodes: int | None = None):
+                     callback=None, max_nodes: int | None = None, clock=time.perf_counter):
     """Prove ``OPT <= lower (1 + tolerance / 2)`` by branch and bound over supports.
 
     Parameters
@@ -160,7 +160,8 @@ def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: 
     x, lower : the best known feasible point and ``x^T A x``
     state : a DNN dual point (any; the node bounds restrict it, see :class:`_Nodes`)
     upper : a bound already proved (reported when the search stops early and is better)
-    time_limit : seconds
+    time_limit : seconds (of ``clock``: the wall clock by default; the split bound's budget
+        inside "auto" is CPU time, ``time.process_time``)
     callback : callable(done, total), optional
         After every 16 nodes: nodes closed so far, closed + open.
 
@@ -183,7 +184,7 @@ def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: 
     more).  When the time runs out the bound reported is the largest of tau and the bounds
     of the open nodes (each at most its parent's DNN value), or ``upper`` if smaller.
     """
-    t0 = time.perf_counter()
+    t0 = clock()
     n = A.shape[0]
     nodes = _Nodes(A, k, state)
     tau = lower * (1 + tolerance / 2) if lower > 0 else 0.0
@@ -195,7 +196,7 @@ def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: 
     complete = True
     unresolved: list = []  # upper bounds of leaves that could not be closed
     while stack:
-        if time.perf_counter() - t0 > time_limit or (max_nodes is not None and done >= max_nodes):
+        if clock() - t0 > time_limit or (max_nodes is not None and done >= max_nodes):
             complete = False
             break
         inc, exc, parent = stack.pop()
@@ -278,13 +279,21 @@ def certify_exact(cov: Cov, k: int, x, time_limit: float, callback) -> Certifica
     """``effort="exact"``: the "auto" certificate (warm-started by ``fit(auto)``'s answer), then
     branch and bound (:func:`branch_and_bound`) with the rest of ``time_limit`` when it is not
     optimal to :data:`EXACT_TOLERANCE`.  Data too large to hold A densely (n above the dense
-    limit) get the "auto" certificate only (``info["nodes"] = 0``)."""
+    limit) get the split certificate with the branch and bound on its screened set S for 80% of
+    the time limit (``info["split_branch"]``; ``info["nodes"] = 0``)."""
     from . import _settings as S
     from .single import _certify_cov, _certify_dense
 
     t0 = time.perf_counter()
-    if cov.n > S._DENSE_MAX_N:  # "full" runs far past any time limit there: the "auto" certificate
-        cert = _certify_cov(cov, k, x, "auto", None)
+    if cov.n > S._DENSE_MAX_N:
+        # the split bound with the branch and bound on its screened set S for the time limit
+        # ("full" runs far past any time limit there); an operator: the "auto" certificate
+        if cov.X is None and cov._A is None:
+            cert = _certify_cov(cov, k, x, "auto", None)
+        else:
+            from .single import _certify_split
+
+            cert = _certify_split(cov, k, x, "auto", None, branch_seconds=0.8 * time_limit)
         return _finish_exact(cert, None, k, t0, EXACT_TOLERANCE, cov)
     cert, state = _certify_dense(cov, k, x, "auto", None, need_dual=True)
     if cert.upper_bound - cert.lower > EXACT_TOLERANCE * cert.upper_bound:

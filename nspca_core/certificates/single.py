@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -169,7 +170,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     return _finish(bounds, lower, x, k, t0, info), state
 
 
-def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None) -> Certificate:
+def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
+                   branch_seconds: float | None = None) -> Certificate:
     """Large n: DNN on a screened set S, cheap bounds on the rest T.
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and
@@ -246,6 +248,28 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     xS = x[S] / np.linalg.norm(x[S])
     kS = min(k, S.size)
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0)
+    seconds = branch_seconds if branch_seconds is not None else _EFFORT[effort].get("split_branch", 0.0)
+    if seconds > 0 and certS.lower < (1 - _EFFORT[effort]["target_gap"]) * certS.upper_bound \
+            and certS.x is not None and certS.lower > 0:
+        # branch and bound over supports on S (exact.py): often proves S's best point optimal at
+        # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
+        from .exact import branch_and_bound
+
+        bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
+                              time_limit=seconds, clock=time.process_time if branch_seconds is None
+                              else time.perf_counter)
+        info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
+        if bb["upper"] < certS.upper_bound or bb["lower"] > certS.lower:
+            xb = np.asarray(bb["x"], dtype=float)
+            certS = replace(certS, upper_bound=min(certS.upper_bound, bb["upper"]), lower=bb["lower"], x=xb,
+                            kind="exact(branch)" if bb["upper"] < certS.upper_bound else certS.kind)
+            if info.get("lower_source") != "given":
+                xf = np.zeros(n)
+                xf[S] = xb
+                vf = cov.quad(xf)
+                if vf > lower:
+                    x, lower = xf, vf
+                    info["lower_source"] = "exact(branch)"
     B_S = certS.upper_bound
     # ---- B_T
     if T.size:
@@ -351,12 +375,13 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
     return cert
 
 
-def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None) -> Certificate:
+def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
+                   branch_seconds: float | None = None) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
-    return _certify_split(cov, k, x, effort, callback, split_cap)
+    return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds)
 
 
 def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:

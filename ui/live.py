@@ -21,6 +21,17 @@ from ui import jobs
 
 SESSION_JOBS = "nspca_session_jobs"  # keys of the jobs this session started
 REFRESH_S = 1.0
+# Under many sessions the redraws themselves (figures rebuilt every REFRESH_S in every tab) took
+# most of the server's CPU (py-spy, 8 sessions: benchmarks/results/bench_load_pyspy_N8.txt): the
+# period grows with the sessions showing background work, one period per two of them, at most:
+REFRESH_MAX_S = 4.0
+
+
+def refresh_seconds() -> float:
+    """The redraw period of :func:`live`: :data:`REFRESH_S` for one or two sessions watching
+    background work, then ``REFRESH_S · sessions / 2`` up to :data:`REFRESH_MAX_S`."""
+    watching = {sid for job in jobs.REGISTRY.active() for sid in job.readers}
+    return min(REFRESH_MAX_S, REFRESH_S * max(1.0, len(watching) / 2))
 
 
 def data_key(ds) -> str:
@@ -116,7 +127,8 @@ def _resume(key) -> None:
 
 
 def live(draw: Callable[[], bool], *, active: bool) -> None:
-    """Run ``draw()`` in a fragment that redraws every second while work is under way.
+    """Run ``draw()`` in a fragment that redraws every second (more under many sessions:
+    :func:`refresh_seconds`) while work is under way.
 
     ``active`` says whether a job ``draw`` shows is queued or running now;
     ``draw`` returns the same after drawing.  Once the work has ended the page
@@ -131,7 +143,7 @@ def live(draw: Callable[[], bool], *, active: bool) -> None:
         if active and not out.get("active", False):
             st.rerun()
 
-    st.fragment(run_every=REFRESH_S if active else None)(body)()
+    st.fragment(run_every=refresh_seconds() if active else None)(body)()
 
 
 def status_line(view: jobs.JobView, *, what: str, unit_name: str = "values", key: str,

@@ -126,3 +126,28 @@ def test_upload_arrays_are_dropped_when_every_session_using_them_ended(monkeypat
     assert work.stored_fit(dkey, "auto", 3, d=3, eps=0.1, seed=0) is None
     with pytest.raises(compute.InputError, match=r"your upload was released when its browser session ended"):
         compute.uploaded_dataset(up, "center")
+
+
+def test_redraw_period_grows_with_the_sessions_watching(monkeypatch):
+    """One or two sessions: every second; eight: every 4 s (the redraws took the server's CPU)."""
+    from ui import live
+
+    reg = jobs.Registry(max_jobs=16, idle_seconds=3600, processes=False)
+    monkeypatch.setattr(jobs, "REGISTRY", reg)
+    gate = threading.Event()
+    try:
+        assert live.refresh_seconds() == live.REFRESH_S
+        job = reg.submit("a", "A", [1], blocking(gate))
+        job.readers.update({"s1", "s2"})
+        assert live.refresh_seconds() == live.REFRESH_S
+        other = reg.submit("b", "B", [1], blocking(gate))
+        other.readers.update({"s2", "s3", "s4", "s5", "s6"})
+        assert live.refresh_seconds() == pytest.approx(3 * live.REFRESH_S)
+        other.readers.update({"s7", "s8", "s9", "s10"})
+        assert live.refresh_seconds() == live.REFRESH_MAX_S
+        gate.set()
+        assert job.wait(timeout=10) and other.wait(timeout=10)
+        assert live.refresh_seconds() == live.REFRESH_S  # finished jobs are not watched
+    finally:
+        gate.set()
+        reg.clear()

@@ -131,7 +131,13 @@ def read_options(filename: str, data: bytes) -> dict:
                                    "the labels; a numeric column named here is removed from the features.")
         if label.strip():
             opts["label_column"] = label.strip()
-    if lower.endswith((".csv", ".tsv", ".tab", ".txt", ".npy", ".npz", ".mat")):
+    elif lower.endswith((".txt.gz", ".h5ad")):  # GEO series matrix / AnnData: a metadata column
+        label = c3.text_input(LABEL_LABEL.split(" (")[0] + " (a sample characteristic, e.g. disease "
+                              "state, or an obs column; empty = automatic)", "", key="yd_label_meta")
+        if label.strip():
+            opts["label_column"] = label.strip()
+    if lower.endswith((".csv", ".tsv", ".tab", ".txt", ".npy", ".npz", ".mat")) \
+            and not lower.endswith("series_matrix.txt"):
         opts["orientation"] = c2.selectbox(
             ORIENTATION_LABEL, list(ORIENTATIONS), format_func=ORIENTATIONS.get, key="yd_orientation",
             help="Detected by default: a first column of probe/gene ids (1007_s_at, ENSG..., gene "
@@ -209,6 +215,12 @@ def preview(up, ds) -> None:
 
 
 def analysis(ds) -> None:
+    if text_upload.is_sparse(ds.X) and any(str(nt).startswith(("10x folder", "AnnData"))
+                                           for nt in ds.notes):  # cells x genes, kept sparse
+        st.info("This is sparse single-cell data (cells × genes), kept sparse: its components, "
+                "shown as lists of genes and weights, are on the *Topics* page (the genes play the "
+                "words).")
+        return link_page("pages/topics.py", "Open Topics", ":material/article:")
     if text_upload.is_sparse(ds.X):  # a text corpus: its components are on the Topics page
         st.info("This is a text corpus: its components, shown as topics (words and weights), are "
                 "on the *Topics* page.")

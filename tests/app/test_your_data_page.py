@@ -119,3 +119,32 @@ def test_downloads_name_samples_and_embed_plotly():
     html = downloads.figure_html(figs.negativity_history([1.0, 0.0]))
     assert re.search(r"<script[^>]*\bsrc=", html) is None  # no script loaded from anywhere
     assert "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js itself is in the file
+
+
+def test_geo_and_10x_uploads():
+    import gzip
+
+    from tests.data.test_io_yourdata import genes_by_samples, series_matrix, tenx_zip
+
+    E, ids, gsm = genes_by_samples(50, 6)
+    at = page_app("your_data.py", timeout=180).run()
+    at.file_uploader(key="yd_file").set_value(("GSE1_series_matrix.txt.gz", gzip.compress(series_matrix(gsm, ids, E)),
+                                               "application/gzip"))
+    at = at.run()
+    at.text_input(key="yd_label_meta").set_value("disease")
+    at = at.run()
+    assert not at.exception and not at.error
+    assert any("6 samples × 50 features" in s.value for s in at.success)
+    assert {m.label: m.value for m in at.metric}["labels"] == "2 classes"
+    assert list(at.dataframe[0].value.index[:2]) == gsm[:2]
+    M = np.random.default_rng(5).poisson(0.5, size=(40, 30)).astype(float)
+    at = page_app("your_data.py", timeout=180).run()
+    at.file_uploader(key="yd_file").set_value(("pbmc.zip", tenx_zip(M, [f"G{i}" for i in range(40)],
+                                                                    [f"AAAC{i}-1" for i in range(30)]),
+                                               "application/zip"))
+    at = at.run()
+    at.button(key="yd_use").click()
+    at = at.run()
+    assert not at.exception and not at.error
+    assert any("sparse single-cell data (cells × genes)" in i.value for i in at.info)
+    assert at.session_state[state.UPLOAD].sample_names[:2] == ["AAAC0-1", "AAAC1-1"]

@@ -19,7 +19,12 @@ session at N = 8, server memory ≤ 4 GB (:data:`MEMORY_BUDGET_MB`), all work ca
 10 s of the tabs closing, memory within 300 MB of the start after it.  Wall-clock seconds of
 one run on this machine (2 shared cores): compare within a run, not across machines.
 
-Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS]``; output kept in
+With ``--upload-mb 184`` it also uploads a CSV of that size in one session (issue 26 item 8): the
+server's peak while reading (budget 4× the file), and how soon after the tab closes the memory is
+back within 300 MB of the start.
+
+Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS] [--upload-mb MB]
+[--profile]``; output kept in
 ``benchmarks/results/bench_load.txt``.  ``tests/app/test_load.py`` runs N = 3 through
 :func:`run_load`.
 """
@@ -243,6 +248,131 @@ def run_load(n: int, *, cap: float = 120.0, out=print, workdir: Path | None = No
         _stop_server(proc)
 
 
+def big_csv(path: Path, megabytes: float, n: int = 2000, seed: int = 0) -> Path:
+    """A samples x genes CSV of about ``megabytes`` MB (values written with 6 decimals)."""
+    import numpy as np
+
+    rows = max(4, int(megabytes * 1e6 / (n * 10)))
+    rng = np.random.default_rng(seed)
+    with open(path, "w") as f:
+        f.write(",".join(f"g{j}" for j in range(n)) + "\n")
+        for start in range(0, rows, 500):
+            block = rng.lognormal(1.0, 0.5, size=(min(500, rows - start), n))
+            np.savetxt(f, block, delimiter=",", fmt="%.6f")
+    return path
+
+
+async def _upload_memory(url: str, pid: int, csv: Path, cap: float) -> dict:
+    """One session uploads ``csv`` and analyses it on "Variance vs k"; the tab is closed; memory."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_ARGS)
+        ctx = await browser.new_context(viewport={"width": 1400, "height": 1000})
+        ctx.set_default_timeout(cap * 1000)
+        page = await ctx.new_page()
+        await page.goto(url + "/", wait_until="domcontentloaded")
+        await page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.wait_for()
+        await _idle(page, cap)
+        await asyncio.sleep(3.0)
+        start = server_mb(pid)
+        peak = [start]
+        stop = asyncio.Event()
+
+        async def watch():
+            while not stop.is_set():
+                peak[0] = max(peak[0], server_mb(pid))
+                await asyncio.sleep(0.2)
+
+        watcher = asyncio.create_task(watch())
+        await page.get_by_role("link", name="Your data").first.click()
+        await page.wait_for_url(f"**/{PATHS['Your data']}")
+        t0 = time.monotonic()
+        await page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+        button = page.get_by_role("button", name="Analyse this data on every page")
+        await button.wait_for()
+        read_s = time.monotonic() - t0
+        await _idle(page, cap)
+        upload_peak = peak[0]
+        await button.click()
+        await _idle(page, cap)
+        await page.get_by_role("link", name="Variance vs k, certified").first.click()
+        await _wait(lambda: _drawn_positive(page), cap)
+        exception = await _exception(page)
+        used = server_mb(pid)
+        await ctx.close()
+        closed = time.monotonic()
+        back = None
+        while time.monotonic() - closed < 120:
+            if server_mb(pid) <= start + MEMORY_BACK_MB:
+                back = time.monotonic() - closed
+                break
+            await asyncio.sleep(1.0)
+        stop.set()
+        await watcher
+        await browser.close()
+    return {"file_mb": csv.stat().st_size / 1e6, "start_mb": start, "upload_peak_mb": upload_peak,
+            "peak_mb": peak[0], "in_use_mb": used, "end_mb": server_mb(pid), "back_s": back, "read_s": read_s,
+            "exception": exception}
+
+
+async def _drawn_positive(page) -> bool:
+    return await _drawn(page) > 0
+
+
+def run_upload(megabytes: float, *, cap: float = 600.0, workdir: Path | None = None) -> dict:
+    """Start a server, upload a CSV of about ``megabytes`` MB in one session, close it; memory."""
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="nspca_upload_"))
+    csv = big_csv(workdir / "big.csv", megabytes)
+    proc, url = _start_server(workdir / "streamlit.log", NSPCA_JOB_LOG=str(workdir / "jobs.log"))
+    try:
+        return asyncio.run(_upload_memory(url, proc.pid, csv, cap))
+    finally:
+        _stop_server(proc)
+
+
+def report_upload(r: dict, out) -> None:
+    f = r["file_mb"]
+    out(f"Upload of a {f:.0f} MB CSV (one session; memory of the server and its workers):")
+    out(f"  start {r['start_mb']:.0f} MB; file read and previewed after {r['read_s']:.1f} s; peak while "
+        f"reading {r['upload_peak_mb']:.0f} MB (+{r['upload_peak_mb'] - r['start_mb']:.0f} MB = "
+        f"{(r['upload_peak_mb'] - r['start_mb']) / f:.2f}x the file; budget 4x: "
+        f"{_ok(r['upload_peak_mb'] - r['start_mb'] <= 4 * f)})")
+    out(f"  peak with Variance vs k {r['peak_mb']:.0f} MB (+{(r['peak_mb'] - r['start_mb']) / f:.2f}x the file), "
+        f"in use before closing {r['in_use_mb']:.0f} MB; exception: {r['exception'] or '-'}")
+    back = r["back_s"]
+    out(f"  tab closed: back within {MEMORY_BACK_MB} MB of the start after "
+        f"{'%.1f s' % back if back is not None else '> 120 s'} ({_ok(back is not None)}); end {r['end_mb']:.0f} MB")
+
+
+def summarize_stacks(text: str) -> str:
+    """Where the server's busy threads were in the py-spy dumps: share of active samples by kind."""
+    from collections import Counter
+
+    kinds: Counter = Counter()
+    leaves: Counter = Counter()
+    for block in re.split(r"\n(?=Thread )", text):
+        lines = block.splitlines()
+        if not lines or "(active" not in lines[0]:
+            continue
+        if "ScriptRunner" in block:
+            kind = "script: live fragment redraw" if "ui/live.py" in block else "script: page run"
+            ours = next((ln.strip() for ln in lines[1:] if re.search(r"\((ui|pages)/|\(\w+\.py:", ln)
+                         and "streamlit/" not in ln), "")
+            leaves[ours[:90]] += 1
+        elif "MainThread" in lines[0]:
+            kind = "server event loop"
+        elif "nspca-job" in lines[0]:
+            kind = "job threads (waiting on workers)"
+        else:
+            kind = "other server threads"
+        kinds[kind] += 1
+    total = sum(kinds.values()) or 1
+    out = ", ".join(f"{k} {v / total:.0%}" for k, v in kinds.most_common())
+    top = "; ".join(f"{k} ({v})" for k, v in leaves.most_common(6))
+    return f"{total} busy samples: {out}\n    innermost app frames of the busy script threads: {top}"
+
+
 def _ok(good: bool) -> str:
     return "ok" if good else "OVER"
 
@@ -278,6 +408,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sessions", default="1,4,8", help="comma-separated session counts (default 1,4,8)")
     ap.add_argument("--cap", type=float, default=120.0, help="seconds a session may take per step")
+    ap.add_argument("--upload-mb", type=float, default=0.0,
+                    help="also upload a CSV of about this many MB in one session (issue 26 item 8: 184)")
     ap.add_argument("--profile", action="store_true",
                     help="py-spy dump the server every 5 s (results/bench_load_pyspy_N<n>.txt)")
     args = ap.parse_args()
@@ -294,7 +426,11 @@ def main() -> int:
     for n in [int(v) for v in args.sessions.split(",")]:
         prof = RESULTS.with_name(f"bench_load_pyspy_N{n}.txt") if args.profile else None
         report(n, run_load(n, cap=args.cap, out=out, profile_to=prof), out)
+        if prof is not None and prof.exists():
+            out("  py-spy (server, every 5 s): " + summarize_stacks(prof.read_text()))
         out()
+    if args.upload_mb > 0:
+        report_upload(run_upload(args.upload_mb), out)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(lines) + "\n")
     return 0

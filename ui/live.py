@@ -22,8 +22,9 @@ from ui import jobs
 SESSION_JOBS = "nspca_session_jobs"  # keys of the jobs this session started
 REFRESH_S = 1.0
 # Under many sessions the redraws themselves (figures rebuilt every REFRESH_S in every tab) took
-# most of the server's CPU (py-spy, 8 sessions: benchmarks/results/bench_load_pyspy_N8.txt): the
-# period grows with the sessions showing background work, one period per two of them, at most:
+# about a quarter of the server's busy samples (py-spy, 8 sessions: 23 %, against 11 % with 4;
+# benchmarks/results/bench_load_pyspy_N8.txt): the period grows with the sessions showing
+# background work, one period per two of them, at most:
 REFRESH_MAX_S = 4.0
 
 

@@ -119,8 +119,10 @@ def prune_vocabulary(X, words, *, stop_words=frozenset(), min_df=1, max_df=1.0) 
         notes.append(f"{int(stop.sum()):,} stop word(s) removed (e.g. "
                      f"{', '.join(names[j] for j in np.flatnonzero(stop)[:5])})")
     if rare.any():
-        notes.append(f"{int(rare.sum()):,} word(s) in fewer than {_df_threshold(min_df, m):g} "
-                     f"document(s) removed (min_df={min_df!r})")
+        lo = _df_threshold(min_df, m)
+        notes.append(f"{int(rare.sum()):,} word(s) in no document removed" if lo <= 1 else
+                     f"{int(rare.sum()):,} word(s) in fewer than {lo:g} document(s) removed "
+                     f"(min_df={min_df!r})")
     if common.any():
         notes.append(f"{int(common.sum()):,} word(s) in more than {_df_threshold(max_df, m):g} of "
                      f"the {m:,} documents removed (max_df={max_df!r}; e.g. "

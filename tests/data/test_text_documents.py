@@ -213,3 +213,15 @@ def test_cli_refuses_text_options_where_they_do_not_apply(tmp_path, capsys):
                      "--stop-words", "none"])
     err = capsys.readouterr().err
     assert code == 1 and "--stop-words applies only to raw text" in err, err
+
+
+def test_prune_notes_name_each_reason():
+    X = sp.csr_matrix(np.array([[1, 0, 2, 1], [3, 0, 1, 0], [1, 0, 0, 0]], float))
+    p = prune_vocabulary(X, ["the", "ghost", "moon", "sun"], stop_words=frozenset({"the"}),
+                         min_df=1, max_df=0.5)
+    assert p.words == ["sun"]
+    assert p.notes == ["1 stop word(s) removed (e.g. the)", "1 word(s) in no document removed",
+                       "1 word(s) in more than 1.5 of the 3 documents removed (max_df=0.5; e.g. moon)"]
+    p = prune_vocabulary(X, ["the", "ghost", "moon", "sun"], min_df=2)
+    assert p.words == ["the", "moon"] and p.notes == ["2 word(s) in fewer than 2 document(s) removed "
+                                                      "(min_df=2)"]

@@ -220,3 +220,17 @@ def test_enet_over_its_time_budget_is_refused_up_front(n, d, eps):
     with pytest.raises(InputError, match=r"random directions on n = [\d,]+ features at d = \d: about .* estimated .* "
                                          r"more than `max_seconds` = 60 s"):
         enet_nspca(V, 5, eps=eps)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_sparse_cov_is_named_as_sparse(fmt):
+    """Issue 31 item 10: a sparse ``cov=`` said "cannot be converted to float (setting an array element
+    with a sequence.)"."""
+    import scipy.sparse
+
+    X = np.random.default_rng(3).standard_normal((12, 5))
+    A = scipy.sparse.csr_matrix(X.T @ X / 12).asformat(fmt)
+    for call in (lambda: fit(cov=A, k=2), lambda: certify(cov=A, k=2)):
+        with pytest.raises(InputError, match=r"`cov` is a scipy.sparse matrix \(5 x 5, 25 nonzeros\); a sparse `cov` "
+                                             r"is not supported"):
+            call()

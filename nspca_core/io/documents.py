@@ -321,8 +321,16 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
         notes.append(f"labels from column '{lab}' ({len(set(labels.tolist()))} classes)")
     if meta.shape[1]:
         notes.append(f"other column(s) kept as metadata: {', '.join(map(str, meta.columns[:10]))}")
-    doc_names = [str(i + 2) for i in range(len(texts))]  # the line of each row, header line 1
-    return doc_names, texts, meta.reset_index(drop=True) if meta.shape[1] else None, labels, \
+    doc_names = [f"line {i + 2}" for i in range(len(texts))]  # the line of each row, header line 1
+    for c in meta.columns:  # an id column (distinct, non-empty values) names the documents
+        ids = meta[c].str.strip()
+        if c != lab and ids.ne("").all() and ids.nunique() == len(ids):
+            doc_names = ids.tolist()
+            notes.append(f"documents named by column '{c}'")
+            break
+    meta.insert(0, "document" if "document" not in meta.columns else "file line",
+                [f"line {i + 2}" for i in range(len(texts))])
+    return doc_names, texts, meta.reset_index(drop=True), labels, \
         f"one per row of the {ext} file, {how}", notes
 
 
@@ -369,9 +377,6 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
             return None
         doc_names, texts, metadata, labels, how, extra_notes = found
         fmt = "text-table"
-        metadata = pd.concat([pd.DataFrame({"document": [f"line {d}" for d in doc_names]}),
-                              metadata], axis=1) if metadata is not None else \
-            pd.DataFrame({"document": [f"line {d}" for d in doc_names]})
     text, notes = _vectorize(texts, doc_names, name, stop, min_df, how)
     loaded = _finish_sparse(text, name, fmt, notes + extra_notes)
     more = {"sample_names": [str(d) for d in doc_names]} \

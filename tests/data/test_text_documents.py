@@ -113,6 +113,13 @@ def test_csv_with_a_detected_text_column_labels_and_metadata():
     assert list(out.metadata.columns) == ["document", "id", "topic"]
     assert list(out.metadata["document"]) == [f"line {i}" for i in range(2, 8)]
     assert "column 'text' detected as the texts" in out.notes[0]
+    assert list(out.sample_names) == [str(i) for i in range(6)]  # the id column names them
+    assert "documents named by column 'id'" in out.notes
+    # no id column: the lines name them; a 'document' column of the file is kept as it is
+    data = b"document,text\na,one two three four words here\na,five six seven eight words more\n"
+    out = load_file(data, filename="n.csv", min_df=1)
+    assert list(out.sample_names) == ["line 2", "line 3"]
+    assert list(out.metadata.columns) == ["file line", "document"]
 
 
 def test_tsv_with_a_named_text_column_and_an_index():

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from nspca_core import methods as registry
-from ui import compute, cost, downloads, jobs, live, state, work
+from ui import compute, cost, downloads, jobs, layout, live, state, work
 from ui.figures import analysis as figs
 from ui.figures.teach import below_toolbar  # titles start under the figure's toolbar
 from ui.sidebar import page_intro
@@ -61,7 +61,7 @@ def main() -> None:
     except compute.Unavailable as exc:
         st.info(f"Certified ratios need the certificates module: {exc}")
     views = [f.view() for f in fits.values()] + ([cert.view()] if cert is not None else [])
-    live.live(lambda: draw(ds, X, k, methods, fits, cert, s), active=live.any_active(views))
+    live.live(lambda: draw(ds, X, k, methods, fits, cert, s, dkey), active=live.any_active(views))
 
 
 def _wait_first(fits, k: int, timeout: float) -> None:
@@ -73,7 +73,7 @@ def _wait_first(fits, k: int, timeout: float) -> None:
         time.sleep(0.05)
 
 
-def draw(ds, X, k, methods, fits, cert_job, s) -> bool:
+def draw(ds, X, k, methods, fits, cert_job, s, dkey: str = "") -> bool:
     """Everything below the controls, from the finished methods; True while work is under way."""
     fviews = {mth: fits[mth].view() for mth in methods}
     fview = live.merge(list(fviews.values()), title="Algorithms")
@@ -118,6 +118,9 @@ def draw(ds, X, k, methods, fits, cert_job, s) -> bool:
                        + (" (probabilistic)" if cert.probabilistic else ""))
         cols[2].metric("certified fraction of the optimum", f"≥ {variances.max() / upper:.2%}",
                        help="provably optimal" if cert.optimal else None)
+        if not active:  # a low fraction explained, once the certificate has settled (issue 27 item 8)
+            active |= layout.refine_certificate(X, dkey, k, getattr(results[best], "x", None),
+                                                variances.max() / upper, variance=variances.max(), key="cmp")
     st.dataframe(table, hide_index=True, column_config={
         "method": st.column_config.TextColumn("method"),
         "variance": st.column_config.NumberColumn("variance xᵀAx", format="%.5g"),

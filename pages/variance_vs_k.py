@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from nspca_core import methods as registry
-from ui import compute, cost, jobs, live, state, work
+from ui import compute, cost, jobs, layout, live, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -291,6 +291,9 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=Fals
         cols[2].metric("certified fraction of the optimum", f"≥ {best[j] / upper[j]:.2%}",
                        help=f"upper bound {upper[j]:.6g} ({kinds[j]})")
         cols[3].metric("provably optimal?", "yes" if optimal[j] else "not proven")
+        if (why := layout.low_certificate_text(best[j] / upper[j], k=k_now)) is not None and not active:
+            st.info(why + f" Press **Prove optimality at k = {k_now}** above to run the branch and bound "
+                          "on this answer.")
     elif cview is not None:
         cols[2].metric("certified fraction of the optimum", "computing…")
     if np.isfinite(paper_vals[j]):

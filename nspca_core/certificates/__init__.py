@@ -49,7 +49,18 @@ Bounds (names as they appear in ``Certificate.bounds``):
     or better the sparsity-coupled ``max_j B_S(k - j) + B_T(j)`` (S's DNN dual
     point bounds every sparsity at once) (:func:`_certify_split`).
 ``monotone``
-    In :func:`certify_path`: a bound for ``k' >= k`` is a bound for ``k``.
+    In :func:`certify_path`: a bound for ``k' >= k`` is a bound for ``k``
+    (:func:`nspca_core.certificates.monotone.monotone_envelope`; ``info["from_k"]`` says which
+    k proved the upper and the lower side).
+``exact(branch)``
+    ``effort="exact"`` (:mod:`nspca_core.certificates.exact`): branch and bound over supports
+    (members / non-members), node bounds the anchored row sums with the node's members and the
+    DNN dual point restricted to the node's features, leaves ``J = I`` exact; ``OPT <= tau``
+    proved when every node is refuted.  Also inside the split bound on its screened set S.
+
+Several components with disjoint supports: :func:`certify_components`
+(:mod:`nspca_core.certificates.components`: Ky Fan, c x single, their mix, and the
+c-component DNN dual ``dnn(c)``).
 
 Eigenvalues entering a bound are LAPACK's plus a stated tolerance, or a Ritz
 guess proved by a Cholesky factorization of ``guess I - M`` plus its rounding
@@ -61,9 +72,11 @@ from __future__ import annotations
 
 from ._settings import EFFORTS, OPTIMAL_TOLERANCE
 from .bounds import apriori_guarantee, paper_bound
+from .components import certify_components
+from .monotone import monotone_envelope
 from .path import certify_path
 from .single import _certify_cov as certify_cov  # the internal API of nspca_core.api (validated Cov in)
 from .single import certify
 
-__all__ = ["certify", "certify_path", "apriori_guarantee", "paper_bound", "EFFORTS",
-           "OPTIMAL_TOLERANCE"]
+__all__ = ["certify", "certify_path", "certify_components", "monotone_envelope", "apriori_guarantee",
+           "paper_bound", "EFFORTS", "OPTIMAL_TOLERANCE"]

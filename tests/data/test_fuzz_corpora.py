@@ -259,6 +259,60 @@ def test_property_check_announced_is_the_stated_rule(rows, cols, entries, file_b
                                body_bytes=body) == need
 
 
+def _zip(members: dict) -> bytes:
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.binary(max_size=120) | st.text(max_size=120).map(str.encode), min_size=1,
+                max_size=6),
+       st.sampled_from(["english", None]), st.integers(1, 3))
+def test_property_zip_of_random_documents(docs, stop_words, min_df):
+    """Any bytes as .txt documents: counted (sparse, words as names, one row per file) or a
+    DataFormatError; never another exception."""
+    data = _zip({f"d{i}.txt": d for i, d in enumerate(docs)})
+    try:
+        out = load_file(data, filename="r.zip", stop_words=stop_words, min_df=min_df)
+    except DataFormatError:
+        OUTCOMES["hypothesis/zip of documents: DataFormatError"] += 1
+        return
+    except Exception as exc:  # noqa: BLE001 - the point of the suite
+        OUTCOMES["hypothesis/zip of documents: OTHER EXCEPTION"] += 1
+        raise AssertionError(f"{type(exc).__name__} escaped for {docs!r}: {exc}") from exc
+    OUTCOMES["hypothesis/zip of documents: parsed"] += 1
+    assert out.X.shape == (len(docs), len(out.feature_names)) and out.extra["sparse"]
+    assert np.isfinite(out.X.data).all() and (out.X.data > 0).all()
+
+
+WORDY = st.text(alphabet=st.sampled_from(list("abcdefgh ,;\"\n\t0123456789")), max_size=60)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 99), WORDY), min_size=1, max_size=8),
+       st.sampled_from([None, "text", 1]))
+def test_property_table_of_random_texts(rows, text_column):
+    """A CSV whose second column is random text: documents, a dense table or a DataFormatError."""
+    body = "".join(f'{i},"{t.replace(chr(34), chr(34) * 2)}"\n' for i, t in rows)
+    data = ("id,text\n" + body).encode()
+    try:
+        out = load_file(data, filename="r.csv", text_column=text_column, min_df=1)
+    except DataFormatError:
+        OUTCOMES["hypothesis/table of texts: DataFormatError"] += 1
+        return
+    except Exception as exc:  # noqa: BLE001
+        OUTCOMES["hypothesis/table of texts: OTHER EXCEPTION"] += 1
+        raise AssertionError(f"{type(exc).__name__} escaped for {data[:300]!r}: {exc}") from exc
+    OUTCOMES["hypothesis/table of texts: parsed"] += 1
+    if text_column is not None:
+        assert out.format == "text-table" and out.X.shape[0] == len(rows)
+
+
 def test_zz_outcome_counts():
     total = sum(OUTCOMES.values())
     print("\n" + "\n".join([f"corpus fuzz: {total} inputs tried"]

@@ -359,14 +359,16 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
     if text_column is False:
         return None
     if ext == ".zip":
-        if label_column is not None:
-            return None
         found = _zip_documents(data, name, max_bytes)
         if found is None:
             if text_column is not None:
                 raise InputError(f"`text_column` applies to a CSV/TSV of texts; {name} is a .zip "
                                  "that is not all .txt documents")
             return None
+        if label_column is not None or text_column is not None:
+            raise InputError(f"`label_column` and `text_column` do not apply to a .zip of .txt "
+                             f"documents ({name}: one document per file, no columns); got "
+                             f"{label_column if label_column is not None else text_column!r}")
         doc_names, texts, latin = found
         extra_notes = [f"{latin} document(s) not UTF-8: read as Latin-1"] if latin else []
         metadata, labels, fmt = pd.DataFrame({"document": doc_names}), None, "text-zip"

@@ -171,6 +171,8 @@ def test_detect_text_column_rules():
     (csv_of(DOCS), "t.csv", {"min_df": 1.5}, r"`min_df` must be .* fraction in \(0, 1\]"),
     (csv_of(DOCS), "t.csv", {"text_column": 2.5}, r"`text_column` must be None"),
     (csv_of(DOCS), "t.csv", {"label_column": "nope"}, r"`label_column` must be one of the other "),
+    (zip_of(DOCS), "d.zip", {"label_column": "topic"},
+     r"`label_column` and `text_column` do not apply to a \.zip of \.txt documents \(d\.zip"),
     (np.save.__doc__ and b"\x93NUMPY", "a.npy", {"text_column": "text"},
      r"`text_column` applies to a CSV/TSV of texts; a\.npy is not one"),
 ])

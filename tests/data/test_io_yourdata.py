@@ -497,3 +497,32 @@ def test_golub_style_probe_ids_and_integer_ids():
     np.testing.assert_array_equal(out.X, E)  # the row numbers are not a feature
     assert out.sample_names[:3] == ["1", "2", "3"] and out.feature_names == [f"v{j}" for j in range(8)]
     assert any("under an empty header (row names)" in nt for nt in out.notes)
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(2, 12), seed=st.integers(0, 10_000), drop=st.integers(0, 2), dup=st.integers(0, 2),
+       extra=st.integers(0, 2))
+def test_sample_sheet_matching_against_a_dictionary(m, seed, drop, dup, extra):
+    """Labels are the sheet's, looked up by id (a plain dict here); any missing or repeated id is
+    refused with exactly those ids listed; extra rows only noted."""
+    rng = np.random.default_rng(seed)
+    names = [f"S{i}" for i in range(m)]
+    X = rng.standard_normal((m, 3))
+    data = pd.DataFrame(X, columns=["a", "b", "c"], index=names).to_csv().encode()
+    classes = {s: str(rng.integers(0, 2)) for s in names}
+    rows = [s for s in rng.permutation(names)]
+    dropped = set(rows[:drop]) if drop < m else set()
+    rows = [s for s in rows if s not in dropped]
+    dups = rows[:dup]
+    rows = rows + dups + [f"X{i}" for i in range(extra)]
+    sheet = pd.DataFrame({"id": rows, "cls": [classes.get(s, "0") for s in rows]})
+    if dropped or dups:
+        with pytest.raises(DataFormatError) as err:
+            load_file(data, filename="t.csv", sample_info=sheet, label_column="cls")
+        msg = str(err.value)
+        assert all(f"'{s}'" in msg for s in dropped | set(dups))
+        return
+    out = load_file(data, filename="t.csv", sample_info=sheet, label_column="cls")
+    assert out.sample_names == names and list(out.labels) == [classes[s] for s in names]
+    np.testing.assert_array_equal(out.X, X)  # the data is never reordered
+    assert any("ignored" in nt for nt in out.notes) == (extra > 0)

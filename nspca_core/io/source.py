@@ -18,7 +18,7 @@ from .loaded import DataFormatError
 TEXT_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt")
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".pgm", ".bmp")
 ALLOWED_EXTENSIONS = TEXT_EXTENSIONS + (".npy", ".npz", ".mat") + IMAGE_EXTENSIONS + (".zip", ".mtx",
-                                                                                    ".gz")
+                                                                                    ".gz", ".h5ad")
 
 
 def _read_source(source, filename, max_bytes) -> tuple[bytes, str]:

@@ -12,7 +12,8 @@ import numpy as np
 from .._anchor import anchored_rowsum_bound
 from .._common.pairs import opt_pairs
 from .._common.scale import normalized, rescale
-from .._cov import Cov, as_cov
+from .._cov import Cov
+from .._covariance import as_cov
 from .._validation import check_k
 from ..result import Certificate
 from . import _settings as S
@@ -278,7 +279,12 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     else:
         bt, B_T = {}, 0.0
     bounds["split"] = B_S + B_T
-    coupled = _coupled(certS, stS, covS.diag(), kS, _rest_curve(cov, T, k), k)
+    pair = None
+    if 3 <= k <= _ANCHOR_MAX_K and T.size:  # small k: B_S(2) + B_T(k - 2) can decide; exact pairs
+        AS = covS.dense()
+        opt2, _ = opt_pairs(Cov(None, AS), 2)
+        pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
+    coupled = _coupled(certS, stS, covS.diag(), kS, _rest_curve(cov, T, k), k, pair)
     if coupled < bounds["split"]:
         bounds["split"] = coupled
     info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
@@ -289,13 +295,17 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     return _finish(bounds, lower, x, k, t0, info)
 
 
-def _coupled(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k: int) -> float:
+def _coupled(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k: int,
+             pair: float | None = None) -> float:
     """``max_{j} B_S(k - j) + B_T(j)`` of :func:`_certify_split` (rounded up), ``B_S(i) =
     min(B_S(kS), DNN tangent at i, sum of the i largest variances dS)`` for ``1 <= i <= kS``,
-    ``B_S(0) = 0``; ``BT[j]`` for ``j = 0..min(k, |T|)``."""
+    ``B_S(0) = 0``, and ``B_S(2) <= pair`` (the exact k = 2 optimum on S, rounded up, when
+    given); ``BT[j]`` for ``j = 0..min(k, |T|)``."""
     nS = dS.size
     BS = np.full(kS + 1, float(certS.upper_bound))
     BS[0] = 0.0
+    if pair is not None and kS >= 2:
+        BS[2] = min(BS[2], pair)
     # lambda_max(A_JJ) <= tr(A_JJ) <= the sum of the i largest variances in S (exact at i = 1)
     BS[1:] = np.minimum(BS[1:], np.cumsum(-np.sort(-dS)[:kS]) * (1 + 4 * dS.size * _EPS))
     lam = (certS.info.get("dnn") or {}).get("lam")

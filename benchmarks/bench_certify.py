@@ -1,6 +1,15 @@
 """Benchmark of the certificates (issue 4): certified ratios and time in eigh units, one run.
 
 Usage: python benchmarks/bench_certify.py [--quick] [--no-fit]
+       python benchmarks/bench_certify.py --issue28 exact,components,mll-path,genes
+
+``--issue28`` (issue 28, CPU clock of the process, one BLAS thread): ``exact`` — effort="exact"
+on LRS every k, CBCL k <= 10, MLL k = 2..5 (time limit 60 s wall each; CPU and wall reported);
+``components`` — the joint certified ratio of several components (planted set, CBCL, LRS);
+``mll-path`` — one-k certificates at k in {5, 10, 20, 50} (SVD units, target >= 0.97 in <= 30)
+and certify_path over k = 2..200 (target >= 0.95 at every k, <= 2,000 SVD units); ``genes`` —
+the same on synthetic gene matrices (72 x 5,147 and 78 x 7,600: log-normal levels, correlated
+modules; :func:`gene_matrix`).
 
 Data from NSPCA_DATA_DIR (default ../shared/datasets from the repo root); a missing
 dataset is skipped.  Centered data, A = X^T X / m.  Time unit: one numpy.linalg.eigh
@@ -149,14 +158,136 @@ def mll_bench(X, ks, effort):
               f"|S|={c.info.get('split_S')}, {sec / unit:.0f} units (fit {tf / unit:.0f} units)", flush=True)
 
 
+def gene_matrix(m=75, n=6000, seed=0, modules=12):
+    """An unseen-gene-matrix stand-in: log expression of m samples x n genes, log-normal gene
+    levels with heteroscedastic noise, correlated modules (30-400 genes each) driven by latent
+    sample factors, one of them tied to a two-class label; centered."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(6, 2, n)
+    noise_sd = 0.2 + 0.6 * rng.gamma(2, 0.5, n)
+    Z = rng.standard_normal((m, modules))
+    Z[:, 0] += 2.5 * (rng.random(m) < 0.4)
+    L = np.zeros((modules, n))
+    for j in range(modules):
+        size = int(rng.integers(30, 400))
+        idx = rng.choice(n, size, replace=False)
+        L[j, idx] = rng.normal(0, 1, size) * rng.gamma(2, 0.6) + (0.8 if rng.random() < .5 else 0)
+    X = np.log1p(np.exp2(base + Z @ L + rng.standard_normal((m, n)) * noise_sd))
+    return X - X.mean(axis=0)
+
+
+def svd_unit(X):
+    ts = []
+    for _ in range(5):
+        t = time.process_time()
+        np.linalg.svd(X, full_matrices=False)
+        ts.append(time.process_time() - t)
+    return float(np.median(ts))
+
+
+def wide_path_bench(name, X, ks, target=0.95, budget=2000):
+    """Issue 28, item 3: certify_path over k = 2..200 (CPU clock, SVD units)."""
+    unit = svd_unit(X)
+    t = time.process_time()
+    path = certify_path(X, ks=ks)
+    sec = time.process_time() - t
+    r = np.array([c.ratio for c in path])
+    below = [k for k, v in zip(ks, r) if v < target]
+    print(f"{name}: path k={ks[0]}..{ks[-1]} ({X.shape[0]} x {X.shape[1]}): {sec / unit:.0f} SVD units "
+          f"(unit {unit * 1e3:.1f} ms; target <= {budget}); min ratio {r.min():.4f} at k={ks[int(r.argmin())]}, "
+          f"mean {r.mean():.4f}, {len(below)} of {len(ks)} k below {target}", flush=True)
+    print(f"{name}: ratio curve " + ", ".join(f"{k}: {v:.3f}" for k, v in zip(ks, r)
+                                              if k in (2, 3, 5, 10, 20, 30, 50, 70, 100, 150, 200)), flush=True)
+    froms = sum(c.info["from_k"]["upper"] != c.k for c in path)
+    print(f"{name}: upper side proved at a larger k at {froms} k; lower from a smaller k at "
+          f"{sum(c.info['from_k']['lower'] != c.k for c in path)} k", flush=True)
+
+
+def wide_single_bench(name, X, ks):
+    """Issue 28, item 3: one-k certificates (fit's answer as x; CPU clock, SVD units)."""
+    unit = svd_unit(X)
+    cov = Cov(X=X)
+    for k in ks:
+        t = time.process_time()
+        x = fit_x(cov, k)
+        tf = time.process_time() - t
+        t = time.process_time()
+        c = _certify_cov(cov, k, x=x)
+        sec = time.process_time() - t
+        print(f"{name}: one certificate k={k}: ratio {c.ratio:.4f} ({c.kind}), {sec / unit:.1f} SVD units "
+              f"(target <= 30 and >= 0.97; fit {tf / unit:.1f})", flush=True)
+
+
+def exact_bench(name, X, ks, limit=60.0):
+    """Issue 28, item 4: effort="exact" per k (CPU and wall seconds; the limit is wall clock)."""
+    from nspca_core import certify
+
+    worst, proved = 0.0, 0
+    for k in ks:
+        t, w = time.process_time(), time.perf_counter()
+        c = certify(X, k=k, effort="exact", time_limit=limit)
+        cpu, wall = time.process_time() - t, time.perf_counter() - w
+        worst = max(worst, cpu)
+        proved += c.optimal
+        if not c.optimal or k <= 12 or k % 20 == 0:
+            print(f"{name}: exact k={k}: optimal {c.optimal}, gap {c.info['gap']:.2e}, nodes {c.info['nodes']}, "
+                  f"{cpu:.1f} CPU s ({wall:.1f} s wall), kind {c.kind}", flush=True)
+    print(f"{name}: exact: proved optimal at {proved} of {len(ks)} k; slowest {worst:.1f} CPU s (limit {limit} s)",
+          flush=True)
+
+
+def components_bench():
+    """Issue 28, item 5: the joint certified ratio of several components."""
+    from nspca_core import components
+    from nspca_core.synthetic import planted_sparse
+
+    worst = 1.0
+    for seed in range(5):
+        X, _ = planted_sparse(seed=seed)
+        X = X - X.mean(axis=0)
+        for strategy in ("deflation-remove", "bipartite"):
+            r = components(X, n_components=3, k=5, strategy=strategy, certify=True)
+            worst = min(worst, r.ratio)
+    print(f"planted (200 x 50, 3 components, k=5), 5 seeds x 2 strategies: joint ratio >= {worst:.4f} "
+          f"(target >= 0.95)", flush=True)
+    for name in ("cbcl", "lrs"):
+        X = load(name)
+        if X is None:
+            continue
+        for c, k in ((4, 30), (3, 10)):
+            for strategy in ("deflation-remove", "bipartite"):
+                t = time.process_time()
+                r = components(X, n_components=c, k=k, strategy=strategy, certify=True)
+                print(f"{name}: {c} components k={k} {strategy}: joint ratio {r.ratio:.4f} ({r.bound_kind}); "
+                      f"{time.process_time() - t:.1f} CPU s with the components", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the long CBCL path")
     ap.add_argument("--no-fit", action="store_true")
     ap.add_argument("--only", default="lrs,cbcl,mll")
+    ap.add_argument("--issue28", default="", help="comma list of: exact, components, mll-path, genes")
     a = ap.parse_args()
     only = a.only.split(",")
     warm_up()
+    extra = [s for s in a.issue28.split(",") if s]
+    if extra:
+        if "exact" in extra:
+            for name, ks in (("lrs", range(1, 94)), ("cbcl", range(1, 11)), ("mll", range(2, 6))):
+                if (X := load(name)) is not None:
+                    exact_bench(name, X, list(ks))
+        if "components" in extra:
+            components_bench()
+        if "mll-path" in extra and (X := load("mll")) is not None:
+            wide_single_bench("mll", X, [5, 10, 20, 50])
+            wide_path_bench("mll", X, list(range(2, 201)))
+        if "genes" in extra:
+            for seed, (m, n) in enumerate([(72, 5147), (78, 7600)]):
+                X = gene_matrix(m, n, seed=seed)
+                wide_single_bench(f"genes{seed} ({m} x {n})", X, [5, 10, 20, 50])
+                wide_path_bench(f"genes{seed} ({m} x {n})", X, list(range(2, 201)))
+        return
     if "lrs" in only and (X := load("lrs")) is not None:
         path_bench("lrs", X, 0.97, 300, not a.no_fit)
     if "cbcl" in only and (X := load("cbcl")) is not None:

@@ -23,7 +23,8 @@ import time
 import numpy as np
 import scipy.linalg
 
-from .._cov import Cov, as_cov
+from .._cov import Cov
+from .._covariance import as_cov
 from .._common.scale import normalized, rescale
 from .._dnn import DnnState, _assemble
 from .._validation import InputError, check_k
@@ -155,6 +156,7 @@ def components_bound(cov: Cov, ks: list[int], effort: str = "auto", single: floa
     c = len(ks)
     K = int(sum(ks))
     kmax = int(max(ks))
+    effort = "auto" if effort == "exact" else effort  # (components(effort="exact") certifies each one exactly)
     info: dict = {"n_components": c, "K": K}
     bounds: dict = {}
     n = cov.n

@@ -155,4 +155,4 @@ def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):
                     "(row-major) image per row")
     metadata = pd.DataFrame({"file": files})
     return _finish(X, _names_for(h * w, (h, w)), labels, metadata, (h, w), notes, name, "zip",
-                   nan_policy)
+                   nan_policy, sample_names=list(files))  # each image named by its file

@@ -526,3 +526,16 @@ def test_sample_sheet_matching_against_a_dictionary(m, seed, drop, dup, extra):
     assert out.sample_names == names and list(out.labels) == [classes[s] for s in names]
     np.testing.assert_array_equal(out.X, X)  # the data is never reordered
     assert any("ignored" in nt for nt in out.notes) == (extra > 0)
+
+
+def test_sample_names_of_images_and_arrays():
+    from tests.data.test_io_hardening import images, zip_bytes
+
+    out = load_file(zip_bytes(images(4)), filename="faces.zip")
+    assert out.sample_names == [f"img_{i:02d}.png" for i in range(4)]
+    X = RNG.standard_normal((3, 4))
+    X[1, 2] = np.nan
+    buf = io.BytesIO()
+    np.save(buf, X)
+    out = load_file(buf.getvalue(), filename="x.npy", nan_policy="drop-rows")
+    assert out.sample_names == ["1", "3"]  # the rows keep their numbers when one is dropped

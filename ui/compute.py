@@ -217,9 +217,10 @@ def _steps(preprocessing) -> tuple:
 # An upload's arrays (the parsed file, its preprocessed Dataset, the fits on it) are kept
 # per token, with the browser sessions using it; once every such session has ended (its tab
 # closed: :func:`release_ended_sessions`, run by the job reaper every second) they are
-# dropped, the session's Upload is emptied (a disconnected session lingers in Streamlit's
-# session storage for minutes), Streamlit's copy of the uploaded file is removed, and the
-# freed memory is handed back to the system (``malloc_trim``).
+# dropped, the session's Upload is emptied, Streamlit's copy of the uploaded file is removed
+# and the ended session is shut down (a disconnected session lingers in Streamlit's session
+# storage for minutes, with its widgets' values), and the freed memory is handed back to the
+# system (``malloc_trim``).
 UPLOADS_KEPT = 8          # preprocessed uploads kept (each X and X_raw)
 SESSION_GRACE_S = 3.0     # a session gone this long is over (a reconnect within it keeps all)
 _UPLOADED: dict = {}      # (token, preprocessing) -> Dataset
@@ -273,17 +274,21 @@ def release_ended_sessions(now: float | None = None) -> list[str]:
         _parse_upload.clear()
         file_variables.clear()
     _remove_uploaded_files(ended)
+    _shut_down_stored_sessions(ended)
     _give_back_memory()
     log.info("released %d ended session(s), %d upload(s)", len(ended), len(freed))
     return ended
 
 
 def _forget_fits(ds) -> None:
-    """The stored fits of the data ``ds`` (vectors of length n, kept for every page)."""
+    """The stored fits of the data ``ds`` (vectors of length n, kept for every page) and its jobs
+    (their work functions hold the matrix)."""
     try:
-        from ui import live, work
+        from ui import jobs, live, work
 
-        work.forget_data(live.data_key(ds))
+        dkey = live.data_key(ds)
+        work.forget_data(dkey)
+        jobs.REGISTRY.forget(lambda key: isinstance(key, tuple) and dkey in key)
     except Exception:  # noqa: BLE001 - best effort
         log.info("could not drop the fits of an upload:\n%s", traceback.format_exc())
 
@@ -299,6 +304,36 @@ def _remove_uploaded_files(sids) -> None:
     for sid in sids:
         with contextlib.suppress(Exception):
             mgr.remove_session_files(sid)
+
+
+def _shut_down_stored_sessions(sids) -> None:
+    """Shut the ended sessions down now: Streamlit keeps a disconnected session (its session
+    state, the uploader's copy of the file) for a reconnect, expired only lazily minutes later.
+    Runs on the server's event loop (AppSession.shutdown must); a session that reconnected
+    meanwhile is left alone."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return
+    rt = runtime.get_instance()
+    storage = getattr(getattr(rt, "_session_mgr", None), "_session_storage", None)
+    loop = getattr(getattr(rt, "_async_objs", None), "eventloop", None)
+    if storage is None or loop is None or not hasattr(storage, "get"):
+        return
+
+    def shut() -> None:
+        for sid in sids:
+            with contextlib.suppress(Exception):
+                if rt.is_active_session(sid):
+                    continue
+                info = storage.get(sid)
+                if info is not None:
+                    storage.delete(sid)
+                    info.session.shutdown()
+        _give_back_memory()
+
+    with contextlib.suppress(RuntimeError):  # the loop is closed: the server is stopping
+        loop.call_soon_threadsafe(shut)
 
 
 def _give_back_memory() -> None:

@@ -715,6 +715,18 @@ class Registry:
             time.sleep(0.02)
         return not self.active()
 
+    def forget(self, match: Callable[[Hashable], bool]) -> int:
+        """Cancel and drop the jobs whose key ``match``es (their data is gone: the work function
+        holds the data matrix, so a job kept in the registry keeps it in memory); how many."""
+        with self._lock:
+            gone = [(k, j) for k, j in self._jobs.items() if match(k)]
+            for k, _ in gone:
+                del self._jobs[k]
+        for _, job in gone:
+            job.stop("cancelled")
+            job._work = None
+        return len(gone)
+
     def clear(self) -> None:
         """Cancel and forget every job (tests)."""
         for job in self.jobs():

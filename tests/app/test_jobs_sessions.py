@@ -114,6 +114,11 @@ def test_upload_arrays_are_dropped_when_every_session_using_them_ended(monkeypat
     assert compute.uploaded_dataset(up, "center") is ds  # the second session shares it
     dkey = live.data_key(ds)
     work._store_fit(work._fit_key(dkey, "auto", 3, 3, 0.1, 0), {"x": np.zeros(6), "variance": 1.0})
+    reg = jobs.Registry(max_jobs=8, idle_seconds=3600, processes=False)
+    monkeypatch.setattr(jobs, "REGISTRY", reg)
+    held = reg.submit(("path", dkey, "auto"), "P", [1], lambda unit, ctx: float(ds.X.sum()))  # holds X
+    other = reg.submit(("path", "mll/center/0", "auto"), "Q", [1], lambda unit, ctx: 0.0)
+    assert held.wait(timeout=10) and other.wait(timeout=10)
     t0 = time.monotonic()
     alive.discard("s1")
     assert compute.release_ended_sessions(t0) == []  # within the grace period
@@ -124,6 +129,8 @@ def test_upload_arrays_are_dropped_when_every_session_using_them_ended(monkeypat
     assert compute.release_ended_sessions(t0 + 4 * compute.SESSION_GRACE_S) == ["s2"]
     assert compute._UPLOADED == {} and up.X is None
     assert work.stored_fit(dkey, "auto", 3, d=3, eps=0.1, seed=0) is None
+    assert reg.get(("path", dkey, "auto")) is None and held._work is None  # the job (and its X) dropped
+    assert reg.get(("path", "mll/center/0", "auto")) is other  # other data's jobs stay
     with pytest.raises(compute.InputError, match=r"your upload was released when its browser session ended"):
         compute.uploaded_dataset(up, "center")
 

@@ -259,6 +259,12 @@ def _split_rows(text: str, name: str, ext: str, notes: list):
         rows = [r[:-1] for r in rows]
         notes.append("ignored a trailing delimiter at the end of every line")
     widths = np.array([len(r) for r in rows])
+    if len(rows) > 1 and (widths[1:] == widths[0] + 1).all():
+        # R's write.table writes row names without a header cell: the header is one field short
+        rows[0] = [""] + list(rows[0])
+        widths[0] += 1
+        notes.append("the first line has one field fewer than the others (as R's write.table writes "
+                     "row names): an empty name added for the first column")
     if (widths != widths[0]).any():
         bad = np.flatnonzero(widths != widths[0])
         shown = ", ".join(f"line {line_no[i]} has {widths[i]}" for i in bad[:5])

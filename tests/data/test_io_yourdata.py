@@ -539,3 +539,16 @@ def test_sample_names_of_images_and_arrays():
     np.save(buf, X)
     out = load_file(buf.getvalue(), filename="x.npy", nan_policy="drop-rows")
     assert out.sample_names == ["1", "3"]  # the rows keep their numbers when one is dropped
+
+
+def test_r_write_table_header_one_field_short():
+    """R's write.table(sep='\\t') writes the row names without a header cell."""
+    E, ids, gsm = genes_by_samples(80, 6)
+    text = "\t".join(f'"{g}"' for g in gsm) + "\n" + "\n".join(
+        f'"{p}"\t' + "\t".join(repr(float(v)) for v in row) for p, row in zip(ids, E))
+    out = load_file(text.encode(), filename="wt.txt")
+    np.testing.assert_array_equal(out.X, E.T)
+    assert out.sample_names == gsm and out.feature_names == ids
+    assert any("one field fewer than the others" in nt for nt in out.notes)
+    with pytest.raises(DataFormatError, match="ragged rows"):  # two fields short is not that
+        load_file(("a\n" + "\n".join("x,1,2" for _ in range(4))).encode(), filename="r.csv")

@@ -259,7 +259,11 @@ def _split_rows(text: str, name: str, ext: str, notes: list):
         rows = [r[:-1] for r in rows]
         notes.append("ignored a trailing delimiter at the end of every line")
     widths = np.array([len(r) for r in rows])
-    if len(rows) > 1 and (widths[1:] == widths[0] + 1).all():
+    if len(rows) > 1 and (widths[1:] == widths[0] + 1).all() and all(r[-1].strip() == "" for r in rows[1:]):
+        rows = [rows[0]] + [r[:-1] for r in rows[1:]]
+        widths[1:] -= 1
+        notes.append("ignored a trailing delimiter at the end of every data line")
+    elif len(rows) > 1 and (widths[1:] == widths[0] + 1).all():
         # R's write.table writes row names without a header cell: the header is one field short
         rows[0] = [""] + list(rows[0])
         widths[0] += 1

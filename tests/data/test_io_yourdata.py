@@ -550,5 +550,7 @@ def test_r_write_table_header_one_field_short():
     np.testing.assert_array_equal(out.X, E.T)
     assert out.sample_names == gsm and out.feature_names == ids
     assert any("one field fewer than the others" in nt for nt in out.notes)
+    trailing = load_file(b"a,b\n1,2,\n3,4,\n5,7,\n", filename="t.csv")  # data lines end with a comma
+    assert trailing.feature_names == ["a", "b"] and trailing.X.tolist() == [[1, 2], [3, 4], [5, 7]]
     with pytest.raises(DataFormatError, match="ragged rows"):  # two fields short is not that
         load_file(("a\n" + "\n".join("x,1,2" for _ in range(4))).encode(), filename="r.csv")

@@ -44,7 +44,7 @@ def _peak_mb() -> float:
 
 def _solve(cov, out: dict) -> None:
     """The three steps on any Cov-like operator, timed."""
-    from nspca_core._dask import _tpower
+    from nspca_core._dask_fit import _tpower
     from nspca_core.peers.bipartite import bipartite_components
 
     t = time.perf_counter()

@@ -6,17 +6,15 @@ without forming the n x n matrix.
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
-from ._validation import InputError, check_data_or_cov
 
-__all__ = ["Cov", "ProjectedCov", "as_cov"]
+__all__ = ["Cov", "ProjectedCov"]
 
 
 class Cov:
-    """Covariance operator.  Build with :func:`as_cov` (which validates)."""
+    """Covariance operator.  Build with :func:`nspca_core._covariance.as_cov` (which validates)."""
 
     def __init__(self, X: np.ndarray | None = None, A: np.ndarray | None = None):
         self.X = X
@@ -245,47 +243,3 @@ class _Restricted(Cov):
 
     def factor(self, d: int):
         return ProjectedCov.factor(self, d)
-
-
-def as_cov(X=None, cov=None) -> Cov:
-    """Validate exactly one of ``X``/``cov`` and wrap it.
-
-    ``X`` may also be ``scipy.sparse`` data (wrapped as
-    :class:`nspca_core._sparse.SparseCov`, centered implicitly, never densified), a
-    ``dask.array.Array`` (:func:`nspca_core._dask.as_dask_cov`: centered implicitly, its
-    blocks persisted on the workers when they fit) or
-    an already built covariance operator (a :class:`Cov`, e.g. ``as_sparse_cov(X,
-    center=False)`` or a Dask one), used as it is.
-    """
-    if isinstance(X, Cov) and cov is None:
-        return X
-    if _is_dask(X) or _is_dask(cov):
-        if cov is not None:
-            raise InputError("a Dask covariance `cov` is not accepted: pass the Dask data as `X` "
-                             "(centered implicitly, never gathered); got a dask.array.Array as `cov`")
-        from ._dask import as_dask_cov
-
-        return as_dask_cov(X)  # centered implicitly; persisted when it fits the cluster
-    if cov is not None and _is_sparse(cov):  # numpy would say "setting an array element with a sequence"
-        n = cov.shape[0]
-        raise InputError(f"`cov` is a scipy.sparse matrix ({cov.shape[0]} x {cov.shape[1]}, {cov.nnz:,} "
-                         "nonzeros); a sparse `cov` is not supported. Pass the sparse data itself as `X` "
-                         "(samples x features: its covariance is used implicitly, never densified), or "
-                         f"a dense covariance (`cov.toarray()`, {8 * n * n / 1e6:,.3g} MB as float64)")
-    if cov is None and X is not None and _is_sparse(X):
-        from ._sparse import as_sparse_cov
-
-        return as_sparse_cov(X, center=True)
-    X, A = check_data_or_cov(X, cov)
-    return Cov(X, A)
-
-
-def _is_dask(X) -> bool:
-    """True for a ``dask.array.Array`` (never imports Dask)."""
-    da = sys.modules.get("dask.array")
-    return da is not None and isinstance(X, da.Array)
-
-
-def _is_sparse(X) -> bool:
-    sp = sys.modules.get("scipy.sparse")  # only data built with scipy.sparse can be sparse
-    return sp is not None and sp.issparse(X)

@@ -53,8 +53,8 @@ from ._sparse import _format_bytes, check_dense_budget
 from ._dask_kernels import k_bad, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
 from ._validation import InputError, check_d, check_int
 
-__all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "fit_dask", "components_dask", "DASK_METHODS",  # noqa: F822 (lazy)
-           "DASK_STRATEGIES", "DENSE_BUDGET_BYTES"]
+__all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "DASK_METHODS", "DASK_STRATEGIES",
+           "DENSE_BUDGET_BYTES"]
 
 #: single-component methods of :func:`fit_dask`
 DASK_METHODS = ("tpower", "em", "spannogram", "enet", "auto")
@@ -620,16 +620,3 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist="auto",
         cov._mean_all = np.asarray(sums, dtype=np.float64) / m
         cov.mean = cov._mean_all
     return cov
-
-
-# the solvers on a DaskCov live in _dask_fit (which imports this module); their public
-# path stays nspca_core._dask.fit_dask / components_dask
-_FIT_NAMES = ("fit_dask", "components_dask", "_tpower", "_dask_cov")
-
-
-def __getattr__(name: str):
-    if name in _FIT_NAMES:
-        from . import _dask_fit
-
-        return getattr(_dask_fit, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

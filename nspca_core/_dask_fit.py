@@ -1,7 +1,7 @@
 """Nonnegative sparse PCA of a ``dask.array``: :func:`fit_dask` and :func:`components_dask`.
 
-Importable as ``nspca_core._dask.fit_dask`` / ``components_dask`` (their public
-path); the operator they run on is :class:`nspca_core._dask.DaskCov`.
+The public path is the front (``nspca_core.fit``, ``components``, ``certify`` with a
+``dask.array``); the operator they run on is :class:`nspca_core._dask.DaskCov`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ import numpy as np
 
 from ._common.options import check_options
 from ._common.scale import normalized, rescale
-from ._cov import Cov, _is_sparse, as_cov
+from ._cov import Cov
+from ._covariance import _is_sparse, as_cov
 from ._dask import DASK_METHODS, _scheduler_name, as_dask_cov, is_dask_array
 from .deflation import STRATEGIES as DEFLATION_STRATEGIES, deflate
 from .methods import PEERS, SINGLE
@@ -116,7 +117,7 @@ def _weighted(X, sample_weight):
 
 
 def _operator(X, cov, sample_weight, options: dict) -> Cov:
-    """The covariance operator of the input (:func:`nspca_core._cov.as_cov`); a ``dask.array``
+    """The covariance operator of the input (:func:`nspca_core._covariance.as_cov`); a ``dask.array``
     becomes a :class:`~nspca_core._dask.DaskCov` (centered implicitly, never gathered) with the
     options ``client``, ``persist``, ``center`` (taken out of ``options``)."""
     given = {name: options.pop(name) for name in _DASK_OPTIONS if name in options}

@@ -14,86 +14,16 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, check_random_state, validate_data
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
-from ._validation import InputError, as_rng
+from ._common.params import (check_params, flag, float_between, int_at_least, one_of, random_state_rule,
+                             seed_of, sparsity)
+from ._validation import InputError
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
 
 _PREPROCESSING = ("center", "standardize", "none")
 _DEFLATION = ("deflation-remove", "deflation-project")
-
-
-# ----------------------------------------------------------------------------- parameter checks
-# Parameters are checked at ``fit`` (scikit-learn's convention), each by one entry of a class's
-# ``_checks`` table, with messages that name the parameter, what is allowed and what was given.
-def _int(low: int, *, none: bool = False):
-    def check(value, name):
-        if value is None and none:
-            return
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
-            raise InputError(f"`{name}` must be an int >= {low}{' or None' if none else ''}; got {value!r}")
-    return check
-
-
-def _real(low: float, high: float, *, none: bool = False):
-    def check(value, name):
-        if value is None and none:
-            return
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
-                or not low < float(value) < high:
-            raise InputError(f"`{name}` must be a float in ({low:g}, {high:g}){' or None' if none else ''}; "
-                             f"got {value!r}")
-    return check
-
-
-def _choice(allowed):
-    def check(value, name):
-        choices = allowed() if callable(allowed) else allowed
-        if not isinstance(value, str) or value not in choices:
-            raise InputError(f"`{name}` must be one of {list(choices)}; got {value!r}")
-    return check
-
-
-def _flag(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise InputError(f"`{name}` must be True or False; got {value!r}")
-
-
-def _sparsity(value, name):
-    """``k``: an int >= 1, or a non-empty sequence of them (one per component)."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        values = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
-        if not values or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1
-                             for v in values):
-            raise InputError(f"`{name}` must be an int >= 1 or a non-empty sequence of them (one per "
-                             f"component); got {value!r}")
-        return
-    _int(1)(value, name)
-
-
-def _random_state(value, name):
-    """``random_state``: None, an int >= 0, a RandomState or a Generator."""
-    if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
-        raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; "
-                         f"got {value!r}")
-
-
-def _check_params(est) -> None:
-    for name, check in est._checks.items():
-        check(getattr(est, name), name)
-
-
-def _seed(random_state):
-    """A seed for the core from scikit-learn's ``random_state`` (checked by ``_random_state``):
-    an int as given, a RandomState or None drawn from (so repeated fits differ), a Generator as is."""
-    if isinstance(random_state, np.random.Generator):
-        return as_rng(random_state, "random_state")
-    if isinstance(random_state, numbers.Integral):
-        return int(random_state)
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def _is_dask(X) -> bool:
@@ -271,17 +201,17 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     """
 
     _checks = {
-        "n_components": _int(1, none=True),
-        "k": _sparsity,
-        "d": _int(1, none=True),
-        "eps": _real(0.0, 1.0),
-        "strategy": _choice(lambda: __import__("nspca_core.api", fromlist=["STRATEGIES"]).STRATEGIES),
-        "method": _choice(lambda: __import__("nspca_core.api", fromlist=["METHODS"]).METHODS),
-        "certify": _flag,
-        "preprocessing": _choice(_PREPROCESSING),
-        "random_state": _random_state,
-        "tol": _real(0.0, 1.0, none=True),
-        "max_iter": _int(1, none=True),
+        "n_components": int_at_least(1, none=True),
+        "k": sparsity,
+        "d": int_at_least(1, none=True),
+        "eps": float_between(0.0, 1.0),
+        "strategy": one_of(lambda: __import__("nspca_core.api", fromlist=["STRATEGIES"]).STRATEGIES),
+        "method": one_of(lambda: __import__("nspca_core.api", fromlist=["METHODS"]).METHODS),
+        "certify": flag,
+        "preprocessing": one_of(_PREPROCESSING),
+        "random_state": random_state_rule,
+        "tol": float_between(0.0, 1.0, none=True),
+        "max_iter": int_at_least(1, none=True),
     }
 
     def __init__(self, n_components=1, *, k=10, method="auto", d=None, eps=0.1,
@@ -442,7 +372,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         from ._weighted import check_sample_weight, weighted_sparse_cov
         from .api import components
 
-        _check_params(self)
+        check_params(self)
         X = self._check_X(X, reset=True)
         m, n = X.shape
         dask = _is_dask(X)
@@ -479,7 +409,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             extra["partial"] = partial
         res = components(Xp, n_components=r, k=ks, method=self.method,
                          strategy=self.strategy, d=self.d, eps=self.eps,
-                         seed=_seed(self.random_state), certify=self.certify,
+                         seed=seed_of(self.random_state), certify=self.certify,
                          sample_weight=weights, **extra)
         if sp.issparse(X):
             total = Xp.trace()  # of the (weighted) implicitly centered operator
@@ -621,7 +551,8 @@ class NonnegativeScorePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
     """
 
 
-    _checks = {"n_components": _int(1, none=True), "max_iter": _int(1), "random_state": _random_state}
+    _checks = {"n_components": int_at_least(1, none=True), "max_iter": int_at_least(1),
+               "random_state": random_state_rule}
 
     def __init__(self, n_components=None, *, max_iter=500, random_state=None):
         self.n_components = n_components
@@ -632,10 +563,10 @@ class NonnegativeScorePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         """Fit on ``X`` (n_samples, n_features); ``y`` is ignored."""
         from .scores import nonneg_scores
 
-        _check_params(self)
+        check_params(self)
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        res = nonneg_scores(X, n_components=self.n_components, seed=_seed(self.random_state),
+        res = nonneg_scores(X, n_components=self.n_components, seed=seed_of(self.random_state),
                             max_iter=self.max_iter)
         self.result_ = res
         self.mixing_ = np.asarray(res.A, dtype=float)

@@ -120,7 +120,7 @@ def greedy_pca(cov: Cov, k: int, *, seed=0, callback=None) -> Result:
     return make_result(cov, x, method="greedy", params=dict(k=k, seed=seed), t0=t0)
 '''
 
-GREEDY_SPEC = ('    MethodSpec("greedy", "greedy forward selection", "greedy", "single", "zass2006", "#44AA99",\n'
+GREEDY_SPEC = ('    MethodSpec("greedy", "greedy forward selection", "greedy", "single", "zass2006", "#117733",\n'
                '               cost="slow", function="nspca_core.peers.greedy:greedy_pca", symbol="star-square"),\n')
 
 

@@ -22,7 +22,7 @@ def check_callback(callback):
 def check_cov(cov) -> Cov:
     if not isinstance(cov, Cov):
         raise InputError("`cov` must be a validated nspca_core._cov.Cov (build it with "
-                         f"nspca_core._cov.as_cov(X=..., cov=...)); got {type(cov).__name__}")
+                         f"nspca_core._covariance.as_cov(X=..., cov=...)); got {type(cov).__name__}")
     return cov
 
 

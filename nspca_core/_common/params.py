@@ -22,7 +22,8 @@ import numpy as np
 
 from .._validation import InputError, as_rng
 
-__all__ = ["PARAMETERS", "check", "in_interval", "Interval", "Flag", "Callback", "Seed", "Sizes", "Choice"]
+__all__ = ["PARAMETERS", "check", "in_interval", "check_params", "flag", "float_between", "int_at_least", "one_of",
+           "random_state_rule", "seed_of", "sparsity", "Interval", "Flag", "Callback", "Seed", "Sizes", "Choice"]
 
 
 def _bound(value, context: dict, kind: str):
@@ -175,3 +176,77 @@ def check(rule: str, value, *, name: str | None = None, **context):
     if rule not in PARAMETERS:
         raise KeyError(f"no rule for parameter {rule!r}; declared: {', '.join(PARAMETERS)}")
     return PARAMETERS[rule].check(value, name or rule, context)
+
+
+# ------------------------------------------------------------- the estimators' parameters
+# scikit-learn estimators' parameters are checked at ``fit`` (scikit-learn's convention), each by one entry of a class's
+# ``_checks`` table, with messages that name the parameter, what is allowed and what was given.
+def int_at_least(low: int, *, none: bool = False):
+    def check(value, name):
+        if value is None and none:
+            return
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
+            raise InputError(f"`{name}` must be an int >= {low}{' or None' if none else ''}; got {value!r}")
+    return check
+
+
+def float_between(low: float, high: float, *, none: bool = False):
+    def check(value, name):
+        if value is None and none:
+            return
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
+                or not low < float(value) < high:
+            raise InputError(f"`{name}` must be a float in ({low:g}, {high:g}){' or None' if none else ''}; "
+                             f"got {value!r}")
+    return check
+
+
+def one_of(allowed):
+    def check(value, name):
+        choices = allowed() if callable(allowed) else allowed
+        if not isinstance(value, str) or value not in choices:
+            raise InputError(f"`{name}` must be one of {list(choices)}; got {value!r}")
+    return check
+
+
+def flag(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"`{name}` must be True or False; got {value!r}")
+
+
+def sparsity(value, name):
+    """``k``: an int >= 1, or a non-empty sequence of them (one per component)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        values = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
+        if not values or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1
+                             for v in values):
+            raise InputError(f"`{name}` must be an int >= 1 or a non-empty sequence of them (one per "
+                             f"component); got {value!r}")
+        return
+    int_at_least(1)(value, name)
+
+
+def random_state_rule(value, name):
+    """``random_state``: None, an int >= 0, a RandomState or a Generator."""
+    if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+        raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; "
+                         f"got {value!r}")
+
+
+def check_params(est) -> None:
+    for name, check in est._checks.items():
+        check(getattr(est, name), name)
+
+
+def seed_of(random_state):
+    """A seed for the core from scikit-learn's ``random_state`` (checked by ``random_state_rule``):
+    an int as given, a RandomState or None drawn from (so repeated fits differ), a Generator as is."""
+    if isinstance(random_state, np.random.Generator):
+        return as_rng(random_state, "random_state")
+    if isinstance(random_state, numbers.Integral):
+        return int(random_state)
+    from sklearn.utils.validation import check_random_state  # scikit-learn only for the estimators
+
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))

@@ -9,7 +9,8 @@ import numpy as np
 from .._anchor import anchored_rowsum_bound
 from .._common.pairs import opt_pairs
 from .._common.scale import normalized, rescale
-from .._cov import Cov, as_cov
+from .._cov import Cov
+from .._covariance import as_cov
 from .._dnn import DnnState, dnn_optimize, dnn_tangent, dnn_value_lam
 from .._dnn import lmax_state as _dnn_lmax
 from .._validation import InputError

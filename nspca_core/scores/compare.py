@@ -335,7 +335,7 @@ def compare_methods(Y, D_true, W_true, *, methods=METHODS, seed=0, em_min_angle=
     def cov_obj():
         nonlocal cov_mat
         if cov_mat is None:
-            from .._cov import as_cov
+            from .._covariance import as_cov
             cov_mat = as_cov(cov=np.cov(Y, rowvar=False, ddof=1))
         return cov_mat
 

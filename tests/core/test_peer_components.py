@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from nspca_core._cov import as_cov
+from nspca_core._covariance import as_cov
 from nspca_core._summary import variance_summary
 from nspca_core._validation import InputError
 from nspca_core.examples import bipartite_counterexample

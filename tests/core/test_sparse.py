@@ -9,7 +9,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nspca_core._cov import Cov, as_cov
+from nspca_core._cov import Cov
+from nspca_core._covariance import as_cov
 from nspca_core._sparse import SparseCov, as_sparse_cov
 from nspca_core._validation import InputError
 

@@ -37,6 +37,9 @@ CSS = f"""
 [data-testid="stMultiSelectTagsContainer"] [data-tag] {{ max-width: none !important; flex-shrink: 0; }}
 [data-testid="stMultiSelectTagsContainer"] [data-tag] > span {{ max-width: none !important;
   overflow: visible !important; text-overflow: clip !important; }}
+/* a metric's label wraps instead of ending in "…" ("…: certified fraction of the b…" at 800 px) */
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {{ white-space: normal !important;
+  overflow: visible !important; text-overflow: clip !important; height: auto !important; }}
 /* "Press Enter to apply" sat on top of the number in the narrow sidebar boxes */
 [data-testid="stSidebar"] [data-testid="InputInstructions"] {{ display: none; }}
 </style>

@@ -271,8 +271,8 @@ def _url(app_url: str, name: str) -> str:
 
 @pytest.fixture(scope="module")
 def warm_app(app_url, browser):
-    """Open the entry page once: on a fresh server a deep link runs pages/<x>.py on its own
-    (Streamlit's pages/ directory rule) until app.py has run once and registered st.navigation."""
+    """Open the entry page once (warms the caches).  A deep link as a fresh server's first visit
+    is tested on a server of its own (test_browser_frames.py, issue 27 item 9)."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
     try:

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.app.test_browser import (PAGE_TIMEOUT_S, SHOTS, _open, _start_server, _stop_server,
+from tests.app.test_browser import (PAGE_TIMEOUT_S, SHOTS, _open, _start_server, _stop_server, _wait_for,
                                     _wait_idle)
 
 pytestmark = pytest.mark.browser
@@ -201,5 +201,65 @@ def test_feasible_arc_play_says_each_step_moves_the_slider_and_keeps_the_answer_
         final = page.evaluate(ARC_JS)
         assert final["value"] == "3" and "3 of 3 constraints" in final["title"], final
         assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        ctx.close()
+
+
+# ------------------------------------------------------------- item 5: a refused k, once
+def test_refused_k_is_said_once_and_not_on_the_next_page(app_url, browser):
+    """Issue 27 item 5: after typing k = 100000 "… Keeping k = 10." was shown on every page
+    visited afterwards."""
+    ctx, page = _open(browser, app_url, "spannogram_d2")
+    try:
+        box = page.get_by_role("spinbutton", name="k — nonzeros allowed")
+        box.fill("100000")
+        box.press("Enter")
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        alert = page.locator('[data-testid="stSidebar"] [data-testid="stAlert"]')
+        _wait_for(lambda: alert.count() > 0, 30, "the message about k")
+        assert "got 100000. Keeping k = 10, the value in the box." in alert.first.inner_text()
+        _wait_for(lambda: box.input_value() == "10", 15, "the box to show the k in use")
+        page.get_by_role("link", name="Spannogram, d = 3").first.click()
+        page.wait_for_url("**/spannogram_d3", timeout=60_000)
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        assert alert.count() == 0, alert.first.inner_text()
+        assert page.get_by_role("spinbutton", name="k — nonzeros allowed").input_value() == "10"
+        page.get_by_role("link", name="Spannogram, d = 2").first.click()
+        page.wait_for_url("**/spannogram_d2", timeout=60_000)
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        assert alert.count() == 0  # said once: not again on the page where it was typed
+    finally:
+        ctx.close()
+
+
+# ------------------------------------------------------------- item 4: the k axis on MLL
+def test_variance_vs_k_on_mll_has_a_log_k_axis_with_the_current_k_marked(app_url, browser):
+    """Issue 27 item 4 on the real wide data (skipped without a local MLL copy)."""
+    import os
+    from pathlib import Path
+
+    if not Path(os.environ.get("NSPCA_DATA_DIR", SHOTS.parents[2].parent / "shared" / "datasets"),
+                "mll_leukemia.npz").exists():
+        pytest.skip("MLL not found locally (NSPCA_DATA_DIR)")
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    try:
+        page.goto(app_url + "/", wait_until="domcontentloaded", timeout=60_000)
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+        page.get_by_role("option", name="MLL leukemia gene expression — local copy").first.click()
+        _wait_idle(page, PAGE_TIMEOUT_S)
+        page.get_by_role("link", name="Variance vs k, certified").first.click()
+        page.wait_for_url("**/variance_vs_k", timeout=60_000)
+        _wait_for(lambda: page.locator('[data-testid="stPlotlyChart"] .main-svg').count() > 0, 180, "the curves")
+        time.sleep(3)
+        axis = page.evaluate("() => { const gd = document.querySelector('[data-testid=\"stPlotlyChart\"] "
+                             ".js-plotly-plot'); return {type: gd.layout.xaxis.type, range: gd.layout.xaxis.range,"
+                             " names: gd.data.map(t => t.name)}; }")
+        assert axis["type"] == "log" and axis["range"][0] < 0, axis  # below log10(1): k = 1 off the axis
+        assert any(str(n).startswith("current k = 10") for n in axis["names"]), axis
+        page.locator('[data-testid="stPlotlyChart"]').first.screenshot(
+            path=str(SHOTS / "issue27_variance_vs_k_mll_log_axis_1400.png"))
+        assert page.get_by_text("Log-scaled k axis").count() == 1
     finally:
         ctx.close()

@@ -13,9 +13,6 @@ import numpy as np
 from ._common.rank1 import rank1_point, topk_support
 from ._validation import check_k, check_vector
 
-# the old private names of the kernels (tests and ui/figures/teach.py import them)
-_topk_nonneg, _rank1_nspca = topk_support, rank1_point
-
 __all__ = ["topk_nonneg", "rank1_nspca"]
 
 

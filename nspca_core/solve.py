@@ -20,7 +20,7 @@ from ._common.pairs import opt_pairs
 from ._cov import Cov
 from ._validation import InputError, as_rng
 from .methods import PEERS
-from .rank1 import _rank1_nspca
+from ._common.rank1 import rank1_point
 from .result import Result
 from .spannogram.budget import within_budget
 
@@ -132,7 +132,7 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> dict
     T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
     starts = {"rank1(u1)": T[:, 0], "top-variance": T[:, 1]}
     starts.update({f"tpower#{i}": T[:, i] for i in range(2, T.shape[1])})
-    starts.update({f"rank1(u{j + 1})": _rank1_nspca(V[:, j], k) for j in range(1, V.shape[1])})
+    starts.update({f"rank1(u{j + 1})": rank1_point(V[:, j], k) for j in range(1, V.shape[1])})
     R = cov.matvec(random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False))
     starts.update({f"random#{i + 1}": R[:, i] for i in range(R.shape[1])})
     return starts

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 from nspca_core import InputError, enet_nspca, enet_path, enet_samples, rank1_nspca
-from nspca_core.rank1 import _topk_nonneg
+from nspca_core._common.rank1 import topk_support
 from tests.bruteforce import brute_opt_lowrank
 
 
@@ -28,7 +28,7 @@ def _reference(V, k, C):
     for c in C:
         v = V @ (c / np.linalg.norm(c))
         for sign in (1.0, -1.0):
-            idx = _topk_nonneg(sign * v, k)
+            idx = topk_support(sign * v, k)
             w = sign * v[idx]
             if w @ w == 0:
                 continue

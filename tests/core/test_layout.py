@@ -101,8 +101,6 @@ def test_import_nspca_core_loads_no_solver_and_no_heavy_library():
     ("nspca_core.explore:spannogram_cells_d3", "nspca_core.explore.d3:spannogram_cells_d3"),
     ("nspca_core.explore:_pd_small", "nspca_core.explore.supports:_pd_small"),
     ("nspca_core.enet:ResultPath", "nspca_core._enet_path:ResultPath"),
-    ("nspca_core.rank1:_topk_nonneg", "nspca_core._common.rank1:topk_support"),
-    ("nspca_core.rank1:_rank1_nspca", "nspca_core._common.rank1:rank1_point"),
     ("nspca_core:spannogram_curves_d2", "nspca_core.explore.d2:spannogram_curves_d2"),
     ("nspca_core:nonneg_scores", "nspca_core.scores.descent:nonneg_scores"),
 ])

@@ -109,13 +109,13 @@ def test_em_renormalization_exact_on_small_support():
 
 
 def test_tpower_monotone_never_below_truncated_eigenvector():
-    from nspca_core.rank1 import _rank1_nspca
+    from nspca_core._common.rank1 import rank1_point
 
     _, Xc, _ = planted(6)
     cov = as_cov(Xc)
     w, U = np.linalg.eigh(cov.dense())
     for k in (1, 3, 7):
-        x0 = _rank1_nspca(U[:, -1], k)
+        x0 = rank1_point(U[:, -1], k)
         assert PEER_METHODS["tpower"](cov, k).variance >= cov.quad(x0) - 1e-12
 
 

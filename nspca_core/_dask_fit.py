@@ -11,12 +11,41 @@ from dataclasses import replace
 
 import numpy as np
 
+from ._cov import Cov
 from ._dask import DASK_METHODS, DASK_STRATEGIES, DaskCov, _scheduler_name, as_dask_cov
 from ._validation import InputError, as_rng, check_d, check_k
 from .solve import check_callback as _check_callback, check_eps as _check_eps, fit_cov
 from .solve import seed_param as _seed_param
 
-__all__ = ["fit_dask", "components_dask"]
+__all__ = ["fit_dask", "components_dask", "check_dask_method", "dask_info"]
+
+
+# --------------------------------------------------------------------------- the public front's Dask part
+#: strategies of nspca_core.components on Dask data
+FRONT_STRATEGIES = ("deflation-remove", "deflation-project", "bipartite")
+
+
+def check_dask_method(C: Cov, method: str, strategy: str | None = None) -> None:
+    """An InputError for a method or strategy the Dask operator does not run (C Dask data)."""
+    if not getattr(C, "dask", False):
+        return
+    if method not in DASK_METHODS:
+        raise InputError(f"`method` must be one of {', '.join(repr(m) for m in DASK_METHODS)} for Dask "
+                         f"data; got {method!r}")
+    if strategy is not None and strategy not in FRONT_STRATEGIES:
+        raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in FRONT_STRATEGIES)} for "
+                         f"Dask data; got {strategy!r}")
+
+
+def dask_info(C: Cov, info: dict) -> dict:
+    """``info`` with, for Dask data, ``info["dask"]`` (scheduler, persistence and its reason,
+    factor) and the persistence reason among ``info["notes"]``."""
+    if not getattr(C, "dask", False):
+        return info
+    persist = dict(C.persist_info)
+    notes = [*info.get("notes", []), f"Dask data: {persist.get('reason', '')}"]
+    return {**info, "notes": notes, "dask": {"scheduler": _scheduler_name(C.client), "persist": persist,
+                                             "factor": dict(C.factor_info)}}
 
 
 # --------------------------------------------------------------------------- solvers

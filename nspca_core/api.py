@@ -17,8 +17,9 @@ from ._common.options import check_options
 from ._common.scale import normalized, rescale
 from ._cov import Cov
 from ._covariance import _is_sparse, as_cov
-from ._dask import DASK_METHODS, _scheduler_name, as_dask_cov, is_dask_array
-from .deflation import STRATEGIES as DEFLATION_STRATEGIES, deflate
+from ._dask import as_dask_cov, is_dask_array
+from ._dask_fit import check_dask_method as _check_dask_method, dask_info as _dask_info
+from .deflation import STRATEGIES as DEFLATION_STRATEGIES, check_partial as _check_partial, deflate
 from .methods import PEERS, SINGLE
 from ._validation import InputError, as_rng, check_d, check_int, check_k
 from .result import ComponentsResult, Result
@@ -32,9 +33,8 @@ __all__ = ["METHODS", "STRATEGIES", "fit", "components"]
 METHODS = SINGLE  # from the method registry (nspca_core.methods)
 STRATEGIES = (*DEFLATION_STRATEGIES, "bipartite", "quasi-orthogonal")
 
-# keyword options of Dask data (nspca_core._dask.as_dask_cov), and the strategies it runs
+# keyword options of Dask data (nspca_core._dask.as_dask_cov)
 _DASK_OPTIONS = ("client", "persist", "center")
-_DASK_STRATEGIES = ("deflation-remove", "deflation-project", "bipartite")
 # keyword options of the bipartite strategy (nspca_core.peers.bipartite.bipartite_components)
 _BIPARTITE_OPTIONS = {"effort", "samples", "polish", "refine", "swap"}
 # default minimum angle (degrees) between quasi-orthogonal EM components
@@ -69,28 +69,6 @@ def _check_ks(k, r: int, n: int) -> tuple:
                              f"values")
         return tuple(check_k(kj, n) for kj in k)
     return (check_k(k, n),) * r
-
-
-def _check_partial(partial, n: int, r: int, strategy: str) -> np.ndarray:
-    """Loadings (n, j) of components already found, validated; (n, 0) for None."""
-    if partial is None:
-        return np.zeros((n, 0))
-    L = partial.loadings if isinstance(partial, ComponentsResult) else partial
-    L = np.asarray(L, dtype=float)
-    if L.ndim == 1:
-        L = L[:, None]
-    if L.ndim != 2 or L.shape[0] != n or not np.all(np.isfinite(L)) or (L < 0).any():
-        raise InputError(f"`partial` must be a ComponentsResult or nonnegative loadings of shape "
-                         f"({n}, j); got shape {L.shape}")
-    if L.shape[1] > r:
-        raise InputError(f"`partial` holds {L.shape[1]} components, more than n_components={r}")
-    if strategy not in ("deflation-remove", "deflation-project"):
-        raise InputError(f"`partial` continues a deflation; strategy {strategy!r} finds all "
-                         f"components jointly")
-    norms = np.linalg.norm(L, axis=0)
-    if (norms == 0).any():
-        raise InputError("`partial` has a zero column; every component must be a unit vector")
-    return L / norms
 
 
 def _weighted(X, sample_weight):
@@ -130,28 +108,6 @@ def _operator(X, cov, sample_weight, options: dict) -> Cov:
         raise InputError(f"option(s) {sorted(given)} apply to Dask data only (`X` a dask.array.Array); "
                          f"got `X` of type {type(X).__name__}")
     return as_cov(_weighted(X, sample_weight), cov)
-
-
-def _dask_info(C: Cov, info: dict) -> dict:
-    """``info`` with, for Dask data, ``info["dask"]`` (scheduler, persistence and its reason,
-    factor) and the persistence reason among ``info["notes"]``."""
-    if not getattr(C, "dask", False):
-        return info
-    persist = dict(C.persist_info)
-    notes = [*info.get("notes", []), f"Dask data: {persist.get('reason', '')}"]
-    return {**info, "notes": notes, "dask": {"scheduler": _scheduler_name(C.client), "persist": persist,
-                                             "factor": dict(C.factor_info)}}
-
-
-def _check_dask_method(C: Cov, method: str, strategy: str | None = None) -> None:
-    if not getattr(C, "dask", False):
-        return
-    if method not in DASK_METHODS:
-        raise InputError(f"`method` must be one of {', '.join(repr(m) for m in DASK_METHODS)} for Dask "
-                         f"data; got {method!r}")
-    if strategy is not None and strategy not in _DASK_STRATEGIES:
-        raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in _DASK_STRATEGIES)} for "
-                         f"Dask data; got {strategy!r}")
 
 
 def default_d(d, n: int, strategy: str | None = None, n_components: int = 1):

@@ -19,9 +19,10 @@ import numpy as np
 
 from ._cov import Cov, ProjectedCov
 from ._validation import InputError
+from .result import ComponentsResult
 from .solve import _make_result, fit_cov
 
-__all__ = ["STRATEGIES", "deflate", "project_out"]
+__all__ = ["STRATEGIES", "check_partial", "deflate", "project_out"]
 
 #: the deflation strategies of :func:`deflate`
 STRATEGIES = ("deflation-remove", "deflation-project")
@@ -39,6 +40,28 @@ def project_out(cov: Cov, x: np.ndarray) -> Cov:
     f = float(x @ Ax)
     A2 = A - np.outer(x, Ax) - np.outer(Ax, x) + f * np.outer(x, x)
     return Cov(None, 0.5 * (A2 + A2.T))
+
+
+def check_partial(partial, n: int, r: int, strategy: str) -> np.ndarray:
+    """Loadings (n, j) of components already found, validated; (n, 0) for None."""
+    if partial is None:
+        return np.zeros((n, 0))
+    L = partial.loadings if isinstance(partial, ComponentsResult) else partial
+    L = np.asarray(L, dtype=float)
+    if L.ndim == 1:
+        L = L[:, None]
+    if L.ndim != 2 or L.shape[0] != n or not np.all(np.isfinite(L)) or (L < 0).any():
+        raise InputError(f"`partial` must be a ComponentsResult or nonnegative loadings of shape "
+                         f"({n}, j); got shape {L.shape}")
+    if L.shape[1] > r:
+        raise InputError(f"`partial` holds {L.shape[1]} components, more than n_components={r}")
+    if strategy not in ("deflation-remove", "deflation-project"):
+        raise InputError(f"`partial` continues a deflation; strategy {strategy!r} finds all "
+                         f"components jointly")
+    norms = np.linalg.norm(L, axis=0)
+    if (norms == 0).any():
+        raise InputError("`partial` has a zero column; every component must be a unit vector")
+    return L / norms
 
 
 def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str, d: int, eps: float, seed,

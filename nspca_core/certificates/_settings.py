@@ -8,7 +8,9 @@ import numpy as np
 
 from .._validation import InputError, check_vector
 
-EFFORTS = ("auto", "fast", "full", "exact")
+EFFORTS = ("auto", "fast", "full")  # of every certificate; one k also takes "exact" (EXACT_EFFORT)
+
+EXACT_EFFORT = "exact"
 
 
 # effort "exact": the branch and bound's time limit when none is given (seconds)
@@ -88,8 +90,9 @@ _EFFORT = {
 
 
 def _check_effort(effort) -> str:
-    if not isinstance(effort, str) or effort not in EFFORTS:
-        raise InputError(f"`effort` must be one of {EFFORTS}; got {effort!r}")
+    if not isinstance(effort, str) or effort not in EFFORTS + (EXACT_EFFORT,):
+        raise InputError(f"`effort` must be one of {EFFORTS}; got {effort!r} (or 'exact' for one k: "
+                         "branch and bound)")
     return effort
 
 

@@ -153,6 +153,7 @@ def test_node_budget_exhausted_reports_a_valid_bound_and_not_optimal():
     (dict(effort="exact", time_limit=0), "positive number of seconds"),
     (dict(effort="exact", time_limit="1"), "positive number of seconds"),
     (dict(effort="exact", time_limit=float("inf")), "positive number of seconds"),
+    (dict(effort="proof"), r"got 'proof' \(or 'exact' for one k: branch and bound\)"),
 ])
 def test_time_limit_validation(kwargs, match):
     A = np.eye(3)

@@ -180,10 +180,11 @@ def variance_vs_k(curves: pd.DataFrame, *, band: pd.DataFrame | None = None,
                 x=at["k"], y=at["value"], mode="markers", name=f"current k = {current_k}",
                 marker=dict(symbol="circle-open", size=17, color="black", line=dict(width=2.5)),
                 hovertemplate=f"k = {current_k}: %{{y:.4f}}<extra>current k</extra>"))
-        fig.add_vline(x=current_k, line=dict(color="black", dash="dot", width=1.5),
-                      annotation=dict(text=f"<b>k = {current_k}</b>", bgcolor="rgba(255,255,255,0.85)",
-                                      font=dict(size=13)),
-                      annotation_position="top right")
+        fig.add_vline(x=current_k, line=dict(color="black", dash="dot", width=1.5))
+        # its label at the top of the guide (an annotation's x on a log axis is log10 k)
+        fig.add_annotation(x=float(np.log10(current_k)) if log_k else current_k, y=1, yref="paper",
+                           yanchor="bottom", xanchor="left", showarrow=False, text=f"<b>k = {current_k}</b>",
+                           bgcolor="rgba(255,255,255,0.85)", font=dict(size=13))
     if log_k:
         lo, hi = np.log10(max(kmin, 1.0) / 1.3), np.log10(kmax * 1.3)
         xaxis = dict(type="log", range=[lo, hi], title="sparsity k (nonzeros, log scale)")

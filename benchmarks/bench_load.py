@@ -311,9 +311,16 @@ async def _upload_memory(url: str, pid: int, csv: Path, cap: float) -> dict:
         stop.set()
         await watcher
         await browser.close()
+    by_process = {}
+    for p in _tree(pid):
+        try:
+            name = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode()[-60:]
+        except OSError:
+            name = "?"
+        by_process[f"{p} {name}"] = _status_mb(p, "VmRSS")
     return {"file_mb": csv.stat().st_size / 1e6, "start_mb": start, "upload_peak_mb": upload_peak,
             "peak_mb": peak[0], "in_use_mb": used, "end_mb": server_mb(pid), "back_s": back, "read_s": read_s,
-            "exception": exception}
+            "exception": exception, "by_process": by_process}
 
 
 async def _drawn_positive(page) -> bool:
@@ -343,6 +350,7 @@ def report_upload(r: dict, out) -> None:
     back = r["back_s"]
     out(f"  tab closed: back within {MEMORY_BACK_MB} MB of the start after "
         f"{'%.1f s' % back if back is not None else '> 120 s'} ({_ok(back is not None)}); end {r['end_mb']:.0f} MB")
+    out("  at the end, per process: " + "; ".join(f"{k}: {v:.0f} MB" for k, v in r["by_process"].items()))
 
 
 def summarize_stacks(text: str) -> str:

@@ -276,7 +276,10 @@ def release_ended_sessions(now: float | None = None) -> list[str]:
     _remove_uploaded_files(ended)
     _shut_down_stored_sessions(ended)
     _give_back_memory()
-    log.info("released %d ended session(s), %d upload(s)", len(ended), len(freed))
+    from ui import jobs
+
+    jobs.log.info("released %d ended session(s) %s, %d upload(s), %d preprocessed kept", len(ended), ended,
+                  len(freed), len(_UPLOADED))
     return ended
 
 

@@ -276,6 +276,16 @@ def _decimal_hint(delim, cells) -> str:
     return ""
 
 
+def _cell_value(text: str) -> float:
+    """A numeric cell as the careful reader reads it: a missing marker is NaN, ``1_000`` is refused."""
+    t = text.strip()
+    if t.lower() in _MISSING:
+        return np.nan
+    if "_" in t:
+        raise ValueError(f"underscored number {t!r}")
+    return float(t)
+
+
 def _fast_table(data: bytes, name: str, ext: str, header) -> _Table | None:
     """A large clean file read by NumPy's C parser, or None (then every cell is looked at).
 
@@ -316,24 +326,39 @@ def _fast_table(data: bytes, name: str, ext: str, header) -> _Table | None:
     values, numeric, missing = _parse_cells(cells)
     body_num = numeric[1:].all(axis=0)
     body_text = (~numeric[1:]).all(axis=0)
-    if missing[1:].any() or not (body_num | body_text).all() or body_text.all():
-        return None
+    if not (body_num | body_text).all() or body_text.all() or missing[1:].all(axis=0).any():
+        return None  # mixed or all-text head, or a column of only missing values (maybe empty)
+    has_missing = bool(missing[1:].any())
     if b"_" in data[:end] and any("_" in str(c) for c in cells[numeric]):
         return None  # '1_000': the careful reader refuses it by name
     if any(_cell_kind(str(c).strip()) for c in cells[1:][:, body_text].ravel()):
         return None  # hex or comma numbers in a text-looking column
     has_header, hnote = _decide_header(header, cells, values, numeric, missing)
     settled = header is not None or "text above numbers" in hnote
+    if has_missing and not settled:
+        return None
     num_cols = [int(j) for j in np.flatnonzero(body_num)]
     text_cols = [int(j) for j in np.flatnonzero(body_text)]
     kw = dict(delimiter=delim, comments=None, quotechar='"', ndmin=2, encoding="utf-8")
     n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
     skip = 1 if (settled and has_header) else 0
-    try:  # max_rows: the result is allocated once, at its size
-        X = np.loadtxt(io.BytesIO(data), dtype=np.float64, skiprows=skip, max_rows=n_lines - skip,
-                       usecols=num_cols if text_cols else None, **kw)
-    except (ValueError, TypeError, IndexError):
-        return None
+    X = None
+    if not has_missing:
+        try:  # max_rows: the result is allocated once, at its size
+            X = np.loadtxt(io.BytesIO(data), dtype=np.float64, skiprows=skip, max_rows=n_lines - skip,
+                           usecols=num_cols if text_cols else None, **kw)
+        except (ValueError, TypeError, IndexError):
+            X = None
+    if X is None:
+        if not settled:
+            return None
+        try:  # missing markers (NA, empty, ...): each cell through Python's float, still no cell objects
+            X = np.loadtxt(io.BytesIO(data), dtype=np.float64, skiprows=skip, max_rows=n_lines - skip,
+                           usecols=num_cols if text_cols else None, converters=_cell_value, **kw)
+        except (ValueError, TypeError, IndexError):
+            return None
+        if np.isnan(X).all(axis=0).any():
+            return None  # a column without a value: the careful reader says whether it is empty
     if not settled:
         # numbers (or text over text columns) on the first line: decide on the whole body of the
         # numeric columns, as the careful reader does (text columns take no part in that choice)

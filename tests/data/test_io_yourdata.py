@@ -554,3 +554,54 @@ def test_r_write_table_header_one_field_short():
     assert trailing.feature_names == ["a", "b"] and trailing.X.tolist() == [[1, 2], [3, 4], [5, 7]]
     with pytest.raises(DataFormatError, match="ragged rows"):  # two fields short is not that
         load_file(("a\n" + "\n".join("x,1,2" for _ in range(4))).encode(), filename="r.csv")
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(m=st.integers(4, 25), n=st.integers(2, 6), seed=st.integers(0, 1000),
+       marker=st.sampled_from(["", "NA", "nan", "N/A", "null", "?", "-"]), holes=st.integers(1, 5),
+       policy=st.sampled_from(["drop-rows", "drop-columns", "impute-mean"]))
+def test_fast_reader_with_missing_values_gives_what_the_careful_reader_gives(monkeypatch, m, n, seed,
+                                                                            marker, holes, policy):
+    rng = np.random.default_rng(seed)
+    cells = np.round(rng.standard_normal((m, n)) * 10, 3).astype(str).astype(object)
+    for _ in range(holes):
+        cells[rng.integers(0, m), rng.integers(0, n)] = marker
+    cells[0, 0] = marker  # in the first lines too
+    data = ("\n".join([",".join(f"x{j}" for j in range(n))] + [",".join(r) for r in cells]) + "\n").encode()
+    outs = []
+    monkeypatch.setattr(delimited, "HEAD_LINES", 2)
+    for limit in (10 ** 12, 0):
+        monkeypatch.setattr(delimited, "FAST_MIN_BYTES", limit)
+        try:
+            outs.append(load_file(data, filename="t.csv", nan_policy=policy))
+        except DataFormatError as exc:
+            outs.append(str(exc))
+    careful, fast = outs
+    if isinstance(careful, str):
+        assert fast == careful
+        return
+    np.testing.assert_array_equal(fast.X, careful.X)
+    assert fast.notes == careful.notes and fast.feature_names == careful.feature_names
+    assert fast.sample_names == careful.sample_names
+
+
+def test_large_file_with_missing_values_is_not_read_cell_by_cell(monkeypatch):
+    X = np.round(np.random.default_rng(3).standard_normal((500, 300)), 4)
+    lines = [",".join(f"g{j}" for j in range(300))]
+    lines += [",".join("NA" if (i + j) % 97 == 0 else repr(float(v)) for j, v in enumerate(r))
+              for i, r in enumerate(X)]
+    data = ("\n".join(lines) + "\n").encode()
+    assert len(data) > delimited.FAST_MIN_BYTES
+    careful = load_file(data, filename="na.csv", nan_policy="impute-mean")
+
+    def no_cells(*args):
+        raise AssertionError("read cell by cell")
+
+    monkeypatch.setattr(delimited, "_cells_table", no_cells)
+    monkeypatch.setattr(delimited, "HEAD_LINES", 3)
+    fast = load_file(data, filename="na.csv", nan_policy="impute-mean")
+    np.testing.assert_array_equal(fast.X, careful.X)
+    assert fast.notes == careful.notes
+    with pytest.raises(DataFormatError, match=r"NaN/inf value\(s\)"):
+        load_file(data, filename="na.csv")

@@ -178,9 +178,13 @@ def test_feasible_arc_play_says_each_step_moves_the_slider_and_keeps_the_answer_
     try:
         page.get_by_role("button", name="▶ play").click()
         samples = []
+        shot = False
         for _ in range(30):  # 4 steps of 1.5 s
             time.sleep(0.3)
             samples.append(page.evaluate(ARC_JS))
+            if not shot and (samples[-1]["title"] or "").startswith("Step 3"):  # mid-way, for a look
+                page.screenshot(path=str(SHOTS / f"issue27_feasible_arc_playing_{width}.png"))
+                shot = True
         _wait_idle(page, PAGE_TIMEOUT_S)
         playing = [s for s in samples if s["title"] and s["title"].startswith("Step")]
         assert len({s["title"] for s in playing}) >= 3, samples

@@ -14,7 +14,7 @@ import streamlit as st
 
 from ui import jobs, style
 from ui.live import heartbeat
-from ui.sidebar import draw_sidebar
+from ui.sidebar import draw_sidebar, mark_through_app
 
 ROOT = Path(__file__).resolve().parent
 
@@ -63,5 +63,6 @@ page = st.navigation(build_navigation(), position="sidebar", expanded=True)
 jobs.REGISTRY.warm()  # the worker processes' forkserver, started once
 style.apply()
 draw_sidebar(page=page.url_path)  # the page's address: a message about k stays on its page
+mark_through_app()
 page.run()
 heartbeat()  # after the page: lists (and keeps alive) the work it started

@@ -214,9 +214,19 @@ def route_through_app() -> None:
         from streamlit.runtime.pages_manager import PagesManager
     except ImportError:  # pragma: no cover - a Streamlit without the legacy pages/ mode
         return
-    if PagesManager.uses_pages_directory:
+    if PagesManager.uses_pages_directory and not st.session_state.get(THROUGH_APP):
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+#: session-state key app.py sets before it runs a page: the page already runs inside the app
+#: (Streamlit's test harness resets the legacy flag on every run, so the flag alone is not enough)
+THROUGH_APP = "_through_app"
+
+
+def mark_through_app() -> None:
+    """Called by ``app.py`` before ``page.run()``."""
+    st.session_state[THROUGH_APP] = True
 
 
 def page_intro(title: str, what: str, source: str) -> None:

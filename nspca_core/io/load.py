@@ -1,5 +1,70 @@
 """The front door: :func:`load_file` checks its arguments, finds the file's kind and
 hands it to its reader; :func:`describe` says what was read.
+
+What :func:`load_file` reads, and how
+-------------------------------------
+Formats: ``.csv .tsv .tab .txt`` (delimiter and header detected; text columns
+become labels/metadata and ``notes`` says so), ``.npy`` and ``.npz``
+(``allow_pickle=False`` always; 3-D arrays are read as image stacks),
+``.mat`` (scipy.io.loadmat, numeric arrays only), ``.zip`` of
+``.png .jpg .jpeg .pgm .bmp`` images (grey, common size).
+
+The field's formats (:mod:`.omics`): GEO series matrix files
+(``*_series_matrix.txt[.gz]``, or any file starting with ``!Series_``) read
+as samples x probes with the GSM ids as ``sample_names`` and the
+``!Sample_title``/``source_name_ch1``/``characteristics_ch1`` lines as
+``metadata`` (``label_column`` may name one); AnnData ``.h5ad`` (needs the
+optional ``anndata`` package: ``pip install 'nspca-core[formats]'``) with
+``X`` kept sparse when sparse, ``obs`` as metadata and labels from its
+first categorical column (or ``label_column``); a ``.zip`` of a 10x folder
+(``matrix.mtx[.gz]``, ``features.tsv``/``genes.tsv``, ``barcodes.tsv``)
+read as cells x genes, sparse, the gene names as features.
+
+Text: UTF-8, Latin-1, and UTF-16/32 (by byte-order mark, as Excel's
+"Unicode text" writes, or by its NUL byte pattern).  Numbers may use
+thousands separators (``"1,234"``) or decimal commas (``3,14``, with
+``.`` grouping thousands as in ``1.234,5``), one convention per file, or
+be hexadecimal (``0x1F``); ``notes`` names the columns so read, and a file
+that mixes conventions or is ambiguous (only ``1,000``-like numbers in a
+file not delimited by commas) is refused with the column named.
+
+Header detection (``header="auto"``): a first line with text above numeric
+columns is a header.  An all-number first line is one when its numbers are
+distinct integers (written without decimals) and either above columns
+written with decimals, in increasing/decreasing order or far from the
+values below; or in order and, in every non-constant column, farther from
+the range of the values below (at least 3 rows) than 3 times its width.
+Otherwise it is data.
+
+Columns that are not features (text kept as metadata, empty, labels,
+dropped for NaN/inf) are listed in ``dropped_columns`` with the reason.
+Positions in messages count as the user does: CSV line numbers from 1
+with the header line included, array rows from 1.
+
+Orientation (``orientation="auto"``, CSV/TSV): the rows are read as
+features when the evidence adds up to 3 or more: ids shaped like probes or
+genes (``1007_s_at``, ``AFFX-...``, ``ENSG...``, ``ILMN_...``) +3, gene
+symbols +2 or ids naming genes (``gene_12``) +1, an id column headed
+``ID_REF``/``probe``/``gene`` +2, a header of sample ids (``GSM...``,
+``TCGA-...``, barcodes) +2 or sample words +1, and at least 5 times more
+rows than numeric columns +1; ids shaped like sample ids -3, a header of
+gene names -3, an id column headed ``sample``/``patient`` -2.  The shape
+alone never transposes.
+
+Text corpora (documents x words, read sparse by :mod:`.bow`):
+the UCI Bag-of-Words ``docword.NAME.txt`` or ``.txt.gz`` (recognised by
+its name, or any ``.txt`` when ``vocab`` is given), Matrix Market
+``.mtx``/``.mtx.gz``, an ``.npz`` written by ``scipy.sparse.save_npz``
+(recognised by its arrays; never unpickled), or a ``.zip`` holding one of
+these and its ``vocab.NAME.txt``.  gzip content is capped at
+``max_bytes`` like archives.  ``variable``, ``resize`` and
+``label_column`` do not apply (InputError); ``nan_policy`` and ``header``
+are ignored (non-finite values are always refused).  Malformed files
+raise DataFormatError naming the line and value.
+
+A single image file is rejected: one image is one sample, and PCA needs
+many.  Upload a ``.zip`` of same-size images (one per sample) instead; to
+analyse an image's pixel matrix itself, save it as ``.csv``/``.npy``.
 """
 
 from __future__ import annotations
@@ -155,87 +220,37 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
 
     Notes
     -----
-    Formats: ``.csv .tsv .tab .txt`` (delimiter and header detected; text columns
-    become labels/metadata and ``notes`` says so), ``.npy`` and ``.npz``
-    (``allow_pickle=False`` always; 3-D arrays are read as image stacks),
-    ``.mat`` (scipy.io.loadmat, numeric arrays only), ``.zip`` of
-    ``.png .jpg .jpeg .pgm .bmp`` images (grey, common size).
-
-    The field's formats (:mod:`.omics`): GEO series matrix files
-    (``*_series_matrix.txt[.gz]``, or any file starting with ``!Series_``) read
-    as samples x probes with the GSM ids as ``sample_names`` and the
-    ``!Sample_title``/``source_name_ch1``/``characteristics_ch1`` lines as
-    ``metadata`` (``label_column`` may name one); AnnData ``.h5ad`` (needs the
-    optional ``anndata`` package: ``pip install 'nspca-core[formats]'``) with
-    ``X`` kept sparse when sparse, ``obs`` as metadata and labels from its
-    first categorical column (or ``label_column``); a ``.zip`` of a 10x folder
-    (``matrix.mtx[.gz]``, ``features.tsv``/``genes.tsv``, ``barcodes.tsv``)
-    read as cells x genes, sparse, the gene names as features.
-
-    Text: UTF-8, Latin-1, and UTF-16/32 (by byte-order mark, as Excel's
-    "Unicode text" writes, or by its NUL byte pattern).  Numbers may use
-    thousands separators (``"1,234"``) or decimal commas (``3,14``, with
-    ``.`` grouping thousands as in ``1.234,5``), one convention per file, or
-    be hexadecimal (``0x1F``); ``notes`` names the columns so read, and a file
-    that mixes conventions or is ambiguous (only ``1,000``-like numbers in a
-    file not delimited by commas) is refused with the column named.
-
-    Header detection (``header="auto"``): a first line with text above numeric
-    columns is a header.  An all-number first line is one when its numbers are
-    distinct integers (written without decimals) and either above columns
-    written with decimals, in increasing/decreasing order or far from the
-    values below; or in order and, in every non-constant column, farther from
-    the range of the values below (at least 3 rows) than 3 times its width.
-    Otherwise it is data.
-
-    Columns that are not features (text kept as metadata, empty, labels,
-    dropped for NaN/inf) are listed in ``dropped_columns`` with the reason.
-    Positions in messages count as the user does: CSV line numbers from 1
-    with the header line included, array rows from 1.
-
-    Orientation (``orientation="auto"``, CSV/TSV): the rows are read as
-    features when the evidence adds up to 3 or more: ids shaped like probes or
-    genes (``1007_s_at``, ``AFFX-...``, ``ENSG...``, ``ILMN_...``) +3, gene
-    symbols +2 or ids naming genes (``gene_12``) +1, an id column headed
-    ``ID_REF``/``probe``/``gene`` +2, a header of sample ids (``GSM...``,
-    ``TCGA-...``, barcodes) +2 or sample words +1, and at least 5 times more
-    rows than numeric columns +1; ids shaped like sample ids -3, a header of
-    gene names -3, an id column headed ``sample``/``patient`` -2.  The shape
-    alone never transposes.
-
-    Text corpora (documents x words, read sparse by :mod:`.bow`):
-    the UCI Bag-of-Words ``docword.NAME.txt`` or ``.txt.gz`` (recognised by
-    its name, or any ``.txt`` when ``vocab`` is given), Matrix Market
-    ``.mtx``/``.mtx.gz``, an ``.npz`` written by ``scipy.sparse.save_npz``
-    (recognised by its arrays; never unpickled), or a ``.zip`` holding one of
-    these and its ``vocab.NAME.txt``.  gzip content is capped at
-    ``max_bytes`` like archives.  ``variable``, ``resize`` and
-    ``label_column`` do not apply (InputError); ``nan_policy`` and ``header``
-    are ignored (non-finite values are always refused).  Malformed files
-    raise DataFormatError naming the line and value.
-
-    A single image file is rejected: one image is one sample, and PCA needs
-    many.  Upload a ``.zip`` of same-size images (one per sample) instead; to
-    analyse an image's pixel matrix itself, save it as ``.csv``/``.npy``.
+    The formats read, the text encodings and number conventions, the header and
+    orientation rules, text corpora and single images are described in this
+    module's docstring (:mod:`nspca_core.io.load`).
     """
     resize = _check_args(max_bytes, resize, nan_policy, variable, filename)
     header = _check_header(header)
     orientation = check_orientation(orientation)
-    if sample_id_column is not None and sample_info is None:
-        raise InputError("`sample_id_column` applies only with a sample sheet (`sample_info`)")
-    sheet = None
-    if sample_info is not None:
-        sheet = read_sheet(sample_info, max_bytes)
-        if isinstance(label_column, str) and label_column in list(sheet[0].columns):
-            sheet_label, label_column = label_column, None
-        else:
-            sheet_label = None
+    sheet, sheet_label, label_column = _read_sample_sheet(sample_info, sample_id_column, label_column,
+                                                          max_bytes)
     loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
                        vocab, orientation, (text_column, stop_words, min_df))
     if sheet is not None:
         loaded = attach_sample_info(loaded, None, sample_id_column=sample_id_column,
                                     label_column=sheet_label, sheet=sheet)
     return loaded
+
+
+def _read_sample_sheet(sample_info, sample_id_column, label_column, max_bytes):
+    """The sample sheet, if any, read before the data: ``(sheet, sheet_label, label_column)``.
+
+    A ``label_column`` naming a column of the sheet becomes ``sheet_label`` (the data's
+    reader then gets None); otherwise it stays the data's.
+    """
+    if sample_id_column is not None and sample_info is None:
+        raise InputError("`sample_id_column` applies only with a sample sheet (`sample_info`)")
+    if sample_info is None:
+        return None, None, label_column
+    sheet = read_sheet(sample_info, max_bytes)
+    if isinstance(label_column, str) and label_column in list(sheet[0].columns):
+        return sheet, label_column, None
+    return sheet, None, label_column
 
 
 def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header, vocab,

@@ -174,6 +174,88 @@ def _swap_weakest(cov: Cov, X: np.ndarray, best_val: float, s: int, nonneg: bool
     return X, best_val, swaps, refinements
 
 
+def _net_bounds(V: np.ndarray, C: np.ndarray, s: int, nonneg: bool):
+    """The sign patterns (P x r; one all-plus row when signed) and the bound of every
+    (point, sign pattern), ``bounds`` (S x P): the sum over the columns of the s largest
+    weights, without disjointness.  Computed chunk by chunk (never S x n x r at once)."""
+    S, _, r = C.shape
+    n = V.shape[0]
+    if nonneg:
+        patterns = np.array(np.meshgrid(*([[1.0, -1.0]] * r), indexing="ij")).reshape(r, -1).T
+    else:
+        patterns = np.ones((1, r))
+    plus = (patterns > 0)  # (P, r)
+    bounds = np.empty((S, patterns.shape[0]))
+    chunk = max(1, min(_CHUNK, _CHUNK_FLOATS // (n * r)))
+    for a in range(0, S, chunk):
+        W = np.einsum("nd,tdr->tnr", V, C[a:a + chunk])
+        if nonneg:
+            Tp = _topsum(np.clip(W, 0.0, None) ** 2, s)  # (t, r)
+            Tm = _topsum(np.clip(-W, 0.0, None) ** 2, s)
+            bounds[a:a + chunk] = np.where(plus[None], Tp[:, None, :], Tm[:, None, :]).sum(axis=2)
+        else:
+            bounds[a:a + chunk] = _topsum(W * W, s).sum(axis=1)[:, None]
+    return patterns, bounds
+
+
+def _search_net(cov: Cov, V: np.ndarray, C: np.ndarray, patterns: np.ndarray, bounds: np.ndarray,
+                s: int, nonneg: bool, callback):
+    """Alg. 1 and 2 over the sampled points, in decreasing bound, until the bound falls to the
+    best objective: ``(best value, best X, assignments, shortcuts, pairs visited)``."""
+    n, r = V.shape[0], C.shape[2]
+    P = patterns.shape[0]
+    total = bounds.size
+    order = np.argsort(-bounds, axis=None, kind="stable")
+    best_val, best_X = -np.inf, None
+    assignments = shortcuts = 0
+    visited = 0
+    for flat in order:
+        t, p = divmod(int(flat), P)
+        if bounds[t, p] <= best_val:
+            break  # every remaining pair has a smaller bound
+        visited += 1
+        W = V @ C[t]
+        sg = patterns[p]
+        Wt = np.clip(W * sg, 0.0, None) ** 2 if nonneg else W * W
+        sets, _, shortcut = _max_weight_disjoint(Wt, s)
+        assignments += not shortcut
+        shortcuts += shortcut
+        X = np.zeros((n, r))
+        for j, I in enumerate(sets):
+            I = I[Wt[I, j] > 0]
+            if I.size:
+                col = W[I, j] * sg[j]
+                X[I, j] = col / np.linalg.norm(col)
+        val = float(cov.quads(X).sum())
+        if val > best_val:
+            best_val, best_X = val, X
+        if callback is not None and visited % 64 == 0:
+            callback(min(visited, total), total)
+    return best_val, best_X, assignments, shortcuts, visited
+
+
+def _polish_and_fill(cov: Cov, X: np.ndarray, nonneg: bool, polish: bool) -> list:
+    """In place: renormalize each component on its support (``polish``), give a component
+    with no admissible feature (all weights zero) the unused feature of most variance, and
+    flip signed components to their conventional sign.  Returns the notes."""
+    r = X.shape[1]
+    notes = []
+    if polish:
+        for j in range(r):
+            if X[:, j].any():
+                X[:, j], _ = renormalize_on_support(cov, X[:, j], nonneg)
+    diag = cov.diag()
+    for j in range(r):
+        if not X[:, j].any():
+            used = np.abs(X).sum(axis=1) > 0
+            i = int(np.argmax(np.where(used, -np.inf, diag)))
+            X[i, j] = 1.0
+            notes.append(f"component {j + 1} got no feature from the matching; feature {i} used")
+        elif not nonneg:
+            X[:, j] = flip(X[:, j])
+    return notes
+
+
 def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0, nonneg=True,
                          samples=None, callback=None, d=None, polish=True, refine=True,
                          swap=False) -> ComponentsResult:
@@ -286,54 +368,12 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     # all sampled points: C[t] is d x r with unit columns
     C = rng.standard_normal((S, d, r))
     C /= np.linalg.norm(C, axis=1, keepdims=True)
-
-    # bounds for every (point, sign pattern), computed chunk by chunk (never S x n x r at once)
-    if nonneg:
-        patterns = np.array(np.meshgrid(*([[1.0, -1.0]] * r), indexing="ij")).reshape(r, -1).T
-    else:
-        patterns = np.ones((1, r))
+    patterns, bounds = _net_bounds(V, C, s, nonneg)
     P = patterns.shape[0]
-    plus = (patterns > 0)  # (P, r)
-    bounds = np.empty((S, P))
-    chunk = max(1, min(_CHUNK, _CHUNK_FLOATS // (n * r)))
-    for a in range(0, S, chunk):
-        W = np.einsum("nd,tdr->tnr", V, C[a:a + chunk])
-        if nonneg:
-            Tp = _topsum(np.clip(W, 0.0, None) ** 2, s)  # (t, r)
-            Tm = _topsum(np.clip(-W, 0.0, None) ** 2, s)
-            bounds[a:a + chunk] = np.where(plus[None], Tp[:, None, :], Tm[:, None, :]).sum(axis=2)
-        else:
-            bounds[a:a + chunk] = _topsum(W * W, s).sum(axis=1)[:, None]
-
-    order = np.argsort(-bounds, axis=None, kind="stable")
-    best_val, best_X, best_sets = -np.inf, None, None
-    assignments = shortcuts = 0
-    visited = 0
-    for flat in order:
-        t, p = divmod(int(flat), P)
-        if bounds[t, p] <= best_val:
-            break  # every remaining pair has a smaller bound
-        visited += 1
-        W = V @ C[t]
-        sg = patterns[p]
-        Wt = np.clip(W * sg, 0.0, None) ** 2 if nonneg else W * W
-        sets, _, shortcut = _max_weight_disjoint(Wt, s)
-        assignments += not shortcut
-        shortcuts += shortcut
-        X = np.zeros((n, r))
-        for j, I in enumerate(sets):
-            I = I[Wt[I, j] > 0]
-            if I.size:
-                col = W[I, j] * sg[j]
-                X[I, j] = col / np.linalg.norm(col)
-        val = float(cov.quads(X).sum())
-        if val > best_val:
-            best_val, best_X = val, X
-        if callback is not None and visited % 64 == 0:
-            callback(min(visited, S * P), S * P)
+    best_val, X, assignments, shortcuts, visited = _search_net(cov, V, C, patterns, bounds, s, nonneg,
+                                                               callback)
     pruned = S * P - visited
 
-    X = best_X
     refinements = swaps = 0
     if refine:
         X, best_val, refinements = _refine(cov, X, best_val, s, nonneg)
@@ -341,21 +381,7 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
         X, best_val, swaps, more = _swap_weakest(cov, X, best_val, s, nonneg, V, refine)
         refinements += more
     before = best_val
-    notes = []
-    if polish:
-        for j in range(r):
-            if X[:, j].any():
-                X[:, j], _ = renormalize_on_support(cov, X[:, j], nonneg)
-    # a component with no admissible feature (all weights zero): the unused feature of most variance
-    diag = cov.diag()
-    for j in range(r):
-        if not X[:, j].any():
-            used = np.abs(X).sum(axis=1) > 0
-            i = int(np.argmax(np.where(used, -np.inf, diag)))
-            X[i, j] = 1.0
-            notes.append(f"component {j + 1} got no feature from the matching; feature {i} used")
-        elif not nonneg:
-            X[:, j] = flip(X[:, j])
+    notes = _polish_and_fill(cov, X, nonneg, polish)
     if callback is not None:
         callback(S * P, S * P)
     var, cum, add = variance_summary(cov, X)

@@ -383,6 +383,110 @@ def _penalized_mstep(V: np.ndarray, gamma: float):
     return step
 
 
+def _deflation_remove(cov: Cov, L: np.ndarray, k: int, rng, restarts: int, opts: dict, callback,
+                      results: list, notes: list) -> None:
+    """Nonnegative orthogonal components (into the columns of ``L``): each on the features the
+    earlier ones left unused ("deflation-remove")."""
+    n, r = L.shape
+    keep = np.arange(n)
+    for j in range(r):
+        if keep.size == 0:
+            raise InputError(f"`n_components`={r} with k={k}: no features left for component "
+                             f"{j + 1} after removing the supports of the earlier ones")
+        kj = min(k, keep.size)
+        if kj < k:
+            notes.append(f"component {j + 1}: only {keep.size} features left, k lowered to {kj}")
+        res = em_pca(_subcov(cov, keep), kj, seed=rng, nonneg=True, restarts=restarts, **opts)
+        L[keep, j] = res.x
+        # report the component in the original coordinates (same x^T A x)
+        results.append(replace(res, x=L[:, j].copy(), support=keep[res.support]))
+        keep = np.setdiff1d(keep, keep[res.support])
+        if callback is not None:
+            callback(j + 1, r)
+
+
+def _deflation_project(cov: Cov, L: np.ndarray, k: int, rng, restarts: int, opts: dict, callback,
+                       results: list) -> None:
+    """Signed components (into the columns of ``L``) by Mackey's projection deflation
+    ("deflation-project")."""
+    r = L.shape[1]
+    A = cov.dense() if not cov.thin else None
+    X = cov.X if cov.thin else None
+    for j in range(r):
+        c = Cov(X=X) if X is not None else Cov(A=A)
+        res = em_pca(c, k, seed=rng, nonneg=False, restarts=restarts, **opts)
+        x = res.x
+        L[:, j] = x
+        results.append(res)
+        # Mackey's projection deflation: A <- (I - xx^T) A (I - xx^T), X <- X (I - xx^T)
+        if X is not None:
+            X = X - np.outer(X @ x, x)
+        else:
+            Ax = A @ x
+            A = A - np.outer(Ax, x) - np.outer(x, Ax) + float(x @ Ax) * np.outer(x, x)
+        if callback is not None:
+            callback(j + 1, r)
+
+
+def _quasi_orthogonal(cov: Cov, L: np.ndarray, k: int, min_angle: float, rng, restarts: int, opts: dict,
+                      callback, results: list, notes: list) -> bool:
+    """Sigg & Buhmann §4 (into the columns of ``L``): every component keeps all features and the
+    M-step penalty against the earlier ones grows until every angle is at least ``min_angle``
+    (else disjoint support, else the most orthogonal candidate).  Whether every angle is met."""
+    n, r = L.shape
+    converged_all = True
+    cos_max = np.cos(np.deg2rad(min_angle))
+    tol, max_iter = float(opts["tol"]), int(opts["max_iter"])
+    for j in range(r):
+        W0 = _random_nonneg(rng, cov, restarts)
+        gamma, chosen, used_gamma = 0.0, None, None
+        closest, closest_cos = None, np.inf  # the most orthogonal candidate seen
+        for step in range(12):
+            mstep = None if j == 0 or gamma == 0 else _penalized_mstep(L[:, :j], gamma)
+            W, conv, _ = _em_iterate(cov, W0, k, True, tol, max_iter, mstep=mstep)
+            vals = cov.quads(W)
+            ok = np.all(W.T @ L[:, :j] <= cos_max + 1e-9, axis=1) if j else np.ones(restarts, bool)
+            if j:
+                worst = (W.T @ L[:, :j]).max(axis=1)
+                b = int(np.argmin(worst))
+                if worst[b] < closest_cos:
+                    closest, closest_cos, closest_gamma = W[:, b].copy(), float(worst[b]), gamma
+            if ok.any():
+                vals = np.where(ok, vals, -np.inf)
+                b = int(np.argmax(vals))
+                chosen, used_gamma = W[:, b], gamma
+                break
+            W0 = W  # warm start the stronger penalty
+            gamma = 1.0 if gamma == 0 else 4.0 * gamma
+        if chosen is None:
+            # the penalty cap was hit: fall back to disjoint support (angle 90 degrees)
+            used = np.flatnonzero(L[:, :j].sum(axis=1) > 0)
+            keep = np.setdiff1d(np.arange(n), used)
+            if keep.size == 0:
+                # no feature left for a disjoint support: keep the most orthogonal
+                # candidate found, and say the angle constraint is not met
+                chosen, used_gamma = closest, closest_gamma
+                angle = float(np.degrees(np.arccos(np.clip(closest_cos, -1.0, 1.0))))
+                converged_all = False
+                notes.append(f"component {j + 1}: no rotation reached min_angle={min_angle} "
+                             f"degrees and no unused feature remained; kept the most orthogonal "
+                             f"candidate (smallest angle to an earlier component {angle:.1f} degrees)")
+                warnings.warn(notes[-1], RuntimeWarning, stacklevel=3)  # em_components' caller
+            else:
+                sub = em_pca(_subcov(cov, keep), min(k, keep.size), seed=rng, restarts=restarts)
+                chosen = np.zeros(n)
+                chosen[keep] = sub.x
+                notes.append(f"component {j + 1}: penalty cap reached; used disjoint support")
+        res = make_result(cov, chosen, method="em", t0=time.perf_counter(),
+                           params=dict(k=k, gamma=used_gamma),
+                           info=dict(gamma=used_gamma))
+        L[:, j] = res.x
+        results.append(res)
+        if callback is not None:
+            callback(j + 1, r)
+    return converged_all
+
+
 def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle=None, seed=0,
                   restarts=10, callback=None, **options) -> ComponentsResult:
     """Several EM components: orthogonal by deflation, or quasi-orthogonal.
@@ -439,93 +543,17 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
     L = np.zeros((n, r))
     results, notes = [], []
 
+    converged_all = True
     if min_angle is None and nonneg:
         strategy = "deflation-remove"
-        keep = np.arange(n)
-        for j in range(r):
-            if keep.size == 0:
-                raise InputError(f"`n_components`={r} with k={k}: no features left for component "
-                                 f"{j + 1} after removing the supports of the earlier ones")
-            kj = min(k, keep.size)
-            if kj < k:
-                notes.append(f"component {j + 1}: only {keep.size} features left, k lowered to {kj}")
-            res = em_pca(_subcov(cov, keep), kj, seed=rng, nonneg=True, restarts=restarts, **opts)
-            L[keep, j] = res.x
-            # report the component in the original coordinates (same x^T A x)
-            results.append(replace(res, x=L[:, j].copy(), support=keep[res.support]))
-            keep = np.setdiff1d(keep, keep[res.support])
-            if callback is not None:
-                callback(j + 1, r)
+        _deflation_remove(cov, L, k, rng, restarts, opts, callback, results, notes)
     elif min_angle is None:
         strategy = "deflation-project"
-        A = cov.dense() if not cov.thin else None
-        X = cov.X if cov.thin else None
-        for j in range(r):
-            c = Cov(X=X) if X is not None else Cov(A=A)
-            res = em_pca(c, k, seed=rng, nonneg=False, restarts=restarts, **opts)
-            x = res.x
-            L[:, j] = x
-            results.append(res)
-            # Mackey's projection deflation: A <- (I - xx^T) A (I - xx^T), X <- X (I - xx^T)
-            if X is not None:
-                X = X - np.outer(X @ x, x)
-            else:
-                Ax = A @ x
-                A = A - np.outer(Ax, x) - np.outer(x, Ax) + float(x @ Ax) * np.outer(x, x)
-            if callback is not None:
-                callback(j + 1, r)
+        _deflation_project(cov, L, k, rng, restarts, opts, callback, results)
     else:
         strategy = "quasi-orthogonal"
-        converged_all = True
-        cos_max = np.cos(np.deg2rad(min_angle))
-        tol, max_iter = float(opts["tol"]), int(opts["max_iter"])
-        for j in range(r):
-            W0 = _random_nonneg(rng, cov, restarts)
-            gamma, chosen, used_gamma = 0.0, None, None
-            closest, closest_cos = None, np.inf  # the most orthogonal candidate seen
-            for step in range(12):
-                mstep = None if j == 0 or gamma == 0 else _penalized_mstep(L[:, :j], gamma)
-                W, conv, _ = _em_iterate(cov, W0, k, True, tol, max_iter, mstep=mstep)
-                vals = cov.quads(W)
-                ok = np.all(W.T @ L[:, :j] <= cos_max + 1e-9, axis=1) if j else np.ones(restarts, bool)
-                if j:
-                    worst = (W.T @ L[:, :j]).max(axis=1)
-                    b = int(np.argmin(worst))
-                    if worst[b] < closest_cos:
-                        closest, closest_cos, closest_gamma = W[:, b].copy(), float(worst[b]), gamma
-                if ok.any():
-                    vals = np.where(ok, vals, -np.inf)
-                    b = int(np.argmax(vals))
-                    chosen, used_gamma = W[:, b], gamma
-                    break
-                W0 = W  # warm start the stronger penalty
-                gamma = 1.0 if gamma == 0 else 4.0 * gamma
-            if chosen is None:
-                # the penalty cap was hit: fall back to disjoint support (angle 90 degrees)
-                used = np.flatnonzero(L[:, :j].sum(axis=1) > 0)
-                keep = np.setdiff1d(np.arange(n), used)
-                if keep.size == 0:
-                    # no feature left for a disjoint support: keep the most orthogonal
-                    # candidate found, and say the angle constraint is not met
-                    chosen, used_gamma = closest, closest_gamma
-                    angle = float(np.degrees(np.arccos(np.clip(closest_cos, -1.0, 1.0))))
-                    converged_all = False
-                    notes.append(f"component {j + 1}: no rotation reached min_angle={min_angle} "
-                                 f"degrees and no unused feature remained; kept the most orthogonal "
-                                 f"candidate (smallest angle to an earlier component {angle:.1f} degrees)")
-                    warnings.warn(notes[-1], RuntimeWarning, stacklevel=2)
-                else:
-                    sub = em_pca(_subcov(cov, keep), min(k, keep.size), seed=rng, restarts=restarts)
-                    chosen = np.zeros(n)
-                    chosen[keep] = sub.x
-                    notes.append(f"component {j + 1}: penalty cap reached; used disjoint support")
-            res = make_result(cov, chosen, method="em", t0=time.perf_counter(),
-                               params=dict(k=k, gamma=used_gamma),
-                               info=dict(gamma=used_gamma))
-            L[:, j] = res.x
-            results.append(res)
-            if callback is not None:
-                callback(j + 1, r)
+        converged_all = _quasi_orthogonal(cov, L, k, min_angle, rng, restarts, opts, callback, results,
+                                          notes)
 
     var, cum, add = variance_summary(cov, L)
     params = dict(n_components=r, k=k, nonneg=nonneg, min_angle=min_angle,

@@ -54,7 +54,7 @@ from ._dask_kernels import k_bad, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_x
 from ._validation import InputError, check_d, check_int
 
 __all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "DASK_METHODS", "DASK_STRATEGIES",
-           "DENSE_BUDGET_BYTES"]
+           "DENSE_BUDGET_BYTES", "require_dask"]
 
 #: single-component methods of :func:`fit_dask`
 DASK_METHODS = ("tpower", "em", "spannogram", "enet", "auto")
@@ -71,7 +71,7 @@ _FACTOR_SEED = 0
 _GRAM_CACHE_MAX = 2048
 
 
-def _require_dask():
+def require_dask():
     """``(dask, dask.array)``, or an InputError naming the extra to install."""
     try:
         import dask
@@ -150,7 +150,7 @@ class DaskCov(Cov):
 
     # ------------------------------------------------------------------ dask plumbing
     def _compute(self, *objs):
-        dask, _ = _require_dask()
+        dask, _ = require_dask()
         if self.client is not None:
             return dask.compute(*objs, scheduler=self.client)
         return dask.compute(*objs)
@@ -158,7 +158,7 @@ class DaskCov(Cov):
     def _persist(self, *arrs):
         """Keep ``arrs`` on the workers (one graph: shared tasks run once); non-blocking on a
         distributed client."""
-        dask, _ = _require_dask()
+        dask, _ = require_dask()
         if self.client is not None:
             out = self.client.persist(list(arrs))
         else:
@@ -168,7 +168,7 @@ class DaskCov(Cov):
     def _const(self, a: np.ndarray):
         """A client-side array as a one-chunk dask array: one key in the graph, shipped once
         to each worker that needs it (not once per task)."""
-        _, da = _require_dask()
+        _, da = require_dask()
         a = np.ascontiguousarray(a)
         return da.from_array(a, chunks=a.shape if a.ndim else ())
 
@@ -176,7 +176,7 @@ class DaskCov(Cov):
         """``func(B, *args)`` on each row block B, each giving (1, width), summed over blocks
         by Dask's tree reduction: a lazy (width,) array.  ``args`` are client arrays, shipped
         as one-chunk dask arrays."""
-        _, da = _require_dask()
+        _, da = require_dask()
         pairs = []
         for j, a in enumerate(args):
             a = np.asarray(a)
@@ -203,7 +203,7 @@ class DaskCov(Cov):
         Only the rows of V holding a nonzero enter (when fewer than half do): the
         sparse iterates of the ascent ship O(k p) numbers and select k columns per block.
         """
-        _, da = _require_dask()
+        _, da = require_dask()
         W = self._pad(np.asarray(V, dtype=np.float64))
         used = W.any(axis=1)
         rows = np.flatnonzero(used) if np.count_nonzero(used) < 0.5 * used.size else np.zeros(0, int)
@@ -217,7 +217,7 @@ class DaskCov(Cov):
 
     def _rscores(self, Y):
         """Lazy ``Xc^T Y`` pieces for a lazy Y (m, p): ``(X^T Y flattened, 1^T Y)``."""
-        _, da = _require_dask()
+        _, da = require_dask()
         p = Y.shape[1]
         P = da.blockwise(k_xty, "ij", self.X_dask, "ij", Y, "il", concatenate=True,
                          adjust_chunks={"i": 1, "j": self._n_all * p}, dtype=np.float64)
@@ -262,7 +262,7 @@ class DaskCov(Cov):
                 Wu = W[used]
                 return np.einsum("ij,ij->j", Wu, G @ Wu)
         Y = self._scores(x)
-        _, da = _require_dask()
+        _, da = require_dask()
         S = da.map_blocks(k_sqsum, Y, chunks=((1,) * Y.numblocks[0], (x.shape[1],)),
                           dtype=np.float64).sum(axis=0)
         (s,) = self._compute(S)
@@ -414,7 +414,7 @@ class DaskCov(Cov):
     def _factor(self, d: int, oversample: int, tol: float, max_iter: int):
         from .lowrank import _flip_signs
 
-        _, da = _require_dask()
+        _, da = require_dask()
         count = d + 1
         ell = max(1, min(count + oversample, self.n, self.m))
         Omega = np.random.default_rng(_FACTOR_SEED).standard_normal((self.n, ell))
@@ -573,7 +573,7 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist="auto",
         Dask missing (naming the extra), not a dask array, not 2-D, unknown
         chunk sizes, an empty dimension, non-numeric or non-finite values.
     """
-    dask, da = _require_dask()
+    dask, da = require_dask()
     if not isinstance(X, da.Array):
         raise InputError(f"`X` must be a dask.array.Array (m x n); got {type(X).__name__} "
                          "(NumPy and scipy.sparse data go through nspca_core.fit)")

@@ -86,12 +86,12 @@ def _read_rows(path: str, start: int, stop: int):
 def _dask_data(args):
     """``(X, client)``: DATA as a lazy ``dask.array`` (a .zarr store, or a .npy file read in row
     blocks by the workers) and the ``distributed.Client`` of ``--scheduler`` (None: local)."""
-    from .._dask import _require_dask
+    from .._dask import require_dask
 
     if args.preprocessing == "standardize":
         raise _BadInput("--dask centers implicitly (--preprocessing center) or not at all (none); "
                         "got --preprocessing standardize")
-    dask, da = _require_dask()
+    dask, da = require_dask()
     path = Path(args.data)
     if path.suffix == ".zarr" and path.exists():
         X = da.from_zarr(str(path))

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, downloads, state
+from ui import compute, downloads, layout, live, state
 from ui import topics as text_upload
 from ui.figures import analysis as figs
 from ui.sidebar import link_page, page_intro
@@ -94,6 +94,40 @@ def on_screen(message: str, filename: str | None = None) -> str:
     return message
 
 
+def single_cell(notes) -> bool:
+    """True for a sparse cells x genes upload (a 10x folder or AnnData), kept sparse like a corpus."""
+    return any(str(nt).startswith(("10x folder", "AnnData")) for nt in notes)
+
+
+def row_col_words(X, notes) -> tuple[str, str]:
+    """What the rows and the columns of an upload are, in the user's words: documents × words for a
+    text corpus (``load_file`` keeps it sparse), cells × genes for sparse single-cell data, else
+    samples × features."""
+    if text_upload.is_sparse(X):
+        return ("cells", "genes") if single_cell(notes) else ("documents", "words")
+    return "samples", "features"
+
+
+def zip_holds_images(data: bytes) -> bool:
+    """Whether a .zip upload holds image files (the only kind the resize field applies to).
+
+    Reads the archive's directory only (no member is decompressed); an unreadable archive holds
+    none (the reader then says what is wrong with it)."""
+    import io
+    import zipfile
+    from pathlib import PurePosixPath
+
+    from nspca_core.io.source import IMAGE_EXTENSIONS
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            names = [i.filename.replace("\\", "/") for i in zf.infolist() if not i.is_dir()]
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return False
+    return any(PurePosixPath(fn).name.lower().endswith(IMAGE_EXTENSIONS) for fn in names
+               if not fn.startswith("__MACOSX/") and not PurePosixPath(fn).name.startswith("."))
+
+
 def _use_upload(upload: compute.Upload) -> None:
     """Callback: store the upload and select it in the sidebar (runs before the script)."""
     st.session_state[state.UPLOAD] = upload
@@ -164,7 +198,7 @@ def read_options(filename: str, data: bytes) -> dict:
             opts["sample_id_column"] = None if id_col == AUTO else id_col
             if lab_col != AUTO:
                 opts["label_column"] = lab_col
-    if lower.endswith(".zip"):
+    if lower.endswith(".zip") and zip_holds_images(data):  # not for .txt documents or a 10x folder
         size = c1.text_input(RESIZE_LABEL, "", key="yd_resize")
         if size.strip():
             try:
@@ -214,9 +248,25 @@ def preview(up, ds) -> None:
         st.info(f"{const} feature(s) are constant: they carry no variance and no component will use them.")
 
 
+def low_certificate(ds, X, k: int, x: np.ndarray, variance: float, fraction: float) -> None:
+    """A low certified fraction explained, with the full certificate of ``x`` on offer
+    (``ui.layout.refine_certificate``; issue 27 item 8); nothing when the fraction is not low.
+
+    While the full certificate runs, its progress redraws itself every second; the click that
+    starts it reruns the page once so that it does."""
+    dkey = live.data_key(ds)
+
+    def draw() -> bool:
+        return layout.refine_certificate(X, dkey, k, x, fraction, variance=variance, key="yd")
+
+    if layout.refine_running(X, dkey, k, x, key="yd"):
+        live.live(draw, active=True)
+    elif draw():  # just asked: draw its progress live from the next run on
+        st.rerun()
+
+
 def analysis(ds) -> None:
-    if text_upload.is_sparse(ds.X) and any(str(nt).startswith(("10x folder", "AnnData"))
-                                           for nt in ds.notes):  # cells x genes, kept sparse
+    if text_upload.is_sparse(ds.X) and single_cell(ds.notes):  # cells x genes, kept sparse
         st.info("This is sparse single-cell data (cells × genes), kept sparse: its components, "
                 "shown as lists of genes and weights, are on the *Topics* page (the genes play the "
                 "words).")
@@ -251,6 +301,9 @@ def analysis(ds) -> None:
         cols[1].metric("certified fraction of the optimum", f"≥ {res.variance[0] / first.upper_bound:.2%}",
                        help=f"upper bound {first.upper_bound:.5g} ({first.kind})")
     cols[2].metric(f"variance of the span of {r}", f"{res.cumulative_variance[-1]:.4g}")
+    if first is not None:
+        low_certificate(ds, X, k, np.asarray(res.loadings[:, 0]), float(res.variance[0]),
+                        float(res.variance[0]) / float(first.upper_bound))
     L = np.asarray(res.loadings)
     names = [f"component_{j + 1}" for j in range(L.shape[1])]
     if ds.image_shape is not None:
@@ -352,8 +405,15 @@ def main() -> None:
             if current is None or getattr(current, "token", None) != upload.token:
                 st.button("Analyse this data on every page", type="primary", on_click=_use_upload,
                           args=(upload,), key="yd_use")
-                st.success(f"Read **{file.name}**: {loaded.X.shape[0]} samples × {loaded.X.shape[1]} "
-                           "features. Press the button to select it in the sidebar.")
+                rows, cols = row_col_words(loaded.X, loaded.notes)
+                if (rows, cols) == ("documents", "words"):
+                    st.success(f"Read **{file.name}** as a text corpus: {loaded.X.shape[0]:,} documents × "
+                               f"{loaded.X.shape[1]:,} words (word counts, kept sparse). Press the button "
+                               "to select it, then open the *Topics* page (it appears there under "
+                               "*Corpus*): its components are shown as topics, words and weights.")
+                else:
+                    st.success(f"Read **{file.name}**: {loaded.X.shape[0]} {rows} × {loaded.X.shape[1]} "
+                               f"{cols}. Press the button to select it in the sidebar.")
                 dropped_columns(loaded)
                 orientation_choice(loaded, opts)
                 # a preview of what would be used (preprocessed like the registry datasets)
@@ -362,8 +422,9 @@ def main() -> None:
     if current is None:
         st.info("No data uploaded yet. Until then the other pages use the dataset of the sidebar.")
         return
-    st.success(f"Using **{current.source_name}** ({current.X.shape[0]} × "
-               f"{current.X.shape[1]})"
+    rows, cols = row_col_words(current.X, current.notes)
+    st.success(f"Using **{current.source_name}** ({current.X.shape[0]:,} {rows} × "
+               f"{current.X.shape[1]:,} {cols})"
                + (" — selected in the sidebar." if state.settings().dataset == compute.UPLOAD_DATASET
                   else " — choose *Your data* in the sidebar to analyse it on every page."))
     if state.settings().dataset != compute.UPLOAD_DATASET:

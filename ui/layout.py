@@ -28,6 +28,18 @@ def low_certificate_text(fraction: float, *, k: int) -> str | None:
             "from the whole spectrum, cannot close the gap. A longer certificate can tighten the bound.")
 
 
+def refine_running(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, *, key: str) -> bool:
+    """Whether the refinement :func:`refine_certificate` offers under ``key`` was asked and is queued or
+    running: a page that draws it outside a live fragment needs this before drawing (to redraw it
+    every second while it runs, :func:`ui.live.live`)."""
+    if x is None or not st.session_state.get(f"{key}_refine_{dkey}_{k}"):
+        return False
+    from ui import work
+
+    return bool(work.certify_one_job(X, dkey, k, np.asarray(x, float), effort="full",
+                                     title=f"full certificate at k = {k}").view().active)
+
+
 def refine_certificate(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, fraction: float, *,
                        variance: float, key: str) -> bool:
     """Explain a low certified fraction and offer the "full" certificate of ``x`` at ``k``.

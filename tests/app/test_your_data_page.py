@@ -148,3 +148,121 @@ def test_geo_and_10x_uploads():
     assert not at.exception and not at.error
     assert any("sparse single-cell data (cells × genes)" in i.value for i in at.info)
     assert at.session_state[state.UPLOAD].sample_names[:2] == ["AAAC0-1", "AAAC1-1"]
+
+
+# ----------------------------------------------------------------- raw text and a low certificate
+def _documents_zip(n: int = 24) -> bytes:
+    """A .zip of n .txt documents on four themes (one document per file)."""
+    import zipfile
+
+    themes = [["river", "boat", "water", "fish"], ["goal", "match", "team", "score"],
+              ["vote", "party", "election", "senate"], ["cell", "gene", "protein", "virus"]]
+    rng = np.random.default_rng(3)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for i in range(n):
+            words = list(rng.choice(themes[i % 4], 20)) + ["the", "of", "and"]
+            zf.writestr(f"doc{i:02d}.txt", " ".join(words))
+    return buf.getvalue()
+
+
+def _images_zip(n: int = 4) -> bytes:
+    import zipfile
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for i in range(n):
+            png = io.BytesIO()
+            Image.fromarray(np.full((6, 5), 40 * i, np.uint8)).save(png, format="PNG")
+            zf.writestr(f"img{i}.png", png.getvalue())
+    return buf.getvalue()
+
+
+def test_text_upload_says_documents_by_words_hides_resize_and_points_to_topics():
+    """A .zip of .txt documents was described as "24 samples × 16 features" under an image-resize
+    field; now documents × words, no resize field, and the way to its topics."""
+    at = page_app("your_data.py", timeout=180).run()
+    at.file_uploader(key="yd_file").set_value(("docs.zip", _documents_zip(), "application/zip"))
+    at = at.run()
+    assert not at.exception and not at.error
+    read = " ".join(s.value for s in at.success)
+    found = re.search(r"24 documents × (\d+) words", read)
+    assert found, read
+    n_words = int(found.group(1))
+    assert "samples" not in read and "features" not in read and "*Topics* page" in read
+    assert "yd_resize" not in [t.key for t in at.text_input]
+    assert {m.label: m.value for m in at.metric}["documents"] == "24"
+    at.button(key="yd_use").click()
+    at = at.run()
+    assert not at.exception and not at.error
+    assert any(f"(24 documents × {n_words} words)" in s.value for s in at.success)
+    assert any("text corpus" in i.value and "*Topics* page" in i.value for i in at.info)
+    upload = at.session_state[state.UPLOAD]
+    # the Topics page offers the upload and opens on it
+    tp = page_app("topics.py", timeout=300, **{state.UPLOAD: upload, state.DATASET: state.UPLOAD_NAME,
+                                               "tp_r": 2, "tp_k": 3}).run()
+    assert not tp.exception and not tp.error, [e.value for e in tp.error]
+    assert tp.selectbox(key="tp_corpus").value == "upload"
+    assert any(f"**docs.zip**: 24 documents × {n_words} words" in c.value for c in tp.caption)
+    # a zip of images keeps its resize field
+    at = page_app("your_data.py", timeout=180).run()
+    at.file_uploader(key="yd_file").set_value(("faces.zip", _images_zip(), "application/zip"))
+    at = at.run()
+    assert not at.exception and not at.error
+    assert "yd_resize" in [t.key for t in at.text_input]
+    assert any("4 samples × 30 features" in s.value for s in at.success)
+
+
+
+def test_low_certified_fraction_is_explained_and_can_be_tightened():
+    """Issue 27 item 8: on structureless data the page said "certified fraction of the optimum
+    ≥ 14.50%" with no word on why; now it says what a low fraction means and offers the full
+    certificate, whose progress redraws itself until the refined fraction is shown."""
+    import time
+
+    from ui import compute, jobs
+
+    X = np.random.default_rng(1).standard_normal((100, 300))  # noise: no sparse structure
+    up = compute.Upload(X=X, feature_names=[f"g{j}" for j in range(300)], labels=None, image_shape=None,
+                        notes=[], metadata=None, source_name="noise.csv", options={}, token="noise")
+    at = page_app("your_data.py", timeout=300, **{state.UPLOAD: up, state.DATASET: state.UPLOAD_NAME,
+                                                   state.K: 20}).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    frac = next(m for m in at.metric if m.label == "certified fraction of the optimum")
+    value = float(frac.value.strip("≥ %")) / 100
+    assert value < 0.9, frac.value  # the premise: noise gets a low certified fraction
+    info = " ".join(i.value for i in at.info)
+    assert f"Why only ≥ {value:.1%}?" in info and "bound may be loose" in info and "k = 20" in info
+    at.button(key="yd_refine").click()
+    at = at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(p.proto.text.startswith("Full certificate at k = 20: 0 of 1") for p in at.get("progress")) or \
+        any(s.value.startswith("Full certificate at k = 20") for s in at.success)  # running, or already done
+    deadline = time.monotonic() + 600
+    done: list = []
+    while not done and time.monotonic() < deadline:
+        jobs.REGISTRY.wait(5)
+        at = at.run()
+        assert not at.exception, [e.message for e in at.exception]
+        done = [s.value for s in at.success if s.value.startswith("Full certificate at k = 20")]
+    assert done, ([s.value for s in at.success], [i.value for i in at.info])
+    refined = float(done[0].split("**≥ ")[1].split("%")[0]) / 100
+    assert refined >= value - 1e-4 and f"was ≥ {value:.2%}" in done[0]
+
+
+def test_high_certified_fraction_draws_no_explanation():
+    X = np.random.default_rng(2).standard_normal((40, 30)) * 0.05
+    X[:, :4] += np.random.default_rng(3).standard_normal((40, 1)) * 3.0  # one strong sparse direction
+    from ui import compute
+
+    up = compute.Upload(X=X, feature_names=[f"g{j}" for j in range(30)], labels=None, image_shape=None,
+                        notes=[], metadata=None, source_name="planted.csv", options={}, token="planted")
+    at = page_app("your_data.py", timeout=300, **{state.UPLOAD: up, state.DATASET: state.UPLOAD_NAME,
+                                                   state.K: 4}).run()
+    assert not at.exception and not at.error
+    frac = next(m for m in at.metric if m.label == "certified fraction of the optimum")
+    assert float(frac.value.strip("≥ %")) / 100 >= 0.9, frac.value
+    assert not any("Why only" in i.value for i in at.info)
+    assert not [b for b in at.button if b.key == "yd_refine"]

@@ -41,7 +41,6 @@ Pointing it at a cluster: start a scheduler and workers (``dask scheduler``,
 from __future__ import annotations
 
 import numbers
-import os
 import sys
 import warnings
 
@@ -50,6 +49,7 @@ import scipy.sparse as sp
 
 from ._cov import Cov
 from ._sparse import _format_bytes, check_dense_budget
+from ._dask_client import _available_bytes, _default_client
 from ._dask_kernels import k_bad, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
 from ._validation import InputError, check_d, check_int
 
@@ -459,42 +459,11 @@ class DaskCov(Cov):
 
 
 # --------------------------------------------------------------------------- validation
-def _scheduler_name(client) -> str:
-    if client is None:
-        return "dask default"
-    try:
-        return str(client.scheduler.address)
-    except AttributeError:  # pragma: no cover - other client types
-        return type(client).__name__
-
-
 def is_dask_array(X) -> bool:
     """True when X is a ``dask.array.Array`` (without importing Dask: a Dask array exists only
     once ``dask.array`` was imported)."""
     da = sys.modules.get("dask.array")
     return da is not None and isinstance(X, da.Array)
-
-
-def _default_client(client):
-    """The client graphs will run on: ``client``, else Dask's default ``distributed`` client,
-    else None (the local threaded scheduler)."""
-    if client is not None:
-        return client
-    try:
-        from distributed import default_client
-        return default_client()
-    except (ImportError, ValueError):
-        return None
-
-
-def _available_bytes() -> int:
-    """Memory available on this machine (``/proc/meminfo``'s MemAvailable, else total)."""
-    try:
-        with open("/proc/meminfo") as f:
-            info = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f if ":" in line}
-        return int(info.get("MemAvailable", info["MemTotal"]))
-    except (OSError, KeyError, ValueError, IndexError):
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
 
 def decide_persist(X, client=None) -> dict:

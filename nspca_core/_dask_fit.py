@@ -12,7 +12,8 @@ from dataclasses import replace
 import numpy as np
 
 from ._cov import Cov
-from ._dask import DASK_METHODS, DASK_STRATEGIES, DaskCov, _scheduler_name, as_dask_cov
+from ._dask import DASK_METHODS, DASK_STRATEGIES, DaskCov, as_dask_cov
+from ._dask_client import _scheduler_name
 from ._validation import InputError, as_rng, check_d, check_k
 from .solve import check_callback as _check_callback, check_eps as _check_eps, fit_cov
 from .solve import seed_param as _seed_param

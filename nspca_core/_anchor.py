@@ -179,7 +179,7 @@ def anchored_rowsum_bound(A: np.ndarray, k: int, lower: float, upper: float, *, 
     return hi
 
 
-def _node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndarray,
+def node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndarray,
                q: np.ndarray) -> np.ndarray:
     """Upper bounds on ``sum_{m in J \\ l} (A_lm)_+ r_m`` for supports J with ``inc`` ⊆ J and
     no excluded member: the included part exactly, plus the ``q_l`` largest free products
@@ -229,7 +229,7 @@ def _refute_anchor(rows: AnchorRows, gap: np.ndarray, r0: np.ndarray, j: int, bu
         blocked = (inc | exc)[rows.idx]
         refuted = False
         for _ in range(max_iter):
-            s = _node_sums(rows, r, inc, blocked, q)
+            s = node_sums(rows, r, inc, blocked, q)
             new = np.minimum(r, s * inflate / gap)
             new[exc | (q < 0)] = 0.0
             if new[j] < 1.0:

@@ -227,7 +227,7 @@ def ritz_guess(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: flo
     return float(w[0]) + allow + rel * float(np.linalg.norm(M))
 
 
-def _assemble(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None) -> np.ndarray:
+def assemble_dual(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None) -> np.ndarray:
     n = A.shape[0]
     M = A + N - (nu / n)
     if C is not None and w is not None and np.any(w > 0):
@@ -242,7 +242,7 @@ def _lmax_state(A: np.ndarray, state: DnnState, fast: bool = True) -> float:
     (:func:`ritz_guess`, :func:`lmax_upper`); else (or if that fails, or ``fast`` is False: the
     tightest value) by LAPACK's eigenvalue."""
     n = A.shape[0]
-    M = _assemble(A, state.N, state.nu, state.C, state.w)
+    M = assemble_dual(A, state.N, state.nu, state.C, state.w)
     mu = state.nu / n
     scale = float(np.linalg.norm(A) + np.linalg.norm(np.asarray(state.N, dtype=float)) + mu * n)
     if state.C is not None and state.w is not None:

@@ -26,7 +26,7 @@ import scipy.linalg
 from .._cov import Cov
 from .._covariance import as_cov
 from .._common.scale import normalized, rescale
-from .._dnn import DnnState, _assemble
+from .._dnn import DnnState, assemble_dual
 from .._validation import InputError, check_k
 from ..result import Certificate
 from . import _settings as S
@@ -65,7 +65,7 @@ def _kyfan_dnn(A: np.ndarray, c: int, K: int, state: DnnState) -> np.ndarray:
     stability and Weyl), so ``j tol`` is added.
     """
     n = A.shape[0]
-    M = _assemble(A, np.asarray(state.N, dtype=float), state.nu, state.C, state.w)
+    M = assemble_dual(A, np.asarray(state.N, dtype=float), state.nu, state.C, state.w)
     mu = state.nu / n
     cnt = min(c, n)
     w = scipy.linalg.eigh(M, subset_by_index=[n - cnt, n - 1], eigvals_only=True, check_finite=False)[::-1]

@@ -15,9 +15,9 @@ import time
 import numpy as np
 import scipy.linalg
 
-from .._anchor import AnchorRows, _node_sums
+from .._anchor import AnchorRows, node_sums
 from .._cov import Cov
-from .._dnn import DnnState, _assemble, chol_lmax, cut_rhs
+from .._dnn import DnnState, assemble_dual, chol_lmax, cut_rhs
 from ..result import Certificate
 from ._settings import _EPS, OPTIMAL_TOLERANCE
 
@@ -29,7 +29,7 @@ class _Nodes:
     """The node bounds of one branch and bound (dense A, one k, one dual point of the DNN).
 
     ``rowsums``: the anchored row sums of :func:`nspca_core._anchor.anchored_rowsum_test` with
-    the node's members and non-members (:func:`nspca_core._anchor._node_sums`), every feature of
+    the node's members and non-members (:func:`nspca_core._anchor.node_sums`), every feature of
     F a possible anchor.  ``dnn``: the dual point's matrix ``M = A + N - mu J - sum w c c^T``
     restricted to F, with the right-hand sides of F.  ``leaf``: ``J = I`` exactly.
     """
@@ -40,7 +40,7 @@ class _Nodes:
         self.rows = AnchorRows(A, k, width=min(max(16 * (int(k) - 1), 96), self.n - 1))
         self.scale = max(float(np.abs(A).max()), 1e-300)
         if state is not None:
-            self.M = _assemble(A, np.asarray(state.N, dtype=float), state.nu, state.C, state.w)
+            self.M = assemble_dual(A, np.asarray(state.N, dtype=float), state.nu, state.C, state.w)
             self.mu = float(state.nu) / self.n
             self.C = None if state.C is None or state.w is None or not np.any(state.w > 0) else state.C
             self.w = None if self.C is None else state.w
@@ -58,7 +58,7 @@ class _Nodes:
         possible anchor (the largest entry j of x): ``rho = x / x_j`` satisfies ``(OPT - A_ll)
         rho_l = sum_{m in J \\ l} A_lm rho_m`` for l in J; row l's sum runs over ``I \\ l``
         exactly plus at most ``k - |I|`` (l in I) or ``k - 1 - |I|`` (l free) free members
-        (:func:`nspca_core._anchor._node_sums`); ``rho_l = 0`` off F.  An iterate with ``r_l <
+        (:func:`nspca_core._anchor.node_sums`); ``rho_l = 0`` off F.  An iterate with ``r_l <
         1`` on all of F leaves no room for the anchor's ``rho_j = 1``.
         """
         rows, k = self.rows, self.k
@@ -76,7 +76,7 @@ class _Nodes:
         inflate = 1.0 + (k + 4) * _EPS
         safe_gap = np.where(gap > 0, gap, 1.0)
         for _ in range(max_iter):
-            s = _node_sums(rows, r, inc, blocked, q)
+            s = node_sums(rows, r, inc, blocked, q)
             new = np.minimum(r, s * inflate / safe_gap)
             new[dead] = 0.0
             if not (new >= 1.0).any():
@@ -273,41 +273,6 @@ def _finish_exact(cert: Certificate, bb: dict | None, k: int, t0: float, toleran
                        optimal=optimal, tolerance=tolerance, seconds=time.perf_counter() - t0,
                        bounds=bounds, probabilistic=cert.probabilistic and kind == cert.kind, k=int(k), x=x,
                        info=info)
-
-
-def certify_exact(cov: Cov, k: int, x, time_limit: float, callback) -> Certificate:
-    """``effort="exact"``: the "auto" certificate (warm-started by ``fit(auto)``'s answer), then
-    branch and bound (:func:`branch_and_bound`) with the rest of ``time_limit`` when it is not
-    optimal to :data:`EXACT_TOLERANCE`.  Data too large to hold A densely (n above the dense
-    limit) get the split certificate with the branch and bound on its screened set S for 80% of
-    the time limit (``info["split_branch"]``; ``info["nodes"] = 0``)."""
-    from . import _settings as S
-    from .single import _certify_cov, _certify_dense
-
-    t0 = time.perf_counter()
-    if cov.n > S._DENSE_MAX_N:
-        # the split bound with the branch and bound on its screened set S for the time limit
-        # ("full" runs far past any time limit there); an operator: the "auto" certificate
-        if cov.X is None and cov._A is None:
-            cert = _certify_cov(cov, k, x, "auto", None)
-        else:
-            from .single import _certify_split
-
-            cert = _certify_split(cov, k, x, "auto", None, branch_seconds=0.8 * time_limit)
-        return _finish_exact(cert, None, k, t0, EXACT_TOLERANCE, cov)
-    cert, state = _certify_dense(cov, k, x, "auto", None, need_dual=True)
-    if cert.upper_bound - cert.lower > EXACT_TOLERANCE * cert.upper_bound:
-        A = cov.dense()
-        if state is None:
-            from .dual import _kkt_point
-
-            state = _kkt_point(A, k, cert.x)[1]
-        left = max(time_limit - (time.perf_counter() - t0), 0.0)
-        bb = branch_and_bound(A, k, cert.x, cert.lower, state, upper=cert.upper_bound, time_limit=left,
-                              callback=callback)
-    else:
-        bb = None
-    return _finish_exact(cert, bb, k, t0, EXACT_TOLERANCE, cov)
 
 
 assert EXACT_TOLERANCE <= OPTIMAL_TOLERANCE

@@ -44,6 +44,7 @@ from .bounds import (
     _thin_lambdas,
 )
 from .dual import _branch, _dnn, _kkt_point
+from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .lower import _ascent_many, _fit_lower, _starts
 
 
@@ -263,8 +264,6 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if seconds > 0 and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
-        from .exact import branch_and_bound
-
         bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
                               time_limit=seconds, clock=time.process_time if branch_seconds is None
                               else time.perf_counter)
@@ -381,8 +380,6 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
     if x is not None:
         x = _check_x(x, cov.n, k)
     if effort == "exact":
-        from .exact import certify_exact
-
         return certify_exact(cov, k, x, time_limit, callback)
     if cov.thin:
         cert = _certify_lowrank(cov, k, x, callback)
@@ -497,3 +494,31 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
         x = _check_x(x, cov_.n, k)
     cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
     return rescale(_certify_cov(cov_, k, x, effort, callback, time_limit), factors)
+
+
+def certify_exact(cov: Cov, k: int, x, time_limit: float, callback) -> Certificate:
+    """``effort="exact"``: the "auto" certificate (warm-started by ``fit(auto)``'s answer), then
+    branch and bound (:func:`.exact.branch_and_bound`) with the rest of ``time_limit`` when it is not
+    optimal to :data:`EXACT_TOLERANCE`.  Data too large to hold A densely (n above the dense
+    limit) get the split certificate with the branch and bound on its screened set S for 80% of
+    the time limit (``info["split_branch"]``; ``info["nodes"] = 0``)."""
+    t0 = time.perf_counter()
+    if cov.n > S._DENSE_MAX_N:
+        # the split bound with the branch and bound on its screened set S for the time limit
+        # ("full" runs far past any time limit there); an operator: the "auto" certificate
+        if cov.X is None and cov._A is None:
+            cert = _certify_cov(cov, k, x, "auto", None)
+        else:
+            cert = _certify_split(cov, k, x, "auto", None, branch_seconds=0.8 * time_limit)
+        return _finish_exact(cert, None, k, t0, EXACT_TOLERANCE, cov)
+    cert, state = _certify_dense(cov, k, x, "auto", None, need_dual=True)
+    if cert.upper_bound - cert.lower > EXACT_TOLERANCE * cert.upper_bound:
+        A = cov.dense()
+        if state is None:
+            state = _kkt_point(A, k, cert.x)[1]
+        left = max(time_limit - (time.perf_counter() - t0), 0.0)
+        bb = branch_and_bound(A, k, cert.x, cert.lower, state, upper=cert.upper_bound, time_limit=left,
+                              callback=callback)
+    else:
+        bb = None
+    return _finish_exact(cert, bb, k, t0, EXACT_TOLERANCE, cov)

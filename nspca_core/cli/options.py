@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ..api import METHODS, STRATEGIES
+from .errors import _BadInput
 from .serve import add_app_command, version_text
 
 
@@ -165,10 +166,6 @@ def _parser() -> argparse.ArgumentParser:
 def _listing(names, default: str) -> str:
     """``a (default), b, c`` from the registry's names (the help never copies the list)."""
     return ", ".join(f"{n} (default)" if n == default else n for n in names)
-
-
-class _BadInput(Exception):
-    pass
 
 
 def _parse_resize(text):

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import threading
 
+from .errors import _BadInput
+
 __all__ = ["add_app_command", "version_text", "app_dir", "app_command", "run_app", "DEFAULT_PORT",
            "DEFAULT_ADDRESS"]
 
@@ -44,8 +46,6 @@ def add_app_command(sub) -> None:
 
 def app_dir():
     """The folder holding ``app.py``, ``pages/`` and ``ui/`` (from the package ``nspca_app``)."""
-    from .options import _BadInput
-
     if importlib.util.find_spec("nspca_app") is None:
         raise _BadInput(f"the app is not installed (no package nspca_app): {_EXTRA}")
     try:
@@ -56,8 +56,6 @@ def app_dir():
 
 def app_command(port: int, address: str) -> list[str]:
     """The ``streamlit run`` command line serving the app (checked options)."""
-    from .options import _BadInput
-
     if not 1 <= port <= 65535:
         raise _BadInput(f"--port must be an int in [1, 65535]; got {port}")
     if not address or any(c.isspace() for c in address):

@@ -176,7 +176,7 @@ def test_cbcl_small_k_reaches_the_target(cbcl_X):
 def test_node_sums_are_the_capped_top_q_sums(seed, n, k, ninc, narrow):
     """A branch node's row sums: the included columns exactly, plus the sum of the q_l largest
     free products of row l (each at least the row's cap), by a plain sort."""
-    from nspca_core._anchor import _node_sums
+    from nspca_core._anchor import node_sums
 
     k = min(k, n - 1)
     rng = np.random.default_rng(seed)
@@ -188,7 +188,7 @@ def test_node_sums_are_the_capped_top_q_sums(seed, n, k, ninc, narrow):
     exc = ~inc & (rng.random(n) < 0.3)
     blocked = (inc | exc)[rows.idx]
     q = np.where(inc, k - inc.sum(), k - 1 - inc.sum())
-    got = _node_sums(rows, r, inc, blocked, q)
+    got = node_sums(rows, r, inc, blocked, q)
     prod = rows.vals * r[rows.idx]
     prod[blocked] = 0.0
     for l in range(n):

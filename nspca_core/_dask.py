@@ -5,7 +5,7 @@ An optional extra (``pip install 'nspca-core[dask]'``, i.e. ``dask[array]`` and
 of its functions is called; without it they raise a clear :class:`InputError`.
 The per-block kernels the workers run are in :mod:`nspca_core._dask_kernels`,
 :func:`fit_dask` and :func:`components_dask` in :mod:`nspca_core._dask_fit`
-(both importable from here).
+(the front, ``nspca_core.fit`` and ``components``, runs them on a ``dask.array``).
 
 :class:`DaskCov` has the interface of :class:`nspca_core._cov.Cov` for data
 ``X`` (m x n) held as a ``dask.array`` chunked along the samples (rows) — one

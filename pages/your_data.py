@@ -16,9 +16,10 @@ from ui.sidebar import link_page, page_intro
 
 page_intro(
     "Your data",
-    "Upload a matrix (samples × features) or a zip of same-size images; check the preview, choose "
-    "how to read it, and every other page works on it (pick *Your data* in the sidebar); download "
-    "components, scores and figures.",
+    "Upload a matrix (samples × features), a zip of same-size images, or raw text (a zip of .txt "
+    "documents, a CSV with a column of texts: documents × words, analysed on the *Topics* page); check "
+    "the preview, choose how to read it, and every other page works on it (pick *Your data* in the "
+    "sidebar); download components, scores and figures.",
     "The file is read and checked here (CSV/TSV in any common encoding and number style, NumPy, "
     "MATLAB, zipped images); the analysis is the paper's (Asteris, Papailiopoulos & Dimakis, "
     "ICML 2014) with our certificate.",

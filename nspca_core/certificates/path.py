@@ -303,8 +303,17 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         if callback is not None:
             callback(len(own), max(len(own) + 1, p))
 
-    # coarse geometric grid (descending), then refinement of intervals where the envelope
-    # is above the chord of the bounds at the ends by more than delta (relative)
+    _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper)
+    anchored, branched = _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper)
+    _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper)
+    return _path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
+                              spec, n, t_all, callback)
+
+def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
+    """The DNN runs of the path: a coarse geometric grid of k (run ascending: the dual moves
+    smoothly as mu decreases with k), then the intervals where the envelope is above the chord of
+    the bounds at the ends by more than ``delta`` (relative) are split."""
+    p = uniq.size
     grid = {int(uniq[-1]), int(uniq[0])}
     g = float(uniq[-1])
     while g > uniq[0]:
@@ -332,9 +341,14 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         run(m)
         stack.append((a, m))
         stack.append((m, b))
-    # ---- anchored row sums where the DNN certifies less than S._CUT_BELOW (small k: the DNN's
-    # weak spot, the anchored bound's strong one); descending, so each k starts from the
-    # monotone bound of the larger ones
+
+
+def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper) -> tuple[dict, dict]:
+    """Anchored row sums where the DNN certifies less than ``_CUT_BELOW`` (small k: the DNN's weak
+    spot, the anchored bound's strong one), descending so each k starts from the monotone bound of
+    the larger ones; there, branch and bound on the support (a few dozen nodes at CBCL's k = 5..7)
+    to prove the best answer optimal, or else within 1%.  Lowers ``ub_cheap`` in place."""
+    p = uniq.size
     anchored = {}
     for i in range(p - 1, -1, -1):
         k = int(uniq[i])
@@ -344,8 +358,6 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             if tb is not None:
                 anchored[k] = tb
                 ub_cheap[i] = min(ub_cheap[i], tb)
-    # ... and there, branch and bound on the support (a few dozen nodes at CBCL's k = 5..7)
-    # to prove the best answer optimal, or else within 1%
     branched = {}
     for k in sorted(anchored) if pcfg["branch_nodes"] else ():
         i = pos[k]
@@ -353,9 +365,13 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         if tb is not None:
             branched[k] = tb
             ub_cheap[i] = min(ub_cheap[i], tb)
-    # ---- polish: at the worst-certified k (run first if it was not on the grid), more
-    # cutting-plane rounds; its tangents also tighten the neighbours.  A k whose polish gained
-    # less than 0.2% is not tried again (the relaxation, not the optimizer, is the limit there).
+    return anchored, branched
+
+
+def _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper) -> None:
+    """At the worst-certified k (run first if it was not on the grid), more cutting-plane rounds;
+    its tangents also tighten the neighbours.  A k whose polish gained less than 0.2% is not tried
+    again (the relaxation, not the optimizer, is the limit there)."""
     for _ in range(pcfg["polish_runs"]):
         ub = upper()
         ratio = lows / ub
@@ -370,8 +386,12 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         run(k, polish=True)
         if own[k][0] > (1 - 2e-3) * before:
             polished.add(k)
-    # ---- assemble the certificates
-    ub = upper()
+
+
+def _path_certificates(uniq, lows, LX, src, ub, env, cheap, exact, own, anchored, branched, spec, n, t_all,
+                       callback) -> dict:
+    """``{k: Certificate}`` from the path's bounds (each k's time: its share of the run plus its DNN runs)."""
+    p = uniq.size
     share = (time.perf_counter() - t_all) / p
     out = {}
     for i, k in enumerate(uniq):

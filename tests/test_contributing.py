@@ -202,7 +202,7 @@ def test_recipe_one_dataset(checkout):
     assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]
     cli = _run(root, "-m", "nspca_core", "fit", "two-blocks", "--k", "5", "--out", str(root / "out"))
     assert cli.returncode == 0, cli.stderr[-3000:]
-    _pytest(root, "tests/data/test_datasets.py")
+    _pytest(root, "tests/data/datasets/test_datasets.py")
 
 
 # ------------------------------------------------------------------------------------ one page

@@ -124,7 +124,7 @@ def test_downloads_name_samples_and_embed_plotly():
 def test_geo_and_10x_uploads():
     import gzip
 
-    from tests.data.test_io_yourdata import genes_by_samples, series_matrix, tenx_zip
+    from tests.data.io.test_orientation_samples import genes_by_samples, series_matrix, tenx_zip
 
     E, ids, gsm = genes_by_samples(50, 6)
     at = page_app("your_data.py", timeout=180).run()

@@ -13,8 +13,8 @@ from nspca_core import certify, certify_path
 from nspca_core._anchor import (AnchorRows, anchored_branch_bound, anchored_rowsum_bound,
                                 anchored_rowsum_test)
 
-from ..bruteforce import brute_opt
-from .test_certify import _check_cert, _random_psd
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_single import _check_cert, _random_psd
 
 S = importlib.import_module("nspca_core.certificates._settings")
 

@@ -11,7 +11,7 @@ import nspca_core as nc
 from nspca_core import NonnegativeSparsePCA
 from nspca_core._sparse import as_sparse_cov
 
-from ..bruteforce import brute_opt
+from tests.bruteforce import brute_opt
 
 S = pytest.importorskip("nspca_core.certificates._settings")
 

@@ -27,7 +27,7 @@ from nspca_core import cli, load_file
 from nspca_core.io import DataFormatError
 from nspca_core.io.bow import MAX_ANNOUNCED_BYTES, _repeated_note, check_announced
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OUTCOMES: Counter = Counter()
 BIG = 2_000_000_000
 MM = b"%%MatrixMarket matrix coordinate real general\n"

@@ -16,9 +16,9 @@ import pytest
 
 from nspca_core import cli
 from nspca_core.enet import enet_samples
-from tests.data.test_io_hardening import forge_zip, images, zip_bytes
+from tests.data.io.test_load_errors import forge_zip, images, zip_bytes
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def run(args, capsys):
@@ -198,7 +198,7 @@ def test_library_messages_name_the_cli_options(tmp_path, capsys):
 
 
 def test_zip_options_and_messages(tmp_path, capsys):
-    from tests.data.test_io_hardening import png_bytes
+    from tests.data.io.test_load_errors import png_bytes
 
     members = {**images(4, (4, 5)), **{f"z{i}.png": png_bytes(np.full((6, 6), 9 * i, np.uint8))
                                        for i in range(4)}}

@@ -529,7 +529,7 @@ def test_sample_sheet_matching_against_a_dictionary(m, seed, drop, dup, extra):
 
 
 def test_sample_names_of_images_and_arrays():
-    from tests.data.test_io_hardening import images, zip_bytes
+    from tests.data.io.test_load_errors import images, zip_bytes
 
     out = load_file(zip_bytes(images(4)), filename="faces.zip")
     assert out.sample_names == [f"img_{i:02d}.png" for i in range(4)]

@@ -22,7 +22,7 @@ from PIL import Image
 
 from nspca_core import cli, load_file
 from nspca_core.io import DataFormatError, LoadedData
-from tests.data.test_io_hardening import (csv_bytes, encrypted_zip, forge_zip, images, npy_bytes,
+from tests.data.io.test_load_errors import (csv_bytes, encrypted_zip, forge_zip, images, npy_bytes,
                                      npy_with_shape, png_bytes, symlink_zip, zip_bytes)
 
 #: (where, outcome) -> count, filled by every test of this module

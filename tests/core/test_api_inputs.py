@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import nspca_core as nc
 from nspca_core._common.options import UnknownOptionError
 
-from ..bruteforce import brute_opt
+from tests.bruteforce import brute_opt
 
 SCALES = (1e-150, 1e-80, 1.0, 1e80, 1e150)
 

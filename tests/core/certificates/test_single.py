@@ -14,7 +14,7 @@ from nspca_core import _dnn
 from nspca_core._common.pairs import opt_pairs
 from nspca_core._cov import Cov
 
-from ..bruteforce import brute_opt
+from tests.bruteforce import brute_opt
 
 # the package attribute `nspca_core.certify` is the function; the module is taken from sys.modules
 S = importlib.import_module("nspca_core.certificates._settings")  # settings the tests patch

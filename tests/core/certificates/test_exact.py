@@ -14,8 +14,8 @@ from nspca_core._dnn import DnnState
 from nspca_core.certificates.dual import _kkt_point, _screen_init
 from nspca_core.certificates.exact import EXACT_TOLERANCE, _Nodes, branch_and_bound
 
-from ..bruteforce import brute_opt
-from .test_certify import _random_psd
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_single import _random_psd
 
 TINY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from nspca_core import certify, certify_path
 from nspca_core.certificates.monotone import monotone_envelope
 
-from ..bruteforce import brute_opt
-from .test_certify import _check_cert, _random_psd
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_single import _check_cert, _random_psd
 
 
 def _envelope_brute(ks, up, lo):

@@ -16,8 +16,8 @@ from nspca_core._dnn import DnnState
 from nspca_core.certificates.components import _kyfan_dnn, _mix, certify_components, components_bound
 from nspca_core.synthetic import planted_sparse
 
-from ..bruteforce import brute_opt
-from .test_certify import _random_psd
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_single import _random_psd
 
 TINY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

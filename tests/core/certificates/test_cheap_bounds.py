@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from nspca_core import certify
 from nspca_core._dnn import DnnState, _lmax_state, _ritz, chol_lmax, lmax_upper, ritz_guess
 
-from ..bruteforce import brute_opt
+from tests.bruteforce import brute_opt
 
 
 def _sym(seed: int, n: int) -> np.ndarray:

@@ -156,16 +156,16 @@ def settle(page, timeout_s: float = 90) -> bool:
     return False
 
 
-def screenshot(page, name: str) -> Path:
-    """Full-page screenshot (the viewport grown to the content, as in test_browser)."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
+def screenshot(page, name: str, folder: Path = SHOTS) -> Path:
+    """Full-page screenshot ``folder/<name>.png`` (the viewport grown to the content, as in test_browser)."""
+    folder.mkdir(parents=True, exist_ok=True)
     width = page.viewport_size["width"]
     height = page.evaluate(
         "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
         "[data-testid=\"stMainBlockContainer\"]')].map(e => e.scrollHeight), 1000)")
     page.set_viewport_size({"width": width, "height": min(int(height) + 80, 14000)})
     _wait_drawn(page, 60)
-    path = SHOTS / f"{name}.png"
+    path = folder / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size({"width": width, "height": 1000})
     return path

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from tests.app.test_browser import _start_server, _stop_server, _wait_drawn, _wait_idle
+from tests.app.test_browser import _start_server, _stop_server, _wait_idle
+from tests.app.test_browser_journeys import screenshot as journey_screenshot
 from tests.app.test_browser_journeys import drawn_figures, grid_cells, settle, wait_for
 from tests.app.test_topics_planted import THEMES, planted_corpus
 
@@ -35,17 +36,8 @@ def app_url():
 
 
 def screenshot(page, name: str) -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    width = page.viewport_size["width"]
-    height = page.evaluate(
-        "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
-        "[data-testid=\"stMainBlockContainer\"]')].map(e => e.scrollHeight), 1000)")
-    page.set_viewport_size({"width": width, "height": min(int(height) + 80, 14000)})
-    _wait_drawn(page, 60)
-    path = SHOTS / f"{name}_{width}.png"
-    page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size({"width": width, "height": 1000})
-    return path
+    """``<name>_<width>.png`` in this test's folder."""
+    return journey_screenshot(page, f"{name}_{page.viewport_size['width']}", SHOTS)
 
 
 def no_exception(page) -> None:

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.test_browser import _start_server, _stop_server, _wait_drawn, _wait_idle
+from tests.app.test_browser import _start_server, _stop_server, _wait_idle
+from tests.app.test_browser_journeys import screenshot as journey_screenshot
 from tests.app.test_browser_journeys import drawn_figures, grid_cells, settle, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,17 +51,8 @@ def write_files(tmp: Path) -> tuple[Path, Path]:
 
 
 def screenshot(page, name: str) -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    width = page.viewport_size["width"]
-    height = page.evaluate(
-        "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], "
-        "[data-testid=\"stMainBlockContainer\"]')].map(e => e.scrollHeight), 1000)")
-    page.set_viewport_size({"width": width, "height": min(int(height) + 80, 14000)})
-    _wait_drawn(page, 60)
-    path = SHOTS / f"{name}_{width}.png"
-    page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size({"width": width, "height": 1000})
-    return path
+    """``<name>_<width>.png`` in this test's folder."""
+    return journey_screenshot(page, f"{name}_{page.viewport_size['width']}", SHOTS)
 
 
 @pytest.fixture(scope="module")

@@ -106,6 +106,15 @@ FIGURE_STATE_JS = """() => [...document.querySelectorAll('[data-testid="stPlotly
               height: e.getBoundingClientRect().height}))"""
 
 
+def no_exception(page) -> None:
+    errors = page.locator('[data-testid="stException"]')
+    assert errors.count() == 0, errors.first.inner_text()[:2000]
+
+
+def text_shown(page, pattern: str, timeout_s: float = TIMEOUT_S) -> None:
+    wait_for(lambda: page.get_by_text(re.compile(pattern)).count() >= 1, timeout_s, repr(pattern))
+
+
 def figures(page) -> list[dict]:
     """Each visible figure: drawn?, number of data marks (SVG traces, heatmap images, WebGL
     canvases of 3-D scenes), height."""

@@ -16,7 +16,8 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from tests.app.test_browser import _start_server, _stop_server, _wait_idle
 from tests.app.test_browser_journeys import screenshot as journey_screenshot
-from tests.app.test_browser_journeys import drawn_figures, grid_cells, settle, wait_for
+from tests.app.test_browser_journeys import (drawn_figures, grid_cells, no_exception, settle, text_shown,
+                                             wait_for)
 from tests.app.test_topics_planted import THEMES, planted_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,15 +39,6 @@ def app_url():
 def screenshot(page, name: str) -> Path:
     """``<name>_<width>.png`` in this test's folder."""
     return journey_screenshot(page, f"{name}_{page.viewport_size['width']}", SHOTS)
-
-
-def no_exception(page) -> None:
-    errors = page.locator('[data-testid="stException"]')
-    assert errors.count() == 0, errors.first.inner_text()[:2000]
-
-
-def text_shown(page, pattern: str, timeout_s: float = TIMEOUT_S) -> None:
-    wait_for(lambda: page.get_by_text(re.compile(pattern)).count() >= 1, timeout_s, repr(pattern))
 
 
 @pytest.mark.parametrize("width", [1400, 800])

@@ -17,7 +17,8 @@ import pytest
 
 from tests.app.test_browser import _start_server, _stop_server, _wait_idle
 from tests.app.test_browser_journeys import screenshot as journey_screenshot
-from tests.app.test_browser_journeys import drawn_figures, grid_cells, settle, wait_for
+from tests.app.test_browser_journeys import (drawn_figures, grid_cells, no_exception, settle, text_shown,
+                                             wait_for)
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots" / "your_data"
@@ -62,15 +63,6 @@ def app_url():
         yield url
     finally:
         _stop_server(proc)
-
-
-def no_exception(page) -> None:
-    errors = page.locator('[data-testid="stException"]')
-    assert errors.count() == 0, errors.first.inner_text()[:2000]
-
-
-def text_shown(page, pattern: str, timeout_s: float = TIMEOUT_S) -> None:
-    wait_for(lambda: page.get_by_text(re.compile(pattern)).count() >= 1, timeout_s, repr(pattern))
 
 
 @pytest.mark.parametrize("width", [1400, 800])

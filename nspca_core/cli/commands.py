@@ -144,6 +144,16 @@ def _fit_dask(args) -> int:
     return EXIT_OK
 
 
+def _sample_names(record: dict, m: int) -> list | None:
+    """The samples' names for scores.csv when the file had them (ids, a transposed header, GSM
+    ids, obs_names, document names); None (no name column: rows in the file's order) when the
+    reader only numbered them 1..m."""
+    names = record.get("sample_names")
+    if names is None or len(names) != m or list(names) == [str(i + 1) for i in range(m)]:
+        return None
+    return list(names)
+
+
 def _cmd_fit(args) -> int:
     if getattr(args, "dask", False):
         return _fit_dask(args)
@@ -155,7 +165,8 @@ def _cmd_fit(args) -> int:
     cols = [f"component_{j + 1}" for j in range(res.n_components)]
     _write_csv(out / "components.csv", res.loadings, cols, index=names, index_name="feature")
     scores = pre.X @ res.loadings
-    _write_csv(out / "scores.csv", scores, cols, index=None, index_name="sample")
+    _write_csv(out / "scores.csv", scores, cols, index=_sample_names(record, scores.shape[0]),
+               index_name="sample", labels=record.get("labels"))
     per = _per_component(res, res.loadings)
     summary = {"data": str(args.data), "data_checksum": checksum, "shape": list(X.shape),
                "preprocessing": list(pre.steps), "parameters": {
@@ -192,7 +203,8 @@ def _fit_text(args, X, words, checksum, record) -> int:
     scores = np.asarray(w.X @ L)
     if w.center:  # scores of the centered data, (X - 1 mu^T) L, without forming X - 1 mu^T
         scores -= np.asarray(w.X.mean(axis=0)).ravel() @ L
-    _write_csv(out / "scores.csv", scores, cols, index=None, index_name="document")
+    _write_csv(out / "scores.csv", scores, cols, index=_sample_names(record, scores.shape[0]),
+               index_name="document", labels=record.get("labels"))
     per = _per_component(res, L)
     for c, grp in zip(per, (table[table["component"] == j + 1] for j in range(L.shape[1]))):
         c["words"] = grp["word"].tolist()

@@ -107,10 +107,12 @@ def _write_sparse_components(path, L, words, cols):
         df.to_csv(path, index=False, float_format="%.6g")
 
 
-def _write_csv(path, matrix, columns, *, index, index_name):
+def _write_csv(path, matrix, columns, *, index, index_name, labels=None):
     import pandas as pd
 
     df = pd.DataFrame(matrix, columns=columns)
+    if labels is not None:
+        df.insert(0, "label", labels)
     if index is not None:
         df.insert(0, index_name, index)
     with _writing(path):

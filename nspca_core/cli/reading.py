@@ -35,7 +35,9 @@ def _load(args):
         ds = load_dataset(args.data, preprocessing=())
         X = np.asarray(ds.X_raw, dtype=float)
         checksum = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
-        record = {"notes": [], "dropped_columns": [], "sparse": False}
+        record = {"notes": [], "dropped_columns": [], "sparse": False,
+                  "sample_names": [str(i + 1) for i in range(X.shape[0])],
+                  "labels": None if ds.labels is None else [str(v) for v in ds.labels]}
         return X, list(ds.feature_names), ds.image_shape, f"sha256:{checksum} (array)", record
     if path.is_dir():
         raise _BadInput(f"DATA {args.data!r} is a folder; give a data file (CSV/TSV, .npy, .npz, "

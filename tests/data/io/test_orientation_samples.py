@@ -465,6 +465,9 @@ def test_cli_orientation_and_sample_sheet(tmp_path, capsys):
     assert "read expr.csv: 10 samples x 80 features" in err and "transposed" in err
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert any("orientation:" in nt for nt in summary["reading_notes"])
+    scores = pd.read_csv(tmp_path / "o" / "scores.csv")  # the samples keep their names (GSM ids)
+    assert scores["sample"].tolist() == list(gsm) and scores["label"].tolist() == ["a", "b"] * 5
+    assert list(scores.columns[2:]) == ["component_1"]
     code = cli.main(["fit", str(data), "--k", "3", "--out", str(tmp_path / "p"), "--no-certify", "--quiet",
                      "--orientation", "rows-are-samples"])
     _, err = capsys.readouterr()

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from nspca_core import methods as registry
-from ui import compute, cost, jobs, layout, live, state, work
+from ui import bounds_store, compute, cost, jobs, layout, live, state, work
 from ui.figures import analysis as figs
 from ui.sidebar import page_intro
 
@@ -132,56 +132,136 @@ def main() -> None:
     while time.monotonic() < deadline and not any(j.view().results for j in paths.values()) \
             and live.any_active([j.view() for j in paths.values()]):
         time.sleep(0.05)
+    store = bounds_store.shared()  # what any page, session or visit proved on this data
     cert = None
     if show_band:
         try:
             path_jobs = list(paths.values())
             cert = work.certify_job(X, dkey, order, start=lambda k: work.best_x(path_jobs, k),
-                                    title=f"Certificates on {ds.info.title}")
+                                    title=f"Certificates on {ds.info.title}", store=store)
         except compute.Unavailable as exc:
             st.info(f"The certified band needs the certificates module: {exc}")
     shown = [mth for mth in methods if mth in paths]
-    proof = prove_optimality(X, dkey, k_now, paths) if show_band else None
-    views = [j.view() for j in paths.values()] + ([cert.view()] if cert is not None else []) \
+    limit = proof_time_limit() if show_band else PROOF_SECONDS
+    proof = prove_optimality(X, dkey, k_now, paths, store, limit) if show_band else None
+    # once the band is drawn (its first pass done at every k), its bounds keep tightening
+    tighten = None
+    if cert is not None and cert.view(touch=False).status == "done":
+        tighten = work.tighten_job(X, dkey, ks, store=store, time_limit=limit,
+                                   title=f"Tightening the band on {ds.info.title}")
+    fore = [j.view() for j in paths.values()] + ([cert.view()] if cert is not None else []) \
         + ([proof.view()] if proof is not None else [])
-    live.live(lambda: draw(ds, X, ks, k_now, lam1, shown, paths, cert, show_paper, s, log_k)
-              | draw_proof(proof, k_now), active=live.any_active(views))
+    views = fore + ([tighten.view()] if tighten is not None else [])
+    # only the slow tightening left: redraw less often (each redraw rebuilds the figure)
+    period = None if live.any_active(fore) else TIGHTEN_REDRAW_S
+    live.live(lambda: draw(ds, X, ks, k_now, lam1, shown, paths, cert, show_paper, s, log_k, store=store,
+                           dkey=dkey, tighten=tighten)
+              | draw_proof(proof, k_now, limit, store, dkey), active=live.any_active(views), period=period)
 
 
-PROOF_SECONDS = 60  # the branch and bound's time limit (nspca_core.certify's default for "exact")
+PROOF_SECONDS = 60  # the branch and bound's default time limit (nspca_core.certify's default for "exact")
+TIGHTEN_REDRAW_S = 2.0  # redraw period while only the band's tightening runs
 
 
-def prove_optimality(X: np.ndarray, dkey: str, k: int, paths: dict):
-    """The "Prove optimality" action at the sidebar's k: ``certify(X, k, x, effort="exact")``
-    (branch and bound over supports, up to :data:`PROOF_SECONDS`) on the best answer found at k,
-    as a background job; None until asked (or while no answer exists at k)."""
+def proof_time_limit() -> float:
+    """The time limit of a proof of optimality (seconds): the "Prove optimality" action and the
+    exact proofs of the band's tightening."""
+    return float(st.number_input(
+        "Time limit of a proof of optimality (s)", min_value=1, max_value=3600, value=PROOF_SECONDS, step=10,
+        key="vk_time_limit",
+        help="Branch and bound over supports stops when the gap closes to the tolerance (provably optimal) or "
+             "after this many seconds with its best bound. Used by **Prove optimality** and by the band's "
+             "background tightening at small k."))
+
+
+def prove_optimality(X: np.ndarray, dkey: str, k: int, paths: dict, store=None, limit: float = PROOF_SECONDS):
+    """The "Prove optimality" action at the sidebar's k: ``certify(X, k, x, effort="exact",
+    time_limit=limit)`` (branch and bound over supports) on the best answer known at k, as a
+    background job; None until asked (or while no answer exists at k).  A k the store already
+    knows to be optimal needs no proof: the page says so (:func:`draw_proof`)."""
+    data = bounds_store.data_key(dkey)
+    known = store.at(data, k) if store is not None and data is not None else None
     x0 = work.best_x(list(paths.values()), k)
-    asked = f"vk_prove_{dkey}_{k}"
-    if st.button(f"Prove optimality at k = {k}", key="vk_prove", disabled=x0 is None,
-                 help=f"Branch and bound over supports, warm-started by the best answer at k; stops when the "
-                      f"gap closes to 1e-6 (provably optimal) or after {PROOF_SECONDS} s with its best bound."):
+    if known is not None and known["x"] is not None and (x0 is None or known["lower"] > _variance(X, x0)):
+        x0 = known["x"]
+    proved = known is not None and bool(known["optimal"])
+    asked = f"vk_prove_{dkey}_{k}_{limit:g}"
+    if st.button(f"Prove optimality at k = {k}", key="vk_prove", disabled=x0 is None or proved,
+                 help="Already proved optimal." if proved else
+                 f"Branch and bound over supports, warm-started by the best answer at k; stops when the gap "
+                 f"closes to the tolerance (provably optimal) or after {limit:g} s with its best bound."):
         st.session_state[asked] = True
     if not st.session_state.get(asked) or x0 is None:
         return None
-    return work.certify_one_job(X, dkey, k, x0, effort="exact", title=f"proof of optimality at k = {k}")
+    return work.certify_one_job(X, dkey, k, x0, effort="exact", time_limit=limit, store=store,
+                                title=f"proof of optimality at k = {k}")
 
 
-def draw_proof(proof, k: int) -> bool:
-    """The proof's progress (with Stop) and its answer; True while it runs."""
-    if proof is None:
-        return False
-    view = proof.view()
-    live.status_line(view, what=f"Proof of optimality at k = {k}", unit_name="values of k", key="vk_proof")
-    c = view.results.get(int(k))
+def _variance(X: np.ndarray, x: np.ndarray) -> float:
+    y = X @ x
+    return float(y @ y) / X.shape[0]
+
+
+def draw_proof(proof, k: int, limit: float = PROOF_SECONDS, store=None, dkey: str = "") -> bool:
+    """The proof's progress (with Stop) and its answer — or the proof the store already holds at
+    k (from the band's tightening, an earlier visit or another session); True while it runs."""
+    data = bounds_store.data_key(dkey)
+    known = store.at(data, k) if store is not None and data is not None else None
+    view = proof.view() if proof is not None else None
+    if view is not None:
+        live.status_line(view, what=f"Proof of optimality at k = {k}", unit_name="values of k", key="vk_proof")
+    c = view.results.get(int(k)) if view is not None else None
+    if c is None and known is not None and known["optimal"]:
+        c = dict(upper=known["upper"], lower=known["lower"], optimal=True, kind=known["kind"])
     if c is not None:
         gap = (c["upper"] - c["lower"]) / c["upper"] if c["upper"] > 0 else 0.0
         if c["optimal"]:
             st.success(f"✓ Provably optimal at k = {k}: variance {c['lower']:.6g}, upper bound {c['upper']:.6g} "
                        f"(relative gap {gap:.1e}, {c['kind']}).")
         else:
-            st.info(f"Not proved optimal at k = {k} within {PROOF_SECONDS} s: the answer is at least "
+            st.info(f"Not proved optimal at k = {k} within {limit:g} s: the answer is at least "
                     f"{c['lower'] / c['upper']:.3%} of the optimum (gap {gap:.2e}, bound {c['kind']}).")
-    return live.any_active([view])
+    return view is not None and live.any_active([view])
+
+
+def tighten_status(view, start: dict, ks, ratio_now: np.ndarray) -> str:
+    """The tightening's status line: "Tightening the band: 37 of 199 k improved, worst ratio
+    0.930 → 0.960" (improved: the certified ratio at k rose above the one when it started)."""
+    before = np.array([start.get(int(k), np.nan) for k in ks], float)
+    now = np.asarray(ratio_now, float)
+    better = int(np.sum(np.isfinite(now) & (~np.isfinite(before) | (now > before * (1 + 1e-9)))))
+    worst0 = np.nanmin(before) if np.isfinite(before).any() else np.nan
+    worst1 = np.nanmin(now) if np.isfinite(now).any() else np.nan
+    proved = sum(1 for r in view.results.values() if r is not None and r.get("effort") == "exact"
+                 and np.isfinite(r.get("after", np.nan)))
+    return (f"{better} of {len(ks)} k improved, worst ratio {worst0:.3f} → {worst1:.3f}"
+            + (f"; {proved} exact proofs tried" if proved else ""))
+
+
+def draw_tighten(tighten, ks, ratio_now: np.ndarray) -> bool:
+    """Status of the band's background tightening, with Stop (Continue once stopped); True while active."""
+    if tighten is None:
+        return False
+    view = tighten.view()
+    text = tighten_status(view, getattr(tighten, "start_ratio", {}), ks, ratio_now)
+    steps = f"{len(view.results)} of {len(view.units)} steps"
+    if view.active:
+        c1, c2 = st.columns([5, 1], vertical_alignment="center")
+        wait = " — waiting while another certificate computes" if view.status == "queued" else ""
+        c1.progress(view.fraction, text=f"Tightening the band in the background: {text} ({steps}, "
+                                        f"{view.seconds:.0f} s{wait}). Effort \"full\" at every k, loosest first, "
+                                        "then proofs of optimality where cheap.")
+        c2.button("Stop", key="vk_tighten_stop", on_click=live.stop_job, args=(view.key,),
+                  help="Stop tightening; the bounds proved so far are kept (for every page and visit).")
+    elif view.status in ("stopped", "cancelled", "failed"):
+        c1, c2 = st.columns([5, 1], vertical_alignment="center")
+        why = {"stopped": "stopped", "cancelled": "cancelled", "failed": f"failed ({view.message})"}[view.status]
+        c1.info(f"Tightening the band {why}: {text} ({steps}). The bounds proved so far are kept.")
+        c2.button("Continue", key="vk_tighten_resume", on_click=live.resume_job, args=(view.key,),
+                  help="Go on tightening from where it stopped.")
+    else:
+        st.caption(f"Band tightened in the background: {text} ({steps}).")
+    return view.active
 
 
 def monotone_band(ks, upper: np.ndarray, best: np.ndarray):
@@ -201,8 +281,10 @@ def _curve_values(view, ks) -> np.ndarray:
     return np.array([view.results[k]["variance"] if k in view.results else np.nan for k in ks])
 
 
-def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=False) -> bool:
-    """The figure, numbers and table from what the jobs have done so far; True while active."""
+def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=False, *, store=None,
+         dkey: str = "", tighten=None) -> bool:
+    """The figure, numbers and table from what the jobs have done so far and what the store
+    holds (:mod:`ui.bounds_store`, every bound proved on this data); True while active."""
     pviews = {mth: job.view() for mth, job in paths.items()}
     cview = cert.view() if cert is not None else None
     for mth in methods:
@@ -213,6 +295,8 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=Fals
         live.status_line(cview, what=f"Certified band (first bounds at {quick} of {len(ks)} k, now "
                                      "tightening them)", unit_name="values of k", key="vk_cert", units=ks)
     active = live.any_active(list(pviews.values()) + ([cview] if cview else []))
+    data = bounds_store.data_key(dkey) if store is not None else None
+    stored = store.band(data, ks) if data is not None else None
 
     K = len(ks)
     Vals = np.column_stack([_curve_values(pviews[mth], ks) for mth in methods])  # (K, methods)
@@ -234,7 +318,20 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=Fals
             probabilistic |= c["probabilistic"]
             if np.isfinite(c["lower"]):  # the certificate may have found a better x
                 best[j] = np.fmax(best[j], c["lower"])
+        if stored is not None:  # everything proved on this data, at any k, by any page or effort
+            has = np.isfinite(stored["upper"])
+            tighter = has & ~(upper <= stored["upper"])
+            upper = np.where(tighter, stored["upper"], upper)
+            kinds = [f"{kd}, from k = {f}" if t and f != k and kd else kd if t else kinds[j]
+                     for j, (t, kd, f, k) in enumerate(zip(tighter, stored["kind"], stored["upper_from"], ks))]
+            probabilistic |= bool(np.any(stored["probabilistic"] & tighter))
+            best = np.where(np.isfinite(stored["lower"]), np.fmax(best, stored["lower"]), best)
+            optimal |= stored["optimal"]
         upper, best, from_k = monotone_band(ks, upper, best)
+        if stored is not None:  # the store's envelope reaches k outside the axis: its own k proved them
+            from_k = (np.where(np.isfinite(stored["upper"]) & (stored["upper"] <= upper), stored["upper_from"],
+                               from_k[0]), from_k[1])
+        optimal |= np.array([bounds_store.closed(b, u) for b, u in zip(best, upper)], bool)
         bad = upper < best * (1 - 1e-9)  # a bound below a feasible value cannot hold
         if bad.any():
             st.warning(f"The certificate returned a bound below a feasible answer at k = "
@@ -248,6 +345,9 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=Fals
     if not have.any():
         st.info("The first curve is on its way…")
         return active
+    if cview is not None and tighten is not None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            active |= draw_tighten(tighten, ks, np.where(np.isfinite(upper), best / upper, np.nan))
 
     proved = np.isfinite(upper) & np.isfinite(best)
     band = None

@@ -68,8 +68,8 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Cancelled", "TimedOut", "Context", "Job", "JobView", "Registry", "Worker", "REGISTRY", "IDLE_SECONDS",
-           "MAX_JOBS", "HEAVY_SLOTS", "HEAVY_NICE", "REAP_S", "WORKER_IDLE_S", "cancel_all"]
+__all__ = ["Cancelled", "Preempted", "TimedOut", "Context", "Job", "JobView", "Registry", "Worker", "REGISTRY",
+           "IDLE_SECONDS", "MAX_JOBS", "HEAVY_SLOTS", "HEAVY_NICE", "REAP_S", "WORKER_IDLE_S", "cancel_all"]
 
 log = logging.getLogger("nspca.jobs")
 if os.environ.get("NSPCA_JOB_LOG") and not log.handlers:  # a debug trace of every state change
@@ -90,6 +90,11 @@ FINAL = ("done", "stopped", "cancelled", "failed")
 
 class Cancelled(BaseException):
     """Raised inside a worker (from a callback or between units) to stop it cleanly."""
+
+
+class Preempted(Cancelled):
+    """Raised inside a *background* job's unit when a foreground heavy job waits for the slot:
+    the unit is abandoned (its process killed) and computed again once the slot is free."""
 
 
 class TimedOut(Cancelled):
@@ -349,6 +354,8 @@ class Context:
     def check(self) -> None:
         if self._job._cancel.is_set():
             raise Cancelled
+        if self._job.must_yield():
+            raise Preempted
 
     def run(self, fn: str, X, data_id: Hashable, *, timeout: float | None = None, **kwargs):
         """``fn(X, callback=..., **kwargs)``; past ``timeout`` seconds :class:`TimedOut` is raised
@@ -391,14 +398,22 @@ class Job:
         job's worker process (killed at once on Stop).
     heavy : bool
         Heavy jobs take one of :data:`HEAVY_SLOTS` slots while computing.
+    background : bool
+        A heavy job that gives way: while a foreground heavy job waits for the slot, its current
+        unit is abandoned (:class:`Preempted`, the process killed) and it waits (status
+        ``queued``) until the slot is free again, then computes that unit anew.  The band's
+        tightening (:func:`ui.work.tighten_job`) is one: it may run for many minutes, and a
+        click on "Prove optimality" or the certificate of another page goes first.
     """
 
     def __init__(self, key: Hashable, title: str, units: Iterable[Hashable],
-                 work: Callable[[Any, Callable], Any], *, heavy: bool = False):
+                 work: Callable[[Any, Callable], Any], *, heavy: bool = False, background: bool = False):
         self.key = key
         self.title = title
         self.units = tuple(units)
-        self.heavy = heavy
+        self.heavy = heavy or background
+        self.background = background
+        self.registry: Registry | None = None  # set by Registry.submit (who may preempt a background job)
         self._work = work
         self._lock = threading.Lock()
         self._results: OrderedDict = OrderedDict()
@@ -465,7 +480,30 @@ class Job:
         """The core's ``callback(done, total)``: record progress, stop if asked."""
         if self._cancel.is_set():
             raise Cancelled
+        if self.must_yield():
+            raise Preempted
         self._step = (float(done), float(total))
+
+    def must_yield(self) -> bool:
+        """Whether this background job should give the heavy slot to a waiting foreground job."""
+        reg = self.registry
+        return bool(self.background and reg is not None and reg.foreground_waiting())
+
+    def _give_way(self, slots: threading.Semaphore | None, held: bool) -> bool:
+        """Release the slot while a foreground job waits, then take it again; returns ``held``."""
+        if held:
+            slots.release()
+        with self._lock:
+            self._status = "queued"
+        log.info("job %s gives way", self.title)
+        while self.must_yield():
+            if self._cancel.is_set():
+                raise Cancelled
+            time.sleep(0.1)
+        held = self._acquire(slots)
+        with self._lock:
+            self._status = "running"
+        return held
 
     def start(self, slots: threading.Semaphore | None, worker: Worker | None = None) -> None:
         """Start a worker thread for the units without a result."""
@@ -502,8 +540,17 @@ class Job:
             while (unit := self._next_unit()) is not None:
                 if self._cancel.is_set():
                     raise Cancelled
+                if self.must_yield():
+                    held = self._give_way(slots, held)
+                    continue
                 self._step = (0, 0)
-                value = self._work(unit, Context(self, self._worker))
+                try:
+                    value = self._work(unit, Context(self, self._worker))
+                except Preempted:
+                    if self._cancel.is_set():
+                        raise Cancelled from None
+                    held = self._give_way(slots, held)
+                    continue
                 with self._lock:
                     self._results[unit] = value
                     self._seconds = base + time.perf_counter() - t0
@@ -582,7 +629,7 @@ class Registry:
 
     def submit(self, key: Hashable, title: str, units: Iterable[Hashable],
                work: Callable[[Any, Callable], Any], *, heavy: bool = False,
-               resume: bool = True) -> Job:
+               resume: bool = True, background: bool = False) -> Job:
         """The job for ``key``, started if new.
 
         A job that is queued, running or done is returned as it is (reuse);
@@ -590,12 +637,14 @@ class Registry:
         worker picks them up, a done job restarts on them).  A cancelled or
         failed one restarts on its missing units when ``resume``; a *stopped*
         one (the user's Stop) stays stopped until :meth:`resume` is called.
+        ``background``: a heavy job that gives way to the others (see :class:`Job`).
         """
         self._start_reaper()
         with self._lock:
             job = self._jobs.get(key)
             if job is None:
-                job = Job(key, title, units, work, heavy=heavy)
+                job = Job(key, title, units, work, heavy=heavy, background=background)
+                job.registry = self
                 self._jobs[key] = job
                 self._evict()
                 fresh = True
@@ -661,6 +710,17 @@ class Registry:
     def active(self) -> list[Job]:
         return [j for j in self.jobs() if j.status in ("queued", "running")]
 
+    def foreground_waiting(self) -> bool:
+        """Whether a heavy job that is not a background one waits for the heavy slot."""
+        return any(j.heavy and not j.background and j.status == "queued" for j in self.jobs())
+
+    def stop_background(self, reason: str = "stopped") -> list[Job]:
+        """Stop every active background job (tests; a page's Stop acts on one job)."""
+        out = [j for j in self.active() if j.background]
+        for job in out:
+            job.stop(reason)
+        return out
+
     def reap(self, now: float | None = None) -> list[Job]:
         """Cancel the active jobs nobody read for ``idle_seconds``, and those whose every reader
         session has ended (:attr:`session_alive`); kill the heavy worker process once no heavy
@@ -706,14 +766,19 @@ class Registry:
         for worker in self._all_workers():
             worker.kill()
 
-    def wait(self, timeout: float = 60.0) -> bool:
-        """Wait until no job is active (tests); True when all ended in time."""
+    def wait(self, timeout: float = 60.0, *, background: bool = False) -> bool:
+        """Wait until no job is active (tests); True when all ended in time.  Background jobs
+        (the band's tightening, which may run for many minutes) are waited for only when
+        ``background``."""
+        def busy():
+            return [j for j in self.active() if background or not j.background]
+
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not self.active():
+            if not busy():
                 return True
             time.sleep(0.02)
-        return not self.active()
+        return not busy()
 
     def forget(self, match: Callable[[Hashable], bool]) -> int:
         """Cancel and drop the jobs whose key ``match``es (their data is gone: the work function

@@ -66,11 +66,11 @@ jobs.REGISTRY.session_alive = session_alive  # jobs of closed tabs are cancelled
 
 
 def submit(key: Hashable, title: str, units: Iterable[Hashable], work: Callable, *,
-           heavy: bool = False) -> jobs.Job:
+           heavy: bool = False, background: bool = False) -> jobs.Job:
     """``jobs.REGISTRY.submit`` and remember the key for this session's heartbeat; the job
     records this session as a reader, so it is cancelled once every reader's tab is closed
     (work shared by several sessions runs on while one of them is open)."""
-    job = jobs.REGISTRY.submit(key, title, units, work, heavy=heavy)
+    job = jobs.REGISTRY.submit(key, title, units, work, heavy=heavy, background=background)
     sid = session_id()
     if sid is not None:
         job.readers.add(sid)
@@ -127,13 +127,24 @@ def _resume(key) -> None:
         jobs.REGISTRY.resume(k)
 
 
-def live(draw: Callable[[], bool], *, active: bool) -> None:
+def stop_job(key) -> None:
+    """Stop the job ``key`` (or every job of a :class:`Group`): a button's ``on_click``."""
+    _stop(key)
+
+
+def resume_job(key) -> None:
+    """Continue the stopped job ``key`` (or every job of a :class:`Group`): a button's ``on_click``."""
+    _resume(key)
+
+
+def live(draw: Callable[[], bool], *, active: bool, period: float | None = None) -> None:
     """Run ``draw()`` in a fragment that redraws every second (more under many sessions:
     :func:`refresh_seconds`) while work is under way.
 
     ``active`` says whether a job ``draw`` shows is queued or running now;
     ``draw`` returns the same after drawing.  Once the work has ended the page
-    reruns once, so the final page has no timer.
+    reruns once, so the final page has no timer.  ``period``: the least redraw
+    period in seconds (a page showing only slow background work asks for more).
     """
 
     from ui.compute import guard  # (ui.compute imports nothing from here)
@@ -144,7 +155,8 @@ def live(draw: Callable[[], bool], *, active: bool) -> None:
         if active and not out.get("active", False):
             st.rerun()
 
-    st.fragment(run_every=refresh_seconds() if active else None)(body)()
+    every = max(refresh_seconds(), period or 0.0) if active else None
+    st.fragment(run_every=every)(body)()
 
 
 def status_line(view: jobs.JobView, *, what: str, unit_name: str = "values", key: str,

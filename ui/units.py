@@ -41,7 +41,7 @@ def fit_unit(X: np.ndarray, *, k: int, method: str, d: int, eps: float, seed: in
 
 
 def certify_unit(X: np.ndarray, *, k: int, x: np.ndarray | None = None, effort: str = "auto",
-                 callback=None) -> dict:
+                 time_limit: float | None = None, callback=None) -> dict:
     """``nspca_core.certify(X, k=k, x=x, effort=effort)`` as a small dict.
 
     Returns
@@ -50,7 +50,8 @@ def certify_unit(X: np.ndarray, *, k: int, x: np.ndarray | None = None, effort: 
     """
     from nspca_core import certify
 
-    c = certify(X, k=int(k), x=x, effort=effort, callback=callback)
+    c = certify(X, k=int(k), x=x, effort=effort, callback=callback,
+                **({"time_limit": float(time_limit)} if time_limit is not None else {}))
     xc = None if c.x is None else np.asarray(c.x, float)
     return dict(upper=float(c.upper_bound), lower=float(c.lower), kind=str(c.kind),
                 optimal=bool(c.optimal), probabilistic=bool(c.probabilistic), x=xc)

@@ -24,11 +24,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from nspca_core import methods as registry
-from ui import jobs, live
+from ui import bounds_store, jobs, live
 from ui.compute import Unavailable, available_methods, digest
 
 __all__ = ["SLOW_METHODS", "FITS_KEPT", "path_job", "certify_job", "fit_jobs", "components_jobs", "best_x",
-           "stored_fit", "best_stored_x", "certificate", "certified", "QUICK"]
+           "stored_fit", "best_stored_x", "certificate", "certified", "QUICK", "tighten_job", "best_certificate",
+           "exact_cheap", "certify_one_job"]
 
 # Methods of cost "slow" in the registry (they search a penalty for k nonzeros: tens of seconds
 # on CBCL/MLL): heavy jobs.
@@ -138,7 +139,8 @@ QUICK_S = 3.0   # a quick certificate computing longer (CPU s) is abandoned, and
 
 
 def certify_job(X: np.ndarray, dkey: str, ks: Sequence[int], *,
-                start: Callable[[int], np.ndarray | None] | None = None, title: str = ""):
+                start: Callable[[int], np.ndarray | None] | None = None, title: str = "",
+                store: bounds_store.BoundsStore | None = None):
     """Certificates for every k in ``ks``, in that order: a quick pass, then the full one.
 
     Units: first ``("fast", k)`` for every k — ``certify(X, k, x, effort="fast")``,
@@ -155,25 +157,35 @@ def certify_job(X: np.ndarray, dkey: str, ks: Sequence[int], *,
     raises the certificate's lower bound; the upper bound does not depend on
     it, so the job is keyed by the data alone).  Each unit is a dict
     ``upper, lower, kind, optimal, probabilistic, x``.
+
+    With a ``store`` (:mod:`ui.bounds_store`) every certificate is offered to it,
+    and a unit whose effort (or a more thorough one) already ran at k — on any
+    page, in any session, on an earlier visit — is not computed again: its value
+    is what the store knows at k (``stored=True``).
     """
     key = ("certify", dkey)
     too_slow = [np.inf]  # quick units from this k up are skipped
+    data = bounds_store.data_key(dkey)
 
     def work(unit, ctx):
         quick = isinstance(unit, tuple)
         k = int(unit[1] if quick else unit)
+        effort = QUICK if quick else "auto"
+        if store is not None and data is not None and store.ran(data, k, effort):
+            return _stored(store, data, k)
         if quick and k >= too_slow[0]:
             return None
-        x0 = best_stored_x(dkey, k)  # what any page found at k so far
+        x0 = _best_start(X, store, dkey, k)  # what any page found at k so far
         if x0 is None and start is not None:
             x0 = start(k)
         if not quick:
-            return ctx.run("ui.units.certify_unit", X, dkey, k=k, x=x0)
+            return _offered(store, dkey, k, ctx.run("ui.units.certify_unit", X, dkey, k=k, x=x0), "auto")
         try:
-            return ctx.run("ui.units.certify_unit", X, dkey, k=k, x=x0, effort=QUICK, timeout=QUICK_S)
+            out = ctx.run("ui.units.certify_unit", X, dkey, k=k, x=x0, effort=QUICK, timeout=QUICK_S)
         except jobs.TimedOut:
             too_slow[0] = min(too_slow[0], k)
             return None
+        return _offered(store, dkey, k, out, QUICK)
 
     ks = [int(k) for k in ks]
     return live.submit(key, title or "certificates", [(QUICK, k) for k in ks] + ks, work, heavy=True)
@@ -200,14 +212,147 @@ def certified(results: dict, ks: Sequence[int]) -> tuple[int, int]:
 
 
 def certify_one_job(X: np.ndarray, dkey: str, k: int, x: np.ndarray, *, effort: str = "fast",
-                    title: str = ""):
-    """One certificate of a given answer ``x`` (the tour's button): one unit, heavy."""
-    key = ("certify-one", dkey, int(k), effort, digest(np.asarray(x)))
+                    title: str = "", time_limit: float | None = None,
+                    store: bounds_store.BoundsStore | None = None):
+    """One certificate of a given answer ``x`` (the tour's button, the "full" refinement, a proof
+    of optimality with ``effort="exact"`` and ``time_limit`` seconds): one unit, heavy.
+
+    With a ``store``, the result is offered to it, and a k the store already knows to be
+    optimal is not computed again (the value is the store's)."""
+    key = ("certify-one", dkey, int(k), effort, digest(np.asarray(x)),
+           None if time_limit is None else float(time_limit))
+    data = bounds_store.data_key(dkey)
 
     def work(kk, ctx):
-        return ctx.run("ui.units.certify_unit", X, dkey, k=int(kk), x=x, effort=effort)
+        if store is not None and data is not None and store.at(data, int(kk))["optimal"]:
+            return _stored(store, data, int(kk))
+        extra = {} if time_limit is None else {"time_limit": float(time_limit)}
+        out = ctx.run("ui.units.certify_unit", X, dkey, k=int(kk), x=x, effort=effort, **extra)
+        return _offered(store, dkey, int(kk), out, effort, time_limit=time_limit or 0.0)
 
     return live.submit(key, title or f"certificate at k = {k}", [int(k)], work, heavy=True)
+
+
+# ------------------------------------------------------------------ proved bounds, kept and tightened
+def _offered(store, dkey: str, k: int, out: dict | None, effort: str, time_limit: float = 0.0) -> dict | None:
+    """Offer a certificate unit's result to the store (when there is one); the result, unchanged."""
+    if store is not None and out is not None:
+        bounds_store.offer_certificate(store, dkey, k, out, effort=effort, time_limit=time_limit)
+    return out
+
+
+def _stored(store: bounds_store.BoundsStore, data: bounds_store.DataKey, k: int) -> dict:
+    """What the store knows at k (monotone envelope), as a certificate unit's dict."""
+    at = store.at(data, k)
+    fr = int(at["upper_from"])
+    return dict(upper=float(at["upper"]), lower=float(at["lower"]),
+                kind=(at["kind"] + ("" if fr in (-1, k) else f", from k = {fr}")) or "stored",
+                optimal=bool(at["optimal"]), probabilistic=bool(at["probabilistic"]), x=at["x"], stored=True)
+
+
+def _best_start(X: np.ndarray, store, dkey: str, k: int) -> np.ndarray | None:
+    """The best known feasible point at k (largest variance): the store's (any k' <= k) or the
+    stored fits' at k."""
+    data = bounds_store.data_key(dkey)
+    cands = [x for x in ((store.best_x(data, k) if store is not None and data is not None else None),
+                         best_stored_x(dkey, k)) if x is not None]
+    if len(cands) < 2:
+        return cands[0] if cands else None
+    return max(cands, key=lambda x: float(np.sum((X @ x) ** 2)))
+
+
+def best_certificate(dkey: str, k: int, results: dict | None = None,
+                     store: bounds_store.BoundsStore | None = None) -> dict | None:
+    """The best certificate known at ``k``: a certify job's ``results`` (:func:`certificate`) and
+    everything the store holds for the data (its monotone envelope over every stored k), the
+    smaller bound and the larger feasible value; None when neither has one."""
+    found = []
+    if results is not None and (c := certificate(results, k)) is not None:
+        found.append(c)
+    data = bounds_store.data_key(dkey)
+    if store is not None and data is not None:
+        c = _stored(store, data, int(k))
+        if np.isfinite(c["upper"]):
+            found.append(c)
+    if not found:
+        return None
+    best = min(found, key=lambda c: c["upper"])
+    top = max(found, key=lambda c: c["lower"])
+    opt = any(c["optimal"] for c in found) or bounds_store.closed(top["lower"], best["upper"])
+    return {**best, "lower": top["lower"], "x": top["x"], "optimal": opt}
+
+
+# where the band's tightening tries a proof of optimality (see exact_cheap)
+EXACT_ALL_N, EXACT_SMALL_N, EXACT_SMALL_K, EXACT_TINY_K = 120, 1000, 10, 5
+
+
+def exact_cheap(n: int, k: int) -> bool:
+    """Where the band's background tightening tries a proof of optimality (branch and bound):
+    every k on up to :data:`EXACT_ALL_N` features (LRS, 93: every k under a second), k <=
+    :data:`EXACT_SMALL_K` on up to :data:`EXACT_SMALL_N` (CBCL, 361: k <= 10 in seconds each), and
+    k <= :data:`EXACT_TINY_K` on any data (MLL: k <= 5 within a minute each)."""
+    return n <= EXACT_ALL_N or (n <= EXACT_SMALL_N and k <= EXACT_SMALL_K) or k <= EXACT_TINY_K
+
+
+_TIGHTEN_LIMIT: dict = {}  # job key -> the time limit of its exact units (the page's widget, latest)
+
+
+def tighten_job(X: np.ndarray, dkey: str, ks: Sequence[int], *, store: bounds_store.BoundsStore,
+                time_limit: float, title: str = ""):
+    """The band's bounds, tightened in the background (issue 28, item 4): a *background* job
+    (:class:`ui.jobs.Job`: it gives the heavy slot to any other certificate that waits).
+
+    Units: ``("full", k)`` — ``certify(X, k, x, effort="full")`` from the best known point —
+    for every k of ``ks``, the loosest k first (by the store's certified ratio now), then
+    ``("exact", k)`` — ``certify(..., effort="exact", time_limit=time_limit)`` — where
+    :func:`exact_cheap`, loosest first.  Every result is offered to ``store``, which the page
+    draws the band from (monotone envelope: a bound proved at one k also tightens the smaller
+    ones).  A unit is skipped where the store knows k to be optimal or the same effort already
+    ran there (at least as long, for "exact").  Each unit is a dict ``k, effort, improved`` (the
+    store's bound or point at k improved), ``before``, ``after`` (certified ratio at k), ``skipped``.
+
+    Submitting again reorders the units still to run (loosest first, by the ratios then); a
+    changed ``time_limit`` applies to the exact units not yet run.  The job remembers the band's
+    ratios when it was first submitted (``job.start_ratio``, k -> ratio) for the page's "worst
+    ratio a → b".  Returns None when ``dkey`` names no dataset.
+    """
+    data = bounds_store.data_key(dkey)
+    if data is None:
+        return None
+    n = X.shape[1]
+    ks = sorted({int(k) for k in ks})
+    key = ("tighten", dkey)
+    _TIGHTEN_LIMIT[key] = float(time_limit)
+    band = store.band(data, ks)
+    ratios = np.asarray(band["ratio"], float)
+    loose = [k for _, k in sorted(zip(np.nan_to_num(ratios, nan=-1.0).tolist(), ks))]
+    units = [("full", k) for k in loose] + [("exact", k) for k in loose if exact_cheap(n, k)]
+
+    def work(unit, ctx):
+        effort, k = unit
+        limit = _TIGHTEN_LIMIT.get(key, float(time_limit))
+        at = store.at(data, k)
+        out = dict(k=k, effort=effort, improved=False, before=float(at["ratio"]), after=float(at["ratio"]),
+                   skipped="")
+        if at["optimal"]:
+            return {**out, "skipped": "optimal"}
+        if store.ran(data, k, effort, limit if effort == "exact" else 0.0):
+            return {**out, "skipped": "ran"}
+        extra = {"time_limit": limit} if effort == "exact" else {}
+        c = ctx.run("ui.units.certify_unit", X, dkey, k=k, x=_best_start(X, store, dkey, k), effort=effort,
+                    **extra)
+        improved = bounds_store.offer_certificate(store, data, k, c, effort=effort,
+                                                  time_limit=limit if effort == "exact" else 0.0)
+        return {**out, "improved": bool(improved), "after": float(store.at(data, k)["ratio"])}
+
+    job = live.submit(key, title or "tightening the band", units, work, background=True)
+    start = getattr(job, "start_ratio", None)
+    if start is None:
+        job.start_ratio = dict(zip(ks, ratios.tolist()))
+    else:
+        for k, r in zip(ks, ratios.tolist()):
+            start.setdefault(k, r)
+    return job
 
 
 def best_x(jobs_: Sequence, k) -> np.ndarray | None:

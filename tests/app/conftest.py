@@ -22,3 +22,13 @@ def browser():
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_background_work_left():
+    """Stop the band's background tightening a page test left running (it may go on for minutes;
+    ``jobs.REGISTRY.wait`` does not wait for it), so that it does not load the tests after."""
+    yield
+    from ui import jobs
+
+    jobs.REGISTRY.stop_background()

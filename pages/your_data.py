@@ -95,20 +95,6 @@ def on_screen(message: str, filename: str | None = None) -> str:
     return message
 
 
-def single_cell(notes) -> bool:
-    """True for a sparse cells x genes upload (a 10x folder or AnnData), kept sparse like a corpus."""
-    return any(str(nt).startswith(("10x folder", "AnnData")) for nt in notes)
-
-
-def row_col_words(X, notes) -> tuple[str, str]:
-    """What the rows and the columns of an upload are, in the user's words: documents × words for a
-    text corpus (``load_file`` keeps it sparse), cells × genes for sparse single-cell data, else
-    samples × features."""
-    if text_upload.is_sparse(X):
-        return ("cells", "genes") if single_cell(notes) else ("documents", "words")
-    return "samples", "features"
-
-
 def zip_holds_images(data: bytes) -> bool:
     """Whether a .zip upload holds image files (the only kind the resize field applies to).
 
@@ -267,7 +253,7 @@ def low_certificate(ds, X, k: int, x: np.ndarray, variance: float, fraction: flo
 
 
 def analysis(ds) -> None:
-    if text_upload.is_sparse(ds.X) and single_cell(ds.notes):  # cells x genes, kept sparse
+    if text_upload.is_sparse(ds.X) and text_upload.single_cell(ds.notes):  # cells x genes, kept sparse
         st.info("This is sparse single-cell data (cells × genes), kept sparse: its components, "
                 "shown as lists of genes and weights, are on the *Topics* page (the genes play the "
                 "words).")
@@ -406,7 +392,7 @@ def main() -> None:
             if current is None or getattr(current, "token", None) != upload.token:
                 st.button("Analyse this data on every page", type="primary", on_click=_use_upload,
                           args=(upload,), key="yd_use")
-                rows, cols = row_col_words(loaded.X, loaded.notes)
+                rows, cols = text_upload.row_col_words(loaded.X, loaded.notes)
                 if (rows, cols) == ("documents", "words"):
                     st.success(f"Read **{file.name}** as a text corpus: {loaded.X.shape[0]:,} documents × "
                                f"{loaded.X.shape[1]:,} words (word counts, kept sparse). Press the button "
@@ -423,7 +409,7 @@ def main() -> None:
     if current is None:
         st.info("No data uploaded yet. Until then the other pages use the dataset of the sidebar.")
         return
-    rows, cols = row_col_words(current.X, current.notes)
+    rows, cols = text_upload.row_col_words(current.X, current.notes)
     st.success(f"Using **{current.source_name}** ({current.X.shape[0]:,} {rows} × "
                f"{current.X.shape[1]:,} {cols})"
                + (" — selected in the sidebar." if state.settings().dataset == compute.UPLOAD_DATASET

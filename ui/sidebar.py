@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import state
+from ui import state, topics
 
 # Shown when the dataset registry cannot be imported (keeps the app up).
 _FALLBACK = {"digits": ("Handwritten digits (8×8, scikit-learn)", (1797, 64), "embedded")}
@@ -162,7 +162,9 @@ def draw_sidebar(page: str | None = None) -> state.Settings:
         n = n_features()
         m = n_samples()
         if n is not None:
-            st.caption(f"{m} samples × {n} features" if m is not None else f"{n} features")
+            up = ss.get(state.UPLOAD) if ss[state.DATASET] == state.UPLOAD_NAME else None
+            rows, cols = ("samples", "features") if up is None else topics.row_col_words(up.X, up.notes)
+            st.caption(f"{m} {rows} × {n} {cols}" if m is not None else f"{n} {cols}")
         st.selectbox("Preprocessing", list(state.PREPROCESSING_STEPS),
                      format_func=lambda p: state.PREPROCESSING_LABELS[p],
                      **_seed_widget(state.PREPROCESSING))

@@ -340,3 +340,17 @@ def vocab_uploader(filename: str, column) -> bytes | None:
                                  help="Word i on line i. Or upload one .zip holding the docword "
                                       "file and its vocab file.")
     return None if vocab is None else vocab.getvalue()
+
+
+def single_cell(notes) -> bool:
+    """True for a sparse cells x genes upload (a 10x folder or AnnData), kept sparse like a corpus."""
+    return any(str(nt).startswith(("10x folder", "AnnData")) for nt in notes)
+
+
+def row_col_words(X, notes) -> tuple[str, str]:
+    """What the rows and the columns of an upload are, in the user's words: documents × words for a
+    text corpus (``load_file`` keeps it sparse), cells × genes for sparse single-cell data, else
+    samples × features."""
+    if is_sparse(X):
+        return ("cells", "genes") if single_cell(notes) else ("documents", "words")
+    return "samples", "features"

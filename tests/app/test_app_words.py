@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -108,6 +109,21 @@ def test_sidebar_shows_samples_and_features_of_an_upload():
     at.session_state[state.DATASET] = state.UPLOAD_NAME
     at.run()
     assert "37 samples × 5 features" in " ".join(c.value for c in at.sidebar.caption)
+
+
+@pytest.mark.parametrize("notes, words", [(["read 24 documents"], "24 documents × 6 words"),
+                                          (["10x folder: 24 cells"], "24 cells × 6 genes")])
+def test_sidebar_names_rows_of_a_corpus_or_single_cell_upload(notes, words):
+    """A sparse upload is documents × words (or cells × genes), in the sidebar as on Your data."""
+    X = sp.random(24, 6, density=0.5, format="csr", random_state=0)
+    up = compute.Upload(X=X, feature_names=list("abcdef"), labels=None, image_shape=None, notes=notes,
+                        metadata=None, source_name="docs.zip")
+    at = _app()
+    at.session_state[state.UPLOAD] = up
+    at.session_state[state.DATASET] = state.UPLOAD_NAME
+    at.run()
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert words in captions and "samples" not in captions, captions
 
 
 def test_bipartite_note_only_when_the_joint_method_is_behind():

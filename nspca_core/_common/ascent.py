@@ -13,7 +13,15 @@ that have converged and columns that have settled on the support of a better
 one (the same power iteration on ``A_JJ`` from there; copies of a column among
 them).
 
-Proof of monotonicity (A PSD).  ``f(y) = y^T A y`` is convex and even, so with
+The step is an argument (``step=``, as SciPy's trust-region driver takes its
+subproblem; :mod:`nspca_core._common.steps`): the hard truncation above
+(:class:`~nspca_core._common.steps.TopK`, the default), EM's soft top-k
+(:class:`~nspca_core._common.steps.SoftTopK`) or the plain power iteration of the
+bipartite paper's deflation baselines (:class:`~nspca_core._common.steps.PlainPower`)
+all run in this one driver.  Steps that do not ascend return their last iterate
+(``keep="last"``) and stop on their own rule only (``rtol=None``).
+
+Proof of monotonicity (A PSD, hard truncation).  ``f(y) = y^T A y`` is convex and even, so with
 ``g = A x``: ``f(y) >= f(x) + 2 g^T (y - x) = 2 g^T y - f(x)``.  The step
 chooses the unit ``y >= 0`` with at most k nonzeros maximizing ``g^T y`` (or
 ``|g^T y|`` with both signs, then flip the sign of ``g``), and ``x`` is such a
@@ -33,7 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts", "ascent", "reweight", "polish"]
+from .steps import _COMPACT_MIN_N, TopK, _to_compact, _to_dense, project, topk_mask, truncate
+
+__all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts", "ascent",
+           "reweight", "polish"]
 
 # 1 - <x_new, x> below this (same support): a column has converged
 _XTOL = 1e-12
@@ -89,92 +100,6 @@ def cov_key(cov) -> np.ndarray:
     return tie_key(cov.diag(), cov.matvec(np.ones(cov.n)))
 
 
-def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -> np.ndarray:
-    """Boolean mask of the ``kc[j]`` largest entries of each column j of ``Y`` (n, p).
-
-    ``kc`` is an int or one int per column.  Entries equal to the k-th value
-    are taken by increasing ``key`` (default: the index).  With ``floor``, a
-    k-th value ``<= floor`` is not tie-broken: the mask then holds every entry
-    equal to it (callers that zero such entries anyway save the work).
-    """
-    n, p = Y.shape
-    if np.ndim(kc) and p > 1:
-        kc = np.asarray(kc)
-        if kc.min() == kc.max():
-            kc = kc[0]
-    if np.ndim(kc) == 0 or p == 1:  # one k for every column
-        k = min(int(np.ravel(kc)[0]) if np.ndim(kc) else int(kc), n)
-        if k == n:
-            return np.ones((n, p), dtype=bool)
-        t = np.partition(Y, n - k, axis=0)[n - k]
-        ge = Y >= t
-        extra = ge.sum(axis=0) > k  # a tie at the k-th value...
-        if floor is not None:
-            extra &= t > floor  # ...that matters
-        if not extra.any():  # the common case
-            return ge
-        kk = np.full(p, k, dtype=np.intp)
-    else:
-        kk = np.minimum(np.asarray(kc, dtype=np.intp), n)
-        t = np.sort(Y, axis=0)[n - kk, np.arange(p)]
-    mask = Y > t
-    eq = Y == t
-    need = kk - mask.sum(axis=0)
-    over = eq.sum(axis=0) > need
-    if floor is not None:
-        over &= t > floor
-    tied = np.flatnonzero(over)
-    mask |= eq
-    for j in tied:  # rare: more entries equal to the k-th value than places left
-        cand = np.flatnonzero(eq[:, j])
-        order = np.argsort(key[cand], kind="stable") if key is not None else np.arange(cand.size)
-        mask[cand[order[need[j]:]], j] = False
-    return mask
-
-
-def truncate(Y: np.ndarray, kc, key: np.ndarray | None = None) -> np.ndarray:
-    """``T_k`` column-wise: the ``kc[j]`` largest entries of ``Y[:, j]_+``, zeros elsewhere."""
-    Yp = np.maximum(Y, 0.0)
-    return np.where(topk_mask(Yp, kc, key, floor=0.0), Yp, 0.0)
-
-
-def _step(Y: np.ndarray, kc, key, both_signs: bool, signed: bool) -> np.ndarray:
-    if signed:  # the k largest |entries|, with their signs (plain TPower)
-        return np.where(topk_mask(np.abs(Y), kc, key), Y, 0.0)
-    Z = truncate(Y, kc, key)
-    if both_signs:  # the exact rank-1 step: the longer of T_k(y) and T_k(-y)
-        Zm = truncate(-Y, kc, key)
-        flip = np.einsum("ij,ij->j", Zm, Zm) > np.einsum("ij,ij->j", Z, Z)
-        Z[:, flip] = Zm[:, flip]
-    return Z
-
-
-def _normalize(Z: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """Unit columns, in place; a zero column takes ``fallback``'s column (nothing to follow).
-    The norm is taken after scaling by the largest entry so that tiny entries do not underflow."""
-    top = np.abs(Z).max(axis=0)
-    ok = top > 0
-    if ok.all():
-        Z /= top
-        Z /= np.linalg.norm(Z, axis=0)
-        return Z
-    Z[:, ok] /= top[ok]
-    Z[:, ok] /= np.linalg.norm(Z[:, ok], axis=0)
-    Z[:, ~ok] = fallback[:, ~ok]
-    return Z
-
-
-def project(X0: np.ndarray, kc, key: np.ndarray | None = None, *, signed: bool = False) -> np.ndarray:
-    """The feasible point of each start: ``T_k`` of the column, normalized; a column with
-    no positive entry becomes the basis vector of the feature of smallest ``key``.  With
-    ``signed``, the k largest |entries| with their signs."""
-    n, p = X0.shape
-    basis = np.zeros((n, p))
-    basis[int(np.argmin(key)) if key is not None else 0, :] = 1.0
-    X0 = np.asarray(X0, dtype=float)
-    Z = np.where(topk_mask(np.abs(X0), kc, key), X0, 0.0) if signed else truncate(X0, kc, key)
-    return _normalize(Z, basis)
-
 
 def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
                   nonneg: bool = True) -> np.ndarray:
@@ -186,118 +111,6 @@ def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
         R = np.abs(R)
     R = R[key]
     return R / np.linalg.norm(R, axis=0)
-
-
-# ---------------------------------------------------------------- compact iterates
-# The iterates of the ascent have at most k nonzeros each.  When k is small next to n they
-# are held as ``(idx, vals)``, both (w, q) with w = max k, one column per iterate: the indices
-# of the nonzeros in increasing order, then padding (index n, value 0).  Every O(n) pass of a
-# step then runs once, on the product ``A x`` only (the selection of its top k); the rest
-# costs O(k).  Otherwise (small n, or k near n) ``idx`` has no rows and ``vals`` is the
-# dense (n, q) matrix: fewer, larger numpy calls are then faster.
-
-# compact iterates from this many features on, when k <= n / 4
-_COMPACT_MIN_N = 1000
-
-
-def _to_dense(idx: np.ndarray, vals: np.ndarray, n: int) -> np.ndarray:
-    """The (n, q) matrix of the columns (compact: padding lands in a dropped row n)."""
-    if idx.shape[0] == 0:
-        return vals
-    Z = np.zeros((n + 1, idx.shape[1]))
-    Z[idx, np.arange(idx.shape[1])] = vals
-    return Z[:n]
-
-
-def _to_compact(Z: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(idx, vals)`` of the columns of Z (n, q), each with at most ``width`` nonzeros."""
-    cols, rows = _nonzero_by_column(Z)
-    return _scatter(rows, cols, Z[rows, cols], Z.shape[0], Z.shape[1], width)
-
-
-def _nonzero_by_column(M: np.ndarray):
-    """``(cols, rows)`` of the nonzeros of M (n, q), grouped by column, rows increasing."""
-    return np.divmod(np.flatnonzero(M.T), M.shape[0])
-
-
-def _scatter(rows, cols, values, n: int, q: int, width: int):
-    """Compact columns from the entries ``(rows, cols, values)``, grouped by column with rows
-    increasing; zero values are dropped."""
-    nz = values != 0
-    if not nz.all():
-        rows, cols, values = rows[nz], cols[nz], values[nz]
-    counts = np.bincount(cols, minlength=q)
-    pos = np.arange(cols.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    idx = np.full((width, q), n, dtype=np.intp)
-    vals = np.zeros((width, q))
-    idx[pos, cols] = rows
-    vals[pos, cols] = values
-    return idx, vals
-
-
-def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int):
-    """Compact ``T_k`` of each column of Y (n, q) (``signed``: the k largest |entries| with
-    their signs), the same points as the dense :func:`_step` without ``both_signs``.
-
-    Per k: one ``np.partition`` finds the (k+1)-th largest value u of each column and the
-    entries above u are the k kept ones.  When fewer than k lie above u, the k-th value
-    equals u (a tie); if it is positive, :func:`topk_mask` breaks the tie by ``key`` on
-    that column (rare), else the tied entries are zero after truncation anyway."""
-    n, q = Y.shape
-    S = np.abs(Y) if signed else Y
-    ks = np.unique(kc)
-    if ks.size > 4 or ks[-1] >= n:  # many different k (a path), or whole columns: dense
-        return _to_compact(_step(Y, kc, key, False, signed), width)
-    masks, dense_cols = [], []
-    for k in ks:
-        g = np.flatnonzero(kc == k) if ks.size > 1 else np.arange(q)
-        Sg = S if ks.size == 1 else S[:, g]
-        u = np.partition(Sg, n - k - 1, axis=0)[n - k - 1]
-        M = Sg > u
-        count = M.sum(axis=0)
-        if ks.size == 1 and k == width and (count == k).all():
-            # the common case: k entries above u in every column (no tie), kept if positive
-            cols, rows = _nonzero_by_column(M)
-            idx = rows.reshape(q, k).T
-            vals = Y[idx, np.arange(q)]
-            if signed or (vals > 0).all():
-                return idx, vals
-            return _scatter(rows, cols, np.maximum(vals.T.ravel(), 0.0), n, q, width)
-        ok = (count == k) | (u <= 0)
-        if not ok.all():
-            M[:, ~ok] = False
-            dense_cols.append(g[~ok])
-        masks.append((g, M))
-    if dense_cols:
-        g = np.concatenate(dense_cols)
-        masks.append((g, _step(Y[:, g], kc[g], key, False, signed) != 0))
-    if len(masks) == 1:
-        cols, rows = _nonzero_by_column(masks[0][1])
-    else:
-        M = np.zeros((n, q), dtype=bool)
-        for g, Mg in masks:
-            M[:, g] |= Mg
-        cols, rows = _nonzero_by_column(M)
-    values = Y[rows, cols] if signed else np.maximum(Y[rows, cols], 0.0)
-    return _scatter(rows, cols, values, n, q, width)
-
-
-def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
-                       prev_vals: np.ndarray):
-    """Unit columns; a zero column takes the previous iterate (nothing to follow).  One pass
-    when the sums of squares are far from under/overflow, else scaled by the largest entry
-    first (as :func:`_normalize`)."""
-    ss = np.einsum("ij,ij->j", vals, vals)
-    if ss.size and ss.min() > 1e-200 and ss.max() < 1e300:  # no under/overflow: one pass
-        return idx, vals * (1.0 / np.sqrt(ss))
-    top = np.abs(vals).max(axis=0)
-    ok = top > 0
-    vals = vals / np.where(ok, top, 1.0)
-    vals /= np.where(ok, np.linalg.norm(vals, axis=0), 1.0)
-    if not ok.all():
-        idx = idx.copy()
-        idx[:, ~ok], vals[:, ~ok] = prev_idx[:, ~ok], prev_vals[:, ~ok]
-    return idx, vals
 
 
 def _merge_weights(n: int) -> np.ndarray:
@@ -335,60 +148,71 @@ def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np
     return keep
 
 
-def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_iter: int = 200,
-           rtol: float = 1e-13, both_signs: bool = False, signed: bool = False,
-           xtol: float = _XTOL, merge: bool = True, stop=None) -> AscentResult:
-    """Batched truncated power ascent from the columns of ``X0`` (n, p).
+def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = None, max_iter: int = 200,
+           rtol: float | None = 1e-13, both_signs: bool = False, signed: bool = False,
+           xtol: float = _XTOL, merge: bool = True, stop=None, keep: str = "best",
+           quads=None) -> AscentResult:
+    """Batched ascent from the columns of ``X0`` (n, p), one ``step`` per iteration.
 
     Parameters
     ----------
     matvec : callable
         ``matvec(W) = A @ W`` for W of shape (n, q); A symmetric PSD.
     X0 : ndarray (n, p)
-        Starts; projected on the feasible set first (``T_k`` of the start,
-        normalized; a start with no positive entry becomes the basis vector of
-        the feature of smallest ``key``).
+        Starts; made feasible by ``step.start`` first (the hard truncation: ``T_k`` of the
+        start, normalized; a start with no positive entry becomes the basis vector of the
+        feature of smallest ``key``).
     kc : int or ndarray (p,)
         Nonzeros allowed per column.
+    step : step object, optional
+        What one iteration does with the products ``A X`` (:mod:`nspca_core._common.steps`).
+        Default ``TopK(signed=signed, both_signs=both_signs)``: the truncated power step.
     key : ndarray (n,) of int, optional
         Tie-break priority (:func:`tie_key`); default the index.
     max_iter : int
-    rtol : float
-        A column stops when a step gains less than ``rtol`` (relative) or its
-        iterate no longer moves (same support, ``1 - <x_new, x> <= 1e-12``).
+    rtol : float or None
+        A column stops when a step gains less than ``rtol`` (relative); None: only the step's
+        own rule stops a column.
     both_signs : bool
-        Also try ``T_k(-A x)`` (the exact rank-1 step).
+        Default step: also try ``T_k(-A x)`` (the exact rank-1 step).
     signed : bool
-        Keep the k largest entries of ``|A x|`` with their signs instead (the
-        truncated power method without the nonnegativity constraint); then the
-        iterates and the starts may have any sign.
+        Default step: keep the k largest entries of ``|A x|`` with their signs instead (the
+        truncated power method without the nonnegativity constraint); then the iterates and
+        the starts may have any sign.
     xtol : float
-        A column has converged when its support is unchanged and
-        ``1 - |<x_new, x>| <= xtol``.
+        Passed to the step: the hard truncation stops a column when its support is unchanged
+        and ``1 - |<x_new, x>| <= xtol``.
     merge : bool
-        Drop columns whose support, unchanged by the last step, is that of
-        another settled column of larger value (same k; copies of a column
-        among them); their result is the kept column's (or their own best
-        iterate, if larger).
+        Drop columns whose support, unchanged by the last step, is that of another settled
+        column of larger value (same k; copies of a column among them); their result is the
+        kept column's (or their own best iterate, if larger).  Only for steps that report
+        settled supports, with ``keep="best"``.
     stop : callable, optional
         ``stop()`` returning True ends the iterations early (best iterates so far).
+    keep : {"best", "last"}
+        Return each column's best iterate (an ascent), or its last one (a step that need not
+        ascend, e.g. EM's soft top-k); with "last" the values are ``quads(X)`` of the last
+        iterates (default ``x^T (A x)`` through ``matvec``).
 
     Returns
     -------
     AscentResult
     """
+    step = TopK(signed=signed, both_signs=both_signs) if step is None else step
+    best_kept = keep == "best"
     n, p = X0.shape
     kc = np.broadcast_to(np.asarray(kc, dtype=np.intp), (p,)).copy()
     width = int(min(kc.max(), n)) if p else 1
-    compact = n >= _COMPACT_MIN_N and 4 * width <= n
-    P = project(X0, kc, key, signed=signed)
+    compact = step.compact and n >= _COMPACT_MIN_N and 4 * width <= n
+    P = step.start(X0, kc, key)
     idx, vals = _to_compact(P, width) if compact else (np.zeros((0, p), dtype=np.intp), P)
-    best_idx, best_vals, best_v = idx.copy(), vals.copy(), np.full(p, -np.inf)
+    if best_kept:
+        best_idx, best_vals, best_v = idx.copy(), vals.copy(), np.full(p, -np.inf)
     prev_v = np.full(p, np.nan)
     converged = np.zeros(p, dtype=bool)
     active = np.arange(p)
     alias: list = []
-    w_merge = _merge_weights(n) if merge else None
+    w_merge = _merge_weights(n) if merge and best_kept else None
     it = 0
 
     def score(ia, va):  # (A x) and x^T A x of the columns
@@ -397,11 +221,6 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
         return Y, np.einsum("ij,ij->j", va, at)
 
     k_one = int(kc[0]) if p and kc.min() == kc.max() else None  # one k for every column
-
-    def select(Y):
-        if compact:
-            return _select(Y, kc[active], key, signed, width)
-        return idx[:, active], _step(Y, kc[active] if k_one is None else k_one, key, False, signed)
 
     def keep_best(ia, va, v, full):
         nonlocal best_idx, best_vals
@@ -422,27 +241,28 @@ def ascent(matvec, X0: np.ndarray, kc, *, key: np.ndarray | None = None, max_ite
         full = active.size == p  # every column active: views, not copies
         ia, va = (idx, vals) if full else (idx[:, active], vals[:, active])
         Y, v = score(ia, va)
-        keep_best(ia, va, v, full)
-        pv = prev_v[active]
-        gained = np.isnan(pv) | (v > pv + rtol * np.abs(pv))
-        prev_v[active] = v
-        zi, zv = select(Y)
-        if both_signs:  # the longer of T_k(y) and T_k(-y)
-            mi, mv = select(-Y)
-            flip = np.einsum("ij,ij->j", mv, mv) > np.einsum("ij,ij->j", zv, zv)
-            zi[:, flip], zv[:, flip] = mi[:, flip], mv[:, flip]
-        zi, zv = _normalize_compact(zv, zi, ia, va)
-        moved = ~(zi == ia).all(axis=0) if compact else ((zv != 0) != (va != 0)).any(axis=0)
-        still = moved | (np.abs(np.einsum("ij,ij->j", zv, va)) < 1 - xtol)
-        moving = gained & still
+        if best_kept:
+            keep_best(ia, va, v, full)
+        if rtol is None:
+            gained = True
+        else:
+            pv = prev_v[active]
+            gained = np.isnan(pv) | (v > pv + rtol * np.abs(pv))
+            prev_v[active] = v
+        zi, zv, done, settled = step(Y, ia, va, kc[active] if k_one is None else k_one, key, xtol)
+        moving = gained & ~done
         converged[active[~moving]] = True
         if full:
             idx, vals = zi, zv
         else:
             idx[:, active], vals[:, active] = zi, zv
-        if merge:
-            moving = _merge_settled(zi, zv, ~moved, v, kc, active, alias, n, w_merge, moving)
+        if w_merge is not None and settled is not None:
+            moving = _merge_settled(zi, zv, settled, v, kc, active, alias, n, w_merge, moving)
         active = active[moving]
+    if not best_kept:  # the last iterates, row-major whatever layout the step kept them in
+        X = np.ascontiguousarray(_to_dense(idx, vals, n))
+        values = quads(X) if quads is not None else np.einsum("ij,ij->j", X, matvec(X))
+        return AscentResult(X=X, values=values, converged=converged, iterations=it)
     if active.size:  # score the last iterates of columns still moving
         ia, va = idx[:, active], vals[:, active]
         keep_best(ia, va, score(ia, va)[1], False)

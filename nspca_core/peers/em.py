@@ -15,11 +15,12 @@ from itertools import combinations
 import numpy as np
 import scipy.optimize
 
-from .._common.ascent import random_starts, cov_key
+from .._common.ascent import ascent, cov_key, random_starts
 from .._common.options import check_options
 from .._common.checks import check_bool, check_callback, check_cov, check_float, check_peer_args
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
+from .._common.steps import SoftTopK
 from .._cov import Cov
 from .._summary import variance_summary
 from .._validation import InputError, as_rng, check_int, check_k
@@ -41,13 +42,6 @@ def _check_options(options: dict, allowed: dict, method: str) -> dict:
 def _lambda_max(cov: Cov) -> float:
     u = leading_eigvec(cov)
     return max(cov.quad(u), 0.0)
-
-
-def _col_norms(W: np.ndarray) -> np.ndarray:
-    """Column 2-norms without underflow (scaled by the column's max |entry| first)."""
-    mx = np.abs(W).max(axis=0)
-    safe = np.where(mx > 0, mx, 1.0)
-    return np.linalg.norm(W / safe, axis=0) * mx
 
 
 def _random_nonneg(rng: np.random.Generator, cov: Cov, count: int, nonneg: bool = True) -> np.ndarray:
@@ -176,82 +170,20 @@ def renormalize_on_support(cov: Cov, x: np.ndarray, nonneg: bool):
 # ----------------------------------------------------------------------------
 # EM iterations
 # ----------------------------------------------------------------------------
-def _soft_topk(W: np.ndarray, k: int) -> np.ndarray:
-    """Sigg–Buhmann sparse M-step, column-wise: keep the k largest |w_i| shifted by the (k+1)-th.
-
-    ``w_i <- sign(w_i) (|w_i| - |w|_(k+1))_+`` — the axis-aligned descent of
-    their Fig. 1 stopped when k coordinates have entered.  Ties at the (k+1)-th
-    value drop out, so at most k entries stay nonzero.
-    """
-    n = W.shape[0]
-    if k >= n:
-        return W
-    a = np.abs(W)
-    t = np.partition(a, n - k - 1, axis=0)[n - k - 1]
-    return np.sign(W) * np.clip(a - t, 0.0, None)
-
-
-def _hard_topk(W: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
-    """Column-wise: keep the k largest (nonneg: positive) entries, ties to the lower index."""
-    out = np.zeros_like(W)
-    for j in range(W.shape[1]):
-        if nonneg:
-            idx = np.flatnonzero(W[:, j] > 0)
-            order = np.argsort(-W[idx, j], kind="stable")[:k]
-        else:
-            idx = np.arange(W.shape[0])
-            order = np.argsort(-np.abs(W[:, j]), kind="stable")[:k]
-        out[idx[order], j] = W[idx[order], j]
-    return out
-
-
-def _em_iterate(cov: Cov, W: np.ndarray, k: int, nonneg: bool, tol: float, max_iter: int,
-                mstep=None):
-    """Run Sigg–Buhmann EM from each column of W (vectorized over columns).
+def _em_ascent(cov: Cov, W0: np.ndarray, k: int, nonneg: bool, tol: float, max_iter: int, mstep=None):
+    """Run Sigg–Buhmann EM from each column of W0 on the one ascent driver: ``(AscentResult, iterations)``.
 
     E-step y = X w and M-step w* = sum_n y_n x_n / sum_n y_n^2 combine to
-    w* = A w / (w^T A w); the scale is irrelevant after renormalizing, so we use
-    A w.  Constraint step (their Alg. 2): zero the negatives (nonneg), then the
-    soft top-k step, then normalize.  ``mstep(w_star) -> w`` optionally replaces
-    the nonnegativity projection (the quasi-orthogonal QP); it works per column.
-
-    Returns (W, converged per column, iterations).
+    w* = A w / (w^T A w); the scale is irrelevant after renormalizing, so the step
+    starts from A w.  Constraint step (their Alg. 2; :class:`~nspca_core._common.steps.SoftTopK`):
+    zero the negatives (nonneg), then the soft top-k step, then normalize.  ``mstep(w_star) -> w``
+    optionally replaces the nonnegativity projection (the quasi-orthogonal QP); it works per
+    column.  The last iterates are kept (EM need not ascend); their values are ``cov.quads``.
+    ``iterations`` counts, as EM always has, the pass that finds every start converged.
     """
-    W = W.copy()
-    active = np.ones(W.shape[1], dtype=bool)
-    converged = np.zeros(W.shape[1], dtype=bool)
-    it = 0
-    for it in range(1, max_iter + 1):
-        cols = np.flatnonzero(active)
-        if cols.size == 0:
-            break
-        Wa = W[:, cols]
-        Ws = cov.matvec(Wa)
-        if mstep is not None:
-            Ws = np.column_stack([mstep(Ws[:, j]) for j in range(Ws.shape[1])])
-        elif nonneg:
-            Ws = np.clip(Ws, 0.0, None)
-        Wn = _soft_topk(Ws, k)
-        nrm = _col_norms(Wn)
-        dead = nrm == 0
-        if dead.any():
-            # everything cancelled (e.g. all top entries tie): fall back to a hard top-k
-            Wn[:, dead] = _hard_topk(Ws[:, dead], k, nonneg)
-            nrm = _col_norms(Wn)
-        stuck = nrm == 0  # A w has no admissible entry: stop at a feasible cut of w
-        if stuck.any():
-            Wn[:, stuck] = _hard_topk(Wa[:, stuck], k, nonneg)
-            nrm = _col_norms(Wn)
-            for j in np.flatnonzero(nrm == 0):  # w itself had nothing left: a unit vector
-                Wn[:, j] = 0.0
-                Wn[0, j] = 1.0
-            nrm = _col_norms(Wn)
-        Wn = Wn / nrm
-        done = (np.abs(np.einsum("ij,ij->j", Wn, Wa)) > 1.0 - tol) | stuck
-        W[:, cols] = Wn
-        converged[cols[done]] = True
-        active[cols[done]] = False
-    return W, converged, it
+    r = ascent(cov.matvec, W0, k, step=SoftTopK(nonneg=nonneg, mstep=mstep), max_iter=max_iter, rtol=None,
+               xtol=tol, merge=False, keep="last", quads=cov.quads)
+    return r, r.iterations + int(r.iterations < max_iter and bool(r.converged.all()))
 
 
 def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
@@ -324,8 +256,8 @@ def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
         W0 = _random_nonneg(rng, cov, restarts, nonneg=False)
         if init != "random":
             W0[:, 0] = leading_eigvec(cov)
-    W, conv, iters = _em_iterate(cov, W0, k, nonneg, tol, max_iter)
-    vals = cov.quads(W)
+    r, iters = _em_ascent(cov, W0, k, nonneg, tol, max_iter)
+    W, conv, vals = r.X, r.converged, r.values
     best = int(np.argmax(vals))  # ties -> the first start
     x = W[:, best]
     how = "off"
@@ -350,12 +282,6 @@ def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
 # ----------------------------------------------------------------------------
 # several components
 # ----------------------------------------------------------------------------
-def _subcov(cov: Cov, keep: np.ndarray) -> Cov:
-    """The covariance of the features ``keep``: :meth:`Cov.columns` (an index view of an
-    operator: sparse data is never densified)."""
-    return cov.columns(keep)
-
-
 def _penalized_mstep(V: np.ndarray, gamma: float):
     """Quasi-orthogonal M-step: argmin_{w >= 0} ½||w - w*||² + (γ/2)||V^T w||², by its dual.
 
@@ -396,7 +322,7 @@ def _deflation_remove(cov: Cov, L: np.ndarray, k: int, rng, restarts: int, opts:
         kj = min(k, keep.size)
         if kj < k:
             notes.append(f"component {j + 1}: only {keep.size} features left, k lowered to {kj}")
-        res = em_pca(_subcov(cov, keep), kj, seed=rng, nonneg=True, restarts=restarts, **opts)
+        res = em_pca(cov.columns(keep), kj, seed=rng, nonneg=True, restarts=restarts, **opts)
         L[keep, j] = res.x
         # report the component in the original coordinates (same x^T A x)
         results.append(replace(res, x=L[:, j].copy(), support=keep[res.support]))
@@ -443,8 +369,8 @@ def _quasi_orthogonal(cov: Cov, L: np.ndarray, k: int, min_angle: float, rng, re
         closest, closest_cos = None, np.inf  # the most orthogonal candidate seen
         for step in range(12):
             mstep = None if j == 0 or gamma == 0 else _penalized_mstep(L[:, :j], gamma)
-            W, conv, _ = _em_iterate(cov, W0, k, True, tol, max_iter, mstep=mstep)
-            vals = cov.quads(W)
+            r, _ = _em_ascent(cov, W0, k, True, tol, max_iter, mstep=mstep)
+            W, vals = r.X, r.values
             ok = np.all(W.T @ L[:, :j] <= cos_max + 1e-9, axis=1) if j else np.ones(restarts, bool)
             if j:
                 worst = (W.T @ L[:, :j]).max(axis=1)
@@ -473,7 +399,7 @@ def _quasi_orthogonal(cov: Cov, L: np.ndarray, k: int, min_angle: float, rng, re
                              f"candidate (smallest angle to an earlier component {angle:.1f} degrees)")
                 warnings.warn(notes[-1], RuntimeWarning, stacklevel=3)  # em_components' caller
             else:
-                sub = em_pca(_subcov(cov, keep), min(k, keep.size), seed=rng, restarts=restarts)
+                sub = em_pca(cov.columns(keep), min(k, keep.size), seed=rng, restarts=restarts)
                 chosen = np.zeros(n)
                 chosen[keep] = sub.x
                 notes.append(f"component {j + 1}: penalty cap reached; used disjoint support")

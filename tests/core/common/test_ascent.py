@@ -57,7 +57,7 @@ def test_compact_step_is_the_sorted_top_k(seed, n, p, distinct_k, signed, coarse
     """The ascent's compact selection (indices and values of the k kept entries per column)
     is the dense top-k, ties at a positive k-th value broken by key — whichever of its paths
     (one k, a few k, many k; ties or not) it takes."""
-    from nspca_core._common.ascent import _select, _to_dense
+    from nspca_core._common.steps import _select, _to_dense
 
     rng = np.random.default_rng(seed)
     Y = rng.integers(-2, 3, (n, p)).astype(float) if coarse else rng.standard_normal((n, p))

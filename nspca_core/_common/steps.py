@@ -1,0 +1,380 @@
+"""The steps of the ascent (:func:`nspca_core._common.ascent.ascent`): what one iteration does
+with the products ``Y = A X`` of the current iterates, as SciPy's trust-region driver takes its
+subproblem.  The driver owns the loop (products, values, the best or last iterate, the columns
+still moving, merging); a step owns the map ``Y -> X_new`` and says which columns stop.
+
+A step is an object with
+
+- ``compact`` (bool): it can run on compact iterates (``(idx, vals)``, below);
+- ``start(X0, kc, key)``: the first iterates (n, p) from the starts;
+- ``__call__(Y, ia, va, kc, key, xtol) -> (zi, zv, done, settled)``: the next iterates from the
+  products ``Y`` (n, q) of the current ones ``(ia, va)``; ``done`` the columns that stop there,
+  ``settled`` those whose support the step left unchanged (None: the driver does not merge).
+
+The steps:
+
+- :class:`TopK`: the hard truncation ``T_k`` (the k largest entries of ``y_+``; ``signed``: of
+  ``|y|`` with their signs; ``both_signs``: the longer of ``T_k(y)`` and ``T_k(-y)``), the step
+  of ``fit(method="auto")``, the certificates' lower bounds and the truncated power method;
+- :class:`SoftTopK`: the constraint step of EM (Sigg & Buhmann 2008, Alg. 2), the k largest
+  ``|w_i|`` shifted by the (k+1)-th, with a hard top-k when nothing is left;
+- :class:`PlainPower`: ``x <- S(A x) / ||S(A x)||`` with a hard or soft top-k ``S``, every column
+  until all have converged (the deflation baselines of the bipartite paper).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["topk_mask", "truncate", "hard_topk", "soft_topk", "project", "TopK", "SoftTopK", "PlainPower"]
+
+
+def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -> np.ndarray:
+    """Boolean mask of the ``kc[j]`` largest entries of each column j of ``Y`` (n, p).
+
+    ``kc`` is an int or one int per column.  Entries equal to the k-th value
+    are taken by increasing ``key`` (default: the index).  With ``floor``, a
+    k-th value ``<= floor`` is not tie-broken: the mask then holds every entry
+    equal to it (callers that zero such entries anyway save the work).
+    """
+    n, p = Y.shape
+    if np.ndim(kc) and p > 1:
+        kc = np.asarray(kc)
+        if kc.min() == kc.max():
+            kc = kc[0]
+    if np.ndim(kc) == 0 or p == 1:  # one k for every column
+        k = min(int(np.ravel(kc)[0]) if np.ndim(kc) else int(kc), n)
+        if k == n:
+            return np.ones((n, p), dtype=bool)
+        t = np.partition(Y, n - k, axis=0)[n - k]
+        ge = Y >= t
+        extra = ge.sum(axis=0) > k  # a tie at the k-th value...
+        if floor is not None:
+            extra &= t > floor  # ...that matters
+        if not extra.any():  # the common case
+            return ge
+        kk = np.full(p, k, dtype=np.intp)
+    else:
+        kk = np.minimum(np.asarray(kc, dtype=np.intp), n)
+        t = np.sort(Y, axis=0)[n - kk, np.arange(p)]
+    mask = Y > t
+    eq = Y == t
+    need = kk - mask.sum(axis=0)
+    over = eq.sum(axis=0) > need
+    if floor is not None:
+        over &= t > floor
+    tied = np.flatnonzero(over)
+    mask |= eq
+    for j in tied:  # rare: more entries equal to the k-th value than places left
+        cand = np.flatnonzero(eq[:, j])
+        order = np.argsort(key[cand], kind="stable") if key is not None else np.arange(cand.size)
+        mask[cand[order[need[j]:]], j] = False
+    return mask
+
+
+def truncate(Y: np.ndarray, kc, key: np.ndarray | None = None) -> np.ndarray:
+    """``T_k`` column-wise: the ``kc[j]`` largest entries of ``Y[:, j]_+``, zeros elsewhere."""
+    Yp = np.maximum(Y, 0.0)
+    return np.where(topk_mask(Yp, kc, key, floor=0.0), Yp, 0.0)
+
+
+def _step(Y: np.ndarray, kc, key, both_signs: bool, signed: bool) -> np.ndarray:
+    if signed:  # the k largest |entries|, with their signs (plain TPower)
+        return np.where(topk_mask(np.abs(Y), kc, key), Y, 0.0)
+    Z = truncate(Y, kc, key)
+    if both_signs:  # the exact rank-1 step: the longer of T_k(y) and T_k(-y)
+        Zm = truncate(-Y, kc, key)
+        flip = np.einsum("ij,ij->j", Zm, Zm) > np.einsum("ij,ij->j", Z, Z)
+        Z[:, flip] = Zm[:, flip]
+    return Z
+
+
+def _normalize(Z: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Unit columns, in place; a zero column takes ``fallback``'s column (nothing to follow).
+    The norm is taken after scaling by the largest entry so that tiny entries do not underflow."""
+    top = np.abs(Z).max(axis=0)
+    ok = top > 0
+    if ok.all():
+        Z /= top
+        Z /= np.linalg.norm(Z, axis=0)
+        return Z
+    Z[:, ok] /= top[ok]
+    Z[:, ok] /= np.linalg.norm(Z[:, ok], axis=0)
+    Z[:, ~ok] = fallback[:, ~ok]
+    return Z
+
+
+def project(X0: np.ndarray, kc, key: np.ndarray | None = None, *, signed: bool = False) -> np.ndarray:
+    """The feasible point of each start: ``T_k`` of the column, normalized; a column with
+    no positive entry becomes the basis vector of the feature of smallest ``key``.  With
+    ``signed``, the k largest |entries| with their signs."""
+    n, p = X0.shape
+    basis = np.zeros((n, p))
+    basis[int(np.argmin(key)) if key is not None else 0, :] = 1.0
+    X0 = np.asarray(X0, dtype=float)
+    Z = np.where(topk_mask(np.abs(X0), kc, key), X0, 0.0) if signed else truncate(X0, kc, key)
+    return _normalize(Z, basis)
+
+
+# ---------------------------------------------------------------- compact iterates
+# The iterates of the ascent have at most k nonzeros each.  When k is small next to n they
+# are held as ``(idx, vals)``, both (w, q) with w = max k, one column per iterate: the indices
+# of the nonzeros in increasing order, then padding (index n, value 0).  Every O(n) pass of a
+# step then runs once, on the product ``A x`` only (the selection of its top k); the rest
+# costs O(k).  Otherwise (small n, or k near n) ``idx`` has no rows and ``vals`` is the
+# dense (n, q) matrix: fewer, larger numpy calls are then faster.
+
+# compact iterates from this many features on, when k <= n / 4
+_COMPACT_MIN_N = 1000
+
+
+def _to_dense(idx: np.ndarray, vals: np.ndarray, n: int) -> np.ndarray:
+    """The (n, q) matrix of the columns (compact: padding lands in a dropped row n)."""
+    if idx.shape[0] == 0:
+        return vals
+    Z = np.zeros((n + 1, idx.shape[1]))
+    Z[idx, np.arange(idx.shape[1])] = vals
+    return Z[:n]
+
+
+def _to_compact(Z: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(idx, vals)`` of the columns of Z (n, q), each with at most ``width`` nonzeros."""
+    cols, rows = _nonzero_by_column(Z)
+    return _scatter(rows, cols, Z[rows, cols], Z.shape[0], Z.shape[1], width)
+
+
+def _nonzero_by_column(M: np.ndarray):
+    """``(cols, rows)`` of the nonzeros of M (n, q), grouped by column, rows increasing."""
+    return np.divmod(np.flatnonzero(M.T), M.shape[0])
+
+
+def _scatter(rows, cols, values, n: int, q: int, width: int):
+    """Compact columns from the entries ``(rows, cols, values)``, grouped by column with rows
+    increasing; zero values are dropped."""
+    nz = values != 0
+    if not nz.all():
+        rows, cols, values = rows[nz], cols[nz], values[nz]
+    counts = np.bincount(cols, minlength=q)
+    pos = np.arange(cols.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    idx = np.full((width, q), n, dtype=np.intp)
+    vals = np.zeros((width, q))
+    idx[pos, cols] = rows
+    vals[pos, cols] = values
+    return idx, vals
+
+
+def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int):
+    """Compact ``T_k`` of each column of Y (n, q) (``signed``: the k largest |entries| with
+    their signs), the same points as the dense :func:`_step` without ``both_signs``.
+
+    Per k: one ``np.partition`` finds the (k+1)-th largest value u of each column and the
+    entries above u are the k kept ones.  When fewer than k lie above u, the k-th value
+    equals u (a tie); if it is positive, :func:`topk_mask` breaks the tie by ``key`` on
+    that column (rare), else the tied entries are zero after truncation anyway."""
+    n, q = Y.shape
+    S = np.abs(Y) if signed else Y
+    ks = np.unique(kc)
+    if ks.size > 4 or ks[-1] >= n:  # many different k (a path), or whole columns: dense
+        return _to_compact(_step(Y, kc, key, False, signed), width)
+    masks, dense_cols = [], []
+    for k in ks:
+        g = np.flatnonzero(kc == k) if ks.size > 1 else np.arange(q)
+        Sg = S if ks.size == 1 else S[:, g]
+        u = np.partition(Sg, n - k - 1, axis=0)[n - k - 1]
+        M = Sg > u
+        count = M.sum(axis=0)
+        if ks.size == 1 and k == width and (count == k).all():
+            # the common case: k entries above u in every column (no tie), kept if positive
+            cols, rows = _nonzero_by_column(M)
+            idx = rows.reshape(q, k).T
+            vals = Y[idx, np.arange(q)]
+            if signed or (vals > 0).all():
+                return idx, vals
+            return _scatter(rows, cols, np.maximum(vals.T.ravel(), 0.0), n, q, width)
+        ok = (count == k) | (u <= 0)
+        if not ok.all():
+            M[:, ~ok] = False
+            dense_cols.append(g[~ok])
+        masks.append((g, M))
+    if dense_cols:
+        g = np.concatenate(dense_cols)
+        masks.append((g, _step(Y[:, g], kc[g], key, False, signed) != 0))
+    if len(masks) == 1:
+        cols, rows = _nonzero_by_column(masks[0][1])
+    else:
+        M = np.zeros((n, q), dtype=bool)
+        for g, Mg in masks:
+            M[:, g] |= Mg
+        cols, rows = _nonzero_by_column(M)
+    values = Y[rows, cols] if signed else np.maximum(Y[rows, cols], 0.0)
+    return _scatter(rows, cols, values, n, q, width)
+
+
+def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
+                       prev_vals: np.ndarray):
+    """Unit columns; a zero column takes the previous iterate (nothing to follow).  One pass
+    when the sums of squares are far from under/overflow, else scaled by the largest entry
+    first (as :func:`_normalize`)."""
+    ss = np.einsum("ij,ij->j", vals, vals)
+    if ss.size and ss.min() > 1e-200 and ss.max() < 1e300:  # no under/overflow: one pass
+        return idx, vals * (1.0 / np.sqrt(ss))
+    top = np.abs(vals).max(axis=0)
+    ok = top > 0
+    vals = vals / np.where(ok, top, 1.0)
+    vals /= np.where(ok, np.linalg.norm(vals, axis=0), 1.0)
+    if not ok.all():
+        idx = idx.copy()
+        idx[:, ~ok], vals[:, ~ok] = prev_idx[:, ~ok], prev_vals[:, ~ok]
+    return idx, vals
+
+
+
+def hard_topk(Y: np.ndarray, k, nonneg: bool = True, key: np.ndarray | None = None) -> np.ndarray:
+    """Column-wise hard top-k: the k largest entries of ``Y_+`` (``nonneg``) or of ``|Y|`` with their
+    signs, zeros elsewhere; ties at the k-th value by increasing ``key`` (default: the index)."""
+    return _step(Y, k, key, False, not nonneg)
+
+
+def soft_topk(W: np.ndarray, k: int) -> np.ndarray:
+    """Sigg–Buhmann sparse M-step, column-wise: keep the k largest |w_i| shifted by the (k+1)-th.
+
+    ``w_i <- sign(w_i) (|w_i| - |w|_(k+1))_+`` — the axis-aligned descent of
+    their Fig. 1 stopped when k coordinates have entered.  Ties at the (k+1)-th
+    value drop out, so at most k entries stay nonzero.
+    """
+    n = W.shape[0]
+    if k >= n:
+        return W
+    a = np.abs(W)
+    t = np.partition(a, n - k - 1, axis=0)[n - k - 1]
+    return np.sign(W) * np.clip(a - t, 0.0, None)
+
+
+def _col_norms(W: np.ndarray) -> np.ndarray:
+    """Column 2-norms without underflow (scaled by the column's max |entry| first)."""
+    mx = np.abs(W).max(axis=0)
+    safe = np.where(mx > 0, mx, 1.0)
+    return np.linalg.norm(W / safe, axis=0) * mx
+
+
+def _one_k(kc) -> int:
+    """The one k of a step that runs every column with the same k."""
+    return int(kc) if np.ndim(kc) == 0 else int(np.ravel(kc)[0])
+
+
+@dataclass(frozen=True)
+class TopK:
+    """The hard truncation step ``x <- T_k(A x) / ||T_k(A x)||`` (the driver's default).
+
+    ``signed``: the k largest ``|A x|`` with their signs (the truncated power method without the
+    nonnegativity constraint; then the iterates and the starts may have any sign).
+    ``both_signs``: also ``T_k(-A x)``, keeping the longer (the exact rank-1 step).  Starts are
+    projected (:func:`project`).  A column stops when its support is unchanged and
+    ``|<x_new, x>| >= 1 - xtol``; the supports it leaves unchanged are ``settled`` (merged by
+    the driver).  Runs on compact iterates.
+    """
+
+    signed: bool = False
+    both_signs: bool = False
+    compact = True
+
+    def start(self, X0: np.ndarray, kc, key) -> np.ndarray:
+        return project(X0, kc, key, signed=self.signed)
+
+    def _select(self, Y, ia, kc, key):
+        if ia.shape[0]:  # compact iterates, of width the largest k
+            kcs = np.broadcast_to(kc, (Y.shape[1],)) if np.ndim(kc) == 0 else kc
+            return _select(Y, kcs, key, self.signed, ia.shape[0])
+        return ia, _step(Y, kc, key, False, self.signed)
+
+    def __call__(self, Y, ia, va, kc, key, xtol):
+        zi, zv = self._select(Y, ia, kc, key)
+        if self.both_signs:  # the longer of T_k(y) and T_k(-y)
+            mi, mv = self._select(-Y, ia, kc, key)
+            flip = np.einsum("ij,ij->j", mv, mv) > np.einsum("ij,ij->j", zv, zv)
+            zi[:, flip], zv[:, flip] = mi[:, flip], mv[:, flip]
+        zi, zv = _normalize_compact(zv, zi, ia, va)
+        moved = ~(zi == ia).all(axis=0) if ia.shape[0] else ((zv != 0) != (va != 0)).any(axis=0)
+        still = moved | (np.abs(np.einsum("ij,ij->j", zv, va)) < 1 - xtol)
+        return zi, zv, ~still, ~moved
+
+
+@dataclass(frozen=True)
+class SoftTopK:
+    """The constraint step of EM (Sigg & Buhmann 2008, Alg. 2): ``A w`` with its negatives zeroed
+    (``nonneg``; or ``mstep(A w)`` column by column, e.g. the quasi-orthogonal QP), then
+    :func:`soft_topk`, then normalized.
+
+    Starts are used as given.  When the soft step leaves nothing (all top entries tie), the hard
+    top-k of the same vector is taken; when ``A w`` has no admissible entry the column stops at
+    the hard top-k of ``w`` (``stuck``; a unit basis vector if that is empty too).  A column stops
+    when ``|<w_new, w>| > 1 - xtol``.  Dense iterates only, held column-major (the layout EM's
+    own loop had: products with a column-major block round differently).
+    """
+
+    nonneg: bool = True
+    mstep: Callable | None = None
+    compact = False
+
+    def start(self, X0: np.ndarray, kc, key) -> np.ndarray:
+        return np.array(X0, dtype=float, order="F")
+
+    def __call__(self, Y, ia, va, kc, key, xtol):
+        k, nonneg = _one_k(kc), self.nonneg
+        Ws = Y
+        if self.mstep is not None:
+            Ws = np.column_stack([self.mstep(Ws[:, j]) for j in range(Ws.shape[1])])
+        elif nonneg:
+            Ws = np.clip(Ws, 0.0, None)
+        Wn = soft_topk(Ws, k)
+        nrm = _col_norms(Wn)
+        dead = nrm == 0
+        if dead.any():
+            # everything cancelled (e.g. all top entries tie): fall back to a hard top-k
+            Wn[:, dead] = hard_topk(Ws[:, dead], k, nonneg)
+            nrm = _col_norms(Wn)
+        stuck = nrm == 0  # A w has no admissible entry: stop at a feasible cut of w
+        if stuck.any():
+            Wn[:, stuck] = hard_topk(va[:, stuck], k, nonneg)
+            nrm = _col_norms(Wn)
+            for j in np.flatnonzero(nrm == 0):  # w itself had nothing left: a unit vector
+                Wn[:, j] = 0.0
+                Wn[0, j] = 1.0
+            nrm = _col_norms(Wn)
+        Wn = np.asfortranarray(Wn / nrm)
+        done = (np.abs(np.einsum("ij,ij->j", Wn, va)) > 1.0 - xtol) | stuck
+        return ia, Wn, done, None
+
+
+@dataclass(frozen=True)
+class PlainPower:
+    """``x <- S(A x) / ||S(A x)||`` with ``S`` the hard top-k (:func:`hard_topk`, ``soft=False``)
+    or the soft one (:func:`soft_topk` of ``(A x)_+`` when ``nonneg``, ``soft=True``).
+
+    Starts are ``S`` of the given columns, normalized (they must keep a nonzero).  A column whose
+    ``S(A x)`` is zero keeps its iterate.  Every column runs until all have
+    ``|<x_new, x>| > 1 - xtol`` (one stop for the batch).  Dense iterates only.
+    """
+
+    soft: bool = False
+    nonneg: bool = True
+    compact = False
+
+    def _s(self, W: np.ndarray, k: int) -> np.ndarray:
+        if not self.soft:
+            return hard_topk(W, k, self.nonneg)
+        return soft_topk(np.clip(W, 0.0, None) if self.nonneg else W, k)
+
+    def start(self, X0: np.ndarray, kc, key) -> np.ndarray:
+        Z = self._s(np.asarray(X0, dtype=float), _one_k(kc))
+        return Z / np.linalg.norm(Z, axis=0)
+
+    def __call__(self, Y, ia, va, kc, key, xtol):
+        Xn = self._s(Y, _one_k(kc))
+        nrm = np.linalg.norm(Xn, axis=0)
+        Xn = np.where(nrm > 0, Xn / np.where(nrm > 0, nrm, 1.0), va)
+        done = np.all(np.abs(np.einsum("ij,ij->j", Xn, va)) > 1 - xtol)
+        return ia, Xn, np.full(Xn.shape[1], done), None

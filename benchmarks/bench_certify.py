@@ -66,10 +66,10 @@ def unit_eigh(A, reps=5):
 
 def fit_x(cov, k):
     try:
-        from nspca_core.api import _fit_cov
+        from nspca_core.solve import fit_cov
     except ImportError:
         return None
-    r = _fit_cov(cov, k, "auto", 3, 0.1, 0, None, {})
+    r = fit_cov(cov, k, "auto", 3, 0.1, 0, None, {})
     return r.x
 
 

@@ -7,7 +7,9 @@ argument, what is allowed and what was given.
 
 from __future__ import annotations
 
+import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,34 +32,71 @@ class InputError(ValueError):
     """Bad input: the message says what is wrong and what is allowed."""
 
 
+def _bound(value, context: dict, kind: str):
+    """A bound's number and how the message shows it (as written in the rule: ``0`` or ``0.0``;
+    ``:g`` for the "number" kind)."""
+    if isinstance(value, str):
+        number = context[value]
+        return number, f"{value}={number}"
+    return value, f"{value:g}" if kind == "number" else str(value)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A number in an interval. ``kind``: "int" (an integral number, returned as int), "float"
+    (a real number, returned as float; message "a float") or "number" (the same, "a number")."""
+
+    kind: str
+    low: object = -math.inf
+    high: object = math.inf
+    low_open: bool = False
+    high_open: bool = False
+
+    def allowed(self, context: dict) -> str:
+        (_, lo), (_, hi) = _bound(self.low, context, self.kind), _bound(self.high, context, self.kind)
+        if self.kind == "int" and self.high == math.inf:
+            return f"an int in >= {lo}"
+        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+        return f"{'an int' if self.kind == 'int' else 'a ' + self.kind} in {left}{lo}, {hi}{right}"
+
+    def contains(self, value, context: dict) -> bool:
+        try:
+            self.check(value, "", context)
+        except InputError:
+            return False
+        return True
+
+    def check(self, value, name: str, context: dict):
+        integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if not (integral if self.kind == "int" else real and np.isfinite(value)):
+            raise InputError(f"`{name}` must be {self.allowed(context)}; got {value!r}")
+        v = int(value) if self.kind == "int" else float(value)
+        low, high = _bound(self.low, context, self.kind)[0], _bound(self.high, context, self.kind)[0]
+        if v < low or v > high or (self.low_open and v == low) or (self.high_open and v == high):
+            shown = v if self.kind == "int" else (f"{v:g}" if self.kind == "number" else repr(value))
+            raise InputError(f"`{name}` must be {self.allowed(context)}; got {shown}")
+        return v
+
+
+#: ``k`` and ``d``: an int in [1, n_features] (``PARAMETERS["k"]`` / ``["d"]`` of
+#: :mod:`nspca_core._common.params`)
+SPARSITY = Interval("int", 1, "n_features")
+
+
 def check_int(value, name: str, low: int, high: int | None = None) -> int:
     """Return ``value`` as an int in ``[low, high]`` or raise :class:`InputError`."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        allowed = f"[{low}, {high}]" if high is not None else f">= {low}"
-        raise InputError(f"`{name}` must be an int in {allowed}; got {value!r}")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        allowed = f"[{low}, {high}]" if high is not None else f">= {low}"
-        raise InputError(f"`{name}` must be an int in {allowed}; got {value}")
-    return value
+    return Interval("int", low, math.inf if high is None else high).check(value, name, {})
 
 
 def check_k(k, n: int) -> int:
     """``k`` must be an int in [1, n_features]."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise InputError(f"`k` must be an int in [1, n_features={n}]; got {k!r}")
-    if not 1 <= int(k) <= n:
-        raise InputError(f"`k` must be an int in [1, n_features={n}]; got {int(k)}")
-    return int(k)
+    return SPARSITY.check(k, "k", {"n_features": n})
 
 
 def check_d(d, n: int) -> int:
     """``d`` must be an int in [1, n_features]."""
-    if isinstance(d, bool) or not isinstance(d, numbers.Integral):
-        raise InputError(f"`d` must be an int in [1, n_features={n}]; got {d!r}")
-    if not 1 <= int(d) <= n:
-        raise InputError(f"`d` must be an int in [1, n_features={n}]; got {int(d)}")
-    return int(d)
+    return SPARSITY.check(d, "d", {"n_features": n})
 
 
 def _as_float(a, name: str, what: str) -> np.ndarray:

@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from ._common.options import check_options
+from ._common.params import check
 from ._common.scale import normalized, rescale
 from ._cov import Cov
 from ._covariance import _is_sparse, as_cov
@@ -23,10 +24,8 @@ from .deflation import STRATEGIES as DEFLATION_STRATEGIES, check_partial as _che
 from .methods import PEERS, SINGLE
 from ._validation import InputError, as_rng, check_d, check_int, check_k
 from .result import ComponentsResult, Result
-from .solve import check_callback as _check_callback, check_eps as _check_eps, fit_cov, peer as _peer
+from .solve import fit_cov, peer as _peer
 from .solve import seed_param as _seed_param
-
-_fit_cov = fit_cov  # the former names, for code that imports them from here
 
 __all__ = ["METHODS", "STRATEGIES", "fit", "components"]
 
@@ -42,13 +41,6 @@ _MIN_ANGLE = 75.0
 
 
 # ----------------------------------------------------------------------------- validation
-def _check_method(method) -> str:
-    if method not in METHODS:
-        raise InputError(f"`method` must be one of {', '.join(repr(m) for m in METHODS)}; "
-                         f"got {method!r}")
-    return method
-
-
 def _allowed_options(method: str, strategy: str | None = None) -> set:
     """The keyword options ``fit``/``components`` accept for a method (and strategy)."""
     allowed = {"effort"}
@@ -59,16 +51,6 @@ def _allowed_options(method: str, strategy: str | None = None) -> set:
     if strategy == "quasi-orthogonal":
         allowed.update({"min_angle", "restarts", "renormalize", "tol", "max_iter"})
     return allowed
-
-
-def _check_ks(k, r: int, n: int) -> tuple:
-    """``k`` as one sparsity per component (an int is repeated)."""
-    if isinstance(k, (list, tuple, np.ndarray)):
-        if len(k) != r:
-            raise InputError(f"`k` must be an int or a sequence of n_components={r} ints; got {len(k)} "
-                             f"values")
-        return tuple(check_k(kj, n) for kj in k)
-    return (check_k(k, n),) * r
 
 
 def _weighted(X, sample_weight):
@@ -185,17 +167,17 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     n = C.n
     k = check_k(k, n)
     d = check_d(default_d(d, n), n)
-    eps = _check_eps(eps)
-    method = _check_method(method)
+    eps = check("eps", eps)
+    method = check("method", method, options=METHODS)
     _check_dask_method(C, method)
     check_options(options, _allowed_options(method), f"method {method!r}")
     as_rng(seed)  # validates the seed without consuming a Generator
-    _check_callback(callback)
+    check("callback", callback)
     if not isinstance(certify, bool):
         raise InputError(f"`certify` must be True or False; got {certify!r}")
     effort = options.pop("effort", "auto")
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
-    res = _fit_cov(C, k, method, d, eps, seed, callback, options)
+    res = fit_cov(C, k, method, d, eps, seed, callback, options)
     if certify:
         from .certificates import certify_cov as _certify_cov
 
@@ -262,16 +244,14 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     C = _operator(X, cov, sample_weight, options)
     n = C.n
     r = check_int(n_components, "n_components", 1, n)
-    ks = _check_ks(k, r, n)
+    ks = check("k_per_component", k, name="k", n_features=n, n_components=r)
     k = max(ks)
     d = check_d(default_d(d, n, strategy, r), n)
-    eps = _check_eps(eps)
-    method = _check_method(method)
+    eps = check("eps", eps)
+    method = check("method", method, options=METHODS)
     as_rng(seed)
-    _check_callback(callback)
-    if strategy not in STRATEGIES:
-        raise InputError(f"`strategy` must be one of {', '.join(repr(s) for s in STRATEGIES)}; "
-                         f"got {strategy!r}")
+    check("callback", callback)
+    check("strategy", strategy, options=STRATEGIES)
     _check_dask_method(C, method, strategy)
     where = f"strategy {strategy!r}" if strategy in ("bipartite", "quasi-orthogonal") else f"method {method!r}"
     check_options(options, _allowed_options(method, strategy) if strategy != "bipartite" else _BIPARTITE_OPTIONS,

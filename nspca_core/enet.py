@@ -85,15 +85,11 @@ def enet_samples(d, eps, n) -> int:
     """
     d = check_int(d, "d", 1)
     n = check_int(n, "n", 1)
-    eps = _check_eps(eps)
+    eps = check("eps", eps)
     p = _cap_probability(d, eps)
     if p >= 1.0 or n == 1:
         return 1
     return max(1, int(math.ceil(math.log(n) / -math.log1p(-p))))
-
-
-def _check_eps(eps) -> float:
-    return check("eps", eps)
 
 
 class _Directions:
@@ -137,8 +133,7 @@ class _Directions:
 # Refuse more random directions than this (keyword ``max_samples`` of enet_nspca and
 # enet_path; fit(method="enet") uses this module value).  Memory stays bounded whatever
 # the count (batches of _CHUNK_BYTES), so the cap is about time: 10^7 directions take
-# about 2 minutes at n = 361, d = 5 (11 µs each, measured on one core) and far longer
-# at n ~ 10^4 (the refusal gives its own estimate).
+# minutes already at n = 361 and far longer at n ~ 10^4 (the refusal gives its own estimate).
 MAX_SAMPLES = 10_000_000
 # directions timed to estimate the cost of a refused count
 _PROBE_SAMPLES = 1024
@@ -148,8 +143,8 @@ _PROBE_SAMPLES = 1024
 MAX_SECONDS = 60.0
 # The time model: per direction a fixed cost plus a cost per unit of n (d + 2) (one n x d by
 # d x b product, an argpartition, one d x n by n x b product), for the path plus a sort
-# (n (d + 2 + log2 n) units).  The largest rates measured on one core of the 2-core reference
-# machine at n = 10 to 12,582, d = 2 to 5: 12-32 ns per unit (single k), 23-49 (path).
+# (n (d + 2 + log2 n) units).  The rates: the largest measured by benchmarks/bench_enet.py on one
+# core, rounded up (an estimate that refuses early rather than late).
 _SECONDS_PER_DIRECTION = 2e-6
 _SECONDS_PER_UNIT = {"single": 25e-9, "path": 35e-9}
 
@@ -164,15 +159,6 @@ def enet_seconds(n: int, d: int, N: int, *, path: bool = False) -> float:
     """
     units = n * (d + 2 + (math.log2(max(n, 2)) if path else 0.0))
     return float(N) * (_SECONDS_PER_DIRECTION + _SECONDS_PER_UNIT["path" if path else "single"] * units)
-
-
-def _check_seconds(max_seconds) -> float:
-    if max_seconds is None:
-        return MAX_SECONDS
-    if isinstance(max_seconds, bool) or not isinstance(max_seconds, numbers.Real) \
-            or not 0 < float(max_seconds) < math.inf:
-        raise InputError(f"`max_seconds` must be a positive number of seconds or None; got {max_seconds!r}")
-    return float(max_seconds)
 
 
 def _directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, probe=None, max_seconds=None,
@@ -201,7 +187,8 @@ def _directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, probe=
                              f"{int(np.flatnonzero(norms == 0)[0])}")
         return _Directions(d, C.shape[0], C=C / norms[:, None])
     cap = MAX_SAMPLES if max_samples is None else check_int(max_samples, "max_samples", 1)
-    limit = _check_seconds(max_seconds)
+    limit = check("max_seconds", max_seconds)
+    limit = MAX_SECONDS if limit is None else limit
     if N > cap:
         _refuse_count(V, N, cap, k_eps, samples, probe)
     est = enet_seconds(n, d, N, path=path)
@@ -251,9 +238,8 @@ def _duration(seconds: float) -> str:
 
 def _validate(V, eps, callback):
     V = check_matrix(V, "V")
-    eps = _check_eps(eps)
-    if callback is not None and not callable(callback):
-        raise InputError(f"`callback` must be callable (done, total) -> None or None; got {callback!r}")
+    eps = check("eps", eps)
+    check("callback", callback)
     return V, eps
 
 
@@ -454,10 +440,6 @@ def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_sample
     return finish(V, x, k, "enet", params, t0, info)
 
 
-def _check_ks(ks, n: int) -> np.ndarray:
-    return np.asarray(check("ks", ks, n_features=n), dtype=np.int64)
-
-
 def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None,
               max_samples=None, max_seconds=None) -> "ResultPath":
     """:func:`enet_nspca` for many sparsities at once, sharing the random directions.
@@ -499,7 +481,7 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None,
     t0 = time.perf_counter()
     V, eps = _validate(V, eps, callback)
     n, d = V.shape
-    ks_arr = _check_ks(ks, n)
+    ks_arr = np.asarray(check("ks", ks, n_features=n), dtype=np.int64)
     scale = pow2_scale(V)
     Vs = V / scale
     uk, inv = np.unique(ks_arr, return_inverse=True)

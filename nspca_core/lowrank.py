@@ -30,8 +30,8 @@ _LANCZOS_MAX_FRACTION = 20
 _LANCZOS_SEED = 20140621
 # a Lanczos pair is kept when ||A u - w u|| <= _LANCZOS_RESIDUAL * lambda_1 (else: eigh)
 _LANCZOS_RESIDUAL = 1e-8
-# at most about n / _LANCZOS_BUDGET matrix-vector products before giving up for eigh: at
-# n = 3000 one product took 21 ms and eigh 4-8 s (200-400 products) on this machine
+# at most about n / _LANCZOS_BUDGET matrix-vector products before giving up for eigh: about what
+# the dense eigh itself costs
 _LANCZOS_BUDGET = 10
 
 
@@ -61,8 +61,8 @@ def _top_lanczos(A: np.ndarray, count: int):
     n = A.shape[0]
     v0 = np.random.default_rng(_LANCZOS_SEED).standard_normal(n)
     ncv = min(n, max(2 * count + 1, 20))
-    # restarts within a budget of about n / _LANCZOS_BUDGET products: the cost of the dense
-    # eigh measured at n = 3000 (flat spectra need more; they then fall back to eigh)
+    # restarts within a budget of about n / _LANCZOS_BUDGET products, the cost of the dense
+    # eigh (flat spectra need more; they then fall back to eigh)
     maxiter = max(1, (n // _LANCZOS_BUDGET - ncv) // (ncv - count))
     try:
         w, U = eigsh(A, k=count, which="LA", tol=0, v0=v0, ncv=ncv, maxiter=maxiter)

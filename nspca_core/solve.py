@@ -9,7 +9,6 @@ lower bounds.  Nothing here imports a front.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import replace
 
@@ -17,8 +16,9 @@ import numpy as np
 
 from ._common.ascent import ascent, cov_key, polish, project, random_starts
 from ._common.pairs import opt_pairs
+from ._common.params import check
 from ._cov import Cov
-from ._validation import InputError, as_rng
+from ._validation import as_rng
 from .methods import PEERS
 from ._common.rank1 import rank1_point
 from .result import Result
@@ -48,16 +48,13 @@ _AUTO_POLISH_WITHIN = 0.99
 
 # ----------------------------------------------------------------------------- checks shared by the fronts
 def check_eps(eps) -> float:
-    """``eps`` as a float in (0, 1)."""
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 1.0:
-        raise InputError(f"`eps` must be a float in (0, 1); got {eps!r}")
-    return float(eps)
+    """``eps`` by its declared rule (:data:`nspca_core._common.params.PARAMETERS`), for the Dask front."""
+    return check("eps", eps)
 
 
 def check_callback(callback):
-    """``callback`` callable or None."""
-    if callback is not None and not callable(callback):
-        raise InputError(f"`callback` must be callable (done, total) -> None or None; got {callback!r}")
+    """``callback`` by its declared rule, for the Dask front."""
+    return check("callback", callback)
 
 
 def seed_param(seed):
@@ -238,5 +235,3 @@ def _disagree(values: dict, rtol: float = 1e-9) -> bool:
     v = np.fromiter(values.values(), dtype=float)
     return np.count_nonzero(v >= v.max() * (1 - rtol)) < max(2, v.size // 2)
 
-
-_fit_cov = fit_cov  # its former name (benchmarks)

@@ -33,6 +33,17 @@ def page_app(name: str, *, timeout: float, **session):
     return at
 
 
+def app_pages() -> dict[str, list[tuple[str, str, str]]]:
+    """app.py's ``PAGES`` (section -> [(file, title, icon)]), read without running the app."""
+    import ast
+
+    tree = ast.parse((ROOT / "app.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "PAGES" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError("app.py has no PAGES table")
+
+
 def data_dir() -> Path:
     return Path(os.environ.get("NSPCA_DATA_DIR", ROOT.parent / "shared" / "datasets"))
 

@@ -1,8 +1,9 @@
 """CONTRIBUTING.md, proven by doing: each recipe applied to a temporary copy of the checkout.
 
 Every test copies the tracked files, applies one recipe exactly as CONTRIBUTING.md tells a
-newcomer (a method: its module and one registry entry; a dataset: its generator and one registry
-entry; a page: its file and one entry in ``app.PAGES``), checks that no other file changed, and
+newcomer (a method: its module and one registry entry; a cheap bound: its function and one entry
+in ``BOUNDS``, plus its name in the certificates' docstring; a dataset: its generator and one
+registry entry; a page: its file and one entry in ``app.PAGES``), checks that no other file changed, and
 runs in the copy the checks the recipe promises: the new thing is offered everywhere the
 registries reach (the API, the CLI, the app's lists) and the project's own tests of that area pass
 unchanged. The copy's packages come first on ``sys.path`` (the editable install's finder is only
@@ -159,6 +160,59 @@ def test_recipe_one_method(checkout):
                "--out", str(root / "out"))
     assert cli.returncode == 0, cli.stderr[-3000:]
     _pytest(root, "tests/app/test_app_registry.py", "tests/core/test_api.py")
+
+
+# ----------------------------------------------------------------------------------- one bound
+
+DIAG_BOUND = '''def _diag_k(s: Spectrum, ks: np.ndarray) -> np.ndarray:
+    """``OPT <= s_k(diag A)``, the sum of the k largest variances: for x on a support J of k
+    features, ``x^T A x <= lambda_max(A_JJ) <= tr(A_JJ)`` (A_JJ is psd).  A demonstration bound
+    added by following CONTRIBUTING.md; the sum rounded up by ``4 n eps``."""
+    top = np.cumsum(-np.sort(-s.diag))
+    return top[np.minimum(ks, s.n) - 1] * (1 + 4 * s.n * _EPS)
+
+
+'''
+
+DIAG_ENTRY = '    Bound("diag-k", lambda s: s.diag is not None, _diag_k),\n'
+
+DIAG_DOC = """``diag-k``
+    The sum of the k largest variances (``BOUNDS``).
+"""
+
+
+def test_recipe_one_bound(checkout):
+    root = checkout
+    bounds = root / "nspca_core/certificates/bounds.py"
+    text = bounds.read_text()
+    text = text.replace("#: the cheap bounds", DIAG_BOUND + "#: the cheap bounds", 1)  # the function
+    bounds.write_text(text)
+    _append_to_mapping(bounds, "BOUNDS: tuple[Bound, ...] = (", DIAG_ENTRY, closing="\n)\n")  # its entry
+    init = root / "nspca_core/certificates/__init__.py"
+    text = init.read_text()
+    init.write_text(text.replace("``exact(k<=2)``\n", DIAG_DOC + "``exact(k<=2)``\n", 1))
+    assert _changed(root) == {"nspca_core/certificates/bounds.py", "nspca_core/certificates/__init__.py"}
+    # every driver offers it: one k dense, a path of k, the split's remainder; and it is a bound
+    probe = _run(root, "-c", textwrap.dedent("""
+        import numpy as np
+        from nspca_core import certify, certify_path
+        from nspca_core._cov import Cov
+        from nspca_core.certificates.bounds import _bound_rest
+        from tests.bruteforce import brute_opt
+        rng = np.random.default_rng(2)
+        X = rng.standard_normal((12, 7)) * rng.uniform(0.1, 3.0, 7)
+        A = X.T @ X / 12
+        for k in (1, 3, 7):
+            c = certify(X, k=k, effort="fast")
+            assert c.bounds["diag-k"] >= brute_opt(A, k)[0], (k, c.bounds)
+            assert abs(c.bounds["diag-k"] - np.sort(np.diag(A))[::-1][:k].sum()) < 1e-9 * A.trace()
+        for c in certify_path(X, ks=[1, 3, 7], effort="fast"):
+            assert c.bounds["diag-k"] >= brute_opt(A, c.k)[0]
+        assert "diag-k" in _bound_rest(Cov(X, None), np.arange(3, 7), 2, "fast")
+        print("ok")
+    """))
+    assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]
+    _pytest(root, "tests/core/certificates/test_bounds_registry.py", "tests/core/certificates/test_single.py")
 
 
 # --------------------------------------------------------------------------------- one dataset

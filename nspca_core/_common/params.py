@@ -20,57 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import InputError, as_rng
+from .._validation import SPARSITY, InputError, Interval, as_rng, check_vector
 
-__all__ = ["PARAMETERS", "check", "in_interval", "check_params", "flag", "float_between", "int_at_least", "one_of",
-           "random_state_rule", "seed_of", "sparsity", "Interval", "Flag", "Callback", "Seed", "Sizes", "Choice"]
+__all__ = ["PARAMETERS", "EFFORTS", "check", "in_interval", "in_choices", "check_params", "flag", "float_between",
+           "int_at_least", "one_of", "random_state_rule", "seed_of", "sparsity", "Interval", "Flag", "Callback", "Seed",
+           "Sizes", "Choice", "Seconds", "Point"]
 
-
-def _bound(value, context: dict, kind: str):
-    """A bound's number and how the message shows it (as written in the rule: ``0`` or ``0.0``;
-    ``:g`` for the "number" kind)."""
-    if isinstance(value, str):
-        number = context[value]
-        return number, f"{value}={number}"
-    return value, f"{value:g}" if kind == "number" else str(value)
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A number in an interval. ``kind``: "int" (an integral number, returned as int), "float"
-    (a real number, returned as float; message "a float") or "number" (the same, "a number")."""
-
-    kind: str
-    low: object = -math.inf
-    high: object = math.inf
-    low_open: bool = False
-    high_open: bool = False
-
-    def allowed(self, context: dict) -> str:
-        (_, lo), (_, hi) = _bound(self.low, context, self.kind), _bound(self.high, context, self.kind)
-        if self.kind == "int" and self.high == math.inf:
-            return f"an int in >= {lo}"
-        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
-        return f"{'an int' if self.kind == 'int' else 'a ' + self.kind} in {left}{lo}, {hi}{right}"
-
-    def contains(self, value, context: dict) -> bool:
-        try:
-            self.check(value, "", context)
-        except InputError:
-            return False
-        return True
-
-    def check(self, value, name: str, context: dict):
-        integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-        real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-        if not (integral if self.kind == "int" else real and np.isfinite(value)):
-            raise InputError(f"`{name}` must be {self.allowed(context)}; got {value!r}")
-        v = int(value) if self.kind == "int" else float(value)
-        low, high = _bound(self.low, context, self.kind)[0], _bound(self.high, context, self.kind)[0]
-        if v < low or v > high or (self.low_open and v == low) or (self.high_open and v == high):
-            shown = v if self.kind == "int" else (f"{v:g}" if self.kind == "number" else repr(value))
-            raise InputError(f"`{name}` must be {self.allowed(context)}; got {shown}")
-        return v
+#: the certificates' efforts (one k also takes "exact": branch and bound)
+EFFORTS = ("auto", "fast", "full")
 
 
 @dataclass(frozen=True)
@@ -111,11 +68,10 @@ class Sizes:
     per: str | None = None
 
     def check(self, value, name: str, context: dict) -> tuple:
-        single = isinstance(value, numbers.Integral) and not isinstance(value, bool)
         ints = self.item.allowed(context).removeprefix("an int ")
         if self.per is not None:
             count = int(context[self.per])
-            if single:
+            if not isinstance(value, (list, tuple, np.ndarray)):  # one value for every component
                 return (self.item.check(value, name, context),) * count
             if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != count:
                 got = f"{len(value)} values" if isinstance(value, (list, tuple, np.ndarray)) else repr(value)
@@ -138,27 +94,72 @@ class Sizes:
 
 @dataclass(frozen=True)
 class Choice:
-    """One of a fixed set of values (the set may be given by the caller as ``options``)."""
+    """One of a fixed set of values (the set may be given by the caller as ``options``). The message
+    lists them, or the tuple ``listed`` (the usual ones) followed after the given value by ``note``."""
 
     options: tuple = ()
+    listed: tuple | None = None
+    note: str = ""
 
     def check(self, value, name: str, context: dict):
         options = tuple(context.get("options", self.options))
         if not isinstance(value, str) or value not in options:
-            raise InputError(f"`{name}` must be one of {', '.join(repr(o) for o in options)}; got {value!r}")
+            shown = ", ".join(repr(o) for o in options) if self.listed is None else repr(self.listed)
+            raise InputError(f"`{name}` must be one of {shown}; got {value!r}{self.note}")
         return value
+
+
+@dataclass(frozen=True)
+class Seconds:
+    """A positive finite number of seconds, returned as float (or None when ``none``)."""
+
+    none: bool = False
+
+    def check(self, value, name: str, context: dict):
+        if value is None and self.none:
+            return None
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < math.inf:
+            raise InputError(f"`{name}` must be a positive number of seconds{' or None' if self.none else ''}; "
+                             f"got {value!r}")
+        return float(value)
+
+
+@dataclass(frozen=True)
+class Point:
+    """A feasible point of sparsity ``k`` (context): length ``n_features``, nonnegative, nonzero, at most
+    k nonzeros; returned as a unit vector."""
+
+    def check(self, value, name: str, context: dict) -> np.ndarray:
+        x = check_vector(value, name)
+        n, k = context["n_features"], context["k"]
+        if x.size != n:
+            raise InputError(f"`{name}` must have length n_features={n}; got length {x.size}")
+        if x.min() < 0:
+            raise InputError(f"`{name}` must be nonnegative; got min({name}) = {x.min():.3g}")
+        nnz = int(np.count_nonzero(x))
+        if nnz == 0:
+            raise InputError(f"`{name}` must have at least one nonzero entry; got the zero vector")
+        if nnz > k:
+            raise InputError(f"`{name}` must have at most k={k} nonzeros; got {nnz}")
+        return x / np.linalg.norm(x)
 
 
 #: every shared parameter and its rule
 PARAMETERS = {
-    "k": Interval("int", 1, "n_features"),
-    "d": Interval("int", 1, "n_features"),
+    "k": SPARSITY,  # the rule of _validation.check_k / check_d (one implementation)
+    "d": SPARSITY,
     "eps": Interval("float", 0, 1, low_open=True, high_open=True),
     "ks": Sizes(Interval("int", 1, "n_features")),
     "k_per_component": Sizes(Interval("int", 1, "n_features"), per="n_components"),
     "seed": Seed(),
     "callback": Callback(),
     "certify": Flag(),
+    "method": Choice(),        # options: the registry's (api.METHODS)
+    "strategy": Choice(),      # options: api.STRATEGIES
+    "effort": Choice(EFFORTS + ("exact",), listed=EFFORTS, note=" (or 'exact' for one k: branch and bound)"),
+    "time_limit": Seconds(),
+    "max_seconds": Seconds(none=True),
+    "x": Point(),
     "tol": Interval("float", 0, 1, low_open=True, high_open=True),
     "max_iter": Interval("int", 1),
     "restarts": Interval("int", 1),
@@ -169,6 +170,11 @@ def in_interval(value, name: str, low, high, *, kind: str = "float", low_open: b
                 high_open: bool = False):
     """``value`` checked against an interval given by the caller (a function's own option)."""
     return Interval(kind, low, high, low_open, high_open).check(value, name, {})
+
+
+def in_choices(value, name: str, options):
+    """``value`` checked to be one of ``options`` given by the caller (a function's own option)."""
+    return Choice(tuple(options)).check(value, name, {})
 
 
 def check(rule: str, value, *, name: str | None = None, **context):

@@ -6,16 +6,18 @@ proof of each bound is in the docstring of the function computing it), the
 minimum of them is the certificate, and ``lower / upper`` is the certified
 fraction of the optimum reached by the best known feasible ``x``.
 
-Bounds (names as they appear in ``Certificate.bounds``):
+Bounds (names as they appear in ``Certificate.bounds``; the cheap ones are declared once in
+:data:`nspca_core.certificates.bounds.BOUNDS` and every driver loops over that list):
 
 ``lambda1``
-    ``lambda_max(A)`` (:func:`_bound_lambda1`).
+    ``lambda_max(A)`` (``BOUNDS``).
 ``exact(k<=2)``
     ``OPT`` itself for ``k <= 2`` by enumerating the ``n(n-1)/2`` pairs.
 ``paper(d=.)`` / ``paper-enet(d=.)``
-    Asteris et al. 2014: ``OPT_d + lambda_{d+1}`` (:func:`paper_bound`).
+    Asteris et al. 2014: ``OPT_d + lambda_{d+1}`` (:func:`paper_bound`; d = 1 in ``BOUNDS``).
 ``residual(d=.)``
-    ``OPT_d + min(lambda_{d+1}, max_i sum of the k largest of ((A - A_d)_+)_i)``.
+    ``OPT_d + min(lambda_{d+1}, max_i sum of the k largest of ((A - A_d)_+)_i)`` (d = 1 in
+    ``BOUNDS``).
 ``dnn``
     The doubly-nonnegative dual ``lambda_max(A + N - mu 1 1^T) + mu k``
     (:mod:`nspca_core._dnn`), strengthened by sparsity cuts: for any vectors

@@ -1,14 +1,14 @@
-"""Settings of the certificates (tolerances, effort tables) and argument checks."""
+"""Settings of the certificates (tolerances, effort tables); their arguments are checked by the
+declared rules of :mod:`nspca_core._common.params` (``effort``, ``ks``, ``x``, ``time_limit``, ``callback``)."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from .._validation import InputError, check_vector
+from .._common.params import EFFORTS as EFFORTS, check  # EFFORTS: re-exported
+from .._validation import InputError
 
-EFFORTS = ("auto", "fast", "full")  # of every certificate; one k also takes "exact" (EXACT_EFFORT)
+# EFFORTS (of every certificate) is declared with the parameter rules; one k also takes "exact"
 
 EXACT_EFFORT = "exact"
 
@@ -26,8 +26,8 @@ _DENSE_MAX_N = 2500
 
 
 # the screened subset of the split bound: max(_SPLIT_MIN, _SPLIT_PER_K k) features, at most the
-# effort's split_size (on MLL, 72 x 12,582, 12 k keeps the DNN's mu above every variance left
-# outside at k = 5..50; 300 features cost a fifth of 1500 per DNN iteration)
+# effort's split_size: enough for the DNN's mu to stay above every variance left outside (all the
+# coupled bound needs), and no more, since a DNN iteration costs |S|^2 (benchmarks/bench_certify.py)
 _SPLIT_MIN = 300
 _SPLIT_PER_K = 12
 
@@ -89,64 +89,19 @@ _EFFORT = {
 }
 
 
-def _check_effort(effort) -> str:
-    if not isinstance(effort, str) or effort not in EFFORTS + (EXACT_EFFORT,):
-        raise InputError(f"`effort` must be one of {EFFORTS}; got {effort!r} (or 'exact' for one k: "
-                         "branch and bound)")
-    return effort
-
-
-def _check_time_limit(time_limit, effort: str):
+def exact_time_limit(time_limit, effort: str):
+    """The branch and bound's seconds: ``time_limit`` (the declared rule) with effort "exact",
+    ``_EXACT_TIME`` when None; None for the other efforts, which take no time limit."""
     if time_limit is None:
-        return _EXACT_TIME if effort == "exact" else None
-    if effort != "exact":
+        return _EXACT_TIME if effort == EXACT_EFFORT else None
+    if effort != EXACT_EFFORT:
         raise InputError(f"`time_limit` applies to effort='exact' only; got effort={effort!r}")
-    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) \
-            or not (np.isfinite(time_limit) and time_limit > 0):
-        raise InputError(f"`time_limit` must be a positive number of seconds; got {time_limit!r}")
-    return float(time_limit)
-
-
-def _check_callback(callback):
-    if callback is not None and not callable(callback):
-        raise InputError(f"`callback` must be callable(done, total) or None; got {type(callback).__name__}")
-    return callback
-
-
-def _check_x(x, n: int, k: int, name: str = "x") -> np.ndarray:
-    """A feasible point: length n, nonnegative, at most k nonzeros, nonzero; returned unit-norm."""
-    x = check_vector(x, name)
-    if x.size != n:
-        raise InputError(f"`{name}` must have length n_features={n}; got length {x.size}")
-    if x.min() < 0:
-        raise InputError(f"`{name}` must be nonnegative; got min({name}) = {x.min():.3g}")
-    nnz = int(np.count_nonzero(x))
-    if nnz == 0:
-        raise InputError(f"`{name}` must have at least one nonzero entry; got the zero vector")
-    if nnz > k:
-        raise InputError(f"`{name}` must have at most k={k} nonzeros; got {nnz}")
-    return x / np.linalg.norm(x)
-
-
-def _check_ks(ks, n: int) -> list[int]:
-    try:
-        items = list(ks)
-    except TypeError:
-        raise InputError(f"`ks` must be a sequence of ints in [1, n_features={n}]; got {ks!r}") from None
-    if not items:
-        raise InputError("`ks` must be a non-empty sequence of ints; got an empty one")
-    out = []
-    for v in items:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 1 <= int(v) <= n:
-            raise InputError(f"`ks` must hold ints in [1, n_features={n}]; got {v!r}")
-        out.append(int(v))
-    return out
+    return check("time_limit", time_limit)
 
 
 # path settings per effort: DNN iterations per k, stall threshold, refinement threshold delta.
-# "auto" measured on CBCL (all 361 k): grid 2 (was sqrt 2), delta 3e-3 (was 1e-3), 60 + 40
-# iterations (was 100 + 60), checks every 20, 4 polish runs (was 14), 100 branch nodes (was 300):
-# 651 -> 402 units in one run, min ratio 0.9735 -> 0.9713, mean 0.9949 -> 0.9948
+# "auto" takes a coarse grid, few iterations and polish runs: on a whole path they cost far more
+# time than the worst certified ratio they gain (benchmarks/bench_certify.py)
 _PATH = {
     "fast": dict(iters=30, cut_iters=0, cut_rounds=0, check_every=10, stall=1e-3, min_iters=20,
                  delta=1e-2, grid=2.0, polish_runs=0, polish_iters=0, polish_rounds=0,

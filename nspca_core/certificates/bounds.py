@@ -1,16 +1,23 @@
 """Upper bounds that need no optimization: a-priori, lambda_1, row sums, the paper's
-``OPT_d + lambda_{d+1}``, the residual bound, and the cheap bounds on a block A_TT."""
+``OPT_d + lambda_{d+1}``, the residual bound, and the cheap bounds on a block A_TT.
+
+:data:`BOUNDS` lists the cheap bounds every certificate driver computes (dense, split, operator,
+low-rank, a path of k, the split's remainder T): each is defined once, as a function of a
+:class:`Spectrum` (what the driver knows of its covariance) and the sparsities k, and the drivers
+loop over the list (:func:`cheap_bounds`).
+"""
 
 from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 import scipy.linalg
 
 from .._cov import Cov
-from .._dnn import lmax_upper
 from .._validation import InputError, check_int, check_k, check_vector
 from ._settings import _EPS
 
@@ -102,11 +109,6 @@ def _eig_tol(A: np.ndarray) -> float:
     return 32.0 * A.shape[0] * _EPS * float(np.linalg.norm(A))
 
 
-def _bound_lambda1(A: np.ndarray) -> float:
-    """``OPT <= lambda_max(A)``: every x in S_k^n is a unit vector (Rayleigh quotient)."""
-    return lmax_upper(A, 0.0)[0]
-
-
 def _rowsum_topk(B: np.ndarray, k: int) -> float:
     """``max_i`` of the sum of the k largest entries of row i of ``B_+``.
 
@@ -147,6 +149,22 @@ class _Spectral:
     def V(self, d: int) -> np.ndarray:
         return self.U[:, :d] * np.sqrt(self.w[:d])
 
+    def spectrum(self, *, rows: bool = True, many_k: bool = False) -> "Spectrum":
+        """The :class:`Spectrum` of A for :data:`BOUNDS`; ``rows``: with the row sums of ``A - A_1``
+        (O(n^2), sorted once for every k when ``many_k``)."""
+        A, n = self.A, self.A.shape[0]
+        rowsum = None
+        if rows:
+            R = A - self.V(1) @ self.V(1).T
+            slack = 8 * n * _EPS * float(np.abs(A).max())
+            if many_k:
+                table = _rowsum_topk_all(R)
+                rowsum = lambda ks: table[ks - 1] + slack  # noqa: E731
+            else:
+                rowsum = lambda ks: np.array([_rowsum_topk(R, int(k)) for k in ks]) + slack  # noqa: E731
+        return Spectrum(n, self.w, self.tol, complete=self.w.size == n, v1=self.V(1).ravel(), diag=np.diag(A),
+                        many_k=many_k, rowsum=rowsum)
+
 
 def _opt1(V1: np.ndarray, k: int) -> float:
     """Exact OPT_1 = max over S_k^n of (v^T x)^2: ``||v_I||^2`` on I_k^+(±v) (paper §3.1)."""
@@ -158,6 +176,96 @@ def _opt1(V1: np.ndarray, k: int) -> float:
             p = np.partition(p, p.size - k)[p.size - k:]
         best = max(best, float(p @ p))
     return best
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """What the cheap bounds are computed from, as a certificate driver knows its covariance A.
+
+    ``n``: features; ``w``: the top eigenvalues of A computed (descending, clipped at 0) and ``tol``
+    their backward-error allowance; ``complete``: ``w`` holds every nonzero eigenvalue (the thin
+    Gram's), so the ones not computed are 0; ``v1``: ``sqrt(lambda_1) u_1`` (None: not computed);
+    ``diag``: the variances ``A_ii`` (None: not at hand); ``many_k``: ``OPT_1`` for many k at once
+    by one cumulative sum with its rounding allowance (a path of k) rather than exactly per k;
+    ``rowsum``: ``ks -> max_i`` of the sum of the k largest entries of row i of ``(A - v1 v1^T)_+``
+    plus its rounding allowance, at each k (None: not computed).
+    """
+
+    n: int
+    w: np.ndarray
+    tol: float
+    complete: bool = False
+    v1: np.ndarray | None = None
+    diag: np.ndarray | None = None
+    many_k: bool = False
+    rowsum: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def lam(self, j: int) -> float | None:
+        """``lambda_{j+1}`` (0-based j) plus ``tol``; None when it was not computed (and may be > 0)."""
+        if j < self.w.size:
+            return float(self.w[j]) + self.tol
+        return 0.0 + self.tol if self.complete else None
+
+    def opt1(self, ks: np.ndarray) -> np.ndarray:
+        """``OPT_1`` at each k: exact per k (:func:`_opt1`), or for many k the cumulative sums of the
+        sorted ``(+-v_1)_+^2`` (the same maxima), rounded up by ``4 n eps``."""
+        if not self.many_k:
+            return np.array([_opt1(self.v1, int(k)) for k in ks])
+        q_max = np.zeros(min(int(ks.max()), self.v1.size))
+        for sg in (1.0, -1.0):
+            q = -np.sort(-(np.maximum(sg * self.v1, 0.0) ** 2))[:q_max.size]
+            q_max = np.maximum(q_max, np.cumsum(q))
+        return q_max[np.minimum(ks, self.v1.size) - 1] * (1 + 4 * self.n * _EPS)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One cheap bound: its name in ``Certificate.bounds``, when a driver's :class:`Spectrum` allows
+    it, and its value at each k (an array, rounding allowances included)."""
+
+    name: str
+    applies: Callable[[Spectrum], bool]
+    value: Callable[[Spectrum, np.ndarray], np.ndarray]
+
+
+def _lambda1(s: Spectrum, ks: np.ndarray) -> np.ndarray:
+    """``OPT <= lambda_max(A)``: every x in S_k^n is a unit vector (Rayleigh quotient)."""
+    return np.full(ks.size, float(s.w[0]) + s.tol)
+
+
+def _paper1(s: Spectrum, ks: np.ndarray) -> np.ndarray:
+    """``OPT <= OPT_1 + lambda_2`` (:func:`paper_bound` at d = 1, Asteris et al. 2014 §4); the computed
+    ``v_1`` is an exact eigenvector of ``A + E``, ``||E||_2 <= tol``: ``tol`` once more for ``x^T E x``."""
+    return s.opt1(ks) + s.lam(1) + s.tol
+
+
+def _residual1(s: Spectrum, ks: np.ndarray) -> np.ndarray:
+    """``OPT <= OPT_1 + min(lambda_2, max_i`` sum of the k largest of ``((A - v_1 v_1^T)_+)_i)``: the
+    second term bounds ``x^T (A - A_1) x`` two ways (its top eigenvalue; :func:`_rowsum_topk`)."""
+    return s.opt1(ks) + np.minimum(s.lam(1), s.rowsum(ks)) + s.tol
+
+
+def _has_lambda2(s: Spectrum) -> bool:
+    return s.n >= 2 and s.v1 is not None and s.lam(1) is not None
+
+
+#: the cheap bounds, in the order they appear in ``Certificate.bounds``
+BOUNDS: tuple[Bound, ...] = (
+    Bound("lambda1", lambda s: True, _lambda1),
+    Bound("paper(d=1)", _has_lambda2, _paper1),
+    Bound("residual(d=1)", lambda s: _has_lambda2(s) and s.rowsum is not None, _residual1),
+)
+
+
+def cheap_bounds(s: Spectrum, ks) -> dict[str, np.ndarray]:
+    """``{name: value at each k}`` of every bound of :data:`BOUNDS` that applies to ``s``."""
+    ks = np.asarray(ks, dtype=int).reshape(-1)
+    return {b.name: b.value(s, ks) for b in BOUNDS if b.applies(s)}
+
+
+def cheap_bounds_at(s: Spectrum, k: int) -> dict[str, float]:
+    """:func:`cheap_bounds` at one k, as floats."""
+    return {name: float(v[0]) for name, v in cheap_bounds(s, [k]).items()}
 
 
 def _opt_d_exact(V: np.ndarray, k: int):
@@ -175,8 +283,9 @@ def _lowrank_value(spec: _Spectral, d: int, x: np.ndarray) -> float:
     return float(z @ z)
 
 
-def _paper_and_residual(spec: _Spectral, k: int, ds, rowsums: dict | None = None) -> dict:
-    """Bounds 2 and 3 for every d in ``ds`` whose OPT_d is computable exactly.
+def _paper_and_residual(spec: _Spectral, k: int, ds) -> dict:
+    """``paper(d)`` and ``residual(d)`` for every d >= 2 in ``ds`` whose OPT_d is computable exactly
+    (d = 1: :data:`BOUNDS`).
 
     ``paper(d)``: ``OPT_d + lambda_{d+1}`` (:func:`paper_bound`).
     ``residual(d)``: ``x^T A x = ||V^T x||^2 + x^T (A - A_d) x <= OPT_d +
@@ -197,10 +306,7 @@ def _paper_and_residual(spec: _Spectral, k: int, ds, rowsums: dict | None = None
             continue
         lam_next = spec.lam(d)
         out[f"paper(d={d})"] = opt_d + lam_next + spec.tol
-        if rowsums is not None and d in rowsums:
-            rs = float(rowsums[d][min(k, n) - 1])
-        else:
-            rs = _rowsum_topk(A - V @ V.T, k)
+        rs = _rowsum_topk(A - V @ V.T, k)
         out[f"residual(d={d})"] = opt_d + min(lam_next, rs + 8 * n * _EPS * float(np.abs(A).max())) \
             + spec.tol
     return out
@@ -226,6 +332,13 @@ def _thin_lambdas(XT: np.ndarray, m: int, count: int):
     return w, U, tol
 
 
+def _thin_spectrum(XT: np.ndarray, m: int, count: int = 2, *, diag=None, many_k: bool = False) -> Spectrum:
+    """The :class:`Spectrum` of ``X_T^T X_T / m`` through its m x m Gram (every nonzero eigenvalue;
+    ``count`` eigenvectors formed, the first used)."""
+    w, U, tol = _thin_lambdas(XT, m, count)
+    return Spectrum(XT.shape[1], w, tol, complete=True, v1=U[:, 0] * math.sqrt(w[0]), diag=diag, many_k=many_k)
+
+
 def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str) -> dict:
     """Bounds on ``B_T = max x_T^T A_TT x_T`` over unit, nonnegative, k-sparse x_T.
 
@@ -242,20 +355,15 @@ def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str) -> dict:
     if cov.X is not None and cov.X.shape[0] < T.size:
         XT = cov.X[:, T]
         m = cov.X.shape[0]
-        w, U, tol = _thin_lambdas(XT, m, 2)
+        spec = _thin_spectrum(XT, m, diag=dg)
         row_block = lambda rows: (XT[:, rows].T @ XT) / m  # noqa: E731
     else:
         ATT = cov.submatrix(T)
-        sp = _Spectral(ATT, 1)
-        w, U, tol = sp.w, sp.U, sp.tol
+        spec = _Spectral(ATT, 1).spectrum(rows=False)
         row_block = lambda rows: ATT[rows]  # noqa: E731
-    lam1 = float(w[0]) + tol
-    lam2 = (float(w[1]) if w.size > 1 else 0.0) + tol
-    out["lambda1"] = lam1
-    v1 = U[:, 0] * math.sqrt(w[0])
-    opt1 = _opt1(v1[:, None], kT)
-    out["paper(d=1)"] = opt1 + lam2 + tol
+    rowsum = None
     if effort == "full":
+        v1 = spec.v1
         rs0, rs1 = 0.0, 0.0
         for s in range(0, T.size, 512):
             rows = np.arange(s, min(s + 512, T.size))
@@ -264,7 +372,9 @@ def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str) -> dict:
             rs1 = max(rs1, _rowsum_topk(B - np.outer(v1[rows], v1), kT))
         slack = 8 * T.size * _EPS * float(dg.max())
         out["rowsum"] = rs0 + slack
-        out["residual(d=1)"] = opt1 + min(lam2, rs1 + slack) + tol
+        rowsum = lambda ks: np.full(ks.size, rs1 + slack)  # noqa: E731  (at this k only)
+    spec = replace(spec, rowsum=rowsum)
+    out.update(cheap_bounds_at(spec, kT))
     return out
 
 
@@ -281,19 +391,10 @@ def _rest_curve(cov: Cov, T: np.ndarray, kmax: int) -> np.ndarray:
     top = -np.sort(-dg)[:jm]
     trace = np.cumsum(top) * (1 + 4 * T.size * _EPS)
     if cov.X is not None and cov.X.shape[0] < T.size:
-        w, U, tol = _thin_lambdas(cov.X[:, T], cov.X.shape[0], 2)
+        spec = _thin_spectrum(cov.X[:, T], cov.X.shape[0], diag=dg, many_k=True)
     else:
-        sp = _Spectral(cov.submatrix(T), 1)
-        w, U, tol = sp.w, sp.U, sp.tol
-    lam1 = float(w[0]) + tol
-    lam2 = (float(w[1]) if w.size > 1 else 0.0) + tol
-    v1 = U[:, 0] * math.sqrt(w[0])
-    opt1 = np.zeros(jm)
-    for sg in (1.0, -1.0):
-        q = -np.sort(-(np.maximum(sg * v1, 0.0) ** 2))[:jm]
-        opt1 = np.maximum(opt1, np.cumsum(q))
-    paper = opt1 * (1 + 4 * T.size * _EPS) + lam2 + tol
-    out[1:] = np.minimum(np.minimum(trace, paper), lam1)
+        spec = _Spectral(cov.submatrix(T), 1).spectrum(rows=False, many_k=True)
+    out[1:] = np.minimum.reduce([trace, *cheap_bounds(spec, np.arange(1, jm + 1)).values()])
     return out
 
 

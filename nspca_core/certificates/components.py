@@ -30,7 +30,8 @@ from .._dnn import DnnState, assemble_dual
 from .._validation import InputError, check_k
 from ..result import Certificate
 from . import _settings as S
-from ._settings import _EPS, _check_effort
+from .._common.params import check
+from ._settings import _EPS
 from .bounds import _eig_tol, _gram_eig
 
 
@@ -231,7 +232,7 @@ def certify_components(X=None, *, cov=None, k, loadings=None, n_components=None,
     t0 = time.perf_counter()
     cov_ = as_cov(X, cov)
     n = cov_.n
-    effort = _check_effort(effort)
+    effort = check("effort", effort)
     if effort == "exact":
         raise InputError("`effort` for several components must be 'auto', 'fast' or 'full'; got 'exact'")
     if loadings is not None:

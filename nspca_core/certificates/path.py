@@ -8,6 +8,7 @@ import numpy as np
 
 from .._anchor import anchored_rowsum_bound
 from .._common.pairs import opt_pairs
+from .._common.params import check
 from .._common.scale import normalized, rescale
 from .._cov import Cov
 from .._covariance import as_cov
@@ -26,36 +27,12 @@ from ._settings import (
     _PATH_SPLIT_CAP,
     _T0,
     _T1,
-    _check_callback,
-    _check_effort,
-    _check_ks,
-    _check_x,
 )
-from .bounds import _opt1, _rowsum_topk_all, _Spectral, _thin_lambdas
+from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, cheap_bounds_at
 from .dual import _branch, _cut_rounds, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .monotone import monotone_envelope
 from .single import _certify_large, _finish
-
-
-def _path_cheap_bounds(spec: "_Spectral", A: np.ndarray, uniq: np.ndarray, rowsum1: np.ndarray) -> dict:
-    """lambda1, paper(d=1), residual(d=1) (and exact(k<=2)) for every k at once (same proofs as
-    :func:`_paper_and_residual`: ``OPT_1(k)`` is the rank-1 value on the k largest entries of
-    ``+-sqrt(lambda_1) u_1``, see :func:`_opt1`)."""
-    n = A.shape[0]
-    out = {"lambda1": np.full(uniq.size, float(spec.w[0]) + spec.tol)}
-    if n >= 2 and spec.w.size >= 2:
-        v = spec.V(1).ravel()
-        opt1 = np.zeros(n)
-        for sg in (1.0, -1.0):
-            q = -np.sort(-(np.maximum(sg * v, 0.0) ** 2))
-            opt1 = np.maximum(opt1, np.cumsum(q))
-        opt1 = opt1[uniq - 1] * (1 + 4 * n * _EPS)
-        lam2 = spec.lam(1)
-        out["paper(d=1)"] = opt1 + lam2 + spec.tol
-        slack = 8 * n * _EPS * float(np.abs(A).max())
-        out["residual(d=1)"] = opt1 + np.minimum(lam2, rowsum1[uniq - 1] + slack) + spec.tol
-    return out
 
 
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None) -> list[Certificate]:
@@ -99,17 +76,18 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
     """
     cov_, factors = normalized(as_cov(X, cov))  # entries far from 1: a power-of-2 copy
     n = cov_.n
-    ks = _check_ks(ks, n)
-    effort = _check_effort(effort)
+    ks = list(check("ks", ks, n_features=n))
+    effort = check("effort", effort)
     if effort == "exact":
         raise InputError("`effort` 'exact' is for one k (certify(..., k=k, effort='exact')); certify_path takes "
                          "'auto', 'fast' or 'full'")
-    _check_callback(callback)
+    check("callback", callback)
     if xs is not None:
         xs = list(xs)
         if len(xs) != len(ks):
             raise InputError(f"`xs` must have one entry per k (len(ks)={len(ks)}); got {len(xs)}")
-        xs = [None if v is None else _check_x(v, n, k, "xs[%d]" % i) for i, (v, k) in enumerate(zip(xs, ks))]
+        xs = [None if v is None else check("x", v, name=f"xs[{i}]", n_features=n, k=k)
+              for i, (v, k) in enumerate(zip(xs, ks))]
     else:
         xs = [None] * len(ks)
     uniq = sorted(set(ks))
@@ -179,10 +157,7 @@ def _large_monotone(cov: Cov, k: int, x: np.ndarray, ub: float) -> Certificate:
     t0 = time.perf_counter()
     bounds = {"monotone": float(ub)}
     if cov.X is not None and cov.thin:
-        w, U, tol = _thin_lambdas(cov.X, cov.X.shape[0], 1)
-        bounds["lambda1"] = float(w[0]) + tol
-        v1 = U[:, 0] * np.sqrt(w[0])
-        bounds["paper(d=1)"] = _opt1(v1[:, None], k) + (float(w[1]) if w.size > 1 else 0.0) + 2 * tol
+        bounds.update(cheap_bounds_at(_thin_spectrum(cov.X, cov.X.shape[0], 1), k))
     return _finish(bounds, cov.quad(x), x, k, t0, {"n": cov.n})
 
 
@@ -195,14 +170,13 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     p = uniq.size
     pos = {int(k): i for i, k in enumerate(uniq)}
     spec = _Spectral(A, 1)
-    rowsum1 = _rowsum_topk_all(A - spec.V(1) @ spec.V(1).T)
     # ---- lower bounds for all k, then carried upward (feasible for k' <= k is feasible for k)
     LX, lows = _path_lower(cov, uniq, spec.U, given)
     src = ["ascent"] * p
     for i, k in enumerate(uniq):
         if int(k) in given:
             src[i] = "given"
-    cheap = _path_cheap_bounds(spec, A, uniq, rowsum1)
+    cheap = cheap_bounds(spec.spectrum(many_k=True), uniq)  # BOUNDS for every k at once
     exact = {}
     for k in uniq[uniq <= 2]:
         opt, xo = opt_pairs(Cov(None, A), int(k))

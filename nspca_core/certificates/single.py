@@ -11,6 +11,7 @@ import numpy as np
 
 from .._anchor import anchored_rowsum_bound
 from .._common.pairs import opt_pairs
+from .._common.params import check
 from .._common.scale import normalized, rescale
 from .._cov import Cov
 from .._covariance import as_cov
@@ -26,30 +27,29 @@ from ._settings import (
     _SPLIT_MIN,
     _SPLIT_PER_K,
     OPTIMAL_TOLERANCE,
-    _check_callback,
-    _check_effort,
-    _check_time_limit,
-    _check_x,
+    exact_time_limit,
 )
 from .._dnn import dnn_tangent
 from .bounds import (
+    Spectrum,
     _bound_rest,
     _lowrank_value,
-    _opt1,
     _paper_and_residual,
     _rest_curve,
     _Spectral,
     _gram_basis_bound,
     _gram_eig,
     _thin_lambdas,
+    _thin_spectrum,
+    cheap_bounds_at,
 )
 from .dual import _branch, _dnn, _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .lower import _ascent_many, _fit_lower, _starts
 
 
-# "auto"'s branch and bound on the split bound's S: only up to this k (it closes at MLL k = 5 in 21
-# nodes; at k = 20 / 50 it spent its 0.5 s without closing)
+# "auto"'s branch and bound on the split bound's S: only up to this k (it closes in a few dozen
+# nodes at small k; at larger k it spends its time without closing)
 _SPLIT_BRANCH_MAX_K = 16
 
 
@@ -69,7 +69,7 @@ def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,
 
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
-                   rowsums=None, lower_hint=None, use_fit=True, need_dual=False):
+                   lower_hint=None, use_fit=True, need_dual=False):
     """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies
@@ -81,7 +81,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     info: dict = {"n": n}
     if spec is None:
         spec = _Spectral(A, 3 if effort == "full" else 2)
-    bounds = {"lambda1": float(spec.w[0]) + spec.tol}
+    bounds = cheap_bounds_at(spec.spectrum(), k)  # BOUNDS: lambda1, paper(d=1), residual(d=1)
     # ---- lower bound
     if x is not None:
         lower = cov.quad(x)
@@ -113,7 +113,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     # OPT_d >= ||V_d^T x||^2: a paper bound for d >= 2 (an exact spannogram) is computed only
     # when it can still certify the target; the DNN is the tighter bound otherwise
     ds = [d for d in ds if d == 1 or target * (_lowrank_value(spec, d, x) + spec.lam(d)) <= lower]
-    bounds.update(_paper_and_residual(spec, k, ds, rowsums))
+    bounds.update(_paper_and_residual(spec, k, [d for d in ds if d > 1]))
     # ---- DNN (skip when a cheaper bound already certifies to the target gap)
     best_now = min(bounds.values())
     state = warm
@@ -242,15 +242,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     Smask[sup] = True
     S, T = np.flatnonzero(Smask), np.flatnonzero(~Smask)
     # whole-problem bounds (cheap, thin)
-    bounds = {}
     if cov.X is not None and cov.thin:
-        w, U, tol = _thin_lambdas(cov.X, cov.X.shape[0], 2)
+        spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg)
     else:
-        sp = _Spectral(cov.dense(), 1)
-        w, U, tol = sp.w, sp.U, sp.tol
-    bounds["lambda1"] = float(w[0]) + tol
-    v1 = U[:, 0] * math.sqrt(w[0])
-    bounds["paper(d=1)"] = _opt1(v1[:, None], k) + (float(w[1]) if w.size > 1 else 0.0) + 2 * tol
+        spec = _Spectral(cov.dense(), 1).spectrum(rows=False)
+    bounds = cheap_bounds_at(spec, k)
     # ---- B_S by the dense machinery on A_SS (x restricted to S is feasible there)
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
@@ -355,7 +351,7 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None)
     opt_r = float(res.variance_lowrank)
     paper = opt_r * (1 + 1e-12) + lam_next + 2 * tol
     bounds = {f"paper(d={rr})": min(paper, _gram_basis_bound(cov.X, P, rr, k, opt_r)),
-              "lambda1": float(w[0]) + tol}
+              **cheap_bounds_at(Spectrum(cov.n, w, tol, complete=True), k)}  # lambda1 (OPT_r replaces d = 1)
     info: dict = {"n": cov.n, "rank": r}
     if x is not None:
         lower = cov.quad(x)
@@ -374,11 +370,11 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
     ``k`` and ``x`` are checked here too (cheap) since callers are internal.
     """
     k = check_k(k, cov.n)
-    effort = _check_effort(effort)
-    time_limit = _check_time_limit(time_limit, effort)
-    _check_callback(callback)
+    effort = check("effort", effort)
+    time_limit = exact_time_limit(time_limit, effort)
+    check("callback", callback)
     if x is not None:
-        x = _check_x(x, cov.n, k)
+        x = check("x", x, n_features=cov.n, k=k)
     if effort == "exact":
         return certify_exact(cov, k, x, time_limit, callback)
     if cov.thin:
@@ -418,8 +414,7 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
     d = min(3, cov.n - 1)
     V, eig = cov.factor(d)
     tol = 64 * cov.n * _EPS * float(eig[0])
-    bounds = {"lambda1": float(eig[0]) + tol}
-    bounds["paper(d=1)"] = _opt1(V[:, :1], k) + float(eig[1]) + 2 * tol
+    bounds = cheap_bounds_at(Spectrum(cov.n, np.asarray(eig, dtype=float), tol, v1=V[:, 0]), k)
     if d >= 2:
         opt2 = float(lowrank_nspca(V[:, :2], k).variance_lowrank)
         bounds["paper(d=2)"] = opt2 * (1 + 1e-12) + float(eig[2]) + 2 * tol
@@ -487,11 +482,11 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
     """
     cov_ = as_cov(X, cov)
     k = check_k(k, cov_.n)
-    effort = _check_effort(effort)
-    time_limit = _check_time_limit(time_limit, effort)
-    _check_callback(callback)
+    effort = check("effort", effort)
+    time_limit = exact_time_limit(time_limit, effort)
+    check("callback", callback)
     if x is not None:
-        x = _check_x(x, cov_.n, k)
+        x = check("x", x, n_features=cov_.n, k=k)
     cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
     return rescale(_certify_cov(cov_, k, x, effort, callback, time_limit), factors)
 

@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from .._common.params import check, in_choices
 from .._validation import InputError, as_rng, check_int
 from .geometry import (_a_rows, _assemble, _box_norm, _check_Y, _geodesic, _line_search,
                        _lp_ascent_model, _lp_model, _pairs, _paper_direction, _Path, _Problem,
@@ -159,17 +160,14 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
 
 def _check_options(max_iter, polish_iter, restarts, max_frames, tol, selection, penalty, callback):
     """The options of :func:`nonneg_scores`, checked; returns the four counts as ints."""
-    counts = (check_int(max_iter, "max_iter", 1), check_int(polish_iter, "polish_iter", 0),
+    counts = (check("max_iter", max_iter), check_int(polish_iter, "polish_iter", 0),
               check_int(restarts, "restarts", 0), check_int(max_frames, "max_frames", 2))
-    if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0 < tol < 1):
-        raise InputError(f"`tol` must be a float in (0, 1); got {tol!r}")
-    if selection not in ("sum", "maximin", "none"):
-        raise InputError(f"`selection` must be one of 'sum', 'maximin', 'none'; got {selection!r}")
+    check("tol", tol)
+    in_choices(selection, "selection", ("sum", "maximin", "none"))
     if not (isinstance(penalty, (int, float)) and not isinstance(penalty, bool) and penalty >= 0
             and np.isfinite(penalty)):
         raise InputError(f"`penalty` must be a finite float >= 0; got {penalty!r}")
-    if callback is not None and not callable(callback):
-        raise InputError(f"`callback` must be callable or None; got {type(callback).__name__}")
+    check("callback", callback)
     return counts
 
 

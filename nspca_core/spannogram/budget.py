@@ -18,10 +18,9 @@ from .._validation import InputError, check_int
 
 #: Refuse an exact enumeration (rank >= 4) with more candidate cells than this; keyword
 #: ``max_candidates`` of :func:`lowrank_nspca` / :func:`candidate_supports` (``fit`` uses this
-#: module value).  10^7 cells took 10-35 s on one core of the 2-core reference machine.
+#: module value): about half a minute on one core.
 MAX_CANDIDATES = 10_000_000
-#: seconds per candidate cell, the largest rate measured at d = 4, 5, 6 (n = 14 to 40, one
-#: core of the reference machine): 1.0-3.4 µs
+#: seconds per candidate cell: the largest rate measured at d = 4, 5, 6 on one core, rounded up
 SECONDS_PER_CELL = 3.5e-6
 #: bytes per stored candidate support: its indices (8 per entry) twice (the set of cells and
 #: the expanded list) and about 250 bytes of Python objects

@@ -34,14 +34,9 @@ WIDTHS = (1400, 800)  # a desktop and a narrow screen (issue 21, item 4)
 
 def _pages() -> list[str]:
     """Page names (file name without .py) in app.py's PAGES, so a new page is screenshotted too."""
-    import ast
+    from tests.conftest import app_pages
 
-    tree = ast.parse((ROOT / "app.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "PAGES" for t in node.targets):
-            table = ast.literal_eval(node.value)
-            return [Path(path).stem for entries in table.values() for path, *_ in entries]
-    raise AssertionError("app.py has no PAGES table")
+    return [Path(path).stem for entries in app_pages().values() for path, *_ in entries]
 
 
 # page file -> URL path (st.Page's default: the file name without .py; the default page is "/")

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import page_app
+from tests.conftest import app_pages, page_app
 
 from ui import compute, jobs, state
 
@@ -21,8 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 TIMEOUT = 120
 
-PAGES = ["variance_vs_k.py", "components_images.py", "compare.py", "your_data.py",
-         "several_components.py", "nonneg_scores.py"]
+# the analysis pages and Your data, as app.py lists them (a new one is run too); Features by class and
+# Topics are run by their own modules (test_labelled.py, test_topics_page.py)
+_OWN_MODULE = {"labelled.py", "topics.py"}
+PAGES = [Path(path).name for section in ("Analyse", "Your data") for path, *_ in app_pages()[section]
+         if Path(path).name not in _OWN_MODULE]
 
 
 def _page(name: str, **session) -> AppTest:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from pathlib import Path
@@ -12,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from nspca_core.api import METHODS, STRATEGIES
 from nspca_core.datasets import is_available, list_datasets
-from tests.conftest import page_app
+from tests.conftest import app_pages, page_app
 from ui import jobs, presets, sidebar, state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,10 +20,7 @@ TIMEOUT = 300
 
 
 def _registered_pages() -> set[str]:
-    tree = ast.parse((ROOT / "app.py").read_text())
-    table = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
-                 and any(getattr(t, "id", "") == "PAGES" for t in n.targets))
-    return {path for entries in table.values() for path, *_ in entries}
+    return {path for entries in app_pages().values() for path, *_ in entries}
 
 
 # ------------------------------------------------------------------ the data

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nspca_core import InputError
-from nspca_core._common.params import PARAMETERS, check, in_interval
+from nspca_core._common.params import PARAMETERS, check, in_choices, in_interval
 
 
 @settings(max_examples=200, deadline=None)
@@ -81,3 +81,59 @@ def test_in_interval_renders_the_bounds_as_written():
         in_interval(0.0, "decay", 0.0, 1.0, kind="number", low_open=True)
     with pytest.raises(InputError, match=r"`alpha` must be a float in \(0.0, inf\)"):
         in_interval(-1.0, "alpha", 0.0, np.inf, low_open=True, high_open=True)
+
+
+@pytest.mark.parametrize("rule, value, context, msg", [
+    ("effort", "slow", {}, r"`effort` must be one of \('auto', 'fast', 'full'\); got 'slow' \(or 'exact' for one k"),
+    ("time_limit", 0, {}, r"`time_limit` must be a positive number of seconds; got 0"),
+    ("time_limit", None, {}, r"`time_limit` must be a positive number of seconds; got None"),
+    ("max_seconds", float("inf"), {}, r"`max_seconds` must be a positive number of seconds or None; got inf"),
+    ("x", [1, 0], {"n_features": 3, "k": 1}, r"`x` must have length n_features=3; got length 2"),
+    ("x", [1, -1, 0], {"n_features": 3, "k": 2}, r"`x` must be nonnegative; got min\(x\) = -1"),
+    ("x", [0, 0, 0], {"n_features": 3, "k": 2}, r"`x` must have at least one nonzero entry"),
+    ("x", [1, 1, 1], {"n_features": 3, "k": 2}, r"`x` must have at most k=2 nonzeros; got 3"),
+    ("method", "nope", {"options": ("auto", "em")}, r"`method` must be one of 'auto', 'em'; got 'nope'"),
+])
+def test_the_certificates_and_fronts_rules(rule, value, context, msg):
+    with pytest.raises(InputError, match=msg):
+        check(rule, value, **context)
+
+
+def test_rules_return_the_checked_value():
+    assert check("effort", "exact") == "exact" and check("max_seconds", None) is None
+    assert check("time_limit", 2) == 2.0 and type(check("time_limit", 2)) is float
+    x = check("x", [3.0, 0.0, 4.0], name="xs[0]", n_features=3, k=2)
+    np.testing.assert_allclose(x, [0.6, 0.0, 0.8])
+    with pytest.raises(InputError, match=r"`xs\[1\]` must have at most k=1"):
+        check("x", [1, 1, 0], name="xs[1]", n_features=3, k=1)
+    assert in_choices("sum", "selection", ("sum", "none")) == "sum"
+    with pytest.raises(InputError, match=r"`selection` must be one of 'sum', 'none'; got 'max'"):
+        in_choices("max", "selection", ("sum", "none"))
+    # one value stands for every component; a float is refused as a k
+    assert check("k_per_component", np.int64(2), name="k", n_features=5, n_components=3) == (2, 2, 2)
+    with pytest.raises(InputError, match=r"`k` must be an int in \[1, n_features=5\]; got 2.5"):
+        check("k_per_component", 2.5, name="k", n_features=5, n_components=3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(value=st.one_of(st.integers(-3, 12), st.floats(-1, 12), st.booleans(), st.text(max_size=2)),
+       n=st.integers(1, 10))
+def test_check_k_d_and_int_are_the_declared_rule(value, n):
+    """``_validation.check_k`` / ``check_d`` / ``check_int`` and ``PARAMETERS["k"]`` / ``["d"]``: one rule."""
+    from nspca_core._validation import check_d, check_int, check_k
+
+    for mine, declared in ((lambda v: check_k(v, n), lambda v: check("k", v, n_features=n)),
+                           (lambda v: check_d(v, n), lambda v: check("d", v, n_features=n))):
+        outcomes = []
+        for f in (mine, declared):
+            try:
+                outcomes.append(("ok", f(value)))
+            except InputError as e:
+                outcomes.append(("error", str(e)))
+        assert outcomes[0] == outcomes[1]
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= n
+    if ok:
+        assert check_int(value, "count", 0, n) == value
+    else:
+        with pytest.raises(InputError, match=rf"`count` must be an int in \[0, {n}\]; got "):
+            check_int(value, "count", 0, n)

@@ -69,6 +69,16 @@ _EXTRA = ("pip install 'nspca-core[dask]' (or: pip install 'dask[array]' distrib
 _FACTOR_SEED = 0
 # features whose covariance entries the client caches (8 * 2048^2 bytes = 34 MB at most)
 _GRAM_CACHE_MAX = 2048
+# at most this many features (and 8 n^2 <= _FULL_GRAM_BYTES): the client holds the whole n x n A,
+# formed in one pass the first time a product, a quadratic form or a submatrix needs it
+_FULL_GRAM_BYTES = 64 << 20
+# Ritz pairs whose value is within this fraction of the block's smallest Ritz value (and whose
+# residual is within this fraction of their value) lie in a cluster the block cannot resolve
+_FLAT = 0.1
+# a pair that would need more than _SLOW_PASSES further passes to be resolved is accepted once its
+# residual is within _LOOSE lambda_1 (the solvers use the factor as a sketch or a start)
+_SLOW_PASSES = 10
+_LOOSE = 1e-3
 
 
 def require_dask():
@@ -149,8 +159,15 @@ class DaskCov(Cov):
         return False
 
     # ------------------------------------------------------------------ dask plumbing
+    @property
+    def round_trips(self) -> int:
+        """Dask computations (each a pass over the blocks it reads) made so far for this data,
+        by this operator and every view of it."""
+        return int(self._shared.get("round_trips", 0))
+
     def _compute(self, *objs):
         dask, _ = require_dask()
+        self._shared["round_trips"] = self._shared.get("round_trips", 0) + 1
         if self.client is not None:
             return dask.compute(*objs, scheduler=self.client)
         return dask.compute(*objs)
@@ -229,6 +246,26 @@ class DaskCov(Cov):
         return self._sel(W)
 
     # ------------------------------------------------------------------ products
+    def _full(self):
+        """The whole covariance of all features (n_all x n_all, on the client), or None when n_all
+        is over :data:`_GRAM_CACHE_MAX` or ``8 n_all^2`` over :data:`_FULL_GRAM_BYTES`.
+
+        Formed once, in one pass (workers: the centered n_all x n_all Gram of each block; client:
+        their sum, 32 MB for 2,000 features), and shared by every view.  After it every product,
+        quadratic form, submatrix and the factor run on the client: a solver's iterations cost
+        no pass over the data (on a streamed array each pass regenerates or re-reads it).
+        """
+        n = self._n_all
+        if n > _GRAM_CACHE_MAX or 8 * n * n > _FULL_GRAM_BYTES:
+            return None
+        if self._shared.get("A") is None:
+            allc = np.arange(n)
+            mu = self._mean_all
+            (G,) = self._compute(self._per_block(k_gram, n * n, allc, allc, mu, mu))
+            G = np.asarray(G).reshape(n, n) / self.m
+            self._shared["A"] = 0.5 * (G + G.T)
+        return self._shared["A"]
+
     def matvec(self, v: np.ndarray) -> np.ndarray:
         """``A @ v`` for v of shape (n,) or (n, p): ``Xc^T (Xc v) / m``.
 
@@ -237,6 +274,10 @@ class DaskCov(Cov):
         """
         v = np.asarray(v, dtype=np.float64)
         V = v[:, None] if v.ndim == 1 else v
+        A = self._full()
+        if A is not None:
+            out = self._sel(A[:, self._keep] @ V if self._keep is not None else A @ V)
+            return out[:, 0] if v.ndim == 1 else out
         Y = self._scores(V)
         XtY, colsum = self._rscores(Y)
         XtY, colsum = self._compute(XtY, colsum)
@@ -255,6 +296,9 @@ class DaskCov(Cov):
         """
         x = np.asarray(x, dtype=np.float64)
         W = self._pad(x)
+        A = self._full()
+        if A is not None:
+            return np.einsum("ij,ij->j", W, A @ W)
         used = np.flatnonzero(W.any(axis=1))
         if used.size <= _GRAM_CACHE_MAX:
             G = self._gram(used)
@@ -307,6 +351,9 @@ class DaskCov(Cov):
         block (sparse blocks through their sparse product); client: |J| x |J|."""
         idx = np.asarray(idx, dtype=int)
         cols = idx if self._keep is None else self._keep[idx]
+        A = self._full()
+        if A is not None:
+            return A[np.ix_(cols, cols)].copy()
         G = self._gram(cols) if cols.size <= _GRAM_CACHE_MAX // 4 else None
         if G is not None:
             return G.copy()
@@ -322,6 +369,8 @@ class DaskCov(Cov):
         ``sum_i (x_ij - mu_j)^2 / m`` per block, without the cancellation of
         ``E[x^2] - mu^2``; sparse blocks stay sparse.
         """
+        if self._shared["diag"] is None and self._full() is not None:
+            self._shared["diag"] = np.clip(np.diag(self._full()).copy(), 0.0, None)
         if self._shared["diag"] is None:
             (s,) = self._compute(self._per_block(k_sqdev, self._n_all, self._mean_all))
             self._shared["diag"] = np.clip(np.asarray(s) / self.m, 0.0, None)
@@ -363,41 +412,63 @@ class DaskCov(Cov):
 
     # ------------------------------------------------------------------ factor
     def factor(self, d: int, *, oversample: int = 10, tol: float = 1e-10, max_iter: int = 300):
-        """``(V, eigenvalues)`` as :func:`nspca_core.lowrank_factor`: ``V = U_d Λ_d^{1/2}``.
+        """``(V, eigenvalues)`` as :func:`nspca_core.lowrank_factor`: ``V = U_d Θ_d^{1/2}``.
 
         Parameters
         ----------
         d : int in [1, n]
         oversample : int >= 0, default 10
-            Extra columns of the subspace: ``l = min(d + 1 + oversample, n, m)``.
-        tol : float > 0, default 1e-10
-            Stop when every one of the top ``d + 1`` Ritz triples has
-            ``||Xc v_j - σ_j u_j|| <= tol σ_1`` (then
-            ``||A v_j - λ_j v_j|| <= tol λ_1``).
+            Extra columns of the subspace: ``l = min(d + 1 + oversample, n)``.
+        tol : float in (0, 1), default 1e-10
+            A Ritz pair ``(θ_j, z_j)`` is *resolved* when ``||A z_j - θ_j z_j|| <= tol θ_1``.
         max_iter : int >= 1, default 300
-            Rounds (a warning, and ``factor_info['converged'] = False``, when reached).
+            Passes (a warning, and ``factor_info['converged'] = False``, when reached).
 
         Returns
         -------
         V : ndarray (n, d)
-            Column signs fixed (largest-magnitude entry positive).
+            Ritz vectors scaled by the square roots of their Ritz values, column signs fixed
+            (largest-magnitude entry positive).
         eigenvalues : ndarray (d + 1,)
-            ``λ_1 >= ... >= λ_{d+1}`` (zeros past the rank), from the same run.
+            ``λ_1 >= ... >= λ_{d+1}`` (zeros past n): the Ritz value ``θ_j`` of a resolved pair
+            (then ``|θ_j - λ_j| <= r_j^2 / gap``, far below ``tol θ_1``), else the upper value
+            ``θ_j + r_j`` (a-posteriori: an eigenvalue of A lies within the residual ``r_j`` of
+            ``θ_j``, and ``θ_j <= λ_j`` by interlacing), so a certificate that adds an
+            eigenvalue stays an upper bound.  ``factor_info`` holds ``ritz``,
+            ``residuals`` and ``resolved`` per value.
 
         Notes
         -----
-        Randomized subspace iteration with Rayleigh–Ritz (Halko, Martinsson &
-        Tropp 2011, Alg. 4.4 and 5.1; the scheme of
-        :func:`dask.array.linalg.svd_compressed`), on the centered data without
-        shifting a block.  Per round: ``Y = Xc Ω`` (m x l, on the workers),
-        its orthonormal basis ``Q`` by :func:`dask.array.linalg.tsqr` (m x l,
-        persisted on the workers), then ``B^T = Xc^T Q`` (n x l, to the
-        client) and the SVD of that n x l matrix on the client; the next Ω is
-        its right singular basis (n x l).  The residuals of the Ritz triples
-        come from the next round's ``Y`` in the same graph (l numbers).  Two
-        passes over X and one round trip per round.  Memory: client O(n l),
-        workers O(m l) plus their blocks; A, an n x n or an m x n dense matrix
-        is never formed.  Cached per argument set.
+        Block subspace iteration with Rayleigh–Ritz on the operator (Saad, *Numerical
+        Methods for Large Eigenvalue Problems*, ch. 5; the oversampled block of Halko,
+        Martinsson & Tropp 2011).  Per round one product ``W = A Q`` (n x l: one pass over
+        the blocks and one round trip), then on the client ``H = Q^T W``, its eigenpairs
+        ``(θ, S)``, the Ritz vectors ``Z = Q S``, the residuals ``R = W S - Z Θ`` and the next
+        basis ``orth(W S)``.  No m x l array is formed or persisted.
+
+        Stopping (gap-aware).  The callers need the top-d vectors as a sketch or a start and
+        the values as bounds.  The rate of pair j is ``λ_{l+1} / λ_j`` per pass, so in a flat
+        part of the spectrum (the noise bulk of a data set below its planted structure) the
+        (d+1)-th pair — and any wanted pair inside the bulk — would need hundreds of passes
+        for a residual of ``tol θ_1`` although its vector is not determined by the data to
+        that accuracy (Davis–Kahan: angle <= r / gap) and any vector of the cluster serves a
+        sketch as well.  So each of the top d + 1 pairs stops when it is resolved, or
+        (j < l, the gap below estimated by the block's smallest Ritz value θ_l) when
+
+        - it is *slow*: at the estimated rate ``θ_l / θ_j`` it would need more than 10 further
+          passes to be resolved, and ``r_j <= 1e-3 θ_1`` (the solvers' sketch and start are
+          then accurate to 1e-3 λ_1, and they run on the true A afterwards), or
+        - it lies in a *flat* cluster with θ_l (``θ_j - θ_l <= 0.1 θ_j``) and
+          ``r_j <= 0.1 θ_j`` (pure noise: no direction is preferred);
+
+        the value of such a pair is given as the upper value above.  With ``oversample = 0``
+        the (d+1)-th pair is the block's last and must be resolved (the behaviour of plain
+        subspace iteration).
+
+        When the client holds the whole covariance (:meth:`_full`: at most
+        :data:`_GRAM_CACHE_MAX` features) the factor is :func:`nspca_core.lowrank_factor`'s
+        dense eigendecomposition of it instead (``factor_info['method']``), exact like the
+        in-memory path.
         """
         d = check_d(d, self.n)
         oversample = check_int(oversample, "oversample", 0)
@@ -412,49 +483,57 @@ class DaskCov(Cov):
         return V.copy(), eig.copy()
 
     def _factor(self, d: int, oversample: int, tol: float, max_iter: int):
-        from .lowrank import _flip_signs
+        from .lowrank import _flip_signs, _lowrank_factor
 
-        _, da = require_dask()
-        count = d + 1
-        ell = max(1, min(count + oversample, self.n, self.m))
-        Omega = np.random.default_rng(_FACTOR_SEED).standard_normal((self.n, ell))
-        Q = Ub = s = U = None
-        residuals = np.full(ell, np.inf)
+        trips0 = self.round_trips
+        A = self._full()
+        if A is not None:  # the client holds A (n <= _GRAM_CACHE_MAX): the in-memory factor of it
+            Av = A if self._keep is None else A[np.ix_(self._keep, self._keep)]
+            V, eig = _lowrank_factor(None, Av, d)
+            info = {"iterations": 0, "passes": self.round_trips - trips0, "converged": True,
+                    "block": self.n, "method": "eigh of the covariance held by the client"}
+            return V, eig, info
+        count = min(d + 1, self.n)
+        ell = max(count, min(count + oversample, self.n))
+        rng = np.random.default_rng(_FACTOR_SEED)
+        Q = np.linalg.qr(rng.standard_normal((self.n, ell)))[0]
+        theta = res = Z = None
+        ok = resolved = np.zeros(count, dtype=bool)
         converged = False
         it = 0
         for it in range(1, max_iter + 1):
-            # One blocking round trip per round: the next basis (Y, its tsqr Q, Xc^T Q) and the
-            # residuals of the previous Ritz triples (from the same Y) in one graph.
-            Y = self._scores(Omega)
-            Y, Qn = self._persist(Y, da.linalg.tsqr(Y)[0])
-            XtQ, colsum = self._rscores(Qn)
-            if Q is None:
-                XtQ, colsum = self._compute(XtQ, colsum)
-            else:
-                R = Y - Q @ (Ub * s)  # Xc v_j - σ_j u_j for the previous u_j = Q Ub_j
-                XtQ, colsum, res = self._compute(XtQ, colsum, (R * R).sum(axis=0))
-                residuals = np.sqrt(np.asarray(res))
-                if s[0] == 0 or np.all(residuals[:min(count, ell)] <= tol * s[0]):
-                    converged = True
-                    break
-            Q = Qn
-            Bt = self._finish_rscores(XtQ, colsum, ell)  # n x l = Xc^T Q
-            U, s, Wt = np.linalg.svd(Bt, full_matrices=False)
-            Ub = Wt.T  # Xc^T Q = U S Wt  =>  Q^T Xc = Wt^T S U^T
-            Omega = U
+            W = self.matvec(Q)  # the one pass of this round
+            H = Q.T @ W
+            theta, S = np.linalg.eigh(0.5 * (H + H.T))
+            theta, S = theta[::-1], S[:, ::-1]
+            Z = Q @ S
+            AZ = W @ S
+            res = np.linalg.norm(AZ - Z * theta, axis=0)
+            top = max(float(theta[0]), 0.0)
+            resolved = res[:count] <= tol * top
+            j = np.arange(count)
+            th, r = theta[:count], res[:count]
+            inside = j < ell - 1  # the block's last pair has no estimate of the gap below it
+            flat = inside & (th - theta[-1] <= _FLAT * np.abs(th)) & (r <= _FLAT * np.abs(th))
+            rate = np.clip(np.divide(theta[-1], th, out=np.ones(count), where=th > 0), 0.0, 1.0)
+            slow = inside & (rate ** _SLOW_PASSES * r > tol * top) & (r <= _LOOSE * top)
+            ok = resolved | flat | slow
+            if top == 0 or ok.all():
+                converged = True
+                break
+            Q = np.linalg.qr(AZ)[0]
         if not converged:
-            warnings.warn(f"DaskCov.factor: the Ritz residuals {residuals[:count].max():.3g} did "
-                          f"not reach tol={tol:g} x sigma_1 in max_iter={max_iter} rounds",
+            warnings.warn(f"DaskCov.factor: the Ritz residuals {res[:count][~ok].max():.3g} did "
+                          f"not reach tol={tol:g} x lambda_1 in max_iter={max_iter} rounds",
                           RuntimeWarning, stacklevel=3)
-        lam = np.clip(s ** 2 / self.m, 0.0, None)
-        eig = np.zeros(count)
-        eig[:min(count, lam.size)] = lam[:count]
-        Ud = _flip_signs(U[:, :min(d, U.shape[1])])
-        if Ud.shape[1] < d:
-            Ud = np.hstack([Ud, np.zeros((self.n, d - Ud.shape[1]))])
-        V = Ud * np.sqrt(eig[:d])
-        info = {"iterations": it, "converged": converged, "block": ell,
-                "residuals": residuals[:count].tolist()}
+        ritz = np.clip(theta[:count], 0.0, None)
+        eig = np.zeros(d + 1)
+        eig[:count] = np.where(resolved, ritz, ritz + res[:count])
+        Ud = _flip_signs(Z[:, :d])
+        V = Ud * np.sqrt(ritz[:d])
+        info = {"iterations": it, "passes": self.round_trips - trips0, "converged": converged,
+                "block": ell, "method": "subspace iteration", "residuals": res[:count].tolist(), "ritz": ritz.tolist(),
+                "resolved": resolved.tolist()}
         return V, eig, info
 
 

@@ -25,7 +25,7 @@ from nspca_core import InputError  # noqa: E402
 from nspca_core._cov import Cov  # noqa: E402
 from nspca_core._dask import DaskCov, as_dask_cov  # noqa: E402
 from nspca_core._dask_fit import components_dask, fit_dask  # noqa: E402
-from nspca_core.peers.bipartite import deflation_components  # noqa: E402
+from nspca_core.deflation import deflation_components  # noqa: E402
 
 TOL = 1e-8
 
@@ -189,8 +189,10 @@ def test_factor_equals_lowrank_factor(case, d):
     assert cov.factor_info["converged"]
 
 
-def test_factor_iterates_when_the_block_is_smaller_than_the_rank(dense_case):
-    """oversample=0: l = d + 1 < rank, so several rounds of subspace iteration are needed."""
+def test_factor_iterates_when_the_block_is_smaller_than_the_rank(dense_case, monkeypatch):
+    """oversample=0: l = d + 1 < rank, so several rounds of subspace iteration are needed
+    (products through the workers: with the client's n x n cache the factor is a dense eigh)."""
+    monkeypatch.setattr("nspca_core._dask._GRAM_CACHE_MAX", 0)
     Z, cov = dense_case
     V, eig = cov.factor(2, oversample=0, tol=1e-12, max_iter=2000)
     V0, eig0 = nspca_core.lowrank_factor(_centered(Z), d=2)
@@ -199,7 +201,8 @@ def test_factor_iterates_when_the_block_is_smaller_than_the_rank(dense_case):
     np.testing.assert_allclose(V, V0, atol=1e-7)
 
 
-def test_factor_warns_when_not_converged(client):
+def test_factor_warns_when_not_converged(client, monkeypatch):
+    monkeypatch.setattr("nspca_core._dask._GRAM_CACHE_MAX", 0)  # subspace iteration, not eigh
     Z = _dense_data(seed=9)
     cov = as_dask_cov(da.from_array(Z, chunks=(20, 20)), client=client)
     with pytest.warns(RuntimeWarning, match="did not reach tol"):

@@ -1,0 +1,136 @@
+"""DaskCov.factor (gap-aware subspace iteration) and the passes the Dask solvers make.
+
+On a LocalCluster started here (threads, small arrays): the factor's values and vectors
+against numpy's eigh of the same centered covariance, a flat noise spectrum stopping in few
+passes (counted in ``factor_info``), the upper values of unresolved pairs above the true
+eigenvalues, and the round trips of fit / components with and without the client's n x n
+cache.  Skipped cleanly when the optional extra is missing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.array", reason="the optional Dask extra (dask[array]) is not installed")
+pytest.importorskip("distributed", reason="the optional Dask extra (distributed) is not installed")
+
+import dask.array as da  # noqa: E402
+
+import nspca_core  # noqa: E402
+import nspca_core._dask as nd  # noqa: E402
+from nspca_core._dask import as_dask_cov  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                           dashboard_address=None, worker_dashboard_address=None)
+    c = Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(params=["passes", "client cache"])
+def cache(request, monkeypatch):
+    """Products through the workers (the n x n cache off), or on the client's cached A."""
+    if request.param == "passes":
+        monkeypatch.setattr(nd, "_GRAM_CACHE_MAX", 0)
+    return request.param
+
+
+def _planted(m=400, n=30, scales=(4.0, 3.0, 2.0), noise=0.3, seed=0):
+    """Orthogonal planted directions with distinct variances over isotropic noise and an offset:
+    eigenvalues about ``scales^2 + noise^2``, then a flat bulk about ``noise^2``."""
+    rng = np.random.default_rng(seed)
+    U = np.linalg.qr(rng.standard_normal((n, len(scales))))[0]
+    Z = rng.standard_normal((m, len(scales))) * np.asarray(scales)
+    return Z @ U.T + noise * rng.standard_normal((m, n)) + rng.uniform(1.0, 2.0, n)
+
+
+def _eigh_centered(Z):
+    Xc = Z - Z.mean(axis=0)
+    w, U = np.linalg.eigh(Xc.T @ Xc / Z.shape[0])
+    return w[::-1], U[:, ::-1]
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_factor_equals_eigh_with_a_planted_spectrum(client, cache, d):
+    """d <= 2 within the planted part: every value resolved, 1e-8 of numpy's eigh (values and
+    the subspace of the vectors); the (d+1)-th value too."""
+    Z = _planted()
+    cov = as_dask_cov(da.from_array(Z, chunks=(100, Z.shape[1])), client=client)
+    V, eig = cov.factor(d)
+    w, U = _eigh_centered(Z)
+    info = cov.factor_info
+    assert info["converged"] and all(info.get("resolved", [True]))
+    np.testing.assert_allclose(eig, w[:d + 1], rtol=1e-8, atol=0)
+    # V = U_d sqrt(w_d) up to the sign of each column (fixed by the largest entry)
+    W0 = U[:, :d] * np.sqrt(w[:d])
+    signs = np.sign(np.sum(V * W0, axis=0))
+    np.testing.assert_allclose(V, W0 * signs, rtol=0, atol=1e-8 * np.sqrt(w[0]))
+    if cache == "passes":
+        assert info["method"] == "subspace iteration" and info["passes"] == info["iterations"] <= 30
+    else:
+        assert info["method"].startswith("eigh") and info["passes"] == 1  # the pass forming A
+
+
+def test_flat_spectrum_stops_in_few_passes(client, monkeypatch):
+    """d = 5 over 3 planted directions: pairs 4..6 lie in the flat noise bulk.  The old rule
+    (all d + 1 residuals below 1e-10 lambda_1) ran all max_iter rounds there; now the bulk's
+    pairs are accepted as unresolvable and their values are given as upper values.  Products
+    through the workers (with the client's n x n cache the factor is a dense eigh)."""
+    monkeypatch.setattr(nd, "_GRAM_CACHE_MAX", 0)
+    Z = _planted(m=3000, n=40)
+    cov = as_dask_cov(da.from_array(Z, chunks=(1000, Z.shape[1])), client=client)
+    trips = cov.round_trips
+    V, eig = cov.factor(5, max_iter=300)
+    info = cov.factor_info
+    w, _ = _eigh_centered(Z)
+    assert info["converged"]
+    assert info["iterations"] <= 30, info["iterations"]
+    assert info["passes"] == info["iterations"] == cov.round_trips - trips
+    # the planted pairs are resolved, the bulk's are not (and need not be)
+    assert info["resolved"][:3] == [True, True, True] and not all(info["resolved"][3:])
+    np.testing.assert_allclose(eig[:3], w[:3], rtol=1e-8)
+    ritz, res = np.array(info["ritz"]), np.array(info["residuals"])
+    # interlacing: Ritz values below the eigenvalues; returned values: the upper value for the
+    # unresolved pairs, which is above the true eigenvalue (the certificates add it)
+    assert np.all(ritz <= w[:6] * (1 + 1e-12))
+    assert np.all(eig[3:] >= w[3:6] * (1 - 1e-12))
+    np.testing.assert_allclose(eig[3:], ritz[3:] + res[3:])
+    assert np.all(eig[3:] - w[3:6] <= res[3:] + 1e-12)
+
+
+def test_factor_old_rule_would_not_stop(client, monkeypatch):
+    """The same flat case with oversample=0 (the (d+1)-th pair is the block's last: it must be
+    resolved): max_iter is reached with the warning, as before the gap-aware rule."""
+    monkeypatch.setattr(nd, "_GRAM_CACHE_MAX", 0)
+    Z = _planted(m=3000, n=40)
+    cov = as_dask_cov(da.from_array(Z, chunks=(1000, Z.shape[1])), client=client)
+    with pytest.warns(RuntimeWarning, match="did not reach tol"):
+        cov.factor(5, oversample=0, max_iter=40)
+    assert cov.factor_info["iterations"] == 40 and not cov.factor_info["converged"]
+
+
+def test_round_trips_of_fit_and_components(client, cache):
+    """Passes over the data of the public front: with the client's n x n cache, the means pass
+    and one Gram pass, whatever the solver's iterations; without it, a pass per product."""
+    Z = _planted(m=300, n=25)
+    X = da.from_array(Z, chunks=(100, Z.shape[1]))
+    cov = as_dask_cov(X, client=client)
+    r = nspca_core.fit(cov, k=4, method="tpower", certify=False)
+    trips_fit = cov.round_trips
+    c = nspca_core.components(cov, n_components=3, k=4, strategy="bipartite", certify=False)
+    trips_all = cov.round_trips
+    r0 = nspca_core.fit(Z - Z.mean(axis=0), k=4, method="tpower", certify=False)
+    c0 = nspca_core.components(Z - Z.mean(axis=0), n_components=3, k=4, strategy="bipartite", certify=False)
+    np.testing.assert_allclose(r.x, r0.x, atol=1e-8)
+    np.testing.assert_allclose(c.loadings, c0.loadings, atol=1e-8)
+    if cache == "client cache":
+        assert trips_fit == 2 and trips_all == 2  # means + Gram; components reuse the Gram
+    else:
+        assert trips_fit > 5

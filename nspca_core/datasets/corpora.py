@@ -12,8 +12,8 @@ from .types import DatasetInfo, DatasetUnavailableError, Loaded
 
 
 def _read_corpus(info: DatasetInfo, data_dir, download: bool):
-    """The corpus of a text entry as :class:`nspca_core.text.TextData` (see :func:`load_corpus`)."""
-    from ..text import TextData, read_uci_bow
+    """The corpus of a text entry as :class:`nspca_core.io.bow.TextData` (see :func:`load_corpus`)."""
+    from ..io.bow import TextData, read_uci_bow
 
     notes = []
     found = _find_bow(info.name, data_dir)

@@ -77,7 +77,7 @@ def load_dataset(name: str, *, preprocessing="center", data_dir=None, download: 
 
 
 def load_corpus(name: str, *, data_dir=None, download: bool = False):
-    """A UCI Bag-of-Words corpus as :class:`nspca_core.text.TextData` (raw counts, CSR).
+    """A UCI Bag-of-Words corpus as :class:`nspca_core.io.bow.TextData` (raw counts, CSR).
 
     Looks for ``docword.NAME.txt.gz`` (or ``.txt``) and ``vocab.NAME.txt`` in
     :func:`data_dirs` and ``<cache>/raw``; with ``download=True`` fetches both

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from nspca_core import InputError, spannogram_cells_d3, spannogram_curves_d2, topk_nonneg
-from nspca_core.explore import _pd_small, _sph
+from nspca_core.explore.d3 import _sph
+from nspca_core.explore.supports import _pd_small
 from tests.bruteforce import brute_opt_lowrank
 
 

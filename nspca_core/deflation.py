@@ -8,7 +8,9 @@
   :class:`~nspca_core._cov.ProjectedCov` view of an operator).
 
 :func:`nspca_core.components` validates and calls :func:`deflate`; the solvers run through
-:func:`nspca_core.solve.fit_cov`.
+:func:`nspca_core.solve.fit_cov`.  :func:`deflation_components` (the deflation baselines of
+Asteris et al. 2015, Table 2) runs the same "deflation-remove" loop (:func:`_remove_each`)
+with the paper's own single-component iterations.
 """
 
 from __future__ import annotations
@@ -17,12 +19,19 @@ import time
 
 import numpy as np
 
+from ._common.ascent import ascent, factor_starts
+from ._common.checks import check_bool, check_callback, check_cov
+from ._common.points import flip, make_result
+from ._common.steps import PlainPower
 from ._cov import Cov, ProjectedCov
-from ._validation import InputError
+from ._summary import variance_summary
+from ._validation import InputError, as_rng, check_int, check_k
+from .peers.bipartite import DEFLATION_METHODS, bipartite_components
+from .peers.em import renormalize_on_support
 from .result import ComponentsResult
 from .solve import _make_result, fit_cov
 
-__all__ = ["STRATEGIES", "check_partial", "deflate", "project_out"]
+__all__ = ["STRATEGIES", "check_partial", "deflate", "deflation_components", "project_out"]
 
 #: the deflation strategies of :func:`deflate`
 STRATEGIES = ("deflation-remove", "deflation-project")
@@ -64,6 +73,52 @@ def check_partial(partial, n: int, r: int, strategy: str) -> np.ndarray:
     return L / norms
 
 
+def _remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dict):
+    """Components ``first, ..., len(ks) - 1`` by "deflation-remove": yields ``(j, sub, x, out)``.
+
+    Component j is ``(x_sub, out) = solve(sub, kj, remaining)`` on ``sub``, the covariance of the
+    features ``remaining`` that no earlier component uses (:meth:`Cov.columns`: a view of an
+    operator, the kept columns of dense data), with
+    ``kj = min(ks[j], remaining.size)``; ``x`` is ``x_sub`` in all n features, and its support
+    leaves ``remaining``.  Stops early when no feature remains (``info["stopped_early"]``); a
+    lowered k is noted in ``info["notes"]``.
+    """
+    n, r = C.n, len(ks)
+    remaining = np.arange(n) if remaining is None else remaining
+    for j in range(first, r):
+        k = ks[j]
+        if remaining.size == 0:
+            info["stopped_early"] = (f"all {n} features were used by the first {j} "
+                                     f"components; returned {j} instead of {r}")
+            return
+        kj = min(k, remaining.size)
+        if kj < k:
+            info.setdefault("notes", []).append(
+                f"component {j + 1}: only {remaining.size} unused features remained "
+                f"(< k={k}); it uses all of them")
+        sub = C.columns(remaining)
+        x_sub, out = solve(sub, kj, remaining)
+        x = np.zeros(n)
+        x[remaining] = x_sub
+        remaining = remaining[np.asarray(x_sub) == 0]
+        yield j, sub, x, out
+        sub = None  # dense data's reduced copy goes before the next one is made
+
+
+def _project_each(C: Cov, ks, solve, *, first: int = 0):
+    """Components ``first, ..., len(ks) - 1`` by "deflation-project": yields ``(j, sub, x, out)``
+    with ``out = solve(sub, ks[j])`` on ``sub``, C with the earlier components projected out
+    (:func:`project_out`), and ``x = out.x``."""
+    cur = C
+    for j in range(first, len(ks)):
+        sub = cur
+        out = solve(cur, ks[j])
+        x = np.asarray(out.x, dtype=float)
+        cur = project_out(cur, x)
+        yield j, sub, x, out
+        sub = None
+
+
 def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str, d: int, eps: float, seed,
             options: dict, callback=None, keep_problems: bool = False):
     """``(loadings, results, problems, info)`` of ``len(ks)`` components by deflation on a
@@ -91,31 +146,19 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
             remaining = np.setdiff1d(remaining, np.flatnonzero(x))
         else:
             cur = project_out(cur, x)
-    for j in range(given.shape[1], r):
-        k = ks[j]
-        if strategy == "deflation-remove":
-            if remaining.size == 0:
-                info["stopped_early"] = (f"all {n} features were used by the first {j} "
-                                         f"components; returned {j} instead of {r}")
-                break
-            kj = min(k, remaining.size)
-            if kj < k:
-                info.setdefault("notes", []).append(
-                    f"component {j + 1}: only {remaining.size} unused features remained "
-                    f"(< k={k}); it uses all of them")
-            sub = C.columns(remaining)
-            opts_j = dict(sub_opts)
-            if opts_j.get("data") is not None:  # raw data for NMF: the same features
-                opts_j["data"] = np.asarray(opts_j["data"])[:, remaining]
-            rj = fit_cov(sub, kj, method, min(d, remaining.size), eps, seed, None, opts_j)
-            x = np.zeros(n)
-            x[remaining] = rj.x
-            remaining = np.setdiff1d(remaining, remaining[rj.support])
-        else:
-            sub = cur
-            rj = fit_cov(cur, k, method, d, eps, seed, None, dict(sub_opts))
-            x = np.asarray(rj.x, dtype=float)
-            cur = project_out(cur, x)
+    def solve(sub, kj, remaining):  # the registry's method on the remaining features
+        opts_j = dict(sub_opts)
+        if opts_j.get("data") is not None:  # raw data for NMF: the same features
+            opts_j["data"] = np.asarray(opts_j["data"])[:, remaining]
+        rj = fit_cov(sub, kj, method, min(d, remaining.size), eps, seed, None, opts_j)
+        return rj.x, rj
+
+    if strategy == "deflation-remove":
+        each = _remove_each(C, ks, solve, first=given.shape[1], remaining=remaining, info=info)
+    else:
+        each = _project_each(cur, ks, lambda c, k: fit_cov(c, k, method, d, eps, seed, None, dict(sub_opts)),
+                             first=given.shape[1])
+    for j, sub, x, rj in each:
         if keep_problems:
             problems.append(sub)
         del sub
@@ -125,3 +168,110 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
             callback(j + 1, r)
     loadings = np.column_stack(cols) if cols else np.zeros((n, 0))
     return loadings, results, problems, info
+
+
+def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "tpower", d: int = 5,
+                         nonneg: bool = True, seed=0, samples=None, max_iter: int = 200,
+                         callback=None) -> ComponentsResult:
+    """r components by deflation: solve one k-sparse component, remove its features, repeat.
+
+    The baseline of Asteris et al. (2015), Table 2: deflation with a
+    single-component method gives disjoint supports by removing the features
+    used so far before the next component (the "deflation-remove" loop of
+    :func:`deflate`, with the paper's own iterations instead of the registry's
+    solvers).  Only products with A, the
+    diagonal, k x k submatrices and the top-d factor are used, so a
+    :class:`~nspca_core._sparse.SparseCov` is never densified (the remaining
+    features are a view of it, :meth:`~nspca_core._cov.Cov.columns`).
+
+    Parameters
+    ----------
+    cov : Cov
+    n_components : int in [1, n]  (r)
+    k : int in [1, n]  (s, nonzeros per component)
+    method : {"tpower", "em", "spannogram"}  (:data:`nspca_core.peers.bipartite.DEFLATION_METHODS`)
+        ``"tpower"``: truncated power iteration (Yuan & Zhang 2013) on the
+        remaining features, from the k largest variances and from the
+        truncated columns of the top-d factor (both signs), best start kept
+        (:func:`~nspca_core._common.ascent.ascent` with the step
+        :class:`~nspca_core._common.steps.PlainPower`).
+        ``"em"``: the EM iteration for sparse PCA (Sigg & Buhmann 2008) in
+        covariance form — the M-step ``A x`` soft-thresholded to k nonzeros —
+        from the same starts, then the best unit vector on the support.
+        ``"spannogram"``: the rank-d spannogram on a sampled ε-net
+        (:func:`bipartite_components` with one component), factor recomputed
+        on the remaining features.
+    d : int, default 5
+        Rank of the factor used for starts (tpower, em) or the spannogram.
+    nonneg : bool, default True
+        Nonnegative components; False is the signed problem of the paper.
+    seed : int or Generator
+        For the spannogram's sampled net.
+    samples : int, optional
+        Spannogram net points (default as :func:`bipartite_components`).
+    max_iter : int, default 200
+        Power / EM iterations per component.
+    callback : callable(done, total), optional
+        Called after each component.
+
+    Returns
+    -------
+    ComponentsResult
+        ``method`` as given, ``strategy="deflation-remove"``; ``info``:
+        ``objective`` (Σ x_j^T A x_j on the original A), ``iterations``.
+    """
+    t0 = time.perf_counter()
+    cov = check_cov(cov)
+    n = cov.n
+    r = check_int(n_components, "n_components", 1, n)
+    s = check_k(k, n)
+    if method not in DEFLATION_METHODS:
+        raise InputError(f"`method` must be one of {DEFLATION_METHODS}; got {method!r}")
+    if r * s > n:
+        raise InputError(f"`n_components` * `k` must be at most n_features={n} for disjoint "
+                         f"supports; got {r} * {s} = {r * s}")
+    d = check_int(d, "d", 1, n)
+    nonneg = check_bool(nonneg, "nonneg")
+    max_iter = check_int(max_iter, "max_iter", 1)
+    callback = check_callback(callback)
+    rng = as_rng(seed)
+    X = np.zeros((n, r))
+    iterations = []
+    V = cov.factor(min(d, n))[0] if method != "spannogram" else None
+
+    def solve(sub, kj, keep):
+        if method == "spannogram":
+            res = bipartite_components(sub, 1, min(s, sub.n), eps=0.1, seed=rng, nonneg=nonneg,
+                                       samples=samples, d=min(d, sub.n), refine=False)
+            x = res.loadings[:, 0]
+            iterations.append(int(res.info["samples"]))
+        else:
+            out = ascent(sub.matvec, factor_starts(sub, V[keep], s, nonneg), s,
+                         step=PlainPower(soft=method == "em", nonneg=nonneg), max_iter=max_iter, rtol=None,
+                         xtol=1e-10, merge=False, keep="last", quads=sub.quads)
+            x = out.X[:, int(np.argmax(out.values))]
+            if method == "em" and x.any():
+                x, _ = renormalize_on_support(sub, x, nonneg)
+            iterations.append(int(out.iterations))
+        if not x.any():
+            x = np.zeros(sub.n)
+            x[int(np.argmax(sub.diag()))] = 1.0
+        if not nonneg:
+            x = flip(x)
+        return x / np.linalg.norm(x), None
+
+    for j, _, x, _ in _remove_each(cov, (s,) * r, solve, info={}):
+        X[:, j] = x
+        if callback is not None:
+            callback(j + 1, r)
+    var, cum, add = variance_summary(cov, X)
+    results = [make_result(cov, X[:, j], method=method, params=dict(k=s), t0=t0)
+               for j in range(r)]
+    params = dict(n_components=r, k=s, method=method, d=d, nonneg=nonneg, max_iter=max_iter,
+                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
+    info = dict(objective=float(var.sum()), iterations=iterations)
+    return ComponentsResult(loadings=X, variance=var, cumulative_variance=cum,
+                            additional_variance=add,
+                            supports=[np.flatnonzero(X[:, j]) for j in range(r)],
+                            method=method, strategy="deflation-remove", params=params,
+                            seconds=time.perf_counter() - t0, results=results, info=info)

@@ -49,6 +49,8 @@ class MethodSpec:
     symbol : str -- Plotly marker symbol, the same on every page
     dash : str -- Plotly line dash, the same on every page: with colour and marker, every method
         stays distinct beyond the eight colours a colour-blind-safe palette has
+    deflation_baseline : bool -- one of the deflation baselines of Asteris et al. 2015, Table 2
+        (:func:`nspca_core.deflation.deflation_components`)
     """
 
     name: str
@@ -62,6 +64,7 @@ class MethodSpec:
     function: str = ""
     symbol: str = "circle"
     dash: str = "solid"
+    deflation_baseline: bool = False
 
 
 REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
@@ -69,14 +72,16 @@ REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
                OKABE_ITO["black"], symbol="circle"),
     MethodSpec("spannogram", "spannogram (exact on A_d)", "spannogram", "single", "asteris2014",
                OKABE_ITO["blue"], cost="exponential", function="nspca_core.spannogram:lowrank_nspca",
-               symbol="diamond", dash="dash"),
+               symbol="diamond", dash="dash", deflation_baseline=True),
     # the light Okabe–Ito hues (sky, orange, yellow) darkened to >= 3:1 contrast on white
     MethodSpec("enet", "ε-net spannogram", "ε-net", "single", "asteris2014", "#2A8BC4",
                default=True, function="nspca_core.enet:enet_nspca", symbol="square", dash="dot"),
     MethodSpec("em", "EM (Sigg–Buhmann)", "EM", "single", "sigg2008", "#B86E00",
-               default=True, function="nspca_core.peers.em:em_pca", symbol="triangle-up"),
+               default=True, function="nspca_core.peers.em:em_pca", symbol="triangle-up",
+               deflation_baseline=True),
     MethodSpec("tpower", "TPower (Yuan–Zhang)", "TPower", "single", "yuan2013", OKABE_ITO["green"],
-               default=True, function="nspca_core.peers.tpower:tpower_pca", symbol="cross", dash="dashdot"),
+               default=True, function="nspca_core.peers.tpower:tpower_pca", symbol="cross", dash="dashdot",
+               deflation_baseline=True),
     MethodSpec("zass", "Zass–Shashua", "Zass–Shashua", "single", "zass2006", OKABE_ITO["purple"],
                cost="slow", function="nspca_core.peers.zass:zass_pca", symbol="x", dash="longdash"),
     MethodSpec("sklearn-spca", "scikit-learn SparsePCA", "SparsePCA", "single", "mairal2009",

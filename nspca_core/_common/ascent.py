@@ -41,10 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .steps import _COMPACT_MIN_N, TopK, _to_compact, _to_dense, project, topk_mask, truncate
+from .steps import _COMPACT_MIN_N, TopK, _to_compact, _to_dense, hard_topk, project, topk_mask, truncate
 
-__all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts", "ascent",
-           "reweight", "polish"]
+__all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts",
+           "factor_starts", "ascent", "reweight", "polish"]
 
 # 1 - <x_new, x> below this (same support): a column has converged
 _XTOL = 1e-12
@@ -111,6 +111,22 @@ def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
         R = np.abs(R)
     R = R[key]
     return R / np.linalg.norm(R, axis=0)
+
+
+def factor_starts(cov, V: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
+    """Starts from the data: the indicator of the k features of largest variance (ties to the
+    lower index), then each column of a factor ``V`` (n, d) with both signs, hard-truncated to k
+    entries (:func:`~nspca_core._common.steps.hard_topk`), those that keep a nonzero."""
+    n = cov.n
+    top = np.argsort(-cov.diag(), kind="stable")[:k]
+    cols = [np.zeros(n)]
+    cols[0][top] = 1.0
+    for j in range(V.shape[1]):
+        for sg in (1.0, -1.0):
+            v = hard_topk((sg * V[:, j])[:, None], k, nonneg)[:, 0]
+            if v.any():
+                cols.append(v)
+    return np.column_stack(cols)
 
 
 def _merge_weights(n: int) -> np.ndarray:

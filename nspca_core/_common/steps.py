@@ -370,7 +370,8 @@ class PlainPower:
 
     def start(self, X0: np.ndarray, kc, key) -> np.ndarray:
         Z = self._s(np.asarray(X0, dtype=float), _one_k(kc))
-        return Z / np.linalg.norm(Z, axis=0)
+        # column-major, as the baselines' own loop had them (products round by layout)
+        return np.asfortranarray(Z) / np.linalg.norm(Z, axis=0)
 
     def __call__(self, Y, ia, va, kc, key, xtol):
         Xn = self._s(Y, _one_k(kc))

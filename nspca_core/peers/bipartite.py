@@ -12,7 +12,10 @@ import time
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from .._common.ascent import ascent, factor_starts
+from .._common.steps import PlainPower
 from .._cov import Cov
+from ..methods import REGISTRY
 from .._summary import variance_summary
 from .._validation import InputError, as_rng, check_int, check_k
 from ..result import ComponentsResult
@@ -20,8 +23,7 @@ from .._common.checks import check_bool, check_callback, check_cov, check_float
 from .._common.points import flip, make_result
 from .em import renormalize_on_support
 
-__all__ = ["bipartite_components", "deflation_components", "max_weight_disjoint", "net_size",
-           "DEFLATION_METHODS"]
+__all__ = ["bipartite_components", "max_weight_disjoint", "net_size", "DEFLATION_METHODS"]
 
 # Default cap on sampled net points (each costs at most one assignment per sign
 # pattern, and most are pruned by the bound; see bipartite_components).
@@ -158,9 +160,11 @@ def _swap_weakest(cov: Cov, X: np.ndarray, best_val: float, s: int, nonneg: bool
         keep = np.flatnonzero(~used)
         if keep.size == 0:
             break
-        sub = cov if keep.size == n else _columns(cov, keep)
-        x, _ = _power_one(sub, _starts(sub, V[keep], min(s, keep.size), nonneg),
-                          min(s, keep.size), nonneg, _truncate, 200)
+        sub = cov if keep.size == n else cov.columns(keep)
+        kk = min(s, keep.size)
+        r_ = ascent(sub.matvec, factor_starts(sub, V[keep], kk, nonneg), kk, step=PlainPower(nonneg=nonneg),
+                    max_iter=200, rtol=None, xtol=1e-10, merge=False, keep="last", quads=sub.quads)
+        x = r_.X[:, int(np.argmax(r_.values))]
         if not x.any() or sub.quad(x) <= rho[j] * (1 + 1e-9) + 1e-300:
             break
         X = X.copy()
@@ -404,172 +408,6 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
 
 # --------------------------------------------------------------------------- deflation baselines
 
-#: single-component solvers of :func:`deflation_components`
-DEFLATION_METHODS = ("tpower", "em", "spannogram")
-
-
-def _columns(cov: Cov, keep: np.ndarray) -> Cov:
-    """The covariance of the features ``keep``: :meth:`Cov.columns` (an index view of an
-    operator, the kept columns of dense data)."""
-    return cov.columns(keep)
-
-
-def _truncate(w: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
-    """Keep the k largest entries of ``w_+`` (nonneg) or of ``|w|`` (signed); ties by index."""
-    score = np.clip(w, 0.0, None) if nonneg else np.abs(w)
-    n = w.size
-    if k < n:
-        idx = np.argpartition(-score, k - 1)[:k]
-    else:
-        idx = np.arange(n)
-    idx = idx[score[idx] > 0]
-    out = np.zeros(n)
-    out[idx] = w[idx]
-    return out
-
-
-def _soft(w: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
-    """Soft-threshold at the (k+1)-th largest magnitude: exactly k nonzeros, shrunk (EM M-step)."""
-    score = np.clip(w, 0.0, None) if nonneg else np.abs(w)
-    if k < w.size:
-        lam = np.partition(score, w.size - k - 1)[w.size - k - 1]
-    else:
-        lam = 0.0
-    return np.sign(w) * np.clip(score - lam, 0.0, None)
-
-
-def _power_one(cov: Cov, starts: np.ndarray, k: int, nonneg: bool, step, max_iter: int,
-               tol: float = 1e-10):
-    """Best of a sparse power iteration ``x <- step(A x) / ||.||`` from each start column."""
-    X = np.column_stack([step(starts[:, j], k, nonneg) for j in range(starts.shape[1])])
-    nrm = np.linalg.norm(X, axis=0)
-    X = X[:, nrm > 0] / nrm[nrm > 0]
-    for it in range(max_iter):
-        W = cov.matvec(X)
-        Xn = np.column_stack([step(W[:, j], k, nonneg) for j in range(W.shape[1])])
-        nrm = np.linalg.norm(Xn, axis=0)
-        Xn = np.where(nrm > 0, Xn / np.where(nrm > 0, nrm, 1.0), X)
-        done = np.all(np.abs(np.einsum("ij,ij->j", Xn, X)) > 1 - tol)
-        X = Xn
-        if done:
-            break
-    vals = cov.quads(X)
-    j = int(np.argmax(vals))
-    return X[:, j], it + 1
-
-
-def _starts(cov: Cov, V_keep: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
-    """Starts: the k features of largest variance, then each column of the (restricted) factor
-    with both signs, truncated to k entries."""
-    n = cov.n
-    diag = cov.diag()
-    top = np.argsort(-diag, kind="stable")[:k]
-    cols = [np.zeros(n)]
-    cols[0][top] = 1.0
-    for j in range(V_keep.shape[1]):
-        for sg in (1.0, -1.0):
-            v = _truncate(sg * V_keep[:, j], k, nonneg)
-            if v.any():
-                cols.append(v)
-    return np.column_stack(cols)
-
-
-def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "tpower", d: int = 5,
-                         nonneg: bool = True, seed=0, samples=None, max_iter: int = 200,
-                         callback=None) -> ComponentsResult:
-    """r components by deflation: solve one k-sparse component, remove its features, repeat.
-
-    The baseline of Asteris et al. (2015), Table 2: deflation with a
-    single-component method gives disjoint supports by removing the features
-    used so far before the next component.  Only products with A, the
-    diagonal, k x k submatrices and the top-d factor are used, so a
-    :class:`~nspca_core._sparse.SparseCov` is never densified (removing
-    features copies the remaining columns of the sparse data once per
-    component).
-
-    Parameters
-    ----------
-    cov : Cov
-    n_components : int in [1, n]  (r)
-    k : int in [1, n]  (s, nonzeros per component)
-    method : {"tpower", "em", "spannogram"}
-        ``"tpower"``: truncated power iteration (Yuan & Zhang 2013) on the
-        remaining features, from the k largest variances and from the
-        truncated columns of the top-d factor (both signs), best start kept.
-        ``"em"``: the EM iteration for sparse PCA (Sigg & Buhmann 2008) in
-        covariance form — the M-step ``A x`` soft-thresholded to k nonzeros —
-        from the same starts, then the best unit vector on the support.
-        ``"spannogram"``: the rank-d spannogram on a sampled ε-net
-        (:func:`bipartite_components` with one component), factor recomputed
-        on the remaining features.
-    d : int, default 5
-        Rank of the factor used for starts (tpower, em) or the spannogram.
-    nonneg : bool, default True
-        Nonnegative components; False is the signed problem of the paper.
-    seed : int or Generator
-        For the spannogram's sampled net.
-    samples : int, optional
-        Spannogram net points (default as :func:`bipartite_components`).
-    max_iter : int, default 200
-        Power / EM iterations per component.
-    callback : callable(done, total), optional
-        Called after each component.
-
-    Returns
-    -------
-    ComponentsResult
-        ``method`` as given, ``strategy="deflation-remove"``; ``info``:
-        ``objective`` (Σ x_j^T A x_j on the original A), ``iterations``.
-    """
-    t0 = time.perf_counter()
-    cov = check_cov(cov)
-    n = cov.n
-    r = check_int(n_components, "n_components", 1, n)
-    s = check_k(k, n)
-    if method not in DEFLATION_METHODS:
-        raise InputError(f"`method` must be one of {DEFLATION_METHODS}; got {method!r}")
-    if r * s > n:
-        raise InputError(f"`n_components` * `k` must be at most n_features={n} for disjoint "
-                         f"supports; got {r} * {s} = {r * s}")
-    d = check_int(d, "d", 1, n)
-    nonneg = check_bool(nonneg, "nonneg")
-    max_iter = check_int(max_iter, "max_iter", 1)
-    callback = check_callback(callback)
-    rng = as_rng(seed)
-    keep = np.arange(n)
-    X = np.zeros((n, r))
-    iterations = []
-    V = cov.factor(min(d, n))[0] if method != "spannogram" else None
-    for j in range(r):
-        sub = cov if keep.size == n else _columns(cov, keep)
-        if method == "spannogram":
-            res = bipartite_components(sub, 1, min(s, sub.n), eps=0.1, seed=rng, nonneg=nonneg,
-                                       samples=samples, d=min(d, sub.n), refine=False)
-            x = res.loadings[:, 0]
-            iterations.append(int(res.info["samples"]))
-        else:
-            step = _truncate if method == "tpower" else _soft
-            x, it = _power_one(sub, _starts(sub, V[keep], s, nonneg), s, nonneg, step, max_iter)
-            if method == "em" and x.any():
-                x, _ = renormalize_on_support(sub, x, nonneg)
-            iterations.append(int(it))
-        if not x.any():
-            x = np.zeros(sub.n)
-            x[int(np.argmax(sub.diag()))] = 1.0
-        if not nonneg:
-            x = flip(x)
-        X[keep, j] = x / np.linalg.norm(x)
-        keep = keep[x == 0]
-        if callback is not None:
-            callback(j + 1, r)
-    var, cum, add = variance_summary(cov, X)
-    results = [make_result(cov, X[:, j], method=method, params=dict(k=s), t0=t0)
-               for j in range(r)]
-    params = dict(n_components=r, k=s, method=method, d=d, nonneg=nonneg, max_iter=max_iter,
-                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
-    info = dict(objective=float(var.sum()), iterations=iterations)
-    return ComponentsResult(loadings=X, variance=var, cumulative_variance=cum,
-                            additional_variance=add,
-                            supports=[np.flatnonzero(X[:, j]) for j in range(r)],
-                            method=method, strategy="deflation-remove", params=params,
-                            seconds=time.perf_counter() - t0, results=results, info=info)
+#: single-component methods of :func:`nspca_core.deflation.deflation_components`, the 2015 paper's
+#: Table 2 baselines (``deflation_baseline`` in :data:`nspca_core.methods.REGISTRY`)
+DEFLATION_METHODS = tuple(name for name, spec in REGISTRY.items() if spec.deflation_baseline)

@@ -146,6 +146,23 @@ def _lazy_array(m: int):
                          dtype=np.float32, meta=np.empty((0, 0), dtype=np.float32))
 
 
+def _log_passes(t0: float):
+    """Print one timestamped line per Dask computation (each a pass over the blocks it reads), so
+    that a run stopped early still shows the passes done and their rate."""
+    from nspca_core._dask import DaskCov
+
+    compute = DaskCov._compute
+
+    def logged(self, *objs):
+        t = time.perf_counter()
+        out = compute(self, *objs)
+        print(f"  [{time.strftime('%H:%M:%S', time.gmtime())} UTC, +{t - t0:7.1f} s] Dask computation "
+              f"{self.round_trips} of this operator: {time.perf_counter() - t:.1f} s", flush=True)
+        return out
+
+    DaskCov._compute = logged
+
+
 def _end_to_end(m: int, k_comp: int) -> None:
     """``nspca_core.fit`` and ``components`` on the lazily generated array, through the public
     front, on a LocalCluster of 2 worker processes with memory_limit="1GB" each."""
@@ -156,27 +173,36 @@ def _end_to_end(m: int, k_comp: int) -> None:
     X = _lazy_array(m)
     print(f"lazily generated array: {X.shape[0]:,} x {X.shape[1]:,} {X.dtype}, "
           f"{X.nbytes / 1e9:.1f} GB, {X.numblocks[0]} row blocks of {LAZY_ROWS:,}")
-    print("machine: " + f"{os.cpu_count()} cores; load average "
-          + " ".join(f"{x:.1f}" for x in os.getloadavg()) + " at start", flush=True)
+    print(f"started {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC; machine: {os.cpu_count()} cores; "
+          "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()) + " at start", flush=True)
+    t_all = time.perf_counter()
+    _log_passes(t_all)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       memory_limit="1GB") as cluster, Client(cluster) as client:
         t = time.perf_counter()
         r = nc.fit(X, k=10, method="tpower", certify=False, client=client)
         t_fit = time.perf_counter() - t
-        print(f"fit(k=10, method='tpower'): {t_fit:.1f} s, variance {r.variance:.4f}, support "
-              f"{r.support.tolist()}", flush=True)
+        w_fit = client.run(_worker_peak)
+        print(f"fit(k=10, method='tpower'): {t_fit:.1f} s, {r.info['dask']['round_trips']} Dask computations "
+              f"(passes), variance {r.variance:.4f}, support {r.support.tolist()}", flush=True)
         print("  " + r.info["notes"][0], flush=True)
+        print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; peak so far: client "
+              f"{_peak_mb():.0f} MB, workers " + ", ".join(f"{w:.0f} MB" for w in sorted(w_fit.values())),
+              flush=True)
         t = time.perf_counter()
         c = nc.components(X, n_components=LAZY_GROUPS, k=k_comp, strategy="bipartite", client=client)
         t_comp = time.perf_counter() - t
         planted = [set(range(g * LAZY_SIZE, (g + 1) * LAZY_SIZE)) for g in range(LAZY_GROUPS)]
         found = sum(any(set(s.tolist()) <= p for p in planted) for s in c.supports)
         print(f"components({LAZY_GROUPS}, k={k_comp}, strategy='bipartite', d={c.params['d']}): "
-              f"{t_comp:.1f} s, {found} of {LAZY_GROUPS} supports inside one planted group, "
-              f"total variance {c.variance.sum():.2f}", flush=True)
+              f"{t_comp:.1f} s, {c.info['dask']['round_trips']} Dask computations (passes), {found} of "
+              f"{LAZY_GROUPS} supports inside one planted group, total variance {c.variance.sum():.2f}",
+              flush=True)
         workers = client.run(_worker_peak)
     client_mb = _peak_mb()
-    print(f"\npeak resident memory per process: client (with the scheduler and the nannies) "
+    print(f"\ntotal {time.perf_counter() - t_all:.1f} s; load average "
+          + " ".join(f"{x:.1f}" for x in os.getloadavg()) + " at the end")
+    print(f"peak resident memory per process: client (with the scheduler and the nannies) "
           f"{client_mb:.0f} MB; workers " + ", ".join(f"{w:.0f} MB" for w in sorted(workers.values()))
           + " (memory_limit 1 GB each)")
     print(f"data {X.nbytes / 1e9:.1f} GB / largest process {max([client_mb, *workers.values()]) / 1e3:.2f} GB"

@@ -50,7 +50,7 @@ import scipy.sparse as sp
 from ._cov import Cov
 from ._sparse import _format_bytes, check_dense_budget
 from ._dask_client import _available_bytes, _default_client
-from ._dask_kernels import k_bad, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
+from ._dask_kernels import k_bad, k_cgram, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
 from ._validation import InputError, check_d, check_int
 
 __all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "DASK_METHODS", "DASK_STRATEGIES",
@@ -201,7 +201,7 @@ class DaskCov(Cov):
             pairs += [self._const(a), idx]
         P = da.blockwise(func, "ij", self.X_dask, "ij", *pairs, concatenate=True,
                          adjust_chunks={"i": 1, "j": width}, dtype=np.float64)
-        return P.sum(axis=0)
+        return P.sum(axis=0, split_every=4)  # at most 4 partials (n^2 each for a Gram) wait per sum
 
     def _pad(self, v: np.ndarray) -> np.ndarray:
         """The argument on all features (zeros off the view's columns)."""
@@ -259,9 +259,7 @@ class DaskCov(Cov):
         if n > _GRAM_CACHE_MAX or 8 * n * n > _FULL_GRAM_BYTES:
             return None
         if self._shared.get("A") is None:
-            allc = np.arange(n)
-            mu = self._mean_all
-            (G,) = self._compute(self._per_block(k_gram, n * n, allc, allc, mu, mu))
+            (G,) = self._compute(self._per_block(k_cgram, n * n, self._mean_all))
             G = np.asarray(G).reshape(n, n) / self.m
             self._shared["A"] = 0.5 * (G + G.T)
         return self._shared["A"]

@@ -46,7 +46,7 @@ def dask_info(C: Cov, info: dict) -> dict:
     persist = dict(C.persist_info)
     notes = [*info.get("notes", []), f"Dask data: {persist.get('reason', '')}"]
     return {**info, "notes": notes, "dask": {"scheduler": _scheduler_name(C.client), "persist": persist,
-                                             "factor": dict(C.factor_info)}}
+                                             "factor": dict(C.factor_info), "round_trips": C.round_trips}}
 
 
 # --------------------------------------------------------------------------- solvers
@@ -145,8 +145,8 @@ def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client
     else:
         res = fit_cov(cov, k, method, d, eps, seed, callback, dict(options))
     info = {**res.info, "dask": {"scheduler": _scheduler_name(cov.client),
-                                 "factor": dict(cov.factor_info),
-                "persist": dict(cov.persist_info)}}
+                                 "factor": dict(cov.factor_info), "round_trips": cov.round_trips,
+                                 "persist": dict(cov.persist_info)}}
     return replace(res, info=info, seconds=time.perf_counter() - t0)
 
 
@@ -166,7 +166,7 @@ def components_dask(X, *, n_components, k, strategy="bipartite", method="tpower"
         (Asteris et al. 2015; the net and the matchings on the n x d factor on
         the client, candidates scored by Dask products) — what
         :func:`nspca_core.components` does with ``strategy="bipartite"``.
-        ``"deflation"``: :func:`~nspca_core.peers.bipartite.deflation_components`
+        ``"deflation"``: :func:`~nspca_core.deflation.deflation_components`
         with ``method`` (the paper's Table 2 baselines; removed features are
         views, nothing is copied).
     method : {"tpower", "em", "spannogram"}, default "tpower"
@@ -183,7 +183,8 @@ def components_dask(X, *, n_components, k, strategy="bipartite", method="tpower"
     ComponentsResult
         ``info["dask"]`` as in :func:`fit_dask`.
     """
-    from .peers.bipartite import bipartite_components, deflation_components
+    from .deflation import deflation_components
+    from .peers.bipartite import bipartite_components
 
     t0 = time.perf_counter()
     cov = _dask_cov(X, center, client, persist)
@@ -205,6 +206,6 @@ def components_dask(X, *, n_components, k, strategy="bipartite", method="tpower"
         cr = deflation_components(cov, n_components, k, method=method, d=5 if d is None else d,
                                   seed=seed, callback=callback, **options)
     info = {**cr.info, "dask": {"scheduler": _scheduler_name(cov.client),
-                                "factor": dict(cov.factor_info),
-                "persist": dict(cov.persist_info)}}
+                                "factor": dict(cov.factor_info), "round_trips": cov.round_trips,
+                                "persist": dict(cov.persist_info)}}
     return replace(cr, info=info, seconds=time.perf_counter() - t0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["prepare_block", "k_colsum", "k_bad", "k_sqdev", "k_xv", "k_xty", "k_gram", "k_sqsum"]
+__all__ = ["prepare_block", "k_colsum", "k_bad", "k_sqdev", "k_xv", "k_xty", "k_gram", "k_cgram", "k_sqsum"]
 
 
 # --------------------------------------------------------------------------- per-block kernels
@@ -77,6 +77,15 @@ def k_gram(B, a, b, mu_a, mu_b):
     else:
         G = (np.asarray(Ba, dtype=np.float64) - mu_a).T @ (np.asarray(Bb, dtype=np.float64) - mu_b)
     return G.reshape(1, -1)
+
+
+def k_cgram(B, mu):
+    """(1, n^2): the centered Gram ``(B - 1 mu^T)^T (B - 1 mu^T)`` of all columns, one centered
+    float64 copy of a dense block (a sparse block: its sparse Gram and rank-one corrections)."""
+    if sp.issparse(B):
+        return k_gram(B, np.arange(B.shape[1]), np.arange(B.shape[1]), mu, mu)
+    Bc = np.asarray(B, dtype=np.float64) - mu
+    return (Bc.T @ Bc).reshape(1, -1)
 
 
 def k_sqsum(Y):

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from nspca_core import methods as registry
-from ui import compute, cost, downloads, jobs, layout, live, state, work
+from ui import bounds_store, compute, cost, downloads, jobs, layout, live, state, work
 from ui.figures import analysis as figs
 from ui.figures.teach import below_toolbar  # titles start under the figure's toolbar
 from ui.sidebar import page_intro
@@ -57,7 +57,7 @@ def main() -> None:
     cert = None
     try:
         cert = work.certify_job(X, dkey, [k], start=lambda kk: work.best_x(list(fits.values()), kk),
-                                title=f"Certificates on {ds.info.title}")
+                                title=f"Certificates on {ds.info.title}", store=bounds_store.shared())
     except compute.Unavailable as exc:
         st.info(f"Certified ratios need the certificates module: {exc}")
     views = [f.view() for f in fits.values()] + ([cert.view()] if cert is not None else [])
@@ -92,7 +92,8 @@ def draw(ds, X, k, methods, fits, cert_job, s, dkey: str = "") -> bool:
     names = list(results)
     variances = np.array([results[mth].variance for mth in names], float)
     best = names[int(np.nanargmax(variances))]
-    c = work.certificate(cview.results, k) if cview is not None else None  # full, or the quick bound
+    # the job's full or quick bound, or a tighter one proved on this data by any page (the store)
+    c = work.best_certificate(dkey, k, cview.results if cview is not None else None, store=bounds_store.shared())
     cert = None if c is None else SimpleNamespace(upper_bound=c["upper"], kind=c["kind"],
                                                   probabilistic=c["probabilistic"], optimal=c["optimal"])
     if cert is not None and cert.upper_bound < variances.max() * (1 - 1e-9):
@@ -110,6 +111,7 @@ def draw(ds, X, k, methods, fits, cert_job, s, dkey: str = "") -> bool:
         seconds=[float(results[mth].seconds) for mth in names],
         nonzeros=[int(np.asarray(results[mth].support).size) for mth in names],
         converged=[bool(results[mth].converged) for mth in names],
+        provably_optimal=[cert is not None and bounds_store.closed(v, upper) for v in variances],
     ))
     cols = st.columns(3)
     cols[0].metric("best variance", f"{variances.max():.4g}", help=f"by {figs.method_label(best)}")
@@ -118,6 +120,9 @@ def draw(ds, X, k, methods, fits, cert_job, s, dkey: str = "") -> bool:
                        + (" (probabilistic)" if cert.probabilistic else ""))
         cols[2].metric("certified fraction of the optimum", f"≥ {variances.max() / upper:.2%}",
                        help="provably optimal" if cert.optimal else None)
+        if bounds_store.closed(variances.max(), upper):
+            st.success(f"✓ Provably optimal at k = {k}: {figs.method_label(best)}'s answer meets the upper bound "
+                       f"(relative gap ≤ {bounds_store.OPTIMAL_TOLERANCE:.0e}).")
         if not active:  # a low fraction explained, once the certificate has settled (issue 27 item 8)
             active |= layout.refine_certificate(X, dkey, k, getattr(results[best], "x", None),
                                                 variances.max() / upper, variance=variances.max(), key="cmp")
@@ -128,6 +133,7 @@ def draw(ds, X, k, methods, fits, cert_job, s, dkey: str = "") -> bool:
         "certified_ratio": st.column_config.ProgressColumn("certified ratio", format="%.4f",
                                                            min_value=0.0, max_value=1.0),
         "seconds": st.column_config.NumberColumn("seconds", format="%.3f"),
+        "provably_optimal": st.column_config.CheckboxColumn("provably optimal"),
     })
 
     c1, c2 = st.columns(2)

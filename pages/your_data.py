@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import compute, downloads, layout, live, state
+from ui import bounds_store, compute, downloads, layout, live, state, work
 from ui import topics as text_upload
 from ui.figures import analysis as figs
 from ui.sidebar import link_page, page_intro
@@ -282,15 +282,26 @@ def analysis(ds) -> None:
             first = compute.certify(X, k, np.asarray(res.loadings[:, 0]), _callback=cb)
     except compute.Unavailable as exc:
         st.info(f"No certificate: {exc}")
+    upper, kind = (first.upper_bound, first.kind) if first is not None else (np.nan, "")
+    if first is not None:  # kept for every page and visit; a tighter bound proved elsewhere is used here
+        dkey, store = live.data_key(ds), bounds_store.shared()
+        bounds_store.offer_certificate(store, dkey, k, dict(
+            upper=first.upper_bound, lower=first.lower, kind=first.kind, optimal=first.optimal,
+            probabilistic=first.probabilistic, x=first.x), effort="auto")
+        known = work.best_certificate(dkey, k, store=store)
+        if known is not None and known["upper"] < upper:
+            upper, kind = known["upper"], known["kind"]
     cols = st.columns(3)
     cols[0].metric("variance of component 1", f"{res.variance[0]:.4g}")
     if first is not None:
-        cols[1].metric("certified fraction of the optimum", f"≥ {res.variance[0] / first.upper_bound:.2%}",
-                       help=f"upper bound {first.upper_bound:.5g} ({first.kind})")
+        cols[1].metric("certified fraction of the optimum", f"≥ {res.variance[0] / upper:.2%}",
+                       help=f"upper bound {upper:.5g} ({kind})")
+        if bounds_store.closed(float(res.variance[0]), upper):
+            st.success(f"✓ Provably optimal at k = {k}: component 1 meets the upper bound on the optimum.")
     cols[2].metric(f"variance of the span of {r}", f"{res.cumulative_variance[-1]:.4g}")
     if first is not None:
-        low_certificate(ds, X, k, np.asarray(res.loadings[:, 0]), float(res.variance[0]),
-                        float(res.variance[0]) / float(first.upper_bound))
+        low_certificate(ds, X, k, np.asarray(res.loadings[:, 0]), float(res.variance[0]),  # this page's own
+                        float(res.variance[0]) / float(first.upper_bound))  # certificate, and its refinement
     L = np.asarray(res.loadings)
     names = [f"component_{j + 1}" for j in range(L.shape[1])]
     if ds.image_shape is not None:

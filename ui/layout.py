@@ -34,9 +34,9 @@ def refine_running(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, *, ke
     every second while it runs, :func:`ui.live.live`)."""
     if x is None or not st.session_state.get(f"{key}_refine_{dkey}_{k}"):
         return False
-    from ui import work
+    from ui import bounds_store, work
 
-    return bool(work.certify_one_job(X, dkey, k, np.asarray(x, float), effort="full",
+    return bool(work.certify_one_job(X, dkey, k, np.asarray(x, float), effort="full", store=bounds_store.shared(),
                                      title=f"full certificate at k = {k}").view().active)
 
 
@@ -50,7 +50,7 @@ def refine_certificate(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, f
     text = low_certificate_text(fraction, k=k)
     if text is None:
         return False
-    from ui import live, work
+    from ui import bounds_store, live, work
 
     st.info(text)
     asked = f"{key}_refine_{dkey}_{k}"
@@ -62,7 +62,7 @@ def refine_certificate(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, f
         st.session_state[asked] = True
     if not st.session_state.get(asked):
         return False
-    job = work.certify_one_job(X, dkey, k, np.asarray(x, float), effort="full",
+    job = work.certify_one_job(X, dkey, k, np.asarray(x, float), effort="full", store=bounds_store.shared(),
                                title=f"full certificate at k = {k}")
     view = job.view()
     live.status_line(view, what=f"Full certificate at k = {k}", unit_name="values of k", key=f"{key}_refine_job")

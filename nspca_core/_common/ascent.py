@@ -214,6 +214,8 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
     -------
     AscentResult
     """
+    if keep not in ("best", "last"):
+        raise ValueError(f"`keep` must be 'best' or 'last'; got {keep!r}")
     step = TopK(signed=signed, both_signs=both_signs) if step is None else step
     best_kept = keep == "best"
     n, p = X0.shape

@@ -11,6 +11,7 @@ from .._common.ascent import ascent, cov_key, project, random_starts
 from .._common.checks import check_bool, check_float, check_peer_args
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
+from .._common.steps import TopK
 from .._cov import Cov
 from .._validation import check_int
 from ..result import Result
@@ -92,7 +93,7 @@ def tpower_from(cov: Cov, v1: np.ndarray, k: int, rng: np.random.Generator, *, t
     """
     key = cov_key(cov)
     X0 = tpower_starts(v1, k, key, rng, restarts, nonneg=nonneg)
-    r = ascent(cov.matvec, X0, k, key=key, max_iter=max_iter, xtol=tol, signed=not nonneg,
+    r = ascent(cov.matvec, X0, k, step=TopK(signed=not nonneg), key=key, max_iter=max_iter, xtol=tol,
                merge=False)
     W, conv, it = r.X, r.converged, r.iterations
     vals = r.values

@@ -51,6 +51,9 @@ class MethodSpec:
         stays distinct beyond the eight colours a colour-blind-safe palette has
     deflation_baseline : bool -- one of the deflation baselines of Asteris et al. 2015, Table 2
         (:func:`nspca_core.deflation.deflation_components`)
+    dask : str -- how it runs on Dask data (:class:`nspca_core._dask.DaskCov`): "" not offered,
+        "operator" (``function`` runs unchanged on the operator: products and its factor), or the
+        "module:function" of a Dask entry used instead, ``f(cov, k, *, seed, callback, **options)``
     """
 
     name: str
@@ -65,23 +68,25 @@ class MethodSpec:
     symbol: str = "circle"
     dash: str = "solid"
     deflation_baseline: bool = False
+    dask: str = ""
 
 
 REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
     MethodSpec("auto", "auto (many starts, polished)", "auto", "single", "asteris2014",
-               OKABE_ITO["black"], symbol="circle"),
+               OKABE_ITO["black"], symbol="circle", dask="operator"),
     MethodSpec("spannogram", "spannogram (exact on A_d)", "spannogram", "single", "asteris2014",
                OKABE_ITO["blue"], cost="exponential", function="nspca_core.spannogram:lowrank_nspca",
-               symbol="diamond", dash="dash", deflation_baseline=True),
+               symbol="diamond", dash="dash", deflation_baseline=True, dask="operator"),
     # the light Okabe–Ito hues (sky, orange, yellow) darkened to >= 3:1 contrast on white
     MethodSpec("enet", "ε-net spannogram", "ε-net", "single", "asteris2014", "#2A8BC4",
-               default=True, function="nspca_core.enet:enet_nspca", symbol="square", dash="dot"),
+               default=True, function="nspca_core.enet:enet_nspca", symbol="square", dash="dot",
+               dask="operator"),
     MethodSpec("em", "EM (Sigg–Buhmann)", "EM", "single", "sigg2008", "#B86E00",
                default=True, function="nspca_core.peers.em:em_pca", symbol="triangle-up",
-               deflation_baseline=True),
+               deflation_baseline=True, dask="operator"),
     MethodSpec("tpower", "TPower (Yuan–Zhang)", "TPower", "single", "yuan2013", OKABE_ITO["green"],
                default=True, function="nspca_core.peers.tpower:tpower_pca", symbol="cross", dash="dashdot",
-               deflation_baseline=True),
+               deflation_baseline=True, dask="nspca_core._dask_fit:tpower_dask"),
     MethodSpec("zass", "Zass–Shashua", "Zass–Shashua", "single", "zass2006", OKABE_ITO["purple"],
                cost="slow", function="nspca_core.peers.zass:zass_pca", symbol="x", dash="longdash"),
     MethodSpec("sklearn-spca", "scikit-learn SparsePCA", "SparsePCA", "single", "mairal2009",

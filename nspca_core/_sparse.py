@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh, svds
 
+from ._common.params import check
 from ._cov import Cov
 from ._validation import InputError, check_d
 from .lowrank import _flip_signs
@@ -338,8 +339,7 @@ def as_sparse_cov(X, center: bool = True, *, dense_budget: float = DENSE_BUDGET_
     InputError
         Not sparse, not 2-D, an empty dimension, non-numeric or non-finite values.
     """
-    if not isinstance(center, (bool, np.bool_)):
-        raise InputError(f"`center` must be True or False; got {center!r}")
+    center = check("center", center)
     if not isinstance(dense_budget, numbers.Real) or not dense_budget >= 0:
         raise InputError(f"`dense_budget` must be a number of bytes >= 0; got {dense_budget!r}")
     return SparseCov(_check_sparse(X), center=bool(center), dense_budget=dense_budget)

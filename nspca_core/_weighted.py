@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._common.params import check
 from ._sparse import DENSE_BUDGET_BYTES, SparseCov, _check_sparse, check_dense_budget
 from ._validation import InputError
 
@@ -153,8 +154,7 @@ def weighted_sparse_cov(X, sample_weight, *, center: bool = True,
     InputError
         Bad data (as :func:`nspca_core._sparse.as_sparse_cov`) or bad weights.
     """
-    if not isinstance(center, (bool, np.bool_)):
-        raise InputError(f"`center` must be True or False; got {center!r}")
+    center = check("center", center)
     X = _check_sparse(X)
     w = check_sample_weight(sample_weight, X.shape[0])
     return WeightedSparseCov(X, w, center=bool(center), dense_budget=dense_budget)

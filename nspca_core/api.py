@@ -173,8 +173,7 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     check_options(options, _allowed_options(method), f"method {method!r}")
     as_rng(seed)  # validates the seed without consuming a Generator
     check("callback", callback)
-    if not isinstance(certify, bool):
-        raise InputError(f"`certify` must be True or False; got {certify!r}")
+    certify = check("certify", certify)
     effort = options.pop("effort", "auto")
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
     res = fit_cov(C, k, method, d, eps, seed, callback, options)
@@ -258,8 +257,7 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                   where)
     from ._summary import variance_summary
 
-    if not isinstance(certify, bool):
-        raise InputError(f"`certify` must be True or False; got {certify!r}")
+    certify = check("certify", certify)
     if len(set(ks)) > 1 and strategy in ("bipartite", "quasi-orthogonal"):
         raise InputError(f"a sparsity per component (`k`={list(ks)}) needs a deflation strategy "
                          f"('deflation-remove' or 'deflation-project'); got strategy={strategy!r}")

@@ -154,6 +154,7 @@ PARAMETERS = {
     "seed": Seed(),
     "callback": Callback(),
     "certify": Flag(),
+    "center": Flag(),
     "method": Choice(),        # options: the registry's (api.METHODS)
     "strategy": Choice(),      # options: api.STRATEGIES
     "effort": Choice(EFFORTS + ("exact",), listed=EFFORTS, note=" (or 'exact' for one k: branch and bound)"),

@@ -67,12 +67,12 @@ class Interval:
         return True
 
     def check(self, value, name: str, context: dict):
-        integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-        real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-        if not (integral if self.kind == "int" else real and np.isfinite(value)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral if self.kind == "int" else numbers.Real) \
+                or (self.kind != "int" and not np.isfinite(value)):
             raise InputError(f"`{name}` must be {self.allowed(context)}; got {value!r}")
         v = int(value) if self.kind == "int" else float(value)
-        low, high = _bound(self.low, context, self.kind)[0], _bound(self.high, context, self.kind)[0]
+        low = context[self.low] if isinstance(self.low, str) else self.low  # (the message's numbers: _bound)
+        high = context[self.high] if isinstance(self.high, str) else self.high
         if v < low or v > high or (self.low_open and v == low) or (self.high_open and v == high):
             shown = v if self.kind == "int" else (f"{v:g}" if self.kind == "number" else repr(value))
             raise InputError(f"`{name}` must be {self.allowed(context)}; got {shown}")

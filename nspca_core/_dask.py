@@ -50,14 +50,18 @@ import scipy.sparse as sp
 from ._cov import Cov
 from ._sparse import _format_bytes, check_dense_budget
 from ._dask_client import _available_bytes, _default_client
+from .methods import REGISTRY, SINGLE
 from ._dask_kernels import k_bad, k_cgram, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
 from ._validation import InputError, check_d, check_int
 
 __all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "DASK_METHODS", "DASK_STRATEGIES",
            "DENSE_BUDGET_BYTES", "require_dask"]
 
-#: single-component methods of :func:`fit_dask`
-DASK_METHODS = ("tpower", "em", "spannogram", "enet", "auto")
+#: the default method of :func:`nspca_core._dask_fit.fit_dask`, listed first
+DASK_DEFAULT_METHOD = "tpower"
+#: single-component methods offered for Dask data: those with a ``dask`` mode in
+#: :data:`nspca_core.methods.REGISTRY` (registry order, the default first)
+DASK_METHODS = tuple(sorted((n for n in SINGLE if REGISTRY[n].dask), key=lambda n: n != DASK_DEFAULT_METHOD))
 #: strategies of :func:`components_dask`
 DASK_STRATEGIES = ("bipartite", "deflation")
 #: the blocks are persisted when they take at most this fraction of the cluster's memory

@@ -6,6 +6,7 @@ The public path is the front (``nspca_core.fit``, ``components``, ``certify`` wi
 
 from __future__ import annotations
 
+import importlib
 import time
 from dataclasses import replace
 
@@ -14,11 +15,12 @@ import numpy as np
 from ._cov import Cov
 from ._dask import DASK_METHODS, DASK_STRATEGIES, DaskCov, as_dask_cov
 from ._dask_client import _scheduler_name
+from .methods import REGISTRY
 from ._validation import InputError, as_rng, check_d, check_k
 from .solve import check_callback as _check_callback, check_eps as _check_eps, fit_cov
 from .solve import seed_param as _seed_param
 
-__all__ = ["fit_dask", "components_dask", "check_dask_method", "dask_info"]
+__all__ = ["fit_dask", "components_dask", "check_dask_method", "dask_info", "dask_entry", "tpower_dask"]
 
 
 # --------------------------------------------------------------------------- the public front's Dask part
@@ -56,16 +58,36 @@ def _dask_cov(X, center, client, persist) -> DaskCov:
     return as_dask_cov(X, center=center, client=client, persist=persist)
 
 
-def _tpower(cov: DaskCov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
-            max_iter=1000, tol=1e-10):
+def dask_entry(method: str):
+    """The Dask entry point of ``method`` from its registry field ``MethodSpec.dask``: a function
+    ``f(cov, k, *, seed, callback, **options) -> Result``, or None when the method runs unchanged
+    on the operator (through :func:`nspca_core.solve.fit_cov`)."""
+    mode = REGISTRY[method].dask
+    if mode == "operator":
+        return None
+    module, name = mode.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+#: options of :func:`tpower_dask`
+_TPOWER_OPTIONS = ("nonneg", "restarts", "max_iter", "tol")
+
+
+def tpower_dask(cov: DaskCov, k: int, *, seed=0, callback=None, **options):
     """:func:`nspca_core.peers.tpower.tpower_pca` with the leading eigenvector from
     :meth:`DaskCov.factor` (its own takes the m x m Gram or the n x n A): the same
-    starts (same draws), the same batched ascent (:func:`nspca_core._common.ascent.ascent`)."""
+    starts (same draws), the same batched ascent (:func:`nspca_core._common.ascent.ascent`).
+    The Dask entry of "tpower" in :data:`nspca_core.methods.REGISTRY`."""
     from .peers.tpower import tpower_from, tpower_options
 
+    unknown = sorted(set(options) - set(_TPOWER_OPTIONS))
+    if unknown:
+        raise InputError(f"unknown option(s) {unknown} for method 'tpower'; allowed: "
+                         f"{sorted(_TPOWER_OPTIONS)}")
     t0 = time.perf_counter()
     rng = as_rng(seed)
-    opts = tpower_options(nonneg, restarts, max_iter, tol)
+    opts = tpower_options(options.get("nonneg", True), options.get("restarts", 10),
+                          options.get("max_iter", 1000), options.get("tol", 1e-10))
     V, _ = cov.factor(1)
     nrm = np.linalg.norm(V[:, 0])
     if nrm > 0:
@@ -133,13 +155,9 @@ def fit_dask(X, *, k, method="tpower", d=3, eps=0.1, seed=0, center=True, client
                          f"for Dask data; got {method!r}")
     as_rng(seed)
     _check_callback(callback)
-    if method == "tpower":
-        allowed = {"nonneg", "restarts", "max_iter", "tol"}
-        unknown = sorted(set(options) - allowed)
-        if unknown:
-            raise InputError(f"unknown option(s) {unknown} for method 'tpower'; allowed: "
-                             f"{sorted(allowed)}")
-        r = _tpower(cov, k, seed=seed, callback=callback, **options)
+    entry = dask_entry(method)
+    if entry is not None:
+        r = entry(cov, k, seed=seed, callback=callback, **options)
         params = {"k": k, "method": method, "d": d, "eps": eps, "seed": _seed_param(seed)}
         res = replace(r, params={**params, **r.params})
     else:

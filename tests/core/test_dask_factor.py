@@ -134,3 +134,33 @@ def test_round_trips_of_fit_and_components(client, cache):
         assert trips_fit == 2 and trips_all == 2  # means + Gram; components reuse the Gram
     else:
         assert trips_fit > 5
+
+
+# --------------------------------------------------------------------------- registry (issue 29 item 5)
+def test_dask_methods_derive_from_the_registry():
+    from nspca_core.methods import REGISTRY, SINGLE
+
+    assert set(nd.DASK_METHODS) == {n for n in SINGLE if REGISTRY[n].dask}
+    assert nd.DASK_METHODS[0] == nd.DASK_DEFAULT_METHOD == "tpower"
+    assert "zass" not in nd.DASK_METHODS and "bipartite" not in nd.DASK_METHODS
+
+
+def test_fit_dask_dispatches_by_the_registry_entry(client, monkeypatch):
+    """A method's ``dask`` field decides what fit_dask runs: pointing "em" at the TPower entry
+    runs TPower; "operator" runs the method's own function on the operator."""
+    from dataclasses import replace
+
+    from nspca_core import methods
+    from nspca_core._dask_fit import dask_entry, fit_dask, tpower_dask
+
+    assert dask_entry("tpower") is tpower_dask and dask_entry("em") is None
+    Z = _planted(m=200, n=15)
+    cov = as_dask_cov(da.from_array(Z, chunks=(100, Z.shape[1])), client=client)
+    r_em = fit_dask(cov, k=3, method="em")
+    assert r_em.method == "em"
+    spec = replace(methods.REGISTRY["em"], dask="nspca_core._dask_fit:tpower_dask")
+    monkeypatch.setitem(methods.REGISTRY, "em", spec)
+    r = fit_dask(cov, k=3, method="em", restarts=2)
+    assert r.info["restart_variances"] and len(r.info["restart_variances"]) == 2  # TPower's info
+    with pytest.raises(nspca_core.InputError, match=r"unknown option\(s\) \['samples'\] for method 'tpower'"):
+        fit_dask(cov, k=3, method="tpower", samples=5)

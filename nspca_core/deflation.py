@@ -73,12 +73,13 @@ def check_partial(partial, n: int, r: int, strategy: str) -> np.ndarray:
     return L / norms
 
 
-def _remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dict):
+def _remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dict, whole: bool = False):
     """Components ``first, ..., len(ks) - 1`` by "deflation-remove": yields ``(j, sub, x, out)``.
 
     Component j is ``(x_sub, out) = solve(sub, kj, remaining)`` on ``sub``, the covariance of the
     features ``remaining`` that no earlier component uses (:meth:`Cov.columns`: a view of an
-    operator, the kept columns of dense data), with
+    operator, the kept columns of dense data; with ``whole``, C itself while every feature
+    remains: no copy, and the products and factor C has already computed), with
     ``kj = min(ks[j], remaining.size)``; ``x`` is ``x_sub`` in all n features, and its support
     leaves ``remaining``.  Stops early when no feature remains (``info["stopped_early"]``); a
     lowered k is noted in ``info["notes"]``.
@@ -96,7 +97,7 @@ def _remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dic
             info.setdefault("notes", []).append(
                 f"component {j + 1}: only {remaining.size} unused features remained "
                 f"(< k={k}); it uses all of them")
-        sub = C.columns(remaining)
+        sub = C if whole and remaining.size == n else C.columns(remaining)
         x_sub, out = solve(sub, kj, remaining)
         x = np.zeros(n)
         x[remaining] = x_sub
@@ -260,7 +261,7 @@ def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "
             x = flip(x)
         return x / np.linalg.norm(x), None
 
-    for j, _, x, _ in _remove_each(cov, (s,) * r, solve, info={}):
+    for j, _, x, _ in _remove_each(cov, (s,) * r, solve, info={}, whole=True):
         X[:, j] = x
         if callback is not None:
             callback(j + 1, r)

@@ -231,6 +231,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
     active = np.arange(p)
     alias: list = []
     w_merge = _merge_weights(n) if merge and best_kept else None
+    need_v = best_kept or rtol is not None or w_merge is not None  # the values of the iterates
     it = 0
 
     def score(ia, va):  # (A x) and x^T A x of the columns
@@ -258,7 +259,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         it += 1
         full = active.size == p  # every column active: views, not copies
         ia, va = (idx, vals) if full else (idx[:, active], vals[:, active])
-        Y, v = score(ia, va)
+        Y, v = score(ia, va) if need_v else (matvec(_to_dense(ia, va, n)), None)
         if best_kept:
             keep_best(ia, va, v, full)
         if rtol is None:

@@ -192,7 +192,7 @@ def test_recipe_one_bound(checkout):
     text = init.read_text()
     init.write_text(text.replace("``exact(k<=2)``\n", DIAG_DOC + "``exact(k<=2)``\n", 1))
     assert _changed(root) == {"nspca_core/certificates/bounds.py", "nspca_core/certificates/__init__.py"}
-    # every driver offers it: one k dense, a path of k, the split's remainder; and it is a bound
+    # every driver offers it: one k dense, a path of k, the split's remainder, the split; and it is a bound
     probe = _run(root, "-c", textwrap.dedent("""
         import numpy as np
         from nspca_core import certify, certify_path
@@ -209,6 +209,8 @@ def test_recipe_one_bound(checkout):
         for c in certify_path(X, ks=[1, 3, 7], effort="fast"):
             assert c.bounds["diag-k"] >= brute_opt(A, c.k)[0]
         assert "diag-k" in _bound_rest(Cov(X, None), np.arange(3, 7), 2, "fast")
+        Xs = rng.standard_normal((20, 2600))  # n above the dense limit: the split driver
+        assert "diag-k" in certify(Xs - Xs.mean(0), k=3, effort="fast").bounds
         print("ok")
     """))
     assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._common.params import EFFORTS as EFFORTS, check  # EFFORTS: re-exported
+from .._common.params import EFFORTS as EFFORTS, check  # EFFORTS: declared with the rules
 from .._validation import InputError
 
-# EFFORTS (of every certificate) is declared with the parameter rules; one k also takes "exact"
-
+# every certificate takes one of EFFORTS; one k also takes "exact" (branch and bound)
 EXACT_EFFORT = "exact"
 
 
@@ -34,6 +33,13 @@ _SPLIT_PER_K = 12
 
 # certify_path on large n: at most this many screened features per k (the DNN's cost is |S|^2)
 _PATH_SPLIT_CAP = 600
+
+
+# certify_path on large n (certificates/path_large.py): one-k split certificates at every k up to
+# _SPLIT_MIN / _SPLIT_PER_K, on a geometric grid of this ratio above, then at midpoints where the
+# bound carried from the runs is above its chord; at most this many runs in all
+_PATH_LARGE_GRID = 1.5
+_PATH_LARGE_MAX_RUNS = 60
 
 
 _EPS = np.finfo(float).eps

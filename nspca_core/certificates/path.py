@@ -32,6 +32,7 @@ from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, chea
 from .dual import _branch, _cut_rounds, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .monotone import monotone_envelope
+from .path_large import path_large
 from .single import _certify_large, _finish
 
 
@@ -99,6 +100,10 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
     total = len(uniq)
     if n > S._DENSE_MAX_N:
         found = _large_lower(cov_, np.array(uniq), given)
+        if cov_.X is not None or cov_._A is not None:  # data held: the split runs (path_large.py)
+            certs = path_large(cov_, np.array(uniq), given, found, effort, callback,
+                               2 * _PATH_SPLIT_CAP, _large_monotone)
+            return [rescale(c, factors) for c in _carry(ks, certs, given)]
         ub = np.inf
         for i, k in enumerate(reversed(uniq)):  # descending: a bound at k' >= k holds at k
             x, src = found[k]

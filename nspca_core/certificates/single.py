@@ -179,7 +179,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
 
 
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
-                   branch_seconds: float | None = None) -> Certificate:
+                   branch_seconds: float | None = None, keep: dict | None = None) -> Certificate:
     """Large n: DNN on a screened set S, cheap bounds on the rest T.
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and
@@ -289,6 +289,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         opt2, _ = opt_pairs(Cov(None, AS), 2)
         pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
     coupled = _coupled(certS, stS, covS.diag(), kS, _rest_curve(cov, T, k), k, pair)
+    if keep is not None:  # what the coupled bound at any other k needs (certify_path)
+        keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair)
     if coupled < bounds["split"]:
         bounds["split"] = coupled
     info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
@@ -388,12 +390,12 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
 
 
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
-                   branch_seconds: float | None = None) -> Certificate:
+                   branch_seconds: float | None = None, keep: dict | None = None) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
-    return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds)
+    return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep)
 
 
 def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:

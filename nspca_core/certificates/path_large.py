@@ -1,0 +1,199 @@
+""":func:`~nspca_core.certificates.certify_path` on large n (``n > _DENSE_MAX_N``): the one-k split
+certificates at a few k, and the bound each of them proves at every other k.
+
+Why this is as tight as one k and cheaper than k by k
+-----------------------------------------------------
+At a *run* k the path calls exactly what ``certify(k)`` calls (:func:`.single._certify_large`, the
+same screened set S, effort and, when the caller gave no point, the same search for one), so there
+its upper bound is at most ``certify(k)``'s and its feasible value at least ``certify(k)``'s (the
+path then also takes the better of its own point and the run's, and the smaller of the bounds).
+
+Every run also proves a bound at *every other* k (:func:`coupled_curve`): the split bound's proof
+(:func:`.single._certify_split`) holds for any sparsity k once ``B_S(i)`` bounds the S part at each
+sparsity i and ``B_T(j)`` the rest T at each j.  The S part's DNN dual point gives ``B_S(i)`` at
+every i (:func:`nspca_core._dnn.dnn_tangent`: its dual matrix does not depend on the sparsity),
+and ``B_T(j)`` costs one thin SVD of ``X_T``.  Runs are made at every small k (where the one-k
+certificate's combinatorial bounds, specific to k, decide and cost little), on a geometric grid of
+the larger k, and then at the midpoints of the intervals where the bound carried from the runs is
+still above the chord of its values at the interval's ends (where a run could still gain).
+:func:`~nspca_core.certificates.monotone.monotone_envelope` then carries every bound to smaller k.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .._cov import Cov
+from .._dnn import dnn_tangent
+from ..result import Certificate
+from . import _settings as S
+from ._settings import _EPS, _PATH
+from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
+from . import single as _single
+from .single import _certify_large, _finish
+
+
+def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """The split bound of one run (:func:`.single._certify_split`'s ``keep``) at every k in ``ks``.
+
+    ``OPT_k <= max_{j} B_S(k - j) + B_T(j)`` over ``max(0, k - |S|) <= j <= min(k, |T|)``, rounded
+    up, where ``B_S(i)`` (``i <= |S|``) is the smallest of: the run's S bound ``B_S(k_run)`` when
+    ``i <= k_run`` (``OPT`` on S is nondecreasing in the sparsity), ``lambda_max(A_SS)`` (the run's
+    ``lambda1`` on S, any i), the exact pair optimum on S at ``i = 2`` (when the run computed it),
+    the sum of the i largest variances in S (``lambda_max(A_JJ) <= tr A_JJ``), and the S part's
+    DNN tangent at i (:func:`nspca_core._dnn.dnn_tangent`); then ``B_S(i) <- min_{i' >= i}
+    B_S(i')`` (a bound at a larger sparsity holds at a smaller one); ``BT[j]`` from
+    :func:`.bounds._rest_curve` on the run's T, made nondecreasing the same way.
+
+    Proof: as in :func:`.single._certify_split`, for x feasible at k with ``k_S = |supp x_S|``,
+    ``k_T = |supp x_T|``, ``k_S + k_T <= k``: ``x^T A x <= B_S(k_S) + B_T(k_T)`` (triangle and
+    Cauchy–Schwarz inequalities on ``||Y x_S + Y x_T||^2``), and by monotonicity ``B_S(k_S) <=
+    B_S(k - k_T)`` (``k - k_T <= |S|`` need not hold: ``k_S <= min(|S|, k - k_T)``, so the term
+    ``j = max(k_T, k - |S|)`` bounds it).  Each term is a sum of two rigorous bounds; the sum's
+    rounding is covered by ``1 + 4 eps``.
+    """
+    certS, stS, dS = run["certS"], run["stS"], run["dS"]
+    nS = dS.size
+    ks = np.asarray(ks, dtype=int)
+    imax = int(min(nS, ks.max()))
+    BS = np.full(imax + 1, np.inf)
+    BS[0] = 0.0
+    BS[1:min(run["kS"], imax) + 1] = float(certS.upper_bound)
+    lam1S = certS.bounds.get("lambda1")
+    if lam1S is not None:
+        BS[1:] = np.minimum(BS[1:], float(lam1S))
+    if run.get("pair") is not None and imax >= 2:
+        BS[2] = min(BS[2], float(run["pair"]))
+    BS[1:] = np.minimum(BS[1:], np.cumsum(-np.sort(-dS)[:imax]) * (1 + 4 * nS * _EPS))
+    lam = (certS.info.get("dnn") or {}).get("lam")
+    if stS is not None and lam is not None:
+        BS[1:] = np.minimum(BS[1:], dnn_tangent(float(lam), stS, nS, np.arange(1, imax + 1)))
+    BS = np.minimum.accumulate(BS[::-1])[::-1]
+    BT = np.minimum.accumulate(np.asarray(BT, dtype=float)[::-1])[::-1]
+    nT = int(run["T"].size)
+    out = np.empty(ks.size)
+    for i, k in enumerate(ks):
+        j = np.arange(max(0, int(k) - imax), min(int(k), nT, BT.size - 1) + 1)
+        if j.size == 0:
+            out[i] = np.inf
+            continue
+        out[i] = float(np.max(BS[int(k) - j] + BT[j])) * (1 + 4 * _EPS)
+    return out
+
+
+def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str, callback,
+               saturated: int | None = None, monotone=None) -> dict:
+    """``{k: Certificate}`` for every k in ``uniq`` (sorted, unique) on large n.
+
+    ``found``: ``{k: (x, source)}``, the path's feasible points (a caller's x has source None);
+    ``given``: the caller's points by k.  ``saturated``, ``monotone``: from this k on (except the
+    largest k) no run is made and the certificate is ``monotone(cov, k, x, ub)`` with ``ub`` the
+    smallest bound proved at a larger k (the screened set is saturated there).  See the module
+    docstring.
+    """
+    t_all = time.perf_counter()
+    n = cov.n
+    uniq = np.asarray(uniq, dtype=int)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    p = uniq.size
+    kmax = int(uniq[-1])
+    pcfg = _PATH[effort]
+    lows = np.array([cov.quad(found[int(k)][0]) if found[int(k)][0] is not None else -np.inf for k in uniq])
+    xs = [found[int(k)][0] for k in uniq]
+    src = [found[int(k)][1] or "given" for k in uniq]
+    cheap = {}
+    if cov.X is not None and cov.thin:
+        cheap = cheap_bounds(_thin_spectrum(cov.X, cov.X.shape[0], diag=cov.diag(), many_k=True), uniq)
+    runs: dict[int, tuple[Certificate, dict]] = {}
+    curve = np.full(p, np.inf)     # the smallest run bound carried to each k
+    BT_cache: dict[bytes, np.ndarray] = {}
+    small = _single._SPLIT_MIN // _single._SPLIT_PER_K  # up to here one-k's S: the _SPLIT_MIN features
+    total = [int(np.count_nonzero(uniq <= small)) + 8]
+
+    def run(k: int) -> None:
+        i = pos[k]
+        keep: dict = {}
+        x = given.get(k)  # the caller's point, else one-k's own search (x=None), as certify(k) does
+        c = _certify_large(cov, k, x, effort, None, keep=keep)
+        runs[k] = (c, keep)
+        if c.x is not None and c.lower > lows[i]:
+            lows[i], xs[i], src[i] = c.lower, c.x, c.info.get("lower_source", "split")
+        if keep:
+            key = keep["T"].tobytes()
+            if key not in BT_cache:
+                BT_cache[key] = _rest_curve(cov, keep["T"], kmax)
+            np.minimum(curve, coupled_curve(keep, BT_cache[key], uniq), out=curve)
+        if callback is not None:
+            callback(len(runs), max(total[0], len(runs) + 1))
+
+    def upper() -> np.ndarray:
+        u = curve.copy()
+        for vals in cheap.values():
+            np.minimum(u, vals, out=u)
+        for k, (c, _) in runs.items():
+            u[pos[k]] = min(u[pos[k]], c.upper_bound)
+        return np.minimum.accumulate(u[::-1])[::-1]  # a bound at k' >= k holds at k
+
+    for k in uniq[uniq <= small]:
+        run(int(k))
+    sat = np.inf if saturated is None or monotone is None else saturated
+    big = uniq[(uniq > small) & ((uniq < sat) | (uniq == kmax))]
+    if big.size:
+        grid = {int(big[-1]), int(big[0])}
+        g = float(big[-1])
+        while g > big[0]:
+            g /= S._PATH_LARGE_GRID
+            j = int(np.searchsorted(big, round(g)))
+            grid.add(int(big[min(j, big.size - 1)]))
+        total[0] = len(runs) + len(grid) + 4
+        for k in sorted(grid, reverse=True):
+            run(k)
+        _refine(uniq, big, pos, lows, runs, run, upper, pcfg["delta"], S._PATH_LARGE_MAX_RUNS)
+    ub = upper()
+    share = (time.perf_counter() - t_all) / p
+    out = {}
+    for i in range(p - 1, -1, -1):
+        k = int(uniq[i])
+        if k >= sat and k not in runs and xs[i] is not None and np.isfinite(ub[i]):
+            out[k] = monotone(cov, k, xs[i], float(np.min(ub[i + 1:], initial=np.inf)) if i + 1 < p else ub[i])
+            out[k].info["lower_source"] = src[i]
+            ub[i] = min(ub[i], out[k].upper_bound)
+            continue
+        bounds = {name: float(v[i]) for name, v in cheap.items()}
+        info: dict = {"n": n, "lower_source": src[i]}
+        if k in runs:
+            c, keep = runs[k]
+            bounds.update(c.bounds)
+            info = {**c.info, "lower_source": src[i]}
+        if np.isfinite(curve[i]) and curve[i] < min(bounds.values(), default=np.inf):
+            bounds["split(tangent)"] = float(curve[i])
+        if ub[i] < min(bounds.values(), default=np.inf):
+            bounds["monotone"] = float(ub[i])
+        info["path_runs"] = sorted(runs)
+        out[k] = _finish(bounds, float(lows[i]), xs[i], k, time.perf_counter() - share, info)
+    return out
+
+
+def _refine(uniq, big, pos, lows, runs, run, upper, delta: float, max_runs: int) -> None:
+    """Runs at the midpoints of the intervals between run k's where the carried bound exceeds the
+    chord of its end values by more than ``delta`` (relative) where the target is not certified."""
+    done = sorted(k for k in runs if k >= big[0])
+    stack = list(zip(done[:-1], done[1:]))
+    while stack and len(runs) < max_runs:
+        a, b = stack.pop()
+        ia, ib = pos[a], pos[b]
+        if ib - ia < 2:
+            continue
+        ub = upper()
+        seg = np.arange(ia + 1, ib)
+        chord = ub[ia] + (ub[ib] - ub[ia]) * (uniq[seg] - a) / (b - a)
+        excess = (ub[seg] - chord) / ub[seg]
+        gap = lows[seg] < (1.0 - 1e-3) * ub[seg]
+        if not ((excess > delta) & gap).any():
+            continue
+        m = int(uniq[(ia + ib) // 2])
+        run(m)
+        stack.append((a, m))
+        stack.append((m, b))

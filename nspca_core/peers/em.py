@@ -20,7 +20,7 @@ from .._common.options import check_options
 from .._common.checks import check_bool, check_callback, check_cov, check_float, check_peer_args
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
-from .._common.steps import SoftTopK
+from .._common.steps import PlainPower, SoftTopK
 from .._cov import Cov
 from .._summary import variance_summary
 from .._validation import InputError, as_rng, check_int, check_k
@@ -78,23 +78,17 @@ def _nonneg_pca_exact_small(B: np.ndarray):
     return best_x
 
 
-def _projected_ascent(B: np.ndarray, x: np.ndarray, tol=1e-10, max_iter=2000) -> np.ndarray:
-    """Monotone ascent of x^T B x over the nonnegative unit sphere (B PSD).
+def _projected_ascent(B, x: np.ndarray, tol=1e-10, max_iter=2000) -> np.ndarray:
+    """Monotone ascent of x^T B x over the nonnegative unit sphere (B PSD) from a unit ``x >= 0``:
+    the one ascent driver with the step ``x <- P_+(Bx)/||P_+(Bx)||`` (:class:`PlainPower` with
+    k = every entry), its last iterate.
 
     For convex f(x) = x^T B x, f(y) >= f(x) + 2 (Bx)^T (y - x); y = P_+(Bx)/||P_+(Bx)||
     maximizes (Bx)^T y over the feasible set, so f never decreases.
     """
-    for _ in range(max_iter):
-        y = np.clip(B @ x, 0.0, None)
-        ny = np.linalg.norm(y)
-        if ny == 0:
-            break
-        y /= ny
-        if abs(float(y @ x)) > 1.0 - tol:
-            x = y
-            break
-        x = y
-    return x
+    r = ascent(lambda W: B @ W, x[:, None], x.size, step=PlainPower(nonneg=True), max_iter=max_iter, rtol=None,
+               xtol=tol, merge=False, keep="last", quads=lambda W: np.zeros(W.shape[1]))
+    return r.X[:, 0]
 
 
 class _GramSide:

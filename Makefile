@@ -31,7 +31,7 @@ lint: $(VENV)/.dev-installed
 
 run: $(VENV)/.installed
 	@echo "Starting the app at http://$(ADDRESS):$(PORT)  (Ctrl-C to stop)"
-	$(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) \
+	MALLOC_MMAP_THRESHOLD_=1048576 MALLOC_ARENA_MAX=2 $(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) \
 		--server.headless true --browser.gatherUsageStats false
 
 # Headless Chromium for the browser test: Debian's package if missing (best effort;

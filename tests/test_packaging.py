@@ -386,3 +386,15 @@ def test_fit_help_lists_every_strategy_and_method_of_the_registry(capsys):
     assert "quasi-orthogonal" in strategies
     assert all(s in strategies for s in STRATEGIES) and all(m in methods for m in METHODS)
     assert "deflation-remove (default)" in strategies and "auto (default)" in methods
+
+
+def test_server_env_gives_freed_memory_back_without_overriding_the_user(monkeypatch):
+    """`nspca app` starts the server with glibc's fixed mmap threshold and two heaps (freed arrays
+    go back to the system); a value the user set is kept."""
+    from nspca_core.cli.serve import SERVER_MALLOC_ENV, server_env
+
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    env = server_env()
+    assert env["MALLOC_MMAP_THRESHOLD_"] == SERVER_MALLOC_ENV["MALLOC_MMAP_THRESHOLD_"] == "1048576"
+    assert env["MALLOC_ARENA_MAX"] == "4" and env["PATH"] == os.environ["PATH"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import signal
 import subprocess
 import sys
@@ -68,12 +69,25 @@ def app_command(port: int, address: str) -> list[str]:
             "--browser.gatherUsageStats", "false"]
 
 
+# glibc's allocator settings for the server: freed arrays go back to the system (the app's
+# ui.compute.tune_allocator says why; it sets the same once the app is imported)
+SERVER_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 20), "MALLOC_ARENA_MAX": "2"}
+
+
+def server_env() -> dict:
+    """The server's environment: this one, with :data:`SERVER_MALLOC_ENV` where not set already."""
+    env = dict(os.environ)
+    for key, value in SERVER_MALLOC_ENV.items():
+        env.setdefault(key, value)
+    return env
+
+
 def run_app(args) -> int:
     """Serve the app until Streamlit exits; SIGINT/SIGTERM are passed on to it."""
     cmd = app_command(args.port, args.address)
     print(f"serving the app at http://{args.address}:{args.port}  (Ctrl-C to stop)", file=sys.stderr,
           flush=True)
-    proc = subprocess.Popen(cmd)
+    proc = subprocess.Popen(cmd, env=server_env())
     previous = {}
     if threading.current_thread() is threading.main_thread():
         def forward(signum, frame):

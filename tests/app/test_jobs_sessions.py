@@ -158,3 +158,60 @@ def test_redraw_period_grows_with_the_sessions_watching(monkeypatch):
     finally:
         gate.set()
         reg.clear()
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc's mallopt")
+def test_allocator_tuned_so_freed_arrays_leave_the_server():
+    """Importing the app's compute module fixes glibc's mmap threshold (1 MB) and heap count: the
+    settings behind the server's memory going back after an upload's session ends."""
+    import subprocess
+    import sys
+
+    from ui import compute
+
+    assert compute.tune_allocator() is True
+    # a fresh interpreter: a 4 MB block freed and taken again is mapped afresh (with glibc's
+    # default the first free raises the threshold and the next 4 MB comes from the heap)
+    probe = ("import ctypes, ui.compute; libc = ctypes.CDLL('libc.so.6'); "
+             "libc.malloc.restype = ctypes.c_void_p; a = libc.malloc(4 << 20); libc.free(ctypes.c_void_p(a)); "
+             "b = libc.malloc(4 << 20); maps = open('/proc/self/maps').read(); "
+             "print(any(int(r.split('-')[0], 16) <= b < int(r.split()[0].split('-')[1], 16) and '[heap]' in r "
+             "for r in maps.splitlines()))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         cwd=__import__("pathlib").Path(__file__).resolve().parents[2])
+    assert out.stdout.strip().splitlines()[-1] == "False"  # not on the heap: its own mapping
+
+
+def test_digest_hashes_the_data_without_a_copy_and_keeps_its_keys():
+    """Cache keys of an upload hash the arrays' buffers (no matrix-sized copy per call) and are the
+    keys they were: the sha1 of the C-order bytes, whatever the memory order or container."""
+    import hashlib
+
+    import scipy.sparse as sp
+
+    from ui.compute import digest
+
+    X = np.random.default_rng(0).random((40, 7))
+
+    def old(*parts):  # the former definition (copies through tobytes / bytes)
+        h = hashlib.sha1()
+        for p in parts:
+            if isinstance(p, np.ndarray):
+                h.update(str((p.dtype, p.shape)).encode())
+                h.update(np.ascontiguousarray(p).tobytes())
+            elif sp.issparse(p):
+                q = sp.csr_matrix(p)
+                h.update(str((q.dtype, q.shape)).encode())
+                for a in (q.data, q.indices, q.indptr):
+                    h.update(a.tobytes())
+            elif isinstance(p, bytes | bytearray | memoryview):
+                h.update(bytes(p))
+            else:
+                h.update(repr(p).encode())
+        return h.hexdigest()[:16]
+
+    S = sp.random(30, 9, density=0.3, format="csc", random_state=1)
+    for parts in [(X,), (np.asfortranarray(X),), (X[:, ::2],), (S,), (b"abc", "opts", 3),
+                  (memoryview(b"abcdef")[::2],), (bytearray(b"xy"), X)]:
+        assert digest(*parts) == old(*parts)
+    assert digest(X) != digest(X + 1e-12)

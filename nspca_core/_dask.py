@@ -76,6 +76,8 @@ _GRAM_CACHE_MAX = 2048
 # at most this many features (and 8 n^2 <= _FULL_GRAM_BYTES): the client holds the whole n x n A,
 # formed in one pass the first time a product, a quadratic form or a submatrix needs it
 _FULL_GRAM_BYTES = 64 << 20
+# columns of A the client caches for products with sparse arguments (bytes: n_all x |F| float64)
+_COLUMN_CACHE_BYTES = 128 << 20
 # Ritz pairs whose value is within this fraction of the block's smallest Ritz value (and whose
 # residual is within this fraction of their value) lie in a cluster the block cannot resolve
 _FLAT = 0.1
@@ -280,11 +282,49 @@ class DaskCov(Cov):
         if A is not None:
             out = self._sel(A[:, self._keep] @ V if self._keep is not None else A @ V)
             return out[:, 0] if v.ndim == 1 else out
+        W = self._pad(V)
+        used = np.flatnonzero(W.any(axis=1))
+        C = self._columns_of_a(used)
+        if C is not None:
+            out = self._sel(C @ W[used])
+            return out[:, 0] if v.ndim == 1 else out
         Y = self._scores(V)
         XtY, colsum = self._rscores(Y)
         XtY, colsum = self._compute(XtY, colsum)
         out = self._finish_rscores(XtY, colsum, V.shape[1]) / self.m
         return out[:, 0] if v.ndim == 1 else out
+
+    def _columns_of_a(self, used: np.ndarray):
+        """``A[:, used]`` (all features x |used|) from the client's cache of columns of A, or
+        None when the columns seen so far and ``used`` would pass :data:`_COLUMN_CACHE_BYTES`
+        (or ``used`` holds more than half the features: a dense argument).
+
+        Missing columns cost one pass (workers: the centered scores of those columns and
+        their products with each block, as :meth:`matvec` of unit vectors; client: n_all x
+        |new|).  The sparse iterates of an ascent (TPower, EM, the bipartite polish) touch
+        few new features per step, so most steps cost no pass.
+        """
+        n = self._n_all
+        limit = min(_COLUMN_CACHE_BYTES // (8 * n), _GRAM_CACHE_MAX)
+        if used.size > min(limit, n // 2):
+            return None
+        cache = self._shared.setdefault("columns", {"F": np.zeros(0, dtype=int), "C": np.zeros((n, 0)),
+                                                    "pos": np.full(n, -1, dtype=np.intp)})
+        pos = cache["pos"]
+        new = used[pos[used] < 0]
+        if new.size:
+            if cache["F"].size + new.size > limit:
+                return None
+            E = np.zeros((n, new.size))
+            E[new, np.arange(new.size)] = 1.0
+            Y = self._scores(E)
+            XtY, colsum = self._rscores(Y)
+            XtY, colsum = self._compute(XtY, colsum)
+            Cn = (XtY.reshape(n, new.size) - np.multiply.outer(self._mean_all, colsum)) / self.m
+            pos[new] = cache["F"].size + np.arange(new.size)
+            cache["F"] = np.concatenate([cache["F"], new])
+            cache["C"] = np.hstack([cache["C"], Cn])
+        return cache["C"][:, pos[used]]
 
     def quads(self, x: np.ndarray) -> np.ndarray:
         """``diag(x^T A x)`` for the columns of x (n, p).
@@ -302,6 +342,10 @@ class DaskCov(Cov):
         if A is not None:
             return np.einsum("ij,ij->j", W, A @ W)
         used = np.flatnonzero(W.any(axis=1))
+        C = self._columns_of_a(used)
+        if C is not None:
+            Wu = W[used]
+            return np.einsum("ij,ij->j", Wu, C[used] @ Wu)
         if used.size <= _GRAM_CACHE_MAX:
             G = self._gram(used)
             if G is not None:
@@ -356,6 +400,10 @@ class DaskCov(Cov):
         A = self._full()
         if A is not None:
             return A[np.ix_(cols, cols)].copy()
+        C = self._columns_of_a(cols)
+        if C is not None:
+            G = C[cols]
+            return 0.5 * (G + G.T)
         G = self._gram(cols) if cols.size <= _GRAM_CACHE_MAX // 4 else None
         if G is not None:
             return G.copy()

@@ -164,3 +164,47 @@ def test_fit_dask_dispatches_by_the_registry_entry(client, monkeypatch):
     assert r.info["restart_variances"] and len(r.info["restart_variances"]) == 2  # TPower's info
     with pytest.raises(nspca_core.InputError, match=r"unknown option\(s\) \['samples'\] for method 'tpower'"):
         fit_dask(cov, k=3, method="tpower", samples=5)
+
+
+# --------------------------------------------------------------------------- columns of A on the client
+def test_column_cache_products_and_round_trips(client, monkeypatch):
+    """Without the whole A on the client (too many features), products with sparse arguments use
+    cached columns of A: equal to brute force, a pass only for features not seen before."""
+    monkeypatch.setattr(nd, "_FULL_GRAM_BYTES", 0)
+    Z = _planted(m=300, n=25, seed=3)
+    cov = as_dask_cov(da.from_array(Z, chunks=(100, Z.shape[1])), client=client)
+    Xc = Z - Z.mean(axis=0)
+    A = Xc.T @ Xc / Z.shape[0]
+    v = np.zeros((25, 2))
+    v[[1, 4, 7], 0] = [0.5, 1.0, -2.0]
+    v[[4, 9], 1] = [1.0, 3.0]
+    t0 = cov.round_trips
+    np.testing.assert_allclose(cov.matvec(v), A @ v, rtol=0, atol=1e-12)
+    assert cov.round_trips == t0 + 1 and sorted(cov._shared["columns"]["F"]) == [1, 4, 7, 9]
+    np.testing.assert_allclose(cov.quads(v[:, ::-1]), np.einsum("ij,ij->j", v[:, ::-1], A @ v[:, ::-1]), rtol=1e-12)
+    np.testing.assert_allclose(cov.submatrix([9, 1]), A[np.ix_([9, 1], [9, 1])], rtol=0, atol=1e-12)
+    sub = cov.columns(np.array([0, 1, 4, 7, 9, 11]))  # a view shares the cache
+    np.testing.assert_allclose(sub.matvec(np.r_[0, 1.0, 2.0, 0, 0, 0]), A[np.ix_([0, 1, 4, 7, 9, 11], [1, 4])]
+                               @ [1.0, 2.0], atol=1e-12)
+    assert cov.round_trips == t0 + 1  # nothing new was needed
+    cov.matvec(np.eye(25)[:, 12])
+    assert cov.round_trips == t0 + 2
+    # a dense argument goes through the workers (more than half the features)
+    np.testing.assert_allclose(cov.matvec(np.ones(25)), A @ np.ones(25), atol=1e-11)
+    assert cov.round_trips == t0 + 3
+
+
+def test_column_cache_cuts_the_passes_of_tpower(client, monkeypatch):
+    """TPower's ascent: one pass per step without the cache, far fewer with it; the same x."""
+    Z = _planted(m=300, n=40, seed=4)
+    X = da.from_array(Z, chunks=(100, Z.shape[1]))
+    monkeypatch.setattr(nd, "_FULL_GRAM_BYTES", 0)
+    cov = as_dask_cov(X, client=client)
+    r = nspca_core.fit(cov, k=5, method="tpower", certify=False)
+    with_cache = cov.round_trips
+    monkeypatch.setattr(nd, "_COLUMN_CACHE_BYTES", 0)
+    cov0 = as_dask_cov(X, client=client)
+    r0 = nspca_core.fit(cov0, k=5, method="tpower", certify=False)
+    np.testing.assert_allclose(r.x, r0.x, atol=1e-10)
+    assert r.info["iterations"] + 1 < cov0.round_trips
+    assert with_cache < cov0.round_trips - r.info["iterations"] // 2

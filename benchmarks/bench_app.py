@@ -19,18 +19,27 @@ prints for every analysis page:
   every k first had a certified bound);
 - **revisit**: each page opened a second time, seconds to first content.
 
+"Variance vs k" keeps tightening its band in the background once it is drawn
+(issue 28, item 4): that work has its own Stop and does not count as the page's
+work — the page is complete when the curves and the band's first pass are.  The
+tightening is then watched for ``--watch`` seconds (its status line: how many k
+improved, the worst certified ratio before → after) and stopped, so that the
+next page is measured alone.
+
 Also the upload itself (file chosen -> preview; "Analyse" -> page idle).  The
 output is kept in ``benchmarks/results/bench_app.txt``.  Wall-clock seconds of
 one run on this machine (2 shared cores), browser included: compare pages and
 datasets within one run, not across machines.
 
-Usage: ``python benchmarks/bench_app.py [--cap SECONDS] [--datasets mll,upload]``.
+Usage: ``python benchmarks/bench_app.py [--cap SECONDS] [--watch SECONDS] [--datasets mll,upload]``.
+Each run appends a dated section (with the machine's load average) to the results file.
 Needs Chromium (``make browser``) and the test dependencies (playwright).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import re
 import sys
@@ -51,12 +60,47 @@ POLL_S = 0.2
 QUIET_S = 2.0
 
 
+TIGHTEN = '[class*="st-key-vk_tighten_stop"]'  # the band's background tightening: its own Stop
+
+
 def _running(page) -> bool:
-    """The script is running, or the page shows background work (a Stop button)."""
+    """The script is running, or the page shows background work (a Stop button; the band's
+    background tightening not counted)."""
     if page.locator('[data-testid="stStatusWidget"]').count() > 0:
         return True
     main = page.locator('[data-testid="stMainBlockContainer"]')
-    return main.get_by_role("button", name="Stop", exact=True).count() > 0
+    stops = main.get_by_role("button", name="Stop", exact=True).count()
+    return stops > page.locator(f"{TIGHTEN} button").count()
+
+
+TIGHT_RE = re.compile(r"(\d+) of (\d+) k improved, worst ratio ([0-9.]+|nan) → ([0-9.]+|nan)")
+
+
+def _tightening(page) -> str:
+    """The band's tightening status ("12 of 15 k improved, worst ratio 0.617 → 0.802"), "" if none."""
+    text = page.locator('[data-testid="stMainBlockContainer"]').inner_text()
+    m = TIGHT_RE.search(text)
+    return m.group(0) if m else ""
+
+
+def watch_tightening(page, seconds: float) -> tuple[str, str, bool]:
+    """The tightening's status now and after ``seconds`` (or when it ends), then Stop; whether it ended."""
+    start = _tightening(page)
+    t0 = time.monotonic()
+    ended = False
+    while time.monotonic() - t0 < seconds:
+        if page.locator(f"{TIGHTEN} button").count() == 0 and start:
+            ended = True
+            break
+        time.sleep(1.0)
+    end = _tightening(page)
+    for i in range(page.locator(f"{TIGHTEN} button").count()):
+        try:
+            page.locator(f"{TIGHTEN} button").nth(i).click(timeout=5_000)
+        except Exception:  # noqa: BLE001 - it ended meanwhile
+            pass
+    time.sleep(2.0)
+    return start, end, ended
 
 
 def _first_content(page, title: str) -> bool:
@@ -74,7 +118,8 @@ BAND_RE = re.compile(r"at the (\d+) of (\d+) values of k certified so far")
 def _curves_pending(page) -> set[str]:
     """The algorithms whose curve still has a progress line (not the certified band's)."""
     texts = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stProgress"]').all_inner_texts()
-    return {t.strip().split(":")[0] for t in texts if not t.strip().startswith("Certified band")}
+    return {t.strip().split(":")[0] for t in texts
+            if not t.strip().startswith(("Certified band", "Tightening the band"))}
 
 
 FULL_RE = re.compile(r"The full certificate is done at (\d+) of them")
@@ -195,7 +240,8 @@ def fmt(x: float | None, cap: float) -> str:
     return f"> {cap:.0f}" if x is None else f"{x:.1f}"
 
 
-def journey(browser, url: str, dataset: str, csv: Path | None, cap: float, out: list[str]) -> None:
+def journey(browser, url: str, dataset: str, csv: Path | None, cap: float, out: list[str],
+            watch: float = 60.0) -> None:
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
     try:
@@ -225,6 +271,11 @@ def journey(browser, url: str, dataset: str, csv: Path | None, cap: float, out: 
                 notes.append("background work stopped at the cap")
             say(out, f"  {title:<28} {fmt(r['first'], cap):>18} {fmt(r['complete'], cap):>14}  "
                        + "; ".join(notes))
+            if title == VK and watch > 0:
+                start, end, ended = watch_tightening(page, watch)
+                say(out, f"  {'':<28} then the band's background tightening: {start or '(no status)'} at "
+                         f"complete; {end or '(no status)'} " + ("when it ended" if ended else
+                                                                 f"after {watch:.0f} s more (stopped)"))
         say(out, f"  {'revisit (second visit)':<28} {'first content (s)':>18}")
         for title in ANALYSIS:
             say(out, f"  {title:<28} {fmt(revisit(page, title), 30):>18}")
@@ -236,13 +287,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cap", type=float, default=180.0,
                     help="seconds after which a page counts as not complete (default 180)")
+    ap.add_argument("--watch", type=float, default=60.0,
+                    help="seconds to watch the band's background tightening on Variance vs k (default 60)")
     ap.add_argument("--datasets", default="mll,upload",
                     help="comma-separated: mll, upload (default both)")
     args = ap.parse_args(argv)
     exe = _chromium()
     out: list[str] = []
     say(out, "== App journeys in headless Chromium: seconds to first content and to complete, per page")
-    say(out, f"   (cap {args.cap:.0f} s; 1400 px wide; one server; wall clock on this machine)")
+    say(out, f"   ({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; cap {args.cap:.0f} s; "
+             f"1400 px wide; one server; wall clock on this machine; load average at the start "
+             f"{' '.join(f'{v:.2f}' for v in os.getloadavg())})")
     if exe is None:
         say(out, "skipped: no Chromium found (`make browser` installs Debian's chromium)")
         return 0
@@ -266,13 +321,15 @@ def main(argv=None) -> int:
                                 "Uploaded CSV, 75 × 7,000 with a class column (3 classes; sidebar "
                                 "defaults)")
                         say(out, f"\n{head}")
-                        journey(browser, url, dataset, csv, args.cap, out)
+                        journey(browser, url, dataset, csv, args.cap, out, watch=args.watch)
                 finally:
                     browser.close()
         finally:
             _stop_server(proc)
+    say(out, f"   (load average at the end {' '.join(f'{v:.2f}' for v in os.getloadavg())})")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(out) + "\n")
+    with RESULTS.open("a") as f:  # a dated section per run, after the earlier ones
+        f.write("\n" + "\n".join(out) + "\n")
     print(f"\n(kept in {RESULTS.relative_to(ROOT)})")
     return 0
 

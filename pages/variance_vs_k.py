@@ -142,8 +142,13 @@ def main() -> None:
         except compute.Unavailable as exc:
             st.info(f"The certified band needs the certificates module: {exc}")
     shown = [mth for mth in methods if mth in paths]
-    limit = proof_time_limit() if show_band else PROOF_SECONDS
-    proof = prove_optimality(X, dkey, k_now, paths, store, limit) if show_band else None
+    limit, proof = PROOF_SECONDS, None
+    if show_band:
+        c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
+        with c1:
+            limit = proof_time_limit()
+        with c2:
+            proof = prove_optimality(X, dkey, k_now, paths, store, limit)
     # once the band is drawn (its first pass done at every k), its bounds keep tightening
     tighten = None
     if cert is not None and cert.view(touch=False).status == "done":
@@ -322,8 +327,8 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=Fals
             has = np.isfinite(stored["upper"])
             tighter = has & ~(upper <= stored["upper"])
             upper = np.where(tighter, stored["upper"], upper)
-            kinds = [f"{kd}, from k = {f}" if t and f != k and kd else kd if t else kinds[j]
-                     for j, (t, kd, f, k) in enumerate(zip(tighter, stored["kind"], stored["upper_from"], ks))]
+            kinds = [kd if t else kinds[j] for j, (t, kd) in enumerate(zip(tighter, stored["kind"]))]  # the
+            # k that proved each bound is the table's upper_from_k
             probabilistic |= bool(np.any(stored["probabilistic"] & tighter))
             best = np.where(np.isfinite(stored["lower"]), np.fmax(best, stored["lower"]), best)
             optimal |= stored["optimal"]

@@ -14,7 +14,7 @@ import nspca_core as nc
 from nspca_core._cov import Cov, ProjectedCov
 from nspca_core._covariance import as_cov
 from nspca_core._sparse import as_sparse_cov
-from nspca_core.deflation import deflate
+from nspca_core.deflation import deflate, deflation_components
 
 
 def _sparse(m=120, n=40, density=0.2, seed=0):
@@ -100,3 +100,19 @@ def test_a_sparse_deflation_adds_at_most_twice_the_data(strategy):
     finally:
         tracemalloc.stop()
     assert peak <= 2 * data, f"{peak / data:.2f}x the data"
+
+
+@pytest.mark.parametrize("method", ["tpower", "em", "spannogram"])
+def test_the_2015_baselines_run_the_one_remove_loop(monkeypatch, method):
+    """deflation_components solves component 1 on the covariance itself and each later one on
+    ``Cov.columns`` of exactly the features the earlier ones left (the loop deflate runs)."""
+    C = as_cov(_sparse())
+    calls = []
+    columns = type(C).columns
+    monkeypatch.setattr(type(C), "columns", lambda self, keep: calls.append(np.array(keep)) or columns(self, keep))
+    res = deflation_components(C, 3, 4, method=method, samples=50)
+    used = [set(s.tolist()) for s in res.supports]
+    assert len(calls) == 2 and all(0 < len(u) <= 4 for u in used)
+    assert set(calls[0].tolist()) == set(range(C.n)) - used[0]
+    assert set(calls[1].tolist()) == set(range(C.n)) - used[0] - used[1]
+    assert not used[2] & (used[0] | used[1])

@@ -230,7 +230,8 @@ def preview(up, ds) -> None:
                                         image_shape=up.image_shape, title="First images", cell_px=90,
                                         colorscale="gray"),
                         key="yd_images")
-    const = int(np.sum(np.asarray(up.X).std(axis=0) == 0))
+    raw = np.asarray(up.X)  # constant: every value equal (reductions only, no matrix-sized temporary)
+    const = int(np.count_nonzero(raw.max(axis=0) == raw.min(axis=0))) if m else 0
     if const:
         st.info(f"{const} feature(s) are constant: they carry no variance and no component will use them.")
 

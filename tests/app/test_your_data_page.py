@@ -42,6 +42,21 @@ def test_preview_counts_samples_from_one_and_components_axis_says_component():
     assert all(str(t).startswith("GENE") for t in spec["data"][0]["y"])  # the file's gene names
 
 
+def test_preview_counts_constant_features():
+    """Two constant genes (every value equal; one of them 0.1, whose mean is not exactly 0.1) are
+    counted, a gene that varies by one last digit is not."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(np.round(rng.lognormal(size=(12, 6)), 4), columns=[f"G{j}" for j in range(6)])
+    df["G1"], df["G4"] = 7.25, 0.1
+    df.loc[0, "G5"] = df.loc[1, "G5"] + 0.0001
+    df.loc[1:, "G5"] = df.loc[1, "G5"]
+    at = page_app("your_data.py", timeout=180).run()
+    at.file_uploader(key="yd_file").set_value(("c.csv", df.to_csv(index=False).encode(), "text/csv"))
+    at = at.run()
+    assert not at.exception
+    assert any(i.value.startswith("2 feature(s) are constant") for i in at.info), [i.value for i in at.info]
+
+
 # ----------------------------------------------------------------- issue 26: orientation, sheets, names
 def _genes_by_samples_csv(genes: int = 120, samples: int = 9) -> tuple[bytes, bytes, list]:
     """A genes-as-rows CSV as R writes it (probe ids, GSM header) and its sample sheet."""

@@ -139,7 +139,12 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     for k in uniq[uniq <= small]:
         run(int(k))
     sat = np.inf if saturated is None or monotone is None else saturated
-    big = uniq[(uniq > small) & ((uniq < sat) | (uniq == kmax))]
+    # no runs past twice the k at which one-k's S stops growing (a run there costs a DNN on the
+    # whole saturated S at a large sparsity): the runs' bounds carried there serve instead
+    run_max = 2 * S._EFFORT[effort]["split_size"] // _single._SPLIT_PER_K
+    big = uniq[(uniq > small) & (uniq <= run_max) & ((uniq < sat) | (uniq == kmax))]
+    if not runs and not big.size:
+        big = uniq[:1]
     if big.size:
         grid = {int(big[-1]), int(big[0])}
         g = float(big[-1])

@@ -208,6 +208,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     variance plus the support of the best known x (so the lower bound is also
     feasible on S).  The coupled bound needs no more: it only needs ``mu`` above the
     variances left in T, and the DNN's cost grows as ``|S|^2`` per iteration.
+
+    ``keep`` (a dict, optional): filled with what the coupled bound at any other sparsity needs
+    (``certS``, ``stS``, ``dS``, ``kS``, ``S``, ``T``, ``pair``;
+    :func:`nspca_core.certificates.path_large.coupled_curve`).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]

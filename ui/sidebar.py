@@ -163,7 +163,8 @@ def draw_sidebar(page: str | None = None) -> state.Settings:
         m = n_samples()
         if n is not None:
             up = ss.get(state.UPLOAD) if ss[state.DATASET] == state.UPLOAD_NAME else None
-            rows, cols = ("samples", "features") if up is None else topics.row_col_words(up.X, up.notes)
+            rows, cols = ("samples", "features") if up is None else topics.row_col_words(
+                getattr(up, "X", None), getattr(up, "notes", None) or [])
             st.caption(f"{m} {rows} × {n} {cols}" if m is not None else f"{n} {cols}")
         st.selectbox("Preprocessing", list(state.PREPROCESSING_STEPS),
                      format_func=lambda p: state.PREPROCESSING_LABELS[p],

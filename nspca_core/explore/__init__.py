@@ -17,6 +17,7 @@ Modules: :mod:`~nspca_core.explore.d2` (:func:`spannogram_curves_d2`),
 from __future__ import annotations
 
 from .d2 import SpannogramD2, spannogram_curves_d2
-from .d3 import SpannogramD3, spannogram_cells_d3
+from .d3 import SpannogramD3, _sph, spannogram_cells_d3  # noqa: F401  (_sph: tested directly)
+from .supports import _pd_small  # noqa: F401  (tested directly)
 
 __all__ = ["SpannogramD2", "SpannogramD3", "spannogram_curves_d2", "spannogram_cells_d3"]

@@ -33,12 +33,6 @@ __all__ = ["em_pca", "em_components"]
 _EXACT_SUPPORT = 12
 
 
-def _check_options(options: dict, allowed: dict, method: str) -> dict:
-    """Merge ``options`` into the defaults ``allowed``; unknown names are an error."""
-    check_options(options, allowed, f"method {method!r}")
-    return {**allowed, **options}
-
-
 def _lambda_max(cov: Cov) -> float:
     u = leading_eigvec(cov)
     return max(cov.quad(u), 0.0)
@@ -454,7 +448,9 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
     nonneg = check_bool(nonneg, "nonneg")
     restarts = check_int(restarts, "restarts", 1)
     callback = check_callback(callback)
-    opts = _check_options(options, dict(renormalize=True, tol=1e-6, max_iter=1000), "em")
+    opts = dict(renormalize=True, tol=1e-6, max_iter=1000)
+    check_options(options, opts, "method 'em'")
+    opts.update(options)
     if min_angle is not None:
         min_angle = check_float(min_angle, "min_angle", 0.0, 90.0)
         if not nonneg:

@@ -12,8 +12,8 @@ Every run also proves a bound at *every other* k (:func:`coupled_curve`): the sp
 (:func:`.single._certify_split`) holds for any sparsity k once ``B_S(i)`` bounds the S part at each
 sparsity i and ``B_T(j)`` the rest T at each j.  The S part's DNN dual point gives ``B_S(i)`` at
 every i (:func:`nspca_core._dnn.dnn_tangent`: its dual matrix does not depend on the sparsity),
-and ``B_T(j)`` costs one thin SVD of ``X_T``.  Runs are made at every small k (where the one-k
-certificate's combinatorial bounds, specific to k, decide and cost little), on a geometric grid of
+and ``B_T(j)`` costs one thin SVD of ``X_T``.  Runs are made at every small k (to ``_PATH_LARGE_EVERY_K``: the
+one-k certificate's combinatorial bounds, specific to k, decide there and a run costs little), on a geometric grid of
 the larger k, and then at the midpoints of the intervals where the bound carried from the runs is
 still above the chord of its values at the interval's ends (where a run could still gain).
 :func:`~nspca_core.certificates.monotone.monotone_envelope` then carries every bound to smaller k.
@@ -109,7 +109,9 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     runs: dict[int, tuple[Certificate, dict]] = {}
     curve = np.full(p, np.inf)     # the smallest run bound carried to each k
     BT_cache: dict[bytes, np.ndarray] = {}
-    small = _single._SPLIT_MIN // _single._SPLIT_PER_K  # up to here one-k's S: the _SPLIT_MIN features
+    # every k up to here is run: one-k's S is the same _SPLIT_MIN features (to 25), a run costs
+    # little (<= 20 MLL SVD units to k = 64) and the one-k certificate's k-specific bounds decide
+    small = max(_single._SPLIT_MIN // _single._SPLIT_PER_K, S._PATH_LARGE_EVERY_K)
     total = [int(np.count_nonzero(uniq <= small)) + 8]
 
     def run(k: int) -> None:
@@ -136,9 +138,9 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
             u[pos[k]] = min(u[pos[k]], c.upper_bound)
         return np.minimum.accumulate(u[::-1])[::-1]  # a bound at k' >= k holds at k
 
-    for k in uniq[uniq <= small]:
-        run(int(k))
     sat = np.inf if saturated is None or monotone is None else saturated
+    for k in uniq[(uniq <= small) & ((uniq < sat) | (uniq == kmax))]:
+        run(int(k))
     # no runs past twice the k at which one-k's S stops growing (a run there costs a DNN on the
     # whole saturated S at a large sparsity): the runs' bounds carried there serve instead
     run_max = 2 * S._EFFORT[effort]["split_size"] // _single._SPLIT_PER_K
@@ -183,10 +185,11 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
 
 def _refine(uniq, big, pos, lows, runs, run, upper, delta: float, max_runs: int) -> None:
     """Runs at the midpoints of the intervals between run k's where the carried bound exceeds the
-    chord of its end values by more than ``delta`` (relative) where the target is not certified."""
+    chord of its end values by more than ``delta`` (relative) where the target is not certified,
+    until ``max_runs`` runs at k in ``big`` (each a DNN on up to the whole screened set)."""
     done = sorted(k for k in runs if k >= big[0])
     stack = list(zip(done[:-1], done[1:]))
-    while stack and len(runs) < max_runs:
+    while stack and sum(k >= big[0] for k in runs) < max_runs:
         a, b = stack.pop()
         ia, ib = pos[a], pos[b]
         if ib - ia < 2:

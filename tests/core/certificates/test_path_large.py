@@ -82,7 +82,8 @@ def test_large_path_at_least_as_tight_as_one_k_where_it_runs_one_k(monkeypatch):
     100 more).  At the k between runs the bound carried from the runs is not always as tight (on
     these data up to 4.6% above certify(k) with 8 runs for 21 k): only the run k's are asserted."""
     monkeypatch.setattr(S, "_DENSE_MAX_N", 100)
-    monkeypatch.setattr(S, "_PATH_LARGE_MAX_RUNS", 14)
+    monkeypatch.setattr(S, "_PATH_LARGE_MAX_RUNS", 6)
+    monkeypatch.setattr(S, "_PATH_LARGE_EVERY_K", 0)  # every k only to 25 (one-k's S of 300)
     X = _gene_like(20, 400, 0)
     ks = [2, 3, 5, 8, 13, 21, 24, 26, 28, 31, 34, 37, 40, 45, 50, 55, 60]
     path = certify_path(X, ks=ks)

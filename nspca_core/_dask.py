@@ -15,23 +15,13 @@ block per file of a corpus too big for one machine, say — with dense
     A = X^T X / m - mu mu^T        (``center=True``, mu the column means)
     A = X^T X / m                  (``center=False``)
 
-Centering is implicit: the blocks are never shifted (a shifted sparse block
-would be dense), products with the centered data are ``X v - 1 (mu^T v)`` and
-``X^T u - mu (1^T u)``.  Every product is a Dask graph whose per-block tasks run
-on the workers; partial sums are added by Dask's tree reductions and only
-n-vectors, n x d (or n x p for p starts) blocks, |J| x |J| submatrices and
-k-sized numbers come back to the client.  A is never formed (except by
-:meth:`DaskCov.dense`, under a budget, for small n).
-
-The top-d factor (:meth:`DaskCov.factor`) is a randomized subspace iteration on
-the centered data with Dask's tall-skinny QR (:func:`dask.array.linalg.tsqr`)
-for the m x l bases — the algorithm of :func:`dask.array.linalg.svd_compressed`
-— run to a residual tolerance (Rayleigh–Ritz each round), so it equals
-:func:`nspca_core.lowrank_factor` to that tolerance.
-
-The solvers then run unchanged on the operator: TPower and EM through
-matrix–vector products, the spannogram / ε-net and the bipartite method on the
-n x d factor on the client (:func:`fit_dask`, :func:`components_dask`).
+Centering is implicit: the blocks are never shifted (a shifted sparse block would be dense);
+every product is a Dask graph whose per-block tasks run on the workers, partial sums added by
+Dask's tree reductions.  Each graph is a pass over the data, so the client keeps what spares
+passes: the whole n x n covariance when n is small (:meth:`DaskCov._full`), else the columns of
+A touched by sparse iterates.  The top-d factor (:meth:`DaskCov.factor`,
+:mod:`nspca_core._dask_factor`) is subspace iteration with a gap-aware stopping rule.  The
+solvers run unchanged on the operator (:func:`fit_dask`, :func:`components_dask`).
 
 Pointing it at a cluster: start a scheduler and workers (``dask scheduler``,
 ``dask worker tcp://host:8786``, or any Dask deployment), then pass
@@ -42,14 +32,13 @@ from __future__ import annotations
 
 import numbers
 import sys
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._cov import Cov
-from ._sparse import _format_bytes, check_dense_budget
-from ._dask_client import _available_bytes, _default_client
+from ._sparse import check_dense_budget
+from ._dask_client import persist_decision
 from .methods import REGISTRY, SINGLE
 from ._dask_kernels import k_bad, k_cgram, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
 from ._validation import InputError, check_d, check_int
@@ -69,8 +58,6 @@ PERSIST_FRACTION = 0.5
 #: largest n x n float64 covariance :meth:`DaskCov.dense` forms (bytes; n ~ 11,585)
 DENSE_BUDGET_BYTES = 1 << 30
 _EXTRA = ("pip install 'nspca-core[dask]' (or: pip install 'dask[array]' distributed)")
-# a fixed seed for the factor's random start block: same input, same output
-_FACTOR_SEED = 0
 # features whose covariance entries the client caches (8 * 2048^2 bytes = 34 MB at most)
 _GRAM_CACHE_MAX = 2048
 # at most this many features (and 8 n^2 <= _FULL_GRAM_BYTES): the client holds the whole n x n A,
@@ -78,13 +65,6 @@ _GRAM_CACHE_MAX = 2048
 _FULL_GRAM_BYTES = 64 << 20
 # columns of A the client caches for products with sparse arguments (bytes: n_all x |F| float64)
 _COLUMN_CACHE_BYTES = 128 << 20
-# Ritz pairs whose value is within this fraction of the block's smallest Ritz value (and whose
-# residual is within this fraction of their value) lie in a cluster the block cannot resolve
-_FLAT = 0.1
-# a pair that would need more than _SLOW_PASSES further passes to be resolved is accepted once its
-# residual is within _LOOSE lambda_1 (the solvers use the factor as a sketch or a start)
-_SLOW_PASSES = 10
-_LOOSE = 1e-3
 
 
 def require_dask():
@@ -489,36 +469,9 @@ class DaskCov(Cov):
 
         Notes
         -----
-        Block subspace iteration with Rayleigh–Ritz on the operator (Saad, *Numerical
-        Methods for Large Eigenvalue Problems*, ch. 5; the oversampled block of Halko,
-        Martinsson & Tropp 2011).  Per round one product ``W = A Q`` (n x l: one pass over
-        the blocks and one round trip), then on the client ``H = Q^T W``, its eigenpairs
-        ``(θ, S)``, the Ritz vectors ``Z = Q S``, the residuals ``R = W S - Z Θ`` and the next
-        basis ``orth(W S)``.  No m x l array is formed or persisted.
-
-        Stopping (gap-aware).  The callers need the top-d vectors as a sketch or a start and
-        the values as bounds.  The rate of pair j is ``λ_{l+1} / λ_j`` per pass, so in a flat
-        part of the spectrum (the noise bulk of a data set below its planted structure) the
-        (d+1)-th pair — and any wanted pair inside the bulk — would need hundreds of passes
-        for a residual of ``tol θ_1`` although its vector is not determined by the data to
-        that accuracy (Davis–Kahan: angle <= r / gap) and any vector of the cluster serves a
-        sketch as well.  So each of the top d + 1 pairs stops when it is resolved, or
-        (j < l, the gap below estimated by the block's smallest Ritz value θ_l) when
-
-        - it is *slow*: at the estimated rate ``θ_l / θ_j`` it would need more than 10 further
-          passes to be resolved, and ``r_j <= 1e-3 θ_1`` (the solvers' sketch and start are
-          then accurate to 1e-3 λ_1, and they run on the true A afterwards), or
-        - it lies in a *flat* cluster with θ_l (``θ_j - θ_l <= 0.1 θ_j``) and
-          ``r_j <= 0.1 θ_j`` (pure noise: no direction is preferred);
-
-        the value of such a pair is given as the upper value above.  With ``oversample = 0``
-        the (d+1)-th pair is the block's last and must be resolved (the behaviour of plain
-        subspace iteration).
-
-        When the client holds the whole covariance (:meth:`_full`: at most
-        :data:`_GRAM_CACHE_MAX` features) the factor is :func:`nspca_core.lowrank_factor`'s
-        dense eigendecomposition of it instead (``factor_info['method']``), exact like the
-        in-memory path.
+        Block subspace iteration with Rayleigh–Ritz, one pass over the blocks per round and a
+        gap-aware stopping rule; with the whole covariance on the client, its dense
+        eigendecomposition.  See :func:`nspca_core._dask_factor.ritz_factor`.
         """
         d = check_d(d, self.n)
         oversample = check_int(oversample, "oversample", 0)
@@ -533,58 +486,9 @@ class DaskCov(Cov):
         return V.copy(), eig.copy()
 
     def _factor(self, d: int, oversample: int, tol: float, max_iter: int):
-        from .lowrank import _flip_signs, _lowrank_factor
+        from ._dask_factor import ritz_factor
 
-        trips0 = self.round_trips
-        A = self._full()
-        if A is not None:  # the client holds A (n <= _GRAM_CACHE_MAX): the in-memory factor of it
-            Av = A if self._keep is None else A[np.ix_(self._keep, self._keep)]
-            V, eig = _lowrank_factor(None, Av, d)
-            info = {"iterations": 0, "passes": self.round_trips - trips0, "converged": True,
-                    "block": self.n, "method": "eigh of the covariance held by the client"}
-            return V, eig, info
-        count = min(d + 1, self.n)
-        ell = max(count, min(count + oversample, self.n))
-        rng = np.random.default_rng(_FACTOR_SEED)
-        Q = np.linalg.qr(rng.standard_normal((self.n, ell)))[0]
-        theta = res = Z = None
-        ok = resolved = np.zeros(count, dtype=bool)
-        converged = False
-        it = 0
-        for it in range(1, max_iter + 1):
-            W = self.matvec(Q)  # the one pass of this round
-            H = Q.T @ W
-            theta, S = np.linalg.eigh(0.5 * (H + H.T))
-            theta, S = theta[::-1], S[:, ::-1]
-            Z = Q @ S
-            AZ = W @ S
-            res = np.linalg.norm(AZ - Z * theta, axis=0)
-            top = max(float(theta[0]), 0.0)
-            resolved = res[:count] <= tol * top
-            j = np.arange(count)
-            th, r = theta[:count], res[:count]
-            inside = j < ell - 1  # the block's last pair has no estimate of the gap below it
-            flat = inside & (th - theta[-1] <= _FLAT * np.abs(th)) & (r <= _FLAT * np.abs(th))
-            rate = np.clip(np.divide(theta[-1], th, out=np.ones(count), where=th > 0), 0.0, 1.0)
-            slow = inside & (rate ** _SLOW_PASSES * r > tol * top) & (r <= _LOOSE * top)
-            ok = resolved | flat | slow
-            if top == 0 or ok.all():
-                converged = True
-                break
-            Q = np.linalg.qr(AZ)[0]
-        if not converged:
-            warnings.warn(f"DaskCov.factor: the Ritz residuals {res[:count][~ok].max():.3g} did "
-                          f"not reach tol={tol:g} x lambda_1 in max_iter={max_iter} rounds",
-                          RuntimeWarning, stacklevel=3)
-        ritz = np.clip(theta[:count], 0.0, None)
-        eig = np.zeros(d + 1)
-        eig[:count] = np.where(resolved, ritz, ritz + res[:count])
-        Ud = _flip_signs(Z[:, :d])
-        V = Ud * np.sqrt(ritz[:d])
-        info = {"iterations": it, "passes": self.round_trips - trips0, "converged": converged,
-                "block": ell, "method": "subspace iteration", "residuals": res[:count].tolist(), "ritz": ritz.tolist(),
-                "resolved": resolved.tolist()}
-        return V, eig, info
+        return ritz_factor(self, d, oversample, tol, max_iter)
 
 
 # --------------------------------------------------------------------------- validation
@@ -596,37 +500,10 @@ def is_dask_array(X) -> bool:
 
 
 def decide_persist(X, client=None) -> dict:
-    """Whether the blocks of X fit in the cluster's memory: ``{"persist", "data_bytes",
-    "memory_bytes", "where", "reason"}``.
-
-    The data's size is ``X.nbytes`` (for sparse chunks the dense size: an upper bound, as their
-    number of stored values is unknown before a pass).  The cluster's memory is the sum of the
-    workers' ``memory_limit`` (of ``client``, or Dask's default client), or this machine's
-    available memory under the local scheduler.  The blocks are persisted when they take at
-    most :data:`PERSIST_FRACTION` of it (the rest is for the scores, bases and the workers'
-    own use); otherwise every pass streams them from their source.
-    """
-    client = _default_client(client)
-    data = int(X.nbytes)
-    where = "this machine's available memory (local scheduler)"
-    memory = 0
-    if client is not None:
-        try:
-            workers = client.scheduler_info().get("workers", {})
-            memory = int(sum(int(w.get("memory_limit") or 0) for w in workers.values()))
-            where = f"the memory_limit of the cluster's {len(workers)} worker(s)"
-        except Exception:  # pragma: no cover - other client types
-            memory = 0
-    if memory <= 0:
-        memory = _available_bytes()
-        where = "this machine's available memory"
-    persist = data <= PERSIST_FRACTION * memory
-    verb = "kept in the workers' memory (persisted)" if persist else "streamed from their source at every pass"
-    sparse = " (dense size: an upper bound for sparse chunks)" if _sparse_meta(X) else ""
-    reason = (f"the data's {_format_bytes(data)}{sparse} {'fit' if persist else 'do not fit'} in "
-              f"{PERSIST_FRACTION:.0%} of {where} ({_format_bytes(memory)}): the blocks are {verb}")
-    return {"persist": bool(persist), "data_bytes": data, "memory_bytes": memory, "where": where,
-            "reason": reason}
+    """Whether the blocks of X fit in the cluster's memory (at most :data:`PERSIST_FRACTION` of
+    it): ``{"persist", "data_bytes", "memory_bytes", "where", "reason"}``; see
+    :func:`nspca_core._dask_client.persist_decision`."""
+    return persist_decision(X, client, PERSIST_FRACTION, sparse=_sparse_meta(X))
 
 
 def _sparse_meta(X) -> bool:

@@ -1,10 +1,13 @@
 """Where the graphs of :mod:`nspca_core._dask` run: the client, its scheduler's name, and the
-memory of this machine (for :func:`nspca_core._dask.decide_persist` under the local scheduler).
+memory of this machine, and whether the data's blocks fit in the cluster's memory
+(:func:`persist_decision`, for :func:`nspca_core._dask.decide_persist`).
 """
 
 from __future__ import annotations
 
 import os
+
+from ._sparse import _format_bytes
 
 
 def _scheduler_name(client) -> str:
@@ -36,3 +39,37 @@ def _available_bytes() -> int:
         return int(info.get("MemAvailable", info["MemTotal"]))
     except (OSError, KeyError, ValueError, IndexError):
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def persist_decision(X, client, fraction: float, *, sparse: bool) -> dict:
+    """Whether the blocks of X fit in the cluster's memory: ``{"persist", "data_bytes",
+    "memory_bytes", "where", "reason"}``.
+
+    The data's size is ``X.nbytes`` (for sparse chunks the dense size: an upper bound, as their
+    number of stored values is unknown before a pass).  The cluster's memory is the sum of the
+    workers' ``memory_limit`` (of ``client``, or Dask's default client), or this machine's
+    available memory under the local scheduler.  The blocks are persisted when they take at
+    most ``fraction`` of it (the rest is for the scores, bases and the workers'
+    own use); otherwise every pass streams them from their source.
+    """
+    client = _default_client(client)
+    data = int(X.nbytes)
+    where = "this machine's available memory (local scheduler)"
+    memory = 0
+    if client is not None:
+        try:
+            workers = client.scheduler_info().get("workers", {})
+            memory = int(sum(int(w.get("memory_limit") or 0) for w in workers.values()))
+            where = f"the memory_limit of the cluster's {len(workers)} worker(s)"
+        except Exception:  # pragma: no cover - other client types
+            memory = 0
+    if memory <= 0:
+        memory = _available_bytes()
+        where = "this machine's available memory"
+    persist = data <= fraction * memory
+    verb = "kept in the workers' memory (persisted)" if persist else "streamed from their source at every pass"
+    note = " (dense size: an upper bound for sparse chunks)" if sparse else ""
+    reason = (f"the data's {_format_bytes(data)}{note} {'fit' if persist else 'do not fit'} in "
+              f"{fraction:.0%} of {where} ({_format_bytes(memory)}): the blocks are {verb}")
+    return {"persist": bool(persist), "data_bytes": data, "memory_bytes": memory, "where": where,
+            "reason": reason}

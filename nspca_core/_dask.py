@@ -39,6 +39,7 @@ import scipy.sparse as sp
 from ._cov import Cov
 from ._sparse import check_dense_budget
 from ._dask_client import persist_decision
+from ._dask_factor import ritz_factor
 from .methods import REGISTRY, SINGLE
 from ._dask_kernels import k_bad, k_cgram, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
 from ._validation import InputError, check_d, check_int
@@ -486,8 +487,6 @@ class DaskCov(Cov):
         return V.copy(), eig.copy()
 
     def _factor(self, d: int, oversample: int, tol: float, max_iter: int):
-        from ._dask_factor import ritz_factor
-
         return ritz_factor(self, d, oversample, tol, max_iter)
 
 

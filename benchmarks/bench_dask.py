@@ -156,8 +156,8 @@ def _log_passes(t0: float):
     def logged(self, *objs):
         t = time.perf_counter()
         out = compute(self, *objs)
-        print(f"  [{time.strftime('%H:%M:%S', time.gmtime())} UTC, +{t - t0:7.1f} s] Dask computation "
-              f"{self.round_trips} of this operator: {time.perf_counter() - t:.1f} s", flush=True)
+        print(f"  [{time.strftime('%H:%M:%S', time.gmtime())} UTC done; started at +{t - t0:.1f} s] "
+              f"Dask computation {self.round_trips} of this operator: {time.perf_counter() - t:.1f} s", flush=True)
         return out
 
     DaskCov._compute = logged

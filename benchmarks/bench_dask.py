@@ -253,7 +253,7 @@ def main(argv=None) -> None:
     tot_m = sum(mem[k] for k in ("factor_s", "tpower_s", "bipartite_s"))
     tot_d = sum(dsk[k] for k in ("factor_s", "tpower_s", "bipartite_s"))
     print(f"{'solvers total':<26}{tot_m:>12.2f}{tot_d:>10.2f}{tot_d / tot_m:>8.2f}")
-    print(f"\nDask factor: {dsk['factor_rounds']} subspace rounds (tsqr, tol 1e-10); in memory: "
+    print(f"\nDask factor: {dsk['factor_rounds']} subspace rounds (one pass each, gap-aware stop); in memory: "
           "svds on the centered LinearOperator")
     rel = np.abs(dsk["eig"] - mem["eig"]) / mem["eig"][0]
     print(f"eigenvalues λ1..λ{D_FACTOR + 1}: max |Δ| / λ1 = {rel.max():.2e}")

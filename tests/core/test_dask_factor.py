@@ -16,6 +16,8 @@ pytest.importorskip("dask.array", reason="the optional Dask extra (dask[array]) 
 pytest.importorskip("distributed", reason="the optional Dask extra (distributed) is not installed")
 
 import dask.array as da  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 import nspca_core  # noqa: E402
 import nspca_core._dask as nd  # noqa: E402
@@ -103,6 +105,29 @@ def test_flat_spectrum_stops_in_few_passes(client, monkeypatch):
     assert np.all(eig[3:] >= w[3:6] * (1 - 1e-12))
     np.testing.assert_allclose(eig[3:], ritz[3:] + res[3:])
     assert np.all(eig[3:] - w[3:6] <= res[3:] + 1e-12)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**16), d=st.integers(1, 5), planted=st.integers(1, 4))
+def test_factor_values_bracket_the_eigenvalues(client, monkeypatch, seed, d, planted):
+    """Any planted spectrum and d: the factor stops (converged) and each returned value is within
+    1e-8 lambda_1 of the true eigenvalue when resolved, else in [lambda_j - 1e-8 lambda_1,
+    lambda_j + r_j] (an upper value: what the certificates add)."""
+    monkeypatch.setattr(nd, "_GRAM_CACHE_MAX", 0)
+    scales = np.linspace(4.0, 1.5, planted)
+    Z = _planted(m=500, n=24, scales=tuple(scales), seed=seed)
+    cov = as_dask_cov(da.from_array(Z, chunks=(250, Z.shape[1])), client=client)
+    V, eig = cov.factor(d)
+    w, _ = _eigh_centered(Z)
+    info = cov.factor_info
+    res, resolved = np.array(info["residuals"]), np.array(info["resolved"])
+    assert info["converged"] and eig.shape == (d + 1,)
+    tol = 1e-8 * w[0]
+    assert np.all(np.abs(eig - w[:d + 1])[resolved] <= tol)
+    assert np.all(eig >= w[:d + 1] - tol)
+    assert np.all(eig <= w[:d + 1] + res + tol)
+    # V's columns: unit Ritz vectors scaled by the square roots of the Ritz values
+    np.testing.assert_allclose(np.linalg.norm(V, axis=0) ** 2, np.array(info["ritz"])[:d], rtol=1e-10)
 
 
 def test_factor_old_rule_would_not_stop(client, monkeypatch):

@@ -265,7 +265,7 @@ class DaskCov(Cov):
             return out[:, 0] if v.ndim == 1 else out
         W = self._pad(V)
         used = np.flatnonzero(W.any(axis=1))
-        C = self._columns_of_a(used)
+        C = self._columns_of_a(used, fetch=2 * W.shape[1] if self._persisted else self._n_all)
         if C is not None:
             out = self._sel(C @ W[used])
             return out[:, 0] if v.ndim == 1 else out
@@ -275,16 +275,18 @@ class DaskCov(Cov):
         out = self._finish_rscores(XtY, colsum, V.shape[1]) / self.m
         return out[:, 0] if v.ndim == 1 else out
 
-    def _columns_of_a(self, used: np.ndarray):
-        """``A[:, used]`` (all features x |used|) from the client's cache of columns of A, or
-        None when the columns seen so far and ``used`` would pass :data:`_COLUMN_CACHE_BYTES`
-        (or ``used`` holds more than half the features: a dense argument).
+    @property
+    def _persisted(self) -> bool:
+        return bool(self.persist_info.get("persist", True))
 
-        Missing columns cost one pass (workers: the centered scores of those columns and
-        their products with each block, as :meth:`matvec` of unit vectors; client: n_all x
-        |new|).  The sparse iterates of an ascent (TPower, EM, the bipartite polish) touch
-        few new features per step, so most steps cost no pass.
-        """
+    def _columns_of_a(self, used: np.ndarray, fetch: int):
+        """``A[:, used]`` from the client's cache of columns of A, or None when more than
+        ``fetch`` are missing, the cache would pass :data:`_COLUMN_CACHE_BYTES`, or ``used``
+        holds over half the features.  Missing columns cost one pass (as :meth:`matvec` of unit
+        vectors).  Streamed data (a pass re-reads the blocks) fetches any number; persisted data
+        (a pass costs its payload) at most 2p for a product of p columns, none for
+        :meth:`quads`/:meth:`submatrix` (their |F| x |new| fetch is smaller).  Settled sparse
+        iterates (TPower, EM, the bipartite polish) then cost no pass."""
         n = self._n_all
         limit = min(_COLUMN_CACHE_BYTES // (8 * n), _GRAM_CACHE_MAX)
         if used.size > min(limit, n // 2):
@@ -294,7 +296,7 @@ class DaskCov(Cov):
         pos = cache["pos"]
         new = used[pos[used] < 0]
         if new.size:
-            if cache["F"].size + new.size > limit:
+            if new.size > fetch or cache["F"].size + new.size > limit:
                 return None
             E = np.zeros((n, new.size))
             E[new, np.arange(new.size)] = 1.0
@@ -323,7 +325,7 @@ class DaskCov(Cov):
         if A is not None:
             return np.einsum("ij,ij->j", W, A @ W)
         used = np.flatnonzero(W.any(axis=1))
-        C = self._columns_of_a(used)
+        C = self._columns_of_a(used, fetch=0 if self._persisted else self._n_all)
         if C is not None:
             Wu = W[used]
             return np.einsum("ij,ij->j", Wu, C[used] @ Wu)
@@ -381,7 +383,7 @@ class DaskCov(Cov):
         A = self._full()
         if A is not None:
             return A[np.ix_(cols, cols)].copy()
-        C = self._columns_of_a(cols)
+        C = self._columns_of_a(cols, fetch=0 if self._persisted else self._n_all)
         if C is not None:
             G = C[cols]
             return 0.5 * (G + G.T)

@@ -193,11 +193,22 @@ def test_fit_dask_dispatches_by_the_registry_entry(client, monkeypatch):
 
 # --------------------------------------------------------------------------- columns of A on the client
 def test_column_cache_products_and_round_trips(client, monkeypatch):
-    """Without the whole A on the client (too many features), products with sparse arguments use
-    cached columns of A: equal to brute force, a pass only for features not seen before."""
+    """Without the whole A on the client (too many features), products of streamed data with
+    sparse arguments use cached columns of A: equal to brute force, a pass only for features not
+    seen before.  Persisted data fetches at most 2p columns for a product of p columns."""
     monkeypatch.setattr(nd, "_FULL_GRAM_BYTES", 0)
     Z = _planted(m=300, n=25, seed=3)
-    cov = as_dask_cov(da.from_array(Z, chunks=(100, Z.shape[1])), client=client)
+    X = da.from_array(Z, chunks=(100, Z.shape[1]))
+    kept = as_dask_cov(X, client=client, persist=True)
+    e = np.zeros((25, 1))
+    e[[0, 2, 3, 5, 6], 0] = 1.0
+    t0 = kept.round_trips
+    kept.matvec(e)  # 5 new columns > 2 x 1: a plain pass, nothing cached
+    assert kept.round_trips == t0 + 1
+    assert kept._shared.get("columns", {"F": np.zeros(0)})["F"].size == 0
+    kept.matvec(e[:, [0, 0, 0]])  # 5 <= 2 x 3: fetched
+    assert sorted(kept._shared["columns"]["F"]) == [0, 2, 3, 5, 6]
+    cov = as_dask_cov(X, client=client, persist=False)
     Xc = Z - Z.mean(axis=0)
     A = Xc.T @ Xc / Z.shape[0]
     v = np.zeros((25, 2))
@@ -220,15 +231,16 @@ def test_column_cache_products_and_round_trips(client, monkeypatch):
 
 
 def test_column_cache_cuts_the_passes_of_tpower(client, monkeypatch):
-    """TPower's ascent: one pass per step without the cache, far fewer with it; the same x."""
+    """TPower's ascent on streamed data: one pass per step without the cache, far fewer with it;
+    the same x."""
     Z = _planted(m=300, n=40, seed=4)
     X = da.from_array(Z, chunks=(100, Z.shape[1]))
     monkeypatch.setattr(nd, "_FULL_GRAM_BYTES", 0)
-    cov = as_dask_cov(X, client=client)
+    cov = as_dask_cov(X, client=client, persist=False)
     r = nspca_core.fit(cov, k=5, method="tpower", certify=False)
     with_cache = cov.round_trips
     monkeypatch.setattr(nd, "_COLUMN_CACHE_BYTES", 0)
-    cov0 = as_dask_cov(X, client=client)
+    cov0 = as_dask_cov(X, client=client, persist=False)
     r0 = nspca_core.fit(cov0, k=5, method="tpower", certify=False)
     np.testing.assert_allclose(r.x, r0.x, atol=1e-10)
     assert r.info["iterations"] + 1 < cov0.round_trips

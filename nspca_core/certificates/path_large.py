@@ -106,7 +106,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     cheap = {}
     if cov.X is not None and cov.thin:
         cheap = cheap_bounds(_thin_spectrum(cov.X, cov.X.shape[0], diag=cov.diag(), many_k=True), uniq)
-    runs: dict[int, tuple[Certificate, dict]] = {}
+    runs: dict[int, Certificate] = {}  # the run's certificate (its dual point is not kept: memory)
     curve = np.full(p, np.inf)     # the smallest run bound carried to each k
     BT_cache: dict[bytes, np.ndarray] = {}
     # every k up to here is run: one-k's S is the same _SPLIT_MIN features (to 25), a run costs
@@ -119,7 +119,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         keep: dict = {}
         x = given.get(k)  # the caller's point, else one-k's own search (x=None), as certify(k) does
         c = _certify_large(cov, k, x, effort, None, keep=keep)
-        runs[k] = (c, keep)
+        runs[k] = c
         if c.x is not None and c.lower > lows[i]:
             lows[i], xs[i], src[i] = c.lower, c.x, c.info.get("lower_source", "split")
         if keep:
@@ -134,7 +134,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         u = curve.copy()
         for vals in cheap.values():
             np.minimum(u, vals, out=u)
-        for k, (c, _) in runs.items():
+        for k, c in runs.items():
             u[pos[k]] = min(u[pos[k]], c.upper_bound)
         return np.minimum.accumulate(u[::-1])[::-1]  # a bound at k' >= k holds at k
 
@@ -171,7 +171,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         bounds = {name: float(v[i]) for name, v in cheap.items()}
         info: dict = {"n": n, "lower_source": src[i]}
         if k in runs:
-            c, keep = runs[k]
+            c = runs[k]
             bounds.update(c.bounds)
             info = {**c.info, "lower_source": src[i]}
         if np.isfinite(curve[i]) and curve[i] < min(bounds.values(), default=np.inf):

@@ -107,7 +107,11 @@ def test_stop_in_the_middle(app_url, browser):
         wait_for(lambda: (s := _status(page)) and s[1] == 40 and page.locator(TIGHTEN_STOP).count(), 300,
                  "the tightening of 40 k running")
         page.locator(TIGHTEN_STOP).first.click()
-        text_shown(page, r"Tightening the band stopped", 60)
+        try:
+            text_shown(page, r"Tightening the band stopped", 60)
+        except AssertionError:
+            screenshot(page, "stop_in_the_middle_failed", SHOTS)
+            raise
         held = _status(page)
         page.wait_for_timeout(4000)
         assert _status(page) == held

@@ -102,7 +102,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
         found = _large_lower(cov_, np.array(uniq), given)
         if cov_.X is not None or cov_._A is not None:  # data held: the split runs (path_large.py)
             certs = path_large(cov_, np.array(uniq), given, found, effort, callback,
-                               2 * _PATH_SPLIT_CAP, _large_monotone)
+                               2 * _PATH_SPLIT_CAP, _large_monotone, _PATH_SPLIT_CAP)
             return [rescale(c, factors) for c in _carry(ks, certs, given)]
         ub = np.inf
         for i, k in enumerate(reversed(uniq)):  # descending: a bound at k' >= k holds at k

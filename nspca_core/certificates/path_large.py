@@ -84,14 +84,16 @@ def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
 
 
 def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str, callback,
-               saturated: int | None = None, monotone=None) -> dict:
+               saturated: int | None = None, monotone=None, capped: int | None = None) -> dict:
     """``{k: Certificate}`` for every k in ``uniq`` (sorted, unique) on large n.
 
     ``found``: ``{k: (x, source)}``, the path's feasible points (a caller's x has source None);
     ``given``: the caller's points by k.  ``saturated``, ``monotone``: from this k on (except the
     largest k) no run is made and the certificate is ``monotone(cov, k, x, ub)`` with ``ub`` the
-    smallest bound proved at a larger k (the screened set is saturated there).  See the module
-    docstring.
+    smallest bound proved at a larger k (the screened set is saturated there).  ``capped``: above
+    twice the k at which one-k's screened set stops growing, the runs screen at most this many
+    features and take the path's point (cheap; there a run of one-k's would cost a DNN on the whole
+    saturated set at a large sparsity).  See the module docstring.
     """
     t_all = time.perf_counter()
     n = cov.n
@@ -114,11 +116,13 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     small = max(_single._SPLIT_MIN // _single._SPLIT_PER_K, S._PATH_LARGE_EVERY_K)
     total = [int(np.count_nonzero(uniq <= small)) + 8]
 
-    def run(k: int) -> None:
+    def run(k: int, cap: int | None = None) -> None:
         i = pos[k]
         keep: dict = {}
-        x = given.get(k)  # the caller's point, else one-k's own search (x=None), as certify(k) does
-        c = _certify_large(cov, k, x, effort, None, keep=keep)
+        if cap is None:  # the caller's point, else one-k's own search (x=None), as certify(k) does
+            c = _certify_large(cov, k, given.get(k), effort, None, keep=keep)
+        else:
+            c = _certify_large(cov, k, xs[i], effort, None, cap, branch_seconds=0.0, keep=keep)
         runs[k] = c
         if c.x is not None and c.lower > lows[i]:
             lows[i], xs[i], src[i] = c.lower, c.x, c.info.get("lower_source", "split")
@@ -145,6 +149,10 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     # whole saturated S at a large sparsity): the runs' bounds carried there serve instead
     run_max = 2 * S._EFFORT[effort]["split_size"] // _single._SPLIT_PER_K
     big = uniq[(uniq > small) & (uniq <= run_max) & ((uniq < sat) | (uniq == kmax))]
+    if capped is not None:
+        for k in uniq[(uniq > max(small, run_max)) & ((uniq < sat) | (uniq == kmax))]:
+            if xs[pos[int(k)]] is not None:
+                run(int(k), capped)
     if not runs and not big.size:
         big = uniq[:1]
     if big.size:

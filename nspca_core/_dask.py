@@ -265,7 +265,7 @@ class DaskCov(Cov):
             return out[:, 0] if v.ndim == 1 else out
         W = self._pad(V)
         used = np.flatnonzero(W.any(axis=1))
-        C = self._columns_of_a(used, fetch=2 * W.shape[1] if self._persisted else self._n_all)
+        C = self._columns_of_a(used, fetch=self._fetch_limit(W.shape[1]))
         if C is not None:
             out = self._sel(C @ W[used])
             return out[:, 0] if v.ndim == 1 else out
@@ -275,17 +275,18 @@ class DaskCov(Cov):
         out = self._finish_rscores(XtY, colsum, V.shape[1]) / self.m
         return out[:, 0] if v.ndim == 1 else out
 
-    @property
-    def _persisted(self) -> bool:
-        return bool(self.persist_info.get("persist", True))
+    def _fetch_limit(self, p: int) -> int:
+        """Columns of A worth fetching in one pass: max(2p, as many as make a payload (numblocks x
+        8 n_all bytes each) no larger than the data a pass touches — its stored values, plus row
+        indices for sparse chunks; for dense data, the rows per block)."""
+        per_column = 8.0 * self._n_all * self.X_dask.numblocks[0]
+        return max(2 * p, int(self._shared.get("data_bytes", 0.0) // per_column))
 
     def _columns_of_a(self, used: np.ndarray, fetch: int):
         """``A[:, used]`` from the client's cache of columns of A, or None when more than
         ``fetch`` are missing, the cache would pass :data:`_COLUMN_CACHE_BYTES`, or ``used``
         holds over half the features.  Missing columns cost one pass (as :meth:`matvec` of unit
-        vectors).  Streamed data (a pass re-reads the blocks) fetches any number; persisted data
-        (a pass costs its payload) at most 2p for a product of p columns, none for
-        :meth:`quads`/:meth:`submatrix` (their |F| x |new| fetch is smaller).  Settled sparse
+        vectors), so a product fetches at most :meth:`_fetch_limit` new ones.  Settled sparse
         iterates (TPower, EM, the bipartite polish) then cost no pass."""
         n = self._n_all
         limit = min(_COLUMN_CACHE_BYTES // (8 * n), _GRAM_CACHE_MAX)
@@ -325,7 +326,7 @@ class DaskCov(Cov):
         if A is not None:
             return np.einsum("ij,ij->j", W, A @ W)
         used = np.flatnonzero(W.any(axis=1))
-        C = self._columns_of_a(used, fetch=0 if self._persisted else self._n_all)
+        C = self._columns_of_a(used, fetch=self._fetch_limit(0))
         if C is not None:
             Wu = W[used]
             return np.einsum("ij,ij->j", Wu, C[used] @ Wu)
@@ -383,7 +384,7 @@ class DaskCov(Cov):
         A = self._full()
         if A is not None:
             return A[np.ix_(cols, cols)].copy()
-        C = self._columns_of_a(cols, fetch=0 if self._persisted else self._n_all)
+        C = self._columns_of_a(cols, fetch=self._fetch_limit(0))
         if C is not None:
             G = C[cols]
             return 0.5 * (G + G.T)
@@ -587,9 +588,10 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist="auto",
     Xd = cov.X_dask
     sums = da.map_blocks(k_colsum, Xd, chunks=((1,) * Xd.numblocks[0], (n,)),
                          dtype=np.float64).sum(axis=0)
-    bad = da.map_blocks(k_bad, Xd, chunks=((1,) * Xd.numblocks[0], (1,)),
-                        dtype=np.float64).sum()
-    sums, bad = cov._compute(sums, bad)
+    counts = da.map_blocks(k_bad, Xd, chunks=((1,) * Xd.numblocks[0], (2,)),
+                           dtype=np.float64).sum(axis=0)
+    sums, (bad, stored) = cov._compute(sums, counts)
+    cov._shared["data_bytes"] = float(stored) * (X.dtype.itemsize + (4 if sp.issparse(meta) else 0))
     if bad > 0:
         raise InputError(f"`X` must be finite; got {int(bad)} NaN/inf value(s)")
     if center:

@@ -33,9 +33,9 @@ def k_colsum(B):
 
 
 def k_bad(B):
-    """(1, 1): stored values of the block that are NaN or infinite."""
+    """(1, 2): stored values of the block that are NaN or infinite, and stored values."""
     vals = B.data if sp.issparse(B) else B
-    return np.array([[np.count_nonzero(~np.isfinite(vals))]], dtype=np.float64)
+    return np.array([[np.count_nonzero(~np.isfinite(vals)), vals.size]], dtype=np.float64)
 
 
 def k_sqdev(B, mu):

@@ -193,21 +193,23 @@ def test_fit_dask_dispatches_by_the_registry_entry(client, monkeypatch):
 
 # --------------------------------------------------------------------------- columns of A on the client
 def test_column_cache_products_and_round_trips(client, monkeypatch):
-    """Without the whole A on the client (too many features), products of streamed data with
-    sparse arguments use cached columns of A: equal to brute force, a pass only for features not
-    seen before.  Persisted data fetches at most 2p columns for a product of p columns."""
+    """Without the whole A on the client (too many features), products with sparse arguments use
+    cached columns of A: equal to brute force, a pass only for features not seen before.  A
+    product of p columns fetches at most max(2p, the columns whose payload is the data's size):
+    for dense data the rows per block (3 here: 5 new columns of one product are not fetched)."""
     monkeypatch.setattr(nd, "_FULL_GRAM_BYTES", 0)
     Z = _planted(m=300, n=25, seed=3)
-    X = da.from_array(Z, chunks=(100, Z.shape[1]))
-    kept = as_dask_cov(X, client=client, persist=True)
+    thin = as_dask_cov(da.from_array(Z, chunks=(3, Z.shape[1])), client=client)
+    assert thin._fetch_limit(1) == 3 and thin._fetch_limit(4) == 8
     e = np.zeros((25, 1))
     e[[0, 2, 3, 5, 6], 0] = 1.0
-    t0 = kept.round_trips
-    kept.matvec(e)  # 5 new columns > 2 x 1: a plain pass, nothing cached
-    assert kept.round_trips == t0 + 1
-    assert kept._shared.get("columns", {"F": np.zeros(0)})["F"].size == 0
-    kept.matvec(e[:, [0, 0, 0]])  # 5 <= 2 x 3: fetched
-    assert sorted(kept._shared["columns"]["F"]) == [0, 2, 3, 5, 6]
+    t0 = thin.round_trips
+    thin.matvec(e)  # 5 new columns > max(2, 3): a plain pass, nothing cached
+    assert thin.round_trips == t0 + 1
+    assert thin._shared.get("columns", {"F": np.zeros(0)})["F"].size == 0
+    thin.matvec(e[:, [0, 0, 0]])  # 5 <= 6: fetched
+    assert sorted(thin._shared["columns"]["F"]) == [0, 2, 3, 5, 6]
+    X = da.from_array(Z, chunks=(100, Z.shape[1]))
     cov = as_dask_cov(X, client=client, persist=False)
     Xc = Z - Z.mean(axis=0)
     A = Xc.T @ Xc / Z.shape[0]

@@ -98,3 +98,33 @@ def test_large_path_at_least_as_tight_as_one_k_where_it_runs_one_k(monkeypatch):
         one = certify(X, k=c.k)
         assert c.upper_bound <= one.upper_bound * (1 + 1e-12), (c.k, c.upper_bound, one.upper_bound)
         assert c.lower >= one.lower * (1 - 1e-12), (c.k, c.lower, one.lower)
+
+
+def test_large_path_every_kind_of_k_stays_valid_against_bruteforce(monkeypatch):
+    """Every branch of the large-n path on tiny data: one-k runs (k <= 2, the grid up to twice the
+    k where one-k's S stops growing), capped runs above it, the monotone shortcut from the saturated
+    k on, and the bounds carried between them: each upper bound >= the brute-force OPT, each lower
+    bound a feasible value."""
+    from nspca_core.certificates import path
+
+    _force_split(monkeypatch, split_min=2, per_k=1, size=3)  # one-k's S stops growing at k = 3
+    monkeypatch.setattr(S, "_PATH_LARGE_EVERY_K", 0)
+    monkeypatch.setattr(path, "_PATH_SPLIT_CAP", 4)  # capped runs with 4 features; monotone from k = 8
+    rng = np.random.default_rng(7)
+    kinds = set()
+    for _ in range(3):
+        n, m = 10, 5
+        X = rng.standard_normal((m, n)) * rng.random(n) * 3
+        X -= X.mean(axis=0)
+        A = X.T @ X / m
+        ks = list(range(1, n + 1))
+        P = certify_path(X, ks=ks)
+        runs = P[0].info["path_runs"]
+        assert any(k > 6 for k in runs)  # a capped run (above 2 x 3)
+        for c in P:
+            opt, _ = brute_opt(A, c.k)
+            assert c.upper_bound >= opt * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt)
+            assert c.lower <= opt * (1 + 1e-9)
+            assert np.count_nonzero(c.x) <= c.k
+            kinds.add(c.kind)
+    assert {"monotone", "split(tangent)"} <= kinds

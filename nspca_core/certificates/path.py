@@ -99,8 +99,10 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
     certs: dict[int, Certificate] = {}
     total = len(uniq)
     if n > S._DENSE_MAX_N:
-        found = _large_lower(cov_, np.array(uniq), given)
-        if cov_.X is not None or cov_._A is not None:  # data held: the split runs (path_large.py)
+        held = cov_.X is not None or cov_._A is not None
+        # data held: path_large runs one-k's certificate (fit(auto) included) at every k <= 64
+        found = _large_lower(cov_, np.array(uniq), given, 0 if held else _ANCHOR_MAX_K)
+        if held:  # the split runs (path_large.py)
             certs = path_large(cov_, np.array(uniq), given, found, effort, callback,
                                2 * _PATH_SPLIT_CAP, _large_monotone, _PATH_SPLIT_CAP)
             return [rescale(c, factors) for c in _carry(ks, certs, given)]
@@ -126,10 +128,10 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
                                                                 callback), given)]
 
 
-def _large_lower(cov: Cov, uniq: np.ndarray, given: dict) -> dict:
+def _large_lower(cov: Cov, uniq: np.ndarray, given: dict, fit_max_k: int = _ANCHOR_MAX_K) -> dict:
     """Large n: feasible points for every k of a path, ``{k: (x, source)}`` (source None for a
     caller's point): one batched ascent for all k (:func:`_path_lower`, through the data,
-    nothing n x n), and ``fit(auto)`` too where k <= _ANCHOR_MAX_K (cheap there, and where the
+    nothing n x n), and ``fit(auto)`` too where k <= ``fit_max_k`` (cheap there, and where the
     batched ascent most often misses the best answer)."""
     if cov.X is not None and cov.thin:
         _, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 2)
@@ -145,7 +147,7 @@ def _large_lower(cov: Cov, uniq: np.ndarray, given: dict) -> dict:
         best = (None, -np.inf, "ascent")
         if LX is not None:
             best = (LX[:, i], float(lows[i]), "ascent(path)")
-        if LX is None or k <= _ANCHOR_MAX_K:
+        if LX is None or k <= fit_max_k:
             r = _fit_lower(cov, k)
             if r is not None and r[1] > best[1]:
                 best = (r[0], r[1], "fit(auto)")

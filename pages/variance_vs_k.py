@@ -238,7 +238,7 @@ def tighten_status(view, start: dict, ks, ratio_now: np.ndarray) -> str:
     worst0 = np.nanmin(before) if np.isfinite(before).any() else np.nan
     worst1 = np.nanmin(now) if np.isfinite(now).any() else np.nan
     proved = sum(1 for r in view.results.values() if r is not None and r.get("effort") == "exact"
-                 and np.isfinite(r.get("after", np.nan)))
+                 and not r.get("skipped"))
     return (f"{better} of {len(ks)} k improved, worst ratio {worst0:.3f} → {worst1:.3f}"
             + (f"; {proved} exact proofs tried" if proved else ""))
 

@@ -489,10 +489,12 @@ class Job:
         reg = self.registry
         return bool(self.background and reg is not None and reg.foreground_waiting())
 
-    def _give_way(self, slots: threading.Semaphore | None, held: bool) -> bool:
-        """Release the slot while a foreground job waits, then take it again; returns ``held``."""
-        if held:
+    def _give_way(self, slots: threading.Semaphore | None, held: list) -> None:
+        """Release the slot while a foreground job waits, then take it again (``held[0]``: whether
+        this thread holds the slot, kept right when :class:`Cancelled` is raised while waiting)."""
+        if held[0]:
             slots.release()
+            held[0] = False
         with self._lock:
             self._status = "queued"
         log.info("job %s gives way", self.title)
@@ -500,10 +502,9 @@ class Job:
             if self._cancel.is_set():
                 raise Cancelled
             time.sleep(0.1)
-        held = self._acquire(slots)
+        held[0] = self._acquire(slots)
         with self._lock:
             self._status = "running"
-        return held
 
     def start(self, slots: threading.Semaphore | None, worker: Worker | None = None) -> None:
         """Start a worker thread for the units without a result."""
@@ -529,11 +530,11 @@ class Job:
         return True
 
     def _run(self, slots: threading.Semaphore | None) -> None:
-        held = False
+        held = [False]  # a list: _give_way releases and takes the slot again
         t0 = time.perf_counter()
         base = self._seconds
         try:
-            held = self._acquire(slots)
+            held[0] = self._acquire(slots)
             with self._lock:
                 self._status = "running"
             log.info("job %s running %d/%d", self.title, len(self._results), len(self.units))
@@ -541,7 +542,7 @@ class Job:
                 if self._cancel.is_set():
                     raise Cancelled
                 if self.must_yield():
-                    held = self._give_way(slots, held)
+                    self._give_way(slots, held)
                     continue
                 self._step = (0, 0)
                 try:
@@ -549,7 +550,7 @@ class Job:
                 except Preempted:
                     if self._cancel.is_set():
                         raise Cancelled from None
-                    held = self._give_way(slots, held)
+                    self._give_way(slots, held)
                     continue
                 with self._lock:
                     self._results[unit] = value
@@ -563,7 +564,7 @@ class Job:
                 self._message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
             self._finish("failed")
         finally:
-            if held:
+            if held[0]:
                 slots.release()
             if self._worker is not None and self._worker.name.startswith("job "):
                 self._worker.kill()  # a light job's own process ends with it

@@ -108,7 +108,12 @@ def test_stop_in_the_middle(app_url, browser):
                  "the tightening of 40 k running")
         page.locator(TIGHTEN_STOP).first.click()
         try:
-            text_shown(page, r"Tightening the band stopped", 60)
+            try:
+                text_shown(page, r"Tightening the band stopped", 30)
+            except AssertionError:  # a click landing while the fragment redraws the button can be lost
+                if page.locator(TIGHTEN_STOP).count():
+                    page.locator(TIGHTEN_STOP).first.click()
+                text_shown(page, r"Tightening the band stopped", 60)
         except AssertionError:
             screenshot(page, "stop_in_the_middle_failed", SHOTS)
             raise

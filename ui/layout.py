@@ -44,24 +44,30 @@ def refine_certificate(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, f
                        variance: float, key: str) -> bool:
     """Explain a low certified fraction and offer the "full" certificate of ``x`` at ``k``.
 
-    Draws nothing when the fraction is not low.  The refinement runs as a background job once
+    Draws nothing when the fraction is not low and no refinement was asked (once asked, its
+    outcome stays, as the bound it proved may lift the fraction).  The refinement runs as a background job once
     asked (a button); its result is shown as the refined fraction.  Returns True while it runs.
     """
     text = low_certificate_text(fraction, k=k)
-    if text is None:
+    asked = f"{key}_refine_{dkey}_{k}"
+    # once asked, the refinement's outcome stays on the page even when the bound it proved (read
+    # back from the store of proved bounds) has lifted the fraction out of the low range
+    if text is None and (x is None or not st.session_state.get(asked)):
         return False
     from ui import bounds_store, live, work
 
-    st.info(text)
-    asked = f"{key}_refine_{dkey}_{k}"
+    if text is not None:
+        st.info(text)
     if x is None:
         return False
-    if st.button(f"Tighten the bound (full certificate at k = {k})", key=f"{key}_refine",
-                 help='certify(X, k, x, effort="full"): rank-3 bounds, residual bounds and up to 4000 '
-                      "iterations of the doubly nonnegative dual — minutes on large data, in the background."):
-        st.session_state[asked] = True
+    if text is not None:
+        if st.button(f"Tighten the bound (full certificate at k = {k})", key=f"{key}_refine",
+                     help='certify(X, k, x, effort="full"): rank-3 bounds, residual bounds and up to 4000 '
+                          "iterations of the doubly nonnegative dual — minutes on large data, in the background."):
+            st.session_state[asked] = {"was": float(fraction)}
     if not st.session_state.get(asked):
         return False
+    was = st.session_state[asked].get("was", fraction) if isinstance(st.session_state[asked], dict) else fraction
     job = work.certify_one_job(X, dkey, k, np.asarray(x, float), effort="full", store=bounds_store.shared(),
                                title=f"full certificate at k = {k}")
     view = job.view()
@@ -71,7 +77,7 @@ def refine_certificate(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, f
         best = max(float(variance), float(c["lower"])) if np.isfinite(c["lower"]) else float(variance)
         refined = best / c["upper"] if c["upper"] > 0 else float("nan")
         st.success(f"Full certificate at k = {k}: the answer reaches **≥ {refined:.2%}** of the optimum "
-                   f"(upper bound {c['upper']:.6g}, {c['kind']}; was ≥ {fraction:.2%})."
+                   f"(upper bound {c['upper']:.6g}, {c['kind']}; was ≥ {was:.2%})."
                    + (" Provably optimal." if c.get("optimal") else
                       "" if refined >= LOW_FRACTION else
                       " Still low: on data like this the bound, not the answer, is what stays loose."))

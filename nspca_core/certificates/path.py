@@ -32,7 +32,7 @@ from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, chea
 from .dual import _branch, _cut_rounds, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .monotone import monotone_envelope
-from .path_large import path_large
+from .path_large import path_large, refine_midpoints
 from .single import _certify_large, _finish
 
 
@@ -303,25 +303,7 @@ def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
         grid.add(int(uniq[min(j, p - 1)]))
     for k in sorted(grid):  # ascending: the dual moves smoothly as mu decreases with k
         run(k)
-    done = sorted(grid)
-    stack = list(zip(done[:-1], done[1:]))
-    while stack:
-        a, b = stack.pop()
-        ia, ib = pos[a], pos[b]
-        if ib - ia < 2:
-            continue
-        ub = upper()
-        seg = np.arange(ia + 1, ib)
-        ka, kb = float(uniq[ia]), float(uniq[ib])
-        chord = ub[ia] + (ub[ib] - ub[ia]) * (uniq[seg] - ka) / (kb - ka)
-        excess = (ub[seg] - chord) / ub[seg]
-        need = (excess > pcfg["delta"]) & (lows[seg] < target * ub[seg])
-        if not need.any():
-            continue
-        m = int(uniq[(ia + ib) // 2])
-        run(m)
-        stack.append((a, m))
-        stack.append((m, b))
+    refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
 
 
 def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper) -> tuple[dict, dict]:

@@ -165,7 +165,9 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         total[0] = len(runs) + len(grid) + 4
         for k in sorted(grid, reverse=True):
             run(k)
-        _refine(uniq, big, pos, lows, runs, run, upper, pcfg["delta"], S._PATH_LARGE_MAX_RUNS)
+        # at most _PATH_LARGE_MAX_RUNS runs at k in big (each a DNN on up to the whole screened set)
+        refine_midpoints(uniq, pos, sorted(k for k in runs if k >= big[0]), lows, run, upper, pcfg["delta"],
+                         1.0 - 1e-3, more=lambda: sum(k >= big[0] for k in runs) < S._PATH_LARGE_MAX_RUNS)
     ub = upper()
     share = (time.perf_counter() - t_all) / p
     out = {}
@@ -191,23 +193,22 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     return out
 
 
-def _refine(uniq, big, pos, lows, runs, run, upper, delta: float, max_runs: int) -> None:
-    """Runs at the midpoints of the intervals between run k's where the carried bound exceeds the
-    chord of its end values by more than ``delta`` (relative) where the target is not certified,
-    until ``max_runs`` runs at k in ``big`` (each a DNN on up to the whole screened set)."""
-    done = sorted(k for k in runs if k >= big[0])
+def refine_midpoints(uniq, pos, done, lows, run, upper, delta: float, target: float, more=None) -> None:
+    """Runs at the midpoints of the intervals between the run k's ``done`` (sorted) where the bound
+    carried from the runs (``upper()``) exceeds the chord of its end values by more than ``delta``
+    (relative) at a k not yet certified to ``target`` (lower < target x upper), splitting again
+    around each new run; while ``more()`` (default: always) allows another run."""
     stack = list(zip(done[:-1], done[1:]))
-    while stack and sum(k >= big[0] for k in runs) < max_runs:
+    while stack and (more is None or more()):
         a, b = stack.pop()
         ia, ib = pos[a], pos[b]
         if ib - ia < 2:
             continue
         ub = upper()
         seg = np.arange(ia + 1, ib)
-        chord = ub[ia] + (ub[ib] - ub[ia]) * (uniq[seg] - a) / (b - a)
+        chord = ub[ia] + (ub[ib] - ub[ia]) * (uniq[seg] - float(a)) / (float(b) - float(a))
         excess = (ub[seg] - chord) / ub[seg]
-        gap = lows[seg] < (1.0 - 1e-3) * ub[seg]
-        if not ((excess > delta) & gap).any():
+        if not ((excess > delta) & (lows[seg] < target * ub[seg])).any():
             continue
         m = int(uniq[(ia + ib) // 2])
         run(m)

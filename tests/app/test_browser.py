@@ -62,6 +62,20 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def server_fixture(log_dir: Path):
+    """A module-scoped pytest fixture: the URL of the project's own Streamlit server (its log in
+    ``log_dir``), stopped after the module's tests.  ``app_url = server_fixture(SHOTS)``."""
+    @pytest.fixture(scope="module")
+    def app_url():
+        proc, url = _start_server(log_dir / "streamlit.log")
+        try:
+            yield url
+        finally:
+            _stop_server(proc)
+
+    return app_url
+
+
 def _start_server(log_path: Path, **extra_env):
     """Start ``streamlit run app.py`` on a free port; return (process, url) once healthy."""
     port = _free_port()

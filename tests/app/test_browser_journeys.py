@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.test_browser import _start_server, _stop_server, _wait_drawn, _wait_idle
+from tests.app.test_browser import server_fixture, _wait_drawn, _wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots" / "journeys"
@@ -194,13 +194,7 @@ def upload(page, csv: Path) -> None:
 
 
 # ------------------------------------------------------------------ fixtures
-@pytest.fixture(scope="module")
-def app_url():
-    proc, url = _start_server(SHOTS / "streamlit.log")
-    try:
-        yield url
-    finally:
-        _stop_server(proc)
+app_url = server_fixture(SHOTS)  # the project's own Streamlit server, one per module
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.app.test_browser import _start_server, _stop_server, _wait_idle
+from tests.app.test_browser import server_fixture, _wait_idle
 from tests.app.test_browser_journeys import ROOT, go, no_exception, screenshot, text_shown, wait_for
 
 pytestmark = pytest.mark.browser
@@ -24,13 +24,7 @@ TIGHTEN_STOP = '[class*="st-key-vk_tighten_stop"] button'
 TIGHTEN_GO_ON = '[class*="st-key-vk_tighten_resume"] button'
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    proc, url = _start_server(SHOTS / "streamlit.log")
-    try:
-        yield url
-    finally:
-        _stop_server(proc)
+app_url = server_fixture(SHOTS)  # the project's own Streamlit server, one per module
 
 
 def _main_text(page) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from tests.app.test_browser import _start_server, _stop_server, _wait_idle
+from tests.app.test_browser import server_fixture, _wait_idle
 from tests.app.test_browser_journeys import screenshot as journey_screenshot
 from tests.app.test_browser_journeys import (drawn_figures, grid_cells, no_exception, settle, text_shown,
                                              wait_for)
@@ -27,13 +27,7 @@ TIMEOUT_S = 300
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    proc, url = _start_server(SHOTS / "streamlit.log")
-    try:
-        yield url
-    finally:
-        _stop_server(proc)
+app_url = server_fixture(SHOTS)  # the project's own Streamlit server, one per module
 
 
 def screenshot(page, name: str) -> Path:

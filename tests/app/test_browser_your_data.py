@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.test_browser import _start_server, _stop_server, _wait_idle
+from tests.app.test_browser import server_fixture, _wait_idle
 from tests.app.test_browser_journeys import screenshot as journey_screenshot
 from tests.app.test_browser_journeys import (drawn_figures, grid_cells, no_exception, settle, text_shown,
                                              wait_for)
@@ -56,13 +56,7 @@ def screenshot(page, name: str) -> Path:
     return journey_screenshot(page, f"{name}_{page.viewport_size['width']}", SHOTS)
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    proc, url = _start_server(SHOTS / "streamlit.log")
-    try:
-        yield url
-    finally:
-        _stop_server(proc)
+app_url = server_fixture(SHOTS)  # the project's own Streamlit server, one per module
 
 
 @pytest.mark.parametrize("width", [1400, 800])

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
-from .._anchor import anchored_branch_bound
+from .._anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_bound
 from .._dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
@@ -84,6 +84,23 @@ def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
         return None
     taus = [t for t in (lower * (1 + OPTIMAL_TOLERANCE / 2), lower * 1.01) if t < upper]
     return anchored_branch_bound(A, k, taus, budget=nodes) if taus else None
+
+
+def _anchored(A: np.ndarray, k: int, lower: float, best: float) -> float | None:
+    """The anchored row-sum bound as one certificate at k tries it (``3 <= k <= _ANCHOR_MAX_K``,
+    below the "auto" target): bisection below ``1.001 lower`` first (a near-optimal x is common:
+    4 tests fewer when that is proved), else below ``lower / S._CUT_BELOW`` (a weaker proof would
+    not spare the DNN), to 5e-5 relative; None when nothing below ``best`` is proved.
+
+    :func:`certify` and :func:`certify_path` both call this with brackets that depend only on the
+    feasible value, so from the same point they get the same bound (the tests are warm-started
+    by the failures below them: the search depends on its bracket, not only on what is provable).
+    """
+    rows = AnchorRows(A, k)
+    tb = anchored_rowsum_bound(A, k, lower, lower * 1.001, rel_tol=5e-5, rows=rows)
+    if tb is None:
+        tb = anchored_rowsum_bound(A, k, lower, lower / S._CUT_BELOW, rel_tol=5e-5, rows=rows)
+    return tb if tb is not None and tb < best else None
 
 
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):

@@ -29,7 +29,7 @@ from ._settings import (
     _T1,
 )
 from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, cheap_bounds_at
-from .dual import _branch, _cut_rounds, _screen_init
+from .dual import _anchored, _branch, _cut_rounds, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .monotone import monotone_envelope
 from .path_large import path_large, refine_midpoints
@@ -285,8 +285,8 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             callback(len(own), max(len(own) + 1, p))
 
     _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper)
-    anchored, branched = _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper)
-    _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper)
+    anchored, branched = _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort)
+    _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper, anchored)
     return _path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                               spec, n, t_all, callback)
 
@@ -306,23 +306,34 @@ def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
     refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
 
 
-def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper) -> tuple[dict, dict]:
-    """Anchored row sums where the DNN certifies less than ``_CUT_BELOW`` (small k: the DNN's weak
-    spot, the anchored bound's strong one), descending so each k starts from the monotone bound of
-    the larger ones; there, branch and bound on the support (a few dozen nodes at CBCL's k = 5..7)
-    to prove the best answer optimal, or else within 1%.  Lowers ``ub_cheap`` in place."""
+def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort) -> tuple[dict, dict]:
+    """Anchored row sums at ``3 <= k <= _ANCHOR_MAX_K`` (small k: the DNN's weak spot, the anchored
+    bound's strong one) wherever one certificate at k would try them (below its target, effort not
+    "full": :func:`.dual._anchored`, the same call, so the path is as tight as one k there) and, as
+    a bisection below the path's bound, wherever the DNN certifies less than ``_CUT_BELOW``;
+    descending so each k starts from the monotone bound of the larger ones.  Where the DNN's ratio
+    was below ``_CUT_BELOW``, branch and bound on the support (a few dozen nodes at CBCL's k =
+    5..7) to prove the best answer optimal, or else within 1%.  Lowers ``ub_cheap`` in place."""
     p = uniq.size
-    anchored = {}
+    one_k = 1.0 - S._EFFORT[effort]["target_gap"] if effort != "full" else -np.inf
+    anchored, weak = {}, set()
     for i in range(p - 1, -1, -1):
         k = int(uniq[i])
-        ub_i = float(upper()[i])
-        if 3 <= k <= _ANCHOR_MAX_K and lows[i] < S._CUT_BELOW * ub_i:
-            tb = anchored_rowsum_bound(A, k, float(lows[i]), ub_i)
-            if tb is not None:
-                anchored[k] = tb
-                ub_cheap[i] = min(ub_cheap[i], tb)
+        if not 3 <= k <= _ANCHOR_MAX_K:
+            continue
+        lo, ub_i = float(lows[i]), float(upper()[i])
+        if lo < S._CUT_BELOW * ub_i:
+            weak.add(k)
+        tb = _anchored(A, k, lo, np.inf) if lo < one_k * ub_i else None  # (ub_cheap keeps the smaller)
+        best = ub_i if tb is None else min(ub_i, tb)
+        if lo < S._CUT_BELOW * best:
+            tb2 = anchored_rowsum_bound(A, k, lo, best)
+            tb = tb2 if tb is None or (tb2 is not None and tb2 < tb) else tb
+        if tb is not None:
+            anchored[k] = tb
+            ub_cheap[i] = min(ub_cheap[i], tb)
     branched = {}
-    for k in sorted(anchored) if pcfg["branch_nodes"] else ():
+    for k in sorted(weak & set(anchored)) if pcfg["branch_nodes"] else ():
         i = pos[k]
         tb = _branch(A, k, float(lows[i]), float(upper()[i]), pcfg["branch_nodes"])
         if tb is not None:
@@ -331,14 +342,17 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper) -> tuple[d
     return anchored, branched
 
 
-def _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper) -> None:
+def _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper, anchored=None) -> None:
     """At the worst-certified k (run first if it was not on the grid), more cutting-plane rounds;
     its tangents also tighten the neighbours.  A k whose polish gained less than 0.2% is not tried
-    again (the relaxation, not the optimizer, is the limit there)."""
+    again (the relaxation, not the optimizer, is the limit there), nor one where the anchored row
+    sums (``anchored``: k -> bound) give the path's bound (they are tighter than the DNN there)."""
+    anchored = anchored or {}
     for _ in range(pcfg["polish_runs"]):
         ub = upper()
         ratio = lows / ub
-        cand = [int(k) for k in uniq if int(k) not in polished and ratio[pos[int(k)]] < S._CUT_BELOW]
+        cand = [int(k) for k in uniq if int(k) not in polished and ratio[pos[int(k)]] < S._POLISH_BELOW
+                and not anchored.get(int(k), np.inf) <= ub[pos[int(k)]]]
         if not cand:
             break
         k = min(cand, key=lambda kk: ratio[pos[kk]])

@@ -43,7 +43,7 @@ from .bounds import (
     _thin_spectrum,
     cheap_bounds_at,
 )
-from .dual import _branch, _dnn, _kkt_point
+from .dual import _anchored, _branch, _dnn, _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .lower import _ascent_many, _fit_lower, _starts
 
@@ -128,12 +128,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
         # the test at S._CUT_BELOW and the bisection below it are run (a weaker proof would not
         # spare the DNN).  Enough on its own when it certifies S._CUT_BELOW.
         t1 = time.perf_counter()
-        tried = min(best_now, lower / S._CUT_BELOW)
-        # a near-optimal x is common: bisect below 1.001 lower when that is proved (4 tests
-        # fewer), else below lower / S._CUT_BELOW
-        tb = anchored_rowsum_bound(A, k, lower, min(tried, lower * 1.001), rel_tol=5e-5)
-        if tb is None and tried > lower * 1.001:
-            tb = anchored_rowsum_bound(A, k, lower, tried, rel_tol=5e-5)
+        tried = lower / S._CUT_BELOW  # the top of the bracket the anchored bound was sought in
+        tb = _anchored(A, k, lower, best_now)
         info["anchored_seconds"] = time.perf_counter() - t1
         if tb is not None:
             bounds["anchored"] = tb

@@ -99,3 +99,31 @@ def test_single_certificate_names_its_own_k():
     A = _random_psd(rng, 6, kind="gauss")
     c = certify(cov=A, k=3)
     assert c.info["from_k"] == {"upper": 3, "lower": 3}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dense_path_at_least_as_tight_as_one_k_where_one_k_wins_by_anchored_sums(seed):
+    """Issue 28, item 2, on a dense path: at every k of 3..24 where certify(k) from the path's own
+    point ends on the anchored row sums, the path's bound is at most certify(k)'s.  Both call
+    ``dual._anchored`` with a bracket that depends only on the feasible value (the anchored tests are
+    warm-started by the failures below them, so the search depends on its bracket); the slack
+    (2e-4 relative, four times the bisection's resolution) covers a feasible value differing in its
+    last bits between the two (computed through X by the path, through A by certify).  Data: 40
+    positively correlated features in 4 overlapping groups (where the DNN is weak at small k and the
+    anchored sums are not)."""
+    rng = np.random.default_rng(seed)
+    m, n = 120, 40
+    Z = np.abs(rng.standard_normal((m, 4)))
+    L = (rng.random((4, n)) < 0.35) * rng.random((4, n))
+    X = Z @ L + 0.3 * rng.standard_normal((m, n))
+    X -= X.mean(axis=0)
+    ks = list(range(3, 25))
+    path = certify_path(X, ks=ks)
+    anchored = 0
+    for c in path:
+        one = certify(X, k=c.k, x=c.x)
+        assert c.upper_bound >= one.lower * (1 - 1e-12)  # both valid: the same point is feasible
+        if one.kind == "anchored":
+            anchored += 1
+            assert c.upper_bound <= one.upper_bound * (1 + 2e-4), (c.k, c.upper_bound, one.upper_bound)
+    assert anchored >= 3, "the data should exercise the anchored row sums"

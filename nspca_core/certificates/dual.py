@@ -86,20 +86,20 @@ def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
     return anchored_branch_bound(A, k, taus, budget=nodes) if taus else None
 
 
-def _anchored(A: np.ndarray, k: int, lower: float, best: float) -> float | None:
+def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float = 5e-5) -> float | None:
     """The anchored row-sum bound as one certificate at k tries it (``3 <= k <= _ANCHOR_MAX_K``,
     below the "auto" target): bisection below ``1.001 lower`` first (a near-optimal x is common:
     4 tests fewer when that is proved), else below ``lower / S._CUT_BELOW`` (a weaker proof would
-    not spare the DNN), to 5e-5 relative; None when nothing below ``best`` is proved.
+    not spare the DNN), to ``rel_tol`` relative; None when nothing below ``best`` is proved.
 
     :func:`certify` and :func:`certify_path` both call this with brackets that depend only on the
     feasible value, so from the same point they get the same bound (the tests are warm-started
     by the failures below them: the search depends on its bracket, not only on what is provable).
     """
     rows = AnchorRows(A, k)
-    tb = anchored_rowsum_bound(A, k, lower, lower * 1.001, rel_tol=5e-5, rows=rows)
+    tb = anchored_rowsum_bound(A, k, lower, lower * 1.001, rel_tol=rel_tol, rows=rows)
     if tb is None:
-        tb = anchored_rowsum_bound(A, k, lower, lower / S._CUT_BELOW, rel_tol=5e-5, rows=rows)
+        tb = anchored_rowsum_bound(A, k, lower, lower / S._CUT_BELOW, rel_tol=rel_tol, rows=rows)
     return tb if tb is not None and tb < best else None
 
 

@@ -43,7 +43,8 @@ def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
     ``i <= k_run`` (``OPT`` on S is nondecreasing in the sparsity), ``lambda_max(A_SS)`` (the run's
     ``lambda1`` on S, any i), the exact pair optimum on S at ``i = 2`` (when the run computed it),
     the sum of the i largest variances in S (``lambda_max(A_JJ) <= tr A_JJ``), and the S part's
-    DNN tangent at i (:func:`nspca_core._dnn.dnn_tangent`); then ``B_S(i) <- min_{i' >= i}
+    DNN tangent at i (:func:`nspca_core._dnn.dnn_tangent`), and the anchored row sums the run proved
+    at the sparsities where its own coupled bound bound (``run["BS_at"]``); then ``B_S(i) <- min_{i' >= i}
     B_S(i')`` (a bound at a larger sparsity holds at a smaller one); ``BT[j]`` from
     :func:`.bounds._rest_curve` on the run's T, made nondecreasing the same way.
 
@@ -70,6 +71,9 @@ def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
     lam = (certS.info.get("dnn") or {}).get("lam")
     if stS is not None and lam is not None:
         BS[1:] = np.minimum(BS[1:], dnn_tangent(float(lam), stS, nS, np.arange(1, imax + 1)))
+    for i, v in (run.get("BS_at") or {}).items():  # the run's anchored bounds at binding sparsities
+        if 1 <= i <= imax:
+            BS[i] = min(BS[i], float(v))
     BS = np.minimum.accumulate(BS[::-1])[::-1]
     BT = np.minimum.accumulate(np.asarray(BT, dtype=float)[::-1])[::-1]
     nT = int(run["T"].size)

@@ -42,6 +42,7 @@ from .bounds import (
     _thin_spectrum,
     cheap_bounds_at,
 )
+from .cross import cross_table, pair_bound
 from .dual import _anchored, _branch, _dnn, _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .lower import _ascent_many, _fit_lower, _starts
@@ -288,7 +289,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         opt2, _ = opt_pairs(Cov(None, AS), 2)
         pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
     BT = _rest_curve(cov, T, k)
-    coupled, sharper = _coupled_refined(covS, certS, stS, kS, BT, k, pair)
+    # the cross term of S and T (cross.py): small k only (it costs |S| x |T| products and |T| x k tops)
+    cross = cross_table(cov, S, T, kS, k) if T.size and k <= _ANCHOR_MAX_K else None
+    coupled, sharper = _coupled_refined(covS, certS, stS, kS, BT, k, pair, cross)
     if keep is not None:  # what the coupled bound at any other k needs (certify_path)
         keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper)
     if coupled < bounds["split"]:
@@ -307,7 +310,7 @@ _COUPLED_REL = 1e-3  # their resolution (one term of a sum; 5e-5 costs twice the
 
 
 def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int,
-                     pair: float | None) -> tuple[float, dict]:
+                     pair: float | None, cross: np.ndarray | None = None) -> tuple[float, dict]:
     """:func:`_coupled`, with ``B_S(i)`` sharpened where it binds: while the maximum over j of
     ``B_S(k - j) + B_T(j)`` sits at an ``i = k - j`` in ``3..min(kS - 1, _ANCHOR_MAX_K)`` whose
     ``B_S(i)`` is only the DNN's tangent (weak at small sparsity, where the anchored row sums are
@@ -316,15 +319,16 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     :data:`_COUPLED_REFINE` times.  Valid as :func:`_coupled` is: each ``B_S(i)`` stays an upper
     bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50 the rest T
     added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1`` was the
-    loose term.  Returns ``(bound, {i: B_S(i)})`` (the sharpened values, for the path)."""
+    loose term.  ``cross``: :func:`.cross.cross_table` of S and T (see :func:`_coupled`).  Returns
+    ``(bound, {i: B_S(i)})`` (the sharpened values, for the path)."""
     sharper: dict[int, float] = {}
     dS = covS.diag()
     if certS.x is None or BT.size <= 1:  # no point on S, or no rest T
-        return _coupled(certS, stS, dS, kS, BT, k, pair), sharper
+        return _coupled(certS, stS, dS, kS, BT, k, pair, cross=cross), sharper
     AS = covS.dense()  # (held already: S's own certificate is the dense one)
     tried: set[int] = set()
     while True:
-        val, i = _coupled(certS, stS, dS, kS, BT, k, pair, sharper, argmax=True)
+        val, i = _coupled(certS, stS, dS, kS, BT, k, pair, sharper, argmax=True, cross=cross)
         if i in tried or not 3 <= i < min(kS, _ANCHOR_MAX_K + 1) or len(tried) >= _COUPLED_REFINE:
             return val, sharper
         tried.add(i)
@@ -366,18 +370,29 @@ def _coupled_bs(certS: Certificate, stS, dS: np.ndarray, kS: int, pair: float | 
 
 
 def _coupled(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k: int,
-             pair: float | None = None, sharper: dict | None = None, argmax: bool = False):
+             pair: float | None = None, sharper: dict | None = None, argmax: bool = False,
+             cross: np.ndarray | None = None):
     """``max_{j} B_S(k - j) + B_T(j)`` of :func:`_certify_split` (rounded up), ``B_S(i) =
     min(B_S(kS), DNN tangent at i, sum of the i largest variances dS, sharper[i])`` for
     ``1 <= i <= kS`` (:func:`_coupled_bs`), ``B_S(0) = 0``, and ``B_S(2) <= pair`` (the exact
     k = 2 optimum on S, rounded up, when given); ``BT[j]`` for ``j = 0..min(k, |T|)``.
-    ``argmax``: also return the sparsity ``i = k - j`` of S where the maximum sits."""
+    ``argmax``: also return the sparsity ``i = k - j`` of S where the maximum sits.  ``cross``
+    (``C[i, j]``, :func:`.cross.cross_table`): each term is ``lambda_max([[B_S(i), c], [c, B_T(j)]])``
+    with ``c = min(C[i, j], sqrt(B_S(i) B_T(j)))`` instead of the sum (proof in :mod:`.cross`; the
+    term is nondecreasing in i and j as the sum is, so ``i = k - j`` still dominates)."""
     BS = _coupled_bs(certS, stS, dS, kS, pair, sharper)
     j = np.arange(BT.size)
     ok = (k - j >= 0) & (k - j <= kS)
     if not ok.any():
         return (np.inf, -1) if argmax else np.inf
-    vals = BS[np.clip(k - j[ok], 0, kS)] + BT[j[ok]]
+    i = np.clip(k - j[ok], 0, kS)
+    a, b = BS[i], BT[j[ok]]
+    if cross is None:
+        vals = a + b
+    else:
+        c = np.minimum(cross[np.minimum(i, cross.shape[0] - 1), np.minimum(j[ok], cross.shape[1] - 1)],
+                       np.sqrt(a * b) * (1 + 2 * _EPS))
+        vals = np.where((a == 0) | (b == 0), a + b, pair_bound(a, b, c))
     val = float(vals.max()) * (1 + 4 * _EPS)
     return (val, int(k - j[ok][int(np.argmax(vals))])) if argmax else val
 

@@ -85,3 +85,43 @@ def test_sharpening_lowers_the_coupled_bound_where_the_tangent_was_loose(monkeyp
     assert keep["BS_at"], "no sparsity of S was sharpened"
     # measured: 0.9617 of the plain bound -> 0.9999 (S's own certificate)
     assert cert.lower >= 0.99 * cert.upper_bound and cert.lower < 0.97 * plain, (cert.ratio, cert.lower / plain)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 5), st.integers(2, 6), st.integers(3, 8), st.integers(0, 2**31 - 1), st.booleans())
+def test_cross_table_bounds_every_block_against_bruteforce(s, t, m, seed, held_as_A):
+    """``cross_table``'s ``C[i, j]`` is at least ``max y^T A_ST z`` over unit nonnegative i-sparse y
+    on S and j-sparse z on T: checked against ``||(A_IJ)_+||_2`` (which bounds that maximum, with
+    equality when A_IJ >= 0) for every pair of supports, enumerated; zero at i = 0 or j = 0;
+    nondecreasing in i and j."""
+    from itertools import combinations
+
+    from nspca_core.certificates.cross import cross_table
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, s + t)) * rng.random(s + t) * 3
+    A = X.T @ X / m
+    S, T = np.arange(s), np.arange(s, s + t)
+    cov = Cov(None, A) if held_as_A else Cov(X, None)
+    C = cross_table(cov, S, T, s + 1, t + 1)
+    assert C.shape == (s + 2, t + 2) and not C[0].any() and not C[:, 0].any()
+    assert np.all(np.diff(C, axis=0) >= 0) and np.all(np.diff(C, axis=1) >= 0)
+    P = np.maximum(A[np.ix_(S, T)], 0.0)
+    for i in range(1, s + 1):
+        for j in range(1, t + 1):
+            best = max(np.linalg.norm(P[np.ix_(I, J)], 2)
+                       for I in combinations(range(s), i) for J in combinations(range(t), j))
+            assert C[i, j] >= best * (1 - 1e-12), (i, j, C[i, j], best)
+    # beyond the sizes of S and T the largest value stands
+    assert C[s + 1, t + 1] == C[s, t]
+
+
+def test_pair_bound_is_the_top_eigenvalue():
+    from nspca_core.certificates.cross import pair_bound
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        a, b, c = rng.random(3) * 10
+        top = np.linalg.eigvalsh(np.array([[a, c], [c, b]]))[-1]
+        assert top <= pair_bound(a, b, c) <= top * (1 + 1e-14)
+    assert pair_bound(2.0, 3.0, np.sqrt(6.0)) >= 5.0  # c = sqrt(ab): the old sum B_S + B_T

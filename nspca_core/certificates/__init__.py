@@ -49,7 +49,11 @@ Bounds (names as they appear in ``Certificate.bounds``; the cheap ones are decla
 ``split``
     Large n: ``B_S + B_T`` over a screened feature set S and its complement,
     or better the sparsity-coupled ``max_j B_S(k - j) + B_T(j)`` (S's DNN dual
-    point bounds every sparsity at once) (:func:`_certify_split`).
+    point bounds every sparsity at once) (:func:`_certify_split`); where a term
+    binds at a sparsity i of S, the anchored row sums at i sharpen ``B_S(i)``
+    (:func:`.single._coupled_refined`), and for k <= 64 each term is
+    ``lambda_max([[B_S, C], [C, B_T]])`` with C bounding the cross covariance of
+    the two parts (:mod:`nspca_core.certificates.cross`), never above the sum.
 ``monotone``
     In :func:`certify_path`: a bound for ``k' >= k`` is a bound for ``k``
     (:func:`nspca_core.certificates.monotone.monotone_envelope`; ``info["from_k"]`` says which

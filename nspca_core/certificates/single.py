@@ -20,6 +20,7 @@ from ..result import Certificate
 from . import _settings as S
 from ._settings import (
     _ANCHOR_MAX_K,
+    _CUT_BELOW,
     _D2_MAX_N,
     _EFFORT,
     _EPS,
@@ -289,9 +290,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         opt2, _ = opt_pairs(Cov(None, AS), 2)
         pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
     BT = _rest_curve(cov, T, k)
-    # the cross term of S and T (cross.py): small k only (it costs |S| x |T| products and |T| x k tops)
-    cross = cross_table(cov, S, T, kS, k) if T.size and k <= _ANCHOR_MAX_K else None
-    coupled, sharper = _coupled_refined(covS, certS, stS, kS, BT, k, pair, cross)
+    # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
+    # only while below the ratio the DNN's cuts aim for ("full": its target)
+    stop = 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW  # (S: the screened set here)
+    coupled, sharper = _coupled_refined(covS, certS, stS, kS, BT, k, pair,
+                                        lambda: cross_table(cov, S, T, kS, k), lower, stop)
     if keep is not None:  # what the coupled bound at any other k needs (certify_path)
         keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper)
     if coupled < bounds["split"]:
@@ -310,31 +313,37 @@ _COUPLED_REL = 1e-3  # their resolution (one term of a sum; 5e-5 costs twice the
 
 
 def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int,
-                     pair: float | None, cross: np.ndarray | None = None) -> tuple[float, dict]:
-    """:func:`_coupled`, with ``B_S(i)`` sharpened where it binds: while the maximum over j of
-    ``B_S(k - j) + B_T(j)`` sits at an ``i = k - j`` in ``3..min(kS - 1, _ANCHOR_MAX_K)`` whose
-    ``B_S(i)`` is only the DNN's tangent (weak at small sparsity, where the anchored row sums are
-    strong), the anchored row-sum bound at sparsity i on ``A_SS`` (:func:`.dual._anchored`, a
-    proof at i: :func:`nspca_core._anchor.anchored_rowsum_test`) replaces it, at most
-    :data:`_COUPLED_REFINE` times.  Valid as :func:`_coupled` is: each ``B_S(i)`` stays an upper
-    bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50 the rest T
-    added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1`` was the
-    loose term.  ``cross``: :func:`.cross.cross_table` of S and T (see :func:`_coupled`).  Returns
-    ``(bound, {i: B_S(i)})`` (the sharpened values, for the path)."""
+                     pair: float | None, make_cross=None, lower: float = -np.inf,
+                     stop: float = 1.0) -> tuple[float, dict]:
+    """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
+
+    First the plain coupling; then, for ``k <= _ANCHOR_MAX_K``, the cross term of S and T
+    (``make_cross()``: :func:`.cross.cross_table`, see :func:`_coupled`); then ``B_S(i)`` where it
+    binds: while the maximum over j of the terms sits at an ``i = k - j`` in
+    ``3..min(kS - 1, _ANCHOR_MAX_K)`` whose ``B_S(i)`` is only the DNN's tangent (weak at small
+    sparsity, where the anchored row sums are strong), the anchored row-sum bound at sparsity i on
+    ``A_SS`` (:func:`.dual._anchored`, a proof at i: :func:`nspca_core._anchor.anchored_rowsum_test`)
+    replaces it, at most :data:`_COUPLED_REFINE` times.  Valid as :func:`_coupled` is: each ``B_S(i)``
+    stays an upper bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50
+    the rest T added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1``
+    was the loose term.  Returns ``(bound, {i: B_S(i)})`` (the sharpened values, for the path)."""
     sharper: dict[int, float] = {}
     dS = covS.diag()
-    if certS.x is None or BT.size <= 1:  # no point on S, or no rest T
-        return _coupled(certS, stS, dS, kS, BT, k, pair, cross=cross), sharper
+    val, i = _coupled(certS, stS, dS, kS, BT, k, pair, argmax=True)
+    if lower >= stop * val or certS.x is None or BT.size <= 1 or k > _ANCHOR_MAX_K:
+        return val, sharper
+    cross = make_cross() if make_cross is not None else None
     AS = covS.dense()  # (held already: S's own certificate is the dense one)
     tried: set[int] = set()
     while True:
         val, i = _coupled(certS, stS, dS, kS, BT, k, pair, sharper, argmax=True, cross=cross)
-        if i in tried or not 3 <= i < min(kS, _ANCHOR_MAX_K + 1) or len(tried) >= _COUPLED_REFINE:
+        if (lower >= stop * val or i in tried or not 3 <= i < min(kS, _ANCHOR_MAX_K + 1)
+                or len(tried) >= _COUPLED_REFINE):
             return val, sharper
         tried.add(i)
         # a feasible value at i opens the anchored bound's bracket: S's answer cut to its i largest
         # entries, then the ascent at sparsity i
-        xi, lower_i = _ascent_many(covS, i, _truncated(np.asarray(certS.x, dtype=float), i)[:, None])
+        _, lower_i = _ascent_many(covS, i, _truncated(np.asarray(certS.x, dtype=float), i)[:, None])
         current = _coupled_bs(certS, stS, dS, kS, pair, sharper)[i]
         tb = _anchored(AS, i, float(lower_i), current, rel_tol=_COUPLED_REL) if lower_i > 0 else None
         if tb is not None:

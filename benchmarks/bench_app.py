@@ -23,8 +23,8 @@ prints for every analysis page:
 (issue 28, item 4): that work has its own Stop and does not count as the page's
 work — the page is complete when the curves and the band's first pass are.  The
 tightening is then watched for ``--watch`` seconds (its status line: how many k
-improved, the worst certified ratio before → after) and stopped, so that the
-next page is measured alone.
+improved, the worst certified ratio before → after, and how long after the page
+completed the first k improved) and stopped, so that the next page is measured alone.
 
 Also the upload itself (file chosen -> preview; "Analyse" -> page idle).  The
 output is kept in ``benchmarks/results/bench_app.txt``.  Wall-clock seconds of
@@ -83,16 +83,19 @@ def _tightening(page) -> str:
     return m.group(0) if m else ""
 
 
-def watch_tightening(page, seconds: float) -> tuple[str, str, bool]:
-    """The tightening's status now and after ``seconds`` (or when it ends), then Stop; whether it ended."""
+def watch_tightening(page, seconds: float) -> tuple[str, str, bool, float | None]:
+    """The tightening's status now and after ``seconds`` (or when it ends), then Stop; whether it ended,
+    and the seconds until its status first counted an improved k (0: already at the start; None: none)."""
     start = _tightening(page)
     t0 = time.monotonic()
     ended = False
+    first = _first_improved(start, 0.0)
     while time.monotonic() - t0 < seconds:
         if page.locator(f"{TIGHTEN} button").count() == 0 and start:
             ended = True
             break
         time.sleep(1.0)
+        first = first if first is not None else _first_improved(_tightening(page), time.monotonic() - t0)
     end = _tightening(page)
     for i in range(page.locator(f"{TIGHTEN} button").count()):
         try:
@@ -100,7 +103,14 @@ def watch_tightening(page, seconds: float) -> tuple[str, str, bool]:
         except Exception:  # noqa: BLE001 - it ended meanwhile
             pass
     time.sleep(2.0)
-    return start, end, ended
+    first = first if first is not None else _first_improved(end, time.monotonic() - t0)
+    return start, end, ended, first
+
+
+def _first_improved(status: str, now: float) -> float | None:
+    """``now`` when the status line counts at least one improved k, else None."""
+    m = TIGHT_RE.search(status)
+    return now if m and int(m.group(1)) >= 1 else None
 
 
 def _first_content(page, title: str) -> bool:
@@ -272,10 +282,12 @@ def journey(browser, url: str, dataset: str, csv: Path | None, cap: float, out: 
             say(out, f"  {title:<28} {fmt(r['first'], cap):>18} {fmt(r['complete'], cap):>14}  "
                        + "; ".join(notes))
             if title == VK and watch > 0:
-                start, end, ended = watch_tightening(page, watch)
+                start, end, ended, first = watch_tightening(page, watch)
                 say(out, f"  {'':<28} then the band's background tightening: {start or '(no status)'} at "
                          f"complete; {end or '(no status)'} " + ("when it ended" if ended else
-                                                                 f"after {watch:.0f} s more (stopped)"))
+                                                                 f"after {watch:.0f} s more (stopped)")
+                         + ("; first k improved " + ("at complete" if first == 0 else f"{first:.0f} s after it")
+                            if first is not None else f"; no k improved within {watch:.0f} s"))
         say(out, f"  {'revisit (second visit)':<28} {'first content (s)':>18}")
         for title in ANALYSIS:
             say(out, f"  {title:<28} {fmt(revisit(page, title), 30):>18}")

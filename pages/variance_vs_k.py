@@ -254,8 +254,9 @@ def draw_tighten(tighten, ks, ratio_now: np.ndarray) -> bool:
         c1, c2 = st.columns([5, 1], vertical_alignment="center")
         wait = " — waiting while another certificate computes" if view.status == "queued" else ""
         c1.progress(view.fraction, text=f"Tightening the band in the background: {text} ({steps}, "
-                                        f"{view.seconds:.0f} s{wait}). Effort \"full\" at every k, loosest first, "
-                                        "then proofs of optimality where cheap.")
+                                        f"{view.seconds:.0f} s{wait}). Effort \"full\" at every k, the cheapest "
+                                        "first, proofs of optimality where cheap, then longer steps where "
+                                        "the first were cut short.")
         c2.button("Stop", key="vk_tighten_stop", on_click=live.stop_job, args=(view.key,),
                   help="Stop tightening; the bounds proved so far are kept (for every page and visit).")
     elif view.status in ("stopped", "cancelled", "failed"):

@@ -171,10 +171,14 @@ with a:
 cert = None
 if st.session_state.get(cert_key):
     # in the background (ui/jobs.py): the tour stays usable, Stop works, leaving keeps it
-    from ui import jobs, live, work
+    from ui import bounds_store, jobs, live, work
 
     jobs.REGISTRY.warm()
-    job = work.certify_one_job(X, f"tour/{name}/{k_pic}", k_pic, pic["sparse"], effort="fast",
+    # keyed by the dataset (as every analysis page): the store of proved bounds gets this certificate,
+    # and a bound any page proved at k (or at a larger k) serves here
+    dkey = ds.get("dkey") or f"tour/{name}/{k_pic}"
+    store = bounds_store.shared() if bounds_store.data_key(dkey) is not None else None
+    job = work.certify_one_job(X, dkey, k_pic, pic["sparse"], effort="fast", store=store,
                                title=f"Certificate of the tour's {k_pic}-sparse component")
     job.wait(timeout=2.0)
     view = job.view()
@@ -191,8 +195,12 @@ if st.session_state.get(cert_key):
             st.warning(f"Certificate unavailable: {view.message}")
     c = view.results.get(k_pic)
     if c is not None:
-        cert = dict(upper_bound=c["upper"], kind=c["kind"], optimal=c["optimal"],
-                    ratio=pic["variance"] / c["upper"] if c["upper"] > 0 else float("nan"))
+        best = work.best_certificate(dkey, k_pic, view.results, store)  # the tighter of it and the store's
+        up = min(c["upper"], best["upper"]) if best is not None else c["upper"]
+        kind = c["kind"] if up == c["upper"] else best["kind"]
+        cert = dict(upper_bound=up, kind=kind,
+                    optimal=bool(c["optimal"] and up == c["upper"]) or bounds_store.closed(pic["variance"], up),
+                    ratio=pic["variance"] / up if up > 0 else float("nan"))
 with b:
     if cert is None:
         f = fig.certificate_bar(pic["variance"], pic["paper_bound"], lam1,

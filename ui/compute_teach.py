@@ -33,12 +33,17 @@ __all__ = [
 
 # ------------------------------------------------------------------ data
 def _as_dict(ds) -> dict:
+    """The tour's view of a dataset; ``dkey`` is its job data key (:func:`ui.live.data_key`, the one
+    every analysis page uses), so the tour's certificate reads and feeds the store of proved bounds."""
+    from ui import live
+
     return dict(X=np.asarray(ds.X, dtype=float), feature_names=list(ds.feature_names),
-                image_shape=ds.image_shape, title=ds.info.title, steps=tuple(ds.preprocessing))
+                image_shape=ds.image_shape, title=ds.info.title, steps=tuple(ds.preprocessing),
+                dkey=live.data_key(ds))
 
 
 def load(name: str, preprocessing: str, seed: int) -> dict:
-    """A registry dataset, preprocessed: dict(X, feature_names, image_shape, title, steps).
+    """A registry dataset, preprocessed: dict(X, feature_names, image_shape, title, steps, dkey).
 
     Loading and caching live in :func:`ui.compute.load_dataset`, shared with
     the analysis pages.

@@ -51,7 +51,7 @@ Bounds (names as they appear in ``Certificate.bounds``; the cheap ones are decla
     or better the sparsity-coupled ``max_j B_S(k - j) + B_T(j)`` (S's DNN dual
     point bounds every sparsity at once) (:func:`_certify_split`); where a term
     binds at a sparsity i of S, the anchored row sums at i sharpen ``B_S(i)``
-    (:func:`.single._coupled_refined`), and for k <= 64 each term is
+    (:func:`.coupled._coupled_refined`), and for k <= 64 each term is
     ``lambda_max([[B_S, C], [C, B_T]])`` with C bounding the cross covariance of
     the two parts (:mod:`nspca_core.certificates.cross`), never above the sum.
 ``monotone``

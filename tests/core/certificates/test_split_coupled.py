@@ -1,6 +1,6 @@
 """The split bound's coupling with sharpened ``B_S(i)`` (issue 28, item 3): where the maximum over j of
 ``B_S(k - j) + B_T(j)`` sits at a sparsity i of S whose bound was only the DNN's tangent, the anchored
-row sums at i replace it (``single._coupled_refined``).  Every sharpened value is an upper bound on S's
+row sums at i replace it (``coupled._coupled_refined``).  Every sharpened value is an upper bound on S's
 optimum at i (brute force), the coupled bound stays above OPT_k, and it is never above the plain one."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from nspca_core._cov import Cov
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import single
+from nspca_core.certificates import coupled, single
 from nspca_core.certificates.bounds import _rest_curve
 from nspca_core.certificates.path_large import coupled_curve
 
@@ -59,8 +59,8 @@ def test_sharpened_bounds_hold_against_bruteforce(monkeypatch, n, size, k, seed)
         assert b >= opt_i * (1 - 1e-12), (i, b, opt_i)
     # the coupled bound with the sharpened values is at most the plain one, and still valid
     BT = _rest_curve(cov, keep["T"], k)
-    plain = single._coupled(keep["certS"], keep["stS"], keep["dS"], keep["kS"], BT, k, keep["pair"])
-    sharp = single._coupled(keep["certS"], keep["stS"], keep["dS"], keep["kS"], BT, k, keep["pair"],
+    plain = coupled._coupled(keep["certS"], keep["stS"], keep["dS"], keep["kS"], BT, k, keep["pair"])
+    sharp = coupled._coupled(keep["certS"], keep["stS"], keep["dS"], keep["kS"], BT, k, keep["pair"],
                             keep["BS_at"])
     assert sharp <= plain and sharp >= opt * (1 - 1e-12)
     # the path's carried curve uses them too, and stays above OPT at every k
@@ -81,7 +81,7 @@ def test_sharpening_lowers_the_coupled_bound_where_the_tangent_was_loose(monkeyp
     k = 15
     cert = single._certify_large(cov, k, None, "auto", None, keep=keep)
     BT = _rest_curve(cov, keep["T"], k)
-    plain = single._coupled(keep["certS"], keep["stS"], keep["dS"], keep["kS"], BT, k, keep["pair"])
+    plain = coupled._coupled(keep["certS"], keep["stS"], keep["dS"], keep["kS"], BT, k, keep["pair"])
     assert keep["BS_at"], "no sparsity of S was sharpened"
     # measured: 0.9617 of the plain bound -> 0.9999 (S's own certificate); "auto" sharpens until the
     # ratio the DNN's cuts aim for (0.97), so at least that

@@ -14,6 +14,9 @@ from .cross import pair_bound
 from .dual import _anchored
 from .lower import _ascent_many
 
+# the cross term only up to this k: it keeps k values for each feature of the rest T
+_CROSS_MAX_K = 256
+
 
 # the coupled bound's binding sparsities of S refined by the anchored row sums: at most this many
 _COUPLED_REFINE = 64
@@ -22,10 +25,10 @@ _COUPLED_REL = 1e-3  # their resolution (one term of a sum; 5e-5 costs twice the
 
 def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int,
                      pair: float | None, make_cross=None, lower: float = -np.inf,
-                     stop: float = 1.0) -> tuple[float, dict]:
+                     stop: float = 1.0) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
-    First the plain coupling; then, for ``k <= _ANCHOR_MAX_K``, the cross term of S and T
+    First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
     (``make_cross()``: :func:`.cross.cross_table`, see :func:`_coupled`); then ``B_S(i)`` where it
     binds: while the maximum over j of the terms sits at an ``i = k - j`` in
     ``3..min(kS - 1, _ANCHOR_MAX_K)`` whose ``B_S(i)`` is only the DNN's tangent (weak at small
@@ -34,12 +37,13 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     replaces it, at most :data:`_COUPLED_REFINE` times.  Valid as :func:`_coupled` is: each ``B_S(i)``
     stays an upper bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50
     the rest T added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1``
-    was the loose term.  Returns ``(bound, {i: B_S(i)})`` (the sharpened values, for the path)."""
+    was the loose term.  Returns ``(bound, {i: B_S(i)}, C)``: the sharpened values and the cross
+    table (None when not computed), for the path's bounds at other k."""
     sharper: dict[int, float] = {}
     dS = covS.diag()
     val, i = _coupled(certS, stS, dS, kS, BT, k, pair, argmax=True)
-    if lower >= stop * val or certS.x is None or BT.size <= 1 or k > _ANCHOR_MAX_K:
-        return val, sharper
+    if lower >= stop * val or certS.x is None or BT.size <= 1 or k > _CROSS_MAX_K:
+        return val, sharper, None
     cross = make_cross() if make_cross is not None else None
     AS = covS.dense()  # (held already: S's own certificate is the dense one)
     tried: set[int] = set()
@@ -47,7 +51,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
         val, i = _coupled(certS, stS, dS, kS, BT, k, pair, sharper, argmax=True, cross=cross)
         if (lower >= stop * val or i in tried or not 3 <= i < min(kS, _ANCHOR_MAX_K + 1)
                 or len(tried) >= _COUPLED_REFINE):
-            return val, sharper
+            return val, sharper, cross
         tried.add(i)
         # a feasible value at i opens the anchored bound's bracket: S's answer cut to its i largest
         # entries, then the ascent at sparsity i

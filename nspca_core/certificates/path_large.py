@@ -31,6 +31,7 @@ from ..result import Certificate
 from . import _settings as S
 from ._settings import _EPS, _PATH
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
+from .cross import pair_bound
 from . import single as _single
 from .single import _certify_large, _finish
 
@@ -53,7 +54,10 @@ def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
     Cauchy–Schwarz inequalities on ``||Y x_S + Y x_T||^2``), and by monotonicity ``B_S(k_S) <=
     B_S(k - k_T)`` (``k - k_T <= |S|`` need not hold: ``k_S <= min(|S|, k - k_T)``, so the term
     ``j = max(k_T, k - |S|)`` bounds it).  Each term is a sum of two rigorous bounds; the sum's
-    rounding is covered by ``1 + 4 eps``.
+    rounding is covered by ``1 + 4 eps``.  Where the run computed the cross table of S and T
+    (``run["cross"]``, :mod:`.cross`) and it covers ``(k - j, j)``, the term is ``lambda_max([[B_S,
+    c], [c, B_T]])`` instead (``c = min(C, sqrt(B_S B_T))``): nondecreasing in both sparsities as
+    the sum is, so the same dominating term bounds every split of the support.
     """
     certS, stS, dS = run["certS"], run["stS"], run["dS"]
     nS = dS.size
@@ -77,13 +81,22 @@ def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
     BS = np.minimum.accumulate(BS[::-1])[::-1]
     BT = np.minimum.accumulate(np.asarray(BT, dtype=float)[::-1])[::-1]
     nT = int(run["T"].size)
+    C = run.get("cross")  # the run's cross table (cross.py), where it covers (i, j)
     out = np.empty(ks.size)
     for i, k in enumerate(ks):
         j = np.arange(max(0, int(k) - imax), min(int(k), nT, BT.size - 1) + 1)
         if j.size == 0:
             out[i] = np.inf
             continue
-        out[i] = float(np.max(BS[int(k) - j] + BT[j])) * (1 + 4 * _EPS)
+        a, b = BS[int(k) - j], BT[j]
+        vals = a + b
+        if C is not None:
+            inside = (int(k) - j < C.shape[0]) & (j < C.shape[1]) & (a > 0) & (b > 0)
+            if inside.any():
+                ii, jj = int(k) - j[inside], j[inside]
+                c = np.minimum(C[ii, jj], np.sqrt(a[inside] * b[inside]) * (1 + 2 * _EPS))
+                vals[inside] = pair_bound(a[inside], b[inside], c)
+        out[i] = float(np.max(vals)) * (1 + 4 * _EPS)
     return out
 
 

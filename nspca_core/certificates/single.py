@@ -293,10 +293,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)
     stop = 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW  # (S: the screened set here)
-    coupled, sharper = _coupled_refined(covS, certS, stS, kS, BT, k, pair,
+    coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair,
                                         lambda: cross_table(cov, S, T, kS, k), lower, stop)
     if keep is not None:  # what the coupled bound at any other k needs (certify_path)
-        keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper)
+        keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper,
+                    cross=cross)
     if coupled < bounds["split"]:
         bounds["split"] = coupled
     info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,

@@ -42,8 +42,8 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     sharper: dict[int, float] = {}
     dS = covS.diag()
     val, i = _coupled(certS, stS, dS, kS, BT, k, pair, argmax=True)
-    if lower >= stop * val or certS.x is None or BT.size <= 1 or k > _CROSS_MAX_K:
-        return val, sharper, None
+    if lower >= stop * val or certS.x is None or BT.size <= 1 or k > _CROSS_MAX_K or i >= k:
+        return val, sharper, None  # (i = k: S's own bound binds, nothing of T to sharpen)
     cross = make_cross() if make_cross is not None else None
     AS = covS.dense()  # (held already: S's own certificate is the dense one)
     tried: set[int] = set()

@@ -159,9 +159,25 @@ def main() -> None:
     views = fore + ([tighten.view()] if tighten is not None else [])
     # only the slow tightening left: redraw less often (each redraw rebuilds the figure)
     period = None if live.any_active(fore) else TIGHTEN_REDRAW_S
-    live.live(lambda: draw(ds, X, ks, k_now, lam1, shown, paths, cert, show_paper, s, log_k, store=store,
-                           dkey=dkey, tighten=tighten)
-              | draw_proof(proof, k_now, limit, store, dkey), active=live.any_active(views), period=period)
+    active = live.any_active(views)
+
+    def redraw() -> bool:
+        now = draw(ds, X, ks, k_now, lam1, shown, paths, cert, show_paper, s, log_k, store=store, dkey=dkey,
+                   tighten=tighten) | draw_proof(proof, k_now, limit, store, dkey)
+        return restart_if_resumed(now, active)
+
+    live.live(redraw, active=active, period=period)
+
+
+def restart_if_resumed(now: bool, page_active: bool) -> bool:
+    """``now`` (whether work is under way after a redraw); when work is under way that was not when the
+    page ran — a Continue pressed inside the redrawn part resumed a job — the whole page runs again, so
+    that it redraws itself while the work goes on: the redrawn part of a page with no work under way
+    has no timer, and it showed the resumed work with a Stop that was never redrawn (a Stop then
+    seemed to need a second click: the first stopped the work, and nothing showed it)."""
+    if now and not page_active:
+        st.rerun()
+    return now
 
 
 PROOF_SECONDS = 60  # the branch and bound's default time limit (nspca_core.certify's default for "exact")

@@ -1,0 +1,77 @@
+"""Variance vs k in a real browser: after Continue, the band's tightening redraws itself, and one click on
+Stop stops it and says so (issue 28, item 4).
+
+The cause of "Stop needed a second click": a page with no work under way draws its live part without a
+redraw timer; Continue (inside that part) resumed the tightening, which then showed a Stop that was never
+redrawn — the first click stopped the work and nothing showed it.  Reproduced here before the fix (one
+click after Continue: the page stayed on "Tightening the band in the background" with its Stop); the page
+now runs again when a Continue resumes work (pages/variance_vs_k.restart_if_resumed).  On the embedded
+digits, 40 values of k (long enough to stop in the middle).  No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.app.test_browser import _wait_idle, server_fixture
+from tests.app.test_browser_journeys import ROOT, go, no_exception, screenshot, wait_for
+
+pytestmark = pytest.mark.browser
+
+SHOTS = ROOT / "test-artifacts" / "screenshots" / "tighten_resume"
+STATUS = re.compile(r"Tightening the band in the background: .*?\((\d+) of (\d+) steps, (\d+) s")
+STOPPED = "Tightening the band stopped"
+TIGHTEN_STOP = '[class*="st-key-vk_tighten_stop"] button'
+TIGHTEN_GO_ON = '[class*="st-key-vk_tighten_resume"] button'
+
+app_url = server_fixture(SHOTS)  # the project's own Streamlit server, one per module
+
+
+def _main_text(page) -> str:
+    return page.locator('[data-testid="stMainBlockContainer"]').inner_text()
+
+
+def _running(page):
+    """(steps done, steps, seconds) of the running tightening's status line; None when not shown."""
+    m = STATUS.search(_main_text(page))
+    return None if m is None else (int(m[1]), int(m[2]), int(m[3]))
+
+
+def test_after_continue_the_status_redraws_and_one_stop_stops(app_url, browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    try:
+        page.goto(app_url + "/", wait_until="domcontentloaded", timeout=60_000)
+        _wait_idle(page, 300)
+        go(page, "Variance vs k, certified")
+        _wait_idle(page, 300)
+        slider = page.locator('[data-testid="stSlider"]').filter(has_text="Values of k on the axis")
+        slider.get_by_role("slider").focus()
+        for _ in range(25):  # 40 values of k
+            page.keyboard.press("ArrowRight")
+        wait_for(lambda: page.locator(TIGHTEN_STOP).count() or page.locator(TIGHTEN_GO_ON).count(), 300,
+                 "the tightening's Stop or Continue")
+        if page.locator(TIGHTEN_STOP).count():  # stop it first: the page then runs without work under way
+            page.locator(TIGHTEN_STOP).first.click()
+            wait_for(lambda: page.get_by_text(STOPPED).count(), 60, "the tightening stopped")
+        _wait_idle(page, 120)
+        page.locator(TIGHTEN_GO_ON).first.click()
+        first = wait_for(lambda: _running(page), 60, "the tightening running again after Continue")
+        # the status redraws by itself (its seconds go on) — before the fix it never changed again
+        wait_for(lambda: (now := _running(page)) and (now[0] > first[0] or now[2] > first[2]), 120,
+                 "the status redrawn after Continue")
+        screenshot(page, "after_continue", SHOTS)
+        page.locator(TIGHTEN_STOP).first.click()  # once
+        try:
+            wait_for(lambda: page.get_by_text(STOPPED).count(), 30, "'stopped' after one click on Stop")
+        except AssertionError:
+            screenshot(page, "one_stop_not_shown", SHOTS)
+            raise
+        # the page runs again once the work ended (the old part may show a moment beside the new one)
+        wait_for(lambda: page.locator(TIGHTEN_GO_ON).count() >= 1 and page.locator(TIGHTEN_STOP).count() == 0,
+                 30, "Continue in place of Stop")
+        no_exception(page)
+    finally:
+        ctx.close()

@@ -31,7 +31,7 @@ from ..result import Certificate
 from . import _settings as S
 from ._settings import _EPS, _PATH
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
-from .cross import pair_bound
+from .cross import cross_table, pair_bound
 from . import single as _single
 from .single import _certify_large, _finish
 
@@ -147,6 +147,11 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
             key = keep["T"].tobytes()
             if key not in BT_cache:
                 BT_cache[key] = _rest_curve(cov, keep["T"], kmax)
+            C = keep.get("cross")
+            if C is not None and k > small and (C.shape[0] <= min(keep["S"].size, kmax) or C.shape[1] <= kmax):
+                # the run's own bound needed the cross term (T binds there): extend its table to every
+                # sparsity the carried curve uses (a run above the small k's: at most a few of them)
+                keep["cross"] = cross_table(cov, keep["S"], keep["T"], min(keep["S"].size, kmax), kmax)
             np.minimum(curve, coupled_curve(keep, BT_cache[key], uniq), out=curve)
         if callback is not None:
             callback(len(runs), max(total[0], len(runs) + 1))

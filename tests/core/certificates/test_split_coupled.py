@@ -127,3 +127,39 @@ def test_pair_bound_is_the_top_eigenvalue():
         top = np.linalg.eigvalsh(np.array([[a, c], [c, b]]))[-1]
         assert top <= pair_bound(a, b, c) <= top * (1 + 1e-14)
     assert pair_bound(2.0, 3.0, np.sqrt(6.0)) >= 5.0  # c = sqrt(ab): the old sum B_S + B_T
+
+
+def test_path_carries_the_cross_term_and_stays_valid_against_bruteforce(monkeypatch):
+    """certify_path on large n extends a run's cross table to every sparsity its carried bounds use
+    (path_large.run): on small module-structured data forced through the split code, every k's bound
+    is at least the brute-force OPT, and some run did carry a table."""
+    from nspca_core import certify_path
+    from nspca_core.certificates import path_large
+
+    _force_split(monkeypatch, 5)
+    monkeypatch.setattr(S, "_PATH_LARGE_EVERY_K", 0)
+    seen = []
+    real = path_large.coupled_curve
+
+    def spy(run, BT, ks):
+        seen.append(run.get("cross") is not None)
+        return real(run, BT, ks)
+
+    monkeypatch.setattr(path_large, "coupled_curve", spy)
+    extended = []
+    real_table = path_large.cross_table
+
+    def table_spy(*args, **kw):
+        extended.append(args[3:5])
+        return real_table(*args, **kw)
+
+    monkeypatch.setattr(path_large, "cross_table", table_spy)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        X = _modules(rng, 30, 11, 3)
+        A = X.T @ X / X.shape[0]
+        ks = list(range(1, 12))
+        for c in certify_path(X, ks=ks):
+            assert c.upper_bound >= brute_opt(A, c.k)[0] * (1 - 1e-12), (seed, c.k, c.kind)
+    assert any(seen), "no run carried a cross table"
+    assert extended, "no run's table was extended to the carried sparsities"

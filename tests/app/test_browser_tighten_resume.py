@@ -17,20 +17,15 @@ import pytest
 
 from tests.app.test_browser import _wait_idle, server_fixture
 from tests.app.test_browser_journeys import ROOT, go, no_exception, screenshot, wait_for
+from tests.app.test_browser_tighten import TIGHTEN_GO_ON, TIGHTEN_STOP, _main_text
 
 pytestmark = pytest.mark.browser
 
 SHOTS = ROOT / "test-artifacts" / "screenshots" / "tighten_resume"
 STATUS = re.compile(r"Tightening the band in the background: .*?\((\d+) of (\d+) steps, (\d+) s")
 STOPPED = "Tightening the band stopped"
-TIGHTEN_STOP = '[class*="st-key-vk_tighten_stop"] button'
-TIGHTEN_GO_ON = '[class*="st-key-vk_tighten_resume"] button'
 
 app_url = server_fixture(SHOTS)  # the project's own Streamlit server, one per module
-
-
-def _main_text(page) -> str:
-    return page.locator('[data-testid="stMainBlockContainer"]').inner_text()
 
 
 def _running(page):

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._common.rank1 import rank1_point
 from .._cov import Cov
 from .._dnn import dnn_tangent
 from ..result import Certificate
 from ._settings import _ANCHOR_MAX_K, _EPS
-from .cross import pair_bound
+from .cross import coupled_terms
 from .dual import _anchored
 from .lower import _ascent_many
 
@@ -55,19 +56,11 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
         tried.add(i)
         # a feasible value at i opens the anchored bound's bracket: S's answer cut to its i largest
         # entries, then the ascent at sparsity i
-        _, lower_i = _ascent_many(covS, i, _truncated(np.asarray(certS.x, dtype=float), i)[:, None])
+        _, lower_i = _ascent_many(covS, i, rank1_point(np.asarray(certS.x, dtype=float), i)[:, None])
         current = _coupled_bs(certS, stS, dS, kS, pair, sharper)[i]
         tb = _anchored(AS, i, float(lower_i), current, rel_tol=_COUPLED_REL) if lower_i > 0 else None
         if tb is not None:
             sharper[i] = tb
-
-
-def _truncated(x: np.ndarray, i: int) -> np.ndarray:
-    """x kept on its i largest entries (feasible at sparsity i; the ascent normalizes)."""
-    y = np.zeros_like(x)
-    top = np.argsort(-x, kind="stable")[:i]
-    y[top] = x[top]
-    return y
 
 
 def _coupled_bs(certS: Certificate, stS, dS: np.ndarray, kS: int, pair: float | None = None,
@@ -111,8 +104,6 @@ def _coupled(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k
     if cross is None:
         vals = a + b
     else:
-        c = np.minimum(cross[np.minimum(i, cross.shape[0] - 1), np.minimum(j[ok], cross.shape[1] - 1)],
-                       np.sqrt(a * b) * (1 + 2 * _EPS))
-        vals = np.where((a == 0) | (b == 0), a + b, pair_bound(a, b, c))
+        vals = coupled_terms(a, b, cross[np.minimum(i, cross.shape[0] - 1), np.minimum(j[ok], cross.shape[1] - 1)])
     val = float(vals.max()) * (1 + 4 * _EPS)
     return (val, int(k - j[ok][int(np.argmax(vals))])) if argmax else val

@@ -34,6 +34,14 @@ def pair_bound(a, b, c):
     return ((a + b) / 2 + np.sqrt(((a - b) / 2) ** 2 + c * c)) * (1 + 16 * _EPS)
 
 
+def coupled_terms(a, b, c):
+    """The split bound's terms with the cross term: ``pair_bound(a, b, min(c, sqrt(a b)))`` (never
+    above ``a + b``), and ``a + b`` where either part is empty (``a`` or ``b`` zero)."""
+    a, b, c = np.asarray(a, float), np.asarray(b, float), np.asarray(c, float)
+    c = np.minimum(c, np.sqrt(a * b) * (1 + 2 * _EPS))
+    return np.where((a == 0) | (b == 0), a + b, pair_bound(a, b, c))
+
+
 def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) -> np.ndarray | None:
     """``C[i, j]`` (``0 <= i <= imax``, ``0 <= j <= jmax``): upper bounds on ``y_S^T A_ST y_T`` over unit,
     nonnegative y_S (at most i nonzeros, on S) and y_T (at most j, on T); zero when i or j is 0.

@@ -324,14 +324,14 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort) ->
         lo, ub_i = float(lows[i]), float(upper()[i])
         if lo < S._CUT_BELOW * ub_i:
             weak.add(k)
-        tb = _anchored(A, k, lo, np.inf) if lo < one_k * ub_i else None  # (ub_cheap keeps the smaller)
-        best = ub_i if tb is None else min(ub_i, tb)
+        found = [_anchored(A, k, lo, np.inf)] if lo < one_k * ub_i else []  # (ub_cheap keeps the smaller)
+        best = min([ub_i] + [v for v in found if v is not None])
         if lo < S._CUT_BELOW * best:
-            tb2 = anchored_rowsum_bound(A, k, lo, best)
-            tb = tb2 if tb is None or (tb2 is not None and tb2 < tb) else tb
-        if tb is not None:
-            anchored[k] = tb
-            ub_cheap[i] = min(ub_cheap[i], tb)
+            found.append(anchored_rowsum_bound(A, k, lo, best))
+        found = [v for v in found if v is not None]
+        if found:
+            anchored[k] = min(found)
+            ub_cheap[i] = min(ub_cheap[i], anchored[k])
     branched = {}
     for k in sorted(weak & set(anchored)) if pcfg["branch_nodes"] else ():
         i = pos[k]

@@ -31,7 +31,7 @@ from ..result import Certificate
 from . import _settings as S
 from ._settings import _EPS, _PATH
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
-from .cross import cross_table, pair_bound
+from .cross import coupled_terms, cross_table
 from . import single as _single
 from .single import _certify_large, _finish
 
@@ -91,11 +91,9 @@ def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
         a, b = BS[int(k) - j], BT[j]
         vals = a + b
         if C is not None:
-            inside = (int(k) - j < C.shape[0]) & (j < C.shape[1]) & (a > 0) & (b > 0)
+            inside = (int(k) - j < C.shape[0]) & (j < C.shape[1])
             if inside.any():
-                ii, jj = int(k) - j[inside], j[inside]
-                c = np.minimum(C[ii, jj], np.sqrt(a[inside] * b[inside]) * (1 + 2 * _EPS))
-                vals[inside] = pair_bound(a[inside], b[inside], c)
+                vals[inside] = coupled_terms(a[inside], b[inside], C[int(k) - j[inside], j[inside]])
         out[i] = float(np.max(vals)) * (1 + 4 * _EPS)
     return out
 

@@ -276,12 +276,24 @@ def test_analyst_on_mll(app_url, page):
 # ------------------------------------------------------------------ the researcher
 def apply_preset(page, label: str, path: str) -> None:
     """Click a preset link of the sidebar's "As in the paper" block; its page opens."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     sidebar = page.locator('[data-testid="stSidebar"]')
     link = sidebar.get_by_role("link", name=label)
-    if link.count() == 0 or not link.first.is_visible():
-        sidebar.get_by_text("As in the paper").first.click()
-    link.first.click()
-    page.wait_for_url(re.compile(rf".*/{path}(\?.*)?$"), timeout=60_000)
+    target = re.compile(rf".*/{path}(\?.*)?$")
+    # under load a click landing while the sidebar redraws (the expander opening, the entry page's
+    # script still running) can be lost: wait for the link, and click again if nothing navigated
+    for attempt in range(3):
+        if link.count() == 0 or not link.first.is_visible():
+            sidebar.get_by_text("As in the paper").first.click()
+            link.first.wait_for(state="visible", timeout=30_000)
+        link.first.click()
+        try:
+            page.wait_for_url(target, timeout=20_000 if attempt < 2 else 60_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
     _wait_idle(page, TIMEOUT_S)
 
 

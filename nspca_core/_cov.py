@@ -14,7 +14,13 @@ __all__ = ["Cov", "ProjectedCov"]
 
 
 class Cov:
-    """Covariance operator.  Build with :func:`nspca_core._covariance.as_cov` (which validates)."""
+    """Covariance operator.  Build with :func:`nspca_core._covariance.as_cov` (which validates).
+
+    ``center``/``mean``: whether column means were subtracted from the data, and which (None: nothing
+    was subtracted — data used as given, or a covariance)."""
+
+    center = False
+    mean = None
 
     def __init__(self, X: np.ndarray | None = None, A: np.ndarray | None = None):
         self.X = X

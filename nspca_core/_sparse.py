@@ -32,7 +32,7 @@ from ._cov import Cov
 from ._validation import InputError, check_d
 from .lowrank import _flip_signs
 
-__all__ = ["SparseCov", "as_sparse_cov", "DENSE_BUDGET_BYTES", "FACTOR_METHODS"]
+__all__ = ["SparseCov", "CenteredDenseCov", "as_sparse_cov", "DENSE_BUDGET_BYTES", "FACTOR_METHODS"]
 
 #: largest n x n float64 covariance :meth:`SparseCov.dense` forms (bytes; n ~ 11,585)
 DENSE_BUDGET_BYTES = 1 << 30
@@ -295,6 +295,46 @@ class SparseCov(Cov):
         B = Q.T @ self.matvec(Q)
         w, Z = np.linalg.eigh(0.5 * (B + B.T))
         return w[::-1][:count], (Q @ Z[:, ::-1])[:, :count]
+
+
+class CenteredDenseCov(SparseCov):
+    """Covariance of dense data centered implicitly, ``A = X^T X / m - mu mu^T``: the operator of
+    :class:`SparseCov` over a dense ``X`` that is never copied (used by
+    :func:`nspca_core._covariance.as_cov` when a centered copy would not fit in memory, e.g. a
+    large ``np.memmap``).  Products read X as given; the variances are accumulated by blocks of rows."""
+
+    _ROWS = 4096  # rows per block of the sums of squares (a block x n temporary)
+
+    def __init__(self, X: np.ndarray, mean: np.ndarray, *, dense_budget: float = DENSE_BUDGET_BYTES):
+        self.X, self._A = None, None
+        self.X_sparse = X
+        self.m, self.n = X.shape
+        self.center = True
+        self.mean = np.asarray(mean, dtype=np.float64)
+        self.dense_budget = float(dense_budget)
+        self._diag = None
+
+    def submatrix(self, idx) -> np.ndarray:
+        idx = np.asarray(idx, dtype=int)
+        XJ = np.asarray(self.X_sparse[:, idx], dtype=np.float64) - self.mean[idx]
+        return XJ.T @ XJ / self.m
+
+    def diag(self) -> np.ndarray:
+        if self._diag is None:
+            s2 = np.zeros(self.n)
+            for i in range(0, self.m, self._ROWS):
+                block = np.asarray(self.X_sparse[i:i + self._ROWS], dtype=np.float64) - self.mean
+                s2 += np.einsum("ij,ij->j", block, block)
+            self._diag = s2 / self.m
+        return self._diag.copy()
+
+    def dense(self) -> np.ndarray:
+        if self._A is None:
+            check_dense_budget(self.n, self.dense_budget, "data centered implicitly")
+            A = np.asarray(self.X_sparse.T @ self.X_sparse, dtype=np.float64) / self.m
+            A -= np.outer(self.mean, self.mean)
+            self._A = 0.5 * (A + A.T)
+        return self._A
 
 
 def _check_sparse(X, name: str = "X"):

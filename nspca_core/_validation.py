@@ -351,8 +351,10 @@ def as_rng(seed, name: str = "seed") -> np.random.Generator:
     """
     if isinstance(seed, np.random.Generator):
         return seed
+    if isinstance(seed, np.random.RandomState):  # scikit-learn's kind: a Generator seeded from it
+        return np.random.default_rng(int(seed.randint(np.iinfo(np.int32).max)))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-        raise InputError(f"`{name}` must be an int, None or a numpy Generator; got {seed!r}")
+        raise InputError(f"`{name}` must be an int, None, a numpy Generator or RandomState; got {seed!r}")
     if seed is not None and int(seed) < 0:  # numpy's own message does not name the argument
         raise InputError(f"`{name}` must be an int >= 0 (a nonnegative seed), None or a numpy "
                          f"Generator; got {int(seed)}")

@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from ._common.options import check_options
-from ._common.params import check
+from ._common.params import DEFAULTS, check, take_random_state
 from ._common.scale import normalized, rescale
 from ._cov import Cov
 from ._covariance import _is_sparse, as_cov
@@ -22,7 +22,7 @@ from ._dask import as_dask_cov, is_dask_array
 from ._dask_fit import check_dask_method as _check_dask_method, dask_info as _dask_info
 from .deflation import STRATEGIES as DEFLATION_STRATEGIES, check_partial as _check_partial, deflate
 from .methods import PEERS, SINGLE
-from ._validation import InputError, as_rng, check_d, check_int, check_k
+from ._validation import InputError, as_rng, check_d, check_int, check_k, check_matrix
 from .result import ComponentsResult, Result
 from .solve import fit_cov, peer as _peer
 from .solve import seed_param as _seed_param
@@ -33,7 +33,7 @@ METHODS = SINGLE  # from the method registry (nspca_core.methods)
 STRATEGIES = (*DEFLATION_STRATEGIES, "bipartite", "quasi-orthogonal")
 
 # keyword options of Dask data (nspca_core._dask.as_dask_cov)
-_DASK_OPTIONS = ("client", "persist", "center")
+_DASK_OPTIONS = ("client", "persist")
 # keyword options of the bipartite strategy (nspca_core.peers.bipartite.bipartite_components)
 _BIPARTITE_OPTIONS = {"effort", "samples", "polish", "refine", "swap"}
 # default minimum angle (degrees) between quasi-orthogonal EM components
@@ -53,43 +53,55 @@ def _allowed_options(method: str, strategy: str | None = None) -> set:
     return allowed
 
 
-def _weighted(X, sample_weight):
+def _weighted(X, sample_weight, center: bool):
     """Data whose covariance ``X_w^T X_w / m`` is the weighted ``sum_i w_i x_i x_i^T / sum_i w_i``
-    (rows scaled by ``sqrt(w_i / mean(w))``; a copy).  X is used as given: center it with the
-    same weights first.  None: X itself.  Sparse X: the weighted operator
-    (:class:`nspca_core._weighted.WeightedSparseCov`, centered implicitly with the weighted mean,
-    never densified)."""
+    (rows scaled by ``sqrt(w_i / mean(w))``; a copy), ``center``: about the weighted mean.  None: X
+    itself.  Sparse X: the weighted operator (:class:`nspca_core._weighted.WeightedSparseCov`,
+    centered implicitly with the weighted mean, never densified)."""
     if sample_weight is None:
         return X
-    if _is_sparse(X):  # centered implicitly, as sparse data always is: with the weighted mean
+    if _is_sparse(X):
         from ._weighted import weighted_sparse_cov
 
-        return weighted_sparse_cov(X, sample_weight)
+        return weighted_sparse_cov(X, sample_weight, center=center)
     if X is None or isinstance(X, Cov):
         raise InputError("`sample_weight` needs data `X` (samples x features, dense or sparse); got "
                          + ("a covariance" if X is None else type(X).__name__))
-    w = np.asarray(sample_weight, dtype=float)
-    X = np.asarray(X)
-    if w.shape != (X.shape[0],) or not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
-        raise InputError(f"`sample_weight` must hold {X.shape[0]} finite weights >= 0, not all zero; "
-                         f"got shape {w.shape}")
-    return X * np.sqrt(w / w.mean())[:, None]
+    from ._weighted import check_sample_weight
+
+    X = check_matrix(X, "X")
+    w = check_sample_weight(sample_weight, X.shape[0])
+    mean = np.average(X, axis=0, weights=w) if center else None
+    Xw = (X - mean if center else X) * np.sqrt(w / w.mean())[:, None]
+    cov = Cov(Xw, None)
+    cov.center, cov.mean = center, mean
+    return cov
 
 
-def _operator(X, cov, sample_weight, options: dict) -> Cov:
-    """The covariance operator of the input (:func:`nspca_core._covariance.as_cov`); a ``dask.array``
-    becomes a :class:`~nspca_core._dask.DaskCov` (centered implicitly, never gathered) with the
-    options ``client``, ``persist``, ``center`` (taken out of ``options``)."""
+def _operator(X, cov, sample_weight, center, options: dict) -> Cov:
+    """The covariance operator of the input (:func:`nspca_core._covariance.as_cov`, ``center``
+    for every container alike); a ``dask.array`` becomes a :class:`~nspca_core._dask.DaskCov`
+    (centered implicitly, never gathered) with the options ``client``, ``persist`` (taken out of
+    ``options``)."""
+    center = check("center", center)
     given = {name: options.pop(name) for name in _DASK_OPTIONS if name in options}
     if is_dask_array(X):
         if sample_weight is not None:
             raise InputError("`sample_weight` needs in-memory data; got a dask.array.Array "
                              "(weight its rows before wrapping it, or pass NumPy data)")
-        return as_dask_cov(X, **given)
+        return as_dask_cov(X, center=center, **given)
     if given:
         raise InputError(f"option(s) {sorted(given)} apply to Dask data only (`X` a dask.array.Array); "
                          f"got `X` of type {type(X).__name__}")
-    return as_cov(_weighted(X, sample_weight), cov)
+    return as_cov(_weighted(X, sample_weight, center), cov, center=center)
+
+
+def centering_info(C: Cov) -> dict:
+    """What the result records of the centering: ``centered`` (column means subtracted) and ``mean``
+    (those means, on the data's scale; None when nothing was subtracted)."""
+    centered = bool(getattr(C, "center", False))
+    mean = getattr(C, "mean", None) if centered else None
+    return {"centered": centered, "mean": None if mean is None else np.asarray(mean, dtype=float).copy()}
 
 
 def default_d(d, n: int, strategy: str | None = None, n_components: int = 1):
@@ -100,21 +112,24 @@ def default_d(d, n: int, strategy: str | None = None, n_components: int = 1):
     return min(n_components, n) if strategy == "bipartite" else min(3, n)
 
 # ----------------------------------------------------------------------------- single component
-def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=True, callback=None,
-        sample_weight=None, **options) -> Result:
+def fit(X=None, *, cov=None, k, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=DEFAULTS["eps"],
+        random_state=DEFAULTS["random_state"], certify=DEFAULTS["certify"], center=DEFAULTS["center"],
+        callback=None, sample_weight=None, **options) -> Result:
     """One nonnegative, k-sparse principal component.
 
     Parameters
     ----------
     X : array_like of shape (m, n), optional
-        Data used as given (center it first); the covariance is ``X^T X / m``.
-        ``scipy.sparse`` data and a ``dask.array.Array`` are centered implicitly
-        (never densified; Dask data runs on :class:`nspca_core._dask.DaskCov`
-        with the options ``client``, ``persist`` — default "auto": the blocks
-        stay in the workers' memory when they fit, see ``info["notes"]`` — and
-        ``center``; methods "tpower", "em", "spannogram", "enet", "auto").
+        Data: a NumPy array, pandas DataFrame, ``np.memmap``, ``scipy.sparse``
+        CSR/CSC matrix or a ``dask.array.Array``; the covariance is that of the
+        centered data, ``(X - 1 mu^T)^T (X - 1 mu^T) / m``, for every container
+        alike (``center``).  Sparse data are never densified and Dask data never
+        gathered (:class:`nspca_core._dask.DaskCov`, options ``client``,
+        ``persist`` — default "auto": the blocks stay in the workers' memory when
+        they fit, see ``info["notes"]``; methods "tpower", "em", "spannogram",
+        "enet", "auto").
     cov : array_like of shape (n, n), optional
-        The covariance itself.  Give exactly one of X, cov.
+        The covariance itself (never centered).  Give exactly one of X, cov.
     k : int in [1, n]
         Maximum number of nonzeros.
     method : str, default "auto"
@@ -126,16 +141,22 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
         default ``min(3, n)``.
     eps : float in (0, 1), default 0.1
         ε-net accuracy.
-    seed : int, None or numpy.random.Generator, default 0
+    random_state : int >= 0, None, numpy.random.Generator or RandomState, default 0
+        The randomness of the ε-net and the restarts (scikit-learn's name; ``seed=`` still
+        works, with a DeprecationWarning).
     certify : bool, default True
         Fill ``upper_bound``/``bound_kind`` (from :mod:`nspca_core.certificates`, or the
         paper's bound ``min(λ1, OPT_d + λ_{d+1})`` when that module is absent).
+    center : bool, default True
+        Subtract the column means of X (for dense data a centered copy when it fits a quarter
+        of the available memory, else implicitly, as for sparse and Dask data: the data are
+        never altered).  False: X used as given, ``A = X^T X / m``.  Recorded in
+        ``info["centered"]`` and ``info["mean"]``.
     callback : callable(done, total), optional
     sample_weight : array_like of shape (m,), optional
         Weights of the samples (R ``nsprcomp``'s ``omega``): the covariance is
-        ``sum_i w_i x_i x_i^T / sum_i w_i``.  Dense X is used as given (center
-        it with the same weights first); ``scipy.sparse`` X is centered
-        implicitly with the weighted mean (never densified).
+        ``sum_i w_i x_i x_i^T / sum_i w_i``, centered about the weighted mean
+        (``center``; ``scipy.sparse`` X implicitly, never densified).
     **options
         Passed to the peer method (e.g. ``restarts``), ``samples`` for the ε-net,
         ``effort`` for the certificate.  An unknown name raises
@@ -163,7 +184,9 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     or "enet" answer with the same d, eps, seed.
     """
     t0 = time.perf_counter()
-    C = _operator(X, cov, sample_weight, options)
+    seed = take_random_state(random_state, options)
+    C = _operator(X, cov, sample_weight, center, options)
+    centering = centering_info(C)
     n = C.n
     k = check_k(k, n)
     d = check_d(default_d(d, n), n)
@@ -171,10 +194,10 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
     method = check("method", method, options=METHODS)
     _check_dask_method(C, method)
     check_options(options, _allowed_options(method), f"method {method!r}")
-    as_rng(seed)  # validates the seed without consuming a Generator
+    as_rng(seed, "random_state")  # validates the seed without consuming a Generator
     check("callback", callback)
     certify = check("certify", certify)
-    effort = options.pop("effort", "auto")
+    effort = check("effort", options.pop("effort", DEFAULTS["effort"]))
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
     res = fit_cov(C, k, method, d, eps, seed, callback, options)
     if certify:
@@ -183,20 +206,21 @@ def fit(X=None, *, cov=None, k, method="auto", d=None, eps=0.1, seed=0, certify=
         cert = _certify_cov(C, k, x=res.x, effort=effort)
         res = replace(res, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
                       info={**res.info, "certificate": cert})
-    res = replace(res, info=_dask_info(C, res.info))
+    res = replace(res, info={**_dask_info(C, res.info), **centering})
     return replace(rescale(res, factors), seconds=time.perf_counter() - t0)
 
 
 # ----------------------------------------------------------------------------- several components
-def components(X=None, *, cov=None, n_components, k, method="auto", strategy="deflation-remove", d=None,
-               eps=0.1, seed=0, certify=False, callback=None, sample_weight=None, partial=None,
-               **options) -> ComponentsResult:
+def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], strategy=DEFAULTS["strategy"],
+               d=DEFAULTS["d"], eps=DEFAULTS["eps"], random_state=DEFAULTS["random_state"],
+               certify=DEFAULTS["certify"], center=DEFAULTS["center"], callback=None, sample_weight=None,
+               partial=None, **options) -> ComponentsResult:
     """Several nonnegative, k-sparse components.
 
     Parameters
     ----------
     X, cov
-        Data (m x n, used as given) or covariance (n x n); exactly one.
+        Data (m x n, any container, centered as in :func:`fit`) or covariance (n x n); exactly one.
     n_components : int in [1, n]
     k : int in [1, n], or a sequence of n_components of them
         Nonzeros per component; a sequence gives each component its own
@@ -219,7 +243,7 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         Rank of the approximation, as in :func:`fit`; for "bipartite" the rank of
         the sketch ``A_d`` (default ``n_components``, the paper's d = r).  The d
         used is ``params["d"]``.
-    eps, seed, callback, sample_weight, **options
+    eps, random_state, center, callback, sample_weight, **options
         As in :func:`fit`; "bipartite" also takes ``samples`` (net points),
         ``polish``, ``refine``, ``swap``.
     partial : ComponentsResult or ndarray (n, j), optional
@@ -227,8 +251,8 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
         kept as the first j components and the deflation continues from them
         (R ``nsprcomp``'s ``partial_model``), so ``n_components - j`` new ones
         are computed.  Deflation strategies only.
-    certify : bool, default False
-        Certify each component on the problem it solved: for the deflation
+    certify : bool, default True
+        As in :func:`fit` (the same default).  Certify each component on the problem it solved: for the deflation
         strategies the (reduced or deflated) covariance it was found on, for
         the joint strategies the original covariance (a bound on the best
         single component).  Fills ``results[j].upper_bound``/``bound_kind``.
@@ -236,11 +260,18 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     Returns
     -------
     ComponentsResult
-        ``variance``, ``cumulative_variance`` and ``additional_variance`` are
-        computed on the ORIGINAL covariance (:func:`nspca_core._summary.variance_summary`).
+        Components in decreasing variance, as every PCA tool orders them: by the variance
+        each adds after the earlier ones (deflation-project, quasi-orthogonal), by their own
+        variance for disjoint supports (deflation-remove, bipartite; there the two are equal).
+        Components kept from ``partial`` stay first.  Where this differs from the order the
+        strategy found them, ``info["extraction_order"]`` gives it (entry j: the step that
+        found component j).  ``variance``, ``cumulative_variance`` and ``additional_variance``
+        are computed on the ORIGINAL covariance (:func:`nspca_core._summary.variance_summary`).
     """
     t0 = time.perf_counter()
-    C = _operator(X, cov, sample_weight, options)
+    seed = take_random_state(random_state, options)
+    C = _operator(X, cov, sample_weight, center, options)
+    centering = centering_info(C)
     n = C.n
     r = check_int(n_components, "n_components", 1, n)
     ks = check("k_per_component", k, name="k", n_features=n, n_components=r)
@@ -248,7 +279,7 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     d = check_d(default_d(d, n, strategy, r), n)
     eps = check("eps", eps)
     method = check("method", method, options=METHODS)
-    as_rng(seed)
+    as_rng(seed, "random_state")
     check("callback", callback)
     check("strategy", strategy, options=STRATEGIES)
     _check_dask_method(C, method, strategy)
@@ -264,7 +295,8 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     given = _check_partial(partial, n, r, strategy)
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
     params = {"n_components": r, "k": ks[0] if len(set(ks)) == 1 else list(ks), "method": method,
-              "strategy": strategy, "d": d, "eps": eps, "seed": _seed_param(seed), "certify": certify}
+              "strategy": strategy, "d": d, "eps": eps, "random_state": _seed_param(seed), "certify": certify,
+              "center": centering["centered"]}
     info: dict = {}
     results: list[Result] = []
     problems: list[Cov] = []  # the covariance each component was solved on
@@ -292,10 +324,10 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                                                      keep_problems=certify)
         method_name = method
         info.update(found)
+    effort = check("effort", options.get("effort", DEFAULTS["effort"]))
     if certify:
         from .certificates import certify_cov as _certify_cov
 
-        effort = options.get("effort", "auto")
         certified = []
         for rj, prob, k in zip(results, problems, ks):
             # a kept (`partial`) component may hold more than this k: certified at its own sparsity
@@ -306,14 +338,30 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
                                      info={**rj.info, "certificate": cert}))
         results = certified
     variance, cumulative, additional = variance_summary(C, loadings)
-    supports = [np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])]
     joint = {}
     if certify and strategy in ("bipartite", "deflation-remove"):  # disjoint supports: the joint bound
         from .certificates.components import joint_bound
 
-        joint = joint_bound(C, loadings, ks, results, problems, options.get("effort", "auto"))
+        joint = joint_bound(C, loadings, ks, results, problems, effort)
+    kept = 0 if given is None else given.shape[1]
+    order = pca_order(variance if strategy in ("bipartite", "deflation-remove") else additional, kept)
+    if order is not None:
+        loadings, results = loadings[:, order], [results[j] for j in order]
+        variance, cumulative, additional = variance_summary(C, loadings)
+        info["extraction_order"] = [int(j) for j in order]
+        if isinstance(params["k"], list):
+            params["k"] = [params["k"][j] for j in order]
+    supports = [np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])]
     out = ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
                            additional_variance=additional, supports=supports, method=method_name,
                            strategy=strategy, params=params, seconds=time.perf_counter() - t0,
-                           results=results, info=_dask_info(C, info), **joint)
+                           results=results, info={**_dask_info(C, info), **centering}, **joint)
     return replace(rescale(out, factors), seconds=time.perf_counter() - t0)
+
+
+def pca_order(key: np.ndarray, kept: int = 0):
+    """The permutation that puts the components after the ``kept`` first ones in decreasing ``key``
+    (ties: the extraction order), or None when they already are."""
+    key = np.asarray(key, dtype=float)
+    order = np.concatenate([np.arange(kept), kept + np.argsort(-key[kept:], kind="stable")]).astype(int)
+    return None if np.array_equal(order, np.arange(key.size)) else order

@@ -94,7 +94,7 @@ def fit_cov(cov: Cov, k: int, method: str, d: int, eps: float, seed, callback, o
     """Solve on a validated Cov without certification.  ``info['opt_d']`` holds an exact OPT_d
     (with its d) when one was computed, for the paper bound."""
     t0 = time.perf_counter()
-    params = {"k": k, "method": method, "d": d, "eps": eps, "seed": seed_param(seed)}
+    params = {"k": k, "method": method, "d": d, "eps": eps, "random_state": seed_param(seed)}
     if method in PEERS:
         r = peer(method)(cov, k, seed=seed, callback=callback, **options)
         return replace(r, params={**params, **r.params}, seconds=time.perf_counter() - t0)

@@ -22,12 +22,25 @@ import numpy as np
 
 from .._validation import SPARSITY, InputError, Interval, as_rng, check_vector
 
-__all__ = ["PARAMETERS", "EFFORTS", "check", "in_interval", "in_choices", "check_params", "flag", "float_between",
+__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "take_random_state", "in_interval", "in_choices", "check_params", "flag", "float_between",
            "int_at_least", "one_of", "random_state_rule", "seed_of", "sparsity", "Interval", "Flag", "Callback", "Seed",
            "Sizes", "Choice", "Seconds", "Point"]
 
 #: the certificates' efforts (one k also takes "exact": branch and bound)
 EFFORTS = ("auto", "fast", "full")
+
+#: the defaults of the parameters the fronts share: the functional API (``fit``, ``components``,
+#: ``certify``, ``certify_path``), the estimator and the CLI read them here (never restated)
+DEFAULTS = {
+    "method": "auto",
+    "strategy": "deflation-remove",
+    "d": None,            # min(3, n); the bipartite strategy: n_components
+    "eps": 0.1,
+    "effort": "auto",
+    "certify": True,      # fit and components alike
+    "center": True,       # every container alike; `cov=` is never centered
+    "random_state": 0,    # the functional API and the CLI (the estimator: None, scikit-learn's convention)
+}
 
 
 @dataclass(frozen=True)
@@ -245,6 +258,25 @@ def random_state_rule(value, name):
 def check_params(est) -> None:
     for name, check in est._checks.items():
         check(getattr(est, name), name)
+
+
+def take_random_state(random_state, options: dict):
+    """``random_state`` of a front, taking the deprecated ``seed=`` out of ``options``: it still works,
+    with a :class:`DeprecationWarning` naming ``random_state``; giving both is an error."""
+    if "seed" not in options:
+        return random_state
+    import warnings
+
+    seed = options.pop("seed")
+    if random_state is not _UNSET and random_state != DEFAULTS["random_state"]:
+        raise InputError(f"give `random_state` only (`seed` is its deprecated name); got random_state="
+                         f"{random_state!r} and seed={seed!r}")
+    warnings.warn("`seed` is deprecated: use `random_state` (the same values: an int >= 0, None or a "
+                  "numpy Generator)", DeprecationWarning, stacklevel=3)
+    return seed
+
+
+_UNSET = object()
 
 
 def seed_of(random_state):

@@ -37,7 +37,7 @@ def normalized(cov: Cov) -> tuple[Cov, tuple[float, ...]]:
         data = getattr(cov, "X_sparse", None)
         if data is None:
             return cov, ()
-        a = data.data
+        a = data if isinstance(data, np.ndarray) else data.data  # dense data centered implicitly
     else:
         a = cov.X if cov.X is not None else cov.dense()
     top = max(float(a.max()), -float(a.min())) if a.size else 0.0  # max |a|, no copy
@@ -45,11 +45,15 @@ def normalized(cov: Cov) -> tuple[Cov, tuple[float, ...]]:
         return cov, ()
     s = pow2_scale(a)
     if cov.X is None and cov._A is None:
-        from .._sparse import SparseCov
+        from .._sparse import CenteredDenseCov, SparseCov
 
+        if isinstance(cov, CenteredDenseCov):
+            return CenteredDenseCov(cov.X_sparse / s, cov.mean / s, dense_budget=cov.dense_budget), (s, s)
         return SparseCov(cov.X_sparse / s, center=cov.center, dense_budget=cov.dense_budget), (s, s)
     if cov.X is not None:
-        return Cov(cov.X / s, None), (s, s)
+        out = Cov(cov.X / s, None)
+        out.center, out.mean = cov.center, None if cov.mean is None else cov.mean / s
+        return out, (s, s)
     return Cov(None, cov.dense() / s), (s,)
 
 

@@ -197,13 +197,14 @@ def components_bound(cov: Cov, ks: list[int], effort: str = "auto", single: floa
     return bounds, info
 
 
-def certify_components(X=None, *, cov=None, k, loadings=None, n_components=None, effort="auto") -> Certificate:
+def certify_components(X=None, *, cov=None, k, loadings=None, n_components=None, effort="auto",
+                       center=True) -> Certificate:
     """Upper bound on the total variance of several nonnegative sparse components with disjoint
     supports, and how close given components are to it.
 
     Parameters
     ----------
-    X, cov : as in :func:`nspca_core.certify`
+    X, cov, center : as in :func:`nspca_core.certify`
     k : int or sequence of int
         Nonzeros per component (one for all, or one per component).
     loadings : array_like of shape (n, c), optional
@@ -230,7 +231,7 @@ def certify_components(X=None, *, cov=None, k, loadings=None, n_components=None,
     bipartite matchings", NIPS 2015 (the objective).
     """
     t0 = time.perf_counter()
-    cov_ = as_cov(X, cov)
+    cov_ = as_cov(X, cov, center=check("center", center))
     n = cov_.n
     effort = check("effort", effort)
     if effort == "exact":

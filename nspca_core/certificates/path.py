@@ -36,12 +36,12 @@ from .path_large import path_large, refine_midpoints
 from .single import _certify_large, _finish
 
 
-def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None) -> list[Certificate]:
+def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None, center=True) -> list[Certificate]:
     """One certificate per k in ``ks``, warm-started along k.
 
     Parameters
     ----------
-    X, cov : as in :func:`certify`
+    X, cov, center : as in :func:`certify`
     ks : sequence of int in [1, n]
     xs : sequence of array_like or None, optional
         Feasible points, one per k (entries may be None).
@@ -75,7 +75,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None)
       answers.  The eigenpairs and the row sums of ``A - A_1`` are computed
       once for all k.
     """
-    cov_, factors = normalized(as_cov(X, cov))  # entries far from 1: a power-of-2 copy
+    cov_, factors = normalized(as_cov(X, cov, center=check("center", center)))  # entries far from 1: a power-of-2 copy
     n = cov_.n
     ks = list(check("ks", ks, n_features=n))
     effort = check("effort", effort)

@@ -416,13 +416,16 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
     return _finish(bounds, lower, x, k, t0, info, probabilistic_names=tuple(bounds))
 
 
-def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None) -> Certificate:
+def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None,
+            center=True) -> Certificate:
     """Upper bound on the optimum of nonnegative sparse PCA, and how close ``x`` is to it.
 
     Parameters
     ----------
     X : array_like of shape (m, n), optional
-        Data used as given (center first); the covariance is ``A = X^T X / m``.
+        Data, any container of :func:`nspca_core.fit`, centered as there (``center``).
+    center : bool, default True
+        The covariance of the centered data (False: ``A = X^T X / m``, X as given).
     cov : array_like of shape (n, n), optional
         The covariance (symmetric psd).  Give exactly one of X, cov.
     k : int in [1, n]
@@ -465,7 +468,7 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
     2014; the DNN relaxation follows d'Aspremont et al., SIAM Review 2007,
     with nonnegativity.
     """
-    cov_ = as_cov(X, cov)
+    cov_ = as_cov(X, cov, center=check("center", center))
     k = check_k(k, cov_.n)
     effort = check("effort", effort)
     time_limit = exact_time_limit(time_limit, effort)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 
-__all__ = ["Cov", "ProjectedCov"]
+__all__ = ["Cov", "ProjectedCov", "DENSE_FACTOR_MAX_N"]
+
+#: operators of at most this many features are factored densely (an n x n ``eigh``, 2 MB at 512)
+DENSE_FACTOR_MAX_N = 512
 
 
 class Cov:
@@ -191,13 +194,18 @@ class ProjectedCov(Cov):
         return self._A
 
     def factor(self, d: int):
-        """Top-d factor by Lanczos on the operator (``eigsh``); eigenvalues ``λ_1..λ_{d+1}``."""
+        """Top-d factor by Lanczos on the operator (``eigsh``); eigenvalues ``λ_1..λ_{d+1}``.
+
+        Few features (n <= :data:`DENSE_FACTOR_MAX_N`, or too few for Lanczos to find d + 1
+        eigenvalues): the n x n matrix and a dense ``eigh``, exact to rounding.  Lanczos cannot
+        return n eigenvalues of an n x n operator, and λ_{d+1} left out (as zero) would make the
+        data look of rank d to the solvers (an "exact" answer that is not)."""
         from scipy.sparse.linalg import LinearOperator, eigsh
 
         from .lowrank import _flip_signs
 
         count = min(d + 1, self.n - 1) if self.n > 2 else 0
-        if count < 1:
+        if count < d + 1 or self.n <= DENSE_FACTOR_MAX_N:
             return Cov(None, self.dense()).factor(d)
         op = LinearOperator((self.n, self.n), matvec=self.matvec, matmat=self.matvec, dtype=float)
         w, U = eigsh(op, k=count, which="LA", v0=np.ones(self.n) / np.sqrt(self.n))

@@ -104,6 +104,15 @@ def centering_info(C: Cov) -> dict:
     return {"centered": centered, "mean": None if mean is None else np.asarray(mean, dtype=float).copy()}
 
 
+def announce(callback, stage: str) -> None:
+    """Tell a progress ``callback`` that the work enters a new stage ("certifying k = 10"): its
+    ``stage(text)`` method is called when it has one (the CLI's progress line, the app's status);
+    ``callback(done, total)`` then counts the new stage's own steps."""
+    hook = getattr(callback, "stage", None)
+    if callable(hook):
+        hook(stage)
+
+
 def default_d(d, n: int, strategy: str | None = None, n_components: int = 1):
     """The rank used for ``d=None``: ``min(n_components, n)`` for the bipartite strategy (the
     paper's d = r), else ``min(3, n)`` (1- and 2-feature problems work with the default)."""
@@ -153,6 +162,8 @@ def fit(X=None, *, cov=None, k, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=
         never altered).  False: X used as given, ``A = X^T X / m``.  Recorded in
         ``info["centered"]`` and ``info["mean"]``.
     callback : callable(done, total), optional
+        Progress of the solver, then of the certificate.  An object with a ``stage(text)``
+        method is also told when the work enters a stage (:func:`announce`).
     sample_weight : array_like of shape (m,), optional
         Weights of the samples (R ``nsprcomp``'s ``omega``): the covariance is
         ``sum_i w_i x_i x_i^T / sum_i w_i``, centered about the weighted mean
@@ -203,7 +214,8 @@ def fit(X=None, *, cov=None, k, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=
     if certify:
         from .certificates import certify_cov as _certify_cov
 
-        cert = _certify_cov(C, k, x=res.x, effort=effort)
+        announce(callback, f"certifying k = {k}")
+        cert = _certify_cov(C, k, x=res.x, effort=effort, callback=callback)
         res = replace(res, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
                       info={**res.info, "certificate": cert})
     res = replace(res, info={**_dask_info(C, res.info), **centering})
@@ -329,11 +341,12 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
         from .certificates import certify_cov as _certify_cov
 
         certified = []
-        for rj, prob, k in zip(results, problems, ks):
+        for j, (rj, prob, k) in enumerate(zip(results, problems, ks)):
             # a kept (`partial`) component may hold more than this k: certified at its own sparsity
             kj = max(1, min(max(k, int(np.count_nonzero(rj.x))), prob.n))
             xj = rj.x if rj.x.size == prob.n else None
-            cert = _certify_cov(prob, kj, x=xj, effort=effort)
+            announce(callback, f"certifying component {j + 1} of {len(results)}, k = {kj}")
+            cert = _certify_cov(prob, kj, x=xj, effort=effort, callback=callback)
             certified.append(replace(rj, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
                                      info={**rj.info, "certificate": cert}))
         results = certified
@@ -342,6 +355,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     if certify and strategy in ("bipartite", "deflation-remove"):  # disjoint supports: the joint bound
         from .certificates.components import joint_bound
 
+        announce(callback, "certifying the components jointly")
         joint = joint_bound(C, loadings, ks, results, problems, effort)
     kept = 0 if given is None else given.shape[1]
     order = pca_order(variance if strategy in ("bipartite", "deflation-remove") else additional, kept)

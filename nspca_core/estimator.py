@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
-from ._common.params import (check_params, flag, float_between, int_at_least, one_of, random_state_rule,
+from ._common.params import (DEFAULTS, check_params, flag, float_between, int_at_least, one_of, random_state_rule,
                              seed_of, sparsity)
 from ._validation import InputError
 
@@ -155,15 +155,26 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         Number of components found (can be below ``n_components`` when
         "deflation-remove" runs out of features).
     explained_variance_ : ndarray of shape (n_components_,)
-        ``x_j^T A x_j`` on the preprocessed training data.
+        The variance of the preprocessed training data along each component, with
+        scikit-learn's ``PCA`` convention (divided by ``n_samples - 1``, as R's
+        ``prcomp``/``nsprcomp`` ``sdev**2``): ``x_j^T A x_j * m / (m - 1)``.  In
+        decreasing order, as PCA's (see :func:`nspca_core.components`).
     explained_variance_ratio_ : ndarray of shape (n_components_,)
-        ``explained_variance_ / trace(A)``.
+        ``explained_variance_`` over the total variance (the ratio is the same with
+        either divisor).
     additional_variance_ : ndarray of shape (n_components_,)
         What each component adds after projecting out the earlier ones
-        (nsprcomp's ``asdev**2``); sums to the variance of the span.
+        (nsprcomp's ``asdev**2``); sums to the variance of the span.  Like
+        ``upper_bounds_``, on the papers' scale (divided by ``n_samples``, as the
+        functional API's ``variance``).
     upper_bounds_ : ndarray of shape (n_components_,)
         Certified upper bound on the optimum of the problem each component
-        solved (nan when ``certify=False``).
+        solved (nan when ``certify=False``), divided by ``n_samples`` as the bounds
+        of :func:`nspca_core.certify`.
+
+    ``singular_values_`` and ``noise_variance_`` of scikit-learn's PCA are not given:
+    the components are not orthogonal in general (deflation-project, quasi-orthogonal)
+    and do not come from one SVD, so neither has its meaning here.
     certified_ratio_ : ndarray of shape (n_components_,)
         Variance found on that problem / its upper bound.
     mean_, scale_ : ndarray of shape (n_features,)
@@ -214,8 +225,8 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "max_iter": int_at_least(1, none=True),
     }
 
-    def __init__(self, n_components=1, *, k=10, method="auto", d=None, eps=0.1,
-                 strategy="deflation-remove", certify=True, preprocessing="center",
+    def __init__(self, n_components=1, *, k=10, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=DEFAULTS["eps"],
+                 strategy=DEFAULTS["strategy"], certify=DEFAULTS["certify"], preprocessing="center",
                  random_state=None, partial_model=None, tol=None, max_iter=None):
         self.n_components = n_components
         self.k = k
@@ -403,14 +414,14 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                 weighted_sparse_cov(Xp, sample_weight, center=center)
             weights = None  # in the operator
         extra = dict(options)
-        if dask and not center:  # the core centers Dask data unless told not to
-            extra["center"] = False
         if partial is not None:
             extra["partial"] = partial
+        # dense data were centered (and scaled) above; sparse data are in their operator; Dask data are
+        # centered implicitly by the core's operator when the preprocessing asks for it
         res = components(Xp, n_components=r, k=ks, method=self.method,
                          strategy=self.strategy, d=self.d, eps=self.eps,
-                         seed=seed_of(self.random_state), certify=self.certify,
-                         sample_weight=weights, **extra)
+                         random_state=seed_of(self.random_state), certify=self.certify,
+                         center=center if dask else False, sample_weight=weights, **extra)
         if sp.issparse(X):
             total = Xp.trace()  # of the (weighted) implicitly centered operator
         elif dask:  # the trace from the column moments fit computed
@@ -427,15 +438,17 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self._n_features_out = self.n_components_
         self.n_samples_ = int(m)
         self.n_iter_ = _iterations(res)
-        self.explained_variance_ = np.asarray(res.variance, dtype=float)
-        self.explained_variance_ratio_ = (self.explained_variance_ / total if total > 0
+        # scikit-learn's PCA (and R's prcomp/nsprcomp sdev^2) divide by m - 1; the core by m (the papers')
+        ddof = m / (m - 1) if m > 1 else 1.0
+        self.explained_variance_ = np.asarray(res.variance, dtype=float) * ddof
+        self.explained_variance_ratio_ = (np.asarray(res.variance, dtype=float) / total if total > 0
                                           else np.zeros_like(self.explained_variance_))
         self.additional_variance_ = np.asarray(res.additional_variance, dtype=float)
         ub = np.array([getattr(rj, "upper_bound", np.nan) for rj in res.results], dtype=float)
         found = np.array([getattr(rj, "variance", np.nan) for rj in res.results], dtype=float)
         if ub.size != self.n_components_:
             ub = np.full(self.n_components_, np.nan)
-            found = self.explained_variance_
+            found = np.asarray(res.variance, dtype=float)
         self.upper_bounds_ = ub
         with np.errstate(divide="ignore", invalid="ignore"):
             self.certified_ratio_ = np.where(ub > 0, found / ub, np.nan)

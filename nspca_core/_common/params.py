@@ -22,7 +22,8 @@ import numpy as np
 
 from .._validation import SPARSITY, InputError, Interval, as_rng, check_vector
 
-__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "take_random_state", "in_interval", "in_choices", "check_params", "flag", "float_between",
+__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "take_random_state", "in_interval", "in_choices",
+           "check_params", "flag", "float_between",
            "int_at_least", "one_of", "random_state_rule", "seed_of", "sparsity", "Interval", "Flag", "Callback", "Seed",
            "Sizes", "Choice", "Seconds", "Point"]
 

@@ -36,9 +36,13 @@ def _run_components(args, data, n: int, unit: str) -> tuple:
     _check_net_size(args, d, n)
     out = _out_folder(args.out)
     start = time.perf_counter()
+    progress = _progress(not args.quiet)
+    # the data were preprocessed (centered, when asked) by the command: used as given here
     res = components(data, n_components=args.components, k=args.k, method=args.method,
-                     strategy=args.strategy, d=d, eps=args.eps, seed=args.seed,
-                     certify=not args.no_certify, callback=_progress(not args.quiet))
+                     strategy=args.strategy, d=d, eps=args.eps, random_state=args.random_state,
+                     certify=not args.no_certify, center=False, callback=progress)
+    if progress is not None:
+        progress.close()
     return res, d, out, time.perf_counter() - start
 
 
@@ -46,7 +50,8 @@ def _parameters(args, d: int) -> dict:
     """The options of ``fit`` recorded in summary.json (``d`` as used)."""
     return {"k": args.k, "components": args.components, "method": args.method,
             "strategy": args.strategy, "d": d, "d_given": args.d is not None,
-            "eps": args.eps, "seed": args.seed, "certify": not args.no_certify}
+            "eps": args.eps, "random_state": args.random_state, "certify": not args.no_certify,
+            "center": args.preprocessing != "none"}
 
 
 def _variances(res, per: list) -> dict:
@@ -123,10 +128,12 @@ def _fit_dask(args) -> int:
     d = default_d(args.d, n, args.strategy, args.components)
     out = _out_folder(args.out)
     start = time.perf_counter()
+    progress = _progress(not args.quiet)
     res = components(X, n_components=args.components, k=args.k, method=args.method, strategy=args.strategy,
-                     d=args.d, eps=args.eps, seed=args.seed, certify=not args.no_certify,
-                     callback=_progress(not args.quiet), client=client,
-                     center=args.preprocessing == "center")
+                     d=args.d, eps=args.eps, random_state=args.random_state, certify=not args.no_certify,
+                     callback=progress, client=client, center=args.preprocessing == "center")
+    if progress is not None:
+        progress.close()
     d = res.params.get("d", d)
     cols = [f"component_{j + 1}" for j in range(res.n_components)]
     _write_csv(out / "components.csv", res.loadings, cols, index=None, index_name="feature")
@@ -259,7 +266,12 @@ def _cmd_certify(args) -> int:
             raise _BadInput(f"component {j + 1} of --x is not feasible: it must be >= 0, unit norm, "
                             f"with at most k={args.k} nonzeros; got min={x.min():.3g}, "
                             f"norm={np.linalg.norm(x):.6g}, nonzeros={np.count_nonzero(x)}")
-        cert = certify(data, k=args.k, x=x, callback=_progress(not args.quiet))
+        progress = _progress(not args.quiet)
+        if progress is not None:
+            progress.stage(f"certifying component {j + 1} of {comps.shape[1]}, k = {args.k}")
+        cert = certify(data, k=args.k, x=x, callback=progress, center=False)  # preprocessed above
+        if progress is not None:
+            progress.close()
         out.append({"component": j + 1, "variance": cert.lower, "upper_bound": cert.upper_bound,
                     "kind": cert.kind, "ratio": cert.ratio, "optimal": bool(cert.optimal),
                     "probabilistic": bool(cert.probabilistic), "seconds": cert.seconds})

@@ -10,6 +10,7 @@ import re
 import sys
 from pathlib import Path
 
+from .._common.params import DEFAULTS
 from ..api import METHODS, STRATEGIES
 from .errors import _BadInput
 from .serve import add_app_command, version_text
@@ -19,7 +20,8 @@ EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2
 #: most random directions the ε-net may draw from the command line (about 240 MB at d = 3)
 MAX_NET_SAMPLES = 10_000_000
 #: API argument -> command-line option, to phrase the library's messages for the shell
-_OPTIONS = {"k": "--k", "d": "--d", "eps": "--eps", "seed": "--seed", "n_components": "--components",
+_OPTIONS = {"k": "--k", "d": "--d", "eps": "--eps", "seed": "--random-state", "random_state": "--random-state",
+            "center": "--no-center", "n_components": "--components",
             "method": "--method", "strategy": "--strategy", "variable": "--variable",
             "nan_policy": "--nan-policy", "resize": "--resize", "header": "--header",
             "max_bytes": "--max-bytes", "source": "DATA", "vocab": "--vocab",
@@ -89,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--k", type=int, required=True, help="max nonzero loadings per component")
         sp.add_argument("--preprocessing", default="center", choices=["center", "standardize", "none"],
                         help="applied to the data before the covariance (default: center)")
+        sp.add_argument("--no-center", action="store_true",
+                        help="use the data as given, A = X^T X / m (the library's center=False; the same "
+                             "as --preprocessing none)")
         sp.add_argument("--variable", default=None, help="array/variable name inside .npz/.mat files")
         sp.add_argument("--header", default="auto", choices=["auto", "yes", "no"],
                         help="CSV/TSV: does the first line hold column names? (default: auto, "
@@ -141,14 +146,17 @@ def _parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     common(f)
     f.add_argument("--components", type=int, default=1, help="number of components (default 1)")
-    f.add_argument("--method", default="auto", help="algorithm: " + _listing(METHODS, "auto"))
-    f.add_argument("--strategy", default="deflation-remove",
-                   help="several components: " + _listing(STRATEGIES, "deflation-remove"))
+    f.add_argument("--method", default=DEFAULTS["method"], help="algorithm: " + _listing(METHODS, DEFAULTS["method"]))
+    f.add_argument("--strategy", default=DEFAULTS["strategy"],
+                   help="several components: " + _listing(STRATEGIES, DEFAULTS["strategy"]))
     f.add_argument("--d", type=int, default=None,
                    help="rank of the approximation (default 3, or the number of features if fewer; "
                         "strategy bipartite: the number of components)")
-    f.add_argument("--eps", type=float, default=0.1, help="epsilon-net accuracy (default 0.1)")
-    f.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    f.add_argument("--eps", type=float, default=DEFAULTS["eps"],
+                   help=f"epsilon-net accuracy (default {DEFAULTS['eps']})")
+    f.add_argument("--random-state", type=int, default=None, metavar="INT",
+                   help=f"seed of the randomized parts (default {DEFAULTS['random_state']})")
+    f.add_argument("--seed", type=int, default=None, help=argparse.SUPPRESS)  # deprecated: --random-state
     f.add_argument("--no-certify", action="store_true", help="skip the certified upper bound")
     f.add_argument("--out", required=True, help="output folder (created if missing)")
 
@@ -184,10 +192,22 @@ def _check_options(args) -> None:
     if args.max_bytes < 1:
         raise _BadInput(f"--max-bytes must be a positive integer; got {args.max_bytes}")
     args.resize = _parse_resize(args.resize)
+    if args.no_center:
+        if args.preprocessing == "standardize":
+            raise _BadInput("--no-center and --preprocessing standardize contradict each other (standardize "
+                            "centers first); use one of them")
+        args.preprocessing = "none"
     if args.command != "fit":
         return
-    if args.seed < 0:
-        raise _BadInput(f"--seed must be a nonnegative integer (0, 1, 2, ...); got {args.seed}")
+    if args.seed is not None:
+        if args.random_state is not None:
+            raise _BadInput("give --random-state only (--seed is its deprecated name)")
+        sys.stderr.write("note: --seed is deprecated; use --random-state\n")
+        args.random_state = args.seed
+    if args.random_state is None:
+        args.random_state = DEFAULTS["random_state"]
+    if args.random_state < 0:
+        raise _BadInput(f"--random-state must be a nonnegative integer (0, 1, 2, ...); got {args.random_state}")
     if not (math.isfinite(args.eps) and 0 < args.eps < 1):
         raise _BadInput(f"--eps must be a number strictly between 0 and 1 (e.g. 0.1); "
                         f"got {args.eps}")

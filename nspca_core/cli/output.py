@@ -14,20 +14,44 @@ import numpy as np
 from .options import _BadInput
 
 
-def _progress(enabled: bool):
-    if not (enabled and sys.stderr.isatty()):
-        return None
-    start = time.perf_counter()
+class _Progress:
+    """The progress line of a terminal: a bar per stage (solving, then each certificate) with the
+    stage's name before it ("certifying k = 10 …"), so the wait of a certificate is never a bar
+    stuck at 100%.  Only on a TTY (None on a pipe: nothing is written)."""
 
-    def callback(done, total):
-        frac = done / total if total else 1.0
-        bar = "#" * int(30 * frac)
-        sys.stderr.write(f"\r[{bar:<30}] {100 * frac:5.1f}%  {time.perf_counter() - start:6.1f}s")
-        if done >= total:
+    def __init__(self):
+        self.start = time.perf_counter()
+        self.label = "solving"
+        self.open = False  # a bar is drawn on the current line
+
+    def stage(self, text: str) -> None:
+        if self.open:
             sys.stderr.write("\n")
+        self.label, self.open = text, False
+        sys.stderr.write(f"{text} …")
+        sys.stderr.flush()
+        self.open = True
+
+    def __call__(self, done, total):
+        frac = min(max(done / total if total else 1.0, 0.0), 1.0)
+        bar = "#" * int(30 * frac)
+        sys.stderr.write(f"\r{self.label:<40.40} [{bar:<30}] {100 * frac:5.1f}%  "
+                         f"{time.perf_counter() - self.start:6.1f}s")
+        self.open = True
         sys.stderr.flush()
 
-    return callback
+    def close(self) -> None:
+        if self.open:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.open = False
+
+
+def _progress(enabled: bool):
+    """A :class:`_Progress` on a terminal, None on a pipe or with --quiet."""
+    if not (enabled and sys.stderr.isatty()):
+        return None
+    return _Progress()
 
 
 def _out_folder(path) -> Path:

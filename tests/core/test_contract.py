@@ -213,3 +213,51 @@ def test_estimator_variances_follow_scikit_learn():
         assert est.explained_variance_ratio_[0] == pytest.approx(pca.explained_variance_ratio_[0], rel=1e-8)
     m = X.shape[0]
     assert est.explained_variance_[0] == pytest.approx(est.result_.variance[0] * m / (m - 1), rel=1e-12)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A real distributed.LocalCluster (threads in this process: the tests' data stay small)."""
+    pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
+          phases=NO_SHRINK)
+@given(seed=seeds, shape=st.tuples(st.integers(12, 40), st.integers(4, 9)), k=st.integers(1, 4),
+       center=st.booleans())
+def test_dask_gives_the_numpy_answer(client, seed, shape, k, center):
+    import dask.array as da
+
+    X = _data(seed, *shape, 0.8)
+    k = min(k, X.shape[1])
+    ref = nc.fit(X, k=k, method="tpower", center=center)
+    got = nc.fit(da.from_array(X, chunks=(7, -1)), k=k, method="tpower", center=center, client=client)
+    assert got.info["centered"] is center
+    assert got.variance == pytest.approx(ref.variance, rel=RTOL)
+    assert tuple(got.support) == tuple(ref.support)
+    assert got.upper_bound == pytest.approx(ref.upper_bound, rel=RTOL)
+
+
+@settings(max_examples=8, deadline=None, phases=NO_SHRINK)
+@given(seed=seeds, shape=shapes, k=st.integers(1, 3))
+def test_estimator_gives_one_answer_for_every_container(seed, shape, k):
+    from nspca_core.estimator import NonnegativeSparsePCA
+
+    X = _data(seed, *shape, 0.8)
+    est = {name: NonnegativeSparsePCA(n_components=2, k=k, random_state=0).fit(data)
+           for name, data in (("numpy", X), ("pandas", pd.DataFrame(X)), ("csr", sp.csr_matrix(X)),
+                              ("float32", X.astype(np.float32)))}
+    ref = est["numpy"]
+    for name, e in est.items():
+        np.testing.assert_allclose(e.explained_variance_, ref.explained_variance_, rtol=RTOL, err_msg=name)
+        np.testing.assert_allclose(e.components_, ref.components_, rtol=1e-7, atol=1e-9, err_msg=name)
+    # the functional API on the same data: the same components, variances on its 1/m scale
+    cr = nc.components(X, n_components=2, k=k, random_state=0)
+    m = X.shape[0]
+    np.testing.assert_allclose(ref.explained_variance_, cr.variance * m / (m - 1), rtol=RTOL)

@@ -55,7 +55,7 @@ class Interval:
     def allowed(self, context: dict) -> str:
         (_, lo), (_, hi) = _bound(self.low, context, self.kind), _bound(self.high, context, self.kind)
         if self.kind == "int" and self.high == math.inf:
-            return f"an int in >= {lo}"
+            return f"an int >= {lo}"
         left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
         return f"{'an int' if self.kind == 'int' else 'a ' + self.kind} in {left}{lo}, {hi}{right}"
 
@@ -354,8 +354,7 @@ def as_rng(seed, name: str = "seed") -> np.random.Generator:
     if isinstance(seed, np.random.RandomState):  # scikit-learn's kind: a Generator seeded from it
         return np.random.default_rng(int(seed.randint(np.iinfo(np.int32).max)))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-        raise InputError(f"`{name}` must be an int, None, a numpy Generator or RandomState; got {seed!r}")
+        raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; got {seed!r}")
     if seed is not None and int(seed) < 0:  # numpy's own message does not name the argument
-        raise InputError(f"`{name}` must be an int >= 0 (a nonnegative seed), None or a numpy "
-                         f"Generator; got {int(seed)}")
+        raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; got {int(seed)}")
     return np.random.default_rng(None if seed is None else int(seed))

@@ -275,7 +275,8 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
         Components in decreasing variance, as every PCA tool orders them: by the variance
         each adds after the earlier ones (deflation-project, quasi-orthogonal), by their own
         variance for disjoint supports (deflation-remove, bipartite; there the two are equal).
-        Components kept from ``partial`` stay first.  Where this differs from the order the
+        Components kept from ``partial`` stay first, and a sparsity per component (a sequence
+        ``k``) keeps the order of ``k``.  Where this differs from the order the
         strategy found them, ``info["extraction_order"]`` gives it (entry j: the step that
         found component j).  ``variance``, ``cumulative_variance`` and ``additional_variance``
         are computed on the ORIGINAL covariance (:func:`nspca_core._summary.variance_summary`).
@@ -358,13 +359,13 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
         announce(callback, "certifying the components jointly")
         joint = joint_bound(C, loadings, ks, results, problems, effort)
     kept = 0 if given is None else given.shape[1]
-    order = pca_order(variance if strategy in ("bipartite", "deflation-remove") else additional, kept)
+    # a sparsity per component names its components in its own order (R nsprcomp's k): kept
+    order = None if len(set(ks)) > 1 else \
+        pca_order(variance if strategy in ("bipartite", "deflation-remove") else additional, kept)
     if order is not None:
         loadings, results = loadings[:, order], [results[j] for j in order]
         variance, cumulative, additional = variance_summary(C, loadings)
         info["extraction_order"] = [int(j) for j in order]
-        if isinstance(params["k"], list):
-            params["k"] = [params["k"][j] for j in order]
     supports = [np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])]
     out = ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
                            additional_variance=additional, supports=supports, method=method_name,

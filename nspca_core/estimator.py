@@ -16,8 +16,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
-from ._common.params import (DEFAULTS, check_params, flag, float_between, int_at_least, one_of, random_state_rule,
-                             seed_of, sparsity)
+from ._common.params import DEFAULTS, check_params, seed_of
 from ._validation import InputError
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
@@ -211,18 +210,19 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     (never converted to NumPy here); ``transform`` returns a Dask array.
     """
 
-    _checks = {
-        "n_components": int_at_least(1, none=True),
-        "k": sparsity,
-        "d": int_at_least(1, none=True),
-        "eps": float_between(0.0, 1.0),
-        "strategy": one_of(lambda: __import__("nspca_core.api", fromlist=["STRATEGIES"]).STRATEGIES),
-        "method": one_of(lambda: __import__("nspca_core.api", fromlist=["METHODS"]).METHODS),
-        "certify": flag,
-        "preprocessing": one_of(_PREPROCESSING),
-        "random_state": random_state_rule,
-        "tol": float_between(0.0, 1.0, none=True),
-        "max_iter": int_at_least(1, none=True),
+    # each parameter's rule in the one table (nspca_core._common.params.PARAMETERS), checked at fit
+    _params = {
+        "n_components": "n_components_or_none",
+        "k": "k_or_ks",
+        "d": "d_or_none",
+        "eps": "eps",
+        "strategy": ("strategy", lambda: __import__("nspca_core.api", fromlist=["STRATEGIES"]).STRATEGIES),
+        "method": ("method", lambda: __import__("nspca_core.api", fromlist=["METHODS"]).METHODS),
+        "certify": "certify",
+        "preprocessing": ("preprocessing", _PREPROCESSING),
+        "random_state": "random_state",
+        "tol": "tol_or_none",
+        "max_iter": "max_iter_or_none",
     }
 
     def __init__(self, n_components=1, *, k=10, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=DEFAULTS["eps"],
@@ -564,8 +564,7 @@ class NonnegativeScorePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
     """
 
 
-    _checks = {"n_components": int_at_least(1, none=True), "max_iter": int_at_least(1),
-               "random_state": random_state_rule}
+    _params = {"n_components": "n_components_or_none", "max_iter": "max_iter", "random_state": "random_state"}
 
     def __init__(self, n_components=None, *, max_iter=500, random_state=None):
         self.n_components = n_components

@@ -23,8 +23,7 @@ import numpy as np
 from .._validation import SPARSITY, InputError, Interval, as_rng, check_vector
 
 __all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "take_random_state", "in_interval", "in_choices",
-           "check_params", "flag", "float_between",
-           "int_at_least", "one_of", "random_state_rule", "seed_of", "sparsity", "Interval", "Flag", "Callback", "Seed",
+           "check_params", "seed_of", "Interval", "Flag", "Callback", "Seed", "Optional", "KSpec",
            "Sizes", "Choice", "Seconds", "Point"]
 
 #: the certificates' efforts (one k also takes "exact": branch and bound)
@@ -66,11 +65,49 @@ class Callback:
 
 @dataclass(frozen=True)
 class Seed:
-    """An int >= 0, None or a numpy Generator; returned as given (``as_rng`` makes the Generator)."""
+    """An int >= 0, None, a numpy Generator or RandomState (scikit-learn's ``random_state``); returned
+    as given (``as_rng`` makes the Generator)."""
 
     def check(self, value, name: str, context: dict):
-        as_rng(value, name)
+        if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
+            return value
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
+            raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; "
+                             f"got {value!r}")
         return value
+
+
+@dataclass(frozen=True)
+class Optional:
+    """None, or a value of ``rule`` (the message adds "or None")."""
+
+    rule: object
+
+    def check(self, value, name: str, context: dict):
+        if value is None:
+            return None
+        try:
+            return self.rule.check(value, name, context)
+        except InputError as exc:
+            text = str(exc)
+            head, sep, tail = text.partition("; got ")
+            raise InputError(f"{head} or None{sep}{tail}" if sep else text) from None
+
+
+@dataclass(frozen=True)
+class KSpec:
+    """``k`` of the estimator: an int >= 1, or a non-empty sequence of them (one per component);
+    returned as given (the estimator clips above n_features)."""
+
+    def check(self, value, name: str, context: dict):
+        if isinstance(value, (list, tuple, np.ndarray)):
+            values = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
+            if not values or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1
+                                 for v in values):
+                raise InputError(f"`{name}` must be an int >= 1 or a non-empty sequence of them (one per "
+                                 f"component); got {value!r}")
+            return value
+        return Interval("int", 1).check(value, name, context)
 
 
 @dataclass(frozen=True)
@@ -166,6 +203,7 @@ PARAMETERS = {
     "ks": Sizes(Interval("int", 1, "n_features")),
     "k_per_component": Sizes(Interval("int", 1, "n_features"), per="n_components"),
     "seed": Seed(),
+    "random_state": Seed(),
     "callback": Callback(),
     "certify": Flag(),
     "center": Flag(),
@@ -178,6 +216,13 @@ PARAMETERS = {
     "tol": Interval("float", 0, 1, low_open=True, high_open=True),
     "max_iter": Interval("int", 1),
     "restarts": Interval("int", 1),
+    # the estimator's own spelling of the shared ones (scikit-learn: None for "the default")
+    "n_components_or_none": Optional(Interval("int", 1)),
+    "k_or_ks": KSpec(),
+    "d_or_none": Optional(Interval("int", 1)),
+    "tol_or_none": Optional(Interval("float", 0, 1, low_open=True, high_open=True)),
+    "max_iter_or_none": Optional(Interval("int", 1)),
+    "preprocessing": Choice(),  # options: the registry's (nspca_core.datasets.preprocessing)
 }
 
 
@@ -200,65 +245,15 @@ def check(rule: str, value, *, name: str | None = None, **context):
 
 
 # ------------------------------------------------------------- the estimators' parameters
-# scikit-learn estimators' parameters are checked at ``fit`` (scikit-learn's convention), each by one entry of a class's
-# ``_checks`` table, with messages that name the parameter, what is allowed and what was given.
-def int_at_least(low: int, *, none: bool = False):
-    def check(value, name):
-        if value is None and none:
-            return
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
-            raise InputError(f"`{name}` must be an int >= {low}{' or None' if none else ''}; got {value!r}")
-    return check
-
-
-def float_between(low: float, high: float, *, none: bool = False):
-    def check(value, name):
-        if value is None and none:
-            return
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
-                or not low < float(value) < high:
-            raise InputError(f"`{name}` must be a float in ({low:g}, {high:g}){' or None' if none else ''}; "
-                             f"got {value!r}")
-    return check
-
-
-def one_of(allowed):
-    def check(value, name):
-        choices = allowed() if callable(allowed) else allowed
-        if not isinstance(value, str) or value not in choices:
-            raise InputError(f"`{name}` must be one of {list(choices)}; got {value!r}")
-    return check
-
-
-def flag(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise InputError(f"`{name}` must be True or False; got {value!r}")
-
-
-def sparsity(value, name):
-    """``k``: an int >= 1, or a non-empty sequence of them (one per component)."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        values = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
-        if not values or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1
-                             for v in values):
-            raise InputError(f"`{name}` must be an int >= 1 or a non-empty sequence of them (one per "
-                             f"component); got {value!r}")
-        return
-    int_at_least(1)(value, name)
-
-
-def random_state_rule(value, name):
-    """``random_state``: None, an int >= 0, a RandomState or a Generator."""
-    if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
-        raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; "
-                         f"got {value!r}")
-
-
+# scikit-learn estimators' parameters are checked at ``fit`` (scikit-learn's convention): each entry of a class's
+# ``_params`` names the rule of this table that checks it (with the allowed options where the rule takes them).
 def check_params(est) -> None:
-    for name, check in est._checks.items():
-        check(getattr(est, name), name)
+    """Check an estimator's parameters by the rules its ``_params`` table names: ``{parameter: rule}``
+    or ``{parameter: (rule, options)}`` (options: a tuple or a function returning one)."""
+    for name, spec in est._params.items():
+        rule, options = spec if isinstance(spec, tuple) else (spec, None)
+        context = {} if options is None else {"options": options() if callable(options) else options}
+        check(rule, getattr(est, name), name=name, **context)
 
 
 def take_random_state(random_state, options: dict):
@@ -281,7 +276,7 @@ _UNSET = object()
 
 
 def seed_of(random_state):
-    """A seed for the core from scikit-learn's ``random_state`` (checked by ``random_state_rule``):
+    """A seed for the core from scikit-learn's ``random_state`` (checked by the rule ``PARAMETERS["random_state"]``):
     an int as given, a RandomState or None drawn from (so repeated fits differ), a Generator as is."""
     if isinstance(random_state, np.random.Generator):
         return as_rng(random_state, "random_state")

@@ -85,7 +85,7 @@ def test_thin_data_and_covariance_agree():
 
 def test_fit_enet_is_enet_on_the_factor():
     X = _data(2, n=12)
-    r = fit(X, k=4, method="enet", d=2, eps=0.2, seed=5, certify=False)
+    r = fit(X, k=4, method="enet", d=2, eps=0.2, random_state=5, certify=False)
     V, _ = lowrank_factor(X, d=2)
     e = enet_nspca(V, 4, eps=0.2, seed=5)
     assert np.array_equal(r.x, e.x) and r.method == "enet"

@@ -117,8 +117,8 @@ def test_permuting_features_permutes_the_answer(seed, k, method):
     rng = np.random.default_rng(seed)
     X = _data(seed, m=25, n=14)
     perm = rng.permutation(X.shape[1])
-    a = nc.fit(X, k=k, method=method, seed=seed, certify=False)
-    b = nc.fit(X[:, perm], k=k, method=method, seed=seed, certify=False)
+    a = nc.fit(X, k=k, method=method, random_state=seed, certify=False)
+    b = nc.fit(X[:, perm], k=k, method=method, random_state=seed, certify=False)
     assert b.variance == pytest.approx(a.variance, rel=1e-10)
     assert np.allclose(b.x, a.x[perm], atol=1e-8)
 

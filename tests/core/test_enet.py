@@ -65,7 +65,7 @@ def test_enet_samples_monotone():
 
 @pytest.mark.parametrize("args, msg", [((3, 0.0, 10), r"`eps` must be a float in \(0, 1\); got 0.0"),
                                        ((3, 1, 10), "got 1"), ((0, 0.1, 10), r"`d` must be an int"),
-                                       ((3, 0.1, 0), r"`n` must be an int in >= 1; got 0")])
+                                       ((3, 0.1, 0), r"`n` must be an int >= 1; got 0")])
 def test_enet_samples_validation(args, msg):
     with pytest.raises(InputError, match=msg):
         enet_samples(*args)
@@ -187,10 +187,10 @@ def test_feasibility_property(V, data):
 @pytest.mark.parametrize("kwargs, msg", [
     (dict(k=0), r"`k` must be an int in \[1, n_features=6\]; got 0"),
     (dict(k=2, eps=1.5), r"`eps` must be a float in \(0, 1\); got 1.5"),
-    (dict(k=2, samples=0), r"`samples` must be an int in >= 1; got 0"),
+    (dict(k=2, samples=0), r"`samples` must be an int >= 1; got 0"),
     (dict(k=2, samples=np.ones((4, 3))), r"`samples` must be an int >= 1 or an array .* got shape \(4, 3\)"),
     (dict(k=2, samples=np.zeros((4, 2))), "`samples` directions must be nonzero"),
-    (dict(k=2, seed="a"), "`seed` must be an int, None or a numpy Generator"),
+    (dict(k=2, seed="a"), "`seed` must be None, an int >= 0, a numpy RandomState or Generator"),
     (dict(k=2, callback=3), "`callback` must be callable"),
 ])
 def test_enet_validation(kwargs, msg):
@@ -325,7 +325,7 @@ def test_counts_past_the_cap_are_refused_with_count_and_time(monkeypatch):
     with pytest.raises(InputError, match="more than `max_samples` = 50"):
         enet_nspca(V, 3, samples=51)
     assert enet_nspca(V, 3, samples=50).info["samples"] == 50
-    with pytest.raises(InputError, match=r"`max_samples` must be an int in >= 1; got 0"):
+    with pytest.raises(InputError, match=r"`max_samples` must be an int >= 1; got 0"):
         enet_nspca(V, 3, max_samples=0)
 
 

@@ -31,8 +31,9 @@ def test_fitted_attributes(data):
     assert np.allclose(np.linalg.norm(C, axis=1), 1.0)
     Xc = data - data.mean(axis=0)
     A = Xc.T @ Xc / len(Xc)
-    assert np.allclose(est.explained_variance_, np.einsum("ij,jk,ik->i", C, A, C))
-    assert np.allclose(est.explained_variance_ratio_, est.explained_variance_ / np.trace(A))
+    # scikit-learn's PCA divides by m - 1 (the ratio is the same either way)
+    assert np.allclose(est.explained_variance_, np.einsum("ij,jk,ik->i", C, A, C) * len(Xc) / (len(Xc) - 1))
+    assert np.allclose(est.explained_variance_ratio_, est.result_.variance / np.trace(A))
     assert est.additional_variance_.shape == (2,)
     found = np.array([r.variance for r in est.result_.results])
     assert np.all(est.upper_bounds_ >= found - 1e-9)
@@ -86,7 +87,8 @@ def test_every_argument_reaches_the_core(monkeypatch, data):
     est = NonnegativeSparsePCA(2, k=3, method="enet", d=2, eps=0.2, strategy="deflation-project",
                                certify=False, preprocessing="standardize", random_state=7).fit(data)
     assert seen == {"n_components": 2, "k": 3, "method": "enet", "strategy": "deflation-project",
-                    "d": 2, "eps": 0.2, "seed": 7, "certify": False, "sample_weight": None}
+                    "d": 2, "eps": 0.2, "random_state": 7, "certify": False, "center": False,
+                    "sample_weight": None}
     assert np.isnan(est.upper_bounds_).all()
     assert np.allclose(est.scale_, data.std(axis=0))
 

@@ -183,20 +183,21 @@ def test_pow2_scale_is_a_finite_power_of_two(top):
 
 # ----------------------------------------------------------------------------- issue 31 item 8: seeds
 @pytest.mark.parametrize("call", [
-    lambda X: fit(X, k=3, seed=-1),
-    lambda X: fit(X, k=3, seed=-1, method="enet"),
-    lambda X: __import__("nspca_core").components(X, n_components=2, k=2, seed=-1),
+    lambda X: fit(X, k=3, random_state=-1),
+    lambda X: fit(X, k=3, random_state=-1, method="enet"),
+    lambda X: __import__("nspca_core").components(X, n_components=2, k=2, random_state=-1),
 ])
-def test_negative_seed_is_an_input_error_naming_seed(call):
-    with pytest.raises(InputError, match=r"`seed` must be an int >= 0 \(a nonnegative seed\), None or a numpy "
+def test_negative_random_state_is_an_input_error_naming_it(call):
+    with pytest.raises(InputError, match=r"`random_state` must be None, an int >= 0, a numpy RandomState or "
                                          r"Generator; got -1"):
         call(_X())
 
 
 def test_seed_checks_keep_their_messages_and_accept_what_numpy_accepts():
-    with pytest.raises(InputError, match=r"`seed` must be an int, None or a numpy Generator; got 'a'"):
+    with pytest.raises(InputError, match=r"`seed` must be None, an int >= 0, a numpy RandomState or "
+                                         r"Generator; got .a."):
         val.as_rng("a")
-    with pytest.raises(InputError, match=r"`random_state` must be an int >= 0"):
+    with pytest.raises(InputError, match=r"`random_state` must be None, an int >= 0"):
         val.as_rng(-5, "random_state")
     assert val.as_rng(np.int64(3)).integers(100) == np.random.default_rng(3).integers(100)
     assert val.as_rng(2 ** 70).integers(100) == np.random.default_rng(2 ** 70).integers(100)

@@ -86,7 +86,7 @@ def test_planted_topics_recovered_by_bipartite():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(n_docs=0, n_words=5), r"`n_docs` must be an int in >= 1; got 0"),
+    (dict(n_docs=0, n_words=5), r"`n_docs` must be an int >= 1; got 0"),
     (dict(n_docs=5, n_words=10, n_topics=3, topic_size=4), r"at most n_words=10; got 3 \* 4"),
     (dict(n_docs=5, n_words=10, n_topics=1, topic_prob=1.5), r"`topic_prob` must be a number in \[0.0, 1.0\]"),
     (dict(n_docs=5, n_words=10, n_topics=1, dtype=np.int32), "`dtype` must be float32 or float64"),

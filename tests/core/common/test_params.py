@@ -57,9 +57,9 @@ def test_k_per_component_repeats_an_int_and_checks_a_list():
 @pytest.mark.parametrize("rule, value, msg", [
     ("callback", 3, r"`callback` must be callable\(done, total\) or None; got int"),
     ("certify", "yes", r"`certify` must be True or False; got 'yes'"),
-    ("seed", -1, r"`seed` must be an int >= 0"),
-    ("seed", 1.5, r"`seed` must be an int, None or a numpy Generator; got 1.5"),
-    ("max_iter", 0, r"`max_iter` must be an int in >= 1; got 0"),
+    ("seed", -1, r"`seed` must be None, an int >= 0"),
+    ("seed", 1.5, r"`seed` must be None, an int >= 0, a numpy RandomState or Generator; got 1.5"),
+    ("max_iter", 0, r"`max_iter` must be an int >= 1; got 0"),
     ("tol", 1.0, r"`tol` must be a float in \(0, 1\); got 1.0"),
 ])
 def test_messages_name_the_argument_and_what_is_allowed(rule, value, msg):
@@ -68,7 +68,7 @@ def test_messages_name_the_argument_and_what_is_allowed(rule, value, msg):
 
 
 def test_name_overrides_the_rule_name_and_unknown_rules_are_named():
-    with pytest.raises(InputError, match="`random_state` must be an int"):
+    with pytest.raises(InputError, match="`random_state` must be None, an int >= 0"):
         check("seed", "x", name="random_state")
     with pytest.raises(KeyError, match="no rule for parameter 'kk'"):
         check("kk", 1)

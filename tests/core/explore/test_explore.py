@@ -183,7 +183,7 @@ def test_pd_small_against_sphere_sampling(d):
 @pytest.mark.parametrize("f, V, kw, msg", [
     (spannogram_curves_d2, np.ones((4, 3)), dict(k=1), r"`V` must have shape \(n, 2\)"),
     (spannogram_curves_d2, np.ones((4, 2)), dict(k=5), r"`k` must be an int in \[1, n_features=4\]; got 5"),
-    (spannogram_curves_d2, np.ones((4, 2)), dict(k=1, num=1), r"`num` must be an int in >= 2; got 1"),
+    (spannogram_curves_d2, np.ones((4, 2)), dict(k=1, num=1), r"`num` must be an int >= 2; got 1"),
     (spannogram_cells_d3, np.ones((4, 2)), dict(k=1), r"`V` must have shape \(n, 3\)"),
     (spannogram_cells_d3, np.ones((4, 3)), dict(k=1, grid=0), r"`grid` must be an int"),
 ])

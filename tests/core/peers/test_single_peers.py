@@ -180,7 +180,7 @@ def test_errors_name_the_argument():
         PEER_METHODS["nmf"](cov, 3, data=np.ones((5, 3)))
     with pytest.raises(InputError, match=r"`alpha` must be a float in \(0.0, inf\)"):
         PEER_METHODS["zass"](cov, 3, alpha=0)
-    with pytest.raises(InputError, match=r"`restarts` must be an int in >= 1; got 0"):
+    with pytest.raises(InputError, match=r"`restarts` must be an int >= 1; got 0"):
         PEER_METHODS["em"](cov, 3, restarts=0)
     with pytest.raises(InputError, match="`cov` must be a validated"):
         PEER_METHODS["em"](Xc, 3)

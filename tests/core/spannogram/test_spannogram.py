@@ -511,7 +511,7 @@ def test_budget_through_fit_and_the_keyword(monkeypatch):
     monkeypatch.setattr(spannogram.budget, "MAX_CANDIDATES", cells - 1)  # the module value is what fit uses
     with pytest.raises(InputError, match="more than `max_candidates`"):
         lowrank_nspca(V, 3)
-    with pytest.raises(InputError, match=r"`max_candidates` must be an int in >= 1; got 0"):
+    with pytest.raises(InputError, match=r"`max_candidates` must be an int >= 1; got 0"):
         lowrank_nspca(V, 3, max_candidates=0)
     # duplicates and zero rows are factored out first: the budget counts distinct rows
     W = np.vstack([V, V, np.zeros((5, 4))])

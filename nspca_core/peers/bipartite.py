@@ -238,11 +238,38 @@ def _search_net(cov: Cov, V: np.ndarray, C: np.ndarray, patterns: np.ndarray, bo
     return best_val, best_X, assignments, shortcuts, visited
 
 
+def _split_gain(cov: Cov, x: np.ndarray, diag: np.ndarray) -> np.ndarray:
+    """For a unit ``x`` with at least two nonzeros: by how much ``sum`` of the variances grows when
+    feature i leaves ``x`` to become a component ``e_i`` of its own (``-inf`` off the support).
+
+    With ``q = x^T A x``, ``y = A x`` and ``x = x_i e_i + r``: ``r^T A r = q - 2 x_i y_i + x_i^2 A_ii``
+    and ``||r||^2 = 1 - x_i^2``, so the gain is ``A_ii + r^T A r / (1 - x_i^2) - q``.  Never negative
+    for PSD A: with ``a = x_i``, ``b = ||r||``, ``u = r / b`` (``a^2 + b^2 = 1``),
+    ``q = a^2 A_ii + 2ab e_i^T A u + b^2 u^T A u <= (a sqrt(A_ii) + b sqrt(u^T A u))^2
+    <= A_ii + u^T A u`` (Cauchy-Schwarz twice).
+    """
+    gain = np.full(x.size, -np.inf)
+    idx = np.flatnonzero(x)
+    y = cov.matvec(x[:, None])[:, 0]
+    q = float(x @ y)
+    xi = x[idx]
+    rest = np.maximum(1.0 - xi * xi, np.finfo(float).tiny)
+    gain[idx] = diag[idx] + (q - 2 * xi * y[idx] + xi * xi * diag[idx]) / rest - q
+    return gain
+
+
 def _polish_and_fill(cov: Cov, X: np.ndarray, nonneg: bool, polish: bool) -> list:
     """In place: renormalize each component on its support (``polish``), give a component
-    with no admissible feature (all weights zero) the unused feature of most variance, and
-    flip signed components to their conventional sign.  Returns the notes."""
-    r = X.shape[1]
+    with no admissible feature (all weights zero) a feature no other component uses, and
+    flip signed components to their conventional sign.  Returns the notes.
+
+    The feature given is the unused one of most variance; when every feature is used (possible
+    when ``n_components * k >= n``), the one whose move out of a component with two or more
+    features raises the total most (:func:`_split_gain`: never lowers it), that component then
+    renormalized on the rest.  Such a component exists since ``n_components <= n``: the
+    supports stay disjoint and every component nonzero.
+    """
+    n, r = X.shape
     notes = []
     if polish:
         for j in range(r):
@@ -250,12 +277,26 @@ def _polish_and_fill(cov: Cov, X: np.ndarray, nonneg: bool, polish: bool) -> lis
                 X[:, j], _ = renormalize_on_support(cov, X[:, j], nonneg)
     diag = cov.diag()
     for j in range(r):
-        if not X[:, j].any():
-            used = np.abs(X).sum(axis=1) > 0
+        if X[:, j].any():
+            continue
+        used = (X != 0).any(axis=1)
+        if not used.all():
             i = int(np.argmax(np.where(used, -np.inf, diag)))
-            X[i, j] = 1.0
             notes.append(f"component {j + 1} got no feature from the matching; feature {i} used")
-        elif not nonneg:
+        else:
+            donors = [t for t in range(r) if np.count_nonzero(X[:, t]) >= 2]
+            gains = np.array([_split_gain(cov, X[:, t], diag) for t in donors])
+            t_, i = np.unravel_index(int(np.argmax(gains)), gains.shape)
+            t, i = donors[int(t_)], int(i)
+            X[i, t] = 0.0
+            X[:, t] /= np.linalg.norm(X[:, t])
+            if polish:
+                X[:, t], _ = renormalize_on_support(cov, X[:, t], nonneg)
+            notes.append(f"component {j + 1} got no feature from the matching and every feature was "
+                         f"used; feature {i} moved to it from component {t + 1} (the total does not drop)")
+        X[i, j] = 1.0
+    if not nonneg:
+        for j in range(r):
             X[:, j] = flip(X[:, j])
     return notes
 

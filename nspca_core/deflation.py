@@ -89,8 +89,9 @@ def _remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dic
     for j in range(first, r):
         k = ks[j]
         if remaining.size == 0:
-            info["stopped_early"] = (f"all {n} features were used by the first {j} "
-                                     f"components; returned {j} instead of {r}")
+            info["stopped_early"] = (f"all {n} features were used by the first {j} components; returned {j} "
+                                     f"instead of {r} (k at most {n // r}, or strategy 'bipartite', which shares "
+                                     f"the features among all {r} components at once, gives {r})")
             return
         kj = min(k, remaining.size)
         if kj < k:

@@ -103,7 +103,10 @@ def cases():
             yield f"certify_components/{name}", lambda kw=kw: _certify_components(kw)
     # the peers' own multi-component routines and the deflation baselines
     from nspca_core._covariance import as_cov
-    from nspca_core.deflation import deflation_components
+    try:
+        from nspca_core.peers.bipartite import deflation_components
+    except ImportError:  # before it moved there
+        from nspca_core.deflation import deflation_components
     from nspca_core.peers import em_components, zass_components
 
     C = as_cov(data["gauss12"]["X"], None)

@@ -255,7 +255,7 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
     where = f"strategy {strategy!r}" if strategy in ("bipartite", "quasi-orthogonal") else f"method {method!r}"
     check_options(options, _allowed_options(method, strategy) if strategy != "bipartite" else _BIPARTITE_OPTIONS,
                   where)
-    from ._summary import variance_summary
+    from ._summary import components_result
 
     certify = check("certify", certify)
     if len(set(ks)) > 1 and strategy in ("bipartite", "quasi-orthogonal"):
@@ -305,15 +305,10 @@ def components(X=None, *, cov=None, n_components, k, method="auto", strategy="de
             certified.append(replace(rj, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
                                      info={**rj.info, "certificate": cert}))
         results = certified
-    variance, cumulative, additional = variance_summary(C, loadings)
-    supports = [np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])]
-    joint = {}
+    out = components_result(C, loadings, method=method_name, strategy=strategy, params=params, t0=t0,
+                            results=results, info=_dask_info(C, info))
     if certify and strategy in ("bipartite", "deflation-remove"):  # disjoint supports: the joint bound
         from .certificates.components import joint_bound
 
-        joint = joint_bound(C, loadings, ks, results, problems, options.get("effort", "auto"))
-    out = ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
-                           additional_variance=additional, supports=supports, method=method_name,
-                           strategy=strategy, params=params, seconds=time.perf_counter() - t0,
-                           results=results, info=_dask_info(C, info), **joint)
+        out = replace(out, **joint_bound(C, loadings, ks, results, problems, options.get("effort", "auto")))
     return replace(rescale(out, factors), seconds=time.perf_counter() - t0)

@@ -17,7 +17,7 @@ from .._common.steps import PlainPower
 from .._cov import Cov
 from ..deflation import remove_each
 from ..methods import REGISTRY
-from .._summary import variance_summary
+from .._summary import components_result
 from .._validation import InputError, as_rng, check_int, check_k
 from ..result import ComponentsResult
 from .._common.checks import check_bool, check_callback, check_cov, check_float
@@ -430,7 +430,6 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     notes = _polish_and_fill(cov, X, nonneg, polish)
     if callback is not None:
         callback(S * P, S * P)
-    var, cum, add = variance_summary(cov, X)
     results = [make_result(cov, X[:, j], method="bipartite", params=dict(k=s), t0=t0)
                for j in range(r)]
     params = dict(n_components=r, k=s, eps=eps, d=d, nonneg=nonneg, samples=S, polish=polish,
@@ -438,14 +437,11 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
     info = dict(samples=S, net_size=N, sign_patterns=P, assignments=assignments,
                 disjoint_shortcuts=shortcuts, pruned=int(pruned), refinements=refinements,
-                swaps=swaps,
-                objective=float(var.sum()),
-                objective_before_polish=float(before), eigenvalues=eigenvalues.tolist(), notes=notes)
-    return ComponentsResult(loadings=X, variance=var, cumulative_variance=cum,
-                            additional_variance=add,
-                            supports=[np.flatnonzero(X[:, j]) for j in range(r)],
-                            method="bipartite", strategy="bipartite", params=params,
-                            seconds=time.perf_counter() - t0, results=results, info=info)
+                swaps=swaps, objective_before_polish=float(before), eigenvalues=eigenvalues.tolist(), notes=notes)
+    out = components_result(cov, X, method="bipartite", strategy="bipartite", params=params, t0=t0,
+                            results=results, info=info)
+    info["objective"] = out.total_variance
+    return out
 
 
 # --------------------------------------------------------------------------- deflation baselines
@@ -549,14 +545,12 @@ def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "
         X[:, j] = x
         if callback is not None:
             callback(j + 1, r)
-    var, cum, add = variance_summary(cov, X)
     results = [make_result(cov, X[:, j], method=method, params=dict(k=s), t0=t0)
                for j in range(r)]
     params = dict(n_components=r, k=s, method=method, d=d, nonneg=nonneg, max_iter=max_iter,
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
-    info = dict(objective=float(var.sum()), iterations=iterations)
-    return ComponentsResult(loadings=X, variance=var, cumulative_variance=cum,
-                            additional_variance=add,
-                            supports=[np.flatnonzero(X[:, j]) for j in range(r)],
-                            method=method, strategy="deflation-remove", params=params,
-                            seconds=time.perf_counter() - t0, results=results, info=info)
+    info = dict(iterations=iterations)
+    out = components_result(cov, X, method=method, strategy="deflation-remove", params=params, t0=t0,
+                            results=results, info=info)
+    info["objective"] = out.total_variance
+    return out

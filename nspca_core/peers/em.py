@@ -23,7 +23,7 @@ from .._common.rank1 import rank1_point
 from .._common.steps import PlainPower, SoftTopK
 from .._cov import Cov
 from ..deflation import project_each, remove_each
-from .._summary import variance_summary
+from .._summary import components_result
 from .._validation import InputError, as_rng, check_int, check_k
 from ..result import ComponentsResult, Result
 
@@ -467,14 +467,9 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
         converged_all = _quasi_orthogonal(cov, L, k, min_angle, rng, restarts, opts, callback, results,
                                           notes)
 
-    var, cum, add = variance_summary(cov, L)
     params = dict(n_components=r, k=k, nonneg=nonneg, min_angle=min_angle,
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
                   restarts=restarts, **opts)
-    return ComponentsResult(loadings=L, variance=var, cumulative_variance=cum,
-                            additional_variance=add,
-                            supports=[np.flatnonzero(L[:, j]) for j in range(L.shape[1])],
-                            method="em", strategy=strategy, params=params,
-                            seconds=time.perf_counter() - t0, results=results,
-                            info=dict(notes=notes, angle_constraint_met=converged_all
-                                      if min_angle is not None else None, **info))
+    return components_result(cov, L, method="em", strategy=strategy, params=params, t0=t0, results=results,
+                             info=dict(notes=notes, angle_constraint_met=converged_all
+                                       if min_angle is not None else None, **info))

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from nspca_core._sparse import FACTOR_METHODS, as_sparse_cov  # noqa: E402
 from nspca_core.corpus import CORPUS_SHAPES, corpus_like  # noqa: E402
-from nspca_core.deflation import deflation_components  # noqa: E402
+from nspca_core.peers.bipartite import deflation_components  # noqa: E402
 from nspca_core.peers.bipartite import bipartite_components  # noqa: E402
 
 TARGET_FIT = {"kos": 5.0, "enron": 60.0, "nytimes": None}

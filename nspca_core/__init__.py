@@ -8,7 +8,7 @@ Solver core (Asteris, Papailiopoulos & Dimakis, ICML 2014):
     topk_nonneg, rank1_nspca, lowrank_factor, candidate_supports, solve_pd,
     pd2_geometry, lowrank_nspca, enet_nspca, enet_path, fit, components
 Certificates:
-    certify, certify_path, apriori_guarantee, paper_bound
+    certify, certify_path, certify_components, apriori_guarantee, paper_bound
 Nonnegative-score PCA (Bajorski, Hall & Rubinstein):
     nonneg_scores
 Data:
@@ -46,6 +46,7 @@ _LAZY = {
     "METHODS": "api",
     "certify": "certificates",
     "certify_path": "certificates",
+    "certify_components": "certificates",
     "apriori_guarantee": "certificates",
     "paper_bound": "certificates",
     "nonneg_scores": "scores",

@@ -55,6 +55,8 @@ import math
 import numpy as np
 import scipy.linalg
 
+from ._common.eig import top_eigvalsh_upper
+
 __all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
            "dnn_value_lam", "dnn_tangent", "dnn_optimize", "kkt_init", "chol_lmax", "ritz_guess"]
 
@@ -168,8 +170,7 @@ def lmax_upper(M: np.ndarray, scale: float, guess: float | None = None) -> tuple
         slack = chol_lmax(M, float(guess))
         if slack is not None:
             return float(guess) + slack + tol, tol + slack
-    lam = float(scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1], eigvals_only=True,
-                                  check_finite=False)[0])
+    lam = float(top_eigvalsh_upper(M, 1)[0])  # LAPACK's subset solver can fail: see top_eigh
     return lam + tol, tol
 
 

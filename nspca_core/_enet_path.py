@@ -8,12 +8,12 @@ each Result on access.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
+from ._common.points import point_result
 from .result import Result
 
 __all__ = ["finish", "fallback_x", "path_batch", "ResultPath"]
@@ -23,9 +23,7 @@ def finish(V, x, k, method, params, t0, info) -> Result:
     """The Result of the point ``x``: value ``||V^T x||^2`` (the ε-net sees only ``V``)."""
     support = np.flatnonzero(x)
     y = V[support].T @ x[support]
-    val = float(y @ y)
-    return Result(x=x, support=support, variance=val, variance_lowrank=val, method=method,
-                  params=params, seconds=time.perf_counter() - t0, info=info)
+    return point_result(x, float(y @ y), method=method, params=params, t0=t0, info=info)
 
 
 def fallback_x(V: np.ndarray) -> np.ndarray:

@@ -1,12 +1,16 @@
-"""Variance accounting for several (possibly non-orthogonal) components."""
+"""Variance accounting for several (possibly non-orthogonal) components, and the one
+constructor of a :class:`~nspca_core.result.ComponentsResult` (:func:`components_result`)."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
 from ._cov import Cov
+from .result import ComponentsResult
 
-__all__ = ["variance_summary"]
+__all__ = ["variance_summary", "components_result"]
 
 
 def variance_summary(cov: Cov, loadings: np.ndarray):
@@ -43,3 +47,17 @@ def variance_summary(cov: Cov, loadings: np.ndarray):
         cumulative[j] = total
     additional = np.diff(cumulative, prepend=0.0)
     return variance, cumulative, additional
+
+
+def components_result(cov: Cov, loadings: np.ndarray, *, method: str, strategy: str, params: dict, t0: float,
+                      results: list, info: dict, upper_bound: float = float("nan"),
+                      bound_kind: str = "") -> ComponentsResult:
+    """The :class:`ComponentsResult` of the columns of ``loadings`` — every strategy and peer builds
+    its result here: the variances on ``cov`` (:func:`variance_summary`), each support the
+    nonzeros of its column, ``seconds`` since ``t0``."""
+    variance, cumulative, additional = variance_summary(cov, loadings)
+    return ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
+                            additional_variance=additional,
+                            supports=[np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])],
+                            method=method, strategy=strategy, params=params, seconds=time.perf_counter() - t0,
+                            results=results, info=info, upper_bound=upper_bound, bound_kind=bound_kind)

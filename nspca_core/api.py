@@ -299,7 +299,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     where = f"strategy {strategy!r}" if strategy in ("bipartite", "quasi-orthogonal") else f"method {method!r}"
     check_options(options, _allowed_options(method, strategy) if strategy != "bipartite" else _BIPARTITE_OPTIONS,
                   where)
-    from ._summary import variance_summary
+    from ._summary import components_result
 
     certify = check("certify", certify)
     if len(set(ks)) > 1 and strategy in ("bipartite", "quasi-orthogonal"):
@@ -351,7 +351,8 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
             certified.append(replace(rj, upper_bound=float(cert.upper_bound), bound_kind=cert.kind,
                                      info={**rj.info, "certificate": cert}))
         results = certified
-    variance, cumulative, additional = variance_summary(C, loadings)
+    out = components_result(C, loadings, method=method_name, strategy=strategy, params=params, t0=t0,
+                            results=results, info=info)
     joint = {}
     if certify and strategy in ("bipartite", "deflation-remove"):  # disjoint supports: the joint bound
         from .certificates.components import joint_bound
@@ -361,16 +362,12 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     kept = 0 if given is None else given.shape[1]
     # a sparsity per component names its components in its own order (R nsprcomp's k): kept
     order = None if len(set(ks)) > 1 else \
-        pca_order(variance if strategy in ("bipartite", "deflation-remove") else additional, kept)
+        pca_order(out.variance if strategy in ("bipartite", "deflation-remove") else out.additional_variance, kept)
     if order is not None:
-        loadings, results = loadings[:, order], [results[j] for j in order]
-        variance, cumulative, additional = variance_summary(C, loadings)
         info["extraction_order"] = [int(j) for j in order]
-    supports = [np.flatnonzero(loadings[:, j]) for j in range(loadings.shape[1])]
-    out = ComponentsResult(loadings=loadings, variance=variance, cumulative_variance=cumulative,
-                           additional_variance=additional, supports=supports, method=method_name,
-                           strategy=strategy, params=params, seconds=time.perf_counter() - t0,
-                           results=results, info={**_dask_info(C, info), **centering}, **joint)
+        out = components_result(C, loadings[:, order], method=method_name, strategy=strategy, params=params,
+                                t0=t0, results=[results[j] for j in order], info=info)
+    out = replace(out, info={**_dask_info(C, info), **centering}, **joint)
     return replace(rescale(out, factors), seconds=time.perf_counter() - t0)
 
 

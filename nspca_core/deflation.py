@@ -8,9 +8,10 @@
   :class:`~nspca_core._cov.ProjectedCov` view of an operator).
 
 :func:`nspca_core.components` validates and calls :func:`deflate`; the solvers run through
-:func:`nspca_core.solve.fit_cov`.  :func:`deflation_components` (the deflation baselines of
-Asteris et al. 2015, Table 2) runs the same "deflation-remove" loop (:func:`_remove_each`)
-with the paper's own single-component iterations.
+:func:`nspca_core.solve.fit_cov`.  The two loops, :func:`remove_each` and :func:`project_each`,
+are the only ones: the peers' own deflations (:func:`nspca_core.peers.em.em_components`, the
+2015 paper's baselines :func:`nspca_core.peers.bipartite.deflation_components`) run them with
+their own single-component step.  Nothing here imports a peer.
 """
 
 from __future__ import annotations
@@ -19,19 +20,12 @@ import time
 
 import numpy as np
 
-from ._common.ascent import ascent, factor_starts
-from ._common.checks import check_bool, check_callback, check_cov
-from ._common.points import flip, make_result
-from ._common.steps import PlainPower
 from ._cov import Cov, ProjectedCov
-from ._summary import variance_summary
-from ._validation import InputError, as_rng, check_int, check_k
-from .peers.bipartite import DEFLATION_METHODS, bipartite_components
-from .peers.em import renormalize_on_support
+from ._validation import InputError
 from .result import ComponentsResult
 from .solve import _make_result, fit_cov
 
-__all__ = ["STRATEGIES", "check_partial", "deflate", "deflation_components", "project_out"]
+__all__ = ["STRATEGIES", "check_partial", "deflate", "project_out", "remove_each", "project_each"]
 
 #: the deflation strategies of :func:`deflate`
 STRATEGIES = ("deflation-remove", "deflation-project")
@@ -75,7 +69,7 @@ def check_partial(partial, n: int, r: int, strategy: str) -> np.ndarray:
     return np.where(unit, L, L / norms)
 
 
-def _remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dict, whole: bool = False):
+def remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dict, whole: bool = False):
     """Components ``first, ..., len(ks) - 1`` by "deflation-remove": yields ``(j, sub, x, out)``.
 
     Component j is ``(x_sub, out) = solve(sub, kj, remaining)`` on ``sub``, the covariance of the
@@ -91,8 +85,9 @@ def _remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dic
     for j in range(first, r):
         k = ks[j]
         if remaining.size == 0:
-            info["stopped_early"] = (f"all {n} features were used by the first {j} "
-                                     f"components; returned {j} instead of {r}")
+            info["stopped_early"] = (f"all {n} features were used by the first {j} components; returned {j} "
+                                     f"instead of {r} (k at most {n // r}, or strategy 'bipartite', which shares "
+                                     f"the features among all {r} components at once, gives {r})")
             return
         kj = min(k, remaining.size)
         if kj < k:
@@ -108,7 +103,7 @@ def _remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dic
         sub = None  # dense data's reduced copy goes before the next one is made
 
 
-def _project_each(C: Cov, ks, solve, *, first: int = 0):
+def project_each(C: Cov, ks, solve, *, first: int = 0):
     """Components ``first, ..., len(ks) - 1`` by "deflation-project": yields ``(j, sub, x, out)``
     with ``out = solve(sub, ks[j])`` on ``sub``, C with the earlier components projected out
     (:func:`project_out`), and ``x = out.x``."""
@@ -157,9 +152,9 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
         return rj.x, rj
 
     if strategy == "deflation-remove":
-        each = _remove_each(C, ks, solve, first=given.shape[1], remaining=remaining, info=info)
+        each = remove_each(C, ks, solve, first=given.shape[1], remaining=remaining, info=info)
     else:
-        each = _project_each(cur, ks, lambda c, k: fit_cov(c, k, method, d, eps, seed, None, dict(sub_opts)),
+        each = project_each(cur, ks, lambda c, k: fit_cov(c, k, method, d, eps, seed, None, dict(sub_opts)),
                              first=given.shape[1])
     for j, sub, x, rj in each:
         if keep_problems:
@@ -171,110 +166,3 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
             callback(j + 1, r)
     loadings = np.column_stack(cols) if cols else np.zeros((n, 0))
     return loadings, results, problems, info
-
-
-def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "tpower", d: int = 5,
-                         nonneg: bool = True, seed=0, samples=None, max_iter: int = 200,
-                         callback=None) -> ComponentsResult:
-    """r components by deflation: solve one k-sparse component, remove its features, repeat.
-
-    The baseline of Asteris et al. (2015), Table 2: deflation with a
-    single-component method gives disjoint supports by removing the features
-    used so far before the next component (the "deflation-remove" loop of
-    :func:`deflate`, with the paper's own iterations instead of the registry's
-    solvers).  Only products with A, the
-    diagonal, k x k submatrices and the top-d factor are used, so a
-    :class:`~nspca_core._sparse.SparseCov` is never densified (the remaining
-    features are a view of it, :meth:`~nspca_core._cov.Cov.columns`).
-
-    Parameters
-    ----------
-    cov : Cov
-    n_components : int in [1, n]  (r)
-    k : int in [1, n]  (s, nonzeros per component)
-    method : {"tpower", "em", "spannogram"}  (:data:`nspca_core.peers.bipartite.DEFLATION_METHODS`)
-        ``"tpower"``: truncated power iteration (Yuan & Zhang 2013) on the
-        remaining features, from the k largest variances and from the
-        truncated columns of the top-d factor (both signs), best start kept
-        (:func:`~nspca_core._common.ascent.ascent` with the step
-        :class:`~nspca_core._common.steps.PlainPower`).
-        ``"em"``: the EM iteration for sparse PCA (Sigg & Buhmann 2008) in
-        covariance form — the M-step ``A x`` soft-thresholded to k nonzeros —
-        from the same starts, then the best unit vector on the support.
-        ``"spannogram"``: the rank-d spannogram on a sampled ε-net
-        (:func:`bipartite_components` with one component), factor recomputed
-        on the remaining features.
-    d : int, default 5
-        Rank of the factor used for starts (tpower, em) or the spannogram.
-    nonneg : bool, default True
-        Nonnegative components; False is the signed problem of the paper.
-    seed : int or Generator
-        For the spannogram's sampled net.
-    samples : int, optional
-        Spannogram net points (default as :func:`bipartite_components`).
-    max_iter : int, default 200
-        Power / EM iterations per component.
-    callback : callable(done, total), optional
-        Called after each component.
-
-    Returns
-    -------
-    ComponentsResult
-        ``method`` as given, ``strategy="deflation-remove"``; ``info``:
-        ``objective`` (Σ x_j^T A x_j on the original A), ``iterations``.
-    """
-    t0 = time.perf_counter()
-    cov = check_cov(cov)
-    n = cov.n
-    r = check_int(n_components, "n_components", 1, n)
-    s = check_k(k, n)
-    if method not in DEFLATION_METHODS:
-        raise InputError(f"`method` must be one of {DEFLATION_METHODS}; got {method!r}")
-    if r * s > n:
-        raise InputError(f"`n_components` * `k` must be at most n_features={n} for disjoint "
-                         f"supports; got {r} * {s} = {r * s}")
-    d = check_int(d, "d", 1, n)
-    nonneg = check_bool(nonneg, "nonneg")
-    max_iter = check_int(max_iter, "max_iter", 1)
-    callback = check_callback(callback)
-    rng = as_rng(seed)
-    X = np.zeros((n, r))
-    iterations = []
-    V = cov.factor(min(d, n))[0] if method != "spannogram" else None
-
-    def solve(sub, kj, keep):
-        if method == "spannogram":
-            res = bipartite_components(sub, 1, min(s, sub.n), eps=0.1, seed=rng, nonneg=nonneg,
-                                       samples=samples, d=min(d, sub.n), refine=False)
-            x = res.loadings[:, 0]
-            iterations.append(int(res.info["samples"]))
-        else:
-            out = ascent(sub.matvec, factor_starts(sub, V[keep], s, nonneg), s,
-                         step=PlainPower(soft=method == "em", nonneg=nonneg), max_iter=max_iter, rtol=None,
-                         xtol=1e-10, merge=False, keep="last", quads=sub.quads)
-            x = out.X[:, int(np.argmax(out.values))]
-            if method == "em" and x.any():
-                x, _ = renormalize_on_support(sub, x, nonneg)
-            iterations.append(int(out.iterations))
-        if not x.any():
-            x = np.zeros(sub.n)
-            x[int(np.argmax(sub.diag()))] = 1.0
-        if not nonneg:
-            x = flip(x)
-        return x / np.linalg.norm(x), None
-
-    for j, _, x, _ in _remove_each(cov, (s,) * r, solve, info={}, whole=True):
-        X[:, j] = x
-        if callback is not None:
-            callback(j + 1, r)
-    var, cum, add = variance_summary(cov, X)
-    results = [make_result(cov, X[:, j], method=method, params=dict(k=s), t0=t0)
-               for j in range(r)]
-    params = dict(n_components=r, k=s, method=method, d=d, nonneg=nonneg, max_iter=max_iter,
-                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
-    info = dict(objective=float(var.sum()), iterations=iterations)
-    return ComponentsResult(loadings=X, variance=var, cumulative_variance=cum,
-                            additional_variance=add,
-                            supports=[np.flatnonzero(X[:, j]) for j in range(r)],
-                            method=method, strategy="deflation-remove", params=params,
-                            seconds=time.perf_counter() - t0, results=results, info=info)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
+from ._common.eig import top_eigh
 from ._validation import check_d, check_data_or_cov, pow2_scale
 
 __all__ = ["lowrank_factor"]
@@ -39,8 +39,9 @@ def _top_eigh(A: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     """Top ``count`` eigenpairs of symmetric ``A``, descending.
 
     ``scipy.linalg.eigh(subset_by_index=...)`` for small matrices or many
-    pairs; otherwise :func:`_top_lanczos`, falling back to ``eigh`` when
-    ARPACK does not converge or a residual is above tolerance.
+    pairs (the full solver when it fails: :func:`nspca_core._common.eig.top_eigh`); otherwise
+    :func:`_top_lanczos`, falling back to ``eigh`` when ARPACK does not converge or a residual
+    is above tolerance.
     """
     n = A.shape[0]
     count = min(count, n)
@@ -48,7 +49,7 @@ def _top_eigh(A: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
         pairs = _top_lanczos(A, count)
         if pairs is not None:
             return pairs
-    w, U = scipy.linalg.eigh(A, subset_by_index=[n - count, n - 1])
+    w, U = top_eigh(A, count)  # LAPACK's subset solver, else the full one when it fails
     return w[::-1], U[:, ::-1]
 
 

@@ -135,6 +135,34 @@ class ComponentsResult:
         return int(self.loadings.shape[1])
 
     @property
+    def shortfall(self) -> str:
+        """Why fewer components came back than ``params["n_components"]`` asked for (``""`` when
+        every one did): ``info["stopped_early"]``."""
+        asked = self.params.get("n_components", self.n_components)
+        if self.n_components >= asked:
+            return ""
+        return str(self.info.get("stopped_early")
+                   or f"returned {self.n_components} of the {asked} components asked for")
+
+    @property
+    def summary(self) -> str:
+        """The result in one sentence for people (the CLI prints it; pages show it): how many
+        components came back and, when fewer than asked, why; the total variance; the joint
+        certified ratio when there is one."""
+        asked = self.params.get("n_components", self.n_components)
+        how = ", ".join(f"{key} {val!r}" for key, val in (("strategy", self.strategy), ("method", self.method))
+                        if val and not (key == "method" and val == self.strategy))
+        count = f"{self.n_components} component{'s' * (self.n_components != 1)}"
+        if self.n_components < asked:
+            count = f"{self.n_components} of the {asked} components asked for"
+        text = f"{count}{f' ({how})' if how else ''}: total variance {self.total_variance:.6g}"
+        if np.isfinite(self.ratio):
+            text += f", certified ratio {self.ratio:.4f} of the best disjoint components ({self.bound_kind})"
+        if self.shortfall:
+            text += f". Fewer components: {self.shortfall}"
+        return text + "."
+
+    @property
     def total_variance(self) -> float:
         """Sum of the per-component variances (the objective of seed 004)."""
         return float(np.sum(self.variance))

@@ -20,6 +20,7 @@ from ._common.params import check
 from ._cov import Cov
 from ._validation import as_rng
 from .methods import PEERS
+from ._common.points import make_result
 from ._common.rank1 import rank1_point
 from .result import Result
 from .spannogram.budget import within_budget
@@ -71,19 +72,9 @@ def peer(method: str):
 
 # ----------------------------------------------------------------------------- single component
 def _make_result(cov, x, V, method, params, t0, info, converged=True) -> Result:
-    x = np.clip(np.asarray(x, dtype=float), 0.0, None)
-    nx = np.linalg.norm(x)
-    if nx > 0:
-        x = x / nx
-    support = np.flatnonzero(x)
-    var = cov.quad(x)
-    if V is not None:
-        z = V[support].T @ x[support]
-        vl = float(z @ z)
-    else:
-        vl = var
-    return Result(x=x, support=support, variance=float(var), variance_lowrank=vl, method=method,
-                  params=params, seconds=time.perf_counter() - t0, converged=converged, info=info)
+    """A nonnegative point's Result (:func:`nspca_core._common.points.make_result`)."""
+    return make_result(cov, x, method=method, params=params, t0=t0, converged=converged, info=info, V=V,
+                       nonneg=True)
 
 
 def _exact_d3_cheap(n: int) -> bool:

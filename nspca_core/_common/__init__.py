@@ -11,5 +11,6 @@ validated (the public fronts check them).
 - :mod:`.rank1` — the rank-1 problem: ``I_k^+(v)`` and the exact rank-1 point.
 - :mod:`.checks` — the argument checks the peers and the Dask front share.
 - :mod:`.points` — a deterministic sign, the leading eigenvector, a Result from a point.
+- :mod:`.eig` — the top eigenpairs, past LAPACK's subset solver when it fails.
 - :mod:`.options`, :mod:`.scale` — unknown-option errors; scale normalization of results.
 """

@@ -21,10 +21,10 @@ import math
 import time
 
 import numpy as np
-import scipy.linalg
 
 from .._cov import Cov
 from .._covariance import as_cov
+from .._common.eig import top_eigvalsh_upper
 from .._common.scale import normalized, rescale
 from .._dnn import DnnState, assemble_dual
 from .._validation import InputError, check_k
@@ -69,7 +69,7 @@ def _kyfan_dnn(A: np.ndarray, c: int, K: int, state: DnnState) -> np.ndarray:
     M = assemble_dual(A, np.asarray(state.N, dtype=float), state.nu, state.C, state.w)
     mu = state.nu / n
     cnt = min(c, n)
-    w = scipy.linalg.eigh(M, subset_by_index=[n - cnt, n - 1], eigvals_only=True, check_finite=False)[::-1]
+    w = top_eigvalsh_upper(M, cnt)
     scale = float(np.linalg.norm(A) + np.linalg.norm(np.asarray(state.N, dtype=float)) + mu * n)
     rhs = mu * min(K, n) * (1 + 2 * _EPS)
     if state.C is not None and state.w is not None and np.any(state.w > 0):
@@ -165,7 +165,7 @@ def components_bound(cov: Cov, ks: list[int], effort: str = "auto", single: floa
     if dense:
         A = cov.dense()
         cnt = min(c, n)
-        w = scipy.linalg.eigh(A, subset_by_index=[n - cnt, n - 1], eigvals_only=True, check_finite=False)[::-1]
+        w = top_eigvalsh_upper(A, cnt)
         tol = _eig_tol(A)
     elif cov.X is not None and cov.thin:
         w, _, tol = _gram_eig(cov.X, cov.X.shape[0])

@@ -13,7 +13,7 @@ import numpy as np
 
 from .options import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, _BadInput,
                       _check_net_size, _check_options, _for_shell, _parser)
-from .output import (_out_folder, _per_component, _progress, _save_image_grid, _write_csv,
+from .output import (_out_folder, _per_component, _progress, _save_image_grid, _summary_line, _write_csv,
                      _write_sparse_components, _write_text, _writing)
 from .reading import _load, _preprocess, _read_components, _text_cov
 
@@ -61,7 +61,7 @@ def _variances(res, per: list) -> dict:
         if np.isfinite(ub) else {}
     return {"total_variance": float(np.sum(res.variance)),
             "cumulative_variance": [float(v) for v in res.cumulative_variance],
-            **joint, "components": per}
+            **joint, "summary": res.summary, "components": per}
 
 
 def _joint_line(res) -> str | None:
@@ -148,6 +148,8 @@ def _fit_dask(args) -> int:
         print(note, file=sys.stderr)
     for c in per:
         print(f"component {c['component']}: k={c['k']} variance={c['variance']:.6g} certified ratio={_ratio(c)}")
+    if _summary_line(res):
+        print(_summary_line(res))
     return EXIT_OK
 
 
@@ -191,6 +193,8 @@ def _cmd_fit(args) -> int:
               + ("" if joint else f" certified ratio={_ratio(c)}"))
     if joint:
         print(joint)
+    if _summary_line(res):
+        print(_summary_line(res))
     return EXIT_OK
 
 
@@ -231,6 +235,8 @@ def _fit_text(args, X, words, checksum, record) -> int:
               + ("" if joint else f", certified ratio={_ratio(c)}") + f"): {line.split(': ', 1)[1]}")
     if joint:
         print(joint)
+    if _summary_line(res):
+        print(_summary_line(res))
     return EXIT_OK
 
 

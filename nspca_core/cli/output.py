@@ -115,6 +115,12 @@ def _per_component(res, L) -> list:
     return per
 
 
+def _summary_line(res) -> str | None:
+    """The result's summary (:attr:`ComponentsResult.summary`) when fewer components came back
+    than asked for, which it says with the reason; None when every one did."""
+    return res.summary if res.shortfall else None
+
+
 def _write_sparse_components(path, L, words, cols):
     """The nonzero loadings only: one row per word some component uses, with its word,
     grouped by the first component using it and sorted by decreasing loading there."""

@@ -16,7 +16,8 @@
   options ``data``, ``max_iter``, ``tol``, ``search_steps``.
 
 Several components: :func:`em_components`, :func:`zass_components`,
-:func:`bipartite_components` (Asteris et al. 2015).  Unknown options raise
+:func:`bipartite_components` (Asteris et al. 2015) and that paper's deflation baselines
+:func:`deflation_components`.  Unknown options raise
 :class:`nspca_core.InputError` naming the allowed ones.
 """
 
@@ -27,14 +28,14 @@ import inspect
 
 from .._common.options import check_options
 from ..methods import PEERS, REGISTRY
-from .bipartite import bipartite_components
+from .bipartite import bipartite_components, deflation_components
 from .em import em_components, em_pca
 from .sklearn_peers import nmf_pca, sklearn_spca
 from .tpower import tpower_pca
 from .zass import zass_components, zass_pca
 
 __all__ = ["PEER_METHODS", "em_pca", "tpower_pca", "zass_pca", "sklearn_spca", "nmf_pca",
-           "em_components", "zass_components", "bipartite_components"]
+           "em_components", "zass_components", "bipartite_components", "deflation_components"]
 
 
 def _peer(func, name):

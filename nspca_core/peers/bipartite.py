@@ -15,15 +15,16 @@ from scipy.optimize import linear_sum_assignment
 from .._common.ascent import ascent, factor_starts
 from .._common.steps import PlainPower
 from .._cov import Cov
+from ..deflation import remove_each
 from ..methods import REGISTRY
-from .._summary import variance_summary
+from .._summary import components_result
 from .._validation import InputError, as_rng, check_int, check_k
 from ..result import ComponentsResult
 from .._common.checks import check_bool, check_callback, check_cov, check_float
 from .._common.points import flip, make_result
 from .em import renormalize_on_support
 
-__all__ = ["bipartite_components", "max_weight_disjoint", "net_size", "DEFLATION_METHODS"]
+__all__ = ["bipartite_components", "deflation_components", "max_weight_disjoint", "net_size", "DEFLATION_METHODS"]
 
 # Default cap on sampled net points (each costs at most one assignment per sign
 # pattern, and most are pruned by the bound; see bipartite_components).
@@ -238,11 +239,38 @@ def _search_net(cov: Cov, V: np.ndarray, C: np.ndarray, patterns: np.ndarray, bo
     return best_val, best_X, assignments, shortcuts, visited
 
 
+def _split_gain(cov: Cov, x: np.ndarray, diag: np.ndarray) -> np.ndarray:
+    """For a unit ``x`` with at least two nonzeros: by how much ``sum`` of the variances grows when
+    feature i leaves ``x`` to become a component ``e_i`` of its own (``-inf`` off the support).
+
+    With ``q = x^T A x``, ``y = A x`` and ``x = x_i e_i + r``: ``r^T A r = q - 2 x_i y_i + x_i^2 A_ii``
+    and ``||r||^2 = 1 - x_i^2``, so the gain is ``A_ii + r^T A r / (1 - x_i^2) - q``.  Never negative
+    for PSD A: with ``a = x_i``, ``b = ||r||``, ``u = r / b`` (``a^2 + b^2 = 1``),
+    ``q = a^2 A_ii + 2ab e_i^T A u + b^2 u^T A u <= (a sqrt(A_ii) + b sqrt(u^T A u))^2
+    <= A_ii + u^T A u`` (Cauchy-Schwarz twice).
+    """
+    gain = np.full(x.size, -np.inf)
+    idx = np.flatnonzero(x)
+    y = cov.matvec(x[:, None])[:, 0]
+    q = float(x @ y)
+    xi = x[idx]
+    rest = np.maximum(1.0 - xi * xi, np.finfo(float).tiny)
+    gain[idx] = diag[idx] + (q - 2 * xi * y[idx] + xi * xi * diag[idx]) / rest - q
+    return gain
+
+
 def _polish_and_fill(cov: Cov, X: np.ndarray, nonneg: bool, polish: bool) -> list:
     """In place: renormalize each component on its support (``polish``), give a component
-    with no admissible feature (all weights zero) the unused feature of most variance, and
-    flip signed components to their conventional sign.  Returns the notes."""
-    r = X.shape[1]
+    with no admissible feature (all weights zero) a feature no other component uses, and
+    flip signed components to their conventional sign.  Returns the notes.
+
+    The feature given is the unused one of most variance; when every feature is used (possible
+    when ``n_components * k >= n``), the one whose move out of a component with two or more
+    features raises the total most (:func:`_split_gain`: never lowers it), that component then
+    renormalized on the rest.  Such a component exists since ``n_components <= n``: the
+    supports stay disjoint and every component nonzero.
+    """
+    n, r = X.shape
     notes = []
     if polish:
         for j in range(r):
@@ -250,12 +278,26 @@ def _polish_and_fill(cov: Cov, X: np.ndarray, nonneg: bool, polish: bool) -> lis
                 X[:, j], _ = renormalize_on_support(cov, X[:, j], nonneg)
     diag = cov.diag()
     for j in range(r):
-        if not X[:, j].any():
-            used = np.abs(X).sum(axis=1) > 0
+        if X[:, j].any():
+            continue
+        used = (X != 0).any(axis=1)
+        if not used.all():
             i = int(np.argmax(np.where(used, -np.inf, diag)))
-            X[i, j] = 1.0
             notes.append(f"component {j + 1} got no feature from the matching; feature {i} used")
-        elif not nonneg:
+        else:
+            donors = [t for t in range(r) if np.count_nonzero(X[:, t]) >= 2]
+            gains = np.array([_split_gain(cov, X[:, t], diag) for t in donors])
+            t_, i = np.unravel_index(int(np.argmax(gains)), gains.shape)
+            t, i = donors[int(t_)], int(i)
+            X[i, t] = 0.0
+            X[:, t] /= np.linalg.norm(X[:, t])
+            if polish:
+                X[:, t], _ = renormalize_on_support(cov, X[:, t], nonneg)
+            notes.append(f"component {j + 1} got no feature from the matching and every feature was "
+                         f"used; feature {i} moved to it from component {t + 1} (the total does not drop)")
+        X[i, j] = 1.0
+    if not nonneg:
+        for j in range(r):
             X[:, j] = flip(X[:, j])
     return notes
 
@@ -388,7 +430,6 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     notes = _polish_and_fill(cov, X, nonneg, polish)
     if callback is not None:
         callback(S * P, S * P)
-    var, cum, add = variance_summary(cov, X)
     results = [make_result(cov, X[:, j], method="bipartite", params=dict(k=s), t0=t0)
                for j in range(r)]
     params = dict(n_components=r, k=s, eps=eps, d=d, nonneg=nonneg, samples=S, polish=polish,
@@ -396,18 +437,120 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
     info = dict(samples=S, net_size=N, sign_patterns=P, assignments=assignments,
                 disjoint_shortcuts=shortcuts, pruned=int(pruned), refinements=refinements,
-                swaps=swaps,
-                objective=float(var.sum()),
-                objective_before_polish=float(before), eigenvalues=eigenvalues.tolist(), notes=notes)
-    return ComponentsResult(loadings=X, variance=var, cumulative_variance=cum,
-                            additional_variance=add,
-                            supports=[np.flatnonzero(X[:, j]) for j in range(r)],
-                            method="bipartite", strategy="bipartite", params=params,
-                            seconds=time.perf_counter() - t0, results=results, info=info)
+                swaps=swaps, objective_before_polish=float(before), eigenvalues=eigenvalues.tolist(), notes=notes)
+    out = components_result(cov, X, method="bipartite", strategy="bipartite", params=params, t0=t0,
+                            results=results, info=info)
+    info["objective"] = out.total_variance
+    return out
 
 
 # --------------------------------------------------------------------------- deflation baselines
 
-#: single-component methods of :func:`nspca_core.deflation.deflation_components`, the 2015 paper's
+#: single-component methods of :func:`deflation_components`, the 2015 paper's
 #: Table 2 baselines (``deflation_baseline`` in :data:`nspca_core.methods.REGISTRY`)
 DEFLATION_METHODS = tuple(name for name, spec in REGISTRY.items() if spec.deflation_baseline)
+
+
+def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "tpower", d: int = 5,
+                         nonneg: bool = True, seed=0, samples=None, max_iter: int = 200,
+                         callback=None) -> ComponentsResult:
+    """r components by deflation: solve one k-sparse component, remove its features, repeat.
+
+    The baseline of Asteris et al. (2015), Table 2: deflation with a
+    single-component method gives disjoint supports by removing the features
+    used so far before the next component (the "deflation-remove" loop of
+    :func:`deflate`, with the paper's own iterations instead of the registry's
+    solvers).  Only products with A, the
+    diagonal, k x k submatrices and the top-d factor are used, so a
+    :class:`~nspca_core._sparse.SparseCov` is never densified (the remaining
+    features are a view of it, :meth:`~nspca_core._cov.Cov.columns`).
+
+    Parameters
+    ----------
+    cov : Cov
+    n_components : int in [1, n]  (r)
+    k : int in [1, n]  (s, nonzeros per component)
+    method : {"tpower", "em", "spannogram"}  (:data:`nspca_core.peers.bipartite.DEFLATION_METHODS`)
+        ``"tpower"``: truncated power iteration (Yuan & Zhang 2013) on the
+        remaining features, from the k largest variances and from the
+        truncated columns of the top-d factor (both signs), best start kept
+        (:func:`~nspca_core._common.ascent.ascent` with the step
+        :class:`~nspca_core._common.steps.PlainPower`).
+        ``"em"``: the EM iteration for sparse PCA (Sigg & Buhmann 2008) in
+        covariance form — the M-step ``A x`` soft-thresholded to k nonzeros —
+        from the same starts, then the best unit vector on the support.
+        ``"spannogram"``: the rank-d spannogram on a sampled ε-net
+        (:func:`bipartite_components` with one component), factor recomputed
+        on the remaining features.
+    d : int, default 5
+        Rank of the factor used for starts (tpower, em) or the spannogram.
+    nonneg : bool, default True
+        Nonnegative components; False is the signed problem of the paper.
+    seed : int or Generator
+        For the spannogram's sampled net.
+    samples : int, optional
+        Spannogram net points (default as :func:`bipartite_components`).
+    max_iter : int, default 200
+        Power / EM iterations per component.
+    callback : callable(done, total), optional
+        Called after each component.
+
+    Returns
+    -------
+    ComponentsResult
+        ``method`` as given, ``strategy="deflation-remove"``; ``info``:
+        ``objective`` (Σ x_j^T A x_j on the original A), ``iterations``.
+    """
+    t0 = time.perf_counter()
+    cov = check_cov(cov)
+    n = cov.n
+    r = check_int(n_components, "n_components", 1, n)
+    s = check_k(k, n)
+    if method not in DEFLATION_METHODS:
+        raise InputError(f"`method` must be one of {DEFLATION_METHODS}; got {method!r}")
+    if r * s > n:
+        raise InputError(f"`n_components` * `k` must be at most n_features={n} for disjoint "
+                         f"supports; got {r} * {s} = {r * s}")
+    d = check_int(d, "d", 1, n)
+    nonneg = check_bool(nonneg, "nonneg")
+    max_iter = check_int(max_iter, "max_iter", 1)
+    callback = check_callback(callback)
+    rng = as_rng(seed)
+    X = np.zeros((n, r))
+    iterations = []
+    V = cov.factor(min(d, n))[0] if method != "spannogram" else None
+
+    def solve(sub, kj, keep):
+        if method == "spannogram":
+            res = bipartite_components(sub, 1, min(s, sub.n), eps=0.1, seed=rng, nonneg=nonneg,
+                                       samples=samples, d=min(d, sub.n), refine=False)
+            x = res.loadings[:, 0]
+            iterations.append(int(res.info["samples"]))
+        else:
+            out = ascent(sub.matvec, factor_starts(sub, V[keep], s, nonneg), s,
+                         step=PlainPower(soft=method == "em", nonneg=nonneg), max_iter=max_iter, rtol=None,
+                         xtol=1e-10, merge=False, keep="last", quads=sub.quads)
+            x = out.X[:, int(np.argmax(out.values))]
+            if method == "em" and x.any():
+                x, _ = renormalize_on_support(sub, x, nonneg)
+            iterations.append(int(out.iterations))
+        if not x.any():
+            x = np.zeros(sub.n)
+            x[int(np.argmax(sub.diag()))] = 1.0
+        if not nonneg:
+            x = flip(x)
+        return x / np.linalg.norm(x), None
+
+    for j, _, x, _ in remove_each(cov, (s,) * r, solve, info={}, whole=True):
+        X[:, j] = x
+        if callback is not None:
+            callback(j + 1, r)
+    results = [make_result(cov, X[:, j], method=method, params=dict(k=s), t0=t0)
+               for j in range(r)]
+    params = dict(n_components=r, k=s, method=method, d=d, nonneg=nonneg, max_iter=max_iter,
+                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
+    info = dict(iterations=iterations)
+    out = components_result(cov, X, method=method, strategy="deflation-remove", params=params, t0=t0,
+                            results=results, info=info)
+    info["objective"] = out.total_variance
+    return out

@@ -22,7 +22,8 @@ from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
 from .._common.steps import PlainPower, SoftTopK
 from .._cov import Cov
-from .._summary import variance_summary
+from ..deflation import project_each, remove_each
+from .._summary import components_result
 from .._validation import InputError, as_rng, check_int, check_k
 from ..result import ComponentsResult, Result
 
@@ -298,46 +299,37 @@ def _penalized_mstep(V: np.ndarray, gamma: float):
 
 
 def _deflation_remove(cov: Cov, L: np.ndarray, k: int, rng, restarts: int, opts: dict, callback,
-                      results: list, notes: list) -> None:
+                      results: list, info: dict) -> int:
     """Nonnegative orthogonal components (into the columns of ``L``): each on the features the
-    earlier ones left unused ("deflation-remove")."""
-    n, r = L.shape
-    keep = np.arange(n)
-    for j in range(r):
-        if keep.size == 0:
-            raise InputError(f"`n_components`={r} with k={k}: no features left for component "
-                             f"{j + 1} after removing the supports of the earlier ones")
-        kj = min(k, keep.size)
-        if kj < k:
-            notes.append(f"component {j + 1}: only {keep.size} features left, k lowered to {kj}")
-        res = em_pca(cov.columns(keep), kj, seed=rng, nonneg=True, restarts=restarts, **opts)
-        L[keep, j] = res.x
+    earlier ones left unused (the "deflation-remove" loop :func:`nspca_core.deflation.remove_each`;
+    fewer components when none is left, ``info["stopped_early"]``).  How many were found."""
+    r = L.shape[1]
+
+    def solve(sub, kj, keep):
+        res = em_pca(sub, kj, seed=rng, nonneg=True, restarts=restarts, **opts)
+        return res.x, res
+
+    found = 0
+    for j, _, x, res in remove_each(cov, (k,) * r, solve, info=info):
+        L[:, j] = x
         # report the component in the original coordinates (same x^T A x)
-        results.append(replace(res, x=L[:, j].copy(), support=keep[res.support]))
-        keep = np.setdiff1d(keep, keep[res.support])
+        results.append(replace(res, x=x.copy(), support=np.flatnonzero(x)))
+        found = j + 1
         if callback is not None:
             callback(j + 1, r)
+    return found
 
 
 def _deflation_project(cov: Cov, L: np.ndarray, k: int, rng, restarts: int, opts: dict, callback,
                        results: list) -> None:
-    """Signed components (into the columns of ``L``) by Mackey's projection deflation
-    ("deflation-project")."""
+    """Signed components (into the columns of ``L``) by Mackey's projection deflation (the
+    "deflation-project" loop :func:`nspca_core.deflation.project_each`)."""
     r = L.shape[1]
-    A = cov.dense() if not cov.thin else None
-    X = cov.X if cov.thin else None
-    for j in range(r):
-        c = Cov(X=X) if X is not None else Cov(A=A)
-        res = em_pca(c, k, seed=rng, nonneg=False, restarts=restarts, **opts)
-        x = res.x
+    each = project_each(cov, (k,) * r, lambda sub, kj: em_pca(sub, kj, seed=rng, nonneg=False, restarts=restarts,
+                                                                **opts))
+    for j, _, x, res in each:
         L[:, j] = x
         results.append(res)
-        # Mackey's projection deflation: A <- (I - xx^T) A (I - xx^T), X <- X (I - xx^T)
-        if X is not None:
-            X = X - np.outer(X @ x, x)
-        else:
-            Ax = A @ x
-            A = A - np.outer(Ax, x) - np.outer(x, Ax) + float(x @ Ax) * np.outer(x, x)
         if callback is not None:
             callback(j + 1, r)
 
@@ -432,7 +424,9 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
     -------
     ComponentsResult
         ``method="em"``, ``strategy`` "deflation-remove", "deflation-project"
-        or "quasi-orthogonal"; variances from :func:`variance_summary`.
+        or "quasi-orthogonal"; variances from :func:`variance_summary`.  "deflation-remove"
+        returns fewer components when the earlier ones used every feature (the reason in
+        ``info["stopped_early"]`` and the result's ``summary``).
 
     Notes
     -----
@@ -460,9 +454,11 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
     results, notes = [], []
 
     converged_all = True
+    info: dict = {}
     if min_angle is None and nonneg:
         strategy = "deflation-remove"
-        _deflation_remove(cov, L, k, rng, restarts, opts, callback, results, notes)
+        L = L[:, :_deflation_remove(cov, L, k, rng, restarts, opts, callback, results, info)]
+        notes = info.pop("notes", [])
     elif min_angle is None:
         strategy = "deflation-project"
         _deflation_project(cov, L, k, rng, restarts, opts, callback, results)
@@ -471,14 +467,9 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
         converged_all = _quasi_orthogonal(cov, L, k, min_angle, rng, restarts, opts, callback, results,
                                           notes)
 
-    var, cum, add = variance_summary(cov, L)
     params = dict(n_components=r, k=k, nonneg=nonneg, min_angle=min_angle,
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
                   restarts=restarts, **opts)
-    return ComponentsResult(loadings=L, variance=var, cumulative_variance=cum,
-                            additional_variance=add,
-                            supports=[np.flatnonzero(L[:, j]) for j in range(r)],
-                            method="em", strategy=strategy, params=params,
-                            seconds=time.perf_counter() - t0, results=results,
-                            info=dict(notes=notes, angle_constraint_met=converged_all
-                                      if min_angle is not None else None))
+    return components_result(cov, L, method="em", strategy=strategy, params=params, t0=t0, results=results,
+                             info=dict(notes=notes, angle_constraint_met=converged_all
+                                       if min_angle is not None else None, **info))

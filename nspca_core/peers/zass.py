@@ -11,7 +11,7 @@ import numpy as np
 from .._common.checks import check_callback, check_cov, check_float, check_peer_args
 from .._common.points import leading_eigvec, make_result
 from .._cov import Cov
-from .._summary import variance_summary
+from .._summary import components_result
 from .._validation import InputError, as_rng, check_int
 from ..result import ComponentsResult, Result
 
@@ -411,15 +411,11 @@ def zass_components(cov: Cov, n_components: int, *, alpha=1.0, beta=0.5, seed=0,
             cand = np.where(used, -np.inf, d)
             L[int(np.argmax(cand)), j] = 1.0
             empty.append(j)
-    var, cum, add = variance_summary(cov, L)
     results = [make_result(cov, L[:, j], method="zass", params=dict(alpha=alpha, beta=beta),
                             t0=t0, converged=conv) for j in range(r)]
     params = dict(n_components=r, alpha=alpha, beta=beta, tol=tol, max_sweeps=max_sweeps,
                   seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
     info = dict(sweeps=sweeps, converged=conv, empty_columns=empty,
                 objective=st.objective(U, alpha, b_int))
-    return ComponentsResult(loadings=L, variance=var, cumulative_variance=cum,
-                            additional_variance=add,
-                            supports=[np.flatnonzero(L[:, j]) for j in range(r)],
-                            method="zass", strategy="joint", params=params,
-                            seconds=time.perf_counter() - t0, results=results, info=info)
+    return components_result(cov, L, method="zass", strategy="joint", params=params, t0=t0, results=results,
+                             info=info)

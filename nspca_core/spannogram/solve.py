@@ -9,6 +9,7 @@ import numpy as np
 
 from .._validation import check_int, check_k, pow2_scale
 from ..constrained import solve_pd_unscaled
+from .._common.points import point_result
 from ..result import Result
 from ._common import _FEAS_TOL, _FILTER_MIN_ROWS, _FULL_MIN_ROWS, _SWEEP_MIN_ROWS, _check_V, _Reduced
 from .budget import check_budget
@@ -332,9 +333,8 @@ def _lowrank(V, k, *, callback=None, t0=None, method="auto", screen=True, max_ca
             val, x = full
             if callback is not None:
                 callback(1, 1)
-            return Result(x=x, support=np.flatnonzero(x > 0), variance=val, variance_lowrank=val,
-                          method="spannogram", params={"k": k, "d": d}, seconds=time.perf_counter() - t0,
-                          info={"candidates": 0, "pd_solves": 0, "path": "full-nonneg"})
+            return point_result(x, val, method="spannogram", params={"k": k, "d": d}, t0=t0,
+                                info={"candidates": 0, "pd_solves": 0, "path": "full-nonneg"})
         if method == "full":
             method = "auto"
     if screen and d in (2, 3) and n >= _SCREEN_MIN_ROWS and method == "auto":
@@ -355,7 +355,5 @@ def _lowrank(V, k, *, callback=None, t0=None, method="auto", screen=True, max_ca
         val, solves = float(np.sum(V[0] ** 2)), 0
     else:
         val, x, solves = _evaluate(V, supports)
-    support = np.flatnonzero(x > 0)
-    return Result(x=x, support=support, variance=val, variance_lowrank=val, method="spannogram",
-                  params={"k": k, "d": d}, seconds=time.perf_counter() - t0,
-                  info={"candidates": len(supports), "pd_solves": solves, "path": path})
+    return point_result(x, val, method="spannogram", params={"k": k, "d": d}, t0=t0,
+                        info={"candidates": len(supports), "pd_solves": solves, "path": path})

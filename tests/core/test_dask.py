@@ -25,7 +25,7 @@ from nspca_core import InputError  # noqa: E402
 from nspca_core._cov import Cov  # noqa: E402
 from nspca_core._dask import DaskCov, as_dask_cov  # noqa: E402
 from nspca_core._dask_fit import components_dask, fit_dask  # noqa: E402
-from nspca_core.deflation import deflation_components  # noqa: E402
+from nspca_core.peers.bipartite import deflation_components  # noqa: E402
 
 TOL = 1e-8
 

@@ -14,7 +14,8 @@ import nspca_core as nc
 from nspca_core._cov import Cov, ProjectedCov
 from nspca_core._covariance import as_cov
 from nspca_core._sparse import as_sparse_cov
-from nspca_core.deflation import deflate, deflation_components
+from nspca_core.deflation import deflate
+from nspca_core.peers.bipartite import deflation_components
 
 
 def _sparse(m=120, n=40, density=0.2, seed=0):

@@ -173,7 +173,7 @@ def test_data_products_are_the_centered_matrix():
 
 # ----------------------------------------------------------------------------- solvers on SparseCov
 
-from nspca_core.deflation import deflation_components  # noqa: E402
+from nspca_core.peers.bipartite import deflation_components  # noqa: E402
 from nspca_core.peers.bipartite import bipartite_components  # noqa: E402
 
 

@@ -187,7 +187,10 @@ def test_components_errors():
         bipartite_components(cov, 2, 1, eps=0)
     with pytest.raises(InputError, match=r"`min_angle` must be a float in \(0.0, 90.0\]"):
         em_components(cov, 2, 1, min_angle=120)
-    with pytest.raises(InputError, match="no features left for component 3"):
-        em_components(as_cov(cov=np.ones((4, 4)) + np.eye(4)), 3, 2)  # each takes 2 features
+    # each takes 2 features: fewer components, said as components() says it (the shared remove loop)
+    few = em_components(as_cov(cov=np.ones((4, 4)) + np.eye(4)), 3, 2)
+    assert few.n_components == 2 and len(few.results) == 2
+    assert few.info["stopped_early"].startswith("all 4 features were used by the first 2 components")
+    assert "2 of the 3 components asked for" in few.summary
     with pytest.raises(InputError, match="`Wt` must be nonnegative"):
         max_weight_disjoint(-np.ones((3, 2)), 1)

@@ -200,3 +200,66 @@ def _names_for(n: int, image_shape) -> list:
         h, w = image_shape
         return [f"pixel_{r}_{c}" for r in range(h) for c in range(w)]
     return [f"x{j}" for j in range(n)]
+
+
+def check_sparse_structure(X, name: str, rows: str = "rows", cols: str = "columns") -> None:
+    """Refuse a CSR/CSC/COO matrix whose index arrays do not describe its shape.
+
+    A file can hold a compressed sparse matrix whose column index is past the last column, or
+    whose ``indptr`` decreases: SciPy builds it without a full check, and the compiled kernels
+    that multiply by it then read out of bounds (a crash, or wrong numbers).  Checked here, in
+    O(nnz) without a copy: ``indptr`` has one entry per row (column for CSC) plus one, starts at
+    0, never decreases and ends at the number of stored values; every index lies in
+    ``[0, size)``.  ``rows``/``cols`` name the two dimensions in the message (``"cells"``,
+    ``"genes"``).
+
+    Raises
+    ------
+    DataFormatError
+        Naming the first bad entry, how many there are, and the size it had to stay below.
+    """
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        return
+    m, n = X.shape
+    fmt = X.format
+    where = f"{name}: the sparse matrix ({fmt.upper()}, {m:,} {rows} x {n:,} {cols}) is inconsistent"
+    tail = "; the file is damaged or was written by a faulty tool (refused rather than read out of bounds)"
+    if fmt == "coo":
+        for arr, size, what in ((X.row, m, rows), (X.col, n, cols)):
+            bad = (arr < 0) | (arr >= size)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise DataFormatError(f"{where}: stored entry {i + 1} has the {what[:-1]} index {int(arr[i])}, "
+                                      f"outside [0, {size:,}) ({int(bad.sum()):,} such "
+                                      f"entr{'y' if bad.sum() == 1 else 'ies'}){tail}")
+        return
+    if fmt not in ("csr", "csc"):
+        return
+    major, minor = (m, n) if fmt == "csr" else (n, m)
+    major_word, minor_word = (rows, cols) if fmt == "csr" else (cols, rows)
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    nnz = int(np.asarray(X.data).size)
+    if indptr.ndim != 1 or indptr.size != major + 1:
+        raise DataFormatError(f"{where}: its indptr holds {indptr.size:,} entries, not one per "
+                              f"{major_word[:-1]} plus one ({major + 1:,}){tail}")
+    if indices.size != nnz:
+        raise DataFormatError(f"{where}: {indices.size:,} indices for {nnz:,} stored values{tail}")
+    if int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
+        raise DataFormatError(f"{where}: its indptr runs from {int(indptr[0]):,} to {int(indptr[-1]):,}, "
+                              f"not from 0 to the {nnz:,} stored values{tail}")
+    steps = np.diff(indptr)
+    if (steps < 0).any():
+        k = int(np.argmax(steps < 0))
+        raise DataFormatError(f"{where}: its indptr decreases at {major_word[:-1]} {k + 1} "
+                              f"({int(indptr[k]):,} then {int(indptr[k + 1]):,}); it must never decrease{tail}")
+    if nnz:
+        bad = (indices < 0) | (indices >= minor)
+        if bad.any():
+            i = int(np.argmax(bad))
+            at = int(np.searchsorted(indptr, i, side="right")) - 1
+            raise DataFormatError(
+                f"{where}: {major_word[:-1]} {at + 1} holds the {minor_word[:-1]} index {int(indices[i])}, "
+                f"outside [0, {minor:,}) (there are {minor:,} {minor_word}; {int(bad.sum()):,} such "
+                f"ind{'ex' if bad.sum() == 1 else 'ices'}){tail}")

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from .._validation import InputError
 from .archive import _archive_errors, _check_zip_members, _gunzip, _open_zip, _read_member
-from .loaded import DataFormatError, LoadedData, _at_least_two, _finish
+from .loaded import DataFormatError, LoadedData, _at_least_two, _finish, check_sparse_structure
 from .sniff import _MISSING, _decode
 
 #: what to run when ``anndata`` is missing
@@ -165,6 +165,7 @@ def _is_float(t: str) -> bool:
 
 def _sparse_result(X, features, samples, metadata, labels, notes, name, fmt, variable=None,
                    extra=None) -> LoadedData:
+    check_sparse_structure(X, name, "cells", "genes")  # before any kernel touches the indices
     X = sp.csr_matrix(X, dtype=np.float64)
     if not np.isfinite(X.data).all():
         raise DataFormatError(f"{name}: {int((~np.isfinite(X.data)).sum())} NaN/inf value(s) in the "

@@ -22,6 +22,7 @@ from PIL import Image
 
 from nspca_core import cli, load_file
 from nspca_core.io import DataFormatError, LoadedData
+from tests.data.io import round4_files as r4
 from tests.data.io.test_load_errors import (csv_bytes, encrypted_zip, forge_zip, images, npy_bytes,
                                      npy_with_shape, png_bytes, symlink_zip, zip_bytes)
 
@@ -202,6 +203,16 @@ HOSTILE = [
     ("Latin-1", "lat.csv", "nom,a,b\né,1,2.5\nè,3,4\né,5,6\n".encode("latin-1"), {}, "ok",
      r"read as Latin-1"),
 ]
+# issue 40 ("Hostile inputs, round four"): files the readers took without a word, or crashed on
+if r4.has_anndata():
+    HOSTILE += [
+        ("h5ad column index >= n_vars", "ci.h5ad", r4.h5ad_column_index_past_n_vars(50), {}, "error",
+         r"cell 1 holds the gene index 50, outside \[0, 5\)"),
+        ("h5ad CSC row index >= n_obs", "cr.h5ad", r4.h5ad_column_index_past_n_vars(6, csc=True), {},
+         "error", r"\(CSC, 6 cells x 5 genes\) is inconsistent: gene 1 holds the cell index 6"),
+        ("h5ad indptr decreasing", "ip.h5ad", r4.h5ad_indptr_decreasing(), {}, "error",
+         r"its indptr decreases at cell 3"),
+    ]
 IDS = [row[0] for row in HOSTILE]
 TABLE_RUN: list = []  # the table's cases run in this process (with xdist, a share of them)
 

@@ -1,0 +1,170 @@
+"""Hostile files of issue 40 ("Hostile inputs, round four"), written by the real writers
+(anndata, scipy.io.mmwrite, gzip, zipfile): shared by ``test_hostile_round4.py`` and the fuzz
+table of ``test_fuzz_files.py``.  Not collected by pytest (no ``test_`` prefix).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import tempfile
+import warnings
+import zipfile
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+
+def zip_of(members: dict, compression=zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def has_anndata() -> bool:
+    try:
+        import anndata  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def h5ad_bytes(adata) -> bytes:
+    """``adata.write_h5ad`` to a temporary file, read back as bytes."""
+    fd, path = tempfile.mkstemp(suffix=".h5ad")
+    os.close(fd)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            adata.write_h5ad(path)
+        with open(path, "rb") as fh:
+            return fh.read()
+    finally:
+        os.remove(path)
+
+
+def edit_h5ad(data: bytes, edit) -> bytes:
+    """``data`` with ``edit(h5py.File)`` applied (to forge what no writer writes)."""
+    import h5py
+
+    fd, path = tempfile.mkstemp(suffix=".h5ad")
+    os.close(fd)
+    try:
+        with open(path, "wb") as fh:
+            fh.write(data)
+        with h5py.File(path, "r+") as f:
+            edit(f)
+        with open(path, "rb") as fh:
+            return fh.read()
+    finally:
+        os.remove(path)
+
+
+def sparse_counts(m: int = 6, n: int = 5, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    A = rng.integers(0, 4, size=(m, n)).astype(np.float64)
+    A[:, 0] += 1  # no empty row
+    return sp.csr_matrix(A)
+
+
+def h5ad_column_index_past_n_vars(index: int = 50, *, csc: bool = False) -> bytes:
+    """An ``.h5ad`` whose sparse X stores a column (row, for CSC) index ``>= n_vars``."""
+    import anndata
+
+    X = sparse_counts()
+    good = h5ad_bytes(anndata.AnnData(X.tocsc() if csc else X))
+
+    def forge(f):
+        idx = f["X/indices"][:]
+        idx[0] = index
+        f["X/indices"][...] = idx
+
+    return edit_h5ad(good, forge)
+
+
+def h5ad_indptr_decreasing() -> bytes:
+    import anndata
+
+    good = h5ad_bytes(anndata.AnnData(sparse_counts()))
+
+    def forge(f):
+        ptr = f["X/indptr"][:]
+        ptr[2], ptr[3] = ptr[3], ptr[2]
+        f["X/indptr"][...] = ptr
+
+    return edit_h5ad(good, forge)
+
+
+def h5ad_string_x() -> bytes:
+    import anndata
+
+    X = np.array([[f"v{i}{j}" for j in range(3)] for i in range(4)], dtype=object)
+    return h5ad_bytes(anndata.AnnData(X))
+
+
+def h5ad_categorical_with_missing() -> bytes:
+    import anndata
+    import pandas as pd
+
+    ad = anndata.AnnData(np.random.default_rng(1).random((6, 3)))
+    ad.obs["cls"] = pd.Categorical(["a", "b", None, "a", np.nan, "b"])
+    return h5ad_bytes(ad)
+
+
+def h5ad_duplicate_names() -> bytes:
+    import anndata
+
+    ad = anndata.AnnData(np.random.default_rng(2).random((4, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ad.obs_names = ["c1", "c1", "c2", "c1"]
+        ad.var_names = ["g", "g", "h"]
+    return h5ad_bytes(ad)
+
+
+# ------------------------------------------------------------------ zipped 10x folders
+
+def mtx_bytes(M) -> bytes:
+    buf = io.BytesIO()
+    scipy.io.mmwrite(buf, sp.coo_matrix(M))
+    return buf.getvalue()
+
+
+TENX_GENES, TENX_CELLS = 5, 4
+
+
+def tenx_zip(matrix_gz: bytes | None = None) -> bytes:
+    """A zipped 10x folder (genes x cells ``matrix.mtx.gz``, ``features.tsv.gz``,
+    ``barcodes.tsv.gz``); ``matrix_gz`` replaces the matrix member's bytes."""
+    M = sparse_counts(TENX_GENES, TENX_CELLS, seed=3)
+    feats = "".join(f"ENSG{i:011d}\tG{i}\tGene Expression\n" for i in range(TENX_GENES)).encode()
+    codes = "".join(f"AAACCTGAGAAGG{i:03d}-1\n" for i in range(TENX_CELLS)).encode()
+    return zip_of({"filtered/matrix.mtx.gz": gzip.compress(mtx_bytes(M)) if matrix_gz is None else matrix_gz,
+                   "filtered/features.tsv.gz": gzip.compress(feats),
+                   "filtered/barcodes.tsv.gz": gzip.compress(codes)})
+
+
+def mtx_gzip_bomb(expanded: int) -> bytes:
+    """A valid Matrix Market file padded by a comment line to ``expanded`` bytes, gzipped
+    (about 1,000 : 1), written in pieces so that the test never holds the expanded text."""
+    head = (b"%%MatrixMarket matrix coordinate integer general\n%" )
+    tail = f"\n{TENX_GENES} {TENX_CELLS} 1\n1 1 1\n".encode()
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9) as gz:
+        gz.write(head)
+        left = expanded - len(head) - len(tail)
+        block = b"x" * (1 << 20)
+        while left > 0:
+            gz.write(block[:left])
+            left -= len(block)
+        gz.write(tail)
+    return buf.getvalue()
+
+
+def tenx_truncated() -> bytes:
+    M = sparse_counts(TENX_GENES, TENX_CELLS, seed=3)
+    return tenx_zip(gzip.compress(mtx_bytes(M))[:-12])

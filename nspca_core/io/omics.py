@@ -273,7 +273,9 @@ def load_tenx(data: bytes, name: str, members: dict, max_bytes: int) -> LoadedDa
     features = _tsv_lines(raw["features"], name, members["features"].filename, max_bytes)
     barcodes = [r[0].strip() for r in _tsv_lines(raw["barcodes"], name, members["barcodes"].filename,
                                                  max_bytes)]
-    mat = read_mtx(raw.pop("matrix"), filename=f"{name}:{members['matrix'].filename}", transpose=True)
+    where = f"{name}:{members['matrix'].filename}"
+    # the matrix's gzip content under the cap (a 3 MB bomb expands to GBs), truncation a message
+    mat = read_mtx(_gunzip(raw.pop("matrix"), where, max_bytes), filename=where, transpose=True)
     X = mat.X
     n_cells, n_genes = X.shape
     if len(features) != n_genes or len(barcodes) != n_cells:

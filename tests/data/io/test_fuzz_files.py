@@ -213,6 +213,14 @@ if r4.has_anndata():
         ("h5ad indptr decreasing", "ip.h5ad", r4.h5ad_indptr_decreasing(), {}, "error",
          r"its indptr decreases at cell 3"),
     ]
+HOSTILE += [
+    ("10x zip with a gzip bomb", "b10x.zip", r4.tenx_zip(r4.mtx_gzip_bomb(24 * (1 << 24))),
+     {"max_bytes": 20_000_000}, "error",
+     r"matrix.mtx.gz: the gzip content expands to more than the size cap (max_bytes=|--max-bytes )"
+     r"20,000,000 bytes \(about "),
+    ("10x zip with a truncated matrix.mtx.gz", "t10x.zip", r4.tenx_truncated(), {}, "error",
+     r"matrix.mtx.gz: the gzip file is truncated or damaged"),
+]
 IDS = [row[0] for row in HOSTILE]
 TABLE_RUN: list = []  # the table's cases run in this process (with xdist, a share of them)
 

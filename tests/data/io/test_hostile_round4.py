@@ -104,3 +104,78 @@ def test_property_sparse_structure_check_agrees_with_loops(m, n, seed, edit, fmt
         assert not expected
     else:
         assert expected
+
+
+# ----------------------------------------------------------------- items 3, 4: zipped 10x folders
+
+def test_tenx_zip_reads_as_before():
+    out = load_file(r4.tenx_zip(), filename="g.zip")
+    assert out.format == "10x" and out.X.shape == (r4.TENX_CELLS, r4.TENX_GENES)
+    np.testing.assert_array_equal(out.X.toarray(), r4.sparse_counts(r4.TENX_GENES, r4.TENX_CELLS, 3).T.toarray())
+
+
+def test_tenx_zip_gzip_bomb_is_refused_at_the_cap_with_an_estimate(tmp_path):
+    expanded = 48 * (1 << 24)  # about 805 MB from about 780 kB, capped at 20 MB
+    bomb = r4.tenx_zip(r4.mtx_gzip_bomb(expanded))
+    pattern = (r"b.zip:filtered/matrix.mtx.gz: the gzip content expands to more than the size cap "
+               r"(?:max_bytes=|--max-bytes )20,000,000 bytes \(about ([\d,]+) bytes in all, by the "
+               r"compression ratio so far")
+    with pytest.raises(DataFormatError, match=pattern) as err:
+        load_file(bomb, filename="b.zip", max_bytes=20_000_000)
+    estimate = int(re.search(pattern, str(err.value)).group(1).replace(",", ""))
+    assert expanded / 2 < estimate < 2 * expanded  # the ratio of the first 20 MB, extrapolated
+    assert_cli_refuses(run_cli(tmp_path, bomb, "b.zip", "--max-bytes", "20000000"), pattern)
+
+
+def test_tenx_zip_gzip_bomb_refused_under_a_memory_cap():
+    """3 MB -> 3 GB (the issue's bomb) under a 2 GiB address-space cap with the default
+    max_bytes: refused at the cap, never a MemoryError (the issue: after 112 s at 3.1 GB)."""
+    code = f"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({2 << 30}, {2 << 30}))
+from nspca_core import load_file
+from nspca_core.io import DataFormatError
+from tests.data.io import round4_files as r4
+bomb = r4.tenx_zip(r4.mtx_gzip_bomb(3_000_000_000))
+try:
+    load_file(bomb, filename="b.zip")
+except DataFormatError as exc:
+    print("refused", "possible gzip bomb" in str(exc))
+except MemoryError as exc:
+    print("MEMORY", exc)
+"""
+    env = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "refused True", out.stdout + out.stderr[-2000:]
+
+
+def test_truncated_matrix_in_a_tenx_zip_is_a_clear_error(tmp_path):
+    pattern = r"t.zip:filtered/matrix.mtx.gz: the gzip file is truncated or damaged \(Compressed file ended"
+    with pytest.raises(DataFormatError, match=pattern):
+        load_file(r4.tenx_truncated(), filename="t.zip")
+    assert_cli_refuses(run_cli(tmp_path, r4.tenx_truncated(), "t.zip"), pattern)
+
+
+def test_truncated_gzip_through_the_public_readers():
+    from nspca_core.io.bow import read_mtx, read_vocab
+
+    good = r4.mtx_bytes(r4.sparse_counts())
+    import gzip
+
+    with pytest.raises(DataFormatError, match=r"m.mtx.gz: the gzip file is truncated or damaged"):
+        read_mtx(gzip.compress(good)[:-10], filename="m.mtx.gz")
+    with pytest.raises(DataFormatError, match=r"v.txt.gz: the gzip file is truncated or damaged"):
+        read_vocab(gzip.compress(b"a\nb\nc\n" * 100)[:-10], filename="v.txt.gz")
+
+
+def test_gzip_estimate_rule():
+    from nspca_core.io.archive import _gzip_estimate
+    import gzip
+
+    data = gzip.compress(b"y" * 1_000_000)
+    assert _gzip_estimate(data, 10, 5) == (1_000_000, "its gzip trailer")  # trailer >= what was read
+    total, how = _gzip_estimate(data[:-4] + b"\x00\x00\x00\x00", 600, 3)  # trailer smaller: the ratio
+    assert how.startswith("the compression ratio so far, 200:1") and total == 600 * len(data) // 3

@@ -120,6 +120,14 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
         notes.append("boolean values converted to 0/1")
     if X.dtype.kind == "c":
         raise DataFormatError(f"{name}: complex numbers are not supported; give real values")
+    if X.dtype.kind in "OSUV":  # a reader that let text through: refused here, never a raw ValueError
+        try:
+            X = X.astype(np.float64) if X.dtype.kind == "O" else None
+        except (TypeError, ValueError):
+            X = None
+        if X is None:
+            raise DataFormatError(f"{name}: the matrix holds text or objects, not numbers; features "
+                                  "must be numeric")
     X = X.astype(np.float64, copy=False)
     # the mask of non-finite values only when there is one (a large matrix needs no m x n mask)
     bad = None if (X.size == 0 or np.isfinite(X).all()) else ~np.isfinite(X)

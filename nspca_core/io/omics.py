@@ -198,6 +198,7 @@ def load_h5ad(data: bytes, name: str, nan_policy: str, label_column) -> LoadedDa
     X = adata.X
     if X is None:
         raise DataFormatError(f"{name}: the AnnData object has no X matrix")
+    X = _numeric_x(X, name)
     obs = adata.obs.copy()
     for c in obs.columns:
         if str(obs[c].dtype) == "category":
@@ -220,6 +221,39 @@ def load_h5ad(data: bytes, name: str, nan_policy: str, label_column) -> LoadedDa
     return _finish(np.asarray(X), features, labels, metadata, None, notes, name, "h5ad", nan_policy,
                    variable=label_column, sample_names=samples,
                    extra={"orientation": "rows-are-samples"})
+
+
+def _numeric_x(X, name: str):
+    """``X`` when it holds numbers; text (strings, or objects that are not numbers) refused with
+    an example and where it is."""
+    dtype = X.dtype
+    if dtype.kind in "biuf":
+        return X
+    if sp.issparse(X):
+        raise DataFormatError(f"{name}: X is a sparse matrix of dtype {dtype}, not of numbers; X must "
+                              "hold counts or expression values")
+    arr = np.asarray(X)
+    if dtype.kind == "O":
+        try:
+            return arr.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    flat = arr.ravel()
+    k = next((i for i, v in enumerate(flat) if not _is_number(v)), 0)
+    i, j = divmod(k, arr.shape[1]) if arr.ndim == 2 and arr.shape[1] else (k, 0)
+    raise DataFormatError(f"{name}: X holds text, not numbers (dtype {dtype}; e.g. {flat[k]!r} at cell "
+                          f"{i + 1}, gene {j + 1}); X must hold counts or expression values — text "
+                          "about the cells belongs in obs, about the genes in var")
+
+
+def _is_number(v) -> bool:
+    if isinstance(v, (bytes, str)):
+        return _is_float(v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+    try:
+        float(v)
+        return True
+    except (TypeError, ValueError):
+        return False
 
 
 _TENX = {"matrix": ("matrix.mtx", "matrix.mtx.gz"),

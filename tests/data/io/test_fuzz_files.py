@@ -212,6 +212,8 @@ if r4.has_anndata():
          "error", r"\(CSC, 6 cells x 5 genes\) is inconsistent: gene 1 holds the cell index 6"),
         ("h5ad indptr decreasing", "ip.h5ad", r4.h5ad_indptr_decreasing(), {}, "error",
          r"its indptr decreases at cell 3"),
+        ("h5ad string X", "sx.h5ad", r4.h5ad_string_x(), {}, "error",
+         r"X holds text, not numbers \(dtype object; e.g. 'v00' at cell 1, gene 1\)"),
     ]
 HOSTILE += [
     ("10x zip with a gzip bomb", "b10x.zip", r4.tenx_zip(r4.mtx_gzip_bomb(24 * (1 << 24))),

@@ -179,3 +179,26 @@ def test_gzip_estimate_rule():
     assert _gzip_estimate(data, 10, 5) == (1_000_000, "its gzip trailer")  # trailer >= what was read
     total, how = _gzip_estimate(data[:-4] + b"\x00\x00\x00\x00", 600, 3)  # trailer smaller: the ratio
     assert how.startswith("the compression ratio so far, 200:1") and total == 600 * len(data) // 3
+
+
+# ----------------------------------------------------------------- item 7: text in an .h5ad's X
+
+@needs_anndata
+def test_h5ad_string_x_is_refused_with_an_example(tmp_path):
+    pattern = (r"s.h5ad: X holds text, not numbers \(dtype object; e.g. 'v00' at cell 1, gene 1\); X must "
+               r"hold counts or expression values")
+    with pytest.raises(DataFormatError, match=pattern):
+        load_file(r4.h5ad_string_x(), filename="s.h5ad")
+    assert_cli_refuses(run_cli(tmp_path, r4.h5ad_string_x(), "s.h5ad"), pattern)
+
+
+@needs_anndata
+def test_h5ad_x_text_found_where_it_is():
+    import anndata
+
+    X = np.array([[repr(float(v)) for v in row] for row in np.arange(12.0).reshape(4, 3)], dtype=object)
+    out = load_file(r4.h5ad_bytes(anndata.AnnData(X.copy())), filename="o.h5ad")  # text that is numbers
+    np.testing.assert_array_equal(out.X, np.arange(12.0).reshape(4, 3))
+    X[2, 1] = "n/a?"
+    with pytest.raises(DataFormatError, match=r"e.g. 'n/a\?' at cell 3, gene 2"):
+        load_file(r4.h5ad_bytes(anndata.AnnData(X)), filename="o.h5ad")

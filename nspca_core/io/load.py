@@ -42,14 +42,16 @@ Positions in messages count as the user does: CSV line numbers from 1
 with the header line included, array rows from 1.
 
 Orientation (``orientation="auto"``, CSV/TSV): the rows are read as
-features when the evidence adds up to 3 or more: ids shaped like probes or
-genes (``1007_s_at``, ``AFFX-...``, ``ENSG...``, ``ILMN_...``) +3, gene
-symbols +2 or ids naming genes (``gene_12``) +1, an id column headed
-``ID_REF``/``probe``/``gene`` +2, a header of sample ids (``GSM...``,
-``TCGA-...``, barcodes) +2 or sample words +1, and at least 5 times more
-rows than numeric columns +1; ids shaped like sample ids -3, a header of
-gene names -3, an id column headed ``sample``/``patient`` -2.  The shape
-alone never transposes.
+features when the names add up to 3 or more: ids shaped like microarray
+probes (``1007_s_at``, ``AFFX-...``, ``ILMN_...``) +3, gene ids
+(``ENSG...``, ``NM_...``, ``LOC...``) or gene symbols +2 (they also name
+cell lines and knock-outs), ids naming genes (``gene_12``) +1, an id column
+headed ``ID_REF``/``probe``/``gene`` +2, a header of sample ids (``GSM...``,
+``TCGA-...``, barcodes) +2 or sample words +1; ids shaped like sample ids -3,
+a header of gene names -3, an id column headed ``sample``/``patient`` -2.
+The shape (far more rows than columns) is said in the notes but never
+counted: the shape alone never transposes.  The note gives the total and
+the 3 needed.
 
 Text corpora (documents x words, read sparse by :mod:`.bow`):
 the UCI Bag-of-Words ``docword.NAME.txt`` or ``.txt.gz`` (recognised by

@@ -162,3 +162,17 @@ def mtx_gzip_bomb(expanded: int) -> bytes:
 def tenx_truncated() -> bytes:
     M = sparse_counts(TENX_GENES, TENX_CELLS, seed=3)
     return tenx_zip(gzip.compress(mtx_bytes(M))[:-12])
+
+
+# ------------------------------------------------------------------ tables named like genes
+
+CELL_LINES = ["HELA", "MCF7", "A549", "K562", "HEK293", "U2OS", "JURKAT", "HCT116", "PC3", "SKBR3"]
+ENSG_KO = [f"ENSG{1_000_000 + 7919 * i:011d}" for i in range(10)]
+
+
+def samples_named_like_genes(ids) -> bytes:
+    """Samples as rows named like genes (cell lines, knock-outs) x 2 assays, as pandas writes it."""
+    import pandas as pd
+
+    X = np.round(np.random.default_rng(4).random((len(ids), 2)), 4)
+    return pd.DataFrame(X, index=ids, columns=["viability", "apoptosis"]).to_csv().encode()

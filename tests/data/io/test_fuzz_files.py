@@ -222,6 +222,10 @@ HOSTILE += [
      r"20,000,000 bytes \(about "),
     ("10x zip with a truncated matrix.mtx.gz", "t10x.zip", r4.tenx_truncated(), {}, "error",
      r"matrix.mtx.gz: the gzip file is truncated or damaged"),
+    ("cell lines x 2 assays", "lines.csv", r4.samples_named_like_genes(r4.CELL_LINES), {}, "ok",
+     r"read as a sample \(auto: evidence \+2 for features as rows, 3 needed: .*gene symbols .*not counted"),
+    ("ENSG knock-outs x 2 assays", "ko.csv", r4.samples_named_like_genes(r4.ENSG_KO), {}, "ok",
+     r"read as a sample \(auto: evidence \+2 for features as rows, 3 needed: .*gene ids .*not counted"),
 ]
 IDS = [row[0] for row in HOSTILE]
 TABLE_RUN: list = []  # the table's cases run in this process (with xdist, a share of them)
@@ -243,7 +247,8 @@ def test_hostile_file_through_load_file(label, filename, data, options, expected
     OUTCOMES["table/load_file: parsed with a note"] += 1
     assert expected == "ok", f"{label}: parsed but expected an error matching {pattern!r}"
     assert any(re.search(pattern, nt) for nt in out.notes), out.notes
-    assert np.isfinite(out.X).all() and out.X.ndim == 2 and min(out.X.shape) >= 2
+    values = out.X.data if scipy.sparse.issparse(out.X) else out.X
+    assert np.isfinite(values).all() and out.X.ndim == 2 and min(out.X.shape) >= 2
 
 
 def test_table_values_where_parsed():

@@ -202,3 +202,60 @@ def test_h5ad_x_text_found_where_it_is():
     X[2, 1] = "n/a?"
     with pytest.raises(DataFormatError, match=r"e.g. 'n/a\?' at cell 3, gene 2"):
         load_file(r4.h5ad_bytes(anndata.AnnData(X)), filename="o.h5ad")
+
+
+# ----------------------------------------------------------------- item 8: the shape never transposes
+
+CELL_LINES = ["HELA", "MCF7", "A549", "K562", "HEK293", "U2OS", "JURKAT", "HCT116", "PC3", "SKBR3"]
+KNOCK_OUTS = {"cell lines": CELL_LINES,
+              "ENSG": [f"ENSG{1_000_000 + 7919 * i:011d}" for i in range(10)],
+              "ENSG-KO": [f"ENSG{1_000_000 + 7919 * i:011d}-KO" for i in range(10)],
+              "LOC": [f"LOC{100 + 37 * i}" for i in range(10)],
+              "NM_": [f"NM_{1000 + 13 * i}" for i in range(10)]}
+
+
+@pytest.mark.parametrize("kind", list(KNOCK_OUTS))
+def test_samples_named_like_genes_are_not_transposed(kind):
+    import pandas as pd
+
+    X = np.round(np.random.default_rng(4).random((10, 2)), 4)
+    df = pd.DataFrame(X, index=KNOCK_OUTS[kind], columns=["viability", "apoptosis"])
+    out = load_file(df.to_csv().encode(), filename="screen.csv")
+    assert out.X.shape == (10, 2) and out.extra["orientation"] == "rows-are-samples"
+    np.testing.assert_array_equal(out.X, X)
+    assert out.sample_names == KNOCK_OUTS[kind]
+    note = next(nt for nt in out.notes if nt.startswith("orientation:"))
+    assert re.search(r"auto: evidence \+[0-2] for features as rows, 3 needed: .*; not counted, the shape "
+                     r"alone never transposes: 10 rows for 2 numeric columns\)", note), note
+
+
+def test_genes_as_rows_with_a_sample_header_still_transposed_and_the_margin_said():
+    import pandas as pd
+
+    E = np.round(np.random.default_rng(5).random((40, 6)), 4)
+    ids = [f"ENSG{1_000_000 + 7919 * i:011d}" for i in range(40)]
+    df = pd.DataFrame(E, index=ids, columns=[f"GSM{100 + j}" for j in range(6)])
+    out = load_file(df.to_csv().encode(), filename="expr.csv")
+    assert out.extra["orientation"] == "rows-are-features" and out.X.shape == (6, 40)
+    np.testing.assert_array_equal(out.X, E.T)
+    note = next(nt for nt in out.notes if nt.startswith("orientation:"))
+    assert "auto: evidence +4, 3 needed: +2: the id column holds gene ids" in note, note
+    assert "+2: the header holds sample ids" in note
+
+
+ID_KINDS = st.sampled_from([CELL_LINES, KNOCK_OUTS["ENSG"], KNOCK_OUTS["LOC"], None,
+                            [f"{200000 + i}_s_at" for i in range(10)], [f"GSM{i}" for i in range(10)],
+                            [f"gene_{i}" for i in range(10)], [f"s{i}" for i in range(10)]])
+HEADS = st.sampled_from(["", "ID_REF", "sample", "name", "gene"])
+COLS = st.sampled_from([None, ["a", "b"], ["GSM1", "GSM2"], ["patient 1", "patient 2"], ["TP53", "EGFR"]])
+
+
+@settings(max_examples=150, deadline=None)
+@given(ids=ID_KINDS, head=HEADS, cols=COLS, rows=st.integers(2, 10 ** 6), numeric=st.integers(1, 10 ** 4),
+       rows2=st.integers(2, 10 ** 6), numeric2=st.integers(1, 10 ** 4))
+def test_property_the_shape_never_changes_the_decision(ids, head, cols, rows, numeric, rows2, numeric2):
+    from nspca_core.io.orientation import decide_orientation
+
+    kw = dict(ids=ids, id_header=head, column_names=cols)
+    first = decide_orientation("auto", n_rows=rows, n_numeric=numeric, **kw)[0]
+    assert first == decide_orientation("auto", n_rows=rows2, n_numeric=numeric2, **kw)[0]

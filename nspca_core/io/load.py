@@ -132,7 +132,7 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
               nan_policy: str = "error", label_column=None, header="auto",
               vocab=None, orientation: str = "auto", sample_info=None,
               sample_id_column=None, text_column=None, stop_words="english",
-              min_df=DEFAULT_MIN_DF) -> LoadedData:
+              min_df=DEFAULT_MIN_DF, callback=None) -> LoadedData:
     """Read a data file into a samples x features matrix.
 
     Parameters
@@ -193,14 +193,18 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         Raw text (:mod:`.documents`): the CSV/TSV column holding one document
         per row; None detects a column of free text (in a file with at most 2
         numeric columns), False never reads texts.  A ``.zip`` of ``.txt`` files
-        is read as one document per file.  Words are counted by scikit-learn's
-        ``CountVectorizer`` (lower case) into a sparse documents x words matrix,
+        is read as one document per file.  Words are counted as scikit-learn's
+        ``CountVectorizer`` counts (lower case) into a sparse documents x words matrix,
         ``format`` ``"text-zip"``/``"text-table"``.
     stop_words : "english", None or list of str, default "english"
         Raw text: words left out (scikit-learn's English list by default).
     min_df : int or float, default 2
         Raw text: keep the words of at least this many documents (a float: this
         fraction of the documents).  ``notes`` say how many words were removed.
+    callback : callable, optional
+        ``callback(done, total)``, a progress report while raw text documents
+        are counted (every few documents, and once at the end with
+        ``done == total``); other formats do not call it.
 
     Returns
     -------
@@ -231,8 +235,10 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     orientation = check_orientation(orientation)
     sheet, sheet_label, label_column = _read_sample_sheet(sample_info, sample_id_column, label_column,
                                                           max_bytes)
+    if callback is not None and not callable(callback):
+        raise InputError(f"`callback` must be None or a function callback(done, total); got {callback!r}")
     loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
-                       vocab, orientation, (text_column, stop_words, min_df))
+                       vocab, orientation, (text_column, stop_words, min_df), callback=callback)
     if sheet is not None:
         loaded = attach_sample_info(loaded, None, sample_id_column=sample_id_column,
                                     label_column=sheet_label, sheet=sheet)
@@ -256,7 +262,7 @@ def _read_sample_sheet(sample_info, sample_id_column, label_column, max_bytes):
 
 
 def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header, vocab,
-              orientation, text=(None, "english", DEFAULT_MIN_DF)) -> LoadedData:
+              orientation, text=(None, "english", DEFAULT_MIN_DF), callback=None) -> LoadedData:
     """The reader of the file's kind (arguments already checked)."""
     named = filename is not None or isinstance(source, (str, os.PathLike)) or \
         bool(getattr(source, "name", None))
@@ -302,7 +308,7 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
                          f"sparse .npz or a .zip of them); {name} is read as a dense matrix")
     if ext in TEXT_EXTENSIONS + (".zip",):  # raw text documents (a .zip of .txt, a column of texts)
         docs = read_documents(data, name, ext, text_column=text[0], stop_words=text[1], min_df=text[2],
-                              label_column=label_column, max_bytes=max_bytes)
+                              label_column=label_column, max_bytes=max_bytes, callback=callback)
         if docs is not None:
             return docs
     elif text[0] is not None and text[0] is not False:

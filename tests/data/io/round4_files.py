@@ -176,3 +176,9 @@ def samples_named_like_genes(ids) -> bytes:
 
     X = np.round(np.random.default_rng(4).random((len(ids), 2)), 4)
     return pd.DataFrame(X, index=ids, columns=["viability", "apoptosis"]).to_csv().encode()
+
+
+# ------------------------------------------------------------------ documents
+
+DOCS_EN = ["apple banana cherry apple", "banana cherry date", "cherry date apple banana", "date apple banana"]
+DOCS_JA = ["東京 大阪 京都 東京", "大阪 京都 奈良", "京都 奈良 東京 大阪", "奈良 東京 大阪 こんにちは カタカナ"]

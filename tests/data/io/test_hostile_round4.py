@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from nspca_core.io import DataFormatError, load_file
 from nspca_core.io.loaded import check_sparse_structure
+from nspca_core.io.sniff import _sniff_utf16
 from tests.data.io import round4_files as r4
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -259,3 +260,158 @@ def test_property_the_shape_never_changes_the_decision(ids, head, cols, rows, nu
     kw = dict(ids=ids, id_header=head, column_names=cols)
     first = decide_orientation("auto", n_rows=rows, n_numeric=numeric, **kw)[0]
     assert first == decide_orientation("auto", n_rows=rows2, n_numeric=numeric2, **kw)[0]
+
+
+# ----------------------------------------------------------------- item 9: encodings of documents
+
+DOCS_EN = ["apple banana cherry apple", "banana cherry date", "cherry date apple banana", "date apple banana"]
+DOCS_JA = ["東京 大阪 京都 東京", "大阪 京都 奈良", "京都 奈良 東京 大阪", "奈良 東京 大阪 こんにちは カタカナ"]
+DOCS_FR = ["été café crème été", "café crème thé", "thé été café", "crème thé été café"]
+
+
+def _reference(docs, **options):
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    cv = CountVectorizer(lowercase=True, **options)
+    return cv.fit_transform(docs).toarray().astype(float), cv.get_feature_names_out().tolist()
+
+
+@pytest.mark.parametrize("docs, encoding, how", [
+    (DOCS_EN, "utf-16", r"4 as UTF-16 \(byte-order mark\)"),
+    (DOCS_EN, "utf-16-le", r"4 as UTF-16 \(NUL byte pattern\)"),
+    (DOCS_EN, "utf-32", r"4 as UTF-32 \(byte-order mark\)"),
+    (DOCS_EN, "utf-8-sig", r"4 as UTF-8 \(byte-order mark\)"),
+    (DOCS_JA, "shift_jis", r"4 as Shift-JIS \(cp932: it decodes and reads as Japanese\)"),
+    (DOCS_JA, "utf-16", r"4 as UTF-16 \(byte-order mark\)"),
+    (DOCS_FR, "latin-1", r"4 as Latin-1 \(not UTF-8: the last resort\)"),
+])
+def test_zip_of_documents_in_other_encodings_reads_their_words(docs, encoding, how):
+    data = r4.zip_of({f"d{i}.txt": d.encode(encoding) for i, d in enumerate(docs)})
+    out = load_file(data, filename="d.zip", stop_words=None, min_df=1)
+    want, words = _reference(docs)
+    assert out.feature_names == words  # never 'ÿþb', never lost words
+    np.testing.assert_array_equal(out.X.toarray(), want)
+    assert any(re.search(r"^4 document\(s\) not in UTF-8: read " + how, nt) for nt in out.notes), out.notes
+
+
+def test_zip_of_documents_mixed_encodings_counted_in_the_note():
+    members = {"a.txt": DOCS_EN[0].encode("utf-16"), "b.txt": DOCS_EN[1].encode(),
+               "c.txt": DOCS_EN[2].encode("utf-16"), "d.txt": DOCS_EN[3].encode("latin-1")}
+    out = load_file(r4.zip_of(members), filename="m.zip", stop_words=None)
+    assert out.feature_names == _reference(DOCS_EN)[1]
+    assert "2 document(s) not in UTF-8: read 2 as UTF-16 (byte-order mark)" in out.notes  # d.txt is ASCII
+
+
+def test_documents_that_do_not_decode_are_refused_by_name():
+    broken = "apple banana".encode("utf-16")[:-1] + b"\x00\xd8"
+    members = {"a.txt": DOCS_EN[0].encode(), "b.txt": broken}
+    with pytest.raises(DataFormatError, match=r"m.zip:b.txt: looks like UTF-16-LE text \(byte-order mark\) but "
+                                              r"does not decode"):
+        load_file(r4.zip_of(members), filename="m.zip")
+    members = {"a.txt": DOCS_EN[0].encode(), "b.txt": b"apple\x00\x01\x02banana cherry " * 3}
+    with pytest.raises(DataFormatError, match=r"m.zip:b.txt: binary content \(NUL bytes\) in a .txt document"):
+        load_file(r4.zip_of(members), filename="m.zip")
+
+
+JA_WORDS = ["東京", "大阪", "京都", "奈良", "こんにちは", "カタカナ", "日本語", "さくら"]
+FR_WORDS = ["été", "café", "crème", "thé", "garçon", "naïve", "über", "straße", "apple", "data"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(st.lists(st.sampled_from(FR_WORDS + JA_WORDS), min_size=1, max_size=8).map(" ".join),
+                     min_size=2, max_size=6),
+       encoding=st.sampled_from(["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "shift_jis", "latin-1"]))
+def test_property_documents_read_in_any_encoding_equal_their_words(docs, encoding):
+    """Each document in the encoding when it can be written so (else UTF-8): the words counted
+    are those of the text, as CountVectorizer counts the text itself."""
+    members, texts = {}, []
+    for i, d in enumerate(docs):
+        try:
+            raw = d.encode(encoding)
+        except UnicodeEncodeError:
+            raw = d.encode("utf-8")
+        if encoding in ("utf-16-le", "utf-16-be") and _sniff_utf16(raw) is None:
+            # without its mark and with too little ASCII to show the NUL pattern, UTF-16 cannot be
+            # told from other bytes (refused when it holds NULs, else read as Latin-1): as Excel
+            # writes it, with the mark
+            raw = d.encode("utf-16")
+        members[f"d{i}.txt"] = raw
+        texts.append(d)
+    try:
+        want, words = _reference(texts)
+    except ValueError:
+        return
+    if len(words) < 2:
+        return
+    out = load_file(r4.zip_of(members), filename="p.zip", stop_words=None, min_df=1)
+    assert out.feature_names == words
+    np.testing.assert_array_equal(out.X.toarray(), want)
+
+
+# ----------------------------------------------------------------- item 12: documents beside other files
+
+def test_zip_of_documents_and_a_csv_reads_the_documents_and_names_the_file(tmp_path):
+    members = {f"docs/d{i}.txt": d.encode() for i, d in enumerate(DOCS_EN)}
+    members["docs/meta.csv"] = b"doc,label\nd0,a\nd1,b\n"
+    out = load_file(r4.zip_of(members), filename="m.zip", stop_words=None)
+    want, words = _reference(DOCS_EN)
+    assert out.feature_names == words and out.format == "text-zip"
+    np.testing.assert_array_equal(out.X.toarray(), want)
+    assert "skipped 1 file(s) that are not .txt documents: docs/meta.csv" in out.notes
+    assert list(out.metadata["document"]) == [f"docs/d{i}.txt" for i in range(4)]
+
+
+def test_zip_of_mostly_other_files_names_the_mix():
+    members = {"readme.txt": b"about this data set", "a.csv": b"x,y\n1,2\n", "b.csv": b"x,y\n3,4\n"}
+    with pytest.raises(DataFormatError, match=r"m.zip: the archive holds no images \(allowed: .*\); it holds "
+                                              r"2 .csv, 1 .txt file\(s\)\. A .zip is read as images .*\.txt "
+                                              r"documents \(at least 2"):
+        load_file(r4.zip_of(members), filename="m.zip")
+
+
+# ----------------------------------------------------------------- large text: counted one document at a time
+
+TEXT_CHARS = st.sampled_from(list("abc de_f9 İß,.'\n\t-") + ["é", "東", "京", "\u0307"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(st.text(alphabet=TEXT_CHARS, max_size=60), min_size=1, max_size=6),
+       piece=st.integers(1, 12), min_df=st.sampled_from([1, 2, 0.5]),
+       stop=st.sampled_from([None, frozenset({"ab", "de_f9"})]))
+def test_property_count_words_equals_count_vectorizer_whatever_the_pieces(docs, piece, min_df, stop):
+    """Documents cut into pieces of any size (tiny here) count as CountVectorizer counts them whole."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from nspca_core.io import documents
+
+    old = documents._PIECE
+    documents._PIECE = piece
+    try:
+        X, words, info = documents.count_words(iter(docs), stop_words=stop, min_df=min_df)
+    finally:
+        documents._PIECE = old
+    cv = CountVectorizer(lowercase=True, stop_words=None if stop is None else sorted(stop), min_df=min_df)
+    try:
+        want = cv.fit_transform(docs)
+    except ValueError:  # nothing counted or nothing left
+        assert X.shape[1] == 0
+        return
+    assert words == cv.get_feature_names_out().tolist()
+    assert X.dtype == np.float64 and X.has_sorted_indices
+    np.testing.assert_array_equal(X.toarray(), want.toarray())
+    assert info["documents"] == len(docs)
+
+
+def test_progress_is_reported_while_documents_are_counted():
+    from nspca_core.io import documents
+
+    docs = [f"word{i % 7} shared text number{i % 3}" for i in range(600)]
+    members = {f"d{i:04d}.txt": d.encode() for i, d in enumerate(docs)}
+    reports: list = []
+    out = load_file(r4.zip_of(members), filename="p.zip",
+                    callback=lambda done, total: reports.append((done, total)))
+    assert out.X.shape[0] == 600
+    every = documents._REPORT_EVERY
+    assert reports == [(k, 600) for k in range(every, 600, every)] + [(600, 600)]
+    with pytest.raises(ValueError, match=r"`callback` must be None or a function callback\(done, total\); got 3"):
+        load_file(r4.zip_of(members), filename="p.zip", callback=3)

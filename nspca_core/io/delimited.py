@@ -301,7 +301,8 @@ def _fast_table(data: bytes, name: str, ext: str, header) -> _Table | None:
     """
     if len(data) < FAST_MIN_BYTES or data.startswith((b"\n", b"\r")) or b"\n\n" in data \
             or b"\n\r\n" in data or any(data.startswith(bom) for bom, _ in _BOMS) \
-            or _sniff_utf16(data) is not None or b"\x00" in data[:65536]:
+            or _sniff_utf16(data) is not None or b"\x00" in data[:65536] \
+            or data.lstrip().startswith(b"#") or b"\n#" in data:  # comment lines: the careful reader
         return None
     if not data.isascii():
         try:

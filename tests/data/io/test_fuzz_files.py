@@ -234,6 +234,10 @@ HOSTILE += [
     ("zip of a .txt and two .csv", "mix.zip",
      r4.zip_of({"readme.txt": b"about", "a.csv": b"x,y\n1,2\n", "b.csv": b"x,y\n3,4\n"}), {}, "error",
      r"the archive holds no images .*; it holds 2 .csv, 1 .txt file\(s\)"),
+    ("comment lines (krumsiek11.txt)", "krumsiek11.txt",
+     ("# model = krumsiek11\n# attributes = clusters\nGata2 Gata1 Fog1\n" + "".join(
+         f"{i}.5 {i % 3}.25 {i * i}.125\n" for i in range(8))).encode(), {}, "ok",
+     r"skipped 2 comment line\(s\) starting with '#' \(line 1, line 2: '# model = krumsiek11'\)"),
     ("cell lines x 2 assays", "lines.csv", r4.samples_named_like_genes(r4.CELL_LINES), {}, "ok",
      r"read as a sample \(auto: evidence \+2 for features as rows, 3 needed: .*gene symbols .*not counted"),
     ("ENSG knock-outs x 2 assays", "ko.csv", r4.samples_named_like_genes(r4.ENSG_KO), {}, "ok",

@@ -415,3 +415,60 @@ def test_progress_is_reported_while_documents_are_counted():
     assert reports == [(k, 600) for k in range(every, 600, every)] + [(600, 600)]
     with pytest.raises(ValueError, match=r"`callback` must be None or a function callback\(done, total\); got 3"):
         load_file(r4.zip_of(members), filename="p.zip", callback=3)
+
+
+# ----------------------------------------------------------------- item 10: '#' comment lines
+
+KRUMSIEK_HEAD = "# model = krumsiek11\n# attributes = clusters\n"
+GENES11 = "Gata2 Gata1 Fog1 EKLF Fli1 SCL Cebpa Pu.1 cJun EgrNab Gfi1".split()
+
+
+def test_whitespace_table_with_comment_lines_reads_and_says_so(tmp_path):
+    X = np.round(np.random.default_rng(6).random((30, 11)), 3)
+    body = "\n".join(" ".join(repr(float(v)) for v in row) for row in X)
+    data = (KRUMSIEK_HEAD + " ".join(GENES11) + "\n" + body + "\n").encode()
+    out = load_file(data, filename="krumsiek11.txt")
+    np.testing.assert_array_equal(out.X, X)
+    assert out.feature_names == GENES11
+    assert "skipped 2 comment line(s) starting with '#' (line 1, line 2: '# model = krumsiek11')" in out.notes
+    path = tmp_path / "krumsiek11.txt"
+    path.write_bytes(data)
+    from nspca_core import cli
+
+    assert cli.main(["fit", str(path), "--k", "2", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+
+
+def test_numpy_savetxt_header_and_comments_anywhere(tmp_path):
+    import io
+
+    X = np.round(np.random.default_rng(7).random((12, 3)), 4)
+    buf = io.StringIO()
+    np.savetxt(buf, X, header="alpha beta gamma", comments="# ")
+    out = load_file(buf.getvalue().encode(), filename="s.txt")
+    np.testing.assert_array_equal(out.X, X)
+    assert out.feature_names == ["alpha", "beta", "gamma"]
+    assert any("line 1 '# alpha beta gamma' read as the header, its '#' removed" in nt for nt in out.notes)
+    # a comment in the middle of the data is skipped too; '#N/A' is a missing value, not a comment
+    lines = ["a,b,c"] + [",".join(map(repr, map(float, r))) for r in X]
+    lines.insert(5, "# a remark")
+    lines[8] = "#N/A," + lines[8].split(",", 1)[1]
+    out = load_file(("\n".join(lines) + "\n").encode(), filename="c.csv", nan_policy="drop-rows")
+    assert out.X.shape == (11, 3) and "skipped 1 comment line(s) starting with '#' (line 6: '# a remark')" in out.notes
+
+
+def test_hash_cells_that_are_data_are_not_comments():
+    colours = "\n".join(f"#{i:02x}ff00,{i}.5,{i * 2}.25" for i in range(8)) + "\n"
+    out = load_file(("colour,a,b\n" + colours).encode(), filename="c.csv")
+    assert out.X.shape == (8, 2) and list(out.metadata["colour"])[:2] == ["#00ff00", "#01ff00"]
+    assert not any("comment" in nt for nt in out.notes)
+
+
+def test_comment_lines_in_a_large_file_read_as_in_a_small_one():
+    rng = np.random.default_rng(8)
+    X = np.round(rng.random((20_000, 8)), 6)
+    body = "\n".join(",".join(repr(float(v)) for v in row) for row in X)
+    data = ("# exported by a tool\n" + ",".join(f"v{j}" for j in range(8)) + "\n" + body + "\n").encode()
+    assert len(data) > 1_000_000  # the size where the fast reader is tried first
+    out = load_file(data, filename="big.csv")
+    np.testing.assert_array_equal(out.X, X)
+    assert any(nt.startswith("skipped 1 comment line(s)") for nt in out.notes)

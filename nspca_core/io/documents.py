@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from .._validation import InputError
 from .archive import _ARCHIVE_ERRORS, _archive_errors, _check_zip_members, _read_member
 from .bow import TextData
-from .loaded import DataFormatError, LoadedData
+from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_missing_labels
 from .source import IMAGE_EXTENSIONS
 
 __all__ = ["read_documents", "prune_vocabulary", "Pruned", "detect_text_column", "STOP_WORDS",
@@ -496,10 +496,14 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
         for c in meta.columns:
             vals = meta[c].str.strip()
             if vals.nunique() < len(vals) and not all(_is_number(v) for v in vals if v):
-                lab = c
-                break
+                note = missing_label_note(vals.tolist(), c)
+                if note is None:
+                    lab = c
+                    break
+                notes.append(note)
     if lab is not None:
         labels = meta[lab].str.strip().to_numpy(dtype=str)
+        refuse_missing_labels(labels, lab, name, [i + 2 for i in range(len(labels))])
         notes.append(f"labels from column '{lab}' ({len(set(labels.tolist()))} classes)")
     if meta.shape[1]:
         notes.append(f"other column(s) kept as metadata: {', '.join(map(str, meta.columns[:10]))}")

@@ -271,3 +271,45 @@ def check_sparse_structure(X, name: str, rows: str = "rows", cols: str = "column
                 f"{where}: {major_word[:-1]} {at + 1} holds the {minor_word[:-1]} index {int(indices[i])}, "
                 f"outside [0, {minor:,}) (there are {minor:,} {minor_word}; {int(bad.sum()):,} such "
                 f"ind{'ex' if bad.sum() == 1 else 'ices'}){tail}")
+
+
+#: label cells that are no label (never a class): empty, NaN and the usual missing markers
+LABEL_MISSING = frozenset({"", "nan", "na", "n/a", "null", "#n/a", "<na>"})
+
+
+def missing_labels(values) -> np.ndarray:
+    """Which label cells are missing: None, a float NaN, or text in :data:`LABEL_MISSING`
+    (case and surrounding spaces ignored)."""
+    out = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        out[i] = v is None or (isinstance(v, float) and v != v) or str(v).strip().lower() in LABEL_MISSING
+    return out
+
+
+def _missing_examples(values, miss) -> str:
+    shown = sorted({repr(str(values[i]).strip()) for i in np.flatnonzero(miss)})
+    return ", ".join(shown[:4])
+
+
+def refuse_missing_labels(values, column, name: str, lines=None) -> None:
+    """The label column asked for must label every sample: missing cells are refused, counted,
+    with their rows (a missing label is not a class)."""
+    miss = missing_labels(values)
+    if not miss.any():
+        return
+    idx = np.flatnonzero(miss)
+    rows = ", ".join(_row_word(i, lines) for i in idx[:5]) + (", ..." if idx.size > 5 else "")
+    raise DataFormatError(f"{name}: the label column '{column}' has {idx.size:,} missing cell(s) of "
+                          f"{len(values):,} ({_missing_examples(values, miss)}; {rows}); a missing label "
+                          "is not a class: fill them in, drop those samples, or choose another label "
+                          "column")
+
+
+def missing_label_note(values, column, what: str = "column") -> str | None:
+    """The note for a column not taken as labels because cells are missing, or None when none is."""
+    miss = missing_labels(values)
+    if not miss.any():
+        return None
+    return (f"{what} '{column}' not used as labels: {int(miss.sum()):,} of its {len(values):,} cells are "
+            f"missing ({_missing_examples(values, miss)}), and a missing label is not a class; fill "
+            "them in and name it as the label column")

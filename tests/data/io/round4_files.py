@@ -182,3 +182,13 @@ def samples_named_like_genes(ids) -> bytes:
 
 DOCS_EN = ["apple banana cherry apple", "banana cherry date", "cherry date apple banana", "date apple banana"]
 DOCS_JA = ["東京 大阪 京都 東京", "大阪 京都 奈良", "京都 奈良 東京 大阪", "奈良 東京 大阪 こんにちは カタカナ"]
+
+
+# ------------------------------------------------------------------ GEO series matrices
+
+GEO_REPEATED_PROBE = (b'!Series_title\t"t"\n!Sample_geo_accession\t"GSM1"\t"GSM2"\t"GSM3"\n'
+                      b'!Sample_title\t"a"\t"b"\t"c"\n!series_matrix_table_begin\n'
+                      b'"ID_REF"\t"GSM1"\t"GSM2"\t"GSM3"\n"p1"\t1\t2\t3\n"p1"\t4\t5\t6\n"p3"\t7\t8\t9.5\n'
+                      b"!series_matrix_table_end\n")
+GEO_REPEATED_SAMPLE = GEO_REPEATED_PROBE.replace(b'"ID_REF"\t"GSM1"\t"GSM2"\t"GSM3"',
+                                                 b'"ID_REF"\t"GSM1"\t"GSM2"\t"GSM2"')

@@ -212,6 +212,10 @@ if r4.has_anndata():
          "error", r"\(CSC, 6 cells x 5 genes\) is inconsistent: gene 1 holds the cell index 6"),
         ("h5ad indptr decreasing", "ip.h5ad", r4.h5ad_indptr_decreasing(), {}, "error",
          r"its indptr decreases at cell 3"),
+        ("h5ad categorical with missing values", "cm.h5ad", r4.h5ad_categorical_with_missing(), {}, "ok",
+         r"the categorical obs column 'cls' not used as labels: 2 of its 6 cells are missing"),
+        ("h5ad repeated obs/var names", "dn.h5ad", r4.h5ad_duplicate_names(), {}, "ok",
+         r"2 observation name\(s\) \(obs_names\) repeated \(1 distinct, first: 'c1', 3 times\)"),
         ("h5ad string X", "sx.h5ad", r4.h5ad_string_x(), {}, "error",
          r"X holds text, not numbers \(dtype object; e.g. 'v00' at cell 1, gene 1\)"),
     ]
@@ -238,6 +242,12 @@ HOSTILE += [
      ("# model = krumsiek11\n# attributes = clusters\nGata2 Gata1 Fog1\n" + "".join(
          f"{i}.5 {i % 3}.25 {i * i}.125\n" for i in range(8))).encode(), {}, "ok",
      r"skipped 2 comment line\(s\) starting with '#' \(line 1, line 2: '# model = krumsiek11'\)"),
+    ("label column with empty and NaN cells", "lab.csv", b"cls,a,b\nx,1,2\n,3,4\nNaN,5,6\ny,7,8\nx,9,1\n",
+     {}, "ok", r"column 'cls' not used as labels: 2 of its 5 cells are missing \('', 'NaN'\)"),
+    ("series matrix with a repeated ID_REF", "GSE1_series_matrix.txt", r4.GEO_REPEATED_PROBE, {}, "ok",
+     r"1 probe id\(s\) \(ID_REF\) repeated in the table \(1 distinct, first: 'p1', 2 times\)"),
+    ("series matrix with a repeated GSM column", "GSE2_series_matrix.txt", r4.GEO_REPEATED_SAMPLE, {}, "error",
+     r"1 sample column\(s\) appear more than once in the table header \(first: 'GSM2', columns 3, 4\)"),
     ("cell lines x 2 assays", "lines.csv", r4.samples_named_like_genes(r4.CELL_LINES), {}, "ok",
      r"read as a sample \(auto: evidence \+2 for features as rows, 3 needed: .*gene symbols .*not counted"),
     ("ENSG knock-outs x 2 assays", "ko.csv", r4.samples_named_like_genes(r4.ENSG_KO), {}, "ok",

@@ -472,3 +472,83 @@ def test_comment_lines_in_a_large_file_read_as_in_a_small_one():
     out = load_file(data, filename="big.csv")
     np.testing.assert_array_equal(out.X, X)
     assert any(nt.startswith("skipped 1 comment line(s)") for nt in out.notes)
+
+
+# ----------------------------------------------------------------- item 11: silent acceptance
+
+LABELLED = b"cls,a,b\nx,1,2\n,3,4\nNaN,5,6\ny,7,8\nx,9,1\n"
+
+
+def test_missing_label_cells_are_not_classes():
+    out = load_file(LABELLED, filename="l.csv")  # detected: not taken as labels, said with the count
+    assert out.labels is None
+    assert ("column 'cls' not used as labels: 2 of its 5 cells are missing ('', 'NaN'), and a missing label "
+            "is not a class; fill them in and name it as the label column") in out.notes
+    with pytest.raises(DataFormatError, match=r"l.csv: the label column 'cls' has 2 missing cell\(s\) of 5 "
+                                              r"\('', 'NaN'; line 3, line 4\); a missing label is not a class"):
+        load_file(LABELLED, filename="l.csv", label_column="cls")
+    # a later text column without missing cells still gives the labels
+    out = load_file(b"cls,grp,a,b\nx,p,1,2\n,q,3,4\nNA,p,5,6\nx,q,7,8\n", filename="l.csv")
+    assert list(out.labels) == ["p", "q", "p", "q"] and any("'cls' not used as labels" in nt for nt in out.notes)
+
+
+def test_missing_labels_by_brute_force():
+    from nspca_core.io.loaded import LABEL_MISSING, missing_labels
+
+    cells = ["a", "", " ", "NaN", "nan", "NA", "n/a", "null", "#N/A", "<NA>", None, float("nan"), "none", "0", "-"]
+    want = [c is None or (isinstance(c, float) and c != c) or str(c).strip().lower() in LABEL_MISSING
+            for c in cells]
+    assert missing_labels(cells).tolist() == want
+    assert want == [False] + [True] * 11 + [False, False, False]  # 'none', '0', '-' are classes
+
+
+@needs_anndata
+def test_h5ad_categorical_missing_values_are_not_a_class():
+    import anndata
+    import pandas as pd
+
+    out = load_file(r4.h5ad_categorical_with_missing(), filename="c.h5ad")
+    assert out.labels is None
+    assert any(nt.startswith("the categorical obs column 'cls' not used as labels: 2 of its 6 cells are "
+                             "missing") for nt in out.notes), out.notes
+    with pytest.raises(DataFormatError, match=r"c.h5ad: the label column 'cls' has 2 missing cell\(s\) of 6"):
+        load_file(r4.h5ad_categorical_with_missing(), filename="c.h5ad", label_column="cls")
+    ad = anndata.AnnData(np.random.default_rng(1).random((6, 3)))
+    ad.obs["cls"] = pd.Categorical(["a", "b", None, "a", None, "b"])
+    ad.obs["batch"] = pd.Categorical(["1", "2", "1", "2", "1", "2"])
+    out = load_file(r4.h5ad_bytes(ad), filename="c.h5ad")
+    assert list(out.labels) == ["1", "2", "1", "2", "1", "2"] and out.variable == "batch"
+
+
+@needs_anndata
+def test_h5ad_duplicate_names_are_noted_and_made_unique():
+    out = load_file(r4.h5ad_duplicate_names(), filename="d.h5ad")
+    assert out.sample_names == ["c1", "c1.1", "c2", "c1.2"] and out.feature_names == ["g", "g.1", "h"]
+    assert ("1 variable name(s) (var_names) repeated (1 distinct, first: 'g', 2 times): made unique with "
+            ".1, .2, ... (each keeps its values)") in out.notes
+    assert any(nt.startswith("2 observation name(s) (obs_names) repeated (1 distinct, first: 'c1', 3 times)")
+               for nt in out.notes)
+
+
+GEO = b"""!Series_title\t"t"
+!Sample_geo_accession\t"GSM1"\t"GSM2"\t"GSM3"
+!Sample_title\t"a"\t"b"\t"c"
+!series_matrix_table_begin
+"ID_REF"\t"GSM1"\t"GSM2"\t"GSM3"
+"p1"\t1\t2\t3
+"p1"\t4\t5\t6
+"p3"\t7\t8\t9.5
+!series_matrix_table_end
+"""
+
+
+def test_series_matrix_repeated_probe_noted_repeated_sample_refused():
+    out = load_file(GEO, filename="GSE1_series_matrix.txt")
+    assert out.feature_names == ["p1", "p1.1", "p3"] and out.sample_names == ["GSM1", "GSM2", "GSM3"]
+    np.testing.assert_array_equal(out.X, [[1, 4, 7], [2, 5, 8], [3, 6, 9.5]])
+    assert any(nt.startswith("1 probe id(s) (ID_REF) repeated in the table (1 distinct, first: 'p1', 2 times)")
+               for nt in out.notes)
+    twice = GEO.replace(b'"ID_REF"\t"GSM1"\t"GSM2"\t"GSM3"', b'"ID_REF"\t"GSM1"\t"GSM2"\t"GSM2"')
+    with pytest.raises(DataFormatError, match=r"1 sample column\(s\) appear more than once in the table header "
+                                              r"\(first: 'GSM2', columns 3, 4\)"):
+        load_file(twice, filename="GSE1_series_matrix.txt")

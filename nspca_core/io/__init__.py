@@ -21,7 +21,7 @@ Modules: :mod:`.load` (the front door), :mod:`.source` (bytes and file kind),
 :mod:`.delimited` (CSV/TSV, with :mod:`.sniff` and :mod:`.conventions` for
 how the text is written), :mod:`.npy`, :mod:`.mat`, :mod:`.images`,
 :mod:`.corpora` (with the bag-of-words readers of :mod:`.bow`), :mod:`.documents` (raw text
-counted by scikit-learn's CountVectorizer), and :mod:`.archive` (safe in-memory archives).
+counted as scikit-learn's CountVectorizer counts), and :mod:`.archive` (safe in-memory archives).
 """
 
 from .archive import MAX_ZIP_MEMBERS, _read_member

@@ -120,15 +120,41 @@ def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
     """The content of gzip ``data`` (returned as is when not gzip), capped at ``max_bytes``.
 
     Decompression is streamed and the cap checked after every chunk, so a small
-    forged file cannot expand without limit (a gzip bomb).
+    forged file cannot expand without limit (a gzip bomb): it stops at the cap,
+    and the message gives an estimate of the whole (:func:`_gzip_estimate`).  A
+    truncated or damaged stream is a DataFormatError, never an EOFError.
     """
     if not data.startswith(_GZIP_MAGIC):
         return data
+    parts, got = [], 0
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
-            return _read_capped(fh, max_bytes, f"{name}: the gzip content expands to more than the "
-                                               f"size cap max_bytes={max_bytes:,} bytes (possible "
-                                               "gzip bomb); raise max_bytes if this is intended")
+            raw = fh.fileobj  # the compressed stream: its position says how much was consumed
+            while True:
+                chunk = fh.read(min(_CHUNK, max_bytes - got + 1))
+                if not chunk:
+                    break
+                got += len(chunk)
+                if got > max_bytes:
+                    total, how = _gzip_estimate(data, got, raw.tell())
+                    raise DataFormatError(
+                        f"{name}: the gzip content expands to more than the size cap max_bytes="
+                        f"{max_bytes:,} bytes (about {total:,} bytes in all, by {how}; possible gzip "
+                        f"bomb: {len(data):,} compressed bytes); stopped at the cap, nothing else "
+                        "was decompressed; raise max_bytes if this is intended")
+                parts.append(chunk)
     except (OSError, EOFError, zlib.error) as exc:
         raise DataFormatError(f"{name}: the gzip file is truncated or damaged ({exc}); download "
                               "or compress it again") from None
+    return b"".join(parts)
+
+
+def _gzip_estimate(data: bytes, got: int, consumed: int) -> tuple[int, str]:
+    """How many bytes a gzip stream expands to, known after ``got`` bytes from ``consumed``
+    compressed ones: its trailer's size (the last 4 bytes, modulo 2**32) when that is not
+    smaller than what was read, else the compression ratio so far applied to the whole file."""
+    isize = struct.unpack("<I", data[-4:])[0] if len(data) >= 18 else 0
+    if isize >= got:
+        return isize, "its gzip trailer"
+    consumed = max(1, min(int(consumed), len(data)))
+    return int(got * len(data) / consumed), f"the compression ratio so far, {got / consumed:,.0f}:1"

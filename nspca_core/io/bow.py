@@ -25,6 +25,7 @@ import gzip
 import io
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,6 +101,16 @@ def _maybe_gunzip(fh):
     head = fh.read(2)
     fh.seek(0)
     return gzip.GzipFile(fileobj=fh) if head == _GZIP_MAGIC else fh
+
+
+def _read_all(fh, name: str) -> bytes:
+    """Everything of ``fh`` (gzip content when gzip); a truncated or damaged gzip stream is a
+    DataFormatError, not an EOFError."""
+    try:
+        return _maybe_gunzip(fh).read()
+    except (EOFError, OSError, zlib.error) as exc:
+        raise DataFormatError(f"{name}: the gzip file is truncated or damaged ({exc}); download or "
+                              "compress it again") from None
 
 
 # --------------------------------------------------------------------------- announced sizes
@@ -242,7 +253,7 @@ def read_vocab(source, *, n_words: int | None = None, filename=None) -> list:
     """
     fh, name, _ = _open_binary(source, filename)
     with fh:
-        raw = _maybe_gunzip(fh).read()
+        raw = _read_all(fh, name)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -358,7 +369,7 @@ def read_mtx(source, vocab=None, *, filename=None, transpose: bool = False) -> T
         raise InputError(f"`transpose` must be True or False; got {transpose!r}")
     fh, name, _ = _open_binary(source, filename)
     with fh:
-        data = _maybe_gunzip(fh).read()
+        data = _read_all(fh, name)
     announced = _mtx_header(data)
     if announced is not None:
         rows, cols, entries, body, min_entry = announced

@@ -13,7 +13,7 @@ import numpy as np
 from .._validation import InputError
 from .archive import _ARCHIVE_ERRORS, _archive_errors, _check_zip_members, _gunzip, _read_member
 from .bow import read_mtx, read_sparse_npz, read_uci_bow, read_vocab
-from .loaded import DataFormatError, LoadedData, _at_least_two
+from .loaded import DataFormatError, LoadedData, _at_least_two, check_sparse_structure
 from .npy import _npz_index
 from .source import IMAGE_EXTENSIONS, _read_source
 
@@ -95,6 +95,7 @@ def _read_corpus(kind: str, data: bytes, vocab, name: str, max_bytes: int):
 def _finish_sparse(text, name: str, fmt: str, notes: list) -> LoadedData:
     """Checks shared by the text corpora: at least 2 documents and 2 words; empty rows/columns noted."""
     X = text.X
+    check_sparse_structure(X, name, "documents", "words")
     m, n = X.shape
     _at_least_two(X.shape, name, "a single document (row); PCA needs at least 2 documents (rows) "
                   "and 2 words (columns)",

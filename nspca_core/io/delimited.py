@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import InputError
 from .conventions import _cell_kind, _number_conventions
-from .loaded import DataFormatError, _dropped_text, _finish
+from .loaded import DataFormatError, _dropped_text, _finish, missing_label_note, refuse_missing_labels
 from .orientation import decide_orientation, transpose_names
 from .sniff import _BOMS, _MISSING, _decide_header, _decode, _parse_cells, _sniff_utf16, _split_rows, _strs
 
@@ -35,8 +35,10 @@ def _unique_names(names: list, notes: list) -> list:
     return uniq
 
 
-def _label_index(label_column, names: list, text_cols: list, text: dict, m: int) -> int | None:
-    """The label column: asked for by name/index, else the first text column with repeats."""
+def _label_index(label_column, names: list, text_cols: list, text: dict, m: int,
+                 notes: list | None = None) -> int | None:
+    """The label column: asked for by name/index, else the first text column with repeats and no
+    missing cell (a column passed over for its missing cells is said in ``notes``)."""
     width = len(names)
     if label_column is not None:
         if isinstance(label_column, str) and label_column in names:
@@ -48,7 +50,11 @@ def _label_index(label_column, names: list, text_cols: list, text: dict, m: int)
                          f"index in [0, {width - 1}]; got {label_column!r}")
     for j in text_cols:
         if len(set(text[j].tolist())) < m:
-            return j
+            note = missing_label_note(text[j], names[j])
+            if note is None:
+                return j
+            if notes is not None:
+                notes.append(note)
     return None
 
 
@@ -226,11 +232,12 @@ def _samples_as_rows(table: _Table, distinct: list, name: str, nan_policy: str, 
     text_cols = list(text)
     num_cols = list(table.num_cols)
     dropped = list(table.dropped)
-    label_idx = _label_index(label_column, names, text_cols, text, m)
+    label_idx = _label_index(label_column, names, text_cols, text, m, notes)
     labels = None
     X = table.values
     if label_idx is not None:
         labels = text[label_idx] if label_idx in text else table.column_text(label_idx)
+        refuse_missing_labels(labels, names[label_idx], name, table.lines)
         if label_idx in num_cols:
             X = np.delete(X, num_cols.index(label_idx), axis=1)
             num_cols.remove(label_idx)
@@ -301,7 +308,8 @@ def _fast_table(data: bytes, name: str, ext: str, header) -> _Table | None:
     """
     if len(data) < FAST_MIN_BYTES or data.startswith((b"\n", b"\r")) or b"\n\n" in data \
             or b"\n\r\n" in data or any(data.startswith(bom) for bom, _ in _BOMS) \
-            or _sniff_utf16(data) is not None or b"\x00" in data[:65536]:
+            or _sniff_utf16(data) is not None or b"\x00" in data[:65536] \
+            or data.lstrip().startswith(b"#") or b"\n#" in data:  # comment lines: the careful reader
         return None
     if not data.isascii():
         try:

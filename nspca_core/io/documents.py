@@ -1,20 +1,24 @@
-"""Raw text: documents become a documents x words count matrix through scikit-learn's
-``CountVectorizer``, kept sparse.
+"""Raw text: documents become a documents x words count matrix, counted as scikit-learn's
+``CountVectorizer`` counts, kept sparse.
 
 Two ways documents come (issue 26, item 5):
 
 * a ``.zip`` of ``.txt`` files, one document per file (the file names become the document
-  names, in the archive's order);
+  names, in the archive's order), read one at a time and never held together; each decoded
+  as the CSV reader decodes (:func:`decode_document`: byte-order mark, UTF-16 by its NUL
+  pattern, UTF-8, Shift-JIS when it reads as Japanese, else Latin-1, said in the notes); files
+  that are not ``.txt`` beside at least as many documents are skipped and named;
 * a CSV/TSV with a column of texts, named (``text_column="body"`` or its index) or detected:
   a column of free text (most cells of several words, nearly all distinct) in a file with at
   most :data:`MAX_NUMERIC_WITH_TEXT` numeric columns.  The other columns become ``metadata``;
   ``label_column`` (or the first short text column with repeated values) the labels.
 
-Words: ``CountVectorizer(lowercase=True)`` with its default tokens (runs of 2+ letters or
-digits), then :func:`prune_vocabulary` drops the stop words (scikit-learn's English list by
-default) and the words in fewer than ``min_df`` documents — the same matrix as
-``CountVectorizer(stop_words=..., min_df=...)``, with the counts of what was dropped for the
-notes.  :func:`prune_vocabulary` also serves the Topics page on any corpus.
+Words (:func:`count_words`): CountVectorizer's default tokens (runs of 2+ letters or digits) of
+the lower-cased text, without the stop words (scikit-learn's English list by default) and the
+words in fewer than ``min_df`` documents — the same matrix as
+``CountVectorizer(lowercase=True, stop_words=..., min_df=...)``, counted one document at a
+time with a progress report, with the counts of what was dropped for the notes.
+:func:`prune_vocabulary` serves the Topics page on any corpus.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import numbers
+import re
 import zipfile
 from dataclasses import fields, replace
 from pathlib import PurePosixPath
@@ -32,7 +37,7 @@ import scipy.sparse as sp
 from .._validation import InputError
 from .archive import _ARCHIVE_ERRORS, _archive_errors, _check_zip_members, _read_member
 from .bow import TextData
-from .loaded import DataFormatError, LoadedData
+from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_missing_labels
 from .source import IMAGE_EXTENSIONS
 
 __all__ = ["read_documents", "prune_vocabulary", "Pruned", "detect_text_column", "STOP_WORDS",
@@ -131,75 +136,252 @@ def prune_vocabulary(X, words, *, stop_words=frozenset(), min_df=1, max_df=1.0) 
                   int(rare.sum()), int(common.sum()), notes)
 
 
-def _vectorize(texts: list, doc_names: list, name: str, stop, min_df,
-               how: str) -> tuple:
-    """(TextData, notes) of the documents: CountVectorizer, then the pruning."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+#: CountVectorizer's default tokens: runs of 2 or more word characters
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+#: the last non-word character of a window (a document is tokenized in pieces cut there)
+_LAST_NONWORD = re.compile(r"\W\w*\Z")
+_NONWORD = re.compile(r"\W")
+#: characters of a document lower-cased and tokenized at a time (bounds the token list)
+_PIECE = 1 << 20
+#: documents between two progress reports
+_REPORT_EVERY = 256
 
+
+def _pieces(text: str):
+    """``text`` in pieces of about :data:`_PIECE` characters, each cut after a non-word character
+    (a token never spans two pieces, since tokens are runs of word characters)."""
+    start, n = 0, len(text)
+    while n - start > _PIECE:
+        end = start + _PIECE
+        m = _LAST_NONWORD.search(text, max(start, end - 65_536), end)
+        if m is None:  # 64 kB of word characters: cut after the next non-word character instead
+            m = _NONWORD.search(text, end)
+            if m is None:
+                break
+        cut = m.start() + 1
+        yield text[start:cut]
+        start = cut
+    yield text[start:]
+
+
+def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=None):
+    r"""Count the words of ``documents`` (an iterable of str, consumed once) as scikit-learn's
+    ``CountVectorizer(lowercase=True, stop_words=..., min_df=...)`` does, one document at a time.
+
+    Returns ``(X, words, info)``: ``X`` the documents x kept words CSR matrix of float64 counts
+    (columns in the order of the sorted words, indices sorted), ``words`` the kept words,
+    ``info`` a dict: ``documents``, ``distinct_words`` (all words seen, stop words included),
+    ``n_stop`` and ``n_rare`` (distinct words removed as stop words / in fewer than ``min_df``
+    documents).  ``callback(done, total)`` is called every few documents and at the end.
+
+    Notes
+    -----
+    Tokens are CountVectorizer's default (``(?u)\b\w\w+\b`` on the lower-cased text); a
+    document is lower-cased and tokenized a megabyte at a time.  Memory: the vocabulary (a dict
+    of every distinct word), and 8 bytes per (document, word) pair (an int32 word id and count)
+    while counting; at the end the kept pairs become the CSR arrays (12 bytes each), built
+    column-selected and in word order directly (no full matrix, no second copy).  No list of
+    the documents is kept: a generator of documents is read once.
+    """
+    from array import array
+    from collections import Counter
+
+    vocab: dict = {}
+    indices, counts, indptr = array("i"), array("i"), array("q", [0])
+    n_docs = 0
+    for doc in documents:
+        found: Counter = Counter()
+        for piece in _pieces(doc):
+            found.update(_TOKEN.findall(piece.lower()))
+        for word, c in found.items():
+            j = vocab.get(word)
+            if j is None:
+                j = vocab[word] = len(vocab)
+            indices.append(j)
+            counts.append(c)
+        indptr.append(len(indices))
+        n_docs += 1
+        if callback is not None and n_docs % _REPORT_EVERY == 0:
+            callback(n_docs, total if total is not None else n_docs)
+    words = list(vocab)
+    del vocab
+    idx = np.frombuffer(indices, dtype=np.int32) if len(indices) else np.zeros(0, np.int32)
+    df = np.bincount(idx, minlength=len(words))
+    stop = np.array([w in stop_words for w in words], dtype=bool) if stop_words else \
+        np.zeros(len(words), dtype=bool)
+    rare = ~stop & (df < _df_threshold(min_df, n_docs))
+    kept = np.flatnonzero(~stop & ~rare)
+    order = sorted(kept.tolist(), key=words.__getitem__)
+    remap = np.full(len(words), -1, dtype=np.int32)
+    remap[order] = np.arange(len(order), dtype=np.int32)
+    new = remap[idx]
+    del remap
+    keep = new >= 0
+    ptr = np.frombuffer(indptr, dtype=np.int64)
+    cum = np.zeros(keep.size + 1, dtype=np.int64)
+    np.cumsum(keep, out=cum[1:])
+    X = sp.csr_matrix((np.frombuffer(counts, dtype=np.int32)[keep].astype(np.float64), new[keep],
+                       cum[ptr]), shape=(n_docs, len(order)))
+    del new, keep, cum, idx
+    X.sort_indices()
+    if callback is not None:
+        callback(n_docs, n_docs)
+    info = {"documents": n_docs, "distinct_words": len(words), "n_stop": int(stop.sum()),
+            "n_rare": int(rare.sum()), "stop_examples": sorted(words[j] for j in np.flatnonzero(stop))[:5]}
+    return X, [words[j] for j in order], info
+
+
+def _vectorize(documents, name: str, stop, min_df, how: str, *, callback=None, total=None) -> tuple:
+    """(TextData, notes) of the documents (an iterable of str, read once): counted, then pruned."""
     if stop == "english":
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
         stop = frozenset(ENGLISH_STOP_WORDS)
-    cv = CountVectorizer(lowercase=True, dtype=np.float64)
-    try:
-        X = cv.fit_transform(texts)
-    except ValueError:  # scikit-learn: "empty vocabulary; perhaps the documents only contain stop words"
-        raise DataFormatError(f"{name}: the {len(texts):,} documents hold no word (words are runs of "
-                              "2 or more letters or digits); nothing to count") from None
-    vocab = cv.get_feature_names_out().tolist()
-    pruned = prune_vocabulary(X, vocab, stop_words=stop, min_df=min_df)
-    if not pruned.words:
+    X, words, info = count_words(documents, stop_words=stop, min_df=min_df, callback=callback,
+                                 total=total)
+    n_docs = info["documents"]
+    if info["distinct_words"] == 0:
+        raise DataFormatError(f"{name}: the {n_docs:,} documents hold no word (words are runs of "
+                              "2 or more letters or digits); nothing to count")
+    if not words:
         raise DataFormatError(
-            f"{name}: no word is left to count: the {len(texts):,} documents hold {len(vocab):,} "
-            f"distinct word(s), {pruned.n_stop:,} of them stop words and {pruned.n_rare:,} in fewer "
-            f"than {_df_threshold(min_df, len(texts)):g} documents (min_df={min_df!r}); lower "
-            "min_df or keep the stop words (stop_words=None)")
-    notes = [f"raw text: {len(texts):,} documents ({how}) counted by scikit-learn's "
-             f"CountVectorizer (lower case, words of 2+ letters or digits): {len(vocab):,} distinct "
-             f"words, {len(pruned.words):,} kept"] + pruned.notes
+            f"{name}: no word is left to count: the {n_docs:,} documents hold "
+            f"{info['distinct_words']:,} distinct word(s), {info['n_stop']:,} of them stop words and "
+            f"{info['n_rare']:,} in fewer than {_df_threshold(min_df, n_docs):g} documents "
+            f"(min_df={min_df!r}); lower min_df or keep the stop words (stop_words=None)")
+    notes = [f"raw text: {n_docs:,} documents ({how}) counted as scikit-learn's CountVectorizer "
+             f"counts (lower case, words of 2+ letters or digits): {info['distinct_words']:,} distinct "
+             f"words, {len(words):,} kept"]
+    if info["n_stop"]:
+        notes.append(f"{info['n_stop']:,} stop word(s) removed (e.g. {', '.join(info['stop_examples'])})")
+    if info["n_rare"]:
+        lo = _df_threshold(min_df, n_docs)
+        notes.append(f"{info['n_rare']:,} word(s) in no document removed" if lo <= 1 else
+                     f"{info['n_rare']:,} word(s) in fewer than {lo:g} document(s) removed "
+                     f"(min_df={min_df!r})")
     if stop is None:
         notes.append("stop words kept (stop_words=None)")
-    text = TextData(X=pruned.X, vocabulary=pruned.words, notes=[], source_name=name,
-                    format="text", extra={"documents": len(texts), "distinct_words": len(vocab),
-                                          "stop_words_removed": pruned.n_stop,
-                                          "rare_words_removed": pruned.n_rare})
+    text = TextData(X=X, vocabulary=words, notes=[], source_name=name,
+                    format="text", extra={"documents": n_docs, "distinct_words": info["distinct_words"],
+                                          "stop_words_removed": info["n_stop"],
+                                          "rare_words_removed": info["n_rare"]})
     return text, notes
 
 
 # --------------------------------------------------------------------------- sources
 
-def _decode_text(raw: bytes) -> tuple[str, bool]:
-    """UTF-8 (with or without a BOM), else Latin-1; whether the fallback was used."""
+def _looks_japanese(raw: bytes) -> str | None:
+    """The text of ``raw`` read as Shift-JIS (Windows cp932) when it decodes strictly and reads as
+    Japanese, else None.  Japanese text in Shift-JIS has lead or trail bytes in 0x80-0x9F, which
+    Latin-1 text never holds (C1 control characters), and most of its non-ASCII characters are
+    kana, kanji or full-width forms; Latin-1 bytes that happen to decode as cp932 give half-width
+    katakana or private-use characters instead."""
+    if not any(0x80 <= b <= 0x9F for b in raw[:1_000_000]):
+        return None
     try:
-        return raw.decode("utf-8-sig"), False
+        text = raw.decode("cp932")
     except UnicodeDecodeError:
-        return raw.decode("latin-1"), True
+        return None
+    wide = nonascii = 0
+    for ch in text:
+        o = ord(ch)
+        if o > 127:
+            nonascii += 1
+            wide += 0x3000 <= o <= 0x30FF or 0x4E00 <= o <= 0x9FFF or 0xFF01 <= o <= 0xFF5E
+    return text if wide and wide >= 0.5 * nonascii else None
 
 
-def _zip_documents(data: bytes, name: str, max_bytes: int):
-    """(names, texts) of a .zip whose files are all ``.txt`` documents, else None."""
+def decode_document(raw: bytes, label: str) -> tuple[str, str]:
+    """``(text, encoding read)`` of a document's bytes, found as the CSV reader finds it.
+
+    A byte-order mark (UTF-8/16/32), UTF-16 without one (its NUL byte pattern), then UTF-8;
+    bytes that are none of these are Shift-JIS when they decode as such and read as Japanese
+    (:func:`_looks_japanese`), else Latin-1 (which reads any bytes: said in the notes).  A
+    document whose mark names an encoding it does not decode in, or that holds NUL bytes
+    without being UTF-16/32, is refused (never read as garbage words such as ``ÿþb``).
+    """
+    from .sniff import _BOMS, _sniff_utf16
+
+    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None)
+    how = "byte-order mark"
+    if encoding is None:
+        encoding, how = _sniff_utf16(raw), "NUL byte pattern"
+    if encoding is not None:
+        shown = encoding.upper().replace("-SIG", "").replace("-LE", "").replace("-BE", "")
+        try:
+            return raw.decode(encoding).lstrip("\ufeff"), f"{shown} ({how})"
+        except UnicodeDecodeError as exc:
+            raise DataFormatError(f"{label}: looks like {encoding.upper()} text ({how}) but does not "
+                                  f"decode ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+    if b"\x00" in raw:
+        raise DataFormatError(f"{label}: binary content (NUL bytes) in a .txt document; documents "
+                              "must be text (UTF-8, UTF-16 with its byte-order mark, ...)")
+    try:
+        return raw.decode("utf-8"), "UTF-8"
+    except UnicodeDecodeError:
+        pass
+    japanese = _looks_japanese(raw)
+    if japanese is not None:
+        return japanese, "Shift-JIS (cp932: it decodes and reads as Japanese)"
+    return raw.decode("latin-1"), "Latin-1 (not UTF-8: the last resort)"
+
+
+#: most files a .zip of documents may hold besides its .txt documents (skipped and named): at
+#: most as many as the documents
+_JUNK_NAMES = (".DS_Store", "Thumbs.db", "desktop.ini")
+
+
+def _zip_listing(data: bytes, name: str, max_bytes: int):
+    """``(ZipFile, document infos, skipped names)`` of a .zip of ``.txt`` documents, or None.
+
+    It is one when it holds no image and at least 2 ``.txt`` files, at least as many as its
+    other files (those are skipped and named in the notes: a README, a table of metadata).
+    """
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except _ARCHIVE_ERRORS:
         return None
-    with zf, _archive_errors(name):
+    with _archive_errors(name):
         infos = [i for i in zf.infolist() if not i.is_dir() and not i.filename.startswith("__MACOSX/")
-                 and not PurePosixPath(i.filename).name.startswith(".")]
-        bases = [PurePosixPath(i.filename).name.lower() for i in infos]
-        if not infos or not all(b.endswith(_DOC_SUFFIXES) for b in bases) \
-                or any(b.endswith(IMAGE_EXTENSIONS) for b in bases):
-            return None
+                 and not PurePosixPath(i.filename).name.startswith(".")
+                 and PurePosixPath(i.filename).name not in _JUNK_NAMES]
+    bases = [PurePosixPath(i.filename).name.lower() for i in infos]
+    docs = [i for i, b in zip(infos, bases) if b.endswith(_DOC_SUFFIXES)]
+    others = [i.filename for i, b in zip(infos, bases) if not b.endswith(_DOC_SUFFIXES)]
+    if not docs or any(b.endswith(IMAGE_EXTENSIONS) for b in bases) or len(others) > len(docs) \
+            or (len(docs) < 2 and others):
+        zf.close()
+        return None
+    with _archive_errors(name):
         _check_zip_members(infos, name, max_bytes)
-        texts, budget, latin = [], max_bytes, 0
-        for info in infos:
-            raw = _read_member(zf, info, budget, name)
-            budget -= len(raw)
-            text, fallback = _decode_text(raw)
-            latin += fallback
-            texts.append(text)
-    if len(infos) < 2:
+    if len(docs) < 2:
+        zf.close()
         raise DataFormatError(f"{name}: the archive holds no images and only 1 text document "
-                              f"({infos[0].filename}); a .zip of text documents needs at least 2 "
+                              f"({docs[0].filename}); a .zip of text documents needs at least 2 "
                               ".txt files (one document each), a .zip of images one image per sample")
-    return [i.filename for i in infos], texts, latin
+    return zf, docs, others
+
+
+def _zip_texts(zf, infos, name: str, max_bytes: int, encodings: dict):
+    """The documents of the archive, one at a time (each read, decoded, then dropped)."""
+    budget = max_bytes
+    for info in infos:
+        with _archive_errors(name):
+            raw = _read_member(zf, info, budget, name)
+        budget -= len(raw)
+        text, encoding = decode_document(raw, f"{name}:{info.filename}")
+        del raw
+        encodings[encoding] = encodings.get(encoding, 0) + 1
+        yield text
+
+
+def _encoding_notes(encodings: dict) -> list:
+    """A note on the documents not in UTF-8 (none when they all are)."""
+    other = {e: c for e, c in encodings.items() if e != "UTF-8"}
+    if not other:
+        return []
+    parts = ", ".join(f"{c:,} as {e}" for e, c in sorted(other.items(), key=lambda ec: -ec[1]))
+    return [f"{sum(other.values()):,} document(s) not in UTF-8: read {parts}"]
 
 
 def _head_rows(text: str, delim: str, limit: int = _HEAD_BYTES) -> list:
@@ -314,10 +496,14 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
         for c in meta.columns:
             vals = meta[c].str.strip()
             if vals.nunique() < len(vals) and not all(_is_number(v) for v in vals if v):
-                lab = c
-                break
+                note = missing_label_note(vals.tolist(), c)
+                if note is None:
+                    lab = c
+                    break
+                notes.append(note)
     if lab is not None:
         labels = meta[lab].str.strip().to_numpy(dtype=str)
+        refuse_missing_labels(labels, lab, name, [i + 2 for i in range(len(labels))])
         notes.append(f"labels from column '{lab}' ({len(set(labels.tolist()))} classes)")
     if meta.shape[1]:
         notes.append(f"other column(s) kept as metadata: {', '.join(map(str, meta.columns[:10]))}")
@@ -337,13 +523,16 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
 # --------------------------------------------------------------------------- front
 
 def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_words="english",
-                   min_df=DEFAULT_MIN_DF, label_column=None, max_bytes: int = 200_000_000):
+                   min_df=DEFAULT_MIN_DF, label_column=None, max_bytes: int = 200_000_000,
+                   callback=None):
     """A :class:`LoadedData` of raw text documents, or None when the file holds none.
 
     ``ext`` is the file's kind (``.zip`` or a CSV/TSV kind).  ``X`` is the documents x words
     CSR matrix of float64 counts (``extra["sparse"]`` True, never densified), ``feature_names``
     the words, ``format`` ``"text-zip"`` or ``"text-table"``, ``metadata`` the document names
-    (and a table's other columns), ``notes`` what was counted and removed.
+    (and a table's other columns), ``notes`` what was counted and removed.  ``callback(done,
+    total)``, when given, is called as the documents are counted (every few documents, and once
+    at the end with ``done == total``).
 
     Raises
     ------
@@ -359,27 +548,36 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
     if text_column is False:
         return None
     if ext == ".zip":
-        found = _zip_documents(data, name, max_bytes)
+        found = _zip_listing(data, name, max_bytes)
         if found is None:
             if text_column is not None:
                 raise InputError(f"`text_column` applies to a CSV/TSV of texts; {name} is a .zip "
                                  "that is not all .txt documents")
             return None
+        zf, infos, skipped = found
         if label_column is not None or text_column is not None:
+            zf.close()
             raise InputError(f"`label_column` and `text_column` do not apply to a .zip of .txt "
                              f"documents ({name}: one document per file, no columns); got "
                              f"{label_column if label_column is not None else text_column!r}")
-        doc_names, texts, latin = found
-        extra_notes = [f"{latin} document(s) not UTF-8: read as Latin-1"] if latin else []
+        doc_names = [i.filename for i in infos]
+        encodings: dict = {}
+        with zf:
+            text, notes = _vectorize(_zip_texts(zf, infos, name, max_bytes, encodings), name, stop,
+                                     min_df, "one per .txt file of the archive", callback=callback,
+                                     total=len(infos))
+        extra_notes = _encoding_notes(encodings)
+        if skipped:
+            extra_notes.append(f"skipped {len(skipped):,} file(s) that are not .txt documents: "
+                               f"{', '.join(skipped[:5])}{', ...' if len(skipped) > 5 else ''}")
         metadata, labels, fmt = pd.DataFrame({"document": doc_names}), None, "text-zip"
-        how = "one per .txt file of the archive"
     else:
         found = _table_documents(data, name, ext, text_column, label_column)
         if found is None:
             return None
         doc_names, texts, metadata, labels, how, extra_notes = found
         fmt = "text-table"
-    text, notes = _vectorize(texts, doc_names, name, stop, min_df, how)
+        text, notes = _vectorize(texts, name, stop, min_df, how, callback=callback, total=len(texts))
     loaded = _finish_sparse(text, name, fmt, notes + extra_notes)
     more = {"sample_names": [str(d) for d in doc_names]} \
         if "sample_names" in {f.name for f in fields(LoadedData)} else {}

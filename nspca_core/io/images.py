@@ -79,6 +79,21 @@ def _decode_image(raw: bytes, label: str, name: str, notes_acc: dict) -> np.ndar
         raise _unreadable(raw, label, name, exc) from None
 
 
+def _mix(files: list) -> str:
+    """What a .zip without images holds, by kind, and what a .zip is read as (for the message)."""
+    if not files:
+        return ""
+    kinds: dict = {}
+    for fn in files:
+        ext = os.path.splitext(fn)[1].lower() or "(no extension)"
+        kinds[ext] = kinds.get(ext, 0) + 1
+    held = ", ".join(f"{c} {e}" for e, c in sorted(kinds.items(), key=lambda ec: (-ec[1], ec[0])))
+    return (f"; it holds {held} file(s). A .zip is read as images (one per sample), as .txt documents "
+            "(at least 2, and at least as many as its other files, which are then skipped), as a 10x "
+            "folder or as a text corpus (docword/.mtx/.npz with its vocabulary); a table (.csv/.tsv) "
+            "is read by itself, not zipped")
+
+
 def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):
     import pandas as pd
 
@@ -105,7 +120,7 @@ def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):
             notes.append(f"ignored {junk} system file(s) (__MACOSX, .DS_Store, ...)")
         if not images:
             raise DataFormatError(f"{name}: the archive holds no images (allowed: "
-                                  f"{', '.join(IMAGE_EXTENSIONS)})")
+                                  f"{', '.join(IMAGE_EXTENSIONS)})" + _mix(skipped))
         arrays, modes, read, pixels = [], {}, 0, 0
         for info in images:
             raw = _read_member(zf, info, max_bytes - read, name)

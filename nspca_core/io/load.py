@@ -42,14 +42,16 @@ Positions in messages count as the user does: CSV line numbers from 1
 with the header line included, array rows from 1.
 
 Orientation (``orientation="auto"``, CSV/TSV): the rows are read as
-features when the evidence adds up to 3 or more: ids shaped like probes or
-genes (``1007_s_at``, ``AFFX-...``, ``ENSG...``, ``ILMN_...``) +3, gene
-symbols +2 or ids naming genes (``gene_12``) +1, an id column headed
-``ID_REF``/``probe``/``gene`` +2, a header of sample ids (``GSM...``,
-``TCGA-...``, barcodes) +2 or sample words +1, and at least 5 times more
-rows than numeric columns +1; ids shaped like sample ids -3, a header of
-gene names -3, an id column headed ``sample``/``patient`` -2.  The shape
-alone never transposes.
+features when the names add up to 3 or more: ids shaped like microarray
+probes (``1007_s_at``, ``AFFX-...``, ``ILMN_...``) +3, gene ids
+(``ENSG...``, ``NM_...``, ``LOC...``) or gene symbols +2 (they also name
+cell lines and knock-outs), ids naming genes (``gene_12``) +1, an id column
+headed ``ID_REF``/``probe``/``gene`` +2, a header of sample ids (``GSM...``,
+``TCGA-...``, barcodes) +2 or sample words +1; ids shaped like sample ids -3,
+a header of gene names -3, an id column headed ``sample``/``patient`` -2.
+The shape (far more rows than columns) is said in the notes but never
+counted: the shape alone never transposes.  The note gives the total and
+the 3 needed.
 
 Text corpora (documents x words, read sparse by :mod:`.bow`):
 the UCI Bag-of-Words ``docword.NAME.txt`` or ``.txt.gz`` (recognised by
@@ -130,7 +132,7 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
               nan_policy: str = "error", label_column=None, header="auto",
               vocab=None, orientation: str = "auto", sample_info=None,
               sample_id_column=None, text_column=None, stop_words="english",
-              min_df=DEFAULT_MIN_DF) -> LoadedData:
+              min_df=DEFAULT_MIN_DF, callback=None) -> LoadedData:
     """Read a data file into a samples x features matrix.
 
     Parameters
@@ -191,14 +193,18 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         Raw text (:mod:`.documents`): the CSV/TSV column holding one document
         per row; None detects a column of free text (in a file with at most 2
         numeric columns), False never reads texts.  A ``.zip`` of ``.txt`` files
-        is read as one document per file.  Words are counted by scikit-learn's
-        ``CountVectorizer`` (lower case) into a sparse documents x words matrix,
+        is read as one document per file.  Words are counted as scikit-learn's
+        ``CountVectorizer`` counts (lower case) into a sparse documents x words matrix,
         ``format`` ``"text-zip"``/``"text-table"``.
     stop_words : "english", None or list of str, default "english"
         Raw text: words left out (scikit-learn's English list by default).
     min_df : int or float, default 2
         Raw text: keep the words of at least this many documents (a float: this
         fraction of the documents).  ``notes`` say how many words were removed.
+    callback : callable, optional
+        ``callback(done, total)``, a progress report while raw text documents
+        are counted (every few documents, and once at the end with
+        ``done == total``); other formats do not call it.
 
     Returns
     -------
@@ -229,8 +235,10 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     orientation = check_orientation(orientation)
     sheet, sheet_label, label_column = _read_sample_sheet(sample_info, sample_id_column, label_column,
                                                           max_bytes)
+    if callback is not None and not callable(callback):
+        raise InputError(f"`callback` must be None or a function callback(done, total); got {callback!r}")
     loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
-                       vocab, orientation, (text_column, stop_words, min_df))
+                       vocab, orientation, (text_column, stop_words, min_df), callback=callback)
     if sheet is not None:
         loaded = attach_sample_info(loaded, None, sample_id_column=sample_id_column,
                                     label_column=sheet_label, sheet=sheet)
@@ -254,7 +262,7 @@ def _read_sample_sheet(sample_info, sample_id_column, label_column, max_bytes):
 
 
 def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header, vocab,
-              orientation, text=(None, "english", DEFAULT_MIN_DF)) -> LoadedData:
+              orientation, text=(None, "english", DEFAULT_MIN_DF), callback=None) -> LoadedData:
     """The reader of the file's kind (arguments already checked)."""
     named = filename is not None or isinstance(source, (str, os.PathLike)) or \
         bool(getattr(source, "name", None))
@@ -300,7 +308,7 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
                          f"sparse .npz or a .zip of them); {name} is read as a dense matrix")
     if ext in TEXT_EXTENSIONS + (".zip",):  # raw text documents (a .zip of .txt, a column of texts)
         docs = read_documents(data, name, ext, text_column=text[0], stop_words=text[1], min_df=text[2],
-                              label_column=label_column, max_bytes=max_bytes)
+                              label_column=label_column, max_bytes=max_bytes, callback=callback)
         if docs is not None:
             return docs
     elif text[0] is not None and text[0] is not False:

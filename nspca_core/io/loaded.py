@@ -120,6 +120,14 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
         notes.append("boolean values converted to 0/1")
     if X.dtype.kind == "c":
         raise DataFormatError(f"{name}: complex numbers are not supported; give real values")
+    if X.dtype.kind in "OSUV":  # a reader that let text through: refused here, never a raw ValueError
+        try:
+            X = X.astype(np.float64) if X.dtype.kind == "O" else None
+        except (TypeError, ValueError):
+            X = None
+        if X is None:
+            raise DataFormatError(f"{name}: the matrix holds text or objects, not numbers; features "
+                                  "must be numeric")
     X = X.astype(np.float64, copy=False)
     # the mask of non-finite values only when there is one (a large matrix needs no m x n mask)
     bad = None if (X.size == 0 or np.isfinite(X).all()) else ~np.isfinite(X)
@@ -200,3 +208,108 @@ def _names_for(n: int, image_shape) -> list:
         h, w = image_shape
         return [f"pixel_{r}_{c}" for r in range(h) for c in range(w)]
     return [f"x{j}" for j in range(n)]
+
+
+def check_sparse_structure(X, name: str, rows: str = "rows", cols: str = "columns") -> None:
+    """Refuse a CSR/CSC/COO matrix whose index arrays do not describe its shape.
+
+    A file can hold a compressed sparse matrix whose column index is past the last column, or
+    whose ``indptr`` decreases: SciPy builds it without a full check, and the compiled kernels
+    that multiply by it then read out of bounds (a crash, or wrong numbers).  Checked here, in
+    O(nnz) without a copy: ``indptr`` has one entry per row (column for CSC) plus one, starts at
+    0, never decreases and ends at the number of stored values; every index lies in
+    ``[0, size)``.  ``rows``/``cols`` name the two dimensions in the message (``"cells"``,
+    ``"genes"``).
+
+    Raises
+    ------
+    DataFormatError
+        Naming the first bad entry, how many there are, and the size it had to stay below.
+    """
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        return
+    m, n = X.shape
+    fmt = X.format
+    where = f"{name}: the sparse matrix ({fmt.upper()}, {m:,} {rows} x {n:,} {cols}) is inconsistent"
+    tail = "; the file is damaged or was written by a faulty tool (refused rather than read out of bounds)"
+    if fmt == "coo":
+        for arr, size, what in ((X.row, m, rows), (X.col, n, cols)):
+            bad = (arr < 0) | (arr >= size)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise DataFormatError(f"{where}: stored entry {i + 1} has the {what[:-1]} index {int(arr[i])}, "
+                                      f"outside [0, {size:,}) ({int(bad.sum()):,} such "
+                                      f"entr{'y' if bad.sum() == 1 else 'ies'}){tail}")
+        return
+    if fmt not in ("csr", "csc"):
+        return
+    major, minor = (m, n) if fmt == "csr" else (n, m)
+    major_word, minor_word = (rows, cols) if fmt == "csr" else (cols, rows)
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    nnz = int(np.asarray(X.data).size)
+    if indptr.ndim != 1 or indptr.size != major + 1:
+        raise DataFormatError(f"{where}: its indptr holds {indptr.size:,} entries, not one per "
+                              f"{major_word[:-1]} plus one ({major + 1:,}){tail}")
+    if indices.size != nnz:
+        raise DataFormatError(f"{where}: {indices.size:,} indices for {nnz:,} stored values{tail}")
+    if int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
+        raise DataFormatError(f"{where}: its indptr runs from {int(indptr[0]):,} to {int(indptr[-1]):,}, "
+                              f"not from 0 to the {nnz:,} stored values{tail}")
+    steps = np.diff(indptr)
+    if (steps < 0).any():
+        k = int(np.argmax(steps < 0))
+        raise DataFormatError(f"{where}: its indptr decreases at {major_word[:-1]} {k + 1} "
+                              f"({int(indptr[k]):,} then {int(indptr[k + 1]):,}); it must never decrease{tail}")
+    if nnz:
+        bad = (indices < 0) | (indices >= minor)
+        if bad.any():
+            i = int(np.argmax(bad))
+            at = int(np.searchsorted(indptr, i, side="right")) - 1
+            raise DataFormatError(
+                f"{where}: {major_word[:-1]} {at + 1} holds the {minor_word[:-1]} index {int(indices[i])}, "
+                f"outside [0, {minor:,}) (there are {minor:,} {minor_word}; {int(bad.sum()):,} such "
+                f"ind{'ex' if bad.sum() == 1 else 'ices'}){tail}")
+
+
+#: label cells that are no label (never a class): empty, NaN and the usual missing markers
+LABEL_MISSING = frozenset({"", "nan", "na", "n/a", "null", "#n/a", "<na>"})
+
+
+def missing_labels(values) -> np.ndarray:
+    """Which label cells are missing: None, a float NaN, or text in :data:`LABEL_MISSING`
+    (case and surrounding spaces ignored)."""
+    out = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        out[i] = v is None or (isinstance(v, float) and v != v) or str(v).strip().lower() in LABEL_MISSING
+    return out
+
+
+def _missing_examples(values, miss) -> str:
+    shown = sorted({repr(str(values[i]).strip()) for i in np.flatnonzero(miss)})
+    return ", ".join(shown[:4])
+
+
+def refuse_missing_labels(values, column, name: str, lines=None) -> None:
+    """The label column asked for must label every sample: missing cells are refused, counted,
+    with their rows (a missing label is not a class)."""
+    miss = missing_labels(values)
+    if not miss.any():
+        return
+    idx = np.flatnonzero(miss)
+    rows = ", ".join(_row_word(i, lines) for i in idx[:5]) + (", ..." if idx.size > 5 else "")
+    raise DataFormatError(f"{name}: the label column '{column}' has {idx.size:,} missing cell(s) of "
+                          f"{len(values):,} ({_missing_examples(values, miss)}; {rows}); a missing label "
+                          "is not a class: fill them in, drop those samples, or choose another label "
+                          "column")
+
+
+def missing_label_note(values, column, what: str = "column") -> str | None:
+    """The note for a column not taken as labels because cells are missing, or None when none is."""
+    miss = missing_labels(values)
+    if not miss.any():
+        return None
+    return (f"{what} '{column}' not used as labels: {int(miss.sum()):,} of its {len(values):,} cells are "
+            f"missing ({_missing_examples(values, miss)}), and a missing label is not a class; fill "
+            "them in and name it as the label column")

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import io
+import warnings
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -13,7 +14,8 @@ import scipy.sparse as sp
 
 from .._validation import InputError
 from .archive import _archive_errors, _check_zip_members, _gunzip, _open_zip, _read_member
-from .loaded import DataFormatError, LoadedData, _at_least_two, _finish
+from .loaded import (DataFormatError, LoadedData, _at_least_two, _finish, check_sparse_structure,
+                     missing_label_note, refuse_missing_labels)
 from .sniff import _MISSING, _decode
 
 #: what to run when ``anndata`` is missing
@@ -44,6 +46,7 @@ def _label_from(metadata, label_column, name: str, notes: list, what: str):
         return None
     cols = [str(c) for c in metadata.columns]
     if isinstance(label_column, str) and label_column in cols:
+        refuse_missing_labels(metadata[label_column].tolist(), label_column, name)
         labels = np.array([str(v) for v in metadata[label_column]], dtype=str)
         notes.append(f"labels from {what} '{label_column}' ({len(set(labels.tolist()))} classes)")
         return labels
@@ -99,8 +102,11 @@ def load_geo(data: bytes, name: str, nan_policy: str, label_column, max_bytes: i
     except (ValueError, pd.errors.ParserError) as exc:
         raise DataFormatError(f"{name}: the series matrix table cannot be read as tab-separated "
                               f"columns ({exc})") from None
-    gsm = [str(c).strip().strip('"') for c in df.columns]
-    probes = [str(i).strip().strip('"') for i in df.index]
+    header = [c.strip().strip('"').strip() for c in table.lstrip("\r\n").split("\n", 1)[0].split("\t")]
+    _refuse_repeated_samples(header[1:], name)
+    gsm = header[1:] if len(header) - 1 == df.shape[1] else [str(c).strip().strip('"') for c in df.columns]
+    probes = _unique_with_note([str(i).strip().strip('"') for i in df.index], notes,
+                               "probe id(s) (ID_REF) repeated in the table")
     if df.shape[1] == 0:
         raise DataFormatError(f"{name}: the series matrix table has no sample column (only "
                               f"{df.index.name or 'ID_REF'})")
@@ -149,10 +155,42 @@ def load_geo(data: bytes, name: str, nan_policy: str, label_column, max_bytes: i
     labels = _label_from(metadata, label_column, name, notes, "sample column")
     if labels is None:
         notes.append("no labels: name one of the sample columns "
-                     f"({', '.join(list(columns)[1:8])}) as the label column, or give a sample sheet")
+                     f"({', '.join(list(columns)[1:8])}) as the label column, or give a sample sheet"
+                     if len(columns) > 1 else "no labels: the file has no !Sample_ annotation lines; "
+                     "give a sample sheet")
     return _finish(X.T, probes, labels, metadata, None, notes, name, "geo", nan_policy,
                    variable=label_column, sample_names=gsm,
                    extra={"orientation": "rows-are-features"})
+
+
+def _refuse_repeated_samples(gsm: list, name: str) -> None:
+    """A sample column written twice in a series matrix table is refused by name (never renamed
+    ``GSM2.1`` and read as another sample)."""
+    seen: dict = {}
+    for j, g in enumerate(gsm):
+        seen.setdefault(g, []).append(j)
+    twice = {g: js for g, js in seen.items() if len(js) > 1}
+    if twice:
+        g, js = next(iter(twice.items()))
+        raise DataFormatError(f"{name}: {len(twice):,} sample column(s) appear more than once in the table "
+                              f"header (first: '{g}', columns {', '.join(str(j + 2) for j in js)}); each "
+                              "sample must have one column")
+
+
+def _unique_with_note(names: list, notes: list, what: str) -> list:
+    """``names`` made unique (``.1``, ``.2``, ... on the repeats) with a note counting them."""
+    if len(set(names)) == len(names):
+        return names
+    seen: dict = {}
+    out = []
+    for nm in names:
+        seen[nm] = seen.get(nm, -1) + 1
+        out.append(nm if seen[nm] == 0 else f"{nm}.{seen[nm]}")
+    repeated = [nm for nm, c in seen.items() if c > 0]
+    notes.append(f"{len(names) - len(seen):,} {what} ({len(repeated):,} distinct, first: '{repeated[0]}', "
+                 f"{seen[repeated[0]] + 1} times): made unique with .1, .2, ... (each keeps its "
+                 "values)")
+    return out
 
 
 def _is_float(t: str) -> bool:
@@ -165,6 +203,7 @@ def _is_float(t: str) -> bool:
 
 def _sparse_result(X, features, samples, metadata, labels, notes, name, fmt, variable=None,
                    extra=None) -> LoadedData:
+    check_sparse_structure(X, name, "cells", "genes")  # before any kernel touches the indices
     X = sp.csr_matrix(X, dtype=np.float64)
     if not np.isfinite(X.data).all():
         raise DataFormatError(f"{name}: {int((~np.isfinite(X.data)).sum())} NaN/inf value(s) in the "
@@ -187,7 +226,9 @@ def load_h5ad(data: bytes, name: str, nan_policy: str, label_column) -> LoadedDa
         raise DataFormatError(f"{name}: reading .h5ad files needs the optional package anndata; "
                               f"install it with: {ANNDATA_INSTALL}") from None
     try:
-        adata = anndata.read_h5ad(io.BytesIO(data))
+        with warnings.catch_warnings():  # repeated names: said in the notes with their count
+            warnings.filterwarnings("ignore", message=".* names are not unique", category=UserWarning)
+            adata = anndata.read_h5ad(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001 - h5py/anndata raise many kinds on a damaged file
         raise DataFormatError(f"{name}: not a readable AnnData .h5ad file ({type(exc).__name__}: "
                               f"{exc})") from None
@@ -197,6 +238,7 @@ def load_h5ad(data: bytes, name: str, nan_policy: str, label_column) -> LoadedDa
     X = adata.X
     if X is None:
         raise DataFormatError(f"{name}: the AnnData object has no X matrix")
+    X = _numeric_x(X, name)
     obs = adata.obs.copy()
     for c in obs.columns:
         if str(obs[c].dtype) == "category":
@@ -206,19 +248,57 @@ def load_h5ad(data: bytes, name: str, nan_policy: str, label_column) -> LoadedDa
     if label_column is not None:
         labels = _label_from(obs, label_column, name, notes, "obs column")
     else:
-        cats = [c for c in adata.obs.columns if str(adata.obs[c].dtype) == "category"]
-        if cats:
-            labels = np.array([str(v) for v in adata.obs[cats[0]]], dtype=str)
-            label_column = str(cats[0])
-            notes.append(f"labels from the categorical obs column '{cats[0]}' "
-                         f"({len(set(labels.tolist()))} classes)")
-    features, samples = list(map(str, adata.var_names)), list(map(str, adata.obs_names))
+        for c in [c for c in adata.obs.columns if str(adata.obs[c].dtype) == "category"]:
+            values = adata.obs[c].tolist()
+            note = missing_label_note(values, c, "the categorical obs column")
+            if note is not None:
+                notes.append(note)
+                continue
+            labels = np.array([str(v) for v in values], dtype=str)
+            label_column = str(c)
+            notes.append(f"labels from the categorical obs column '{c}' ({len(set(labels.tolist()))} classes)")
+            break
+    features = _unique_with_note(list(map(str, adata.var_names)), notes, "variable name(s) (var_names) repeated")
+    samples = _unique_with_note(list(map(str, adata.obs_names)), notes, "observation name(s) (obs_names) repeated")
     if sp.issparse(X):
         return _sparse_result(X, features, samples, metadata, labels, notes, name, "h5ad",
                               variable=label_column)
     return _finish(np.asarray(X), features, labels, metadata, None, notes, name, "h5ad", nan_policy,
                    variable=label_column, sample_names=samples,
                    extra={"orientation": "rows-are-samples"})
+
+
+def _numeric_x(X, name: str):
+    """``X`` when it holds numbers; text (strings, or objects that are not numbers) refused with
+    an example and where it is."""
+    dtype = X.dtype
+    if dtype.kind in "biuf":
+        return X
+    if sp.issparse(X):
+        raise DataFormatError(f"{name}: X is a sparse matrix of dtype {dtype}, not of numbers; X must "
+                              "hold counts or expression values")
+    arr = np.asarray(X)
+    if dtype.kind == "O":
+        try:
+            return arr.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    flat = arr.ravel()
+    k = next((i for i, v in enumerate(flat) if not _is_number(v)), 0)
+    i, j = divmod(k, arr.shape[1]) if arr.ndim == 2 and arr.shape[1] else (k, 0)
+    raise DataFormatError(f"{name}: X holds text, not numbers (dtype {dtype}; e.g. {flat[k]!r} at cell "
+                          f"{i + 1}, gene {j + 1}); X must hold counts or expression values — text "
+                          "about the cells belongs in obs, about the genes in var")
+
+
+def _is_number(v) -> bool:
+    if isinstance(v, (bytes, str)):
+        return _is_float(v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+    try:
+        float(v)
+        return True
+    except (TypeError, ValueError):
+        return False
 
 
 _TENX = {"matrix": ("matrix.mtx", "matrix.mtx.gz"),
@@ -272,7 +352,9 @@ def load_tenx(data: bytes, name: str, members: dict, max_bytes: int) -> LoadedDa
     features = _tsv_lines(raw["features"], name, members["features"].filename, max_bytes)
     barcodes = [r[0].strip() for r in _tsv_lines(raw["barcodes"], name, members["barcodes"].filename,
                                                  max_bytes)]
-    mat = read_mtx(raw.pop("matrix"), filename=f"{name}:{members['matrix'].filename}", transpose=True)
+    where = f"{name}:{members['matrix'].filename}"
+    # the matrix's gzip content under the cap (a 3 MB bomb expands to GBs), truncation a message
+    mat = read_mtx(_gunzip(raw.pop("matrix"), where, max_bytes), filename=where, transpose=True)
     X = mat.X
     n_cells, n_genes = X.shape
     if len(features) != n_genes or len(barcodes) != n_cells:

@@ -15,11 +15,15 @@ from .._validation import InputError
 
 ORIENTATIONS = ("auto", "rows-are-samples", "rows-are-features")
 
-#: probe / gene / transcript identifiers (Affymetrix, Illumina, Agilent, Ensembl, RefSeq, ...)
+#: microarray probe / methylation-site identifiers (Affymetrix, Illumina, Agilent, UniGene, miRBase):
+#: they name a measurement, never a sample
 _PROBE = re.compile(
-    r"[\w./:-]+_(?:[a-z]_)?(?:at|st)|AFFX-[\w./-]+|ILMN_\d+|A_\d+_P\d+|ENS[A-Z]*[GTPE]\d{6,}(?:\.\d+)?"
-    r"|[NX][MR]_\d+(?:\.\d+)?|LOC\d+|cg\d{6,}|hsa-(?:miR|let)-[\w-]+|Hs\.\d+|ENTREZ:?\d+"
-    r"|[A-Za-z]?\d+_[a-z]_at", re.IGNORECASE)
+    r"[\w./:-]+_(?:[a-z]_)?(?:at|st)|AFFX-[\w./-]+|ILMN_\d+|A_\d+_P\d+|cg\d{6,}|hsa-(?:miR|let)-[\w-]+"
+    r"|Hs\.\d+|[A-Za-z]?\d+_[a-z]_at", re.IGNORECASE)
+#: gene / transcript identifiers (Ensembl, RefSeq, LOC, Entrez): a gene, or a sample named by its
+#: gene (a knock-out line), so worth no more than a gene symbol
+_GENE_ID = re.compile(r"ENS[A-Z]*[GTPE]\d{6,}(?:\.\d+)?|[NX][MR]_\d+(?:\.\d+)?|LOC\d+|ENTREZ:?\d+",
+                      re.IGNORECASE)
 #: gene symbols as HGNC writes them (TP53, BRCA1, HLA-DRA, C1orf112, MT-CO1)
 _SYMBOL = re.compile(r"[A-Z][A-Z0-9]*(?:[-.][A-Z0-9]+)*|C\d+orf\d+|[A-Z][A-Z0-9]*orf\d+")
 #: sample / cell identifiers (GEO, TCGA, SRA, BioSample, 10x barcodes)
@@ -71,6 +75,10 @@ def _norm(header: str) -> str:
     return re.sub(r"[\s.-]+", "_", str(header).strip().lower())
 
 
+#: evidence needed to read the rows as features (the shape is never counted)
+THRESHOLD = 3
+
+
 def decide_orientation(orientation: str, *, ids, id_header, column_names, n_rows: int,
                        n_numeric: int) -> tuple[str, str]:
     """``(orientation, note)`` for a table of ``n_rows`` rows and ``n_numeric`` numeric columns.
@@ -79,71 +87,78 @@ def decide_orientation(orientation: str, *, ids, id_header, column_names, n_rows
     ``id_header``: that column's header cell ('' when the header has none);
     ``column_names``: the header cells of the numeric columns, or None (no header).
 
-    ``"auto"`` scores the evidence for one feature per row: ids shaped like probes
-    or genes (``1007_s_at``, ``AFFX-...``, ``ENSG...``, ``ILMN_...``, gene symbols)
-    +3 (+2 for symbols), an id column headed ``ID_REF``/``probe``/``gene``... +2, a
+    ``"auto"`` scores what the file's names say for one feature per row: ids shaped
+    like microarray probes (``1007_s_at``, ``AFFX-...``, ``ILMN_...``, ``cg...``) +3,
+    gene ids (``ENSG...``, ``NM_...``, ``LOC...``) or gene symbols +2 (they also name
+    cell lines and knock-out samples: ``HELA``, ``MCF7``, ``ENSG...-KO``), ids naming
+    genes (``gene_12``) +1, an id column headed ``ID_REF``/``probe``/``gene``... +2, a
     header of sample ids (``GSM...``, ``TCGA-...``, cell barcodes) +2 or of sample
-    words (``sample``, ``patient``, ``tumor``...) +1, far more rows than numeric
-    columns (>= 5x) +1; and against it: ids shaped like sample ids -3, a header of
-    probe/gene names -3, an id column headed ``sample``/``patient``/``cell`` -2.
-    A total of 3 or more reads the rows as features: the shape alone never does.
+    words (``sample``, ``patient``, ``tumor``...) +1; and against it: ids shaped like
+    sample ids -3, a header of probe/gene names -3, an id column headed
+    ``sample``/``patient``/``cell`` -2.  A total of :data:`THRESHOLD` (3) or more
+    reads the rows as features.  The shape (far more rows than numeric columns) is
+    said in the note but never counted: the shape alone never transposes, and
+    neither do gene-shaped ids with it.  The note gives the total and the threshold
+    (how close the call was).
     """
     reasons_for, reasons_against, score = [], [], 0
     ids = None if ids is None else [str(v).strip() for v in ids]
     names = None if column_names is None else [str(v).strip() for v in column_names]
+    tall = n_rows >= 5 * n_numeric
     if ids is not None:
         distinct = len(set(ids)) == len(ids)
-        probe, symbol, sample = _fraction(ids, _PROBE), _symbols(ids), _fraction(ids, _SAMPLE)
+        probe, gene_id = _fraction(ids, _PROBE), _fraction(ids, _GENE_ID)
+        symbol, sample = _symbols(ids), _fraction(ids, _SAMPLE)
         if probe >= 0.5:
             score += 3
-            reasons_for.append(f"the id column holds probe/gene ids ({_examples(ids)})")
+            reasons_for.append(f"+3: the id column holds probe ids ({_examples(ids)})")
+        elif probe + gene_id >= 0.5:
+            score += 2
+            reasons_for.append(f"+2: the id column holds gene ids ({_examples(ids)})")
         elif symbol >= 0.6:
             score += 2
-            reasons_for.append(f"the id column holds gene symbols ({_examples(ids)})")
-        if probe < 0.5 and symbol < 0.6 and sample < 0.5 and \
-                sum(bool(_FEATURE_WORDS.search(v)) for v in ids) >= 0.5 * len(ids):
+            reasons_for.append(f"+2: the id column holds gene symbols ({_examples(ids)})")
+        elif sample < 0.5 and sum(bool(_FEATURE_WORDS.search(v)) for v in ids) >= 0.5 * len(ids):
             score += 1
-            reasons_for.append(f"the ids name genes/probes ({_examples(ids)})")
+            reasons_for.append(f"+1: the ids name genes/probes ({_examples(ids)})")
         if sample >= 0.5:
             score -= 3
-            reasons_against.append(f"the id column holds sample ids ({_examples(ids)})")
+            reasons_against.append(f"-3: the id column holds sample ids ({_examples(ids)})")
         head = _norm(id_header or "")
         if head in _FEATURE_HEADERS:
             score += 2
-            reasons_for.append(f"the id column is headed '{id_header}'")
+            reasons_for.append(f"+2: the id column is headed '{id_header}'")
         elif head in _SAMPLE_HEADERS:
             score -= 2
-            reasons_against.append(f"the id column is headed '{id_header}'")
-        if distinct and n_rows >= 5 * n_numeric:
-            score += 1
-            reasons_for.append(f"{n_rows:,} rows of distinct text ids for {n_numeric:,} numeric columns")
-    elif n_rows >= 5 * n_numeric:
-        score += 1
-        reasons_for.append(f"{n_rows:,} rows for {n_numeric:,} numeric columns")
+            reasons_against.append(f"-2: the id column is headed '{id_header}'")
+        tall = tall and distinct
     if names is not None and len(set(names)) == len(names):
         if _fraction(names, _SAMPLE) >= 0.5:
             score += 2
-            reasons_for.append(f"the header holds sample ids ({_examples(names)})")
+            reasons_for.append(f"+2: the header holds sample ids ({_examples(names)})")
         elif sum(bool(_SAMPLE_WORDS.search(v)) for v in names) >= 0.5 * len(names):
             score += 1
-            reasons_for.append(f"the header names samples ({_examples(names)})")
-        if _fraction(names, _PROBE) >= 0.5 or _symbols(names) >= 0.6:
+            reasons_for.append(f"+1: the header names samples ({_examples(names)})")
+        if _fraction(names, _PROBE) + _fraction(names, _GENE_ID) >= 0.5 or _symbols(names) >= 0.6:
             score -= 3
-            reasons_against.append(f"the header holds probe/gene names ({_examples(names)})")
+            reasons_against.append(f"-3: the header holds probe/gene names ({_examples(names)})")
     if orientation != "auto":
         if orientation == "rows-are-features":
             return orientation, ("orientation: each row of the file is a feature and each column a "
                                  "sample (as asked); read transposed")
         return orientation, "orientation: each row of the file is a sample (as asked)"
-    if score >= 3:
+    shape = (f"; not counted, the shape alone never transposes: {n_rows:,} rows for {n_numeric:,} "
+             "numeric columns" if tall else "")
+    evidence = "; ".join(reasons_for + reasons_against)
+    if score >= THRESHOLD:
         return "rows-are-features", (
             f"orientation: each row of the file read as a feature (e.g. a gene) and each column as a "
-            f"sample, so the table is transposed (auto: {'; '.join(reasons_for)}"
-            + (f"; against: {'; '.join(reasons_against)}" if reasons_against else "")
-            + "); if each row is a sample, choose orientation 'rows-are-samples'")
-    why = "; ".join(reasons_against) if reasons_against else (
-        "some signs of genes as rows, not enough: " + "; ".join(reasons_for) if reasons_for
-        else "no sign of features as rows")
+            f"sample, so the table is transposed (auto: evidence {score:+d}, {THRESHOLD} needed: "
+            f"{evidence}{shape}); if each row is a sample, choose orientation 'rows-are-samples'")
+    if not reasons_for and not reasons_against:
+        why = "no sign of features as rows" + shape
+    else:
+        why = f"evidence {score:+d} for features as rows, {THRESHOLD} needed: {evidence}{shape}"
     return "rows-are-samples", (f"orientation: each row of the file read as a sample (auto: {why}); "
                                 "if each row is a feature (e.g. a gene, samples as columns), choose "
                                 "orientation 'rows-are-features'")

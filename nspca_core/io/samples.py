@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 from .._validation import InputError
-from .loaded import DataFormatError, LoadedData
+from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_missing_labels
 from .sniff import _decode, _split_rows
 
 
@@ -133,12 +133,16 @@ def attach_sample_info(loaded: LoadedData, sample_info, *, sample_id_column=None
         for c in others:
             values = joined[c].tolist()
             k = len(set(values))
-            if 2 <= k <= max(2, m // 2) and all(v for v in values):
-                label_col = c
-                break
+            if 2 <= k <= max(2, m // 2):
+                note = missing_label_note(values, c)
+                if note is None:
+                    label_col = c
+                    break
+                notes.append(f"{what}: {note}")
     labels = loaded.labels
     variable = loaded.variable
     if label_col is not None:
+        refuse_missing_labels(joined[label_col].tolist(), label_col, what)
         labels = np.array(joined[label_col].tolist(), dtype=str)
         variable = label_col
         how = "as asked" if label_column is not None else "the first column with repeated values"

@@ -5,6 +5,7 @@ first line is a header (number conventions: :mod:`.conventions`).
 from __future__ import annotations
 
 import csv
+import re
 
 import numpy as np
 
@@ -235,6 +236,61 @@ def _decide_header(header, cells, values, numeric, missing) -> tuple[bool, str]:
     return False, _header_note(False, "detected: numbers like the lines below")
 
 
+#: cells starting with '#' that are values, not comments (spreadsheet errors, missing markers)
+_HASH_VALUES = re.compile(r"#(?:N/A|VALUE!|DIV/0!|REF!|NAME\?|NUM!|NULL!|GETTING_DATA|NA\b)", re.IGNORECASE)
+
+
+def _is_comment(line: str) -> bool:
+    s = line.lstrip()
+    return s.startswith("#") and not _HASH_VALUES.match(s)
+
+
+def _comment_lines(numbered: list, ext: str, notes: list):
+    """``numbered`` without its comment lines (starting with ``#``, as R, NumPy and scanpy's
+    example files write them), said in ``notes``; and the comment line just above the data when
+    it may be a header written as a comment (``# a b c``), else None.
+
+    Lines starting with ``#`` are comments only when they are fewer than the other lines (a
+    column of ``#ff0000`` colours is data) and not a spreadsheet error or marker (``#N/A``).
+    """
+    comments = [k for k, (_, ln) in enumerate(numbered) if _is_comment(ln)]
+    if not comments or len(comments) >= len(numbered) - len(comments):
+        return numbered, None
+    rest = [row for k, row in enumerate(numbered) if k not in set(comments)]
+    first_data = next(k for k in range(len(numbered)) if k not in set(comments))
+    shown = ", ".join(f"line {numbered[k][0]}" for k in comments[:3]) + (", ..." if len(comments) > 3 else "")
+    example = numbered[comments[0]][1].strip()
+    notes.append(f"skipped {len(comments)} comment line(s) starting with '#' ({shown}: "
+                 f"{example[:40]!r}{'...' if len(example) > 40 else ''})")
+    above = numbered[first_data - 1] if first_data >= 1 and first_data - 1 in set(comments) else None
+    return rest, above
+
+
+def _comment_header(header_line, numbered, line_no, lines, delim, notes):
+    """The comment line above the data read as the header when it has as many fields as the
+    data's lines and the first of those holds only numbers (``numpy.savetxt(header=...)``)."""
+    no, raw = header_line
+    text = raw.lstrip()[1:].strip()
+
+    def fields(ln):
+        return ln.split() if delim is None else next(csv.reader([ln], delimiter=delim))
+
+    head, first = fields(text), fields(lines[0])
+    if len(head) != len(first) or len(head) < 2 or not all(_is_float(c) for c in first):
+        return numbered, line_no, lines
+    notes.append(f"line {no} {raw.strip()[:40]!r} read as the header, its '#' removed (as numpy.savetxt "
+                 "writes a header)")
+    return [(no, text)] + numbered, np.concatenate([[no], line_no]), [text] + lines
+
+
+def _is_float(cell: str) -> bool:
+    try:
+        float(cell.strip())
+        return True
+    except ValueError:
+        return False
+
+
 def _split_rows(text: str, name: str, ext: str, notes: list):
     """``(rows of fields, file line number of each row, delimiter)``; ragged rows refused."""
     raw_lines = text.splitlines()
@@ -244,9 +300,12 @@ def _split_rows(text: str, name: str, ext: str, notes: list):
     inner_blank = numbered[-1][0] - len(numbered)
     if inner_blank:
         notes.append(f"skipped {inner_blank} blank line(s)")
+    numbered, header_line = _comment_lines(numbered, ext, notes)
     line_no = np.array([i for i, _ in numbered])
     lines = [ln for _, ln in numbered]
     delim = _choose_delimiter(lines, ext)
+    if header_line is not None:  # '# a b c' as numpy.savetxt writes a header: checked on the data's delimiter
+        numbered, line_no, lines = _comment_header(header_line, numbered, line_no, lines, delim, notes)
     if delim is None:
         rows = [ln.split() for ln in lines]
         notes.append("whitespace-separated columns")

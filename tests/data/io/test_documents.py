@@ -63,7 +63,7 @@ def test_zip_of_txt_equals_count_vectorizer_with_english_stop_words_and_min_df()
     stop = {w for w in vocab if w in ENGLISH_STOP_WORDS}
     rare = {w for w in vocab - stop if sum(w in t for t in tokens) < 2}
     assert out.notes[0].startswith(f"raw text: 6 documents (one per .txt file of the archive) "
-                                   f"counted by scikit-learn's CountVectorizer (lower case, words of "
+                                   f"counted as scikit-learn's CountVectorizer counts (lower case, words of "
                                    f"2+ letters or digits): {len(vocab)} distinct words, "
                                    f"{len(vocab) - len(stop) - len(rare)} kept")
     assert f"{len(stop)} stop word(s) removed" in out.notes[1]

@@ -1,0 +1,573 @@
+"""GEO SOFT files, streamed: DataSet files (``GDSxxx.soft[.gz]``) and family files
+(``GSExxx_family.soft[.gz]``), read as samples x probes.
+
+The format (GEO's "Simple Omnibus Format in Text"): lines starting ``^`` open an entity
+(``^DATABASE``, ``^DATASET``, ``^SUBSET``, ``^SERIES``, ``^PLATFORM``, ``^SAMPLE``, written
+``^KIND = id``), ``!key = value`` lines are its attributes, ``#column = description`` lines
+describe its table's columns, and the table itself sits between ``!<kind>_table_begin`` and
+``!<kind>_table_end`` (tab-separated, a header line first).
+
+- DataSet: one table ``ID_REF, IDENTIFIER, GSM...`` (probes x samples); every ``^SUBSET``
+  (``!subset_type`` such as "disease state", ``!subset_description`` its value,
+  ``!subset_sample_id`` the GSM ids) becomes a sample-sheet column of ``metadata``.
+- Family: one ``^SAMPLE`` block per sample, each with its own ``ID_REF, VALUE, ...`` table
+  on the platform ``!Sample_platform_id``; the samples of one platform are joined on
+  ``ID_REF`` (a probe absent from a sample is missing there, ``nan_policy``).
+
+The file is read line by line (a path is never read whole; gzip/bzip2/xz/zstd content is
+decompressed as it is read, capped at ``max_bytes``): the memory held is the numeric table,
+about twice while it is assembled.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from .._validation import InputError
+from .compressed import compression_of, inner_name, open_stream
+from .loaded import DataFormatError, LoadedData, _finish
+from .sniff import _MISSING
+
+#: lines parsed at a time from a DataSet table
+_BLOCK_LINES = 20_000
+_ENTITIES = ("^DATABASE", "^DATASET", "^SUBSET", "^SERIES", "^PLATFORM", "^SAMPLE", "^ANNOTATION")
+#: platform table columns holding gene symbols, in order of preference
+_SYMBOL_COLUMNS = ("gene symbol", "gene_symbol", "symbol", "ilmn_gene", "genesymbol", "gene_name",
+                   "orf", "identifier")
+
+
+def _base(name: str) -> str:
+    return PurePosixPath(str(name).replace("\\", "/")).name.lower()
+
+
+def is_soft(name: str, head: bytes) -> bool:
+    """A SOFT file: named ``*.soft`` (possibly compressed) or starting with a SOFT entity line."""
+    if _base(inner_name(name)).endswith(".soft"):
+        return True
+    if head[:2] == b"\x1f\x8b":
+        import zlib
+
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
+        except zlib.error:
+            return False
+    text = head[:200].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return any(text.startswith(e.encode()) for e in _ENTITIES)
+
+
+class _Source:
+    """A re-openable text stream of the file (a path is reopened; bytes are wrapped)."""
+
+    def __init__(self, source, name: str, max_bytes: int):
+        self.name, self.max_bytes = name, max_bytes
+        if isinstance(source, (str, os.PathLike)):
+            self.path, self.data = Path(source), None
+            self.total = self.path.stat().st_size
+            with open(self.path, "rb") as fh:
+                head = fh.read(8)
+        else:
+            self.path, self.data = None, source
+            self.total, head = len(source), source[:8]
+        self.kind = compression_of(name, head)
+        if self.kind is not None and not any(head.startswith(m) for m, _ in
+                                             ((b"\x1f\x8b", 0), (b"BZh", 0), (b"\xfd7zXZ\x00", 0),
+                                              (b"\x28\xb5\x2f\xfd", 0))):
+            self.kind = None  # named .gz but stored plain: read as is
+
+    def open(self):
+        raw = open(self.path, "rb") if self.path is not None else io.BytesIO(self.data)
+        stream = open_stream(raw, self.kind, self.name, self.max_bytes, total=self.total)
+        return io.TextIOWrapper(io.BufferedReader(stream, 1 << 20), encoding="utf-8", errors="replace",
+                                newline=None)
+
+
+def _attr(line: str) -> tuple[str, str]:
+    key, _, value = line[1:].partition("=")
+    return key.strip(), value.strip()
+
+
+def _floats(cells: np.ndarray, name: str, where) -> np.ndarray:
+    """Numbers of a string array (``null``/empty/NA are NaN); a non-number is refused by position,
+    ``where(index)`` naming it."""
+    s = np.char.strip(cells.astype(str))
+    miss = np.isin(np.char.lower(s), list(_MISSING))
+    try:
+        return np.where(miss, "nan", s).astype(np.float64)
+    except ValueError:
+        flat = s.ravel()
+        for i, t in enumerate(flat):
+            if miss.ravel()[i]:
+                continue
+            try:
+                float(t)
+            except ValueError:
+                raise DataFormatError(f"{name}: {str(t)!r} at {where(np.unravel_index(i, s.shape))} is not a "
+                                      "number; the table's value columns must hold numbers (null or "
+                                      "empty for missing)") from None
+        raise
+
+
+def _unique_names(names: list) -> tuple[list, int]:
+    """Repeated names made unique with ``.1``, ``.2`` (and how many were renamed)."""
+    seen: dict = {}
+    out = []
+    for g in names:
+        seen[g] = seen.get(g, -1) + 1
+        out.append(g if seen[g] == 0 else f"{g}.{seen[g]}")
+    return out, sum(v for v in seen.values())
+
+
+def _duplicates(ids: list) -> list:
+    seen, dup = set(), []
+    for i in ids:
+        if i in seen and i not in dup:
+            dup.append(i)
+        seen.add(i)
+    return dup
+
+
+def _listed(ids, limit: int = 5) -> str:
+    ids = list(ids)
+    return ", ".join(repr(str(i)) for i in ids[:limit]) + (f", ... ({len(ids)} in all)" if len(ids) > limit else "")
+
+
+def _pick_label(metadata, columns: list, label_column, name: str, notes: list, what: str):
+    """Labels from ``label_column`` (a metadata column), or the first of ``columns`` with >= 2 classes."""
+    cols = [str(c) for c in metadata.columns]
+    if label_column is not None:
+        if not (isinstance(label_column, str) and label_column in cols):
+            raise InputError(f"`label_column` must be one of the {what}s of {name}: {cols[:30]}; got "
+                             f"{label_column!r}")
+        labels = np.array([str(v) for v in metadata[label_column]], dtype=str)
+        notes.append(f"labels from the {what} '{label_column}' ({len(set(labels.tolist()))} classes)")
+        return labels, label_column
+    for c in columns:
+        values = [str(v) for v in metadata[c]]
+        if len({v for v in values if v}) >= 2:
+            labels = np.array(values, dtype=str)
+            others = [o for o in columns if o != c]
+            notes.append(f"labels from the {what} '{c}' ({len(set(values))} classes), the first with at "
+                         "least 2 classes" + (f"; others: {', '.join(others)} (choose one with "
+                                              "label_column)" if others else ""))
+            return labels, c
+    return None, None
+
+
+def _symbol_names(ids: list, symbols: list | None, feature_names: str, name: str, notes: list) -> list:
+    if feature_names == "symbol":
+        if symbols is None:
+            raise InputError(f"feature_names='symbol': {name} has no gene symbols (no IDENTIFIER column "
+                             "or platform symbol column); use feature_names='id'")
+        named = [s if s else i for s, i in zip(symbols, ids)]
+        named, renamed = _unique_names(named)
+        notes.append("feature names: gene symbols" + (f" ({renamed} repeated symbol(s) made unique with "
+                                                      ".1, .2, ...)" if renamed else ""))
+        return named
+    if symbols is not None:
+        notes.append("feature names: probe ids (ID_REF); gene symbols are in extra['gene_symbols'] "
+                     "(feature_names='symbol' uses them)")
+    return ids
+
+
+def load_soft(source, name: str, *, max_bytes: int, nan_policy: str, label_column=None, platform=None,
+              feature_names=None) -> LoadedData:
+    """A GEO SOFT file (DataSet or family) from a path or bytes; see the module docstring."""
+    if platform is not None and not isinstance(platform, str):
+        raise InputError(f"`platform` must be a GEO platform id such as 'GPL570'; got {platform!r}")
+    src = _Source(source, name, max_bytes)
+    with src.open() as fh:
+        for first in fh:
+            if first.strip():
+                break
+        else:
+            raise DataFormatError(f"{name}: the file is empty")
+        head = first.strip()
+        if not head.startswith("^"):
+            raise DataFormatError(f"{name}: not a GEO SOFT file: it must start with an entity line such as "
+                                  f"'^DATABASE = GeoMiame' or '^DATASET = GDS507'; got {head[:40]!r}")
+        # a DataSet file starts ^DATABASE then ^DATASET; a family file ^DATABASE then ^SERIES/^PLATFORM
+        kind = None
+        lines = [first]
+        for line in fh:
+            lines.append(line)
+            if line.startswith("^") and not line.upper().startswith("^DATABASE"):
+                kind = line[1:].split("=", 1)[0].strip().upper()
+                break
+        if head.upper().startswith("^") and not head.upper().startswith("^DATABASE") and kind is None:
+            kind = head[1:].split("=", 1)[0].strip().upper()
+        stream = _chain(lines, fh)
+        if kind == "DATASET":
+            if platform is not None:
+                raise InputError(f"`platform` applies to GEO family SOFT files; {name} is a DataSet "
+                                 "(one platform)")
+            return _load_dataset(stream, name, nan_policy, label_column, feature_names)
+        if kind in ("SERIES", "PLATFORM", "SAMPLE"):
+            return _load_family(stream, src, name, nan_policy, label_column, platform, feature_names)
+        raise DataFormatError(f"{name}: a SOFT file without a ^DATASET, ^SERIES, ^PLATFORM or ^SAMPLE "
+                              "block; GEO DataSet (GDS) and family (GSE) SOFT files are read")
+
+
+def _chain(lines: list, fh):
+    yield from lines
+    yield from fh
+
+
+def _load_dataset(stream, name: str, nan_policy: str, label_column, feature_names) -> LoadedData:
+    import pandas as pd
+
+    notes: list = []
+    subsets: list = []
+    attrs: dict = {}
+    descriptions: dict = {}
+    entity = None
+    header = None
+    blocks, ids, symbols = [], [], []
+    buf, buf_start = [], 0
+    table_line = None
+    lineno = 0
+
+    def flush():
+        if not buf:
+            return
+        rows = [ln.rstrip("\r\n").split("\t") for ln in buf]
+        width = len(header)
+        for i, r in enumerate(rows):
+            if len(r) != width:
+                raise DataFormatError(f"{name}: line {buf_start + i} of the DataSet table has {len(r)} "
+                                      f"field(s), the header line {width}; every row needs one field per "
+                                      "column (ID_REF, IDENTIFIER, then one per sample)")
+        ids.extend(r[0].strip() for r in rows)
+        symbols.extend(r[1].strip() for r in rows)
+        cells = np.array([r[2:] for r in rows], dtype=str)
+        start = buf_start
+        blocks.append(_floats(cells, name, lambda p: f"line {start + int(p[0])}, sample column "
+                                                      f"{header[2 + int(p[1])]!r}"))
+        buf.clear()
+
+    for line in stream:
+        lineno += 1
+        if table_line is not None:
+            low = line[:24].lower()
+            if low.startswith("!dataset_table_end"):
+                flush()
+                table_line = -table_line  # ended
+                continue
+            if header is None:
+                header = [h.strip() for h in line.rstrip("\r\n").split("\t")]
+                if len(header) < 4 or header[0].upper() != "ID_REF" or header[1].upper() != "IDENTIFIER":
+                    raise DataFormatError(f"{name}: line {lineno}: a DataSet table starts with the header "
+                                          "'ID_REF, IDENTIFIER, GSM...' (at least 2 samples); got "
+                                          f"{_listed(header, 4)}")
+                continue
+            if not line.strip():
+                continue
+            if not buf:
+                buf_start = lineno
+            buf.append(line)
+            if len(buf) >= _BLOCK_LINES:
+                flush()
+            continue
+        if line.startswith("^"):
+            key, value = _attr(line)
+            entity = key.upper()
+            if entity == "SUBSET":
+                subsets.append({"id": value})
+        elif line.startswith("!"):
+            key, value = _attr(line)
+            low = key.lower()
+            if low == "dataset_table_begin":
+                if table_line is not None:
+                    raise DataFormatError(f"{name}: line {lineno}: a second DataSet table; one is read")
+                table_line = lineno
+            elif entity == "SUBSET" and subsets:
+                subsets[-1][low] = value
+            elif entity == "DATASET":
+                attrs.setdefault(low, value)
+        elif line.startswith("#") and entity == "DATASET":
+            key, value = _attr(line)
+            descriptions[key] = value
+    if table_line is None:
+        raise DataFormatError(f"{name}: a DataSet SOFT file needs its table between '!dataset_table_begin' "
+                              "and '!dataset_table_end'; none found")
+    if table_line > 0:
+        raise DataFormatError(f"{name}: the DataSet table starts on line {table_line + 1} but never ends "
+                              "('!dataset_table_end' missing): the file is truncated")
+    if not blocks:
+        raise DataFormatError(f"{name}: the DataSet table has a header but no probe rows")
+    gsm = header[2:]
+    for what, values in (("sample", gsm), ("probe (ID_REF)", ids)):
+        dup = _duplicates(values)
+        if dup:
+            raise DataFormatError(f"{name}: duplicated {what} id(s) in the DataSet table: {_listed(dup)}; "
+                                  "every id must be unique")
+    X = np.concatenate(blocks, axis=0).T  # samples x probes
+    blocks.clear()
+    notes.append(f"GEO DataSet SOFT{' ' + attrs['dataset_platform'] if 'dataset_platform' in attrs else ''}: "
+                 f"{len(ids)} probes x {len(gsm)} samples, read as {len(gsm)} samples x {len(ids)} "
+                 "features (the table's rows are probes)"
+                 + (f"; values: {attrs['dataset_value_type']}" if "dataset_value_type" in attrs else ""))
+    columns: dict = {"geo_accession": list(gsm)}
+    titles = []
+    for g in gsm:
+        d = descriptions.get(g, "")
+        d = d.split(":", 1)[1].strip() if d.lower().startswith("value for") and ":" in d else d
+        titles.append(d.split("; src:", 1)[0].strip())
+    if any(titles):
+        columns["title"] = titles
+    types: list = []
+    shared = 0
+    for s in subsets:
+        t = s.get("subset_type", "").strip() or "subset"
+        if t not in types:
+            types.append(t)
+            if t in columns:
+                t_key = t + "_"
+                types[-1] = t_key
+                t = t_key
+            columns[t] = [""] * len(gsm)
+        member = {x.strip() for x in s.get("subset_sample_id", "").split(",") if x.strip()}
+        for j, g in enumerate(gsm):
+            if g in member:
+                if columns[t][j]:
+                    shared += 1
+                columns[t][j] = (columns[t][j] + "; " if columns[t][j] else "") + s.get("subset_description", "")
+    if shared:
+        notes.append(f"{shared} sample(s) belong to several subsets of one type: their values are joined "
+                     "with '; '")
+    unassigned = sorted({g for t in types for g, v in zip(gsm, columns[t]) if not v})
+    if unassigned:
+        notes.append(f"{len(unassigned)} sample(s) are in no subset of some type: empty there "
+                     f"({_listed(unassigned)})")
+    metadata = pd.DataFrame(columns)
+    labels, used = _pick_label(metadata, types, label_column, name, notes, "subset type")
+    if labels is None:
+        notes.append("no labels: the DataSet has no subset type with at least 2 classes"
+                     if label_column is None else "")
+    names = _symbol_names(ids, symbols, feature_names, name, notes)
+    return _finish(X, names, labels, metadata, None, notes, name, "geo-soft", nan_policy, variable=used,
+                   sample_names=list(gsm),
+                   extra={"orientation": "rows-are-features", "gene_symbols": symbols, "feature_ids": ids,
+                          "soft": "dataset"})
+
+
+class _Sample:
+    __slots__ = ("gsm", "platform", "title", "source", "characteristics", "positions", "values", "line")
+
+    def __init__(self, gsm, line):
+        self.gsm, self.line = gsm, line
+        self.platform = self.title = self.source = ""
+        self.characteristics: list = []
+        self.positions = self.values = None
+
+
+def _platform_counts(src: _Source) -> dict:
+    """Samples per platform (``!Sample_platform_id`` lines), by a scan of the file."""
+    counts: dict = {}
+    with src.open() as fh:
+        for line in fh:
+            if line.startswith("!Sample_platform_id"):
+                p = _attr(line)[1]
+                counts[p] = counts.get(p, 0) + 1
+    return counts
+
+
+def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column, platform,
+                 feature_names) -> LoadedData:
+    import pandas as pd
+
+    notes: list = []
+    platforms: dict = {}  # id -> {"symbols": {id: symbol} or None, "samples": n}
+    series_platforms: list = []
+    samples: list = []
+    entity, current = None, None
+    wanted = platform
+    counts = None
+    ref_ids: list = []
+    ref_index: dict = {}
+    lineno = 0
+    table = None  # (kind, start line)
+    tbl_header = None
+    tbl_ids, tbl_vals = [], []
+    symbol_col = None
+
+    def choose():
+        nonlocal wanted, counts
+        known = set(series_platforms) | set(platforms)
+        if len(known) == 1:
+            wanted = next(iter(known))
+        else:  # several platforms (or none declared): count the samples of each first
+            counts = _platform_counts(src)
+            if counts:
+                wanted = max(sorted(counts), key=lambda p: counts[p])
+
+    def end_sample_table():
+        s = current
+        dup = _duplicates(tbl_ids)
+        if dup:
+            raise DataFormatError(f"{name}: sample {s.gsm}: duplicated ID_REF id(s) in its table: "
+                                  f"{_listed(dup)}; every probe id must be unique")
+        start = table[1]
+        vals = _floats(np.array(tbl_vals, dtype=str), name,
+                       lambda p: f"line {start + 2 + int(p[0])} (sample {s.gsm}, column VALUE)")
+        if not ref_ids:
+            ref_ids.extend(tbl_ids)
+        if tbl_ids == ref_ids:
+            s.positions, s.values = None, vals
+        else:
+            if not ref_index:
+                ref_index.update((i, k) for k, i in enumerate(ref_ids))
+            pos = np.empty(len(tbl_ids), dtype=np.int64)
+            for k, i in enumerate(tbl_ids):
+                p = ref_index.get(i)
+                if p is None:
+                    p = ref_index[i] = len(ref_ids)
+                    ref_ids.append(i)
+                pos[k] = p
+            s.positions, s.values = pos, vals
+
+    for line in stream:
+        lineno += 1
+        if table is not None:
+            if line.startswith("!") and line[1:].lower().startswith(f"{table[0]}_table_end"):
+                if table[0] == "sample" and tbl_header is not None and current.platform == wanted:
+                    end_sample_table()
+                table = None
+                tbl_ids, tbl_vals = [], []
+                continue
+            if table[0] == "sample" and current.platform != wanted:
+                continue
+            fields = line.rstrip("\r\n").split("\t")
+            if tbl_header is None:
+                tbl_header = [f.strip() for f in fields]
+                if table[0] == "sample":
+                    up = [h.upper() for h in tbl_header]
+                    if "ID_REF" not in up or "VALUE" not in up:
+                        raise DataFormatError(f"{name}: line {lineno}: the table of sample {current.gsm} "
+                                              "needs the columns ID_REF and VALUE; got "
+                                              f"{_listed(tbl_header, 6)}")
+                    tbl_header = (up.index("ID_REF"), up.index("VALUE"), len(tbl_header))
+                else:
+                    low = [h.lower() for h in tbl_header]
+                    symbol_col = next((low.index(c) for c in _SYMBOL_COLUMNS if c in low), None)
+                continue
+            if not line.strip():
+                continue
+            if table[0] == "sample":
+                i, v, w = tbl_header
+                if len(fields) < max(i, v) + 1:
+                    raise DataFormatError(f"{name}: line {lineno} (sample {current.gsm}) has {len(fields)} "
+                                          f"field(s), its table header {w}; every row needs ID_REF and VALUE")
+                tbl_ids.append(fields[i].strip())
+                tbl_vals.append(fields[v])
+            elif table[0] == "platform" and symbol_col is not None and len(fields) > symbol_col:
+                platforms[current]["symbols"][fields[0].strip()] = fields[symbol_col].strip()
+            continue
+        if line.startswith("^"):
+            key, value = _attr(line)
+            entity = key.upper()
+            if entity == "SAMPLE":
+                if wanted is None:
+                    choose()
+                current = _Sample(value, lineno)
+                samples.append(current)
+            elif entity == "PLATFORM":
+                current = value
+                platforms.setdefault(value, {"symbols": {}, "samples": 0})
+        elif line.startswith("!"):
+            key, value = _attr(line)
+            low = key.lower()
+            if low.endswith("_table_begin"):
+                table = (low[:-len("_table_begin")], lineno)
+                tbl_header, tbl_ids, tbl_vals, symbol_col = None, [], [], None
+                if table[0] == "platform" and not (isinstance(current, str) and current in platforms):
+                    table = ("other", lineno)
+                if table[0] == "sample" and not isinstance(current, _Sample):
+                    table = ("other", lineno)
+                continue
+            if entity == "SERIES" and low == "series_platform_id":
+                series_platforms.append(value)
+            elif entity == "SAMPLE" and isinstance(current, _Sample):
+                if low == "sample_platform_id":
+                    current.platform = value
+                elif low == "sample_title":
+                    current.title = value
+                elif low == "sample_source_name_ch1":
+                    current.source = value
+                elif low.startswith("sample_characteristics_ch1"):
+                    current.characteristics.append(value)
+    if table is not None:
+        raise DataFormatError(f"{name}: the {table[0]} table starting on line {table[1]} never ends "
+                              f"('!{table[0]}_table_end' missing): the file is truncated")
+    if not samples:
+        raise DataFormatError(f"{name}: a family SOFT file without ^SAMPLE blocks; no sample tables to read")
+    per_platform: dict = {}
+    for s in samples:
+        per_platform[s.platform] = per_platform.get(s.platform, 0) + 1
+    if platform is not None and platform not in per_platform:
+        raise InputError(f"`platform` must be one of the platforms of {name}: "
+                         f"{', '.join(f'{p} ({c} samples)' for p, c in per_platform.items())}; got {platform!r}")
+    chosen = [s for s in samples if s.platform == wanted and s.values is not None]
+    untabled = [s.gsm for s in samples if s.platform == wanted and s.values is None]
+    if untabled:
+        raise DataFormatError(f"{name}: sample(s) {_listed(untabled)} of platform {wanted} have no data "
+                              "table (!sample_table_begin ... !sample_table_end)")
+    dup = _duplicates([s.gsm for s in chosen])
+    if dup:
+        raise DataFormatError(f"{name}: duplicated sample id(s) {_listed(dup)}; every ^SAMPLE must be unique")
+    n = len(ref_ids)
+    m = len(chosen)
+    X = np.empty((m, n), dtype=np.float64)
+    partial = 0
+    for r, s in enumerate(chosen):
+        if s.positions is None and s.values.size == n:
+            X[r] = s.values
+        else:
+            X[r] = np.nan
+            pos = np.arange(s.values.size) if s.positions is None else s.positions
+            X[r, pos] = s.values
+            partial += 1
+        s.values = s.positions = None  # freed as X fills
+    others = {p: c for p, c in per_platform.items() if p != wanted}
+    notes.append(f"GEO family SOFT, platform {wanted}: {m} samples joined on ID_REF ({n} probes), read as "
+                 f"{m} samples x {n} features")
+    if others:
+        how = "as asked (platform=)" if platform is not None else "the platform with the most samples"
+        notes.append(f"platform {wanted} read ({how}); other platforms in the file: "
+                     + ", ".join(f"{p} ({c} samples)" for p, c in others.items())
+                     + " (choose one with platform=)")
+    if partial:
+        notes.append(f"{partial} sample(s) list other probes than the first sample: probes absent from a "
+                     "sample are missing values there (nan_policy)")
+    columns: dict = {"geo_accession": [s.gsm for s in chosen], "title": [s.title for s in chosen],
+                     "source_name_ch1": [s.source for s in chosen]}
+    char_cols: list = []
+    for r, s in enumerate(chosen):
+        for c in s.characteristics:
+            key, sep, val = c.partition(":")
+            key = key.strip() if sep else "characteristics_ch1"
+            val = val.strip() if sep else c
+            if key in ("geo_accession", "title", "source_name_ch1"):
+                key += "_"
+            if key not in columns:
+                columns[key] = [""] * m
+                char_cols.append(key)
+            columns[key][r] = val if not columns[key][r] else columns[key][r] + "; " + val
+    metadata = pd.DataFrame(columns)
+    labels, used = (None, None)
+    if label_column is not None:
+        labels, used = _pick_label(metadata, [], label_column, name, notes, "sample column")
+    else:
+        notes.append("no labels: name one of the sample columns ("
+                     + ", ".join(["title", "source_name_ch1"] + char_cols[:6])
+                     + ") as the label column, or give a sample sheet")
+    table_symbols = platforms.get(wanted, {}).get("symbols") or {}
+    symbols = [table_symbols.get(i, "") for i in ref_ids] if table_symbols else None
+    names = _symbol_names(list(ref_ids), symbols, feature_names, name, notes)
+    return _finish(X, names, labels, metadata, None, notes, name, "geo-soft", nan_policy, variable=used,
+                   sample_names=[s.gsm for s in chosen],
+                   extra={"orientation": "rows-are-features", "gene_symbols": symbols, "feature_ids": list(ref_ids),
+                          "platform": wanted, "platforms": dict(per_platform), "soft": "family"})

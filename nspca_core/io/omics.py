@@ -165,7 +165,8 @@ def _is_float(t: str) -> bool:
 
 def _sparse_result(X, features, samples, metadata, labels, notes, name, fmt, variable=None,
                    extra=None) -> LoadedData:
-    X = sp.csr_matrix(X, dtype=np.float64)
+    # float32 kept (the sparse operators accept it: half the memory of a large atlas)
+    X = sp.csr_matrix(X, dtype=np.float32 if X.dtype == np.float32 else np.float64)
     if not np.isfinite(X.data).all():
         raise DataFormatError(f"{name}: {int((~np.isfinite(X.data)).sum())} NaN/inf value(s) in the "
                               "sparse matrix; they must be finite")
@@ -178,23 +179,18 @@ def _sparse_result(X, features, samples, metadata, labels, notes, name, fmt, var
                       sample_names=[str(s) for s in samples])
 
 
-def load_h5ad(data: bytes, name: str, nan_policy: str, label_column) -> LoadedData:
+def load_h5ad(data: bytes, name: str, nan_policy: str, label_column, layer=None, use_raw=False,
+              adata=None) -> LoadedData:
     """An AnnData ``.h5ad``: ``X`` (kept sparse when sparse), ``obs`` as metadata (labels from a
-    categorical column, or ``label_column``), ``var_names``/``obs_names`` as the names."""
-    try:
-        import anndata
-    except ImportError:
-        raise DataFormatError(f"{name}: reading .h5ad files needs the optional package anndata; "
-                              f"install it with: {ANNDATA_INSTALL}") from None
-    try:
-        adata = anndata.read_h5ad(io.BytesIO(data))
-    except Exception as exc:  # noqa: BLE001 - h5py/anndata raise many kinds on a damaged file
-        raise DataFormatError(f"{name}: not a readable AnnData .h5ad file ({type(exc).__name__}: "
-                              f"{exc})") from None
-    notes = [f"AnnData: {adata.n_obs} observations (cells/samples) x {adata.n_vars} variables "
-             "(genes); X used" + (f" (layers not used: {', '.join(adata.layers.keys())})"
-                                  if len(adata.layers) else "")]
-    X = adata.X
+    categorical column, or ``label_column``), ``var_names``/``obs_names`` as the names.
+    ``layer``/``use_raw`` read a layer or ``.raw`` instead of ``X`` (:mod:`.anndata_io`);
+    ``adata`` an AnnData object already in memory (``data`` is then unused)."""
+    from .anndata_io import pick_matrix, read_h5ad_quietly
+
+    notes: list = []
+    if adata is None:
+        adata = read_h5ad_quietly(data, name, notes)
+    X, var_names = pick_matrix(adata, layer, use_raw, name, notes)
     if X is None:
         raise DataFormatError(f"{name}: the AnnData object has no X matrix")
     obs = adata.obs.copy()
@@ -212,7 +208,7 @@ def load_h5ad(data: bytes, name: str, nan_policy: str, label_column) -> LoadedDa
             label_column = str(cats[0])
             notes.append(f"labels from the categorical obs column '{cats[0]}' "
                          f"({len(set(labels.tolist()))} classes)")
-    features, samples = list(map(str, adata.var_names)), list(map(str, adata.obs_names))
+    features, samples = list(map(str, var_names)), list(map(str, adata.obs_names))
     if sp.issparse(X):
         return _sparse_result(X, features, samples, metadata, labels, notes, name, "h5ad",
                               variable=label_column)

@@ -26,7 +26,7 @@ page_intro(
 )
 
 TYPES = ["csv", "tsv", "tab", "txt", "npy", "npz", "mat", "zip", "png", "jpg", "jpeg", "pgm", "bmp",
-         "mtx", "gz", "h5ad"]
+         "mtx", "gz", "h5ad", "soft", "bz2", "xz", "zst", "xlsx", "xlsm", "xls", "h5"]
 ORIENTATIONS = {
     "auto": "detect (default)",
     "rows-are-samples": "samples (one sample per row)",
@@ -166,7 +166,7 @@ def read_options(filename: str, data: bytes) -> dict:
                  "one gene per row; the file is then read transposed, samples × genes. The "
                  "decision and why are listed under the preview.")
     if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp", "mtx"))):
-        sheet = st.file_uploader(SHEET_LABEL, type=["csv", "tsv", "tab", "txt"], key="yd_sheet",
+        sheet = st.file_uploader(SHEET_LABEL, type=["csv", "tsv", "tab", "txt", "xlsx", "xls"], key="yd_sheet",
                                  help="Matched to the samples by its id column (the column holding the "
                                       "most sample names); its columns join the metadata and one of "
                                       "them gives the classes of the labelled pages.")

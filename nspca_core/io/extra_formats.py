@@ -37,8 +37,10 @@ def _display_name(source, filename) -> str | None:
 
 
 def _head(source, n: int = 4096) -> bytes:
-    """The first bytes of a path or bytes (b"" for a file-like: it is read whole later)."""
+    """The first bytes of a path, bytes or a seekable file-like (b"" when they cannot be peeked)."""
     if isinstance(source, (str, os.PathLike)):
+        if not Path(source).is_file():  # a FIFO or device would block or never end: the reader says so
+            return b""
         try:
             with open(source, "rb") as fh:
                 return fh.read(n)
@@ -46,6 +48,14 @@ def _head(source, n: int = 4096) -> bytes:
             return b""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source[:n])
+    if hasattr(source, "read") and hasattr(source, "seek"):  # an upload: peek, then rewind
+        try:
+            source.seek(0)
+            head = source.read(n)
+            source.seek(0)
+            return head if isinstance(head, bytes) else b""
+        except (OSError, ValueError):
+            return b""
     return b""
 
 

@@ -190,30 +190,24 @@ def load_soft(source, name: str, *, max_bytes: int, nan_policy: str, label_colum
             raise DataFormatError(f"{name}: not a GEO SOFT file: it must start with an entity line such as "
                                   f"'^DATABASE = GeoMiame' or '^DATASET = GDS507'; got {head[:40]!r}")
         # a DataSet file starts ^DATABASE then ^DATASET; a family file ^DATABASE then ^SERIES/^PLATFORM
-        kind = None
-        lines = [first]
-        for line in fh:
-            lines.append(line)
-            if line.startswith("^") and not line.upper().startswith("^DATABASE"):
-                kind = line[1:].split("=", 1)[0].strip().upper()
-                break
-        if head.upper().startswith("^") and not head.upper().startswith("^DATABASE") and kind is None:
-            kind = head[1:].split("=", 1)[0].strip().upper()
-        stream = _chain(lines, fh)
-        if kind == "DATASET":
-            if platform is not None:
-                raise InputError(f"`platform` applies to GEO family SOFT files; {name} is a DataSet "
-                                 "(one platform)")
+        kind = head[1:].split("=", 1)[0].strip().upper()
+        if kind == "DATABASE":
+            kind = None
+            for line in fh:
+                if line.startswith("^"):
+                    kind = line[1:].split("=", 1)[0].strip().upper()
+                    break
+    if kind == "DATASET":
+        if platform is not None:
+            raise InputError(f"`platform` applies to GEO family SOFT files; {name} is a DataSet "
+                             "(one platform)")
+        with src.open() as stream:  # read again from the start (nothing kept of the look ahead)
             return _load_dataset(stream, name, nan_policy, label_column, feature_names)
-        if kind in ("SERIES", "PLATFORM", "SAMPLE"):
-            return _load_family(stream, src, name, nan_policy, label_column, platform, feature_names)
-        raise DataFormatError(f"{name}: a SOFT file without a ^DATASET, ^SERIES, ^PLATFORM or ^SAMPLE "
-                              "block; GEO DataSet (GDS) and family (GSE) SOFT files are read")
-
-
-def _chain(lines: list, fh):
-    yield from lines
-    yield from fh
+    if kind in ("SERIES", "PLATFORM", "SAMPLE"):
+        with src.open() as stream:
+            return _load_family(_Lines(stream), src, name, nan_policy, label_column, platform, feature_names)
+    raise DataFormatError(f"{name}: a SOFT file without a ^DATASET, ^SERIES, ^PLATFORM or ^SAMPLE "
+                          "block; GEO DataSet (GDS) and family (GSE) SOFT files are read")
 
 
 def _load_dataset(stream, name: str, nan_policy: str, label_column, feature_names) -> LoadedData:
@@ -375,27 +369,126 @@ def _platform_counts(src: _Source) -> dict:
     return counts
 
 
+class _Lines:
+    """Lines of a text stream, and whole tables cut out of it at C speed (:meth:`until`)."""
+
+    def __init__(self, fh):
+        self.fh, self.pend = fh, None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.pend is not None:
+            line = self.pend.readline()
+            if line.endswith("\n"):
+                return line
+            self.pend = None
+            line += self.fh.readline()
+        else:
+            line = self.fh.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def until(self, marker: str) -> tuple[str, int, bool]:
+        """The text up to the line starting with ``marker`` (that line consumed): ``(text, lines
+        consumed, found)``."""
+        text = "\n" + (self.pend.read() if self.pend is not None else "")
+        self.pend = None
+        need = "\n" + marker
+        start = 0
+        while True:
+            k = text.find(need, start)
+            if k >= 0:
+                e = text.find("\n", k + 1)
+                while e < 0:
+                    more = self.fh.read(1 << 20)
+                    if not more:
+                        e = len(text)
+                        break
+                    text += more
+                    e = text.find("\n", k + 1)
+                block = text[1:k + 1]
+                self.pend = io.StringIO(text[e + 1:])
+                return block, block.count("\n") + 1, True
+            chunk = self.fh.read(1 << 20)
+            if not chunk:
+                return text[1:], text.count("\n"), False
+            start = max(0, len(text) - len(need))
+            text += chunk
+
+
+def _table(block: str, name: str, what: str, start: int, want, numeric: int | None = None):
+    """Columns of a SOFT table (its text, the header line first) as lists: ``want(header)`` gives
+    the column positions read; column ``numeric`` (a position) is read as float64 when every cell
+    is a number or a missing mark (else as str, for the caller to find the culprit).  Parsed by
+    pandas' C reader (quotes are literal, as GEO writes them)."""
+    import csv
+
+    import pandas as pd
+
+    first = block[:block.find("\n") if "\n" in block else len(block)]
+    header = [h.strip() for h in first.rstrip("\r").split("\t")] if block.strip() else []
+    cols = want(header)
+    numeric = cols[numeric] if numeric is not None else None
+    if block.count("\n") < 1 or not block[len(first) + 1:].strip():
+        return header, [[] for _ in cols]
+    missing = sorted({v for t in _MISSING for v in (t, t.upper(), t.capitalize())})
+    kw = dict(sep="\t", header=0, usecols=cols, quoting=csv.QUOTE_NONE, engine="c")
+    try:
+        if numeric is not None:
+            try:
+                df = pd.read_csv(io.StringIO(block), dtype={header[c]: (np.float64 if c == numeric else str)
+                                                            for c in cols},
+                                 na_values=missing, keep_default_na=False, **kw)
+                order = sorted(cols)
+                return header, [df.iloc[:, order.index(c)].to_numpy() if c == numeric
+                                else df.iloc[:, order.index(c)].tolist() for c in cols]
+            except ValueError as exc:
+                if "could not convert" not in str(exc) and "Unable to parse" not in str(exc):
+                    raise
+        df = pd.read_csv(io.StringIO(block), dtype=str, na_filter=False, **kw)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise DataFormatError(f"{name}: the table of {what} (from line {start}) cannot be read as tab-separated "
+                              f"columns ({str(exc).strip()}; lines counted from its header)") from None
+    order = sorted(cols)
+    return header, [df.iloc[:, order.index(c)].tolist() for c in cols]
+
+
+def _values(texts: list, name: str, where) -> np.ndarray:
+    """Numbers of a column of str (``null``/empty/NA missing), a non-number refused by its row."""
+    import pandas as pd
+
+    vals = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+    for k in np.flatnonzero(np.isnan(vals)):
+        t = str(texts[k]).strip()
+        if t.lower() in _MISSING:
+            continue
+        try:
+            vals[k] = float(t)
+        except ValueError:
+            raise DataFormatError(f"{name}: {t!r} at {where(int(k))} is not a number; the table's VALUE "
+                                  "column must hold numbers (null or empty for missing)") from None
+    return vals
+
+
 def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column, platform,
                  feature_names) -> LoadedData:
     import pandas as pd
 
     notes: list = []
-    platforms: dict = {}  # id -> {"symbols": {id: symbol} or None, "samples": n}
+    platforms: dict = {}  # id -> (probe ids, symbols) of its table, or None
     series_platforms: list = []
     samples: list = []
     entity, current = None, None
     wanted = platform
-    counts = None
     ref_ids: list = []
     ref_index: dict = {}
     lineno = 0
-    table = None  # (kind, start line)
-    tbl_header = None
-    tbl_ids, tbl_vals = [], []
-    symbol_col = None
 
     def choose():
-        nonlocal wanted, counts
+        nonlocal wanted
         known = set(series_platforms) | set(platforms)
         if len(known) == 1:
             wanted = next(iter(known))
@@ -404,68 +497,50 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
             if counts:
                 wanted = max(sorted(counts), key=lambda p: counts[p])
 
-    def end_sample_table():
-        s = current
-        dup = _duplicates(tbl_ids)
-        if dup:
-            raise DataFormatError(f"{name}: sample {s.gsm}: duplicated ID_REF id(s) in its table: "
-                                  f"{_listed(dup)}; every probe id must be unique")
-        start = table[1]
-        vals = _floats(np.array(tbl_vals, dtype=str), name,
-                       lambda p: f"line {start + 2 + int(p[0])} (sample {s.gsm}, column VALUE)")
-        if not ref_ids:
-            ref_ids.extend(tbl_ids)
-        if tbl_ids == ref_ids:
-            s.positions, s.values = None, vals
-        else:
-            if not ref_index:
-                ref_index.update((i, k) for k, i in enumerate(ref_ids))
-            pos = np.empty(len(tbl_ids), dtype=np.int64)
-            for k, i in enumerate(tbl_ids):
-                p = ref_index.get(i)
-                if p is None:
-                    p = ref_index[i] = len(ref_ids)
-                    ref_ids.append(i)
-                pos[k] = p
-            s.positions, s.values = pos, vals
+    def sample_table(s, lines, start):
+        def want(header):
+            up = [h.upper() for h in header]
+            if "ID_REF" not in up or "VALUE" not in up:
+                raise DataFormatError(f"{name}: line {start + 1}: the table of sample {s.gsm} needs the columns "
+                                      f"ID_REF and VALUE; got {_listed(header, 6)}")
+            return [up.index("ID_REF"), up.index("VALUE")]
 
+        _, (ids, texts) = _table(lines, name, f"sample {s.gsm}", start, want, numeric=1)
+        if len(set(ids)) != len(ids):
+            raise DataFormatError(f"{name}: sample {s.gsm}: duplicated ID_REF id(s) in its table: "
+                                  f"{_listed(_duplicates(ids))}; every probe id must be unique")
+        if isinstance(texts, np.ndarray) and texts.dtype == np.float64:
+            vals = texts
+        else:
+            vals = _values(texts, name, lambda k: f"line {start + 2 + k} (sample {s.gsm}, column VALUE)")
+        if not ref_ids:
+            ref_ids.extend(ids)
+        if ids == ref_ids:
+            s.positions, s.values = None, vals
+            return
+        if not ref_index:
+            ref_index.update((i, k) for k, i in enumerate(ref_ids))
+        pos = np.empty(len(ids), dtype=np.int64)
+        for k, i in enumerate(ids):
+            p = ref_index.get(i)
+            if p is None:
+                p = ref_index[i] = len(ref_ids)
+                ref_ids.append(i)
+            pos[k] = p
+        s.positions, s.values = pos, vals
+
+    def platform_table(gpl, lines, start):
+        def want(header):
+            low = [h.lower() for h in header]
+            sym = next((low.index(c) for c in _SYMBOL_COLUMNS if c in low), None)
+            return [0] if sym is None or sym == 0 else [0, sym]
+
+        _, cols = _table(lines, name, f"platform {gpl}", start, want)
+        platforms[gpl] = (cols[0], cols[1]) if len(cols) == 2 else None
+
+    table = None
     for line in stream:
         lineno += 1
-        if table is not None:
-            if line.startswith("!") and line[1:].lower().startswith(f"{table[0]}_table_end"):
-                if table[0] == "sample" and tbl_header is not None and current.platform == wanted:
-                    end_sample_table()
-                table = None
-                tbl_ids, tbl_vals = [], []
-                continue
-            if table[0] == "sample" and current.platform != wanted:
-                continue
-            fields = line.rstrip("\r\n").split("\t")
-            if tbl_header is None:
-                tbl_header = [f.strip() for f in fields]
-                if table[0] == "sample":
-                    up = [h.upper() for h in tbl_header]
-                    if "ID_REF" not in up or "VALUE" not in up:
-                        raise DataFormatError(f"{name}: line {lineno}: the table of sample {current.gsm} "
-                                              "needs the columns ID_REF and VALUE; got "
-                                              f"{_listed(tbl_header, 6)}")
-                    tbl_header = (up.index("ID_REF"), up.index("VALUE"), len(tbl_header))
-                else:
-                    low = [h.lower() for h in tbl_header]
-                    symbol_col = next((low.index(c) for c in _SYMBOL_COLUMNS if c in low), None)
-                continue
-            if not line.strip():
-                continue
-            if table[0] == "sample":
-                i, v, w = tbl_header
-                if len(fields) < max(i, v) + 1:
-                    raise DataFormatError(f"{name}: line {lineno} (sample {current.gsm}) has {len(fields)} "
-                                          f"field(s), its table header {w}; every row needs ID_REF and VALUE")
-                tbl_ids.append(fields[i].strip())
-                tbl_vals.append(fields[v])
-            elif table[0] == "platform" and symbol_col is not None and len(fields) > symbol_col:
-                platforms[current]["symbols"][fields[0].strip()] = fields[symbol_col].strip()
-            continue
         if line.startswith("^"):
             key, value = _attr(line)
             entity = key.upper()
@@ -476,17 +551,25 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
                 samples.append(current)
             elif entity == "PLATFORM":
                 current = value
-                platforms.setdefault(value, {"symbols": {}, "samples": 0})
+                platforms.setdefault(value, None)
         elif line.startswith("!"):
             key, value = _attr(line)
             low = key.lower()
             if low.endswith("_table_begin"):
-                table = (low[:-len("_table_begin")], lineno)
-                tbl_header, tbl_ids, tbl_vals, symbol_col = None, [], [], None
-                if table[0] == "platform" and not (isinstance(current, str) and current in platforms):
-                    table = ("other", lineno)
-                if table[0] == "sample" and not isinstance(current, _Sample):
-                    table = ("other", lineno)
+                kind = low[:-len("_table_begin")]
+                keep = (kind == "sample" and isinstance(current, _Sample) and current.platform == wanted) or \
+                    (kind == "platform" and isinstance(current, str) and (platform is None or current == platform))
+                lines, count, ended = stream.until(f"!{kind}_table_end")
+                start = lineno
+                lineno += count
+                if not ended:
+                    table = (kind, start)
+                    break
+                if keep and kind == "sample":
+                    sample_table(current, lines, start)
+                elif keep:
+                    platform_table(current, lines, start)
+                del lines
                 continue
             if entity == "SERIES" and low == "series_platform_id":
                 series_platforms.append(value)
@@ -520,6 +603,11 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
         raise DataFormatError(f"{name}: duplicated sample id(s) {_listed(dup)}; every ^SAMPLE must be unique")
     n = len(ref_ids)
     m = len(chosen)
+    need = m * n * 8
+    if need > 4 * src.max_bytes:  # samples listing different probes: the joined table can outgrow the file
+        raise DataFormatError(f"{name}: the {m} samples of platform {wanted} list {n:,} distinct probes in all; "
+                              f"the joined table would take {need:,} bytes, over 4 x max_bytes="
+                              f"{src.max_bytes:,}; raise max_bytes if this is intended")
     X = np.empty((m, n), dtype=np.float64)
     partial = 0
     for r, s in enumerate(chosen):
@@ -530,7 +618,7 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
             pos = np.arange(s.values.size) if s.positions is None else s.positions
             X[r, pos] = s.values
             partial += 1
-        s.values = s.positions = None  # freed as X fills
+        s.values = s.positions = None  # freed as X fills (np.empty's pages are touched row by row)
     others = {p: c for p, c in per_platform.items() if p != wanted}
     notes.append(f"GEO family SOFT, platform {wanted}: {m} samples joined on ID_REF ({n} probes), read as "
                  f"{m} samples x {n} features")
@@ -564,8 +652,11 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
         notes.append("no labels: name one of the sample columns ("
                      + ", ".join(["title", "source_name_ch1"] + char_cols[:6])
                      + ") as the label column, or give a sample sheet")
-    table_symbols = platforms.get(wanted, {}).get("symbols") or {}
-    symbols = [table_symbols.get(i, "") for i in ref_ids] if table_symbols else None
+    found = platforms.get(wanted)
+    symbols = None
+    if found is not None:
+        table_symbols = dict(zip((i.strip() for i in found[0]), (v.strip() for v in found[1])))
+        symbols = [table_symbols.get(i, "") for i in ref_ids]
     names = _symbol_names(list(ref_ids), symbols, feature_names, name, notes)
     return _finish(X, names, labels, metadata, None, notes, name, "geo-soft", nan_policy, variable=used,
                    sample_names=[s.gsm for s in chosen],

@@ -68,7 +68,9 @@ def family_soft(samples, platforms, *, gse="GSE1563", extra_columns=True) -> str
         out += [f"^PLATFORM = {gpl}", "!Platform_title = [HG-U95Av2] Affymetrix Human Genome U95 Version 2 "
                 "Array", f"!Platform_geo_accession = {gpl}", "!Platform_technology = in situ oligonucleotide",
                 "!Platform_organism = Homo sapiens", "#ID = Affymetrix Probe Set ID",
-                "#GB_ACC = GenBank Accession Number", "#Gene Title = Entrez Gene name",
+                "#GB_ACC = GenBank Accession Number", "#SPOT_ID = ",
+                "#Species Scientific Name = The genus and species of the organism represented by the probe",
+                "#Gene Title = Entrez Gene name",
                 "#Gene Symbol = Entrez Gene symbol", "!platform_table_begin",
                 "ID\tGB_ACC\tSPOT_ID\tSpecies Scientific Name\tGene Title\tGene Symbol"]
         for i, s in zip(ids, syms):

@@ -199,3 +199,16 @@ def test_dataset_soft_round_trip_property(m, n, seed, gz):
     data = gzip.compress(text) if gz else text
     got = load_file(data, filename="GDS9.soft" + (".gz" if gz else ""))
     assert np.array_equal(got.X, values.T)
+
+
+def test_soft_recognised_by_content_in_an_upload_named_txt():
+    import io
+
+    values, probes, symbols, gsm, subsets = _gds(seed=5)
+    text = dataset_soft(values, probes, symbols, gsm, subsets).encode()
+
+    class Upload(io.BytesIO):
+        name = "GDS5_full.txt"
+
+    got = load_file(Upload(text))
+    assert got.format == "geo-soft" and np.array_equal(got.X, values.T)

@@ -70,3 +70,13 @@ def test_sample_sheet_in_excel():
                                                                for i in range(5)])])
     got = load_file(csv, filename="d.csv", sample_info=sheet)
     assert got.labels.tolist() == ["normal", "tumor", "normal", "tumor", "normal"]
+
+
+def test_xls_without_xlrd_names_the_pip_line():
+    import importlib.util
+
+    if importlib.util.find_spec("xlrd") is not None:
+        pytest.skip("xlrd is installed: .xls files are read")
+    with pytest.raises(DataFormatError, match=r"old.xls: reading .xls workbooks needs the optional package xlrd; "
+                                              r"install it with: pip install xlrd"):
+        load_file(b"\xd0\xcf\x11\xe0 not really", filename="old.xls")

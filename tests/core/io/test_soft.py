@@ -212,3 +212,18 @@ def test_soft_recognised_by_content_in_an_upload_named_txt():
 
     got = load_file(Upload(text))
     assert got.format == "geo-soft" and np.array_equal(got.X, values.T)
+
+
+@pytest.mark.parametrize("kind", ["bz2", "xz"])
+def test_soft_in_other_compressions(tmp_path, kind):
+    import bz2
+    import lzma
+
+    values, probes, symbols, gsm, subsets = _gds(seed=7)
+    text = dataset_soft(values, probes, symbols, gsm, subsets).encode()
+    path = tmp_path / f"GDS7.soft.{kind}"
+    path.write_bytes((bz2.compress if kind == "bz2" else lzma.compress)(text))
+    assert np.array_equal(load_file(path).X, values.T)
+    cap = path.stat().st_size + 10  # the file fits, its content does not
+    with pytest.raises(DataFormatError, match=rf"expands to more than the size cap max_bytes={cap:,}"):
+        load_file(path, max_bytes=cap)

@@ -3,7 +3,8 @@
 1. A family SOFT file written as GEO writes one (``tests/core/io/geo_writer.py``: ^SERIES, a
    platform table, one ^SAMPLE block per sample with ``ID_REF, VALUE, ABS_CALL``) of about
    ``--soft-mb`` MB (default 200), read by :func:`nspca_core.io.load_file` in a fresh child
-   process: seconds, and the peak resident memory above the process's memory before the call,
+   process: seconds, and the peak resident memory (VmHWM) above the process's memory before the call
+   (pandas imported),
    as a multiple of the numeric table (samples x probes float64) and of the file — the budget
    is 3x the table.  With ``--geoparse DIR`` (a folder where GEOparse is importable, e.g.
    ``pip install --target DIR GEOparse tqdm``) GEOparse reads the same file too
@@ -31,19 +32,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {root!r})
 {setup}
-def rss():
+def rss(key="VmRSS"):
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS"):
+            if line.startswith(key):
                 return int(line.split()[1]) * 1024
 before = rss()
 t = time.perf_counter()
 {call}
 seconds = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = rss("VmHWM")  # not ru_maxrss: Linux keeps the parent's high-water mark across fork + exec
 print(json.dumps({{"seconds": seconds, "before": before, "peak": peak, "shape": list(shape)}}))
 """
 

@@ -444,11 +444,11 @@ def _table(block: str, name: str, what: str, start: int, want, numeric: int | No
                                  na_values=missing, keep_default_na=False, **kw)
                 order = sorted(cols)
                 return header, [df.iloc[:, order.index(c)].to_numpy() if c == numeric
-                                else df.iloc[:, order.index(c)].tolist() for c in cols]
+                                else df.iloc[:, order.index(c)].fillna("").tolist() for c in cols]
             except ValueError as exc:
                 if "could not convert" not in str(exc) and "Unable to parse" not in str(exc):
                     raise
-        df = pd.read_csv(io.StringIO(block), dtype=str, na_filter=False, **kw)
+        df = pd.read_csv(io.StringIO(block), dtype=str, na_filter=False, **kw).fillna("")  # short rows
     except (ValueError, pd.errors.ParserError) as exc:
         raise DataFormatError(f"{name}: the table of {what} (from line {start}) cannot be read as tab-separated "
                               f"columns ({str(exc).strip()}; lines counted from its header)") from None

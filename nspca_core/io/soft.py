@@ -32,8 +32,6 @@ from .compressed import compression_of, inner_name, open_stream
 from .loaded import DataFormatError, LoadedData, _finish
 from .sniff import _MISSING
 
-#: lines parsed at a time from a DataSet table
-_BLOCK_LINES = 20_000
 _ENTITIES = ("^DATABASE", "^DATASET", "^SUBSET", "^SERIES", "^PLATFORM", "^SAMPLE", "^ANNOTATION")
 #: platform table columns holding gene symbols, in order of preference
 _SYMBOL_COLUMNS = ("gene symbol", "gene_symbol", "symbol", "ilmn_gene", "genesymbol", "gene_name",
@@ -202,12 +200,39 @@ def load_soft(source, name: str, *, max_bytes: int, nan_policy: str, label_colum
             raise InputError(f"`platform` applies to GEO family SOFT files; {name} is a DataSet "
                              "(one platform)")
         with src.open() as stream:  # read again from the start (nothing kept of the look ahead)
-            return _load_dataset(stream, name, nan_policy, label_column, feature_names)
+            return _load_dataset(_Lines(stream), name, nan_policy, label_column, feature_names)
     if kind in ("SERIES", "PLATFORM", "SAMPLE"):
         with src.open() as stream:
             return _load_family(_Lines(stream), src, name, nan_policy, label_column, platform, feature_names)
     raise DataFormatError(f"{name}: a SOFT file without a ^DATASET, ^SERIES, ^PLATFORM or ^SAMPLE "
                           "block; GEO DataSet (GDS) and family (GSE) SOFT files are read")
+
+
+def _dataset_table(block: str, name: str, start: int):
+    """``(header, probe ids, identifiers, values probes x samples)`` of a DataSet table's text."""
+    first = block[:block.find("\n") if "\n" in block else len(block)]
+    header = [h.strip() for h in first.rstrip("\r").split("\t")]
+    if len(header) < 4 or header[0].upper() != "ID_REF" or header[1].upper() != "IDENTIFIER":
+        raise DataFormatError(f"{name}: line {start + 1}: a DataSet table starts with the header "
+                              "'ID_REF, IDENTIFIER, GSM...' (at least 2 samples); got "
+                              f"{_listed(header, 4)}")
+    dup = _duplicates(header[2:])
+    if dup:
+        raise DataFormatError(f"{name}: duplicated sample id(s) in the DataSet table: {_listed(dup)}; every "
+                              "id must be unique")
+    cols = list(range(len(header)))
+    got, columns = _table(block, name, "the DataSet", start, lambda h: cols, numeric=list(range(2, len(cols))))
+    if not columns[0]:
+        raise DataFormatError(f"{name}: the DataSet table has a header but no probe rows")
+    ids = [str(i).strip() for i in columns[0]]
+    symbols = [str(i).strip() for i in columns[1]]
+    if all(isinstance(c, np.ndarray) and c.dtype == np.float64 for c in columns[2:]):
+        values = np.column_stack(columns[2:])
+    else:
+        cells = np.column_stack([np.asarray(c, dtype=str) for c in columns[2:]])
+        values = _floats(cells, name, lambda p: f"line {start + 2 + int(p[0])}, sample column "
+                                                 f"{header[2 + int(p[1])]!r}")
+    return header, ids, symbols, values
 
 
 def _load_dataset(stream, name: str, nan_policy: str, label_column, feature_names) -> LoadedData:
@@ -220,51 +245,10 @@ def _load_dataset(stream, name: str, nan_policy: str, label_column, feature_name
     entity = None
     header = None
     blocks, ids, symbols = [], [], []
-    buf, buf_start = [], 0
     table_line = None
     lineno = 0
-
-    def flush():
-        if not buf:
-            return
-        rows = [ln.rstrip("\r\n").split("\t") for ln in buf]
-        width = len(header)
-        for i, r in enumerate(rows):
-            if len(r) != width:
-                raise DataFormatError(f"{name}: line {buf_start + i} of the DataSet table has {len(r)} "
-                                      f"field(s), the header line {width}; every row needs one field per "
-                                      "column (ID_REF, IDENTIFIER, then one per sample)")
-        ids.extend(r[0].strip() for r in rows)
-        symbols.extend(r[1].strip() for r in rows)
-        cells = np.array([r[2:] for r in rows], dtype=str)
-        start = buf_start
-        blocks.append(_floats(cells, name, lambda p: f"line {start + int(p[0])}, sample column "
-                                                      f"{header[2 + int(p[1])]!r}"))
-        buf.clear()
-
     for line in stream:
         lineno += 1
-        if table_line is not None:
-            low = line[:24].lower()
-            if low.startswith("!dataset_table_end"):
-                flush()
-                table_line = -table_line  # ended
-                continue
-            if header is None:
-                header = [h.strip() for h in line.rstrip("\r\n").split("\t")]
-                if len(header) < 4 or header[0].upper() != "ID_REF" or header[1].upper() != "IDENTIFIER":
-                    raise DataFormatError(f"{name}: line {lineno}: a DataSet table starts with the header "
-                                          "'ID_REF, IDENTIFIER, GSM...' (at least 2 samples); got "
-                                          f"{_listed(header, 4)}")
-                continue
-            if not line.strip():
-                continue
-            if not buf:
-                buf_start = lineno
-            buf.append(line)
-            if len(buf) >= _BLOCK_LINES:
-                flush()
-            continue
         if line.startswith("^"):
             key, value = _attr(line)
             entity = key.upper()
@@ -277,6 +261,14 @@ def _load_dataset(stream, name: str, nan_policy: str, label_column, feature_name
                 if table_line is not None:
                     raise DataFormatError(f"{name}: line {lineno}: a second DataSet table; one is read")
                 table_line = lineno
+                block, count, ended = stream.until("!dataset_table_end")
+                lineno += count
+                if not ended:
+                    break
+                table_line = -table_line  # ended
+                header, ids, symbols, values = _dataset_table(block, name, -table_line)
+                blocks.append(values)
+                del block
             elif entity == "SUBSET" and subsets:
                 subsets[-1][low] = value
             elif entity == "DATASET":
@@ -431,19 +423,18 @@ def _table(block: str, name: str, what: str, start: int, want, numeric: int | No
     first = block[:block.find("\n") if "\n" in block else len(block)]
     header = [h.strip() for h in first.rstrip("\r").split("\t")] if block.strip() else []
     cols = want(header)
-    numeric = cols[numeric] if numeric is not None else None
+    numeric = set() if numeric is None else {cols[k] for k in (numeric if isinstance(numeric, list) else [numeric])}
     if block.count("\n") < 1 or not block[len(first) + 1:].strip():
         return header, [[] for _ in cols]
     missing = sorted({v for t in _MISSING for v in (t, t.upper(), t.capitalize())})
     kw = dict(sep="\t", header=0, usecols=cols, quoting=csv.QUOTE_NONE, engine="c")
     try:
-        if numeric is not None:
+        if numeric:
             try:
-                df = pd.read_csv(io.StringIO(block), dtype={header[c]: (np.float64 if c == numeric else str)
-                                                            for c in cols},
+                df = pd.read_csv(io.StringIO(block), dtype={c: (np.float64 if c in numeric else str) for c in cols},
                                  na_values=missing, keep_default_na=False, **kw)
                 order = sorted(cols)
-                return header, [df.iloc[:, order.index(c)].to_numpy() if c == numeric
+                return header, [df.iloc[:, order.index(c)].to_numpy() if c in numeric
                                 else df.iloc[:, order.index(c)].fillna("").tolist() for c in cols]
             except ValueError as exc:
                 if "could not convert" not in str(exc) and "Unable to parse" not in str(exc):

@@ -26,7 +26,7 @@ page_intro(
 )
 
 TYPES = ["csv", "tsv", "tab", "txt", "npy", "npz", "mat", "zip", "png", "jpg", "jpeg", "pgm", "bmp",
-         "mtx", "gz", "h5ad"]
+         "mtx", "gz", "h5ad", "soft", "bz2", "xz", "zst", "xlsx", "xlsm", "xls", "h5"]
 ORIENTATIONS = {
     "auto": "detect (default)",
     "rows-are-samples": "samples (one sample per row)",
@@ -166,7 +166,7 @@ def read_options(filename: str, data: bytes) -> dict:
                  "one gene per row; the file is then read transposed, samples × genes. The "
                  "decision and why are listed under the preview.")
     if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp", "mtx"))):
-        sheet = st.file_uploader(SHEET_LABEL, type=["csv", "tsv", "tab", "txt"], key="yd_sheet",
+        sheet = st.file_uploader(SHEET_LABEL, type=["csv", "tsv", "tab", "txt", "xlsx", "xls"], key="yd_sheet",
                                  help="Matched to the samples by its id column (the column holding the "
                                       "most sample names); its columns join the metadata and one of "
                                       "them gives the classes of the labelled pages.")
@@ -319,8 +319,13 @@ def analysis(ds) -> None:
     st.plotly_chart(fig, key="yd_components")
     c1, c2, c3 = st.columns(3)
     c1.download_button("Components (CSV)", downloads.components_csv(L, ds.feature_names, names),
-                       file_name="components.csv", mime="text/csv", key="yd_dl_components",
-                       on_click="ignore")
+                       file_name="components_long.csv", mime="text/csv", key="yd_dl_components",
+                       on_click="ignore", help="The nonzero loadings, one row per component and feature "
+                       "(component, rank, feature, index, loading), as the CLI's components_long.csv.")
+    c1.download_button("Components, every feature (CSV)", downloads.components_wide_csv(L, ds.feature_names, names),
+                       file_name="components.csv", mime="text/csv", key="yd_dl_components_wide",
+                       on_click="ignore", help="One row per feature, one column per component, as the CLI's "
+                       "components.csv.")
     upload = st.session_state.get(state.UPLOAD)
     sample_names = getattr(upload, "sample_names", None) if upload is not None else None
     if sample_names is not None and len(sample_names) != m:

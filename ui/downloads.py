@@ -16,7 +16,7 @@ from plotly.colors import get_colorscale, sample_colorscale
 
 from ui.figures.analysis import DIVERGING, SEQUENTIAL
 
-__all__ = ["colormap_lut", "image_grid_png", "figure_html", "components_csv", "scores_csv"]
+__all__ = ["colormap_lut", "image_grid_png", "figure_html", "components_csv", "components_wide_csv", "scores_csv"]
 
 
 def colormap_lut(name: str, size: int = 256) -> np.ndarray:
@@ -55,17 +55,21 @@ def components_csv(loadings: np.ndarray, feature_names: Sequence[str],
     name and its 1-based column number in the file.  Zeros are left out (a
     k-sparse component has k rows, not n).
     """
+    from nspca_core.io.written import components_long
+
+    return components_long(loadings, feature_names, names).to_csv(index=False).encode()
+
+
+def components_wide_csv(loadings: np.ndarray, feature_names: Sequence[str],
+                        names: Sequence[str] | None = None) -> bytes:
+    """Every loading as CSV, one row per feature (``feature`` then one column per component), as the
+    CLI's ``components.csv``; :func:`components_csv` is the long table (nonzeros only)."""
     L = np.asarray(loadings, float)
     if L.ndim == 1:
         L = L[:, None]
     names = list(names) if names is not None else [f"component_{j + 1}" for j in range(L.shape[1])]
-    rows = []
-    for j, name in enumerate(names):
-        col = L[:, j]
-        idx = np.flatnonzero(col)
-        idx = idx[np.argsort(-np.abs(col[idx]), kind="stable")]
-        rows += [(name, r + 1, str(feature_names[i]), int(i) + 1, float(col[i])) for r, i in enumerate(idx)]
-    df = pd.DataFrame(rows, columns=["component", "rank", "feature", "index", "loading"])
+    df = pd.DataFrame(L, columns=names)
+    df.insert(0, "feature", [str(f) for f in feature_names])
     return df.to_csv(index=False).encode()
 
 

@@ -14,12 +14,17 @@ import numpy as np
 from .options import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, _BadInput,
                       _check_net_size, _check_options, _for_shell, _parser)
 from .output import (_out_folder, _per_component, _progress, _save_image_grid, _summary_line, _write_csv,
-                     _write_sparse_components, _write_text, _writing)
+                     _write_long_components, _write_sparse_components, _write_text, _writing)
+from ..io.loaded import _names_for
 from .reading import _load, _preprocess, _read_components, _text_cov
 
 
 #: words of each topic printed on stdout
 TOPIC_WORDS = 10
+#: the pip line of each optional module (its extra)
+_INSTALL = {**{m: "pip install 'nspca-core[dask]'" for m in ("dask", "distributed", "zarr")},
+            **{m: "pip install 'nspca-core[formats]'" for m in ("anndata", "h5py", "openpyxl", "zstandard")},
+            **{m: "pip install 'nspca-core[app]'" for m in ("streamlit", "plotly")}}
 
 
 def _run_components(args, data, n: int, unit: str) -> tuple:
@@ -99,7 +104,18 @@ def _dask_data(args):
     dask, da = require_dask()
     path = Path(args.data)
     if path.suffix == ".zarr" and path.exists():
-        X = da.from_zarr(str(path))
+        try:
+            import zarr  # noqa: F401 - dask.array.from_zarr needs it
+        except ImportError:
+            raise _BadInput(f"reading the .zarr store {args.data!r} needs the optional package zarr; install "
+                            f"it with: {_INSTALL['zarr']}") from None
+        try:
+            X = da.from_zarr(str(path))
+        except (ValueError, KeyError, OSError, TypeError) as exc:
+            raise _BadInput(f"{args.data!r} is not a readable zarr array ({type(exc).__name__}: {exc}); "
+                            "--dask reads a .zarr store holding one 2-D array") from None
+        if X.ndim != 2:
+            raise _BadInput(f"--dask needs a 2-D zarr array (samples x features); got shape {X.shape}")
     elif path.suffix == ".npy" and path.is_file():
         head = np.load(path, mmap_mode="r")  # the header only: nothing is read
         if head.ndim != 2:
@@ -119,8 +135,8 @@ def _dask_data(args):
 
 
 def _fit_dask(args) -> int:
-    """``fit --dask``: components of a lazy array (components.csv, summary.json; no scores.csv,
-    which would hold one row per sample)."""
+    """``fit --dask``: components of a lazy array, written as an in-memory run writes them
+    (components.csv, components_long.csv, scores.csv, summary.json)."""
     from ..api import components, default_d
 
     X, client = _dask_data(args)
@@ -136,14 +152,24 @@ def _fit_dask(args) -> int:
         progress.close()
     d = res.params.get("d", d)
     cols = [f"component_{j + 1}" for j in range(res.n_components)]
-    _write_csv(out / "components.csv", res.loadings, cols, index=None, index_name="feature")
+    names = _names_for(n, None)  # as load_file names the columns of an array
+    _write_csv(out / "components.csv", res.loadings, cols, index=names, index_name="feature")
+    _write_long_components(out / "components_long.csv", res.loadings, names, cols)
+    # scores of the data as the run used it: X L, minus mu L when centered (X - 1 mu^T never formed)
+    L = np.asarray(res.loadings, dtype=float)
+    scores = (X @ L).compute() if client is None else client.compute(X @ L).result()
+    if args.preprocessing == "center":
+        mean = X.mean(axis=0)
+        mu = mean.compute() if client is None else client.compute(mean).result()
+        scores = scores - np.asarray(mu, dtype=float) @ L
+    _write_csv(out / "scores.csv", np.asarray(scores, dtype=float), cols, index=None, index_name="sample")
     per = _per_component(res, res.loadings)
     summary = {"data": str(args.data), "shape": [int(X.shape[0]), n], "dask": True,
                "preprocessing": ["center"] if args.preprocessing == "center" else [],
                "parameters": _parameters(args, d), "dask_notes": res.info.get("notes", []),
                "seconds": time.perf_counter() - start, **_variances(res, per)}
     _write_text(out / "summary.json", json.dumps(summary, indent=2, default=str))
-    print(f"wrote {out}/components.csv, summary.json")
+    print(f"wrote {out}/components.csv, components_long.csv, scores.csv, summary.json")
     for note in res.info.get("notes", []):
         print(note, file=sys.stderr)
     for c in per:
@@ -173,6 +199,7 @@ def _cmd_fit(args) -> int:
     res, d, out, seconds = _run_components(args, pre.X, pre.X.shape[1], "features")
     cols = [f"component_{j + 1}" for j in range(res.n_components)]
     _write_csv(out / "components.csv", res.loadings, cols, index=names, index_name="feature")
+    _write_long_components(out / "components_long.csv", res.loadings, names, cols)
     scores = pre.X @ res.loadings
     _write_csv(out / "scores.csv", scores, cols, index=_sample_names(record, scores.shape[0]),
                index_name="sample", labels=record.get("labels"))
@@ -185,7 +212,7 @@ def _cmd_fit(args) -> int:
     _write_text(out / "summary.json", json.dumps(summary, indent=2))
     if image_shape is not None:
         _save_image_grid(res.loadings, tuple(image_shape), out / "components.png")
-    print(f"wrote {out}/components.csv, scores.csv, summary.json"
+    print(f"wrote {out}/components.csv, components_long.csv, scores.csv, summary.json"
           + (", components.png" if image_shape is not None else ""))
     joint = _joint_line(res)
     for c in per:
@@ -208,6 +235,7 @@ def _fit_text(args, X, words, checksum, record) -> int:
     L = np.asarray(res.loadings)
     cols = [f"component_{j + 1}" for j in range(L.shape[1])]
     _write_sparse_components(out / "components.csv", L, words, cols)
+    _write_long_components(out / "components_long.csv", L, words, cols)
     table = topics_table(L, words)
     with _writing(out / "topics.csv"):
         table.to_csv(out / "topics.csv", index=False, float_format="%.6g")
@@ -226,7 +254,7 @@ def _fit_text(args, X, words, checksum, record) -> int:
                "weighting_notes": list(w.notes), "parameters": _parameters(args, d),
                "reading_notes": record["notes"], "seconds": seconds, **_variances(res, per)}
     _write_text(out / "summary.json", json.dumps(summary, indent=2))
-    print(f"wrote {out}/components.csv, topics.csv, scores.csv, summary.json")
+    print(f"wrote {out}/components.csv, components_long.csv, topics.csv, scores.csv, summary.json")
     print(f"weighting: {args.weighting or 'raw'} ({'; '.join(w.notes)})")
     lines = format_topics(L, words, n_words=TOPIC_WORDS).splitlines()
     joint = _joint_line(res)
@@ -305,6 +333,11 @@ def main(argv=None) -> int:
         return {"fit": _cmd_fit, "certify": _cmd_certify}[args.command](args)
     except (InputError, ValueError, _BadInput, FileNotFoundError) as exc:
         print(f"error: {_for_shell(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ImportError as exc:  # an optional module missing: the pip line, never "internal error"
+        module = (exc.name or "").split(".")[0]
+        print(f"error: this needs the optional package {module or exc}; install it with: "
+              f"{_INSTALL.get(module, f'pip install {module}')}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:
         print("error: not enough memory for this input; try a smaller file, fewer features or "

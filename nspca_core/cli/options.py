@@ -108,6 +108,17 @@ def _parser() -> argparse.ArgumentParser:
                              "its id column; its columns join the metadata")
         sp.add_argument("--sample-id-column", default=None, metavar="NAME",
                         help="the sample sheet's column of sample ids (default: detected)")
+        # the files GEO and labs hand out (issue 38): labels, AnnData layers, SOFT platforms, Excel sheets
+        sp.add_argument("--label-column", default=None, metavar="NAME",
+                        help="column giving the sample labels (a CSV/TSV or sample-sheet column, an obs column "
+                             "of .h5ad, a GEO characteristic or SOFT subset type)")
+        sp.add_argument("--layer", default=None, metavar="NAME", help=".h5ad: read this layer instead of X")
+        sp.add_argument("--use-raw", action="store_true", help=".h5ad: read .raw (raw.X) instead of X")
+        sp.add_argument("--platform", default=None, metavar="GPL",
+                        help="GEO family SOFT: the platform read (default: the one with most samples)")
+        sp.add_argument("--sheet", default=None, metavar="NAME",
+                        help="Excel: the sheet read, by name or 0-based position (default: the first "
+                             "with a numeric block)")
         sp.add_argument("--nan-policy", default="error",
                         choices=["error", "drop-rows", "drop-columns", "impute-mean"],
                         help="missing/infinite values: stop (default), drop samples, drop "

@@ -147,3 +147,13 @@ def _write_csv(path, matrix, columns, *, index, index_name, labels=None):
         df.insert(0, index_name, index)
     with _writing(path):
         df.to_csv(path, index=False)
+
+
+def _write_long_components(path, L, names, cols):
+    """components_long.csv: the nonzero loadings, one row per (component, feature), largest first
+    (the table the app's "Components (CSV)" download holds)."""
+    from ..io.written import components_long
+
+    df = components_long(np.asarray(L), [str(f) for f in names], cols)
+    with _writing(path):
+        df.to_csv(path, index=False)

@@ -4,8 +4,10 @@ stderr; its preprocessing; and the components given to ``certify``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -58,11 +60,15 @@ def _load(args):
                         "row per sample, a header line)")
     if getattr(args, "sample_id_column", None) is not None and sheet is None:
         raise _BadInput("--sample-id-column applies only with --sample-info (a sample sheet)")
-    loaded = load_file(path, variable=args.variable, header=args.header,
-                       nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
-                       vocab=vocab, orientation=getattr(args, "orientation", "auto"),
-                       sample_info=None if sheet is None else Path(sheet),
-                       sample_id_column=getattr(args, "sample_id_column", None), **_text_options(args))
+    with warnings.catch_warnings(record=True) as caught:  # third-party warnings go to the notes
+        warnings.simplefilter("always")
+        loaded = load_file(path, variable=args.variable, header=args.header,
+                           nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
+                           vocab=vocab, orientation=getattr(args, "orientation", "auto"),
+                           sample_info=None if sheet is None else Path(sheet),
+                           sample_id_column=getattr(args, "sample_id_column", None), **_text_options(args),
+                           **_file_options(args))
+    loaded = _with_warnings(loaded, caught)
     _raw_text_only(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")
     sparse = bool(loaded.extra.get("sparse"))
     _applies(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")
@@ -78,6 +84,33 @@ def _load(args):
     return X, list(loaded.feature_names), loaded.image_shape, f"sha256:{checksum} (file)", record
 
 
+def _file_options(args) -> dict:
+    """--label-column, --layer, --use-raw, --platform, --sheet as load_file's options (those given)."""
+    out = {}
+    label = getattr(args, "label_column", None)
+    if label is not None:
+        out["label_column"] = label
+    for key in ("layer", "platform"):
+        if getattr(args, key, None) is not None:
+            out[key] = getattr(args, key)
+    if getattr(args, "use_raw", False):
+        out["use_raw"] = True
+    sheet = getattr(args, "sheet", None)
+    if sheet is not None:
+        out["sheet"] = int(sheet) if sheet.isdigit() else sheet
+    return out
+
+
+def _with_warnings(loaded, caught):
+    """``loaded`` with the warnings a library raised while reading recorded in its notes."""
+    seen = []
+    for w in caught:
+        text = f"a library warned (not shown): {w.category.__name__}: {str(w.message).splitlines()[0][:200]}"
+        if text not in seen and not any(text.split(": ", 1)[1] in n for n in loaded.notes):
+            seen.append(text)
+    return dataclasses.replace(loaded, notes=list(loaded.notes) + seen) if seen else loaded
+
+
 def _applies(args, fmt, what: str) -> None:
     """--variable and --resize refused where the reader had no use for them (else silently ignored)."""
     if args.variable is not None and fmt not in ("npz", "mat"):
@@ -86,6 +119,18 @@ def _applies(args, fmt, what: str) -> None:
     if args.resize is not None and fmt != "zip":
         raise _BadInput(f"--resize {args.resize[0]}x{args.resize[1]} applies only to a .zip of images; "
                         f"{what}: leave --resize out")
+    given = {"--layer": getattr(args, "layer", None) is not None, "--use-raw": getattr(args, "use_raw", False),
+             "--platform": getattr(args, "platform", None) is not None,
+             "--sheet": getattr(args, "sheet", None) is not None,
+             "--label-column": getattr(args, "label_column", None) is not None}
+    kinds = {"--layer": ("h5ad",), "--use-raw": ("h5ad",), "--platform": ("geo-soft",), "--sheet": ("excel",),
+             "--label-column": () if fmt in ("dataset", "corpus") else (fmt,)}
+    for option, on in given.items():
+        if on and fmt not in kinds[option]:
+            raise _BadInput(f"{option} applies only to "
+                            + {"--layer": ".h5ad files", "--use-raw": ".h5ad files",
+                               "--platform": "GEO family SOFT files", "--sheet": "Excel workbooks",
+                               "--label-column": "data files"}[option] + f"; {what}: leave {option} out")
 
 
 def _text_options(args) -> dict:

@@ -82,6 +82,7 @@ from .corpora import (_beside, _corpus_kind, _corpus_zip_members, _is_docword, _
                       _load_corpus, _load_corpus_zip, _reject_dense_options)
 from .delimited import _load_text
 from .documents import DEFAULT_MIN_DF, read_documents
+from .extra_formats import load_extra
 from .images import _load_zip
 from .loaded import DataFormatError, LoadedData, _dropped_text, _finish
 from .omics import is_geo_series, load_geo, load_h5ad, load_tenx, tenx_members
@@ -132,7 +133,8 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
               nan_policy: str = "error", label_column=None, header="auto",
               vocab=None, orientation: str = "auto", sample_info=None,
               sample_id_column=None, text_column=None, stop_words="english",
-              min_df=DEFAULT_MIN_DF, callback=None) -> LoadedData:
+              min_df=DEFAULT_MIN_DF, callback=None, platform=None, sheet=None, layer=None, use_raw: bool = False,
+              feature_names=None) -> LoadedData:
     """Read a data file into a samples x features matrix.
 
     Parameters
@@ -205,6 +207,21 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         ``callback(done, total)``, a progress report while raw text documents
         are counted (every few documents, and once at the end with
         ``done == total``); other formats do not call it.
+    platform : str, optional
+        GEO family SOFT files: the platform (``"GPL570"``) whose samples are read;
+        default the one with most samples (``notes`` list the others).
+    sheet : str or int, optional
+        Excel workbooks: the sheet read (name or 0-based position); default the
+        first sheet holding a numeric block (``notes`` name it).
+    layer : str, optional
+        AnnData: the layer read instead of ``X`` (``adata.layers[layer]``).
+    use_raw : bool, default False
+        AnnData: read ``adata.raw`` (its ``X`` and ``var_names``) instead of ``X``.
+    feature_names : {"id", "symbol"}, optional
+        GEO SOFT and 10x HDF5: the probe/feature ids or the gene symbols as the
+        feature names; the other kind stays in ``extra`` (``"feature_ids"``,
+        ``"gene_symbols"``).  Default: probe ids for SOFT (several probes share a
+        gene), gene symbols for 10x HDF5 (as Cell Ranger's own tools show them).
 
     Returns
     -------
@@ -231,17 +248,30 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     module's docstring (:mod:`nspca_core.io.load`).
     """
     resize = _check_args(max_bytes, resize, nan_policy, variable, filename)
+    if feature_names not in (None, "id", "symbol"):
+        raise InputError(f"`feature_names` must be 'id' (probe/feature ids) or 'symbol' (gene symbols); "
+                         f"got {feature_names!r}")
+    if not isinstance(use_raw, bool):
+        raise InputError(f"`use_raw` must be True or False; got {use_raw!r}")
+    extra_options = {"platform": platform, "sheet": sheet, "layer": layer, "use_raw": use_raw,
+                     "feature_names": feature_names}
     header = _check_header(header)
     orientation = check_orientation(orientation)
-    sheet, sheet_label, label_column = _read_sample_sheet(sample_info, sample_id_column, label_column,
-                                                          max_bytes)
+    sheet_table, sheet_label, label_column = _read_sample_sheet(sample_info, sample_id_column, label_column,
+                                                                max_bytes)
     if callback is not None and not callable(callback):
         raise InputError(f"`callback` must be None or a function callback(done, total); got {callback!r}")
-    loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
-                       vocab, orientation, (text_column, stop_words, min_df), callback=callback)
-    if sheet is not None:
+    loaded = load_extra(source, filename, max_bytes=max_bytes, nan_policy=nan_policy, label_column=label_column,
+                        vocab=vocab, **extra_options,
+                        reload=lambda data, inner: _load_any(
+                            data, inner, variable, max_bytes, resize, nan_policy, label_column, header, vocab,
+                            orientation, (text_column, stop_words, min_df), callback=callback))
+    if loaded is None:
+        loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
+                           vocab, orientation, (text_column, stop_words, min_df), callback=callback)
+    if sheet_table is not None:
         loaded = attach_sample_info(loaded, None, sample_id_column=sample_id_column,
-                                    label_column=sheet_label, sheet=sheet)
+                                    label_column=sheet_label, sheet=sheet_table)
     return loaded
 
 

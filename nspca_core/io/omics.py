@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import io
-import warnings
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -204,7 +203,8 @@ def _is_float(t: str) -> bool:
 def _sparse_result(X, features, samples, metadata, labels, notes, name, fmt, variable=None,
                    extra=None) -> LoadedData:
     check_sparse_structure(X, name, "cells", "genes")  # before any kernel touches the indices
-    X = sp.csr_matrix(X, dtype=np.float64)
+    # float32 kept (the sparse operators accept it: half the memory of a large atlas)
+    X = sp.csr_matrix(X, dtype=np.float32 if X.dtype == np.float32 else np.float64)
     if not np.isfinite(X.data).all():
         raise DataFormatError(f"{name}: {int((~np.isfinite(X.data)).sum())} NaN/inf value(s) in the "
                               "sparse matrix; they must be finite")
@@ -217,25 +217,18 @@ def _sparse_result(X, features, samples, metadata, labels, notes, name, fmt, var
                       sample_names=[str(s) for s in samples])
 
 
-def load_h5ad(data: bytes, name: str, nan_policy: str, label_column) -> LoadedData:
+def load_h5ad(data: bytes, name: str, nan_policy: str, label_column, layer=None, use_raw=False,
+              adata=None) -> LoadedData:
     """An AnnData ``.h5ad``: ``X`` (kept sparse when sparse), ``obs`` as metadata (labels from a
-    categorical column, or ``label_column``), ``var_names``/``obs_names`` as the names."""
-    try:
-        import anndata
-    except ImportError:
-        raise DataFormatError(f"{name}: reading .h5ad files needs the optional package anndata; "
-                              f"install it with: {ANNDATA_INSTALL}") from None
-    try:
-        with warnings.catch_warnings():  # repeated names: said in the notes with their count
-            warnings.filterwarnings("ignore", message=".* names are not unique", category=UserWarning)
-            adata = anndata.read_h5ad(io.BytesIO(data))
-    except Exception as exc:  # noqa: BLE001 - h5py/anndata raise many kinds on a damaged file
-        raise DataFormatError(f"{name}: not a readable AnnData .h5ad file ({type(exc).__name__}: "
-                              f"{exc})") from None
-    notes = [f"AnnData: {adata.n_obs} observations (cells/samples) x {adata.n_vars} variables "
-             "(genes); X used" + (f" (layers not used: {', '.join(adata.layers.keys())})"
-                                  if len(adata.layers) else "")]
-    X = adata.X
+    categorical column, or ``label_column``), ``var_names``/``obs_names`` as the names.
+    ``layer``/``use_raw`` read a layer or ``.raw`` instead of ``X`` (:mod:`.anndata_io`);
+    ``adata`` an AnnData object already in memory (``data`` is then unused)."""
+    from .anndata_io import pick_matrix, read_h5ad_quietly
+
+    notes: list = []
+    if adata is None:
+        adata = read_h5ad_quietly(data, name, notes)
+    X, var_names = pick_matrix(adata, layer, use_raw, name, notes)
     if X is None:
         raise DataFormatError(f"{name}: the AnnData object has no X matrix")
     X = _numeric_x(X, name)
@@ -258,7 +251,7 @@ def load_h5ad(data: bytes, name: str, nan_policy: str, label_column) -> LoadedDa
             label_column = str(c)
             notes.append(f"labels from the categorical obs column '{c}' ({len(set(labels.tolist()))} classes)")
             break
-    features = _unique_with_note(list(map(str, adata.var_names)), notes, "variable name(s) (var_names) repeated")
+    features = _unique_with_note(list(map(str, var_names)), notes, "variable name(s) (var_names) repeated")
     samples = _unique_with_note(list(map(str, adata.obs_names)), notes, "observation name(s) (obs_names) repeated")
     if sp.issparse(X):
         return _sparse_result(X, features, samples, metadata, labels, notes, name, "h5ad",

@@ -39,9 +39,10 @@ def read_sheet(sample_info, max_bytes: int):
     data, name = _read_source(sample_info, None, max_bytes)
     if name in ("uploaded data", "uploaded file"):
         name = "(uploaded)"
-    if data.startswith(b"PK\x03\x04") or name.lower().endswith((".xlsx", ".xls")):
-        raise DataFormatError(f"sample sheet {name}: a spreadsheet workbook is not read; save the "
-                              "sheet as CSV or TSV (one row per sample, a header line)")
+    if data.startswith(b"PK\x03\x04") or name.lower().endswith((".xlsx", ".xlsm", ".xls")):
+        from .excel import excel_sheet_table  # a workbook: its first non-empty sheet
+
+        return excel_sheet_table(data, name, max_bytes), f"sample sheet {name}"
     notes: list = []
     text = _decode(data, name, notes)
     if not text.strip():

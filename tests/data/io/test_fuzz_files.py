@@ -98,7 +98,7 @@ HOSTILE = [
     ("NUL bytes", "nul.csv", b"1,2\x00,3\n4,5,6\n", {}, "error", r"binary content"),
     ("1-D npy", "v.npy", npy_bytes(np.arange(5.0)), {}, "error", r"is 1-D"),
     ("4-D npy", "t.npy", npy_bytes(np.zeros((2, 2, 2, 2))), {}, "error", r"4 dimensions"),
-    ("unknown extension", "x.xlsx", b"PK\x03\x04", {}, "error", r"unknown file type '.xlsx'"),
+    ("unknown extension", "x.ods", b"PK\x03\x04", {}, "error", r"unknown file type '.ods'"),
     ("MATLAB v7.3", "v73.mat",
      b"MATLAB 7.3 MAT-file".ljust(512, b" ") + b"\x89HDF\r\n\x1a\n" + b"\x00" * 64, {}, "error",
      r"v7.3 \(HDF5\)"),

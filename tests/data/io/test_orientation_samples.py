@@ -223,7 +223,8 @@ def test_sample_sheet_extra_rows_are_noted_and_other_errors():
     with pytest.raises(InputError, match=r"`sample_info` must be a path, bytes, a file-like object or "
                                          r"a pandas DataFrame"):
         load_file(data, filename="e.csv", sample_info=42)
-    with pytest.raises(DataFormatError, match=r"a spreadsheet workbook is not read; save the sheet as CSV"):
+    # issue 38: workbooks are read as sample sheets now; a damaged one is refused by name
+    with pytest.raises(DataFormatError, match=r"not a valid \.xlsx \(zip\) file|not a readable Excel workbook"):
         load_file(data, filename="e.csv", sample_info=b"PK\x03\x04 not really")
 
 

@@ -67,3 +67,10 @@ def test_the_measures_of_a_planted_checkout(tmp_path):
     text = structure.table(r, {**r, "api_lines": 4})
     assert "api.py lines" in text and text.count("  *") == 1
 
+
+
+def test_the_repository_has_no_import_circle():
+    """Issue 37, item 4: no circle anywhere (core, ui/, pages/, app.py), in-function imports included."""
+    edges = structure.imports(structure.PRODUCT)
+    assert structure.circles(edges) == []
+    assert structure.circle_breaking_imports(edges) == []

@@ -24,8 +24,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from nspca_core import methods as registry
-from ui import bounds_store, jobs, live
-from ui.compute import Unavailable, available_methods, digest
+from ui import bounds_store, jobs, live, uploads
+from ui.compute import Unavailable, available_methods
+from ui.keys import digest
 
 __all__ = ["SLOW_METHODS", "FITS_KEPT", "path_job", "certify_job", "fit_jobs", "components_jobs", "best_x",
            "stored_fit", "best_stored_x", "certificate", "certified", "QUICK", "tighten_job", "best_certificate",
@@ -76,6 +77,9 @@ def forget_data(dkey: str) -> int:
         for key in gone:
             del _FITS[key]
     return len(gone)
+
+
+uploads.ON_FORGET.append(forget_data)  # an upload whose sessions all ended takes its fits along
 
 
 def best_stored_x(dkey: str, k: int) -> np.ndarray | None:

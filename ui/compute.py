@@ -36,7 +36,15 @@ import pandas as pd
 import scipy.sparse as sp
 import streamlit as st
 
+from nspca_core import api, certificates
+from nspca_core import datasets as core_datasets
+from nspca_core import io as core_io
 from nspca_core import methods as registry
+from nspca_core import scores as core_scores
+from nspca_core.enet import enet_path
+from nspca_core.examples import bipartite_counterexample
+from nspca_core.lowrank import lowrank_factor
+from nspca_core.scores import compare as scores_compare
 from nspca_core._validation import InputError
 from ui import messages, state, uploads
 from ui.keys import digest
@@ -143,10 +151,8 @@ def guard(main: Callable[[], None]) -> None:
 @st.cache_resource(show_spinner="Loading the dataset…", max_entries=24)
 def load_dataset(name: str, preprocessing: str = "center", seed: int = 0):
     """``nspca_core.load_dataset(name, preprocessing=..., seed=...)``, cached (read-only result)."""
-    from nspca_core.datasets import load_dataset as load_core
-
     # download=True: a real dataset without a local copy is fetched (cached, checksummed)
-    return load_core(name, preprocessing=state.steps_of(preprocessing), seed=int(seed), download=True)
+    return core_datasets.load_dataset(name, preprocessing=state.steps_of(preprocessing), seed=int(seed), download=True)
 
 
 def current_dataset():
@@ -182,8 +188,7 @@ def _parse_upload(data: bytes, filename: str, variable: str | None = None, nan_p
                   resize: tuple | None = None, label_column=None, header: bool | None = None,
                   vocab: bytes | None = None, orientation: str = "auto", sample_info: bytes | None = None,
                   sample_id_column=None):
-    from nspca_core.io import load_file
-    return load_file(data, filename=filename, variable=variable, nan_policy=nan_policy,
+    return core_io.load_file(data, filename=filename, variable=variable, nan_policy=nan_policy,
                      resize=resize, label_column=label_column, header=header,
                      vocab=vocab, orientation=orientation, sample_info=sample_info,
                      sample_id_column=sample_id_column)
@@ -212,11 +217,9 @@ def file_variables(data: bytes, filename: str) -> list[dict]:
     """Numeric arrays of an ``.npz`` / variables of a ``.mat`` (``[{name, shape, dtype}]``)."""
     lower = filename.lower()
     if lower.endswith(".npz"):
-        from nspca_core.io import npz_variables
-        return list(npz_variables(data, filename=filename))
+        return list(core_io.npz_variables(data, filename=filename))
     if lower.endswith(".mat"):
-        from nspca_core.io import mat_variables
-        return list(mat_variables(data, filename=filename))
+        return list(core_io.mat_variables(data, filename=filename))
     return []
 
 
@@ -237,7 +240,6 @@ def true_variance(X: np.ndarray, xs: np.ndarray) -> np.ndarray:
 @st.cache_data(show_spinner=False, max_entries=64)
 def lowrank(X: np.ndarray, d: int):
     """``(V, eigenvalues)`` = ``nspca_core.lowrank_factor(X, d=d)``."""
-    from nspca_core.lowrank import lowrank_factor
     return lowrank_factor(X, d=d)
 
 
@@ -261,8 +263,7 @@ def fit(X: np.ndarray, k: int, method: str = "auto", d: int = 3, eps: float = 0.
     """
     if method not in available_methods():
         raise Unavailable(f"method {method!r} is not in nspca_core.api.METHODS={available_methods()}")
-    from nspca_core.api import fit
-    return fit(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed),
+    return api.fit(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed),
                certify=bool(certify), callback=_callback, **_options(method, raw))
 
 
@@ -296,7 +297,6 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
     if method == "enet":
         V, _ = lowrank(X, int(d))
         t0 = time.perf_counter()
-        from nspca_core.enet import enet_path
         results = enet_path(V, [int(k) for k in ks], eps=float(eps), seed=int(seed),
                             callback=_callback)
         total = time.perf_counter() - t0
@@ -308,8 +308,7 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
     else:
         if method not in available_methods():
             raise Unavailable(f"method {method!r} is not in nspca_core.api.METHODS={available_methods()}")
-        from nspca_core.api import fit
-        f = fit
+        f = api.fit
         for j, k in enumerate(ks):
             r = f(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed), certify=False,
                   **_options(method, raw))
@@ -324,8 +323,7 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
 @st.cache_data(show_spinner=False, max_entries=128)
 def certify(X: np.ndarray, k: int, x: np.ndarray | None = None, _callback=None):
     """``nspca_core.certify.certify(X, k=k, x=x)`` -> Certificate, cached."""
-    from nspca_core.certificates import certify
-    return certify(X, k=int(k), x=x, callback=_callback)
+    return certificates.certify(X, k=int(k), x=x, callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -335,8 +333,7 @@ def certify_path(X: np.ndarray, ks: tuple, xs: np.ndarray | None = None, _callba
     ``xs`` (n × len(ks)) are the best known answers, passed column by column.
     """
     x_list = None if xs is None else [np.asarray(xs)[:, j] for j in range(len(ks))]
-    from nspca_core.certificates import certify_path
-    return certify_path(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback)
+    return certificates.certify_path(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -347,8 +344,7 @@ def paper_bounds(X: np.ndarray, ks: tuple, lowrank_values: np.ndarray, d: int, e
     probability ≥ 1−1/n) or exact (``eps=None``) value of max ‖Vᵀx‖² at ``ks[j]``.
     """
     _, ev = lowrank(X, int(d))
-    from nspca_core.certificates import paper_bound
-    f = paper_bound
+    f = certificates.paper_bound
     return np.array([f(float(v), ev, int(d), eps=eps) for v in np.asarray(lowrank_values, float)])
 
 
@@ -357,8 +353,7 @@ def components(X: np.ndarray, n_components: int, k: int, method: str = "auto",
                strategy: str = "deflation-remove", d: int = 3, eps: float = 0.1, seed: int = 0,
                raw: np.ndarray | None = None, _callback=None):
     """``nspca_core.api.components(X, n_components=..., k=..., ...)`` -> ComponentsResult, cached."""
-    from nspca_core.api import components
-    return components(X, n_components=int(n_components), k=int(k), method=method,
+    return api.components(X, n_components=int(n_components), k=int(k), method=method,
                       strategy=strategy, d=int(d), eps=float(eps), seed=int(seed),
                       callback=_callback, **_options(method, raw))
 
@@ -367,8 +362,7 @@ def components(X: np.ndarray, n_components: int, k: int, method: str = "auto",
 def components_cov(A: np.ndarray, n_components: int, k: int, method: str = "auto",
                    strategy: str = "deflation-remove", d: int = 3, eps: float = 0.1, seed: int = 0):
     """``components(cov=A, ...)`` for a covariance given directly (the §7 counterexample)."""
-    from nspca_core.api import components
-    return components(cov=A, n_components=int(n_components), k=int(k), method=method,
+    return api.components(cov=A, n_components=int(n_components), k=int(k), method=method,
                       strategy=strategy, d=int(d), eps=float(eps), seed=int(seed))
 
 
@@ -388,31 +382,27 @@ def pca(X: np.ndarray, r: int):
 @st.cache_data(show_spinner=False, max_entries=8)
 def counterexample(eps: float, delta: float):
     """The §7 counterexample of Asteris et al. (2015) as returned by ``nspca_core.examples``."""
-    from nspca_core.examples import bipartite_counterexample
     return bipartite_counterexample(eps=float(eps), delta=float(delta))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def nonneg_scores(Y: np.ndarray, n_components: int | None = None, seed: int = 0, _callback=None):
     """``nspca_core.scores.nonneg_scores(Y, n_components=..., seed=...)`` -> ScoresResult, cached."""
-    from nspca_core.scores import nonneg_scores
-    return nonneg_scores(Y, n_components=n_components, seed=int(seed),
+    return core_scores.nonneg_scores(Y, n_components=n_components, seed=int(seed),
                          callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def simulate_case(case: int, p: int, n: int, seed: int = 0):
     """``nspca_core.scores.compare.simulate_case``: Bajorski et al.'s Cases 1–3 (SimulatedCase)."""
-    from nspca_core.scores.compare import simulate_case
-    return simulate_case(int(case), p=int(p), n=int(n), seed=int(seed))
+    return scores_compare.simulate_case(int(case), p=int(p), n=int(n), seed=int(seed))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def compare_methods(Y: np.ndarray, D_true: np.ndarray, W_true: np.ndarray, methods: tuple,
                     seed: int = 0, _callback=None):
     """``nspca_core.scores.compare.compare_methods``: D_diff / W_diff of every method (Comparison)."""
-    from nspca_core.scores.compare import compare_methods
-    return compare_methods(Y, D_true, W_true, methods=tuple(methods),
+    return scores_compare.compare_methods(Y, D_true, W_true, methods=tuple(methods),
                            seed=int(seed), callback=_callback)
 
 

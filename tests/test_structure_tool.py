@@ -69,6 +69,20 @@ def test_the_measures_of_a_planted_checkout(tmp_path):
 
 
 
+def test_internals_and_private_core_imports_of_the_app_are_found(tmp_path):
+    root = _tree(tmp_path, {
+        "nspca_core/__init__.py": "", "nspca_core/api.py": "",
+        "ui/__init__.py": "",
+        "ui/door.py": "from streamlit.runtime.scriptrunner import get_script_run_ctx\n",
+        "ui/a.py": "def f(rt):\n    return getattr(rt, '_session_mgr', None)\n",  # a getattr string counts
+        "ui/b.py": "def g():\n    from nspca_core.certificates._settings import X\n    return X\n",
+        "ui/c.py": "from nspca_core import api\n",
+        "app.py": "import threading\nthreading._register_atexit(print)\n",
+    })
+    assert structure.internals_touched(root) == ["app.py", "ui/a.py", "ui/door.py"]
+    assert structure.private_core_imports(root) == ["ui/b.py"]
+
+
 def test_the_repository_has_no_import_circle():
     """Issue 37, item 4: no circle anywhere (core, ui/, pages/, app.py), in-function imports included."""
     edges = structure.imports(structure.PRODUCT)

@@ -36,6 +36,9 @@ APP = ("ui", "pages", "app.py")
 STRATEGIES = ("deflation-remove", "deflation-project", "bipartite", "quasi-orthogonal", "deflation")
 PAGE_LIMIT = 250  # issue 37, item 5: every page at most this many lines
 BOOL_MESSAGE = "must be True or False"
+# private places of Streamlit (and CPython's threading) the app may reach only through ui/streamlit_runtime.py
+STREAMLIT_INTERNALS = ("_session_mgr", "_uploaded_file_mgr", "_async_objs", "uses_pages_directory",
+                       "get_script_run_ctx", "_register_atexit", "pages_manager", "scriptrunner")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -274,6 +277,38 @@ def _is_sleep(func) -> bool:
     return isinstance(func, ast.Name) and func.id == "sleep"
 
 
+def _names(tree) -> set:
+    names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}  # getattr
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import | ast.ImportFrom):
+            names |= {a.name for a in n.names} | {p for a in n.names for p in a.name.split(".")}
+            if isinstance(n, ast.ImportFrom) and n.module:
+                names |= set(n.module.split("."))
+    return names
+
+
+def internals_touched(root: Path = ROOT) -> list[str]:
+    """App files (ui/, pages/, app.py) naming a private place of Streamlit or CPython's threading
+    (:data:`STREAMLIT_INTERNALS`); issue 37 wants one, the adapter."""
+    return sorted(str(p.relative_to(root)) for p in _files(APP, root)
+                  if _names(ast.parse(p.read_text())) & set(STREAMLIT_INTERNALS))
+
+
+def private_core_imports(root: Path = ROOT) -> list[str]:
+    """App files importing a private module of the core (a dotted part starting with ``_``, such as
+    ``nspca_core.certificates._settings``), in-function imports included."""
+    out = set()
+    for p in _files(APP, root):
+        for n in ast.walk(ast.parse(p.read_text())):
+            mods = [n.module] if isinstance(n, ast.ImportFrom) and n.module else \
+                [a.name for a in n.names] if isinstance(n, ast.Import) else []
+            if any(m.split(".")[0] == CORE and any(part.startswith("_") for part in m.split(".")[1:]) for m in mods):
+                out.add(str(p.relative_to(root)))
+    return sorted(out)
+
+
 def app_lines(root: Path = ROOT) -> int:
     return sum(len(p.read_text().splitlines()) for p in _files(("ui",), root))
 
@@ -299,6 +334,8 @@ def report(package: str = "nspca_core", root: Path = ROOT) -> dict:
         "pages_over_limit": sorted(p for p, (lines, _) in page_rows.items() if lines > PAGE_LIMIT),
         "pages_with_sleep": sorted(p for p, (_, s) in page_rows.items() if s),
         "ui_lines": app_lines(root),
+        "internals_touched": internals_touched(root),
+        "private_core_imports": private_core_imports(root),
     }
 
 
@@ -321,6 +358,9 @@ def rows(result: dict) -> list[tuple[str, str]]:
     for name, count in result.get("strategy_literals", {}).items():
         out.append((f'product files with the literal "{name}"', count))
     out.append(("ui/ lines", result.get("ui_lines", "-")))
+    for name, title in (("internals_touched", "app files touching Streamlit's internals"),
+                        ("private_core_imports", "app files importing a private core module")):
+        out.append((title, len(result[name]) if name in result else "-"))
     page_rows = result.get("pages", {})
     out.append((f"pages over {PAGE_LIMIT} lines", len(result.get("pages_over_limit", [])) if page_rows else "-"))
     out.append(("pages calling time.sleep", len(result.get("pages_with_sleep", [])) if page_rows else "-"))
@@ -350,6 +390,8 @@ def _print_report(result: dict) -> None:
         print(f"    breaks a circle: {a}:{line} -> {t}")
     v = result["validation"]
     print("validation mechanisms:", ", ".join(v["mechanisms"]) or "none")
+    print("app files touching Streamlit's internals:", ", ".join(result["internals_touched"]) or "none")
+    print("app files importing a private core module:", ", ".join(result["private_core_imports"]) or "none")
     print("functions over 150 lines:", result["functions_over_150_lines"] or "none")
 
 

@@ -36,7 +36,7 @@ import pandas as pd
 import scipy.sparse as sp
 import streamlit as st
 
-from nspca_core import api, certificates
+from nspca_core import InputError, api, certificates
 from nspca_core import datasets as core_datasets
 from nspca_core import io as core_io
 from nspca_core import methods as registry
@@ -45,7 +45,6 @@ from nspca_core.enet import enet_path
 from nspca_core.examples import bipartite_counterexample
 from nspca_core.lowrank import lowrank_factor
 from nspca_core.scores import compare as scores_compare
-from nspca_core._validation import InputError
 from ui import messages, state, uploads
 from ui.keys import digest
 from ui.uploads import UPLOAD_DATASET, Upload, make_upload, release_ended_sessions, tune_allocator, uploaded_dataset

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 import streamlit as st
 
-from nspca_core._validation import InputError
+from nspca_core import InputError
 from nspca_core.datasets import Dataset, DatasetInfo, preprocess
 from ui import jobs, messages, state, streamlit_runtime
 from ui.keys import data_key, digest

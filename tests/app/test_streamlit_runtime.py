@@ -7,12 +7,10 @@ raising or silently doing nothing."""
 
 from __future__ import annotations
 
-import ast
 import logging
 import threading
 from pathlib import Path
 
-import pytest
 import streamlit
 
 from ui import streamlit_runtime as sr
@@ -130,22 +128,9 @@ def test_the_shutdown_hook_runs_before_threads_are_joined(monkeypatch):
     assert sr.run_before_thread_join(print) == "atexit" and registered == [print]
 
 
-PRIVATE = ("_session_mgr", "_uploaded_file_mgr", "_async_objs", "uses_pages_directory", "get_script_run_ctx",
-           "_register_atexit", "pages_manager", "scriptrunner")
+def test_no_other_module_touches_the_internals():
+    """Exactly one adapter: no other file of the app (ui/, pages/, app.py) names a private place of
+    Streamlit or CPython's threading (the list: tools.structure.STREAMLIT_INTERNALS)."""
+    from tools import structure
 
-
-@pytest.mark.parametrize("folder", ["ui", "pages"])
-def test_no_other_module_touches_the_internals(folder):
-    """Exactly one adapter: no other file of the app names a private place of Streamlit or CPython."""
-    offenders = []
-    for path in sorted((ROOT / folder).rglob("*.py")) + ([ROOT / "app.py"] if folder == "ui" else []):
-        if path.name == "streamlit_runtime.py":
-            continue
-        tree = ast.parse(path.read_text())
-        names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-        names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom | ast.Import) for a in n.names}
-        names |= {part for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
-                  for part in n.module.split(".")}
-        offenders += [f"{path.relative_to(ROOT)}: {name}" for name in PRIVATE if name in names]
-    assert offenders == []
+    assert structure.internals_touched(ROOT) == ["ui/streamlit_runtime.py"]

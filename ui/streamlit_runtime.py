@@ -12,6 +12,10 @@ on 1.67).  :func:`problems` probes every internal without a running server and s
 ``tests/app/test_streamlit_runtime.py`` asserts it finds none, so an upgrade that moves one fails
 that test loudly.  At run time a moved internal does not take the app down: the feature it serves
 stops, and the log says so once (a warning naming the internal and the feature), never silently.
+
+Streamlit itself is imported by each function, not at the top: :mod:`ui.jobs` uses this module for
+its shutdown hook, and every worker process imports :mod:`ui.jobs` (its loop, ``_serve``) — a
+worker must start without loading Streamlit.
 """
 
 from __future__ import annotations
@@ -22,9 +26,6 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-
-import streamlit
-from streamlit import runtime
 
 __all__ = ["SUPPORTED", "INTERNALS", "version_supported", "problems", "session_id", "session_alive",
            "remove_uploaded_files", "close_stored_sessions", "legacy_pages_mode", "leave_legacy_pages_mode",
@@ -63,6 +64,18 @@ _warned: set = set()
 _warn_lock = threading.Lock()
 
 
+def _streamlit():
+    import streamlit
+
+    return streamlit
+
+
+def _runtime():
+    from streamlit import runtime
+
+    return runtime
+
+
 def _unavailable(name: str, why: object) -> None:
     """Say once in the log that an internal moved and what stops working."""
     with _warn_lock:
@@ -71,7 +84,7 @@ def _unavailable(name: str, why: object) -> None:
         _warned.add(name)
     it = INTERNALS[name]
     log.warning("Streamlit %s: %s is not where this app expects it (%s); %s stops working here. "
-                "Supported Streamlit: %s; see ui/streamlit_runtime.py.", streamlit.__version__, it.where, why,
+                "Supported Streamlit: %s; see ui/streamlit_runtime.py.", _streamlit().__version__, it.where, why,
                 it.feature, _range_text())
 
 
@@ -92,7 +105,7 @@ def _version_tuple(text: str) -> tuple[int, int]:
 
 def version_supported(version: str | None = None) -> bool:
     """Whether ``version`` (default: the installed Streamlit's) is in :data:`SUPPORTED`."""
-    v = _version_tuple(streamlit.__version__ if version is None else version)
+    v = _version_tuple(_streamlit().__version__ if version is None else version)
     return SUPPORTED[0] <= v < SUPPORTED[1]
 
 
@@ -115,6 +128,7 @@ def _probe_script_run_ctx() -> None:
 
 
 def _probe_active_session() -> None:
+    runtime = _runtime()
     if not (callable(runtime.exists) and callable(runtime.get_instance)):
         raise AttributeError("streamlit.runtime.exists / get_instance")
     if not callable(getattr(_runtime_class(), "is_active_session", None)):
@@ -180,7 +194,7 @@ def problems() -> list[str]:
     ``[]`` when all are where the app reaches them."""
     out = []
     if not version_supported():
-        out.append(f"Streamlit {streamlit.__version__} is outside the supported {_range_text()}")
+        out.append(f"Streamlit {_streamlit().__version__} is outside the supported {_range_text()}")
     for name, probe in _PROBES.items():
         try:
             probe()
@@ -209,6 +223,7 @@ def session_id() -> str | None:
 
 def _instance():
     """The running server's Runtime, or None (AppTest, scripts, tests)."""
+    runtime = _runtime()
     return runtime.get_instance() if runtime.exists() else None
 
 

@@ -8,10 +8,13 @@ raising or silently doing nothing."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import streamlit
+import streamlit.runtime
 
 from ui import streamlit_runtime as sr
 
@@ -36,7 +39,7 @@ def test_a_moved_internal_is_reported_by_the_probe(monkeypatch):
     monkeypatch.delattr(PagesManager, "uses_pages_directory")
     found = sr.problems()
     assert len(found) == 1 and found[0].startswith("pages_manager:")
-    monkeypatch.setattr(sr.streamlit, "__version__", "2.1.0")
+    monkeypatch.setattr(streamlit, "__version__", "2.1.0")
     assert any("outside the supported" in p for p in sr.problems())
 
 
@@ -93,8 +96,8 @@ class _FakeRuntime:
 
 def test_a_closed_tabs_files_and_stored_session_are_dropped_and_an_open_one_kept(monkeypatch):
     rt = _FakeRuntime()
-    monkeypatch.setattr(sr.runtime, "exists", lambda: True)
-    monkeypatch.setattr(sr.runtime, "get_instance", lambda: rt)
+    monkeypatch.setattr(streamlit.runtime, "exists", lambda: True)
+    monkeypatch.setattr(streamlit.runtime, "get_instance", lambda: rt)
     assert sr.session_alive("s1") and not sr.session_alive("s2")
     assert sr.remove_uploaded_files(["s2"]) == 1 and rt.removed == ["s2"]
     after = []
@@ -108,8 +111,8 @@ def test_a_closed_tabs_files_and_stored_session_are_dropped_and_an_open_one_kept
 def test_a_runtime_without_the_session_manager_is_said_once(monkeypatch, caplog):
     rt = _FakeRuntime()
     del rt._session_mgr
-    monkeypatch.setattr(sr.runtime, "exists", lambda: True)
-    monkeypatch.setattr(sr.runtime, "get_instance", lambda: rt)
+    monkeypatch.setattr(streamlit.runtime, "exists", lambda: True)
+    monkeypatch.setattr(streamlit.runtime, "get_instance", lambda: rt)
     monkeypatch.setattr(sr, "_warned", set())
     with caplog.at_level(logging.WARNING, logger="nspca.streamlit_runtime"):
         assert sr.close_stored_sessions(["s2"]) is False
@@ -126,6 +129,14 @@ def test_the_shutdown_hook_runs_before_threads_are_joined(monkeypatch):
     monkeypatch.setattr(sr.atexit, "register", lambda fn: registered.append(fn))
     monkeypatch.setattr(sr, "_warned", set())
     assert sr.run_before_thread_join(print) == "atexit" and registered == [print]
+
+
+def test_a_worker_process_loads_the_jobs_module_without_streamlit():
+    """Every worker process imports ui.jobs (its loop); the door it uses for the shutdown hook must not
+    load Streamlit there (seconds per process on a loaded machine)."""
+    code = "import sys, ui.jobs; print('streamlit' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False"
 
 
 def test_no_other_module_touches_the_internals():

@@ -140,7 +140,7 @@ def _note_session_upload(upload, token: str | None = None) -> None:
 
 
 def release_ended_sessions(now: float | None = None) -> list[str]:
-    """Drop what only ended sessions used (see the comment above); the session ids released."""
+    """Drop what only ended sessions used (see the module docstring); the session ids released."""
     now = time.monotonic() if now is None else now
     with _MEMORY_LOCK:
         ended = []
@@ -176,14 +176,15 @@ def release_ended_sessions(now: float | None = None) -> list[str]:
 
 def _forget_fits(ds) -> None:
     """What is kept about the data ``ds`` elsewhere (the stored fits: vectors of length n kept for every
-    page, through :data:`ON_FORGET`) and its jobs (their work functions hold the matrix)."""
-    dkey = data_key(ds)
-    for hook in list(ON_FORGET):
-        try:
+    page, through :data:`ON_FORGET`) and its jobs (their work functions hold the matrix).  Best effort:
+    a failure is logged with its traceback and the release goes on."""
+    try:
+        dkey = data_key(ds)
+        for hook in list(ON_FORGET):
             hook(dkey)
-        except Exception:  # noqa: BLE001 - one hook failing must not keep the upload's other memory
-            log.warning("could not drop what is kept about an upload:\n%s", traceback.format_exc())
-    jobs.REGISTRY.forget(lambda key: isinstance(key, tuple) and dkey in key)
+        jobs.REGISTRY.forget(lambda key: isinstance(key, tuple) and dkey in key)
+    except Exception:  # noqa: BLE001 - the release must go on (the session's own arrays, the files)
+        log.warning("could not drop what is kept about an upload:\n%s", traceback.format_exc())
 
 
 def _give_back_memory() -> None:

@@ -255,7 +255,11 @@ def remove_uploaded_files(sids: Iterable[str]) -> int:
         return 0
     done = 0
     for sid in sids:
-        remove(sid)
+        try:
+            remove(sid)
+        except Exception:  # noqa: BLE001 - one session's files failing must not keep the others'
+            log.exception("removing the uploaded files of session %s failed", sid)
+            continue
         done += 1
     return done
 

@@ -73,7 +73,21 @@ def _streamlit():
 def _runtime():
     from streamlit import runtime
 
+    _check_version_once()
     return runtime
+
+
+def _check_version_once() -> None:
+    """Outside :data:`SUPPORTED`, say so once in the log (the features still try; a moved internal is
+    then named by its own warning)."""
+    with _warn_lock:
+        if "version" in _warned:
+            return
+        _warned.add("version")
+    if not version_supported():
+        log.warning("Streamlit %s is outside the range this app supports (%s): ui/streamlit_runtime.py reaches "
+                    "into its internals; run tests/app/test_streamlit_runtime.py", _streamlit().__version__,
+                    _range_text())
 
 
 def _unavailable(name: str, why: object) -> None:
@@ -206,6 +220,7 @@ def problems() -> list[str]:
 # ------------------------------------------------------------------ the features
 def session_id() -> str | None:
     """The id of the browser session running this script (None outside a Streamlit run)."""
+    _check_version_once()
     try:
         from streamlit.runtime.scriptrunner import get_script_run_ctx
 

@@ -43,6 +43,17 @@ def test_a_moved_internal_is_reported_by_the_probe(monkeypatch):
     assert any("outside the supported" in p for p in sr.problems())
 
 
+def test_an_unsupported_version_is_said_once_in_the_log(monkeypatch, caplog):
+    monkeypatch.setattr(streamlit, "__version__", "2.3.0")
+    monkeypatch.setattr(sr, "_warned", set())
+    with caplog.at_level(logging.WARNING, logger="nspca.streamlit_runtime"):
+        for _ in range(3):
+            sr.session_id()
+            sr.session_alive("s")
+    said = [r.getMessage() for r in caplog.records if "outside the range" in r.getMessage()]
+    assert len(said) == 1 and "2.3.0" in said[0]
+
+
 def test_a_moved_internal_is_said_once_in_the_log_and_the_feature_stops(monkeypatch, caplog):
     from streamlit.runtime.pages_manager import PagesManager
 

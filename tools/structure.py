@@ -1,7 +1,10 @@
-"""Measures of the package's shape: import circles, imports hidden in functions, long functions.
+"""Measures of the repository's shape (issue 37): import circles, imports hidden in functions,
+long functions, validation mechanisms, strategy literals, top-level modules, page sizes.
 
-    python -m tools.structure            # a report for nspca_core/
-    python -m tools.structure --json     # the same as JSON
+    python -m tools.structure                      # a report for this checkout
+    python -m tools.structure --json               # the same as JSON
+    python -m tools.structure --root DIR           # a report for another checkout (e.g. an export of main)
+    python -m tools.structure --compare OLD.json   # a before/after table: OLD.json against this checkout
 
 An import edge goes from a module to the module it names (``from .x import y`` names ``x.y``
 when that is a module, else ``x``). A *circle* is a strongly connected component of more than
@@ -9,6 +12,10 @@ one module in the graph of every internal import, those at module level and thos
 functions. An import inside a function *breaks a circle* when it points back into a module
 that reaches the importer (the import could not move to the top without a circular import);
 optional third-party imports inside functions are not counted (they are deliberate).
+
+The graph spans the product: ``nspca_core`` (the core), ``ui`` and ``pages`` (the app's layer) and
+``app.py``, so a circle between the app's modules (``ui.compute -> ui.live -> ui.work ->
+ui.compute``, through in-function imports) is found like one in the core.
 """
 
 from __future__ import annotations
@@ -16,9 +23,22 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# what the whole-product graph reads: packages (folders) and single scripts
+PRODUCT = ("nspca_core", "ui", "pages", "app.py")
+CORE = "nspca_core"
+APP = ("ui", "pages", "app.py")
+# the strategy names of issue 37 (item 2: each a literal in at most two product files)
+STRATEGIES = ("deflation-remove", "deflation-project", "bipartite", "quasi-orthogonal", "deflation")
+PAGE_LIMIT = 250  # issue 37, item 5: every page at most this many lines
+BOOL_MESSAGE = "must be True or False"
+# private places of Streamlit (and CPython's threading) the app may reach only through ui/streamlit_runtime.py
+STREAMLIT_INTERNALS = ("_session_mgr", "_uploaded_file_mgr", "_async_objs", "uses_pages_directory",
+                       "get_script_run_ctx", "_register_atexit", "pages_manager", "scriptrunner")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -38,10 +58,22 @@ def _resolve(importer: str, is_package: bool, level: int, module: str | None) ->
     return ".".join(base + ([module] if module else []))
 
 
-def imports(package: str = "nspca_core", root: Path = ROOT) -> dict:
-    """{module: [(target, inside_function, line)]} for every internal import of ``package``."""
-    files = sorted((root / package).rglob("*.py"))
-    modules = {module_name(f, root): f for f in files}
+def _files(parts, root: Path) -> list[Path]:
+    out = []
+    for part in parts:
+        p = root / part
+        if p.is_dir():
+            out.extend(sorted(p.rglob("*.py")))
+        elif p.is_file():
+            out.append(p)
+    return out
+
+
+def imports(package: str | tuple = "nspca_core", root: Path = ROOT) -> dict:
+    """{module: [(target, inside_function, line)]} for every internal import of ``package``
+    (a folder name, or a tuple of folders and scripts read as one graph: :data:`PRODUCT`)."""
+    parts = (package,) if isinstance(package, str) else tuple(package)
+    modules = {module_name(f, root): f for f in _files(parts, root)}
     edges: dict[str, list] = {name: [] for name in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(), filename=str(path))
@@ -109,7 +141,7 @@ def circles(edges: dict) -> list[list[str]]:
                         break
                 if len(component) > 1:
                     found.append(sorted(component))
-    return found
+    return sorted(found)
 
 
 def _reaches(edges: dict, source: str, goal: str) -> bool:
@@ -131,6 +163,15 @@ def circle_breaking_imports(edges: dict) -> list[tuple[str, str, int]]:
                    if inside and _reaches(edges, t, a)})
 
 
+def inside_function_count(edges: dict, prefixes: tuple) -> int:
+    """Internal imports inside functions written in modules under ``prefixes``."""
+    return sum(inside for a, targets in edges.items() if _under(a, prefixes) for _, inside, _ in targets)
+
+
+def _under(module: str, prefixes) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
 def long_functions(package: str = "nspca_core", root: Path = ROOT, limit: int = 150) -> list:
     rows = []
     for path in sorted((root / package).rglob("*.py")):
@@ -142,39 +183,232 @@ def long_functions(package: str = "nspca_core", root: Path = ROOT, limit: int = 
     return sorted(rows, key=lambda r: -r[1])
 
 
-def report(package: str = "nspca_core") -> dict:
-    edges = imports(package)
+# ------------------------------------------------------------------ issue 37's other measures
+def _string_constants(tree) -> list[str]:
+    """The string literals of a module, docstrings left out (a name in prose is not a list entry)."""
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+    return [n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+def strategy_literals(root: Path = ROOT) -> dict:
+    """{strategy name: product files holding it as a whole string literal (not in a docstring)}."""
+    counts = {name: 0 for name in STRATEGIES}
+    for path in _files(PRODUCT, root):
+        found = set(_string_constants(ast.parse(path.read_text())))
+        for name in STRATEGIES:
+            counts[name] += name in found
+    return counts
+
+
+def validation(root: Path = ROOT) -> dict:
+    """Where the core checks arguments: files outside ``io/`` defining a ``check*`` function, the
+    mechanisms of issue 37 still present, and how often "must be True or False" is written."""
+    core = root / CORE
+    files = set()
+    bool_messages = 0
+    for path in sorted(core.rglob("*.py")):
+        rel = path.relative_to(core)
+        text = path.read_text()
+        bool_messages += text.count(BOOL_MESSAGE)
+        if rel.parts[0] == "io":
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.lstrip("_").startswith("check"):
+                files.add(str(rel))
+                break
+    mechanisms = {
+        "_validation.check_*": _defines(core / "_validation.py", lambda n: n.startswith("check_")),
+        "_common/params.PARAMETERS": _assigns(core / "_common" / "params.py", "PARAMETERS"),
+        "params.py closures": _defines(core / "_common" / "params.py",
+                                       lambda n: n in ("int_at_least", "float_between", "one_of", "flag",
+                                                       "sparsity")),
+        "_common/checks.py": (core / "_common" / "checks.py").is_file(),
+        "solve.check_eps/check_callback": _defines(core / "solve.py",
+                                                   lambda n: n in ("check_eps", "check_callback")),
+    }
+    return {"files_defining_check": len(files), "mechanisms": sorted(k for k, v in mechanisms.items() if v),
+            "bool_message_copies": bool_messages}
+
+
+def _defines(path: Path, wanted) -> bool:
+    if not path.is_file():
+        return False
+    return any(isinstance(n, ast.FunctionDef) and wanted(n.name) for n in ast.parse(path.read_text()).body)
+
+
+def _assigns(path: Path, name: str) -> bool:
+    if not path.is_file():
+        return False
+    for n in ast.parse(path.read_text()).body:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+    return False
+
+
+def top_level_modules(root: Path = ROOT) -> int:
+    """Files directly in ``nspca_core/`` (``__init__`` and ``__main__`` included, as issue 37 counts them;
+    folders not counted)."""
+    return sum(1 for _ in (root / CORE).glob("*.py"))
+
+
+_SLEEP = re.compile(r"\btime\.sleep\s*\(|(?<![\w.])sleep\s*\(")
+
+
+def pages(root: Path = ROOT) -> dict:
+    """{page: (lines, time.sleep calls)} for every page script."""
+    out = {}
+    for path in sorted((root / "pages").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        sleeps = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_sleep(n.func))
+        out[path.stem] = (len(path.read_text().splitlines()), sleeps)
+    return out
+
+
+def _is_sleep(func) -> bool:
+    if isinstance(func, ast.Attribute):
+        return func.attr == "sleep" and isinstance(func.value, ast.Name) and func.value.id == "time"
+    return isinstance(func, ast.Name) and func.id == "sleep"
+
+
+def _names(tree) -> set:
+    names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}  # getattr
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import | ast.ImportFrom):
+            names |= {a.name for a in n.names} | {p for a in n.names for p in a.name.split(".")}
+            if isinstance(n, ast.ImportFrom) and n.module:
+                names |= set(n.module.split("."))
+    return names
+
+
+def internals_touched(root: Path = ROOT) -> list[str]:
+    """App files (ui/, pages/, app.py) naming a private place of Streamlit or CPython's threading
+    (:data:`STREAMLIT_INTERNALS`); issue 37 wants one, the adapter."""
+    return sorted(str(p.relative_to(root)) for p in _files(APP, root)
+                  if _names(ast.parse(p.read_text())) & set(STREAMLIT_INTERNALS))
+
+
+def private_core_imports(root: Path = ROOT) -> list[str]:
+    """App files importing a private module of the core (a dotted part starting with ``_``, such as
+    ``nspca_core.certificates._settings``), in-function imports included."""
+    out = set()
+    for p in _files(APP, root):
+        for n in ast.walk(ast.parse(p.read_text())):
+            mods = [n.module] if isinstance(n, ast.ImportFrom) and n.module else \
+                [a.name for a in n.names] if isinstance(n, ast.Import) else []
+            if any(m.split(".")[0] == CORE and any(part.startswith("_") for part in m.split(".")[1:]) for m in mods):
+                out.add(str(p.relative_to(root)))
+    return sorted(out)
+
+
+def app_lines(root: Path = ROOT) -> int:
+    return sum(len(p.read_text().splitlines()) for p in _files(("ui",), root))
+
+
+def report(package: str = "nspca_core", root: Path = ROOT) -> dict:
+    """Every measure; ``circles`` and ``circle_breaking_imports`` over the whole product
+    (:data:`PRODUCT`), the rest as named."""
+    core_edges = imports(package, root)
+    edges = imports(PRODUCT, root)
+    page_rows = pages(root)
     return {
         "circles": circles(edges),
         "circle_breaking_imports": circle_breaking_imports(edges),
-        "imports_inside_functions": sum(inside for targets in edges.values() for _, inside, _ in targets),
-        "api_lines": len((ROOT / package / "api.py").read_text().splitlines()),
-        "functions_over_150_lines": long_functions(package),
+        "core_circles": circles(core_edges),
+        "imports_inside_functions": inside_function_count(core_edges, (package,)),
+        "app_imports_inside_functions": inside_function_count(edges, ("ui", "pages", "app")),
+        "api_lines": len((root / package / "api.py").read_text().splitlines()),
+        "functions_over_150_lines": long_functions(package, root),
+        "top_level_modules": top_level_modules(root),
+        "validation": validation(root),
+        "strategy_literals": strategy_literals(root),
+        "pages": page_rows,
+        "pages_over_limit": sorted(p for p, (lines, _) in page_rows.items() if lines > PAGE_LIMIT),
+        "pages_with_sleep": sorted(p for p, (_, s) in page_rows.items() if s),
+        "ui_lines": app_lines(root),
+        "internals_touched": internals_touched(root),
+        "private_core_imports": private_core_imports(root),
     }
+
+
+def rows(result: dict) -> list[tuple[str, str]]:
+    """The report as (measure, value) rows, for the text report and the before/after table."""
+    v = result.get("validation", {})
+    out = [
+        ("import circles (core, ui/, pages/, app.py; in-function imports included)", len(result["circles"])),
+        ("in-function imports that break a circle", len(result["circle_breaking_imports"])),
+        ("import circles inside nspca_core", len(result.get("core_circles", result["circles"]))),
+        ("internal imports inside functions: nspca_core", result["imports_inside_functions"]),
+        ("internal imports inside functions: ui/, pages/, app.py", result.get("app_imports_inside_functions", "-")),
+        ("top-level modules in nspca_core", result.get("top_level_modules", "-")),
+        ("api.py lines", result["api_lines"]),
+        ("functions over 150 lines (core)", len(result["functions_over_150_lines"])),
+        ("validation mechanisms present", len(v.get("mechanisms", [])) if v else "-"),
+        ("core files (outside io/) defining check*", v.get("files_defining_check", "-")),
+        (f'"{BOOL_MESSAGE}" written', v.get("bool_message_copies", "-")),
+    ]
+    for name, count in result.get("strategy_literals", {}).items():
+        out.append((f'product files with the literal "{name}"', count))
+    out.append(("ui/ lines", result.get("ui_lines", "-")))
+    for name, title in (("internals_touched", "app files touching Streamlit's internals"),
+                        ("private_core_imports", "app files importing a private core module")):
+        out.append((title, len(result[name]) if name in result else "-"))
+    page_rows = result.get("pages", {})
+    out.append((f"pages over {PAGE_LIMIT} lines", len(result.get("pages_over_limit", [])) if page_rows else "-"))
+    out.append(("pages calling time.sleep", len(result.get("pages_with_sleep", [])) if page_rows else "-"))
+    for page, (lines, sleeps) in page_rows.items():
+        out.append((f"page {page}: lines / time.sleep", f"{lines} / {sleeps}"))
+    return [(name, str(value)) for name, value in out]
+
+
+def table(before: dict, after: dict) -> str:
+    """A before/after table of :func:`rows` (a measure missing on one side shows as "-")."""
+    b, a = dict(rows(before)), dict(rows(after))
+    names = list(dict.fromkeys([n for n, _ in rows(before)] + [n for n, _ in rows(after)]))
+    width = max(len(n) for n in names)
+    lines = [f"{'measure':<{width}}  {'before':>10}  {'after':>10}", "-" * (width + 24)]
+    for n in names:
+        mark = "" if b.get(n, "-") == a.get(n, "-") else "  *"
+        lines.append(f"{n:<{width}}  {b.get(n, '-'):>10}  {a.get(n, '-'):>10}{mark}")
+    return "\n".join(lines)
+
+
+def _print_report(result: dict) -> None:
+    for name, value in rows(result):
+        print(f"{name}: {value}")
+    for c in result["circles"]:
+        print("circle:", " <-> ".join(c))
+    for a, t, line in result["circle_breaking_imports"]:
+        print(f"    breaks a circle: {a}:{line} -> {t}")
+    v = result["validation"]
+    print("validation mechanisms:", ", ".join(v["mechanisms"]) or "none")
+    print("app files touching Streamlit's internals:", ", ".join(result["internals_touched"]) or "none")
+    print("app files importing a private core module:", ", ".join(result["private_core_imports"]) or "none")
+    print("functions over 150 lines:", result["functions_over_150_lines"] or "none")
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
+    parser.add_argument("--compare", type=Path, help="a --json report to show as the 'before' column")
     args = parser.parse_args(argv)
-    result = report()
+    result = report(root=args.root.resolve())
     if args.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"import circles: {len(result['circles'])}")
-    edges = imports()
-    for c in result["circles"]:
-        print("   ", " <-> ".join(c))
-        inner = sorted({(a, t, "in a function" if inside else "top") for a in c for t, inside, _ in edges[a]
-                        if t in c})
-        for a, t, where in inner:
-            print(f"        {a} -> {t} ({where})")
-    print(f"internal imports inside functions: {result['imports_inside_functions']}, "
-          f"of which break a circle: {len(result['circle_breaking_imports'])}")
-    for a, t, line in result["circle_breaking_imports"]:
-        print(f"    {a}:{line} -> {t}")
-    print(f"api.py lines: {result['api_lines']}")
-    print("functions over 150 lines:", result["functions_over_150_lines"] or "none")
+    if args.compare:
+        print(table(json.loads(args.compare.read_text()), result))
+        return
+    _print_report(result)
 
 
 if __name__ == "__main__":

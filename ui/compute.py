@@ -13,6 +13,9 @@ so the updates are not recorded for replay by the cache (Streamlit refuses to
 replay messages aimed at a block created outside the cached function); on a
 cache hit the function does not run and the bar is simply removed.
 
+The life of an upload (kept per session, released when its sessions end, memory given back) is
+:mod:`ui.uploads`; its names are re-exported here for the pages.
+
 Names here mirror the core: :func:`fit`, :func:`components`, :func:`certify`,
 :func:`certify_path`, :func:`nonneg_scores`; :func:`current_dataset` is the one
 function every page calls to get the data the sidebar selected (the uploaded
@@ -23,23 +26,28 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import hashlib
-import importlib
 import logging
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 import streamlit as st
 
+from nspca_core import InputError, api, certificates
+from nspca_core import datasets as core_datasets
+from nspca_core import io as core_io
 from nspca_core import methods as registry
-from nspca_core._validation import InputError
-from ui import messages, state
+from nspca_core import scores as core_scores
+from nspca_core.enet import enet_path
+from nspca_core.examples import bipartite_counterexample
+from nspca_core.lowrank import lowrank_factor
+from nspca_core.scores import compare as scores_compare
+from ui import messages, state, uploads
+from ui.keys import digest
+from ui.uploads import UPLOAD_DATASET, Upload, make_upload, release_ended_sessions, tune_allocator, uploaded_dataset
 
 __all__ = [
     "UPLOAD_DATASET",
@@ -72,13 +80,11 @@ __all__ = [
     "kmeans_jaccard",
     "digest",
     "release_ended_sessions",
+    "tune_allocator",
 ]
 
 log = logging.getLogger(__name__)
 
-# The value the sidebar's dataset choice takes for "your data" (the upload in
-# st.session_state[state.UPLOAD]).
-UPLOAD_DATASET = state.UPLOAD_NAME
 
 # Single-component methods the pages offer, in display order: the method registry's.
 SINGLE_METHODS = registry.SINGLE
@@ -88,66 +94,10 @@ class Unavailable(RuntimeError):
     """A method the page was asked for is not one the core offers (e.g. a stale URL or preset)."""
 
 
-@dataclass(frozen=True, eq=False)
-class Upload:
-    """What the "Your data" page stores in ``st.session_state[state.UPLOAD]``.
-
-    The fields of ``nspca_core.io.LoadedData`` (after the user's label-column
-    choice) plus the choices themselves and a digest identifying the data.
-
-    Attributes
-    ----------
-    X : ndarray (m, n)
-        The raw matrix, samples x features (not preprocessed).
-    feature_names : list of str
-    labels : ndarray or None
-    image_shape : tuple or None
-    notes : list of str
-        What the loader (and the page) did to the data.
-    metadata : dict
-    source_name : str
-        The uploaded file's name.
-    options : dict
-        The user's choices: variable, nan_policy, resize, label_column.
-    token : str
-        A digest of the file bytes and of every choice; identifies the data in caches.
-    """
-
-    X: np.ndarray
-    feature_names: list
-    labels: np.ndarray | None
-    image_shape: tuple | None
-    notes: list
-    metadata: dict
-    source_name: str
-    options: dict = field(default_factory=dict)
-    token: str = ""
-    sample_names: list | None = None  # one per row of X (LoadedData.sample_names)
-
-
 # ----------------------------------------------------------------- helpers
 def available_methods() -> list[str]:
     """The single-component methods ``nspca_core.api.fit`` accepts, in display order (the registry's)."""
     return list(SINGLE_METHODS)
-
-
-def digest(*parts) -> str:
-    """A short sha1 of bytes/str/arrays, for cache keys of uploaded data."""
-    h = hashlib.sha1()
-    for p in parts:
-        if isinstance(p, np.ndarray):
-            h.update(str((p.dtype, p.shape)).encode())
-            h.update(np.ascontiguousarray(p))  # the buffer itself: no copy of an upload's matrix
-        elif sp.issparse(p):  # a text corpus: its CSR arrays (never densified)
-            q = sp.csr_matrix(p)
-            h.update(str((q.dtype, q.shape)).encode())
-            for a in (q.data, q.indices, q.indptr):
-                h.update(np.ascontiguousarray(a))
-        elif isinstance(p, bytes | bytearray | memoryview):
-            h.update(p if not isinstance(p, memoryview) or p.c_contiguous else p.tobytes())
-        else:
-            h.update(repr(p).encode())
-    return h.hexdigest()[:16]
 
 
 @contextlib.contextmanager
@@ -200,254 +150,8 @@ def guard(main: Callable[[], None]) -> None:
 @st.cache_resource(show_spinner="Loading the dataset…", max_entries=24)
 def load_dataset(name: str, preprocessing: str = "center", seed: int = 0):
     """``nspca_core.load_dataset(name, preprocessing=..., seed=...)``, cached (read-only result)."""
-    from nspca_core.datasets import load_dataset as load_core
-
     # download=True: a real dataset without a local copy is fetched (cached, checksummed)
-    return load_core(name, preprocessing=_steps(preprocessing), seed=int(seed), download=True)
-
-
-def _steps(preprocessing) -> tuple:
-    """The preprocessing steps of a sidebar choice ("center", "standardize", ...)."""
-    if isinstance(preprocessing, str):
-        return state.preprocessing_steps(preprocessing)
-    return tuple(preprocessing)
-
-
-# ----------------------------------------------------------------- memory given back
-# An upload's arrays (the parsed file, its preprocessed Dataset, the fits on it) are kept
-# per token, with the browser sessions using it; once every such session has ended (its tab
-# closed: :func:`release_ended_sessions`, run by the job reaper every second) they are
-# dropped, the session's Upload is emptied, Streamlit's copy of the uploaded file is removed
-# and the ended session is shut down (a disconnected session lingers in Streamlit's session
-# storage for minutes, with its widgets' values), and the freed memory is handed back to the
-# system (``malloc_trim``).
-UPLOADS_KEPT = 8          # preprocessed uploads kept (each X and X_raw)
-SESSION_GRACE_S = 3.0     # a session gone this long is over (a reconnect within it keeps all)
-_UPLOADED: dict = {}      # (token, preprocessing) -> Dataset
-_SESSION_UPLOADS: dict = {}  # session id -> Upload it made or uses
-_GONE_SINCE: dict = {}    # session id -> when it was first seen ended
-_MEMORY_LOCK = __import__("threading").Lock()
-
-
-def _note_session_upload(upload, token: str | None = None) -> None:
-    """Remember that this browser session uses ``upload`` (and the cached Dataset ``token``)."""
-    from ui import live
-
-    sid = live.session_id()
-    if sid is not None and upload is not None:
-        with _MEMORY_LOCK:
-            prev = _SESSION_UPLOADS.get(sid)
-            tokens = set(prev[1]) if prev is not None and prev[0] is upload else set()
-            if token is not None:
-                tokens.add(token)
-            _SESSION_UPLOADS[sid] = (upload, tokens)
-        _start_janitor()
-
-
-def release_ended_sessions(now: float | None = None) -> list[str]:
-    """Drop what only ended sessions used (see the comment above); the session ids released."""
-    from ui import live
-
-    now = time.monotonic() if now is None else now
-    with _MEMORY_LOCK:
-        ended = []
-        for sid in list(_SESSION_UPLOADS):
-            if live.session_alive(sid):
-                _GONE_SINCE.pop(sid, None)
-            elif now - _GONE_SINCE.setdefault(sid, now) >= SESSION_GRACE_S:
-                ended.append(sid)
-        if not ended:
-            return []
-        gone = [_SESSION_UPLOADS.pop(sid) for sid in ended]
-        for sid in ended:
-            _GONE_SINCE.pop(sid, None)
-        used = {t for _, tokens in _SESSION_UPLOADS.values() for t in tokens}
-        kept = {id(u) for u, _ in _SESSION_UPLOADS.values()}
-        freed = list({id(u): u for u, _ in gone if id(u) not in kept}.values())
-        for key in [k for k in _UPLOADED if k[0] not in used]:
-            ds = _UPLOADED.pop(key)
-            _forget_fits(ds)
-    for upload in freed:
-        object.__setattr__(upload, "X", None)  # the ended session's own reference to the arrays
-        object.__setattr__(upload, "labels", None)
-    if freed:
-        _parse_upload.clear()
-        file_variables.clear()
-    _remove_uploaded_files(ended)
-    _shut_down_stored_sessions(ended)
-    _give_back_memory()
-    from ui import jobs
-
-    jobs.log.info("released %d ended session(s) %s, %d upload(s), %d preprocessed kept", len(ended), ended,
-                  len(freed), len(_UPLOADED))
-    return ended
-
-
-def _forget_fits(ds) -> None:
-    """The stored fits of the data ``ds`` (vectors of length n, kept for every page) and its jobs
-    (their work functions hold the matrix)."""
-    try:
-        from ui import jobs, live, work
-
-        dkey = live.data_key(ds)
-        work.forget_data(dkey)
-        jobs.REGISTRY.forget(lambda key: isinstance(key, tuple) and dkey in key)
-    except Exception:  # noqa: BLE001 - best effort
-        log.info("could not drop the fits of an upload:\n%s", traceback.format_exc())
-
-
-def _remove_uploaded_files(sids) -> None:
-    """Streamlit's copies of the files the ended sessions uploaded (kept until the session is
-    finally shut down, minutes after its tab closed)."""
-    from streamlit import runtime
-
-    if not runtime.exists():
-        return
-    mgr = getattr(runtime.get_instance(), "_uploaded_file_mgr", None)
-    for sid in sids:
-        with contextlib.suppress(Exception):
-            mgr.remove_session_files(sid)
-
-
-def _shut_down_stored_sessions(sids) -> None:
-    """Shut the ended sessions down now: Streamlit keeps a disconnected session (its session
-    state, the uploader's copy of the file) for a reconnect, expired only lazily minutes later.
-    Runs on the server's event loop (AppSession.shutdown must); a session that reconnected
-    meanwhile is left alone."""
-    from streamlit import runtime
-
-    if not runtime.exists():
-        return
-    rt = runtime.get_instance()
-    storage = getattr(getattr(rt, "_session_mgr", None), "_session_storage", None)
-    loop = getattr(getattr(rt, "_async_objs", None), "eventloop", None)
-    if storage is None or loop is None or not hasattr(storage, "get"):
-        return
-
-    def shut() -> None:
-        for sid in sids:
-            with contextlib.suppress(Exception):
-                if rt.is_active_session(sid):
-                    continue
-                info = storage.get(sid)
-                if info is not None:
-                    storage.delete(sid)
-                    info.session.shutdown()
-        _give_back_memory()
-
-    with contextlib.suppress(RuntimeError):  # the loop is closed: the server is stopping
-        loop.call_soon_threadsafe(shut)
-
-
-def _give_back_memory() -> None:
-    """Collect, then return free heap pages to the system (glibc ``malloc_trim``; elsewhere a no-op)."""
-    import ctypes
-    import gc
-
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-# glibc's mallopt parameters (malloc.h)
-_M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8
-MMAP_THRESHOLD = 1 << 20  # allocations from 1 MB up get their own mapping, unmapped when freed
-ARENA_MAX = 2             # heaps shared by the server's many threads
-
-
-def tune_allocator() -> bool:
-    """Make freed arrays go back to the system (glibc; elsewhere a no-op returning False).
-
-    glibc raises its mmap threshold each time a mapped block is freed (up to 32 MB), so after
-    the first upload an analysis's arrays of 1-32 MB come from heaps shared with long-lived
-    objects and stay in the process after they are freed; every thread that allocates under
-    contention also gets a heap of its own.  A fixed threshold (which also turns the raising
-    off) and two heaps kept the server 217 MB lower after a 32 MB upload analysed on Variance vs
-    k and closed (back within 300 MB of its start in 2 s, was > 120 s: benchmarks/bench_load.py
-    --upload-mb).  Done once at import; ``make run`` and ``nspca app`` also set
-    ``MALLOC_MMAP_THRESHOLD_``/``MALLOC_ARENA_MAX`` so the server starts so."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
-                    and libc.mallopt(_M_ARENA_MAX, ARENA_MAX) == 1)
-    except (OSError, AttributeError):
-        return False
-
-
-tune_allocator()
-
-
-def _start_janitor() -> None:
-    from ui import jobs
-
-    if release_ended_sessions not in jobs.REGISTRY.on_reap:
-        jobs.REGISTRY.on_reap.append(release_ended_sessions)
-    jobs.REGISTRY.start_reaper()
-
-
-def _uploaded_dataset(token: str, preprocessing, _upload: Upload):
-    """The preprocessed Dataset of an upload, kept per (token, preprocessing) while a session uses it."""
-    key = (token, preprocessing if isinstance(preprocessing, str) else tuple(preprocessing))
-    with _MEMORY_LOCK:
-        ds = _UPLOADED.get(key)
-    if ds is not None:
-        return ds
-    with st.spinner("Preprocessing your data…"):
-        ds = _build_uploaded_dataset(_upload, preprocessing)
-    with _MEMORY_LOCK:
-        _UPLOADED[key] = ds
-        while len(_UPLOADED) > UPLOADS_KEPT:
-            _UPLOADED.pop(next(iter(_UPLOADED)))
-    return ds
-
-
-def _build_uploaded_dataset(_upload: Upload, preprocessing):
-    data = _upload
-    if sp.issparse(data.X):  # a text corpus stays sparse (ui/topics.py)
-        from ui.topics import sparse_upload_dataset
-
-        return sparse_upload_dataset(data, _steps(preprocessing), UPLOAD_DATASET)
-    source_name = getattr(data, "source_name", "") or "upload"
-    X_raw = np.asarray(data.X, dtype=np.float64)
-    steps = _steps(preprocessing)
-    from nspca_core.datasets import preprocess
-    pre = preprocess(X_raw, steps=steps)
-    labels = None if getattr(data, "labels", None) is None else np.asarray(data.labels)
-    image_shape = getattr(data, "image_shape", None)
-    image_shape = tuple(image_shape) if image_shape is not None else None
-    notes = list(getattr(data, "notes", []) or []) + list(getattr(pre, "notes", []) or [])
-    fields = dict(name=UPLOAD_DATASET, X=np.asarray(pre.X, dtype=np.float64), X_raw=X_raw,
-                  feature_names=[str(f) for f in data.feature_names], labels=labels,
-                  image_shape=image_shape, preprocessing=tuple(pre.steps), ground_truth=None,
-                  notes=notes)
-    info_fields = dict(name=UPLOAD_DATASET, title=f"Your data ({source_name})",
-                       description=f"Uploaded file {source_name}", kind="upload",
-                       shape=tuple(X_raw.shape), source=source_name, citation="",
-                       paper_preprocessing="", image_shape=image_shape, has_labels=labels is not None)
-    from nspca_core.datasets import Dataset, DatasetInfo
-
-    return Dataset(**fields, info=DatasetInfo(**info_fields))
-
-
-def uploaded_dataset(upload: Upload, preprocessing="center"):
-    """The uploaded data as a Dataset, preprocessed like the registry's datasets."""
-    if upload.X is None:
-        raise InputError("your upload was released when its browser session ended (the tab was closed): "
-                         "open the *Your data* page and upload the file again")
-    token = upload_token(upload)
-    _note_session_upload(upload, token)
-    return _uploaded_dataset(token, preprocessing, upload)
-
-
-def upload_token(upload) -> str:
-    """Cache key of an upload: its token plus a digest of everything the pages read from it."""
-    labels = getattr(upload, "labels", None)
-    return digest(getattr(upload, "token", ""),
-                  upload.X if sp.issparse(upload.X) else np.asarray(upload.X),
-                  None if labels is None else np.asarray(labels).astype(str),
-                  getattr(upload, "image_shape", None), list(getattr(upload, "feature_names", [])))
+    return core_datasets.load_dataset(name, preprocessing=state.steps_of(preprocessing), seed=int(seed), download=True)
 
 
 def current_dataset():
@@ -483,8 +187,7 @@ def _parse_upload(data: bytes, filename: str, variable: str | None = None, nan_p
                   resize: tuple | None = None, label_column=None, header: bool | None = None,
                   vocab: bytes | None = None, orientation: str = "auto", sample_info: bytes | None = None,
                   sample_id_column=None):
-    from nspca_core.io import load_file
-    return load_file(data, filename=filename, variable=variable, nan_policy=nan_policy,
+    return core_io.load_file(data, filename=filename, variable=variable, nan_policy=nan_policy,
                      resize=resize, label_column=label_column, header=header,
                      vocab=vocab, orientation=orientation, sample_info=sample_info,
                      sample_id_column=sample_id_column)
@@ -513,25 +216,14 @@ def file_variables(data: bytes, filename: str) -> list[dict]:
     """Numeric arrays of an ``.npz`` / variables of a ``.mat`` (``[{name, shape, dtype}]``)."""
     lower = filename.lower()
     if lower.endswith(".npz"):
-        from nspca_core.io import npz_variables
-        return list(npz_variables(data, filename=filename))
+        return list(core_io.npz_variables(data, filename=filename))
     if lower.endswith(".mat"):
-        from nspca_core.io import mat_variables
-        return list(mat_variables(data, filename=filename))
+        return list(core_io.mat_variables(data, filename=filename))
     return []
 
 
-def make_upload(loaded, *, options: dict, file_digest: str) -> Upload:
-    """The :class:`Upload` stored in session state for a parsed file."""
-    X = loaded.X if sp.issparse(loaded.X) else np.asarray(loaded.X, dtype=np.float64)
-    upload = Upload(X=X, feature_names=list(loaded.feature_names),
-                  labels=None if loaded.labels is None else np.asarray(loaded.labels),
-                  image_shape=None if loaded.image_shape is None else tuple(loaded.image_shape),
-                  notes=[messages.for_user(nt) for nt in loaded.notes], metadata=loaded.metadata, source_name=loaded.source_name,
-                  options=dict(options), token=digest(file_digest, sorted(options.items())),
-                  sample_names=list(getattr(loaded, "sample_names", None) or []) or None)
-    _note_session_upload(upload)
-    return upload
+# an upload whose sessions all ended leaves these caches too (they hold the file and its parse)
+uploads.ON_RELEASE.extend([_parse_upload.clear, file_variables.clear])
 
 
 # ----------------------------------------------------------------- solvers
@@ -547,7 +239,6 @@ def true_variance(X: np.ndarray, xs: np.ndarray) -> np.ndarray:
 @st.cache_data(show_spinner=False, max_entries=64)
 def lowrank(X: np.ndarray, d: int):
     """``(V, eigenvalues)`` = ``nspca_core.lowrank_factor(X, d=d)``."""
-    from nspca_core.lowrank import lowrank_factor
     return lowrank_factor(X, d=d)
 
 
@@ -571,8 +262,7 @@ def fit(X: np.ndarray, k: int, method: str = "auto", d: int = 3, eps: float = 0.
     """
     if method not in available_methods():
         raise Unavailable(f"method {method!r} is not in nspca_core.api.METHODS={available_methods()}")
-    from nspca_core.api import fit
-    return fit(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed),
+    return api.fit(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed),
                certify=bool(certify), callback=_callback, **_options(method, raw))
 
 
@@ -606,7 +296,6 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
     if method == "enet":
         V, _ = lowrank(X, int(d))
         t0 = time.perf_counter()
-        from nspca_core.enet import enet_path
         results = enet_path(V, [int(k) for k in ks], eps=float(eps), seed=int(seed),
                             callback=_callback)
         total = time.perf_counter() - t0
@@ -618,8 +307,7 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
     else:
         if method not in available_methods():
             raise Unavailable(f"method {method!r} is not in nspca_core.api.METHODS={available_methods()}")
-        from nspca_core.api import fit
-        f = fit
+        f = api.fit
         for j, k in enumerate(ks):
             r = f(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed), certify=False,
                   **_options(method, raw))
@@ -634,8 +322,7 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
 @st.cache_data(show_spinner=False, max_entries=128)
 def certify(X: np.ndarray, k: int, x: np.ndarray | None = None, _callback=None):
     """``nspca_core.certify.certify(X, k=k, x=x)`` -> Certificate, cached."""
-    from nspca_core.certificates import certify
-    return certify(X, k=int(k), x=x, callback=_callback)
+    return certificates.certify(X, k=int(k), x=x, callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -645,8 +332,7 @@ def certify_path(X: np.ndarray, ks: tuple, xs: np.ndarray | None = None, _callba
     ``xs`` (n × len(ks)) are the best known answers, passed column by column.
     """
     x_list = None if xs is None else [np.asarray(xs)[:, j] for j in range(len(ks))]
-    from nspca_core.certificates import certify_path
-    return certify_path(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback)
+    return certificates.certify_path(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -657,8 +343,7 @@ def paper_bounds(X: np.ndarray, ks: tuple, lowrank_values: np.ndarray, d: int, e
     probability ≥ 1−1/n) or exact (``eps=None``) value of max ‖Vᵀx‖² at ``ks[j]``.
     """
     _, ev = lowrank(X, int(d))
-    from nspca_core.certificates import paper_bound
-    f = paper_bound
+    f = certificates.paper_bound
     return np.array([f(float(v), ev, int(d), eps=eps) for v in np.asarray(lowrank_values, float)])
 
 
@@ -667,8 +352,7 @@ def components(X: np.ndarray, n_components: int, k: int, method: str = "auto",
                strategy: str = "deflation-remove", d: int = 3, eps: float = 0.1, seed: int = 0,
                raw: np.ndarray | None = None, _callback=None):
     """``nspca_core.api.components(X, n_components=..., k=..., ...)`` -> ComponentsResult, cached."""
-    from nspca_core.api import components
-    return components(X, n_components=int(n_components), k=int(k), method=method,
+    return api.components(X, n_components=int(n_components), k=int(k), method=method,
                       strategy=strategy, d=int(d), eps=float(eps), seed=int(seed),
                       callback=_callback, **_options(method, raw))
 
@@ -677,8 +361,7 @@ def components(X: np.ndarray, n_components: int, k: int, method: str = "auto",
 def components_cov(A: np.ndarray, n_components: int, k: int, method: str = "auto",
                    strategy: str = "deflation-remove", d: int = 3, eps: float = 0.1, seed: int = 0):
     """``components(cov=A, ...)`` for a covariance given directly (the §7 counterexample)."""
-    from nspca_core.api import components
-    return components(cov=A, n_components=int(n_components), k=int(k), method=method,
+    return api.components(cov=A, n_components=int(n_components), k=int(k), method=method,
                       strategy=strategy, d=int(d), eps=float(eps), seed=int(seed))
 
 
@@ -698,31 +381,27 @@ def pca(X: np.ndarray, r: int):
 @st.cache_data(show_spinner=False, max_entries=8)
 def counterexample(eps: float, delta: float):
     """The §7 counterexample of Asteris et al. (2015) as returned by ``nspca_core.examples``."""
-    from nspca_core.examples import bipartite_counterexample
     return bipartite_counterexample(eps=float(eps), delta=float(delta))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def nonneg_scores(Y: np.ndarray, n_components: int | None = None, seed: int = 0, _callback=None):
     """``nspca_core.scores.nonneg_scores(Y, n_components=..., seed=...)`` -> ScoresResult, cached."""
-    from nspca_core.scores import nonneg_scores
-    return nonneg_scores(Y, n_components=n_components, seed=int(seed),
+    return core_scores.nonneg_scores(Y, n_components=n_components, seed=int(seed),
                          callback=_callback)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def simulate_case(case: int, p: int, n: int, seed: int = 0):
     """``nspca_core.scores.compare.simulate_case``: Bajorski et al.'s Cases 1–3 (SimulatedCase)."""
-    from nspca_core.scores.compare import simulate_case
-    return simulate_case(int(case), p=int(p), n=int(n), seed=int(seed))
+    return scores_compare.simulate_case(int(case), p=int(p), n=int(n), seed=int(seed))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def compare_methods(Y: np.ndarray, D_true: np.ndarray, W_true: np.ndarray, methods: tuple,
                     seed: int = 0, _callback=None):
     """``nspca_core.scores.compare.compare_methods``: D_diff / W_diff of every method (Comparison)."""
-    from nspca_core.scores.compare import compare_methods
-    return compare_methods(Y, D_true, W_true, methods=tuple(methods),
+    return scores_compare.compare_methods(Y, D_true, W_true, methods=tuple(methods),
                            seed=int(seed), callback=_callback)
 
 

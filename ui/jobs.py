@@ -47,7 +47,7 @@ is 2 GB resident; ``tests/app/test_browser.py`` measures it.
 
 Shutdown
 --------
-``threading._register_atexit`` runs :func:`cancel_all` when the interpreter
+``threading._register_atexit`` (through :mod:`ui.streamlit_runtime`) runs :func:`cancel_all` when the interpreter
 starts to shut down, *before* it waits for non-daemon threads, and the workers
 are daemon threads: SIGTERM (Streamlit stops its event loop) ends the process
 at once: the worker processes are killed.
@@ -67,6 +67,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from ui import streamlit_runtime
 
 __all__ = ["Cancelled", "Preempted", "TimedOut", "Context", "Job", "JobView", "Registry", "Worker", "REGISTRY",
            "IDLE_SECONDS", "MAX_JOBS", "HEAVY_SLOTS", "HEAVY_NICE", "REAP_S", "WORKER_IDLE_S", "cancel_all"]
@@ -834,10 +836,6 @@ def cancel_all() -> None:
     REGISTRY.cancel_all()
 
 
-# Run before the interpreter waits for non-daemon threads (plain atexit runs after).
-try:
-    threading._register_atexit(cancel_all)  # type: ignore[attr-defined]
-except (AttributeError, RuntimeError):  # pragma: no cover - other Pythons / already shutting down
-    import atexit
-
-    atexit.register(cancel_all)
+# Run before the interpreter waits for non-daemon threads (plain atexit runs after): CPython's
+# threading._register_atexit, reached through the one door to such internals.
+streamlit_runtime.run_before_thread_join(cancel_all)

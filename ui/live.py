@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import streamlit as st
 
-from ui import jobs
+from ui import jobs, streamlit_runtime
+from ui.compute import guard
+from ui.keys import data_key  # noqa: F401 - the pages key their jobs with live.data_key
 
 SESSION_JOBS = "nspca_session_jobs"  # keys of the jobs this session started
 REFRESH_S = 1.0
@@ -35,31 +36,8 @@ def refresh_seconds() -> float:
     return min(REFRESH_MAX_S, REFRESH_S * max(1.0, len(watching) / 2))
 
 
-def data_key(ds) -> str:
-    """Identifies a dataset's matrix in job keys: name, preprocessing and a digest of X."""
-    from ui.compute import digest
-
-    return f"{ds.name}/{'+'.join(ds.preprocessing) or 'raw'}/{digest(np.asarray(ds.X))}"
-
-
-def session_id() -> str | None:
-    """The id of the browser session running this script (None outside a Streamlit run)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx(suppress_warning=True)
-    return None if ctx is None else ctx.session_id
-
-
-def session_alive(sid) -> bool:
-    """Whether the browser session ``sid`` is still connected (a closed tab's is not).
-
-    Outside a running server (AppTest, scripts) every session counts as alive.
-    """
-    from streamlit import runtime
-
-    if not runtime.exists():
-        return True
-    return runtime.get_instance().is_active_session(sid)
+session_id = streamlit_runtime.session_id  # the browser session running this script (None outside a run)
+session_alive = streamlit_runtime.session_alive  # a closed tab's session is not (all are, outside a server)
 
 
 jobs.REGISTRY.session_alive = session_alive  # jobs of closed tabs are cancelled at the next reap
@@ -146,8 +124,6 @@ def live(draw: Callable[[], bool], *, active: bool, period: float | None = None)
     reruns once, so the final page has no timer.  ``period``: the least redraw
     period in seconds (a page showing only slow background work asks for more).
     """
-
-    from ui.compute import guard  # (ui.compute imports nothing from here)
 
     def body():
         out = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import state, topics
+from ui import state, streamlit_runtime, topics
 
 # Shown when the dataset registry cannot be imported (keeps the app up).
 _FALLBACK = {"digits": ("Handwritten digits (8×8, scikit-learn)", (1797, 64), "embedded")}
@@ -213,12 +213,8 @@ def route_through_app() -> None:
     reruns: the rerun executes ``app.py``, whose ``st.navigation`` resolves the same address
     (the page's URL path is the same in both modes) to the app's page.
     """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # pragma: no cover - a Streamlit without the legacy pages/ mode
-        return
-    if PagesManager.uses_pages_directory and not st.session_state.get(THROUGH_APP):
-        PagesManager.uses_pages_directory = False
+    if streamlit_runtime.legacy_pages_mode() and not st.session_state.get(THROUGH_APP):
+        streamlit_runtime.leave_legacy_pages_mode()
         st.rerun()
 
 

@@ -88,3 +88,10 @@ def settings() -> Settings:
 def preprocessing_steps(name: str) -> tuple[str, ...]:
     """Steps of a sidebar preprocessing choice (unknown names: center only)."""
     return PREPROCESSING_STEPS.get(name, ("center",))
+
+
+def steps_of(preprocessing) -> tuple[str, ...]:
+    """The steps of a sidebar choice (a name: :func:`preprocessing_steps`) or of steps given as such."""
+    if isinstance(preprocessing, str):
+        return preprocessing_steps(preprocessing)
+    return tuple(preprocessing)

@@ -24,13 +24,24 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from nspca_core import methods as registry
-from ui import bounds_store, jobs, live
-from ui.compute import Unavailable, available_methods, digest
+from nspca_core.certificates.schedule import (  # the band's schedule and cost model live in the core
+    FLAT_TOL,
+    LONG,
+    TIGHTEN_FIRST_S,
+    TIGHTEN_FULL_S,
+    exact_cheap,
+    flat_bounds,
+    full_cost,
+    tighten_plan,
+)
+from ui import bounds_store, jobs, live, uploads
+from ui.compute import Unavailable, available_methods
+from ui.keys import digest
 
 __all__ = ["SLOW_METHODS", "FITS_KEPT", "path_job", "certify_job", "fit_jobs", "components_jobs", "best_x",
            "stored_fit", "best_stored_x", "certificate", "certified", "QUICK", "tighten_job", "best_certificate",
            "exact_cheap", "certify_one_job", "tighten_plan", "full_cost", "flat_bounds",
-           "TIGHTEN_FIRST_S", "TIGHTEN_FULL_S"]
+           "TIGHTEN_FIRST_S", "TIGHTEN_FULL_S", "FLAT_TOL", "LONG"]
 
 # Methods of cost "slow" in the registry (they search a penalty for k nonzeros: tens of seconds
 # on CBCL/MLL): heavy jobs.
@@ -76,6 +87,9 @@ def forget_data(dkey: str) -> int:
         for key in gone:
             del _FITS[key]
     return len(gone)
+
+
+uploads.ON_FORGET.append(forget_data)  # an upload whose sessions all ended takes its fits along
 
 
 def best_stored_x(dkey: str, k: int) -> np.ndarray | None:
@@ -283,97 +297,7 @@ def best_certificate(dkey: str, k: int, results: dict | None = None,
     return {**best, "lower": top["lower"], "x": top["x"], "optimal": opt}
 
 
-# where the band's tightening tries a proof of optimality (see exact_cheap)
-EXACT_ALL_N, EXACT_SMALL_N, EXACT_SMALL_K, EXACT_TINY_K = 120, 1000, 10, 5
-
-
-def exact_cheap(n: int, k: int) -> bool:
-    """Where the band's background tightening tries a proof of optimality (branch and bound):
-    every k on up to :data:`EXACT_ALL_N` features (LRS, 93: every k under a second), k <=
-    :data:`EXACT_SMALL_K` on up to :data:`EXACT_SMALL_N` (CBCL, 361: k <= 10 in seconds each), and
-    k <= :data:`EXACT_TINY_K` on any data (MLL: k <= 5 within a minute each)."""
-    return n <= EXACT_ALL_N or (n <= EXACT_SMALL_N and k <= EXACT_SMALL_K) or k <= EXACT_TINY_K
-
-
 _TIGHTEN_LIMIT: dict = {}  # job key -> the time limit of its exact units (the page's widget, latest)
-# The tightening's "full" steps come in two passes.  A "full" certificate costs little at small k on gene
-# data and a lot in between (CPU s, one thread, from the "auto" bound and point: MLL k = 4, 10: 4, 8 s,
-# ratio 0.981 -> 1.000, 0.979 -> 0.986; k = 57, 220, 848, 3,266: over 60 s each; a 75 x 7,000 upload
-# k = 4: 1.3 s, 0.960 -> 0.970; k = 44, 157, 558, 2,001: over 60 s each), and at the largest k of the
-# axis (k = n: MLL 10.5 s, 0.916 -> 0.941; the upload 13.5 s, 0.781 -> 0.848), and its bound serves every
-# smaller k whose own bound is no better (monotone envelope).  So the first pass takes the cheapest k first, then the
-# largest k, and abandons a step after TIGHTEN_FIRST_S CPU seconds; the second pass gives what timed out
-# TIGHTEN_FULL_S (on a 75 x 7,000 log-normal matrix "full" lifts k = 44 from 0.609 to 0.677 in 17 CPU s).
-TIGHTEN_FIRST_S = 20.0
-TIGHTEN_FULL_S = 60.0
-# a bound within this relative distance of the band's bound at its largest k is "flat": the relaxation
-# proves no more at k than at the largest k (gene data above k ~ 500: MLL's "auto" bounds at k >= 3,266
-# are within 1e-4 of the one at k = 12,582, the upload's at k >= 2,001 of the one at 7,000), so a step at
-# k rarely beats the one at the largest k, whose bound serves them all: such k come last
-FLAT_TOL = 1e-3
-LONG = "long"  # the third field of a second-pass unit ("full", k, LONG)
-
-
-def full_cost(n: int, k: int) -> float:
-    """The relative cost of a "full" certificate at k on n features, to order the tightening's
-    steps (cheapest first): its DNN works on all n features when n is at most the core's dense limit,
-    else on the screened set of the split bound (``max(_SPLIT_MIN, _SPLIT_PER_K k)`` features, at most
-    the dense limit: :mod:`nspca_core.certificates._settings`), and an iteration costs the square of
-    that size."""
-    from nspca_core.certificates._settings import _DENSE_MAX_N, _SPLIT_MIN, _SPLIT_PER_K
-
-    n, k = int(n), int(k)
-    size = n if n <= _DENSE_MAX_N else min(max(_SPLIT_MIN, _SPLIT_PER_K * k), _DENSE_MAX_N, n)
-    return float(size) ** 2
-
-
-def flat_bounds(ks: Sequence[int], upper) -> np.ndarray:
-    """Which of ``ks`` have a bound no better (within :data:`FLAT_TOL`) than the one at the largest of
-    them: there the relaxation, not the effort, limits the certificate (see :data:`FLAT_TOL`).  The
-    largest k is flat by definition; a k without a finite bound is not."""
-    up = np.asarray(upper, float)
-    ks = np.asarray(ks, int)
-    if up.size == 0:
-        return np.zeros(0, bool)
-    top = up[int(np.argmax(ks))]
-    if not np.isfinite(top):
-        return ks == ks.max()
-    return np.isfinite(up) & (up >= (1.0 - FLAT_TOL) * top)
-
-
-def tighten_plan(ks: Sequence[int], upper, ratio, n: int) -> list[tuple]:
-    """The order of the band's tightening steps, from the band now (pure: ``ks`` with the store's
-    ``upper`` and certified ``ratio`` at each, nan where none; ``n`` features):
-
-    1. ``("full", k)`` — "full", capped at :data:`TIGHTEN_FIRST_S` CPU s — at the k of least
-       :func:`full_cost` (loosest first), then at the largest k (its bound serves every flat k), then
-       at the other k whose bound is not flat (:func:`flat_bounds`; only where the cost grows with k),
-       cheapest first, loosest first among equal costs (dense data: every k costs the same, so this is
-       every k, loosest first);
-    2. ``("exact", k)`` where :func:`exact_cheap`, loosest first;
-    3. ``("full", k, LONG)`` — "full", capped at :data:`TIGHTEN_FULL_S` — at the same k, loosest first
-       (it computes only where the first pass timed out), then at the flat k, loosest first.
-
-    A k without a ratio counts as the loosest."""
-    ks = [int(k) for k in ks]
-    if not ks:
-        return []
-    r = np.nan_to_num(np.asarray(ratio, float), nan=-1.0).tolist()
-    cost = [full_cost(n, k) for k in ks]
-    # flat k wait only where a step's cost grows with k (the split bound of large n: there a flat k is
-    # among the dearest); on dense data every k costs the same and a step at a flat k may prove it optimal
-    flat = flat_bounds(ks, upper).tolist() if full_cost(n, 1) < full_cost(n, n) else [False] * len(ks)
-    top = int(np.argmax(ks))
-    flat[top] = False  # the largest k: flat by definition, and the one step that tightens the flat ones
-    least = min(cost)
-    loose = sorted(range(len(ks)), key=lambda i: (r[i], ks[i]))
-    group = [0 if c == least else 1 if i == top else 2 for i, c in enumerate(cost)]
-    cheap = sorted(range(len(ks)), key=lambda i: (group[i], cost[i], r[i], ks[i]))
-    first = [("full", ks[i]) for i in cheap if not flat[i]]
-    exact = [("exact", ks[i]) for i in loose if exact_cheap(n, ks[i])]
-    second = [("full", ks[i], LONG) for i in loose if not flat[i]] \
-        + [("full", ks[i], LONG) for i in loose if flat[i]]
-    return first + exact + second
 
 
 def tighten_job(X: np.ndarray, dkey: str, ks: Sequence[int], *, store: bounds_store.BoundsStore,
@@ -381,7 +305,7 @@ def tighten_job(X: np.ndarray, dkey: str, ks: Sequence[int], *, store: bounds_st
     """The band's bounds, tightened in the background (issue 28, item 4): a *background* job
     (:class:`ui.jobs.Job`: it gives the heavy slot to any other certificate that waits).
 
-    Units (in the order of :func:`tighten_plan`): ``("full", k)`` — ``certify(X, k, x,
+    Units (in the order of :func:`nspca_core.certificates.schedule.tighten_plan`): ``("full", k)`` — ``certify(X, k, x,
     effort="full")`` from the best known point, abandoned after :data:`TIGHTEN_FIRST_S` CPU seconds
     — at the largest k and every k whose bound is not flat, the cheapest first; ``("exact", k)`` —
     ``certify(..., effort="exact", time_limit=time_limit)`` — where :func:`exact_cheap`, loosest first; then

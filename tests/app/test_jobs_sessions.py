@@ -95,17 +95,17 @@ def test_idle_heavy_worker_process_ends():
 def test_upload_arrays_are_dropped_when_every_session_using_them_ended(monkeypatch):
     """issue 26 item 8: an upload stays while a session uses it; once all its sessions ended
     (after a grace period) its Dataset, its fits and the session's own Upload arrays are dropped."""
-    from ui import compute, live, work
+    from ui import compute, live, streamlit_runtime, uploads, work
 
     alive = {"s1", "s2"}
     current = ["s1"]
-    monkeypatch.setattr(live, "session_alive", lambda sid: sid in alive)
-    monkeypatch.setattr(live, "session_id", lambda: current[0])
-    monkeypatch.setattr(compute, "_start_janitor", lambda: None)
-    monkeypatch.setattr(compute, "_UPLOADED", {})
-    monkeypatch.setattr(compute, "_SESSION_UPLOADS", {})
-    monkeypatch.setattr(compute, "_GONE_SINCE", {})
-    monkeypatch.setattr(compute.st, "spinner", lambda *a, **k: __import__("contextlib").nullcontext())
+    monkeypatch.setattr(streamlit_runtime, "session_alive", lambda sid: sid in alive)
+    monkeypatch.setattr(streamlit_runtime, "session_id", lambda: current[0])
+    monkeypatch.setattr(uploads, "_start_janitor", lambda: None)
+    monkeypatch.setattr(uploads, "_UPLOADED", {})
+    monkeypatch.setattr(uploads, "_SESSION_UPLOADS", {})
+    monkeypatch.setattr(uploads, "_GONE_SINCE", {})
+    monkeypatch.setattr(uploads.st, "spinner", lambda *a, **k: __import__("contextlib").nullcontext())
     X = np.random.default_rng(0).standard_normal((20, 6))
     up = compute.Upload(X=X, feature_names=[f"f{j}" for j in range(6)], labels=None, image_shape=None,
                         notes=[], metadata={}, source_name="u.csv", token="tok")
@@ -121,13 +121,13 @@ def test_upload_arrays_are_dropped_when_every_session_using_them_ended(monkeypat
     assert held.wait(timeout=10) and other.wait(timeout=10)
     t0 = time.monotonic()
     alive.discard("s1")
-    assert compute.release_ended_sessions(t0) == []  # within the grace period
-    assert compute.release_ended_sessions(t0 + compute.SESSION_GRACE_S) == ["s1"]
-    assert compute._UPLOADED and up.X is not None  # s2 still uses it
+    assert uploads.release_ended_sessions(t0) == []  # within the grace period
+    assert uploads.release_ended_sessions(t0 + uploads.SESSION_GRACE_S) == ["s1"]
+    assert uploads._UPLOADED and up.X is not None  # s2 still uses it
     alive.discard("s2")
-    compute.release_ended_sessions(t0 + 2 * compute.SESSION_GRACE_S)
-    assert compute.release_ended_sessions(t0 + 4 * compute.SESSION_GRACE_S) == ["s2"]
-    assert compute._UPLOADED == {} and up.X is None
+    uploads.release_ended_sessions(t0 + 2 * uploads.SESSION_GRACE_S)
+    assert uploads.release_ended_sessions(t0 + 4 * uploads.SESSION_GRACE_S) == ["s2"]
+    assert uploads._UPLOADED == {} and up.X is None
     assert work.stored_fit(dkey, "auto", 3, d=3, eps=0.1, seed=0) is None
     assert reg.get(("path", dkey, "auto")) is None and held._work is None  # the job (and its X) dropped
     assert reg.get(("path", "mll/center/0", "auto")) is other  # other data's jobs stay
@@ -167,9 +167,9 @@ def test_allocator_tuned_so_freed_arrays_leave_the_server():
     import subprocess
     import sys
 
-    from ui import compute
+    from ui import uploads
 
-    assert compute.tune_allocator() is True
+    assert uploads.tune_allocator() is True
     # a fresh interpreter: a 4 MB block freed and taken again is mapped afresh (with glibc's
     # default the first free raises the threshold and the next 4 MB comes from the heap)
     probe = ("import ctypes, ui.compute; libc = ctypes.CDLL('libc.so.6'); "

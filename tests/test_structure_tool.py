@@ -1,0 +1,90 @@
+"""tools/structure (issue 37): circles over the whole product, in-function imports included, and the
+measures of the issue, each checked on a small planted tree whose answer is known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools import structure
+
+
+def _tree(tmp_path: Path, files: dict) -> Path:
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return tmp_path
+
+
+def test_a_circle_through_in_function_imports_across_ui_and_pages_is_found(tmp_path):
+    root = _tree(tmp_path, {
+        "ui/__init__.py": "",
+        "ui/a.py": "def f():\n    from ui import b\n    return b\n",
+        "ui/b.py": "from ui.c import g\n",
+        "ui/c.py": "def g():\n    from ui.a import f\n    return f\n",
+        "ui/d.py": "from ui import a\n",  # reaches the circle, not in it
+        "pages/p.py": "from ui import a, d\n",
+        "app.py": "import ui.d\n",
+    })
+    edges = structure.imports(structure.PRODUCT, root)
+    assert structure.circles(edges) == [["ui.a", "ui.b", "ui.c"]]
+    assert structure.circle_breaking_imports(edges) == [("ui.a", "ui.b", 2), ("ui.c", "ui.a", 2)]
+    assert ("ui.d", False, 1) in edges["app"] and ("ui.a", False, 1) in edges["pages.p"]
+    assert structure.inside_function_count(edges, ("ui", "pages", "app")) == 2
+
+
+def test_an_acyclic_product_has_no_circle(tmp_path):
+    root = _tree(tmp_path, {"ui/__init__.py": "", "ui/a.py": "def f():\n    from ui import b\n",
+                            "ui/b.py": "x = 1\n", "app.py": "from ui import a\n"})
+    edges = structure.imports(structure.PRODUCT, root)
+    assert structure.circles(edges) == [] and structure.circle_breaking_imports(edges) == []
+
+
+def test_the_measures_of_a_planted_checkout(tmp_path):
+    root = _tree(tmp_path, {
+        "nspca_core/__init__.py": "",
+        "nspca_core/api.py": "def fit():\n    '''\"bipartite\" in prose is no literal'''\n    return 'bipartite'\n",
+        "nspca_core/solve.py": "def check_eps(e):\n    return e\n",
+        "nspca_core/io/read.py": "def check_file(f):\n    return f  # io/ is not counted\n",
+        "nspca_core/x.py": "S = ('deflation-remove', 'bipartite')\nM = 'must be True or False'\n",
+        "nspca_core/sub/y.py": "def _check_k(k):\n    return 'must be True or False'\n",
+        "ui/__init__.py": "",
+        "ui/w.py": "STRATEGY = 'deflation-remove'\n",
+        "pages/long.py": "import time\n" + "x = 1\n" * 300 + "time.sleep(1)\n",
+        "pages/short.py": "import streamlit as st\nst.write(1)\n",
+    })
+    r = structure.report(root=root)
+    assert r["top_level_modules"] == 4  # __init__, api, solve, x
+    assert r["api_lines"] == 3
+    assert r["strategy_literals"]["deflation-remove"] == 2 and r["strategy_literals"]["bipartite"] == 2
+    assert r["strategy_literals"]["quasi-orthogonal"] == 0
+    v = r["validation"]
+    assert v["files_defining_check"] == 2  # solve.py, sub/y.py (io/ left out)
+    assert v["bool_message_copies"] == 2
+    assert v["mechanisms"] == ["solve.check_eps/check_callback"]
+    assert r["pages"] == {"long": (302, 1), "short": (2, 0)}
+    assert r["pages_over_limit"] == ["long"] and r["pages_with_sleep"] == ["long"]
+    text = structure.table(r, {**r, "api_lines": 4})
+    assert "api.py lines" in text and text.count("  *") == 1
+
+
+
+def test_internals_and_private_core_imports_of_the_app_are_found(tmp_path):
+    root = _tree(tmp_path, {
+        "nspca_core/__init__.py": "", "nspca_core/api.py": "",
+        "ui/__init__.py": "",
+        "ui/door.py": "from streamlit.runtime.scriptrunner import get_script_run_ctx\n",
+        "ui/a.py": "def f(rt):\n    return getattr(rt, '_session_mgr', None)\n",  # a getattr string counts
+        "ui/b.py": "def g():\n    from nspca_core.certificates._settings import X\n    return X\n",
+        "ui/c.py": "from nspca_core import api\n",
+        "app.py": "import threading\nthreading._register_atexit(print)\n",
+    })
+    assert structure.internals_touched(root) == ["app.py", "ui/a.py", "ui/door.py"]
+    assert structure.private_core_imports(root) == ["ui/b.py"]
+
+
+def test_the_repository_has_no_import_circle():
+    """Issue 37, item 4: no circle anywhere (core, ui/, pages/, app.py), in-function imports included."""
+    edges = structure.imports(structure.PRODUCT)
+    assert structure.circles(edges) == []
+    assert structure.circle_breaking_imports(edges) == []

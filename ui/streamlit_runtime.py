@@ -1,0 +1,364 @@
+"""The one door to Streamlit's runtime internals (and CPython's ``threading._register_atexit``).
+
+The app needs a few things Streamlit's public API does not give: the id of the browser session
+running a script, whether a session is still connected, dropping a closed tab's uploaded files and
+shutting its stored session down (memory given back minutes earlier), leaving the legacy ``pages/``
+mode for a deep link, and a hook that runs before the interpreter waits for threads.  Each reaches
+into a private or undocumented place; every such place is named once, in :data:`INTERNALS`, and
+touched only here.
+
+Supported: Streamlit :data:`SUPPORTED` (pyproject's ``streamlit>=1.40,<2``; the internals were read
+on 1.67).  :func:`problems` probes every internal without a running server and says which moved;
+``tests/app/test_streamlit_runtime.py`` asserts it finds none, so an upgrade that moves one fails
+that test loudly.  At run time a moved internal does not take the app down: the feature it serves
+stops, and the log says so once (a warning naming the internal and the feature), never silently.
+
+Streamlit itself is imported by each function, not at the top: :mod:`ui.jobs` uses this module for
+its shutdown hook, and every worker process imports :mod:`ui.jobs` (its loop, ``_serve``) — a
+worker must start without loading Streamlit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+__all__ = ["SUPPORTED", "INTERNALS", "version_supported", "problems", "session_id", "session_alive",
+           "remove_uploaded_files", "close_stored_sessions", "legacy_pages_mode", "leave_legacy_pages_mode",
+           "run_before_thread_join"]
+
+log = logging.getLogger("nspca.streamlit_runtime")
+
+SUPPORTED = ((1, 40), (2, 0))  # [low, high): the Streamlit versions the app is written for
+
+
+@dataclass(frozen=True)
+class Internal:
+    """A private place of Streamlit (or CPython) the app reaches, and what stops without it."""
+
+    where: str
+    feature: str
+
+
+INTERNALS = {
+    "script_run_ctx": Internal("streamlit.runtime.scriptrunner.get_script_run_ctx(...).session_id",
+                               "the session id of a script run (jobs know their readers; uploads their sessions)"),
+    "active_session": Internal("streamlit.runtime.get_instance().is_active_session",
+                               "telling a closed tab's session from an open one"),
+    "uploaded_file_mgr": Internal("Runtime.uploaded_file_mgr.remove_session_files",
+                                  "dropping a closed tab's uploaded files before Streamlit expires them"),
+    "session_mgr": Internal("Runtime._session_mgr.close_session",
+                            "shutting a closed tab's stored session down (its state freed minutes earlier)"),
+    "async_objs": Internal("Runtime._async_objs.eventloop", "running the session shutdown on the server's loop"),
+    "pages_manager": Internal("streamlit.runtime.pages_manager.PagesManager.uses_pages_directory",
+                              "a deep link on a fresh server runs through app.py"),
+    "register_atexit": Internal("threading._register_atexit",
+                                "jobs cancelled before the interpreter waits for threads (plain atexit used)"),
+}
+
+_warned: set = set()
+_warn_lock = threading.Lock()
+
+
+def _streamlit():
+    import streamlit
+
+    return streamlit
+
+
+def _runtime():
+    from streamlit import runtime
+
+    _check_version_once()
+    return runtime
+
+
+def _check_version_once() -> None:
+    """Outside :data:`SUPPORTED`, say so once in the log (the features still try; a moved internal is
+    then named by its own warning)."""
+    with _warn_lock:
+        if "version" in _warned:
+            return
+        _warned.add("version")
+    if not version_supported():
+        log.warning("Streamlit %s is outside the range this app supports (%s): ui/streamlit_runtime.py reaches "
+                    "into its internals; run tests/app/test_streamlit_runtime.py", _streamlit().__version__,
+                    _range_text())
+
+
+def _unavailable(name: str, why: object) -> None:
+    """Say once in the log that an internal moved and what stops working."""
+    with _warn_lock:
+        if name in _warned:
+            return
+        _warned.add(name)
+    it = INTERNALS[name]
+    log.warning("Streamlit %s: %s is not where this app expects it (%s); %s stops working here. "
+                "Supported Streamlit: %s; see ui/streamlit_runtime.py.", _streamlit().__version__, it.where, why,
+                it.feature, _range_text())
+
+
+def _range_text() -> str:
+    (a, b), (c, d) = SUPPORTED
+    return f">={a}.{b},<{c}.{d}"
+
+
+def _version_tuple(text: str) -> tuple[int, int]:
+    parts = []
+    for piece in str(text).split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit()) if not piece.isdigit() else piece
+        parts.append(int(digits or 0))
+    while len(parts) < 2:
+        parts.append(0)
+    return tuple(parts)
+
+
+def version_supported(version: str | None = None) -> bool:
+    """Whether ``version`` (default: the installed Streamlit's) is in :data:`SUPPORTED`."""
+    v = _version_tuple(_streamlit().__version__ if version is None else version)
+    return SUPPORTED[0] <= v < SUPPORTED[1]
+
+
+# ------------------------------------------------------------------ probes (no running server needed)
+def _runtime_class():
+    from streamlit.runtime.runtime import Runtime
+
+    return Runtime
+
+
+def _probe_script_run_ctx() -> None:
+    import dataclasses
+
+    from streamlit.runtime.scriptrunner import ScriptRunContext, get_script_run_ctx
+
+    if not callable(get_script_run_ctx):
+        raise TypeError("get_script_run_ctx is not callable")
+    if "session_id" not in {f.name for f in dataclasses.fields(ScriptRunContext)}:
+        raise AttributeError("ScriptRunContext has no field session_id")
+
+
+def _probe_active_session() -> None:
+    runtime = _runtime()
+    if not (callable(runtime.exists) and callable(runtime.get_instance)):
+        raise AttributeError("streamlit.runtime.exists / get_instance")
+    if not callable(getattr(_runtime_class(), "is_active_session", None)):
+        raise AttributeError("Runtime.is_active_session")
+
+
+def _probe_uploaded_file_mgr() -> None:
+    if not isinstance(getattr(_runtime_class(), "uploaded_file_mgr", None), property):
+        raise AttributeError("Runtime.uploaded_file_mgr")
+    from streamlit.runtime.uploaded_file_manager import UploadedFileManager
+
+    if not callable(getattr(UploadedFileManager, "remove_session_files", None)):
+        raise AttributeError("UploadedFileManager.remove_session_files")
+
+
+def _assigned_in_init(attr: str) -> None:
+    """``attr`` is set by ``Runtime.__init__`` (read from its code: no Runtime is built)."""
+    if attr not in _runtime_class().__init__.__code__.co_names:
+        raise AttributeError(f"Runtime.__init__ no longer sets {attr}")
+
+
+def _probe_session_mgr() -> None:
+    _assigned_in_init("_session_mgr")
+    from streamlit.runtime.session_manager import SessionManager
+
+    if not callable(getattr(SessionManager, "close_session", None)):
+        raise AttributeError("SessionManager.close_session")
+
+
+def _probe_async_objs() -> None:
+    _assigned_in_init("_async_objs")
+    from streamlit.runtime.runtime import AsyncObjects
+
+    if "eventloop" not in AsyncObjects._fields:
+        raise AttributeError("AsyncObjects.eventloop")
+
+
+def _probe_pages_manager() -> None:
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if "uses_pages_directory" not in vars(PagesManager):
+        raise AttributeError("PagesManager.uses_pages_directory")
+
+
+def _probe_register_atexit() -> None:
+    if not callable(getattr(threading, "_register_atexit", None)):
+        raise AttributeError("threading._register_atexit")
+
+
+_PROBES = {
+    "script_run_ctx": _probe_script_run_ctx,
+    "active_session": _probe_active_session,
+    "uploaded_file_mgr": _probe_uploaded_file_mgr,
+    "session_mgr": _probe_session_mgr,
+    "async_objs": _probe_async_objs,
+    "pages_manager": _probe_pages_manager,
+    "register_atexit": _probe_register_atexit,
+}
+
+
+def problems() -> list[str]:
+    """Every internal that moved (and the version, when outside :data:`SUPPORTED`), one line each;
+    ``[]`` when all are where the app reaches them."""
+    out = []
+    if not version_supported():
+        out.append(f"Streamlit {_streamlit().__version__} is outside the supported {_range_text()}")
+    for name, probe in _PROBES.items():
+        try:
+            probe()
+        except (ImportError, AttributeError, TypeError) as exc:
+            out.append(f"{name}: {INTERNALS[name].where} ({type(exc).__name__}: {exc})")
+    return out
+
+
+# ------------------------------------------------------------------ the features
+def session_id() -> str | None:
+    """The id of the browser session running this script (None outside a Streamlit run)."""
+    _check_version_once()
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx(suppress_warning=True)
+    except (ImportError, TypeError) as exc:
+        _unavailable("script_run_ctx", exc)
+        return None
+    if ctx is None:
+        return None
+    sid = getattr(ctx, "session_id", None)
+    if sid is None:
+        _unavailable("script_run_ctx", "the context has no session_id")
+    return sid
+
+
+def _instance():
+    """The running server's Runtime, or None (AppTest, scripts, tests)."""
+    runtime = _runtime()
+    return runtime.get_instance() if runtime.exists() else None
+
+
+def session_alive(sid) -> bool:
+    """Whether the browser session ``sid`` is still connected (a closed tab's is not).
+
+    Outside a running server (AppTest, scripts) every session counts as alive; so does every
+    session when the runtime cannot tell (said once in the log)."""
+    rt = _instance()
+    if rt is None:
+        return True
+    check = getattr(rt, "is_active_session", None)
+    if check is None:
+        _unavailable("active_session", "Runtime.is_active_session is missing")
+        return True
+    return bool(check(sid))
+
+
+def remove_uploaded_files(sids: Iterable[str]) -> int:
+    """Drop Streamlit's copies of the files the ended sessions ``sids`` uploaded (kept until the
+    session is finally shut down, minutes after its tab closed); how many sessions were cleared."""
+    rt = _instance()
+    if rt is None:
+        return 0
+    mgr = getattr(rt, "uploaded_file_mgr", None)
+    remove = getattr(mgr, "remove_session_files", None)
+    if remove is None:
+        _unavailable("uploaded_file_mgr", "no uploaded_file_mgr.remove_session_files")
+        return 0
+    done = 0
+    for sid in sids:
+        try:
+            remove(sid)
+        except Exception:  # noqa: BLE001 - one session's files failing must not keep the others'
+            log.exception("removing the uploaded files of session %s failed", sid)
+            continue
+        done += 1
+    return done
+
+
+def close_stored_sessions(sids: Iterable[str], then: Callable[[], None] | None = None) -> bool:
+    """Shut the ended sessions ``sids`` down now, on the server's event loop, then call ``then``.
+
+    Streamlit keeps a disconnected session (its session state, the uploader's copy of the file) for
+    a reconnect, expired only lazily minutes later.  A session that reconnected meanwhile is left
+    alone.  False when nothing was scheduled (no server, the loop closed, an internal moved)."""
+    rt = _instance()
+    if rt is None:
+        return False
+    mgr = getattr(rt, "_session_mgr", None)
+    close = getattr(mgr, "close_session", None)
+    if close is None:
+        _unavailable("session_mgr", "Runtime._session_mgr.close_session is missing")
+        return False
+    objs = getattr(rt, "_async_objs", None)
+    loop = getattr(objs, "eventloop", None)
+    if objs is not None and loop is None:
+        _unavailable("async_objs", "Runtime._async_objs has no eventloop")
+        return False
+    if loop is None:  # the server has not started its loop yet
+        return False
+    sids = list(sids)
+
+    def shut() -> None:
+        for sid in sids:
+            if rt.is_active_session(sid):  # reconnected meanwhile: kept
+                continue
+            try:
+                close(sid)
+            except Exception:  # noqa: BLE001 - one session's shutdown failing must not keep the others
+                log.exception("closing the stored session %s failed", sid)
+        if then is not None:
+            then()
+
+    try:
+        loop.call_soon_threadsafe(shut)
+    except RuntimeError:  # the loop is closed: the server is stopping, nothing to free
+        if isinstance(loop, asyncio.AbstractEventLoop) and not loop.is_closed():
+            raise
+        return False
+    return True
+
+
+def _pages_manager():
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError as exc:
+        _unavailable("pages_manager", exc)
+        return None
+    if "uses_pages_directory" not in vars(PagesManager):
+        _unavailable("pages_manager", "no class attribute uses_pages_directory")
+        return None
+    return PagesManager
+
+
+def legacy_pages_mode() -> bool:
+    """Whether Streamlit runs this server in the legacy ``pages/`` mode (decided once per server:
+    a ``pages/`` folder beside the entry script and no ``st.navigation`` call yet)."""
+    pm = _pages_manager()
+    return bool(pm is not None and pm.uses_pages_directory)
+
+
+def leave_legacy_pages_mode() -> None:
+    """Leave the legacy ``pages/`` mode for the whole server (what ``st.navigation`` itself does)."""
+    pm = _pages_manager()
+    if pm is not None:
+        pm.uses_pages_directory = False
+
+
+def run_before_thread_join(fn: Callable[[], None]) -> str:
+    """Run ``fn`` when the interpreter starts to shut down, *before* it waits for non-daemon threads
+    (CPython's ``threading._register_atexit``); plain ``atexit`` (after the wait) where that is
+    missing, said once in the log.  Returns which one was used."""
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        try:
+            register(fn)
+            return "threading"
+        except RuntimeError:  # the interpreter is already shutting down: nothing to wait for
+            return "none"
+    _unavailable("register_atexit", "threading has no _register_atexit")
+    atexit.register(fn)
+    return "atexit"

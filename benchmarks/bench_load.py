@@ -276,12 +276,15 @@ class Student:
     exception: str = ""
 
 
-async def student(browser, url: str, s: Student, cap: float, width: int = 1400) -> None:
-    """One student: opens the app (the guided tour), then d = 2, d = 3 and the feasible arc."""
+async def student(browser, url: str, s: Student, cap: float, width: int = 1400, fetched: list | None = None) -> None:
+    """One student: opens the app (the guided tour), then d = 2, d = 3 and the feasible arc.
+    ``fetched``: collects the addresses of the frontend's static files the browser loaded."""
     ctx = await browser.new_context(viewport={"width": width, "height": 1000})
     ctx.set_default_timeout(cap * 1000)
     try:
         page = await ctx.new_page()
+        if fetched is not None:
+            page.on("response", lambda r: fetched.append(r.url) if "/static/" in r.url else None)
         t0 = time.monotonic()
         await page.goto(url + "/", wait_until="domcontentloaded", timeout=int(cap * 1000))
         if await _wait(lambda: _drawn_positive(page), cap):
@@ -308,9 +311,17 @@ async def _class(counts: list[int], url: str, pid: int, cap: float, profile_to=N
         browser = await p.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_ARGS)
         teacher = Student(-1)  # the teacher's first visit fills the shared caches
         cpu0 = server_cpu_s(pid)
-        await student(browser, url, teacher, cap)
+        fetched: list[str] = []
+        await student(browser, url, teacher, cap, fetched=fetched)
         await asyncio.sleep(2.0)
         teacher_cpu = server_cpu_s(pid) - cpu0
+        # the floor no page can lower: Streamlit's frontend (its static files), served to each new browser
+        cpu0, size = server_cpu_s(pid), 0
+        for address in dict.fromkeys(fetched):
+            proc = await asyncio.create_subprocess_exec("curl", "-s", "-o", "/dev/null", "-w", "%{size_download}",
+                                                        address, stdout=asyncio.subprocess.PIPE)
+            size += int((await proc.communicate())[0] or 0)
+        static = dict(files=len(set(fetched)), mb=size / 1e6, cpu_s=server_cpu_s(pid) - cpu0)
         for n in counts:
             students = [Student(i) for i in range(n)]
             start_mb = server_mb(pid)
@@ -326,7 +337,7 @@ async def _class(counts: list[int], url: str, pid: int, cap: float, profile_to=N
             exe = Path(sys.executable).with_name("py-spy")
             if profile_to is not None and exe.exists():
                 spy = await asyncio.create_subprocess_exec(
-                    str(exe), "record", "--pid", str(pid), "--subprocesses", "--format", "raw",
+                    str(exe), "record", "--pid", str(pid), "--gil", "--format", "raw",
                     "--rate", "50", "--output", str(Path(profile_to).with_suffix(f".N{n}.txt")),
                     stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
             load0 = os.getloadavg()
@@ -346,7 +357,7 @@ async def _class(counts: list[int], url: str, pid: int, cap: float, profile_to=N
                 if isinstance(r, BaseException):
                     s.exception = s.exception or f"driver: {type(r).__name__}: {str(r)[:200]}"
             out.append(dict(n=n, students=students, cpu_s=cpu, wall_s=wall, start_mb=start_mb, peak_mb=peak[0],
-                            teacher_cpu_s=teacher_cpu, teacher_first=teacher.first, load_before=load0,
+                            teacher_cpu_s=teacher_cpu, teacher_first=teacher.first, load_before=load0, static=static,
                             load_after=os.getloadavg()))
         await browser.close()
     return out
@@ -370,7 +381,11 @@ def report_class(rows: list[dict], out) -> None:
         r = rows[0]
         out(f"  teacher's first visit: server CPU {r['teacher_cpu_s']:.2f} s, tour's first figure "
             f"{r['teacher_first'] or float('nan'):.1f} s")
-    out(f"  {'N':>3} {'server CPU/session (s)':>23} {'budget':>7} {'server CPU total (s)':>21} "
+        st_ = r["static"]
+        out(f"  Streamlit's frontend alone (its {st_['files']} static files, {st_['mb']:.1f} MB, fetched once more "
+            f"with curl): server CPU {st_['cpu_s']:.2f} s — paid by every new browser, whatever the pages do")
+    out(f"  {'N':>3} {'server CPU/session (s)':>23} {'budget':>7} {'less frontend files':>20} "
+        f"{'server CPU total (s)':>21} "
         f"{'first figure median/worst (s)':>30} {'memory start/peak (MB)':>23} {'wall (s)':>9} "
         f"{'load avg before/after':>22}  exceptions")
     for r in rows:
@@ -380,7 +395,8 @@ def report_class(rows: list[dict], out) -> None:
         med = firsts[len(firsts) // 2] if firsts else float("nan")
         worst = firsts[-1] if len(firsts) == n else float("inf")
         exc = [s.exception for s in r["students"] if s.exception]
-        out(f"  {n:>3} {per:>23.3f} {_ok(per <= CLASS_CPU_BUDGET_S):>7} {r['cpu_s']:>21.2f} "
+        out(f"  {n:>3} {per:>23.3f} {_ok(per <= CLASS_CPU_BUDGET_S):>7} {per - r['static']['cpu_s']:>20.3f} "
+            f"{r['cpu_s']:>21.2f} "
             f"{med:>14.1f} / {worst:<13.1f} {r['start_mb']:>11.0f} / {r['peak_mb']:<9.0f} {r['wall_s']:>9.1f} "
             f"{r['load_before'][0]:>10.2f} / {r['load_after'][0]:<9.2f}  {len(exc)}"
             + (f": {exc[0][:200]}" if exc else ""))
@@ -622,11 +638,13 @@ def main() -> int:
         prof = RESULTS.with_name("bench_load_class_pyspy") if args.profile else None
         out(f"load average at the start: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores — the "
             "machine is shared and busy; compare rows within this run")
-        report_class(run_class(ncls, cap=args.cap * 2.5, profile_to=prof), out)
-        for n in ncls:
-            raw = prof.with_suffix(f".N{n}.txt") if prof is not None else None
-            if raw is not None and raw.exists():
-                out(f"  py-spy record of the server, N = {n}: " + summarize_raw(raw))
+        report_class(run_class(ncls, cap=args.cap * 2.5), out)
+        if prof is not None:  # a run of its own: py-spy stops the server at every sample, which costs it CPU
+            run_class([3], cap=args.cap * 2.5, profile_to=prof)
+            raw = prof.with_suffix(".N3.txt")
+            if raw.exists():
+                out("  py-spy record (--gil) of the server in a separate run of N = 3 (its CPU is not the "
+                    "table's): " + summarize_raw(raw))
         RESULTS.with_name("bench_load_class.txt").write_text("\n".join(lines) + "\n")
         if not counts:
             return 0

@@ -248,6 +248,194 @@ def run_load(n: int, *, cap: float = 120.0, out=print, workdir: Path | None = No
         _stop_server(proc)
 
 
+# ------------------------------------------------------------------ the class (issue 41 item 1)
+CLASS_PAGES = (("Guided tour", ""), ("Spannogram, d = 2", "spannogram_d2"),
+               ("Spannogram, d = 3", "spannogram_d3"), ("Feasible arc of (P₂)", "feasible_arc"))
+CLASS_CPU_BUDGET_S = 0.2     # server CPU s per student session after the teacher's first visit
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of the server and every process under it, from ``/proc``:
+    each live process's own time plus the time of the children it has already reaped."""
+    total = 0
+    for p in _tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process just ended
+            continue
+        total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+    return total / TICKS
+
+
+@dataclass
+class Student:
+    index: int
+    first: float | None = None          # s from goto to the tour's first drawn figure
+    pages: dict = field(default_factory=dict)   # page title -> s from the click to idle with a figure
+    exception: str = ""
+
+
+async def student(browser, url: str, s: Student, cap: float, width: int = 1400, fetched: list | None = None) -> None:
+    """One student: opens the app (the guided tour), then d = 2, d = 3 and the feasible arc.
+    ``fetched``: collects the addresses of the frontend's static files the browser loaded."""
+    ctx = await browser.new_context(viewport={"width": width, "height": 1000})
+    ctx.set_default_timeout(cap * 1000)
+    try:
+        page = await ctx.new_page()
+        if fetched is not None:
+            page.on("response", lambda r: fetched.append(r.url) if "/static/" in r.url else None)
+        t0 = time.monotonic()
+        await page.goto(url + "/", wait_until="domcontentloaded", timeout=int(cap * 1000))
+        if await _wait(lambda: _drawn_positive(page), cap):
+            s.first = time.monotonic() - t0
+        await _idle(page, cap)
+        for title, path in CLASS_PAGES[1:]:
+            t1 = time.monotonic()
+            await page.get_by_role("link", name=title).first.click()
+            await page.wait_for_url(f"**/{path}", timeout=int(cap * 1000))
+            await _wait(lambda: _drawn_positive(page), cap)
+            await _idle(page, cap)
+            s.pages[title] = time.monotonic() - t1
+            s.exception = s.exception or await _exception(page)
+        s.exception = s.exception or await _exception(page)
+    finally:
+        await ctx.close()
+
+
+async def _class(counts: list[int], url: str, pid: int, cap: float, profile_to=None) -> list[dict]:
+    from playwright.async_api import async_playwright
+
+    out = []
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_ARGS)
+        teacher = Student(-1)  # the teacher's first visit fills the shared caches
+        cpu0 = server_cpu_s(pid)
+        fetched: list[str] = []
+        await student(browser, url, teacher, cap, fetched=fetched)
+        await asyncio.sleep(2.0)
+        teacher_cpu = server_cpu_s(pid) - cpu0
+        # the floor no page can lower: Streamlit's frontend (its static files), served to each new browser
+        cpu0, size = server_cpu_s(pid), 0
+        for address in dict.fromkeys(fetched):
+            proc = await asyncio.create_subprocess_exec("curl", "-s", "-o", "/dev/null", "-w", "%{size_download}",
+                                                        address, stdout=asyncio.subprocess.PIPE)
+            size += int((await proc.communicate())[0] or 0)
+        static = dict(files=len(set(fetched)), mb=size / 1e6, cpu_s=server_cpu_s(pid) - cpu0)
+        for n in counts:
+            students = [Student(i) for i in range(n)]
+            start_mb = server_mb(pid)
+            peak = [start_mb]
+            stop = asyncio.Event()
+
+            async def watch():
+                while not stop.is_set():
+                    peak[0] = max(peak[0], server_mb(pid))
+                    await asyncio.sleep(0.2)
+
+            spy = None
+            exe = Path(sys.executable).with_name("py-spy")
+            if profile_to is not None and exe.exists():
+                spy = await asyncio.create_subprocess_exec(
+                    str(exe), "record", "--pid", str(pid), "--gil", "--format", "raw",
+                    "--rate", "50", "--output", str(Path(profile_to).with_suffix(f".N{n}.txt")),
+                    stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+            load0 = os.getloadavg()
+            watcher = asyncio.create_task(watch())
+            cpu0, t0 = server_cpu_s(pid), time.monotonic()
+            results = await asyncio.gather(*(student(browser, url, s, cap) for s in students),
+                                           return_exceptions=True)
+            wall = time.monotonic() - t0
+            await asyncio.sleep(2.0)  # what the last reruns still do
+            cpu = server_cpu_s(pid) - cpu0
+            stop.set()
+            await watcher
+            if spy is not None:
+                spy.send_signal(2)  # SIGINT: py-spy writes its samples and exits
+                await spy.wait()
+            for s, r in zip(students, results):
+                if isinstance(r, BaseException):
+                    s.exception = s.exception or f"driver: {type(r).__name__}: {str(r)[:200]}"
+            out.append(dict(n=n, students=students, cpu_s=cpu, wall_s=wall, start_mb=start_mb, peak_mb=peak[0],
+                            teacher_cpu_s=teacher_cpu, teacher_first=teacher.first, load_before=load0, static=static,
+                            load_after=os.getloadavg()))
+        await browser.close()
+    return out
+
+
+def run_class(counts: list[int], *, cap: float = 300.0, workdir: Path | None = None, profile_to=None) -> list[dict]:
+    """Start a server, let a teacher visit the four teaching pages once, then for each N in
+    ``counts`` let N students open the same four pages at once; server CPU, memory, first figure."""
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="nspca_class_"))
+    proc, url = _start_server(workdir / "streamlit.log", NSPCA_JOB_LOG=str(workdir / "jobs.log"))
+    try:
+        return asyncio.run(_class(counts, url, proc.pid, cap, profile_to))
+    finally:
+        _stop_server(proc)
+
+
+def report_class(rows: list[dict], out) -> None:
+    out("Class: N students open the guided tour, d = 2, d = 3 and the feasible arc at once, after the "
+        "teacher's first visit")
+    if rows:
+        r = rows[0]
+        out(f"  teacher's first visit: server CPU {r['teacher_cpu_s']:.2f} s, tour's first figure "
+            f"{r['teacher_first'] or float('nan'):.1f} s")
+        st_ = r["static"]
+        out(f"  Streamlit's frontend alone (its {st_['files']} static files, {st_['mb']:.1f} MB, fetched once more "
+            f"with curl): server CPU {st_['cpu_s']:.2f} s — paid by every new browser, whatever the pages do")
+    out(f"  {'N':>3} {'server CPU/session (s)':>23} {'budget':>7} {'less frontend files':>20} "
+        f"{'server CPU total (s)':>21} "
+        f"{'first figure median/worst (s)':>30} {'memory start/peak (MB)':>23} {'wall (s)':>9} "
+        f"{'load avg before/after':>22}  exceptions")
+    for r in rows:
+        n = r["n"]
+        per = r["cpu_s"] / n
+        firsts = sorted(s.first for s in r["students"] if s.first is not None)
+        med = firsts[len(firsts) // 2] if firsts else float("nan")
+        worst = firsts[-1] if len(firsts) == n else float("inf")
+        exc = [s.exception for s in r["students"] if s.exception]
+        out(f"  {n:>3} {per:>23.3f} {_ok(per <= CLASS_CPU_BUDGET_S):>7} {per - r['static']['cpu_s']:>20.3f} "
+            f"{r['cpu_s']:>21.2f} "
+            f"{med:>14.1f} / {worst:<13.1f} {r['start_mb']:>11.0f} / {r['peak_mb']:<9.0f} {r['wall_s']:>9.1f} "
+            f"{r['load_before'][0]:>10.2f} / {r['load_after'][0]:<9.2f}  {len(exc)}"
+            + (f": {exc[0][:200]}" if exc else ""))
+    out("  (server CPU: user + system seconds of the server and its workers from /proc over the N sessions "
+        "and 2 s after; the browsers' own CPU is not counted. The machine is shared with other agents' "
+        "work: first-figure seconds are wall clock under that load; the CPU seconds are the server's own.)")
+
+
+def summarize_raw(path: Path, top: int = 14) -> str:
+    """The hottest app/Streamlit frames of a py-spy ``--format raw`` record (collapsed stacks)."""
+    from collections import Counter
+
+    own: Counter = Counter()
+    incl: Counter = Counter()
+    total = 0
+    for line in path.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        c = int(count)
+        total += c
+        frames = stack.split(";")
+        seen = set()
+        for f in frames:
+            key = re.sub(r":\d+\)$", ")", f.strip())
+            if key not in seen:
+                incl[key] += c
+                seen.add(key)
+        own[frames[-1].strip()] += c
+    lines = [f"{total} samples; inclusive share of the busiest frames:"]
+    for f, c in incl.most_common(200):
+        if "(ui/" in f or "(pages/" in f or "plotly/" in f or "streamlit/runtime/scriptrunner" in f \
+                or "json" in f or "arrow" in f.lower() or "pandas" in f:
+            lines.append(f"    {c / total:6.1%}  {f[:140]}")
+            if len(lines) > top:
+                break
+    return "\n".join(lines)
+
+
 def big_csv(path: Path, megabytes: float, n: int = 2000, seed: int = 0) -> Path:
     """A samples x genes CSV of about ``megabytes`` MB (values written with 6 decimals)."""
     import numpy as np
@@ -420,6 +608,9 @@ def main() -> int:
     ap.add_argument("--cap", type=float, default=120.0, help="seconds a session may take per step")
     ap.add_argument("--upload-mb", type=float, default=0.0,
                     help="also upload a CSV of about this many MB in one session (issue 26 item 8: 184)")
+    ap.add_argument("--class", dest="klass", default="",
+                    help="the class scenario (issue 41): comma-separated student counts, e.g. 12,30; "
+                         "with --sessions none it runs alone (results in bench_load_class.txt)")
     ap.add_argument("--profile", action="store_true",
                     help="py-spy dump the server every 5 s (results/bench_load_pyspy_N<n>.txt)")
     args = ap.parse_args()
@@ -442,6 +633,21 @@ def main() -> int:
         out()
     if args.upload_mb > 0:
         report_upload(run_upload(args.upload_mb), out)
+    if args.klass:
+        ncls = [int(v) for v in args.klass.split(",")]
+        prof = RESULTS.with_name("bench_load_class_pyspy") if args.profile else None
+        out(f"load average at the start: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores — the "
+            "machine is shared and busy; compare rows within this run")
+        report_class(run_class(ncls, cap=args.cap * 2.5), out)
+        if prof is not None:  # a run of its own: py-spy stops the server at every sample, which costs it CPU
+            run_class([3], cap=args.cap * 2.5, profile_to=prof)
+            raw = prof.with_suffix(".N3.txt")
+            if raw.exists():
+                out("  py-spy record (--gil) of the server in a separate run of N = 3 (its CPU is not the "
+                    "table's): " + summarize_raw(raw))
+        RESULTS.with_name("bench_load_class.txt").write_text("\n".join(lines) + "\n")
+        if not counts:
+            return 0
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     if counts:
         RESULTS.write_text("\n".join(lines) + "\n")

@@ -36,6 +36,9 @@ page_intro(
 # polished) takes ~3 s for ≤ 1 % more variance; the exact spannogram is on the other pages.
 METHODS = tuple(sorted(registry.with_cost("fast", kinds=("single",)),
                        key=lambda mth: not registry.spec(mth).default))
+#: an upload's components as *Your data* computes them (the same call, the same cache): the two pages
+#: showed different loadings for one component (issue 41: 0.4709 vs 0.4657, ε-net here, auto there)
+SAME_AS_YOUR_DATA = "auto (your data)"
 MAX_CLASS_COLUMNS = 12  # class-mean columns shown on screen (all are in the CSV)
 VALUES = {"file": "the values in the file, before preprocessing",
           "analysed": "the analysed values, after the sidebar's preprocessing"}
@@ -50,14 +53,22 @@ def no_labels(ds) -> None:
     link_page("pages/your_data.py", "Upload data with a class column", ":material/upload_file:")
 
 
-def controls(n: int, k: int) -> tuple[int, str, str]:
+def method_label(method: str) -> str:
+    if method == SAME_AS_YOUR_DATA:
+        return "auto — the components shown on Your data"
+    return afigs.method_label(method)
+
+
+def controls(n: int, k: int, upload: bool = False) -> tuple[int, str, str]:
     offered = [m for m in METHODS if m in compute.available_methods()] or ["auto"]
+    if upload:  # an upload: first the components its own page shows
+        offered = [SAME_AS_YOUR_DATA, *offered]
     r_max = max(1, min(10, n // max(k, 1)))
     c1, c2, c3 = st.columns([2, 2, 3])
     r = c1.slider("Components", 1, max(2, r_max), min(3, r_max), key="fc_r", disabled=r_max < 2,
                   help=f"Each uses at most k = {k} features (sidebar), none used by an earlier "
                        f"one: r·k ≤ n = {n}.")
-    method = c2.selectbox("Algorithm", offered, format_func=afigs.method_label, key="fc_method",
+    method = c2.selectbox("Algorithm", offered, format_func=method_label, key="fc_method",
                           help="Fast methods only; no certificate is computed on this page.")
     values = c3.radio("Class means, separation and heatmap of", list(VALUES), format_func=VALUES.get,
                       key="fc_values", help="F is the same for both unless the preprocessing is "
@@ -98,7 +109,8 @@ def summary(res, an) -> pd.DataFrame:
     top = np.argmax(np.where(np.isnan(means), -np.inf, means), axis=0)
     return pd.DataFrame({
         "component": np.arange(1, an.scores.shape[1] + 1),
-        "variance": np.asarray(res.variance, float),
+        # written as Your data writes it ("6.031e+09"; the table's "%.4g" wrote 6031000000)
+        "variance": [f"{v:.4g}" for v in np.asarray(res.variance, float)],
         "features": [len(t) for t in an.tables],
         "score F": an.score_F,
         "score p-value": an.score_p,
@@ -133,10 +145,13 @@ def main() -> None:
     X = ds.X
     m, n = X.shape
     k = min(s.k, n)
-    r, method, which = controls(n, k)
+    r, method, which = controls(n, k, upload=s.dataset == compute.UPLOAD_DATASET)
     values = ds.X_raw if which == "file" and ds.X_raw is not None else X
     with compute.progress(f"{r} component(s) at k = {k}") as cb:
-        res = lab.fast_components(X, r, k, method, s.d, s.eps, s.seed, _callback=cb)
+        if method == SAME_AS_YOUR_DATA:  # Your data's own call: the same cached components
+            res = compute.components(X, r, k, "auto", "deflation-remove", s.d, s.eps, s.seed, _callback=cb)
+        else:
+            res = lab.fast_components(X, r, k, method, s.d, s.eps, s.seed, _callback=cb)
     names = [str(f) for f in ds.feature_names]
     an = lab.analyse(X, values, ds.labels, names, res.loadings)
     # an upload's own sample names (GSM ids, barcodes, ...) in hovers and downloads
@@ -147,7 +162,7 @@ def main() -> None:
     G = len(an.classes)
     counts = ", ".join(f"{c} ({int(nc)})" for c, nc in zip(an.classes[:20], an.counts[:20]))
     st.caption(f"{ds.info.title}: {m} samples × {n} features in {G} classes — {counts}"
-               f"{'…' if G > 20 else ''}. {afigs.method_label(method)}, k = {k}, d = {s.d}, "
+               f"{'…' if G > 20 else ''}. {method_label(method)}, k = {k}, d = {s.d}, "
                f"ε = {s.eps}, seed {s.seed}; preprocessing {' → '.join(ds.preprocessing) or 'none'}. "
                f"Fast answer, {res.seconds:.1f} s, no certificate.")
     if res.n_components < r:
@@ -155,7 +170,7 @@ def main() -> None:
 
     st.subheader("Components at a glance")
     st.dataframe(summary(res, an), hide_index=True, column_config={
-        "variance": st.column_config.NumberColumn(format="%.4g"),
+        "variance": st.column_config.TextColumn("variance", help="x'Ax of the component, as on Your data"),
         "score F": st.column_config.NumberColumn(format="%.4g", help="ANOVA F of the scores by class"),
         "score p-value": st.column_config.NumberColumn(format="%.2e")})
     comp_names = [f"component {j + 1}" for j in range(an.scores.shape[1])]

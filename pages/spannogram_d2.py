@@ -60,21 +60,32 @@ if lecture:  # the step buttons above the figure, where the room looks (wide eno
                   width="stretch")
         b2.button("next change ▶", key="span2_next", on_click=step_phi, args=(change_phis, +1),
                   width="stretch")
-with left:
-    phi = st.slider("φ — angle of c = (sin φ, cos φ)", -1.57, 1.57, 0.30, 0.01,
-                    key=PHI_KEY, help="Or press ▶ play on the figure to sweep φ (the figure's own "
-                                      "slider scrubs the animation).")
+PHI0 = 0.30  # where the figure starts (its own slider and ▶ play move φ in the browser)
+if lecture:  # the lecture's steps move φ on the server: one slider, the page's, with the text
+    with left:
+        phi = st.slider("φ — angle of c = (sin φ, cos φ)", -1.57, 1.57, PHI0, 0.01,
+                        key=PHI_KEY, help="The step buttons move it from one support change to the next.")
+else:
+    # one φ control, the figure's own slider (issue 41: the page's φ slider and the figure's
+    # disagreed after ▶ play); the figure is then the same for every student and is sent as built
+    phi = PHI0
 
 values_at = V @ np.array([np.sin(phi), np.cos(phi)])
 plus, minus = topk_nonneg(values_at, k), topk_nonneg(-values_at, k)
 with left:
     st.markdown(f"**V:** {where}.")
-    # ▶ play runs in the browser and moves only the figure (its title and slider follow each
-    # frame); this text is for the φ slider above and says so (issue 21, item 3)
-    st.markdown(f"At the slider's φ = {phi:+.2f} the candidate supports are  \n"
-                f"$I_k^+(v(\\varphi))$ = `{[int(i) for i in plus]}` and "
-                f"$I_k^+(-v(\\varphi))$ = `{[int(i) for i in minus]}`.  \n"
-                "*While ▶ play sweeps φ, the figure's title gives the supports of each frame.*")
+    if lecture:
+        st.markdown(f"At the slider's φ = {phi:+.2f} the candidate supports are  \n"
+                    f"$I_k^+(v(\\varphi))$ = `{[int(i) for i in plus]}` and "
+                    f"$I_k^+(-v(\\varphi))$ = `{[int(i) for i in minus]}`.")
+    else:
+        # ▶ play and the figure's φ slider run in the browser; the figure's title gives the
+        # candidate supports of the φ on screen (issue 21, item 3)
+        st.markdown("**Move φ with the slider under the figure** (or press ▶ play to sweep it): "
+                    "the figure's title gives, for the φ on screen, the two candidate supports "
+                    "$I_k^+(v(\\varphi))$ and $I_k^+(-v(\\varphi))$, and the curves of each are "
+                    f"coloured. At the start, φ = {phi:+.2f}: `{[int(i) for i in plus]}` and "
+                    f"`{[int(i) for i in minus]}`.")
 
 with right:
     with st.spinner("Drawing the spannogram and its animation…"):

@@ -78,10 +78,8 @@ with right:
                       args=(line_changes, -1), width="stretch")
             b2.button("next change ▶", key="span3_next", on_click=step_line,
                       args=(line_changes, +1), width="stretch")
-        f = fig.spannogram_d3_cells(cells["phi1"], cells["phi2"], labels_map, cell_sups,
-                                    cell_vals, vertices=cells["vertices"],
-                                    changes=cells["vertices_changes"], best=best_id,
-                                    frames=0 if lecture else 30, line_row=row, lecture=lecture)
+        # built once per (V, k, map, line) and sent as built to every student (issue 41)
+        f = ct.d3_cells_figure(V, k, grid, sign != "Iₖ⁺(Vc)", lecture, row)
         st.plotly_chart(f, theme=None, key="span3_cells")
         key_rows = fig.cell_key(labels_map, cell_sups, cell_vals, best=best_id)
         key_df = pd.DataFrame({
@@ -116,13 +114,7 @@ with right:
         rows = st.multiselect("Rows to draw (a few at a time)", list(range(n)),
                               default=list(range(min(3, n))), max_selections=6,
                               format_func=lambda i: labels[i], key="span3_rows")
-        phi1, phi2 = cells["phi1"], cells["phi2"]
-        step = max(1, len(phi1) // 60)
-        p1, p2 = phi1[::step], phi2[::step]
-        C = ct.c_grid_d3(p1, p2)
-        surfaces = np.einsum("id,dyx->iyx", V[rows], C) if rows else np.zeros((0, len(p2), len(p1)))
-        st.plotly_chart(fig.spannogram_d3_surfaces(p1, p2, surfaces,
-                                                   labels=[labels[i] for i in rows]),
+        st.plotly_chart(ct.d3_surfaces_figure(V, k, grid, tuple(int(i) for i in rows), tuple(labels)),
                         theme=None, key="span3_surf")
         st.caption("Drag to rotate. Where the k highest surfaces change, the support changes.")
 
@@ -133,10 +125,7 @@ c1.metric("|S₃| (candidate_supports)", len(table["supports"]))
 c2.metric("supports seen in the cell map", len(set(cell_sups)))
 c3.metric("bound 2³·C(n+1, 3)", bound)
 with st.spinner("Counting |S₃| for growing n…"):
-    ns, counts = ct.s3_counts(V, k)
-st.plotly_chart(fig.candidate_count(ns, counts, [2 ** 3 * comb(m + 1, 3) for m in ns],
-                                    current=(n, len(table["supports"])),
-                                    title="|S₃| for the first n rows of V vs the bound"),
-                theme=None, key="span3_count")
+    count_fig = ct.d3_count_figure(V, k)
+st.plotly_chart(count_fig, theme=None, key="span3_count")
 st.caption(f"Versus all C(n, ≤k) = {sum(comb(n, j) for j in range(1, k + 1))} supports a brute "
            f"force would try. Optimal support: {list(best_sup)}, value {table['opt']:.5g}.")

@@ -12,6 +12,7 @@ import streamlit as st
 from ui import bounds_store, compute, downloads, layout, live, state, work
 from ui import topics as text_upload
 from ui.figures import analysis as figs
+from ui.messages import refused_file
 from ui.sidebar import link_page, page_intro
 
 page_intro(
@@ -27,6 +28,7 @@ page_intro(
 
 TYPES = ["csv", "tsv", "tab", "txt", "npy", "npz", "mat", "zip", "png", "jpg", "jpeg", "pgm", "bmp",
          "mtx", "gz", "h5ad", "soft", "bz2", "xz", "zst", "xlsx", "xlsm", "xls", "h5"]
+SHEET_TYPES = ["csv", "tsv", "tab", "txt", "xlsx", "xls"]  # a sample sheet
 ORIENTATIONS = {
     "auto": "detect (default)",
     "rows-are-samples": "samples (one sample per row)",
@@ -166,10 +168,13 @@ def read_options(filename: str, data: bytes) -> dict:
                  "one gene per row; the file is then read transposed, samples × genes. The "
                  "decision and why are listed under the preview.")
     if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp", "mtx"))):
-        sheet = st.file_uploader(SHEET_LABEL, type=["csv", "tsv", "tab", "txt", "xlsx", "xls"], key="yd_sheet",
+        sheet = st.file_uploader(SHEET_LABEL, key="yd_sheet",
                                  help="Matched to the samples by its id column (the column holding the "
                                       "most sample names); its columns join the metadata and one of "
                                       "them gives the classes of the labelled pages.")
+        if sheet is not None and (why := refused_file(sheet.name, SHEET_TYPES)) is not None:
+            st.error(why)
+            sheet = None
         if sheet is not None:
             opts["sample_info"] = sheet.getvalue()
             try:
@@ -389,12 +394,17 @@ def orientation_choice(loaded, opts: dict) -> None:
 
 
 def main() -> None:
-    file = st.file_uploader("Upload a data file", type=TYPES, key="yd_file",
+    # no type filter on the widget: the browser refused other files with only a red icon; here the
+    # page says in words what the file is and what to do (issue 41)
+    file = st.file_uploader("Upload a data file", key="yd_file",
                             help="CSV/TSV/TXT (header, delimiter and orientation detected), NPY/NPZ, "
                                  "MAT, a GEO series matrix (.txt/.txt.gz), AnnData .h5ad, a ZIP of a "
                                  "10x folder (matrix.mtx, features.tsv, barcodes.tsv) or of "
                                  "PNG/JPEG/PGM/BMP images of one size (one image per sample).")
     current = st.session_state.get(state.UPLOAD)
+    if file is not None and (why := refused_file(file.name, TYPES)) is not None:
+        st.error(why)
+        file = None
     if file is not None:
         data = file.getvalue()
         opts = read_options(file.name, data)

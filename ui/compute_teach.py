@@ -3,6 +3,11 @@
 Each function is pure in its arguments and wrapped in ``st.cache_data`` so that
 moving a slider back is instant.  They call ``nspca_core`` and return plain
 arrays / dicts that the figure functions in ``ui/figures/teach.py`` draw.
+
+A class on one server (issue 41): what a teaching page shows for given inputs is the same for
+every student, so the finished figures are built once per server too — the ``*_view`` /
+``*_figure`` functions below keep them in ``st.cache_resource`` (shared, not copied) as
+:class:`ui.figures.ship.Shipped` figures, and a student's run only sends them.
 """
 
 from __future__ import annotations
@@ -28,6 +33,13 @@ __all__ = [
     "dense_vs_sparse",
     "enet_demo",
     "certificate",
+    "tour_view",
+    "spannogram_d2_figure",
+    "d3_cells_figure",
+    "d3_surfaces_figure",
+    "d3_count_figure",
+    "arc_figures",
+    "sphere_figure",
 ]
 
 
@@ -291,18 +303,20 @@ def s3_counts(V: np.ndarray, k: int) -> tuple[list[int], list[int]]:
     return ns, counts
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)
 def spannogram_d2_figure(V: np.ndarray, k: int, phi: float, labels: tuple, frames: int = 60,
                          lecture: bool = False):
-    """The d = 2 spannogram figure (with its animation frames), cached: building
-    dozens of plotly frames costs about a second, moving φ back is then instant.
-    ``lecture``: the bigger figure of lecture mode."""
+    """The d = 2 spannogram figure (with its animation frames), built once per server and frozen
+    (:class:`ui.figures.ship.Shipped`): building dozens of plotly frames costs about a second,
+    and every student of a class is sent the same figure.  ``lecture``: the bigger figure of
+    lecture mode."""
+    from ui.figures.ship import ship
     from ui.figures.teach import spannogram_d2
 
     cur = curves_d2(V, k)
-    return spannogram_d2(cur["phis"], cur["values"], k, phi=phi, envelope=cur["envelope"],
-                         intersections=cur["intersections"], changes=cur["changes"],
-                         labels=list(labels), frames=frames, lecture=lecture)
+    return ship(spannogram_d2(cur["phis"], cur["values"], k, phi=phi, envelope=cur["envelope"],
+                              intersections=cur["intersections"], changes=cur["changes"],
+                              labels=list(labels), frames=frames, lecture=lecture))
 
 
 def why_support(V: np.ndarray, k: int, phi: float, change_phis: np.ndarray, labels) -> str:
@@ -400,3 +414,176 @@ def why_line(labels: np.ndarray, supports, phi2: np.ndarray, row: int, name) -> 
     else:
         lines.append(f"The line just below (φ₂ = {phi2[row - 1]:+.2f}) meets the same supports.")
     return "  \n".join(lines)
+
+
+# --------------------------------------------------- shared, finished views (issue 41, item 1)
+def _small(figure):
+    """The tour's small figure (``pages/home.py`` draws them in a narrow column): its height, the
+    title under the toolbar, a horizontal legend a fixed distance under the axis title."""
+    from ui.figures import teach as fig
+
+    figure.update_layout(height=300, margin=dict(l=50, r=10, t=50, b=40))
+    fig.below_toolbar(figure)
+    if figure.layout.showlegend is not False and figure.layout.legend.orientation == "h":
+        fig.legend_below(figure)
+    return figure
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def tour_view(name: str, seed: int) -> dict:
+    """Everything the guided tour shows for the dataset ``name`` and the sidebar's seed, with its
+    figures finished and frozen (:func:`ui.figures.ship.ship`): built by the first visitor, sent
+    as they are to every other.  Numbers for the text; ``x`` (the k-sparse component) and ``dkey``
+    for the certificate the tour can start."""
+    from ui.figures import teach as fig
+    from ui.figures.ship import ship
+
+    ds = load(name, "center", 0)
+    X = ds["X"]
+    n = X.shape[1]
+    k_pic = 40 if n >= 160 else max(2, n // 4)
+    pic = dense_vs_sparse(X, k_pic)
+    faces = name == "cbcl"
+    pic_fig = fig.loading_images([pic["dense"], pic["sparse"]],
+                                 ["dense PC<br>(signed, all pixels)", f"nonnegative,<br>{k_pic}-sparse"],
+                                 image_shape=ds["image_shape"], main_title="First component of " + ds["title"])
+    Vs = small_V(8, 2, seed)
+    ks = 3
+    cur = curves_d2(Vs, ks, num=361)
+    tab = support_table(Vs, ks)
+    I = [int(i) for i in tab["opt_support"]]
+    R = Vs[I]
+    arc = pd2(R.T @ R, R)
+    net = enet_demo(Vs, ks, 25, seed)
+    rank1 = fig.rank1_bars(Vs[:, 1], ks, title=f"Rank 1, k = {ks}: the two candidates")
+    span = fig.spannogram_d2(cur["phis"], cur["values"], ks, phi=0.3, envelope=cur["envelope"],
+                             changes=cur["changes"], title="Spannogram of an 8×2 example")
+    span.update_layout(showlegend=False)
+    arc_fig = fig.feasible_arc(R.T @ R, R, arcs=arc["arcs"], u1=arc["u1"], c_star=arc["c"],
+                               title=f"(P₂) for the optimal support {I}")
+    arc_fig.update_layout(showlegend=False)
+    enet_fig = fig.enet_circle(net["phis"], net["values"], net["best"], exact=tab["opt"],
+                               title="25 random samples vs the exact OPT_d")
+    bar = fig.certificate_bar(pic["variance"], pic["paper_bound"], pic["lam1"],
+                              bound_label="paper bound min(λ₁, OPT₂+λ₃)")
+    return dict(
+        name=name, faces=faces, title=ds["title"], n=n, k_pic=k_pic, dkey=ds.get("dkey"),
+        lam1=pic["lam1"], variance=pic["variance"], paper_bound=pic["paper_bound"], x=pic["sparse"],
+        n_supports=len(tab["supports"]), ks=ks, opt_support=I,
+        figures=dict(home_pic=ship(pic_fig), home_rank1=ship(_small(rank1)), home_span=ship(_small(span)),
+                     home_arc=ship(_small(arc_fig)), home_enet=ship(_small(enet_fig)),
+                     home_cert=ship(_small(bar))))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def certificate_bar_figure(variance: float, upper: float, lam1: float, label: str):
+    """The tour's certificate bar for a proved bound, small and frozen (shared)."""
+    from ui.figures import teach as fig
+    from ui.figures.ship import ship
+
+    return ship(_small(fig.certificate_bar(variance, upper, lam1, bound_label=label)))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def d3_cells_figure(V: np.ndarray, k: int, grid: int, negative: bool, lecture: bool, row: int | None):
+    """The d = 3 cell map (with its sweep frames unless in lecture mode), frozen and shared."""
+    from ui.figures import teach as fig
+    from ui.figures.ship import ship
+
+    cells = cells_d3(V, k, grid=grid)
+    table = support_table(V, k)
+    sups = [tuple(int(i) for i in s) for s in cells["supports"]]
+    labels_map = cells["cells_neg"] if negative else cells["cells_pos"]
+    best = tuple(int(i) for i in table["opt_support"])
+    return ship(fig.spannogram_d3_cells(cells["phi1"], cells["phi2"], labels_map, sups, cells["values"],
+                                        vertices=cells["vertices"], changes=cells["vertices_changes"],
+                                        best=sups.index(best) if best in sups else None,
+                                        frames=0 if lecture else 30, line_row=row, lecture=lecture))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def d3_surfaces_figure(V: np.ndarray, k: int, grid: int, rows: tuple[int, ...], labels: tuple):
+    """A few rows' surfaces over (φ₁, φ₂) in 3D, frozen and shared."""
+    from ui.figures import teach as fig
+    from ui.figures.ship import ship
+
+    cells = cells_d3(V, k, grid=grid)
+    phi1, phi2 = cells["phi1"], cells["phi2"]
+    step = max(1, len(phi1) // 60)
+    p1, p2 = phi1[::step], phi2[::step]
+    C = c_grid_d3(p1, p2)
+    rows = list(rows)
+    surfaces = np.einsum("id,dyx->iyx", V[rows], C) if rows else np.zeros((0, len(p2), len(p1)))
+    return ship(fig.spannogram_d3_surfaces(p1, p2, surfaces, labels=[labels[i] for i in rows]))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def d3_count_figure(V: np.ndarray, k: int):
+    """|S₃| for the first n rows of V against the bound 2³·C(n+1, 3), frozen and shared."""
+    from ui.figures import teach as fig
+    from ui.figures.ship import ship
+
+    ns, counts = s3_counts(V, k)
+    n = V.shape[0]
+    return ship(fig.candidate_count(ns, counts, [2 ** 3 * comb(m + 1, 3) for m in ns],
+                                    current=(n, len(support_table(V, k)["supports"])),
+                                    title="|S₃| for the first n rows of V vs the bound"))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def sphere_figure(Q: np.ndarray, R: np.ndarray):
+    """(P₃) on the sphere for (Q, R) with the answer of ``solve_pd``, frozen and shared."""
+    from ui.figures import teach as fig
+    from ui.figures.ship import ship
+
+    c3 = solve_p3(Q, R)
+    u3 = np.linalg.eigh(Q)[1][:, -1]
+    return ship(fig.sphere_pd3(Q, R, c_star=c3, u1=u3))
+
+
+def rotated(Q: np.ndarray, degrees: float) -> np.ndarray:
+    """Q_θ = G(θ) Q G(θ)ᵀ, G the rotation by θ degrees: u₁ turns, the constraints stay."""
+    t = np.deg2rad(degrees)
+    G = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    return G @ Q @ G.T
+
+
+def _pd2_step(Q: np.ndarray, R: np.ndarray) -> dict:
+    """``pd2`` for (Q, R); with no row yet the whole circle, the answer ±u₁."""
+    if R.shape[0]:
+        return pd2(Q, R)
+    u1 = np.linalg.eigh(Q)[1][:, -1]
+    return dict(c=u1, arcs=[(-np.pi, np.pi)], u1=u1, active=[], u1_feasible=True,
+                value=float(u1 @ Q @ u1), feasible=True)
+
+
+ARC_ROTATIONS = tuple(range(-180, 181, 15))  # degrees: the steps of "rotate u₁"
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def arc_figures(Q: np.ndarray, R: np.ndarray, adding: bool) -> dict:
+    """The feasible-arc page for one (Q, R), built once per server and shared (issue 41): the
+    circle with its animation (``adding``: the rows added one by one; else Q turned in steps of
+    15°), which plays in the browser, the objective along the circle, and the answer of
+    ``solve_pd`` for (Q, R) as given."""
+    from ui.figures import teach as fig
+    from ui.figures.ship import ship
+
+    kk = R.shape[0]
+    steps = []
+    plan = [(j, 0.0) for j in range(kk + 1)] if adding else [(kk, float(t)) for t in ARC_ROTATIONS]
+    for no, (j, t) in enumerate(plan):
+        Qt = rotated(Q, t) if t else Q
+        out = _pd2_step(Qt, R[:j])
+        head = f"Step {no + 1} of {len(plan)}: "
+        title = (head + (f"{j} of {kk} constraints" if j else f"no constraint yet (0 of {kk})")
+                 if adding else head + f"Q turned by {t:+.0f}°")
+        steps.append(dict(Q=Qt, shown=j, arcs=out["arcs"], u1=out["u1"], c=out["c"], active=out["active"],
+                          u1_feasible=out["u1_feasible"], title=title,
+                          name=(str(j) if adding else f"{t:+.0f}°")))
+    start = kk if adding else ARC_ROTATIONS.index(0)
+    answer = _pd2_step(Q, R)
+    circle = fig.feasible_arc_steps(steps, R, start=start,
+                                    label="constraints shown" if adding else "Q turned by")
+    objective = fig.objective_on_circle(Q, R, c_star=answer["c"])
+    return dict(circle=ship(circle), objective=ship(objective), answer=answer)

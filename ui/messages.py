@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["for_user", "NAN_CHOICES"]
+__all__ = ["for_user", "NAN_CHOICES", "refused_file"]
 
 # The "Your data" page's choices for missing values (its selectbox labels).
 NAN_CHOICES = {
@@ -85,3 +85,36 @@ def bipartite_note(totals: dict, joint_label: str) -> str | None:
             "greedy deflation whose solver sees the whole covariance (TPower, EM) can capture more. "
             "The joint method wins where greedy choices block each other — the §7 example on "
             "*Several components* — and is never worse on the sketch's objective.")
+
+
+# what a file the app does not read is, and what to do instead (issue 41: a refused PDF or .xlsx showed
+# only a red icon and, on hover, "application/vnd.openxml… files are not allowed")
+_KNOWN_OTHERS = {
+    ("xlsx", "xls", "xlsm", "ods"): ("a spreadsheet workbook",
+                                     "Save the sheet as CSV (in Excel: *File → Save As → CSV UTF-8*; in "
+                                     "LibreOffice: *File → Save As → Text CSV*) and upload the CSV."),
+    ("pdf",): ("a PDF document", "A PDF holds no table the app can read: upload the data behind it as CSV, "
+                                 "or its text as a .txt file (one document per file, in a ZIP for a corpus)."),
+    ("doc", "docx", "odt", "rtf"): ("a word-processor document",
+                                    "Save it as plain text (.txt) and upload that; for a corpus, a ZIP of .txt "
+                                    "files or a CSV with a column of texts."),
+    ("pkl", "pickle", "joblib"): ("a Python pickle", "Pickles can run code when read, so the app never opens "
+                                                     "them: save the array with numpy.save (.npy) or as CSV."),
+    ("h5", "hdf5", "loom", "rds", "rdata"): ("a binary format this app does not read",
+                                             "Export the matrix as CSV, .npy or AnnData .h5ad."),
+}
+
+
+def refused_file(name: str, allowed) -> str | None:
+    """Why the app will not read the file called ``name`` and what to do, in words; None when its
+    ending is one of ``allowed`` (extensions without the dot, e.g. ``["csv", "txt.gz"]``)."""
+    lower = name.lower()
+    if lower.endswith(tuple("." + a.lower().lstrip(".") for a in allowed)):
+        return None
+    ext = lower.rsplit(".", 1)[-1] if "." in lower else ""
+    kind, todo = next(((k, t) for exts, (k, t) in _KNOWN_OTHERS.items() if ext in exts),
+                      (f"a .{ext} file" if ext else "a file without an extension",
+                       "Save the data as one of the formats below and upload that."))
+    kinds = ", ".join("." + a for a in allowed)
+    return (f"**{name}** is {kind}, which this app does not read. {todo}  \n"
+            f"The app reads: {kinds}.")

@@ -29,12 +29,26 @@ def _copy(key: str) -> None:
     st.session_state[key] = st.session_state[_wkey(key)]
 
 
-def _seed_widget(key: str) -> dict:
-    """Make the widget show the permanent value; return kwargs for the widget."""
+def _seed_widget(key: str, options=None) -> dict:
+    """Make the widget show the permanent value; return kwargs for the widget.
+
+    When the widget already shows it, its *default* is that value too (``value=``, or ``index=`` into
+    ``options``): Streamlit's default for a number box is 0 and for a select slider its first choice,
+    and a browser that re-creates the sidebar's widgets while a rerun races (the dataset switched, a
+    fragment redrawing) sends the defaults back as if typed — "got 0 … Keeping k = 10", d and ε at
+    their minimums (issue 41).  In the run that writes the widget's state (a page or a preset changed
+    the permanent key) no default is given: the written value rules, without Streamlit's warning about
+    a widget with a default value also set through the Session State API."""
     wk = _wkey(key)
-    if st.session_state.get(wk, object()) != st.session_state[key]:
-        st.session_state[wk] = st.session_state[key]
-    return dict(key=wk, on_change=_copy, args=(key,))
+    kw = dict(key=wk, on_change=_copy, args=(key,))
+    value = st.session_state[key]
+    if st.session_state.get(wk, object()) != value:
+        st.session_state[wk] = value
+    elif options is None:
+        kw["value"] = value
+    elif value in options:
+        kw["index"] = list(options).index(value)
+    return kw
 
 
 @st.cache_data(show_spinner=False, ttl=300)
@@ -158,7 +172,7 @@ def draw_sidebar(page: str | None = None) -> state.Settings:
         st.header("Data")
         st.selectbox("Dataset", options, format_func=label,
                      help="Digits need no download. Real datasets use a local copy in "
-                          "NSPCA_DATA_DIR when present.", **_seed_widget(state.DATASET))
+                          "NSPCA_DATA_DIR when present.", **_seed_widget(state.DATASET, options))
         n = n_features()
         m = n_samples()
         if n is not None:
@@ -168,7 +182,7 @@ def draw_sidebar(page: str | None = None) -> state.Settings:
             st.caption(f"{m} {rows} × {n} {cols}" if m is not None else f"{n} {cols}")
         st.selectbox("Preprocessing", list(state.PREPROCESSING_STEPS),
                      format_func=lambda p: state.PREPROCESSING_LABELS[p],
-                     **_seed_widget(state.PREPROCESSING))
+                     **_seed_widget(state.PREPROCESSING, list(state.PREPROCESSING_STEPS)))
 
         st.header("Problem")
         kmax = n if n is not None else 10_000

@@ -157,3 +157,27 @@ def test_support_travels_from_spannogram_to_feasible_arc():
     _no_exception(at)
     assert at.radio(key="arc_source").value == "support chosen on the spannogram page"
     assert any(f"`{list(chosen)}`" in m.value for m in at.markdown)
+
+
+def test_sidebar_widgets_default_to_the_values_in_use():
+    """Issue 41 (the dataset switch race): a browser that re-creates the sidebar's widgets sends their
+    defaults back as if typed; those defaults were 0 for k and the first choices for d and ε ("got 0 …
+    Keeping k = 10", d and ε at their minimums).  Every seeded widget's default is the value in use."""
+    at = _sidebar_app().run()
+    at.sidebar.number_input(key=_wkey(state.K)).set_value(23).run()
+    at.sidebar.select_slider(key=_wkey(state.D)).set_value(3).run()
+    at.sidebar.select_slider(key=_wkey(state.EPS)).set_value(0.3).run()
+    at.sidebar.number_input(key=_wkey(state.SEED)).set_value(5).run()
+    at.sidebar.selectbox(key=_wkey(state.DATASET)).set_value("synthetic-planted").run()
+    at.run()  # a run in which nothing changed
+    _no_exception(at)
+    from ui.sidebar import D_CHOICES, EPS_CHOICES
+
+    assert at.sidebar.number_input(key=_wkey(state.K)).proto.default == 23
+    assert at.sidebar.number_input(key=_wkey(state.SEED)).proto.default == 5
+    assert list(at.sidebar.select_slider(key=_wkey(state.D)).proto.default) == [D_CHOICES.index(3)]
+    assert list(at.sidebar.select_slider(key=_wkey(state.EPS)).proto.default) == [EPS_CHOICES.index(0.3)]
+    box = at.sidebar.selectbox(key=_wkey(state.DATASET))
+    assert box.value == "synthetic-planted" and box.index == box.proto.default
+    # no warning about a default value set through the Session State API, in any of these runs
+    assert not at.warning, [w.value for w in at.warning]

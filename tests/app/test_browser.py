@@ -349,7 +349,8 @@ def _figure_title(chart) -> str:
     return chart.locator(".g-gtitle .gtitle").first.text_content()
 
 
-@pytest.mark.parametrize("name,button", [("spannogram_d2", "▶ play"), ("spannogram_d3", "▶ sweep φ₂")])
+@pytest.mark.parametrize("name,button", [("spannogram_d2", "▶ play"), ("spannogram_d3", "▶ sweep φ₂"),
+                                         ("feasible_arc", "▶ play")])
 def test_animation_text_follows_every_frame(name, button, warm_app, browser):
     """Issue 21 item 3: while ▶ swept φ the subtitle and the φ text stayed at the first frame."""
     if not (ROOT / "pages" / f"{name}.py").is_file():

@@ -377,3 +377,38 @@ def test_spannogram_d3_every_cell_carries_its_supports_letter_and_the_key_lists_
             if (regions == r).sum() >= 0.002 * labels.size:
                 assert any(cc == c and regions[i, j] == r for cc, i, j in at), (sups[c], r)
     assert any(tr.type == "contour" and "optimal" in tr.name for tr in f.data)  # outlined
+
+
+# ------------------------------------------------- issue 41: shared figures, browser animation
+def test_shipped_figure_is_sent_as_built_without_a_copy():
+    """A shipped figure's dict is made once: plotly's hand-over to Streamlit returns it as it is
+    (no deep copy, no validation per run) and its JSON is the figure's."""
+    import json
+
+    import plotly.io as pio
+    import plotly.tools as tools
+
+    from ui.figures.ship import ship
+
+    f = T.enet_circle(np.array([0.1, 0.5]), np.array([1.0, 2.0]), 2.0, exact=2.5)
+    shipped = ship(f)
+    assert ship(shipped) is shipped
+    handed = tools.return_figure_from_figure_or_data(shipped, True)
+    assert handed is shipped.spec
+    assert json.loads(pio.to_json(handed, validate=False)) == json.loads(f.to_json())
+
+
+def test_feasible_arc_steps_keep_one_trace_kind_per_slot():
+    """Every frame of the browser animation has the same traces in the same order and kind (a
+    frame only moves and restyles them; Plotly merges a frame into the trace at its index)."""
+    from ui import compute_teach as ct
+
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        R = rng.standard_normal((int(rng.integers(1, 5)), 2))
+        for adding in (True, False):
+            spec = ct.arc_figures.__wrapped__(R.T @ R, R, adding)["circle"].spec
+            kinds = [(t.get("fill"), t.get("mode")) for t in spec["data"]]
+            assert spec["frames"], "an animation"
+            for frame in spec["frames"]:
+                assert [(t.get("fill"), t.get("mode")) for t in frame["data"]] == kinds

@@ -318,3 +318,13 @@ def test_page_on_an_uploaded_labelled_csv():
                if set(t["feature"]) & {"GENE000", "GENE001", "GENE002", "GENE003"}]
     assert planted and summary["score F"].iloc[planted[0]] > 10
     assert "tumours.csv" in " ".join(c.value for c in at.caption)
+    # issue 41: the same components as Your data (one cached call), the variance written alike
+    assert at.selectbox(key="fc_method").value == "auto (your data)"
+    ss = yd.session_state  # Your data's components: its own call with the sidebar's settings
+    X = compute.uploaded_dataset(up, ss[state.PREPROCESSING]).X
+    res = compute.components(X, 3, 4, "auto", "deflation-remove", ss[state.D], ss[state.EPS], ss[state.SEED])
+    for j, t in enumerate(d.value for d in at.dataframe[1:]):
+        L = np.asarray(res.loadings[:, j])
+        on_screen = dict(zip(t["feature"], t["loading"]))
+        assert on_screen == pytest.approx({genes[i]: L[i] for i in np.flatnonzero(L)}, abs=5e-5)
+    assert summary["variance"].tolist() == [f"{v:.4g}" for v in res.variance]

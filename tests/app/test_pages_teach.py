@@ -68,8 +68,9 @@ def test_spannogram_d2_default_and_interactions():
     assert any(m.label.startswith("Brute force") and m.delta == "matches" for m in at.metric)
     # change k and φ: still fine, the handed-over support has the new size bound
     at.slider(key="span2_k").set_value(2).run()
-    at.slider(key="span2_phi").set_value(-1.0).run()
     _ok(at)
+    # one φ control outside lecture mode: the figure's own slider (issue 41)
+    assert not [s for s in at.slider if s.key == "span2_phi"]
     assert len(at.session_state[state.TEACH_SUPPORT]) <= 2
     assert at.session_state[state.TEACH_V].shape == (8, 2)
     at.slider(key="span2_n").set_value(20).run()
@@ -134,18 +135,60 @@ def test_feasible_arc_standalone_typed_rows():
     assert any("$c^*$ =" in m.value for m in at.markdown)
 
 
+def _spec(at: AppTest, key: str) -> dict:
+    """The JSON Streamlit sends for the plotly chart drawn with ``key``."""
+    import json
+
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id.endswith(key) or key in chart.proto.id:
+            return json.loads(chart.proto.spec)
+    raise AssertionError(f"no chart {key}")
+
+
+def _brute_p2(Q: np.ndarray, R: np.ndarray) -> float:
+    """max cᵀQc over unit c with R c ≥ 0 on a fine grid of the circle (−inf when none)."""
+    t = np.linspace(-np.pi, np.pi, 200_001)
+    C = np.vstack([np.sin(t), np.cos(t)])
+    ok = (R @ C >= -1e-12).all(axis=0) if R.shape[0] else np.ones(t.size, bool)
+    q = np.einsum("it,ij,jt->t", C, Q, C)
+    return float(q[ok].max()) if ok.any() else -np.inf
+
+
 def test_feasible_arc_from_spannogram_and_animation():
+    """Issue 41: ▶ play runs in the browser (Plotly frames), not as a loop on the server: the circle
+    carries one frame per step, each titled with its step and the answer of solve_pd at that step,
+    and that answer is the maximum over the arc (checked on a fine grid of the circle)."""
     V = np.array([[1.0, 0.2], [0.4, 1.0], [-0.3, 0.8], [0.9, -0.6], [0.1, 0.1]])
     at = _page("feasible_arc.py", **{state.TEACH_V: V, state.TEACH_SUPPORT: (0, 1, 2)}).run()
     _ok(at)
     assert at.radio(key="arc_source").value == "support chosen on the spannogram page"
-    at.slider(key="arc_shown").set_value(1).run()
-    _ok(at)
-    at.button(key="arc_play").click().run()
-    _ok(at)
+    assert not at.button  # nothing on the page plays on the server
+    R = V[[0, 1, 2]]
+    Q = R.T @ R
+    spec = _spec(at, "arc_circle")
+    frames = spec["frames"]
+    assert [f["name"] for f in frames] == ["0", "1", "2", "3"]
+    assert {b["label"] for b in spec["layout"]["updatemenus"][0]["buttons"]} == {"▶ play", "❚❚ pause"}
+    assert spec["layout"]["sliders"][0]["active"] == 3  # starts at the problem as given
+    for j, frame in enumerate(frames):
+        title = frame["layout"]["title"]["text"]
+        assert title.startswith(f"Step {j + 1} of 4: ")
+        m = re.search(r"cᵀQc = ([0-9.e+-]+)", title)
+        assert m, title
+        assert float(m.group(1)) == pytest.approx(_brute_p2(Q, R[:j]), rel=2e-3)
+    # the page's answer is the last step's (the problem as given), not the step on screen
+    text = " ".join(m.value for m in at.markdown)
+    assert "$x_I = V_I c^*" in text
     at.radio(key="arc_mode").set_value("rotate u₁ (turn Q)").run()
-    at.slider(key="arc_theta").set_value(90).run()
     _ok(at)
+    spec = _spec(at, "arc_circle")
+    assert len(spec["frames"]) == 25 and spec["layout"]["sliders"][0]["active"] == 12
+    from ui.compute_teach import rotated
+
+    for frame in spec["frames"][::6]:
+        t = float(frame["name"].rstrip("°"))
+        m = re.search(r"cᵀQc = ([0-9.e+-]+)", frame["layout"]["title"]["text"])
+        assert float(m.group(1)) == pytest.approx(_brute_p2(rotated(Q, t), R), rel=2e-3)
     assert _charts(at) == 3
 
 
@@ -183,7 +226,8 @@ def test_spannogram_d2_lecture_mode_steps_from_change_to_change():
     # issue 21 item 3: the left text cannot follow ▶ play (the animation runs in the browser);
     # it names the slider it follows and points to the figure's own per-frame text
     text = " ".join(m.value for m in at.markdown)
-    assert "At the slider's φ = +0.30" in text and "the figure's title gives the supports" in text
+    # issue 41: outside lecture mode φ has one control, the figure's slider, and the text says so
+    assert "Move φ with the slider under the figure" in text and "At the start, φ = +0.30" in text
     at.toggle(key="span2_lecture").set_value(True)
     at = _ok(at.run())
     phi0 = at.slider(key="span2_phi").value
@@ -200,22 +244,6 @@ def test_spannogram_d2_lecture_mode_steps_from_change_to_change():
     at.button(key="span2_prev").click()
     at = _ok(at.run())
     assert at.slider(key="span2_phi").value < phi1
-
-
-def test_feasible_arc_pause_keeps_the_step_on_screen():
-    """Issue 21 item 3: the constraint animation needed a pause and a slower step."""
-    at = _ok(_page("feasible_arc.py").run())
-    assert at.select_slider(key="arc_speed").value == "slow"
-    # as if the loop had drawn the step "2 constraints" when pause was clicked
-    at.session_state["arc_last_step"] = ("add", 0.0, 2)
-    at.button(key="arc_pause").click()
-    at = _ok(at.run())
-    assert at.slider(key="arc_shown").value == 2
-    at.radio(key="arc_mode").set_value("rotate u₁ (turn Q)").run()
-    at.session_state["arc_last_step"] = ("rotate", 45.0, 3)
-    at.button(key="arc_pause").click()
-    at = _ok(at.run())
-    assert at.slider(key="arc_theta").value == 45
 
 
 def test_spannogram_d3_lecture_mode_steps_the_line_from_change_to_change():

@@ -281,3 +281,23 @@ def test_high_certified_fraction_draws_no_explanation():
     assert float(frac.value.strip("≥ %")) / 100 >= 0.9, frac.value
     assert not any("Why only" in i.value for i in at.info)
     assert not [b for b in at.button if b.key == "yd_refine"]
+
+
+# ------------------------------------------------- issue 41: a refused file said in words
+@pytest.mark.parametrize("name,kind,todo", [
+    ("results.xlsx", "spreadsheet workbook", "CSV UTF-8"),
+    ("paper.PDF", "PDF document", "as CSV"),
+    ("model.pkl", "Python pickle", "numpy.save"),
+    ("data.weird", ".weird file", "formats below"),
+])
+def test_a_file_the_app_does_not_read_is_refused_in_words_on_the_page(name, kind, todo):
+    from ui.messages import refused_file
+
+    at = page_app("your_data.py", timeout=180).run()
+    at.file_uploader(key="yd_file").set_value((name, b"PK\x03\x04 not a table", "application/octet-stream"))
+    at = at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    said = " ".join(e.value for e in at.error)
+    assert f"**{name}** is a" in said and kind in said and todo in said and ".csv" in said, said
+    assert state.UPLOAD not in at.session_state or at.session_state[state.UPLOAD] is None
+    assert refused_file("table.CSV", ["csv"]) is None and refused_file("m.txt.gz", ["gz"]) is None

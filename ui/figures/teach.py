@@ -33,6 +33,8 @@ __all__ = [
     "spannogram_d3_surfaces",
     "spannogram_d3_cells",
     "feasible_arc",
+    "feasible_arc_steps",
+    "arc_answer_line",
     "objective_on_circle",
     "enet_circle",
     "certificate_bar",
@@ -777,6 +779,130 @@ def feasible_arc(Q, R, *, arcs=(), u1=None, c_star=None, active=(), show_constra
                                  zeroline=False),
                       legend=dict(orientation="v", x=1.02, y=1))
     fig.update_layout(margin=dict(l=60, r=20, t=70, b=55))
+    return below_toolbar(fig)
+
+
+_ARC_PALETTE = [OKABE_ITO[c] for c in ("sky", "green", "purple", "orange", "yellow")]
+_ARC_L = 1.35
+
+
+def _arc_step_traces(Q, R, shown, arcs, u1, c_star, active, n_arcs):
+    """One step of the feasible-arc animation as plain trace dicts in fixed slots (the same kind
+    of trace at the same index in every step, so that a frame only moves and restyles them):
+    the circle, (shade, line) per constraint row of ``R`` (empty past ``shown``), (arc,
+    endpoints) per arc slot, ±u₁, c*.  Also the arrows (annotations) of the rows shown."""
+    R = np.atleast_2d(np.asarray(R, dtype=float))
+    empty = dict(x=[], y=[])
+    t = np.linspace(-np.pi, np.pi, 361)
+    x, y = _circle_xy(t)
+    data = [dict(type="scatter", x=x, y=y, mode="lines", name="unit circle ‖c‖ = 1",
+                 line=dict(color="#999999", width=1.5), hoverinfo="skip", showlegend=True)]
+    arrows = []
+    act = set(int(a) for a in active)
+    for i in range(R.shape[0]):
+        col = _ARC_PALETTE[i % len(_ARC_PALETTE)]
+        nr = float(np.hypot(*R[i]))
+        on = i < shown and nr > 0
+        shade = dict(type="scatter", fill="toself", mode="lines", fillcolor=col, opacity=0.12,
+                     line=dict(width=0), hoverinfo="skip", showlegend=False, **empty)
+        line = dict(type="scatter", mode="lines", line=dict(color=col, width=4 if i in act else 2),
+                    name=f"R_{i}·c = 0" + (" — active at c*" if i in act else ""), showlegend=on,
+                    hovertemplate=f"constraint {i}: R_{i} = ({R[i, 0]:.3f}, {R[i, 1]:.3f})<extra></extra>",
+                    **empty)
+        if on:
+            r = R[i] / nr
+            tangent = np.array([-r[1], r[0]])
+            t_half = np.linspace(0.0, np.pi, 61)
+            half = 1.15 * (np.outer(np.cos(t_half), tangent) - np.outer(np.sin(t_half), r))
+            poly = np.vstack([half, half[:1]])
+            shade.update(x=poly[:, 0], y=poly[:, 1])
+            line.update(x=[-tangent[0] * _ARC_L, tangent[0] * _ARC_L], y=[-tangent[1] * _ARC_L, tangent[1] * _ARC_L])
+            arrows.append(dict(x=r[0] * 0.35, y=r[1] * 0.35, ax=0, ay=0, xref="x", yref="y", axref="x",
+                               ayref="y", showarrow=True, arrowhead=2, arrowcolor=col, arrowwidth=2, text=""))
+        data += [shade, line]
+    for j in range(n_arcs):
+        arc = dict(type="scatter", mode="lines", name="feasible arc", legendgroup="arc",
+                   line=dict(color=OKABE_ITO["vermillion"], width=7), hoverinfo="skip",
+                   showlegend=False, **empty)
+        ends = dict(type="scatter", mode="markers", legendgroup="ends",
+                    name="arc endpoint (a constraint is active)", showlegend=False,
+                    marker=dict(color=OKABE_ITO["black"], size=10, symbol="square"),
+                    hovertemplate="endpoint (%{x:.3f}, %{y:.3f})<extra></extra>", **empty)
+        if j < len(arcs):
+            a, b = arcs[j]
+            ta = np.linspace(a, b, max(2, int(180 * (b - a) / np.pi) + 2))
+            arc.update(zip(("x", "y"), _circle_xy(ta)), showlegend=j == 0)
+            # the whole circle (no constraint) has no endpoints
+            if b - a < 2 * np.pi - 1e-9:
+                ends.update(zip(("x", "y"), _circle_xy([a, b])), showlegend=j == 0)
+        data += [arc, ends]
+    u = np.asarray(u1, dtype=float)
+    for sgn, nm in ((1, "+u₁ (top eigenvector of Q)"), (-1, "−u₁")):
+        data.append(dict(type="scatter", x=[0, sgn * u[0]], y=[0, sgn * u[1]], mode="lines+markers", name=nm,
+                         showlegend=True, line=dict(color=OKABE_ITO["blue"], width=2,
+                                                    dash="solid" if sgn > 0 else "dash"),
+                         marker=dict(size=[0, 9], symbol="circle")))
+    star = dict(type="scatter", mode="markers", name="solve_pd answer c*", showlegend=c_star is not None,
+                marker=dict(color=OKABE_ITO["yellow"], size=18, symbol="star", line=dict(color="black", width=1.5)),
+                **empty)
+    if c_star is not None:
+        c = np.asarray(c_star, dtype=float)
+        star.update(x=[c[0]], y=[c[1]],
+                    hovertemplate=f"c* = (%{{x:.3f}}, %{{y:.3f}})<br>cᵀQc = {float(c @ Q @ c):.4g}<extra></extra>")
+    data.append(star)
+    return data, arrows
+
+
+def arc_answer_line(Q, c_star, u1_feasible, active) -> str:
+    """The answer of one animation step in words, for the frame's title."""
+    if c_star is None:
+        return "only c = 0 satisfies R c ≥ 0: no arc"
+    c = np.asarray(c_star, dtype=float)
+    where = ("±u₁ is on the arc: the maximum is ±u₁" if u1_feasible else
+             "±u₁ is cut away: the maximum is an arc endpoint"
+             + (f" (constraint {', '.join(str(i) for i in active)} active)" if len(active) else ""))
+    return f"c* = ({c[0]:+.3f}, {c[1]:+.3f}), cᵀQc = {float(c @ Q @ c):.4g}; {where}"
+
+
+def feasible_arc_steps(steps, R, *, start, label="step", height=560):
+    """The feasible arc of (P₂) with an animation that plays in the browser (issue 41): one frame
+    per step of ``steps``, each a dict(Q, shown, arcs, u1, c, active, u1_feasible, title,
+    name), with ▶ play / ❚❚ pause and a slider to scrub the steps.  Every frame carries its
+    figure, its title and the answer of ``solve_pd`` at that step (the page's text is for the
+    problem as given and does not move).  The figure starts at ``steps[start]``.
+    """
+    R = np.atleast_2d(np.asarray(R, dtype=float))
+    n_arcs = max(1, max(len(st["arcs"]) for st in steps))
+    built = []
+    for st in steps:
+        data, arrows = _arc_step_traces(st["Q"], R, st["shown"], st["arcs"], st["u1"], st["c"],
+                                        st["active"], n_arcs)
+        title = (f"{st['title']}<br><sup>"
+                 + arc_answer_line(st["Q"], st["c"], st["u1_feasible"], st["active"]) + "</sup>")
+        built.append((data, arrows, title))
+    data0, arrows0, title0 = built[start]
+    fig = go.Figure(data=data0)
+    fig.update_layout(**_LAYOUT, height=height, title=dict(text=title0), annotations=arrows0,
+                      xaxis=dict(title="c₁ = sin φ", range=[-_ARC_L, _ARC_L], zeroline=False, constrain="domain"),
+                      yaxis=dict(title="c₂ = cos φ", range=[-_ARC_L, _ARC_L], scaleanchor="x", zeroline=False),
+                      legend=dict(orientation="v", x=1.02, y=1))
+    fig.frames = [dict(name=st["name"], data=data, layout=dict(title=dict(text=title), annotations=arrows))
+                  for st, (data, arrows, title) in zip(steps, built)]
+    play = dict(frame=dict(duration=1200, redraw=True), transition=dict(duration=0), fromcurrent=True)
+    still = dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate")
+    # under the plot, in pixels below the plotting area: the step slider, then the buttons
+    top, bottom = 110, 150
+    below = -1.0 / (height + bottom - top - bottom)
+    fig.update_layout(
+        height=height + bottom, margin=dict(l=60, r=20, t=top, b=bottom),
+        updatemenus=[dict(type="buttons", showactive=False, x=0, y=95 * below, xanchor="left", yanchor="top",
+                          direction="left", pad=dict(r=6, t=0),
+                          buttons=[dict(label="▶ play", method="animate", args=[None, play]),
+                                   dict(label="❚❚ pause", method="animate", args=[[None], still])])],
+        sliders=[dict(active=int(start), x=0, y=40 * below, len=1.0, xanchor="left", yanchor="top",
+                      pad=dict(t=0, b=0), currentvalue=dict(prefix=f"{label}: ", visible=True, xanchor="left"),
+                      steps=[dict(method="animate", label=st["name"], args=[[st["name"]], still])
+                             for st in steps])])
     return below_toolbar(fig)
 
 

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import scipy.linalg
 
-from .._anchor import AnchorRows, node_sums
+from .._anchor import AnchorRows, row_fixpoint, split_support
 from .._cov import Cov
 from .._dnn import DnnState, assemble_dual, chol_lmax, cut_rhs
 from ..result import Certificate
@@ -70,24 +70,8 @@ class _Nodes:
             return False
         if k == 1:  # J = {l}: its value A_ll < tau for every l in F
             return True
-        ninc = int(inc.sum())
-        q = np.where(inc, k - ninc, k - 1 - ninc)
-        dead = exc | (q < 0)
-        r = np.where(dead, 0.0, 1.0)
-        blocked = (inc | exc)[rows.idx]
-        inflate = 1.0 + (k + 4) * _EPS
-        safe_gap = np.where(gap > 0, gap, 1.0)
-        for _ in range(max_iter):
-            s = node_sums(rows, r, inc, blocked, q)
-            new = np.minimum(r, s * inflate / safe_gap)
-            new[dead] = 0.0
-            if not (new >= 1.0).any():
-                return True
-            change = float(np.max(r - new))
-            r = new
-            if change <= 1e-9:
-                return False
-        return False
+        safe_gap = np.where(gap > 0, gap, 1.0)  # (rows off F are dead: r = 0 there)
+        return row_fixpoint(rows, safe_gap, np.ones(self.n), inc=inc, exc=exc, max_iter=max_iter)[0]
 
     def dnn_value(self, F: np.ndarray, tau: float | None = None):
         """``(refuted, value, u)``: the DNN bound of the node's features F and, when it does not
@@ -260,12 +244,9 @@ def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: 
                 score = np.where(free, np.diag(A), -np.inf)
             c = int(np.argmax(score))
             bound = min(parent, val)
-            exc2 = exc.copy()
-            exc2[c] = True
-            inc2 = inc.copy()
-            inc2[c] = True
-            heapq.heappush(heap, (-bound, depth - 1, pushed, inc2, exc))
-            heapq.heappush(heap, (-bound, depth - 1, pushed + 1, inc, exc2))
+            (inc2, exc1), (inc1, exc2) = split_support(inc, exc, c)
+            heapq.heappush(heap, (-bound, depth - 1, pushed, inc2, exc1))
+            heapq.heappush(heap, (-bound, depth - 1, pushed + 1, inc1, exc2))
             pushed += 2
         now = budget.clock()
         if done % 16 == 0 or now - last_report >= 0.5:

@@ -92,27 +92,73 @@ def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 2
         return False, r  # a row with A_ll >= tau: x = e_l itself may be optimal; nothing proved
     if m == 0:  # k = 1: s_l = 0 < gap, every rho_l < 1
         return True, np.zeros(n)
-    inflate = 1.0 + (rows.k + 4) * _EPS
-    L = rows.idx.shape[1]
-    alive_hist = []
-    for it in range(max_iter):
-        prod = rows.vals * r[rows.idx]
-        if m < L:
-            prod = np.partition(prod, L - m, axis=1)[:, L - m:]
-        s = np.maximum(prod, rows.cap[:, None]).sum(axis=1)
-        new = np.minimum(r, s * inflate / gap)
-        change = float(np.max(r - new))
-        r = new
-        alive = int(np.count_nonzero(r >= 1.0))
-        if alive == 0:
-            return True, r
-        # stop early (giving up is always safe) when converged, or when the candidate anchors
-        # have stopped disappearing for `patience` iterations
-        alive_hist.append(alive)
-        if change <= tol or (it >= 2 * patience and alive_hist[-patience - 1] == alive):
-            break
+    ok, r = row_fixpoint(rows, gap, r, max_iter=max_iter, tol=tol, patience=patience)
+    if ok:
+        return True, r
     if branch_budget > 0:
         return _branch_all(rows, tau, r, branch_budget)[:2]
+    return False, r
+
+
+def _plain_sums(rows: AnchorRows, r: np.ndarray) -> np.ndarray:
+    """``s_l``: the ``k - 1`` largest of ``(A_lm)_+ r_m`` (kept candidates, padded with the cap)."""
+    m, L = rows.m, rows.idx.shape[1]
+    prod = rows.vals * r[rows.idx]
+    if m < L:
+        prod = np.partition(prod, L - m, axis=1)[:, L - m:]
+    return np.maximum(prod, rows.cap[:, None]).sum(axis=1)
+
+
+def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.ndarray | None = None,
+                 exc: np.ndarray | None = None, anchor: int | None = None, max_iter: int = 200,
+                 tol: float = 1e-9, patience: int | None = None) -> tuple[bool, np.ndarray]:
+    """The anchored row-sum iteration, written once (the plain test, its branches, and the exact
+    mode's nodes, :mod:`nspca_core.certificates.exact`): ``r <- min(r, s(r) (1 + (k + 4) eps) / gap)``.
+
+    ``r`` bounds the ratios ``rho = x / x_j`` of an optimal x above tau (proof in
+    :func:`anchored_rowsum_test`); ``gap = tau - A_ll`` (rounded down; only its entries on live
+    rows are used).  Without a node (``inc`` None) ``s_l`` is the ``k - 1`` largest products of
+    row l; with one (members ``inc``, non-members ``exc``) :func:`node_sums`, and ``r = 0`` on
+    the dead rows (non-members, or rows with no room left).  Refuted when no live row can be the
+    anchor: ``r < 1`` everywhere, or, with ``anchor = j`` given (the hypothesis "j is the
+    largest entry", ``r_j = 1`` kept), ``r_j < 1``.  Stops unrefuted when an iteration moves r by
+    at most ``tol``, after ``max_iter``, or (``patience``) when the rows still able to be the
+    anchor stopped disappearing for that many iterations.  Returns ``(refuted, r)``.
+    """
+    k = rows.k
+    inflate = 1.0 + (k + 4) * _EPS
+    node = inc is not None
+    if node:
+        ninc = int(inc.sum())
+        q = np.where(inc, k - ninc, k - 1 - ninc)
+        dead = exc | (q < 0)
+        blocked = (inc | exc)[rows.idx]
+        r = r.copy()
+        r[dead] = 0.0
+    if anchor is not None:
+        r[anchor] = 1.0
+    alive_hist = []
+    for it in range(max_iter):
+        s = node_sums(rows, r, inc, blocked, q) if node else _plain_sums(rows, r)
+        new = np.minimum(r, s * inflate / gap)
+        if node:
+            new[dead] = 0.0
+        if anchor is not None:
+            if new[anchor] < 1.0:
+                return True, new
+            new[anchor] = 1.0
+        change = float(np.max(r - new))
+        r = new
+        if anchor is None:
+            alive = int(np.count_nonzero(r >= 1.0))
+            if alive == 0:
+                return True, r
+            alive_hist.append(alive)
+        # stop early (giving up is always safe) when converged, or when the candidate anchors
+        # have stopped disappearing for `patience` iterations
+        if change <= tol or (patience is not None and anchor is None and it >= 2 * patience
+                             and alive_hist[-patience - 1] == alive):
+            break
     return False, r
 
 
@@ -211,7 +257,6 @@ def _refute_anchor(rows: AnchorRows, gap: np.ndarray, r0: np.ndarray, j: int, bu
     running out of ``budget`` nodes refutes nothing.
     """
     n, k = rows.n, rows.k
-    inflate = 1.0 + (k + 4) * _EPS
     inc0 = np.zeros(n, dtype=bool)
     inc0[j] = True
     stack = [(inc0, np.zeros(n, dtype=bool), r0)]
@@ -221,41 +266,31 @@ def _refute_anchor(rows: AnchorRows, gap: np.ndarray, r0: np.ndarray, j: int, bu
         nodes += 1
         if nodes > budget:
             return False, nodes
-        ninc = int(inc.sum())
-        q = np.where(inc, k - ninc, k - 1 - ninc)
-        r = r.copy()
-        r[exc | (q < 0)] = 0.0
-        r[j] = 1.0
-        blocked = (inc | exc)[rows.idx]
-        refuted = False
-        for _ in range(max_iter):
-            s = node_sums(rows, r, inc, blocked, q)
-            new = np.minimum(r, s * inflate / gap)
-            new[exc | (q < 0)] = 0.0
-            if new[j] < 1.0:
-                refuted = True
-                break
-            new[j] = 1.0
-            change = float(np.max(r - new))
-            r = new
-            if change <= tol:
-                break
+        refuted, r = row_fixpoint(rows, gap, r, inc=inc, exc=exc, anchor=j, max_iter=max_iter, tol=tol)
         if refuted:
             continue
         free = ~(inc | exc)
-        if ninc >= k or not free.any():
+        if int(inc.sum()) >= k or not free.any():
             return False, nodes  # a whole support survives: nothing to split
         score = np.where(free, rows.P[j] * r, -1.0)
         c = int(np.argmax(score))
         if score[c] <= 0.0:
             return False, nodes
-        exc2 = exc.copy()
-        exc2[c] = True
-        inc2 = inc.copy()
-        inc2[c] = True
-        stack.append((inc, exc2, r))
-        stack.append((inc2, exc, r))
+        (inc2, exc1), (inc1, exc2) = split_support(inc, exc, c)
+        stack.append((inc1, exc2, r))
+        stack.append((inc2, exc1, r))
     return True, nodes
+
+
+def split_support(inc: np.ndarray, exc: np.ndarray, c: int):
+    """The branching rule of every support tree (here and :mod:`nspca_core.certificates.exact`):
+    a node (members ``inc``, non-members ``exc``) splits on the free feature c into "c in J" and
+    "c not in J", which partition its supports.  Returns ``((inc + c, exc), (inc, exc + c))``."""
+    inc2 = inc.copy()
+    inc2[c] = True
+    exc2 = exc.copy()
+    exc2[c] = True
+    return (inc2, exc), (inc, exc2)
 
 
 def anchored_branch_bound(A: np.ndarray, k: int, taus, *, budget: int = 400,

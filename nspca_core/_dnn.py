@@ -48,6 +48,7 @@ The number reported is never a Ritz value: :func:`lmax_upper` evaluates
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import math
@@ -454,7 +455,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  check_every: int = 0, target: float | None = None, lower: float | None = None,
                  callback=None, stall: float = 1e-4, min_iters: int | None = None,
                  push: float | None = None, push_stall: float | None = None,
-                 t_iters: int | None = None, start_lam: float | None = None):
+                 t_iters: int | None = None, start_lam: float | None = None, budget=None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -476,6 +477,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
 
     ``start_lam``: the caller's rigorous ``lambda_max`` bound (:func:`_lmax_state`) of
     ``state``, which saves one exact evaluation.  ``info["lam"]`` is that of ``best_state``.
+
+    ``budget`` (:class:`nspca_core.certificates.budget.Budget`, optional): an iteration runs only
+    while it and one rigorous evaluation fit in the time left; then the point reached is
+    evaluated (when that fits) and the loop ends (``info["stopped"] = "time_limit"``).
     """
     n = A.shape[0]
     r = min(r, n)
@@ -513,7 +518,16 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     last_check = best_value
     next_early = 0  # no early check before this iteration (a few steps after a failed one)
     it = 0
+    size = float(n) ** 3
+    stopped = False
+    unchecked = False  # iterations since the last rigorous evaluation
     for it in range(1, iters + 1):
+        if budget is not None and not (budget.fits("iter", size) and budget.fits("eval", size, 1.0)
+                                       and budget.left() >= budget.cost("iter", size) + budget.cost("eval", size)):
+            stopped = True
+            it -= 1
+            break
+        t_it = budget.clock() if budget is not None else 0.0
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
         np.add(A, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
         if C is not None and np.any(x_w > 0):
@@ -540,6 +554,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         x_N[diag] = 0.0
         x_nu = float(opt_nu.step(x_nu, g_nu, lr * n))
         lr *= decay
+        unchecked = True
+        if budget is not None:
+            budget._rate["iter"] = (budget.clock() - t_it) / size
         if callback is not None:
             callback(it, iters)
         regular = bool(check_every) and (it % check_every == 0 or it == iters)
@@ -549,8 +566,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  and lower is not None and lower >= target * est * (1 + _EARLY_MARGIN))
         if regular or early:
             cand = snapshot()
-            val, lam = dnn_value_lam(A, k, cand)
+            with _timed(budget, "eval", size):
+                val, lam = dnn_value_lam(A, k, cand)
             evals += 1
+            unchecked = False
             if val < best_value:
                 best_state, best_value, best_lam = cand, val, lam
             if target is not None and lower is not None and lower >= target * best_value:
@@ -566,18 +585,27 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             if last_check - best_value < thr * abs(best_value) and it >= min_iters:
                 break
             last_check = best_value
-    if not check_every:
+    if (not check_every or stopped) and unchecked and (budget is None or budget.fits("eval", size)):
         cand = snapshot()
-        val, lam = dnn_value_lam(A, k, cand)
+        with _timed(budget, "eval", size):
+            val, lam = dnn_value_lam(A, k, cand)
         evals += 1
         if val < best_value:
             best_state, best_value, best_lam = cand, val, lam
-    if lower is not None and lower >= (1.0 - _EXACT_NEAR) * best_value:
+    if (lower is not None and lower >= (1.0 - _EXACT_NEAR) * best_value
+            and (budget is None or budget.fits("eval", size))):
         # near the lower bound the Cholesky check's allowance could hide optimality: LAPACK
         val, lam = dnn_value_lam(A, k, best_state, fast=False)
         evals += 1
         if val < best_value:
             best_value, best_lam = val, lam
     best_state.U = U
-    return best_state, best_value, {"iterations": it, "exact_evaluations": evals,
-                                    "mu": best_state.nu / n, "lam": best_lam}
+    out = {"iterations": it, "exact_evaluations": evals, "mu": best_state.nu / n, "lam": best_lam}
+    if stopped:
+        out["stopped"] = "time_limit"
+    return best_state, best_value, out
+
+
+def _timed(budget, kind: str, size: float):
+    """``budget.step(kind, size)`` (learns the step's rate), or a no-op without a budget."""
+    return contextlib.nullcontext() if budget is None else budget.step(kind, size)

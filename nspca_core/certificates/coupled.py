@@ -11,6 +11,7 @@ from .._cov import Cov
 from .._dnn import dnn_tangent
 from ..result import Certificate
 from ._settings import _ANCHOR_MAX_K, _EPS
+from .budget import fits, step
 from .cross import coupled_terms
 from .dual import _anchored
 from .lower import _ascent_many
@@ -26,7 +27,7 @@ _COUPLED_REL = 1e-3  # their resolution (one term of a sum; 5e-5 costs twice the
 
 def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int,
                      pair: float | None, make_cross=None, lower: float = -np.inf,
-                     stop: float = 1.0) -> tuple[float, dict, np.ndarray | None]:
+                     stop: float = 1.0, budget=None) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
@@ -39,26 +40,32 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     stays an upper bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50
     the rest T added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1``
     was the loose term.  Returns ``(bound, {i: B_S(i)}, C)``: the sharpened values and the cross
-    table (None when not computed), for the path's bounds at other k."""
+    table (None when not computed), for the path's bounds at other k.  ``budget``
+    (:class:`.budget.Budget`): the cross table and each refinement only when it fits."""
     sharper: dict[int, float] = {}
     dS = covS.diag()
     val, i = _coupled(certS, stS, dS, kS, BT, k, pair, argmax=True)
     if lower >= stop * val or certS.x is None or BT.size <= 1 or k > _CROSS_MAX_K or i >= k:
         return val, sharper, None  # (i = k: S's own bound binds, nothing of T to sharpen)
-    cross = make_cross() if make_cross is not None else None
+    nS, nT = dS.size, BT.size
+    cross = None
+    if make_cross is not None and fits(budget, "rest", float(nS) * nT * max(k, 16)):
+        with step(budget, "rest", float(nS) * nT * max(k, 16)):
+            cross = make_cross()
     AS = covS.dense()  # (held already: S's own certificate is the dense one)
     tried: set[int] = set()
     while True:
         val, i = _coupled(certS, stS, dS, kS, BT, k, pair, sharper, argmax=True, cross=cross)
         if (lower >= stop * val or i in tried or not 3 <= i < min(kS, _ANCHOR_MAX_K + 1)
-                or len(tried) >= _COUPLED_REFINE):
+                or len(tried) >= _COUPLED_REFINE or not fits(budget, "anchored", float(nS) ** 2 * max(i, 8))):
             return val, sharper, cross
         tried.add(i)
         # a feasible value at i opens the anchored bound's bracket: S's answer cut to its i largest
         # entries, then the ascent at sparsity i
-        _, lower_i = _ascent_many(covS, i, rank1_point(np.asarray(certS.x, dtype=float), i)[:, None])
-        current = _coupled_bs(certS, stS, dS, kS, pair, sharper)[i]
-        tb = _anchored(AS, i, float(lower_i), current, rel_tol=_COUPLED_REL) if lower_i > 0 else None
+        with step(budget, "anchored", float(nS) ** 2 * max(i, 8)):
+            _, lower_i = _ascent_many(covS, i, rank1_point(np.asarray(certS.x, dtype=float), i)[:, None])
+            current = _coupled_bs(certS, stS, dS, kS, pair, sharper)[i]
+            tb = _anchored(AS, i, float(lower_i), current, rel_tol=_COUPLED_REL) if lower_i > 0 else None
         if tb is not None:
             sharper[i] = tb
 

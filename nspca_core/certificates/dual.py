@@ -13,6 +13,7 @@ from .._anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_bound
 from .._dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
+from .budget import Budget, fits, step
 
 
 def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
@@ -112,7 +113,7 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
 
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
-         callback=None, before_cuts=None, kkt=None):
+         callback=None, before_cuts=None, kkt=None, budget: Budget | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
     :func:`nspca_core._dnn.dnn_tangent`).
@@ -121,7 +122,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     phase with the DNN value so far; returns the best bound known otherwise.
     The cut phase (which doubles the cost) is skipped when that bound already
     certifies the ratio the cuts aim for.  ``kkt``: :func:`_kkt_point` of x when the caller
-    has it already.
+    has it already.  ``budget`` (:class:`.budget.Budget`): a start, an iteration or a round only
+    when it fits in the time left; value ``inf`` and state None when no start fitted.
     """
     cfg = _EFFORT[effort]
     n = A.shape[0]
@@ -142,7 +144,11 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     for name, make in cands:
         if best is not None and lower >= target * best[0]:
             break
-        st = make()
+        kind = "screen" if name == "screen" else "eval"
+        if not fits(budget, kind, float(n) ** 3):
+            break
+        with step(budget, kind, float(n) ** 3):
+            st = make()
         if isinstance(st, tuple):
             v, st, lam = st
         else:
@@ -150,6 +156,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         evals += 1
         if best is None or v < best[0]:
             best = (v, st, name, lam)
+    if best is None:
+        return np.inf, None, {"init": None, "iterations": 0, "exact_evaluations": evals, "stopped": "time_limit"}
     v0, st, init, lam0 = best
     if lower >= target * v0:
         return v0, st, {"init": init, "iterations": 0, "exact_evaluations": evals, "lam": lam0}
@@ -158,7 +166,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=_T0 * scale,
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=target, lower=lower,
-                                 callback=callback, stall=cfg["stall"], start_lam=lam0)
+                                 callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget)
     info["init"] = init
     info["exact_evaluations"] += evals
     lam = info["lam"]
@@ -172,7 +180,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                      iters=cfg["cut_iters"],
                                      check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
                                      stall=cfg["stall"], callback=callback,
-                                     decay=cfg.get("decay", _DECAY))
+                                     decay=cfg.get("decay", _DECAY), budget=budget)
         info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
@@ -194,7 +202,8 @@ def _fresh_cuts(st: DnnState, k: int, max_cuts: int = _MAX_CUTS):
 
 def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, target: float,
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
-                min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None):
+                min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None,
+                budget: Budget | None = None):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
@@ -204,8 +213,9 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
     ``(state, value, info)``; the value is rigorous."""
     scale = max(float(np.abs(A).max()), 1e-300)
     gains, its, evals = [], 0, 0
+    n = A.shape[0]
     for _ in range(rounds):
-        if lower >= target * val or st.U is None:
+        if lower >= target * val or st.U is None or not fits(budget, "iter", float(n) ** 3, 4):
             break
         C2, w2 = _fresh_cuts(st, k)
         st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
@@ -215,7 +225,8 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                                         lr=_LR_WARM * scale, decay=decay,
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
-                                        min_iters=min_iters, start_lam=lam if same else None)
+                                        min_iters=min_iters, start_lam=lam if same else None,
+                                        budget=budget)
         its += info2["iterations"]
         evals += info2["exact_evaluations"]
         gains.append(float(max(val - val2, 0.0)))

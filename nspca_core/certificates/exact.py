@@ -10,16 +10,18 @@ best feasible value (``lower (1 + tolerance / 2)``); when every leaf says no,
 
 from __future__ import annotations
 
+import heapq
 import time
 
 import numpy as np
 import scipy.linalg
 
-from .._anchor import AnchorRows, node_sums
+from .._anchor import AnchorRows, row_fixpoint, split_support
 from .._cov import Cov
 from .._dnn import DnnState, assemble_dual, chol_lmax, cut_rhs
 from ..result import Certificate
 from ._settings import _EPS, OPTIMAL_TOLERANCE
+from .budget import BoundReport, Budget
 
 # the exact mode's relative gap: optimal when upper - lower <= EXACT_TOLERANCE upper
 EXACT_TOLERANCE = 1e-6
@@ -68,24 +70,8 @@ class _Nodes:
             return False
         if k == 1:  # J = {l}: its value A_ll < tau for every l in F
             return True
-        ninc = int(inc.sum())
-        q = np.where(inc, k - ninc, k - 1 - ninc)
-        dead = exc | (q < 0)
-        r = np.where(dead, 0.0, 1.0)
-        blocked = (inc | exc)[rows.idx]
-        inflate = 1.0 + (k + 4) * _EPS
-        safe_gap = np.where(gap > 0, gap, 1.0)
-        for _ in range(max_iter):
-            s = node_sums(rows, r, inc, blocked, q)
-            new = np.minimum(r, s * inflate / safe_gap)
-            new[dead] = 0.0
-            if not (new >= 1.0).any():
-                return True
-            change = float(np.max(r - new))
-            r = new
-            if change <= 1e-9:
-                return False
-        return False
+        safe_gap = np.where(gap > 0, gap, 1.0)  # (rows off F are dead: r = 0 there)
+        return row_fixpoint(rows, safe_gap, np.ones(self.n), inc=inc, exc=exc, max_iter=max_iter)[0]
 
     def dnn_value(self, F: np.ndarray, tau: float | None = None):
         """``(refuted, value, u)``: the DNN bound of the node's features F and, when it does not
@@ -150,7 +136,8 @@ class _Nodes:
 
 def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: DnnState | None, *,
                      upper: float = np.inf, time_limit: float = 60.0, tolerance: float = EXACT_TOLERANCE,
-                     callback=None, max_nodes: int | None = None, clock=time.perf_counter):
+                     callback=None, max_nodes: int | None = None, clock=time.perf_counter,
+                     budget: Budget | None = None, report: BoundReport | None = None):
     """Prove ``OPT <= lower (1 + tolerance / 2)`` by branch and bound over supports.
 
     Parameters
@@ -161,9 +148,15 @@ def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: 
     state : a DNN dual point (any; the node bounds restrict it, see :class:`_Nodes`)
     upper : a bound already proved (reported when the search stops early and is better)
     time_limit : seconds (of ``clock``: the wall clock by default; the split bound's budget
-        inside "auto" is CPU time, ``time.process_time``)
+        inside "auto" is CPU time, ``time.process_time``); ignored when ``budget`` is given
     callback : callable(done, total), optional
-        After every 16 nodes: nodes closed so far, closed + open.
+        After every 16 nodes (and at least every half second): nodes closed so far, closed +
+        open; one that takes a keyword ``bound`` also gets the best global bound proved so far
+        (:class:`.budget.BoundReport`).
+    budget : :class:`.budget.Budget`, optional
+        The caller's whole time limit: a node is started only when its predicted time fits.
+    report : :class:`.budget.BoundReport`, optional
+        The caller's report (replaces ``callback``).
 
     Returns
     -------
@@ -181,71 +174,90 @@ def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: 
     the eigenvalues of ``A_II`` with a one-signed eigenvector (an optimal x is stationary on
     its support, ``A_JJ x_J = OPT x_J`` with ``x_J > 0``).  A leaf's point better than the
     best raises ``lower`` and tau: refutations made at a smaller tau stay valid (they exclude
-    more).  When the time runs out the bound reported is the largest of tau and the bounds
-    of the open nodes (each at most its parent's DNN value), or ``upper`` if smaller.
+    more).
+
+    The tree's bound at any moment: every optimum above tau lies in an open node, and an open
+    node's optimum is at most its parent's DNN value (the node's features are a subset of its
+    parent's, :meth:`_Nodes.dnn_value`), so ``OPT <= max(tau, open bounds, unresolved leaves)``
+    (and ``<= upper``).  Nodes are taken largest bound first (ties: deepest, then members
+    first), so that bound falls as the search goes and a run stopped at its limit returns it,
+    not the root's.
     """
-    t0 = clock()
     n = A.shape[0]
+    if budget is None:
+        budget = Budget(time_limit, clock)
+    if report is None:
+        report = BoundReport(callback)
+    report.offer(upper)
     nodes = _Nodes(A, k, state)
     tau = lower * (1 + tolerance / 2) if lower > 0 else 0.0
     if lower <= 0:  # A = 0 on the diagonal: OPT <= lambda_max <= trace = 0
         return {"upper": max(float(np.trace(A)) * (1 + 4 * n * _EPS), 0.0), "x": x, "lower": lower, "complete": True,
                 "nodes": 0, "open": 0}
-    stack = [(np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.inf)]
+    # (-bound, -depth, order, members, non-members): a heap, the node of largest bound on top
+    heap = [(-np.inf, 0, 0, np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))]
+    pushed = 1
     done = 0
     complete = True
     unresolved: list = []  # upper bounds of leaves that could not be closed
-    while stack:
-        if clock() - t0 > time_limit or (max_nodes is not None and done >= max_nodes):
+    last_report = budget.clock()
+
+    def tree_bound() -> float:
+        b = max([tau, -heap[0][0] if heap else -np.inf] + unresolved)
+        return min(b, upper)
+
+    while heap:
+        if max_nodes is not None and done >= max_nodes:
             complete = False
             break
-        inc, exc, parent = stack.pop()
+        size = float(n - int(heap[0][4].sum())) ** 3
+        if budget.expired() or (done and not budget.fits("node", size)):
+            complete = False
+            break
+        negb, depth, _, inc, exc = heapq.heappop(heap)
+        parent = -negb
         done += 1
-        if callback is not None and done % 16 == 0:
-            callback(done, done + len(stack))
-        ninc = int(inc.sum())
-        F = ~exc
-        if ninc == k or int(F.sum()) == ninc:
-            ub, xl = nodes.leaf(inc)
-            if xl is not None:
-                vl = float(xl @ A @ xl)
-                if vl > lower:
-                    x, lower = xl, vl
-                    tau = lower * (1 + tolerance / 2)
-            if ub > tau:  # a leaf above tau whose eigenvector is not provably one-signed
-                unresolved.append(ub)
-            continue
-        if nodes.rowsum_refutes(tau, inc, exc):
-            continue
-        if nodes.M is not None:
-            refuted, val, u = nodes.dnn_value(F, tau)
-            if refuted:
-                continue
-        else:
-            val, u = np.inf, None
-        free = F & ~inc
-        if u is not None:
-            score = np.where(free, u * u, -1.0)
-        else:
-            score = np.where(free, np.diag(A), -np.inf)
-        c = int(np.argmax(score))
-        bound = min(parent, val)
-        exc2 = exc.copy()
-        exc2[c] = True
-        inc2 = inc.copy()
-        inc2[c] = True
-        stack.append((inc, exc2, bound))
-        stack.append((inc2, exc, bound))
-    open_bound = max([b for _, _, b in stack] + unresolved, default=-np.inf)
-    complete = complete and not stack and not unresolved
-    if complete:
-        ub = tau
-    else:
-        ub = min(max(tau, open_bound), upper)
-    if callback is not None:
-        callback(done, done + len(stack))
+        with budget.step("node", size):
+            ninc = int(inc.sum())
+            F = ~exc
+            if ninc == k or int(F.sum()) == ninc:
+                ub, xl = nodes.leaf(inc)
+                if xl is not None:
+                    vl = float(xl @ A @ xl)
+                    if vl > lower:
+                        x, lower = xl, vl
+                        tau = lower * (1 + tolerance / 2)
+                if ub > tau:  # a leaf above tau whose eigenvector is not provably one-signed
+                    unresolved.append(ub)
+                refuted = True
+            elif nodes.rowsum_refutes(tau, inc, exc):
+                refuted = True
+            elif nodes.M is not None:
+                refuted, val, u = nodes.dnn_value(F, tau)
+            else:
+                refuted, val, u = False, np.inf, None
+        if not refuted:
+            free = F & ~inc
+            if u is not None:
+                score = np.where(free, u * u, -1.0)
+            else:
+                score = np.where(free, np.diag(A), -np.inf)
+            c = int(np.argmax(score))
+            bound = min(parent, val)
+            (inc2, exc1), (inc1, exc2) = split_support(inc, exc, c)
+            heapq.heappush(heap, (-bound, depth - 1, pushed, inc2, exc1))
+            heapq.heappush(heap, (-bound, depth - 1, pushed + 1, inc1, exc2))
+            pushed += 2
+        now = budget.clock()
+        if done % 16 == 0 or now - last_report >= 0.5:
+            last_report = now
+            report.progress(done, done + len(heap), tree_bound())
+    open_bound = tree_bound()
+    complete = complete and not heap and not unresolved
+    ub = tau if complete else open_bound
+    report.progress(done, done + len(heap), max(ub, lower))
     return {"upper": float(max(ub, lower)), "x": x, "lower": float(lower), "complete": complete,
-            "nodes": done, "open": len(stack)}
+            "nodes": done, "open": len(heap)}
 
 
 def _finish_exact(cert: Certificate, bb: dict | None, k: int, t0: float, tolerance: float,
@@ -261,8 +273,9 @@ def _finish_exact(cert: Certificate, bb: dict | None, k: int, t0: float, toleran
             x, lower = bb["x"], cov.quad(bb["x"])
             info["lower_source"] = "exact(branch)"
         info["nodes"], info["open_nodes"] = bb["nodes"], bb["open"]
-    else:
-        info["nodes"], info["open_nodes"] = 0, 0
+    else:  # (the split bound's tree on S records its own)
+        info.setdefault("nodes", 0)
+        info.setdefault("open_nodes", 0)
     kind = min(bounds, key=bounds.get)
     ub = max(float(bounds[kind]), lower)
     gap = (ub - lower) / ub if ub > 0 else 0.0

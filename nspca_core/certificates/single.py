@@ -12,7 +12,7 @@ import numpy as np
 from .._anchor import anchored_rowsum_bound
 from .._common.pairs import opt_pairs
 from .._common.params import check
-from .._common.scale import normalized, rescale
+from .._common.scale import _times, normalized, rescale
 from .._cov import Cov
 from .._covariance import as_cov
 from .._validation import check_k
@@ -40,9 +40,11 @@ from .bounds import (
     _gram_eig,
     _thin_lambdas,
     _thin_spectrum,
+    _rowsum_topk,
     cheap_bounds_at,
 )
-from .coupled import _coupled_refined
+from .budget import BoundReport, Budget, fits, step
+from .coupled import _coupled, _coupled_refined
 from .cross import cross_table
 from .dual import _anchored, _branch, _dnn, _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
@@ -69,41 +71,122 @@ def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,
                        probabilistic=kind in probabilistic_names, k=int(k), x=x, info=info)
 
 
+def _variances_bound(dg: np.ndarray, k: int) -> float:
+    """``OPT <= lambda_max(A_JJ) <= tr(A_JJ) <=`` the sum of the k largest variances (``A`` psd),
+    rounded up: the bound that costs only the variances (a time limit too short for more)."""
+    top = -np.sort(-np.asarray(dg, dtype=float))[: min(k, dg.size)]
+    return float(np.clip(top, 0.0, None).sum()) * (1 + 4 * (k + 2) * _EPS)
+
+
+def _quad_held(cov: Cov, x: np.ndarray) -> float:
+    """``x^T A x`` through X when A is not held (without forming it)."""
+    if cov._A is None and cov.X is not None:
+        y = cov.X @ x
+        return float(y @ y) / cov.X.shape[0]
+    return cov.quad(x)
+
+
+def _gram_within(X: np.ndarray, budget: Budget) -> np.ndarray | None:
+    """``A = X^T X / m`` formed by blocks of columns (its upper triangle, mirrored: exactly
+    symmetric) while the budget lasts; None when the time ran out first."""
+    m, n = X.shape
+    A = np.empty((n, n))
+    b = max(64, -(-n // 16))
+    for j0 in range(0, n, b):
+        j1 = min(n, j0 + b)
+        size = float(m) * j1 * (j1 - j0)
+        if not budget.fits("gram", size):
+            return None
+        with budget.step("gram", size):
+            A[:j1, j0:j1] = (X[:, :j1].T @ X[:, j0:j1]) / m
+            A[j0:j1, :j0] = A[:j0, j0:j1].T
+            blk = A[j0:j1, j0:j1]
+            A[j0:j1, j0:j1] = np.triu(blk) + np.triu(blk, 1).T
+    return A
+
+
+def _rowsum_bound(A: np.ndarray, k: int) -> float:
+    """:func:`.bounds._rowsum_topk` of A (``OPT <= max_i`` of the k largest of ``(A_i)_+``), rounded
+    up by the k-term sum's error: O(n^2), no eigenvalue (a time limit too short for one)."""
+    return _rowsum_topk(A, k) * (1 + 4 * (k + 2) * _EPS)
+
+
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
-                   lower_hint=None, use_fit=True, need_dual=False):
+                   lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
+                   report: BoundReport | None = None):
     """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies
-    ``S._CUT_BELOW`` (the split bound needs the dual point's bounds at every sparsity)."""
+    ``S._CUT_BELOW`` (the split bound needs the dual point's bounds at every sparsity).
+    ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
+    time left (the certificate is then whatever was proved in time: from the sum of the k largest
+    variances up); ``report``: each bound proved is offered to it as it comes."""
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
-    A = cov.dense()
-    n = A.shape[0]
+    n = cov.n
     info: dict = {"n": n}
+    report = report if report is not None else BoundReport()
+    if budget is not None:
+        # what any time limit affords, O(m n): the variances, and a feasible point
+        dg = cov.diag()
+        bounds = {"variances": _variances_bound(dg, k)}
+        if x is None:
+            x = np.zeros(n)
+            x[int(np.argmax(dg))] = 1.0
+            info["lower_source"] = "variance"
+            x_given = False
+        else:
+            info["lower_source"] = "given"
+            x_given = True
+        lower = _quad_held(cov, x)
+        report.offer(min(bounds.values()))
+        if cov._A is None and cov.X is not None:
+            A = _gram_within(cov.X, budget)
+            if A is None:
+                info["stopped"] = "time_limit"
+                return _finish(bounds, lower, x, k, t0, info), None
+            cov = Cov(cov.X, A)  # the same covariance, A now held
+        A = cov.dense()
+        if budget.fits("rowsum", float(n) * n):
+            with budget.step("rowsum", float(n) * n):
+                bounds["rowsum"] = _rowsum_bound(A, k)
+            report.offer(min(bounds.values()))
+        if spec is None and not budget.fits("top", float(n) ** 3):
+            info["stopped"] = "time_limit"
+            return _finish(bounds, lower, x, k, t0, info), None
+    else:
+        A = cov.dense()
+        bounds = {}
+        x_given = x is not None
     if spec is None:
-        spec = _Spectral(A, 3 if effort == "full" else 2)
-    bounds = cheap_bounds_at(spec.spectrum(), k)  # BOUNDS: lambda1, paper(d=1), residual(d=1)
+        with step(budget, "top", float(n) ** 3):
+            spec = _Spectral(A, 3 if effort == "full" else 2)
+    bounds.update(cheap_bounds_at(spec.spectrum(), k))  # BOUNDS: lambda1, paper(d=1), residual(d=1)
+    report.offer(min(bounds.values()))
     # ---- lower bound
-    if x is not None:
+    if x_given:
         lower = cov.quad(x)
         info["lower_source"] = "given"
     else:
-        found = []
-        if use_fit:
-            r = _fit_lower(cov, k)
+        found = [] if budget is None else [(lower, x, info["lower_source"])]
+        if use_fit and fits(budget, "fit", float(n) ** 3):
+            with step(budget, "fit", float(n) ** 3):
+                r = _fit_lower(cov, k)
             if r is not None:
                 found.append((r[1], r[0], "fit(auto)"))
-        extra = [lower_hint] if lower_hint is not None else []
-        X0 = _starts(cov, k, spec.U[:, : min(3, spec.U.shape[1])], cfg["ascent_starts"], extra)
-        xa, fa = _ascent_many(cov, k, X0)
-        found.append((fa, xa, "ascent"))
+        if fits(budget, "ascent", float(n) ** 3):
+            with step(budget, "ascent", float(n) ** 3):
+                extra = [lower_hint] if lower_hint is not None else []
+                X0 = _starts(cov, k, spec.U[:, : min(3, spec.U.shape[1])], cfg["ascent_starts"], extra)
+                xa, fa = _ascent_many(cov, k, X0)
+            found.append((fa, xa, "ascent"))
         fa_, xa_, src = max(found, key=lambda t: t[0])
         x, lower = xa_, fa_
         info["lower_source"] = src
     if k <= 2:
         opt, xo = opt_pairs(Cov(None, A), k)
         bounds["exact(k<=2)"] = opt * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(A).max())
-        if info.get("lower_source") != "given" and opt > lower:
+        if not x_given and opt > lower:
             x, lower = xo, cov.quad(xo)
             info["lower_source"] = "exact(k<=2)"
     # d = 2 needs the O(n^3) exact rank-2 spannogram: in "auto" only where that is cheap
@@ -115,26 +198,31 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     # when it can still certify the target; the DNN is the tighter bound otherwise
     ds = [d for d in ds if d == 1 or target * (_lowrank_value(spec, d, x) + spec.lam(d)) <= lower]
     bounds.update(_paper_and_residual(spec, k, [d for d in ds if d > 1]))
+    report.offer(min(bounds.values()))
     # ---- DNN (skip when a cheaper bound already certifies to the target gap)
     best_now = min(bounds.values())
     state = warm
     kkt = None
-    if lower < target * best_now and warm is None and x is not None:
+    if lower < target * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3):
         # the KKT dual point of x costs one eigenvalue and often proves x optimal outright
-        kkt = _kkt_point(A, k, x)
+        with step(budget, "eval", float(n) ** 3):
+            kkt = _kkt_point(A, k, x)
         bounds["dnn"] = kkt[0]
-        best_now = min(bounds.values())
-    if lower < target * best_now and 3 <= k <= _ANCHOR_MAX_K and effort != "full":
+        best_now = report.offer(min(bounds.values()))
+    anchored_size = float(n) * n * max(k, 8)
+    if (lower < target * best_now and 3 <= k <= _ANCHOR_MAX_K and effort != "full"
+            and fits(budget, "anchored", anchored_size)):
         # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
         # the test at S._CUT_BELOW and the bisection below it are run (a weaker proof would not
         # spare the DNN).  Enough on its own when it certifies S._CUT_BELOW.
         t1 = time.perf_counter()
         tried = lower / S._CUT_BELOW  # the top of the bracket the anchored bound was sought in
-        tb = _anchored(A, k, lower, best_now)
+        with step(budget, "anchored", anchored_size):
+            tb = _anchored(A, k, lower, best_now)
         info["anchored_seconds"] = time.perf_counter() - t1
         if tb is not None:
             bounds["anchored"] = tb
-            best_now = min(bounds.values())
+            best_now = report.offer(min(bounds.values()))
     else:
         tried = -np.inf
     if lower < target * best_now and (need_dual or not ("anchored" in bounds
@@ -142,10 +230,11 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
         def anchored(val):
             # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
             # often are not: try them before paying for cutting planes
-            if lower < S._CUT_BELOW * val and 3 <= k <= _ANCHOR_MAX_K:
+            if lower < S._CUT_BELOW * val and 3 <= k <= _ANCHOR_MAX_K and fits(budget, "anchored", anchored_size):
                 if "anchored" not in bounds and min(val, best_now) > tried:
                     t1 = time.perf_counter()
-                    tb = anchored_rowsum_bound(A, k, lower, min(val, best_now))
+                    with step(budget, "anchored", anchored_size):
+                        tb = anchored_rowsum_bound(A, k, lower, min(val, best_now))
                     info["anchored_seconds"] = info.get("anchored_seconds", 0.0) + time.perf_counter() - t1
                     if tb is not None:
                         bounds["anchored"] = tb
@@ -153,16 +242,20 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
                     tb = _branch(A, k, lower, min(bounds.values()), cfg["branch_nodes"])
                     if tb is not None:
                         bounds["anchored(branch)"] = tb
-            return min(bounds.values())
+            return report.offer(min(bounds.values()))
 
         val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
-                                 before_cuts=anchored, kkt=kkt)
-        bounds["dnn"] = val
+                                 before_cuts=anchored, kkt=kkt, budget=budget)
+        if state is not None:
+            bounds["dnn"] = val
+            report.offer(min(bounds.values()))
         info["dnn"] = dinfo
         # the DNN's Ritz vectors are good starts for the lower bound too
-        if info.get("lower_source") != "given" and state is not None and state.U is not None:
-            X0 = _starts(cov, k, state.U[:, :4], 8, [x])
-            xb, fb = _ascent_many(cov, k, X0)
+        if (not x_given and state is not None and state.U is not None
+                and fits(budget, "ascent", float(n) ** 3)):
+            with step(budget, "ascent", float(n) ** 3):
+                X0 = _starts(cov, k, state.U[:, :4], 8, [x])
+                xb, fb = _ascent_many(cov, k, X0)
             if fb > lower:
                 x, lower = xb, fb
                 info["lower_source"] = "ascent(dnn)"
@@ -170,13 +263,16 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
         state = kkt[1]
         info["dnn"] = {"init": "kkt", "iterations": 0, "exact_evaluations": 1, "lam": kkt[2]}
     info["eig_tolerance"] = spec.tol
+    if budget is not None and budget.expired():
+        info["stopped"] = "time_limit"
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info), state
 
 
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
-                   branch_seconds: float | None = None, keep: dict | None = None) -> Certificate:
+                   branch_seconds: float | None = None, keep: dict | None = None,
+                   budget: Budget | None = None, report: BoundReport | None = None) -> Certificate:
     """Large n: DNN on a screened set S, cheap bounds on the rest T.
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and
@@ -209,30 +305,48 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     ``keep`` (a dict, optional): filled with what the coupled bound at any other sparsity needs
     (``certS``, ``stS``, ``dS``, ``kS``, ``S``, ``T``, ``pair``;
     :func:`nspca_core.certificates.path_large.coupled_curve`).
+
+    ``budget`` (the exact mode's time limit, :class:`.budget.Budget`): every step only when it
+    fits (S's certificate step by step, :func:`_certify_dense`), and the branch and bound on S
+    runs last, with the time left, its proved ``B_S(k_S)`` put back into the coupled bound (the
+    other sparsities' terms are unchanged); ``report`` gets the global bound as it improves.
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
     n = cov.n
     info: dict = {"n": n}
+    report = report if report is not None else BoundReport()
+    dg = cov.diag()
+    m = cov.X.shape[0] if cov.X is not None else n
+    work = float(m) * n * max(min(m, n), 16)  # a thin pass over X's columns, m n min(m, n)
     # ---- lower bound (through X; never n x n)
     if x is not None:
         lower = cov.quad(x)
         info["lower_source"] = "given"
     else:
         found = []
-        r = _fit_lower(cov, k)
-        if r is not None:
-            found.append((r[1], r[0], "fit(auto)"))
-        if cov.X is not None and cov.thin:
-            w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3)
-        else:
-            U = None
-        X0 = _starts(cov, k, U, cfg["ascent_starts"])
-        xa, fa = _ascent_many(cov, k, X0)
-        found.append((fa, xa, "ascent"))
+        if budget is not None:  # any time limit affords the largest variance
+            e = np.zeros(n)
+            e[int(np.argmax(dg))] = 1.0
+            found.append((_quad_held(cov, e), e, "variance"))
+        if fits(budget, "fit", work):
+            with step(budget, "fit", work):
+                r = _fit_lower(cov, k)
+            if r is not None:
+                found.append((r[1], r[0], "fit(auto)"))
+        if fits(budget, "ascent", work):
+            with step(budget, "ascent", work):
+                if cov.X is not None and cov.thin:
+                    w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3)
+                else:
+                    U = None
+                X0 = _starts(cov, k, U, cfg["ascent_starts"])
+                xa, fa = _ascent_many(cov, k, X0)
+            found.append((fa, xa, "ascent"))
         lower, x, src = max(found, key=lambda t: t[0])
         info["lower_source"] = src
-    dg = cov.diag()
+    if budget is not None:
+        report.offer(_variances_bound(dg, k))
     s = min(n, cfg["split_size"], split_cap or n, max(_SPLIT_MIN, _SPLIT_PER_K * k))
     order = np.argsort(-dg, kind="stable")
     Smask = np.zeros(n, dtype=bool)
@@ -243,17 +357,26 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     Smask[sup] = True
     S, T = np.flatnonzero(Smask), np.flatnonzero(~Smask)
     # whole-problem bounds (cheap, thin)
-    if cov.X is not None and cov.thin:
-        spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg)
-    else:
-        spec = _Spectral(cov.dense(), 1).spectrum(rows=False)
-    bounds = cheap_bounds_at(spec, k)
+    bounds = {"variances": _variances_bound(dg, k)} if budget is not None else {}
+    thin = cov.X is not None and cov.thin
+    if budget is not None and not budget.fits("top" if not thin else "gram", work if thin else float(n) ** 3):
+        info["stopped"] = "time_limit"
+        return _finish(bounds, lower, x, k, t0, info)
+    with step(budget, "top" if not thin else "gram", work if thin else float(n) ** 3):
+        if thin:
+            spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg)
+        else:
+            spec = _Spectral(cov.dense(), 1).spectrum(rows=False)
+    bounds.update(cheap_bounds_at(spec, k))
+    report.offer(min(bounds.values()))
     # ---- B_S by the dense machinery on A_SS (x restricted to S is feasible there)
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
     kS = min(k, S.size)
-    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0)
-    if branch_seconds is not None:  # the exact mode: whenever S is not closed
+    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget)
+    if budget is not None:  # the exact mode: the branch and bound on S comes last
+        seconds, below = 0.0, 0.0
+    elif branch_seconds is not None:  # the exact mode: whenever S is not closed
         seconds, below = branch_seconds, 1 - _EFFORT[effort]["target_gap"]
     else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes)
         seconds = _EFFORT[effort].get("split_branch", 0.0) if kS <= _SPLIT_BRANCH_MAX_K else 0.0
@@ -277,24 +400,61 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                     x, lower = xf, vf
                     info["lower_source"] = "exact(branch)"
     B_S = certS.upper_bound
+    if budget is not None and not budget.fits("rest", work):
+        info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
+        return _finish(bounds, lower, x, k, t0, info)
     # ---- B_T
-    if T.size:
-        bt = _bound_rest(cov, T, k, effort)
-        B_T = min(bt.values())
-    else:
-        bt, B_T = {}, 0.0
-    bounds["split"] = B_S + B_T
-    pair = None
-    if 3 <= k <= _ANCHOR_MAX_K and T.size:  # small k: B_S(2) + B_T(k - 2) can decide; exact pairs
-        AS = covS.dense()
-        opt2, _ = opt_pairs(Cov(None, AS), 2)
-        pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
-    BT = _rest_curve(cov, T, k)
+    with step(budget, "rest", work):
+        if T.size:
+            bt = _bound_rest(cov, T, k, effort)
+            B_T = min(bt.values())
+        else:
+            bt, B_T = {}, 0.0
+        bounds["split"] = B_S + B_T
+        pair = None
+        if 3 <= k <= _ANCHOR_MAX_K and T.size:  # small k: B_S(2) + B_T(k - 2) can decide; exact pairs
+            AS = covS.dense()
+            opt2, _ = opt_pairs(Cov(None, AS), 2)
+            pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
+        BT = _rest_curve(cov, T, k)
+    report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)
     stop = 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW  # (S: the screened set here)
+    if budget is not None:
+        stop = 1 - EXACT_TOLERANCE
     coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair,
-                                        lambda: cross_table(cov, S, T, kS, k), lower, stop)
+                                               lambda: cross_table(cov, S, T, kS, k), lower, stop,
+                                               budget=budget)
+    report.offer(min(coupled, min(bounds.values())))
+    if (budget is not None and certS.lower < (1 - EXACT_TOLERANCE) * certS.upper_bound
+            and certS.x is not None and certS.lower > 0 and not budget.expired()):
+        # the exact mode: branch and bound on S with the time left; its proved bound at kS replaces
+        # B_S(kS) in the coupled bound (every other sparsity's term stays as proved)
+        def coupled_at(b):
+            return _coupled(replace(certS, upper_bound=min(certS.upper_bound, b)), stS, dS, kS, BT, k, pair,
+                            sharper, cross=cross)
+
+        dS = covS.diag()
+        base = min(bounds.values())
+        bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
+                              budget=budget, report=report.through(lambda b: min(base, coupled_at(b))))
+        info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"], "open": bb["open"]}
+        info["nodes"], info["open_nodes"] = bb["nodes"], bb["open"]
+        if bb["upper"] < certS.upper_bound or bb["lower"] > certS.lower:
+            xb = np.asarray(bb["x"], dtype=float)
+            certS = replace(certS, upper_bound=min(certS.upper_bound, bb["upper"]), lower=bb["lower"], x=xb,
+                            kind="exact(branch)" if bb["upper"] < certS.upper_bound else certS.kind)
+            coupled = min(coupled, _coupled(certS, stS, dS, kS, BT, k, pair, sharper, cross=cross))
+            if info.get("lower_source") != "given":
+                xf = np.zeros(n)
+                xf[S] = xb
+                vf = cov.quad(xf)
+                if vf > lower:
+                    x, lower = xf, vf
+                    info["lower_source"] = "exact(branch)"
+        B_S = certS.upper_bound
+        bounds["split"] = min(bounds["split"], B_S + B_T)
     if keep is not None:  # what the coupled bound at any other k needs (certify_path)
         keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper,
                     cross=cross)
@@ -349,10 +509,13 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None)
     return _finish(bounds, lower, x, k, t0, info)
 
 
-def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None) -> Certificate:
+def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None, scale=None,
+                 budget: Budget | None = None) -> Certificate:
     """Certificate on a validated :class:`Cov` (``fit`` calls this with its answer x).
 
-    ``k`` and ``x`` are checked here too (cheap) since callers are internal.
+    ``k`` and ``x`` are checked here too (cheap) since callers are internal.  ``scale``: maps a
+    bound of ``cov`` to the caller's scale (the bounds reported to ``callback``); ``budget``: the
+    exact mode's time limit started by the caller (else started here).
     """
     k = check_k(k, cov.n)
     effort = check("effort", effort)
@@ -361,7 +524,7 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
     if x is not None:
         x = check("x", x, n_features=cov.n, k=k)
     if effort == "exact":
-        return certify_exact(cov, k, x, time_limit, callback)
+        return certify_exact(cov, k, x, time_limit, callback, scale, budget)
     if cov.thin:
         cert = _certify_lowrank(cov, k, x, callback)
         if cert is not None:
@@ -445,11 +608,17 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
         bound over supports (:mod:`nspca_core.certificates.exact`) after the "auto" certificate,
         until the gap closes to 1e-6 relative (``optimal=True``) or ``time_limit`` runs out
         (then the best bound proved; ``info["nodes"]``, ``info["gap"]``).  n above 2500: the
-        "auto" certificate only (the branch and bound holds A densely).
+        split certificate with the branch and bound on its screened set.
     callback : callable(done, total), optional
-        Progress (DNN iterations; nodes closed of closed + open for "exact").
+        Progress (DNN iterations; nodes closed of closed + open for "exact").  With "exact", a
+        callback that takes a keyword ``bound`` (``callback(done, total, bound=...)``) also gets
+        the best upper bound proved so far each time it improves and as the tree goes (the tree's
+        bound: its open nodes', not the root's).
     time_limit : float, optional
-        Seconds for ``effort="exact"`` (default 60); an error with any other effort.
+        Seconds (wall clock) for ``effort="exact"`` (default 60), for the whole call: every
+        step (the "auto" certificate's included) starts only when its predicted time fits in
+        what is left (:mod:`nspca_core.certificates.budget`), so a short limit returns the bounds
+        proved in time (``info["stopped"] = "time_limit"``); an error with any other effort.
 
     Returns
     -------
@@ -468,40 +637,56 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
     2014; the DNN relaxation follows d'Aspremont et al., SIAM Review 2007,
     with nonnegativity.
     """
+    clock = time.perf_counter()  # the time limit covers the whole call, validation included
     cov_ = as_cov(X, cov, center=check("center", center))
     k = check_k(k, cov_.n)
     effort = check("effort", effort)
     time_limit = exact_time_limit(time_limit, effort)
+    budget = None if time_limit is None else Budget(time_limit, start=clock)
     check("callback", callback)
     if x is not None:
         x = check("x", x, n_features=cov_.n, k=k)
     cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
-    return rescale(_certify_cov(cov_, k, x, effort, callback, time_limit), factors)
+    scale = (lambda b: _times(b, factors)) if factors else None  # noqa: E731
+    return rescale(_certify_cov(cov_, k, x, effort, callback, time_limit, scale, budget), factors)
 
 
-def certify_exact(cov: Cov, k: int, x, time_limit: float, callback) -> Certificate:
+def certify_exact(cov: Cov, k: int, x, time_limit: float, callback, scale=None,
+                  budget: Budget | None = None) -> Certificate:
     """``effort="exact"``: the "auto" certificate (warm-started by ``fit(auto)``'s answer), then
     branch and bound (:func:`.exact.branch_and_bound`) with the rest of ``time_limit`` when it is not
     optimal to :data:`EXACT_TOLERANCE`.  Data too large to hold A densely (n above the dense
-    limit) get the split certificate with the branch and bound on its screened set S for 80% of
-    the time limit (``info["split_branch"]``; ``info["nodes"] = 0``)."""
+    limit) get the split certificate with the branch and bound on its screened set S
+    (``info["split_branch"]``; ``info["nodes"]`` its nodes).
+
+    ``time_limit`` bounds the whole call (:class:`.budget.Budget`): every step, the "auto"
+    certificate's included, runs only when its predicted time fits in what is left, so a short
+    limit returns the bounds proved in time (down to the sum of the k largest variances).
+    ``callback(done, total)``; one taking a keyword ``bound`` also gets the best bound proved so
+    far, multiplied by ``scale`` (:class:`.budget.BoundReport`)."""
     t0 = time.perf_counter()
+    budget = Budget(time_limit) if budget is None else budget
+    report = BoundReport(callback, scale)
     if cov.n > S._DENSE_MAX_N:
         # the split bound with the branch and bound on its screened set S for the time limit
         # ("full" runs far past any time limit there); an operator: the "auto" certificate
         if cov.X is None and cov._A is None:
             cert = _certify_cov(cov, k, x, "auto", None)
         else:
-            cert = _certify_split(cov, k, x, "auto", None, branch_seconds=0.8 * time_limit)
-        return _finish_exact(cert, None, k, t0, EXACT_TOLERANCE, cov)
-    cert, state = _certify_dense(cov, k, x, "auto", None, need_dual=True)
-    if cert.upper_bound - cert.lower > EXACT_TOLERANCE * cert.upper_bound:
+            cert = _certify_split(cov, k, x, "auto", None, branch_seconds=time_limit, budget=budget,
+                                  report=report)
+        out = _finish_exact(cert, None, k, t0, EXACT_TOLERANCE, cov)
+        report.progress(1, 1, out.upper_bound)
+        return out
+    cert, state = _certify_dense(cov, k, x, "auto", None, need_dual=True, budget=budget, report=report)
+    bb = None
+    if cert.upper_bound - cert.lower > EXACT_TOLERANCE * cert.upper_bound and "stopped" not in cert.info:
         A = cov.dense()
-        if state is None:
-            state = _kkt_point(A, k, cert.x)[1]
-        left = max(time_limit - (time.perf_counter() - t0), 0.0)
-        bb = branch_and_bound(A, k, cert.x, cert.lower, state, upper=cert.upper_bound, time_limit=left,
-                              callback=callback)
-    else:
-        bb = None
-    return _finish_exact(cert, bb, k, t0, EXACT_TOLERANCE, cov)
+        if state is None and budget.fits("eval", float(cov.n) ** 3):
+            with budget.step("eval", float(cov.n) ** 3):
+                state = _kkt_point(A, k, cert.x)[1]
+        bb = branch_and_bound(A, k, cert.x, cert.lower, state, upper=cert.upper_bound, budget=budget,
+                              report=report)
+    out = _finish_exact(cert, bb, k, t0, EXACT_TOLERANCE, cov)
+    report.progress(1, 1, out.upper_bound)
+    return out

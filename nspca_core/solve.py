@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._common.ascent import Screen, ascent, cov_key, polish, project, random_starts
+from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish, project, random_starts
 from ._common.pairs import opt_pairs
 from ._common.params import check
 from ._cov import Cov
@@ -226,7 +226,7 @@ def _ascend(cov: Cov, starts: dict, k: int, key: np.ndarray, screen: Screen | No
     ``screen``: the products exact only where the top k can be (:class:`Screen`)."""
     names = list(starts)
     X0 = np.column_stack([np.asarray(starts[nm], dtype=float) for nm in names])
-    r = ascent(cov.matvec, X0, k, key=key, screen=screen)
+    r = ascent(cov.matvec, X0, k, key=key, screen=screen, jump=SupportJump(cov))
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}

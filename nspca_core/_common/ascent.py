@@ -244,6 +244,56 @@ class Screen:
         return v, parts
 
 
+class SupportJump:
+    """The limit of the truncated power step on a support it keeps: the top eigenvector of ``A_JJ``.
+
+    While the support J of an iterate stays, the step is the power iteration of ``A_JJ``
+    (nonnegative iterates), which converges to its top eigenvector u, slowly when the
+    eigengap is small.  When u is positive it is also feasible and maximizes ``y^T A y`` over
+    the unit y on J, so moving there never decreases the value; the step from u then either
+    keeps J (u is a fixed point: the column stops) or leaves it, as the iterates would once
+    close enough to u.  ``u`` comes from ``eigh(A_JJ)``, or from the m x m Gram of ``X_J`` when
+    the data have fewer rows m than |J|; on a covariance (no thin data), supports larger than
+    ``max_support`` (an eigh too costly next to the steps it saves) are left to the iteration.
+    """
+
+    def __init__(self, cov, max_support: int = 128):
+        self.cov = cov
+        self.max_support = max_support
+        self._thin = cov._A is None and cov.thin and cov.X is not None
+
+    def top(self, J: np.ndarray):
+        """The positive unit top eigenvector of ``A_JJ``, or None."""
+        X = self.cov.X if self._thin else None
+        if X is not None and X.shape[0] < J.size:
+            XJ = X[:, J]
+            w, P = np.linalg.eigh(XJ @ XJ.T)
+            u = XJ.T @ P[:, -1]
+        else:
+            u = np.linalg.eigh(self.cov.submatrix(J))[1][:, -1]
+        if u.sum() < 0:
+            u = -u
+        if not (u > 0).all():
+            return None
+        return u / np.linalg.norm(u)
+
+    def __call__(self, zi: np.ndarray, zv: np.ndarray, cols: np.ndarray, n: int) -> np.ndarray:
+        """Columns ``cols`` of the iterates ``(zi, zv)`` (compact, or dense when ``zi`` has no rows)
+        moved to their support's limit where it is positive; ``zv`` updated in place."""
+        for j in cols:
+            J = zi[:, j][zi[:, j] < n] if zi.shape[0] else np.flatnonzero(zv[:, j])
+            if J.size < 2 or (J.size > self.max_support and not self._thin):
+                continue
+            u = self.top(J)
+            if u is None:
+                continue
+            if zi.shape[0]:
+                zv[:J.size, j] = u  # the indices are increasing, as J
+            else:
+                zv[J, j] = u
+        return zv
+
+
 def _step_on_rows(step, U, Y, ia, va, kc, key, xtol, n):
     """The step on the rows U (sorted) of the columns only, indices mapped to and from U."""
     nu = U.size
@@ -290,7 +340,7 @@ def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np
 def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = None, max_iter: int = 200,
            rtol: float | None = 1e-13, both_signs: bool = False, signed: bool = False,
            xtol: float = _XTOL, merge: bool = True, stop=None, keep: str = "best",
-           quads=None, screen: Screen | None = None) -> AscentResult:
+           quads=None, screen: Screen | None = None, jump: SupportJump | None = None) -> AscentResult:
     """Batched ascent from the columns of ``X0`` (n, p), one ``step`` per iteration.
 
     Parameters
@@ -360,6 +410,8 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
 
     screened = screen is not None and compact and isinstance(step, TopK) and not step.signed \
         and not step.both_signs
+    jumps = jump is not None and best_kept and isinstance(step, TopK) and not step.signed
+    was_settled = np.zeros(p, dtype=bool)
 
     def score(ia, va):  # (A x) and x^T A x of the columns
         Y = matvec(_to_dense(ia, va, n))
@@ -417,6 +469,11 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
                 zi[:, g], zv[:, g], done[g], settled[g] = out
         moving = gained & ~done
         converged[active[~moving]] = True
+        if jumps:  # settled twice in a row and still moving: to the support's limit
+            twice = np.flatnonzero(settled & was_settled[active] & moving)
+            was_settled[active] = settled
+            if twice.size:
+                zv = jump(zi, zv, twice, n)
         if full:
             idx, vals = zi, zv
         else:

@@ -294,6 +294,16 @@ class SupportJump:
         return zv
 
 
+def _slow(gain: np.ndarray, prev_gain: np.ndarray, tol: np.ndarray, steps: int = 4) -> np.ndarray:
+    """Columns whose gains, shrinking by ``gain / prev_gain`` per step, need more than ``steps``
+    further steps to fall below ``tol`` (a power iteration with a small eigengap)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = gain / prev_gain
+        ok = (gain > tol) & (rate > 0) & (rate < 1)
+        need = np.log(np.where(ok, tol / gain, 1.0)) / np.log(np.where(ok, rate, 0.5))
+    return (ok & (need > steps)) | ((gain > tol) & (rate >= 1))
+
+
 def _step_on_rows(step, U, Y, ia, va, kc, key, xtol, n):
     """The step on the rows U (sorted) of the columns only, indices mapped to and from U."""
     nu = U.size
@@ -410,8 +420,9 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
 
     screened = screen is not None and compact and isinstance(step, TopK) and not step.signed \
         and not step.both_signs
-    jumps = jump is not None and best_kept and isinstance(step, TopK) and not step.signed
+    jumps = jump is not None and best_kept and rtol is not None and isinstance(step, TopK) and not step.signed
     was_settled = np.zeros(p, dtype=bool)
+    prev_gain = np.full(p, np.nan)
 
     def score(ia, va):  # (A x) and x^T A x of the columns
         Y = matvec(_to_dense(ia, va, n))
@@ -452,6 +463,10 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
             pv = prev_v[active]
             gained = np.isnan(pv) | (v > pv + rtol * np.abs(pv))
             prev_v[active] = v
+            if jumps:
+                gain = v - pv
+                slow = _slow(gain, prev_gain[active], np.abs(v) * rtol)
+                prev_gain[active] = gain
         kca = kc[active] if k_one is None else k_one
         if not screened:
             zi, zv, done, settled = step(Y, ia, va, kca, key, xtol)
@@ -470,7 +485,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         moving = gained & ~done
         converged[active[~moving]] = True
         if jumps:  # settled twice in a row and still moving: to the support's limit
-            twice = np.flatnonzero(settled & was_settled[active] & moving)
+            twice = np.flatnonzero(settled & was_settled[active] & moving & slow)
             was_settled[active] = settled
             if twice.size:
                 zv = jump(zi, zv, twice, n)

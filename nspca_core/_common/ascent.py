@@ -253,14 +253,27 @@ class SupportJump:
     the unit y on J, so moving there never decreases the value; the step from u then either
     keeps J (u is a fixed point: the column stops) or leaves it, as the iterates would once
     close enough to u.  ``u`` comes from ``eigh(A_JJ)``, or from the m x m Gram of ``X_J`` when
-    the data have fewer rows m than |J|; on a covariance (no thin data), supports larger than
-    ``max_support`` (an eigh too costly next to the steps it saves) are left to the iteration.
+    the data have fewer rows m than |J|; it is computed only where it costs less than the steps
+    it saves (:meth:`pays`; on a covariance, never above ``max_support``).
     """
+
+    #: columns that would stop within this many steps anyway are left to the iteration
+    min_steps = 4
 
     def __init__(self, cov, max_support: int = 128):
         self.cov = cov
         self.max_support = max_support
         self._thin = cov._A is None and cov.thin and cov.X is not None
+
+    def pays(self, size: int, steps: float) -> bool:
+        """Whether an eigh for a support of ``size`` costs less than ``steps`` steps of one column
+        (about ``9 s^3`` flops for an eigh of order s; a step ``2 n |J|``, or ``2 m n`` through X)."""
+        n = self.cov.n
+        if self._thin:
+            m = self.cov.X.shape[0]
+            s = min(size, m)
+            return 9.0 * s ** 3 + 2.0 * m * m * size <= steps * 2.0 * m * n
+        return size <= self.max_support and 9.0 * size ** 3 <= steps * 2.0 * n * size
 
     def top(self, J: np.ndarray):
         """The positive unit top eigenvector of ``A_JJ``, or None."""
@@ -277,12 +290,13 @@ class SupportJump:
             return None
         return u / np.linalg.norm(u)
 
-    def __call__(self, zi: np.ndarray, zv: np.ndarray, cols: np.ndarray, n: int) -> np.ndarray:
+    def __call__(self, zi: np.ndarray, zv: np.ndarray, cols: np.ndarray, n: int, steps=None) -> np.ndarray:
         """Columns ``cols`` of the iterates ``(zi, zv)`` (compact, or dense when ``zi`` has no rows)
-        moved to their support's limit where it is positive; ``zv`` updated in place."""
-        for j in cols:
+        moved to their support's limit where it is positive and, given the ``steps`` each would
+        still need, where the eigh costs less than those steps; ``zv`` updated in place."""
+        for c, j in enumerate(cols):
             J = zi[:, j][zi[:, j] < n] if zi.shape[0] else np.flatnonzero(zv[:, j])
-            if J.size < 2 or (J.size > self.max_support and not self._thin):
+            if J.size < 2 or (steps is not None and not self.pays(J.size, float(steps[c]))):
                 continue
             u = self.top(J)
             if u is None:
@@ -294,14 +308,15 @@ class SupportJump:
         return zv
 
 
-def _slow(gain: np.ndarray, prev_gain: np.ndarray, tol: np.ndarray, steps: int = 4) -> np.ndarray:
-    """Columns whose gains, shrinking by ``gain / prev_gain`` per step, need more than ``steps``
-    further steps to fall below ``tol`` (a power iteration with a small eigengap)."""
+def _slow(gain: np.ndarray, prev_gain: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """The steps each column needs before its gains, shrinking by ``gain / prev_gain`` per step,
+    fall below ``tol`` (many: a power iteration with a small eigengap); inf when they do not
+    shrink, 0 when they are below ``tol`` already."""
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = gain / prev_gain
         ok = (gain > tol) & (rate > 0) & (rate < 1)
         need = np.log(np.where(ok, tol / gain, 1.0)) / np.log(np.where(ok, rate, 0.5))
-    return (ok & (need > steps)) | ((gain > tol) & (rate >= 1))
+    return np.where((gain > tol) & (rate >= 1), np.inf, np.where(ok, need, 0.0))
 
 
 def _step_on_rows(step, U, Y, ia, va, kc, key, xtol, n):
@@ -485,10 +500,10 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         moving = gained & ~done
         converged[active[~moving]] = True
         if jumps:  # settled twice in a row and still moving: to the support's limit
-            twice = np.flatnonzero(settled & was_settled[active] & moving & slow)
+            twice = np.flatnonzero(settled & was_settled[active] & moving & (slow > jump.min_steps))
             was_settled[active] = settled
             if twice.size:
-                zv = jump(zi, zv, twice, n)
+                zv = jump(zi, zv, twice, n, slow[twice])
         if full:
             idx, vals = zi, zv
         else:

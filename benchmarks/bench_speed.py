@@ -20,6 +20,11 @@ Targets:
      LRS >= 0.97, MLL k=50 >= 0.85.
   3. certify_path: all 361 k of CBCL <= 500 units; 14 k spread over 1..12582 on MLL <= 150 units.
   4. data of rank <= 3: certify on 3 x 200,000 <= 5 s and <= 1 GB, ratio 1.
+  5. (issue 39, item 4; ``--auto`` runs this section alone) "auto" within 1.5x "tpower"'s cost on CBCL,
+     LRS, MLL and golub-shaped data (72 x 7,129 synthetic genes, ``bench_certify.gene_matrix``), and
+     <= 1.5 units on the gene data; both through the solver below the front (``solve.fit_cov`` on the
+     covariance operator of the centered data, built once: the same numbers whether or not the front
+     centers), CPU time of this process, the best of 3 interleaved calls each.
 """
 
 from __future__ import annotations
@@ -166,6 +171,70 @@ def bench_wide():
     print(out.stdout.rstrip() or out.stderr[-2000:])
 
 
+AUTO_KS = (5, 10, 20, 50, 180)
+
+
+def golub_shaped():
+    """72 x 7,129 synthetic gene-like data (the shape of Golub's leukemia set), centered."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_certify import gene_matrix
+
+    return gene_matrix(m=72, n=7129, seed=0)
+
+
+def _operator(X):
+    """The covariance operator the front builds for centered dense X (scaled as ``fit`` scales it),
+    with A formed once when n <= m (as the front forms it once per call: not counted here)."""
+    from nspca_core._covariance import as_cov
+    from nspca_core.api import normalized
+
+    C, _ = normalized(as_cov(X))
+    if not C.thin:
+        C.dense()
+    return C
+
+
+def bench_auto_vs_tpower(sets):
+    """Section 5: auto / tpower CPU-time ratios and units, per data set and k, in one run."""
+    from nspca_core.solve import fit_cov
+
+    print("\n-- 5. fit_cov(auto) vs fit_cov(tpower) (CPU time, best of 3 interleaved; units as above); "
+          "targets auto/tpower <= 1.5, auto <= 1.5 units on gene data")
+    print(f"{'data':>6} {'k':>5} {'auto u':>7} {'tpow u':>7} {'ratio':>6} {'var auto/tpower':>16}")
+    summary = []
+    for name, X in sets.items():
+        if X is None:
+            continue
+        C = _operator(X)
+        f = (lambda: np.linalg.eigh(C.dense())) if X.shape[1] <= 1000 else \
+            (lambda: np.linalg.svd(X, full_matrices=False))
+        f()
+        u = float(np.median([_cpu(f)[1] for _ in range(7)]))
+        ratios, units = [], []
+        for k in sorted({min(k, X.shape[1]) for k in AUTO_KS}):
+            fa = lambda: fit_cov(C, k, "auto", min(3, C.n), 0.1, 0, None, {})  # noqa: E731
+            ft = lambda: fit_cov(C, k, "tpower", min(3, C.n), 0.1, 0, None, {})  # noqa: E731
+            ta, tt = [], []
+            for _ in range(3):
+                ra, t = _cpu(fa)
+                ta.append(t)
+                rt, t = _cpu(ft)
+                tt.append(t)
+            a, t = min(ta) / u, min(tt) / u
+            ratios.append(a / t)
+            units.append(a)
+            print(f"{name:>6} {k:>5} {a:7.2f} {t:7.2f} {a / t:6.2f} {ra.variance / rt.variance:16.12f}", flush=True)
+        summary.append((name, max(ratios), max(units)))
+    for name, r, a in summary:
+        print(f"   {name}: worst auto/tpower {r:.2f} (target 1.5), worst auto {a:.2f} units")
+
+
+def _cpu(f):
+    t = time.process_time()
+    out = f()
+    return out, time.process_time() - t
+
+
 def main(quick=False):
     print(f"clock: {'CPU time of this process' if CLOCK is time.process_time else 'wall'}; "
           f"unit: median of 7; section 1: best of 3 calls; "
@@ -177,6 +246,7 @@ def main(quick=False):
     for name, X in sets.items():
         if X is not None:
             bench_auto(name, X, units[name])
+    bench_auto_vs_tpower({**sets, "golub": golub_shaped()})
     bench_exact_small_k()
     for name, ks in (("CBCL", (5, 20, 50, 180)), ("LRS", (5, 20, 50)), ("MLL", (5, 50))):
         if sets[name] is not None:
@@ -191,6 +261,10 @@ def main(quick=False):
 
 
 if __name__ == "__main__":
+    if "--auto" in sys.argv:
+        warm()
+        bench_auto_vs_tpower({**{name: load(name) for name in ("CBCL", "LRS", "MLL")}, "golub": golub_shaped()})
+        sys.exit(0)
     if "--cpu" in sys.argv:
         CLOCK = time.process_time
     main(quick="--quick" in sys.argv)

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._common.ascent import ascent, cov_key, polish, project, random_starts
+from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish, project, random_starts
 from ._common.pairs import opt_pairs
 from ._common.params import check
 from ._cov import Cov
@@ -184,10 +184,11 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
             return _make_result(cov, r.x, V, "auto", params, t0, info)
     starts.update(_auto_starts(cov, V, k, key, seed))
     tick(1)
-    before, after, ascended = _ascend(cov, starts, k, key)
+    screen = Screen(cov, V, eig[0]) if Screen.applies(cov) else None
+    before, after, ascended = _ascend(cov, starts, k, key, screen)
     if options.get("samples") or (_AUTO_ENET and _disagree(after)):
         more = _enet_starts(V, k, d, eps, seed, options.get("samples"), info)
-        b2, a2, x2 = _ascend(cov, more, k, key)
+        b2, a2, x2 = _ascend(cov, more, k, key, screen)
         before.update(b2)
         after.update(a2)
         ascended.update(x2)
@@ -211,12 +212,14 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     return _make_result(cov, best_x, V, "auto", params, t0, info)
 
 
-def _ascend(cov: Cov, starts: dict, k: int, key: np.ndarray):
-    """One batched ascent from every start: ``(value before, value after, point after)`` by name."""
+def _ascend(cov: Cov, starts: dict, k: int, key: np.ndarray, screen: Screen | None = None):
+    """One batched ascent from every start: ``(value before, value after, point after)`` by name.
+    ``screen``: the products exact only where the top k can be (:class:`Screen`)."""
     names = list(starts)
     X0 = np.column_stack([np.asarray(starts[nm], dtype=float) for nm in names])
-    before = dict(zip(names, cov.quads(project(X0, k, key))))
-    r = ascent(cov.matvec, X0, k, key=key)
+    r = ascent(cov.matvec, X0, k, key=key, screen=screen, jump=SupportJump(cov))
+    # the starts made feasible are the first iterates: their values come with the first products
+    before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}
     return before, after, {nm: r.X[:, j] for j, nm in enumerate(names)}
 

@@ -166,19 +166,83 @@ def _scatter(rows, cols, values, n: int, q: int, width: int):
     return idx, vals
 
 
-def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int):
+# a column whose entries at or above its previous support's smallest value number more than this
+# fraction of n is selected by np.partition rather than among those candidates
+_CANDIDATE_FRACTION = 1 / 16
+
+
+def _select_near(Y: np.ndarray, S: np.ndarray, prev: np.ndarray, k: int, signed: bool):
+    """The compact ``T_k`` of the columns of Y (n, q) whose previous iterate ``prev`` (k, q) had
+    k entries, found among few candidates instead of by a partition of all n entries.
+
+    ``t_j``, the smallest of ``S[:, j]`` (Y, or |Y| when ``signed``) on the previous support, is at
+    most the k-th largest of ``S[:, j]`` (k entries reach it), so every entry of the top k is among
+    the candidates ``S[:, j] >= t_j``, and so is the (k+1)-th largest u when there are more than k
+    candidates.  With exactly k candidates, the support is unchanged (the common case near
+    convergence).  Otherwise the candidates of a column are ranked and the k above u kept: the
+    same points as :func:`_select`'s partition.  Returns ``(done, idx, vals)`` with ``done`` the
+    columns found (the others: a tie at the k-th value, ``t_j <= 0`` — the truncation of the
+    positive part may then keep fewer than k —, or too many candidates) and ``idx``, ``vals``
+    (k, q) filled on them."""
+    n, q = Y.shape
+    cols = np.arange(q)
+    t = S[prev, cols].min(axis=0)
+    M = S >= t
+    count = np.count_nonzero(M, axis=0)
+    done = (t > 0) & (count <= max(k + 1, int(_CANDIDATE_FRACTION * n)))
+    idx = prev.copy()
+    more = np.flatnonzero(done & (count > k))
+    if more.size:
+        cc, rr = _nonzero_by_column(M[:, more])  # candidates, by column, rows increasing
+        v = S[rr, more[cc]]
+        order = np.lexsort((-v, cc))  # by column, largest first
+        start = np.cumsum(count[more]) - count[more]
+        rank = np.empty(cc.size, dtype=np.intp)
+        rank[order] = np.arange(cc.size) - start[cc[order]]
+        vs = v[order]
+        kth, u = vs[start + k - 1], vs[start + k]
+        tie = kth <= u
+        keep = (rank < k) & ~tie[cc]
+        ok = more[~tie]
+        idx[:, ok] = rr[keep].reshape(ok.size, k).T
+        done[more[tie]] = False
+    found = np.flatnonzero(done)
+    vals = np.zeros((k, q))
+    vals[:, found] = Y[idx[:, found], found]
+    return done, idx, vals
+
+
+def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: np.ndarray | None = None):
     """Compact ``T_k`` of each column of Y (n, q) (``signed``: the k largest |entries| with
     their signs), the same points as the dense :func:`_step` without ``both_signs``.
 
-    Per k: one ``np.partition`` finds the (k+1)-th largest value u of each column and the
-    entries above u are the k kept ones.  When fewer than k lie above u, the k-th value
-    equals u (a tie); if it is positive, :func:`topk_mask` breaks the tie by ``key`` on
-    that column (rare), else the tied entries are zero after truncation anyway."""
+    With one k (= ``width``) and the previous iterates' indices ``prev`` (width, q), the columns
+    whose previous iterate had k entries are selected among few candidates first
+    (:func:`_select_near`).  The rest: per k, one ``np.partition`` finds the (k+1)-th largest
+    value u of each column and the entries above u are the k kept ones.  When fewer than k lie
+    above u, the k-th value equals u (a tie); if it is positive, :func:`topk_mask` breaks the
+    tie by ``key`` on that column (rare), else the tied entries are zero after truncation
+    anyway."""
     n, q = Y.shape
     S = np.abs(Y) if signed else Y
     ks = np.unique(kc)
     if ks.size > 4 or ks[-1] >= n:  # many different k (a path), or whole columns: dense
         return _to_compact(_step(Y, kc, key, False, signed), width)
+    if prev is not None and ks.size == 1 and ks[0] == width and width < n:
+        near = np.flatnonzero((prev < n).all(axis=0))  # previous iterates with k entries
+        if near.size:
+            full = near.size == q
+            done, idx, vals = _select_near(Y if full else Y[:, near], S if full else S[:, near],
+                                              prev if full else prev[:, near], width, signed)
+            if done.all() and full:
+                return idx, vals
+            rest = np.setdiff1d(np.arange(q), near[done])
+            ri, rv = _select(Y[:, rest], kc[rest], key, signed, width)
+            idx_all = np.empty((width, q), dtype=np.intp)
+            vals_all = np.empty((width, q))
+            idx_all[:, near[done]], vals_all[:, near[done]] = idx[:, done], vals[:, done]
+            idx_all[:, rest], vals_all[:, rest] = ri, rv
+            return idx_all, vals_all
     masks, dense_cols = [], []
     for k in ks:
         g = np.flatnonzero(kc == k) if ks.size > 1 else np.arange(q)
@@ -284,16 +348,16 @@ class TopK:
     def start(self, X0: np.ndarray, kc, key) -> np.ndarray:
         return project(X0, kc, key, signed=self.signed)
 
-    def _select(self, Y, ia, kc, key):
+    def _select(self, Y, ia, kc, key, prev):
         if ia.shape[0]:  # compact iterates, of width the largest k
             kcs = np.broadcast_to(kc, (Y.shape[1],)) if np.ndim(kc) == 0 else kc
-            return _select(Y, kcs, key, self.signed, ia.shape[0])
+            return _select(Y, kcs, key, self.signed, ia.shape[0], prev)
         return ia, _step(Y, kc, key, False, self.signed)
 
     def __call__(self, Y, ia, va, kc, key, xtol):
-        zi, zv = self._select(Y, ia, kc, key)
+        zi, zv = self._select(Y, ia, kc, key, ia if ia.shape[0] else None)
         if self.both_signs:  # the longer of T_k(y) and T_k(-y)
-            mi, mv = self._select(-Y, ia, kc, key)
+            mi, mv = self._select(-Y, ia, kc, key, None)
             flip = np.einsum("ij,ij->j", mv, mv) > np.einsum("ij,ij->j", zv, zv)
             zi[:, flip], zv[:, flip] = mi[:, flip], mv[:, flip]
         zi, zv = _normalize_compact(zv, zi, ia, va)

@@ -55,13 +55,13 @@ def bench_cbcl():
     n = A.shape[0]
     t_factor, (V, _) = best_of(lambda: lowrank_factor(cov=A, d=3))
     ks = np.arange(1, n + 1)
-    t_path, res = best_of(lambda: enet_path(V, ks, eps=0.1, seed=0))
+    t_path, res = best_of(lambda: enet_path(V, ks, eps=0.1, random_state=0))
     print(f"CBCL n={n}: unit = one eigh = {unit * 1e3:.1f} ms; "
           f"samples = enet_samples(3, 0.1, {n}) = {enet_samples(3, 0.1, n)}")
     print(f"  enet_path d=3 eps=0.1, all k=1..{n}: {t_path / unit:.2f} units "
           f"(+ lowrank_factor d=3: {t_factor / unit:.2f} units)   target <= 60")
     big = 10 ** 3 * int(np.log(n))  # the literal eps^-d ln n count, for comparison
-    t_big, _ = best_of(lambda: enet_path(V, ks, eps=0.1, seed=0, samples=big), 1)
+    t_big, _ = best_of(lambda: enet_path(V, ks, eps=0.1, random_state=0, samples=big), 1)
     print(f"  same with samples = eps^-d * ln n = {big}: {t_big / unit:.2f} units")
     for k in (10, 60, 180):
         t, r = best_of(lambda: fit(cov=A, k=k, certify=False), 1)
@@ -80,7 +80,7 @@ def bench_mll():
     unit, _ = best_of(lambda: np.linalg.svd(X, full_matrices=False), 5)
     t_factor, (V, _) = best_of(lambda: lowrank_factor(X, d=3))
     ks = np.arange(1, n + 1)
-    t_path, res = best_of(lambda: enet_path(V, ks, eps=0.1, seed=0), 1)
+    t_path, res = best_of(lambda: enet_path(V, ks, eps=0.1, random_state=0), 1)
     del res
     print(f"MLL m={m} n={n}: unit = one thin SVD = {unit * 1e3:.1f} ms; "
           f"samples = {enet_samples(3, 0.1, n)}")
@@ -88,7 +88,7 @@ def bench_mll():
           f"(+ lowrank_factor d=3: {t_factor / unit:.2f} units)   target <= 50")
     # the path builds each Result when it is read: visit every one (built, used, dropped)
     def visit_all():
-        path = enet_path(V, ks, eps=0.1, seed=0)
+        path = enet_path(V, ks, eps=0.1, random_state=0)
         return sum(r.variance for r in path)
 
     t_visit, _ = best_of(visit_all, 1)
@@ -102,7 +102,7 @@ def bench_mll():
     ks_sub = np.unique(np.linspace(1, n, 200).astype(int))
     tracemalloc.start()
     t = time.perf_counter()
-    enet_path(V, ks_sub, eps=0.1, seed=0)
+    enet_path(V, ks_sub, eps=0.1, random_state=0)
     t = time.perf_counter() - t
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -134,7 +134,7 @@ def _strategy_run(path: str, strategy: str, queue) -> None:
     data_gb = (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 1e9
     opts = {"d": 5} if strategy == "bipartite" else {"method": "tpower"}
     t = time.perf_counter()
-    res = nc.components(X, n_components=8, k=15, strategy=strategy, seed=0, **opts)
+    res = nc.components(X, n_components=8, k=15, strategy=strategy, random_state=0, certify=False, **opts)
     queue.put({"seconds": time.perf_counter() - t, "peak": peak_gb(), "loaded": loaded, "data": data_gb,
                "total": float(res.variance.sum()), "found": res.n_components})
 

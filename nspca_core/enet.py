@@ -23,6 +23,7 @@ from ._common.rank1 import topk_support
 from ._enet_path import ResultPath, fallback_x, finish, path_batch
 from ._validation import InputError, as_rng, check_int, check_k, check_matrix, pow2_scale
 from .result import Result
+from ._common.params import SEED_NOT_GIVEN, renamed_seed
 
 __all__ = ["enet_samples", "enet_seconds", "enet_nspca", "enet_path", "ResultPath"]
 
@@ -365,8 +366,8 @@ def _enet_top(V, k, C, count):
     return [e[2] for e in pool]
 
 
-def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_samples=None,
-               max_seconds=None) -> Result:
+def enet_nspca(V, k, *, eps=0.1, random_state=0, samples=None, callback=None, max_samples=None,
+               max_seconds=None, seed=SEED_NOT_GIVEN) -> Result:
     """Approximate ``OPT_d = max_{x in S_k^n} ||V^T x||^2`` by random directions (Alg. 3).
 
     Parameters
@@ -377,7 +378,7 @@ def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_sample
         Maximum number of nonzeros.
     eps : float in (0, 1), default 0.1
         Target accuracy; sets the default number of samples (:func:`enet_samples`).
-    seed : int, None or numpy.random.Generator, default 0
+    random_state : int, None or numpy.random.Generator, default 0
         Source of the random directions (same seed, same output).
     samples : int or array_like of shape (N, d), optional
         Number of random directions (default ``enet_samples(d, eps, n)``), or
@@ -423,6 +424,7 @@ def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_sample
     as one draw of all N, so the answer does not depend on b.  Scale-free: the
     search runs on ``V`` divided by a power of two (exact).
     """
+    seed = renamed_seed(random_state, seed)  # `seed=`: deprecated name
     t0 = time.perf_counter()
     V, eps = _validate(V, eps, callback)
     n, d = V.shape
@@ -440,8 +442,8 @@ def enet_nspca(V, k, *, eps=0.1, seed=0, samples=None, callback=None, max_sample
     return finish(V, x, k, "enet", params, t0, info)
 
 
-def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None,
-              max_samples=None, max_seconds=None) -> "ResultPath":
+def enet_path(V, ks, *, eps=0.1, random_state=0, samples=None, callback=None,
+              max_samples=None, max_seconds=None, seed=SEED_NOT_GIVEN) -> "ResultPath":
     """:func:`enet_nspca` for many sparsities at once, sharing the random directions.
 
     Parameters
@@ -478,6 +480,7 @@ def enet_path(V, ks, *, eps=0.1, seed=0, samples=None, callback=None,
     when a Result is accessed, so memory stays O(n b d + len(ks) d) however
     many k and directions are asked for.
     """
+    seed = renamed_seed(random_state, seed)  # `seed=`: deprecated name
     t0 = time.perf_counter()
     V, eps = _validate(V, eps, callback)
     n, d = V.shape

@@ -578,7 +578,7 @@ class NonnegativeScorePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         check_params(self)
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        res = nonneg_scores(X, n_components=self.n_components, seed=seed_of(self.random_state),
+        res = nonneg_scores(X, n_components=self.n_components, random_state=seed_of(self.random_state),
                             max_iter=self.max_iter)
         self.result_ = res
         self.mixing_ = np.asarray(res.A, dtype=float)

@@ -101,7 +101,7 @@ def fit_cov(cov: Cov, k: int, method: str, d: int, eps: float, seed, callback, o
         from .enet import enet_nspca
 
         V, eig = cov.factor(d)
-        r = enet_nspca(V, k, eps=eps, seed=seed, samples=samples, callback=callback)
+        r = enet_nspca(V, k, eps=eps, random_state=seed, samples=samples, callback=callback)
         info = {**r.info, "eigenvalues": eig}
         params["samples"] = r.params["samples"]
         return _make_result(cov, r.x, V, "enet", {**params}, t0, info)

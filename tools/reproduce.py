@@ -125,9 +125,9 @@ def _load(name: str, *, quick: bool, standin: bool) -> Data | None:
         return None
     # synthetic stand-ins with the same roles (images / many genes few samples / spectra)
     if name == "cbcl":
-        ds = load_dataset("synthetic-parts", preprocessing="center", seed=0)
+        ds = load_dataset("synthetic-parts", preprocessing="center", random_state=0)
     else:
-        ds = load_dataset("synthetic-planted", preprocessing="center", seed=0)
+        ds = load_dataset("synthetic-planted", preprocessing="center", random_state=0)
     labels = None
     if name == "mll":
         labels = np.repeat(np.array(["ALL", "AML", "MLL"]), -(-ds.X.shape[0] // 3))[: ds.X.shape[0]]
@@ -157,7 +157,7 @@ def seed002(rep: Report, data: dict, quick: bool):
             rows, recs = {}, []
             for method in ("enet", "em"):
                 res = components(cb.X, n_components=r, k=k, method=method, strategy="deflation-remove",
-                                 d=d, eps=eps, seed=0, certify=False)
+                                 d=d, eps=eps, random_state=0, certify=False)
                 rows[method] = [res.loadings[:, j] for j in range(r)]
                 for j in range(r):
                     recs.append({"method": method, "component": j + 1, "variance": res.variance[j],
@@ -198,12 +198,12 @@ def seed002(rep: Report, data: dict, quick: bool):
             V, eig = lowrank_factor(ds.X, d=d)
             lam1 = eig[0]
             t = time.perf_counter()
-            en = enet_path(V, ks, eps=eps, seed=0)
+            en = enet_path(V, ks, eps=eps, random_state=0)
             t_enet = time.perf_counter() - t
             m = ds.X.shape[0]
             var_enet = np.array([float(np.sum((ds.X @ r.x) ** 2) / m) for r in en])
-            var_em = np.array([fit(ds.X, k=k, method="em", seed=0, certify=False).variance for k in ks])
-            best = [fit(ds.X, k=k, method="auto", d=d, eps=eps, seed=0, certify=False) for k in ks]
+            var_em = np.array([fit(ds.X, k=k, method="em", random_state=0, certify=False).variance for k in ks])
+            best = [fit(ds.X, k=k, method="auto", d=d, eps=eps, random_state=0, certify=False) for k in ks]
             var_best = np.array([b.variance for b in best])
             certs = certify_path(ds.X, ks=ks, xs=[b.x for b in best])
             ub = np.array([c.upper_bound for c in certs])
@@ -225,7 +225,7 @@ def seed002(rep: Report, data: dict, quick: bool):
                 var_z = []
                 for k in ks:
                     try:
-                        var_z.append(fit(ds.X, k=k, method="zass", seed=0, certify=False).variance)
+                        var_z.append(fit(ds.X, k=k, method="zass", random_state=0, certify=False).variance)
                     except Exception:  # noqa: BLE001 - no β gives a k-sparse answer
                         var_z.append(np.nan)
                 var_z = np.array(var_z)
@@ -306,11 +306,11 @@ def seed003(rep: Report, data: dict, quick: bool):
             Xp = cb.X - np.outer(cb.X @ u, u)
             ks = [5, 20, 50] if quick else [5, 10, 20, 30, 50, 75, 100, 150, 200]
             ks = [k for k in ks if k <= Xp.shape[1]]
-            em = [fit(Xp, k=k, method="em", seed=0, certify=False).variance for k in ks]
+            em = [fit(Xp, k=k, method="em", random_state=0, certify=False).variance for k in ks]
             zs = []
             for k in ks:
                 try:
-                    zs.append(fit(Xp, k=k, method="zass", seed=0, certify=False).variance)
+                    zs.append(fit(Xp, k=k, method="zass", random_state=0, certify=False).variance)
                 except Exception:  # noqa: BLE001
                     zs.append(np.nan)
             df = pd.DataFrame({"k": ks, "EM": em, "NSPCA (Zass–Shashua)": zs})
@@ -345,7 +345,7 @@ def seed003(rep: Report, data: dict, quick: bool):
             for k in ks:
                 row = {"genes": k}
                 for method in ("em", "auto"):
-                    x = fit(ml.X, k=k, method=method, seed=0, certify=False).x
+                    x = fit(ml.X, k=k, method=method, random_state=0, certify=False).x
                     sel = np.flatnonzero(x)
                     km = KMeans(3, n_init=10, random_state=0).fit(ml.X[:, sel])
                     row[f"Jaccard ({method})"] = _pair_jaccard(km.labels_, ml.labels)
@@ -387,7 +387,7 @@ def seed004(rep: Report, data: dict, quick: bool, standin: bool = False):
                                             ("SpanSPCA", "enet", "deflation-project"),
                                             ("SPCABiPart", "auto", "bipartite")):
                 res = components(ds.X, n_components=r, k=s, method=method, strategy=strategy, d=3,
-                                 eps=0.1, seed=0, certify=False)
+                                 eps=0.1, random_state=0, certify=False)
                 row[label] = res.total_variance
             row["trace(A)"] = total
             recs.append(row)
@@ -420,7 +420,7 @@ def seed004(rep: Report, data: dict, quick: bool, standin: bool = False):
                 for label, method, strategy in (("deflation (ε-net)", "enet", "deflation-project"),
                                                 ("bipartite", "auto", "bipartite")):
                     res = components(ml.X, n_components=kcomp, k=min(s2, ml.X.shape[1] // kcomp),
-                                     method=method, strategy=strategy, seed=0, certify=False)
+                                     method=method, strategy=strategy, random_state=0, certify=False)
                     row[label] = res.total_variance
                 recs.append(row)
             df = pd.DataFrame(recs)

@@ -6,6 +6,10 @@ upload and a registry dataset can never be confused, and moving a slider back
 to an earlier value is a cache hit.  Arguments whose name starts with ``_``
 (progress callbacks) are not hashed.
 
+Centering: the sidebar's preprocessing choice (center / standardize / log1p / none) is applied to
+the data once, where the data set is loaded; every call here then passes ``center=False`` (the
+core's "use X as given"), so the choice maps onto the core's ``center`` parameter exactly once.
+
 Progress: pages wrap long calls in :func:`progress`, which draws an
 ``st.progress`` bar and hands the solver a ``callback(done, total)``.  The bar
 is updated from a copy of the script's context taken *before* the cached call,
@@ -151,7 +155,7 @@ def guard(main: Callable[[], None]) -> None:
 def load_dataset(name: str, preprocessing: str = "center", seed: int = 0):
     """``nspca_core.load_dataset(name, preprocessing=..., seed=...)``, cached (read-only result)."""
     # download=True: a real dataset without a local copy is fetched (cached, checksummed)
-    return core_datasets.load_dataset(name, preprocessing=state.steps_of(preprocessing), seed=int(seed), download=True)
+    return core_datasets.load_dataset(name, preprocessing=state.steps_of(preprocessing), random_state=int(seed), download=True)
 
 
 def current_dataset():
@@ -262,7 +266,7 @@ def fit(X: np.ndarray, k: int, method: str = "auto", d: int = 3, eps: float = 0.
     """
     if method not in available_methods():
         raise Unavailable(f"method {method!r} is not in nspca_core.api.METHODS={available_methods()}")
-    return api.fit(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed),
+    return api.fit(X, k=int(k), method=method, d=int(d), eps=float(eps), random_state=int(seed), center=False,
                certify=bool(certify), callback=_callback, **_options(method, raw))
 
 
@@ -296,7 +300,7 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
     if method == "enet":
         V, _ = lowrank(X, int(d))
         t0 = time.perf_counter()
-        results = enet_path(V, [int(k) for k in ks], eps=float(eps), seed=int(seed),
+        results = enet_path(V, [int(k) for k in ks], eps=float(eps), random_state=int(seed),
                             callback=_callback)
         total = time.perf_counter() - t0
         for j, r in enumerate(results):
@@ -322,7 +326,7 @@ def method_path(X: np.ndarray, ks: tuple, method: str, d: int = 3, eps: float = 
 @st.cache_data(show_spinner=False, max_entries=128)
 def certify(X: np.ndarray, k: int, x: np.ndarray | None = None, _callback=None):
     """``nspca_core.certify.certify(X, k=k, x=x)`` -> Certificate, cached."""
-    return certificates.certify(X, k=int(k), x=x, callback=_callback)
+    return certificates.certify(X, k=int(k), x=x, callback=_callback, center=False)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -332,7 +336,7 @@ def certify_path(X: np.ndarray, ks: tuple, xs: np.ndarray | None = None, _callba
     ``xs`` (n × len(ks)) are the best known answers, passed column by column.
     """
     x_list = None if xs is None else [np.asarray(xs)[:, j] for j in range(len(ks))]
-    return certificates.certify_path(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback)
+    return certificates.certify_path(X, ks=[int(k) for k in ks], xs=x_list, callback=_callback, center=False)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -353,8 +357,8 @@ def components(X: np.ndarray, n_components: int, k: int, method: str = "auto",
                raw: np.ndarray | None = None, _callback=None):
     """``nspca_core.api.components(X, n_components=..., k=..., ...)`` -> ComponentsResult, cached."""
     return api.components(X, n_components=int(n_components), k=int(k), method=method,
-                      strategy=strategy, d=int(d), eps=float(eps), seed=int(seed),
-                      callback=_callback, **_options(method, raw))
+                      strategy=strategy, d=int(d), eps=float(eps), random_state=int(seed),
+                      certify=False, center=False, callback=_callback, **_options(method, raw))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -362,7 +366,7 @@ def components_cov(A: np.ndarray, n_components: int, k: int, method: str = "auto
                    strategy: str = "deflation-remove", d: int = 3, eps: float = 0.1, seed: int = 0):
     """``components(cov=A, ...)`` for a covariance given directly (the §7 counterexample)."""
     return api.components(cov=A, n_components=int(n_components), k=int(k), method=method,
-                      strategy=strategy, d=int(d), eps=float(eps), seed=int(seed))
+                      strategy=strategy, d=int(d), eps=float(eps), random_state=int(seed), certify=False)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -387,7 +391,7 @@ def counterexample(eps: float, delta: float):
 @st.cache_data(show_spinner=False, max_entries=16)
 def nonneg_scores(Y: np.ndarray, n_components: int | None = None, seed: int = 0, _callback=None):
     """``nspca_core.scores.nonneg_scores(Y, n_components=..., seed=...)`` -> ScoresResult, cached."""
-    return core_scores.nonneg_scores(Y, n_components=n_components, seed=int(seed),
+    return core_scores.nonneg_scores(Y, n_components=n_components, random_state=int(seed),
                          callback=_callback)
 
 

@@ -276,7 +276,7 @@ def certificate(X: np.ndarray, k: int, x: np.ndarray, effort: str = "fast", _cal
     """``certify`` the component ``x`` on the data (dual bound); plain numbers out."""
     from nspca_core import certify
 
-    cert = certify(X, k=k, x=x, effort=effort, callback=_callback)
+    cert = certify(X, k=k, x=x, effort=effort, callback=_callback, center=False)
     return dict(upper_bound=float(cert.upper_bound), lower=float(cert.lower),
                 ratio=float(cert.ratio), kind=str(cert.kind), optimal=bool(cert.optimal))
 

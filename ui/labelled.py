@@ -69,7 +69,8 @@ def fast_components(X: np.ndarray, n_components: int, k: int, method: str = "aut
     from nspca_core.api import components
     return components(
         X, n_components=int(n_components), k=int(k), method=method, strategy="deflation-remove",
-        d=int(d), eps=float(eps), seed=int(seed), certify=False, callback=_callback)
+        d=int(d), eps=float(eps), random_state=int(seed), certify=False, center=False,
+        callback=_callback)
 
 
 # ----------------------------------------------------------------- classes

@@ -230,7 +230,7 @@ def compute_topics(token: str, method: str, r: int, k: int, weighting: str, cent
         from nspca_core.api import components
 
         res = components(cov, n_components=int(r), k=int(k), method="tpower",
-                         strategy="deflation-remove", seed=int(seed))
+                         strategy="deflation-remove", random_state=int(seed), certify=False)
         params = {}
     L, variance, cumulative, order = order_by_variance(cov, np.asarray(res.loadings),
                                                        np.asarray(res.variance, float))

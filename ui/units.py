@@ -31,7 +31,8 @@ def fit_unit(X: np.ndarray, *, k: int, method: str, d: int, eps: float, seed: in
     """
     from nspca_core import fit
 
-    r = fit(X, k=int(k), method=method, d=int(d), eps=float(eps), seed=int(seed), certify=False,
+    r = fit(X, k=int(k), method=method, d=int(d), eps=float(eps), random_state=int(seed), certify=False,
+            center=False,
             callback=callback, **_options(method, raw))
     x = np.asarray(r.x, float)
     y = X @ x
@@ -50,7 +51,7 @@ def certify_unit(X: np.ndarray, *, k: int, x: np.ndarray | None = None, effort: 
     """
     from nspca_core import certify
 
-    c = certify(X, k=int(k), x=x, effort=effort, callback=callback,
+    c = certify(X, k=int(k), x=x, effort=effort, callback=callback, center=False,
                 **({"time_limit": float(time_limit)} if time_limit is not None else {}))
     xc = None if c.x is None else np.asarray(c.x, float)
     return dict(upper=float(c.upper_bound), lower=float(c.lower), kind=str(c.kind),
@@ -63,4 +64,5 @@ def components_unit(X: np.ndarray, *, n_components: int, k: int, method: str, st
     from nspca_core import components
 
     return components(X, n_components=int(n_components), k=int(k), method=method, strategy=strategy,
-                      d=int(d), eps=float(eps), seed=int(seed), callback=callback)
+                      d=int(d), eps=float(eps), random_state=int(seed), certify=False, center=False,
+                      callback=callback)

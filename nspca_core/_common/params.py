@@ -22,7 +22,8 @@ import numpy as np
 
 from .._validation import SPARSITY, InputError, Interval, as_rng, check_vector
 
-__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "take_random_state", "in_interval", "in_choices",
+__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "take_random_state", "renamed_seed", "SEED_NOT_GIVEN",
+           "in_interval", "in_choices",
            "check_params", "seed_of", "Interval", "Flag", "Callback", "Seed", "Optional", "KSpec",
            "Sizes", "Choice", "Seconds", "Point"]
 
@@ -269,10 +270,36 @@ def take_random_state(random_state, options: dict):
                          f"{random_state!r} and seed={seed!r}")
     warnings.warn("`seed` is deprecated: use `random_state` (the same values: an int >= 0, None or a "
                   "numpy Generator)", DeprecationWarning, stacklevel=3)
-    return seed
+    return check("seed", seed)
 
 
 _UNSET = object()
+
+
+class _Unset:
+    """The default of a deprecated ``seed=`` keyword (shown as ``<not given>`` in signatures)."""
+
+    def __repr__(self):
+        return "<not given>"
+
+
+#: default of the deprecated ``seed`` keyword of the public functions (:func:`renamed_seed`)
+SEED_NOT_GIVEN = _Unset()
+
+
+def renamed_seed(random_state, seed, default=0):
+    """The randomness of a public function that took ``seed=`` before ``random_state``: ``seed`` still
+    works, with a :class:`DeprecationWarning` naming ``random_state``; giving both is an error."""
+    if seed is SEED_NOT_GIVEN:
+        return check("random_state", random_state)
+    import warnings
+
+    if random_state is not default and random_state != default:
+        raise InputError(f"give `random_state` only (`seed` is its deprecated name); got random_state="
+                         f"{random_state!r} and seed={seed!r}")
+    warnings.warn("`seed` is deprecated: use `random_state` (the same values: an int >= 0, None or a "
+                  "numpy Generator)", DeprecationWarning, stacklevel=3)
+    return check("seed", seed)
 
 
 def seed_of(random_state):

@@ -10,6 +10,7 @@ from .corpora import _read_corpus
 from .preprocessing import _dense_preprocessor
 from .registry import _REGISTRY, get_info
 from .types import Dataset, DatasetInfo
+from .._common.params import SEED_NOT_GIVEN, renamed_seed
 
 
 def _check_params(info: DatasetInfo, params: dict) -> dict:
@@ -22,7 +23,7 @@ def _check_params(info: DatasetInfo, params: dict) -> dict:
 
 
 def load_dataset(name: str, *, preprocessing="center", data_dir=None, download: bool = False,
-                 seed=0, **params) -> Dataset:
+                 random_state=0, seed=SEED_NOT_GIVEN, **params) -> Dataset:
     """Load a registry entry, preprocessed.
 
     Parameters
@@ -37,7 +38,7 @@ def load_dataset(name: str, *, preprocessing="center", data_dir=None, download: 
         the cache is searched after it.
     download : bool
         Fetch a missing real set from its public source into the cache.
-    seed : int, None or numpy Generator
+    random_state : int, None or numpy Generator
         For the synthetic generators (ignored by the others).
     **params
         Generator parameters of synthetic entries (see ``info.params``).
@@ -62,6 +63,7 @@ def load_dataset(name: str, *, preprocessing="center", data_dir=None, download: 
     ChecksumError
         A local copy or download whose parsed arrays differ from the record.
     """
+    seed = renamed_seed(random_state, seed)  # `seed=`: deprecated name
     info = get_info(name)
     if not isinstance(download, bool):
         raise InputError(f"`download` must be True or False; got {download!r}")

@@ -353,7 +353,7 @@ def compare_methods(Y, D_true, W_true, *, methods=METHODS, seed=0, em_min_angle=
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 if m == "nspca":
-                    res = nonneg_scores(Y, n_components=r, seed=seed, max_iter=max_iter)
+                    res = nonneg_scores(Y, n_components=r, random_state=seed, max_iter=max_iter)
                     Dh, Wh = res.D, res.W
                     note = f"S={res.negativity:.3g}, {res.iterations} steps, {res.status}"
                 elif m == "nica":
@@ -463,7 +463,7 @@ def rate_study(ns=(100, 1000, 10000), *, p: int = 3, c: float = 1.0, reps: int =
             X = power_sources(n, p, c, rng)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                res = nonneg_scores(X @ A.T, seed=rng)
+                res = nonneg_scores(X @ A.T, random_state=rng)
             errs[k] = rate_error(res.A, A)
             done += 1
             if callback is not None:

@@ -26,15 +26,16 @@ from .geometry import (_a_rows, _assemble, _box_norm, _check_Y, _geodesic, _line
                        _lp_ascent_model, _lp_model, _pairs, _paper_direction, _Path, _Problem,
                        _random_rotation, _reorthonormalize, _skew, _whiten, _z_rows)
 from .result import ScoresResult
+from .._common.params import SEED_NOT_GIVEN, renamed_seed
 
 __all__ = ["nonneg_scores"]
 
 
 # --------------------------------------------------------------------------- estimator
 
-def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selection="sum",
-                  penalty=0.0, polish_iter=50, restarts=3, max_frames=200, callback=None
-                  ) -> ScoresResult:
+def nonneg_scores(Y, *, n_components=None, random_state=0, max_iter=500, tol=1e-9, selection="sum",
+                  penalty=0.0, polish_iter=50, restarts=3, max_frames=200, callback=None,
+                  seed=SEED_NOT_GIVEN) -> ScoresResult:
     """Nonnegative-score PCA: the rotation of the whitened data into the positive orthant.
 
     Parameters
@@ -46,7 +47,7 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
     n_components : int or None
         ``r``; None means ``p`` (the paper's square model).  ``r < p`` whitens on
         the top r principal components first.
-    seed : int or numpy Generator
+    random_state : int or numpy Generator
         Seeds the random escape rotations (the result is deterministic).
     max_iter : int
         Cap on geodesic steps of the negativity descent.
@@ -120,6 +121,7 @@ def nonneg_scores(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-9, selec
 
     Forms only p x p and n x r matrices.
     """
+    seed = renamed_seed(random_state, seed)  # `seed=`: deprecated name
     t_start = time.perf_counter()
     Y, r = _check_Y(Y, n_components)
     max_iter, polish_iter, restarts, max_frames = _check_options(

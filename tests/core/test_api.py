@@ -87,7 +87,7 @@ def test_fit_enet_is_enet_on_the_factor():
     X = _data(2, n=12)
     r = fit(X, k=4, method="enet", d=2, eps=0.2, random_state=5, certify=False)
     V, _ = lowrank_factor(X, d=2)
-    e = enet_nspca(V, 4, eps=0.2, seed=5)
+    e = enet_nspca(V, 4, eps=0.2, random_state=5)
     assert np.array_equal(r.x, e.x) and r.method == "enet"
     assert r.variance_lowrank == pytest.approx(e.variance_lowrank)
 
@@ -254,7 +254,7 @@ def test_components_callback():
     (dict(k=2, eps=0), r"`eps` must be a float in \(0, 1\); got 0"),
     (dict(k=2, method="pca"), r"`method` must be one of 'auto', 'spannogram', 'enet', 'em', 'tpower', "
                               r"'zass', 'sklearn-spca', 'nmf'(, '[a-z-]+')*; got 'pca'"),
-    (dict(k=2, seed=1.5), "`seed` must be an int"),
+    (dict(k=2, random_state=1.5), "`random_state` must be None, an int >= 0"),
     (dict(k=2, certify="yes"), "`certify` must be True or False"),
     (dict(k=2, callback="x"), "`callback` must be callable"),
 ])

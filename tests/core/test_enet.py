@@ -81,7 +81,7 @@ def test_enet_within_eps_of_brute_force():
         V = _random_V(rng, n, d, degenerate=trial % 3 == 0)
         k = int(rng.integers(1, n + 1))
         # 600 directions: a sample misses the (1-eps) cap with probability <= (1-0.05)^600 < 1e-13
-        r = enet_nspca(V, k, eps=eps, seed=trial, samples=600)
+        r = enet_nspca(V, k, eps=eps, random_state=trial, samples=600)
         opt, _ = brute_opt_lowrank(V, k)
         assert r.variance >= (1 - eps) * opt - 1e-12
         assert r.variance <= opt + 1e-9 * max(1.0, opt)
@@ -110,10 +110,10 @@ def test_enet_path_equals_single_with_seed_on_general_position():
     rng = np.random.default_rng(3)
     V = rng.standard_normal((40, 3))
     ks = [1, 5, 17, 40, 5]
-    path = enet_path(V, ks, eps=0.2, seed=11)
+    path = enet_path(V, ks, eps=0.2, random_state=11)
     assert len(path) == len(ks)
     for k, rp in zip(ks, path):
-        rs = enet_nspca(V, k, eps=0.2, seed=11)
+        rs = enet_nspca(V, k, eps=0.2, random_state=11)
         assert np.array_equal(rs.support, rp.support)
         assert np.allclose(rs.x, rp.x, atol=1e-14)
         assert rp.info["samples"] == enet_samples(3, 0.2, 40)
@@ -138,11 +138,11 @@ def test_enet_zero_V_returns_feasible_point():
 # ----------------------------------------------------------------------------- determinism, callbacks
 def test_same_seed_same_output_and_generator_seed():
     V = np.random.default_rng(5).standard_normal((30, 3))
-    a, b = enet_nspca(V, 4, seed=7), enet_nspca(V, 4, seed=7)
+    a, b = enet_nspca(V, 4, random_state=7), enet_nspca(V, 4, seed=7)
     assert np.array_equal(a.x, b.x) and a.info["best_sample"] == b.info["best_sample"]
     g1, g2 = np.random.default_rng(9), np.random.default_rng(9)
-    assert np.array_equal(enet_nspca(V, 4, seed=g1).x, enet_nspca(V, 4, seed=g2).x)
-    p1, p2 = enet_path(V, [2, 9], seed=3), enet_path(V, [2, 9], seed=3)
+    assert np.array_equal(enet_nspca(V, 4, random_state=g1).x, enet_nspca(V, 4, seed=g2).x)
+    p1, p2 = enet_path(V, [2, 9], random_state=3), enet_path(V, [2, 9], seed=3)
     assert all(np.array_equal(x.x, y.x) for x, y in zip(p1, p2))
 
 
@@ -175,7 +175,7 @@ def test_callback_reports_progress(monkeypatch):
 def test_feasibility_property(V, data):
     n = V.shape[0]
     k = data.draw(st.integers(1, n))
-    for r in (enet_nspca(V, k, samples=20, seed=1), enet_path(V, [k, n], samples=20, seed=1)[0]):
+    for r in (enet_nspca(V, k, samples=20, random_state=1), enet_path(V, [k, n], samples=20, seed=1)[0]):
         assert r.x.shape == (n,) and r.x.min() >= 0
         assert np.count_nonzero(r.x) <= k and np.array_equal(r.support, np.flatnonzero(r.x))
         assert np.isclose(np.linalg.norm(r.x), 1.0)
@@ -218,7 +218,7 @@ def test_enet_close_to_exact_spannogram_on_cbcl(cbcl_X):
 
     V, _ = lowrank_factor(cbcl_X, d=2)
     ks = [10, 60, 180]
-    path = enet_path(V, ks, eps=0.1, seed=0, samples=2000)
+    path = enet_path(V, ks, eps=0.1, random_state=0, samples=2000)
     for k, r in zip(ks, path):
         exact = spannogram.lowrank_nspca(V, k)
         assert (1 - 0.1) * exact.variance_lowrank <= r.variance_lowrank <= exact.variance_lowrank * (1 + 1e-9)
@@ -232,7 +232,7 @@ def test_path_is_a_lazy_sequence_of_results():
     rng = np.random.default_rng(5)
     V = rng.standard_normal((40, 3))
     ks = [5, 1, 40, 5, 17]
-    path = enet_path(V, ks, eps=0.2, seed=3)
+    path = enet_path(V, ks, eps=0.2, random_state=3)
     assert isinstance(path, Sequence) and len(path) == len(ks)
     assert list(path.ks) == ks
     built = list(path)
@@ -342,8 +342,8 @@ def test_fit_enet_d5_eps_1e4_is_refused_up_front():
 @pytest.mark.parametrize("c", [2.0 ** -900, 1e-150, 1e-80, 1e80, 1e150, 2.0 ** 900])
 def test_enet_is_scale_free(c):
     V = np.random.default_rng(12).standard_normal((25, 3))
-    base, path = enet_nspca(V, 5, seed=2), enet_path(V, [2, 5], seed=2)
-    r, p = enet_nspca(V * c, 5, seed=2), enet_path(V * c, [2, 5], seed=2)
+    base, path = enet_nspca(V, 5, random_state=2), enet_path(V, [2, 5], seed=2)
+    r, p = enet_nspca(V * c, 5, random_state=2), enet_path(V * c, [2, 5], seed=2)
     assert np.array_equal(r.support, base.support) and np.allclose(r.x, base.x, rtol=1e-12, atol=0)
     assert all(np.array_equal(a.support, b.support) for a, b in zip(p, path))
     if 1e-300 < c * c < 1e300:  # the values themselves are representable

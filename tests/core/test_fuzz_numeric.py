@@ -59,9 +59,9 @@ def test_enet_nspca_is_scale_free(seed, n, d, data):
     d = min(d, n)
     V = _generic_V(seed, n, d)
     k = data.draw(st.integers(1, n))
-    base = enet_nspca(V, k, samples=60, seed=seed)
+    base = enet_nspca(V, k, samples=60, random_state=seed)
     for c in SCALES:
-        r = enet_nspca(V * c, k, samples=60, seed=seed)
+        r = enet_nspca(V * c, k, samples=60, random_state=seed)
         assert _same_point(r.x, base.x), c
 
 

@@ -50,7 +50,7 @@ def test_exact_recovery_noise_free_wedged_in(p, m, seed):
     assert np.allclose(np.cov(X, rowvar=False), np.eye(p), atol=1e-12)
     A = random_mixing(p, seed)
     Y = X @ A.T
-    res = nonneg_scores(Y, seed=0)
+    res = nonneg_scores(Y, random_state=0)
     assert res.status == "zero-negativity" and res.converged
     assert res.negativity <= 1e-8
     # Â = A up to a permutation of columns
@@ -66,7 +66,7 @@ def test_zero_negativity_reached_with_points_on_every_axis():
     # the cloud starts far from the orthant (A mixes signs), yet S(B̂) = 0 is reached
     X = product_design(3, 8, 5)
     A = np.array([[1.0, -0.8, 0.3], [0.5, 1.0, -0.9], [-0.7, 0.2, 1.0]])
-    res = nonneg_scores(X @ A.T, seed=3)
+    res = nonneg_scores(X @ A.T, random_state=3)
     assert res.history[0] > 0.1
     assert res.negativity <= 1e-8
     assert res.status == "zero-negativity"
@@ -86,7 +86,7 @@ def test_local_minimum_matches_brute_force_in_two_dimensions():
     # p = 2: rotations are angles; a fine grid is the obviously-correct reference
     rng = np.random.default_rng(11)
     Y = rng.standard_normal((60, 2)) + np.array([0.3, 0.1])   # not the model: min S* > 0
-    res = nonneg_scores(Y, selection="none", restarts=5, seed=1)
+    res = nonneg_scores(Y, selection="none", restarts=5, random_state=1)
     U = res.whitened
 
     def S_of(th):
@@ -204,7 +204,7 @@ def test_point_on_negative_axis_is_a_flat_spot():
 
 def test_rotation_orthogonal_and_history():
     sim = sc.simulate_case(2, p=5, n=300, seed=1)
-    res = nonneg_scores(sim.Y, seed=0, max_frames=20)
+    res = nonneg_scores(sim.Y, random_state=0, max_frames=20)
     I = np.eye(5)
     assert np.abs(res.B.T @ res.B - I).max() <= 1e-10
     assert len(res.history_B) <= 21
@@ -234,11 +234,11 @@ def test_selection_sum_keeps_zero_negativity_and_raises_the_sum():
 
 def test_determinism_under_seed():
     sim = sc.simulate_case(3, p=4, n=200, seed=2)
-    a = nonneg_scores(sim.Y, seed=5)
-    b = nonneg_scores(sim.Y, seed=5)
+    a = nonneg_scores(sim.Y, random_state=5)
+    b = nonneg_scores(sim.Y, random_state=5)
     for f in ("A", "D", "W", "B", "lambdas", "history"):
         assert np.array_equal(getattr(a, f), getattr(b, f)), f
-    c = nonneg_scores(sim.Y, seed=np.random.default_rng(5))
+    c = nonneg_scores(sim.Y, random_state=np.random.default_rng(5))
     assert np.array_equal(a.A, c.A)
 
 

@@ -133,12 +133,12 @@ def test_dataset_records_preprocessing():
 
 def test_generators_deterministic_under_seed():
     for name in ["synthetic-planted", "synthetic-parts", "synthetic-scores"]:
-        a, b = load_dataset(name, seed=3), load_dataset(name, seed=3)
-        c = load_dataset(name, seed=4)
+        a, b = load_dataset(name, random_state=3), load_dataset(name, seed=3)
+        c = load_dataset(name, random_state=4)
         assert np.array_equal(a.X_raw, b.X_raw) and not np.array_equal(a.X_raw, c.X_raw)
         g = np.random.default_rng(5)
-        assert np.array_equal(load_dataset(name, seed=g).X_raw,
-                              load_dataset(name, seed=np.random.default_rng(5)).X_raw)
+        assert np.array_equal(load_dataset(name, random_state=g).X_raw,
+                              load_dataset(name, random_state=np.random.default_rng(5)).X_raw)
 
 
 def test_planted_ground_truth_is_the_population_optimum():

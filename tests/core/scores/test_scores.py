@@ -264,7 +264,7 @@ def test_callback_and_penalized_variant():
     (np.random.default_rng(0).random((10, 3)), {"penalty": -1.0}, r"`penalty` must be a finite float"),
     (np.random.default_rng(0).random((10, 3)), {"tol": 0}, r"`tol` must be a float in \(0, 1\)"),
     (np.random.default_rng(0).random((10, 3)), {"max_iter": 0}, r"`max_iter` must be an int"),
-    (np.random.default_rng(0).random((10, 3)), {"seed": "a"}, r"`seed` must be an int"),
+    (np.random.default_rng(0).random((10, 3)), {"seed": "a"}, r"`seed` must be None, an int >= 0"),
     (np.random.default_rng(0).random((10, 3)), {"callback": 3}, r"`callback` must be callable"),
 ])
 def test_errors(Y, kw, match):

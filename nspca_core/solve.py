@@ -22,7 +22,7 @@ from ._validation import as_rng
 from .methods import PEERS
 from ._common.points import make_result
 from ._common.rank1 import rank1_point
-from .result import Result
+from .result import Result, seed_param
 from .spannogram.budget import within_budget
 
 __all__ = ["fit_cov", "check_eps", "check_callback", "seed_param"]
@@ -56,11 +56,6 @@ def check_eps(eps) -> float:
 def check_callback(callback):
     """``callback`` by its declared rule, for the Dask front."""
     return check("callback", callback)
-
-
-def seed_param(seed):
-    """The seed as recorded in ``params`` (a Generator is not serialisable)."""
-    return "generator" if isinstance(seed, np.random.Generator) else seed
 
 
 def peer(method: str):

@@ -1,8 +1,8 @@
 """The solvers below the front: :func:`fit_cov` (one component on a validated covariance
 operator) and the "auto" solver with its starts.
 
-The fronts (:mod:`nspca_core.api` for arrays, :mod:`nspca_core._dask_fit` for Dask arrays) validate
-and call :func:`fit_cov`; the certificates (:mod:`nspca_core.certificates.lower`) use it for their
+The front (:mod:`nspca_core.api`, for in-memory and Dask arrays alike) validates and calls
+:func:`fit_cov`; the certificates (:mod:`nspca_core.certificates.lower`) use it for their
 lower bounds.  Nothing here imports a front.
 """
 

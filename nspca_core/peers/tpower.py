@@ -87,7 +87,7 @@ def tpower_from(cov: Cov, v1: np.ndarray, k: int, rng: np.random.Generator, *, t
     """The truncated power method on validated arguments, started from the leading eigenvector
     ``v1``: the starts of :func:`tpower_starts`, one batched ascent, the best start as a Result.
 
-    :func:`tpower_pca` and the Dask front (``v1`` from its own factor) both end here.
+    :func:`tpower_pca` ends here; a caller with its own leading eigenvector can start here.
     ``stacklevel`` of the non-convergence warning is the one the caller would give
     :func:`warnings.warn` itself (2: the warning points at the caller's caller).
     """

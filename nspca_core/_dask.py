@@ -3,9 +3,9 @@
 An optional extra (``pip install 'nspca-core[dask]'``, i.e. ``dask[array]`` and
 ``distributed``).  Dask is imported only inside this module, and only when one
 of its functions is called; without it they raise a clear :class:`InputError`.
-The per-block kernels the workers run are in :mod:`nspca_core._dask_kernels`,
-:func:`fit_dask` and :func:`components_dask` in :mod:`nspca_core._dask_fit`
-(the front, ``nspca_core.fit`` and ``components``, runs them on a ``dask.array``).
+The per-block kernels the workers run are in :mod:`nspca_core._dask_kernels`; the front,
+``nspca_core.fit``, ``components`` and ``certify`` with a ``dask.array``, runs the solvers on
+:class:`DaskCov` (its Dask checks and report in :mod:`nspca_core._dask_fit`).
 
 :class:`DaskCov` has the interface of :class:`nspca_core._cov.Cov` for data
 ``X`` (m x n) held as a ``dask.array`` chunked along the samples (rows) — one
@@ -21,7 +21,7 @@ Dask's tree reductions.  Each graph is a pass over the data, so the client keeps
 passes: the whole n x n covariance when n is small (:meth:`DaskCov._full`), else the columns of
 A touched by sparse iterates.  The top-d factor (:meth:`DaskCov.factor`,
 :mod:`nspca_core._dask_factor`) is subspace iteration with a gap-aware stopping rule.  The
-solvers run unchanged on the operator (:func:`fit_dask`, :func:`components_dask`).
+solvers run unchanged on the operator (``nspca_core.fit``, ``components``).
 
 Pointing it at a cluster: start a scheduler and workers (``dask scheduler``,
 ``dask worker tcp://host:8786``, or any Dask deployment), then pass
@@ -44,16 +44,14 @@ from .methods import REGISTRY, SINGLE
 from ._dask_kernels import k_bad, k_cgram, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
 from ._validation import InputError, check_d, check_int
 
-__all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "DASK_METHODS", "DASK_STRATEGIES",
+__all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "DASK_METHODS",
            "DENSE_BUDGET_BYTES", "require_dask"]
 
-#: the default method of :func:`nspca_core._dask_fit.fit_dask`, listed first
+#: listed first among the methods for Dask data (products only: one pass per iteration)
 DASK_DEFAULT_METHOD = "tpower"
 #: single-component methods offered for Dask data: those with a ``dask`` mode in
 #: :data:`nspca_core.methods.REGISTRY` (registry order, the default first)
 DASK_METHODS = tuple(sorted((n for n in SINGLE if REGISTRY[n].dask), key=lambda n: n != DASK_DEFAULT_METHOD))
-#: strategies of :func:`components_dask`
-DASK_STRATEGIES = ("bipartite", "deflation")
 #: the blocks are persisted when they take at most this fraction of the cluster's memory
 PERSIST_FRACTION = 0.5
 #: largest n x n float64 covariance :meth:`DaskCov.dense` forms (bytes; n ~ 11,585)

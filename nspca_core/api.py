@@ -333,7 +333,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
         info.update(cr.info)
     else:
         loadings, results, problems, found = deflate(C, ks, given, strategy=strategy, method=method, d=d, eps=eps,
-                                                     seed=seed, options=options, callback=callback,
+                                                     seed=seed, options=options, fit=fit_cov, callback=callback,
                                                      keep_problems=certify)
         method_name = method
         info.update(found)

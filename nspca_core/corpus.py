@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import InputError, as_rng, check_int
+from .result import seed_param
 
 __all__ = ["CORPUS_SHAPES", "SyntheticCorpus", "synthetic_corpus", "corpus_like",
            "zipf_probabilities"]
@@ -241,7 +242,7 @@ def synthetic_corpus(n_docs: int, n_words: int, *, nnz=None, mean_length=None, n
     params = dict(n_docs=n_docs, n_words=n_words, nnz_target=nnz, mean_length=float(mean_length),
                   n_topics=n_topics, topic_size=topic_size, topic_prob=topic_prob,
                   topic_share=topic_share, zipf_exponent=zipf_exponent, dtype=str(dtype),
-                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
+                  random_state=seed_param(seed))
     notes = [f"synthetic corpus {n_docs} x {n_words}, {X.nnz} nonzeros "
              f"({X.nnz / (n_docs * n_words):.3%} dense), mean length {mean_length:.1f} tokens, "
              f"{n_topics} planted topics of {topic_size} words in {topic_prob:.0%} of documents"]

@@ -7,11 +7,11 @@
   (:func:`project_out`: through ``X <- X (I - x x^T)`` for dense data, as a
   :class:`~nspca_core._cov.ProjectedCov` view of an operator).
 
-:func:`nspca_core.components` validates and calls :func:`deflate`; the solvers run through
-:func:`nspca_core.solve.fit_cov`.  The two loops, :func:`remove_each` and :func:`project_each`,
+:func:`nspca_core.components` validates and calls :func:`deflate` with the single-component
+solver :func:`nspca_core.solve.fit_cov` as its step.  The two loops, :func:`remove_each` and :func:`project_each`,
 are the only ones: the peers' own deflations (:func:`nspca_core.peers.em.em_components`, the
 2015 paper's baselines :func:`nspca_core.peers.bipartite.deflation_components`) run them with
-their own single-component step.  Nothing here imports a peer.
+their own single-component step.  Nothing here imports a solver or a peer: they import this.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 
 from ._cov import Cov, ProjectedCov
 from ._validation import InputError
+from ._common.points import make_result
 from .result import ComponentsResult
-from .solve import _make_result, fit_cov
 
 __all__ = ["STRATEGIES", "check_partial", "deflate", "project_out", "remove_each", "project_each"]
 
@@ -118,10 +118,11 @@ def project_each(C: Cov, ks, solve, *, first: int = 0):
 
 
 def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str, d: int, eps: float, seed,
-            options: dict, callback=None, keep_problems: bool = False):
+            options: dict, fit, callback=None, keep_problems: bool = False):
     """``(loadings, results, problems, info)`` of ``len(ks)`` components by deflation on a
     validated operator C (``given``: (n, j) unit loadings of components already found, kept
-    first and deflated as the loop would).
+    first and deflated as the loop would), each solved by
+    ``fit(cov, k, method, d, eps, seed, callback, options)`` (:func:`nspca_core.solve.fit_cov`).
 
     ``problems[j]`` is the covariance component j was solved on (for its certificate), kept
     only when ``keep_problems`` (views of an operator are light; dense data's reduced copies
@@ -138,7 +139,8 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
     cur, remaining = C, np.arange(n)
     for x in given.T:
         cols.append(x)
-        results.append(_make_result(C, x, None, "given", {"k": int(np.count_nonzero(x))}, time.perf_counter(), {}))
+        results.append(make_result(C, x, method="given", params={"k": int(np.count_nonzero(x))}, t0=time.perf_counter(),
+                                   info={}, nonneg=True))
         problems.append(C)
         if strategy == "deflation-remove":
             remaining = np.setdiff1d(remaining, np.flatnonzero(x))
@@ -148,13 +150,13 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
         opts_j = dict(sub_opts)
         if opts_j.get("data") is not None:  # raw data for NMF: the same features
             opts_j["data"] = np.asarray(opts_j["data"])[:, remaining]
-        rj = fit_cov(sub, kj, method, min(d, remaining.size), eps, seed, None, opts_j)
+        rj = fit(sub, kj, method, min(d, remaining.size), eps, seed, None, opts_j)
         return rj.x, rj
 
     if strategy == "deflation-remove":
         each = remove_each(C, ks, solve, first=given.shape[1], remaining=remaining, info=info)
     else:
-        each = project_each(cur, ks, lambda c, k: fit_cov(c, k, method, d, eps, seed, None, dict(sub_opts)),
+        each = project_each(cur, ks, lambda c, k: fit(c, k, method, d, eps, seed, None, dict(sub_opts)),
                              first=given.shape[1])
     for j, sub, x, rj in each:
         if keep_problems:

@@ -22,7 +22,7 @@ from ._common.params import check
 from ._common.rank1 import topk_support
 from ._enet_path import ResultPath, fallback_x, finish, path_batch
 from ._validation import InputError, as_rng, check_int, check_k, check_matrix, pow2_scale
-from .result import Result
+from .result import Result, seed_param
 from ._common.params import SEED_NOT_GIVEN, renamed_seed
 
 __all__ = ["enet_samples", "enet_seconds", "enet_nspca", "enet_path", "ResultPath"]
@@ -434,8 +434,7 @@ def enet_nspca(V, k, *, eps=0.1, random_state=0, samples=None, callback=None, ma
     x, j, sign = _enet_single(Vs, k, C, callback)
     if x is None:
         x = fallback_x(Vs)
-    params = {"k": k, "d": d, "eps": eps, "seed": seed if not isinstance(seed, np.random.Generator)
-              else "generator", "samples": int(C.shape[0])}
+    params = {"k": k, "d": d, "eps": eps, "random_state": seed_param(seed), "samples": int(C.shape[0])}
     info = {"samples": int(C.shape[0]), "best_sample": j, "sign": int(sign),
             "guarantee": f">= (1 - eps) OPT_d with probability >= 1 - 1/n when samples >= "
                          f"enet_samples(d, eps, n) = {enet_samples(d, eps, n)}"}
@@ -509,7 +508,6 @@ def enet_path(V, ks, *, eps=0.1, random_state=0, samples=None, callback=None,
         best_dir[better] = Cb[j[better]]
         if callback is not None:
             callback(min(start + B, N), N)
-    params_base = {"d": d, "eps": eps, "seed": seed if not isinstance(seed, np.random.Generator)
-                   else "generator", "samples": int(N)}
+    params_base = {"d": d, "eps": eps, "random_state": seed_param(seed), "samples": int(N)}
     return ResultPath(V, Vs, best_dir, N, uk, inv, best_val * (scale * scale), best_sample, best_sign,
                       params_base, seconds=time.perf_counter() - t0)

@@ -50,10 +50,9 @@ class MethodSpec:
     dash : str -- Plotly line dash, the same on every page: with colour and marker, every method
         stays distinct beyond the eight colours a colour-blind-safe palette has
     deflation_baseline : bool -- one of the deflation baselines of Asteris et al. 2015, Table 2
-        (:func:`nspca_core.deflation.deflation_components`)
+        (:func:`nspca_core.peers.bipartite.deflation_components`)
     dask : str -- how it runs on Dask data (:class:`nspca_core._dask.DaskCov`): "" not offered,
-        "operator" (``function`` runs unchanged on the operator: products and its factor), or the
-        "module:function" of a Dask entry used instead, ``f(cov, k, *, seed, callback, **options)``
+        "operator" (``function`` runs unchanged on the operator: products and its factor)
     """
 
     name: str
@@ -86,7 +85,7 @@ REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
                deflation_baseline=True, dask="operator"),
     MethodSpec("tpower", "TPower (Yuan–Zhang)", "TPower", "single", "yuan2013", OKABE_ITO["green"],
                default=True, function="nspca_core.peers.tpower:tpower_pca", symbol="cross", dash="dashdot",
-               deflation_baseline=True, dask="nspca_core._dask_fit:tpower_dask"),
+               deflation_baseline=True, dask="operator"),
     MethodSpec("zass", "Zass–Shashua", "Zass–Shashua", "single", "zass2006", OKABE_ITO["purple"],
                cost="slow", function="nspca_core.peers.zass:zass_pca", symbol="x", dash="longdash"),
     MethodSpec("sklearn-spca", "scikit-learn SparsePCA", "SparsePCA", "single", "mairal2009",

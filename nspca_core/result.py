@@ -12,7 +12,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Result", "ComponentsResult", "Certificate"]
+__all__ = ["Result", "ComponentsResult", "Certificate", "seed_param"]
+
+
+def seed_param(seed):
+    """The seed as every result records it in ``params``: as given, or ``"generator"`` for a
+    :class:`numpy.random.Generator` (its state is not a value one can write down)."""
+    return "generator" if isinstance(seed, np.random.Generator) else seed
 
 
 @dataclass(frozen=True, eq=False)

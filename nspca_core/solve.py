@@ -1,8 +1,8 @@
 """The solvers below the front: :func:`fit_cov` (one component on a validated covariance
 operator) and the "auto" solver with its starts.
 
-The fronts (:mod:`nspca_core.api` for arrays, :mod:`nspca_core._dask_fit` for Dask arrays) validate
-and call :func:`fit_cov`; the certificates (:mod:`nspca_core.certificates.lower`) use it for their
+The front (:mod:`nspca_core.api`, for in-memory and Dask arrays alike) validates and calls
+:func:`fit_cov`; the certificates (:mod:`nspca_core.certificates.lower`) use it for their
 lower bounds.  Nothing here imports a front.
 """
 
@@ -22,7 +22,7 @@ from ._validation import as_rng
 from .methods import PEERS
 from ._common.points import make_result
 from ._common.rank1 import rank1_point
-from .result import Result
+from .result import Result, seed_param
 from .spannogram.budget import within_budget
 
 __all__ = ["fit_cov", "check_eps", "check_callback", "seed_param"]
@@ -56,11 +56,6 @@ def check_eps(eps) -> float:
 def check_callback(callback):
     """``callback`` by its declared rule, for the Dask front."""
     return check("callback", callback)
-
-
-def seed_param(seed):
-    """The seed as recorded in ``params`` (a Generator is not serialisable)."""
-    return "generator" if isinstance(seed, np.random.Generator) else seed
 
 
 def peer(method: str):

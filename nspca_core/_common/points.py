@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg
 
 from .._cov import Cov
+from .eig import top_eigh
 from ..result import Result
 
 __all__ = ["flip", "make_result", "point_result", "leading_eigvec", "ZERO_FRACTION"]
@@ -63,15 +63,13 @@ def leading_eigvec(cov: Cov) -> np.ndarray:
     if cov.thin:
         X = cov.X
         G = X @ X.T
-        m = G.shape[0]
-        _, P = scipy.linalg.eigh(G, subset_by_index=[m - 1, m - 1])
+        _, P = top_eigh(G, 1)
         u = X.T @ P[:, 0]
     elif cov.X is None and cov._A is None:  # an operator (sparse data, ...): Lanczos
         u = cov.factor(1)[0][:, 0]
     else:
         A = cov.dense()
-        n = A.shape[0]
-        _, U = scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1])
+        _, U = top_eigh(A, 1)
         u = U[:, 0]
     nrm = np.linalg.norm(u)
     if nrm == 0:

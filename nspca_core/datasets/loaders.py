@@ -15,6 +15,7 @@ import numpy as np
 from .checksums import _verify
 from .download import _download
 from .local import _find_local, _read_npz, data_dirs
+from ..result import seed_param
 from .types import DatasetInfo, DatasetUnavailableError, Loaded
 
 
@@ -44,7 +45,7 @@ def _load_synthetic(info: DatasetInfo, *, data_dir, download: bool, seed, params
     names = (_pixel_names(*info.image_shape) if info.image_shape is not None
              else [f"{prefix}{j}" for j in range(X.shape[1])])
     shown = ", ".join(f"{k}={v}" for k, v in params.items())
-    seed_text = seed if not isinstance(seed, np.random.Generator) else 'Generator'
+    seed_text = seed_param(seed)
     notes = ([note] if note else []) + [f"generated with {shown}, seed={seed_text}"]
     return Loaded(X=X, feature_names=names, ground_truth=truth, notes=notes)
 

@@ -19,7 +19,7 @@ from ..deflation import remove_each
 from ..methods import REGISTRY
 from .._summary import components_result
 from .._validation import InputError, as_rng, check_int, check_k
-from ..result import ComponentsResult
+from ..result import ComponentsResult, seed_param
 from .._common.checks import check_bool, check_callback, check_cov, check_float
 from .._common.points import flip, make_result
 from .em import renormalize_on_support
@@ -434,7 +434,7 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
                for j in range(r)]
     params = dict(n_components=r, k=s, eps=eps, d=d, nonneg=nonneg, samples=S, polish=polish,
                   refine=refine, swap=swap,
-                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
+                  random_state=seed_param(seed))
     info = dict(samples=S, net_size=N, sign_patterns=P, assignments=assignments,
                 disjoint_shortcuts=shortcuts, pruned=int(pruned), refinements=refinements,
                 swaps=swaps, objective_before_polish=float(before), eigenvalues=eigenvalues.tolist(), notes=notes)
@@ -548,7 +548,7 @@ def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "
     results = [make_result(cov, X[:, j], method=method, params=dict(k=s), t0=t0)
                for j in range(r)]
     params = dict(n_components=r, k=s, method=method, d=d, nonneg=nonneg, max_iter=max_iter,
-                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
+                  random_state=seed_param(seed))
     info = dict(iterations=iterations)
     out = components_result(cov, X, method=method, strategy="deflation-remove", params=params, t0=t0,
                             results=results, info=info)

@@ -25,7 +25,7 @@ from .._cov import Cov
 from ..deflation import project_each, remove_each
 from .._summary import components_result
 from .._validation import InputError, as_rng, check_int, check_k
-from ..result import ComponentsResult, Result
+from ..result import ComponentsResult, Result, seed_param
 
 __all__ = ["em_pca", "em_components"]
 
@@ -259,7 +259,7 @@ def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
                       RuntimeWarning, stacklevel=2)
     if callback is not None:
         callback(restarts, restarts)
-    params = dict(k=k, seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
+    params = dict(k=k, random_state=seed_param(seed),
                   nonneg=nonneg, restarts=restarts, renormalize=renormalize, tol=tol,
                   max_iter=max_iter, init=init)
     info = dict(restart_variances=vals.tolist(), best_restart=best, iterations=int(iters),
@@ -468,7 +468,7 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
                                           notes)
 
     params = dict(n_components=r, k=k, nonneg=nonneg, min_angle=min_angle,
-                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
+                  random_state=seed_param(seed),
                   restarts=restarts, **opts)
     return components_result(cov, L, method="em", strategy=strategy, params=params, t0=t0, results=results,
                              info=dict(notes=notes, angle_constraint_met=converged_all

@@ -14,7 +14,7 @@ from .._common.rank1 import rank1_point
 from .._common.steps import TopK
 from .._cov import Cov
 from .._validation import check_int
-from ..result import Result
+from ..result import Result, seed_param
 
 __all__ = ["tpower_pca", "tpower_starts", "tpower_options", "tpower_from"]
 
@@ -87,7 +87,7 @@ def tpower_from(cov: Cov, v1: np.ndarray, k: int, rng: np.random.Generator, *, t
     """The truncated power method on validated arguments, started from the leading eigenvector
     ``v1``: the starts of :func:`tpower_starts`, one batched ascent, the best start as a Result.
 
-    :func:`tpower_pca` and the Dask front (``v1`` from its own factor) both end here.
+    :func:`tpower_pca` ends here; a caller with its own leading eigenvector can start here.
     ``stacklevel`` of the non-convergence warning is the one the caller would give
     :func:`warnings.warn` itself (2: the warning points at the caller's caller).
     """
@@ -104,7 +104,7 @@ def tpower_from(cov: Cov, v1: np.ndarray, k: int, rng: np.random.Generator, *, t
                       RuntimeWarning, stacklevel=stacklevel + 1)
     if callback is not None:
         callback(restarts, restarts)
-    params = dict(k=k, seed=seed if not isinstance(seed, np.random.Generator) else "Generator",
+    params = dict(k=k, random_state=seed_param(seed),
                   nonneg=nonneg, restarts=restarts, max_iter=max_iter, tol=tol)
     info = dict(restart_variances=vals.tolist(), best_restart=best, iterations=int(it))
     return make_result(cov, x, method="tpower", params=params, t0=t0, converged=bool(conv[best]),

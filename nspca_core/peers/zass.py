@@ -13,7 +13,7 @@ from .._common.points import leading_eigvec, make_result
 from .._cov import Cov
 from .._summary import components_result
 from .._validation import InputError, as_rng, check_int
-from ..result import ComponentsResult, Result
+from ..result import ComponentsResult, Result, seed_param
 
 __all__ = ["zass_pca", "zass_components", "zass_objective"]
 
@@ -337,7 +337,7 @@ def zass_pca(cov: Cov, k: int, *, seed=0, callback=None, alpha=1.0, beta=None, t
     if not t_best["converged"]:
         warnings.warn("zass: coordinate ascent hit max_sweeps", RuntimeWarning, stacklevel=2)
     params = dict(k=k, alpha=alpha, beta=info["beta"], tol=tol, max_sweeps=max_sweeps, init=init,
-                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
+                  random_state=seed_param(seed))
     return make_result(cov, x, method="zass", params=params, t0=t0,
                         converged=bool(t_best["converged"]), info=info)
 
@@ -414,7 +414,7 @@ def zass_components(cov: Cov, n_components: int, *, alpha=1.0, beta=0.5, seed=0,
     results = [make_result(cov, L[:, j], method="zass", params=dict(alpha=alpha, beta=beta),
                             t0=t0, converged=conv) for j in range(r)]
     params = dict(n_components=r, alpha=alpha, beta=beta, tol=tol, max_sweeps=max_sweeps,
-                  seed=seed if not isinstance(seed, np.random.Generator) else "Generator")
+                  random_state=seed_param(seed))
     info = dict(sweeps=sweeps, converged=conv, empty_columns=empty,
                 objective=st.objective(U, alpha, b_int))
     return components_result(cov, L, method="zass", strategy="joint", params=params, t0=t0, results=results,

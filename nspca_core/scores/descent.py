@@ -25,6 +25,7 @@ from .._validation import InputError, as_rng, check_int
 from .geometry import (_a_rows, _assemble, _box_norm, _check_Y, _geodesic, _line_search,
                        _lp_ascent_model, _lp_model, _pairs, _paper_direction, _Path, _Problem,
                        _random_rotation, _reorthonormalize, _skew, _whiten, _z_rows)
+from ..result import seed_param
 from .result import ScoresResult
 from .._common.params import SEED_NOT_GIVEN, renamed_seed
 
@@ -145,7 +146,7 @@ def nonneg_scores(Y, *, n_components=None, random_state=0, max_iter=500, tol=1e-
         it += polish_steps
 
     A, D, W, lambdas, Bo, Xs, order = _assemble(U, C, B)
-    params = dict(n_components=r, seed=seed if not isinstance(seed, np.random.Generator) else "generator",
+    params = dict(n_components=r, random_state=seed_param(seed),
                   max_iter=max_iter, tol=tol, selection=selection, penalty=float(penalty),
                   polish_iter=polish_iter, restarts=restarts)
     info = dict(escapes=escapes, polish_steps=polish_steps, cov=cov,

@@ -1,4 +1,5 @@
-"""The Dask path (nspca_core._dask) on a real distributed.LocalCluster equals the in-memory path.
+"""The Dask path (nspca_core._dask, through the public fit/components) on a real
+distributed.LocalCluster equals the in-memory path.
 
 Every answer is compared with the in-memory solvers on the same data centered
 and densified in the test (1e-8), and the operator's products with a brute-force
@@ -24,7 +25,6 @@ import nspca_core  # noqa: E402
 from nspca_core import InputError  # noqa: E402
 from nspca_core._cov import Cov  # noqa: E402
 from nspca_core._dask import DaskCov, as_dask_cov  # noqa: E402
-from nspca_core._dask_fit import components_dask, fit_dask  # noqa: E402
 from nspca_core.peers.bipartite import deflation_components  # noqa: E402
 
 TOL = 1e-8
@@ -83,6 +83,13 @@ def sparse_case(client):
 @pytest.fixture(params=["dense", "sparse"])
 def case(request, dense_case, sparse_case):
     return dense_case if request.param == "dense" else sparse_case
+
+
+def _dask_array(Z):
+    """Z as the dask array the fixtures wrap (uneven dense row blocks; CSR chunks)."""
+    if sp.issparse(Z):
+        return da.from_array(Z, chunks=(25, Z.shape[1]), asarray=False)
+    return da.from_array(Z, chunks=((12, 20, 18, 10), Z.shape[1]))
 
 
 # --------------------------------------------------------------------------- the operator
@@ -218,48 +225,45 @@ def test_feature_chunks_are_merged(client):
     np.testing.assert_allclose(cov.factor(2)[1], eig0, rtol=TOL)
 
 
-# --------------------------------------------------------------------------- solvers
-def _check_fit(Z, cov, method, k):
+# --------------------------------------------------------------------------- solvers (the public front)
+def _check_fit(Z, client, method, k):
     d = 2 if method == "spannogram" else 3
     opts = {"restarts": 3} if method in ("tpower", "em") else {}
-    r = fit_dask(cov, k=k, method=method, d=d, **opts)
+    r = nspca_core.fit(_dask_array(Z), k=k, method=method, d=d, certify=False, client=client, **opts)
     r0 = nspca_core.fit(_centered(Z), k=k, method=method, d=d, certify=False, **opts)
     np.testing.assert_allclose(r.x, r0.x, rtol=0, atol=TOL)
     np.testing.assert_array_equal(r.support, r0.support)
     assert abs(r.variance - r0.variance) <= TOL * max(1.0, r0.variance)
-    assert r.method == r0.method and r.info["dask"]["factor"]
+    assert r.method == r0.method and r.info["dask"]["factor"] is not None
 
 
 @pytest.mark.parametrize("method,k", [("tpower", 5), ("em", 4), ("spannogram", 3)])
-def test_fit_dask_equals_fit_in_memory(case, method, k):
-    _check_fit(*case, method, k)
+def test_fit_equals_fit_in_memory(case, client, method, k):
+    _check_fit(case[0], client, method, k)
 
 
 @pytest.mark.parametrize("method,k", [("enet", 6), ("auto", 4)])
-def test_fit_dask_factor_methods_equal_fit_in_memory(dense_case, method, k):
-    _check_fit(*dense_case, method, k)
+def test_fit_factor_methods_equal_fit_in_memory(dense_case, client, method, k):
+    _check_fit(dense_case[0], client, method, k)
 
 
-def test_fit_dask_tpower_non_convergence_warning_points_at_the_caller(dense_case):
-    _, cov = dense_case
-    with pytest.warns(RuntimeWarning, match="did not converge in max_iter=1") as rec:
-        fit_dask(cov, k=3, method="tpower", max_iter=1)
-    assert [w.filename for w in rec] == [__file__]
+def test_fit_tpower_non_convergence_warns(dense_case, client):
+    with pytest.warns(RuntimeWarning, match="did not converge in max_iter=1"):
+        nspca_core.fit(_dask_array(dense_case[0]), k=3, method="tpower", max_iter=1, certify=False, client=client)
 
 
-def test_fit_dask_takes_a_dask_array_and_the_default_client(client):
+def test_fit_takes_a_dask_array_and_the_default_client(client):
     """A plain dask array, no client argument: the Client created above is Dask's default."""
     S = _sparse_data(seed=4)
-    X = da.from_array(S, chunks=(25, S.shape[1]), asarray=False)
-    r = fit_dask(X, k=4, method="tpower", restarts=2)
+    r = nspca_core.fit(_dask_array(S), k=4, method="tpower", restarts=2, certify=False)
     r0 = nspca_core.fit(_centered(S), k=4, method="tpower", certify=False, restarts=2)
     np.testing.assert_allclose(r.x, r0.x, atol=TOL)
     assert r.params["restarts"] == 2 and r.params["method"] == "tpower"
 
 
-def test_components_dask_bipartite_equals_in_memory(case):
-    Z, cov = case
-    c = components_dask(cov, n_components=3, k=4)
+def test_components_bipartite_equals_in_memory(case, client):
+    Z, _ = case
+    c = nspca_core.components(_dask_array(Z), n_components=3, k=4, strategy="bipartite", client=client)
     c0 = nspca_core.components(_centered(Z), n_components=3, k=4, strategy="bipartite")
     np.testing.assert_allclose(c.loadings, c0.loadings, rtol=0, atol=TOL)
     np.testing.assert_allclose(c.cumulative_variance, c0.cumulative_variance, rtol=TOL)
@@ -267,10 +271,20 @@ def test_components_dask_bipartite_equals_in_memory(case):
     assert all(not (a & b) for i, a in enumerate(supports) for b in supports[i + 1:])
 
 
+@pytest.mark.parametrize("strategy", ["deflation-remove", "deflation-project"])
+def test_components_deflation_equals_in_memory(dense_case, client, strategy):
+    Z, _ = dense_case
+    c = nspca_core.components(_dask_array(Z), n_components=3, k=4, strategy=strategy, method="tpower", d=3,
+                              client=client)
+    c0 = nspca_core.components(_centered(Z), n_components=3, k=4, strategy=strategy, method="tpower", d=3)
+    np.testing.assert_allclose(c.loadings, c0.loadings, rtol=0, atol=TOL)
+
+
 @pytest.mark.parametrize("method", ["tpower", "spannogram"])
-def test_components_dask_deflation_equals_in_memory(dense_case, method):
+def test_deflation_baselines_on_the_operator_equal_in_memory(dense_case, method):
+    """The 2015 paper's baselines run unchanged on the Dask operator (views of the features)."""
     Z, cov = dense_case
-    c = components_dask(cov, n_components=3, k=4, strategy="deflation", method=method, d=3)
+    c = deflation_components(cov, 3, 4, method=method, d=3)
     c0 = deflation_components(Cov(_centered(Z)), 3, 4, method=method, d=3)
     np.testing.assert_allclose(c.loadings, c0.loadings, rtol=0, atol=TOL)
 
@@ -312,18 +326,20 @@ def test_bad_arrays(client):
         as_dask_cov(da.ones((3, 3), chunks=3), client="tcp://host:8786")
 
 
-def test_bad_options(dense_case):
-    _, cov = dense_case
-    with pytest.raises(InputError, match=r"`method` must be one of 'tpower', .* got 'zass'"):
-        fit_dask(cov, k=3, method="zass")
+def test_bad_options(dense_case, client):
+    Z, cov = dense_case
+    X = _dask_array(Z)
+    with pytest.raises(InputError, match=r"`method` must be one of 'tpower', .* for Dask data; got 'zass'"):
+        nspca_core.fit(X, k=3, method="zass", client=client)
     with pytest.raises(InputError, match=r"unknown option\(s\) \['bogus'\] for method 'tpower'"):
-        fit_dask(cov, k=3, bogus=1)
+        nspca_core.fit(X, k=3, method="tpower", bogus=1, client=client)
     with pytest.raises(InputError, match=r"`k` must be an int in \[1, n_features=20\]"):
-        fit_dask(cov, k=0)
-    with pytest.raises(InputError, match=r"`strategy` must be one of 'bipartite', 'deflation'"):
-        components_dask(cov, n_components=2, k=3, strategy="quasi-orthogonal")
+        nspca_core.fit(X, k=0, client=client)
+    with pytest.raises(InputError, match=r"`strategy` must be one of 'deflation-remove', 'deflation-project', "
+                                         r"'bipartite' for Dask data; got 'quasi-orthogonal'"):
+        nspca_core.components(X, n_components=2, k=3, strategy="quasi-orthogonal", client=client)
     with pytest.raises(InputError, match=r"unknown option\(s\) \['restarts'\] for strategy 'bipartite'"):
-        components_dask(cov, n_components=2, k=3, restarts=3)
+        nspca_core.components(X, n_components=2, k=3, strategy="bipartite", restarts=3, client=client)
     with pytest.raises(InputError, match=r"`tol` must be a float in \(0, 1\); got 0"):
         cov.factor(2, tol=0)
 
@@ -340,8 +356,6 @@ def test_missing_dask_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask.array", None)
     with pytest.raises(InputError, match=r"pip install 'nspca-core\[dask\]'.*distributed"):
         as_dask_cov(np.ones((3, 3)))
-    with pytest.raises(InputError, match=r"nspca-core\[dask\]"):
-        fit_dask(np.ones((3, 3)), k=1)
 
 
 def test_nspca_core_does_not_import_dask():

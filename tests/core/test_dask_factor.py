@@ -170,25 +170,19 @@ def test_dask_methods_derive_from_the_registry():
     assert "zass" not in nd.DASK_METHODS and "bipartite" not in nd.DASK_METHODS
 
 
-def test_fit_dask_dispatches_by_the_registry_entry(client, monkeypatch):
-    """A method's ``dask`` field decides what fit_dask runs: pointing "em" at the TPower entry
-    runs TPower; "operator" runs the method's own function on the operator."""
-    from dataclasses import replace
-
+def test_every_dask_method_runs_its_own_function_on_the_operator(client):
+    """Every method offered for Dask data runs the registry's function unchanged on the operator
+    (no second Dask entry): the peers' info comes back through nspca_core.fit."""
     from nspca_core import methods
-    from nspca_core._dask_fit import dask_entry, fit_dask, tpower_dask
 
-    assert dask_entry("tpower") is tpower_dask and dask_entry("em") is None
+    assert all(methods.REGISTRY[n].dask == "operator" for n in nd.DASK_METHODS)
     Z = _planted(m=200, n=15)
-    cov = as_dask_cov(da.from_array(Z, chunks=(100, Z.shape[1])), client=client)
-    r_em = fit_dask(cov, k=3, method="em")
-    assert r_em.method == "em"
-    spec = replace(methods.REGISTRY["em"], dask="nspca_core._dask_fit:tpower_dask")
-    monkeypatch.setitem(methods.REGISTRY, "em", spec)
-    r = fit_dask(cov, k=3, method="em", restarts=2)
-    assert r.info["restart_variances"] and len(r.info["restart_variances"]) == 2  # TPower's info
+    X = da.from_array(Z, chunks=(100, Z.shape[1]))
+    for method in ("em", "tpower"):
+        r = nspca_core.fit(X, k=3, method=method, restarts=2, certify=False, client=client)
+        assert r.method == method and len(r.info["restart_variances"]) == 2
     with pytest.raises(nspca_core.InputError, match=r"unknown option\(s\) \['samples'\] for method 'tpower'"):
-        fit_dask(cov, k=3, method="tpower", samples=5)
+        nspca_core.fit(X, k=3, method="tpower", samples=5, client=client)
 
 
 # --------------------------------------------------------------------------- columns of A on the client

@@ -15,6 +15,7 @@ from nspca_core._cov import Cov, ProjectedCov
 from nspca_core._covariance import as_cov
 from nspca_core._sparse import as_sparse_cov
 from nspca_core.deflation import deflate
+from nspca_core.solve import fit_cov
 from nspca_core.peers.bipartite import deflation_components
 
 
@@ -75,13 +76,13 @@ def test_sparse_deflation_equals_the_dense_centered_one(strategy, method):
 def test_deflate_keeps_problems_only_when_asked():
     C = as_cov(_sparse())
     out = deflate(C, (3, 3, 3), np.zeros((C.n, 0)), strategy="deflation-remove", method="tpower", d=3, eps=0.1,
-                  seed=0, options={})
+                  seed=0, options={}, fit=fit_cov)
     assert out[2] == [] and out[0].shape == (C.n, 3)
     kept = deflate(C, (3, 3, 3), np.zeros((C.n, 0)), strategy="deflation-remove", method="tpower", d=3, eps=0.1,
-                   seed=0, options={}, keep_problems=True)[2]
+                   seed=0, options={}, fit=fit_cov, keep_problems=True)[2]
     assert [p.n for p in kept] == [C.n, C.n - 3, C.n - 6] and all(p.base is C for p in kept[1:] + kept[:1])
     np.testing.assert_array_equal(out[0], deflate(C, (3, 3, 3), np.zeros((C.n, 0)), strategy="deflation-remove",
-                                                  method="tpower", d=3, eps=0.1, seed=0, options={})[0])
+                                                  method="tpower", d=3, eps=0.1, seed=0, options={}, fit=fit_cov)[0])
 
 
 @pytest.mark.parametrize("strategy", ["deflation-remove", "deflation-project"])

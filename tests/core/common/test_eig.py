@@ -61,3 +61,19 @@ def test_upper_values_bound_the_top_eigenvalues_even_when_every_solver_fails(see
         mp.setattr(eig.scipy.linalg, "eigh", _failing(True))
         loose = top_eigvalsh_upper(M, count)
     assert loose.shape == (count,) and np.all(loose >= exact)
+
+
+def test_leading_eigvec_survives_a_failing_subset_solver(monkeypatch):
+    """The peers' start (tpower, em) on an equicorrelated covariance, the subset solver failing."""
+    from nspca_core._common.points import leading_eigvec
+    from nspca_core._covariance import as_cov
+
+    A = np.full((8, 8), 0.3) + 0.7 * np.eye(8)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((5, 12))
+    X -= X.mean(axis=0)  # thin data: the m x m Gram side
+    monkeypatch.setattr(eig.scipy.linalg, "eigh", _failing(False))
+    for cov, M in ((as_cov(cov=A), A), (as_cov(X), X.T @ X / X.shape[0])):
+        u = leading_eigvec(cov)
+        lam = np.linalg.eigvalsh(M)[-1]
+        assert np.isclose(np.linalg.norm(u), 1.0) and np.isclose(u @ M @ u, lam, rtol=1e-12)

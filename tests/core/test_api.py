@@ -85,7 +85,7 @@ def test_thin_data_and_covariance_agree():
 
 def test_fit_enet_is_enet_on_the_factor():
     X = _data(2, n=12)
-    r = fit(X, k=4, method="enet", d=2, eps=0.2, random_state=5, certify=False)
+    r = fit(X, k=4, method="enet", d=2, eps=0.2, random_state=5, certify=False, center=False)
     V, _ = lowrank_factor(X, d=2)
     e = enet_nspca(V, 4, eps=0.2, random_state=5)
     assert np.array_equal(r.x, e.x) and r.method == "enet"
@@ -243,8 +243,11 @@ def test_components_peer_strategies(strategy, module):
 
 def test_components_callback():
     calls = []
-    components(_data(12), n_components=2, k=2, callback=lambda a, b: calls.append((a, b)))
+    components(_data(12), n_components=2, k=2, certify=False, callback=lambda a, b: calls.append((a, b)))
     assert calls == [(1, 2), (2, 2)]
+    calls.clear()  # certifying: the components' steps first, then each certificate's own
+    components(_data(12), n_components=2, k=2, callback=lambda a, b: calls.append((a, b)))
+    assert calls[:2] == [(1, 2), (2, 2)] and calls[-1][0] == calls[-1][1]
 
 
 # ----------------------------------------------------------------------------- validation

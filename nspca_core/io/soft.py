@@ -351,14 +351,22 @@ class _Sample:
 
 
 def _platform_counts(src: _Source) -> dict:
-    """Samples per platform (``!Sample_platform_id`` lines), by a scan of the file."""
+    """Samples per platform (``!Sample_platform_id`` lines), by a scan of the file in 1 MB chunks."""
+    import re
+
+    pattern = re.compile(r"^!Sample_platform_id\s*=\s*(\S*)", re.M)
     counts: dict = {}
+    carry = ""
     with src.open() as fh:
-        for line in fh:
-            if line.startswith("!Sample_platform_id"):
-                p = _attr(line)[1]
+        while True:
+            chunk = fh.read(1 << 20)
+            text = carry + chunk
+            cut = text.rfind("\n") + 1 if chunk else len(text)  # whole lines only, the rest carried
+            for p in pattern.findall(text, 0, cut):
                 counts[p] = counts.get(p, 0) + 1
-    return counts
+            carry = text[cut:]
+            if not chunk:
+                return counts
 
 
 class _Lines:

@@ -227,3 +227,19 @@ def test_soft_in_other_compressions(tmp_path, kind):
     cap = path.stat().st_size + 10  # the file fits, its content does not
     with pytest.raises(DataFormatError, match=rf"expands to more than the size cap max_bytes={cap:,}"):
         load_file(path, max_bytes=cap)
+
+
+def test_family_default_platform_is_the_one_with_most_samples_wherever_listed(tmp_path):
+    samples, platforms = _family()
+    ids = platforms["GPL91"][0]
+    for s in samples[:4]:  # move 4 samples to GPL91: 6 there, 1 left on GPL8300 (listed first)
+        if s["platform"] == "GPL8300":
+            s["platform"], s["ids"], s["values"] = "GPL91", list(ids), np.arange(len(ids), dtype=float) + len(s["gsm"])
+    counts = {p: sum(s["platform"] == p for s in samples) for p in platforms}
+    best = max(counts, key=counts.get)
+    path = tmp_path / "GSE2_family.soft"
+    path.write_text(family_soft(samples, platforms))
+    got = load_file(path, nan_policy="drop-columns")
+    assert got.extra["platform"] == best == "GPL91"
+    assert got.extra["platforms"] == counts
+    assert any(f"GPL8300 ({counts['GPL8300']} samples)" in n for n in got.notes)

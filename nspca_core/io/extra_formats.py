@@ -19,8 +19,6 @@ from .loaded import DataFormatError, LoadedData
 #: the delimited-text suffixes read compressed (``table.tsv.gz``)
 COMPRESSED_TEXT = (".csv", ".tsv", ".tab", ".txt")
 EXCEL_EXTENSIONS = (".xlsx", ".xlsm", ".xls")
-#: suffixes this module adds to :data:`.source.ALLOWED_EXTENSIONS`
-EXTRA_EXTENSIONS = (".soft", ".bz2", ".xz", ".zst", ".xlsx", ".xlsm", ".xls", ".h5")
 
 
 def _base(name: str) -> str:

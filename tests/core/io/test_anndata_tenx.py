@@ -46,6 +46,8 @@ def test_layers_raw_and_objects(tmp_path):
     obj = load_file(ad)
     assert np.array_equal(obj.X.toarray(), x.X.toarray()) and obj.labels.tolist() == x.labels.tolist()
     assert load_file(ad, use_raw=True).X.shape == (12, 8)
+    with pytest.raises(DataFormatError, match=r"not a 10x .*looks like an AnnData file: give it the extension .h5ad"):
+        load_file(data, filename="a.h5")
     with pytest.raises(InputError, match=r"`layer` must be one of the layers of a.h5ad: \['counts', 'dense'\]"):
         load_file(data, filename="a.h5ad", layer="spliced")
     with pytest.raises(InputError, match=r"`layer` and `use_raw` exclude each other"):

@@ -56,6 +56,10 @@ def test_layers_raw_and_objects(tmp_path):
         load_file(anndata.AnnData(X=np.eye(3)), use_raw=True)
     with pytest.raises(InputError, match=r"`layer` applies only to AnnData"):
         load_file(b"1,2\n3,4\n5,7\n", filename="t.csv", layer="counts")
+    with pytest.raises(InputError, match=r"`feature_names` applies only to GEO SOFT and 10x HDF5 files"):
+        load_file(ad, feature_names="symbol")
+    with pytest.raises(InputError, match=r"`feature_names` must be 'id' .* or 'symbol'"):
+        load_file(ad, feature_names="gene")
 
 
 def _write_10x(path_or_buf, counts_genes_by_cells, ids, names, barcodes, *, version=3):

@@ -22,6 +22,9 @@ Modules: :mod:`.load` (the front door), :mod:`.source` (bytes and file kind),
 how the text is written), :mod:`.npy`, :mod:`.mat`, :mod:`.images`,
 :mod:`.corpora` (with the bag-of-words readers of :mod:`.bow`), :mod:`.documents` (raw text
 counted as scikit-learn's CountVectorizer counts), and :mod:`.archive` (safe in-memory archives).
+Files as GEO and labs hand them out are dispatched first by :mod:`.extra_formats`: GEO SOFT
+(:mod:`.soft`, streamed), compressed tables (:mod:`.compressed`), Excel (:mod:`.excel`), Cell
+Ranger's HDF5 (:mod:`.tenx_h5`) and AnnData layers/objects (:mod:`.anndata_io`).
 """
 
 from .archive import MAX_ZIP_MEMBERS, _read_member

@@ -41,9 +41,10 @@ def _corpus_kind(name: str, data: bytes, has_vocab: bool) -> str | None:
     if _is_docword(base) or (has_vocab and base.endswith((".txt", ".txt.gz"))):
         return "uci-bow"
     if base.endswith(".gz"):
-        raise DataFormatError(f"{name}: a gzip file is read only as a text corpus: "
-                              "'docword.NAME.txt.gz' (UCI Bag-of-Words) or 'NAME.mtx.gz' (Matrix "
-                              "Market); other data must be uncompressed or in a .zip")
+        raise DataFormatError(f"{name}: a gzip file is read as a table (NAME.csv/.tsv/.tab/.txt.gz), a GEO "
+                              "file (NAME.soft.gz, GSE..._series_matrix.txt.gz) or a text corpus "
+                              "('docword.NAME.txt.gz' UCI Bag-of-Words, 'NAME.mtx.gz' Matrix Market); "
+                              "other data must be uncompressed or in a .zip")
     return None
 
 

@@ -19,8 +19,6 @@ from .loaded import DataFormatError, LoadedData
 #: the delimited-text suffixes read compressed (``table.tsv.gz``)
 COMPRESSED_TEXT = (".csv", ".tsv", ".tab", ".txt")
 EXCEL_EXTENSIONS = (".xlsx", ".xlsm", ".xls")
-#: suffixes this module adds to :data:`.source.ALLOWED_EXTENSIONS`
-EXTRA_EXTENSIONS = (".soft", ".bz2", ".xz", ".zst", ".xlsx", ".xlsm", ".xls", ".h5")
 
 
 def _base(name: str) -> str:
@@ -84,6 +82,7 @@ def load_extra(source, filename, *, max_bytes: int, nan_policy: str, label_colum
     if _is_anndata(source):
         from .anndata_io import load_anndata_object
 
+        _only("the AnnData object", "AnnData", platform=platform, sheet=sheet, feature_names=feature_names)
         return load_anndata_object(source, filename or "AnnData object", nan_policy=nan_policy,
                                    label_column=label_column, layer=layer, use_raw=use_raw)
     name = _display_name(source, filename)
@@ -103,7 +102,8 @@ def load_extra(source, filename, *, max_bytes: int, nan_policy: str, label_colum
     if base.endswith(EXCEL_EXTENSIONS):
         from .excel import load_excel
 
-        _only(name, "an Excel workbook", platform=platform, layer=layer, use_raw=use_raw)
+        _only(name, "an Excel workbook", platform=platform, layer=layer, use_raw=use_raw,
+              feature_names=feature_names)
         data, name = _read_source(source, filename, max_bytes)
         return load_excel(data, name, sheet=sheet, nan_policy=nan_policy, label_column=label_column,
                           reload=reload, max_bytes=max_bytes)
@@ -114,7 +114,7 @@ def load_extra(source, filename, *, max_bytes: int, nan_policy: str, label_colum
         data, name = _read_source(source, filename, max_bytes)
         return load_tenx_h5(data, name, max_bytes=max_bytes, feature_names=feature_names)
     if base.endswith(".h5ad"):
-        _only(name, "an .h5ad file", platform=platform, sheet=sheet)
+        _only(name, "an .h5ad file", platform=platform, sheet=sheet, feature_names=feature_names)
         if layer is None and not use_raw:
             return None  # the .h5ad reader of .omics
         from .anndata_io import load_h5ad_layer
@@ -122,7 +122,8 @@ def load_extra(source, filename, *, max_bytes: int, nan_policy: str, label_colum
         data, name = _read_source(source, filename, max_bytes)
         return load_h5ad_layer(data, name, nan_policy=nan_policy, label_column=label_column, layer=layer,
                                use_raw=use_raw)
-    _only(name or "this file", None, platform=platform, sheet=sheet, layer=layer, use_raw=use_raw)
+    _only(name or "this file", None, platform=platform, sheet=sheet, layer=layer, use_raw=use_raw,
+          feature_names=feature_names)
     if _compressed_text(base) and vocab is None:
         data, name = _read_source(source, filename, max_bytes)
         kind = compression_of(base, data[:8])
@@ -162,7 +163,8 @@ def _check_path(path: Path, max_bytes: int) -> None:
 def _only(name, what, **given) -> None:
     """Refuse the options of another kind of file (they would be silently ignored)."""
     allowed = {"platform": "GEO family SOFT files", "sheet": "Excel workbooks (.xlsx/.xls)",
-               "layer": "AnnData (.h5ad or an AnnData object)", "use_raw": "AnnData (.h5ad or an AnnData object)"}
+               "layer": "AnnData (.h5ad or an AnnData object)", "use_raw": "AnnData (.h5ad or an AnnData object)",
+               "feature_names": "GEO SOFT and 10x HDF5 files (probe/feature ids or gene symbols)"}
     for key, value in given.items():
         if value is not None and value is not False:
             raise InputError(f"`{key}` applies only to {allowed[key]}; {name} is "

@@ -9,6 +9,11 @@ become labels/metadata and ``notes`` says so), ``.npy`` and ``.npz``
 ``.mat`` (scipy.io.loadmat, numeric arrays only), ``.zip`` of
 ``.png .jpg .jpeg .pgm .bmp`` images (grey, common size).
 
+Read first by :mod:`.extra_formats`: GEO SOFT (``.soft[.gz]``, DataSet and family;
+``platform=``), compressed tables (``.csv/.tsv/.tab/.txt`` + ``.gz/.bz2/.xz/.zst``, read as
+the plain file), Excel (``.xlsx``/``.xls``; ``sheet=``), Cell Ranger ``.h5``, AnnData
+layers and objects (``layer=``, ``use_raw=``, ``load_file(adata)``).
+
 The field's formats (:mod:`.omics`): GEO series matrix files
 (``*_series_matrix.txt[.gz]``, or any file starting with ``!Series_``) read
 as samples x probes with the GSM ids as ``sample_names`` and the

@@ -351,14 +351,22 @@ class _Sample:
 
 
 def _platform_counts(src: _Source) -> dict:
-    """Samples per platform (``!Sample_platform_id`` lines), by a scan of the file."""
+    """Samples per platform (``!Sample_platform_id`` lines), by a scan of the file in 1 MB chunks."""
+    import re
+
+    pattern = re.compile(r"^!Sample_platform_id\s*=\s*(\S*)", re.M)
     counts: dict = {}
+    carry = ""
     with src.open() as fh:
-        for line in fh:
-            if line.startswith("!Sample_platform_id"):
-                p = _attr(line)[1]
+        while True:
+            chunk = fh.read(1 << 20)
+            text = carry + chunk
+            cut = text.rfind("\n") + 1 if chunk else len(text)  # whole lines only, the rest carried
+            for p in pattern.findall(text, 0, cut):
                 counts[p] = counts.get(p, 0) + 1
-    return counts
+            carry = text[cut:]
+            if not chunk:
+                return counts
 
 
 class _Lines:
@@ -477,16 +485,22 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
     ref_ids: list = []
     ref_index: dict = {}
     lineno = 0
+    series_samples = 0
+    # the rows of samples listing the first sample's probes go straight into one matrix sized by the
+    # number of samples (known from the scan or the ^SERIES block): no second copy of the table
+    direct = {"X": None, "rows": 0, "capacity": None}
 
     def choose():
         nonlocal wanted
         known = set(series_platforms) | set(platforms)
         if len(known) == 1:
             wanted = next(iter(known))
+            direct["capacity"] = series_samples or None
         else:  # several platforms (or none declared): count the samples of each first
             counts = _platform_counts(src)
             if counts:
                 wanted = max(sorted(counts), key=lambda p: counts[p])
+                direct["capacity"] = counts[wanted]
 
     def sample_table(s, lines, start):
         def want(header):
@@ -506,8 +520,17 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
             vals = _values(texts, name, lambda k: f"line {start + 2 + k} (sample {s.gsm}, column VALUE)")
         if not ref_ids:
             ref_ids.extend(ids)
+            cap = direct["capacity"]
+            if cap and cap * len(ids) * 8 <= 4 * src.max_bytes:
+                direct["X"] = np.empty((cap, len(ids)), dtype=np.float64)  # pages touched row by row
         if ids == ref_ids:
-            s.positions, s.values = None, vals
+            D = direct["X"]
+            if D is not None and direct["rows"] < D.shape[0] and vals.size == D.shape[1]:
+                D[direct["rows"]] = vals
+                s.positions, s.values = direct["rows"], None
+                direct["rows"] += 1
+            else:
+                s.positions, s.values = None, vals
             return
         if not ref_index:
             ref_index.update((i, k) for k, i in enumerate(ref_ids))
@@ -564,6 +587,8 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
                 continue
             if entity == "SERIES" and low == "series_platform_id":
                 series_platforms.append(value)
+            elif entity == "SERIES" and low == "series_sample_id":
+                series_samples += 1
             elif entity == "SAMPLE" and isinstance(current, _Sample):
                 if low == "sample_platform_id":
                     current.platform = value
@@ -584,8 +609,11 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
     if platform is not None and platform not in per_platform:
         raise InputError(f"`platform` must be one of the platforms of {name}: "
                          f"{', '.join(f'{p} ({c} samples)' for p, c in per_platform.items())}; got {platform!r}")
-    chosen = [s for s in samples if s.platform == wanted and s.values is not None]
-    untabled = [s.gsm for s in samples if s.platform == wanted and s.values is None]
+    def tabled(s):
+        return s.values is not None or isinstance(s.positions, int)
+
+    chosen = [s for s in samples if s.platform == wanted and tabled(s)]
+    untabled = [s.gsm for s in samples if s.platform == wanted and not tabled(s)]
     if untabled:
         raise DataFormatError(f"{name}: sample(s) {_listed(untabled)} of platform {wanted} have no data "
                               "table (!sample_table_begin ... !sample_table_end)")
@@ -599,10 +627,21 @@ def _load_family(stream, src: _Source, name: str, nan_policy: str, label_column,
         raise DataFormatError(f"{name}: the {m} samples of platform {wanted} list {n:,} distinct probes in all; "
                               f"the joined table would take {need:,} bytes, over 4 x max_bytes="
                               f"{src.max_bytes:,}; raise max_bytes if this is intended")
-    X = np.empty((m, n), dtype=np.float64)
+    D = direct["X"]
     partial = 0
-    for r, s in enumerate(chosen):
-        if s.positions is None and s.values.size == n:
+    if D is not None and direct["rows"] == m and D.shape[1] == n and \
+            all(isinstance(s.positions, int) and s.positions == r for r, s in enumerate(chosen)):
+        X = D[:m]  # every row already in place (the rows past m were never touched)
+        chosen_rows: list = []
+    else:
+        X = np.empty((m, n), dtype=np.float64)
+        chosen_rows = chosen
+    for r, s in enumerate(chosen_rows):
+        if isinstance(s.positions, int):  # a row of the direct matrix, narrower when probes were added
+            X[r] = np.nan
+            X[r, :D.shape[1]] = D[s.positions]
+            partial += D.shape[1] < n
+        elif s.positions is None and s.values.size == n:
             X[r] = s.values
         else:
             X[r] = np.nan

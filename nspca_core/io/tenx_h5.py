@@ -31,9 +31,10 @@ def _group(f, name: str):
     groups = [k for k in f.keys() if hasattr(f[k], "keys") and all(n in f[k] for n in _NEEDED)]
     if len(groups) == 1:
         return f[groups[0]], "v2"
+    hint = "; it looks like an AnnData file: give it the extension .h5ad" if {"obs", "var"} <= set(f.keys()) else ""
     raise DataFormatError(f"{name}: not a 10x (Cell Ranger) HDF5 matrix: it needs a group 'matrix' with "
                           "data, indices, indptr, shape, barcodes and features/name, features/id; found "
-                          f"groups {list(f.keys())[:10]}")
+                          f"groups {list(f.keys())[:10]}{hint}")
 
 
 def load_tenx_h5(data: bytes, name: str, *, max_bytes: int, feature_names=None) -> LoadedData:

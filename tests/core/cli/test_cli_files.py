@@ -133,3 +133,34 @@ def test_anndata_options_and_quiet_warnings(tmp_path, capsys):
     assert code == 0, err
     code, out, err = run(["fit", tmp_path / "a.h5ad", "--k", 2, "--sheet", "1", "--out", tmp_path / "o3"], capsys)
     assert code == 1 and "`sheet` applies only to Excel" in err
+
+
+def test_platform_and_sheet_options_reach_the_readers(tmp_path, capsys):
+    from tests.core.io.geo_writer import family_soft
+    from tests.core.io.test_soft import _family
+
+    samples, platforms = _family()
+    path = tmp_path / "GSE1_family.soft"
+    path.write_text(family_soft(samples, platforms))
+    code, out, err = run(["fit", path, "--k", 2, "--no-certify", "--quiet", "--platform", "GPL91",
+                          "--label-column", "disease state", "--out", tmp_path / "o"], capsys)
+    assert code == 0, err
+    scores = pd.read_csv(tmp_path / "o" / "scores.csv")
+    assert scores["sample"].tolist() == [s["gsm"] for s in samples if s["platform"] == "GPL91"]
+    assert "platform GPL91 read (as asked (platform=))" in err
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    wb.active.title = "Notes"
+    wb.active.append(["made by the lab"])
+    ws = wb.create_sheet("Data")
+    ws.append(["id", "a", "b", "c"])
+    rng = np.random.default_rng(4)
+    for i in range(8):
+        ws.append([f"s{i}"] + [float(v) for v in rng.normal(size=3)])
+    wb.save(tmp_path / "lab.xlsx")
+    code, out, err = run(["fit", tmp_path / "lab.xlsx", "--k", 2, "--no-certify", "--quiet", "--out", tmp_path / "x"],
+                         capsys)
+    assert code == 0, err
+    assert "sheet 'Data' read (the first sheet with a numeric block)" in err
+    code, out, err = run(["fit", tmp_path / "lab.xlsx", "--k", 2, "--sheet", "Notes", "--out", tmp_path / "y"], capsys)
+    assert code == 1 and "error:" in err and "internal error" not in err

@@ -46,6 +46,8 @@ def test_layers_raw_and_objects(tmp_path):
     obj = load_file(ad)
     assert np.array_equal(obj.X.toarray(), x.X.toarray()) and obj.labels.tolist() == x.labels.tolist()
     assert load_file(ad, use_raw=True).X.shape == (12, 8)
+    with pytest.raises(DataFormatError, match=r"not a 10x .*looks like an AnnData file: give it the extension .h5ad"):
+        load_file(data, filename="a.h5")
     with pytest.raises(InputError, match=r"`layer` must be one of the layers of a.h5ad: \['counts', 'dense'\]"):
         load_file(data, filename="a.h5ad", layer="spliced")
     with pytest.raises(InputError, match=r"`layer` and `use_raw` exclude each other"):
@@ -54,6 +56,10 @@ def test_layers_raw_and_objects(tmp_path):
         load_file(anndata.AnnData(X=np.eye(3)), use_raw=True)
     with pytest.raises(InputError, match=r"`layer` applies only to AnnData"):
         load_file(b"1,2\n3,4\n5,7\n", filename="t.csv", layer="counts")
+    with pytest.raises(InputError, match=r"`feature_names` applies only to GEO SOFT and 10x HDF5 files"):
+        load_file(ad, feature_names="symbol")
+    with pytest.raises(InputError, match=r"`feature_names` must be 'id' .* or 'symbol'"):
+        load_file(ad, feature_names="gene")
 
 
 def _write_10x(path_or_buf, counts_genes_by_cells, ids, names, barcodes, *, version=3):

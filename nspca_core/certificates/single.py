@@ -19,7 +19,6 @@ from .._validation import check_k
 from ..result import Certificate
 from . import _settings as S
 from ._settings import (
-    _ANCHOR_MAX_K,
     _CUT_BELOW,
     _D2_MAX_N,
     _EFFORT,
@@ -194,6 +193,10 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     if warm is not None or effort == "fast":
         ds = [1]  # along a path or interactively: d = 1 is O(n); d >= 2 enumerations cost more
     target = 1.0 - cfg["target_gap"]
+    # the DNN (and its KKT start) is not started at all when the cheap bounds already certify this
+    # ("auto": 0.996, issue 39: a sparse 5,000 x 2,000 word-count corpus at k = 10 certified 0.9964
+    # by lambda_1 alone, 0.9989 after 10x the answer's cost in the DNN)
+    enough = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
     # OPT_d >= ||V_d^T x||^2: a paper bound for d >= 2 (an exact spannogram) is computed only
     # when it can still certify the target; the DNN is the tighter bound otherwise
     ds = [d for d in ds if d == 1 or target * (_lowrank_value(spec, d, x) + spec.lam(d)) <= lower]
@@ -203,15 +206,17 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     best_now = min(bounds.values())
     state = warm
     kkt = None
-    if lower < target * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3):
+    if (lower < enough * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3)):
         # the KKT dual point of x costs one eigenvalue and often proves x optimal outright
         with step(budget, "eval", float(n) ** 3):
             kkt = _kkt_point(A, k, x)
         bounds["dnn"] = kkt[0]
         best_now = report.offer(min(bounds.values()))
     anchored_size = float(n) * n * max(k, 8)
-    if (lower < target * best_now and 3 <= k <= _ANCHOR_MAX_K and effort != "full"
-            and fits(budget, "anchored", anchored_size)):
+    # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
+    anchor_ok = S.anchor_ok(n, k)
+    if (lower < enough * best_now and anchor_ok
+            and effort != "full" and fits(budget, "anchored", anchored_size)):
         # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
         # the test at S._CUT_BELOW and the bisection below it are run (a weaker proof would not
         # spare the DNN).  Enough on its own when it certifies S._CUT_BELOW.
@@ -225,12 +230,12 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             best_now = report.offer(min(bounds.values()))
     else:
         tried = -np.inf
-    if lower < target * best_now and (need_dual or not ("anchored" in bounds
-                                                         and lower >= S._CUT_BELOW * best_now)):
+    if (lower < target * best_now and (need_dual or lower < enough * best_now)
+            and (need_dual or not ("anchored" in bounds and lower >= S._CUT_BELOW * best_now))):
         def anchored(val):
             # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
             # often are not: try them before paying for cutting planes
-            if lower < S._CUT_BELOW * val and 3 <= k <= _ANCHOR_MAX_K and fits(budget, "anchored", anchored_size):
+            if lower < S._CUT_BELOW * val and anchor_ok and fits(budget, "anchored", anchored_size):
                 if "anchored" not in bounds and min(val, best_now) > tried:
                     t1 = time.perf_counter()
                     with step(budget, "anchored", anchored_size):
@@ -412,7 +417,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             bt, B_T = {}, 0.0
         bounds["split"] = B_S + B_T
         pair = None
-        if 3 <= k <= _ANCHOR_MAX_K and T.size:  # small k: B_S(2) + B_T(k - 2) can decide; exact pairs
+        if k >= 3 and T.size:  # B_S(2) + B_T(k - 2) can decide; exact pairs (O(|S|^2), any k)
             AS = covS.dense()
             opt2, _ = opt_pairs(Cov(None, AS), 2)
             pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
@@ -599,8 +604,8 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
         n <= 120, where the exact rank-2 spannogram is cheap) and up to 120
         DNN iterations, stopping at a 1e-3 relative gap or when progress
         stalls, then (only while the ratio is below 0.97) up to 60 more with
-        sparsity cuts; for 3 <= k <= 64 the anchored row sums come first and the
-        DNN is skipped when they certify 0.97; "full": d <= 3, residual bounds on the split remainder,
+        sparsity cuts; for k >= 3 the anchored row sums come first (their cost is at most
+        the DNN's, ``_settings.anchor_affordable``) and the DNN is skipped when they certify 0.97; "full": d <= 3, residual bounds on the split remainder,
         up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``; "exact": branch and
         bound over supports (:mod:`nspca_core.certificates.exact`) after the "auto" certificate,
         until the gap closes to 1e-6 relative (``optimal=True``) or ``time_limit`` runs out

@@ -2,6 +2,14 @@
 
 Usage: python benchmarks/bench_certify.py [--quick] [--no-fit]
        python benchmarks/bench_certify.py --issue28 exact,components,mll-path,genes
+       python benchmarks/bench_certify.py --issue39 time-limit,exact-mll,cost,cliff
+
+``--issue39``: ``time-limit`` — effort="exact" at n = 2,000 with time_limit 1 / 5 / 20 s (wall
+and CPU against the limit, issue 40 item 6); ``exact-mll`` — MLL k = 50 with a CPU-time budget of
+10 and 60 s, the bound the callback reported along the way; ``cost`` — the certificate's CPU time
+over the answer's at effort="auto" (LRS, CBCL, MLL, a synthetic 5,000 x 2,000 sparse review
+corpus); ``cliff`` — one-k certificates at
+k = 60..80 on dlbcl- and golub-shaped synthetic gene matrices (the former k <= 64 limit).
 
 ``--issue28`` (issue 28, CPU clock of the process, one BLAS thread): ``exact`` — effort="exact"
 on LRS every k, CBCL k <= 10, MLL k = 2..5 (time limit 60 s wall each; CPU and wall reported);
@@ -286,15 +294,124 @@ def components_bench():
                       f"{time.process_time() - t:.1f} CPU s with the components", flush=True)
 
 
+def gene_shaped(name):
+    """dlbcl / golub are not available here: synthetic gene matrices of their shapes (77 x 7,070,
+    72 x 7,129) from :func:`gene_matrix` (log-normal levels, correlated modules, heavy-tailed)."""
+    return gene_matrix(77, 7070, seed=1) if name == "dlbcl" else gene_matrix(72, 7129, seed=2)
+
+
+def time_limit_bench(limits=(1.0, 5.0, 20.0), n=2000, m=3000, k=10):
+    """Issue 40 item 6: certify(X, k, effort="exact", time_limit=T) at n = 2,000 returns within
+    T (+10% or 0.5 s) of the wall clock, whatever runs inside; the bound it reached."""
+    from nspca_core import certify
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((m, 5)) @ rng.standard_normal((5, n)) + rng.standard_normal((m, n))
+    X -= X.mean(axis=0)
+    certify(X[:, :60], k=k, effort="exact", time_limit=1.0)  # lazy imports: once per process
+    for T in limits:
+        t, c0 = time.perf_counter(), time.process_time()
+        c = certify(X, k=k, effort="exact", time_limit=T)
+        wall, cpu = time.perf_counter() - t, time.process_time() - c0
+        ok = wall <= T + max(0.1 * T, 0.5)
+        print(f"time-limit: n={n} m={m} k={k} time_limit={T:g}: wall {wall:.2f} s ({wall / T:.2f} x the limit, "
+              f"{'within' if ok else 'OVER'} +max(10%, 0.5 s)), CPU {cpu:.2f} s; ratio {c.ratio:.4f} ({c.kind}), "
+              f"nodes {c.info.get('nodes')}, stopped {c.info.get('stopped')} ({load_note()})", flush=True)
+
+
+def exact_progress_bench(name, X, k, limits=(10.0, 60.0)):
+    """Issue 39 item 3: effort="exact" with a CPU-time budget (the machine is shared: wall seconds
+    buy 2-20x less); the best global bound reported by the callback after each limit, as the
+    certified ratio of the final answer."""
+    from nspca_core._common.scale import normalized
+    from nspca_core._covariance import as_cov
+    from nspca_core.certificates.budget import Budget
+    from nspca_core.certificates.single import certify_exact
+
+    for T in limits:
+        cov, _ = normalized(as_cov(X, None))
+        seen = []
+        c0 = time.process_time()
+        c = certify_exact(cov, k, None, T, lambda d, t, bound: seen.append((time.process_time() - c0, d, bound)),
+                          budget=Budget(T, clock=time.process_time))
+        cpu = time.process_time() - c0
+        marks = [(cut, [s for s in seen if s[0] <= cut]) for cut in (1, 2, 5, 10, 30, 60, 120, 300, 600) if cut <= T]
+        trail = ", ".join(f"{cut} s: {c.lower / p[-1][2]:.5f} ({p[-1][1]} nodes)" for cut, p in marks if p)
+        print(f"exact: {name} k={k} CPU limit {T:g} s: CPU {cpu:.1f} s, ratio {c.ratio:.5f} ({c.kind}), nodes "
+              f"{c.info.get('nodes')} open {c.info.get('open_nodes')}; bound reported after {trail}", flush=True)
+
+
+def cliff_bench(name, X, ks):
+    """Issue 39 item 2: one-k certified ratios across the former k = 64 limit (SVD units, CPU)."""
+    unit = svd_unit(X)
+    for k in ks:
+        c0 = time.process_time()
+        c = _certify_cov(Cov(X, None), k)
+        print(f"cliff: {name} k={k}: ratio {c.ratio:.4f} ({c.kind}), {(time.process_time() - c0) / unit:.0f} SVD units",
+              flush=True)
+
+
+def review_corpus(m=5000, n=2000, topics=8, seed=0):
+    """A sparse bag-of-words stand-in (KOS / Enron / a review corpus's shape): Zipf word
+    frequencies mixed with Dirichlet topics, ~60 words a document, counts in CSR."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, n + 1) ** 1.1
+    p /= p.sum()
+    T = rng.dirichlet(np.full(n, 0.05), topics) * 0.5 + p * 0.5
+    rows, cols, vals = [], [], []
+    for i in range(m):
+        w = rng.choice(n, rng.poisson(60) + 5, p=T[rng.integers(topics)])
+        u, c = np.unique(w, return_counts=True)
+        rows += [i] * len(u)
+        cols += list(u)
+        vals += list(c)
+    return sp.csr_matrix((np.array(vals, float), (rows, cols)), shape=(m, n))
+
+
+def cost_bench(name, X, ks):
+    """Issue 39 item 1: the certificate's CPU time over the answer's (fit(certify=False)), x given
+    as fit(certify=True) gives it; target <= 3x with every ratio within 0.005 of the last run's."""
+    import nspca_core as nc
+    from nspca_core.certificates import certify
+
+    for k in ks:
+        c0 = time.process_time()
+        r = nc.fit(X, k=k, certify=False)
+        ta = time.process_time() - c0
+        c0 = time.process_time()
+        c = certify(X, k=k, x=r.x)
+        tc = time.process_time() - c0
+        print(f"cost: {name} k={k}: answer {ta:.2f} CPU s, certificate {tc:.2f} CPU s = {tc / ta:.1f}x the answer "
+              f"(target <= 3x); ratio {c.ratio:.4f} ({c.kind})", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the long CBCL path")
     ap.add_argument("--no-fit", action="store_true")
     ap.add_argument("--only", default="lrs,cbcl,mll")
     ap.add_argument("--issue28", default="", help="comma list of: exact, components, mll-path, genes, cbcl-path")
+    ap.add_argument("--issue39", default="", help="comma list of: time-limit, exact-mll, cost, cliff")
     a = ap.parse_args()
     only = a.only.split(",")
     warm_up()
+    i39 = [s for s in a.issue39.split(",") if s]
+    if i39:
+        if "time-limit" in i39:
+            time_limit_bench()
+        if "exact-mll" in i39 and (X := load("mll")) is not None:
+            exact_progress_bench("mll", X, 50)
+        if "cost" in i39:
+            for name, ks in (("lrs", [5, 20]), ("cbcl", [10]), ("mll", [10, 50])):
+                if (X := load(name)) is not None:
+                    cost_bench(name, X, ks)
+            cost_bench("review corpus 5,000 x 2,000 (synthetic)", review_corpus(), [10])
+        if "cliff" in i39:
+            for name in ("dlbcl", "golub"):
+                cliff_bench(f"{name}-shaped", gene_shaped(name), [60, 64, 65, 70, 80])
+        return
     extra = [s for s in a.issue28.split(",") if s]
     if extra:
         if "exact" in extra:

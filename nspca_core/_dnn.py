@@ -478,9 +478,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     ``start_lam``: the caller's rigorous ``lambda_max`` bound (:func:`_lmax_state`) of
     ``state``, which saves one exact evaluation.  ``info["lam"]`` is that of ``best_state``.
 
-    ``budget`` (:class:`nspca_core.certificates.budget.Budget`, optional): an iteration runs only
-    while it and one rigorous evaluation fit in the time left; then the point reached is
-    evaluated (when that fits) and the loop ends (``info["stopped"] = "time_limit"``).
+    ``budget`` (:class:`nspca_core.certificates.budget.Budget`): an iteration only while it and one
+    rigorous evaluation fit in the time left; then the point reached is evaluated if that fits.
     """
     n = A.shape[0]
     r = min(r, n)
@@ -518,12 +517,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     last_check = best_value
     next_early = 0  # no early check before this iteration (a few steps after a failed one)
     it = 0
-    size = float(n) ** 3
-    stopped = False
-    unchecked = False  # iterations since the last rigorous evaluation
+    size, stopped, unchecked = float(n) ** 3, False, False  # unchecked: iterations since an evaluation
+    timed = contextlib.nullcontext if budget is None else (lambda: budget.step("eval", size))  # noqa: E731
     for it in range(1, iters + 1):
-        if budget is not None and not (budget.fits("iter", size) and budget.fits("eval", size, 1.0)
-                                       and budget.left() >= budget.cost("iter", size) + budget.cost("eval", size)):
+        if budget is not None and budget.left() < budget.cost("iter", size) + budget.cost("eval", size):
             stopped = True
             it -= 1
             break
@@ -566,7 +563,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  and lower is not None and lower >= target * est * (1 + _EARLY_MARGIN))
         if regular or early:
             cand = snapshot()
-            with _timed(budget, "eval", size):
+            with timed():
                 val, lam = dnn_value_lam(A, k, cand)
             evals += 1
             unchecked = False
@@ -587,7 +584,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             last_check = best_value
     if (not check_every or stopped) and unchecked and (budget is None or budget.fits("eval", size)):
         cand = snapshot()
-        with _timed(budget, "eval", size):
+        with timed():
             val, lam = dnn_value_lam(A, k, cand)
         evals += 1
         if val < best_value:
@@ -600,12 +597,5 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         if val < best_value:
             best_value, best_lam = val, lam
     best_state.U = U
-    out = {"iterations": it, "exact_evaluations": evals, "mu": best_state.nu / n, "lam": best_lam}
-    if stopped:
-        out["stopped"] = "time_limit"
-    return best_state, best_value, out
-
-
-def _timed(budget, kind: str, size: float):
-    """``budget.step(kind, size)`` (learns the step's rate), or a no-op without a budget."""
-    return contextlib.nullcontext() if budget is None else budget.step(kind, size)
+    return best_state, best_value, {"iterations": it, "exact_evaluations": evals, "mu": best_state.nu / n,
+                                    "lam": best_lam, **({"stopped": "time_limit"} if stopped else {})}

@@ -39,7 +39,8 @@ Bounds (names as they appear in ``Certificate.bounds``; the cheap ones are decla
     optimal x, stationarity on its support gives ``(OPT - A_ll) rho_l <=``
     the sum of its ``k - 1`` largest ``(A_lm)_+ rho_m``; bounds on rho that
     fall below 1 everywhere leave no room for the largest entry, refuting
-    ``OPT > tau``.  Tight at small k, where the DNN is weakest.
+    ``OPT > tau``.  Tight at small k, where the DNN is weakest; tried at every k >= 3 (its counted
+    cost is at most a DNN run's, :func:`nspca_core.certificates._settings.anchor_affordable`).
 ``anchored(branch)``
     The same test with branch and bound on the support for each largest
     entry it leaves standing (:func:`nspca_core._anchor._refute_anchor`):
@@ -51,7 +52,7 @@ Bounds (names as they appear in ``Certificate.bounds``; the cheap ones are decla
     or better the sparsity-coupled ``max_j B_S(k - j) + B_T(j)`` (S's DNN dual
     point bounds every sparsity at once) (:func:`_certify_split`); where a term
     binds at a sparsity i of S, the anchored row sums at i sharpen ``B_S(i)``
-    (:func:`.coupled._coupled_refined`), and for k <= 64 each term is
+    (:func:`.coupled._coupled_refined`, at any sparsity, by counted cost), and for k <= 256 each term is
     ``lambda_max([[B_S, C], [C, B_T]])`` with C bounding the cross covariance of
     the two parts (:mod:`nspca_core.certificates.cross`), never above the sum.
 ``monotone``
@@ -63,6 +64,9 @@ Bounds (names as they appear in ``Certificate.bounds``; the cheap ones are decla
     (members / non-members), node bounds the anchored row sums with the node's members and the
     DNN dual point restricted to the node's features, leaves ``J = I`` exact; ``OPT <= tau``
     proved when every node is refuted.  Also inside the split bound on its screened set S.
+    Nodes are taken largest bound first, so the tree's bound (its open nodes') falls as it goes;
+    ``time_limit`` bounds the whole call (:mod:`nspca_core.certificates.budget`) and a callback
+    taking a keyword ``bound`` gets the best bound proved so far.
 
 Several components with disjoint supports: :func:`certify_components`
 (:mod:`nspca_core.certificates.components`: Ky Fan, c x single, their mix, and the

@@ -10,7 +10,7 @@ from .._common.rank1 import rank1_point
 from .._cov import Cov
 from .._dnn import dnn_tangent
 from ..result import Certificate
-from ._settings import _ANCHOR_MAX_K, _EPS
+from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cost
 from .budget import fits, step
 from .cross import coupled_terms
 from .dual import _anchored
@@ -20,8 +20,10 @@ from .lower import _ascent_many
 _CROSS_MAX_K = 256
 
 
-# the coupled bound's binding sparsities of S refined by the anchored row sums: at most this many
-_COUPLED_REFINE = 64
+# the coupled bound's binding sparsities of S refined by the anchored row sums while their counted
+# cost (_settings.anchor_cost) stays within this many "auto" DNN runs on S (was: at most 64
+# refinements, each at i <= 64; 64 refinements near i = k = 50 count as about 30 runs on S's 600)
+_COUPLED_REFINE_RUNS = 30
 _COUPLED_REL = 1e-3  # their resolution (one term of a sum; 5e-5 costs twice the tests)
 
 
@@ -32,11 +34,12 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
 
     First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
     (``make_cross()``: :func:`.cross.cross_table`, see :func:`_coupled`); then ``B_S(i)`` where it
-    binds: while the maximum over j of the terms sits at an ``i = k - j`` in
-    ``3..min(kS - 1, _ANCHOR_MAX_K)`` whose ``B_S(i)`` is only the DNN's tangent (weak at small
-    sparsity, where the anchored row sums are strong), the anchored row-sum bound at sparsity i on
-    ``A_SS`` (:func:`.dual._anchored`, a proof at i: :func:`nspca_core._anchor.anchored_rowsum_test`)
-    replaces it, at most :data:`_COUPLED_REFINE` times.  Valid as :func:`_coupled` is: each ``B_S(i)``
+    binds: while the maximum over j of the terms sits at an ``i = k - j`` in ``3..kS - 1`` whose
+    ``B_S(i)`` is only the DNN's tangent (weak at small sparsity, where the anchored row sums are
+    strong), the anchored row-sum bound at sparsity i on ``A_SS`` (:func:`.dual._anchored`, a proof
+    at i: :func:`nspca_core._anchor.anchored_rowsum_test`) replaces it, while the refinements'
+    counted cost stays within :data:`_COUPLED_REFINE_RUNS` DNN runs on S (no sparsity limit).
+    Valid as :func:`_coupled` is: each ``B_S(i)``
     stays an upper bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50
     the rest T added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1``
     was the loose term.  Returns ``(bound, {i: B_S(i)}, C)``: the sharpened values and the cross
@@ -54,12 +57,18 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
             cross = make_cross()
     AS = covS.dense()  # (held already: S's own certificate is the dense one)
     tried: set[int] = set()
+    cfg = _EFFORT["auto"]
+    runs = cfg["iters"] + cfg["cut_rounds"] * cfg["cut_iters"]
+    allowance = _COUPLED_REFINE_RUNS * runs * _DNN_PASSES * float(nS) ** 2
+    spent = 0.0
     while True:
         val, i = _coupled(certS, stS, dS, kS, BT, k, pair, sharper, argmax=True, cross=cross)
-        if (lower >= stop * val or i in tried or not 3 <= i < min(kS, _ANCHOR_MAX_K + 1)
-                or len(tried) >= _COUPLED_REFINE or not fits(budget, "anchored", float(nS) ** 2 * max(i, 8))):
+        if (lower >= stop * val or i in tried or not 3 <= i < kS or spent + anchor_cost(nS, i) > allowance
+                or not anchor_affordable(nS, i, runs)
+                or not fits(budget, "anchored", float(nS) ** 2 * max(i, 8))):
             return val, sharper, cross
         tried.add(i)
+        spent += anchor_cost(nS, i)
         # a feasible value at i opens the anchored bound's bracket: S's answer cut to its i largest
         # entries, then the ascent at sparsity i
         with step(budget, "anchored", float(nS) ** 2 * max(i, 8)):

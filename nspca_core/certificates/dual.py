@@ -88,7 +88,7 @@ def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
 
 
 def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float = 5e-5) -> float | None:
-    """The anchored row-sum bound as one certificate at k tries it (``3 <= k <= _ANCHOR_MAX_K``,
+    """The anchored row-sum bound as one certificate at k tries it (``_settings.anchor_affordable``,
     below the "auto" target): bisection below ``1.001 lower`` first (a near-optimal x is common:
     4 tests fewer when that is proved), else below ``lower / S._CUT_BELOW`` (a weaker proof would
     not spare the DNN), to ``rel_tol`` relative; None when nothing below ``best`` is proved.

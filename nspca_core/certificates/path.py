@@ -18,7 +18,6 @@ from .._validation import InputError
 from ..result import Certificate
 from . import _settings as S
 from ._settings import (
-    _ANCHOR_MAX_K,
     _DECAY,
     _EPS,
     _LR,
@@ -27,6 +26,9 @@ from ._settings import (
     _PATH_SPLIT_CAP,
     _T0,
     _T1,
+    _PATH_ANCHOR_MAX_K,
+    _PATH_FIT_MAX_K,
+    anchor_ok,
 )
 from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, cheap_bounds_at
 from .dual import _anchored, _branch, _cut_rounds, _screen_init
@@ -101,7 +103,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
     if n > S._DENSE_MAX_N:
         held = cov_.X is not None or cov_._A is not None
         # data held: path_large runs one-k's certificate (fit(auto) included) at every k <= 64
-        found = _large_lower(cov_, np.array(uniq), given, 0 if held else _ANCHOR_MAX_K)
+        found = _large_lower(cov_, np.array(uniq), given, 0 if held else _PATH_FIT_MAX_K)
         if held:  # the split runs (path_large.py)
             certs = path_large(cov_, np.array(uniq), given, found, effort, callback,
                                2 * _PATH_SPLIT_CAP, _large_monotone, _PATH_SPLIT_CAP)
@@ -128,7 +130,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
                                                                 callback), given)]
 
 
-def _large_lower(cov: Cov, uniq: np.ndarray, given: dict, fit_max_k: int = _ANCHOR_MAX_K) -> dict:
+def _large_lower(cov: Cov, uniq: np.ndarray, given: dict, fit_max_k: int = _PATH_FIT_MAX_K) -> dict:
     """Large n: feasible points for every k of a path, ``{k: (x, source)}`` (source None for a
     caller's point): one batched ascent for all k (:func:`_path_lower`, through the data,
     nothing n x n), and ``fit(auto)`` too where k <= ``fit_max_k`` (cheap there, and where the
@@ -307,8 +309,8 @@ def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
 
 
 def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort) -> tuple[dict, dict]:
-    """Anchored row sums at ``3 <= k <= _ANCHOR_MAX_K`` (small k: the DNN's weak spot, the anchored
-    bound's strong one) wherever one certificate at k would try them (below its target, effort not
+    """Anchored row sums at k >= 3 where they cost at most a DNN run (``anchor_ok``), up to
+    ``_PATH_ANCHOR_MAX_K`` (small k: the DNN's weak spot, the anchored bound's strong one) wherever one certificate at k would try them (below its target, effort not
     "full": :func:`.dual._anchored`, the same call, so the path is as tight as one k there) and, as
     a bisection below the path's bound, wherever the DNN certifies less than ``_CUT_BELOW``;
     descending so each k starts from the monotone bound of the larger ones.  Where the DNN's ratio
@@ -319,7 +321,7 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort) ->
     anchored, weak = {}, set()
     for i in range(p - 1, -1, -1):
         k = int(uniq[i])
-        if not 3 <= k <= _ANCHOR_MAX_K:
+        if not (anchor_ok(A.shape[0], k) and k <= _PATH_ANCHOR_MAX_K):
             continue
         lo, ub_i = float(lows[i]), float(upper()[i])
         if lo < S._CUT_BELOW * ub_i:

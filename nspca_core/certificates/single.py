@@ -3,7 +3,6 @@ the public :func:`certify`."""
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import replace
 
@@ -12,35 +11,29 @@ import numpy as np
 from .._anchor import anchored_rowsum_bound
 from .._common.pairs import opt_pairs
 from .._common.params import check
-from .._common.scale import _times, normalized, rescale
+from .._common.scale import normalized, rescale
 from .._cov import Cov
 from .._covariance import as_cov
 from .._validation import check_k
 from ..result import Certificate
 from . import _settings as S
 from ._settings import (
-    _ANCHOR_MAX_K,
     _CUT_BELOW,
     _D2_MAX_N,
     _EFFORT,
     _EPS,
     _SPLIT_MIN,
     _SPLIT_PER_K,
-    OPTIMAL_TOLERANCE,
     exact_time_limit,
 )
 from .bounds import (
-    Spectrum,
     _bound_rest,
     _lowrank_value,
     _paper_and_residual,
     _rest_curve,
     _Spectral,
-    _gram_basis_bound,
-    _gram_eig,
     _thin_lambdas,
     _thin_spectrum,
-    _rowsum_topk,
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
@@ -48,67 +41,21 @@ from .coupled import _coupled, _coupled_refined
 from .cross import cross_table
 from .dual import _anchored, _branch, _dnn, _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
+from .cheap import (
+    _certify_lowrank,
+    _certify_operator,
+    _finish,
+    _gram_within,
+    _quad_held,
+    _rowsum_bound,
+    _variances_bound,
+)
 from .lower import _ascent_many, _fit_lower, _starts
 
 
 # "auto"'s branch and bound on the split bound's S: only up to this k (it closes in a few dozen
 # nodes at small k; at larger k it spends its time without closing)
 _SPLIT_BRANCH_MAX_K = 16
-
-
-def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,
-            probabilistic_names=()) -> Certificate:
-    kind = min(bounds, key=bounds.get)
-    ub = float(bounds[kind])
-    if np.isfinite(lower):
-        ub = max(ub, lower)  # rounding only: a valid bound is never below a feasible value
-    ratio = float(lower / ub) if ub > 0 and np.isfinite(lower) else (1.0 if ub == 0 else float("nan"))
-    optimal = bool(np.isfinite(lower) and ub - lower <= OPTIMAL_TOLERANCE * abs(ub))
-    info.setdefault("from_k", {"upper": int(k), "lower": int(k)})  # which k proved each side
-    return Certificate(upper_bound=ub, kind=kind, lower=float(lower), ratio=ratio, optimal=optimal,
-                       tolerance=OPTIMAL_TOLERANCE, seconds=time.perf_counter() - t0,
-                       bounds={kname: float(v) for kname, v in bounds.items()},
-                       probabilistic=kind in probabilistic_names, k=int(k), x=x, info=info)
-
-
-def _variances_bound(dg: np.ndarray, k: int) -> float:
-    """``OPT <= lambda_max(A_JJ) <= tr(A_JJ) <=`` the sum of the k largest variances (``A`` psd),
-    rounded up: the bound that costs only the variances (a time limit too short for more)."""
-    top = -np.sort(-np.asarray(dg, dtype=float))[: min(k, dg.size)]
-    return float(np.clip(top, 0.0, None).sum()) * (1 + 4 * (k + 2) * _EPS)
-
-
-def _quad_held(cov: Cov, x: np.ndarray) -> float:
-    """``x^T A x`` through X when A is not held (without forming it)."""
-    if cov._A is None and cov.X is not None:
-        y = cov.X @ x
-        return float(y @ y) / cov.X.shape[0]
-    return cov.quad(x)
-
-
-def _gram_within(X: np.ndarray, budget: Budget) -> np.ndarray | None:
-    """``A = X^T X / m`` formed by blocks of columns (its upper triangle, mirrored: exactly
-    symmetric) while the budget lasts; None when the time ran out first."""
-    m, n = X.shape
-    A = np.empty((n, n))
-    b = max(64, -(-n // 16))
-    for j0 in range(0, n, b):
-        j1 = min(n, j0 + b)
-        size = float(m) * j1 * (j1 - j0)
-        if not budget.fits("gram", size):
-            return None
-        with budget.step("gram", size):
-            A[:j1, j0:j1] = (X[:, :j1].T @ X[:, j0:j1]) / m
-            A[j0:j1, :j0] = A[:j0, j0:j1].T
-            blk = A[j0:j1, j0:j1]
-            A[j0:j1, j0:j1] = np.triu(blk) + np.triu(blk, 1).T
-    return A
-
-
-def _rowsum_bound(A: np.ndarray, k: int) -> float:
-    """:func:`.bounds._rowsum_topk` of A (``OPT <= max_i`` of the k largest of ``(A_i)_+``), rounded
-    up by the k-term sum's error: O(n^2), no eigenvalue (a time limit too short for one)."""
-    return _rowsum_topk(A, k) * (1 + 4 * (k + 2) * _EPS)
 
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
@@ -194,6 +141,10 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     if warm is not None or effort == "fast":
         ds = [1]  # along a path or interactively: d = 1 is O(n); d >= 2 enumerations cost more
     target = 1.0 - cfg["target_gap"]
+    # the DNN (and its KKT start) is not started at all when the cheap bounds already certify this
+    # ("auto": 0.996, issue 39: a sparse 5,000 x 2,000 word-count corpus at k = 10 certified 0.9964
+    # by lambda_1 alone, 0.9989 after 10x the answer's cost in the DNN)
+    enough = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
     # OPT_d >= ||V_d^T x||^2: a paper bound for d >= 2 (an exact spannogram) is computed only
     # when it can still certify the target; the DNN is the tighter bound otherwise
     ds = [d for d in ds if d == 1 or target * (_lowrank_value(spec, d, x) + spec.lam(d)) <= lower]
@@ -203,15 +154,17 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     best_now = min(bounds.values())
     state = warm
     kkt = None
-    if lower < target * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3):
+    if (lower < enough * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3)):
         # the KKT dual point of x costs one eigenvalue and often proves x optimal outright
         with step(budget, "eval", float(n) ** 3):
             kkt = _kkt_point(A, k, x)
         bounds["dnn"] = kkt[0]
         best_now = report.offer(min(bounds.values()))
     anchored_size = float(n) * n * max(k, 8)
-    if (lower < target * best_now and 3 <= k <= _ANCHOR_MAX_K and effort != "full"
-            and fits(budget, "anchored", anchored_size)):
+    # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
+    anchor_ok = S.anchor_ok(n, k)
+    if (lower < enough * best_now and anchor_ok
+            and effort != "full" and fits(budget, "anchored", anchored_size)):
         # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
         # the test at S._CUT_BELOW and the bisection below it are run (a weaker proof would not
         # spare the DNN).  Enough on its own when it certifies S._CUT_BELOW.
@@ -225,12 +178,12 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             best_now = report.offer(min(bounds.values()))
     else:
         tried = -np.inf
-    if lower < target * best_now and (need_dual or not ("anchored" in bounds
-                                                         and lower >= S._CUT_BELOW * best_now)):
+    if (lower < target * best_now and (need_dual or lower < enough * best_now)
+            and (need_dual or not ("anchored" in bounds and lower >= S._CUT_BELOW * best_now))):
         def anchored(val):
             # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
             # often are not: try them before paying for cutting planes
-            if lower < S._CUT_BELOW * val and 3 <= k <= _ANCHOR_MAX_K and fits(budget, "anchored", anchored_size):
+            if lower < S._CUT_BELOW * val and anchor_ok and fits(budget, "anchored", anchored_size):
                 if "anchored" not in bounds and min(val, best_now) > tried:
                     t1 = time.perf_counter()
                     with step(budget, "anchored", anchored_size):
@@ -412,7 +365,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             bt, B_T = {}, 0.0
         bounds["split"] = B_S + B_T
         pair = None
-        if 3 <= k <= _ANCHOR_MAX_K and T.size:  # small k: B_S(2) + B_T(k - 2) can decide; exact pairs
+        if k >= 3 and T.size:  # B_S(2) + B_T(k - 2) can decide; exact pairs (O(|S|^2), any k)
             AS = covS.dense()
             opt2, _ = opt_pairs(Cov(None, AS), 2)
             pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
@@ -468,47 +421,6 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     return _finish(bounds, lower, x, k, t0, info)
 
 
-def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None):
-    """Data of numerical rank ``r <= max_rank`` (thin, through the m x m Gram): the exact
-    spannogram on the rank-r factor V is the answer and its own certificate.
-
-    ``A = V V^T + R`` with ``||R||_2 = lambda_{r+1} <= tol`` (zero to rounding) and V the
-    computed eigen-factor (backward error ``tol``), so ``x^T A x <= OPT_r + lambda_{r+1} +
-    2 tol`` for every feasible x, with ``OPT_r`` exact (:func:`nspca_core.lowrank_nspca`).
-    That slack scales with the trace; :func:`_gram_basis_bound` bounds the same quantity with
-    a slack relative to the k largest variances, and the smaller of the two is kept (both are
-    upper bounds): the ratio is then 1 to ~1e-12.
-    Returns None when the rank is above ``max_rank``.  Memory O(n m); nothing n x n.
-    """
-    t0 = time.perf_counter()
-    max_rank = S._LOWRANK_MAX_RANK if max_rank is None else max_rank
-    m = cov.X.shape[0]
-    w, P, tol = _gram_eig(cov.X, m)
-    r = int(np.count_nonzero(w > tol))
-    if r > max_rank:
-        return None
-    rr = max(r, 1)
-    V = (cov.X.T @ P[:, :rr]) / math.sqrt(m)  # = fl(P_r^T X) / sqrt(m), as _gram_basis_bound
-    from ..spannogram import lowrank_nspca
-
-    res = lowrank_nspca(V, k)
-    lam_next = float(w[r]) if r < w.size else 0.0
-    opt_r = float(res.variance_lowrank)
-    paper = opt_r * (1 + 1e-12) + lam_next + 2 * tol
-    bounds = {f"paper(d={rr})": min(paper, _gram_basis_bound(cov.X, P, rr, k, opt_r)),
-              **cheap_bounds_at(Spectrum(cov.n, w, tol, complete=True), k)}  # lambda1 (OPT_r replaces d = 1)
-    info: dict = {"n": cov.n, "rank": r}
-    if x is not None:
-        lower = cov.quad(x)
-        info["lower_source"] = "given"
-    else:
-        x, lower = res.x, cov.quad(res.x)
-        info["lower_source"] = f"spannogram(d={rr})"
-    if callback is not None:
-        callback(1, 1)
-    return _finish(bounds, lower, x, k, t0, info)
-
-
 def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None, scale=None,
                  budget: Budget | None = None) -> Certificate:
     """Certificate on a validated :class:`Cov` (``fit`` calls this with its answer x).
@@ -544,41 +456,6 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep)
 
 
-def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
-    """A covariance held as an operator (sparse data, a Dask array): bounds from its Lanczos
-    factor, nothing n x n.
-
-    ``lambda1``: ``OPT <= lambda_1``.  ``paper(d=1)``, ``paper(d=2)``: ``OPT <= OPT_d +
-    lambda_{d+1}`` (:func:`~nspca_core.certificates.paper_bound`) with ``OPT_d`` exact on
-    the n x d factor (:func:`nspca_core.lowrank_nspca`, rows screened).  The eigenvalues
-    come from one Lanczos run (ARPACK, converged to machine precision) plus ``64 n eps
-    lambda_1``; Lanczos cannot prove that no eigenvalue was missed, so the certificate is
-    marked ``probabilistic`` (it fails only if the run missed one of the top eigenvalues).
-    Memory: the n x 3 factor and O(n) vectors.
-    """
-    t0 = time.perf_counter()
-    from ..spannogram import lowrank_nspca
-
-    d = min(3, cov.n - 1)
-    V, eig = cov.factor(d)
-    tol = 64 * cov.n * _EPS * float(eig[0])
-    bounds = cheap_bounds_at(Spectrum(cov.n, np.asarray(eig, dtype=float), tol, v1=V[:, 0]), k)
-    if d >= 2:
-        opt2 = float(lowrank_nspca(V[:, :2], k).variance_lowrank)
-        bounds["paper(d=2)"] = opt2 * (1 + 1e-12) + float(eig[2]) + 2 * tol
-    info: dict = {"n": cov.n, "eigenvalues": "Lanczos (ARPACK)"}
-    if x is not None:
-        lower = cov.quad(x)
-        info["lower_source"] = "given"
-    else:
-        found = _fit_lower(cov, k)
-        x, lower = found if found is not None else (None, float("nan"))
-        info["lower_source"] = "fit(auto)"
-    if callback is not None:
-        callback(1, 1)
-    return _finish(bounds, lower, x, k, t0, info, probabilistic_names=tuple(bounds))
-
-
 def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None,
             center=True) -> Certificate:
     """Upper bound on the optimum of nonnegative sparse PCA, and how close ``x`` is to it.
@@ -602,8 +479,8 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
         n <= 120, where the exact rank-2 spannogram is cheap) and up to 120
         DNN iterations, stopping at a 1e-3 relative gap or when progress
         stalls, then (only while the ratio is below 0.97) up to 60 more with
-        sparsity cuts; for 3 <= k <= 64 the anchored row sums come first and the
-        DNN is skipped when they certify 0.97; "full": d <= 3, residual bounds on the split remainder,
+        sparsity cuts; for k >= 3 the anchored row sums come first (their cost is at most
+        the DNN's, ``_settings.anchor_affordable``) and the DNN is skipped when they certify 0.97; "full": d <= 3, residual bounds on the split remainder,
         up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``; "exact": branch and
         bound over supports (:mod:`nspca_core.certificates.exact`) after the "auto" certificate,
         until the gap closes to 1e-6 relative (``optimal=True``) or ``time_limit`` runs out
@@ -647,8 +524,16 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
     if x is not None:
         x = check("x", x, n_features=cov_.n, k=k)
     cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
-    scale = (lambda b: _times(b, factors)) if factors else None  # noqa: E731
+    scale = (lambda b: _in_scale(b, factors)) if factors else None  # noqa: E731
     return rescale(_certify_cov(cov_, k, x, effort, callback, time_limit, scale, budget), factors)
+
+
+def _in_scale(b: float, factors) -> float:
+    """A bound of the normalized copy in the caller's scale (power-of-2 factors: exact)."""
+    with np.errstate(over="ignore", under="ignore"):
+        for f in factors:
+            b = b * f
+    return float(b)
 
 
 def certify_exact(cov: Cov, k: int, x, time_limit: float, callback, scale=None,

@@ -163,3 +163,32 @@ def test_path_carries_the_cross_term_and_stays_valid_against_bruteforce(monkeypa
             assert c.upper_bound >= brute_opt(A, c.k)[0] * (1 - 1e-12), (seed, c.k, c.kind)
     assert any(seen), "no run carried a cross table"
     assert extended, "no run's table was extended to the carried sparsities"
+
+
+def test_no_sparsity_limit_sharpens_above_64(monkeypatch):
+    """Issue 39 item 2: the anchored sharpening of ``B_S(i)`` is chosen by its counted cost, not by
+    ``i <= 64`` (the certified ratio fell 5 points at k = 65 on a gene matrix).  A coupled bound whose
+    maximum sits at i = 70 of S (B_S(i) = the i largest variances of S, B_T rising steeply to j = 10)
+    asks the anchored bound at i = 70; the former limit refused it."""
+    from types import SimpleNamespace
+
+    nS, k, d = 200, 80, 1.0
+    asked = []
+    monkeypatch.setattr(coupled, "_anchored", lambda A, i, lo, cur, rel_tol: asked.append(i))
+    monkeypatch.setattr(coupled, "_ascent_many", lambda cov, i, X0: (X0[:, 0], 1.0))
+    certS = SimpleNamespace(upper_bound=1e9, info={}, x=np.full(nS, nS ** -0.5))
+    BT = 3.0 * np.minimum(np.arange(k + 1), 10.0)
+    val, i = coupled._coupled(certS, None, np.full(nS, d), k, BT, k, argmax=True)
+    assert i == 70
+    coupled._coupled_refined(Cov(A=np.eye(nS) * d), certS, None, k, BT, k, None, None, lower=1.0, stop=1.0)
+    assert asked == [70]
+
+
+@given(st.integers(4, 4000), st.integers(3, 4000))
+def test_anchored_bound_is_affordable_at_every_sparsity(n, k):
+    """Its counted cost (a bisection over n x w(k) candidates, w(k) < n) never exceeds a DNN run of
+    "auto" (or a path's per-k run): the choice no longer depends on a k limit."""
+    k = min(k, n)
+    for cfg in (S._EFFORT["auto"], S._PATH["auto"]):
+        assert S.anchor_affordable(n, k, cfg["iters"] + cfg["cut_rounds"] * cfg["cut_iters"])
+    assert not S.anchor_affordable(n, 2, 10**6)  # k <= 2 has its exact bound

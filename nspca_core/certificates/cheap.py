@@ -1,0 +1,149 @@
+"""Certificates and bounds that need no optimization: the final assembly (:func:`_finish`),
+low-rank data (exact), an operator's Lanczos bounds, and what a short time limit affords (the
+variances, the row sums, ``A`` formed by blocks while the budget lasts)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._cov import Cov
+from ..result import Certificate
+from . import _settings as S
+from ._settings import _EPS, OPTIMAL_TOLERANCE
+from .bounds import Spectrum, _gram_basis_bound, _gram_eig, _rowsum_topk, cheap_bounds_at
+from .budget import Budget
+from .lower import _fit_lower
+
+
+def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,
+            probabilistic_names=()) -> Certificate:
+    kind = min(bounds, key=bounds.get)
+    ub = float(bounds[kind])
+    if np.isfinite(lower):
+        ub = max(ub, lower)  # rounding only: a valid bound is never below a feasible value
+    ratio = float(lower / ub) if ub > 0 and np.isfinite(lower) else (1.0 if ub == 0 else float("nan"))
+    optimal = bool(np.isfinite(lower) and ub - lower <= OPTIMAL_TOLERANCE * abs(ub))
+    info.setdefault("from_k", {"upper": int(k), "lower": int(k)})  # which k proved each side
+    return Certificate(upper_bound=ub, kind=kind, lower=float(lower), ratio=ratio, optimal=optimal,
+                       tolerance=OPTIMAL_TOLERANCE, seconds=time.perf_counter() - t0,
+                       bounds={kname: float(v) for kname, v in bounds.items()},
+                       probabilistic=kind in probabilistic_names, k=int(k), x=x, info=info)
+
+
+def _variances_bound(dg: np.ndarray, k: int) -> float:
+    """``OPT <= lambda_max(A_JJ) <= tr(A_JJ) <=`` the sum of the k largest variances (``A`` psd),
+    rounded up: the bound that costs only the variances (a time limit too short for more)."""
+    top = -np.sort(-np.asarray(dg, dtype=float))[: min(k, dg.size)]
+    return float(np.clip(top, 0.0, None).sum()) * (1 + 4 * (k + 2) * _EPS)
+
+
+def _quad_held(cov: Cov, x: np.ndarray) -> float:
+    """``x^T A x`` through X when A is not held (without forming it)."""
+    if cov._A is None and cov.X is not None:
+        y = cov.X @ x
+        return float(y @ y) / cov.X.shape[0]
+    return cov.quad(x)
+
+
+def _gram_within(X: np.ndarray, budget: Budget) -> np.ndarray | None:
+    """``A = X^T X / m`` formed by blocks of columns (its upper triangle, mirrored: exactly
+    symmetric) while the budget lasts; None when the time ran out first."""
+    m, n = X.shape
+    A = np.empty((n, n))
+    b = max(64, -(-n // 16))
+    for j0 in range(0, n, b):
+        j1 = min(n, j0 + b)
+        size = float(m) * j1 * (j1 - j0)
+        if not budget.fits("gram", size):
+            return None
+        with budget.step("gram", size):
+            A[:j1, j0:j1] = (X[:, :j1].T @ X[:, j0:j1]) / m
+            A[j0:j1, :j0] = A[:j0, j0:j1].T
+            blk = A[j0:j1, j0:j1]
+            A[j0:j1, j0:j1] = np.triu(blk) + np.triu(blk, 1).T
+    return A
+
+
+def _rowsum_bound(A: np.ndarray, k: int) -> float:
+    """:func:`.bounds._rowsum_topk` of A (``OPT <= max_i`` of the k largest of ``(A_i)_+``), rounded
+    up by the k-term sum's error: O(n^2), no eigenvalue (a time limit too short for one)."""
+    return _rowsum_topk(A, k) * (1 + 4 * (k + 2) * _EPS)
+
+
+def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None):
+    """Data of numerical rank ``r <= max_rank`` (thin, through the m x m Gram): the exact
+    spannogram on the rank-r factor V is the answer and its own certificate.
+
+    ``A = V V^T + R`` with ``||R||_2 = lambda_{r+1} <= tol`` (zero to rounding) and V the
+    computed eigen-factor (backward error ``tol``), so ``x^T A x <= OPT_r + lambda_{r+1} +
+    2 tol`` for every feasible x, with ``OPT_r`` exact (:func:`nspca_core.lowrank_nspca`).
+    That slack scales with the trace; :func:`_gram_basis_bound` bounds the same quantity with
+    a slack relative to the k largest variances, and the smaller of the two is kept (both are
+    upper bounds): the ratio is then 1 to ~1e-12.
+    Returns None when the rank is above ``max_rank``.  Memory O(n m); nothing n x n.
+    """
+    t0 = time.perf_counter()
+    max_rank = S._LOWRANK_MAX_RANK if max_rank is None else max_rank
+    m = cov.X.shape[0]
+    w, P, tol = _gram_eig(cov.X, m)
+    r = int(np.count_nonzero(w > tol))
+    if r > max_rank:
+        return None
+    rr = max(r, 1)
+    V = (cov.X.T @ P[:, :rr]) / math.sqrt(m)  # = fl(P_r^T X) / sqrt(m), as _gram_basis_bound
+    from ..spannogram import lowrank_nspca
+
+    res = lowrank_nspca(V, k)
+    lam_next = float(w[r]) if r < w.size else 0.0
+    opt_r = float(res.variance_lowrank)
+    paper = opt_r * (1 + 1e-12) + lam_next + 2 * tol
+    bounds = {f"paper(d={rr})": min(paper, _gram_basis_bound(cov.X, P, rr, k, opt_r)),
+              **cheap_bounds_at(Spectrum(cov.n, w, tol, complete=True), k)}  # lambda1 (OPT_r replaces d = 1)
+    info: dict = {"n": cov.n, "rank": r}
+    if x is not None:
+        lower = cov.quad(x)
+        info["lower_source"] = "given"
+    else:
+        x, lower = res.x, cov.quad(res.x)
+        info["lower_source"] = f"spannogram(d={rr})"
+    if callback is not None:
+        callback(1, 1)
+    return _finish(bounds, lower, x, k, t0, info)
+
+
+def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
+    """A covariance held as an operator (sparse data, a Dask array): bounds from its Lanczos
+    factor, nothing n x n.
+
+    ``lambda1``: ``OPT <= lambda_1``.  ``paper(d=1)``, ``paper(d=2)``: ``OPT <= OPT_d +
+    lambda_{d+1}`` (:func:`~nspca_core.certificates.paper_bound`) with ``OPT_d`` exact on
+    the n x d factor (:func:`nspca_core.lowrank_nspca`, rows screened).  The eigenvalues
+    come from one Lanczos run (ARPACK, converged to machine precision) plus ``64 n eps
+    lambda_1``; Lanczos cannot prove that no eigenvalue was missed, so the certificate is
+    marked ``probabilistic`` (it fails only if the run missed one of the top eigenvalues).
+    Memory: the n x 3 factor and O(n) vectors.
+    """
+    t0 = time.perf_counter()
+    from ..spannogram import lowrank_nspca
+
+    d = min(3, cov.n - 1)
+    V, eig = cov.factor(d)
+    tol = 64 * cov.n * _EPS * float(eig[0])
+    bounds = cheap_bounds_at(Spectrum(cov.n, np.asarray(eig, dtype=float), tol, v1=V[:, 0]), k)
+    if d >= 2:
+        opt2 = float(lowrank_nspca(V[:, :2], k).variance_lowrank)
+        bounds["paper(d=2)"] = opt2 * (1 + 1e-12) + float(eig[2]) + 2 * tol
+    info: dict = {"n": cov.n, "eigenvalues": "Lanczos (ARPACK)"}
+    if x is not None:
+        lower = cov.quad(x)
+        info["lower_source"] = "given"
+    else:
+        found = _fit_lower(cov, k)
+        x, lower = found if found is not None else (None, float("nan"))
+        info["lower_source"] = "fit(auto)"
+    if callback is not None:
+        callback(1, 1)
+    return _finish(bounds, lower, x, k, t0, info, probabilistic_names=tuple(bounds))

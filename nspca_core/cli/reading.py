@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .options import WEIGHTINGS, _BadInput, _for_shell
+from .output import _progress
 
 
 def _load(args):
@@ -62,7 +63,8 @@ def _load(args):
                        nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
                        vocab=vocab, orientation=getattr(args, "orientation", "auto"),
                        sample_info=None if sheet is None else Path(sheet),
-                       sample_id_column=getattr(args, "sample_id_column", None), **_text_options(args))
+                       sample_id_column=getattr(args, "sample_id_column", None), **_text_options(args),
+                       callback=_progress(not getattr(args, "quiet", False)))  # raw text: documents counted
     _raw_text_only(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")
     sparse = bool(loaded.extra.get("sparse"))
     _applies(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")

@@ -552,3 +552,15 @@ def test_series_matrix_repeated_probe_noted_repeated_sample_refused():
     with pytest.raises(DataFormatError, match=r"1 sample column\(s\) appear more than once in the table header "
                                               r"\(first: 'GSM2', columns 3, 4\)"):
         load_file(twice, filename="GSE1_series_matrix.txt")
+
+
+def test_cli_reports_progress_while_counting_documents(tmp_path, monkeypatch):
+    from nspca_core import cli
+    from nspca_core.cli import reading
+
+    reports: list = []
+    monkeypatch.setattr(reading, "_progress", lambda enabled: (lambda d, t: reports.append((d, t))))
+    path = tmp_path / "docs.zip"
+    path.write_bytes(r4.zip_of({f"d{i}.txt": d.encode() for i, d in enumerate(r4.DOCS_EN * 2)}))
+    assert cli.main(["fit", str(path), "--k", "2", "--out", str(tmp_path / "o"), "--quiet", "--min-df", "1"]) == 0
+    assert reports and reports[-1] == (8, 8)

@@ -104,7 +104,7 @@ def _finish_sparse(text, name: str, fmt: str, notes: list) -> LoadedData:
         raise DataFormatError(f"{name}: the matrix has no nonzero count; there is no variance to "
                               "explain")
     notes = list(notes) + list(text.notes)
-    unused = int(n - np.count_nonzero(np.diff(X.tocsc().indptr)))
+    unused = int(n - np.count_nonzero(np.bincount(X.indices, minlength=n)))  # (no CSC copy of X)
     if unused:
         notes.append(f"{unused} word(s) occur in no document: allowed, but they carry no variance")
     empty = int(m - np.count_nonzero(np.diff(X.indptr)))

@@ -564,3 +564,26 @@ def test_cli_reports_progress_while_counting_documents(tmp_path, monkeypatch):
     path.write_bytes(r4.zip_of({f"d{i}.txt": d.encode() for i, d in enumerate(r4.DOCS_EN * 2)}))
     assert cli.main(["fit", str(path), "--k", "2", "--out", str(tmp_path / "o"), "--quiet", "--min-df", "1"]) == 0
     assert reports and reports[-1] == (8, 8)
+
+
+def test_docword_progress_and_int32_triples_read_as_before():
+    from nspca_core.io import bow
+
+    rng = np.random.default_rng(9)
+    D, W = 30, 40
+    dense = rng.integers(0, 3, size=(D, W)) * (rng.random((D, W)) < 0.3)
+    dense[:, 0] += 1
+    triples = [(i + 1, j + 1, int(dense[i, j])) for i, j in zip(*np.nonzero(dense))]
+    data = (f"{D}\n{W}\n{len(triples)}\n" + "".join(f"{d} {w} {c}\n" for d, w, c in triples)).encode()
+    reports: list = []
+    old = bow._CHUNK_ROWS
+    bow._CHUNK_ROWS = 7  # several chunks
+    try:
+        out = load_file(data, filename="docword.t.txt", callback=lambda d, t: reports.append((d, t)))
+    finally:
+        bow._CHUNK_ROWS = old
+    np.testing.assert_array_equal(out.X.toarray(), dense)
+    n = len(triples)
+    assert reports == [(min(k, n), n) for k in range(7, n + 7, 7)]
+    big = f"2\n3\n2\n1 1 {2 ** 40}\n2 3 1\n".encode()  # a count past int32 stays exact
+    assert load_file(big, filename="docword.b.txt").X[0, 0] == 2.0 ** 40

@@ -9,7 +9,9 @@ only):
   words per document (default 1,200: 150 MB is then about 18,000 documents, under the 20,000 files a
   .zip may hold);
 - ``million``: a ``.zip`` of short documents that hold ``--distinct`` distinct words (default
-  1,000,000, the issue's), every word at least once and most of them once or twice.
+  1,000,000, the issue's), every word at least once and most of them once or twice;
+- ``docword``: the same vocabulary as a UCI ``docword.million.txt`` (10,000 documents, about 2
+  triples per word) with its ``vocab.million.txt`` beside it.
 
 Printed for each, from one run: the seconds of the read, the peak memory of the read (the child's
 peak resident set, ``VmHWM`` of ``/proc/self/status``, minus its resident set just before the call;
@@ -99,6 +101,24 @@ def write_million(path: Path, distinct: int, seed: int = 1) -> int:
     return total
 
 
+def write_docword(path: Path, distinct: int, seed: int = 2) -> int:
+    """A UCI ``docword`` file of 10,000 documents over ``distinct`` words (every word at least
+    once, about 2 per word) and its ``vocab`` beside it; returns the bytes of both."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    words = _words(distinct, rng)
+    vocab = path.with_name("vocab." + path.name[len("docword."):])
+    vocab.write_text("\n".join(words) + "\n")
+    order = np.concatenate([rng.permutation(distinct), rng.integers(0, distinct, size=distinct)])
+    docs = np.repeat(np.arange(10_000), order.size // 10_000)
+    pairs = np.unique(np.stack([docs, order[:docs.size]], 1), axis=0)
+    with open(path, "w") as fh:
+        fh.write(f"10000\n{distinct}\n{len(pairs)}\n")
+        np.savetxt(fh, np.column_stack([pairs + 1, rng.integers(1, 4, size=len(pairs))]), fmt="%d")
+    return path.stat().st_size + vocab.stat().st_size
+
+
 def child(path: str) -> None:
     """One read in this process; prints JSON {seconds, peak_bytes, shape, reports}."""
     sys.path.insert(0, str(ROOT))
@@ -138,7 +158,7 @@ def main() -> None:
     ap.add_argument("--text-mb", type=float, default=40.0)
     ap.add_argument("--words-per-doc", type=int, default=1200)
     ap.add_argument("--distinct", type=int, default=1_000_000)
-    ap.add_argument("--only", choices=["zip", "million"], default=None)
+    ap.add_argument("--only", choices=["zip", "million", "docword"], default=None)
     args = ap.parse_args()
     if args.child:
         child(args.child)
@@ -152,9 +172,13 @@ def main() -> None:
         if args.only in (None, "million"):
             p = Path(tmp) / "million.zip"
             cases.append((f"{args.distinct:,} distinct words", p, write_million(p, args.distinct)))
+        if args.only in (None, "docword"):
+            p = Path(tmp) / "docword.million.txt"
+            cases.append((f"docword of {args.distinct:,} words (bytes of docword + vocab as 'text')", p,
+                          write_docword(p, args.distinct)))
         for label, path, text in cases:
             r = run_child(path)
-            print(f"{label}: {text / 1e6:,.1f} MB of text in a {r['file_bytes'] / 1e6:,.1f} MB zip -> "
+            print(f"{label}: {text / 1e6:,.1f} MB of text in a {r['file_bytes'] / 1e6:,.1f} MB file -> "
                   f"{r['shape'][0]:,} x {r['shape'][1]:,} in {r['seconds']:,.1f} s; peak "
                   f"{r['peak_bytes'] / 1e6:,.0f} MB = {r['peak_bytes'] / text:.2f} x the text (target <= 4); "
                   f"{r['reports']} progress report(s), last {r['last']}")

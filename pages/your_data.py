@@ -383,7 +383,7 @@ def orientation_choice(loaded, opts: dict) -> None:
             "sample: the table is transposed" if decided == "rows-are-features"
             else "Each **row** of the file was read as a **sample**")
     if "(auto: " in note:
-        why = note.split("(auto: ", 1)[1].rsplit(");", 1)[0].rsplit(")", 1)[0]
+        why = note.split("(auto: ", 1)[1].rsplit("); ", 1)[0]  # the reasons, up to "); if each row ..."
         text += f", because {why}."
     else:
         text += f' (as chosen under "{ORIENTATION_LABEL}").'

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .options import WEIGHTINGS, _BadInput, _for_shell
+from .output import _progress
 
 
 def _load(args):
@@ -60,6 +61,9 @@ def _load(args):
                         "row per sample, a header line)")
     if getattr(args, "sample_id_column", None) is not None and sheet is None:
         raise _BadInput("--sample-id-column applies only with --sample-info (a sample sheet)")
+    progress = _progress(not getattr(args, "quiet", False))
+    if progress is not None:
+        progress.label = "reading"
     with warnings.catch_warnings(record=True) as caught:  # third-party warnings go to the notes
         warnings.simplefilter("always")
         loaded = load_file(path, variable=args.variable, header=args.header,
@@ -67,7 +71,10 @@ def _load(args):
                            vocab=vocab, orientation=getattr(args, "orientation", "auto"),
                            sample_info=None if sheet is None else Path(sheet),
                            sample_id_column=getattr(args, "sample_id_column", None), **_text_options(args),
+                           callback=progress,  # raw text: documents counted
                            **_file_options(args))
+    if progress is not None:
+        progress.close()
     loaded = _with_warnings(loaded, caught)
     _raw_text_only(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")
     sparse = bool(loaded.extra.get("sparse"))

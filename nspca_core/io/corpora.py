@@ -75,7 +75,7 @@ def _beside(path: Path) -> Path | None:
     return None
 
 
-def _read_corpus(kind: str, data: bytes, vocab, name: str, max_bytes: int):
+def _read_corpus(kind: str, data: bytes, vocab, name: str, max_bytes: int, callback=None):
     """A :class:`.bow.TextData` from the file's bytes."""
     if kind == "npz":
         return read_sparse_npz(data, vocab, filename=name)
@@ -83,14 +83,14 @@ def _read_corpus(kind: str, data: bytes, vocab, name: str, max_bytes: int):
     if kind == "mtx":
         return read_mtx(data, vocab, filename=name)
     if vocab is not None:
-        text = read_uci_bow(data, None, filename=name)
+        text = read_uci_bow(data, None, filename=name, callback=callback)
         if len(vocab) != text.X.shape[1]:
             raise DataFormatError(f"{name}: the vocabulary has {len(vocab)} words but the matrix "
                                   f"has {text.X.shape[1]} word columns; they must match")
         return type(text)(X=text.X, vocabulary=[str(w) for w in vocab],
                           notes=[nt for nt in text.notes if not nt.startswith("no vocabulary")],
                           source_name=text.source_name, format=text.format)
-    return read_uci_bow(data, vocab, filename=name)
+    return read_uci_bow(data, vocab, filename=name, callback=callback)
 
 
 def _finish_sparse(text, name: str, fmt: str, notes: list) -> LoadedData:
@@ -105,7 +105,7 @@ def _finish_sparse(text, name: str, fmt: str, notes: list) -> LoadedData:
         raise DataFormatError(f"{name}: the matrix has no nonzero count; there is no variance to "
                               "explain")
     notes = list(notes) + list(text.notes)
-    unused = int(n - np.count_nonzero(np.diff(X.tocsc().indptr)))
+    unused = int(n - np.count_nonzero(np.bincount(X.indices, minlength=n)))  # (no CSC copy of X)
     if unused:
         notes.append(f"{unused} word(s) occur in no document: allowed, but they carry no variance")
     empty = int(m - np.count_nonzero(np.diff(X.indptr)))
@@ -158,14 +158,14 @@ def _corpus_zip_members(data: bytes, name: str, max_bytes: int):
 
 
 def _load_corpus(data: bytes, name: str, kind: str, vocab, max_bytes: int,
-                 notes=None) -> LoadedData:
+                 notes=None, callback=None) -> LoadedData:
     vocab = _vocab_words(vocab, name, max_bytes)
-    text = _read_corpus(kind, data, vocab, name, max_bytes)
+    text = _read_corpus(kind, data, vocab, name, max_bytes, callback)
     fmt = {"uci-bow": "uci-bow", "mtx": "mtx", "npz": "sparse-npz"}[kind]
     return _finish_sparse(text, name, fmt, notes or [])
 
 
-def _load_corpus_zip(found, name: str, vocab, max_bytes: int) -> LoadedData:
+def _load_corpus_zip(found, name: str, vocab, max_bytes: int, callback=None) -> LoadedData:
     member, raw, zvocab = found
     if zvocab is not None and vocab is not None:
         raise InputError(f"{name}: the archive holds its vocabulary file; do not give `vocab` too")
@@ -176,7 +176,8 @@ def _load_corpus_zip(found, name: str, vocab, max_bytes: int) -> LoadedData:
         else "uci-bow"
     notes = [f"text corpus in the archive: {member}"
              + (" with its vocabulary" if zvocab is not None else "")]
-    return _load_corpus(raw, name, kind, zvocab if zvocab is not None else vocab, max_bytes, notes)
+    return _load_corpus(raw, name, kind, zvocab if zvocab is not None else vocab, max_bytes, notes,
+                        callback)
 
 
 def _reject_dense_options(name, variable, resize, label_column):

@@ -211,9 +211,10 @@ def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=No
         np.zeros(len(words), dtype=bool)
     rare = ~stop & (df < _df_threshold(min_df, n_docs))
     kept = np.flatnonzero(~stop & ~rare)
-    order = sorted(kept.tolist(), key=words.__getitem__)
+    # the kept words in sorted order (an object array's argsort: no list of int objects)
+    order = kept[np.argsort(np.array([words[j] for j in kept.tolist()], dtype=object), kind="stable")]
     remap = np.full(len(words), -1, dtype=np.int32)
-    remap[order] = np.arange(len(order), dtype=np.int32)
+    remap[order] = np.arange(order.size, dtype=np.int32)
     new = remap[idx]
     del remap
     keep = new >= 0
@@ -221,14 +222,14 @@ def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=No
     cum = np.zeros(keep.size + 1, dtype=np.int64)
     np.cumsum(keep, out=cum[1:])
     X = sp.csr_matrix((np.frombuffer(counts, dtype=np.int32)[keep].astype(np.float64), new[keep],
-                       cum[ptr]), shape=(n_docs, len(order)))
+                       cum[ptr]), shape=(n_docs, order.size))
     del new, keep, cum, idx
     X.sort_indices()
     if callback is not None:
         callback(n_docs, n_docs)
     info = {"documents": n_docs, "distinct_words": len(words), "n_stop": int(stop.sum()),
             "n_rare": int(rare.sum()), "stop_examples": sorted(words[j] for j in np.flatnonzero(stop))[:5]}
-    return X, [words[j] for j in order], info
+    return X, [words[j] for j in order.tolist()], info
 
 
 def _vectorize(documents, name: str, stop, min_df, how: str, *, callback=None, total=None) -> tuple:

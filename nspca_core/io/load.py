@@ -210,8 +210,9 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
         fraction of the documents).  ``notes`` say how many words were removed.
     callback : callable, optional
         ``callback(done, total)``, a progress report while raw text documents
-        are counted (every few documents, and once at the end with
-        ``done == total``); other formats do not call it.
+        are counted (every few documents) or a UCI docword file's triples are
+        read (every million), and once at the end with ``done == total``;
+        other formats do not call it.
     platform : str, optional
         GEO family SOFT files: the platform (``"GPL570"``) whose samples are read;
         default the one with most samples (``notes`` list the others).
@@ -325,7 +326,7 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
                          "samples or cells as rows)")
     if kind is not None:
         _reject_dense_options(name, variable, resize, label_column)
-        return _load_corpus(data, name, kind, vocab, max_bytes, notes)
+        return _load_corpus(data, name, kind, vocab, max_bytes, notes, callback)
     ext = _extension(name, data, named)
     if ext == ".npz" and _is_sparse_npz(data, name, max_bytes):
         _reject_dense_options(name, variable, resize, label_column)
@@ -337,7 +338,7 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
     found = _corpus_zip_members(data, name, max_bytes) if ext == ".zip" else None
     if found is not None:
         _reject_dense_options(name, variable, resize, label_column)
-        return _load_corpus_zip(found, name, vocab, max_bytes)
+        return _load_corpus_zip(found, name, vocab, max_bytes, callback)
     if vocab is not None:
         raise InputError(f"`vocab` applies only to text corpora (docword.NAME.txt[.gz], .mtx, a "
                          f"sparse .npz or a .zip of them); {name} is read as a dense matrix")

@@ -111,54 +111,55 @@ def decide_orientation(orientation: str, *, ids, id_header, column_names, n_rows
         symbol, sample = _symbols(ids), _fraction(ids, _SAMPLE)
         if probe >= 0.5:
             score += 3
-            reasons_for.append(f"+3: the id column holds probe ids ({_examples(ids)})")
+            reasons_for.append(f"the id column holds probe ids ({_examples(ids)}) +3")
         elif probe + gene_id >= 0.5:
             score += 2
-            reasons_for.append(f"+2: the id column holds gene ids ({_examples(ids)})")
+            reasons_for.append(f"the id column holds gene ids ({_examples(ids)}) +2")
         elif symbol >= 0.6:
             score += 2
-            reasons_for.append(f"+2: the id column holds gene symbols ({_examples(ids)})")
+            reasons_for.append(f"the id column holds gene symbols ({_examples(ids)}) +2")
         elif sample < 0.5 and sum(bool(_FEATURE_WORDS.search(v)) for v in ids) >= 0.5 * len(ids):
             score += 1
-            reasons_for.append(f"+1: the ids name genes/probes ({_examples(ids)})")
+            reasons_for.append(f"the ids name genes/probes ({_examples(ids)}) +1")
         if sample >= 0.5:
             score -= 3
-            reasons_against.append(f"-3: the id column holds sample ids ({_examples(ids)})")
+            reasons_against.append(f"the id column holds sample ids ({_examples(ids)}) -3")
         head = _norm(id_header or "")
         if head in _FEATURE_HEADERS:
             score += 2
-            reasons_for.append(f"+2: the id column is headed '{id_header}'")
+            reasons_for.append(f"the id column is headed '{id_header}' +2")
         elif head in _SAMPLE_HEADERS:
             score -= 2
-            reasons_against.append(f"-2: the id column is headed '{id_header}'")
+            reasons_against.append(f"the id column is headed '{id_header}' -2")
         tall = tall and distinct
     if names is not None and len(set(names)) == len(names):
         if _fraction(names, _SAMPLE) >= 0.5:
             score += 2
-            reasons_for.append(f"+2: the header holds sample ids ({_examples(names)})")
+            reasons_for.append(f"the header holds sample ids ({_examples(names)}) +2")
         elif sum(bool(_SAMPLE_WORDS.search(v)) for v in names) >= 0.5 * len(names):
             score += 1
-            reasons_for.append(f"+1: the header names samples ({_examples(names)})")
+            reasons_for.append(f"the header names samples ({_examples(names)}) +1")
         if _fraction(names, _PROBE) + _fraction(names, _GENE_ID) >= 0.5 or _symbols(names) >= 0.6:
             score -= 3
-            reasons_against.append(f"-3: the header holds probe/gene names ({_examples(names)})")
+            reasons_against.append(f"the header holds probe/gene names ({_examples(names)}) -3")
     if orientation != "auto":
         if orientation == "rows-are-features":
             return orientation, ("orientation: each row of the file is a feature and each column a "
                                  "sample (as asked); read transposed")
         return orientation, "orientation: each row of the file is a sample (as asked)"
-    shape = (f"; not counted, the shape alone never transposes: {n_rows:,} rows for {n_numeric:,} "
-             "numeric columns" if tall else "")
+    shape = (f"; the shape ({n_rows:,} rows for {n_numeric:,} numeric columns) is not counted: the shape "
+             "alone never transposes" if tall else "")
     evidence = "; ".join(reasons_for + reasons_against)
+    tally = f"evidence {score:+d}, {THRESHOLD} needed"
     if score >= THRESHOLD:
         return "rows-are-features", (
             f"orientation: each row of the file read as a feature (e.g. a gene) and each column as a "
-            f"sample, so the table is transposed (auto: evidence {score:+d}, {THRESHOLD} needed: "
-            f"{evidence}{shape}); if each row is a sample, choose orientation 'rows-are-samples'")
+            f"sample, so the table is transposed (auto: {evidence}: {tally}{shape}); if each row is a "
+            "sample, choose orientation 'rows-are-samples'")
     if not reasons_for and not reasons_against:
         why = "no sign of features as rows" + shape
     else:
-        why = f"evidence {score:+d} for features as rows, {THRESHOLD} needed: {evidence}{shape}"
+        why = f"{evidence}: {tally} for features as rows{shape}"
     return "rows-are-samples", (f"orientation: each row of the file read as a sample (auto: {why}); "
                                 "if each row is a feature (e.g. a gene, samples as columns), choose "
                                 "orientation 'rows-are-features'")

@@ -76,7 +76,10 @@ def test_genes_as_rows_upload_says_transposed_reads_the_other_way_and_takes_a_sh
     at = at.run()
     assert not at.exception and not at.error
     assert any("9 samples × 120 features" in s.value for s in at.success)
-    assert any("transposed, because the id column holds probe/gene ids" in w.value for w in at.warning)
+    why = ("transposed, because the id column holds probe ids ('AFFX-BioB-5_at', '200001_at', '200002_at', "
+           "...) +3; the header holds sample ids ('GSM500', 'GSM501', 'GSM502', ...) +2: evidence +5, 3 needed; "
+           "the shape (120 rows for 9 numeric columns) is not counted")
+    assert any(why in w.value for w in at.warning)
     assert list(at.dataframe[0].value.index[:2]) == gsm[:2]  # the samples by their names
     at.button(key="yd_other_way").click()
     at = at.run()

@@ -249,9 +249,9 @@ HOSTILE += [
     ("series matrix with a repeated GSM column", "GSE2_series_matrix.txt", r4.GEO_REPEATED_SAMPLE, {}, "error",
      r"1 sample column\(s\) appear more than once in the table header \(first: 'GSM2', columns 3, 4\)"),
     ("cell lines x 2 assays", "lines.csv", r4.samples_named_like_genes(r4.CELL_LINES), {}, "ok",
-     r"read as a sample \(auto: evidence \+2 for features as rows, 3 needed: .*gene symbols .*not counted"),
+     r"read as a sample \(auto: the id column holds gene symbols .* \+2: evidence \+2, 3 needed .*not counted"),
     ("ENSG knock-outs x 2 assays", "ko.csv", r4.samples_named_like_genes(r4.ENSG_KO), {}, "ok",
-     r"read as a sample \(auto: evidence \+2 for features as rows, 3 needed: .*gene ids .*not counted"),
+     r"read as a sample \(auto: the id column holds gene ids .* \+2: evidence \+2, 3 needed .*not counted"),
 ]
 IDS = [row[0] for row in HOSTILE]
 TABLE_RUN: list = []  # the table's cases run in this process (with xdist, a share of them)

@@ -226,8 +226,9 @@ def test_samples_named_like_genes_are_not_transposed(kind):
     np.testing.assert_array_equal(out.X, X)
     assert out.sample_names == KNOCK_OUTS[kind]
     note = next(nt for nt in out.notes if nt.startswith("orientation:"))
-    assert re.search(r"auto: evidence \+[0-2] for features as rows, 3 needed: .*; not counted, the shape "
-                     r"alone never transposes: 10 rows for 2 numeric columns\)", note), note
+    assert re.search(r"\(auto: the id column holds gene (ids|symbols) \(.*\) \+2: evidence \+2, 3 needed for "
+                     r"features as rows; the shape \(10 rows for 2 numeric columns\) is not counted: the shape "
+                     r"alone never transposes\); if each row", note), note
 
 
 def test_genes_as_rows_with_a_sample_header_still_transposed_and_the_margin_said():
@@ -240,8 +241,9 @@ def test_genes_as_rows_with_a_sample_header_still_transposed_and_the_margin_said
     assert out.extra["orientation"] == "rows-are-features" and out.X.shape == (6, 40)
     np.testing.assert_array_equal(out.X, E.T)
     note = next(nt for nt in out.notes if nt.startswith("orientation:"))
-    assert "auto: evidence +4, 3 needed: +2: the id column holds gene ids" in note, note
-    assert "+2: the header holds sample ids" in note
+    assert re.search(r"\(auto: the id column holds gene ids \('ENSG00001000000', .*\) \+2; the header holds "
+                     r"sample ids \('GSM100', .*\) \+2: evidence \+4, 3 needed; the shape \(40 rows for 6 numeric "
+                     r"columns\) is not counted", note), note
 
 
 ID_KINDS = st.sampled_from([CELL_LINES, KNOCK_OUTS["ENSG"], KNOCK_OUTS["LOC"], None,
@@ -552,3 +554,38 @@ def test_series_matrix_repeated_probe_noted_repeated_sample_refused():
     with pytest.raises(DataFormatError, match=r"1 sample column\(s\) appear more than once in the table header "
                                               r"\(first: 'GSM2', columns 3, 4\)"):
         load_file(twice, filename="GSE1_series_matrix.txt")
+
+
+def test_cli_reports_progress_while_counting_documents(tmp_path, monkeypatch):
+    from nspca_core import cli
+    from nspca_core.cli import reading
+
+    reports: list = []
+    monkeypatch.setattr(reading, "_progress", lambda enabled: (lambda d, t: reports.append((d, t))))
+    path = tmp_path / "docs.zip"
+    path.write_bytes(r4.zip_of({f"d{i}.txt": d.encode() for i, d in enumerate(r4.DOCS_EN * 2)}))
+    assert cli.main(["fit", str(path), "--k", "2", "--out", str(tmp_path / "o"), "--quiet", "--min-df", "1"]) == 0
+    assert reports and reports[-1] == (8, 8)
+
+
+def test_docword_progress_and_int32_triples_read_as_before():
+    from nspca_core.io import bow
+
+    rng = np.random.default_rng(9)
+    D, W = 30, 40
+    dense = rng.integers(0, 3, size=(D, W)) * (rng.random((D, W)) < 0.3)
+    dense[:, 0] += 1
+    triples = [(i + 1, j + 1, int(dense[i, j])) for i, j in zip(*np.nonzero(dense))]
+    data = (f"{D}\n{W}\n{len(triples)}\n" + "".join(f"{d} {w} {c}\n" for d, w, c in triples)).encode()
+    reports: list = []
+    old = bow._CHUNK_ROWS
+    bow._CHUNK_ROWS = 7  # several chunks
+    try:
+        out = load_file(data, filename="docword.t.txt", callback=lambda d, t: reports.append((d, t)))
+    finally:
+        bow._CHUNK_ROWS = old
+    np.testing.assert_array_equal(out.X.toarray(), dense)
+    n = len(triples)
+    assert reports == [(min(k, n), n) for k in range(7, n + 7, 7)]
+    big = f"2\n3\n2\n1 1 {2 ** 40}\n2 3 1\n".encode()  # a count past int32 stays exact
+    assert load_file(big, filename="docword.b.txt").X[0, 0] == 2.0 ** 40

@@ -61,9 +61,10 @@ def test_fit_equals_in_memory_on_centered_data(dense, client, method):
     np.testing.assert_allclose(r.x, r0.x, rtol=0, atol=TOL)
     assert abs(r.variance - r0.variance) <= TOL * r0.variance
     assert abs(r.upper_bound - r0.upper_bound) <= 1e-6 * r0.upper_bound
-    # never the uncentered answer: X^T X / m is dominated by the means
-    raw = nc.fit(Z, k=4, method=method, certify=False)
+    # never the uncentered answer: X^T X / m is dominated by the means (center=False asks for it)
+    raw = nc.fit(Z, k=4, method=method, certify=False, center=False)
     assert raw.variance > 2 * r.variance
+    assert nc.fit(Z, k=4, method=method, certify=False).variance == pytest.approx(r.variance, rel=TOL)
     assert r.info["dask"]["persist"]["persist"] is True
     assert any("persisted" in note for note in r.info["notes"])
 

@@ -49,9 +49,8 @@ The number reported is never a Ritz value: :func:`lmax_upper` evaluates
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg

@@ -154,22 +154,16 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         Number of components found (can be below ``n_components`` when
         "deflation-remove" runs out of features).
     explained_variance_ : ndarray of shape (n_components_,)
-        The variance of the preprocessed training data along each component, with
-        scikit-learn's ``PCA`` convention (divided by ``n_samples - 1``, as R's
-        ``prcomp``/``nsprcomp`` ``sdev**2``): ``x_j^T A x_j * m / (m - 1)``.  In
-        decreasing order, as PCA's (see :func:`nspca_core.components`).
+        The variance along each component, divided by ``n_samples - 1`` as scikit-learn's
+        ``PCA`` (R's ``prcomp`` ``sdev**2``): ``x_j^T A x_j m / (m - 1)``, in decreasing order.
     explained_variance_ratio_ : ndarray of shape (n_components_,)
-        ``explained_variance_`` over the total variance (the ratio is the same with
-        either divisor).
+        ``explained_variance_`` over the total variance (the same with either divisor).
     additional_variance_ : ndarray of shape (n_components_,)
-        What each component adds after projecting out the earlier ones
-        (nsprcomp's ``asdev**2``); sums to the variance of the span.  Like
-        ``upper_bounds_``, on the papers' scale (divided by ``n_samples``, as the
-        functional API's ``variance``).
+        What each component adds after projecting out the earlier ones (nsprcomp's
+        ``asdev**2``).  It and ``upper_bounds_`` divide by ``n_samples``, as the functional API.
     upper_bounds_ : ndarray of shape (n_components_,)
         Certified upper bound on the optimum of the problem each component
-        solved (nan when ``certify=False``), divided by ``n_samples`` as the bounds
-        of :func:`nspca_core.certify`.
+        solved (nan when ``certify=False``).
 
     ``singular_values_`` and ``noise_variance_`` of scikit-learn's PCA are not given:
     the components are not orthogonal in general (deflation-project, quasi-orthogonal)

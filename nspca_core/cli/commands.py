@@ -15,7 +15,7 @@ from .options import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, _BadInput,
                       _check_net_size, _check_options, _for_shell, _parser)
 from .output import (_out_folder, _per_component, _progress, _save_image_grid, _summary_line, _write_csv,
                      _write_long_components, _write_sparse_components, _write_text, _writing)
-from ..io.loaded import _names_for
+from ..io.loaded import names_for as _names_for
 from .reading import _load, _preprocess, _read_components, _text_cov
 
 

@@ -11,7 +11,7 @@ import io
 import warnings
 
 from .._validation import InputError
-from .loaded import DataFormatError, LoadedData
+from .loaded import DataFormatError
 
 ANNDATA_INSTALL = "pip install 'nspca-core[formats]'  (or: pip install anndata)"
 
@@ -70,19 +70,3 @@ def pick_matrix(adata, layer, use_raw: bool, name: str, notes: list):
         + ([f".raw with {raw.n_vars} variables (use_raw=True reads it)"] if raw is not None else [])
     notes.append(f"{head}; X used" + (f" (not used: {'; '.join(unused)})" if unused else ""))
     return adata.X, adata.var_names
-
-
-def load_anndata_object(adata, name: str, *, nan_policy: str, label_column, layer=None,
-                        use_raw: bool = False) -> LoadedData:
-    """An in-memory ``anndata.AnnData`` read like an ``.h5ad`` file."""
-    from .omics import load_h5ad
-
-    return load_h5ad(b"", name, nan_policy, label_column, layer=layer, use_raw=use_raw, adata=adata)
-
-
-def load_h5ad_layer(data: bytes, name: str, *, nan_policy: str, label_column, layer=None,
-                    use_raw: bool = False) -> LoadedData:
-    """An ``.h5ad`` file's layer or ``.raw``."""
-    from .omics import load_h5ad
-
-    return load_h5ad(data, name, nan_policy, label_column, layer=layer, use_raw=use_raw)

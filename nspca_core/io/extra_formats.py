@@ -80,7 +80,7 @@ def load_extra(source, filename, *, max_bytes: int, nan_policy: str, label_colum
     from .source import _read_source
 
     if _is_anndata(source):
-        from .anndata_io import load_anndata_object
+        from .omics import load_anndata_object
 
         _only("the AnnData object", "AnnData", platform=platform, sheet=sheet, feature_names=feature_names)
         return load_anndata_object(source, filename or "AnnData object", nan_policy=nan_policy,
@@ -117,7 +117,7 @@ def load_extra(source, filename, *, max_bytes: int, nan_policy: str, label_colum
         _only(name, "an .h5ad file", platform=platform, sheet=sheet, feature_names=feature_names)
         if layer is None and not use_raw:
             return None  # the .h5ad reader of .omics
-        from .anndata_io import load_h5ad_layer
+        from .omics import load_h5ad_layer
 
         data, name = _read_source(source, filename, max_bytes)
         return load_h5ad_layer(data, name, nan_policy=nan_policy, label_column=label_column, layer=layer,

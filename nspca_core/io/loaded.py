@@ -210,6 +210,10 @@ def _names_for(n: int, image_shape) -> list:
     return [f"x{j}" for j in range(n)]
 
 
+
+#: the column names :func:`nspca_core.load_file` gives an array (public name for the CLI)
+names_for = _names_for
+
 def check_sparse_structure(X, name: str, rows: str = "rows", cols: str = "columns") -> None:
     """Refuse a CSR/CSC/COO matrix whose index arrays do not describe its shape.
 

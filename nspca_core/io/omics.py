@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import InputError
+from .anndata_io import pick_matrix, read_h5ad_quietly
 from .archive import _archive_errors, _check_zip_members, _gunzip, _open_zip, _read_member
 from .loaded import (DataFormatError, LoadedData, _at_least_two, _finish, check_sparse_structure,
                      missing_label_note, refuse_missing_labels)
@@ -223,8 +224,6 @@ def load_h5ad(data: bytes, name: str, nan_policy: str, label_column, layer=None,
     categorical column, or ``label_column``), ``var_names``/``obs_names`` as the names.
     ``layer``/``use_raw`` read a layer or ``.raw`` instead of ``X`` (:mod:`.anndata_io`);
     ``adata`` an AnnData object already in memory (``data`` is then unused)."""
-    from .anndata_io import pick_matrix, read_h5ad_quietly
-
     notes: list = []
     if adata is None:
         adata = read_h5ad_quietly(data, name, notes)
@@ -371,3 +370,15 @@ def load_tenx(data: bytes, name: str, members: dict, max_bytes: int) -> LoadedDa
         genes = uniq
     return _sparse_result(X, genes, barcodes, None, None, notes, name, "10x",
                           extra={"feature_ids": ids})
+
+
+def load_anndata_object(adata, name: str, *, nan_policy: str, label_column, layer=None,
+                        use_raw: bool = False) -> LoadedData:
+    """An in-memory ``anndata.AnnData`` read like an ``.h5ad`` file."""
+    return load_h5ad(b"", name, nan_policy, label_column, layer=layer, use_raw=use_raw, adata=adata)
+
+
+def load_h5ad_layer(data: bytes, name: str, *, nan_policy: str, label_column, layer=None,
+                    use_raw: bool = False) -> LoadedData:
+    """An ``.h5ad`` file's layer or ``.raw``."""
+    return load_h5ad(data, name, nan_policy, label_column, layer=layer, use_raw=use_raw)

@@ -20,7 +20,6 @@ worker must start without loading Streamlit.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import logging
 import threading
@@ -316,7 +315,7 @@ def close_stored_sessions(sids: Iterable[str], then: Callable[[], None] | None =
     try:
         loop.call_soon_threadsafe(shut)
     except RuntimeError:  # the loop is closed: the server is stopping, nothing to free
-        if isinstance(loop, asyncio.AbstractEventLoop) and not loop.is_closed():
+        if not loop.is_closed():
             raise
         return False
     return True

@@ -12,7 +12,7 @@ import streamlit as st
 from ui import bounds_store, compute, downloads, layout, live, state, work
 from ui import topics as text_upload
 from ui.figures import analysis as figs
-from ui.messages import refused_file
+from ui.messages import refused_file, unlogged_hint
 from ui.sidebar import link_page, page_intro
 
 page_intro(
@@ -236,6 +236,8 @@ def preview(up, ds) -> None:
                                         colorscale="gray"),
                         key="yd_images")
     raw = np.asarray(up.X)  # constant: every value equal (reductions only, no matrix-sized temporary)
+    if state.settings().preprocessing != "log1p" and (hint := unlogged_hint(raw)) is not None:
+        st.info(hint)
     const = int(np.count_nonzero(raw.max(axis=0) == raw.min(axis=0))) if m else 0
     if const:
         st.info(f"{const} feature(s) are constant: they carry no variance and no component will use them.")

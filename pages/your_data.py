@@ -155,8 +155,10 @@ def read_options(filename: str, data: bytes) -> dict:
         if label.strip():
             opts["label_column"] = label.strip()
     elif lower.endswith((".txt.gz", ".h5ad")):  # GEO series matrix / AnnData: a metadata column
-        label = c3.text_input(LABEL_LABEL.split(" (")[0] + " (a sample characteristic, e.g. disease "
-                              "state, or an obs column; empty = automatic)", "", key="yd_label_meta")
+        # AnnData: the only choice here, so in the first column (it stood alone in the third, issue 41)
+        where = c1 if lower.endswith(".h5ad") else c3
+        label = where.text_input(LABEL_LABEL.split(" (")[0] + " (a sample characteristic, e.g. disease "
+                                 "state, or an obs column; empty = automatic)", "", key="yd_label_meta")
         if label.strip():
             opts["label_column"] = label.strip()
     if lower.endswith((".csv", ".tsv", ".tab", ".txt", ".npy", ".npz", ".mat")) \
@@ -201,7 +203,8 @@ def read_options(filename: str, data: bytes) -> dict:
             except ValueError:
                 st.error(f'"{RESIZE_LABEL.split(" (")[0]}" must look like 32×32 (height×width, '
                          f"positive whole numbers); got {size!r}")
-    if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp"))):
+    # AnnData's counts have no missing values to choose about (a choice that did nothing, issue 41)
+    if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp", "h5ad"))):
         opts["nan_policy"] = c2.selectbox(NAN_LABEL, list(NAN_POLICIES),
                                           format_func=NAN_POLICIES.get, key="yd_nan")
     return opts

@@ -301,3 +301,14 @@ def test_a_file_the_app_does_not_read_is_refused_in_words_on_the_page(name, kind
     assert f"**{name}** is a" in said and kind in said and todo in said and ".csv" in said, said
     assert state.UPLOAD not in at.session_state or at.session_state[state.UPLOAD] is None
     assert refused_file("table.CSV", ["csv"]) is None and refused_file("m.txt.gz", ["gz"]) is None
+
+
+def test_an_h5ad_upload_shows_only_the_choices_that_apply():
+    """Issue 41: an AnnData file showed the missing-values choice (its counts have none) and its one
+    choice, the label column, alone in the third column."""
+    at = page_app("your_data.py", timeout=180).run()
+    at.file_uploader(key="yd_file").set_value(("cells.h5ad", b"\x89HDF\r\n\x1a\n not really", "application/x-hdf"))
+    at = at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not [s for s in at.selectbox if s.key == "yd_nan"]
+    assert [t for t in at.text_input if t.key == "yd_label_meta"]

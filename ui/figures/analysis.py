@@ -195,7 +195,12 @@ def variance_vs_k(curves: pd.DataFrame, *, band: pd.DataFrame | None = None,
                       yaxis_title=ylabel, hovermode="closest",
                       legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     fig.update_layout(margin=dict(l=70, r=20, t=80, b=120), height=540)
-    return fig
+    # the legend a fixed number of pixels under the axis title, with room for four rows: placed as a
+    # fraction of the plot, it rose onto the axis title and ticks at 800 px once every k was starred and
+    # it wrapped to more rows (issue 41; the project's overlap check reported it)
+    from ui.figures.teach import legend_below
+
+    return legend_below(fig, gap_px=66, rows=4)
 
 
 # ---------------------------------------------------------------- compare

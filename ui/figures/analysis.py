@@ -483,8 +483,10 @@ def profiles(D_true: np.ndarray | None, D_hat: np.ndarray, *, ncols: int = 5,
     p, r = D_hat.shape
     ncols = min(ncols, r)
     nrows = int(np.ceil(r / ncols))
+    # room between the panels: the last tick label of one touched the first of the next (issue 41)
     fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[f"column {j + 1}" for j in range(r)],
-                        shared_yaxes=True, vertical_spacing=0.12 if nrows > 1 else 0.1)
+                        shared_yaxes=True, vertical_spacing=0.12 if nrows > 1 else 0.1,
+                        horizontal_spacing=0.08 if ncols > 1 else 0.02)
     x = np.arange(1, p + 1) if variable_names is None else [str(v) for v in variable_names]
     for j in range(r):
         row, col = j // ncols + 1, j % ncols + 1
@@ -497,7 +499,8 @@ def profiles(D_true: np.ndarray | None, D_hat: np.ndarray, *, ncols: int = 5,
                                  line=dict(color=OKABE_ITO["blue"], width=1.5),
                                  showlegend=(j == 0), legendgroup="est"), row=row, col=col)
     fig.update_xaxes(title_text="variable", dtick=1 if p <= 12 and variable_names is None else None,
-                     type="category" if variable_names is not None else None)
+                     type="category" if variable_names is not None else None,
+                     tickangle=-45 if variable_names is not None else None, automargin=True)
     fig.update_yaxes(title_text="loading", col=1)
     fig.update_layout(**_LAYOUT, title=_title(title), height=120 + 260 * nrows, barmode="overlay",
                       legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0.6))

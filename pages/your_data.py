@@ -117,10 +117,15 @@ def zip_holds_images(data: bytes) -> bool:
                if not fn.startswith("__MACOSX/") and not PurePosixPath(fn).name.startswith("."))
 
 
-def _use_upload(upload: compute.Upload) -> None:
+USED_FILE = "yd_used_file"  # the digest of the file whose reading the other pages use
+
+
+def _use_upload(upload: compute.Upload, file_digest: str | None = None) -> None:
     """Callback: store the upload and select it in the sidebar (runs before the script)."""
     st.session_state[state.UPLOAD] = upload
     st.session_state[state.DATASET] = compute.UPLOAD_DATASET
+    if file_digest is not None:
+        st.session_state[USED_FILE] = file_digest
 
 
 def _forget_upload() -> None:
@@ -414,11 +419,20 @@ def main() -> None:
             st.error(f"Could not read **{file.name}**: {on_screen(str(exc), file.name)}")
             loaded = None
         if loaded is not None:
-            upload = compute.make_upload(loaded, options=opts,
-                                         file_digest=hashlib.sha1(data).hexdigest())
+            file_digest = hashlib.sha1(data).hexdigest()
+            upload = compute.make_upload(loaded, options=opts, file_digest=file_digest)
+            if current is not None and current.token != upload.token \
+                    and st.session_state.get(USED_FILE) == file_digest \
+                    and st.session_state.get(state.DATASET) == compute.UPLOAD_DATASET:
+                # the file in use, read with other options (a label column named): every page uses the
+                # new reading at once — it showed in the preview only, until "Analyse" was pressed
+                # again, while the sidebar already named the file (issue 41)
+                _use_upload(upload, file_digest)
+                current = upload
+                st.info(f"The reading options of **{file.name}** changed: every page now uses this reading.")
             if current is None or getattr(current, "token", None) != upload.token:
                 st.button("Analyse this data on every page", type="primary", on_click=_use_upload,
-                          args=(upload,), key="yd_use")
+                          args=(upload, file_digest), key="yd_use")
                 rows, cols = text_upload.row_col_words(loaded.X, loaded.notes)
                 if (rows, cols) == ("documents", "words"):
                     st.success(f"Read **{file.name}** as a text corpus: {loaded.X.shape[0]:,} documents × "

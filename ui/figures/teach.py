@@ -884,7 +884,8 @@ def feasible_arc_steps(steps, R, *, start, label="step", height=560):
     fig = go.Figure(data=data0)
     fig.update_layout(**_LAYOUT, height=height, title=dict(text=title0), annotations=arrows0,
                       xaxis=dict(title="c₁ = sin φ", range=[-_ARC_L, _ARC_L], zeroline=False, constrain="domain"),
-                      yaxis=dict(title="c₂ = cos φ", range=[-_ARC_L, _ARC_L], scaleanchor="x", zeroline=False),
+                      yaxis=dict(title="c₂ = cos φ", range=[-_ARC_L, _ARC_L], scaleanchor="x", zeroline=False,
+                                 constrain="domain"),  # a narrow window shrinks the circle, not the range,
                       legend=dict(orientation="v", x=1.02, y=1))
     fig.frames = [dict(name=st["name"], data=data, layout=dict(title=dict(text=title), annotations=arrows))
                   for st, (data, arrows, title) in zip(steps, built)]

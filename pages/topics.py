@@ -60,7 +60,7 @@ def main() -> None:
     seed = state.settings().seed
     corpus = tp.get_corpus(key, seed)
     m, n = corpus.X.shape
-    _, words, _, prune_notes = tp.words_used(corpus.token, bool(stop), float(max_df), _corpus=corpus)
+    X_used, words, _, prune_notes = tp.words_used(corpus.token, bool(stop), float(max_df), _corpus=corpus)
     if r * k > len(words):
         left = "" if len(words) == n else f" after leaving words out ({'; '.join(prune_notes)})"
         st.error(f"{r} topics of {k} words need {r * k} distinct words; the corpus has "
@@ -86,6 +86,10 @@ def main() -> None:
                f"(1/(4·{k})) of its topic is filler, carried only because {k} words were asked.")
     shown = run.table[run.table["meaningful"]]
     st.dataframe(tp.wide_table(shown), key="tp_table")
+    for j, doc, share in tp.dominated_topics(X_used, run.loadings):
+        st.warning(f"Topic {j + 1} is mostly one document: document {doc + 1} carries {share:.0%} of its "
+                   "scores (its words are that document's, not a theme of the corpus). Leave that document "
+                   "out, or weight the counts (*Weighting*) so that long documents count less.")
     fewer = tp.filler_summary(run.table, k)
     if fewer:
         st.info("Fewer meaningful words than asked: " + "; ".join(fewer) + ". The CSV lists every "

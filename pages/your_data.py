@@ -12,7 +12,7 @@ import streamlit as st
 from ui import bounds_store, compute, downloads, layout, live, state, work
 from ui import topics as text_upload
 from ui.figures import analysis as figs
-from ui.messages import refused_file
+from ui.messages import refused_file, unlogged_hint
 from ui.sidebar import link_page, page_intro
 
 page_intro(
@@ -117,10 +117,15 @@ def zip_holds_images(data: bytes) -> bool:
                if not fn.startswith("__MACOSX/") and not PurePosixPath(fn).name.startswith("."))
 
 
-def _use_upload(upload: compute.Upload) -> None:
+USED_FILE = "yd_used_file"  # the digest of the file whose reading the other pages use
+
+
+def _use_upload(upload: compute.Upload, file_digest: str | None = None) -> None:
     """Callback: store the upload and select it in the sidebar (runs before the script)."""
     st.session_state[state.UPLOAD] = upload
     st.session_state[state.DATASET] = compute.UPLOAD_DATASET
+    if file_digest is not None:
+        st.session_state[USED_FILE] = file_digest
 
 
 def _forget_upload() -> None:
@@ -155,8 +160,10 @@ def read_options(filename: str, data: bytes) -> dict:
         if label.strip():
             opts["label_column"] = label.strip()
     elif lower.endswith((".txt.gz", ".h5ad")):  # GEO series matrix / AnnData: a metadata column
-        label = c3.text_input(LABEL_LABEL.split(" (")[0] + " (a sample characteristic, e.g. disease "
-                              "state, or an obs column; empty = automatic)", "", key="yd_label_meta")
+        # AnnData: the only choice here, so in the first column (it stood alone in the third, issue 41)
+        where = c1 if lower.endswith(".h5ad") else c3
+        label = where.text_input(LABEL_LABEL.split(" (")[0] + " (a sample characteristic, e.g. disease "
+                                 "state, or an obs column; empty = automatic)", "", key="yd_label_meta")
         if label.strip():
             opts["label_column"] = label.strip()
     if lower.endswith((".csv", ".tsv", ".tab", ".txt", ".npy", ".npz", ".mat")) \
@@ -201,7 +208,8 @@ def read_options(filename: str, data: bytes) -> dict:
             except ValueError:
                 st.error(f'"{RESIZE_LABEL.split(" (")[0]}" must look like 32×32 (height×width, '
                          f"positive whole numbers); got {size!r}")
-    if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp"))):
+    # AnnData's counts have no missing values to choose about (a choice that did nothing, issue 41)
+    if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp", "h5ad"))):
         opts["nan_policy"] = c2.selectbox(NAN_LABEL, list(NAN_POLICIES),
                                           format_func=NAN_POLICIES.get, key="yd_nan")
     return opts
@@ -236,6 +244,8 @@ def preview(up, ds) -> None:
                                         colorscale="gray"),
                         key="yd_images")
     raw = np.asarray(up.X)  # constant: every value equal (reductions only, no matrix-sized temporary)
+    if state.settings().preprocessing != "log1p" and (hint := unlogged_hint(raw)) is not None:
+        st.info(hint)
     const = int(np.count_nonzero(raw.max(axis=0) == raw.min(axis=0))) if m else 0
     if const:
         st.info(f"{const} feature(s) are constant: they carry no variance and no component will use them.")
@@ -414,11 +424,20 @@ def main() -> None:
             st.error(f"Could not read **{file.name}**: {on_screen(str(exc), file.name)}")
             loaded = None
         if loaded is not None:
-            upload = compute.make_upload(loaded, options=opts,
-                                         file_digest=hashlib.sha1(data).hexdigest())
+            file_digest = hashlib.sha1(data).hexdigest()
+            upload = compute.make_upload(loaded, options=opts, file_digest=file_digest)
+            if current is not None and current.token != upload.token \
+                    and st.session_state.get(USED_FILE) == file_digest \
+                    and st.session_state.get(state.DATASET) == compute.UPLOAD_DATASET:
+                # the file in use, read with other options (a label column named): every page uses the
+                # new reading at once — it showed in the preview only, until "Analyse" was pressed
+                # again, while the sidebar already named the file (issue 41)
+                _use_upload(upload, file_digest)
+                current = upload
+                st.info(f"The reading options of **{file.name}** changed: every page now uses this reading.")
             if current is None or getattr(current, "token", None) != upload.token:
                 st.button("Analyse this data on every page", type="primary", on_click=_use_upload,
-                          args=(upload,), key="yd_use")
+                          args=(upload, file_digest), key="yd_use")
                 rows, cols = text_upload.row_col_words(loaded.X, loaded.notes)
                 if (rows, cols) == ("documents", "words"):
                     st.success(f"Read **{file.name}** as a text corpus: {loaded.X.shape[0]:,} documents × "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["for_user", "NAN_CHOICES", "refused_file"]
+__all__ = ["for_user", "NAN_CHOICES", "refused_file", "unlogged_hint"]
 
 # The "Your data" page's choices for missing values (its selectbox labels).
 NAN_CHOICES = {
@@ -118,3 +118,32 @@ def refused_file(name: str, allowed) -> str | None:
     kinds = ", ".join("." + a for a in allowed)
     return (f"**{name}** is {kind}, which this app does not read. {todo}  \n"
             f"The app reads: {kinds}.")
+
+
+def unlogged_hint(X, *, orders: float = 3.0, max_values: int = 1_000_000) -> str | None:
+    """A hint to use log(1+x) when nonnegative data span many orders of magnitude (issue 41: raw MAS5
+    intensities of GDS507 gave control probes, AFFX-…, as the top components, without a word); None
+    when the data have a negative value, too few positive values, or a narrower spread.  Reads at most
+    ``max_values`` entries (an even sample of a large matrix)."""
+    import numpy as np
+
+    A = np.asarray(X)
+    if A.size == 0 or not np.issubdtype(A.dtype, np.number):
+        return None
+    flat = A.reshape(-1)
+    if flat.size > max_values:
+        flat = flat[:: -(-flat.size // max_values)]
+    flat = flat[np.isfinite(flat)]
+    if flat.size == 0 or flat.min() < 0:
+        return None
+    pos = flat[flat > 0]
+    if pos.size < 20:
+        return None
+    lo, hi = np.percentile(pos, [1.0, 99.9])
+    if lo <= 0 or hi / lo < 10 ** orders:
+        return None
+    span = np.log10(hi / lo)
+    return (f"The values span about {span:.0f} orders of magnitude (1st percentile {lo:.3g}, 99.9th "
+            f"{hi:.3g}) and none is negative: they look like raw intensities or counts, not on a log scale. "
+            "Then a few very large features (control probes, highly expressed genes) take every component. "
+            "Consider the sidebar's *Preprocessing* → “log(1+x), then center”.")

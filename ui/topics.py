@@ -15,6 +15,8 @@ corpus), the registry corpora with a local copy (KOS, NIPS, Enron, NYTimes in
 
 from __future__ import annotations
 
+import re
+
 import time
 from dataclasses import dataclass
 
@@ -159,22 +161,39 @@ def stop_words_set(on: bool):
     return frozenset(ENGLISH_STOP_WORDS)
 
 
+#: a "word" that is a number (1999, 3.5, 12:30, 2-1): not a word of a topic unless asked for
+NUMBER = re.compile(r"[+-]?\d[\d.,:/_-]*")
+
+
+def numbers_in(words) -> np.ndarray:
+    """Whether each vocabulary entry is a number (:data:`NUMBER`)."""
+    return np.array([NUMBER.fullmatch(str(w)) is not None for w in words], dtype=bool)
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def words_used(token: str, stop_words: bool, max_df: float, _corpus: Corpus):
-    """The corpus with the stop words and the words of more than ``max_df`` of the documents
-    left out: ``(X of the kept columns, kept words, kept column indices, notes)`` (sparse)."""
+def words_used(token: str, stop_words: bool, max_df: float, numbers: bool = False, *, _corpus: Corpus):
+    """The corpus with the stop words, the words of more than ``max_df`` of the documents and (unless
+    ``numbers``) the numbers left out: ``(X of the kept columns, kept words, kept column indices,
+    notes)`` (sparse).  Numbers are not words by default (issue 41: a corpus's topic of years)."""
     from nspca_core.io.documents import prune_vocabulary
 
-    p = prune_vocabulary(_corpus.X, _corpus.vocabulary, stop_words=stop_words_set(stop_words),
-                         min_df=1, max_df=float(max_df))
-    notes = list(p.notes) or ["no word left out"]
+    X, vocab = _corpus.X, list(_corpus.vocabulary)
+    cols = np.arange(len(vocab))
+    num = numbers_in(vocab) if not numbers else np.zeros(len(vocab), bool)
+    if num.any():
+        cols = np.flatnonzero(~num)
+        X, vocab = X[:, cols], [vocab[j] for j in cols]
+    p = prune_vocabulary(X, vocab, stop_words=stop_words_set(stop_words), min_df=1, max_df=float(max_df))
+    notes = ([f"{int(num.sum()):,} number(s) left out (e.g. "
+              f"{', '.join(str(_corpus.vocabulary[j]) for j in np.flatnonzero(num)[:5])})"] if num.any() else [])
+    notes = notes + list(p.notes) or ["no word left out"]
     if stop_words and not p.n_stop:
         notes.insert(0, "no English stop word in the vocabulary")
     if not stop_words:
         notes.append("stop words kept (switch on *Leave out English stop words* to drop them)")
     if float(max_df) >= 1.0:
         notes.append("words of most documents kept (max share 100%)")
-    return p.X, p.words, np.asarray(p.kept), tuple(notes)
+    return p.X, p.words, cols[np.asarray(p.kept, dtype=int)], tuple(notes)
 
 
 def mark_meaningful(table: pd.DataFrame, k: int) -> pd.DataFrame:
@@ -354,3 +373,24 @@ def row_col_words(X, notes) -> tuple[str, str]:
     if is_sparse(X):
         return ("cells", "genes") if single_cell(notes) else ("documents", "words")
     return "samples", "features"
+
+
+#: a topic is "one document's" when that document carries at least this share of its squared scores
+DOMINANT_SHARE = 0.5
+
+
+def dominated_topics(X_used, loadings: np.ndarray, share: float = DOMINANT_SHARE) -> list[tuple[int, int, float]]:
+    """Topics whose scores come mostly from one document: ``(topic, document, its share)`` for each
+    topic whose largest squared score (counts of the words used times the topic's weights) is at least
+    ``share`` of the sum (issue 41: a 2 MB document's file list made a topic of its own).  Sparse
+    product only (documents x topics)."""
+    S = np.asarray(X_used @ np.asarray(loadings, float))
+    sq = S ** 2
+    total = sq.sum(axis=0)
+    out = []
+    for j in range(sq.shape[1]):
+        if total[j] > 0:
+            i = int(np.argmax(sq[:, j]))
+            if sq[i, j] / total[j] >= share:
+                out.append((j, i, float(sq[i, j] / total[j])))
+    return out

@@ -201,3 +201,28 @@ def test_compare_explains_a_low_certified_fraction_and_refines_it():
     assert done, ([s.value for s in at.success], [i.value for i in at.info], [b.label for b in at.button])
     refined = float(done[0].split("**≥ ")[1].split("%")[0]) / 100
     assert refined >= value - 1e-4  # the full certificate is at least as tight
+
+
+# ------------------------------------------------- issue 41: unlogged data get a log1p hint
+def test_unlogged_hint_on_raw_intensities_only():
+    import numpy as np
+    from hypothesis import given, settings
+    from hypothesis import strategies as hst
+
+    from ui.messages import unlogged_hint
+
+    rng = np.random.default_rng(0)
+    raw = np.exp(rng.normal(5.0, 2.0, size=(40, 300)))  # MAS5-like: 10 .. 50,000
+    said = unlogged_hint(raw)
+    assert said and "log(1+x), then center" in said and "orders of magnitude" in said
+    assert unlogged_hint(np.log1p(raw)) is None          # logged: no hint
+    assert unlogged_hint(raw - raw.mean(axis=0)) is None  # centred (negative values): no hint
+    assert unlogged_hint(np.zeros((5, 5))) is None
+
+    @settings(max_examples=40, deadline=None)
+    @given(hst.floats(0.1, 1e3), hst.floats(1.0, 50.0), hst.integers(0, 10_000))
+    def spread(scale, ratio, seed):  # a spread below 10^3 between the 1st and 99.9th percentile: no hint
+        v = np.random.default_rng(seed).uniform(scale, scale * ratio, size=(20, 30))
+        assert unlogged_hint(v) is None
+
+    spread()

@@ -289,3 +289,24 @@ def test_heatmaps_label_every_row():
     S = figs.supports_heatmap({"a": np.eye(30)[:, :3], "b": np.eye(30)[:, 3:6]}, names)
     assert list(f.layout.yaxis.tickvals) == names
     assert list(S.layout.yaxis.tickvals) == names[:6]
+
+
+def test_variance_vs_k_legend_keeps_its_distance_in_pixels():
+    """Issue 41: at 800 px the legend, placed as a fraction of the plot, covered the axis title and
+    ticks once it wrapped to more rows; now it starts 66 px under the plot with room for four rows."""
+    for log_k in (False, True):
+        fig = figs.variance_vs_k(_curves(), current_k=3, log_k=log_k)
+        lay = fig.layout
+        plot_px = lay.height - lay.margin.t - lay.margin.b
+        assert lay.legend.yanchor == "top" and lay.legend.y * plot_px == pytest.approx(-66)
+        assert lay.margin.b >= 66 + 4 * 22
+
+
+def test_profiles_panels_leave_room_between_their_ticks():
+    """Issue 41: neighbouring subplot ticks touched on Nonnegative-score PCA."""
+    D = np.abs(np.random.default_rng(0).standard_normal((12, 5)))
+    fig = figs.profiles(D, D, variable_names=[f"var{j}" for j in range(12)])
+    doms = sorted(tuple(fig.layout[a].domain) for a in fig.layout if a.startswith("xaxis"))
+    gaps = [b[0] - a[1] for a, b in zip(doms, doms[1:])]
+    assert gaps and min(gaps) >= 0.07, gaps
+    assert all(fig.layout[a].tickangle == -45 for a in fig.layout if a.startswith("xaxis"))

@@ -328,3 +328,23 @@ def test_page_on_an_uploaded_labelled_csv():
         on_screen = dict(zip(t["feature"], t["loading"]))
         assert on_screen == pytest.approx({genes[i]: L[i] for i in np.flatnonzero(L)}, abs=5e-5)
     assert summary["variance"].tolist() == [f"{v:.4g}" for v in res.variance]
+
+
+def test_heatmap_class_names_do_not_overlap_with_ten_classes():
+    """Issue 41: with 10 classes the heatmap drew its class names on top of each other.  Names whose
+    estimated extents (7.5 px a character at the assumed plot width) meet are on different rows."""
+    rng = np.random.default_rng(0)
+    sizes = [3, 30, 2, 2, 25, 4, 1, 2, 20, 3]  # small classes beside each other
+    codes = np.repeat(np.arange(10), sizes)
+    names = [f"class-{c}-long-name" for c in range(10)]
+    fig = figs.class_heatmap(rng.standard_normal((4, codes.size)), ["a", "b", "c", "d"], codes, names)
+    m = codes.size
+    boxes = []
+    for a in fig.layout.annotations:
+        half = (7.5 * len(a.text) + 8) / 2 * m / figs.PLOT_PX
+        boxes.append((a.yshift or 0, a.x - half, a.x + half))
+    assert len(boxes) == 10
+    for i, (r1, lo1, hi1) in enumerate(boxes):
+        for r2, lo2, hi2 in boxes[i + 1:]:
+            assert r1 != r2 or hi1 <= lo2 or hi2 <= lo1, (r1, lo1, hi1, r2, lo2, hi2)
+    assert fig.layout.margin.t >= 100 + max(r for r, _, _ in boxes)  # room above for the rows

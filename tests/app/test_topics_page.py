@@ -210,3 +210,34 @@ def test_wide_table_and_planted_match_brute_force():
         best = max(len(found & set(p.tolist())) / len(found | set(p.tolist())) for p in planted)
         assert match["Jaccard"].iloc[j] == pytest.approx(best)
     assert match["Jaccard"].iloc[0] == 1.0 and match["best planted topic"].iloc[0] == 1
+
+
+# ------------------------------------------------- issue 41: numbers, one document's topic
+def test_numbers_are_not_words_by_default_and_indices_still_name_the_vocabulary():
+    vocab = ["apple", "1999", "pear", "2000", "3.5", "plum", "12:30", "b2b"]
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.integers(0, 3, size=(20, len(vocab))))
+    corpus = tp.Corpus(X=X, vocabulary=vocab, title="t", token="numbers-test", notes=[])
+    Xk, words, kept, notes = tp.words_used.__wrapped__("numbers-test", False, 1.0, _corpus=corpus)
+    used = [vocab[j] for j in kept]
+    assert used == list(words) and set(used) <= {"apple", "pear", "plum", "b2b"}
+    assert not set(used) & {"1999", "2000", "3.5", "12:30"}
+    assert any("4 number(s) left out" in nt for nt in notes)
+    np.testing.assert_array_equal(Xk.toarray(), X.toarray()[:, kept])  # the columns of the kept words
+    _, words2, kept2, _ = tp.words_used.__wrapped__("numbers-test", False, 1.0, True, _corpus=corpus)
+    assert "1999" in list(words2) and len(kept2) >= len(kept)
+
+
+def test_a_topic_of_one_document_is_found():
+    rng = np.random.default_rng(1)
+    X = sp.csr_matrix(rng.poisson(0.3, size=(50, 30)).astype(float))
+    X = sp.lil_matrix(X)
+    X[7, 20:25] = 400.0  # one huge document on words 20..24
+    X = X.tocsr()
+    L = np.zeros((30, 2))
+    L[20:25, 0] = 1 / np.sqrt(5)          # that document's words
+    L[0:5, 1] = 1 / np.sqrt(5)            # words spread over many documents
+    found = tp.dominated_topics(X, L)
+    assert [(j, i) for j, i, _ in found] == [(0, 7)]
+    S = X.toarray() @ L
+    assert found[0][2] == pytest.approx(S[7, 0] ** 2 / (S[:, 0] ** 2).sum())

@@ -304,3 +304,38 @@ def test_a_file_the_app_does_not_read_is_refused_in_words_on_the_page(name, kind
     assert f"**{name}** is a" in said and kind in said and todo in said and ".csv" in said, said
     assert state.UPLOAD not in at.session_state or at.session_state[state.UPLOAD] is None
     assert refused_file("table.CSV", ["csv"]) is None and refused_file("m.txt.gz", ["gz"]) is None
+
+
+def test_an_h5ad_upload_shows_only_the_choices_that_apply():
+    """Issue 41: an AnnData file showed the missing-values choice (its counts have none) and its one
+    choice, the label column, alone in the third column."""
+    at = page_app("your_data.py", timeout=180).run()
+    at.file_uploader(key="yd_file").set_value(("cells.h5ad", b"\x89HDF\r\n\x1a\n not really", "application/x-hdf"))
+    at = at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not [s for s in at.selectbox if s.key == "yd_nan"]
+    assert [t for t in at.text_input if t.key == "yd_label_meta"]
+
+
+def test_a_new_reading_of_the_file_in_use_reaches_every_page_at_once():
+    """Issue 41: naming another label column showed in the preview but the other pages kept the old
+    reading until "Analyse" was pressed again, while the sidebar already named the file."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.lognormal(size=(30, 8)), columns=[f"g{j}" for j in range(8)])
+    df.insert(0, "site", np.repeat(["north", "south", "east"], 10))
+    df.insert(0, "group", np.tile(["a", "b"], 15))
+    data = df.to_csv(index=False).encode()
+    at = page_app("your_data.py", timeout=180).run()
+    at.file_uploader(key="yd_file").set_value(("two_labels.csv", data, "text/csv"))
+    at = at.run()
+    at.button(key="yd_use").click()
+    at = at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    first = at.session_state[state.UPLOAD]
+    at.text_input(key="yd_label").set_value("site")
+    at = at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    now = at.session_state[state.UPLOAD]
+    assert now.token != first.token and set(map(str, now.labels)) == {"north", "south", "east"}
+    assert at.session_state[state.DATASET] == state.UPLOAD_NAME
+    assert any("every page now uses this reading" in i.value for i in at.info)

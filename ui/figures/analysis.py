@@ -195,7 +195,12 @@ def variance_vs_k(curves: pd.DataFrame, *, band: pd.DataFrame | None = None,
                       yaxis_title=ylabel, hovermode="closest",
                       legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     fig.update_layout(margin=dict(l=70, r=20, t=80, b=120), height=540)
-    return fig
+    # the legend a fixed number of pixels under the axis title, with room for four rows: placed as a
+    # fraction of the plot, it rose onto the axis title and ticks at 800 px once every k was starred and
+    # it wrapped to more rows (issue 41; the project's overlap check reported it)
+    from ui.figures.teach import legend_below
+
+    return legend_below(fig, gap_px=66, rows=4)
 
 
 # ---------------------------------------------------------------- compare
@@ -478,8 +483,10 @@ def profiles(D_true: np.ndarray | None, D_hat: np.ndarray, *, ncols: int = 5,
     p, r = D_hat.shape
     ncols = min(ncols, r)
     nrows = int(np.ceil(r / ncols))
+    # room between the panels: the last tick label of one touched the first of the next (issue 41)
     fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[f"column {j + 1}" for j in range(r)],
-                        shared_yaxes=True, vertical_spacing=0.12 if nrows > 1 else 0.1)
+                        shared_yaxes=True, vertical_spacing=0.12 if nrows > 1 else 0.1,
+                        horizontal_spacing=0.08 if ncols > 1 else 0.02)
     x = np.arange(1, p + 1) if variable_names is None else [str(v) for v in variable_names]
     for j in range(r):
         row, col = j // ncols + 1, j % ncols + 1
@@ -492,7 +499,8 @@ def profiles(D_true: np.ndarray | None, D_hat: np.ndarray, *, ncols: int = 5,
                                  line=dict(color=OKABE_ITO["blue"], width=1.5),
                                  showlegend=(j == 0), legendgroup="est"), row=row, col=col)
     fig.update_xaxes(title_text="variable", dtick=1 if p <= 12 and variable_names is None else None,
-                     type="category" if variable_names is not None else None)
+                     type="category" if variable_names is not None else None,
+                     tickangle=-45 if variable_names is not None else None, automargin=True)
     fig.update_yaxes(title_text="loading", col=1)
     fig.update_layout(**_LAYOUT, title=_title(title), height=120 + 260 * nrows, barmode="overlay",
                       legend=dict(orientation="h", yanchor="bottom", y=1.04, x=0.6))

@@ -103,6 +103,9 @@ def scores_by_class(scores: np.ndarray, codes: np.ndarray, classes: Sequence[str
     return fig
 
 
+PLOT_PX = 560  # the heatmap's plotting width at an 800 px window, for spacing the class names
+
+
 def class_heatmap(Z: np.ndarray, feature_names: Sequence[str], sample_classes: Sequence[int],
                   classes: Sequence[str], *, feature_component: Sequence[int] | None = None,
                   sample_ids: Sequence[int] | None = None,
@@ -141,11 +144,22 @@ def class_heatmap(Z: np.ndarray, feature_names: Sequence[str], sample_classes: S
         fig.add_vline(x=b - 0.5, line=dict(color="black", width=1.5))
     starts = np.concatenate([[0], bounds])
     ends = np.concatenate([bounds, [m]])
+    # names that would touch their neighbour go up a row (issue 41: ten classes drew their names on
+    # top of each other): widths in samples for a plot of PLOT_PX pixels, 7.5 px a character
+    rows_end: list[float] = []
+    lifted = 0
     for s, e in zip(starts, ends):
         if len(starts) <= 12 or (e - s) >= 0.025 * m:  # room for the name
-            fig.add_annotation(x=(s + e - 1) / 2, y=1.0, yref="paper", yanchor="bottom",
-                               text=str(classes[sc[s]]), showarrow=False,
-                               font=dict(size=12, color=class_color(int(sc[s]))))
+            name = str(classes[sc[s]])
+            half = (7.5 * len(name) + 8) / 2 * m / PLOT_PX
+            x = (s + e - 1) / 2
+            row = next((r for r, end in enumerate(rows_end) if end <= x - half), len(rows_end))
+            if row == len(rows_end):
+                rows_end.append(-np.inf)
+            rows_end[row] = x + half
+            lifted = max(lifted, row)
+            fig.add_annotation(x=x, y=1.0, yref="paper", yanchor="bottom", yshift=16 * row,
+                               text=name, showarrow=False, font=dict(size=12, color=class_color(int(sc[s]))))
     if feature_component is not None and p:
         fc = np.asarray(feature_component, dtype=int)
         for b in np.flatnonzero(np.diff(fc)) + 1:
@@ -154,7 +168,7 @@ def class_heatmap(Z: np.ndarray, feature_names: Sequence[str], sample_classes: S
                      autorange="reversed", title_text="feature", tickfont=dict(size=11))
     fig.update_xaxes(showticklabels=False, title_text=f"samples ({m}), grouped by class")
     fig.update_layout(**_LAYOUT, title=_title(title), height=max(380, 160 + 16 * p))
-    fig.update_layout(margin=dict(l=70, r=20, t=100, b=60))
+    fig.update_layout(margin=dict(l=70, r=20, t=100 + 16 * lifted, b=60))
     return fig
 
 

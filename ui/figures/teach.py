@@ -884,22 +884,24 @@ def feasible_arc_steps(steps, R, *, start, label="step", height=560):
     fig = go.Figure(data=data0)
     fig.update_layout(**_LAYOUT, height=height, title=dict(text=title0), annotations=arrows0,
                       xaxis=dict(title="c₁ = sin φ", range=[-_ARC_L, _ARC_L], zeroline=False, constrain="domain"),
-                      yaxis=dict(title="c₂ = cos φ", range=[-_ARC_L, _ARC_L], scaleanchor="x", zeroline=False),
+                      yaxis=dict(title="c₂ = cos φ", range=[-_ARC_L, _ARC_L], scaleanchor="x", zeroline=False,
+                                 constrain="domain"),  # a narrow window shrinks the circle, not the range,
                       legend=dict(orientation="v", x=1.02, y=1))
     fig.frames = [dict(name=st["name"], data=data, layout=dict(title=dict(text=title), annotations=arrows))
                   for st, (data, arrows, title) in zip(steps, built)]
     play = dict(frame=dict(duration=1200, redraw=True), transition=dict(duration=0), fromcurrent=True)
     still = dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate")
     # under the plot, in pixels below the plotting area: the step slider, then the buttons
-    top, bottom = 110, 150
+    # (the slider's current value sits above its rail, its step labels below: the buttons go under those)
+    top, bottom = 110, 200
     below = -1.0 / (height + bottom - top - bottom)
     fig.update_layout(
         height=height + bottom, margin=dict(l=60, r=20, t=top, b=bottom),
-        updatemenus=[dict(type="buttons", showactive=False, x=0, y=95 * below, xanchor="left", yanchor="top",
+        updatemenus=[dict(type="buttons", showactive=False, x=0, y=150 * below, xanchor="left", yanchor="top",
                           direction="left", pad=dict(r=6, t=0),
                           buttons=[dict(label="▶ play", method="animate", args=[None, play]),
                                    dict(label="❚❚ pause", method="animate", args=[[None], still])])],
-        sliders=[dict(active=int(start), x=0, y=40 * below, len=1.0, xanchor="left", yanchor="top",
+        sliders=[dict(active=int(start), x=0, y=62 * below, len=1.0, xanchor="left", yanchor="top",
                       pad=dict(t=0, b=0), currentvalue=dict(prefix=f"{label}: ", visible=True, xanchor="left"),
                       steps=[dict(method="animate", label=st["name"], args=[[st["name"]], still])
                              for st in steps])])

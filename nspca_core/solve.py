@@ -226,7 +226,7 @@ def _ascend(cov: Cov, starts: dict, k: int, key: np.ndarray, screen: Screen | No
     ``screen``: the products exact only where the top k can be (:class:`Screen`)."""
     names = list(starts)
     X0 = np.column_stack([np.asarray(starts[nm], dtype=float) for nm in names])
-    r = ascent(cov.matvec, X0, k, key=key, screen=screen, jump=SupportJump(cov))
+    r = ascent(cov.matvec, X0, k, key=key, screen=screen, jump=SupportJump(cov), merge="support")
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -44,6 +45,10 @@ _AUTO_ENET_STARTS = 8
 _AUTO_FULL_POLISH = 3
 # ... among those within this fraction of the best ascended value
 _AUTO_POLISH_WITHIN = 0.99
+# up to this many features "auto" also runs the "em" peer (same seed) and polishes its answer with the
+# others: there it costs next to nothing, and em's soft steps can reach an optimum no hard-truncation
+# start reaches (random 54 x 39 data, k = 5: +0.05%); above, auto >= em is measured, not built in
+_AUTO_EM_MAX_N = 64
 
 
 # ----------------------------------------------------------------------------- checks shared by the fronts
@@ -208,6 +213,12 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
         before.update(b2)
         after.update(a2)
         ascended.update(x2)
+    if n <= _AUTO_EM_MAX_N:
+        with warnings.catch_warnings():  # em's own non-convergence is not auto's: its point still counts
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r_em = peer("em")(cov, k, seed=seed)
+        before["em"] = after["em"] = float(r_em.variance)
+        ascended["em"] = r_em.x
     tick(2)
     iters = 0
     distinct: dict[bytes, str] = {}

@@ -364,7 +364,7 @@ def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np
 
 def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = None, max_iter: int = 200,
            rtol: float | None = 1e-13, both_signs: bool = False, signed: bool = False,
-           xtol: float = _XTOL, merge: bool = True, stop=None, keep: str = "best",
+           xtol: float = _XTOL, merge: bool | str = True, stop=None, keep: str = "best",
            quads=None, screen: Screen | None = None, jump: SupportJump | None = None) -> AscentResult:
     """Batched ascent from the columns of ``X0`` (n, p), one ``step`` per iteration.
 
@@ -396,11 +396,14 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
     xtol : float
         Passed to the step: the hard truncation stops a column when its support is unchanged
         and ``1 - |<x_new, x>| <= xtol``.
-    merge : bool
+    merge : bool or "support"
         Drop columns whose support, unchanged by the last step, is that of another settled
         column of larger value (same k; copies of a column among them); their result is the
         kept column's (or their own best iterate, if larger).  Only for steps that report
-        settled supports, with ``keep="best"``.
+        settled supports, with ``keep="best"``.  ``"support"``: also columns that have just
+        reached the support of another (a heuristic: they then converge together unless the
+        weights they arrive with send them apart; measured on CBCL, LRS, MLL, gene-like and
+        600 random inputs, it never changed the three best distinct points of auto's ascent).
     stop : callable, optional
         ``stop()`` returning True ends the iterations early (best iterates so far).
     keep : {"best", "last"}
@@ -509,6 +512,8 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         else:
             idx[:, active], vals[:, active] = zi, zv
         if w_merge is not None and settled is not None:
+            if merge == "support":
+                settled = np.ones_like(settled)
             moving = _merge_settled(zi, zv, settled, v, kc, active, alias, n, w_merge, moving)
         active = active[moving]
     if not best_kept:  # the last iterates, row-major whatever layout the step kept them in

@@ -18,9 +18,15 @@ def topk_support(v: np.ndarray, k: int) -> np.ndarray:
     """``I_k^+(v)`` of a vector ``v`` and an int ``k`` in ``[1, v.size]`` (:func:`nspca_core.topk_nonneg`)."""
     nonneg = np.flatnonzero(v >= 0)
     if nonneg.size > k:
-        # stable sort on -v: ties at the k-th value go to the lower index
-        order = np.argsort(-v[nonneg], kind="stable")[:k]
-        nonneg = np.sort(nonneg[order])
+        # the k largest, ties at the k-th value to the lower index (as a stable sort on -v would
+        # give them), from one partition: the entries above the k-th value, then the first of
+        # those equal to it
+        w = v[nonneg]
+        t = np.partition(w, w.size - k)[w.size - k]
+        above = w > t
+        tied = np.flatnonzero(w == t)[:k - np.count_nonzero(above)]
+        above[tied] = True
+        nonneg = nonneg[above]
     return nonneg
 
 

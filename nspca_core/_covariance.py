@@ -68,11 +68,14 @@ def as_cov(X=None, cov=None, *, center: bool = True) -> Cov:
 def centered_dense(X: np.ndarray, *, private: bool = False) -> Cov:
     """The covariance operator of the centered dense data ``X`` (validated float64).
 
-    ``private``: X is a copy nobody else holds (it is centered in place).  Otherwise a centered
-    copy is made when it fits :data:`COPY_FRACTION` of the available memory, else the implicit
-    operator (X read as given, never copied)."""
+    Data already centered to rounding (every column mean within 8 ulp of the column's largest
+    entry) are used as they are.  ``private``: X is a copy nobody else holds (it is centered in
+    place).  Otherwise a centered copy is made when it fits :data:`COPY_FRACTION` of the available
+    memory, else the implicit operator (X read as given, never copied)."""
     mean = X.mean(axis=0)
-    if private:
+    if _already_centered(X, mean):  # centering would change no entry beyond rounding: no copy
+        pass
+    elif private:
         X -= mean
     elif X.nbytes <= COPY_FRACTION * available_memory():
         X = X - mean
@@ -81,6 +84,16 @@ def centered_dense(X: np.ndarray, *, private: bool = False) -> Cov:
     cov = Cov(X, None)
     cov.center, cov.mean = True, mean
     return cov
+
+
+def _already_centered(X: np.ndarray, mean: np.ndarray) -> bool:
+    """True when every column mean is within a few units of rounding of the column's largest entry
+    (data centered by the caller): subtracting it would move each entry by less than its own
+    rounding, so the covariance is the centered one to working precision without a copy."""
+    if X.shape[0] == 0:
+        return True
+    scale = np.maximum(X.max(axis=0), -X.min(axis=0))  # max |X_ij| per column, no |X| temporary
+    return bool(np.all(np.abs(mean) <= 8 * np.finfo(float).eps * scale))
 
 
 def available_memory() -> float:

@@ -261,3 +261,12 @@ def test_estimator_gives_one_answer_for_every_container(seed, shape, k):
     cr = nc.components(X, n_components=2, k=k, random_state=0)
     m = X.shape[0]
     np.testing.assert_allclose(ref.explained_variance_, cr.variance * m / (m - 1), rtol=RTOL)
+
+
+def test_data_centered_by_the_caller_are_not_copied():
+    X = _data(9, 30, 7, 0.9)
+    Xc = X - X.mean(axis=0)
+    op = as_cov(Xc)
+    assert op.X is Xc and op.center is True  # centered to rounding: used as it is
+    assert as_cov(X).X is not X  # not centered: a centered copy
+    assert nc.fit(Xc, k=3).variance == pytest.approx(nc.fit(X, k=3).variance, rel=RTOL)

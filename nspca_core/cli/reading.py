@@ -62,7 +62,7 @@ def _load(args):
     if getattr(args, "sample_id_column", None) is not None and sheet is None:
         raise _BadInput("--sample-id-column applies only with --sample-info (a sample sheet)")
     progress = _progress(not getattr(args, "quiet", False))
-    if progress is not None:
+    if hasattr(progress, "stage"):
         progress.label = "reading"
     with warnings.catch_warnings(record=True) as caught:  # third-party warnings go to the notes
         warnings.simplefilter("always")
@@ -73,7 +73,7 @@ def _load(args):
                            sample_id_column=getattr(args, "sample_id_column", None), **_text_options(args),
                            callback=progress,  # raw text: documents counted
                            **_file_options(args))
-    if progress is not None:
+    if hasattr(progress, "close"):
         progress.close()
     loaded = _with_warnings(loaded, caught)
     _raw_text_only(args, loaded.format, f"{loaded.source_name} was read as {loaded.format}")

@@ -85,7 +85,8 @@ def test_x_folder_and_missing(tmp_path, data_csv, capsys):
 
 
 @pytest.mark.parametrize("extra, msg", [
-    (["--seed", "-1"], r"--seed must be a nonnegative integer \(0, 1, 2, \.\.\.\); got -1"),
+    (["--random-state", "-1"], r"--random-state must be a nonnegative integer \(0, 1, 2, \.\.\.\); got -1"),
+    (["--seed", "-1"], r"--random-state must be a nonnegative integer \(0, 1, 2, \.\.\.\); got -1"),  # deprecated name
     (["--eps", "0"], r"--eps must be a number strictly between 0 and 1 \(e\.g\. 0\.1\); got 0"),
     (["--eps", "1"], r"--eps must be a number strictly between 0 and 1"),
     (["--eps", "nan"], r"--eps must be a number strictly between 0 and 1"),

@@ -18,6 +18,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ._common.params import DEFAULTS, check_params, seed_of
 from ._validation import InputError
+from .io.anndata_io import from_anndata
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
 
@@ -32,8 +33,7 @@ def _is_dask(X) -> bool:
 
 
 def _iterations(res) -> int:
-    """The largest number of iterations any component's solver ran, at least 1 (the exact
-    solvers make one pass)."""
+    """The largest number of iterations any component's solver ran, at least 1 (exact ones: 1)."""
     counts = []
     for r in list(res.results) + [res]:
         info = getattr(r, "info", {}) or {}
@@ -165,9 +165,8 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         Certified upper bound on the optimum of the problem each component
         solved (nan when ``certify=False``).
 
-    ``singular_values_`` and ``noise_variance_`` of scikit-learn's PCA are not given:
-    the components are not orthogonal in general (deflation-project, quasi-orthogonal)
-    and do not come from one SVD, so neither has its meaning here.
+    No ``singular_values_``/``noise_variance_`` (PCA's): the components need not be orthogonal
+    and come from no single SVD, so neither has its meaning here.
     certified_ratio_ : ndarray of shape (n_components_,)
         Variance found on that problem / its upper bound.
     mean_, scale_ : ndarray of shape (n_features,)
@@ -200,8 +199,8 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     ``A = X^T W X / sum(w) - mu_w mu_w^T`` is applied as an operator
     (:class:`nspca_core._weighted.WeightedSparseCov`), X is never densified.
 
-    A ``dask.array`` X is handed to :func:`nspca_core.components` as it is
-    (never converted to NumPy here); ``transform`` returns a Dask array.
+    A ``dask.array`` X is handed to :func:`nspca_core.components` as it is; ``transform`` returns a
+    Dask array.  An in-memory ``anndata.AnnData`` is read as its ``X`` named by ``var_names``.
     """
 
     # each parameter's rule in the one table (nspca_core._common.params.PARAMETERS), checked at fit
@@ -276,8 +275,9 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         return (X - self.mean_) / self.scale_
 
     def _check_X(self, X, *, reset: bool):
-        """Validated data: NumPy/SciPy through scikit-learn's ``validate_data``; a Dask array as
-        it is (its shape checked, nothing computed)."""
+        """Validated data: NumPy/SciPy/pandas/AnnData (its X, named by var_names) through scikit-learn's
+        ``validate_data``; a Dask array as it is (its shape checked, nothing computed)."""
+        X = from_anndata(X)
         if _is_dask(X):
             if X.ndim != 2:
                 raise InputError(f"`X` must be a 2-D array; got a {X.ndim}-D Dask array of shape {X.shape}")

@@ -70,3 +70,21 @@ def pick_matrix(adata, layer, use_raw: bool, name: str, notes: list):
         + ([f".raw with {raw.n_vars} variables (use_raw=True reads it)"] if raw is not None else [])
     notes.append(f"{head}; X used" + (f" (not used: {'; '.join(unused)})" if unused else ""))
     return adata.X, adata.var_names
+
+
+def from_anndata(data):
+    """``data`` itself, or for an in-memory ``anndata.AnnData`` its ``X`` as the estimators take it:
+    a DataFrame named by ``var_names`` (dense) or the sparse matrix (its names are then lost).
+    AnnData is recognised by its type's name, so anndata is never imported here."""
+    if type(data).__name__ != "AnnData" or not hasattr(data, "var_names"):
+        return data
+    import scipy.sparse as sp
+
+    X = data.X
+    if X is None:
+        raise InputError("the AnnData object has no X matrix; pass adata.layers[name] or adata.raw.X")
+    if sp.issparse(X):
+        return X
+    import pandas as pd
+
+    return pd.DataFrame(X, index=list(map(str, data.obs_names)), columns=list(map(str, data.var_names)))

@@ -270,3 +270,20 @@ def test_data_centered_by_the_caller_are_not_copied():
     assert op.X is Xc and op.center is True  # centered to rounding: used as it is
     assert as_cov(X).X is not X  # not centered: a centered copy
     assert nc.fit(Xc, k=3).variance == pytest.approx(nc.fit(X, k=3).variance, rel=RTOL)
+
+
+def test_the_estimator_reads_an_in_memory_anndata():
+    anndata = pytest.importorskip("anndata")
+    from nspca_core.estimator import NonnegativeSparsePCA
+
+    X = _data(11, 40, 8, 0.9)
+    names = [f"g{j}" for j in range(8)]
+    dense = anndata.AnnData(X=X.copy())
+    dense.var_names = names
+    ref = NonnegativeSparsePCA(2, k=3, random_state=0, certify=False).fit(X)
+    for adata in (dense, anndata.AnnData(X=sp.csr_matrix(X))):
+        est = NonnegativeSparsePCA(2, k=3, random_state=0, certify=False).fit(adata)
+        np.testing.assert_allclose(est.components_, ref.components_, atol=1e-9)
+        assert est.transform(adata).shape == (40, 2)
+    est = NonnegativeSparsePCA(2, k=3, random_state=0, certify=False).fit(dense)
+    assert list(est.feature_names_in_) == names

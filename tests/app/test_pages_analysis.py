@@ -233,7 +233,8 @@ def test_your_data_upload_select_analyse_then_other_pages():
     assert at.session_state[state.DATASET] == state.UPLOAD_NAME
     up = at.session_state[state.UPLOAD]
     np.testing.assert_allclose(up.X, X, rtol=1e-5)
-    assert _charts(at) >= 1 and len(at.download_button) == 3  # components, scores, figure
+    # components (long: nonzeros only), components (wide: every feature), scores, figure
+    assert _charts(at) >= 1 and len(at.download_button) == 4
     at.slider(key="yd_r").set_value(2)
     at = _ok(at.run())
     # another page now works on the upload

@@ -75,6 +75,8 @@ def main() -> None:
             with compute.progress(f"{label}: {r} components") as cb:
                 res = compute.components(X, r, s.k, base, strategy, s.d, s.eps, s.seed,
                                          raw=ds.X_raw if method == "nmf" else None, _callback=cb)
+            if res.shortfall:  # fewer components than asked: said with the reason
+                st.warning(f"**{label}**: {res.summary}")
             L = np.asarray(res.loadings)
             rows[label] = [L[:, j] for j in range(L.shape[1])]
             titles[label] = [f"var {v:.3g} ({v / lam1:.0%} λ₁)" for v in res.variance]

@@ -292,6 +292,8 @@ def analysis(ds) -> None:
     r = min(r, r_max)
     with compute.progress(f"{r} component(s) at k = {k}") as cb:
         res = compute.components(X, r, k, "auto", "deflation-remove", s.d, s.eps, s.seed, _callback=cb)
+    if res.shortfall:  # fewer components than asked: said with the reason and the remedy
+        st.warning(res.summary)
     first = None
     try:
         with compute.progress("Certifying the first component") as cb:

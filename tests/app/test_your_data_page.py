@@ -288,7 +288,7 @@ def test_high_certified_fraction_draws_no_explanation():
 
 # ------------------------------------------------- issue 41: a refused file said in words
 @pytest.mark.parametrize("name,kind,todo", [
-    ("results.xlsx", "spreadsheet workbook", "CSV UTF-8"),
+    ("results.ods", "spreadsheet workbook", "CSV UTF-8"),  # .xlsx is read (openpyxl); .ods is not
     ("paper.PDF", "PDF document", "as CSV"),
     ("model.pkl", "Python pickle", "numpy.save"),
     ("data.weird", ".weird file", "formats below"),

@@ -17,7 +17,6 @@ import numpy as np
 
 from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish, project, random_starts
 from ._common.pairs import opt_pairs
-from ._common.params import check
 from ._cov import Cov
 from ._validation import as_rng
 from .methods import PEERS
@@ -26,7 +25,7 @@ from ._common.rank1 import rank1_point
 from .result import Result, seed_param
 from .spannogram.budget import within_budget
 
-__all__ = ["fit_cov", "check_eps", "check_callback", "seed_param"]
+__all__ = ["fit_cov", "seed_param"]
 
 # "auto" enumerates S_3 exactly when 8 C(n+1, 3) candidate evaluations stay below this
 _EXACT_D3_BUDGET = 200_000
@@ -50,17 +49,6 @@ _AUTO_POLISH_WITHIN = 0.99
 # others: there it costs next to nothing, and em's soft steps can reach an optimum no hard-truncation
 # start reaches (random 54 x 39 data, k = 5: +0.05%); above, auto >= em is measured, not built in
 _AUTO_EM_MAX_N = 64
-
-
-# ----------------------------------------------------------------------------- checks shared by the fronts
-def check_eps(eps) -> float:
-    """``eps`` by its declared rule (:data:`nspca_core._common.params.PARAMETERS`), for the Dask front."""
-    return check("eps", eps)
-
-
-def check_callback(callback):
-    """``callback`` by its declared rule, for the Dask front."""
-    return check("callback", callback)
 
 
 def peer(method: str):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -257,25 +258,6 @@ def check_params(est) -> None:
         check(rule, getattr(est, name), name=name, **context)
 
 
-def take_random_state(random_state, options: dict):
-    """``random_state`` of a front, taking the deprecated ``seed=`` out of ``options``: it still works,
-    with a :class:`DeprecationWarning` naming ``random_state``; giving both is an error."""
-    if "seed" not in options:
-        return random_state
-    import warnings
-
-    seed = options.pop("seed")
-    if random_state is not _UNSET and random_state != DEFAULTS["random_state"]:
-        raise InputError(f"give `random_state` only (`seed` is its deprecated name); got random_state="
-                         f"{random_state!r} and seed={seed!r}")
-    warnings.warn("`seed` is deprecated: use `random_state` (the same values: an int >= 0, None or a "
-                  "numpy Generator)", DeprecationWarning, stacklevel=3)
-    return check("seed", seed)
-
-
-_UNSET = object()
-
-
 class _Unset:
     """The default of a deprecated ``seed=`` keyword (shown as ``<not given>`` in signatures)."""
 
@@ -287,18 +269,21 @@ class _Unset:
 SEED_NOT_GIVEN = _Unset()
 
 
-def renamed_seed(random_state, seed, default=0):
+def take_random_state(random_state, options: dict):
+    """:func:`renamed_seed` for a front whose deprecated ``seed=`` arrives among its ``**options``."""
+    return renamed_seed(random_state, options.pop("seed", SEED_NOT_GIVEN), DEFAULTS["random_state"], stacklevel=4)
+
+
+def renamed_seed(random_state, seed, default=0, *, stacklevel: int = 3):
     """The randomness of a public function that took ``seed=`` before ``random_state``: ``seed`` still
     works, with a :class:`DeprecationWarning` naming ``random_state``; giving both is an error."""
     if seed is SEED_NOT_GIVEN:
         return check("random_state", random_state)
-    import warnings
-
     if random_state is not default and random_state != default:
         raise InputError(f"give `random_state` only (`seed` is its deprecated name); got random_state="
                          f"{random_state!r} and seed={seed!r}")
     warnings.warn("`seed` is deprecated: use `random_state` (the same values: an int >= 0, None or a "
-                  "numpy Generator)", DeprecationWarning, stacklevel=3)
+                  "numpy Generator)", DeprecationWarning, stacklevel=stacklevel)
     return check("seed", seed)
 
 

@@ -21,9 +21,10 @@ page_intro(
     "documents, a CSV with a column of texts: documents × words, analysed on the *Topics* page); check "
     "the preview, choose how to read it, and every other page works on it (pick *Your data* in the "
     "sidebar); download components, scores and figures.",
-    "The file is read and checked here (CSV/TSV in any common encoding and number style, NumPy, "
-    "MATLAB, zipped images); the analysis is the paper's (Asteris, Papailiopoulos & Dimakis, "
-    "ICML 2014) with our certificate.",
+    "The file is read and checked here (CSV/TSV in any common encoding and number style, also "
+    "gzipped; Excel; GEO SOFT and series matrices; AnnData .h5ad; 10x .h5; NumPy, MATLAB, zipped "
+    "images); the analysis is the paper's (Asteris, Papailiopoulos & Dimakis, ICML 2014) with our "
+    "certificate.",
 )
 
 TYPES = ["csv", "tsv", "tab", "txt", "npy", "npz", "mat", "zip", "png", "jpg", "jpeg", "pgm", "bmp",

@@ -164,72 +164,45 @@ def _pieces(text: str):
     yield text[start:]
 
 
-def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=None):
+def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=None, hash_fn=hash):
     r"""Count the words of ``documents`` (an iterable of str, consumed once) as scikit-learn's
     ``CountVectorizer(lowercase=True, stop_words=..., min_df=...)`` does, one document at a time.
 
     Returns ``(X, words, info)``: ``X`` the documents x kept words CSR matrix of float64 counts
-    (columns in the order of the sorted words, indices sorted), ``words`` the kept words,
-    ``info`` a dict: ``documents``, ``distinct_words`` (all words seen, stop words included),
-    ``n_stop`` and ``n_rare`` (distinct words removed as stop words / in fewer than ``min_df``
-    documents).  ``callback(done, total)`` is called every few documents and at the end.
+    (columns in the order of the sorted words, indices sorted), ``words`` the kept words (a
+    :class:`.vocabulary.Words`, a sequence of str), ``info`` a dict: ``documents``,
+    ``distinct_words`` (all words seen, stop words included), ``n_stop`` and ``n_rare`` (distinct
+    words removed as stop words / in fewer than ``min_df`` documents).  ``callback(done, total)``
+    is called every few documents and at the end.  ``hash_fn`` keys the words (checked against
+    the words' text, so any function gives the same counts).
 
     Notes
     -----
     Tokens are CountVectorizer's default (``(?u)\b\w\w+\b`` on the lower-cased text); a
-    document is lower-cased and tokenized a megabyte at a time.  Memory: the vocabulary (a dict
-    of every distinct word), and 8 bytes per (document, word) pair (an int32 word id and count)
-    while counting; at the end the kept pairs become the CSR arrays (12 bytes each), built
-    column-selected and in word order directly (no full matrix, no second copy).  No list of
-    the documents is kept: a generator of documents is read once.
+    document is lower-cased and tokenized a megabyte at a time.  Memory
+    (:class:`.vocabulary.WordCounts`): per distinct word its UTF-8 bytes and 16 bytes (no Python
+    str), per (document, word) pair 5 bytes while counting; at the end the kept pairs become the
+    CSR arrays (12 bytes each).  No list of the documents is kept: a generator of documents is
+    read once.
     """
-    from array import array
     from collections import Counter
 
-    vocab: dict = {}
-    indices, counts, indptr = array("i"), array("i"), array("q", [0])
+    from .vocabulary import WordCounts
+
+    table = WordCounts(hash_fn)
     n_docs = 0
     for doc in documents:
         found: Counter = Counter()
         for piece in _pieces(doc):
             found.update(_TOKEN.findall(piece.lower()))
-        for word, c in found.items():
-            j = vocab.get(word)
-            if j is None:
-                j = vocab[word] = len(vocab)
-            indices.append(j)
-            counts.append(c)
-        indptr.append(len(indices))
+        table.add(found)
         n_docs += 1
         if callback is not None and n_docs % _REPORT_EVERY == 0:
             callback(n_docs, total if total is not None else n_docs)
-    words = list(vocab)
-    del vocab
-    idx = np.frombuffer(indices, dtype=np.int32) if len(indices) else np.zeros(0, np.int32)
-    df = np.bincount(idx, minlength=len(words))
-    stop = np.array([w in stop_words for w in words], dtype=bool) if stop_words else \
-        np.zeros(len(words), dtype=bool)
-    rare = ~stop & (df < _df_threshold(min_df, n_docs))
-    kept = np.flatnonzero(~stop & ~rare)
-    # the kept words in sorted order (an object array's argsort: no list of int objects)
-    order = kept[np.argsort(np.array([words[j] for j in kept.tolist()], dtype=object), kind="stable")]
-    remap = np.full(len(words), -1, dtype=np.int32)
-    remap[order] = np.arange(order.size, dtype=np.int32)
-    new = remap[idx]
-    del remap
-    keep = new >= 0
-    ptr = np.frombuffer(indptr, dtype=np.int64)
-    cum = np.zeros(keep.size + 1, dtype=np.int64)
-    np.cumsum(keep, out=cum[1:])
-    X = sp.csr_matrix((np.frombuffer(counts, dtype=np.int32)[keep].astype(np.float64), new[keep],
-                       cum[ptr]), shape=(n_docs, order.size))
-    del new, keep, cum, idx
-    X.sort_indices()
+    X, words, info = table.matrix(stop_words, _df_threshold(min_df, n_docs))
     if callback is not None:
         callback(n_docs, n_docs)
-    info = {"documents": n_docs, "distinct_words": len(words), "n_stop": int(stop.sum()),
-            "n_rare": int(rare.sum()), "stop_examples": sorted(words[j] for j in np.flatnonzero(stop))[:5]}
-    return X, [words[j] for j in order.tolist()], info
+    return X, words, {"documents": n_docs, **info}
 
 
 def _vectorize(documents, name: str, stop, min_df, how: str, *, callback=None, total=None) -> tuple:

@@ -266,7 +266,7 @@ def check_sparse_structure(X, name: str, rows: str = "rows", cols: str = "column
         k = int(np.argmax(steps < 0))
         raise DataFormatError(f"{where}: its indptr decreases at {major_word[:-1]} {k + 1} "
                               f"({int(indptr[k]):,} then {int(indptr[k + 1]):,}); it must never decrease{tail}")
-    if nnz:
+    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= minor):
         bad = (indices < 0) | (indices >= minor)
         if bad.any():
             i = int(np.argmax(bad))

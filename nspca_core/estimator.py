@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ._common.params import DEFAULTS, check_params, seed_of
-from ._validation import InputError
+from ._validation import InputError, check_sparse_structure
 from .io.anndata_io import from_anndata
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
@@ -290,6 +290,8 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                                  f"{self.n_features_in_} features as input.")
             return X
         kwargs = dict(ensure_min_samples=2) if reset else {}
+        if sp.issparse(X):  # before scikit-learn's conversions read the indices (a crash otherwise)
+            check_sparse_structure(X, "X")
         return validate_data(self, X, dtype=np.float64, reset=reset, accept_sparse=("csr", "csc"), **kwargs)
 
     # ------------------------------------------------------------------ fit

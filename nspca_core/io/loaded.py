@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import InputError
+from .._validation import InputError, sparse_structure_problem
 
 
 class DataFormatError(InputError):
@@ -238,43 +238,11 @@ def check_sparse_structure(X, name: str, rows: str = "rows", cols: str = "column
     fmt = X.format
     where = f"{name}: the sparse matrix ({fmt.upper()}, {m:,} {rows} x {n:,} {cols}) is inconsistent"
     tail = "; the file is damaged or was written by a faulty tool (refused rather than read out of bounds)"
-    if fmt == "coo":
-        for arr, size, what in ((X.row, m, rows), (X.col, n, cols)):
-            bad = (arr < 0) | (arr >= size)
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise DataFormatError(f"{where}: stored entry {i + 1} has the {what[:-1]} index {int(arr[i])}, "
-                                      f"outside [0, {size:,}) ({int(bad.sum()):,} such "
-                                      f"entr{'y' if bad.sum() == 1 else 'ies'}){tail}")
+    if fmt not in ("coo", "csr", "csc"):
         return
-    if fmt not in ("csr", "csc"):
-        return
-    major, minor = (m, n) if fmt == "csr" else (n, m)
-    major_word, minor_word = (rows, cols) if fmt == "csr" else (cols, rows)
-    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
-    nnz = int(np.asarray(X.data).size)
-    if indptr.ndim != 1 or indptr.size != major + 1:
-        raise DataFormatError(f"{where}: its indptr holds {indptr.size:,} entries, not one per "
-                              f"{major_word[:-1]} plus one ({major + 1:,}){tail}")
-    if indices.size != nnz:
-        raise DataFormatError(f"{where}: {indices.size:,} indices for {nnz:,} stored values{tail}")
-    if int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
-        raise DataFormatError(f"{where}: its indptr runs from {int(indptr[0]):,} to {int(indptr[-1]):,}, "
-                              f"not from 0 to the {nnz:,} stored values{tail}")
-    steps = np.diff(indptr)
-    if (steps < 0).any():
-        k = int(np.argmax(steps < 0))
-        raise DataFormatError(f"{where}: its indptr decreases at {major_word[:-1]} {k + 1} "
-                              f"({int(indptr[k]):,} then {int(indptr[k + 1]):,}); it must never decrease{tail}")
-    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= minor):
-        bad = (indices < 0) | (indices >= minor)
-        if bad.any():
-            i = int(np.argmax(bad))
-            at = int(np.searchsorted(indptr, i, side="right")) - 1
-            raise DataFormatError(
-                f"{where}: {major_word[:-1]} {at + 1} holds the {minor_word[:-1]} index {int(indices[i])}, "
-                f"outside [0, {minor:,}) (there are {minor:,} {minor_word}; {int(bad.sum()):,} such "
-                f"ind{'ex' if bad.sum() == 1 else 'ices'}){tail}")
+    problem = sparse_structure_problem(X, rows, cols)
+    if problem is not None:
+        raise DataFormatError(f"{where}: {problem}{tail}")
 
 
 #: label cells that are no label (never a class): empty, NaN and the usual missing markers

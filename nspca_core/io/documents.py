@@ -265,39 +265,60 @@ def _looks_japanese(raw: bytes) -> str | None:
     return text if wide and wide >= 0.5 * nonascii else None
 
 
+#: C0 control characters that text never holds (tab, line feed, form feed... excepted)
+_CONTROL = re.compile(r"[\x01-\x08\x0e-\x1f]")
+
+
 def decode_document(raw: bytes, label: str) -> tuple[str, str]:
     """``(text, encoding read)`` of a document's bytes, found as the CSV reader finds it.
 
-    A byte-order mark (UTF-8/16/32), UTF-16 without one (its NUL byte pattern), then UTF-8;
-    bytes that are none of these are Shift-JIS when they decode as such and read as Japanese
-    (:func:`_looks_japanese`), else Latin-1 (which reads any bytes: said in the notes).  A
-    document whose mark names an encoding it does not decode in, or that holds NUL bytes
-    without being UTF-16/32, is refused (never read as garbage words such as ``ÿþb``).
+    A byte-order mark (UTF-8/16/32), UTF-16 without one (its NUL byte pattern, or with little
+    ASCII its high bytes' low entropy, characters in common use and a text of letters:
+    :func:`.sniff.utf16_by_content`), then UTF-8 (unless it holds control characters and reads
+    as UTF-16: short Cyrillic); bytes that are none of these are Shift-JIS when they decode as
+    such and read as Japanese (:func:`_looks_japanese`), UTF-16 when they read as such without
+    a NUL byte (CJK text), else Latin-1 (which reads any bytes: said in the notes).  A document whose mark names
+    an encoding it does not decode in, or that holds NUL bytes without being UTF-16/32 in
+    either byte order, is refused (never read as garbage words such as ``ÿþb``).
     """
-    from .sniff import _BOMS, _sniff_utf16
+    from .sniff import _BOMS, _sniff_utf16, utf16_by_content
 
     encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None)
     how = "byte-order mark"
     if encoding is None:
         encoding, how = _sniff_utf16(raw), "NUL byte pattern"
+    if encoding is None and b"\x00" in raw:
+        encoding, how = utf16_by_content(raw) or (None, "")
     if encoding is not None:
-        shown = encoding.upper().replace("-SIG", "").replace("-LE", "").replace("-BE", "")
-        try:
-            return raw.decode(encoding).lstrip("\ufeff"), f"{shown} ({how})"
-        except UnicodeDecodeError as exc:
-            raise DataFormatError(f"{label}: looks like {encoding.upper()} text ({how}) but does not "
-                                  f"decode ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+        return _decode_as(raw, encoding, how, label)
     if b"\x00" in raw:
-        raise DataFormatError(f"{label}: binary content (NUL bytes) in a .txt document; documents "
-                              "must be text (UTF-8, UTF-16 with its byte-order mark, ...)")
+        raise DataFormatError(f"{label}: binary content (NUL bytes) in a .txt document, and not "
+                              "UTF-16 text in either byte order; documents must be text (UTF-8, "
+                              "UTF-16 or UTF-32, Shift-JIS, Latin-1)")
     try:
-        return raw.decode("utf-8"), "UTF-8"
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        pass
+        text = None
+    if text is not None:
+        # control characters (0x04 is Cyrillic's high byte) in "UTF-8": UTF-16 without a NUL?
+        found = utf16_by_content(raw) if _CONTROL.search(text) else None
+        return (text, "UTF-8") if found is None else _decode_as(raw, found[0], found[1], label)
     japanese = _looks_japanese(raw)
     if japanese is not None:
         return japanese, "Shift-JIS (cp932: it decodes and reads as Japanese)"
+    found = utf16_by_content(raw, nul=False)
+    if found is not None:
+        return _decode_as(raw, found[0], found[1], label)
     return raw.decode("latin-1"), "Latin-1 (not UTF-8: the last resort)"
+
+
+def _decode_as(raw: bytes, encoding: str, how: str, label: str) -> tuple[str, str]:
+    shown = encoding.upper().replace("-SIG", "").replace("-LE", "").replace("-BE", "")
+    try:
+        return raw.decode(encoding).lstrip("\ufeff"), f"{shown} ({how.split(':')[0]})"
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(f"{label}: looks like {encoding.upper()} text ({how}) but does not "
+                              f"decode ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
 
 
 #: most files a .zip of documents may hold besides its .txt documents (skipped and named): at

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._validation import InputError
 from .conventions import _cell_kind, _number_conventions
-from .loaded import DataFormatError, _dropped_text, _finish, missing_label_note, refuse_missing_labels
+from .loaded import (DataFormatError, _dropped_text, _finish, made_unique, missing_label_note,
+                     refuse_missing_labels)
 from .orientation import decide_orientation, transpose_names
 from .sniff import _BOMS, _MISSING, _decide_header, _decode, _parse_cells, _sniff_utf16, _split_rows, _strs
 
@@ -24,14 +25,9 @@ HEAD_CHARS = 400_000
 
 
 def _unique_names(names: list, notes: list) -> list:
-    if len(set(names)) == len(names):
-        return names
-    seen: dict = {}
-    uniq = []
-    for nm in names:
-        seen[nm] = seen.get(nm, -1) + 1
-        uniq.append(nm if seen[nm] == 0 else f"{nm}.{seen[nm]}")
-    notes.append("duplicate column names made unique (.1, .2, ...)")
+    uniq, repeated = made_unique(names)
+    if repeated:
+        notes.append("duplicate column names made unique (.1, .2, ...)")
     return uniq
 
 

@@ -245,6 +245,19 @@ def check_sparse_structure(X, name: str, rows: str = "rows", cols: str = "column
         raise DataFormatError(f"{where}: {problem}{tail}")
 
 
+def made_unique(names: list) -> tuple[list, dict]:
+    """``names`` with the repeats renamed ``name.1``, ``name.2``, ... (the first keeps its name;
+    ``names`` itself when all are distinct), and ``{name: times}`` of the repeated names."""
+    if len(set(names)) == len(names):
+        return names, {}
+    seen: dict = {}
+    out = []
+    for nm in names:
+        seen[nm] = seen.get(nm, -1) + 1
+        out.append(nm if seen[nm] == 0 else f"{nm}.{seen[nm]}")
+    return out, {nm: c + 1 for nm, c in seen.items() if c > 0}
+
+
 #: label cells that are no label (never a class): empty, NaN and the usual missing markers
 LABEL_MISSING = frozenset({"", "nan", "na", "n/a", "null", "#n/a", "<na>"})
 

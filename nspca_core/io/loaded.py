@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import InputError, sparse_structure_problem
+from .._common.validation import InputError, sparse_structure_problem
 
 
 class DataFormatError(InputError):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .loaded import DataFormatError, LoadedData, _finish
 from .soft_common import (_ENTITIES, _SYMBOL_COLUMNS, _attr, _base, _duplicates, _floats,  # noqa: F401
                           _Lines, _listed, _pick_label, _records, _Source, _symbol_names, _table,

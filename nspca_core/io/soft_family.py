@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .loaded import DataFormatError, LoadedData, _finish
 from .soft_common import (_SYMBOL_COLUMNS, _duplicates, _listed, _pick_label, _records, _Source,
                           _symbol_names, _table, _values)

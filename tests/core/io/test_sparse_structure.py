@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nspca_core as nc
-from nspca_core._validation import InputError, check_sparse_structure, sparse_structure_problem
+from nspca_core._common.validation import InputError, check_sparse_structure, sparse_structure_problem
 from nspca_core.estimator import NonnegativeSparsePCA
 from nspca_core.io.loaded import DataFormatError
 from nspca_core.io.loaded import check_sparse_structure as check_file_structure

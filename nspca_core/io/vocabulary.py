@@ -21,7 +21,7 @@ import scipy.sparse as sp
 __all__ = ["Words", "WordCounts"]
 
 #: (document, word) pairs gathered before their words are looked up together
-_BATCH = 1 << 15
+_BATCH = 1 << 14
 #: words handled at a time when sorting and copying (bounds the temporary arrays)
 _BLOCK = 1 << 14
 _U32_MAX = 0xFFFF_FFFF

@@ -333,9 +333,9 @@ def test_property_documents_read_in_any_encoding_equal_their_words(docs, encodin
         except UnicodeEncodeError:
             raw = d.encode("utf-8")
         if encoding in ("utf-16-le", "utf-16-be") and _sniff_utf16(raw) is None:
-            # without its mark and with too little ASCII to show the NUL pattern, UTF-16 cannot be
-            # told from other bytes (refused when it holds NULs, else read as Latin-1): as Excel
-            # writes it, with the mark
+            # without its mark and with too little ASCII to show the NUL pattern, a short UTF-16
+            # document may not be told from other bytes (tests/data/io/test_utf16.py reads
+            # sentences without the mark): as Excel writes it, with the mark
             raw = d.encode("utf-16")
         members[f"d{i}.txt"] = raw
         texts.append(d)

@@ -5,9 +5,6 @@ what cannot be told apart is refused by name, never read as garbage."""
 
 from __future__ import annotations
 
-import io
-import zipfile
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +15,7 @@ from nspca_core.io import load_file
 from nspca_core.io.documents import decode_document
 from nspca_core.io.loaded import DataFormatError
 from nspca_core.io.sniff import _decode, utf16_by_content
+from tests.data.io.round4_files import zip_of
 
 SENTENCES = {
     "ja": ["日本語の文書です。東京都に住んでいます。今日は天気がいいので散歩に行きました。",
@@ -36,14 +34,6 @@ WORDS = {
 }
 
 
-def _zip(members: dict) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, raw in members.items():
-            zf.writestr(name, raw)
-    return buf.getvalue()
-
-
 @pytest.mark.parametrize("lang", sorted(SENTENCES))
 @pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
 def test_sentences_without_a_mark_decode_to_their_text(lang, encoding):
@@ -58,7 +48,7 @@ def test_sentences_without_a_mark_decode_to_their_text(lang, encoding):
 @pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
 def test_a_zip_of_japanese_russian_english_documents_equals_count_vectorizer(encoding):
     texts = [t for lang in sorted(SENTENCES) for t in SENTENCES[lang]]
-    data = _zip({f"d{i}.txt": t.encode(encoding) for i, t in enumerate(texts)})
+    data = zip_of({f"d{i}.txt": t.encode(encoding) for i, t in enumerate(texts)})
     out = load_file(data, filename="docs.zip", min_df=1, stop_words=None)
     cv = CountVectorizer(lowercase=True)
     want = cv.fit_transform(texts)

@@ -277,7 +277,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     def _check_X(self, X, *, reset: bool):
         """Validated data: NumPy/SciPy/pandas/AnnData (its X, named by var_names) through scikit-learn's
         ``validate_data``; a Dask array as it is (its shape checked, nothing computed)."""
-        X = from_anndata(X)
+        X = check_sparse_structure(from_anndata(X), "X")  # before scikit-learn's conversions read it
         if _is_dask(X):
             if X.ndim != 2:
                 raise InputError(f"`X` must be a 2-D array; got a {X.ndim}-D Dask array of shape {X.shape}")
@@ -290,8 +290,6 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                                  f"{self.n_features_in_} features as input.")
             return X
         kwargs = dict(ensure_min_samples=2) if reset else {}
-        if sp.issparse(X):  # before scikit-learn's conversions read the indices (a crash otherwise)
-            check_sparse_structure(X, "X")
         return validate_data(self, X, dtype=np.float64, reset=reset, accept_sparse=("csr", "csc"), **kwargs)
 
     # ------------------------------------------------------------------ fit

@@ -418,9 +418,14 @@ def sparse_structure_problem(X, rows: str = "rows", cols: str = "columns") -> st
     return None
 
 
-def check_sparse_structure(X, name: str = "X") -> None:
-    """Refuse a sparse ``X`` whose index arrays do not describe its shape
-    (:func:`sparse_structure_problem`), before any kernel reads them."""
+def check_sparse_structure(X, name: str = "X"):
+    """``X`` itself; a sparse ``X`` whose index arrays do not describe its shape
+    (:func:`sparse_structure_problem`) refused before any kernel reads them (any other ``X``
+    passes as it is)."""
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        return X
     problem = sparse_structure_problem(X)
     if problem is not None:
         m, n = X.shape
@@ -428,3 +433,4 @@ def check_sparse_structure(X, name: str = "X") -> None:
                          f"are inconsistent: {problem}. Build it from valid (data, indices, indptr) "
                          "arrays (scipy's `X.check_format()` says what is wrong); refused rather "
                          "than read out of bounds")
+    return X

@@ -214,27 +214,32 @@ def _net_bounds(V: np.ndarray, C: np.ndarray, s: int, nonneg: bool):
 def _search_net(cov: Cov, V: np.ndarray, C: np.ndarray, patterns: np.ndarray, bounds: np.ndarray,
                 s: int, nonneg: bool, callback, disjoint: np.ndarray | None = None):
     """Alg. 1 and 2 over the sampled points, in decreasing bound, until the bound falls to the
-    best objective, skipping the points whose ``disjoint`` bound is already below it (the order
-    and the stop are those of ``bounds`` alone, so that bound only removes work):
-    ``(best value, best X, assignments, shortcuts, pairs visited)``."""
+    best objective: ``(best value, best X, assignments, shortcuts, pairs visited)``.
+
+    A point whose ``disjoint`` bound is at most the best matching weight found so far (the best
+    surrogate, not the best objective: a looser test, so that the search still explores as it
+    did where the old bound was tight) is skipped; the order and the stop are those of
+    ``bounds`` alone, so that bound only removes work and the guarantee (at least every sampled
+    pair's matching weight) is kept."""
     n, r = V.shape[0], C.shape[2]
     P = patterns.shape[0]
     total = bounds.size
     order = np.argsort(-bounds, axis=None, kind="stable")
-    best_val, best_X = -np.inf, None
+    best_val, best_X, best_match = -np.inf, None, -np.inf
     assignments = shortcuts = 0
     visited = 0
     for flat in order:
         t, p = divmod(int(flat), P)
         if bounds[t, p] <= best_val:
             break  # every remaining pair has a smaller bound
-        if disjoint is not None and disjoint[t] <= best_val:
-            continue  # no matching of this point can beat the best
+        if disjoint is not None and disjoint[t] <= best_match:
+            continue  # no matching of this point weighs more than one already found
         visited += 1
         W = V @ C[t]
         sg = patterns[p]
         Wt = np.clip(W * sg, 0.0, None) ** 2 if nonneg else W * W
-        sets, _, shortcut = _max_weight_disjoint(Wt, s)
+        sets, match, shortcut = _max_weight_disjoint(Wt, s)
+        best_match = max(best_match, match)
         assignments += not shortcut
         shortcuts += shortcut
         X = np.zeros((n, r))

@@ -30,7 +30,8 @@ from ui import state
 __all__ = ["DEMO", "Corpus", "is_sparse", "is_text_upload", "sources", "get_corpus", "compute_topics",
            "TopicsRun", "wide_table", "planted_match", "upload_preview", "METHODS",
            "WEIGHTINGS", "BIPARTITE_D", "BIPARTITE_SAMPLES", "DEFAULT_MAX_DF", "FILLER_SHARE",
-           "words_used", "mark_meaningful", "order_by_variance", "filler_summary"]
+           "words_used", "mark_meaningful", "filler_summary", "topics_job", "job_run", "progress",
+           "estimate", "run_from", "dominated_topics"]
 
 DEMO = "text-demo"
 UPLOAD = "upload"
@@ -54,7 +55,8 @@ class Corpus:
 
     ``X`` raw counts (CSR, never densified), ``vocabulary`` the words,
     ``token`` identifies it in caches, ``topics`` the planted word sets
-    (demo only), ``notes`` what was read.
+    (demo only), ``notes`` what was read, ``documents`` the documents' names (raw text: the file
+    names or lines), or None.
     """
 
     X: sp.csr_matrix
@@ -63,6 +65,7 @@ class Corpus:
     token: str
     notes: list
     topics: list | None = None
+    documents: list | None = None
 
 
 @dataclass(frozen=True)
@@ -146,9 +149,12 @@ def get_corpus(key: str, seed: int = 0) -> Corpus:
         up = st.session_state.get(state.UPLOAD)
         if not is_text_upload(up):
             raise ValueError("the uploaded data is not a text corpus any more; choose another corpus")
+        meta = getattr(up, "metadata", None)
+        names = list(map(str, meta["document"])) if isinstance(meta, pd.DataFrame) and "document" in meta \
+            and len(meta) == up.X.shape[0] else None
         return Corpus(X=up.X, vocabulary=list(up.feature_names),
                       title=getattr(up, "source_name", "upload"),
-                      token=f"upload:{getattr(up, 'token', '')}", notes=list(up.notes))
+                      token=f"upload:{getattr(up, 'token', '')}", notes=list(up.notes), documents=names)
     return _registry(key)
 
 
@@ -203,65 +209,150 @@ def mark_meaningful(table: pd.DataFrame, k: int) -> pd.DataFrame:
     return table.assign(meaningful=table["weight"].to_numpy() ** 2 >= FILLER_SHARE / int(k))
 
 
-def order_by_variance(cov, L: np.ndarray, variance: np.ndarray):
-    """Columns of ``L`` by decreasing variance; the cumulative variance of the span of the
-    first j in that order (trace of Q^T A Q over nested orthonormal bases, Q from QR of L)."""
-    order = np.argsort(-np.asarray(variance, float), kind="stable")
-    L, variance = L[:, order], np.asarray(variance, float)[order]
-    Q, R = np.linalg.qr(L)
-    keep = np.abs(np.diag(R)) > 1e-12 * max(1.0, float(np.abs(R).max()))
-    Q = Q * keep  # a component inside the span of the ones before adds nothing
-    AQ = cov.matvec(Q)
-    cumulative = np.cumsum(np.einsum("ij,ij->j", Q, AQ))
-    return L, variance, cumulative, order
+def run_from(out: dict, method: str, params: dict, words, kept, prune_notes) -> TopicsRun:
+    """The :class:`TopicsRun` of a :func:`ui.topics_units.topics_unit` result on the words used."""
+    from nspca_core.text import topics_table
+
+    k = int(params["k"])
+    table = mark_meaningful(topics_table(out["loadings"], words), k)
+    table["word_index"] = np.asarray(kept)[table["word_index"].to_numpy()].astype(int)
+    extra = {"d": params["d"], "samples": params["samples"]} if method == "bipartite" else {}
+    return TopicsRun(loadings=out["loadings"], variance=out["variance"],
+                     cumulative_variance=out["cumulative_variance"], table=table, seconds=out["seconds"],
+                     weighting_notes=tuple(prune_notes) + tuple(out["weighting_notes"]), method=method,
+                     params={**{key: v for key, v in params.items() if key not in ("d", "samples")},
+                             "order": np.asarray(out["order"]).tolist(), **extra},
+                     n_words=len(words))
+
+
+def _params(method, r, k, weighting, center, seed, stop_words, max_df, numbers) -> dict:
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
+    return {"r": int(r), "k": int(k), "weighting": weighting, "center": bool(center), "seed": int(seed),
+            "stop_words": bool(stop_words), "max_df": float(max_df), "numbers": bool(numbers),
+            "d": BIPARTITE_D, "samples": BIPARTITE_SAMPLES}
+
+
+def _unit_options(method: str, params: dict) -> dict:
+    return dict(method=method, r=params["r"], k=params["k"], weighting=WEIGHTINGS[params["weighting"]],
+                center=params["center"], seed=params["seed"], d=params["d"], samples=params["samples"])
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def compute_topics(token: str, method: str, r: int, k: int, weighting: str, center: bool,
-                   seed: int, stop_words: bool = True, max_df: float = DEFAULT_MAX_DF, *,
-                   _corpus: Corpus) -> TopicsRun:
-    """Topics of a corpus, cached by its token and the choices (the matrix is not hashed).
+                   seed: int, stop_words: bool = True, max_df: float = DEFAULT_MAX_DF,
+                   numbers: bool = False, *, _corpus: Corpus) -> TopicsRun:
+    """Topics of a corpus in this thread, cached by its token and the choices (the matrix is not
+    hashed); the page runs the same computation as a background job (:func:`topics_job`).
 
-    The stop words (scikit-learn's English list) and the words of more than ``max_df`` of the
-    documents are left out first (:func:`words_used`).  ``"bipartite"``:
-    :func:`nspca_core.peers.bipartite.bipartite_components` on the sparse covariance operator
-    with a rank-:data:`BIPARTITE_D` sketch and :data:`BIPARTITE_SAMPLES` net points;
-    ``"tpower"``: ``components(..., strategy="deflation-remove", method="tpower")``.  Topics are
-    then ordered by explained variance.  Memory: the CSR matrix, its weighted copy and the n x d
-    factor; never an n x n or m x n dense array.
+    The stop words (scikit-learn's English list), the numbers (unless ``numbers``) and the words
+    of more than ``max_df`` of the documents are left out first (:func:`words_used`).
+    ``"bipartite"``: :func:`nspca_core.peers.bipartite.bipartite_components` on the sparse
+    covariance operator with a rank-:data:`BIPARTITE_D` sketch and :data:`BIPARTITE_SAMPLES` net
+    points; ``"tpower"``: ``components(..., strategy="deflation-remove", method="tpower")``
+    (:func:`ui.topics_units.topics_unit`).  Topics are then ordered by explained variance.
+    Memory: the CSR matrix, its weighted copy and the n x d factor; never an n x n or m x n
+    dense array.
     """
-    from nspca_core._sparse import as_sparse_cov
-    from nspca_core.text import text_weighting, topics_table
+    from ui.topics_units import topics_unit
 
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
-    t0 = time.perf_counter()
-    X, words, kept, prune_notes = words_used(token, bool(stop_words), float(max_df), _corpus=_corpus)
-    w = text_weighting(X, weighting=WEIGHTINGS[weighting], center=bool(center))
-    cov = as_sparse_cov(w.X, center=w.center)
-    if method == "bipartite":
-        from nspca_core.peers.bipartite import bipartite_components
+    params = _params(method, r, k, weighting, center, seed, stop_words, max_df, numbers)
+    X, words, kept, prune_notes = words_used(token, bool(stop_words), float(max_df), bool(numbers),
+                                             _corpus=_corpus)
+    out = topics_unit(X, **_unit_options(method, params))
+    return run_from(out, method, params, words, kept, prune_notes)
 
-        res = bipartite_components(cov, int(r), int(k), d=min(BIPARTITE_D, cov.n),
-                                   samples=BIPARTITE_SAMPLES, seed=int(seed))
-        params = {"d": min(BIPARTITE_D, cov.n), "samples": BIPARTITE_SAMPLES}
-    else:
-        from nspca_core.api import components
 
-        res = components(cov, n_components=int(r), k=int(k), method="tpower",
-                         strategy="deflation-remove", random_state=int(seed), certify=False)
-        params = {}
-    L, variance, cumulative, order = order_by_variance(cov, np.asarray(res.loadings),
-                                                       np.asarray(res.variance, float))
-    table = mark_meaningful(topics_table(L, words), int(k))
-    table["word_index"] = kept[table["word_index"].to_numpy()].astype(int)
-    return TopicsRun(loadings=L, variance=variance, cumulative_variance=cumulative, table=table,
-                     seconds=time.perf_counter() - t0,
-                     weighting_notes=tuple(prune_notes) + tuple(w.notes), method=method,
-                     params={"r": int(r), "k": int(k), "weighting": weighting,
-                             "center": bool(center), "seed": int(seed), "stop_words": bool(stop_words),
-                             "max_df": float(max_df), "order": order.tolist(), **params},
-                     n_words=len(words))
+#: when each topics job's unit started computing (key -> time.monotonic()), for the estimate
+STARTED: dict = {}
+#: session-state key of the topics job this session shows (an earlier one is stopped)
+JOB_KEY = "tp_job_key"
+
+
+def topics_key(token: str, method: str, params: dict) -> tuple:
+    """The registry key of the topics job of these choices (:func:`_params`)."""
+    return ("topics", token, method, *(params[p] for p in ("r", "k", "weighting", "center", "seed",
+                                                           "stop_words", "max_df", "numbers")))
+
+
+def topics_job(token: str, method: str, r: int, k: int, weighting: str, center: bool, seed: int,
+               stop_words: bool, max_df: float, numbers: bool, *, corpus: Corpus):
+    """The background job computing these topics (one unit, in a worker process, so that Stop is
+    immediate); the session's previous topics job, if still computing, is stopped.  A failed or
+    stopped job is returned as it is (not started again on every rerun)."""
+    from ui import jobs, live
+
+    params = _params(method, r, k, weighting, center, seed, stop_words, max_df, numbers)
+    key = topics_key(token, method, params)
+    old = st.session_state.get(JOB_KEY)
+    if old is not None and old != key:
+        prev = jobs.REGISTRY.get(old)
+        if prev is not None and prev.view(touch=False).active:
+            jobs.REGISTRY.stop(old)
+    st.session_state[JOB_KEY] = key
+    job = jobs.REGISTRY.get(key)
+    if job is not None and job.view(touch=False).status in ("failed", "stopped"):
+        return job
+    X, _, _, _ = words_used(token, bool(stop_words), float(max_df), bool(numbers), _corpus=corpus)
+    data_id = ("topics", token, bool(stop_words), float(max_df), bool(numbers))
+    options = _unit_options(method, params)
+
+    def work(unit, ctx):
+        STARTED[key] = time.monotonic()
+        return ctx.run("ui.topics_units.topics_unit", X, data_id, **options)
+
+    return live.submit(key, f"topics ({r} of {k} words)", ["topics"], work)
+
+
+def job_run(job, token: str, stop_words: bool, max_df: float, numbers: bool, *, corpus: Corpus):
+    """The :class:`TopicsRun` of a finished :func:`topics_job`, or None."""
+    view = job.view()
+    if "topics" not in view.results:
+        return None
+    _, words, kept, prune_notes = words_used(token, bool(stop_words), float(max_df), bool(numbers),
+                                             _corpus=corpus)
+    method, params = job.key[2], dict(zip(("r", "k", "weighting", "center", "seed", "stop_words",
+                                           "max_df", "numbers"), job.key[3:]))
+    params.update(d=BIPARTITE_D, samples=BIPARTITE_SAMPLES)
+    return run_from(view.results["topics"], method, params, words, kept, prune_notes)
+
+
+def estimate(fraction: float, seconds: float) -> str:
+    """The time left, from the share done and the seconds spent: ``"estimating…"`` before 2%
+    of the work, then ``"at most about N s left"`` (the net search stops early once no sampled
+    point can beat the best, so the share counts the work that may remain, an upper bound)."""
+    if fraction < 0.02 or seconds <= 0:
+        return "estimating the time left…"
+    left = seconds * (1.0 - fraction) / fraction
+    return f"at most about {left:,.0f} s left" if left < 120 else f"at most about {left / 60:,.0f} min left"
+
+
+def progress(job, what: str) -> bool:
+    """Progress of a topics job with an estimate and Stop (Continue once stopped, the message when
+    it failed); returns whether it is still computing."""
+    from ui import live
+
+    view = job.view()
+    done, total = view.step
+    fraction = float(done) / float(total) if total else 0.0
+    started = STARTED.get(job.key)
+    seconds = time.monotonic() - started if started is not None and view.status == "running" else 0.0
+    c1, c2 = st.columns([5, 1], vertical_alignment="center")
+    if view.active:
+        waiting = view.status == "queued"
+        c1.progress(min(fraction, 1.0), text=f"{what}: {fraction:.0%} ({seconds:,.0f} s; "
+                    + ("waiting for another computation to finish" if waiting else estimate(fraction, seconds))
+                    + "). Other pages can be used meanwhile.")
+        c2.button("Stop", key="tp_halt", on_click=live.stop_job, args=(job.key,),
+                  help="Stop finding these topics now (the computation's process ends).")
+        return True
+    if view.status == "failed":
+        c1.error(f"{what} failed: {view.message}")
+    elif view.status in ("stopped", "cancelled"):
+        c1.info(f"{what}: {view.status}. Press Continue to compute them (or change a setting).")
+        c2.button("Continue", key="tp_continue", on_click=live.resume_job, args=(job.key,),
+                  help="Find these topics again from the start.")
+    return False
 
 
 def filler_summary(table: pd.DataFrame, k: int) -> list[str]:
@@ -393,4 +484,22 @@ def dominated_topics(X_used, loadings: np.ndarray, share: float = DOMINANT_SHARE
             i = int(np.argmax(sq[:, j]))
             if sq[i, j] / total[j] >= share:
                 out.append((j, i, float(sq[i, j] / total[j])))
+    return out
+
+
+def dominated_lines(found, documents=None) -> list[str]:
+    """One warning per dominating document (:func:`dominated_topics`), its topics named together."""
+    by_doc: dict = {}
+    for j, doc, share in found:
+        by_doc.setdefault(doc, []).append((j, share))
+    out = []
+    for doc, topics in by_doc.items():
+        name = f"document {doc + 1}" + (f" ({documents[doc]})" if documents is not None else "")
+        many = len(topics) > 1
+        which = ", ".join(str(j + 1) for j, _ in topics)
+        shares = ", ".join(f"{share:.0%}" for _, share in topics)
+        out.append(f"Topic{'s' if many else ''} {which} {'are' if many else 'is'} mostly one document: "
+                   f"{name} carries {shares} of {'their' if many else 'its'} scores (the words are that "
+                   "document's, not a theme of the corpus). Leave that document out, or weight the counts "
+                   "(*Weighting*: log(1 + count) or tf-idf) so that one long document counts less.")
     return out

@@ -19,7 +19,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from nspca_core import load_file
 from tests.conftest import page_app
-from ui import compute, state
+from ui import compute, jobs, state
 from ui import topics as tp
 
 TIMEOUT = 240
@@ -77,6 +77,8 @@ def run_page(k_sidebar=10, **widgets):
             key=key).set_value(value)
     if widgets:
         at.run()
+    assert jobs.REGISTRY.wait(TIMEOUT)  # the topics are a background job: shown on the next run
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at

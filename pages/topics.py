@@ -7,6 +7,7 @@ import time
 import streamlit as st
 
 from ui import compute, downloads, jobs, live, state
+from ui import topics_jobs as tj
 from ui import topics as tp
 from ui.figures import topics as tfigs
 from ui.sidebar import page_intro
@@ -65,14 +66,14 @@ def find(corpus, method, r, k, weighting, center, seed, stop, max_df, numbers):
     it computes (the progress is drawn and the page reruns when it is done) or when stopped."""
     args = (corpus.token, method, r, k, weighting, center, seed, bool(stop), float(max_df), bool(numbers))
     jobs.REGISTRY.warm()
-    job = tp.topics_job(*args, corpus=corpus)
+    job = tj.topics_job(*args, corpus=corpus)
     deadline = time.monotonic() + 1.5  # a quick computation paints at once, without a progress bar
     while job.view(touch=False).active and time.monotonic() < deadline:
         time.sleep(0.05)
-    run = tp.job_run(job, corpus.token, bool(stop), float(max_df), bool(numbers), corpus=corpus)
+    run = tj.job_run(job, corpus.token, bool(stop), float(max_df), bool(numbers), corpus=corpus)
     if run is None:
         what = f"Finding {r} topics of {k} words"
-        live.live(lambda: tp.progress(job, what), active=job.view().active)
+        live.live(lambda: tj.progress(job, what), active=job.view().active)
     return run
 
 

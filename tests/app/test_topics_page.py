@@ -18,6 +18,7 @@ from nspca_core.text import topics_table
 from tests.conftest import page_app
 from ui import compute, jobs, state
 from ui import topics as tp
+from ui import topics_jobs as tj
 from ui.figures import topics as tfigs
 
 TIMEOUT = 180
@@ -274,16 +275,16 @@ def test_topics_unit_reports_progress_to_the_end_and_stops_when_told():
 
 
 def test_estimate_is_the_time_left_at_the_pace_so_far():
-    assert tp.estimate(0.01, 10.0) == "estimating the time left…"
-    assert tp.estimate(0.25, 10.0) == "at most about 30 s left"  # 10 s for a quarter: 30 s for the rest
-    assert tp.estimate(0.1, 60.0) == "at most about 9 min left"
+    assert tj.estimate(0.01, 10.0) == "estimating the time left…"
+    assert tj.estimate(0.25, 10.0) == "at most about 30 s left"  # 10 s for a quarter: 30 s for the rest
+    assert tj.estimate(0.1, 60.0) == "at most about 9 min left"
 
 
 def test_page_shows_progress_with_stop_then_continue():
     """A topics job still computing: the page draws its progress and Stop, not the topics; Stop
     stops it and the page offers Continue."""
     up = text_upload(small_corpus())
-    params = tp._params("bipartite", 2, 5, "raw", True, 0, True, tp.DEFAULT_MAX_DF, False)
+    params = tp.topics_params("bipartite", 2, 5, "raw", True, 0, True, tp.DEFAULT_MAX_DF, False)
     key = tp.topics_key(f"upload:{up.token}", "bipartite", params)
     jobs.REGISTRY.forget(lambda k: k == key)
 

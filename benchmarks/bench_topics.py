@@ -83,7 +83,7 @@ def topics(X, r: int, k: int, samples: int):
     """The Topics page's computation (bipartite), without Streamlit."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    from nspca_core._sparse import as_sparse_cov
+    from nspca_core.operators.sparse import as_sparse_cov
     from nspca_core.io.documents import prune_vocabulary
     from nspca_core.peers.bipartite import bipartite_components
     from nspca_core.text import text_weighting

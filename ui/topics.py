@@ -2,7 +2,7 @@
 
 A corpus is a documents x words ``scipy.sparse`` CSR matrix with its
 vocabulary; it is never densified here: the covariance is the operator
-:func:`nspca_core._sparse.as_sparse_cov` (centered implicitly) and the
+:func:`nspca_core.operators.sparse.as_sparse_cov` (centered implicitly) and the
 components come from the bipartite method on its top-d factor or from
 deflation with TPower (matrix-vector products only).
 

@@ -49,7 +49,7 @@ def topics_unit(X, *, method: str, r: int, k: int, weighting: str, center: bool,
     ``seconds``.  ``callback(done, total)`` counts 1000 steps over the stages of :data:`STAGES`
     (the net search's share by the pairs it visited, at most all of them: an estimate from it is
     an upper bound)."""
-    from nspca_core._sparse import as_sparse_cov
+    from nspca_core.operators.sparse import as_sparse_cov
     from nspca_core.text import text_weighting
 
     t0 = time.perf_counter()

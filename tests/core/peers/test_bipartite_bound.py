@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nspca_core._covariance import as_cov
+from nspca_core.operators.covariance import as_cov
 from nspca_core.peers import bipartite as bp
 
 

@@ -109,7 +109,10 @@ def main() -> None:
                f"listed: a word whose squared weight is below a quarter of an equal share "
                f"(1/(4·{k})) of its topic is filler, carried only because {k} words were asked.")
     shown = run.table[run.table["meaningful"]]
-    st.dataframe(tp.wide_table(shown), key="tp_table")
+    for i, part in enumerate(tp.table_chunks(tp.wide_table(shown))):  # four topics a table: no cell cut
+        st.dataframe(part, key="tp_table" if i == 0 else f"tp_table{i}",
+                     column_config={c: st.column_config.TextColumn(width=w)
+                                    for c, w in tp.column_widths(part).items()})
     for line in tp.dominated_lines(tp.dominated_topics(X_used, run.loadings), corpus.documents):
         st.warning(line)
     fewer = tp.filler_summary(run.table, k)

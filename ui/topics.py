@@ -30,7 +30,8 @@ __all__ = ["DEMO", "Corpus", "is_sparse", "is_text_upload", "sources", "get_corp
            "TopicsRun", "wide_table", "planted_match", "upload_preview", "METHODS",
            "WEIGHTINGS", "BIPARTITE_D", "BIPARTITE_SAMPLES", "DEFAULT_MAX_DF", "FILLER_SHARE",
            "words_used", "mark_meaningful", "filler_summary", "topics_key", "run_from", "dominated_topics",
-           "dominated_lines", "topics_params", "unit_options"]
+           "dominated_lines", "topics_params", "unit_options", "table_chunks", "column_widths",
+           "TOPICS_PER_TABLE"]
 
 DEMO = "text-demo"
 UPLOAD = "upload"
@@ -288,6 +289,28 @@ def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
     wide = cells.pivot(index="rank", columns="component", values="cell").fillna("")
     wide.columns = [f"Topic {j}" for j in wide.columns]
     return wide
+
+
+#: topics per table: four columns of ``word (0.412)`` fit the page at 800 px (eight were cut)
+TOPICS_PER_TABLE = 4
+#: pixels per character of a table cell and the cell's padding (Streamlit's 14 px sans-serif)
+CHAR_PX, CELL_PAD_PX = 8, 24
+
+
+def table_chunks(wide: pd.DataFrame, per: int = TOPICS_PER_TABLE) -> list[pd.DataFrame]:
+    """:func:`wide_table` in tables of at most ``per`` topics, each with the rank as its index
+    (issue 41: at 800 and 1400 px a cell of the eight-topic table was cut)."""
+    return [wide.iloc[:, a:a + per] for a in range(0, wide.shape[1], per)] if wide.shape[1] else [wide]
+
+
+def column_widths(table: pd.DataFrame) -> dict[str, int]:
+    """A width in pixels per column, enough for its longest cell and its header (so that no cell is
+    cut; a table wider than the page scrolls instead)."""
+    out = {}
+    for col in table.columns:
+        longest = max([len(str(col))] + [len(str(v)) for v in table[col]])
+        out[str(col)] = CHAR_PX * longest + CELL_PAD_PX
+    return out
 
 
 def planted_match(table: pd.DataFrame, planted: list) -> pd.DataFrame:

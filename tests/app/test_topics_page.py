@@ -61,6 +61,12 @@ def ok(at):
     return at
 
 
+def topic_table(at) -> pd.DataFrame:
+    """The page's topics: its tables of at most four topics side by side, as one."""
+    parts = [d.value for d in at.dataframe if str(d.value.columns[0]).startswith("Topic")]
+    return pd.concat(parts, axis=1)
+
+
 def settled(at):
     """Run the page, let its topics job finish (a background job with progress), run it again."""
     ok(at.run())
@@ -74,21 +80,23 @@ def test_demo_topics_bipartite_then_tpower(no_densify):
     at = settled(page_app("topics.py", timeout=TIMEOUT))
     assert not at.error, [e.value for e in at.error]
     assert "3,430 documents × 6,906 words" in " ".join(c.value for c in at.caption)
-    table = at.dataframe[0].value
+    table = topic_table(at)
     # 15 words asked, the planted topics have 10: the 5 filler words of each are not listed (issue
     # 27 item 7; this assertion was len(table) == 15, the padding)
     assert list(table.columns) == [f"Topic {j}" for j in range(1, 9)] and len(table) == 10
     assert "Topic 1 has 10 meaningful words of the 15 asked" in " ".join(i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 2
     assert {b.label for b in at.get("download_button")} == {"Topics (CSV)", "Figure (HTML)"}
-    match = at.dataframe[1].value
+    match = next(d.value for d in at.dataframe if "Jaccard" in d.value.columns)
+    assert [list(d.value.columns) for d in at.dataframe][:2] == [[f"Topic {j}" for j in range(1, 5)],
+                                                                [f"Topic {j}" for j in range(5, 9)]]
     # planted topics have 10 words, topics 15: a recovered topic has Jaccard 10/15
     assert len(match) == 8 and (match["Jaccard"] >= 0.6).sum() >= 6
     at.radio(key="tp_method").set_value("tpower")
     at.slider(key="tp_r").set_value(3)
     at.slider(key="tp_k").set_value(5)
     settled(at)
-    table = at.dataframe[0].value
+    table = topic_table(at)
     assert list(table.columns) == ["Topic 1", "Topic 2", "Topic 3"] and len(table) == 5
 
 
@@ -104,7 +112,7 @@ def test_text_upload_is_offered_and_used():
     at.slider(key="tp_r").set_value(2)
     at.slider(key="tp_k").set_value(5)
     settled(at)
-    table = at.dataframe[0].value
+    table = topic_table(at)
     found = [{int(c.split("word")[1].split(" ")[0]) for c in table[col]} for col in table.columns]
     assert sorted(map(sorted, found)) == [[0, 1, 2, 3, 4], [10, 11, 12, 13, 14]]
 
@@ -330,3 +338,17 @@ def test_dominated_lines_group_the_topics_of_one_document():
     assert lines[0].startswith("Topics 1, 3 are mostly one document: document 4 (d3) carries 90%, 75% of "
                                "their scores")
     assert lines[1].startswith("Topic 2 is mostly one document: document 6 (d5) carries 60% of its scores")
+
+
+def test_topic_tables_hold_at_most_four_topics_and_widths_fit_every_cell():
+    L, table = _table(n=40, r=7, k=6)
+    wide = tp.wide_table(table)
+    parts = tp.table_chunks(wide)
+    assert [list(p.columns) for p in parts] == [[f"Topic {j}" for j in range(1, 5)],
+                                                [f"Topic {j}" for j in range(5, 8)]]
+    pd.testing.assert_frame_equal(pd.concat(parts, axis=1), wide)
+    for part in parts:
+        widths = tp.column_widths(part)
+        for col in part.columns:
+            longest = max(len(col), *(len(v) for v in part[col]))
+            assert widths[col] == tp.CHAR_PX * longest + tp.CELL_PAD_PX

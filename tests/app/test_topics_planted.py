@@ -13,6 +13,7 @@ import re
 import zipfile
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -85,7 +86,7 @@ def run_page(k_sidebar=10, **widgets):
 
 
 def topic_words(at) -> list[list[str]]:
-    table = at.dataframe[0].value
+    table = pd.concat([d.value for d in at.dataframe if str(d.value.columns[0]).startswith("Topic")], axis=1)
     return [[c.split(" (")[0] for c in table[col] if c] for col in table.columns]
 
 

@@ -14,10 +14,11 @@ Two ways documents come (issue 26, item 5):
   ``label_column`` (or the first short text column with repeated values) the labels.
 
 Words (:func:`count_words`): CountVectorizer's default tokens (runs of 2+ letters or digits) of
-the lower-cased text, without the stop words (scikit-learn's English list by default) and the
-words in fewer than ``min_df`` documents — the same matrix as
-``CountVectorizer(lowercase=True, stop_words=..., min_df=...)``, counted one document at a
-time with a progress report, with the counts of what was dropped for the notes.
+the lower-cased text that are not numbers (digits only: years, page numbers; ``numbers=True``
+counts them too, issue 41), without the stop words (scikit-learn's English list by default) and
+the words in fewer than ``min_df`` documents — the same matrix as ``CountVectorizer(lowercase=True,
+token_pattern=WORD_PATTERN, stop_words=..., min_df=...)``, counted one document at a time with a
+progress report, with the counts of what was dropped for the notes.
 :func:`prune_vocabulary` serves the Topics page on any corpus.
 """
 
@@ -41,7 +42,7 @@ from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_miss
 from .source import IMAGE_EXTENSIONS
 
 __all__ = ["read_documents", "prune_vocabulary", "Pruned", "detect_text_column", "STOP_WORDS",
-           "DEFAULT_MIN_DF", "MAX_NUMERIC_WITH_TEXT"]
+           "DEFAULT_MIN_DF", "MAX_NUMERIC_WITH_TEXT", "WORD_PATTERN", "TOKEN_PATTERN"]
 
 #: values of ``stop_words`` besides a list of words
 STOP_WORDS = ("english", None)
@@ -136,8 +137,11 @@ def prune_vocabulary(X, words, *, stop_words=frozenset(), min_df=1, max_df=1.0) 
                   int(rare.sum()), int(common.sum()), notes)
 
 
-#: CountVectorizer's default tokens: runs of 2 or more word characters
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+#: CountVectorizer's default tokens: runs of 2 or more word characters (``numbers=True``)
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+#: the words counted by default: those tokens but the numbers (runs of digits only)
+WORD_PATTERN = r"(?u)\b(?!\d+\b)\w\w+\b"
+_TOKEN, _WORD = re.compile(TOKEN_PATTERN), re.compile(WORD_PATTERN)
 #: the last non-word character of a window (a document is tokenized in pieces cut there)
 _LAST_NONWORD = re.compile(r"\W\w*\Z")
 _NONWORD = re.compile(r"\W")
@@ -164,9 +168,12 @@ def _pieces(text: str):
     yield text[start:]
 
 
-def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=None, hash_fn=hash):
+def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=None, numbers=False,
+                hash_fn=hash):
     r"""Count the words of ``documents`` (an iterable of str, consumed once) as scikit-learn's
-    ``CountVectorizer(lowercase=True, stop_words=..., min_df=...)`` does, one document at a time.
+    ``CountVectorizer(lowercase=True, token_pattern=..., stop_words=..., min_df=...)`` does, one
+    document at a time; ``token_pattern`` :data:`WORD_PATTERN` (numbers are not words), or
+    CountVectorizer's default :data:`TOKEN_PATTERN` with ``numbers=True``.
 
     Returns ``(X, words, info)``: ``X`` the documents x kept words CSR matrix of float64 counts
     (columns in the order of the sorted words, indices sorted), ``words`` the kept words (a
@@ -178,23 +185,23 @@ def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=No
 
     Notes
     -----
-    Tokens are CountVectorizer's default (``(?u)\b\w\w+\b`` on the lower-cased text); a
-    document is lower-cased and tokenized a megabyte at a time.  Memory
-    (:class:`.vocabulary.WordCounts`): per distinct word its UTF-8 bytes and 16 bytes (no Python
-    str), per (document, word) pair 5 bytes while counting; at the end the kept pairs become the
-    CSR arrays (12 bytes each).  No list of the documents is kept: a generator of documents is
-    read once.
+    Tokens are CountVectorizer's default (``(?u)\b\w\w+\b`` on the lower-cased text) but the runs
+    of digits only, unless ``numbers``; a document is lower-cased and tokenized a megabyte at a
+    time.  Memory (:class:`.vocabulary.WordCounts`): per distinct word its UTF-8 bytes and 16 bytes
+    (no Python str), per (document, word) pair 5 bytes while counting; at the end the kept pairs
+    become the CSR arrays (12 bytes each).  No list of the documents is kept: a generator of
+    documents is read once.
     """
     from collections import Counter
 
     from .vocabulary import WordCounts
 
     table = WordCounts(hash_fn)
-    n_docs = 0
+    n_docs, token = 0, _TOKEN if numbers else _WORD
     for doc in documents:
         found: Counter = Counter()
         for piece in _pieces(doc):
-            found.update(_TOKEN.findall(piece.lower()))
+            found.update(token.findall(piece.lower()))
         table.add(found)
         n_docs += 1
         if callback is not None and n_docs % _REPORT_EVERY == 0:
@@ -205,18 +212,20 @@ def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=No
     return X, words, {"documents": n_docs, **info}
 
 
-def _vectorize(documents, name: str, stop, min_df, how: str, *, callback=None, total=None) -> tuple:
+def _vectorize(documents, name: str, stop, min_df, how: str, *, callback=None, total=None,
+               numbers=False) -> tuple:
     """(TextData, notes) of the documents (an iterable of str, read once): counted, then pruned."""
     if stop == "english":
         from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
         stop = frozenset(ENGLISH_STOP_WORDS)
     X, words, info = count_words(documents, stop_words=stop, min_df=min_df, callback=callback,
-                                 total=total)
+                                 total=total, numbers=numbers)
+    what = "words of 2+ letters or digits" + ("" if numbers else ", numbers (digits only) left out")
     n_docs = info["documents"]
     if info["distinct_words"] == 0:
-        raise DataFormatError(f"{name}: the {n_docs:,} documents hold no word (words are runs of "
-                              "2 or more letters or digits); nothing to count")
+        raise DataFormatError(f"{name}: the {n_docs:,} documents hold no word ({what}); nothing to "
+                              "count" + ("" if numbers else " (numbers=True counts the numbers)"))
     if not words:
         raise DataFormatError(
             f"{name}: no word is left to count: the {n_docs:,} documents hold "
@@ -224,7 +233,7 @@ def _vectorize(documents, name: str, stop, min_df, how: str, *, callback=None, t
             f"{info['n_rare']:,} in fewer than {_df_threshold(min_df, n_docs):g} documents "
             f"(min_df={min_df!r}); lower min_df or keep the stop words (stop_words=None)")
     notes = [f"raw text: {n_docs:,} documents ({how}) counted as scikit-learn's CountVectorizer "
-             f"counts (lower case, words of 2+ letters or digits): {info['distinct_words']:,} distinct "
+             f"counts (lower case, {what}): {info['distinct_words']:,} distinct "
              f"words, {len(words):,} kept"]
     if info["n_stop"]:
         notes.append(f"{info['n_stop']:,} stop word(s) removed (e.g. {', '.join(info['stop_examples'])})")
@@ -401,8 +410,8 @@ def detect_text_column(header: list, rows: list) -> tuple[int | None, str]:
     """The index of a column of free text in a table's first rows, or None; and why.
 
     A column is free text when at least 80% of its non-empty cells are not numbers, their
-    median has at least 4 words, their mean length is at least 20 characters, and at least
-    80% of them are distinct; the table is documents
+    median has at least 4 words (tokens as counted: runs of 2+ letters or digits), their mean
+    length is at least 20 characters, and at least 80% of them are distinct; the table is documents
     only when it has at most :data:`MAX_NUMERIC_WITH_TEXT` numeric columns (else the numbers
     are the data and the text is metadata).  The widest such column wins.
     """
@@ -419,18 +428,18 @@ def detect_text_column(header: list, rows: list) -> tuple[int | None, str]:
         if nums >= 0.8 * len(cells):
             numeric += 1
             continue
-        words = np.median([len(c.split()) for c in cells])
+        words = float(np.median([len(_TOKEN.findall(c)) for c in cells]))
         distinct = len(set(cells)) / len(cells)
-        long = np.mean([len(c) for c in cells]) >= 20
-        if nums <= 0.2 * len(cells) and words >= 4 and distinct >= 0.8 and long:
+        chars = [len(c) for c in cells]
+        if nums <= 0.2 * len(cells) and words >= 4 and distinct >= 0.8 and np.mean(chars) >= 20:
             if best is None or words > best[1]:
-                best = (j, words)
+                best = (j, words, float(np.median(chars)))
     if best is None:
         return None, "no column of free text"
     if numeric > MAX_NUMERIC_WITH_TEXT:
         return None, f"{numeric} numeric columns beside the text"
-    return best[0], (f"column '{header[best[0]]}' detected as the texts (median {best[1]:g} words "
-                     "per cell, nearly all distinct)")
+    return best[0], (f"column '{header[best[0]]}' detected as the texts (median {best[1]:,g} words and "
+                     f"{best[2]:,g} characters per cell, nearly all distinct)")
 
 
 def _table_documents(data: bytes, name: str, ext: str, text_column, label_column):
@@ -519,7 +528,7 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
 
 def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_words="english",
                    min_df=DEFAULT_MIN_DF, label_column=None, max_bytes: int = 200_000_000,
-                   callback=None):
+                   callback=None, numbers: bool = False):
     """A :class:`LoadedData` of raw text documents, or None when the file holds none.
 
     ``ext`` is the file's kind (``.zip`` or a CSV/TSV kind).  ``X`` is the documents x words
@@ -527,7 +536,8 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
     the words, ``format`` ``"text-zip"`` or ``"text-table"``, ``metadata`` the document names
     (and a table's other columns), ``notes`` what was counted and removed.  ``callback(done,
     total)``, when given, is called as the documents are counted (every few documents, and once
-    at the end with ``done == total``).
+    at the end with ``done == total``).  ``numbers``: count the runs of digits only (years,
+    page numbers) as words too (by default they are not words).
 
     Raises
     ------
@@ -540,6 +550,8 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
     from .corpora import _finish_sparse
 
     text_column, stop, min_df = check_text_options(text_column, stop_words, min_df)
+    if not isinstance(numbers, (bool, np.bool_)):
+        raise InputError(f"`numbers` must be True (count numbers as words) or False; got {numbers!r}")
     if text_column is False:
         return None
     if ext == ".zip":
@@ -560,7 +572,7 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
         with zf:
             text, notes = _vectorize(_zip_texts(zf, infos, name, max_bytes, encodings), name, stop,
                                      min_df, "one per .txt file of the archive", callback=callback,
-                                     total=len(infos))
+                                     total=len(infos), numbers=bool(numbers))
         extra_notes = _encoding_notes(encodings)
         if skipped:
             extra_notes.append(f"skipped {len(skipped):,} file(s) that are not .txt documents: "
@@ -572,7 +584,8 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
             return None
         doc_names, texts, metadata, labels, how, extra_notes = found
         fmt = "text-table"
-        text, notes = _vectorize(texts, name, stop, min_df, how, callback=callback, total=len(texts))
+        text, notes = _vectorize(texts, name, stop, min_df, how, callback=callback, total=len(texts),
+                                 numbers=bool(numbers))
     loaded = _finish_sparse(text, name, fmt, notes + extra_notes)
     more = {"sample_names": [str(d) for d in doc_names]} \
         if "sample_names" in {f.name for f in fields(LoadedData)} else {}

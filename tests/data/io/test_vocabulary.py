@@ -38,7 +38,7 @@ def _brute(docs, stop, min_df):
                      min_size=1, max_size=8),
        min_df=st.integers(1, 3), stop=st.sampled_from([None, frozenset({"the", "and", "ab"})]))
 def test_property_counts_equal_brute_force_whatever_the_hash(name, docs, min_df, stop):
-    X, words, info = documents.count_words(iter(docs), stop_words=stop, min_df=min_df,
+    X, words, info = documents.count_words(iter(docs), numbers=True, stop_words=stop, min_df=min_df,
                                            hash_fn=HASHES[name])
     want, kept = _brute(docs, stop, min_df)
     assert list(words) == kept
@@ -58,7 +58,7 @@ def test_equals_count_vectorizer_with_collisions_across_batches(name, monkeypatc
     monkeypatch.setattr(vocabulary, "_BATCH", 7)
     rng = np.random.default_rng(0)
     docs = [" ".join(rng.choice(WORDS, size=rng.integers(1, 30))) for _ in range(60)]
-    X, words, _ = documents.count_words(iter(docs), stop_words=None, min_df=2, hash_fn=HASHES[name])
+    X, words, _ = documents.count_words(iter(docs), numbers=True, stop_words=None, min_df=2, hash_fn=HASHES[name])
     cv = CountVectorizer(lowercase=True, min_df=2)
     want = cv.fit_transform(docs)
     assert list(words) == list(cv.get_feature_names_out())
@@ -67,14 +67,14 @@ def test_equals_count_vectorizer_with_collisions_across_batches(name, monkeypatc
 
 def test_counts_above_255_are_exact():
     docs = ["ab " * 300 + "cd", "ab cd " * 256 + "ef " * 1000, "cd"]
-    X, words, _ = documents.count_words(iter(docs), min_df=1)
+    X, words, _ = documents.count_words(iter(docs), numbers=True, min_df=1)
     assert list(words) == ["ab", "cd", "ef"]
     np.testing.assert_array_equal(X.toarray(), [[300, 1, 0], [256, 256, 1000], [0, 1, 0]])
 
 
 def test_words_dropped_by_min_df_do_not_shift_large_counts():
     docs = ["zz " * 400 + "solo", "zz yy " * 300, "yy"]
-    X, words, _ = documents.count_words(iter(docs), min_df=2)
+    X, words, _ = documents.count_words(iter(docs), numbers=True, min_df=2)
     assert list(words) == ["yy", "zz"]
     np.testing.assert_array_equal(X.toarray(), [[0, 400], [300, 300], [1, 0]])
 

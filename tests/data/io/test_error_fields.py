@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nspca_core import InputError, load_file
-from nspca_core._validation import check_int
+from nspca_core._common.validation import check_int
 from nspca_core.io import zip_holds_images
 from tests.data.io.test_load_errors import images, png_bytes, zip_bytes
 

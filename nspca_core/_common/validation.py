@@ -31,7 +31,17 @@ __all__ = [
 
 
 class InputError(ValueError):
-    """Bad input: the message says what is wrong and what is allowed."""
+    """Bad input: the message says what is wrong and what is allowed.
+
+    ``argument``: the name of the argument at fault (as the function spells it, e.g.
+    ``"label_column"``), None when no single one is; ``value``: what was given for it.  A front
+    (the app, the CLI) maps ``argument`` to its own control without reading the message.
+    """
+
+    def __init__(self, *args, argument: str | None = None, value=None):
+        super().__init__(*args)
+        self.argument = argument
+        self.value = value
 
 
 def _bound(value, context: dict, kind: str):
@@ -71,13 +81,13 @@ class Interval:
     def check(self, value, name: str, context: dict):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral if self.kind == "int" else numbers.Real) \
                 or (self.kind != "int" and not np.isfinite(value)):
-            raise InputError(f"`{name}` must be {self.allowed(context)}; got {value!r}")
+            raise InputError(f"`{name}` must be {self.allowed(context)}; got {value!r}", argument=name, value=value)
         v = int(value) if self.kind == "int" else float(value)
         low = context[self.low] if isinstance(self.low, str) else self.low  # (the message's numbers: _bound)
         high = context[self.high] if isinstance(self.high, str) else self.high
         if v < low or v > high or (self.low_open and v == low) or (self.high_open and v == high):
             shown = v if self.kind == "int" else (f"{v:g}" if self.kind == "number" else repr(value))
-            raise InputError(f"`{name}` must be {self.allowed(context)}; got {shown}")
+            raise InputError(f"`{name}` must be {self.allowed(context)}; got {shown}", argument=name, value=value)
         return v
 
 

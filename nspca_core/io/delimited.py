@@ -43,7 +43,8 @@ def _label_index(label_column, names: list, text_cols: list, text: dict, m: int,
                 and -width <= label_column < width:
             return label_column % width
         raise InputError(f"`label_column` must be one of the column names {names[:20]} or an "
-                         f"index in [0, {width - 1}]; got {label_column!r}")
+                         f"index in [0, {width - 1}]; got {label_column!r}", argument="label_column",
+                         value=label_column)
     for j in text_cols:
         if len(set(text[j].tolist())) < m:
             note = missing_label_note(text[j], names[j])
@@ -199,7 +200,7 @@ def _features_as_rows(table: _Table, id_col, name: str, nan_policy: str, label_c
         raise InputError(f"`label_column` {label_column!r} names a column of {name}, but its rows are "
                          "read as features (each column a sample): give the labels in a sample sheet "
                          "(`sample_info`, one row per sample) and name its column, or choose "
-                         "orientation 'rows-are-samples'")
+                         "orientation 'rows-are-samples'", argument="label_column", value=label_column)
     notes, names = table.notes, table.names
     n_rows = table.values.shape[0]
     dropped = list(table.dropped)

@@ -494,7 +494,7 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
     if label_column is not None:
         if label_column not in meta.columns:
             raise InputError(f"`label_column` must be one of the other columns {list(meta.columns)[:20]}; "
-                             f"got {label_column!r}")
+                             f"got {label_column!r}", argument="label_column", value=label_column)
         lab = label_column
     else:
         for c in meta.columns:

@@ -92,7 +92,7 @@ def _kept(bad: np.ndarray, what: str, name: str) -> tuple:
     keep = ~bad.any(axis=1 if what == "row" else 0)
     if not keep.any():
         raise DataFormatError(f"{name}: every {what} has a NaN/inf value; nan_policy='drop-{what}s' "
-                              "would leave no data")
+                              "would leave no data", argument="nan_policy", value=f"drop-{what}s")
     return keep, np.flatnonzero(~keep)
 
 
@@ -140,7 +140,7 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
                 f"{name}: {nbad} NaN/inf value(s) (missing or infinite) in {int(bad.any(axis=1).sum())} "
                 f"row(s) and {int(bad.any(axis=0).sum())} column(s), first at {where} "
                 f"({_counting(lines)}); choose nan_policy='drop-rows', 'drop-columns' or "
-                "'impute-mean' to handle them, or fix the file")
+                "'impute-mean' to handle them, or fix the file", argument="nan_policy", value=nan_policy)
         if nan_policy == "drop-rows":
             keep, gone = _kept(bad, "row", name)
             if sample_names is None:  # keep the rows' own numbers, not a renumbering

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import streamlit as st
 
@@ -67,9 +66,7 @@ def find(corpus, method, r, k, weighting, center, seed, stop, max_df, numbers):
     args = (corpus.token, method, r, k, weighting, center, seed, bool(stop), float(max_df), bool(numbers))
     jobs.REGISTRY.warm()
     job = tj.topics_job(*args, corpus=corpus)
-    deadline = time.monotonic() + 1.5  # a quick computation paints at once, without a progress bar
-    while job.view(touch=False).active and time.monotonic() < deadline:
-        time.sleep(0.05)
+    tj.settle(job, 1.5)  # a quick computation paints at once, without a progress bar
     run = tj.job_run(job, corpus.token, bool(stop), float(max_df), bool(numbers), corpus=corpus)
     if run is None:
         what = f"Finding {r} topics of {k} words"

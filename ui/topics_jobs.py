@@ -49,6 +49,14 @@ def topics_job(token: str, method: str, r: int, k: int, weighting: str, center: 
     return live.submit(key, f"topics ({r} of {k} words)", ["topics"], work)
 
 
+def settle(job, seconds: float) -> None:
+    """Wait up to ``seconds`` for ``job`` to finish, so that a quick computation is drawn at once
+    rather than as a progress bar that is replaced a moment later."""
+    deadline = time.monotonic() + seconds
+    while job.view(touch=False).active and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def job_run(job, token: str, stop_words: bool, max_df: float, numbers: bool, *, corpus: Corpus):
     """The :class:`TopicsRun` of a finished :func:`topics_job`, or None."""
     view = job.view()

@@ -45,6 +45,9 @@ _AUTO_ENET_STARTS = 8
 _AUTO_FULL_POLISH = 3
 # ... among those within this fraction of the best ascended value
 _AUTO_POLISH_WITHIN = 0.99
+# a column of auto's ascent stops once its value plus this many times its last gain is below the best
+# value of the batch (:func:`nspca_core._common.ascent.ascent`'s ``dominated``)
+_AUTO_DOMINATED = 100.0
 # up to this many features "auto" also runs the "em" peer (same seed) and polishes its answer with the
 # others: there it costs next to nothing, and em's soft steps can reach an optimum no hard-truncation
 # start reaches (random 54 x 39 data, k = 5: +0.05%); above, auto >= em is measured, not built in
@@ -221,7 +224,8 @@ def _ascend(cov: Cov, starts: dict, k: int, key: np.ndarray, screen: Screen | No
     # the support's limit through the m x m Gram of thin data; on a covariance the eigh and its
     # bookkeeping cost more than the steps they save (CBCL, LRS)
     jump = SupportJump(cov) if type(cov) is Cov and cov.thin and cov._A is None else None
-    r = ascent(cov.matvec, X0, k, key=key, screen=screen, jump=jump, merge="support")
+    r = ascent(cov.matvec, X0, k, key=key, screen=screen, jump=jump, merge="support",
+               dominated=_AUTO_DOMINATED)
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}

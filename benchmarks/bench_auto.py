@@ -124,11 +124,11 @@ def child(root: Path, mode: str, name: str, ks) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def timing(base: Path, sets, rounds: int):
+def timing(base: Path, new: Path, sets, rounds: int):
     best: dict = {}
     for _ in range(rounds):
         for name in sets:
-            for label, root in (("base", base), ("new", ROOT)):
+            for label, root in (("base", base), ("new", new)):
                 res = child(root, "time", name, KS)
                 for k, r in res.items():
                     cur = best.setdefault((name, k, label), r)
@@ -146,10 +146,10 @@ def timing(base: Path, sets, rounds: int):
                   f"{a['auto']:10.2f} {a['tpower']:6.2f} {a['ratio']:5.2f} | {a['var_ratio']:14.12f}", flush=True)
 
 
-def fingerprint(base: Path, sets):
+def fingerprint(base: Path, new: Path, sets):
     counts = dict(identical=0, same_support=0, better=0, worse=0, other_equal=0)
     for name in sets:
-        b, a = child(base, "fp", name, FP_KS), child(ROOT, "fp", name, FP_KS)
+        b, a = child(base, "fp", name, FP_KS), child(new, "fp", name, FP_KS)
         for key in b:
             vb, va = b[key]["variance"], a[key]["variance"]
             if b[key]["x"] == a[key]["x"]:
@@ -198,6 +198,8 @@ def profile(spec: str):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--base", type=Path)
+    p.add_argument("--new", type=Path, default=ROOT, help="the tree measured against --base (default this "
+                   "one; a checkout of a commit keeps edits made during the run out of it)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--sets", help=f"comma-separated (default {','.join(SETS)}; --fingerprint adds small, thin)")
     p.add_argument("--fingerprint", action="store_true")
@@ -208,9 +210,9 @@ def main():
     if a.profile:
         profile(a.profile)
     elif a.fingerprint:
-        fingerprint(a.base, sets)
+        fingerprint(a.base, a.new, sets)
     else:
-        timing(a.base, sets, a.rounds)
+        timing(a.base, a.new, sets, a.rounds)
 
 
 if __name__ == "__main__":

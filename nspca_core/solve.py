@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish, project, random_starts
+from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish_many, project, random_starts
 from ._common.pairs import opt_pairs
 from ._cov import Cov
 from ._validation import as_rng
@@ -197,20 +197,20 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
         before["em"] = after["em"] = float(r_em.variance)
         ascended["em"] = r_em.x
     tick(2)
-    iters = 0
     distinct: dict[bytes, str] = {}
     for name in sorted(after, key=lambda nm: -after[nm]):
         distinct.setdefault(np.flatnonzero(ascended[name]).tobytes(), name)
     best_name, best_x, best_f = None, None, -np.inf
     top = max(after.values())
-    for name in list(distinct.values())[:_AUTO_FULL_POLISH]:
-        if after[name] < top * _AUTO_POLISH_WITHIN and best_x is not None:
-            break  # far below the best: a polish (small gains) will not overtake it
-        x, f, it = polish(cov, ascended[name], k, key=key)
-        iters += it
-        after[name] = max(after[name], f)
-        if f > best_f:
-            best_name, best_x, best_f = name, x, f
+    # the best distinct optima (far below the best, a polish's small gains will not overtake it),
+    # polished together
+    names = [nm for i, nm in enumerate(list(distinct.values())[:_AUTO_FULL_POLISH])
+             if i == 0 or after[nm] >= top * _AUTO_POLISH_WITHIN]
+    Xp, fp, iters = polish_many(cov, np.column_stack([ascended[nm] for nm in names]), k, key=key)
+    for j, name in enumerate(names):
+        after[name] = max(after[name], float(fp[j]))
+        if fp[j] > best_f:
+            best_name, best_x, best_f = name, Xp[:, j], float(fp[j])
     tick(3)
     info.update({"starts": before, "polished": after, "winner": best_name, "polish_iterations": iters})
     return _make_result(cov, best_x, V, "auto", params, t0, info)

@@ -44,7 +44,7 @@ import numpy as np
 from .steps import _COMPACT_MIN_N, TopK, _to_compact, _to_dense, hard_topk, project, topk_mask, truncate
 
 __all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts",
-           "factor_starts", "ascent", "reweight", "polish"]
+           "factor_starts", "ascent", "reweight", "polish", "polish_many"]
 
 # 1 - <x_new, x> below this (same support): a column has converged
 _XTOL = 1e-12
@@ -627,19 +627,31 @@ def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds:
     """Ascent (both signs), reweighting, ascent again while either gains; returns
     ``(x, f, iterations)``.  Never decreases ``f`` (each part keeps the better point).
     A support already reweighted is not reweighted again (the same eigenvector)."""
-    f = cov.quad(x)
+    X, f, total = polish_many(cov, x[:, None], k, key=key, max_iter=max_iter, rounds=rounds)
+    return X[:, 0], float(f[0]), total
+
+
+def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5):
+    """:func:`polish` of each column of X (n, c), the ascents of a round batched as the columns
+    of one :func:`ascent` (``merge=False``: the columns do not interact); returns ``(X, f,
+    iterations)`` with ``f[j]`` the value of column j, never below that of the given column."""
+    X = np.array(X, dtype=float)
+    c = X.shape[1]
+    f = np.array([cov.quad(X[:, j]) for j in range(c)])
+    done: list = [None] * c
     total = 0
-    done = None
+    act = np.arange(c)
     for _ in range(rounds):
-        f_before = f
-        r = ascent(cov.matvec, x[:, None], k, key=key, max_iter=max_iter, both_signs=True,
-                   merge=False)
-        total += r.iterations
-        if r.values[0] > f:
-            x, f = r.X[:, 0], float(r.values[0])
-        if done is None or not np.array_equal(np.flatnonzero(x), done):
-            x, f = reweight(cov, x, f)
-            done = np.flatnonzero(x)
-        if f <= f_before * (1 + 1e-13):
+        if not act.size:
             break
-    return x, f, total
+        f_before = f[act].copy()
+        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, both_signs=True, merge=False)
+        total += r.iterations
+        for i, j in enumerate(act):
+            if r.values[i] > f[j]:
+                X[:, j], f[j] = r.X[:, i], float(r.values[i])
+            if done[j] is None or not np.array_equal(np.flatnonzero(X[:, j]), done[j]):
+                X[:, j], f[j] = reweight(cov, X[:, j], f[j])
+                done[j] = np.flatnonzero(X[:, j])
+        act = act[f[act] > f_before * (1 + 1e-13)]
+    return X, f, total

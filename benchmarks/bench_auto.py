@@ -82,8 +82,10 @@ else:
     for k in ks:
         for d in {fp_ds!r}:
             r = fit_cov(C, min(k, C.n), "auto", d, 0.1, 0, None, {{}})
+            t = fit_cov(C, min(k, C.n), "tpower", d, 0.1, 0, None, {{}}) if d == 3 else r
             out[f"{{k}},{{d}}"] = dict(x=hashlib.sha256(np.ascontiguousarray(r.x).tobytes()).hexdigest(),
-                                      support=np.flatnonzero(r.x).tolist(), variance=float(r.variance))
+                                      support=np.flatnonzero(r.x).tolist(), variance=float(r.variance),
+                                      tpower=hashlib.sha256(np.ascontiguousarray(t.x).tobytes()).hexdigest())
 print(json.dumps(out))
 '''
 
@@ -148,6 +150,7 @@ def timing(base: Path, new: Path, sets, rounds: int):
 
 def fingerprint(base: Path, new: Path, sets):
     counts = dict(identical=0, same_support=0, better=0, worse=0, other_equal=0)
+    tp_same = tp_all = 0
     for name in sets:
         b, a = child(base, "fp", name, FP_KS), child(new, "fp", name, FP_KS)
         for key in b:
@@ -165,6 +168,10 @@ def fingerprint(base: Path, new: Path, sets):
             else:
                 counts["other_equal"] += 1
                 print(f"   equal value, other support: {name} (k, d) = ({key})")
+            if "tpower" in b[key] and "tpower" in a[key]:
+                tp_same += b[key]["tpower"] == a[key]["tpower"]
+                tp_all += 1
+    print(f"tpower's x bit-identical in {tp_same} of {tp_all} cases")
     total = sum(counts.values())
     print(f"fingerprint of auto on {total} cases ({', '.join(sets)} x k {FP_KS} x d {FP_DS}): {counts}")
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish_many, project, random_starts
 from ._common.pairs import opt_pairs
+from ._common.steps import TopK
 from ._cov import Cov
 from ._validation import as_rng
 from .methods import PEERS
@@ -224,8 +225,8 @@ def _ascend(cov: Cov, starts: dict, k: int, key: np.ndarray, screen: Screen | No
     # the support's limit through the m x m Gram of thin data; on a covariance the eigh and its
     # bookkeeping cost more than the steps they save (CBCL, LRS)
     jump = SupportJump(cov) if type(cov) is Cov and cov.thin and cov._A is None else None
-    r = ascent(cov.matvec, X0, k, key=key, screen=screen, jump=jump, merge="support",
-               dominated=_AUTO_DOMINATED)
+    r = ascent(cov.matvec, X0, k, step=TopK(compact_start=True), key=key, screen=screen, jump=jump,
+               merge="support", dominated=_AUTO_DOMINATED)
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}

@@ -190,6 +190,22 @@ class Screen:
             return cov.X[:, U].T @ Z / cov.X.shape[0]
         return cov.dense()[np.ix_(U, rows)] @ Wr
 
+    def _whole(self, ia: np.ndarray, va: np.ndarray, n: int) -> np.ndarray:
+        """``A X`` of the compact columns, the products :meth:`Cov.matvec` computes for the dense X
+        (through X's columns on the rows used, when fewer than half: the same floats), without
+        forming the dense n x q X and scanning it for those rows."""
+        if not self.thin:
+            return self.cov.matvec(_to_dense(ia, va, n))
+        rows = np.unique(ia[(ia < n) & (va != 0)])
+        if rows.size >= 0.5 * n:
+            return self.cov.matvec(_to_dense(ia, va, n))
+        lut = np.full(n + 1, rows.size, dtype=np.intp)
+        lut[rows] = np.arange(rows.size)
+        W = np.zeros((rows.size + 1, ia.shape[1]))
+        W[lut[ia], np.arange(ia.shape[1])] = va  # entries off ``rows`` are zeros, on the dropped last row
+        X = self.cov.X
+        return X.T @ (X[:, rows] @ W[:rows.size]) / X.shape[0]
+
     def products(self, ia: np.ndarray, va: np.ndarray, kc: np.ndarray, n: int):
         """For the compact iterates ``(ia, va)`` (``kc[j]`` nonzeros allowed): ``(v, parts)``, ``v`` the
         values ``x^T A x`` and ``parts`` a list of ``(g, U, Y)`` covering the columns: columns g with
@@ -204,7 +220,7 @@ class Screen:
         work = n * max(q, 4) * (self.cov.X.shape[0] if self.thin else r)  # of the whole product
         self._skip -= 1
         if r > n // 4 or work < self.min_work or self._skip >= 0:  # the whole product
-            Y = self.cov.matvec(_to_dense(ia, va, n))
+            Y = self._whole(ia, va, n)
             return np.einsum("ij,ij->j", va, Y[np.minimum(ia, n - 1), cols]), [(cols, None, Y)]
         lut = np.full(n + 1, r, dtype=np.intp)
         lut[rows] = np.arange(r)
@@ -224,7 +240,7 @@ class Screen:
         parts = []
         if not prune.all():
             g = np.flatnonzero(~prune)
-            parts.append((g, None, self.cov.matvec(_to_dense(ia[:, g], va[:, g], n))))
+            parts.append((g, None, self._whole(ia[:, g], va[:, g], n)))
             if g.size == q:
                 return v, parts
         g = np.flatnonzero(prune)
@@ -238,7 +254,7 @@ class Screen:
         U = np.flatnonzero(used[:n])
         if U.size > n // 4:  # little to save: the whole product (and not again for a while: 1, 2,
             self._skip, self._cooldown = self._cooldown, 2 * self._cooldown  # 4, ... iterations)
-            parts.append((g, None, self.cov.matvec(_to_dense(ia[:, g], va[:, g], n))))
+            parts.append((g, None, self._whole(ia[:, g], va[:, g], n)))
             return v, parts
         self._cooldown = 1
         parts.append((g, U, self._rows(U, rows, Wr[:, g], None if Z is None else Z[:, g])))
@@ -476,8 +492,12 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
     kc = np.broadcast_to(np.asarray(kc, dtype=np.intp), (p,)).copy()
     width = int(min(kc.max(), n)) if p else 1
     compact = step.compact and n >= _COMPACT_MIN_N and 4 * width <= n
-    P = step.start(X0, kc, key)
-    idx, vals = _to_compact(P, width) if compact else (np.zeros((0, p), dtype=np.intp), P)
+    if compact and isinstance(step, TopK):
+        idx, vals = step.start_compact(X0, kc, key, width)
+    elif compact:
+        idx, vals = _to_compact(step.start(X0, kc, key), width)
+    else:
+        idx, vals = np.zeros((0, p), dtype=np.intp), step.start(X0, kc, key)
     if best_kept:
         best_idx, best_vals, best_v = idx.copy(), vals.copy(), np.full(p, -np.inf)
     prev_v = np.full(p, np.nan)

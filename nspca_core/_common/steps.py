@@ -355,6 +355,28 @@ def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
 
 
 
+def project_compact(X0: np.ndarray, kc, key: np.ndarray | None, width: int):
+    """:func:`project` (unsigned) of the columns of X0 (n, p) as compact iterates ``(idx, vals)`` of
+    ``width`` rows: the same floats as ``_to_compact(project(X0, kc, key), width)``, without the
+    dense n x p passes after the selection (the division by the largest entry, then by the
+    norm, run on the kept entries in the same order)."""
+    n, p = X0.shape
+    Yp = np.maximum(np.asarray(X0, dtype=float), 0.0)
+    cols, rows = _nonzero_by_column(topk_mask(Yp, kc, key, floor=0.0))
+    idx, vals = _scatter(rows, cols, Yp[rows, cols], n, p, width)
+    top = vals.max(axis=0) if vals.shape[0] else np.zeros(p)
+    ok = top > 0
+    if ok.all():
+        vals /= top
+        vals /= np.linalg.norm(vals, axis=0)
+        return idx, vals
+    vals[:, ok] /= top[ok]
+    vals[:, ok] /= np.linalg.norm(vals[:, ok], axis=0)
+    idx[:, ~ok], vals[:, ~ok] = n, 0.0  # no positive entry: the basis vector of the smallest key
+    idx[0, ~ok], vals[0, ~ok] = int(np.argmin(key)) if key is not None else 0, 1.0
+    return idx, vals
+
+
 def hard_topk(Y: np.ndarray, k, nonneg: bool = True, key: np.ndarray | None = None) -> np.ndarray:
     """Column-wise hard top-k: the k largest entries of ``Y_+`` (``nonneg``) or of ``|Y|`` with their
     signs, zeros elsewhere; ties at the k-th value by increasing ``key`` (default: the index)."""
@@ -402,10 +424,20 @@ class TopK:
 
     signed: bool = False
     both_signs: bool = False
+    #: compact starts projected without a dense intermediate (:meth:`start_compact`)
+    compact_start: bool = False
     compact = True
 
     def start(self, X0: np.ndarray, kc, key) -> np.ndarray:
         return project(X0, kc, key, signed=self.signed)
+
+    def start_compact(self, X0: np.ndarray, kc, key, width: int):
+        """``_to_compact(self.start(X0, kc, key), width)``; with ``compact_start``, without the dense
+        intermediate (:func:`project_compact`: the norms of long columns may then differ in the
+        last bit)."""
+        if self.signed or not self.compact_start:
+            return _to_compact(self.start(X0, kc, key), width)
+        return project_compact(X0, kc, key, width)
 
     def _select(self, Y, ia, kc, key, prev):
         if ia.shape[0]:  # compact iterates, of width the largest k

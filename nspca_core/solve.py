@@ -200,7 +200,7 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     tick(2)
     distinct: dict[bytes, str] = {}
     for name in sorted(after, key=lambda nm: -after[nm]):
-        distinct.setdefault(np.flatnonzero(ascended[name]).tobytes(), name)
+        distinct.setdefault((ascended[name] != 0).tobytes(), name)  # one name per support
     best_name, best_x, best_f = None, None, -np.inf
     top = max(after.values())
     # the best distinct optima (far below the best, a polish's small gains will not overtake it),

@@ -176,6 +176,37 @@ def fingerprint(base: Path, new: Path, sets):
     print(f"fingerprint of auto on {total} cases ({', '.join(sets)} x k {FP_KS} x d {FP_DS}): {counts}")
 
 
+def guarantee(sets):
+    """auto's variance against every shipped method's (same d, eps, random_state 0) on the grid of
+    the fingerprint: the smallest ratio and its method per data set (target: never below 1)."""
+    sys.path.insert(0, str(ROOT))
+    from nspca_core._covariance import as_cov
+    from nspca_core.api import normalized
+    from nspca_core.solve import fit_cov
+
+    worst_all = float("inf")
+    for name in sets:
+        C, _ = normalized(as_cov(load(name)))
+        if not C.thin:
+            C.dense()
+        worst = (float("inf"), None)
+        for k in sorted({min(k, C.n) for k in FP_KS}):
+            for d in FP_DS:
+                a = fit_cov(C, k, "auto", d, 0.1, 0, None, {}).variance
+                others = [("tpower", d), ("em", d), ("enet", d), ("zass", d), ("spannogram", 2)]
+                if C.n <= 400:
+                    others.append(("spannogram", 3))
+                for method, dm in others:
+                    if method == "spannogram" and d != 3:
+                        continue
+                    v = fit_cov(C, k, method, dm, 0.1, 0, None, {}).variance
+                    if a / v < worst[0]:
+                        worst = (a / v, f"{method}(d={dm}) k={k} d={d}")
+        worst_all = min(worst_all, worst[0])
+        print(f"   {name}: smallest auto / method {worst[0]:.12f} ({worst[1]})", flush=True)
+    print(f"auto never below a shipped method (1e-12 relative): {worst_all >= 1 - 1e-12}")
+
+
 def profile(spec: str):
     import cProfile
     import pstats
@@ -211,11 +242,14 @@ def main():
     p.add_argument("--sets", help=f"comma-separated (default {','.join(SETS)}; --fingerprint adds small, thin)")
     p.add_argument("--fingerprint", action="store_true")
     p.add_argument("--profile")
+    p.add_argument("--guarantee", action="store_true", help="auto against every shipped method, this tree")
     a = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    sets = a.sets.split(",") if a.sets else (FP_SETS if a.fingerprint else SETS)
+    sets = a.sets.split(",") if a.sets else (FP_SETS if a.fingerprint or a.guarantee else SETS)
     if a.profile:
         profile(a.profile)
+    elif a.guarantee:
+        guarantee(sets)
     elif a.fingerprint:
         fingerprint(a.base, a.new, sets)
     else:

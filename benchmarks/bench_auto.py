@@ -82,10 +82,11 @@ else:
     for k in ks:
         for d in {fp_ds!r}:
             r = fit_cov(C, min(k, C.n), "auto", d, 0.1, 0, None, {{}})
-            t = fit_cov(C, min(k, C.n), "tpower", d, 0.1, 0, None, {{}}) if d == 3 else r
             out[f"{{k}},{{d}}"] = dict(x=hashlib.sha256(np.ascontiguousarray(r.x).tobytes()).hexdigest(),
-                                      support=np.flatnonzero(r.x).tolist(), variance=float(r.variance),
-                                      tpower=hashlib.sha256(np.ascontiguousarray(t.x).tobytes()).hexdigest())
+                                      support=np.flatnonzero(r.x).tolist(), variance=float(r.variance))
+            if d == 3:  # tpower has no d
+                t = fit_cov(C, min(k, C.n), "tpower", d, 0.1, 0, None, {{}})
+                out[f"{{k}},{{d}}"]["tpower"] = hashlib.sha256(np.ascontiguousarray(t.x).tobytes()).hexdigest()
 print(json.dumps(out))
 '''
 

@@ -122,9 +122,10 @@ def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
     starts (and, with the tie-breaks of :func:`topk_mask`, the answers)."""
     R = rng.standard_normal((key.size, count))
     if nonneg:
-        R = np.abs(R)
+        np.abs(R, out=R)
     R = R[key]
-    return R / np.linalg.norm(R, axis=0)
+    R /= np.linalg.norm(R, axis=0)  # in place: no second n x count array
+    return R
 
 
 def factor_starts(cov, V: np.ndarray, k: int, nonneg: bool) -> np.ndarray:

@@ -119,3 +119,19 @@ def test_ascent_stops_keep_every_column_at_or_above_its_start(seed, n, m, data):
     assert np.all(r.X >= 0) and np.all(np.count_nonzero(r.X, axis=0) <= k)
     assert np.allclose(cov.quads(r.X), r.values, rtol=1e-10)
     assert np.array_equal(r.values[:6], r.values[6:]) and np.array_equal(r.X[:, :6], r.X[:, 6:])
+
+
+def test_dominated_columns_stop_and_the_best_stays():
+    """On data with one strong direction, starts far below the best stop early (reported not
+    converged), and the best point is the one the full ascent reaches."""
+    rng = np.random.default_rng(5)
+    n, m = 400, 30
+    X = rng.standard_normal((m, 2)) @ (rng.standard_normal((2, n)) * rng.uniform(0.1, 3.0, n))
+    X += 0.3 * rng.standard_normal((m, n))
+    cov = Cov(X - X.mean(axis=0), None)
+    R = np.abs(rng.standard_normal((n, 24)))
+    full = ascent(cov.matvec, R, 10, merge="support")
+    cut = ascent(cov.matvec, R, 10, merge="support", dominated=100.0)
+    assert not cut.converged.all() and full.converged.all()
+    assert cut.values.max() == full.values.max()
+    assert np.array_equal(cut.X[:, np.argmax(cut.values)], full.X[:, np.argmax(full.values)])

@@ -1,0 +1,264 @@
+"""fit(method="auto") against tpower (issue 39 item 4): a base version and this one, in one run.
+
+Usage (from the repository root)::
+
+    python benchmarks/bench_auto.py --base /tmp/auto-base [--rounds 2] [--sets CBCL,LRS,MLL,golub,dlbcl]
+    python benchmarks/bench_auto.py --base /tmp/auto-base --fingerprint
+    python benchmarks/bench_auto.py --profile MLL:5,10,50
+
+Each measurement runs in a fresh subprocess on one version's tree (``--base``: a checkout, e.g.
+``git worktree add /tmp/auto-base <commit>``; this tree otherwise), the two versions alternating per
+data set, ``--rounds`` times; the table keeps each figure's best.  In a child: the covariance operator
+of the centered data is built once (as the front builds it), the unit is the median of 7 calls of one
+``eigh(A)`` (n <= 1000: CBCL, LRS) or one thin SVD of the centered data (MLL and the gene-shaped
+sets), and ``solve.fit_cov(auto)`` and ``fit_cov(tpower)`` (same d = 3, eps = 0.1, random_state 0)
+are timed as the best of 3 interleaved calls, CPU time of the process, one BLAS thread.  So every
+ratio auto/tpower and every unit count is measured in one process, and the two versions' figures
+side by side in one run.
+
+Targets: auto/tpower <= 1.5 everywhere; auto <= 1.5 units on the gene data (MLL, golub-shaped
+72 x 7,129 and dlbcl-shaped 77 x 7,070 synthetic genes, ``bench_certify.gene_matrix``).
+
+``--fingerprint``: auto's answer on a grid (data sets x k x d, random_state 0) in both versions,
+compared: bit-identical x, the same support (different weights), better, worse variance.
+``--profile``: cProfile (CPU clock) of fit_cov(auto) on this tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KS = (5, 10, 20, 50, 180)
+SETS = ("CBCL", "LRS", "MLL", "golub", "dlbcl")
+FP_SETS = SETS + ("small", "thin")
+FP_KS = (3, 5, 10, 20, 50, 180)
+FP_DS = (1, 2, 3)
+
+_CHILD = r'''
+import os, sys, json, time, hashlib
+for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[v] = "1"
+sys.path.insert(0, {root!r})
+sys.path.insert(1, {bench!r})
+import numpy as np
+try:
+    from nspca_core.operators.covariance import as_cov
+except ImportError:  # a base from before the module move (issue 37.6)
+    from nspca_core._covariance import as_cov
+from nspca_core.api import normalized
+from nspca_core.solve import fit_cov
+from bench_auto import load
+
+def operator(X):
+    C, _ = normalized(as_cov(X))
+    if not C.thin:
+        C.dense()
+    return C
+
+def cpu(f):
+    t = time.process_time(); out = f(); return out, time.process_time() - t
+
+mode, name, ks = {mode!r}, {name!r}, {ks!r}
+X = load(name)
+C = operator(X)
+out = {{}}
+if mode == "time":
+    # warm: imports and first-call costs are not counted
+    fit_cov(C, 5, "auto", 3, 0.1, 0, None, {{}}); fit_cov(C, 5, "tpower", 3, 0.1, 0, None, {{}})
+    f = (lambda: np.linalg.eigh(C.dense())) if X.shape[1] <= 1000 else (lambda: np.linalg.svd(X, full_matrices=False))
+    f()
+    u = float(np.median([cpu(f)[1] for _ in range(7)]))
+    for k in ks:
+        k = min(k, C.n)
+        ta, tt = [], []
+        for _ in range(3):
+            ra, t = cpu(lambda: fit_cov(C, k, "auto", min(3, C.n), 0.1, 0, None, {{}})); ta.append(t)
+            rt, t = cpu(lambda: fit_cov(C, k, "tpower", min(3, C.n), 0.1, 0, None, {{}})); tt.append(t)
+        out[str(k)] = dict(auto=min(ta) / u, tpower=min(tt) / u, var_ratio=ra.variance / rt.variance)
+else:
+    for k in ks:
+        for d in {fp_ds!r}:
+            r = fit_cov(C, min(k, C.n), "auto", d, 0.1, 0, None, {{}})
+            out[f"{{k}},{{d}}"] = dict(x=hashlib.sha256(np.ascontiguousarray(r.x).tobytes()).hexdigest(),
+                                      support=np.flatnonzero(r.x).tolist(), variance=float(r.variance))
+            if d == 3:  # tpower has no d
+                t = fit_cov(C, min(k, C.n), "tpower", d, 0.1, 0, None, {{}})
+                out[f"{{k}},{{d}}"]["tpower"] = hashlib.sha256(np.ascontiguousarray(t.x).tobytes()).hexdigest()
+print(json.dumps(out))
+'''
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("NSPCA_DATA_DIR", ROOT.parent / "shared" / "datasets"))
+
+
+def load(name):
+    """Centered data of one set (a real one from NSPCA_DATA_DIR, or a gene-shaped synthetic one)."""
+    import numpy as np
+
+    if name in ("small", "thin"):  # random data: 54 x 39 (em's range), 30 x 2,000 of rank ~3 plus noise
+        rng = np.random.default_rng(7)
+        m, n = (54, 39) if name == "small" else (30, 2000)
+        X = rng.standard_normal((m, n)) * rng.uniform(0.2, 3.0, n)
+        if name == "thin":
+            X = 0.05 * X + rng.standard_normal((m, 3)) @ (rng.standard_normal((3, n)) * rng.uniform(0.1, 3.0, n))
+        return X - X.mean(axis=0)
+    if name in ("golub", "dlbcl"):
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_certify import gene_matrix
+
+        return gene_matrix(m=72, n=7129, seed=0) if name == "golub" else gene_matrix(m=77, n=7070, seed=1)
+    files = {"CBCL": ("cbcl_faces_train.npz", "images"), "LRS": ("lrs_spectrometer.npz", "X"),
+             "MLL": ("mll_leukemia.npz", "X")}
+    X = np.load(data_dir() / files[name][0], allow_pickle=False)[files[name][1]]
+    X = X.reshape(X.shape[0], -1).astype(float)
+    return X - X.mean(axis=0)
+
+
+def child(root: Path, mode: str, name: str, ks) -> dict:
+    code = _CHILD.format(root=str(root), bench=str(Path(__file__).resolve().parent), mode=mode, name=name,
+                         ks=tuple(ks), fp_ds=FP_DS)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(root))
+    if out.returncode:
+        raise RuntimeError(out.stderr[-3000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def timing(base: Path, new: Path, sets, rounds: int):
+    best: dict = {}
+    for _ in range(rounds):
+        for name in sets:
+            for label, root in (("base", base), ("new", new)):
+                res = child(root, "time", name, KS)
+                for k, r in res.items():
+                    cur = best.setdefault((name, k, label), r)
+                    for f in ("auto", "tpower"):
+                        cur[f] = min(cur[f], r[f])
+                    cur["ratio"] = min(cur.get("ratio", float("inf")), r["auto"] / r["tpower"])
+    print("CPU time, one BLAS thread; units: one eigh(A) (CBCL, LRS) / one thin SVD of Xc (gene data); "
+          f"best of {rounds} rounds x 3 calls; ratio = auto/tpower measured in one process")
+    print(f"{'data':>6} {'k':>4} | {'base auto u':>11} {'tpow u':>6} {'ratio':>5} | "
+          f"{'new auto u':>10} {'tpow u':>6} {'ratio':>5} | {'var new/tpower':>14}")
+    for name in sets:
+        for k in sorted({k for (nm, k, _) in best if nm == name}, key=int):
+            b, a = best[(name, k, "base")], best[(name, k, "new")]
+            print(f"{name:>6} {k:>4} | {b['auto']:11.2f} {b['tpower']:6.2f} {b['ratio']:5.2f} | "
+                  f"{a['auto']:10.2f} {a['tpower']:6.2f} {a['ratio']:5.2f} | {a['var_ratio']:14.12f}", flush=True)
+
+
+def fingerprint(base: Path, new: Path, sets):
+    counts = dict(identical=0, same_support=0, better=0, worse=0, other_equal=0)
+    tp_same = tp_all = 0
+    for name in sets:
+        b, a = child(base, "fp", name, FP_KS), child(new, "fp", name, FP_KS)
+        for key in b:
+            vb, va = b[key]["variance"], a[key]["variance"]
+            if b[key]["x"] == a[key]["x"]:
+                counts["identical"] += 1
+            elif va < vb * (1 - 1e-12):
+                counts["worse"] += 1
+                print(f"   worse: {name} (k, d) = ({key}) {va!r} < {vb!r}")
+            elif va > vb * (1 + 1e-12):
+                counts["better"] += 1
+                print(f"   better: {name} (k, d) = ({key}) {va!r} > {vb!r}")
+            elif b[key]["support"] == a[key]["support"]:
+                counts["same_support"] += 1
+            else:
+                counts["other_equal"] += 1
+                print(f"   equal value, other support: {name} (k, d) = ({key})")
+            if "tpower" in b[key] and "tpower" in a[key]:
+                tp_same += b[key]["tpower"] == a[key]["tpower"]
+                tp_all += 1
+    print(f"tpower's x bit-identical in {tp_same} of {tp_all} cases")
+    total = sum(counts.values())
+    print(f"fingerprint of auto on {total} cases ({', '.join(sets)} x k {FP_KS} x d {FP_DS}): {counts}")
+
+
+def guarantee(sets):
+    """auto's variance against every shipped method's (same d, eps, random_state 0) on the grid of
+    the fingerprint: the smallest ratio and its method per data set (target: never below 1)."""
+    sys.path.insert(0, str(ROOT))
+    from nspca_core.operators.covariance import as_cov
+    from nspca_core.api import normalized
+    from nspca_core.solve import fit_cov
+
+    worst_all = float("inf")
+    for name in sets:
+        C, _ = normalized(as_cov(load(name)))
+        if not C.thin:
+            C.dense()
+        worst = (float("inf"), None)
+        for k in sorted({min(k, C.n) for k in FP_KS}):
+            for d in FP_DS:
+                a = fit_cov(C, k, "auto", d, 0.1, 0, None, {}).variance
+                others = [("tpower", d), ("em", d), ("enet", d), ("zass", d), ("spannogram", 2)]
+                if C.n <= 400:
+                    others.append(("spannogram", 3))
+                for method, dm in others:
+                    if method == "spannogram" and d != 3:
+                        continue
+                    v = fit_cov(C, k, method, dm, 0.1, 0, None, {}).variance
+                    if a / v < worst[0]:
+                        worst = (a / v, f"{method}(d={dm}) k={k} d={d}")
+        worst_all = min(worst_all, worst[0])
+        print(f"   {name}: smallest auto / method {worst[0]:.12f} ({worst[1]})", flush=True)
+    print(f"auto never below a shipped method (1e-12 relative): {worst_all >= 1 - 1e-12}")
+
+
+def profile(spec: str):
+    import cProfile
+    import pstats
+    import time
+
+    sys.path.insert(0, str(ROOT))
+    from nspca_core.operators.covariance import as_cov
+    from nspca_core.api import normalized
+    from nspca_core.solve import fit_cov
+
+    for part in spec.split(";"):
+        name, ks = part.split(":")
+        C, _ = normalized(as_cov(load(name)))
+        if not C.thin:
+            C.dense()
+        ks = [int(k) for k in ks.split(",")]
+        fit_cov(C, 5, "auto", 3, 0.1, 0, None, {})
+        pr = cProfile.Profile(time.process_time)
+        pr.enable()
+        for k in ks:
+            fit_cov(C, k, "auto", 3, 0.1, 0, None, {})
+        pr.disable()
+        print(f"### {name} k = {ks}")
+        pstats.Stats(pr).sort_stats("cumulative").print_stats(35)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--base", type=Path)
+    p.add_argument("--new", type=Path, default=ROOT, help="the tree measured against --base (default this "
+                   "one; a checkout of a commit keeps edits made during the run out of it)")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--sets", help=f"comma-separated (default {','.join(SETS)}; --fingerprint adds small, thin)")
+    p.add_argument("--fingerprint", action="store_true")
+    p.add_argument("--profile")
+    p.add_argument("--guarantee", action="store_true", help="auto against every shipped method, this tree")
+    a = p.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    sets = a.sets.split(",") if a.sets else (FP_SETS if a.fingerprint or a.guarantee else SETS)
+    if a.profile:
+        profile(a.profile)
+    elif a.guarantee:
+        guarantee(sets)
+    elif a.fingerprint:
+        fingerprint(a.base, a.new, sets)
+    else:
+        timing(a.base, a.new, sets, a.rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+"""What makes the batched ascent (:func:`nspca_core._common.ascent.ascent`) cheaper without changing
+its steps: :class:`Screen`, the products ``A x`` computed only on the rows that can enter a top k, and
+:class:`SupportJump`, a column moved to the limit of the power iteration on a support it keeps."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .steps import _to_dense
+
+__all__ = ["Screen", "SupportJump"]
+
+
+class Screen:
+    """The products ``y = A x`` of the truncated power step, computed only on the rows that can
+    enter the top k of their column.
+
+    A column whose iterate x has k nonzeros, and ``t`` (the smallest of y on them) positive,
+    has its k-th largest entry at least t (k entries reach it): a row whose y is provably below
+    t is neither kept nor tied with a kept one, and the step on the other rows alone is the
+    step on all (:func:`_step_on_rows`).  Two bounds, both valid because A is PSD:
+
+    - Cauchy–Schwarz, ``|y_i| <= sqrt(A_ii) sqrt(x^T A x)``: with the rows sorted by variance, the
+      rows that pass are a prefix (one ``searchsorted``);
+    - on that prefix, with ``V`` (n, d) the top-d part of A (``V V^T`` its d leading eigenpairs,
+      :meth:`Cov.factor`) and the PSD rest ``R = A - V V^T``: ``|y_i - (V V^T x)_i| <=
+      sqrt(R_ii) sqrt(x^T R x)``, ``R_ii = A_ii - ||V_i||^2``, ``x^T R x = x^T A x - ||V^T x||^2``.
+
+    The rows that pass, and the support of every column, get y exactly, as :meth:`Cov.matvec`
+    would compute it (``X_U^T (X x) / m``, or ``A_U x``): the steps are those without the screen
+    up to the rounding of the products.  Both square roots are raised by ``guard`` (relative,
+    plus ``1e-10 lambda_1`` absolute), far above the rounding of V and of the products.  A column
+    with fewer than k nonzeros, ``t <= 0`` or a long prefix gets the whole product.
+
+    Only for :class:`~nspca_core.operators.cov.Cov` itself (dense data or a dense covariance): other
+    operators have no product restricted to rows.
+    """
+
+    guard = 1e-9
+    #: below this work (n times the rows of X, or the support's size, times at least 4 columns: one
+    #: pass over X costs about as much as 4 columns' multiply-adds) the whole product is cheaper
+    #: than the screen's own passes
+    min_work = 3_000_000
+
+    def __init__(self, cov, V: np.ndarray, lam1: float):
+        self.cov = cov
+        self.V = V
+        diag = np.maximum(cov.diag(), 0.0)
+        self.delta = 1e-10 * max(float(lam1), 0.0)
+        self.s = np.sqrt(np.maximum(diag - np.einsum("ij,ij->i", V, V), 0.0) + self.guard * diag + self.delta)
+        self.order = np.argsort(-diag, kind="stable")
+        self.neg_sd = -np.sqrt(diag[self.order] * (1 + self.guard) + self.delta)  # increasing
+        self.thin = cov._A is None and cov.thin
+        self._skip, self._cooldown = 0, 1
+
+    @staticmethod
+    def applies(cov) -> bool:
+        """Whether ``cov`` has the row-restricted products the screen needs."""
+        from ..operators.cov import Cov
+
+        return type(cov) is Cov
+
+    def _rows(self, U: np.ndarray, rows: np.ndarray, Wr: np.ndarray, Z):
+        """Exact ``(A W)[U]`` for W with nonzero rows ``rows`` only (``Wr`` those rows; ``Z = X_rows Wr``
+        for data)."""
+        cov = self.cov
+        if self.thin:
+            return cov.X[:, U].T @ Z / cov.X.shape[0]
+        return cov.dense()[np.ix_(U, rows)] @ Wr
+
+    def _whole(self, ia: np.ndarray, va: np.ndarray, n: int) -> np.ndarray:
+        """``A X`` of the compact columns, the products :meth:`Cov.matvec` computes for the dense X
+        (through X's columns on the rows used, when fewer than half: the same floats), without
+        forming the dense n x q X and scanning it for those rows."""
+        if not self.thin:
+            return self.cov.matvec(_to_dense(ia, va, n))
+        rows = np.unique(ia[(ia < n) & (va != 0)])
+        if rows.size >= 0.5 * n:
+            return self.cov.matvec(_to_dense(ia, va, n))
+        lut = np.full(n + 1, rows.size, dtype=np.intp)
+        lut[rows] = np.arange(rows.size)
+        W = np.zeros((rows.size + 1, ia.shape[1]))
+        W[lut[ia], np.arange(ia.shape[1])] = va  # entries off ``rows`` are zeros, on the dropped last row
+        X = self.cov.X
+        return X.T @ (X[:, rows] @ W[:rows.size]) / X.shape[0]
+
+    def products(self, ia: np.ndarray, va: np.ndarray, kc: np.ndarray, n: int):
+        """For the compact iterates ``(ia, va)`` (``kc[j]`` nonzeros allowed): ``(v, parts)``, ``v`` the
+        values ``x^T A x`` and ``parts`` a list of ``(g, U, Y)`` covering the columns: columns g with
+        ``Y = (A X)[U][:, g]`` exact on the sorted rows U, every other row below the k-th largest
+        of its column (``U = None``: all n rows)."""
+        q = ia.shape[1]
+        cols = np.arange(q)
+        used = np.zeros(n + 1, dtype=bool)
+        used[ia] = True
+        rows = np.flatnonzero(used[:n])  # the union of the supports
+        r = rows.size
+        work = n * max(q, 4) * (self.cov.X.shape[0] if self.thin else r)  # of the whole product
+        self._skip -= 1
+        if r > n // 4 or work < self.min_work or self._skip >= 0:  # the whole product
+            Y = self._whole(ia, va, n)
+            return np.einsum("ij,ij->j", va, Y[np.minimum(ia, n - 1), cols]), [(cols, None, Y)]
+        lut = np.full(n + 1, r, dtype=np.intp)
+        lut[rows] = np.arange(r)
+        pos = lut[ia]  # padding n -> r
+        Wr = np.zeros((r + 1, q))
+        Wr[pos, cols] = va  # padding (vals 0) lands in row r
+        Wr = Wr[:r]
+        Z = self.cov.X[:, rows] @ Wr if self.thin else None
+        Yr = self._rows(rows, rows, Wr, Z)  # exact on the supports
+        at = np.vstack([Yr, np.full((1, q), np.inf)])[pos, cols]
+        v = np.einsum("ij,ij->j", va, np.where(ia < n, at, 0.0))
+        t = at.min(axis=0)
+        # Cauchy–Schwarz: the rows of variance at least (t / sqrt(v))^2 (a prefix of ``order``)
+        vg = np.maximum(v, 0.0) * (1 + self.guard) + self.delta
+        length = np.searchsorted(self.neg_sd, -t / np.sqrt(vg), side="right")
+        prune = (np.count_nonzero(ia < n, axis=0) == kc) & (t > 0)
+        parts = []
+        if not prune.all():
+            g = np.flatnonzero(~prune)
+            parts.append((g, None, self._whole(ia[:, g], va[:, g], n)))
+            if g.size == q:
+                return v, parts
+        g = np.flatnonzero(prune)
+        P = self.order[:int(length[g].max())]
+        c = self.V[rows].T @ Wr[:, g]  # V^T x
+        rr = np.sqrt(np.maximum(v[g] - np.einsum("ij,ij->j", c, c), 0.0) + self.guard * v[g] + self.delta)
+        B = self.V[P] @ c
+        B += np.multiply.outer(self.s[P], rr)
+        used[P[(B >= t[g]).any(axis=1)]] = True
+        used[self.order[:int(kc[g].max()) + 1]] = True  # a (k+1)-th row for the step, at least
+        U = np.flatnonzero(used[:n])
+        if U.size > n // 4:  # little to save: the whole product (and not again for a while: 1, 2,
+            self._skip, self._cooldown = self._cooldown, 2 * self._cooldown  # 4, ... iterations)
+            parts.append((g, None, self._whole(ia[:, g], va[:, g], n)))
+            return v, parts
+        self._cooldown = 1
+        parts.append((g, U, self._rows(U, rows, Wr[:, g], None if Z is None else Z[:, g])))
+        return v, parts
+
+
+class SupportJump:
+    """The limit of the truncated power step on a support it keeps: the top eigenvector of ``A_JJ``.
+
+    While the support J of an iterate stays, the step is the power iteration of ``A_JJ``
+    (nonnegative iterates), which converges to its top eigenvector u, slowly when the
+    eigengap is small.  When u is positive it is also feasible and maximizes ``y^T A y`` over
+    the unit y on J, so moving there never decreases the value; the step from u then either
+    keeps J (u is a fixed point: the column stops) or leaves it, as the iterates would once
+    close enough to u.  ``u`` comes from ``eigh(A_JJ)``, or from the m x m Gram of ``X_J`` when
+    the data have fewer rows m than |J|; it is computed only where it costs less than the steps
+    it saves (:meth:`pays`; on a covariance, never above ``max_support``).
+    """
+
+    #: columns that would stop within this many steps anyway are left to the iteration
+    min_steps = 4
+
+    def __init__(self, cov, max_support: int = 128):
+        self.cov = cov
+        self.max_support = max_support
+        self._thin = cov._A is None and cov.thin and cov.X is not None
+
+    def pays(self, size: int, steps: float) -> bool:
+        """Whether an eigh for a support of ``size`` costs less than ``steps`` steps of one column
+        (about ``9 s^3`` flops for an eigh of order s; a step ``2 n |J|``, or ``2 m n`` through X)."""
+        n = self.cov.n
+        if self._thin:
+            m = self.cov.X.shape[0]
+            s = min(size, m)
+            return 9.0 * s ** 3 + 2.0 * m * m * size <= steps * 2.0 * m * n
+        return size <= self.max_support and 9.0 * size ** 3 <= steps * 2.0 * n * size
+
+    def top(self, J: np.ndarray):
+        """The positive unit top eigenvector of ``A_JJ``, or None."""
+        X = self.cov.X if self._thin else None
+        if X is not None and X.shape[0] < J.size:
+            XJ = X[:, J]
+            w, P = np.linalg.eigh(XJ @ XJ.T)
+            u = XJ.T @ P[:, -1]
+        else:
+            u = np.linalg.eigh(self.cov.submatrix(J))[1][:, -1]
+        if u.sum() < 0:
+            u = -u
+        if not (u > 0).all():
+            return None
+        return u / np.linalg.norm(u)
+
+    def __call__(self, zi: np.ndarray, zv: np.ndarray, cols: np.ndarray, n: int, steps=None) -> np.ndarray:
+        """Columns ``cols`` of the iterates ``(zi, zv)`` (compact, or dense when ``zi`` has no rows)
+        moved to their support's limit where it is positive and, given the ``steps`` each would
+        still need, where the eigh costs less than those steps; ``zv`` updated in place."""
+        for c, j in enumerate(cols):
+            J = zi[:, j][zi[:, j] < n] if zi.shape[0] else np.flatnonzero(zv[:, j])
+            if J.size < 2 or (steps is not None and not self.pays(J.size, float(steps[c]))):
+                continue
+            u = self.top(J)
+            if u is None:
+                continue
+            if zi.shape[0]:
+                zv[:J.size, j] = u  # the indices are increasing, as J
+            else:
+                zv[J, j] = u
+        return zv
+
+
+def _slow(gain: np.ndarray, prev_gain: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """The steps each column needs before its gains, shrinking by ``gain / prev_gain`` per step,
+    fall below ``tol`` (many: a power iteration with a small eigengap); inf when they do not
+    shrink, 0 when they are below ``tol`` already."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = gain / prev_gain
+        ok = (gain > tol) & (rate > 0) & (rate < 1)
+        need = np.log(np.where(ok, tol / gain, 1.0)) / np.log(np.where(ok, rate, 0.5))
+    return np.where((gain > tol) & (rate >= 1), np.inf, np.where(ok, need, 0.0))
+
+
+def _step_on_rows(step, U, Y, ia, va, kc, key, xtol, n):
+    """The step on the rows U (sorted) of the columns only, indices mapped to and from U."""
+    nu = U.size
+    li = np.searchsorted(U, ia)  # the supports are in U; the padding n becomes nu
+    zi, zv, done, settled = step(Y, li, va, kc, None if key is None else key[U], xtol)
+    return np.where(zi < nu, U[np.minimum(zi, nu - 1)], n), zv, done, settled

@@ -120,3 +120,82 @@ def test_recipe_one_real_dataset(checkout, tmp_path, monkeypatch):  # noqa: F811
     finally:
         server.shutdown()
         server.server_close()
+
+
+# ------------------------------------------------------------------- one method of the paper
+
+PAPER_MODULE = '''"""Section 3.1 on the top eigenvector alone (d = 1): a demonstration method of the ICML 2014
+paper, added by following CONTRIBUTING.md."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._common.rank1 import rank1_point
+
+__all__ = ["u1_nspca"]
+
+
+def u1_nspca(V: np.ndarray, k: int, *, callback=None) -> np.ndarray:
+    """The k largest entries of +u1 or -u1, whichever holds more of it (Asteris et al. 2014, §3.1):
+    the exact optimum on the rank-1 approximation ``A_1 = V[:, :1] V[:, :1]^T``."""
+    x = rank1_point(V[:, 0], k)
+    if callback is not None:
+        callback(1, 1)
+    return x
+'''
+
+PAPER_SPEC = ('    MethodSpec("u1", "rank 1 (top eigenvector)", "u1", "single", "asteris2014", "#1B7A6E",\n'
+              '               function="nspca_core.spannogram.u1:u1_nspca", symbol="diamond-tall"),\n')
+
+PAPER_BRANCH = '''    if method == "u1":
+        from .spannogram.u1 import u1_nspca
+
+        V, eig = cov.factor(1)
+        return _make_result(cov, u1_nspca(V, k, callback=callback), V, "u1", params, t0, {"eigenvalues": eig})
+'''
+
+
+def test_recipe_one_method_of_the_paper(checkout):  # noqa: F811 (the fixture)
+    """Three files: the module (in spannogram/, working on the rank-d factor), its MethodSpec, and
+    its branch in solve.fit_cov (the paper's methods are given ``cov.factor(d)``, not ``cov``)."""
+    root = checkout
+    (root / "nspca_core/spannogram/u1.py").write_text(PAPER_MODULE)
+    registry = root / "nspca_core/methods.py"
+    text = registry.read_text()
+    end = text.index("\n)}", text.index("REGISTRY: dict[str, MethodSpec]")) + 1
+    registry.write_text(text[:end] + PAPER_SPEC + text[end:])
+    solve = root / "nspca_core/solve.py"
+    text = solve.read_text()
+    anchor = "    return _fit_auto(cov, k, d, eps, seed, callback, options, params, t0)\n"
+    assert text.count(anchor) == 1
+    solve.write_text(text.replace(anchor, PAPER_BRANCH + anchor))
+    assert _changed(root) == {"nspca_core/spannogram/u1.py", "nspca_core/methods.py", "nspca_core/solve.py"}
+    probe = _run(root, "-c", textwrap.dedent("""
+        import numpy as np, nspca_core as nc
+        from nspca_core.methods import PEERS
+        assert "u1" in nc.METHODS and "u1" not in PEERS
+        rng = np.random.default_rng(3)
+        X = np.abs(rng.standard_normal((40, 9))) + np.outer(rng.standard_normal(40), np.ones(9))
+        A = np.cov(X, rowvar=False, bias=True)
+        w, U = np.linalg.eigh(A)
+        u = U[:, -1]
+        for k in (1, 3, 9):
+            r = nc.fit(X, k=k, method="u1")
+            assert r.x.min() >= 0 and np.count_nonzero(r.x) <= k and abs(np.linalg.norm(r.x) - 1) < 1e-12
+            # brute force: the best support of size k for (u^T x)^2 over x >= 0 on either sign
+            best = max(np.sort(np.clip(s * u, 0, None))[::-1][:k] @ np.sort(np.clip(s * u, 0, None))[::-1][:k]
+                       for s in (1, -1))
+            assert abs((u @ r.x) ** 2 - best) < 1e-12, (k, (u @ r.x) ** 2, best)
+            assert r.upper_bound >= r.variance * (1 - 1e-12)  # certified as every method
+        from ui.figures import analysis
+        assert analysis.method_label("u1") == "rank 1 (top eigenvector)"
+        print("ok")
+    """))
+    assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]
+    help_text = _run(root, "-m", "nspca_core", "fit", "--help")
+    assert help_text.returncode == 0 and "u1" in help_text.stdout
+    cli = _run(root, "-m", "nspca_core", "fit", "synthetic-planted", "--k", "3", "--method", "u1",
+               "--out", str(root / "out"))
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    _pytest(root, "tests/app/test_app_registry.py", "tests/core/test_api.py")

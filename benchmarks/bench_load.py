@@ -70,6 +70,13 @@ class Session:
     notes: list = field(default_factory=list)
 
 
+def use_port(port: int) -> None:
+    """Start the benchmark's servers on ``port`` (one at a time) instead of any free one."""
+    import tests.app.test_browser as browser
+
+    browser._free_port = lambda: port
+
+
 def server_mb(pid: int) -> float:
     """Resident MB of the server and every process under it (workers, forkserver)."""
     return sum(_status_mb(p, "VmRSS") for p in _tree(pid))
@@ -611,9 +618,13 @@ def main() -> int:
     ap.add_argument("--class", dest="klass", default="",
                     help="the class scenario (issue 41): comma-separated student counts, e.g. 12,30; "
                          "with --sessions none it runs alone (results in bench_load_class.txt)")
+    ap.add_argument("--port", type=int, default=0,
+                    help="the server's port (default: any free one; on a shared machine, your own)")
     ap.add_argument("--profile", action="store_true",
                     help="py-spy dump the server every 5 s (results/bench_load_pyspy_N<n>.txt)")
     args = ap.parse_args()
+    if args.port:
+        use_port(args.port)
     if _chromium() is None:
         print("no Chromium found; install Debian's chromium (make browser)")
         return 1

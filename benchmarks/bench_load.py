@@ -325,8 +325,9 @@ async def _class(counts: list[int], url: str, pid: int, cap: float, profile_to=N
         # the floor no page can lower: Streamlit's frontend (its static files), served to each new browser
         cpu0, size = server_cpu_s(pid), 0
         for address in dict.fromkeys(fetched):
-            proc = await asyncio.create_subprocess_exec("curl", "-s", "-o", "/dev/null", "-w", "%{size_download}",
-                                                        address, stdout=asyncio.subprocess.PIPE)
+            # --compressed: curl accepts gzip, as every browser does
+            proc = await asyncio.create_subprocess_exec("curl", "-s", "--compressed", "-o", "/dev/null", "-w",
+                                                        "%{size_download}", address, stdout=asyncio.subprocess.PIPE)
             size += int((await proc.communicate())[0] or 0)
         static = dict(files=len(set(fetched)), mb=size / 1e6, cpu_s=server_cpu_s(pid) - cpu0)
         for n in counts:
@@ -390,7 +391,8 @@ def report_class(rows: list[dict], out) -> None:
             f"{r['teacher_first'] or float('nan'):.1f} s")
         st_ = r["static"]
         out(f"  Streamlit's frontend alone (its {st_['files']} static files, {st_['mb']:.1f} MB, fetched once more "
-            f"with curl): server CPU {st_['cpu_s']:.2f} s — paid by every new browser, whatever the pages do")
+            f"with curl, gzip accepted; MB as sent): server CPU {st_['cpu_s']:.2f} s — paid by every new "
+            "browser, whatever the pages do")
     out(f"  {'N':>3} {'server CPU/session (s)':>23} {'budget':>7} {'less frontend files':>20} "
         f"{'server CPU total (s)':>21} "
         f"{'first figure median/worst (s)':>30} {'memory start/peak (MB)':>23} {'wall (s)':>9} "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import jobs, style
+from ui import jobs, streamlit_runtime, style
 from ui.live import heartbeat
 from ui.sidebar import draw_sidebar, mark_through_app
 
@@ -61,6 +61,7 @@ st.set_page_config(page_title="Nonnegative sparse PCA", page_icon=":material/sca
                    layout="wide", initial_sidebar_state="auto")
 page = st.navigation(build_navigation(), position="sidebar", expanded=True)
 jobs.REGISTRY.warm()  # the worker processes' forkserver, started once
+streamlit_runtime.serve_frontend_from_memory()  # Streamlit's frontend files gzipped from memory, once per server
 style.apply()
 draw_sidebar(page=page.url_path)  # the page's address: a message about k stays on its page
 mark_through_app()

@@ -23,9 +23,17 @@ With ``--upload-mb 184`` it also uploads a CSV of that size in one session (issu
 server's peak while reading (budget 4× the file), and how soon after the tab closes the memory is
 back within 300 MB of the start.
 
+The class (issue 41 item 1, ``--sessions none --class 12,30``): after a teacher's first visit, N
+students open the guided tour, d = 2, d = 3 and the feasible arc at once; server CPU per student
+(``/proc``), first figure, memory, load average.  Analysts and a class at once (issue 41 item 2,
+``--sessions none --analysts 8 --class 12``): the four heavy scenarios above in 8 sessions and 12
+students, opened together; each analyst's first figure, the students' first figure, the server's
+CPU (its own process, and its workers), memory, load average.
+
 Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS] [--upload-mb MB]
-[--profile]``; output kept in
-``benchmarks/results/bench_load.txt``.  ``tests/app/test_load.py`` runs N = 3 through
+[--class 12,30] [--analysts 8] [--port PORT] [--profile]``; output kept in
+``benchmarks/results/bench_load.txt`` (``bench_load_class.txt``, ``bench_load_mixed.txt``).
+``tests/app/test_load.py`` runs N = 3 through
 :func:`run_load`.
 """
 
@@ -68,6 +76,13 @@ class Session:
     total: float | None = None          # s from goto to the first content
     exception: str = ""
     notes: list = field(default_factory=list)
+
+
+def use_port(port: int) -> None:
+    """Start the benchmark's servers on ``port`` (one at a time) instead of any free one."""
+    import tests.app.test_browser as browser
+
+    browser._free_port = lambda: port
 
 
 def server_mb(pid: int) -> float:
@@ -318,8 +333,9 @@ async def _class(counts: list[int], url: str, pid: int, cap: float, profile_to=N
         # the floor no page can lower: Streamlit's frontend (its static files), served to each new browser
         cpu0, size = server_cpu_s(pid), 0
         for address in dict.fromkeys(fetched):
-            proc = await asyncio.create_subprocess_exec("curl", "-s", "-o", "/dev/null", "-w", "%{size_download}",
-                                                        address, stdout=asyncio.subprocess.PIPE)
+            # --compressed: curl accepts gzip, as every browser does
+            proc = await asyncio.create_subprocess_exec("curl", "-s", "--compressed", "-o", "/dev/null", "-w",
+                                                        "%{size_download}", address, stdout=asyncio.subprocess.PIPE)
             size += int((await proc.communicate())[0] or 0)
         static = dict(files=len(set(fetched)), mb=size / 1e6, cpu_s=server_cpu_s(pid) - cpu0)
         for n in counts:
@@ -383,7 +399,8 @@ def report_class(rows: list[dict], out) -> None:
             f"{r['teacher_first'] or float('nan'):.1f} s")
         st_ = r["static"]
         out(f"  Streamlit's frontend alone (its {st_['files']} static files, {st_['mb']:.1f} MB, fetched once more "
-            f"with curl): server CPU {st_['cpu_s']:.2f} s — paid by every new browser, whatever the pages do")
+            f"with curl, gzip accepted; MB as sent): server CPU {st_['cpu_s']:.2f} s — paid by every new "
+            "browser, whatever the pages do")
     out(f"  {'N':>3} {'server CPU/session (s)':>23} {'budget':>7} {'less frontend files':>20} "
         f"{'server CPU total (s)':>21} "
         f"{'first figure median/worst (s)':>30} {'memory start/peak (MB)':>23} {'wall (s)':>9} "
@@ -403,6 +420,95 @@ def report_class(rows: list[dict], out) -> None:
     out("  (server CPU: user + system seconds of the server and its workers from /proc over the N sessions "
         "and 2 s after; the browsers' own CPU is not counted. The machine is shared with other agents' "
         "work: first-figure seconds are wall clock under that load; the CPU seconds are the server's own.)")
+
+
+# ------------------------------------------------------------------ analysts and a class at once (issue 41 item 2)
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of the process ``pid`` alone (not its workers), from ``/proc``."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path, cap: float) -> dict:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_ARGS)
+        teacher = Student(-1)  # the teacher's first visit fills the teaching pages' shared caches
+        await student(browser, url, teacher, cap)
+        await asyncio.sleep(3.0)
+        analysts = [Session(i, *SCENARIOS[i % len(SCENARIOS)]) for i in range(n_analysts)]
+        students = [Student(i) for i in range(n_students)]
+        start_mb = server_mb(pid)
+        peak = [start_mb]
+        stop = asyncio.Event()
+
+        async def watch():
+            while not stop.is_set():
+                peak[0] = max(peak[0], server_mb(pid))
+                await asyncio.sleep(0.2)
+
+        load0 = os.getloadavg()
+        watcher = asyncio.create_task(watch())
+        cpu0, main0, t0 = server_cpu_s(pid), process_cpu_s(pid), time.monotonic()
+        results = await asyncio.gather(*(drive(browser, url, s, csv, cap) for s in analysts),
+                                       *(student(browser, url, s, cap) for s in students), return_exceptions=True)
+        wall = time.monotonic() - t0
+        await asyncio.sleep(2.0)
+        cpu, main = server_cpu_s(pid) - cpu0, process_cpu_s(pid) - main0
+        load1 = os.getloadavg()
+        stop.set()
+        await watcher
+        for s, r in zip([*analysts, *students], results):
+            if isinstance(r, BaseException):
+                s.exception = s.exception or f"driver: {type(r).__name__}: {str(r)[:200]}"
+        for s in analysts:
+            for ctx in [c for c in s.notes if hasattr(c, "close")]:
+                await ctx.close()
+        await browser.close()
+    return dict(analysts=analysts, students=students, cpu_s=cpu, main_cpu_s=main, wall_s=wall, start_mb=start_mb,
+                peak_mb=peak[0], load_before=load0, load_after=load1)
+
+
+def run_mixed(n_analysts: int, n_students: int, *, cap: float = 300.0, workdir: Path | None = None) -> dict:
+    """Start a server, let a teacher visit the teaching pages once, then open ``n_analysts`` heavy
+    sessions (:data:`SCENARIOS`) and ``n_students`` students (:data:`CLASS_PAGES`) at the same time."""
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="nspca_mixed_"))
+    csv = labelled_csv(workdir / "genes_75x7000.csv")
+    proc, url = _start_server(workdir / "streamlit.log", NSPCA_JOB_LOG=str(workdir / "jobs.log"))
+    try:
+        return asyncio.run(_mixed(n_analysts, n_students, url, proc.pid, csv, cap))
+    finally:
+        _stop_server(proc)
+
+
+def report_mixed(r: dict, out) -> None:
+    na, ns = len(r["analysts"]), len(r["students"])
+    out(f"Analysts and a class at once: {na} heavy sessions and {ns} students opened together, after the "
+        f"teacher's first visit (work phase {r['wall_s']:.1f} s; load average {r['load_before'][0]:.1f} before, "
+        f"{r['load_after'][0]:.1f} after, on {os.cpu_count()} cores: first-figure seconds are wall clock under it)")
+    out(f"  {'analyst':<8} {'data':<7} {'page':<26} {'first figure (s)':>17} {'from open (s)':>14}  exception")
+    for s in r["analysts"]:
+        first = f"{s.first:.1f}" if s.first is not None else "none"
+        total = f"{s.total:.1f}" if s.total is not None else "-"
+        out(f"  {s.index:<8} {s.dataset:<7} {s.title:<26} {first:>17} {total:>14}  {s.exception or '-'}")
+    firsts = sorted(s.first for s in r["analysts"] if s.first is not None)
+    worst = firsts[-1] if len(firsts) == na else float("inf")
+    med = firsts[len(firsts) // 2] if firsts else float("nan")
+    out(f"  analysts' first figure: median {med:.1f} s, worst {worst:.1f} s (target {FIRST_CONTENT_BUDGET_S:.0f} s "
+        f"on a quiet machine: {_ok(worst <= FIRST_CONTENT_BUDGET_S)} under this load)")
+    sf = sorted(s.first for s in r["students"] if s.first is not None)
+    sworst = sf[-1] if len(sf) == ns else float("inf")
+    out(f"  students' tour first figure: median {sf[len(sf) // 2] if sf else float('nan'):.1f} s, worst {sworst:.1f} s;"
+        f" exception boxes: analysts {sum(bool(s.exception) for s in r['analysts'])}, students "
+        f"{sum(bool(s.exception) for s in r['students'])}")
+    out(f"  server CPU: {r['cpu_s']:.1f} s in all ({r['main_cpu_s']:.1f} s the server process — every page run of "
+        f"students and analysts —, {r['cpu_s'] - r['main_cpu_s']:.1f} s its worker processes); server process per "
+        f"student, analysts' page runs included: {r['main_cpu_s'] / max(ns, 1):.3f} s")
+    out(f"  memory of the server and its workers: start {r['start_mb']:.0f} MB, peak {r['peak_mb']:.0f} MB")
 
 
 def summarize_raw(path: Path, top: int = 14) -> str:
@@ -611,9 +717,16 @@ def main() -> int:
     ap.add_argument("--class", dest="klass", default="",
                     help="the class scenario (issue 41): comma-separated student counts, e.g. 12,30; "
                          "with --sessions none it runs alone (results in bench_load_class.txt)")
+    ap.add_argument("--analysts", type=int, default=0,
+                    help="with --class N (one count): N students and this many heavy sessions at once (issue 41 "
+                         "item 2; results in bench_load_mixed.txt)")
+    ap.add_argument("--port", type=int, default=0,
+                    help="the server's port (default: any free one; on a shared machine, your own)")
     ap.add_argument("--profile", action="store_true",
                     help="py-spy dump the server every 5 s (results/bench_load_pyspy_N<n>.txt)")
     args = ap.parse_args()
+    if args.port:
+        use_port(args.port)
     if _chromium() is None:
         print("no Chromium found; install Debian's chromium (make browser)")
         return 1
@@ -633,6 +746,12 @@ def main() -> int:
         out()
     if args.upload_mb > 0:
         report_upload(run_upload(args.upload_mb), out)
+    if args.analysts:
+        n_students = int(args.klass or 12)
+        out(f"load average at the start: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores")
+        report_mixed(run_mixed(args.analysts, n_students, cap=args.cap * 2.5), out)
+        RESULTS.with_name("bench_load_mixed.txt").write_text("\n".join(lines) + "\n")
+        return 0
     if args.klass:
         ncls = [int(v) for v in args.klass.split(",")]
         prof = RESULTS.with_name("bench_load_class_pyspy") if args.profile else None

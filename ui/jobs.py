@@ -38,9 +38,13 @@ that no ``except Exception`` inside the core swallows it — is raised.
 Budget
 ------
 At most :data:`HEAVY_SLOTS` (1) heavy job computes at a time (others wait in
-``queued``), so the memory of the certificates is that of one certificate
-run in one process: on MLL (72 × 12,582) ``certify`` works from X (m ≪ n)
-and peaks near 400 MB, and the registry keeps only vectors and scalars,
+``queued``), and at most :data:`LIGHT_SLOTS` light ones.  Who computes next is decided unit by unit
+by :mod:`ui.fair_slots`: a page's first figure (a job without a result yet) before the further units
+of any page, those before the background tightening, and round robin across the browser sessions
+(the job's ``owner``, the session that started it) — one session's many jobs do not hold the others
+up.  A job that would now wait behind another session hands its slot over between two units.
+The memory of the certificates is that of one certificate run in one process: on MLL (72 × 12,582)
+``certify`` works from X (m ≪ n) and peaks near 400 MB, and the registry keeps only vectors and scalars,
 never an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts
 the least recently read finished ones.  The stated budget of the app for MLL
 is 2 GB resident; ``tests/app/test_browser.py`` measures it.
@@ -69,6 +73,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ui import streamlit_runtime
+from ui.fair_slots import BACKGROUND, FIRST, MORE, FairSlots
 
 __all__ = ["Cancelled", "Preempted", "TimedOut", "Context", "Job", "JobView", "Registry", "Worker", "REGISTRY",
            "IDLE_SECONDS", "MAX_JOBS", "HEAVY_SLOTS", "HEAVY_NICE", "REAP_S", "WORKER_IDLE_S", "cancel_all"]
@@ -429,6 +434,7 @@ class Job:
         self._worker: Worker | None = None
         self.last_read = time.monotonic()
         self.readers: set = set()  # ids of the browser sessions that showed this job (see Registry.reap)
+        self.owner: Hashable = None  # the session that started it: whose turn it is (ui.fair_slots)
 
     # ---------------------------------------------------------- reader side
     def view(self, *, touch: bool = True) -> JobView:
@@ -487,28 +493,34 @@ class Job:
         self._step = (float(done), float(total))
 
     def must_yield(self) -> bool:
-        """Whether this background job should give the heavy slot to a waiting foreground job."""
+        """Whether this background job should give its slot to better-ranked waiting work."""
         reg = self.registry
         return bool(self.background and reg is not None and reg.foreground_waiting())
 
-    def _give_way(self, slots: threading.Semaphore | None, held: list) -> None:
-        """Release the slot while a foreground job waits, then take it again (``held[0]``: whether
-        this thread holds the slot, kept right when :class:`Cancelled` is raised while waiting)."""
+    def rank(self) -> int:
+        """Its place in the line (:mod:`ui.fair_slots`): background, a first figure, or more."""
+        if self.background:
+            return BACKGROUND
+        with self._lock:
+            return MORE if self._results else FIRST
+
+    def _hand_over(self, slots: FairSlots | None, held: list) -> None:
+        """Release the slot and wait for a turn again (``held[0]``: whether this thread holds the slot,
+        kept right when :class:`Cancelled` is raised while waiting).  A light job's own process ends
+        meanwhile (a new one is forked for its next unit), so that waiting jobs hold no memory."""
         if held[0]:
             slots.release()
             held[0] = False
+        if self._worker is not None and self._worker.name.startswith("job "):
+            self._worker.kill()
         with self._lock:
             self._status = "queued"
         log.info("job %s gives way", self.title)
-        while self.must_yield():
-            if self._cancel.is_set():
-                raise Cancelled
-            time.sleep(0.1)
         held[0] = self._acquire(slots)
         with self._lock:
             self._status = "running"
 
-    def start(self, slots: threading.Semaphore | None, worker: Worker | None = None) -> None:
+    def start(self, slots: FairSlots | None, worker: Worker | None = None) -> None:
         """Start a worker thread for the units without a result."""
         self._worker = worker
         with self._lock:
@@ -523,16 +535,15 @@ class Job:
         self._thread.start()
         log.info("job %s queued %r", self.title, self.key)
 
-    def _acquire(self, slots: threading.Semaphore | None) -> bool:
+    def _acquire(self, slots: FairSlots | None) -> bool:
         if slots is None:
             return False
-        while not slots.acquire(timeout=0.2):
-            if self._cancel.is_set():
-                raise Cancelled
+        if not slots.acquire(self.owner, self.rank(), job=self.title, cancelled=self._cancel.is_set):
+            raise Cancelled
         return True
 
-    def _run(self, slots: threading.Semaphore | None) -> None:
-        held = [False]  # a list: _give_way releases and takes the slot again
+    def _run(self, slots: FairSlots | None) -> None:
+        held = [False]  # a list: _hand_over releases and takes the slot again
         t0 = time.perf_counter()
         base = self._seconds
         try:
@@ -540,19 +551,23 @@ class Job:
             with self._lock:
                 self._status = "running"
             log.info("job %s running %d/%d", self.title, len(self._results), len(self.units))
+            ran = False  # a unit computed since the slot was granted (a turn is at least one unit)
             while (unit := self._next_unit()) is not None:
                 if self._cancel.is_set():
                     raise Cancelled
-                if self.must_yield():
-                    self._give_way(slots, held)
+                if held[0] and (self.must_yield() or (ran and slots.would_wait(self.owner, self.rank()))):
+                    self._hand_over(slots, held)  # another session's turn (or a first figure) first
+                    ran = False
                     continue
+                ran = True
                 self._step = (0, 0)
                 try:
                     value = self._work(unit, Context(self, self._worker))
                 except Preempted:
                     if self._cancel.is_set():
                         raise Cancelled from None
-                    self._give_way(slots, held)
+                    self._hand_over(slots, held)
+                    ran = False
                     continue
                 with self._lock:
                     self._results[unit] = value
@@ -617,10 +632,10 @@ class Registry:
         # gets its own process, so a slow unit of one method never holds up another's curve
         self._processes = processes
         self._workers = {"heavy": Worker("heavy", nice=HEAVY_NICE)} if processes else {}
-        self._light = threading.Semaphore(LIGHT_SLOTS)
+        self._light = FairSlots(LIGHT_SLOTS)
         self._warming: threading.Thread | None = None
         self.idle_seconds = idle_seconds
-        self._slots = threading.Semaphore(heavy_slots)
+        self._slots = FairSlots(heavy_slots)
         self._jobs: OrderedDict[Hashable, Job] = OrderedDict()
         self._lock = threading.Lock()
         self._reaper: threading.Thread | None = None
@@ -632,7 +647,7 @@ class Registry:
 
     def submit(self, key: Hashable, title: str, units: Iterable[Hashable],
                work: Callable[[Any, Callable], Any], *, heavy: bool = False,
-               resume: bool = True, background: bool = False) -> Job:
+               resume: bool = True, background: bool = False, owner: Hashable = "session") -> Job:
         """The job for ``key``, started if new.
 
         A job that is queued, running or done is returned as it is (reuse);
@@ -641,7 +656,12 @@ class Registry:
         failed one restarts on its missing units when ``resume``; a *stopped*
         one (the user's Stop) stays stopped until :meth:`resume` is called.
         ``background``: a heavy job that gives way to the others (see :class:`Job`).
+        ``owner``: the session whose turn the job's units take (:mod:`ui.fair_slots`); by default
+        the browser session running this script (None outside one).  A job another session
+        restarts becomes that session's.
         """
+        if owner == "session":
+            owner = streamlit_runtime.session_id()
         self._start_reaper()
         with self._lock:
             job = self._jobs.get(key)
@@ -657,6 +677,7 @@ class Registry:
         added = False if fresh else job.add_units(units)
         restart = (job.status in ("cancelled", "failed") and resume) or (job.status == "done" and added)
         if fresh or (restart and not self._closed.is_set()):
+            job.owner = owner
             job.start(self._slots_for(job), self._worker_for(job))
         job.last_read = time.monotonic()
         return job
@@ -690,7 +711,7 @@ class Registry:
             return None
         return self._workers["heavy"] if job.heavy else Worker(f"job {job.title}")
 
-    def _slots_for(self, job: Job) -> threading.Semaphore:
+    def _slots_for(self, job: Job) -> FairSlots:
         return self._slots if job.heavy else self._light
 
     def _all_workers(self) -> list[Worker]:
@@ -714,8 +735,9 @@ class Registry:
         return [j for j in self.jobs() if j.status in ("queued", "running")]
 
     def foreground_waiting(self) -> bool:
-        """Whether a heavy job that is not a background one waits for the heavy slot."""
-        return any(j.heavy and not j.background and j.status == "queued" for j in self.jobs())
+        """Whether work ranked before the background tightening (a heavy job that is not a background
+        one) waits for the heavy slot."""
+        return self._slots.better_waiting(BACKGROUND)
 
     def stop_background(self, reason: str = "stopped") -> list[Job]:
         """Stop every active background job (tests; a page's Stop acts on one job)."""

@@ -3,7 +3,8 @@
 The app needs a few things Streamlit's public API does not give: the id of the browser session
 running a script, whether a session is still connected, dropping a closed tab's uploaded files and
 shutting its stored session down (memory given back minutes earlier), leaving the legacy ``pages/``
-mode for a deep link, and a hook that runs before the interpreter waits for threads.  Each reaches
+mode for a deep link, a hook that runs before the interpreter waits for threads, and Streamlit's
+frontend files answered gzipped from memory (:func:`serve_frontend_from_memory`).  Each reaches
 into a private or undocumented place; every such place is named once, in :data:`INTERNALS`, and
 touched only here.
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 __all__ = ["SUPPORTED", "INTERNALS", "version_supported", "problems", "session_id", "session_alive",
            "remove_uploaded_files", "close_stored_sessions", "legacy_pages_mode", "leave_legacy_pages_mode",
-           "run_before_thread_join"]
+           "run_before_thread_join", "serve_frontend_from_memory"]
 
 log = logging.getLogger("nspca.streamlit_runtime")
 
@@ -57,6 +58,10 @@ INTERNALS = {
                               "a deep link on a fresh server runs through app.py"),
     "register_atexit": Internal("threading._register_atexit",
                                 "jobs cancelled before the interpreter waits for threads (plain atexit used)"),
+    "frontend_files": Internal("streamlit.web.server.starlette.starlette_static_routes serving "
+                               "file_util.get_static_dir() through starlette StaticFiles.get_response",
+                               "Streamlit's frontend files answered gzipped from memory (Streamlit's own "
+                               "handler serves them, uncompressed, otherwise)"),
 }
 
 _warned: set = set()
@@ -191,6 +196,21 @@ def _probe_register_atexit() -> None:
         raise AttributeError("threading._register_atexit")
 
 
+def _probe_frontend_files() -> None:
+    import inspect
+
+    from starlette.staticfiles import StaticFiles
+    from streamlit import file_util
+    from streamlit.web.server.starlette.starlette_static_routes import create_streamlit_static_handler
+
+    if not inspect.iscoroutinefunction(getattr(StaticFiles, "get_response", None)):
+        raise AttributeError("starlette StaticFiles.get_response is not a coroutine function")
+    root = file_util.get_static_dir()
+    handler = create_streamlit_static_handler(root, None)
+    if not isinstance(handler, StaticFiles) or getattr(handler, "directory", None) != root:
+        raise TypeError("Streamlit's frontend handler is not a StaticFiles on file_util.get_static_dir()")
+
+
 _PROBES = {
     "script_run_ctx": _probe_script_run_ctx,
     "active_session": _probe_active_session,
@@ -199,6 +219,7 @@ _PROBES = {
     "async_objs": _probe_async_objs,
     "pages_manager": _probe_pages_manager,
     "register_atexit": _probe_register_atexit,
+    "frontend_files": _probe_frontend_files,
 }
 
 
@@ -361,3 +382,67 @@ def run_before_thread_join(fn: Callable[[], None]) -> str:
     _unavailable("register_atexit", "threading has no _register_atexit")
     atexit.register(fn)
     return "atexit"
+
+
+# ------------------------------------------------------------------ Streamlit's frontend, from memory
+_frontend: list = []  # the installed ui.frontend_files.FrontendFiles (at most one per process)
+
+
+def _request_headers(scope) -> dict:
+    want = (b"accept-encoding", b"if-none-match")
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())
+            if k.lower() in want}
+
+
+def serve_frontend_from_memory():
+    """Answer Streamlit's frontend files (its ``static/`` bundles) gzipped from memory
+    (:mod:`ui.frontend_files`), in front of Streamlit's own handler, for the whole server; once per
+    process (later calls return the same object).  The :class:`~ui.frontend_files.FrontendFiles`,
+    or None where the internal moved (Streamlit's handler then serves every file, as it would).
+
+    Streamlit serves its frontend with Starlette's ``StaticFiles``; ``get_response`` of that class
+    is wrapped: for Streamlit's frontend directory and a file of it, the answer comes from memory,
+    for anything else from the original method."""
+    with _warn_lock:
+        if _frontend:
+            return _frontend[0]
+    try:
+        _probe_frontend_files()
+        import anyio
+        from starlette.responses import Response
+        from starlette.staticfiles import StaticFiles
+        from streamlit import file_util
+    except (ImportError, AttributeError, TypeError) as exc:
+        _unavailable("frontend_files", exc)
+        return None
+    import os
+
+    from ui.frontend_files import FrontendFiles
+
+    files = FrontendFiles(file_util.get_static_dir())
+    original = StaticFiles.get_response
+    ours: dict = {}  # a StaticFiles' directory -> whether it is Streamlit's frontend
+
+    async def get_response(self, path, scope):
+        directory = getattr(self, "directory", None)
+        mine = ours.get(directory)
+        if mine is None:
+            mine = ours[directory] = directory is not None and os.path.realpath(directory) == files.root
+        if mine and files.known(path) and scope.get("method") in ("GET", "HEAD"):
+            if files.cached(path) is None:
+                await anyio.to_thread.run_sync(files.entry, path)  # once per file and server
+            got = files.answer(path, scope["method"], _request_headers(scope))
+            if got is not None:
+                status, entry = got
+                if status == 304:
+                    return Response(status_code=304, headers={"etag": entry.headers["etag"]})
+                return Response(entry.body, headers=entry.headers)
+        return await original(self, path, scope)
+
+    get_response.__wrapped__ = original
+    with _warn_lock:
+        if _frontend:  # another thread installed it meanwhile
+            return _frontend[0]
+        StaticFiles.get_response = get_response
+        _frontend.append(files)
+    return files

@@ -109,10 +109,10 @@ class Cov:
     def factor(self, d: int):
         """``(V, eigenvalues)`` of :func:`nspca_core.lowrank_factor` (the input was validated
         when this Cov was built: no second check)."""
-        from ._validation import check_d
+        from ._common.params import check
         from .lowrank import _lowrank_factor
 
-        d = check_d(d, self.n)
+        d = check("d", d, n_features=self.n)
         if self.thin and self._A is None:
             return _lowrank_factor(self.X, None, d)
         return _lowrank_factor(None, self.dense(), d)  # A formed once, shared with the solvers

@@ -42,7 +42,8 @@ from ._dask_client import persist_decision
 from ._dask_factor import ritz_factor
 from .methods import REGISTRY, SINGLE
 from ._dask_kernels import k_bad, k_cgram, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
-from ._validation import InputError, check_d, check_int
+from ._validation import InputError
+from ._common.params import check, in_interval
 
 __all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "DASK_METHODS",
            "DENSE_BUDGET_BYTES", "require_dask"]
@@ -475,9 +476,9 @@ class DaskCov(Cov):
         gap-aware stopping rule; with the whole covariance on the client, its dense
         eigendecomposition.  See :func:`nspca_core._dask_factor.ritz_factor`.
         """
-        d = check_d(d, self.n)
-        oversample = check_int(oversample, "oversample", 0)
-        max_iter = check_int(max_iter, "max_iter", 1)
+        d = check("d", d, n_features=self.n)
+        oversample = in_interval(oversample, "oversample", 0, kind="int")
+        max_iter = in_interval(max_iter, "max_iter", 1, kind="int")
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < float(tol) < 1:
             raise InputError(f"`tol` must be a float in (0, 1); got {tol!r}")
         key = (d, oversample, float(tol), max_iter)

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import SPARSITY, InputError, Interval, as_rng, check_vector
+from .._validation import SPARSITY, DataOrCov, InputError, Interval, Matrix, Psd, Vector, as_rng
+from .options import UnknownOptionError
 
-__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "take_random_state", "renamed_seed", "SEED_NOT_GIVEN",
-           "in_interval", "in_choices",
+__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "check_options", "option_rule", "take_random_state",
+           "renamed_seed", "SEED_NOT_GIVEN", "in_interval", "in_choices",
            "check_params", "seed_of", "Interval", "Flag", "Callback", "Seed", "Optional", "KSpec",
-           "Sizes", "Choice", "Seconds", "Point"]
+           "Sizes", "Choice", "Seconds", "Point", "NonnegData"]
 
 #: the certificates' efforts (one k also takes "exact": branch and bound)
 EFFORTS = ("auto", "fast", "full")
@@ -183,7 +184,7 @@ class Point:
     k nonzeros; returned as a unit vector."""
 
     def check(self, value, name: str, context: dict) -> np.ndarray:
-        x = check_vector(value, name)
+        x = Vector().check(value, name, {})
         n, k = context["n_features"], context["k"]
         if x.size != n:
             raise InputError(f"`{name}` must have length n_features={n}; got length {x.size}")
@@ -197,7 +198,30 @@ class Point:
         return x / np.linalg.norm(x)
 
 
-#: every shared parameter and its rule
+@dataclass(frozen=True)
+class NonnegData:
+    """None, or raw nonnegative data of ``n_features`` columns (context) as a float64 array (NMF's ``data``)."""
+
+    def check(self, value, name: str, context: dict) -> np.ndarray | None:
+        if value is None:
+            return None
+        D = Matrix().check(value, name, {})
+        if D.min() < 0:
+            raise InputError(f"`{name}` must be nonnegative; got min {float(D.min()):.3g}")
+        n = context.get("n_features", D.shape[1])
+        if D.shape[1] != n:
+            raise InputError(f"`{name}` must have n_features={n} columns; got shape {D.shape}")
+        return D
+
+
+_POSITIVE = Interval("float", 0.0, math.inf, low_open=True, high_open=True)
+_NONNEGATIVE = Interval("float", 0.0, math.inf, high_open=True)
+_COUNT = Interval("int", 1)
+_FLAG = Flag()
+
+#: every parameter and its rule: the fronts' shared ones, the data's, and the solvers' own options
+#: (an option ``name`` of method ``m`` is checked by ``PARAMETERS["m:name"]`` when there is one, else by
+#: ``PARAMETERS[name]``: :func:`option_rule`)
 PARAMETERS = {
     "k": SPARSITY,  # the rule of _validation.check_k / check_d (one implementation)
     "d": SPARSITY,
@@ -225,10 +249,34 @@ PARAMETERS = {
     "tol_or_none": Optional(Interval("float", 0, 1, low_open=True, high_open=True)),
     "max_iter_or_none": Optional(Interval("int", 1)),
     "preprocessing": Choice(),  # options: the registry's (nspca_core.datasets.preprocessing)
+    "n_components": Interval("int", 1, "n_features"),
+    # data
+    "matrix": Matrix(),            # context: square, symmetric, min_rows, min_cols
+    "vector": Vector(),
+    "psd": Psd(),
+    "data_or_cov": DataOrCov(),    # the pair (X, cov); context: psd
+    "flag": _FLAG,                 # any other True/False argument (named by the caller)
+    # the solvers' options (checked by the fronts before they reach a solver: check_options)
+    "nonneg": _FLAG,
+    "renormalize": _FLAG,
+    "polish": _FLAG,
+    "refine": _FLAG,
+    "swap": _FLAG,
+    "bipartite:samples": Optional(_COUNT),
+    "min_angle": Interval("float", 0.0, 90.0, low_open=True),
+    "alpha": _POSITIVE,
+    "beta": Optional(_NONNEGATIVE),
+    "ridge_alpha": _NONNEGATIVE,
+    "max_sweeps": _COUNT,
+    "bisection_steps": _COUNT,
+    "search_steps": _COUNT,
+    "nmf:data": NonnegData(),
+    "em:init": Optional(Choice(("pc", "random"))),
+    "zass:init": Choice(("eig", "random")),
 }
 
 
-def in_interval(value, name: str, low, high, *, kind: str = "float", low_open: bool = False,
+def in_interval(value, name: str, low, high=math.inf, *, kind: str = "float", low_open: bool = False,
                 high_open: bool = False):
     """``value`` checked against an interval given by the caller (a function's own option)."""
     return Interval(kind, low, high, low_open, high_open).check(value, name, {})
@@ -239,11 +287,33 @@ def in_choices(value, name: str, options):
     return Choice(tuple(options)).check(value, name, {})
 
 
-def check(rule: str, value, *, name: str | None = None, **context):
+def check(rule: str, value, name: str | None = None, **context):
     """``value`` checked by ``PARAMETERS[rule]`` (the message names ``name``, default ``rule``)."""
     if rule not in PARAMETERS:
         raise KeyError(f"no rule for parameter {rule!r}; declared: {', '.join(PARAMETERS)}")
     return PARAMETERS[rule].check(value, name or rule, context)
+
+
+def option_rule(owner: str, option: str) -> str:
+    """The key of :data:`PARAMETERS` checking ``option`` of a method or strategy ``owner``: its own
+    (``"owner:option"``) when declared, else the shared one."""
+    own = f"{owner}:{option}"
+    return own if own in PARAMETERS else option
+
+
+def check_options(options: dict, allowed, where: str, owner: str = "", **context) -> dict:
+    """Keyword options of a solver, checked at the front: an unknown name is an
+    :class:`~nspca_core._common.options.UnknownOptionError` naming the allowed ones, and each value
+    is checked by its rule (:func:`option_rule`; names without one pass as given).  Returns the
+    normalized options."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise UnknownOptionError(f"unknown option(s) {unknown} for {where}; allowed: {sorted(allowed)}")
+    out = {}
+    for name, value in options.items():
+        rule = option_rule(owner, name)
+        out[name] = check(rule, value, name, **context) if rule in PARAMETERS else value
+    return out
 
 
 # ------------------------------------------------------------- the estimators' parameters

@@ -120,10 +120,10 @@ def test_rules_return_the_checked_value():
        n=st.integers(1, 10))
 def test_check_k_d_and_int_are_the_declared_rule(value, n):
     """``_validation.check_k`` / ``check_d`` / ``check_int`` and ``PARAMETERS["k"]`` / ``["d"]``: one rule."""
-    from nspca_core._validation import check_d, check_int, check_k
+    from nspca_core._common.params import check, in_interval
 
-    for mine, declared in ((lambda v: check_k(v, n), lambda v: check("k", v, n_features=n)),
-                           (lambda v: check_d(v, n), lambda v: check("d", v, n_features=n))):
+    for mine, declared in ((lambda v: check("k", v, n_features=n), lambda v: check("k", v, n_features=n)),
+                           (lambda v: check("d", v, n_features=n), lambda v: check("d", v, n_features=n))):
         outcomes = []
         for f in (mine, declared):
             try:
@@ -133,7 +133,7 @@ def test_check_k_d_and_int_are_the_declared_rule(value, n):
         assert outcomes[0] == outcomes[1]
     ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= n
     if ok:
-        assert check_int(value, "count", 0, n) == value
+        assert in_interval(value, "count", 0, n, kind="int") == value
     else:
         with pytest.raises(InputError, match=rf"`count` must be an int in \[0, {n}\]; got "):
-            check_int(value, "count", 0, n)
+            in_interval(value, "count", 0, n, kind="int")

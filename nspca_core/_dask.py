@@ -563,8 +563,7 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist="auto",
         raise InputError(f"`X` must have at least 1 row and 1 column; got shape {X.shape}")
     if np.dtype(X.dtype).kind not in "biuf":
         raise InputError(f"`X` must hold real numbers; got dtype {X.dtype}")
-    if not isinstance(center, (bool, np.bool_)):
-        raise InputError(f"`center` must be True or False; got {center!r}")
+    center = check("flag", center, "center")
     if not (isinstance(persist, (bool, np.bool_)) or (isinstance(persist, str) and persist == "auto")):
         raise InputError(f"`persist` must be True, False or 'auto'; got {persist!r}")
     if not isinstance(dense_budget, numbers.Real) or not dense_budget >= 0:

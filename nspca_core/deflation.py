@@ -23,13 +23,13 @@ import numpy as np
 from ._cov import Cov, ProjectedCov
 from ._validation import InputError
 from ._common.points import make_result
+from .methods import PROJECT, REMOVE
 from .result import ComponentsResult
 
 __all__ = ["STRATEGIES", "REMOVE", "PROJECT", "check_partial", "deflate", "project_out", "remove_each",
            "project_each", "remove_strategy", "project_strategy"]
 
 #: the deflation strategies of :func:`deflate` (their entries in :data:`nspca_core.methods.STRATEGIES`)
-REMOVE, PROJECT = "deflation-remove", "deflation-project"
 STRATEGIES = (REMOVE, PROJECT)
 
 

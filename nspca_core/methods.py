@@ -14,7 +14,10 @@ from dataclasses import dataclass
 
 __all__ = ["MethodSpec", "REGISTRY", "SINGLE", "JOINT", "PEERS", "PAPERS", "OKABE_ITO", "spec", "ordered",
            "defaults", "with_cost", "contrast_on_white", "StrategySpec", "STRATEGIES", "STRATEGY_NAMES",
-           "strategy"]
+           "strategy", "DEFAULT_STRATEGY", "REMOVE", "PROJECT", "BIPARTITE", "QUASI_ORTHOGONAL"]
+
+#: the names of the strategies, each written here once (the modules, the app and the CLI import them)
+REMOVE, PROJECT, BIPARTITE, QUASI_ORTHOGONAL = "deflation-remove", "deflation-project", "bipartite", "quasi-orthogonal"
 
 # Okabe & Ito (2008) colour-blind-safe palette, plus Paul Tol's "wine" and a neutral grey
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
@@ -98,7 +101,7 @@ REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
     MethodSpec("nmf", "NMF (scikit-learn)", "NMF", "single", "lee1999", "#857500", cost="slow",
                function="nspca_core.peers.sklearn_peers:nmf_pca", symbol="pentagon", dash="dash"),
     # Paul Tol's colour-blind-safe "wine"
-    MethodSpec("bipartite", "bipartite matchings (joint)", "bipartite", "joint", "asteris2015", "#882255",
+    MethodSpec(BIPARTITE, "bipartite matchings (joint)", "bipartite", "joint", "asteris2015", "#882255",
                default=True, function="nspca_core.peers.bipartite:bipartite_components", symbol="hexagon"),
     # a neutral grey: PCA is a reference, not a competitor
     MethodSpec("pca", "PCA (dense, signed)", "PCA", "reference", "", "#767676", default=True,
@@ -189,21 +192,23 @@ class StrategySpec:
 
 #: every strategy of ``components``, in the order the app and the CLI list them; the first is the default
 STRATEGIES: dict[str, StrategySpec] = {s.name: s for s in (
-    StrategySpec("deflation-remove", "deflation: remove used features", "nspca_core.deflation:remove_strategy",
+    StrategySpec(REMOVE, "deflation: remove used features", "nspca_core.deflation:remove_strategy",
                  dask=True, disjoint=True, partial=True, max_components="n_features"),
-    StrategySpec("deflation-project", "deflation: project out (Mackey)", "nspca_core.deflation:project_strategy",
+    StrategySpec(PROJECT, "deflation: project out (Mackey)", "nspca_core.deflation:project_strategy",
                  dask=True, partial=True),
-    StrategySpec("bipartite", "joint: bipartite matchings", "nspca_core.peers.bipartite:bipartite_strategy",
-                 options=("effort", "samples", "polish", "refine", "swap"), method="bipartite",
+    StrategySpec(BIPARTITE, "joint: bipartite matchings", "nspca_core.peers.bipartite:bipartite_strategy",
+                 options=("effort", "samples", "polish", "refine", "swap"), method=BIPARTITE,
                  method_options=False, dask=True,
                  disjoint=True, max_components="n_features // k", d_default="n_components"),
-    StrategySpec("quasi-orthogonal", "EM, quasi-orthogonal (Sigg–Buhmann)",
+    StrategySpec(QUASI_ORTHOGONAL, "EM, quasi-orthogonal (Sigg–Buhmann)",
                  "nspca_core.peers.em:quasi_orthogonal_strategy",
                  options=("min_angle", "restarts", "renormalize", "tol", "max_iter"), method="em"),
 )}
 
 #: the strategy names, in registry order
 STRATEGY_NAMES = tuple(STRATEGIES)
+#: the default strategy of ``components``, the estimator and the CLI (the registry's first)
+DEFAULT_STRATEGY = STRATEGY_NAMES[0]
 
 
 def strategy(name: str) -> StrategySpec:

@@ -25,6 +25,7 @@ import pandas as pd
 import scipy.sparse as sp
 import streamlit as st
 
+from nspca_core.methods import BIPARTITE, REMOVE
 from ui import state
 
 __all__ = ["DEMO", "Corpus", "is_sparse", "is_text_upload", "sources", "get_corpus", "compute_topics",
@@ -35,7 +36,7 @@ __all__ = ["DEMO", "Corpus", "is_sparse", "is_text_upload", "sources", "get_corp
 DEMO = "text-demo"
 UPLOAD = "upload"
 #: method key -> label
-METHODS = {"bipartite": "joint: bipartite matchings (Asteris et al. 2015)",
+METHODS = {BIPARTITE: "joint: bipartite matchings (Asteris et al. 2015)",
            "tpower": "deflation (remove used words) with TPower"}
 #: page choice -> nspca_core.text weighting
 WEIGHTINGS = {"raw": "counts", "tfidf": "tfidf", "log1p": "log1p"}
@@ -239,7 +240,7 @@ def compute_topics(token: str, method: str, r: int, k: int, weighting: str, cent
     X, words, kept, prune_notes = words_used(token, bool(stop_words), float(max_df), _corpus=_corpus)
     w = text_weighting(X, weighting=WEIGHTINGS[weighting], center=bool(center))
     cov = as_sparse_cov(w.X, center=w.center)
-    if method == "bipartite":
+    if method == BIPARTITE:
         from nspca_core.peers.bipartite import bipartite_components
 
         res = bipartite_components(cov, int(r), int(k), d=min(BIPARTITE_D, cov.n),
@@ -249,7 +250,7 @@ def compute_topics(token: str, method: str, r: int, k: int, weighting: str, cent
         from nspca_core.api import components
 
         res = components(cov, n_components=int(r), k=int(k), method="tpower",
-                         strategy="deflation-remove", random_state=int(seed), certify=False)
+                         strategy=REMOVE, random_state=int(seed), certify=False)
         params = {}
     L, variance, cumulative, order = order_by_variance(cov, np.asarray(res.loadings),
                                                        np.asarray(res.variance, float))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import SPARSITY, DataOrCov, InputError, Interval, Matrix, Psd, Vector, as_rng
+from ..methods import DEFAULT_STRATEGY
 from .options import UnknownOptionError
 
 __all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "check_options", "option_rule", "take_random_state",
@@ -36,7 +37,7 @@ EFFORTS = ("auto", "fast", "full")
 #: ``certify``, ``certify_path``), the estimator and the CLI read them here (never restated)
 DEFAULTS = {
     "method": "auto",
-    "strategy": "deflation-remove",
+    "strategy": DEFAULT_STRATEGY,
     "d": None,            # min(3, n); the bipartite strategy: n_components
     "eps": 0.1,
     "effort": "auto",

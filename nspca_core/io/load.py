@@ -83,6 +83,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import InputError
+from .._common.params import check
 from .corpora import (_beside, _corpus_kind, _corpus_zip_members, _is_docword, _is_sparse_npz,
                       _load_corpus, _load_corpus_zip, _reject_dense_options)
 from .delimited import _load_text
@@ -257,8 +258,7 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     if feature_names not in (None, "id", "symbol"):
         raise InputError(f"`feature_names` must be 'id' (probe/feature ids) or 'symbol' (gene symbols); "
                          f"got {feature_names!r}")
-    if not isinstance(use_raw, bool):
-        raise InputError(f"`use_raw` must be True or False; got {use_raw!r}")
+    use_raw = check("flag", use_raw, "use_raw")
     extra_options = {"platform": platform, "sheet": sheet, "layer": layer, "use_raw": use_raw,
                      "feature_names": feature_names}
     header = _check_header(header)

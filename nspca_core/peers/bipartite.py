@@ -15,8 +15,8 @@ from scipy.optimize import linear_sum_assignment
 from .._common.ascent import ascent, factor_starts
 from .._common.steps import PlainPower
 from .._cov import Cov
-from ..deflation import REMOVE, remove_each
-from ..methods import REGISTRY
+from ..deflation import remove_each
+from ..methods import BIPARTITE, REGISTRY, REMOVE
 from .._summary import components_result
 from .._validation import InputError, as_rng
 from .._common.params import check, in_interval
@@ -25,10 +25,7 @@ from .._common.points import flip, make_result
 from .em import renormalize_on_support
 
 __all__ = ["bipartite_components", "deflation_components", "max_weight_disjoint", "net_size", "DEFLATION_METHODS",
-           "bipartite_strategy", "BIPARTITE"]
-
-#: the method and strategy of :func:`bipartite_components` (their entries in :mod:`nspca_core.methods`)
-BIPARTITE = "bipartite"
+           "bipartite_strategy"]
 
 # Default cap on sampled net points (each costs at most one assignment per sign
 # pattern, and most are pruned by the bound; see bipartite_components).

@@ -20,15 +20,14 @@ from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
 from .._common.steps import PlainPower, SoftTopK
 from .._cov import Cov
-from ..deflation import PROJECT, REMOVE, project_each, remove_each
+from ..deflation import project_each, remove_each
+from ..methods import PROJECT, QUASI_ORTHOGONAL, REMOVE
 from .._summary import components_result
 from .._validation import as_rng
 from ..result import ComponentsResult, Result, seed_param
 
-__all__ = ["em_pca", "em_components", "quasi_orthogonal_strategy", "QUASI_ORTHOGONAL", "MIN_ANGLE"]
+__all__ = ["em_pca", "em_components", "quasi_orthogonal_strategy", "MIN_ANGLE"]
 
-#: the strategy of :func:`em_components` with a minimum angle (its entry in nspca_core.methods.STRATEGIES)
-QUASI_ORTHOGONAL = "quasi-orthogonal"
 #: default minimum angle (degrees) between quasi-orthogonal components of ``components``
 MIN_ANGLE = 75.0
 

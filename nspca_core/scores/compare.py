@@ -325,6 +325,10 @@ def compare_methods(Y, D_true, W_true, *, methods=METHODS, seed=0, em_min_angle=
     if D_true.shape[0] != p or W_true.shape[0] != n or W_true.shape[1] != D_true.shape[1]:
         raise InputError(f"`D_true` must be (p={p}, r) and `W_true` (n={n}, r); got "
                          f"{D_true.shape} and {W_true.shape}")
+    # the peers' options, checked here (the peers below the front check nothing)
+    check("min_angle", em_min_angle, "em_min_angle")
+    check("restarts", em_restarts, "em_restarts")
+    check("alpha", zass_alpha, "zass_alpha")
     methods = tuple(methods)
     bad = [m for m in methods if m not in METHODS]
     if bad:

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._common.params import DEFAULTS, check, check_options, take_random_state
+from ._common.params import DEFAULTS, check, check_options, in_interval, take_random_state
 from ._common.scale import normalized, rescale
 from ._cov import Cov
 from ._covariance import _is_sparse, as_cov
@@ -293,7 +293,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     C = _operator(X, cov, sample_weight, center, options)
     centering = centering_info(C)
     n = C.n
-    r = check("n_components", n_components, n_features=n)
+    r = in_interval(n_components, "n_components", 1, n, kind="int")
     ks = check("k_per_component", k, name="k", n_features=n, n_components=r)
     k = max(ks)
     d = check("d", default_d(d, n, strategy, r), n_features=n)

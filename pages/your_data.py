@@ -13,7 +13,7 @@ from nspca_core.methods import REMOVE
 from ui import bounds_store, compute, downloads, layout, live, state, work
 from ui import topics as text_upload
 from ui.figures import analysis as figs
-from ui.messages import refused_file, unlogged_hint
+from ui.messages import FILE_TYPES, NAN_CHOICES, refused_file, unlogged_hint
 from ui.sidebar import link_page, page_intro
 
 page_intro(
@@ -28,8 +28,7 @@ page_intro(
     "certificate.",
 )
 
-TYPES = ["csv", "tsv", "tab", "txt", "npy", "npz", "mat", "zip", "png", "jpg", "jpeg", "pgm", "bmp",
-         "mtx", "gz", "h5ad", "soft", "bz2", "xz", "zst", "xlsx", "xlsm", "xls", "h5"]
+TYPES = FILE_TYPES  # every format nspca_core.load_file reads (its registry, nspca_core.io.formats)
 SHEET_TYPES = ["csv", "tsv", "tab", "txt", "xlsx", "xls"]  # a sample sheet
 ORIENTATIONS = {
     "auto": "detect (default)",
@@ -41,12 +40,7 @@ SHEET_LABEL = "Sample sheet (optional: CSV/TSV, one row per sample, e.g. its cla
 SHEET_ID_LABEL = "Sheet column of sample ids"
 SHEET_LABELS_LABEL = "Sheet column giving the classes"
 AUTO = "(detected)"
-NAN_POLICIES = {
-    "error": "stop and tell me (default)",
-    "drop-rows": "drop samples with missing values",
-    "drop-columns": "drop features with missing values",
-    "impute-mean": "replace by the feature's mean",
-}
+NAN_POLICIES = {name: label + (" (default)" if i == 0 else "") for i, (name, label) in enumerate(NAN_CHOICES.items())}
 HEADERS = {None: "detect (default)", True: "yes: column names", False: "no: the first line is data"}
 NAN_LABEL = "Missing values (NaN/inf)"
 RESIZE_LABEL = "Resize every image to height×width (empty = keep; needed for mixed sizes)"

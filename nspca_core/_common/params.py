@@ -250,7 +250,6 @@ PARAMETERS = {
     "tol_or_none": Optional(Interval("float", 0, 1, low_open=True, high_open=True)),
     "max_iter_or_none": Optional(Interval("int", 1)),
     "preprocessing": Choice(),  # options: the registry's (nspca_core.datasets.preprocessing)
-    "n_components": Interval("int", 1, "n_features"),
     # data
     "matrix": Matrix(),            # context: square, symmetric, min_rows, min_cols
     "vector": Vector(),

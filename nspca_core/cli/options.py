@@ -14,6 +14,8 @@ from .._common.params import DEFAULTS
 from ..api import METHODS, STRATEGIES
 from ..methods import STRATEGIES as STRATEGY_SPECS
 from ..datasets.preprocessing import PREPROCESSING
+from ..io.formats import NAN_POLICY_LABELS
+from ..io.load import NAN_POLICIES
 from .errors import _BadInput
 from .serve import add_app_command, version_text
 
@@ -123,10 +125,10 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--sheet", default=None, metavar="NAME",
                         help="Excel: the sheet read, by name or 0-based position (default: the first "
                              "with a numeric block)")
-        sp.add_argument("--nan-policy", default="error",
-                        choices=["error", "drop-rows", "drop-columns", "impute-mean"],
-                        help="missing/infinite values: stop (default), drop samples, drop "
-                             "features or replace by the feature's mean")
+        sp.add_argument("--nan-policy", default=NAN_POLICIES[0], choices=list(NAN_POLICIES),
+                        help="missing/infinite values: " + "; ".join(
+                            f"{name} ({label})" for name, label in NAN_POLICY_LABELS.items())
+                        + f" (default: {NAN_POLICIES[0]})")
         sp.add_argument("--resize", default=None, metavar="HEIGHTxWIDTH",
                         help=".zip of images: resize every image to this size (e.g. 32x32)")
         sp.add_argument("--max-bytes", type=int, default=200_000_000,

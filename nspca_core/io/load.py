@@ -94,12 +94,11 @@ from .loaded import DataFormatError, LoadedData, _dropped_text, _finish
 from .omics import is_geo_series, load_geo, load_h5ad, load_tenx, tenx_members
 from .orientation import check_orientation
 from .samples import attach_sample_info, read_sheet
-from .mat import _load_mat
-from .npy import _load_npy, _load_npz
+from .formats import NAN_POLICY_LABELS, format_of
 from .source import TEXT_EXTENSIONS, _extension, _read_source
 
 
-NAN_POLICIES = ("error", "drop-rows", "drop-columns", "impute-mean")
+NAN_POLICIES = tuple(NAN_POLICY_LABELS)  # the registry (.formats)
 #: values of ``header``: detect, the first line is column names, the first line is data
 HEADER_CHOICES = ("auto", "yes", "no")
 
@@ -351,13 +350,10 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
         raise InputError(f"`text_column` applies to a CSV/TSV of texts; {name} is not one")
     if ext in TEXT_EXTENSIONS:
         return _load_text(data, name, ext, nan_policy, label_column, header, orientation)
-    if ext == ".npy":
-        return _transposed(_load_npy(data, name, nan_policy), orientation, nan_policy)
-    if ext == ".npz":
-        return _transposed(_load_npz(data, name, variable, nan_policy, max_bytes), orientation,
-                           nan_policy)
-    if ext == ".mat":
-        return _transposed(_load_mat(data, name, variable, nan_policy), orientation, nan_policy)
+    fmt = format_of(ext)
+    if fmt is not None and fmt.reader:  # a file of one numeric matrix: its registered reader (.formats)
+        loaded = fmt.read()(data, name, nan_policy=nan_policy, variable=variable, max_bytes=max_bytes)
+        return _transposed(loaded, orientation, nan_policy)
     if ext == ".zip":
         return _load_zip(data, name, resize, nan_policy, max_bytes)
     raise DataFormatError(f"{name}: a single image is one sample, and PCA needs many; upload a "

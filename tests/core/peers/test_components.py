@@ -184,7 +184,7 @@ def test_components_errors():
     from nspca_core import components
 
     cov = as_cov(cov=np.eye(4))
-    with pytest.raises(InputError, match=r"`n_components` must be an int in \[1, n_features=4\]; got 5"):
+    with pytest.raises(InputError, match=r"`n_components` must be an int in \[1, 4\]; got 5"):
         components(cov=np.eye(4), n_components=5, k=1, strategy="bipartite")
     with pytest.raises(InputError, match=r"`eps` must be a float in \(0, 1\); got 0"):
         components(cov=np.eye(4), n_components=2, k=1, strategy="bipartite", eps=0)

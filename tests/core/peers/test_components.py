@@ -183,7 +183,6 @@ def test_components_errors():
     """The joint strategies' arguments are checked at the front (the peers below it check nothing)."""
     from nspca_core import components
 
-    cov = as_cov(cov=np.eye(4))
     with pytest.raises(InputError, match=r"`n_components` must be an int in \[1, 4\]; got 5"):
         components(cov=np.eye(4), n_components=5, k=1, strategy="bipartite")
     with pytest.raises(InputError, match=r"`eps` must be a float in \(0, 1\); got 0"):

@@ -19,8 +19,7 @@ from ._cov import Cov
 from ._covariance import _is_sparse, as_cov
 from ._dask import as_dask_cov, is_dask_array
 from ._dask_fit import check_dask_method as _check_dask_method, dask_info as _dask_info
-from .deflation import check_partial as _check_partial
-from .methods import PEERS, SINGLE, STRATEGIES as _STRATEGY_SPECS, STRATEGY_NAMES
+from .methods import PEERS, PROJECT, REMOVE, SINGLE, STRATEGIES as _STRATEGY_SPECS, STRATEGY_NAMES
 from ._validation import InputError, as_rng
 from .result import ComponentsResult, Result
 from .solve import fit_cov, peer as _peer
@@ -313,7 +312,10 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
         takers = " or ".join(repr(s.name) for s in _STRATEGY_SPECS.values() if s.partial)
         raise InputError(f"a sparsity per component (`k`={list(ks)}) needs a deflation strategy "
                          f"({takers}); got strategy={strategy!r}")
-    given = _check_partial(partial, n, r, strategy)
+    given = check("partial", partial, n_features=n, n_components=r, strategy=strategy, continues=spec.partial)
+    if method == "nmf" and strategy == PROJECT:  # NMF factors the raw data, which projection never changes
+        raise InputError(f"method 'nmf' works on the raw nonnegative data, which projection "
+                         f"deflation does not change; use strategy={REMOVE!r}")
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
     params = {"n_components": r, "k": ks[0] if len(set(ks)) == 1 else list(ks), "method": method,
               "strategy": strategy, "d": d, "eps": eps, "random_state": _seed_param(seed), "certify": certify,

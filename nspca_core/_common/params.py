@@ -23,12 +23,13 @@ import numpy as np
 
 from .._validation import SPARSITY, DataOrCov, InputError, Interval, Matrix, Psd, Vector, as_rng
 from ..methods import DEFAULT_STRATEGY
+from ..result import ComponentsResult
 from .options import UnknownOptionError
 
 __all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "check_options", "option_rule", "take_random_state",
            "renamed_seed", "SEED_NOT_GIVEN", "in_interval", "in_choices",
            "check_params", "seed_of", "Interval", "Flag", "Callback", "Seed", "Optional", "KSpec",
-           "Sizes", "Choice", "Seconds", "Point", "NonnegData"]
+           "Sizes", "Choice", "Seconds", "Point", "NonnegData", "Partial"]
 
 #: the certificates' efforts (one k also takes "exact": branch and bound)
 EFFORTS = ("auto", "fast", "full")
@@ -215,6 +216,36 @@ class NonnegData:
         return D
 
 
+@dataclass(frozen=True)
+class Partial:
+    """Components already found (``partial=`` of ``components``): None, a ``ComponentsResult`` or
+    nonnegative loadings ``(n_features, j)`` with ``j <= n_components`` (context), for a strategy that
+    continues from them (context ``continues``); returned as ``(n, j)`` unit columns (``(n, 0)`` for
+    None; columns of norm 1 to rounding kept bit for bit)."""
+
+    def check(self, value, name: str, context: dict) -> np.ndarray:
+        n, r = context["n_features"], context["n_components"]
+        if value is None:
+            return np.zeros((n, 0))
+        L = np.asarray(value.loadings if isinstance(value, ComponentsResult) else value, dtype=float)
+        if L.ndim == 1:
+            L = L[:, None]
+        if L.ndim != 2 or L.shape[0] != n or not np.all(np.isfinite(L)) or (L < 0).any():
+            raise InputError(f"`{name}` must be a ComponentsResult or nonnegative loadings of shape "
+                             f"({n}, j); got shape {L.shape}")
+        if L.shape[1] > r:
+            raise InputError(f"`{name}` holds {L.shape[1]} components, more than n_components={r}")
+        if not context["continues"]:
+            raise InputError(f"`{name}` continues a deflation; strategy {context['strategy']!r} finds all "
+                             f"components jointly")
+        norms = np.linalg.norm(L, axis=0)
+        if (norms == 0).any():
+            raise InputError(f"`{name}` has a zero column; every component must be a unit vector")
+        # unit columns (a previous result's) are kept bit for bit: dividing by a norm 1 +- 1 ulp would move them
+        unit = np.abs(norms - 1.0) <= 8 * np.finfo(float).eps
+        return np.where(unit, L, L / norms)
+
+
 _POSITIVE = Interval("float", 0.0, math.inf, low_open=True, high_open=True)
 _NONNEGATIVE = Interval("float", 0.0, math.inf, high_open=True)
 _COUNT = Interval("int", 1)
@@ -256,6 +287,7 @@ PARAMETERS = {
     "psd": Psd(),
     "data_or_cov": DataOrCov(),    # the pair (X, cov); context: psd
     "flag": _FLAG,                 # any other True/False argument (named by the caller)
+    "partial": Partial(),          # context: n_features, n_components, strategy, continues
     # the solvers' options (checked by the fronts before they reach a solver: check_options)
     "nonneg": _FLAG,
     "renormalize": _FLAG,

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .._cov import Cov
-from .._validation import InputError
+from .._validation import InputError, as_rng
 from ..result import Result
 from .._common.points import make_result
 
@@ -16,13 +16,13 @@ __all__ = ["sklearn_spca", "nmf_pca"]
 
 
 def _seed_int(seed) -> int:
-    if isinstance(seed, np.random.Generator):
-        return int(seed.integers(2 ** 31 - 1))
+    """scikit-learn's int seed from a validated one: an int as given, None as 0, else drawn from its
+    Generator (:func:`as_rng`)."""
     if seed is None:
         return 0
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InputError(f"`seed` must be an int, None or a numpy Generator; got {seed!r}")
-    return int(seed)
+    if isinstance(seed, (int, np.integer)):
+        return int(seed)
+    return int(as_rng(seed).integers(2 ** 31 - 1))
 
 
 def _pseudo_data(cov: Cov) -> np.ndarray:

@@ -26,13 +26,19 @@ from ..methods import DEFAULT_STRATEGY
 from ..result import ComponentsResult
 from .options import UnknownOptionError
 
-__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "check_options", "option_rule", "take_random_state",
+__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "EFFORT_ORDER", "EXACT_EFFORT", "DEFAULT_EFFORT", "check",
+           "check_options", "option_rule", "take_random_state",
            "renamed_seed", "SEED_NOT_GIVEN", "in_interval", "in_choices",
            "check_params", "seed_of", "Interval", "Flag", "Callback", "Seed", "Optional", "KSpec",
            "Sizes", "Choice", "Seconds", "Point", "NonnegData", "Partial"]
 
-#: the certificates' efforts (one k also takes "exact": branch and bound)
-EFFORTS = ("auto", "fast", "full")
+#: the certificates' efforts, declared once: cheapest (least thorough) first, the rank the tightening
+#: schedule orders them by; the last, "exact" (branch and bound), for one k only
+EFFORT_ORDER = ("fast", "auto", "full", "exact")
+EXACT_EFFORT = EFFORT_ORDER[-1]
+DEFAULT_EFFORT = EFFORT_ORDER[1]
+#: the efforts every certificate takes, the default first
+EFFORTS = (DEFAULT_EFFORT, *(e for e in EFFORT_ORDER[:-1] if e != DEFAULT_EFFORT))
 
 #: the defaults of the parameters the fronts share: the functional API (``fit``, ``components``,
 #: ``certify``, ``certify_path``), the estimator and the CLI read them here (never restated)
@@ -41,7 +47,7 @@ DEFAULTS = {
     "strategy": DEFAULT_STRATEGY,
     "d": None,            # min(3, n); the bipartite strategy: n_components
     "eps": 0.1,
-    "effort": "auto",
+    "effort": DEFAULT_EFFORT,
     "certify": True,      # fit and components alike
     "center": True,       # every container alike; `cov=` is never centered
     "random_state": 0,    # the functional API and the CLI (the estimator: None, scikit-learn's convention)
@@ -267,7 +273,8 @@ PARAMETERS = {
     "center": Flag(),
     "method": Choice(),        # options: the registry's (api.METHODS)
     "strategy": Choice(),      # options: api.STRATEGIES
-    "effort": Choice(EFFORTS + ("exact",), listed=EFFORTS, note=" (or 'exact' for one k: branch and bound)"),
+    "effort": Choice(EFFORTS + (EXACT_EFFORT,), listed=EFFORTS,
+                     note=f" (or {EXACT_EFFORT!r} for one k: branch and bound)"),
     "time_limit": Seconds(),
     "max_seconds": Seconds(none=True),
     "x": Point(),

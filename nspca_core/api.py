@@ -15,12 +15,12 @@ import numpy as np
 
 from ._common.params import DEFAULTS, check, check_options, in_interval, take_random_state
 from ._common.scale import normalized, rescale
-from ._cov import Cov
-from ._covariance import _is_sparse, as_cov
-from ._dask import as_dask_cov, is_dask_array
-from ._dask_fit import check_dask_method as _check_dask_method, dask_info as _dask_info
+from .operators.cov import Cov
+from .operators.covariance import is_sparse, as_cov
+from .distributed.array import as_dask_cov, is_dask_array
+from .distributed.fit import check_dask_method as _check_dask_method, dask_info as _dask_info
 from .methods import PEERS, PROJECT, REMOVE, SINGLE, STRATEGIES as _STRATEGY_SPECS, STRATEGY_NAMES
-from ._validation import InputError, as_rng
+from ._common.validation import InputError, as_rng
 from .result import ComponentsResult, Result
 from .solve import fit_cov, peer as _peer
 from .solve import seed_param as _seed_param
@@ -30,7 +30,7 @@ __all__ = ["METHODS", "STRATEGIES", "fit", "components"]
 METHODS = SINGLE  # from the method registry (nspca_core.methods.REGISTRY)
 STRATEGIES = STRATEGY_NAMES  # from the strategy registry (nspca_core.methods.STRATEGIES)
 
-# keyword options of Dask data (nspca_core._dask.as_dask_cov)
+# keyword options of Dask data (nspca_core.distributed.array.as_dask_cov)
 _DASK_OPTIONS = ("client", "persist")
 
 
@@ -60,18 +60,18 @@ def _option_owner(method: str, strategy: str | None = None) -> str:
 def _weighted(X, sample_weight, center: bool):
     """Data whose covariance ``X_w^T X_w / m`` is the weighted ``sum_i w_i x_i x_i^T / sum_i w_i``
     (rows scaled by ``sqrt(w_i / mean(w))``; a copy), ``center``: about the weighted mean.  None: X
-    itself.  Sparse X: the weighted operator (:class:`nspca_core._weighted.WeightedSparseCov`,
+    itself.  Sparse X: the weighted operator (:class:`nspca_core.operators.weighted.WeightedSparseCov`,
     centered implicitly with the weighted mean, never densified)."""
     if sample_weight is None:
         return X
-    if _is_sparse(X):
-        from ._weighted import weighted_sparse_cov
+    if is_sparse(X):
+        from .operators.weighted import weighted_sparse_cov
 
         return weighted_sparse_cov(X, sample_weight, center=center)
     if X is None or isinstance(X, Cov):
         raise InputError("`sample_weight` needs data `X` (samples x features, dense or sparse); got "
                          + ("a covariance" if X is None else type(X).__name__))
-    from ._weighted import check_sample_weight
+    from .operators.weighted import check_sample_weight
 
     X = check("matrix", X, "X")
     w = check_sample_weight(sample_weight, X.shape[0])
@@ -83,8 +83,8 @@ def _weighted(X, sample_weight, center: bool):
 
 
 def _operator(X, cov, sample_weight, center, options: dict) -> Cov:
-    """The covariance operator of the input (:func:`nspca_core._covariance.as_cov`, ``center``
-    for every container alike); a ``dask.array`` becomes a :class:`~nspca_core._dask.DaskCov`
+    """The covariance operator of the input (:func:`nspca_core.operators.covariance.as_cov`, ``center``
+    for every container alike); a ``dask.array`` becomes a :class:`~nspca_core.distributed.array.DaskCov`
     (centered implicitly, never gathered) with the options ``client``, ``persist`` (taken out of
     ``options``)."""
     center = check("center", center)
@@ -139,7 +139,7 @@ def fit(X=None, *, cov=None, k, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=
         CSR/CSC matrix or a ``dask.array.Array``; the covariance is that of the
         centered data, ``(X - 1 mu^T)^T (X - 1 mu^T) / m``, for every container
         alike (``center``).  Sparse data are never densified and Dask data never
-        gathered (:class:`nspca_core._dask.DaskCov`, options ``client``,
+        gathered (:class:`nspca_core.distributed.array.DaskCov`, options ``client``,
         ``persist`` — default "auto": the blocks stay in the workers' memory when
         they fit, see ``info["notes"]``; methods "tpower", "em", "spannogram",
         "enet", "auto").
@@ -285,7 +285,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
         ``k``) keeps the order of ``k``.  Where this differs from the order the
         strategy found them, ``info["extraction_order"]`` gives it (entry j: the step that
         found component j).  ``variance``, ``cumulative_variance`` and ``additional_variance``
-        are computed on the ORIGINAL covariance (:func:`nspca_core._summary.variance_summary`).
+        are computed on the ORIGINAL covariance (:func:`nspca_core._common.summary.variance_summary`).
     """
     t0 = time.perf_counter()
     seed = take_random_state(random_state, options)
@@ -305,7 +305,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     where = f"strategy {strategy!r}" if spec.method else f"method {method!r}"
     options = check_options(options, _allowed_options(method, strategy), where, _option_owner(method, strategy),
                             n_features=n)
-    from ._summary import components_result
+    from ._common.summary import components_result
 
     certify = check("certify", certify)
     if len(set(ks)) > 1 and not spec.partial:

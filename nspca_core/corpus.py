@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import InputError, as_rng
+from ._common.validation import InputError, as_rng
 from ._common.params import in_interval
 from .result import seed_param
 

@@ -58,7 +58,7 @@ class MethodSpec:
         stays distinct beyond the eight colours a colour-blind-safe palette has
     deflation_baseline : bool -- one of the deflation baselines of Asteris et al. 2015, Table 2
         (:func:`nspca_core.peers.bipartite.deflation_components`)
-    dask : str -- how it runs on Dask data (:class:`nspca_core._dask.DaskCov`): "" not offered,
+    dask : str -- how it runs on Dask data (:class:`nspca_core.distributed.array.DaskCov`): "" not offered,
         "operator" (``function`` runs unchanged on the operator: products and its factor)
     """
 
@@ -164,7 +164,7 @@ class StrategySpec:
     options : tuple of str -- its own keyword options (checked by ``PARAMETERS``)
     method : str -- the single-component method it always runs ("" : the ``method=`` given)
     method_options : bool -- also takes the options of the ``method=`` given (with "effort")
-    dask : bool -- runs on Dask data (the operator :class:`nspca_core._dask.DaskCov`)
+    dask : bool -- runs on Dask data (the operator :class:`nspca_core.distributed.array.DaskCov`)
     disjoint : bool -- components of disjoint supports (a joint certificate; ordered by own variance)
     partial : bool -- continues from kept components (``partial=``) and takes a sparsity per component
     max_components : str -- how many components ``n_components=None`` of the estimator means:

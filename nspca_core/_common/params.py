@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import SPARSITY, DataOrCov, InputError, Interval, Matrix, Psd, Vector, as_rng
 from ..methods import DEFAULT_STRATEGY
 from ..result import ComponentsResult
 from .options import UnknownOptionError
+from .validation import SPARSITY, DataOrCov, InputError, Interval, Matrix, Psd, Vector, as_rng
 
 __all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "EFFORT_ORDER", "EXACT_EFFORT", "DEFAULT_EFFORT", "check",
            "check_options", "option_rule", "take_random_state",

@@ -17,8 +17,8 @@ from typing import Callable
 import numpy as np
 import scipy.linalg
 
-from .._cov import Cov
-from .._validation import InputError
+from ..operators.cov import Cov
+from .._common.validation import InputError
 from .._common.params import check, in_interval
 from ._settings import _EPS
 

@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .._common.params import check
 from .types import Preprocessed
 

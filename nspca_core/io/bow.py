@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .._common.params import check
 from .loaded import DataFormatError
 

@@ -10,7 +10,7 @@ import stat
 import zipfile
 from pathlib import Path
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .archive import _ARCHIVE_ERRORS
 from .formats import ALLOWED_EXTENSIONS, IMAGE_EXTENSIONS, TEXT_EXTENSIONS  # the registry (.formats)
 from .loaded import DataFormatError

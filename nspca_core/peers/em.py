@@ -19,11 +19,11 @@ from .._common.ascent import ascent, cov_key, random_starts
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
 from .._common.steps import PlainPower, SoftTopK
-from .._cov import Cov
+from ..operators.cov import Cov
 from ..deflation import project_each, remove_each
 from ..methods import PROJECT, QUASI_ORTHOGONAL, REMOVE
-from .._summary import components_result
-from .._validation import as_rng
+from .._common.summary import components_result
+from .._common.validation import as_rng
 from ..result import ComponentsResult, Result, seed_param
 
 __all__ = ["em_pca", "em_components", "quasi_orthogonal_strategy", "MIN_ANGLE"]

@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from .._cov import Cov
-from .._validation import InputError, as_rng
+from ..operators.cov import Cov
+from .._common.validation import InputError, as_rng
 from ..result import Result
 from .._common.points import make_result
 

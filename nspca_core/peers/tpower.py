@@ -11,8 +11,8 @@ from .._common.ascent import ascent, cov_key, project, random_starts
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
 from .._common.steps import TopK
-from .._cov import Cov
-from .._validation import as_rng
+from ..operators.cov import Cov
+from .._common.validation import as_rng
 from ..result import Result, seed_param
 
 __all__ = ["tpower_pca", "tpower_starts", "tpower_from"]

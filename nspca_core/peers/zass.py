@@ -9,9 +9,9 @@ import warnings
 import numpy as np
 
 from .._common.points import leading_eigvec, make_result
-from .._cov import Cov
-from .._summary import components_result
-from .._validation import as_rng
+from ..operators.cov import Cov
+from .._common.summary import components_result
+from .._common.validation import as_rng
 from ..result import ComponentsResult, Result, seed_param
 
 __all__ = ["zass_pca", "zass_components", "zass_objective"]

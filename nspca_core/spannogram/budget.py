@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .._common.params import in_interval
 
 #: Refuse an exact enumeration (rank >= 4) with more candidate cells than this; keyword

@@ -13,44 +13,48 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._common.options import check_options
-from ._common.params import DEFAULTS, check, take_random_state
+from ._common.params import DEFAULTS, check, check_options, in_interval, take_random_state
 from ._common.scale import normalized, rescale
 from .operators.cov import Cov
 from .operators.covariance import is_sparse, as_cov
 from .distributed.array import as_dask_cov, is_dask_array
 from .distributed.fit import check_dask_method as _check_dask_method, dask_info as _dask_info
-from .deflation import STRATEGIES as DEFLATION_STRATEGIES, check_partial as _check_partial, deflate
-from .methods import PEERS, SINGLE
-from ._common.validation import InputError, as_rng, check_d, check_int, check_k, check_matrix
+from .methods import PEERS, PROJECT, REMOVE, SINGLE, STRATEGIES as _STRATEGY_SPECS, STRATEGY_NAMES
+from ._common.validation import InputError, as_rng
 from .result import ComponentsResult, Result
 from .solve import fit_cov, peer as _peer
 from .solve import seed_param as _seed_param
 
 __all__ = ["METHODS", "STRATEGIES", "fit", "components"]
 
-METHODS = SINGLE  # from the method registry (nspca_core.methods)
-STRATEGIES = (*DEFLATION_STRATEGIES, "bipartite", "quasi-orthogonal")
+METHODS = SINGLE  # from the method registry (nspca_core.methods.REGISTRY)
+STRATEGIES = STRATEGY_NAMES  # from the strategy registry (nspca_core.methods.STRATEGIES)
 
 # keyword options of Dask data (nspca_core.distributed.array.as_dask_cov)
 _DASK_OPTIONS = ("client", "persist")
-# keyword options of the bipartite strategy (nspca_core.peers.bipartite.bipartite_components)
-_BIPARTITE_OPTIONS = {"effort", "samples", "polish", "refine", "swap"}
-# default minimum angle (degrees) between quasi-orthogonal EM components
-_MIN_ANGLE = 75.0
 
 
 # ----------------------------------------------------------------------------- validation
 def _allowed_options(method: str, strategy: str | None = None) -> set:
-    """The keyword options ``fit``/``components`` accept for a method (and strategy)."""
-    allowed = {"effort"}
+    """The keyword options ``fit``/``components`` accept for a method (and strategy): "effort", the
+    method's (a peer's signature; "samples" of the ε-net), and the strategy's own
+    (:class:`nspca_core.methods.StrategySpec`)."""
+    spec = None if strategy is None else _STRATEGY_SPECS[strategy]
+    allowed = {"effort", *(spec.options if spec is not None else ())}
+    if spec is not None and not spec.method_options:
+        return allowed
     if method in ("auto", "enet"):
         allowed.add("samples")
     if method in PEERS:
         allowed.update(_peer(method).options)
-    if strategy == "quasi-orthogonal":
-        allowed.update({"min_angle", "restarts", "renormalize", "tol", "max_iter"})
     return allowed
+
+
+def _option_owner(method: str, strategy: str | None = None) -> str:
+    """Who the options belong to (their rules: :func:`nspca_core._common.params.option_rule`) and the
+    name the messages give: the strategy's fixed method, else ``method``."""
+    spec = None if strategy is None else _STRATEGY_SPECS[strategy]
+    return spec.method if spec is not None and spec.method else method
 
 
 def _weighted(X, sample_weight, center: bool):
@@ -69,7 +73,7 @@ def _weighted(X, sample_weight, center: bool):
                          + ("a covariance" if X is None else type(X).__name__))
     from .operators.weighted import check_sample_weight
 
-    X = check_matrix(X, "X")
+    X = check("matrix", X, "X")
     w = check_sample_weight(sample_weight, X.shape[0])
     mean = np.average(X, axis=0, weights=w) if center else None
     Xw = (X - mean if center else X) * np.sqrt(w / w.mean())[:, None]
@@ -114,11 +118,13 @@ def announce(callback, stage: str) -> None:
 
 
 def default_d(d, n: int, strategy: str | None = None, n_components: int = 1):
-    """The rank used for ``d=None``: ``min(n_components, n)`` for the bipartite strategy (the
-    paper's d = r), else ``min(3, n)`` (1- and 2-feature problems work with the default)."""
+    """The rank used for ``d=None``: ``min(n_components, n)`` for a strategy whose ``d_default`` says
+    so (bipartite matchings: the paper's d = r), else ``min(3, n)`` (1- and 2-feature problems work
+    with the default)."""
     if d is not None:
         return d
-    return min(n_components, n) if strategy == "bipartite" else min(3, n)
+    by_rank = strategy in _STRATEGY_SPECS and _STRATEGY_SPECS[strategy].d_default == "n_components"
+    return min(n_components, n) if by_rank else min(3, n)
 
 # ----------------------------------------------------------------------------- single component
 def fit(X=None, *, cov=None, k, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=DEFAULTS["eps"],
@@ -199,12 +205,12 @@ def fit(X=None, *, cov=None, k, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=
     C = _operator(X, cov, sample_weight, center, options)
     centering = centering_info(C)
     n = C.n
-    k = check_k(k, n)
-    d = check_d(default_d(d, n), n)
+    k = check("k", k, n_features=n)
+    d = check("d", default_d(d, n), n_features=n)
     eps = check("eps", eps)
     method = check("method", method, options=METHODS)
     _check_dask_method(C, method)
-    check_options(options, _allowed_options(method), f"method {method!r}")
+    options = check_options(options, _allowed_options(method), f"method {method!r}", method, n_features=n)
     as_rng(seed, "random_state")  # validates the seed without consuming a Generator
     check("callback", callback)
     certify = check("certify", certify)
@@ -286,57 +292,41 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     C = _operator(X, cov, sample_weight, center, options)
     centering = centering_info(C)
     n = C.n
-    r = check_int(n_components, "n_components", 1, n)
+    r = in_interval(n_components, "n_components", 1, n, kind="int")
     ks = check("k_per_component", k, name="k", n_features=n, n_components=r)
     k = max(ks)
-    d = check_d(default_d(d, n, strategy, r), n)
+    d = check("d", default_d(d, n, strategy, r), n_features=n)
     eps = check("eps", eps)
     method = check("method", method, options=METHODS)
     as_rng(seed, "random_state")
     check("callback", callback)
-    check("strategy", strategy, options=STRATEGIES)
+    spec = _STRATEGY_SPECS[check("strategy", strategy, options=STRATEGIES)]
     _check_dask_method(C, method, strategy)
-    where = f"strategy {strategy!r}" if strategy in ("bipartite", "quasi-orthogonal") else f"method {method!r}"
-    check_options(options, _allowed_options(method, strategy) if strategy != "bipartite" else _BIPARTITE_OPTIONS,
-                  where)
+    where = f"strategy {strategy!r}" if spec.method else f"method {method!r}"
+    options = check_options(options, _allowed_options(method, strategy), where, _option_owner(method, strategy),
+                            n_features=n)
     from ._common.summary import components_result
 
     certify = check("certify", certify)
-    if len(set(ks)) > 1 and strategy in ("bipartite", "quasi-orthogonal"):
+    if len(set(ks)) > 1 and not spec.partial:
+        takers = " or ".join(repr(s.name) for s in _STRATEGY_SPECS.values() if s.partial)
         raise InputError(f"a sparsity per component (`k`={list(ks)}) needs a deflation strategy "
-                         f"('deflation-remove' or 'deflation-project'); got strategy={strategy!r}")
-    given = _check_partial(partial, n, r, strategy)
+                         f"({takers}); got strategy={strategy!r}")
+    given = check("partial", partial, n_features=n, n_components=r, strategy=strategy, continues=spec.partial)
+    if method == "nmf" and strategy == PROJECT:  # NMF factors the raw data, which projection never changes
+        raise InputError(f"method 'nmf' works on the raw nonnegative data, which projection "
+                         f"deflation does not change; use strategy={REMOVE!r}")
     C, factors = normalized(C)  # entries far from 1: a power-of-2 copy (scale-free answers)
     params = {"n_components": r, "k": ks[0] if len(set(ks)) == 1 else list(ks), "method": method,
               "strategy": strategy, "d": d, "eps": eps, "random_state": _seed_param(seed), "certify": certify,
               "center": centering["centered"]}
-    info: dict = {}
-    results: list[Result] = []
-    problems: list[Cov] = []  # the covariance each component was solved on
-    if strategy == "bipartite":
-        from .peers.bipartite import bipartite_components
-
-        cr = bipartite_components(C, r, k, eps=eps, seed=seed, nonneg=True, callback=callback, d=d,
-                                  **{key: val for key, val in options.items() if key != "effort"})
-        loadings, results, method_name = cr.loadings, list(cr.results), "bipartite"
-        problems = [C] * len(results)
-        info.update(cr.info)
-    elif strategy == "quasi-orthogonal":
-        from .peers.em import em_components
-
-        extra = {key: val for key, val in options.items()
-                 if key not in ("min_angle", "restarts", "effort", "samples")}
-        cr = em_components(C, r, k, nonneg=True, min_angle=options.get("min_angle", _MIN_ANGLE),
-                           seed=seed, restarts=options.get("restarts", 10), callback=callback, **extra)
-        loadings, results, method_name = cr.loadings, list(cr.results), "em"
-        problems = [C] * len(results)
-        info.update(cr.info)
-    else:
-        loadings, results, problems, found = deflate(C, ks, given, strategy=strategy, method=method, d=d, eps=eps,
-                                                     seed=seed, options=options, fit=fit_cov, callback=callback,
-                                                     keep_problems=certify)
-        method_name = method
-        info.update(found)
+    # the strategy's function (nspca_core.methods.STRATEGIES); problems[j]: the covariance component j is
+    # certified on
+    loadings, results, problems, method_name, found = spec.run()(
+        C, ks, given=given, method=method, d=d, eps=eps, seed=seed, options=options, fit=fit_cov,
+        callback=callback, keep_problems=certify)
+    results: list[Result] = list(results)
+    info: dict = dict(found)
     effort = check("effort", options.get("effort", DEFAULTS["effort"]))
     if certify:
         from .certificates import certify_cov as _certify_cov
@@ -354,7 +344,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     out = components_result(C, loadings, method=method_name, strategy=strategy, params=params, t0=t0,
                             results=results, info=info)
     joint = {}
-    if certify and strategy in ("bipartite", "deflation-remove"):  # disjoint supports: the joint bound
+    if certify and spec.disjoint:  # disjoint supports: the joint bound
         from .certificates.components import joint_bound
 
         announce(callback, "certifying the components jointly")
@@ -362,7 +352,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     kept = 0 if given is None else given.shape[1]
     # a sparsity per component names its components in its own order (R nsprcomp's k): kept
     order = None if len(set(ks)) > 1 else \
-        pca_order(out.variance if strategy in ("bipartite", "deflation-remove") else out.additional_variance, kept)
+        pca_order(out.variance if spec.disjoint else out.additional_variance, kept)
     if order is not None:
         info["extraction_order"] = [int(j) for j in order]
         out = components_result(C, loadings[:, order], method=method_name, strategy=strategy, params=params,

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._common.validation import InputError, as_rng, check_int
+from ._common.validation import InputError, as_rng
+from ._common.params import in_interval
 from .result import seed_param
 
 __all__ = ["CORPUS_SHAPES", "SyntheticCorpus", "synthetic_corpus", "corpus_like",
@@ -188,17 +189,17 @@ def synthetic_corpus(n_docs: int, n_words: int, *, nnz=None, mean_length=None, n
     indicators linearly independent after centering (with 1 they sum to one
     and the covariance has only ``n_topics - 1`` topic eigenvalues).
     """
-    n_docs = check_int(n_docs, "n_docs", 1)
-    n_words = check_int(n_words, "n_words", 1)
-    n_topics = check_int(n_topics, "n_topics", 0)
-    topic_size = check_int(topic_size, "topic_size", 1)
+    n_docs = in_interval(n_docs, "n_docs", 1, kind="int")
+    n_words = in_interval(n_words, "n_words", 1, kind="int")
+    n_topics = in_interval(n_topics, "n_topics", 0, kind="int")
+    topic_size = in_interval(topic_size, "topic_size", 1, kind="int")
     if n_topics * topic_size > n_words:
         raise InputError(f"`n_topics` * `topic_size` must be at most n_words={n_words}; got "
                          f"{n_topics} * {topic_size} = {n_topics * topic_size}")
     topic_prob = _check_frac(topic_prob, "topic_prob") if n_topics else 0.0
     topic_share = _check_frac(topic_share, "topic_share")
     zipf_exponent = _check_frac(zipf_exponent, "zipf_exponent", 1e-6, 10.0)
-    chunk_docs = check_int(chunk_docs, "chunk_docs", 1)
+    chunk_docs = in_interval(chunk_docs, "chunk_docs", 1, kind="int")
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise InputError(f"`dtype` must be float32 or float64; got {dtype}")
@@ -207,7 +208,7 @@ def synthetic_corpus(n_docs: int, n_words: int, *, nnz=None, mean_length=None, n
     rng = as_rng(seed)
     p = zipf_probabilities(n_words, zipf_exponent)
     if nnz is not None:
-        nnz = check_int(nnz, "nnz", 1, n_docs * n_words)
+        nnz = in_interval(nnz, "nnz", 1, n_docs * n_words, kind="int")
         mean_length = _calibrate_length(nnz / n_docs, p, topic_prob, topic_share, topic_size)
     elif mean_length is None:
         mean_length = 100.0

@@ -21,14 +21,14 @@ import time
 import numpy as np
 
 from .operators.cov import Cov, ProjectedCov
-from ._common.validation import InputError
 from ._common.points import make_result
-from .result import ComponentsResult
+from .methods import PROJECT, REMOVE
 
-__all__ = ["STRATEGIES", "check_partial", "deflate", "project_out", "remove_each", "project_each"]
+__all__ = ["STRATEGIES", "REMOVE", "PROJECT", "deflate", "project_out", "remove_each",
+           "project_each", "remove_strategy", "project_strategy"]
 
-#: the deflation strategies of :func:`deflate`
-STRATEGIES = ("deflation-remove", "deflation-project")
+#: the deflation strategies of :func:`deflate` (their entries in :data:`nspca_core.methods.STRATEGIES`)
+STRATEGIES = (REMOVE, PROJECT)
 
 
 def project_out(cov: Cov, x: np.ndarray) -> Cov:
@@ -43,30 +43,6 @@ def project_out(cov: Cov, x: np.ndarray) -> Cov:
     f = float(x @ Ax)
     A2 = A - np.outer(x, Ax) - np.outer(Ax, x) + f * np.outer(x, x)
     return Cov(None, 0.5 * (A2 + A2.T))
-
-
-def check_partial(partial, n: int, r: int, strategy: str) -> np.ndarray:
-    """Loadings (n, j) of components already found, validated; (n, 0) for None."""
-    if partial is None:
-        return np.zeros((n, 0))
-    L = partial.loadings if isinstance(partial, ComponentsResult) else partial
-    L = np.asarray(L, dtype=float)
-    if L.ndim == 1:
-        L = L[:, None]
-    if L.ndim != 2 or L.shape[0] != n or not np.all(np.isfinite(L)) or (L < 0).any():
-        raise InputError(f"`partial` must be a ComponentsResult or nonnegative loadings of shape "
-                         f"({n}, j); got shape {L.shape}")
-    if L.shape[1] > r:
-        raise InputError(f"`partial` holds {L.shape[1]} components, more than n_components={r}")
-    if strategy not in ("deflation-remove", "deflation-project"):
-        raise InputError(f"`partial` continues a deflation; strategy {strategy!r} finds all "
-                         f"components jointly")
-    norms = np.linalg.norm(L, axis=0)
-    if (norms == 0).any():
-        raise InputError("`partial` has a zero column; every component must be a unit vector")
-    # unit columns (a previous result's) are kept bit for bit: dividing by a norm 1 +- 1 ulp would move them
-    unit = np.abs(norms - 1.0) <= 8 * np.finfo(float).eps
-    return np.where(unit, L, L / norms)
 
 
 def remove_each(C: Cov, ks, solve, *, first: int = 0, remaining=None, info: dict, whole: bool = False):
@@ -129,10 +105,6 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
     are otherwise released after each component).
     """
     n, r = C.n, len(ks)
-    if method == "nmf" and strategy == "deflation-project":
-        # NMF factors the raw nonnegative data, which projection deflation never changes
-        raise InputError("method 'nmf' works on the raw nonnegative data, which projection "
-                         "deflation does not change; use strategy='deflation-remove'")
     sub_opts = {key: val for key, val in options.items() if key != "effort"}
     info: dict = {}
     cols, results, problems = [], [], []
@@ -142,7 +114,7 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
         results.append(make_result(C, x, method="given", params={"k": int(np.count_nonzero(x))}, t0=time.perf_counter(),
                                    info={}, nonneg=True))
         problems.append(C)
-        if strategy == "deflation-remove":
+        if strategy == REMOVE:
             remaining = np.setdiff1d(remaining, np.flatnonzero(x))
         else:
             cur = project_out(cur, x)
@@ -153,7 +125,7 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
         rj = fit(sub, kj, method, min(d, remaining.size), eps, seed, None, opts_j)
         return rj.x, rj
 
-    if strategy == "deflation-remove":
+    if strategy == REMOVE:
         each = remove_each(C, ks, solve, first=given.shape[1], remaining=remaining, info=info)
     else:
         each = project_each(cur, ks, lambda c, k: fit(c, k, method, d, eps, seed, None, dict(sub_opts)),
@@ -168,3 +140,19 @@ def deflate(C: Cov, ks: tuple, given: np.ndarray, *, strategy: str, method: str,
             callback(j + 1, r)
     loadings = np.column_stack(cols) if cols else np.zeros((n, 0))
     return loadings, results, problems, info
+
+
+def remove_strategy(C: Cov, ks, *, given, method, d, eps, seed, options, fit, callback, keep_problems):
+    """The strategy "deflation-remove" (:class:`nspca_core.methods.StrategySpec`): :func:`deflate`."""
+    loadings, results, problems, info = deflate(C, ks, given, strategy=REMOVE, method=method, d=d, eps=eps,
+                                                seed=seed, options=options, fit=fit, callback=callback,
+                                                keep_problems=keep_problems)
+    return loadings, results, problems, method, info
+
+
+def project_strategy(C: Cov, ks, *, given, method, d, eps, seed, options, fit, callback, keep_problems):
+    """The strategy "deflation-project" (:class:`nspca_core.methods.StrategySpec`): :func:`deflate`."""
+    loadings, results, problems, info = deflate(C, ks, given, strategy=PROJECT, method=method, d=d, eps=eps,
+                                                seed=seed, options=options, fit=fit, callback=callback,
+                                                keep_problems=keep_problems)
+    return loadings, results, problems, method, info

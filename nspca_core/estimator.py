@@ -8,7 +8,6 @@ so the rest of the core never needs it.
 
 from __future__ import annotations
 
-import numbers
 import sys
 
 import numpy as np
@@ -18,31 +17,19 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ._common.params import DEFAULTS, check_params, seed_of
 from ._common.validation import InputError, check_sparse_structure
+from .datasets.preprocessing import PREPROCESSING, log1p_data
+from .methods import STRATEGIES
+from .result import iterations_run
 from .io.anndata_io import from_anndata
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
 
-_PREPROCESSING = ("center", "standardize", "none")
-_DEFLATION = ("deflation-remove", "deflation-project")
 
 
 def _is_dask(X) -> bool:
     """True for a ``dask.array.Array`` (never imports dask: only data built with it can be one)."""
     da = sys.modules.get("dask.array")
     return da is not None and isinstance(X, da.Array)
-
-
-def _iterations(res) -> int:
-    """The largest number of iterations any component's solver ran, at least 1 (exact ones: 1)."""
-    counts = []
-    for r in list(res.results) + [res]:
-        info = getattr(r, "info", {}) or {}
-        for key in ("iterations", "polish_iterations", "sweeps"):
-            value = info.get(key)
-            if isinstance(value, (numbers.Integral, list, tuple, np.ndarray)) and not isinstance(value, bool):
-                counts.extend(int(v) for v in np.ravel(value) if isinstance(v, numbers.Integral))
-                break
-    return max([1] + counts)
 
 
 def _distinct_rows(X, sample_weight, limit: int) -> int:
@@ -124,9 +111,11 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "quasi-orthogonal".
     certify : bool, default=True
         Compute a certified upper bound for each component.
-    preprocessing : {"center", "standardize", "none"}, default="center"
-        Applied in ``fit`` and, with the fitted ``mean_``/``scale_``, in
-        ``transform``.
+    preprocessing : {"center", "standardize", "log1p", "none"}, default="center"
+        One of :data:`nspca_core.datasets.PREPROCESSING`, applied in ``fit`` and, with the fitted
+        ``mean_``/``scale_``, in ``transform`` and ``score``: "log1p" maps every value x of the
+        (nonnegative) data to ``log(1 + x)`` first (sparse data: the stored values, zeros stay
+        zero) and then centers; ``inverse_transform`` maps back with ``expm1``.
     random_state : int >= 0, RandomState, Generator or None
         Seed of the randomized parts (ε-net samples, restarts).
     partial_model : NonnegativeSparsePCA (fitted), ComponentsResult or array (j, n_features), optional
@@ -212,7 +201,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "strategy": ("strategy", lambda: __import__("nspca_core.api", fromlist=["STRATEGIES"]).STRATEGIES),
         "method": ("method", lambda: __import__("nspca_core.api", fromlist=["METHODS"]).METHODS),
         "certify": "certify",
-        "preprocessing": ("preprocessing", _PREPROCESSING),
+        "preprocessing": ("preprocessing", tuple(PREPROCESSING)),
         "random_state": "random_state",
         "tol": "tol_or_none",
         "max_iter": "max_iter_or_none",
@@ -264,10 +253,10 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             else:
                 mean = np.average(X, axis=0, weights=w)
                 std = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=w))
-            self.mean_ = mean if self.preprocessing != "none" else np.zeros(X.shape[1])
+            steps = PREPROCESSING[self.preprocessing].steps
+            self.mean_ = mean if "center" in steps else np.zeros(X.shape[1])
             # constant features stay zero after centering: keep their scale at 1
-            self.scale_ = np.where(std > 0, std, 1.0) if self.preprocessing == "standardize" \
-                else np.ones(X.shape[1])
+            self.scale_ = np.where(std > 0, std, 1.0) if "standardize" in steps else np.ones(X.shape[1])
         if sp.issparse(X):
             return sp.csr_matrix(X.multiply(1.0 / self.scale_[None, :]))
         if _is_dask(X):  # scaled lazily; the core's Dask operator centers implicitly (sparse blocks stay sparse)
@@ -275,6 +264,11 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         return (X - self.mean_) / self.scale_
 
     def _check_X(self, X, *, reset: bool):
+        """Validated data (:meth:`_validate_X`), mapped by ``log1p`` when the preprocessing starts with it."""
+        X = self._validate_X(X, reset=reset)
+        return log1p_data(X) if "log1p" in PREPROCESSING[self.preprocessing].steps else X
+
+    def _validate_X(self, X, *, reset: bool):
         """Validated data: NumPy/SciPy/pandas/AnnData (its X, named by var_names) through scikit-learn's
         ``validate_data``; a Dask array as it is (its shape checked, nothing computed)."""
         X = check_sparse_structure(from_anndata(X), "X")  # before scikit-learn's conversions read it
@@ -300,9 +294,10 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         given = self.partial_model
         if given is None:
             return None
-        if self.strategy not in _DEFLATION:
+        if not STRATEGIES[self.strategy].partial:
+            takers = " or ".join(repr(name) for name, spec in STRATEGIES.items() if spec.partial)
             raise InputError(f"`partial_model` continues a deflation; strategy {self.strategy!r} finds all "
-                             f"components jointly: use 'deflation-remove' or 'deflation-project'")
+                             f"components jointly: use {takers}")
         if isinstance(given, NonnegativeSparsePCA):
             if not hasattr(given, "components_"):
                 raise InputError("`partial_model` must be a fitted NonnegativeSparsePCA; got an unfitted one")
@@ -330,9 +325,9 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                                  f"{self.n_components} needs as many")
         elif self.n_components is not None:
             r = self.n_components
-        elif self.strategy == "deflation-remove":
+        elif STRATEGIES[self.strategy].max_components == "n_features":
             r = n  # stops when every feature is used
-        elif self.strategy == "bipartite":
+        elif STRATEGIES[self.strategy].max_components == "n_features // k":
             r = max(1, n // ks)
         else:
             r = min(m, n)
@@ -353,7 +348,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         wanted = {key: value for key, value in wanted.items() if value is not None}
         if not wanted:
             return {}
-        allowed = _allowed_options(self.method, self.strategy) if self.strategy != "bipartite" else set()
+        allowed = _allowed_options(self.method, self.strategy)
         options = {}
         for key, value in wanted.items():
             target = "max_sweeps" if key == "max_iter" and "max_sweeps" in allowed else key
@@ -393,7 +388,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, m)
         m_eff = m  # for n_components=None: the samples that count (distinct, of positive weight)
-        if self.n_components is None and self.strategy in ("deflation-project", "quasi-orthogonal") and not dask:
+        if self.n_components is None and STRATEGIES[self.strategy].max_components == "samples" and not dask:
             m_eff = _distinct_rows(X, sample_weight, n)
         r = self._n_components(n, m_eff, ks, 0 if partial is None else partial.shape[1])
         if partial is not None:  # a kept component's sparsity is its own (its certificate's k)
@@ -401,7 +396,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             ks = given + (ks[len(given):] if isinstance(ks, list) else [ks] * (r - len(given)))
         options = self._options()
         Xp = self._preprocess(X, fitting=True, sample_weight=sample_weight)
-        center = self.preprocessing != "none"
+        center = "center" in PREPROCESSING[self.preprocessing].steps
         weights = sample_weight
         if sp.issparse(X):  # centered implicitly by the operator: X is never densified
             Xp = as_sparse_cov(Xp, center=center) if sample_weight is None else \
@@ -431,7 +426,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.n_components_ = int(self.components_.shape[0])
         self._n_features_out = self.n_components_
         self.n_samples_ = int(m)
-        self.n_iter_ = _iterations(res)
+        self.n_iter_ = iterations_run(res)
         # scikit-learn's PCA (and R's prcomp/nsprcomp sdev^2) divide by m - 1; the core by m (the papers')
         ddof = m / (m - 1) if m > 1 else 1.0
         self.explained_variance_ = np.asarray(res.variance, dtype=float) * ddof
@@ -485,7 +480,8 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         check_is_fitted(self)
         if not _is_dask(X):
             X = np.asarray(X, dtype=np.float64)
-        return (X @ self.components_) * self.scale_ + self.mean_
+        Xr = (X @ self.components_) * self.scale_ + self.mean_
+        return np.expm1(Xr) if "log1p" in PREPROCESSING[self.preprocessing].steps else Xr
 
     def score(self, X, y=None, sample_weight=None):
         """The fraction of the variance of ``X`` the components explain, in [0, 1].

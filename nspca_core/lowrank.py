@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._common.eig import top_eigh
-from ._common.validation import check_d, check_data_or_cov, pow2_scale
+from ._common.validation import pow2_scale
+from ._common.params import check
 
 __all__ = ["lowrank_factor"]
 
@@ -144,9 +145,9 @@ def lowrank_factor(X=None, *, cov=None, d):
     to zero.  ``cov`` must be positive semidefinite
     (:func:`nspca_core._common.validation.check_psd`).
     """
-    X, A = check_data_or_cov(X, cov)
+    X, A = check("data_or_cov", (X, cov))
     n = X.shape[1] if X is not None else A.shape[0]
-    d = check_d(d, n)
+    d = check("d", d, n_features=n)
     return lowrank_factor_clean(X, A, d)
 
 

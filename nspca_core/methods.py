@@ -1,16 +1,23 @@
-"""The one registry of methods: every consumer (api, app, figures, CLI, benchmarks) derives
-its method lists, labels, colours and defaults from :data:`REGISTRY`.
+"""The registries of methods and strategies: every consumer (api, estimator, app, figures, CLI,
+Dask, benchmarks, tests) derives its method and strategy lists, labels, colours and defaults from
+:data:`REGISTRY` and :data:`STRATEGIES`.
 
 Adding a method is one module (a function ``f(cov, k, *, seed=0, callback=None,
-**options) -> Result``) and one :class:`MethodSpec` here; see CONTRIBUTING.md.
+**options) -> Result``) and one :class:`MethodSpec` here; adding a strategy is one function and
+one :class:`StrategySpec` here; see CONTRIBUTING.md.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 __all__ = ["MethodSpec", "REGISTRY", "SINGLE", "JOINT", "PEERS", "PAPERS", "OKABE_ITO", "spec", "ordered",
-           "defaults", "with_cost", "contrast_on_white"]
+           "defaults", "with_cost", "contrast_on_white", "StrategySpec", "STRATEGIES", "STRATEGY_NAMES",
+           "strategy", "DEFAULT_STRATEGY", "REMOVE", "PROJECT", "BIPARTITE", "QUASI_ORTHOGONAL"]
+
+#: the names of the strategies, each written here once (the modules, the app and the CLI import them)
+REMOVE, PROJECT, BIPARTITE, QUASI_ORTHOGONAL = "deflation-remove", "deflation-project", "bipartite", "quasi-orthogonal"
 
 # Okabe & Ito (2008) colour-blind-safe palette, plus Paul Tol's "wine" and a neutral grey
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
@@ -94,7 +101,7 @@ REGISTRY: dict[str, MethodSpec] = {s.name: s for s in (
     MethodSpec("nmf", "NMF (scikit-learn)", "NMF", "single", "lee1999", "#857500", cost="slow",
                function="nspca_core.peers.sklearn_peers:nmf_pca", symbol="pentagon", dash="dash"),
     # Paul Tol's colour-blind-safe "wine"
-    MethodSpec("bipartite", "bipartite matchings (joint)", "bipartite", "joint", "asteris2015", "#882255",
+    MethodSpec(BIPARTITE, "bipartite matchings (joint)", "bipartite", "joint", "asteris2015", "#882255",
                default=True, function="nspca_core.peers.bipartite:bipartite_components", symbol="hexagon"),
     # a neutral grey: PCA is a reference, not a competitor
     MethodSpec("pca", "PCA (dense, signed)", "PCA", "reference", "", "#767676", default=True,
@@ -137,3 +144,76 @@ def contrast_on_white(color: str) -> float:
 def with_cost(*costs: str, kinds: tuple[str, ...] = ("single", "joint", "reference")) -> tuple[str, ...]:
     """The methods of the given kinds whose ``cost`` is one of ``costs``, in registry order."""
     return tuple(n for n in ordered(kinds) if REGISTRY[n].cost in costs)
+
+
+# ----------------------------------------------------------------------------- strategies
+@dataclass(frozen=True)
+class StrategySpec:
+    """What every consumer needs to know about a strategy (``components(strategy=name)``).
+
+    Attributes
+    ----------
+    name : str -- the ``strategy=`` value
+    label : str -- how the app and the CLI help name it
+    function : str -- "module:function" implementing it (loaded lazily, :meth:`run`):
+        ``f(C, ks, *, given, method, d, eps, seed, options, fit, callback, keep_problems)`` returning
+        ``(loadings, results, problems, method_name, info)``; ``C`` a validated covariance operator,
+        ``ks`` the sparsity of each component, ``given`` the kept components (n, j) (empty unless
+        ``partial``), ``fit`` the single-component solver (:func:`nspca_core.solve.fit_cov`),
+        ``problems[j]`` the covariance component j is certified on
+    options : tuple of str -- its own keyword options (checked by ``PARAMETERS``)
+    method : str -- the single-component method it always runs ("" : the ``method=`` given)
+    method_options : bool -- also takes the options of the ``method=`` given (with "effort")
+    dask : bool -- runs on Dask data (the operator :class:`nspca_core.distributed.array.DaskCov`)
+    disjoint : bool -- components of disjoint supports (a joint certificate; ordered by own variance)
+    partial : bool -- continues from kept components (``partial=``) and takes a sparsity per component
+    max_components : str -- how many components ``n_components=None`` of the estimator means:
+        "n_features", "n_features // k" or "samples" (``min(n_samples, n_features)``)
+    d_default : str -- the default rank d: "" (the front's ``min(3, n)``) or "n_components"
+    """
+
+    name: str
+    label: str
+    function: str
+    options: tuple = ()
+    method: str = ""
+    method_options: bool = True
+    dask: bool = False
+    disjoint: bool = False
+    partial: bool = False
+    max_components: str = "samples"
+    d_default: str = ""
+
+    def run(self):
+        """The function implementing the strategy."""
+        module, name = self.function.split(":")
+        return getattr(importlib.import_module(module), name)
+
+
+#: every strategy of ``components``, in the order the app and the CLI list them; the first is the default
+STRATEGIES: dict[str, StrategySpec] = {s.name: s for s in (
+    StrategySpec(REMOVE, "deflation: remove used features", "nspca_core.deflation:remove_strategy",
+                 dask=True, disjoint=True, partial=True, max_components="n_features"),
+    StrategySpec(PROJECT, "deflation: project out (Mackey)", "nspca_core.deflation:project_strategy",
+                 dask=True, partial=True),
+    StrategySpec(BIPARTITE, "joint: bipartite matchings", "nspca_core.peers.bipartite:bipartite_strategy",
+                 options=("effort", "samples", "polish", "refine", "swap"), method=BIPARTITE,
+                 method_options=False, dask=True,
+                 disjoint=True, max_components="n_features // k", d_default="n_components"),
+    StrategySpec(QUASI_ORTHOGONAL, "EM, quasi-orthogonal (Sigg–Buhmann)",
+                 "nspca_core.peers.em:quasi_orthogonal_strategy",
+                 options=("min_angle", "restarts", "renormalize", "tol", "max_iter"), method="em"),
+)}
+
+#: the strategy names, in registry order
+STRATEGY_NAMES = tuple(STRATEGIES)
+#: the default strategy of ``components``, the estimator and the CLI (the registry's first)
+DEFAULT_STRATEGY = STRATEGY_NAMES[0]
+
+
+def strategy(name: str) -> StrategySpec:
+    """The :class:`StrategySpec` of ``name`` (KeyError names the known ones)."""
+    try:
+        return STRATEGIES[name]
+    except KeyError:
+        raise KeyError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}") from None

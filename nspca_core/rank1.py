@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from ._common.rank1 import rank1_point, topk_support
-from ._common.validation import check_k, check_vector
+from ._common.params import check
 
 __all__ = ["topk_nonneg", "rank1_nspca"]
 
 
 def _checked(v, k) -> tuple[np.ndarray, int]:
-    v = check_vector(v, "v")
-    return v, check_k(k, v.size)
+    v = check("vector", v, "v")
+    return v, check("k", k, n_features=v.size)
 
 
 def topk_nonneg(v, k) -> np.ndarray:

@@ -7,12 +7,13 @@ copied; treat them as read-only.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Result", "ComponentsResult", "Certificate", "seed_param"]
+__all__ = ["Result", "ComponentsResult", "Certificate", "seed_param", "iterations_run"]
 
 
 def seed_param(seed):
@@ -216,3 +217,16 @@ class Certificate:
     k: int = 0
     x: np.ndarray | None = None
     info: dict[str, Any] = field(default_factory=dict)
+
+
+def iterations_run(res) -> int:
+    """The largest number of iterations any component's solver ran, at least 1 (exact ones: 1)."""
+    counts = []
+    for r in list(res.results) + [res]:
+        info = getattr(r, "info", {}) or {}
+        for key in ("iterations", "polish_iterations", "sweeps"):
+            value = info.get(key)
+            if isinstance(value, (numbers.Integral, list, tuple, np.ndarray)) and not isinstance(value, bool):
+                counts.extend(int(v) for v in np.ravel(value) if isinstance(v, numbers.Integral))
+                break
+    return max([1] + counts)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common.params import in_interval
-from ._common.validation import InputError, as_rng, check_int
+from ._common.validation import InputError, as_rng
 
 __all__ = ["planted_sparse", "parts_images", "nonneg_scores_model", "PARTS_SHAPE",
            "beta_unit_variance"]
@@ -76,10 +76,10 @@ def planted_sparse(n: int = 50, m: int = 200, k: int = 5, n_components: int = 3,
     identifiable).  This is the spiked model used in the sparse-PCA literature
     (e.g. Amini & Wainwright 2009), with a nonnegativity constraint added.
     """
-    n = check_int(n, "n", 2)
-    m = check_int(m, "m", 2)
-    k = check_int(k, "k", 1, n)
-    r = check_int(n_components, "n_components", 1)
+    n = in_interval(n, "n", 2, kind="int")
+    m = in_interval(m, "m", 2, kind="int")
+    k = in_interval(k, "k", 1, n, kind="int")
+    r = in_interval(n_components, "n_components", 1, kind="int")
     if r * k > n:
         raise InputError(f"`n_components` * `k` must be <= n={n} (disjoint supports); "
                          f"got {r} * {k} = {r * k}")
@@ -173,8 +173,8 @@ def parts_images(n: int = 400, n_parts: int = 4, noise: float = 0.05, seed=0):
     a multiple of I after centering): the "parts" picture of Lee & Seung (1999)
     in a form where nonnegative sparse PCA must recover them.
     """
-    n = check_int(n, "n", 2)
-    r = check_int(n_parts, "n_parts", 1, 6)
+    n = in_interval(n, "n", 2, kind="int")
+    r = in_interval(n_parts, "n_parts", 1, 6, kind="int")
     noise = _check_float(noise, "noise", 0.0, np.inf, high_open=True)
     rng = as_rng(seed)
     parts = np.array([p / np.linalg.norm(p) for p in _part_masks()[:r]])
@@ -246,8 +246,8 @@ def nonneg_scores_model(p: int = 10, n: int = 1000, first_share: float | None = 
     Gaussian) and the geometric ratio is found by bisection; columns are ordered
     by decreasing ``lambda``.
     """
-    p = check_int(p, "p", 2)
-    n = check_int(n, "n", 2)
+    p = in_interval(p, "p", 2, kind="int")
+    n = in_interval(n, "n", 2, kind="int")
     if first_share is not None:
         first_share = _check_float(first_share, "first_share", 1.0 / p, 1.0, high_open=True)
     rng = as_rng(seed)

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._common.validation import InputError
+from ._common.params import check
 from .io.bow import (TEXT_FORMATS, TextData, load_text, read_mtx, read_sparse_npz,  # noqa: F401
                      read_uci_bow, read_vocab)
 
@@ -85,8 +86,7 @@ def text_weighting(X, *, weighting: str = "counts", center: bool = True) -> Weig
         raise InputError(f"`X` must be a scipy.sparse matrix; got {type(X).__name__}")
     if weighting not in WEIGHTINGS:
         raise InputError(f"`weighting` must be one of {WEIGHTINGS}; got {weighting!r}")
-    if not isinstance(center, (bool, np.bool_)):
-        raise InputError(f"`center` must be True or False; got {center!r}")
+    center = check("flag", center, "center")
     X = sp.csr_matrix(X, dtype=np.float64, copy=True)
     if X.nnz and X.data.min() < 0:
         raise InputError(f"`X` must hold nonnegative counts for text weighting; got min "

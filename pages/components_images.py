@@ -70,7 +70,7 @@ def main() -> None:
                                     nonzeros_per_component=n))
                 continue
             joint = kind == "joint"  # a strategy of components() (its own method inside)
-            strategy = method if joint else "deflation-remove"
+            strategy = method if joint else registry.REMOVE
             base = "auto" if joint else method
             with compute.progress(f"{label}: {r} components") as cb:
                 res = compute.components(X, r, s.k, base, strategy, s.d, s.eps, s.seed,
@@ -110,7 +110,7 @@ def main() -> None:
 
     note = messages.bipartite_note({row["method"]: row["total_variance"] for row in summary
                                     if row["method"] != figs.method_label("pca")},
-                                   figs.method_label("bipartite"))
+                                   figs.method_label(registry.BIPARTITE))
     if note:
         st.info(note)
     table = pd.DataFrame(summary)

@@ -149,7 +149,7 @@ def main() -> None:
     values = ds.X_raw if which == "file" and ds.X_raw is not None else X
     with compute.progress(f"{r} component(s) at k = {k}") as cb:
         if method == SAME_AS_YOUR_DATA:  # Your data's own call: the same cached components
-            res = compute.components(X, r, k, "auto", "deflation-remove", s.d, s.eps, s.seed, _callback=cb)
+            res = compute.components(X, r, k, "auto", registry.REMOVE, s.d, s.eps, s.seed, _callback=cb)
         else:
             res = lab.fast_components(X, r, k, method, s.d, s.eps, s.seed, _callback=cb)
     names = [str(f) for f in ds.feature_names]

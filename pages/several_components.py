@@ -22,12 +22,7 @@ page_intro(
     "Fig. 2 (cumulative variance) and the §7 counterexample; deflation as in Mackey (NIPS 2008).",
 )
 
-STRATEGY_LABELS = {
-    "deflation-remove": "deflation: remove used features",
-    "deflation-project": "deflation: project out (Mackey)",
-    "bipartite": "joint: bipartite matchings",
-    "quasi-orthogonal": "EM, quasi-orthogonal (Sigg–Buhmann)",
-}
+STRATEGY_LABELS = {name: spec.label for name, spec in registry.STRATEGIES.items()}
 DEMO = "sc_demo"  # session key: the counterexample demo was asked for
 
 
@@ -48,7 +43,7 @@ def demo() -> None:
     A, known = compute.counterexample(eps, delta)  # the core's §7 example and its proved optimum
     rows = []
     loadings = {}
-    for strategy in ("deflation-remove", "bipartite"):
+    for strategy in (registry.REMOVE, registry.BIPARTITE):
         try:
             res = compute.components_cov(A, 2, 2, "auto", strategy, 2, 0.1, 0)
             loadings[STRATEGY_LABELS[strategy]] = np.asarray(res.loadings)
@@ -86,7 +81,7 @@ def main() -> None:
                   disabled=r_max < 2, help=f"Disjoint supports need r·k ≤ n = {n}.")
     r = min(r, r_max)
     strategies = c2.multiselect("Strategies", list(STRATEGY_LABELS),
-                                default=["deflation-remove", "deflation-project", "bipartite"],
+                                default=[registry.REMOVE, registry.PROJECT, registry.BIPARTITE],
                                 format_func=STRATEGY_LABELS.get, key="sc_strategies")
     # the registry's preselected methods first (the paper's ε-net is the default: ~0.2 s per
     # strategy on MLL where "auto" takes seconds; "auto" is offered for the best deflation)
@@ -122,7 +117,7 @@ def show_joint_ratio(X: np.ndarray, results: dict) -> None:
     """For the strategies with disjoint supports: the total variance as a certified fraction of
     the best possible total (the joint ratio), in place of per-component ratios."""
     disjoint = {sg: res for sg, res in results.items()
-                if sg in ("bipartite", "deflation-remove") and res.n_components > 0
+                if registry.STRATEGIES[sg].disjoint and res.n_components > 0
                 and isinstance(res.params.get("k"), (int, np.integer))}
     if not disjoint:
         return
@@ -161,7 +156,7 @@ def draw(ds, X, strategies, todo) -> bool:
             title="Σ of per-component variances<br><sup>the objective of Asteris et al. (2015)</sup>",
             ylabel="Σ xⱼᵀAxⱼ / trace(A)"))), key="sc_sum")
         note = messages.bipartite_note({lab: float(np.sum(res.variance)) for lab, res in results.items()},
-                                       STRATEGY_LABELS["bipartite"])
+                                       STRATEGY_LABELS[registry.BIPARTITE])
         if note:
             st.info(note)
         show_joint_ratio(X, {sg: views[sg].results[sg] for sg in strategies if sg in views[sg].results})

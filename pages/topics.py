@@ -100,7 +100,7 @@ def main() -> None:
     cols[2].metric("seconds", f"{run.seconds:.2f}")
     st.caption(f"Words used: {run.n_words:,} of {n:,} — " + "; ".join(run.weighting_notes)
                + (f"; rank-{run.params['d']} sketch, {run.params['samples']} sampled net points"
-                  if method == "bipartite" else ""))
+                  if "samples" in run.params else ""))
     st.subheader("Words of each topic")
     st.caption("Topics ordered by explained variance (largest first). Only meaningful words are "
                f"listed: a word whose squared weight is below a quarter of an equal share "

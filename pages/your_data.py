@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from nspca_core.methods import REMOVE
 from ui import bounds_store, compute, downloads, layout, live, state, work
 from ui import topics as text_upload
 from ui.figures import analysis as figs
@@ -103,7 +104,7 @@ def analysis(ds) -> None:
                   help=f"Disjoint supports need r·k ≤ n = {n}; lower k in the sidebar for more.")
     r = min(r, r_max)
     with compute.progress(f"{r} component(s) at k = {k}") as cb:
-        res = compute.components(X, r, k, "auto", "deflation-remove", s.d, s.eps, s.seed, _callback=cb)
+        res = compute.components(X, r, k, "auto", REMOVE, s.d, s.eps, s.seed, _callback=cb)
     if res.shortfall:  # fewer components than asked: said with the reason and the remedy
         st.warning(res.summary)
     first = None

@@ -3,7 +3,9 @@
 Every test copies the tracked files, applies one recipe exactly as CONTRIBUTING.md tells a
 newcomer (a method: its module and one registry entry; a cheap bound: its function and one entry
 in ``BOUNDS``, plus its name in the certificates' docstring; a dataset: its generator and one
-registry entry; a page: its file and one entry in ``app.PAGES``), checks that no other file changed, and
+registry entry; a page: its file and one entry in ``app.PAGES``; a strategy: its module and one
+``StrategySpec``; a file format: its reader and one ``FileFormat``; a preprocessing choice: one
+``PreprocessingSpec``), checks that no other file changed, and
 runs in the copy the checks the recipe promises: the new thing is offered everywhere the
 registries reach (the API, the CLI, the app's lists) and the project's own tests of that area pass
 unchanged. The copy's packages come first on ``sys.path`` (the editable install's finder is only
@@ -12,6 +14,7 @@ consulted after the path), so nothing outside the copy is touched.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -19,6 +22,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,9 +91,8 @@ import time
 
 import numpy as np
 
-from .._common.checks import check_peer_args
 from .._common.points import make_result
-from .._cov import Cov
+from ..operators.cov import Cov
 from ..result import Result
 
 __all__ = ["greedy_pca"]
@@ -98,8 +101,7 @@ __all__ = ["greedy_pca"]
 def greedy_pca(cov: Cov, k: int, *, seed=0, callback=None) -> Result:
     """Add, one at a time, the feature whose inclusion gives the largest top eigenvalue of the
     chosen block; the answer is that block's (nonnegative) top eigenvector."""
-    t0 = time.perf_counter()
-    cov, k, rng, callback = check_peer_args(cov, k, seed, callback)
+    t0 = time.perf_counter()  # cov, k, seed, callback: checked at the front
     A = cov.dense()
     chosen: list[int] = []
     for step in range(k):
@@ -292,3 +294,192 @@ def test_recipe_one_page(checkout):
     assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]
     # the app's navigation lists it, and the app's own tests of its page table pass unchanged
     _pytest(root, "tests/app/test_app_shell.py", "tests/app/test_app_registry.py")
+
+
+# ------------------------------------------------------------------------------- one strategy
+
+BLOCKS = '''"""Round-robin blocks: a demonstration strategy added by following CONTRIBUTING.md."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["blocks_strategy"]
+
+
+def blocks_strategy(C, ks, *, given, method, d, eps, seed, options, fit, callback, keep_problems):
+    """Deal the features, by decreasing variance, round-robin into one block per component and solve
+    each block with the single-component method: components of disjoint supports."""
+    order = np.argsort(-C.diag(), kind="stable")
+    step = {key: val for key, val in options.items() if key != "effort"}
+    cols, results, problems = [], [], []
+    for j, k in enumerate(ks):
+        idx = np.sort(order[j::len(ks)])
+        if idx.size == 0:
+            break
+        sub = C.columns(idx)
+        res = fit(sub, min(k, idx.size), method, min(d, idx.size), eps, seed, None, step)
+        x = np.zeros(C.n)
+        x[idx] = res.x
+        cols.append(x)
+        results.append(res)
+        problems.append(sub)
+        if callback is not None:
+            callback(j + 1, len(ks))
+    return np.column_stack(cols), results, problems, method, {}
+'''
+
+BLOCKS_SPEC = ('    StrategySpec("blocks", "round-robin blocks of features",\n'
+               '                 "nspca_core.peers.blocks:blocks_strategy", dask=True, disjoint=True,\n'
+               '                 max_components="n_features"),\n')
+
+
+def test_recipe_one_strategy(checkout):
+    root = checkout
+    (root / "nspca_core/peers/blocks.py").write_text(BLOCKS)
+    _append_to_mapping(root / "nspca_core/methods.py", "STRATEGIES: dict[str, StrategySpec]", BLOCKS_SPEC)
+    assert _changed(root) == {"nspca_core/peers/blocks.py", "nspca_core/methods.py"}
+    probe = _run(root, "-c", textwrap.dedent("""
+        import numpy as np, nspca_core as nc, nspca_core.api
+        from nspca_core import NonnegativeSparsePCA
+        assert "blocks" in nc.api.STRATEGIES
+        X = np.random.default_rng(3).standard_normal((40, 9))
+        cr = nc.components(X, n_components=3, k=2, strategy="blocks")
+        L = cr.loadings
+        assert cr.strategy == "blocks" and L.shape == (9, 3) and L.min() >= 0
+        assert (np.count_nonzero(L, axis=1) <= 1).all()      # disjoint supports
+        assert all(r.upper_bound >= r.variance for r in cr.results) and cr.upper_bound >= cr.variance.sum()
+        est = NonnegativeSparsePCA(n_components=3, k=2, strategy="blocks", certify=False).fit(X)
+        assert est.components_.shape == (3, 9)
+        try:
+            nc.components(X, n_components=3, k=2, strategy="blocks", min_angle=30)
+        except nc.InputError as e:
+            assert "min_angle" in str(e)
+        else:
+            raise AssertionError("an option the strategy does not take must be an InputError")
+        from ui import work
+        assert "blocks" in work.registry.STRATEGIES
+        print("ok")
+    """))
+    assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]
+    help_text = _run(root, "-m", "nspca_core", "fit", "--help")
+    assert help_text.returncode == 0 and "blocks" in help_text.stdout
+    cli = _run(root, "-m", "nspca_core", "fit", "synthetic-planted", "--k", "3", "--components", "2",
+               "--strategy", "blocks", "--out", str(root / "out"))
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    page = _run(root, "-c", textwrap.dedent("""
+        from tests.conftest import page_app
+        at = page_app("several_components.py", timeout=300).run()
+        assert not at.exception, at.exception
+        assert "round-robin blocks of features" in at.multiselect(key="sc_strategies").options  # its label
+        print("ok")
+    """))
+    assert page.returncode == 0 and page.stdout.strip().endswith("ok"), page.stderr[-3000:]
+    _pytest(root, "tests/core/test_strategies.py", "tests/core/test_api.py::test_components_validation")
+
+
+# ---------------------------------------------------------------------------- one file format
+
+JSON_READER = '''"""JSON tables (a list of rows of numbers): a demonstration format added by following
+CONTRIBUTING.md."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .loaded import DataFormatError, LoadedData, _finish, _names_for
+
+__all__ = ["read_json"]
+
+
+def read_json(data: bytes, name: str, *, nan_policy: str, variable=None, max_bytes: int) -> LoadedData:
+    """The rows of a JSON array of equal-length arrays of numbers, as samples."""
+    try:
+        rows = json.loads(data.decode("utf-8"))
+        X = np.array(rows, dtype=np.float64)
+    except (UnicodeDecodeError, ValueError, TypeError) as exc:
+        raise DataFormatError(f"{name}: not a JSON array of rows of numbers ({exc})") from None
+    if X.ndim != 2:
+        raise DataFormatError(f"{name}: a JSON table is an array of rows; got {X.ndim} dimension(s)")
+    return _finish(X, _names_for(X.shape[1], None), None, None, None, [], name, "json", nan_policy)
+'''
+
+JSON_ENTRY = '    FileFormat((".json",), "JSON table (.json)", "nspca_core.io.json_table:read_json"),\n'
+
+
+def test_recipe_one_file_format(checkout):
+    root = checkout
+    (root / "nspca_core/io/json_table.py").write_text(JSON_READER)
+    _append_to_mapping(root / "nspca_core/io/formats.py", "FORMATS: tuple[FileFormat, ...] = (", JSON_ENTRY,
+                       closing="\n)\n")
+    assert _changed(root) == {"nspca_core/io/json_table.py", "nspca_core/io/formats.py"}
+    rng = np.random.default_rng(4)
+    X = np.abs(rng.standard_normal((30, 6)))
+    (root / "table.json").write_text(json.dumps(X.tolist()))
+    X[3, 2] = np.nan
+    (root / "gaps.json").write_text(json.dumps(X.tolist()))  # NaN: Python's json writes it
+    probe = _run(root, "-c", textwrap.dedent("""
+        import numpy as np, nspca_core as nc
+        from nspca_core.io import ALLOWED_EXTENSIONS, DataFormatError
+        assert ".json" in ALLOWED_EXTENSIONS
+        d = nc.load_file("table.json")
+        assert d.X.shape == (30, 6)
+        assert nc.load_file("table.json", orientation="rows-are-features").X.shape == (6, 30)
+        try:
+            nc.load_file("gaps.json")
+        except nc.InputError as e:
+            assert "NaN" in str(e)
+        else:
+            raise AssertionError("a NaN must be refused by default")
+        assert nc.load_file("gaps.json", nan_policy="drop-rows").X.shape == (29, 6)
+        try:
+            nc.load_file(b"{not json", filename="bad.json")
+        except DataFormatError as e:
+            assert "bad.json" in str(e)
+        else:
+            raise AssertionError("a broken file must be a DataFormatError")
+        from ui.messages import FILE_TYPES, refused_file
+        assert "json" in FILE_TYPES and refused_file("x.json", FILE_TYPES) is None
+        print("ok")
+    """))
+    assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]
+    cli = _run(root, "-m", "nspca_core", "fit", "table.json", "--k", "2", "--out", str(root / "out"))
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    _pytest(root, "tests/data/io/test_load.py")
+
+
+# ----------------------------------------------------------------------- one preprocessing choice
+
+PREPROCESSING_ENTRY = ('    PreprocessingSpec("log1p-standardize", ("log1p", "center", "standardize"), '
+                       '"log(1+x), then unit variance"),\n')
+
+
+def test_recipe_one_preprocessing(checkout):
+    root = checkout
+    _append_to_mapping(root / "nspca_core/datasets/preprocessing.py", "PREPROCESSING = {s.name: s for s in (",
+                       PREPROCESSING_ENTRY)
+    assert _changed(root) == {"nspca_core/datasets/preprocessing.py"}
+    rng = np.random.default_rng(5)
+    np.savetxt(root / "counts.csv", rng.poisson(3.0, (40, 6)) * rng.uniform(1, 50, 6), delimiter=",")
+    probe = _run(root, "-c", textwrap.dedent("""
+        import numpy as np
+        from nspca_core import NonnegativeSparsePCA, preprocess
+        from nspca_core.datasets import PREPROCESSING
+        X = np.loadtxt("counts.csv", delimiter=",")
+        est = NonnegativeSparsePCA(n_components=2, k=3, preprocessing="log1p-standardize", certify=False).fit(X)
+        ref = preprocess(X, steps=PREPROCESSING["log1p-standardize"].steps).X
+        assert np.allclose(est.mean_, np.log1p(X).mean(axis=0)) and np.allclose(est.scale_, np.log1p(X).std(axis=0))
+        C = est.components_
+        assert np.allclose(est.transform(X), ref @ C.T @ np.linalg.pinv(C @ C.T))
+        from ui import state
+        assert state.PREPROCESSING_STEPS["log1p-standardize"] == ("log1p", "center", "standardize")
+        print("ok")
+    """))
+    assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]
+    cli = _run(root, "-m", "nspca_core", "fit", "counts.csv", "--k", "2", "--preprocessing", "log1p-standardize",
+               "--out", str(root / "out"))
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    summary = json.loads((root / "out" / "summary.json").read_text())
+    assert summary["preprocessing"] == ["log1p", "center", "standardize"]

@@ -62,11 +62,31 @@ def test_the_measures_of_a_planted_checkout(tmp_path):
     assert v["files_defining_check"] == 2  # solve.py, sub/y.py (io/ left out)
     assert v["bool_message_copies"] == 2
     assert v["mechanisms"] == ["solve.check_eps/check_callback"]
+    assert v["below_fronts"] == []
     assert r["pages"] == {"long": (302, 1), "short": (2, 0)}
     assert r["pages_over_limit"] == ["long"] and r["pages_with_sleep"] == ["long"]
     text = structure.table(r, {**r, "api_lines": 4})
     assert "api.py lines" in text and text.count("  *") == 1
 
+
+
+def test_argument_checks_below_the_fronts_are_found(tmp_path):
+    """A peer raising InputError or calling a check is counted; the table's own files, a rule's
+    ``.check`` method and the fronts are not; the table moved to _common/validation.py still counts."""
+    root = _tree(tmp_path, {
+        "nspca_core/__init__.py": "",
+        "nspca_core/api.py": "def fit(k):\n    raise InputError('k')\n",  # a front
+        "nspca_core/peers/__init__.py": "",
+        "nspca_core/peers/a.py": "def f(k):\n    if k < 1:\n        raise InputError('`k` must be')\n",
+        "nspca_core/peers/b.py": "def g(k):\n    return check_k(k, 3)\n",
+        "nspca_core/peers/c.py": "def h(rule, k):\n    return rule.check(k, 'k', {})\n",
+        "nspca_core/deflation.py": "def d(x):\n    return x\n",
+        "nspca_core/_common/params.py": "PARAMETERS = {}\ndef check(r, v):\n    raise InputError(r)\n",
+        "nspca_core/_common/validation.py": "def check_matrix(a):\n    return a\n",
+    })
+    v = structure.report(root=root)["validation"]
+    assert v["below_fronts"] == ["peers/a.py", "peers/b.py"]
+    assert v["mechanisms"] == ["_common/params.PARAMETERS", "_validation.check_*"]
 
 
 def test_internals_and_private_core_imports_of_the_app_are_found(tmp_path):

@@ -36,6 +36,12 @@ APP = ("ui", "pages", "app.py")
 STRATEGIES = ("deflation-remove", "deflation-project", "bipartite", "quasi-orthogonal", "deflation")
 PAGE_LIMIT = 250  # issue 37, item 5: every page at most this many lines
 BOOL_MESSAGE = "must be True or False"
+# the files of the one table of parameters (issue 37, item 1), before and after the move to _common/
+VALIDATION_FILES = ("_validation.py", "_common/validation.py")
+TABLE_FILES = ("_common/params.py", "_common/options.py", "_common/validation.py", "_validation.py")
+# below the fronts (relative to nspca_core/): what runs after api/estimator/CLI/Dask checked the arguments
+BELOW_FRONTS = ("peers", "deflation.py", "solve.py", "_common")
+CHECK_CALLS = ("check", "in_interval", "in_choices", "check_options")
 # private places of Streamlit (and CPython's threading) the app may reach only through ui/streamlit_runtime.py
 STREAMLIT_INTERNALS = ("_session_mgr", "_uploaded_file_mgr", "_async_objs", "uses_pages_directory",
                        "get_script_run_ctx", "_register_atexit", "pages_manager", "scriptrunner")
@@ -223,7 +229,7 @@ def validation(root: Path = ROOT) -> dict:
                 files.add(str(rel))
                 break
     mechanisms = {
-        "_validation.check_*": _defines(core / "_common" / "validation.py", lambda n: n.startswith("check_")),
+        "_validation.check_*": any(_defines(core / rel, lambda n: n.startswith("check_")) for rel in VALIDATION_FILES),
         "_common/params.PARAMETERS": _assigns(core / "_common" / "params.py", "PARAMETERS"),
         "params.py closures": _defines(core / "_common" / "params.py",
                                        lambda n: n in ("int_at_least", "float_between", "one_of", "flag",
@@ -233,7 +239,36 @@ def validation(root: Path = ROOT) -> dict:
                                                    lambda n: n in ("check_eps", "check_callback")),
     }
     return {"files_defining_check": len(files), "mechanisms": sorted(k for k, v in mechanisms.items() if v),
-            "bool_message_copies": bool_messages}
+            "bool_message_copies": bool_messages, "below_fronts": below_front_checks(root)}
+
+
+def below_front_checks(root: Path = ROOT) -> list[str]:
+    """Core files below the fronts (:data:`BELOW_FRONTS`: the peers, the deflation loops, the solvers,
+    the shared kernels) that still check an argument: a ``raise InputError(...)``, or a call of the
+    table's ``check``/``in_interval``/``in_choices`` or of any ``check_*`` function (issue 37, item 1: code below
+    the fronts takes clean values and raises nothing about arguments)."""
+    core = root / CORE
+    out = []
+    for part in BELOW_FRONTS:
+        paths = sorted((core / part).rglob("*.py")) if (core / part).is_dir() else [core / part]
+        for path in paths:
+            rel = str(path.relative_to(core))
+            if not path.is_file() or rel in TABLE_FILES:
+                continue
+            if any(_argument_check(n) for n in ast.walk(ast.parse(path.read_text()))):
+                out.append(rel)
+    return out
+
+
+def _argument_check(node) -> bool:
+    if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+        func = node.exc.func
+        return getattr(func, "id", getattr(func, "attr", "")) == "InputError"
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else ""  # a method such as rule.check is the table's own
+        return name in CHECK_CALLS or name.lstrip("_").startswith("check_")
+    return False
 
 
 def _defines(path: Path, wanted) -> bool:
@@ -352,6 +387,7 @@ def rows(result: dict) -> list[tuple[str, str]]:
         ("api.py lines", result["api_lines"]),
         ("functions over 150 lines (core)", len(result["functions_over_150_lines"])),
         ("validation mechanisms present", len(v.get("mechanisms", [])) if v else "-"),
+        ("files below the fronts checking arguments", len(v["below_fronts"]) if "below_fronts" in v else "-"),
         ("core files (outside io/) defining check*", v.get("files_defining_check", "-")),
         (f'"{BOOL_MESSAGE}" written', v.get("bool_message_copies", "-")),
     ]
@@ -390,6 +426,7 @@ def _print_report(result: dict) -> None:
         print(f"    breaks a circle: {a}:{line} -> {t}")
     v = result["validation"]
     print("validation mechanisms:", ", ".join(v["mechanisms"]) or "none")
+    print("files below the fronts checking arguments:", ", ".join(v["below_fronts"]) or "none")
     print("app files touching Streamlit's internals:", ", ".join(result["internals_touched"]) or "none")
     print("app files importing a private core module:", ", ".join(result["private_core_imports"]) or "none")
     print("functions over 150 lines:", result["functions_over_150_lines"] or "none")

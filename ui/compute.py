@@ -355,7 +355,7 @@ def paper_bounds(X: np.ndarray, ks: tuple, lowrank_values: np.ndarray, d: int, e
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def components(X: np.ndarray, n_components: int, k: int, method: str = "auto",
-               strategy: str = "deflation-remove", d: int = 3, eps: float = 0.1, seed: int = 0,
+               strategy: str = registry.DEFAULT_STRATEGY, d: int = 3, eps: float = 0.1, seed: int = 0,
                raw: np.ndarray | None = None, _callback=None):
     """``nspca_core.api.components(X, n_components=..., k=..., ...)`` -> ComponentsResult, cached."""
     return api.components(X, n_components=int(n_components), k=int(k), method=method,
@@ -365,7 +365,7 @@ def components(X: np.ndarray, n_components: int, k: int, method: str = "auto",
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def components_cov(A: np.ndarray, n_components: int, k: int, method: str = "auto",
-                   strategy: str = "deflation-remove", d: int = 3, eps: float = 0.1, seed: int = 0):
+                   strategy: str = registry.DEFAULT_STRATEGY, d: int = 3, eps: float = 0.1, seed: int = 0):
     """``components(cov=A, ...)`` for a covariance given directly (the §7 counterexample)."""
     return api.components(cov=A, n_components=int(n_components), k=int(k), method=method,
                       strategy=strategy, d=int(d), eps=float(eps), random_state=int(seed), certify=False)

@@ -35,6 +35,7 @@ import streamlit as st
 from scipy import stats
 
 from nspca_core._common.validation import InputError
+from nspca_core.methods import REMOVE
 
 __all__ = [
     "NO_LABEL",
@@ -68,7 +69,7 @@ def fast_components(X: np.ndarray, n_components: int, k: int, method: str = "aut
     """
     from nspca_core.api import components
     return components(
-        X, n_components=int(n_components), k=int(k), method=method, strategy="deflation-remove",
+        X, n_components=int(n_components), k=int(k), method=method, strategy=REMOVE,
         d=int(d), eps=float(eps), random_state=int(seed), certify=False, center=False,
         callback=_callback)
 

@@ -13,15 +13,14 @@ import re
 
 import numpy as np
 
-__all__ = ["for_user", "NAN_CHOICES", "refused_file", "unlogged_hint"]
+from nspca_core.io.formats import ALLOWED_EXTENSIONS, NAN_POLICY_LABELS
+
+__all__ = ["for_user", "NAN_CHOICES", "FILE_TYPES", "refused_file", "unlogged_hint"]
 
 # The "Your data" page's choices for missing values (its selectbox labels).
-NAN_CHOICES = {
-    "error": "stop and tell me",
-    "drop-rows": "drop samples with missing values",
-    "drop-columns": "drop features with missing values",
-    "impute-mean": "replace by the feature's mean",
-}
+NAN_CHOICES = dict(NAN_POLICY_LABELS)  # the core's registry (nspca_core.io.formats)
+#: the file types the app accepts, without the dot: every extension nspca_core.load_file reads
+FILE_TYPES = [ext.lstrip(".") for ext in ALLOWED_EXTENSIONS]
 _NAN_CONTROL = "Missing values (NaN/inf)"
 _RESIZE_CONTROL = "Resize every image to height×width"
 

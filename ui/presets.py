@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from nspca_core.methods import BIPARTITE, PROJECT
 from ui import state
 
 __all__ = ["Preset", "PRESETS", "ACTIVE", "QUERY", "by_key", "apply", "matches", "active",
@@ -144,8 +145,8 @@ PRESETS: tuple[Preset, ...] = (
                  "compare the order). Deflation runs the ε-net spannogram (SpanSPCA); pick TPower or "
                  "EM as the solver for the table's other columns."),
         page="pages/several_components.py", dataset="cbcl", k=40, d=4, eps=0.1,
-        algorithms=("deflation-project", "bipartite"), n_components=5,
-        widgets=MappingProxyType({"sc_r": 5, "sc_strategies": ["deflation-project", "bipartite"],
+        algorithms=(PROJECT, BIPARTITE), n_components=5,
+        widgets=MappingProxyType({"sc_r": 5, "sc_strategies": [PROJECT, BIPARTITE],
                                   "sc_method": "enet"}),
         reproduction=f"{AKPD_2015}, Table 1", image="reproduction/s004_table1.csv"),
 )

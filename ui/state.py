@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from nspca_core.datasets import PREPROCESSING as PREPROCESSING_CHOICES
+
 DATASET = "nspca_dataset"
 PREPROCESSING = "nspca_preprocessing"
 K = "nspca_k"
@@ -46,19 +48,9 @@ DEFAULTS = {
 }
 
 # Preprocessing choices of the sidebar -> steps for nspca_core.preprocess /
-# load_dataset(preprocessing=...).  "standardize" centers too (seed 003 did both).
-PREPROCESSING_STEPS = {
-    "center": ("center",),
-    "standardize": ("center", "standardize"),
-    "log1p": ("log1p", "center"),
-    "none": (),
-}
-PREPROCESSING_LABELS = {
-    "center": "center features",
-    "standardize": "center + unit variance",
-    "log1p": "log(1+x), then center",
-    "none": "none (use as given)",
-}
+# load_dataset(preprocessing=...), and their labels: the core's registry (nspca_core.datasets.PREPROCESSING)
+PREPROCESSING_STEPS = {name: spec.steps for name, spec in PREPROCESSING_CHOICES.items()}
+PREPROCESSING_LABELS = {name: spec.label for name, spec in PREPROCESSING_CHOICES.items()}
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import pandas as pd
 import scipy.sparse as sp
 import streamlit as st
 
+from nspca_core.methods import BIPARTITE
 from ui import state
 
 __all__ = ["DEMO", "Corpus", "is_sparse", "is_text_upload", "sources", "get_corpus", "compute_topics",
@@ -36,7 +37,7 @@ __all__ = ["DEMO", "Corpus", "is_sparse", "is_text_upload", "sources", "get_corp
 DEMO = "text-demo"
 UPLOAD = "upload"
 #: method key -> label
-METHODS = {"bipartite": "joint: bipartite matchings (Asteris et al. 2015)",
+METHODS = {BIPARTITE: "joint: bipartite matchings (Asteris et al. 2015)",
            "tpower": "deflation (remove used words) with TPower"}
 #: page choice -> nspca_core.text weighting
 WEIGHTINGS = {"raw": "counts", "tfidf": "tfidf", "log1p": "log1p"}
@@ -216,7 +217,7 @@ def run_from(out: dict, method: str, params: dict, words, kept, prune_notes) -> 
     k = int(params["k"])
     table = mark_meaningful(topics_table(out["loadings"], words), k)
     table["word_index"] = np.asarray(kept)[table["word_index"].to_numpy()].astype(int)
-    extra = {"d": params["d"], "samples": params["samples"]} if method == "bipartite" else {}
+    extra = {"d": params["d"], "samples": params["samples"]} if method == BIPARTITE else {}
     return TopicsRun(loadings=out["loadings"], variance=out["variance"],
                      cumulative_variance=out["cumulative_variance"], table=table, seconds=out["seconds"],
                      weighting_notes=tuple(prune_notes) + tuple(out["weighting_notes"]), method=method,

@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 
+from nspca_core.methods import BIPARTITE, REMOVE
+
 __all__ = ["topics_unit", "order_by_variance", "STAGES"]
 
 #: share of the progress bar of each stage (the net search is the long one)
@@ -60,7 +62,7 @@ def topics_unit(X, *, method: str, r: int, k: int, weighting: str, center: bool,
     search = _scaled(callback, STAGES["weighting"], STAGES["search"])
     if search is not None:
         search(0, 1)
-    if method == "bipartite":
+    if method == BIPARTITE:
         from nspca_core.peers.bipartite import bipartite_components
 
         res = bipartite_components(cov, int(r), int(k), d=min(int(d), cov.n), samples=int(samples),
@@ -69,7 +71,7 @@ def topics_unit(X, *, method: str, r: int, k: int, weighting: str, center: bool,
         from nspca_core.api import components
 
         res = components(cov, n_components=int(r), k=int(k), method="tpower",
-                         strategy="deflation-remove", random_state=int(seed), certify=False,
+                         strategy=REMOVE, random_state=int(seed), certify=False,
                          callback=search)
     if callback is not None:
         callback(round(1000 * (1 - STAGES["finish"])), 1000)

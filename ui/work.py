@@ -384,7 +384,8 @@ def components_jobs(X: np.ndarray, dkey: str, strategies: Sequence[str], *, r: i
     """
     out = {}
     for strategy in strategies:
-        base = "em" if strategy == "quasi-orthogonal" else method
+        fixed = registry.STRATEGIES[strategy].method  # the strategy's own single-component method ("em"), if any
+        base = fixed if fixed in registry.SINGLE else method
         key = ("components", dkey, strategy, int(r), int(k), base, int(d), float(eps), int(seed))
 
         def work(sg, ctx, base=base):

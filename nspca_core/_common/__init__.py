@@ -9,8 +9,8 @@ validated (the public fronts check them).
   top-k masks with data-derived tie-breaks, support reweighting.
 - :mod:`.pairs` — the exact optimum for k <= 2 (all pairs in closed form).
 - :mod:`.rank1` — the rank-1 problem: ``I_k^+(v)`` and the exact rank-1 point.
-- :mod:`.checks` — the argument checks the peers and the Dask front share.
 - :mod:`.points` — a deterministic sign, the leading eigenvector, a Result from a point.
 - :mod:`.eig` — the top eigenpairs, past LAPACK's subset solver when it fails.
+- :mod:`.params` — the one table of parameters the fronts check by (:data:`~.params.PARAMETERS`).
 - :mod:`.options`, :mod:`.scale` — unknown-option errors; scale normalization of results.
 """

@@ -21,24 +21,33 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import SPARSITY, InputError, Interval, as_rng, check_vector
+from ..methods import DEFAULT_STRATEGY
+from ..result import ComponentsResult
+from .options import UnknownOptionError
+from .validation import SPARSITY, DataOrCov, InputError, Interval, Matrix, Psd, Vector, as_rng
 
-__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "take_random_state", "renamed_seed", "SEED_NOT_GIVEN",
-           "in_interval", "in_choices",
+__all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "EFFORT_ORDER", "EXACT_EFFORT", "DEFAULT_EFFORT", "check",
+           "check_options", "option_rule", "take_random_state",
+           "renamed_seed", "SEED_NOT_GIVEN", "in_interval", "in_choices",
            "check_params", "seed_of", "Interval", "Flag", "Callback", "Seed", "Optional", "KSpec",
-           "Sizes", "Choice", "Seconds", "Point"]
+           "Sizes", "Choice", "Seconds", "Point", "NonnegData", "Partial"]
 
-#: the certificates' efforts (one k also takes "exact": branch and bound)
-EFFORTS = ("auto", "fast", "full")
+#: the certificates' efforts, declared once: cheapest (least thorough) first, the rank the tightening
+#: schedule orders them by; the last, "exact" (branch and bound), for one k only
+EFFORT_ORDER = ("fast", "auto", "full", "exact")
+EXACT_EFFORT = EFFORT_ORDER[-1]
+DEFAULT_EFFORT = EFFORT_ORDER[1]
+#: the efforts every certificate takes, the default first
+EFFORTS = (DEFAULT_EFFORT, *(e for e in EFFORT_ORDER[:-1] if e != DEFAULT_EFFORT))
 
 #: the defaults of the parameters the fronts share: the functional API (``fit``, ``components``,
 #: ``certify``, ``certify_path``), the estimator and the CLI read them here (never restated)
 DEFAULTS = {
     "method": "auto",
-    "strategy": "deflation-remove",
+    "strategy": DEFAULT_STRATEGY,
     "d": None,            # min(3, n); the bipartite strategy: n_components
     "eps": 0.1,
-    "effort": "auto",
+    "effort": DEFAULT_EFFORT,
     "certify": True,      # fit and components alike
     "center": True,       # every container alike; `cov=` is never centered
     "random_state": 0,    # the functional API and the CLI (the estimator: None, scikit-learn's convention)
@@ -183,7 +192,7 @@ class Point:
     k nonzeros; returned as a unit vector."""
 
     def check(self, value, name: str, context: dict) -> np.ndarray:
-        x = check_vector(value, name)
+        x = Vector().check(value, name, {})
         n, k = context["n_features"], context["k"]
         if x.size != n:
             raise InputError(f"`{name}` must have length n_features={n}; got length {x.size}")
@@ -197,7 +206,60 @@ class Point:
         return x / np.linalg.norm(x)
 
 
-#: every shared parameter and its rule
+@dataclass(frozen=True)
+class NonnegData:
+    """None, or raw nonnegative data of ``n_features`` columns (context) as a float64 array (NMF's ``data``)."""
+
+    def check(self, value, name: str, context: dict) -> np.ndarray | None:
+        if value is None:
+            return None
+        D = Matrix().check(value, name, {})
+        if D.min() < 0:
+            raise InputError(f"`{name}` must be nonnegative; got min {float(D.min()):.3g}")
+        n = context.get("n_features", D.shape[1])
+        if D.shape[1] != n:
+            raise InputError(f"`{name}` must have n_features={n} columns; got shape {D.shape}")
+        return D
+
+
+@dataclass(frozen=True)
+class Partial:
+    """Components already found (``partial=`` of ``components``): None, a ``ComponentsResult`` or
+    nonnegative loadings ``(n_features, j)`` with ``j <= n_components`` (context), for a strategy that
+    continues from them (context ``continues``); returned as ``(n, j)`` unit columns (``(n, 0)`` for
+    None; columns of norm 1 to rounding kept bit for bit)."""
+
+    def check(self, value, name: str, context: dict) -> np.ndarray:
+        n, r = context["n_features"], context["n_components"]
+        if value is None:
+            return np.zeros((n, 0))
+        L = np.asarray(value.loadings if isinstance(value, ComponentsResult) else value, dtype=float)
+        if L.ndim == 1:
+            L = L[:, None]
+        if L.ndim != 2 or L.shape[0] != n or not np.all(np.isfinite(L)) or (L < 0).any():
+            raise InputError(f"`{name}` must be a ComponentsResult or nonnegative loadings of shape "
+                             f"({n}, j); got shape {L.shape}")
+        if L.shape[1] > r:
+            raise InputError(f"`{name}` holds {L.shape[1]} components, more than n_components={r}")
+        if not context["continues"]:
+            raise InputError(f"`{name}` continues a deflation; strategy {context['strategy']!r} finds all "
+                             f"components jointly")
+        norms = np.linalg.norm(L, axis=0)
+        if (norms == 0).any():
+            raise InputError(f"`{name}` has a zero column; every component must be a unit vector")
+        # unit columns (a previous result's) are kept bit for bit: dividing by a norm 1 +- 1 ulp would move them
+        unit = np.abs(norms - 1.0) <= 8 * np.finfo(float).eps
+        return np.where(unit, L, L / norms)
+
+
+_POSITIVE = Interval("float", 0.0, math.inf, low_open=True, high_open=True)
+_NONNEGATIVE = Interval("float", 0.0, math.inf, high_open=True)
+_COUNT = Interval("int", 1)
+_FLAG = Flag()
+
+#: every parameter and its rule: the fronts' shared ones, the data's, and the solvers' own options
+#: (an option ``name`` of method ``m`` is checked by ``PARAMETERS["m:name"]`` when there is one, else by
+#: ``PARAMETERS[name]``: :func:`option_rule`)
 PARAMETERS = {
     "k": SPARSITY,  # the rule of _validation.check_k / check_d (one implementation)
     "d": SPARSITY,
@@ -211,7 +273,8 @@ PARAMETERS = {
     "center": Flag(),
     "method": Choice(),        # options: the registry's (api.METHODS)
     "strategy": Choice(),      # options: api.STRATEGIES
-    "effort": Choice(EFFORTS + ("exact",), listed=EFFORTS, note=" (or 'exact' for one k: branch and bound)"),
+    "effort": Choice(EFFORTS + (EXACT_EFFORT,), listed=EFFORTS,
+                     note=f" (or {EXACT_EFFORT!r} for one k: branch and bound)"),
     "time_limit": Seconds(),
     "max_seconds": Seconds(none=True),
     "x": Point(),
@@ -225,10 +288,34 @@ PARAMETERS = {
     "tol_or_none": Optional(Interval("float", 0, 1, low_open=True, high_open=True)),
     "max_iter_or_none": Optional(Interval("int", 1)),
     "preprocessing": Choice(),  # options: the registry's (nspca_core.datasets.preprocessing)
+    # data
+    "matrix": Matrix(),            # context: square, symmetric, min_rows, min_cols
+    "vector": Vector(),
+    "psd": Psd(),
+    "data_or_cov": DataOrCov(),    # the pair (X, cov); context: psd
+    "flag": _FLAG,                 # any other True/False argument (named by the caller)
+    "partial": Partial(),          # context: n_features, n_components, strategy, continues
+    # the solvers' options (checked by the fronts before they reach a solver: check_options)
+    "nonneg": _FLAG,
+    "renormalize": _FLAG,
+    "polish": _FLAG,
+    "refine": _FLAG,
+    "swap": _FLAG,
+    "bipartite:samples": Optional(_COUNT),
+    "min_angle": Interval("float", 0.0, 90.0, low_open=True),
+    "alpha": _POSITIVE,
+    "beta": Optional(_NONNEGATIVE),
+    "ridge_alpha": _NONNEGATIVE,
+    "max_sweeps": _COUNT,
+    "bisection_steps": _COUNT,
+    "search_steps": _COUNT,
+    "nmf:data": NonnegData(),
+    "em:init": Optional(Choice(("pc", "random"))),
+    "zass:init": Choice(("eig", "random")),
 }
 
 
-def in_interval(value, name: str, low, high, *, kind: str = "float", low_open: bool = False,
+def in_interval(value, name: str, low, high=math.inf, *, kind: str = "float", low_open: bool = False,
                 high_open: bool = False):
     """``value`` checked against an interval given by the caller (a function's own option)."""
     return Interval(kind, low, high, low_open, high_open).check(value, name, {})
@@ -239,11 +326,33 @@ def in_choices(value, name: str, options):
     return Choice(tuple(options)).check(value, name, {})
 
 
-def check(rule: str, value, *, name: str | None = None, **context):
+def check(rule: str, value, name: str | None = None, **context):
     """``value`` checked by ``PARAMETERS[rule]`` (the message names ``name``, default ``rule``)."""
     if rule not in PARAMETERS:
         raise KeyError(f"no rule for parameter {rule!r}; declared: {', '.join(PARAMETERS)}")
     return PARAMETERS[rule].check(value, name or rule, context)
+
+
+def option_rule(owner: str, option: str) -> str:
+    """The key of :data:`PARAMETERS` checking ``option`` of a method or strategy ``owner``: its own
+    (``"owner:option"``) when declared, else the shared one."""
+    own = f"{owner}:{option}"
+    return own if own in PARAMETERS else option
+
+
+def check_options(options: dict, allowed, where: str, owner: str = "", **context) -> dict:
+    """Keyword options of a solver, checked at the front: an unknown name is an
+    :class:`~nspca_core._common.options.UnknownOptionError` naming the allowed ones, and each value
+    is checked by its rule (:func:`option_rule`; names without one pass as given).  Returns the
+    normalized options."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise UnknownOptionError(f"unknown option(s) {unknown} for {where}; allowed: {sorted(allowed)}")
+    out = {}
+    for name, value in options.items():
+        rule = option_rule(owner, name)
+        out[name] = check(rule, value, name, **context) if rule in PARAMETERS else value
+    return out
 
 
 # ------------------------------------------------------------- the estimators' parameters

@@ -1,8 +1,11 @@
-"""Front-door validation.  Public functions call these once; the algorithm
+"""The rules the parameter table is made of (:data:`nspca_core._common.params.PARAMETERS`):
+numbers in an interval, matrices, vectors, covariances.  Public functions check through the
+table once (``check("k", k, n_features=n)``, ``check("matrix", X, "X")``); the algorithm
 modules behind them assume clean input.
 
-Every error is a :class:`InputError` (a ``ValueError``) whose message names the
-argument, what is allowed and what was given.
+A rule is an object with ``check(value, name, context) -> value`` (normalized); every error is
+an :class:`InputError` (a ``ValueError``) whose message names the argument, what is allowed
+and what was given.
 """
 
 from __future__ import annotations
@@ -15,13 +18,12 @@ import numpy as np
 
 __all__ = [
     "InputError",
-    "check_int",
-    "check_k",
-    "check_d",
-    "check_matrix",
-    "check_vector",
-    "check_data_or_cov",
-    "check_psd",
+    "Interval",
+    "SPARSITY",
+    "Matrix",
+    "Vector",
+    "Psd",
+    "DataOrCov",
     "pow2_scale",
     "covariance_from_data",
     "as_rng",
@@ -96,21 +98,6 @@ class Interval:
 SPARSITY = Interval("int", 1, "n_features")
 
 
-def check_int(value, name: str, low: int, high: int | None = None) -> int:
-    """Return ``value`` as an int in ``[low, high]`` or raise :class:`InputError`."""
-    return Interval("int", low, math.inf if high is None else high).check(value, name, {})
-
-
-def check_k(k, n: int) -> int:
-    """``k`` must be an int in [1, n_features]."""
-    return SPARSITY.check(k, "k", {"n_features": n})
-
-
-def check_d(d, n: int) -> int:
-    """``d`` must be an int in [1, n_features]."""
-    return SPARSITY.check(d, "d", {"n_features": n})
-
-
 def _as_float(a, name: str, what: str) -> np.ndarray:
     """``a`` as a float64 array; complex numbers, text and dates are refused, never converted.
 
@@ -160,15 +147,23 @@ def _first_text(raw: np.ndarray):
     return raw.flat[0]
 
 
-def check_matrix(a, name: str, *, square: bool = False, symmetric: bool = False,
-                 min_rows: int = 1, min_cols: int = 1) -> np.ndarray:
-    """Return ``a`` as a finite 2-D float64 array, or raise :class:`InputError`.
+@dataclass(frozen=True)
+class Matrix:
+    """A finite 2-D float64 array (the rule ``"matrix"``); the context may ask for ``square``,
+    ``symmetric``, ``min_rows``, ``min_cols``.
 
     Complex values, text (numeric strings included) and dates are refused,
     never converted.  ``symmetric``: ``|a - a^T| <= 1e-8 max|a|`` entrywise
     (a relative test, so the same for every scale of ``a``), then
     symmetrized.
     """
+
+    def check(self, value, name: str, context: dict) -> np.ndarray:
+        return _matrix(value, name, **context)
+
+
+def _matrix(a, name: str, *, square: bool = False, symmetric: bool = False,
+            min_rows: int = 1, min_cols: int = 1) -> np.ndarray:
     arr = _as_float(a, name, "2-D array")
     if arr.ndim != 2:
         raise InputError(f"`{name}` must be a 2-D array; got {arr.ndim}-D with shape {arr.shape}")
@@ -202,9 +197,16 @@ def _max_asymmetry(a: np.ndarray, block: int = 256) -> float:
     return worst
 
 
-def check_vector(v, name: str) -> np.ndarray:
-    """Return ``v`` as a finite 1-D float64 array, or raise :class:`InputError`
-    (complex values, text and dates are refused as in :func:`check_matrix`)."""
+@dataclass(frozen=True)
+class Vector:
+    """A finite non-empty 1-D float64 array (the rule ``"vector"``; complex values, text and
+    dates are refused as by :class:`Matrix`)."""
+
+    def check(self, value, name: str, context: dict) -> np.ndarray:
+        return _vector(value, name)
+
+
+def _vector(v, name: str) -> np.ndarray:
     arr = _as_float(v, name, "1-D array")
     if arr.ndim != 1 or arr.size == 0:
         raise InputError(f"`{name}` must be a non-empty 1-D array; got shape {arr.shape}")
@@ -213,24 +215,32 @@ def check_vector(v, name: str) -> np.ndarray:
     return arr
 
 
-def check_data_or_cov(X=None, cov=None, *, psd: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Exactly one of ``X`` (samples x features) and ``cov`` (features x features).
+@dataclass(frozen=True)
+class DataOrCov:
+    """The pair ``(X, cov)`` with exactly one given (the rule ``"data_or_cov"``): ``X`` (samples x
+    features) or ``cov`` (features x features); returned validated, the missing one None.
 
-    Returns ``(X, cov)`` validated, the missing one None.  ``X`` is used as
-    given (the covariance is ``X.T @ X / m``): center it first
+    ``X`` is used as given (the covariance is ``X.T @ X / m``): center it first
     (:func:`nspca_core.preprocess`) — nothing here alters data silently.
-    ``cov`` must be symmetric and, when ``psd`` (the default), positive
-    semidefinite to the tolerance of :func:`check_psd`.
+    ``cov`` must be symmetric and, when the context's ``psd`` (default True), positive
+    semidefinite to the tolerance of :class:`Psd`.
     """
+
+    def check(self, value, name: str, context: dict) -> tuple:
+        X, cov = value
+        return _data_or_cov(X, cov, **context)
+
+
+def _data_or_cov(X=None, cov=None, *, psd: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
     if (X is None) == (cov is None):
         raise InputError("give exactly one of `X` (samples x features data) and `cov` "
                          f"(features x features covariance); got X={'None' if X is None else 'array'}, "
                          f"cov={'None' if cov is None else 'array'}")
     if X is not None:
-        return check_matrix(X, "X"), None
-    A = check_matrix(cov, "cov", square=True, symmetric=True)
+        return _matrix(X, "X"), None
+    A = _matrix(cov, "cov", square=True, symmetric=True)
     if psd:
-        check_psd(A, "cov")
+        _psd(A, "cov")
     return None, A
 
 
@@ -238,7 +248,7 @@ def check_data_or_cov(X=None, cov=None, *, psd: bool = True) -> tuple[np.ndarray
 # computed X^T X / m moves eigenvalues by about n * 1.1e-16 * ||A||, far below this.
 PSD_RTOL = 1e-10
 # up to this n the test is a Cholesky factorization (n^3 / 3 flops, exact to rounding);
-# above it a Lanczos run that can only prove indefiniteness (see check_psd)
+# above it a Lanczos run that can only prove indefiniteness (see _psd)
 PSD_CHOLESKY_MAX_N = 4000
 
 
@@ -256,7 +266,17 @@ def pow2_scale(a: np.ndarray) -> float:
     return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
 
 
-def check_psd(A: np.ndarray, name: str = "cov") -> None:
+@dataclass(frozen=True)
+class Psd:
+    """A symmetric array that is positive semidefinite (the rule ``"psd"``), returned as given;
+    the test and its tolerance: :func:`_psd`."""
+
+    def check(self, value, name: str, context: dict) -> np.ndarray:
+        _psd(value, name)
+        return value
+
+
+def _psd(A: np.ndarray, name: str = "cov") -> None:
     """Raise :class:`InputError` unless the symmetric ``A`` is positive semidefinite.
 
     Accepted: ``lambda_min(A) >= -tol`` with ``tol = PSD_RTOL * n * max|A_ij|``

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._common.params import EFFORTS as EFFORTS, check  # EFFORTS: declared with the rules
+from .._common.params import EFFORTS as EFFORTS, EXACT_EFFORT as EXACT_EFFORT, check  # declared with the rules
 from .._common.validation import InputError
 
-# every certificate takes one of EFFORTS; one k also takes "exact" (branch and bound)
-EXACT_EFFORT = "exact"
+# every certificate takes one of EFFORTS; one k also takes EXACT_EFFORT (branch and bound)
 
 
 # effort "exact": the branch and bound's time limit when none is given (seconds)

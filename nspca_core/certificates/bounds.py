@@ -18,7 +18,8 @@ import numpy as np
 import scipy.linalg
 
 from ..operators.cov import Cov
-from .._common.validation import InputError, check_int, check_k, check_vector
+from .._common.validation import InputError
+from .._common.params import check, in_interval
 from ._settings import _EPS
 
 
@@ -46,10 +47,10 @@ def apriori_guarantee(n, k, eigenvalues, d) -> float:
     Guarantees", ICML 2014, Theorem 1.  Returns 1.0 when ``lambda_1 = 0``
     (A = 0: every feasible point is optimal).
     """
-    n = check_int(n, "n", 1)
-    k = check_k(k, n)
-    d = check_int(d, "d", 1, n)
-    eig = check_vector(eigenvalues, "eigenvalues")
+    n = in_interval(n, "n", 1, kind="int")
+    k = check("k", k, n_features=n)
+    d = in_interval(d, "d", 1, n, kind="int")
+    eig = check("vector", eigenvalues, "eigenvalues")
     if eig.size < d + 1 and d < n:
         raise InputError(f"`eigenvalues` must hold at least d+1={d + 1} values; got {eig.size}")
     lam1 = float(eig[0])
@@ -92,8 +93,8 @@ def paper_bound(opt_d, eigenvalues, d, eps=None) -> float:
         raise InputError(f"`opt_d` must be a nonnegative number; got {opt_d!r}") from None
     if not np.isfinite(opt_d) or opt_d < 0:
         raise InputError(f"`opt_d` must be a finite number >= 0; got {opt_d!r}")
-    d = check_int(d, "d", 1)
-    eig = check_vector(eigenvalues, "eigenvalues")
+    d = in_interval(d, "d", 1, kind="int")
+    eig = check("vector", eigenvalues, "eigenvalues")
     if eig.size < d:
         raise InputError(f"`eigenvalues` must hold at least d+1={d + 1} values; got {eig.size}")
     if eps is not None:

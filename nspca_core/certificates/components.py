@@ -27,10 +27,10 @@ from ..operators.covariance import as_cov
 from .._common.eig import top_eigvalsh_upper
 from .._common.scale import normalized, rescale
 from .dnn import DnnState, assemble_dual
-from .._common.validation import InputError, check_k
+from .._common.validation import InputError
+from .._common.params import check
 from ..result import Certificate
 from . import _settings as S
-from .._common.params import check
 from ._settings import _EPS
 from .bounds import _eig_tol, _gram_eig
 
@@ -251,7 +251,7 @@ def certify_components(X=None, *, cov=None, k, loadings=None, n_components=None,
     ks = list(k) if np.ndim(k) else [k] * int(c)
     if len(ks) != c:
         raise InputError(f"`k` must be an int or one per component ({c}); got {len(ks)}")
-    ks = [check_k(kt, n) for kt in ks]
+    ks = [check("k", kt, n_features=n) for kt in ks]
     x = _check_loadings(loadings, n, ks) if loadings is not None else None
     cov_, factors = normalized(cov_)
     bounds, info = components_bound(cov_, ks, effort)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .._common.params import EFFORT_ORDER
 from ._settings import _DENSE_MAX_N, _SPLIT_MIN, _SPLIT_PER_K, EXACT_EFFORT, OPTIMAL_TOLERANCE
 from .monotone import monotone_envelope
 
@@ -40,7 +41,7 @@ __all__ = ["Bound", "BoundsStore", "closed", "EFFORT_RANK", "MAX_DATASETS", "OPT
 
 # how thorough an effort is: a step asking for an effort at most one already run at k has nothing to add
 # (every effort of the certificates, EFFORTS, has a rank: tests/core/test_certificates_schedule.py)
-EFFORT_RANK = {effort: rank for rank, effort in enumerate(("fast", "auto", "full", EXACT_EFFORT))}
+EFFORT_RANK = {effort: rank for rank, effort in enumerate(EFFORT_ORDER)}  # the one list (_common/params)
 
 MAX_DATASETS = 32  # data keys a store keeps (least recently offered dropped)
 

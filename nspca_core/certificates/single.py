@@ -14,7 +14,6 @@ from .._common.params import check
 from .._common.scale import normalized, rescale
 from ..operators.cov import Cov
 from ..operators.covariance import as_cov
-from .._common.validation import check_k
 from ..result import Certificate
 from . import _settings as S
 from ._settings import (
@@ -429,7 +428,7 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
     bound of ``cov`` to the caller's scale (the bounds reported to ``callback``); ``budget``: the
     exact mode's time limit started by the caller (else started here).
     """
-    k = check_k(k, cov.n)
+    k = check("k", k, n_features=cov.n)
     effort = check("effort", effort)
     time_limit = exact_time_limit(time_limit, effort)
     check("callback", callback)
@@ -516,7 +515,7 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
     """
     clock = time.perf_counter()  # the time limit covers the whole call, validation included
     cov_ = as_cov(X, cov, center=check("center", center))
-    k = check_k(k, cov_.n)
+    k = check("k", k, n_features=cov_.n)
     effort = check("effort", effort)
     time_limit = exact_time_limit(time_limit, effort)
     budget = None if time_limit is None else Budget(time_limit, start=clock)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .options import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, _BadInput,
+from .options import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, _BadInput, beyond_centering,
                       _check_net_size, _check_options, _for_shell, _parser)
 from .output import (_out_folder, _per_component, _progress, _save_image_grid, _summary_line, _write_csv,
                      _write_long_components, _write_sparse_components, _write_text, _writing)
@@ -98,9 +98,9 @@ def _dask_data(args):
     blocks by the workers) and the ``distributed.Client`` of ``--scheduler`` (None: local)."""
     from ..distributed.array import require_dask
 
-    if args.preprocessing == "standardize":
+    if beyond_centering(args.preprocessing):
         raise _BadInput("--dask centers implicitly (--preprocessing center) or not at all (none); "
-                        "got --preprocessing standardize")
+                        f"got --preprocessing {args.preprocessing}")
     dask, da = require_dask()
     path = Path(args.data)
     if path.suffix == ".zarr" and path.exists():

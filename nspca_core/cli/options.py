@@ -12,6 +12,10 @@ from pathlib import Path
 
 from .._common.params import DEFAULTS
 from ..api import METHODS, STRATEGIES
+from ..methods import STRATEGIES as STRATEGY_SPECS
+from ..datasets.preprocessing import PREPROCESSING
+from ..io.formats import NAN_POLICY_LABELS
+from ..io.load import NAN_POLICIES
 from .errors import _BadInput
 from .serve import add_app_command, version_text
 
@@ -89,8 +93,10 @@ def _parser() -> argparse.ArgumentParser:
     def common(sp):
         sp.add_argument("data", metavar="DATA", help="data file or built-in dataset name")
         sp.add_argument("--k", type=int, required=True, help="max nonzero loadings per component")
-        sp.add_argument("--preprocessing", default="center", choices=["center", "standardize", "none"],
-                        help="applied to the data before the covariance (default: center)")
+        sp.add_argument("--preprocessing", default=next(iter(PREPROCESSING)), choices=list(PREPROCESSING),
+                        help="applied to the data before the covariance: " + "; ".join(
+                            f"{name} ({spec.label})" for name, spec in PREPROCESSING.items())
+                        + f" (default: {next(iter(PREPROCESSING))})")
         sp.add_argument("--no-center", action="store_true",
                         help="use the data as given, A = X^T X / m (the library's center=False; the same "
                              "as --preprocessing none)")
@@ -119,10 +125,10 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--sheet", default=None, metavar="NAME",
                         help="Excel: the sheet read, by name or 0-based position (default: the first "
                              "with a numeric block)")
-        sp.add_argument("--nan-policy", default="error",
-                        choices=["error", "drop-rows", "drop-columns", "impute-mean"],
-                        help="missing/infinite values: stop (default), drop samples, drop "
-                             "features or replace by the feature's mean")
+        sp.add_argument("--nan-policy", default=NAN_POLICIES[0], choices=list(NAN_POLICIES),
+                        help="missing/infinite values: " + "; ".join(
+                            f"{name} ({label})" for name, label in NAN_POLICY_LABELS.items())
+                        + f" (default: {NAN_POLICIES[0]})")
         sp.add_argument("--resize", default=None, metavar="HEIGHTxWIDTH",
                         help=".zip of images: resize every image to this size (e.g. 32x32)")
         sp.add_argument("--max-bytes", type=int, default=200_000_000,
@@ -198,15 +204,20 @@ def _parse_resize(text):
     return int(m.group(1)), int(m.group(2))
 
 
+def beyond_centering(preprocessing: str) -> list:
+    """The steps of a --preprocessing choice besides centering (none for "center" and "none")."""
+    return [step for step in PREPROCESSING[preprocessing].steps if step != "center"]
+
+
 def _check_options(args) -> None:
     """The options' own ranges, before any data is read (the data-dependent ones come later)."""
     if args.max_bytes < 1:
         raise _BadInput(f"--max-bytes must be a positive integer; got {args.max_bytes}")
     args.resize = _parse_resize(args.resize)
     if args.no_center:
-        if args.preprocessing == "standardize":
-            raise _BadInput("--no-center and --preprocessing standardize contradict each other (standardize "
-                            "centers first); use one of them")
+        if beyond_centering(args.preprocessing):
+            raise _BadInput(f"--no-center and --preprocessing {args.preprocessing} contradict each other "
+                            f"({args.preprocessing} centers too); use one of them")
         args.preprocessing = "none"
     if args.command != "fit":
         return
@@ -231,7 +242,8 @@ def _check_options(args) -> None:
 
 def _check_net_size(args, d: int, n: int) -> None:
     """Refuse an ε-net too large to draw, with the count and the smallest allowed --eps."""
-    uses_net = args.method in ("enet", "auto") or args.strategy == "bipartite"
+    # the ε-net of the method, or of a strategy drawing its own points (option "samples": bipartite matchings)
+    uses_net = args.method in ("enet", "auto") or "samples" in getattr(STRATEGY_SPECS.get(args.strategy), "options", ())
     if not uses_net or d < 2:
         return
     from ..enet import enet_samples

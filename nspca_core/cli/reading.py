@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .options import WEIGHTINGS, _BadInput, _for_shell
+from ..datasets.preprocessing import PREPROCESSING
+from .options import WEIGHTINGS, _BadInput, _for_shell, beyond_centering
 from .output import _progress
 
 
@@ -206,8 +207,7 @@ def _report_reading(name: str, loaded) -> None:
 def _preprocess(X, how):
     from ..datasets import preprocess
 
-    steps = {"center": ("center",), "standardize": ("center", "standardize"), "none": ()}[how]
-    return preprocess(X, steps=steps)
+    return preprocess(X, steps=PREPROCESSING[how].steps)
 
 
 def _text_cov(args, X):
@@ -215,9 +215,9 @@ def _text_cov(args, X):
     from ..operators.sparse import as_sparse_cov
     from ..text import text_weighting
 
-    if args.preprocessing == "standardize":
-        raise _BadInput("--preprocessing standardize does not apply to a text corpus (scaling every "
-                        "word would make it dense); use center (default, as the paper) or none, "
+    if beyond_centering(args.preprocessing):
+        raise _BadInput(f"--preprocessing {args.preprocessing} does not apply to a text corpus (a step "
+                        "on every word would make it dense); use center (default, as the paper) or none, "
                         "and --weighting tfidf or log1p to reweight the words")
     w = text_weighting(X, weighting=WEIGHTINGS[args.weighting or "raw"],
                        center=args.preprocessing == "center")

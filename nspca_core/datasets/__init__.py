@@ -43,7 +43,7 @@ from .checksums import CHECKSUMS_PATH, _expected_checksums, array_checksum
 from .download import MAX_DOWNLOAD_BYTES
 from .load import load_corpus, load_dataset
 from .local import _read_npz, cache_dir, data_dirs
-from .preprocessing import PREPROCESSING_STEPS, TEXT_PREPROCESSING, preprocess
+from .preprocessing import PREPROCESSING, PREPROCESSING_STEPS, TEXT_PREPROCESSING, PreprocessingSpec, preprocess
 from .registry import _CHECKED_ARRAYS, _REGISTRY, get_info, is_available, list_datasets
 from .types import ChecksumError, Dataset, DatasetInfo, DatasetUnavailableError, Loaded, Preprocessed
 
@@ -55,6 +55,8 @@ __all__ = [
     "DatasetUnavailableError",
     "ChecksumError",
     "PREPROCESSING_STEPS",
+    "PREPROCESSING",
+    "PreprocessingSpec",
     "list_datasets",
     "get_info",
     "is_available",

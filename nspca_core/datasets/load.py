@@ -10,7 +10,7 @@ from .corpora import _read_corpus
 from .preprocessing import _dense_preprocessor
 from .registry import _REGISTRY, get_info
 from .types import Dataset, DatasetInfo
-from .._common.params import SEED_NOT_GIVEN, renamed_seed
+from .._common.params import SEED_NOT_GIVEN, renamed_seed, check
 
 
 def _check_params(info: DatasetInfo, params: dict) -> dict:
@@ -65,8 +65,7 @@ def load_dataset(name: str, *, preprocessing="center", data_dir=None, download: 
     """
     seed = renamed_seed(random_state, seed)  # `seed=`: deprecated name
     info = get_info(name)
-    if not isinstance(download, bool):
-        raise InputError(f"`download` must be True or False; got {download!r}")
+    download = check("flag", download, "download")
     apply = (info.preprocessor or _dense_preprocessor)(preprocessing)
     params = _check_params(info, params)
     raw = info.loader(info, data_dir=data_dir, download=download, seed=seed, params=params)
@@ -101,6 +100,5 @@ def load_corpus(name: str, *, data_dir=None, download: bool = False):
     if info.kind != "text":
         names = [i.name for i in _REGISTRY.values() if i.kind == "text"]
         raise InputError(f"`name` must be a text corpus, one of {names}; got {name!r}")
-    if not isinstance(download, bool):
-        raise InputError(f"`download` must be True or False; got {download!r}")
+    download = check("flag", download, "download")
     return _read_corpus(info, data_dir, download)

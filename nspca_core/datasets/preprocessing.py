@@ -4,16 +4,39 @@ weighting of text corpora, and the two ``preprocessor`` s registry entries carry
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
-from .._common.validation import InputError, check_matrix
+from .._common.validation import InputError
+from .._common.params import check
 from .types import Preprocessed
 
 
 #: allowed preprocessing steps, in the order they are applied
 PREPROCESSING_STEPS = ("log1p", "center", "standardize")
+
+
+@dataclass(frozen=True)
+class PreprocessingSpec:
+    """One preprocessing choice offered by the app's sidebar, the CLI's ``--preprocessing`` and the
+    estimator's ``preprocessing=``: its ``name``, the ``steps`` of :func:`preprocess` it applies (in
+    the order of :data:`PREPROCESSING_STEPS`) and its ``label``."""
+
+    name: str
+    steps: tuple
+    label: str
+
+
+#: the preprocessing choices, declared once (the first is the default)
+PREPROCESSING = {s.name: s for s in (
+    PreprocessingSpec("center", ("center",), "center features"),
+    PreprocessingSpec("standardize", ("center", "standardize"), "center + unit variance"),
+    PreprocessingSpec("log1p", ("log1p", "center"), "log(1+x), then center"),
+    PreprocessingSpec("none", (), "none (use as given)"),
+)}
 
 
 #: preprocessing names accepted for text corpora (centering is implicit)
@@ -42,6 +65,20 @@ def _parse_steps(steps, argname: str) -> tuple:
         if s == "standardize":
             out.add("center")  # standardizing means centering and scaling
     return tuple(s for s in PREPROCESSING_STEPS if s in out)
+
+
+def log1p_data(X):
+    """``log(1 + X)`` of nonnegative data in its container: dense (a new array), ``scipy.sparse`` (its
+    stored values: zeros stay zero) or a ``dask.array`` (lazily; its values are not looked at).
+    Negative values are refused with the message of :func:`preprocess`."""
+    da = sys.modules.get("dask.array")
+    if da is not None and isinstance(X, da.Array):
+        return da.log1p(X)
+    low = float(X.min()) if X.shape[0] * X.shape[1] else 0.0
+    if low < 0:
+        raise InputError(f"log1p needs nonnegative data; `X` has min {low:.6g}; use 'center' or "
+                         "'standardize' instead")
+    return X.log1p() if hasattr(X, "log1p") else np.log1p(X)
 
 
 def preprocess(X, *, steps=("center",)) -> Preprocessed:
@@ -76,7 +113,7 @@ def preprocess(X, *, steps=("center",)) -> Preprocessed:
     maps ``x -> log(1 + x)`` and is only defined here for ``x >= 0``.
     """
     steps = _parse_steps(steps, "steps")
-    A = check_matrix(X, "X").copy()
+    A = check("matrix", X, "X").copy()
     m, n = A.shape
     notes = []
     mean = scale = None

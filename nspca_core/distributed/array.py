@@ -42,7 +42,8 @@ from .client import persist_decision
 from .factor import ritz_factor
 from ..methods import REGISTRY, SINGLE
 from .kernels import k_bad, k_cgram, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
-from .._common.validation import InputError, check_d, check_int
+from .._common.validation import InputError
+from .._common.params import check, in_interval
 
 __all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "DASK_METHODS",
            "DENSE_BUDGET_BYTES", "require_dask"]
@@ -475,9 +476,9 @@ class DaskCov(Cov):
         gap-aware stopping rule; with the whole covariance on the client, its dense
         eigendecomposition.  See :func:`nspca_core.distributed.factor.ritz_factor`.
         """
-        d = check_d(d, self.n)
-        oversample = check_int(oversample, "oversample", 0)
-        max_iter = check_int(max_iter, "max_iter", 1)
+        d = check("d", d, n_features=self.n)
+        oversample = in_interval(oversample, "oversample", 0, kind="int")
+        max_iter = in_interval(max_iter, "max_iter", 1, kind="int")
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < float(tol) < 1:
             raise InputError(f"`tol` must be a float in (0, 1); got {tol!r}")
         key = (d, oversample, float(tol), max_iter)
@@ -562,8 +563,7 @@ def as_dask_cov(X, *, center: bool = True, client=None, persist="auto",
         raise InputError(f"`X` must have at least 1 row and 1 column; got shape {X.shape}")
     if np.dtype(X.dtype).kind not in "biuf":
         raise InputError(f"`X` must hold real numbers; got dtype {X.dtype}")
-    if not isinstance(center, (bool, np.bool_)):
-        raise InputError(f"`center` must be True or False; got {center!r}")
+    center = check("flag", center, "center")
     if not (isinstance(persist, (bool, np.bool_)) or (isinstance(persist, str) and persist == "auto")):
         raise InputError(f"`persist` must be True, False or 'auto'; got {persist!r}")
     if not isinstance(dense_budget, numbers.Real) or not dense_budget >= 0:

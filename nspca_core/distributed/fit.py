@@ -9,13 +9,14 @@ from ..operators.cov import Cov
 from .array import DASK_METHODS
 from .client import _scheduler_name
 from .._common.validation import InputError
+from ..methods import STRATEGIES
 
 __all__ = ["check_dask_method", "dask_info", "FRONT_STRATEGIES"]
 
 
 # --------------------------------------------------------------------------- the public front's Dask part
-#: strategies of nspca_core.components on Dask data
-FRONT_STRATEGIES = ("deflation-remove", "deflation-project", "bipartite")
+#: strategies of nspca_core.components on Dask data (those the registry marks ``dask``)
+FRONT_STRATEGIES = tuple(name for name, spec in STRATEGIES.items() if spec.dask)
 
 
 def check_dask_method(C: Cov, method: str, strategy: str | None = None) -> None:

@@ -21,7 +21,8 @@ import numpy as np
 from .._common.params import check
 from .._common.rank1 import topk_support
 from .path import ResultPath, fallback_x, finish, path_batch
-from .._common.validation import InputError, as_rng, check_int, check_k, check_matrix, pow2_scale
+from .._common.validation import InputError, as_rng, pow2_scale
+from .._common.params import in_interval
 from ..result import Result, seed_param
 from .._common.params import SEED_NOT_GIVEN, renamed_seed
 
@@ -84,8 +85,8 @@ def enet_samples(d, eps, n) -> int:
     ``N = O(eps^{-(d-1)/2} log n)``, within the paper's ``O(eps^{-d} log n)``.
     Examples: d=3, eps=0.1 gives 112 samples for n=361 and 180 for n=12582.
     """
-    d = check_int(d, "d", 1)
-    n = check_int(n, "n", 1)
+    d = in_interval(d, "d", 1, kind="int")
+    n = in_interval(n, "n", 1, kind="int")
     eps = check("eps", eps)
     p = _cap_probability(d, eps)
     if p >= 1.0 or n == 1:
@@ -176,9 +177,9 @@ def enet_directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, pr
     if samples is None:
         N = enet_samples(d, k_eps, n)
     elif isinstance(samples, numbers.Integral) and not isinstance(samples, bool):
-        N = check_int(samples, "samples", 1)
+        N = in_interval(samples, "samples", 1, kind="int")
     else:
-        C = check_matrix(samples, "samples")
+        C = check("matrix", samples, "samples")
         if C.shape[1] != d:
             raise InputError(f"`samples` must be an int >= 1 or an array of directions of shape "
                              f"(N, d={d}); got shape {C.shape}")
@@ -187,7 +188,7 @@ def enet_directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, pr
             raise InputError("`samples` directions must be nonzero; got a zero row at index "
                              f"{int(np.flatnonzero(norms == 0)[0])}")
         return _Directions(d, C.shape[0], C=C / norms[:, None])
-    cap = MAX_SAMPLES if max_samples is None else check_int(max_samples, "max_samples", 1)
+    cap = MAX_SAMPLES if max_samples is None else in_interval(max_samples, "max_samples", 1, kind="int")
     limit = check("max_seconds", max_seconds)
     limit = MAX_SECONDS if limit is None else limit
     if N > cap:
@@ -238,7 +239,7 @@ def _duration(seconds: float) -> str:
 
 
 def _validate(V, eps, callback):
-    V = check_matrix(V, "V")
+    V = check("matrix", V, "V")
     eps = check("eps", eps)
     check("callback", callback)
     return V, eps
@@ -428,7 +429,7 @@ def enet_nspca(V, k, *, eps=0.1, random_state=0, samples=None, callback=None, ma
     t0 = time.perf_counter()
     V, eps = _validate(V, eps, callback)
     n, d = V.shape
-    k = check_k(k, n)
+    k = check("k", k, n_features=n)
     Vs = V / pow2_scale(V)
     C = enet_directions(Vs, eps, seed, samples, max_samples=max_samples, max_seconds=max_seconds)
     x, j, sign = _enet_single(Vs, k, C, callback)

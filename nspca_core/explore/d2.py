@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._common.validation import check_int
+from .._common.params import in_interval
 from .supports import CandidateSupports, _check_factor, _flags, _grid, _support_ids, _support_points, _tol
 
 __all__ = ["SpannogramD2", "spannogram_curves_d2"]
@@ -118,7 +118,7 @@ def spannogram_curves_d2(V, k, *, num=721) -> SpannogramD2:
     """
     V, k = _check_factor(V, k, 2, "the d=2 spannogram")
     n = V.shape[0]
-    num = check_int(num, "num", 2)
+    num = in_interval(num, "num", 2, kind="int")
     phi = _grid(num)
     Cg = np.vstack([np.sin(phi), np.cos(phi)])  # (2, G)
     P = V @ Cg  # (n, G)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._common.validation import check_int
+from .._common.params import in_interval
 from .supports import CandidateSupports, _check_factor, _flags, _grid, _support_ids, _support_points, _tol
 
 __all__ = ["SpannogramD3", "spannogram_cells_d3"]
@@ -178,8 +178,8 @@ def spannogram_cells_d3(V, k, *, grid=121, max_triples=_MAX_TRIPLES) -> Spannogr
     """
     V, k = _check_factor(V, k, 3, "the d=3 cells")
     n = V.shape[0]
-    grid = check_int(grid, "grid", 2)
-    max_triples = check_int(max_triples, "max_triples", 1)
+    grid = in_interval(grid, "grid", 2, kind="int")
+    max_triples = in_interval(max_triples, "max_triples", 1, kind="int")
     phi = _grid(grid)
     F1, F2 = np.meshgrid(phi, phi, indexing="ij")
     Cg = _sph(F1.ravel(), F2.ravel())  # (3, G^2)

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .._common.validation import InputError, check_k, check_matrix
+from .._common.validation import InputError
+from .._common.params import check
 
 _CHUNK_ELEMS = 4_000_000  # floats per temporary (n x chunk) block
 
@@ -41,10 +42,10 @@ class CandidateSupports:
 # ----------------------------------------------------------------------------- helpers
 def _check_factor(V, k, d: int, what: str):
     """``(V, k)`` validated: ``V`` a finite (n, d) matrix, ``k`` an int in ``[1, n]``."""
-    V = check_matrix(V, "V")
+    V = check("matrix", V, "V")
     if V.shape[1] != d:
         raise InputError(f"`V` must have shape (n, {d}) for {what}; got shape {V.shape}")
-    return V, check_k(k, V.shape[0])
+    return V, check("k", k, n_features=V.shape[0])
 
 
 def _grid(num: int) -> np.ndarray:

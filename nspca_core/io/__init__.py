@@ -30,6 +30,7 @@ Ranger's HDF5 (:mod:`.tenx_h5`) and AnnData layers/objects (:mod:`.anndata_io`).
 from .archive import MAX_ZIP_MEMBERS, _read_member
 from .conventions import _cell_kind
 from .corpora import CORPUS_EXTENSIONS
+from .formats import FORMATS, NAN_POLICY_LABELS, FileFormat
 from .images import MAX_IMAGE_PIXELS, MAX_TOTAL_PIXELS, zip_holds_images
 from .load import HEADER_CHOICES, NAN_POLICIES, describe, load_file
 from .loaded import DataFormatError, LoadedData
@@ -48,7 +49,10 @@ __all__ = [
     "npz_variables",
     "mat_variables",
     "ALLOWED_EXTENSIONS",
+    "FORMATS",
+    "FileFormat",
     "NAN_POLICIES",
+    "NAN_POLICY_LABELS",
     "MAX_ZIP_MEMBERS",
     "MAX_TOTAL_PIXELS",
     "HEADER_CHOICES",

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._common.validation import InputError
+from .._common.params import check
 from .loaded import DataFormatError
 
 __all__ = ["TextData", "TEXT_FORMATS", "read_uci_bow", "read_vocab", "read_mtx", "read_sparse_npz",
@@ -380,8 +381,7 @@ def read_mtx(source, vocab=None, *, filename=None, transpose: bool = False) -> T
     """
     from .isolated import MMREAD, run_reader
 
-    if not isinstance(transpose, bool):
-        raise InputError(f"`transpose` must be True or False; got {transpose!r}")
+    transpose = check("flag", transpose, "transpose")
     fh, name, _ = _open_binary(source, filename)
     with fh:
         data = _read_all(fh, name)

@@ -83,6 +83,7 @@ from pathlib import Path
 import numpy as np
 
 from .._common.validation import InputError
+from .._common.params import check
 from .corpora import (_beside, _corpus_kind, _corpus_zip_members, _is_docword, _is_sparse_npz,
                       _load_corpus, _load_corpus_zip, _reject_dense_options)
 from .delimited import _load_text
@@ -93,12 +94,11 @@ from .loaded import DataFormatError, LoadedData, _dropped_text, _finish
 from .omics import is_geo_series, load_geo, load_h5ad, load_tenx, tenx_members
 from .orientation import check_orientation
 from .samples import attach_sample_info, read_sheet
-from .mat import _load_mat
-from .npy import _load_npy, _load_npz
+from .formats import NAN_POLICY_LABELS, format_of
 from .source import TEXT_EXTENSIONS, _extension, _read_source
 
 
-NAN_POLICIES = ("error", "drop-rows", "drop-columns", "impute-mean")
+NAN_POLICIES = tuple(NAN_POLICY_LABELS)  # the registry (.formats)
 #: values of ``header``: detect, the first line is column names, the first line is data
 HEADER_CHOICES = ("auto", "yes", "no")
 
@@ -260,8 +260,7 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     if feature_names not in (None, "id", "symbol"):
         raise InputError(f"`feature_names` must be 'id' (probe/feature ids) or 'symbol' (gene symbols); "
                          f"got {feature_names!r}")
-    if not isinstance(use_raw, bool):
-        raise InputError(f"`use_raw` must be True or False; got {use_raw!r}")
+    use_raw = check("flag", use_raw, "use_raw")
     extra_options = {"platform": platform, "sheet": sheet, "layer": layer, "use_raw": use_raw,
                      "feature_names": feature_names}
     header = _check_header(header)
@@ -355,13 +354,10 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
         raise InputError(f"`text_column` applies to a CSV/TSV of texts; {name} is not one")
     if ext in TEXT_EXTENSIONS:
         return _load_text(data, name, ext, nan_policy, label_column, header, orientation)
-    if ext == ".npy":
-        return _transposed(_load_npy(data, name, nan_policy), orientation, nan_policy)
-    if ext == ".npz":
-        return _transposed(_load_npz(data, name, variable, nan_policy, max_bytes), orientation,
-                           nan_policy)
-    if ext == ".mat":
-        return _transposed(_load_mat(data, name, variable, nan_policy), orientation, nan_policy)
+    fmt = format_of(ext)
+    if fmt is not None and fmt.reader:  # a file of one numeric matrix: its registered reader (.formats)
+        loaded = fmt.read()(data, name, nan_policy=nan_policy, variable=variable, max_bytes=max_bytes)
+        return _transposed(loaded, orientation, nan_policy)
     if ext == ".zip":
         return _load_zip(data, name, resize, nan_policy, max_bytes)
     raise DataFormatError(f"{name}: a single image is one sample, and PCA needs many; upload a "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .isolated import run_reader
-from .loaded import DataFormatError, _finish, _names_for
+from .loaded import DataFormatError, LoadedData, _finish, _names_for
 from .npy import _LABEL_KEYS, _as_matrix
 from .source import _read_source
 
@@ -184,3 +184,8 @@ def _load_mat(data: bytes, name: str, variable, nan_policy: str):
     notes.insert(0, f"variable {chosen!r} {numeric[chosen].shape} {numeric[chosen].dtype}")
     return _finish(X, names, labels, None, image_shape, notes, name, "mat", nan_policy,
                    variable=chosen)
+
+
+def read_mat(data: bytes, name: str, *, nan_policy: str, variable=None, max_bytes: int) -> LoadedData:
+    """The ``.mat`` reader of the format registry (:data:`nspca_core.io.formats.FORMATS`)."""
+    return _load_mat(data, name, variable, nan_policy)

@@ -11,7 +11,7 @@ import zipfile
 import numpy as np
 
 from .archive import _archive_errors, _check_zip_members, _open_zip
-from .loaded import DataFormatError, _finish, _names_for
+from .loaded import DataFormatError, LoadedData, _finish, _names_for
 from .source import _read_source
 
 
@@ -233,3 +233,13 @@ def _load_npz(data: bytes, name: str, variable, nan_policy: str, max_bytes: int)
     notes.insert(0, f"array {chosen!r} {arr.shape} {arr.dtype}")
     return _finish(X, names, labels, None, image_shape, notes, name, "npz", nan_policy,
                    variable=chosen)
+
+
+def read_npy(data: bytes, name: str, *, nan_policy: str, variable=None, max_bytes: int) -> LoadedData:
+    """The ``.npy`` reader of the format registry (:data:`nspca_core.io.formats.FORMATS`)."""
+    return _load_npy(data, name, nan_policy)
+
+
+def read_npz(data: bytes, name: str, *, nan_policy: str, variable=None, max_bytes: int) -> LoadedData:
+    """The ``.npz`` reader of the format registry (:data:`nspca_core.io.formats.FORMATS`)."""
+    return _load_npz(data, name, variable, nan_policy, max_bytes)

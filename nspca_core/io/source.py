@@ -12,15 +12,10 @@ from pathlib import Path
 
 from .._common.validation import InputError
 from .archive import _ARCHIVE_ERRORS
+from .formats import ALLOWED_EXTENSIONS, IMAGE_EXTENSIONS, TEXT_EXTENSIONS  # the registry (.formats)
 from .loaded import DataFormatError
 
-
-TEXT_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt")
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".pgm", ".bmp")
-ALLOWED_EXTENSIONS = TEXT_EXTENSIONS + (".npy", ".npz", ".mat") + IMAGE_EXTENSIONS + (".zip", ".mtx",
-                                                                                    ".gz", ".h5ad")
-#: the files of :mod:`.extra_formats` (SOFT, compressed text, Excel, 10x HDF5)
-ALLOWED_EXTENSIONS += (".soft", ".bz2", ".xz", ".zst", ".xlsx", ".xlsm", ".xls", ".h5")
+__all__ = ["ALLOWED_EXTENSIONS", "IMAGE_EXTENSIONS", "TEXT_EXTENSIONS"]
 
 
 def _read_source(source, filename, max_bytes) -> tuple[bytes, str]:

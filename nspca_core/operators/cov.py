@@ -109,10 +109,10 @@ class Cov:
     def factor(self, d: int):
         """``(V, eigenvalues)`` of :func:`nspca_core.lowrank_factor` (the input was validated
         when this Cov was built: no second check)."""
-        from .._common.validation import check_d
+        from .._common.params import check
         from ..lowrank import lowrank_factor_clean
 
-        d = check_d(d, self.n)
+        d = check("d", d, n_features=self.n)
         if self.thin and self._A is None:
             return lowrank_factor_clean(self.X, None, d)
         return lowrank_factor_clean(None, self.dense(), d)  # A formed once, shared with the solvers

@@ -13,7 +13,8 @@ import numpy as np
 from .cov import Cov
 from ..distributed.array import as_dask_cov
 from .sparse import CenteredDenseCov, as_sparse_cov
-from .._common.validation import InputError, check_data_or_cov
+from .._common.validation import InputError
+from .._common.params import check
 
 __all__ = ["as_cov", "COPY_FRACTION"]
 
@@ -57,7 +58,7 @@ def as_cov(X=None, cov=None, *, center: bool = True) -> Cov:
     if cov is None and X is not None and is_sparse(X):
         return as_sparse_cov(X, center=center)
     given = X
-    X, A = check_data_or_cov(X, cov)
+    X, A = check("data_or_cov", (X, cov))
     if X is None or not center:
         return Cov(X, A)
     # validation made a private copy of the caller's ndarray (float32, ints): centered in place

@@ -29,7 +29,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh, svds
 
 from .._common.params import check
 from .cov import Cov
-from .._common.validation import InputError, check_d, check_sparse_structure
+from .._common.validation import InputError, check_sparse_structure
 from ..lowrank import flip_signs
 
 __all__ = ["SparseCov", "CenteredDenseCov", "as_sparse_cov", "DENSE_BUDGET_BYTES", "FACTOR_METHODS"]
@@ -247,7 +247,7 @@ class SparseCov(Cov):
         When ``d + 1`` is not below ``min(m, n)`` the problem is tiny and is
         solved densely (via :meth:`dense`, under the budget).
         """
-        d = check_d(d, self.n)
+        d = check("d", d, n_features=self.n)
         if method not in FACTOR_METHODS:
             raise InputError(f"`method` must be one of {FACTOR_METHODS}; got {method!r}")
         count = d + 1

@@ -17,8 +17,9 @@
 
 Several components: :func:`em_components`, :func:`zass_components`,
 :func:`bipartite_components` (Asteris et al. 2015) and that paper's deflation baselines
-:func:`deflation_components`.  Unknown options raise
-:class:`nspca_core.InputError` naming the allowed ones.
+:func:`deflation_components`.  These run below the fronts: they take a validated operator and
+clean values and check nothing (``nspca_core.fit``/``components``, the estimators and the CLI
+check every option by :data:`nspca_core._common.params.PARAMETERS` first).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from .._common.options import check_options
 from ..methods import PEERS, REGISTRY
 from .bipartite import bipartite_components, deflation_components
 from .em import em_components, em_pca
@@ -39,18 +39,11 @@ __all__ = ["PEER_METHODS", "em_pca", "tpower_pca", "zass_pca", "sklearn_spca", "
 
 
 def _peer(func, name):
-    """``f(cov, k, *, seed=0, callback=None, **options)`` with unknown options as InputError."""
-    allowed = [p for p in inspect.signature(func).parameters
-               if p not in ("cov", "k", "seed", "callback")]
-
-    def method(cov, k, *, seed=0, callback=None, **options):
-        check_options(options, allowed, f"method {name!r}")
-        return func(cov, k, seed=seed, callback=callback, **options)
-
-    method.__name__ = f"peer_{name.replace('-', '_')}"
-    method.__doc__ = func.__doc__
-    method.options = tuple(allowed)
-    return method
+    """``func`` (``f(cov, k, *, seed=0, callback=None, **options)``) with ``options``: the keyword options
+    its signature declares, which the fronts accept for method ``name`` and check by the parameter table
+    (:func:`nspca_core._common.params.check_options`) before it runs."""
+    func.options = tuple(p for p in inspect.signature(func).parameters if p not in ("cov", "k", "seed", "callback"))
+    return func
 
 
 def _load(target: str):

@@ -16,15 +16,16 @@ from .._common.ascent import ascent, factor_starts
 from .._common.steps import PlainPower
 from ..operators.cov import Cov
 from ..deflation import remove_each
-from ..methods import REGISTRY
+from ..methods import BIPARTITE, REGISTRY, REMOVE
 from .._common.summary import components_result
-from .._common.validation import InputError, as_rng, check_int, check_k
+from .._common.validation import InputError, as_rng
+from .._common.params import check, in_interval
 from ..result import ComponentsResult, seed_param
-from .._common.checks import check_bool, check_callback, check_cov, check_float
 from .._common.points import flip, make_result
 from .em import renormalize_on_support
 
-__all__ = ["bipartite_components", "deflation_components", "max_weight_disjoint", "net_size", "DEFLATION_METHODS"]
+__all__ = ["bipartite_components", "deflation_components", "max_weight_disjoint", "net_size", "DEFLATION_METHODS",
+           "bipartite_strategy"]
 
 # Default cap on sampled net points (each costs at most one assignment per sign
 # pattern, and most are pruned by the bound; see bipartite_components).
@@ -51,12 +52,10 @@ def _topsum(Wt: np.ndarray, s: int) -> np.ndarray:
 
 def max_weight_disjoint(Wt, s):
     """Alg. 2 (validated front end of :func:`_max_weight_disjoint`): returns ``(sets, value)``."""
-    from .._common.validation import check_matrix
-
-    Wt = check_matrix(Wt, "Wt")
+    Wt = check("matrix", Wt, "Wt")
     if (Wt < 0).any():
         raise InputError(f"`Wt` must be nonnegative weights; got min {float(Wt.min()):.3g}")
-    s = check_int(s, "s", 1)
+    s = in_interval(s, "s", 1, kind="int")
     sets, value, _ = _max_weight_disjoint(Wt, s)
     return sets, value
 
@@ -408,24 +407,14 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     "Sparse PCA via Bipartite Matchings", NIPS 2015, Alg. 1 and 2.
     """
     t0 = time.perf_counter()
-    cov = check_cov(cov)
-    n = cov.n
-    r = check_int(n_components, "n_components", 1, n)
-    s = check_k(k, n)
-    eps = check_float(eps, "eps", 0.0, 1.0)
-    nonneg = check_bool(nonneg, "nonneg")
-    polish = check_bool(polish, "polish")
-    refine = check_bool(refine, "refine")
-    swap = check_bool(swap, "swap")
-    callback = check_callback(callback)
-    d = r if d is None else check_int(d, "d", 1, n)
-    d = min(d, n)
+    n, r, s = cov.n, n_components, k
+    d = min(r if d is None else d, n)
     rng = as_rng(seed)
     N = net_size(eps, d, r)
     if samples is None:
         S = int(min(math.ceil(N), _DEFAULT_SAMPLES))
     else:
-        S = check_int(samples, "samples", 1)
+        S = int(samples)
 
     V, eigenvalues = cov.factor(d)
     # all sampled points: C[t] is d x r with unit columns
@@ -447,7 +436,7 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     notes = _polish_and_fill(cov, X, nonneg, polish)
     if callback is not None:
         callback(S * P, S * P)
-    results = [make_result(cov, X[:, j], method="bipartite", params=dict(k=s), t0=t0)
+    results = [make_result(cov, X[:, j], method=BIPARTITE, params=dict(k=s), t0=t0)
                for j in range(r)]
     params = dict(n_components=r, k=s, eps=eps, d=d, nonneg=nonneg, samples=S, polish=polish,
                   refine=refine, swap=swap,
@@ -455,7 +444,7 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     info = dict(samples=S, net_size=N, sign_patterns=P, assignments=assignments,
                 disjoint_shortcuts=shortcuts, pruned=int(pruned), refinements=refinements,
                 swaps=swaps, objective_before_polish=float(before), eigenvalues=eigenvalues.tolist(), notes=notes)
-    out = components_result(cov, X, method="bipartite", strategy="bipartite", params=params, t0=t0,
+    out = components_result(cov, X, method=BIPARTITE, strategy=BIPARTITE, params=params, t0=t0,
                             results=results, info=info)
     info["objective"] = out.total_variance
     return out
@@ -519,19 +508,7 @@ def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "
         ``objective`` (Σ x_j^T A x_j on the original A), ``iterations``.
     """
     t0 = time.perf_counter()
-    cov = check_cov(cov)
-    n = cov.n
-    r = check_int(n_components, "n_components", 1, n)
-    s = check_k(k, n)
-    if method not in DEFLATION_METHODS:
-        raise InputError(f"`method` must be one of {DEFLATION_METHODS}; got {method!r}")
-    if r * s > n:
-        raise InputError(f"`n_components` * `k` must be at most n_features={n} for disjoint "
-                         f"supports; got {r} * {s} = {r * s}")
-    d = check_int(d, "d", 1, n)
-    nonneg = check_bool(nonneg, "nonneg")
-    max_iter = check_int(max_iter, "max_iter", 1)
-    callback = check_callback(callback)
+    n, r, s = cov.n, n_components, k
     rng = as_rng(seed)
     X = np.zeros((n, r))
     iterations = []
@@ -567,7 +544,15 @@ def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "
     params = dict(n_components=r, k=s, method=method, d=d, nonneg=nonneg, max_iter=max_iter,
                   random_state=seed_param(seed))
     info = dict(iterations=iterations)
-    out = components_result(cov, X, method=method, strategy="deflation-remove", params=params, t0=t0,
+    out = components_result(cov, X, method=method, strategy=REMOVE, params=params, t0=t0,
                             results=results, info=info)
     info["objective"] = out.total_variance
     return out
+
+
+def bipartite_strategy(C: Cov, ks, *, given, method, d, eps, seed, options, fit, callback, keep_problems):
+    """The strategy "bipartite" of ``components`` (:class:`nspca_core.methods.StrategySpec`): the nonnegative
+    :func:`bipartite_components`, every component certified on the original covariance."""
+    cr = bipartite_components(C, len(ks), max(ks), eps=eps, seed=seed, nonneg=True, callback=callback, d=d,
+                              **{key: val for key, val in options.items() if key != "effort"})
+    return cr.loadings, list(cr.results), [C] * len(cr.results), BIPARTITE, dict(cr.info)

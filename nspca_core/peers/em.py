@@ -16,18 +16,20 @@ import numpy as np
 import scipy.optimize
 
 from .._common.ascent import ascent, cov_key, random_starts
-from .._common.options import check_options
-from .._common.checks import check_bool, check_callback, check_cov, check_float, check_peer_args
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
 from .._common.steps import PlainPower, SoftTopK
 from ..operators.cov import Cov
 from ..deflation import project_each, remove_each
+from ..methods import PROJECT, QUASI_ORTHOGONAL, REMOVE
 from .._common.summary import components_result
-from .._common.validation import InputError, as_rng, check_int, check_k
+from .._common.validation import as_rng
 from ..result import ComponentsResult, Result, seed_param
 
-__all__ = ["em_pca", "em_components"]
+__all__ = ["em_pca", "em_components", "quasi_orthogonal_strategy", "MIN_ANGLE"]
+
+#: default minimum angle (degrees) between quasi-orthogonal components of ``components``
+MIN_ANGLE = 75.0
 
 # Supports up to this size are renormalized exactly by enumeration when the
 # leading eigenvector of A_II is not sign-consistent (2^12 tiny eighs).
@@ -227,16 +229,8 @@ def em_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts=10,
     projected ascent from the EM point; never worse than the EM point.
     """
     t0 = time.perf_counter()
-    cov, k, rng, callback = check_peer_args(cov, k, seed, callback)
+    rng = as_rng(seed)
     n = cov.n
-    nonneg = check_bool(nonneg, "nonneg")
-    renormalize = check_bool(renormalize, "renormalize")
-    restarts = check_int(restarts, "restarts", 1)
-    max_iter = check_int(max_iter, "max_iter", 1)
-    tol = check_float(tol, "tol", 0.0, 1.0, high_open=True)
-    if init not in (None, "pc", "random"):
-        raise InputError(f"`init` must be None, 'pc' or 'random'; got {init!r}")
-
     if nonneg:
         W0 = _random_nonneg(rng, cov, restarts)
         if init == "pc":
@@ -435,20 +429,10 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
     solved through its (l-1)-dimensional dual with scipy.
     """
     t0 = time.perf_counter()
-    cov = check_cov(cov)
-    n = cov.n
-    r = check_int(n_components, "n_components", 1, n)
-    k = check_k(k, n)
-    nonneg = check_bool(nonneg, "nonneg")
-    restarts = check_int(restarts, "restarts", 1)
-    callback = check_callback(callback)
+    n, r = cov.n, n_components
+    min_angle = None if min_angle is None else float(min_angle)  # recorded in degrees as a float
     opts = dict(renormalize=True, tol=1e-6, max_iter=1000)
-    check_options(options, opts, "method 'em'")
     opts.update(options)
-    if min_angle is not None:
-        min_angle = check_float(min_angle, "min_angle", 0.0, 90.0)
-        if not nonneg:
-            raise InputError("`min_angle` (quasi-orthogonal EM) needs `nonneg=True`; got nonneg=False")
     rng = as_rng(seed)
     L = np.zeros((n, r))
     results, notes = [], []
@@ -456,14 +440,14 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
     converged_all = True
     info: dict = {}
     if min_angle is None and nonneg:
-        strategy = "deflation-remove"
+        strategy = REMOVE
         L = L[:, :_deflation_remove(cov, L, k, rng, restarts, opts, callback, results, info)]
         notes = info.pop("notes", [])
     elif min_angle is None:
-        strategy = "deflation-project"
+        strategy = PROJECT
         _deflation_project(cov, L, k, rng, restarts, opts, callback, results)
     else:
-        strategy = "quasi-orthogonal"
+        strategy = QUASI_ORTHOGONAL
         converged_all = _quasi_orthogonal(cov, L, k, min_angle, rng, restarts, opts, callback, results,
                                           notes)
 
@@ -473,3 +457,13 @@ def em_components(cov: Cov, n_components: int, k: int, *, nonneg=True, min_angle
     return components_result(cov, L, method="em", strategy=strategy, params=params, t0=t0, results=results,
                              info=dict(notes=notes, angle_constraint_met=converged_all
                                        if min_angle is not None else None, **info))
+
+
+def quasi_orthogonal_strategy(C: Cov, ks, *, given, method, d, eps, seed, options, fit, callback, keep_problems):
+    """The strategy "quasi-orthogonal" of ``components`` (:class:`nspca_core.methods.StrategySpec`): EM with
+    a minimum angle between components (option ``min_angle``, default :data:`MIN_ANGLE`; ``restarts``
+    default 10), certified on the original covariance."""
+    extra = {key: val for key, val in options.items() if key not in ("min_angle", "restarts", "effort", "samples")}
+    cr = em_components(C, len(ks), max(ks), nonneg=True, min_angle=options.get("min_angle", MIN_ANGLE), seed=seed,
+                       restarts=options.get("restarts", 10), callback=callback, **extra)
+    return cr.loadings, list(cr.results), [C] * len(cr.results), "em", dict(cr.info)

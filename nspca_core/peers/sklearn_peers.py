@@ -8,22 +8,21 @@ import warnings
 import numpy as np
 
 from ..operators.cov import Cov
-from .._common.validation import InputError, check_k, check_matrix
+from .._common.validation import InputError, as_rng
 from ..result import Result
-from .._common.checks import check_callback, check_cov, check_float
 from .._common.points import make_result
 
 __all__ = ["sklearn_spca", "nmf_pca"]
 
 
 def _seed_int(seed) -> int:
-    if isinstance(seed, np.random.Generator):
-        return int(seed.integers(2 ** 31 - 1))
+    """scikit-learn's int seed from a validated one: an int as given, None as 0, else drawn from its
+    Generator (:func:`as_rng`)."""
     if seed is None:
         return 0
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise InputError(f"`seed` must be an int, None or a numpy Generator; got {seed!r}")
-    return int(seed)
+    if isinstance(seed, (int, np.integer)):
+        return int(seed)
+    return int(as_rng(seed).integers(2 ** 31 - 1))
 
 
 def _pseudo_data(cov: Cov) -> np.ndarray:
@@ -130,12 +129,7 @@ def sklearn_spca(cov: Cov, k: int, *, seed=0, callback=None, ridge_alpha=0.01, m
     component, so the search runs on ``(0, max_i ||D_i||]``.
     """
     t0 = time.perf_counter()
-    cov = check_cov(cov)
     n = cov.n
-    k = check_k(k, n)
-    callback = check_callback(callback)
-    ridge_alpha = check_float(ridge_alpha, "ridge_alpha", 0.0, np.inf, low_open=False, high_open=True)
-    tol = check_float(tol, "tol", 0.0, 1.0, high_open=True)
     from sklearn.decomposition import SparsePCA  # lazily: the core does not need sklearn
 
     rs = _seed_int(seed)
@@ -227,10 +221,7 @@ def nmf_pca(cov: Cov, k: int, *, seed=0, callback=None, data=None, max_iter=200,
     variance-maximizing methods.
     """
     t0 = time.perf_counter()
-    cov = check_cov(cov)
     n = cov.n
-    k = check_k(k, n)
-    callback = check_callback(callback)
     if data is None:
         if cov.X is None or float(cov.X.min()) < 0:
             raise InputError("NMF needs nonnegative data: pass the raw nonnegative matrix as "
@@ -240,11 +231,7 @@ def nmf_pca(cov: Cov, k: int, *, seed=0, callback=None, data=None, max_iter=200,
                              + ")")
         D = cov.X
     else:
-        D = check_matrix(data, "data")
-        if D.shape[1] != n:
-            raise InputError(f"`data` must have n_features={n} columns; got shape {D.shape}")
-        if float(D.min()) < 0:
-            raise InputError(f"`data` must be nonnegative for NMF; got min {float(D.min()):.3g}")
+        D = data  # checked at the front (PARAMETERS["nmf:data"])
     from sklearn.decomposition import NMF  # lazily
 
     rs = _seed_int(seed)

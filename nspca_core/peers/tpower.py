@@ -8,15 +8,14 @@ import warnings
 import numpy as np
 
 from .._common.ascent import ascent, cov_key, project, random_starts
-from .._common.checks import check_bool, check_float, check_peer_args
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
 from .._common.steps import TopK
 from ..operators.cov import Cov
-from .._common.validation import check_int
+from .._common.validation import as_rng
 from ..result import Result, seed_param
 
-__all__ = ["tpower_pca", "tpower_starts", "tpower_options", "tpower_from"]
+__all__ = ["tpower_pca", "tpower_starts", "tpower_from"]
 
 
 def tpower_starts(v1: np.ndarray, k: int, key: np.ndarray, rng: np.random.Generator, restarts: int,
@@ -68,17 +67,8 @@ def tpower_pca(cov: Cov, k: int, *, seed=0, callback=None, nonneg=True, restarts
     of one n x restarts matrix.
     """
     t0 = time.perf_counter()
-    cov, k, rng, callback = check_peer_args(cov, k, seed, callback)
-    opts = tpower_options(nonneg, restarts, max_iter, tol)
-    return tpower_from(cov, leading_eigvec(cov), k, rng, t0=t0, seed=seed, callback=callback,
-                       stacklevel=2, **opts)
-
-
-def tpower_options(nonneg, restarts, max_iter, tol) -> dict:
-    """The options of :func:`tpower_pca`, validated (as keywords of :func:`tpower_from`)."""
-    return dict(nonneg=check_bool(nonneg, "nonneg"), restarts=check_int(restarts, "restarts", 1),
-                max_iter=check_int(max_iter, "max_iter", 1),
-                tol=check_float(tol, "tol", 0.0, 1.0, high_open=True))
+    return tpower_from(cov, leading_eigvec(cov), k, as_rng(seed), t0=t0, seed=seed, callback=callback,
+                       stacklevel=2, nonneg=nonneg, restarts=restarts, max_iter=max_iter, tol=tol)
 
 
 def tpower_from(cov: Cov, v1: np.ndarray, k: int, rng: np.random.Generator, *, t0: float, seed,

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import linear_sum_assignment
 
-from .._common.validation import InputError, as_rng, check_int, check_matrix
+from .._common.validation import InputError, as_rng
+from .._common.params import check, in_interval
 from .descent import nonneg_scores
 from .geometry import _assemble, _check_Y, _geodesic, _line_search, _pairs, _reorthonormalize, _whiten
 from .result import ScoresResult
@@ -57,8 +58,8 @@ def power_sources(n: int, p: int, c: float = 1.0, seed=0) -> np.ndarray:
     ``γ = (c/(c+2) - c²/(c+1)²)^{-1/2}`` (``√12`` for c = 1).  The density near 0
     behaves like ``x^{c-1}``: the smaller c, the more points near the faces.
     """
-    n = check_int(n, "n", 1)
-    p = check_int(p, "p", 1)
+    n = in_interval(n, "n", 1, kind="int")
+    p = in_interval(p, "p", 1, kind="int")
     if not (isinstance(c, (int, float)) and not isinstance(c, bool) and c > 0 and np.isfinite(c)):
         raise InputError(f"`c` must be a finite float > 0; got {c!r}")
     gamma = 1.0 / np.sqrt(c / (c + 2.0) - (c / (c + 1.0)) ** 2)
@@ -81,7 +82,7 @@ def case_matrix(case: int, p: int = 10, width: float = 0.6):
     """
     if case not in CASES:
         raise InputError(f"`case` must be one of 1, 2, 3; got {case!r}")
-    p = check_int(p, "p", 2)
+    p = in_interval(p, "p", 2, kind="int")
     s = CASES[case]
     idx = np.arange(p, dtype=float)
     centers = np.linspace(0.0, p - 1.0, p)
@@ -114,7 +115,7 @@ def simulate_case(case: int, *, p: int = 10, n: int = 1000, seed=0) -> Simulated
     nonnegative Gaussian bumps of width 0.6).  ``W = X Λ^{1/2}`` are the true
     nonnegative scores and ``D = A Λ^{-1/2}``, columns ordered by λ.
     """
-    n = check_int(n, "n", 2)
+    n = in_interval(n, "n", 2, kind="int")
     A, D, lambdas = case_matrix(case, p)
     X = beta_sources(n, p, seed)
     return SimulatedCase(Y=X @ A.T, A=A, D=D, W=X * np.sqrt(lambdas), X=X, lambdas=lambdas,
@@ -152,7 +153,7 @@ def nonneg_ica(Y, *, n_components=None, seed=0, max_iter=500, tol=1e-10, callbac
     """
     t0 = time.perf_counter()
     Y, r = _check_Y(Y, n_components)
-    max_iter = check_int(max_iter, "max_iter", 1)
+    max_iter = in_interval(max_iter, "max_iter", 1, kind="int")
     cov, M, C = _whiten(Y, r)
     U = Y @ M.T
     n = U.shape[0]
@@ -210,7 +211,7 @@ def pca_baseline(Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     eigenvalue, sign flipped so each column sums to >= 0), ``W = Y D`` the
     (uncentered) scores, so ``Y = W Dᵀ`` as in the nonnegative-score model.
     """
-    Y = check_matrix(Y, "Y", min_rows=2)
+    Y = check("matrix", Y, "Y", min_rows=2)
     cov = np.atleast_2d(np.cov(Y, rowvar=False, ddof=1))
     evals, V = np.linalg.eigh(cov)
     evals, V = evals[::-1], V[:, ::-1]
@@ -317,13 +318,17 @@ def compare_methods(Y, D_true, W_true, *, methods=METHODS, seed=0, em_min_angle=
     covariance (centered) through :mod:`nspca_core.peers`; a missing peer module
     is skipped with a note.
     """
-    Y = check_matrix(Y, "Y", min_rows=2)
+    Y = check("matrix", Y, "Y", min_rows=2)
     n, p = Y.shape
-    D_true = check_matrix(D_true, "D_true")
-    W_true = check_matrix(W_true, "W_true")
+    D_true = check("matrix", D_true, "D_true")
+    W_true = check("matrix", W_true, "W_true")
     if D_true.shape[0] != p or W_true.shape[0] != n or W_true.shape[1] != D_true.shape[1]:
         raise InputError(f"`D_true` must be (p={p}, r) and `W_true` (n={n}, r); got "
                          f"{D_true.shape} and {W_true.shape}")
+    # the peers' options, checked here (the peers below the front check nothing)
+    check("min_angle", em_min_angle, "em_min_angle")
+    check("restarts", em_restarts, "em_restarts")
+    check("alpha", zass_alpha, "zass_alpha")
     methods = tuple(methods)
     bad = [m for m in methods if m not in METHODS]
     if bad:
@@ -443,13 +448,13 @@ def rate_study(ns=(100, 1000, 10000), *, p: int = 3, c: float = 1.0, reps: int =
     ``I + 0.3·|N(0,1)|`` otherwise.  One row per n: ``n``, ``p95`` (the
     ``quantile``), ``median``, ``mean``, ``reps``, ``paper`` (Fig. 7 reading).
     """
-    ns = tuple(check_int(v, "ns", 2) for v in np.atleast_1d(ns).tolist())
-    p = check_int(p, "p", 2)
-    reps = check_int(reps, "reps", 1)
+    ns = tuple(in_interval(v, "ns", 2, kind="int") for v in np.atleast_1d(ns).tolist())
+    p = in_interval(p, "p", 2, kind="int")
+    reps = in_interval(reps, "reps", 1, kind="int")
     rng = as_rng(seed)
     if A is None:
         A = RATE_A if p == 3 else np.eye(p) + 0.3 * np.abs(as_rng(12345).standard_normal((p, p)))
-    A = check_matrix(A, "A", square=True)
+    A = check("matrix", A, "A", square=True)
     if A.shape[0] != p:
         raise InputError(f"`A` must be {p} x {p}; got {A.shape}")
     rows = []

@@ -21,7 +21,8 @@ import warnings
 import numpy as np
 
 from .._common.params import check, in_choices
-from .._common.validation import InputError, as_rng, check_int
+from .._common.validation import InputError, as_rng
+from .._common.params import in_interval
 from .geometry import (_a_rows, _assemble, _box_norm, _check_Y, _geodesic, _line_search,
                        _lp_ascent_model, _lp_model, _pairs, _paper_direction, _Path, _Problem,
                        _random_rotation, _reorthonormalize, _skew, _whiten, _z_rows)
@@ -163,8 +164,8 @@ def nonneg_scores(Y, *, n_components=None, random_state=0, max_iter=500, tol=1e-
 
 def _check_options(max_iter, polish_iter, restarts, max_frames, tol, selection, penalty, callback):
     """The options of :func:`nonneg_scores`, checked; returns the four counts as ints."""
-    counts = (check("max_iter", max_iter), check_int(polish_iter, "polish_iter", 0),
-              check_int(restarts, "restarts", 0), check_int(max_frames, "max_frames", 2))
+    counts = (check("max_iter", max_iter), in_interval(polish_iter, "polish_iter", 0, kind="int"),
+              in_interval(restarts, "restarts", 0, kind="int"), in_interval(max_frames, "max_frames", 2, kind="int"))
     check("tol", tol)
     in_choices(selection, "selection", ("sum", "maximin", "none"))
     if not (isinstance(penalty, (int, float)) and not isinstance(penalty, bool) and penalty >= 0

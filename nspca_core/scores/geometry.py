@@ -13,19 +13,20 @@ import numpy as np
 from scipy.linalg import expm
 from scipy.optimize import linprog, minimize_scalar
 
-from .._common.validation import InputError, check_int, check_matrix
+from .._common.validation import InputError
+from .._common.params import check, in_interval
 
 
 # --------------------------------------------------------------------------- validation
 
 def _check_Y(Y, n_components):
     """Validate the data matrix and return (Y, r)."""
-    Y = check_matrix(Y, "Y", min_rows=2)
+    Y = check("matrix", Y, "Y", min_rows=2)
     n, p = Y.shape
     if p > n:
         raise InputError(f"`Y` must have at least as many samples (rows) as variables (columns), "
                          f"n >= p; got n={n}, p={p} (transpose it if rows are variables)")
-    r = p if n_components is None else check_int(n_components, "n_components", 1, p)
+    r = p if n_components is None else in_interval(n_components, "n_components", 1, p, kind="int")
     return Y, r
 
 

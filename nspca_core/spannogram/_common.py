@@ -7,7 +7,7 @@ from itertools import combinations, permutations
 
 import numpy as np
 
-from .._common.validation import check_matrix
+from .._common.params import check
 
 # Relative tolerance (times the largest row norm) under which two values of
 # V c count as tied.  Ties decide which neighbouring cells are enumerated; a
@@ -179,7 +179,7 @@ def _f_plus(U: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 
 def _check_V(V):
-    V = check_matrix(V, "V")
+    V = check("matrix", V, "V")
     return V
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._common.validation import InputError, check_int
+from .._common.validation import InputError
+from .._common.params import in_interval
 
 #: Refuse an exact enumeration (rank >= 4) with more candidate cells than this; keyword
 #: ``max_candidates`` of :func:`lowrank_nspca` / :func:`candidate_supports` (``fit`` uses this
@@ -67,7 +68,7 @@ def enumeration_cost(rows: int, rank: int, k: int) -> EnumerationCost:
 
 def check_budget(rows: int, rank: int, k: int, max_candidates) -> None:
     """Refuse (InputError, before any work) an enumeration at rank >= 4 above the budget."""
-    cap = MAX_CANDIDATES if max_candidates is None else check_int(max_candidates, "max_candidates", 1)
+    cap = MAX_CANDIDATES if max_candidates is None else in_interval(max_candidates, "max_candidates", 1, kind="int")
     if rank < 4:  # d <= 3 runs sweeps and pruned searches, polynomial and practical
         return
     cost = enumeration_cost(rows, rank, k)

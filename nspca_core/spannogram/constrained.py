@@ -13,7 +13,8 @@ from itertools import combinations
 
 import numpy as np
 
-from .._common.validation import InputError, check_matrix, pow2_scale
+from .._common.validation import InputError, pow2_scale
+from .._common.params import check
 
 __all__ = ["solve_pd", "pd2_geometry", "PD2Geometry"]
 
@@ -25,7 +26,7 @@ _RANK_TOL = 1e-12
 
 
 def _validate(Q, R):
-    Q = check_matrix(Q, "Q", square=True, symmetric=True)
+    Q = check("matrix", Q, "Q", square=True, symmetric=True)
     d = Q.shape[0]
     try:
         R_arr = np.asarray(R, dtype=np.float64)

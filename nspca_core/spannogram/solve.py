@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._common.validation import check_int, check_k, pow2_scale
+from .._common.validation import pow2_scale
+from .._common.params import check, in_interval
 from .constrained import solve_pd_unscaled
 from .._common.points import point_result
 from ..result import Result
@@ -97,7 +98,7 @@ def candidate_supports(V, k, *, max_candidates=None) -> list:
     pairs.
     """
     V = _check_V(V)
-    k = check_k(k, V.shape[0])
+    k = check("k", k, n_features=V.shape[0])
     red, cands, _ = _candidate_set(V / pow2_scale(V), k, max_candidates=max_candidates)  # scale-free
     return _expand_all(red, cands)
 
@@ -301,11 +302,11 @@ def lowrank_nspca(V, k, *, callback=None, max_candidates=None) -> Result:
     t0 = time.perf_counter()
     V = _check_V(V)
     n, d = V.shape
-    k = check_k(k, n)
+    k = check("k", k, n_features=n)
     # scale-free: the search runs on V / 2^j with max|V / 2^j| in [1, 2) (exact), so no
     # product of entries under- or overflows (d = 3 failed below ~1e-81, above ~1e76)
     if max_candidates is not None:
-        check_int(max_candidates, "max_candidates", 1)
+        in_interval(max_candidates, "max_candidates", 1, kind="int")
     s = pow2_scale(V)
     return _scale_values(_lowrank(V / s, k, callback=callback, t0=t0, max_candidates=max_candidates), s * s)
 

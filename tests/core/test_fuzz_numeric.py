@@ -195,9 +195,9 @@ def test_covariances_of_data_are_accepted_at_every_scale(seed, m, n, c):
     X = np.random.default_rng(seed).standard_normal((m, n)) * c
     X -= X.mean(axis=0)
     A = X.T @ X / m
-    from nspca_core._common.validation import check_data_or_cov
+    from nspca_core._common.params import check
 
-    _, out = check_data_or_cov(cov=A)
+    _, out = check("data_or_cov", (None, A))
     assert np.array_equal(out, 0.5 * (A + A.T))
 
 

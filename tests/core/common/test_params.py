@@ -119,21 +119,18 @@ def test_rules_return_the_checked_value():
 @given(value=st.one_of(st.integers(-3, 12), st.floats(-1, 12), st.booleans(), st.text(max_size=2)),
        n=st.integers(1, 10))
 def test_check_k_d_and_int_are_the_declared_rule(value, n):
-    """``_validation.check_k`` / ``check_d`` / ``check_int`` and ``PARAMETERS["k"]`` / ``["d"]``: one rule."""
-    from nspca_core._common.validation import check_d, check_int, check_k
-
-    for mine, declared in ((lambda v: check_k(v, n), lambda v: check("k", v, n_features=n)),
-                           (lambda v: check_d(v, n), lambda v: check("d", v, n_features=n))):
-        outcomes = []
-        for f in (mine, declared):
-            try:
-                outcomes.append(("ok", f(value)))
-            except InputError as e:
-                outcomes.append(("error", str(e)))
-        assert outcomes[0] == outcomes[1]
+    """``PARAMETERS["k"]`` / ``["d"]`` (the one rule; ``_validation.check_k``/``check_d`` are gone) against
+    their definition: an int, not a bool, in [1, n_features]; and ``in_interval`` for a function's own
+    bounds."""
+    for name in ("k", "d"):
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= n:
+            assert check(name, value, n_features=n) == value
+        else:
+            with pytest.raises(InputError, match=rf"`{name}` must be an int in \[1, n_features={n}\]; got "):
+                check(name, value, n_features=n)
     ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= n
     if ok:
-        assert check_int(value, "count", 0, n) == value
+        assert in_interval(value, "count", 0, n, kind="int") == value
     else:
         with pytest.raises(InputError, match=rf"`count` must be an int in \[0, {n}\]; got "):
-            check_int(value, "count", 0, n)
+            in_interval(value, "count", 0, n, kind="int")

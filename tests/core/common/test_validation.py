@@ -15,7 +15,8 @@ import pytest
 
 import nspca_core._common.validation as val
 from nspca_core import InputError, certify, fit, lowrank_factor, rank1_nspca, solve_pd
-from nspca_core._common.validation import PSD_RTOL, check_data_or_cov, check_matrix, check_psd, check_vector, pow2_scale
+from nspca_core._common.validation import PSD_RTOL, pow2_scale
+from nspca_core._common.params import check
 
 
 def _X():
@@ -66,7 +67,7 @@ def test_fit_refuses_numbers_written_as_text(bad, shown):
 
 def test_text_refusal_says_how_to_convert():
     with pytest.raises(InputError, match=r"convert them yourself .*np\.asarray\(X, dtype=float\).*load_file"):
-        check_matrix(np.array([["1", "2"]]), "X")
+        check("matrix", np.array([["1", "2"]]), "X")
 
 
 def test_dates_are_refused_not_turned_into_day_counts():
@@ -84,15 +85,15 @@ def test_vectors_refuse_complex_and_text_too():
     with pytest.raises(InputError, match=r"`Q` must be real"):
         solve_pd(np.eye(2) * (1 + 0j), np.eye(2))
     with pytest.raises(InputError, match=r"`v` must be a numeric 1-D array; got list that numpy cannot read"):
-        check_vector([[1.0], [2.0, 3.0]], "v")  # ragged
+        check("vector", [[1.0], [2.0, 3.0]], "v")  # ragged
 
 
 def test_plain_numbers_still_pass_unchanged():
     X = _X()
     for given in (X, X.tolist(), X.astype(np.float32).astype(object), X.astype(np.float32)):
-        out = check_matrix(given, "X")
+        out = check("matrix", given, "X")
         assert out.dtype == np.float64 and np.allclose(out, X, atol=1e-6)
-    assert np.array_equal(check_matrix(np.array([[1, 2], [3, 4]]), "X"), [[1.0, 2.0], [3.0, 4.0]])
+    assert np.array_equal(check("matrix", np.array([[1, 2], [3, 4]]), "X"), [[1.0, 2.0], [3.0, 4.0]])
 
 
 def test_symmetry_test_is_relative_to_the_scale():
@@ -101,8 +102,8 @@ def test_symmetry_test_is_relative_to_the_scale():
     B[0, 1] += 1e-6  # relative asymmetry 5e-7 > 1e-8
     for c in (1e-100, 1.0, 1e100):
         with pytest.raises(InputError, match=r"`cov` must be symmetric; got max \|cov - cov\.T\|"):
-            check_data_or_cov(cov=B * c)  # was accepted for c = 1e-100 (absolute 1e-8 tolerance)
-        _, out = check_data_or_cov(cov=A * c)
+            check("data_or_cov", (None, B * c))  # was accepted for c = 1e-100 (absolute 1e-8 tolerance)
+        _, out = check("data_or_cov", (None, A * c))
         assert np.array_equal(out, A * c)
 
 
@@ -134,9 +135,9 @@ def test_psd_tolerance_scales_with_the_matrix(scale):
     tol = PSD_RTOL * n  # relative to max|A| ~ 1 before scaling
     ok = _with_eigenvalues([1.0, 0.7, 0.2, 0.0, 0.0, -0.1 * tol]) * scale
     bad = _with_eigenvalues([1.0, 0.7, 0.2, 0.0, 0.0, -30 * tol]) * scale
-    check_psd(ok)  # rounding-level negatives are accepted
+    check("psd", ok)  # rounding-level negatives are accepted
     with pytest.raises(InputError, match="smallest eigenvalue is -"):
-        check_psd(bad)
+        check("psd", bad)
 
 
 def test_psd_accepts_covariances_of_rank_deficient_data():
@@ -144,8 +145,8 @@ def test_psd_accepts_covariances_of_rank_deficient_data():
     for m, n in [(3, 40), (10, 200), (1, 5)]:
         X = rng.standard_normal((m, n)) * rng.random(n) * 10.0 ** rng.integers(-3, 4, size=n)
         X -= X.mean(axis=0)
-        check_psd((X.T @ X) / m)  # zero eigenvalues computed as tiny negatives
-    check_psd(np.zeros((4, 4)))
+        check("psd", (X.T @ X) / m)  # zero eigenvalues computed as tiny negatives
+    check("psd", np.zeros((4, 4)))
 
 
 def test_psd_lanczos_path_for_large_n(monkeypatch):
@@ -153,21 +154,21 @@ def test_psd_lanczos_path_for_large_n(monkeypatch):
     rng = np.random.default_rng(4)
     X = rng.standard_normal((30, 60))
     A = X.T @ X / 30
-    check_psd(A)  # rank 30 of 60: many zero eigenvalues, accepted
+    check("psd", A)  # rank 30 of 60: many zero eigenvalues, accepted
     bad = A - 2.0 * np.outer(X[0], X[0]) / 30  # an eigenvalue well below zero
     lam = np.linalg.eigvalsh(bad)[0]
     with pytest.raises(InputError, match=r"it has an eigenvalue <= (\S+) \(Lanczos\), below the tolerance") as info:
-        check_psd(bad)
+        check("psd", bad)
     bound = float(info.value.args[0].split("<= ")[1].split(" ")[0])
     assert lam <= bound < 0  # a Rayleigh quotient: an upper bound on lambda_min, a proof
 
 
 def test_psd_check_is_only_at_the_public_cov_entry():
     A = _with_eigenvalues([2.0, 1.0, -1.0])
-    _, out = check_data_or_cov(cov=A, psd=False)  # lower levels (solvers, certificates) allow it
+    _, out = check("data_or_cov", (None, A), psd=False)  # lower levels (solvers, certificates) allow it
     assert np.allclose(out, A)
     with pytest.raises(InputError, match="positive semidefinite"):
-        check_data_or_cov(cov=A)
+        check("data_or_cov", (None, A))
 
 
 # ----------------------------------------------------------------------------- scaling helper

@@ -239,16 +239,6 @@ def test_property_deflation_first_component_below_brute_force(seed, nonneg, meth
     assert ((res.loadings != 0).sum(axis=1) <= 1).all()
 
 
-def test_deflation_messages():
-    S = as_sparse_cov(random_sparse(20, 10, 0.5, seed=0))
-    with pytest.raises(InputError, match="`method` must be one of"):
-        deflation_components(S, 2, 2, method="greedy")
-    with pytest.raises(InputError, match=r"at most n_features=10 for disjoint supports; got 3 \* 4"):
-        deflation_components(S, 3, 4)
-    with pytest.raises(InputError, match="`cov` must be a validated"):
-        deflation_components(np.eye(3), 1, 1)
-
-
 def test_columns_is_the_restricted_covariance():
     X = random_sparse(25, 12, 0.4, seed=3)
     S = as_sparse_cov(X)

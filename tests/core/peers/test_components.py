@@ -180,13 +180,19 @@ def test_zass_components_feasible():
 
 
 def test_components_errors():
-    cov = as_cov(cov=np.eye(4))
+    """The joint strategies' arguments are checked at the front (the peers below it check nothing)."""
+    from nspca_core import components
+
     with pytest.raises(InputError, match=r"`n_components` must be an int in \[1, 4\]; got 5"):
-        bipartite_components(cov, 5, 1)
-    with pytest.raises(InputError, match=r"`eps` must be a float in \(0.0, 1.0\]"):
-        bipartite_components(cov, 2, 1, eps=0)
-    with pytest.raises(InputError, match=r"`min_angle` must be a float in \(0.0, 90.0\]"):
-        em_components(cov, 2, 1, min_angle=120)
+        components(cov=np.eye(4), n_components=5, k=1, strategy="bipartite")
+    with pytest.raises(InputError, match=r"`eps` must be a float in \(0, 1\); got 0"):
+        components(cov=np.eye(4), n_components=2, k=1, strategy="bipartite", eps=0)
+    with pytest.raises(InputError, match=r"`samples` must be an int >= 1 or None; got 0"):
+        components(cov=np.eye(4), n_components=2, k=1, strategy="bipartite", samples=0)
+    with pytest.raises(InputError, match=r"`polish` must be True or False; got 'yes'"):
+        components(cov=np.eye(4), n_components=2, k=1, strategy="bipartite", polish="yes")
+    with pytest.raises(InputError, match=r"`min_angle` must be a float in \(0.0, 90.0\]; got 120"):
+        components(cov=np.eye(4), n_components=2, k=1, strategy="quasi-orthogonal", min_angle=120)
     # each takes 2 features: fewer components, said as components() says it (the shared remove loop)
     few = em_components(as_cov(cov=np.ones((4, 4)) + np.eye(4)), 3, 2)
     assert few.n_components == 2 and len(few.results) == 2

@@ -166,26 +166,33 @@ def test_sklearn_spca_reports_clipping():
 
 
 def test_errors_name_the_argument():
+    """The peers' options are checked at the front, by the parameter table (the peers check nothing)."""
+    from nspca_core import fit
+
     _, Xc, _ = planted(0)
     cov = as_cov(Xc)
     with pytest.raises(InputError, match=r"unknown option\(s\) \['bogus'\] for method 'em'"):
-        PEER_METHODS["em"](cov, 3, bogus=1)
+        fit(Xc, k=3, method="em", bogus=1, certify=False)
     with pytest.raises(ValueError, match=r"`k` must be an int in \[1, n_features=14\]; got 0"):
-        PEER_METHODS["tpower"](cov, 0)
+        fit(Xc, k=0, method="tpower", certify=False)
     with pytest.raises(InputError, match="NMF needs nonnegative data"):
         PEER_METHODS["nmf"](cov, 3)
     with pytest.raises(InputError, match="`data` must be nonnegative"):
-        PEER_METHODS["nmf"](cov, 3, data=Xc)
+        fit(Xc, k=3, method="nmf", data=Xc, certify=False)
     with pytest.raises(InputError, match="`data` must have n_features=14 columns"):
-        PEER_METHODS["nmf"](cov, 3, data=np.ones((5, 3)))
+        fit(Xc, k=3, method="nmf", data=np.ones((5, 3)), certify=False)
     with pytest.raises(InputError, match=r"`alpha` must be a float in \(0.0, inf\)"):
-        PEER_METHODS["zass"](cov, 3, alpha=0)
+        fit(Xc, k=3, method="zass", alpha=0, certify=False)
     with pytest.raises(InputError, match=r"`restarts` must be an int >= 1; got 0"):
-        PEER_METHODS["em"](cov, 3, restarts=0)
-    with pytest.raises(InputError, match="`cov` must be a validated"):
-        PEER_METHODS["em"](Xc, 3)
-    with pytest.raises(InputError, match="`init` must be None, 'pc' or 'random'"):
-        PEER_METHODS["em"](cov, 3, init="x")
+        fit(Xc, k=3, method="em", restarts=0, certify=False)
+    with pytest.raises(InputError, match=r"`init` must be one of 'pc', 'random' or None; got 'x'"):
+        fit(Xc, k=3, method="em", init="x", certify=False)
+    with pytest.raises(InputError, match=r"`init` must be one of 'eig', 'random'; got 'pc'"):
+        fit(Xc, k=3, method="zass", init="pc", certify=False)
+    with pytest.raises(InputError, match=r"`nonneg` must be True or False; got 1"):
+        fit(Xc, k=3, method="tpower", nonneg=1, certify=False)
+    with pytest.raises(InputError, match=r"`ridge_alpha` must be a float in \[0.0, inf\); got -1"):
+        fit(Xc, k=3, method="sklearn-spca", ridge_alpha=-1, certify=False)
 
 
 def test_em_beats_zass_on_cbcl(cbcl_X):

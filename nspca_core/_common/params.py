@@ -24,7 +24,7 @@ import numpy as np
 from ..methods import DEFAULT_STRATEGY
 from ..result import ComponentsResult
 from .options import UnknownOptionError
-from .validation import SPARSITY, DataOrCov, InputError, Interval, Matrix, Psd, Vector, as_rng
+from .validation import SPARSITY, DataOrCov, InputError, Interval, Matrix, Psd, SparseStructure, Vector, as_rng
 
 __all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "EFFORT_ORDER", "EXACT_EFFORT", "DEFAULT_EFFORT", "check",
            "check_options", "option_rule", "take_random_state",
@@ -290,6 +290,7 @@ PARAMETERS = {
     "preprocessing": Choice(),  # options: the registry's (nspca_core.datasets.preprocessing)
     # data
     "matrix": Matrix(),            # context: square, symmetric, min_rows, min_cols
+    "sparse_structure": SparseStructure(),  # a sparse X whose index arrays match its shape
     "vector": Vector(),
     "psd": Psd(),
     "data_or_cov": DataOrCov(),    # the pair (X, cov); context: psd

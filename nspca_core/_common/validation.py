@@ -27,7 +27,7 @@ __all__ = [
     "pow2_scale",
     "covariance_from_data",
     "as_rng",
-    "check_sparse_structure",
+    "SparseStructure",
     "sparse_structure_problem",
 ]
 
@@ -448,14 +448,28 @@ def sparse_structure_problem(X, rows: str = "rows", cols: str = "columns") -> st
     return None
 
 
-def check_sparse_structure(X, name: str = "X"):
-    """``X`` itself; a sparse ``X`` whose index arrays do not describe its shape
-    (:func:`sparse_structure_problem`) refused before any kernel reads them (any other ``X``
-    passes as it is)."""
+class SparseStructure:
+    """A sparse matrix whose index arrays describe its shape (the rule ``"sparse_structure"``):
+    refused (:func:`sparse_structure_problem`) before any kernel reads them; any other value
+    passes as it is."""
+
+    def check(self, value, name: str, context: dict):
+        return _sparse_structure(value, name)
+
+
+def _sparse_structure(X, name: str = "X"):
     import scipy.sparse as sp
 
     if not sp.issparse(X):
         return X
+    problem = sparse_structure_problem(X)
+    if problem is not None:
+        m, n = X.shape
+        raise InputError(f"`{name}` is a {X.format.upper()} matrix ({m:,} x {n:,}) whose index arrays "
+                         f"are inconsistent: {problem}. Build it from valid (data, indices, indptr) "
+                         "arrays (scipy's `X.check_format()` says what is wrong); refused rather "
+                         "than read out of bounds", argument=name, value=f"{X.format} matrix")
+    return X
     problem = sparse_structure_problem(X)
     if problem is not None:
         m, n = X.shape

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nspca_core as nc
-from nspca_core._common.validation import InputError, check_sparse_structure, sparse_structure_problem
+from nspca_core._common.params import check
+from nspca_core._common.validation import InputError, sparse_structure_problem
 from nspca_core.estimator import NonnegativeSparsePCA
 from nspca_core.io.loaded import DataFormatError
 from nspca_core.io.loaded import check_sparse_structure as check_file_structure
@@ -96,7 +97,7 @@ def test_messages_name_what_is_wrong(how, match):
     X = _corrupt(_valid("csr"), how, 3, 0)
     with pytest.raises(InputError, match=r"`X` is a CSR matrix \(12 x 6\) whose index arrays are "
                                          r"inconsistent: " + match):
-        check_sparse_structure(X)
+        check("sparse_structure", X, "X")
     with pytest.raises(DataFormatError, match=r"f.npz: the sparse matrix \(CSR, 12 cells x 6 genes\) "
                                               r"is inconsistent: " + match.replace("row", "cell")
                        .replace("column", "gene")):
@@ -116,7 +117,7 @@ def test_coo_with_a_bad_row_index_is_refused():
     X = _valid("coo")
     X.row[0] = 99
     with pytest.raises(InputError, match=r"stored entry 1 has the row index 99, outside \[0, 12\)"):
-        check_sparse_structure(X)
+        check("sparse_structure", X, "X")
 
 
 @pytest.mark.parametrize("fmt, front", [("csr", "nc.fit(X, k=2)"), ("csc", "nc.fit(X, k=2)"),

@@ -387,13 +387,56 @@ def cost_bench(name, X, ks):
               f"(target <= 3x); ratio {c.ratio:.4f} ({c.kind})", flush=True)
 
 
+def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95):
+    """Issue 39 item 2: certify_path over ``ks`` (CPU clock; units: one thin SVD of X when m < n,
+    else one eigh of the covariance), its min and mean certified ratio, then certify(X, k) (effort
+    "auto", no point given) at every ``stride``-th k of ``ks``: the number of k where the path's
+    upper bound is above one-k's by more than 1e-9 relative, and the largest such excess."""
+    from nspca_core import certify
+
+    m, n = X.shape
+    if m < n:
+        unit, uname = svd_unit(X), "SVD"
+    else:
+        A = X.T @ X / m
+        unit, uname = unit_eigh(A, clock=time.process_time), "eigh"
+    print(f"{name}: path start ({load_note()})", flush=True)
+    t = time.process_time()
+    path = certify_path(X, ks=ks)
+    sec = time.process_time() - t
+    r = np.array([c.ratio for c in path])
+    print(f"{name}: path k={ks[0]}..{ks[-1]} ({m} x {n}): {sec / unit:.0f} {uname} units (target <= {budget}); "
+          f"min {r.min():.4f} at k={ks[int(r.argmin())]}, mean {r.mean():.4f}, {int(np.sum(r < target))} k "
+          f"below {target}", flush=True)
+    kinds = {}
+    for c in path:
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    print(f"{name}: winning bounds {kinds}", flush=True)
+    sub = ks[::stride]
+    looser, worst, t1 = [], 0.0, 0.0
+    for k in sub:
+        c = path[ks.index(k)]
+        t = time.process_time()
+        one = certify(X, k=k)
+        t1 += time.process_time() - t
+        ex = c.upper_bound / one.upper_bound - 1.0
+        if ex > 1e-9:
+            looser.append((k, round(ex, 5)))
+            worst = max(worst, ex)
+    print(f"{name}: path looser than certify(k) by > 1e-9 at {len(looser)} of {len(sub)} k compared "
+          f"(every {stride}th k; worst {worst:.2e}): {looser}; one-k total {t1 / unit:.0f} {uname} units "
+          f"({load_note()})", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the long CBCL path")
     ap.add_argument("--no-fit", action="store_true")
     ap.add_argument("--only", default="lrs,cbcl,mll")
     ap.add_argument("--issue28", default="", help="comma list of: exact, components, mll-path, genes, cbcl-path")
-    ap.add_argument("--issue39", default="", help="comma list of: time-limit, exact-mll, cost, cliff")
+    ap.add_argument("--issue39", default="", help="comma list of: time-limit, exact-mll, cost, cliff, path")
+    ap.add_argument("--stride", type=int, default=1, help="--issue39 path: compare certify(k) at every stride-th k")
+    ap.add_argument("--data", default="mll,cbcl,golub,dlbcl", help="--issue39 path: datasets")
     a = ap.parse_args()
     only = a.only.split(",")
     warm_up()
@@ -411,6 +454,17 @@ def main():
         if "cliff" in i39:
             for name in ("dlbcl", "golub"):
                 cliff_bench(f"{name}-shaped", gene_shaped(name), [60, 64, 65, 70, 80])
+        if "path" in i39:
+            for name in a.data.split(","):
+                if name in ("golub", "dlbcl"):
+                    X = gene_shaped(name)
+                elif (X := load(name)) is None:
+                    continue
+                if name == "cbcl":
+                    path_vs_one_bench(name, X, list(range(1, X.shape[1] + 1)), a.stride, 500, 0.98)
+                else:
+                    path_vs_one_bench(f"{name}" + ("-shaped" if name in ("golub", "dlbcl") else ""), X,
+                                      list(range(2, 201)), a.stride)
         return
     extra = [s for s in a.issue28.split(",") if s]
     if extra:

@@ -127,3 +127,23 @@ def test_dense_path_at_least_as_tight_as_one_k_where_one_k_wins_by_anchored_sums
             anchored += 1
             assert c.upper_bound <= one.upper_bound * (1 + 2e-4), (c.k, c.upper_bound, one.upper_bound)
     assert anchored >= 3, "the data should exercise the anchored row sums"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dense_path_never_looser_than_one_k_at_any_k(seed):
+    """Issue 39 item 2, dense: at every k = 1..n the path's upper bound is at most certify(k)'s
+    (effort "auto", no point given), 1e-9 relative, whatever bound wins at either; both valid (at
+    least the best feasible value either found).  Data as above (40 features in overlapping
+    positively correlated groups: the DNN, the anchored sums and the cheap bounds each win somewhere);
+    on data this small the path's budget affords certify(k)'s run wherever its bound is open."""
+    rng = np.random.default_rng(seed)
+    m, n = 120, 40
+    Z = np.abs(rng.standard_normal((m, 4)))
+    L = (rng.random((4, n)) < 0.35) * rng.random((4, n))
+    X = Z @ L + 0.3 * rng.standard_normal((m, n))
+    ks = list(range(1, n + 1))
+    path = certify_path(X, ks=ks)
+    for c in path:
+        one = certify(X, k=c.k)
+        assert c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.kind, c.upper_bound, one.upper_bound)
+        assert c.upper_bound >= max(one.lower, c.lower) * (1 - 1e-12)

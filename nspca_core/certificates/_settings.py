@@ -82,9 +82,12 @@ _DNN_PASSES = 24
 
 # certify_path runs certify(k)'s own computation (so its bound at k is at most certify(k)'s) at the k
 # whose bound carried from the other k leaves the largest gap to the feasible value per counted cost,
-# while the counted costs add up to at most _PATH_RUNS_PER_K x (number of k) x the cost of the cheapest
-# such run, or _PATH_FLOOR entry passes (a path that cheap runs it wherever the gap is open, ~1 s)
-_PATH_RUNS_PER_K = 1.0
+# while the counted costs add up to at most (runs per k) x (number of k) x the cost of the cheapest such
+# run, or _PATH_FLOOR entry passes (a path that cheap runs it wherever the gap is open: ~1 s).  A dense
+# path's own DNN tangents are within ~0.1% of certify(k)'s DNN at most k (CBCL): few runs are worth
+# their cost there; the split path's carried curves are looser (another k's screened set)
+_PATH_DENSE_RUNS_PER_K = 0.1
+_PATH_SPLIT_RUNS_PER_K = 0.6
 _PATH_FLOOR = 2e9
 # the bound is taken as closed at k when upper <= lower (1 + _PATH_CLOSED): certify(k) cannot be tighter
 _PATH_CLOSED = 1e-10
@@ -129,10 +132,11 @@ def split_run_cost(m: int, n: int, s: int, effort: str) -> float:
             + float(cfg["iters"]) * _DNN_PASSES * float(s) * s)
 
 
-def path_budget(costs) -> float:
-    """The counted budget of certify_path's one-k runs over k's whose single runs cost ``costs``."""
+def path_budget(costs, runs_per_k: float) -> float:
+    """The counted budget of certify_path's one-k runs over k's whose single runs cost ``costs``:
+    ``runs_per_k`` of the cheapest run per k, at least :data:`_PATH_FLOOR`."""
     costs = np.asarray(costs, dtype=float)
-    return max(_PATH_FLOOR, _PATH_RUNS_PER_K * costs.size * float(costs.min(initial=np.inf)))
+    return max(_PATH_FLOOR, runs_per_k * costs.size * float(costs.min(initial=np.inf)))
 
 
 def anchor_affordable(n: int, k: int, iters: int, share: float = 1.0) -> bool:

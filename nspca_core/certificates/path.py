@@ -290,7 +290,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             callback(len(own), max(len(own) + 1, p))
 
     _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper)
-    budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq])
+    budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq], S._PATH_DENSE_RUNS_PER_K)
     anchored, branched, spent = _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort,
                                                        budget / 2)
     _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper, anchored)

@@ -136,7 +136,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         open_ks = uniq[:1]
     m = cov.X.shape[0] if cov.X is not None else n
     cost = {int(k): S.split_run_cost(m, n, _screened(n, int(k), effort), effort) for k in open_ks}
-    budget = S.path_budget(list(cost.values()))
+    budget = S.path_budget(list(cost.values()), S._PATH_SPLIT_RUNS_PER_K)
     total = [len(open_ks)]
 
     def run(k: int, cap: int | None = None, carry: bool = False) -> None:

@@ -414,7 +414,7 @@ def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95):
     print(f"{name}: winning bounds {kinds}", flush=True)
     sub = ks[::stride]
     looser, worst, t1 = [], 0.0, 0.0
-    for k in sub:
+    for j, k in enumerate(sub):
         c = path[ks.index(k)]
         t = time.process_time()
         one = certify(X, k=k)
@@ -423,6 +423,9 @@ def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95):
         if ex > 1e-9:
             looser.append((k, round(ex, 5)))
             worst = max(worst, ex)
+        if (j + 1) % 20 == 0:
+            print(f"{name}: ... {j + 1} of {len(sub)} k compared, path looser at {len(looser)}: {looser[-5:]}",
+                  flush=True)
     print(f"{name}: path looser than certify(k) by > 1e-9 at {len(looser)} of {len(sub)} k compared "
           f"(every {stride}th k; worst {worst:.2e}): {looser}; one-k total {t1 / unit:.0f} {uname} units "
           f"({load_note()})", flush=True)

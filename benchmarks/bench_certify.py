@@ -2,14 +2,17 @@
 
 Usage: python benchmarks/bench_certify.py [--quick] [--no-fit]
        python benchmarks/bench_certify.py --issue28 exact,components,mll-path,genes
-       python benchmarks/bench_certify.py --issue39 time-limit,exact-mll,cost,cliff
+       python benchmarks/bench_certify.py --issue39 time-limit,exact-mll,cost,cliff,path [--stride 4]
 
 ``--issue39``: ``time-limit`` — effort="exact" at n = 2,000 with time_limit 1 / 5 / 20 s (wall
 and CPU against the limit, issue 40 item 6); ``exact-mll`` — MLL k = 50 with a CPU-time budget of
 10 and 60 s, the bound the callback reported along the way; ``cost`` — the certificate's CPU time
 over the answer's at effort="auto" (LRS, CBCL, MLL, a synthetic 5,000 x 2,000 sparse review
 corpus); ``cliff`` — one-k certificates at
-k = 60..80 on dlbcl- and golub-shaped synthetic gene matrices (the former k <= 64 limit).
+k = 60..80 on dlbcl- and golub-shaped synthetic gene matrices (the former k <= 64 limit); ``path`` —
+certify_path over k = 2..200 (MLL, golub- and dlbcl-shaped) and k = 1..361 (CBCL): units, min and
+mean ratio, and the number of k where the path's bound is above certify(k)'s by more than 1e-9
+relative (``--stride s``: certify(k) at every s-th k only; ``--data``: which datasets).
 
 ``--issue28`` (issue 28, CPU clock of the process, one BLAS thread): ``exact`` — effort="exact"
 on LRS every k, CBCL k <= 10, MLL k = 2..5 (time limit 60 s wall each; CPU and wall reported);

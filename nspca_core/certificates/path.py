@@ -75,6 +75,14 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
       ascent (a different k per column), restarted from the neighbours'
       answers.  The eigenpairs and the row sums of ``A - A_1`` are computed
       once for all k.
+
+    Never looser than one k where it can afford it: at the k where the bound carried from the other
+    k leaves the largest gap to the feasible value per counted cost, the path runs certify(k)'s own
+    computation and keeps the smaller bound (:func:`.path_large.gap_runs`; the budget:
+    ``_settings.path_budget``), so there its bound is at most ``certify(k)``'s.  Small problems
+    afford it at every k whose bound is not closed; no sparsity limit decides where it runs.
+    Data of numerical rank <= 3 get the exact spannogram's certificate at every k, as from
+    :func:`certify`.
     """
     cov_, factors = normalized(as_cov(X, cov, center=check("center", center)))  # entries far from 1: a power-of-2 copy
     n = cov_.n

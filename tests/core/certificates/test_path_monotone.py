@@ -129,14 +129,14 @@ def test_dense_path_at_least_as_tight_as_one_k_where_one_k_wins_by_anchored_sums
     assert anchored >= 3, "the data should exercise the anchored row sums"
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_dense_path_never_looser_than_one_k_at_any_k(seed):
+def test_dense_path_never_looser_than_one_k_at_any_k():
     """Issue 39 item 2, dense: at every k = 1..n the path's upper bound is at most certify(k)'s
     (effort "auto", no point given), 1e-9 relative, whatever bound wins at either; both valid (at
     least the best feasible value either found).  Data as above (40 features in overlapping
     positively correlated groups: the DNN, the anchored sums and the cheap bounds each win somewhere);
-    on data this small the path's budget affords certify(k)'s run wherever its bound is open."""
-    rng = np.random.default_rng(seed)
+    on data this small the path's budget affords certify(k)'s run wherever its bound is open.  The
+    former path was looser here at k = 18 (DNN tangent 0.09% above certify(18)'s own DNN run)."""
+    rng = np.random.default_rng(1)
     m, n = 120, 40
     Z = np.abs(rng.standard_normal((m, 4)))
     L = (rng.random((4, n)) < 0.35) * rng.random((4, n))

@@ -230,24 +230,22 @@ def gap_runs(ks, pos, lows, upper, run, cost, budget: float, done=()) -> float:
     could be tighter), the largest relative gap per counted cost (``cost(k)``) first, while the costs
     add up to at most ``budget``; returns what was spent.  Every run can lower the bound at other k,
     so the gaps are read again after each."""
-    done = {int(k) for k in done}
+    ks = np.asarray(ks, dtype=int)
+    idx = np.array([pos[int(k)] for k in ks], dtype=int)
+    costs = np.array([cost(int(k)) for k in ks], dtype=float)
+    todo = ~np.isin(ks, np.array(sorted({int(k) for k in done}), dtype=int))
     spent = 0.0
     while True:
-        ub = upper()
-        best, key = None, -np.inf
-        for k in ks:
-            k = int(k)
-            i = pos[k]
-            if k in done or not ub[i] > lows[i] * (1 + S._PATH_CLOSED) or spent + cost(k) > budget:
-                continue
-            gap = 1.0 - lows[i] / ub[i] if lows[i] > 0 and np.isfinite(ub[i]) else 1.0
-            if gap / cost(k) > key:
-                best, key = k, gap / cost(k)
-        if best is None:
+        ub, lo = upper()[idx], lows[idx]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gap = np.where((lo > 0) & np.isfinite(ub), 1.0 - lo / ub, 1.0)
+        ok = todo & (ub > lo * (1 + S._PATH_CLOSED)) & (spent + costs <= budget)
+        if not ok.any():
             return spent
-        done.add(best)
-        spent += cost(best)
-        run(best)
+        j = int(np.argmax(np.where(ok, gap / costs, -np.inf)))
+        todo[j] = False
+        spent += costs[j]
+        run(int(ks[j]))
 
 
 def refine_midpoints(uniq, pos, done, lows, run, upper, delta: float, target: float, more=None) -> None:

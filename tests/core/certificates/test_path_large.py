@@ -163,3 +163,28 @@ def test_large_path_every_kind_of_k_stays_valid_against_bruteforce(monkeypatch):
             assert np.count_nonzero(c.x) <= c.k
             kinds.add(c.kind)
     assert {"monotone", "split(tangent)"} <= kinds
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(6, 8), st.integers(3, 6), st.integers(0, 2**31 - 1), st.sampled_from([0.0, 0.3, 1.0]))
+def test_large_path_within_any_budget_stays_valid_against_bruteforce(monkeypatch, n, m, seed, per_k):
+    """Whatever the budget (no floor; 0, 0.3 or 1 cheapest run per k), so that some k are run and
+    others carried: every k's upper bound is at least the brute-force OPT and its lower bound a
+    feasible value; where the path ran certify(k)'s computation (``path_runs``) it is at most
+    certify(k)'s bound."""
+    _force_split(monkeypatch, split_min=2, per_k=1, size=4)
+    monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
+    monkeypatch.setattr(S, "_PATH_SPLIT_RUNS_PER_K", per_k)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    P = certify_path(X, ks=list(range(1, n + 1)))
+    runs = set(P[0].info.get("path_runs", []))
+    for c in P:
+        opt, _ = brute_opt(A, c.k)
+        assert c.upper_bound >= opt * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt)
+        assert c.lower <= opt * (1 + 1e-9) and np.count_nonzero(c.x) <= c.k
+        if c.k in runs:
+            assert c.upper_bound <= certify(X, k=c.k).upper_bound * (1 + 1e-9)

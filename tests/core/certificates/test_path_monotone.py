@@ -160,3 +160,26 @@ def test_dense_path_on_rank_three_data_is_exact_as_one_k():
         one = certify(X, k=c.k)
         assert c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.kind, one.kind)
         assert c.lower >= one.lower * (1 - 1e-12)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(4, 8), st.integers(0, 2**31 - 1), st.sampled_from([0.0, 0.3, 1.0]))
+def test_dense_path_within_any_budget_stays_valid_against_bruteforce(n, seed, per_k):
+    """The dense path's anchored tries and certify(k) runs under any budget (no floor; 0, 0.3 or 1
+    cheapest run per k: some k run, others carried): every bound at least the brute-force OPT; where
+    certify(k)'s computation ran (``info["one_k"]``) the bound is at most certify(k)'s."""
+    from nspca_core.certificates import _settings as S
+
+    saved = S._PATH_FLOOR, S._PATH_DENSE_RUNS_PER_K
+    S._PATH_FLOOR, S._PATH_DENSE_RUNS_PER_K = 0.0, per_k
+    try:
+        rng = np.random.default_rng(seed)
+        A = _random_psd(rng, n)
+        path = certify_path(cov=A, ks=list(range(1, n + 1)))
+    finally:
+        S._PATH_FLOOR, S._PATH_DENSE_RUNS_PER_K = saved
+    for c in path:
+        opt, _ = brute_opt(A, c.k)
+        _check_cert(c, opt, A)
+        if "one_k" in c.info:
+            assert c.upper_bound <= certify(cov=A, k=c.k).upper_bound * (1 + 1e-9)

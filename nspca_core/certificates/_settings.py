@@ -85,8 +85,9 @@ _DNN_PASSES = 24
 # while the counted costs add up to at most (runs per k) x (number of k) x the cost of the cheapest such
 # run, or _PATH_FLOOR entry passes (a path that cheap runs it wherever the gap is open: ~1 s).  A dense
 # path's own DNN tangents are within ~0.1% of certify(k)'s DNN at most k (CBCL): few runs are worth
-# their cost there; the split path's carried curves are looser (another k's screened set)
-_PATH_DENSE_RUNS_PER_K = 0.1
+# their cost there (half its budget goes first to the anchored sums, where one k wins most); the split
+# path's carried curves are looser (another k's screened set)
+_PATH_DENSE_RUNS_PER_K = 0.2
 _PATH_SPLIT_RUNS_PER_K = 0.6
 _PATH_FLOOR = 2e9
 # the bound is taken as closed at k when upper <= lower (1 + _PATH_CLOSED): certify(k) cannot be tighter

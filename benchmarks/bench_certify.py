@@ -391,12 +391,13 @@ def cost_bench(name, X, ks):
               f"(target <= 3x); ratio {c.ratio:.4f} ({c.kind})", flush=True)
 
 
-def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir=None):
+def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir=None, fill_only=False):
     """Issue 39 item 2: certify_path over ``ks`` (CPU clock; units: one thin SVD of X when m < n,
     else one eigh of the covariance), its min and mean certified ratio, then certify(X, k) (effort
     "auto", no point given) at every ``stride``-th k of ``ks``: the number of k where the path's
     upper bound is above one-k's by more than 1e-9 relative, and the largest such excess.  ``cache_dir``:
-    certify(k)'s bounds are kept there (a JSON file per dataset) and read back by the next run."""
+    certify(k)'s bounds are kept there (a JSON file per dataset) and read back by the next run, and the
+    path's bounds per k; ``fill_only``: only certify(k) into that cache (no path)."""
     from nspca_core import certify
 
     m, n = X.shape
@@ -405,10 +406,25 @@ def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir
     else:
         A = X.T @ X / m
         unit, uname = unit_eigh(A, clock=time.process_time), "eigh"
-    print(f"{name}: path start ({load_note()})", flush=True)
-    t = time.process_time()
-    path = certify_path(X, ks=ks)
-    sec = time.process_time() - t
+    if fill_only:  # only certify(k) into the cache (another run compares its path with them)
+        path = None
+    else:
+        print(f"{name}: path start ({load_note()})", flush=True)
+        t = time.process_time()
+        path = certify_path(X, ks=ks)
+        sec = time.process_time() - t
+    cache_file = None if cache_dir is None else Path(cache_dir) / f"one_k_{name}_{m}x{n}.json"
+    if path is None:
+        cache = json.loads(cache_file.read_text()) if cache_file.exists() else {}
+        for k in ks[::stride]:
+            if str(k) not in cache:
+                cache[str(k)] = certify(X, k=k).upper_bound
+                cache = {**json.loads(cache_file.read_text()), **cache} if cache_file.exists() else cache
+                cache_file.write_text(json.dumps(cache))
+        return
+    if cache_dir is not None:
+        (Path(cache_dir) / f"path_{name}_{m}x{n}_{os.getpid()}.json").write_text(
+            json.dumps({c.k: [c.upper_bound, c.lower] for c in path}))
     r = np.array([c.ratio for c in path])
     print(f"{name}: path k={ks[0]}..{ks[-1]} ({m} x {n}): {sec / unit:.0f} {uname} units (target <= {budget}); "
           f"min {r.min():.4f} at k={ks[int(r.argmin())]}, mean {r.mean():.4f}, {int(np.sum(r < target))} k "
@@ -419,10 +435,11 @@ def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir
     print(f"{name}: winning bounds {kinds}", flush=True)
     sub = ks[::stride]
     looser, worst, t1 = [], 0.0, 0.0
-    cache_file = None if cache_dir is None else Path(cache_dir) / f"one_k_{name}_{m}x{n}.json"
     cache = json.loads(cache_file.read_text()) if cache_file is not None and cache_file.exists() else {}
     for j, k in enumerate(sub):
         c = path[ks.index(k)]
+        if cache_file is not None and cache_file.exists():  # another process may have added some
+            cache = {**json.loads(cache_file.read_text()), **cache}
         if str(k) in cache:  # certify(k) from an earlier run on the same data (it does not depend on the path)
             one_ub = cache[str(k)]
         else:
@@ -431,6 +448,7 @@ def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir
             t1 += time.process_time() - t
             cache[str(k)] = one_ub
             if cache_file is not None:
+                cache = {**json.loads(cache_file.read_text()), **cache} if cache_file.exists() else cache
                 cache_file.write_text(json.dumps(cache))
         ex = c.upper_bound / one_ub - 1.0
         if ex > 1e-9:
@@ -454,6 +472,7 @@ def main():
     ap.add_argument("--stride", type=int, default=1, help="--issue39 path: compare certify(k) at every stride-th k")
     ap.add_argument("--data", default="mll,cbcl,golub,dlbcl", help="--issue39 path: datasets")
     ap.add_argument("--cache", default=None, help="--issue39 path: a folder for certify(k)'s bounds between runs")
+    ap.add_argument("--fill-cache", action="store_true", help="--issue39 path: only certify(k) into --cache")
     a = ap.parse_args()
     only = a.only.split(",")
     warm_up()
@@ -478,10 +497,11 @@ def main():
                 elif (X := load(name)) is None:
                     continue
                 if name == "cbcl":
-                    path_vs_one_bench(name, X, list(range(1, X.shape[1] + 1)), a.stride, 500, 0.98, a.cache)
+                    path_vs_one_bench(name, X, list(range(1, X.shape[1] + 1)), a.stride, 500, 0.98, a.cache,
+                                      a.fill_cache)
                 else:
                     path_vs_one_bench(f"{name}" + ("-shaped" if name in ("golub", "dlbcl") else ""), X,
-                                      list(range(2, 201)), a.stride, cache_dir=a.cache)
+                                      list(range(2, 201)), a.stride, cache_dir=a.cache, fill_only=a.fill_cache)
         return
     extra = [s for s in a.issue28.split(",") if s]
     if extra:

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .._cov import Cov
+from ..operators.cov import Cov
 from ..result import Certificate
 from . import _settings as S
 from ._settings import _EPS, OPTIMAL_TOLERANCE

@@ -9,8 +9,8 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
-from .._anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_bound
-from .._dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
+from .anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_bound
+from .dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import Budget, fits, step
@@ -78,7 +78,7 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
 
 
 def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
-    """:func:`nspca_core._anchor.anchored_branch_bound` at ``lower (1 + OPTIMAL_TOLERANCE/2)``
+    """:func:`nspca_core.certificates.anchor.anchored_branch_bound` at ``lower (1 + OPTIMAL_TOLERANCE/2)``
     (proves the answer optimal), then at ``1.01 lower``; None when neither is proved or better
     than ``upper``."""
     if not lower > 0:
@@ -116,7 +116,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
          callback=None, before_cuts=None, kkt=None, budget: Budget | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
-    :func:`nspca_core._dnn.dnn_tangent`).
+    :func:`nspca_core.certificates.dnn.dnn_tangent`).
 
     ``before_cuts(value) -> float``, optional: called before the cutting-plane
     phase with the DNN value so far; returns the best bound known otherwise.

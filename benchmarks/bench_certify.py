@@ -391,13 +391,15 @@ def cost_bench(name, X, ks):
               f"(target <= 3x); ratio {c.ratio:.4f} ({c.kind})", flush=True)
 
 
-def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir=None, fill_only=False):
+def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir=None, fill_only=False,
+                      compare=None):
     """Issue 39 item 2: certify_path over ``ks`` (CPU clock; units: one thin SVD of X when m < n,
     else one eigh of the covariance), its min and mean certified ratio, then certify(X, k) (effort
     "auto", no point given) at every ``stride``-th k of ``ks``: the number of k where the path's
     upper bound is above one-k's by more than 1e-9 relative, and the largest such excess.  ``cache_dir``:
     certify(k)'s bounds are kept there (a JSON file per dataset) and read back by the next run, and the
-    path's bounds per k; ``fill_only``: only certify(k) into that cache (no path)."""
+    path's bounds per k; ``fill_only``: only certify(k) into that cache (no path); ``compare``: (lo, hi),
+    certify(k) only at those k (inclusive)."""
     from nspca_core import certify
 
     m, n = X.shape
@@ -433,7 +435,7 @@ def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir
     for c in path:
         kinds[c.kind] = kinds.get(c.kind, 0) + 1
     print(f"{name}: winning bounds {kinds}", flush=True)
-    sub = ks[::stride]
+    sub = [k for k in ks[::stride] if compare is None or compare[0] <= k <= compare[1]]
     looser, worst, t1 = [], 0.0, 0.0
     cache = json.loads(cache_file.read_text()) if cache_file is not None and cache_file.exists() else {}
     for j, k in enumerate(sub):
@@ -473,6 +475,7 @@ def main():
     ap.add_argument("--data", default="mll,cbcl,golub,dlbcl", help="--issue39 path: datasets")
     ap.add_argument("--cache", default=None, help="--issue39 path: a folder for certify(k)'s bounds between runs")
     ap.add_argument("--fill-cache", action="store_true", help="--issue39 path: only certify(k) into --cache")
+    ap.add_argument("--compare", default=None, help="--issue39 path: lo:hi, certify(k) only at those k")
     a = ap.parse_args()
     only = a.only.split(",")
     warm_up()
@@ -491,6 +494,7 @@ def main():
             for name in ("dlbcl", "golub"):
                 cliff_bench(f"{name}-shaped", gene_shaped(name), [60, 64, 65, 70, 80])
         if "path" in i39:
+            compare = None if a.compare is None else tuple(int(v) for v in a.compare.split(":"))
             for name in a.data.split(","):
                 if name in ("golub", "dlbcl"):
                     X = gene_shaped(name)
@@ -498,10 +502,11 @@ def main():
                     continue
                 if name == "cbcl":
                     path_vs_one_bench(name, X, list(range(1, X.shape[1] + 1)), a.stride, 500, 0.98, a.cache,
-                                      a.fill_cache)
+                                      a.fill_cache, compare)
                 else:
                     path_vs_one_bench(f"{name}" + ("-shaped" if name in ("golub", "dlbcl") else ""), X,
-                                      list(range(2, 201)), a.stride, cache_dir=a.cache, fill_only=a.fill_cache)
+                                      list(range(2, 201)), a.stride, cache_dir=a.cache, fill_only=a.fill_cache,
+                                      compare=compare)
         return
     extra = [s for s in a.issue28.split(",") if s]
     if extra:

@@ -179,7 +179,15 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     grid = geometric_grid(open_ks, S._PATH_LARGE_GRID)
     for k in sorted(grid, reverse=True):
         run(k, carry=True)
-    gap_runs(open_ks, pos, lows, upper, run, cost.__getitem__, budget - sum(cost[k] for k in grid), done=grid)
+    def expect() -> np.ndarray:  # the runs' own certified ratios, interpolated between run k's
+        rk = np.array(sorted(k for k in runs if runs[k].upper_bound > 0), dtype=float)
+        if not rk.size:
+            return np.zeros(p)
+        own = np.array([max(runs[int(k)].lower, 0.0) / runs[int(k)].upper_bound for k in rk])
+        return np.interp(uniq.astype(float), rk, own)
+
+    gap_runs(open_ks, pos, lows, upper, run, cost.__getitem__, budget - sum(cost[k] for k in grid), done=grid,
+             expect=expect)
     ub = upper()
     share = (time.perf_counter() - t_all) / p
     out = {}
@@ -224,12 +232,15 @@ def geometric_grid(ks: np.ndarray, ratio: float) -> list[int]:
     return sorted(grid)
 
 
-def gap_runs(ks, pos, lows, upper, run, cost, budget: float, done=()) -> float:
+def gap_runs(ks, pos, lows, upper, run, cost, budget: float, done=(), expect=None) -> float:
     """Runs certify(k)'s own computation (``run(k)``) at the k of ``ks`` not in ``done`` whose bound
     (``upper()[pos[k]]``) is still open (above ``lows[pos[k]] (1 + _PATH_CLOSED)``: there certify(k)
     could be tighter), the largest relative gap per counted cost (``cost(k)``) first, while the costs
     add up to at most ``budget``; returns what was spent.  Every run can lower the bound at other k,
-    so the gaps are read again after each."""
+    so the gaps are read again after each.  ``expect`` (optional): ``expect()[pos[k]]`` the ratio
+    certify(k) is expected to certify (from the runs' own ratios at the neighbouring k); where some
+    open k's ratio falls short of it, the largest shortfall per cost is run first (a gap that
+    certify(k) shares is not worth a run), else the largest gap per cost."""
     ks = np.asarray(ks, dtype=int)
     idx = np.array([pos[int(k)] for k in ks], dtype=int)
     costs = np.array([cost(int(k)) for k in ks], dtype=float)
@@ -242,7 +253,12 @@ def gap_runs(ks, pos, lows, upper, run, cost, budget: float, done=()) -> float:
         ok = todo & (ub > lo * (1 + S._PATH_CLOSED)) & (spent + costs <= budget)
         if not ok.any():
             return spent
-        j = int(np.argmax(np.where(ok, gap / costs, -np.inf)))
+        key = gap
+        if expect is not None:
+            short = np.asarray(expect(), dtype=float)[idx] - (1.0 - gap)
+            if (ok & (short > 0)).any():
+                key = np.where(short > 0, short, -np.inf)
+        j = int(np.argmax(np.where(ok, key / costs, -np.inf)))
         todo[j] = False
         spent += costs[j]
         run(int(ks[j]))

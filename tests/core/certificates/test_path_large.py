@@ -131,6 +131,13 @@ def test_gap_runs_take_the_largest_gap_per_cost_within_the_budget():
     spent = gap_runs(ks, pos, lows, lambda: ub.copy(), run, cost.__getitem__, budget=5.0)
     # gaps/cost: k=2 0.125, k=3 0.1, k=5 0.2; k=1, 4 closed; 2 + 5 + 3 cost 6 > 5: k=3 no longer fits
     assert order == [5, 2] and spent == 5.0
+    # with the ratio certify(k) is expected to reach: the largest shortfall per cost first (k = 3: 0.99
+    # expected, 0.9 carried), a gap certify(k) shares (k = 5: 0.8 expected) only after
+    lows[:] = [1.0, 0.5, 0.9, 1.0, 0.8]
+    order.clear()
+    expect = np.array([1.0, 0.5, 0.99, 1.0, 0.8])
+    spent = gap_runs(ks, pos, lows, lambda: ub.copy(), run, cost.__getitem__, budget=2.0, expect=lambda: expect)
+    assert order == [3, 5] and spent == 2.0
 
 
 def test_large_path_every_kind_of_k_stays_valid_against_bruteforce(monkeypatch):

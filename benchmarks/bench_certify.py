@@ -2,14 +2,17 @@
 
 Usage: python benchmarks/bench_certify.py [--quick] [--no-fit]
        python benchmarks/bench_certify.py --issue28 exact,components,mll-path,genes
-       python benchmarks/bench_certify.py --issue39 time-limit,exact-mll,cost,cliff
+       python benchmarks/bench_certify.py --issue39 time-limit,exact-mll,cost,cliff,path [--stride 4]
 
 ``--issue39``: ``time-limit`` — effort="exact" at n = 2,000 with time_limit 1 / 5 / 20 s (wall
 and CPU against the limit, issue 40 item 6); ``exact-mll`` — MLL k = 50 with a CPU-time budget of
 10 and 60 s, the bound the callback reported along the way; ``cost`` — the certificate's CPU time
 over the answer's at effort="auto" (LRS, CBCL, MLL, a synthetic 5,000 x 2,000 sparse review
 corpus); ``cliff`` — one-k certificates at
-k = 60..80 on dlbcl- and golub-shaped synthetic gene matrices (the former k <= 64 limit).
+k = 60..80 on dlbcl- and golub-shaped synthetic gene matrices (the former k <= 64 limit); ``path`` —
+certify_path over k = 2..200 (MLL, golub- and dlbcl-shaped) and k = 1..361 (CBCL): units, min and
+mean ratio, and the number of k where the path's bound is above certify(k)'s by more than 1e-9
+relative (``--stride s``: certify(k) at every s-th k only; ``--data``: which datasets).
 
 ``--issue28`` (issue 28, CPU clock of the process, one BLAS thread): ``exact`` — effort="exact"
 on LRS every k, CBCL k <= 10, MLL k = 2..5 (time limit 60 s wall each; CPU and wall reported);
@@ -34,6 +37,7 @@ of several eigh calls before and after, and figures vary by ~20% between runs.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -387,13 +391,91 @@ def cost_bench(name, X, ks):
               f"(target <= 3x); ratio {c.ratio:.4f} ({c.kind})", flush=True)
 
 
+def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir=None, fill_only=False,
+                      compare=None):
+    """Issue 39 item 2: certify_path over ``ks`` (CPU clock; units: one thin SVD of X when m < n,
+    else one eigh of the covariance), its min and mean certified ratio, then certify(X, k) (effort
+    "auto", no point given) at every ``stride``-th k of ``ks``: the number of k where the path's
+    upper bound is above one-k's by more than 1e-9 relative, and the largest such excess.  ``cache_dir``:
+    certify(k)'s bounds are kept there (a JSON file per dataset) and read back by the next run, and the
+    path's bounds per k; ``fill_only``: only certify(k) into that cache (no path); ``compare``: (lo, hi),
+    certify(k) only at those k (inclusive)."""
+    from nspca_core import certify
+
+    m, n = X.shape
+    if m < n:
+        unit, uname = svd_unit(X), "SVD"
+    else:
+        A = X.T @ X / m
+        unit, uname = unit_eigh(A, clock=time.process_time), "eigh"
+    if fill_only:  # only certify(k) into the cache (another run compares its path with them)
+        path = None
+    else:
+        print(f"{name}: path start ({load_note()})", flush=True)
+        t = time.process_time()
+        path = certify_path(X, ks=ks)
+        sec = time.process_time() - t
+    cache_file = None if cache_dir is None else Path(cache_dir) / f"one_k_{name}_{m}x{n}.json"
+    if path is None:
+        cache = json.loads(cache_file.read_text()) if cache_file.exists() else {}
+        for k in ks[::stride]:
+            if str(k) not in cache:
+                cache[str(k)] = certify(X, k=k).upper_bound
+                cache = {**json.loads(cache_file.read_text()), **cache} if cache_file.exists() else cache
+                cache_file.write_text(json.dumps(cache))
+        return
+    if cache_dir is not None:
+        (Path(cache_dir) / f"path_{name}_{m}x{n}_{os.getpid()}.json").write_text(
+            json.dumps({c.k: [c.upper_bound, c.lower] for c in path}))
+    r = np.array([c.ratio for c in path])
+    print(f"{name}: path k={ks[0]}..{ks[-1]} ({m} x {n}): {sec / unit:.0f} {uname} units (target <= {budget}); "
+          f"min {r.min():.4f} at k={ks[int(r.argmin())]}, mean {r.mean():.4f}, {int(np.sum(r < target))} k "
+          f"below {target}", flush=True)
+    kinds = {}
+    for c in path:
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    print(f"{name}: winning bounds {kinds}", flush=True)
+    sub = [k for k in ks[::stride] if compare is None or compare[0] <= k <= compare[1]]
+    looser, worst, t1 = [], 0.0, 0.0
+    cache = json.loads(cache_file.read_text()) if cache_file is not None and cache_file.exists() else {}
+    for j, k in enumerate(sub):
+        c = path[ks.index(k)]
+        if cache_file is not None and cache_file.exists():  # another process may have added some
+            cache = {**json.loads(cache_file.read_text()), **cache}
+        if str(k) in cache:  # certify(k) from an earlier run on the same data (it does not depend on the path)
+            one_ub = cache[str(k)]
+        else:
+            t = time.process_time()
+            one_ub = certify(X, k=k).upper_bound
+            t1 += time.process_time() - t
+            cache[str(k)] = one_ub
+            if cache_file is not None:
+                cache = {**json.loads(cache_file.read_text()), **cache} if cache_file.exists() else cache
+                cache_file.write_text(json.dumps(cache))
+        ex = c.upper_bound / one_ub - 1.0
+        if ex > 1e-9:
+            looser.append((k, round(ex, 5)))
+            worst = max(worst, ex)
+        if (j + 1) % 20 == 0:
+            print(f"{name}: ... {j + 1} of {len(sub)} k compared, path looser at {len(looser)}: {looser[-5:]}",
+                  flush=True)
+    print(f"{name}: path looser than certify(k) by > 1e-9 at {len(looser)} of {len(sub)} k compared "
+          f"(every {stride}th k; worst {worst:.2e}): {looser}; one-k total {t1 / unit:.0f} {uname} units "
+          f"({load_note()})", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the long CBCL path")
     ap.add_argument("--no-fit", action="store_true")
     ap.add_argument("--only", default="lrs,cbcl,mll")
     ap.add_argument("--issue28", default="", help="comma list of: exact, components, mll-path, genes, cbcl-path")
-    ap.add_argument("--issue39", default="", help="comma list of: time-limit, exact-mll, cost, cliff")
+    ap.add_argument("--issue39", default="", help="comma list of: time-limit, exact-mll, cost, cliff, path")
+    ap.add_argument("--stride", type=int, default=1, help="--issue39 path: compare certify(k) at every stride-th k")
+    ap.add_argument("--data", default="mll,cbcl,golub,dlbcl", help="--issue39 path: datasets")
+    ap.add_argument("--cache", default=None, help="--issue39 path: a folder for certify(k)'s bounds between runs")
+    ap.add_argument("--fill-cache", action="store_true", help="--issue39 path: only certify(k) into --cache")
+    ap.add_argument("--compare", default=None, help="--issue39 path: lo:hi, certify(k) only at those k")
     a = ap.parse_args()
     only = a.only.split(",")
     warm_up()
@@ -411,6 +493,20 @@ def main():
         if "cliff" in i39:
             for name in ("dlbcl", "golub"):
                 cliff_bench(f"{name}-shaped", gene_shaped(name), [60, 64, 65, 70, 80])
+        if "path" in i39:
+            compare = None if a.compare is None else tuple(int(v) for v in a.compare.split(":"))
+            for name in a.data.split(","):
+                if name in ("golub", "dlbcl"):
+                    X = gene_shaped(name)
+                elif (X := load(name)) is None:
+                    continue
+                if name == "cbcl":
+                    path_vs_one_bench(name, X, list(range(1, X.shape[1] + 1)), a.stride, 500, 0.98, a.cache,
+                                      a.fill_cache, compare)
+                else:
+                    path_vs_one_bench(f"{name}" + ("-shaped" if name in ("golub", "dlbcl") else ""), X,
+                                      list(range(2, 201)), a.stride, cache_dir=a.cache, fill_only=a.fill_cache,
+                                      compare=compare)
         return
     extra = [s for s in a.issue28.split(",") if s]
     if extra:

@@ -34,13 +34,9 @@ _SPLIT_PER_K = 12
 _PATH_SPLIT_CAP = 600
 
 
-# certify_path on large n (certificates/path_large.py): one-k split certificates at every k up to
-# _PATH_LARGE_EVERY_K, on a geometric grid of this ratio above, then at midpoints where the bound
-# carried from the runs is above its chord; at most _PATH_LARGE_MAX_RUNS runs above
-# _PATH_LARGE_EVERY_K (a run at k = 100-200 costs 50-90 MLL SVD units, 150 on a 72 x 5,147 matrix)
+# certify_path on large n (certificates/path_large.py): one-k split certificates on a geometric grid of
+# this ratio, then where the carried bound's gap per counted cost is largest (_settings.path_budget)
 _PATH_LARGE_GRID = 1.5
-_PATH_LARGE_MAX_RUNS = 10
-_PATH_LARGE_EVERY_K = 64  # every k up to here is run (MLL: <= 20 SVD units each)
 
 
 _EPS = np.finfo(float).eps
@@ -81,16 +77,20 @@ _MAX_CUTS = 30
 # certified ratio fell 5 points at k = 65 on a 77 x 7,070 gene matrix (issue 39).
 _ANCHOR_PASSES = 2700
 
-# a dense certify_path tries the anchored bound at k up to this (not yet chosen by cost, issue 39
-# item 2: at every k, failed bisections above it raised the CBCL path from 1,276 to 1,866 eigh units
-# for the same ratios; one certificate has no such limit)
-_PATH_ANCHOR_MAX_K = 64
-
-# certify_path on large n: the lower bound of fit(auto) at every k up to this (a lower bound only:
-# the upper bound is chosen by cost)
-_PATH_FIT_MAX_K = 64
-
 _DNN_PASSES = 24
+
+# certify_path runs certify(k)'s own computation (so its bound at k is at most certify(k)'s) at the k
+# whose bound carried from the other k leaves the largest gap to the feasible value per counted cost,
+# while the counted costs add up to at most (runs per k) x (number of k) x the cost of the cheapest such
+# run, or _PATH_FLOOR entry passes (a path that cheap runs it wherever the gap is open: ~1 s).  A dense
+# path's own DNN tangents are within ~0.1% of certify(k)'s DNN at most k (CBCL): few runs are worth
+# their cost there (half its budget goes first to the anchored sums, where one k wins most); the split
+# path's carried curves are looser (another k's screened set)
+_PATH_DENSE_RUNS_PER_K = 0.2
+_PATH_SPLIT_RUNS_PER_K = 0.6
+_PATH_FLOOR = 2e9
+# the bound is taken as closed at k when upper <= lower (1 + _PATH_CLOSED): certify(k) cannot be tighter
+_PATH_CLOSED = 1e-10
 
 
 def anchor_width(n: int, k: int) -> int:
@@ -108,6 +108,35 @@ def anchor_ok(n: int, k: int) -> bool:
     runs fewer DNN iterations, and the anchored bound is its strength at small k)."""
     cfg = _EFFORT["auto"]
     return anchor_affordable(n, k, cfg["iters"] + cfg["cut_rounds"] * cfg["cut_iters"])
+
+
+def dnn_run_cost(n: int, effort: str = "auto") -> float:
+    """One DNN run of ``effort`` (iterations and cutting-plane rounds) on n features, in entry passes."""
+    cfg = _EFFORT[effort]
+    return float(cfg["iters"] + cfg["cut_rounds"] * cfg["cut_iters"]) * _DNN_PASSES * float(n) * n
+
+
+def dense_run_cost(n: int, k: int, effort: str) -> float:
+    """certify(k)'s computation on a dense n x n covariance, counted in entry passes: its eigenpairs,
+    fit(auto) and the ascent (~ n^3 each), one DNN run and, where it is tried, the anchored bound."""
+    return 3.0 * float(n) ** 3 + dnn_run_cost(n, effort) + (anchor_cost(n, k) if anchor_ok(n, k) else 0.0)
+
+
+def split_run_cost(m: int, n: int, s: int, effort: str) -> float:
+    """certify(k)'s split computation on m x n data with a screened set of s features, counted in
+    entry passes: a few passes through X (fit, ascent, the Gram, the rest; m n min(m, n) each), the
+    products of S with the rest (s n m) and the dense certificate on S (its eigenpairs, one DNN run
+    without cutting planes: on gene data the S part rarely needs them)."""
+    cfg = _EFFORT[effort]
+    return (4.0 * m * n * min(m, n) + float(s) * n * m + float(s) ** 3
+            + float(cfg["iters"]) * _DNN_PASSES * float(s) * s)
+
+
+def path_budget(costs, runs_per_k: float) -> float:
+    """The counted budget of certify_path's one-k runs over k's whose single runs cost ``costs``:
+    ``runs_per_k`` of the cheapest run per k, at least :data:`_PATH_FLOOR`."""
+    costs = np.asarray(costs, dtype=float)
+    return max(_PATH_FLOOR, runs_per_k * costs.size * float(costs.min(initial=np.inf)))
 
 
 def anchor_affordable(n: int, k: int, iters: int, share: float = 1.0) -> bool:

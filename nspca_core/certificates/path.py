@@ -26,16 +26,15 @@ from ._settings import (
     _PATH_SPLIT_CAP,
     _T0,
     _T1,
-    _PATH_ANCHOR_MAX_K,
-    _PATH_FIT_MAX_K,
     anchor_ok,
 )
 from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, cheap_bounds_at
 from .dual import _anchored, _branch, _cut_rounds, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .monotone import monotone_envelope
-from .path_large import path_large, refine_midpoints
-from .single import _certify_large, _finish
+from .cheap import _certify_lowrank
+from .path_large import gap_runs, path_large, refine_midpoints
+from .single import _certify_dense, _certify_large, _finish
 
 
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None, center=True) -> list[Certificate]:
@@ -76,6 +75,14 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
       ascent (a different k per column), restarted from the neighbours'
       answers.  The eigenpairs and the row sums of ``A - A_1`` are computed
       once for all k.
+
+    Never looser than one k where it can afford it: at the k where the bound carried from the other
+    k leaves the largest gap to the feasible value per counted cost, the path runs certify(k)'s own
+    computation and keeps the smaller bound (:func:`.path_large.gap_runs`; the budget:
+    ``_settings.path_budget``), so there its bound is at most ``certify(k)``'s.  Small problems
+    afford it at every k whose bound is not closed; no sparsity limit decides where it runs.
+    Data of numerical rank <= 3 get the exact spannogram's certificate at every k, as from
+    :func:`certify`.
     """
     cov_, factors = normalized(as_cov(X, cov, center=check("center", center)))  # entries far from 1: a power-of-2 copy
     n = cov_.n
@@ -100,10 +107,14 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
             given[k] = v
     certs: dict[int, Certificate] = {}
     total = len(uniq)
+    if cov_.thin and (low := _certify_lowrank(cov_, uniq[0], given.get(uniq[0]), None)) is not None:
+        # numerical rank <= 3: the exact spannogram at every k, as certify(k) gives it
+        certs = {uniq[0]: low, **{k: _certify_lowrank(cov_, k, given.get(k), None) for k in uniq[1:]}}
+        return [rescale(c, factors) for c in _carry(ks, certs, given)]
     if n > S._DENSE_MAX_N:
         held = cov_.X is not None or cov_._A is not None
-        # data held: path_large runs one-k's certificate (fit(auto) included) at every k <= 64
-        found = _large_lower(cov_, np.array(uniq), given, 0 if held else _PATH_FIT_MAX_K)
+        # data held: path_large runs one-k's certificate (fit(auto) included) where it runs
+        found = _large_lower(cov_, np.array(uniq), given)
         if held:  # the split runs (path_large.py)
             certs = path_large(cov_, np.array(uniq), given, found, effort, callback,
                                2 * _PATH_SPLIT_CAP, _large_monotone, _PATH_SPLIT_CAP)
@@ -130,11 +141,11 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
                                                                 callback), given)]
 
 
-def _large_lower(cov: Cov, uniq: np.ndarray, given: dict, fit_max_k: int = _PATH_FIT_MAX_K) -> dict:
+def _large_lower(cov: Cov, uniq: np.ndarray, given: dict) -> dict:
     """Large n: feasible points for every k of a path, ``{k: (x, source)}`` (source None for a
     caller's point): one batched ascent for all k (:func:`_path_lower`, through the data,
-    nothing n x n), and ``fit(auto)`` too where k <= ``fit_max_k`` (cheap there, and where the
-    batched ascent most often misses the best answer)."""
+    nothing n x n) where the data allow it, else ``fit(auto)`` at every k (as certify(k) would);
+    where the data are held, the path's one-k runs add fit(auto)'s answer at their k."""
     if cov.X is not None and cov.thin:
         _, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 2)
         LX, lows = _path_lower(cov, uniq, U, given)
@@ -149,7 +160,7 @@ def _large_lower(cov: Cov, uniq: np.ndarray, given: dict, fit_max_k: int = _PATH
         best = (None, -np.inf, "ascent")
         if LX is not None:
             best = (LX[:, i], float(lows[i]), "ascent(path)")
-        if LX is None or k <= fit_max_k:
+        if LX is None:
             r = _fit_lower(cov, k)
             if r is not None and r[1] > best[1]:
                 best = (r[0], r[1], "fit(auto)")
@@ -287,10 +298,13 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             callback(len(own), max(len(own) + 1, p))
 
     _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper)
-    anchored, branched = _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort)
+    budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq], S._PATH_DENSE_RUNS_PER_K)
+    anchored, branched, spent = _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort,
+                                                       budget / 2)
     _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper, anchored)
+    onek = _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget - spent)
     return _path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
-                              spec, n, t_all, callback)
+                              onek, spec, n, t_all, callback)
 
 def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
     """The DNN runs of the path: a coarse geometric grid of k (run ascending: the dual moves
@@ -308,21 +322,21 @@ def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
     refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
 
 
-def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort) -> tuple[dict, dict]:
-    """Anchored row sums at k >= 3 where they cost at most a DNN run (``anchor_ok``), up to
-    ``_PATH_ANCHOR_MAX_K`` (small k: the DNN's weak spot, the anchored bound's strong one) wherever one certificate at k would try them (below its target, effort not
-    "full": :func:`.dual._anchored`, the same call, so the path is as tight as one k there) and, as
-    a bisection below the path's bound, wherever the DNN certifies less than ``_CUT_BELOW``;
-    descending so each k starts from the monotone bound of the larger ones.  Where the DNN's ratio
-    was below ``_CUT_BELOW``, branch and bound on the support (a few dozen nodes at CBCL's k =
-    5..7) to prove the best answer optimal, or else within 1%.  Lowers ``ub_cheap`` in place."""
-    p = uniq.size
+def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort, budget) -> tuple[dict, dict, float]:
+    """Anchored row sums at k >= 3 where they cost at most a DNN run (``anchor_ok``), tried where the
+    path's bound leaves the largest gap per counted cost (``anchor_cost``) first, within ``budget``
+    (:func:`.path_large.gap_runs`; no sparsity limit): the bisection one certificate at k would make
+    (below its target, effort not "full": :func:`.dual._anchored`, the same call, so the path is as
+    tight as one k there) and, as a bisection below the path's bound, wherever the DNN certifies less
+    than ``_CUT_BELOW``.  Where the DNN's ratio was below ``_CUT_BELOW``, branch and bound on the
+    support (a few dozen nodes at CBCL's k = 5..7) to prove the best answer optimal, or else within
+    1%.  Lowers ``ub_cheap`` in place; returns ``(anchored, branched, spent)``."""
+    n = A.shape[0]
     one_k = 1.0 - S._EFFORT[effort]["target_gap"] if effort != "full" else -np.inf
     anchored, weak = {}, set()
-    for i in range(p - 1, -1, -1):
-        k = int(uniq[i])
-        if not (anchor_ok(A.shape[0], k) and k <= _PATH_ANCHOR_MAX_K):
-            continue
+
+    def try_at(k: int) -> None:
+        i = pos[k]
         lo, ub_i = float(lows[i]), float(upper()[i])
         if lo < S._CUT_BELOW * ub_i:
             weak.add(k)
@@ -334,6 +348,9 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort) ->
         if found:
             anchored[k] = min(found)
             ub_cheap[i] = min(ub_cheap[i], anchored[k])
+
+    tried = np.array([int(k) for k in uniq if anchor_ok(n, int(k))], dtype=int)
+    spent = gap_runs(tried, pos, lows, upper, try_at, lambda k: S.anchor_cost(n, k), budget)
     branched = {}
     for k in sorted(weak & set(anchored)) if pcfg["branch_nodes"] else ():
         i = pos[k]
@@ -341,7 +358,32 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort) ->
         if tb is not None:
             branched[k] = tb
             ub_cheap[i] = min(ub_cheap[i], tb)
-    return anchored, branched
+    return anchored, branched, spent
+
+
+def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget) -> dict:
+    """certify(k)'s own computation (:func:`.single._certify_dense` with its eigenpairs, no point
+    unless the caller gave one) where the path's bound is still open, largest gap per counted cost
+    first (:func:`.path_large.gap_runs`, ``dense_run_cost``), within ``budget``: there the path's
+    bound is at most certify(k)'s.  Lowers ``ub_cheap`` and raises ``lows`` in place; returns
+    ``{k: Certificate}``."""
+    A = cov.dense()
+    n = A.shape[0]
+    out: dict = {}
+    spec: list = []
+
+    def one(k: int) -> None:
+        if not spec:  # the eigenpairs certify(k) computes (the same call)
+            spec.append(_Spectral(A, 3 if effort == "full" else 2))
+        c, _ = _certify_dense(cov, k, given.get(k), effort, None, spec=spec[0])
+        out[k] = c
+        i = pos[k]
+        ub_cheap[i] = min(ub_cheap[i], c.upper_bound)
+        if src[i] != "given" and c.x is not None and c.lower > lows[i]:
+            LX[:, i], lows[i], src[i] = c.x, c.lower, c.info.get("lower_source", "one-k")
+
+    gap_runs(uniq, pos, lows, upper, one, lambda k: S.dense_run_cost(n, k, effort), budget)
+    return out
 
 
 def _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper, anchored=None) -> None:
@@ -367,9 +409,10 @@ def _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper, anch
             polished.add(k)
 
 
-def _path_certificates(uniq, lows, LX, src, ub, env, cheap, exact, own, anchored, branched, spec, n, t_all,
-                       callback) -> dict:
-    """``{k: Certificate}`` from the path's bounds (each k's time: its share of the run plus its DNN runs)."""
+def _path_certificates(uniq, lows, LX, src, ub, env, cheap, exact, own, anchored, branched, onek, spec, n,
+                       t_all, callback) -> dict:
+    """``{k: Certificate}`` from the path's bounds and, where it ran (``onek``), certify(k)'s (each
+    k's time: its share of the run plus its DNN runs)."""
     p = uniq.size
     share = (time.perf_counter() - t_all) / p
     out = {}
@@ -386,6 +429,10 @@ def _path_certificates(uniq, lows, LX, src, ub, env, cheap, exact, own, anchored
             bounds["anchored"] = anchored[k]
         if k in branched:
             bounds["anchored(branch)"] = branched[k]
+        if k in onek:  # certify(k)'s own bounds at k, name by name (the smaller where both have one)
+            for name, v in onek[k].bounds.items():
+                bounds[name] = min(bounds.get(name, np.inf), float(v))
+            info["one_k"] = onek[k].kind
         if np.isfinite(env[i]) and (k not in own or env[i] < own[k][0]):
             bounds["dnn(tangent)"] = float(env[i])
         if ub[i] < min(bounds.values()):

@@ -12,10 +12,12 @@ Every run also proves a bound at *every other* k (:func:`coupled_curve`): the sp
 (:func:`.single._certify_split`) holds for any sparsity k once ``B_S(i)`` bounds the S part at each
 sparsity i and ``B_T(j)`` the rest T at each j.  The S part's DNN dual point gives ``B_S(i)`` at
 every i (:func:`nspca_core.certificates.dnn.dnn_tangent`: its dual matrix does not depend on the sparsity),
-and ``B_T(j)`` costs one thin SVD of ``X_T``.  Runs are made at every small k (to ``_PATH_LARGE_EVERY_K``: the
-one-k certificate's combinatorial bounds, specific to k, decide there and a run costs little), on a geometric grid of
-the larger k, and then at the midpoints of the intervals where the bound carried from the runs is
-still above the chord of its values at the interval's ends (where a run could still gain).
+and ``B_T(j)`` costs one thin SVD of ``X_T``.  Runs are made on a geometric grid of k (their bounds
+carried to every k), then (:func:`gap_runs`) at the k where the bound carried so far leaves the
+largest gap to the feasible value per counted cost of a run there (``_settings.split_run_cost``:
+the screened set grows with k), while the costs fit in the path's budget (``_settings.path_budget``).
+No sparsity limit decides where: a k whose carried bound is looser than certify(k)'s shows a larger
+gap than its neighbours and is run when its cost allows.
 :func:`~nspca_core.certificates.monotone.monotone_envelope` then carries every bound to smaller k.
 """
 
@@ -29,7 +31,7 @@ from ..operators.cov import Cov
 from .dnn import dnn_tangent
 from ..result import Certificate
 from . import _settings as S
-from ._settings import _EPS, _PATH
+from ._settings import _EPS
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
 from .cross import coupled_terms, cross_table
 from . import single as _single
@@ -116,7 +118,6 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     pos = {int(k): i for i, k in enumerate(uniq)}
     p = uniq.size
     kmax = int(uniq[-1])
-    pcfg = _PATH[effort]
     lows = np.array([cov.quad(found[int(k)][0]) if found[int(k)][0] is not None else -np.inf for k in uniq])
     xs = [found[int(k)][0] for k in uniq]
     src = [found[int(k)][1] or "given" for k in uniq]
@@ -126,12 +127,19 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     runs: dict[int, Certificate] = {}  # the run's certificate (its dual point is not kept: memory)
     curve = np.full(p, np.inf)     # the smallest run bound carried to each k
     BT_cache: dict[bytes, np.ndarray] = {}
-    # every k up to here is run: one-k's S is the same _SPLIT_MIN features (to 25), a run costs
-    # little (<= 20 MLL SVD units to k = 64) and the one-k certificate's k-specific bounds decide
-    small = max(_single._SPLIT_MIN // _single._SPLIT_PER_K, S._PATH_LARGE_EVERY_K)
-    total = [int(np.count_nonzero(uniq <= small)) + 8]
+    sat = np.inf if saturated is None or monotone is None else saturated
+    # no runs past twice the k at which one-k's S stops growing (a run there costs a DNN on the
+    # whole saturated S at a large sparsity): the runs' bounds carried there serve instead
+    run_max = 2 * S._EFFORT[effort]["split_size"] // _single._SPLIT_PER_K
+    open_ks = uniq[((uniq < sat) | (uniq == kmax)) & (uniq <= run_max)]
+    if not open_ks.size:
+        open_ks = uniq[:1]
+    m = cov.X.shape[0] if cov.X is not None else n
+    cost = {int(k): S.split_run_cost(m, n, _screened(n, int(k), effort), effort) for k in open_ks}
+    budget = S.path_budget(list(cost.values()), S._PATH_SPLIT_RUNS_PER_K)
+    total = [len(open_ks)]
 
-    def run(k: int, cap: int | None = None) -> None:
+    def run(k: int, cap: int | None = None, carry: bool = False) -> None:
         i = pos[k]
         keep: dict = {}
         if cap is None:  # the caller's point, else one-k's own search (x=None), as certify(k) does
@@ -146,9 +154,9 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
             if key not in BT_cache:
                 BT_cache[key] = _rest_curve(cov, keep["T"], kmax)
             C = keep.get("cross")
-            if C is not None and k > small and (C.shape[0] <= min(keep["S"].size, kmax) or C.shape[1] <= kmax):
-                # the run's own bound needed the cross term (T binds there): extend its table to every
-                # sparsity the carried curve uses (a run above the small k's: at most a few of them)
+            if carry and C is not None and (C.shape[0] <= min(keep["S"].size, kmax) or C.shape[1] <= kmax):
+                # a grid run (carried far) whose own bound needed the cross term (T binds there):
+                # its table extended to every sparsity the carried curve uses (|S| |T| m products)
                 keep["cross"] = cross_table(cov, keep["S"], keep["T"], min(keep["S"].size, kmax), kmax)
             np.minimum(curve, coupled_curve(keep, BT_cache[key], uniq), out=curve)
         if callback is not None:
@@ -162,32 +170,24 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
             u[pos[k]] = min(u[pos[k]], c.upper_bound)
         return np.minimum.accumulate(u[::-1])[::-1]  # a bound at k' >= k holds at k
 
-    sat = np.inf if saturated is None or monotone is None else saturated
-    for k in uniq[(uniq <= small) & ((uniq < sat) | (uniq == kmax))]:
-        run(int(k))
-    # no runs past twice the k at which one-k's S stops growing (a run there costs a DNN on the
-    # whole saturated S at a large sparsity): the runs' bounds carried there serve instead
-    run_max = 2 * S._EFFORT[effort]["split_size"] // _single._SPLIT_PER_K
-    big = uniq[(uniq > small) & (uniq <= run_max) & ((uniq < sat) | (uniq == kmax))]
     if capped is not None:
-        for k in uniq[(uniq > max(small, run_max)) & ((uniq < sat) | (uniq == kmax))]:
+        for k in uniq[(uniq > run_max) & ((uniq < sat) | (uniq == kmax))]:
             if xs[pos[int(k)]] is not None:
                 run(int(k), capped)
-    if not runs and not big.size:
-        big = uniq[:1]
-    if big.size:
-        grid = {int(big[-1]), int(big[0])}
-        g = float(big[-1])
-        while g > big[0]:
-            g /= S._PATH_LARGE_GRID
-            j = int(np.searchsorted(big, round(g)))
-            grid.add(int(big[min(j, big.size - 1)]))
-        total[0] = len(runs) + len(grid) + 4
-        for k in sorted(grid, reverse=True):
-            run(k)
-        # at most _PATH_LARGE_MAX_RUNS runs at k in big (each a DNN on up to the whole screened set)
-        refine_midpoints(uniq, pos, sorted(k for k in runs if k >= big[0]), lows, run, upper, pcfg["delta"],
-                         1.0 - 1e-3, more=lambda: sum(k >= big[0] for k in runs) < S._PATH_LARGE_MAX_RUNS)
+    # a geometric grid of k (each run's bound is carried to every k), then certify(k)'s own run where
+    # the carried bound leaves the largest gap per counted cost (gap_runs)
+    grid = geometric_grid(open_ks, S._PATH_LARGE_GRID)
+    for k in sorted(grid, reverse=True):
+        run(k, carry=True)
+    def expect() -> np.ndarray:  # the runs' own certified ratios, interpolated between run k's
+        rk = np.array(sorted(k for k in runs if runs[k].upper_bound > 0), dtype=float)
+        if not rk.size:
+            return np.zeros(p)
+        own = np.array([max(runs[int(k)].lower, 0.0) / runs[int(k)].upper_bound for k in rk])
+        return np.interp(uniq.astype(float), rk, own)
+
+    gap_runs(open_ks, pos, lows, upper, run, cost.__getitem__, budget - sum(cost[k] for k in grid), done=grid,
+             expect=expect)
     ub = upper()
     share = (time.perf_counter() - t_all) / p
     out = {}
@@ -211,6 +211,57 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         info["path_runs"] = sorted(runs)
         out[k] = _finish(bounds, float(lows[i]), xs[i], k, time.perf_counter() - share, info)
     return out
+
+
+def _screened(n: int, k: int, effort: str) -> int:
+    """The size of certify(k)'s screened set S (:func:`.single._certify_split`, no caller's point)."""
+    return int(min(n, S._EFFORT[effort]["split_size"], max(_single._SPLIT_MIN, _single._SPLIT_PER_K * k)))
+
+
+def geometric_grid(ks: np.ndarray, ratio: float) -> list[int]:
+    """The smallest and largest of the sorted ``ks`` and, between, the k of ``ks`` at or above each
+    ``ks[-1] / ratio^j``."""
+    if ks.size == 0:
+        return []
+    grid = {int(ks[-1]), int(ks[0])}
+    g = float(ks[-1])
+    while g > ks[0]:
+        g /= ratio
+        j = int(np.searchsorted(ks, round(g)))
+        grid.add(int(ks[min(j, ks.size - 1)]))
+    return sorted(grid)
+
+
+def gap_runs(ks, pos, lows, upper, run, cost, budget: float, done=(), expect=None) -> float:
+    """Runs certify(k)'s own computation (``run(k)``) at the k of ``ks`` not in ``done`` whose bound
+    (``upper()[pos[k]]``) is still open (above ``lows[pos[k]] (1 + _PATH_CLOSED)``: there certify(k)
+    could be tighter), the largest relative gap per counted cost (``cost(k)``) first, while the costs
+    add up to at most ``budget``; returns what was spent.  Every run can lower the bound at other k,
+    so the gaps are read again after each.  ``expect`` (optional): ``expect()[pos[k]]`` the ratio
+    certify(k) is expected to certify (from the runs' own ratios at the neighbouring k); where some
+    open k's ratio falls short of it, the largest shortfall per cost is run first (a gap that
+    certify(k) shares is not worth a run), else the largest gap per cost."""
+    ks = np.asarray(ks, dtype=int)
+    idx = np.array([pos[int(k)] for k in ks], dtype=int)
+    costs = np.array([cost(int(k)) for k in ks], dtype=float)
+    todo = ~np.isin(ks, np.array(sorted({int(k) for k in done}), dtype=int))
+    spent = 0.0
+    while True:
+        ub, lo = upper()[idx], lows[idx]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gap = np.where((lo > 0) & np.isfinite(ub), 1.0 - lo / ub, 1.0)
+        ok = todo & (ub > lo * (1 + S._PATH_CLOSED)) & (spent + costs <= budget)
+        if not ok.any():
+            return spent
+        key = gap
+        if expect is not None:
+            short = np.asarray(expect(), dtype=float)[idx] - (1.0 - gap)
+            if (ok & (short > 0)).any():
+                key = np.where(short > 0, short, -np.inf)
+        j = int(np.argmax(np.where(ok, key / costs, -np.inf)))
+        todo[j] = False
+        spent += costs[j]
+        run(int(ks[j]))
 
 
 def refine_midpoints(uniq, pos, done, lows, run, upper, delta: float, target: float, more=None) -> None:

@@ -137,7 +137,6 @@ def test_path_carries_the_cross_term_and_stays_valid_against_bruteforce(monkeypa
     from nspca_core.certificates import path_large
 
     _force_split(monkeypatch, 5)
-    monkeypatch.setattr(S, "_PATH_LARGE_EVERY_K", 0)
     seen = []
     real = path_large.coupled_curve
 

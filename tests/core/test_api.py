@@ -258,7 +258,7 @@ def test_components_callback():
     (dict(k=2, d=9), r"`d` must be an int in \[1, n_features=8\]; got 9"),
     (dict(k=2, eps=0), r"`eps` must be a float in \(0, 1\); got 0"),
     (dict(k=2, method="pca"), r"`method` must be one of 'auto', 'spannogram', 'enet', 'em', 'tpower', "
-                              r"'zass', 'sklearn-spca', 'nmf'(, '[a-z-]+')*; got 'pca'"),
+                              r"'zass', 'sklearn-spca', 'nmf'(, '[a-z0-9-]+')*; got 'pca'"),
     (dict(k=2, random_state=1.5), "`random_state` must be None, an int >= 0"),
     (dict(k=2, certify="yes"), "`certify` must be True or False"),
     (dict(k=2, callback="x"), "`callback` must be callable"),

@@ -340,16 +340,19 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
           lw: np.ndarray | None = None):
     """One block-Krylov Rayleigh–Ritz step from U: (values desc, vectors n x r), for the
     operator ``M - L diag(lw) L^T`` (the low-rank part, when given, applied as such: no n x n
-    pass to subtract it)."""
+    pass to subtract it).  M may be float32 (the optimizer's direction only: never a bound)."""
     n = M.shape[0]
     if n <= 3 * r or U is None:
+        M = np.asarray(M, dtype=float)
         if L is not None:
             M = M - (L * lw) @ L.T
         w, V = np.linalg.eigh(M)
         return w[::-1], V[:, ::-1][:, :r]
 
     def op(Z):
-        out = M @ Z
+        # a float32 M (the optimizer's, :func:`dnn_optimize`) is applied in float32: half the
+        # memory traffic of the step's two n x n passes; the basis and the small problem stay float64
+        out = (M @ Z.astype(M.dtype, copy=False)).astype(float, copy=False)
         if L is not None:
             out -= (L * lw) @ (L.T @ Z)
         return out
@@ -489,7 +492,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     # N in float32 like Adam's moments (the update passes are memory-bound): every float32 N >= 0
     # is as valid a dual point as any other, and the bound is evaluated from it as stored
     x_N, x_nu = state.N.astype(np.float32), float(state.nu)
-    M = np.empty(x_N.shape)
+    # the Ritz steps see M = A + N in float32 too (they only choose the direction; every bound is
+    # evaluated from (N, nu, w) as stored, with A in float64: :func:`dnn_value_lam`)
+    A32 = A.astype(np.float32)
+    M = np.empty(x_N.shape, dtype=np.float32)
     G = np.empty(x_N.shape, dtype=np.float32)  # the gradient in Adam's precision
     diag = np.diag_indices(n)
     ones = np.ones((n, 1))
@@ -525,7 +531,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             break
         t_it = budget.clock() if budget is not None else 0.0
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
-        np.add(A, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
+        np.add(A32, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
         if C is not None and np.any(x_w > 0):
             L, lw = ones_C, np.concatenate(([x_nu / n], x_w))
         else:

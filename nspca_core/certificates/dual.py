@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
-from .._anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_bound
+from .._anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_test
 from .._dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
@@ -87,21 +87,77 @@ def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
     return anchored_branch_bound(A, k, taus, budget=nodes) if taus else None
 
 
-def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float = 5e-5) -> float | None:
+def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float = 5e-5,
+              carry: dict | None = None, top_ratio: float | None = None) -> float | None:
     """The anchored row-sum bound as one certificate at k tries it (``_settings.anchor_affordable``,
     below the "auto" target): bisection below ``1.001 lower`` first (a near-optimal x is common:
-    4 tests fewer when that is proved), else below ``lower / S._CUT_BELOW`` (a weaker proof would
-    not spare the DNN), to ``rel_tol`` relative; None when nothing below ``best`` is proved.
+    4 tests fewer when that is proved), else below ``lower / top_ratio`` (default
+    ``S._CUT_BELOW``: a weaker proof would not spare the DNN), to ``rel_tol`` relative; None when
+    nothing below ``best`` is proved.
 
     :func:`certify` and :func:`certify_path` both call this with brackets that depend only on the
     feasible value, so from the same point they get the same bound (the tests are warm-started
     by the failures below them: the search depends on its bracket, not only on what is provable).
-    """
+    The test at the second bracket's top starts from the first one's failure (:func:`_anchored_at`).
+
+    ``carry`` (a dict, optional): filled with the rows and the last failed test (``tau``, ``r``),
+    so a later test at a larger tau (:func:`_anchored_above`) starts where this one stopped."""
     rows = AnchorRows(A, k)
-    tb = anchored_rowsum_bound(A, k, lower, lower * 1.001, rel_tol=rel_tol, rows=rows)
-    if tb is None:
-        tb = anchored_rowsum_bound(A, k, lower, lower / S._CUT_BELOW, rel_tol=rel_tol, rows=rows)
+    state = {"rows": rows, "tau": -np.inf, "r": None}
+    tb = None
+    for top in (lower * 1.001, lower / (S._CUT_BELOW if top_ratio is None else top_ratio)):
+        if top <= state["tau"]:
+            continue
+        tb = _anchored_at(state, lower, top, rel_tol)
+        if tb is not None:
+            break
+    if carry is not None:
+        carry.update(state)
     return tb if tb is not None and tb < best else None
+
+
+def _anchored_above(carry: dict, lower: float, top: float, rel_tol: float = 5e-5) -> float | None:
+    """The anchored bound in ``(carry["tau"], top]`` from an earlier :func:`_anchored`'s last
+    failed test (its ratios start the test at ``top``: valid, the hypothesis ``OPT > top`` is the
+    stronger one); None when ``top`` is not proved."""
+    return _anchored_at(carry, lower, top, rel_tol) if top > carry["tau"] else None
+
+
+def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: int = 12) -> float | None:
+    """The smallest ``tau`` in ``[lower, hi]`` proved by the anchored row-sum test (geometric
+    bisection to ``rel_tol``, as :func:`nspca_core._anchor.anchored_rowsum_bound`), or None when
+    ``hi`` is not proved.  ``state`` (``rows``, and ``tau``, ``r`` of the last failed test, whose
+    ratios bound an optimal x's under any larger tau: :func:`nspca_core._anchor.anchored_rowsum_test`)
+    is updated with every failure."""
+    rows = state["rows"]
+    if not (np.isfinite(hi) and hi > 0):
+        return None
+    ok, r = anchored_rowsum_test(rows, hi, state["r"])
+    if not ok:
+        state["tau"], state["r"] = hi, r
+        return None
+    lo, r_lo = max(float(lower), state["tau"]), state["r"]
+    if lo <= 0 or lo >= hi:
+        return hi
+    if state["tau"] < lower and hi <= lo * (1.0 + 100 * rel_tol):
+        # a narrow bracket above an untested feasible value: it is likely (near) optimal; test half
+        # the requested resolution above it first (one test instead of ~log2(hi / lo / rel_tol))
+        tau = lo * (1.0 + rel_tol / 2)
+        ok, r = anchored_rowsum_test(rows, tau, r_lo)
+        if ok:
+            return tau
+        lo, r_lo = tau, r
+    for _ in range(steps):
+        if hi <= lo * (1.0 + rel_tol):
+            break
+        mid = float(np.sqrt(lo * hi))
+        ok, r = anchored_rowsum_test(rows, mid, r_lo)
+        if ok:
+            hi = mid
+        else:
+            lo, r_lo = mid, r
+    state["tau"], state["r"] = lo, r_lo
+    return hi
 
 
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
@@ -113,15 +169,17 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
 
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
-         callback=None, before_cuts=None, kkt=None, budget: Budget | None = None):
+         callback=None, before_cuts=None, kkt=None, budget: Budget | None = None,
+         skip_at: float | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
     :func:`nspca_core._dnn.dnn_tangent`).
 
     ``before_cuts(value) -> float``, optional: called before the cutting-plane
     phase with the DNN value so far; returns the best bound known otherwise.
-    The cut phase (which doubles the cost) is skipped when that bound already
-    certifies the ratio the cuts aim for.  ``kkt``: :func:`_kkt_point` of x when the caller
+    The cut phase (which doubles the cost) is skipped when the DNN's own bound already
+    certifies the ratio the cuts aim for, or that other bound certifies ``skip_at`` (default:
+    the same ratio; a bound that only just certifies it is no reason to leave the cuts' gain).  ``kkt``: :func:`_kkt_point` of x when the caller
     has it already.  ``budget`` (:class:`.budget.Budget`): a start, an iteration or a round only
     when it fits in the time left; value ``inf`` and state None when no start fitted.
     """
@@ -174,7 +232,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     other = np.inf
     if lower < cut_target * val and before_cuts is not None:
         other = before_cuts(val)
-    if lower < cut_target * min(val, other) and st.U is not None and effort != "fast":
+    skip = cut_target if skip_at is None else max(skip_at, cut_target)
+    if lower < cut_target * val and lower < skip * other and st.U is not None and effort != "fast":
         st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
                                      lam=lam,
                                      iters=cfg["cut_iters"],

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._anchor import anchored_rowsum_bound
+from .._anchor import AnchorRows
 from .._common.pairs import opt_pairs
 from .._common.params import check
 from .._common.scale import normalized, rescale
@@ -39,7 +39,7 @@ from .bounds import (
 from .budget import BoundReport, Budget, fits, step
 from .coupled import _coupled, _coupled_refined
 from .cross import cross_table
-from .dual import _anchored, _branch, _dnn, _kkt_point
+from .dual import _anchored, _anchored_above, _branch, _dnn, _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .cheap import (
     _LANCZOS_MIN_N,
@@ -58,6 +58,15 @@ from .lower import _ascent_many, _fit_lower, _starts
 # "auto"'s branch and bound on the split bound's S: only up to this k (it closes in a few dozen
 # nodes at small k; at larger k it spends its time without closing)
 _SPLIT_BRANCH_MAX_K = 16
+
+# "auto"'s anchored bisection resolution (relative): one term of the certificate, not a sum
+_ANCHOR_REL = 1e-3
+
+# the anchored row sums spare the DNN (and another bound its cut rounds) only when they certify
+# this, by gap: 0.5% above the ratio the cuts aim for (S._CUT_BELOW), about a third of what the
+# cut rounds gained on CBCL at k = 30..65.  At 0.97 itself, CBCL k = 65 stopped at the anchored
+# 0.9716 where the DNN's cut rounds reach 0.983 for the same cost (issue 39)
+_DNN_SKIP_AT = 0.975
 
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
@@ -176,15 +185,19 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     anchored_size = float(n) * n * max(k, 8)
     # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
     anchor_ok = S.anchor_ok(n, k)
+    # the anchored bisection's resolution: "auto" to 1e-3 relative (half its tests; the ratio moves
+    # by less than that), "full" to 5e-5; `carry`: its last failed test, which starts the next
+    carry: dict = {}
+    anchor_rel = 5e-5 if effort == "full" else _ANCHOR_REL
     if (lower < enough * best_now and anchor_ok
             and effort != "full" and fits(budget, "anchored", anchored_size)):
         # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
-        # the test at S._CUT_BELOW and the bisection below it are run (a weaker proof would not
-        # spare the DNN).  Enough on its own when it certifies S._CUT_BELOW.
+        # the test at _DNN_SKIP_AT and the bisection below it are run (a weaker proof would not
+        # spare the DNN).  Enough on its own when it certifies _DNN_SKIP_AT.
         t1 = time.perf_counter()
-        tried = lower / S._CUT_BELOW  # the top of the bracket the anchored bound was sought in
+        tried = lower / _DNN_SKIP_AT  # the top of the bracket the anchored bound was sought in
         with step(budget, "anchored", anchored_size):
-            tb = _anchored(A, k, lower, best_now)
+            tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry, top_ratio=_DNN_SKIP_AT)
         info["anchored_seconds"] = time.perf_counter() - t1
         if tb is not None:
             bounds["anchored"] = tb
@@ -192,7 +205,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     else:
         tried = -np.inf
     if (lower < target * best_now and (need_dual or lower < enough * best_now)
-            and (need_dual or not ("anchored" in bounds and lower >= S._CUT_BELOW * best_now))):
+            and (need_dual or not ("anchored" in bounds and lower >= _DNN_SKIP_AT * best_now))):
         def anchored(val):
             # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
             # often are not: try them before paying for cutting planes
@@ -200,7 +213,9 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
                 if "anchored" not in bounds and min(val, best_now) > tried:
                     t1 = time.perf_counter()
                     with step(budget, "anchored", anchored_size):
-                        tb = anchored_rowsum_bound(A, k, lower, min(val, best_now))
+                        if not carry:
+                            carry.update(rows=AnchorRows(A, k), tau=-np.inf, r=None)
+                        tb = _anchored_above(carry, lower, min(val, best_now), anchor_rel)
                     info["anchored_seconds"] = info.get("anchored_seconds", 0.0) + time.perf_counter() - t1
                     if tb is not None:
                         bounds["anchored"] = tb
@@ -211,7 +226,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             return report.offer(min(bounds.values()))
 
         val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
-                                 before_cuts=anchored, kkt=kkt, budget=budget)
+                                 before_cuts=anchored, kkt=kkt, budget=budget,
+                                 skip_at=None if effort == "full" else _DNN_SKIP_AT)
         if state is not None:
             bounds["dnn"] = val
             report.offer(min(bounds.values()))

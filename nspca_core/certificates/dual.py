@@ -91,8 +91,13 @@ def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
     return anchored_branch_bound(A, k, taus, budget=nodes) if taus else None
 
 
+# the resolution of the narrow bracket's single test above a feasible value (:func:`_anchored_at`)
+_NARROW_REL = 5e-5
+
+
 def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float = 5e-5,
-              carry: dict | None = None, top_ratio: float | None = None) -> float | None:
+              carry: dict | None = None, top_ratio: float | None = None,
+              top_first: bool = False) -> float | None:
     """The anchored row-sum bound as one certificate at k tries it (``_settings.anchor_affordable``,
     below the "auto" target): bisection below ``1.001 lower`` first (a near-optimal x is common:
     4 tests fewer when that is proved), else below ``lower / top_ratio`` (default
@@ -105,14 +110,25 @@ def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float =
     The test at the second bracket's top starts from the first one's failure (:func:`_anchored_at`).
 
     ``carry`` (a dict, optional): filled with the rows and the last failed test (``tau``, ``r``),
-    so a later test at a larger tau (:func:`_anchored_above`) starts where this one stopped."""
+    so a later test at a larger tau (:func:`_anchored_above`) starts where this one stopped.
+    ``top_first``: the top of the second bracket is tested first (fresh), and nothing else when
+    it fails (where the bound is weak, one test instead of two); when it holds, as above."""
     rows = AnchorRows(A, k)
     state = {"rows": rows, "tau": -np.inf, "r": None}
     tb = None
-    for top in (lower * 1.001, lower / (S._CUT_BELOW if top_ratio is None else top_ratio)):
-        if top <= state["tau"]:
+    top = lower / (S._CUT_BELOW if top_ratio is None else top_ratio)
+    if top_first and np.isfinite(top) and top > 0:
+        # the test that decides whether anything is proved, first: one test when it fails
+        ok, r = anchored_rowsum_test(rows, top)
+        if not ok:
+            state["tau"], state["r"] = top, r
+            if carry is not None:
+                carry.update(state)
+            return None
+    for hi in (lower * 1.001, top):
+        if hi <= state["tau"]:
             continue
-        tb = _anchored_at(state, lower, top, rel_tol)
+        tb = _anchored_at(state, lower, hi, rel_tol, proved=top_first and hi == top)
         if tb is not None:
             break
     if carry is not None:
@@ -127,26 +143,29 @@ def _anchored_above(carry: dict, lower: float, top: float, rel_tol: float = 5e-5
     return _anchored_at(carry, lower, top, rel_tol) if top > carry["tau"] else None
 
 
-def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: int = 12) -> float | None:
+def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: int = 12,
+                 proved: bool = False) -> float | None:
     """The smallest ``tau`` in ``[lower, hi]`` proved by the anchored row-sum test (geometric
     bisection to ``rel_tol``, as :func:`nspca_core._anchor.anchored_rowsum_bound`), or None when
     ``hi`` is not proved.  ``state`` (``rows``, and ``tau``, ``r`` of the last failed test, whose
     ratios bound an optimal x's under any larger tau: :func:`nspca_core._anchor.anchored_rowsum_test`)
-    is updated with every failure."""
+    is updated with every failure.  ``proved``: ``hi`` was proved already (not tested again)."""
     rows = state["rows"]
     if not (np.isfinite(hi) and hi > 0):
         return None
-    ok, r = anchored_rowsum_test(rows, hi, state["r"])
-    if not ok:
-        state["tau"], state["r"] = hi, r
-        return None
+    if not proved:
+        ok, r = anchored_rowsum_test(rows, hi, state["r"])
+        if not ok:
+            state["tau"], state["r"] = hi, r
+            return None
     lo, r_lo = max(float(lower), state["tau"]), state["r"]
     if lo <= 0 or lo >= hi:
         return hi
     if state["tau"] < lower and hi <= lo * (1.0 + 100 * rel_tol):
-        # a narrow bracket above an untested feasible value: it is likely (near) optimal; test half
-        # the requested resolution above it first (one test instead of ~log2(hi / lo / rel_tol))
-        tau = lo * (1.0 + rel_tol / 2)
+        # a narrow bracket above an untested feasible value: it is likely (near) optimal; test just
+        # above it first (one test instead of ~log2(hi / lo / rel_tol)), at the finest resolution
+        # whatever rel_tol (one test either way: LRS k = 5 proved to 1.00003, not 1.0005)
+        tau = lo * (1.0 + min(rel_tol, _NARROW_REL) / 2)
         ok, r = anchored_rowsum_test(rows, tau, r_lo)
         if ok:
             return tau

@@ -197,7 +197,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
         t1 = time.perf_counter()
         tried = lower / _DNN_SKIP_AT  # the top of the bracket the anchored bound was sought in
         with step(budget, "anchored", anchored_size):
-            tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry, top_ratio=_DNN_SKIP_AT)
+            tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry, top_ratio=_DNN_SKIP_AT,
+                           top_first=True)
         info["anchored_seconds"] = time.perf_counter() - t1
         if tb is not None:
             bounds["anchored"] = tb

@@ -440,7 +440,8 @@ def cost_ab(base: str):
             res[tag] = {r["k"]: r for r in json.loads(line[0][5:])["rows"]}
         for k in ks if len(res) == 2 else ():
             b, a = res["before"][k], res["after"][k]
-            print(f"cost-ab: {name:6s} k={k:3d}: cert/answer {b['cert'] / b['answer']:5.1f}x -> {a['cert'] / a['answer']:5.1f}x "
+            print(f"cost-ab: {name:6s} k={k:3d}: cert/answer {b['cert'] / b['answer']:5.1f}x -> "
+                  f"{a['cert'] / a['answer']:5.1f}x "
                   f"(target <= 3x; answer {b['answer']:.3f} / {a['answer']:.3f} CPU s); ratio {b['ratio']:.4f} "
                   f"({b['kind']}) -> {a['ratio']:.4f} ({a['kind']}), change {a['ratio'] - b['ratio']:+.4f}", flush=True)
 

@@ -203,7 +203,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     The cut phase (which doubles the cost) is skipped when the DNN's own bound already
     certifies the ratio the cuts aim for, or that other bound certifies ``skip_at`` (default:
     the same ratio; a bound that only just certifies it is no reason to leave the cuts' gain).
-    ``kkt``: :func:`_kkt_point` of x when the caller has it already.  ``budget`` (:class:`.budget.Budget`): a start, an iteration or a round only
+    ``kkt``: :func:`_kkt_point` of x when the caller has it already.  ``budget``
+    (:class:`.budget.Budget`): a start, an iteration or a round only
     when it fits in the time left; value ``inf`` and state None when no start fitted.
     """
     cfg = _EFFORT[effort]

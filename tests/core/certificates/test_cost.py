@@ -178,3 +178,34 @@ def test_anchored_spares_the_cut_rounds_only_at_the_skip_level(other_ratio, cuts
     if not seen or lower >= 0.97 * val:  # the DNN itself reached the cuts' aim: nothing to decide
         pytest.skip("the DNN alone certified 0.97 on this matrix")
     assert ("cuts" in info) is cuts
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(3, 7), st.integers(0, 2**31 - 1), st.floats(0.9, 1.1), st.floats(1.0, 1.05))
+def test_node_rowsum_test_warm_from_an_ancestor_is_valid(n, seed, f, g):
+    """Branch and bound's children start their row-sum test from the parent's ratios (at the
+    parent's tau, at most the child's): a refuted child never holds a support above tau."""
+    from nspca_core.certificates.exact import _Nodes
+    from tests.core.certificates.test_exact import _node, _node_max
+    from tests.core.certificates.test_single import _random_psd
+
+    rng = np.random.default_rng(seed)
+    A = _random_psd(rng, n)
+    k = int(rng.integers(2, n + 1))
+    opt, _ = brute_opt(A, k)
+    nodes = _Nodes(A, k, None)
+    scale = max(1.0, float(np.abs(A).max()))
+    for _ in range(4):
+        inc, exc = _node(rng, n, k)
+        if int(inc.sum()) >= k:
+            continue
+        tau = f * opt
+        _, r = nodes.rowsum_test(tau, inc, exc)
+        free = np.flatnonzero(~inc & ~exc)
+        if free.size == 0 or r is None:
+            continue
+        c = int(rng.choice(free))
+        for inc2, exc2 in ((inc | (np.arange(n) == c), exc), (inc, exc | (np.arange(n) == c))):
+            refuted, _ = nodes.rowsum_test(tau * g, inc2, exc2, r=r)
+            if refuted:
+                assert _node_max(A, k, inc2, exc2) <= tau * g + 1e-9 * scale

@@ -193,7 +193,7 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
          callback=None, before_cuts=None, kkt=None, budget: Budget | None = None,
-         skip_at: float | None = None):
+         skip_at: float | None = None, cuts: bool = True):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
     :func:`nspca_core._dnn.dnn_tangent`).
@@ -206,6 +206,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     ``kkt``: :func:`_kkt_point` of x when the caller has it already.  ``budget``
     (:class:`.budget.Budget`): a start, an iteration or a round only
     when it fits in the time left; value ``inf`` and state None when no start fitted.
+    ``cuts=False``: no cut phase (a caller whose branch and bound decides the bound).
     """
     cfg = _EFFORT[effort]
     n = A.shape[0]
@@ -257,7 +258,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     if lower < cut_target * val and before_cuts is not None:
         other = before_cuts(val)
     skip = cut_target if skip_at is None else max(skip_at, cut_target)
-    if lower < cut_target * val and lower < skip * other and st.U is not None and effort != "fast":
+    if (cuts and lower < cut_target * val and lower < skip * other and st.U is not None
+            and effort != "fast"):
         st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
                                      lam=lam,
                                      iters=cfg["cut_iters"],

@@ -26,6 +26,12 @@ from .budget import BoundReport, Budget
 # the exact mode's relative gap: optimal when upper - lower <= EXACT_TOLERANCE upper
 EXACT_TOLERANCE = 1e-6
 
+# a node's row-sum test gives up when the rows that could still be the anchor stopped
+# disappearing for this many iterations (giving up is always safe: the node is split instead).
+# Measured: CBCL k = 10 exact 179 nodes in 1.2 CPU s (no limit: 173 nodes, 2.4 s), MLL k = 10's
+# tree on S 29 nodes, 0.26 s (25, 0.42 s)
+_NODE_PATIENCE = 5
+
 
 class _Nodes:
     """The node bounds of one branch and bound (dense A, one k, one dual point of the DNN).
@@ -82,7 +88,7 @@ class _Nodes:
             return True, r
         safe_gap = np.where(gap > 0, gap, 1.0)  # (rows off F are dead: r = 0 there)
         r0 = np.ones(self.n) if r is None else r
-        return row_fixpoint(rows, safe_gap, r0, inc=inc, exc=exc, max_iter=max_iter)
+        return row_fixpoint(rows, safe_gap, r0, inc=inc, exc=exc, max_iter=max_iter, patience=_NODE_PATIENCE)
 
     def dnn_value(self, F: np.ndarray, tau: float | None = None):
         """``(refuted, value, u)``: the DNN bound of the node's features F and, when it does not

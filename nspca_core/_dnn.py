@@ -349,9 +349,7 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
         w, V = np.linalg.eigh(M)
         return w[::-1], V[:, ::-1][:, :r]
 
-    def op(Z):
-        # a float32 M (the optimizer's, :func:`dnn_optimize`) is applied in float32: half the
-        # memory traffic of the step's two n x n passes; the basis and the small problem stay float64
+    def op(Z):  # a float32 M (dnn_optimize's) in float32: half the memory traffic; the rest float64
         out = (M @ Z.astype(M.dtype, copy=False)).astype(float, copy=False)
         if L is not None:
             out -= (L * lw) @ (L.T @ Z)
@@ -489,16 +487,12 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     if min_iters is None:
         min_iters = 2 * check_every
     t_iters = iters if t_iters is None else max(1, min(t_iters, iters))
-    # N in float32 like Adam's moments (the update passes are memory-bound): every float32 N >= 0
-    # is as valid a dual point as any other, and the bound is evaluated from it as stored
+    # N, Adam's moments and the Ritz steps' M = A + N in float32 (memory-bound passes): every float32
+    # N >= 0 is a valid dual point, its bound evaluated from it as stored, with A in float64
     x_N, x_nu = state.N.astype(np.float32), float(state.nu)
-    # the Ritz steps see M = A + N in float32 too (they only choose the direction; every bound is
-    # evaluated from (N, nu, w) as stored, with A in float64: :func:`dnn_value_lam`)
-    A32 = A.astype(np.float32)
-    M = np.empty(x_N.shape, dtype=np.float32)
+    A32, M = A.astype(np.float32), np.empty(x_N.shape, dtype=np.float32)
     G = np.empty(x_N.shape, dtype=np.float32)  # the gradient in Adam's precision
-    diag = np.diag_indices(n)
-    ones = np.ones((n, 1))
+    diag, ones = np.diag_indices(n), np.ones((n, 1))
     opt_N, opt_nu = _Adam(x_N.shape), _Adam(())
     C = state.C
     ones_C = None if C is None else np.hstack([ones, C])  # the low-rank part's columns, once

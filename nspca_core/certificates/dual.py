@@ -4,6 +4,7 @@ rounds, and the anchored branch and bound tried before the cuts."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import scipy.linalg
@@ -13,7 +14,7 @@ from .._anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_test
 from .._dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
-from .budget import Budget, fits, step
+from .budget import BoundReport, Budget, fits, step
 
 
 def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
@@ -90,6 +91,15 @@ def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
     taus = [t for t in (lower * (1 + OPTIMAL_TOLERANCE / 2), lower * 1.01) if t < upper]
     return anchored_branch_bound(A, k, taus, budget=nodes) if taus else None
 
+
+# "auto"'s anchored bisection resolution (relative): one term of the certificate, not a sum
+_ANCHOR_REL = 1e-3
+
+# the anchored row sums spare the DNN (and another bound its cut rounds) only when they certify
+# this, by gap: 0.5% above the ratio the cuts aim for (S._CUT_BELOW), about a third of what the
+# cut rounds gained on CBCL at k = 30..65.  At 0.97 itself, CBCL k = 65 stopped at the anchored
+# 0.9716 where the DNN's cut rounds reach 0.983 for the same cost (issue 39)
+_DNN_SKIP_AT = 0.975
 
 # the resolution of the narrow bracket's single test above a feasible value (:func:`_anchored_at`)
 _NARROW_REL = 5e-5
@@ -322,3 +332,100 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
     return st, val, {"rounds": len(gains), "count": 0 if st.C is None else int(st.C.shape[1]),
                      "iterations": its, "gain": float(sum(gains)), "exact_evaluations": evals,
                      "lam": lam}
+
+
+def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,
+               effort: str, *, warm: DnnState | None, callback, budget: Budget | None, need_dual: bool,
+               cuts: bool = True):
+    """The dual side of a dense certificate (:func:`.single._certify_dense`), given its cheap
+    bounds: the KKT point of x, the anchored row sums, the DNN and its cut rounds, each only
+    while the bounds so far leave the ratio below what it aims for.  ``bounds`` and ``info``
+    are filled in; returns ``(state, ran)``: the dual point to carry and whether the DNN ran.
+
+    ``need_dual``: run the DNN even where the anchored bound already certifies (the split bound
+    needs the dual point's bounds at every sparsity); ``cuts=False``: no cut rounds."""
+    cfg = _EFFORT[effort]
+    n = A.shape[0]
+    target = 1.0 - cfg["target_gap"]
+    # nothing of this is started when the cheap bounds already certify `enough` ("auto": 0.996;
+    # issue 39: a sparse 5,000 x 2,000 word-count corpus at k = 10 certified 0.9964 by lambda_1
+    # alone, 0.9989 after 10x the answer's cost in the DNN)
+    enough = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
+    best_now = min(bounds.values())
+    state = warm
+    kkt = None
+    if (lower < enough * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3)):
+        # the KKT dual point of x costs one eigenvalue and often proves x optimal outright
+        with step(budget, "eval", float(n) ** 3):
+            kkt = _kkt_point(A, k, x)
+        bounds["dnn"] = kkt[0]
+        best_now = report.offer(min(bounds.values()))
+    anchored_size = float(n) * n * max(k, 8)
+    # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
+    anchor_ok = S.anchor_ok(n, k)
+    # the anchored bisection's resolution: "auto" to 1e-3 relative (half its tests; the ratio moves
+    # by less than that), "full" to 5e-5; `carry`: its last failed test, which starts the next
+    carry: dict = {}
+    anchor_rel = 5e-5 if effort == "full" else _ANCHOR_REL
+    if (lower < enough * best_now and anchor_ok
+            and effort != "full" and fits(budget, "anchored", anchored_size)):
+        # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
+        # the test at _DNN_SKIP_AT and the bisection below it are run (a weaker proof would not
+        # spare the DNN).  Enough on its own when it certifies _DNN_SKIP_AT.
+        t1 = time.perf_counter()
+        tried = lower / _DNN_SKIP_AT  # the top of the bracket the anchored bound was sought in
+        with step(budget, "anchored", anchored_size):
+            tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry, top_ratio=_DNN_SKIP_AT,
+                           top_first=True)
+        info["anchored_seconds"] = time.perf_counter() - t1
+        if tb is not None:
+            bounds["anchored"] = tb
+            best_now = report.offer(min(bounds.values()))
+    else:
+        tried = -np.inf
+    if (lower < target * best_now and (need_dual or lower < enough * best_now)
+            and (need_dual or not ("anchored" in bounds and lower >= _DNN_SKIP_AT * best_now))):
+        def anchored_above(val):
+            # the anchored bound below val, from the last failed test (warm)
+            if "anchored" not in bounds and min(val, best_now) > tried:
+                t1 = time.perf_counter()
+                with step(budget, "anchored", anchored_size):
+                    if not carry:
+                        carry.update(rows=AnchorRows(A, k), tau=-np.inf, r=None)
+                    tb = _anchored_above(carry, lower, min(val, best_now), anchor_rel)
+                info["anchored_seconds"] = info.get("anchored_seconds", 0.0) + time.perf_counter() - t1
+                if tb is not None:
+                    bounds["anchored"] = tb
+
+        def anchored(val):
+            # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
+            # often are not: try them before paying for cutting planes.  When they were already
+            # sought up to the level that spares the cuts (`tried` finite: nothing proved there),
+            # a proof below the DNN's value could not spare them: it is sought after the cuts,
+            # where it is only needed if the cuts end above it (CBCL k = 65: a bisection to 0.971
+            # before cut rounds that reach 0.983)
+            if lower < S._CUT_BELOW * val and anchor_ok and fits(budget, "anchored", anchored_size):
+                if not np.isfinite(tried):
+                    anchored_above(val)
+                if cfg["branch_nodes"]:
+                    tb = _branch(A, k, lower, min(bounds.values()), cfg["branch_nodes"])
+                    if tb is not None:
+                        bounds["anchored(branch)"] = tb
+            return report.offer(min(bounds.values()))
+
+        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
+                                 before_cuts=anchored, kkt=kkt, budget=budget,
+                                 skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=cuts)
+        if state is not None:
+            bounds["dnn"] = val
+            report.offer(min(bounds.values()))
+            if (np.isfinite(tried) and lower < S._CUT_BELOW * val
+                    and fits(budget, "anchored", anchored_size)):  # (deferred: see anchored())
+                anchored_above(val)
+                report.offer(min(bounds.values()))
+        info["dnn"] = dinfo
+        return state, True
+    if kkt is not None:
+        state = kkt[1]
+        info["dnn"] = {"init": "kkt", "iterations": 0, "exact_evaluations": 1, "lam": kkt[2]}
+    return state, False

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._anchor import AnchorRows
 from .._common.pairs import opt_pairs
 from .._common.params import check
 from .._common.scale import normalized, rescale
@@ -39,7 +38,7 @@ from .bounds import (
 from .budget import BoundReport, Budget, fits, step
 from .coupled import _coupled, _coupled_refined
 from .cross import cross_table
-from .dual import _anchored, _anchored_above, _branch, _dnn, _kkt_point
+from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .cheap import (
     _LANCZOS_MIN_N,
@@ -59,14 +58,6 @@ from .lower import _ascent_many, _fit_lower, _starts
 # nodes at small k; at larger k it spends its time without closing)
 _SPLIT_BRANCH_MAX_K = 16
 
-# "auto"'s anchored bisection resolution (relative): one term of the certificate, not a sum
-_ANCHOR_REL = 1e-3
-
-# the anchored row sums spare the DNN (and another bound its cut rounds) only when they certify
-# this, by gap: 0.5% above the ratio the cuts aim for (S._CUT_BELOW), about a third of what the
-# cut rounds gained on CBCL at k = 30..65.  At 0.97 itself, CBCL k = 65 stopped at the anchored
-# 0.9716 where the DNN's cut rounds reach 0.983 for the same cost (issue 39)
-_DNN_SKIP_AT = 0.975
 
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
@@ -163,101 +154,23 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     if warm is not None or effort == "fast":
         ds = [1]  # along a path or interactively: d = 1 is O(n); d >= 2 enumerations cost more
     target = 1.0 - cfg["target_gap"]
-    # the DNN (and its KKT start) is not started at all when the cheap bounds already certify this
-    # ("auto": 0.996, issue 39: a sparse 5,000 x 2,000 word-count corpus at k = 10 certified 0.9964
-    # by lambda_1 alone, 0.9989 after 10x the answer's cost in the DNN)
-    enough = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
     # OPT_d >= ||V_d^T x||^2: a paper bound for d >= 2 (an exact spannogram) is computed only
     # when it can still certify the target; the DNN is the tighter bound otherwise
     ds = [d for d in ds if d == 1 or target * (_lowrank_value(spec, d, x) + spec.lam(d)) <= lower]
     bounds.update(_paper_and_residual(spec, k, [d for d in ds if d > 1]))
     report.offer(min(bounds.values()))
-    # ---- DNN (skip when a cheaper bound already certifies to the target gap)
-    best_now = min(bounds.values())
-    state = warm
-    kkt = None
-    if (lower < enough * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3)):
-        # the KKT dual point of x costs one eigenvalue and often proves x optimal outright
-        with step(budget, "eval", float(n) ** 3):
-            kkt = _kkt_point(A, k, x)
-        bounds["dnn"] = kkt[0]
-        best_now = report.offer(min(bounds.values()))
-    anchored_size = float(n) * n * max(k, 8)
-    # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
-    anchor_ok = S.anchor_ok(n, k)
-    # the anchored bisection's resolution: "auto" to 1e-3 relative (half its tests; the ratio moves
-    # by less than that), "full" to 5e-5; `carry`: its last failed test, which starts the next
-    carry: dict = {}
-    anchor_rel = 5e-5 if effort == "full" else _ANCHOR_REL
-    if (lower < enough * best_now and anchor_ok
-            and effort != "full" and fits(budget, "anchored", anchored_size)):
-        # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
-        # the test at _DNN_SKIP_AT and the bisection below it are run (a weaker proof would not
-        # spare the DNN).  Enough on its own when it certifies _DNN_SKIP_AT.
-        t1 = time.perf_counter()
-        tried = lower / _DNN_SKIP_AT  # the top of the bracket the anchored bound was sought in
-        with step(budget, "anchored", anchored_size):
-            tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry, top_ratio=_DNN_SKIP_AT,
-                           top_first=True)
-        info["anchored_seconds"] = time.perf_counter() - t1
-        if tb is not None:
-            bounds["anchored"] = tb
-            best_now = report.offer(min(bounds.values()))
-    else:
-        tried = -np.inf
-    if (lower < target * best_now and (need_dual or lower < enough * best_now)
-            and (need_dual or not ("anchored" in bounds and lower >= _DNN_SKIP_AT * best_now))):
-        def anchored_above(val):
-            # the anchored bound below val, from the last failed test (warm)
-            if "anchored" not in bounds and min(val, best_now) > tried:
-                t1 = time.perf_counter()
-                with step(budget, "anchored", anchored_size):
-                    if not carry:
-                        carry.update(rows=AnchorRows(A, k), tau=-np.inf, r=None)
-                    tb = _anchored_above(carry, lower, min(val, best_now), anchor_rel)
-                info["anchored_seconds"] = info.get("anchored_seconds", 0.0) + time.perf_counter() - t1
-                if tb is not None:
-                    bounds["anchored"] = tb
-
-        def anchored(val):
-            # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
-            # often are not: try them before paying for cutting planes.  When they were already
-            # sought up to the level that spares the cuts (`tried` finite: nothing proved there),
-            # a proof below the DNN's value could not spare them: it is sought after the cuts,
-            # where it is only needed if the cuts end above it (CBCL k = 65: a bisection to 0.971
-            # before cut rounds that reach 0.983)
-            if lower < S._CUT_BELOW * val and anchor_ok and fits(budget, "anchored", anchored_size):
-                if not np.isfinite(tried):
-                    anchored_above(val)
-                if cfg["branch_nodes"]:
-                    tb = _branch(A, k, lower, min(bounds.values()), cfg["branch_nodes"])
-                    if tb is not None:
-                        bounds["anchored(branch)"] = tb
-            return report.offer(min(bounds.values()))
-
-        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
-                                 before_cuts=anchored, kkt=kkt, budget=budget,
-                                 skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=cuts)
-        if state is not None:
-            bounds["dnn"] = val
-            report.offer(min(bounds.values()))
-            if (np.isfinite(tried) and lower < S._CUT_BELOW * val
-                    and fits(budget, "anchored", anchored_size)):  # (deferred: see anchored())
-                anchored_above(val)
-                report.offer(min(bounds.values()))
-        info["dnn"] = dinfo
-        # the DNN's Ritz vectors are good starts for the lower bound too
-        if (not x_given and state is not None and state.U is not None
-                and fits(budget, "ascent", float(n) ** 3)):
-            with step(budget, "ascent", float(n) ** 3):
-                X0 = _starts(cov, k, state.U[:, :4], 8, [x])
-                xb, fb = _ascent_many(cov, k, X0)
-            if fb > lower:
-                x, lower = xb, fb
-                info["lower_source"] = "ascent(dnn)"
-    elif kkt is not None:
-        state = kkt[1]
-        info["dnn"] = {"init": "kkt", "iterations": 0, "exact_evaluations": 1, "lam": kkt[2]}
+    # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
+    state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
+                            budget=budget, need_dual=need_dual, cuts=cuts)
+    # the DNN's Ritz vectors are good starts for the lower bound too
+    if (ran and not x_given and state is not None and state.U is not None
+            and fits(budget, "ascent", float(n) ** 3)):
+        with step(budget, "ascent", float(n) ** 3):
+            X0 = _starts(cov, k, state.U[:, :4], 8, [x])
+            xb, fb = _ascent_many(cov, k, X0)
+        if fb > lower:
+            x, lower = xb, fb
+            info["lower_source"] = "ascent(dnn)"
     info["eig_tolerance"] = spec.tol
     if budget is not None and budget.expired():
         info["stopped"] = "time_limit"
@@ -376,8 +289,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes)
         seconds = _EFFORT[effort].get("split_branch", 0.0) if kS <= _SPLIT_BRANCH_MAX_K else 0.0
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
-    # "auto" with the branch and bound to follow: no cut rounds on S (the tree's row sums decide
-    # S's bound there; MLL k = 5: the cuts' 80 iterations moved S's DNN by 0.3%, then unused)
+    # no cut rounds where "auto"'s tree on S decides S's bound (MLL k = 5: they were then unused)
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget,
                                 cuts=not (effort == "auto" and seconds > 0 and branch_seconds is None))
     if seconds > 0 and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:

@@ -16,7 +16,10 @@ from hypothesis import strategies as st
 from nspca_core import _dnn, certify
 from nspca_core.certificates import cheap, dual
 from nspca_core.certificates import single as single_mod
+from nspca_core.certificates.exact import _Nodes
 from tests.bruteforce import brute_opt
+from tests.core.certificates.test_exact import _node, _node_max
+from tests.core.certificates.test_single import _random_psd
 
 REL = 1e-9
 
@@ -173,7 +176,7 @@ def test_anchored_spares_the_cut_rounds_only_at_the_skip_level(other_ratio, cuts
         return lower / other_ratio
 
     val, state, info = dual._dnn(A, k, lower, "auto", None, x=xo, before_cuts=before_cuts,
-                                 skip_at=single_mod._DNN_SKIP_AT)
+                                 skip_at=dual._DNN_SKIP_AT)
     assert val >= opt - REL * max(1.0, float(np.abs(A).max()))
     if not seen or lower >= 0.97 * val:  # the DNN itself reached the cuts' aim: nothing to decide
         pytest.skip("the DNN alone certified 0.97 on this matrix")
@@ -185,10 +188,6 @@ def test_anchored_spares_the_cut_rounds_only_at_the_skip_level(other_ratio, cuts
 def test_node_rowsum_test_warm_from_an_ancestor_is_valid(n, seed, f, g):
     """Branch and bound's children start their row-sum test from the parent's ratios (at the
     parent's tau, at most the child's): a refuted child never holds a support above tau."""
-    from nspca_core.certificates.exact import _Nodes
-    from tests.core.certificates.test_exact import _node, _node_max
-    from tests.core.certificates.test_single import _random_psd
-
     rng = np.random.default_rng(seed)
     A = _random_psd(rng, n)
     k = int(rng.integers(2, n + 1))

@@ -203,7 +203,7 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
          callback=None, before_cuts=None, kkt=None, budget: Budget | None = None,
-         skip_at: float | None = None, cuts: bool = True):
+         skip_at: float | None = None, cuts: bool = True, iters: int | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
     :func:`nspca_core._dnn.dnn_tangent`).
@@ -216,7 +216,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     ``kkt``: :func:`_kkt_point` of x when the caller has it already.  ``budget``
     (:class:`.budget.Budget`): a start, an iteration or a round only
     when it fits in the time left; value ``inf`` and state None when no start fitted.
-    ``cuts=False``: no cut phase (a caller whose branch and bound decides the bound).
+    ``cuts=False``: no cut phase, ``iters``: fewer iterations (a caller whose branch and bound
+    decides the bound).
     """
     cfg = _EFFORT[effort]
     n = A.shape[0]
@@ -256,7 +257,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         return v0, st, {"init": init, "iterations": 0, "exact_evaluations": evals, "lam": lam0}
     lr = (_LR if init != "warm" else _LR_WARM) * scale
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
-    st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=_T0 * scale,
+    st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"] if iters is None else iters, t_start=_T0 * scale,
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=target, lower=lower,
                                  callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget)
@@ -336,14 +337,16 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
 
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,
                effort: str, *, warm: DnnState | None, callback, budget: Budget | None, need_dual: bool,
-               cuts: bool = True):
+               tree_follows: bool = False):
     """The dual side of a dense certificate (:func:`.single._certify_dense`), given its cheap
     bounds: the KKT point of x, the anchored row sums, the DNN and its cut rounds, each only
     while the bounds so far leave the ratio below what it aims for.  ``bounds`` and ``info``
     are filled in; returns ``(state, ran)``: the dual point to carry and whether the DNN ran.
 
     ``need_dual``: run the DNN even where the anchored bound already certifies (the split bound
-    needs the dual point's bounds at every sparsity); ``cuts=False``: no cut rounds."""
+    needs the dual point's bounds at every sparsity); ``tree_follows``: a branch and bound decides
+    the bound next (no cut rounds, half the iterations: on MLL's screened set at k = 5 and 10 the
+    tree closed in as many nodes, the DNN's second half and its cuts were then unused)."""
     cfg = _EFFORT[effort]
     n = A.shape[0]
     target = 1.0 - cfg["target_gap"]
@@ -415,7 +418,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
 
         val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
                                  before_cuts=anchored, kkt=kkt, budget=budget,
-                                 skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=cuts)
+                                 skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=not tree_follows,
+                                 iters=cfg["iters"] // 2 if tree_follows else None)
         if state is not None:
             bounds["dnn"] = val
             report.offer(min(bounds.values()))

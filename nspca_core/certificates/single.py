@@ -62,11 +62,12 @@ _SPLIT_BRANCH_MAX_K = 16
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
-                   report: BoundReport | None = None, cuts: bool = True):
+                   report: BoundReport | None = None, tree_follows: bool = False):
     """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies
-    ``S._CUT_BELOW`` (the split bound needs the dual point's bounds at every sparsity).
+    ``dual._DNN_SKIP_AT`` (the split bound needs the dual point's bounds at every sparsity);
+    ``tree_follows``: a branch and bound decides next (:func:`.dual.dense_dual`).
     ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
     time left (the certificate is then whatever was proved in time: from the sum of the k largest
     variances up); ``report``: each bound proved is offered to it as it comes."""
@@ -161,7 +162,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     report.offer(min(bounds.values()))
     # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
-                            budget=budget, need_dual=need_dual, cuts=cuts)
+                            budget=budget, need_dual=need_dual, tree_follows=tree_follows)
     # the DNN's Ritz vectors are good starts for the lower bound too
     if (ran and not x_given and state is not None and state.U is not None
             and fits(budget, "ascent", float(n) ** 3)):
@@ -289,9 +290,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes)
         seconds = _EFFORT[effort].get("split_branch", 0.0) if kS <= _SPLIT_BRANCH_MAX_K else 0.0
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
-    # no cut rounds where "auto"'s tree on S decides S's bound (MLL k = 5: they were then unused)
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget,
-                                cuts=not (effort == "auto" and seconds > 0 and branch_seconds is None))
+                                tree_follows=effort == "auto" and seconds > 0 and branch_seconds is None)
     if seconds > 0 and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short

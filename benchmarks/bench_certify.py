@@ -48,7 +48,7 @@ sys.path.insert(0, os.environ.get("NSPCA_BENCH_CODE", str(ROOT)))
 
 from nspca_core.certificates import certify_path  # noqa: E402
 from nspca_core.certificates.single import _certify_cov  # noqa: E402
-from nspca_core._cov import Cov  # noqa: E402
+from nspca_core.operators.cov import Cov  # noqa: E402
 
 
 def data_dir() -> Path:
@@ -326,7 +326,7 @@ def exact_progress_bench(name, X, k, limits=(10.0, 60.0)):
     buy 2-20x less); the best global bound reported by the callback after each limit, as the
     certified ratio of the final answer."""
     from nspca_core._common.scale import normalized
-    from nspca_core._covariance import as_cov
+    from nspca_core.operators.covariance import as_cov
     from nspca_core.certificates.budget import Budget
     from nspca_core.certificates.single import certify_exact
 

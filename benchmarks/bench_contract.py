@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import nspca_core as nc  # noqa: E402
-from nspca_core import _covariance  # noqa: E402
+from nspca_core.operators import covariance as _covariance  # noqa: E402
 
 
 def _cpu(f):

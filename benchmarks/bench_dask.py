@@ -64,7 +64,7 @@ def _solve(cov, out: dict) -> None:
 
 
 def _in_memory(files, queue) -> None:
-    from nspca_core._sparse import as_sparse_cov
+    from nspca_core.operators.sparse import as_sparse_cov
 
     out = {}
     t = time.perf_counter()
@@ -85,7 +85,7 @@ def _with_dask(files, shapes, queue) -> None:
     import dask.array as da
     from distributed import Client, LocalCluster
 
-    from nspca_core._dask import as_dask_cov
+    from nspca_core.distributed.array import as_dask_cov
 
     out = {}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -149,7 +149,7 @@ def _lazy_array(m: int):
 def _log_passes(t0: float):
     """Print one timestamped line per Dask computation (each a pass over the blocks it reads), so
     that a run stopped early still shows the passes done and their rate."""
-    from nspca_core._dask import DaskCov
+    from nspca_core.distributed.array import DaskCov
 
     compute = DaskCov._compute
 

@@ -43,8 +43,8 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nspca_core._cov import Cov  # noqa: E402
-from nspca_core._covariance import as_cov  # noqa: E402
+from nspca_core.operators.cov import Cov  # noqa: E402
+from nspca_core.operators.covariance import as_cov  # noqa: E402
 from nspca_core.peers import PEER_METHODS, bipartite_components, em_components  # noqa: E402
 
 KS = (5, 10, 20, 40, 50, 100, 180)

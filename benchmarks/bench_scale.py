@@ -5,7 +5,7 @@ Usage: python benchmarks/bench_scale.py [--shapes kos,enron,nytimes] [--seed 0]
 Data: :func:`nspca_core.corpus.corpus_like` (Zipf background, Poisson lengths, 8
 planted topics of 10 words; CSR float64 counts with int32 indices — float64 because
 float32 made every product slower here: scipy casts the matrix per product).
-Covariance: :class:`nspca_core._sparse.SparseCov`, implicit centering, never dense.
+Covariance: :class:`nspca_core.operators.sparse.SparseCov`, implicit centering, never dense.
 
 Per shape it prints
 - generation time and the process's peak resident memory so far (ru_maxrss);
@@ -37,7 +37,7 @@ import scipy.sparse.linalg as sla
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nspca_core._sparse import FACTOR_METHODS, as_sparse_cov  # noqa: E402
+from nspca_core.operators.sparse import FACTOR_METHODS, as_sparse_cov  # noqa: E402
 from nspca_core.corpus import CORPUS_SHAPES, corpus_like  # noqa: E402
 from nspca_core.peers.bipartite import deflation_components  # noqa: E402
 from nspca_core.peers.bipartite import bipartite_components  # noqa: E402

@@ -185,7 +185,7 @@ def golub_shaped():
 def _operator(X):
     """The covariance operator the front builds for centered dense X (scaled as ``fit`` scales it),
     with A formed once when n <= m (as the front forms it once per call: not counted here)."""
-    from nspca_core._covariance import as_cov
+    from nspca_core.operators.covariance import as_cov
     from nspca_core.api import normalized
 
     C, _ = normalized(as_cov(X))

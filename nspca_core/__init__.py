@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 
-from ._validation import InputError
+from ._common.validation import InputError
 from .result import Certificate, ComponentsResult, Result
 
 
@@ -32,8 +32,8 @@ _LAZY = {
     "topk_nonneg": "rank1",
     "rank1_nspca": "rank1",
     "lowrank_factor": "lowrank",
-    "solve_pd": "constrained",
-    "pd2_geometry": "constrained",
+    "solve_pd": "spannogram.constrained",
+    "pd2_geometry": "spannogram.constrained",
     "candidate_supports": "spannogram",
     "lowrank_nspca": "spannogram",
     "spannogram_curves_d2": "explore",

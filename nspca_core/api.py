@@ -16,13 +16,13 @@ import numpy as np
 from ._common.options import check_options
 from ._common.params import DEFAULTS, check, take_random_state
 from ._common.scale import normalized, rescale
-from ._cov import Cov
-from ._covariance import _is_sparse, as_cov
-from ._dask import as_dask_cov, is_dask_array
-from ._dask_fit import check_dask_method as _check_dask_method, dask_info as _dask_info
+from .operators.cov import Cov
+from .operators.covariance import is_sparse, as_cov
+from .distributed.array import as_dask_cov, is_dask_array
+from .distributed.fit import check_dask_method as _check_dask_method, dask_info as _dask_info
 from .deflation import STRATEGIES as DEFLATION_STRATEGIES, check_partial as _check_partial, deflate
 from .methods import PEERS, SINGLE
-from ._validation import InputError, as_rng, check_d, check_int, check_k, check_matrix
+from ._common.validation import InputError, as_rng, check_d, check_int, check_k, check_matrix
 from .result import ComponentsResult, Result
 from .solve import fit_cov, peer as _peer
 from .solve import seed_param as _seed_param
@@ -32,7 +32,7 @@ __all__ = ["METHODS", "STRATEGIES", "fit", "components"]
 METHODS = SINGLE  # from the method registry (nspca_core.methods)
 STRATEGIES = (*DEFLATION_STRATEGIES, "bipartite", "quasi-orthogonal")
 
-# keyword options of Dask data (nspca_core._dask.as_dask_cov)
+# keyword options of Dask data (nspca_core.distributed.array.as_dask_cov)
 _DASK_OPTIONS = ("client", "persist")
 # keyword options of the bipartite strategy (nspca_core.peers.bipartite.bipartite_components)
 _BIPARTITE_OPTIONS = {"effort", "samples", "polish", "refine", "swap"}
@@ -56,18 +56,18 @@ def _allowed_options(method: str, strategy: str | None = None) -> set:
 def _weighted(X, sample_weight, center: bool):
     """Data whose covariance ``X_w^T X_w / m`` is the weighted ``sum_i w_i x_i x_i^T / sum_i w_i``
     (rows scaled by ``sqrt(w_i / mean(w))``; a copy), ``center``: about the weighted mean.  None: X
-    itself.  Sparse X: the weighted operator (:class:`nspca_core._weighted.WeightedSparseCov`,
+    itself.  Sparse X: the weighted operator (:class:`nspca_core.operators.weighted.WeightedSparseCov`,
     centered implicitly with the weighted mean, never densified)."""
     if sample_weight is None:
         return X
-    if _is_sparse(X):
-        from ._weighted import weighted_sparse_cov
+    if is_sparse(X):
+        from .operators.weighted import weighted_sparse_cov
 
         return weighted_sparse_cov(X, sample_weight, center=center)
     if X is None or isinstance(X, Cov):
         raise InputError("`sample_weight` needs data `X` (samples x features, dense or sparse); got "
                          + ("a covariance" if X is None else type(X).__name__))
-    from ._weighted import check_sample_weight
+    from .operators.weighted import check_sample_weight
 
     X = check_matrix(X, "X")
     w = check_sample_weight(sample_weight, X.shape[0])
@@ -79,8 +79,8 @@ def _weighted(X, sample_weight, center: bool):
 
 
 def _operator(X, cov, sample_weight, center, options: dict) -> Cov:
-    """The covariance operator of the input (:func:`nspca_core._covariance.as_cov`, ``center``
-    for every container alike); a ``dask.array`` becomes a :class:`~nspca_core._dask.DaskCov`
+    """The covariance operator of the input (:func:`nspca_core.operators.covariance.as_cov`, ``center``
+    for every container alike); a ``dask.array`` becomes a :class:`~nspca_core.distributed.array.DaskCov`
     (centered implicitly, never gathered) with the options ``client``, ``persist`` (taken out of
     ``options``)."""
     center = check("center", center)
@@ -133,7 +133,7 @@ def fit(X=None, *, cov=None, k, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=
         CSR/CSC matrix or a ``dask.array.Array``; the covariance is that of the
         centered data, ``(X - 1 mu^T)^T (X - 1 mu^T) / m``, for every container
         alike (``center``).  Sparse data are never densified and Dask data never
-        gathered (:class:`nspca_core._dask.DaskCov`, options ``client``,
+        gathered (:class:`nspca_core.distributed.array.DaskCov`, options ``client``,
         ``persist`` — default "auto": the blocks stay in the workers' memory when
         they fit, see ``info["notes"]``; methods "tpower", "em", "spannogram",
         "enet", "auto").
@@ -279,7 +279,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
         ``k``) keeps the order of ``k``.  Where this differs from the order the
         strategy found them, ``info["extraction_order"]`` gives it (entry j: the step that
         found component j).  ``variance``, ``cumulative_variance`` and ``additional_variance``
-        are computed on the ORIGINAL covariance (:func:`nspca_core._summary.variance_summary`).
+        are computed on the ORIGINAL covariance (:func:`nspca_core._common.summary.variance_summary`).
     """
     t0 = time.perf_counter()
     seed = take_random_state(random_state, options)
@@ -299,7 +299,7 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     where = f"strategy {strategy!r}" if strategy in ("bipartite", "quasi-orthogonal") else f"method {method!r}"
     check_options(options, _allowed_options(method, strategy) if strategy != "bipartite" else _BIPARTITE_OPTIONS,
                   where)
-    from ._summary import components_result
+    from ._common.summary import components_result
 
     certify = check("certify", certify)
     if len(set(ks)) > 1 and strategy in ("bipartite", "quasi-orthogonal"):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import InputError, as_rng, check_int
+from ._common.validation import InputError, as_rng, check_int
 from .result import seed_param
 
 __all__ = ["CORPUS_SHAPES", "SyntheticCorpus", "synthetic_corpus", "corpus_like",

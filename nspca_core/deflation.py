@@ -1,11 +1,11 @@
 """Deflation: several components found one at a time on a shrinking problem.
 
 - "deflation-remove": each component is solved on the features no earlier one uses
-  (:meth:`nspca_core._cov.Cov.columns`: an index view of an operator, never a copy of
+  (:meth:`nspca_core.operators.cov.Cov.columns`: an index view of an operator, never a copy of
   sparse or Dask data; dense data gives its kept columns, one copy alive at a time).
 - "deflation-project": Mackey's projection deflation ``A <- (I - x x^T) A (I - x x^T)``
   (:func:`project_out`: through ``X <- X (I - x x^T)`` for dense data, as a
-  :class:`~nspca_core._cov.ProjectedCov` view of an operator).
+  :class:`~nspca_core.operators.cov.ProjectedCov` view of an operator).
 
 :func:`nspca_core.components` validates and calls :func:`deflate` with the single-component
 solver :func:`nspca_core.solve.fit_cov` as its step.  The two loops, :func:`remove_each` and :func:`project_each`,
@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
-from ._cov import Cov, ProjectedCov
-from ._validation import InputError
+from .operators.cov import Cov, ProjectedCov
+from ._common.validation import InputError
 from ._common.points import make_result
 from .result import ComponentsResult
 

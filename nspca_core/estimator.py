@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ._common.params import DEFAULTS, check_params, seed_of
-from ._validation import InputError
+from ._common.validation import InputError
 from .io.anndata_io import from_anndata
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
@@ -197,7 +197,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     ``sample_weight`` (R ``nsprcomp``'s ``omega``) weights the mean, the scale
     and the covariance.  With ``scipy.sparse`` X the centering stays implicit:
     ``A = X^T W X / sum(w) - mu_w mu_w^T`` is applied as an operator
-    (:class:`nspca_core._weighted.WeightedSparseCov`), X is never densified.
+    (:class:`nspca_core.operators.weighted.WeightedSparseCov`), X is never densified.
 
     A ``dask.array`` X is handed to :func:`nspca_core.components` as it is; ``transform`` returns a
     Dask array.  An in-memory ``anndata.AnnData`` is read as its ``X`` named by ``var_names``.
@@ -373,8 +373,8 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         ``omega``); the mean, the scale and the covariance are weighted (for sparse X the
         weighted centering is implicit, see the class notes).
         """
-        from ._sparse import as_sparse_cov
-        from ._weighted import check_sample_weight, weighted_sparse_cov
+        from .operators.sparse import as_sparse_cov
+        from .operators.weighted import check_sample_weight, weighted_sparse_cov
         from .api import components
 
         check_params(self)
@@ -496,7 +496,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         or ones.  1.0 when X has no variance about ``mean_``.  Higher is better, so
         ``GridSearchCV`` uses it when no ``scoring`` is given.  ``y`` is ignored.
         """
-        from ._weighted import check_sample_weight
+        from .operators.weighted import check_sample_weight
 
         check_is_fitted(self)
         X = self._check_X(X, reset=False)

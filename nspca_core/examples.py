@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import InputError
+from ._common.validation import InputError
 
 __all__ = ["NamedExample", "bipartite_counterexample"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._common.eig import top_eigh
-from ._validation import check_d, check_data_or_cov, pow2_scale
+from ._common.validation import check_d, check_data_or_cov, pow2_scale
 
 __all__ = ["lowrank_factor"]
 
 
-def _flip_signs(U: np.ndarray) -> np.ndarray:
+def flip_signs(U: np.ndarray) -> np.ndarray:
     """Deterministic signs: the largest-magnitude entry of each column is positive."""
     if U.size == 0:
         return U
@@ -142,15 +142,15 @@ def lowrank_factor(X=None, *, cov=None, d):
     smaller problems (which still reduces the whole matrix to tridiagonal
     form, 4/3 n^3 flops).  Eigenvalues below zero from rounding are clipped
     to zero.  ``cov`` must be positive semidefinite
-    (:func:`nspca_core._validation.check_psd`).
+    (:func:`nspca_core._common.validation.check_psd`).
     """
     X, A = check_data_or_cov(X, cov)
     n = X.shape[1] if X is not None else A.shape[0]
     d = check_d(d, n)
-    return _lowrank_factor(X, A, d)
+    return lowrank_factor_clean(X, A, d)
 
 
-def _lowrank_factor(X, A, d: int):
+def lowrank_factor_clean(X, A, d: int):
     """Unvalidated :func:`lowrank_factor` (exactly one of ``X``, ``A`` given).
 
     Works on the input divided by a power of two (exact) so that neither
@@ -179,7 +179,7 @@ def _lowrank_factor(X, A, d: int):
             A = (X.T @ X) / X.shape[0]
         w, U = _top_eigh(A, d + 1)
         w = np.clip(w, 0.0, None)
-    U = _flip_signs(U[:, :d])
+    U = flip_signs(U[:, :d])
     if U.shape[1] < d:  # rank-deficient thin case (d >= m): pad with zero columns
         U = np.hstack([U, np.zeros((n, d - U.shape[1]))])
     eig = np.zeros(d + 1)

@@ -51,7 +51,7 @@ class MethodSpec:
         stays distinct beyond the eight colours a colour-blind-safe palette has
     deflation_baseline : bool -- one of the deflation baselines of Asteris et al. 2015, Table 2
         (:func:`nspca_core.peers.bipartite.deflation_components`)
-    dask : str -- how it runs on Dask data (:class:`nspca_core._dask.DaskCov`): "" not offered,
+    dask : str -- how it runs on Dask data (:class:`nspca_core.distributed.array.DaskCov`): "" not offered,
         "operator" (``function`` runs unchanged on the operator: products and its factor)
     """
 

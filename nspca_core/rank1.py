@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common.rank1 import rank1_point, topk_support
-from ._validation import check_k, check_vector
+from ._common.validation import check_k, check_vector
 
 __all__ = ["topk_nonneg", "rank1_nspca"]
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish, project, random_starts
 from ._common.pairs import opt_pairs
-from ._cov import Cov
-from ._validation import as_rng
+from .operators.cov import Cov
+from ._common.validation import as_rng
 from .methods import PEERS
 from ._common.points import make_result
 from ._common.rank1 import rank1_point
@@ -116,13 +116,13 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> dict
 
 def _enet_starts(V: np.ndarray, k: int, d: int, eps: float, seed, samples, info: dict) -> dict:
     """The best distinct candidates of the ε-net (Alg. 3) on the rank-d factor."""
-    from .enet import _directions, _enet_top, enet_samples
+    from .enet import enet_directions, enet_top, enet_samples
 
     N = samples or max(enet_samples(d, eps, V.shape[0]), _AUTO_MIN_SAMPLES)
     # the same directions as enet_nspca(V, k, eps=eps, seed=seed, samples=N) draws
-    C = _directions(V, eps, seed, N)
+    C = enet_directions(V, eps, seed, N)
     info["enet_samples"] = int(C.shape[0])
-    return {f"enet(d={d})#{i + 1}": x for i, x in enumerate(_enet_top(V, k, C, _AUTO_ENET_STARTS))}
+    return {f"enet(d={d})#{i + 1}": x for i, x in enumerate(enet_top(V, k, C, _AUTO_ENET_STARTS))}
 
 
 def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common.params import in_interval
-from ._validation import InputError, as_rng, check_int
+from ._common.validation import InputError, as_rng, check_int
 
 __all__ = ["planted_sparse", "parts_images", "nonneg_scores_model", "PARTS_SHAPE",
            "beta_unit_variance"]

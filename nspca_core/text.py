@@ -1,7 +1,7 @@
 """Text data: weighting of a documents x words count matrix and components shown as topics.
 
 :func:`text_weighting` applies the paper's raw counts or tf-idf / log1p, named in
-the result; centering stays implicit (:func:`nspca_core._sparse.as_sparse_cov`).
+the result; centering stays implicit (:func:`nspca_core.operators.sparse.as_sparse_cov`).
 :func:`topics_table` / :func:`topics_csv` turn loadings into topics.
 
 The bag-of-words readers (:class:`TextData`, :func:`read_uci_bow`, :func:`read_mtx`,
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import InputError
+from ._common.validation import InputError
 from .io.bow import (TEXT_FORMATS, TextData, load_text, read_mtx, read_sparse_npz,  # noqa: F401
                      read_uci_bow, read_vocab)
 
@@ -46,7 +46,7 @@ class Weighted:
     """Result of :func:`text_weighting`.
 
     ``X`` the weighted sparse matrix (not centered: centering is implicit in
-    :func:`~nspca_core._sparse.as_sparse_cov`), ``weighting`` its name,
+    :func:`~nspca_core.operators.sparse.as_sparse_cov`), ``weighting`` its name,
     ``center`` whether the covariance is to be centered, ``idf`` the inverse
     document frequencies (tf-idf only), ``notes`` what was done.
     """
@@ -75,7 +75,7 @@ def text_weighting(X, *, weighting: str = "counts", center: bool = True) -> Weig
         (zeros stay zero, so sparsity is kept).
     center : bool, default True
         Recorded for the covariance (centering is implicit in
-        :func:`~nspca_core._sparse.as_sparse_cov`; the matrix is never densified).
+        :func:`~nspca_core.operators.sparse.as_sparse_cov`; the matrix is never densified).
 
     Returns
     -------

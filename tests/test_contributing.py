@@ -196,7 +196,7 @@ def test_recipe_one_bound(checkout):
     probe = _run(root, "-c", textwrap.dedent("""
         import numpy as np
         from nspca_core import certify, certify_path
-        from nspca_core._cov import Cov
+        from nspca_core.operators.cov import Cov
         from nspca_core.certificates.bounds import _bound_rest
         from tests.bruteforce import brute_opt
         rng = np.random.default_rng(2)

@@ -34,7 +34,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nspca_core._sparse import as_sparse_cov  # noqa: E402
+from nspca_core.operators.sparse import as_sparse_cov  # noqa: E402
 from nspca_core.corpus import corpus_like  # noqa: E402
 from nspca_core.datasets import DatasetUnavailableError, is_available, load_corpus  # noqa: E402
 from nspca_core.peers.bipartite import deflation_components  # noqa: E402

@@ -102,7 +102,7 @@ def cases():
         if "sparse" not in name:
             yield f"certify_components/{name}", lambda kw=kw: _certify_components(kw)
     # the peers' own multi-component routines and the deflation baselines
-    from nspca_core._covariance import as_cov
+    from nspca_core.operators.covariance import as_cov
     try:
         from nspca_core.peers.bipartite import deflation_components
     except ImportError:  # before it moved there

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nspca_core.imagegrid import image_grid_png
+from nspca_core.io.imagegrid import image_grid_png
 from tools import charts as P
 
 #: the repository root (the reproduction runs from a checkout, not from the installed package)

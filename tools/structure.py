@@ -223,7 +223,7 @@ def validation(root: Path = ROOT) -> dict:
                 files.add(str(rel))
                 break
     mechanisms = {
-        "_validation.check_*": _defines(core / "_validation.py", lambda n: n.startswith("check_")),
+        "_validation.check_*": _defines(core / "_common" / "validation.py", lambda n: n.startswith("check_")),
         "_common/params.PARAMETERS": _assigns(core / "_common" / "params.py", "PARAMETERS"),
         "params.py closures": _defines(core / "_common" / "params.py",
                                        lambda n: n in ("int_at_least", "float_between", "one_of", "flag",

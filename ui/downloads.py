@@ -1,6 +1,6 @@
 """Files the analysis pages offer for download (pure: data in, bytes/str out).
 
-PNG image grids are drawn with Matplotlib by :func:`nspca_core.imagegrid.image_grid_png`
+PNG image grids are drawn with Matplotlib by :func:`nspca_core.io.imagegrid.image_grid_png`
 (no browser or kaleido needed), with the same colour maps as the on-screen figures:
 plotly's ``Blues`` from 0 (white) for nonnegative loadings, ``PuOr`` centred at 0
 for signed ones.
@@ -35,7 +35,7 @@ def image_grid_png(rows: Mapping[str, Sequence[np.ndarray]], *, image_shape: tup
     −max..max to ``PuOr``.  Row names are written on the left, ``titles`` under
     each image.
     """
-    from nspca_core.imagegrid import image_grid_png as draw
+    from nspca_core.io.imagegrid import image_grid_png as draw
 
     return draw(rows, image_shape=image_shape, titles=titles, signed=signed, scale=scale, title=title,
                 cmap=colormap_lut(SEQUENTIAL), signed_cmap=colormap_lut(DIVERGING))

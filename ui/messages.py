@@ -39,7 +39,7 @@ _RULES: list[tuple[re.Pattern, object]] = [
     (re.compile(r"pass `?resize=\(height, width\)`?"), f"fill in *{_RESIZE_CONTROL}*"),
     (re.compile(r"`?resize=\((\d+), (\d+)\)`? asked"), rf"*{_RESIZE_CONTROL}* = \1×\2"),
     (re.compile(r"`?label_column`?"), "*Label column*"),
-    # array indices from nspca_core._validation / preprocess are 0-based: count from 1
+    # array indices from nspca_core._common.validation / preprocess are 0-based: count from 1
     (re.compile(r"(the first at )row (\d+), column (\d+)"), _one_based),
 ]
 

@@ -2,7 +2,7 @@
 
 A corpus is a documents x words ``scipy.sparse`` CSR matrix with its
 vocabulary; it is never densified here: the covariance is the operator
-:func:`nspca_core._sparse.as_sparse_cov` (centered implicitly) and the
+:func:`nspca_core.operators.sparse.as_sparse_cov` (centered implicitly) and the
 components come from the bipartite method on its top-d factor or from
 deflation with TPower (matrix-vector products only).
 
@@ -230,7 +230,7 @@ def compute_topics(token: str, method: str, r: int, k: int, weighting: str, cent
     then ordered by explained variance.  Memory: the CSR matrix, its weighted copy and the n x d
     factor; never an n x n or m x n dense array.
     """
-    from nspca_core._sparse import as_sparse_cov
+    from nspca_core.operators.sparse import as_sparse_cov
     from nspca_core.text import text_weighting, topics_table
 
     if method not in METHODS:

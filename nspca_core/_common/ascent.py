@@ -153,7 +153,7 @@ class Screen:
     plus ``1e-10 lambda_1`` absolute), far above the rounding of V and of the products.  A column
     with fewer than k nonzeros, ``t <= 0`` or a long prefix gets the whole product.
 
-    Only for :class:`~nspca_core._cov.Cov` itself (dense data or a dense covariance): other
+    Only for :class:`~nspca_core.operators.cov.Cov` itself (dense data or a dense covariance): other
     operators have no product restricted to rows.
     """
 
@@ -177,7 +177,7 @@ class Screen:
     @staticmethod
     def applies(cov) -> bool:
         """Whether ``cov`` has the row-restricted products the screen needs."""
-        from .._cov import Cov
+        from ..operators.cov import Cov
 
         return type(cov) is Cov
 

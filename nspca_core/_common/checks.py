@@ -7,8 +7,8 @@ with a message naming the argument, what is allowed and what was given.
 from __future__ import annotations
 
 
-from .._cov import Cov
-from .._validation import InputError, as_rng, check_k
+from ..operators.cov import Cov
+from .validation import InputError, as_rng, check_k
 from .params import check, in_interval
 
 __all__ = ["check_cov", "check_bool", "check_float", "check_callback", "check_peer_args"]
@@ -21,8 +21,8 @@ def check_callback(callback):
 
 def check_cov(cov) -> Cov:
     if not isinstance(cov, Cov):
-        raise InputError("`cov` must be a validated nspca_core._cov.Cov (build it with "
-                         f"nspca_core._covariance.as_cov(X=..., cov=...)); got {type(cov).__name__}")
+        raise InputError("`cov` must be a validated nspca_core.operators.cov.Cov (build it with "
+                         f"nspca_core.operators.covariance.as_cov(X=..., cov=...)); got {type(cov).__name__}")
     return cov
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._validation import InputError
+from .validation import InputError
 
 __all__ = ["UnknownOptionError", "check_options"]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import SPARSITY, InputError, Interval, as_rng, check_vector
+from .validation import SPARSITY, InputError, Interval, as_rng, check_vector
 
 __all__ = ["PARAMETERS", "DEFAULTS", "EFFORTS", "check", "take_random_state", "renamed_seed", "SEED_NOT_GIVEN",
            "in_interval", "in_choices",

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from .._cov import Cov
+from ..operators.cov import Cov
 from .eig import top_eigh
 from ..result import Result
 

@@ -17,8 +17,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._cov import Cov
-from .._validation import pow2_scale
+from ..operators.cov import Cov
+from .validation import pow2_scale
 from ..result import Certificate, ComponentsResult, Result
 
 __all__ = ["normalized", "rescale"]
@@ -32,7 +32,7 @@ _VARIANCE_KEYS = ("eigenvalues", "starts", "polished", "opt", "lower", "B_S", "B
 def normalized(cov: Cov) -> tuple[Cov, tuple[float, ...]]:
     """``(cov', factors)`` with ``A = (product of factors) A'``: ``cov`` itself and ``()`` when
     its largest entry is within ``[2^-60, 2^60]``, else data (or a covariance) divided by
-    the power of two :func:`~nspca_core._validation.pow2_scale` (a copy)."""
+    the power of two :func:`~nspca_core._common.validation.pow2_scale` (a copy)."""
     if cov.X is None and cov._A is None:  # an operator: its sparse data, if any, is scaled
         data = getattr(cov, "X_sparse", None)
         if data is None:
@@ -45,7 +45,7 @@ def normalized(cov: Cov) -> tuple[Cov, tuple[float, ...]]:
         return cov, ()
     s = pow2_scale(a)
     if cov.X is None and cov._A is None:
-        from .._sparse import CenteredDenseCov, SparseCov
+        from ..operators.sparse import CenteredDenseCov, SparseCov
 
         if isinstance(cov, CenteredDenseCov):
             return CenteredDenseCov(cov.X_sparse / s, cov.mean / s, dense_budget=cov.dense_budget), (s, s)

@@ -20,22 +20,22 @@ Bounds (names as they appear in ``Certificate.bounds``; the cheap ones are decla
     ``BOUNDS``).
 ``dnn``
     The doubly-nonnegative dual ``lambda_max(A + N - mu 1 1^T) + mu k``
-    (:mod:`nspca_core._dnn`), strengthened by sparsity cuts: for any vectors
+    (:mod:`nspca_core.certificates.dnn`), strengthened by sparsity cuts: for any vectors
     ``c_l`` and weights ``w_l >= 0``, ``OPT <= lambda_max(A + N - mu 1 1^T -
     sum_l w_l c_l c_l^T) + mu k + sum_l w_l beta_k(c_l)`` with
     ``beta_k(c) = max(s_k(c_+^2), s_k(c_-^2)) >= (c^T x)^2`` on ``S_k^n``
     (``s_k`` = sum of the k largest; proof in ``_dnn.cut_rhs``).  The ``c_l``
     come in cutting-plane rounds: the k-support directions
-    (:func:`nspca_core._dnn.ksupport_cuts`) of the top Ritz vectors of the dual
+    (:func:`nspca_core.certificates.dnn.ksupport_cuts`) of the top Ritz vectors of the dual
     matrix, i.e. of where the relaxation's mass lives.
 ``dnn(tangent)``
     In :func:`certify_path`: the DNN dual point of another k evaluated at this
     k.  ``M = A + N - mu 1 1^T - sum_l w_l c_l c_l^T`` does not depend on k,
     so one rigorous ``lambda_max(M)`` gives ``lambda_max(M) + mu k + sum_l
-    w_l beta_k(c_l) >= OPT_k`` at every k (:func:`nspca_core._dnn.dnn_tangent`).
+    w_l beta_k(c_l) >= OPT_k`` at every k (:func:`nspca_core.certificates.dnn.dnn_tangent`).
 ``anchored``
     Collatz–Wielandt row sums taken from the optimum's largest entry and
-    iterated (:mod:`nspca_core._anchor`): with ``rho = x / max_i x_i`` for an
+    iterated (:mod:`nspca_core.certificates.anchor`): with ``rho = x / max_i x_i`` for an
     optimal x, stationarity on its support gives ``(OPT - A_ll) rho_l <=``
     the sum of its ``k - 1`` largest ``(A_lm)_+ rho_m``; bounds on rho that
     fall below 1 everywhere leave no room for the largest entry, refuting
@@ -43,7 +43,7 @@ Bounds (names as they appear in ``Certificate.bounds``; the cheap ones are decla
     cost is at most a DNN run's, :func:`nspca_core.certificates._settings.anchor_affordable`).
 ``anchored(branch)``
     The same test with branch and bound on the support for each largest
-    entry it leaves standing (:func:`nspca_core._anchor._refute_anchor`):
+    entry it leaves standing (:func:`nspca_core.certificates.anchor._refute_anchor`):
     nodes fix members and non-members of the support, which sharpens every
     row sum.  Tried at ``lower (1 + OPTIMAL_TOLERANCE/2)`` (a proof of
     optimality), then at ``1.01 lower``.
@@ -74,7 +74,7 @@ c-component DNN dual ``dnn(c)``).
 
 Eigenvalues entering a bound are LAPACK's plus a stated tolerance, or a Ritz
 guess proved by a Cholesky factorization of ``guess I - M`` plus its rounding
-allowance (see :func:`nspca_core._dnn.lmax_upper`), never Lanczos/Ritz
+allowance (see :func:`nspca_core.certificates.dnn.lmax_upper`), never Lanczos/Ritz
 estimates alone.
 """
 

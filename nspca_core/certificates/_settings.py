@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._common.params import EFFORTS as EFFORTS, check  # EFFORTS: declared with the rules
-from .._validation import InputError
+from .._common.validation import InputError
 
 # every certificate takes one of EFFORTS; one k also takes "exact" (branch and bound)
 EXACT_EFFORT = "exact"
@@ -54,7 +54,7 @@ _CUT_BELOW = 0.97
 _POLISH_BELOW = 0.98
 
 
-# the DNN optimizer (projected Adam, see nspca_core._dnn.dnn_optimize), relative to max|A_ij|:
+# the DNN optimizer (projected Adam, see nspca_core.certificates.dnn.dnn_optimize), relative to max|A_ij|:
 # learning rate from a fresh start, from a neighbour's (or a previous round's) dual point, its
 # decay per iteration, and the smoothing t (start, end)
 _LR = 3e-3
@@ -71,10 +71,10 @@ _T0, _T1 = 1e-3, 1e-4
 _MAX_CUTS = 30
 
 
-# the anchored row-sum bound (nspca_core._anchor) is tried for k >= 3 where it is cheap beside the
+# the anchored row-sum bound (nspca_core.certificates.anchor) is tried for k >= 3 where it is cheap beside the
 # DNN, by its counted cost (not timed: the same choice on every machine): one bisection is about
 # _ANCHOR_PASSES passes over the n x w(k) candidate entries (w(k) = min(max(8 (k - 1), 48), n - 1):
-# nspca_core._anchor.AnchorRows), one DNN iteration about _DNN_PASSES passes over n^2 entries (a
+# nspca_core.certificates.anchor.AnchorRows), one DNN iteration about _DNN_PASSES passes over n^2 entries (a
 # rank-10 Ritz step and the Adam updates); calibrated on CBCL (n = 361): a failed bisection at
 # k = 100 cost 0.7 of the "auto" DNN run.  It is tried (one certificate, a path's per-k runs, the
 # coupled bound's refinements) while it costs at most one DNN run: since w(k) < n, at every k of

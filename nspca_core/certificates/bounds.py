@@ -17,8 +17,8 @@ from typing import Callable
 import numpy as np
 import scipy.linalg
 
-from .._cov import Cov
-from .._validation import InputError, check_int, check_k, check_vector
+from ..operators.cov import Cov
+from .._common.validation import InputError, check_int, check_k, check_vector
 from ._settings import _EPS
 
 

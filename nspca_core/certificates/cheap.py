@@ -10,8 +10,8 @@ import time
 import numpy as np
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 
-from .._cov import Cov
-from .._dnn import chol_lmax
+from ..operators.cov import Cov
+from .dnn import chol_lmax
 from ..result import Certificate
 from . import _settings as S
 from ._settings import _EPS, OPTIMAL_TOLERANCE
@@ -165,7 +165,7 @@ def lambda1_proved(A: np.ndarray) -> tuple[float, float] | None:
     ``r = A u - theta u`` gives the guess ``c = theta + ||r|| + 1e-12 |theta|`` (just above
     ``lambda_max`` when Lanczos found the top eigenvalue; nothing is assumed about that): a
     Cholesky factorization of ``c I - A`` proves ``lambda_max(A) <= c + slack``
-    (:func:`nspca_core._dnn.lmax_upper`, proof in :func:`nspca_core._dnn.chol_lmax`; ``n^3 / 3``
+    (:func:`nspca_core.certificates.dnn.lmax_upper`, proof in :func:`nspca_core.certificates.dnn.chol_lmax`; ``n^3 / 3``
     flops where the top eigenvalues by tridiagonalization cost ``4 n^3 / 3``) plus the backward
     error allowance ``32 n eps ||A||_F``.  A guess below ``lambda_max`` makes ``c I - A``
     indefinite: the factorization fails and None is returned (nothing is proved)."""

@@ -22,12 +22,12 @@ import time
 
 import numpy as np
 
-from .._cov import Cov
-from .._covariance import as_cov
+from ..operators.cov import Cov
+from ..operators.covariance import as_cov
 from .._common.eig import top_eigvalsh_upper
 from .._common.scale import normalized, rescale
-from .._dnn import DnnState, assemble_dual
-from .._validation import InputError, check_k
+from .dnn import DnnState, assemble_dual
+from .._common.validation import InputError, check_k
 from ..result import Certificate
 from . import _settings as S
 from .._common.params import check

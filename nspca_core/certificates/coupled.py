@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._common.rank1 import rank1_point
-from .._cov import Cov
-from .._dnn import dnn_tangent
+from ..operators.cov import Cov
+from .dnn import dnn_tangent
 from ..result import Certificate
 from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cost
 from .budget import fits, step
@@ -37,7 +37,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     binds: while the maximum over j of the terms sits at an ``i = k - j`` in ``3..kS - 1`` whose
     ``B_S(i)`` is only the DNN's tangent (weak at small sparsity, where the anchored row sums are
     strong), the anchored row-sum bound at sparsity i on ``A_SS`` (:func:`.dual._anchored`, a proof
-    at i: :func:`nspca_core._anchor.anchored_rowsum_test`) replaces it, while the refinements'
+    at i: :func:`nspca_core.certificates.anchor.anchored_rowsum_test`) replaces it, while the refinements'
     counted cost stays within :data:`_COUPLED_REFINE_RUNS` DNN runs on S (no sparsity limit).
     Valid as :func:`_coupled` is: each ``B_S(i)``
     stays an upper bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._cov import Cov
+from ..operators.cov import Cov
 
 _EPS = np.finfo(float).eps
 _BLOCK = 2048  # columns of T per block: |S| x _BLOCK entries of A_ST at a time

@@ -10,8 +10,8 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
-from .._anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_test
-from .._dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
+from .anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_test
+from .dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget, fits, step
@@ -83,7 +83,7 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
 
 
 def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
-    """:func:`nspca_core._anchor.anchored_branch_bound` at ``lower (1 + OPTIMAL_TOLERANCE/2)``
+    """:func:`nspca_core.certificates.anchor.anchored_branch_bound` at ``lower (1 + OPTIMAL_TOLERANCE/2)``
     (proves the answer optimal), then at ``1.01 lower``; None when neither is proved or better
     than ``upper``."""
     if not lower > 0:
@@ -156,9 +156,9 @@ def _anchored_above(carry: dict, lower: float, top: float, rel_tol: float = 5e-5
 def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: int = 12,
                  proved: bool = False) -> float | None:
     """The smallest ``tau`` in ``[lower, hi]`` proved by the anchored row-sum test (geometric
-    bisection to ``rel_tol``, as :func:`nspca_core._anchor.anchored_rowsum_bound`), or None when
+    bisection to ``rel_tol``, as :func:`nspca_core.certificates.anchor.anchored_rowsum_bound`), or None when
     ``hi`` is not proved.  ``state`` (``rows``, and ``tau``, ``r`` of the last failed test, whose
-    ratios bound an optimal x's under any larger tau: :func:`nspca_core._anchor.anchored_rowsum_test`)
+    ratios bound an optimal x's under any larger tau: :func:`nspca_core.certificates.anchor.anchored_rowsum_test`)
     is updated with every failure.  ``proved``: ``hi`` was proved already (not tested again)."""
     rows = state["rows"]
     if not (np.isfinite(hi) and hi > 0):
@@ -206,7 +206,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
          skip_at: float | None = None, cuts: bool = True, iters: int | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
-    :func:`nspca_core._dnn.dnn_tangent`).
+    :func:`nspca_core.certificates.dnn.dnn_tangent`).
 
     ``before_cuts(value) -> float``, optional: called before the cutting-plane
     phase with the DNN value so far; returns the best bound known otherwise.

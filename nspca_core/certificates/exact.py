@@ -16,9 +16,9 @@ import time
 import numpy as np
 import scipy.linalg
 
-from .._anchor import AnchorRows, row_fixpoint, split_support
-from .._cov import Cov
-from .._dnn import DnnState, assemble_dual, chol_lmax, cut_rhs
+from .anchor import AnchorRows, row_fixpoint, split_support
+from ..operators.cov import Cov
+from .dnn import DnnState, assemble_dual, chol_lmax, cut_rhs
 from ..result import Certificate
 from ._settings import _EPS, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget
@@ -36,8 +36,8 @@ _NODE_PATIENCE = 5
 class _Nodes:
     """The node bounds of one branch and bound (dense A, one k, one dual point of the DNN).
 
-    ``rowsums``: the anchored row sums of :func:`nspca_core._anchor.anchored_rowsum_test` with
-    the node's members and non-members (:func:`nspca_core._anchor.node_sums`), every feature of
+    ``rowsums``: the anchored row sums of :func:`nspca_core.certificates.anchor.anchored_rowsum_test` with
+    the node's members and non-members (:func:`nspca_core.certificates.anchor.node_sums`), every feature of
     F a possible anchor.  ``dnn``: the dual point's matrix ``M = A + N - mu J - sum w c c^T``
     restricted to F, with the right-hand sides of F.  ``leaf``: ``J = I`` exactly.
     """
@@ -67,11 +67,11 @@ class _Nodes:
                     r: np.ndarray | None = None) -> tuple[bool, np.ndarray | None]:
         """True when no stationary x with value > tau has its support in the node.
 
-        Proof: as :func:`nspca_core._anchor.anchored_rowsum_test` with every feature of F a
+        Proof: as :func:`nspca_core.certificates.anchor.anchored_rowsum_test` with every feature of F a
         possible anchor (the largest entry j of x): ``rho = x / x_j`` satisfies ``(OPT - A_ll)
         rho_l = sum_{m in J \\ l} A_lm rho_m`` for l in J; row l's sum runs over ``I \\ l``
         exactly plus at most ``k - |I|`` (l in I) or ``k - 1 - |I|`` (l free) free members
-        (:func:`nspca_core._anchor.node_sums`); ``rho_l = 0`` off F.  An iterate with ``r_l <
+        (:func:`nspca_core.certificates.anchor.node_sums`); ``rho_l = 0`` off F.  An iterate with ``r_l <
         1`` on all of F leaves no room for the anchor's ``rho_j = 1``.
 
         ``r`` (optional): the ratios a test of an ancestor node at a tau at most this one ended
@@ -97,10 +97,10 @@ class _Nodes:
         Proof: for x supported on F (unit, >= 0, at most ``kF = min(k, |F|)`` nonzeros),
         ``x^T A x = x^T M_FF x - x^T N_FF x + mu (1^T x)^2 + sum_l w_l (c_l^T x)^2 <=
         lambda_max(M_FF) + mu kF + sum_l w_l beta_kF(c_l restricted to F)`` (the DNN proof of
-        :mod:`nspca_core._dnn` on the principal submatrix).  ``lambda_max(M_FF)`` is proved by a
+        :mod:`nspca_core.certificates.dnn` on the principal submatrix).  ``lambda_max(M_FF)`` is proved by a
         Cholesky factorization at ``tau`` minus the right-hand sides
-        (:func:`nspca_core._dnn.chol_lmax`) or computed by LAPACK plus its tolerance
-        (:func:`nspca_core._dnn.lmax_upper`).
+        (:func:`nspca_core.certificates.dnn.chol_lmax`) or computed by LAPACK plus its tolerance
+        (:func:`nspca_core.certificates.dnn.lmax_upper`).
         """
         idx = np.flatnonzero(F)
         kF = min(self.k, idx.size)

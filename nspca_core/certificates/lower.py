@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._common.ascent import ascent, cov_key, reweight, topk_mask
-from .._cov import Cov
+from ..operators.cov import Cov
 from ..solve import fit_cov
 
 

@@ -6,15 +6,15 @@ import time
 
 import numpy as np
 
-from .._anchor import anchored_rowsum_bound
+from .anchor import anchored_rowsum_bound
 from .._common.pairs import opt_pairs
 from .._common.params import check
 from .._common.scale import normalized, rescale
-from .._cov import Cov
-from .._covariance import as_cov
-from .._dnn import DnnState, dnn_optimize, dnn_tangent, dnn_value_lam
-from .._dnn import lmax_state as _dnn_lmax
-from .._validation import InputError
+from ..operators.cov import Cov
+from ..operators.covariance import as_cov
+from .dnn import DnnState, dnn_optimize, dnn_tangent, dnn_value_lam
+from .dnn import lmax_state as _dnn_lmax
+from .._common.validation import InputError
 from ..result import Certificate
 from . import _settings as S
 from ._settings import (
@@ -63,7 +63,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
       (lower bounds carry upward) and a bound for ``k' >= k`` is a bound for k
       (``monotone``).
     * One DNN dual point certifies every k (``dnn(tangent)``,
-      :func:`nspca_core._dnn.dnn_tangent`): ``M = A + N - mu J - sum w c c^T``
+      :func:`nspca_core.certificates.dnn.dnn_tangent`): ``M = A + N - mu J - sum w c c^T``
       does not depend on k, so its one rigorous ``lambda_max`` gives the bound
       ``lambda_max(M) + mu k + sum_l w_l beta_k(c_l)`` at every k.
     * The DNN value is concave in k, so the lower envelope of the tangents of

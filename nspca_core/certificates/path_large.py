@@ -11,7 +11,7 @@ path then also takes the better of its own point and the run's, and the smaller 
 Every run also proves a bound at *every other* k (:func:`coupled_curve`): the split bound's proof
 (:func:`.single._certify_split`) holds for any sparsity k once ``B_S(i)`` bounds the S part at each
 sparsity i and ``B_T(j)`` the rest T at each j.  The S part's DNN dual point gives ``B_S(i)`` at
-every i (:func:`nspca_core._dnn.dnn_tangent`: its dual matrix does not depend on the sparsity),
+every i (:func:`nspca_core.certificates.dnn.dnn_tangent`: its dual matrix does not depend on the sparsity),
 and ``B_T(j)`` costs one thin SVD of ``X_T``.  Runs are made at every small k (to ``_PATH_LARGE_EVERY_K``: the
 one-k certificate's combinatorial bounds, specific to k, decide there and a run costs little), on a geometric grid of
 the larger k, and then at the midpoints of the intervals where the bound carried from the runs is
@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from .._cov import Cov
-from .._dnn import dnn_tangent
+from ..operators.cov import Cov
+from .dnn import dnn_tangent
 from ..result import Certificate
 from . import _settings as S
 from ._settings import _EPS, _PATH
@@ -44,7 +44,7 @@ def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
     ``i <= k_run`` (``OPT`` on S is nondecreasing in the sparsity), ``lambda_max(A_SS)`` (the run's
     ``lambda1`` on S, any i), the exact pair optimum on S at ``i = 2`` (when the run computed it),
     the sum of the i largest variances in S (``lambda_max(A_JJ) <= tr A_JJ``), and the S part's
-    DNN tangent at i (:func:`nspca_core._dnn.dnn_tangent`), and the anchored row sums the run proved
+    DNN tangent at i (:func:`nspca_core.certificates.dnn.dnn_tangent`), and the anchored row sums the run proved
     at the sparsities where its own coupled bound bound (``run["BS_at"]``); then ``B_S(i) <- min_{i' >= i}
     B_S(i')`` (a bound at a larger sparsity holds at a smaller one); ``BT[j]`` from
     :func:`.bounds._rest_curve` on the run's T, made nondecreasing the same way.

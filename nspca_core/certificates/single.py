@@ -11,9 +11,9 @@ import numpy as np
 from .._common.pairs import opt_pairs
 from .._common.params import check
 from .._common.scale import normalized, rescale
-from .._cov import Cov
-from .._covariance import as_cov
-from .._validation import check_k
+from ..operators.cov import Cov
+from ..operators.covariance import as_cov
+from .._common.validation import check_k
 from ..result import Certificate
 from . import _settings as S
 from ._settings import (
@@ -202,7 +202,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     gives ``x^T A x <= B_S(k_S) + B_T(k_T)`` with the bounds at those sparsities,
     so ``OPT <= max_{j=0..k} B_S(k - j) + B_T(j)`` (``B(0) = 0``).  ``B_S(i)`` for
     every i comes at once from the S part's DNN dual point (its bound is a line in
-    the sparsity, :func:`nspca_core._dnn.dnn_tangent`; at most ``B_S(k)`` by
+    the sparsity, :func:`nspca_core.certificates.dnn.dnn_tangent`; at most ``B_S(k)`` by
     monotonicity), ``B_T(j)`` from :func:`_rest_curve`.  Where the DNN's ``mu``
     (the price of one more nonzero) exceeds the variances in T, the maximum sits at
     ``j = 0``: the bound is ``B_S`` alone, not ``B_S + B_T``.

@@ -96,7 +96,7 @@ def _read_rows(path: str, start: int, stop: int):
 def _dask_data(args):
     """``(X, client)``: DATA as a lazy ``dask.array`` (a .zarr store, or a .npy file read in row
     blocks by the workers) and the ``distributed.Client`` of ``--scheduler`` (None: local)."""
-    from .._dask import require_dask
+    from ..distributed.array import require_dask
 
     if args.preprocessing == "standardize":
         raise _BadInput("--dask centers implicitly (--preprocessing center) or not at all (none); "
@@ -272,7 +272,7 @@ def _cmd_certify(args) -> int:
     from ..certificates import certify
 
     if getattr(args, "dask", False):
-        from .._dask import as_dask_cov
+        from ..distributed.array import as_dask_cov
 
         X, client = _dask_data(args)
         center = args.preprocessing == "center"
@@ -321,7 +321,7 @@ def _cmd_certify(args) -> int:
 
 
 def main(argv=None) -> int:
-    from .._validation import InputError
+    from .._common.validation import InputError
 
     args = _parser().parse_args(argv)
     try:

@@ -91,7 +91,7 @@ def _write_text(path: Path, text: str) -> None:
 
 def _save_image_grid(loadings, image_shape, path):
     """The components as images side by side (Matplotlib; zero is white, darker blue is larger)."""
-    from ..imagegrid import image_grid_png
+    from ..io.imagegrid import image_grid_png
 
     h, w = image_shape
     r = loadings.shape[1]

@@ -212,7 +212,7 @@ def _preprocess(X, how):
 
 def _text_cov(args, X):
     """(weighted corpus, covariance operator) of a sparse corpus: never densified."""
-    from .._sparse import as_sparse_cov
+    from ..operators.sparse import as_sparse_cov
     from ..text import text_weighting
 
     if args.preprocessing == "standardize":

@@ -5,7 +5,7 @@ by its ``preprocessor``; :func:`load_corpus`: a text entry's raw counts.
 
 from __future__ import annotations
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .corpora import _read_corpus
 from .preprocessing import _dense_preprocessor
 from .registry import _REGISTRY, get_info

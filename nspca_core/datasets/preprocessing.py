@@ -8,7 +8,7 @@ from functools import partial
 
 import numpy as np
 
-from .._validation import InputError, check_matrix
+from .._common.validation import InputError, check_matrix
 from .types import Preprocessed
 
 

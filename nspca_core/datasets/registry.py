@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from functools import partial
 
 from .. import synthetic
-from .._validation import InputError
+from .._common.validation import InputError
 from .corpora import _corpus_available, _load_text
 from .download import _BOW_URL
 from .loaders import _images_data, _load_digits, _load_real, _load_synthetic, _real_available, _table_data

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_int
+from .._common.validation import check_int
 from .supports import CandidateSupports, _check_factor, _flags, _grid, _support_ids, _support_points, _tol
 
 __all__ = ["SpannogramD3", "spannogram_cells_d3"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import InputError, check_k, check_matrix
+from .._common.validation import InputError, check_k, check_matrix
 
 _CHUNK_ELEMS = 4_000_000  # floats per temporary (n x chunk) block
 
@@ -167,7 +167,7 @@ def _support_points(V: np.ndarray, supports: list, P: np.ndarray, rep):
     n, d = V.shape
     S = len(supports)
     try:  # the project's (P_d) solver, when present
-        from ..constrained import solve_pd
+        from ..spannogram.constrained import solve_pd
 
         solver, name = solve_pd, "solve_pd"
     except ImportError:

@@ -10,7 +10,7 @@ orientation (:mod:`.orientation`: genes as rows are detected and transposed, and
 said), with an optional sample sheet (:mod:`.samples`), and returns a
 :class:`LoadedData`.  Anything it
 cannot read unambiguously raises :class:`DataFormatError` (an
-:class:`~nspca_core._validation.InputError`, hence a ``ValueError``) whose
+:class:`~nspca_core._common.validation.InputError`, hence a ``ValueError``) whose
 message names the problem and what is allowed; anything it does to the data
 (dropping a label column, converting colour to grey, dropping NaN rows when
 asked) is said in ``notes``.  Nothing is written to disk; archives are read in

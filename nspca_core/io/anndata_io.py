@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import warnings
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .loaded import DataFormatError
 
 ANNDATA_INSTALL = "pip install 'nspca-core[formats]'  (or: pip install anndata)"

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .loaded import DataFormatError
 
 __all__ = ["TextData", "TEXT_FORMATS", "read_uci_bow", "read_vocab", "read_mtx", "read_sparse_npz",

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .archive import _ARCHIVE_ERRORS, _archive_errors, _check_zip_members, _gunzip, _read_member
 from .bow import read_mtx, read_sparse_npz, read_uci_bow, read_vocab
 from .loaded import DataFormatError, LoadedData, _at_least_two, check_sparse_structure

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .conventions import _cell_kind, _number_conventions
 from .loaded import DataFormatError, _dropped_text, _finish, missing_label_note, refuse_missing_labels
 from .orientation import decide_orientation, transpose_names

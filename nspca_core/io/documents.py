@@ -34,7 +34,7 @@ from pathlib import PurePosixPath
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .archive import _ARCHIVE_ERRORS, _archive_errors, _check_zip_members, _read_member
 from .bow import TextData
 from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_missing_labels

@@ -11,7 +11,7 @@ import io
 import math
 import numbers
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .loaded import DataFormatError, LoadedData
 
 #: what to run when the Excel readers are missing

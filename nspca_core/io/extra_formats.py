@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .compressed import MAGIC, SUFFIXES, compression_of, decompress, inner_name
 from .loaded import DataFormatError, LoadedData
 

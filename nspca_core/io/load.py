@@ -82,7 +82,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .corpora import (_beside, _corpus_kind, _corpus_zip_members, _is_docword, _is_sparse_npz,
                       _load_corpus, _load_corpus_zip, _reject_dense_options)
 from .delimited import _load_text

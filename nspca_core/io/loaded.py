@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 
 
 class DataFormatError(InputError):

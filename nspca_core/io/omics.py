@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .anndata_io import pick_matrix, read_h5ad_quietly
 from .archive import _archive_errors, _check_zip_members, _gunzip, _open_zip, _read_member
 from .loaded import (DataFormatError, LoadedData, _at_least_two, _finish, check_sparse_structure,

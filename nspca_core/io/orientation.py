@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 
 ORIENTATIONS = ("auto", "rows-are-samples", "rows-are-features")
 

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_missing_labels
 from .sniff import _decode, _split_rows
 

@@ -25,7 +25,7 @@ import io
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .loaded import DataFormatError, LoadedData, _finish
 from .sniff import _MISSING
 from .soft_common import (_ENTITIES, _SYMBOL_COLUMNS, _Source, _attr, _base, _duplicates, _floats,  # noqa: F401

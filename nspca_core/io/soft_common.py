@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .compressed import compression_of, inner_name, open_stream
 from .loaded import DataFormatError
 from .sniff import _MISSING

@@ -10,7 +10,7 @@ import stat
 import zipfile
 from pathlib import Path
 
-from .._validation import InputError
+from .._common.validation import InputError
 from .archive import _ARCHIVE_ERRORS
 from .loaded import DataFormatError
 

@@ -1,7 +1,7 @@
 """Peer algorithms the app puts next to the spannogram.
 
 ``PEER_METHODS`` maps a method name to ``f(cov, k, *, seed=0, callback=None,
-**options) -> Result`` (``cov`` a validated :class:`nspca_core._cov.Cov`):
+**options) -> Result`` (``cov`` a validated :class:`nspca_core.operators.cov.Cov`):
 
 - ``"em"`` — Sigg & Buhmann (ICML 2008) EM; options ``nonneg``, ``restarts``,
   ``renormalize``, ``tol``, ``max_iter``, ``init``.

@@ -14,11 +14,11 @@ from scipy.optimize import linear_sum_assignment
 
 from .._common.ascent import ascent, factor_starts
 from .._common.steps import PlainPower
-from .._cov import Cov
+from ..operators.cov import Cov
 from ..deflation import remove_each
 from ..methods import REGISTRY
-from .._summary import components_result
-from .._validation import InputError, as_rng, check_int, check_k
+from .._common.summary import components_result
+from .._common.validation import InputError, as_rng, check_int, check_k
 from ..result import ComponentsResult, seed_param
 from .._common.checks import check_bool, check_callback, check_cov, check_float
 from .._common.points import flip, make_result
@@ -51,7 +51,7 @@ def _topsum(Wt: np.ndarray, s: int) -> np.ndarray:
 
 def max_weight_disjoint(Wt, s):
     """Alg. 2 (validated front end of :func:`_max_weight_disjoint`): returns ``(sets, value)``."""
-    from .._validation import check_matrix
+    from .._common.validation import check_matrix
 
     Wt = check_matrix(Wt, "Wt")
     if (Wt < 0).any():
@@ -312,7 +312,7 @@ def bipartite_components(cov: Cov, n_components: int, k: int, *, eps=0.1, seed=0
     cov : Cov
         The top-d factor comes from :meth:`Cov.factor` (thin SVD through X when
         m < n; never n x n); candidate scoring uses ``cov.quads``.  A
-        :class:`~nspca_core._sparse.SparseCov` works as it is: only the n x d
+        :class:`~nspca_core.operators.sparse.SparseCov` works as it is: only the n x d
         factor, products with A, the diagonal and s x s submatrices are used
         (memory O(nnz + n (d + r)) plus one chunk of net points, at most
         2^24 floats); A is never formed.
@@ -462,8 +462,8 @@ def deflation_components(cov: Cov, n_components: int, k: int, *, method: str = "
     :func:`deflate`, with the paper's own iterations instead of the registry's
     solvers).  Only products with A, the
     diagonal, k x k submatrices and the top-d factor are used, so a
-    :class:`~nspca_core._sparse.SparseCov` is never densified (the remaining
-    features are a view of it, :meth:`~nspca_core._cov.Cov.columns`).
+    :class:`~nspca_core.operators.sparse.SparseCov` is never densified (the remaining
+    features are a view of it, :meth:`~nspca_core.operators.cov.Cov.columns`).
 
     Parameters
     ----------

@@ -21,10 +21,10 @@ from .._common.checks import check_bool, check_callback, check_cov, check_float,
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
 from .._common.steps import PlainPower, SoftTopK
-from .._cov import Cov
+from ..operators.cov import Cov
 from ..deflation import project_each, remove_each
-from .._summary import components_result
-from .._validation import InputError, as_rng, check_int, check_k
+from .._common.summary import components_result
+from .._common.validation import InputError, as_rng, check_int, check_k
 from ..result import ComponentsResult, Result, seed_param
 
 __all__ = ["em_pca", "em_components"]

@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from .._cov import Cov
-from .._validation import InputError, check_k, check_matrix
+from ..operators.cov import Cov
+from .._common.validation import InputError, check_k, check_matrix
 from ..result import Result
 from .._common.checks import check_callback, check_cov, check_float
 from .._common.points import make_result

@@ -12,8 +12,8 @@ from .._common.checks import check_bool, check_float, check_peer_args
 from .._common.points import flip, leading_eigvec, make_result
 from .._common.rank1 import rank1_point
 from .._common.steps import TopK
-from .._cov import Cov
-from .._validation import check_int
+from ..operators.cov import Cov
+from .._common.validation import check_int
 from ..result import Result, seed_param
 
 __all__ = ["tpower_pca", "tpower_starts", "tpower_options", "tpower_from"]

@@ -10,9 +10,9 @@ import numpy as np
 
 from .._common.checks import check_callback, check_cov, check_float, check_peer_args
 from .._common.points import leading_eigvec, make_result
-from .._cov import Cov
-from .._summary import components_result
-from .._validation import InputError, as_rng, check_int
+from ..operators.cov import Cov
+from .._common.summary import components_result
+from .._common.validation import InputError, as_rng, check_int
 from ..result import ComponentsResult, Result, seed_param
 
 __all__ = ["zass_pca", "zass_components", "zass_objective"]

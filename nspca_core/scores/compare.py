@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import linear_sum_assignment
 
-from .._validation import InputError, as_rng, check_int, check_matrix
+from .._common.validation import InputError, as_rng, check_int, check_matrix
 from .descent import nonneg_scores
 from .geometry import _assemble, _check_Y, _geodesic, _line_search, _pairs, _reorthonormalize, _whiten
 from .result import ScoresResult
@@ -335,7 +335,7 @@ def compare_methods(Y, D_true, W_true, *, methods=METHODS, seed=0, em_min_angle=
     def cov_obj():
         nonlocal cov_mat
         if cov_mat is None:
-            from .._covariance import as_cov
+            from ..operators.covariance import as_cov
             cov_mat = as_cov(cov=np.cov(Y, rowvar=False, ddof=1))
         return cov_mat
 

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from .._common.params import check, in_choices
-from .._validation import InputError, as_rng, check_int
+from .._common.validation import InputError, as_rng, check_int
 from .geometry import (_a_rows, _assemble, _box_norm, _check_Y, _geodesic, _line_search,
                        _lp_ascent_model, _lp_model, _pairs, _paper_direction, _Path, _Problem,
                        _random_rotation, _reorthonormalize, _skew, _whiten, _z_rows)

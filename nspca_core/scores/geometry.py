@@ -13,7 +13,7 @@ import numpy as np
 from scipy.linalg import expm
 from scipy.optimize import linprog, minimize_scalar
 
-from .._validation import InputError, check_int, check_matrix
+from .._common.validation import InputError, check_int, check_matrix
 
 
 # --------------------------------------------------------------------------- validation

@@ -7,7 +7,7 @@ from itertools import combinations, permutations
 
 import numpy as np
 
-from .._validation import check_matrix
+from .._common.validation import check_matrix
 
 # Relative tolerance (times the largest row norm) under which two values of
 # V c count as tied.  Ties decide which neighbouring cells are enumerated; a

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._validation import InputError, check_int
+from .._common.validation import InputError, check_int
 
 #: Refuse an exact enumeration (rank >= 4) with more candidate cells than this; keyword
 #: ``max_candidates`` of :func:`lowrank_nspca` / :func:`candidate_supports` (``fit`` uses this

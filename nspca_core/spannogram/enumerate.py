@@ -91,7 +91,7 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None, t_low=-np.i
     margin, so the filter only drops vertices that are certainly not at the
     k-level; the survivors are checked exactly by :func:`_process_vertices`.
     """
-    from ..constrained import plane_bases
+    from .constrained import plane_bases
 
     m_all = U.shape[0]
     Uz_all = np.vstack([U, np.zeros((1, 3))])

@@ -27,7 +27,7 @@ def _full_best_d3(U: np.ndarray, gate=None):
     positive entries (a cheap guess that the exact support will be too large
     for the caller; it never affects the value returned otherwise).
     """
-    from ..constrained import plane_bases
+    from .constrained import plane_bases
 
     U = U[np.any(U != 0, axis=1)]
     m = U.shape[0]

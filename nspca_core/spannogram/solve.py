@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._validation import check_int, check_k, pow2_scale
-from ..constrained import solve_pd_unscaled
+from .._common.validation import check_int, check_k, pow2_scale
+from .constrained import solve_pd_unscaled
 from .._common.points import point_result
 from ..result import Result
 from ._common import _FEAS_TOL, _FILTER_MIN_ROWS, _FULL_MIN_ROWS, _SWEEP_MIN_ROWS, _check_V, _Reduced
@@ -184,7 +184,7 @@ def _plane_top(M, r):
 
     Zero rows give the unrestricted top eigenvalue (no constraint).
     """
-    from ..constrained import plane_bases
+    from .constrained import plane_bases
 
     nr = np.linalg.norm(r, axis=1)
     out = np.linalg.eigvalsh(M)[:, -1].copy()

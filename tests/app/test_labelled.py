@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st_h
 from scipy import stats
 
-from nspca_core._validation import InputError
+from nspca_core._common.validation import InputError
 from tests.conftest import page_app
 from ui import compute, state
 from ui import labelled as lab

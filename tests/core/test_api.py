@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from nspca_core import METHODS, InputError, components, enet_nspca, fit, lowrank_factor
-from nspca_core._cov import Cov
-from nspca_core._covariance import as_cov
+from nspca_core.operators.cov import Cov
+from nspca_core.operators.covariance import as_cov
 from nspca_core._common.ascent import ascent, polish
 from tests.bruteforce import brute_opt
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from nspca_core._common.ascent import Screen, SupportJump, ascent, cov_key
 from nspca_core._common.steps import _select
-from nspca_core._cov import Cov
+from nspca_core.operators.cov import Cov
 from nspca_core.solve import _auto_starts, fit_cov
 from tests.bruteforce import brute_opt
 
@@ -156,7 +156,7 @@ def test_screen_ascent_same_supports_as_the_whole_product():
 
 
 def test_screen_only_for_plain_operators():
-    from nspca_core._cov import ProjectedCov
+    from nspca_core.operators.cov import ProjectedCov
 
     X = _centered(0, 10, 40)
     cov = Cov(X, None)

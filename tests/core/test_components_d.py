@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import nspca_core as nc
-from nspca_core._cov import Cov
+from nspca_core.operators.cov import Cov
 from nspca_core.peers.bipartite import bipartite_components
 
 

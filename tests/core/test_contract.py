@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 import nspca_core as nc
 from nspca_core._common.params import DEFAULTS
-from nspca_core._covariance import as_cov
-from nspca_core import _covariance
+from nspca_core.operators.covariance import as_cov
+from nspca_core.operators import covariance as _covariance
 
 RTOL = 1e-9
 #: every example runs each container through four entry points: no shrinking (minutes per failure);

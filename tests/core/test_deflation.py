@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nspca_core as nc
-from nspca_core._cov import Cov, ProjectedCov
-from nspca_core._covariance import as_cov
-from nspca_core._sparse import as_sparse_cov
+from nspca_core.operators.cov import Cov, ProjectedCov
+from nspca_core.operators.covariance import as_cov
+from nspca_core.operators.sparse import as_sparse_cov
 from nspca_core.deflation import deflate
 from nspca_core.solve import fit_cov
 from nspca_core.peers.bipartite import deflation_components

@@ -18,7 +18,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from nspca_core import InputError, NonnegativeScorePCA, NonnegativeSparsePCA, components
-from nspca_core._weighted import check_sample_weight, weighted_sparse_cov
+from nspca_core.operators.weighted import check_sample_weight, weighted_sparse_cov
 from tests.bruteforce import brute_opt
 
 

@@ -195,7 +195,7 @@ def test_covariances_of_data_are_accepted_at_every_scale(seed, m, n, c):
     X = np.random.default_rng(seed).standard_normal((m, n)) * c
     X -= X.mean(axis=0)
     A = X.T @ X / m
-    from nspca_core._validation import check_data_or_cov
+    from nspca_core._common.validation import check_data_or_cov
 
     _, out = check_data_or_cov(cov=A)
     assert np.array_equal(out, 0.5 * (A + A.T))

@@ -69,10 +69,10 @@ def test_the_private_import_scan_finds_crossings_and_only_those():
     text = ("from ..rank1 import _rank1_nspca\n"           # private, another package: found
             "from .tpower import _local, tpower_pca\n"     # private, same subpackage: allowed
             "from .._common.rank1 import rank1_point\n"    # public name of a private package
-            "from .. import _dnn\n"                        # a private module of another package
+            "from ..certificates import _settings\n"       # a private module of another package
             "from ..certificates.single import _certify_cov\n")
     found = list(_private_imports_across_subpackages(CORE / "peers" / "em.py", text))
-    assert found == [(1, "_rank1_nspca", "nspca_core.rank1"), (4, "_dnn", "nspca_core._dnn"),
+    assert found == [(1, "_rank1_nspca", "nspca_core.rank1"), (4, "_settings", "nspca_core.certificates._settings"),
                      (5, "_certify_cov", "nspca_core.certificates.single")]
 
 
@@ -89,7 +89,8 @@ def test_import_nspca_core_loads_no_solver_and_no_heavy_library():
             "'streamlit', 'plotly') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=CORE.parent).stdout.splitlines()
-    assert out[0] == "['nspca_core._validation', 'nspca_core.result']"
+    # _common's __init__ is a docstring: the package costs nothing to import
+    assert out[0] == "['nspca_core._common', 'nspca_core._common.validation', 'nspca_core.result']"
     assert out[1] == "[]"
 
 
@@ -100,7 +101,7 @@ def test_import_nspca_core_loads_no_solver_and_no_heavy_library():
     ("nspca_core.explore:spannogram_curves_d2", "nspca_core.explore.d2:spannogram_curves_d2"),
     ("nspca_core.explore:spannogram_cells_d3", "nspca_core.explore.d3:spannogram_cells_d3"),
     ("nspca_core.explore:_pd_small", "nspca_core.explore.supports:_pd_small"),
-    ("nspca_core.enet:ResultPath", "nspca_core._enet_path:ResultPath"),
+    ("nspca_core.enet:ResultPath", "nspca_core.enet.path:ResultPath"),
     ("nspca_core:spannogram_curves_d2", "nspca_core.explore.d2:spannogram_curves_d2"),
     ("nspca_core:nonneg_scores", "nspca_core.scores.descent:nonneg_scores"),
 ])

@@ -7,7 +7,7 @@ import pytest
 
 import nspca_core as nc
 from nspca_core import solve
-from nspca_core._covariance import as_cov
+from nspca_core.operators.covariance import as_cov
 from nspca_core.peers import bipartite_components, deflation_components, em_components, zass_components
 from nspca_core.result import seed_param
 

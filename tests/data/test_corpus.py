@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nspca_core._sparse import as_sparse_cov
-from nspca_core._validation import InputError
+from nspca_core.operators.sparse import as_sparse_cov
+from nspca_core._common.validation import InputError
 from nspca_core.corpus import CORPUS_SHAPES, corpus_like, synthetic_corpus, zipf_probabilities
 from nspca_core.peers import bipartite_components
 

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nspca_core._validation import InputError
+from nspca_core._common.validation import InputError
 from nspca_core.io import DataFormatError
 from nspca_core.io.bow import load_text, read_mtx, read_sparse_npz, read_uci_bow, read_vocab
 from nspca_core.text import format_topics, text_weighting, topics_csv, topics_table

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify
-from nspca_core._cov import Cov
+from nspca_core.operators.cov import Cov
 from nspca_core.certificates.budget import BoundReport, Budget, takes_bound
 from nspca_core.certificates.dual import _kkt_point, _screen_init
 from nspca_core.certificates.exact import EXACT_TOLERANCE, branch_and_bound

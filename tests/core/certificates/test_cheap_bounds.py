@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify
-from nspca_core._dnn import DnnState, _lmax_state, _ritz, chol_lmax, lmax_upper, ritz_guess
+from nspca_core.certificates.dnn import DnnState, _lmax_state, _ritz, chol_lmax, lmax_upper, ritz_guess
 
 from tests.bruteforce import brute_opt
 
@@ -86,7 +86,7 @@ def test_certify_with_x_anchored_first_is_a_bound(seed, k):
 def test_coupled_split_bound_and_rest_curve_against_bruteforce(monkeypatch):
     """The sparsity-coupled split bound max_j B_S(k - j) + B_T(j) and every B_T(j) of the
     rest curve are upper bounds (forced split on tiny instances, effort "auto")."""
-    from nspca_core._cov import Cov
+    from nspca_core.operators.cov import Cov
     from nspca_core.certificates import _settings as S
     from nspca_core.certificates import single
     from nspca_core.certificates.bounds import _rest_curve
@@ -153,7 +153,7 @@ def test_large_path_bounds_against_bruteforce(monkeypatch):
 def test_branch_bound_with_capped_rows_never_below_opt(seed):
     """anchored_branch_bound keeps max(16 (k-1), 96) candidates per row (padded with the row's
     cap): nothing below OPT is ever proved (n = 100 > 97, so the rows are capped)."""
-    from nspca_core._anchor import anchored_branch_bound
+    from nspca_core.certificates.anchor import anchored_branch_bound
 
     rng = np.random.default_rng(seed)
     n, k = 100, 2

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import InputError, components
-from nspca_core._cov import Cov
-from nspca_core._dnn import DnnState
+from nspca_core.operators.cov import Cov
+from nspca_core.certificates.dnn import DnnState
 from nspca_core.certificates.components import _kyfan_dnn, _mix, certify_components, components_bound
 from nspca_core.synthetic import planted_sparse
 

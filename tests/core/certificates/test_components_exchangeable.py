@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import nspca_core as nc
 from nspca_core._common import eig
-from nspca_core._cov import Cov
+from nspca_core.operators.cov import Cov
 from nspca_core.certificates.components import components_bound
 from tests.core.peers.test_bipartite_disjoint import brute_joint
 

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nspca_core import _dnn, certify
+from nspca_core import certify
+from nspca_core.certificates import dnn as _dnn
 from nspca_core.certificates import cheap, dual
 from nspca_core.certificates import single as single_mod
 from nspca_core.certificates.exact import _Nodes

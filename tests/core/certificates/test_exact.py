@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import InputError, certify, certify_path
-from nspca_core._dnn import DnnState
+from nspca_core.certificates.dnn import DnnState
 from nspca_core.certificates.dual import _kkt_point, _screen_init
 from nspca_core.certificates.exact import EXACT_TOLERANCE, _Nodes, branch_and_bound
 

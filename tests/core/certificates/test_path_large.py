@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify, certify_path
-from nspca_core._cov import Cov
+from nspca_core.operators.cov import Cov
 from nspca_core.certificates import _settings as S
 from nspca_core.certificates import single
 from nspca_core.certificates.bounds import _rest_curve

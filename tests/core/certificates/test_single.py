@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from nspca_core import Certificate, InputError, apriori_guarantee, certify, certify_path, fit, paper_bound
 import importlib
 
-from nspca_core import _dnn
+from nspca_core.certificates import dnn as _dnn
 from nspca_core._common.pairs import opt_pairs
-from nspca_core._cov import Cov
+from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import brute_opt
 

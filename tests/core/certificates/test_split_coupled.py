@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from nspca_core._cov import Cov
+from nspca_core.operators.cov import Cov
 from nspca_core.certificates import _settings as S
 from nspca_core.certificates import coupled, single
 from nspca_core.certificates.bounds import _rest_curve

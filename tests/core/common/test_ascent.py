@@ -111,7 +111,7 @@ def test_ascent_compact_and_dense_iterates_agree(seed, n, p, signed, both_signs)
 def test_used_rows_are_the_rows_holding_a_nonzero(seed, n, p, scale):
     """Cov.matvec multiplies only the rows of v that hold a nonzero (any sign, any magnitude,
     subnormal included) when fewer than half of them do."""
-    from nspca_core._cov import _used_rows
+    from nspca_core.operators.cov import _used_rows
 
     rng = np.random.default_rng(seed)
     v = rng.integers(-1, 2, (n, p)) * rng.random((n, p)) * scale
@@ -157,7 +157,7 @@ def test_polish_is_never_below_its_parts(seed, n):
     """polish (reweight, then ascent and reweight while either gains) ends at least as high as
     one ascent (both signs) from x and as reweighting x; feasible."""
     from nspca_core._common.ascent import ascent, polish, project, reweight
-    from nspca_core._cov import Cov
+    from nspca_core.operators.cov import Cov
 
     rng = np.random.default_rng(seed)
     B = rng.standard_normal((n + 3, n))
@@ -178,7 +178,7 @@ def test_cov_matvec_through_used_rows_is_the_product(seed, n, p, symmetric):
     """Cov.matvec multiplies only the used rows of v, through the rows of A (A exactly
     symmetric) or of a copy of A^T (a user's covariance, symmetric to 1e-8 only): the
     product is A @ v either way."""
-    from nspca_core._cov import Cov
+    from nspca_core.operators.cov import Cov
 
     rng = np.random.default_rng(seed)
     B = rng.standard_normal((n + 2, n))

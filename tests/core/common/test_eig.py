@@ -66,7 +66,7 @@ def test_upper_values_bound_the_top_eigenvalues_even_when_every_solver_fails(see
 def test_leading_eigvec_survives_a_failing_subset_solver(monkeypatch):
     """The peers' start (tpower, em) on an equicorrelated covariance, the subset solver failing."""
     from nspca_core._common.points import leading_eigvec
-    from nspca_core._covariance import as_cov
+    from nspca_core.operators.covariance import as_cov
 
     A = np.full((8, 8), 0.3) + 0.7 * np.eye(8)
     rng = np.random.default_rng(0)

@@ -120,7 +120,7 @@ def test_rules_return_the_checked_value():
        n=st.integers(1, 10))
 def test_check_k_d_and_int_are_the_declared_rule(value, n):
     """``_validation.check_k`` / ``check_d`` / ``check_int`` and ``PARAMETERS["k"]`` / ``["d"]``: one rule."""
-    from nspca_core._validation import check_d, check_int, check_k
+    from nspca_core._common.validation import check_d, check_int, check_k
 
     for mine, declared in ((lambda v: check_k(v, n), lambda v: check("k", v, n_features=n)),
                            (lambda v: check_d(v, n), lambda v: check("d", v, n_features=n))):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nspca_core._common.points import ZERO_FRACTION, make_result, point_result
-from nspca_core._covariance import as_cov
+from nspca_core.operators.covariance import as_cov
 from nspca_core.solve import _make_result
 
 

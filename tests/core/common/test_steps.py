@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from nspca_core._common.ascent import ascent, factor_starts
 from nspca_core._common.steps import PlainPower, SoftTopK, TopK, hard_topk, soft_topk
-from nspca_core._cov import Cov
+from nspca_core.operators.cov import Cov
 from nspca_core.methods import REGISTRY
 from nspca_core.peers.bipartite import DEFLATION_METHODS
 

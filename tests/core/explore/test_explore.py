@@ -196,7 +196,7 @@ def test_same_values_with_and_without_solve_pd(monkeypatch):
     rng = np.random.default_rng(9)
     V2, V3 = rng.standard_normal((8, 2)), rng.standard_normal((6, 3))
     with_pd = spannogram_curves_d2(V2, 3, num=41), spannogram_cells_d3(V3, 2, grid=11)
-    monkeypatch.setitem(__import__("sys").modules, "nspca_core.constrained", None)  # import fails
+    monkeypatch.setitem(__import__("sys").modules, "nspca_core.spannogram.constrained", None)  # import fails
     without = spannogram_curves_d2(V2, 3, num=41), spannogram_cells_d3(V3, 2, grid=11)
     for a, b in zip(with_pd, without):
         assert b.info["pd_solver"] == "closed-form"

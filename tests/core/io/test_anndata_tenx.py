@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from nspca_core._validation import InputError
+from nspca_core._common.validation import InputError
 from nspca_core.io import DataFormatError, load_file
 
 anndata = pytest.importorskip("anndata")

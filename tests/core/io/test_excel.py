@@ -7,7 +7,7 @@ import pytest
 
 openpyxl = pytest.importorskip("openpyxl")
 
-from nspca_core._validation import InputError  # noqa: E402
+from nspca_core._common.validation import InputError  # noqa: E402
 from nspca_core.io import DataFormatError, load_file  # noqa: E402
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from nspca_core._validation import InputError
+from nspca_core._common.validation import InputError
 from nspca_core.io import load_file
 
 from .geo_writer import dataset_soft, family_soft

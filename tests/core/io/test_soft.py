@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from nspca_core._validation import InputError
+from nspca_core._common.validation import InputError
 from nspca_core.io import DataFormatError, load_file
 
 from .geo_writer import dataset_soft, family_soft

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nspca_core as nc
-from nspca_core._covariance import as_cov
+from nspca_core.operators.covariance import as_cov
 from nspca_core.peers.bipartite import _split_gain, bipartite_components
 from tests.bruteforce import brute_opt
 

@@ -8,9 +8,9 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from nspca_core._covariance import as_cov
-from nspca_core._summary import variance_summary
-from nspca_core._validation import InputError
+from nspca_core.operators.covariance import as_cov
+from nspca_core._common.summary import variance_summary
+from nspca_core._common.validation import InputError
 from nspca_core.examples import bipartite_counterexample
 from nspca_core.peers import bipartite_components, em_components, zass_components
 from nspca_core.peers.bipartite import max_weight_disjoint

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nspca_core as nc
-from nspca_core._cov import Cov
+from nspca_core.operators.cov import Cov
 from nspca_core.peers.em import _GramSide, renormalize_on_support
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nspca_core._covariance import as_cov
-from nspca_core._validation import InputError
+from nspca_core.operators.covariance import as_cov
+from nspca_core._common.validation import InputError
 from nspca_core.peers import PEER_METHODS
 from nspca_core.peers.zass import _best_u, _best_u_scalar
 

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nspca_core._validation import InputError
+from nspca_core._common.validation import InputError
 from nspca_core.io import DataFormatError, describe, load_file
 
 VOCAB = ["apple", "banana", "cherry", "date", "elder"]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from nspca_core import cli, load_file
-from nspca_core._validation import InputError
+from nspca_core._common.validation import InputError
 from nspca_core.io import DataFormatError
 from nspca_core.io.documents import detect_text_column, prune_vocabulary
 

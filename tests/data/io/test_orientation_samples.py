@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import cli
-from nspca_core._validation import InputError
+from nspca_core._common.validation import InputError
 from nspca_core.io import DataFormatError, load_file
 from nspca_core.io import delimited
 

@@ -9,10 +9,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nspca_core._cov import Cov
-from nspca_core._covariance import as_cov
-from nspca_core._sparse import SparseCov, as_sparse_cov
-from nspca_core._validation import InputError
+from nspca_core.operators.cov import Cov
+from nspca_core.operators.covariance import as_cov
+from nspca_core.operators.sparse import SparseCov, as_sparse_cov
+from nspca_core._common.validation import InputError
 
 
 def random_sparse(m, n, density, seed, fmt="csr", array=False, integer=False):

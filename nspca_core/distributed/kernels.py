@@ -1,4 +1,4 @@
-"""The per-block kernels of :class:`nspca_core._dask.DaskCov`.
+"""The per-block kernels of :class:`nspca_core.distributed.array.DaskCov`.
 
 They run on the Dask workers, one row block B (m_b x n) of the data at a time;
 B is a numpy array or a scipy.sparse CSC matrix (see :func:`prepare_block`).

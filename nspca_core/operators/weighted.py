@@ -8,7 +8,7 @@ operator is
 
 with ``W = diag(w)``: the covariance of the samples repeated in proportion to
 their weights (R ``nsprcomp``'s ``omega``; scikit-learn's ``sample_weight``).
-It has the interface of :class:`nspca_core._sparse.SparseCov`: every product
+It has the interface of :class:`nspca_core.operators.sparse.SparseCov`: every product
 goes through the sparse ``X``, the weights and the mean, so memory stays
 O(nnz(X) + m + n d) and ``X`` is neither copied nor densified.
 
@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._common.params import check
-from ._sparse import DENSE_BUDGET_BYTES, SparseCov, _check_sparse, check_dense_budget
-from ._validation import InputError
+from .._common.params import check
+from .sparse import DENSE_BUDGET_BYTES, SparseCov, _check_sparse, check_dense_budget
+from .._common.validation import InputError
 
 __all__ = ["WeightedSparseCov", "weighted_sparse_cov", "check_sample_weight"]
 
@@ -54,7 +54,7 @@ def check_sample_weight(sample_weight, m: int) -> np.ndarray:
 class WeightedSparseCov(SparseCov):
     """Weighted covariance operator of sparse data.  Build with :func:`weighted_sparse_cov`.
 
-    Attributes (besides those of :class:`~nspca_core._sparse.SparseCov`)
+    Attributes (besides those of :class:`~nspca_core.operators.sparse.SparseCov`)
     ----------
     weights : ndarray (m,)
         The sample weights as given (not normalized).
@@ -152,7 +152,7 @@ def weighted_sparse_cov(X, sample_weight, *, center: bool = True,
     Raises
     ------
     InputError
-        Bad data (as :func:`nspca_core._sparse.as_sparse_cov`) or bad weights.
+        Bad data (as :func:`nspca_core.operators.sparse.as_sparse_cov`) or bad weights.
     """
     center = check("center", center)
     X = _check_sparse(X)

@@ -253,12 +253,12 @@ def test_batches_draw_the_same_directions_as_one_draw(monkeypatch):
     V = np.random.default_rng(2).standard_normal((9, 4))
     C = np.random.default_rng(5).standard_normal((1000, 4))
     C /= np.linalg.norm(C, axis=1, keepdims=True)  # what drawing all directions at once gave
-    dirs = enet._directions(V, 0.1, 5, 1000)
+    dirs = enet.enet_directions(V, 0.1, 5, 1000)
     for size in (1, 7, 1000, 5000):
         rows = np.concatenate([Cb for _, Cb in dirs.batches(size)])
         assert np.array_equal(rows, C)  # every pass, every batch size
     g = np.random.default_rng(5)
-    enet._directions(V, 0.1, g, 1000)  # a caller's generator is advanced as by one draw of all
+    enet.enet_directions(V, 0.1, g, 1000)  # a caller's generator is advanced as by one draw of all
     ref = np.random.default_rng(5)
     ref.standard_normal((1000, 4))
     assert g.random() == ref.random()
@@ -274,7 +274,7 @@ def test_directions_are_never_all_in_memory(monkeypatch):
     monkeypatch.setattr(enet, "_CHUNK_BYTES", 8 * n * (d + 2) * 3 * 100)  # 100 directions per batch
     all_at_once = N * d * 8  # 4.8 MB: the old (N, d) array, plus (N, 2) scores for enet_nspca
     for run in (lambda: enet_nspca(V, 4, samples=N), lambda: enet_path(V, [2, 4, 20], samples=N),
-                lambda: enet._enet_top(V, 4, enet._directions(V, 0.1, 0, N), 5)):
+                lambda: enet.enet_top(V, 4, enet.enet_directions(V, 0.1, 0, N), 5)):
         tracemalloc.start()
         run()
         peak = tracemalloc.get_traced_memory()[1]
@@ -287,8 +287,8 @@ def test_same_answers_in_small_batches_for_top_candidates(monkeypatch):
 
     V = np.random.default_rng(8).standard_normal((12, 3))
     V[3] = V[0]  # duplicated supports among candidates
-    C = enet._directions(V, 0.1, 4, 400)
-    full = enet._enet_top(V, 3, C, 6)
+    C = enet.enet_directions(V, 0.1, 4, 400)
+    full = enet.enet_top(V, 3, C, 6)
     # the obvious reference: all 2N candidates sorted by score, distinct supports in order
     rows = np.concatenate([Cb for _, Cb in C.batches(400)])
     cands = []
@@ -306,7 +306,7 @@ def test_same_answers_in_small_batches_for_top_candidates(monkeypatch):
     assert len(full) == len(ref) == 6
     assert all(np.array_equal(np.flatnonzero(a), np.flatnonzero(b)) for a, b in zip(full, ref))
     monkeypatch.setattr(enet, "_CHUNK_BYTES", 8 * 12 * 5 * 3 * 3)  # 3 directions per batch
-    small = enet._enet_top(V, 3, C, 6)
+    small = enet.enet_top(V, 3, C, 6)
     assert all(np.array_equal(a, b) for a, b in zip(full, small))
 
 

@@ -1,13 +1,13 @@
-"""Where the graphs of :mod:`nspca_core._dask` run: the client, its scheduler's name, and the
+"""Where the graphs of :mod:`nspca_core.distributed.array` run: the client, its scheduler's name, and the
 memory of this machine, and whether the data's blocks fit in the cluster's memory
-(:func:`persist_decision`, for :func:`nspca_core._dask.decide_persist`).
+(:func:`persist_decision`, for :func:`nspca_core.distributed.array.decide_persist`).
 """
 
 from __future__ import annotations
 
 import os
 
-from ._sparse import _format_bytes
+from ..operators.sparse import format_bytes
 
 
 def _scheduler_name(client) -> str:
@@ -69,7 +69,7 @@ def persist_decision(X, client, fraction: float, *, sparse: bool) -> dict:
     persist = data <= fraction * memory
     verb = "kept in the workers' memory (persisted)" if persist else "streamed from their source at every pass"
     note = " (dense size: an upper bound for sparse chunks)" if sparse else ""
-    reason = (f"the data's {_format_bytes(data)}{note} {'fit' if persist else 'do not fit'} in "
-              f"{fraction:.0%} of {where} ({_format_bytes(memory)}): the blocks are {verb}")
+    reason = (f"the data's {format_bytes(data)}{note} {'fit' if persist else 'do not fit'} in "
+              f"{fraction:.0%} of {where} ({format_bytes(memory)}): the blocks are {verb}")
     return {"persist": bool(persist), "data_bytes": data, "memory_bytes": memory, "where": where,
             "reason": reason}

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import nspca_core  # noqa: E402
-import nspca_core._dask as nd  # noqa: E402
-from nspca_core._dask import as_dask_cov  # noqa: E402
+import nspca_core.distributed.array as nd  # noqa: E402
+from nspca_core.distributed.array import as_dask_cov  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._common.points import point_result
-from .result import Result
+from .._common.points import point_result
+from ..result import Result
 
 __all__ = ["finish", "fallback_x", "path_batch", "ResultPath"]
 

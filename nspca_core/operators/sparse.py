@@ -1,6 +1,6 @@
 """Covariance of a ``scipy.sparse`` data matrix, centered implicitly, never densified.
 
-:class:`SparseCov` has the interface of :class:`nspca_core._cov.Cov` for data
+:class:`SparseCov` has the interface of :class:`nspca_core.operators.cov.Cov` for data
 ``X`` (m x n, CSR or CSC, ``scipy.sparse`` matrix or array) with
 
     A = X^T X / m - mu mu^T        (``center=True``, mu the column means)
@@ -27,10 +27,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh, svds
 
-from ._common.params import check
-from ._cov import Cov
-from ._validation import InputError, check_d
-from .lowrank import _flip_signs
+from .._common.params import check
+from .cov import Cov
+from .._common.validation import InputError, check_d
+from ..lowrank import flip_signs
 
 __all__ = ["SparseCov", "CenteredDenseCov", "as_sparse_cov", "DENSE_BUDGET_BYTES", "FACTOR_METHODS"]
 
@@ -44,7 +44,7 @@ FACTOR_METHODS = ("eigsh", "svds", "randomized")
 _V0_SEED = 0
 
 
-def _format_bytes(b: float) -> str:
+def format_bytes(b: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB", "TB"):
         if b < 1000 or unit == "TB":
             return f"{b:.3g} {unit}"
@@ -58,8 +58,8 @@ def check_dense_budget(n: int, budget: float, what: str) -> None:
     need = 8 * n * n
     if need > budget:
         raise InputError(
-            f"this step needs the dense {n} x {n} covariance ({_format_bytes(need)} as float64), "
-            f"over the budget of {_format_bytes(budget)} for {what}; use a method that works "
+            f"this step needs the dense {n} x {n} covariance ({format_bytes(need)} as float64), "
+            f"over the budget of {format_bytes(budget)} for {what}; use a method that works "
             "through matrix-vector products (the bipartite method, TPower, EM, the low-rank "
             "factor) or fewer features")
 
@@ -252,8 +252,8 @@ class SparseCov(Cov):
             raise InputError(f"`method` must be one of {FACTOR_METHODS}; got {method!r}")
         count = d + 1
         if count >= min(self.m, self.n):
-            from .lowrank import _lowrank_factor
-            return _lowrank_factor(None, self.dense(), d)  # A built here: no second validation
+            from ..lowrank import lowrank_factor_clean
+            return lowrank_factor_clean(None, self.dense(), d)  # A built here: no second validation
         if method == "eigsh":
             w, U = self._factor_eigsh(count, tol)
         elif method == "svds":
@@ -262,7 +262,7 @@ class SparseCov(Cov):
             w, U = self._factor_randomized(count, n_iter)
         order = np.argsort(-w, kind="stable")
         w, U = np.clip(w[order], 0.0, None), U[:, order]
-        V = _flip_signs(U[:, :d]) * np.sqrt(w[:d])
+        V = flip_signs(U[:, :d]) * np.sqrt(w[:d])
         return V, w[:count].copy()
 
     def _v0(self, size: int) -> np.ndarray:
@@ -300,7 +300,7 @@ class SparseCov(Cov):
 class CenteredDenseCov(SparseCov):
     """Covariance of dense data centered implicitly, ``A = X^T X / m - mu mu^T``: the operator of
     :class:`SparseCov` over a dense ``X`` that is never copied (used by
-    :func:`nspca_core._covariance.as_cov` when a centered copy would not fit in memory, e.g. a
+    :func:`nspca_core.operators.covariance.as_cov` when a centered copy would not fit in memory, e.g. a
     large ``np.memmap``).  Products read X as given; the variances are accumulated by blocks of rows."""
 
     _ROWS = 4096  # rows per block of the sums of squares (a block x n temporary)

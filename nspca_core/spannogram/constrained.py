@@ -13,7 +13,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ._validation import InputError, check_matrix, pow2_scale
+from .._common.validation import InputError, check_matrix, pow2_scale
 
 __all__ = ["solve_pd", "pd2_geometry", "PD2Geometry"]
 
@@ -130,7 +130,6 @@ def solve_pd_unscaled(Q: np.ndarray, R: np.ndarray, *, return_value: bool = Fals
     """:func:`solve_pd` on clean input (validated, rows of R of comparable scale): no checks, no rescaling.
 
     With ``return_value``, ``(c, c^T Q c)`` (``(None, nan)`` for the cone ``{0}``)."""
-    d = Q.shape[0]
     Rn = _clean_rows(R)
     vals, vecs = _candidates(Q, Rn)
     order = np.argsort(-vals, kind="stable")

@@ -1,4 +1,4 @@
-"""nspca_core.imagegrid: exact pixels, a border around every image, text that fits the canvas."""
+"""nspca_core.io.imagegrid: exact pixels, a border around every image, text that fits the canvas."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from PIL import Image
 
 pytest.importorskip("matplotlib")
 
-from nspca_core import imagegrid as G  # noqa: E402
+from nspca_core.io import imagegrid as G  # noqa: E402
 from nspca_core.cli import _save_image_grid  # noqa: E402
 
 BORDER = np.array(G._BORDER, dtype=np.uint8)

@@ -13,10 +13,9 @@ import warnings
 import numpy as np
 import pytest
 
-import nspca_core._validation as val
+import nspca_core._common.validation as val
 from nspca_core import InputError, certify, fit, lowrank_factor, rank1_nspca, solve_pd
-from nspca_core._validation import (PSD_RTOL, check_data_or_cov, check_matrix, check_psd,
-                                    check_vector, pow2_scale)
+from nspca_core._common.validation import PSD_RTOL, check_data_or_cov, check_matrix, check_psd, check_vector, pow2_scale
 
 
 def _X():

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-from ._cov import Cov
-from .result import ComponentsResult
+from ..operators.cov import Cov
+from ..result import ComponentsResult
 
 __all__ = ["variance_summary", "components_result"]
 

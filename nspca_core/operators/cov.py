@@ -17,7 +17,7 @@ DENSE_FACTOR_MAX_N = 512
 
 
 class Cov:
-    """Covariance operator.  Build with :func:`nspca_core._covariance.as_cov` (which validates).
+    """Covariance operator.  Build with :func:`nspca_core.operators.covariance.as_cov` (which validates).
 
     ``center``/``mean``: whether column means were subtracted from the data, and which (None: nothing
     was subtracted — data used as given, or a covariance)."""
@@ -109,13 +109,13 @@ class Cov:
     def factor(self, d: int):
         """``(V, eigenvalues)`` of :func:`nspca_core.lowrank_factor` (the input was validated
         when this Cov was built: no second check)."""
-        from ._validation import check_d
-        from .lowrank import _lowrank_factor
+        from .._common.validation import check_d
+        from ..lowrank import lowrank_factor_clean
 
         d = check_d(d, self.n)
         if self.thin and self._A is None:
-            return _lowrank_factor(self.X, None, d)
-        return _lowrank_factor(None, self.dense(), d)  # A formed once, shared with the solvers
+            return lowrank_factor_clean(self.X, None, d)
+        return lowrank_factor_clean(None, self.dense(), d)  # A formed once, shared with the solvers
 
     def columns(self, keep) -> "Cov":
         """The covariance of the features ``keep`` (``A[keep][:, keep]``), for deflation.
@@ -202,7 +202,7 @@ class ProjectedCov(Cov):
         data look of rank d to the solvers (an "exact" answer that is not)."""
         from scipy.sparse.linalg import LinearOperator, eigsh
 
-        from .lowrank import _flip_signs
+        from ..lowrank import flip_signs
 
         count = min(d + 1, self.n - 1) if self.n > 2 else 0
         if count < d + 1 or self.n <= DENSE_FACTOR_MAX_N:
@@ -211,7 +211,7 @@ class ProjectedCov(Cov):
         w, U = eigsh(op, k=count, which="LA", v0=np.ones(self.n) / np.sqrt(self.n))
         order = np.argsort(-w)
         w, U = np.clip(w[order], 0.0, None), U[:, order]
-        V = _flip_signs(U[:, :d]) * np.sqrt(w[:d])
+        V = flip_signs(U[:, :d]) * np.sqrt(w[:d])
         eig = np.zeros(d + 1)
         eig[: w.size] = w[: d + 1]
         return V, eig

@@ -1,4 +1,4 @@
-"""The anchored row-sum bound (nspca_core._anchor) against brute force on tiny inputs."""
+"""The anchored row-sum bound (nspca_core.certificates.anchor) against brute force on tiny inputs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify, certify_path
-from nspca_core._anchor import (AnchorRows, anchored_branch_bound, anchored_rowsum_bound,
-                                anchored_rowsum_test)
+from nspca_core.certificates.anchor import (AnchorRows, anchored_branch_bound, anchored_rowsum_bound,
+                                            anchored_rowsum_test)
 
 from tests.bruteforce import brute_opt
 from tests.core.certificates.test_single import _check_cert, _random_psd
@@ -176,7 +176,7 @@ def test_cbcl_small_k_reaches_the_target(cbcl_X):
 def test_node_sums_are_the_capped_top_q_sums(seed, n, k, ninc, narrow):
     """A branch node's row sums: the included columns exactly, plus the sum of the q_l largest
     free products of row l (each at least the row's cap), by a plain sort."""
-    from nspca_core._anchor import node_sums
+    from nspca_core.certificates.anchor import node_sums
 
     k = min(k, n - 1)
     rng = np.random.default_rng(seed)

@@ -1,4 +1,4 @@
-"""The Dask path (nspca_core._dask, through the public fit/components) on a real
+"""The Dask path (nspca_core.distributed.array, through the public fit/components) on a real
 distributed.LocalCluster equals the in-memory path.
 
 Every answer is compared with the in-memory solvers on the same data centered
@@ -23,8 +23,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 import nspca_core  # noqa: E402
 from nspca_core import InputError  # noqa: E402
-from nspca_core._cov import Cov  # noqa: E402
-from nspca_core._dask import DaskCov, as_dask_cov  # noqa: E402
+from nspca_core.operators.cov import Cov  # noqa: E402
+from nspca_core.distributed.array import DaskCov, as_dask_cov  # noqa: E402
 from nspca_core.peers.bipartite import deflation_components  # noqa: E402
 
 TOL = 1e-8
@@ -135,7 +135,7 @@ def test_products_equal_brute_force(case, seed, p, nnz):
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
 def test_products_without_the_client_cache(client, monkeypatch, kind):
     """quads/submatrix through the workers' scores and Grams (cache of A entries disabled)."""
-    import nspca_core._dask as nd
+    import nspca_core.distributed.array as nd
 
     monkeypatch.setattr(nd, "_GRAM_CACHE_MAX", 0)
     Z = _dense_data(seed=11) if kind == "dense" else _sparse_data(seed=11)
@@ -199,7 +199,7 @@ def test_factor_equals_lowrank_factor(case, d):
 def test_factor_iterates_when_the_block_is_smaller_than_the_rank(dense_case, monkeypatch):
     """oversample=0: l = d + 1 < rank, so several rounds of subspace iteration are needed
     (products through the workers: with the client's n x n cache the factor is a dense eigh)."""
-    monkeypatch.setattr("nspca_core._dask._GRAM_CACHE_MAX", 0)
+    monkeypatch.setattr("nspca_core.distributed.array._GRAM_CACHE_MAX", 0)
     Z, cov = dense_case
     V, eig = cov.factor(2, oversample=0, tol=1e-12, max_iter=2000)
     V0, eig0 = nspca_core.lowrank_factor(_centered(Z), d=2)
@@ -209,7 +209,7 @@ def test_factor_iterates_when_the_block_is_smaller_than_the_rank(dense_case, mon
 
 
 def test_factor_warns_when_not_converged(client, monkeypatch):
-    monkeypatch.setattr("nspca_core._dask._GRAM_CACHE_MAX", 0)  # subspace iteration, not eigh
+    monkeypatch.setattr("nspca_core.distributed.array._GRAM_CACHE_MAX", 0)  # subspace iteration, not eigh
     Z = _dense_data(seed=9)
     cov = as_dask_cov(da.from_array(Z, chunks=(20, 20)), client=client)
     with pytest.warns(RuntimeWarning, match="did not reach tol"):
@@ -362,7 +362,7 @@ def test_nspca_core_does_not_import_dask():
     """``import nspca_core`` (and its solvers) must not pull Dask in."""
     import subprocess
 
-    code = ("import sys, nspca_core, nspca_core.api, nspca_core._dask; "
+    code = ("import sys, nspca_core, nspca_core.api, nspca_core.distributed.array; "
             "print(any(m == 'dask' or m.startswith('dask.') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -10,15 +10,15 @@ import sys
 
 import numpy as np
 
-from ._cov import Cov
-from ._dask import as_dask_cov
-from ._sparse import CenteredDenseCov, as_sparse_cov
-from ._validation import InputError, check_data_or_cov
+from .cov import Cov
+from ..distributed.array import as_dask_cov
+from .sparse import CenteredDenseCov, as_sparse_cov
+from .._common.validation import InputError, check_data_or_cov
 
 __all__ = ["as_cov", "COPY_FRACTION"]
 
 #: a centered copy of dense data is made only while it takes at most this share of the memory
-#: available now; above it the data are centered implicitly (:class:`~nspca_core._sparse.CenteredDenseCov`)
+#: available now; above it the data are centered implicitly (:class:`~nspca_core.operators.sparse.CenteredDenseCov`)
 COPY_FRACTION = 0.25
 
 
@@ -34,9 +34,9 @@ def as_cov(X=None, cov=None, *, center: bool = True) -> Cov:
     - dense data: a centered copy when it takes at most :data:`COPY_FRACTION` of the memory
       available (none when validation already made a private float64 copy, e.g. of float32 or a
       DataFrame: that copy is centered in place), else the implicit operator
-      :class:`~nspca_core._sparse.CenteredDenseCov` (``X^T X / m - mu mu^T``, X never copied);
-    - ``scipy.sparse`` data: :class:`nspca_core._sparse.SparseCov` (implicit, never densified);
-    - a ``dask.array.Array``: :func:`nspca_core._dask.as_dask_cov` (implicit, never gathered);
+      :class:`~nspca_core.operators.sparse.CenteredDenseCov` (``X^T X / m - mu mu^T``, X never copied);
+    - ``scipy.sparse`` data: :class:`nspca_core.operators.sparse.SparseCov` (implicit, never densified);
+    - a ``dask.array.Array``: :func:`nspca_core.distributed.array.as_dask_cov` (implicit, never gathered);
     - an already built operator (a :class:`Cov`): used as it is (``center`` does not apply).
 
     The caller's array is never modified.
@@ -48,13 +48,13 @@ def as_cov(X=None, cov=None, *, center: bool = True) -> Cov:
             raise InputError("a Dask covariance `cov` is not accepted: pass the Dask data as `X` "
                              "(centered implicitly, never gathered); got a dask.array.Array as `cov`")
         return as_dask_cov(X, center=center)  # persisted when it fits the cluster
-    if cov is not None and _is_sparse(cov):  # numpy would say "setting an array element with a sequence"
+    if cov is not None and is_sparse(cov):  # numpy would say "setting an array element with a sequence"
         n = cov.shape[0]
         raise InputError(f"`cov` is a scipy.sparse matrix ({cov.shape[0]} x {cov.shape[1]}, {cov.nnz:,} "
                          "nonzeros); a sparse `cov` is not supported. Pass the sparse data itself as `X` "
                          "(samples x features: its covariance is used implicitly, never densified), or "
                          f"a dense covariance (`cov.toarray()`, {8 * n * n / 1e6:,.3g} MB as float64)")
-    if cov is None and X is not None and _is_sparse(X):
+    if cov is None and X is not None and is_sparse(X):
         return as_sparse_cov(X, center=center)
     given = X
     X, A = check_data_or_cov(X, cov)
@@ -120,6 +120,6 @@ def _is_dask(X) -> bool:
     return da is not None and isinstance(X, da.Array)
 
 
-def _is_sparse(X) -> bool:
+def is_sparse(X) -> bool:
     sp = sys.modules.get("scipy.sparse")  # only data built with scipy.sparse can be sparse
     return sp is not None and sp.issparse(X)

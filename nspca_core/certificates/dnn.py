@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from ._common.eig import top_eigvalsh_upper
+from .._common.eig import top_eigvalsh_upper
 
 __all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
            "dnn_value_lam", "dnn_tangent", "dnn_optimize", "kkt_init", "chol_lmax", "ritz_guess"]

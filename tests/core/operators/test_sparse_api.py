@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 import nspca_core as nc
 from nspca_core import NonnegativeSparsePCA
-from nspca_core._sparse import as_sparse_cov
+from nspca_core.operators.sparse import as_sparse_cov
 
 from tests.bruteforce import brute_opt
 

@@ -18,12 +18,12 @@ import time
 
 import numpy as np
 
-from ._common.params import check
-from ._common.rank1 import topk_support
-from ._enet_path import ResultPath, fallback_x, finish, path_batch
-from ._validation import InputError, as_rng, check_int, check_k, check_matrix, pow2_scale
-from .result import Result, seed_param
-from ._common.params import SEED_NOT_GIVEN, renamed_seed
+from .._common.params import check
+from .._common.rank1 import topk_support
+from .path import ResultPath, fallback_x, finish, path_batch
+from .._common.validation import InputError, as_rng, check_int, check_k, check_matrix, pow2_scale
+from ..result import Result, seed_param
+from .._common.params import SEED_NOT_GIVEN, renamed_seed
 
 __all__ = ["enet_samples", "enet_seconds", "enet_nspca", "enet_path", "ResultPath"]
 
@@ -162,7 +162,7 @@ def enet_seconds(n: int, d: int, N: int, *, path: bool = False) -> float:
     return float(N) * (_SECONDS_PER_DIRECTION + _SECONDS_PER_UNIT["path" if path else "single"] * units)
 
 
-def _directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, probe=None, max_seconds=None,
+def enet_directions(V: np.ndarray, k_eps, seed, samples, *, max_samples=None, probe=None, max_seconds=None,
                 path=False) -> _Directions:
     """Validated sample directions: N unit rows of length d, produced in batches.
 
@@ -325,7 +325,7 @@ def _enet_single(V, k, C, callback):
     return _candidate(V, k, best["c"], best["sign"]), best["j"], best["sign"]
 
 
-def _enet_top(V, k, C, count):
+def enet_top(V, k, C, count):
     """Up to ``count`` best distinct-support candidates (for multi-start local search;
     ``V`` is scaled here, so any scale gives the same candidates).
 
@@ -430,7 +430,7 @@ def enet_nspca(V, k, *, eps=0.1, random_state=0, samples=None, callback=None, ma
     n, d = V.shape
     k = check_k(k, n)
     Vs = V / pow2_scale(V)
-    C = _directions(Vs, eps, seed, samples, max_samples=max_samples, max_seconds=max_seconds)
+    C = enet_directions(Vs, eps, seed, samples, max_samples=max_samples, max_seconds=max_seconds)
     x, j, sign = _enet_single(Vs, k, C, callback)
     if x is None:
         x = fallback_x(Vs)
@@ -488,7 +488,7 @@ def enet_path(V, ks, *, eps=0.1, random_state=0, samples=None, callback=None,
     Vs = V / scale
     uk, inv = np.unique(ks_arr, return_inverse=True)
     K = uk.size
-    C = _directions(Vs, eps, seed, samples, max_samples=max_samples,
+    C = enet_directions(Vs, eps, seed, samples, max_samples=max_samples,
                     probe=lambda Cb: path_batch(Vs, uk, Cb), max_seconds=max_seconds, path=True)
     N = C.shape[0]
     best_val = np.full(K, -np.inf)

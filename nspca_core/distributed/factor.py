@@ -1,4 +1,4 @@
-"""The top-d factor of a Dask covariance operator (:meth:`nspca_core._dask.DaskCov.factor`).
+"""The top-d factor of a Dask covariance operator (:meth:`nspca_core.distributed.array.DaskCov.factor`).
 
 Block subspace iteration with Rayleigh–Ritz and a gap-aware stopping rule; no Dask import here:
 every pass over the data is one ``cov.matvec`` (a Dask graph), the rest runs on the client.
@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .lowrank import _flip_signs, _lowrank_factor
+from ..lowrank import flip_signs, lowrank_factor_clean
 
 __all__ = ["ritz_factor"]
 
@@ -26,7 +26,7 @@ _LOOSE = 1e-3
 
 
 def ritz_factor(cov, d: int, oversample: int, tol: float, max_iter: int):
-    """The work of :meth:`nspca_core._dask.DaskCov.factor` on validated arguments: ``(V, eig, info)``.
+    """The work of :meth:`nspca_core.distributed.array.DaskCov.factor` on validated arguments: ``(V, eig, info)``.
 
     Notes
     -----
@@ -65,7 +65,7 @@ def ritz_factor(cov, d: int, oversample: int, tol: float, max_iter: int):
     A = cov._full()
     if A is not None:  # the client holds A (n <= _GRAM_CACHE_MAX): the in-memory factor of it
         Av = A if cov._keep is None else A[np.ix_(cov._keep, cov._keep)]
-        V, eig = _lowrank_factor(None, Av, d)
+        V, eig = lowrank_factor_clean(None, Av, d)
         info = {"iterations": 0, "passes": cov.round_trips - trips0, "converged": True,
                 "block": cov.n, "method": "eigh of the covariance held by the client"}
         return V, eig, info
@@ -105,7 +105,7 @@ def ritz_factor(cov, d: int, oversample: int, tol: float, max_iter: int):
     ritz = np.clip(theta[:count], 0.0, None)
     eig = np.zeros(d + 1)
     eig[:count] = np.where(resolved, ritz, ritz + res[:count])
-    Ud = _flip_signs(Z[:, :d])
+    Ud = flip_signs(Z[:, :d])
     V = Ud * np.sqrt(ritz[:d])
     info = {"iterations": it, "passes": cov.round_trips - trips0, "converged": converged,
             "block": ell, "method": "subspace iteration", "residuals": res[:count].tolist(), "ritz": ritz.tolist(),

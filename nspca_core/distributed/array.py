@@ -3,11 +3,11 @@
 An optional extra (``pip install 'nspca-core[dask]'``, i.e. ``dask[array]`` and
 ``distributed``).  Dask is imported only inside this module, and only when one
 of its functions is called; without it they raise a clear :class:`InputError`.
-The per-block kernels the workers run are in :mod:`nspca_core._dask_kernels`; the front,
+The per-block kernels the workers run are in :mod:`nspca_core.distributed.kernels`; the front,
 ``nspca_core.fit``, ``components`` and ``certify`` with a ``dask.array``, runs the solvers on
-:class:`DaskCov` (its Dask checks and report in :mod:`nspca_core._dask_fit`).
+:class:`DaskCov` (its Dask checks and report in :mod:`nspca_core.distributed.fit`).
 
-:class:`DaskCov` has the interface of :class:`nspca_core._cov.Cov` for data
+:class:`DaskCov` has the interface of :class:`nspca_core.operators.cov.Cov` for data
 ``X`` (m x n) held as a ``dask.array`` chunked along the samples (rows) — one
 block per file of a corpus too big for one machine, say — with dense
 (``numpy``) or sparse (``scipy.sparse``, or ``sparse.COO``) chunks:
@@ -20,7 +20,7 @@ every product is a Dask graph whose per-block tasks run on the workers, partial 
 Dask's tree reductions.  Each graph is a pass over the data, so the client keeps what spares
 passes: the whole n x n covariance when n is small (:meth:`DaskCov._full`), else the columns of
 A touched by sparse iterates.  The top-d factor (:meth:`DaskCov.factor`,
-:mod:`nspca_core._dask_factor`) is subspace iteration with a gap-aware stopping rule.  The
+:mod:`nspca_core.distributed.factor`) is subspace iteration with a gap-aware stopping rule.  The
 solvers run unchanged on the operator (``nspca_core.fit``, ``components``).
 
 Pointing it at a cluster: start a scheduler and workers (``dask scheduler``,
@@ -36,13 +36,13 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from ._cov import Cov
-from ._sparse import check_dense_budget
-from ._dask_client import persist_decision
-from ._dask_factor import ritz_factor
-from .methods import REGISTRY, SINGLE
-from ._dask_kernels import k_bad, k_cgram, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
-from ._validation import InputError, check_d, check_int
+from ..operators.cov import Cov
+from ..operators.sparse import check_dense_budget
+from .client import persist_decision
+from .factor import ritz_factor
+from ..methods import REGISTRY, SINGLE
+from .kernels import k_bad, k_cgram, k_colsum, k_gram, k_sqdev, k_sqsum, k_xty, k_xv, prepare_block
+from .._common.validation import InputError, check_d, check_int
 
 __all__ = ["DaskCov", "as_dask_cov", "decide_persist", "is_dask_array", "DASK_METHODS",
            "DENSE_BUDGET_BYTES", "require_dask"]
@@ -104,7 +104,7 @@ class DaskCov(Cov):
     sparse : True
         Marks an operator without a dense ``X`` that has :meth:`columns`
         (the deflation baselines use it, as for
-        :class:`~nspca_core._sparse.SparseCov`).
+        :class:`~nspca_core.operators.sparse.SparseCov`).
     dask : True
 
     Notes
@@ -473,7 +473,7 @@ class DaskCov(Cov):
         -----
         Block subspace iteration with Rayleigh–Ritz, one pass over the blocks per round and a
         gap-aware stopping rule; with the whole covariance on the client, its dense
-        eigendecomposition.  See :func:`nspca_core._dask_factor.ritz_factor`.
+        eigendecomposition.  See :func:`nspca_core.distributed.factor.ritz_factor`.
         """
         d = check_d(d, self.n)
         oversample = check_int(oversample, "oversample", 0)
@@ -502,7 +502,7 @@ def is_dask_array(X) -> bool:
 def decide_persist(X, client=None) -> dict:
     """Whether the blocks of X fit in the cluster's memory (at most :data:`PERSIST_FRACTION` of
     it): ``{"persist", "data_bytes", "memory_bytes", "where", "reason"}``; see
-    :func:`nspca_core._dask_client.persist_decision`."""
+    :func:`nspca_core.distributed.client.persist_decision`."""
     return persist_decision(X, client, PERSIST_FRACTION, sparse=_sparse_meta(X))
 
 

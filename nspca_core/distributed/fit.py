@@ -1,14 +1,14 @@
 """The Dask part of the one front: what ``nspca_core.fit``/``components`` check and report for a
-``dask.array`` (the operator they run on is :class:`nspca_core._dask.DaskCov`; the solvers run
+``dask.array`` (the operator they run on is :class:`nspca_core.distributed.array.DaskCov`; the solvers run
 on it unchanged).
 """
 
 from __future__ import annotations
 
-from ._cov import Cov
-from ._dask import DASK_METHODS
-from ._dask_client import _scheduler_name
-from ._validation import InputError
+from ..operators.cov import Cov
+from .array import DASK_METHODS
+from .client import _scheduler_name
+from .._common.validation import InputError
 
 __all__ = ["check_dask_method", "dask_info", "FRONT_STRATEGIES"]
 

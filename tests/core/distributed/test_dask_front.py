@@ -18,7 +18,7 @@ import dask.array as da  # noqa: E402
 
 import nspca_core as nc  # noqa: E402
 from nspca_core import InputError  # noqa: E402
-from nspca_core._dask import decide_persist  # noqa: E402
+from nspca_core.distributed.array import decide_persist  # noqa: E402
 
 TOL = 1e-8
 
@@ -111,7 +111,7 @@ def test_persist_decides_from_the_cluster_memory(client):
 
 def test_streamed_when_it_does_not_fit(client, monkeypatch):
     """Over the fraction, the blocks are not persisted and the answer is the same."""
-    import nspca_core._dask as nd
+    import nspca_core.distributed.array as nd
 
     Z = _data(seed=3)
     monkeypatch.setattr(nd, "PERSIST_FRACTION", 1e-9)

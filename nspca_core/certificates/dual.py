@@ -118,6 +118,8 @@ def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float =
     feasible value, so from the same point they get the same bound (the tests are warm-started
     by the failures below them: the search depends on its bracket, not only on what is provable).
     The test at the second bracket's top starts from the first one's failure (:func:`_anchored_at`).
+    (One "auto" certificate now calls it with ``top_ratio=_DNN_SKIP_AT``, ``top_first`` and
+    ``rel_tol=_ANCHOR_REL``; a path calling it with the defaults searches a wider bracket, finer.)
 
     ``carry`` (a dict, optional): filled with the rows and the last failed test (``tau``, ``r``),
     so a later test at a larger tau (:func:`_anchored_above`) starts where this one stopped.

@@ -19,7 +19,11 @@ the file's bytes, which ``load_file`` holds as an upload does, are part of it) d
 of text (target <= 4), and how many progress reports the read made (target: some, the last one
 saying done == total).
 
-Usage: ``python benchmarks/bench_text.py [--text-mb MB] [--distinct N] [--only zip|million]``.
+``--baseline DIR`` reads every input a second time with the checkout in ``DIR`` (e.g. a
+``git archive`` of main unpacked there), in the same run: the before/after ratios of one run.
+
+Usage: ``python benchmarks/bench_text.py [--text-mb MB] [--distinct N] [--only zip|million]
+[--baseline DIR]``.
 """
 
 from __future__ import annotations
@@ -144,9 +148,11 @@ def child(path: str) -> None:
                       "file_bytes": os.path.getsize(path)}))
 
 
-def run_child(path: Path) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", str(path)], capture_output=True,
-                          text=True, cwd=ROOT)
+def run_child(path: Path, root: Path = ROOT) -> dict:
+    """One read of ``path`` in a fresh process importing the nspca_core of ``root``."""
+    script = root / "benchmarks" / "bench_text.py"
+    proc = subprocess.run([sys.executable, str(script), "--child", str(path)], capture_output=True,
+                          text=True, cwd=root)
     if proc.returncode:
         raise RuntimeError(proc.stderr[-3000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -159,6 +165,7 @@ def main() -> None:
     ap.add_argument("--words-per-doc", type=int, default=1200)
     ap.add_argument("--distinct", type=int, default=1_000_000)
     ap.add_argument("--only", choices=["zip", "million", "docword"], default=None)
+    ap.add_argument("--baseline", default=None, help="another checkout: each input read by it too")
     args = ap.parse_args()
     if args.child:
         child(args.child)
@@ -176,12 +183,14 @@ def main() -> None:
             p = Path(tmp) / "docword.million.txt"
             cases.append((f"docword of {args.distinct:,} words (bytes of docword + vocab as 'text')", p,
                           write_docword(p, args.distinct)))
+        roots = [("", ROOT)] + ([("baseline ", Path(args.baseline).resolve())] if args.baseline else [])
         for label, path, text in cases:
-            r = run_child(path)
-            print(f"{label}: {text / 1e6:,.1f} MB of text in a {r['file_bytes'] / 1e6:,.1f} MB file -> "
-                  f"{r['shape'][0]:,} x {r['shape'][1]:,} in {r['seconds']:,.1f} s; peak "
-                  f"{r['peak_bytes'] / 1e6:,.0f} MB = {r['peak_bytes'] / text:.2f} x the text (target <= 4); "
-                  f"{r['reports']} progress report(s), last {r['last']}")
+            for tag, root in roots:
+                r = run_child(path, root)
+                print(f"{tag}{label}: {text / 1e6:,.1f} MB of text in a {r['file_bytes'] / 1e6:,.1f} MB "
+                      f"file -> {r['shape'][0]:,} x {r['shape'][1]:,} in {r['seconds']:,.1f} s; peak "
+                      f"{r['peak_bytes'] / 1e6:,.0f} MB = {r['peak_bytes'] / text:.2f} x the text "
+                      f"(target <= 4); {r['reports']} progress report(s), last {r['last']}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ._common.params import DEFAULTS, check_params, seed_of
-from ._common.validation import InputError
+from ._common.validation import InputError, check_sparse_structure
 from .io.anndata_io import from_anndata
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
@@ -277,7 +277,7 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     def _check_X(self, X, *, reset: bool):
         """Validated data: NumPy/SciPy/pandas/AnnData (its X, named by var_names) through scikit-learn's
         ``validate_data``; a Dask array as it is (its shape checked, nothing computed)."""
-        X = from_anndata(X)
+        X = check_sparse_structure(from_anndata(X), "X")  # before scikit-learn's conversions read it
         if _is_dask(X):
             if X.ndim != 2:
                 raise InputError(f"`X` must be a 2-D array; got a {X.ndim}-D Dask array of shape {X.shape}")

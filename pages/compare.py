@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -53,7 +52,6 @@ def main() -> None:
     fits = work.fit_jobs(X, dkey, k, methods, d=s.d, eps=s.eps, seed=s.seed,
                          raw=ds.X_raw if "nmf" in methods else None,
                          title=f"at k = {k} on {ds.info.title}")
-    _wait_first(fits.values(), k, timeout=1.5)  # the first paint has the quickest answers
     cert = None
     try:
         cert = work.certify_job(X, dkey, [k], start=lambda kk: work.best_x(list(fits.values()), kk),
@@ -62,15 +60,6 @@ def main() -> None:
         st.info(f"Certified ratios need the certificates module: {exc}")
     views = [f.view() for f in fits.values()] + ([cert.view()] if cert is not None else [])
     live.live(lambda: draw(ds, X, k, methods, fits, cert, s, dkey), active=live.any_active(views))
-
-
-def _wait_first(fits, k: int, timeout: float) -> None:
-    """Wait up to ``timeout`` s until one of the jobs has its answer (the others draw as they come)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(k in f.view().results or not f.view().active for f in fits):
-            return
-        time.sleep(0.05)
 
 
 def draw(ds, X, k, methods, fits, cert_job, s, dkey: str = "") -> bool:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
-import time
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from nspca_core import methods as registry
+from nspca_core.certificates.components import certify_components
 from ui import compute, cost, downloads, jobs, live, messages, state, work
 from ui.figures import analysis as figs
 from ui.figures.teach import below_toolbar, legend_below  # titles under the toolbar, legends under the axis
@@ -33,38 +31,6 @@ STRATEGY_LABELS = {
 DEMO = "sc_demo"  # session key: the counterexample demo was asked for
 
 
-def counterexample_matrix(eps: float, delta: float) -> np.ndarray:
-    """A = [[1,0,0,ε],[0,δ,0,0],[0,0,δ,0],[ε,0,0,1]] of §7 (the core's named example when present)."""
-    try:
-        out = compute.counterexample(eps, delta)
-        A = out if isinstance(out, np.ndarray) else (out.get("A") if isinstance(out, dict)
-                                                      else getattr(out, "A", None))
-        if A is not None:
-            return np.asarray(A, float)
-    except (compute.Unavailable, TypeError):
-        pass
-    return np.array([[1, 0, 0, eps], [0, delta, 0, 0], [0, 0, delta, 0], [eps, 0, 0, 1]], float)
-
-
-def brute_joint(A: np.ndarray, r: int, s: int) -> tuple[float, tuple]:
-    """max Σ_j λ_max(A[S_j, S_j]) over r disjoint supports of size ≤ s (tiny n only).
-
-    With disjoint supports each x_j may be chosen freely on its own support, so
-    the joint optimum of the sum is the best sum of the top eigenvalues.
-    """
-    n = A.shape[0]
-    subsets = [c for size in range(1, s + 1) for c in itertools.combinations(range(n), size)]
-    top = {c: float(np.linalg.eigvalsh(A[np.ix_(c, c)])[-1]) for c in subsets}
-    best, arg = -np.inf, ()
-    for combo in itertools.combinations(subsets, r):
-        used = [i for c in combo for i in c]
-        if len(used) == len(set(used)):
-            val = sum(top[c] for c in combo)
-            if val > best:
-                best, arg = val, combo
-    return best, arg
-
-
 def demo() -> None:
     st.subheader("§7: where greedy deflation loses")
     st.markdown(
@@ -79,7 +45,7 @@ def demo() -> None:
               on_click=lambda: st.session_state.__setitem__(DEMO, True))
     if not st.session_state.get(DEMO):
         return
-    A = counterexample_matrix(eps, delta)
+    A, known = compute.counterexample(eps, delta)  # the core's §7 example and its proved optimum
     rows = []
     loadings = {}
     for strategy in ("deflation-remove", "bipartite"):
@@ -91,9 +57,9 @@ def demo() -> None:
                                                  for sp in res.supports)))
         except compute.Unavailable as exc:
             st.info(f"**{STRATEGY_LABELS[strategy]}** is not available: {exc}")
-    best, arg = brute_joint(A, 2, 2)
-    rows.append(dict(method="brute force (all disjoint pairs)", total_variance=best,
-                     supports=" | ".join("{" + ", ".join(f"x{i + 1}" for i in c) + "}" for c in arg)))
+    rows.append(dict(method="optimum over all disjoint pairs", total_variance=known["optimum"],
+                     supports=" | ".join("{" + ", ".join(f"x{i + 1}" for i in c) + "}"
+                                         for c in known["optimum_supports"])))
     c1, c2 = st.columns([1, 1.3])
     c1.plotly_chart(figs.matrix_heatmap(A, title=f"A (ε = {eps}, δ = {delta})"), key="sc_A")
     table = pd.DataFrame(rows)
@@ -138,16 +104,9 @@ def main() -> None:
     jobs.REGISTRY.warm()
     todo = work.components_jobs(X, live.data_key(ds), strategies, r=r, k=k, method=method, d=s.d,
                                 eps=s.eps, seed=s.seed, title=f"({r} components) on {ds.info.title}")
-    _wait_first(todo.values(), timeout=1.5)  # the first paint has the quickest strategy
+    # the first paint says "on their way"; the fragment redraws as each strategy finishes
     live.live(lambda: draw(ds, X, strategies, todo),
               active=live.any_active([j.view() for j in todo.values()]))
-
-
-def _wait_first(todo, timeout: float) -> None:
-    """Wait up to ``timeout`` s until one of the strategies is done (the others draw as they come)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and all(j.view().active for j in todo):
-        time.sleep(0.05)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -155,8 +114,6 @@ def joint_bound(X: np.ndarray, k: int, c: int) -> tuple[float, str]:
     """The certified bound on the best total variance of c components with disjoint supports of
     at most k nonzeros (:func:`nspca_core.certificates.components.certify_components`); it does
     not depend on the strategy, so one per (data, k, c)."""
-    from nspca_core.certificates.components import certify_components
-
     cert = certify_components(X, k=int(k), n_components=int(c))
     return float(cert.upper_bound), cert.kind
 

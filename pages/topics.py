@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
-from ui import compute, downloads, state
+from ui import compute, downloads, jobs, live, state
+from ui import topics_jobs as tj
 from ui import topics as tp
 from ui.figures import topics as tfigs
 from ui.sidebar import page_intro
@@ -42,25 +45,46 @@ def controls(choices: dict) -> tuple:
     center = c4.checkbox("Centered", True, key="tp_center",
                          help="Covariance of the centered counts, centering applied implicitly "
                               "(the matrix stays sparse).")
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns([1, 1, 2])
     stop = c1.checkbox("Leave out English stop words", True, key="tp_stop",
                        help="scikit-learn's list of English stop words (the, of, and, ...): they "
                             "are in every document and would make the largest topics.")
-    max_df = c2.slider("Leave out words in more than this share of the documents", 0.1, 1.0,
+    numbers = c2.checkbox("Numbers as words", False, key="tp_numbers",
+                          help="Numbers (1999, 3.5, 12:30) are not words of a topic by default: a "
+                               "corpus's years or page numbers made a topic of their own. Raw text read "
+                               "on *Your data* has its numbers left out already.")
+    max_df = c3.slider("Leave out words in more than this share of the documents", 0.1, 1.0,
                        tp.DEFAULT_MAX_DF, 0.05, key="tp_max_df", format="%.2f",
                        help="Words found in most documents carry no topic; 1.00 keeps them all.")
     st.caption(f"**Words per topic** is this page's own setting: the sidebar's k (now "
                f"{state.settings().k}) is not used on this page.")
-    return key, method, r, k, weighting, center, stop, max_df
+    return key, method, r, k, weighting, center, stop, max_df, numbers
+
+
+def find(corpus, method, r, k, weighting, center, seed, stop, max_df, numbers):
+    """The topics, computed as a background job with progress, an estimate and Stop; None while
+    it computes (the progress is drawn and the page reruns when it is done) or when stopped."""
+    args = (corpus.token, method, r, k, weighting, center, seed, bool(stop), float(max_df), bool(numbers))
+    jobs.REGISTRY.warm()
+    job = tj.topics_job(*args, corpus=corpus)
+    deadline = time.monotonic() + 1.5  # a quick computation paints at once, without a progress bar
+    while job.view(touch=False).active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    run = tj.job_run(job, corpus.token, bool(stop), float(max_df), bool(numbers), corpus=corpus)
+    if run is None:
+        what = f"Finding {r} topics of {k} words"
+        live.live(lambda: tj.progress(job, what), active=job.view().active)
+    return run
 
 
 def main() -> None:
     choices = tp.sources()
-    key, method, r, k, weighting, center, stop, max_df = controls(choices)
+    key, method, r, k, weighting, center, stop, max_df, numbers = controls(choices)
     seed = state.settings().seed
     corpus = tp.get_corpus(key, seed)
     m, n = corpus.X.shape
-    X_used, words, _, prune_notes = tp.words_used(corpus.token, bool(stop), float(max_df), _corpus=corpus)
+    X_used, words, _, prune_notes = tp.words_used(corpus.token, bool(stop), float(max_df), bool(numbers),
+                                                  _corpus=corpus)
     if r * k > len(words):
         left = "" if len(words) == n else f" after leaving words out ({'; '.join(prune_notes)})"
         st.error(f"{r} topics of {k} words need {r * k} distinct words; the corpus has "
@@ -69,9 +93,9 @@ def main() -> None:
         return
     st.caption(f"**{corpus.title}**: {m:,} documents × {n:,} words, {corpus.X.nnz:,} nonzero counts "
                f"(sparse, never densified); seed {seed} (sidebar).")
-    with st.spinner(f"Finding {r} topics of {k} words…"):
-        run = tp.compute_topics(corpus.token, method, r, k, weighting, center, seed, bool(stop),
-                                float(max_df), _corpus=corpus)
+    run = find(corpus, method, r, k, weighting, center, seed, stop, max_df, numbers)
+    if run is None:
+        return
     cols = st.columns(3)
     cols[0].metric("total variance of the topics", f"{run.variance.sum():.4g}")
     cols[1].metric(f"variance of the span of {run.loadings.shape[1]}",
@@ -85,11 +109,12 @@ def main() -> None:
                f"listed: a word whose squared weight is below a quarter of an equal share "
                f"(1/(4·{k})) of its topic is filler, carried only because {k} words were asked.")
     shown = run.table[run.table["meaningful"]]
-    st.dataframe(tp.wide_table(shown), key="tp_table")
-    for j, doc, share in tp.dominated_topics(X_used, run.loadings):
-        st.warning(f"Topic {j + 1} is mostly one document: document {doc + 1} carries {share:.0%} of its "
-                   "scores (its words are that document's, not a theme of the corpus). Leave that document "
-                   "out, or weight the counts (*Weighting*) so that long documents count less.")
+    for i, part in enumerate(tp.table_chunks(tp.wide_table(shown))):  # four topics a table: no cell cut
+        st.dataframe(part, key="tp_table" if i == 0 else f"tp_table{i}",
+                     column_config={c: st.column_config.TextColumn(width=w)
+                                    for c, w in tp.column_widths(part).items()})
+    for line in tp.dominated_lines(tp.dominated_topics(X_used, run.loadings), corpus.documents):
+        st.warning(line)
     fewer = tp.filler_summary(run.table, k)
     if fewer:
         st.info("Fewer meaningful words than asked: " + "; ".join(fewer) + ". The CSV lists every "

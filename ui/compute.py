@@ -212,7 +212,9 @@ def parse_upload(data: bytes, filename: str, variable: str | None = None, nan_po
         return _parse_upload(data, filename, variable, nan_policy, resize, label_column, header,
                              vocab, orientation, sample_info, sample_id_column)
     except ValueError as exc:
-        raise type(exc)(messages.for_user(str(exc), filename=filename)) from None
+        said = type(exc)(messages.for_user(str(exc), filename=filename))
+        said.__dict__.update(vars(exc))  # the structured fields (InputError.argument, .value) stay
+        raise said from None
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

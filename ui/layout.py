@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from ui import bounds_store, live, work
+
 LOW_FRACTION = 0.9  # below this certified fraction the page says why and offers the refinement
 
 
@@ -34,8 +36,6 @@ def refine_running(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, *, ke
     every second while it runs, :func:`ui.live.live`)."""
     if x is None or not st.session_state.get(f"{key}_refine_{dkey}_{k}"):
         return False
-    from ui import bounds_store, work
-
     return bool(work.certify_one_job(X, dkey, k, np.asarray(x, float), effort="full", store=bounds_store.shared(),
                                      title=f"full certificate at k = {k}").view().active)
 
@@ -54,8 +54,6 @@ def refine_certificate(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, f
     # back from the store of proved bounds) has lifted the fraction out of the low range
     if text is None and (x is None or not st.session_state.get(asked)):
         return False
-    from ui import bounds_store, live, work
-
     if text is not None:
         st.info(text)
     if x is None:
@@ -82,3 +80,18 @@ def refine_certificate(X: np.ndarray, dkey: str, k: int, x: np.ndarray | None, f
                       "" if refined >= LOW_FRACTION else
                       " Still low: on data like this the bound, not the answer, is what stays loose."))
     return bool(view.active)
+
+
+def refine_outside_live(X: np.ndarray, dkey: str, k: int, x: np.ndarray, fraction: float, *, variance: float,
+                        key: str) -> None:
+    """:func:`refine_certificate` on a page that draws it outside a live fragment: while the full
+    certificate runs, its progress redraws itself (:func:`ui.live.live`); the click that starts it
+    reruns the page once so that it does."""
+
+    def draw() -> bool:
+        return refine_certificate(X, dkey, k, x, fraction, variance=variance, key=key)
+
+    if refine_running(X, dkey, k, x, key=key):
+        live.live(draw, active=True)
+    elif draw():  # just asked: draw its progress live from the next run on
+        st.rerun()

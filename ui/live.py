@@ -135,6 +135,17 @@ def live(draw: Callable[[], bool], *, active: bool, period: float | None = None)
     st.fragment(run_every=every)(body)()
 
 
+def restart_if_resumed(now: bool, page_active: bool) -> bool:
+    """``now`` (whether work is under way after a redraw); when work is under way that was not when the
+    page ran — a Continue pressed inside the redrawn part resumed a job — the whole page runs again, so
+    that it redraws itself while the work goes on: the redrawn part of a page with no work under way
+    has no timer, and it showed the resumed work with a Stop that was never redrawn (a Stop then
+    seemed to need a second click: the first stopped the work, and nothing showed it)."""
+    if now and not page_active:
+        st.rerun()
+    return now
+
+
 def status_line(view: jobs.JobView, *, what: str, unit_name: str = "values", key: str,
                 units: Sequence | None = None) -> None:
     """One line of progress for a job, with Stop (while active) or Continue (when stopped).

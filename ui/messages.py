@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 __all__ = ["for_user", "NAN_CHOICES", "refused_file", "unlogged_hint"]
 
 # The "Your data" page's choices for missing values (its selectbox labels).
@@ -125,8 +127,6 @@ def unlogged_hint(X, *, orders: float = 3.0, max_values: int = 1_000_000) -> str
     intensities of GDS507 gave control probes, AFFX-…, as the top components, without a word); None
     when the data have a negative value, too few positive values, or a narrower spread.  Reads at most
     ``max_values`` entries (an even sample of a large matrix)."""
-    import numpy as np
-
     A = np.asarray(X)
     if A.size == 0 or not np.issubdtype(A.dtype, np.number):
         return None

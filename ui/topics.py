@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +29,9 @@ from ui import state
 __all__ = ["DEMO", "Corpus", "is_sparse", "is_text_upload", "sources", "get_corpus", "compute_topics",
            "TopicsRun", "wide_table", "planted_match", "upload_preview", "METHODS",
            "WEIGHTINGS", "BIPARTITE_D", "BIPARTITE_SAMPLES", "DEFAULT_MAX_DF", "FILLER_SHARE",
-           "words_used", "mark_meaningful", "order_by_variance", "filler_summary"]
+           "words_used", "mark_meaningful", "filler_summary", "topics_key", "run_from", "dominated_topics",
+           "dominated_lines", "topics_params", "unit_options", "table_chunks", "column_widths",
+           "TOPICS_PER_TABLE"]
 
 DEMO = "text-demo"
 UPLOAD = "upload"
@@ -54,7 +55,8 @@ class Corpus:
 
     ``X`` raw counts (CSR, never densified), ``vocabulary`` the words,
     ``token`` identifies it in caches, ``topics`` the planted word sets
-    (demo only), ``notes`` what was read.
+    (demo only), ``notes`` what was read, ``documents`` the documents' names (raw text: the file
+    names or lines), or None.
     """
 
     X: sp.csr_matrix
@@ -63,6 +65,7 @@ class Corpus:
     token: str
     notes: list
     topics: list | None = None
+    documents: list | None = None
 
 
 @dataclass(frozen=True)
@@ -146,9 +149,12 @@ def get_corpus(key: str, seed: int = 0) -> Corpus:
         up = st.session_state.get(state.UPLOAD)
         if not is_text_upload(up):
             raise ValueError("the uploaded data is not a text corpus any more; choose another corpus")
+        meta = getattr(up, "metadata", None)
+        names = list(map(str, meta["document"])) if isinstance(meta, pd.DataFrame) and "document" in meta \
+            and len(meta) == up.X.shape[0] else None
         return Corpus(X=up.X, vocabulary=list(up.feature_names),
                       title=getattr(up, "source_name", "upload"),
-                      token=f"upload:{getattr(up, 'token', '')}", notes=list(up.notes))
+                      token=f"upload:{getattr(up, 'token', '')}", notes=list(up.notes), documents=names)
     return _registry(key)
 
 
@@ -203,65 +209,64 @@ def mark_meaningful(table: pd.DataFrame, k: int) -> pd.DataFrame:
     return table.assign(meaningful=table["weight"].to_numpy() ** 2 >= FILLER_SHARE / int(k))
 
 
-def order_by_variance(cov, L: np.ndarray, variance: np.ndarray):
-    """Columns of ``L`` by decreasing variance; the cumulative variance of the span of the
-    first j in that order (trace of Q^T A Q over nested orthonormal bases, Q from QR of L)."""
-    order = np.argsort(-np.asarray(variance, float), kind="stable")
-    L, variance = L[:, order], np.asarray(variance, float)[order]
-    Q, R = np.linalg.qr(L)
-    keep = np.abs(np.diag(R)) > 1e-12 * max(1.0, float(np.abs(R).max()))
-    Q = Q * keep  # a component inside the span of the ones before adds nothing
-    AQ = cov.matvec(Q)
-    cumulative = np.cumsum(np.einsum("ij,ij->j", Q, AQ))
-    return L, variance, cumulative, order
+def run_from(out: dict, method: str, params: dict, words, kept, prune_notes) -> TopicsRun:
+    """The :class:`TopicsRun` of a :func:`ui.topics_units.topics_unit` result on the words used."""
+    from nspca_core.text import topics_table
+
+    k = int(params["k"])
+    table = mark_meaningful(topics_table(out["loadings"], words), k)
+    table["word_index"] = np.asarray(kept)[table["word_index"].to_numpy()].astype(int)
+    extra = {"d": params["d"], "samples": params["samples"]} if method == "bipartite" else {}
+    return TopicsRun(loadings=out["loadings"], variance=out["variance"],
+                     cumulative_variance=out["cumulative_variance"], table=table, seconds=out["seconds"],
+                     weighting_notes=tuple(prune_notes) + tuple(out["weighting_notes"]), method=method,
+                     params={**{key: v for key, v in params.items() if key not in ("d", "samples")},
+                             "order": np.asarray(out["order"]).tolist(), **extra},
+                     n_words=len(words))
+
+
+def topics_params(method, r, k, weighting, center, seed, stop_words, max_df, numbers) -> dict:
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
+    return {"r": int(r), "k": int(k), "weighting": weighting, "center": bool(center), "seed": int(seed),
+            "stop_words": bool(stop_words), "max_df": float(max_df), "numbers": bool(numbers),
+            "d": BIPARTITE_D, "samples": BIPARTITE_SAMPLES}
+
+
+def unit_options(method: str, params: dict) -> dict:
+    return dict(method=method, r=params["r"], k=params["k"], weighting=WEIGHTINGS[params["weighting"]],
+                center=params["center"], seed=params["seed"], d=params["d"], samples=params["samples"])
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def compute_topics(token: str, method: str, r: int, k: int, weighting: str, center: bool,
-                   seed: int, stop_words: bool = True, max_df: float = DEFAULT_MAX_DF, *,
-                   _corpus: Corpus) -> TopicsRun:
-    """Topics of a corpus, cached by its token and the choices (the matrix is not hashed).
+                   seed: int, stop_words: bool = True, max_df: float = DEFAULT_MAX_DF,
+                   numbers: bool = False, *, _corpus: Corpus) -> TopicsRun:
+    """Topics of a corpus in this thread, cached by its token and the choices (the matrix is not
+    hashed); the page runs the same computation as a background job (:func:`topics_job`).
 
-    The stop words (scikit-learn's English list) and the words of more than ``max_df`` of the
-    documents are left out first (:func:`words_used`).  ``"bipartite"``:
-    :func:`nspca_core.peers.bipartite.bipartite_components` on the sparse covariance operator
-    with a rank-:data:`BIPARTITE_D` sketch and :data:`BIPARTITE_SAMPLES` net points;
-    ``"tpower"``: ``components(..., strategy="deflation-remove", method="tpower")``.  Topics are
-    then ordered by explained variance.  Memory: the CSR matrix, its weighted copy and the n x d
-    factor; never an n x n or m x n dense array.
+    The stop words (scikit-learn's English list), the numbers (unless ``numbers``) and the words
+    of more than ``max_df`` of the documents are left out first (:func:`words_used`).
+    ``"bipartite"``: :func:`nspca_core.peers.bipartite.bipartite_components` on the sparse
+    covariance operator with a rank-:data:`BIPARTITE_D` sketch and :data:`BIPARTITE_SAMPLES` net
+    points; ``"tpower"``: ``components(..., strategy="deflation-remove", method="tpower")``
+    (:func:`ui.topics_units.topics_unit`).  Topics are then ordered by explained variance.
+    Memory: the CSR matrix, its weighted copy and the n x d factor; never an n x n or m x n
+    dense array.
     """
-    from nspca_core.operators.sparse import as_sparse_cov
-    from nspca_core.text import text_weighting, topics_table
+    from ui.topics_units import topics_unit
 
-    if method not in METHODS:
-        raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
-    t0 = time.perf_counter()
-    X, words, kept, prune_notes = words_used(token, bool(stop_words), float(max_df), _corpus=_corpus)
-    w = text_weighting(X, weighting=WEIGHTINGS[weighting], center=bool(center))
-    cov = as_sparse_cov(w.X, center=w.center)
-    if method == "bipartite":
-        from nspca_core.peers.bipartite import bipartite_components
+    params = topics_params(method, r, k, weighting, center, seed, stop_words, max_df, numbers)
+    X, words, kept, prune_notes = words_used(token, bool(stop_words), float(max_df), bool(numbers),
+                                             _corpus=_corpus)
+    out = topics_unit(X, **unit_options(method, params))
+    return run_from(out, method, params, words, kept, prune_notes)
 
-        res = bipartite_components(cov, int(r), int(k), d=min(BIPARTITE_D, cov.n),
-                                   samples=BIPARTITE_SAMPLES, seed=int(seed))
-        params = {"d": min(BIPARTITE_D, cov.n), "samples": BIPARTITE_SAMPLES}
-    else:
-        from nspca_core.api import components
 
-        res = components(cov, n_components=int(r), k=int(k), method="tpower",
-                         strategy="deflation-remove", random_state=int(seed), certify=False)
-        params = {}
-    L, variance, cumulative, order = order_by_variance(cov, np.asarray(res.loadings),
-                                                       np.asarray(res.variance, float))
-    table = mark_meaningful(topics_table(L, words), int(k))
-    table["word_index"] = kept[table["word_index"].to_numpy()].astype(int)
-    return TopicsRun(loadings=L, variance=variance, cumulative_variance=cumulative, table=table,
-                     seconds=time.perf_counter() - t0,
-                     weighting_notes=tuple(prune_notes) + tuple(w.notes), method=method,
-                     params={"r": int(r), "k": int(k), "weighting": weighting,
-                             "center": bool(center), "seed": int(seed), "stop_words": bool(stop_words),
-                             "max_df": float(max_df), "order": order.tolist(), **params},
-                     n_words=len(words))
+def topics_key(token: str, method: str, params: dict) -> tuple:
+    """The registry key of the topics job of these choices (:func:`topics_params`)."""
+    return ("topics", token, method, *(params[p] for p in ("r", "k", "weighting", "center", "seed",
+                                                           "stop_words", "max_df", "numbers")))
 
 
 def filler_summary(table: pd.DataFrame, k: int) -> list[str]:
@@ -284,6 +289,28 @@ def wide_table(table: pd.DataFrame, decimals: int = 3) -> pd.DataFrame:
     wide = cells.pivot(index="rank", columns="component", values="cell").fillna("")
     wide.columns = [f"Topic {j}" for j in wide.columns]
     return wide
+
+
+#: topics per table: four columns of ``word (0.412)`` fit the page at 800 px (eight were cut)
+TOPICS_PER_TABLE = 4
+#: pixels per character of a table cell and the cell's padding (Streamlit's 14 px sans-serif)
+CHAR_PX, CELL_PAD_PX = 8, 24
+
+
+def table_chunks(wide: pd.DataFrame, per: int = TOPICS_PER_TABLE) -> list[pd.DataFrame]:
+    """:func:`wide_table` in tables of at most ``per`` topics, each with the rank as its index
+    (issue 41: at 800 and 1400 px a cell of the eight-topic table was cut)."""
+    return [wide.iloc[:, a:a + per] for a in range(0, wide.shape[1], per)] if wide.shape[1] else [wide]
+
+
+def column_widths(table: pd.DataFrame) -> dict[str, int]:
+    """A width in pixels per column, enough for its longest cell and its header (so that no cell is
+    cut; a table wider than the page scrolls instead)."""
+    out = {}
+    for col in table.columns:
+        longest = max([len(str(col))] + [len(str(v)) for v in table[col]])
+        out[str(col)] = CHAR_PX * longest + CELL_PAD_PX
+    return out
 
 
 def planted_match(table: pd.DataFrame, planted: list) -> pd.DataFrame:
@@ -393,4 +420,22 @@ def dominated_topics(X_used, loadings: np.ndarray, share: float = DOMINANT_SHARE
             i = int(np.argmax(sq[:, j]))
             if sq[i, j] / total[j] >= share:
                 out.append((j, i, float(sq[i, j] / total[j])))
+    return out
+
+
+def dominated_lines(found, documents=None) -> list[str]:
+    """One warning per dominating document (:func:`dominated_topics`), its topics named together."""
+    by_doc: dict = {}
+    for j, doc, share in found:
+        by_doc.setdefault(doc, []).append((j, share))
+    out = []
+    for doc, topics in by_doc.items():
+        name = f"document {doc + 1}" + (f" ({documents[doc]})" if documents is not None else "")
+        many = len(topics) > 1
+        which = ", ".join(str(j + 1) for j, _ in topics)
+        shares = ", ".join(f"{share:.0%}" for _, share in topics)
+        out.append(f"Topic{'s' if many else ''} {which} {'are' if many else 'is'} mostly one document: "
+                   f"{name} carries {shares} of {'their' if many else 'its'} scores (the words are that "
+                   "document's, not a theme of the corpus). Leave that document out, or weight the counts "
+                   "(*Weighting*: log(1 + count) or tf-idf) so that one long document counts less.")
     return out

@@ -25,11 +25,23 @@ __all__ = [
     "pow2_scale",
     "covariance_from_data",
     "as_rng",
+    "check_sparse_structure",
+    "sparse_structure_problem",
 ]
 
 
 class InputError(ValueError):
-    """Bad input: the message says what is wrong and what is allowed."""
+    """Bad input: the message says what is wrong and what is allowed.
+
+    ``argument``: the name of the argument at fault (as the function spells it, e.g.
+    ``"label_column"``), None when no single one is; ``value``: what was given for it.  A front
+    (the app, the CLI) maps ``argument`` to its own control without reading the message.
+    """
+
+    def __init__(self, *args, argument: str | None = None, value=None):
+        super().__init__(*args)
+        self.argument = argument
+        self.value = value
 
 
 def _bound(value, context: dict, kind: str):
@@ -69,13 +81,13 @@ class Interval:
     def check(self, value, name: str, context: dict):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral if self.kind == "int" else numbers.Real) \
                 or (self.kind != "int" and not np.isfinite(value)):
-            raise InputError(f"`{name}` must be {self.allowed(context)}; got {value!r}")
+            raise InputError(f"`{name}` must be {self.allowed(context)}; got {value!r}", argument=name, value=value)
         v = int(value) if self.kind == "int" else float(value)
         low = context[self.low] if isinstance(self.low, str) else self.low  # (the message's numbers: _bound)
         high = context[self.high] if isinstance(self.high, str) else self.high
         if v < low or v > high or (self.low_open and v == low) or (self.high_open and v == high):
             shown = v if self.kind == "int" else (f"{v:g}" if self.kind == "number" else repr(value))
-            raise InputError(f"`{name}` must be {self.allowed(context)}; got {shown}")
+            raise InputError(f"`{name}` must be {self.allowed(context)}; got {shown}", argument=name, value=value)
         return v
 
 
@@ -358,3 +370,77 @@ def as_rng(seed, name: str = "seed") -> np.random.Generator:
     if seed is not None and int(seed) < 0:  # numpy's own message does not name the argument
         raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; got {int(seed)}")
     return np.random.default_rng(None if seed is None else int(seed))
+
+
+def sparse_structure_problem(X, rows: str = "rows", cols: str = "columns") -> str | None:
+    """What is wrong with the index arrays of a CSR/CSC/COO matrix ``X``, or None.
+
+    SciPy lets a compressed matrix hold a column index past the last column or an ``indptr``
+    that decreases (built from arrays without a full check, or its arrays changed afterwards);
+    its compiled kernels then read and write out of bounds (a crash, or wrong numbers).  Checked
+    in O(nnz), without a copy: ``indptr`` has one entry per row (column for CSC) plus one, starts
+    at 0, never decreases and ends at the number of stored values; there is one index per
+    stored value, every index an integer in ``[0, size)``.  ``rows``/``cols`` name the two
+    dimensions in the text (plural words: ``"cells"``, ``"genes"``).
+    """
+    m, n = X.shape
+    fmt = X.format
+    if fmt == "coo":
+        data = np.asarray(X.data)
+        for arr, size, what in ((np.asarray(X.row), m, rows), (np.asarray(X.col), n, cols)):
+            if arr.ndim != 1 or arr.size != data.size or arr.dtype.kind not in "iu":
+                return (f"its {what[:-1]} indices are {arr.size:,} {arr.dtype} values for "
+                        f"{data.size:,} stored values (one integer index each)")
+            if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= size):
+                bad = (arr < 0) | (arr >= size)
+                i = int(np.argmax(bad))
+                return (f"stored entry {i + 1} has the {what[:-1]} index {int(arr[i])}, outside "
+                        f"[0, {size:,}) ({int(bad.sum()):,} such entr{'y' if bad.sum() == 1 else 'ies'})")
+        return None
+    if fmt not in ("csr", "csc"):
+        return None
+    major, minor = (m, n) if fmt == "csr" else (n, m)
+    major_word, minor_word = (rows, cols) if fmt == "csr" else (cols, rows)
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    nnz = int(np.asarray(X.data).size)
+    if indptr.ndim != 1 or indptr.size != major + 1:
+        return (f"its indptr holds {indptr.size:,} entries, not one per {major_word[:-1]} plus one "
+                f"({major + 1:,})")
+    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu":
+        return f"its indptr ({indptr.dtype}) and indices ({indices.dtype}) must hold integers"
+    if indices.ndim != 1 or indices.size != nnz:
+        return f"{indices.size:,} indices for {nnz:,} stored values"
+    if int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
+        return (f"its indptr runs from {int(indptr[0]):,} to {int(indptr[-1]):,}, not from 0 to the "
+                f"{nnz:,} stored values")
+    steps = np.diff(indptr)
+    if (steps < 0).any():
+        k = int(np.argmax(steps < 0))
+        return (f"its indptr decreases at {major_word[:-1]} {k + 1} ({int(indptr[k]):,} then "
+                f"{int(indptr[k + 1]):,}); it must never decrease")
+    if nnz and (int(indices.min()) < 0 or int(indices.max()) >= minor):
+        bad = (indices < 0) | (indices >= minor)
+        i = int(np.argmax(bad))
+        at = int(np.searchsorted(indptr, i, side="right")) - 1
+        return (f"{major_word[:-1]} {at + 1} holds the {minor_word[:-1]} index {int(indices[i])}, "
+                f"outside [0, {minor:,}) (there are {minor:,} {minor_word}; {int(bad.sum()):,} such "
+                f"ind{'ex' if bad.sum() == 1 else 'ices'})")
+    return None
+
+
+def check_sparse_structure(X, name: str = "X"):
+    """``X`` itself; a sparse ``X`` whose index arrays do not describe its shape
+    (:func:`sparse_structure_problem`) refused before any kernel reads them (any other ``X``
+    passes as it is)."""
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        return X
+    problem = sparse_structure_problem(X)
+    if problem is not None:
+        m, n = X.shape
+        raise InputError(f"`{name}` is a {X.format.upper()} matrix ({m:,} x {n:,}) whose index arrays "
+                         f"are inconsistent: {problem}. Build it from valid (data, indices, indptr) "
+                         "arrays (scipy's `X.check_format()` says what is wrong); refused rather "
+                         "than read out of bounds")
+    return X

@@ -30,7 +30,7 @@ Ranger's HDF5 (:mod:`.tenx_h5`) and AnnData layers/objects (:mod:`.anndata_io`).
 from .archive import MAX_ZIP_MEMBERS, _read_member
 from .conventions import _cell_kind
 from .corpora import CORPUS_EXTENSIONS
-from .images import MAX_IMAGE_PIXELS, MAX_TOTAL_PIXELS
+from .images import MAX_IMAGE_PIXELS, MAX_TOTAL_PIXELS, zip_holds_images
 from .load import HEADER_CHOICES, NAN_POLICIES, describe, load_file
 from .loaded import DataFormatError, LoadedData
 from .mat import mat_variables
@@ -56,4 +56,5 @@ __all__ = [
     "ORIENTATIONS",
     "ANNDATA_INSTALL",
     "sheet_columns",
+    "zip_holds_images",
 ]

@@ -86,8 +86,9 @@ def _archive_errors(name: str, what: str = ".zip"):
                               "re-create it with a standard zip tool") from None
 
 
-def _read_capped(fh, budget: int, too_big: str) -> bytes:
-    """Everything ``fh`` yields, read in chunks; DataFormatError(``too_big``) past ``budget`` bytes.
+def _read_capped(fh, budget: int, too_big) -> bytes:
+    """Everything ``fh`` yields, read in chunks; DataFormatError(``too_big``, a str or a function
+    of the bytes read so far giving one) past ``budget`` bytes.
 
     The cap is checked after every chunk, on what decompression actually yields
     (the sizes an archive announces can lie).
@@ -99,7 +100,7 @@ def _read_capped(fh, budget: int, too_big: str) -> bytes:
             break
         got += len(chunk)
         if got > budget:
-            raise DataFormatError(too_big)
+            raise DataFormatError(too_big if isinstance(too_big, str) else too_big(got))
         parts.append(chunk)
     return b"".join(parts)
 
@@ -126,27 +127,20 @@ def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
     """
     if not data.startswith(_GZIP_MAGIC):
         return data
-    parts, got = [], 0
+    def too_big(got: int) -> str:
+        total, how = _gzip_estimate(data, got, raw.tell())
+        return (f"{name}: the gzip content expands to more than the size cap max_bytes="
+                f"{max_bytes:,} bytes (about {total:,} bytes in all, by {how}; possible gzip "
+                f"bomb: {len(data):,} compressed bytes); stopped at the cap, nothing else "
+                "was decompressed; raise max_bytes if this is intended")
+
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
             raw = fh.fileobj  # the compressed stream: its position says how much was consumed
-            while True:
-                chunk = fh.read(min(_CHUNK, max_bytes - got + 1))
-                if not chunk:
-                    break
-                got += len(chunk)
-                if got > max_bytes:
-                    total, how = _gzip_estimate(data, got, raw.tell())
-                    raise DataFormatError(
-                        f"{name}: the gzip content expands to more than the size cap max_bytes="
-                        f"{max_bytes:,} bytes (about {total:,} bytes in all, by {how}; possible gzip "
-                        f"bomb: {len(data):,} compressed bytes); stopped at the cap, nothing else "
-                        "was decompressed; raise max_bytes if this is intended")
-                parts.append(chunk)
+            return _read_capped(fh, max_bytes, too_big)
     except (OSError, EOFError, zlib.error) as exc:
         raise DataFormatError(f"{name}: the gzip file is truncated or damaged ({exc}); download "
                               "or compress it again") from None
-    return b"".join(parts)
 
 
 def _gzip_estimate(data: bytes, got: int, consumed: int) -> tuple[int, str]:

@@ -16,6 +16,7 @@ from .bow import read_mtx, read_sparse_npz, read_uci_bow, read_vocab
 from .loaded import DataFormatError, LoadedData, _at_least_two, check_sparse_structure
 from .npy import _npz_index
 from .source import IMAGE_EXTENSIONS, _read_source
+from .vocabulary import Words
 
 #: file types read as a sparse documents x words matrix (see :func:`load_file`)
 CORPUS_EXTENSIONS = (".mtx", ".gz")
@@ -105,7 +106,10 @@ def _finish_sparse(text, name: str, fmt: str, notes: list) -> LoadedData:
         raise DataFormatError(f"{name}: the matrix has no nonzero count; there is no variance to "
                               "explain")
     notes = list(notes) + list(text.notes)
-    unused = int(n - np.count_nonzero(np.bincount(X.indices, minlength=n)))  # (no CSC copy of X)
+    used = np.zeros(n, dtype=bool)  # (no CSC copy of X, no int64 copy of its indices)
+    for lo in range(0, X.nnz, 1 << 16):
+        used[X.indices[lo:lo + (1 << 16)]] = True
+    unused = int(n - np.count_nonzero(used))
     if unused:
         notes.append(f"{unused} word(s) occur in no document: allowed, but they carry no variance")
     empty = int(m - np.count_nonzero(np.diff(X.indptr)))
@@ -113,7 +117,8 @@ def _finish_sparse(text, name: str, fmt: str, notes: list) -> LoadedData:
         notes.append(f"{empty} document(s) hold no word: kept (they count in the mean)")
     notes.append(f"kept sparse: {X.nnz:,} nonzeros ({X.nnz / (m * n):.3%} of {m:,} x {n:,}); "
                  "never densified")
-    return LoadedData(X=X, feature_names=[str(w) for w in text.vocabulary], labels=None,
+    words = text.vocabulary if isinstance(text.vocabulary, Words) else [str(w) for w in text.vocabulary]
+    return LoadedData(X=X, feature_names=words, labels=None,
                       image_shape=None, notes=notes, metadata=None, source_name=name, format=fmt,
                       extra={"sparse": True, "nnz": int(X.nnz),
                              "vocabulary": not any(nt.startswith("no vocabulary")

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._common.validation import InputError
 from .conventions import _cell_kind, _number_conventions
-from .loaded import DataFormatError, _dropped_text, _finish, missing_label_note, refuse_missing_labels
+from .loaded import (DataFormatError, _dropped_text, _finish, made_unique, missing_label_note,
+                     refuse_missing_labels)
 from .orientation import decide_orientation, transpose_names
 from .sniff import _BOMS, _MISSING, _decide_header, _decode, _parse_cells, _sniff_utf16, _split_rows, _strs
 
@@ -24,14 +25,9 @@ HEAD_CHARS = 400_000
 
 
 def _unique_names(names: list, notes: list) -> list:
-    if len(set(names)) == len(names):
-        return names
-    seen: dict = {}
-    uniq = []
-    for nm in names:
-        seen[nm] = seen.get(nm, -1) + 1
-        uniq.append(nm if seen[nm] == 0 else f"{nm}.{seen[nm]}")
-    notes.append("duplicate column names made unique (.1, .2, ...)")
+    uniq, repeated = made_unique(names)
+    if repeated:
+        notes.append("duplicate column names made unique (.1, .2, ...)")
     return uniq
 
 
@@ -47,7 +43,8 @@ def _label_index(label_column, names: list, text_cols: list, text: dict, m: int,
                 and -width <= label_column < width:
             return label_column % width
         raise InputError(f"`label_column` must be one of the column names {names[:20]} or an "
-                         f"index in [0, {width - 1}]; got {label_column!r}")
+                         f"index in [0, {width - 1}]; got {label_column!r}", argument="label_column",
+                         value=label_column)
     for j in text_cols:
         if len(set(text[j].tolist())) < m:
             note = missing_label_note(text[j], names[j])
@@ -203,7 +200,7 @@ def _features_as_rows(table: _Table, id_col, name: str, nan_policy: str, label_c
         raise InputError(f"`label_column` {label_column!r} names a column of {name}, but its rows are "
                          "read as features (each column a sample): give the labels in a sample sheet "
                          "(`sample_info`, one row per sample) and name its column, or choose "
-                         "orientation 'rows-are-samples'")
+                         "orientation 'rows-are-samples'", argument="label_column", value=label_column)
     notes, names = table.notes, table.names
     n_rows = table.values.shape[0]
     dropped = list(table.dropped)

@@ -14,10 +14,11 @@ Two ways documents come (issue 26, item 5):
   ``label_column`` (or the first short text column with repeated values) the labels.
 
 Words (:func:`count_words`): CountVectorizer's default tokens (runs of 2+ letters or digits) of
-the lower-cased text, without the stop words (scikit-learn's English list by default) and the
-words in fewer than ``min_df`` documents — the same matrix as
-``CountVectorizer(lowercase=True, stop_words=..., min_df=...)``, counted one document at a
-time with a progress report, with the counts of what was dropped for the notes.
+the lower-cased text that are not numbers (digits only: years, page numbers; ``numbers=True``
+counts them too, issue 41), without the stop words (scikit-learn's English list by default) and
+the words in fewer than ``min_df`` documents — the same matrix as ``CountVectorizer(lowercase=True,
+token_pattern=WORD_PATTERN, stop_words=..., min_df=...)``, counted one document at a time with a
+progress report, with the counts of what was dropped for the notes.
 :func:`prune_vocabulary` serves the Topics page on any corpus.
 """
 
@@ -41,7 +42,7 @@ from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_miss
 from .source import IMAGE_EXTENSIONS
 
 __all__ = ["read_documents", "prune_vocabulary", "Pruned", "detect_text_column", "STOP_WORDS",
-           "DEFAULT_MIN_DF", "MAX_NUMERIC_WITH_TEXT"]
+           "DEFAULT_MIN_DF", "MAX_NUMERIC_WITH_TEXT", "WORD_PATTERN", "TOKEN_PATTERN"]
 
 #: values of ``stop_words`` besides a list of words
 STOP_WORDS = ("english", None)
@@ -136,8 +137,11 @@ def prune_vocabulary(X, words, *, stop_words=frozenset(), min_df=1, max_df=1.0) 
                   int(rare.sum()), int(common.sum()), notes)
 
 
-#: CountVectorizer's default tokens: runs of 2 or more word characters
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+#: CountVectorizer's default tokens: runs of 2 or more word characters (``numbers=True``)
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+#: the words counted by default: those tokens but the numbers (runs of digits only)
+WORD_PATTERN = r"(?u)\b(?!\d+\b)\w\w+\b"
+_TOKEN, _WORD = re.compile(TOKEN_PATTERN), re.compile(WORD_PATTERN)
 #: the last non-word character of a window (a document is tokenized in pieces cut there)
 _LAST_NONWORD = re.compile(r"\W\w*\Z")
 _NONWORD = re.compile(r"\W")
@@ -164,86 +168,64 @@ def _pieces(text: str):
     yield text[start:]
 
 
-def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=None):
+def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=None, numbers=False,
+                hash_fn=hash):
     r"""Count the words of ``documents`` (an iterable of str, consumed once) as scikit-learn's
-    ``CountVectorizer(lowercase=True, stop_words=..., min_df=...)`` does, one document at a time.
+    ``CountVectorizer(lowercase=True, token_pattern=..., stop_words=..., min_df=...)`` does, one
+    document at a time; ``token_pattern`` :data:`WORD_PATTERN` (numbers are not words), or
+    CountVectorizer's default :data:`TOKEN_PATTERN` with ``numbers=True``.
 
     Returns ``(X, words, info)``: ``X`` the documents x kept words CSR matrix of float64 counts
-    (columns in the order of the sorted words, indices sorted), ``words`` the kept words,
-    ``info`` a dict: ``documents``, ``distinct_words`` (all words seen, stop words included),
-    ``n_stop`` and ``n_rare`` (distinct words removed as stop words / in fewer than ``min_df``
-    documents).  ``callback(done, total)`` is called every few documents and at the end.
+    (columns in the order of the sorted words, indices sorted), ``words`` the kept words (a
+    :class:`.vocabulary.Words`, a sequence of str), ``info`` a dict: ``documents``,
+    ``distinct_words`` (all words seen, stop words included), ``n_stop`` and ``n_rare`` (distinct
+    words removed as stop words / in fewer than ``min_df`` documents).  ``callback(done, total)``
+    is called every few documents and at the end.  ``hash_fn`` keys the words (checked against
+    the words' text, so any function gives the same counts).
 
     Notes
     -----
-    Tokens are CountVectorizer's default (``(?u)\b\w\w+\b`` on the lower-cased text); a
-    document is lower-cased and tokenized a megabyte at a time.  Memory: the vocabulary (a dict
-    of every distinct word), and 8 bytes per (document, word) pair (an int32 word id and count)
-    while counting; at the end the kept pairs become the CSR arrays (12 bytes each), built
-    column-selected and in word order directly (no full matrix, no second copy).  No list of
-    the documents is kept: a generator of documents is read once.
+    Tokens are CountVectorizer's default (``(?u)\b\w\w+\b`` on the lower-cased text) but the runs
+    of digits only, unless ``numbers``; a document is lower-cased and tokenized a megabyte at a
+    time.  Memory (:class:`.vocabulary.WordCounts`): per distinct word its UTF-8 bytes and 16 bytes
+    (no Python str), per (document, word) pair 5 bytes while counting; at the end the kept pairs
+    become the CSR arrays (12 bytes each).  No list of the documents is kept: a generator of
+    documents is read once.
     """
-    from array import array
     from collections import Counter
 
-    vocab: dict = {}
-    indices, counts, indptr = array("i"), array("i"), array("q", [0])
-    n_docs = 0
+    from .vocabulary import WordCounts
+
+    table = WordCounts(hash_fn)
+    n_docs, token = 0, _TOKEN if numbers else _WORD
     for doc in documents:
         found: Counter = Counter()
         for piece in _pieces(doc):
-            found.update(_TOKEN.findall(piece.lower()))
-        for word, c in found.items():
-            j = vocab.get(word)
-            if j is None:
-                j = vocab[word] = len(vocab)
-            indices.append(j)
-            counts.append(c)
-        indptr.append(len(indices))
+            found.update(token.findall(piece.lower()))
+        table.add(found)
         n_docs += 1
         if callback is not None and n_docs % _REPORT_EVERY == 0:
             callback(n_docs, total if total is not None else n_docs)
-    words = list(vocab)
-    del vocab
-    idx = np.frombuffer(indices, dtype=np.int32) if len(indices) else np.zeros(0, np.int32)
-    df = np.bincount(idx, minlength=len(words))
-    stop = np.array([w in stop_words for w in words], dtype=bool) if stop_words else \
-        np.zeros(len(words), dtype=bool)
-    rare = ~stop & (df < _df_threshold(min_df, n_docs))
-    kept = np.flatnonzero(~stop & ~rare)
-    # the kept words in sorted order (an object array's argsort: no list of int objects)
-    order = kept[np.argsort(np.array([words[j] for j in kept.tolist()], dtype=object), kind="stable")]
-    remap = np.full(len(words), -1, dtype=np.int32)
-    remap[order] = np.arange(order.size, dtype=np.int32)
-    new = remap[idx]
-    del remap
-    keep = new >= 0
-    ptr = np.frombuffer(indptr, dtype=np.int64)
-    cum = np.zeros(keep.size + 1, dtype=np.int64)
-    np.cumsum(keep, out=cum[1:])
-    X = sp.csr_matrix((np.frombuffer(counts, dtype=np.int32)[keep].astype(np.float64), new[keep],
-                       cum[ptr]), shape=(n_docs, order.size))
-    del new, keep, cum, idx
-    X.sort_indices()
+    X, words, info = table.matrix(stop_words, _df_threshold(min_df, n_docs))
     if callback is not None:
         callback(n_docs, n_docs)
-    info = {"documents": n_docs, "distinct_words": len(words), "n_stop": int(stop.sum()),
-            "n_rare": int(rare.sum()), "stop_examples": sorted(words[j] for j in np.flatnonzero(stop))[:5]}
-    return X, [words[j] for j in order.tolist()], info
+    return X, words, {"documents": n_docs, **info}
 
 
-def _vectorize(documents, name: str, stop, min_df, how: str, *, callback=None, total=None) -> tuple:
+def _vectorize(documents, name: str, stop, min_df, how: str, *, callback=None, total=None,
+               numbers=False) -> tuple:
     """(TextData, notes) of the documents (an iterable of str, read once): counted, then pruned."""
     if stop == "english":
         from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
         stop = frozenset(ENGLISH_STOP_WORDS)
     X, words, info = count_words(documents, stop_words=stop, min_df=min_df, callback=callback,
-                                 total=total)
+                                 total=total, numbers=numbers)
+    what = "words of 2+ letters or digits" + ("" if numbers else ", numbers (digits only) left out")
     n_docs = info["documents"]
     if info["distinct_words"] == 0:
-        raise DataFormatError(f"{name}: the {n_docs:,} documents hold no word (words are runs of "
-                              "2 or more letters or digits); nothing to count")
+        raise DataFormatError(f"{name}: the {n_docs:,} documents hold no word ({what}); nothing to "
+                              "count" + ("" if numbers else " (numbers=True counts the numbers)"))
     if not words:
         raise DataFormatError(
             f"{name}: no word is left to count: the {n_docs:,} documents hold "
@@ -251,7 +233,7 @@ def _vectorize(documents, name: str, stop, min_df, how: str, *, callback=None, t
             f"{info['n_rare']:,} in fewer than {_df_threshold(min_df, n_docs):g} documents "
             f"(min_df={min_df!r}); lower min_df or keep the stop words (stop_words=None)")
     notes = [f"raw text: {n_docs:,} documents ({how}) counted as scikit-learn's CountVectorizer "
-             f"counts (lower case, words of 2+ letters or digits): {info['distinct_words']:,} distinct "
+             f"counts (lower case, {what}): {info['distinct_words']:,} distinct "
              f"words, {len(words):,} kept"]
     if info["n_stop"]:
         notes.append(f"{info['n_stop']:,} stop word(s) removed (e.g. {', '.join(info['stop_examples'])})")
@@ -292,39 +274,60 @@ def _looks_japanese(raw: bytes) -> str | None:
     return text if wide and wide >= 0.5 * nonascii else None
 
 
+#: C0 control characters that text never holds (tab, line feed, form feed... excepted)
+_CONTROL = re.compile(r"[\x01-\x08\x0e-\x1f]")
+
+
 def decode_document(raw: bytes, label: str) -> tuple[str, str]:
     """``(text, encoding read)`` of a document's bytes, found as the CSV reader finds it.
 
-    A byte-order mark (UTF-8/16/32), UTF-16 without one (its NUL byte pattern), then UTF-8;
-    bytes that are none of these are Shift-JIS when they decode as such and read as Japanese
-    (:func:`_looks_japanese`), else Latin-1 (which reads any bytes: said in the notes).  A
-    document whose mark names an encoding it does not decode in, or that holds NUL bytes
-    without being UTF-16/32, is refused (never read as garbage words such as ``ÿþb``).
+    A byte-order mark (UTF-8/16/32), UTF-16 without one (its NUL byte pattern, or with little
+    ASCII its high bytes' low entropy, characters in common use and a text of letters:
+    :func:`.sniff.utf16_by_content`), then UTF-8 (unless it holds control characters and reads
+    as UTF-16: short Cyrillic); bytes that are none of these are Shift-JIS when they decode as
+    such and read as Japanese (:func:`_looks_japanese`), UTF-16 when they read as such without
+    a NUL byte (CJK text), else Latin-1 (which reads any bytes: said in the notes).  A document whose mark names
+    an encoding it does not decode in, or that holds NUL bytes without being UTF-16/32 in
+    either byte order, is refused (never read as garbage words such as ``ÿþb``).
     """
-    from .sniff import _BOMS, _sniff_utf16
+    from .sniff import _BOMS, _sniff_utf16, utf16_by_content
 
     encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None)
     how = "byte-order mark"
     if encoding is None:
         encoding, how = _sniff_utf16(raw), "NUL byte pattern"
+    if encoding is None and b"\x00" in raw:
+        encoding, how = utf16_by_content(raw) or (None, "")
     if encoding is not None:
-        shown = encoding.upper().replace("-SIG", "").replace("-LE", "").replace("-BE", "")
-        try:
-            return raw.decode(encoding).lstrip("\ufeff"), f"{shown} ({how})"
-        except UnicodeDecodeError as exc:
-            raise DataFormatError(f"{label}: looks like {encoding.upper()} text ({how}) but does not "
-                                  f"decode ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
+        return _decode_as(raw, encoding, how, label)
     if b"\x00" in raw:
-        raise DataFormatError(f"{label}: binary content (NUL bytes) in a .txt document; documents "
-                              "must be text (UTF-8, UTF-16 with its byte-order mark, ...)")
+        raise DataFormatError(f"{label}: binary content (NUL bytes) in a .txt document, and not "
+                              "UTF-16 text in either byte order; documents must be text (UTF-8, "
+                              "UTF-16 or UTF-32, Shift-JIS, Latin-1)")
     try:
-        return raw.decode("utf-8"), "UTF-8"
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        pass
+        text = None
+    if text is not None:
+        # control characters (0x04 is Cyrillic's high byte) in "UTF-8": UTF-16 without a NUL?
+        found = utf16_by_content(raw) if _CONTROL.search(text) else None
+        return (text, "UTF-8") if found is None else _decode_as(raw, found[0], found[1], label)
     japanese = _looks_japanese(raw)
     if japanese is not None:
         return japanese, "Shift-JIS (cp932: it decodes and reads as Japanese)"
+    found = utf16_by_content(raw, nul=False)
+    if found is not None:
+        return _decode_as(raw, found[0], found[1], label)
     return raw.decode("latin-1"), "Latin-1 (not UTF-8: the last resort)"
+
+
+def _decode_as(raw: bytes, encoding: str, how: str, label: str) -> tuple[str, str]:
+    shown = encoding.upper().replace("-SIG", "").replace("-LE", "").replace("-BE", "")
+    try:
+        return raw.decode(encoding).lstrip("\ufeff"), f"{shown} ({how.split(':')[0]})"
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(f"{label}: looks like {encoding.upper()} text ({how}) but does not "
+                              f"decode ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
 
 
 #: most files a .zip of documents may hold besides its .txt documents (skipped and named): at
@@ -407,8 +410,8 @@ def detect_text_column(header: list, rows: list) -> tuple[int | None, str]:
     """The index of a column of free text in a table's first rows, or None; and why.
 
     A column is free text when at least 80% of its non-empty cells are not numbers, their
-    median has at least 4 words, their mean length is at least 20 characters, and at least
-    80% of them are distinct; the table is documents
+    median has at least 4 words (tokens as counted: runs of 2+ letters or digits), their mean
+    length is at least 20 characters, and at least 80% of them are distinct; the table is documents
     only when it has at most :data:`MAX_NUMERIC_WITH_TEXT` numeric columns (else the numbers
     are the data and the text is metadata).  The widest such column wins.
     """
@@ -425,18 +428,18 @@ def detect_text_column(header: list, rows: list) -> tuple[int | None, str]:
         if nums >= 0.8 * len(cells):
             numeric += 1
             continue
-        words = np.median([len(c.split()) for c in cells])
+        words = float(np.median([len(_TOKEN.findall(c)) for c in cells]))
         distinct = len(set(cells)) / len(cells)
-        long = np.mean([len(c) for c in cells]) >= 20
-        if nums <= 0.2 * len(cells) and words >= 4 and distinct >= 0.8 and long:
+        chars = [len(c) for c in cells]
+        if nums <= 0.2 * len(cells) and words >= 4 and distinct >= 0.8 and np.mean(chars) >= 20:
             if best is None or words > best[1]:
-                best = (j, words)
+                best = (j, words, float(np.median(chars)))
     if best is None:
         return None, "no column of free text"
     if numeric > MAX_NUMERIC_WITH_TEXT:
         return None, f"{numeric} numeric columns beside the text"
-    return best[0], (f"column '{header[best[0]]}' detected as the texts (median {best[1]:g} words "
-                     "per cell, nearly all distinct)")
+    return best[0], (f"column '{header[best[0]]}' detected as the texts (median {best[1]:,g} words and "
+                     f"{best[2]:,g} characters per cell, nearly all distinct)")
 
 
 def _table_documents(data: bytes, name: str, ext: str, text_column, label_column):
@@ -491,7 +494,7 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
     if label_column is not None:
         if label_column not in meta.columns:
             raise InputError(f"`label_column` must be one of the other columns {list(meta.columns)[:20]}; "
-                             f"got {label_column!r}")
+                             f"got {label_column!r}", argument="label_column", value=label_column)
         lab = label_column
     else:
         for c in meta.columns:
@@ -525,7 +528,7 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
 
 def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_words="english",
                    min_df=DEFAULT_MIN_DF, label_column=None, max_bytes: int = 200_000_000,
-                   callback=None):
+                   callback=None, numbers: bool = False):
     """A :class:`LoadedData` of raw text documents, or None when the file holds none.
 
     ``ext`` is the file's kind (``.zip`` or a CSV/TSV kind).  ``X`` is the documents x words
@@ -533,7 +536,8 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
     the words, ``format`` ``"text-zip"`` or ``"text-table"``, ``metadata`` the document names
     (and a table's other columns), ``notes`` what was counted and removed.  ``callback(done,
     total)``, when given, is called as the documents are counted (every few documents, and once
-    at the end with ``done == total``).
+    at the end with ``done == total``).  ``numbers``: count the runs of digits only (years,
+    page numbers) as words too (by default they are not words).
 
     Raises
     ------
@@ -546,6 +550,8 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
     from .corpora import _finish_sparse
 
     text_column, stop, min_df = check_text_options(text_column, stop_words, min_df)
+    if not isinstance(numbers, (bool, np.bool_)):
+        raise InputError(f"`numbers` must be True (count numbers as words) or False; got {numbers!r}")
     if text_column is False:
         return None
     if ext == ".zip":
@@ -566,7 +572,7 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
         with zf:
             text, notes = _vectorize(_zip_texts(zf, infos, name, max_bytes, encodings), name, stop,
                                      min_df, "one per .txt file of the archive", callback=callback,
-                                     total=len(infos))
+                                     total=len(infos), numbers=bool(numbers))
         extra_notes = _encoding_notes(encodings)
         if skipped:
             extra_notes.append(f"skipped {len(skipped):,} file(s) that are not .txt documents: "
@@ -578,7 +584,8 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
             return None
         doc_names, texts, metadata, labels, how, extra_notes = found
         fmt = "text-table"
-        text, notes = _vectorize(texts, name, stop, min_df, how, callback=callback, total=len(texts))
+        text, notes = _vectorize(texts, name, stop, min_df, how, callback=callback, total=len(texts),
+                                 numbers=bool(numbers))
     loaded = _finish_sparse(text, name, fmt, notes + extra_notes)
     more = {"sample_names": [str(d) for d in doc_names]} \
         if "sample_names" in {f.name for f in fields(LoadedData)} else {}

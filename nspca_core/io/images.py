@@ -8,6 +8,7 @@ import io
 import os
 import re
 import struct
+import zipfile
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -24,6 +25,21 @@ MAX_TOTAL_PIXELS = 100_000_000
 
 
 _JUNK = ("__MACOSX/", ".DS_Store", "Thumbs.db", "desktop.ini")
+
+
+def zip_holds_images(data: bytes) -> bool:
+    """Whether the bytes of a ``.zip`` hold image files (what the ``resize`` option applies to).
+
+    Reads the archive's directory only (no member is decompressed); an unreadable archive holds
+    none (reading it then says what is wrong).  macOS resource folders and hidden files are not
+    counted."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            names = [i.filename.replace("\\", "/") for i in zf.infolist() if not i.is_dir()]
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return False
+    return any(PurePosixPath(fn).name.lower().endswith(IMAGE_EXTENSIONS) for fn in names
+               if not fn.startswith("__MACOSX/") and not PurePosixPath(fn).name.startswith("."))
 
 
 def _image_size(raw: bytes, label: str, name: str) -> tuple[int, int]:
@@ -158,7 +174,8 @@ def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):
         desc = "; ".join(f"{s[0]}x{s[1]} (h x w): {len(fs)} file(s), e.g. {fs[0]!r}"
                          for s, fs in list(shapes.items())[:5])
         raise DataFormatError(f"{name}: images of mixed sizes: {desc}; all images must have the "
-                              "same size, or pass resize=(height, width) to resize them")
+                              "same size, or pass resize=(height, width) to resize them",
+                              argument="resize", value=resize)
     h, w = arrays[0].shape
     X = np.stack([a.ravel() for a in arrays])
     folders = [str(PurePosixPath(f.replace("\\", "/")).parent) for f in files]

@@ -138,8 +138,8 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
               nan_policy: str = "error", label_column=None, header="auto",
               vocab=None, orientation: str = "auto", sample_info=None,
               sample_id_column=None, text_column=None, stop_words="english",
-              min_df=DEFAULT_MIN_DF, callback=None, platform=None, sheet=None, layer=None, use_raw: bool = False,
-              feature_names=None) -> LoadedData:
+              min_df=DEFAULT_MIN_DF, numbers: bool = False, callback=None, platform=None, sheet=None,
+              layer=None, use_raw: bool = False, feature_names=None) -> LoadedData:
     """Read a data file into a samples x features matrix.
 
     Parameters
@@ -208,6 +208,9 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
     min_df : int or float, default 2
         Raw text: keep the words of at least this many documents (a float: this
         fraction of the documents).  ``notes`` say how many words were removed.
+    numbers : bool, default False
+        Raw text: count the numbers (runs of digits only: years, page numbers) as words too;
+        by default they are not words.
     callback : callable, optional
         ``callback(done, total)``, a progress report while raw text documents
         are counted (every few documents) or a UCI docword file's triples are
@@ -271,10 +274,10 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
                         vocab=vocab, **extra_options,
                         reload=lambda data, inner: _load_any(
                             data, inner, variable, max_bytes, resize, nan_policy, label_column, header, vocab,
-                            orientation, (text_column, stop_words, min_df), callback=callback))
+                            orientation, (text_column, stop_words, min_df, numbers), callback=callback))
     if loaded is None:
         loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
-                           vocab, orientation, (text_column, stop_words, min_df), callback=callback)
+                           vocab, orientation, (text_column, stop_words, min_df, numbers), callback=callback)
     if sheet_table is not None:
         loaded = attach_sample_info(loaded, None, sample_id_column=sample_id_column,
                                     label_column=sheet_label, sheet=sheet_table)
@@ -344,7 +347,8 @@ def _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_c
                          f"sparse .npz or a .zip of them); {name} is read as a dense matrix")
     if ext in TEXT_EXTENSIONS + (".zip",):  # raw text documents (a .zip of .txt, a column of texts)
         docs = read_documents(data, name, ext, text_column=text[0], stop_words=text[1], min_df=text[2],
-                              label_column=label_column, max_bytes=max_bytes, callback=callback)
+                              label_column=label_column, max_bytes=max_bytes, callback=callback,
+                              numbers=text[3])
         if docs is not None:
             return docs
     elif text[0] is not None and text[0] is not False:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._common.validation import InputError
+from .._common.validation import InputError, sparse_structure_problem
 
 
 class DataFormatError(InputError):
@@ -92,7 +92,7 @@ def _kept(bad: np.ndarray, what: str, name: str) -> tuple:
     keep = ~bad.any(axis=1 if what == "row" else 0)
     if not keep.any():
         raise DataFormatError(f"{name}: every {what} has a NaN/inf value; nan_policy='drop-{what}s' "
-                              "would leave no data")
+                              "would leave no data", argument="nan_policy", value=f"drop-{what}s")
     return keep, np.flatnonzero(~keep)
 
 
@@ -140,7 +140,7 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
                 f"{name}: {nbad} NaN/inf value(s) (missing or infinite) in {int(bad.any(axis=1).sum())} "
                 f"row(s) and {int(bad.any(axis=0).sum())} column(s), first at {where} "
                 f"({_counting(lines)}); choose nan_policy='drop-rows', 'drop-columns' or "
-                "'impute-mean' to handle them, or fix the file")
+                "'impute-mean' to handle them, or fix the file", argument="nan_policy", value=nan_policy)
         if nan_policy == "drop-rows":
             keep, gone = _kept(bad, "row", name)
             if sample_names is None:  # keep the rows' own numbers, not a renumbering
@@ -238,43 +238,24 @@ def check_sparse_structure(X, name: str, rows: str = "rows", cols: str = "column
     fmt = X.format
     where = f"{name}: the sparse matrix ({fmt.upper()}, {m:,} {rows} x {n:,} {cols}) is inconsistent"
     tail = "; the file is damaged or was written by a faulty tool (refused rather than read out of bounds)"
-    if fmt == "coo":
-        for arr, size, what in ((X.row, m, rows), (X.col, n, cols)):
-            bad = (arr < 0) | (arr >= size)
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise DataFormatError(f"{where}: stored entry {i + 1} has the {what[:-1]} index {int(arr[i])}, "
-                                      f"outside [0, {size:,}) ({int(bad.sum()):,} such "
-                                      f"entr{'y' if bad.sum() == 1 else 'ies'}){tail}")
+    if fmt not in ("coo", "csr", "csc"):
         return
-    if fmt not in ("csr", "csc"):
-        return
-    major, minor = (m, n) if fmt == "csr" else (n, m)
-    major_word, minor_word = (rows, cols) if fmt == "csr" else (cols, rows)
-    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
-    nnz = int(np.asarray(X.data).size)
-    if indptr.ndim != 1 or indptr.size != major + 1:
-        raise DataFormatError(f"{where}: its indptr holds {indptr.size:,} entries, not one per "
-                              f"{major_word[:-1]} plus one ({major + 1:,}){tail}")
-    if indices.size != nnz:
-        raise DataFormatError(f"{where}: {indices.size:,} indices for {nnz:,} stored values{tail}")
-    if int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
-        raise DataFormatError(f"{where}: its indptr runs from {int(indptr[0]):,} to {int(indptr[-1]):,}, "
-                              f"not from 0 to the {nnz:,} stored values{tail}")
-    steps = np.diff(indptr)
-    if (steps < 0).any():
-        k = int(np.argmax(steps < 0))
-        raise DataFormatError(f"{where}: its indptr decreases at {major_word[:-1]} {k + 1} "
-                              f"({int(indptr[k]):,} then {int(indptr[k + 1]):,}); it must never decrease{tail}")
-    if nnz:
-        bad = (indices < 0) | (indices >= minor)
-        if bad.any():
-            i = int(np.argmax(bad))
-            at = int(np.searchsorted(indptr, i, side="right")) - 1
-            raise DataFormatError(
-                f"{where}: {major_word[:-1]} {at + 1} holds the {minor_word[:-1]} index {int(indices[i])}, "
-                f"outside [0, {minor:,}) (there are {minor:,} {minor_word}; {int(bad.sum()):,} such "
-                f"ind{'ex' if bad.sum() == 1 else 'ices'}){tail}")
+    problem = sparse_structure_problem(X, rows, cols)
+    if problem is not None:
+        raise DataFormatError(f"{where}: {problem}{tail}")
+
+
+def made_unique(names: list) -> tuple[list, dict]:
+    """``names`` with the repeats renamed ``name.1``, ``name.2``, ... (the first keeps its name;
+    ``names`` itself when all are distinct), and ``{name: times}`` of the repeated names."""
+    if len(set(names)) == len(names):
+        return names, {}
+    seen: dict = {}
+    out = []
+    for nm in names:
+        seen[nm] = seen.get(nm, -1) + 1
+        out.append(nm if seen[nm] == 0 else f"{nm}.{seen[nm]}")
+    return out, {nm: c + 1 for nm, c in seen.items() if c > 0}
 
 
 #: label cells that are no label (never a class): empty, NaN and the usual missing markers

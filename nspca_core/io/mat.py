@@ -166,7 +166,7 @@ def _load_mat(data: bytes, name: str, variable, nan_policy: str):
                                   f"2-D array with >= 2 rows and columns); it holds: {listing}")
         if len(numeric) > 1:
             raise DataFormatError(f"{name}: several numeric matrices ({', '.join(numeric)}); choose "
-                                  f"one with variable=... ; it holds: {listing}")
+                                  f"one with variable=... ; it holds: {listing}", argument="variable", value=None)
         chosen = next(iter(numeric))
     X, image_shape = _as_matrix(numeric[chosen], f"variable {chosen!r}", name, notes)
     m, n = X.shape

@@ -199,7 +199,7 @@ def _load_npz(data: bytes, name: str, variable, nan_policy: str, max_bytes: int)
             raise DataFormatError(f"{name}: no numeric 2-D or 3-D array; it holds: {listing}")
         if len(cands) > 1:
             raise DataFormatError(f"{name}: several numeric arrays ({', '.join(cands)}); choose one "
-                                  f"with variable=... ; it holds: {listing}")
+                                  f"with variable=... ; it holds: {listing}", argument="variable", value=None)
         chosen = cands[0]
     with _archive_errors(name, ".npz"), np.load(io.BytesIO(data), allow_pickle=False) as z:
         arr = z[chosen]

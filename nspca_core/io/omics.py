@@ -15,7 +15,7 @@ from .._common.validation import InputError
 from .anndata_io import pick_matrix, read_h5ad_quietly
 from .archive import _archive_errors, _check_zip_members, _gunzip, _open_zip, _read_member
 from .loaded import (DataFormatError, LoadedData, _at_least_two, _finish, check_sparse_structure,
-                     missing_label_note, refuse_missing_labels)
+                     made_unique, missing_label_note, refuse_missing_labels)
 from .sniff import _MISSING, _decode
 
 #: what to run when ``anndata`` is missing
@@ -51,7 +51,7 @@ def _label_from(metadata, label_column, name: str, notes: list, what: str):
         notes.append(f"labels from {what} '{label_column}' ({len(set(labels.tolist()))} classes)")
         return labels
     raise InputError(f"`label_column` must be one of the {what}s of {name}: {cols[:30]}; got "
-                     f"{label_column!r}")
+                     f"{label_column!r}", argument="label_column", value=label_column)
 
 
 def load_geo(data: bytes, name: str, nan_policy: str, label_column, max_bytes: int) -> LoadedData:
@@ -179,17 +179,12 @@ def _refuse_repeated_samples(gsm: list, name: str) -> None:
 
 def _unique_with_note(names: list, notes: list, what: str) -> list:
     """``names`` made unique (``.1``, ``.2``, ... on the repeats) with a note counting them."""
-    if len(set(names)) == len(names):
-        return names
-    seen: dict = {}
-    out = []
-    for nm in names:
-        seen[nm] = seen.get(nm, -1) + 1
-        out.append(nm if seen[nm] == 0 else f"{nm}.{seen[nm]}")
-    repeated = [nm for nm, c in seen.items() if c > 0]
-    notes.append(f"{len(names) - len(seen):,} {what} ({len(repeated):,} distinct, first: '{repeated[0]}', "
-                 f"{seen[repeated[0]] + 1} times): made unique with .1, .2, ... (each keeps its "
-                 "values)")
+    out, repeated = made_unique(names)
+    if repeated:
+        first = next(iter(repeated))
+        notes.append(f"{len(names) - len(set(names)):,} {what} ({len(repeated):,} distinct, first: "
+                     f"'{first}', {repeated[first]} times): made unique with .1, .2, ... (each keeps "
+                     "its values)")
     return out
 
 
@@ -360,14 +355,9 @@ def load_tenx(data: bytes, name: str, members: dict, max_bytes: int) -> LoadedDa
                                f"cells x {n_genes} genes (sparse)"]
     ids = [r[0].strip() for r in features]
     genes = [(r[1].strip() if len(r) > 1 and r[1].strip() else r[0].strip()) for r in features]
-    if len(set(genes)) < len(genes):
-        seen: dict = {}
-        uniq = []
-        for g in genes:
-            seen[g] = seen.get(g, -1) + 1
-            uniq.append(g if seen[g] == 0 else f"{g}.{seen[g]}")
-        notes.append(f"{len(genes) - len(set(genes))} repeated gene name(s) made unique (.1, .2, ...)")
-        genes = uniq
+    genes, repeated = made_unique(genes)
+    if repeated:
+        notes.append(f"{sum(repeated.values()) - len(repeated)} repeated gene name(s) made unique (.1, .2, ...)")
     return _sparse_result(X, genes, barcodes, None, None, notes, name, "10x",
                           extra={"feature_ids": ids})
 

@@ -84,7 +84,8 @@ def attach_sample_info(loaded: LoadedData, sample_info, *, sample_id_column=None
             id_col = sample_id_column
         else:
             raise InputError(f"`sample_id_column` must be one of the sheet's columns {cols[:20]} or an "
-                             f"index in [0, {len(cols) - 1}]; got {sample_id_column!r}")
+                             f"index in [0, {len(cols) - 1}]; got {sample_id_column!r}",
+                             argument="sample_id_column", value=sample_id_column)
     else:
         wanted = set(names)
         hits = [sum(str(v).strip() in wanted for v in df[c]) for c in cols]
@@ -129,7 +130,7 @@ def attach_sample_info(loaded: LoadedData, sample_info, *, sample_id_column=None
         label_col = label_column
     elif label_column is not None:
         raise InputError(f"`label_column` {label_column!r} is not a column of {what} (its columns: "
-                         f"{cols[:20]})")
+                         f"{cols[:20]})", argument="label_column", value=label_column)
     else:
         for c in others:
             values = joined[c].tolist()

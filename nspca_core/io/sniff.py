@@ -41,6 +41,141 @@ def _sniff_utf16(data: bytes) -> str | None:
     return None
 
 
+#: characters of a candidate UTF-16 text judged (the first ones)
+_JUDGE_CHARS = 20_000
+#: fewest characters whose byte statistics choose a byte order (shorter text: only when the
+#: other order does not read as text)
+_MIN_CHARS = 16
+#: categories of characters that text is made of (letters, marks, numbers, punctuation, symbols,
+#: spaces); not private-use, unassigned, surrogate, format or control characters
+_TEXT_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
+                              "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs"})
+
+
+def _entropy(values: np.ndarray) -> float:
+    """Shannon entropy (bits) of the byte values."""
+    p = np.bincount(values, minlength=256)
+    p = p[p > 0] / values.size
+    return float(-(p * np.log2(p)).sum())
+
+
+def _text_share(text: str) -> float:
+    """The share of the characters of ``text`` that text is made of (see :data:`_TEXT_CATEGORIES`;
+    tab, line feed and carriage return count as text)."""
+    import unicodedata
+
+    if not text:
+        return 0.0
+    ok = sum(ch in "\t\n\r" or unicodedata.category(ch) in _TEXT_CATEGORIES for ch in text)
+    return ok / len(text)
+
+
+#: national 8-bit and double-byte character sets: a character one of them holds is in common use
+#: (Latin, Greek, Cyrillic, Hebrew, Arabic, Thai, the JIS, GB2312, KS and Big5 ideographs);
+#: a byte-swapped reading lands on rare ideographs (extension A), syllabics, private use...
+_LEGACY_CODECS = ("cp1252", "cp1250", "cp1251", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257",
+                  "cp874", "cp932", "gb2312", "cp949", "big5")
+
+
+def _common_share(text: str, limit: int = 4_000) -> float:
+    """The share of the (first ``limit``) characters of ``text`` that one of
+    :data:`_LEGACY_CODECS` can write."""
+    from collections import Counter
+
+    counts = Counter(text[:limit])
+    total = sum(counts.values())
+    if not total:
+        return 0.0
+
+    def common(ch: str) -> bool:
+        for codec in _LEGACY_CODECS:
+            try:
+                ch.encode(codec)
+                return True
+            except UnicodeEncodeError:
+                pass
+        return False
+
+    return sum(c for ch, c in counts.items() if ch < "\x80" or common(ch)) / total
+
+
+def _utf16_text(data: bytes, encoding: str) -> str | None:
+    """The head of ``data`` read in ``encoding``; None when it does not decode (an unpaired
+    surrogate)."""
+    try:
+        return data[: 2 * _JUDGE_CHARS].decode(encoding)
+    except UnicodeDecodeError as exc:  # (a pair cut at the end of the head is no error)
+        if exc.start < 2 * _JUDGE_CHARS - 4:
+            return None
+        return data[: exc.start].decode(encoding)
+
+
+def _utf16_share(data: bytes, encoding: str) -> float:
+    """The text share (:func:`_text_share`) of the head of ``data`` read in ``encoding``; -1 when
+    it does not decode (an unpaired surrogate)."""
+    try:
+        text = data[: 2 * _JUDGE_CHARS].decode(encoding)
+    except UnicodeDecodeError as exc:  # (a pair cut at the end of the head is no error)
+        if exc.start < 2 * _JUDGE_CHARS - 4:
+            return -1.0
+        text = data[: exc.start].decode(encoding)
+    return _text_share(text)
+
+
+def utf16_by_content(data: bytes, *, nul: bool = True) -> tuple[str, str] | None:
+    """``(encoding, why)`` when ``data`` reads as UTF-16 without a byte-order mark, else None.
+
+    For text with little or no ASCII (Russian, Japanese, Chinese), where the NUL pattern of
+    :func:`_sniff_utf16` does not show.  A byte order is a candidate when the text it decodes
+    to (strictly: surrogates paired) is at least 95% letters, marks, digits, punctuation,
+    symbols and spaces (a byte-swapped reading gives unpaired surrogates, private-use and
+    unassigned characters).  In UTF-16 the byte that carries a character's high half takes few
+    values (one script's rows: ``0x04`` for Cyrillic, ``0x30`` and the kanji rows for Japanese,
+    ``0x00`` for ASCII) while the low byte is spread.  When ``nul`` (the bytes hold NULs, so
+    they are UTF-16 or binary): the only candidate when its high bytes have the lower entropy
+    by 1 bit (6 characters or more) or 90% of its characters are in common use (ASCII with a NUL
+    read two bytes at a time gives rarer ideographs); of two the one whose characters are in
+    common use (:func:`_common_share`: at least 90%, and 10 points more than the other), else
+    the one whose high bytes have the lower entropy by at least 1 bit (6 characters or more),
+    or with at least :data:`_MIN_CHARS` characters by 0.25 bit (not the scripts of the
+    letters: Japanese mixes kana and kanji, a byte-swapped reading is often all ideographs).  Without
+    NULs only the candidate whose high bytes have the lower entropy by at least 1 bit, in at
+    least :data:`_MIN_CHARS` characters (other 8-bit text read two bytes at a time looks like
+    CJK ideographs either way).  Judged on the first :data:`_JUDGE_CHARS` characters.
+    """
+    if len(data) < 4 or len(data) % 2:
+        return None
+    head = np.frombuffer(data[: 2 * _JUDGE_CHARS], dtype=np.uint8)
+    even, odd = _entropy(head[0::2]), _entropy(head[1::2])
+    texts = {enc: _utf16_text(data, enc) for enc in ("utf-16-le", "utf-16-be")}
+    shares = {enc: -1.0 if t is None else _text_share(t) for enc, t in texts.items()}
+    good = [enc for enc, share in shares.items() if share >= 0.95]
+    lower = "utf-16-le" if odd < even else "utf-16-be"  # (LE: the high byte second)
+    gap = abs(even - odd)
+    entropy = f"its high bytes have {min(even, odd):.1f} bits of entropy, the low bytes {max(even, odd):.1f}"
+    n = len(data) // 2
+    if not nul:
+        if lower not in good or gap < 1.0 or n < _MIN_CHARS:
+            return None
+        chosen, why = lower, entropy
+    elif len(good) == 1 and (good[0] == lower and gap >= 1.0 and n >= 6
+                             or _common_share(texts[good[0]]) >= 0.9):
+        chosen, why = good[0], "the other byte order does not read as text"
+    elif len(good) == 2:
+        common = {enc: _common_share(texts[enc]) for enc in good}
+        best = max(good, key=common.get)
+        if common[best] >= 0.9 and common[best] - min(common.values()) >= 0.1:
+            chosen, why = best, (f"{common[best]:.0%} of its characters are in common use, "
+                                 f"{min(common.values()):.0%} in the other byte order")
+        elif gap >= 1.0 and n >= 6 or gap >= 0.25 and n >= _MIN_CHARS:
+            chosen, why = lower, entropy
+        else:
+            return None
+    else:
+        return None
+    return chosen, f"byte pattern: {why}; {shares[chosen]:.0%} text characters"
+
+
 def _decode(data: bytes, name: str, notes: list) -> str:
     """Text from bytes: byte-order marks (UTF-8/16/32, e.g. Excel's "Unicode text"), then
     UTF-16 without a mark, UTF-8, and Latin-1 as the last resort; said in ``notes``."""
@@ -48,6 +183,10 @@ def _decode(data: bytes, name: str, notes: list) -> str:
     how = "byte-order mark"
     if encoding is None:
         encoding, how = _sniff_utf16(data), "NUL byte pattern"
+    if encoding is None and b"\x00" in data[:65536]:  # UTF-16 with little ASCII, or binary
+        found = utf16_by_content(data)
+        if found is not None:
+            encoding, how = found
     if encoding is not None:
         if encoding != "utf-8-sig":
             try:
@@ -60,8 +199,9 @@ def _decode(data: bytes, name: str, notes: list) -> str:
                          f"(found by its {how})")
             return text.lstrip("\ufeff")
     if b"\x00" in data[:65536]:
-        raise DataFormatError(f"{name}: binary content in a text file (NUL bytes); "
-                              "is it really CSV/TSV?")
+        raise DataFormatError(f"{name}: binary content in a text file (NUL bytes that are not "
+                              "UTF-16 text in either byte order); is it really CSV/TSV? Save it as "
+                              "UTF-8 (or UTF-16 with its byte-order mark)")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

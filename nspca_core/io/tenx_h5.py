@@ -13,7 +13,7 @@ import io
 
 import numpy as np
 
-from .loaded import DataFormatError, LoadedData
+from .loaded import DataFormatError, LoadedData, made_unique
 
 #: what to run when h5py is missing
 H5PY_INSTALL = "pip install 'nspca-core[formats]'  (or: pip install h5py)"
@@ -129,14 +129,10 @@ def _read(f, name, max_bytes, feature_names, sp) -> LoadedData:
     if n_cells < 2 or n_genes < 2:
         raise DataFormatError(f"{name}: {n_cells} cell(s) x {n_genes} feature(s); PCA needs at least 2 of each")
     names = ids if feature_names == "id" else symbols
-    if len(set(names)) < len(names):
-        seen: dict = {}
-        uniq = []
-        for s in names:
-            seen[s] = seen.get(s, -1) + 1
-            uniq.append(s if seen[s] == 0 else f"{s}.{seen[s]}")
-        notes.append(f"{len(names) - len(set(names))} repeated feature name(s) made unique (.1, .2, ...)")
-        names = uniq
+    names, repeated = made_unique(names)
+    if repeated:
+        notes.append(f"{sum(repeated.values()) - len(repeated)} repeated feature name(s) made unique "
+                     "(.1, .2, ...)")
     notes.append("feature names: " + ("feature ids (features/id)" if feature_names == "id" else
                                       "gene symbols (features/name); the ids are in extra['feature_ids']"))
     return LoadedData(X=X, feature_names=names, labels=None, image_shape=None, notes=notes, metadata=None,

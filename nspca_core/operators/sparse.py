@@ -29,7 +29,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh, svds
 
 from .._common.params import check
 from .cov import Cov
-from .._common.validation import InputError, check_d
+from .._common.validation import InputError, check_d, check_sparse_structure
 from ..lowrank import flip_signs
 
 __all__ = ["SparseCov", "CenteredDenseCov", "as_sparse_cov", "DENSE_BUDGET_BYTES", "FACTOR_METHODS"]
@@ -347,6 +347,7 @@ def _check_sparse(X, name: str = "X"):
     m, n = X.shape
     if m < 1 or n < 1:
         raise InputError(f"`{name}` must have at least 1 row and 1 column; got shape {X.shape}")
+    check_sparse_structure(X, name)  # before any kernel reads the indices (a crash otherwise)
     if X.format not in ("csr", "csc"):
         X = X.tocsr()
     if X.dtype.kind not in "biuf":

@@ -5,7 +5,7 @@ The cause of "Stop needed a second click": a page with no work under way draws i
 redraw timer; Continue (inside that part) resumed the tightening, which then showed a Stop that was never
 redrawn — the first click stopped the work and nothing showed it.  Reproduced here before the fix (one
 click after Continue: the page stayed on "Tightening the band in the background" with its Stop); the page
-now runs again when a Continue resumes work (pages/variance_vs_k.restart_if_resumed).  On the embedded
+now runs again when a Continue resumes work (ui.live.restart_if_resumed).  On the embedded
 digits, 40 values of k (long enough to stop in the middle).  No timing is asserted.
 """
 

@@ -3,7 +3,9 @@ figure and table functions against brute force, and a text corpus uploaded on *Y
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
+import time
 import io
 import zipfile
 
@@ -14,8 +16,9 @@ import scipy.sparse as sp
 
 from nspca_core.text import topics_table
 from tests.conftest import page_app
-from ui import compute, state
+from ui import compute, jobs, state
 from ui import topics as tp
+from ui import topics_jobs as tj
 from ui.figures import topics as tfigs
 
 TIMEOUT = 180
@@ -58,27 +61,42 @@ def ok(at):
     return at
 
 
+def topic_table(at) -> pd.DataFrame:
+    """The page's topics: its tables of at most four topics side by side, as one."""
+    parts = [d.value for d in at.dataframe if str(d.value.columns[0]).startswith("Topic")]
+    return pd.concat(parts, axis=1)
+
+
+def settled(at):
+    """Run the page, let its topics job finish (a background job with progress), run it again."""
+    ok(at.run())
+    assert jobs.REGISTRY.wait(TIMEOUT)
+    return ok(at.run())
+
+
 # --------------------------------------------------------------------------- the page
 
 def test_demo_topics_bipartite_then_tpower(no_densify):
-    at = ok(page_app("topics.py", timeout=TIMEOUT).run())
+    at = settled(page_app("topics.py", timeout=TIMEOUT))
     assert not at.error, [e.value for e in at.error]
     assert "3,430 documents × 6,906 words" in " ".join(c.value for c in at.caption)
-    table = at.dataframe[0].value
+    table = topic_table(at)
     # 15 words asked, the planted topics have 10: the 5 filler words of each are not listed (issue
     # 27 item 7; this assertion was len(table) == 15, the padding)
     assert list(table.columns) == [f"Topic {j}" for j in range(1, 9)] and len(table) == 10
     assert "Topic 1 has 10 meaningful words of the 15 asked" in " ".join(i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 2
     assert {b.label for b in at.get("download_button")} == {"Topics (CSV)", "Figure (HTML)"}
-    match = at.dataframe[1].value
+    match = next(d.value for d in at.dataframe if "Jaccard" in d.value.columns)
+    assert [list(d.value.columns) for d in at.dataframe][:2] == [[f"Topic {j}" for j in range(1, 5)],
+                                                                [f"Topic {j}" for j in range(5, 9)]]
     # planted topics have 10 words, topics 15: a recovered topic has Jaccard 10/15
     assert len(match) == 8 and (match["Jaccard"] >= 0.6).sum() >= 6
     at.radio(key="tp_method").set_value("tpower")
     at.slider(key="tp_r").set_value(3)
     at.slider(key="tp_k").set_value(5)
-    ok(at.run())
-    table = at.dataframe[0].value
+    settled(at)
+    table = topic_table(at)
     assert list(table.columns) == ["Topic 1", "Topic 2", "Topic 3"] and len(table) == 5
 
 
@@ -93,8 +111,8 @@ def test_text_upload_is_offered_and_used():
                            "Text demo: synthetic corpus at the KOS shape, planted topics"]
     at.slider(key="tp_r").set_value(2)
     at.slider(key="tp_k").set_value(5)
-    ok(at.run())
-    table = at.dataframe[0].value
+    settled(at)
+    table = topic_table(at)
     found = [{int(c.split("word")[1].split(" ")[0]) for c in table[col]} for col in table.columns]
     assert sorted(map(sorted, found)) == [[0, 1, 2, 3, 4], [10, 11, 12, 13, 14]]
 
@@ -241,3 +259,96 @@ def test_a_topic_of_one_document_is_found():
     assert [(j, i) for j, i, _ in found] == [(0, 7)]
     S = X.toarray() @ L
     assert found[0][2] == pytest.approx(S[7, 0] ** 2 / (S[:, 0] ** 2).sum())
+
+
+# ------------------------------------------------- issue 41: progress, an estimate and Stop
+def test_topics_unit_reports_progress_to_the_end_and_stops_when_told():
+    from ui.topics_units import topics_unit
+
+    X = small_corpus()
+    seen = []
+    out = topics_unit(X, method="bipartite", r=2, k=5, weighting="counts", center=True, seed=0, d=3,
+                      samples=50, callback=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (0, 1000) and seen[-1] == (1000, 1000)
+    assert all(t == 1000 for _, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert out["loadings"].shape == (30, 2) and np.all(np.diff(out["variance"]) <= 0)
+
+    def stop(done, total):
+        if done > 0:
+            raise jobs.Cancelled
+
+    with pytest.raises(jobs.Cancelled):
+        topics_unit(X, method="tpower", r=2, k=5, weighting="counts", center=True, seed=0, d=3, samples=50,
+                    callback=stop)
+
+
+def test_estimate_is_the_time_left_at_the_pace_so_far():
+    assert tj.estimate(0.01, 10.0) == "estimating the time left…"
+    assert tj.estimate(0.25, 10.0) == "at most about 30 s left"  # 10 s for a quarter: 30 s for the rest
+    assert tj.estimate(0.1, 60.0) == "at most about 9 min left"
+
+
+def test_page_shows_progress_with_stop_then_continue():
+    """A topics job still computing: the page draws its progress and Stop, not the topics; Stop
+    stops it and the page offers Continue."""
+    up = text_upload(small_corpus())
+    params = tp.topics_params("bipartite", 2, 5, "raw", True, 0, True, tp.DEFAULT_MAX_DF, False)
+    key = tp.topics_key(f"upload:{up.token}", "bipartite", params)
+    jobs.REGISTRY.forget(lambda k: k == key)
+
+    def slow(unit, ctx):  # reports a quarter done, then waits to be stopped
+        while True:
+            ctx(250, 1000)
+            time.sleep(0.05)
+
+    job = jobs.REGISTRY.submit(key, "slow topics", ["topics"], slow)
+    try:
+        at = page_app("topics.py", timeout=TIMEOUT, **{state.UPLOAD: up, state.DATASET: compute.UPLOAD_DATASET})
+        at.session_state["tp_r"], at.session_state["tp_k"] = 2, 5
+        ok(at.run())
+        assert not at.dataframe  # no topics yet
+        bars = [p.text if hasattr(p, "text") else str(p.proto) for p in at.get("progress")]
+        assert bars and "Finding 2 topics of 5 words: 25%" in bars[0], bars
+        at.button(key="tp_halt").click()
+        ok(at.run())
+        assert job.join(30) and job.view().status == "stopped"
+        assert "stopped. Press Continue" in " ".join(i.value for i in at.info)
+        assert at.button(key="tp_continue")
+    finally:
+        jobs.REGISTRY.stop(key)
+        jobs.REGISTRY.forget(lambda k: k == key)
+
+
+# ------------------------------------------------- issue 41: one document's topics, named
+def test_one_huge_document_is_named_in_one_warning_for_its_topics():
+    X = sp.lil_matrix(small_corpus())
+    X[7, 20:30] = 500.0  # document 8 repeats ten words
+    up = text_upload(X.tocsr())
+    docs = [f"doc{i:02d}.txt" for i in range(X.shape[0])]
+    up = dataclasses.replace(up, metadata=pd.DataFrame({"document": docs}))
+    at = page_app("topics.py", timeout=TIMEOUT, **{state.UPLOAD: up, state.DATASET: compute.UPLOAD_DATASET})
+    at.session_state["tp_r"], at.session_state["tp_k"] = 2, 5
+    settled(at)
+    warned = [w.value for w in at.warning if "mostly one document" in w.value]
+    assert len(warned) == 1 and "document 8 (doc07.txt) carries" in warned[0], warned
+
+
+def test_dominated_lines_group_the_topics_of_one_document():
+    lines = tp.dominated_lines([(0, 3, 0.9), (2, 3, 0.75), (1, 5, 0.6)], [f"d{i}" for i in range(6)])
+    assert lines[0].startswith("Topics 1, 3 are mostly one document: document 4 (d3) carries 90%, 75% of "
+                               "their scores")
+    assert lines[1].startswith("Topic 2 is mostly one document: document 6 (d5) carries 60% of its scores")
+
+
+def test_topic_tables_hold_at_most_four_topics_and_widths_fit_every_cell():
+    L, table = _table(n=40, r=7, k=6)
+    wide = tp.wide_table(table)
+    parts = tp.table_chunks(wide)
+    assert [list(p.columns) for p in parts] == [[f"Topic {j}" for j in range(1, 5)],
+                                                [f"Topic {j}" for j in range(5, 8)]]
+    pd.testing.assert_frame_equal(pd.concat(parts, axis=1), wide)
+    for part in parts:
+        widths = tp.column_widths(part)
+        for col in part.columns:
+            longest = max(len(col), *(len(v) for v in part[col]))
+            assert widths[col] == tp.CHAR_PX * longest + tp.CELL_PAD_PX

@@ -13,13 +13,14 @@ import re
 import zipfile
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from nspca_core import load_file
 from tests.conftest import page_app
-from ui import compute, state
+from ui import compute, jobs, state
 from ui import topics as tp
 
 TIMEOUT = 240
@@ -77,13 +78,15 @@ def run_page(k_sidebar=10, **widgets):
             key=key).set_value(value)
     if widgets:
         at.run()
+    assert jobs.REGISTRY.wait(TIMEOUT)  # the topics are a background job: shown on the next run
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at
 
 
 def topic_words(at) -> list[list[str]]:
-    table = at.dataframe[0].value
+    table = pd.concat([d.value for d in at.dataframe if str(d.value.columns[0]).startswith("Topic")], axis=1)
     return [[c.split(" (")[0] for c in table[col] if c] for col in table.columns]
 
 

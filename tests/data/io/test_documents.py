@@ -20,7 +20,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 from nspca_core import cli, load_file
 from nspca_core._common.validation import InputError
 from nspca_core.io import DataFormatError
-from nspca_core.io.documents import detect_text_column, prune_vocabulary
+from nspca_core.io.documents import TOKEN_PATTERN, WORD_PATTERN, detect_text_column, prune_vocabulary
 
 DOCS = ["The cat sat on the mat. The cat purred.",
         "A dog and a cat played in the garden.",
@@ -45,8 +45,10 @@ def csv_of(docs, labels=None, sep=",") -> bytes:
     return ("\n".join([head] + rows) + "\n").encode()
 
 
-def reference(docs, **options):
-    cv = CountVectorizer(lowercase=True, **options)
+def reference(docs, numbers=False, **options):
+    """CountVectorizer with the reader's tokens: its default pattern but the numbers (digits only),
+    or its default itself with ``numbers=True`` (issue 41: numbers are not words by default)."""
+    cv = CountVectorizer(lowercase=True, token_pattern=TOKEN_PATTERN if numbers else WORD_PATTERN, **options)
     return cv.fit_transform(docs).toarray().astype(float), cv.get_feature_names_out().tolist()
 
 
@@ -58,13 +60,14 @@ def test_zip_of_txt_equals_count_vectorizer_with_english_stop_words_and_min_df()
     assert out.feature_names == words and out.format == "text-zip"
     assert list(out.metadata["document"]) == [f"doc{i:02d}.txt" for i in range(6)]
     # the notes' counts, by brute force
-    tokens = [set(re.findall(r"(?u)\b\w\w+\b", d.lower())) for d in DOCS]
+    tokens = [{t for t in re.findall(r"(?u)\b\w\w+\b", d.lower()) if not t.isdigit()} for d in DOCS]
     vocab = set().union(*tokens)
     stop = {w for w in vocab if w in ENGLISH_STOP_WORDS}
     rare = {w for w in vocab - stop if sum(w in t for t in tokens) < 2}
     assert out.notes[0].startswith(f"raw text: 6 documents (one per .txt file of the archive) "
                                    f"counted as scikit-learn's CountVectorizer counts (lower case, words of "
-                                   f"2+ letters or digits): {len(vocab)} distinct words, "
+                                   f"2+ letters or digits, numbers (digits only) left out): {len(vocab)} "
+                                   f"distinct words, "
                                    f"{len(vocab) - len(stop) - len(rare)} kept")
     assert f"{len(stop)} stop word(s) removed" in out.notes[1]
     assert out.notes[2] == f"{len(rare)} word(s) in fewer than 2 document(s) removed (min_df=2)"
@@ -79,26 +82,28 @@ def test_options_stop_words_none_and_min_df_one_keep_everything():
     assert "stop words kept (stop_words=None)" in out.notes
 
 
-WORDS = ["the", "and", "cat", "dog", "market", "stocks", "of", "garden", "rose", "x", "Data", "it's"]
+WORDS = ["the", "and", "cat", "dog", "market", "stocks", "of", "garden", "rose", "x", "Data", "it's",
+         "1999", "42", "b2b", "3d", "٣٤"]
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join),
                 min_size=2, max_size=8),
        st.sampled_from(["english", None, ["cat", "dog"]]),
-       st.one_of(st.integers(1, 3), st.sampled_from([0.25, 0.5, 1.0])))
-def test_property_documents_equal_count_vectorizer(docs, stop_words, min_df):
+       st.one_of(st.integers(1, 3), st.sampled_from([0.25, 0.5, 1.0])), st.booleans())
+def test_property_documents_equal_count_vectorizer(docs, stop_words, min_df, numbers):
+    options = dict(stop_words=stop_words, min_df=min_df, numbers=numbers)
     try:
-        want, words = reference(docs, stop_words=stop_words, min_df=min_df)
+        want, words = reference(docs, **options)
     except ValueError:  # scikit-learn: nothing left
         with pytest.raises(DataFormatError, match=r"no word is left to count|hold no word"):
-            load_file(zip_of(docs), filename="h.zip", stop_words=stop_words, min_df=min_df)
+            load_file(zip_of(docs), filename="h.zip", **options)
         return
     if len(words) < 2:
         with pytest.raises(DataFormatError, match=r"h\.zip: a single word \(column\)"):
-            load_file(zip_of(docs), filename="h.zip", stop_words=stop_words, min_df=min_df)
+            load_file(zip_of(docs), filename="h.zip", **options)
         return
-    out = load_file(zip_of(docs), filename="h.zip", stop_words=stop_words, min_df=min_df)
+    out = load_file(zip_of(docs), filename="h.zip", **options)
     np.testing.assert_array_equal(out.X.toarray(), want)
     assert out.feature_names == words
 
@@ -160,7 +165,8 @@ def test_detect_text_column_rules():
      r"stop words and 0 in fewer than 2 documents \(min_df=2\); lower min_df or keep the stop words"),
     (zip_of(["alpha beta", "gamma delta"]), "rare.zip", {},
      r"no word is left to count: .* 0 of them stop words and 4 in fewer than 2 documents"),
-    (zip_of(["!!", "? ."]), "punct.zip", {}, r"the 2 documents hold no word \(words are runs of 2"),
+    (zip_of(["!!", "? ."]), "punct.zip", {}, r"the 2 documents hold no word \(words of 2\+ letters or digits, "
+     r"numbers \(digits only\) left out\)"),
     (zip_of(["just one document"]), "one.zip", {},
      r"holds no images and only 1 text document \(doc00\.txt\); a \.zip of text documents needs at "
      r"least 2"),
@@ -234,3 +240,35 @@ def test_prune_notes_name_each_reason():
     p = prune_vocabulary(X, ["the", "ghost", "moon", "sun"], min_df=2)
     assert p.words == ["the", "moon"] and p.notes == ["2 word(s) in fewer than 2 document(s) removed "
                                                       "(min_df=2)"]
+
+
+# ------------------------------------------------- issue 41: numbers are not words; the cell note
+def test_numbers_are_not_words_unless_asked():
+    docs = ["Released in 1999 and again in 2004, the b2b tool", "In 1999 the 3d b2b tool shipped",
+            "2004 tool notes: 3d b2b", "page 12 of 40, tool 1999"]
+    out = load_file(zip_of(docs), filename="n.zip", min_df=1)
+    assert not {"1999", "2004", "12", "40"} & set(out.feature_names)
+    assert {"b2b", "3d", "tool"} <= set(out.feature_names)  # letters and digits together are words
+    assert "numbers (digits only) left out" in out.notes[0]
+    both = load_file(zip_of(docs), filename="n.zip", min_df=1, numbers=True)
+    want, words = reference(docs, numbers=True, stop_words="english", min_df=1)
+    assert both.feature_names == words and {"1999", "2004", "12"} <= set(words)
+    np.testing.assert_array_equal(both.X.toarray(), want)
+    assert "numbers (digits only) left out" not in both.notes[0]
+    with pytest.raises(DataFormatError, match=r"hold no word .*\(numbers=True counts the numbers\)"):
+        load_file(zip_of(["1999 2004", "12 40"]), filename="only.zip", min_df=1)
+    with pytest.raises(InputError, match=r"`numbers` must be True \(count numbers as words\) or False; got 'yes'"):
+        load_file(zip_of(docs), filename="n.zip", numbers="yes")
+
+
+def test_text_column_note_gives_words_and_characters_of_the_cells():
+    """The note's median counts the words as they are counted (not characters), by brute force."""
+    rng = np.random.default_rng(5)
+    vocab = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "kappa", "lambda"]
+    texts = [" ".join(rng.choice(vocab, size=int(rng.integers(30, 90)))) + f", row {i}." for i in range(11)]
+    out = load_file(csv_of(texts), filename="cells.csv")
+    n_words = np.median([len(re.findall(r"(?u)\b\w\w+\b", t)) for t in texts])
+    n_chars = np.median([len(t) for t in texts])
+    assert f"(median {n_words:,g} words and {n_chars:,g} characters per cell, nearly all distinct)" \
+        in out.notes[0], out.notes[0]
+    assert n_chars > 3 * n_words  # the two figures cannot be confused here

@@ -1,6 +1,6 @@
 """nspca_core.io under hostile and everyday-but-unusual files (issue 18 items 1, 2, 11; issue 21
-items 6, 8): numeric headers, number conventions, encodings, forged archives, 1-based positions,
-and the upload page phrasing the reader's messages with its own controls.
+items 6, 8): numeric headers, number conventions, encodings, forged archives, 1-based positions.
+The upload page phrasing the reader's messages with its own controls: tests/pages/your_data/.
 
 The builders at the top (``forge_zip``, ``png_bytes``, ...) are shared with the fuzz suite.
 """
@@ -425,62 +425,6 @@ def test_positions_count_lines_as_the_user_does():
 def test_folder_as_source_says_folder(tmp_path):
     with pytest.raises(DataFormatError, match="is a folder, not a file"):
         load_file(tmp_path)
-
-
-# ----------------------------------------------------------------------------- the upload page
-
-def _page():
-    from tests.conftest import page_app
-
-    return page_app("your_data.py", timeout=120).run()
-
-
-def _upload(at, name, content):
-    at.file_uploader(key="yd_file").set_value((name, content, "application/octet-stream"))
-    return at.run()
-
-
-def test_page_lists_dropped_columns_and_reads_conventions():
-    at = _upload(_page(), "t.csv", b'id,amount,b\nx1,"1,000",2.5\nx2,"2,500",3.5\nx3,"7",1.25\n')
-    assert not at.exception and not at.error
-    warning = " | ".join(w.value for w in at.warning)
-    assert "1 column(s) not used as features: **id** (text, e.g. 'x1'; kept as metadata" in warning
-    assert any(m.label == "features" and m.value == "2" for m in at.metric)
-    captions = " | ".join(c.value for c in at.caption)
-    assert "header: first line read as column names" in captions
-    assert "thousands separators" in captions
-
-
-def test_page_phrases_messages_with_its_controls():
-    at = _upload(_page(), "n.csv", b"a,b\n1,2\nNA,3\n4,5\n")
-    text = at.error[0].value
-    assert "Missing values (NaN/inf)" in text and "drop samples with missing values" in text
-    assert "nan_policy" not in text and "'drop-columns'" not in text
-    assert "(line 3, column 'a')" in text and "n.csv: " not in text
-    mixed = zip_bytes({**images(3, (4, 5)), **{f"z{i}.png": png_bytes(np.zeros((6, 6), np.uint8))
-                                               for i in range(3)}})
-    at = _upload(at, "faces.zip", mixed)
-    text = at.error[0].value
-    assert "fill in" in text and "Resize every image to height×width" in text
-    assert "resize=(" not in text
-
-
-def test_page_header_choice_and_label_position_from_one():
-    data = csv_bytes([[2019, 2020, 2021]] + [[_fmt(v) for v in r] for r in BODY[:4]])
-    at = _upload(_page(), "years.csv", data)
-    assert any(m.label == "samples" and m.value == "4" for m in at.metric)
-    at.selectbox(key="yd_header").set_value(False)
-    at = at.run()
-    assert any(m.label == "samples" and m.value == "5" for m in at.metric)
-    at.selectbox(key="yd_header").set_value(None)
-    at.text_input(key="yd_label").set_value("1")  # the first column, counted from 1
-    at = at.run()
-    assert not at.error and any(m.label == "features" and m.value == "2" for m in at.metric)
-    assert "**2019** (used as labels)" in " | ".join(w.value for w in at.warning)
-    at.text_input(key="yd_label").set_value("9")
-    at = at.run()
-    assert '"Label column" must be one of the column names' in at.error[0].value
-    assert "position from 1 to 3" in at.error[0].value
 
 
 # ----------------------------------------------------------------------------- issue 31 item 10

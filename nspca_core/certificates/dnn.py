@@ -455,7 +455,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  check_every: int = 0, target: float | None = None, lower: float | None = None,
                  callback=None, stall: float = 1e-4, min_iters: int | None = None,
                  push: float | None = None, push_stall: float | None = None,
-                 t_iters: int | None = None, start_lam: float | None = None, budget=None):
+                 t_iters: int | None = None, start_lam: float | None = None, budget=None,
+                 ritz32: bool = False):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -480,17 +481,16 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
 
     ``budget`` (:class:`nspca_core.certificates.budget.Budget`): an iteration only while it and one
     rigorous evaluation fit in the time left; then the point reached is evaluated if that fits.
+    ``ritz32``: the Ritz steps in float32 (short runs; a long "full" one converges finer without).
     """
     n = A.shape[0]
-    r = min(r, n)
-    kn = k / n
-    if min_iters is None:
-        min_iters = 2 * check_every
+    r, kn = min(r, n), k / n
+    min_iters = 2 * check_every if min_iters is None else min_iters
     t_iters = iters if t_iters is None else max(1, min(t_iters, iters))
-    # N, Adam's moments and the Ritz steps' M = A + N in float32 (memory-bound passes): every float32
-    # N >= 0 is a valid dual point, its bound evaluated from it as stored, with A in float64
+    # N, Adam's moments (and M if ritz32) in float32: any float32 N >= 0 is valid, evaluated as stored
     x_N, x_nu = state.N.astype(np.float32), float(state.nu)
-    A32, M = A.astype(np.float32), np.empty(x_N.shape, dtype=np.float32)
+    A32 = A.astype(np.float32) if ritz32 else A
+    M = np.empty(x_N.shape, dtype=A32.dtype)
     G = np.empty(x_N.shape, dtype=np.float32)  # the gradient in Adam's precision
     diag, ones = np.diag_indices(n), np.ones((n, 1))
     opt_N, opt_nu = _Adam(x_N.shape), _Adam(())

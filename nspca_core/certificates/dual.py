@@ -260,6 +260,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     lr = (_LR if init != "warm" else _LR_WARM) * scale
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"] if iters is None else iters, t_start=_T0 * scale,
+                                 ritz32=effort != "full",
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=target, lower=lower,
                                  callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget)
@@ -278,7 +279,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                      iters=cfg["cut_iters"],
                                      check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
                                      stall=cfg["stall"], callback=callback,
-                                     decay=cfg.get("decay", _DECAY), budget=budget)
+                                     decay=cfg.get("decay", _DECAY), budget=budget,
+                                     ritz32=effort != "full")
         info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
@@ -301,7 +303,7 @@ def _fresh_cuts(st: DnnState, k: int, max_cuts: int = _MAX_CUTS):
 def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, target: float,
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
                 min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None,
-                budget: Budget | None = None):
+                budget: Budget | None = None, ritz32: bool = False):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
@@ -324,7 +326,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
                                         min_iters=min_iters, start_lam=lam if same else None,
-                                        budget=budget)
+                                        budget=budget, ritz32=ritz32)
         its += info2["iterations"]
         evals += info2["exact_evaluations"]
         gains.append(float(max(val - val2, 0.0)))

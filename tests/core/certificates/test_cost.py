@@ -136,7 +136,7 @@ def test_dnn_float32_ritz_run_stopped_anywhere_is_a_valid_bound(seed):
     start = dual._screen_init(A, k)
     for iters in (1, 7, 30):
         state, val, info = _dnn.dnn_optimize(A, k, start, iters=iters, t_start=1e-3 * s, t_end=1e-4 * s,
-                                            lr=3e-3 * s, check_every=0)
+                                            lr=3e-3 * s, check_every=0, ritz32=True)
         assert state.N.min() >= 0 and state.nu >= 0
         # (symmetric to float32 rounding; the eigensolvers read one triangle, itself >= 0)
         assert np.allclose(state.N, state.N.T, atol=1e-6 * s) and not np.diag(state.N).any()

@@ -46,7 +46,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# NSPCA_BENCH_CODE: the checkout whose nspca_core is measured (``--issue39 cost-ab``'s "before" runs a
+# worker on another checkout, e.g. ``git worktree add /tmp/ccost-base <commit>``); data and helpers from here
+sys.path.insert(0, os.environ.get("NSPCA_BENCH_CODE", str(ROOT)))
 
 from nspca_core.certificates import certify_path  # noqa: E402
 from nspca_core.certificates.single import _certify_cov  # noqa: E402
@@ -464,13 +466,72 @@ def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir
           f"({load_note()})", flush=True)
 
 
+COST_CASES = (("cbcl", (5, 10, 50, 65)), ("lrs", (5, 10, 50)), ("mll", (5, 10, 50)), ("corpus", (5, 10, 50)))
+
+
+def cost_worker(name, ks):
+    """One checkout's side of ``cost-ab`` (a subprocess): per k, the answer's CPU time (best of 3
+    fit(certify=False)), the certificate's (best of 2 certify(x=answer), effort="auto"), as JSON."""
+    import json
+
+    import nspca_core as nc
+    from nspca_core.certificates import certify
+
+    X = review_corpus() if name == "corpus" else load(name)
+    nc.fit(X[:64], k=3)  # first-call costs (imports) out of the timing
+    certify(X[:64], k=3)
+    out = []
+    for k in ks:
+        ta, tc = np.inf, np.inf
+        for _ in range(3):
+            c0 = time.process_time()
+            r = nc.fit(X, k=k, certify=False)
+            ta = min(ta, time.process_time() - c0)
+        for _ in range(2):
+            c0 = time.process_time()
+            c = certify(X, k=k, x=r.x)
+            tc = min(tc, time.process_time() - c0)
+        out.append({"k": k, "answer": ta, "cert": tc, "ratio": c.ratio, "kind": c.kind})
+    print("COST " + json.dumps({"name": name, "code": nc.__file__, "rows": out}), flush=True)
+
+
+def cost_ab(base: str):
+    """Issue 39 item 1, before and after in one run: for each dataset the base checkout's worker
+    then this one's (same data, same machine moment), certificate CPU / answer CPU and the ratio."""
+    import json
+    import subprocess
+
+    for name, ks in COST_CASES:
+        if name != "corpus" and not (data_dir() / {"cbcl": "cbcl_faces_train.npz", "lrs": "lrs_spectrometer.npz",
+                                                   "mll": "mll_leukemia.npz"}[name]).exists():
+            continue
+        res = {}
+        for tag, code in (("before", base), ("after", str(ROOT))):
+            env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+            p = subprocess.run([sys.executable, __file__, "--cost-worker", f"{name}:{','.join(map(str, ks))}"],
+                               env=env, capture_output=True, text=True, cwd=code)
+            line = [ln for ln in p.stdout.splitlines() if ln.startswith("COST ")]
+            if not line:
+                print(f"cost-ab: {name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
+                break
+            res[tag] = {r["k"]: r for r in json.loads(line[0][5:])["rows"]}
+        for k in ks if len(res) == 2 else ():
+            b, a = res["before"][k], res["after"][k]
+            print(f"cost-ab: {name:6s} k={k:3d}: cert/answer {b['cert'] / b['answer']:5.1f}x -> "
+                  f"{a['cert'] / a['answer']:5.1f}x "
+                  f"(target <= 3x; answer {b['answer']:.3f} / {a['answer']:.3f} CPU s); ratio {b['ratio']:.4f} "
+                  f"({b['kind']}) -> {a['ratio']:.4f} ({a['kind']}), change {a['ratio'] - b['ratio']:+.4f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--cost-worker", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--base", default="/tmp/ccost-base", help="cost-ab: the checkout measured as 'before'")
     ap.add_argument("--quick", action="store_true", help="skip the long CBCL path")
     ap.add_argument("--no-fit", action="store_true")
     ap.add_argument("--only", default="lrs,cbcl,mll")
     ap.add_argument("--issue28", default="", help="comma list of: exact, components, mll-path, genes, cbcl-path")
-    ap.add_argument("--issue39", default="", help="comma list of: time-limit, exact-mll, cost, cliff, path")
+    ap.add_argument("--issue39", default="", help="comma list of: time-limit, exact-mll, cost, cost-ab, cliff, path")
     ap.add_argument("--stride", type=int, default=1, help="--issue39 path: compare certify(k) at every stride-th k")
     ap.add_argument("--data", default="mll,cbcl,golub,dlbcl", help="--issue39 path: datasets")
     ap.add_argument("--cache", default=None, help="--issue39 path: a folder for certify(k)'s bounds between runs")
@@ -478,6 +539,9 @@ def main():
     ap.add_argument("--compare", default=None, help="--issue39 path: lo:hi, certify(k) only at those k")
     a = ap.parse_args()
     only = a.only.split(",")
+    if a.cost_worker:
+        name, ks = a.cost_worker.split(":")
+        return cost_worker(name, [int(v) for v in ks.split(",")])
     warm_up()
     i39 = [s for s in a.issue39.split(",") if s]
     if i39:
@@ -485,6 +549,8 @@ def main():
             time_limit_bench()
         if "exact-mll" in i39 and (X := load("mll")) is not None:
             exact_progress_bench("mll", X, 50)
+        if "cost-ab" in i39:
+            cost_ab(a.base)
         if "cost" in i39:
             for name, ks in (("lrs", [5, 20]), ("cbcl", [10]), ("mll", [10, 50])):
                 if (X := load(name)) is not None:

@@ -8,8 +8,10 @@ import math
 import time
 
 import numpy as np
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 
 from ..operators.cov import Cov
+from .dnn import chol_lmax
 from ..result import Certificate
 from . import _settings as S
 from ._settings import _EPS, OPTIMAL_TOLERANCE
@@ -147,3 +149,35 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info, probabilistic_names=tuple(bounds))
+
+
+# lambda_1 by Lanczos and a Cholesky proof (:func:`lambda1_proved`) is tried first only from this
+# many features (below, the dense top eigenvalues cost a few milliseconds)
+_LANCZOS_MIN_N = 1000
+
+
+def lambda1_proved(A: np.ndarray) -> tuple[float, float] | None:
+    """``(bound, estimate)``: a rigorous upper bound on ``lambda_max(A)`` at a fraction of a dense
+    eigensolver's cost, and the Lanczos value it proves; None when Lanczos does not converge or
+    the proof fails.
+
+    A Lanczos estimate ``theta`` (ARPACK, from the ones vector: deterministic) with its residual
+    ``r = A u - theta u`` gives the guess ``c = theta + ||r|| + 1e-12 |theta|`` (just above
+    ``lambda_max`` when Lanczos found the top eigenvalue; nothing is assumed about that): a
+    Cholesky factorization of ``c I - A`` proves ``lambda_max(A) <= c + slack``
+    (:func:`nspca_core.certificates.dnn.lmax_upper`, proof in :func:`nspca_core.certificates.dnn.chol_lmax`; ``n^3 / 3``
+    flops where the top eigenvalues by tridiagonalization cost ``4 n^3 / 3``) plus the backward
+    error allowance ``32 n eps ||A||_F``.  A guess below ``lambda_max`` makes ``c I - A``
+    indefinite: the factorization fails and None is returned (nothing is proved)."""
+    n = A.shape[0]
+    try:
+        w, U = eigsh(A, k=1, which="LA", v0=np.ones(n), tol=1e-10, maxiter=300)
+    except (ArpackNoConvergence, ArpackError):
+        return None
+    theta, u = float(w[0]), U[:, 0] / np.linalg.norm(U[:, 0])
+    guess = theta + float(np.linalg.norm(A @ u - theta * u)) + 1e-12 * abs(theta)
+    slack = chol_lmax(A, guess)
+    if slack is None:
+        return None
+    tol = 32.0 * n * _EPS * float(np.linalg.norm(A))
+    return guess + slack + tol, theta

@@ -340,16 +340,17 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
           lw: np.ndarray | None = None):
     """One block-Krylov Rayleigh–Ritz step from U: (values desc, vectors n x r), for the
     operator ``M - L diag(lw) L^T`` (the low-rank part, when given, applied as such: no n x n
-    pass to subtract it)."""
+    pass to subtract it).  M may be float32 (the optimizer's direction only: never a bound)."""
     n = M.shape[0]
     if n <= 3 * r or U is None:
+        M = np.asarray(M, dtype=float)
         if L is not None:
             M = M - (L * lw) @ L.T
         w, V = np.linalg.eigh(M)
         return w[::-1], V[:, ::-1][:, :r]
 
-    def op(Z):
-        out = M @ Z
+    def op(Z):  # a float32 M (dnn_optimize's) in float32: half the memory traffic; the rest float64
+        out = (M @ Z.astype(M.dtype, copy=False)).astype(float, copy=False)
         if L is not None:
             out -= (L * lw) @ (L.T @ Z)
         return out
@@ -454,7 +455,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  check_every: int = 0, target: float | None = None, lower: float | None = None,
                  callback=None, stall: float = 1e-4, min_iters: int | None = None,
                  push: float | None = None, push_stall: float | None = None,
-                 t_iters: int | None = None, start_lam: float | None = None, budget=None):
+                 t_iters: int | None = None, start_lam: float | None = None, budget=None,
+                 ritz32: bool = False):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -479,20 +481,18 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
 
     ``budget`` (:class:`nspca_core.certificates.budget.Budget`): an iteration only while it and one
     rigorous evaluation fit in the time left; then the point reached is evaluated if that fits.
+    ``ritz32``: the Ritz steps in float32 (short runs; a long "full" one converges finer without).
     """
     n = A.shape[0]
-    r = min(r, n)
-    kn = k / n
-    if min_iters is None:
-        min_iters = 2 * check_every
+    r, kn = min(r, n), k / n
+    min_iters = 2 * check_every if min_iters is None else min_iters
     t_iters = iters if t_iters is None else max(1, min(t_iters, iters))
-    # N in float32 like Adam's moments (the update passes are memory-bound): every float32 N >= 0
-    # is as valid a dual point as any other, and the bound is evaluated from it as stored
+    # N, Adam's moments (and M if ritz32) in float32: any float32 N >= 0 is valid, evaluated as stored
     x_N, x_nu = state.N.astype(np.float32), float(state.nu)
-    M = np.empty(x_N.shape)
+    A32 = A.astype(np.float32) if ritz32 else A
+    M = np.empty(x_N.shape, dtype=A32.dtype)
     G = np.empty(x_N.shape, dtype=np.float32)  # the gradient in Adam's precision
-    diag = np.diag_indices(n)
-    ones = np.ones((n, 1))
+    diag, ones = np.diag_indices(n), np.ones((n, 1))
     opt_N, opt_nu = _Adam(x_N.shape), _Adam(())
     C = state.C
     ones_C = None if C is None else np.hstack([ones, C])  # the low-rank part's columns, once
@@ -525,7 +525,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             break
         t_it = budget.clock() if budget is not None else 0.0
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
-        np.add(A, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
+        np.add(A32, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
         if C is not None and np.any(x_w > 0):
             L, lw = ones_C, np.concatenate(([x_nu / n], x_w))
         else:

@@ -4,16 +4,17 @@ rounds, and the anchored branch and bound tried before the cuts."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
-from .anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_bound
+from .anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_test
 from .dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
-from .budget import Budget, fits, step
+from .budget import BoundReport, Budget, fits, step
 
 
 def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
@@ -39,7 +40,9 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
         return DnnState(np.zeros((n, n)), 0.0)
     # a positive start: M has nonnegative off-diagonal entries, so its top (Perron) eigenvector
     # can be taken nonnegative and is never orthogonal to 1 (a warm start from another mu can be)
-    ones = np.ones(n)
+    # (the previous mu's Perron vector, made positive, starts the next Lanczos run: it is never
+    # orthogonal to the next one, nonnegative and nonzero, and close to it: fewer iterations)
+    start = [np.ones(n)]
 
     def h(mu):
         M = np.maximum(off - mu, 0.0)
@@ -48,8 +51,10 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
             return float(scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1], eigvals_only=True,
                                            check_finite=False)[0]) + mu * k
         try:
-            lam = float(eigsh(M, k=1, which="LA", v0=ones, tol=1e-6, maxiter=2000,
-                              return_eigenvectors=False)[0])
+            w, v = eigsh(M, k=1, which="LA", v0=start[0], tol=1e-6, maxiter=2000)
+            lam = float(w[0])
+            a = np.abs(v[:, 0])
+            start[0] = a + 1e-3 * max(float(a.mean()), 1e-300)
         except ArpackNoConvergence:  # this value only picks the DNN's starting price (no proof)
             lam = float(np.linalg.eigvalsh(M)[-1])
         return lam + mu * k
@@ -87,21 +92,107 @@ def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
     return anchored_branch_bound(A, k, taus, budget=nodes) if taus else None
 
 
-def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float = 5e-5) -> float | None:
+# "auto"'s anchored bisection resolution (relative): one term of the certificate, not a sum
+_ANCHOR_REL = 1e-3
+
+# the anchored row sums spare the DNN (and another bound its cut rounds) only when they certify
+# this, by gap: 0.5% above the ratio the cuts aim for (S._CUT_BELOW), about a third of what the
+# cut rounds gained on CBCL at k = 30..65.  At 0.97 itself, CBCL k = 65 stopped at the anchored
+# 0.9716 where the DNN's cut rounds reach 0.983 for the same cost (issue 39)
+_DNN_SKIP_AT = 0.975
+
+# the resolution of the narrow bracket's single test above a feasible value (:func:`_anchored_at`)
+_NARROW_REL = 5e-5
+
+
+def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float = 5e-5,
+              carry: dict | None = None, top_ratio: float | None = None,
+              top_first: bool = False) -> float | None:
     """The anchored row-sum bound as one certificate at k tries it (``_settings.anchor_affordable``,
     below the "auto" target): bisection below ``1.001 lower`` first (a near-optimal x is common:
-    4 tests fewer when that is proved), else below ``lower / S._CUT_BELOW`` (a weaker proof would
-    not spare the DNN), to ``rel_tol`` relative; None when nothing below ``best`` is proved.
+    4 tests fewer when that is proved), else below ``lower / top_ratio`` (default
+    ``S._CUT_BELOW``: a weaker proof would not spare the DNN), to ``rel_tol`` relative; None when
+    nothing below ``best`` is proved.
 
     :func:`certify` and :func:`certify_path` both call this with brackets that depend only on the
     feasible value, so from the same point they get the same bound (the tests are warm-started
     by the failures below them: the search depends on its bracket, not only on what is provable).
-    """
+    The test at the second bracket's top starts from the first one's failure (:func:`_anchored_at`).
+    (One "auto" certificate now calls it with ``top_ratio=_DNN_SKIP_AT``, ``top_first`` and
+    ``rel_tol=_ANCHOR_REL``; a path calling it with the defaults searches a wider bracket, finer.)
+
+    ``carry`` (a dict, optional): filled with the rows and the last failed test (``tau``, ``r``),
+    so a later test at a larger tau (:func:`_anchored_above`) starts where this one stopped.
+    ``top_first``: the top of the second bracket is tested first (fresh), and nothing else when
+    it fails (where the bound is weak, one test instead of two); when it holds, as above."""
     rows = AnchorRows(A, k)
-    tb = anchored_rowsum_bound(A, k, lower, lower * 1.001, rel_tol=rel_tol, rows=rows)
-    if tb is None:
-        tb = anchored_rowsum_bound(A, k, lower, lower / S._CUT_BELOW, rel_tol=rel_tol, rows=rows)
+    state = {"rows": rows, "tau": -np.inf, "r": None}
+    tb = None
+    top = lower / (S._CUT_BELOW if top_ratio is None else top_ratio)
+    if top_first and np.isfinite(top) and top > 0:
+        # the test that decides whether anything is proved, first: one test when it fails
+        ok, r = anchored_rowsum_test(rows, top)
+        if not ok:
+            state["tau"], state["r"] = top, r
+            if carry is not None:
+                carry.update(state)
+            return None
+    for hi in (lower * 1.001, top):
+        if hi <= state["tau"]:
+            continue
+        tb = _anchored_at(state, lower, hi, rel_tol, proved=top_first and hi == top)
+        if tb is not None:
+            break
+    if carry is not None:
+        carry.update(state)
     return tb if tb is not None and tb < best else None
+
+
+def _anchored_above(carry: dict, lower: float, top: float, rel_tol: float = 5e-5) -> float | None:
+    """The anchored bound in ``(carry["tau"], top]`` from an earlier :func:`_anchored`'s last
+    failed test (its ratios start the test at ``top``: valid, the hypothesis ``OPT > top`` is the
+    stronger one); None when ``top`` is not proved."""
+    return _anchored_at(carry, lower, top, rel_tol) if top > carry["tau"] else None
+
+
+def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: int = 12,
+                 proved: bool = False) -> float | None:
+    """The smallest ``tau`` in ``[lower, hi]`` proved by the anchored row-sum test (geometric
+    bisection to ``rel_tol``, as :func:`nspca_core.certificates.anchor.anchored_rowsum_bound`), or None when
+    ``hi`` is not proved.  ``state`` (``rows``, and ``tau``, ``r`` of the last failed test, whose
+    ratios bound an optimal x's under any larger tau: :func:`nspca_core.certificates.anchor.anchored_rowsum_test`)
+    is updated with every failure.  ``proved``: ``hi`` was proved already (not tested again)."""
+    rows = state["rows"]
+    if not (np.isfinite(hi) and hi > 0):
+        return None
+    if not proved:
+        ok, r = anchored_rowsum_test(rows, hi, state["r"])
+        if not ok:
+            state["tau"], state["r"] = hi, r
+            return None
+    lo, r_lo = max(float(lower), state["tau"]), state["r"]
+    if lo <= 0 or lo >= hi:
+        return hi
+    if state["tau"] < lower and hi <= lo * (1.0 + 100 * rel_tol):
+        # a narrow bracket above an untested feasible value: it is likely (near) optimal; test just
+        # above it first (one test instead of ~log2(hi / lo / rel_tol)), at the finest resolution
+        # whatever rel_tol (one test either way: LRS k = 5 proved to 1.00003, not 1.0005)
+        tau = lo * (1.0 + min(rel_tol, _NARROW_REL) / 2)
+        ok, r = anchored_rowsum_test(rows, tau, r_lo)
+        if ok:
+            return tau
+        lo, r_lo = tau, r
+    for _ in range(steps):
+        if hi <= lo * (1.0 + rel_tol):
+            break
+        mid = float(np.sqrt(lo * hi))
+        ok, r = anchored_rowsum_test(rows, mid, r_lo)
+        if ok:
+            hi = mid
+        else:
+            lo, r_lo = mid, r
+    state["tau"], state["r"] = lo, r_lo
+    return hi
 
 
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
@@ -113,17 +204,22 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
 
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
-         callback=None, before_cuts=None, kkt=None, budget: Budget | None = None):
+         callback=None, before_cuts=None, kkt=None, budget: Budget | None = None,
+         skip_at: float | None = None, cuts: bool = True, iters: int | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
     :func:`nspca_core.certificates.dnn.dnn_tangent`).
 
     ``before_cuts(value) -> float``, optional: called before the cutting-plane
     phase with the DNN value so far; returns the best bound known otherwise.
-    The cut phase (which doubles the cost) is skipped when that bound already
-    certifies the ratio the cuts aim for.  ``kkt``: :func:`_kkt_point` of x when the caller
-    has it already.  ``budget`` (:class:`.budget.Budget`): a start, an iteration or a round only
+    The cut phase (which doubles the cost) is skipped when the DNN's own bound already
+    certifies the ratio the cuts aim for, or that other bound certifies ``skip_at`` (default:
+    the same ratio; a bound that only just certifies it is no reason to leave the cuts' gain).
+    ``kkt``: :func:`_kkt_point` of x when the caller has it already.  ``budget``
+    (:class:`.budget.Budget`): a start, an iteration or a round only
     when it fits in the time left; value ``inf`` and state None when no start fitted.
+    ``cuts=False``: no cut phase, ``iters``: fewer iterations (a caller whose branch and bound
+    decides the bound).
     """
     cfg = _EFFORT[effort]
     n = A.shape[0]
@@ -163,7 +259,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         return v0, st, {"init": init, "iterations": 0, "exact_evaluations": evals, "lam": lam0}
     lr = (_LR if init != "warm" else _LR_WARM) * scale
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
-    st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"], t_start=_T0 * scale,
+    st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"] if iters is None else iters, t_start=_T0 * scale,
+                                 ritz32=effort != "full",
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=target, lower=lower,
                                  callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget)
@@ -174,13 +271,16 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     other = np.inf
     if lower < cut_target * val and before_cuts is not None:
         other = before_cuts(val)
-    if lower < cut_target * min(val, other) and st.U is not None and effort != "fast":
+    skip = cut_target if skip_at is None else max(skip_at, cut_target)
+    if (cuts and lower < cut_target * val and lower < skip * other and st.U is not None
+            and effort != "fast"):
         st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
                                      lam=lam,
                                      iters=cfg["cut_iters"],
                                      check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
                                      stall=cfg["stall"], callback=callback,
-                                     decay=cfg.get("decay", _DECAY), budget=budget)
+                                     decay=cfg.get("decay", _DECAY), budget=budget,
+                                     ritz32=effort != "full")
         info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
@@ -203,7 +303,7 @@ def _fresh_cuts(st: DnnState, k: int, max_cuts: int = _MAX_CUTS):
 def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, target: float,
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
                 min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None,
-                budget: Budget | None = None):
+                budget: Budget | None = None, ritz32: bool = False):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
@@ -226,7 +326,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
                                         min_iters=min_iters, start_lam=lam if same else None,
-                                        budget=budget)
+                                        budget=budget, ritz32=ritz32)
         its += info2["iterations"]
         evals += info2["exact_evaluations"]
         gains.append(float(max(val - val2, 0.0)))
@@ -237,3 +337,103 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
     return st, val, {"rounds": len(gains), "count": 0 if st.C is None else int(st.C.shape[1]),
                      "iterations": its, "gain": float(sum(gains)), "exact_evaluations": evals,
                      "lam": lam}
+
+
+def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,
+               effort: str, *, warm: DnnState | None, callback, budget: Budget | None, need_dual: bool,
+               tree_follows: bool = False):
+    """The dual side of a dense certificate (:func:`.single._certify_dense`), given its cheap
+    bounds: the KKT point of x, the anchored row sums, the DNN and its cut rounds, each only
+    while the bounds so far leave the ratio below what it aims for.  ``bounds`` and ``info``
+    are filled in; returns ``(state, ran)``: the dual point to carry and whether the DNN ran.
+
+    ``need_dual``: run the DNN even where the anchored bound already certifies (the split bound
+    needs the dual point's bounds at every sparsity); ``tree_follows``: a branch and bound decides
+    the bound next (no cut rounds, half the iterations: on MLL's screened set at k = 5 and 10 the
+    tree closed in as many nodes, the DNN's second half and its cuts were then unused)."""
+    cfg = _EFFORT[effort]
+    n = A.shape[0]
+    target = 1.0 - cfg["target_gap"]
+    # nothing of this is started when the cheap bounds already certify `enough` ("auto": 0.996;
+    # issue 39: a sparse 5,000 x 2,000 word-count corpus at k = 10 certified 0.9964 by lambda_1
+    # alone, 0.9989 after 10x the answer's cost in the DNN)
+    enough = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
+    best_now = min(bounds.values())
+    state = warm
+    kkt = None
+    if (lower < enough * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3)):
+        # the KKT dual point of x costs one eigenvalue and often proves x optimal outright
+        with step(budget, "eval", float(n) ** 3):
+            kkt = _kkt_point(A, k, x)
+        bounds["dnn"] = kkt[0]
+        best_now = report.offer(min(bounds.values()))
+    anchored_size = float(n) * n * max(k, 8)
+    # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
+    anchor_ok = S.anchor_ok(n, k)
+    # the anchored bisection's resolution: "auto" to 1e-3 relative (half its tests; the ratio moves
+    # by less than that), "full" to 5e-5; `carry`: its last failed test, which starts the next
+    carry: dict = {}
+    anchor_rel = 5e-5 if effort == "full" else _ANCHOR_REL
+    if (lower < enough * best_now and anchor_ok
+            and effort != "full" and fits(budget, "anchored", anchored_size)):
+        # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
+        # the test at _DNN_SKIP_AT and the bisection below it are run (a weaker proof would not
+        # spare the DNN).  Enough on its own when it certifies _DNN_SKIP_AT.
+        t1 = time.perf_counter()
+        tried = lower / _DNN_SKIP_AT  # the top of the bracket the anchored bound was sought in
+        with step(budget, "anchored", anchored_size):
+            tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry, top_ratio=_DNN_SKIP_AT,
+                           top_first=True)
+        info["anchored_seconds"] = time.perf_counter() - t1
+        if tb is not None:
+            bounds["anchored"] = tb
+            best_now = report.offer(min(bounds.values()))
+    else:
+        tried = -np.inf
+    if (lower < target * best_now and (need_dual or lower < enough * best_now)
+            and (need_dual or not ("anchored" in bounds and lower >= _DNN_SKIP_AT * best_now))):
+        def anchored_above(val):
+            # the anchored bound below val, from the last failed test (warm)
+            if "anchored" not in bounds and min(val, best_now) > tried:
+                t1 = time.perf_counter()
+                with step(budget, "anchored", anchored_size):
+                    if not carry:
+                        carry.update(rows=AnchorRows(A, k), tau=-np.inf, r=None)
+                    tb = _anchored_above(carry, lower, min(val, best_now), anchor_rel)
+                info["anchored_seconds"] = info.get("anchored_seconds", 0.0) + time.perf_counter() - t1
+                if tb is not None:
+                    bounds["anchored"] = tb
+
+        def anchored(val):
+            # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
+            # often are not: try them before paying for cutting planes.  When they were already
+            # sought up to the level that spares the cuts (`tried` finite: nothing proved there),
+            # a proof below the DNN's value could not spare them: it is sought after the cuts,
+            # where it is only needed if the cuts end above it (CBCL k = 65: a bisection to 0.971
+            # before cut rounds that reach 0.983)
+            if lower < S._CUT_BELOW * val and anchor_ok and fits(budget, "anchored", anchored_size):
+                if not np.isfinite(tried):
+                    anchored_above(val)
+                if cfg["branch_nodes"]:
+                    tb = _branch(A, k, lower, min(bounds.values()), cfg["branch_nodes"])
+                    if tb is not None:
+                        bounds["anchored(branch)"] = tb
+            return report.offer(min(bounds.values()))
+
+        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
+                                 before_cuts=anchored, kkt=kkt, budget=budget,
+                                 skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=not tree_follows,
+                                 iters=cfg["iters"] // 2 if tree_follows else None)
+        if state is not None:
+            bounds["dnn"] = val
+            report.offer(min(bounds.values()))
+            if (np.isfinite(tried) and lower < S._CUT_BELOW * val
+                    and fits(budget, "anchored", anchored_size)):  # (deferred: see anchored())
+                anchored_above(val)
+                report.offer(min(bounds.values()))
+        info["dnn"] = dinfo
+        return state, True
+    if kkt is not None:
+        state = kkt[1]
+        info["dnn"] = {"init": "kkt", "iterations": 0, "exact_evaluations": 1, "lam": kkt[2]}
+    return state, False

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from .anchor import anchored_rowsum_bound
 from .._common.pairs import opt_pairs
 from .._common.params import check
 from .._common.scale import normalized, rescale
@@ -38,9 +37,10 @@ from .bounds import (
 from .budget import BoundReport, Budget, fits, step
 from .coupled import _coupled, _coupled_refined
 from .cross import cross_table
-from .dual import _anchored, _branch, _dnn, _kkt_point
+from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .cheap import (
+    _LANCZOS_MIN_N,
     _certify_lowrank,
     _certify_operator,
     _finish,
@@ -48,6 +48,7 @@ from .cheap import (
     _quad_held,
     _rowsum_bound,
     _variances_bound,
+    lambda1_proved,
 )
 from .lower import _ascent_many, _fit_lower, _starts
 
@@ -57,13 +58,15 @@ from .lower import _ascent_many, _fit_lower, _starts
 _SPLIT_BRANCH_MAX_K = 16
 
 
+
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
-                   report: BoundReport | None = None):
+                   report: BoundReport | None = None, tree_follows: bool = False):
     """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies
-    ``S._CUT_BELOW`` (the split bound needs the dual point's bounds at every sparsity).
+    ``dual._DNN_SKIP_AT`` (the split bound needs the dual point's bounds at every sparsity);
+    ``tree_follows``: a branch and bound decides next (:func:`.dual.dense_dual`).
     ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
     time left (the certificate is then whatever was proved in time: from the sum of the k largest
     variances up); ``report``: each bound proved is offered to it as it comes."""
@@ -104,6 +107,17 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
         A = cov.dense()
         bounds = {}
         x_given = x is not None
+        if x_given and spec is None and warm is None and n >= _LANCZOS_MIN_N and effort != "full":
+            # the caller's answer against lambda_1 alone, proved by Cholesky at a Lanczos guess
+            # (a quarter of the top eigenvalues' cost): a sparse 5,000 x 2,000 word-count corpus
+            # is certified 0.997 by it at k = 5..50 (issue 39), the DNN never needed there
+            lower = cov.quad(x)
+            lam1 = lambda1_proved(A)
+            if lam1 is not None and lower >= (1.0 - cfg.get("accept_gap", cfg["target_gap"])) * lam1[0]:
+                info.update(lower_source="given", eig_tolerance=lam1[0] - lam1[1])
+                if callback is not None:
+                    callback(1, 1)
+                return _finish({"lambda1": lam1[0]}, lower, x, k, t0, info), None
     if spec is None:
         with step(budget, "top", float(n) ** 3):
             spec = _Spectral(A, 3 if effort == "full" else 2)
@@ -140,80 +154,23 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     if warm is not None or effort == "fast":
         ds = [1]  # along a path or interactively: d = 1 is O(n); d >= 2 enumerations cost more
     target = 1.0 - cfg["target_gap"]
-    # the DNN (and its KKT start) is not started at all when the cheap bounds already certify this
-    # ("auto": 0.996, issue 39: a sparse 5,000 x 2,000 word-count corpus at k = 10 certified 0.9964
-    # by lambda_1 alone, 0.9989 after 10x the answer's cost in the DNN)
-    enough = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
     # OPT_d >= ||V_d^T x||^2: a paper bound for d >= 2 (an exact spannogram) is computed only
     # when it can still certify the target; the DNN is the tighter bound otherwise
     ds = [d for d in ds if d == 1 or target * (_lowrank_value(spec, d, x) + spec.lam(d)) <= lower]
     bounds.update(_paper_and_residual(spec, k, [d for d in ds if d > 1]))
     report.offer(min(bounds.values()))
-    # ---- DNN (skip when a cheaper bound already certifies to the target gap)
-    best_now = min(bounds.values())
-    state = warm
-    kkt = None
-    if (lower < enough * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3)):
-        # the KKT dual point of x costs one eigenvalue and often proves x optimal outright
-        with step(budget, "eval", float(n) ** 3):
-            kkt = _kkt_point(A, k, x)
-        bounds["dnn"] = kkt[0]
-        best_now = report.offer(min(bounds.values()))
-    anchored_size = float(n) * n * max(k, 8)
-    # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
-    anchor_ok = S.anchor_ok(n, k)
-    if (lower < enough * best_now and anchor_ok
-            and effort != "full" and fits(budget, "anchored", anchored_size)):
-        # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
-        # the test at S._CUT_BELOW and the bisection below it are run (a weaker proof would not
-        # spare the DNN).  Enough on its own when it certifies S._CUT_BELOW.
-        t1 = time.perf_counter()
-        tried = lower / S._CUT_BELOW  # the top of the bracket the anchored bound was sought in
-        with step(budget, "anchored", anchored_size):
-            tb = _anchored(A, k, lower, best_now)
-        info["anchored_seconds"] = time.perf_counter() - t1
-        if tb is not None:
-            bounds["anchored"] = tb
-            best_now = report.offer(min(bounds.values()))
-    else:
-        tried = -np.inf
-    if (lower < target * best_now and (need_dual or lower < enough * best_now)
-            and (need_dual or not ("anchored" in bounds and lower >= S._CUT_BELOW * best_now))):
-        def anchored(val):
-            # where the DNN is weak (small k, ratio below S._CUT_BELOW) the anchored row sums
-            # often are not: try them before paying for cutting planes
-            if lower < S._CUT_BELOW * val and anchor_ok and fits(budget, "anchored", anchored_size):
-                if "anchored" not in bounds and min(val, best_now) > tried:
-                    t1 = time.perf_counter()
-                    with step(budget, "anchored", anchored_size):
-                        tb = anchored_rowsum_bound(A, k, lower, min(val, best_now))
-                    info["anchored_seconds"] = info.get("anchored_seconds", 0.0) + time.perf_counter() - t1
-                    if tb is not None:
-                        bounds["anchored"] = tb
-                if cfg["branch_nodes"]:
-                    tb = _branch(A, k, lower, min(bounds.values()), cfg["branch_nodes"])
-                    if tb is not None:
-                        bounds["anchored(branch)"] = tb
-            return report.offer(min(bounds.values()))
-
-        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
-                                 before_cuts=anchored, kkt=kkt, budget=budget)
-        if state is not None:
-            bounds["dnn"] = val
-            report.offer(min(bounds.values()))
-        info["dnn"] = dinfo
-        # the DNN's Ritz vectors are good starts for the lower bound too
-        if (not x_given and state is not None and state.U is not None
-                and fits(budget, "ascent", float(n) ** 3)):
-            with step(budget, "ascent", float(n) ** 3):
-                X0 = _starts(cov, k, state.U[:, :4], 8, [x])
-                xb, fb = _ascent_many(cov, k, X0)
-            if fb > lower:
-                x, lower = xb, fb
-                info["lower_source"] = "ascent(dnn)"
-    elif kkt is not None:
-        state = kkt[1]
-        info["dnn"] = {"init": "kkt", "iterations": 0, "exact_evaluations": 1, "lam": kkt[2]}
+    # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
+    state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
+                            budget=budget, need_dual=need_dual, tree_follows=tree_follows)
+    # the DNN's Ritz vectors are good starts for the lower bound too
+    if (ran and not x_given and state is not None and state.U is not None
+            and fits(budget, "ascent", float(n) ** 3)):
+        with step(budget, "ascent", float(n) ** 3):
+            X0 = _starts(cov, k, state.U[:, :4], 8, [x])
+            xb, fb = _ascent_many(cov, k, X0)
+        if fb > lower:
+            x, lower = xb, fb
+            info["lower_source"] = "ascent(dnn)"
     info["eig_tolerance"] = spec.tol
     if budget is not None and budget.expired():
         info["stopped"] = "time_limit"
@@ -325,7 +282,6 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
     kS = min(k, S.size)
-    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget)
     if budget is not None:  # the exact mode: the branch and bound on S comes last
         seconds, below = 0.0, 0.0
     elif branch_seconds is not None:  # the exact mode: whenever S is not closed
@@ -333,6 +289,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes)
         seconds = _EFFORT[effort].get("split_branch", 0.0) if kS <= _SPLIT_BRANCH_MAX_K else 0.0
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
+    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget,
+                                tree_follows=effort == "auto" and seconds > 0 and branch_seconds is None)
     if seconds > 0 and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
@@ -475,11 +433,13 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
     effort : {"auto", "fast", "full", "exact"}, default "auto"
         "fast": d = 1 bounds and a 40-iteration DNN run from its screening
         initialization (interactive use); "auto": d = 1 bounds (d <= 2 for
-        n <= 120, where the exact rank-2 spannogram is cheap) and up to 120
+        n <= 120, where the exact rank-2 spannogram is cheap) and up to 80
         DNN iterations, stopping at a 1e-3 relative gap or when progress
-        stalls, then (only while the ratio is below 0.97) up to 60 more with
+        stalls, then (only while the ratio is below 0.97) two rounds of up to 40 more with
         sparsity cuts; for k >= 3 the anchored row sums come first (their cost is at most
-        the DNN's, ``_settings.anchor_affordable``) and the DNN is skipped when they certify 0.97; "full": d <= 3, residual bounds on the split remainder,
+        the DNN's, ``_settings.anchor_affordable``) and the DNN (or its cut rounds) is skipped
+        when they certify 0.975; a given x is first checked against lambda_1 alone (Lanczos and a
+        Cholesky proof, n >= 1000); "full": d <= 3, residual bounds on the split remainder,
         up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``; "exact": branch and
         bound over supports (:mod:`nspca_core.certificates.exact`) after the "auto" certificate,
         until the gap closes to 1e-6 relative (``optimal=True``) or ``time_limit`` runs out

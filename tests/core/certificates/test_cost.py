@@ -1,0 +1,211 @@
+"""The cheaper one-k certificate (issue 39 item 1): every shortcut still an upper bound.
+
+Each new or reused bound against brute force on tiny inputs: lambda_1 proved by Cholesky at a
+Lanczos guess, the anchored bound's warm-started tests (carried between brackets), the DNN whose
+Ritz steps run in float32 and which stops early (a stopped run reports the bound of a dual point
+it holds, evaluated in float64), and the rule by which the anchored bound spares the cut rounds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify
+from nspca_core.certificates import dnn as _dnn
+from nspca_core.certificates import cheap, dual
+from nspca_core.certificates import single as single_mod
+from nspca_core.certificates.exact import _Nodes
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_exact import _node, _node_max
+from tests.core.certificates.test_single import _random_psd
+
+REL = 1e-9
+
+
+def _psd(seed: int, n: int, rank: int, scale: float) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    Y = rng.standard_normal((rank, n))
+    if seed % 3 == 0:
+        Y = np.abs(Y)  # nonnegative correlations: the anchored bound's regime
+    return Y.T @ Y * scale
+
+
+matrices = st.builds(_psd, st.integers(0, 10_000), st.integers(2, 8), st.integers(1, 8),
+                     st.sampled_from([1e-3, 1.0, 1e3]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(A=matrices)
+def test_lambda1_proved_is_above_the_top_eigenvalue(A):
+    out = cheap.lambda1_proved(A)
+    lam = float(np.linalg.eigvalsh(A)[-1])
+    if out is None:  # nothing proved: allowed (the caller falls back to the eigensolver)
+        return
+    bound, estimate = out
+    assert bound >= lam - REL * max(1.0, abs(lam))
+    assert bound >= estimate
+    # and close: Lanczos found the top eigenvalue, the proof adds rounding only
+    assert bound <= lam + 1e-6 * max(abs(lam), float(np.abs(A).max()))
+
+
+def test_lambda1_proved_refuses_a_guess_below_the_top(monkeypatch):
+    """A Lanczos value below lambda_max (forced) makes c I - A indefinite: nothing is proved."""
+    A = _psd(4, 6, 6, 1.0)
+    w, U = np.linalg.eigh(A)
+    monkeypatch.setattr(cheap, "eigsh", lambda *a, **kw: (w[-2:-1], U[:, -2:-1]))
+    assert cheap.lambda1_proved(A) is None
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(A=matrices, k=st.integers(1, 8), seed=st.integers(0, 100))
+def test_certify_by_lambda1_alone_is_above_bruteforce(monkeypatch, A, k, seed):
+    """The Lanczos + Cholesky shortcut of a given answer (forced on tiny n) against brute force;
+    the answer is a random feasible point, so it is taken only where lambda_1 really certifies it."""
+    monkeypatch.setattr(single_mod, "_LANCZOS_MIN_N", 1)
+    n = A.shape[0]
+    k = min(k, n)
+    opt, xo = brute_opt(A, k)
+    rng = np.random.default_rng(seed)
+    x = xo if seed % 2 == 0 else np.abs(rng.standard_normal(n)) * (rng.permutation(n) < k)
+    if not np.any(x > 0):
+        x = xo
+    c = certify(cov=A, k=k, x=x)
+    scale = max(1.0, float(np.abs(A).max()))
+    assert c.upper_bound >= opt - REL * scale
+    for val in c.bounds.values():
+        assert val >= opt - REL * scale
+
+
+def test_certify_by_lambda1_alone_when_it_certifies(monkeypatch):
+    """The shortcut taken (an answer at lambda_1: a nonnegative rank-one-plus-noise matrix and its
+    Perron vector): the certificate holds lambda_1 alone, >= brute force, ratio as the dense path's."""
+    rng = np.random.default_rng(3)
+    v = np.abs(rng.standard_normal(7)) + 0.5
+    A = np.outer(v, v) + 1e-4 * np.eye(7)
+    opt, xo = brute_opt(A, 7)
+    dense = certify(cov=A, k=7, x=xo)
+    monkeypatch.setattr(single_mod, "_LANCZOS_MIN_N", 1)
+    c = certify(cov=A, k=7, x=xo)
+    assert set(c.bounds) == {"lambda1"}
+    assert c.upper_bound >= opt - REL * float(np.abs(A).max())
+    assert c.ratio == pytest.approx(dense.ratio, abs=1e-6)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(A=matrices, k=st.integers(3, 8), rel=st.sampled_from([5e-5, 1e-3]),
+       top=st.sampled_from([None, 0.975, 0.9]))
+def test_anchored_with_carried_failures_is_above_bruteforce(A, k, rel, top):
+    """:func:`dual._anchored` (its second bracket warm-started by the first one's failure) and a
+    later :func:`dual._anchored_above` from the carried failure: every proved bound >= OPT."""
+    n = A.shape[0]
+    k = min(k, n)
+    opt, xo = brute_opt(A, k)
+    if opt <= 0:
+        return
+    lower = float(xo @ A @ xo)
+    carry: dict = {}
+    tb = dual._anchored(A, k, lower * 0.999, np.inf, rel_tol=rel, carry=carry, top_ratio=top)
+    scale = max(1.0, float(np.abs(A).max()))
+    if tb is not None:
+        assert tb >= opt - REL * scale
+    for f in (1.01, 1.1, 1.5, 3.0):
+        tb2 = dual._anchored_above(carry, lower * 0.999, lower * f, rel)
+        if tb2 is not None:
+            assert tb2 >= opt - REL * scale
+
+
+def _dense_psd(seed, n, k):
+    rng = np.random.default_rng(seed)
+    Y = np.abs(rng.standard_normal((n // 2, n))) + rng.standard_normal((n // 2, n))
+    return Y.T @ Y / n
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dnn_float32_ritz_run_stopped_anywhere_is_a_valid_bound(seed):
+    """n = 36 > 3 r: the Ritz steps run in float32.  A run stopped after any number of iterations
+    (1..30, no checks: the final point is evaluated) reports the float64 bound of the dual point it
+    returns, which is dual-feasible (N >= 0 off a zero diagonal, mu >= 0), and >= OPT."""
+    n, k = 36, 2 + seed % 2
+    A = _dense_psd(seed, n, k)
+    opt, _ = brute_opt(A, k)
+    s = float(np.abs(A).max())
+    start = dual._screen_init(A, k)
+    for iters in (1, 7, 30):
+        state, val, info = _dnn.dnn_optimize(A, k, start, iters=iters, t_start=1e-3 * s, t_end=1e-4 * s,
+                                            lr=3e-3 * s, check_every=0, ritz32=True)
+        assert state.N.min() >= 0 and state.nu >= 0
+        # (symmetric to float32 rounding; the eigensolvers read one triangle, itself >= 0)
+        assert np.allclose(state.N, state.N.T, atol=1e-6 * s) and not np.diag(state.N).any()
+        again, _ = _dnn.dnn_value(A, k, _dnn.DnnState(np.asarray(state.N, dtype=float), state.nu))
+        assert val == pytest.approx(again, rel=1e-6)  # the value reported is this point's bound
+        assert val >= opt - REL * max(1.0, s)
+        assert again >= opt - REL * max(1.0, s)
+
+
+def test_ritz_step_float32_agrees_with_float64():
+    """The float32 operator only steers: its Ritz values agree with the float64 step's to
+    single precision (the bound itself is never taken from them)."""
+    A = _dense_psd(11, 60, 3)
+    U = np.linalg.qr(np.random.default_rng(0).standard_normal((60, 10)))[0]
+    ones = np.ones((60, 1))
+    w64, _ = _dnn._ritz(A, U, 10, ones, np.array([0.01]))
+    w32, _ = _dnn._ritz(A.astype(np.float32), U, 10, ones, np.array([0.01]))
+    assert np.allclose(w32[:10], w64[:10], rtol=1e-5, atol=1e-5 * float(np.abs(A).max()))
+
+
+class _Recorder:
+    def __init__(self, ratio):
+        self.ratio, self.calls = ratio, 0
+
+
+@pytest.mark.parametrize("other_ratio, cuts", [(0.972, True), (0.99, False)])
+def test_anchored_spares_the_cut_rounds_only_at_the_skip_level(other_ratio, cuts):
+    """Another bound certifying 0.972 (above the cuts' aim 0.97, below _DNN_SKIP_AT) leaves the cut
+    rounds running; one certifying 0.99 skips them.  The DNN's own value stays an upper bound."""
+    n, k = 40, 3
+    A = _dense_psd(5, n, k)
+    opt, xo = brute_opt(A, k)
+    lower = float(xo @ A @ xo)
+    seen = []
+
+    def before_cuts(val):
+        seen.append(val)
+        return lower / other_ratio
+
+    val, state, info = dual._dnn(A, k, lower, "auto", None, x=xo, before_cuts=before_cuts,
+                                 skip_at=dual._DNN_SKIP_AT)
+    assert val >= opt - REL * max(1.0, float(np.abs(A).max()))
+    if not seen or lower >= 0.97 * val:  # the DNN itself reached the cuts' aim: nothing to decide
+        pytest.skip("the DNN alone certified 0.97 on this matrix")
+    assert ("cuts" in info) is cuts
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(3, 7), st.integers(0, 2**31 - 1), st.floats(0.9, 1.1), st.floats(1.0, 1.05))
+def test_node_rowsum_test_warm_from_an_ancestor_is_valid(n, seed, f, g):
+    """Branch and bound's children start their row-sum test from the parent's ratios (at the
+    parent's tau, at most the child's): a refuted child never holds a support above tau."""
+    rng = np.random.default_rng(seed)
+    A = _random_psd(rng, n)
+    k = int(rng.integers(2, n + 1))
+    opt, _ = brute_opt(A, k)
+    nodes = _Nodes(A, k, None)
+    scale = max(1.0, float(np.abs(A).max()))
+    for _ in range(4):
+        inc, exc = _node(rng, n, k)
+        if int(inc.sum()) >= k:
+            continue
+        tau = f * opt
+        _, r = nodes.rowsum_test(tau, inc, exc)
+        free = np.flatnonzero(~inc & ~exc)
+        if free.size == 0 or r is None:
+            continue
+        c = int(rng.choice(free))
+        for inc2, exc2 in ((inc | (np.arange(n) == c), exc), (inc, exc | (np.arange(n) == c))):
+            refuted, _ = nodes.rowsum_test(tau * g, inc2, exc2, r=r)
+            if refuted:
+                assert _node_max(A, k, inc2, exc2) <= tau * g + 1e-9 * scale

@@ -105,7 +105,12 @@ def test_streamlits_handler_answers_its_bundles_gzipped_from_memory_and_the_rest
     from streamlit import file_util
     from streamlit.web.server.starlette.starlette_static_routes import create_streamlit_static_handler
 
-    monkeypatch.setattr(StaticFiles, "get_response", StaticFiles.get_response)  # undone after the test
+    # Streamlit's own method (an earlier test in this process may have run the app, which installs
+    # the in-memory answer process-wide); put back after the test
+    original = StaticFiles.get_response
+    while hasattr(original, "__wrapped__"):
+        original = original.__wrapped__
+    monkeypatch.setattr(StaticFiles, "get_response", original)
     monkeypatch.setattr(sr, "_frontend", [])
     root = file_util.get_static_dir()
     handler = create_streamlit_static_handler(root, None)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nspca_core import InputError, load_file
-from nspca_core._common.validation import check_int
+from nspca_core._common.params import check
 from nspca_core.io import zip_holds_images
 from tests.data.io.test_load_errors import images, png_bytes, zip_bytes
 
@@ -35,8 +35,8 @@ def test_reader_errors_name_their_argument(source, name, options, argument, valu
 
 
 def test_front_checks_name_their_argument():
-    with pytest.raises(InputError, match=r"`k` must be an int in \[1, 5\]; got 0") as info:
-        check_int(0, "k", 1, 5)
+    with pytest.raises(InputError, match=r"`k` must be an int in \[1, n_features=5\]; got 0") as info:
+        check("k", 0, n_features=5)
     assert (info.value.argument, info.value.value) == ("k", 0)
     assert InputError("no argument").argument is None  # a message alone still makes an error
 

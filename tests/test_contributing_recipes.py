@@ -199,3 +199,84 @@ def test_recipe_one_method_of_the_paper(checkout):  # noqa: F811 (the fixture)
                "--out", str(root / "out"))
     assert cli.returncode == 0, cli.stderr[-3000:]
     _pytest(root, "tests/app/test_app_registry.py", "tests/core/test_api.py")
+
+
+# ------------------------------------------------------------------- one bound that optimizes
+
+OFFDIAG = '''"""A bound that optimizes (a demonstration added by following CONTRIBUTING.md).
+
+For x >= 0, ||x|| = 1, ||x||_0 <= k and any c >= 0: x^T (J - I) x = (sum x)^2 - 1 <= k - 1
+(Cauchy-Schwarz), and x^T M x <= x^T M_+ x <= lambda_max(M_+) for M = A - c (J - I) (x >= 0:
+the negative entries only lower it).  So OPT <= lambda_max((A - c(J - I))_+) + c (k - 1) for every
+c >= 0, and the smallest over the c tried is a bound too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_EPS = np.finfo(float).eps
+
+
+def offdiag_bound(A: np.ndarray, k: int, tries: int = 24) -> float:
+    """min over c in [0, max |A_ij|] (golden-section search) of lambda_max((A - c(J-I))_+) + c(k-1),
+    each value raised by the rounding of eigvalsh (n eps ||M_+||_F times 4)."""
+    n = A.shape[0]
+    off = ~np.eye(n, dtype=bool)
+
+    def value(c: float) -> float:
+        M = np.where(off, A - c, A).clip(min=0.0)
+        return float(np.linalg.eigvalsh(M)[-1]) + 4 * n * _EPS * float(np.linalg.norm(M)) + c * (k - 1)
+
+    lo, hi = 0.0, float(np.abs(A).max())
+    best = value(lo)
+    g = (np.sqrt(5) - 1) / 2
+    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+    fa, fb = value(a), value(b)
+    for _ in range(tries):
+        best = min(best, fa, fb)
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = hi - g * (hi - lo)
+            fa = value(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = value(b)
+    return min(best, fa, fb)
+'''
+
+
+def test_recipe_one_bound_that_optimizes(checkout):  # noqa: F811 (the fixture)
+    """Two files: the bound's module in certificates/ and one line (and its import) in the dense
+    driver `_certify_dense`; a path of k takes it at every k where it runs certify(k)."""
+    root = checkout
+    (root / "nspca_core/certificates/offdiag.py").write_text(OFFDIAG)
+    single = root / "nspca_core/certificates/single.py"
+    text = single.read_text()
+    anchor = "    bounds.update(cheap_bounds_at(spec.spectrum(), k))"
+    assert text.count(anchor) == 1
+    text = text.replace(anchor, "    bounds[\"offdiag\"] = offdiag_bound(A, k)\n" + anchor)
+    text = text.replace("from .dual import", "from .offdiag import offdiag_bound\nfrom .dual import", 1)
+    single.write_text(text)
+    assert _changed(root) == {"nspca_core/certificates/offdiag.py", "nspca_core/certificates/single.py"}
+    probe = _run(root, "-c", textwrap.dedent("""
+        import numpy as np
+        from nspca_core import certify
+        from tests.bruteforce import brute_opt
+        rng = np.random.default_rng(5)
+        tighter = 0
+        for trial in range(12):
+            m, n = 30, int(rng.integers(5, 10))
+            X = np.abs(rng.standard_normal((m, n))) + rng.uniform(0, 2) * np.abs(rng.standard_normal((m, 1)))
+            A = X.T @ X / m
+            for k in range(1, n + 1):
+                c = certify(X, k=k, center=False, effort="fast")
+                assert c.bounds["offdiag"] >= brute_opt(A, k)[0] * (1 - 1e-12), (trial, k, c.bounds)
+                assert c.upper_bound <= c.bounds["offdiag"]
+                tighter += c.bounds["offdiag"] < np.linalg.eigvalsh(np.clip(A, 0, None))[-1] * (1 - 1e-9)
+        assert tighter > 0  # the search over c gains over c = 0 somewhere
+        print("ok")
+    """))
+    assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]
+    _pytest(root, "tests/core/certificates/test_single.py")

@@ -15,14 +15,19 @@ import numpy as np
 
 from ._common.params import DEFAULTS, check, check_options, in_interval, take_random_state
 from ._common.scale import normalized, rescale
-from .operators.cov import Cov
-from .operators.covariance import is_sparse, as_cov
-from .distributed.array import as_dask_cov, is_dask_array
-from .distributed.fit import check_dask_method as _check_dask_method, dask_info as _dask_info
-from .methods import PEERS, PROJECT, REMOVE, SINGLE, STRATEGIES as _STRATEGY_SPECS, STRATEGY_NAMES
+from ._common.summary import components_result
 from ._common.validation import InputError, as_rng
+from .distributed.array import as_dask_cov, is_dask_array
+from .distributed.fit import check_dask_method as _check_dask_method
+from .distributed.fit import dask_info as _dask_info
+from .methods import PEERS, PROJECT, REMOVE, SINGLE, STRATEGY_NAMES
+from .methods import STRATEGIES as _STRATEGY_SPECS
+from .operators.cov import Cov
+from .operators.covariance import as_cov, is_sparse
+from .operators.weighted import check_sample_weight
 from .result import ComponentsResult, Result
-from .solve import fit_cov, peer as _peer
+from .solve import fit_cov
+from .solve import peer as _peer
 from .solve import seed_param as _seed_param
 
 __all__ = ["METHODS", "STRATEGIES", "fit", "components"]
@@ -71,7 +76,6 @@ def _weighted(X, sample_weight, center: bool):
     if X is None or isinstance(X, Cov):
         raise InputError("`sample_weight` needs data `X` (samples x features, dense or sparse); got "
                          + ("a covariance" if X is None else type(X).__name__))
-    from .operators.weighted import check_sample_weight
 
     X = check("matrix", X, "X")
     w = check_sample_weight(sample_weight, X.shape[0])
@@ -305,7 +309,6 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     where = f"strategy {strategy!r}" if spec.method else f"method {method!r}"
     options = check_options(options, _allowed_options(method, strategy), where, _option_owner(method, strategy),
                             n_features=n)
-    from ._common.summary import components_result
 
     certify = check("certify", certify)
     if len(set(ks)) > 1 and not spec.partial:

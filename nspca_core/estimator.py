@@ -17,10 +17,15 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ._common.params import DEFAULTS, check, check_params, seed_of
 from ._common.validation import InputError
+from .api import METHODS, _allowed_options
 from .datasets.preprocessing import PREPROCESSING, log1p_data
-from .methods import STRATEGIES
-from .result import iterations_run
 from .io.anndata_io import from_anndata
+from .methods import STRATEGIES
+from .operators.sparse import as_sparse_cov
+from .operators.weighted import check_sample_weight, weighted_sparse_cov
+from .peers import PEER_METHODS
+from .result import ComponentsResult, iterations_run
+from .scores import nonneg_scores
 
 __all__ = ["NonnegativeSparsePCA", "NonnegativeScorePCA"]
 
@@ -289,7 +294,6 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     # ------------------------------------------------------------------ fit
     def _partial(self, n: int):
         """The loadings (n, j) of ``partial_model``, or None."""
-        from .result import ComponentsResult
 
         given = self.partial_model
         if given is None:
@@ -341,8 +345,6 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
 
     def _options(self) -> dict:
         """``tol``/``max_iter`` as the chosen solver's keyword options (only those given)."""
-        from .api import METHODS, _allowed_options
-        from .peers import PEER_METHODS
 
         wanted = {"tol": self.tol, "max_iter": self.max_iter}
         wanted = {key: value for key, value in wanted.items() if value is not None}
@@ -368,8 +370,6 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         ``omega``); the mean, the scale and the covariance are weighted (for sparse X the
         weighted centering is implicit, see the class notes).
         """
-        from .operators.sparse import as_sparse_cov
-        from .operators.weighted import check_sample_weight, weighted_sparse_cov
         from .api import components
 
         check_params(self)
@@ -492,7 +492,6 @@ class NonnegativeSparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         or ones.  1.0 when X has no variance about ``mean_``.  Higher is better, so
         ``GridSearchCV`` uses it when no ``scoring`` is given.  ``y`` is ignored.
         """
-        from .operators.weighted import check_sample_weight
 
         check_is_fitted(self)
         X = self._check_X(X, reset=False)
@@ -563,7 +562,6 @@ class NonnegativeScorePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
 
     def fit(self, X, y=None):
         """Fit on ``X`` (n_samples, n_features); ``y`` is ignored."""
-        from .scores import nonneg_scores
 
         check_params(self)
 

@@ -17,12 +17,15 @@ import numpy as np
 
 from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish_many, project, random_starts
 from ._common.pairs import opt_pairs
-from ._common.steps import TopK
-from .operators.cov import Cov
-from ._common.validation import as_rng
-from .methods import PEERS
 from ._common.points import make_result
 from ._common.rank1 import rank1_point
+from ._common.steps import TopK
+from ._common.validation import as_rng
+from .enet import enet_directions, enet_samples, enet_top
+from .methods import PEERS
+from .operators.cov import Cov
+from .peers import PEER_METHODS
+from .peers.tpower import tpower_starts
 from .result import Result, seed_param
 from .spannogram.budget import within_budget
 
@@ -57,7 +60,6 @@ _AUTO_EM_MAX_N = 64
 
 def peer(method: str):
     """The peer function of a validated method name (:data:`nspca_core.peers.PEER_METHODS`)."""
-    from .peers import PEER_METHODS
 
     return PEER_METHODS[method]
 
@@ -106,7 +108,6 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> dict
     """The cheap starts of "auto": those of the truncated power method with the same seed
     (so "auto" is never below "tpower"), the rank-1 solutions of the other top eigenvectors,
     and ``A r`` for random signed r drawn per rank of ``key`` (order-free)."""
-    from .peers.tpower import tpower_starts
 
     rng = as_rng(seed)
     T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
@@ -120,7 +121,6 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> dict
 
 def _enet_starts(V: np.ndarray, k: int, d: int, eps: float, seed, samples, info: dict) -> dict:
     """The best distinct candidates of the ε-net (Alg. 3) on the rank-d factor."""
-    from .enet import enet_directions, enet_top, enet_samples
 
     N = samples or max(enet_samples(d, eps, V.shape[0]), _AUTO_MIN_SAMPLES)
     # the same directions as enet_nspca(V, k, eps=eps, seed=seed, samples=N) draws

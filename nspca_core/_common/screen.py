@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..operators.cov import Cov
 from .steps import _to_dense
 
 __all__ = ["Screen", "SupportJump"]
@@ -56,7 +57,6 @@ class Screen:
     @staticmethod
     def applies(cov) -> bool:
         """Whether ``cov`` has the row-restricted products the screen needs."""
-        from ..operators.cov import Cov
 
         return type(cov) is Cov
 

@@ -17,9 +17,10 @@ from typing import Callable
 import numpy as np
 import scipy.linalg
 
-from ..operators.cov import Cov
-from .._common.validation import InputError
 from .._common.params import check, in_interval
+from .._common.validation import InputError
+from ..operators.cov import Cov
+from ..spannogram import lowrank_nspca
 from ._settings import _EPS
 
 
@@ -273,7 +274,6 @@ def _opt_d_exact(V: np.ndarray, k: int):
     """Exact OPT_d from the spannogram (imported lazily: it is only needed for d >= 2)."""
     if V.shape[1] == 1:
         return _opt1(V, k)
-    from ..spannogram import lowrank_nspca
 
     return float(lowrank_nspca(V, k).variance_lowrank)
 

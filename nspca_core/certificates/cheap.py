@@ -11,12 +11,13 @@ import numpy as np
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 
 from ..operators.cov import Cov
-from .dnn import chol_lmax
 from ..result import Certificate
+from ..spannogram import lowrank_nspca
 from . import _settings as S
 from ._settings import _EPS, OPTIMAL_TOLERANCE
 from .bounds import Spectrum, _gram_basis_bound, _gram_eig, _rowsum_topk, cheap_bounds_at
 from .budget import Budget
+from .dnn import chol_lmax
 from .lower import _fit_lower
 
 
@@ -96,7 +97,6 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None)
         return None
     rr = max(r, 1)
     V = (cov.X.T @ P[:, :rr]) / math.sqrt(m)  # = fl(P_r^T X) / sqrt(m), as _gram_basis_bound
-    from ..spannogram import lowrank_nspca
 
     res = lowrank_nspca(V, k)
     lam_next = float(w[r]) if r < w.size else 0.0
@@ -129,7 +129,6 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
     Memory: the n x 3 factor and O(n) vectors.
     """
     t0 = time.perf_counter()
-    from ..spannogram import lowrank_nspca
 
     d = min(3, cov.n - 1)
     V, eig = cov.factor(d)

@@ -22,17 +22,18 @@ import time
 
 import numpy as np
 
+from .._common.eig import top_eigvalsh_upper
+from .._common.params import check
+from .._common.scale import normalized, rescale
+from .._common.validation import InputError
 from ..operators.cov import Cov
 from ..operators.covariance import as_cov
-from .._common.eig import top_eigvalsh_upper
-from .._common.scale import normalized, rescale
-from .dnn import DnnState, assemble_dual
-from .._common.validation import InputError
-from .._common.params import check
 from ..result import Certificate
 from . import _settings as S
 from ._settings import _EPS
 from .bounds import _eig_tol, _gram_eig
+from .dnn import DnnState, assemble_dual
+from .single import _certify_cov, _certify_dense
 
 
 def _mix(F: np.ndarray, B: float, c: int) -> float:
@@ -152,7 +153,6 @@ def components_bound(cov: Cov, ks: list[int], effort: str = "auto", single: floa
     dual point to try besides the screening family.  Nothing n x n is formed above
     ``S._DENSE_MAX_N`` features (Ky Fan through the m x m Gram of thin data; the single bound
     by the split certificate)."""
-    from .single import _certify_cov, _certify_dense
 
     c = len(ks)
     K = int(sum(ks))

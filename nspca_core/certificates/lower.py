@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._common.ascent import ascent, cov_key, reweight, topk_mask
+from .._common.rank1 import rank1_point as _rank1_nspca
 from ..operators.cov import Cov
 from ..solve import fit_cov
 
@@ -22,7 +23,6 @@ def _ascent_many(cov: Cov, k: int, X0: np.ndarray, iters: int = 60):
 def _starts(cov: Cov, k: int, U: np.ndarray | None, count: int, extra=()) -> np.ndarray:
     """Start points: rank-1 solutions of the given eigen/Ritz vectors (both signs), the top
     coordinates by variance, and any extra points."""
-    from .._common.rank1 import rank1_point as _rank1_nspca
 
     n = cov.n
     cols = [np.asarray(e, dtype=float) for e in extra if e is not None]

@@ -228,43 +228,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     dg = cov.diag()
     m = cov.X.shape[0] if cov.X is not None else n
     work = float(m) * n * max(min(m, n), 16)  # a thin pass over X's columns, m n min(m, n)
-    # ---- lower bound (through X; never n x n)
-    if x is not None:
-        lower = cov.quad(x)
-        info["lower_source"] = "given"
-    else:
-        found = []
-        if budget is not None:  # any time limit affords the largest variance
-            e = np.zeros(n)
-            e[int(np.argmax(dg))] = 1.0
-            found.append((_quad_held(cov, e), e, "variance"))
-        if fits(budget, "fit", work):
-            with step(budget, "fit", work):
-                r = _fit_lower(cov, k)
-            if r is not None:
-                found.append((r[1], r[0], "fit(auto)"))
-        if fits(budget, "ascent", work):
-            with step(budget, "ascent", work):
-                if cov.X is not None and cov.thin:
-                    w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3)
-                else:
-                    U = None
-                X0 = _starts(cov, k, U, cfg["ascent_starts"])
-                xa, fa = _ascent_many(cov, k, X0)
-            found.append((fa, xa, "ascent"))
-        lower, x, src = max(found, key=lambda t: t[0])
-        info["lower_source"] = src
+    x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info)
     if budget is not None:
         report.offer(_variances_bound(dg, k))
-    s = min(n, cfg["split_size"], split_cap or n, max(_SPLIT_MIN, _SPLIT_PER_K * k))
-    order = np.argsort(-dg, kind="stable")
-    Smask = np.zeros(n, dtype=bool)
-    Smask[order[:s]] = True
-    sup = np.flatnonzero(x)
-    if sup.size > s:  # S stays small (the DNN's cost): the s largest entries of x
-        sup = sup[np.argsort(-x[sup], kind="stable")[:s]]
-    Smask[sup] = True
-    S, T = np.flatnonzero(Smask), np.flatnonzero(~Smask)
+    S, T = _screened(dg, x, min(n, cfg["split_size"], split_cap or n, max(_SPLIT_MIN, _SPLIT_PER_K * k)))
     # whole-problem bounds (cheap, thin)
     bounds = {"variances": _variances_bound(dg, k)} if budget is not None else {}
     thin = cov.X is not None and cov.thin
@@ -298,17 +265,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                               time_limit=seconds, clock=time.process_time if branch_seconds is None
                               else time.perf_counter)
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
-        if bb["upper"] < certS.upper_bound or bb["lower"] > certS.lower:
-            xb = np.asarray(bb["x"], dtype=float)
-            certS = replace(certS, upper_bound=min(certS.upper_bound, bb["upper"]), lower=bb["lower"], x=xb,
-                            kind="exact(branch)" if bb["upper"] < certS.upper_bound else certS.kind)
-            if info.get("lower_source") != "given":
-                xf = np.zeros(n)
-                xf[S] = xb
-                vf = cov.quad(xf)
-                if vf > lower:
-                    x, lower = xf, vf
-                    info["lower_source"] = "exact(branch)"
+        certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
@@ -352,17 +309,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"], "open": bb["open"]}
         info["nodes"], info["open_nodes"] = bb["nodes"], bb["open"]
         if bb["upper"] < certS.upper_bound or bb["lower"] > certS.lower:
-            xb = np.asarray(bb["x"], dtype=float)
-            certS = replace(certS, upper_bound=min(certS.upper_bound, bb["upper"]), lower=bb["lower"], x=xb,
-                            kind="exact(branch)" if bb["upper"] < certS.upper_bound else certS.kind)
+            certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
             coupled = min(coupled, _coupled(certS, stS, dS, kS, BT, k, pair, sharper, cross=cross))
-            if info.get("lower_source") != "given":
-                xf = np.zeros(n)
-                xf[S] = xb
-                vf = cov.quad(xf)
-                if vf > lower:
-                    x, lower = xf, vf
-                    info["lower_source"] = "exact(branch)"
         B_S = certS.upper_bound
         bounds["split"] = min(bounds["split"], B_S + B_T)
     if keep is not None:  # what the coupled bound at any other k needs (certify_path)
@@ -376,6 +324,67 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info)
+
+
+def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict):
+    """The split certificate's feasible point and value, through X (never n x n): the given
+    ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
+    if x is not None:
+        info["lower_source"] = "given"
+        return x, cov.quad(x)
+    found = []
+    if budget is not None:  # any time limit affords the largest variance
+        e = np.zeros(cov.n)
+        e[int(np.argmax(dg))] = 1.0
+        found.append((_quad_held(cov, e), e, "variance"))
+    if fits(budget, "fit", work):
+        with step(budget, "fit", work):
+            r = _fit_lower(cov, k)
+        if r is not None:
+            found.append((r[1], r[0], "fit(auto)"))
+    if fits(budget, "ascent", work):
+        with step(budget, "ascent", work):
+            if cov.X is not None and cov.thin:
+                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3)
+            else:
+                U = None
+            X0 = _starts(cov, k, U, cfg["ascent_starts"])
+            xa, fa = _ascent_many(cov, k, X0)
+        found.append((fa, xa, "ascent"))
+    lower, x, src = max(found, key=lambda t: t[0])
+    info["lower_source"] = src
+    return x, lower
+
+
+def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """(S, T): the s features of largest variance plus the support of ``x`` (its s largest
+    entries when it has more, so that S stays small: the DNN's cost), and the rest."""
+    Smask = np.zeros(dg.size, dtype=bool)
+    Smask[np.argsort(-dg, kind="stable")[:s]] = True
+    sup = np.flatnonzero(x)
+    if sup.size > s:
+        sup = sup[np.argsort(-x[sup], kind="stable")[:s]]
+    Smask[sup] = True
+    return np.flatnonzero(Smask), np.flatnonzero(~Smask)
+
+
+def _take_branch(cov: Cov, S: np.ndarray, certS: Certificate, bb: dict, x, lower: float, info: dict):
+    """S's certificate with what a branch and bound on S proved (its bound and its point), and the
+    whole problem's feasible point raised to that point's when it is better (unless ``x`` was
+    given).  Returns ``(certS, x, lower)``."""
+    if not (bb["upper"] < certS.upper_bound or bb["lower"] > certS.lower):
+        return certS, x, lower
+    xb = np.asarray(bb["x"], dtype=float)
+    certS = replace(certS, upper_bound=min(certS.upper_bound, bb["upper"]), lower=bb["lower"], x=xb,
+                    kind="exact(branch)" if bb["upper"] < certS.upper_bound else certS.kind)
+    if info.get("lower_source") != "given":
+        xf = np.zeros(cov.n)
+        xf[S] = xb
+        vf = cov.quad(xf)
+        if vf > lower:
+            x, lower = xf, vf
+            info["lower_source"] = "exact(branch)"
+    return certS, x, lower
 
 
 def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None, scale=None,

@@ -11,13 +11,35 @@ from pathlib import Path
 
 import numpy as np
 
-from .options import (EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, _BadInput, beyond_centering,
-                      _check_net_size, _check_options, _for_shell, _parser)
-from .output import (_out_folder, _per_component, _progress, _save_image_grid, _summary_line, _write_csv,
-                     _write_long_components, _write_sparse_components, _write_text, _writing)
+from .._common.validation import InputError
+from ..certificates import certify
+from ..distributed.array import require_dask
 from ..io.loaded import names_for as _names_for
+from ..text import format_topics, topics_table
+from .options import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    _BadInput,
+    _check_net_size,
+    _check_options,
+    _for_shell,
+    _parser,
+    beyond_centering,
+)
+from .output import (
+    _out_folder,
+    _per_component,
+    _progress,
+    _save_image_grid,
+    _summary_line,
+    _write_csv,
+    _write_long_components,
+    _write_sparse_components,
+    _write_text,
+    _writing,
+)
 from .reading import _load, _preprocess, _read_components, _text_cov
-
 
 #: words of each topic printed on stdout
 TOPIC_WORDS = 10
@@ -96,7 +118,6 @@ def _read_rows(path: str, start: int, stop: int):
 def _dask_data(args):
     """``(X, client)``: DATA as a lazy ``dask.array`` (a .zarr store, or a .npy file read in row
     blocks by the workers) and the ``distributed.Client`` of ``--scheduler`` (None: local)."""
-    from ..distributed.array import require_dask
 
     if beyond_centering(args.preprocessing):
         raise _BadInput("--dask centers implicitly (--preprocessing center) or not at all (none); "
@@ -227,7 +248,6 @@ def _cmd_fit(args) -> int:
 
 def _fit_text(args, X, words, checksum, record) -> int:
     """``fit`` on a sparse text corpus: components as topics (topics.csv, printed)."""
-    from ..text import format_topics, topics_table
 
     w, cov = _text_cov(args, X)
     m, n = X.shape
@@ -269,7 +289,6 @@ def _fit_text(args, X, words, checksum, record) -> int:
 
 
 def _cmd_certify(args) -> int:
-    from ..certificates import certify
 
     if getattr(args, "dask", False):
         from ..distributed.array import as_dask_cov
@@ -321,7 +340,6 @@ def _cmd_certify(args) -> int:
 
 
 def main(argv=None) -> int:
-    from .._common.validation import InputError
 
     args = _parser().parse_args(argv)
     try:

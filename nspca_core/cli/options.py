@@ -12,13 +12,13 @@ from pathlib import Path
 
 from .._common.params import DEFAULTS
 from ..api import METHODS, STRATEGIES
-from ..methods import STRATEGIES as STRATEGY_SPECS
 from ..datasets.preprocessing import PREPROCESSING
+from ..enet import enet_samples
 from ..io.formats import NAN_POLICY_LABELS
 from ..io.load import NAN_POLICIES
+from ..methods import STRATEGIES as STRATEGY_SPECS
 from .errors import _BadInput
 from .serve import add_app_command, version_text
-
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2
 #: most random directions the ε-net may draw from the command line (about 240 MB at d = 3)
@@ -246,7 +246,6 @@ def _check_net_size(args, d: int, n: int) -> None:
     uses_net = args.method in ("enet", "auto") or "samples" in getattr(STRATEGY_SPECS.get(args.strategy), "options", ())
     if not uses_net or d < 2:
         return
-    from ..enet import enet_samples
 
     def count(eps):
         try:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io.imagegrid import image_grid_png
+from ..io.written import components_long
 from .options import _BadInput
 
 
@@ -91,7 +93,6 @@ def _write_text(path: Path, text: str) -> None:
 
 def _save_image_grid(loadings, image_shape, path):
     """The components as images side by side (Matplotlib; zero is white, darker blue is larger)."""
-    from ..io.imagegrid import image_grid_png
 
     h, w = image_shape
     r = loadings.shape[1]
@@ -152,7 +153,6 @@ def _write_csv(path, matrix, columns, *, index, index_name, labels=None):
 def _write_long_components(path, L, names, cols):
     """components_long.csv: the nonzero loadings, one row per (component, feature), largest first
     (the table the app's "Components (CSV)" download holds)."""
-    from ..io.written import components_long
 
     df = components_long(np.asarray(L), [str(f) for f in names], cols)
     with _writing(path):

@@ -12,7 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..datasets import list_datasets, load_corpus, load_dataset, preprocess
 from ..datasets.preprocessing import PREPROCESSING
+from ..io import load_file
+from ..operators.sparse import as_sparse_cov
+from ..text import text_weighting
 from .options import WEIGHTINGS, _BadInput, _for_shell, beyond_centering
 from .output import _progress
 
@@ -25,8 +29,6 @@ def _load(args):
     A text corpus (a file or a registry corpus) comes back as a
     ``scipy.sparse`` CSR matrix of raw counts, never densified.
     """
-    from ..datasets import list_datasets, load_dataset
-    from ..io import load_file
 
     path = Path(args.data)
     infos = list_datasets(include_text=True)
@@ -174,7 +176,6 @@ def _dense_only(args, what: str) -> None:
 
 def _load_registry_corpus(args):
     """A registry corpus (raw counts, sparse) through :func:`nspca_core.datasets.load_corpus`."""
-    from ..datasets import load_corpus
 
     _applies(args, "corpus", f"{args.data!r} is a built-in text corpus")
     _raw_text_only(args, "corpus", f"{args.data!r} is a built-in text corpus")
@@ -205,15 +206,12 @@ def _report_reading(name: str, loaded) -> None:
 
 
 def _preprocess(X, how):
-    from ..datasets import preprocess
 
     return preprocess(X, steps=PREPROCESSING[how].steps)
 
 
 def _text_cov(args, X):
     """(weighted corpus, covariance operator) of a sparse corpus: never densified."""
-    from ..operators.sparse import as_sparse_cov
-    from ..text import text_weighting
 
     if beyond_centering(args.preprocessing):
         raise _BadInput(f"--preprocessing {args.preprocessing} does not apply to a text corpus (a step "

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 
+from .. import __version__
 from .errors import _BadInput
 
 __all__ = ["add_app_command", "version_text", "app_dir", "app_command", "run_app", "DEFAULT_PORT",
@@ -29,7 +30,6 @@ _EXTRA = "pip install 'nspca-core[app]'"
 
 def version_text() -> str:
     """What ``nspca --version`` prints: ``nspca <version>``."""
-    from .. import __version__
 
     return f"nspca {__version__}"
 

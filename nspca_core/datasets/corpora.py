@@ -5,6 +5,7 @@ entries of the registry.
 
 from __future__ import annotations
 
+from ..io.bow import TextData, read_uci_bow
 from . import download as _dl  # the module: `download` is an argument here
 from .checksums import _corpus_checksum, _verify_corpus
 from .local import _find_bow, cache_dir, data_dirs
@@ -13,7 +14,6 @@ from .types import DatasetInfo, DatasetUnavailableError, Loaded
 
 def _read_corpus(info: DatasetInfo, data_dir, download: bool):
     """The corpus of a text entry as :class:`nspca_core.io.bow.TextData` (see :func:`load_corpus`)."""
-    from ..io.bow import TextData, read_uci_bow
 
     notes = []
     found = _find_bow(info.name, data_dir)

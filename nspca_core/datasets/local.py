@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io import npy_strings_without_unpickling
 from .types import ChecksumError, DatasetInfo
 
 
@@ -54,7 +55,6 @@ def _find_bow(key: str, data_dir) -> tuple[Path, Path | None] | None:
 
 def _npz_str_array_without_pickle(path: Path, member: str) -> np.ndarray | None:
     """A pickled 1-D str array of an ``.npz``, read WITHOUT unpickling (or None)."""
-    from ..io import npy_strings_without_unpickling
     try:
         with zipfile.ZipFile(path) as zf:
             return npy_strings_without_unpickling(zf.read(member + ".npy"))

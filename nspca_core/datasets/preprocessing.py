@@ -10,10 +10,10 @@ from functools import partial
 
 import numpy as np
 
-from .._common.validation import InputError
 from .._common.params import check
+from .._common.validation import InputError
+from ..text import text_weighting
 from .types import Preprocessed
-
 
 #: allowed preprocessing steps, in the order they are applied
 PREPROCESSING_STEPS = ("log1p", "center", "standardize")
@@ -183,7 +183,6 @@ def _text_preprocessor(preprocessing):
 def _weight_text(X, *, weighting: str, center: bool) -> Preprocessed:
     """Weighted sparse counts; ``mean`` the column means when the covariance is to be
     centered implicitly."""
-    from ..text import text_weighting
 
     w = text_weighting(X, weighting=weighting, center=center)
     m = w.X.shape[0]

@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .._common.validation import InputError
 from .._common.params import check
+from .._common.validation import InputError
+from .isolated import MMREAD, run_reader
 from .loaded import DataFormatError
 
 __all__ = ["TextData", "TEXT_FORMATS", "read_uci_bow", "read_vocab", "read_mtx", "read_sparse_npz",
@@ -379,7 +380,6 @@ def read_mtx(source, vocab=None, *, filename=None, transpose: bool = False) -> T
     in a child process (it can crash on hostile bytes); the file's bytes and the matrix are
     held once more there.
     """
-    from .isolated import MMREAD, run_reader
 
     transpose = check("flag", transpose, "transpose")
     fh, name, _ = _open_binary(source, filename)

@@ -38,8 +38,11 @@ import scipy.sparse as sp
 from .._common.validation import InputError
 from .archive import _ARCHIVE_ERRORS, _archive_errors, _check_zip_members, _read_member
 from .bow import TextData
+from .corpora import _finish_sparse
 from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_missing_labels
+from .sniff import _BOMS, _choose_delimiter, _decode, _sniff_utf16, utf16_by_content
 from .source import IMAGE_EXTENSIONS
+from .vocabulary import WordCounts
 
 __all__ = ["read_documents", "prune_vocabulary", "Pruned", "detect_text_column", "STOP_WORDS",
            "DEFAULT_MIN_DF", "MAX_NUMERIC_WITH_TEXT", "WORD_PATTERN", "TOKEN_PATTERN"]
@@ -194,7 +197,6 @@ def count_words(documents, *, stop_words=None, min_df=1, callback=None, total=No
     """
     from collections import Counter
 
-    from .vocabulary import WordCounts
 
     table = WordCounts(hash_fn)
     n_docs, token = 0, _TOKEN if numbers else _WORD
@@ -290,7 +292,6 @@ def decode_document(raw: bytes, label: str) -> tuple[str, str]:
     an encoding it does not decode in, or that holds NUL bytes without being UTF-16/32 in
     either byte order, is refused (never read as garbage words such as ``ÿþb``).
     """
-    from .sniff import _BOMS, _sniff_utf16, utf16_by_content
 
     encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None)
     how = "byte-order mark"
@@ -446,7 +447,6 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
     """(names, texts, metadata, labels, how, decode notes) of a CSV/TSV of texts, or None."""
     import pandas as pd
 
-    from .sniff import _choose_delimiter, _decode
 
     notes: list = []
     # the head decides (a numeric table is not decoded twice); the whole file only for texts
@@ -547,7 +547,6 @@ def read_documents(data: bytes, name: str, ext: str, *, text_column=None, stop_w
     """
     import pandas as pd
 
-    from .corpora import _finish_sparse
 
     text_column, stop, min_df = check_text_options(text_column, stop_words, min_df)
     if not isinstance(numbers, (bool, np.bool_)):

@@ -12,6 +12,7 @@ import math
 import numbers
 
 from .._common.validation import InputError
+from .archive import _ARCHIVE_ERRORS, _open_zip
 from .loaded import DataFormatError, LoadedData
 
 #: what to run when the Excel readers are missing
@@ -27,7 +28,6 @@ def _check_size(data: bytes, name: str, max_bytes: int) -> None:
     """An .xlsx is a zip of XML: refuse one expanding past ``max_bytes`` before parsing it."""
     if not data.startswith(b"PK"):
         return
-    from .archive import _ARCHIVE_ERRORS, _open_zip
 
     zf = _open_zip(data, name, ".xlsx")
     try:

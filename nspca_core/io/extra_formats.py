@@ -15,6 +15,8 @@ from pathlib import Path, PurePosixPath
 from .._common.validation import InputError
 from .compressed import MAGIC, SUFFIXES, compression_of, decompress, inner_name
 from .loaded import DataFormatError, LoadedData
+from .soft import is_soft, load_soft
+from .source import _read_source
 
 #: the delimited-text suffixes read compressed (``table.tsv.gz``)
 COMPRESSED_TEXT = (".csv", ".tsv", ".tab", ".txt")
@@ -77,7 +79,6 @@ def load_extra(source, filename, *, max_bytes: int, nan_policy: str, label_colum
 
     ``reload(data, filename)`` reads decompressed text with the ordinary readers.
     """
-    from .source import _read_source
 
     if _is_anndata(source):
         from .omics import load_anndata_object
@@ -88,7 +89,6 @@ def load_extra(source, filename, *, max_bytes: int, nan_policy: str, label_colum
     name = _display_name(source, filename)
     base = _base(name or "")
     head = _head(source)
-    from .soft import is_soft, load_soft
 
     if is_soft(base, head):
         _only(name, "a GEO SOFT file", sheet=sheet, layer=layer, use_raw=use_raw)

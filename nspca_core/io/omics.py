@@ -14,8 +14,17 @@ import scipy.sparse as sp
 from .._common.validation import InputError
 from .anndata_io import pick_matrix, read_h5ad_quietly
 from .archive import _archive_errors, _check_zip_members, _gunzip, _open_zip, _read_member
-from .loaded import (DataFormatError, LoadedData, _at_least_two, _finish, check_sparse_structure,
-                     made_unique, missing_label_note, refuse_missing_labels)
+from .bow import read_mtx
+from .loaded import (
+    DataFormatError,
+    LoadedData,
+    _at_least_two,
+    _finish,
+    check_sparse_structure,
+    made_unique,
+    missing_label_note,
+    refuse_missing_labels,
+)
 from .sniff import _MISSING, _decode
 
 #: what to run when ``anndata`` is missing
@@ -329,7 +338,6 @@ def load_tenx(data: bytes, name: str, members: dict, max_bytes: int) -> LoadedDa
     """A zipped 10x folder: the genes x cells Matrix Market file read as cells x genes (CSR),
     gene names (the features file's second column, else its first) as features, barcodes as
     sample names."""
-    from .bow import read_mtx
 
     zf = _open_zip(data, name)
     with _archive_errors(name):

@@ -12,6 +12,7 @@ import numpy as np
 from .._common.validation import InputError
 from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_missing_labels
 from .sniff import _decode, _split_rows
+from .source import _read_source
 
 
 def _listed(ids, limit: int = 10) -> str:
@@ -25,7 +26,6 @@ def read_sheet(sample_info, max_bytes: int):
     file-like or DataFrame.  Text sheets are CSV/TSV with a header line."""
     import pandas as pd
 
-    from .source import _read_source
 
     if isinstance(sample_info, pd.DataFrame):
         df = sample_info

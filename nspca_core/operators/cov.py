@@ -6,9 +6,10 @@ without forming the n x n matrix.
 
 from __future__ import annotations
 
-
 import numpy as np
 
+from .._common.params import check
+from ..lowrank import flip_signs, lowrank_factor_clean
 
 __all__ = ["Cov", "ProjectedCov", "DENSE_FACTOR_MAX_N"]
 
@@ -109,8 +110,6 @@ class Cov:
     def factor(self, d: int):
         """``(V, eigenvalues)`` of :func:`nspca_core.lowrank_factor` (the input was validated
         when this Cov was built: no second check)."""
-        from .._common.params import check
-        from ..lowrank import lowrank_factor_clean
 
         d = check("d", d, n_features=self.n)
         if self.thin and self._A is None:
@@ -202,7 +201,6 @@ class ProjectedCov(Cov):
         data look of rank d to the solvers (an "exact" answer that is not)."""
         from scipy.sparse.linalg import LinearOperator, eigsh
 
-        from ..lowrank import flip_signs
 
         count = min(d + 1, self.n - 1) if self.n > 2 else 0
         if count < d + 1 or self.n <= DENSE_FACTOR_MAX_N:

@@ -7,6 +7,7 @@ from itertools import combinations, islice, permutations
 import numpy as np
 
 from ._common import _FILTER_MIN_ROWS, _RANK_TOL, _TIE_TOL, _lex_selections, _Reduced, _tangent_basis
+from .constrained import plane_bases
 
 
 def _vertex_batches(U: np.ndarray, r: int, chunk: int = 4096):
@@ -91,7 +92,6 @@ def _circle_filtered_triples(U, mu, k, tol, chunk=128, rows_ok=None, t_low=-np.i
     margin, so the filter only drops vertices that are certainly not at the
     k-level; the survivors are checked exactly by :func:`_process_vertices`.
     """
-    from .constrained import plane_bases
 
     m_all = U.shape[0]
     Uz_all = np.vstack([U, np.zeros((1, 3))])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import _BOUND_TOL, _FEAS_TOL, _PAR_TOL, _RANK_TOL, _f_plus
+from .constrained import plane_bases
 from .sweep import _arc_sweep
 
 
@@ -27,7 +28,6 @@ def _full_best_d3(U: np.ndarray, gate=None):
     positive entries (a cheap guess that the exact support will be too large
     for the caller; it never affects the value returned otherwise).
     """
-    from .constrained import plane_bases
 
     U = U[np.any(U != 0, axis=1)]
     m = U.shape[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._common.ascent import ascent
 from ._common import _SECTOR_CAP, _add_local, _kth_largest, _Reduced, _topk_weighted_sum, _triples
 from .enumerate import _process_vertices
 
@@ -176,7 +177,6 @@ def _ascent_lower_bound(U: np.ndarray, mu: np.ndarray, k: int, faces: int = 9, i
     ``S_k^n``, so the best value bounds ``OPT_d`` from below.  Rows are repeated
     by multiplicity.
     """
-    from .._common.ascent import ascent
 
     Ue = np.repeat(U, mu, axis=0)
     n, r = Ue.shape

@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._common.validation import pow2_scale
 from .._common.params import check, in_interval
-from .constrained import solve_pd_unscaled
 from .._common.points import point_result
+from .._common.validation import pow2_scale
 from ..result import Result
 from ._common import _FEAS_TOL, _FILTER_MIN_ROWS, _FULL_MIN_ROWS, _SWEEP_MIN_ROWS, _check_V, _Reduced
 from .budget import check_budget
+from .constrained import plane_bases, solve_pd_unscaled
 from .enumerate import _supports_enumerate
 from .full import _opt_nonneg_full
 from .patches import _ascent_lower_bound, _supports_patches
@@ -185,7 +185,6 @@ def _plane_top(M, r):
 
     Zero rows give the unrestricted top eigenvalue (no constraint).
     """
-    from .constrained import plane_bases
 
     nr = np.linalg.norm(r, axis=1)
     out = np.linalg.eigvalsh(M)[:, -1].copy()

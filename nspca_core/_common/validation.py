@@ -470,11 +470,3 @@ def _sparse_structure(X, name: str = "X"):
                          "arrays (scipy's `X.check_format()` says what is wrong); refused rather "
                          "than read out of bounds", argument=name, value=f"{X.format} matrix")
     return X
-    problem = sparse_structure_problem(X)
-    if problem is not None:
-        m, n = X.shape
-        raise InputError(f"`{name}` is a {X.format.upper()} matrix ({m:,} x {n:,}) whose index arrays "
-                         f"are inconsistent: {problem}. Build it from valid (data, indices, indptr) "
-                         "arrays (scipy's `X.check_format()` says what is wrong); refused rather "
-                         "than read out of bounds")
-    return X

@@ -90,6 +90,28 @@ def server_mb(pid: int) -> float:
     return sum(_status_mb(p, "VmRSS") for p in _tree(pid))
 
 
+class PeakMemory:
+    """The server's resident memory sampled every 0.2 s between :meth:`start` and :meth:`stop`;
+    ``peak`` is the largest seen (MB), from the value at construction on."""
+
+    def __init__(self, pid: int):
+        self.pid, self.peak = pid, server_mb(pid)
+        self._stop, self._task = asyncio.Event(), None
+
+    def start(self) -> "PeakMemory":
+        self._task = asyncio.create_task(self._watch())
+        return self
+
+    async def _watch(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, server_mb(self.pid))
+            await asyncio.sleep(0.2)
+
+    async def stop(self) -> None:
+        self._stop.set()
+        await self._task
+
+
 class JobLog:
     """Jobs queued/running per the server's job log (``ui.jobs`` writes one line per change)."""
 
@@ -341,14 +363,6 @@ async def _class(counts: list[int], url: str, pid: int, cap: float, profile_to=N
         for n in counts:
             students = [Student(i) for i in range(n)]
             start_mb = server_mb(pid)
-            peak = [start_mb]
-            stop = asyncio.Event()
-
-            async def watch():
-                while not stop.is_set():
-                    peak[0] = max(peak[0], server_mb(pid))
-                    await asyncio.sleep(0.2)
-
             spy = None
             exe = Path(sys.executable).with_name("py-spy")
             if profile_to is not None and exe.exists():
@@ -357,22 +371,21 @@ async def _class(counts: list[int], url: str, pid: int, cap: float, profile_to=N
                     "--rate", "50", "--output", str(Path(profile_to).with_suffix(f".N{n}.txt")),
                     stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
             load0 = os.getloadavg()
-            watcher = asyncio.create_task(watch())
+            memory = PeakMemory(pid).start()
             cpu0, t0 = server_cpu_s(pid), time.monotonic()
             results = await asyncio.gather(*(student(browser, url, s, cap) for s in students),
                                            return_exceptions=True)
             wall = time.monotonic() - t0
             await asyncio.sleep(2.0)  # what the last reruns still do
             cpu = server_cpu_s(pid) - cpu0
-            stop.set()
-            await watcher
+            await memory.stop()
             if spy is not None:
                 spy.send_signal(2)  # SIGINT: py-spy writes its samples and exits
                 await spy.wait()
             for s, r in zip(students, results):
                 if isinstance(r, BaseException):
                     s.exception = s.exception or f"driver: {type(r).__name__}: {str(r)[:200]}"
-            out.append(dict(n=n, students=students, cpu_s=cpu, wall_s=wall, start_mb=start_mb, peak_mb=peak[0],
+            out.append(dict(n=n, students=students, cpu_s=cpu, wall_s=wall, start_mb=start_mb, peak_mb=memory.peak,
                             teacher_cpu_s=teacher_cpu, teacher_first=teacher.first, load_before=load0, static=static,
                             load_after=os.getloadavg()))
         await browser.close()
@@ -443,16 +456,8 @@ async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path
         analysts = [Session(i, *SCENARIOS[i % len(SCENARIOS)]) for i in range(n_analysts)]
         students = [Student(i) for i in range(n_students)]
         start_mb = server_mb(pid)
-        peak = [start_mb]
-        stop = asyncio.Event()
-
-        async def watch():
-            while not stop.is_set():
-                peak[0] = max(peak[0], server_mb(pid))
-                await asyncio.sleep(0.2)
-
         load0 = os.getloadavg()
-        watcher = asyncio.create_task(watch())
+        memory = PeakMemory(pid).start()
         cpu0, main0, t0 = server_cpu_s(pid), process_cpu_s(pid), time.monotonic()
         results = await asyncio.gather(*(drive(browser, url, s, csv, cap) for s in analysts),
                                        *(student(browser, url, s, cap) for s in students), return_exceptions=True)
@@ -460,8 +465,7 @@ async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path
         await asyncio.sleep(2.0)
         cpu, main = server_cpu_s(pid) - cpu0, process_cpu_s(pid) - main0
         load1 = os.getloadavg()
-        stop.set()
-        await watcher
+        await memory.stop()
         for s, r in zip([*analysts, *students], results):
             if isinstance(r, BaseException):
                 s.exception = s.exception or f"driver: {type(r).__name__}: {str(r)[:200]}"
@@ -470,7 +474,7 @@ async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path
                 await ctx.close()
         await browser.close()
     return dict(analysts=analysts, students=students, cpu_s=cpu, main_cpu_s=main, wall_s=wall, start_mb=start_mb,
-                peak_mb=peak[0], load_before=load0, load_after=load1)
+                peak_mb=memory.peak, load_before=load0, load_after=load1)
 
 
 def run_mixed(n_analysts: int, n_students: int, *, cap: float = 300.0, workdir: Path | None = None) -> dict:
@@ -570,15 +574,7 @@ async def _upload_memory(url: str, pid: int, csv: Path, cap: float) -> dict:
         await _idle(page, cap)
         await asyncio.sleep(3.0)
         start = server_mb(pid)
-        peak = [start]
-        stop = asyncio.Event()
-
-        async def watch():
-            while not stop.is_set():
-                peak[0] = max(peak[0], server_mb(pid))
-                await asyncio.sleep(0.2)
-
-        watcher = asyncio.create_task(watch())
+        memory = PeakMemory(pid).start()
         await page.get_by_role("link", name="Your data").first.click()
         await page.wait_for_url(f"**/{PATHS['Your data']}")
         t0 = time.monotonic()
@@ -587,7 +583,7 @@ async def _upload_memory(url: str, pid: int, csv: Path, cap: float) -> dict:
         await button.wait_for()
         read_s = time.monotonic() - t0
         await _idle(page, cap)
-        upload_peak = peak[0]
+        upload_peak = memory.peak
         await button.click()
         await _idle(page, cap)
         await page.get_by_role("link", name="Variance vs k, certified").first.click()
@@ -602,8 +598,7 @@ async def _upload_memory(url: str, pid: int, csv: Path, cap: float) -> dict:
                 back = time.monotonic() - closed
                 break
             await asyncio.sleep(1.0)
-        stop.set()
-        await watcher
+        await memory.stop()
         await browser.close()
     by_process = {}
     for p in _tree(pid):
@@ -613,7 +608,7 @@ async def _upload_memory(url: str, pid: int, csv: Path, cap: float) -> dict:
             name = "?"
         by_process[f"{p} {name}"] = _status_mb(p, "VmRSS")
     return {"file_mb": csv.stat().st_size / 1e6, "start_mb": start, "upload_peak_mb": upload_peak,
-            "peak_mb": peak[0], "in_use_mb": used, "end_mb": server_mb(pid), "back_s": back, "read_s": read_s,
+            "peak_mb": memory.peak, "in_use_mb": used, "end_mb": server_mb(pid), "back_s": back, "read_s": read_s,
             "exception": exception, "by_process": by_process}
 
 

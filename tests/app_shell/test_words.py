@@ -76,7 +76,7 @@ def test_upload_errors_do_not_repeat_the_file_name_nor_name_api_arguments():
 
 def _sidebar_only():
     """The shared sidebar alone (this Streamlit's AppTest drops the sidebar of an
-    st.navigation app after the first run; see tests/app/test_app_shell.py)."""
+    st.navigation app after the first run; see tests/app_shell/test_shell.py)."""
     from ui.sidebar import draw_sidebar
 
     draw_sidebar()

@@ -95,7 +95,8 @@ CASES = [
     (b"a,b,c\ninf,2,1\ninf,3,2\n", "n.csv", {"nan_policy": "impute-mean"}, "choose nan_policy='drop-columns'"),
     (b"a,b\n1,2\n2,x\n3,4\n4,5\n", "t.csv", {}, "choose a nan_policy"),
     (_mixed_zip(), "m.zip", {}, "pass resize=(height, width) to resize them"),
-    (b"a,b\n" + b"1,2\n" * 40, "big.csv", {"max_bytes": 50}, "over the size cap max_bytes=50 bytes; raise max_bytes to load it"),
+    (b"a,b\n" + b"1,2\n" * 40, "big.csv", {"max_bytes": 50},
+     "over the size cap max_bytes=50 bytes; raise max_bytes to load it"),
 ]
 
 

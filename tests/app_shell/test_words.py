@@ -51,6 +51,26 @@ def test_what_it_shows_starts_with_a_capital(path):
             assert what[:1].isupper(), what[:40]
 
 
+def _two_sizes() -> bytes:
+    """A zip of PNG images of two sizes (2×3 and 3×2)."""
+    import io
+    import zipfile
+
+    from PIL import Image
+
+    def png(shape, v):
+        buf = io.BytesIO()
+        Image.fromarray(np.full(shape, v, dtype=np.uint8)).save(buf, format="PNG")
+        return buf.getvalue()
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for i in range(2):
+            zf.writestr(f"a{i}.png", png((2, 3), 10 * i + 5))
+            zf.writestr(f"b{i}.png", png((3, 2), 10 * i + 7))
+    return buf.getvalue()
+
+
 def _said(call, filename=None) -> str:
     with pytest.raises(ValueError) as info:
         call()
@@ -63,6 +83,9 @@ def _said(call, filename=None) -> str:
      "(lines of the file counted from 1, the header line included); choose “drop samples with missing "
      "values”, “drop features with missing values” or “replace by the feature's mean” under \"Missing "
      "values (NaN/inf)\" above to handle them, or fix the file"),
+    (lambda: compute.parse_upload(_two_sizes(), "faces.zip"), "faces.zip",
+     "images of mixed sizes: 2x3 (h x w): 2 file(s), e.g. 'a0.png'; 3x2 (h x w): 2 file(s), e.g. 'b0.png'; all "
+     "images must have the same size, or fill in \"Resize every image to height×width\" above to resize them"),
     (lambda: fit(np.array([[1.0, 2, 3, 4, 5], [1, 2, 3, np.nan, 5], [1, 2, 3, np.nan, 5]]), k=2), None,
      "the data must be finite; they hold 2 NaN/inf value(s), the first at row 2, column 4 (counted from 1)"),
 ])

@@ -103,8 +103,7 @@ def test_screen_keeps_every_row_of_the_top_k(seed, k, thin):
     rng = np.random.default_rng(seed)
     key = cov_key(cov)
     # iterates a few steps into an ascent, held compact as the ascent holds them
-    X0 = _auto_starts(cov, V, k, key, seed)
-    X0 = np.column_stack(list(X0.values())[:8])
+    X0 = _auto_starts(cov, V, k, key, seed)[1][:, :8]
     r = ascent(cov.matvec, X0, k, key=key, max_iter=int(rng.integers(1, 4)))
     Xk = r.X
     ia = np.sort(np.argsort(-Xk, axis=0)[:k], axis=0)
@@ -145,7 +144,7 @@ def test_screen_ascent_same_supports_as_the_whole_product():
     V, eig = cov.factor(3)
     key = cov_key(cov)
     for k in (4, 30):
-        X0 = np.column_stack(list(_auto_starts(cov, V, k, key, 0).values()))
+        X0 = _auto_starts(cov, V, k, key, 0)[1]
         screen = Screen(cov, V, eig[0])
         screen.min_work = 0
         a = ascent(cov.matvec, X0, k, key=key)

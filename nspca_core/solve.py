@@ -146,8 +146,9 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     (:func:`nspca_core._common.ascent.ascent`); the best distinct local optima
     are then polished with support reweighting.
 
-    Cost (issue 39): the ascent computes ``A x`` only on the rows that can enter a top k
-    (:class:`~nspca_core._common.ascent.Screen`, exact: the same steps), selects the top k
+    Cost (issue 39): the starts are one matrix filled by blocks; the ascent computes ``A x`` only
+    on the rows that can enter a top k, counted per column (:class:`~nspca_core._common.ascent.Screen`,
+    exact: the same steps), selects the top k
     among the entries reaching the previous support's smallest, moves a column whose
     support stays to that support's limit on thin data
     (:class:`~nspca_core._common.ascent.SupportJump`, never lower), and merges a column

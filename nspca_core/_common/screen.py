@@ -31,7 +31,10 @@ class Screen:
     would compute it (``X_U^T (X x) / m``, or ``A_U x``): the steps are those without the screen
     up to the rounding of the products.  Both square roots are raised by ``guard`` (relative,
     plus ``1e-10 lambda_1`` absolute), far above the rounding of V and of the products.  A column
-    with fewer than k nonzeros, ``t <= 0`` or a long prefix gets the whole product.
+    with fewer than k nonzeros, ``t <= 0`` or a long prefix (``prefix_max``) gets the whole
+    product; so do the columns left over once the union of the others' rows reaches
+    ``union_max`` of n (the rows are counted per column: one loose column does not cost the
+    others their screen).
 
     Only for :class:`~nspca_core.operators.cov.Cov` itself (dense data or a dense covariance): other
     operators have no product restricted to rows.

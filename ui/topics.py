@@ -24,6 +24,7 @@ import pandas as pd
 import scipy.sparse as sp
 import streamlit as st
 
+from nspca_core.io import SINGLE_CELL
 from nspca_core.methods import BIPARTITE
 from ui import state
 
@@ -390,8 +391,9 @@ def vocab_uploader(filename: str, column) -> bytes | None:
 
 
 def single_cell(notes) -> bool:
-    """True for a sparse cells x genes upload (a 10x folder or AnnData), kept sparse like a corpus."""
-    return any(str(nt).startswith(("10x folder", "AnnData")) for nt in notes)
+    """True for a sparse cells x genes upload (a 10x folder or AnnData), kept sparse like a corpus: its
+    reader says so by a note of kind :data:`nspca_core.io.SINGLE_CELL`."""
+    return any(getattr(nt, "kind", None) == SINGLE_CELL for nt in notes)
 
 
 def row_col_words(X, notes) -> tuple[str, str]:

@@ -60,7 +60,8 @@ class Flag:
 
     def check(self, value, name: str, context: dict) -> bool:
         if not isinstance(value, (bool, np.bool_)):
-            raise InputError(f"`{name}` must be True or False; got {value!r}")
+            raise InputError(argument=name,
+                             predicate=f"must be True or False; got {value!r}")
         return bool(value)
 
 
@@ -70,7 +71,8 @@ class Callback:
 
     def check(self, value, name: str, context: dict):
         if value is not None and not callable(value):
-            raise InputError(f"`{name}` must be callable(done, total) or None; got {type(value).__name__}")
+            raise InputError(argument=name,
+                             predicate=f"must be callable(done, total) or None; got {type(value).__name__}")
         return value
 
 
@@ -83,8 +85,9 @@ class Seed:
         if value is None or isinstance(value, (np.random.RandomState, np.random.Generator)):
             return value
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
-            raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; "
-                             f"got {value!r}")
+            raise InputError(argument=name,
+                             predicate=f"must be None, an int >= 0, a numpy RandomState or Generator; "
+                                       f"got {value!r}")
         return value
 
 
@@ -100,9 +103,11 @@ class Optional:
         try:
             return self.rule.check(value, name, context)
         except InputError as exc:
-            text = str(exc)
-            head, sep, tail = text.partition("; got ")
-            raise InputError(f"{head} or None{sep}{tail}" if sep else text) from None
+            if exc.predicate is None:
+                raise
+            head, sep, tail = exc.predicate.partition("; got ")
+            raise InputError(argument=exc.argument, value=exc.value, allowed=exc.allowed,
+                             predicate=f"{head} or None{sep}{tail}" if sep else exc.predicate) from None
 
 
 @dataclass(frozen=True)
@@ -115,8 +120,9 @@ class KSpec:
             values = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
             if not values or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1
                                  for v in values):
-                raise InputError(f"`{name}` must be an int >= 1 or a non-empty sequence of them (one per "
-                                 f"component); got {value!r}")
+                raise InputError(argument=name,
+                                 predicate=f"must be an int >= 1 or a non-empty sequence of them (one per "
+                                           f"component); got {value!r}")
             return value
         return Interval("int", 1).check(value, name, context)
 
@@ -137,7 +143,8 @@ class Sizes:
                 return (self.item.check(value, name, context),) * count
             if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != count:
                 got = f"{len(value)} values" if isinstance(value, (list, tuple, np.ndarray)) else repr(value)
-                raise InputError(f"`{name}` must be an int or a sequence of {self.per}={count} ints; got {got}")
+                raise InputError(argument=name,
+                                 predicate=f"must be an int or a sequence of {self.per}={count} ints; got {got}")
             return tuple(self.item.check(v, name, context) for v in value)
         if isinstance(value, np.ndarray):
             items = list(value.ravel()) if value.ndim <= 1 else None
@@ -147,10 +154,12 @@ class Sizes:
             except TypeError:
                 items = None
         if not items:
-            raise InputError(f"`{name}` must be a non-empty sequence of ints {ints}; got {value!r}")
+            raise InputError(argument=name,
+                             predicate=f"must be a non-empty sequence of ints {ints}; got {value!r}")
         for v in items:
             if not self.item.contains(v, context):
-                raise InputError(f"`{name}` must hold ints {ints}; got {v!r}")
+                raise InputError(argument=name,
+                                 predicate=f"must hold ints {ints}; got {v!r}")
         return tuple(int(v) for v in items)
 
 
@@ -167,7 +176,8 @@ class Choice:
         options = tuple(context.get("options", self.options))
         if not isinstance(value, str) or value not in options:
             shown = ", ".join(repr(o) for o in options) if self.listed is None else repr(self.listed)
-            raise InputError(f"`{name}` must be one of {shown}; got {value!r}{self.note}")
+            raise InputError(argument=name,
+                             predicate=f"must be one of {shown}; got {value!r}{self.note}")
         return value
 
 
@@ -181,8 +191,9 @@ class Seconds:
         if value is None and self.none:
             return None
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < math.inf:
-            raise InputError(f"`{name}` must be a positive number of seconds{' or None' if self.none else ''}; "
-                             f"got {value!r}")
+            raise InputError(argument=name,
+                             predicate=f"must be a positive number of seconds{' or None' if self.none else ''}; "
+                                       f"got {value!r}")
         return float(value)
 
 
@@ -195,14 +206,18 @@ class Point:
         x = Vector().check(value, name, {})
         n, k = context["n_features"], context["k"]
         if x.size != n:
-            raise InputError(f"`{name}` must have length n_features={n}; got length {x.size}")
+            raise InputError(argument=name,
+                             predicate=f"must have length n_features={n}; got length {x.size}")
         if x.min() < 0:
-            raise InputError(f"`{name}` must be nonnegative; got min({name}) = {x.min():.3g}")
+            raise InputError(argument=name,
+                             predicate=f"must be nonnegative; got min({name}) = {x.min():.3g}")
         nnz = int(np.count_nonzero(x))
         if nnz == 0:
-            raise InputError(f"`{name}` must have at least one nonzero entry; got the zero vector")
+            raise InputError(argument=name,
+                             predicate="must have at least one nonzero entry; got the zero vector")
         if nnz > k:
-            raise InputError(f"`{name}` must have at most k={k} nonzeros; got {nnz}")
+            raise InputError(argument=name,
+                             predicate=f"must have at most k={k} nonzeros; got {nnz}")
         return x / np.linalg.norm(x)
 
 
@@ -215,10 +230,12 @@ class NonnegData:
             return None
         D = Matrix().check(value, name, {})
         if D.min() < 0:
-            raise InputError(f"`{name}` must be nonnegative; got min {float(D.min()):.3g}")
+            raise InputError(argument=name,
+                             predicate=f"must be nonnegative; got min {float(D.min()):.3g}")
         n = context.get("n_features", D.shape[1])
         if D.shape[1] != n:
-            raise InputError(f"`{name}` must have n_features={n} columns; got shape {D.shape}")
+            raise InputError(argument=name,
+                             predicate=f"must have n_features={n} columns; got shape {D.shape}")
         return D
 
 
@@ -237,16 +254,20 @@ class Partial:
         if L.ndim == 1:
             L = L[:, None]
         if L.ndim != 2 or L.shape[0] != n or not np.all(np.isfinite(L)) or (L < 0).any():
-            raise InputError(f"`{name}` must be a ComponentsResult or nonnegative loadings of shape "
-                             f"({n}, j); got shape {L.shape}")
+            raise InputError(argument=name,
+                             predicate=f"must be a ComponentsResult or nonnegative loadings of shape "
+                                       f"({n}, j); got shape {L.shape}")
         if L.shape[1] > r:
-            raise InputError(f"`{name}` holds {L.shape[1]} components, more than n_components={r}")
+            raise InputError(argument=name,
+                             predicate=f"holds {L.shape[1]} components, more than n_components={r}")
         if not context["continues"]:
-            raise InputError(f"`{name}` continues a deflation; strategy {context['strategy']!r} finds all "
-                             f"components jointly")
+            raise InputError(argument=name,
+                             predicate=f"continues a deflation; strategy {context['strategy']!r} finds all "
+                                       f"components jointly")
         norms = np.linalg.norm(L, axis=0)
         if (norms == 0).any():
-            raise InputError(f"`{name}` has a zero column; every component must be a unit vector")
+            raise InputError(argument=name,
+                             predicate="has a zero column; every component must be a unit vector")
         # unit columns (a previous result's) are kept bit for bit: dividing by a norm 1 +- 1 ulp would move them
         unit = np.abs(norms - 1.0) <= 8 * np.finfo(float).eps
         return np.where(unit, L, L / norms)

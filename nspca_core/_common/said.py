@@ -9,7 +9,8 @@ the app names its controls, the command line its options.  So an :class:`InputEr
   done), positions counted as the text says;
 * ``remedy``: a :class:`Remedy`, the argument to give and the values to choose from;
 * ``source``: the file the text is about, when it leads the text as ``"<source>: "``;
-* for a note, ``argument`` and ``value``: the choice that was applied.
+* for a note, ``argument`` and ``value``: the choice that was applied, and ``kind``: what the note
+  says of the data as a whole, as a word a front tests (``"single-cell"``: cells x genes).
 
 A front shows ``plain`` and says the remedy with its own control for ``remedy.argument`` (or leaves it
 out when it has no such control); it never rewrites the text.  :func:`said` composes the library's
@@ -75,7 +76,8 @@ class Note(str):
 
     ``Note(plain, argument=..., value=..., remedy=..., because=...)`` composes the text with
     :func:`said` unless ``text`` is given.  ``argument``/``value``: the choice the note reports as
-    applied (``nan_policy``, ``"drop-rows"``); ``because``: the reasons of a decision, in words.
+    applied (``nan_policy``, ``"drop-rows"``); ``because``: the reasons of a decision, in words;
+    ``kind``: what the note says of the data as a whole (e.g. ``"single-cell"``), None for most notes.
     """
 
     plain: str
@@ -83,13 +85,15 @@ class Note(str):
     value: object
     remedy: Remedy | None
     because: str | None
+    kind: str | None
 
     def __new__(cls, plain: str, *, argument: str | None = None, value=None, remedy: Remedy | None = None,
-                because: str | None = None, text: str | None = None):
+                because: str | None = None, kind: str | None = None, text: str | None = None):
         if text is None:
             text = said(plain, remedy=remedy, applied=(argument, value) if argument and remedy is None else None)
         self = super().__new__(cls, text)
         self.plain, self.argument, self.value, self.remedy, self.because = plain, argument, value, remedy, because
+        self.kind = kind
         return self
 
     def __reduce__(self):

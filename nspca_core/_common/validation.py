@@ -45,12 +45,19 @@ class InputError(ValueError):
     ``plain``, ``remedy``, ``source``: the message in parts (:mod:`nspca_core._common.said`): what is
     wrong with no argument named, what to do as a :class:`~nspca_core._common.said.Remedy`, and the
     file it is about.  Given ``plain`` and no message, the message is composed from them.
+
+    ``predicate``: for a message about ``argument`` alone, what it says of it after its name (the
+    message is ``"`<argument>` <predicate>"``, e.g. ``"must be an int in [1, n_features=4]; got 0"``),
+    so that a front names its own control or option instead.
     """
 
     def __init__(self, *args, argument: str | None = None, value=None, allowed=None,
-                 plain: str | None = None, remedy: Remedy | None = None, source: str | None = None):
+                 plain: str | None = None, remedy: Remedy | None = None, source: str | None = None,
+                 predicate: str | None = None):
         if not args and plain is not None:
             args = (said(plain, source=source, remedy=remedy),)
+        elif not args and predicate is not None and argument is not None:
+            args = (f"`{argument}` {predicate}",)
         super().__init__(*args)
         self.argument = argument
         self.value = value
@@ -58,6 +65,7 @@ class InputError(ValueError):
         self.plain = plain
         self.remedy = remedy
         self.source = source
+        self.predicate = predicate
 
     def name_source(self, name: str | None) -> None:
         """Record ``name`` as the file the message is about when the message leads with it
@@ -108,13 +116,13 @@ class Interval:
     def check(self, value, name: str, context: dict):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral if self.kind == "int" else numbers.Real) \
                 or (self.kind != "int" and not np.isfinite(value)):
-            raise InputError(f"`{name}` must be {self.allowed(context)}; got {value!r}", argument=name, value=value)
+            raise InputError(argument=name, value=value, predicate=f"must be {self.allowed(context)}; got {value!r}")
         v = int(value) if self.kind == "int" else float(value)
         low = context[self.low] if isinstance(self.low, str) else self.low  # (the message's numbers: _bound)
         high = context[self.high] if isinstance(self.high, str) else self.high
         if v < low or v > high or (self.low_open and v == low) or (self.high_open and v == high):
             shown = v if self.kind == "int" else (f"{v:g}" if self.kind == "number" else repr(value))
-            raise InputError(f"`{name}` must be {self.allowed(context)}; got {shown}", argument=name, value=value)
+            raise InputError(argument=name, value=value, predicate=f"must be {self.allowed(context)}; got {shown}")
         return v
 
 
@@ -132,29 +140,34 @@ def _as_float(a, name: str, what: str) -> np.ndarray:
     try:
         raw = np.asarray(a)
     except (TypeError, ValueError) as exc:  # ragged nested lists
-        raise InputError(f"`{name}` must be a numeric {what}; got {type(a).__name__} "
-                         f"that numpy cannot read as an array ({exc})") from None
+        raise InputError(argument=name,
+                         predicate=f"must be a numeric {what}; got {type(a).__name__} "
+                                   f"that numpy cannot read as an array ({exc})") from None
     kind = raw.dtype.kind
     if kind == "O" and raw.size:
         kind = _object_kind(raw)
     if kind == "c":
-        raise InputError(f"`{name}` must be real; got complex values (dtype {raw.dtype}): the "
-                         f"imaginary part would be lost. Pass `{name}.real` (or `abs({name})`) "
-                         "if that is what you mean")
+        raise InputError(argument=name,
+                         predicate=f"must be real; got complex values (dtype {raw.dtype}): the "
+                                   f"imaginary part would be lost. Pass `{name}.real` (or `abs({name})`) "
+                                   "if that is what you mean")
     if kind in "USa":
         first = _first_text(raw)
-        raise InputError(f"`{name}` must be numeric; got text (dtype {raw.dtype}), e.g. {first!r}. "
-                         "Numbers written as text are not converted here: convert them yourself "
-                         f"(`np.asarray({name}, dtype=float)`) or read the file with "
-                         "`nspca_core.load_file`, which parses numbers and reports what it did")
+        raise InputError(argument=name,
+                         predicate=f"must be numeric; got text (dtype {raw.dtype}), e.g. {first!r}. "
+                                   "Numbers written as text are not converted here: convert them yourself "
+                                   f"(`np.asarray({name}, dtype=float)`) or read the file with "
+                                   "`nspca_core.load_file`, which parses numbers and reports what it did")
     if kind in "mMV":
-        raise InputError(f"`{name}` must be numeric; got dtype {raw.dtype} (dates, durations or "
-                         "records are not features: convert them to numbers first)")
+        raise InputError(argument=name,
+                         predicate=f"must be numeric; got dtype {raw.dtype} (dates, durations or "
+                                   "records are not features: convert them to numbers first)")
     try:
         return np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"`{name}` must be a numeric {what}; got {type(a).__name__} "
-                         f"that cannot be converted to float ({exc})") from None
+        raise InputError(argument=name,
+                         predicate=f"must be a numeric {what}; got {type(a).__name__} "
+                                   f"that cannot be converted to float ({exc})") from None
 
 
 def _object_kind(raw: np.ndarray) -> str:
@@ -191,10 +204,12 @@ def _matrix(a, name: str, *, square: bool = False, symmetric: bool = False,
             min_rows: int = 1, min_cols: int = 1) -> np.ndarray:
     arr = _as_float(a, name, "2-D array")
     if arr.ndim != 2:
-        raise InputError(f"`{name}` must be a 2-D array; got {arr.ndim}-D with shape {arr.shape}")
+        raise InputError(argument=name,
+                         predicate=f"must be a 2-D array; got {arr.ndim}-D with shape {arr.shape}")
     if arr.shape[0] < min_rows or arr.shape[1] < min_cols:
-        raise InputError(f"`{name}` must have at least {min_rows} row(s) and {min_cols} column(s); "
-                         f"got shape {arr.shape}")
+        raise InputError(argument=name,
+                         predicate=f"must have at least {min_rows} row(s) and {min_cols} column(s); "
+                                   f"got shape {arr.shape}")
     bad = ~np.isfinite(arr)
     if bad.any():
         i, j = np.argwhere(bad)[0]
@@ -203,13 +218,15 @@ def _matrix(a, name: str, *, square: bool = False, symmetric: bool = False,
                          plain=f"the data must be finite; they hold {int(bad.sum())} NaN/inf value(s), the "
                                f"first at row {i + 1}, column {j + 1} (counted from 1)")
     if square and arr.shape[0] != arr.shape[1]:
-        raise InputError(f"`{name}` must be square; got shape {arr.shape}")
+        raise InputError(argument=name,
+                         predicate=f"must be square; got shape {arr.shape}")
     if symmetric:
         scale = max(float(arr.max()), -float(arr.min()))
         gap = _max_asymmetry(arr)
         if gap > 1e-8 * scale:
-            raise InputError(f"`{name}` must be symmetric; got max |{name} - {name}.T| = "
-                             f"{gap:.3g} (allowed: 1e-8 max|{name}| = {1e-8 * scale:.3g})")
+            raise InputError(argument=name,
+                             predicate=f"must be symmetric; got max |{name} - {name}.T| = "
+                                       f"{gap:.3g} (allowed: 1e-8 max|{name}| = {1e-8 * scale:.3g})")
         arr = arr + arr.T  # one new n x n array (the caller's is never modified)
         arr *= 0.5
     return arr
@@ -236,9 +253,11 @@ class Vector:
 def _vector(v, name: str) -> np.ndarray:
     arr = _as_float(v, name, "1-D array")
     if arr.ndim != 1 or arr.size == 0:
-        raise InputError(f"`{name}` must be a non-empty 1-D array; got shape {arr.shape}")
+        raise InputError(argument=name,
+                         predicate=f"must be a non-empty 1-D array; got shape {arr.shape}")
     if not np.isfinite(arr).all():
-        raise InputError(f"`{name}` must be finite; got {int((~np.isfinite(arr)).sum())} NaN/inf value(s)")
+        raise InputError(argument=name,
+                         predicate=f"must be finite; got {int((~np.isfinite(arr)).sum())} NaN/inf value(s)")
     return arr
 
 
@@ -337,9 +356,10 @@ def _psd(A: np.ndarray, name: str = "cov") -> None:
     diag = np.diag(As)
     i = int(np.argmin(diag))
     if diag[i] < -tol:
-        raise InputError(f"`{name}` must be positive semidefinite (a covariance); its diagonal entry "
-                         f"{name}[{i}, {i}] = {diag[i] * s:.6g} is negative (a variance is >= 0; "
-                         f"allowed down to -{tol * s:.3g} = -{PSD_RTOL:g} * n * max|{name}|)")
+        raise InputError(argument=name,
+                         predicate=f"must be positive semidefinite (a covariance); its diagonal entry "
+                                   f"{name}[{i}, {i}] = {diag[i] * s:.6g} is negative (a variance is >= 0; "
+                                   f"allowed down to -{tol * s:.3g} = -{PSD_RTOL:g} * n * max|{name}|)")
     if n <= PSD_CHOLESKY_MAX_N:
         import scipy.linalg  # here, not at import: `import nspca_core` stays cheap
 
@@ -360,10 +380,11 @@ def _psd(A: np.ndarray, name: str = "cov") -> None:
         if lam >= -tol:
             return
         what = f"it has an eigenvalue <= {lam * s:.6g} (Lanczos)"
-    raise InputError(f"`{name}` must be positive semidefinite (a covariance); {what}, below the "
-                     f"tolerance -{tol * s:.3g} (= -{PSD_RTOL:g} * n * max|{name}|, n = {n}). "
-                     f"To use it anyway, clip its negative eigenvalues first: w, U = "
-                     f"np.linalg.eigh({name}); {name} = (U * w.clip(0)) @ U.T")
+    raise InputError(argument=name,
+                     predicate=f"must be positive semidefinite (a covariance); {what}, below the "
+                               f"tolerance -{tol * s:.3g} (= -{PSD_RTOL:g} * n * max|{name}|, n = {n}). "
+                               f"To use it anyway, clip its negative eigenvalues first: w, U = "
+                               f"np.linalg.eigh({name}); {name} = (U * w.clip(0)) @ U.T")
 
 
 def _lanczos_min(A: np.ndarray, steps: int = 30) -> float:
@@ -413,9 +434,11 @@ def as_rng(seed, name: str = "seed") -> np.random.Generator:
     if isinstance(seed, np.random.RandomState):  # scikit-learn's kind: a Generator seeded from it
         return np.random.default_rng(int(seed.randint(np.iinfo(np.int32).max)))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-        raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; got {seed!r}")
+        raise InputError(argument=name, value=seed,
+                         predicate=f"must be None, an int >= 0, a numpy RandomState or Generator; got {seed!r}")
     if seed is not None and int(seed) < 0:  # numpy's own message does not name the argument
-        raise InputError(f"`{name}` must be None, an int >= 0, a numpy RandomState or Generator; got {int(seed)}")
+        raise InputError(argument=name, value=seed,
+                         predicate=f"must be None, an int >= 0, a numpy RandomState or Generator; got {int(seed)}")
     return np.random.default_rng(None if seed is None else int(seed))
 
 

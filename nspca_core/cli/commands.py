@@ -23,10 +23,10 @@ from .options import (
     _BadInput,
     _check_net_size,
     _check_options,
-    _for_shell,
     _parser,
     beyond_centering,
 )
+from .words import for_shell
 from .output import (
     _out_folder,
     _per_component,
@@ -350,7 +350,7 @@ def main(argv=None) -> int:
         _check_options(args)
         return {"fit": _cmd_fit, "certify": _cmd_certify}[args.command](args)
     except (InputError, ValueError, _BadInput, FileNotFoundError) as exc:
-        print(f"error: {_for_shell(str(exc))}", file=sys.stderr)
+        print(f"error: {for_shell(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ImportError as exc:  # an optional module missing: the pip line, never "internal error"
         module = (exc.name or "").split(".")[0]

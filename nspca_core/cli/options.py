@@ -1,5 +1,5 @@
-"""The command line's arguments: the parser, the checks of the options' own ranges
-and of the ε-net size, and the library's messages phrased for the shell.
+"""The command line's arguments: the parser and the checks of the options' own ranges
+and of the ε-net size (the library's messages are said with these options by :mod:`.words`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,6 @@ from .serve import add_app_command, version_text
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2
 #: most random directions the ε-net may draw from the command line (about 240 MB at d = 3)
 MAX_NET_SAMPLES = 10_000_000
-#: API argument -> command-line option, to phrase the library's messages for the shell
-_OPTIONS = {"k": "--k", "d": "--d", "eps": "--eps", "seed": "--random-state", "random_state": "--random-state",
-            "center": "--no-center", "n_components": "--components",
-            "method": "--method", "strategy": "--strategy", "variable": "--variable",
-            "nan_policy": "--nan-policy", "resize": "--resize", "header": "--header",
-            "max_bytes": "--max-bytes", "source": "DATA", "vocab": "--vocab",
-            "weighting": "--weighting", "orientation": "--orientation",
-            "sample_info": "--sample-info", "sample_id_column": "--sample-id-column",
-            "text_column": "--text-column", "stop_words": "--stop-words", "min_df": "--min-df"}
 #: --weighting values (raw = the paper's raw counts) -> nspca_core.text weighting
 WEIGHTINGS = {"raw": "counts", "tfidf": "tfidf", "log1p": "log1p"}
 
@@ -264,18 +255,3 @@ def _check_net_size(args, d: int, n: int) -> None:
     raise _BadInput(f"--eps {args.eps:g} with --d {d} would draw {shown} random directions for the "
                     f"ε-net (method {args.method}); at most {MAX_NET_SAMPLES:,} are allowed: use "
                     f"--eps {math.exp(hi):.2g} or larger, or a smaller --d")
-
-
-def _for_shell(message: str) -> str:
-    """The library's message with its argument names replaced by the command-line options."""
-    message = message.replace("nan_policy='drop-rows', 'drop-columns' or 'impute-mean'",
-                              "--nan-policy drop-rows, drop-columns or impute-mean")
-    message = re.sub(r"nan_policy='([a-z-]+)'", r"--nan-policy \1", message)
-    message = message.replace("pass resize=(height, width)", "pass --resize HEIGHTxWIDTH")
-    message = re.sub(r"resize=\((\d+), (\d+)\)", r"--resize \1x\2", message)
-    message = message.replace("with variable=...", "with --variable NAME")
-    message = re.sub(r"max_bytes=([\d,]+)", r"--max-bytes \1", message)
-    message = message.replace("raise max_bytes", "raise --max-bytes")
-    message = re.sub(r"call load_dataset\('([a-z]+)', download=True\)", r"pass --download", message)
-    message = message.replace("(or pass data_dir=...)", "")
-    return re.sub(r"`([a-z_]+)`", lambda mt: _OPTIONS.get(mt.group(1), mt.group(0)), message)

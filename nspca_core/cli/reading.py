@@ -17,8 +17,9 @@ from ..datasets.preprocessing import PREPROCESSING
 from ..io import load_file
 from ..operators.sparse import as_sparse_cov
 from ..text import text_weighting
-from .options import WEIGHTINGS, _BadInput, _for_shell, beyond_centering
+from .options import WEIGHTINGS, _BadInput, beyond_centering
 from .output import _progress
+from .words import for_shell
 
 
 def _load(args):
@@ -38,7 +39,7 @@ def _load(args):
         _dense_only(args, f"dataset {args.data!r}")
         _applies(args, "dataset", f"{args.data!r} is a built-in dataset")
         _raw_text_only(args, "dataset", f"{args.data!r} is a built-in dataset")
-        ds = load_dataset(args.data, preprocessing=())
+        ds = load_dataset(args.data, preprocessing=(), download=args.download)
         X = np.asarray(ds.X_raw, dtype=float)
         checksum = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
         record = {"notes": [], "dropped_columns": [], "sparse": False,
@@ -185,7 +186,7 @@ def _load_registry_corpus(args):
     text = load_corpus(args.data, download=args.download)
     m, n = text.X.shape
     lines = [f"read corpus {args.data}: {m} documents x {n} words, {text.X.nnz:,} nonzeros (sparse)"]
-    lines += [f"  note: {_for_shell(note)}" for note in text.notes]
+    lines += [f"  note: {for_shell(note)}" for note in text.notes]
     print("\n".join(lines), file=sys.stderr)
     record = {"notes": list(text.notes), "dropped_columns": [], "sparse": True}
     return text.X, list(text.vocabulary), None, \
@@ -198,10 +199,10 @@ def _report_reading(name: str, loaded) -> None:
     rows, cols = ("cells", "genes") if loaded.format in ("h5ad", "10x") else ("documents", "words")
     lines = [f"read {name}: {m} {rows} x {n} {cols}, {loaded.X.nnz:,} nonzeros (sparse)"
              if loaded.extra.get("sparse") else f"read {name}: {m} samples x {n} features"]
-    lines += [f"  note: {_for_shell(note)}" for note in loaded.notes]
+    lines += [f"  note: {for_shell(note)}" for note in loaded.notes]
     if loaded.dropped_columns:
         lines.append(f"  warning: {len(loaded.dropped_columns)} column(s) not used as features:")
-        lines += [f"    - {d['column']}: {_for_shell(d['reason'])}" for d in loaded.dropped_columns]
+        lines += [f"    - {d['column']}: {for_shell(d['reason'], reason=True)}" for d in loaded.dropped_columns]
     print("\n".join(lines), file=sys.stderr)
 
 

@@ -5,6 +5,7 @@ entries of the registry.
 
 from __future__ import annotations
 
+from .._common.said import Remedy
 from ..io.bow import TextData, read_uci_bow
 from . import download as _dl  # the module: `download` is an argument here
 from .checksums import _corpus_checksum, _verify_corpus
@@ -20,11 +21,14 @@ def _read_corpus(info: DatasetInfo, data_dir, download: bool):
     if found is None:
         if not download:
             searched = ", ".join(str(d) for d in data_dirs(data_dir) + [cache_dir() / "raw"])
+            put = f"put docword.{info.name}.txt.gz and vocab.{info.name}.txt in NSPCA_DATA_DIR"
             raise DatasetUnavailableError(
-                f"corpus {info.name!r} is not available locally: put docword.{info.name}.txt.gz "
-                f"and vocab.{info.name}.txt in NSPCA_DATA_DIR (or pass data_dir=...); searched "
+                f"corpus {info.name!r} is not available locally: {put} (or pass data_dir=...); searched "
                 f"{searched}; or call load_dataset({info.name!r}, download=True) to fetch them "
-                f"from {_dl._BOW_URL}")
+                f"from {_dl._BOW_URL}",
+                plain=f"corpus {info.name!r} is not available locally: {put}; searched {searched}",
+                remedy=Remedy("download", verb="pass", spelled="True", lead="or",
+                              purpose=f"to fetch them from {_dl._BOW_URL}"))
         found = _dl._download_bow(info, data_dir)
         notes.append(f"downloaded from {_dl._BOW_URL} and cached in {found[0].parent}")
     doc, vocab = found

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .._common.said import Remedy
 from .checksums import _verify
 from .download import _download
 from .local import _find_local, _read_npz, data_dirs
@@ -58,10 +59,13 @@ def _load_real(info: DatasetInfo, *, data_dir, download: bool, seed, params, to_
     if path is None:
         if not download:
             searched = ", ".join(str(d) for d in data_dirs(data_dir))
+            put = f"put {info.filename} in NSPCA_DATA_DIR"
             raise DatasetUnavailableError(
-                f"dataset {info.name!r} is not available locally: put {info.filename} in "
-                f"NSPCA_DATA_DIR (or pass data_dir=...); searched {searched}; or call "
-                f"load_dataset({info.name!r}, download=True) to fetch it from {info.url}")
+                f"dataset {info.name!r} is not available locally: {put} (or pass data_dir=...); searched "
+                f"{searched}; or call load_dataset({info.name!r}, download=True) to fetch it from {info.url}",
+                plain=f"dataset {info.name!r} is not available locally: {put}; searched {searched}",
+                remedy=Remedy("download", verb="pass", spelled="True", lead="or",
+                              purpose=f"to fetch it from {info.url}"))
         path = _download(info, data_dir)
         notes.append(f"downloaded from {info.url} and cached at {path}")
     arrays, more = _read_npz(path, info.name, info.checked_arrays)

@@ -11,7 +11,7 @@ import io
 import warnings
 
 from .._common.validation import InputError
-from .loaded import DataFormatError
+from .loaded import DataFormatError, single_cell_note
 
 ANNDATA_INSTALL = "pip install 'nspca-core[formats]'  (or: pip install anndata)"
 
@@ -56,19 +56,19 @@ def pick_matrix(adata, layer, use_raw: bool, name: str, notes: list):
     if layer is not None:
         if not isinstance(layer, str) or layer not in layers:
             raise InputError(f"`layer` must be one of the layers of {name}: {layers or '(none)'}; got {layer!r}")
-        notes.append(f"{head}; layer '{layer}' used" + (f" (other layers: {', '.join(x for x in layers if x != layer)})"
-                                                        if len(layers) > 1 else ""))
+        notes.append(single_cell_note(f"{head}; layer '{layer}' used" + (
+            f" (other layers: {', '.join(x for x in layers if x != layer)})" if len(layers) > 1 else "")))
         return adata.layers[layer], adata.var_names
     if use_raw:
         if raw is None:
             raise InputError(f"`use_raw`: {name} has no .raw (the AnnData object holds only X"
                              + (f" and the layers {layers}" if layers else "") + ")")
-        notes.append(f"AnnData: {adata.n_obs} observations x {raw.n_vars} variables of .raw used (raw.X, "
-                     f"raw.var_names; X has {adata.n_vars})")
+        notes.append(single_cell_note(f"AnnData: {adata.n_obs} observations x {raw.n_vars} variables of .raw "
+                                      f"used (raw.X, raw.var_names; X has {adata.n_vars})"))
         return raw.X, raw.var_names
     unused = ([f"layers: {', '.join(layers)} (layer= reads one)"] if layers else []) \
         + ([f".raw with {raw.n_vars} variables (use_raw=True reads it)"] if raw is not None else [])
-    notes.append(f"{head}; X used" + (f" (not used: {'; '.join(unused)})" if unused else ""))
+    notes.append(single_cell_note(f"{head}; X used" + (f" (not used: {'; '.join(unused)})" if unused else "")))
     return adata.X, adata.var_names
 
 

@@ -43,9 +43,9 @@ def _label_index(label_column, names: list, text_cols: list, text: dict, m: int,
         if isinstance(label_column, int) and not isinstance(label_column, bool) \
                 and -width <= label_column < width:
             return label_column % width
-        raise InputError(f"`label_column` must be one of the column names {names[:20]} or an "
-                         f"index in [0, {width - 1}]; got {label_column!r}", argument="label_column",
-                         value=label_column, allowed=(*names, range(width)))
+        raise InputError(argument="label_column", value=label_column, allowed=(*names, range(width)),
+                         predicate=f"must be one of the column names {names[:20]} or an index in [0, {width - 1}]; "
+                                   f"got {label_column!r}")
     for j in text_cols:
         if len(set(text[j].tolist())) < m:
             note = missing_label_note(text[j], names[j])

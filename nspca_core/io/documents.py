@@ -483,8 +483,9 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
         elif isinstance(text_column, int) and -len(names) <= text_column < len(names):
             col = text_column % len(names)
         else:
-            raise InputError(f"`text_column` must be one of the column names {names[:20]} or an "
-                             f"index in [0, {len(names) - 1}]; got {text_column!r}")
+            raise InputError(argument="text_column", value=text_column,
+                             predicate=f"must be one of the column names {names[:20]} or an index in "
+                                       f"[0, {len(names) - 1}]; got {text_column!r}")
         how = f"column '{names[col]}' as asked"
     if len(table) < 2:
         raise DataFormatError(f"{name}: a single document (row); topics need at least 2 documents")

@@ -12,6 +12,15 @@ from .._common.said import Note, Remedy, said
 from .._common.validation import InputError, sparse_structure_problem
 
 
+#: the ``kind`` of a reader's note saying the data are cells x genes (a 10x folder, AnnData), kept sparse
+SINGLE_CELL = "single-cell"
+
+
+def single_cell_note(text: str) -> Note:
+    """A note saying what a single-cell reader read (``kind`` :data:`SINGLE_CELL`), the text as given."""
+    return Note(text, kind=SINGLE_CELL)
+
+
 class DataFormatError(InputError):
     """The file cannot be read as a data matrix; the message says why and what is allowed."""
 

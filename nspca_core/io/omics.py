@@ -24,6 +24,7 @@ from .loaded import (
     made_unique,
     missing_label_note,
     refuse_missing_labels,
+    single_cell_note,
 )
 from .sniff import _MISSING, _decode
 
@@ -359,8 +360,8 @@ def load_tenx(data: bytes, name: str, members: dict, max_bytes: int) -> LoadedDa
             f"{members['barcodes'].filename} {len(barcodes)}; they must match (genes as the rows "
             "of matrix.mtx)")
     notes = [nt for nt in mat.notes if "vocabulary" not in nt and "document" not in nt]
-    notes += [f"10x folder: {n_genes} genes x {n_cells} cells, read as {n_cells} "
-                               f"cells x {n_genes} genes (sparse)"]
+    notes += [single_cell_note(f"10x folder: {n_genes} genes x {n_cells} cells, read as {n_cells} "
+                               f"cells x {n_genes} genes (sparse)")]
     ids = [r[0].strip() for r in features]
     genes = [(r[1].strip() if len(r) > 1 and r[1].strip() else r[0].strip()) for r in features]
     genes, repeated = made_unique(genes)

@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from nspca_core import fit
+from nspca_core.io.loaded import single_cell_note
 from ui import compute, messages, state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,7 +139,7 @@ def test_sidebar_shows_samples_and_features_of_an_upload():
 
 
 @pytest.mark.parametrize("notes, words", [(["read 24 documents"], "24 documents × 6 words"),
-                                          (["10x folder: 24 cells"], "24 cells × 6 genes")])
+                                          ([single_cell_note("10x folder: 24 cells")], "24 cells × 6 genes")])
 def test_sidebar_names_rows_of_a_corpus_or_single_cell_upload(notes, words):
     """A sparse upload is documents × words (or cells × genes), in the sidebar as on Your data."""
     X = sp.random(24, 6, density=0.5, format="csr", random_state=0)

@@ -103,7 +103,7 @@ def test_x_folder_and_missing(tmp_path, data_csv, capsys):
     (["--method", "nope"], r"--method must be one of 'auto'"),
     (["--resize", "3"], r"--resize must look like 32x32 \(HEIGHTxWIDTH, positive integers\)"),
     (["--max-bytes", "0"], r"--max-bytes must be a positive integer; got 0"),
-    (["--max-bytes", "10"], r"is 1,\d{3} bytes, over the size cap --max-bytes 10; raise --max-bytes"),
+    (["--max-bytes", "10"], r"is 1,\d{3} bytes, over the size cap of 10 bytes; raise --max-bytes"),
     (["--header", "maybe"], r"argument --header: invalid choice: 'maybe'"),
 ])
 def test_bad_options_exit_1_naming_the_option(tmp_path, data_csv, extra, msg, capsys):
@@ -158,7 +158,8 @@ def test_reading_is_reported_on_stderr_and_in_summary(tmp_path, capsys):
     code, _, err = run(["fit", path, "--k", 2, "--out", tmp_path / "o", "--quiet"], capsys)
     assert code == 0, err
     assert "read t.csv: 12 samples x 3 features" in err
-    assert "note: header: first line read as column names (detected: text above numbers)" in err
+    assert ("note: --header yes: first line read as column names (detected: text above numbers); if it is "
+            "data, choose --header no") in err
     assert "thousands separators, read as numbers" in err
     assert re.search(r"warning: 1 column\(s\) not used as features:\n    - id: text, e\.g\. 's0'", err)
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
@@ -179,7 +180,7 @@ def test_header_option_of_the_cli(tmp_path, capsys):
     code, _, err = run(["fit", path, "--k", 2, "--out", tmp_path / "b", "--header", "no",
                         "--quiet"], capsys)
     assert code == 0 and "read y.csv: 11 samples x 3 features" in err
-    assert "header: first line read as data (as asked)" in err
+    assert "--header no: first line read as data (as asked)" in err
     # numeric feature names in components.csv are not taken for a component by certify
     code, out, err = run(["certify", path, "--k", 2, "--x", tmp_path / "a" / "components.csv"],
                          capsys)
@@ -209,7 +210,7 @@ def test_zip_options_and_messages(tmp_path, capsys):
     assert code == 1 and "or pass --resize HEIGHTxWIDTH to resize them" in err
     code, _, err = run(["fit", path, "--k", 2, "--out", tmp_path / "o", "--resize", "4x5",
                         "--quiet"], capsys)
-    assert code == 0 and "note: --resize 4x5 asked: 4 of 8 image(s) resized" in err, err
+    assert code == 0 and "note: --resize 4x5: 4 of 8 image(s) resized" in err, err
 
 
 # ----------------------------------------------------------------------------- item 11

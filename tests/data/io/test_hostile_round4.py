@@ -119,7 +119,7 @@ def test_tenx_zip_gzip_bomb_is_refused_at_the_cap_with_an_estimate(tmp_path):
     expanded = 48 * (1 << 24)  # about 805 MB from about 780 kB, capped at 20 MB
     bomb = r4.tenx_zip(r4.mtx_gzip_bomb(expanded))
     pattern = (r"b.zip:filtered/matrix.mtx.gz: the gzip content expands to more than the size cap "
-               r"(?:max_bytes=|--max-bytes )20,000,000 bytes \(about ([\d,]+) bytes in all, by the "
+               r"(?:max_bytes=|of )20,000,000 bytes \(about ([\d,]+) bytes in all, by the "
                r"compression ratio so far")
     with pytest.raises(DataFormatError, match=pattern) as err:
         load_file(bomb, filename="b.zip", max_bytes=20_000_000)

@@ -1,6 +1,6 @@
 """Measures of the repository's shape (issue 37): import circles, imports hidden in functions,
 long functions, validation mechanisms, strategy literals, top-level modules, page sizes, rewrites of
-the core's message text in the app, test folders that do not mirror the code.
+the core's message text in the app and the command line, test folders that do not mirror the code.
 
     python -m tools.structure                      # a report for this checkout
     python -m tools.structure --json               # the same as JSON
@@ -367,10 +367,15 @@ def _rewrites(tree) -> list[int]:
     return out
 
 
+#: the fronts that say the core's messages in their own words: the app and the command line
+FRONTS = ("ui", "pages", "nspca_core/cli")
+
+
 def message_rewrites(root: Path = ROOT) -> list[str]:
-    """``file:line`` of every text rewrite (:func:`_rewrites`) in ui/ and pages/: the app says the
-    core's messages from their parts (``InputError.plain``/``remedy``), never by rewriting them."""
-    return [f"{p.relative_to(root)}:{line}" for p in _files(("ui", "pages"), root)
+    """``file:line`` of every text rewrite (:func:`_rewrites`) in the fronts (:data:`FRONTS`: ui/,
+    pages/, nspca_core/cli/): they say the core's messages from their parts (``InputError.plain``/
+    ``remedy``/``predicate``, a note's ``argument``/``value``), never by rewriting them."""
+    return [f"{p.relative_to(root)}:{line}" for p in _files(FRONTS, root)
             for line in _rewrites(ast.parse(p.read_text()))]
 
 
@@ -455,7 +460,7 @@ def rows(result: dict) -> list[tuple[str, str]]:
     for name, title in (("internals_touched", "app files touching Streamlit's internals"),
                         ("private_core_imports", "app files importing a private core module")):
         out.append((title, len(result[name]) if name in result else "-"))
-    for name, title in (("message_rewrites", "text rewrites of messages in ui/ and pages/"),
+    for name, title in (("message_rewrites", "text rewrites of messages in ui/, pages/ and nspca_core/cli/"),
                         ("unmirrored_test_folders", "test folders not mirroring a package")):
         out.append((title, len(result[name]) if name in result else "-"))
     page_rows = result.get("pages", {})
@@ -490,7 +495,8 @@ def _print_report(result: dict) -> None:
     print("files below the fronts checking arguments:", ", ".join(v["below_fronts"]) or "none")
     print("app files touching Streamlit's internals:", ", ".join(result["internals_touched"]) or "none")
     print("app files importing a private core module:", ", ".join(result["private_core_imports"]) or "none")
-    print("text rewrites of messages in ui/ and pages/:", ", ".join(result["message_rewrites"]) or "none")
+    print("text rewrites of messages in ui/, pages/ and nspca_core/cli/:",
+          ", ".join(result["message_rewrites"]) or "none")
     print("test folders not mirroring a package:", ", ".join(result["unmirrored_test_folders"]) or "none")
     print("functions over 150 lines:", result["functions_over_150_lines"] or "none")
 

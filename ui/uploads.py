@@ -30,6 +30,7 @@ import streamlit as st
 
 from nspca_core import InputError
 from nspca_core.datasets import Dataset, DatasetInfo, preprocess
+from nspca_core.io import SINGLE_CELL, single_cell_note
 from ui import jobs, messages, state, streamlit_runtime
 from ui.keys import data_key, digest
 from ui.topics import sparse_upload_dataset
@@ -80,13 +81,20 @@ class Upload:
     sample_names: list | None = None  # one per row of X (LoadedData.sample_names)
 
 
+def _in_words(note):
+    """A reader's note in the app's words (:func:`ui.messages.for_user`), still marked as saying the
+    data are single-cell when it does (:func:`ui.topics.single_cell` reads the marker, not the text)."""
+    text = messages.for_user(note)
+    return single_cell_note(text) if getattr(note, "kind", None) == SINGLE_CELL else text
+
+
 def make_upload(loaded, *, options: dict, file_digest: str) -> Upload:
     """The :class:`Upload` stored in session state for a parsed file."""
     X = loaded.X if sp.issparse(loaded.X) else np.asarray(loaded.X, dtype=np.float64)
     upload = Upload(X=X, feature_names=list(loaded.feature_names),
                     labels=None if loaded.labels is None else np.asarray(loaded.labels),
                     image_shape=None if loaded.image_shape is None else tuple(loaded.image_shape),
-                    notes=[messages.for_user(nt) for nt in loaded.notes], metadata=loaded.metadata,
+                    notes=[_in_words(nt) for nt in loaded.notes], metadata=loaded.metadata,
                     source_name=loaded.source_name,
                     options=dict(options), token=digest(file_digest, sorted(options.items())),
                     sample_names=list(getattr(loaded, "sample_names", None) or []) or None)

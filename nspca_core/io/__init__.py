@@ -36,7 +36,7 @@ from .corpora import CORPUS_EXTENSIONS
 from .formats import FORMATS, NAN_POLICY_LABELS, FileFormat
 from .images import MAX_IMAGE_PIXELS, MAX_TOTAL_PIXELS, zip_holds_images
 from .load import HEADER_CHOICES, NAN_POLICIES, describe, load_file
-from .loaded import SINGLE_CELL, DataFormatError, LoadedData
+from .loaded import SINGLE_CELL, DataFormatError, LoadedData, single_cell_note
 from .mat import mat_variables
 from .npy import npy_strings_without_unpickling, npz_variables
 from .omics import ANNDATA_INSTALL
@@ -65,4 +65,5 @@ __all__ = [
     "sheet_columns",
     "zip_holds_images",
     "SINGLE_CELL",
+    "single_cell_note",
 ]

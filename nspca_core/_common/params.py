@@ -103,7 +103,7 @@ class Optional:
         try:
             return self.rule.check(value, name, context)
         except InputError as exc:
-            if exc.predicate is None:
+            if getattr(exc, "predicate", None) is None:
                 raise
             head, sep, tail = exc.predicate.partition("; got ")
             raise InputError(argument=exc.argument, value=exc.value, allowed=exc.allowed,

@@ -133,7 +133,8 @@ def main() -> None:
         return live.restart_if_resumed(now, active)
 
     # a first visit draws at once ("on its way") and the fragment redraws as the curves come
-    live.live(redraw, active=active, period=period)
+    first = not any(j.view(touch=False).results for j in paths.values())  # no curve yet: no figure
+    live.live(redraw, active=active, period=period, first=first)
 
 
 def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=False, *, store=None,
@@ -177,8 +178,12 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=Fals
             except compute.Unavailable as exc:
                 st.info(f"The paper's bound needs `paper_bound`: {exc}")
     curves = vk.curves_frame(methods, ks, values, lam1, b.upper if cview is not None else None)
-    fig = figs.variance_vs_k(curves, band=band, paper=paper, current_k=k_now,
-                             title=f"{ds.info.title}: variance / λ₁ vs k", ylabel="variance / λ₁", log_k=log_k)
+    title = f"{ds.info.title}: variance / λ₁ vs k"
+    # built once per server for what it shows: the redraws while the work goes on, and every session on
+    # the same data, send the figure made once (live.figure)
+    fig = live.figure("vk", (curves, band, paper, k_now, title, log_k),
+                      lambda: figs.variance_vs_k(curves, band=band, paper=paper, current_k=k_now, title=title,
+                                                 ylabel="variance / λ₁", log_k=log_k))
     st.plotly_chart(fig, key="vk_chart")
     j = ks.index(k_now)
     numbers(j, k_now, b, lam1, methods, certifying=cview is not None, active=active)

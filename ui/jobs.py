@@ -569,9 +569,11 @@ class Job:
                     self._hand_over(slots, held)
                     ran = False
                     continue
+                served_as = self.rank()  # what the unit was served as (a first figure, more, background)
                 with self._lock:
                     self._results[unit] = value
                     self._seconds = base + time.perf_counter() - t0
+                log.info("job %s finished a unit (rank %d) %r", self.title, served_as, unit)
             self._finish("done")
         except Cancelled:
             self._finish(getattr(self, "_pending_status", "cancelled"))
@@ -738,6 +740,12 @@ class Registry:
         """Whether work ranked before the background tightening (a heavy job that is not a background
         one) waits for the heavy slot."""
         return self._slots.better_waiting(BACKGROUND)
+
+    def first_waiting(self) -> bool:
+        """Whether some page's first figure waits for a turn (a job without a result yet waits for a
+        light or the heavy slot): pages already drawn then redraw less often (:func:`ui.live.refresh_seconds`),
+        so that the server's CPU goes to that first figure."""
+        return self._light.better_waiting(MORE) or self._slots.better_waiting(MORE)
 
     def stop_background(self, reason: str = "stopped") -> list[Job]:
         """Stop every active background job (tests; a page's Stop acts on one job)."""

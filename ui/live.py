@@ -11,14 +11,19 @@ and the registry cancels them after :data:`ui.jobs.IDLE_SECONDS`.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from ui import jobs, streamlit_runtime
 from ui.compute import guard
-from ui.keys import data_key  # noqa: F401 - the pages key their jobs with live.data_key
+from ui.figures.ship import Shipped, ship
+from ui.keys import data_key, digest  # noqa: F401 - the pages key their jobs with live.data_key
 
 SESSION_JOBS = "nspca_session_jobs"  # keys of the jobs this session started
 REFRESH_S = 1.0
@@ -29,9 +34,17 @@ REFRESH_S = 1.0
 REFRESH_MAX_S = 4.0
 
 
-def refresh_seconds() -> float:
+def refresh_seconds(*, first: bool = False) -> float:
     """The redraw period of :func:`live`: :data:`REFRESH_S` for one or two sessions watching
-    background work, then ``REFRESH_S · sessions / 2`` up to :data:`REFRESH_MAX_S`."""
+    background work, then ``REFRESH_S · sessions / 2`` up to :data:`REFRESH_MAX_S`.
+
+    First figures first: while another page's first figure waits for a turn in the job pool
+    (:meth:`ui.jobs.Registry.first_waiting`), a page that has drawn its own redraws every
+    :data:`REFRESH_MAX_S`; a page still waiting for its first figure (``first``) every :data:`REFRESH_S`."""
+    if first:
+        return REFRESH_S
+    if jobs.REGISTRY.first_waiting():
+        return REFRESH_MAX_S
     watching = {sid for job in jobs.REGISTRY.active() for sid in job.readers}
     return min(REFRESH_MAX_S, REFRESH_S * max(1.0, len(watching) / 2))
 
@@ -57,6 +70,57 @@ def submit(key: Hashable, title: str, units: Iterable[Hashable], work: Callable,
         keys.append(key)
         del keys[:-jobs.MAX_JOBS]
     return job
+
+
+# ------------------------------------------------------------------ figures built once per server
+FIGURES_KEPT = 256  # finished figures kept (each the dict of a small figure: curves, bars, 80-row heatmaps)
+_FIGURES: OrderedDict = OrderedDict()
+_FIGURES_LOCK = threading.Lock()
+
+
+def _plain(value):
+    """What :func:`ui.keys.digest` reads of a figure's input: a frame by its values, index and column
+    names (pandas' row hashes), containers element by element, anything else as it is."""
+    if isinstance(value, pd.DataFrame):
+        return ("frame", tuple(map(str, value.columns)), pd.util.hash_pandas_object(value, index=True).to_numpy())
+    if isinstance(value, pd.Series):
+        return ("series", str(value.name), pd.util.hash_pandas_object(value, index=True).to_numpy())
+    if isinstance(value, dict):
+        return ("dict", tuple((repr(k), _plain(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return ("seq", tuple(_plain(v) for v in value))
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return ("objects", tuple(_plain(v) for v in value.ravel()), value.shape)
+    return value
+
+
+def _flat(value) -> list:
+    """The parts of :func:`_plain`'s nesting, in order, for :func:`ui.keys.digest`."""
+    if isinstance(value, tuple):
+        return [f"({len(value)}", *(part for v in value for part in _flat(v)), ")"]
+    return [value]
+
+
+def figure(name: str, inputs: tuple, build: Callable[[], object]) -> Shipped:
+    """``build()`` frozen for sending (:func:`ui.figures.ship.ship`), built once per server for the same
+    ``inputs``: a page redrawn every second while its work goes on, and every session showing the same
+    results, send the figure made once instead of building it again (a Plotly figure with its layout
+    costs tens of ms to build; on MLL the pages' redraws were most of the server's own CPU).
+
+    ``name`` says which figure (and how ``build`` composes it); ``inputs`` must be everything ``build``
+    reads (frames, arrays, numbers, strings): they are the key, by a digest of their values."""
+    key = (name, digest(*_flat(_plain(tuple(inputs)))))
+    with _FIGURES_LOCK:
+        hit = _FIGURES.get(key)
+        if hit is not None:
+            _FIGURES.move_to_end(key)
+            return hit
+    shipped = ship(build())
+    with _FIGURES_LOCK:
+        _FIGURES[key] = shipped
+        while len(_FIGURES) > FIGURES_KEPT:
+            _FIGURES.popitem(last=False)
+    return shipped
 
 
 def any_active(views: Sequence[jobs.JobView]) -> bool:
@@ -115,7 +179,7 @@ def resume_job(key) -> None:
     _resume(key)
 
 
-def live(draw: Callable[[], bool], *, active: bool, period: float | None = None) -> None:
+def live(draw: Callable[[], bool], *, active: bool, period: float | None = None, first: bool = False) -> None:
     """Run ``draw()`` in a fragment that redraws every second (more under many sessions:
     :func:`refresh_seconds`) while work is under way.
 
@@ -123,6 +187,7 @@ def live(draw: Callable[[], bool], *, active: bool, period: float | None = None)
     ``draw`` returns the same after drawing.  Once the work has ended the page
     reruns once, so the final page has no timer.  ``period``: the least redraw
     period in seconds (a page showing only slow background work asks for more).
+    ``first``: the page has no figure yet (it keeps the short period while others wait).
     """
 
     def body():
@@ -131,7 +196,7 @@ def live(draw: Callable[[], bool], *, active: bool, period: float | None = None)
         if active and not out.get("active", False):
             st.rerun()
 
-    every = max(refresh_seconds(), period or 0.0) if active else None
+    every = (refresh_seconds(first=first) if first else max(refresh_seconds(), period or 0.0)) if active else None
     st.fragment(run_every=every)(body)()
 
 

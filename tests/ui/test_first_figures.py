@@ -1,0 +1,170 @@
+"""Analysts fairly served (issue 41 item 2): the same fit asked for by two pages at once is computed once
+(single flight), a page already drawn gives way to another's first figure, and a figure is built once per
+server for the same inputs.  Jobs in threads; the tests gate the work and wait for states, never for time."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from ui import jobs, live, units, work
+from ui.fair_slots import BACKGROUND, MORE
+
+
+def _until(cond, what: str, limit: float = 60.0) -> None:
+    """Wait for a state (polled); the limit only keeps a broken test from hanging."""
+    deadline = time.monotonic() + limit
+    while not cond():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """A thread-only registry in place of the app's, an empty store of fits and no fit under way."""
+    reg = jobs.Registry(idle_seconds=3600, processes=False)
+    monkeypatch.setattr(jobs, "REGISTRY", reg)
+    monkeypatch.setattr(work, "_FITS", type(work._FITS)())
+    monkeypatch.setattr(work, "_IN_FLIGHT", {})
+    yield reg
+    reg.clear()
+
+
+class GatedFits:
+    """``ui.units.fit_unit`` counted, held at its start until the test lets it go (it calls back meanwhile,
+    so Stop stops it), and every entry into the single flight's claim recorded."""
+
+    def __init__(self, monkeypatch):
+        self.calls: list = []
+        self.claims: list = []
+        self.go = threading.Event()
+        real_fit, real_claim = units.fit_unit, work._claim
+
+        def fit_unit(X, *, callback=None, **kwargs):
+            self.calls.append((kwargs["method"], kwargs["k"]))
+            while not self.go.wait(0.005):
+                callback(0, 1)
+            return real_fit(X, **kwargs)
+
+        def claim(key, ctx):
+            self.claims.append(key)
+            return real_claim(key, ctx)
+
+        monkeypatch.setattr(units, "fit_unit", fit_unit)
+        monkeypatch.setattr(work, "_claim", claim)
+
+
+def _data(seed: int = 0) -> np.ndarray:
+    X = np.random.default_rng(seed).standard_normal((14, 10))
+    return X - X.mean(axis=0)
+
+
+def test_two_pages_asking_for_the_same_fit_at_once_compute_it_once(registry, monkeypatch):
+    real_fit = units.fit_unit
+    gated = GatedFits(monkeypatch)
+    X = _data()
+    path = work.path_job(X, "data", "tpower", [3], d=2, eps=0.1, seed=0)  # Variance vs k
+    _until(lambda: gated.calls == [("tpower", 3)], "the first page's fit computing")
+    fit = work.fit_jobs(X, "data", 3, ["tpower"], d=2, eps=0.1, seed=0)["tpower"]  # Compare, same fit
+    _until(lambda: len(gated.claims) == 2, "the second page asking for the fit under way")
+    gated.go.set()
+    assert path.wait(timeout=60) and fit.wait(timeout=60), (path.view().message, fit.view().message)
+    assert gated.calls == [("tpower", 3)]  # computed once
+    assert fit.view().results[3] is path.view().results[3]
+    # what both pages got is the fit itself (a direct call)
+    np.testing.assert_allclose(path.view().results[3]["x"], real_fit(X, k=3, method="tpower", d=2, eps=0.1,
+                                                                     seed=0)["x"])
+    assert work._IN_FLIGHT == {}
+
+
+def test_a_fit_stopped_while_another_page_waits_for_it_is_computed_by_that_page(registry, monkeypatch):
+    gated = GatedFits(monkeypatch)
+    X = _data(1)
+    path = work.path_job(X, "data", "em", [2], d=2, eps=0.1, seed=0)
+    _until(lambda: gated.calls == [("em", 2)], "the first page's fit computing")
+    fit = work.fit_jobs(X, "data", 2, ["em"], d=2, eps=0.1, seed=0)["em"]
+    _until(lambda: len(gated.claims) == 2, "the second page waiting for it")
+    path.stop()
+    _until(lambda: path.status == "stopped", "the first page's job stopped")
+    _until(lambda: len(gated.calls) == 2, "the waiting page computing the fit itself")
+    gated.go.set()
+    assert fit.wait(timeout=60), fit.view().message
+    assert 2 in fit.view().results and 2 not in path.view().results
+    assert work.stored_fit("data", "em", 2, d=2, eps=0.1, seed=0) is fit.view().results[2]
+    assert work._IN_FLIGHT == {}
+
+
+def test_a_drawn_page_redraws_less_often_while_another_pages_first_figure_waits(registry):
+    gate = threading.Event()
+
+    def blocking(unit, ctx):
+        while not gate.wait(0.005):
+            ctx(0, 1)
+        return unit
+
+    try:
+        held = [registry.submit(f"j{i}", f"j{i}", [1], blocking, owner=f"S{i}") for i in range(jobs.LIGHT_SLOTS)]
+        _until(lambda: all(j.status == "running" for j in held), "the light slots busy")
+        assert not registry.first_waiting()
+        assert live.refresh_seconds() == live.REFRESH_S
+        late = registry.submit("late", "late", [1], blocking, owner="late")  # no result yet: a first figure
+        _until(lambda: len(registry._light.waiting()) == 1, "the late session's first figure waiting")
+        assert registry.first_waiting()
+        assert live.refresh_seconds() == live.REFRESH_MAX_S  # pages already drawn give way
+        assert live.refresh_seconds(first=True) == live.REFRESH_S  # the page waiting for its own does not
+        gate.set()
+        assert late.wait(timeout=60) and all(j.wait(timeout=60) for j in held)
+        assert not registry.first_waiting() and live.refresh_seconds() == live.REFRESH_S
+    finally:
+        gate.set()
+
+
+@pytest.mark.parametrize("rank, first", [(MORE, False), (BACKGROUND, False)])
+def test_only_a_first_figure_waiting_slows_the_drawn_pages(registry, rank, first):
+    queue = registry._slots.queue
+    queue.push(queue.ticket("someone", rank))
+    assert registry.first_waiting() is first
+
+
+def _frame(values) -> pd.DataFrame:
+    return pd.DataFrame(dict(method=["em", "tpower"][: len(values)], value=values))
+
+
+def test_a_figure_is_built_once_per_server_for_the_same_inputs(monkeypatch):
+    monkeypatch.setattr(live, "_FIGURES", type(live._FIGURES)())
+    built: list = []
+
+    def build(frame):
+        def make():
+            built.append(frame["value"].tolist())
+            return go.Figure(go.Scatter(x=frame["method"], y=frame["value"]))
+        return make
+
+    a = _frame([0.5, 0.25])
+    first = live.figure("f", (a, 3, "title"), build(a))
+    again = live.figure("f", (a.copy(), 3, "title"), build(a))  # equal inputs, another object: the one built
+    assert again is first and len(built) == 1
+    assert first.to_plotly_json() is first.to_dict()  # frozen: the dict made once
+    fresh = go.Figure(go.Scatter(x=a["method"], y=a["value"]))
+    assert pio.to_json(first, validate=False) == pio.to_json(fresh, validate=False)  # what build() made
+    b = _frame([0.5, 0.25 + 1e-12])  # a value changed, however little: built again
+    live.figure("f", (b, 3, "title"), build(b))
+    live.figure("f", (a, 4, "title"), build(a))  # another scalar input
+    live.figure("g", (a, 3, "title"), build(a))  # another figure of the same inputs
+    live.figure("f", ({"em": np.arange(3.0)}, None), build(a))
+    live.figure("f", ({"em": np.arange(3.0) + 1}, None), build(a))
+    assert len(built) == 6
+
+
+def test_the_figures_kept_are_bounded(monkeypatch):
+    monkeypatch.setattr(live, "_FIGURES", type(live._FIGURES)())
+    monkeypatch.setattr(live, "FIGURES_KEPT", 3)
+    for i in range(5):
+        live.figure("f", (i,), go.Figure)
+    assert len(live._FIGURES) == 3

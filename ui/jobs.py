@@ -493,9 +493,21 @@ class Job:
         self._step = (float(done), float(total))
 
     def must_yield(self) -> bool:
-        """Whether this background job should give its slot to better-ranked waiting work."""
+        """Whether this background job should give its slot (in the middle of a unit) to better-ranked
+        waiting work: a heavy job that is not a background one, or any page's first figure (which
+        waits for a light slot: the tightening's CPU goes to it)."""
         reg = self.registry
-        return bool(self.background and reg is not None and reg.foreground_waiting())
+        return bool(self.background and reg is not None and (reg.foreground_waiting() or reg.light_first_waiting()))
+
+    def gives_way(self) -> bool:
+        """Whether this heavy job gives its slot up before its next unit and stays out of the line: while a
+        page's first figure waits for a *light* slot (the other pool, which the heavy pool's order does not
+        see), a background job and a heavy job's further units (a certificate's next k) wait — first
+        figures before further units across the two pools, their CPU to that first figure."""
+        reg = self.registry
+        if reg is None or not self.heavy or not reg.light_first_waiting():
+            return False
+        return self.background or self.rank() == MORE
 
     def rank(self) -> int:
         """Its place in the line (:mod:`ui.fair_slots`): background, a first figure, or more."""
@@ -516,6 +528,9 @@ class Job:
         with self._lock:
             self._status = "queued"
         log.info("job %s gives way", self.title)
+        while self.gives_way():  # out of the line until the first figures it gives way to are served
+            if self._cancel.wait(0.05):
+                raise Cancelled
         held[0] = self._acquire(slots)
         with self._lock:
             self._status = "running"
@@ -555,7 +570,8 @@ class Job:
             while (unit := self._next_unit()) is not None:
                 if self._cancel.is_set():
                     raise Cancelled
-                if held[0] and (self.must_yield() or (ran and slots.would_wait(self.owner, self.rank()))):
+                if held[0] and (self.must_yield() or self.gives_way()
+                                or (ran and slots.would_wait(self.owner, self.rank()))):
                     self._hand_over(slots, held)  # another session's turn (or a first figure) first
                     ran = False
                     continue
@@ -744,8 +760,13 @@ class Registry:
     def first_waiting(self) -> bool:
         """Whether some page's first figure waits for a turn (a job without a result yet waits for a
         light or the heavy slot): pages already drawn then redraw less often (:func:`ui.live.refresh_seconds`),
-        so that the server's CPU goes to that first figure."""
+        the background tightening gives its slot up and a certificate's further units wait
+        (:meth:`Job.gives_way`), so that the server's CPU goes to that first figure."""
         return self._light.better_waiting(MORE) or self._slots.better_waiting(MORE)
+
+    def light_first_waiting(self) -> bool:
+        """Whether a page's first figure waits for a light slot (see :meth:`Job.gives_way`)."""
+        return self._light.better_waiting(MORE)
 
     def stop_background(self, reason: str = "stopped") -> list[Job]:
         """Stop every active background job (tests; a page's Stop acts on one job)."""

@@ -168,3 +168,70 @@ def test_the_figures_kept_are_bounded(monkeypatch):
     for i in range(5):
         live.figure("f", (i,), go.Figure)
     assert len(live._FIGURES) == 3
+
+
+# ------------------------------------------------------------------ first figures before further heavy units
+class Gates:
+    """Units that say when they start and finish only when the test lets that job's unit through."""
+
+    def __init__(self):
+        self.started: list = []
+        self.done: list = []
+        self._go: dict = {}
+
+    def work(self, name):
+        self._go[name] = threading.Semaphore(0)
+
+        def run(unit, ctx):
+            self.started.append((name, unit))
+            while not self._go[name].acquire(timeout=0.005):
+                ctx(0, 1)  # a callback: where a background unit is preempted
+            self.done.append((name, unit))
+            return unit
+        return run
+
+    def let_through(self, name) -> None:
+        self._go[name].release()
+
+
+def _fill_light_slots(reg, gates) -> list:
+    held = [reg.submit(f"light{i}", f"light{i}", [1], gates.work(f"light{i}"), owner=f"L{i}")
+            for i in range(jobs.LIGHT_SLOTS)]
+    _until(lambda: all(j.status == "running" for j in held), "the light slots busy")
+    return held
+
+
+def test_a_certificates_further_units_wait_while_a_first_figure_waits_for_a_light_slot(registry):
+    gates = Gates()
+    cert = registry.submit("cert", "cert", [1, 2, 3], gates.work("cert"), heavy=True, owner="A")
+    _until(lambda: gates.started == [("cert", 1)], "the certificate's first unit running")
+    gates.let_through("cert")
+    _until(lambda: ("cert", 2) in gates.started, "its second unit (a further one) running")
+    _fill_light_slots(registry, gates)
+    late = registry.submit("late", "late", [1], gates.work("late"), owner="B")
+    _until(registry.first_waiting, "the late session's first figure waiting")
+    gates.let_through("cert")
+    _until(lambda: cert.status == "queued", "the certificate giving way after its unit")
+    assert ("cert", 3) not in gates.started and len(gates.done) == 2
+    gates.let_through("light0")  # a light slot frees: the first figure is served, then the certificate goes on
+    _until(lambda: ("cert", 3) in gates.started, "the certificate's next unit")
+    assert gates.started.index(("late", 1)) < gates.started.index(("cert", 3))
+    for name in ("cert", "late", "light1", "light2"):
+        gates.let_through(name)
+    assert cert.wait(timeout=60) and late.wait(timeout=60)
+
+
+def test_the_background_tightening_yields_mid_unit_to_a_first_figure_waiting_for_a_light_slot(registry):
+    gates = Gates()
+    bg = registry.submit("tighten", "tighten", ["t1"], gates.work("bg"), background=True, owner="A")
+    _until(lambda: gates.started == [("bg", "t1")], "the tightening running")
+    _fill_light_slots(registry, gates)
+    registry.submit("late", "late", [1], gates.work("late"), owner="B")
+    _until(lambda: bg.status == "queued", "the tightening giving its unit up")
+    assert gates.done == []  # abandoned mid-unit (computed again later)
+    gates.let_through("light0")
+    _until(lambda: gates.started.count(("bg", "t1")) == 2, "the tightening back on its unit once served")
+    assert gates.started.index(("late", 1)) < len(gates.started) - 1
+    for name in ("bg", "late", "light1", "light2"):
+        gates.let_through(name)
+    assert bg.wait(timeout=60)

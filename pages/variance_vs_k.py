@@ -62,6 +62,13 @@ def controls(n: int) -> tuple[list[str], int, bool, bool, bool]:
 
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def k_axis(n: int, points: int, k_now: int) -> tuple[int, ...]:
+    """:func:`ui.variance_k.k_grid`, once per server for its arguments (on MLL's 12,582 features its
+    top-up loop took 15 ms of every run and redraw)."""
+    return vk.k_grid(n, points, k_now)
+
+
 def main() -> None:
     s = state.settings()
     ds = compute.current_dataset()
@@ -69,7 +76,7 @@ def main() -> None:
     m, n = X.shape
     methods, points, show_band, show_paper, log_k = controls(n)
     k_now = min(s.k, n)
-    ks = vk.k_grid(n, points, k_now)
+    ks = k_axis(n, points, k_now)
     methods = cost.screen_methods(methods, n, s.d, key="vk", eps=s.eps, runs=len(ks))
     if not methods:
         st.info("Choose at least one algorithm.")

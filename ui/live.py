@@ -11,19 +11,20 @@ and the registry cancels them after :data:`ui.jobs.IDLE_SECONDS`.
 
 from __future__ import annotations
 
+import pickle
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from ui import jobs, streamlit_runtime
 from ui.compute import guard
 from ui.figures.ship import Shipped, ship
-from ui.keys import data_key, digest  # noqa: F401 - the pages key their jobs with live.data_key
+from ui import keys
+from ui.keys import digest
 
 SESSION_JOBS = "nspca_session_jobs"  # keys of the jobs this session started
 REFRESH_S = 1.0
@@ -72,33 +73,36 @@ def submit(key: Hashable, title: str, units: Iterable[Hashable], work: Callable,
     return job
 
 
+_DATA_KEYS: dict = {}  # id(X) -> (weak reference to X, (name, preprocessing), its key)
+_DATA_KEYS_LOCK = threading.Lock()
+
+
+def data_key(ds) -> str:
+    """:func:`ui.keys.data_key` of a dataset (the pages key their jobs with it), remembered per data matrix
+    while that matrix lives: its digest reads all of X (15 ms of every run and redraw on MLL), and a
+    dataset's matrix is loaded once and only read (the cached datasets, an upload)."""
+    X = ds.X
+    tag = (ds.name, tuple(ds.preprocessing))
+    with _DATA_KEYS_LOCK:
+        hit = _DATA_KEYS.get(id(X))
+    if hit is not None and hit[0]() is X and hit[1] == tag:
+        return hit[2]
+    key = keys.data_key(ds)
+    try:
+        ref = weakref.ref(X)
+    except TypeError:  # not weakly referable: digested every time
+        return key
+    with _DATA_KEYS_LOCK:
+        for gone in [i for i, entry in _DATA_KEYS.items() if entry[0]() is None]:
+            del _DATA_KEYS[gone]
+        _DATA_KEYS[id(X)] = (ref, tag, key)
+    return key
+
+
 # ------------------------------------------------------------------ figures built once per server
 FIGURES_KEPT = 256  # finished figures kept (each the dict of a small figure: curves, bars, 80-row heatmaps)
 _FIGURES: OrderedDict = OrderedDict()
 _FIGURES_LOCK = threading.Lock()
-
-
-def _plain(value):
-    """What :func:`ui.keys.digest` reads of a figure's input: a frame by its values, index and column
-    names (pandas' row hashes), containers element by element, anything else as it is."""
-    if isinstance(value, pd.DataFrame):
-        return ("frame", tuple(map(str, value.columns)), pd.util.hash_pandas_object(value, index=True).to_numpy())
-    if isinstance(value, pd.Series):
-        return ("series", str(value.name), pd.util.hash_pandas_object(value, index=True).to_numpy())
-    if isinstance(value, dict):
-        return ("dict", tuple((repr(k), _plain(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return ("seq", tuple(_plain(v) for v in value))
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        return ("objects", tuple(_plain(v) for v in value.ravel()), value.shape)
-    return value
-
-
-def _flat(value) -> list:
-    """The parts of :func:`_plain`'s nesting, in order, for :func:`ui.keys.digest`."""
-    if isinstance(value, tuple):
-        return [f"({len(value)}", *(part for v in value for part in _flat(v)), ")"]
-    return [value]
 
 
 def figure(name: str, inputs: tuple, build: Callable[[], object]) -> Shipped:
@@ -108,8 +112,10 @@ def figure(name: str, inputs: tuple, build: Callable[[], object]) -> Shipped:
     costs tens of ms to build; on MLL the pages' redraws were most of the server's own CPU).
 
     ``name`` says which figure (and how ``build`` composes it); ``inputs`` must be everything ``build``
-    reads (frames, arrays, numbers, strings): they are the key, by a digest of their values."""
-    key = (name, digest(*_flat(_plain(tuple(inputs)))))
+    reads (frames, arrays, numbers, strings): they are the key, by a digest of their pickle (which holds
+    every value: two different inputs never share a key; equal ones laid out differently in memory may
+    not, and then the figure is only built once more)."""
+    key = (name, digest(pickle.dumps(tuple(inputs), protocol=pickle.HIGHEST_PROTOCOL)))
     with _FIGURES_LOCK:
         hit = _FIGURES.get(key)
         if hit is not None:

@@ -235,3 +235,22 @@ def test_the_background_tightening_yields_mid_unit_to_a_first_figure_waiting_for
     for name in ("bg", "late", "light1", "light2"):
         gates.let_through(name)
     assert bg.wait(timeout=60)
+
+
+def test_the_data_key_is_remembered_per_matrix_and_equals_the_digest(monkeypatch):
+    from types import SimpleNamespace
+
+    from ui import keys
+
+    monkeypatch.setattr(live, "_DATA_KEYS", {})
+    X = np.arange(12.0).reshape(3, 4)
+    ds = SimpleNamespace(name="d", preprocessing=("center",), X=X)
+    assert live.data_key(ds) == keys.data_key(ds)
+    monkeypatch.setattr(keys, "data_key", lambda _: pytest.fail("digested again"))
+    assert live.data_key(ds) == live.data_key(SimpleNamespace(name="d", preprocessing=("center",), X=X))
+    monkeypatch.undo()
+    monkeypatch.setattr(live, "_DATA_KEYS", {})
+    other = SimpleNamespace(name="d", preprocessing=("center",), X=X + 1)  # another matrix: its own digest
+    raw = SimpleNamespace(name="d", preprocessing=(), X=X)  # the same matrix named otherwise: its own key
+    assert len({live.data_key(ds), live.data_key(other), live.data_key(raw)}) == 3
+    assert live.data_key(raw) == keys.data_key(raw)

@@ -42,7 +42,11 @@ At most :data:`HEAVY_SLOTS` (1) heavy job computes at a time (others wait in
 by :mod:`ui.fair_slots`: a page's first figure (a job without a result yet) before the further units
 of any page, those before the background tightening, and round robin across the browser sessions
 (the job's ``owner``, the session that started it) — one session's many jobs do not hold the others
-up.  A job that would now wait behind another session hands its slot over between two units.
+up.  A job that would now wait behind another session hands its slot over between two units.  A job
+no page waits for to draw its first figure (``first_figure=False``: the band's certificates) ranks as
+further work from the start.  The two pools see each other's first figures: while one waits for a light
+slot, the background tightening gives its slot up in the middle of a unit and a heavy job's further
+units wait (:meth:`Job.gives_way`), and pages already drawn redraw less often (:mod:`ui.live`).
 The memory of the certificates is that of one certificate run in one process: on MLL (72 × 12,582)
 ``certify`` works from X (m ≪ n) and peaks near 400 MB, and the registry keeps only vectors and scalars,
 never an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts
@@ -414,12 +418,15 @@ class Job:
     """
 
     def __init__(self, key: Hashable, title: str, units: Iterable[Hashable],
-                 work: Callable[[Any, Callable], Any], *, heavy: bool = False, background: bool = False):
+                 work: Callable[[Any, Callable], Any], *, heavy: bool = False, background: bool = False,
+                 first_figure: bool = True):
         self.key = key
         self.title = title
         self.units = tuple(units)
         self.heavy = heavy or background
         self.background = background
+        # False: no page waits for this job to draw its first figure (a certificate beside the curves)
+        self.first_figure = first_figure
         self.registry: Registry | None = None  # set by Registry.submit (who may preempt a background job)
         self._work = work
         self._lock = threading.Lock()
@@ -510,11 +517,12 @@ class Job:
         return self.background or self.rank() == MORE
 
     def rank(self) -> int:
-        """Its place in the line (:mod:`ui.fair_slots`): background, a first figure, or more."""
+        """Its place in the line (:mod:`ui.fair_slots`): background, a first figure (a job drawing one
+        without a result yet), or more."""
         if self.background:
             return BACKGROUND
         with self._lock:
-            return MORE if self._results else FIRST
+            return MORE if self._results or not self.first_figure else FIRST
 
     def _hand_over(self, slots: FairSlots | None, held: list) -> None:
         """Release the slot and wait for a turn again (``held[0]``: whether this thread holds the slot,
@@ -665,7 +673,8 @@ class Registry:
 
     def submit(self, key: Hashable, title: str, units: Iterable[Hashable],
                work: Callable[[Any, Callable], Any], *, heavy: bool = False,
-               resume: bool = True, background: bool = False, owner: Hashable = "session") -> Job:
+               resume: bool = True, background: bool = False, owner: Hashable = "session",
+               first_figure: bool = True) -> Job:
         """The job for ``key``, started if new.
 
         A job that is queued, running or done is returned as it is (reuse);
@@ -674,6 +683,8 @@ class Registry:
         failed one restarts on its missing units when ``resume``; a *stopped*
         one (the user's Stop) stays stopped until :meth:`resume` is called.
         ``background``: a heavy job that gives way to the others (see :class:`Job`).
+        ``first_figure``: False for a job no page waits for to draw its first figure (the band's
+        certificates, a bound beside the components): its units rank as further work from the start.
         ``owner``: the session whose turn the job's units take (:mod:`ui.fair_slots`); by default
         the browser session running this script (None outside one).  A job another session
         restarts becomes that session's.
@@ -684,7 +695,7 @@ class Registry:
         with self._lock:
             job = self._jobs.get(key)
             if job is None:
-                job = Job(key, title, units, work, heavy=heavy, background=background)
+                job = Job(key, title, units, work, heavy=heavy, background=background, first_figure=first_figure)
                 job.registry = self
                 self._jobs[key] = job
                 self._evict()

@@ -58,11 +58,12 @@ jobs.REGISTRY.session_alive = session_alive  # jobs of closed tabs are cancelled
 
 
 def submit(key: Hashable, title: str, units: Iterable[Hashable], work: Callable, *,
-           heavy: bool = False, background: bool = False) -> jobs.Job:
+           heavy: bool = False, background: bool = False, first_figure: bool = True) -> jobs.Job:
     """``jobs.REGISTRY.submit`` and remember the key for this session's heartbeat; the job
     records this session as a reader, so it is cancelled once every reader's tab is closed
     (work shared by several sessions runs on while one of them is open)."""
-    job = jobs.REGISTRY.submit(key, title, units, work, heavy=heavy, background=background)
+    job = jobs.REGISTRY.submit(key, title, units, work, heavy=heavy, background=background,
+                               first_figure=first_figure)
     sid = session_id()
     if sid is not None:
         job.readers.add(sid)

@@ -229,7 +229,9 @@ def certify_job(X: np.ndarray, dkey: str, ks: Sequence[int], *,
         return _offered(store, dkey, k, out, QUICK)
 
     ks = [int(k) for k in ks]
-    return live.submit(key, title or "certificates", [(QUICK, k) for k in ks] + ks, work, heavy=True)
+    # beside the curves, not what the page's first figure waits for: further work from its first unit
+    return live.submit(key, title or "certificates", [(QUICK, k) for k in ks] + ks, work, heavy=True,
+                       first_figure=False)
 
 
 def certificate(results: dict, k: int) -> dict | None:
@@ -433,4 +435,4 @@ def joint_bound_job(X: np.ndarray, dkey: str, k: int, counts: Sequence[int], *, 
         return ctx.run("ui.units.joint_bound_unit", X, dkey, k=int(k), n_components=int(c))
 
     return live.submit(key, title or f"bound on {', '.join(map(str, counts))} components",
-                       [int(c) for c in counts], work, heavy=True)
+                       [int(c) for c in counts], work, heavy=True, first_figure=False)

@@ -14,7 +14,7 @@ import plotly.io as pio
 import pytest
 
 from ui import jobs, live, units, work
-from ui.fair_slots import BACKGROUND, MORE
+from ui.fair_slots import BACKGROUND, FIRST, MORE
 
 
 def _until(cond, what: str, limit: float = 60.0) -> None:
@@ -254,3 +254,18 @@ def test_the_data_key_is_remembered_per_matrix_and_equals_the_digest(monkeypatch
     raw = SimpleNamespace(name="d", preprocessing=(), X=X)  # the same matrix named otherwise: its own key
     assert len({live.data_key(ds), live.data_key(other), live.data_key(raw)}) == 3
     assert live.data_key(raw) == keys.data_key(raw)
+
+
+def test_a_job_no_first_figure_waits_for_ranks_as_further_work_from_the_start(registry):
+    gates = Gates()
+    cert = registry.submit("cert", "cert", [1, 2], gates.work("cert"), heavy=True, owner="A", first_figure=False)
+    _until(lambda: gates.started == [("cert", 1)], "the certificate running")
+    slow_fit = registry.submit("fit", "fit", [1], gates.work("fit"), heavy=True, owner="A")  # the page's figure
+    assert cert.rank() == MORE and slow_fit.rank() == FIRST
+    gates.let_through("cert")
+    _until(lambda: ("fit", 1) in gates.started, "the same session's first figure served first")
+    assert ("cert", 2) not in gates.started
+    gates.let_through("fit")
+    gates.let_through("cert")
+    assert cert.wait(timeout=60) and slow_fit.wait(timeout=60)
+    assert gates.done == [("cert", 1), ("fit", 1), ("cert", 2)]

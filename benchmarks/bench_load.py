@@ -28,7 +28,11 @@ students open the guided tour, d = 2, d = 3 and the feasible arc at once; server
 (``/proc``), first figure, memory, load average.  Analysts and a class at once (issue 41 item 2,
 ``--sessions none --analysts 8 --class 12``): the four heavy scenarios above in 8 sessions and 12
 students, opened together; each analyst's first figure, the students' first figure, the server's
-CPU (its own process, and its workers), memory, load average.
+CPU (its own process, and its workers), memory, load average — and, load-independent, the server CPU
+seconds spent before each analyst's first figure and the units of work finished before it (from the
+job log; how many were served as a first figure), whose largest is the CPU a quiet machine needs before
+the last first figure.  The work phase ends after :data:`MIXED_DEADLINE_S` whatever is left (the run
+stays under 10 minutes; every browser and the server are stopped).
 
 Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS] [--upload-mb MB]
 [--class 12,30] [--analysts 8] [--port PORT] [--profile]``; output kept in

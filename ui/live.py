@@ -20,10 +20,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui import jobs, streamlit_runtime
+from ui import jobs, keys, streamlit_runtime
 from ui.compute import guard
 from ui.figures.ship import Shipped, ship
-from ui import keys
 from ui.keys import digest
 
 SESSION_JOBS = "nspca_session_jobs"  # keys of the jobs this session started
@@ -110,7 +109,8 @@ def figure(name: str, inputs: tuple, build: Callable[[], object]) -> Shipped:
     """``build()`` frozen for sending (:func:`ui.figures.ship.ship`), built once per server for the same
     ``inputs``: a page redrawn every second while its work goes on, and every session showing the same
     results, send the figure made once instead of building it again (a Plotly figure with its layout
-    costs tens of ms to build; on MLL the pages' redraws were most of the server's own CPU).
+    costs tens of ms to build: a redraw of Compare on MLL took 0.11 CPU s, 0.03 with its figures kept,
+    ``benchmarks/bench_first_figure.py``).
 
     ``name`` says which figure (and how ``build`` composes it); ``inputs`` must be everything ``build``
     reads (frames, arrays, numbers, strings): they are the key, by a digest of their pickle (which holds

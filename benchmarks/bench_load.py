@@ -37,7 +37,7 @@ stays under 10 minutes; every browser and the server are stopped).
 Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS] [--upload-mb MB]
 [--class 12,30] [--analysts 8] [--port PORT] [--profile]``; output kept in
 ``benchmarks/results/bench_load.txt`` (``bench_load_class.txt``, ``bench_load_mixed.txt``).
-``tests/app/test_load.py`` runs N = 3 through
+``tests/app_shell/test_load.py`` runs N = 3 through
 :func:`run_load`.
 """
 
@@ -57,8 +57,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 
-from tests.app.test_browser import CHROMIUM_ARGS, _chromium, _start_server, _status_mb, _stop_server, _tree  # noqa: E402
-from tests.app.test_browser_journeys import FIGURE_STATE_JS, PATHS, labelled_csv  # noqa: E402
+from tests.app_shell.test_browser import CHROMIUM_ARGS, _chromium, _start_server, _status_mb, _stop_server, _tree  # noqa: E402
+from tests.app_shell.test_browser_journeys import FIGURE_STATE_JS, PATHS, labelled_csv  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "bench_load.txt"
 MEMORY_BUDGET_MB = 4096      # the server and its worker processes, N = 8
@@ -84,7 +84,7 @@ class Session:
 
 def use_port(port: int) -> None:
     """Start the benchmark's servers on ``port`` (one at a time) instead of any free one."""
-    import tests.app.test_browser as browser
+    import tests.app_shell.test_browser as browser
 
     browser._free_port = lambda: port
 

@@ -51,7 +51,7 @@ The memory of the certificates is that of one certificate run in one process: on
 ``certify`` works from X (m ≪ n) and peaks near 400 MB, and the registry keeps only vectors and scalars,
 never an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts
 the least recently read finished ones.  The stated budget of the app for MLL
-is 2 GB resident; ``tests/app/test_browser.py`` measures it.
+is 2 GB resident; ``tests/app_shell/test_browser.py`` measures it.
 
 Shutdown
 --------

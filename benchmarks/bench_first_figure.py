@@ -135,7 +135,7 @@ def probe(name: str) -> dict:
     threadpool_limits(1)
     import ui.compute  # noqa: F401
     import ui.work  # noqa: F401
-    from tests.app.test_browser_journeys import labelled_csv
+    from tests.app_shell.test_browser_journeys import labelled_csv
     from ui import jobs, state
 
     jobs.REGISTRY = jobs.Registry(processes=False)

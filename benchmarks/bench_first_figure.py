@@ -99,7 +99,9 @@ def _session(page: str, settings: dict, jobs_mod, redraws: int = 0) -> dict:
     out = dict(cpu=cpu, units_cpu=units_cpu, wall=time.monotonic() - t0, runs=runs,
                units=_finished_units(jobs_mod) - units0, jobs=[d for d in done if d[2]])
     if redraws:
-        jobs_mod.REGISTRY.wait(CAP_S)  # the page's work done (the background tightening may go on)
+        jobs_mod.REGISTRY.wait(CAP_S)  # the page's work done
+        jobs_mod.REGISTRY.stop_background()  # and the tightening stopped: its CPU is not the redraws'
+        jobs_mod.REGISTRY.wait(CAP_S, background=True)
         at.run()
         c0, u0 = time.process_time(), _unit_cpu()
         for _ in range(redraws):

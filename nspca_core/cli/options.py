@@ -146,8 +146,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="with --dask: a running distributed scheduler, e.g. tcp://host:8786 "
                              "(default: local threads)")
         sp.add_argument("--download", action="store_true",
-                        help="fetch a missing registry corpus (kos, nips, enron, nytimes) from the "
-                             "UCI repository into the cache")
+                        help="fetch a missing registry dataset (e.g. cbcl) or corpus (kos, nips, enron, "
+                             "nytimes) from its public source into the cache")
 
     f = sub.add_parser("fit", help="find nonnegative sparse components and certify them",
                        description="Find nonnegative k-sparse components and certify them.",

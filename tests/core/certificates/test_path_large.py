@@ -195,3 +195,23 @@ def test_large_path_within_any_budget_stays_valid_against_bruteforce(monkeypatch
         assert c.lower <= opt * (1 + 1e-9) and np.count_nonzero(c.x) <= c.k
         if c.k in runs:
             assert c.upper_bound <= certify(X, k=c.k).upper_bound * (1 + 1e-9)
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(6, 8), st.integers(3, 6), st.integers(0, 2**31 - 1))
+def test_large_path_never_looser_than_one_k_on_any_small_data(monkeypatch, n, m, seed):
+    """Issue 39 item 2, structurally, through the large-n code (a forced split, S of a few features):
+    with the path's own budget, at every k = 1..n the path's bound is at most certify(k)'s (1e-9
+    relative) and at least the brute-force OPT_k."""
+    _force_split(monkeypatch, split_min=2, per_k=1, size=4)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    for c in certify_path(X, ks=list(range(1, n + 1))):
+        opt, _ = brute_opt(A, c.k)
+        assert c.upper_bound >= opt * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt)
+        assert c.lower <= opt * (1 + 1e-9) and np.count_nonzero(c.x) <= c.k
+        one = certify(X, k=c.k)
+        assert c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.kind, c.upper_bound, one.kind, one.upper_bound)

@@ -215,3 +215,40 @@ def test_large_path_never_looser_than_one_k_on_any_small_data(monkeypatch, n, m,
         assert c.lower <= opt * (1 + 1e-9) and np.count_nonzero(c.x) <= c.k
         one = certify(X, k=c.k)
         assert c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.kind, c.upper_bound, one.kind, one.upper_bound)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(5, 8), st.integers(2, 6), st.integers(0, 2**31 - 1))
+def test_lower_from_runs_only_raises_feasible_values(n, m, seed):
+    """path_large.lower_from_runs: from the runs' points (here the brute-force optima at two k), every
+    other k's point stays feasible (nonnegative, at most k nonzeros), its value is its x^T A x, never
+    below what it was nor above the brute-force OPT_k; a caller's point ("given") is kept."""
+    from nspca_core.certificates.path_large import lower_from_runs
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    cov = Cov(X, None)
+    uniq = np.arange(1, n + 1)
+    run_ks = sorted({int(rng.integers(1, n + 1)), int(rng.integers(1, n + 1))})
+    xs, src = [], []
+    for k in uniq:
+        if k in run_ks:
+            xs.append(brute_opt(A, int(k))[1])
+            src.append("fit(auto)")
+        else:
+            e = np.zeros(n)
+            e[int(rng.integers(n))] = 1.0
+            xs.append(e)
+            src.append("given" if k == n and n not in run_ks else "ascent(path)")
+    lows = np.array([float(x @ A @ x) for x in xs])
+    before, given_x = lows.copy(), xs[-1].copy()
+    lower_from_runs(cov, uniq, xs, lows, src, run_ks)
+    for i, k in enumerate(uniq):
+        x = xs[i]
+        assert x.min() >= 0 and np.count_nonzero(x) <= k and abs(np.linalg.norm(x) - 1) < 1e-9
+        assert abs(lows[i] - x @ A @ x) <= 1e-9 * max(1.0, abs(lows[i]))
+        assert before[i] <= lows[i] <= brute_opt(A, int(k))[0] * (1 + 1e-9)
+    if src[-1] == "given":
+        assert np.array_equal(xs[-1], given_x)

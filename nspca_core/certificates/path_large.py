@@ -17,7 +17,10 @@ carried to every k), then (:func:`gap_runs`) at the k where the bound carried so
 largest gap to the feasible value per counted cost of a run there (``_settings.split_run_cost``:
 the screened set grows with k), while the costs fit in the path's budget (``_settings.path_budget``).
 No sparsity limit decides where: a k whose carried bound is looser than certify(k)'s shows a larger
-gap than its neighbours and is run when its cost allows.
+gap than its neighbours and is run when its cost allows; first where the carried bound is above the
+chord of the runs' own bounds at the nearest run k on either side (the relaxation's value is concave
+in k: below the chord a run rarely gains).  The feasible points of the k not run are then raised by
+one batched ascent from the runs' answers (:func:`lower_from_runs`).
 :func:`~nspca_core.certificates.monotone.monotone_envelope` then carries every bound to smaller k.
 """
 
@@ -275,7 +278,8 @@ def gap_runs(ks, pos, lows, upper, run, cost, budget: float, done=(), expect=Non
     could be tighter), the largest relative gap per counted cost (``cost(k)``) first, while the costs
     add up to at most ``budget``; returns what was spent.  Every run can lower the bound at other k,
     so the gaps are read again after each.  ``expect`` (optional): ``expect()[pos[k]]`` the ratio
-    certify(k) is expected to certify (from the runs' own ratios at the neighbouring k); where some
+    certify(k) is expected to certify at most (:func:`path_large`: over the chord of the runs' own
+    bounds at the neighbouring run k, the relaxation's value being concave in k); where some
     open k's ratio falls short of it, the largest shortfall per cost is run first (a gap that
     certify(k) shares is not worth a run), else the largest gap per cost."""
     ks = np.asarray(ks, dtype=int)

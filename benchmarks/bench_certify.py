@@ -3,6 +3,7 @@
 Usage: python benchmarks/bench_certify.py [--quick] [--no-fit]
        python benchmarks/bench_certify.py --issue28 exact,components,mll-path,genes
        python benchmarks/bench_certify.py --issue39 time-limit,exact-mll,cost,cliff,path [--stride 4]
+       python benchmarks/bench_certify.py --issue39 path-ab --base /tmp/before --cache /tmp/cache --stride 4
 
 ``--issue39``: ``time-limit`` — effort="exact" at n = 2,000 with time_limit 1 / 5 / 20 s (wall
 and CPU against the limit, issue 40 item 6); ``exact-mll`` — MLL k = 50 with a CPU-time budget of
@@ -12,7 +13,9 @@ corpus); ``cliff`` — one-k certificates at
 k = 60..80 on dlbcl- and golub-shaped synthetic gene matrices (the former k <= 64 limit); ``path`` —
 certify_path over k = 2..200 (MLL, golub- and dlbcl-shaped) and k = 1..361 (CBCL): units, min and
 mean ratio, and the number of k where the path's bound is above certify(k)'s by more than 1e-9
-relative (``--stride s``: certify(k) at every s-th k only; ``--data``: which datasets).
+relative (``--stride s``: certify(k) at every s-th k only; ``--data``: which datasets); ``path-ab``
+— the same, before (the checkout ``--base``) and after (this one) in one run, each path in its own
+subprocess, certify(k) computed once by this checkout and kept in ``--cache``.
 
 ``--issue28`` (issue 28, CPU clock of the process, one BLAS thread): ``exact`` — effort="exact"
 on LRS every k, CBCL k <= 10, MLL k = 2..5 (time limit 60 s wall each; CPU and wall reported);
@@ -523,15 +526,86 @@ def cost_ab(base: str):
                   f"({b['kind']}) -> {a['ratio']:.4f} ({a['kind']}), change {a['ratio'] - b['ratio']:+.4f}", flush=True)
 
 
+PATH_CASES = ("mll", "golub", "dlbcl", "cbcl")
+
+
+def path_data(name):
+    """The data of a path case: golub-/dlbcl-shaped synthetic matrices, else the stored dataset;
+    its ks (k = 2..200, CBCL every k), target ratio and unit budget (issue 39 item 2)."""
+    X = gene_shaped(name) if name in ("golub", "dlbcl") else load(name)
+    if X is None:
+        return None, None, None, None
+    if name == "cbcl":
+        return X, list(range(1, X.shape[1] + 1)), 0.98, 500
+    return X, list(range(2, 201)), 0.95, 2000
+
+
+def path_worker(name, out):
+    """One checkout's side of ``path-ab`` (a subprocess): certify_path over the case's ks (CPU time
+    in units of one thin SVD of X, or one eigh of the covariance when m >= n), its bounds to ``out``."""
+    X, ks, _, _ = path_data(name)
+    m, n = X.shape
+    unit = svd_unit(X) if m < n else unit_eigh(X.T @ X / m, clock=time.process_time)
+    t = time.process_time()
+    path = certify_path(X, ks=ks)
+    sec = time.process_time() - t
+    Path(out).write_text(json.dumps({"units": sec / unit, "runs": len(path[0].info.get("path_runs", [])),
+                                     "path": {c.k: [c.upper_bound, c.lower] for c in path}}))
+
+
+def path_ab(base: str, names, stride: int, cache_dir: str):
+    """Issue 39 item 2, before and after in one run: per case the base checkout's path then this
+    one's (subprocesses, same data, same machine moment), then certify(k) (this checkout, effort
+    "auto", no point; kept in ``cache_dir``) at every ``stride``-th k: min / mean certified ratio,
+    units, the number of compared k where the path's bound is above certify(k)'s by more than 1e-9."""
+    import subprocess
+
+    from nspca_core import certify
+
+    for name in names:
+        X, ks, target, budget = path_data(name)
+        if X is None:
+            continue
+        res = {}
+        for tag, code in (("before", base), ("after", str(ROOT))):
+            out = Path(cache_dir) / f"path_ab_{name}_{tag}.json"
+            env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+            p = subprocess.run([sys.executable, __file__, "--path-worker", f"{name}:{out}"], env=env,
+                               capture_output=True, text=True, cwd=code)
+            if p.returncode or not out.exists():
+                print(f"path-ab: {name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
+                break
+            res[tag] = json.loads(out.read_text())
+        if len(res) < 2:
+            continue
+        cache_file = Path(cache_dir) / f"one_k_{name}_{X.shape[0]}x{X.shape[1]}.json"
+        cache = json.loads(cache_file.read_text()) if cache_file.exists() else {}
+        sub = ks[::stride]
+        for k in sub:
+            if str(k) not in cache:
+                cache[str(k)] = certify(X, k=k).upper_bound
+                cache_file.write_text(json.dumps(cache))
+        for tag in ("before", "after"):
+            P = res[tag]["path"]
+            r = np.array([P[str(k)][1] / P[str(k)][0] for k in ks])
+            looser = [(k, round(P[str(k)][0] / cache[str(k)] - 1, 5)) for k in sub
+                      if P[str(k)][0] > cache[str(k)] * (1 + 1e-9)]
+            print(f"path-ab: {name:6s} {tag:6s}: min {r.min():.4f} at k={ks[int(r.argmin())]} (target >= {target}), "
+                  f"mean {r.mean():.4f}, {res[tag]['units']:.0f} units (target <= {budget}), {res[tag]['runs']} one-k "
+                  f"runs; looser than certify(k) at {len(looser)} of {len(sub)} compared k: {looser}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cost-worker", default="", help=argparse.SUPPRESS)
-    ap.add_argument("--base", default="/tmp/ccost-base", help="cost-ab: the checkout measured as 'before'")
+    ap.add_argument("--path-worker", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--base", default="/tmp/ccost-base", help="cost-ab, path-ab: the checkout measured as 'before'")
     ap.add_argument("--quick", action="store_true", help="skip the long CBCL path")
     ap.add_argument("--no-fit", action="store_true")
     ap.add_argument("--only", default="lrs,cbcl,mll")
     ap.add_argument("--issue28", default="", help="comma list of: exact, components, mll-path, genes, cbcl-path")
-    ap.add_argument("--issue39", default="", help="comma list of: time-limit, exact-mll, cost, cost-ab, cliff, path")
+    ap.add_argument("--issue39", default="",
+                    help="comma list of: time-limit, exact-mll, cost, cost-ab, cliff, path, path-ab")
     ap.add_argument("--stride", type=int, default=1, help="--issue39 path: compare certify(k) at every stride-th k")
     ap.add_argument("--data", default="mll,cbcl,golub,dlbcl", help="--issue39 path: datasets")
     ap.add_argument("--cache", default=None, help="--issue39 path: a folder for certify(k)'s bounds between runs")
@@ -542,6 +616,9 @@ def main():
     if a.cost_worker:
         name, ks = a.cost_worker.split(":")
         return cost_worker(name, [int(v) for v in ks.split(",")])
+    if a.path_worker:
+        name, out = a.path_worker.split(":", 1)
+        return path_worker(name, out)
     warm_up()
     i39 = [s for s in a.issue39.split(",") if s]
     if i39:
@@ -551,6 +628,8 @@ def main():
             exact_progress_bench("mll", X, 50)
         if "cost-ab" in i39:
             cost_ab(a.base)
+        if "path-ab" in i39:
+            path_ab(a.base, a.data.split(","), a.stride, a.cache or "/tmp")
         if "cost" in i39:
             for name, ks in (("lrs", [5, 20]), ("cbcl", [10]), ("mll", [10, 50])):
                 if (X := load(name)) is not None:

@@ -17,7 +17,10 @@ carried to every k), then (:func:`gap_runs`) at the k where the bound carried so
 largest gap to the feasible value per counted cost of a run there (``_settings.split_run_cost``:
 the screened set grows with k), while the costs fit in the path's budget (``_settings.path_budget``).
 No sparsity limit decides where: a k whose carried bound is looser than certify(k)'s shows a larger
-gap than its neighbours and is run when its cost allows.
+gap than its neighbours and is run when its cost allows; first where the carried bound is above the
+chord of the runs' own bounds at the nearest run k on either side (the relaxation's value is concave
+in k: below the chord a run rarely gains).  The feasible points of the k not run are then raised by
+one batched ascent from the runs' answers (:func:`lower_from_runs`).
 :func:`~nspca_core.certificates.monotone.monotone_envelope` then carries every bound to smaller k.
 """
 
@@ -34,6 +37,7 @@ from . import _settings as S
 from ._settings import _EPS
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
 from .cross import coupled_terms, cross_table
+from .lower import _ascent_batch, _rank1_cols
 from . import single as _single
 from .single import _certify_large, _finish
 
@@ -179,15 +183,21 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     grid = geometric_grid(open_ks, S._PATH_LARGE_GRID)
     for k in sorted(grid, reverse=True):
         run(k, carry=True)
-    def expect() -> np.ndarray:  # the runs' own certified ratios, interpolated between run k's
+    def expect() -> np.ndarray:
+        # the most certify(k) is expected to certify: the path's feasible value over the chord of the
+        # runs' own bounds at the nearest run k on either side.  The DNN relaxation's value is concave
+        # in k, so a run between two others proves about the chord or more, not less: where the carried
+        # bound is already at the chord a run rarely gains (MLL k = 51..60, 2 x 7 runs that gained
+        # nothing when the runs' certified ratios were interpolated instead: the ratio dips there)
         rk = np.array(sorted(k for k in runs if runs[k].upper_bound > 0), dtype=float)
         if not rk.size:
             return np.zeros(p)
-        own = np.array([max(runs[int(k)].lower, 0.0) / runs[int(k)].upper_bound for k in rk])
-        return np.interp(uniq.astype(float), rk, own)
+        chord = np.interp(uniq.astype(float), rk, [runs[int(k)].upper_bound for k in rk])
+        return np.maximum(lows, 0.0) / chord
 
     gap_runs(open_ks, pos, lows, upper, run, cost.__getitem__, budget - sum(cost[k] for k in grid), done=grid,
              expect=expect)
+    lower_from_runs(cov, uniq, xs, lows, src, sorted(runs))
     ub = upper()
     share = (time.perf_counter() - t_all) / p
     out = {}
@@ -211,6 +221,36 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         info["path_runs"] = sorted(runs)
         out[k] = _finish(bounds, float(lows[i]), xs[i], k, time.perf_counter() - share, info)
     return out
+
+
+def lower_from_runs(cov: Cov, uniq: np.ndarray, xs: list, lows: np.ndarray, src: list, run_ks) -> None:
+    """The feasible points of the k not run, raised by one batched ascent (a column per start, its
+    own k) from the answers of the nearest run k on either side: ``fit(auto)``'s where certify(k)
+    found its point there, cut to the k largest entries when the run's k is larger (a point of
+    sparsity k' <= k is feasible at k).  In place (``xs``, ``lows``, ``src``); a caller's point stays.
+    (MLL k = 52: the path's own ascent certified 0.9300 where the runs at 47 and 53 found 0.9323.)"""
+    rk = np.array([int(k) for k in run_ks], dtype=int)
+    if not rk.size:
+        return
+    cols, kc, at = [], [], []
+    ran = set(rk.tolist())
+    for i, k in enumerate(uniq):
+        k = int(k)
+        if k in ran or src[i] == "given":
+            continue
+        j = int(np.searchsorted(rk, k))
+        for kk in {int(rk[j - 1]) if j > 0 else None, int(rk[j]) if j < rk.size else None} - {None}:
+            x = xs[int(np.searchsorted(uniq, kk))]
+            if x is not None and np.count_nonzero(np.clip(x, 0, None)):
+                cols.append(_rank1_cols(np.clip(np.asarray(x, dtype=float), 0, None), np.array([k]))[:, 0])
+                kc.append(k)
+                at.append(i)
+    if not cols:
+        return
+    X, v = _ascent_batch(cov, np.array(kc), np.column_stack(cols))
+    for c, i in enumerate(at):
+        if v[c] > lows[i]:
+            xs[i], lows[i], src[i] = X[:, c].copy(), float(v[c]), "ascent(runs)"
 
 
 def _screened(n: int, k: int, effort: str) -> int:
@@ -238,7 +278,8 @@ def gap_runs(ks, pos, lows, upper, run, cost, budget: float, done=(), expect=Non
     could be tighter), the largest relative gap per counted cost (``cost(k)``) first, while the costs
     add up to at most ``budget``; returns what was spent.  Every run can lower the bound at other k,
     so the gaps are read again after each.  ``expect`` (optional): ``expect()[pos[k]]`` the ratio
-    certify(k) is expected to certify (from the runs' own ratios at the neighbouring k); where some
+    certify(k) is expected to certify at most (:func:`path_large`: over the chord of the runs' own
+    bounds at the neighbouring run k, the relaxation's value being concave in k); where some
     open k's ratio falls short of it, the largest shortfall per cost is run first (a gap that
     certify(k) shares is not worth a run), else the largest gap per cost."""
     ks = np.asarray(ks, dtype=int)

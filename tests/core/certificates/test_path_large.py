@@ -195,3 +195,60 @@ def test_large_path_within_any_budget_stays_valid_against_bruteforce(monkeypatch
         assert c.lower <= opt * (1 + 1e-9) and np.count_nonzero(c.x) <= c.k
         if c.k in runs:
             assert c.upper_bound <= certify(X, k=c.k).upper_bound * (1 + 1e-9)
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(6, 8), st.integers(3, 6), st.integers(0, 2**31 - 1))
+def test_large_path_never_looser_than_one_k_on_any_small_data(monkeypatch, n, m, seed):
+    """Issue 39 item 2, structurally, through the large-n code (a forced split, S of a few features):
+    with the path's own budget, at every k = 1..n the path's bound is at most certify(k)'s (1e-9
+    relative) and at least the brute-force OPT_k."""
+    _force_split(monkeypatch, split_min=2, per_k=1, size=4)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    for c in certify_path(X, ks=list(range(1, n + 1))):
+        opt, _ = brute_opt(A, c.k)
+        assert c.upper_bound >= opt * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt)
+        assert c.lower <= opt * (1 + 1e-9) and np.count_nonzero(c.x) <= c.k
+        one = certify(X, k=c.k)
+        assert c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.kind, c.upper_bound, one.kind, one.upper_bound)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(5, 8), st.integers(2, 6), st.integers(0, 2**31 - 1))
+def test_lower_from_runs_only_raises_feasible_values(n, m, seed):
+    """path_large.lower_from_runs: from the runs' points (here the brute-force optima at two k), every
+    other k's point stays feasible (nonnegative, at most k nonzeros), its value is its x^T A x, never
+    below what it was nor above the brute-force OPT_k; a caller's point ("given") is kept."""
+    from nspca_core.certificates.path_large import lower_from_runs
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    cov = Cov(X, None)
+    uniq = np.arange(1, n + 1)
+    run_ks = sorted({int(rng.integers(1, n + 1)), int(rng.integers(1, n + 1))})
+    xs, src = [], []
+    for k in uniq:
+        if k in run_ks:
+            xs.append(brute_opt(A, int(k))[1])
+            src.append("fit(auto)")
+        else:
+            e = np.zeros(n)
+            e[int(rng.integers(n))] = 1.0
+            xs.append(e)
+            src.append("given" if k == n and n not in run_ks else "ascent(path)")
+    lows = np.array([float(x @ A @ x) for x in xs])
+    before, given_x = lows.copy(), xs[-1].copy()
+    lower_from_runs(cov, uniq, xs, lows, src, run_ks)
+    for i, k in enumerate(uniq):
+        x = xs[i]
+        assert x.min() >= 0 and np.count_nonzero(x) <= k and abs(np.linalg.norm(x) - 1) < 1e-9
+        assert abs(lows[i] - x @ A @ x) <= 1e-9 * max(1.0, abs(lows[i]))
+        assert before[i] <= lows[i] <= brute_opt(A, int(k))[0] * (1 + 1e-9)
+    if src[-1] == "given":
+        assert np.array_equal(xs[-1], given_x)

@@ -183,3 +183,19 @@ def test_dense_path_within_any_budget_stays_valid_against_bruteforce(n, seed, pe
         _check_cert(c, opt, A)
         if "one_k" in c.info:
             assert c.upper_bound <= certify(cov=A, k=c.k).upper_bound * (1 + 1e-9)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(4, 8), st.integers(0, 2**31 - 1))
+def test_dense_path_never_looser_than_one_k_on_any_small_data(n, seed):
+    """Issue 39 item 2, structurally: with the path's own budget (whose floor affords certify(k)'s
+    computation at every k whose bound is open, on data this small), at every k = 1..n of any small
+    covariance (random psd of any rank and structure) the path's bound is at most certify(k)'s (1e-9
+    relative) and at least the brute-force OPT_k."""
+    rng = np.random.default_rng(seed)
+    A = _random_psd(rng, n)
+    for c in certify_path(cov=A, ks=list(range(1, n + 1))):
+        opt, _ = brute_opt(A, c.k)
+        _check_cert(c, opt, A)
+        one = certify(cov=A, k=c.k)
+        assert c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.kind, c.upper_bound, one.kind, one.upper_bound)

@@ -107,7 +107,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="the sample sheet's column of sample ids (default: detected)")
         # the files GEO and labs hand out (issue 38): labels, AnnData layers, SOFT platforms, Excel sheets
         sp.add_argument("--label-column", default=None, metavar="NAME",
-                        help="column giving the sample labels (a CSV/TSV or sample-sheet column, an obs column "
+                        help="column giving the sample labels (a CSV/TSV column by name or 0-based index, a "
+                             "sample-sheet column, an obs column "
                              "of .h5ad, a GEO characteristic or SOFT subset type)")
         sp.add_argument("--layer", default=None, metavar="NAME", help=".h5ad: read this layer instead of X")
         sp.add_argument("--use-raw", action="store_true", help=".h5ad: read .raw (raw.X) instead of X")

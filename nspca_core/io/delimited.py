@@ -12,8 +12,8 @@ import numpy as np
 from .._common.said import Remedy
 from .._common.validation import InputError
 from .conventions import _cell_kind, _number_conventions
-from .loaded import (HANDLING, DataFormatError, _dropped_text, _finish, made_unique, missing_label_note,
-                     refuse_missing_labels)
+from .loaded import (HANDLING, DataFormatError, _dropped_text, _finish, column_position, made_unique,
+                     missing_label_note, refuse_missing_labels)
 from .orientation import decide_orientation, transpose_names
 from .sniff import _BOMS, _MISSING, _decide_header, _decode, _parse_cells, _sniff_utf16, _split_rows, _strs
 
@@ -38,11 +38,9 @@ def _label_index(label_column, names: list, text_cols: list, text: dict, m: int,
     missing cell (a column passed over for its missing cells is said in ``notes``)."""
     width = len(names)
     if label_column is not None:
-        if isinstance(label_column, str) and label_column in names:
-            return names.index(label_column)
-        if isinstance(label_column, int) and not isinstance(label_column, bool) \
-                and -width <= label_column < width:
-            return label_column % width
+        position = column_position(label_column, names)
+        if position is not None:
+            return position
         raise InputError(argument="label_column", value=label_column, allowed=(*names, range(width)),
                          predicate=f"must be one of the column names {names[:20]} or an index in [0, {width - 1}]; "
                                    f"got {label_column!r}")

@@ -39,7 +39,7 @@ from .._common.validation import InputError
 from .archive import _ARCHIVE_ERRORS, _archive_errors, _check_zip_members, _read_member
 from .bow import TextData
 from .corpora import _finish_sparse
-from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_missing_labels
+from .loaded import DataFormatError, LoadedData, column_position, missing_label_note, refuse_missing_labels
 from .sniff import _BOMS, _choose_delimiter, _decode, _sniff_utf16, utf16_by_content
 from .source import IMAGE_EXTENSIONS
 from .vocabulary import WordCounts
@@ -478,11 +478,8 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
     if text_column is None:
         how = why
     else:
-        if isinstance(text_column, str) and text_column in names:
-            col = names.index(text_column)
-        elif isinstance(text_column, int) and -len(names) <= text_column < len(names):
-            col = text_column % len(names)
-        else:
+        col = column_position(text_column, names)
+        if col is None:
             raise InputError(argument="text_column", value=text_column,
                              predicate=f"must be one of the column names {names[:20]} or an index in "
                                        f"[0, {len(names) - 1}]; got {text_column!r}")

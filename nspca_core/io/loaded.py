@@ -334,3 +334,19 @@ def missing_label_note(values, column, what: str = "column") -> str | None:
     return (f"{what} '{column}' not used as labels: {int(miss.sum()):,} of its {len(values):,} cells are "
             f"missing ({_missing_examples(values, miss)}), and a missing label is not a class; fill "
             "them in and name it as the label column")
+
+
+def column_position(column, names: list) -> int | None:
+    """The position of ``column`` in ``names``: a column name, an index in [-len, len), or a
+    string of an index when no column has that name (a shell passes every value as text);
+    ``None`` when it is none of these."""
+    width = len(names)
+    if isinstance(column, str):
+        if column in names:
+            return names.index(column)
+        text = column.strip()
+        if text.lstrip("-").isdigit():
+            column = int(text)
+    if isinstance(column, int | np.integer) and not isinstance(column, bool) and -width <= column < width:
+        return int(column) % width
+    return None

@@ -34,7 +34,7 @@ import pandas as pd
 import streamlit as st
 from scipy import stats
 
-from nspca_core._common.validation import InputError
+from nspca_core import InputError
 from nspca_core.methods import REMOVE
 
 __all__ = [

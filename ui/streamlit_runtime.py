@@ -4,8 +4,8 @@ The app needs a few things Streamlit's public API does not give: the id of the b
 running a script, whether a session is still connected, dropping a closed tab's uploaded files and
 shutting its stored session down (memory given back minutes earlier), leaving the legacy ``pages/``
 mode for a deep link, a hook that runs before the interpreter waits for threads, and Streamlit's
-frontend files answered gzipped from memory (:func:`serve_frontend_from_memory`).  Each reaches
-into a private or undocumented place; every such place is named once, in :data:`INTERNALS`, and
+frontend files answered gzipped from memory, in front of its middleware (:func:`serve_frontend_from_memory`).
+Each reaches into a private or undocumented place; every such place is named once, in :data:`INTERNALS`, and
 touched only here.
 
 Supported: Streamlit :data:`SUPPORTED` (pyproject's ``streamlit>=1.40,<2``; the internals were read
@@ -62,6 +62,10 @@ INTERNALS = {
                                "file_util.get_static_dir() through starlette StaticFiles.get_response",
                                "Streamlit's frontend files answered gzipped from memory (Streamlit's own "
                                "handler serves them, uncompressed, otherwise)"),
+    "frontend_replay": Internal("streamlit.web.server.starlette.starlette_path_security_middleware."
+                                "PathSecurityMiddleware.__call__, the outermost of Streamlit's middleware",
+                                "the frontend's files answered in front of Streamlit's middleware and router "
+                                "(they are answered from memory behind them otherwise)"),
 }
 
 _warned: set = set()
@@ -211,6 +215,20 @@ def _probe_frontend_files() -> None:
         raise TypeError("Streamlit's frontend handler is not a StaticFiles on file_util.get_static_dir()")
 
 
+def _probe_frontend_replay() -> None:
+    import inspect
+
+    from streamlit.web.server.starlette import starlette_app
+    from streamlit.web.server.starlette.starlette_path_security_middleware import PathSecurityMiddleware
+
+    call = getattr(PathSecurityMiddleware, "__call__", None)
+    if not inspect.iscoroutinefunction(getattr(call, "__wrapped__", call)):
+        raise TypeError("PathSecurityMiddleware.__call__ is not a coroutine function")
+    stack = [m.cls for m in starlette_app.create_streamlit_middleware()]
+    if not stack or stack[0] is not PathSecurityMiddleware:
+        raise TypeError("PathSecurityMiddleware is no longer the first of Streamlit's middleware")
+
+
 _PROBES = {
     "script_run_ctx": _probe_script_run_ctx,
     "active_session": _probe_active_session,
@@ -220,6 +238,7 @@ _PROBES = {
     "pages_manager": _probe_pages_manager,
     "register_atexit": _probe_register_atexit,
     "frontend_files": _probe_frontend_files,
+    "frontend_replay": _probe_frontend_replay,
 }
 
 
@@ -402,7 +421,8 @@ def serve_frontend_from_memory():
 
     Streamlit serves its frontend with Starlette's ``StaticFiles``; ``get_response`` of that class
     is wrapped: for Streamlit's frontend directory and a file of it, the answer comes from memory,
-    for anything else from the original method."""
+    for anything else from the original method.  Once a file was answered, later plain requests of it
+    are answered in front of Streamlit's middleware and router (:func:`_replay_in_front`)."""
     with _warn_lock:
         if _frontend:
             return _frontend[0]
@@ -445,4 +465,28 @@ def serve_frontend_from_memory():
             return _frontend[0]
         StaticFiles.get_response = get_response
         _frontend.append(files)
+    _replay_in_front(files)
     return files
+
+
+def _replay_in_front(files) -> None:
+    """Answers to the frontend's files replayed in front of Streamlit's middleware and router
+    (:class:`ui.frontend_files.Replies`): ``PathSecurityMiddleware.__call__``, the outermost of
+    them, is wrapped (the class's method, so the server's already built stack gets it too)."""
+    try:
+        _probe_frontend_replay()
+        from streamlit.web.server.starlette.starlette_path_security_middleware import PathSecurityMiddleware
+    except (ImportError, AttributeError, TypeError) as exc:
+        _unavailable("frontend_replay", exc)
+        return
+    from ui.frontend_files import Replies
+
+    replies = Replies(files)
+    files.replies = replies
+    original = PathSecurityMiddleware.__call__
+
+    async def call(self, scope, receive, send):
+        await replies.front(lambda sc, rc, sd: original(self, sc, rc, sd), scope, receive, send)
+
+    call.__wrapped__ = original
+    PathSecurityMiddleware.__call__ = call

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 __all__ = ["SUPPORTED", "INTERNALS", "version_supported", "problems", "session_id", "session_alive",
            "remove_uploaded_files", "close_stored_sessions", "legacy_pages_mode", "leave_legacy_pages_mode",
-           "run_before_thread_join", "serve_frontend_from_memory"]
+           "run_before_thread_join", "serve_frontend_from_memory", "send_shipped_figures_prebuilt"]
 
 log = logging.getLogger("nspca.streamlit_runtime")
 
@@ -62,6 +62,9 @@ INTERNALS = {
                                "file_util.get_static_dir() through starlette StaticFiles.get_response",
                                "Streamlit's frontend files answered gzipped from memory (Streamlit's own "
                                "handler serves them, uncompressed, otherwise)"),
+    "plotly_spec": Internal("streamlit.elements.plotly_chart: a figure's spec made by plotly.io.to_json(figure, "
+                            "validate=False) of the dict plotly.tools.return_figure_from_figure_or_data gives",
+                            "a shipped figure's JSON made once per server (it is encoded on every run otherwise)"),
     "frontend_replay": Internal("streamlit.web.server.starlette.starlette_path_security_middleware."
                                 "PathSecurityMiddleware.__call__, the outermost of Streamlit's middleware",
                                 "the frontend's files answered in front of Streamlit's middleware and router "
@@ -229,6 +232,22 @@ def _probe_frontend_replay() -> None:
         raise TypeError("PathSecurityMiddleware is no longer the first of Streamlit's middleware")
 
 
+def _probe_plotly_spec() -> None:
+    import inspect
+
+    import plotly.io
+    import plotly.tools
+    from streamlit.elements import plotly_chart
+
+    source = inspect.getsource(plotly_chart)
+    for call in ("plotly.io.to_json(figure, validate=False)", "plotly.tools.return_figure_from_figure_or_data("):
+        if call not in source:
+            raise AttributeError(f"streamlit.elements.plotly_chart no longer calls {call}")
+    params = list(inspect.signature(getattr(plotly.io.to_json, "__wrapped__", plotly.io.to_json)).parameters)
+    if params[:5] != ["fig", "validate", "pretty", "remove_uids", "engine"]:
+        raise TypeError(f"plotly.io.to_json{tuple(params)}: not the signature the wrapper passes on")
+
+
 _PROBES = {
     "script_run_ctx": _probe_script_run_ctx,
     "active_session": _probe_active_session,
@@ -239,6 +258,7 @@ _PROBES = {
     "register_atexit": _probe_register_atexit,
     "frontend_files": _probe_frontend_files,
     "frontend_replay": _probe_frontend_replay,
+    "plotly_spec": _probe_plotly_spec,
 }
 
 
@@ -251,7 +271,7 @@ def problems() -> list[str]:
     for name, probe in _PROBES.items():
         try:
             probe()
-        except (ImportError, AttributeError, TypeError) as exc:
+        except (ImportError, AttributeError, TypeError, OSError) as exc:
             out.append(f"{name}: {INTERNALS[name].where} ({type(exc).__name__}: {exc})")
     return out
 
@@ -490,3 +510,44 @@ def _replay_in_front(files) -> None:
 
     call.__wrapped__ = original
     PathSecurityMiddleware.__call__ = call
+
+
+# ------------------------------------------------------------------ shipped figures, encoded once
+_prebuilt: list = []  # the installed wrapper of plotly.io.to_json (at most one per process)
+
+
+def send_shipped_figures_prebuilt() -> bool:
+    """Streamlit sends a :class:`ui.figures.ship.Shipped` figure as its JSON made once
+    (:attr:`~ui.figures.ship.Shipped.json`) instead of encoding it on every run; once per process.
+
+    ``st.plotly_chart`` makes a figure's spec with ``plotly.io.to_json(figure_dict, validate=False)``
+    of the dict the figure's ``to_dict()`` gave; ``plotly.io.to_json`` is wrapped: for the very dict
+    of a shipped figure (and plotly's defaults otherwise) it returns the prebuilt text, for anything
+    else it calls plotly.  False where the internal moved (every figure is then encoded per run)."""
+    with _warn_lock:
+        if _prebuilt:
+            return True
+    try:
+        _probe_plotly_spec()
+        import plotly.io
+    except (ImportError, AttributeError, TypeError, OSError) as exc:
+        _unavailable("plotly_spec", exc)
+        return False
+    from ui.figures.ship import prebuilt_json
+
+    original = plotly.io.to_json
+
+    def to_json(fig, validate=True, pretty=False, remove_uids=True, engine=None):
+        if not pretty and remove_uids and engine is None:
+            text = prebuilt_json(fig)
+            if text is not None:
+                return text
+        return original(fig, validate, pretty, remove_uids, engine)
+
+    to_json.__wrapped__ = original
+    with _warn_lock:
+        if _prebuilt:
+            return True
+        plotly.io.to_json = to_json
+        _prebuilt.append(to_json)
+    return True

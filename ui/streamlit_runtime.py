@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 __all__ = ["SUPPORTED", "INTERNALS", "version_supported", "problems", "session_id", "session_alive",
            "remove_uploaded_files", "close_stored_sessions", "legacy_pages_mode", "leave_legacy_pages_mode",
-           "run_before_thread_join", "serve_frontend_from_memory", "send_shipped_figures_prebuilt"]
+           "run_before_thread_join", "serve_frontend_from_memory", "send_shipped_figures_prebuilt",
+           "poll_files_every"]
 
 log = logging.getLogger("nspca.streamlit_runtime")
 
@@ -65,6 +66,10 @@ INTERNALS = {
     "plotly_spec": Internal("streamlit.elements.plotly_chart: a figure's spec made by plotly.io.to_json(figure, "
                             "validate=False) of the dict plotly.tools.return_figure_from_figure_or_data gives",
                             "a shipped figure's JSON made once per server (it is encoded on every run otherwise)"),
+    "polling_period": Internal("streamlit.watcher.polling_path_watcher._POLLING_PERIOD_SECS, read by "
+                               "PollingPathWatcher's task before each poll",
+                               "the config files polled every few seconds on a served app (5 times a second "
+                               "otherwise, whatever server.fileWatcherType says)"),
     "frontend_replay": Internal("streamlit.web.server.starlette.starlette_path_security_middleware."
                                 "PathSecurityMiddleware.__call__, the outermost of Streamlit's middleware",
                                 "the frontend's files answered in front of Streamlit's middleware and router "
@@ -248,6 +253,17 @@ def _probe_plotly_spec() -> None:
         raise TypeError(f"plotly.io.to_json{tuple(params)}: not the signature the wrapper passes on")
 
 
+def _probe_polling_period() -> None:
+    from streamlit.watcher import polling_path_watcher as ppw
+
+    if not isinstance(getattr(ppw, "_POLLING_PERIOD_SECS", None), (int, float)):
+        raise AttributeError("polling_path_watcher._POLLING_PERIOD_SECS is not a number")
+    schedule = getattr(getattr(ppw, "PollingPathWatcher", None), "_schedule", None)
+    tasks = [c for c in getattr(getattr(schedule, "__code__", None), "co_consts", ()) if hasattr(c, "co_names")]
+    if not any("_POLLING_PERIOD_SECS" in c.co_names for c in tasks):
+        raise AttributeError("PollingPathWatcher._schedule's task no longer reads _POLLING_PERIOD_SECS")
+
+
 _PROBES = {
     "script_run_ctx": _probe_script_run_ctx,
     "active_session": _probe_active_session,
@@ -259,6 +275,7 @@ _PROBES = {
     "frontend_files": _probe_frontend_files,
     "frontend_replay": _probe_frontend_replay,
     "plotly_spec": _probe_plotly_spec,
+    "polling_period": _probe_polling_period,
 }
 
 
@@ -550,4 +567,23 @@ def send_shipped_figures_prebuilt() -> bool:
             return True
         plotly.io.to_json = to_json
         _prebuilt.append(to_json)
+    return True
+
+
+# ------------------------------------------------------------------ Streamlit's polled files
+def poll_files_every(seconds: float) -> bool:
+    """Poll the files Streamlit watches by polling every ``seconds`` (0.2 s by Streamlit's default).
+
+    Whatever ``server.fileWatcherType`` says, Streamlit polls its config files (and secrets files,
+    once read) five times a second, each poll a task handed to a thread pool: on this app's server,
+    idle, about 0.3 % of a core, i.e. a second of CPU over a 6-minute class of 12 — a third of what
+    the students themselves cost (issue 41).  A served app (``fileWatcherType = "none"``) does not
+    need a config change noticed within 0.2 s.  False where the internal moved (polling unchanged)."""
+    try:
+        _probe_polling_period()
+        from streamlit.watcher import polling_path_watcher
+    except (ImportError, AttributeError) as exc:
+        _unavailable("polling_period", exc)
+        return False
+    polling_path_watcher._POLLING_PERIOD_SECS = float(seconds)
     return True

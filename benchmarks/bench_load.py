@@ -25,7 +25,8 @@ back within 300 MB of the start.
 
 The class (issue 41 item 1, ``--sessions none --class 12,30``): after a teacher's first visit, N
 students open the guided tour, d = 2, d = 3 and the feasible arc at once; server CPU per student
-(``/proc``), first figure, memory, load average.  Analysts and a class at once (issue 41 item 2,
+(``/proc``), also less the server's idle CPU over the class's wall time (measured for 20 s with no
+browser open), first figure, memory, load average.  Analysts and a class at once (issue 41 item 2,
 ``--sessions none --analysts 8 --class 12``): the four heavy scenarios above in 8 sessions and 12
 students, opened together; each analyst's first figure, the students' first figure, the server's
 CPU (its own process, and its workers), memory, load average.

@@ -62,6 +62,9 @@ st.set_page_config(page_title="Nonnegative sparse PCA", page_icon=":material/sca
 page = st.navigation(build_navigation(), position="sidebar", expanded=True)
 jobs.REGISTRY.warm()  # the worker processes' forkserver, started once
 streamlit_runtime.serve_frontend_from_memory()  # Streamlit's frontend files gzipped from memory, once per server
+streamlit_runtime.send_shipped_figures_prebuilt()  # the teaching pages' figures encoded once per server
+if st.get_option("server.fileWatcherType") == "none":  # served, not developed: config files polled every 5 s
+    streamlit_runtime.poll_files_every(5.0)
 style.apply()
 draw_sidebar(page=page.url_path)  # the page's address: a message about k stays on its page
 mark_through_app()

@@ -80,6 +80,7 @@ class FrontendFiles:
         self._cache: dict[str, Entry] = {}
         self._lock = threading.Lock()
         self.reads = 0  # files read from disk (tests)
+        self.replies: Replies | None = None  # the replay in front of the server, once installed
 
     def _list(self, prefix: str):
         top = os.path.join(self.root, prefix)
@@ -145,3 +146,81 @@ class FrontendFiles:
                                                                       for t in tags.split(","))):
             return 304, hit
         return 200, hit
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One whole answer as the server sent it: the ASGI start message's headers and the body."""
+
+    headers: tuple
+    body: bytes
+
+
+class Replies:
+    """Answers to the frontend's files, recorded once per path as the server's whole stack gave them
+    and replayed in front of that stack (an ASGI wrapper, :meth:`front`).
+
+    Every request of a file still walks the server's middleware, its router and its static-files
+    handler before :class:`FrontendFiles` answers from memory: for ~140 small answers per new
+    browser that walk cost more than the answers (issue 41).  The first answer to a path is kept
+    (its headers exactly as sent, e.g. the handler's ``cache-control``, and its body, the same bytes
+    object :class:`FrontendFiles` holds) and later requests of that path get it directly.
+
+    Only what is the same for every browser is replayed: a ``GET`` of a path that is exactly one of
+    ``files``' names (``"/" + name``: no base URL), from a client that accepts gzip and sends no
+    ``If-None-Match``, answered ``200`` in one body without ``set-cookie``.  Anything else goes to
+    the stack, unchanged; a path is therefore never answered here before the stack answered it once.
+    """
+
+    def __init__(self, files: FrontendFiles):
+        self.files = files
+        self._kept: dict[str, Reply] = {}
+        self.replayed = 0  # answers given here (tests, benchmarks)
+
+    def kept(self, path: str) -> Reply | None:
+        return self._kept.get(path)
+
+    @staticmethod
+    def _plain_gzip_request(scope) -> bool:
+        """Accepts gzip, and no conditional request (whose answer depends on the browser's cache)."""
+        encoding = ""
+        for name, value in scope.get("headers", ()):
+            name = name.lower()
+            if name == b"if-none-match":
+                return False
+            if name == b"accept-encoding":
+                encoding = value.decode("latin-1")
+        return accepts_gzip(encoding)
+
+    async def front(self, app, scope, receive, send) -> None:
+        """The ASGI call of ``app`` with the replay in front."""
+        if scope.get("type") == "http" and scope.get("method") == "GET":
+            path = scope.get("path", "")
+            kept = self._kept.get(path)
+            if kept is not None or self.files.known(path[1:]):
+                if self._plain_gzip_request(scope):
+                    if kept is not None:
+                        self.replayed += 1
+                        await send({"type": "http.response.start", "status": 200, "headers": list(kept.headers)})
+                        await send({"type": "http.response.body", "body": kept.body})
+                        return
+                    send = self._recording(path, send)
+        await app(scope, receive, send)
+
+    def _recording(self, path: str, send):
+        got: dict = {}
+
+        async def record(message) -> None:
+            kind = message.get("type")
+            if kind == "http.response.start":
+                got["start"] = message
+            elif kind == "http.response.body" and "start" in got and "done" not in got:
+                got["done"] = True
+                start = got["start"]
+                headers = tuple((bytes(k), bytes(v)) for k, v in start.get("headers", ()))
+                if (start.get("status") == 200 and not message.get("more_body", False)
+                        and all(k.lower() != b"set-cookie" for k, _ in headers)):
+                    self._kept.setdefault(path, Reply(headers=headers, body=bytes(message.get("body", b""))))
+            await send(message)
+
+        return record

@@ -4,8 +4,8 @@ The app needs a few things Streamlit's public API does not give: the id of the b
 running a script, whether a session is still connected, dropping a closed tab's uploaded files and
 shutting its stored session down (memory given back minutes earlier), leaving the legacy ``pages/``
 mode for a deep link, a hook that runs before the interpreter waits for threads, and Streamlit's
-frontend files answered gzipped from memory (:func:`serve_frontend_from_memory`).  Each reaches
-into a private or undocumented place; every such place is named once, in :data:`INTERNALS`, and
+frontend files answered gzipped from memory, in front of its middleware (:func:`serve_frontend_from_memory`).
+Each reaches into a private or undocumented place; every such place is named once, in :data:`INTERNALS`, and
 touched only here.
 
 Supported: Streamlit :data:`SUPPORTED` (pyproject's ``streamlit>=1.40,<2``; the internals were read
@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 __all__ = ["SUPPORTED", "INTERNALS", "version_supported", "problems", "session_id", "session_alive",
            "remove_uploaded_files", "close_stored_sessions", "legacy_pages_mode", "leave_legacy_pages_mode",
-           "run_before_thread_join", "serve_frontend_from_memory"]
+           "run_before_thread_join", "serve_frontend_from_memory", "send_shipped_figures_prebuilt",
+           "poll_files_every"]
 
 log = logging.getLogger("nspca.streamlit_runtime")
 
@@ -62,6 +63,17 @@ INTERNALS = {
                                "file_util.get_static_dir() through starlette StaticFiles.get_response",
                                "Streamlit's frontend files answered gzipped from memory (Streamlit's own "
                                "handler serves them, uncompressed, otherwise)"),
+    "plotly_spec": Internal("streamlit.elements.plotly_chart: a figure's spec made by plotly.io.to_json(figure, "
+                            "validate=False) of the dict plotly.tools.return_figure_from_figure_or_data gives",
+                            "a shipped figure's JSON made once per server (it is encoded on every run otherwise)"),
+    "polling_period": Internal("streamlit.watcher.polling_path_watcher._POLLING_PERIOD_SECS, read by "
+                               "PollingPathWatcher's task before each poll",
+                               "the config files polled every few seconds on a served app (5 times a second "
+                               "otherwise, whatever server.fileWatcherType says)"),
+    "frontend_replay": Internal("streamlit.web.server.starlette.starlette_path_security_middleware."
+                                "PathSecurityMiddleware.__call__, the outermost of Streamlit's middleware",
+                                "the frontend's files answered in front of Streamlit's middleware and router "
+                                "(they are answered from memory behind them otherwise)"),
 }
 
 _warned: set = set()
@@ -211,6 +223,47 @@ def _probe_frontend_files() -> None:
         raise TypeError("Streamlit's frontend handler is not a StaticFiles on file_util.get_static_dir()")
 
 
+def _probe_frontend_replay() -> None:
+    import inspect
+
+    from streamlit.web.server.starlette import starlette_app
+    from streamlit.web.server.starlette.starlette_path_security_middleware import PathSecurityMiddleware
+
+    call = getattr(PathSecurityMiddleware, "__call__", None)
+    if not inspect.iscoroutinefunction(getattr(call, "__wrapped__", call)):
+        raise TypeError("PathSecurityMiddleware.__call__ is not a coroutine function")
+    stack = [m.cls for m in starlette_app.create_streamlit_middleware()]
+    if not stack or stack[0] is not PathSecurityMiddleware:
+        raise TypeError("PathSecurityMiddleware is no longer the first of Streamlit's middleware")
+
+
+def _probe_plotly_spec() -> None:
+    import inspect
+
+    import plotly.io
+    import plotly.tools
+    from streamlit.elements import plotly_chart
+
+    source = inspect.getsource(plotly_chart)
+    for call in ("plotly.io.to_json(figure, validate=False)", "plotly.tools.return_figure_from_figure_or_data("):
+        if call not in source:
+            raise AttributeError(f"streamlit.elements.plotly_chart no longer calls {call}")
+    params = list(inspect.signature(getattr(plotly.io.to_json, "__wrapped__", plotly.io.to_json)).parameters)
+    if params[:5] != ["fig", "validate", "pretty", "remove_uids", "engine"]:
+        raise TypeError(f"plotly.io.to_json{tuple(params)}: not the signature the wrapper passes on")
+
+
+def _probe_polling_period() -> None:
+    from streamlit.watcher import polling_path_watcher as ppw
+
+    if not isinstance(getattr(ppw, "_POLLING_PERIOD_SECS", None), (int, float)):
+        raise AttributeError("polling_path_watcher._POLLING_PERIOD_SECS is not a number")
+    schedule = getattr(getattr(ppw, "PollingPathWatcher", None), "_schedule", None)
+    tasks = [c for c in getattr(getattr(schedule, "__code__", None), "co_consts", ()) if hasattr(c, "co_names")]
+    if not any("_POLLING_PERIOD_SECS" in c.co_names for c in tasks):
+        raise AttributeError("PollingPathWatcher._schedule's task no longer reads _POLLING_PERIOD_SECS")
+
+
 _PROBES = {
     "script_run_ctx": _probe_script_run_ctx,
     "active_session": _probe_active_session,
@@ -220,6 +273,9 @@ _PROBES = {
     "pages_manager": _probe_pages_manager,
     "register_atexit": _probe_register_atexit,
     "frontend_files": _probe_frontend_files,
+    "frontend_replay": _probe_frontend_replay,
+    "plotly_spec": _probe_plotly_spec,
+    "polling_period": _probe_polling_period,
 }
 
 
@@ -232,7 +288,7 @@ def problems() -> list[str]:
     for name, probe in _PROBES.items():
         try:
             probe()
-        except (ImportError, AttributeError, TypeError) as exc:
+        except (ImportError, AttributeError, TypeError, OSError) as exc:
             out.append(f"{name}: {INTERNALS[name].where} ({type(exc).__name__}: {exc})")
     return out
 
@@ -402,7 +458,8 @@ def serve_frontend_from_memory():
 
     Streamlit serves its frontend with Starlette's ``StaticFiles``; ``get_response`` of that class
     is wrapped: for Streamlit's frontend directory and a file of it, the answer comes from memory,
-    for anything else from the original method."""
+    for anything else from the original method.  Once a file was answered, later plain requests of it
+    are answered in front of Streamlit's middleware and router (:func:`_replay_in_front`)."""
     with _warn_lock:
         if _frontend:
             return _frontend[0]
@@ -445,4 +502,88 @@ def serve_frontend_from_memory():
             return _frontend[0]
         StaticFiles.get_response = get_response
         _frontend.append(files)
+    _replay_in_front(files)
     return files
+
+
+def _replay_in_front(files) -> None:
+    """Answers to the frontend's files replayed in front of Streamlit's middleware and router
+    (:class:`ui.frontend_files.Replies`): ``PathSecurityMiddleware.__call__``, the outermost of
+    them, is wrapped (the class's method, so the server's already built stack gets it too)."""
+    try:
+        _probe_frontend_replay()
+        from streamlit.web.server.starlette.starlette_path_security_middleware import PathSecurityMiddleware
+    except (ImportError, AttributeError, TypeError) as exc:
+        _unavailable("frontend_replay", exc)
+        return
+    from ui.frontend_files import Replies
+
+    replies = Replies(files)
+    files.replies = replies
+    original = PathSecurityMiddleware.__call__
+
+    async def call(self, scope, receive, send):
+        await replies.front(lambda sc, rc, sd: original(self, sc, rc, sd), scope, receive, send)
+
+    call.__wrapped__ = original
+    PathSecurityMiddleware.__call__ = call
+
+
+# ------------------------------------------------------------------ shipped figures, encoded once
+_prebuilt: list = []  # the installed wrapper of plotly.io.to_json (at most one per process)
+
+
+def send_shipped_figures_prebuilt() -> bool:
+    """Streamlit sends a :class:`ui.figures.ship.Shipped` figure as its JSON made once
+    (:attr:`~ui.figures.ship.Shipped.json`) instead of encoding it on every run; once per process.
+
+    ``st.plotly_chart`` makes a figure's spec with ``plotly.io.to_json(figure_dict, validate=False)``
+    of the dict the figure's ``to_dict()`` gave; ``plotly.io.to_json`` is wrapped: for the very dict
+    of a shipped figure (and plotly's defaults otherwise) it returns the prebuilt text, for anything
+    else it calls plotly.  False where the internal moved (every figure is then encoded per run)."""
+    with _warn_lock:
+        if _prebuilt:
+            return True
+    try:
+        _probe_plotly_spec()
+        import plotly.io
+    except (ImportError, AttributeError, TypeError, OSError) as exc:
+        _unavailable("plotly_spec", exc)
+        return False
+    from ui.figures.ship import prebuilt_json
+
+    original = plotly.io.to_json
+
+    def to_json(fig, validate=True, pretty=False, remove_uids=True, engine=None):
+        if not pretty and remove_uids and engine is None:
+            text = prebuilt_json(fig)
+            if text is not None:
+                return text
+        return original(fig, validate, pretty, remove_uids, engine)
+
+    to_json.__wrapped__ = original
+    with _warn_lock:
+        if _prebuilt:
+            return True
+        plotly.io.to_json = to_json
+        _prebuilt.append(to_json)
+    return True
+
+
+# ------------------------------------------------------------------ Streamlit's polled files
+def poll_files_every(seconds: float) -> bool:
+    """Poll the files Streamlit watches by polling every ``seconds`` (0.2 s by Streamlit's default).
+
+    Whatever ``server.fileWatcherType`` says, Streamlit polls its config files (and secrets files,
+    once read) five times a second, each poll a task handed to a thread pool: on this app's server,
+    idle, about 0.3 % of a core, i.e. a second of CPU over a 6-minute class of 12 — a third of what
+    the students themselves cost (issue 41).  A served app (``fileWatcherType = "none"``) does not
+    need a config change noticed within 0.2 s.  False where the internal moved (polling unchanged)."""
+    try:
+        _probe_polling_period()
+        from streamlit.watcher import polling_path_watcher
+    except (ImportError, AttributeError) as exc:
+        _unavailable("polling_period", exc)
+        return False
+    polling_path_watcher._POLLING_PERIOD_SECS = float(seconds)
+    return True

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from ui import streamlit_runtime as sr
-from ui.frontend_files import FrontendFiles, accepts_gzip
+from ui.frontend_files import FrontendFiles, Replies, accepts_gzip
 
 
 @pytest.fixture
@@ -111,6 +111,7 @@ def test_streamlits_handler_answers_its_bundles_gzipped_from_memory_and_the_rest
     while hasattr(original, "__wrapped__"):
         original = original.__wrapped__
     monkeypatch.setattr(StaticFiles, "get_response", original)
+    _unwrapped_front(monkeypatch)
     monkeypatch.setattr(sr, "_frontend", [])
     root = file_util.get_static_dir()
     handler = create_streamlit_static_handler(root, None)
@@ -144,3 +145,101 @@ def test_a_moved_frontend_handler_is_said_and_streamlit_serves_as_before(monkeyp
     with caplog.at_level("WARNING", logger="nspca.streamlit_runtime"):
         assert sr.serve_frontend_from_memory() is None
     assert any("frontend files" in r.getMessage() for r in caplog.records)
+
+
+def _unwrapped_front(monkeypatch):
+    """Streamlit's own outermost middleware (put back after the test, as with ``get_response``)."""
+    from streamlit.web.server.starlette.starlette_path_security_middleware import PathSecurityMiddleware
+
+    original = PathSecurityMiddleware.__call__
+    while hasattr(original, "__wrapped__"):
+        original = original.__wrapped__
+    monkeypatch.setattr(PathSecurityMiddleware, "__call__", original)
+    return PathSecurityMiddleware
+
+
+class _Stack:
+    """A toy server stack: answers every path, counts the calls; ``cookie`` adds a set-cookie."""
+
+    def __init__(self, status=200, cookie=False, chunks=1):
+        self.calls, self.status, self.cookie, self.chunks = 0, status, cookie, chunks
+
+    async def __call__(self, scope, receive, send):
+        self.calls += 1
+        headers = [(b"content-type", b"text/javascript"), (b"cache-control", b"public, immutable"),
+                   (b"x-call", str(self.calls).encode())]
+        if self.cookie:
+            headers.append((b"set-cookie", b"s=1"))
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        for i in range(self.chunks):
+            await send({"type": "http.response.body", "body": b"part%d" % i, "more_body": i < self.chunks - 1})
+
+
+def _through(replies, stack, path, headers=None, method="GET"):
+    async def app(scope, receive, send):
+        await replies.front(stack, scope, receive, send)
+
+    return _call(app, path, {"accept-encoding": "gzip"} if headers is None else headers, method)
+
+
+def test_the_first_answer_of_a_file_is_replayed_as_sent_and_anything_else_goes_to_the_stack(site):
+    files = FrontendFiles(str(site))
+    replies, stack = Replies(files), _Stack()
+    js = "/static/js/main.abc123.js"
+    first = _through(replies, stack, js)
+    assert stack.calls == 1 and replies.kept(js) is not None
+    for _ in range(3):  # later plain requests: the recorded answer, headers as the stack sent them
+        assert _through(replies, stack, js) == first
+    assert stack.calls == 1 and replies.replayed == 3
+    # a client without gzip, a conditional request, HEAD, POST: the stack answers, every time
+    for headers, method in (({"accept-encoding": "identity"}, "GET"), ({}, "GET"),
+                            ({"accept-encoding": "gzip", "if-none-match": '"x"'}, "GET"),
+                            ({"accept-encoding": "gzip"}, "HEAD"), ({"accept-encoding": "gzip"}, "POST")):
+        before = stack.calls
+        assert _through(replies, stack, js, headers, method)[1]["x-call"] == str(before + 1)
+    # paths that are not exactly a frontend file are never recorded
+    for path in ("/", "/index.html", "/static/js/none.js", "/static/js/../js/main.abc123.js", "/x" + js):
+        for _ in range(2):
+            _through(replies, stack, path)
+        assert replies.kept(path) is None
+    assert replies.replayed == 3
+
+
+@pytest.mark.parametrize("stack", [_Stack(status=404), _Stack(cookie=True), _Stack(chunks=3)],
+                         ids=["not-200", "set-cookie", "streamed"])
+def test_an_answer_that_is_not_the_same_for_every_browser_is_not_replayed(site, stack):
+    replies = Replies(FrontendFiles(str(site)))
+    for _ in range(3):
+        _through(replies, stack, "/static/js/main.abc123.js")
+    assert stack.calls == 3 and replies.replayed == 0
+
+
+def test_streamlits_middleware_replays_its_frontend_after_the_first_answer(monkeypatch):
+    from starlette.staticfiles import StaticFiles
+    from streamlit import file_util
+    from streamlit.web.server.starlette.starlette_static_routes import create_streamlit_static_handler
+
+    original = StaticFiles.get_response
+    while hasattr(original, "__wrapped__"):
+        original = original.__wrapped__
+    monkeypatch.setattr(StaticFiles, "get_response", original)
+    front = _unwrapped_front(monkeypatch)
+    monkeypatch.setattr(sr, "_frontend", [])
+    root = file_util.get_static_dir()
+    served = []
+
+    async def handler(scope, receive, send):  # Streamlit's handler, counted
+        served.append(scope["path"])
+        await create_streamlit_static_handler(root, None)(scope, receive, send)
+
+    app = front(handler)  # the outermost of Streamlit's middleware, around its frontend
+    files = sr.serve_frontend_from_memory()
+    assert files is not None and files.replies is not None
+    bundle = next(n for n in sorted(os.listdir(os.path.join(root, "static", "js"))) if n.endswith(".js"))
+    path, gz = f"/static/js/{bundle}", {"accept-encoding": "gzip, deflate, br"}
+    first = _call(app, path, gz)
+    raw = open(os.path.join(root, "static", "js", bundle), "rb").read()
+    assert first[0] == 200 and gzip.decompress(first[2]) == raw and first[1]["cache-control"].startswith("public")
+    assert _call(app, path, gz) == first and served == [path] and files.replies.replayed == 1
+    assert _call(app, path, {"accept-encoding": "identity"})[2] == raw and served == [path, path]
+    assert _call(app, "//etc/passwd", gz)[0] == 400  # Streamlit's own checks still stand in front of the rest

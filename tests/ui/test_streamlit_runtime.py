@@ -156,3 +156,16 @@ def test_no_other_module_touches_the_internals():
     from tools import structure
 
     assert structure.internals_touched(ROOT) == ["ui/streamlit_runtime.py"]
+
+
+def test_polled_files_are_polled_at_the_period_asked_and_a_moved_period_is_said(monkeypatch, caplog):
+    from streamlit.watcher import polling_path_watcher as ppw
+
+    monkeypatch.setattr(ppw, "_POLLING_PERIOD_SECS", ppw._POLLING_PERIOD_SECS)  # put back after the test
+    assert sr.poll_files_every(4.0) and ppw._POLLING_PERIOD_SECS == 4.0
+    monkeypatch.delattr(ppw, "_POLLING_PERIOD_SECS")
+    monkeypatch.setattr(sr, "_warned", set())
+    assert any(p.startswith("polling_period:") for p in sr.problems())
+    with caplog.at_level(logging.WARNING, logger="nspca.streamlit_runtime"):
+        assert sr.poll_files_every(4.0) is False
+    assert any("config files polled" in r.getMessage() for r in caplog.records)

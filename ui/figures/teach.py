@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from nspca_core._common.rank1 import topk_support
-
+from nspca_core.rank1 import topk_nonneg
 from ui.figures import OKABE_ITO
 
 __all__ = [
@@ -166,8 +165,8 @@ def rank1_bars(v, k, *, title="Rank-1: keep the k largest entries of v or of −
     """
     v = np.asarray(v, dtype=float)
     k = int(k)
-    plus = topk_support(v, k)
-    minus = topk_support(-v, k)
+    plus = topk_nonneg(v, k)
+    minus = topk_nonneg(-v, k)
     best_plus = float(v[plus] @ v[plus]) >= float(v[minus] @ v[minus])
     colors = np.full(v.size, NEUTRAL, dtype=object)
     colors[minus] = MINUS
@@ -281,8 +280,8 @@ def spannogram_d2(phis, values, k, *, phi=None, envelope=None, intersections=Non
     head = title or "Spannogram: vᵢ(φ) = Vᵢ₁ sin φ + Vᵢ₂ cos φ"
 
     def caption(t: int) -> str:
-        return (f"{head}<br><sup>" + _d2_caption(phis[t], topk_support(values[:, t], k),
-                                                  topk_support(-values[:, t], k),
+        return (f"{head}<br><sup>" + _d2_caption(phis[t], topk_nonneg(values[:, t], k),
+                                                  topk_nonneg(-values[:, t], k),
                                                   envelope[:, t] if envelope.shape[1] == num else None)
                 + "</sup>")
 
@@ -352,7 +351,7 @@ _D2_ENVELOPE = [dict(line=dict(color=PLUS, width=5, dash="solid"), opacity=0.35)
 def _d2_row_styles(v_at, k) -> list[dict]:
     """Per row, the style of its curve at one φ (``v_at`` = v(φ)): a row in both candidate
     supports (its value is 0) is drawn as in I_k^+(v)."""
-    plus, minus = set(topk_support(v_at, k).tolist()), set(topk_support(-v_at, k).tolist())
+    plus, minus = set(topk_nonneg(v_at, k).tolist()), set(topk_nonneg(-v_at, k).tolist())
     out = []
     for i in range(len(v_at)):
         kind = "plus" if i in plus else "minus" if i in minus else "rest"

@@ -203,15 +203,32 @@ def anchored_rowsum_bound(A: np.ndarray, k: int, lower: float, upper: float, *, 
         return None
     if lo <= 0 or lo >= hi:
         return hi
-    r_lo = np.ones(rows.n)
-    if hi <= lo * (1.0 + 100 * rel_tol):
-        # a narrow bracket: the feasible value is likely (near) optimal; test half the requested
-        # resolution above it first (one test instead of ~log2(hi / lo / rel_tol), and within
-        # the resolution bisection stops at); if it fails, its ratios start the bisection
-        tau = lo * (1.0 + rel_tol / 2)
+    return anchored_bisection(rows, lo, hi, rel_tol, steps=steps, max_iter=max_iter)[0]
+
+
+def anchored_bisection(rows: AnchorRows, lower: float, hi: float, rel_tol: float, *, steps: int = 12,
+                       tau_lo: float = -np.inf, r_lo=None, narrow: float | None = None,
+                       max_iter: int = 200) -> tuple[float, float, np.ndarray | None]:
+    """The anchored bisection, written once (:func:`anchored_rowsum_bound`, the certificates'
+    :func:`nspca_core.certificates.dual._anchored`): given ``hi`` proved, the smallest proved
+    ``tau`` in ``[max(lower, tau_lo), hi]`` (geometric bisection to ``rel_tol`` relative, at most
+    ``steps`` tests).  Returns ``(tau, tau_lo, r_lo)``: the proved bound and the last failure
+    (``tau_lo``, its ratios ``r_lo``: valid for every test above it, :func:`anchored_rowsum_test`;
+    unchanged when nothing failed; ``r_lo`` None is the all-ones start).
+
+    ``lower`` is a feasible value (nothing below it can be proved).  A narrow bracket above an
+    untested feasible value (``tau_lo < lower``, ``hi <= lower (1 + 100 rel_tol)``): the value is
+    likely (near) optimal, so the test at ``lower (1 + narrow / 2)`` comes first (``narrow``,
+    default ``rel_tol``; one test instead of ~log2(hi / lower / rel_tol)); if it fails, its ratios
+    start the bisection."""
+    lo = max(float(lower), tau_lo)
+    if lo <= 0 or lo >= hi:
+        return hi, tau_lo, r_lo
+    if tau_lo < lower and hi <= lo * (1.0 + 100 * rel_tol):
+        tau = lo * (1.0 + (rel_tol if narrow is None else narrow) / 2)
         ok, r = anchored_rowsum_test(rows, tau, r_lo, max_iter=max_iter)
         if ok:
-            return tau
+            return tau, tau_lo, r_lo
         lo, r_lo = tau, r
     for _ in range(steps):
         if hi <= lo * (1.0 + rel_tol):
@@ -222,7 +239,7 @@ def anchored_rowsum_bound(A: np.ndarray, k: int, lower: float, upper: float, *, 
             hi = mid
         else:
             lo, r_lo = mid, r
-    return hi
+    return hi, lo, r_lo
 
 
 def node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndarray,

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
-from .anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_test
+from .anchor import AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test
 from .dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
@@ -170,29 +170,9 @@ def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: in
         if not ok:
             state["tau"], state["r"] = hi, r
             return None
-    lo, r_lo = max(float(lower), state["tau"]), state["r"]
-    if lo <= 0 or lo >= hi:
-        return hi
-    if state["tau"] < lower and hi <= lo * (1.0 + 100 * rel_tol):
-        # a narrow bracket above an untested feasible value: it is likely (near) optimal; test just
-        # above it first (one test instead of ~log2(hi / lo / rel_tol)), at the finest resolution
-        # whatever rel_tol (one test either way: LRS k = 5 proved to 1.00003, not 1.0005)
-        tau = lo * (1.0 + min(rel_tol, _NARROW_REL) / 2)
-        ok, r = anchored_rowsum_test(rows, tau, r_lo)
-        if ok:
-            return tau
-        lo, r_lo = tau, r
-    for _ in range(steps):
-        if hi <= lo * (1.0 + rel_tol):
-            break
-        mid = float(np.sqrt(lo * hi))
-        ok, r = anchored_rowsum_test(rows, mid, r_lo)
-        if ok:
-            hi = mid
-        else:
-            lo, r_lo = mid, r
-    state["tau"], state["r"] = lo, r_lo
-    return hi
+    tau, state["tau"], state["r"] = anchored_bisection(rows, lower, hi, rel_tol, steps=steps, tau_lo=state["tau"],
+                                                       r_lo=state["r"], narrow=min(rel_tol, _NARROW_REL))
+    return tau
 
 
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
@@ -205,7 +185,8 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
          callback=None, before_cuts=None, kkt=None, budget: Budget | None = None,
-         skip_at: float | None = None, cuts: bool = True, iters: int | None = None):
+         skip_at: float | None = None, cuts: bool = True, iters: int | None = None,
+         settle: float | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
     :func:`nspca_core.certificates.dnn.dnn_tangent`).
@@ -219,7 +200,9 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     (:class:`.budget.Budget`): a start, an iteration or a round only
     when it fits in the time left; value ``inf`` and state None when no start fitted.
     ``cuts=False``: no cut phase, ``iters``: fewer iterations (a caller whose branch and bound
-    decides the bound).
+    decides the bound).  ``settle``: the iterations stop once the bound certifies this ratio
+    (below the target: where the caller buys no more work, e.g. no cut rounds; the gap rule of
+    :func:`dense_dual`).
     """
     cfg = _EFFORT[effort]
     n = A.shape[0]
@@ -262,7 +245,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"] if iters is None else iters, t_start=_T0 * scale,
                                  ritz32=effort != "full",
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
-                                 check_every=cfg["check_every"], target=target, lower=lower,
+                                 check_every=cfg["check_every"], target=min(target, settle or target),
+                                 lower=lower,
                                  callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget)
     info["init"] = init
     info["exact_evaluations"] += evals
@@ -423,7 +407,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
                                  before_cuts=anchored, kkt=kkt, budget=budget,
                                  skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=not tree_follows,
-                                 iters=cfg["iters"] // 2 if tree_follows else None)
+                                 iters=cfg["iters"] // 2 if tree_follows else None,
+                                 settle=S._CUT_BELOW if effort == "auto" and not need_dual else None)
         if state is not None:
             bounds["dnn"] = val
             report.offer(min(bounds.values()))

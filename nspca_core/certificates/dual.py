@@ -11,7 +11,7 @@ import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
 from .anchor import AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test
-from .dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
+from .dnn import DnnState, dnn_optimize, dnn_value_lam, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget, fits, step
@@ -173,6 +173,29 @@ def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: in
     tau, state["tau"], state["r"] = anchored_bisection(rows, lower, hi, rel_tol, steps=steps, tau_lo=state["tau"],
                                                        r_lo=state["r"], narrow=min(rel_tol, _NARROW_REL))
     return tau
+
+
+def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``N`` from the KKT conditions of a feasible ``x`` (support I).
+
+    If ``x`` were optimal for ``max x^T A x`` over unit ``x >= 0`` (large k),
+    stationarity reads ``(A x)_I = lambda x_I`` and ``(A x)_i <= 0`` off I.
+    ``N_{iI} = -(A x)_i^- x_I^T`` (``i`` off I, symmetrised) is ``>= 0`` and
+    makes ``(A + N) x = lambda x`` exactly, so ``x`` becomes an eigenvector of
+    ``A + N``; the optimizer then only has to push the other eigenvalues down.
+    """
+    n = A.shape[0]
+    N = np.zeros((n, n))
+    I = x > 0
+    if not I.any() or I.all():
+        return N
+    y = A @ x
+    off = ~I
+    w = np.maximum(-y[off], 0.0)  # only where (A x)_i < 0 does N help
+    block = np.outer(w, x[I])
+    N[np.ix_(off, I)] = block
+    N[np.ix_(I, off)] = block.T
+    return N
 
 
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):

@@ -224,8 +224,8 @@ def anchored_bisection(rows: AnchorRows, lower: float, hi: float, rel_tol: float
     lo = max(float(lower), tau_lo)
     if lo <= 0 or lo >= hi:
         return hi, tau_lo, r_lo
-    if tau_lo < lower and hi <= lo * (1.0 + 100 * rel_tol):
-        tau = lo * (1.0 + (rel_tol if narrow is None else narrow) / 2)
+    tau = lo * (1.0 + (rel_tol if narrow is None else narrow) / 2)
+    if tau_lo < lower and tau < hi <= lo * (1.0 + 100 * rel_tol):  # (a probe above hi: never, hi is proved)
         ok, r = anchored_rowsum_test(rows, tau, r_lo, max_iter=max_iter)
         if ok:
             return tau, tau_lo, r_lo

@@ -103,7 +103,7 @@ def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 2
 def _plain_sums(rows: AnchorRows, r: np.ndarray) -> np.ndarray:
     """``s_l``: the ``k - 1`` largest of ``(A_lm)_+ r_m`` (kept candidates, padded with the cap)."""
     m, L = rows.m, rows.idx.shape[1]
-    prod = rows.vals * r[rows.idx]
+    prod = rows.vals * np.take(r, rows.idx)  # (take: ~2x a fancy index's speed)
     if m < L:
         prod = np.partition(prod, L - m, axis=1)[:, L - m:]
     return np.maximum(prod, rows.cap[:, None]).sum(axis=1)
@@ -272,19 +272,29 @@ def anchored_bisection(rows: AnchorRows, lower: float, hi: float, rel_tol: float
 
 
 def node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndarray,
-               q: np.ndarray) -> np.ndarray:
+              q: np.ndarray) -> np.ndarray:
     """Upper bounds on ``sum_{m in J \\ l} (A_lm)_+ r_m`` for supports J with ``inc`` ⊆ J and
     no excluded member: the included part exactly, plus the ``q_l`` largest free products
-    (kept candidates, padded with the row's cap)."""
-    m = rows.m
+    (kept candidates, padded with the row's cap).
+
+    ``q`` takes at most two values (``k - |I|`` on the members, one less elsewhere): the
+    ``max q`` largest are found once (one partition, no sort) and the rows taking one fewer drop
+    the smallest of them (zeroed, not subtracted: every sum is one of nonnegative terms, whose
+    rounding the caller's ``(k + 4) eps`` covers in any order)."""
     L = rows.idx.shape[1]
-    prod = rows.vals * r[rows.idx]
+    prod = rows.vals * np.take(r, rows.idx)  # (take: ~2x a fancy index's speed)
     prod[blocked] = 0.0
-    if m < L:
-        prod = np.partition(prod, L - m, axis=1)[:, L - m:]
-    top = -np.sort(-prod, axis=1)
-    cs = np.cumsum(np.maximum(top, rows.cap[:, None]), axis=1)
-    free = np.where(q > 0, cs[np.arange(rows.n), np.clip(q - 1, 0, None)], 0.0)
+    qmax = int(q.max(initial=0))
+    free = np.zeros(rows.n)
+    if qmax > 0:
+        top = np.partition(prod, L - qmax, axis=1)[:, L - qmax:] if qmax < L else prod
+        top = np.maximum(top, rows.cap[:, None])
+        free = np.where(q >= qmax, top.sum(axis=1), 0.0)
+        fewer = (q == qmax - 1) & (q > 0)
+        if fewer.any():
+            t = top[fewer]
+            t[np.arange(t.shape[0]), np.argmin(t, axis=1)] = 0.0
+            free[fewer] = t.sum(axis=1)
     incl = np.flatnonzero(inc)
     return rows.P[:, incl] @ r[incl] + free
 

@@ -304,3 +304,31 @@ def test_anchored_bisection_is_above_bruteforce_and_carries_a_valid_failure(A, k
         for t2 in (tau_lo * 1.0001, (tau_lo + tau) / 2, tau):
             ok, _ = anchored_rowsum_test(rows, t2, r_lo)
             assert not ok or t2 >= opt - REL * scale
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_screen_init_by_warm_ritz_values_is_a_dual_point_near_the_best_mu(seed):
+    """n > 150: the screening search evaluates lambda_max(M(mu)) by the top Ritz value of a warm
+    block (not a Lanczos run per mu).  Its point is dual-feasible (N >= 0, symmetric, zero
+    diagonal, mu >= 0), its rigorous bound at least OPT's lower bound x^T A x, and within 1% of
+    the best mu on a fine grid evaluated by LAPACK (written out here)."""
+    n, k = 170, 3 + seed * 4
+    rng = np.random.default_rng(seed)
+    Y = np.abs(rng.standard_normal((40, n))) + 0.5 * rng.standard_normal((40, n))
+    A = Y.T @ Y / 40
+    st_ = dual._screen_init(A, k)
+    assert st_.nu >= 0 and st_.N.min() >= 0 and not np.diag(st_.N).any() and np.array_equal(st_.N, st_.N.T)
+    val, _ = _dnn.dnn_value(A, k, st_)
+    x = np.zeros(n)
+    x[np.argsort(-np.diag(A))[:k]] = 1 / np.sqrt(k)
+    assert val >= float(x @ A @ x)
+    off = A - np.diag(np.diag(A))
+    hi = min(float(off.max()), (float(np.linalg.eigvalsh(A)[-1]) - float(np.diag(A).max())) / (k - 1))
+
+    def h(mu):
+        M = np.maximum(off - mu, 0.0)
+        M[np.diag_indices(n)] = np.diag(A) - mu
+        return float(np.linalg.eigvalsh(M)[-1]) + mu * k
+
+    best = min(h(mu) for mu in np.linspace(0.0, hi, 41))
+    assert val <= best * 1.01

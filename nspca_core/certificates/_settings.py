@@ -70,7 +70,7 @@ _MAX_CUTS = 30
 
 # the anchored row-sum bound (nspca_core.certificates.anchor) is tried for k >= 3 where it is cheap beside the
 # DNN, by its counted cost (not timed: the same choice on every machine): one bisection is about
-# _ANCHOR_PASSES passes over the n x w(k) candidate entries (w(k) = min(max(8 (k - 1), 48), n - 1):
+# _ANCHOR_PASSES passes over the n x w(k) candidate entries (w(k) = min(max(_ANCHOR_WIDTH_PER_K (k - 1), 48), n - 1):
 # nspca_core.certificates.anchor.AnchorRows), one DNN iteration about _DNN_PASSES passes over n^2 entries (a
 # rank-10 Ritz step and the Adam updates); calibrated on CBCL (n = 361): a failed bisection at
 # k = 100 cost 0.7 of the "auto" DNN run.  It is tried (one certificate, a path's per-k runs, the
@@ -78,6 +78,12 @@ _MAX_CUTS = 30
 # "auto" (the rule that held at k <= 64 now holds above).  There was a fixed k <= 64 here, and the
 # certified ratio fell 5 points at k = 65 on a 77 x 7,070 gene matrix (issue 39).
 _ANCHOR_PASSES = 2700
+
+# the anchored bound's candidates per row (nspca_core.certificates.anchor.AnchorRows' default width):
+# _ANCHOR_WIDTH_PER_K (k - 1), at least 48; the rest of a row is padded with its cap (every sum an
+# upper bound).  4, not 8 (issue 39): the same certified ratio at every k tried (CBCL k = 3..150, LRS
+# 5..50, MLL 10..50) and CBCL k = 40 / 50's certificate 105 / 128 -> 53 / 56 ms (partitions of n x w)
+_ANCHOR_WIDTH_PER_K = 4
 
 _DNN_PASSES = 24
 
@@ -97,7 +103,7 @@ _PATH_CLOSED = 1e-10
 
 def anchor_width(n: int, k: int) -> int:
     """The anchored bound's candidates per row (``AnchorRows``' default width)."""
-    return int(min(max(8 * (k - 1), 48), max(n - 1, 1)))
+    return int(min(max(_ANCHOR_WIDTH_PER_K * (k - 1), 48), max(n - 1, 1)))
 
 
 def anchor_cost(n: int, k: int) -> float:

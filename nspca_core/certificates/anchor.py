@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _settings as _S
+
 _EPS = np.finfo(float).eps
 
 
@@ -34,7 +36,7 @@ class AnchorRows:
         self.diag = np.diag(A).copy()
         m = max(self.k - 1, 0)
         if width is None:
-            width = max(8 * m, 48)
+            width = max(_S._ANCHOR_WIDTH_PER_K * m, 48)
         L = min(max(int(width), m), n - 1)
         P = np.maximum(A, 0.0)
         np.fill_diagonal(P, 0.0)

@@ -357,6 +357,14 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
 _COLD_STEPS = 3
 
 
+def _cold_block(M: np.ndarray, r: int, L: np.ndarray, lw: np.ndarray) -> np.ndarray:
+    """A seeded Gaussian block (same input, same output) after :data:`_COLD_STEPS` block steps."""
+    U = _orthonormal(np.random.default_rng(0).standard_normal((M.shape[0], r)))
+    for _ in range(_COLD_STEPS):
+        U = _ritz(M, U, r, L, lw)[1]
+    return U
+
+
 def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
     """Entropy-smoothed lambda_max from Ritz values w (desc); returns (F, weights q, kept vectors).
 
@@ -485,7 +493,6 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     U = state.U
     if U is not None and U.shape != (n, r):
         U = None
-    cold = U is None and n > 3 * r  # no warm subspace: a few block steps instead of an n^3 eigh
 
     def snapshot():
         return DnnState(x_N.copy(), x_nu, U, C, None if x_w is None else x_w.copy())
@@ -514,10 +521,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             L, lw = ones_C, np.concatenate(([x_nu / n], x_w))
         else:
             L, lw = ones, np.array([x_nu / n])
-        if cold:
-            U, cold = _orthonormal(np.random.default_rng(0).standard_normal((n, r))), False
-            for _ in range(_COLD_STEPS):
-                U = _ritz(M, U, r, L, lw)[1]
+        if U is None and n > 3 * r:  # no warm subspace: a few block steps, not an n^3 eigh
+            U = _cold_block(M, r, L, lw)
         w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free
         est = float(w[0]) + x_nu * kn + (0.0 if C is None else float(x_w @ beta))

@@ -84,8 +84,12 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) ->
     cols = np.zeros((im, jm))    # per i: the jm largest column sums (of the i largest squares) so far
     for start in range(0, T.size, _BLOCK):
         P2 = np.maximum(block(T[start:start + _BLOCK]) + delta, 0.0) ** 2
-        both = np.hstack([rows, P2])
-        rows = np.partition(both, both.shape[1] - jm, axis=1)[:, -jm:]
+        # rows: a column at most every row's jm-th largest square so far changes no row's jm largest
+        # (on MLL ~80% of the columns after the first block)
+        new = P2[:, (P2 > rows.min(axis=1)[:, None]).any(axis=0)]
+        if new.shape[1]:
+            both = np.hstack([rows, new])
+            rows = np.partition(both, both.shape[1] - jm, axis=1)[:, -jm:]
         # columns: each column's i largest squares over S (all of S is in the block), summed for every i.
         # A column whose total is at most theta, the (jm + 1)-th largest single square (of the block's
         # columns and the kept ones, cols[0]), is not needed in any i's jm largest sums: jm other

@@ -219,8 +219,9 @@ def test_node_rowsum_test_warm_from_an_ancestor_is_valid(n, seed, f, g):
        st.sampled_from([1, 2, 3]))
 def test_cross_table_column_filter_over_blocks_against_bruteforce(s, t, m, seed, held_as_A, block):
     """The cross table skips the columns of T that cannot enter a top-jm column sum (their total at
-    most the (jm + 1)-th largest single square seen): over blocks of 1..3 columns (the filter's
-    threshold carried between blocks) the table equals the one-block table without any filter
+    most the (jm + 1)-th largest single square seen), and in the rows' tops those at most every
+    row's jm-th largest so far: over blocks of 1..3 columns (the thresholds carried between
+    blocks) the table equals the one-block table without any filter
     (written out here) and is >= ``||(A_IJ)_+||_2`` for every pair of supports."""
     from itertools import combinations
 

@@ -51,8 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 
-from tests.app.test_browser import CHROMIUM_ARGS, _chromium, _start_server, _stop_server  # noqa: E402
-from tests.app.test_browser_journeys import (ANALYSIS, PATHS, choose_dataset, drawn_figures,  # noqa: E402
+from tests.app_shell.test_browser import CHROMIUM_ARGS, _chromium, _start_server, _stop_server  # noqa: E402
+from tests.app_shell.test_browser_journeys import (ANALYSIS, PATHS, choose_dataset, drawn_figures,  # noqa: E402
                                          labelled_csv, open_app)
 
 RESULTS = ROOT / "benchmarks" / "results" / "bench_app.txt"

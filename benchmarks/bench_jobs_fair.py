@@ -31,7 +31,9 @@ def simulate(n_sessions: int = 8) -> dict:
     done: list = []
     lock = threading.Lock()
     reg = jobs.Registry(max_jobs=400, idle_seconds=3600, heavy_slots=1, processes=False)
-    fair = "owner" in inspect.signature(reg.submit).parameters
+    params = inspect.signature(reg.submit).parameters
+    fair = "owner" in params
+    beside = {"first_figure": False} if "first_figure" in params else {}  # a certificate: no first figure waits
 
     def work(session, name):
         def run(unit, ctx):
@@ -52,7 +54,7 @@ def simulate(n_sessions: int = 8) -> dict:
         s, kind = f"S{i}", SCENARIOS[i % len(SCENARIOS)]
         if kind == "vk":
             submit(s, "path", list(range(14)))
-            submit(s, "certify", list(range(28)), heavy=True)
+            submit(s, "certify", list(range(28)), heavy=True, **beside)
             submit(s, "tighten", list(range(20)), background=True)
         elif kind == "compare":
             for m in range(5):

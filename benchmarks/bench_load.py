@@ -28,12 +28,16 @@ students open the guided tour, d = 2, d = 3 and the feasible arc at once; server
 (``/proc``), first figure, memory, load average.  Analysts and a class at once (issue 41 item 2,
 ``--sessions none --analysts 8 --class 12``): the four heavy scenarios above in 8 sessions and 12
 students, opened together; each analyst's first figure, the students' first figure, the server's
-CPU (its own process, and its workers), memory, load average.
+CPU (its own process, and its workers), memory, load average — and, load-independent, the server CPU
+seconds spent before each analyst's first figure and the units of work finished before it (from the
+job log; how many were served as a first figure), whose largest is the CPU a quiet machine needs before
+the last first figure.  The work phase ends after :data:`MIXED_DEADLINE_S` whatever is left (the run
+stays under 10 minutes; every browser and the server are stopped).
 
 Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS] [--upload-mb MB]
 [--class 12,30] [--analysts 8] [--port PORT] [--profile]``; output kept in
 ``benchmarks/results/bench_load.txt`` (``bench_load_class.txt``, ``bench_load_mixed.txt``).
-``tests/app/test_load.py`` runs N = 3 through
+``tests/app_shell/test_load.py`` runs N = 3 through
 :func:`run_load`.
 """
 
@@ -53,8 +57,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 
-from tests.app.test_browser import CHROMIUM_ARGS, _chromium, _start_server, _status_mb, _stop_server, _tree  # noqa: E402
-from tests.app.test_browser_journeys import FIGURE_STATE_JS, PATHS, labelled_csv  # noqa: E402
+from tests.app_shell.test_browser import CHROMIUM_ARGS, _chromium, _start_server, _status_mb, _stop_server, _tree  # noqa: E402
+from tests.app_shell.test_browser_journeys import FIGURE_STATE_JS, PATHS, labelled_csv  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "bench_load.txt"
 MEMORY_BUDGET_MB = 4096      # the server and its worker processes, N = 8
@@ -80,7 +84,7 @@ class Session:
 
 def use_port(port: int) -> None:
     """Start the benchmark's servers on ``port`` (one at a time) instead of any free one."""
-    import tests.app.test_browser as browser
+    import tests.app_shell.test_browser as browser
 
     browser._free_port = lambda: port
 
@@ -445,46 +449,102 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path, cap: float) -> dict:
+MIXED_DEADLINE_S = 420.0  # the sessions' work phase ends here whatever is left (the whole run stays under 10 min)
+
+
+class FirstFigures:
+    """What the server had done when each analyst's first figure showed (load-independent figures):
+    its CPU seconds since the sessions opened (``/proc``, server and workers) and the units of work it
+    had finished (lines of the job log, ``ui.jobs``), sampled every 0.1 s while the sessions work."""
+
+    UNIT = re.compile(r"job .* finished a unit \(rank (\d)\)")
+
+    def __init__(self, pid: int, log_path: Path, sessions: list, cpu0: float):
+        self.pid, self.log_path, self.sessions, self.cpu0 = pid, log_path, sessions, cpu0
+        self.at: dict = {}  # session index -> dict(cpu=..., units=..., first_rank_units=...)
+        self._stop, self._task = asyncio.Event(), None
+
+    def units(self) -> tuple[int, int]:
+        """Units finished so far in all, and how many of them were served as a first figure."""
+        ranks = self.UNIT.findall(self.log_path.read_text(errors="replace"))
+        return len(ranks), sum(r == "0" for r in ranks)
+
+    def start(self) -> "FirstFigures":
+        self._task = asyncio.create_task(self._watch())
+        return self
+
+    def _sample(self) -> None:
+        fresh = [s for s in self.sessions if s.first is not None and s.index not in self.at]
+        if fresh:
+            cpu = server_cpu_s(self.pid) - self.cpu0
+            units, firsts = self.units()
+            for s in fresh:
+                self.at[s.index] = dict(cpu=cpu, units=units, first_units=firsts)
+
+    async def _watch(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            await asyncio.sleep(0.1)
+
+    async def stop(self) -> None:
+        self._stop.set()
+        await self._task
+        self._sample()
+
+
+async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path, cap: float,
+                 job_log: Path, deadline: float) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_ARGS)
-        teacher = Student(-1)  # the teacher's first visit fills the teaching pages' shared caches
-        await student(browser, url, teacher, cap)
-        await asyncio.sleep(3.0)
-        analysts = [Session(i, *SCENARIOS[i % len(SCENARIOS)]) for i in range(n_analysts)]
-        students = [Student(i) for i in range(n_students)]
-        start_mb = server_mb(pid)
-        load0 = os.getloadavg()
-        memory = PeakMemory(pid).start()
-        cpu0, main0, t0 = server_cpu_s(pid), process_cpu_s(pid), time.monotonic()
-        results = await asyncio.gather(*(drive(browser, url, s, csv, cap) for s in analysts),
-                                       *(student(browser, url, s, cap) for s in students), return_exceptions=True)
-        wall = time.monotonic() - t0
-        await asyncio.sleep(2.0)
-        cpu, main = server_cpu_s(pid) - cpu0, process_cpu_s(pid) - main0
-        load1 = os.getloadavg()
-        await memory.stop()
-        for s, r in zip([*analysts, *students], results):
-            if isinstance(r, BaseException):
-                s.exception = s.exception or f"driver: {type(r).__name__}: {str(r)[:200]}"
-        for s in analysts:
-            for ctx in [c for c in s.notes if hasattr(c, "close")]:
-                await ctx.close()
-        await browser.close()
+        try:
+            teacher = Student(-1)  # the teacher's first visit fills the teaching pages' shared caches
+            await student(browser, url, teacher, cap)
+            await asyncio.sleep(3.0)
+            analysts = [Session(i, *SCENARIOS[i % len(SCENARIOS)]) for i in range(n_analysts)]
+            students = [Student(i) for i in range(n_students)]
+            start_mb = server_mb(pid)
+            load0 = os.getloadavg()
+            memory = PeakMemory(pid).start()
+            cpu0, main0, t0 = server_cpu_s(pid), process_cpu_s(pid), time.monotonic()
+            units0 = FirstFigures(pid, job_log, [], cpu0).units()[0]
+            firsts = FirstFigures(pid, job_log, analysts, cpu0).start()
+            tasks = [asyncio.create_task(c) for c in [*(drive(browser, url, s, csv, cap) for s in analysts),
+                                                      *(student(browser, url, s, cap) for s in students)]]
+            _, late = await asyncio.wait(tasks, timeout=deadline)
+            for t in late:  # past the run's deadline: stopped, reported as such (the run ends in time)
+                t.cancel()
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+            wall = time.monotonic() - t0
+            await firsts.stop()
+            await asyncio.sleep(2.0)
+            cpu, main = server_cpu_s(pid) - cpu0, process_cpu_s(pid) - main0
+            load1 = os.getloadavg()
+            await memory.stop()
+            for s, r in zip([*analysts, *students], results):
+                if isinstance(r, BaseException):
+                    s.exception = s.exception or f"driver: {type(r).__name__}: {str(r)[:200]}"
+            for s in analysts:
+                for ctx in [c for c in s.notes if hasattr(c, "close")]:
+                    await ctx.close()
+        finally:
+            await browser.close()
     return dict(analysts=analysts, students=students, cpu_s=cpu, main_cpu_s=main, wall_s=wall, start_mb=start_mb,
-                peak_mb=memory.peak, load_before=load0, load_after=load1)
+                peak_mb=memory.peak, load_before=load0, load_after=load1, firsts=firsts.at, units0=units0)
 
 
-def run_mixed(n_analysts: int, n_students: int, *, cap: float = 300.0, workdir: Path | None = None) -> dict:
+def run_mixed(n_analysts: int, n_students: int, *, cap: float = 300.0, workdir: Path | None = None,
+              deadline: float = MIXED_DEADLINE_S) -> dict:
     """Start a server, let a teacher visit the teaching pages once, then open ``n_analysts`` heavy
     sessions (:data:`SCENARIOS`) and ``n_students`` students (:data:`CLASS_PAGES`) at the same time."""
     workdir = Path(workdir or tempfile.mkdtemp(prefix="nspca_mixed_"))
     csv = labelled_csv(workdir / "genes_75x7000.csv")
-    proc, url = _start_server(workdir / "streamlit.log", NSPCA_JOB_LOG=str(workdir / "jobs.log"))
+    job_log = workdir / "jobs.log"
+    job_log.write_text("")
+    proc, url = _start_server(workdir / "streamlit.log", NSPCA_JOB_LOG=str(job_log))
     try:
-        return asyncio.run(_mixed(n_analysts, n_students, url, proc.pid, csv, cap))
+        return asyncio.run(_mixed(n_analysts, n_students, url, proc.pid, csv, cap, job_log, deadline))
     finally:
         _stop_server(proc)
 
@@ -494,16 +554,29 @@ def report_mixed(r: dict, out) -> None:
     out(f"Analysts and a class at once: {na} heavy sessions and {ns} students opened together, after the "
         f"teacher's first visit (work phase {r['wall_s']:.1f} s; load average {r['load_before'][0]:.1f} before, "
         f"{r['load_after'][0]:.1f} after, on {os.cpu_count()} cores: first-figure seconds are wall clock under it)")
-    out(f"  {'analyst':<8} {'data':<7} {'page':<26} {'first figure (s)':>17} {'from open (s)':>14}  exception")
+    out(f"  {'analyst':<8} {'data':<7} {'page':<26} {'first figure (s)':>17} {'from open (s)':>14} "
+        f"{'server CPU before (s)':>22} {'units before':>13}  exception")
+    at, u0 = r.get("firsts", {}), r.get("units0", 0)
     for s in r["analysts"]:
         first = f"{s.first:.1f}" if s.first is not None else "none"
         total = f"{s.total:.1f}" if s.total is not None else "-"
-        out(f"  {s.index:<8} {s.dataset:<7} {s.title:<26} {first:>17} {total:>14}  {s.exception or '-'}")
+        mark = at.get(s.index)
+        cpu = f"{mark['cpu']:.1f}" if mark else "-"
+        units = f"{mark['units'] - u0} ({mark['first_units']} first)" if mark else "-"
+        out(f"  {s.index:<8} {s.dataset:<7} {s.title:<26} {first:>17} {total:>14} {cpu:>22} {units:>13}  "
+            f"{s.exception or '-'}")
     firsts = sorted(s.first for s in r["analysts"] if s.first is not None)
     worst = firsts[-1] if len(firsts) == na else float("inf")
     med = firsts[len(firsts) // 2] if firsts else float("nan")
     out(f"  analysts' first figure: median {med:.1f} s, worst {worst:.1f} s (target {FIRST_CONTENT_BUDGET_S:.0f} s "
-        f"on a quiet machine: {_ok(worst <= FIRST_CONTENT_BUDGET_S)} under this load)")
+        f"on a quiet machine: {_ok(worst <= FIRST_CONTENT_BUDGET_S)} at this load: "
+        f"{r['load_before'][0]:.1f} before, {r['load_after'][0]:.1f} after)")
+    if at:
+        last = max(at.values(), key=lambda m: m["cpu"])
+        cores = os.cpu_count() or 1
+        out(f"  load-independent: server CPU spent before the last analyst's first figure {last['cpu']:.1f} s "
+            f"(server and workers, students' runs included; on {cores} idle cores at least "
+            f"{last['cpu'] / cores:.1f} s of wall clock), {last['units'] - u0} units of work finished before it")
     sf = sorted(s.first for s in r["students"] if s.first is not None)
     sworst = sf[-1] if len(sf) == ns else float("inf")
     out(f"  students' tour first figure: median {sf[len(sf) // 2] if sf else float('nan'):.1f} s, worst {sworst:.1f} s;"

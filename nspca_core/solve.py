@@ -104,29 +104,36 @@ def fit_cov(cov: Cov, k: int, method: str, d: int, eps: float, seed, callback, o
 
 
 
-def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> dict:
-    """The cheap starts of "auto": those of the truncated power method with the same seed
-    (so "auto" is never below "tpower"), the rank-1 solutions of the other top eigenvectors,
-    and ``A r`` for random signed r drawn per rank of ``key`` (order-free)."""
+def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> tuple[list, np.ndarray]:
+    """The cheap starts of "auto" as ``(names, X0)``, X0 (n, p) one start per column: those of the
+    truncated power method with the same seed (so "auto" is never below "tpower"), the rank-1
+    solutions of the other top eigenvectors, and ``A r`` for random signed r drawn per rank of
+    ``key`` (order-free).  One matrix filled by blocks: no n-vector per start to stack again."""
 
     rng = as_rng(seed)
     T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
-    starts = {"rank1(u1)": T[:, 0], "top-variance": T[:, 1]}
-    starts.update({f"tpower#{i}": T[:, i] for i in range(2, T.shape[1])})
-    starts.update({f"rank1(u{j + 1})": rank1_point(V[:, j], k) for j in range(1, V.shape[1])})
-    R = cov.matvec(random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False))
-    starts.update({f"random#{i + 1}": R[:, i] for i in range(R.shape[1])})
-    return starts
+    d = V.shape[1]
+    R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False)
+    names = ["rank1(u1)", "top-variance"] + [f"tpower#{i}" for i in range(2, T.shape[1])]
+    names += [f"rank1(u{j + 1})" for j in range(1, d)] + [f"random#{i + 1}" for i in range(R.shape[1])]
+    X0 = np.empty((cov.n, len(names)))
+    p = T.shape[1]
+    X0[:, :p] = T
+    for j in range(1, d):
+        X0[:, p + j - 1] = rank1_point(V[:, j], k)
+    X0[:, p + d - 1:] = cov.matvec(R)
+    return names, X0
 
 
-def _enet_starts(V: np.ndarray, k: int, d: int, eps: float, seed, samples, info: dict) -> dict:
-    """The best distinct candidates of the ε-net (Alg. 3) on the rank-d factor."""
+def _enet_starts(V: np.ndarray, k: int, d: int, eps: float, seed, samples, info: dict) -> tuple[list, np.ndarray]:
+    """The best distinct candidates of the ε-net (Alg. 3) on the rank-d factor, as ``(names, X0)``."""
 
     N = samples or max(enet_samples(d, eps, V.shape[0]), _AUTO_MIN_SAMPLES)
     # the same directions as enet_nspca(V, k, eps=eps, seed=seed, samples=N) draws
     C = enet_directions(V, eps, seed, N)
     info["enet_samples"] = int(C.shape[0])
-    return {f"enet(d={d})#{i + 1}": x for i, x in enumerate(enet_top(V, k, C, _AUTO_ENET_STARTS))}
+    xs = enet_top(V, k, C, _AUTO_ENET_STARTS)
+    return [f"enet(d={d})#{i + 1}" for i in range(len(xs))], np.column_stack(xs)
 
 
 def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
@@ -139,8 +146,9 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     (:func:`nspca_core._common.ascent.ascent`); the best distinct local optima
     are then polished with support reweighting.
 
-    Cost (issue 39): the ascent computes ``A x`` only on the rows that can enter a top k
-    (:class:`~nspca_core._common.ascent.Screen`, exact: the same steps), selects the top k
+    Cost (issue 39): the starts are one matrix filled by blocks; the ascent computes ``A x`` only
+    on the rows that can enter a top k, counted per column (:class:`~nspca_core._common.ascent.Screen`,
+    exact: the same steps), selects the top k
     among the entries reaching the previous support's smallest, moves a column whose
     support stays to that support's limit on thin data
     (:class:`~nspca_core._common.ascent.SupportJump`, never lower), and merges a column
@@ -162,7 +170,7 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
         if callback is not None:
             callback(step, steps)
 
-    starts: dict = {}
+    first: tuple | None = None  # the exact spannogram's answer, the first start when computed
     # the data's rank when it is at most d (the spectrum beyond is zero to rounding): then
     # A = V V^T and the exact spannogram is the optimum itself
     rank = int(np.count_nonzero(eig[:d] > _RANK_TOL * n * eig[0])) if eig[d] <= _RANK_TOL * n * eig[0] \
@@ -174,20 +182,22 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
 
         dd = max(rank, 1) if rank is not None else d
         r = lowrank_nspca(V[:, :dd], k)
-        starts[f"spannogram(d={dd})"] = r.x
+        first = (f"spannogram(d={dd})", r.x)
         info["opt_d"] = (dd, float(r.variance_lowrank))
         if rank is not None:  # A = V V^T: the spannogram's answer is optimal, nothing to polish
             val = cov.quad(r.x)
             info.update({"starts": {f"spannogram(d={dd})": val}, "polished": {f"spannogram(d={dd})": val},
                          "winner": f"spannogram(d={dd})", "polish_iterations": 0, "exact": True})
             return _make_result(cov, r.x, V, "auto", params, t0, info)
-    starts.update(_auto_starts(cov, V, k, key, seed))
+    names, X0 = _auto_starts(cov, V, k, key, seed)
+    if first is not None:
+        names, X0 = [first[0]] + names, np.column_stack([first[1], X0])
     tick(1)
     screen = Screen(cov, V, eig[0]) if Screen.applies(cov) else None
-    before, after, ascended = _ascend(cov, starts, k, key, screen)
+    before, after, ascended = _ascend(cov, names, X0, k, key, screen)
     if options.get("samples") or (_AUTO_ENET and _disagree(after)):
         more = _enet_starts(V, k, d, eps, seed, options.get("samples"), info)
-        b2, a2, x2 = _ascend(cov, more, k, key, screen)
+        b2, a2, x2 = _ascend(cov, *more, k, key, screen)
         before.update(b2)
         after.update(a2)
         ascended.update(x2)
@@ -217,11 +227,10 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     return _make_result(cov, best_x, V, "auto", params, t0, info)
 
 
-def _ascend(cov: Cov, starts: dict, k: int, key: np.ndarray, screen: Screen | None = None):
-    """One batched ascent from every start: ``(value before, value after, point after)`` by name.
-    ``screen``: the products exact only where the top k can be (:class:`Screen`)."""
-    names = list(starts)
-    X0 = np.column_stack([np.asarray(starts[nm], dtype=float) for nm in names])
+def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, screen: Screen | None = None):
+    """One batched ascent from every start (the columns of X0, named by ``names``): ``(value before,
+    value after, point after)`` by name.  ``screen``: the products exact only where the top k can be
+    (:class:`Screen`)."""
     # the support's limit through the m x m Gram of thin data; on a covariance the eigh and its
     # bookkeeping cost more than the steps they save (CBCL, LRS)
     jump = SupportJump(cov) if type(cov) is Cov and cov.thin and cov._A is None else None

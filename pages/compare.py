@@ -59,7 +59,8 @@ def main() -> None:
     except compute.Unavailable as exc:
         st.info(f"Certified ratios need the certificates module: {exc}")
     views = [f.view() for f in fits.values()] + ([cert.view()] if cert is not None else [])
-    live.live(lambda: draw(ds, X, k, methods, fits, cert, s, dkey), active=live.any_active(views))
+    live.live(lambda: draw(ds, X, k, methods, fits, cert, s, dkey), active=live.any_active(views),
+              first=not any(v.results for v in views[:len(fits)]))  # no answer yet: no figure
 
 
 def draw(ds, X, k, methods, fits, cert_job, s, dkey: str = "") -> bool:
@@ -128,38 +129,41 @@ def draw(ds, X, k, methods, fits, cert_job, s, dkey: str = "") -> bool:
         "provably_optimal": st.column_config.CheckboxColumn("provably optimal"),
     })
 
+    # every figure built once per server for what it shows (live.figure): the redraws while the
+    # certificate runs, and the other sessions on the same data, send the one made
     c1, c2 = st.columns(2)
     if cert is not None:
-        c1.plotly_chart(below_toolbar(figs.metric_bars(table, "certified_ratio", percent=True,
-                                                       title=f"Certified fraction of the optimum, k = {k}",
-                                                       ylabel="variance / upper bound")), key="cmp_ratio")
+        c1.plotly_chart(live.figure("cmp_ratio", (table, k), lambda: below_toolbar(figs.metric_bars(
+            table, "certified_ratio", percent=True, title=f"Certified fraction of the optimum, k = {k}",
+            ylabel="variance / upper bound"))), key="cmp_ratio")
     else:
-        c1.plotly_chart(below_toolbar(figs.metric_bars(table, "variance_over_lambda1",
-                                                       title=f"Variance / λ₁, k = {k}", ylabel="variance / λ₁")),
-                        key="cmp_var")
-    c2.plotly_chart(below_toolbar(figs.metric_bars(table, "seconds", title="Seconds per solve",
-                                                   ylabel="seconds")), key="cmp_seconds")
+        c1.plotly_chart(live.figure("cmp_var", (table, k), lambda: below_toolbar(figs.metric_bars(
+            table, "variance_over_lambda1", title=f"Variance / λ₁, k = {k}", ylabel="variance / λ₁"))),
+            key="cmp_var")
+    c2.plotly_chart(live.figure("cmp_seconds", (table,), lambda: below_toolbar(figs.metric_bars(
+        table, "seconds", title="Seconds per solve", ylabel="seconds"))), key="cmp_seconds")
 
     supports = {mth: np.asarray(results[mth].support) for mth in names}
-    st.plotly_chart(figs.jaccard_heatmap(compute.jaccard_matrix(supports),
-                                         title=f"Support overlap at k = {k} (Jaccard |S∩T| / |S∪T|)"),
-                    key="cmp_jaccard")
+    jaccard = compute.jaccard_matrix(supports)
+    st.plotly_chart(live.figure("cmp_jaccard", (jaccard, k), lambda: figs.jaccard_heatmap(
+        jaccard, title=f"Support overlap at k = {k} (Jaccard |S∩T| / |S∪T|)")), key="cmp_jaccard")
 
     st.subheader("Loadings side by side")
     if ds.image_shape is not None:
         # one image per method, in a single row, titled by method and variance
         flat = {"": [np.asarray(results[mth].x) for mth in names]}
         flat_titles = {"": [f"{figs.method_short(mth)}<br>var {results[mth].variance:.4g}" for mth in names]}
-        st.plotly_chart(figs.image_grid(flat, image_shape=ds.image_shape, titles=flat_titles,
-                                        title=f"Loadings as images, k = {k}", cell_px=150),
-                        key="cmp_images")
+        st.plotly_chart(live.figure("cmp_images", (flat, flat_titles, ds.image_shape, k), lambda: figs.image_grid(
+            flat, image_shape=ds.image_shape, titles=flat_titles, title=f"Loadings as images, k = {k}",
+            cell_px=150)), key="cmp_images")
     union = np.unique(np.concatenate([supports[mth] for mth in names])).astype(int)
     shown = union[:80]
     L = pd.DataFrame({mth: np.asarray(results[mth].x)[shown] for mth in names},
                      index=[str(ds.feature_names[j]) for j in shown])
-    st.plotly_chart(figs.loadings_heatmap(
-        L, title=f"Loadings on the union of the supports ({union.size} features"
-                 + (", first 80 shown)" if union.size > 80 else ")")), key="cmp_loadings")
+    loadings_title = (f"Loadings on the union of the supports ({union.size} features"
+                      + (", first 80 shown)" if union.size > 80 else ")"))
+    st.plotly_chart(live.figure("cmp_loadings", (L, loadings_title),
+                                lambda: figs.loadings_heatmap(L, title=loadings_title)), key="cmp_loadings")
 
     if ds.labels is not None:
         st.subheader("Do the selected features separate the classes?")
@@ -177,9 +181,9 @@ def draw(ds, X, k, methods, fits, cert_job, s, dkey: str = "") -> bool:
                                                      int(classes.size), s.seed))
                 cb(i + 1, len(names))
         jt = pd.DataFrame(dict(method=names, jaccard=scores))
-        st.plotly_chart(figs.metric_bars(jt, "jaccard", title=f"k-means ({classes.size} clusters) "
-                                         f"on the selected features vs labels",
-                                         ylabel="pair-counting Jaccard"), key="cmp_kmeans")
+        st.plotly_chart(live.figure("cmp_kmeans", (jt, classes.size), lambda: figs.metric_bars(
+            jt, "jaccard", title=f"k-means ({classes.size} clusters) on the selected features vs labels",
+            ylabel="pair-counting Jaccard")), key="cmp_kmeans")
 
     L_all = np.column_stack([np.asarray(results[mth].x) for mth in names])
     c1, c2 = st.columns(2)

@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from nspca_core import methods as registry
-from nspca_core.certificates.components import certify_components
 from ui import compute, cost, downloads, jobs, live, messages, state, work
 from ui.figures import analysis as figs
 from ui.figures.teach import below_toolbar, legend_below  # titles under the toolbar, legends under the axis
@@ -97,41 +96,50 @@ def main() -> None:
         st.info("Choose at least one strategy.")
         return
     jobs.REGISTRY.warm()
-    todo = work.components_jobs(X, live.data_key(ds), strategies, r=r, k=k, method=method, d=s.d,
+    dkey = live.data_key(ds)
+    todo = work.components_jobs(X, dkey, strategies, r=r, k=k, method=method, d=s.d,
                                 eps=s.eps, seed=s.seed, title=f"({r} components) on {ds.info.title}")
+    # the joint bound (a branch and bound: half a CPU second on MLL) beside the page, not in its run
+    joint = None
+    if any(registry.STRATEGIES[sg].disjoint for sg in strategies):
+        joint = work.joint_bound_job(X, dkey, k, [r], title=f"bound on {r} components on {ds.info.title}")
     # the first paint says "on their way"; the fragment redraws as each strategy finishes
-    live.live(lambda: draw(ds, X, strategies, todo),
-              active=live.any_active([j.view() for j in todo.values()]))
+    views = [j.view() for j in todo.values()]
+    live.live(lambda: draw(ds, X, strategies, todo, dkey=dkey),
+              active=live.any_active(views + ([joint.view()] if joint is not None else [])),
+              first=not any(v.results for v in views))
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def joint_bound(X: np.ndarray, k: int, c: int) -> tuple[float, str]:
-    """The certified bound on the best total variance of c components with disjoint supports of
-    at most k nonzeros (:func:`nspca_core.certificates.components.certify_components`); it does
-    not depend on the strategy, so one per (data, k, c)."""
-    cert = certify_components(X, k=int(k), n_components=int(c))
-    return float(cert.upper_bound), cert.kind
-
-
-def show_joint_ratio(X: np.ndarray, results: dict) -> None:
+def show_joint_ratio(X: np.ndarray, results: dict, dkey: str) -> bool:
     """For the strategies with disjoint supports: the total variance as a certified fraction of
-    the best possible total (the joint ratio), in place of per-component ratios."""
+    the best possible total (the joint ratio), in place of per-component ratios, from the joint
+    bound's job (:func:`ui.work.joint_bound_job`; it does not depend on the strategy, so one per
+    data, k and c).  True while that bound is being computed."""
     disjoint = {sg: res for sg, res in results.items()
                 if registry.STRATEGIES[sg].disjoint and res.n_components > 0
                 and isinstance(res.params.get("k"), (int, np.integer))}
     if not disjoint:
-        return
+        return False
+    computing = False
     cols = st.columns(len(disjoint))
     for col, (sg, res) in zip(cols, disjoint.items()):
-        ub, kind = joint_bound(X, int(res.params["k"]), res.n_components)
-        col.metric(f"{STRATEGY_LABELS[sg]}: certified fraction of the best total",
-                   f"≥ {res.total_variance / ub:.2%}" if ub > 0 else "100%",
+        k, c = int(res.params["k"]), int(res.n_components)
+        view = work.joint_bound_job(X, dkey, k, [c]).view()  # this job (a c not asked for yet is added)
+        label = f"{STRATEGY_LABELS[sg]}: certified fraction of the best total"
+        if c not in view.results:
+            computing |= view.active
+            col.metric(label, "computing…" if view.active else "not available",
+                       help=view.message or "The bound on the best total is computed after the components.")
+            continue
+        ub, kind = view.results[c]["upper"], view.results[c]["kind"]
+        col.metric(label, f"≥ {res.total_variance / ub:.2%}" if ub > 0 else "100%",
                    help=f"Σ variance {res.total_variance:.6g} of at most {ub:.6g} for any "
-                        f"{res.n_components} nonnegative components with disjoint supports of at most "
-                        f"{int(res.params['k'])} nonzeros each (bound: {kind})")
+                        f"{c} nonnegative components with disjoint supports of at most "
+                        f"{k} nonzeros each (bound: {kind})")
+    return computing
 
 
-def draw(ds, X, strategies, todo) -> bool:
+def draw(ds, X, strategies, todo, *, dkey: str = "") -> bool:
     """The figures from the strategies done so far; True while work is under way."""
     m = X.shape[0]
     views = {sg: todo[sg].view() for sg in strategies}
@@ -144,22 +152,28 @@ def draw(ds, X, strategies, todo) -> bool:
     if not results:
         st.info("The first components are on their way…")
         return view.active
+    active = view.active
     if results:
         total = float(np.einsum("ij,ij->", X, X) / m) or 1.0  # trace(A), A = XᵀX/m
+        cumulative = {lab: res.cumulative_variance for lab, res in results.items()}
+        summed = {lab: np.cumsum(res.variance) for lab, res in results.items()}
+        # built once per server for what they show (live.figure): redraws and other sessions send them as made
         c1, c2 = st.columns(2)
-        c1.plotly_chart(below_toolbar(legend_below(figs.cumulative_variance(
-            {lab: res.cumulative_variance for lab, res in results.items()}, normalizer=total,
-            title="Variance explained by the span of the first components",
-            ylabel="cumulative variance / trace(A)"))), key="sc_cumulative")
-        c2.plotly_chart(below_toolbar(legend_below(figs.cumulative_variance(
-            {lab: np.cumsum(res.variance) for lab, res in results.items()}, normalizer=total,
-            title="Σ of per-component variances<br><sup>the objective of Asteris et al. (2015)</sup>",
-            ylabel="Σ xⱼᵀAxⱼ / trace(A)"))), key="sc_sum")
+        c1.plotly_chart(live.figure("sc_cumulative", (cumulative, total), lambda: below_toolbar(legend_below(
+            figs.cumulative_variance(cumulative, normalizer=total,
+                                     title="Variance explained by the span of the first components",
+                                     ylabel="cumulative variance / trace(A)")))), key="sc_cumulative")
+        c2.plotly_chart(live.figure("sc_sum", (summed, total), lambda: below_toolbar(legend_below(
+            figs.cumulative_variance(
+                summed, normalizer=total,
+                title="Σ of per-component variances<br><sup>the objective of Asteris et al. (2015)</sup>",
+                ylabel="Σ xⱼᵀAxⱼ / trace(A)")))), key="sc_sum")
         note = messages.bipartite_note({lab: float(np.sum(res.variance)) for lab, res in results.items()},
                                        STRATEGY_LABELS[registry.BIPARTITE])
         if note:
             st.info(note)
-        show_joint_ratio(X, {sg: views[sg].results[sg] for sg in strategies if sg in views[sg].results})
+        active |= show_joint_ratio(X, {sg: views[sg].results[sg] for sg in strategies if sg in views[sg].results},
+                                   dkey)
         rows = []
         for lab, res in results.items():
             for j in range(res.n_components):
@@ -168,10 +182,11 @@ def draw(ds, X, strategies, todo) -> bool:
                                  cumulative=float(res.cumulative_variance[j]),
                                  nonzeros=int(len(res.supports[j]))))
         table = pd.DataFrame(rows)
-        st.plotly_chart(figs.supports_heatmap({lab: res.loadings for lab, res in results.items()},
-                                              [str(f) for f in ds.feature_names],
-                                              title="Supports: loadings per feature and component"),
-                        key="sc_supports")
+        loadings = {lab: res.loadings for lab, res in results.items()}
+        names = np.asarray([str(f) for f in ds.feature_names])
+        st.plotly_chart(live.figure("sc_supports", (loadings, names), lambda: figs.supports_heatmap(
+            loadings, list(names), title="Supports: loadings per feature and component")),
+            key="sc_supports")
         with st.expander("Per-component table (additional = after projecting out the earlier ones)"):
             st.dataframe(table, hide_index=True)
         st.download_button("Download table (CSV)", table.to_csv(index=False).encode(),
@@ -182,7 +197,7 @@ def draw(ds, X, strategies, todo) -> bool:
                            downloads.components_csv(first.loadings, ds.feature_names),
                            file_name=f"components_{ds.name}.csv", mime="text/csv", key="sc_loadings",
                            on_click="ignore")
-    return view.active
+    return active
 
 
 compute.guard(main)

@@ -62,6 +62,13 @@ def controls(n: int) -> tuple[list[str], int, bool, bool, bool]:
 
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def k_axis(n: int, points: int, k_now: int) -> tuple[int, ...]:
+    """:func:`ui.variance_k.k_grid`, once per server for its arguments (on MLL's 12,582 features its
+    top-up loop took 15 ms of every run and redraw)."""
+    return vk.k_grid(n, points, k_now)
+
+
 def main() -> None:
     s = state.settings()
     ds = compute.current_dataset()
@@ -69,7 +76,7 @@ def main() -> None:
     m, n = X.shape
     methods, points, show_band, show_paper, log_k = controls(n)
     k_now = min(s.k, n)
-    ks = vk.k_grid(n, points, k_now)
+    ks = k_axis(n, points, k_now)
     methods = cost.screen_methods(methods, n, s.d, key="vk", eps=s.eps, runs=len(ks))
     if not methods:
         st.info("Choose at least one algorithm.")
@@ -133,7 +140,8 @@ def main() -> None:
         return live.restart_if_resumed(now, active)
 
     # a first visit draws at once ("on its way") and the fragment redraws as the curves come
-    live.live(redraw, active=active, period=period)
+    first = not any(j.view(touch=False).results for j in paths.values())  # no curve yet: no figure
+    live.live(redraw, active=active, period=period, first=first)
 
 
 def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=False, *, store=None,
@@ -177,8 +185,12 @@ def draw(ds, X, ks, k_now, lam1, methods, paths, cert, show_paper, s, log_k=Fals
             except compute.Unavailable as exc:
                 st.info(f"The paper's bound needs `paper_bound`: {exc}")
     curves = vk.curves_frame(methods, ks, values, lam1, b.upper if cview is not None else None)
-    fig = figs.variance_vs_k(curves, band=band, paper=paper, current_k=k_now,
-                             title=f"{ds.info.title}: variance / λ₁ vs k", ylabel="variance / λ₁", log_k=log_k)
+    title = f"{ds.info.title}: variance / λ₁ vs k"
+    # built once per server for what it shows: the redraws while the work goes on, and every session on
+    # the same data, send the figure made once (live.figure)
+    fig = live.figure("vk", (curves, band, paper, k_now, title, log_k),
+                      lambda: figs.variance_vs_k(curves, band=band, paper=paper, current_k=k_now, title=title,
+                                                 ylabel="variance / λ₁", log_k=log_k))
     st.plotly_chart(fig, key="vk_chart")
     j = ks.index(k_now)
     numbers(j, k_now, b, lam1, methods, certifying=cview is not None, active=active)

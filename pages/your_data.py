@@ -12,8 +12,8 @@ from nspca_core.methods import REMOVE
 from ui import bounds_store, compute, downloads, layout, live, state, work
 from ui import topics as text_upload
 from ui.figures import analysis as figs
-from ui.messages import refused_file, unlogged_hint
-from ui.reading import TYPES, dropped_columns, on_screen, orientation_choice, parse, read_options
+from ui.messages import for_user, refused_file, unlogged_hint
+from ui.reading import TYPES, dropped_columns, orientation_choice, parse, read_options
 from ui.sidebar import link_page, page_intro
 
 page_intro(
@@ -56,7 +56,7 @@ def preview(up, ds) -> None:
     cols[2].metric("labels", "none" if up.labels is None else f"{np.unique(up.labels).size} classes")
     cols[3].metric("images", "no" if up.image_shape is None else f"{up.image_shape[0]}×{up.image_shape[1]}")
     for note in list(up.notes) + [nt for nt in ds.notes if nt not in up.notes]:
-        st.caption(f"• {on_screen(note)}")
+        st.caption(f"• {for_user(note)}")
     names = getattr(up, "sample_names", None)
     shown = min(10, m)
     index = (pd.Index([str(v) for v in names[:shown]], name="sample")  # the file's own names
@@ -188,7 +188,7 @@ def main() -> None:
         try:
             loaded = parse(data, file.name, opts)
         except ValueError as exc:  # DataFormatError / InputError: say what is wrong, stay up
-            st.error(f"Could not read **{file.name}**: {on_screen(str(exc), file.name)}")
+            st.error(f"Could not read **{file.name}**: {for_user(exc, filename=file.name)}")
             loaded = None
         if loaded is not None:
             file_digest = hashlib.sha1(data).hexdigest()

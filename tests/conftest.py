@@ -1,8 +1,11 @@
-"""Shared fixtures: the local copies of the papers' datasets (skip cleanly when absent)."""
+"""Shared fixtures: the local copies of the papers' datasets (skip cleanly when absent); for the app's
+tests (tests/ui/, tests/pages/, tests/app_shell/), one headless Chromium per test module and no background
+work left running after a test."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -72,3 +75,33 @@ def lrs_X():
 def mll_X():
     X = _npz("mll_leukemia.npz")["X"].astype(float)
     return X - X.mean(axis=0)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright; the test skips with the install command when absent."""
+    from tests.app_shell.test_browser import CHROMIUM_ARGS, _chromium
+
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("no Chromium found (shutil.which('chromium') and /usr/bin/chromium); "
+                    "`make test` installs Debian's chromium — run `apt-get install -y chromium`")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_background_work_left():
+    """Stop the band's background tightening an app test left running (it may go on for minutes;
+    ``jobs.REGISTRY.wait`` does not wait for it), so that it does not load the tests after.  Only where
+    the test process has loaded the app's job registry: the core's tests never import it."""
+    yield
+    jobs = sys.modules.get("ui.jobs")
+    if jobs is not None:
+        jobs.REGISTRY.stop_background()

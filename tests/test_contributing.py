@@ -161,7 +161,7 @@ def test_recipe_one_method(checkout):
     cli = _run(root, "-m", "nspca_core", "fit", "synthetic-planted", "--k", "3", "--method", "greedy",
                "--out", str(root / "out"))
     assert cli.returncode == 0, cli.stderr[-3000:]
-    _pytest(root, "tests/app/test_app_registry.py", "tests/core/test_api.py")
+    _pytest(root, "tests/app_shell/test_registry.py", "tests/core/test_api.py")
 
 
 # ----------------------------------------------------------------------------------- one bound
@@ -293,7 +293,7 @@ def test_recipe_one_page(checkout):
     """))
     assert probe.returncode == 0 and probe.stdout.strip().endswith("ok"), probe.stderr[-3000:]
     # the app's navigation lists it, and the app's own tests of its page table pass unchanged
-    _pytest(root, "tests/app/test_app_shell.py", "tests/app/test_app_registry.py")
+    _pytest(root, "tests/app_shell/test_shell.py", "tests/app_shell/test_registry.py")
 
 
 # ------------------------------------------------------------------------------- one strategy

@@ -198,7 +198,7 @@ def test_recipe_one_method_of_the_paper(checkout):  # noqa: F811 (the fixture)
     cli = _run(root, "-m", "nspca_core", "fit", "synthetic-planted", "--k", "3", "--method", "u1",
                "--out", str(root / "out"))
     assert cli.returncode == 0, cli.stderr[-3000:]
-    _pytest(root, "tests/app/test_app_registry.py", "tests/core/test_api.py")
+    _pytest(root, "tests/app_shell/test_registry.py", "tests/core/test_api.py")
 
 
 # ------------------------------------------------------------------- one bound that optimizes

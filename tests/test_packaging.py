@@ -344,7 +344,7 @@ def test_installed_wheel_serves_the_app_with_nspca_app(wheel, tmp_path):
             time.sleep(0.5)
         served = _children(server.pid)
         assert any(str(target / "nspca_app" / "app.py") in c for c in served.values()), served  # the installed copy
-        from tests.app.test_browser import CHROMIUM_ARGS, _chromium
+        from tests.app_shell.test_browser import CHROMIUM_ARGS, _chromium
 
         exe = _chromium()
         if exe is None:

@@ -103,6 +103,37 @@ def test_internals_and_private_core_imports_of_the_app_are_found(tmp_path):
     assert structure.private_core_imports(root) == ["ui/b.py"]
 
 
+def test_rewrites_of_message_text_in_the_app_are_found(tmp_path):
+    root = _tree(tmp_path, {
+        "ui/__init__.py": "",
+        "ui/m.py": "import re\nR = re.compile('x')\n\ndef f(t):\n    t = re.sub('a', 'b', t)\n"
+                   "    t = R.sub('c', t)\n    return t.replace('nan_policy', 'Missing values')\n",
+        "ui/ok.py": "import os\n\ndef g(p, n):\n    return p.replace(os.sep, '/'), n.replace('_', ' '), "
+                    "n.split(': ')\n",
+        "pages/p.py": "def h(note):\n    return note.split('(auto: ')[1]\n",
+    })
+    assert structure.message_rewrites(root) == ["ui/m.py:5", "ui/m.py:6", "ui/m.py:7", "pages/p.py:2"]
+
+
+def test_test_folders_that_mirror_no_code_are_found(tmp_path):
+    root = _tree(tmp_path, {
+        "nspca_core/__init__.py": "", "nspca_core/io/__init__.py": "", "nspca_core/_common/__init__.py": "",
+        "ui/__init__.py": "", "ui/figures/__init__.py": "", "pages/home.py": "",
+        "tests/core/io/t.py": "", "tests/core/common/t.py": "", "tests/core/gone/t.py": "",
+        "tests/data/io/t.py": "", "tests/ui/figures/t.py": "", "tests/ui/widgets/t.py": "",
+        "tests/pages/home/t.py": "", "tests/pages/about/t.py": "", "tests/app_shell/t.py": "",
+        "tests/app/t.py": "",
+    })
+    assert structure.unmirrored_test_folders(root) == ["tests/app", "tests/core/gone", "tests/pages/about",
+                                                       "tests/ui/widgets"]
+
+
+def test_the_repository_has_no_message_rewrite_in_the_app_and_its_tests_mirror_the_code():
+    """Issue 37, items 5 and 6: the app says the core's messages from their parts; tests/ mirrors."""
+    assert structure.message_rewrites() == []
+    assert structure.unmirrored_test_folders() == []
+
+
 def test_the_repository_has_no_import_circle():
     """Issue 37, item 4: no circle anywhere (core, ui/, pages/, app.py), in-function imports included."""
     edges = structure.imports(structure.PRODUCT)

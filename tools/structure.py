@@ -1,5 +1,6 @@
 """Measures of the repository's shape (issue 37): import circles, imports hidden in functions,
-long functions, validation mechanisms, strategy literals, top-level modules, page sizes.
+long functions, validation mechanisms, strategy literals, top-level modules, page sizes, rewrites of
+the core's message text in the app, test folders that do not mirror the code.
 
     python -m tools.structure                      # a report for this checkout
     python -m tools.structure --json               # the same as JSON
@@ -43,6 +44,10 @@ TABLE_FILES = ("_common/params.py", "_common/options.py", "_common/validation.py
 BELOW_FRONTS = ("peers", "deflation.py", "solve.py", "_common")
 CHECK_CALLS = ("check", "in_interval", "in_choices", "check_options")
 # private places of Streamlit (and CPython's threading) the app may reach only through ui/streamlit_runtime.py
+# a test folder -> the code its subfolders mirror (tests/core/common mirrors nspca_core/_common); the
+# folders of tests across pages (app.py) mirror nothing
+TEST_MIRRORS = {"core": CORE, "data": CORE, "ui": "ui", "pages": "pages"}
+SHARED_TEST_FOLDERS = ("app_shell",)
 STREAMLIT_INTERNALS = ("_session_mgr", "_uploaded_file_mgr", "_async_objs", "uses_pages_directory",
                        "get_script_run_ctx", "_register_atexit", "pages_manager", "scriptrunner")
 
@@ -344,6 +349,57 @@ def private_core_imports(root: Path = ROOT) -> list[str]:
     return sorted(out)
 
 
+def _rewrites(tree) -> list[int]:
+    """Lines of calls that rewrite text by pattern: ``re.sub``/``re.subn``, a compiled pattern's
+    ``.sub``, and ``.replace``/``.split``/``.removeprefix`` with a literal of 4 or more characters (a
+    phrase, not a separator such as ``os.sep`` or ``"_"``)."""
+    out = []
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+            continue
+        name = n.func.attr
+        if name in ("sub", "subn"):
+            out.append(n.lineno)
+        elif name in ("replace", "split", "rsplit", "removeprefix", "removesuffix") and n.args \
+                and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str) \
+                and len(n.args[0].value) >= 4:
+            out.append(n.lineno)
+    return out
+
+
+def message_rewrites(root: Path = ROOT) -> list[str]:
+    """``file:line`` of every text rewrite (:func:`_rewrites`) in ui/ and pages/: the app says the
+    core's messages from their parts (``InputError.plain``/``remedy``), never by rewriting them."""
+    return [f"{p.relative_to(root)}:{line}" for p in _files(("ui", "pages"), root)
+            for line in _rewrites(ast.parse(p.read_text()))]
+
+
+def unmirrored_test_folders(root: Path = ROOT) -> list[str]:
+    """Test folders that mirror no code (:data:`TEST_MIRRORS`): ``tests/<top>`` with an unknown top,
+    ``tests/pages/<x>`` without ``pages/<x>.py``, ``tests/<core|data|ui>/<sub>`` without the package
+    ``<code>/<sub>`` (or ``<code>/_<sub>``)."""
+    tests = root / "tests"
+    if not tests.is_dir():
+        return []
+    out = []
+    for top in sorted(d for d in tests.iterdir() if d.is_dir() and d.name != "__pycache__"):
+        if top.name in SHARED_TEST_FOLDERS:
+            continue
+        if top.name not in TEST_MIRRORS:
+            out.append(f"tests/{top.name}")
+            continue
+        code = root / TEST_MIRRORS[top.name]
+        for sub in sorted(d for d in top.rglob("*") if d.is_dir() and "__pycache__" not in d.parts):
+            rel = sub.relative_to(top)
+            if top.name == "pages":
+                ok = len(rel.parts) == 1 and (code / f"{rel}.py").is_file()
+            else:
+                ok = (code / rel).is_dir() or (code / rel.parent / f"_{rel.name}").is_dir()
+            if not ok:
+                out.append(str(sub.relative_to(root)))
+    return out
+
+
 def app_lines(root: Path = ROOT) -> int:
     return sum(len(p.read_text().splitlines()) for p in _files(("ui",), root))
 
@@ -371,6 +427,8 @@ def report(package: str = "nspca_core", root: Path = ROOT) -> dict:
         "ui_lines": app_lines(root),
         "internals_touched": internals_touched(root),
         "private_core_imports": private_core_imports(root),
+        "message_rewrites": message_rewrites(root),
+        "unmirrored_test_folders": unmirrored_test_folders(root),
     }
 
 
@@ -396,6 +454,9 @@ def rows(result: dict) -> list[tuple[str, str]]:
     out.append(("ui/ lines", result.get("ui_lines", "-")))
     for name, title in (("internals_touched", "app files touching Streamlit's internals"),
                         ("private_core_imports", "app files importing a private core module")):
+        out.append((title, len(result[name]) if name in result else "-"))
+    for name, title in (("message_rewrites", "text rewrites of messages in ui/ and pages/"),
+                        ("unmirrored_test_folders", "test folders not mirroring a package")):
         out.append((title, len(result[name]) if name in result else "-"))
     page_rows = result.get("pages", {})
     out.append((f"pages over {PAGE_LIMIT} lines", len(result.get("pages_over_limit", [])) if page_rows else "-"))
@@ -429,6 +490,8 @@ def _print_report(result: dict) -> None:
     print("files below the fronts checking arguments:", ", ".join(v["below_fronts"]) or "none")
     print("app files touching Streamlit's internals:", ", ".join(result["internals_touched"]) or "none")
     print("app files importing a private core module:", ", ".join(result["private_core_imports"]) or "none")
+    print("text rewrites of messages in ui/ and pages/:", ", ".join(result["message_rewrites"]) or "none")
+    print("test folders not mirroring a package:", ", ".join(result["unmirrored_test_folders"]) or "none")
     print("functions over 150 lines:", result["functions_over_150_lines"] or "none")
 
 

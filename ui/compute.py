@@ -144,7 +144,7 @@ def guard(main: Callable[[], None]) -> None:
     except Unavailable as exc:
         st.info(f"Not available yet: {exc}")
     except ValueError as exc:  # InputError, DataFormatError are ValueErrors
-        st.error(messages.for_user(str(exc)))
+        st.error(messages.for_user(exc))
     except Exception as exc:  # noqa: BLE001 - the page must stay up
         log.error("page failed:\n%s", traceback.format_exc())
         st.error(f"Something went wrong ({type(exc).__name__}): {exc}")
@@ -205,16 +205,11 @@ def parse_upload(data: bytes, filename: str, variable: str | None = None, nan_po
 
     ``vocab``: the vocabulary file of a text corpus (docword / .mtx / .npz), if uploaded.
 
-    The error message names the page's controls, not the API's arguments
-    (:func:`ui.messages.for_user`), and does not repeat the file name.
+    The error is the core's, with its parts (argument, remedy, plain text): the page says it with
+    its controls through :func:`ui.messages.for_user`.
     """
-    try:
-        return _parse_upload(data, filename, variable, nan_policy, resize, label_column, header,
-                             vocab, orientation, sample_info, sample_id_column)
-    except ValueError as exc:
-        said = type(exc)(messages.for_user(str(exc), filename=filename))
-        said.__dict__.update(vars(exc))  # the structured fields (InputError.argument, .value) stay
-        raise said from None
+    return _parse_upload(data, filename, variable, nan_policy, resize, label_column, header,
+                         vocab, orientation, sample_info, sample_id_column)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

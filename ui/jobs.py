@@ -42,12 +42,16 @@ At most :data:`HEAVY_SLOTS` (1) heavy job computes at a time (others wait in
 by :mod:`ui.fair_slots`: a page's first figure (a job without a result yet) before the further units
 of any page, those before the background tightening, and round robin across the browser sessions
 (the job's ``owner``, the session that started it) — one session's many jobs do not hold the others
-up.  A job that would now wait behind another session hands its slot over between two units.
+up.  A job that would now wait behind another session hands its slot over between two units.  A job
+no page waits for to draw its first figure (``first_figure=False``: the band's certificates) ranks as
+further work from the start.  The two pools see each other's first figures: while one waits for a light
+slot, the background tightening gives its slot up in the middle of a unit and a heavy job's further
+units wait (:meth:`Job.gives_way`), and pages already drawn redraw less often (:mod:`ui.live`).
 The memory of the certificates is that of one certificate run in one process: on MLL (72 × 12,582)
 ``certify`` works from X (m ≪ n) and peaks near 400 MB, and the registry keeps only vectors and scalars,
 never an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts
 the least recently read finished ones.  The stated budget of the app for MLL
-is 2 GB resident; ``tests/app/test_browser.py`` measures it.
+is 2 GB resident; ``tests/app_shell/test_browser.py`` measures it.
 
 Shutdown
 --------
@@ -414,12 +418,15 @@ class Job:
     """
 
     def __init__(self, key: Hashable, title: str, units: Iterable[Hashable],
-                 work: Callable[[Any, Callable], Any], *, heavy: bool = False, background: bool = False):
+                 work: Callable[[Any, Callable], Any], *, heavy: bool = False, background: bool = False,
+                 first_figure: bool = True):
         self.key = key
         self.title = title
         self.units = tuple(units)
         self.heavy = heavy or background
         self.background = background
+        # False: no page waits for this job to draw its first figure (a certificate beside the curves)
+        self.first_figure = first_figure
         self.registry: Registry | None = None  # set by Registry.submit (who may preempt a background job)
         self._work = work
         self._lock = threading.Lock()
@@ -493,16 +500,29 @@ class Job:
         self._step = (float(done), float(total))
 
     def must_yield(self) -> bool:
-        """Whether this background job should give its slot to better-ranked waiting work."""
+        """Whether this background job should give its slot (in the middle of a unit) to better-ranked
+        waiting work: a heavy job that is not a background one, or any page's first figure (which
+        waits for a light slot: the tightening's CPU goes to it)."""
         reg = self.registry
-        return bool(self.background and reg is not None and reg.foreground_waiting())
+        return bool(self.background and reg is not None and (reg.foreground_waiting() or reg.light_first_waiting()))
+
+    def gives_way(self) -> bool:
+        """Whether this heavy job gives its slot up before its next unit and stays out of the line: while a
+        page's first figure waits for a *light* slot (the other pool, which the heavy pool's order does not
+        see), a background job and a heavy job's further units (a certificate's next k) wait — first
+        figures before further units across the two pools, their CPU to that first figure."""
+        reg = self.registry
+        if reg is None or not self.heavy or not reg.light_first_waiting():
+            return False
+        return self.background or self.rank() == MORE
 
     def rank(self) -> int:
-        """Its place in the line (:mod:`ui.fair_slots`): background, a first figure, or more."""
+        """Its place in the line (:mod:`ui.fair_slots`): background, a first figure (a job drawing one
+        without a result yet), or more."""
         if self.background:
             return BACKGROUND
         with self._lock:
-            return MORE if self._results else FIRST
+            return MORE if self._results or not self.first_figure else FIRST
 
     def _hand_over(self, slots: FairSlots | None, held: list) -> None:
         """Release the slot and wait for a turn again (``held[0]``: whether this thread holds the slot,
@@ -516,6 +536,9 @@ class Job:
         with self._lock:
             self._status = "queued"
         log.info("job %s gives way", self.title)
+        while self.gives_way():  # out of the line until the first figures it gives way to are served
+            if self._cancel.wait(0.05):
+                raise Cancelled
         held[0] = self._acquire(slots)
         with self._lock:
             self._status = "running"
@@ -555,7 +578,8 @@ class Job:
             while (unit := self._next_unit()) is not None:
                 if self._cancel.is_set():
                     raise Cancelled
-                if held[0] and (self.must_yield() or (ran and slots.would_wait(self.owner, self.rank()))):
+                if held[0] and (self.must_yield() or self.gives_way()
+                                or (ran and slots.would_wait(self.owner, self.rank()))):
                     self._hand_over(slots, held)  # another session's turn (or a first figure) first
                     ran = False
                     continue
@@ -569,9 +593,11 @@ class Job:
                     self._hand_over(slots, held)
                     ran = False
                     continue
+                served_as = self.rank()  # what the unit was served as (a first figure, more, background)
                 with self._lock:
                     self._results[unit] = value
                     self._seconds = base + time.perf_counter() - t0
+                log.info("job %s finished a unit (rank %d) %r", self.title, served_as, unit)
             self._finish("done")
         except Cancelled:
             self._finish(getattr(self, "_pending_status", "cancelled"))
@@ -647,7 +673,8 @@ class Registry:
 
     def submit(self, key: Hashable, title: str, units: Iterable[Hashable],
                work: Callable[[Any, Callable], Any], *, heavy: bool = False,
-               resume: bool = True, background: bool = False, owner: Hashable = "session") -> Job:
+               resume: bool = True, background: bool = False, owner: Hashable = "session",
+               first_figure: bool = True) -> Job:
         """The job for ``key``, started if new.
 
         A job that is queued, running or done is returned as it is (reuse);
@@ -656,6 +683,8 @@ class Registry:
         failed one restarts on its missing units when ``resume``; a *stopped*
         one (the user's Stop) stays stopped until :meth:`resume` is called.
         ``background``: a heavy job that gives way to the others (see :class:`Job`).
+        ``first_figure``: False for a job no page waits for to draw its first figure (the band's
+        certificates, a bound beside the components): its units rank as further work from the start.
         ``owner``: the session whose turn the job's units take (:mod:`ui.fair_slots`); by default
         the browser session running this script (None outside one).  A job another session
         restarts becomes that session's.
@@ -666,7 +695,7 @@ class Registry:
         with self._lock:
             job = self._jobs.get(key)
             if job is None:
-                job = Job(key, title, units, work, heavy=heavy, background=background)
+                job = Job(key, title, units, work, heavy=heavy, background=background, first_figure=first_figure)
                 job.registry = self
                 self._jobs[key] = job
                 self._evict()
@@ -738,6 +767,17 @@ class Registry:
         """Whether work ranked before the background tightening (a heavy job that is not a background
         one) waits for the heavy slot."""
         return self._slots.better_waiting(BACKGROUND)
+
+    def first_waiting(self) -> bool:
+        """Whether some page's first figure waits for a turn (a job without a result yet waits for a
+        light or the heavy slot): pages already drawn then redraw less often (:func:`ui.live.refresh_seconds`),
+        the background tightening gives its slot up and a certificate's further units wait
+        (:meth:`Job.gives_way`), so that the server's CPU goes to that first figure."""
+        return self._light.better_waiting(MORE) or self._slots.better_waiting(MORE)
+
+    def light_first_waiting(self) -> bool:
+        """Whether a page's first figure waits for a light slot (see :meth:`Job.gives_way`)."""
+        return self._light.better_waiting(MORE)
 
     def stop_background(self, reason: str = "stopped") -> list[Job]:
         """Stop every active background job (tests; a page's Stop acts on one job)."""

@@ -11,14 +11,19 @@ and the registry cancels them after :data:`ui.jobs.IDLE_SECONDS`.
 
 from __future__ import annotations
 
+import pickle
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 
-from ui import jobs, streamlit_runtime
+from ui import jobs, keys, streamlit_runtime
 from ui.compute import guard
-from ui.keys import data_key  # noqa: F401 - the pages key their jobs with live.data_key
+from ui.figures.ship import Shipped, ship
+from ui.keys import digest
 
 SESSION_JOBS = "nspca_session_jobs"  # keys of the jobs this session started
 REFRESH_S = 1.0
@@ -29,9 +34,17 @@ REFRESH_S = 1.0
 REFRESH_MAX_S = 4.0
 
 
-def refresh_seconds() -> float:
+def refresh_seconds(*, first: bool = False) -> float:
     """The redraw period of :func:`live`: :data:`REFRESH_S` for one or two sessions watching
-    background work, then ``REFRESH_S · sessions / 2`` up to :data:`REFRESH_MAX_S`."""
+    background work, then ``REFRESH_S · sessions / 2`` up to :data:`REFRESH_MAX_S`.
+
+    First figures first: while another page's first figure waits for a turn in the job pool
+    (:meth:`ui.jobs.Registry.first_waiting`), a page that has drawn its own redraws every
+    :data:`REFRESH_MAX_S`; a page still waiting for its first figure (``first``) every :data:`REFRESH_S`."""
+    if first:
+        return REFRESH_S
+    if jobs.REGISTRY.first_waiting():
+        return REFRESH_MAX_S
     watching = {sid for job in jobs.REGISTRY.active() for sid in job.readers}
     return min(REFRESH_MAX_S, REFRESH_S * max(1.0, len(watching) / 2))
 
@@ -44,11 +57,12 @@ jobs.REGISTRY.session_alive = session_alive  # jobs of closed tabs are cancelled
 
 
 def submit(key: Hashable, title: str, units: Iterable[Hashable], work: Callable, *,
-           heavy: bool = False, background: bool = False) -> jobs.Job:
+           heavy: bool = False, background: bool = False, first_figure: bool = True) -> jobs.Job:
     """``jobs.REGISTRY.submit`` and remember the key for this session's heartbeat; the job
     records this session as a reader, so it is cancelled once every reader's tab is closed
     (work shared by several sessions runs on while one of them is open)."""
-    job = jobs.REGISTRY.submit(key, title, units, work, heavy=heavy, background=background)
+    job = jobs.REGISTRY.submit(key, title, units, work, heavy=heavy, background=background,
+                               first_figure=first_figure)
     sid = session_id()
     if sid is not None:
         job.readers.add(sid)
@@ -57,6 +71,63 @@ def submit(key: Hashable, title: str, units: Iterable[Hashable], work: Callable,
         keys.append(key)
         del keys[:-jobs.MAX_JOBS]
     return job
+
+
+_DATA_KEYS: dict = {}  # id(X) -> (weak reference to X, (name, preprocessing), its key)
+_DATA_KEYS_LOCK = threading.Lock()
+
+
+def data_key(ds) -> str:
+    """:func:`ui.keys.data_key` of a dataset (the pages key their jobs with it), remembered per data matrix
+    while that matrix lives: its digest reads all of X (15 ms of every run and redraw on MLL), and a
+    dataset's matrix is loaded once and only read (the cached datasets, an upload)."""
+    X = ds.X
+    tag = (ds.name, tuple(ds.preprocessing))
+    with _DATA_KEYS_LOCK:
+        hit = _DATA_KEYS.get(id(X))
+    if hit is not None and hit[0]() is X and hit[1] == tag:
+        return hit[2]
+    key = keys.data_key(ds)
+    try:
+        ref = weakref.ref(X)
+    except TypeError:  # not weakly referable: digested every time
+        return key
+    with _DATA_KEYS_LOCK:
+        for gone in [i for i, entry in _DATA_KEYS.items() if entry[0]() is None]:
+            del _DATA_KEYS[gone]
+        _DATA_KEYS[id(X)] = (ref, tag, key)
+    return key
+
+
+# ------------------------------------------------------------------ figures built once per server
+FIGURES_KEPT = 256  # finished figures kept (each the dict of a small figure: curves, bars, 80-row heatmaps)
+_FIGURES: OrderedDict = OrderedDict()
+_FIGURES_LOCK = threading.Lock()
+
+
+def figure(name: str, inputs: tuple, build: Callable[[], object]) -> Shipped:
+    """``build()`` frozen for sending (:func:`ui.figures.ship.ship`), built once per server for the same
+    ``inputs``: a page redrawn every second while its work goes on, and every session showing the same
+    results, send the figure made once instead of building it again (a Plotly figure with its layout
+    costs tens of ms to build: a redraw of Compare on MLL took 0.11 CPU s, 0.03 with its figures kept,
+    ``benchmarks/bench_first_figure.py``).
+
+    ``name`` says which figure (and how ``build`` composes it); ``inputs`` must be everything ``build``
+    reads (frames, arrays, numbers, strings): they are the key, by a digest of their pickle (which holds
+    every value: two different inputs never share a key; equal ones laid out differently in memory may
+    not, and then the figure is only built once more)."""
+    key = (name, digest(pickle.dumps(tuple(inputs), protocol=pickle.HIGHEST_PROTOCOL)))
+    with _FIGURES_LOCK:
+        hit = _FIGURES.get(key)
+        if hit is not None:
+            _FIGURES.move_to_end(key)
+            return hit
+    shipped = ship(build())
+    with _FIGURES_LOCK:
+        _FIGURES[key] = shipped
+        while len(_FIGURES) > FIGURES_KEPT:
+            _FIGURES.popitem(last=False)
+    return shipped
 
 
 def any_active(views: Sequence[jobs.JobView]) -> bool:
@@ -115,7 +186,7 @@ def resume_job(key) -> None:
     _resume(key)
 
 
-def live(draw: Callable[[], bool], *, active: bool, period: float | None = None) -> None:
+def live(draw: Callable[[], bool], *, active: bool, period: float | None = None, first: bool = False) -> None:
     """Run ``draw()`` in a fragment that redraws every second (more under many sessions:
     :func:`refresh_seconds`) while work is under way.
 
@@ -123,6 +194,7 @@ def live(draw: Callable[[], bool], *, active: bool, period: float | None = None)
     ``draw`` returns the same after drawing.  Once the work has ended the page
     reruns once, so the final page has no timer.  ``period``: the least redraw
     period in seconds (a page showing only slow background work asks for more).
+    ``first``: the page has no figure yet (it keeps the short period while others wait).
     """
 
     def body():
@@ -131,7 +203,7 @@ def live(draw: Callable[[], bool], *, active: bool, period: float | None = None)
         if active and not out.get("active", False):
             st.rerun()
 
-    every = max(refresh_seconds(), period or 0.0) if active else None
+    every = (refresh_seconds(first=first) if first else max(refresh_seconds(), period or 0.0)) if active else None
     st.fragment(run_every=every)(body)()
 
 

@@ -1,65 +1,130 @@
-"""The core's messages, reworded for the people using the app (issue 21, item 6).
+"""The core's messages said with the app's controls (issue 21 item 6, issue 37 item 5).
 
-``nspca_core`` speaks to programmers: it names its arguments
-(``nan_policy='drop-rows'``, ``resize=(height, width)``) and counts rows from
-0 where it reports array indices.  On screen the same advice must name the
-control the user sees and count as the user does.  :func:`for_user` rewrites
-a message; it changes wording only, never what is reported.
+``nspca_core`` speaks to programmers: its messages name its arguments (``nan_policy='drop-rows'``,
+``resize=(height, width)``) and count array rows from 0.  Its errors (``InputError``) and its readers'
+notes carry the same message in parts (``nspca_core._common.said``): ``plain`` (what is wrong or what
+was done, naming no argument), ``remedy`` (the argument to give and the values to choose from),
+``argument``/``value``/``allowed`` and ``source`` (the file).  :func:`for_user` composes the app's
+sentence from those parts with the controls of :data:`CONTROLS`; it never reads nor rewrites the text.
+A message without parts is shown as the core wrote it.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from nspca_core.io.formats import ALLOWED_EXTENSIONS, NAN_POLICY_LABELS
 
-__all__ = ["for_user", "NAN_CHOICES", "FILE_TYPES", "refused_file", "unlogged_hint"]
+__all__ = ["for_user", "Control", "CONTROLS", "NAN_CHOICES", "FILE_TYPES", "refused_file", "unlogged_hint"]
 
 # The "Your data" page's choices for missing values (its selectbox labels).
 NAN_CHOICES = dict(NAN_POLICY_LABELS)  # the core's registry (nspca_core.io.formats)
 #: the file types the app accepts, without the dot: every extension nspca_core.load_file reads
 FILE_TYPES = [ext.lstrip(".") for ext in ALLOWED_EXTENSIONS]
-_NAN_CONTROL = "Missing values (NaN/inf)"
-_RESIZE_CONTROL = "Resize every image to height×width"
 
 
-def _nan_choice(m: re.Match) -> str:
-    return f"*{_NAN_CONTROL}* → “{NAN_CHOICES.get(m[1], m[1])}”"
+@dataclass(frozen=True)
+class Control:
+    """A reading control of the "Your data" page, for the core's argument of the same meaning.
+
+    ``label``: as the page names it; ``choices``: the core's value -> its label on screen;
+    ``verb``: how the user sets it ("choose" in a list, "fill in" a box); ``also``: another way to
+    the same end; ``from_one``: the page counts the argument's integer positions from 1."""
+
+    label: str
+    choices: dict = field(default_factory=dict)
+    verb: str = "choose"
+    also: str = ""
+    from_one: bool = False
+
+    def choice(self, value) -> str:
+        if isinstance(value, tuple) and all(isinstance(v, int) for v in value):  # a size, e.g. (32, 32)
+            return "×".join(map(str, value))
+        return str(self.choices.get(value, value))
 
 
-def _one_based(m: re.Match) -> str:
-    return f"{m[1]}row {int(m[2]) + 1}, column {int(m[3]) + 1}"
+NAN_LABEL = "Missing values (NaN/inf)"
+RESIZE_LABEL = "Resize every image to height×width"
+VARIABLE_LABEL = "Array / variable to analyse"
+HEADER_LABEL = "Header line"
+ORIENTATION_LABEL = "Rows of the file are"
+LABEL_COLUMN_LABEL = "Label column"
+SHEET_LABEL = "Sample sheet"
+SHEET_ID_LABEL = "Sheet column of sample ids"
+HEADERS = {None: "detect (default)", True: "yes: column names", False: "no: the first line is data"}
+ORIENTATIONS = {
+    "auto": "detect (default)",
+    "rows-are-samples": "samples (one sample per row)",
+    "rows-are-features": "features, e.g. genes (samples as columns)",
+}
+
+#: the core's argument -> the control that sets it (an argument without a control, such as
+#: ``max_bytes``, has no remedy on screen: the user cannot change it)
+CONTROLS = {
+    "nan_policy": Control(NAN_LABEL, NAN_CHOICES),
+    "resize": Control(RESIZE_LABEL, verb="fill in"),
+    "variable": Control(VARIABLE_LABEL),
+    "header": Control(HEADER_LABEL, HEADERS),
+    "orientation": Control(ORIENTATION_LABEL, ORIENTATIONS, also=' (or press "Read the other way")'),
+    "label_column": Control(LABEL_COLUMN_LABEL, verb="fill in", from_one=True),
+    "sample_info": Control(SHEET_LABEL, verb="upload"),
+    "sample_id_column": Control(SHEET_ID_LABEL),
+}
+_LISTED = 20  # values of a list shown in a message
 
 
-_RULES: list[tuple[re.Pattern, object]] = [
-    # "nan_policy='drop-rows'", with or without the quotes' neighbours
-    (re.compile(r"`?nan_policy\s*=\s*'([a-z-]+)'`?"), _nan_choice),
-    (re.compile(r"`?nan_policy`?"), f"*{_NAN_CONTROL}*"),
-    (re.compile(r"pass `?resize=\(height, width\)`?"), f"fill in *{_RESIZE_CONTROL}*"),
-    (re.compile(r"`?resize=\((\d+), (\d+)\)`? asked"), rf"*{_RESIZE_CONTROL}* = \1×\2"),
-    (re.compile(r"`?label_column`?"), "*Label column*"),
-    # array indices from nspca_core._common.validation / preprocess are 0-based: count from 1
-    (re.compile(r"(the first at )row (\d+), column (\d+)"), _one_based),
-]
+def _remedy(remedy) -> str | None:
+    """The remedy with the page's control, or None when no control sets its argument."""
+    control = CONTROLS.get(remedy.argument)
+    if control is None:
+        return None
+    choices = [f"“{control.choice(c)}”" for c in remedy.choices]
+    if control.verb == "choose" and 0 < len(choices) <= 6:
+        what = "choose " + (choices[0] if len(choices) == 1 else ", ".join(choices[:-1]) + " or " + choices[-1])
+        core = f'{what} under "{control.label}" above{control.also}'
+    else:
+        core = f'{control.verb} "{control.label}" above{control.also}'
+    return " ".join(t for t in (remedy.lead, core, remedy.purpose) if t)
 
 
-def for_user(message: str, *, filename: str | None = None) -> str:
-    """``message`` with API names replaced by the app's controls and indices counted from 1.
+def _one_of(control: Control, allowed, value) -> str:
+    """``"<control>" must be one of ...; got ...`` from the allowed values (a ``range``: positions,
+    said counted from 1 for a control that takes them)."""
+    names = [a for a in allowed if not isinstance(a, range)]
+    shown = ", ".join(repr(a) for a in names[:_LISTED]) + (", …" if len(names) > _LISTED else "")
+    parts = [shown] if names else []
+    if control.from_one:  # a box that takes a position too (a list to choose from shows none)
+        parts += [f"a position from {r.start + 1} to {r.stop}" for r in allowed if isinstance(r, range)]
+    return f'"{control.label}" must be one of {" or ".join(parts)}; got {value!r}'
 
-    ``filename``: a leading ``"<filename>: "`` is dropped (the page already
-    says which file it is talking about).
+
+def for_user(said, *, filename: str | None = None) -> str:
+    """``said`` (an error of the core, a reader's note, or a text) in the app's words.
+
+    Composed from the parts the core gives (see the module's docstring), never from its text; a
+    message without them is the core's text.  ``filename``: the file the page already names (its
+    name does not lead the message again).
     """
-    text = str(message)
-    if filename:
-        for prefix in (f"{filename}: ", f"`{filename}`: "):
-            if text.startswith(prefix):
-                text = text[len(prefix):]
-                break
-        text = text[:1].upper() + text[1:]
-    for pattern, repl in _RULES:
-        text = pattern.sub(repl, text)
+    plain = getattr(said, "plain", None)
+    argument = getattr(said, "argument", None)
+    control = CONTROLS.get(argument)
+    source = getattr(said, "source", None)
+    if plain is None:
+        allowed = getattr(said, "allowed", None)
+        if control is not None and allowed is not None:
+            return _one_of(control, allowed, getattr(said, "value", None))
+        if source is not None and source == filename and hasattr(said, "unsourced"):
+            return said.unsourced()
+        return str(said)
+    text = plain if source is None or source == filename else f"{source}: {plain}"
+    remedy = getattr(said, "remedy", None)
+    if remedy is not None:
+        words = _remedy(remedy)
+        return f"{text}; {words}" if words else text
+    if isinstance(said, str) and control is not None:  # a note of a choice applied
+        return f'"{control.label}" → “{control.choice(getattr(said, "value", None))}”: {text}'
     return text
 
 

@@ -1,95 +1,37 @@
-"""How the "Your data" page reads a file: its reading controls, the reader's messages phrased
-with them, and the parse (a label column typed as a number is a position counted from 1).
+"""How the "Your data" page reads a file: its reading controls and the parse (a label column typed as
+a number is a position counted from 1).
 
 The page (``pages/your_data.py``) draws the controls (:func:`read_options`) for the kind of file
 uploaded, parses it (:func:`parse`, through the cached :func:`ui.compute.parse_upload`) and shows
-what the reader decided (:func:`dropped_columns`, :func:`orientation_choice`).  The reader's errors
-carry the argument at fault (``InputError.argument``): the label-column retry reads it, not the
-message.
+what the reader decided (:func:`dropped_columns`, :func:`orientation_choice`).  The reader's errors and
+notes carry their parts (the argument at fault, the remedy): :func:`ui.messages.for_user` says them
+with these controls (their labels are :data:`ui.messages.CONTROLS`), and the label-column retry reads
+``InputError.argument``, never a message.
 """
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from nspca_core import InputError
-from nspca_core.io import ALLOWED_EXTENSIONS, sheet_columns, zip_holds_images
+from nspca_core.io import sheet_columns, zip_holds_images
 from ui import compute
 from ui import topics as text_upload
-from ui.messages import refused_file
+from ui.messages import (FILE_TYPES, HEADER_LABEL, HEADERS, LABEL_COLUMN_LABEL, NAN_CHOICES, NAN_LABEL,
+                         ORIENTATION_LABEL, ORIENTATIONS, RESIZE_LABEL, SHEET_ID_LABEL, VARIABLE_LABEL, for_user,
+                         refused_file)
 
-__all__ = ["TYPES", "on_screen", "read_options", "parse", "dropped_columns", "orientation_choice"]
+__all__ = ["TYPES", "read_options", "parse", "dropped_columns", "orientation_choice"]
 
-TYPES = [ext.lstrip(".") for ext in ALLOWED_EXTENSIONS]  # what the reader reads (nspca_core.io)
+TYPES = FILE_TYPES  # what the reader reads (nspca_core.io)
 SHEET_TYPES = ["csv", "tsv", "tab", "txt", "xlsx", "xls"]  # a sample sheet
-ORIENTATIONS = {
-    "auto": "detect (default)",
-    "rows-are-samples": "samples (one sample per row)",
-    "rows-are-features": "features, e.g. genes (samples as columns)",
-}
-ORIENTATION_LABEL = "Rows of the file are"
 SHEET_LABEL = "Sample sheet (optional: CSV/TSV, one row per sample, e.g. its class)"
-SHEET_ID_LABEL = "Sheet column of sample ids"
 SHEET_LABELS_LABEL = "Sheet column giving the classes"
 AUTO = "(detected)"
-NAN_POLICIES = {
-    "error": "stop and tell me (default)",
-    "drop-rows": "drop samples with missing values",
-    "drop-columns": "drop features with missing values",
-    "impute-mean": "replace by the feature's mean",
-}
-HEADERS = {None: "detect (default)", True: "yes: column names", False: "no: the first line is data"}
-NAN_LABEL = "Missing values (NaN/inf)"
-RESIZE_LABEL = "Resize every image to height×width (empty = keep; needed for mixed sizes)"
-VARIABLE_LABEL = "Array / variable to analyse"
-HEADER_LABEL = "Header line"
+# the core's policies (nspca_core.io.formats), the first the default
+NAN_POLICIES = {p: f"{label} (default)" if i == 0 else label for i, (p, label) in enumerate(NAN_CHOICES.items())}
+RESIZE_FIELD = f"{RESIZE_LABEL} (empty = keep; needed for mixed sizes)"
 LABEL_LABEL = "Label column (name, or position counting from 1; empty = automatic)"
-
-
-def on_screen(message: str, filename: str | None = None) -> str:
-    """A message of the reader phrased with the controls of this page.
-
-    ``nspca_core.io`` names its API arguments (``nan_policy='drop-rows'``,
-    ``resize=(height, width)``, ``variable=...``, ``max_bytes``,
-    ``label_column``, ``header``); the user sees the controls above, so those
-    are named instead.  A leading ``"<file name>: "`` is dropped: the page
-    already says which file.
-    """
-    if filename and message.startswith(f"{filename}: "):
-        message = message[len(filename) + 2:]
-    message = message.replace(
-        "choose nan_policy='drop-rows', 'drop-columns' or 'impute-mean' to handle them",
-        f'choose what to do with them under "{NAN_LABEL}" above (drop samples, drop features '
-        "or replace by the mean)")
-    message = message.replace("and choose a nan_policy",
-                              f'and choose what to do with them under "{NAN_LABEL}"')
-    message = re.sub(r"nan_policy='([a-z-]+)'",
-                     lambda m: f'"{NAN_LABEL}: {NAN_POLICIES.get(m.group(1), m.group(1))}"', message)
-    # policy values left quoted (e.g. after ui.messages reworded only the first of a list)
-    message = re.sub(r"'(drop-rows|drop-columns|impute-mean)'",
-                     lambda m: f"“{NAN_POLICIES[m.group(1)]}”", message)
-    message = message.replace("pass resize=(height, width) to resize them",
-                              f'fill in "{RESIZE_LABEL.split(" (")[0]}" above to resize them')
-    message = re.sub(r"resize=\((\d+), (\d+)\) asked", r"resized to \1×\2 as asked", message)
-    message = message.replace("choose one with variable=...",
-                              f'choose one under "{VARIABLE_LABEL}" above')
-    message = re.sub(r"; raise max_bytes[^;]*", "", message)
-    message = re.sub(r"the size cap max_bytes=([\d,]+)( bytes)?", r"the upload limit of \1 bytes",
-                     message)
-    message = re.sub(r"max_bytes=([\d,]+)( bytes)?", r"the upload limit of \1 bytes", message)
-    message = re.sub(r"(?:`label_column`|\*Label column\*) must be one of the column names (.*) "
-                     r"or an index in \[0, (\d+)\]",
-                     lambda m: f'"Label column" must be one of the column names {m.group(1)} or a '
-                               f"position from 1 to {int(m.group(2)) + 1}", message)
-    message = re.sub(r"choose header '(yes|no)'", rf'choose "\1" under "{HEADER_LABEL}"', message)
-    message = re.sub(r"choose orientation '([a-z-]+)'",
-                     lambda m: f'choose “{ORIENTATIONS.get(m.group(1), m.group(1))}” under '
-                               f'"{ORIENTATION_LABEL}" (or press "Read the other way")', message)
-    message = message.replace("`sample_id_column`", f'"{SHEET_ID_LABEL}"')
-    message = message.replace("`sample_info`", f'"{SHEET_LABEL.split(" (")[0]}"')
-    return message
 
 
 def read_options(filename: str, data: bytes) -> dict:
@@ -120,7 +62,7 @@ def read_options(filename: str, data: bytes) -> dict:
     elif lower.endswith((".txt.gz", ".h5ad")):  # GEO series matrix / AnnData: a metadata column
         # AnnData: the only choice here, so in the first column (it stood alone in the third, issue 41)
         where = c1 if lower.endswith(".h5ad") else c3
-        label = where.text_input(LABEL_LABEL.split(" (")[0] + " (a sample characteristic, e.g. disease "
+        label = where.text_input(LABEL_COLUMN_LABEL + " (a sample characteristic, e.g. disease "
                                  "state, or an obs column; empty = automatic)", "", key="yd_label_meta")
         if label.strip():
             opts["label_column"] = label.strip()
@@ -145,7 +87,7 @@ def read_options(filename: str, data: bytes) -> dict:
             try:
                 columns = sheet_columns(opts["sample_info"])
             except ValueError as exc:
-                st.error(f"Could not read the sample sheet **{sheet.name}**: {on_screen(str(exc))}")
+                st.error(f"Could not read the sample sheet **{sheet.name}**: {for_user(exc)}")
                 columns = []
             s1, s2 = st.columns(2)
             id_col = s1.selectbox(SHEET_ID_LABEL, [AUTO] + columns, key="yd_sheet_id")
@@ -155,7 +97,7 @@ def read_options(filename: str, data: bytes) -> dict:
             if lab_col != AUTO:
                 opts["label_column"] = lab_col
     if lower.endswith(".zip") and zip_holds_images(data):  # not for .txt documents or a 10x folder
-        size = c1.text_input(RESIZE_LABEL, "", key="yd_resize")
+        size = c1.text_input(RESIZE_FIELD, "", key="yd_resize")
         if size.strip():
             try:
                 h, w = (int(t) for t in size.lower().replace("x", "×").split("×"))
@@ -163,7 +105,7 @@ def read_options(filename: str, data: bytes) -> dict:
                     raise ValueError
                 opts["resize"] = (h, w)
             except ValueError:
-                st.error(f'"{RESIZE_LABEL.split(" (")[0]}" must look like 32×32 (height×width, '
+                st.error(f'"{RESIZE_LABEL}" must look like 32×32 (height×width, '
                          f"positive whole numbers); got {size!r}")
     # AnnData's counts have no missing values to choose about (a choice that did nothing, issue 41)
     if not lower.endswith(tuple("." + t for t in ("zip", "png", "jpg", "jpeg", "pgm", "bmp", "h5ad"))):
@@ -184,14 +126,19 @@ def parse(data: bytes, filename: str, opts: dict):
     position = int(label)
     if position < 1:
         raise ValueError(f'"Label column": positions count from 1; got {label}')
-    return compute.parse_upload(data, filename, **{**opts, "label_column": position - 1})
+    try:
+        return compute.parse_upload(data, filename, **{**opts, "label_column": position - 1})
+    except InputError as exc:
+        if exc.argument == "label_column":
+            exc.value = label  # what the user typed, not the position counted from 0
+        raise
 
 
 def dropped_columns(loaded) -> None:
     """The input columns that are not features, always shown with the reason."""
     dropped = list(getattr(loaded, "dropped_columns", []) or [])
     if dropped:
-        shown = "; ".join(f"**{d['column']}** ({on_screen(d['reason'])})" for d in dropped[:20])
+        shown = "; ".join(f"**{d['column']}** ({for_user(d['reason'])})" for d in dropped[:20])
         more = f"; and {len(dropped) - 20} more" if len(dropped) > 20 else ""
         st.warning(f"{len(dropped)} column(s) not used as features: {shown}{more}.")
 
@@ -206,12 +153,13 @@ def orientation_choice(loaded, opts: dict) -> None:
     if decided is None or "orientation" not in opts:
         return
     other = "rows-are-samples" if decided == "rows-are-features" else "rows-are-features"
-    note = next((nt for nt in loaded.notes if nt.startswith("orientation:")), "")
+    # the reader's note of its own decision carries the reasons (a choice as asked has none)
+    why = next((getattr(nt, "because", None) for nt in loaded.notes if getattr(nt, "argument", None) == "orientation"),
+               None)
     text = ("Each **row** of the file was read as a **feature** (e.g. a gene) and each column as a "
             "sample: the table is transposed" if decided == "rows-are-features"
             else "Each **row** of the file was read as a **sample**")
-    if "(auto: " in note:
-        why = note.split("(auto: ", 1)[1].rsplit("); ", 1)[0]  # the reasons, up to "); if each row ..."
+    if why:
         text += f", because {why}."
     else:
         text += f' (as chosen under "{ORIENTATION_LABEL}").'

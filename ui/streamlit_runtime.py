@@ -10,7 +10,7 @@ touched only here.
 
 Supported: Streamlit :data:`SUPPORTED` (pyproject's ``streamlit>=1.40,<2``; the internals were read
 on 1.67).  :func:`problems` probes every internal without a running server and says which moved;
-``tests/app/test_streamlit_runtime.py`` asserts it finds none, so an upgrade that moves one fails
+``tests/ui/test_streamlit_runtime.py`` asserts it finds none, so an upgrade that moves one fails
 that test loudly.  At run time a moved internal does not take the app down: the feature it serves
 stops, and the log says so once (a warning naming the internal and the feature), never silently.
 
@@ -90,7 +90,7 @@ def _check_version_once() -> None:
         _warned.add("version")
     if not version_supported():
         log.warning("Streamlit %s is outside the range this app supports (%s): ui/streamlit_runtime.py reaches "
-                    "into its internals; run tests/app/test_streamlit_runtime.py", _streamlit().__version__,
+                    "into its internals; run tests/ui/test_streamlit_runtime.py", _streamlit().__version__,
                     _range_text())
 
 

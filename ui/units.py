@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fit_unit", "certify_unit", "components_unit"]
+__all__ = ["fit_unit", "certify_unit", "components_unit", "joint_bound_unit"]
 
 
 def _options(method: str, raw) -> dict:
@@ -66,3 +66,12 @@ def components_unit(X: np.ndarray, *, n_components: int, k: int, method: str, st
     return components(X, n_components=int(n_components), k=int(k), method=method, strategy=strategy,
                       d=int(d), eps=float(eps), random_state=int(seed), certify=False, center=False,
                       callback=callback)
+
+
+def joint_bound_unit(X: np.ndarray, *, k: int, n_components: int, callback=None) -> dict:
+    """``certify_components(X, k=k, n_components=c)``: the certified bound on the best total variance
+    of c components with disjoint supports of at most k nonzeros, as ``upper``, ``kind``."""
+    from nspca_core.certificates.components import certify_components
+
+    cert = certify_components(X, k=int(k), n_components=int(n_components))
+    return dict(upper=float(cert.upper_bound), kind=str(cert.kind))

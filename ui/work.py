@@ -38,7 +38,8 @@ from ui import bounds_store, jobs, live, uploads
 from ui.compute import Unavailable, available_methods
 from ui.keys import digest
 
-__all__ = ["SLOW_METHODS", "FITS_KEPT", "path_job", "certify_job", "fit_jobs", "components_jobs", "best_x",
+__all__ = ["SLOW_METHODS", "FITS_KEPT", "path_job", "certify_job", "fit_jobs", "components_jobs", "joint_bound_job",
+           "best_x",
            "stored_fit", "best_stored_x", "certificate", "certified", "QUICK", "tighten_job", "best_certificate",
            "exact_cheap", "certify_one_job", "tighten_plan", "full_cost", "flat_bounds",
            "TIGHTEN_FIRST_S", "TIGHTEN_FULL_S", "FLAT_TOL", "LONG"]
@@ -100,14 +101,39 @@ def best_stored_x(dkey: str, k: int) -> np.ndarray | None:
     return max(found, key=lambda v: v["variance"])["x"] if found else None
 
 
+_IN_FLIGHT: dict = {}  # fit key -> threading.Event set when the one computation of it under way ends
+
+
+def _claim(key: tuple, ctx) -> bool:
+    """Single flight: True when this unit is to compute the fit ``key`` (nobody else is); else wait for
+    the unit computing it to end (``ctx.check()`` between waits: Stop still stops) and return False."""
+    with _FITS_LOCK:
+        flight = _IN_FLIGHT.get(key)
+        if flight is None:
+            _IN_FLIGHT[key] = threading.Event()
+            return True
+    while not flight.wait(0.05):
+        ctx.check()
+    return False
+
+
 def _fit(X, dkey, method, d, eps, seed, raw, k, ctx) -> dict:
-    """One fit as a unit: from the store when a page already has it, else computed and stored."""
-    hit = stored_fit(dkey, method, k, d=d, eps=eps, seed=seed)
-    if hit is not None:
+    """One fit as a unit: from the store when a page already has it; when another page's job is computing
+    it right now, its answer once done (single flight: two sessions or pages asking for the same fit at
+    once compute it once); else computed and stored."""
+    key = _fit_key(dkey, method, k, d, eps, seed)
+    while (hit := stored_fit(dkey, method, k, d=d, eps=eps, seed=seed)) is None:
+        if _claim(key, ctx):
+            break
+    else:
         return hit
-    out = ctx.run("ui.units.fit_unit", X, dkey, k=int(k), method=method, d=int(d), eps=float(eps),
-                  seed=int(seed), raw=raw if method == "nmf" else None)
-    _store_fit(_fit_key(dkey, method, k, d, eps, seed), out)
+    try:
+        out = ctx.run("ui.units.fit_unit", X, dkey, k=int(k), method=method, d=int(d), eps=float(eps),
+                      seed=int(seed), raw=raw if method == "nmf" else None)
+        _store_fit(key, out)
+    finally:  # stored, failed or stopped: whoever waits goes on (and computes it, when it is not stored)
+        with _FITS_LOCK:
+            _IN_FLIGHT.pop(key).set()
     return out
 
 
@@ -203,7 +229,9 @@ def certify_job(X: np.ndarray, dkey: str, ks: Sequence[int], *,
         return _offered(store, dkey, k, out, QUICK)
 
     ks = [int(k) for k in ks]
-    return live.submit(key, title or "certificates", [(QUICK, k) for k in ks] + ks, work, heavy=True)
+    # beside the curves, not what the page's first figure waits for: further work from its first unit
+    return live.submit(key, title or "certificates", [(QUICK, k) for k in ks] + ks, work, heavy=True,
+                       first_figure=False)
 
 
 def certificate(results: dict, k: int) -> dict | None:
@@ -394,3 +422,17 @@ def components_jobs(X: np.ndarray, dkey: str, strategies: Sequence[str], *, r: i
 
         out[strategy] = live.submit(key, f"{strategy} {title}".strip(), [strategy], work)
     return out
+
+
+def joint_bound_job(X: np.ndarray, dkey: str, k: int, counts: Sequence[int], *, title: str = ""):
+    """The certified bound on the best total variance of c components with disjoint supports of at most
+    ``k`` nonzeros, for each c in ``counts`` (units: c; heavy, one job per data and k for every session):
+    ``{"upper", "kind"}`` (:func:`ui.units.joint_bound_unit`).  It does not depend on the strategy, and it
+    is a branch and bound on large data (half a CPU second on MLL), so it runs beside the page, not in it."""
+    key = ("joint-bound", dkey, int(k))
+
+    def work(c, ctx):
+        return ctx.run("ui.units.joint_bound_unit", X, dkey, k=int(k), n_components=int(c))
+
+    return live.submit(key, title or f"bound on {', '.join(map(str, counts))} components",
+                       [int(c) for c in counts], work, heavy=True, first_figure=False)

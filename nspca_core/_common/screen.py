@@ -31,7 +31,10 @@ class Screen:
     would compute it (``X_U^T (X x) / m``, or ``A_U x``): the steps are those without the screen
     up to the rounding of the products.  Both square roots are raised by ``guard`` (relative,
     plus ``1e-10 lambda_1`` absolute), far above the rounding of V and of the products.  A column
-    with fewer than k nonzeros, ``t <= 0`` or a long prefix gets the whole product.
+    with fewer than k nonzeros, ``t <= 0`` or a long prefix (``prefix_max``) gets the whole
+    product; so do the columns left over once the union of the others' rows reaches
+    ``union_max`` of n (the rows are counted per column: one loose column does not cost the
+    others their screen).
 
     Only for :class:`~nspca_core.operators.cov.Cov` itself (dense data or a dense covariance): other
     operators have no product restricted to rows.
@@ -42,17 +45,32 @@ class Screen:
     #: pass over X costs about as much as 4 columns' multiply-adds) the whole product is cheaper
     #: than the screen's own passes
     min_work = 3_000_000
+    #: the screened columns' rows U at most this fraction of n (more, and the bounds' passes and the
+    #: gather of X's columns cost about what the rows left out save)
+    union_max = 1 / 8
+    #: the residual bound is computed for columns whose Cauchy–Schwarz prefix is at most this fraction
+    prefix_max = 1 / 4
 
     def __init__(self, cov, V: np.ndarray, lam1: float):
         self.cov = cov
         self.V = V
-        diag = np.maximum(cov.diag(), 0.0)
-        self.delta = 1e-10 * max(float(lam1), 0.0)
+        self.lam1 = lam1
+        self.thin = cov._A is None and cov.thin
+        self._skip, self._cooldown = 0, 1
+        self._sorted = False
+
+    def _prepare(self):
+        """The rows sorted by variance and the bounds' square roots, once, when the screen first
+        gets that far (on data where it never does, no sort of all n variances)."""
+        if self._sorted:
+            return
+        V = self.V
+        diag = np.maximum(self.cov.diag(), 0.0)
+        self.delta = 1e-10 * max(float(self.lam1), 0.0)
         self.s = np.sqrt(np.maximum(diag - np.einsum("ij,ij->i", V, V), 0.0) + self.guard * diag + self.delta)
         self.order = np.argsort(-diag, kind="stable")
         self.neg_sd = -np.sqrt(diag[self.order] * (1 + self.guard) + self.delta)  # increasing
-        self.thin = cov._A is None and cov.thin
-        self._skip, self._cooldown = 0, 1
+        self._sorted = True
 
     @staticmethod
     def applies(cov) -> bool:
@@ -88,7 +106,12 @@ class Screen:
         """For the compact iterates ``(ia, va)`` (``kc[j]`` nonzeros allowed): ``(v, parts)``, ``v`` the
         values ``x^T A x`` and ``parts`` a list of ``(g, U, Y)`` covering the columns: columns g with
         ``Y = (A X)[U][:, g]`` exact on the sorted rows U, every other row below the k-th largest
-        of its column (``U = None``: all n rows)."""
+        of its column (``U = None``: all n rows).
+
+        The rows that can enter a column's top k are found per column (both bounds); the columns
+        with the fewest such rows share one U as long as their union stays within n / 4, the
+        others get the whole product (one column whose bound is loose does not cost the others
+        their screen)."""
         q = ia.shape[1]
         cols = np.arange(q)
         used = np.zeros(n + 1, dtype=bool)
@@ -100,6 +123,7 @@ class Screen:
         if r > n // 4 or work < self.min_work or self._skip >= 0:  # the whole product
             Y = self._whole(ia, va, n)
             return np.einsum("ij,ij->j", va, Y[np.minimum(ia, n - 1), cols]), [(cols, None, Y)]
+        self._prepare()
         lut = np.full(n + 1, r, dtype=np.intp)
         lut[rows] = np.arange(r)
         pos = lut[ia]  # padding n -> r
@@ -115,28 +139,49 @@ class Screen:
         vg = np.maximum(v, 0.0) * (1 + self.guard) + self.delta
         length = np.searchsorted(self.neg_sd, -t / np.sqrt(vg), side="right")
         prune = (np.count_nonzero(ia < n, axis=0) == kc) & (t > 0)
+        if not prune.any():  # no column with k nonzeros and a positive t: nothing to screen
+            return v, [(cols, None, self._whole(ia, va, n))]
+        # the residual bound only on the columns whose prefix is short: on a long one its passes
+        # cost about what the rows it leaves out save
+        g = np.flatnonzero(prune & (length <= n * self.prefix_max))
+        if g.size:
+            g, U = self._screened(g, rows, Wr, v, t, length, kc, n)
+        if not g.size:  # little to save: the whole product (and not again for a while: 1, 2,
+            self._skip, self._cooldown = self._cooldown, 2 * self._cooldown  # 4, ... iterations)
+            return v, [(cols, None, self._whole(ia, va, n))]
+        self._cooldown = 1
         parts = []
-        if not prune.all():
-            g = np.flatnonzero(~prune)
-            parts.append((g, None, self._whole(ia[:, g], va[:, g], n)))
-            if g.size == q:
-                return v, parts
-        g = np.flatnonzero(prune)
-        P = self.order[:int(length[g].max())]
+        rest = np.setdiff1d(cols, g, assume_unique=True)
+        if rest.size:
+            parts.append((rest, None, self._whole(ia[:, rest], va[:, rest], n)))
+        parts.append((g, U, self._rows(U, rows, Wr[:, g], None if Z is None else Z[:, g])))
+        return v, parts
+
+    def _screened(self, g, rows, Wr, v, t, length, kc, n):
+        """The columns of ``g`` to screen and their rows U: per column, the rows of its variance
+        prefix (``length``) whose residual bound reaches its ``t``; the columns taken by
+        increasing count while the union, with the supports and the k + 1 rows of largest
+        variance, stays within n / 4."""
+        L = length[g]
+        P = self.order[:int(L.max())]
         c = self.V[rows].T @ Wr[:, g]  # V^T x
         rr = np.sqrt(np.maximum(v[g] - np.einsum("ij,ij->j", c, c), 0.0) + self.guard * v[g] + self.delta)
         B = self.V[P] @ c
         B += np.multiply.outer(self.s[P], rr)
-        used[P[(B >= t[g]).any(axis=1)]] = True
-        used[self.order[:int(kc[g].max()) + 1]] = True  # a (k+1)-th row for the step, at least
-        U = np.flatnonzero(used[:n])
-        if U.size > n // 4:  # little to save: the whole product (and not again for a while: 1, 2,
-            self._skip, self._cooldown = self._cooldown, 2 * self._cooldown  # 4, ... iterations)
-            parts.append((g, None, self._whole(ia[:, g], va[:, g], n)))
-            return v, parts
-        self._cooldown = 1
-        parts.append((g, U, self._rows(U, rows, Wr[:, g], None if Z is None else Z[:, g])))
-        return v, parts
+        passes = B >= t[g]
+        passes &= np.arange(P.size)[:, None] < L  # beyond its prefix, a column's Cauchy–Schwarz fails
+        base = np.zeros(n, dtype=bool)
+        base[rows] = True
+        base[self.order[:int(kc[g].max()) + 1]] = True  # a (k+1)-th row for the step, at least
+        by = np.argsort(np.count_nonzero(passes, axis=0), kind="stable")
+        union = np.logical_or.accumulate(passes[:, by], axis=1)  # the rows of P of the first j columns
+        extra = np.count_nonzero(base) - np.count_nonzero(base[P])  # base rows outside P
+        sizes = np.count_nonzero(union | base[P][:, None], axis=0) + extra
+        take = int(np.count_nonzero(sizes <= n * self.union_max))  # sizes increase with j
+        if take == 0:
+            return g[:0], None
+        base[P[union[:, take - 1]]] = True
+        return np.sort(g[by[:take]]), np.flatnonzero(base)
 
 
 class SupportJump:

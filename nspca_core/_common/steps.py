@@ -445,12 +445,27 @@ class TopK:
             return _select(Y, kcs, key, self.signed, ia.shape[0], prev)
         return ia, _step(Y, kc, key, False, self.signed)
 
+    def _flip(self, Y, ia, kc, key, zi, zv):
+        """``T_k(-y)`` where it is longer than ``T_k(y)`` (``zi, zv``, updated in place).  Only the
+        columns where it can be are selected: ``||T_k((-y)_+)||^2 <= k max((-y)_+)^2``, so a column
+        with ``k max((-y)_+)^2`` below ``||T_k(y_+)||^2`` keeps ``T_k(y)`` (the margin covers the
+        rounding of both sums)."""
+        zz = np.einsum("ij,ij->j", zv, zv)
+        top = np.maximum(-Y.min(axis=0), 0.0)
+        may = np.flatnonzero(np.broadcast_to(kc, zz.shape) * top * top * (1 + 1e-9) >= zz)
+        if not may.size:
+            return zi, zv
+        every = may.size == zz.size
+        kcm = kc if np.ndim(kc) == 0 or every else np.asarray(kc)[may]
+        mi, mv = self._select(-Y if every else -Y[:, may], ia if every else ia[:, may], kcm, key, None)
+        flip = np.einsum("ij,ij->j", mv, mv) > zz[may]
+        zi[:, may[flip]], zv[:, may[flip]] = mi[:, flip], mv[:, flip]
+        return zi, zv
+
     def __call__(self, Y, ia, va, kc, key, xtol):
         zi, zv = self._select(Y, ia, kc, key, ia if ia.shape[0] else None)
         if self.both_signs:  # the longer of T_k(y) and T_k(-y)
-            mi, mv = self._select(-Y, ia, kc, key, None)
-            flip = np.einsum("ij,ij->j", mv, mv) > np.einsum("ij,ij->j", zv, zv)
-            zi[:, flip], zv[:, flip] = mi[:, flip], mv[:, flip]
+            zi, zv = self._flip(Y, ia, kc, key, zi, zv)
         zi, zv = _normalize_compact(zv, zi, ia, va)
         moved = ~(zi == ia).all(axis=0) if ia.shape[0] else ((zv != 0) != (va != 0)).any(axis=0)
         still = moved | (np.abs(np.einsum("ij,ij->j", zv, va)) < 1 - xtol)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nspca_core._common.said import Remedy, said
+
 __all__ = [
     "InputError",
     "Interval",
@@ -36,14 +38,37 @@ class InputError(ValueError):
     """Bad input: the message says what is wrong and what is allowed.
 
     ``argument``: the name of the argument at fault (as the function spells it, e.g.
-    ``"label_column"``), None when no single one is; ``value``: what was given for it.  A front
+    ``"label_column"``), None when no single one is; ``value``: what was given for it; ``allowed``:
+    the values it may take when they are a list (a ``range`` in it: any int of the range).  A front
     (the app, the CLI) maps ``argument`` to its own control without reading the message.
+
+    ``plain``, ``remedy``, ``source``: the message in parts (:mod:`nspca_core._common.said`): what is
+    wrong with no argument named, what to do as a :class:`~nspca_core._common.said.Remedy`, and the
+    file it is about.  Given ``plain`` and no message, the message is composed from them.
     """
 
-    def __init__(self, *args, argument: str | None = None, value=None):
+    def __init__(self, *args, argument: str | None = None, value=None, allowed=None,
+                 plain: str | None = None, remedy: Remedy | None = None, source: str | None = None):
+        if not args and plain is not None:
+            args = (said(plain, source=source, remedy=remedy),)
         super().__init__(*args)
         self.argument = argument
         self.value = value
+        self.allowed = allowed
+        self.plain = plain
+        self.remedy = remedy
+        self.source = source
+
+    def name_source(self, name: str | None) -> None:
+        """Record ``name`` as the file the message is about when the message leads with it
+        (``"<name>: ..."``, the readers' convention) and no source is recorded yet."""
+        if self.source is None and name and str(self).startswith(f"{name}: "):
+            self.source = name
+
+    def unsourced(self) -> str:
+        """The message without its leading ``"<source>: "``, for a front that names the file itself."""
+        text, lead = str(self), f"{self.source}: "
+        return text[len(lead):] if self.source and text.startswith(lead) else text
 
 
 def _bound(value, context: dict, kind: str):
@@ -174,7 +199,9 @@ def _matrix(a, name: str, *, square: bool = False, symmetric: bool = False,
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise InputError(f"`{name}` must be finite; got {int(bad.sum())} NaN/inf value(s), "
-                         f"the first at row {i}, column {j}")
+                         f"the first at row {i}, column {j}", argument=name,
+                         plain=f"the data must be finite; they hold {int(bad.sum())} NaN/inf value(s), the "
+                               f"first at row {i + 1}, column {j + 1} (counted from 1)")
     if square and arr.shape[0] != arr.shape[1]:
         raise InputError(f"`{name}` must be square; got shape {arr.shape}")
     if symmetric:

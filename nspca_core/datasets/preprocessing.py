@@ -123,7 +123,10 @@ def preprocess(X, *, steps=("center",)) -> Preprocessed:
             i, j = np.argwhere(neg)[0]
             raise InputError(f"log1p needs nonnegative data; `X` has {int(neg.sum())} negative "
                              f"value(s), the first at row {i}, column {j} ({A[i, j]:g}); use "
-                             "'center' or 'standardize' instead")
+                             "'center' or 'standardize' instead", argument="X",
+                             plain=f"log(1+x) needs nonnegative data; the data have {int(neg.sum())} "
+                                   f"negative value(s), the first at row {i + 1}, column {j + 1} (counted "
+                                   f"from 1; {A[i, j]:g}); use 'center' or 'standardize' instead")
         A = np.log1p(A)
         notes.append(f"log1p: every value x replaced by log(1 + x) ({m} x {n} values)")
     if "center" in steps:

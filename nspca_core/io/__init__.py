@@ -13,7 +13,10 @@ cannot read unambiguously raises :class:`DataFormatError` (an
 :class:`~nspca_core._common.validation.InputError`, hence a ``ValueError``) whose
 message names the problem and what is allowed; anything it does to the data
 (dropping a label column, converting colour to grey, dropping NaN rows when
-asked) is said in ``notes``.  Nothing is written to disk; archives are read in
+asked) is said in ``notes``.  The messages that name an argument carry their
+parts too (``plain``, ``remedy``, ``argument``, ``value``, ``allowed``,
+``source``; notes as ``Note`` strings, :mod:`nspca_core._common.said`), so a
+front says them with its own controls without reading the text.  Nothing is written to disk; archives are read in
 memory with their member names checked.
 
 Modules: :mod:`.load` (the front door), :mod:`.source` (bytes and file kind),

@@ -14,7 +14,8 @@ import zlib
 from contextlib import contextmanager
 from pathlib import PurePosixPath
 
-from .loaded import DataFormatError
+from .._common.said import Remedy
+from .loaded import DataFormatError, over_cap
 
 
 #: most files a .zip may hold
@@ -59,9 +60,7 @@ def _check_zip_members(infos, name: str, max_bytes: int, *, allow_npy: bool = Fa
                                   "hold the files themselves, not links")
         total += info.file_size
     if total > max_bytes:
-        raise DataFormatError(f"{name}: the archive expands to {total:,} bytes, over the size cap "
-                              f"max_bytes={max_bytes:,} (possible zip bomb); raise max_bytes if "
-                              "this is intended")
+        raise over_cap(name, f"the archive expands to {total:,} bytes, over ", max_bytes, " (possible zip bomb)")
 
 
 def _open_zip(data: bytes, name: str, what: str = ".zip") -> zipfile.ZipFile:
@@ -87,8 +86,8 @@ def _archive_errors(name: str, what: str = ".zip"):
 
 
 def _read_capped(fh, budget: int, too_big) -> bytes:
-    """Everything ``fh`` yields, read in chunks; DataFormatError(``too_big``, a str or a function
-    of the bytes read so far giving one) past ``budget`` bytes.
+    """Everything ``fh`` yields, read in chunks; past ``budget`` bytes, ``too_big`` raised (a
+    DataFormatError, or a function of the bytes read so far giving one).
 
     The cap is checked after every chunk, on what decompression actually yields
     (the sizes an archive announces can lie).
@@ -100,7 +99,7 @@ def _read_capped(fh, budget: int, too_big) -> bytes:
             break
         got += len(chunk)
         if got > budget:
-            raise DataFormatError(too_big if isinstance(too_big, str) else too_big(got))
+            raise too_big if isinstance(too_big, DataFormatError) else too_big(got)
         parts.append(chunk)
     return b"".join(parts)
 
@@ -112,9 +111,12 @@ def _read_member(zf: zipfile.ZipFile, info, budget: int, name: str) -> bytes:
     what decompression actually yields, checked after every chunk.
     """
     with zf.open(info) as fh:
-        return _read_capped(fh, budget, f"{name}: the archive expands to more than the size cap "
-                                        f"(max_bytes) while reading {info.filename!r} (possible zip "
-                                        "bomb); raise max_bytes if this is intended")
+        plain = f"the archive expands to more than the size cap while reading {info.filename!r} (possible zip bomb)"
+        remedy = Remedy("max_bytes", verb="raise", purpose="if this is intended")
+        return _read_capped(fh, budget, DataFormatError(
+            f"{name}: the archive expands to more than the size cap (max_bytes) while reading "
+            f"{info.filename!r} (possible zip bomb); {remedy.api()}", argument="max_bytes", source=name,
+            plain=plain, remedy=remedy))
 
 
 def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
@@ -127,12 +129,11 @@ def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
     """
     if not data.startswith(_GZIP_MAGIC):
         return data
-    def too_big(got: int) -> str:
+    def too_big(got: int) -> DataFormatError:
         total, how = _gzip_estimate(data, got, raw.tell())
-        return (f"{name}: the gzip content expands to more than the size cap max_bytes="
-                f"{max_bytes:,} bytes (about {total:,} bytes in all, by {how}; possible gzip "
-                f"bomb: {len(data):,} compressed bytes); stopped at the cap, nothing else "
-                "was decompressed; raise max_bytes if this is intended")
+        return over_cap(name, "the gzip content expands to more than ", max_bytes,
+                        f" (about {total:,} bytes in all, by {how}; possible gzip bomb: {len(data):,} "
+                        "compressed bytes); stopped at the cap, nothing else was decompressed", unit=True)
 
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:

@@ -17,7 +17,7 @@ import struct
 import zlib
 from pathlib import PurePosixPath
 
-from .loaded import DataFormatError
+from .loaded import DataFormatError, over_cap
 
 #: compression of a file by its last suffix
 SUFFIXES = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
@@ -155,18 +155,17 @@ class CappedStream(io.RawIOBase):
         n = len(data)
         self.out += n
         if self.out > self.cap:
-            raise DataFormatError(self._too_big())
+            raise self._too_big()
         b[:n] = data
         return n
 
-    def _too_big(self) -> str:
+    def _too_big(self) -> DataFormatError:
         done = max(1, self.counting.count)
         ratio = self.out / done
         est = f" (about {int(ratio * self.total):,} bytes in all, estimated from the ratio so far, " \
               f"{ratio:,.0f}:1)" if self.total else f" (ratio so far {ratio:,.0f}:1)"
-        return (f"{self.name}: the compressed content expands to more than the size cap "
-                f"max_bytes={self.cap:,} bytes{est}; possible decompression bomb. Raise max_bytes if "
-                "this is intended")
+        return over_cap(self.name, "the compressed content expands to more than ", self.cap,
+                        f"{est}; possible decompression bomb", unit=True)
 
     def close(self):
         try:

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._common.said import Remedy
 from .._common.validation import InputError
 from .conventions import _cell_kind, _number_conventions
-from .loaded import (DataFormatError, _dropped_text, _finish, made_unique, missing_label_note,
+from .loaded import (HANDLING, DataFormatError, _dropped_text, _finish, made_unique, missing_label_note,
                      refuse_missing_labels)
 from .orientation import decide_orientation, transpose_names
 from .sniff import _BOMS, _MISSING, _decide_header, _decode, _parse_cells, _sniff_utf16, _split_rows, _strs
@@ -44,7 +45,7 @@ def _label_index(label_column, names: list, text_cols: list, text: dict, m: int,
             return label_column % width
         raise InputError(f"`label_column` must be one of the column names {names[:20]} or an "
                          f"index in [0, {width - 1}]; got {label_column!r}", argument="label_column",
-                         value=label_column)
+                         value=label_column, allowed=(*names, range(width)))
     for j in text_cols:
         if len(set(text[j].tolist())) < m:
             note = missing_label_note(text[j], names[j])
@@ -130,7 +131,11 @@ def _cells_table(data: bytes, name: str, ext: str, header) -> _Table:
         raise DataFormatError(f"{name}: column '{names[j]}' is numeric except for "
                               f"{rows_bad.size} value(s): {shown} (lines of the file counted from "
                               "1, the header line included); fix them or write them as NA "
-                              "(missing) and choose a nan_policy")
+                              "(missing) and choose a nan_policy", source=name,
+                              plain=f"column '{names[j]}' is numeric except for {rows_bad.size} value(s): "
+                                    f"{shown} (lines of the file counted from 1, the header line included)",
+                              remedy=Remedy("nan_policy", HANDLING,
+                                            lead="fix them or write them as NA (missing) and"))
     dropped = [{"column": names[j], "reason": "empty (no values)"}
                for j in np.flatnonzero(all_missing)]
     if dropped:
@@ -200,7 +205,12 @@ def _features_as_rows(table: _Table, id_col, name: str, nan_policy: str, label_c
         raise InputError(f"`label_column` {label_column!r} names a column of {name}, but its rows are "
                          "read as features (each column a sample): give the labels in a sample sheet "
                          "(`sample_info`, one row per sample) and name its column, or choose "
-                         "orientation 'rows-are-samples'", argument="label_column", value=label_column)
+                         "orientation 'rows-are-samples'", argument="label_column", value=label_column,
+                         plain=f"the label column {label_column!r} names a column of {name}, but its rows are "
+                               "read as features (each column a sample)",
+                         remedy=Remedy("orientation", ("rows-are-samples",),
+                                       lead="give the labels in a sample sheet (one row per sample) and name "
+                                            "its column, or"))
     notes, names = table.notes, table.names
     n_rows = table.values.shape[0]
     dropped = list(table.dropped)

@@ -494,7 +494,8 @@ def _table_documents(data: bytes, name: str, ext: str, text_column, label_column
     if label_column is not None:
         if label_column not in meta.columns:
             raise InputError(f"`label_column` must be one of the other columns {list(meta.columns)[:20]}; "
-                             f"got {label_column!r}", argument="label_column", value=label_column)
+                             f"got {label_column!r}", argument="label_column", value=label_column,
+                             allowed=tuple(str(c) for c in meta.columns))
         lab = label_column
     else:
         for c in meta.columns:

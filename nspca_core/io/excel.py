@@ -13,7 +13,7 @@ import numbers
 
 from .._common.validation import InputError
 from .archive import _ARCHIVE_ERRORS, _open_zip
-from .loaded import DataFormatError, LoadedData
+from .loaded import DataFormatError, LoadedData, over_cap
 
 #: what to run when the Excel readers are missing
 EXCEL_INSTALL = {"openpyxl": "pip install 'nspca-core[formats]'  (or: pip install openpyxl)",
@@ -35,9 +35,8 @@ def _check_size(data: bytes, name: str, max_bytes: int) -> None:
     except _ARCHIVE_ERRORS:  # pragma: no cover - a damaged directory: openpyxl then says so
         return
     if total > max_bytes:
-        raise DataFormatError(f"{name}: the workbook expands to {total:,} bytes of XML, over the size cap "
-                              f"max_bytes={max_bytes:,} (possible zip bomb); raise max_bytes if this is "
-                              "intended")
+        raise over_cap(name, f"the workbook expands to {total:,} bytes of XML, over ", max_bytes,
+                       " (possible zip bomb)")
 
 
 def read_workbook(data: bytes, name: str, max_bytes: int) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from .._common.validation import InputError
 from .compressed import MAGIC, SUFFIXES, compression_of, decompress, inner_name
-from .loaded import DataFormatError, LoadedData
+from .loaded import DataFormatError, LoadedData, over_cap
 from .soft import is_soft, load_soft
 from .source import _read_source
 
@@ -156,8 +156,7 @@ def _check_path(path: Path, max_bytes: int) -> None:
         _read_source(path, None, max_bytes)  # raises the reader's message (missing, folder, FIFO)
     size = path.stat().st_size
     if size > max_bytes:
-        raise DataFormatError(f"file {path.name!r} is {size:,} bytes, over the size cap "
-                              f"max_bytes={max_bytes:,}; raise max_bytes to load it")
+        raise over_cap(None, f"file {path.name!r} is {size:,} bytes, over ", max_bytes, purpose="to load it")
 
 
 def _only(name, what, **given) -> None:

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 
 import numpy as np
 
+from .._common.said import Note, Remedy
 from .archive import _archive_errors, _check_zip_members, _open_zip, _read_member
 from .loaded import DataFormatError, _finish, _names_for
 from .source import IMAGE_EXTENSIONS, describe_bytes
@@ -168,14 +169,19 @@ def _load_zip(data: bytes, name: str, resize, nan_policy: str, max_bytes: int):
                                .resize((w, h), Image.BILINEAR), dtype=np.float64)
             out.append(a)
         arrays = out
-        notes.append(f"resize=({h}, {w}) asked: {changed} of {len(files)} image(s) resized "
-                     "(bilinear)")
+        notes.append(Note(f"{changed} of {len(files)} image(s) resized (bilinear)",
+                          text=f"resize=({h}, {w}) asked: {changed} of {len(files)} image(s) resized (bilinear)",
+                          argument="resize", value=(h, w)))
     elif len(shapes) > 1:
         desc = "; ".join(f"{s[0]}x{s[1]} (h x w): {len(fs)} file(s), e.g. {fs[0]!r}"
                          for s, fs in list(shapes.items())[:5])
         raise DataFormatError(f"{name}: images of mixed sizes: {desc}; all images must have the "
                               "same size, or pass resize=(height, width) to resize them",
-                              argument="resize", value=resize)
+                              argument="resize", value=resize, source=name,
+                              plain=f"images of mixed sizes: {desc}",
+                              remedy=Remedy("resize", verb="pass", spelled="(height, width)",
+                                            lead="all images must have the same size, or",
+                                            purpose="to resize them"))
     h, w = arrays[0].shape
     X = np.stack([a.ravel() for a in arrays])
     folders = [str(PurePosixPath(f.replace("\\", "/")).parent) for f in files]

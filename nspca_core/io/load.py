@@ -88,7 +88,7 @@ from .corpora import (_beside, _corpus_kind, _corpus_zip_members, _is_docword, _
                       _load_corpus, _load_corpus_zip, _reject_dense_options)
 from .delimited import _load_text
 from .documents import DEFAULT_MIN_DF, read_documents
-from .extra_formats import load_extra
+from .extra_formats import _display_name, load_extra
 from .images import _load_zip
 from .loaded import DataFormatError, LoadedData, _dropped_text, _finish
 from .omics import is_geo_series, load_geo, load_h5ad, load_tenx, tenx_members
@@ -269,17 +269,30 @@ def load_file(source, *, filename=None, variable=None, max_bytes: int = 200_000_
                                                                 max_bytes)
     if callback is not None and not callable(callback):
         raise InputError(f"`callback` must be None or a function callback(done, total); got {callback!r}")
-    loaded = load_extra(source, filename, max_bytes=max_bytes, nan_policy=nan_policy, label_column=label_column,
-                        vocab=vocab, **extra_options,
-                        reload=lambda data, inner: _load_any(
-                            data, inner, variable, max_bytes, resize, nan_policy, label_column, header, vocab,
-                            orientation, (text_column, stop_words, min_df, numbers), callback=callback))
-    if loaded is None:
-        loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
-                           vocab, orientation, (text_column, stop_words, min_df, numbers), callback=callback)
+    loaded = _read_named(source, filename, extra_options, variable, max_bytes, resize, nan_policy, label_column,
+                         header, vocab, orientation, (text_column, stop_words, min_df, numbers), callback)
     if sheet_table is not None:
         loaded = attach_sample_info(loaded, None, sample_id_column=sample_id_column,
                                     label_column=sheet_label, sheet=sheet_table)
+    return loaded
+
+
+def _read_named(source, filename, extra_options, variable, max_bytes, resize, nan_policy, label_column, header,
+                vocab, orientation, text, callback) -> LoadedData:
+    """The file read by its reader (the field's formats first); an error names the file it is about
+    (``InputError.source``) when its message leads with the file's name, as the readers write them."""
+    try:
+        loaded = load_extra(source, filename, max_bytes=max_bytes, nan_policy=nan_policy, label_column=label_column,
+                            vocab=vocab, **extra_options,
+                            reload=lambda data, inner: _load_any(
+                                data, inner, variable, max_bytes, resize, nan_policy, label_column, header, vocab,
+                                orientation, text, callback=callback))
+        if loaded is None:
+            loaded = _load_any(source, filename, variable, max_bytes, resize, nan_policy, label_column, header,
+                               vocab, orientation, text, callback=callback)
+    except InputError as exc:
+        exc.name_source(_display_name(source, filename))
+        raise
     return loaded
 
 
@@ -290,7 +303,9 @@ def _read_sample_sheet(sample_info, sample_id_column, label_column, max_bytes):
     reader then gets None); otherwise it stays the data's.
     """
     if sample_id_column is not None and sample_info is None:
-        raise InputError("`sample_id_column` applies only with a sample sheet (`sample_info`)")
+        raise InputError("`sample_id_column` applies only with a sample sheet (`sample_info`)",
+                         argument="sample_id_column", value=sample_id_column,
+                         plain="a column of sample ids applies only with a sample sheet")
     if sample_info is None:
         return None, None, label_column
     sheet = read_sheet(sample_info, max_bytes)

@@ -8,11 +8,30 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._common.said import Note, Remedy, said
 from .._common.validation import InputError, sparse_structure_problem
 
 
 class DataFormatError(InputError):
     """The file cannot be read as a data matrix; the message says why and what is allowed."""
+
+
+#: the missing-value policies that handle NaN/inf (``"error"`` refuses them)
+HANDLING = ("drop-rows", "drop-columns", "impute-mean")
+
+
+def over_cap(source: str | None, lead: str, cap: int, tail: str = "", *, times: int = 1, unit: bool = False,
+             purpose: str = "if this is intended") -> DataFormatError:
+    """The error of a file over the size cap ``max_bytes``: ``"<source>: <lead>the size cap
+    max_bytes=<cap>[ bytes]<tail>; raise max_bytes <purpose>"`` (``times``: over a multiple of it;
+    ``unit``: " bytes" after the number), with its parts as data (``plain`` says the cap in bytes and
+    names no argument)."""
+    scale = "" if times == 1 else f"{times} x "
+    plain = f"{lead}{scale}the size cap of {cap:,} bytes{tail}"
+    remedy = Remedy("max_bytes", verb="raise", purpose=purpose)
+    return DataFormatError(said(f"{lead}{scale}the size cap max_bytes={cap:,}{' bytes' if unit else ''}{tail}",
+                                source=source, remedy=remedy),
+                           argument="max_bytes", value=cap, plain=plain, source=source, remedy=remedy)
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,8 +110,12 @@ def _kept(bad: np.ndarray, what: str, name: str) -> tuple:
     """
     keep = ~bad.any(axis=1 if what == "row" else 0)
     if not keep.any():
+        others = tuple(p for p in HANDLING if p != f"drop-{what}s")
         raise DataFormatError(f"{name}: every {what} has a NaN/inf value; nan_policy='drop-{what}s' "
-                              "would leave no data", argument="nan_policy", value=f"drop-{what}s")
+                              f"would leave no data; choose nan_policy={others[0]!r} or {others[1]!r}",
+                              argument="nan_policy", value=f"drop-{what}s", source=name,
+                              plain=f"every {what} has a NaN/inf value: dropping those {what}s would leave "
+                                    "no data", remedy=Remedy("nan_policy", others))
     return keep, np.flatnonzero(~keep)
 
 
@@ -137,10 +160,10 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
         where = _fmt_positions(pos, names, lines=lines)
         if nan_policy == "error":
             raise DataFormatError(
-                f"{name}: {nbad} NaN/inf value(s) (missing or infinite) in {int(bad.any(axis=1).sum())} "
-                f"row(s) and {int(bad.any(axis=0).sum())} column(s), first at {where} "
-                f"({_counting(lines)}); choose nan_policy='drop-rows', 'drop-columns' or "
-                "'impute-mean' to handle them, or fix the file", argument="nan_policy", value=nan_policy)
+                argument="nan_policy", value=nan_policy, source=name, allowed=("error",) + HANDLING,
+                plain=f"{nbad} NaN/inf value(s) (missing or infinite) in {int(bad.any(axis=1).sum())} "
+                      f"row(s) and {int(bad.any(axis=0).sum())} column(s), first at {where} ({_counting(lines)})",
+                remedy=Remedy("nan_policy", HANDLING, purpose="to handle them, or fix the file"))
         if nan_policy == "drop-rows":
             keep, gone = _kept(bad, "row", name)
             if sample_names is None:  # keep the rows' own numbers, not a renumbering
@@ -153,33 +176,37 @@ def _finish(X, names, labels, metadata, image_shape, notes, name, fmt, nan_polic
                 sample_names = [s for s, k in zip(sample_names, keep) if k]
             shown = ", ".join(str(int(lines[i]) if lines is not None else int(i) + 1)
                               for i in gone[:10])
-            notes.append(f"nan_policy='drop-rows': dropped {gone.size} row(s) with NaN/inf "
-                         f"({'lines' if lines is not None else 'rows'} {shown}"
-                         f"{', ...' if gone.size > 10 else ''}; {_counting(lines)})")
+            notes.append(Note(f"dropped {gone.size} row(s) with NaN/inf "
+                              f"({'lines' if lines is not None else 'rows'} {shown}"
+                              f"{', ...' if gone.size > 10 else ''}; {_counting(lines)})",
+                              argument="nan_policy", value="drop-rows"))
             lines = None if lines is None else np.asarray(lines)[keep]
         elif nan_policy == "drop-columns":
             keep, gone_idx = _kept(bad, "column", name)
             X = X[:, keep]
             gone = [names[j] for j in gone_idx]
-            dropped += [{"column": str(g), "reason": "NaN/inf values (nan_policy='drop-columns')"}
-                        for g in gone]
+            reason = Note("NaN/inf values", text="NaN/inf values (nan_policy='drop-columns')",
+                          argument="nan_policy", value="drop-columns")
+            dropped += [{"column": str(g), "reason": reason} for g in gone]
             names = [n for n, k in zip(names, keep) if k]
             image_shape = None  # pixels removed: rows are no longer images
-            notes.append(f"nan_policy='drop-columns': dropped {gone_idx.size} column(s) with NaN/inf "
-                         f"({', '.join(map(str, gone[:10]))}{', ...' if len(gone) > 10 else ''})")
+            notes.append(Note(f"dropped {gone_idx.size} column(s) with NaN/inf "
+                              f"({', '.join(map(str, gone[:10]))}{', ...' if len(gone) > 10 else ''})",
+                              argument="nan_policy", value="drop-columns"))
         else:  # impute-mean
             X = X.copy()
             X[bad] = np.nan
             counts = (~bad).sum(axis=0)
             empty = np.flatnonzero(counts == 0)
             if empty.size:
-                raise DataFormatError(f"{name}: column(s) {[names[j] for j in empty[:10]]} have no "
-                                      "finite value to impute a mean from; use nan_policy="
-                                      "'drop-columns'")
+                raise DataFormatError(argument="nan_policy", value="impute-mean", source=name,
+                                      plain=f"column(s) {[names[j] for j in empty[:10]]} have no finite "
+                                            "value to impute a mean from",
+                                      remedy=Remedy("nan_policy", ("drop-columns",)))
             means = np.nanmean(X, axis=0)
             X[bad] = means[np.nonzero(bad)[1]]
-            notes.append(f"nan_policy='impute-mean': replaced {nbad} NaN/inf value(s) by their "
-                         f"column's mean (first at {where}; {_counting(lines)})")
+            notes.append(Note(f"replaced {nbad} NaN/inf value(s) by their column's mean (first at "
+                              f"{where}; {_counting(lines)})", argument="nan_policy", value="impute-mean"))
     _at_least_two(X.shape, name, "a single row (sample); PCA needs at least 2 rows, samples as rows "
                   "and features as columns",
                   "a single column (feature); sparse PCA needs at least 2 numeric columns, samples "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._common.said import Remedy
 from .isolated import run_reader
 from .loaded import DataFormatError, LoadedData, _finish, _names_for
 from .npy import _LABEL_KEYS, _as_matrix
@@ -166,7 +167,10 @@ def _load_mat(data: bytes, name: str, variable, nan_policy: str):
                                   f"2-D array with >= 2 rows and columns); it holds: {listing}")
         if len(numeric) > 1:
             raise DataFormatError(f"{name}: several numeric matrices ({', '.join(numeric)}); choose "
-                                  f"one with variable=... ; it holds: {listing}", argument="variable", value=None)
+                                  f"one with variable=... ; it holds: {listing}", argument="variable", value=None,
+                                  allowed=tuple(numeric), source=name,
+                                  plain=f"several numeric matrices ({', '.join(numeric)}); it holds: {listing}",
+                                  remedy=Remedy("variable", tuple(numeric)))
         chosen = next(iter(numeric))
     X, image_shape = _as_matrix(numeric[chosen], f"variable {chosen!r}", name, notes)
     m, n = X.shape

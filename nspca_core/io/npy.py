@@ -10,6 +10,7 @@ import zipfile
 
 import numpy as np
 
+from .._common.said import Remedy
 from .archive import _archive_errors, _check_zip_members, _open_zip
 from .loaded import DataFormatError, LoadedData, _finish, _names_for
 from .source import _read_source
@@ -199,7 +200,10 @@ def _load_npz(data: bytes, name: str, variable, nan_policy: str, max_bytes: int)
             raise DataFormatError(f"{name}: no numeric 2-D or 3-D array; it holds: {listing}")
         if len(cands) > 1:
             raise DataFormatError(f"{name}: several numeric arrays ({', '.join(cands)}); choose one "
-                                  f"with variable=... ; it holds: {listing}", argument="variable", value=None)
+                                  f"with variable=... ; it holds: {listing}", argument="variable", value=None,
+                                  allowed=tuple(cands), source=name,
+                                  plain=f"several numeric arrays ({', '.join(cands)}); it holds: {listing}",
+                                  remedy=Remedy("variable", tuple(cands)))
         chosen = cands[0]
     with _archive_errors(name, ".npz"), np.load(io.BytesIO(data), allow_pickle=False) as z:
         arr = z[chosen]

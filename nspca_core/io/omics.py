@@ -60,7 +60,7 @@ def _label_from(metadata, label_column, name: str, notes: list, what: str):
         notes.append(f"labels from {what} '{label_column}' ({len(set(labels.tolist()))} classes)")
         return labels
     raise InputError(f"`label_column` must be one of the {what}s of {name}: {cols[:30]}; got "
-                     f"{label_column!r}", argument="label_column", value=label_column)
+                     f"{label_column!r}", argument="label_column", value=label_column, allowed=tuple(cols))
 
 
 def load_geo(data: bytes, name: str, nan_policy: str, label_column, max_bytes: int) -> LoadedData:

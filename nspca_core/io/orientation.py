@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 
+from .._common.said import Note, Remedy
 from .._common.validation import InputError
 
 ORIENTATIONS = ("auto", "rows-are-samples", "rows-are-features")
@@ -152,17 +153,21 @@ def decide_orientation(orientation: str, *, ids, id_header, column_names, n_rows
     evidence = "; ".join(reasons_for + reasons_against)
     tally = f"evidence {score:+d}, {THRESHOLD} needed"
     if score >= THRESHOLD:
-        return "rows-are-features", (
-            f"orientation: each row of the file read as a feature (e.g. a gene) and each column as a "
-            f"sample, so the table is transposed (auto: {evidence}: {tally}{shape}); if each row is a "
-            "sample, choose orientation 'rows-are-samples'")
+        plain = ("each row of the file read as a feature (e.g. a gene) and each column as a sample, so the "
+                 f"table is transposed (auto: {evidence}: {tally}{shape})")
+        return "rows-are-features", Note(
+            plain, text=f"orientation: {plain}; if each row is a sample, choose orientation 'rows-are-samples'",
+            argument="orientation", value="rows-are-features", because=f"{evidence}: {tally}{shape}",
+            remedy=Remedy("orientation", ("rows-are-samples",), lead="if each row is a sample,"))
     if not reasons_for and not reasons_against:
         why = "no sign of features as rows" + shape
     else:
         why = f"{evidence}: {tally} for features as rows{shape}"
-    return "rows-are-samples", (f"orientation: each row of the file read as a sample (auto: {why}); "
-                                "if each row is a feature (e.g. a gene, samples as columns), choose "
-                                "orientation 'rows-are-features'")
+    plain = f"each row of the file read as a sample (auto: {why})"
+    lead = "if each row is a feature (e.g. a gene, samples as columns),"
+    return "rows-are-samples", Note(plain, text=f"orientation: {plain}; {lead} choose orientation 'rows-are-features'",
+                                    argument="orientation", value="rows-are-samples", because=why,
+                                    remedy=Remedy("orientation", ("rows-are-features",), lead=lead))
 
 
 def transpose_names(n: int) -> list:

@@ -9,6 +9,7 @@ import os
 
 import numpy as np
 
+from .._common.said import Remedy
 from .._common.validation import InputError
 from .loaded import DataFormatError, LoadedData, missing_label_note, refuse_missing_labels
 from .sniff import _decode, _split_rows
@@ -85,7 +86,8 @@ def attach_sample_info(loaded: LoadedData, sample_info, *, sample_id_column=None
         else:
             raise InputError(f"`sample_id_column` must be one of the sheet's columns {cols[:20]} or an "
                              f"index in [0, {len(cols) - 1}]; got {sample_id_column!r}",
-                             argument="sample_id_column", value=sample_id_column)
+                             argument="sample_id_column", value=sample_id_column,
+                             allowed=(*cols, range(len(cols))))
     else:
         wanted = set(names)
         hits = [sum(str(v).strip() in wanted for v in df[c]) for c in cols]
@@ -94,7 +96,10 @@ def attach_sample_info(loaded: LoadedData, sample_info, *, sample_id_column=None
             raise DataFormatError(
                 f"{what}: no column holds the data's sample names ({_listed(names, 5)}); the sheet "
                 f"needs a column of these ids (its columns: {cols[:20]}), or name it with "
-                "`sample_id_column`")
+                "`sample_id_column`", source=what,
+                plain=f"no column holds the data's sample names ({_listed(names, 5)})",
+                remedy=Remedy("sample_id_column", tuple(cols),
+                              lead=f"the sheet needs a column of these ids (its columns: {cols[:20]}), or"))
         id_col = cols[best]
     ids = [str(v).strip() for v in df[id_col]]
     count: dict = {}
@@ -114,10 +119,13 @@ def attach_sample_info(loaded: LoadedData, sample_info, *, sample_id_column=None
     if extra and problems:
         problems.append(f"{len(extra)} id(s) of the sheet not in the data: {_listed(extra)}")
     if problems:
+        plain = (f"{what} does not match the data's {m} samples by its column '{id_col}': "
+                 + "; ".join(problems) + ". Nothing was dropped or reordered")
         raise DataFormatError(
-            f"{what} does not match the data's {m} samples by its column '{id_col}': "
-            + "; ".join(problems) + ". Nothing was dropped or reordered: fix the sheet (one row per "
-            "sample, each id once) or name the id column with `sample_id_column`")
+            plain + ": fix the sheet (one row per sample, each id once) or name the id column with "
+            "`sample_id_column`", plain=plain,
+            remedy=Remedy("sample_id_column", tuple(cols), lead="fix the sheet (one row per sample, each id "
+                                                               "once) or"))
     notes = list(loaded.notes)
     if extra:
         notes.append(f"{what}: {len(extra)} row(s) for samples not in the data ignored: {_listed(extra)}")
@@ -130,7 +138,7 @@ def attach_sample_info(loaded: LoadedData, sample_info, *, sample_id_column=None
         label_col = label_column
     elif label_column is not None:
         raise InputError(f"`label_column` {label_column!r} is not a column of {what} (its columns: "
-                         f"{cols[:20]})", argument="label_column", value=label_column)
+                         f"{cols[:20]})", argument="label_column", value=label_column, allowed=tuple(cols))
     else:
         for c in others:
             values = joined[c].tolist()

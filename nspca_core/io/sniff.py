@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 
+from .._common.said import Note, Remedy
 from .conventions import _INT_FORMAT
 from .loaded import DataFormatError
 
@@ -276,10 +277,13 @@ def _parse_cells(cells: np.ndarray):
     return values, numeric, missing
 
 
-def _header_note(has_header: bool, how: str) -> str:
+def _header_note(has_header: bool, how: str) -> Note:
     if has_header:
-        return f"header: first line read as column names ({how}); if it is data, choose header 'no'"
-    return f"header: first line read as data ({how}); if it holds column names, choose header 'yes'"
+        plain, lead, other = f"first line read as column names ({how})", "if it is data,", "no"
+    else:
+        plain, lead, other = f"first line read as data ({how})", "if it holds column names,", "yes"
+    return Note(plain, text=f"header: {plain}; {lead} choose header {other!r}", argument="header",
+                value=has_header, remedy=Remedy("header", (not has_header,), lead=lead))
 
 
 def _written_with_decimals(texts, values, missing, sample: int = 1000) -> bool:

@@ -117,7 +117,8 @@ def _pick_label(metadata, columns: list, label_column, name: str, notes: list, w
     if label_column is not None:
         if not (isinstance(label_column, str) and label_column in cols):
             raise InputError(f"`label_column` must be one of the {what}s of {name}: {cols[:30]}; got "
-                             f"{label_column!r}", argument="label_column", value=label_column)
+                             f"{label_column!r}", argument="label_column", value=label_column,
+                             allowed=tuple(cols))
         labels = np.array([str(v) for v in metadata[label_column]], dtype=str)
         notes.append(f"labels from the {what} '{label_column}' ({len(set(labels.tolist()))} classes)")
         return labels, label_column

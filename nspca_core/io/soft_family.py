@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._common.validation import InputError
-from .loaded import DataFormatError, LoadedData, _finish
+from .loaded import DataFormatError, LoadedData, _finish, over_cap
 from .soft_common import (_SYMBOL_COLUMNS, _duplicates, _listed, _pick_label, _records, _Source,
                           _symbol_names, _table, _values)
 
@@ -189,9 +189,9 @@ class _Family:
         n, m = len(self.ref_ids), len(chosen)
         need = m * n * 8
         if need > 4 * self.src.max_bytes:  # samples listing different probes: the joined table can outgrow the file
-            raise DataFormatError(f"{self.name}: the {m} samples of platform {self.wanted} list {n:,} distinct "
-                                  f"probes in all; the joined table would take {need:,} bytes, over 4 x "
-                                  f"max_bytes={self.src.max_bytes:,}; raise max_bytes if this is intended")
+            raise over_cap(self.name, f"the {m} samples of platform {self.wanted} list {n:,} distinct probes in "
+                                      f"all; the joined table would take {need:,} bytes, over ",
+                           self.src.max_bytes, times=4)
         D = self.direct
         partial = 0
         if D is not None and self.rows == m and D.shape[1] == n and \

@@ -13,7 +13,7 @@ from pathlib import Path
 from .._common.validation import InputError
 from .archive import _ARCHIVE_ERRORS
 from .formats import ALLOWED_EXTENSIONS, IMAGE_EXTENSIONS, TEXT_EXTENSIONS  # the registry (.formats)
-from .loaded import DataFormatError
+from .loaded import DataFormatError, over_cap
 
 __all__ = ["ALLOWED_EXTENSIONS", "IMAGE_EXTENSIONS", "TEXT_EXTENSIONS"]
 
@@ -29,8 +29,7 @@ def _read_source(source, filename, max_bytes) -> tuple[bytes, str]:
             raise DataFormatError(_not_a_file(path))
         size = path.stat().st_size
         if size > max_bytes:
-            raise DataFormatError(f"file {path.name!r} is {size:,} bytes, over the size cap "
-                                  f"max_bytes={max_bytes:,}; raise max_bytes to load it")
+            raise over_cap(None, f"file {path.name!r} is {size:,} bytes, over ", max_bytes, purpose="to load it")
         try:
             return path.read_bytes(), filename or path.name
         except OSError as exc:
@@ -42,8 +41,7 @@ def _read_source(source, filename, max_bytes) -> tuple[bytes, str]:
         name = filename or os.path.basename(str(getattr(source, "name", "") or "")) or "uploaded file"
         size = getattr(source, "size", None)
         if isinstance(size, int) and size > max_bytes:
-            raise DataFormatError(f"file {name!r} is {size:,} bytes, over the size cap "
-                                  f"max_bytes={max_bytes:,}; raise max_bytes to load it")
+            raise over_cap(None, f"file {name!r} is {size:,} bytes, over ", max_bytes, purpose="to load it")
         if hasattr(source, "seek"):
             try:
                 source.seek(0)
@@ -56,8 +54,7 @@ def _read_source(source, filename, max_bytes) -> tuple[bytes, str]:
         raise InputError("`source` must be a path, bytes or a file-like object (e.g. a Streamlit "
                          f"UploadedFile); got {type(source).__name__}")
     if len(data) > max_bytes:
-        raise DataFormatError(f"file {name!r} is over the size cap max_bytes={max_bytes:,} bytes; "
-                              "raise max_bytes to load it")
+        raise over_cap(None, f"file {name!r} is over ", max_bytes, unit=True, purpose="to load it")
     return data, name
 
 

@@ -13,7 +13,7 @@ import io
 
 import numpy as np
 
-from .loaded import DataFormatError, LoadedData, made_unique
+from .loaded import DataFormatError, LoadedData, made_unique, over_cap
 
 #: what to run when h5py is missing
 H5PY_INSTALL = "pip install 'nspca-core[formats]'  (or: pip install h5py)"
@@ -81,9 +81,8 @@ def _read(f, name, max_bytes, feature_names, sp) -> LoadedData:
     nnz = int(g["data"].shape[0])
     need = nnz * (4 + 4) + (n_cells + 1) * 8 + n_genes * 64 + n_cells * 32
     if need > max_bytes * 4:  # bounded before any array is read (a forged shape or nnz)
-        raise DataFormatError(f"{name}: the matrix holds {nnz:,} nonzeros for {n_cells:,} cells x {n_genes:,} "
-                              f"genes, about {need:,} bytes in memory, over 4 x max_bytes={max_bytes:,}; raise "
-                              "max_bytes if this is intended")
+        raise over_cap(name, f"the matrix holds {nnz:,} nonzeros for {n_cells:,} cells x {n_genes:,} genes, "
+                             f"about {need:,} bytes in memory, over ", max_bytes, times=4)
     if g["indices"].shape[0] != nnz or g["indptr"].shape[0] != n_cells + 1:
         raise DataFormatError(f"{name}: inconsistent 10x matrix: {nnz} values, {g['indices'].shape[0]} indices "
                               f"and {g['indptr'].shape[0]} pointers for {n_cells} barcodes (expected "

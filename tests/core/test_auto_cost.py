@@ -103,8 +103,7 @@ def test_screen_keeps_every_row_of_the_top_k(seed, k, thin):
     rng = np.random.default_rng(seed)
     key = cov_key(cov)
     # iterates a few steps into an ascent, held compact as the ascent holds them
-    X0 = _auto_starts(cov, V, k, key, seed)
-    X0 = np.column_stack(list(X0.values())[:8])
+    X0 = _auto_starts(cov, V, k, key, seed)[1][:, :8]
     r = ascent(cov.matvec, X0, k, key=key, max_iter=int(rng.integers(1, 4)))
     Xk = r.X
     ia = np.sort(np.argsort(-Xk, axis=0)[:k], axis=0)
@@ -138,6 +137,46 @@ def test_screen_restricted_some_columns():
     assert sum(screened) > 0
 
 
+def _compact(Xk, k):
+    """The columns of Xk (n, q), at most k nonzeros each, as the ascent's compact iterates."""
+    n = Xk.shape[0]
+    ia = np.sort(np.argsort(-Xk, axis=0)[:k], axis=0)
+    va = Xk[ia, np.arange(Xk.shape[1])]
+    ia = np.where(va > 0, ia, n)
+    order = np.argsort(np.where(ia < n, ia, n + 1), axis=0)
+    return np.take_along_axis(ia, order, 0), np.take_along_axis(va, order, 0)
+
+
+def test_screen_one_loose_column_leaves_the_others_screened():
+    """A column whose bound is loose (its support on independent noise features: a small t, every
+    feature in its Cauchy–Schwarz prefix) gets the whole product; the columns beside it, converged
+    on a strong block of features, keep their screen, and every part stays exact."""
+    rng = np.random.default_rng(3)
+    m, n, k = 25, 2000, 10
+    X = rng.standard_normal((m, n))
+    X[:, :100] += 4.0 * rng.standard_normal((m, 1)) * rng.uniform(0.5, 1.5, 100)  # the block
+    X -= X.mean(axis=0)
+    cov = Cov(X, None)
+    V, eig = cov.factor(3)
+    key = cov_key(cov)
+    r = ascent(cov.matvec, _auto_starts(cov, V, k, key, 0)[1][:, :6], k, key=key)
+    loose = np.zeros((n, 1))
+    loose[1000:1000 + k, 0] = 1.0 / np.sqrt(k)
+    Xk = np.hstack([r.X, loose])
+    Y = cov.matvec(Xk)
+    assert Y[1000:1000 + k, -1].min() > 0  # the loose column is one the screen would prune
+    ia, va = _compact(Xk, k)
+    screen = Screen(cov, V, eig[0])
+    screen.min_work = 0
+    _, parts = screen.products(ia, va, np.full(ia.shape[1], k), n)
+    whole = np.concatenate([g for g, U, _ in parts if U is None])
+    assert Xk.shape[1] - 1 in whole
+    assert sum(g.size for g, U, _ in parts if U is not None) >= 1
+    for g, U, Yg in parts:
+        rows = np.arange(n) if U is None else U
+        assert np.allclose(Yg, Y[rows][:, g], rtol=1e-10, atol=1e-12 * np.abs(Y).max())
+
+
 def test_screen_ascent_same_supports_as_the_whole_product():
     """The ascent with the screen takes the same steps (supports, iterations) as without."""
     X = _low_rank_plus_noise(11, 30, 2000)
@@ -145,7 +184,7 @@ def test_screen_ascent_same_supports_as_the_whole_product():
     V, eig = cov.factor(3)
     key = cov_key(cov)
     for k in (4, 30):
-        X0 = np.column_stack(list(_auto_starts(cov, V, k, key, 0).values()))
+        X0 = _auto_starts(cov, V, k, key, 0)[1]
         screen = Screen(cov, V, eig[0])
         screen.min_work = 0
         a = ascent(cov.matvec, X0, k, key=key)

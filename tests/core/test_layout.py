@@ -90,7 +90,8 @@ def test_import_nspca_core_loads_no_solver_and_no_heavy_library():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=CORE.parent).stdout.splitlines()
     # _common's __init__ is a docstring: the package costs nothing to import
-    assert out[0] == "['nspca_core._common', 'nspca_core._common.validation', 'nspca_core.result']"
+    assert out[0] == ("['nspca_core._common', 'nspca_core._common.said', 'nspca_core._common.validation', "
+                      "'nspca_core.result']")
     assert out[1] == "[]"
 
 

@@ -135,3 +135,32 @@ def test_dominated_columns_stop_and_the_best_stays():
     assert not cut.converged.all() and full.converged.all()
     assert cut.values.max() == full.values.max()
     assert np.array_equal(cut.X[:, np.argmax(cut.values)], full.X[:, np.argmax(full.values)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 1500), st.integers(1, 6), st.booleans(), st.data())
+def test_both_signs_step_is_the_longer_truncation(seed, n, q, compact, data):
+    """The exact rank-1 step selects T_k(-y) only where it can be longer; its points are those of
+    selecting both and keeping the longer (columns of mostly negative entries flip)."""
+    from nspca_core._common.steps import _step
+
+    rng = np.random.default_rng(seed)
+    k = data.draw(st.integers(1, max(1, n // 4) if compact else n))
+    Y = rng.standard_normal((n, q)) + rng.uniform(-2.0, 2.0, q)  # shifted: some columns mostly negative
+    step = TopK(both_signs=True)
+    if compact and n >= 4 * k:
+        ia = np.full((k, q), n, dtype=np.intp)
+        ia[0] = 0
+        va = np.zeros((k, q))
+        va[0] = 1.0
+    else:
+        ia, va = np.zeros((0, q), dtype=np.intp), np.eye(n, q)
+    zi, zv, _, _ = step(Y, ia, va, k, None, 1e-12)
+    Zp, Zm = _step(Y, k, None, False, False), _step(-Y, k, None, False, False)
+    flip = np.einsum("ij,ij->j", Zm, Zm) > np.einsum("ij,ij->j", Zp, Zp)
+    expect = np.where(flip, Zm, Zp)
+    got = _to_dense(zi, zv, n)
+    ref = _to_dense(*_to_compact(expect, k), n) if ia.shape[0] else expect
+    nrm = np.linalg.norm(ref, axis=0)
+    assert np.array_equal(got != 0, ref != 0)
+    assert np.allclose(got, ref / np.where(nrm > 0, nrm, 1.0), rtol=1e-14, atol=0)

@@ -128,5 +128,5 @@ def test_tenx_h5_malformed(tmp_path):
         load_file(path)
     with h5py.File(path, "r+") as f:  # a forged shape: refused before any array is read
         f["matrix/shape"][...] = np.array([2_000_000_000, 4], dtype=np.int32)
-    with pytest.raises(DataFormatError, match=r"about [\d,]+ bytes in memory, over 4 x max_bytes"):
+    with pytest.raises(DataFormatError, match=r"about [\d,]+ bytes in memory, over 4 x the size cap max_bytes="):
         load_file(path)

@@ -26,7 +26,7 @@ def test_page_lists_dropped_columns_and_reads_conventions():
     assert "1 column(s) not used as features: **id** (text, e.g. 'x1'; kept as metadata" in warning
     assert any(m.label == "features" and m.value == "2" for m in at.metric)
     captions = " | ".join(c.value for c in at.caption)
-    assert "header: first line read as column names" in captions
+    assert "first line read as column names" in captions and 'under "Header line" above' in captions
     assert "thousands separators" in captions
 
 
@@ -40,7 +40,7 @@ def test_page_phrases_messages_with_its_controls():
                                                for i in range(3)}})
     at = _upload(at, "faces.zip", mixed)
     text = at.error[0].value
-    assert "fill in" in text and "Resize every image to height×width" in text
+    assert 'fill in "Resize every image to height×width" above' in text
     assert "resize=(" not in text
 
 
@@ -58,5 +58,5 @@ def test_page_header_choice_and_label_position_from_one():
     assert "**2019** (used as labels)" in " | ".join(w.value for w in at.warning)
     at.text_input(key="yd_label").set_value("9")
     at = at.run()
-    assert '"Label column" must be one of the column names' in at.error[0].value
-    assert "position from 1 to 3" in at.error[0].value
+    assert at.error[0].value.endswith(
+        "\"Label column\" must be one of '2019', '2020', '2021' or a position from 1 to 3; got '9'")

@@ -1,6 +1,6 @@
 """The life of an upload (ui/uploads.py): what release_ended_sessions hands to the other modules and to
 Streamlit's runtime once every session using an upload has ended (the arrays themselves:
-tests/app/test_jobs_sessions.py)."""
+tests/ui/test_jobs_sessions.py)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_browser import _chromium
+from tests.app_shell.test_browser import _chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

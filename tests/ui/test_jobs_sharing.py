@@ -133,9 +133,9 @@ def test_certificates_run_at_a_lower_priority_than_the_curves():
     reg = jobs.Registry(idle_seconds=3600)
     try:
         X = np.ones((2, 2))
-        heavy = reg.submit("h", "H", [0], lambda u, ctx: ctx.run("tests.app.test_jobs_sharing.niceness_unit", X, "x"),
+        heavy = reg.submit("h", "H", [0], lambda u, ctx: ctx.run("tests.ui.test_jobs_sharing.niceness_unit", X, "x"),
                            heavy=True)
-        light = reg.submit("l", "L", [0], lambda u, ctx: ctx.run("tests.app.test_jobs_sharing.niceness_unit", X, "x"))
+        light = reg.submit("l", "L", [0], lambda u, ctx: ctx.run("tests.ui.test_jobs_sharing.niceness_unit", X, "x"))
         assert heavy.wait(timeout=120), heavy.view().message
         assert light.wait(timeout=120), light.view().message
         here = os.nice(0)
@@ -148,7 +148,7 @@ def test_certificates_run_at_a_lower_priority_than_the_curves():
 def test_a_unit_past_its_timeout_is_abandoned_and_the_job_goes_on(registry):
     def long_unit(unit, ctx):
         try:
-            return ctx.run("tests.app.test_jobs_sharing.busy_unit", 5.0, "x", timeout=0.2)
+            return ctx.run("tests.ui.test_jobs_sharing.busy_unit", 5.0, "x", timeout=0.2)
         except jobs.TimedOut:
             return "gave up"
 

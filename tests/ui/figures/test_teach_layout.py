@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import page_app
 from ui.figures import teach as T
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 TITLE_LINE_PX = 22   # one more line of title text (a <br>)
 SLIDER_PX = 90       # a scrub slider: current value, rail, ticks and their labels

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from tests.app.test_browser import server_fixture, _wait_idle
-from tests.app.test_browser_journeys import screenshot as journey_screenshot
-from tests.app.test_browser_journeys import (drawn_figures, grid_cells, no_exception, settle, text_shown,
+from tests.app_shell.test_browser import server_fixture, _wait_idle
+from tests.app_shell.test_browser_journeys import screenshot as journey_screenshot
+from tests.app_shell.test_browser_journeys import (drawn_figures, grid_cells, no_exception, settle, text_shown,
                                              wait_for)
-from tests.app.test_topics_planted import THEMES, planted_corpus
+from tests.pages.topics.test_planted import THEMES, planted_corpus
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHOTS = ROOT / "test-artifacts" / "screenshots" / "topics"
 TIMEOUT_S = 300
 

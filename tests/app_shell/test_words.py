@@ -13,6 +13,7 @@ import scipy.sparse as sp
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from nspca_core import fit
 from ui import compute, messages, state
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,33 +51,58 @@ def test_what_it_shows_starts_with_a_capital(path):
             assert what[:1].isupper(), what[:40]
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("data.csv: 3 rows have NaN/inf values (lines 2, 5); choose nan_policy='drop-rows', "
-     "'drop-columns' or 'impute-mean'",
-     "3 rows have NaN/inf values (lines 2, 5); choose *Missing values (NaN/inf)* → “drop samples "
-     "with missing values”, 'drop-columns' or 'impute-mean'"),
-    ("images differ in size; give them all the same size, or pass resize=(height, width) to resize them",
-     "images differ in size; give them all the same size, or fill in *Resize every image to "
-     "height×width* to resize them"),
-    ("`X` must be finite; got 2 NaN/inf value(s), the first at row 0, column 3",
-     "`X` must be finite; got 2 NaN/inf value(s), the first at row 1, column 4"),
+def _two_sizes() -> bytes:
+    """A zip of PNG images of two sizes (2×3 and 3×2)."""
+    import io
+    import zipfile
+
+    from PIL import Image
+
+    def png(shape, v):
+        buf = io.BytesIO()
+        Image.fromarray(np.full(shape, v, dtype=np.uint8)).save(buf, format="PNG")
+        return buf.getvalue()
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for i in range(2):
+            zf.writestr(f"a{i}.png", png((2, 3), 10 * i + 5))
+            zf.writestr(f"b{i}.png", png((3, 2), 10 * i + 7))
+    return buf.getvalue()
+
+
+def _said(call, filename=None) -> str:
+    with pytest.raises(ValueError) as info:
+        call()
+    return messages.for_user(info.value, filename=filename)
+
+
+@pytest.mark.parametrize("call,filename,expected", [
+    (lambda: compute.parse_upload(b"a,b\n1,2\nNA,3\n4,5\n", "data.csv"), "data.csv",
+     "1 NaN/inf value(s) (missing or infinite) in 1 row(s) and 1 column(s), first at (line 3, column 'a') "
+     "(lines of the file counted from 1, the header line included); choose “drop samples with missing "
+     "values”, “drop features with missing values” or “replace by the feature's mean” under \"Missing "
+     "values (NaN/inf)\" above to handle them, or fix the file"),
+    (lambda: compute.parse_upload(_two_sizes(), "faces.zip"), "faces.zip",
+     "images of mixed sizes: 2x3 (h x w): 2 file(s), e.g. 'a0.png'; 3x2 (h x w): 2 file(s), e.g. 'b0.png'; all "
+     "images must have the same size, or fill in \"Resize every image to height×width\" above to resize them"),
+    (lambda: fit(np.array([[1.0, 2, 3, 4, 5], [1, 2, 3, np.nan, 5], [1, 2, 3, np.nan, 5]]), k=2), None,
+     "the data must be finite; they hold 2 NaN/inf value(s), the first at row 2, column 4 (counted from 1)"),
 ])
-def test_messages_name_the_controls_and_count_from_one(raw, expected):
-    assert messages.for_user(raw, filename="data.csv" if raw.startswith("data.csv") else None) == expected
+def test_messages_name_the_controls_and_count_from_one(call, filename, expected):
+    assert _said(call, filename) == expected
 
 
 def test_upload_errors_do_not_repeat_the_file_name_nor_name_api_arguments():
     bad = b"a,b\n1,2\n3,nan\n4,5\n"
-    with pytest.raises(ValueError) as info:
-        compute.parse_upload(bad, "gaps.csv")
-    msg = str(info.value)
+    msg = _said(lambda: compute.parse_upload(bad, "gaps.csv"), "gaps.csv")
     assert not msg.startswith("gaps.csv") and "nan_policy" not in msg
     assert "Missing values" in msg
 
 
 def _sidebar_only():
     """The shared sidebar alone (this Streamlit's AppTest drops the sidebar of an
-    st.navigation app after the first run; see tests/app/test_app_shell.py)."""
+    st.navigation app after the first run; see tests/app_shell/test_shell.py)."""
     from ui.sidebar import draw_sidebar
 
     draw_sidebar()

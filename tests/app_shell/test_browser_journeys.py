@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.test_browser import server_fixture, _wait_drawn, _wait_idle
+from tests.app_shell.test_browser import server_fixture, _wait_drawn, _wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots" / "journeys"

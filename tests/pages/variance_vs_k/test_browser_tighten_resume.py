@@ -15,9 +15,9 @@ import re
 
 import pytest
 
-from tests.app.test_browser import _wait_idle, server_fixture
-from tests.app.test_browser_journeys import ROOT, go, no_exception, screenshot, wait_for
-from tests.app.test_browser_tighten import TIGHTEN_GO_ON, TIGHTEN_STOP, _main_text
+from tests.app_shell.test_browser import _wait_idle, server_fixture
+from tests.app_shell.test_browser_journeys import ROOT, go, no_exception, screenshot, wait_for
+from tests.pages.variance_vs_k.test_browser_tighten import TIGHTEN_GO_ON, TIGHTEN_STOP, _main_text
 
 pytestmark = pytest.mark.browser
 

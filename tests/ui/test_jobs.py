@@ -226,7 +226,7 @@ def test_stop_kills_a_unit_that_never_calls_back():
     reg = jobs.Registry(idle_seconds=3600)
     X = np.ones((3, 3))
     try:
-        job = reg.submit("s", "S", [1, 2], lambda unit, ctx: ctx.run("tests.app.test_jobs.sleep_unit", 60.0, "none"))
+        job = reg.submit("s", "S", [1, 2], lambda unit, ctx: ctx.run("tests.ui.test_jobs.sleep_unit", 60.0, "none"))
         t_end = time.monotonic() + 60
         while not reg.worker_pids() and time.monotonic() < t_end:
             time.sleep(0.05)
@@ -264,7 +264,7 @@ def test_worker_errors_come_back_as_messages():
 def test_cancel_all_kills_worker_processes():
     reg = jobs.Registry(idle_seconds=3600)
     try:
-        job = reg.submit("s", "S", [1], lambda unit, ctx: ctx.run("tests.app.test_jobs.sleep_unit", 60.0, "none"))
+        job = reg.submit("s", "S", [1], lambda unit, ctx: ctx.run("tests.ui.test_jobs.sleep_unit", 60.0, "none"))
         t_end = time.monotonic() + 60
         while not reg.worker_pids() and time.monotonic() < t_end:
             time.sleep(0.05)
@@ -306,7 +306,7 @@ def test_worker_does_not_rerun_the_main_script(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "__main__", fake)
     reg = jobs.Registry(idle_seconds=3600)
     try:
-        job = reg.submit("m", "M", [0.01], lambda s, ctx: ctx.run("tests.app.test_jobs.sleep_unit", s, "x"))
+        job = reg.submit("m", "M", [0.01], lambda s, ctx: ctx.run("tests.ui.test_jobs.sleep_unit", s, "x"))
         assert job.wait(timeout=120), job.view().message
         assert job.view().results == {0.01: 0.01}
         assert not marker.exists()

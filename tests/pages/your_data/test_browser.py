@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.app.test_browser import server_fixture, _wait_idle
-from tests.app.test_browser_journeys import screenshot as journey_screenshot
-from tests.app.test_browser_journeys import (drawn_figures, grid_cells, no_exception, settle, text_shown,
+from tests.app_shell.test_browser import server_fixture, _wait_idle
+from tests.app_shell.test_browser_journeys import screenshot as journey_screenshot
+from tests.app_shell.test_browser_journeys import (drawn_figures, grid_cells, no_exception, settle, text_shown,
                                              wait_for)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHOTS = ROOT / "test-artifacts" / "screenshots" / "your_data"
 TIMEOUT_S = 300
 CLASSES = ("ALL", "AML", "MLL")

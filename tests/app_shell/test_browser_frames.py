@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.app.test_browser import (PAGE_TIMEOUT_S, SHOTS, _open, _start_server, _stop_server, _wait_for,
+from tests.app_shell.test_browser import (PAGE_TIMEOUT_S, SHOTS, _open, _start_server, _stop_server, _wait_for,
                                     _wait_idle)
 
 pytestmark = pytest.mark.browser

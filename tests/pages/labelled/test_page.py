@@ -25,7 +25,7 @@ from ui import compute, state
 from ui import labelled as lab
 from ui.figures import labelled as figs
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 os.environ.setdefault("NSPCA_DATA_DIR", str(ROOT.parent / "shared" / "datasets"))
 TIMEOUT = 120
 

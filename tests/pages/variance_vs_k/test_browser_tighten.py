@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from tests.app.test_browser import server_fixture, _wait_idle
-from tests.app.test_browser_journeys import ROOT, go, no_exception, screenshot, text_shown, wait_for
+from tests.app_shell.test_browser import server_fixture, _wait_idle
+from tests.app_shell.test_browser_journeys import ROOT, go, no_exception, screenshot, text_shown, wait_for
 
 pytestmark = pytest.mark.browser
 

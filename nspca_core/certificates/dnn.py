@@ -521,7 +521,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             L, lw = ones_C, np.concatenate(([x_nu / n], x_w))
         else:
             L, lw = ones, np.array([x_nu / n])
-        if U is None and n > 3 * r:  # no warm subspace: a few block steps, not an n^3 eigh
+        if U is None and n > 3 * r and ritz32:  # no warm subspace (short runs): block steps, no n^3 eigh
             U = _cold_block(M, r, L, lw)
         w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free

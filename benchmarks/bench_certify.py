@@ -9,7 +9,9 @@ Usage: python benchmarks/bench_certify.py [--quick] [--no-fit]
 and CPU against the limit, issue 40 item 6); ``exact-mll`` — MLL k = 50 with a CPU-time budget of
 10 and 60 s, the bound the callback reported along the way; ``cost`` — the certificate's CPU time
 over the answer's at effort="auto" (LRS, CBCL, MLL, a synthetic 5,000 x 2,000 sparse review
-corpus); ``cliff`` — one-k certificates at
+corpus); ``cost-ab`` — the same before and after in one run (``--base``: a checkout of the
+"before" tree, e.g. ``git archive main | tar -x -C /tmp/ccost-base``), adding a KOS-shaped
+corpus; ``cliff`` — one-k certificates at
 k = 60..80 on dlbcl- and golub-shaped synthetic gene matrices (the former k <= 64 limit); ``path`` —
 certify_path over k = 2..200 (MLL, golub- and dlbcl-shaped) and k = 1..361 (CBCL): units, min and
 mean ratio, and the number of k where the path's bound is above certify(k)'s by more than 1e-9
@@ -469,7 +471,18 @@ def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir
           f"({load_note()})", flush=True)
 
 
-COST_CASES = (("cbcl", (5, 10, 50, 65)), ("lrs", (5, 10, 50)), ("mll", (5, 10, 50)), ("corpus", (5, 10, 50)))
+COST_CASES = (("cbcl", (5, 10, 50, 65)), ("lrs", (5, 10, 50)), ("mll", (5, 10, 50)), ("corpus", (5, 10, 50)),
+              ("kos", (5, 10, 50)))
+SYNTHETIC = ("corpus", "kos")  # generated here: the review corpus, corpus_like("kos") (3,430 x 6,906 counts)
+
+
+def cost_data(name):
+    """A cost-ab dataset: the review corpus, the KOS-shaped synthetic corpus, or a stored one."""
+    if name == "kos":
+        from nspca_core.corpus import corpus_like
+
+        return corpus_like("kos", seed=0).X
+    return review_corpus() if name == "corpus" else load(name)
 
 
 def cost_worker(name, ks):
@@ -480,7 +493,7 @@ def cost_worker(name, ks):
     import nspca_core as nc
     from nspca_core.certificates import certify
 
-    X = review_corpus() if name == "corpus" else load(name)
+    X = cost_data(name)
     nc.fit(X[:64], k=3)  # first-call costs (imports) out of the timing
     certify(X[:64], k=3)
     out = []
@@ -505,7 +518,7 @@ def cost_ab(base: str):
     import subprocess
 
     for name, ks in COST_CASES:
-        if name != "corpus" and not (data_dir() / {"cbcl": "cbcl_faces_train.npz", "lrs": "lrs_spectrometer.npz",
+        if name not in SYNTHETIC and not (data_dir() / {"cbcl": "cbcl_faces_train.npz", "lrs": "lrs_spectrometer.npz",
                                                    "mll": "mll_leukemia.npz"}[name]).exists():
             continue
         res = {}

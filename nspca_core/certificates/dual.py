@@ -8,13 +8,16 @@ import time
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # at import time: a lazy import costs the first call ~5 eigh
 
-from .anchor import AnchorRows, anchored_branch_bound, anchored_rowsum_test
-from .dnn import DnnState, dnn_optimize, dnn_value_lam, kkt_init, ksupport_cuts
+from .anchor import AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test
+from .dnn import DnnState, _ritz, dnn_optimize, dnn_value_lam, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget, fits, step
+
+
+# the screening search's block (vectors) and block-Krylov steps per mu (twice that at the first)
+_SCREEN_R, _SCREEN_STEPS = 4, 3
 
 
 def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
@@ -23,8 +26,8 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
     Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
     ``A_ii - mu``, a soft-thresholding of A; the bound
     ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
-    coarse grid (5 points) and 4 golden-section steps using cheap Lanczos
-    values (only the chosen point matters; it is re-evaluated exactly later).  ``lam1``: A's top
+    coarse grid (5 points) and 4 golden-section steps using cheap values (top Ritz values of a
+    warm block; only the chosen point matters; it is re-evaluated exactly later).  ``lam1``: A's top
     eigenvalue when the caller has it (a path calls this at many k).
     """
     n = A.shape[0]
@@ -38,26 +41,27 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
         hi = min(hi, (lam1 - float(dg.max())) / (k - 1))
     if hi <= 0 or n < 3:
         return DnnState(np.zeros((n, n)), 0.0)
-    # a positive start: M has nonnegative off-diagonal entries, so its top (Perron) eigenvector
-    # can be taken nonnegative and is never orthogonal to 1 (a warm start from another mu can be)
-    # (the previous mu's Perron vector, made positive, starts the next Lanczos run: it is never
-    # orthogonal to the next one, nonnegative and nonzero, and close to it: fewer iterations)
-    start = [np.ones(n)]
+    # n > 150: the top Ritz value of a few block-Krylov steps (dnn._ritz, 4 vectors), the block
+    # kept warm from one mu to the next (the Perron vectors of nearby mu are close), instead of a
+    # Lanczos run per mu (issue 39: 11 ARPACK runs were a quarter of CBCL k = 10's certificate;
+    # the same mu to 4 digits there and on MLL's screened set).  It only picks the DNN's
+    # starting price: the point is evaluated rigorously later.
+    block = [None]
+    off32 = off.astype(np.float32) if n > 150 else off  # (float32: half the memory traffic, to choose mu)
 
     def h(mu):
-        M = np.maximum(off - mu, 0.0)
+        M = np.maximum(off32 - off32.dtype.type(mu), 0.0)
         M[np.diag_indices(n)] = dg - mu
         if n <= 150:  # LAPACK beats Lanczos' overhead on small matrices
             return float(scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1], eigvals_only=True,
                                            check_finite=False)[0]) + mu * k
-        try:
-            w, v = eigsh(M, k=1, which="LA", v0=start[0], tol=1e-6, maxiter=2000)
-            lam = float(w[0])
-            a = np.abs(v[:, 0])
-            start[0] = a + 1e-3 * max(float(a.mean()), 1e-300)
-        except ArpackNoConvergence:  # this value only picks the DNN's starting price (no proof)
-            lam = float(np.linalg.eigvalsh(M)[-1])
-        return lam + mu * k
+        steps = _SCREEN_STEPS
+        if block[0] is None:  # a positive vector (never orthogonal to the Perron vector) and a seeded rest
+            block[0] = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, _SCREEN_R - 1))])
+            steps *= 2
+        for _ in range(steps):
+            w, block[0] = _ritz(M, block[0], _SCREEN_R)
+        return float(w[0]) + mu * k
 
     grid = np.linspace(0.0, hi, 5)
     vals = [h(m) for m in grid]
@@ -170,29 +174,32 @@ def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: in
         if not ok:
             state["tau"], state["r"] = hi, r
             return None
-    lo, r_lo = max(float(lower), state["tau"]), state["r"]
-    if lo <= 0 or lo >= hi:
-        return hi
-    if state["tau"] < lower and hi <= lo * (1.0 + 100 * rel_tol):
-        # a narrow bracket above an untested feasible value: it is likely (near) optimal; test just
-        # above it first (one test instead of ~log2(hi / lo / rel_tol)), at the finest resolution
-        # whatever rel_tol (one test either way: LRS k = 5 proved to 1.00003, not 1.0005)
-        tau = lo * (1.0 + min(rel_tol, _NARROW_REL) / 2)
-        ok, r = anchored_rowsum_test(rows, tau, r_lo)
-        if ok:
-            return tau
-        lo, r_lo = tau, r
-    for _ in range(steps):
-        if hi <= lo * (1.0 + rel_tol):
-            break
-        mid = float(np.sqrt(lo * hi))
-        ok, r = anchored_rowsum_test(rows, mid, r_lo)
-        if ok:
-            hi = mid
-        else:
-            lo, r_lo = mid, r
-    state["tau"], state["r"] = lo, r_lo
-    return hi
+    tau, state["tau"], state["r"] = anchored_bisection(rows, lower, hi, rel_tol, steps=steps, tau_lo=state["tau"],
+                                                       r_lo=state["r"], narrow=min(rel_tol, _NARROW_REL))
+    return tau
+
+
+def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``N`` from the KKT conditions of a feasible ``x`` (support I).
+
+    If ``x`` were optimal for ``max x^T A x`` over unit ``x >= 0`` (large k),
+    stationarity reads ``(A x)_I = lambda x_I`` and ``(A x)_i <= 0`` off I.
+    ``N_{iI} = -(A x)_i^- x_I^T`` (``i`` off I, symmetrised) is ``>= 0`` and
+    makes ``(A + N) x = lambda x`` exactly, so ``x`` becomes an eigenvector of
+    ``A + N``; the optimizer then only has to push the other eigenvalues down.
+    """
+    n = A.shape[0]
+    N = np.zeros((n, n))
+    I = x > 0
+    if not I.any() or I.all():
+        return N
+    y = A @ x
+    off = ~I
+    w = np.maximum(-y[off], 0.0)  # only where (A x)_i < 0 does N help
+    block = np.outer(w, x[I])
+    N[np.ix_(off, I)] = block
+    N[np.ix_(I, off)] = block.T
+    return N
 
 
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
@@ -205,7 +212,8 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
          callback=None, before_cuts=None, kkt=None, budget: Budget | None = None,
-         skip_at: float | None = None, cuts: bool = True, iters: int | None = None):
+         skip_at: float | None = None, cuts: bool = True, iters: int | None = None,
+         settle: float | None = None, top_eig: float | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
     :func:`nspca_core.certificates.dnn.dnn_tangent`).
@@ -219,7 +227,9 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     (:class:`.budget.Budget`): a start, an iteration or a round only
     when it fits in the time left; value ``inf`` and state None when no start fitted.
     ``cuts=False``: no cut phase, ``iters``: fewer iterations (a caller whose branch and bound
-    decides the bound).
+    decides the bound).  ``settle``: the iterations stop once the bound certifies this ratio
+    (below the target: where the caller buys no more work, e.g. no cut rounds; the gap rule of
+    :func:`dense_dual`).  ``top_eig``: A's top eigenvalue (or a bound on it) when the caller has it.
     """
     cfg = _EFFORT[effort]
     n = A.shape[0]
@@ -232,7 +242,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         cands.append(("warm", lambda: DnnState(warm.N.copy(), warm.nu, warm.U)))
     elif x is not None and kkt is None:
         cands.append(("kkt", lambda: _kkt_point(A, k, x)))
-    cands.append(("screen", lambda: _screen_init(A, k)))
+    cands.append(("screen", lambda: _screen_init(A, k, top_eig)))
     target = 1.0 - cfg["target_gap"]
     best, evals = None, 0
     if kkt is not None:
@@ -262,7 +272,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"] if iters is None else iters, t_start=_T0 * scale,
                                  ritz32=effort != "full",
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
-                                 check_every=cfg["check_every"], target=target, lower=lower,
+                                 check_every=cfg["check_every"], target=min(target, settle or target),
+                                 lower=lower,
                                  callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget)
     info["init"] = init
     info["exact_evaluations"] += evals
@@ -423,7 +434,9 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
                                  before_cuts=anchored, kkt=kkt, budget=budget,
                                  skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=not tree_follows,
-                                 iters=cfg["iters"] // 2 if tree_follows else None)
+                                 iters=cfg["iters"] // 2 if tree_follows else None,
+                                 settle=S._CUT_BELOW if effort == "auto" and not need_dual else None,
+                                 top_eig=bounds.get("lambda1"))
         if state is not None:
             bounds["dnn"] = val
             report.offer(min(bounds.values()))

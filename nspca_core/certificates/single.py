@@ -206,7 +206,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     (the price of one more nonzero) exceeds the variances in T, the maximum sits at
     ``j = 0``: the bound is ``B_S`` alone, not ``B_S + B_T``.
 
-    S: the ``min(split_size, max(_SPLIT_MIN, _SPLIT_PER_K k))`` features of largest
+    S: the ``min(split_size, max(_SPLIT_MIN, split_per_k k))`` features of largest
     variance plus the support of the best known x (so the lower bound is also
     feasible on S).  The coupled bound needs no more: it only needs ``mu`` above the
     variances left in T, and the DNN's cost grows as ``|S|^2`` per iteration.
@@ -231,7 +231,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info)
     if budget is not None:
         report.offer(_variances_bound(dg, k))
-    S, T = _screened(dg, x, min(n, cfg["split_size"], split_cap or n, max(_SPLIT_MIN, _SPLIT_PER_K * k)))
+    S, T = _screened(dg, x, min(n, cfg["split_size"], split_cap or n,
+                                max(_SPLIT_MIN, cfg.get("split_per_k", _SPLIT_PER_K) * k)))
     # whole-problem bounds (cheap, thin)
     bounds = {"variances": _variances_bound(dg, k)} if budget is not None else {}
     thin = cov.X is not None and cov.thin

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._common.validation import InputError
 from ..datasets import list_datasets, load_corpus, load_dataset, preprocess
 from ..datasets.preprocessing import PREPROCESSING
 from ..io import load_file
@@ -70,13 +71,23 @@ def _load(args):
         progress.label = "reading"
     with warnings.catch_warnings(record=True) as caught:  # third-party warnings go to the notes
         warnings.simplefilter("always")
-        loaded = load_file(path, variable=args.variable, header=args.header,
-                           nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
-                           vocab=vocab, orientation=getattr(args, "orientation", "auto"),
-                           sample_info=None if sheet is None else Path(sheet),
-                           sample_id_column=getattr(args, "sample_id_column", None), **_text_options(args),
-                           callback=progress,  # raw text: documents counted
-                           **_file_options(args))
+        def read(**options):
+            return load_file(path, variable=args.variable, header=args.header,
+                             nan_policy=args.nan_policy, resize=args.resize, max_bytes=args.max_bytes,
+                             vocab=vocab, orientation=getattr(args, "orientation", "auto"),
+                             sample_info=None if sheet is None else Path(sheet),
+                             sample_id_column=getattr(args, "sample_id_column", None),
+                             callback=progress,  # raw text: documents counted
+                             **options)
+
+        options = {**_text_options(args), **_file_options(args)}
+        try:
+            loaded = read(**options)
+        except InputError as exc:  # a column given as the text of an index and named by no column
+            column = options.get("label_column") if exc.argument == "label_column" else None
+            if not (isinstance(column, str) and column.strip().lstrip("-").isdigit()):
+                raise
+            loaded = read(**{**options, "label_column": int(column)})
     if hasattr(progress, "close"):
         progress.close()
     loaded = _with_warnings(loaded, caught)

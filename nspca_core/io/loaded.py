@@ -337,16 +337,12 @@ def missing_label_note(values, column, what: str = "column") -> str | None:
 
 
 def column_position(column, names: list) -> int | None:
-    """The position of ``column`` in ``names``: a column name, an index in [-len, len), or a
-    string of an index when no column has that name (a shell passes every value as text);
-    ``None`` when it is none of these."""
-    width = len(names)
+    """The position of ``column`` in ``names``: a column name, or an int index in [-len, len);
+    ``None`` when it is neither (a string is always a name: the shell's text of an index is
+    turned into an int by the command line, which knows it typed text)."""
     if isinstance(column, str):
-        if column in names:
-            return names.index(column)
-        text = column.strip()
-        if text.lstrip("-").isdigit():
-            column = int(text)
+        return names.index(column) if column in names else None
+    width = len(names)
     if isinstance(column, int | np.integer) and not isinstance(column, bool) and -width <= column < width:
         return int(column) % width
     return None

@@ -179,6 +179,14 @@ _EFFORT = {
 }
 
 
+def screened_size(n: int, k: int, cfg: dict, cap: int | None = None) -> int:
+    """The size of the split bound's screened set S at sparsity k on n features under an effort's
+    settings ``cfg`` (one of :data:`_EFFORT`): ``max(_SPLIT_MIN, split_per_k k)`` features (the
+    effort's ``split_per_k``, else :data:`_SPLIT_PER_K`), at most its ``split_size``, ``cap`` and n."""
+    size = max(_SPLIT_MIN, cfg.get("split_per_k", _SPLIT_PER_K) * int(k))
+    return int(min(int(n), cfg["split_size"], cap or int(n), size))
+
+
 def exact_time_limit(time_limit, effort: str):
     """The branch and bound's seconds: ``time_limit`` (the declared rule) with effort "exact",
     ``_EXACT_TIME`` when None; None for the other efforts, which take no time limit."""

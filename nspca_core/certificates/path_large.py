@@ -38,7 +38,6 @@ from ._settings import _EPS
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
 from .cross import coupled_terms, cross_table
 from .lower import _ascent_batch, _rank1_cols
-from . import single as _single
 from .single import _certify_large, _finish
 
 
@@ -134,7 +133,8 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     sat = np.inf if saturated is None or monotone is None else saturated
     # no runs past twice the k at which one-k's S stops growing (a run there costs a DNN on the
     # whole saturated S at a large sparsity): the runs' bounds carried there serve instead
-    run_max = 2 * S._EFFORT[effort]["split_size"] // _single._SPLIT_PER_K
+    cfg = S._EFFORT[effort]
+    run_max = 2 * cfg["split_size"] // cfg.get("split_per_k", S._SPLIT_PER_K)
     open_ks = uniq[((uniq < sat) | (uniq == kmax)) & (uniq <= run_max)]
     if not open_ks.size:
         open_ks = uniq[:1]
@@ -255,7 +255,7 @@ def lower_from_runs(cov: Cov, uniq: np.ndarray, xs: list, lows: np.ndarray, src:
 
 def _screened(n: int, k: int, effort: str) -> int:
     """The size of certify(k)'s screened set S (:func:`.single._certify_split`, no caller's point)."""
-    return int(min(n, S._EFFORT[effort]["split_size"], max(_single._SPLIT_MIN, _single._SPLIT_PER_K * k)))
+    return S.screened_size(n, k, S._EFFORT[effort])
 
 
 def geometric_grid(ks: np.ndarray, ratio: float) -> list[int]:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .._common.params import EFFORT_ORDER
-from ._settings import _DENSE_MAX_N, _SPLIT_MIN, _SPLIT_PER_K, EXACT_EFFORT, OPTIMAL_TOLERANCE
+from ._settings import _DENSE_MAX_N, _EFFORT, EXACT_EFFORT, OPTIMAL_TOLERANCE, screened_size
 from .monotone import monotone_envelope
 
 __all__ = ["Bound", "BoundsStore", "closed", "EFFORT_RANK", "MAX_DATASETS", "OPTIMAL_TOLERANCE",
@@ -252,10 +252,10 @@ def exact_cheap(n: int, k: int) -> bool:
 def full_cost(n: int, k: int) -> float:
     """The relative cost of a "full" certificate at k on n features, to order the tightening's steps
     (cheapest first): its DNN works on all n features when n is at most the dense limit
-    (``_DENSE_MAX_N``), else on the screened set of the split bound (``max(_SPLIT_MIN, _SPLIT_PER_K k)``
-    features, at most the dense limit), and an iteration costs the square of that size."""
+    (``_DENSE_MAX_N``), else on the split bound's screened set (``screened_size`` with "full"'s settings,
+    at most the dense limit), and an iteration costs the square of that size."""
     n, k = int(n), int(k)
-    size = n if n <= _DENSE_MAX_N else min(max(_SPLIT_MIN, _SPLIT_PER_K * k), _DENSE_MAX_N, n)
+    size = n if n <= _DENSE_MAX_N else min(screened_size(n, k, _EFFORT["full"]), _DENSE_MAX_N)
     return float(size) ** 2
 
 

@@ -20,8 +20,7 @@ from ._settings import (
     _D2_MAX_N,
     _EFFORT,
     _EPS,
-    _SPLIT_MIN,
-    _SPLIT_PER_K,
+    screened_size,
     exact_time_limit,
 )
 from .bounds import (
@@ -231,8 +230,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info)
     if budget is not None:
         report.offer(_variances_bound(dg, k))
-    S, T = _screened(dg, x, min(n, cfg["split_size"], split_cap or n,
-                                max(_SPLIT_MIN, cfg.get("split_per_k", _SPLIT_PER_K) * k)))
+    S, T = _screened(dg, x, screened_size(n, k, cfg, split_cap))
     # whole-problem bounds (cheap, thin)
     bounds = {"variances": _variances_bound(dg, k)} if budget is not None else {}
     thin = cov.X is not None and cov.thin

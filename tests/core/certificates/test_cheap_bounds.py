@@ -88,13 +88,12 @@ def test_coupled_split_bound_and_rest_curve_against_bruteforce(monkeypatch):
     rest curve are upper bounds (forced split on tiny instances, effort "auto")."""
     from nspca_core.operators.cov import Cov
     from nspca_core.certificates import _settings as S
-    from nspca_core.certificates import single
     from nspca_core.certificates.bounds import _rest_curve
 
     monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
     monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
-    monkeypatch.setattr(single, "_SPLIT_MIN", 2)
-    monkeypatch.setattr(single, "_SPLIT_PER_K", 1)
+    monkeypatch.setattr(S, "_SPLIT_MIN", 2)
+    monkeypatch.setattr(S, "_SPLIT_PER_K", 1)
     monkeypatch.setitem(S._EFFORT["auto"], "split_size", 4)
     rng = np.random.default_rng(11)
     for i in range(40):
@@ -123,12 +122,12 @@ def test_large_path_bounds_against_bruteforce(monkeypatch):
     the monotone shortcut for large k all stay upper bounds, lower bounds stay feasible values."""
     from nspca_core import certify_path
     from nspca_core.certificates import _settings as S
-    from nspca_core.certificates import path, single
+    from nspca_core.certificates import path
 
     monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
     monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
-    monkeypatch.setattr(single, "_SPLIT_MIN", 2)
-    monkeypatch.setattr(single, "_SPLIT_PER_K", 1)
+    monkeypatch.setattr(S, "_SPLIT_MIN", 2)
+    monkeypatch.setattr(S, "_SPLIT_PER_K", 1)
     monkeypatch.setattr(path, "_PATH_SPLIT_CAP", 2)
     rng = np.random.default_rng(5)
     for i in range(12):

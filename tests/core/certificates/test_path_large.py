@@ -21,8 +21,8 @@ def _force_split(monkeypatch, split_min=2, per_k=1, size=4):
     """Tiny data through the large-n code: a screened set S of a few features and a rest T."""
     monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
     monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
-    monkeypatch.setattr(single, "_SPLIT_MIN", split_min)
-    monkeypatch.setattr(single, "_SPLIT_PER_K", per_k)
+    monkeypatch.setattr(S, "_SPLIT_MIN", split_min)
+    monkeypatch.setattr(S, "_SPLIT_PER_K", per_k)
     monkeypatch.setitem(S._EFFORT["auto"], "split_size", size)
 
 

@@ -221,8 +221,9 @@ MLL_KS = (1, 4, 10, 57, 220, 848, 1798, 3266, 3596, 5393, 7190, 8987, 9886, 1078
 
 
 def _split_size(n: int, k: int) -> int:
-    """The DNN's size, written out from the core's docstring: n up to 2500, else max(300, 6 k) <= 2500."""
-    return n if n <= 2500 else min(max(300, 6 * k), 2500)
+    """The "full" DNN's size, written out from the core's docstring: n up to 2500, else max(300, 12 k)
+    <= 2500 ("full" keeps 12 k features per unit of sparsity; "auto" takes 6 k)."""
+    return n if n <= 2500 else min(max(300, 12 * k), 2500)
 
 
 def _firsts(plan):

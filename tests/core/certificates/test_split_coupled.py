@@ -23,8 +23,8 @@ def _force_split(monkeypatch, size: int):
     point's support), T the rest."""
     monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
     monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
-    monkeypatch.setattr(single, "_SPLIT_MIN", size)
-    monkeypatch.setattr(single, "_SPLIT_PER_K", 1)
+    monkeypatch.setattr(S, "_SPLIT_MIN", size)
+    monkeypatch.setattr(S, "_SPLIT_PER_K", 1)
     monkeypatch.setitem(S._EFFORT["auto"], "split_size", size)
 
 

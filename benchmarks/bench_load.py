@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import sys
@@ -277,17 +278,25 @@ async def _load(n: int, url: str, pid: int, log: JobLog, csv: Path, cap: float, 
             "by_process": by_process}
 
 
-def run_load(n: int, *, cap: float = 120.0, out=print, workdir: Path | None = None, profile_to=None) -> dict:
-    """Start a server, run ``n`` sessions at once, stop the server; the measurements as a dict."""
-    workdir = Path(workdir or tempfile.mkdtemp(prefix="nspca_load_"))
+@contextlib.contextmanager
+def _gene_server(workdir: Path | None, prefix: str):
+    """A server logging its jobs, and a gene-sized labelled CSV to upload, in ``workdir`` (a new
+    temporary folder by default); yields (url, pid, csv, job log) and stops the server after."""
+    workdir = Path(workdir or tempfile.mkdtemp(prefix=prefix))
     csv = labelled_csv(workdir / "genes_75x7000.csv")
     job_log = workdir / "jobs.log"
     job_log.write_text("")
     proc, url = _start_server(workdir / "streamlit.log", NSPCA_JOB_LOG=str(job_log))
     try:
-        return asyncio.run(_load(n, url, proc.pid, JobLog(job_log), csv, cap, out, profile_to))
+        yield url, proc.pid, csv, job_log
     finally:
         _stop_server(proc)
+
+
+def run_load(n: int, *, cap: float = 120.0, out=print, workdir: Path | None = None, profile_to=None) -> dict:
+    """Start a server, run ``n`` sessions at once, stop the server; the measurements as a dict."""
+    with _gene_server(workdir, "nspca_load_") as (url, pid, csv, job_log):
+        return asyncio.run(_load(n, url, pid, JobLog(job_log), csv, cap, out, profile_to))
 
 
 # ------------------------------------------------------------------ the class (issue 41 item 1)
@@ -549,15 +558,8 @@ def run_mixed(n_analysts: int, n_students: int, *, cap: float = 300.0, workdir: 
               deadline: float = MIXED_DEADLINE_S) -> dict:
     """Start a server, let a teacher visit the teaching pages once, then open ``n_analysts`` heavy
     sessions (:data:`SCENARIOS`) and ``n_students`` students (:data:`CLASS_PAGES`) at the same time."""
-    workdir = Path(workdir or tempfile.mkdtemp(prefix="nspca_mixed_"))
-    csv = labelled_csv(workdir / "genes_75x7000.csv")
-    job_log = workdir / "jobs.log"
-    job_log.write_text("")
-    proc, url = _start_server(workdir / "streamlit.log", NSPCA_JOB_LOG=str(job_log))
-    try:
-        return asyncio.run(_mixed(n_analysts, n_students, url, proc.pid, csv, cap, job_log, deadline))
-    finally:
-        _stop_server(proc)
+    with _gene_server(workdir, "nspca_mixed_") as (url, pid, csv, job_log):
+        return asyncio.run(_mixed(n_analysts, n_students, url, pid, csv, cap, job_log, deadline))
 
 
 def report_mixed(r: dict, out) -> None:

@@ -252,3 +252,41 @@ def test_lower_from_runs_only_raises_feasible_values(n, m, seed):
         assert before[i] <= lows[i] <= brute_opt(A, int(k))[0] * (1 + 1e-9)
     if src[-1] == "given":
         assert np.array_equal(xs[-1], given_x)
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(6, 9), st.integers(2, 6), st.integers(0, 2**31 - 1))
+def test_polished_runs_carry_valid_curves_never_above_the_unpolished(monkeypatch, n, m, seed):
+    """path_large.polish_runs (more cutting-plane rounds on a run's S dual point): the curve carried
+    after the polish is at least the brute-force OPT_k at every k = 1..n, at most the curve before it,
+    and a polished run's own S bound only falls."""
+    from nspca_core.certificates.path_large import polish_runs
+
+    _force_split(monkeypatch, split_min=4, per_k=1, size=6)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    cov = Cov(X, None)
+    uniq = np.arange(1, n + 1)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    kept, rest, curve = {}, {}, np.full(n, np.inf)
+    for k_run in sorted({int(rng.integers(2, n)), int(rng.integers(2, n))}):
+        keep: dict = {}
+        single._certify_large(cov, k_run, None, "auto", None, keep=keep)
+        assume(keep["T"].size > 0 and keep["stS"] is not None)
+        kept[k_run] = keep
+        rest[keep["T"].tobytes()] = _rest_curve(cov, keep["T"], n)
+        np.minimum(curve, coupled_curve(keep, rest[keep["T"].tobytes()], uniq), out=curve)
+    before = curve.copy()
+    bs = {k: kept[k]["certS"].upper_bound for k in kept}
+    lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.9
+    polish_runs(cov, uniq, pos, lows, lambda: curve.copy(), kept, curve, lambda keep: rest[keep["T"].tobytes()],
+                iters=40, budget=np.inf)
+    assert np.all(curve <= before)
+    for k in kept:
+        assert kept[k]["certS"].upper_bound <= bs[k]
+    for k, b in zip(uniq, curve):
+        opt, _ = brute_opt(A, int(k))
+        assert b >= opt * (1 - 1e-12), (k, b, opt)

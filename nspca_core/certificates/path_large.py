@@ -259,7 +259,8 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
     ``kS`` the smaller of the two.  Order: the largest gap per counted cost (``iters`` x
     ``_DNN_PASSES`` x ``|S|^2``) times the k the run's curve serves (half the span to the runs on
     either side: a run amid others serves itself), one round at a time, while the costs fit in
-    ``budget``; a run whose round gained less than :data:`_POLISH_STOP` (relative) is not tried again.
+    ``budget``; a run whose rounds gained less than :data:`_POLISH_STOP` (relative) twice in a row is not
+    tried again (MLL k = 59: 3e-4, then the next k's second round 2.4e-3).
     ``done`` (a dict, optional): filled with ``{k: [rounds, relative gain of S's bound]}``."""
     if iters <= 0 or not kept or budget <= 0:
         return 0.0
@@ -267,7 +268,7 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
     edges = np.concatenate(([uniq[0]], rk, [uniq[-1]])).astype(float)
     served = {int(k): max(1.0, (edges[j + 2] - edges[j]) / 2) for j, k in enumerate(rk)}
     cost = {int(k): float(iters) * S._DNN_PASSES * float(kept[int(k)]["S"].size) ** 2 for k in rk}
-    todo, spent, held = set(int(k) for k in rk), 0.0, {}
+    todo, spent, held, small = set(int(k) for k in rk), 0.0, {}, set()
     while todo:
         ub = upper()
         key = {k: (1.0 - lows[pos[k]] / ub[pos[k]] if lows[pos[k]] > 0 and np.isfinite(ub[pos[k]]) else 1.0)
@@ -291,7 +292,11 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
                                       iters=iters, check_every=iters // 2, stall=S._EFFORT["auto"]["stall"],
                                       lam=float(lam), ritz32=True)
         if not val2 < val * (1 - _POLISH_STOP):
-            todo.discard(k)
+            if k in small:  # a round's fresh cuts may gain little and the next one more: two in a row
+                todo.discard(k)
+            small.add(k)
+        else:
+            small.discard(k)
         if done is not None:
             r, g = done.get(k, (0, 0.0))
             done[k] = [r + 1, g + max(val - val2, 0.0) / val]

@@ -82,7 +82,7 @@ def test_sharpening_lowers_the_coupled_bound_where_the_tangent_was_loose(monkeyp
     cert = single._certify_large(cov, k, None, "auto", None, keep=keep)
     BT = _rest_curve(cov, keep["T"], k)
     plain = coupled._coupled(keep["certS"], keep["stS"], keep["dS"], keep["kS"], BT, k, keep["pair"])
-    assert keep["BS_at"], "no sparsity of S was sharpened"
+    assert any(np.isfinite(v) for v in keep["BS_at"].values()), "no sparsity of S was sharpened"
     # measured: 0.9617 of the plain bound -> 0.9999 (S's own certificate); "auto" sharpens until the
     # ratio the DNN's cuts aim for (0.97), so at least that
     assert cert.lower >= S._CUT_BELOW * cert.upper_bound and cert.lower < S._CUT_BELOW * plain, \

@@ -234,6 +234,7 @@ def wide_path_bench(name, X, ks, target=0.95, budget=2000, compare=()):
     for c in path:
         kinds[c.kind] = kinds.get(c.kind, 0) + 1
     print(f"{name}: winning bounds {kinds}", flush=True)
+    polish_note(name, path)
     from nspca_core import certify
 
     for k in compare:
@@ -469,6 +470,16 @@ def path_vs_one_bench(name, X, ks, stride=1, budget=2000, target=0.95, cache_dir
     print(f"{name}: path looser than certify(k) by > 1e-9 at {len(looser)} of {len(sub)} k compared "
           f"(every {stride}th k; worst {worst:.2e}): {looser}; one-k total {t1 / unit:.0f} {uname} units "
           f"({load_note()})", flush=True)
+
+
+def polish_note(name, path):
+    """Issue 39 item 2: the large-n path's polished runs (``path_polished``: k -> rounds, relative gain
+    of the run's screened-set bound)."""
+    pol = path[0].info.get("path_polished") or {}
+    if pol:
+        top = sorted(pol.items(), key=lambda kv: -kv[1][1])[:5]
+        print(f"{name}: polished {len(pol)} runs, {sum(r for r, _ in pol.values())} rounds; largest gains "
+              + ", ".join(f"k={k} {g:.2%} in {r}" for k, (r, g) in top), flush=True)
 
 
 COST_CASES = (("cbcl", (5, 10, 50, 65)), ("lrs", (5, 10, 50)), ("mll", (5, 10, 50)), ("corpus", (5, 10, 50)),

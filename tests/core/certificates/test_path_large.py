@@ -290,3 +290,26 @@ def test_polished_runs_carry_valid_curves_never_above_the_unpolished(monkeypatch
     for k, b in zip(uniq, curve):
         opt, _ = brute_opt(A, int(k))
         assert b >= opt * (1 - 1e-12), (k, b, opt)
+
+
+def test_polished_runs_prove_less_than_one_k_at_their_k(monkeypatch):
+    """Issue 39 item 2: certify(k)'s DNN on its screened set stops after a fixed count of iterations,
+    and its bound varies from k to k by more than a tangent carried from a neighbouring run is above
+    the relaxation; the path polishes its runs' dual points (``path_large.polish_runs``) below that.
+    At the run k whose polish gained most, the path's bound is below certify(k)'s (and still at least
+    every feasible value); switched off (no polish rounds), it would equal certify(k)'s there."""
+    from nspca_core.certificates import path_large
+
+    _force_split(monkeypatch, split_min=40, per_k=1, size=80)
+    X = _gene_like_small(8, 200, 1)
+    ks = list(range(2, 100, 4))
+    path = certify_path(X, ks=ks)
+    pol = path[0].info["path_polished"]
+    gained = [k for k, (_, g) in pol.items() if g > 1e-4 and k in ks]
+    assert gained, pol
+    k = max(gained, key=lambda kk: pol[kk][1])
+    c, one = path[ks.index(k)], certify(X, k=k)
+    assert c.upper_bound < one.upper_bound * (1 - 1e-5), (k, c.kind, c.upper_bound, one.upper_bound)
+    assert c.upper_bound >= max(c.lower, one.lower) * (1 - 1e-12)
+    monkeypatch.setitem(path_large._POLISH_ITERS, "auto", 0)
+    assert certify_path(X, ks=ks)[0].info["path_polished"] == {}

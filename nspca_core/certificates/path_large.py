@@ -43,7 +43,7 @@ from .dual import _cut_rounds
 from .lower import _ascent_batch, _rank1_cols
 from .single import _certify_large, _finish
 
-# the polish of the runs' S duals (:func:`polish_runs`): its share of the path's run budget, the DNN
+# the polish of the runs' S duals (:func:`polish_runs`): its budget beside the runs' (a share of theirs), the DNN
 # iterations of one cutting-plane round, and the relative gain below which a run is polished no more.
 # MLL (72 x 12,582), "auto": four more rounds of 40 lowered certify(k)'s own S bound by 0.4% at k = 62
 # (5 SVD units against the run's 12) and 0.9% at k = 200 (49 against 83), more than certify(k) differs
@@ -201,9 +201,8 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     # a geometric grid of k (each run's bound is carried to every k), then certify(k)'s own run where
     # the carried bound leaves the largest gap per counted cost (gap_runs)
     grid = geometric_grid(open_ks, S._PATH_LARGE_GRID)
-    spent = 0.0
     for k in sorted(grid, reverse=True):
-        spent += run(k, carry=True)
+        run(k, carry=True)
     def expect() -> np.ndarray:
         # the most certify(k) is expected to certify: the path's feasible value over the chord of the
         # runs' own bounds at the nearest run k on either side.  The DNN relaxation's value is concave
@@ -216,12 +215,14 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         chord = np.interp(uniq.astype(float), rk, [runs[int(k)].upper_bound for k in rk])
         return np.maximum(lows, 0.0) / chord
 
+    # the gap runs charged what they did (run_charge), within the budget less the grid's counted cost;
+    # the polish then has its share of the budget on top, and what the gap runs left
+    spent = sum(cost[k] for k in grid)
+    spent += gap_runs(open_ks, pos, lows, upper, run, cost.__getitem__, budget - spent, done=grid, expect=expect)
     share = _POLISH_SHARE if _POLISH_ITERS.get(effort) else 0.0
-    spent += gap_runs(open_ks, pos, lows, upper, run, cost.__getitem__, (1 - share) * budget - spent, done=grid,
-                      expect=expect)
     polished: dict = {}
     polish_runs(cov, uniq, pos, lows, upper, kept, curve, lambda keep: BT_cache[keep["T"].tobytes()],
-                _POLISH_ITERS.get(effort, 0), max(budget - spent, share * budget), polished)
+                _POLISH_ITERS.get(effort, 0), share * budget + max(budget - spent, 0.0), polished)
     lower_from_runs(cov, uniq, xs, lows, src, sorted(runs))
     ub = upper()
     share = (time.perf_counter() - t_all) / p

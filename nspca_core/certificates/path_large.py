@@ -184,7 +184,8 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         if callback is not None:
             callback(len(runs), max(total[0], len(runs) + 1))
         base = cost[k] if k in cost else S.split_run_cost(m, n, min(_screened(n, k, effort), cap or n), effort)
-        return base + run_charge(keep, m, extended)
+        # (a path within the floor runs certify(k) wherever its gap is open: the floor's promise)
+        return base + (run_charge(keep, m, extended) if budget > S._PATH_FLOOR else 0.0)
 
     def upper() -> np.ndarray:
         u = curve.copy()

@@ -47,6 +47,7 @@ class _Nodes:
         # candidate lists as the anchored branch's (padded with each row's cap: sums stay upper bounds)
         self.rows = AnchorRows(A, k, width=min(max(16 * (int(k) - 1), 96), self.n - 1))
         self.scale = max(float(np.abs(A).max()), 1e-300)
+        self._dnn_seen: dict = {}  # F (as bytes) -> (value, u) of dnn_value: children keeping F reuse it
         if state is not None:
             self.M = assemble_dual(A, np.asarray(state.N, dtype=float), state.nu, state.C, state.w)
             self.mu = float(state.nu) / self.n
@@ -102,6 +103,10 @@ class _Nodes:
         (:func:`nspca_core.certificates.dnn.chol_lmax`) or computed by LAPACK plus its tolerance
         (:func:`nspca_core.certificates.dnn.lmax_upper`).
         """
+        key = F.tobytes()
+        if key in self._dnn_seen:  # a member added keeps F: the same matrix, the same bound
+            val, u = self._dnn_seen[key]
+            return (tau is not None and val <= tau), val, u
         idx = np.flatnonzero(F)
         kF = min(self.k, idx.size)
         rhs = self.mu * kF * (1 + 2 * _EPS)
@@ -118,6 +123,7 @@ class _Nodes:
         u = np.zeros(self.n)
         u[idx] = U[:, 0]
         val = float(w[0]) + tol + rhs
+        self._dnn_seen[key] = (val, u)
         return (tau is not None and val <= tau), val, u
 
     def leaf(self, inc: np.ndarray):

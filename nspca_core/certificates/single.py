@@ -28,6 +28,7 @@ from .bounds import (
     _lowrank_value,
     _paper_and_residual,
     _rest_curve,
+    _rest_spectrum,
     _Spectral,
     _thin_lambdas,
     _thin_spectrum,
@@ -271,8 +272,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     # ---- B_T
     with step(budget, "rest", work):
+        specT = _rest_spectrum(cov, T) if T.size else None  # (one spectrum for B_T and its curve)
         if T.size:
-            bt = _bound_rest(cov, T, k, effort)
+            bt = _bound_rest(cov, T, k, effort, spec=specT)
             B_T = min(bt.values())
         else:
             bt, B_T = {}, 0.0
@@ -282,7 +284,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             AS = covS.dense()
             opt2, _ = opt_pairs(Cov(None, AS), 2)
             pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
-        BT = _rest_curve(cov, T, k)
+        BT = _rest_curve(cov, T, k, spec=specT)
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)

@@ -249,21 +249,22 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
     kS = min(k, S.size)
+    seconds, nodes = None, 0
     if budget is not None:  # the exact mode: the branch and bound on S comes last
-        seconds, below = 0.0, 0.0
-    elif branch_seconds is not None:  # the exact mode: whenever S is not closed
+        below = 0.0
+    elif branch_seconds is not None:  # the exact mode: whenever S is not closed (the caller's clock)
         seconds, below = branch_seconds, 1 - _EFFORT[effort]["target_gap"]
-    else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes)
-        seconds = _EFFORT[effort].get("split_branch", 0.0) if kS <= _SPLIT_BRANCH_MAX_K else 0.0
+    else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes), by nodes
+        nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
+    tree = (seconds or 0.0) > 0 or nodes > 0
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget,
-                                tree_follows=effort == "auto" and seconds > 0 and branch_seconds is None)
-    if seconds > 0 and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
+                                tree_follows=effort == "auto" and nodes > 0)
+    if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
         bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
-                              time_limit=seconds, clock=time.process_time if branch_seconds is None
-                              else time.perf_counter)
+                              time_limit=seconds, max_nodes=nodes or None)
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
         certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
     B_S = certS.upper_bound

@@ -215,14 +215,16 @@ def test_node_rowsum_test_warm_from_an_ancestor_is_valid(n, seed, f, g):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(2, 5), st.integers(2, 7), st.integers(3, 8), st.integers(0, 2**31 - 1), st.booleans(),
-       st.sampled_from([1, 2, 3]))
-def test_cross_table_column_filter_over_blocks_against_bruteforce(s, t, m, seed, held_as_A, block):
+@given(st.integers(2, 5), st.integers(2, 9), st.integers(3, 8), st.integers(0, 2**31 - 1), st.booleans(),
+       st.sampled_from([1, 2, 3]), st.booleans())
+def test_cross_table_column_filter_over_blocks_against_bruteforce(s, t, m, seed, held_as_A, block, fortran):
     """The cross table skips the columns of T that cannot enter a top-jm column sum (their total at
     most the (jm + 1)-th largest single square seen), and in the rows' tops those at most every
     row's jm-th largest so far: over blocks of 1..3 columns (the thresholds carried between
     blocks) the table equals the one-block table without any filter
-    (written out here) and is >= ``||(A_IJ)_+||_2`` for every pair of supports."""
+    (written out here) and is >= ``||(A_IJ)_+||_2`` for every pair of supports.  ``fortran``: X in
+    column order with S scattered among its columns (the table then runs over X's column ranges in
+    place, S's own columns zeroed, when 4 |S| <= n)."""
     from itertools import combinations
 
     from nspca_core.certificates import cross
@@ -234,6 +236,10 @@ def test_cross_table_column_filter_over_blocks_against_bruteforce(s, t, m, seed,
         X[:, s:] *= 0.1  # most of T small: the filter's regime
     A = X.T @ X / m
     S, T = np.arange(s), np.arange(s, s + t)
+    if fortran:
+        S = np.sort(rng.choice(s + t, s, replace=False))
+        T = np.setdiff1d(np.arange(s + t), S)
+        X = np.asfortranarray(X)
     cov = Cov(None, A) if held_as_A else Cov(X, None)
     old = cross._BLOCK
     cross._BLOCK = block

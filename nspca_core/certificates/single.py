@@ -61,12 +61,13 @@ _SPLIT_BRANCH_MAX_K = 16
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
-                   report: BoundReport | None = None, tree_follows: bool = False):
+                   report: BoundReport | None = None, tree_follows: bool = False, dnn_iters: int | None = None):
     """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies
     ``dual._DNN_SKIP_AT`` (the split bound needs the dual point's bounds at every sparsity);
-    ``tree_follows``: a branch and bound decides next (:func:`.dual.dense_dual`).
+    ``tree_follows``: a branch and bound decides next (:func:`.dual.dense_dual`); ``dnn_iters``: the
+    DNN's iterations before its cut rounds (default the effort's: the split bound's S takes fewer).
     ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
     time left (the certificate is then whatever was proved in time: from the sum of the k largest
     variances up); ``report``: each bound proved is offered to it as it comes."""
@@ -161,7 +162,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     report.offer(min(bounds.values()))
     # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
-                            budget=budget, need_dual=need_dual, tree_follows=tree_follows)
+                            budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters)
     # the DNN's Ritz vectors are good starts for the lower bound too
     if (ran and not x_given and state is not None and state.U is not None
             and fits(budget, "ascent", float(n) ** 3)):
@@ -259,7 +260,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
     tree = (seconds or 0.0) > 0 or nodes > 0
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget,
-                                tree_follows=effort == "auto" and nodes > 0)
+                                tree_follows=effort == "auto" and nodes > 0,
+                                dnn_iters=_EFFORT[effort].get("split_iters"))
     if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short

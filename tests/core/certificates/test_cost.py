@@ -341,3 +341,31 @@ def test_screen_init_by_warm_ritz_values_is_a_dual_point_near_the_best_mu(seed):
 
     best = min(h(mu) for mu in np.linspace(0.0, hi, 41))
     assert val <= best * 1.01
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(64, 100), st.integers(0, 2**31 - 1), st.sampled_from(["warm", "random", "bottom"]),
+       st.booleans())
+def test_dnn_lambda_max_from_the_top_ritz_pair_guess_is_rigorous(n, seed, start, cuts):
+    """A DNN point's lambda_max bound (dnn._lmax_state: a guess from the top Ritz pair's allowance
+    alone, proved by Cholesky, else LAPACK) is never below LAPACK's top eigenvalue of the same dual
+    matrix, whatever the warm subspace (a good one, a random one, the bottom eigenvectors)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n // 2, n)) * rng.random(n)
+    A = X.T @ X / X.shape[0]
+    k = int(rng.integers(2, 12))
+    st0 = dual._screen_init(A, k)
+    M = _dnn.assemble_dual(A, st0.N, st0.nu)
+    w, V = np.linalg.eigh(M)
+    U = {"warm": V[:, -10:][:, ::-1], "random": np.linalg.qr(rng.standard_normal((n, 10)))[0],
+         "bottom": V[:, :10]}[start]
+    C = w_c = None
+    if cuts:
+        C = _dnn.ksupport_cuts(V[:, -2:], k)
+        w_c = rng.random(2) * float(np.abs(A).max()) * 0.1
+    state = _dnn.DnnState(st0.N, st0.nu, U, C, w_c)
+    lam, _ = _dnn._lmax_state(A, state)
+    exact = float(np.linalg.eigvalsh(_dnn.assemble_dual(A, st0.N, st0.nu, C, w_c))[-1])
+    assert lam >= exact
+    if start == "warm":  # (a poor subspace may leave a looser, still proved, guess)
+        assert lam <= exact + 1e-6 * max(abs(exact), float(np.abs(A).max()))

@@ -249,8 +249,7 @@ def _lmax_state(A: np.ndarray, state: DnnState, fast: bool = True) -> float:
     scale = float(np.linalg.norm(A) + np.linalg.norm(np.asarray(state.N, dtype=float)) + mu * n)
     if state.C is not None and state.w is not None:
         scale += float(state.w @ (state.C ** 2).sum(axis=0))
-    # the guess from the top Ritz pair's allowance alone (the block's slowest pairs kept it 4 steps;
-    # issue 39: the Cholesky proof at it held at every evaluation of CBCL k = 10 / 65 and MLL k = 50)
+    # the guess from the top Ritz pair's allowance alone (issue 39: its Cholesky proof held throughout)
     return lmax_upper(M, scale, ritz_guess(M, state.U, pairs=1) if fast else None)
 
 

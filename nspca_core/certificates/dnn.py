@@ -207,13 +207,12 @@ def chol_lmax(M: np.ndarray, c: float) -> float | None:
 
 
 def ritz_guess(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: float = 1e-9,
-               accept: float = 1e-7, pairs: int | None = None) -> float | None:
+               accept: float = 1e-7) -> float | None:
     """A number just above ``lambda_max(M)`` (not a proof: :func:`lmax_upper` checks it): the top
     Ritz value of block-Krylov steps from U plus a Kato–Temple-like allowance
     ``res_i^2 / (theta_i - theta_r)`` over the block's Ritz pairs and a ``rel`` margin (relative
-    to ``||M||_F``); steps stop once the allowance is below ``accept |theta_1|``.  ``pairs``: the
-    allowance over the first that many pairs only (default all).  None without a subspace or on
-    small matrices (LAPACK is cheap there)."""
+    to ``||M||_F``); steps stop once the allowance is below ``accept |theta_1|``.  None without a
+    subspace or on small matrices (LAPACK is cheap there)."""
     n = M.shape[0]
     if U is None or n < 64 or U.shape[1] * 3 >= n:
         return None
@@ -223,7 +222,7 @@ def ritz_guess(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: flo
         R = M @ U - U * w[:r]
         res2 = np.einsum("ij,ij->j", R, R)
         gap = np.maximum(w[:r] - w[min(r, w.size - 1)], 1e-300)
-        allow = float(np.max((res2 / gap)[:pairs]))
+        allow = float(np.max(res2 / gap))
         if allow <= accept * abs(float(w[0])):
             break
     return float(w[0]) + allow + rel * float(np.linalg.norm(M))
@@ -249,8 +248,7 @@ def _lmax_state(A: np.ndarray, state: DnnState, fast: bool = True) -> float:
     scale = float(np.linalg.norm(A) + np.linalg.norm(np.asarray(state.N, dtype=float)) + mu * n)
     if state.C is not None and state.w is not None:
         scale += float(state.w @ (state.C ** 2).sum(axis=0))
-    # the guess from the top Ritz pair's allowance alone (issue 39: its Cholesky proof held throughout)
-    return lmax_upper(M, scale, ritz_guess(M, state.U, pairs=1) if fast else None)
+    return lmax_upper(M, scale, ritz_guess(M, state.U) if fast else None)
 
 
 lmax_state = _lmax_state  # its name for the certificates' path driver

@@ -346,10 +346,10 @@ def test_screen_init_by_warm_ritz_values_is_a_dual_point_near_the_best_mu(seed):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(64, 100), st.integers(0, 2**31 - 1), st.sampled_from(["warm", "random", "bottom"]),
        st.booleans())
-def test_dnn_lambda_max_from_the_top_ritz_pair_guess_is_rigorous(n, seed, start, cuts):
-    """A DNN point's lambda_max bound (dnn._lmax_state: a guess from the top Ritz pair's allowance
-    alone, proved by Cholesky, else LAPACK) is never below LAPACK's top eigenvalue of the same dual
-    matrix, whatever the warm subspace (a good one, a random one, the bottom eigenvectors)."""
+def test_dnn_lambda_max_from_a_ritz_guess_is_rigorous(n, seed, start, cuts):
+    """A DNN point's lambda_max bound (dnn._lmax_state: a Ritz guess from the warm subspace, proved
+    by Cholesky, else LAPACK) is never below LAPACK's top eigenvalue of the same dual matrix,
+    whatever the warm subspace (a good one, a random one, the bottom eigenvectors)."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n // 2, n)) * rng.random(n)
     A = X.T @ X / X.shape[0]

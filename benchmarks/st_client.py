@@ -73,6 +73,7 @@ class Client:
         self.figures: list[dict] = []
         self.exceptions: list[str] = []
         self.finished = 0
+        self._opened = 0
         self.messages = 0
         self._ws = None
         self._reader: asyncio.Task | None = None
@@ -191,9 +192,15 @@ class Client:
         self.page_name = page
         self.page_hash = self.pages.get(page, "")
         self.figures.clear()
+        self._opened = self.finished
         t0 = time.monotonic()
         await self._send_rerun()
         return await self._until(lambda: bool(self.figures), t0, timeout)
+
+    async def ran(self, *, timeout: float = 120.0) -> float | None:
+        """Wait until a script run has finished since the last :meth:`open` (the page's whole run,
+        as the browser's "running" status going away); seconds waited, None past ``timeout``."""
+        return await self._until(lambda: self.finished > self._opened, time.monotonic(), timeout)
 
     async def choose(self, label: str, option: str, *, timeout: float = 120.0) -> bool:
         """Choose the first option matching the regular expression ``option`` in the selectbox

@@ -540,7 +540,11 @@ class Job:
 
     def pause(self, *, stop: Callable[[], None] | None = None, resume: Callable[[], None] | None = None) -> None:
         """Pause the current unit while :meth:`should_pause` (see :func:`ui.pause.pause`)."""
-        pausing.pause(self, self._held, self._slots, stop=stop, resume=resume, cancelled=self._cancel.wait)
+        pausing.pause(self, self._held, self._slots, stop=stop, resume=resume, wait=self._wait_or_cancel)
+
+    def _wait_or_cancel(self, seconds: float) -> None:
+        if self._cancel.wait(seconds):
+            raise Cancelled
 
     def set_status(self, status: str) -> None:
         with self._lock:

@@ -30,6 +30,7 @@ Never a deadlock: a unit does not pause while
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 
@@ -40,6 +41,8 @@ __all__ = ["PAUSE_MAX_S", "firsts_pending", "should_pause", "pause"]
 log = logging.getLogger("nspca.jobs")
 
 PAUSE_MAX_S = 30.0  # the longest one unit stays paused (wall seconds; a safety valve, see the module)
+# NSPCA_FIRST_PAUSE=0 turns the rule off (benchmarks/bench_load.py measures the server with and without it)
+ENABLED = os.environ.get("NSPCA_FIRST_PAUSE", "1") != "0"
 
 
 def firsts_pending(registry, exclude=None) -> bool:
@@ -50,7 +53,7 @@ def firsts_pending(registry, exclude=None) -> bool:
 def should_pause(job) -> bool:
     """Whether ``job``'s unit should pause now (see the module's rule)."""
     reg = job.registry
-    if reg is None or job.pause_spent or job.rank() == FIRST:
+    if not ENABLED or reg is None or job.pause_spent or job.rank() == FIRST:
         return False
     if job.heavy and reg.heavy_first_waiting():
         return False
@@ -61,14 +64,11 @@ def should_pause(job) -> bool:
 
 
 def pause(job, held: list, slots, *, stop: Callable[[], None] | None = None,
-          resume: Callable[[], None] | None = None, cancelled: Callable[[float], bool]) -> None:
+          resume: Callable[[], None] | None = None, wait: Callable[[float], None]) -> None:
     """Pause ``job``'s unit while :func:`should_pause`: ``stop()`` (its process), release its light slot
     (``held[0]``: whether it holds one), wait, take a slot again (``job._acquire``), ``resume()``.
-    ``cancelled(seconds)`` waits up to that long and says whether the job was stopped meanwhile (then
-    :class:`ui.jobs.Cancelled` is raised by ``job._acquire`` or here, the process still stopped: the
-    caller kills it)."""
-    from ui.jobs import Cancelled
-
+    ``wait(seconds)`` waits up to that long and raises :class:`ui.jobs.Cancelled` when the job is stopped
+    meanwhile (as ``job._acquire`` does; the process is still stopped then: the caller kills it)."""
     if stop is not None:
         stop()
     released = False
@@ -82,8 +82,7 @@ def pause(job, held: list, slots, *, stop: Callable[[], None] | None = None,
         if time.monotonic() > deadline:
             job.pause_spent = True
             break
-        if cancelled(0.05):
-            raise Cancelled
+        wait(0.05)
     if released:
         held[0] = job._acquire(slots)
     if resume is not None:

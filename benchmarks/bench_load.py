@@ -33,10 +33,15 @@ CPU (its own process, and its workers), memory, load average — and, load-indep
 seconds spent before each analyst's first figure and the units of work finished before it (from the
 job log; how many were served as a first figure), whose largest is the CPU a quiet machine needs before
 the last first figure.  The work phase ends after :data:`MIXED_DEADLINE_S` whatever is left (the run
-stays under 10 minutes; every browser and the server are stopped).
+stays under 10 minutes; every browser and the server are stopped).  ``--clients browser,protocol`` runs
+it twice, on a fresh server each: with a headless Chromium per session, and with the students and the
+MLL analysts as Streamlit protocol clients (``benchmarks/st_client.py``: the browser's messages, no
+drawing — a class has a machine per student, the 20 Chromiums of one 2-core machine took the cores
+the server needs); the upload analysts stay in Chromium (the upload is the browser's own request).
+``NSPCA_FIRST_PAUSE=0`` in the environment runs the server without :mod:`ui.pause` (the comparison).
 
 Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS] [--upload-mb MB]
-[--class 12,30] [--analysts 8] [--port PORT] [--profile]``; output kept in
+[--class 12,30] [--analysts 8] [--clients browser,protocol] [--port PORT] [--profile]``; output kept in
 ``benchmarks/results/bench_load.txt`` (``bench_load_class.txt``, ``bench_load_mixed.txt``).
 ``tests/app_shell/test_load.py`` runs N = 3 through
 :func:`run_load`.

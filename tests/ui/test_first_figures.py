@@ -4,6 +4,7 @@ server for the same inputs.  Jobs in threads; the tests gate the work and wait f
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -313,3 +314,33 @@ def test_a_job_no_first_figure_waits_for_ranks_as_further_work_from_the_start(re
     gates.let_through("cert")
     assert cert.wait(timeout=60) and slow_fit.wait(timeout=60)
     assert gates.done == [("cert", 1), ("fit", 1), ("cert", 2)]
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from /proc (T: stopped)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process state in /proc (Linux)")
+def test_a_further_unit_in_a_worker_process_is_stopped_while_a_first_figure_is_pending(monkeypatch):
+    """In the worker processes: the further unit's process is stopped (SIGSTOP, no CPU) while another page's
+    first figure computes, and goes on once it is no longer pending."""
+    monkeypatch.setattr(pause, "PAUSE_MAX_S", 3600.0)
+    reg = jobs.Registry(idle_seconds=3600)
+    try:
+        curve = reg.submit("curve", "curve", [1, 2], lambda u, ctx: ctx.run(
+            "tests.jobs_units.burn_unit", 0.0 if u == 1 else 600.0, f"d{u}"), owner="A")
+        _until(lambda: 1 in curve.view().results and curve._worker.pid is not None
+               and _state(curve._worker.pid) == "R", "the curve's further unit computing")
+        pid = curve._worker.pid
+        first = reg.submit("first", "first", [1], lambda u, ctx: ctx.run("tests.jobs_units.sleep_unit", 600.0, "s"),
+                           owner="B")
+        _until(lambda: _state(pid) == "T", "the further unit's process stopped")
+        assert curve.status == "queued" and first.status == "running"
+        first.stop()  # no first figure pending any more
+        _until(lambda: _state(pid) != "T" and curve.status == "running", "the further unit going on")
+        assert curve._worker.pid == pid  # the same process: its work kept
+    finally:
+        reg.clear()

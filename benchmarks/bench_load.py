@@ -35,9 +35,9 @@ job log; how many were served as a first figure), whose largest is the CPU a qui
 the last first figure.  The work phase ends after :data:`MIXED_DEADLINE_S` whatever is left (the run
 stays under 10 minutes; every browser and the server are stopped).  ``--clients browser,protocol`` runs
 it twice, on a fresh server each: with a headless Chromium per session, and with the students and the
-MLL analysts as Streamlit protocol clients (``benchmarks/st_client.py``: the browser's messages, no
-drawing — a class has a machine per student, the 20 Chromiums of one 2-core machine took the cores
-the server needs); the upload analysts stay in Chromium (the upload is the browser's own request).
+analysts as Streamlit protocol clients (``benchmarks/st_client.py``: the browser's messages, its
+upload request and clicks, no drawing — a class has a machine per student, the 20 Chromiums of one
+2-core machine took the cores the server needs).
 ``NSPCA_FIRST_PAUSE=0`` in the environment runs the server without :mod:`ui.pause` (the comparison).
 
 Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS] [--upload-mb MB]
@@ -536,10 +536,11 @@ async def student_protocol(url: str, s: Student, cap: float) -> None:
         s.exception = c.exceptions[0] if c.exceptions else ""
 
 
-async def analyst_protocol(url: str, s: Session, cap: float) -> None:
-    """An analyst on MLL as a protocol client: the app's entry page, MLL chosen in the sidebar, then the
-    page (its first figure timed from the request, as :func:`drive` times it from the click).  The
-    session stays open (``s.notes``) until the run's end, as the browser's tab does."""
+async def analyst_protocol(url: str, s: Session, csv: Path, cap: float) -> None:
+    """An analyst as a protocol client, as :func:`drive` in a browser: the app's entry page, MLL chosen in
+    the sidebar (or the CSV uploaded on Your data and "Analyse" pressed), then the page (its first figure
+    timed from the request, as :func:`drive` times it from the click).  The session stays open
+    (``s.notes``) until the run's end, as the browser's tab does."""
     from benchmarks.st_client import Client
 
     c = Client(url)
@@ -549,8 +550,15 @@ async def analyst_protocol(url: str, s: Session, cap: float) -> None:
     await c.open("", timeout=cap)
     await c.ran(timeout=cap)
     s.sidebar = time.monotonic() - t0
-    if not await c.choose("Dataset", r"^MLL leukemia", timeout=cap):
-        s.exception = "protocol client: no 'Dataset' selectbox with an MLL option"
+    if s.dataset == "mll":
+        chosen = await c.choose("Dataset", r"^MLL leukemia", timeout=cap)
+    else:
+        await c.open(PATHS["Your data"], timeout=cap)
+        await c.ran(timeout=cap)
+        chosen = (await c.upload("Upload a data file", csv.name, csv.read_bytes(), timeout=cap)
+                  and await c.click("Analyse this data on every page", timeout=cap))
+    if not chosen:
+        s.exception = f"protocol client: could not choose the data ({s.dataset}); {c.exceptions[:1]}"
         return
     t1 = time.monotonic()
     first = await c.open(PATHS[s.title], timeout=cap)
@@ -577,9 +585,9 @@ async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path
             cpu0, main0, t0 = server_cpu_s(pid), process_cpu_s(pid), time.monotonic()
             units0 = FirstFigures(pid, job_log, [], cpu0).units()[0]
             firsts = FirstFigures(pid, job_log, analysts, cpu0).start()
-            if clients == "protocol":  # students and the MLL analysts without a browser; an upload needs one
-                runs = [*(drive(browser, url, s, csv, cap) if s.dataset == "upload" else analyst_protocol(url, s, cap)
-                          for s in analysts), *(student_protocol(url, s, cap) for s in students)]
+            if clients == "protocol":  # no browser: the server's messages only
+                runs = [*(analyst_protocol(url, s, csv, cap) for s in analysts),
+                        *(student_protocol(url, s, cap) for s in students)]
             else:
                 runs = [*(drive(browser, url, s, csv, cap) for s in analysts), *(student(browser, url, s, cap)
                                                                                 for s in students)]
@@ -604,16 +612,15 @@ async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path
             await browser.close()
     return dict(analysts=analysts, students=students, cpu_s=cpu, main_cpu_s=main, wall_s=wall, start_mb=start_mb,
                 peak_mb=memory.peak, load_before=load0, load_after=load1, firsts=firsts.at, units0=units0,
-                clients=clients, chromiums=sum(1 for s in analysts if clients == "browser" or s.dataset == "upload")
-                + (n_students if clients == "browser" else 0))
+                clients=clients, chromiums=n_analysts + n_students if clients == "browser" else 0)
 
 
 def run_mixed(n_analysts: int, n_students: int, *, cap: float = 300.0, workdir: Path | None = None,
               deadline: float = MIXED_DEADLINE_S, clients: str = "browser") -> dict:
     """Start a server, let a teacher visit the teaching pages once, then open ``n_analysts`` heavy
     sessions (:data:`SCENARIOS`) and ``n_students`` students (:data:`CLASS_PAGES`) at the same time.
-    ``clients``: "browser" (a headless Chromium each) or "protocol" (the students and the MLL analysts
-    as protocol clients, :mod:`benchmarks.st_client`; the upload analysts in Chromium)."""
+    ``clients``: "browser" (a headless Chromium each) or "protocol" (every session a protocol client,
+    :mod:`benchmarks.st_client`: the same pages, clicks and upload, nothing drawn)."""
     if clients not in CLIENTS:
         raise ValueError(f"`clients` must be one of {CLIENTS}; got {clients!r}")
     with _gene_server(workdir, "nspca_mixed_") as (url, pid, csv, job_log):
@@ -862,7 +869,7 @@ def main() -> int:
                          "item 2; results in bench_load_mixed.txt)")
     ap.add_argument("--clients", default="browser,protocol",
                     help="with --analysts: who opens the pages, one run each — 'browser' (a headless Chromium per "
-                         "session) and/or 'protocol' (students and MLL analysts as Streamlit protocol clients, "
+                         "session) and/or 'protocol' (every session a Streamlit protocol client, "
                          "benchmarks/st_client.py: the server's own cost without 20 browsers on its cores)")
     ap.add_argument("--port", type=int, default=0,
                     help="the server's port (default: any free one; on a shared machine, your own)")

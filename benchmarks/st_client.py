@@ -73,6 +73,8 @@ class Client:
         self.figures: list[dict] = []
         self.exceptions: list[str] = []
         self.finished = 0
+        self.session_id = ""
+        self._file_urls: dict = {}  # request id -> FileURLsResponse
         self._opened = 0
         self.messages = 0
         self._ws = None
@@ -137,6 +139,7 @@ class Client:
         if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             self._element(msg.delta.new_element)
         elif kind == "new_session":
+            self.session_id = msg.new_session.initialize.session_id or self.session_id
             self._learn_pages(msg.new_session.app_pages)
             if msg.new_session.page_script_hash:
                 self.page_hash = msg.new_session.page_script_hash
@@ -153,6 +156,8 @@ class Client:
                     t.cancel()
         elif kind == "script_finished":
             self.finished += 1
+        elif kind == "file_urls_response":
+            self._file_urls[msg.file_urls_response.response_id] = msg.file_urls_response
 
     def _learn_pages(self, app_pages) -> None:
         for p in app_pages:
@@ -218,6 +223,80 @@ class Client:
         done = self.finished
         await self._send_rerun()
         return await self._until(lambda: self.finished > done, time.monotonic(), timeout) is not None
+
+    async def click(self, label: str, *, timeout: float = 120.0) -> bool:
+        """Press the button ``label`` drawn by the last run (a rerun with its trigger, sent once, as the
+        browser does); waits for that run to finish.  False when no such button."""
+        w = self.widgets.get(label)
+        if w is None:
+            return False
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        self.states[w.id] = WidgetState(id=w.id, trigger_value=True)
+        done = self.finished
+        try:
+            await self._send_rerun()
+        finally:
+            del self.states[w.id]
+        return await self._until(lambda: self.finished > done, time.monotonic(), timeout) is not None
+
+    async def upload(self, label: str, name: str, data: bytes, *, mime: str = "text/csv",
+                     timeout: float = 120.0) -> bool:
+        """Upload ``data`` as the file ``name`` into the file uploader ``label`` drawn by the last run,
+        as the browser does: ask the server for an address (``file_urls_request``), send the file there
+        (HTTP PUT, multipart, with the XSRF cookie and header), then rerun with the uploader's new state;
+        waits for that run to finish.  False when no such uploader or the server refused the file."""
+        import uuid
+
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        w = self.widgets.get(label)
+        if w is None or not self.session_id:
+            return False
+        msg = BackMsg()
+        rid = uuid.uuid4().hex
+        msg.file_urls_request.request_id = rid
+        msg.file_urls_request.session_id = self.session_id
+        msg.file_urls_request.file_names.append(name)
+        await self._ws.send(msg.SerializeToString())
+        if await self._until(lambda: rid in self._file_urls, time.monotonic(), timeout) is None:
+            return False
+        answer = self._file_urls.pop(rid)
+        if answer.error_msg or not answer.file_urls:
+            return False
+        urls = answer.file_urls[0]
+        if not await asyncio.to_thread(self._put, urls.upload_url, name, data, mime):
+            return False
+        state = WidgetState(id=w.id)
+        info = state.file_uploader_state_value.uploaded_file_info.add()
+        info.file_id, info.name, info.size = urls.file_id, name, len(data)
+        info.file_urls.CopyFrom(urls)
+        self.states[w.id] = state
+        done = self.finished
+        await self._send_rerun()
+        return await self._until(lambda: self.finished > done, time.monotonic(), timeout) is not None
+
+    def _put(self, address: str, name: str, data: bytes, mime: str) -> bool:
+        """The browser's upload request (blocking; run in a thread)."""
+        import urllib.request
+
+        base = self.url if not address.startswith("http") else ""
+        with urllib.request.urlopen(self.url + "/_stcore/health", timeout=60) as r:  # sets the XSRF cookie
+            cookie = next((c.split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or []
+                           if c.startswith("_streamlit_xsrf=")), "")
+        token = cookie.split("=", 1)[1] if cookie else ""
+        boundary = "----nspca" + str(abs(hash(name)))
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"UploadedFile\"; filename=\"{name}\"\r\n"
+                f"Content-Type: {mime}\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+        req = urllib.request.Request(base + address, data=body, method="PUT", headers={
+            "Content-Type": f"multipart/form-data; boundary={boundary}", "X-Xsrftoken": token, "Cookie": cookie,
+            "Origin": self.url})
+        try:
+            with urllib.request.urlopen(req, timeout=300) as r:
+                return 200 <= r.status < 300
+        except OSError:
+            return False
 
     async def _until(self, predicate, t0: float, timeout: float) -> float | None:
         deadline = t0 + timeout

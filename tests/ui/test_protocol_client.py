@@ -118,3 +118,23 @@ def test_the_client_gets_what_a_browser_gets(server_url):
     assert client_specs[0] == browser_specs[0], "the first figure differs between the browser and the client"
     n = min(len(browser_kinds), len(client_kinds))  # the same page script ran: the same elements in order
     assert n > 3 and browser_kinds[:n] == client_kinds[:n]
+
+
+def test_the_client_uploads_a_file_and_presses_a_button(server_url, tmp_path):
+    """The upload as a browser sends it (an address asked for, the file sent with the XSRF cookie, the uploader's
+    new state), then "Analyse": the sidebar offers the upload as the dataset."""
+    rng = __import__("numpy").random.default_rng(0)
+    rows = "\n".join(",".join(f"{v:.3f}" for v in rng.random(6)) for _ in range(12))
+    data = ("a,b,c,d,e,f\n" + rows + "\n").encode()
+
+    async def go():
+        async with Client(server_url) as c:
+            await c.open("your_data", timeout=CAP_S)
+            await c.ran(timeout=CAP_S)
+            assert await c.upload("Upload a data file", "small.csv", data, timeout=CAP_S)
+            assert await c.click("Analyse this data on every page", timeout=CAP_S)
+            return list(c.widgets["Dataset"].options), c.exceptions
+
+    options, exceptions = asyncio.run(go())
+    assert not exceptions
+    assert any("small.csv" in o for o in options), options

@@ -46,7 +46,9 @@ up.  A job that would now wait behind another session hands its slot over betwee
 no page waits for to draw its first figure (``first_figure=False``: the band's certificates) ranks as
 further work from the start.  The two pools see each other's first figures: while one waits for a light
 slot, the background tightening gives its slot up in the middle of a unit and a heavy job's further
-units wait (:meth:`Job.gives_way`), and pages already drawn redraw less often (:mod:`ui.live`).
+units wait (:meth:`Job.gives_way`), and pages already drawn redraw less often (:mod:`ui.live`).  Inside a
+unit too: while any page's first figure is pending, every other unit pauses — its worker process stopped,
+a light slot handed over — and goes on where it was once that figure is drawn (:mod:`ui.pause`).
 The memory of the certificates is that of one certificate run in one process: on MLL (72 × 12,582)
 ``certify`` works from X (m ≪ n) and peaks near 400 MB, and the registry keeps only vectors and scalars,
 never an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts

@@ -553,7 +553,7 @@ async def analyst_protocol(url: str, s: Session, csv: Path, cap: float) -> None:
     if s.dataset == "mll":
         chosen = await c.choose("Dataset", r"^MLL leukemia", timeout=cap)
     else:
-        await c.open(PATHS["Your data"], timeout=cap)
+        await c.open(PATHS["Your data"], timeout=cap, figure=False)
         await c.ran(timeout=cap)
         chosen = (await c.upload("Upload a data file", csv.name, csv.read_bytes(), timeout=cap)
                   and await c.click("Analyse this data on every page", timeout=cap))

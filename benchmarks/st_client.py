@@ -57,7 +57,7 @@ class Client:
     Attributes after a page ran: ``figures`` (the figures with data received since the last
     :meth:`open`, in order), ``exceptions`` (texts of exception elements), ``widgets`` (label ->
     the last widget element of that label), ``pages`` (url path -> page script hash), ``finished``
-    (the script runs finished).
+    (the whole script runs finished: not a fragment's redraw, not a run cut short by a rerun).
     """
 
     def __init__(self, url: str, *, query: str = ""):
@@ -80,6 +80,7 @@ class Client:
         self._ws = None
         self._reader: asyncio.Task | None = None
         self._timers: dict[str, asyncio.Task] = {}
+        self._asked: set = set()  # fragments whose redraw the current run asked for (auto_rerun)
         self._changed = asyncio.Event()
 
     # ------------------------------------------------------------------ connection
@@ -138,7 +139,8 @@ class Client:
         kind = msg.WhichOneof("type")
         if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             self._element(msg.delta.new_element)
-        elif kind == "new_session":
+        elif kind == "new_session":  # a script run starts
+            self._asked.clear()
             self.session_id = msg.new_session.initialize.session_id or self.session_id
             self._learn_pages(msg.new_session.app_pages)
             if msg.new_session.page_script_hash:
@@ -148,14 +150,19 @@ class Client:
             if msg.navigation.page_script_hash:
                 self.page_hash = msg.navigation.page_script_hash
         elif kind == "auto_rerun":
+            self._asked.add(msg.auto_rerun.fragment_id)
             self._every(msg.auto_rerun.fragment_id, msg.auto_rerun.interval)
         elif kind == "stop_auto_rerun":
             for fid in msg.stop_auto_rerun.fragment_ids or list(self._timers):
                 t = self._timers.pop(fid, None)
                 if t is not None:
                     t.cancel()
-        elif kind == "script_finished":
+        elif kind == "script_finished" and msg.script_finished == msg.FINISHED_SUCCESSFULLY:
+            # a whole run to its end (not a fragment's, not one cut short by st.rerun): the page as drawn,
+            # whose fragments are the ones it asked to redraw
             self.finished += 1
+            for fid in [f for f in self._timers if f not in self._asked]:
+                self._timers.pop(fid).cancel()
         elif kind == "file_urls_response":
             self._file_urls[msg.file_urls_response.response_id] = msg.file_urls_response
 
@@ -187,10 +194,11 @@ class Client:
         self._timers[fragment_id] = asyncio.create_task(tick())
 
     # ------------------------------------------------------------------ what the user does
-    async def open(self, page: str = "", *, timeout: float = 120.0) -> float | None:
+    async def open(self, page: str = "", *, timeout: float = 120.0, figure: bool = True) -> float | None:
         """Open ``page`` (its url path; "" the default page) as a click on its link does (a new
         run of the script for that page, the widgets as they are); seconds to its first figure
-        with data (None: none within ``timeout``)."""
+        with data (None: none within ``timeout``).  ``figure=False``: do not wait (a page without
+        a figure; :meth:`ran` waits for its run)."""
         for t in self._timers.values():  # a page's fragments end with the page
             t.cancel()
         self._timers.clear()
@@ -200,6 +208,8 @@ class Client:
         self._opened = self.finished
         t0 = time.monotonic()
         await self._send_rerun()
+        if not figure:
+            return 0.0
         return await self._until(lambda: bool(self.figures), t0, timeout)
 
     async def ran(self, *, timeout: float = 120.0) -> float | None:

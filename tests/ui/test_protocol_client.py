@@ -129,7 +129,7 @@ def test_the_client_uploads_a_file_and_presses_a_button(server_url, tmp_path):
 
     async def go():
         async with Client(server_url) as c:
-            await c.open("your_data", timeout=CAP_S)
+            await c.open("your_data", timeout=CAP_S, figure=False)
             await c.ran(timeout=CAP_S)
             assert await c.upload("Upload a data file", "small.csv", data, timeout=CAP_S)
             assert await c.click("Analyse this data on every page", timeout=CAP_S)

@@ -169,3 +169,44 @@ def test_polled_files_are_polled_at_the_period_asked_and_a_moved_period_is_said(
     with caplog.at_level(logging.WARNING, logger="nspca.streamlit_runtime"):
         assert sr.poll_files_every(4.0) is False
     assert any("config files polled" in r.getMessage() for r in caplog.records)
+
+
+def test_script_messages_go_to_the_loop_in_bursts_in_order(monkeypatch):
+    """batch_script_messages: a session's script-run events reach Streamlit's handler in order, one
+    loop wake-up for a burst (it was one per message); the flush flag is set directly on the loop."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.runtime import Runtime
+
+    monkeypatch.setattr(sr, "_batched", [])
+    monkeypatch.setattr(AppSession, "_on_scriptrunner_event", AppSession._on_scriptrunner_event)
+    monkeypatch.setattr(Runtime, "_enqueued_some_message", Runtime._enqueued_some_message)
+    assert sr.batch_script_messages() and sr.batch_script_messages() and sr.problems() == []
+    scheduled, handled = [], []
+    session = SimpleNamespace(_call_soon_on_event_loop=scheduled.append,
+                              _handle_scriptrunner_event_on_event_loop=lambda *a, **k: handled.append((a, k)))
+    for i in range(30):
+        AppSession._on_scriptrunner_event(session, "runner", f"event{i}", forward_msg=i)
+    assert len(scheduled) == 1 and handled == []
+    scheduled.pop()()
+    assert handled == [(("runner", f"event{i}"), {"forward_msg": i}) for i in range(30)]
+
+    async def on_the_loop():
+        objs = SimpleNamespace(eventloop=asyncio.get_running_loop(), need_send_data=asyncio.Event())
+        runtime = SimpleNamespace(_get_async_objs=lambda: objs)
+        Runtime._enqueued_some_message(runtime)
+        return objs.need_send_data.is_set()  # set at once: no callback through the wake-up pipe
+
+    assert asyncio.run(on_the_loop())
+
+
+def test_a_moved_script_messages_internal_is_reported_and_the_feature_stops(monkeypatch):
+    from streamlit.runtime.app_session import AppSession
+
+    monkeypatch.setattr(sr, "_batched", [])
+    monkeypatch.setattr(sr, "_warned", set())
+    monkeypatch.delattr(AppSession, "_handle_scriptrunner_event_on_event_loop")
+    assert any(p.startswith("script_messages:") for p in sr.problems())
+    assert sr.batch_script_messages() is False

@@ -63,7 +63,6 @@ page = st.navigation(build_navigation(), position="sidebar", expanded=True)
 jobs.REGISTRY.warm()  # the worker processes' forkserver, started once
 streamlit_runtime.serve_frontend_from_memory()  # Streamlit's frontend files gzipped from memory, once per server
 streamlit_runtime.send_shipped_figures_prebuilt()  # the teaching pages' figures encoded once per server
-streamlit_runtime.batch_script_messages()  # a run's elements handed to the server's loop in bursts, not one by one
 if st.get_option("server.fileWatcherType") == "none":  # served, not developed: config files polled every 5 s
     streamlit_runtime.poll_files_every(5.0)
 style.apply()

@@ -4,8 +4,7 @@ The app needs a few things Streamlit's public API does not give: the id of the b
 running a script, whether a session is still connected, dropping a closed tab's uploaded files and
 shutting its stored session down (memory given back minutes earlier), leaving the legacy ``pages/``
 mode for a deep link, a hook that runs before the interpreter waits for threads, and Streamlit's
-frontend files answered gzipped from memory, in front of its middleware (:func:`serve_frontend_from_memory`),
-a script run's messages handed to the server's loop in bursts (:func:`batch_script_messages`).
+frontend files answered gzipped from memory, in front of its middleware (:func:`serve_frontend_from_memory`).
 Each reaches into a private or undocumented place; every such place is named once, in :data:`INTERNALS`, and
 touched only here.
 
@@ -28,12 +27,10 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ui import streamlit_probes as probes
-
 __all__ = ["SUPPORTED", "INTERNALS", "version_supported", "problems", "session_id", "session_alive",
            "remove_uploaded_files", "close_stored_sessions", "legacy_pages_mode", "leave_legacy_pages_mode",
            "run_before_thread_join", "serve_frontend_from_memory", "send_shipped_figures_prebuilt",
-           "poll_files_every", "batch_script_messages"]
+           "poll_files_every"]
 
 log = logging.getLogger("nspca.streamlit_runtime")
 
@@ -77,9 +74,6 @@ INTERNALS = {
                                 "PathSecurityMiddleware.__call__, the outermost of Streamlit's middleware",
                                 "the frontend's files answered in front of Streamlit's middleware and router "
                                 "(they are answered from memory behind them otherwise)"),
-    "script_messages": Internal("AppSession._on_scriptrunner_event -> _call_soon_on_event_loop(_handle_scriptrunner_"
-                                "event_on_event_loop(sender, event, ...)); Runtime._enqueued_some_message",
-                                "a script run's messages handed to the loop in bursts (one wake-up each otherwise)"),
 }
 
 _warned: set = set()
@@ -214,6 +208,62 @@ def _probe_register_atexit() -> None:
         raise AttributeError("threading._register_atexit")
 
 
+def _probe_frontend_files() -> None:
+    import inspect
+
+    from starlette.staticfiles import StaticFiles
+    from streamlit import file_util
+    from streamlit.web.server.starlette.starlette_static_routes import create_streamlit_static_handler
+
+    if not inspect.iscoroutinefunction(getattr(StaticFiles, "get_response", None)):
+        raise AttributeError("starlette StaticFiles.get_response is not a coroutine function")
+    root = file_util.get_static_dir()
+    handler = create_streamlit_static_handler(root, None)
+    if not isinstance(handler, StaticFiles) or getattr(handler, "directory", None) != root:
+        raise TypeError("Streamlit's frontend handler is not a StaticFiles on file_util.get_static_dir()")
+
+
+def _probe_frontend_replay() -> None:
+    import inspect
+
+    from streamlit.web.server.starlette import starlette_app
+    from streamlit.web.server.starlette.starlette_path_security_middleware import PathSecurityMiddleware
+
+    call = getattr(PathSecurityMiddleware, "__call__", None)
+    if not inspect.iscoroutinefunction(getattr(call, "__wrapped__", call)):
+        raise TypeError("PathSecurityMiddleware.__call__ is not a coroutine function")
+    stack = [m.cls for m in starlette_app.create_streamlit_middleware()]
+    if not stack or stack[0] is not PathSecurityMiddleware:
+        raise TypeError("PathSecurityMiddleware is no longer the first of Streamlit's middleware")
+
+
+def _probe_plotly_spec() -> None:
+    import inspect
+
+    import plotly.io
+    import plotly.tools
+    from streamlit.elements import plotly_chart
+
+    source = inspect.getsource(plotly_chart)
+    for call in ("plotly.io.to_json(figure, validate=False)", "plotly.tools.return_figure_from_figure_or_data("):
+        if call not in source:
+            raise AttributeError(f"streamlit.elements.plotly_chart no longer calls {call}")
+    params = list(inspect.signature(getattr(plotly.io.to_json, "__wrapped__", plotly.io.to_json)).parameters)
+    if params[:5] != ["fig", "validate", "pretty", "remove_uids", "engine"]:
+        raise TypeError(f"plotly.io.to_json{tuple(params)}: not the signature the wrapper passes on")
+
+
+def _probe_polling_period() -> None:
+    from streamlit.watcher import polling_path_watcher as ppw
+
+    if not isinstance(getattr(ppw, "_POLLING_PERIOD_SECS", None), (int, float)):
+        raise AttributeError("polling_path_watcher._POLLING_PERIOD_SECS is not a number")
+    schedule = getattr(getattr(ppw, "PollingPathWatcher", None), "_schedule", None)
+    tasks = [c for c in getattr(getattr(schedule, "__code__", None), "co_consts", ()) if hasattr(c, "co_names")]
+    if not any("_POLLING_PERIOD_SECS" in c.co_names for c in tasks):
+        raise AttributeError("PollingPathWatcher._schedule's task no longer reads _POLLING_PERIOD_SECS")
+
+
 _PROBES = {
     "script_run_ctx": _probe_script_run_ctx,
     "active_session": _probe_active_session,
@@ -222,11 +272,10 @@ _PROBES = {
     "async_objs": _probe_async_objs,
     "pages_manager": _probe_pages_manager,
     "register_atexit": _probe_register_atexit,
-    "frontend_files": probes.frontend_files,
-    "frontend_replay": probes.frontend_replay,
-    "plotly_spec": probes.plotly_spec,
-    "polling_period": probes.polling_period,
-    "script_messages": probes.script_messages,
+    "frontend_files": _probe_frontend_files,
+    "frontend_replay": _probe_frontend_replay,
+    "plotly_spec": _probe_plotly_spec,
+    "polling_period": _probe_polling_period,
 }
 
 
@@ -415,7 +464,7 @@ def serve_frontend_from_memory():
         if _frontend:
             return _frontend[0]
     try:
-        probes.frontend_files()
+        _probe_frontend_files()
         import anyio
         from starlette.responses import Response
         from starlette.staticfiles import StaticFiles
@@ -462,7 +511,7 @@ def _replay_in_front(files) -> None:
     (:class:`ui.frontend_files.Replies`): ``PathSecurityMiddleware.__call__``, the outermost of
     them, is wrapped (the class's method, so the server's already built stack gets it too)."""
     try:
-        probes.frontend_replay()
+        _probe_frontend_replay()
         from streamlit.web.server.starlette.starlette_path_security_middleware import PathSecurityMiddleware
     except (ImportError, AttributeError, TypeError) as exc:
         _unavailable("frontend_replay", exc)
@@ -496,7 +545,7 @@ def send_shipped_figures_prebuilt() -> bool:
         if _prebuilt:
             return True
     try:
-        probes.plotly_spec()
+        _probe_plotly_spec()
         import plotly.io
     except (ImportError, AttributeError, TypeError, OSError) as exc:
         _unavailable("plotly_spec", exc)
@@ -531,68 +580,10 @@ def poll_files_every(seconds: float) -> bool:
     the students themselves cost (issue 41).  A served app (``fileWatcherType = "none"``) does not
     need a config change noticed within 0.2 s.  False where the internal moved (polling unchanged)."""
     try:
-        probes.polling_period()
+        _probe_polling_period()
         from streamlit.watcher import polling_path_watcher
     except (ImportError, AttributeError) as exc:
         _unavailable("polling_period", exc)
         return False
     polling_path_watcher._POLLING_PERIOD_SECS = float(seconds)
-    return True
-
-
-# ------------------------------------------------------------------ a script run's messages, in bursts
-_batched: list = []  # the installed AppSession._on_scriptrunner_event (at most one per process)
-
-
-def batch_script_messages() -> bool:
-    """Hand a session's script-run events (each element drawn is one) to the server's loop in bursts
-    (:class:`ui.loop_batch.Batch`, one per session, in order) instead of one wake-up per message; once
-    per process.  False where the internal moved (one wake-up per message then, as Streamlit does).
-
-    ``AppSession._on_scriptrunner_event`` is replaced: it adds the event to the session's batch.  And
-    ``Runtime._enqueued_some_message``, called for every message queued for a browser, sets the
-    flush event directly when it runs on the loop itself (it schedules that through the loop's
-    wake-up pipe, from any thread, otherwise)."""
-    with _warn_lock:
-        if _batched:
-            return True
-    try:
-        probes.script_messages()
-        import asyncio
-
-        from streamlit.runtime.app_session import AppSession
-        from streamlit.runtime.runtime import Runtime
-    except (ImportError, AttributeError, TypeError) as exc:
-        _unavailable("script_messages", exc)
-        return False
-    from ui.loop_batch import Batch
-
-    def on_event(self, sender, event, **kwargs):
-        batch = self.__dict__.get("_nspca_batch")
-        if batch is None:
-            with _warn_lock:
-                batch = self.__dict__.setdefault("_nspca_batch", Batch(self._call_soon_on_event_loop))
-        batch.add(self._handle_scriptrunner_event_on_event_loop, sender, event, **kwargs)
-
-    original_enqueued = Runtime._enqueued_some_message
-
-    def enqueued(self):
-        objs = self._get_async_objs()
-        try:
-            on_loop = asyncio.get_running_loop() is objs.eventloop
-        except RuntimeError:  # no loop in this thread: a script thread
-            on_loop = False
-        if on_loop:
-            objs.need_send_data.set()
-        else:
-            original_enqueued(self)
-
-    on_event.__wrapped__ = AppSession._on_scriptrunner_event
-    enqueued.__wrapped__ = original_enqueued
-    with _warn_lock:
-        if _batched:
-            return True
-        AppSession._on_scriptrunner_event = on_event
-        Runtime._enqueued_some_message = enqueued
-        _batched.append(on_event)
     return True

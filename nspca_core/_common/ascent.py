@@ -444,21 +444,31 @@ def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds:
     return X[:, 0], float(f[0]), total
 
 
-def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5):
+def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5,
+                reweight_first: bool = False):
     """:func:`polish` of each column of X (n, c), the ascents of a round batched as the columns
     of one :func:`ascent` (``merge=False``: the columns do not interact); returns ``(X, f,
-    iterations)`` with ``f[j]`` the value of column j, never below that of the given column."""
+    iterations)`` with ``f[j]`` the value of column j, never below that of the given column.
+
+    ``reweight_first``: each column is first moved to the best point on its support (:func:`reweight`),
+    then the rounds run: from points that converged only roughly (an ascent in float32) the ascent
+    then starts at its limit on that support instead of iterating towards it."""
     X = np.array(X, dtype=float)
     c = X.shape[1]
     f = np.array([cov.quad(X[:, j]) for j in range(c)])
     done: list = [None] * c
+    if reweight_first:
+        for j in range(c):
+            X[:, j], f[j] = reweight(cov, X[:, j], f[j])
+            done[j] = np.flatnonzero(X[:, j])
     total = 0
     act = np.arange(c)
     for _ in range(rounds):
         if not act.size:
             break
         f_before = f[act].copy()
-        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, both_signs=True, merge=False)
+        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=False,
+                   step=TopK(both_signs=True, compact_start=reweight_first))
         total += r.iterations
         for i, j in enumerate(act):
             if r.values[i] > f[j]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..operators.cov import Cov
+from .eig import top_eigh
 from .steps import _to_dense
 
 __all__ = ["Screen", "SupportJump", "SingleProducts"]
@@ -268,8 +269,8 @@ class SupportJump:
     eigengap is small.  When u is positive it is also feasible and maximizes ``y^T A y`` over
     the unit y on J, so moving there never decreases the value; the step from u then either
     keeps J (u is a fixed point: the column stops) or leaves it, as the iterates would once
-    close enough to u.  ``u`` comes from ``eigh(A_JJ)``, or from the m x m Gram of ``X_J`` when
-    the data have fewer rows m than |J|; it is computed only where it costs less than the steps
+    close enough to u.  ``u`` comes from the top eigenpair of ``A_JJ`` alone, or of the m x m Gram
+    of ``X_J`` when the data have fewer rows m than |J|; it is computed only where it costs less than the steps
     it saves (:meth:`pays`; on a covariance, never above ``max_support``).
     """
 
@@ -296,10 +297,9 @@ class SupportJump:
         X = self.cov.X if self._thin else None
         if X is not None and X.shape[0] < J.size:
             XJ = X[:, J]
-            w, P = np.linalg.eigh(XJ @ XJ.T)
-            u = XJ.T @ P[:, -1]
+            u = XJ.T @ top_eigh(XJ @ XJ.T, 1)[1][:, 0]
         else:
-            u = np.linalg.eigh(self.cov.submatrix(J))[1][:, -1]
+            u = top_eigh(self.cov.submatrix(J), 1)[1][:, 0]
         if u.sum() < 0:
             u = -u
         if not (u > 0).all():

@@ -159,7 +159,11 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     among the entries reaching the previous support's smallest, moves a column whose
     support stays to that support's limit on thin data
     (:class:`~nspca_core._common.ascent.SupportJump`, never lower), and merges a column
-    into a better one as soon as it reaches its support (``merge="support"``).
+    into a better one as soon as it reaches its support (``merge="support"``).  From
+    ``_AUTO_SINGLE_MIN_N`` features the starts' products and the batched ascent run in float32
+    (:class:`~nspca_core._common.screen.SingleProducts`: they only choose supports); the best
+    distinct points are then polished in float64 from their support's limit
+    (``polish_many(reweight_first=True)``), and the answer's variance is that of a float64 point.
     """
     n = cov.n
     V, eig = cov.factor(d)

@@ -123,7 +123,7 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False)
     names = ["rank1(u1)", "top-variance"] + [f"tpower#{i}" for i in range(2, T.shape[1])]
     names += [f"rank1(u{j + 1})" for j in range(1, d)] + [f"random#{i + 1}" for i in range(R.shape[1])]
-    X0 = np.empty((cov.n, len(names)))
+    X0 = np.empty((cov.n, len(names)), order="F")  # column-major: the starts are projected column by column
     p = T.shape[1]
     X0[:, :p] = T
     for j in range(1, d):

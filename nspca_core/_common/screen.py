@@ -65,8 +65,12 @@ class SingleProducts:
         """``A W`` for W (n, q); only the rows of W holding a nonzero enter the product (``dense``:
         W has no zero row, every row enters without the check)."""
         W2 = W if W.ndim == 2 else W[:, None]
-        used = np.arange(W2.shape[0]) if dense else np.flatnonzero(np.abs(W2).sum(axis=1))
-        Y = self.rows_of(None, used, W2[used])
+        n, q = W2.shape
+        if not dense:
+            used = np.flatnonzero(np.abs(W2).sum(axis=1))
+            # gathering the used rows pays when the product with the rest is larger (as Cov.matvec)
+            dense = used.size >= min(0.75, q / (q + 2)) * n
+        Y = self.rows_of(None, np.arange(n), W2) if dense else self.rows_of(None, used, W2[used])
         return Y if W.ndim == 2 else Y[:, 0]
 
 

@@ -211,6 +211,12 @@ class Screen:
         else:
             Z = self.cov.X[:, rows] @ Wr if self.thin else None
         Yr = self._rows(rows, rows, Wr, Z)  # exact on the supports
+
+        def whole(sel):  # the whole product of the columns ``sel`` (float32: from Z, already formed)
+            if self.single is not None:
+                return self.single.rows_of(None, rows, Wr[:, sel], None if Z is None else Z[:, sel])
+            return self._whole(ia[:, sel], va[:, sel], n)
+
         at = np.vstack([Yr, np.full((1, q), np.inf)])[pos, cols]
         v = np.einsum("ij,ij->j", va, np.where(ia < n, at, 0.0))
         t = at.min(axis=0)
@@ -221,7 +227,7 @@ class Screen:
         length = np.searchsorted(self.neg_sd, -t / np.sqrt(vg), side="right")
         prune = (np.count_nonzero(ia < n, axis=0) == kc) & (t > 0)
         if not prune.any():  # no column with k nonzeros and a positive t: nothing to screen
-            return v, [(cols, None, self._whole(ia, va, n))]
+            return v, [(cols, None, whole(cols))]
         # the residual bound only on the columns whose prefix is short: on a long one its passes
         # cost about what the rows it leaves out save
         g = np.flatnonzero(prune & (length <= n * self.prefix_max))
@@ -229,12 +235,12 @@ class Screen:
             g, U = self._screened(g, rows, Wr, v, t, length, kc, n)
         if not g.size:  # little to save: the whole product (and not again for a while: 1, 2,
             self._skip, self._cooldown = self._cooldown, 2 * self._cooldown  # 4, ... iterations)
-            return v, [(cols, None, self._whole(ia, va, n))]
+            return v, [(cols, None, whole(cols))]
         self._cooldown = 1
         parts = []
         rest = np.setdiff1d(cols, g, assume_unique=True)
         if rest.size:
-            parts.append((rest, None, self._whole(ia[:, rest], va[:, rest], n)))
+            parts.append((rest, None, whole(rest)))
         parts.append((g, U, self._rows(U, rows, Wr[:, g], None if Z is None else Z[:, g])))
         return v, parts
 

@@ -123,7 +123,8 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False)
     names = ["rank1(u1)", "top-variance"] + [f"tpower#{i}" for i in range(2, T.shape[1])]
     names += [f"rank1(u{j + 1})" for j in range(1, d)] + [f"random#{i + 1}" for i in range(R.shape[1])]
-    X0 = np.empty((cov.n, len(names)), order="F")  # column-major: the starts are projected column by column
+    # column-major with float32 products (large n): the starts are projected column by column
+    X0 = np.empty((cov.n, len(names)), order="C" if matvec is None else "F")
     p = T.shape[1]
     X0[:, :p] = T
     for j in range(1, d):
@@ -248,7 +249,8 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
     are polished in float64 after)."""
     # the support's limit through the m x m Gram of thin data; on a covariance the eigh and its
     # bookkeeping cost more than the steps they save (CBCL, LRS)
-    jump = SupportJump(cov) if type(cov) is Cov and cov.thin and cov._A is None else None
+    jump = SupportJump(cov, top_only=single is not None) if type(cov) is Cov and cov.thin and cov._A is None \
+        else None
     r = ascent(cov.matvec if single is None else single, X0, k, step=TopK(compact_start=True), key=key,
                screen=screen, jump=jump, merge="support", dominated=_AUTO_DOMINATED)
     # the starts made feasible are the first iterates: their values come with the first products

@@ -279,17 +279,19 @@ class SupportJump:
     eigengap is small.  When u is positive it is also feasible and maximizes ``y^T A y`` over
     the unit y on J, so moving there never decreases the value; the step from u then either
     keeps J (u is a fixed point: the column stops) or leaves it, as the iterates would once
-    close enough to u.  ``u`` comes from the top eigenpair of ``A_JJ`` alone, or of the m x m Gram
-    of ``X_J`` when the data have fewer rows m than |J|; it is computed only where it costs less than the steps
-    it saves (:meth:`pays`; on a covariance, never above ``max_support``).
+    close enough to u.  ``u`` comes from ``eigh(A_JJ)`` (``top_only``: its top eigenpair alone), or
+    of the m x m Gram of ``X_J`` when the data have fewer rows m than |J|; it is computed only
+    where it costs less than the steps it saves (:meth:`pays`; on a covariance, never above
+    ``max_support``).
     """
 
     #: columns that would stop within this many steps anyway are left to the iteration
     min_steps = 4
 
-    def __init__(self, cov, max_support: int = 128):
+    def __init__(self, cov, max_support: int = 128, *, top_only: bool = False):
         self.cov = cov
         self.max_support = max_support
+        self.top_only = top_only
         self._thin = cov._A is None and cov.thin and cov.X is not None
 
     def pays(self, size: int, steps: float) -> bool:
@@ -307,9 +309,11 @@ class SupportJump:
         X = self.cov.X if self._thin else None
         if X is not None and X.shape[0] < J.size:
             XJ = X[:, J]
-            u = XJ.T @ top_eigh(XJ @ XJ.T, 1)[1][:, 0]
+            G = XJ @ XJ.T
+            u = XJ.T @ (top_eigh(G, 1)[1][:, 0] if self.top_only else np.linalg.eigh(G)[1][:, -1])
         else:
-            u = top_eigh(self.cov.submatrix(J), 1)[1][:, 0]
+            M = self.cov.submatrix(J)
+            u = top_eigh(M, 1)[1][:, 0] if self.top_only else np.linalg.eigh(M)[1][:, -1]
         if u.sum() < 0:
             u = -u
         if not (u > 0).all():

@@ -162,3 +162,29 @@ def test_auto_on_wide_data_explores_in_float32_and_reaches_tpower_and_em(k):
     assert auto.variance == pytest.approx(cov.quad(auto.x), rel=1e-12)
     for method in ("tpower", "em"):
         assert auto.variance >= solve.fit_cov(cov, k, method, 3, 0.1, 0, None, {}).variance * (1 - 1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 12), st.booleans())
+def test_support_jump_from_the_top_eigenpair_alone(seed, size, thin):
+    """``SupportJump(top_only=True)`` (auto with float32 products): where it moves a column, the point is
+    feasible on the same support with value lambda_max(A_JJ) (brute force: all eigenvalues of A_JJ)."""
+    from nspca_core._common.screen import SupportJump
+
+    rng = np.random.default_rng(seed)
+    n, m = 30, (5 if thin else 60)
+    X = np.abs(rng.standard_normal((m, n))) + 0.1 * rng.standard_normal((m, n))
+    X -= X.mean(axis=0)
+    X += 0.8 * np.outer(rng.standard_normal(m), np.ones(n))
+    cov = Cov(X, None)
+    A = X.T @ X / m
+    J = np.sort(rng.choice(n, size, replace=False))
+    x = np.zeros((n, 1))
+    x[J, 0] = rng.uniform(0.1, 1.0, size)
+    x /= np.linalg.norm(x)
+    y = SupportJump(cov, top_only=True)(np.zeros((0, 1), dtype=np.intp), x.copy(), np.array([0]), n)[:, 0]
+    assert np.all(y >= 0) and set(np.flatnonzero(y)) <= set(J) and np.isclose(np.linalg.norm(y), 1.0)
+    f0, fy = float(x[:, 0] @ A @ x[:, 0]), float(y @ A @ y)
+    assert fy >= f0 * (1 - 1e-12)
+    if not np.array_equal(y, x[:, 0]):
+        assert fy == pytest.approx(np.linalg.eigvalsh(A[np.ix_(J, J)])[-1], rel=1e-10)

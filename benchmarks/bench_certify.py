@@ -517,6 +517,7 @@ def cost_ab(base: str):
     import json
     import subprocess
 
+    print(f"cost-ab: start ({load_note()})", flush=True)
     for name, ks in COST_CASES:
         if name not in SYNTHETIC and not (data_dir() / {"cbcl": "cbcl_faces_train.npz", "lrs": "lrs_spectrometer.npz",
                                                    "mll": "mll_leukemia.npz"}[name]).exists():
@@ -537,6 +538,7 @@ def cost_ab(base: str):
                   f"{a['cert'] / a['answer']:5.1f}x "
                   f"(target <= 3x; answer {b['answer']:.3f} / {a['answer']:.3f} CPU s); ratio {b['ratio']:.4f} "
                   f"({b['kind']}) -> {a['ratio']:.4f} ({a['kind']}), change {a['ratio'] - b['ratio']:+.4f}", flush=True)
+    print(f"cost-ab: end ({load_note()})", flush=True)
 
 
 PATH_CASES = ("mll", "golub", "dlbcl", "cbcl")

@@ -33,10 +33,15 @@ CPU (its own process, and its workers), memory, load average — and, load-indep
 seconds spent before each analyst's first figure and the units of work finished before it (from the
 job log; how many were served as a first figure), whose largest is the CPU a quiet machine needs before
 the last first figure.  The work phase ends after :data:`MIXED_DEADLINE_S` whatever is left (the run
-stays under 10 minutes; every browser and the server are stopped).
+stays under 10 minutes; every browser and the server are stopped).  ``--clients browser,protocol`` runs
+it twice, on a fresh server each: with a headless Chromium per session, and with the students and the
+analysts as Streamlit protocol clients (``benchmarks/st_client.py``: the browser's messages, its
+upload request and clicks, no drawing — a class has a machine per student, the 20 Chromiums of one
+2-core machine took the cores the server needs).
+``NSPCA_FIRST_PAUSE=0`` in the environment runs the server without :mod:`ui.pause` (the comparison).
 
 Usage: ``python benchmarks/bench_load.py [--sessions 1,4,8] [--cap SECONDS] [--upload-mb MB]
-[--class 12,30] [--analysts 8] [--port PORT] [--profile]``; output kept in
+[--class 12,30] [--analysts 8] [--clients browser,protocol] [--port PORT] [--profile]``; output kept in
 ``benchmarks/results/bench_load.txt`` (``bench_load_class.txt``, ``bench_load_mixed.txt``).
 ``tests/app_shell/test_load.py`` runs N = 3 through
 :func:`run_load`.
@@ -512,8 +517,58 @@ class FirstFigures:
         self._sample()
 
 
+CLIENTS = ("browser", "protocol")  # who opens the pages of the mixed scenario (--clients)
+
+
+async def student_protocol(url: str, s: Student, cap: float) -> None:
+    """A student as a protocol client (``benchmarks/st_client.py``): the same four pages as
+    :func:`student`, without a browser drawing them (a class has a machine per student)."""
+    from benchmarks.st_client import Client
+
+    async with Client(url) as c:
+        s.first = await c.open("", timeout=cap)
+        await c.ran(timeout=cap)
+        for title, path in CLASS_PAGES[1:]:
+            t1 = time.monotonic()
+            await c.open(path, timeout=cap)
+            await c.ran(timeout=cap)
+            s.pages[title] = time.monotonic() - t1
+        s.exception = c.exceptions[0] if c.exceptions else ""
+
+
+async def analyst_protocol(url: str, s: Session, csv: Path, cap: float) -> None:
+    """An analyst as a protocol client, as :func:`drive` in a browser: the app's entry page, MLL chosen in
+    the sidebar (or the CSV uploaded on Your data and "Analyse" pressed), then the page (its first figure
+    timed from the request, as :func:`drive` times it from the click).  The session stays open
+    (``s.notes``) until the run's end, as the browser's tab does."""
+    from benchmarks.st_client import Client
+
+    c = Client(url)
+    await c.__aenter__()
+    s.notes.append(c)
+    t0 = time.monotonic()
+    await c.open("", timeout=cap)
+    await c.ran(timeout=cap)
+    s.sidebar = time.monotonic() - t0
+    if s.dataset == "mll":
+        chosen = await c.choose("Dataset", r"^MLL leukemia", timeout=cap)
+    else:
+        await c.open(PATHS["Your data"], timeout=cap, figure=False)
+        await c.ran(timeout=cap)
+        chosen = (await c.upload("Upload a data file", csv.name, csv.read_bytes(), timeout=cap)
+                  and await c.click("Analyse this data on every page", timeout=cap))
+    if not chosen:
+        s.exception = f"protocol client: could not choose the data ({s.dataset}); {c.exceptions[:1]}"
+        return
+    t1 = time.monotonic()
+    first = await c.open(PATHS[s.title], timeout=cap)
+    if first is not None:
+        s.first, s.total = first, t1 - t0 + first
+    s.exception = c.exceptions[0] if c.exceptions else ""
+
+
 async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path, cap: float,
-                 job_log: Path, deadline: float) -> dict:
+                 job_log: Path, deadline: float, clients: str = "browser") -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
@@ -530,8 +585,13 @@ async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path
             cpu0, main0, t0 = server_cpu_s(pid), process_cpu_s(pid), time.monotonic()
             units0 = FirstFigures(pid, job_log, [], cpu0).units()[0]
             firsts = FirstFigures(pid, job_log, analysts, cpu0).start()
-            tasks = [asyncio.create_task(c) for c in [*(drive(browser, url, s, csv, cap) for s in analysts),
-                                                      *(student(browser, url, s, cap) for s in students)]]
+            if clients == "protocol":  # no browser: the server's messages only
+                runs = [*(analyst_protocol(url, s, csv, cap) for s in analysts),
+                        *(student_protocol(url, s, cap) for s in students)]
+            else:
+                runs = [*(drive(browser, url, s, csv, cap) for s in analysts), *(student(browser, url, s, cap)
+                                                                                for s in students)]
+            tasks = [asyncio.create_task(c) for c in runs]
             _, late = await asyncio.wait(tasks, timeout=deadline)
             for t in late:  # past the run's deadline: stopped, reported as such (the run ends in time)
                 t.cancel()
@@ -551,20 +611,26 @@ async def _mixed(n_analysts: int, n_students: int, url: str, pid: int, csv: Path
         finally:
             await browser.close()
     return dict(analysts=analysts, students=students, cpu_s=cpu, main_cpu_s=main, wall_s=wall, start_mb=start_mb,
-                peak_mb=memory.peak, load_before=load0, load_after=load1, firsts=firsts.at, units0=units0)
+                peak_mb=memory.peak, load_before=load0, load_after=load1, firsts=firsts.at, units0=units0,
+                clients=clients, chromiums=n_analysts + n_students if clients == "browser" else 0)
 
 
 def run_mixed(n_analysts: int, n_students: int, *, cap: float = 300.0, workdir: Path | None = None,
-              deadline: float = MIXED_DEADLINE_S) -> dict:
+              deadline: float = MIXED_DEADLINE_S, clients: str = "browser") -> dict:
     """Start a server, let a teacher visit the teaching pages once, then open ``n_analysts`` heavy
-    sessions (:data:`SCENARIOS`) and ``n_students`` students (:data:`CLASS_PAGES`) at the same time."""
+    sessions (:data:`SCENARIOS`) and ``n_students`` students (:data:`CLASS_PAGES`) at the same time.
+    ``clients``: "browser" (a headless Chromium each) or "protocol" (every session a protocol client,
+    :mod:`benchmarks.st_client`: the same pages, clicks and upload, nothing drawn)."""
+    if clients not in CLIENTS:
+        raise ValueError(f"`clients` must be one of {CLIENTS}; got {clients!r}")
     with _gene_server(workdir, "nspca_mixed_") as (url, pid, csv, job_log):
-        return asyncio.run(_mixed(n_analysts, n_students, url, pid, csv, cap, job_log, deadline))
+        return asyncio.run(_mixed(n_analysts, n_students, url, pid, csv, cap, job_log, deadline, clients))
 
 
 def report_mixed(r: dict, out) -> None:
     na, ns = len(r["analysts"]), len(r["students"])
-    out(f"Analysts and a class at once: {na} heavy sessions and {ns} students opened together, after the "
+    out(f"Analysts and a class at once [{r.get('clients', 'browser')} clients: {r.get('chromiums', na + ns)} "
+        f"Chromiums]: {na} heavy sessions and {ns} students opened together, after the "
         f"teacher's first visit (work phase {r['wall_s']:.1f} s; load average {r['load_before'][0]:.1f} before, "
         f"{r['load_after'][0]:.1f} after, on {os.cpu_count()} cores: first-figure seconds are wall clock under it)")
     out(f"  {'analyst':<8} {'data':<7} {'page':<26} {'first figure (s)':>17} {'from open (s)':>14} "
@@ -801,6 +867,10 @@ def main() -> int:
     ap.add_argument("--analysts", type=int, default=0,
                     help="with --class N (one count): N students and this many heavy sessions at once (issue 41 "
                          "item 2; results in bench_load_mixed.txt)")
+    ap.add_argument("--clients", default="browser,protocol",
+                    help="with --analysts: who opens the pages, one run each — 'browser' (a headless Chromium per "
+                         "session) and/or 'protocol' (every session a Streamlit protocol client, "
+                         "benchmarks/st_client.py: the server's own cost without 20 browsers on its cores)")
     ap.add_argument("--port", type=int, default=0,
                     help="the server's port (default: any free one; on a shared machine, your own)")
     ap.add_argument("--profile", action="store_true",
@@ -829,8 +899,10 @@ def main() -> int:
         report_upload(run_upload(args.upload_mb), out)
     if args.analysts:
         n_students = int(args.klass or 12)
-        out(f"load average at the start: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores")
-        report_mixed(run_mixed(args.analysts, n_students, cap=args.cap * 2.5), out)
+        for clients in args.clients.split(","):
+            out(f"load average at the start: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} cores")
+            report_mixed(run_mixed(args.analysts, n_students, cap=args.cap * 2.5, clients=clients.strip()), out)
+            out()
         RESULTS.with_name("bench_load_mixed.txt").write_text("\n".join(lines) + "\n")
         return 0
     if args.klass:

@@ -46,7 +46,9 @@ up.  A job that would now wait behind another session hands its slot over betwee
 no page waits for to draw its first figure (``first_figure=False``: the band's certificates) ranks as
 further work from the start.  The two pools see each other's first figures: while one waits for a light
 slot, the background tightening gives its slot up in the middle of a unit and a heavy job's further
-units wait (:meth:`Job.gives_way`), and pages already drawn redraw less often (:mod:`ui.live`).
+units wait (:meth:`Job.gives_way`), and pages already drawn redraw less often (:mod:`ui.live`).  Inside a
+unit too: while any page's first figure is pending, every other unit pauses — its worker process stopped,
+a light slot handed over — and goes on where it was once that figure is drawn (:mod:`ui.pause`).
 The memory of the certificates is that of one certificate run in one process: on MLL (72 × 12,582)
 ``certify`` works from X (m ≪ n) and peaks near 400 MB, and the registry keeps only vectors and scalars,
 never an n × n matrix.  The registry holds at most :data:`MAX_JOBS` jobs and evicts
@@ -76,6 +78,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ui import pause as pausing
 from ui import streamlit_runtime
 from ui.fair_slots import BACKGROUND, FIRST, MORE, FairSlots
 
@@ -292,6 +295,22 @@ class Worker:
         now = self.cpu_seconds()
         return now - cpu0 if now is not None and cpu0 is not None else time.monotonic() - t0
 
+    def suspend(self) -> None:
+        """Stop the process where it is (``SIGSTOP``: no CPU, its work and memory kept); :meth:`resume`."""
+        self._signal("SIGSTOP")
+
+    def resume(self) -> None:
+        """Let a suspended process go on (``SIGCONT``)."""
+        self._signal("SIGCONT")
+
+    def _signal(self, name: str) -> None:
+        import signal
+
+        pid, sig = self.pid, getattr(signal, name, None)
+        if pid is not None and sig is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+
     def kill(self) -> None:
         """Terminate the process (a new one starts with the next unit)."""
         proc, conn = self._proc, self._conn
@@ -363,10 +382,21 @@ class Context:
         self._job.callback(done, total)
 
     def check(self) -> None:
-        if self._job._cancel.is_set():
+        """Called every 50 ms while a unit computes in the worker process: raises :class:`Cancelled`
+        (Stop) or :class:`Preempted`, or pauses the process while a first figure is pending
+        (:mod:`ui.pause`)."""
+        job = self._job
+        if job._cancel.is_set():
             raise Cancelled
-        if self._job.must_yield():
+        if job.must_yield():
             raise Preempted
+        if job.should_pause():
+            w = self._worker
+            job.pause(stop=None if w is None else w.suspend, resume=None if w is None else w.resume)
+
+    @property
+    def job(self) -> "Job":
+        return self._job
 
     def run(self, fn: str, X, data_id: Hashable, *, timeout: float | None = None, **kwargs):
         """``fn(X, callback=..., **kwargs)``; past ``timeout`` seconds :class:`TimedOut` is raised
@@ -442,6 +472,11 @@ class Job:
         self.last_read = time.monotonic()
         self.readers: set = set()  # ids of the browser sessions that showed this job (see Registry.reap)
         self.owner: Hashable = None  # the session that started it: whose turn it is (ui.fair_slots)
+        # () -> bool while the current unit computes what a first figure waits for (ui.work's single flight)
+        self.serves_first: Callable[[], bool] | None = None
+        self.pause_spent = False  # the current unit paused PAUSE_MAX_S already (ui.pause)
+        self._held: list = [False]
+        self._slots: FairSlots | None = None
 
     # ---------------------------------------------------------- reader side
     def view(self, *, touch: bool = True) -> JobView:
@@ -497,7 +532,26 @@ class Job:
             raise Cancelled
         if self.must_yield():
             raise Preempted
+        if self._worker is None and self.should_pause():  # a unit in this thread pauses here
+            self.pause()
         self._step = (float(done), float(total))
+
+    def should_pause(self) -> bool:
+        """Whether the current unit pauses now for a pending first figure (:mod:`ui.pause`)."""
+        return pausing.should_pause(self)
+
+    def pause(self, *, stop: Callable[[], None] | None = None, resume: Callable[[], None] | None = None) -> None:
+        """Pause the current unit while :meth:`should_pause` (see :func:`ui.pause.pause`)."""
+        pausing.pause(self, self._held, self._slots, stop=stop, resume=resume, wait=self._wait_or_cancel)
+
+    def _wait_or_cancel(self, seconds: float) -> None:
+        if self._cancel.wait(seconds):
+            raise Cancelled
+
+    def set_status(self, status: str) -> None:
+        with self._lock:
+            if self._status not in FINAL:
+                self._status = status
 
     def must_yield(self) -> bool:
         """Whether this background job should give its slot (in the middle of a unit) to better-ranked
@@ -566,7 +620,8 @@ class Job:
         return True
 
     def _run(self, slots: FairSlots | None) -> None:
-        held = [False]  # a list: _hand_over releases and takes the slot again
+        held = [False]  # a list: _hand_over (and ui.pause) release and take the slot again
+        self._held, self._slots = held, slots
         t0 = time.perf_counter()
         base = self._seconds
         try:
@@ -585,6 +640,7 @@ class Job:
                     continue
                 ran = True
                 self._step = (0, 0)
+                self.pause_spent = False
                 try:
                     value = self._work(unit, Context(self, self._worker))
                 except Preempted:
@@ -774,6 +830,11 @@ class Registry:
         the background tightening gives its slot up and a certificate's further units wait
         (:meth:`Job.gives_way`), so that the server's CPU goes to that first figure."""
         return self._light.better_waiting(MORE) or self._slots.better_waiting(MORE)
+
+    def heavy_first_waiting(self) -> bool:
+        """Whether a page's first figure waits for the heavy slot (the one heavy process is then wanted:
+        a heavy unit does not pause, :mod:`ui.pause`, it ends its unit and hands the slot over)."""
+        return self._slots.better_waiting(MORE)
 
     def light_first_waiting(self) -> bool:
         """Whether a page's first figure waits for a light slot (see :meth:`Job.gives_way`)."""

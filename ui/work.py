@@ -36,6 +36,7 @@ from nspca_core.certificates.schedule import (  # the band's schedule and cost m
 )
 from ui import bounds_store, jobs, live, uploads
 from ui.compute import Unavailable, available_methods
+from ui.fair_slots import FIRST
 from ui.keys import digest
 
 __all__ = ["SLOW_METHODS", "FITS_KEPT", "path_job", "certify_job", "fit_jobs", "components_jobs", "joint_bound_job",
@@ -101,7 +102,19 @@ def best_stored_x(dkey: str, k: int) -> np.ndarray | None:
     return max(found, key=lambda v: v["variance"])["x"] if found else None
 
 
-_IN_FLIGHT: dict = {}  # fit key -> threading.Event set when the one computation of it under way ends
+_IN_FLIGHT: dict = {}  # fit key -> _Flight, set when the one computation of it under way ends
+
+
+class _Flight(threading.Event):
+    """The one computation of a fit under way: set when it ends; ``waiters``: the jobs waiting for it."""
+
+    def __init__(self):
+        super().__init__()
+        self.waiters: set = set()
+
+    def wanted_first(self) -> bool:
+        """Whether a page's first figure waits for this fit (then its unit does not pause, ui.pause)."""
+        return any(job.rank() == FIRST for job in list(self.waiters))
 
 
 def _claim(key: tuple, ctx) -> bool:
@@ -110,28 +123,39 @@ def _claim(key: tuple, ctx) -> bool:
     with _FITS_LOCK:
         flight = _IN_FLIGHT.get(key)
         if flight is None:
-            _IN_FLIGHT[key] = threading.Event()
+            _IN_FLIGHT[key] = _Flight()
             return True
-    while not flight.wait(0.05):
-        ctx.check()
+    job = getattr(ctx, "job", None)
+    flight.waiters.add(job)
+    try:
+        while not flight.wait(0.05):
+            ctx.check()
+    finally:
+        flight.waiters.discard(job)
     return False
 
 
 def _fit(X, dkey, method, d, eps, seed, raw, k, ctx) -> dict:
     """One fit as a unit: from the store when a page already has it; when another page's job is computing
     it right now, its answer once done (single flight: two sessions or pages asking for the same fit at
-    once compute it once); else computed and stored."""
+    once compute it once); else computed and stored.  While a page's first figure waits for the fit, its
+    unit does not pause for first figures (:mod:`ui.pause`): it is one."""
     key = _fit_key(dkey, method, k, d, eps, seed)
     while (hit := stored_fit(dkey, method, k, d=d, eps=eps, seed=seed)) is None:
         if _claim(key, ctx):
             break
     else:
         return hit
+    job = getattr(ctx, "job", None)
+    if job is not None:
+        job.serves_first = _IN_FLIGHT[key].wanted_first
     try:
         out = ctx.run("ui.units.fit_unit", X, dkey, k=int(k), method=method, d=int(d), eps=float(eps),
                       seed=int(seed), raw=raw if method == "nmf" else None)
         _store_fit(key, out)
     finally:  # stored, failed or stopped: whoever waits goes on (and computes it, when it is not stored)
+        if job is not None:
+            job.serves_first = None
         with _FITS_LOCK:
             _IN_FLIGHT.pop(key).set()
     return out

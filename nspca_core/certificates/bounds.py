@@ -340,30 +340,40 @@ def _thin_spectrum(XT: np.ndarray, m: int, count: int = 2, *, diag=None, many_k:
     return Spectrum(XT.shape[1], w, tol, complete=True, v1=U[:, 0] * math.sqrt(w[0]), diag=diag, many_k=many_k)
 
 
-def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str) -> dict:
+def _rest_spectrum(cov: Cov, T: np.ndarray) -> Spectrum:
+    """The :class:`Spectrum` of ``A_TT`` (through ``X_T``'s Gram when data is held with fewer rows
+    than |T|, never forming T x T; else the eigenpairs of ``A_TT``), for :func:`_bound_rest` and
+    :func:`_rest_curve` (one computation for both)."""
+    dg = cov.diag()[T]
+    if cov.X is not None and cov.X.shape[0] < T.size:
+        return _thin_spectrum(cov.X[:, T], cov.X.shape[0], diag=dg)
+    return _Spectral(cov.submatrix(T), 1).spectrum(rows=False)
+
+
+def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str, spec: Spectrum | None = None) -> dict:
     """Bounds on ``B_T = max x_T^T A_TT x_T`` over unit, nonnegative, k-sparse x_T.
 
     ``trace-k``: ``lambda_max(A_JJ) <= tr(A_JJ)`` (A_JJ psd) ``<=`` the sum of the
     k largest variances in T.  ``lambda1``, ``paper(d=1)``: as for A, on A_TT
     (through ``X_T`` when data is held, never forming T x T).  ``rowsum`` /
     ``residual(d=1)`` (effort "full" only, O(m |T|^2) in row blocks):
-    :func:`_rowsum_topk` on ``A_TT`` and on ``A_TT - A_1``.
+    :func:`_rowsum_topk` on ``A_TT`` and on ``A_TT - A_1``.  ``spec``: :func:`_rest_spectrum`
+    when the caller has it.
     """
     kT = min(k, T.size)
     dg = cov.diag()[T]
     top = np.partition(dg, dg.size - kT)[dg.size - kT:] if kT < dg.size else dg
     out = {"trace-k": float(top.sum()) * (1 + 4 * T.size * _EPS)}
-    if cov.X is not None and cov.X.shape[0] < T.size:
-        XT = cov.X[:, T]
-        m = cov.X.shape[0]
-        spec = _thin_spectrum(XT, m, diag=dg)
-        row_block = lambda rows: (XT[:, rows].T @ XT) / m  # noqa: E731
-    else:
-        ATT = cov.submatrix(T)
-        spec = _Spectral(ATT, 1).spectrum(rows=False)
-        row_block = lambda rows: ATT[rows]  # noqa: E731
+    spec = _rest_spectrum(cov, T) if spec is None else spec
     rowsum = None
     if effort == "full":
+        if cov.X is not None and cov.X.shape[0] < T.size:
+            XT = cov.X[:, T]
+            m = cov.X.shape[0]
+            row_block = lambda rows: (XT[:, rows].T @ XT) / m  # noqa: E731
+        else:
+            ATT = cov.submatrix(T)
+            row_block = lambda rows: ATT[rows]  # noqa: E731
         v1 = spec.v1
         rs0, rs1 = 0.0, 0.0
         for s in range(0, T.size, 512):
@@ -379,11 +389,12 @@ def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str) -> dict:
     return out
 
 
-def _rest_curve(cov: Cov, T: np.ndarray, kmax: int) -> np.ndarray:
+def _rest_curve(cov: Cov, T: np.ndarray, kmax: int, spec: Spectrum | None = None) -> np.ndarray:
     """``B_T(j)`` for ``j = 0..min(kmax, |T|)``: bounds on ``max z^T A_TT z`` over unit,
     nonnegative, j-sparse z (``B_T(0) = 0``), the minimum of ``trace-j`` (the sum of the j
     largest variances in T), ``lambda1`` and ``paper(d=1)`` of :func:`_bound_rest` at each j
-    (same proofs; ``OPT_1(j)`` is the sum of the j largest ``(+-v_1)_+^2``, :func:`_opt1`)."""
+    (same proofs; ``OPT_1(j)`` is the sum of the j largest ``(+-v_1)_+^2``, :func:`_opt1`).
+    ``spec``: :func:`_rest_spectrum` when the caller has it."""
     jm = min(int(kmax), T.size)
     out = np.zeros(jm + 1)
     if jm == 0:
@@ -391,10 +402,7 @@ def _rest_curve(cov: Cov, T: np.ndarray, kmax: int) -> np.ndarray:
     dg = cov.diag()[T]
     top = -np.sort(-dg)[:jm]
     trace = np.cumsum(top) * (1 + 4 * T.size * _EPS)
-    if cov.X is not None and cov.X.shape[0] < T.size:
-        spec = _thin_spectrum(cov.X[:, T], cov.X.shape[0], diag=dg, many_k=True)
-    else:
-        spec = _Spectral(cov.submatrix(T), 1).spectrum(rows=False, many_k=True)
+    spec = replace(_rest_spectrum(cov, T) if spec is None else spec, many_k=True)
     out[1:] = np.minimum.reduce([trace, *cheap_bounds(spec, np.arange(1, jm + 1)).values()])
     return out
 

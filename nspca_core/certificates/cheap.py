@@ -19,6 +19,7 @@ from .bounds import Spectrum, _gram_basis_bound, _gram_eig, _rowsum_topk, cheap_
 from .budget import Budget
 from .dnn import chol_lmax
 from .lower import _fit_lower
+from .sparse_rows import sparse_rowsum_bound
 
 
 def _finish(bounds: dict, lower: float, x, k: int, t0: float, info: dict,
@@ -126,7 +127,9 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
     come from one Lanczos run (ARPACK, converged to machine precision) plus ``64 n eps
     lambda_1``; Lanczos cannot prove that no eigenvalue was missed, so the certificate is
     marked ``probabilistic`` (it fails only if the run missed one of the top eigenvalues).
-    Memory: the n x 3 factor and O(n) vectors.
+    ``rowsum`` (sparse data): the row-sum bound from the rows of A that can bind
+    (:func:`.sparse_rows.sparse_rowsum_bound`), proved without Lanczos.
+    Memory: the n x 3 factor, O(n) vectors and one batch of rows (at most 64 MB).
     """
     t0 = time.perf_counter()
 
@@ -137,7 +140,11 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
     if d >= 2:
         opt2 = float(lowrank_nspca(V[:, :2], k).variance_lowrank)
         bounds["paper(d=2)"] = opt2 * (1 + 1e-12) + float(eig[2]) + 2 * tol
+    probabilistic = tuple(bounds)
     info: dict = {"n": cov.n, "eigenvalues": "Lanczos (ARPACK)"}
+    rows = sparse_rowsum_bound(cov, k)
+    if rows is not None:  # proved without Lanczos: a certificate it decides is not probabilistic
+        bounds["rowsum"], info["rowsum_rows"] = rows
     if x is not None:
         lower = cov.quad(x)
         info["lower_source"] = "given"
@@ -147,7 +154,7 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
         info["lower_source"] = "fit(auto)"
     if callback is not None:
         callback(1, 1)
-    return _finish(bounds, lower, x, k, t0, info, probabilistic_names=tuple(bounds))
+    return _finish(bounds, lower, x, k, t0, info, probabilistic_names=probabilistic)
 
 
 # lambda_1 by Lanczos and a Cholesky proof (:func:`lambda1_proved`) is tried first only from this

@@ -42,6 +42,17 @@ def coupled_terms(a, b, c):
     return np.where((a == 0) | (b == 0), a + b, pair_bound(a, b, c))
 
 
+def _squares_up(B: np.ndarray, delta: float, drop: np.ndarray | None = None) -> np.ndarray:
+    """``max(B + delta, 0)^2`` in place (B is a fresh block), the columns ``drop`` set to 0."""
+    if delta:
+        B += delta
+    np.maximum(B, 0.0, out=B)
+    np.square(B, out=B)
+    if drop is not None and drop.any():
+        B[:, drop] = 0.0
+    return B
+
+
 def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) -> np.ndarray | None:
     """``C[i, j]`` (``0 <= i <= imax``, ``0 <= j <= jmax``): upper bounds on ``y_S^T A_ST y_T`` over unit,
     nonnegative y_S (at most i nonzeros, on S) and y_T (at most j, on T); zero when i or j is 0.
@@ -71,19 +82,34 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) ->
         dT = cov.diag()[T]
         delta = 2 * (m + 2) * _EPS * np.sqrt(float(dS.max()) * float(dT.max())) * (1 + 4 * m * _EPS)
 
-        def block(cols):
-            return (XS.T @ X[:, cols]) / m
-    elif cov._A is not None:
-        A, delta = cov._A, 0.0
+        if X.flags.f_contiguous and 4 * S.size <= X.shape[1]:
+            # X's columns in place, in ranges (no copy of X_T): S's own columns come out as zero
+            # squares, which enter no top sum (every square is >= 0) and pass no filter below
+            inS = np.zeros(X.shape[1], dtype=bool)
+            inS[S] = True
+            spans = [slice(a, min(a + _BLOCK, X.shape[1])) for a in range(0, X.shape[1], _BLOCK)]
 
-        def block(cols):
-            return A[np.ix_(S, cols)]
+            def squares(sl):
+                B = XS.T @ X[:, sl]
+                np.divide(B, m, out=B)
+                return _squares_up(B, delta, inS[sl])
+        else:
+            spans = [T[a:a + _BLOCK] for a in range(0, T.size, _BLOCK)]
+
+            def squares(cols):
+                return _squares_up((XS.T @ X[:, cols]) / m, delta)
+    elif cov._A is not None:
+        A = cov._A
+        spans = [T[a:a + _BLOCK] for a in range(0, T.size, _BLOCK)]
+
+        def squares(cols):
+            return _squares_up(A[np.ix_(S, cols)], 0.0)
     else:
         return None
     rows = np.zeros((s, jm))     # per row of S: its jm largest squares so far (any order)
     cols = np.zeros((im, jm))    # per i: the jm largest column sums (of the i largest squares) so far
-    for start in range(0, T.size, _BLOCK):
-        P2 = np.maximum(block(T[start:start + _BLOCK]) + delta, 0.0) ** 2
+    for span in spans:
+        P2 = squares(span)
         # rows: a column at most every row's jm-th largest square so far changes no row's jm largest
         # (on MLL ~80% of the columns after the first block)
         new = P2[:, (P2 > rows.min(axis=1)[:, None]).any(axis=0)]

@@ -410,6 +410,10 @@ class _Adam:
         self.m = np.zeros(shape, dtype=dt)
         self.v = np.zeros(shape, dtype=dt)
         self.tmp = np.zeros(shape, dtype=dt) if shape else None
+        # the constants of the two maxima as arrays: NumPy's maximum against a full array is ~3x
+        # faster than against a scalar (the same values; issue 39, a third of an iteration's passes)
+        self.zero = np.zeros(shape, dtype=dt) if shape else None
+        self.floor = np.full(shape, self.FLOOR, dtype=dt) if shape else None
         self.t = 0
 
     def step(self, x, g, lr):
@@ -430,14 +434,14 @@ class _Adam:
         m += g
         v *= b2
         np.multiply(g, g, out=tmp)
-        np.maximum(tmp, self.FLOOR, out=tmp)  # no subnormal g^2 (see FLOOR)
+        np.maximum(tmp, self.floor, out=tmp)  # no subnormal g^2 (see FLOOR)
         v += tmp
         np.sqrt(v, out=tmp)
         tmp += self.EPS / math.sqrt(1.0 - b2)
         np.divide(m, tmp, out=tmp)
         tmp *= c * (1.0 - b1) / math.sqrt(1.0 - b2)
         x -= tmp
-        np.maximum(x, 0.0, out=x)
+        np.maximum(x, self.zero, out=x)
         return x
 
 

@@ -352,7 +352,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
 
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,
                effort: str, *, warm: DnnState | None, callback, budget: Budget | None, need_dual: bool,
-               tree_follows: bool = False):
+               tree_follows: bool = False, iters: int | None = None):
     """The dual side of a dense certificate (:func:`.single._certify_dense`), given its cheap
     bounds: the KKT point of x, the anchored row sums, the DNN and its cut rounds, each only
     while the bounds so far leave the ratio below what it aims for.  ``bounds`` and ``info``
@@ -361,7 +361,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     ``need_dual``: run the DNN even where the anchored bound already certifies (the split bound
     needs the dual point's bounds at every sparsity); ``tree_follows``: a branch and bound decides
     the bound next (no cut rounds, half the iterations: on MLL's screened set at k = 5 and 10 the
-    tree closed in as many nodes, the DNN's second half and its cuts were then unused)."""
+    tree closed in as many nodes, the DNN's second half and its cuts were then unused); ``iters``:
+    the DNN's iterations before its cut rounds (default the effort's)."""
     cfg = _EFFORT[effort]
     n = A.shape[0]
     target = 1.0 - cfg["target_gap"]
@@ -434,7 +435,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
                                  before_cuts=anchored, kkt=kkt, budget=budget,
                                  skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=not tree_follows,
-                                 iters=cfg["iters"] // 2 if tree_follows else None,
+                                 iters=cfg["iters"] // 2 if tree_follows else iters,
                                  settle=S._CUT_BELOW if effort == "auto" and not need_dual else None,
                                  top_eig=bounds.get("lambda1"))
         if state is not None:

@@ -10,6 +10,7 @@ best feasible value (``lower (1 + tolerance / 2)``); when every leaf says no,
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import time
 
@@ -47,6 +48,7 @@ class _Nodes:
         # candidate lists as the anchored branch's (padded with each row's cap: sums stay upper bounds)
         self.rows = AnchorRows(A, k, width=min(max(16 * (int(k) - 1), 96), self.n - 1))
         self.scale = max(float(np.abs(A).max()), 1e-300)
+        self._dnn_seen: dict = {}  # F (as bytes) -> (value, u) of dnn_value: children keeping F reuse it
         if state is not None:
             self.M = assemble_dual(A, np.asarray(state.N, dtype=float), state.nu, state.C, state.w)
             self.mu = float(state.nu) / self.n
@@ -102,6 +104,10 @@ class _Nodes:
         (:func:`nspca_core.certificates.dnn.chol_lmax`) or computed by LAPACK plus its tolerance
         (:func:`nspca_core.certificates.dnn.lmax_upper`).
         """
+        key = F.tobytes()
+        if key in self._dnn_seen:  # a member added keeps F: the same matrix, the same bound
+            val, u = self._dnn_seen[key]
+            return (tau is not None and val <= tau), val, u
         idx = np.flatnonzero(F)
         kF = min(self.k, idx.size)
         rhs = self.mu * kF * (1 + 2 * _EPS)
@@ -118,6 +124,7 @@ class _Nodes:
         u = np.zeros(self.n)
         u[idx] = U[:, 0]
         val = float(w[0]) + tol + rhs
+        self._dnn_seen[key] = (val, u)
         return (tau is not None and val <= tau), val, u
 
     def leaf(self, inc: np.ndarray):
@@ -151,8 +158,25 @@ class _Nodes:
         return upper, best_x
 
 
+class _NoClock:
+    """The budget of a branch and bound limited by its node count alone (``time_limit=None``):
+    every node fits, nothing is timed (no probe), the result depends on the input only."""
+
+    clock = staticmethod(time.process_time)  # (only when progress is reported)
+
+    def expired(self) -> bool:
+        return False
+
+    def fits(self, kind: str, size: float, times: float = 1.0) -> bool:
+        return True
+
+    @contextlib.contextmanager
+    def step(self, kind: str, size: float):
+        yield
+
+
 def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: DnnState | None, *,
-                     upper: float = np.inf, time_limit: float = 60.0, tolerance: float = EXACT_TOLERANCE,
+                     upper: float = np.inf, time_limit: float | None = 60.0, tolerance: float = EXACT_TOLERANCE,
                      callback=None, max_nodes: int | None = None, clock=time.perf_counter,
                      budget: Budget | None = None, report: BoundReport | None = None):
     """Prove ``OPT <= lower (1 + tolerance / 2)`` by branch and bound over supports.
@@ -164,8 +188,9 @@ def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: 
     x, lower : the best known feasible point and ``x^T A x``
     state : a DNN dual point (any; the node bounds restrict it, see :class:`_Nodes`)
     upper : a bound already proved (reported when the search stops early and is better)
-    time_limit : seconds (of ``clock``: the wall clock by default; the split bound's budget
-        inside "auto" is CPU time, ``time.process_time``); ignored when ``budget`` is given
+    time_limit : seconds (of ``clock``: the wall clock by default); ignored when ``budget`` is
+        given; None: no time limit (``max_nodes`` alone: the split bound's tree inside "auto" and
+        "full", deterministic)
     callback : callable(done, total), optional
         After every 16 nodes (and at least every half second): nodes closed so far, closed +
         open; one that takes a keyword ``bound`` also gets the best global bound proved so far
@@ -202,7 +227,7 @@ def branch_and_bound(A: np.ndarray, k: int, x: np.ndarray, lower: float, state: 
     """
     n = A.shape[0]
     if budget is None:
-        budget = Budget(time_limit, clock)
+        budget = _NoClock() if time_limit is None else Budget(time_limit, clock)
     if report is None:
         report = BoundReport(callback)
     report.offer(upper)

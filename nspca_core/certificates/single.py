@@ -28,6 +28,7 @@ from .bounds import (
     _lowrank_value,
     _paper_and_residual,
     _rest_curve,
+    _rest_spectrum,
     _Spectral,
     _thin_lambdas,
     _thin_spectrum,
@@ -60,12 +61,13 @@ _SPLIT_BRANCH_MAX_K = 16
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
-                   report: BoundReport | None = None, tree_follows: bool = False):
+                   report: BoundReport | None = None, tree_follows: bool = False, dnn_iters: int | None = None):
     """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies
     ``dual._DNN_SKIP_AT`` (the split bound needs the dual point's bounds at every sparsity);
-    ``tree_follows``: a branch and bound decides next (:func:`.dual.dense_dual`).
+    ``tree_follows``: a branch and bound decides next (:func:`.dual.dense_dual`); ``dnn_iters``: the
+    DNN's iterations before its cut rounds (default the effort's: the split bound's S takes fewer).
     ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
     time left (the certificate is then whatever was proved in time: from the sum of the k largest
     variances up); ``report``: each bound proved is offered to it as it comes."""
@@ -160,7 +162,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     report.offer(min(bounds.values()))
     # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
-                            budget=budget, need_dual=need_dual, tree_follows=tree_follows)
+                            budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters)
     # the DNN's Ritz vectors are good starts for the lower bound too
     if (ran and not x_given and state is not None and state.U is not None
             and fits(budget, "ascent", float(n) ** 3)):
@@ -248,21 +250,23 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
     kS = min(k, S.size)
+    seconds, nodes = None, 0
     if budget is not None:  # the exact mode: the branch and bound on S comes last
-        seconds, below = 0.0, 0.0
-    elif branch_seconds is not None:  # the exact mode: whenever S is not closed
+        below = 0.0
+    elif branch_seconds is not None:  # the exact mode: whenever S is not closed (the caller's clock)
         seconds, below = branch_seconds, 1 - _EFFORT[effort]["target_gap"]
-    else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes)
-        seconds = _EFFORT[effort].get("split_branch", 0.0) if kS <= _SPLIT_BRANCH_MAX_K else 0.0
+    else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes), by nodes
+        nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
+    tree = (seconds or 0.0) > 0 or nodes > 0
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget,
-                                tree_follows=effort == "auto" and seconds > 0 and branch_seconds is None)
-    if seconds > 0 and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
+                                tree_follows=effort == "auto" and nodes > 0,
+                                dnn_iters=_EFFORT[effort].get("split_iters"))
+    if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
         bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
-                              time_limit=seconds, clock=time.process_time if branch_seconds is None
-                              else time.perf_counter)
+                              time_limit=seconds, max_nodes=nodes or None)
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
         certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
     B_S = certS.upper_bound
@@ -271,8 +275,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     # ---- B_T
     with step(budget, "rest", work):
+        specT = _rest_spectrum(cov, T) if T.size else None  # (one spectrum for B_T and its curve)
         if T.size:
-            bt = _bound_rest(cov, T, k, effort)
+            bt = _bound_rest(cov, T, k, effort, spec=specT)
             B_T = min(bt.values())
         else:
             bt, B_T = {}, 0.0
@@ -282,7 +287,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             AS = covS.dense()
             opt2, _ = opt_pairs(Cov(None, AS), 2)
             pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
-        BT = _rest_curve(cov, T, k)
+        BT = _rest_curve(cov, T, k, spec=specT)
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)

@@ -4,6 +4,7 @@ server for the same inputs.  Jobs in threads; the tests gate the work and wait f
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -13,7 +14,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from ui import jobs, live, units, work
+from ui import jobs, live, pause, units, work
 from ui.fair_slots import BACKGROUND, FIRST, MORE
 
 
@@ -44,12 +45,14 @@ class GatedFits:
         self.calls: list = []
         self.claims: list = []
         self.go = threading.Event()
+        self.ticks = 0  # callbacks returned (a unit paused inside one does not return)
         real_fit, real_claim = units.fit_unit, work._claim
 
         def fit_unit(X, *, callback=None, **kwargs):
             self.calls.append((kwargs["method"], kwargs["k"]))
             while not self.go.wait(0.005):
                 callback(0, 1)
+                self.ticks += 1
             return real_fit(X, **kwargs)
 
         def claim(key, ctx):
@@ -201,24 +204,66 @@ def _fill_light_slots(reg, gates) -> list:
     return held
 
 
-def test_a_certificates_further_units_wait_while_a_first_figure_waits_for_a_light_slot(registry):
+def test_a_certificates_further_unit_pauses_while_a_first_figure_is_pending(registry, monkeypatch):
+    monkeypatch.setattr(pause, "PAUSE_MAX_S", 3600.0)
     gates = Gates()
     cert = registry.submit("cert", "cert", [1, 2, 3], gates.work("cert"), heavy=True, owner="A")
     _until(lambda: gates.started == [("cert", 1)], "the certificate's first unit running")
     gates.let_through("cert")
     _until(lambda: ("cert", 2) in gates.started, "its second unit (a further one) running")
-    _fill_light_slots(registry, gates)
-    late = registry.submit("late", "late", [1], gates.work("late"), owner="B")
-    _until(registry.first_waiting, "the late session's first figure waiting")
+    late = registry.submit("late", "late", [1], gates.work("late"), owner="B")  # a first figure, a light slot free
+    _until(lambda: cert.status == "queued", "the certificate's unit pausing in the middle")
+    _until(lambda: ("late", 1) in gates.started, "the first figure computing")
+    gates.let_through("cert")  # the paused unit does not take it until no first figure is pending
+    assert gates.done == [("cert", 1)]
+    gates.let_through("late")
+    _until(lambda: ("cert", 3) in gates.started, "the certificate going on once the first figure is drawn")
+    assert gates.done.index(("late", 1)) < gates.done.index(("cert", 2))
     gates.let_through("cert")
-    _until(lambda: cert.status == "queued", "the certificate giving way after its unit")
-    assert ("cert", 3) not in gates.started and len(gates.done) == 2
-    gates.let_through("light0")  # a light slot frees: the first figure is served, then the certificate goes on
-    _until(lambda: ("cert", 3) in gates.started, "the certificate's next unit")
-    assert gates.started.index(("late", 1)) < gates.started.index(("cert", 3))
-    for name in ("cert", "late", "light1", "light2"):
-        gates.let_through(name)
     assert cert.wait(timeout=60) and late.wait(timeout=60)
+
+
+def test_further_light_units_pause_and_hand_their_slots_to_a_first_figure(registry, monkeypatch):
+    monkeypatch.setattr(pause, "PAUSE_MAX_S", 3600.0)
+    gates = Gates()
+    curves = [registry.submit(f"c{i}", f"c{i}", [1, 2], gates.work(f"c{i}"), owner=f"L{i}")
+              for i in range(jobs.LIGHT_SLOTS)]
+    _until(lambda: all(j.status == "running" for j in curves), "the light slots busy")
+    for i in range(jobs.LIGHT_SLOTS):
+        gates.let_through(f"c{i}")
+    _until(lambda: all((f"c{i}", 2) in gates.started for i in range(jobs.LIGHT_SLOTS)), "their further units")
+    late = registry.submit("late", "late", [1], gates.work("late"), owner="B")
+    _until(lambda: ("late", 1) in gates.started, "the first figure given a slot a paused unit handed over")
+    _until(lambda: all(j.status == "queued" for j in curves), "every further unit paused")
+    assert registry._light.busy == 1  # the first figure's: the paused units handed theirs over
+    for i in range(jobs.LIGHT_SLOTS):
+        gates.let_through(f"c{i}")
+    assert len(gates.done) == jobs.LIGHT_SLOTS  # the further units wait, paused
+    gates.let_through("late")
+    assert late.wait(timeout=60) and all(j.wait(timeout=60) for j in curves)
+    assert gates.done.index(("late", 1)) < min(gates.done.index((f"c{i}", 2)) for i in range(jobs.LIGHT_SLOTS))
+
+
+def test_a_fit_a_first_figure_waits_for_does_not_pause(registry, monkeypatch):
+    """Single flight and pausing: the further unit computing the fit another page's first figure waits for
+    goes on (were it paused for that first figure, neither would ever end)."""
+    monkeypatch.setattr(pause, "PAUSE_MAX_S", 3600.0)
+    gated = GatedFits(monkeypatch)
+    X = _data(2)
+    gated.go.set()
+    first = work.path_job(X, "data", "tpower", [2], d=2, eps=0.1, seed=0)
+    assert first.wait(timeout=60)
+    gated.go.clear()
+    path = work.path_job(X, "data", "tpower", [2, 3], d=2, eps=0.1, seed=0)  # k = 2 stored: 3 is further work
+    _until(lambda: gated.calls == [("tpower", 2), ("tpower", 3)], "the curve's further fit computing (held)")
+    assert path.rank() == MORE
+    fit = work.fit_jobs(X, "data", 3, ["tpower"], d=2, eps=0.1, seed=0)["tpower"]  # Compare's first figure
+    _until(lambda: len(gated.claims) == 3, "the first figure waiting for the fit under way")
+    ticks = gated.ticks
+    _until(lambda: gated.ticks > ticks + 2, "the fit computing on, not paused for the first figure waiting for it")
+    gated.go.set()
+    assert fit.wait(timeout=60) and path.wait(timeout=60), (fit.view().message, path.view().message)
+    assert gated.calls == [("tpower", 2), ("tpower", 3)]
 
 
 def test_the_background_tightening_yields_mid_unit_to_a_first_figure_waiting_for_a_light_slot(registry):
@@ -269,3 +314,33 @@ def test_a_job_no_first_figure_waits_for_ranks_as_further_work_from_the_start(re
     gates.let_through("cert")
     assert cert.wait(timeout=60) and slow_fit.wait(timeout=60)
     assert gates.done == [("cert", 1), ("fit", 1), ("cert", 2)]
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from /proc (T: stopped)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process state in /proc (Linux)")
+def test_a_further_unit_in_a_worker_process_is_stopped_while_a_first_figure_is_pending(monkeypatch):
+    """In the worker processes: the further unit's process is stopped (SIGSTOP, no CPU) while another page's
+    first figure computes, and goes on once it is no longer pending."""
+    monkeypatch.setattr(pause, "PAUSE_MAX_S", 3600.0)
+    reg = jobs.Registry(idle_seconds=3600)
+    try:
+        curve = reg.submit("curve", "curve", [1, 2], lambda u, ctx: ctx.run(
+            "tests.jobs_units.burn_unit", 0.0 if u == 1 else 600.0, f"d{u}"), owner="A")
+        _until(lambda: 1 in curve.view().results and curve._worker.pid is not None
+               and _state(curve._worker.pid) == "R", "the curve's further unit computing")
+        pid = curve._worker.pid
+        first = reg.submit("first", "first", [1], lambda u, ctx: ctx.run("tests.jobs_units.sleep_unit", 600.0, "s"),
+                           owner="B")
+        _until(lambda: _state(pid) == "T", "the further unit's process stopped")
+        assert curve.status == "queued" and first.status == "running"
+        first.stop()  # no first figure pending any more
+        _until(lambda: _state(pid) != "T" and curve.status == "running", "the further unit going on")
+        assert curve._worker.pid == pid  # the same process: its work kept
+    finally:
+        reg.clear()

@@ -215,25 +215,33 @@ def test_node_rowsum_test_warm_from_an_ancestor_is_valid(n, seed, f, g):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(2, 5), st.integers(2, 7), st.integers(3, 8), st.integers(0, 2**31 - 1), st.booleans(),
-       st.sampled_from([1, 2, 3]))
-def test_cross_table_column_filter_over_blocks_against_bruteforce(s, t, m, seed, held_as_A, block):
+@given(st.integers(2, 5), st.integers(2, 9), st.integers(3, 8), st.integers(0, 2**31 - 1), st.booleans(),
+       st.sampled_from([1, 2, 3]), st.booleans())
+def test_cross_table_column_filter_over_blocks_against_bruteforce(s, t, m, seed, held_as_A, block, fortran):
     """The cross table skips the columns of T that cannot enter a top-jm column sum (their total at
     most the (jm + 1)-th largest single square seen), and in the rows' tops those at most every
     row's jm-th largest so far: over blocks of 1..3 columns (the thresholds carried between
     blocks) the table equals the one-block table without any filter
-    (written out here) and is >= ``||(A_IJ)_+||_2`` for every pair of supports."""
+    (written out here) and is >= ``||(A_IJ)_+||_2`` for every pair of supports.  ``fortran``: X in
+    column order with S scattered among its columns (the table then runs over X's column ranges in
+    place, S's own columns zeroed, when 4 |S| <= n)."""
     from itertools import combinations
 
     from nspca_core.certificates import cross
     from nspca_core.operators.cov import Cov
 
     rng = np.random.default_rng(seed)
+    if fortran:  # (4 |S| <= n: the in-place ranges)
+        s, t = 2, max(t, 6)
     X = rng.standard_normal((m, s + t)) * rng.random(s + t) * 3
     if seed % 2:
         X[:, s:] *= 0.1  # most of T small: the filter's regime
     A = X.T @ X / m
     S, T = np.arange(s), np.arange(s, s + t)
+    if fortran:
+        S = np.sort(rng.choice(s + t, s, replace=False))
+        T = np.setdiff1d(np.arange(s + t), S)
+        X = np.asfortranarray(X)
     cov = Cov(None, A) if held_as_A else Cov(X, None)
     old = cross._BLOCK
     cross._BLOCK = block
@@ -333,3 +341,30 @@ def test_screen_init_by_warm_ritz_values_is_a_dual_point_near_the_best_mu(seed):
 
     best = min(h(mu) for mu in np.linspace(0.0, hi, 41))
     assert val <= best * 1.01
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(64, 100), st.integers(0, 2**31 - 1), st.sampled_from(["warm", "random", "bottom"]),
+       st.booleans())
+def test_dnn_lambda_max_from_a_ritz_guess_is_rigorous(n, seed, start, cuts):
+    """A DNN point's lambda_max bound (dnn._lmax_state: a Ritz guess from the warm subspace, proved
+    by Cholesky, else LAPACK) is never below LAPACK's top eigenvalue of the same dual matrix,
+    whatever the warm subspace (a good one, a random one, the bottom eigenvectors)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n // 2, n)) * rng.random(n)
+    A = X.T @ X / X.shape[0]
+    k = int(rng.integers(2, 12))
+    st0 = dual._screen_init(A, k)
+    C = w_c = None
+    if cuts:
+        C = _dnn.ksupport_cuts(np.linalg.eigh(_dnn.assemble_dual(A, st0.N, st0.nu))[1][:, -2:], k)
+        w_c = rng.random(2) * float(np.abs(A).max()) * 0.1
+    w, V = np.linalg.eigh(_dnn.assemble_dual(A, st0.N, st0.nu, C, w_c))  # (the dual matrix, cuts included)
+    U = {"warm": V[:, -10:][:, ::-1], "random": np.linalg.qr(rng.standard_normal((n, 10)))[0],
+         "bottom": V[:, :10]}[start]
+    state = _dnn.DnnState(st0.N, st0.nu, U, C, w_c)
+    lam, _ = _dnn._lmax_state(A, state)
+    exact = float(w[-1])
+    assert lam >= exact
+    if start == "warm":  # (a poor subspace may leave a looser, still proved, guess)
+        assert lam <= exact + 1e-6 * max(abs(exact), float(np.abs(A).max()))

@@ -203,3 +203,35 @@ def test_split_bound_with_branch_on_S_valid_on_tiny_instances(monkeypatch):
             assert float(c.x @ A @ c.x) == pytest.approx(c.lower, rel=1e-9, abs=1e-12 * scale)
             closed += bool(c.info.get("split_branch", {}).get("complete"))
     assert closed > 0  # the branch on S ran and closed somewhere
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 3])
+def test_split_branch_on_S_stops_at_its_node_budget_with_a_valid_bound(monkeypatch, nodes):
+    """"auto"'s tree on the split bound's S is limited by a node count (not a clock): it stops
+    after ``split_branch_nodes`` nodes, its bound still above brute force, and the same input gives
+    the same certificate twice."""
+    import importlib
+
+    S = importlib.import_module("nspca_core.certificates._settings")
+    monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
+    monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
+    monkeypatch.setitem(S._EFFORT["auto"], "split_size", 6)
+    monkeypatch.setitem(S._EFFORT["auto"], "split_branch_nodes", nodes)
+    monkeypatch.setattr(S, "_SPLIT_MIN", 6)
+    rng = np.random.default_rng(5)
+    ran = 0
+    for _ in range(25):
+        n = int(rng.integers(7, 10))
+        X = rng.standard_normal((n + 1, n)) * rng.random(n) * 3
+        A = X.T @ X / X.shape[0]
+        k = int(rng.integers(2, 5))
+        opt, _ = brute_opt(A, k)
+        c1 = certify(X, k=k, center=False)
+        c2 = certify(X, k=k, center=False)
+        assert c1.upper_bound == c2.upper_bound and c1.lower == c2.lower
+        assert c1.upper_bound >= opt - 1e-9 * max(1.0, float(np.abs(A).max()))
+        tree = c1.info.get("split_branch")
+        if tree is not None:
+            ran += 1
+            assert tree["nodes"] <= nodes
+    assert ran > 0

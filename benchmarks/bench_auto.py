@@ -3,7 +3,7 @@
 Usage (from the repository root)::
 
     python benchmarks/bench_auto.py --base /tmp/auto-base [--rounds 2] [--sets CBCL,LRS,MLL,golub,dlbcl]
-    python benchmarks/bench_auto.py --base /tmp/auto-base --fingerprint
+    python benchmarks/bench_auto.py --base /tmp/auto-base --fingerprint [--seeds 3]
     python benchmarks/bench_auto.py --profile MLL:5,10,50
 
 Each measurement runs in a fresh subprocess on one version's tree (``--base``: a checkout, e.g.
@@ -20,7 +20,8 @@ Targets: auto/tpower <= 1.5 everywhere; auto <= 1.5 units on the gene data (MLL,
 72 x 7,129 and dlbcl-shaped 77 x 7,070 synthetic genes, ``bench_certify.gene_matrix``).
 
 ``--fingerprint``: auto's answer on a grid (data sets x k x d, random_state 0) in both versions,
-compared: bit-identical x, the same support (different weights), better, worse variance.
+compared: bit-identical x, the same support (different weights), better, worse variance; ``--seeds N``
+repeats it for random_state 0 ... N - 1.  ``--guarantee``: auto against every shipped method on that grid.
 ``--profile``: cProfile (CPU clock) of fit_cov(auto) on this tree.
 """
 
@@ -64,7 +65,7 @@ def operator(X):
 def cpu(f):
     t = time.process_time(); out = f(); return out, time.process_time() - t
 
-mode, name, ks = {mode!r}, {name!r}, {ks!r}
+mode, name, ks, seed = {mode!r}, {name!r}, {ks!r}, {seed!r}
 X = load(name)
 C = operator(X)
 out = {{}}
@@ -84,11 +85,11 @@ if mode == "time":
 else:
     for k in ks:
         for d in {fp_ds!r}:
-            r = fit_cov(C, min(k, C.n), "auto", d, 0.1, 0, None, {{}})
+            r = fit_cov(C, min(k, C.n), "auto", d, 0.1, seed, None, {{}})
             out[f"{{k}},{{d}}"] = dict(x=hashlib.sha256(np.ascontiguousarray(r.x).tobytes()).hexdigest(),
                                       support=np.flatnonzero(r.x).tolist(), variance=float(r.variance))
             if d == 3:  # tpower has no d
-                t = fit_cov(C, min(k, C.n), "tpower", d, 0.1, 0, None, {{}})
+                t = fit_cov(C, min(k, C.n), "tpower", d, 0.1, seed, None, {{}})
                 out[f"{{k}},{{d}}"]["tpower"] = hashlib.sha256(np.ascontiguousarray(t.x).tobytes()).hexdigest()
 print(json.dumps(out))
 '''
@@ -121,9 +122,9 @@ def load(name):
     return X - X.mean(axis=0)
 
 
-def child(root: Path, mode: str, name: str, ks) -> dict:
+def child(root: Path, mode: str, name: str, ks, seed: int = 0) -> dict:
     code = _CHILD.format(root=str(root), bench=str(Path(__file__).resolve().parent), mode=mode, name=name,
-                         ks=tuple(ks), fp_ds=FP_DS)
+                         ks=tuple(ks), fp_ds=FP_DS, seed=seed)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(root))
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
@@ -152,11 +153,12 @@ def timing(base: Path, new: Path, sets, rounds: int):
                   f"{a['auto']:10.2f} {a['tpower']:6.2f} {a['ratio']:5.2f} | {a['var_ratio']:14.12f}", flush=True)
 
 
-def fingerprint(base: Path, new: Path, sets):
+def fingerprint(base: Path, new: Path, sets, seeds=(0,)):
     counts = dict(identical=0, same_support=0, better=0, worse=0, other_equal=0)
     tp_same = tp_all = 0
-    for name in sets:
-        b, a = child(base, "fp", name, FP_KS), child(new, "fp", name, FP_KS)
+    for seed, name in ((s, nm) for s in seeds for nm in sets):
+        b, a = child(base, "fp", name, FP_KS, seed), child(new, "fp", name, FP_KS, seed)
+        name = f"{name} (random_state {seed})" if len(seeds) > 1 else name
         for key in b:
             vb, va = b[key]["variance"], a[key]["variance"]
             if b[key]["x"] == a[key]["x"]:
@@ -177,7 +179,8 @@ def fingerprint(base: Path, new: Path, sets):
                 tp_all += 1
     print(f"tpower's x bit-identical in {tp_same} of {tp_all} cases")
     total = sum(counts.values())
-    print(f"fingerprint of auto on {total} cases ({', '.join(sets)} x k {FP_KS} x d {FP_DS}): {counts}")
+    print(f"fingerprint of auto on {total} cases ({', '.join(sets)} x k {FP_KS} x d {FP_DS} x random_state "
+          f"{tuple(seeds)}): {counts}")
 
 
 def guarantee(sets):
@@ -245,6 +248,7 @@ def main():
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--sets", help=f"comma-separated (default {','.join(SETS)}; --fingerprint adds small, thin)")
     p.add_argument("--fingerprint", action="store_true")
+    p.add_argument("--seeds", type=int, default=1, help="--fingerprint: random_state 0, ..., seeds - 1")
     p.add_argument("--profile")
     p.add_argument("--guarantee", action="store_true", help="auto against every shipped method, this tree")
     a = p.parse_args()
@@ -255,7 +259,7 @@ def main():
     elif a.guarantee:
         guarantee(sets)
     elif a.fingerprint:
-        fingerprint(a.base, a.new, sets)
+        fingerprint(a.base, a.new, sets, tuple(range(a.seeds)))
     else:
         timing(a.base, a.new, sets, a.rounds)
 

@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish_many, project, random_starts
+from ._common.screen import SingleProducts
 from ._common.pairs import opt_pairs
 from ._common.points import make_result
 from ._common.rank1 import rank1_point
@@ -56,6 +57,10 @@ _AUTO_DOMINATED = 100.0
 # others: there it costs next to nothing, and em's soft steps can reach an optimum no hard-truncation
 # start reaches (random 54 x 39 data, k = 5: +0.05%); above, auto >= em is measured, not built in
 _AUTO_EM_MAX_N = 64
+# from this many features "auto" explores (its starts' products and its batched ascent) with float32
+# products (:class:`~nspca_core._common.screen.SingleProducts`); the polish and every value returned are
+# float64.  Below, the products cost less than the calls around them
+_AUTO_SINGLE_MIN_N = 256
 
 
 def peer(method: str):
@@ -104,11 +109,13 @@ def fit_cov(cov: Cov, k: int, method: str, d: int, eps: float, seed, callback, o
 
 
 
-def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> tuple[list, np.ndarray]:
+def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
+                 matvec: SingleProducts | None = None) -> tuple[list, np.ndarray]:
     """The cheap starts of "auto" as ``(names, X0)``, X0 (n, p) one start per column: those of the
     truncated power method with the same seed (so "auto" is never below "tpower"), the rank-1
     solutions of the other top eigenvectors, and ``A r`` for random signed r drawn per rank of
-    ``key`` (order-free).  One matrix filled by blocks: no n-vector per start to stack again."""
+    ``key`` (order-free).  One matrix filled by blocks: no n-vector per start to stack again.
+    ``matvec``: a :class:`~nspca_core._common.screen.SingleProducts` for ``A r`` (default ``cov.matvec``)."""
 
     rng = as_rng(seed)
     T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
@@ -116,12 +123,13 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed) -> tupl
     R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False)
     names = ["rank1(u1)", "top-variance"] + [f"tpower#{i}" for i in range(2, T.shape[1])]
     names += [f"rank1(u{j + 1})" for j in range(1, d)] + [f"random#{i + 1}" for i in range(R.shape[1])]
-    X0 = np.empty((cov.n, len(names)))
+    # column-major with float32 products (large n): the starts are projected column by column
+    X0 = np.empty((cov.n, len(names)), order="C" if matvec is None else "F")
     p = T.shape[1]
     X0[:, :p] = T
     for j in range(1, d):
         X0[:, p + j - 1] = rank1_point(V[:, j], k)
-    X0[:, p + d - 1:] = cov.matvec(R)
+    X0[:, p + d - 1:] = cov.matvec(R) if matvec is None else matvec(R, dense=True)
     return names, X0
 
 
@@ -152,7 +160,11 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     among the entries reaching the previous support's smallest, moves a column whose
     support stays to that support's limit on thin data
     (:class:`~nspca_core._common.ascent.SupportJump`, never lower), and merges a column
-    into a better one as soon as it reaches its support (``merge="support"``).
+    into a better one as soon as it reaches its support (``merge="support"``).  From
+    ``_AUTO_SINGLE_MIN_N`` features the starts' products and the batched ascent run in float32
+    (:class:`~nspca_core._common.screen.SingleProducts`: they only choose supports); the best
+    distinct points are then polished in float64 from their support's limit
+    (``polish_many(reweight_first=True)``), and the answer's variance is that of a float64 point.
     """
     n = cov.n
     V, eig = cov.factor(d)
@@ -189,15 +201,16 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
             info.update({"starts": {f"spannogram(d={dd})": val}, "polished": {f"spannogram(d={dd})": val},
                          "winner": f"spannogram(d={dd})", "polish_iterations": 0, "exact": True})
             return _make_result(cov, r.x, V, "auto", params, t0, info)
-    names, X0 = _auto_starts(cov, V, k, key, seed)
+    single = SingleProducts(cov) if SingleProducts.applies(cov, _AUTO_SINGLE_MIN_N) else None
+    names, X0 = _auto_starts(cov, V, k, key, seed, single)
     if first is not None:
         names, X0 = [first[0]] + names, np.column_stack([first[1], X0])
     tick(1)
-    screen = Screen(cov, V, eig[0]) if Screen.applies(cov) else None
-    before, after, ascended = _ascend(cov, names, X0, k, key, screen)
+    screen = Screen(cov, V, eig[0], single) if Screen.applies(cov) else None
+    before, after, ascended = _ascend(cov, names, X0, k, key, screen, single)
     if options.get("samples") or (_AUTO_ENET and _disagree(after)):
         more = _enet_starts(V, k, d, eps, seed, options.get("samples"), info)
-        b2, a2, x2 = _ascend(cov, *more, k, key, screen)
+        b2, a2, x2 = _ascend(cov, *more, k, key, screen, single)
         before.update(b2)
         after.update(a2)
         ascended.update(x2)
@@ -217,7 +230,8 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     # polished together
     names = [nm for i, nm in enumerate(list(distinct.values())[:_AUTO_FULL_POLISH])
              if i == 0 or after[nm] >= top * _AUTO_POLISH_WITHIN]
-    Xp, fp, iters = polish_many(cov, np.column_stack([ascended[nm] for nm in names]), k, key=key)
+    Xp, fp, iters = polish_many(cov, np.column_stack([ascended[nm] for nm in names]), k, key=key,
+                                reweight_first=single is not None)
     for j, name in enumerate(names):
         after[name] = max(after[name], float(fp[j]))
         if fp[j] > best_f:
@@ -227,15 +241,18 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     return _make_result(cov, best_x, V, "auto", params, t0, info)
 
 
-def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, screen: Screen | None = None):
+def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, screen: Screen | None = None,
+            single: SingleProducts | None = None):
     """One batched ascent from every start (the columns of X0, named by ``names``): ``(value before,
     value after, point after)`` by name.  ``screen``: the products exact only where the top k can be
-    (:class:`Screen`)."""
+    (:class:`Screen`); ``single``: float32 products (the values then carry their rounding, the points
+    are polished in float64 after)."""
     # the support's limit through the m x m Gram of thin data; on a covariance the eigh and its
     # bookkeeping cost more than the steps they save (CBCL, LRS)
-    jump = SupportJump(cov) if type(cov) is Cov and cov.thin and cov._A is None else None
-    r = ascent(cov.matvec, X0, k, step=TopK(compact_start=True), key=key, screen=screen, jump=jump,
-               merge="support", dominated=_AUTO_DOMINATED)
+    jump = SupportJump(cov, top_only=single is not None) if type(cov) is Cov and cov.thin and cov._A is None \
+        else None
+    r = ascent(cov.matvec if single is None else single, X0, k, step=TopK(compact_start=True), key=key,
+               screen=screen, jump=jump, merge="support", dominated=_AUTO_DOMINATED)
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}

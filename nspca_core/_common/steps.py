@@ -362,7 +362,10 @@ def project_compact(X0: np.ndarray, kc, key: np.ndarray | None, width: int):
     norm, run on the kept entries in the same order)."""
     n, p = X0.shape
     Yp = np.maximum(np.asarray(X0, dtype=float), 0.0)
-    cols, rows = _nonzero_by_column(topk_mask(Yp, kc, key, floor=0.0))
+    if (np.count_nonzero(Yp, axis=0) <= kc).all():  # feasible supports (a polish): T_k keeps every positive
+        cols, rows = _nonzero_by_column(Yp)
+    else:
+        cols, rows = _nonzero_by_column(topk_mask(Yp, kc, key, floor=0.0))
     idx, vals = _scatter(rows, cols, Yp[rows, cols], n, p, width)
     top = vals.max(axis=0) if vals.shape[0] else np.zeros(p)
     ok = top > 0

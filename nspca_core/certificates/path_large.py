@@ -27,10 +27,9 @@ one batched ascent from the runs' answers (:func:`lower_from_runs`).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
-
-from dataclasses import replace
 
 from ..operators.cov import Cov
 from .dnn import dnn_tangent

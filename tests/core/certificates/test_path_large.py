@@ -65,6 +65,13 @@ def test_curve_has_no_term_beyond_the_sizes_of_S_and_T(monkeypatch):
     assert curve[0] >= brute_opt(A, 7)[0] * (1 - 1e-12)
 
 
+def _centered_small(rng, m, n):
+    """Small centered data of uneven feature scales: its covariance and operator."""
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    return X.T @ X / m, Cov(X, None)
+
+
 def _gene_like(m, n, seed):
     rng = np.random.default_rng(seed)
     Z = rng.standard_normal((m, 4))
@@ -226,10 +233,7 @@ def test_lower_from_runs_only_raises_feasible_values(n, m, seed):
     from nspca_core.certificates.path_large import lower_from_runs
 
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((m, n)) * rng.random(n) * 3
-    X -= X.mean(axis=0)
-    A = X.T @ X / m
-    cov = Cov(X, None)
+    A, cov = _centered_small(rng, m, n)
     uniq = np.arange(1, n + 1)
     run_ks = sorted({int(rng.integers(1, n + 1)), int(rng.integers(1, n + 1))})
     xs, src = [], []
@@ -265,10 +269,7 @@ def test_polished_runs_carry_valid_curves_never_above_the_unpolished(monkeypatch
 
     _force_split(monkeypatch, split_min=4, per_k=1, size=6)
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((m, n)) * rng.random(n) * 3
-    X -= X.mean(axis=0)
-    A = X.T @ X / m
-    cov = Cov(X, None)
+    A, cov = _centered_small(rng, m, n)
     uniq = np.arange(1, n + 1)
     pos = {int(k): i for i, k in enumerate(uniq)}
     kept, rest, curve = {}, {}, np.full(n, np.inf)

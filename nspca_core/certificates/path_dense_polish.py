@@ -62,7 +62,8 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
         run(k, polish=True, goal=goal, rounds=1, iters=round_iters)
         left = before - lows[pos[k]] / goal  # what the DNN at k still had to gain
         if not own[k][0] < before - max(STALL * before, left / 3):
-            small[k] = small.get(k, 0) + 1
+            # two rounds in a row, or one that gained less than a tenth of the gap left
+            small[k] = small.get(k, 0) + (1 if own[k][0] < before - left / 10 else 2)
             if small[k] >= 2:
                 dropped.add(k)
                 if branch is not None and lows[pos[k]] / upper()[pos[k]] < below:

@@ -17,6 +17,8 @@ from nspca_core.certificates.path_dense_polish import polish_to_goal
 from tests.bruteforce import brute_opt
 from tests.core.certificates.test_single import _check_cert, _random_psd
 
+_SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+
 
 def _forced(monkeypatch, *, polish: bool, one_k: float = 0.0, below: float = 1.0):
     """Make the polish work on tiny data: no floor and no per-k budget (no anchored tries, no
@@ -41,7 +43,7 @@ def _block_matrix(rng, n, s):
     return X
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=_SLOW)
 @given(st.integers(4, 8), st.integers(0, 2**31 - 1))
 def test_polished_path_is_valid_and_never_looser_than_unpolished(monkeypatch, n, seed):
     """With the polish forced at every open k (and the branching where the DNN stalls): every bound
@@ -84,12 +86,13 @@ def test_polish_runs_and_tightens_where_the_path_was_loose(monkeypatch):
         assert c.lower <= c.upper_bound and c.upper_bound <= c0.upper_bound * (1 + 1e-12)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=_SLOW)
 @given(st.integers(6, 9), st.integers(2, 4), st.integers(0, 2**31 - 1))
 def test_one_k_runs_carry_their_dual_point_to_every_k(monkeypatch, n, s, seed):
     """certify(k)'s runs inside the path carry their DNN dual point (its tangent) to every k: every
-    bound stays at least OPT_k, and at every k the path is at most each run's tangent there (LRS: the run at k = 24 proved
-    the optimum for every k >= 24, where the path's own tangents were 2.7e-6 above certify(k))."""
+    bound stays at least OPT_k, and at every k the path is at most each run's tangent there (LRS: the
+    run at k = 24 proved the optimum for every k >= 24, where the path's own tangents were 2.7e-6
+    above certify(k))."""
     from nspca_core.certificates.dnn import dnn_tangent
 
     rng = np.random.default_rng(seed)
@@ -184,7 +187,7 @@ def test_polish_keeps_certify_k_where_it_ran(monkeypatch, k):
             assert c.upper_bound <= certify(cov=A, k=c.k).upper_bound * (1 + 1e-9)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=_SLOW)
 @given(st.integers(9, 10), st.integers(0, 2**31 - 1))
 def test_branch_where_the_dnn_stalls_is_rigorous(monkeypatch, n, seed):
     """Where the polish's DNN rounds gain nothing (here: made to), the path tries the anchored row sums

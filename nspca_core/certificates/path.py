@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from .anchor import anchored_branch_bound, anchored_rowsum_bound
+from .anchor import anchored_bisection, anchored_branch_bound, anchored_rowsum_bound
 from .._common.pairs import opt_pairs
 from .._common.params import check
 from .._common.scale import normalized, rescale
@@ -41,6 +41,8 @@ from .single import _certify_dense, _certify_large, _finish
 _POLISH_ITERS_PER_K = 15.0
 # the share of the path's budget (_settings.path_budget) its certify(k) runs may take
 _ONE_K_SHARE = 0.25
+# the anchored bisection's resolution after certify(k)'s own (relative; _ANCHOR_REL is 1e-3)
+_ANCHOR_FINE = 1e-4
 
 
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None, center=True) -> list[Certificate]:
@@ -372,8 +374,14 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort, bu
             weak.add(k)
         # certify(k)'s own call (the same bracket and resolution: from the same feasible value, the same
         # bound; a wider, finer bisection proved less at CBCL k = 38..41, its tests warm-started otherwise)
-        found = [_anchored(A, k, lo, np.inf, rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT, top_first=True)
-                 if lo < one_k * ub_i else None]  # (ub_cheap keeps the smaller)
+        carry: dict = {}
+        found = [_anchored(A, k, lo, np.inf, rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT, top_first=True,
+                           carry=carry) if lo < one_k * ub_i else None]  # (ub_cheap keeps the smaller)
+        if found[0] is not None and lo < (1 - _ANCHOR_FINE) * found[0]:
+            # then finer, from its last failed test (valid above it): its 1e-3 steps left LRS k = 3..9 at
+            # 0.9990 where a finer bisection proves 0.9999 (anchor.anchored_bisection: ``hi`` proved)
+            found.append(anchored_bisection(carry["rows"], lo, found[0], _ANCHOR_FINE, tau_lo=carry["tau"],
+                                            r_lo=carry["r"])[0])
         best = min([ub_i] + [v for v in found if v is not None])
         if lo < S._CUT_BELOW * best:
             found.append(anchored_rowsum_bound(A, k, lo, best))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify, certify_path
@@ -17,18 +17,19 @@ from nspca_core.certificates.path_dense_polish import polish_to_goal
 from tests.bruteforce import brute_opt
 from tests.core.certificates.test_single import _check_cert, _random_psd
 
-_SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+_SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much]
 
 
-def _forced(monkeypatch, *, polish: bool, one_k: float = 0.0, below: float = 1.0):
+def _forced(monkeypatch, *, polish: bool, one_k: bool = False, below: float = 1.0):
     """Make the polish work on tiny data: no floor and no per-k budget (no anchored tries, no
-    certify(k) runs unless ``one_k``), every k whose ratio is below ``below`` polished, a large
-    polish budget; ``polish=False`` turns it off."""
-    monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
-    monkeypatch.setattr(S, "_PATH_DENSE_RUNS_PER_K", one_k)
+    certify(k) runs; ``one_k``: the floor as it is, which runs certify(k) wherever the gap is open),
+    every k whose ratio is below ``below`` polished, a large polish budget; ``polish=False`` turns it
+    off."""
+    if not one_k:
+        monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
+        monkeypatch.setattr(S, "_PATH_DENSE_RUNS_PER_K", 0.0)
     monkeypatch.setattr(S, "_POLISH_BELOW", below)
     monkeypatch.setattr(P, "_POLISH_ITERS_PER_K", 2000.0)
-    monkeypatch.setattr(P, "_ONE_K_SHARE", 1.0)
     cfg = dict(S._PATH["auto"], polish_runs=S._PATH["auto"]["polish_runs"] if polish else 0)
     monkeypatch.setitem(S._PATH, "auto", cfg)
 
@@ -107,13 +108,16 @@ def test_one_k_runs_carry_their_dual_point_to_every_k(monkeypatch, n, s, seed):
         return c, st_
 
     with monkeypatch.context() as m:
-        _forced(m, polish=False, one_k=1.0)
+        _forced(m, polish=False, one_k=True)
+        # a budget of about one certify(k) run: the others' bounds come from what is carried
+        m.setattr(S, "_PATH_FLOOR", 3.0 * S.dense_run_cost(n, 1, "auto"))
         m.setattr(P, "_certify_dense", spy)
         path = certify_path(X, ks=list(range(1, n + 1)))
     for c in path:
         opt, _ = brute_opt(A, c.k)
         _check_cert(c, opt, A)
     ks = np.arange(1, n + 1)
+    assume(seen)  # (certify(k) ran inside the path: where some k's bound was open)
     for k, c, st_ in seen:
         lam = (c.info.get("dnn") or {}).get("lam")
         if st_ is None or lam is None:
@@ -180,8 +184,9 @@ def test_polish_keeps_certify_k_where_it_ran(monkeypatch, k):
     rng = np.random.default_rng(k)
     A = _random_psd(rng, 7, kind="gauss")
     with monkeypatch.context() as m:
-        _forced(m, polish=True, one_k=1.0)
+        _forced(m, polish=True, one_k=True)
         path = certify_path(cov=A, ks=list(range(1, 8)))
+    assert any("one_k" in c.info for c in path)
     for c in path:
         if "one_k" in c.info:
             assert c.upper_bound <= certify(cov=A, k=c.k).upper_bound * (1 + 1e-9)

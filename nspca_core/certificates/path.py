@@ -84,9 +84,14 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
 
     Never looser than one k where it can afford it: at the k where the bound carried from the other
     k leaves the largest gap to the feasible value per counted cost, the path runs certify(k)'s own
-    computation and keeps the smaller bound (:func:`.path_large.gap_runs`; the budget:
-    ``_settings.path_budget``), so there its bound is at most ``certify(k)``'s.  Small problems
-    afford it at every k whose bound is not closed; no sparsity limit decides where it runs.
+    computation and keeps the smaller bound (:func:`.path_large.gap_runs`; on dense data within
+    ``_settings._PATH_FLOOR``), so there its bound is at most ``certify(k)``'s, and that run's DNN
+    dual point bounds every other k too.  Small problems afford it at every k whose bound is not
+    closed; no sparsity limit decides where it runs.  On dense data the anchored row sums are tried
+    by certify(k)'s own call (the same bound from the same feasible value), then finer; last, where
+    the certified ratio is still below 0.98, the DNN dual points the path holds are polished, worst
+    k first, and where the DNN stalls the anchored row sums with branching prove the goal
+    (:func:`.path_dense_polish.polish_to_goal`).
     Data of numerical rank <= 3 get the exact spannogram's certificate at every k, as from
     :func:`certify`.
     """

@@ -235,3 +235,17 @@ def test_branch_where_the_dnn_stalls_runs(monkeypatch):
         m.setattr(P, "_cut_rounds", stalled)
         path = certify_path(X, ks=list(range(1, 31)))
     assert any("anchored(branch)" in c.bounds for c in path)
+
+
+def test_polish_to_goal_only_where_asked():
+    """``where``: the k it rejects are never run, however loose."""
+    uniq = np.array([1, 2, 3])
+    pos = {1: 0, 2: 1, 3: 2}
+    lows = np.array([0.90, 0.95, 0.97])
+    values = {1: 1.0, 2: 1.0, 3: 1.0}
+    states: dict = {1: True, 2: True, 3: True}
+    run, own, calls = _toy_run(values, {1: 0.99, 2: 0.99, 3: 0.99}, states)
+    polish_to_goal(uniq, pos, lows, lambda: np.array([values[1], values[2], values[3]]), states, own, run,
+                   below=0.98, budget=1000.0, first_run=50.0, where=lambda k: k != 1)
+    assert calls and all(k != 1 for k, _ in calls)
+    assert values[1] == 1.0 and lows[1] / values[2] >= 0.98

@@ -329,27 +329,44 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     onek = _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
                        min(budget - spent, S._PATH_FLOOR), carry)
     if pcfg["polish_runs"]:
-        def branch(k: int, tau: float) -> float:
-            """The anchored row sums with branching at ``tau`` (:func:`.anchor.anchored_branch_bound`,
-            at most ``branch_nodes`` nodes); returns its cost counted in DNN iterations."""
-            tb = anchored_branch_bound(A, k, [tau], budget=pcfg["branch_nodes"])
-            if tb is not None:
-                branched[k] = min(branched.get(k, np.inf), tb)
-                ub_cheap[pos[k]] = min(ub_cheap[pos[k]], tb)
-            return float(pcfg["branch_nodes"]) * S.anchor_cost(n, k) / (S._DNN_PASSES * float(n) * n) / 10
-
-        first = pcfg["iters"] + pcfg["cut_rounds"] * pcfg["cut_iters"]
-        polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4,
-                       budget=_POLISH_ITERS_PER_K * p, first_run=first,
-                       branch=branch if pcfg["branch_nodes"] else None)
-        # then, with a smaller budget, the dual points the path holds where the DNN gives its bound,
-        # to GOAL2: certify(k)'s fresh DNN at k (80 iterations, two cut rounds) certified CBCL k = 65..71
-        # 0.982-0.983 where the tangents carried from k = 64 / 67 gave 0.981 (5 k looser, up to 1.6e-3)
-        polish_to_goal(uniq, pos, lows, upper, states, own, run, below=GOAL2, goal=GOAL2 + 5e-4,
-                       budget=_POLISH2_ITERS_PER_K * p, first_run=first,
-                       where=lambda k: k in states and env[pos[k]] <= ub_cheap[pos[k]])
+        _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched, pcfg, effort)
     return _path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                               onek, spec, n, t_all, callback)
+
+def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched, pcfg, effort) -> None:
+    """The path's last step (:func:`.path_dense_polish.polish_to_goal`): the DNN dual points it holds,
+    polished where the certified ratio is below 0.98 (with the anchored branching where the DNN stalls),
+    then where the DNN gives the bound, to GOAL2; "full" polishes the k below 0.98 to its target instead
+    (at most ``polish_runs`` x ``polish_rounds`` rounds of ``polish_iters``, as before).  Lowers ``ub_cheap`` and fills
+    ``branched`` in place."""
+    n, p = A.shape[0], uniq.size
+
+    def branch(k: int, tau: float) -> float:
+        """The anchored row sums with branching at ``tau`` (:func:`.anchor.anchored_branch_bound`,
+        at most ``branch_nodes`` nodes); returns its cost counted in DNN iterations."""
+        tb = anchored_branch_bound(A, k, [tau], budget=pcfg["branch_nodes"])
+        if tb is not None:
+            branched[k] = min(branched.get(k, np.inf), tb)
+            ub_cheap[pos[k]] = min(ub_cheap[pos[k]], tb)
+        return float(pcfg["branch_nodes"]) * S.anchor_cost(n, k) / (S._DNN_PASSES * float(n) * n) / 10
+
+    first = pcfg["iters"] + pcfg["cut_rounds"] * pcfg["cut_iters"]
+    if effort == "full":
+        target = 1.0 - pcfg["target_gap"]
+        polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4, goal=target,
+                       budget=float(pcfg["polish_runs"] * pcfg["polish_rounds"] * pcfg["polish_iters"]),
+                       first_run=first, round_iters=pcfg["polish_iters"])
+        return
+    polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4,
+                   budget=_POLISH_ITERS_PER_K * p, first_run=first,
+                   branch=branch if pcfg["branch_nodes"] else None)
+    # then, with a smaller budget, the dual points the path holds where the DNN gives its bound,
+    # to GOAL2: certify(k)'s fresh DNN at k (80 iterations, two cut rounds) certified CBCL k = 65..71
+    # 0.982-0.983 where the tangents carried from k = 64 / 67 gave 0.981 (5 k looser, up to 1.6e-3)
+    polish_to_goal(uniq, pos, lows, upper, states, own, run, below=GOAL2, goal=GOAL2 + 5e-4,
+                   budget=_POLISH2_ITERS_PER_K * p, first_run=first,
+                   where=lambda k: k in states and env[pos[k]] <= ub_cheap[pos[k]])
+
 
 def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
     """The DNN runs of the path: a coarse geometric grid of k (run ascending: the dual moves

@@ -58,7 +58,7 @@ import scipy.linalg
 from .._common.eig import top_eigvalsh_upper
 
 __all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
-           "dnn_value_lam", "dnn_tangent", "dnn_optimize", "chol_lmax", "ritz_guess"]
+           "dnn_value_lam", "dnn_tangent", "dnn_optimize", "chol_lmax", "ritz_guess", "refreshed_cuts"]
 
 _EPS = np.finfo(float).eps
 # a final value within this (relative) of the lower bound is re-evaluated by LAPACK (tightest)
@@ -416,6 +416,14 @@ class _Adam:
         self.floor = np.full(shape, self.FLOOR, dtype=dt) if shape else None
         self.t = 0
 
+    def resized(self, keep: np.ndarray, extra: int) -> "_Adam":
+        """A fresh optimizer for the entries ``keep`` of this one's block followed by ``extra`` new
+        ones: the kept entries' moments carried over, the new ones' zero (the step counter restarts,
+        as at the start of a cut round)."""
+        out = _Adam((keep.size + extra,))
+        out.m[: keep.size], out.v[: keep.size] = self.m[keep], self.v[keep]
+        return out
+
     def step(self, x, g, lr):
         """``max(x - lr * m_hat / (sqrt(v_hat) + EPS), 0)``: in place for arrays (x is updated
         and returned), a new float for scalars."""
@@ -445,13 +453,46 @@ class _Adam:
         return x
 
 
+def refreshed_cuts(U: np.ndarray, k: int, C: np.ndarray | None, w: np.ndarray | None,
+                   max_cuts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cut vectors for the next iterations: the k-support directions of the Ritz vectors U
+    (:func:`ksupport_cuts`, weight 0: the bound at the current point is unchanged) after the cuts
+    of C in use (positive weight, largest first, at most ``max_cuts`` in all).  Returns ``(C, w,
+    keep)``, ``keep`` the indices of the old cuts kept (in the order of the new C)."""
+    Cn = ksupport_cuts(U, k)
+    if C is None or w is None:
+        return Cn, np.zeros(Cn.shape[1]), np.zeros(0, dtype=int)
+    keep = np.argsort(-w, kind="stable")[: max(max_cuts - Cn.shape[1], 0)]
+    keep = keep[w[keep] > 0]
+    return np.hstack([C[:, keep], Cn]), np.concatenate([w[keep], np.zeros(Cn.shape[1])]), keep
+
+
+# the give-up rule (dnn_optimize's ``give_up``) looks at the bound's estimate every this many iterations
+_GIVE_UP_EVERY = 10
+
+
+def _hopeless(history: list, lower: float, aim: float) -> bool:
+    """Whether the last three values of a decreasing bound head for a ratio below
+    ``aim``: the next gains taken as shrinking geometrically at the last two gains' rate (Aitken's
+    extrapolation of the limit; no shrinking, no verdict)."""
+    if len(history) < 3:
+        return False
+    a, b, c = history[-3:]
+    g1, g2 = a - b, b - c
+    if not (g1 > 0 and 0 <= g2 < g1):
+        return False
+    limit = c - g2 * g2 / (g1 - g2)
+    return lower < aim * limit
+
+
 def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start: float,
                  t_end: float, lr: float, decay: float = 0.995, r: int = 10,
                  check_every: int = 0, target: float | None = None, lower: float | None = None,
                  callback=None, stall: float = 1e-4, min_iters: int | None = None,
                  push: float | None = None, push_stall: float | None = None,
                  t_iters: int | None = None, start_lam: float | None = None, budget=None,
-                 ritz32: bool = False):
+                 ritz32: bool = False, refresh: int = 0, max_cuts: int = 30,
+                 give_up: float | None = None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -477,6 +518,15 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     ``budget`` (:class:`nspca_core.certificates.budget.Budget`): an iteration only while it and one
     rigorous evaluation fit in the time left; then the point reached is evaluated if that fits.
     ``ritz32``: the Ritz steps in float32 (short runs; a long "full" one converges finer without).
+
+    ``refresh > 0``: cutting planes inside the run (one Adam run, its moments kept): at the first
+    iteration and every ``refresh`` iterations the cuts are replaced by :func:`refreshed_cuts` of
+    the current Ritz vectors (the cuts in use kept, at most ``max_cuts``); the state's own cuts
+    are the first ones kept.  Every cut is valid (:func:`cut_rhs`), so this changes only which
+    point is reached.  ``give_up``: stop (the point reached evaluated rigorously) once the bound's
+    free estimates (the top Ritz value's), taken every :data:`_GIVE_UP_EVERY` iterations, head
+    (:func:`_hopeless`) for a ratio ``lower / value`` below this: the caller's next phase (its
+    cutting planes) starts sooner.
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -509,9 +559,11 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         best_lam = float(start_lam)
         best_value, evals = float(dnn_tangent(best_lam, best_state, n, np.array([k]))[0]), 0
     last_check = best_value
+    history = []  # the bound's free estimates every _GIVE_UP_EVERY iterations (give_up)
     next_early = 0  # no early check before this iteration (a few steps after a failed one)
     it = 0
-    size, stopped, unchecked = float(n) ** 3, False, False  # unchecked: iterations since an evaluation
+    # unchecked: iterations since an evaluation; stopped_early: by the give-up rule
+    size, stopped, unchecked, stopped_early = float(n) ** 3, False, False, False
     timed = contextlib.nullcontext if budget is None else (lambda: budget.step("eval", size))  # noqa: E731
     for it in range(1, iters + 1):
         if budget is not None and budget.left() < budget.cost("iter", size) + budget.cost("eval", size):
@@ -520,6 +572,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             break
         t_it = budget.clock() if budget is not None else 0.0
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
+        if refresh and U is not None and (it - 1) % refresh == 0:
+            C, x_w, keep = refreshed_cuts(U, k, C, x_w, max_cuts)
+            ones_C, beta = np.hstack([ones, C]), cut_rhs(C, k)
+            opt_w = opt_w.resized(keep, C.shape[1] - keep.size) if opt_w is not None else _Adam(x_w.shape)
         np.add(A32, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
         if C is not None and np.any(x_w > 0):
             L, lw = ones_C, np.concatenate(([x_nu / n], x_w))
@@ -530,6 +586,12 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free
         est = float(w[0]) + x_nu * kn + (0.0 if C is None else float(x_w @ beta))
+        if give_up is not None and lower is not None and it % _GIVE_UP_EVERY == 0:
+            history.append(est)
+            if _hopeless(history, lower, give_up):
+                stopped_early = True
+                it -= 1
+                break
         _, q, W = _smoothed(w, U, t)
         # gradients: dF/dN = G = W diag(q) W^T off the diagonal; dF/dnu = k/n - 1^T G 1 / n;
         # dF/dw_l = beta_l - c_l^T G c_l
@@ -578,7 +640,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             if last_check - best_value < thr * abs(best_value) and it >= min_iters:
                 break
             last_check = best_value
-    if (not check_every or stopped) and unchecked and (budget is None or budget.fits("eval", size)):
+    if (not check_every or stopped or stopped_early) and unchecked and (budget is None or budget.fits("eval", size)):
         cand = snapshot()
         with timed():
             val, lam = dnn_value_lam(A, k, cand)

@@ -267,10 +267,14 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     v0, st, init, lam0 = best
     if lower >= target * v0:
         return v0, st, {"init": init, "iterations": 0, "exact_evaluations": evals, "lam": lam0}
-    lr = (_LR if init != "warm" else _LR_WARM) * scale
+    lr = (cfg.get("lr", _LR) if init != "warm" else _LR_WARM) * scale
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
+    cut_target = target if effort == "full" else min(target, S._CUT_BELOW)
+    # "auto": the plain run gives up (its cutting planes start) once its estimates head below the
+    # ratio the cuts aim for (cfg "give_up"; only where cut rounds follow)
+    give_up = cut_target if cfg.get("give_up") and cuts and effort != "fast" else None
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"] if iters is None else iters, t_start=_T0 * scale,
-                                 ritz32=effort != "full",
+                                 ritz32=effort != "full", r=cfg.get("ritz_r", 10), give_up=give_up,
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=min(target, settle or target),
                                  lower=lower,
@@ -278,20 +282,23 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     info["init"] = init
     info["exact_evaluations"] += evals
     lam = info["lam"]
-    cut_target = target if effort == "full" else min(target, S._CUT_BELOW)
     other = np.inf
     if lower < cut_target * val and before_cuts is not None:
         other = before_cuts(val)
     skip = cut_target if skip_at is None else max(skip_at, cut_target)
     if (cuts and lower < cut_target * val and lower < skip * other and st.U is not None
             and effort != "fast"):
-        st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
+        # "auto": one run renewing its cuts (cfg "cut_refresh", "refresh_iters"); else rounds
+        refresh = cfg.get("cut_refresh", 0)
+        c_iters = cfg["refresh_iters"] if refresh else cfg["cut_iters"]
+        st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, 1 if refresh else cfg["cut_rounds"],
                                      lam=lam,
-                                     iters=cfg["cut_iters"],
-                                     check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
+                                     iters=c_iters,
+                                     check_every=min(c_iters, 2 * cfg["check_every"]),
                                      stall=cfg["stall"], callback=callback,
                                      decay=cfg.get("decay", _DECAY), budget=budget,
-                                     ritz32=effort != "full")
+                                     ritz32=effort != "full", refresh=refresh,
+                                     lr=cfg.get("cut_lr"), r=cfg.get("ritz_r", 10))
         info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
@@ -314,26 +321,36 @@ def _fresh_cuts(st: DnnState, k: int, max_cuts: int = _MAX_CUTS):
 def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, target: float,
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
                 min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None,
-                budget: Budget | None = None, ritz32: bool = False):
+                budget: Budget | None = None, ritz32: bool = False, refresh: int = 0,
+                lr: float | None = None, r: int = 10):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
     variables from there.  New cuts enter with weight 0, so no round makes the bound worse.
     Stops at ``target`` or when a round gains less than 1e-4 (relative).  ``lam``: the rigorous
     ``lambda_max`` bound of ``st`` when known (saves an exact evaluation per round).  Returns
-    ``(state, value, info)``; the value is rigorous."""
+    ``(state, value, info)``; the value is rigorous.
+
+    ``refresh > 0``: each round is one optimizer run whose cuts are renewed from its own Ritz
+    vectors every ``refresh`` iterations (``dnn_optimize(refresh=...)``: no restart of the
+    optimizer between cut sets); ``lr``: the rounds' learning rate (relative to ``max |A_ij|``,
+    default ``_LR_WARM``); ``r``: Ritz vectors per step."""
     scale = max(float(np.abs(A).max()), 1e-300)
     gains, its, evals = [], 0, 0
     n = A.shape[0]
     for _ in range(rounds):
         if lower >= target * val or st.U is None or not fits(budget, "iter", float(n) ** 3, 4):
             break
-        C2, w2 = _fresh_cuts(st, k)
-        st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
-        # the same dual matrix (hence lambda) when every cut in use was kept
-        same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
+        if refresh:  # the run renews its cuts itself (the first time at its first iteration)
+            st2, same = DnnState(st.N.copy(), st.nu, st.U, st.C, None if st.w is None else st.w.copy()), True
+        else:
+            C2, w2 = _fresh_cuts(st, k)
+            st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
+            # the same dual matrix (hence lambda) when every cut in use was kept
+            same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
         st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T0 * scale,
-                                        lr=_LR_WARM * scale, decay=decay,
+                                        lr=(_LR_WARM if lr is None else lr) * scale, decay=decay,
+                                        refresh=refresh, r=r,
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
                                         min_iters=min_iters, start_lam=lam if same else None,

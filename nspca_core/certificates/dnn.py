@@ -468,7 +468,7 @@ def refreshed_cuts(U: np.ndarray, k: int, C: np.ndarray | None, w: np.ndarray | 
 
 
 # the give-up rule (dnn_optimize's ``give_up``) looks at the bound's estimate every this many iterations
-_GIVE_UP_EVERY = 10
+_GIVE_UP_EVERY = 5
 
 
 def _hopeless(history: list, lower: float, aim: float) -> bool:
@@ -559,6 +559,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         best_lam = float(start_lam)
         best_value, evals = float(dnn_tangent(best_lam, best_state, n, np.array([k]))[0]), 0
     last_check = best_value
+    renewals = 0  # cut sets renewed (refresh)
     history = []  # the bound's free estimates every _GIVE_UP_EVERY iterations (give_up)
     next_early = 0  # no early check before this iteration (a few steps after a failed one)
     it = 0
@@ -574,6 +575,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
         if refresh and U is not None and (it - 1) % refresh == 0:
             C, x_w, keep = refreshed_cuts(U, k, C, x_w, max_cuts)
+            renewals += 1
             ones_C, beta = np.hstack([ones, C]), cut_rhs(C, k)
             opt_w = opt_w.resized(keep, C.shape[1] - keep.size) if opt_w is not None else _Adam(x_w.shape)
         np.add(A32, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
@@ -656,4 +658,6 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             best_value, best_lam = val, lam
     best_state.U = U
     return best_state, best_value, {"iterations": it, "exact_evaluations": evals, "mu": best_state.nu / n,
-                                    "lam": best_lam, **({"stopped": "time_limit"} if stopped else {})}
+                                    "lam": best_lam, **({"stopped": "time_limit"} if stopped else {}),
+                                    **({"renewals": renewals} if refresh else {}),
+                                    **({"gave_up": True} if stopped_early else {})}

@@ -16,6 +16,10 @@ from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTI
 from .budget import BoundReport, Budget, fits, step
 
 
+# the "auto" DNN schedule's settings (_settings._EFFORT), used from its schedule_min_n features up
+_SCHEDULE_KEYS = ("lr", "ritz_r", "give_up", "cut_refresh", "refresh_iters", "cut_lr")
+
+
 # the screening search's block (vectors) and block-Krylov steps per mu (twice that at the first)
 _SCREEN_R, _SCREEN_STEPS = 4, 3
 
@@ -233,6 +237,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     """
     cfg = _EFFORT[effort]
     n = A.shape[0]
+    if n < cfg.get("schedule_min_n", 0):  # small n: the effort's plain schedule (see _settings)
+        cfg = {key: v for key, v in cfg.items() if key not in _SCHEDULE_KEYS}
     lam1 = max(float(np.abs(A).max()), 1e-300)
     scale = lam1
     # starts, cheapest first (a caller's x gives the KKT point for the price of one evaluation);

@@ -125,8 +125,9 @@ def test_adam_resized_carries_the_kept_moments():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_certify_auto_through_the_renewed_cuts_is_above_bruteforce(monkeypatch, seed):
-    """certify(effort="auto") on n = 40 (> 3 x the 6 Ritz vectors): with the anchored bound kept out, the DNN's plain run gives up and its cuts are renewed in one run (forced by
-    a cut threshold above any ratio); the certificate is >= OPT (brute force)."""
+    """certify(effort="auto") on n = 40 (> 3 x the 6 Ritz vectors): with the anchored bound kept
+    out, the DNN's plain run gives up and its cuts are renewed in one run (forced by a cut
+    threshold above any ratio); the certificate is >= OPT (brute force)."""
     monkeypatch.setattr(S, "_CUT_BELOW", 0.9999)
     monkeypatch.setattr(S, "anchor_ok", lambda n, k: False)
     monkeypatch.setitem(S._EFFORT["auto"], "schedule_min_n", 0)  # (the schedule from 64 features up)

@@ -138,3 +138,32 @@ def test_certify_auto_through_the_renewed_cuts_is_above_bruteforce(monkeypatch, 
     assert c.upper_bound >= opt * (1 - REL)
     dnn = c.info["dnn"]
     assert dnn["gave_up"] and dnn["cuts"]["rounds"] == 1 and dnn["cuts"]["count"] > 0  # (not vacuous)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(64, 90), st.integers(2, 12), st.integers(0, 2**31 - 1), st.floats(0.3, 1.5), st.floats(0.0, 1.2))
+def test_kkt_evaluation_skipped_only_where_it_could_not_help(n, k, seed, best_frac, low_frac):
+    """dual._kkt_beaten (no evaluation of the KKT point) only when its rigorous bound v is at least
+    the best bound so far or cannot certify _KKT_USEFUL: skipped => v >= best or lower < 0.9 v."""
+    rng = np.random.default_rng(seed)
+    A = _dense_psd(seed, n)
+    x = np.zeros(n)
+    sup = rng.choice(n, size=k, replace=False)
+    x[sup] = np.abs(rng.standard_normal(k)) + 0.1
+    x /= np.linalg.norm(x)
+    v, _, _ = dual._kkt_point(A, k, x)
+    best, lower = best_frac * v, low_frac * v
+    if dual._kkt_beaten(A, x, best, lower):
+        assert v >= best * (1 - 1e-9) or lower < dual._KKT_USEFUL * v * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_certify_without_the_kkt_evaluation_is_above_bruteforce(seed):
+    """n = 70 (>= the estimate's size): with the KKT evaluation skipped or not, certify(x) >= OPT."""
+    n, k = 70, 2
+    A = _dense_psd(200 + seed, n)
+    opt, xo = brute_opt(A, k)
+    rng = np.random.default_rng(seed)
+    for x in (xo, np.abs(rng.standard_normal(n)) * (np.arange(n) < k)):
+        c = certify(cov=A, k=k, x=x, effort="auto")
+        assert c.upper_bound >= opt * (1 - REL)

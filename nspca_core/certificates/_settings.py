@@ -173,7 +173,7 @@ _EFFORT = {
                  split_size=600, ascent_starts=8, branch_nodes=0),
     "auto": dict(iters=80, cut_iters=40, cut_rounds=2, check_every=20, stall=3e-4, target_gap=1e-3,
                  split_size=1500, ascent_starts=24, branch_nodes=0, split_branch_nodes=150, accept_gap=4e-3,
-                 split_iters=40, lr=6e-3, ritz_r=6, give_up=True, cut_refresh=10, refresh_iters=50,
+                 split_iters=40, lr=6e-3, ritz_r=6, give_up=True, cut_refresh=10, refresh_iters=60,
                  cut_lr=3e-3, schedule_min_n=64),
     "full": dict(iters=2000, cut_iters=2000, cut_rounds=20, check_every=100, stall=1e-5,
                  target_gap=OPTIMAL_TOLERANCE, split_size=2500, ascent_starts=64, decay=0.998,

@@ -206,9 +206,9 @@ def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     return N
 
 
-# _kkt_beaten: from this many features (below, LAPACK's eigenvalue is about as cheap), this many
+# _kkt_beaten: from this many features (below, LAPACK's eigenvalue costs about as much: LRS, 93), this many
 # block steps of this many vectors
-_KKT_EST_MIN_N, _KKT_EST_STEPS, _KKT_EST_R = 64, 3, 4
+_KKT_EST_MIN_N, _KKT_EST_STEPS, _KKT_EST_R = 150, 3, 4
 # the KKT point is evaluated only where its estimate leaves it able to certify this ratio
 _KKT_USEFUL = 0.9
 

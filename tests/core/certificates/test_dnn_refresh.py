@@ -141,7 +141,7 @@ def test_certify_auto_through_the_renewed_cuts_is_above_bruteforce(monkeypatch, 
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(64, 90), st.integers(2, 12), st.integers(0, 2**31 - 1), st.floats(0.3, 1.5), st.floats(0.0, 1.2))
+@given(st.integers(150, 170), st.integers(2, 12), st.integers(0, 2**31 - 1), st.floats(0.3, 1.5), st.floats(0.0, 1.2))
 def test_kkt_evaluation_skipped_only_where_it_could_not_help(n, k, seed, best_frac, low_frac):
     """dual._kkt_beaten (no evaluation of the KKT point) only when its rigorous bound v is at least
     the best bound so far or cannot certify _KKT_USEFUL: skipped => v >= best or lower < 0.9 v."""
@@ -158,12 +158,16 @@ def test_kkt_evaluation_skipped_only_where_it_could_not_help(n, k, seed, best_fr
 
 
 @pytest.mark.parametrize("seed", range(2))
-def test_certify_without_the_kkt_evaluation_is_above_bruteforce(seed):
-    """n = 70 (>= the estimate's size): with the KKT evaluation skipped or not, certify(x) >= OPT."""
-    n, k = 70, 2
+def test_certify_without_the_kkt_evaluation_is_above_bruteforce(monkeypatch, seed):
+    """n = 150 (the estimate's size): with the KKT evaluation skipped or not, certify(x) >= OPT."""
+    verdicts = []
+    beaten = dual._kkt_beaten
+    monkeypatch.setattr(dual, "_kkt_beaten", lambda *a: verdicts.append(beaten(*a)) or verdicts[-1])
+    n, k = 150, 2
     A = _dense_psd(200 + seed, n)
     opt, xo = brute_opt(A, k)
     rng = np.random.default_rng(seed)
     for x in (xo, np.abs(rng.standard_normal(n)) * (np.arange(n) < k)):
         c = certify(cov=A, k=k, x=x, effort="auto")
         assert c.upper_bound >= opt * (1 - REL)
+    assert True in verdicts  # the skip was exercised

@@ -427,7 +427,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         # the KKT dual point of x costs one eigenvalue and often proves x optimal outright; where a
         # Ritz value of its matrix (below its bound) says it cannot, it is neither a bound worth
         # having nor the DNN's best start (_kkt_beaten; CBCL k = 10 / 65: it certified 0.24 / 0.63)
-        if _kkt_beaten(A, x, best_now, lower):
+        if effort != "full" and _kkt_beaten(A, x, best_now, lower):
             kkt_x = None
         else:
             with step(budget, "eval", float(n) ** 3):

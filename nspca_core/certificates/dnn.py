@@ -40,7 +40,9 @@ three-line argument.  ``c = 1`` is the ``mu`` term; the gradient in ``w_l`` is
 ``beta_k(c_l) - c_l^T G c_l``.  Which c cut deepest: :func:`ksupport_cuts` (the
 k-support dual directions of the relaxation's top eigenvectors; on CBCL at k = 50
 one such cut moves the relaxation from 0.960 to 0.990 of the best known value,
-where the raw eigenvector as c gains 0.5%).
+where the raw eigenvector as c gains 0.5%).  A run may renew its cuts itself every few
+iterations (``dnn_optimize(refresh=)``, "auto" since issue 39): the new ones enter with weight 0,
+so the point's bound is unchanged where that happens; the pieces live in :mod:`.dnn_steps`.
 
 The number reported is never a Ritz value: :func:`lmax_upper` evaluates
 ``lambda_max`` of the final ``M`` with LAPACK plus a stated tolerance.

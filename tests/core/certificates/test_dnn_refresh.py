@@ -171,3 +171,25 @@ def test_certify_without_the_kkt_evaluation_is_above_bruteforce(monkeypatch, see
         c = certify(cov=A, k=k, x=x, effort="auto")
         assert c.upper_bound >= opt * (1 - REL)
     assert True in verdicts  # the skip was exercised
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(16, 26), st.integers(1, 3), st.integers(0, 2**31 - 1), st.integers(1, 8), st.integers(1, 25),
+       st.sampled_from([None, 0.5, 0.999]), st.booleans())
+def test_property_renewed_cuts_run_above_bruteforce(n, k, seed, refresh, iters, give_up, with_cuts):
+    """Any size, sparsity, renewal interval, length, give-up level, and a start with or without cuts
+    of its own: the run's reported bound is its state's float64 bound, and >= OPT."""
+    A = _dense_psd(seed, n)
+    opt, _ = brute_opt(A, k)
+    s = float(np.abs(A).max())
+    start = dual._screen_init(A, k)
+    if with_cuts:
+        C = np.random.default_rng(seed).standard_normal((n, 3))
+        start = _dnn.DnnState(start.N, start.nu, None, C, np.array([0.0, 0.1 * s, 0.2 * s]))
+    state, val, _ = _dnn.dnn_optimize(A, k, start, iters=iters, t_start=1e-3 * s, t_end=1e-4 * s, lr=6e-3 * s,
+                                      check_every=5, ritz32=True, r=4, refresh=refresh, give_up=give_up,
+                                      lower=0.9 * opt)
+    again, _ = _dnn.dnn_value(A, k, _dnn.DnnState(np.asarray(state.N, dtype=float), state.nu, None, state.C,
+                                                  state.w))
+    assert val == pytest.approx(again, rel=1e-6)
+    assert min(val, again) >= opt - REL * max(1.0, s)

@@ -34,6 +34,7 @@ from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .monotone import monotone_envelope
 from .cheap import _certify_lowrank
 from .path_large import gap_runs, path_large, refine_midpoints
+from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal
 from .single import _certify_dense, _certify_large, _finish
 
@@ -232,7 +233,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         return np.minimum.accumulate(u[::-1])[::-1]  # monotone: a bound for k' >= k holds at k
 
     def run(k: int, polish: bool = False, goal: float | None = None, rounds: int | None = None,
-            iters: int | None = None):
+            iters: int | None = None, refresh: int = 0, lr: float | None = None):
         """A DNN run at k (warm from the nearest k run), or (``polish``) more cutting-plane rounds on
         k's dual point: ``rounds`` of ``iters`` (default the effort's), stopping once the DNN at k
         certifies ``goal`` (default the target)."""
@@ -247,7 +248,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                                          rounds or pcfg["polish_rounds"], iters=its,
                                          check_every=min(pcfg["check_every"], its // 2),
                                          stall=pcfg["stall"] / 3, min_iters=its // 2,
-                                         decay=pcfg.get("decay", _DECAY), lam=lam0)
+                                         decay=pcfg.get("decay", _DECAY), lam=lam0, refresh=refresh, lr=lr)
             lam = dinfo.pop("lam")
             dinfo["init"] = "polish"
             prev = own[k]
@@ -351,6 +352,9 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
         return float(pcfg["branch_nodes"]) * S.anchor_cost(n, k) / (S._DNN_PASSES * float(n) * n) / 10
 
     first = pcfg["iters"] + pcfg["cut_rounds"] * pcfg["cut_iters"]
+    # the rounds as one run renewing its cuts (path_dense_polish.REFRESH): fewer iterations for the same bound
+    sched = ({"refresh": _PP.REFRESH, "lr": _PP.REFRESH_LR, "round_iters": _PP.REFRESH_ITERS} if _PP.REFRESH
+             else {})
     if effort == "full":
         target = 1.0 - pcfg["target_gap"]
         polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4, goal=target,
@@ -359,13 +363,13 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
         return
     polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4,
                    budget=_POLISH_ITERS_PER_K * p, first_run=first,
-                   branch=branch if pcfg["branch_nodes"] else None)
+                   branch=branch if pcfg["branch_nodes"] else None, **sched)
     # then, with a smaller budget, the dual points the path holds where the DNN gives its bound,
     # to GOAL2: certify(k)'s fresh DNN at k (80 iterations, two cut rounds) certified CBCL k = 65..71
     # 0.982-0.983 where the tangents carried from k = 64 / 67 gave 0.981 (5 k looser, up to 1.6e-3)
     polish_to_goal(uniq, pos, lows, upper, states, own, run, below=GOAL2, goal=GOAL2 + 5e-4,
                    budget=_POLISH2_ITERS_PER_K * p, first_run=first,
-                   where=lambda k: k in states and env[pos[k]] <= ub_cheap[pos[k]])
+                   where=lambda k: k in states and env[pos[k]] <= ub_cheap[pos[k]], **sched)
 
 
 def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:

@@ -66,6 +66,66 @@ def test_polished_path_is_valid_and_never_looser_than_unpolished(monkeypatch, n,
         assert c.lower >= c0.lower * (1 - 1e-12)
 
 
+@settings(max_examples=10, deadline=None, suppress_health_check=_SLOW)
+@given(st.integers(4, 8), st.sampled_from([0, 3, 10]), st.integers(0, 2**31 - 1))
+def test_polish_schedules_are_valid_against_brute_force(monkeypatch, n, refresh, seed):
+    """The polish's rounds as one run renewing its cuts every ``refresh`` iterations (0: rounds that
+    restart the optimizer on fresh cuts) on a forced polish: every bound at least the brute-force OPT_k,
+    never above the unpolished path; the renewing schedule reaches the cut rounds (``_cut_rounds(refresh=)``)."""
+    from nspca_core.certificates import path_dense_polish as PP
+
+    rng = np.random.default_rng(seed)
+    A = _random_psd(rng, n)
+    ks = list(range(1, n + 1))
+    with monkeypatch.context() as m:
+        _forced(m, polish=False)
+        plain = certify_path(cov=A, ks=ks)
+    seen = []
+    real = P._cut_rounds
+
+    def spy(*a, **kw):
+        seen.append(kw.get("refresh", 0))
+        return real(*a, **kw)
+
+    with monkeypatch.context() as m:
+        _forced(m, polish=True)
+        m.setattr(PP, "REFRESH", refresh)
+        m.setattr(P, "_cut_rounds", spy)
+        polished = certify_path(cov=A, ks=ks)
+    assert all(r in (0, refresh) for r in seen)
+    for c0, c in zip(plain, polished):
+        opt, _ = brute_opt(A, c.k)
+        _check_cert(c, opt, A)
+        assert c.upper_bound <= c0.upper_bound * (1 + 1e-12), (c.k, c.kind, c0.kind)
+
+
+def test_polish_renews_its_cuts_in_one_run(monkeypatch):
+    """On a 40-feature covariance the forced polish calls the cut rounds with the renewing schedule
+    (path_dense_polish.REFRESH, its learning rate) and the result is never looser than unpolished."""
+    from nspca_core.certificates import path_dense_polish as PP
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 40)) + 0.4 * rng.standard_normal((60, 1))
+    ks = list(range(1, 41))
+    with monkeypatch.context() as m:
+        _forced(m, polish=False)
+        plain = certify_path(X, ks=ks)
+    seen = []
+    real = P._cut_rounds
+
+    def spy(*a, **kw):
+        seen.append((kw.get("refresh", 0), kw.get("lr"), kw.get("iters")))
+        return real(*a, **kw)
+
+    with monkeypatch.context() as m:
+        _forced(m, polish=True)
+        m.setattr(P, "_cut_rounds", spy)
+        polished = certify_path(X, ks=ks)
+    assert (PP.REFRESH, PP.REFRESH_LR, PP.REFRESH_ITERS) in seen
+    for c0, c in zip(plain, polished):
+        assert c.lower <= c.upper_bound <= c0.upper_bound * (1 + 1e-12)
+
+
 def test_polish_runs_and_tightens_where_the_path_was_loose(monkeypatch):
     """On a 40-feature covariance the forced polish works (polished dual points or branch proofs at
     some k) and lowers the bound at some k; never below the feasible value."""

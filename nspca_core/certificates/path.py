@@ -354,6 +354,7 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
     first = pcfg["iters"] + pcfg["cut_rounds"] * pcfg["cut_iters"]
     # the first tier's rounds as one run renewing its cuts (path_dense_polish.REFRESH): fewer iterations for the
     # same bound
+    worked: set = set()
     sched = ({"refresh": _PP.REFRESH, "lr": _PP.REFRESH_LR, "round_iters": _PP.REFRESH_ITERS} if _PP.REFRESH
              else {})
     if effort == "full":
@@ -364,14 +365,16 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
         return
     polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4,
                    budget=_POLISH_ITERS_PER_K * p, first_run=first,
-                   branch=branch if pcfg["branch_nodes"] else None, **sched)
+                   branch=branch if pcfg["branch_nodes"] else None, worked=worked, **sched)
     # then, with a smaller budget, the dual points the path holds where the DNN gives its bound,
     # to GOAL2: certify(k)'s fresh DNN at k (80 iterations, two cut rounds) certified CBCL k = 65..71
     # 0.982-0.983 where the tangents carried from k = 64 / 67 gave 0.981 (5 k looser, up to 1.6e-3); with restarting
-    # rounds (with the first tier's renewing ones CBCL k = 68..71 stayed up to 1.35e-3 above certify(k))
+    # rounds (with the first tier's renewing ones CBCL k = 68..71 stayed up to 1.35e-3 above certify(k)); not where
+    # the first tier worked: there the path's dual point, from a run like certify(k)'s, needed a polish to reach 0.98
+    # (CBCL k = 8..21, 53..56: certify(k) 0.970-0.978), and the second tier spent half its budget at k = 13..21
     polish_to_goal(uniq, pos, lows, upper, states, own, run, below=GOAL2, goal=GOAL2 + 5e-4,
                    budget=_POLISH2_ITERS_PER_K * p, first_run=first,
-                   where=lambda k: k in states and env[pos[k]] <= ub_cheap[pos[k]])
+                   where=lambda k: k in states and k not in worked and env[pos[k]] <= ub_cheap[pos[k]])
 
 
 def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:

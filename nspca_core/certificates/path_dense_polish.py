@@ -41,7 +41,7 @@ STALL = 5e-4
 
 def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, goal: float = GOAL,
                    budget: float, first_run: float, round_iters: int = ROUND_ITERS, branch=None,
-                   where=None, refresh: int = 0, lr: float | None = None) -> float:
+                   where=None, refresh: int = 0, lr: float | None = None, worked: set | None = None) -> float:
     """Polish the path's DNN dual points where the certified ratio ``lows / upper()`` is below
     ``below``: the worst k first (a fresh run there first when the path has no dual point at k:
     ``run(k)``, counted ``first_run`` iterations), then one cutting-plane round of ``round_iters``
@@ -55,7 +55,8 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
     ``tau = lows[k] / goal`` by another bound (the path's: the anchored row sums with branching),
     which lowers the bound at k itself when it succeeds.  ``where(k) -> bool`` (optional): only
     those k are polished.  ``refresh`` > 0: each round is one run renewing its cuts every ``refresh``
-    iterations at the learning rate ``lr`` (passed to ``run``; :func:`.dual._cut_rounds`)."""
+    iterations at the learning rate ``lr`` (passed to ``run``; :func:`.dual._cut_rounds`).  ``worked``
+    (optional): filled with every k polished or branched."""
     spent, small, dropped = 0.0, {}, set()
     while True:
         ratio = lows / upper()
@@ -74,6 +75,8 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
                 dropped.add(k)
             continue
         before = own[k][0]
+        if worked is not None:
+            worked.add(k)
         run(k, polish=True, goal=goal, rounds=1, iters=round_iters,
             **({"refresh": refresh, "lr": lr} if refresh else {}))
         left = before - lows[pos[k]] / goal  # what the DNN at k still had to gain

@@ -309,3 +309,19 @@ def test_polish_to_goal_only_where_asked():
                    below=0.98, budget=1000.0, first_run=50.0, where=lambda k: k != 1)
     assert calls and all(k != 1 for k, _ in calls)
     assert values[1] == 1.0 and lows[1] / values[2] >= 0.98
+
+
+def test_polish_to_goal_reports_the_k_it_worked_on():
+    """``worked``: every k given a polish round (here 1 and 3, polished to the goal, and 2, which
+    stalls and is branched), none it never ran (the path's second tier skips them)."""
+    uniq = np.array([1, 2, 3, 4])
+    pos = {1: 0, 2: 1, 3: 2, 4: 3}
+    lows = np.array([0.95, 0.90, 0.97, 0.99])
+    values = {1: 1.0, 2: 1.0, 3: 1.0, 4: 1.0}
+    states: dict = {1: True, 2: True, 3: True, 4: True}
+    run, own, calls = _toy_run(values, {1: 0.99, 2: 1.0, 3: 0.995, 4: 0.99}, states)
+    worked: set = set()
+    polish_to_goal(uniq, pos, lows, lambda: np.array([values[k] for k in (1, 2, 3, 4)]), states, own, run,
+                   below=0.98, goal=0.98, budget=1000.0, first_run=50.0, branch=lambda k, tau: 0.0,
+                   worked=worked)
+    assert worked == {k for k, polish in calls if polish} == {1, 2, 3}

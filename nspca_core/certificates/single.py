@@ -35,7 +35,7 @@ from .bounds import (
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
-from .coupled import _coupled, _coupled_refined
+from .coupled import _COUPLED_AIM, _coupled, _coupled_refined
 from .cross import cross_table
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
@@ -296,7 +296,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         stop = 1 - EXACT_TOLERANCE
     coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair,
                                                lambda: cross_table(cov, S, T, kS, k), lower, stop,
-                                               budget=budget)
+                                               budget=budget, aim=_COUPLED_AIM if effort != "full" else None)
     report.offer(min(coupled, min(bounds.values())))
     if (budget is not None and certS.lower < (1 - EXACT_TOLERANCE) * certS.upper_bound
             and certS.x is not None and certS.lower > 0 and not budget.expired()):

@@ -39,6 +39,10 @@ _COUPLED_AIM = 0.975
 # no test where the value that meets the goal is within this of a feasible value at that sparsity
 # (S's answer cut to its i largest entries): the anchored bound proves ~0.2% above the optimum at best
 _AIM_SLACK = 2e-3
+# (nor where the term is within _AIM_SLACK of the first goal: a ratio 0.002 at most; and none after a
+# test that failed _AIM_WEAK above a feasible value: MLL k = 50's terms 0.05% above the goal at
+# i = 47..49 failed 7% above one, 12 tests, a fifth of the certificate)
+_AIM_WEAK = 0.05
 _AIM_TESTS = 2
 _AIM_PATIENCE = 30
 # one test covers the sparsities below i whose goal values stay this far above i's feasible value (the
@@ -136,8 +140,9 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     max(lower / aim, the largest term no refinement can lower)``; from the largest sparsity down,
     each i whose term is above the goal gets ONE anchored test at the ``B_S(i)`` that brings its term
     to the goal (:func:`_meets`): proved, that value is ``B_S(i)``; failed (or hopeless: the value is
-    within :data:`_AIM_SLACK` of a feasible one at i), i's term stands and the goal rises to it (the
-    bound cannot be below it).  The same counted cost allowance as the walk.  Fills ``sharper``;
+    within :data:`_AIM_SLACK` of a feasible one at i, or the term within it of the first goal), i's
+    term stands and the goal rises to it; no more tests after one that failed far above a feasible
+    value (:data:`_AIM_WEAK`).  The same counted cost allowance as the walk.  Fills ``sharper``;
     returns the coupled bound."""
     dS = covS.diag()
     nS = dS.size
@@ -152,7 +157,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     BS = _coupled_bs(certS, stS, dS, kS, pair, sharper)
     vals, iis = _terms(BS, BT, k, kS, cross)
     fixed = [v for v, i in zip(vals, iis) if not refinable(int(i))]
-    goal = max([lower / aim] + fixed)
+    goal = goal0 = max([lower / aim] + fixed)
     rows = None
     AS, xS = covS.dense(), np.asarray(certS.x, dtype=float)
     tried: set[int] = set()
@@ -172,7 +177,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
         a = _meets(goal, float(BT[j]), c)
         term = float(vals[iis == i].max())
         low = _truncated(AS, xS, i)
-        if not 0 < a < BS[i] or a <= (1 + _AIM_SLACK) * low:
+        if not 0 < a < BS[i] or a <= (1 + _AIM_SLACK) * low or term <= goal0 * (1 + _AIM_SLACK):
             goal = max(goal, term)  # (no test could meet the goal here: this term is the goal now)
             continue
         if rows is None:  # one candidate list for every i (the widest, at the first and largest i)
@@ -195,6 +200,8 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
         else:
             sharper[i] = np.inf  # (tried: a path charges the test's counted cost, path_large.run_charge)
             goal = max(goal, term)
+            if a >= (1 + _AIM_WEAK) * low:
+                break  # (the anchored bound is weak at these sparsities: MLL k = 50, i = 47..49)
     return _coupled(certS, stS, dS, kS, BT, k, pair, sharper, cross=cross)
 
 

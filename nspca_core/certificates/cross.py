@@ -53,7 +53,41 @@ def _squares_up(B: np.ndarray, delta: float, drop: np.ndarray | None = None) -> 
     return B
 
 
-def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) -> np.ndarray | None:
+# the screen's relative allowance for the computed variances and products (each off by at most
+# (m + 2) eps relatively: any m below 10^9)
+_SCREEN_REL = 1e-6
+
+
+def _screen(dS: np.ndarray, lam: float, delta: float, rows_min: np.ndarray, theta: float) -> float:
+    """The variance ``d`` at or below which (``A_tt <= d / (1 + _SCREEN_REL)``) a column t of T cannot
+    enter :func:`cross_table`'s tops any more: every computed square of the column at most its row's
+    ``rows_min`` (the row's jm-th largest so far) and its computed total at most ``theta`` (the
+    smallest of the jm largest column maxima so far: jm columns have every i-sum ``>= theta``).
+
+    Proof (rho = _SCREEN_REL, A psd): the computed entry ``b_st`` is within ``delta / 2`` of
+    ``A_st``, and ``|A_st| <= sqrt(A_ss A_tt) <= sqrt(dS_s dT_t) (1 + rho)`` (computed variances within
+    ``(m + 1) eps`` relatively); the square of ``(b_st + delta)_+`` rounded is then at most
+    ``(sqrt(dS_s dT_t) (1 + rho) + 2 delta)^2 (1 + rho)``, at most ``rows_min_s`` when ``dT_t`` is at
+    most this row's level.  The column's squares sum (rounded: ``1 + 2 s eps``) to at most
+    ``(||a|| + 2 delta sqrt(s))^2 (1 + rho)`` with ``a = A_St`` (Minkowski), and ``||a||^2 <=
+    lambda_max(A_SS) A_tt`` (the 2 x 2 blocks of a psd matrix), ``lambda_max(A_SS) <= lam``.  Rows
+    with ``dS_s = 0`` have squares at most ``(2 delta)^2 (1 + rho)``.  Returns 0 when nothing can be
+    skipped."""
+    rho, s = _SCREEN_REL, dS.size
+    room = np.sqrt(rows_min / (1 + rho)) - 2 * delta
+    if np.any(room <= 0):
+        return 0.0
+    pos = dS > 0
+    d_rows = float(np.min((room[pos] / (np.sqrt(dS[pos]) * (1 + rho))) ** 2)) if pos.any() else np.inf
+    room_c = np.sqrt(theta / (1 + rho + 2 * s * _EPS)) - 2 * delta * np.sqrt(s)
+    if room_c <= 0 or lam <= 0:
+        return 0.0
+    d_cols = (room_c / (np.sqrt(lam) * (1 + rho))) ** 2
+    return min(d_rows, d_cols) * (1 - rho)
+
+
+def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
+                lam_S: float | None = None) -> np.ndarray | None:
     """``C[i, j]`` (``0 <= i <= imax``, ``0 <= j <= jmax``): upper bounds on ``y_S^T A_ST y_T`` over unit,
     nonnegative y_S (at most i nonzeros, on S) and y_T (at most j, on T); zero when i or j is 0.
     None when the data are held neither as X nor as A.
@@ -68,12 +102,17 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) ->
     ``2 (m + 2) eps sqrt(max A_ss max A_tt)`` before ``(.)_+^2``; the sums of at most ``imax jmax``
     squares are raised by ``1 + 4 (imax + jmax + 2) eps``.  Memory: ``|S| x 2048`` entries of
     ``A_ST`` at a time plus ``|S| x jmax`` and ``imax x jmax`` running tops; nothing n x n.
+
+    Through X, T's columns go in decreasing variance and stop where no column left can enter a top
+    (:func:`_screen`; ``lam_S``: an upper bound on ``lambda_max(A_SS)``, else its trace): the same
+    table (the tops are of the same squares) from the products of the columns before that point only.
     """
     S, T = np.asarray(S), np.asarray(T)
     s, jm, im = S.size, min(int(jmax), T.size), min(int(imax), S.size)
     C = np.zeros((int(imax) + 1, int(jmax) + 1))
     if im == 0 or jm == 0:
         return C
+    level = None
     if cov.X is not None:
         X = cov.X
         m = X.shape[0]
@@ -81,26 +120,24 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) ->
         dS = np.einsum("ij,ij->j", XS, XS) / m
         dT = cov.diag()[T]
         delta = 2 * (m + 2) * _EPS * np.sqrt(float(dS.max()) * float(dT.max())) * (1 + 4 * m * _EPS)
+        order = np.argsort(-dT, kind="stable")
+        T, dT = T[order], dT[order]
+        bounds = [0, min(_BLOCK, T.size)]
+        while bounds[-1] < T.size:  # (after the first block, smaller ones: the screen stops sooner)
+            bounds.append(min(bounds[-1] + max(_BLOCK // 4, 1), T.size))
+        spans = [T[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        tops = [float(dT[a]) for a in bounds[:-1]]
+        lam = float(lam_S) if lam_S is not None else float(dS.sum()) * (1 + 2 * s * _EPS)
 
-        if X.flags.f_contiguous and 4 * S.size <= X.shape[1]:
-            # X's columns in place, in ranges (no copy of X_T): S's own columns come out as zero
-            # squares, which enter no top sum (every square is >= 0) and pass no filter below
-            inS = np.zeros(X.shape[1], dtype=bool)
-            inS[S] = True
-            spans = [slice(a, min(a + _BLOCK, X.shape[1])) for a in range(0, X.shape[1], _BLOCK)]
+        def level(rows_min: np.ndarray, theta: float) -> float:
+            return _screen(dS, lam, delta, rows_min, theta)
 
-            def squares(sl):
-                B = XS.T @ X[:, sl]
-                np.divide(B, m, out=B)
-                return _squares_up(B, delta, inS[sl])
-        else:
-            spans = [T[a:a + _BLOCK] for a in range(0, T.size, _BLOCK)]
-
-            def squares(cols):
-                return _squares_up((XS.T @ X[:, cols]) / m, delta)
+        def squares(cols):
+            return _squares_up((XS.T @ X[:, cols]) / m, delta)
     elif cov._A is not None:
         A = cov._A
         spans = [T[a:a + _BLOCK] for a in range(0, T.size, _BLOCK)]
+        tops = [np.inf] * len(spans)
 
         def squares(cols):
             return _squares_up(A[np.ix_(S, cols)], 0.0)
@@ -108,7 +145,9 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) ->
         return None
     rows = np.zeros((s, jm))     # per row of S: its jm largest squares so far (any order)
     cols = np.zeros((im, jm))    # per i: the jm largest column sums (of the i largest squares) so far
-    for span in spans:
+    for span, top_d in zip(spans, tops):
+        if level is not None and top_d * (1 + _SCREEN_REL) <= level(rows.min(axis=1), float(cols[0].min())):
+            break  # (no column from here on can enter a top: _screen)
         P2 = squares(span)
         # rows: a column at most every row's jm-th largest square so far changes no row's jm largest
         # (on MLL ~80% of the columns after the first block)

@@ -301,7 +301,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if budget is not None:
         stop = 1 - EXACT_TOLERANCE
     coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair,
-                                               lambda: cross_table(cov, S, T, kS, k), lower, stop,
+                                               lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")), lower, stop,
                                                budget=budget, aim=_COUPLED_AIM if effort != "full" else None)
     report.offer(min(coupled, min(bounds.values())))
     if (budget is not None and certS.lower < (1 - EXACT_TOLERANCE) * certS.upper_bound

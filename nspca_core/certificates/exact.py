@@ -21,7 +21,7 @@ from .anchor import AnchorRows, row_fixpoint, split_support
 from ..operators.cov import Cov
 from .dnn import DnnState, assemble_dual, chol_lmax, cut_rhs
 from ..result import Certificate
-from ._settings import _ANCHOR_WIDTH_PER_K, _EPS, OPTIMAL_TOLERANCE
+from ._settings import _EPS, OPTIMAL_TOLERANCE, anchor_width
 from .budget import BoundReport, Budget
 
 # the exact mode's relative gap: optimal when upper - lower <= EXACT_TOLERANCE upper
@@ -47,8 +47,8 @@ class _Nodes:
         self.A, self.k, self.n = A, int(k), A.shape[0]
         # candidate lists as the anchored branch's (padded with each row's cap: sums stay upper bounds);
         # `narrow`: as the anchored bound's own (_settings.anchor_width), a third of the entries per pass
-        per_k, floor = (_ANCHOR_WIDTH_PER_K, 48) if narrow else (16, 96)
-        self.rows = AnchorRows(A, k, width=min(max(per_k * (int(k) - 1), floor), self.n - 1))
+        width = anchor_width(self.n, k) if narrow else min(max(16 * (int(k) - 1), 96), self.n - 1)
+        self.rows = AnchorRows(A, k, width=width)
         self.scale = max(float(np.abs(A).max()), 1e-300)
         self._dnn_seen: dict = {}  # F (as bytes) -> (value, u) of dnn_value: children keeping F reuse it
         if state is not None:

@@ -24,6 +24,7 @@ from ..operators.cov import Cov
 
 _EPS = np.finfo(float).eps
 _BLOCK = 2048  # columns of T per block: |S| x _BLOCK entries of A_ST at a time
+_WIDE = 1 << 23  # (after the screen's first block, the columns it keeps in one block of at most this many entries)
 
 
 def pair_bound(a, b, c):
@@ -101,7 +102,8 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
     = m eps / (1 - m eps)``, Cauchy–Schwarz on ``|x_s|^T |x_t|``), so every entry is raised by
     ``2 (m + 2) eps sqrt(max A_ss max A_tt)`` before ``(.)_+^2``; the sums of at most ``imax jmax``
     squares are raised by ``1 + 4 (imax + jmax + 2) eps``.  Memory: ``|S| x 2048`` entries of
-    ``A_ST`` at a time plus ``|S| x jmax`` and ``imax x jmax`` running tops; nothing n x n.
+    ``A_ST`` at a time (through X: then the columns the screen keeps, at most 2^23 entries) plus
+    ``|S| x jmax`` and ``imax x jmax`` running tops; nothing n x n.
 
     Through X, T's columns go in decreasing variance and stop where no column left can enter a top
     (:func:`_screen`; ``lam_S``: an upper bound on ``lambda_max(A_SS)``, else its trace): the same
@@ -122,11 +124,6 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
         delta = 2 * (m + 2) * _EPS * np.sqrt(float(dS.max()) * float(dT.max())) * (1 + 4 * m * _EPS)
         order = np.argsort(-dT, kind="stable")
         T, dT = T[order], dT[order]
-        bounds = [0, min(_BLOCK, T.size)]
-        while bounds[-1] < T.size:  # (after the first block, smaller ones: the screen stops sooner)
-            bounds.append(min(bounds[-1] + max(_BLOCK // 4, 1), T.size))
-        spans = [T[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-        tops = [float(dT[a]) for a in bounds[:-1]]
         lam = float(lam_S) if lam_S is not None else float(dS.sum()) * (1 + 2 * s * _EPS)
 
         def level(rows_min: np.ndarray, theta: float) -> float:
@@ -136,8 +133,6 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
             return _squares_up((XS.T @ X[:, cols]) / m, delta)
     elif cov._A is not None:
         A = cov._A
-        spans = [T[a:a + _BLOCK] for a in range(0, T.size, _BLOCK)]
-        tops = [np.inf] * len(spans)
 
         def squares(cols):
             return _squares_up(A[np.ix_(S, cols)], 0.0)
@@ -145,9 +140,19 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
         return None
     rows = np.zeros((s, jm))     # per row of S: its jm largest squares so far (any order)
     cols = np.zeros((im, jm))    # per i: the jm largest column sums (of the i largest squares) so far
-    for span, top_d in zip(spans, tops):
-        if level is not None and top_d * (1 + _SCREEN_REL) <= level(rows.min(axis=1), float(cols[0].min())):
-            break  # (no column from here on can enter a top: _screen)
+    pos = 0
+    while pos < T.size:
+        size = _BLOCK
+        if level is not None and pos:
+            # T in decreasing variance: the columns left that the screen keeps are the next ones, in
+            # one block (at most _WIDE entries); none: no column from here on can enter a top
+            lv = level(rows.min(axis=1), float(cols[0].min()))
+            if lv > 0:  # (0: a top not yet full, another block as usual)
+                size = min(int(np.count_nonzero(dT[pos:] * (1 + _SCREEN_REL) > lv)), max(_BLOCK, _WIDE // s))
+                if size == 0:
+                    break
+        span = T[pos:pos + size]
+        pos += span.size
         P2 = squares(span)
         # rows: a column at most every row's jm-th largest square so far changes no row's jm largest
         # (on MLL ~80% of the columns after the first block)

@@ -323,9 +323,10 @@ def _gram_eig(XT: np.ndarray, m: int):
     return w, P, tol
 
 
-def _thin_lambdas(XT: np.ndarray, m: int, count: int):
-    """Top eigenvalues (+ tolerance) and eigenvectors of ``X_T^T X_T / m`` through the Gram."""
-    w, P, tol = _gram_eig(XT, m)
+def _thin_lambdas(XT: np.ndarray, m: int, count: int, eig=None):
+    """Top eigenvalues (+ tolerance) and eigenvectors of ``X_T^T X_T / m`` through the Gram (``eig``:
+    :func:`_gram_eig` of this same ``XT`` already computed, e.g. by the low-rank test)."""
+    w, P, tol = _gram_eig(XT, m) if eig is None else eig
     cnt = min(count, w.size)
     with np.errstate(divide="ignore", invalid="ignore"):
         sc = np.where(w[:cnt] > 0, 1.0 / np.sqrt(w[:cnt] * m), 0.0)
@@ -333,10 +334,11 @@ def _thin_lambdas(XT: np.ndarray, m: int, count: int):
     return w, U, tol
 
 
-def _thin_spectrum(XT: np.ndarray, m: int, count: int = 2, *, diag=None, many_k: bool = False) -> Spectrum:
+def _thin_spectrum(XT: np.ndarray, m: int, count: int = 2, *, diag=None, many_k: bool = False,
+                   eig=None) -> Spectrum:
     """The :class:`Spectrum` of ``X_T^T X_T / m`` through its m x m Gram (every nonzero eigenvalue;
-    ``count`` eigenvectors formed, the first used)."""
-    w, U, tol = _thin_lambdas(XT, m, count)
+    ``count`` eigenvectors formed, the first used; ``eig``: as :func:`_thin_lambdas`)."""
+    w, U, tol = _thin_lambdas(XT, m, count, eig)
     return Spectrum(XT.shape[1], w, tol, complete=True, v1=U[:, 0] * math.sqrt(w[0]), diag=diag, many_k=many_k)
 
 

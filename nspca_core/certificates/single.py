@@ -187,7 +187,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
 
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None,
-                   budget: Budget | None = None, report: BoundReport | None = None) -> Certificate:
+                   budget: Budget | None = None, report: BoundReport | None = None, gram=None) -> Certificate:
     """Large n: DNN on a screened set S, cheap bounds on the rest T.
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and
@@ -225,6 +225,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     fits (S's certificate step by step, :func:`_certify_dense`), and the branch and bound on S
     runs last, with the time left, its proved ``B_S(k_S)`` put back into the coupled bound (the
     other sparsities' terms are unchanged); ``report`` gets the global bound as it improves.
+    ``gram``: the eigendecomposition of X's Gram when computed already (the same numbers).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -234,7 +235,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     dg = cov.diag()
     m = cov.X.shape[0] if cov.X is not None else n
     work = float(m) * n * max(min(m, n), 16)  # a thin pass over X's columns, m n min(m, n)
-    x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info)
+    x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info, gram)
     if budget is not None:
         report.offer(_variances_bound(dg, k))
     S, T = _screened(dg, x, screened_size(n, k, cfg, split_cap))
@@ -246,7 +247,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     with step(budget, "top" if not thin else "gram", work if thin else float(n) ** 3):
         if thin:
-            spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg)
+            spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg, eig=gram)
         else:
             spec = _Spectral(cov.dense(), 1).spectrum(rows=False)
     bounds.update(cheap_bounds_at(spec, k))
@@ -336,7 +337,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     return _finish(bounds, lower, x, k, t0, info)
 
 
-def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict):
+def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
     """The split certificate's feasible point and value, through X (never n x n): the given
     ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
     if x is not None:
@@ -355,7 +356,7 @@ def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, bu
     if fits(budget, "ascent", work):
         with step(budget, "ascent", work):
             if cov.X is not None and cov.thin:
-                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3)
+                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3, gram)
             else:
                 U = None
             X0 = _starts(cov, k, U, cfg["ascent_starts"])
@@ -413,23 +414,25 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
         x = check("x", x, n_features=cov.n, k=k)
     if effort == "exact":
         return certify_exact(cov, k, x, time_limit, callback, scale, budget)
+    gram: dict = {}
     if cov.thin:
-        cert = _certify_lowrank(cov, k, x, callback)
+        cert = _certify_lowrank(cov, k, x, callback, gram=gram)
         if cert is not None:
             return cert
     if cov.n > S._DENSE_MAX_N:
-        return _certify_large(cov, k, x, effort, callback)
+        return _certify_large(cov, k, x, effort, callback, gram=gram.get("eig"))
     cert, _ = _certify_dense(cov, k, x, effort, callback)
     return cert
 
 
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
-                   branch_seconds: float | None = None, keep: dict | None = None) -> Certificate:
+                   branch_seconds: float | None = None, keep: dict | None = None, gram=None) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
-    screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`."""
+    screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
+    ``gram``: the eigendecomposition of X's Gram when computed already (:func:`.cheap._certify_lowrank`)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
-    return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep)
+    return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
 
 
 def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None,

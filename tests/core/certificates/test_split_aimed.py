@@ -228,3 +228,34 @@ def test_cross_table_screen_stops_early_and_would_be_caught_dropping_needed_colu
     monkeypatch.setattr(cross, "_screen", lambda *a: np.inf)
     C_bad = cross.cross_table(Cov(X, None), Sx, Tx, s, 3)
     assert not np.allclose(C, C_bad, rtol=1e-9)
+
+
+# ---- the Gram of X computed once per certificate
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_split_reuses_the_low_rank_tests_gram_with_the_same_certificate(monkeypatch, seed):
+    """certify on thin data above the dense size: the low-rank test's eigendecomposition of X's Gram
+    serves the split bound's spectrum of A (one ``_gram_eig`` of X fewer), and the certificate is the
+    one computed without it, number for number."""
+    from nspca_core.certificates import bounds, cheap, single
+    from tests.core.certificates.test_split_coupled import _force_split, _modules
+
+    _force_split(monkeypatch, 6)
+    rng = np.random.default_rng(seed)
+    X = _modules(rng, 8, 14, 3)
+    cov = Cov(X, None)
+    k = 4
+    calls = []
+    real = bounds._gram_eig
+    for mod in (bounds, cheap):
+        monkeypatch.setattr(mod, "_gram_eig", lambda XT, m: (calls.append(XT.shape), real(XT, m))[1])
+    with_reuse = single._certify_cov(cov, k)
+    full = [c for c in calls if c == X.shape]
+    calls.clear()
+    alone = single._certify_large(cov, k, None, "auto", None)
+    assert with_reuse.upper_bound == alone.upper_bound and with_reuse.lower == alone.lower
+    assert with_reuse.bounds == alone.bounds
+    # one Gram of X per certificate with the reuse (the low-rank test's), two without (the point's
+    # ascent starts and the spectrum of A)
+    assert len(full) == 1 and len([c for c in calls if c == X.shape]) == 2

@@ -24,6 +24,7 @@ from ..operators.cov import Cov
 
 _EPS = np.finfo(float).eps
 _BLOCK = 2048  # columns of T per block: |S| x _BLOCK entries of A_ST at a time
+_FIRST = 256  # (through X: the first block, of the largest variances, sets the tops' thresholds cheaply)
 _WIDE = 1 << 23  # (after the screen's first block, the columns it keeps in one block of at most this many entries)
 
 
@@ -142,7 +143,7 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
     cols = np.zeros((im, jm))    # per i: the jm largest column sums (of the i largest squares) so far
     pos = 0
     while pos < T.size:
-        size = _BLOCK
+        size = _BLOCK if level is None or pos else min(_BLOCK, max(_FIRST, 8 * jm))
         if level is not None and pos:
             # T in decreasing variance: the columns left that the screen keeps are the next ones, in
             # one block (at most _WIDE entries); none: no column from here on can enter a top
@@ -165,9 +166,17 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
         # columns and the kept ones, cols[0]), is not needed in any i's jm largest sums: jm other
         # columns have a sum >= theta (itself among the jm + 1 or not) and its sums are <= its total
         # (issue 39: most of T's columns on gene data; the partitions were 2/3 of the table's cost)
-        top1 = np.concatenate([cols[0], P2.max(axis=0)])
+        # Likewise at each i: a column's sum of its i largest is at most min(total, i x its largest), and
+        # one at most every i's jm-th largest sum so far is not needed either (raised by 1e-12: the
+        # same sums in another order)
+        mx, tot = P2.max(axis=0), P2.sum(axis=0)
+        top1 = np.concatenate([cols[0], mx])
         theta = np.partition(top1, top1.size - jm - 1)[top1.size - jm - 1]
-        P2T = np.ascontiguousarray(P2[:, P2.sum(axis=0) > theta].T)          # kept columns, one per row
+        keep = tot > theta
+        if keep.any():
+            cap_i = np.minimum(tot[keep, None], mx[keep, None] * np.arange(1, im + 1)) * (1 + 1e-12)
+            keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
+        P2T = np.ascontiguousarray(P2[:, keep].T)                           # kept columns, one per row
         if P2T.shape[0]:
             top = -np.sort(-np.partition(P2T, s - im, axis=1)[:, s - im:], axis=1)   # b' x im, descending
             colsum = np.cumsum(top, axis=1).T                                # row i-1: sum of i largest

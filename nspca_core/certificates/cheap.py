@@ -88,13 +88,14 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None,
     a slack relative to the k largest variances, and the smaller of the two is kept (both are
     upper bounds): the ratio is then 1 to ~1e-12.
     Returns None when the rank is above ``max_rank``.  Memory O(n m); nothing n x n.  ``gram`` (a
-    dict, optional): gets the Gram's eigendecomposition of X as ``gram["eig"]`` (the split bound's
-    spectrum of A reuses it: :func:`.bounds._thin_spectrum`'s ``eig``).
+    dict, optional): gets the Gram of X and its eigendecomposition as ``gram["G"]``, ``gram["eig"]``
+    (the split bound's spectra of A and of A_TT reuse them: :func:`.bounds._thin_spectrum`'s ``eig``,
+    :func:`.bounds._rest_spectrum`'s ``G``).
     """
     t0 = time.perf_counter()
     max_rank = S._LOWRANK_MAX_RANK if max_rank is None else max_rank
     m = cov.X.shape[0]
-    w, P, tol = _gram_eig(cov.X, m)
+    w, P, tol = _gram_eig(cov.X, m, gram)
     if gram is not None:
         gram["eig"] = (w, P, tol)
     r = int(np.count_nonzero(w > tol))

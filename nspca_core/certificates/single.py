@@ -225,7 +225,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     fits (S's certificate step by step, :func:`_certify_dense`), and the branch and bound on S
     runs last, with the time left, its proved ``B_S(k_S)`` put back into the coupled bound (the
     other sparsities' terms are unchanged); ``report`` gets the global bound as it improves.
-    ``gram``: the eigendecomposition of X's Gram when computed already (the same numbers).
+    ``gram`` (``{"G": ..., "eig": ...}``): X's Gram and its eigendecomposition when computed already
+    (the same spectrum of A; A_TT's from ``G`` minus S's part, :func:`.bounds._rest_gram_eig`).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -235,7 +236,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     dg = cov.diag()
     m = cov.X.shape[0] if cov.X is not None else n
     work = float(m) * n * max(min(m, n), 16)  # a thin pass over X's columns, m n min(m, n)
-    x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info, gram)
+    gram = gram or {}
+    x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info, gram.get("eig"))
     if budget is not None:
         report.offer(_variances_bound(dg, k))
     S, T = _screened(dg, x, screened_size(n, k, cfg, split_cap))
@@ -247,7 +249,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     with step(budget, "top" if not thin else "gram", work if thin else float(n) ** 3):
         if thin:
-            spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg, eig=gram)
+            spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg, eig=gram.get("eig"))
         else:
             spec = _Spectral(cov.dense(), 1).spectrum(rows=False)
     bounds.update(cheap_bounds_at(spec, k))
@@ -282,7 +284,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     # ---- B_T
     with step(budget, "rest", work):
-        specT = _rest_spectrum(cov, T) if T.size else None  # (one spectrum for B_T and its curve)
+        specT = _rest_spectrum(cov, T, gram.get("G"), S) if T.size else None  # (one for B_T and its curve)
         if T.size:
             bt = _bound_rest(cov, T, k, effort, spec=specT)
             B_T = min(bt.values())
@@ -298,12 +300,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)
-    stop = 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW  # (S: the screened set here)
-    if budget is not None:
-        stop = 1 - EXACT_TOLERANCE
-    coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair,
-                                               lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")), lower, stop,
-                                               budget=budget, aim=_COUPLED_AIM if effort != "full" else None)
+    stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
+    coupled, sharper, cross = _coupled_refined(
+        covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
+        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None)
     report.offer(min(coupled, min(bounds.values())))
     if (budget is not None and certS.lower < (1 - EXACT_TOLERANCE) * certS.upper_bound
             and certS.x is not None and certS.lower > 0 and not budget.expired()):
@@ -420,7 +420,7 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
         if cert is not None:
             return cert
     if cov.n > S._DENSE_MAX_N:
-        return _certify_large(cov, k, x, effort, callback, gram=gram.get("eig"))
+        return _certify_large(cov, k, x, effort, callback, gram=gram or None)
     cert, _ = _certify_dense(cov, k, x, effort, callback)
     return cert
 
@@ -429,7 +429,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                    branch_seconds: float | None = None, keep: dict | None = None, gram=None) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
-    ``gram``: the eigendecomposition of X's Gram when computed already (:func:`.cheap._certify_lowrank`)."""
+    ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)

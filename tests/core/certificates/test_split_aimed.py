@@ -234,10 +234,10 @@ def test_cross_table_screen_stops_early_and_would_be_caught_dropping_needed_colu
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_split_reuses_the_low_rank_tests_gram_with_the_same_certificate(monkeypatch, seed):
+def test_split_reuses_the_low_rank_tests_gram(monkeypatch, seed):
     """certify on thin data above the dense size: the low-rank test's eigendecomposition of X's Gram
-    serves the split bound's spectrum of A (one ``_gram_eig`` of X fewer), and the certificate is the
-    one computed without it, number for number."""
+    serves the split bound's spectrum of A (one ``_gram_eig`` of X fewer, the same numbers) and its
+    Gram that of A_TT (minus S's part: equal to rounding)."""
     from nspca_core.certificates import bounds, cheap, single
     from tests.core.certificates.test_split_coupled import _force_split, _modules
 
@@ -249,13 +249,41 @@ def test_split_reuses_the_low_rank_tests_gram_with_the_same_certificate(monkeypa
     calls = []
     real = bounds._gram_eig
     for mod in (bounds, cheap):
-        monkeypatch.setattr(mod, "_gram_eig", lambda XT, m: (calls.append(XT.shape), real(XT, m))[1])
+        monkeypatch.setattr(mod, "_gram_eig", lambda XT, m, out=None: (calls.append(XT.shape), real(XT, m, out))[1])
     with_reuse = single._certify_cov(cov, k)
     full = [c for c in calls if c == X.shape]
     calls.clear()
     alone = single._certify_large(cov, k, None, "auto", None)
-    assert with_reuse.upper_bound == alone.upper_bound and with_reuse.lower == alone.lower
-    assert with_reuse.bounds == alone.bounds
+    assert with_reuse.lower == alone.lower
+    assert with_reuse.upper_bound == pytest.approx(alone.upper_bound, rel=1e-9)
+    assert with_reuse.bounds["lambda1"] == alone.bounds["lambda1"]  # (A's spectrum: the same numbers)
     # one Gram of X per certificate with the reuse (the low-rank test's), two without (the point's
     # ascent starts and the spectrum of A)
     assert len(full) == 1 and len([c for c in calls if c == X.shape]) == 2
+    assert with_reuse.info["B_T"] == pytest.approx(alone.info["B_T"], rel=1e-9)
+
+
+@TINY
+@given(st.integers(2, 5), st.integers(7, 10), st.integers(0, 2**31 - 1), st.sampled_from([1e-3, 1.0, 1e3]))
+def test_rest_spectrum_from_the_whole_gram_bounds_the_rest_against_bruteforce(m, n, seed, scale):
+    """A_TT's spectrum from X's whole Gram minus S's part (``bounds._rest_gram_eig``): its eigenvalues
+    within the tolerance of A_TT's (numpy on A_TT itself), and the rest curve built on it at least the
+    optimum of A_TT at every sparsity (enumeration)."""
+    from nspca_core.certificates import bounds
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * scale
+    X[:, 0] *= 30.0  # (S's columns far larger than T's: the subtraction's cancellation)
+    Sx = np.sort(rng.choice(n, int(rng.integers(1, 4)), replace=False))
+    Tx = np.setdiff1d(np.arange(n), Sx)
+    assume(m < Tx.size)
+    cov = Cov(X, None)
+    G = (X @ X.T) / m
+    spec = bounds._rest_spectrum(cov, Tx, G, Sx)
+    A = X.T @ X / m
+    ATT = A[np.ix_(Tx, Tx)]
+    true = np.sort(np.linalg.eigvalsh(ATT))[::-1][:m]
+    assert np.all(np.abs(spec.w[:m] - np.clip(true, 0, None)) <= spec.tol + 1e-12 * np.abs(A).max())
+    curve = bounds._rest_curve(cov, Tx, min(4, Tx.size), spec=spec)
+    for j in range(1, curve.size):
+        assert curve[j] >= brute_opt(ATT, j)[0] * (1 - 1e-12), (j, curve[j])

@@ -57,7 +57,7 @@ from .lower import _ascent_many, _fit_lower, _starts
 # nodes at small k; at larger k it spends its time without closing)
 _SPLIT_BRANCH_MAX_K = 16
 
-# that tree (by nodes) computes a node's DNN bound only while its nearest ancestor's is within this of
+# that tree ("auto", by nodes) computes a node's DNN bound only while its nearest ancestor's is within this of
 # the value to refute (exact.branch_and_bound's dnn_hope): on MLL k = 5 / 10 and golub-shaped k = 10 the
 # 40-iteration dual point's node bounds sat 4..7% above it and refuted no node (the row sums did)
 _SPLIT_DNN_HOPE = 0.02
@@ -275,7 +275,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
         bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
                               time_limit=seconds, max_nodes=nodes or None,
-                              dnn_hope=_SPLIT_DNN_HOPE if nodes else None)
+                              dnn_hope=_SPLIT_DNN_HOPE if nodes and effort != "full" else None)
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
         certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
     B_S = certS.upper_bound

@@ -32,9 +32,9 @@ _COUPLED_REL = 1e-3  # their resolution (one term of a sum; 5e-5 costs twice the
 # "auto" / "fast" (``aim`` of :func:`_coupled_refined`): the refinements aim every binding term at the
 # bound that certifies this ratio (or at the largest term no refinement can lower, when that is higher)
 # with ONE anchored test each at the value that meets the aim, not a bisection to _COUPLED_REL per
-# sparsity (issue 39: dlbcl-shaped k = 100 walked 41 sparsities at ~7 tests each, 3.1 CPU s); a test
-# that fails falls back to the bisection there.  0.975 (dual._DNN_SKIP_AT): the "auto" walk stopped
-# at the first ratio >= 0.97, anywhere in 0.970..0.975 on gene data
+# sparsity (issue 39: dlbcl-shaped k = 100 walked 41 sparsities at ~7 tests each, 3.1 CPU s); where a
+# test fails, that term stands and the goal rises to it.  0.975 (dual._DNN_SKIP_AT): the "auto" walk
+# stopped at the first ratio >= 0.97, anywhere in 0.970..0.975 on gene data
 _COUPLED_AIM = 0.975
 # no test where the value that meets the goal is within this of a feasible value at that sparsity
 # (S's answer cut to its i largest entries): the anchored bound proves ~0.2% above the optimum at best

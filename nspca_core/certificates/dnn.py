@@ -423,7 +423,11 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         # entries below 1e-15 of the Ritz vectors move nothing (Adam's steps there are ~1e-5 of
         # the learning rate) but their products would be float32 subnormals, ~50x slower in
         # every later pass: flushed to zero
-        np.matmul(_float32_flushed(W * q), _float32_flushed(W).T, out=G)
+        Wq, Wf = _float32_flushed(W * q), _float32_flushed(W)
+        if Wf.shape[1] == 1:  # one weight left: an outer product, which NumPy's matmul runs
+            np.multiply(Wq, Wf.T, out=G)  # without BLAS (~10x slower); the same roundings
+        else:
+            np.matmul(Wq, Wf.T, out=G)
         G[diag] = 0.0
         s1 = W.sum(axis=0)
         g_nu = kn - float(q @ (s1 * s1)) / n

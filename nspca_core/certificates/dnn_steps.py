@@ -222,7 +222,8 @@ class _Cuts:
         extra = self.C.shape[1] - keep.size
         # the kept cuts' right-hand sides as computed before (cut_rhs works column by column)
         old = beta[keep] if beta is not None else np.zeros(0)
-        self.cols, self.beta = np.hstack([self.ones, self.C]), np.concatenate([old, cut_rhs(self.C[:, keep.size:], self.k)])
+        self.cols = np.hstack([self.ones, self.C])
+        self.beta = np.concatenate([old, cut_rhs(self.C[:, keep.size:], self.k)])
         self.opt = self.opt.resized(keep, extra) if self.opt is not None else _Adam(self.w.shape)
         self.renewals += 1
 

@@ -330,7 +330,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  push: float | None = None, push_stall: float | None = None,
                  t_iters: int | None = None, start_lam: float | None = None, budget=None,
                  ritz32: bool = False, refresh: int = 0, max_cuts: int = 30,
-                 give_up: float | None = None):
+                 give_up: float | None = None, evaluate_start: bool = True):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -361,6 +361,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     Ritz vectors (:func:`refreshed_cuts`; one Adam run, no restart); any cut is valid
     (:func:`cut_rhs`).  ``give_up``: stop (the point evaluated) once the free estimates, every
     :data:`_GIVE_UP_EVERY` iterations, head (:func:`_hopeless`) for ``lower / value`` below this.
+    ``evaluate_start=False`` (no ``start_lam``): the start is not evaluated (a start the run is
+    sure to improve on: one evaluation fewer); the run then ends with at least one evaluation.
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -382,7 +384,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         return DnnState(x_N.copy(), x_nu, U, cuts.C, cuts.weights())
 
     best_state = snapshot()
-    if start_lam is None:
+    if start_lam is None and not evaluate_start:
+        best_value, best_lam, evals = np.inf, None, 0  # (see the end: something is evaluated)
+    elif start_lam is None:
         best_value, best_lam = dnn_value_lam(A, k, best_state)
         evals = 1
     else:
@@ -468,6 +472,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                 break
             last_check = best_value
     last = snapshot() if (not check_every or stopped or stopped_early) and unchecked else None
+    if last is None and not np.isfinite(best_value):  # nothing evaluated yet (evaluate_start=False)
+        last = snapshot()
     best_state, best_value, best_lam, more = _run_end(A, k, last, (best_state, best_value, best_lam), lower,
                                                       budget, timed)
     evals += more

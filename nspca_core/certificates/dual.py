@@ -17,7 +17,7 @@ from .budget import BoundReport, Budget, fits, step
 
 
 # the "auto" DNN schedule's settings (_settings._EFFORT), used from its schedule_min_n features up
-_SCHEDULE_KEYS = ("lr", "ritz_r", "give_up", "cut_refresh", "refresh_iters", "cut_lr")
+_SCHEDULE_KEYS = ("lr", "ritz_r", "give_up", "cut_refresh", "refresh_iters", "cut_lr", "lazy_start")
 
 
 # the screening search's block (vectors) and block-Krylov steps per mu (twice that at the first)
@@ -279,6 +279,12 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     best, evals = None, 0
     if kkt is not None:
         best = (kkt[0], kkt[1], "kkt", kkt[2])
+    # the screening start alone (no other start to compare it with): not evaluated where the run
+    # follows anyway (cfg "lazy_start"; it never certified the target on CBCL, LRS or MLL's S)
+    lazy = bool(cfg.get("lazy_start")) and budget is None and best is None and len(cands) == 1
+    if lazy:
+        best = (np.inf, cands[0][1](), "screen", None)
+        cands = []
     for name, make in cands:
         if best is not None and lower >= target * best[0]:
             break
@@ -310,7 +316,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=min(target, settle or target),
                                  lower=lower,
-                                 callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget)
+                                 callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget,
+                                 evaluate_start=not lazy)
     info["init"] = init
     info["exact_evaluations"] += evals
     lam = info["lam"]

@@ -330,7 +330,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  push: float | None = None, push_stall: float | None = None,
                  t_iters: int | None = None, start_lam: float | None = None, budget=None,
                  ritz32: bool = False, refresh: int = 0, max_cuts: int = 30,
-                 give_up: float | None = None, evaluate_start: bool = True):
+                 give_up: float | None = None, evaluate_start: bool = True,
+                 evaluate_give_up: bool = True):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -363,6 +364,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     :data:`_GIVE_UP_EVERY` iterations, head (:func:`_hopeless`) for ``lower / value`` below this.
     ``evaluate_start=False`` (no ``start_lam``): the start is not evaluated (a start the run is
     sure to improve on: one evaluation fewer); the run then ends with at least one evaluation.
+    ``evaluate_give_up=False``: a run that gives up before any evaluation returns the point
+    reached unevaluated (value ``inf``, ``info["unevaluated"]``: the caller's next run starts there
+    and evaluates its own end).
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -472,6 +476,11 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                 break
             last_check = best_value
     last = snapshot() if (not check_every or stopped or stopped_early) and unchecked else None
+    if stopped_early and not evaluate_give_up and not np.isfinite(best_value):
+        state = snapshot()
+        state.U = U
+        return state, np.inf, {"iterations": it, "exact_evaluations": evals, "mu": x_nu / n, "lam": None,
+                               "gave_up": True, "unevaluated": True}
     if last is None and not np.isfinite(best_value):  # nothing evaluated yet (evaluate_start=False)
         last = snapshot()
     best_state, best_value, best_lam, more = _run_end(A, k, last, (best_state, best_value, best_lam), lower,

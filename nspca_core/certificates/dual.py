@@ -338,7 +338,12 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                  check_every=cfg["check_every"], target=min(target, settle or target),
                                  lower=lower,
                                  callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget,
-                                 evaluate_start=not lazy)
+                                 evaluate_start=not lazy, evaluate_give_up=not (lazy and cuts and effort != "fast"))
+    if info.pop("unevaluated", False) and st.U is None:  # (no cut run to evaluate it: now)
+        val, info["lam"] = dnn_value_lam(A, k, st)
+        info["exact_evaluations"] += 1
+    # else the point the plain run gave up at (lazy: nothing evaluated yet) is the cut run's start,
+    # which evaluates its own end (val inf until then)
     info["init"] = init
     info["exact_evaluations"] += evals
     lam = info["lam"]
@@ -358,7 +363,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                      stall=cfg["stall"], callback=callback,
                                      decay=cfg.get("decay", _DECAY), budget=budget,
                                      ritz32=effort != "full", refresh=refresh,
-                                     lr=cfg.get("cut_lr"), r=cfg.get("ritz_r", 10))
+                                     lr=cfg.get("cut_lr"), r=cfg.get("ritz_r", 10),
+                                     evaluate_start=np.isfinite(val))
         info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
@@ -382,7 +388,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
                 min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None,
                 budget: Budget | None = None, ritz32: bool = False, refresh: int = 0,
-                lr: float | None = None, r: int = 10):
+                lr: float | None = None, r: int = 10, evaluate_start: bool = True):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
@@ -394,7 +400,8 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
     ``refresh > 0``: each round is one optimizer run whose cuts are renewed from its own Ritz
     vectors every ``refresh`` iterations (``dnn_optimize(refresh=...)``: no restart of the
     optimizer between cut sets); ``lr``: the rounds' learning rate (relative to ``max |A_ij|``,
-    default ``_LR_WARM``); ``r``: Ritz vectors per step."""
+    default ``_LR_WARM``); ``r``: Ritz vectors per step; ``evaluate_start=False`` (with ``val``
+    inf: ``st`` not evaluated): the first round's start is not evaluated (its end is)."""
     scale = max(float(np.abs(A).max()), 1e-300)
     gains, its, evals = [], 0, 0
     n = A.shape[0]
@@ -414,10 +421,10 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
                                         min_iters=min_iters, start_lam=lam if same else None,
-                                        budget=budget, ritz32=ritz32)
+                                        budget=budget, ritz32=ritz32, evaluate_start=evaluate_start)
         its += info2["iterations"]
         evals += info2["exact_evaluations"]
-        gains.append(float(max(val - val2, 0.0)))
+        gains.append(float(max(val - val2, 0.0)) if np.isfinite(val) else 0.0)
         if val2 < val:
             st, val, lam = st2, val2, info2["lam"]
         if gains[-1] < 1e-4 * abs(val):

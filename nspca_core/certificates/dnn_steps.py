@@ -103,6 +103,18 @@ def _float32_flushed(a: np.ndarray) -> np.ndarray:
     return out
 
 
+def _gradient_into(W: np.ndarray, q: np.ndarray, G: np.ndarray) -> None:
+    """``G = W diag(q) W^T`` in float32, written into G.  Entries below 1e-15 of the Ritz vectors
+    move nothing (Adam's steps there are ~1e-5 of the learning rate) but their products would be
+    float32 subnormals, ~50x slower in every later pass: flushed to zero.  One weight left: an
+    outer product, which NumPy's matmul runs without BLAS (~10x slower; the same roundings)."""
+    Wq, Wf = _float32_flushed(W * q), _float32_flushed(W)
+    if Wf.shape[1] == 1:
+        np.multiply(Wq, Wf.T, out=G)
+    else:
+        np.matmul(Wq, Wf.T, out=G)
+
+
 class _Adam:
     """Adam for one block of nonnegative dual variables (each step ends with the projection).
 

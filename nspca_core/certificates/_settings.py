@@ -163,8 +163,8 @@ _LOWRANK_MAX_RANK = 3
 
 
 # effort -> DNN settings.  "fast": a short run from the screening initialization (interactive);
-# "auto": no DNN at all when the cheap bounds certify 1 - accept_gap, else up to 120 iterations
-# (+ 3 cutting-plane rounds of 40 while the ratio is below 0.97),
+# "auto": no DNN at all when the cheap bounds certify 1 - accept_gap, else up to 80 iterations
+# (+ one cutting-plane run while the ratio is below 0.97: see cut_refresh below),
 # stopping when the gap is below 1e-3 or progress stalls; "full": up to 2000 (+ 20 rounds of
 # 2000) iterations aiming at OPTIMAL_TOLERANCE, plus more lower-bound starts and the expensive
 # residual bounds.

@@ -456,9 +456,10 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
         "fast": d = 1 bounds and a 40-iteration DNN run from its screening
         initialization (interactive use); "auto": d = 1 bounds (d <= 2 for
         n <= 120, where the exact rank-2 spannogram is cheap) and up to 80
-        DNN iterations, stopping at a 1e-3 relative gap or when progress
-        stalls, then (only while the ratio is below 0.97) two rounds of up to 40 more with
-        sparsity cuts; for k >= 3 the anchored row sums come first (their cost is at most
+        DNN iterations, stopping at a 1e-3 relative gap, when progress
+        stalls or (from 64 features) when its estimates head below 0.97, then (only while the
+        ratio is below 0.97) one run of up to 44 more with sparsity cuts renewed every 8
+        iterations (below 64 features: two rounds of up to 40); for k >= 3 the anchored row sums come first (their cost is at most
         the DNN's, ``_settings.anchor_affordable``) and the DNN (or its cut rounds) is skipped
         when they certify 0.975; a given x is first checked against lambda_1 alone (Lanczos and a
         Cholesky proof, n >= 1000); "full": d <= 3, residual bounds on the split remainder,

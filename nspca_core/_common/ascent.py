@@ -427,14 +427,10 @@ def reweight(cov, x: np.ndarray, f: float, *, max_support: int | None = None, to
     J = np.flatnonzero(x)
     if J.size < 2 or (max_support is not None and J.size > max_support):
         return x, f
+    if top_only:
+        return _reweight_top(cov, x, f, J)
     thin = cov.X is not None and cov.X.shape[0] < J.size
-    if top_only and J.size >= _TOP_ONLY_MIN:
-        if thin:
-            XJ = cov.X[:, J]
-            u = XJ.T @ top_eigh(XJ @ XJ.T, 1)[1][:, 0]
-        else:
-            u = top_eigh(cov.submatrix(J), 1)[1][:, 0]
-    elif thin:
+    if thin:
         u = np.linalg.svd(cov.X[:, J], full_matrices=False)[2][0]
     else:
         u = np.linalg.eigh(cov.submatrix(J))[1][:, -1]
@@ -446,6 +442,51 @@ def reweight(cov, x: np.ndarray, f: float, *, max_support: int | None = None, to
     y[J] = u / np.linalg.norm(u)
     fy = cov.quad(y)
     return (y, fy) if fy > f else (x, f)
+
+
+def _support_limit(cov, J: np.ndarray):
+    """``(u, value)``: the top eigenvector of ``A_JJ`` (unit, one-signed: nonnegative) and its value,
+    or None when it has both signs; from ``_TOP_ONLY_MIN`` features on the top eigenpair alone.  The
+    value comes from the matrix formed for it (``X_J`` or ``A_JJ``: no product with all of A)."""
+    XJ = M = None
+    thin = cov.X is not None and cov.X.shape[0] < J.size
+    if thin or (cov.X is not None and cov._A is None):
+        XJ = cov.X[:, J]
+    else:
+        M = cov.submatrix(J)
+    if thin:
+        u = XJ.T @ top_eigh(XJ @ XJ.T, 1)[1][:, 0] if J.size >= _TOP_ONLY_MIN \
+            else np.linalg.svd(XJ, full_matrices=False)[2][0]
+    else:
+        if M is None:
+            M = (XJ.T @ XJ) / XJ.shape[0]
+        u = top_eigh(M, 1)[1][:, 0] if J.size >= _TOP_ONLY_MIN else np.linalg.eigh(M)[1][:, -1]
+    if u.sum() < 0:
+        u = -u
+    if u.min() < 0:
+        return None
+    u = u / np.linalg.norm(u)
+    if XJ is not None:
+        z = XJ @ u
+        return u, float(z @ z) / XJ.shape[0]
+    return u, float(u @ (M @ u))
+
+
+def _reweight_top(cov, x: np.ndarray, f: float, J: np.ndarray, limits: dict | None = None):
+    """:func:`reweight` with ``top_only`` (:func:`_support_limit`); ``limits``: the limits already
+    computed, by support (each support's eigenpair once)."""
+    key = J.tobytes()
+    if limits is not None and key in limits:
+        lim = limits[key]
+    else:
+        lim = _support_limit(cov, J)
+        if limits is not None:
+            limits[key] = lim
+    if lim is None or not lim[1] > f:
+        return x, f
+    y = np.zeros_like(x)
+    y[J] = lim[0]
+    return y, lim[1]
 
 
 def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5):
@@ -467,26 +508,38 @@ def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, ro
     the ascent then starts at its limit on that support instead of iterating towards it."""
     X = np.array(X, dtype=float)
     c = X.shape[1]
-    f = np.array([cov.quad(X[:, j]) for j in range(c)])
+    # reweight_first: the values of all columns in one product through the rows they use
+    f = cov.quads(X) if reweight_first else np.array([cov.quad(X[:, j]) for j in range(c)])
     done: list = [None] * c
+    limits: dict = {}  # reweight_first: each support's limit computed once (columns often share one)
+
+    def reweighted(j):
+        J = np.flatnonzero(X[:, j])
+        if not reweight_first:
+            return reweight(cov, X[:, j], f[j])
+        return (X[:, j], f[j]) if J.size < 2 else _reweight_top(cov, X[:, j], f[j], J, limits)
+
     if reweight_first:
         for j in range(c):
-            X[:, j], f[j] = reweight(cov, X[:, j], f[j], top_only=True)
+            X[:, j], f[j] = reweighted(j)
             done[j] = np.flatnonzero(X[:, j])
+    # reweight_first: a column reaching the support on which another stopped takes that column's
+    # result (``merge="support"``; both are then on the power iteration of A_JJ towards its limit)
+    merge = "support" if reweight_first else False
     total = 0
     act = np.arange(c)
     for _ in range(rounds):
         if not act.size:
             break
         f_before = f[act].copy()
-        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=False,
+        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=merge,
                    step=TopK(both_signs=True, compact_start=reweight_first))
         total += r.iterations
         for i, j in enumerate(act):
             if r.values[i] > f[j]:
                 X[:, j], f[j] = r.X[:, i], float(r.values[i])
             if done[j] is None or not np.array_equal(np.flatnonzero(X[:, j]), done[j]):
-                X[:, j], f[j] = reweight(cov, X[:, j], f[j], top_only=reweight_first)
+                X[:, j], f[j] = reweighted(j)
                 done[j] = np.flatnonzero(X[:, j])
         act = act[f[act] > f_before * (1 + 1e-13)]
     return X, f, total

@@ -52,7 +52,7 @@ _AUTO_FULL_POLISH = 3
 _AUTO_POLISH_WITHIN = 0.99
 # a column of auto's ascent stops once its value plus this many times its last gain is below the best
 # value of the batch (:func:`nspca_core._common.ascent.ascent`'s ``dominated``)
-_AUTO_DOMINATED = 100.0
+_AUTO_DOMINATED = 40.0
 # up to this many features "auto" also runs the "em" peer (same seed) and polishes its answer with the
 # others: there it costs next to nothing, and em's soft steps can reach an optimum no hard-truncation
 # start reaches (random 54 x 39 data, k = 5: +0.05%); above, auto >= em is measured, not built in

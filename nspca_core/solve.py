@@ -231,7 +231,8 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     names = [nm for i, nm in enumerate(list(distinct.values())[:_AUTO_FULL_POLISH])
              if i == 0 or after[nm] >= top * _AUTO_POLISH_WITHIN]
     Xp, fp, iters = polish_many(cov, np.column_stack([ascended[nm] for nm in names]), k, key=key,
-                                reweight_first=single is not None)
+                                reweight_first=single is not None,
+                                screen=None if screen is None else screen.exact())
     for j, name in enumerate(names):
         after[name] = max(after[name], float(fp[j]))
         if fp[j] > best_f:

@@ -47,6 +47,7 @@ column order, so that permuting the features permutes the answer.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,9 +148,13 @@ def factor_starts(cov, V: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
     return np.column_stack(cols)
 
 
+@functools.lru_cache(maxsize=8)
 def _merge_weights(n: int) -> np.ndarray:
-    """The fixed weights of :func:`_merge_settled`'s support hash (row n: compact padding)."""
-    return 1.0 + 0.5 * np.sin(np.arange(n + 1))
+    """The fixed weights of :func:`_merge_settled`'s support hash (row n: compact padding), made once
+    per n (read only)."""
+    w = 1.0 + 0.5 * np.sin(np.arange(n + 1))
+    w.flags.writeable = False
+    return w
 
 
 def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np.ndarray, kc: np.ndarray,
@@ -330,8 +335,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
     it = 0
     first = None
 
-    screened = screen is not None and compact and isinstance(step, TopK) and not step.signed \
-        and not step.both_signs
+    screened = screen is not None and compact and isinstance(step, TopK) and not step.signed
     jumps = jump is not None and best_kept and rtol is not None and isinstance(step, TopK) and not step.signed
     was_settled = np.zeros(p, dtype=bool)
     prev_gain = np.full(p, np.nan)
@@ -362,7 +366,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         full = active.size == p  # every column active: views, not copies
         ia, va = (idx, vals) if full else (idx[:, active], vals[:, active])
         if screened:  # the values, and the products where the step needs them
-            v, parts = screen.products(ia, va, kc[active], n)
+            v, parts = screen.products(ia, va, kc[active], n, both_signs=step.both_signs)
         else:
             Y, v = score(ia, va) if need_v else (matvec(_to_dense(ia, va, n)), None)
         if it == 1 and need_v:
@@ -498,14 +502,15 @@ def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds:
 
 
 def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5,
-                reweight_first: bool = False):
+                reweight_first: bool = False, screen: Screen | None = None):
     """:func:`polish` of each column of X (n, c), the ascents of a round batched as the columns
     of one :func:`ascent` (``merge=False``: the columns do not interact); returns ``(X, f,
     iterations)`` with ``f[j]`` the value of column j, never below that of the given column.
 
     ``reweight_first``: each column is first moved to the best point on its support (:func:`reweight`,
     ``top_only``), then the rounds run: from points that converged only roughly (an ascent in float32)
-    the ascent then starts at its limit on that support instead of iterating towards it."""
+    the ascent then starts at its limit on that support instead of iterating towards it.  ``screen``:
+    the ascents' products exact only on the rows that can enter a top k (:class:`Screen`, float64)."""
     X = np.array(X, dtype=float)
     c = X.shape[1]
     # reweight_first: the values of all columns in one product through the rows they use
@@ -532,7 +537,7 @@ def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, ro
         if not act.size:
             break
         f_before = f[act].copy()
-        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=merge,
+        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=merge, screen=screen,
                    step=TopK(both_signs=True, compact_start=reweight_first))
         total += r.iterations
         for i, j in enumerate(act):

@@ -120,15 +120,17 @@ def cov_key(cov) -> np.ndarray:
 
 
 def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
-                  nonneg: bool = True) -> np.ndarray:
+                  nonneg: bool = True, unit: bool = True) -> np.ndarray:
     """``count`` random unit columns drawn per rank of ``key``, not per feature index: the
     feature of rank r gets row r of the draw, so permuting the features permutes the
-    starts (and, with the tie-breaks of :func:`topk_mask`, the answers)."""
+    starts (and, with the tie-breaks of :func:`topk_mask`, the answers).  ``unit=False``: the
+    columns as drawn (for a caller that normalizes what it makes of them)."""
     R = rng.standard_normal((key.size, count))
     if nonneg:
         np.abs(R, out=R)
-    R = R[key]
-    R /= np.linalg.norm(R, axis=0)  # in place: no second n x count array
+    R = np.take(R, key, axis=0)  # R[key], without fancy indexing's overhead
+    if unit:
+        R /= np.linalg.norm(R, axis=0)  # in place: no second n x count array
     return R
 
 
@@ -157,23 +159,30 @@ def _merge_weights(n: int) -> np.ndarray:
     return w
 
 
+def _support_hash(idx: np.ndarray, vals: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
+    """The hash of each column's support: ``w`` summed over it (compact iterates: their indices, the
+    padding n included; dense ones: their nonzeros)."""
+    return w[idx].sum(axis=0) if idx.shape[0] else w[:n] @ (vals != 0)
+
+
 def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np.ndarray, kc: np.ndarray,
-                   active: np.ndarray, alias: list, n: int, w: np.ndarray, keep: np.ndarray) -> np.ndarray:
+                   active: np.ndarray, alias: list, n: int, w: np.ndarray, keep: np.ndarray,
+                   h: np.ndarray | None = None) -> np.ndarray:
     """Drop settled columns (support unchanged by the last step) whose support and k equal those
     of another settled column of larger value ``v``: on a fixed support J the step is the power
     iteration of ``A_JJ``, so both converge to its top eigenvector (the same point) unless the
     support changes, which it then does for both (copies of a column are merged this way as soon
     as they settle).  Updates ``keep`` (the columns still moving) in place and returns it; records
-    ``(dropped, kept)`` in alias.  Candidates share one hash of the support (``w`` summed over
-    it), then compare exactly."""
+    ``(dropped, kept)`` in alias.  Candidates share one hash of the support (:func:`_support_hash`;
+    ``h``: already computed for every column), then compare exactly."""
     cand = np.flatnonzero(keep & settled)
     if cand.size < 2:
         return keep
-    S = idx[:, cand] if idx.shape[0] else (vals[:, cand] != 0)  # their supports
-    h = w[S].sum(axis=0) if idx.shape[0] else w[:n] @ S
+    h = _support_hash(idx[:, cand], vals[:, cand], w, n) if h is None else h[cand]
     hs = np.sort(h)
     if not (hs[1:] == hs[:-1]).any():  # the common case: no two settled supports alike
         return keep
+    S = idx[:, cand] if idx.shape[0] else (vals[:, cand] != 0)  # their supports
     kk = kc[active[cand]]
     order = np.lexsort((-v[cand], h, kk))  # groups by (k, hash), best value first
     hs, ks = h[order], kk[order]
@@ -191,41 +200,29 @@ class _Finished:
     """The supports on which columns stopped (support unchanged by their last step), for
     ``merge="support"``: a column still moving that reaches one of them (same k) is dropped and
     takes that column's result (or its own best iterate, if larger), as :func:`_merge_settled`
-    does with two moving columns.  Supports are found by :func:`_merge_settled`'s hash, then
-    compared exactly."""
+    does with two moving columns.  Supports are found by :func:`_support_hash`, then compared
+    exactly."""
 
     def __init__(self, w: np.ndarray, n: int):
         self.w, self.n = w, n
-        self.h = np.empty(0)
-        self.rows: list = []  # (hash, k, support as compared, column)
-
-    def _hash(self, zi, zv, cols):
-        if zi.shape[0]:
-            return self.w[zi[:, cols]].sum(axis=0)
-        return self.w[:self.n] @ (zv[:, cols] != 0)
+        self.rows: dict = {}  # hash -> [(k, support as compared, column)]
 
     def _support(self, zi, zv, j):
         return zi[:, j] if zi.shape[0] else zv[:, j] != 0
 
-    def update(self, zi, zv, settled, moving, kc, active, alias) -> np.ndarray:
+    def update(self, zi, zv, settled, moving, kc, active, alias, h: np.ndarray | None = None) -> np.ndarray:
         """Record the columns that stopped on a settled support; drop (in ``moving``, returned)
-        the moving columns on a recorded support."""
-        new = np.flatnonzero(settled & ~moving)
-        if new.size:
-            h = self._hash(zi, zv, new)
-            self.rows.extend((float(h[i]), int(kc[active[j]]), self._support(zi, zv, j), int(active[j]))
-                             for i, j in enumerate(new))
-            self.h = np.concatenate([self.h, h])
-        mov = np.flatnonzero(moving)
-        if not self.rows or not mov.size:
+        the moving columns on a recorded support.  ``h``: the supports' hashes, per column."""
+        if h is None:
+            h = _support_hash(zi, zv, self.w, self.n)
+        for j in np.flatnonzero(settled & ~moving).tolist():
+            self.rows.setdefault(float(h[j]), []).append((int(kc[active[j]]), self._support(zi, zv, j),
+                                                          int(active[j])))
+        if not self.rows:
             return moving
-        h = self._hash(zi, zv, mov)
-        hit = np.flatnonzero(np.isin(h, self.h))
-        for i in hit:
-            j = mov[i]
-            S = self._support(zi, zv, j)
-            for hh, kk, SS, c in self.rows:
-                if hh == h[i] and kk == kc[active[j]] and np.array_equal(S, SS):
+        for j in np.flatnonzero(moving).tolist():
+            for kk, SS, c in self.rows.get(float(h[j]), ()):
+                if kk == kc[active[j]] and np.array_equal(self._support(zi, zv, j), SS):
                     moving[j] = False
                     alias.append((int(active[j]), c))
                     break
@@ -401,10 +398,11 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         else:
             idx[:, active], vals[:, active] = zi, zv
         if w_merge is not None and settled is not None:
+            h = _support_hash(zi, zv, w_merge, n)  # one hash per column for both merges
             if finished is not None:  # columns on the support of one that has stopped there
-                moving = finished.update(zi, zv, settled & ~stopped[active], moving, kc, active, alias)
+                moving = finished.update(zi, zv, settled & ~stopped[active], moving, kc, active, alias, h)
                 settled = np.ones_like(settled)
-            moving = _merge_settled(zi, zv, settled, v, kc, active, alias, n, w_merge, moving)
+            moving = _merge_settled(zi, zv, settled, v, kc, active, alias, n, w_merge, moving, h)
         active = active[moving]
     if not best_kept:  # the last iterates, row-major whatever layout the step kept them in
         X = np.ascontiguousarray(_to_dense(idx, vals, n))

@@ -499,6 +499,15 @@ def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds:
     return X[:, 0], float(f[0]), total
 
 
+def _fixed_points(cov, X: np.ndarray, k: int, key, step) -> bool:
+    """Whether ``step`` leaves every column of X (feasible, unit) where it is: the same support and
+    ``|<x_new, x>| >= 1 - xtol`` (the ascent from X would stop after its first step, with X).  One
+    product of dense iterates: for few features, where the ascent's set-up costs more than it."""
+    Y = cov.matvec(X)
+    done = step(Y, np.zeros((0, X.shape[1]), dtype=np.intp), X, k, key, _XTOL)[2]
+    return bool(done.all())
+
+
 def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5,
                 reweight_first: bool = False, screen: Screen | None = None):
     """:func:`polish` of each column of X (n, c), the ascents of a round batched as the columns
@@ -531,12 +540,14 @@ def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, ro
     merge = "support" if reweight_first else False
     total = 0
     act = np.arange(c)
+    step = TopK(both_signs=True, compact_start=reweight_first)
+    if reweight_first and X.shape[0] < _COMPACT_MIN_N and _fixed_points(cov, X, k, key, step):
+        return X, f, 1  # the first step of the ascent would stop every column where it is
     for _ in range(rounds):
         if not act.size:
             break
         f_before = f[act].copy()
-        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=merge, screen=screen,
-                   step=TopK(both_signs=True, compact_start=reweight_first))
+        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=merge, screen=screen, step=step)
         total += r.iterations
         for i, j in enumerate(act):
             if r.values[i] > f[j]:

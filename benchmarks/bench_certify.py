@@ -711,5 +711,80 @@ def main():
         mll_bench(X, [50] if a.quick else [50, 5, 10, 20, 100, 200], "auto")
 
 
+# ---- issue 39 item 1 on wide gene data (helper i-mllc): MLL and the golub-/dlbcl-shaped matrices only,
+# before and after alternating in one run, several rounds (`--cost-ab-wide --base <dir> --rounds 3`)
+WIDE_COST_CASES = (("mll", (5, 10, 50)), ("golub", (5, 10, 50, 65, 100)), ("dlbcl", (5, 10, 50, 65, 100)))
+
+
+def wide_cost_worker(name, ks):
+    """:func:`cost_worker` for MLL and the gene-shaped matrices (:func:`gene_shaped`)."""
+    import nspca_core as nc
+    from nspca_core.certificates import certify
+
+    X = load(name) if name == "mll" else gene_shaped(name)
+    nc.fit(X[:64], k=3)
+    certify(X[:64], k=3)
+    out = []
+    for k in ks:
+        ta, tc = np.inf, np.inf
+        for _ in range(3):
+            c0 = time.process_time()
+            r = nc.fit(X, k=k, certify=False)
+            ta = min(ta, time.process_time() - c0)
+        for _ in range(2):
+            c0 = time.process_time()
+            c = certify(X, k=k, x=r.x)
+            tc = min(tc, time.process_time() - c0)
+        out.append({"k": k, "answer": ta, "cert": tc, "ratio": c.ratio, "kind": c.kind})
+    print("COST " + json.dumps({"name": name, "rows": out}), flush=True)
+
+
+def cost_ab_wide(base: str, rounds: int):
+    """Before (``base``) and after (this checkout) alternating per dataset, ``rounds`` times; per k the
+    certificate / answer CPU ratios of every round and the certified ratios."""
+    import subprocess
+
+    print(f"cost-ab-wide: start ({load_note()})", flush=True)
+    for name, ks in WIDE_COST_CASES:
+        res: dict = {"before": [], "after": []}
+        for _ in range(rounds):
+            for tag, code in (("before", base), ("after", str(ROOT))):
+                env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+                p = subprocess.run([sys.executable, __file__, "--wide-cost-worker", f"{name}:{','.join(map(str, ks))}"],
+                                   env=env, capture_output=True, text=True, cwd=code)
+                line = [ln for ln in p.stdout.splitlines() if ln.startswith("COST ")]
+                if not line:
+                    print(f"cost-ab-wide: {name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
+                    return
+                res[tag].append({r["k"]: r for r in json.loads(line[0][5:])["rows"]})
+        for k in ks:
+            b = [r[k]["cert"] / r[k]["answer"] for r in res["before"]]
+            a = [r[k]["cert"] / r[k]["answer"] for r in res["after"]]
+            rb, ra = res["before"][0][k], res["after"][0][k]
+            print(f"cost-ab-wide: {name:6s} k={k:3d}: cert/answer {'/'.join(f'{v:.1f}' for v in b)}x -> "
+                  f"{'/'.join(f'{v:.1f}' for v in a)}x (median {np.median(b):.2f} -> {np.median(a):.2f}; answer "
+                  f"{np.median([r[k]['answer'] for r in res['before']]):.3f} / "
+                  f"{np.median([r[k]['answer'] for r in res['after']]):.3f} CPU s); ratio {rb['ratio']:.4f} "
+                  f"({rb['kind']}) -> {ra['ratio']:.4f} ({ra['kind']}), change {ra['ratio'] - rb['ratio']:+.4f}",
+                  flush=True)
+    print(f"cost-ab-wide: end ({load_note()})", flush=True)
+
+
+def wide_main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cost-ab-wide", action="store_true")
+    ap.add_argument("--wide-cost-worker", default="")
+    ap.add_argument("--base", default="/tmp/mllc-base")
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    if a.wide_cost_worker:
+        name, ks = a.wide_cost_worker.split(":")
+        return wide_cost_worker(name, [int(v) for v in ks.split(",")])
+    cost_ab_wide(a.base, a.rounds)
+
+
 if __name__ == "__main__":
-    main()
+    if "--cost-ab-wide" in sys.argv or "--wide-cost-worker" in sys.argv:
+        wide_main()
+    else:
+        main()

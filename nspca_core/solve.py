@@ -52,7 +52,7 @@ _AUTO_FULL_POLISH = 3
 _AUTO_POLISH_WITHIN = 0.99
 # a column of auto's ascent stops once its value plus this many times its last gain is below the best
 # value of the batch (:func:`nspca_core._common.ascent.ascent`'s ``dominated``)
-_AUTO_DOMINATED = 100.0
+_AUTO_DOMINATED = 40.0
 # up to this many features "auto" also runs the "em" peer (same seed) and polishes its answer with the
 # others: there it costs next to nothing, and em's soft steps can reach an optimum no hard-truncation
 # start reaches (random 54 x 39 data, k = 5: +0.05%); above, auto >= em is measured, not built in
@@ -120,7 +120,8 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     rng = as_rng(seed)
     T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
     d = V.shape[1]
-    R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False)
+    # with float32 products the columns need not be unit: A r is projected (normalized) anyway
+    R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False, unit=matvec is None)
     names = ["rank1(u1)", "top-variance"] + [f"tpower#{i}" for i in range(2, T.shape[1])]
     names += [f"rank1(u{j + 1})" for j in range(1, d)] + [f"random#{i + 1}" for i in range(R.shape[1])]
     # column-major with float32 products (large n): the starts are projected column by column
@@ -231,7 +232,8 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     names = [nm for i, nm in enumerate(list(distinct.values())[:_AUTO_FULL_POLISH])
              if i == 0 or after[nm] >= top * _AUTO_POLISH_WITHIN]
     Xp, fp, iters = polish_many(cov, np.column_stack([ascended[nm] for nm in names]), k, key=key,
-                                reweight_first=single is not None)
+                                reweight_first=True,
+                                screen=None if screen is None else screen.exact())
     for j, name in enumerate(names):
         after[name] = max(after[name], float(fp[j]))
         if fp[j] > best_f:

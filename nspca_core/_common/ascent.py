@@ -47,6 +47,7 @@ column order, so that permuting the features permutes the answer.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,15 +120,17 @@ def cov_key(cov) -> np.ndarray:
 
 
 def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
-                  nonneg: bool = True) -> np.ndarray:
+                  nonneg: bool = True, unit: bool = True) -> np.ndarray:
     """``count`` random unit columns drawn per rank of ``key``, not per feature index: the
     feature of rank r gets row r of the draw, so permuting the features permutes the
-    starts (and, with the tie-breaks of :func:`topk_mask`, the answers)."""
+    starts (and, with the tie-breaks of :func:`topk_mask`, the answers).  ``unit=False``: the
+    columns as drawn (for a caller that normalizes what it makes of them)."""
     R = rng.standard_normal((key.size, count))
     if nonneg:
         np.abs(R, out=R)
-    R = R[key]
-    R /= np.linalg.norm(R, axis=0)  # in place: no second n x count array
+    R = np.take(R, key, axis=0)  # R[key], without fancy indexing's overhead
+    if unit:
+        R /= np.linalg.norm(R, axis=0)  # in place: no second n x count array
     return R
 
 
@@ -147,28 +150,39 @@ def factor_starts(cov, V: np.ndarray, k: int, nonneg: bool) -> np.ndarray:
     return np.column_stack(cols)
 
 
+@functools.lru_cache(maxsize=8)
 def _merge_weights(n: int) -> np.ndarray:
-    """The fixed weights of :func:`_merge_settled`'s support hash (row n: compact padding)."""
-    return 1.0 + 0.5 * np.sin(np.arange(n + 1))
+    """The fixed weights of :func:`_merge_settled`'s support hash (row n: compact padding), made once
+    per n (read only)."""
+    w = 1.0 + 0.5 * np.sin(np.arange(n + 1))
+    w.flags.writeable = False
+    return w
+
+
+def _support_hash(idx: np.ndarray, vals: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
+    """The hash of each column's support: ``w`` summed over it (compact iterates: their indices, the
+    padding n included; dense ones: their nonzeros)."""
+    return w[idx].sum(axis=0) if idx.shape[0] else w[:n] @ (vals != 0)
 
 
 def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np.ndarray, kc: np.ndarray,
-                   active: np.ndarray, alias: list, n: int, w: np.ndarray, keep: np.ndarray) -> np.ndarray:
+                   active: np.ndarray, alias: list, n: int, w: np.ndarray, keep: np.ndarray,
+                   h: np.ndarray | None = None) -> np.ndarray:
     """Drop settled columns (support unchanged by the last step) whose support and k equal those
     of another settled column of larger value ``v``: on a fixed support J the step is the power
     iteration of ``A_JJ``, so both converge to its top eigenvector (the same point) unless the
     support changes, which it then does for both (copies of a column are merged this way as soon
     as they settle).  Updates ``keep`` (the columns still moving) in place and returns it; records
-    ``(dropped, kept)`` in alias.  Candidates share one hash of the support (``w`` summed over
-    it), then compare exactly."""
+    ``(dropped, kept)`` in alias.  Candidates share one hash of the support (:func:`_support_hash`;
+    ``h``: already computed for every column), then compare exactly."""
     cand = np.flatnonzero(keep & settled)
     if cand.size < 2:
         return keep
-    S = idx[:, cand] if idx.shape[0] else (vals[:, cand] != 0)  # their supports
-    h = w[S].sum(axis=0) if idx.shape[0] else w[:n] @ S
+    h = _support_hash(idx[:, cand], vals[:, cand], w, n) if h is None else h[cand]
     hs = np.sort(h)
     if not (hs[1:] == hs[:-1]).any():  # the common case: no two settled supports alike
         return keep
+    S = idx[:, cand] if idx.shape[0] else (vals[:, cand] != 0)  # their supports
     kk = kc[active[cand]]
     order = np.lexsort((-v[cand], h, kk))  # groups by (k, hash), best value first
     hs, ks = h[order], kk[order]
@@ -186,41 +200,29 @@ class _Finished:
     """The supports on which columns stopped (support unchanged by their last step), for
     ``merge="support"``: a column still moving that reaches one of them (same k) is dropped and
     takes that column's result (or its own best iterate, if larger), as :func:`_merge_settled`
-    does with two moving columns.  Supports are found by :func:`_merge_settled`'s hash, then
-    compared exactly."""
+    does with two moving columns.  Supports are found by :func:`_support_hash`, then compared
+    exactly."""
 
     def __init__(self, w: np.ndarray, n: int):
         self.w, self.n = w, n
-        self.h = np.empty(0)
-        self.rows: list = []  # (hash, k, support as compared, column)
-
-    def _hash(self, zi, zv, cols):
-        if zi.shape[0]:
-            return self.w[zi[:, cols]].sum(axis=0)
-        return self.w[:self.n] @ (zv[:, cols] != 0)
+        self.rows: dict = {}  # hash -> [(k, support as compared, column)]
 
     def _support(self, zi, zv, j):
         return zi[:, j] if zi.shape[0] else zv[:, j] != 0
 
-    def update(self, zi, zv, settled, moving, kc, active, alias) -> np.ndarray:
+    def update(self, zi, zv, settled, moving, kc, active, alias, h: np.ndarray | None = None) -> np.ndarray:
         """Record the columns that stopped on a settled support; drop (in ``moving``, returned)
-        the moving columns on a recorded support."""
-        new = np.flatnonzero(settled & ~moving)
-        if new.size:
-            h = self._hash(zi, zv, new)
-            self.rows.extend((float(h[i]), int(kc[active[j]]), self._support(zi, zv, j), int(active[j]))
-                             for i, j in enumerate(new))
-            self.h = np.concatenate([self.h, h])
-        mov = np.flatnonzero(moving)
-        if not self.rows or not mov.size:
+        the moving columns on a recorded support.  ``h``: the supports' hashes, per column."""
+        if h is None:
+            h = _support_hash(zi, zv, self.w, self.n)
+        for j in np.flatnonzero(settled & ~moving).tolist():
+            self.rows.setdefault(float(h[j]), []).append((int(kc[active[j]]), self._support(zi, zv, j),
+                                                          int(active[j])))
+        if not self.rows:
             return moving
-        h = self._hash(zi, zv, mov)
-        hit = np.flatnonzero(np.isin(h, self.h))
-        for i in hit:
-            j = mov[i]
-            S = self._support(zi, zv, j)
-            for hh, kk, SS, c in self.rows:
-                if hh == h[i] and kk == kc[active[j]] and np.array_equal(S, SS):
+        for j in np.flatnonzero(moving).tolist():
+            for kk, SS, c in self.rows.get(float(h[j]), ()):
+                if kk == kc[active[j]] and np.array_equal(self._support(zi, zv, j), SS):
                     moving[j] = False
                     alias.append((int(active[j]), c))
                     break
@@ -330,8 +332,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
     it = 0
     first = None
 
-    screened = screen is not None and compact and isinstance(step, TopK) and not step.signed \
-        and not step.both_signs
+    screened = screen is not None and compact and isinstance(step, TopK) and not step.signed
     jumps = jump is not None and best_kept and rtol is not None and isinstance(step, TopK) and not step.signed
     was_settled = np.zeros(p, dtype=bool)
     prev_gain = np.full(p, np.nan)
@@ -362,7 +363,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         full = active.size == p  # every column active: views, not copies
         ia, va = (idx, vals) if full else (idx[:, active], vals[:, active])
         if screened:  # the values, and the products where the step needs them
-            v, parts = screen.products(ia, va, kc[active], n)
+            v, parts = screen.products(ia, va, kc[active], n, both_signs=step.both_signs)
         else:
             Y, v = score(ia, va) if need_v else (matvec(_to_dense(ia, va, n)), None)
         if it == 1 and need_v:
@@ -397,10 +398,11 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         else:
             idx[:, active], vals[:, active] = zi, zv
         if w_merge is not None and settled is not None:
+            h = _support_hash(zi, zv, w_merge, n)  # one hash per column for both merges
             if finished is not None:  # columns on the support of one that has stopped there
-                moving = finished.update(zi, zv, settled & ~stopped[active], moving, kc, active, alias)
+                moving = finished.update(zi, zv, settled & ~stopped[active], moving, kc, active, alias, h)
                 settled = np.ones_like(settled)
-            moving = _merge_settled(zi, zv, settled, v, kc, active, alias, n, w_merge, moving)
+            moving = _merge_settled(zi, zv, settled, v, kc, active, alias, n, w_merge, moving, h)
         active = active[moving]
     if not best_kept:  # the last iterates, row-major whatever layout the step kept them in
         X = np.ascontiguousarray(_to_dense(idx, vals, n))
@@ -427,14 +429,10 @@ def reweight(cov, x: np.ndarray, f: float, *, max_support: int | None = None, to
     J = np.flatnonzero(x)
     if J.size < 2 or (max_support is not None and J.size > max_support):
         return x, f
+    if top_only:
+        return _reweight_top(cov, x, f, J)
     thin = cov.X is not None and cov.X.shape[0] < J.size
-    if top_only and J.size >= _TOP_ONLY_MIN:
-        if thin:
-            XJ = cov.X[:, J]
-            u = XJ.T @ top_eigh(XJ @ XJ.T, 1)[1][:, 0]
-        else:
-            u = top_eigh(cov.submatrix(J), 1)[1][:, 0]
-    elif thin:
+    if thin:
         u = np.linalg.svd(cov.X[:, J], full_matrices=False)[2][0]
     else:
         u = np.linalg.eigh(cov.submatrix(J))[1][:, -1]
@@ -448,6 +446,51 @@ def reweight(cov, x: np.ndarray, f: float, *, max_support: int | None = None, to
     return (y, fy) if fy > f else (x, f)
 
 
+def _support_limit(cov, J: np.ndarray):
+    """``(u, value)``: the top eigenvector of ``A_JJ`` (unit, one-signed: nonnegative) and its value,
+    or None when it has both signs; from ``_TOP_ONLY_MIN`` features on the top eigenpair alone.  The
+    value comes from the matrix formed for it (``X_J`` or ``A_JJ``: no product with all of A)."""
+    XJ = M = None
+    thin = cov.X is not None and cov.X.shape[0] < J.size
+    if thin or (cov.X is not None and cov._A is None):
+        XJ = cov.X[:, J]
+    else:
+        M = cov.submatrix(J)
+    if thin:
+        u = XJ.T @ top_eigh(XJ @ XJ.T, 1)[1][:, 0] if J.size >= _TOP_ONLY_MIN \
+            else np.linalg.svd(XJ, full_matrices=False)[2][0]
+    else:
+        if M is None:
+            M = (XJ.T @ XJ) / XJ.shape[0]
+        u = top_eigh(M, 1)[1][:, 0] if J.size >= _TOP_ONLY_MIN else np.linalg.eigh(M)[1][:, -1]
+    if u.sum() < 0:
+        u = -u
+    if u.min() < 0:
+        return None
+    u = u / np.linalg.norm(u)
+    if XJ is not None:
+        z = XJ @ u
+        return u, float(z @ z) / XJ.shape[0]
+    return u, float(u @ (M @ u))
+
+
+def _reweight_top(cov, x: np.ndarray, f: float, J: np.ndarray, limits: dict | None = None):
+    """:func:`reweight` with ``top_only`` (:func:`_support_limit`); ``limits``: the limits already
+    computed, by support (each support's eigenpair once)."""
+    key = J.tobytes()
+    if limits is not None and key in limits:
+        lim = limits[key]
+    else:
+        lim = _support_limit(cov, J)
+        if limits is not None:
+            limits[key] = lim
+    if lim is None or not lim[1] > f:
+        return x, f
+    y = np.zeros_like(x)
+    y[J] = lim[0]
+    return y, lim[1]
+
+
 def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5):
     """Ascent (both signs), reweighting, ascent again while either gains; returns
     ``(x, f, iterations)``.  Never decreases ``f`` (each part keeps the better point).
@@ -456,37 +499,61 @@ def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds:
     return X[:, 0], float(f[0]), total
 
 
+def _fixed_points(cov, X: np.ndarray, k: int, key, step) -> bool:
+    """Whether ``step`` leaves every column of X (feasible, unit) where it is: the same support and
+    ``|<x_new, x>| >= 1 - xtol`` (the ascent from X would stop after its first step, with X).  One
+    product of dense iterates: for few features, where the ascent's set-up costs more than it."""
+    Y = cov.matvec(X)
+    done = step(Y, np.zeros((0, X.shape[1]), dtype=np.intp), X, k, key, _XTOL)[2]
+    return bool(done.all())
+
+
 def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5,
-                reweight_first: bool = False):
+                reweight_first: bool = False, screen: Screen | None = None):
     """:func:`polish` of each column of X (n, c), the ascents of a round batched as the columns
     of one :func:`ascent` (``merge=False``: the columns do not interact); returns ``(X, f,
     iterations)`` with ``f[j]`` the value of column j, never below that of the given column.
 
     ``reweight_first``: each column is first moved to the best point on its support (:func:`reweight`,
     ``top_only``), then the rounds run: from points that converged only roughly (an ascent in float32)
-    the ascent then starts at its limit on that support instead of iterating towards it."""
+    the ascent then starts at its limit on that support instead of iterating towards it.  ``screen``:
+    the ascents' products exact only on the rows that can enter a top k (:class:`Screen`, float64)."""
     X = np.array(X, dtype=float)
     c = X.shape[1]
-    f = np.array([cov.quad(X[:, j]) for j in range(c)])
+    # reweight_first: the values of all columns in one product through the rows they use
+    f = cov.quads(X) if reweight_first else np.array([cov.quad(X[:, j]) for j in range(c)])
     done: list = [None] * c
+    limits: dict = {}  # reweight_first: each support's limit computed once (columns often share one)
+
+    def reweighted(j):
+        J = np.flatnonzero(X[:, j])
+        if not reweight_first:
+            return reweight(cov, X[:, j], f[j])
+        return (X[:, j], f[j]) if J.size < 2 else _reweight_top(cov, X[:, j], f[j], J, limits)
+
     if reweight_first:
         for j in range(c):
-            X[:, j], f[j] = reweight(cov, X[:, j], f[j], top_only=True)
+            X[:, j], f[j] = reweighted(j)
             done[j] = np.flatnonzero(X[:, j])
+    # reweight_first: a column reaching the support on which another stopped takes that column's
+    # result (``merge="support"``; both are then on the power iteration of A_JJ towards its limit)
+    merge = "support" if reweight_first else False
     total = 0
     act = np.arange(c)
+    step = TopK(both_signs=True, compact_start=reweight_first)
+    if reweight_first and X.shape[0] < _COMPACT_MIN_N and _fixed_points(cov, X, k, key, step):
+        return X, f, 1  # the first step of the ascent would stop every column where it is
     for _ in range(rounds):
         if not act.size:
             break
         f_before = f[act].copy()
-        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=False,
-                   step=TopK(both_signs=True, compact_start=reweight_first))
+        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=merge, screen=screen, step=step)
         total += r.iterations
         for i, j in enumerate(act):
             if r.values[i] > f[j]:
                 X[:, j], f[j] = r.X[:, i], float(r.values[i])
             if done[j] is None or not np.array_equal(np.flatnonzero(X[:, j]), done[j]):
-                X[:, j], f[j] = reweight(cov, X[:, j], f[j], top_only=reweight_first)
+                X[:, j], f[j] = reweighted(j)
                 done[j] = np.flatnonzero(X[:, j])
         act = act[f[act] > f_before * (1 + 1e-13)]
     return X, f, total

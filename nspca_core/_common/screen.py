@@ -4,11 +4,13 @@ its steps: :class:`Screen`, the products ``A x`` computed only on the rows that 
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..operators.cov import Cov
 from .eig import top_eigh
-from .steps import _to_dense
+from .steps import _to_dense, kth_largest
 
 __all__ = ["Screen", "SupportJump", "SingleProducts"]
 
@@ -136,8 +138,19 @@ class Screen:
         self.delta = 1e-10 * max(float(self.lam1), 0.0)
         self.s = np.sqrt(np.maximum(diag - np.einsum("ij,ij->i", V, V), 0.0) + self.guard * diag + self.delta)
         self.order = np.argsort(-diag, kind="stable")
-        self.neg_sd = -np.sqrt(diag[self.order] * (1 + self.guard) + self.delta)  # increasing
+        self.sd = np.sqrt(diag * (1 + self.guard) + self.delta)
+        self.neg_sd = -self.sd[self.order]  # increasing
         self._sorted = True
+
+    def exact(self) -> "Screen":
+        """This screen with float64 products (itself when it has them), sharing the rows' order and
+        the bounds' square roots once computed."""
+        if self.single is None:
+            return self
+        self._prepare()
+        twin = copy.copy(self)
+        twin.single, twin._skip, twin._cooldown = None, 0, 1
+        return twin
 
     @staticmethod
     def applies(cov) -> bool:
@@ -178,7 +191,7 @@ class Screen:
         X = self.cov.X
         return X.T @ (X[:, rows] @ W[:rows.size]) / X.shape[0]
 
-    def products(self, ia: np.ndarray, va: np.ndarray, kc: np.ndarray, n: int):
+    def products(self, ia: np.ndarray, va: np.ndarray, kc: np.ndarray, n: int, both_signs: bool = False):
         """For the compact iterates ``(ia, va)`` (``kc[j]`` nonzeros allowed): ``(v, parts)``, ``v`` the
         values ``x^T A x`` and ``parts`` a list of ``(g, U, Y)`` covering the columns: columns g with
         ``Y = (A X)[U][:, g]`` exact on the sorted rows U, every other row below the k-th largest
@@ -187,7 +200,8 @@ class Screen:
         The rows that can enter a column's top k are found per column (both bounds); the columns
         with the fewest such rows share one U as long as their union stays within n / 4, the
         others get the whole product (one column whose bound is loose does not cost the others
-        their screen)."""
+        their screen).  ``both_signs`` (the step also tries ``T_k(-y)``): a column is screened only
+        where ``T_k((-y)_+)`` provably is not the longer (:meth:`_flip_ruled_out`; float64 products)."""
         q = ia.shape[1]
         cols = np.arange(q)
         used = np.zeros(n + 1, dtype=bool)
@@ -231,6 +245,10 @@ class Screen:
         # the residual bound only on the columns whose prefix is short: on a long one its passes
         # cost about what the rows it leaves out save
         g = np.flatnonzero(prune & (length <= n * self.prefix_max))
+        if both_signs and g.size:
+            yJ = np.where(ia < n, at, 0.0)
+            yy = np.einsum("ij,ij->j", yJ, yJ)  # ||y_J||^2 on the supports
+            g = self._flip_ruled_out(g, rows, Wr, v, yy, kc) if self.single is None else g[:0]
         if g.size:
             g, U = self._screened(g, rows, Wr, v, t, length, kc, n)
         if not g.size:  # little to save: the whole product (and not again for a while: 1, 2,
@@ -243,6 +261,31 @@ class Screen:
             parts.append((rest, None, whole(rest)))
         parts.append((g, U, self._rows(U, rows, Wr[:, g], None if Z is None else Z[:, g])))
         return v, parts
+
+    def _flip_ruled_out(self, g, rows, Wr, v, yy, kc):
+        """The columns of ``g`` where ``||T_k((-y)_+)||^2 < ||T_k(y_+)||^2`` is proved without the
+        whole product (the step then keeps ``T_k(y_+)``, found on the screened rows).
+
+        ``||T_k(y_+)||^2`` is at least ``yy = ||y_J||^2`` (the previous support J: k positive
+        entries).  Each ``-y_i`` is at most ``b_i``, the smaller of ``-(V V^T x)_i + s_i ||R^{1/2} x||``
+        and Cauchy–Schwarz's ``sqrt(A_ii x^T A x)`` (both with the screen's guards), so
+        ``||T_k((-y)_+)||^2`` is at most the sum of the k largest ``(b_i)_+^2``; the column passes
+        when that is below ``yy`` (margin ``1e-9`` relative)."""
+        c = self.V[rows].T @ Wr[:, g]  # V^T x
+        vg = np.maximum(v[g], 0.0)
+        rr = np.sqrt(np.maximum(vg - np.einsum("ij,ij->j", c, c), 0.0) + self.guard * vg + self.delta)
+        b = np.multiply.outer(self.s, rr)
+        b -= self.V @ c
+        np.minimum(b, np.multiply.outer(self.sd, np.sqrt(vg * (1 + self.guard) + self.delta)), out=b)
+        np.maximum(b, 0.0, out=b)
+        top = np.zeros(g.size)
+        for k in np.unique(kc[g]):  # the sum of the k largest squares, ties at the k-th counted once each
+            h = np.flatnonzero(kc[g] == k)
+            bh = b if h.size == g.size else b[:, h]
+            kth = kth_largest(bh, int(min(k, bh.shape[0])))
+            above = bh > kth
+            top[h] = np.einsum("ij,ij->j", bh, np.where(above, bh, 0.0)) + (k - above.sum(axis=0)) * kth * kth
+        return g[top * (1 + 1e-9) < yy[g]]
 
     def _screened(self, g, rows, Wr, v, t, length, kc, n):
         """The columns of ``g`` to screen and their rows U: per column, the rows of its variance

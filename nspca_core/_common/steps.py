@@ -25,6 +25,7 @@ The steps:
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 from typing import Callable
 
 import numpy as np
@@ -55,12 +56,23 @@ def kth_largest(Y: np.ndarray, j: int) -> np.ndarray:
     if n < _KTH_SAMPLE_MIN_N or 4 * _KTH_STRIDE * j > n or p == 0:
         return np.partition(Y, n - j, axis=0)[n - j]
     sample = Y[::_KTH_STRIDE]
-    t0 = np.partition(sample, sample.shape[0] - j, axis=0)[sample.shape[0] - j]
-    if np.isnan(t0).any() or np.isnan(Y).any():
+    ns = sample.shape[0]
+    # a higher threshold first, the sample's r-th largest (r <= j): about 8 r candidates, at least j of
+    # them but on a rare column (which then takes the sample's j-th largest)
+    r = min(j, j // _KTH_STRIDE + 3 * math.isqrt(j // _KTH_STRIDE + 1) + 3)
+    part = np.partition(sample, [ns - j, ns - r], axis=0)
+    t_lo, t0 = part[ns - j], part[ns - r]
+    if np.isnan(t_lo).any() or np.isnan(Y).any():
         return np.partition(Y, n - j, axis=0)[n - j]
     cap = n // 4
     M = Y >= t0
     count = np.count_nonzero(M, axis=0)
+    low = np.flatnonzero(count < j)
+    if low.size:  # fewer than j candidates: the sample's j-th largest (j entries reach it)
+        t0 = t0.copy()
+        t0[low] = t_lo[low]
+        M[:, low] = Y[:, low] >= t0[low]
+        count[low] = np.count_nonzero(M[:, low], axis=0)
     out = np.empty(p)
     todo = np.ones(p, dtype=bool)
     many = np.flatnonzero(count > cap)
@@ -362,10 +374,16 @@ def project_compact(X0: np.ndarray, kc, key: np.ndarray | None, width: int):
     norm, run on the kept entries in the same order)."""
     n, p = X0.shape
     Yp = np.maximum(np.asarray(X0, dtype=float), 0.0)
-    if (np.count_nonzero(Yp, axis=0) <= kc).all():  # feasible supports (a polish): T_k keeps every positive
+    few = np.count_nonzero(Yp, axis=0) <= kc  # feasible supports (a polish, a rank-1 start): T_k keeps
+    if few.all():  # every positive entry
         cols, rows = _nonzero_by_column(Yp)
-    else:
+    elif not few.any():
         cols, rows = _nonzero_by_column(topk_mask(Yp, kc, key, floor=0.0))
+    else:  # the selection on the other columns only (it is per column: the same masks)
+        g = np.flatnonzero(~few)
+        M = Yp != 0
+        M[:, g] = topk_mask(Yp[:, g], kc if np.ndim(kc) == 0 else np.asarray(kc)[g], key, floor=0.0)
+        cols, rows = _nonzero_by_column(M)
     idx, vals = _scatter(rows, cols, Yp[rows, cols], n, p, width)
     top = vals.max(axis=0) if vals.shape[0] else np.zeros(p)
     ok = top > 0
@@ -450,12 +468,20 @@ class TopK:
 
     def _flip(self, Y, ia, kc, key, zi, zv):
         """``T_k(-y)`` where it is longer than ``T_k(y)`` (``zi, zv``, updated in place).  Only the
-        columns where it can be are selected: ``||T_k((-y)_+)||^2 <= k max((-y)_+)^2``, so a column
-        with ``k max((-y)_+)^2`` below ``||T_k(y_+)||^2`` keeps ``T_k(y)`` (the margin covers the
-        rounding of both sums)."""
+        columns where it can be are selected: ``||T_k((-y)_+)||^2 <= k max((-y)_+)^2``, and for any
+        ``tau >= 0`` at most the squares of the entries of ``(-y)_+`` reaching tau plus ``k tau^2``
+        (the k kept entries below tau add less than tau^2 each); with ``k tau^2 = ||T_k(y_+)||^2 / 2``
+        a column where either bound is below ``||T_k(y_+)||^2`` keeps ``T_k(y)`` (the margin covers
+        the rounding of the sums)."""
         zz = np.einsum("ij,ij->j", zv, zv)
         top = np.maximum(-Y.min(axis=0), 0.0)
-        may = np.flatnonzero(np.broadcast_to(kc, zz.shape) * top * top * (1 + 1e-9) >= zz)
+        kk = np.broadcast_to(kc, zz.shape)
+        may = np.flatnonzero(kk * top * top * (1 + 1e-9) >= zz)
+        if may.size:  # the second bound, on those columns
+            Ym = Y[:, may]
+            tau = np.sqrt(0.5 * zz[may] / kk[may])
+            big = np.einsum("ij,ij->j", Ym, np.where(Ym <= -tau, Ym, 0.0))
+            may = may[(big + 0.5 * zz[may]) * (1 + 1e-9) >= zz[may]]
         if not may.size:
             return zi, zv
         every = may.size == zz.size

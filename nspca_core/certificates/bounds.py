@@ -313,19 +313,22 @@ def _paper_and_residual(spec: _Spectral, k: int, ds) -> dict:
     return out
 
 
-def _gram_eig(XT: np.ndarray, m: int):
+def _gram_eig(XT: np.ndarray, m: int, out: dict | None = None):
     """Eigenvalues (descending, clipped at 0), eigenvectors and their backward-error
-    tolerance of the Gram ``X_T X_T^T / m``."""
+    tolerance of the Gram ``X_T X_T^T / m`` (``out``: gets the Gram as ``out["G"]``)."""
     G = (XT @ XT.T) / m
+    if out is not None:
+        out["G"] = G
     w, P = np.linalg.eigh(G)
     w, P = np.clip(w[::-1], 0.0, None), P[:, ::-1]
     tol = 32.0 * (G.shape[0] + XT.shape[1]) * _EPS * (float(np.linalg.norm(G)) + float(np.trace(G)))
     return w, P, tol
 
 
-def _thin_lambdas(XT: np.ndarray, m: int, count: int):
-    """Top eigenvalues (+ tolerance) and eigenvectors of ``X_T^T X_T / m`` through the Gram."""
-    w, P, tol = _gram_eig(XT, m)
+def _thin_lambdas(XT: np.ndarray, m: int, count: int, eig=None):
+    """Top eigenvalues (+ tolerance) and eigenvectors of ``X_T^T X_T / m`` through the Gram (``eig``:
+    :func:`_gram_eig` of this same ``XT`` already computed, e.g. by the low-rank test)."""
+    w, P, tol = _gram_eig(XT, m) if eig is None else eig
     cnt = min(count, w.size)
     with np.errstate(divide="ignore", invalid="ignore"):
         sc = np.where(w[:cnt] > 0, 1.0 / np.sqrt(w[:cnt] * m), 0.0)
@@ -333,21 +336,49 @@ def _thin_lambdas(XT: np.ndarray, m: int, count: int):
     return w, U, tol
 
 
-def _thin_spectrum(XT: np.ndarray, m: int, count: int = 2, *, diag=None, many_k: bool = False) -> Spectrum:
+def _thin_spectrum(XT: np.ndarray, m: int, count: int = 2, *, diag=None, many_k: bool = False,
+                   eig=None) -> Spectrum:
     """The :class:`Spectrum` of ``X_T^T X_T / m`` through its m x m Gram (every nonzero eigenvalue;
-    ``count`` eigenvectors formed, the first used)."""
-    w, U, tol = _thin_lambdas(XT, m, count)
+    ``count`` eigenvectors formed, the first used; ``eig``: as :func:`_thin_lambdas`)."""
+    w, U, tol = _thin_lambdas(XT, m, count, eig)
     return Spectrum(XT.shape[1], w, tol, complete=True, v1=U[:, 0] * math.sqrt(w[0]), diag=diag, many_k=many_k)
 
 
-def _rest_spectrum(cov: Cov, T: np.ndarray) -> Spectrum:
+def _rest_spectrum(cov: Cov, T: np.ndarray, G: np.ndarray | None = None, S: np.ndarray | None = None) -> Spectrum:
     """The :class:`Spectrum` of ``A_TT`` (through ``X_T``'s Gram when data is held with fewer rows
     than |T|, never forming T x T; else the eigenpairs of ``A_TT``), for :func:`_bound_rest` and
-    :func:`_rest_curve` (one computation for both)."""
+    :func:`_rest_curve` (one computation for both).  ``G`` (X's whole Gram ``fl(X X^T) / m``, computed
+    already) and ``S`` (the other columns): X_T's Gram as ``G - X_S X_S^T / m`` (:func:`_rest_gram_eig`)."""
     dg = cov.diag()[T]
     if cov.X is not None and cov.X.shape[0] < T.size:
+        if G is not None and S is not None:
+            X, m = cov.X, cov.X.shape[0]
+            w, P, tol = _rest_gram_eig(X, G, S)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sc = np.where(w[:1] > 0, 1.0 / np.sqrt(w[:1] * m), 0.0)
+            v1 = (X.T @ P[:, :1])[T, 0] * sc[0] * math.sqrt(w[0])
+            return Spectrum(T.size, w, tol, complete=True, v1=v1, diag=dg)
         return _thin_spectrum(cov.X[:, T], cov.X.shape[0], diag=dg)
     return _Spectral(cov.submatrix(T), 1).spectrum(rows=False)
+
+
+def _rest_gram_eig(X: np.ndarray, G: np.ndarray, S: np.ndarray):
+    """:func:`_gram_eig` of ``X_T`` (T: the columns not in S) from X's whole Gram ``G = fl(X X^T) / m``:
+    ``G_T = fl(G - fl(X_S X_S^T) / m)``, no copy of X_T and no pass over it.
+
+    Tolerance: each entry of ``fl(X X^T) / m`` is within ``(gamma_n + eps) sqrt(G_aa G_bb)`` of the
+    exact one (``sum_j |x_aj x_bj| <= m sqrt(G_aa G_bb)``), the S part's within the same (its
+    diagonal is at most G's), the subtraction adds ``eps |G_T|``; so the computed ``G_T`` is within
+    ``2 (gamma_n + eps) tr(G) + eps ||G_T||_F`` in norm of the exact ``X_T X_T^T / m``, below
+    :func:`_gram_eig`'s ``32 (m + n) eps (||G_T||_F + tr(G))`` with G's whole trace (n: all columns)
+    in place of T's, which also covers eigh's backward error as there."""
+    m, n = X.shape
+    XS = X[:, S]
+    GT = G - (XS @ XS.T) / m
+    w, P = np.linalg.eigh(GT)
+    w, P = np.clip(w[::-1], 0.0, None), P[:, ::-1]
+    tol = 32.0 * (m + n) * _EPS * (float(np.linalg.norm(GT)) + float(np.trace(G)))
+    return w, P, tol
 
 
 def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str, spec: Spectrum | None = None) -> dict:

@@ -77,7 +77,7 @@ def _rowsum_bound(A: np.ndarray, k: int) -> float:
     return _rowsum_topk(A, k) * (1 + 4 * (k + 2) * _EPS)
 
 
-def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None):
+def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None, gram: dict | None = None):
     """Data of numerical rank ``r <= max_rank`` (thin, through the m x m Gram): the exact
     spannogram on the rank-r factor V is the answer and its own certificate.
 
@@ -87,12 +87,17 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None)
     That slack scales with the trace; :func:`_gram_basis_bound` bounds the same quantity with
     a slack relative to the k largest variances, and the smaller of the two is kept (both are
     upper bounds): the ratio is then 1 to ~1e-12.
-    Returns None when the rank is above ``max_rank``.  Memory O(n m); nothing n x n.
+    Returns None when the rank is above ``max_rank``.  Memory O(n m); nothing n x n.  ``gram`` (a
+    dict, optional): gets the Gram of X and its eigendecomposition as ``gram["G"]``, ``gram["eig"]``
+    (the split bound's spectra of A and of A_TT reuse them: :func:`.bounds._thin_spectrum`'s ``eig``,
+    :func:`.bounds._rest_spectrum`'s ``G``).
     """
     t0 = time.perf_counter()
     max_rank = S._LOWRANK_MAX_RANK if max_rank is None else max_rank
     m = cov.X.shape[0]
-    w, P, tol = _gram_eig(cov.X, m)
+    w, P, tol = _gram_eig(cov.X, m, gram)
+    if gram is not None:
+        gram["eig"] = (w, P, tol)
     r = int(np.count_nonzero(w > tol))
     if r > max_rank:
         return None

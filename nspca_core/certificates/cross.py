@@ -24,6 +24,8 @@ from ..operators.cov import Cov
 
 _EPS = np.finfo(float).eps
 _BLOCK = 2048  # columns of T per block: |S| x _BLOCK entries of A_ST at a time
+_FIRST = 256  # (through X: the first block, of the largest variances, sets the tops' thresholds cheaply)
+_WIDE = 1 << 23  # (after the screen's first block, the columns it keeps in one block of at most this many entries)
 
 
 def pair_bound(a, b, c):
@@ -53,7 +55,41 @@ def _squares_up(B: np.ndarray, delta: float, drop: np.ndarray | None = None) -> 
     return B
 
 
-def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) -> np.ndarray | None:
+# the screen's relative allowance for the computed variances and products (each off by at most
+# (m + 2) eps relatively: any m below 10^9)
+_SCREEN_REL = 1e-6
+
+
+def _screen(dS: np.ndarray, lam: float, delta: float, rows_min: np.ndarray, theta: float) -> float:
+    """The variance ``d`` at or below which (``A_tt <= d / (1 + _SCREEN_REL)``) a column t of T cannot
+    enter :func:`cross_table`'s tops any more: every computed square of the column at most its row's
+    ``rows_min`` (the row's jm-th largest so far) and its computed total at most ``theta`` (the
+    smallest of the jm largest column maxima so far: jm columns have every i-sum ``>= theta``).
+
+    Proof (rho = _SCREEN_REL, A psd): the computed entry ``b_st`` is within ``delta / 2`` of
+    ``A_st``, and ``|A_st| <= sqrt(A_ss A_tt) <= sqrt(dS_s dT_t) (1 + rho)`` (computed variances within
+    ``(m + 1) eps`` relatively); the square of ``(b_st + delta)_+`` rounded is then at most
+    ``(sqrt(dS_s dT_t) (1 + rho) + 2 delta)^2 (1 + rho)``, at most ``rows_min_s`` when ``dT_t`` is at
+    most this row's level.  The column's squares sum (rounded: ``1 + 2 s eps``) to at most
+    ``(||a|| + 2 delta sqrt(s))^2 (1 + rho)`` with ``a = A_St`` (Minkowski), and ``||a||^2 <=
+    lambda_max(A_SS) A_tt`` (the 2 x 2 blocks of a psd matrix), ``lambda_max(A_SS) <= lam``.  Rows
+    with ``dS_s = 0`` have squares at most ``(2 delta)^2 (1 + rho)``.  Returns 0 when nothing can be
+    skipped."""
+    rho, s = _SCREEN_REL, dS.size
+    room = np.sqrt(rows_min / (1 + rho)) - 2 * delta
+    if np.any(room <= 0):
+        return 0.0
+    pos = dS > 0
+    d_rows = float(np.min((room[pos] / (np.sqrt(dS[pos]) * (1 + rho))) ** 2)) if pos.any() else np.inf
+    room_c = np.sqrt(theta / (1 + rho + 2 * s * _EPS)) - 2 * delta * np.sqrt(s)
+    if room_c <= 0 or lam <= 0:
+        return 0.0
+    d_cols = (room_c / (np.sqrt(lam) * (1 + rho))) ** 2
+    return min(d_rows, d_cols) * (1 - rho)
+
+
+def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
+                lam_S: float | None = None) -> np.ndarray | None:
     """``C[i, j]`` (``0 <= i <= imax``, ``0 <= j <= jmax``): upper bounds on ``y_S^T A_ST y_T`` over unit,
     nonnegative y_S (at most i nonzeros, on S) and y_T (at most j, on T); zero when i or j is 0.
     None when the data are held neither as X nor as A.
@@ -67,13 +103,19 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) ->
     = m eps / (1 - m eps)``, Cauchy–Schwarz on ``|x_s|^T |x_t|``), so every entry is raised by
     ``2 (m + 2) eps sqrt(max A_ss max A_tt)`` before ``(.)_+^2``; the sums of at most ``imax jmax``
     squares are raised by ``1 + 4 (imax + jmax + 2) eps``.  Memory: ``|S| x 2048`` entries of
-    ``A_ST`` at a time plus ``|S| x jmax`` and ``imax x jmax`` running tops; nothing n x n.
+    ``A_ST`` at a time (through X: then the columns the screen keeps, at most 2^23 entries) plus
+    ``|S| x jmax`` and ``imax x jmax`` running tops; nothing n x n.
+
+    Through X, T's columns go in decreasing variance and stop where no column left can enter a top
+    (:func:`_screen`; ``lam_S``: an upper bound on ``lambda_max(A_SS)``, else its trace): the same
+    table (the tops are of the same squares) from the products of the columns before that point only.
     """
     S, T = np.asarray(S), np.asarray(T)
     s, jm, im = S.size, min(int(jmax), T.size), min(int(imax), S.size)
     C = np.zeros((int(imax) + 1, int(jmax) + 1))
     if im == 0 or jm == 0:
         return C
+    level = None
     if cov.X is not None:
         X = cov.X
         m = X.shape[0]
@@ -81,26 +123,17 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) ->
         dS = np.einsum("ij,ij->j", XS, XS) / m
         dT = cov.diag()[T]
         delta = 2 * (m + 2) * _EPS * np.sqrt(float(dS.max()) * float(dT.max())) * (1 + 4 * m * _EPS)
+        order = np.argsort(-dT, kind="stable")
+        T, dT = T[order], dT[order]
+        lam = float(lam_S) if lam_S is not None else float(dS.sum()) * (1 + 2 * s * _EPS)
 
-        if X.flags.f_contiguous and 4 * S.size <= X.shape[1]:
-            # X's columns in place, in ranges (no copy of X_T): S's own columns come out as zero
-            # squares, which enter no top sum (every square is >= 0) and pass no filter below
-            inS = np.zeros(X.shape[1], dtype=bool)
-            inS[S] = True
-            spans = [slice(a, min(a + _BLOCK, X.shape[1])) for a in range(0, X.shape[1], _BLOCK)]
+        def level(rows_min: np.ndarray, theta: float) -> float:
+            return _screen(dS, lam, delta, rows_min, theta)
 
-            def squares(sl):
-                B = XS.T @ X[:, sl]
-                np.divide(B, m, out=B)
-                return _squares_up(B, delta, inS[sl])
-        else:
-            spans = [T[a:a + _BLOCK] for a in range(0, T.size, _BLOCK)]
-
-            def squares(cols):
-                return _squares_up((XS.T @ X[:, cols]) / m, delta)
+        def squares(cols):
+            return _squares_up((XS.T @ X[:, cols]) / m, delta)
     elif cov._A is not None:
         A = cov._A
-        spans = [T[a:a + _BLOCK] for a in range(0, T.size, _BLOCK)]
 
         def squares(cols):
             return _squares_up(A[np.ix_(S, cols)], 0.0)
@@ -108,7 +141,19 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) ->
         return None
     rows = np.zeros((s, jm))     # per row of S: its jm largest squares so far (any order)
     cols = np.zeros((im, jm))    # per i: the jm largest column sums (of the i largest squares) so far
-    for span in spans:
+    pos = 0
+    while pos < T.size:
+        size = _BLOCK if level is None or pos else min(_BLOCK, max(_FIRST, 8 * jm))
+        if level is not None and pos:
+            # T in decreasing variance: the columns left that the screen keeps are the next ones, in
+            # one block (at most _WIDE entries); none: no column from here on can enter a top
+            lv = level(rows.min(axis=1), float(cols[0].min()))
+            if lv > 0:  # (0: a top not yet full, another block as usual)
+                size = min(int(np.count_nonzero(dT[pos:] * (1 + _SCREEN_REL) > lv)), max(_BLOCK, _WIDE // s))
+                if size == 0:
+                    break
+        span = T[pos:pos + size]
+        pos += span.size
         P2 = squares(span)
         # rows: a column at most every row's jm-th largest square so far changes no row's jm largest
         # (on MLL ~80% of the columns after the first block)
@@ -121,9 +166,17 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int) ->
         # columns and the kept ones, cols[0]), is not needed in any i's jm largest sums: jm other
         # columns have a sum >= theta (itself among the jm + 1 or not) and its sums are <= its total
         # (issue 39: most of T's columns on gene data; the partitions were 2/3 of the table's cost)
-        top1 = np.concatenate([cols[0], P2.max(axis=0)])
+        # Likewise at each i: a column's sum of its i largest is at most min(total, i x its largest), and
+        # one at most every i's jm-th largest sum so far is not needed either (raised by 1e-12: the
+        # same sums in another order)
+        mx, tot = P2.max(axis=0), P2.sum(axis=0)
+        top1 = np.concatenate([cols[0], mx])
         theta = np.partition(top1, top1.size - jm - 1)[top1.size - jm - 1]
-        P2T = np.ascontiguousarray(P2[:, P2.sum(axis=0) > theta].T)          # kept columns, one per row
+        keep = tot > theta
+        if keep.any():
+            cap_i = np.minimum(tot[keep, None], mx[keep, None] * np.arange(1, im + 1)) * (1 + 1e-12)
+            keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
+        P2T = np.ascontiguousarray(P2[:, keep].T)                           # kept columns, one per row
         if P2T.shape[0]:
             top = -np.sort(-np.partition(P2T, s - im, axis=1)[:, s - im:], axis=1)   # b' x im, descending
             colsum = np.cumsum(top, axis=1).T                                # row i-1: sum of i largest

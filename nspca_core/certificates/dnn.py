@@ -57,7 +57,7 @@ import numpy as np
 import scipy.linalg
 
 from .._common.eig import top_eigvalsh_upper
-from .dnn_steps import (_GIVE_UP_EVERY, _Adam, _Cuts, _float32_flushed, _hopeless, _smoothed, cut_rhs,
+from .dnn_steps import (_GIVE_UP_EVERY, _Adam, _Cuts, _gradient_into, _hopeless, _smoothed, cut_rhs,
                         ksupport_cuts, refreshed_cuts)
 
 __all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
@@ -323,6 +323,25 @@ def _run_end(A: np.ndarray, k: int, last: DnnState | None, best: tuple, lower: f
     return best_state, best_value, best_lam, evals
 
 
+def _start_value(A: np.ndarray, k: int, state: DnnState, start_lam: float | None, evaluate: bool):
+    """A run's start ``(value, lam, evaluations)``: from the caller's rigorous ``start_lam``, else
+    evaluated, else (``evaluate`` False) ``(inf, None, 0)``: not known yet."""
+    if start_lam is not None:
+        return float(dnn_tangent(float(start_lam), state, A.shape[0], np.array([k]))[0]), float(start_lam), 0
+    if not evaluate:
+        return np.inf, None, 0
+    value, lam = dnn_value_lam(A, k, state)
+    return value, lam, 1
+
+
+def _unevaluated(state: DnnState, U, it: int, evals: int, n: int) -> tuple:
+    """The return of a run that gave up before any evaluation (``evaluate_give_up=False``): its
+    point, value ``inf`` (nothing proved of it yet)."""
+    state.U = U
+    return state, np.inf, {"iterations": it, "exact_evaluations": evals, "mu": state.nu / n, "lam": None,
+                           "gave_up": True, "unevaluated": True}
+
+
 def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start: float,
                  t_end: float, lr: float, decay: float = 0.995, r: int = 10,
                  check_every: int = 0, target: float | None = None, lower: float | None = None,
@@ -330,7 +349,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  push: float | None = None, push_stall: float | None = None,
                  t_iters: int | None = None, start_lam: float | None = None, budget=None,
                  ritz32: bool = False, refresh: int = 0, max_cuts: int = 30,
-                 give_up: float | None = None):
+                 give_up: float | None = None, evaluate_start: bool = True,
+                 evaluate_give_up: bool = True):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -361,6 +381,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     Ritz vectors (:func:`refreshed_cuts`; one Adam run, no restart); any cut is valid
     (:func:`cut_rhs`).  ``give_up``: stop (the point evaluated) once the free estimates, every
     :data:`_GIVE_UP_EVERY` iterations, head (:func:`_hopeless`) for ``lower / value`` below this.
+    ``evaluate_start=False`` (no ``start_lam``): the start is not evaluated (the run ends with an
+    evaluation); ``evaluate_give_up=False``: a run giving up before any evaluation returns its point
+    unevaluated (value ``inf``, ``info["unevaluated"]``: the caller's next run evaluates its end).
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -382,12 +405,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         return DnnState(x_N.copy(), x_nu, U, cuts.C, cuts.weights())
 
     best_state = snapshot()
-    if start_lam is None:
-        best_value, best_lam = dnn_value_lam(A, k, best_state)
-        evals = 1
-    else:
-        best_lam = float(start_lam)
-        best_value, evals = float(dnn_tangent(best_lam, best_state, n, np.array([k]))[0]), 0
+    best_value, best_lam, evals = _start_value(A, k, best_state, start_lam, evaluate_start)
     last_check = best_value
     history = []  # the bound's free estimates every _GIVE_UP_EVERY iterations (give_up)
     next_early = 0  # no early check before this iteration (a few steps after a failed one)
@@ -420,10 +438,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         _, q, W = _smoothed(w, U, t)
         # gradients: dF/dN = G = W diag(q) W^T off the diagonal; dF/dnu = k/n - 1^T G 1 / n;
         # dF/dw_l = beta_l - c_l^T G c_l
-        # entries below 1e-15 of the Ritz vectors move nothing (Adam's steps there are ~1e-5 of
-        # the learning rate) but their products would be float32 subnormals, ~50x slower in
-        # every later pass: flushed to zero
-        np.matmul(_float32_flushed(W * q), _float32_flushed(W).T, out=G)
+        _gradient_into(W, q, G)
         G[diag] = 0.0
         s1 = W.sum(axis=0)
         g_nu = kn - float(q @ (s1 * s1)) / n
@@ -463,7 +478,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             if last_check - best_value < thr * abs(best_value) and it >= min_iters:
                 break
             last_check = best_value
-    last = snapshot() if (not check_every or stopped or stopped_early) and unchecked else None
+    if stopped_early and not evaluate_give_up and not np.isfinite(best_value):
+        return _unevaluated(snapshot(), U, it, evals, n)
+    last = snapshot() if ((not check_every or stopped or stopped_early) and unchecked
+                          or not np.isfinite(best_value)) else None
     best_state, best_value, best_lam, more = _run_end(A, k, last, (best_state, best_value, best_lam), lower,
                                                       budget, timed)
     evals += more

@@ -54,32 +54,33 @@ def ksupport_cuts(V: np.ndarray, k: int) -> np.ndarray:
     n, L = V.shape
     if k >= n:
         return np.array(V, copy=True)
-    out = np.empty_like(V, dtype=float)
-    rs = np.arange(k)                     # r = 0..k-1
+    rs = np.arange(k)[:, None]            # r = 0..k-1 (rows), one column per vector
     heads = k - rs - 1                    # h = number of entries kept as they are
+    cols = np.arange(L)
+    a = np.abs(V)
+    order = np.argsort(-a, axis=0, kind="stable")
+    s = np.take_along_axis(a, order, axis=0)
+    cs = np.concatenate((np.zeros((1, L)), np.cumsum(s, axis=0)))
+    cs2 = np.concatenate((np.zeros((1, L)), np.cumsum(s * s, axis=0)))
+    tail = cs[n] - np.take_along_axis(cs, np.broadcast_to(heads, (k, L)), axis=0)
+    T = tail / (rs + 1)
+    num = np.take_along_axis(cs2, np.broadcast_to(heads, (k, L)), axis=0) + T * tail  # c^T |v|
+    # beta_k of |c| = s_k of {s_0..s_{h-1}, T (n-h times)}: the head entries >= T stay,
+    # the rest of the k slots take T^2 or a smaller head entry (all with the same sign as v
+    # overestimates beta_k of the signed c, so the ratio below is a safe choice criterion)
+    # (s is sorted per column: the count of head entries > ... as searchsorted(-s, -T, "right"))
+    above = np.empty((k, L), dtype=int)
     for j in range(L):
-        v = V[:, j]
-        a = np.abs(v)
-        order = np.argsort(-a, kind="stable")
-        s = a[order]
-        cs = np.concatenate(([0.0], np.cumsum(s)))
-        cs2 = np.concatenate(([0.0], np.cumsum(s * s)))
-        tail = cs[n] - cs[heads]
-        T = tail / (rs + 1)
-        num = cs2[heads] + T * tail       # c^T |v|
-        # beta_k of |c| = s_k of {s_0..s_{h-1}, T (n-h times)}: the head entries >= T stay,
-        # the rest of the k slots take T^2 or a smaller head entry (all with the same sign as v
-        # overestimates beta_k of the signed c, so the ratio below is a safe choice criterion)
-        big = np.minimum(heads, np.searchsorted(-s, -T, side="right"))  # s is sorted
-        beta = cs2[big] + (k - big) * T * T
-        ratio = np.where(beta > 0, num * num / np.maximum(beta, 1e-300), 0.0)
-        r = int(np.argmax(ratio))
-        h = int(heads[r])
-        c = np.empty(n)
-        c[order[:h]] = s[:h]
-        c[order[h:]] = T[r]
-        out[:, j] = np.where(v < 0, -c, c)
-    return out
+        above[:, j] = np.searchsorted(-s[:, j], -T[:, j], side="right")
+    big = np.minimum(heads, above)
+    beta = np.take_along_axis(cs2, big, axis=0) + (k - big) * T * T
+    ratio = np.where(beta > 0, num * num / np.maximum(beta, 1e-300), 0.0)
+    r = np.argmax(ratio, axis=0)
+    h = heads[r, 0]
+    c = np.where(np.arange(n)[:, None] < h[None, :], s, T[r, cols][None, :])
+    out = np.empty_like(c)
+    np.put_along_axis(out, order, c, axis=0)
+    return np.where(V < 0, -out, out)
 
 
 def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
@@ -100,6 +101,18 @@ def _float32_flushed(a: np.ndarray) -> np.ndarray:
     out = a.astype(np.float32)
     out[np.abs(out) < 1e-15] = 0.0
     return out
+
+
+def _gradient_into(W: np.ndarray, q: np.ndarray, G: np.ndarray) -> None:
+    """``G = W diag(q) W^T`` in float32, written into G.  Entries below 1e-15 of the Ritz vectors
+    move nothing (Adam's steps there are ~1e-5 of the learning rate) but their products would be
+    float32 subnormals, ~50x slower in every later pass: flushed to zero.  One weight left: an
+    outer product, which NumPy's matmul runs without BLAS (~10x slower; the same roundings)."""
+    Wq, Wf = _float32_flushed(W * q), _float32_flushed(W)
+    if Wf.shape[1] == 1:
+        np.multiply(Wq, Wf.T, out=G)
+    else:
+        np.matmul(Wq, Wf.T, out=G)
 
 
 class _Adam:
@@ -216,9 +229,13 @@ class _Cuts:
 
     def renew(self, U: np.ndarray, max_cuts: int) -> None:
         """:func:`refreshed_cuts` of the Ritz vectors U (the kept cuts' Adam moments carried)."""
+        beta = self.beta
         self.C, self.w, keep = refreshed_cuts(U, self.k, self.C, self.w, max_cuts)
-        self.cols, self.beta = np.hstack([self.ones, self.C]), cut_rhs(self.C, self.k)
         extra = self.C.shape[1] - keep.size
+        # the kept cuts' right-hand sides as computed before (cut_rhs works column by column)
+        old = beta[keep] if beta is not None else np.zeros(0)
+        self.cols = np.hstack([self.ones, self.C])
+        self.beta = np.concatenate([old, cut_rhs(self.C[:, keep.size:], self.k)])
         self.opt = self.opt.resized(keep, extra) if self.opt is not None else _Adam(self.w.shape)
         self.renewals += 1
 

@@ -9,7 +9,8 @@ import time
 import numpy as np
 import scipy.linalg
 
-from .anchor import AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test
+from .anchor import (AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test,
+                     restricted_refutes)
 from .dnn import DnnState, _ritz, dnn_optimize, dnn_value_lam, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
@@ -17,7 +18,8 @@ from .budget import BoundReport, Budget, fits, step
 
 
 # the "auto" DNN schedule's settings (_settings._EFFORT), used from its schedule_min_n features up
-_SCHEDULE_KEYS = ("lr", "ritz_r", "give_up", "cut_refresh", "refresh_iters", "cut_lr")
+_SCHEDULE_KEYS = ("lr", "ritz_r", "give_up", "cut_refresh", "refresh_iters", "cut_lr", "lazy_start",
+                  "anchor_forecast")
 
 
 # the screening search's block (vectors) and block-Krylov steps per mu (twice that at the first)
@@ -232,6 +234,25 @@ def _kkt_beaten(A: np.ndarray, x: np.ndarray, best: float, lower: float) -> bool
     return est >= best * (1.0 + 1e-6) or lower < _KKT_USEFUL * est
 
 
+# _forecast_fails: from this many features, where the restricted rows are at most this share of n
+_FORECAST_MIN_N, _FORECAST_SHARE = 150, 0.5
+
+
+def _forecast_fails(A: np.ndarray, k: int, x, tau: float, cfg: dict) -> bool:
+    """Whether the effort's ``anchor_forecast`` says the anchored test at ``tau`` fails
+    (:func:`nspca_core.certificates.anchor.restricted_refutes` on at most 2k rows, ~1/5 of the
+    test's cost on CBCL k = 65, where the test fails after ~9 ms): only from
+    :data:`_FORECAST_MIN_N` features and where those rows are at most :data:`_FORECAST_SHARE` of
+    them (else the forecast costs about what the test does).  Decides only whether the test is
+    run; on CBCL k = 5..150 and LRS it agreed with the test at every k tried."""
+    n = A.shape[0]
+    if not cfg.get("anchor_forecast") or x is None or n < _FORECAST_MIN_N:
+        return False
+    if np.count_nonzero(x) + k > _FORECAST_SHARE * n:
+        return False
+    return restricted_refutes(A, k, x, tau)
+
+
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
     """The KKT dual point of a feasible x (:func:`kkt_init`): ``(value, state, lambda)``, the
     value rigorous."""
@@ -279,6 +300,12 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     best, evals = None, 0
     if kkt is not None:
         best = (kkt[0], kkt[1], "kkt", kkt[2])
+    # the screening start alone (no other start to compare it with): not evaluated where the run
+    # follows anyway (cfg "lazy_start"; it never certified the target on CBCL, LRS or MLL's S)
+    lazy = bool(cfg.get("lazy_start")) and budget is None and best is None and len(cands) == 1
+    if lazy:
+        best = (np.inf, cands[0][1](), "screen", None)
+        cands = []
     for name, make in cands:
         if best is not None and lower >= target * best[0]:
             break
@@ -310,7 +337,13 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=min(target, settle or target),
                                  lower=lower,
-                                 callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget)
+                                 callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget,
+                                 evaluate_start=not lazy, evaluate_give_up=not (lazy and cuts and effort != "fast"))
+    if info.pop("unevaluated", False) and st.U is None:  # (no cut run to evaluate it: now)
+        val, info["lam"] = dnn_value_lam(A, k, st)
+        info["exact_evaluations"] += 1
+    # else the point the plain run gave up at (lazy: nothing evaluated yet) is the cut run's start,
+    # which evaluates its own end (val inf until then)
     info["init"] = init
     info["exact_evaluations"] += evals
     lam = info["lam"]
@@ -330,7 +363,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                      stall=cfg["stall"], callback=callback,
                                      decay=cfg.get("decay", _DECAY), budget=budget,
                                      ritz32=effort != "full", refresh=refresh,
-                                     lr=cfg.get("cut_lr"), r=cfg.get("ritz_r", 10))
+                                     lr=cfg.get("cut_lr"), r=cfg.get("ritz_r", 10),
+                                     evaluate_start=np.isfinite(val))
         info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
@@ -354,7 +388,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
                 min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None,
                 budget: Budget | None = None, ritz32: bool = False, refresh: int = 0,
-                lr: float | None = None, r: int = 10):
+                lr: float | None = None, r: int = 10, evaluate_start: bool = True):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
@@ -366,7 +400,8 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
     ``refresh > 0``: each round is one optimizer run whose cuts are renewed from its own Ritz
     vectors every ``refresh`` iterations (``dnn_optimize(refresh=...)``: no restart of the
     optimizer between cut sets); ``lr``: the rounds' learning rate (relative to ``max |A_ij|``,
-    default ``_LR_WARM``); ``r``: Ritz vectors per step."""
+    default ``_LR_WARM``); ``r``: Ritz vectors per step; ``evaluate_start=False`` (with ``val``
+    inf: ``st`` not evaluated): the first round's start is not evaluated (its end is)."""
     scale = max(float(np.abs(A).max()), 1e-300)
     gains, its, evals = [], 0, 0
     n = A.shape[0]
@@ -386,10 +421,10 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
                                         min_iters=min_iters, start_lam=lam if same else None,
-                                        budget=budget, ritz32=ritz32)
+                                        budget=budget, ritz32=ritz32, evaluate_start=evaluate_start)
         its += info2["iterations"]
         evals += info2["exact_evaluations"]
-        gains.append(float(max(val - val2, 0.0)))
+        gains.append(float(max(val - val2, 0.0)) if np.isfinite(val) else 0.0)
         if val2 < val:
             st, val, lam = st2, val2, info2["lam"]
         if gains[-1] < 1e-4 * abs(val):
@@ -448,9 +483,13 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         # spare the DNN).  Enough on its own when it certifies _DNN_SKIP_AT.
         t1 = time.perf_counter()
         tried = lower / _DNN_SKIP_AT  # the top of the bracket the anchored bound was sought in
-        with step(budget, "anchored", anchored_size):
-            tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry, top_ratio=_DNN_SKIP_AT,
-                           top_first=True)
+        if _forecast_fails(A, k, x, tried, cfg):
+            tb = None  # (nothing proved up to `tried`, as when the test fails: see anchored())
+            info["anchored_forecast"] = "fails"
+        else:
+            with step(budget, "anchored", anchored_size):
+                tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry,
+                               top_ratio=_DNN_SKIP_AT, top_first=True)
         info["anchored_seconds"] = time.perf_counter() - t1
         if tb is not None:
             bounds["anchored"] = tb

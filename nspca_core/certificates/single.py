@@ -35,7 +35,7 @@ from .bounds import (
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
-from .coupled import _coupled, _coupled_refined
+from .coupled import _COUPLED_AIM, _coupled, _coupled_refined
 from .cross import cross_table
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
@@ -56,6 +56,11 @@ from .lower import _ascent_many, _fit_lower, _starts
 # "auto"'s branch and bound on the split bound's S: only up to this k (it closes in a few dozen
 # nodes at small k; at larger k it spends its time without closing)
 _SPLIT_BRANCH_MAX_K = 16
+
+# that tree ("auto", by nodes) computes a node's DNN bound only while its nearest ancestor's is within this of
+# the value to refute (exact.branch_and_bound's dnn_hope): on MLL k = 5 / 10 and golub-shaped k = 10 the
+# 40-iteration dual point's node bounds sat 4..7% above it and refuted no node (the row sums did)
+_SPLIT_DNN_HOPE = 0.02
 
 
 
@@ -182,7 +187,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
 
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None,
-                   budget: Budget | None = None, report: BoundReport | None = None) -> Certificate:
+                   budget: Budget | None = None, report: BoundReport | None = None, gram=None) -> Certificate:
     """Large n: DNN on a screened set S, cheap bounds on the rest T.
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and
@@ -220,6 +225,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     fits (S's certificate step by step, :func:`_certify_dense`), and the branch and bound on S
     runs last, with the time left, its proved ``B_S(k_S)`` put back into the coupled bound (the
     other sparsities' terms are unchanged); ``report`` gets the global bound as it improves.
+    ``gram`` (``{"G": ..., "eig": ...}``): X's Gram and its eigendecomposition when computed already
+    (the same spectrum of A; A_TT's from ``G`` minus S's part, :func:`.bounds._rest_gram_eig`).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -229,7 +236,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     dg = cov.diag()
     m = cov.X.shape[0] if cov.X is not None else n
     work = float(m) * n * max(min(m, n), 16)  # a thin pass over X's columns, m n min(m, n)
-    x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info)
+    gram = gram or {}
+    x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info, gram.get("eig"))
     if budget is not None:
         report.offer(_variances_bound(dg, k))
     S, T = _screened(dg, x, screened_size(n, k, cfg, split_cap))
@@ -241,7 +249,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     with step(budget, "top" if not thin else "gram", work if thin else float(n) ** 3):
         if thin:
-            spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg)
+            spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg, eig=gram.get("eig"))
         else:
             spec = _Spectral(cov.dense(), 1).spectrum(rows=False)
     bounds.update(cheap_bounds_at(spec, k))
@@ -266,7 +274,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
         bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
-                              time_limit=seconds, max_nodes=nodes or None)
+                              time_limit=seconds, max_nodes=nodes or None,
+                              dnn_hope=_SPLIT_DNN_HOPE if nodes and effort != "full" else None)
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
         certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
     B_S = certS.upper_bound
@@ -275,7 +284,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     # ---- B_T
     with step(budget, "rest", work):
-        specT = _rest_spectrum(cov, T) if T.size else None  # (one spectrum for B_T and its curve)
+        specT = _rest_spectrum(cov, T, gram.get("G"), S) if T.size else None  # (one for B_T and its curve)
         if T.size:
             bt = _bound_rest(cov, T, k, effort, spec=specT)
             B_T = min(bt.values())
@@ -291,12 +300,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)
-    stop = 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW  # (S: the screened set here)
-    if budget is not None:
-        stop = 1 - EXACT_TOLERANCE
-    coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair,
-                                               lambda: cross_table(cov, S, T, kS, k), lower, stop,
-                                               budget=budget)
+    stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
+    coupled, sharper, cross = _coupled_refined(
+        covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
+        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None)
     report.offer(min(coupled, min(bounds.values())))
     if (budget is not None and certS.lower < (1 - EXACT_TOLERANCE) * certS.upper_bound
             and certS.x is not None and certS.lower > 0 and not budget.expired()):
@@ -330,7 +337,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     return _finish(bounds, lower, x, k, t0, info)
 
 
-def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict):
+def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
     """The split certificate's feasible point and value, through X (never n x n): the given
     ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
     if x is not None:
@@ -349,7 +356,7 @@ def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, bu
     if fits(budget, "ascent", work):
         with step(budget, "ascent", work):
             if cov.X is not None and cov.thin:
-                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3)
+                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3, gram)
             else:
                 U = None
             X0 = _starts(cov, k, U, cfg["ascent_starts"])
@@ -407,23 +414,25 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
         x = check("x", x, n_features=cov.n, k=k)
     if effort == "exact":
         return certify_exact(cov, k, x, time_limit, callback, scale, budget)
+    gram: dict = {}
     if cov.thin:
-        cert = _certify_lowrank(cov, k, x, callback)
+        cert = _certify_lowrank(cov, k, x, callback, gram=gram)
         if cert is not None:
             return cert
     if cov.n > S._DENSE_MAX_N:
-        return _certify_large(cov, k, x, effort, callback)
+        return _certify_large(cov, k, x, effort, callback, gram=gram or None)
     cert, _ = _certify_dense(cov, k, x, effort, callback)
     return cert
 
 
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
-                   branch_seconds: float | None = None, keep: dict | None = None) -> Certificate:
+                   branch_seconds: float | None = None, keep: dict | None = None, gram=None) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
-    screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`."""
+    screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
+    ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
-    return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep)
+    return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
 
 
 def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None,
@@ -447,9 +456,10 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
         "fast": d = 1 bounds and a 40-iteration DNN run from its screening
         initialization (interactive use); "auto": d = 1 bounds (d <= 2 for
         n <= 120, where the exact rank-2 spannogram is cheap) and up to 80
-        DNN iterations, stopping at a 1e-3 relative gap or when progress
-        stalls, then (only while the ratio is below 0.97) two rounds of up to 40 more with
-        sparsity cuts; for k >= 3 the anchored row sums come first (their cost is at most
+        DNN iterations, stopping at a 1e-3 relative gap, when progress
+        stalls or (from 64 features) when its estimates head below 0.97, then (only while the
+        ratio is below 0.97) one run of up to 44 more with sparsity cuts renewed every 8
+        iterations (below 64 features: two rounds of up to 40); for k >= 3 the anchored row sums come first (their cost is at most
         the DNN's, ``_settings.anchor_affordable``) and the DNN (or its cut rounds) is skipped
         when they certify 0.975; a given x is first checked against lambda_1 alone (Lanczos and a
         Cholesky proof, n >= 1000); "full": d <= 3, residual bounds on the split remainder,

@@ -671,7 +671,7 @@ def main():
                     X = gene_shaped(name)
                 elif (X := load(name)) is None:
                     continue
-                if name == "cbcl":
+                if name in ("cbcl", "lrs"):  # (dense: every k)
                     path_vs_one_bench(name, X, list(range(1, X.shape[1] + 1)), a.stride, 500, 0.98, a.cache,
                                       a.fill_cache, compare)
                 else:

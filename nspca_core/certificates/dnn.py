@@ -40,7 +40,9 @@ three-line argument.  ``c = 1`` is the ``mu`` term; the gradient in ``w_l`` is
 ``beta_k(c_l) - c_l^T G c_l``.  Which c cut deepest: :func:`ksupport_cuts` (the
 k-support dual directions of the relaxation's top eigenvectors; on CBCL at k = 50
 one such cut moves the relaxation from 0.960 to 0.990 of the best known value,
-where the raw eigenvector as c gains 0.5%).
+where the raw eigenvector as c gains 0.5%).  A run may renew its cuts itself every few
+iterations (``dnn_optimize(refresh=)``, "auto" since issue 39): the new ones enter with weight 0,
+so the point's bound is unchanged where that happens; the pieces live in :mod:`.dnn_steps`.
 
 The number reported is never a Ritz value: :func:`lmax_upper` evaluates
 ``lambda_max`` of the final ``M`` with LAPACK plus a stated tolerance.
@@ -49,16 +51,17 @@ The number reported is never a Ritz value: :func:`lmax_upper` evaluates
 from __future__ import annotations
 
 import contextlib
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
 
 from .._common.eig import top_eigvalsh_upper
+from .dnn_steps import (_GIVE_UP_EVERY, _Adam, _Cuts, _gradient_into, _hopeless, _smoothed, cut_rhs,
+                        ksupport_cuts, refreshed_cuts)
 
 __all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
-           "dnn_value_lam", "dnn_tangent", "dnn_optimize", "chol_lmax", "ritz_guess"]
+           "dnn_value_lam", "dnn_tangent", "dnn_optimize", "chol_lmax", "ritz_guess", "refreshed_cuts"]
 
 _EPS = np.finfo(float).eps
 # a final value within this (relative) of the lower bound is re-evaluated by LAPACK (tightest)
@@ -67,7 +70,6 @@ _EXACT_NEAR = 2e-4
 # not again for this many iterations when the check does not prove it
 _EARLY_MARGIN = 1e-5
 _EARLY_COOLDOWN = 5
-_W_STEP = 30.0  # cut weights learn 30x faster than N (measured best on CBCL, k = 50)
 
 
 @dataclass
@@ -80,72 +82,6 @@ class DnnState:
     U: np.ndarray | None = None
     C: np.ndarray | None = None
     w: np.ndarray | None = None
-
-
-def cut_rhs(C: np.ndarray, k: int) -> np.ndarray:
-    """``beta_k(c) = max(s_k((c_+)^2), s_k((c_-)^2))`` for each column c of C.
-
-    ``s_k`` is the sum of the k largest entries.  For x in S_k^n with support
-    J: ``c^T x = sum_J c_+ x - sum_J c_- x``, a difference of two nonnegative
-    numbers, each ``<= sqrt(s_k(c_+^2))`` resp. ``sqrt(s_k(c_-^2))`` by
-    Cauchy-Schwarz on J (``||x|| = 1``), hence ``(c^T x)^2 <= beta_k(c)``.
-    ``c = 1`` gives ``k``, the ``mu`` term.  Rounded up by a relative 4 n eps.
-    """
-    n, L = C.shape
-    out = np.empty(L)
-    kk = min(k, n)
-    for sgn, col in ((1.0, 0), (-1.0, 1)):
-        P = np.maximum(sgn * C, 0.0) ** 2
-        if kk < n:
-            P = np.partition(P, n - kk, axis=0)[n - kk:]
-        v = P.sum(axis=0)
-        out = v if col == 0 else np.maximum(out, v)
-    return out * (1.0 + 4 * n * _EPS)
-
-
-def ksupport_cuts(V: np.ndarray, k: int) -> np.ndarray:
-    """Cut directions from vectors: for each column v of V, the c maximizing ``(c^T v)^2 / beta_k(c)``
-    among a family containing the maximizer.
-
-    Any c gives a valid cut (:func:`cut_rhs`); this only chooses a good one.  For a rank-one
-    relaxed matrix ``Z = v v^T`` the cut ``c^T Z c <= beta_k(c)`` is violated by the factor
-    ``max_c (c^T v)^2 / beta_k(c) = ||v||_(k)^2``, the squared k-support norm of v (the norm whose
-    dual is ``sqrt(s_k(c^2))``), which is 1 exactly when v is k-sparse.  Its maximizer
-    (Argyriou, Foygel & Srebro 2012) keeps the ``h = k - r - 1`` largest ``|v_i|`` and replaces
-    the others by their mean over ``r + 1`` slots, ``T = (sum of the rest) / (r + 1)``, for the
-    right r in ``0..k-1``; every r is tried here and the best ratio kept.  With ``c = v``
-    itself (the raw Ritz vector) the violation is only v's mass outside its top k, which is why
-    flattened tails cut far deeper.  Signs follow v.
-    """
-    n, L = V.shape
-    if k >= n:
-        return np.array(V, copy=True)
-    out = np.empty_like(V, dtype=float)
-    rs = np.arange(k)                     # r = 0..k-1
-    heads = k - rs - 1                    # h = number of entries kept as they are
-    for j in range(L):
-        v = V[:, j]
-        a = np.abs(v)
-        order = np.argsort(-a, kind="stable")
-        s = a[order]
-        cs = np.concatenate(([0.0], np.cumsum(s)))
-        cs2 = np.concatenate(([0.0], np.cumsum(s * s)))
-        tail = cs[n] - cs[heads]
-        T = tail / (rs + 1)
-        num = cs2[heads] + T * tail       # c^T |v|
-        # beta_k of |c| = s_k of {s_0..s_{h-1}, T (n-h times)}: the head entries >= T stay,
-        # the rest of the k slots take T^2 or a smaller head entry (all with the same sign as v
-        # overestimates beta_k of the signed c, so the ratio below is a safe choice criterion)
-        big = np.minimum(heads, np.searchsorted(-s, -T, side="right"))  # s is sorted
-        beta = cs2[big] + (k - big) * T * T
-        ratio = np.where(beta > 0, num * num / np.maximum(beta, 1e-300), 0.0)
-        r = int(np.argmax(ratio))
-        h = int(heads[r])
-        c = np.empty(n)
-        c[order[:h]] = s[:h]
-        c[order[h:]] = T[r]
-        out[:, j] = np.where(v < 0, -c, c)
-    return out
 
 
 def lmax_upper(M: np.ndarray, scale: float, guess: float | None = None) -> tuple[float, float]:
@@ -365,84 +301,45 @@ def _cold_block(M: np.ndarray, r: int, L: np.ndarray, lw: np.ndarray) -> np.ndar
     return U
 
 
-def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
-    """Entropy-smoothed lambda_max from Ritz values w (desc); returns (F, weights q, kept vectors).
+def _run_end(A: np.ndarray, k: int, last: DnnState | None, best: tuple, lower: float | None, budget,
+             timed) -> tuple:
+    """The end of :func:`dnn_optimize`: the point ``last`` evaluated (when no check did, and it
+    fits), the best kept; then, near the lower bound, the best point's value by LAPACK (the
+    Cholesky check's allowance could hide optimality).  Returns ``(state, value, lam, evaluations)``."""
+    best_state, best_value, best_lam = best
+    size, evals = float(A.shape[0]) ** 3, 0
+    if last is not None and (budget is None or budget.fits("eval", size)):
+        with timed():
+            val, lam = dnn_value_lam(A, k, last)
+        evals += 1
+        if val < best_value:
+            best_state, best_value, best_lam = last, val, lam
+    if (lower is not None and lower >= (1.0 - _EXACT_NEAR) * best_value
+            and (budget is None or budget.fits("eval", size))):
+        val, lam = dnn_value_lam(A, k, best_state, fast=False)
+        evals += 1
+        if val < best_value:
+            best_value, best_lam = val, lam
+    return best_state, best_value, best_lam, evals
 
-    The gradient is ``G = W diag(q) W^T``; callers form only what they need of it."""
-    z = (w - w[0]) / t
-    p = np.exp(z)
-    s = float(p.sum())
-    F = float(w[0]) + t * np.log(s)
-    q = p[: W.shape[1]] / s
-    keep = q > 1e-12
-    return F, q[keep], W[:, keep]
+
+def _start_value(A: np.ndarray, k: int, state: DnnState, start_lam: float | None, evaluate: bool):
+    """A run's start ``(value, lam, evaluations)``: from the caller's rigorous ``start_lam``, else
+    evaluated, else (``evaluate`` False) ``(inf, None, 0)``: not known yet."""
+    if start_lam is not None:
+        return float(dnn_tangent(float(start_lam), state, A.shape[0], np.array([k]))[0]), float(start_lam), 0
+    if not evaluate:
+        return np.inf, None, 0
+    value, lam = dnn_value_lam(A, k, state)
+    return value, lam, 1
 
 
-def _float32_flushed(a: np.ndarray) -> np.ndarray:
-    """``a`` in float32 with entries below 1e-15 in size set to zero."""
-    out = a.astype(np.float32)
-    out[np.abs(out) < 1e-15] = 0.0
-    return out
-
-
-class _Adam:
-    """Adam for one block of nonnegative dual variables (each step ends with the projection).
-
-    Adam moves every coordinate by about the learning rate whatever its gradient's size.  That
-    is what the DNN dual needs: its optimal ``N`` has entries of the size of ``A``'s on pairs
-    the top eigenvectors barely touch (gradients ~1e-3 of the others), which a plain gradient
-    step crosses in thousands of iterations (measured on CBCL at k = 6: accelerated projected
-    gradient stalls 1% above the relaxation's value after 1,000 iterations, Adam is within
-    0.02% of it after 200)."""
-
-    B1, B2 = 0.9, 0.999
-    # gradients are entries of a unit-trace matrix (<= 1); the guard must stay far above
-    # single precision's underflow of g^2 (else a 1e-20 gradient would take a huge step)
-    EPS = 1e-10
-    # g^2 is floored here: sqrt(v) stays ~1e-15 << EPS (steps unchanged to 1e-5) while v, decaying
-    # by B2 per step, stays a normal float32 for thousands of steps (subnormals are ~50x slower)
-    FLOOR = 1e-30
-
-    def __init__(self, shape):
-        # the moments only scale the steps: single precision halves the memory traffic of the
-        # n x n updates (the loop is memory-bound); dnn_optimize holds N itself in float32 too
-        dt = np.float32 if shape else np.float64
-        self.m = np.zeros(shape, dtype=dt)
-        self.v = np.zeros(shape, dtype=dt)
-        self.tmp = np.zeros(shape, dtype=dt) if shape else None
-        # the constants of the two maxima as arrays: NumPy's maximum against a full array is ~3x
-        # faster than against a scalar (the same values; issue 39, a third of an iteration's passes)
-        self.zero = np.zeros(shape, dtype=dt) if shape else None
-        self.floor = np.full(shape, self.FLOOR, dtype=dt) if shape else None
-        self.t = 0
-
-    def step(self, x, g, lr):
-        """``max(x - lr * m_hat / (sqrt(v_hat) + EPS), 0)``: in place for arrays (x is updated
-        and returned), a new float for scalars."""
-        self.t += 1
-        b1, b2 = self.B1, self.B2
-        # a Python float: a NumPy float64 scalar would make the float32 passes below float64 ones
-        c = float(lr) * math.sqrt(1.0 - b2 ** self.t) / (1.0 - b1 ** self.t)
-        if self.tmp is None:
-            self.m = b1 * self.m + (1.0 - b1) * g
-            self.v = b2 * self.v + (1.0 - b2) * g * g
-            return max(float(x - c * self.m / (math.sqrt(self.v) + self.EPS)), 0.0)
-        # arrays hold m / (1 - B1) and v / (1 - B2) (two fewer passes over n x n; the same step:
-        # m / (sqrt(v) + EPS) = (1 - B1) / sqrt(1 - B2) * m' / (sqrt(v') + EPS / sqrt(1 - B2)))
-        m, v, tmp = self.m, self.v, self.tmp
-        m *= b1
-        m += g
-        v *= b2
-        np.multiply(g, g, out=tmp)
-        np.maximum(tmp, self.floor, out=tmp)  # no subnormal g^2 (see FLOOR)
-        v += tmp
-        np.sqrt(v, out=tmp)
-        tmp += self.EPS / math.sqrt(1.0 - b2)
-        np.divide(m, tmp, out=tmp)
-        tmp *= c * (1.0 - b1) / math.sqrt(1.0 - b2)
-        x -= tmp
-        np.maximum(x, self.zero, out=x)
-        return x
+def _unevaluated(state: DnnState, U, it: int, evals: int, n: int) -> tuple:
+    """The return of a run that gave up before any evaluation (``evaluate_give_up=False``): its
+    point, value ``inf`` (nothing proved of it yet)."""
+    state.U = U
+    return state, np.inf, {"iterations": it, "exact_evaluations": evals, "mu": state.nu / n, "lam": None,
+                           "gave_up": True, "unevaluated": True}
 
 
 def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start: float,
@@ -451,7 +348,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  callback=None, stall: float = 1e-4, min_iters: int | None = None,
                  push: float | None = None, push_stall: float | None = None,
                  t_iters: int | None = None, start_lam: float | None = None, budget=None,
-                 ritz32: bool = False):
+                 ritz32: bool = False, refresh: int = 0, max_cuts: int = 30,
+                 give_up: float | None = None, evaluate_start: bool = True,
+                 evaluate_give_up: bool = True):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -477,6 +376,14 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     ``budget`` (:class:`nspca_core.certificates.budget.Budget`): an iteration only while it and one
     rigorous evaluation fit in the time left; then the point reached is evaluated if that fits.
     ``ritz32``: the Ritz steps in float32 (short runs; a long "full" one converges finer without).
+
+    ``refresh > 0``: every ``refresh`` iterations (from the first) the cuts are renewed from the
+    Ritz vectors (:func:`refreshed_cuts`; one Adam run, no restart); any cut is valid
+    (:func:`cut_rhs`).  ``give_up``: stop (the point evaluated) once the free estimates, every
+    :data:`_GIVE_UP_EVERY` iterations, head (:func:`_hopeless`) for ``lower / value`` below this.
+    ``evaluate_start=False`` (no ``start_lam``): the start is not evaluated (the run ends with an
+    evaluation); ``evaluate_give_up=False``: a run giving up before any evaluation returns its point
+    unevaluated (value ``inf``, ``info["unevaluated"]``: the caller's next run evaluates its end).
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -487,31 +394,24 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     A32 = A.astype(np.float32) if ritz32 else A
     M = np.empty(x_N.shape, dtype=A32.dtype)
     G = np.empty(x_N.shape, dtype=np.float32)  # the gradient in Adam's precision
-    diag, ones = np.diag_indices(n), np.ones((n, 1))
+    diag = np.diag_indices(n)
     opt_N, opt_nu = _Adam(x_N.shape), _Adam(())
-    C = state.C
-    ones_C = None if C is None else np.hstack([ones, C])  # the low-rank part's columns, once
-    x_w = None if C is None else (state.w.copy() if state.w is not None else np.zeros(C.shape[1]))
-    beta = None if C is None else cut_rhs(C, k)
-    opt_w = None if C is None else _Adam(x_w.shape)
+    cuts = _Cuts(state.C, state.w, k, n)
     U = state.U
     if U is not None and U.shape != (n, r):
         U = None
 
     def snapshot():
-        return DnnState(x_N.copy(), x_nu, U, C, None if x_w is None else x_w.copy())
+        return DnnState(x_N.copy(), x_nu, U, cuts.C, cuts.weights())
 
     best_state = snapshot()
-    if start_lam is None:
-        best_value, best_lam = dnn_value_lam(A, k, best_state)
-        evals = 1
-    else:
-        best_lam = float(start_lam)
-        best_value, evals = float(dnn_tangent(best_lam, best_state, n, np.array([k]))[0]), 0
+    best_value, best_lam, evals = _start_value(A, k, best_state, start_lam, evaluate_start)
     last_check = best_value
+    history = []  # the bound's free estimates every _GIVE_UP_EVERY iterations (give_up)
     next_early = 0  # no early check before this iteration (a few steps after a failed one)
     it = 0
-    size, stopped, unchecked = float(n) ** 3, False, False  # unchecked: iterations since an evaluation
+    # unchecked: iterations since an evaluation; stopped_early: by the give-up rule
+    size, stopped, unchecked, stopped_early = float(n) ** 3, False, False, False
     timed = contextlib.nullcontext if budget is None else (lambda: budget.step("eval", size))  # noqa: E731
     for it in range(1, iters + 1):
         if budget is not None and budget.left() < budget.cost("iter", size) + budget.cost("eval", size):
@@ -520,29 +420,29 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             break
         t_it = budget.clock() if budget is not None else 0.0
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
+        if refresh and U is not None and (it - 1) % refresh == 0:
+            cuts.renew(U, max_cuts)
         np.add(A32, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
-        if C is not None and np.any(x_w > 0):
-            L, lw = ones_C, np.concatenate(([x_nu / n], x_w))
-        else:
-            L, lw = ones, np.array([x_nu / n])
+        L, lw = cuts.low_rank(x_nu / n)
         if U is None and n > 3 * r and ritz32:  # no warm subspace (short runs): block steps, no n^3 eigh
             U = _cold_block(M, r, L, lw)
         w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free
-        est = float(w[0]) + x_nu * kn + (0.0 if C is None else float(x_w @ beta))
+        est = float(w[0]) + x_nu * kn + cuts.rhs()
+        if give_up is not None and lower is not None and it % _GIVE_UP_EVERY == 0:
+            history.append(est)
+            if _hopeless(history, lower, give_up):
+                stopped_early = True
+                it -= 1
+                break
         _, q, W = _smoothed(w, U, t)
         # gradients: dF/dN = G = W diag(q) W^T off the diagonal; dF/dnu = k/n - 1^T G 1 / n;
         # dF/dw_l = beta_l - c_l^T G c_l
-        # entries below 1e-15 of the Ritz vectors move nothing (Adam's steps there are ~1e-5 of
-        # the learning rate) but their products would be float32 subnormals, ~50x slower in
-        # every later pass: flushed to zero
-        np.matmul(_float32_flushed(W * q), _float32_flushed(W).T, out=G)
+        _gradient_into(W, q, G)
         G[diag] = 0.0
         s1 = W.sum(axis=0)
         g_nu = kn - float(q @ (s1 * s1)) / n
-        if C is not None:
-            B = W.T @ C
-            x_w = opt_w.step(x_w, beta - q @ (B * B), _W_STEP * lr)
+        cuts.step(W, q, lr)
         x_N = opt_N.step(x_N, G, lr)
         x_N[diag] = 0.0
         x_nu = float(opt_nu.step(x_nu, g_nu, lr * n))
@@ -578,20 +478,15 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             if last_check - best_value < thr * abs(best_value) and it >= min_iters:
                 break
             last_check = best_value
-    if (not check_every or stopped) and unchecked and (budget is None or budget.fits("eval", size)):
-        cand = snapshot()
-        with timed():
-            val, lam = dnn_value_lam(A, k, cand)
-        evals += 1
-        if val < best_value:
-            best_state, best_value, best_lam = cand, val, lam
-    if (lower is not None and lower >= (1.0 - _EXACT_NEAR) * best_value
-            and (budget is None or budget.fits("eval", size))):
-        # near the lower bound the Cholesky check's allowance could hide optimality: LAPACK
-        val, lam = dnn_value_lam(A, k, best_state, fast=False)
-        evals += 1
-        if val < best_value:
-            best_value, best_lam = val, lam
+    if stopped_early and not evaluate_give_up and not np.isfinite(best_value):
+        return _unevaluated(snapshot(), U, it, evals, n)
+    last = snapshot() if ((not check_every or stopped or stopped_early) and unchecked
+                          or not np.isfinite(best_value)) else None
+    best_state, best_value, best_lam, more = _run_end(A, k, last, (best_state, best_value, best_lam), lower,
+                                                      budget, timed)
+    evals += more
     best_state.U = U
     return best_state, best_value, {"iterations": it, "exact_evaluations": evals, "mu": best_state.nu / n,
-                                    "lam": best_lam, **({"stopped": "time_limit"} if stopped else {})}
+                                    "lam": best_lam, **({"stopped": "time_limit"} if stopped else {}),
+                                    **({"renewals": cuts.renewals} if refresh else {}),
+                                    **({"gave_up": True} if stopped_early else {})}

@@ -9,11 +9,17 @@ import time
 import numpy as np
 import scipy.linalg
 
-from .anchor import AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test
+from .anchor import (AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test,
+                     restricted_refutes)
 from .dnn import DnnState, _ritz, dnn_optimize, dnn_value_lam, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget, fits, step
+
+
+# the "auto" DNN schedule's settings (_settings._EFFORT), used from its schedule_min_n features up
+_SCHEDULE_KEYS = ("lr", "ritz_r", "give_up", "cut_refresh", "refresh_iters", "cut_lr", "lazy_start",
+                  "anchor_forecast")
 
 
 # the screening search's block (vectors) and block-Krylov steps per mu (twice that at the first)
@@ -202,6 +208,51 @@ def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     return N
 
 
+# _kkt_beaten: from this many features (below, LAPACK's eigenvalue costs about as much: LRS, 93), this many
+# block steps of this many vectors
+_KKT_EST_MIN_N, _KKT_EST_STEPS, _KKT_EST_R = 150, 3, 4
+# the KKT point is evaluated only where its estimate leaves it able to certify this ratio
+_KKT_USEFUL = 0.9
+
+
+def _kkt_beaten(A: np.ndarray, x: np.ndarray, best: float, lower: float) -> bool:
+    """Whether the KKT point of x (:func:`kkt_init`, ``mu = 0``: its bound is ``lambda_max(A + N)``)
+    is not worth its evaluation: a Ritz value of ``A + N`` (a few block steps from x and a seeded
+    block) at or above ``best (1 + 1e-6)`` (no better than the bounds so far) or above ``lower /``
+    :data:`_KKT_USEFUL` (the screening start is better there: on CBCL the DNN started from the KKT
+    point only where it certified 0.99 or more).  Ritz values are Rayleigh quotients, below
+    ``lambda_max`` (the margin covers their rounding); this only decides that an evaluation is
+    skipped, never a bound."""
+    n = A.shape[0]
+    if n < _KKT_EST_MIN_N:
+        return False
+    M = A + kkt_init(A, x)
+    U = np.column_stack([x, np.random.default_rng(0).standard_normal((n, _KKT_EST_R - 1))])
+    for _ in range(_KKT_EST_STEPS):
+        w, U = _ritz(M, U, _KKT_EST_R)
+    est = float(w[0])
+    return est >= best * (1.0 + 1e-6) or lower < _KKT_USEFUL * est
+
+
+# _forecast_fails: from this many features, where the restricted rows are at most this share of n
+_FORECAST_MIN_N, _FORECAST_SHARE = 150, 0.5
+
+
+def _forecast_fails(A: np.ndarray, k: int, x, tau: float, cfg: dict) -> bool:
+    """Whether the effort's ``anchor_forecast`` says the anchored test at ``tau`` fails
+    (:func:`nspca_core.certificates.anchor.restricted_refutes` on at most 2k rows, ~1/5 of the
+    test's cost on CBCL k = 65, where the test fails after ~9 ms): only from
+    :data:`_FORECAST_MIN_N` features and where those rows are at most :data:`_FORECAST_SHARE` of
+    them (else the forecast costs about what the test does).  Decides only whether the test is
+    run; on CBCL k = 5..150 and LRS it agreed with the test at every k tried."""
+    n = A.shape[0]
+    if not cfg.get("anchor_forecast") or x is None or n < _FORECAST_MIN_N:
+        return False
+    if np.count_nonzero(x) + k > _FORECAST_SHARE * n:
+        return False
+    return restricted_refutes(A, k, x, tau)
+
+
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
     """The KKT dual point of a feasible x (:func:`kkt_init`): ``(value, state, lambda)``, the
     value rigorous."""
@@ -233,6 +284,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     """
     cfg = _EFFORT[effort]
     n = A.shape[0]
+    if n < cfg.get("schedule_min_n", 0):  # small n: the effort's plain schedule (see _settings)
+        cfg = {key: v for key, v in cfg.items() if key not in _SCHEDULE_KEYS}
     lam1 = max(float(np.abs(A).max()), 1e-300)
     scale = lam1
     # starts, cheapest first (a caller's x gives the KKT point for the price of one evaluation);
@@ -247,6 +300,12 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     best, evals = None, 0
     if kkt is not None:
         best = (kkt[0], kkt[1], "kkt", kkt[2])
+    # the screening start alone (no other start to compare it with): not evaluated where the run
+    # follows anyway (cfg "lazy_start"; it never certified the target on CBCL, LRS or MLL's S)
+    lazy = bool(cfg.get("lazy_start")) and budget is None and best is None and len(cands) == 1
+    if lazy:
+        best = (np.inf, cands[0][1](), "screen", None)
+        cands = []
     for name, make in cands:
         if best is not None and lower >= target * best[0]:
             break
@@ -267,31 +326,45 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     v0, st, init, lam0 = best
     if lower >= target * v0:
         return v0, st, {"init": init, "iterations": 0, "exact_evaluations": evals, "lam": lam0}
-    lr = (_LR if init != "warm" else _LR_WARM) * scale
+    lr = (cfg.get("lr", _LR) if init != "warm" else _LR_WARM) * scale
     st.U = st.U if st.U is not None else (warm.U if warm is not None else None)
+    cut_target = target if effort == "full" else min(target, S._CUT_BELOW)
+    # "auto": the plain run gives up (its cutting planes start) once its estimates head below the
+    # ratio the cuts aim for (cfg "give_up"; only where cut rounds follow)
+    give_up = cut_target if cfg.get("give_up") and cuts and effort != "fast" else None
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"] if iters is None else iters, t_start=_T0 * scale,
-                                 ritz32=effort != "full",
+                                 ritz32=effort != "full", r=cfg.get("ritz_r", 10), give_up=give_up,
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
                                  check_every=cfg["check_every"], target=min(target, settle or target),
                                  lower=lower,
-                                 callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget)
+                                 callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget,
+                                 evaluate_start=not lazy, evaluate_give_up=not (lazy and cuts and effort != "fast"))
+    if info.pop("unevaluated", False) and st.U is None:  # (no cut run to evaluate it: now)
+        val, info["lam"] = dnn_value_lam(A, k, st)
+        info["exact_evaluations"] += 1
+    # else the point the plain run gave up at (lazy: nothing evaluated yet) is the cut run's start,
+    # which evaluates its own end (val inf until then)
     info["init"] = init
     info["exact_evaluations"] += evals
     lam = info["lam"]
-    cut_target = target if effort == "full" else min(target, S._CUT_BELOW)
     other = np.inf
     if lower < cut_target * val and before_cuts is not None:
         other = before_cuts(val)
     skip = cut_target if skip_at is None else max(skip_at, cut_target)
     if (cuts and lower < cut_target * val and lower < skip * other and st.U is not None
             and effort != "fast"):
-        st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, cfg["cut_rounds"],
+        # "auto": one run renewing its cuts (cfg "cut_refresh", "refresh_iters"); else rounds
+        refresh = cfg.get("cut_refresh", 0)
+        c_iters = cfg["refresh_iters"] if refresh else cfg["cut_iters"]
+        st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, 1 if refresh else cfg["cut_rounds"],
                                      lam=lam,
-                                     iters=cfg["cut_iters"],
-                                     check_every=min(cfg["cut_iters"], 2 * cfg["check_every"]),
+                                     iters=c_iters,
+                                     check_every=min(c_iters, 2 * cfg["check_every"]),
                                      stall=cfg["stall"], callback=callback,
                                      decay=cfg.get("decay", _DECAY), budget=budget,
-                                     ritz32=effort != "full")
+                                     ritz32=effort != "full", refresh=refresh,
+                                     lr=cfg.get("cut_lr"), r=cfg.get("ritz_r", 10),
+                                     evaluate_start=np.isfinite(val))
         info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
@@ -314,33 +387,44 @@ def _fresh_cuts(st: DnnState, k: int, max_cuts: int = _MAX_CUTS):
 def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, target: float,
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
                 min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None,
-                budget: Budget | None = None, ritz32: bool = False):
+                budget: Budget | None = None, ritz32: bool = False, refresh: int = 0,
+                lr: float | None = None, r: int = 10, evaluate_start: bool = True):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
     variables from there.  New cuts enter with weight 0, so no round makes the bound worse.
     Stops at ``target`` or when a round gains less than 1e-4 (relative).  ``lam``: the rigorous
     ``lambda_max`` bound of ``st`` when known (saves an exact evaluation per round).  Returns
-    ``(state, value, info)``; the value is rigorous."""
+    ``(state, value, info)``; the value is rigorous.
+
+    ``refresh > 0``: each round is one optimizer run whose cuts are renewed from its own Ritz
+    vectors every ``refresh`` iterations (``dnn_optimize(refresh=...)``: no restart of the
+    optimizer between cut sets); ``lr``: the rounds' learning rate (relative to ``max |A_ij|``,
+    default ``_LR_WARM``); ``r``: Ritz vectors per step; ``evaluate_start=False`` (with ``val``
+    inf: ``st`` not evaluated): the first round's start is not evaluated (its end is)."""
     scale = max(float(np.abs(A).max()), 1e-300)
     gains, its, evals = [], 0, 0
     n = A.shape[0]
     for _ in range(rounds):
         if lower >= target * val or st.U is None or not fits(budget, "iter", float(n) ** 3, 4):
             break
-        C2, w2 = _fresh_cuts(st, k)
-        st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
-        # the same dual matrix (hence lambda) when every cut in use was kept
-        same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
+        if refresh:  # the run renews its cuts itself (the first time at its first iteration)
+            st2, same = DnnState(st.N.copy(), st.nu, st.U, st.C, None if st.w is None else st.w.copy()), True
+        else:
+            C2, w2 = _fresh_cuts(st, k)
+            st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
+            # the same dual matrix (hence lambda) when every cut in use was kept
+            same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
         st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T0 * scale,
-                                        lr=_LR_WARM * scale, decay=decay,
+                                        lr=(_LR_WARM if lr is None else lr) * scale, decay=decay,
+                                        refresh=refresh, r=r,
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
                                         min_iters=min_iters, start_lam=lam if same else None,
-                                        budget=budget, ritz32=ritz32)
+                                        budget=budget, ritz32=ritz32, evaluate_start=evaluate_start)
         its += info2["iterations"]
         evals += info2["exact_evaluations"]
-        gains.append(float(max(val - val2, 0.0)))
+        gains.append(float(max(val - val2, 0.0)) if np.isfinite(val) else 0.0)
         if val2 < val:
             st, val, lam = st2, val2, info2["lam"]
         if gains[-1] < 1e-4 * abs(val):
@@ -373,12 +457,18 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     best_now = min(bounds.values())
     state = warm
     kkt = None
+    kkt_x = x  # the DNN's own KKT start (none when the estimate below rules it out)
     if (lower < enough * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3)):
-        # the KKT dual point of x costs one eigenvalue and often proves x optimal outright
-        with step(budget, "eval", float(n) ** 3):
-            kkt = _kkt_point(A, k, x)
-        bounds["dnn"] = kkt[0]
-        best_now = report.offer(min(bounds.values()))
+        # the KKT dual point of x costs one eigenvalue and often proves x optimal outright; where a
+        # Ritz value of its matrix (below its bound) says it cannot, it is neither a bound worth
+        # having nor the DNN's best start (_kkt_beaten; CBCL k = 10 / 65: it certified 0.24 / 0.63)
+        if effort != "full" and _kkt_beaten(A, x, best_now, lower):
+            kkt_x = None
+        else:
+            with step(budget, "eval", float(n) ** 3):
+                kkt = _kkt_point(A, k, x)
+            bounds["dnn"] = kkt[0]
+            best_now = report.offer(min(bounds.values()))
     anchored_size = float(n) * n * max(k, 8)
     # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
     anchor_ok = S.anchor_ok(n, k)
@@ -393,9 +483,13 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         # spare the DNN).  Enough on its own when it certifies _DNN_SKIP_AT.
         t1 = time.perf_counter()
         tried = lower / _DNN_SKIP_AT  # the top of the bracket the anchored bound was sought in
-        with step(budget, "anchored", anchored_size):
-            tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry, top_ratio=_DNN_SKIP_AT,
-                           top_first=True)
+        if _forecast_fails(A, k, x, tried, cfg):
+            tb = None  # (nothing proved up to `tried`, as when the test fails: see anchored())
+            info["anchored_forecast"] = "fails"
+        else:
+            with step(budget, "anchored", anchored_size):
+                tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry,
+                               top_ratio=_DNN_SKIP_AT, top_first=True)
         info["anchored_seconds"] = time.perf_counter() - t1
         if tb is not None:
             bounds["anchored"] = tb
@@ -432,7 +526,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
                         bounds["anchored(branch)"] = tb
             return report.offer(min(bounds.values()))
 
-        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=x, callback=callback,
+        val, state, dinfo = _dnn(A, k, lower, effort, warm, x=kkt_x, callback=callback,
                                  before_cuts=anchored, kkt=kkt, budget=budget,
                                  skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=not tree_follows,
                                  iters=cfg["iters"] // 2 if tree_follows else iters,

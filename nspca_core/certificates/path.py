@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from .anchor import anchored_rowsum_bound
+from .anchor import anchored_bisection, anchored_branch_bound, anchored_rowsum_bound
 from .._common.pairs import opt_pairs
 from .._common.params import check
 from .._common.scale import normalized, rescale
@@ -29,12 +29,20 @@ from ._settings import (
     anchor_ok,
 )
 from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, cheap_bounds_at
-from .dual import _anchored, _branch, _cut_rounds, _screen_init
+from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .monotone import monotone_envelope
 from .cheap import _certify_lowrank
 from .path_large import gap_runs, path_large, refine_midpoints
+from .path_dense_polish import GOAL, GOAL2, polish_to_goal
 from .single import _certify_dense, _certify_large, _finish
+
+# the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
+_POLISH_ITERS_PER_K = 15.0
+# its second tier (GOAL2, only the dual points where the DNN gives the path's bound)
+_POLISH2_ITERS_PER_K = 3.0
+# the anchored bisection's resolution after certify(k)'s own (relative; _ANCHOR_REL is 1e-3)
+_ANCHOR_FINE = 1e-4
 
 
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None, center=True) -> list[Certificate]:
@@ -78,9 +86,14 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
 
     Never looser than one k where it can afford it: at the k where the bound carried from the other
     k leaves the largest gap to the feasible value per counted cost, the path runs certify(k)'s own
-    computation and keeps the smaller bound (:func:`.path_large.gap_runs`; the budget:
-    ``_settings.path_budget``), so there its bound is at most ``certify(k)``'s.  Small problems
-    afford it at every k whose bound is not closed; no sparsity limit decides where it runs.
+    computation and keeps the smaller bound (:func:`.path_large.gap_runs`; on dense data within
+    ``_settings._PATH_FLOOR``), so there its bound is at most ``certify(k)``'s, and that run's DNN
+    dual point bounds every other k too.  Small problems afford it at every k whose bound is not
+    closed; no sparsity limit decides where it runs.  On dense data the anchored row sums are tried
+    by certify(k)'s own call (the same bound from the same feasible value), then finer; last, where
+    the certified ratio is still below 0.98, the DNN dual points the path holds are polished, worst
+    k first, and where the DNN stalls the anchored row sums with branching prove the goal
+    (:func:`.path_dense_polish.polish_to_goal`).
     Data of numerical rank <= 3 get the exact spannogram's certificate at every k, as from
     :func:`certify`.
     """
@@ -218,18 +231,22 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         u = np.minimum(ub_cheap, env)
         return np.minimum.accumulate(u[::-1])[::-1]  # monotone: a bound for k' >= k holds at k
 
-    polished: set = set()
-
-    def run(k: int, polish: bool = False):
+    def run(k: int, polish: bool = False, goal: float | None = None, rounds: int | None = None,
+            iters: int | None = None):
+        """A DNN run at k (warm from the nearest k run), or (``polish``) more cutting-plane rounds on
+        k's dual point: ``rounds`` of ``iters`` (default the effort's), stopping once the DNN at k
+        certifies ``goal`` (default the target)."""
         i = pos[k]
-        if lows[i] >= target * upper()[i]:
+        if lows[i] >= min(target, goal or target) * upper()[i]:
             return
         t0 = time.perf_counter()
         if polish:
             st0, lam0 = states[k]
-            st, val, dinfo = _cut_rounds(A, k, st0, own[k][0], float(lows[i]), target, pcfg["polish_rounds"],
-                                         iters=pcfg["polish_iters"], check_every=pcfg["check_every"],
-                                         stall=pcfg["stall"] / 3, min_iters=pcfg["polish_iters"] // 2,
+            its = iters or pcfg["polish_iters"]
+            st, val, dinfo = _cut_rounds(A, k, st0, own[k][0], float(lows[i]), goal or target,
+                                         rounds or pcfg["polish_rounds"], iters=its,
+                                         check_every=min(pcfg["check_every"], its // 2),
+                                         stall=pcfg["stall"] / 3, min_iters=its // 2,
                                          decay=pcfg.get("decay", _DECAY), lam=lam0)
             lam = dinfo.pop("lam")
             dinfo["init"] = "polish"
@@ -301,10 +318,55 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq], S._PATH_DENSE_RUNS_PER_K)
     anchored, branched, spent = _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort,
                                                        budget / 2)
-    _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper, anchored)
-    onek = _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget - spent)
+    def carry(st, lam):  # a one-k run's dual point: its bound at every k (dnn_tangent)
+        if lam is None:
+            lam, _ = _dnn_lmax(A, st)
+        np.minimum(env, dnn_tangent(float(lam), st, n, uniq), out=env)
+
+    # certify(k)'s own runs within the floor (_settings._PATH_FLOOR: a small problem runs it wherever its
+    # gap is open); on larger ones the polish below closes the gaps for less (CBCL: 30 runs, 2 CPU s,
+    # with the path's whole budget; 16 with a quarter, 1 s: the same certified ratios and bounds)
+    onek = _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
+                       min(budget - spent, S._PATH_FLOOR), carry)
+    if pcfg["polish_runs"]:
+        _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched, pcfg, effort)
     return _path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                               onek, spec, n, t_all, callback)
+
+def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched, pcfg, effort) -> None:
+    """The path's last step (:func:`.path_dense_polish.polish_to_goal`): the DNN dual points it holds,
+    polished where the certified ratio is below 0.98 (with the anchored branching where the DNN stalls),
+    then where the DNN gives the bound, to GOAL2; "full" polishes the k below 0.98 to its target instead
+    (at most ``polish_runs`` x ``polish_rounds`` rounds of ``polish_iters``, as before).  Lowers ``ub_cheap`` and fills
+    ``branched`` in place."""
+    n, p = A.shape[0], uniq.size
+
+    def branch(k: int, tau: float) -> float:
+        """The anchored row sums with branching at ``tau`` (:func:`.anchor.anchored_branch_bound`,
+        at most ``branch_nodes`` nodes); returns its cost counted in DNN iterations."""
+        tb = anchored_branch_bound(A, k, [tau], budget=pcfg["branch_nodes"])
+        if tb is not None:
+            branched[k] = min(branched.get(k, np.inf), tb)
+            ub_cheap[pos[k]] = min(ub_cheap[pos[k]], tb)
+        return float(pcfg["branch_nodes"]) * S.anchor_cost(n, k) / (S._DNN_PASSES * float(n) * n) / 10
+
+    first = pcfg["iters"] + pcfg["cut_rounds"] * pcfg["cut_iters"]
+    if effort == "full":
+        target = 1.0 - pcfg["target_gap"]
+        polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4, goal=target,
+                       budget=float(pcfg["polish_runs"] * pcfg["polish_rounds"] * pcfg["polish_iters"]),
+                       first_run=first, round_iters=pcfg["polish_iters"])
+        return
+    polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4,
+                   budget=_POLISH_ITERS_PER_K * p, first_run=first,
+                   branch=branch if pcfg["branch_nodes"] else None)
+    # then, with a smaller budget, the dual points the path holds where the DNN gives its bound,
+    # to GOAL2: certify(k)'s fresh DNN at k (80 iterations, two cut rounds) certified CBCL k = 65..71
+    # 0.982-0.983 where the tangents carried from k = 64 / 67 gave 0.981 (5 k looser, up to 1.6e-3)
+    polish_to_goal(uniq, pos, lows, upper, states, own, run, below=GOAL2, goal=GOAL2 + 5e-4,
+                   budget=_POLISH2_ITERS_PER_K * p, first_run=first,
+                   where=lambda k: k in states and env[pos[k]] <= ub_cheap[pos[k]])
+
 
 def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
     """The DNN runs of the path: a coarse geometric grid of k (run ascending: the dual moves
@@ -318,7 +380,7 @@ def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
         j = int(np.searchsorted(uniq, round(g)))
         grid.add(int(uniq[min(j, p - 1)]))
     for k in sorted(grid):  # ascending: the dual moves smoothly as mu decreases with k
-        run(k)
+        run(k, goal=target)
     refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
 
 
@@ -329,8 +391,8 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort, bu
     (below its target, effort not "full": :func:`.dual._anchored`, the same call, so the path is as
     tight as one k there) and, as a bisection below the path's bound, wherever the DNN certifies less
     than ``_CUT_BELOW``.  Where the DNN's ratio was below ``_CUT_BELOW``, branch and bound on the
-    support (a few dozen nodes at CBCL's k = 5..7) to prove the best answer optimal, or else within
-    1%.  Lowers ``ub_cheap`` in place; returns ``(anchored, branched, spent)``."""
+    support (a few dozen nodes at CBCL's k = 5..7) to prove the polish's goal (``lows / GOAL``).
+    Lowers ``ub_cheap`` in place; returns ``(anchored, branched, spent)``."""
     n = A.shape[0]
     one_k = 1.0 - S._EFFORT[effort]["target_gap"] if effort != "full" else -np.inf
     anchored, weak = {}, set()
@@ -340,7 +402,16 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort, bu
         lo, ub_i = float(lows[i]), float(upper()[i])
         if lo < S._CUT_BELOW * ub_i:
             weak.add(k)
-        found = [_anchored(A, k, lo, np.inf)] if lo < one_k * ub_i else []  # (ub_cheap keeps the smaller)
+        # certify(k)'s own call (the same bracket and resolution: from the same feasible value, the same
+        # bound; a wider, finer bisection proved less at CBCL k = 38..41, its tests warm-started otherwise)
+        carry: dict = {}
+        found = [_anchored(A, k, lo, np.inf, rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT, top_first=True,
+                           carry=carry) if lo < one_k * ub_i else None]  # (ub_cheap keeps the smaller)
+        if found[0] is not None and lo < (1 - _ANCHOR_FINE) * found[0]:
+            # then finer, from its last failed test (valid above it): its 1e-3 steps left LRS k = 3..9 at
+            # 0.9990 where a finer bisection proves 0.9999 (anchor.anchored_bisection: ``hi`` proved)
+            found.append(anchored_bisection(carry["rows"], lo, found[0], _ANCHOR_FINE, tau_lo=carry["tau"],
+                                            r_lo=carry["r"])[0])
         best = min([ub_i] + [v for v in found if v is not None])
         if lo < S._CUT_BELOW * best:
             found.append(anchored_rowsum_bound(A, k, lo, best))
@@ -354,19 +425,24 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort, bu
     branched = {}
     for k in sorted(weak & set(anchored)) if pcfg["branch_nodes"] else ():
         i = pos[k]
-        tb = _branch(A, k, float(lows[i]), float(upper()[i]), pcfg["branch_nodes"])
+        # at the polish's goal, not at optimality: CBCL k = 6 / 7 0.21 / 0.28 CPU s for the proof of
+        # optimality, 0.04 / 0.05 s for the goal's (certify(k) certifies 0.970 / 0.974 there)
+        tau = float(lows[i]) / GOAL
+        tb = anchored_branch_bound(A, k, [tau], budget=pcfg["branch_nodes"]) if tau < upper()[i] else None
         if tb is not None:
             branched[k] = tb
             ub_cheap[i] = min(ub_cheap[i], tb)
     return anchored, branched, spent
 
 
-def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget) -> dict:
+def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget, carry=None) -> dict:
     """certify(k)'s own computation (:func:`.single._certify_dense` with its eigenpairs, no point
     unless the caller gave one) where the path's bound is still open, largest gap per counted cost
     first (:func:`.path_large.gap_runs`, ``dense_run_cost``), within ``budget``: there the path's
     bound is at most certify(k)'s.  Lowers ``ub_cheap`` and raises ``lows`` in place; returns
-    ``{k: Certificate}``."""
+    ``{k: Certificate}``.  ``carry(state, lam)``: called with each run's DNN dual point and its
+    rigorous ``lambda_max`` bound (None: not known), whose tangent bounds every k (LRS: certify(24)'s
+    dual point proves the optimum at every k >= 24, where the path's own tangents were 2.7e-6 above)."""
     A = cov.dense()
     n = A.shape[0]
     out: dict = {}
@@ -375,8 +451,10 @@ def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, b
     def one(k: int) -> None:
         if not spec:  # the eigenpairs certify(k) computes (the same call)
             spec.append(_Spectral(A, 3 if effort == "full" else 2))
-        c, _ = _certify_dense(cov, k, given.get(k), effort, None, spec=spec[0])
+        c, st = _certify_dense(cov, k, given.get(k), effort, None, spec=spec[0])
         out[k] = c
+        if carry is not None and st is not None:
+            carry(st, (c.info.get("dnn") or {}).get("lam"))
         i = pos[k]
         ub_cheap[i] = min(ub_cheap[i], c.upper_bound)
         if src[i] != "given" and c.x is not None and c.lower > lows[i]:
@@ -384,29 +462,6 @@ def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, b
 
     gap_runs(uniq, pos, lows, upper, one, lambda k: S.dense_run_cost(n, k, effort), budget)
     return out
-
-
-def _polish_worst(uniq, pos, lows, pcfg, states, own, polished, run, upper, anchored=None) -> None:
-    """At the worst-certified k (run first if it was not on the grid), more cutting-plane rounds;
-    its tangents also tighten the neighbours.  A k whose polish gained less than 0.2% is not tried
-    again (the relaxation, not the optimizer, is the limit there), nor one where the anchored row
-    sums (``anchored``: k -> bound) give the path's bound (they are tighter than the DNN there)."""
-    anchored = anchored or {}
-    for _ in range(pcfg["polish_runs"]):
-        ub = upper()
-        ratio = lows / ub
-        cand = [int(k) for k in uniq if int(k) not in polished and ratio[pos[int(k)]] < S._POLISH_BELOW
-                and not anchored.get(int(k), np.inf) <= ub[pos[int(k)]]]
-        if not cand:
-            break
-        k = min(cand, key=lambda kk: ratio[pos[kk]])
-        if k not in states:
-            run(k)
-            continue
-        before = own[k][0]
-        run(k, polish=True)
-        if own[k][0] > (1 - 2e-3) * before:
-            polished.add(k)
 
 
 def _path_certificates(uniq, lows, LX, src, ub, env, cheap, exact, own, anchored, branched, onek, spec, n,

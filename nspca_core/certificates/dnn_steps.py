@@ -1,0 +1,260 @@
+"""The DNN optimizer's pieces (:func:`nspca_core.certificates.dnn.dnn_optimize`): the cuts (their
+right-hand sides, their directions, their renewal inside a run), projected Adam, the entropy
+smoothing and the give-up rule.
+
+Internal module; the proofs are in :mod:`nspca_core.certificates.dnn` (every point these steps
+reach is a dual point; the bound is always evaluated there, in float64).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_EPS = np.finfo(float).eps
+_W_STEP = 30.0  # cut weights learn 30x faster than N (measured best on CBCL, k = 50)
+
+
+def cut_rhs(C: np.ndarray, k: int) -> np.ndarray:
+    """``beta_k(c) = max(s_k((c_+)^2), s_k((c_-)^2))`` for each column c of C.
+
+    ``s_k`` is the sum of the k largest entries.  For x in S_k^n with support
+    J: ``c^T x = sum_J c_+ x - sum_J c_- x``, a difference of two nonnegative
+    numbers, each ``<= sqrt(s_k(c_+^2))`` resp. ``sqrt(s_k(c_-^2))`` by
+    Cauchy-Schwarz on J (``||x|| = 1``), hence ``(c^T x)^2 <= beta_k(c)``.
+    ``c = 1`` gives ``k``, the ``mu`` term.  Rounded up by a relative 4 n eps.
+    """
+    n, L = C.shape
+    out = np.empty(L)
+    kk = min(k, n)
+    for sgn, col in ((1.0, 0), (-1.0, 1)):
+        P = np.maximum(sgn * C, 0.0) ** 2
+        if kk < n:
+            P = np.partition(P, n - kk, axis=0)[n - kk:]
+        v = P.sum(axis=0)
+        out = v if col == 0 else np.maximum(out, v)
+    return out * (1.0 + 4 * n * _EPS)
+
+
+def ksupport_cuts(V: np.ndarray, k: int) -> np.ndarray:
+    """Cut directions from vectors: for each column v of V, the c maximizing ``(c^T v)^2 / beta_k(c)``
+    among a family containing the maximizer.
+
+    Any c gives a valid cut (:func:`cut_rhs`); this only chooses a good one.  For a rank-one
+    relaxed matrix ``Z = v v^T`` the cut ``c^T Z c <= beta_k(c)`` is violated by the factor
+    ``max_c (c^T v)^2 / beta_k(c) = ||v||_(k)^2``, the squared k-support norm of v (the norm whose
+    dual is ``sqrt(s_k(c^2))``), which is 1 exactly when v is k-sparse.  Its maximizer
+    (Argyriou, Foygel & Srebro 2012) keeps the ``h = k - r - 1`` largest ``|v_i|`` and replaces
+    the others by their mean over ``r + 1`` slots, ``T = (sum of the rest) / (r + 1)``, for the
+    right r in ``0..k-1``; every r is tried here and the best ratio kept.  With ``c = v``
+    itself (the raw Ritz vector) the violation is only v's mass outside its top k, which is why
+    flattened tails cut far deeper.  Signs follow v.
+    """
+    n, L = V.shape
+    if k >= n:
+        return np.array(V, copy=True)
+    rs = np.arange(k)[:, None]            # r = 0..k-1 (rows), one column per vector
+    heads = k - rs - 1                    # h = number of entries kept as they are
+    cols = np.arange(L)
+    a = np.abs(V)
+    order = np.argsort(-a, axis=0, kind="stable")
+    s = np.take_along_axis(a, order, axis=0)
+    cs = np.concatenate((np.zeros((1, L)), np.cumsum(s, axis=0)))
+    cs2 = np.concatenate((np.zeros((1, L)), np.cumsum(s * s, axis=0)))
+    tail = cs[n] - np.take_along_axis(cs, np.broadcast_to(heads, (k, L)), axis=0)
+    T = tail / (rs + 1)
+    num = np.take_along_axis(cs2, np.broadcast_to(heads, (k, L)), axis=0) + T * tail  # c^T |v|
+    # beta_k of |c| = s_k of {s_0..s_{h-1}, T (n-h times)}: the head entries >= T stay,
+    # the rest of the k slots take T^2 or a smaller head entry (all with the same sign as v
+    # overestimates beta_k of the signed c, so the ratio below is a safe choice criterion)
+    # (s is sorted per column: the count of head entries > ... as searchsorted(-s, -T, "right"))
+    above = np.empty((k, L), dtype=int)
+    for j in range(L):
+        above[:, j] = np.searchsorted(-s[:, j], -T[:, j], side="right")
+    big = np.minimum(heads, above)
+    beta = np.take_along_axis(cs2, big, axis=0) + (k - big) * T * T
+    ratio = np.where(beta > 0, num * num / np.maximum(beta, 1e-300), 0.0)
+    r = np.argmax(ratio, axis=0)
+    h = heads[r, 0]
+    c = np.where(np.arange(n)[:, None] < h[None, :], s, T[r, cols][None, :])
+    out = np.empty_like(c)
+    np.put_along_axis(out, order, c, axis=0)
+    return np.where(V < 0, -out, out)
+
+
+def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
+    """Entropy-smoothed lambda_max from Ritz values w (desc); returns (F, weights q, kept vectors).
+
+    The gradient is ``G = W diag(q) W^T``; callers form only what they need of it."""
+    z = (w - w[0]) / t
+    p = np.exp(z)
+    s = float(p.sum())
+    F = float(w[0]) + t * np.log(s)
+    q = p[: W.shape[1]] / s
+    keep = q > 1e-12
+    return F, q[keep], W[:, keep]
+
+
+def _float32_flushed(a: np.ndarray) -> np.ndarray:
+    """``a`` in float32 with entries below 1e-15 in size set to zero."""
+    out = a.astype(np.float32)
+    out[np.abs(out) < 1e-15] = 0.0
+    return out
+
+
+def _gradient_into(W: np.ndarray, q: np.ndarray, G: np.ndarray) -> None:
+    """``G = W diag(q) W^T`` in float32, written into G.  Entries below 1e-15 of the Ritz vectors
+    move nothing (Adam's steps there are ~1e-5 of the learning rate) but their products would be
+    float32 subnormals, ~50x slower in every later pass: flushed to zero.  One weight left: an
+    outer product, which NumPy's matmul runs without BLAS (~10x slower; the same roundings)."""
+    Wq, Wf = _float32_flushed(W * q), _float32_flushed(W)
+    if Wf.shape[1] == 1:
+        np.multiply(Wq, Wf.T, out=G)
+    else:
+        np.matmul(Wq, Wf.T, out=G)
+
+
+class _Adam:
+    """Adam for one block of nonnegative dual variables (each step ends with the projection).
+
+    Adam moves every coordinate by about the learning rate whatever its gradient's size.  That
+    is what the DNN dual needs: its optimal ``N`` has entries of the size of ``A``'s on pairs
+    the top eigenvectors barely touch (gradients ~1e-3 of the others), which a plain gradient
+    step crosses in thousands of iterations (measured on CBCL at k = 6: accelerated projected
+    gradient stalls 1% above the relaxation's value after 1,000 iterations, Adam is within
+    0.02% of it after 200)."""
+
+    B1, B2 = 0.9, 0.999
+    # gradients are entries of a unit-trace matrix (<= 1); the guard must stay far above
+    # single precision's underflow of g^2 (else a 1e-20 gradient would take a huge step)
+    EPS = 1e-10
+    # g^2 is floored here: sqrt(v) stays ~1e-15 << EPS (steps unchanged to 1e-5) while v, decaying
+    # by B2 per step, stays a normal float32 for thousands of steps (subnormals are ~50x slower)
+    FLOOR = 1e-30
+
+    def __init__(self, shape):
+        # the moments only scale the steps: single precision halves the memory traffic of the
+        # n x n updates (the loop is memory-bound); dnn_optimize holds N itself in float32 too
+        dt = np.float32 if shape else np.float64
+        self.m = np.zeros(shape, dtype=dt)
+        self.v = np.zeros(shape, dtype=dt)
+        self.tmp = np.zeros(shape, dtype=dt) if shape else None
+        # the constants of the two maxima as arrays: NumPy's maximum against a full array is ~3x
+        # faster than against a scalar (the same values; issue 39, a third of an iteration's passes)
+        self.zero = np.zeros(shape, dtype=dt) if shape else None
+        self.floor = np.full(shape, self.FLOOR, dtype=dt) if shape else None
+        self.t = 0
+
+    def resized(self, keep: np.ndarray, extra: int) -> "_Adam":
+        """A fresh optimizer for the entries ``keep`` of this one's block followed by ``extra`` new
+        ones: the kept entries' moments carried over, the new ones' zero (the step counter restarts,
+        as at the start of a cut round)."""
+        out = _Adam((keep.size + extra,))
+        out.m[: keep.size], out.v[: keep.size] = self.m[keep], self.v[keep]
+        return out
+
+    def step(self, x, g, lr):
+        """``max(x - lr * m_hat / (sqrt(v_hat) + EPS), 0)``: in place for arrays (x is updated
+        and returned), a new float for scalars."""
+        self.t += 1
+        b1, b2 = self.B1, self.B2
+        # a Python float: a NumPy float64 scalar would make the float32 passes below float64 ones
+        c = float(lr) * math.sqrt(1.0 - b2 ** self.t) / (1.0 - b1 ** self.t)
+        if self.tmp is None:
+            self.m = b1 * self.m + (1.0 - b1) * g
+            self.v = b2 * self.v + (1.0 - b2) * g * g
+            return max(float(x - c * self.m / (math.sqrt(self.v) + self.EPS)), 0.0)
+        # arrays hold m / (1 - B1) and v / (1 - B2) (two fewer passes over n x n; the same step:
+        # m / (sqrt(v) + EPS) = (1 - B1) / sqrt(1 - B2) * m' / (sqrt(v') + EPS / sqrt(1 - B2)))
+        m, v, tmp = self.m, self.v, self.tmp
+        m *= b1
+        m += g
+        v *= b2
+        np.multiply(g, g, out=tmp)
+        np.maximum(tmp, self.floor, out=tmp)  # no subnormal g^2 (see FLOOR)
+        v += tmp
+        np.sqrt(v, out=tmp)
+        tmp += self.EPS / math.sqrt(1.0 - b2)
+        np.divide(m, tmp, out=tmp)
+        tmp *= c * (1.0 - b1) / math.sqrt(1.0 - b2)
+        x -= tmp
+        np.maximum(x, self.zero, out=x)
+        return x
+
+
+def refreshed_cuts(U: np.ndarray, k: int, C: np.ndarray | None, w: np.ndarray | None,
+                   max_cuts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cut vectors for the next iterations: the k-support directions of the Ritz vectors U
+    (:func:`ksupport_cuts`, weight 0: the bound at the current point is unchanged) after the cuts
+    of C in use (positive weight, largest first, at most ``max_cuts`` in all).  Returns ``(C, w,
+    keep)``, ``keep`` the indices of the old cuts kept (in the order of the new C)."""
+    Cn = ksupport_cuts(U, k)
+    if C is None or w is None:
+        return Cn, np.zeros(Cn.shape[1]), np.zeros(0, dtype=int)
+    keep = np.argsort(-w, kind="stable")[: max(max_cuts - Cn.shape[1], 0)]
+    keep = keep[w[keep] > 0]
+    return np.hstack([C[:, keep], Cn]), np.concatenate([w[keep], np.zeros(Cn.shape[1])]), keep
+
+
+# the give-up rule (dnn_optimize's ``give_up``) looks at the bound's estimate every this many iterations
+_GIVE_UP_EVERY = 5
+
+
+def _hopeless(history: list, lower: float, aim: float) -> bool:
+    """Whether the last three values of a decreasing bound head for a ratio below
+    ``aim``: the next gains taken as shrinking geometrically at the last two gains' rate (Aitken's
+    extrapolation of the limit; no shrinking, no verdict)."""
+    if len(history) < 3:
+        return False
+    a, b, c = history[-3:]
+    g1, g2 = a - b, b - c
+    if not (g1 > 0 and 0 <= g2 < g1):
+        return False
+    limit = c - g2 * g2 / (g1 - g2)
+    return lower < aim * limit
+
+
+class _Cuts:
+    """The cut part of one DNN run: vectors C, weights ``w >= 0``, their right-hand sides
+    ``beta_k`` (:func:`cut_rhs`), Adam's state for w, and ``cols = [1, C]`` (the low-rank part's
+    columns, the mu term's first).  No cuts: ``C`` None."""
+
+    def __init__(self, C: np.ndarray | None, w: np.ndarray | None, k: int, n: int):
+        self.k, self.ones, self.C, self.renewals = k, np.ones((n, 1)), C, 0
+        self.w = self.beta = self.opt = self.cols = None
+        if C is not None:
+            self.w = w.copy() if w is not None else np.zeros(C.shape[1])
+            self.beta, self.opt, self.cols = cut_rhs(C, k), _Adam(self.w.shape), np.hstack([self.ones, C])
+
+    def renew(self, U: np.ndarray, max_cuts: int) -> None:
+        """:func:`refreshed_cuts` of the Ritz vectors U (the kept cuts' Adam moments carried)."""
+        beta = self.beta
+        self.C, self.w, keep = refreshed_cuts(U, self.k, self.C, self.w, max_cuts)
+        extra = self.C.shape[1] - keep.size
+        # the kept cuts' right-hand sides as computed before (cut_rhs works column by column)
+        old = beta[keep] if beta is not None else np.zeros(0)
+        self.cols = np.hstack([self.ones, self.C])
+        self.beta = np.concatenate([old, cut_rhs(self.C[:, keep.size:], self.k)])
+        self.opt = self.opt.resized(keep, extra) if self.opt is not None else _Adam(self.w.shape)
+        self.renewals += 1
+
+    def low_rank(self, mu: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(L, lw)`` with ``mu 1 1^T + sum_l w_l c_l c_l^T = L diag(lw) L^T`` (cuts of weight 0
+        left out while every weight is 0)."""
+        if self.C is not None and np.any(self.w > 0):
+            return self.cols, np.concatenate(([mu], self.w))
+        return self.ones, np.array([mu])
+
+    def rhs(self) -> float:
+        """``sum_l w_l beta_k(c_l)`` (0 without cuts)."""
+        return 0.0 if self.C is None else float(self.w @ self.beta)
+
+    def step(self, W: np.ndarray, q: np.ndarray, lr: float) -> None:
+        """One Adam step on w along ``beta - diag(C^T G C)`` (``G = W diag(q) W^T``)."""
+        if self.C is not None:
+            B = W.T @ self.C
+            self.w = self.opt.step(self.w, self.beta - q @ (B * B), _W_STEP * lr)
+
+    def weights(self) -> np.ndarray | None:
+        return None if self.w is None else self.w.copy()

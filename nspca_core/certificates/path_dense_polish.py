@@ -1,0 +1,80 @@
+"""The dense path's last step: the DNN dual points carried between k, polished where the path's
+certified ratio is still below its goal (:func:`polish_to_goal`).
+
+Why: certify(k)'s own DNN (80 iterations and two rounds of 40 cuts) leaves CBCL at 0.970-0.978
+for k = 10..21, and the anchored row sums at 0.976-0.978 there; the relaxation itself is far
+tighter (effort "full": 0.9833 at k = 12, 0.9852 at k = 20, after 5 CPU s each).  A few more
+cutting-plane rounds (:func:`.dual._cut_rounds`) on the dual point the path already holds at k,
+stopped as soon as the DNN at k certifies the goal, close most of that gap for a tenth of the
+cost, and each polished point's tangent (:func:`nspca_core.certificates.dnn.dnn_tangent`)
+tightens the neighbouring k too, so the worst k is polished first and the others re-read.
+
+Rigour: nothing new is proved here.  A polished point is another dual point ``(N, mu, w)`` of
+the same covariance; its bound at every k is the rigorous ``lambda_max`` of its dual matrix plus
+``mu k + sum_l w_l beta_k(c_l)`` (the path's ``finish_run`` carries it, and keeps the smaller).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# the polish aims at this certified ratio at each k it works on (a little above the path's 0.98, so
+# that the tangents carried to the neighbours, slightly looser than at k itself, still reach it)
+GOAL = 0.9805
+# the second tier's goal (path.py): a little above the first, where the DNN bounds the path (CBCL: certify(k)'s own
+# fresh DNN run reaches 0.982-0.983 at k = 65..71; a tier at 0.9835 with 5 iterations per k: the same, +10% CPU)
+GOAL2 = 0.983
+# one polish step: a cutting-plane round of this many DNN iterations
+ROUND_ITERS = 100
+# a k whose two polish rounds in a row gained less than this (relative) is not polished again: the
+# relaxation, not the optimizer, is the limit there
+STALL = 5e-4
+
+
+def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, goal: float = GOAL,
+                   budget: float, first_run: float, round_iters: int = ROUND_ITERS, branch=None,
+                   where=None) -> float:
+    """Polish the path's DNN dual points where the certified ratio ``lows / upper()`` is below
+    ``below``: the worst k first (a fresh run there first when the path has no dual point at k:
+    ``run(k)``, counted ``first_run`` iterations), then one cutting-plane round of ``round_iters``
+    iterations at a time (``run(k, polish=True, goal=goal, rounds=1, iters=round_iters)``), the
+    ratios read again after each, while the iterations counted stay within ``budget``.  Returns the
+    iterations counted.
+
+    ``branch(k, tau) -> float`` (optional; its counted cost in DNN iterations): where the DNN stalls
+    below the goal (two rounds in a row each gaining less than a third of the gap left, or less than
+    :data:`STALL`: small k, where the relaxation spreads its mass), one proof of ``OPT_k <= tau`` at
+    ``tau = lows[k] / goal`` by another bound (the path's: the anchored row sums with branching),
+    which lowers the bound at k itself when it succeeds.  ``where(k) -> bool`` (optional): only
+    those k are polished."""
+    spent, small, dropped = 0.0, {}, set()
+    while True:
+        ratio = lows / upper()
+        cand = [int(k) for k in uniq if ratio[pos[int(k)]] < below and int(k) not in dropped
+                and (where is None or where(int(k)))]
+        if not cand:
+            return spent
+        k = min(cand, key=lambda kk: ratio[pos[kk]])
+        cost = first_run if k not in states else float(round_iters)
+        if spent + cost > budget:
+            return spent
+        spent += cost
+        if k not in states:
+            run(k)
+            if k not in states:  # nothing to polish (the run was not needed after all)
+                dropped.add(k)
+            continue
+        before = own[k][0]
+        run(k, polish=True, goal=goal, rounds=1, iters=round_iters)
+        left = before - lows[pos[k]] / goal  # what the DNN at k still had to gain
+        if not own[k][0] < before - max(STALL * before, left / 3):
+            # two rounds in a row, or one that gained less than a tenth of the gap left
+            small[k] = small.get(k, 0) + (1 if own[k][0] < before - left / 10 else 2)
+            if small[k] >= 2:
+                dropped.add(k)
+                if branch is not None and lows[pos[k]] / upper()[pos[k]] < below:
+                    spent += branch(k, float(lows[pos[k]]) / goal)
+        else:
+            small[k] = 0
+        if not np.isfinite(own[k][0]):
+            dropped.add(k)

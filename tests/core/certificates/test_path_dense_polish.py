@@ -1,0 +1,251 @@
+"""The dense path's polish to its goal (issue 39 item 2, ``certificates/path_dense_polish.py``) and the
+bounds it carries between k: every bound at least the brute-force optimum, a polished path never
+looser than the unpolished one, and the one-k runs' dual points carried to every k."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify, certify_path
+from nspca_core.certificates import _settings as S
+from nspca_core.certificates import path as P
+from nspca_core.certificates.path_dense_polish import polish_to_goal
+
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_single import _check_cert, _random_psd
+
+_SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much]
+
+
+def _forced(monkeypatch, *, polish: bool, one_k: bool = False, below: float = 1.0):
+    """Make the polish work on tiny data: no floor and no per-k budget (no anchored tries, no
+    certify(k) runs; ``one_k``: the floor as it is, which runs certify(k) wherever the gap is open),
+    every k whose ratio is below ``below`` polished, a large polish budget; ``polish=False`` turns it
+    off."""
+    if not one_k:
+        monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
+        monkeypatch.setattr(S, "_PATH_DENSE_RUNS_PER_K", 0.0)
+    monkeypatch.setattr(S, "_POLISH_BELOW", below)
+    monkeypatch.setattr(P, "_POLISH_ITERS_PER_K", 2000.0)
+    cfg = dict(S._PATH["auto"], polish_runs=S._PATH["auto"]["polish_runs"] if polish else 0)
+    monkeypatch.setitem(S._PATH, "auto", cfg)
+
+
+def _block_matrix(rng, n, s):
+    """A psd matrix whose nonnegative optimum at every k >= s is the top eigenvector of a positive
+    s x s block (the rest negatively correlated with it): certify(s) proves it by the KKT point."""
+    Y = np.abs(rng.standard_normal((n + 2, s))) + 0.5
+    Z = rng.standard_normal((n + 2, n - s)) * 0.3 - Y.sum(axis=1, keepdims=True) * 0.2
+    X = np.hstack([Y, Z])
+    X -= X.mean(axis=0)
+    return X
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=_SLOW)
+@given(st.integers(4, 8), st.integers(0, 2**31 - 1))
+def test_polished_path_is_valid_and_never_looser_than_unpolished(monkeypatch, n, seed):
+    """With the polish forced at every open k (and the branching where the DNN stalls): every bound
+    of every k at least the brute-force OPT_k (the polished dual points and the branch proofs are
+    rigorous); at every k the bound at most the unpolished path's (the polish only adds bounds)."""
+    rng = np.random.default_rng(seed)
+    A = _random_psd(rng, n)
+    ks = list(range(1, n + 1))
+    with monkeypatch.context() as m:
+        _forced(m, polish=False)
+        plain = certify_path(cov=A, ks=ks)
+    with monkeypatch.context() as m:
+        _forced(m, polish=True)
+        polished = certify_path(cov=A, ks=ks)
+    for c0, c in zip(plain, polished):
+        opt, _ = brute_opt(A, c.k)
+        _check_cert(c, opt, A)
+        assert c.upper_bound <= c0.upper_bound * (1 + 1e-12), (c.k, c.kind, c0.kind)
+        assert c.lower >= c0.lower * (1 - 1e-12)
+
+
+def test_polish_runs_and_tightens_where_the_path_was_loose(monkeypatch):
+    """On a 40-feature covariance the forced polish works (polished dual points or branch proofs at
+    some k) and lowers the bound at some k; never below the feasible value."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 40)) + 0.4 * rng.standard_normal((60, 1))
+    ks = list(range(1, 41))
+    with monkeypatch.context() as m:
+        _forced(m, polish=False)
+        plain = certify_path(X, ks=ks)
+    with monkeypatch.context() as m:
+        _forced(m, polish=True)
+        polished = certify_path(X, ks=ks)
+    worked = [c.k for c in polished
+              if "polish" in (c.info.get("dnn") or {}) or "anchored(branch)" in c.bounds]
+    assert worked
+    gained = [c.k for c0, c in zip(plain, polished) if c.upper_bound < c0.upper_bound * (1 - 1e-6)]
+    assert gained
+    for c0, c in zip(plain, polished):
+        assert c.lower <= c.upper_bound and c.upper_bound <= c0.upper_bound * (1 + 1e-12)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=_SLOW)
+@given(st.integers(6, 9), st.integers(2, 4), st.integers(0, 2**31 - 1))
+def test_one_k_runs_carry_their_dual_point_to_every_k(monkeypatch, n, s, seed):
+    """certify(k)'s runs inside the path carry their DNN dual point (its tangent) to every k: every
+    bound stays at least OPT_k, and at every k the path is at most each run's tangent there (LRS: the
+    run at k = 24 proved the optimum for every k >= 24, where the path's own tangents were 2.7e-6
+    above certify(k))."""
+    from nspca_core.certificates.dnn import dnn_tangent
+
+    rng = np.random.default_rng(seed)
+    X = _block_matrix(rng, n, s)
+    A = X.T @ X / X.shape[0]
+    seen = []
+    real = P._certify_dense
+
+    def spy(cov, k, *a, **kw):
+        c, st_ = real(cov, k, *a, **kw)
+        seen.append((k, c, st_))
+        return c, st_
+
+    with monkeypatch.context() as m:
+        _forced(m, polish=False, one_k=True)
+        # a budget of about one certify(k) run: the others' bounds come from what is carried
+        m.setattr(S, "_PATH_FLOOR", 3.0 * S.dense_run_cost(n, 1, "auto"))
+        m.setattr(P, "_certify_dense", spy)
+        path = certify_path(X, ks=list(range(1, n + 1)))
+    for c in path:
+        opt, _ = brute_opt(A, c.k)
+        _check_cert(c, opt, A)
+    ks = np.arange(1, n + 1)
+    assume(seen)  # (certify(k) ran inside the path: where some k's bound was open)
+    for k, c, st_ in seen:
+        lam = (c.info.get("dnn") or {}).get("lam")
+        if st_ is None or lam is None:
+            continue
+        tang = dnn_tangent(float(lam), st_, n, ks)  # (X's entries are near 1: no power-of-2 copy)
+        for j, cj in enumerate(path):
+            assert cj.upper_bound <= tang[j] * (1 + 1e-12), (k, cj.k, cj.kind)
+
+
+def _toy_run(values, gains, states):
+    """A fake path for :func:`polish_to_goal`: ``values[k]`` the DNN's bound at k (the path's bound),
+    each polish round multiplies it by ``gains[k]``; a fresh run adds k to ``states``."""
+    calls = []
+
+    def run(k, polish=False, **kw):
+        calls.append((k, polish))
+        if not polish:
+            states[k] = True
+            own[k] = (values[k], {}, 0.0)
+            return
+        values[k] *= gains[k]
+        own[k] = (values[k], {}, 0.0)
+
+    own = {k: (v, {}, 0.0) for k, v in values.items() if k in states}
+    return run, own, calls
+
+
+def test_polish_to_goal_works_worst_first_drops_stalls_and_branches_within_budget():
+    uniq = np.array([1, 2, 3])
+    pos = {1: 0, 2: 1, 3: 2}
+    lows = np.array([0.95, 0.90, 0.97])
+    values = {1: 1.0, 2: 1.0, 3: 1.0}
+    gains = {1: 0.99, 2: 1.0, 3: 0.995}  # k = 2 never gains: the DNN stalls there
+    states: dict = {1: True, 3: True}
+    run, own, calls = _toy_run(values, gains, states)
+    branched = []
+
+    def branch(k, tau):
+        branched.append((k, tau))
+        return 0.0
+
+    def upper():
+        return np.array([values[1], values[2], values[3]])
+
+    spent = polish_to_goal(uniq, pos, lows, upper, states, own, run, below=0.98, goal=0.98, budget=1000.0,
+                           first_run=50.0, round_iters=100, branch=branch)
+    assert calls[0] == (2, False)  # the worst k (0.90) first, run fresh: it had no dual point
+    assert branched == [(2, pytest.approx(0.90 / 0.98))]  # stalled: one branch proof at lows / goal
+    assert all(lows[pos[k]] / values[k] >= 0.98 for k in (1, 3))  # the others polished to the goal
+    assert spent <= 1000.0
+    # within a budget of one round nothing but the worst k's fresh run and one round fits
+    values2 = {1: 1.0, 2: 1.0, 3: 1.0}
+    states2: dict = {1: True, 2: True, 3: True}
+    run2, own2, calls2 = _toy_run(values2, gains, states2)
+    polish_to_goal(uniq, pos, lows, lambda: np.array([values2[1], values2[2], values2[3]]), states2, own2, run2,
+                   below=0.98, budget=150.0, first_run=50.0, round_iters=100)
+    assert calls2 == [(2, True)]
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_polish_keeps_certify_k_where_it_ran(monkeypatch, k):
+    """Where certify(k)'s computation ran inside the path, the bound stays at most certify(k)'s with
+    the polish on (the polish only lowers bounds)."""
+    rng = np.random.default_rng(k)
+    A = _random_psd(rng, 7, kind="gauss")
+    with monkeypatch.context() as m:
+        _forced(m, polish=True, one_k=True)
+        path = certify_path(cov=A, ks=list(range(1, 8)))
+    assert any("one_k" in c.info for c in path)
+    for c in path:
+        if "one_k" in c.info:
+            assert c.upper_bound <= certify(cov=A, k=c.k).upper_bound * (1 + 1e-9)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=_SLOW)
+@given(st.integers(9, 10), st.integers(0, 2**31 - 1))
+def test_branch_where_the_dnn_stalls_is_rigorous(monkeypatch, n, seed):
+    """Where the polish's DNN rounds gain nothing (here: made to), the path tries the anchored row sums
+    with branching at ``lows / goal``; what they prove is at least the brute-force OPT_k (data from a
+    few rows plus a common factor, so that not every k closes)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n + 3, n)) + rng.uniform(0, 1) * rng.standard_normal((n + 3, 1))
+    X -= X.mean(axis=0)
+    A = X.T @ X / X.shape[0]
+    real = P._cut_rounds
+
+    def stalled(A_, k, st_, val, lower, target, rounds, **kw):
+        if kw.get("iters") != 100:  # (the grid runs' own cut rounds as they are)
+            return real(A_, k, st_, val, lower, target, rounds, **kw)
+        return st_, val, {"lam": kw.get("lam"), "rounds": 0, "iterations": 0}
+
+    with monkeypatch.context() as m:
+        _forced(m, polish=True)
+        m.setattr(P, "_cut_rounds", stalled)
+        path = certify_path(cov=A, ks=list(range(1, n + 1)))
+    for c in path:
+        opt, _ = brute_opt(A, c.k)
+        _check_cert(c, opt, A)
+
+
+def test_branch_where_the_dnn_stalls_runs(monkeypatch):
+    """The same on a 30-feature covariance: the branching proves a bound at some k."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((50, 30)) + 0.5 * rng.standard_normal((50, 1))
+
+    real = P._cut_rounds
+
+    def stalled(A_, k, st_, val, lower, target, rounds, **kw):
+        if kw.get("iters") != 100:  # (the grid runs' own cut rounds as they are)
+            return real(A_, k, st_, val, lower, target, rounds, **kw)
+        return st_, val, {"lam": kw.get("lam"), "rounds": 0, "iterations": 0}
+
+    with monkeypatch.context() as m:
+        _forced(m, polish=True)
+        m.setattr(P, "_cut_rounds", stalled)
+        path = certify_path(X, ks=list(range(1, 31)))
+    assert any("anchored(branch)" in c.bounds for c in path)
+
+
+def test_polish_to_goal_only_where_asked():
+    """``where``: the k it rejects are never run, however loose."""
+    uniq = np.array([1, 2, 3])
+    pos = {1: 0, 2: 1, 3: 2}
+    lows = np.array([0.90, 0.95, 0.97])
+    values = {1: 1.0, 2: 1.0, 3: 1.0}
+    states: dict = {1: True, 2: True, 3: True}
+    run, own, calls = _toy_run(values, {1: 0.99, 2: 0.99, 3: 0.99}, states)
+    polish_to_goal(uniq, pos, lows, lambda: np.array([values[1], values[2], values[3]]), states, own, run,
+                   below=0.98, budget=1000.0, first_run=50.0, where=lambda k: k != 1)
+    assert calls and all(k != 1 for k, _ in calls)
+    assert values[1] == 1.0 and lows[1] / values[2] >= 0.98

@@ -51,8 +51,10 @@ _POLISH_SHARE = 0.45
 _POLISH_ITERS = {"fast": 0, "auto": 40, "full": 0}
 _POLISH_STOP = 3e-4
 # the share of the path's budget left to the polish however much the grid's runs did beyond their counted
-# cost, and the share of the polish's budget spent first on the worst-certified k (raise_worst)
-_AFTER_GRID = 0.4
+# cost (golub-shaped at load ~8: 0.4 -> 0.2, 1,967 -> 1,902 SVD units, min 0.9701 -> 0.9662; dlbcl-shaped
+# 1,110 -> 1,066, min 0.9595 -> 0.9580; MLL untouched: its grid does what it is counted), and the share of
+# the polish's budget spent first on the worst-certified k (raise_worst)
+_AFTER_GRID = 0.2
 _RAISE_SHARE = 0.5
 
 
@@ -217,18 +219,6 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     grid = geometric_grid(open_ks, S._PATH_LARGE_GRID)
     for k in sorted(grid, reverse=True):
         extra += run(k, carry=True) - cost[k]
-    def expect() -> np.ndarray:
-        # the most certify(k) is expected to certify: the path's feasible value over the chord of the
-        # runs' own bounds at the nearest run k on either side.  The DNN relaxation's value is concave
-        # in k, so a run between two others proves about the chord or more, not less: where the carried
-        # bound is already at the chord a run rarely gains (MLL k = 51..60, 2 x 7 runs that gained
-        # nothing when the runs' certified ratios were interpolated instead: the ratio dips there)
-        rk = np.array(sorted(k for k in runs if runs[k].upper_bound > 0), dtype=float)
-        if not rk.size:
-            return np.zeros(p)
-        chord = np.interp(uniq.astype(float), rk, [runs[int(k)].upper_bound for k in rk])
-        return np.maximum(lows, 0.0) / chord
-
     # the gap runs charged what they did (run_charge), within the budget less the grid's counted cost and
     # the polish's share (none within the floor: there every open k is run); the polish has the rest
     # (MLL: with its share on top of the runs' whole budget, the runs at k >= 166 were left unpolished and
@@ -239,7 +229,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     share = _POLISH_SHARE if _POLISH_ITERS.get(effort) and budget > S._PATH_FLOOR else 0.0
     spent = sum(cost[k] for k in grid)
     spent += gap_runs(open_ks, pos, lows, upper, run, cost.__getitem__, (1 - share) * budget - spent, done=grid,
-                      expect=expect)
+                      expect=lambda: chord_expect(uniq, runs, lows))
     polished: dict = {}
     left = max(budget - spent - extra, share * max(budget - extra, _AFTER_GRID * budget))
 
@@ -279,6 +269,19 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         info["path_polished"] = polished
         out[k] = _finish(bounds, float(lows[i]), xs[i], k, time.perf_counter() - share, info)
     return out
+
+
+def chord_expect(uniq: np.ndarray, runs: dict, lows: np.ndarray) -> np.ndarray:
+    """The most certify(k) is expected to certify at each k of ``uniq``: the path's feasible value
+    over the chord of the runs' own bounds at the nearest run k on either side.  The DNN relaxation's
+    value is concave in k, so a run between two others proves about the chord or more, not less: where
+    the carried bound is already at the chord a run rarely gains (MLL k = 51..60, 2 x 7 runs that gained
+    nothing when the runs' certified ratios were interpolated instead: the ratio dips there)."""
+    rk = np.array(sorted(k for k in runs if runs[k].upper_bound > 0), dtype=float)
+    if not rk.size:
+        return np.zeros(uniq.size)
+    chord = np.interp(uniq.astype(float), rk, [runs[int(k)].upper_bound for k in rk])
+    return np.maximum(lows, 0.0) / chord
 
 
 def run_charge(keep: dict, m: int, extended: bool) -> float:

@@ -50,6 +50,12 @@ from .single import _certify_large, _finish
 _POLISH_SHARE = 0.45
 _POLISH_ITERS = {"fast": 0, "auto": 40, "full": 0}
 _POLISH_STOP = 3e-4
+# the share of the path's budget left to the polish however much the grid's runs did beyond their counted
+# cost (golub-shaped at load ~8: 0.4 -> 0.2, 1,967 -> 1,902 SVD units, min 0.9701 -> 0.9662; dlbcl-shaped
+# 1,110 -> 1,066, min 0.9595 -> 0.9580; MLL untouched: its grid does what it is counted), and the share of
+# the polish's budget spent first on the worst-certified k (raise_worst)
+_AFTER_GRID = 0.2
+_RAISE_SHARE = 0.5
 
 
 def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
@@ -154,6 +160,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     cost = {int(k): S.split_run_cost(m, n, _screened(n, int(k), effort), effort) for k in open_ks}
     budget = S.path_budget(list(cost.values()), S._PATH_SPLIT_RUNS_PER_K)
     total = [len(open_ks)]
+    charges: dict[int, tuple[float, float]] = {}  # run k -> (split_run_cost, run_charge)
 
     def run(k: int, cap: int | None = None, carry: bool = False) -> float:
         """certify(k)'s run at k (``cap``: a capped one); returns its counted cost (run_charge)."""
@@ -183,8 +190,15 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         if callback is not None:
             callback(len(runs), max(total[0], len(runs) + 1))
         base = cost[k] if k in cost else S.split_run_cost(m, n, min(_screened(n, k, effort), cap or n), effort)
+        charges[k] = (base, run_charge(keep, m, extended))
         # (a path within the floor runs certify(k) wherever its gap is open: the floor's promise)
-        return base + (run_charge(keep, m, extended) if budget > S._PATH_FLOOR else 0.0)
+        return base + (charges[k][1] if budget > S._PATH_FLOOR else 0.0)
+
+    def predict(k: int) -> float:
+        """certify(k)'s counted cost, its run_charge as the nearest run's in proportion (the
+        anchored refinements: none on MLL at k = 52, 49 at golub-shaped k = 200)."""
+        near = min(charges, key=lambda kk: (abs(kk - k), kk))
+        return cost[k] * (1.0 + charges[near][1] / charges[near][0])
 
     def upper() -> np.ndarray:
         u = curve.copy()
@@ -194,38 +208,42 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
             u[pos[k]] = min(u[pos[k]], c.upper_bound)
         return np.minimum.accumulate(u[::-1])[::-1]  # a bound at k' >= k holds at k
 
+    extra = 0.0  # what the capped and grid runs did beyond their split_run_cost (run_charge)
     if capped is not None:
         for k in uniq[(uniq > run_max) & ((uniq < sat) | (uniq == kmax))]:
             if xs[pos[int(k)]] is not None:
-                run(int(k), capped)
+                extra += run(int(k), capped) - S.split_run_cost(m, n, min(_screened(n, int(k), effort), capped),
+                                                                  effort)
     # a geometric grid of k (each run's bound is carried to every k), then certify(k)'s own run where
     # the carried bound leaves the largest gap per counted cost (gap_runs)
     grid = geometric_grid(open_ks, S._PATH_LARGE_GRID)
     for k in sorted(grid, reverse=True):
-        run(k, carry=True)
-    def expect() -> np.ndarray:
-        # the most certify(k) is expected to certify: the path's feasible value over the chord of the
-        # runs' own bounds at the nearest run k on either side.  The DNN relaxation's value is concave
-        # in k, so a run between two others proves about the chord or more, not less: where the carried
-        # bound is already at the chord a run rarely gains (MLL k = 51..60, 2 x 7 runs that gained
-        # nothing when the runs' certified ratios were interpolated instead: the ratio dips there)
-        rk = np.array(sorted(k for k in runs if runs[k].upper_bound > 0), dtype=float)
-        if not rk.size:
-            return np.zeros(p)
-        chord = np.interp(uniq.astype(float), rk, [runs[int(k)].upper_bound for k in rk])
-        return np.maximum(lows, 0.0) / chord
-
+        extra += run(k, carry=True) - cost[k]
     # the gap runs charged what they did (run_charge), within the budget less the grid's counted cost and
     # the polish's share (none within the floor: there every open k is run); the polish has the rest
     # (MLL: with its share on top of the runs' whole budget, the runs at k >= 166 were left unpolished and
-    # the path 0.2-0.3% looser than certify(k) at 178..198)
+    # the path 0.2-0.3% looser than certify(k) at 178..198), its share less what the grid's runs did beyond
+    # their counted cost, down to _AFTER_GRID of it (golub-shaped: certify(200)'s and certify(133)'s
+    # anchored refinements counted 1.5 x the budget, 1,200 of the path's 2,000 SVD units; the polish
+    # then spent its whole share, 320 units, on runs whose binding terms are those refinements)
     share = _POLISH_SHARE if _POLISH_ITERS.get(effort) and budget > S._PATH_FLOOR else 0.0
     spent = sum(cost[k] for k in grid)
     spent += gap_runs(open_ks, pos, lows, upper, run, cost.__getitem__, (1 - share) * budget - spent, done=grid,
-                      expect=expect)
+                      expect=lambda: chord_expect(uniq, runs, lows))
     polished: dict = {}
-    polish_runs(cov, uniq, pos, lows, upper, kept, curve, lambda keep: BT_cache[keep["T"].tobytes()],
-                _POLISH_ITERS.get(effort, 0), max(budget - spent, share * budget), polished)
+    left = max(budget - spent - extra, share * max(budget - extra, _AFTER_GRID * budget))
+
+    def polish(sub: dict, allowed: float) -> float:
+        return polish_runs(cov, uniq, pos, lows, upper, sub, curve, lambda keep: BT_cache[keep["T"].tobytes()],
+                           _POLISH_ITERS.get(effort, 0), allowed, polished)
+
+    if share:  # first the worst-certified k (run there, then polished), then every run by gap and span;
+        # on top of the polish's budget as far as the grid's runs did no more than counted (MLL: taken
+        # from it, the runs at k >= 166 were left unpolished again), else out of it (golub-shaped: on
+        # top, 150-200 SVD units more for a minimum already above 0.96)
+        raised = raise_worst(open_ks, pos, lows, upper, runs, kept, run, polish, _RAISE_SHARE * left, predict)
+        left -= raised * min(1.0, extra / budget)
+    polish(kept, left)
     lower_from_runs(cov, uniq, xs, lows, src, sorted(runs))
     ub = upper()
     share = (time.perf_counter() - t_all) / p
@@ -251,6 +269,19 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         info["path_polished"] = polished
         out[k] = _finish(bounds, float(lows[i]), xs[i], k, time.perf_counter() - share, info)
     return out
+
+
+def chord_expect(uniq: np.ndarray, runs: dict, lows: np.ndarray) -> np.ndarray:
+    """The most certify(k) is expected to certify at each k of ``uniq``: the path's feasible value
+    over the chord of the runs' own bounds at the nearest run k on either side.  The DNN relaxation's
+    value is concave in k, so a run between two others proves about the chord or more, not less: where
+    the carried bound is already at the chord a run rarely gains (MLL k = 51..60, 2 x 7 runs that gained
+    nothing when the runs' certified ratios were interpolated instead: the ratio dips there)."""
+    rk = np.array(sorted(k for k in runs if runs[k].upper_bound > 0), dtype=float)
+    if not rk.size:
+        return np.zeros(uniq.size)
+    chord = np.interp(uniq.astype(float), rk, [runs[int(k)].upper_bound for k in rk])
+    return np.maximum(lows, 0.0) / chord
 
 
 def run_charge(keep: dict, m: int, extended: bool) -> float:
@@ -315,12 +346,6 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
         st2, val2, info = _cut_rounds(held["A"], kS, st, val, float(certS.lower), 1.0 - S.OPTIMAL_TOLERANCE, 1,
                                       iters=iters, check_every=iters // 2, stall=S._EFFORT["auto"]["stall"],
                                       lam=float(lam), ritz32=True)
-        if not val2 < val * (1 - _POLISH_STOP):
-            if k in small:  # a round's fresh cuts may gain little and the next one more: two in a row
-                todo.discard(k)
-            small.add(k)
-        else:
-            small.discard(k)
         if done is not None:
             r, g = done.get(k, (0, 0.0))
             done[k] = [r + 1, g + max(val - val2, 0.0) / val]
@@ -330,6 +355,50 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
                                     info={**certS.info, "dnn": dnn})
             keep["stS"] = st2
             np.minimum(curve, coupled_curve(keep, rest(keep), uniq), out=curve)
+        # the round's worth: how much it lowered the path's bound at any k (not S's own bound: where the
+        # run's coupled terms are the anchored row sums, 2-4% below the DNN's tangents on golub-shaped
+        # data at k = 133 and 200, S's bound fell 1.4% / 0.7% in 11 / 8 rounds and the path's not at all)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fell = np.where(np.isfinite(ub) & (ub > 0), (ub - upper()) / ub, 0.0)
+        if not float(fell.max(initial=0.0)) > _POLISH_STOP:
+            if k in small:  # a round's fresh cuts may gain little and the next one more: two in a row
+                todo.discard(k)
+            small.add(k)
+        else:
+            small.discard(k)
+    return spent
+
+
+def raise_worst(ks, pos, lows, upper, runs: dict, kept: dict, run, polish, budget: float, predict) -> float:
+    """The path's worst-certified k of ``ks`` first: certify(k)'s run there when there is none and
+    its predicted counted cost (``predict(k)``) fits (``run(k)``, its counted cost returned), then that
+    run polished (``polish({k: keep}, allowed)``, :func:`polish_runs`: until its rounds no longer lower
+    the path's bound); then the next worst k not tried, while the counted costs fit in ``budget`` and
+    the worst k is certified below ``_settings._CUT_BELOW`` (certify(k)'s cut rounds aim no higher);
+    returns what was spent.
+
+    Why: a polished run lowers the bound most at its own k (its dual point is optimized there) and
+    :func:`polish_runs` orders runs by gap times the k they serve, so the worst k between two runs
+    stayed where the runs' tangents cross (MLL: k = 52, 0.9356, between the runs at 49 and 59; the
+    DNN on certify(52)'s screened set goes from 0.9347 to 0.944 in 10 rounds of 40 iterations, ~10
+    SVD units).  Valid as its parts are (certify(k)'s run, :func:`polish_runs`)."""
+    spent, tried = 0.0, set()
+    while spent < budget:
+        ub = upper()
+        cand = [int(k) for k in ks if int(k) not in tried and lows[pos[int(k)]] > 0 and np.isfinite(ub[pos[int(k)]])]
+        if not cand:
+            break
+        k = min(cand, key=lambda kk: lows[pos[kk]] / ub[pos[kk]])
+        if lows[pos[k]] >= S._CUT_BELOW * ub[pos[k]]:  # (certify(k)'s cut rounds aim no higher)
+            break
+        tried.add(k)
+        if k not in runs:
+            if spent + predict(k) > budget:
+                continue
+            charged = run(k)
+            spent += float(charged) if charged is not None else 0.0
+        if k in kept and spent < budget:
+            spent += polish({k: kept[k]}, budget - spent)
     return spent
 
 

@@ -314,3 +314,53 @@ def test_polished_runs_prove_less_than_one_k_at_their_k(monkeypatch):
     assert c.upper_bound >= max(c.lower, one.lower) * (1 - 1e-12)
     monkeypatch.setitem(path_large._POLISH_ITERS, "auto", 0)
     assert certify_path(X, ks=ks)[0].info["path_polished"] == {}
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(6, 9), st.integers(2, 6), st.integers(0, 2**31 - 1))
+def test_raise_worst_runs_the_worst_k_and_keeps_every_curve_valid(monkeypatch, n, m, seed):
+    """path_large.raise_worst (the worst-certified k run, then its run polished): the worst k certified
+    below _CUT_BELOW gets certify(k)'s run, the carried curve after it is at most the curve before and
+    at least the brute-force OPT_k at every k = 1..n; with no budget nothing is run."""
+    from nspca_core.certificates.path_large import polish_runs, raise_worst
+
+    _force_split(monkeypatch, split_min=4, per_k=1, size=6)
+    rng = np.random.default_rng(seed)
+    A, cov = _centered_small(rng, m, n)
+    uniq = np.arange(1, n + 1)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    kept, rest, runs, curve, polished = {}, {}, {}, np.full(n, np.inf), {}
+    opt = np.array([brute_opt(A, int(k))[0] for k in uniq])
+    lows = opt * 0.9  # feasible values below OPT: every k open, the worst one below _CUT_BELOW
+
+    def run(k):
+        keep: dict = {}
+        runs[k] = single._certify_large(cov, k, None, "auto", None, keep=keep)
+        if keep and keep["T"].size:
+            rest[keep["T"].tobytes()] = _rest_curve(cov, keep["T"], n)
+            np.minimum(curve, coupled_curve(keep, rest[keep["T"].tobytes()], uniq), out=curve)
+            if keep.get("stS") is not None:
+                kept[k] = keep
+        return 1.0
+
+    def upper():
+        u = np.minimum(curve, [runs[int(k)].upper_bound if int(k) in runs else np.inf for k in uniq])
+        return np.minimum.accumulate(u[::-1])[::-1]
+
+    def polish(sub, allowed):
+        return polish_runs(cov, uniq, pos, lows, upper, sub, curve, lambda keep: rest[keep["T"].tobytes()],
+                           40, allowed, polished)
+
+    run(int(uniq[-2]))
+    assume(np.isfinite(curve).all())
+    assert raise_worst(uniq, pos, lows, upper, runs, kept, run, polish, 0.0, lambda k: 1.0) == 0.0
+    assert sorted(runs) == [int(uniq[-2])]
+    ub0 = upper()
+    worst = int(uniq[int(np.argmin(lows / ub0))])
+    before = curve.copy()
+    raise_worst(uniq, pos, lows, upper, runs, kept, run, polish, np.inf, lambda k: 1.0)
+    assert worst in runs
+    assert np.all(curve <= before)
+    for k, b in zip(uniq, upper()):
+        assert b >= opt[pos[int(k)]] * (1 - 1e-12), (k, b)

@@ -120,6 +120,45 @@ def test_aimed_tests_run_and_a_false_proof_would_be_caught(monkeypatch):
     assert broken > 0
 
 
+def test_aimed_largest_term_first_and_its_bisection_where_no_test_meets_the_goal(monkeypatch):
+    """Where the aimed test at the largest term fails (``_proved`` forced False), the walk's bisection
+    proves what it can at that sparsity (every such value at least the optimum there, by enumeration)
+    and the goal rises to that term: the first sparsity tested is the largest term's."""
+    bisected, first_is_largest, looked = 0, 0, 0
+    for seed in range(12):
+        calls: list = []
+        real = coupled._bisect_term
+
+        def spy(*a, **kw):
+            calls.append(a[7])
+            return real(*a, **kw)
+
+        terms_seen: list = []
+        real_terms = coupled._terms
+
+        def terms_spy(*a, **kw):
+            out = real_terms(*a, **kw)
+            terms_seen.append(out)
+            return out
+
+        with monkeypatch.context() as mp:
+            mp.setattr(coupled, "_proved", lambda rows, tau: False)
+            mp.setattr(coupled, "_bisect_term", spy)
+            mp.setattr(coupled, "_AIM_WEAK", 1e9)  # (no early end: every failure goes to the bisection)
+            mp.setattr(coupled, "_terms", terms_spy)
+            AS, sharper, k, _ = _direct_case(seed, (0.01, 0.05, 0.1)[seed % 3])
+        for i, b in sharper.items():
+            assert b >= brute_opt(AS, i)[0] * (1 - 1e-12), (i, b)
+        bisected += len(calls)
+        if calls and len(terms_seen) >= 2:
+            vals, iis = terms_seen[1]  # the loop's first look at the terms
+            refinable = [(v, int(i)) for v, i in zip(vals, iis) if 3 <= int(i) < k]
+            first_is_largest += calls[0] == max(refinable)[1]
+            looked += 1
+    assert bisected > 0
+    assert looked > 0 and first_is_largest == looked
+
+
 # ---- the tree on S: hopeless DNN node bounds skipped, narrow row lists
 
 

@@ -252,6 +252,17 @@ def test_polish_keeps_certify_k_where_it_ran(monkeypatch, k):
             assert c.upper_bound <= certify(cov=A, k=c.k).upper_bound * (1 + 1e-9)
 
 
+def _stalled(real):
+    """``_cut_rounds`` whose polish rounds (100 iterations) gain nothing; the grid runs' own as they are."""
+
+    def stalled(A_, k, st_, val, lower, target, rounds, **kw):
+        if kw.get("iters") != 100:
+            return real(A_, k, st_, val, lower, target, rounds, **kw)
+        return st_, val, {"lam": kw.get("lam"), "rounds": 0, "iterations": 0}
+
+    return stalled
+
+
 @settings(max_examples=6, deadline=None, suppress_health_check=_SLOW)
 @given(st.integers(9, 10), st.integers(0, 2**31 - 1))
 def test_branch_where_the_dnn_stalls_is_rigorous(monkeypatch, n, seed):
@@ -262,16 +273,9 @@ def test_branch_where_the_dnn_stalls_is_rigorous(monkeypatch, n, seed):
     X = rng.standard_normal((n + 3, n)) + rng.uniform(0, 1) * rng.standard_normal((n + 3, 1))
     X -= X.mean(axis=0)
     A = X.T @ X / X.shape[0]
-    real = P._cut_rounds
-
-    def stalled(A_, k, st_, val, lower, target, rounds, **kw):
-        if kw.get("iters") != 100:  # (the grid runs' own cut rounds as they are)
-            return real(A_, k, st_, val, lower, target, rounds, **kw)
-        return st_, val, {"lam": kw.get("lam"), "rounds": 0, "iterations": 0}
-
     with monkeypatch.context() as m:
         _forced(m, polish=True)
-        m.setattr(P, "_cut_rounds", stalled)
+        m.setattr(P, "_cut_rounds", _stalled(P._cut_rounds))
         path = certify_path(cov=A, ks=list(range(1, n + 1)))
     for c in path:
         opt, _ = brute_opt(A, c.k)
@@ -283,16 +287,9 @@ def test_branch_where_the_dnn_stalls_runs(monkeypatch):
     rng = np.random.default_rng(7)
     X = rng.standard_normal((50, 30)) + 0.5 * rng.standard_normal((50, 1))
 
-    real = P._cut_rounds
-
-    def stalled(A_, k, st_, val, lower, target, rounds, **kw):
-        if kw.get("iters") != 100:  # (the grid runs' own cut rounds as they are)
-            return real(A_, k, st_, val, lower, target, rounds, **kw)
-        return st_, val, {"lam": kw.get("lam"), "rounds": 0, "iterations": 0}
-
     with monkeypatch.context() as m:
         _forced(m, polish=True)
-        m.setattr(P, "_cut_rounds", stalled)
+        m.setattr(P, "_cut_rounds", _stalled(P._cut_rounds))
         path = certify_path(X, ks=list(range(1, 31)))
     assert any("anchored(branch)" in c.bounds for c in path)
 

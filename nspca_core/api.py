@@ -15,7 +15,7 @@ import numpy as np
 
 from ._common.params import DEFAULTS, check, check_options, in_interval, take_random_state
 from ._common.scale import normalized, rescale
-from ._common.summary import components_result
+from ._common.summary import components_result, variance_summary
 from ._common.validation import InputError, as_rng
 from .distributed.array import as_dask_cov, is_dask_array
 from .distributed.fit import check_dask_method as _check_dask_method
@@ -283,7 +283,8 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     -------
     ComponentsResult
         Components in decreasing variance, as every PCA tool orders them: by the variance
-        each adds after the earlier ones (deflation-project, quasi-orthogonal), by their own
+        each adds after the earlier ones (deflation-project, quasi-orthogonal: at each place
+        the one that adds the most after those before it, :func:`greedy_order`), by their own
         variance for disjoint supports (deflation-remove, bipartite; there the two are equal).
         Components kept from ``partial`` stay first, and a sparsity per component (a sequence
         ``k``) keeps the order of ``k``.  Where this differs from the order the
@@ -355,13 +356,28 @@ def components(X=None, *, cov=None, n_components, k, method=DEFAULTS["method"], 
     kept = 0 if given is None else given.shape[1]
     # a sparsity per component names its components in its own order (R nsprcomp's k): kept
     order = None if len(set(ks)) > 1 else \
-        pca_order(out.variance if spec.disjoint else out.additional_variance, kept)
+        pca_order(out.variance, kept) if spec.disjoint else greedy_order(C, loadings, kept)
     if order is not None:
         info["extraction_order"] = [int(j) for j in order]
         out = components_result(C, loadings[:, order], method=method_name, strategy=strategy, params=params,
                                 t0=t0, results=[results[j] for j in order], info=info)
     out = replace(out, info={**_dask_info(C, info), **centering}, **joint)
     return replace(rescale(out, factors), seconds=time.perf_counter() - t0)
+
+
+def greedy_order(cov, loadings: np.ndarray, kept: int = 0):
+    """The permutation that puts, after the ``kept`` first columns, at each place the column that adds
+    the most variance after the ones before it (``additional_variance``, which depends on the order;
+    ties: the extraction order), or None when they already are so.  One sort by the additional
+    variance of the extraction order is not enough: a column moved forward adds less than before and
+    the one moved back can add more (a 25 x 9 case: 4.56, 3.29, 3.61)."""
+    r = loadings.shape[1]
+    order, rest = list(range(min(kept, r))), list(range(min(kept, r), r))
+    while len(rest) > 1:
+        adds = [variance_summary(cov, loadings[:, order + [j]])[2][-1] for j in rest]
+        order.append(rest.pop(int(np.argmax(adds))))  # (argmax: the first of equal ones)
+    order += rest
+    return None if order == list(range(r)) else np.asarray(order, dtype=int)
 
 
 def pca_order(key: np.ndarray, kept: int = 0):

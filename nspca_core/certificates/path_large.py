@@ -56,6 +56,10 @@ _POLISH_STOP = 3e-4
 # the polish's budget spent first on the worst-certified k (raise_worst)
 _AFTER_GRID = 0.2
 _RAISE_SHARE = 0.5
+# the last runs (match_runs): where the path's bound is above certify(k)'s forecast bound (the own runs'
+# certified ratios interpolated in k, less the margin), on top of the path's budget, at most this share of it
+_MATCH_SHARE = 0.5
+_MATCH_MARGIN = 2e-4
 
 
 def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
@@ -245,9 +249,23 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         left -= raised * min(1.0, extra / budget)
     polish(kept, left)
     lower_from_runs(cov, uniq, xs, lows, src, sorted(runs))
-    ub = upper()
+    # last, certify(k)'s own run wherever the path's bound may still be above what certify(k) proves (the
+    # runs' own certified ratios interpolated: a forecast that only decides where, never proves)
+    match_runs(open_ks, pos, lows, upper, runs, run, predict,
+               _MATCH_SHARE * budget if budget > S._PATH_FLOOR else 0.0)
+    return assemble(cov, uniq, runs, curve, cheap, upper(), lows, xs, src, sat, monotone,
+                    {"path_runs": sorted(runs), "path_polished": polished}, t_all)
+
+
+def assemble(cov: Cov, uniq, runs: dict, curve, cheap: dict, ub, lows, xs, src, sat, monotone, extra: dict,
+             t_all: float) -> dict:
+    """``{k: Certificate}`` from the path's bounds (:func:`path_large`): a run k's own bounds, the
+    cheap ones, the carried curve (``split(tangent)``) and ``ub`` (the smallest at any k' >= k,
+    ``monotone``); from ``sat`` on (not run) ``monotone(cov, k, x, ub)``.  ``extra``: added to each info."""
+    p = uniq.size
     share = (time.perf_counter() - t_all) / p
     out = {}
+    ub = np.array(ub, dtype=float)
     for i in range(p - 1, -1, -1):
         k = int(uniq[i])
         if k >= sat and k not in runs and xs[i] is not None and np.isfinite(ub[i]):
@@ -256,7 +274,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
             ub[i] = min(ub[i], out[k].upper_bound)
             continue
         bounds = {name: float(v[i]) for name, v in cheap.items()}
-        info: dict = {"n": n, "lower_source": src[i]}
+        info: dict = {"n": cov.n, "lower_source": src[i]}
         if k in runs:
             c = runs[k]
             bounds.update(c.bounds)
@@ -265,10 +283,48 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
             bounds["split(tangent)"] = float(curve[i])
         if ub[i] < min(bounds.values(), default=np.inf):
             bounds["monotone"] = float(ub[i])
-        info["path_runs"] = sorted(runs)
-        info["path_polished"] = polished
+        info.update(extra)
         out[k] = _finish(bounds, float(lows[i]), xs[i], k, time.perf_counter() - share, info)
     return out
+
+
+def match_runs(ks, pos, lows, upper, own: dict, run, predict, budget: float) -> float:
+    """certify(k)'s own run (``run(k)``, its counted cost returned) at the k of ``ks`` not run yet
+    whose bound (``upper()[pos[k]]``) is above what certify(k) is forecast to prove, the largest excess
+    per predicted counted cost (``predict(k)``) first, while the counted costs fit in ``budget``;
+    returns what was spent.  ``own``: ``{k: Certificate}`` of the runs so far (filled by ``run``; those
+    at a k of ``ks`` are certify(k)'s own computation).
+
+    The forecast: certify(k)'s certified ratio interpolated linearly in k between the own runs'
+    (``lows[pos[k]] / own[k].upper_bound``) on either side, less :data:`_MATCH_MARGIN`: the bound
+    ``lows[pos[k]] / (ratio - margin)``.  It only decides where to run; what the path proves there is
+    certify(k)'s computation.  Why: between two runs far apart the carried curves use the runs' own
+    anchored refinements at their sparsities, and certify(k) refines at its own (golub-shaped:
+    the path's runs at 133 and 200 left k = 134..147 0.03-0.2% looser than certify(k)).  Every run
+    also sharpens the forecast near it, so the excesses are read again after each."""
+    spent, tried = 0.0, set()
+    ks = [int(k) for k in ks]
+    inside = set(ks)
+    while True:
+        rk = sorted(k for k in own if k in inside and own[k].upper_bound > 0 and lows[pos[k]] > 0)
+        if not rk:
+            return spent
+        ratio = np.interp([float(k) for k in ks], rk, [lows[pos[k]] / own[k].upper_bound for k in rk])
+        ub = upper()
+        best, key = None, 0.0
+        for k, r in zip(ks, ratio):
+            i = pos[k]
+            if k in own or k in tried or not lows[i] > 0 or not np.isfinite(ub[i]):
+                continue
+            excess = ub[i] * (r - _MATCH_MARGIN) / lows[i] - 1.0  # above the forecast bound, relative
+            c = predict(k)
+            if excess > 0 and spent + c <= budget and excess / c > key:
+                best, key = k, excess / c
+        if best is None:
+            return spent
+        tried.add(best)
+        charged = run(best)
+        spent += predict(best) if charged is None else float(charged)
 
 
 def chord_expect(uniq: np.ndarray, runs: dict, lows: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ DENSE_FACTOR_MAX_N = 512
 # m x n x n product twice (issue 39: ~10% of CBCL's one-k certificate).  Reused only when the new data equal the kept
 # ones entry for entry (then the product is the one that would be computed); the kept data are an
 # operator's private copy (never the caller's array), the covariance is copied in and out.
-_GRAM_KEEP_MAX_BYTES = 2**27  # data and covariance above this are not kept
+_GRAM_KEEP_MAX_BYTES = 2**26  # data and covariance above this (64 MB) are not kept
 _gram_kept: list = []  # [(X, A)]: at most one
 
 

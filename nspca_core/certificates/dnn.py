@@ -263,7 +263,9 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
         return w[::-1], V[:, ::-1][:, :r]
 
     def op(Z):  # a float32 M (dnn_optimize's) in float32: half the memory traffic; the rest float64
-        out = (M @ Z.astype(M.dtype, copy=False)).astype(float, copy=False)
+        # Z in C order: LAPACK's Q (Fortran order) as the thin operand ran 2-2.4x slower in OpenBLAS's
+        # GEMM (n = 361, 4-6 columns: 44 -> 19 us in float32, 95 -> 43 us in float64)
+        out = (M @ Z.astype(M.dtype, order="C", copy=False)).astype(float, copy=False)
         if L is not None:
             out -= (L * lw) @ (L.T @ Z)
         return out

@@ -174,8 +174,9 @@ def ritz_guesses(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: f
     """Two numbers just above ``lambda_max(M)`` for :func:`lmax_upper` to try in turn (not proofs: the
     Cholesky test decides), from block-Krylov steps from U as :func:`ritz_guess`: first the top Ritz
     value plus :data:`_TIGHT_SAFETY` times its own pair's allowance ``res_1^2 / (theta_1 - theta_2)``,
-    then :func:`ritz_guess`'s (the allowance over every pair of the block), each plus the ``rel``
-    margin.  Steps stop once the top pair's allowance is below ``accept |theta_1|``.
+    and :func:`ritz_guess`'s (the allowance over every pair of the block), each plus the ``rel``
+    margin, the smaller first (the block's gaps to ``theta_{r+1}`` can also be the wider ones: then
+    its guess is the lower).  Steps stop once the top pair's allowance is below ``accept |theta_1|``.
 
     Why: at a DNN point the top Ritz value converges in 1-2 steps (CBCL k = 60..90: within 1e-7 of
     LAPACK's after one) while the block's lower pairs, whose eigenvalues the DNN crowds together,
@@ -197,7 +198,7 @@ def ritz_guesses(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: f
     margin = rel * float(np.linalg.norm(M))
     tight = float(w[0]) + _TIGHT_SAFETY * top + margin
     safe = float(w[0]) + float(np.max(res2 / gap)) + margin
-    return [tight, safe] if tight < safe else [safe]
+    return sorted({tight, safe})  # (the smaller first: either may be the one below lambda_max)
 
 
 def assemble_dual(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None) -> np.ndarray:

@@ -1,0 +1,179 @@
+"""Issue 39 (certify alone within 3x the answer): the DNN's cheaper steps keep their proofs.
+
+- the evaluation tries the Cholesky first at the top Ritz value plus its own pair's allowance
+  (``dnn.ritz_guesses``, several guesses for ``lmax_upper``): never below LAPACK's eigenvalue, never
+  below brute force, tighter where the block's lower pairs crowd;
+- the one-weight gradient by sgemm (the same values as the product it replaces);
+- the one-k screening search at 2 block steps per mu (a dual point, near the best mu);
+- the Ritz step's thin operand in C order (the same Ritz values as LAPACK's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nspca_core.certificates import dnn as _dnn
+from nspca_core.certificates import dual
+from nspca_core.certificates.dnn import (DnnState, _lmax_state, _ritz, dnn_value_lam, lmax_upper, ritz_guess,
+                                         ritz_guesses)
+from nspca_core.certificates.dnn_steps import _float32_flushed, _gradient_into
+
+from tests.bruteforce import brute_opt
+
+
+def _sym(seed: int, n: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n, n))
+    return (B + B.T) / 2 * rng.uniform(0.1, 10.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 90),
+       offs=st.lists(st.one_of(st.floats(-0.5, 0.5), st.just(np.nan), st.just(np.inf)), min_size=0, max_size=4))
+def test_lmax_upper_with_several_guesses_is_an_upper_bound(seed, n, offs):
+    """Guesses tried in turn (any order, any values): the value is never below LAPACK's top
+    eigenvalue; when every guess is below it, nothing is proved by them (LAPACK: tight)."""
+    M = _sym(seed, n)
+    lam = float(np.linalg.eigvalsh(M)[-1])
+    guesses = [lam + o * abs(lam) for o in offs]
+    v, tol = lmax_upper(M, 0.0, guesses)
+    assert v >= lam and tol >= 0
+    if all(not (g >= lam) for g in guesses):
+        assert v == pytest.approx(lam, rel=1e-9, abs=1e-12)
+    else:  # the first provable guess (a Cholesky may fail just above lam: then a later one or LAPACK)
+        assert v <= max([g for g in guesses if np.isfinite(g)] + [lam]) + 1e-6 * (float(np.linalg.norm(M)) + 1.0)
+
+
+def _dual_point(rng, n, start):
+    X = rng.standard_normal((n // 2, n)) * rng.random(n)
+    A = X.T @ X / X.shape[0]
+    N = np.abs(rng.standard_normal((n, n))) * rng.uniform(0.0, 0.05) * float(np.abs(A).max())
+    N = (N + N.T) / 2
+    np.fill_diagonal(N, 0.0)
+    nu = rng.uniform(0.0, 0.2) * float(np.abs(A).max()) * n
+    M = _dnn.assemble_dual(A, N, nu)
+    w, V = np.linalg.eigh(M)
+    U = {"warm": V[:, -6:][:, ::-1], "random": np.linalg.qr(rng.standard_normal((n, 6)))[0],
+         "bottom": V[:, :6], "near": np.linalg.qr(V[:, -6:] + 1e-3 * rng.standard_normal((n, 6)))[0]}[start]
+    return A, DnnState(N, nu, U), M, float(w[-1])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(64, 110), seed=st.integers(0, 2**31 - 1),
+       start=st.sampled_from(["warm", "random", "bottom", "near"]))
+def test_ritz_guesses_bound_is_rigorous_whatever_the_subspace(n, seed, start):
+    """The evaluation's lambda_max bound (Ritz guesses proved by Cholesky, else LAPACK) is never
+    below LAPACK's top eigenvalue of the same dual matrix, whatever the warm subspace; the guesses
+    come in increasing order, the tight one never above the block's."""
+    rng = np.random.default_rng(seed)
+    A, state, M, exact = _dual_point(rng, n, start)
+    g = ritz_guesses(M, state.U)
+    assert g is not None and g == sorted(g)
+    lam, _ = _lmax_state(A, state)
+    assert lam >= exact
+    scale = max(abs(exact), float(np.abs(A).max()))
+    if start == "warm":  # (the tight guess: at most 4 accept = 4e-6 above the top Ritz value)
+        assert lam <= exact + 1e-5 * scale
+    if start == "near":  # (a Cholesky failing at the tight guess: the block's, as ritz_guess gave)
+        assert lam <= exact + 1e-3 * scale
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dnn_value_from_ritz_guesses_never_below_brute_force(seed):
+    """The whole bound (lambda_max bound + mu k) at a dual point of a 64-feature covariance, k = 2:
+    at least the optimum by enumeration of every support."""
+    rng = np.random.default_rng(seed)
+    n, k = 64, 2
+    A, state, _, _ = _dual_point(rng, n, ["warm", "random", "bottom", "near"][seed])
+    val, _ = dnn_value_lam(A, k, state)
+    assert val >= brute_opt(A, k)[0]
+
+
+def _crowded(seed: int, n: int = 120):
+    """A matrix whose top eigenvalue stands 5% clear and whose next twenty crowd within 2e-3, and a
+    subspace near its top six eigenvectors."""
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    lam = np.concatenate([[1.0], 0.95 - 1e-4 * np.arange(20), rng.uniform(-0.5, 0.5, n - 21)])
+    M = (Q * lam) @ Q.T
+    M = (M + M.T) / 2
+    U = np.linalg.qr(Q[:, :6] + 1e-3 * rng.standard_normal((n, 6)))[0]
+    return M, U, float(np.linalg.eigvalsh(M)[-1])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_both_guesses_are_tried_before_lapack(seed, monkeypatch):
+    """Where one guess is below lambda_max (here the block's: its gaps are to theta_7, the
+    complement's top, while the spectrum crowds just below lambda_1) the other is proved by
+    Cholesky, LAPACK never called; the value is an upper bound within 1e-5."""
+    M, U, lam = _crowded(seed)
+    g = ritz_guesses(M, U)
+    assert len(g) == 2 and g[0] < lam  # (the first guess is refuted: its Cholesky breaks down)
+
+    def no_lapack(*a, **k):
+        raise AssertionError("LAPACK called")
+
+    monkeypatch.setattr(_dnn, "top_eigvalsh_upper", no_lapack)
+    v, _ = lmax_upper(M, 0.0, g)
+    assert lam <= v <= lam + 1e-5
+    with pytest.raises(AssertionError, match="LAPACK"):  # (the single block guess alone: refuted)
+        lmax_upper(M, 0.0, ritz_guess(M, U))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 80), seed=st.integers(0, 2**31 - 1), q=st.floats(1e-6, 1.0),
+       contiguous=st.booleans())
+def test_one_weight_gradient_by_sgemm_equals_the_product(n, seed, q, contiguous):
+    """G = q w w^T (flushed float32 factors) into G: the same values as the broadcast product
+    (entries with tiny factors included); into a non-contiguous G by the product itself."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((n, 1)) * 10.0 ** rng.integers(-20, 2, (n, 1))
+    W[rng.random((n, 1)) < 0.2] = 0.0
+    qv = np.array([q])
+    big = np.full((n, 2 * n), np.nan, dtype=np.float32)
+    G = np.empty((n, n), dtype=np.float32) if contiguous else big[:, ::2]
+    _gradient_into(W, qv, G)
+    want = np.multiply(_float32_flushed(W * qv), _float32_flushed(W).T)
+    assert np.array_equal(G, want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_screen_init_at_two_steps_is_a_dual_point_near_the_best_mu(seed):
+    """n > 150 (the Ritz search): the one-k start at 2 block steps per mu is dual feasible, its
+    rigorous bound at least brute force (k = 2) and within 1% of the best mu on a fine grid by LAPACK."""
+    n, k = 170, 2
+    rng = np.random.default_rng(seed)
+    Y = np.abs(rng.standard_normal((40, n))) + 0.5 * rng.standard_normal((40, n))
+    A = Y.T @ Y / 40
+    st_ = dual._screen_init(A, k, steps=dual._SCREEN_STEPS_ONE_K)
+    assert st_.nu >= 0 and st_.N.min() >= 0 and not np.diag(st_.N).any() and np.array_equal(st_.N, st_.N.T)
+    val, _ = _dnn.dnn_value(A, k, st_)
+    assert val >= brute_opt(A, k)[0]
+    off = A - np.diag(np.diag(A))
+    hi = min(float(off.max()), (float(np.linalg.eigvalsh(A)[-1]) - float(np.diag(A).max())) / (k - 1))
+
+    def h(mu):
+        M = np.maximum(off - mu, 0.0)
+        M[np.diag_indices(n)] = np.diag(A) - mu
+        return float(np.linalg.eigvalsh(M)[-1]) + mu * k
+
+    assert val <= min(h(mu) for mu in np.linspace(0.0, hi, 41)) * 1.01
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_ritz_step_in_either_order_gives_lapack_top_values(order):
+    """The block step (float32 M, its thin operand made C-ordered) converges to LAPACK's top
+    eigenvalues from a Fortran- or C-ordered start alike."""
+    rng = np.random.default_rng(5)
+    n, r = 200, 6
+    lam = np.concatenate([np.linspace(2.0, 1.5, r), rng.uniform(-1.0, 1.0, n - r)])
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    M = ((Q * lam) @ Q.T).astype(np.float32)
+    U = np.asarray(np.linalg.qr(rng.standard_normal((n, r)))[0], order=order)
+    for _ in range(30):
+        w, U = _ritz(M, U, r)
+    top = np.linalg.eigvalsh(M.astype(float))[::-1][:3]
+    assert np.allclose(w[:3], top, rtol=1e-5)

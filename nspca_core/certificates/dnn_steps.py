@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg.blas import saxpy as _saxpy
 from scipy.linalg.blas import sgemm as _sgemm
 
 _EPS = np.finfo(float).eps
@@ -123,6 +124,18 @@ def _gradient_into(W: np.ndarray, q: np.ndarray, G: np.ndarray) -> None:
         np.matmul(Wq, Wf.T, out=G)
 
 
+def _axpy_into(t: np.ndarray, x: np.ndarray, a: float) -> None:
+    """``x += a t`` in place: BLAS's saxpy, one pass instead of NumPy's two (a scaled temporary, then
+    the sum; ~13 against ~33 us at n = 361, issue 39) where both are contiguous float32 of one
+    shape (the sum may round once, as a fused multiply-add: the optimizer's direction only)."""
+    if (x.dtype == t.dtype == np.float32 and x.shape == t.shape and x.flags.c_contiguous
+            and t.flags.c_contiguous):
+        out = _saxpy(t.ravel(), x.ravel(), a=a)
+        if np.shares_memory(out, x):
+            return
+    x += (a * t).astype(x.dtype, copy=False)
+
+
 class _Adam:
     """Adam for one block of nonnegative dual variables (each step ends with the projection).
 
@@ -185,8 +198,7 @@ class _Adam:
         np.sqrt(v, out=tmp)
         tmp += self.EPS / math.sqrt(1.0 - b2)
         np.divide(m, tmp, out=tmp)
-        tmp *= c * (1.0 - b1) / math.sqrt(1.0 - b2)
-        x -= tmp
+        _axpy_into(tmp, x, -c * (1.0 - b1) / math.sqrt(1.0 - b2))
         np.maximum(x, self.zero, out=x)
         return x
 

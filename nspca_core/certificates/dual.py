@@ -24,13 +24,9 @@ _SCHEDULE_KEYS = ("lr", "ritz_r", "give_up", "cut_refresh", "refresh_iters", "cu
 
 # the screening search's block (vectors) and block-Krylov steps per mu (twice that at the first)
 _SCREEN_R, _SCREEN_STEPS = 4, 3
-# a one-k certificate's start ("auto", "fast": :func:`_dnn`) takes 2 steps per mu: the mu it picks
-# only starts the DNN, whose run decides the bound (issue 39: CBCL k = 5..100 certified the same or
-# higher, the search 6.2 -> 4.9 ms at k = 65); a path's starts keep 3
-_SCREEN_STEPS_ONE_K = 2
 
 
-def _screen_init(A: np.ndarray, k: int, lam1: float | None = None, steps: int = _SCREEN_STEPS) -> DnnState:
+def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
     """The one-parameter family ``N(mu)_ij = (mu - A_ij)_+`` (i != j), mu searched.
 
     Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
@@ -38,8 +34,7 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None, steps: int = 
     ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
     coarse grid (5 points) and 4 golden-section steps using cheap values (top Ritz values of a
     warm block; only the chosen point matters; it is re-evaluated exactly later).  ``lam1``: A's top
-    eigenvalue when the caller has it (a path calls this at many k); ``steps``: block-Krylov steps
-    per mu (twice that at the first).
+    eigenvalue when the caller has it (a path calls this at many k).
     """
     n = A.shape[0]
     dg = np.diag(A)
@@ -66,11 +61,11 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None, steps: int = 
         if n <= 150:  # LAPACK beats Lanczos' overhead on small matrices
             return float(scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1], eigvals_only=True,
                                            check_finite=False)[0]) + mu * k
-        nsteps = steps
+        steps = _SCREEN_STEPS
         if block[0] is None:  # a positive vector (never orthogonal to the Perron vector) and a seeded rest
             block[0] = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, _SCREEN_R - 1))])
-            nsteps *= 2
-        for _ in range(nsteps):
+            steps *= 2
+        for _ in range(steps):
             w, block[0] = _ritz(M, block[0], _SCREEN_R)
         return float(w[0]) + mu * k
 
@@ -300,8 +295,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         cands.append(("warm", lambda: DnnState(warm.N.copy(), warm.nu, warm.U)))
     elif x is not None and kkt is None:
         cands.append(("kkt", lambda: _kkt_point(A, k, x)))
-    screen_steps = _SCREEN_STEPS if effort == "full" else _SCREEN_STEPS_ONE_K
-    cands.append(("screen", lambda: _screen_init(A, k, top_eig, screen_steps)))
+    cands.append(("screen", lambda: _screen_init(A, k, top_eig)))
     target = 1.0 - cfg["target_gap"]
     best, evals = None, 0
     if kkt is not None:

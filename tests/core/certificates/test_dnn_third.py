@@ -4,7 +4,6 @@
   (``dnn.ritz_guesses``, several guesses for ``lmax_upper``): never below LAPACK's eigenvalue, never
   below brute force, tighter where the block's lower pairs crowd;
 - the one-weight gradient by sgemm (the same values as the product it replaces);
-- the one-k screening search at 2 block steps per mu (a dual point, near the best mu);
 - the Ritz step's thin operand in C order (the same Ritz values as LAPACK's).
 """
 
@@ -16,7 +15,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import dnn as _dnn
-from nspca_core.certificates import dual
 from nspca_core.certificates.dnn import (DnnState, _lmax_state, _ritz, dnn_value_lam, lmax_upper, ritz_guess,
                                          ritz_guesses)
 from nspca_core.certificates.dnn_steps import _float32_flushed, _gradient_into
@@ -138,29 +136,6 @@ def test_one_weight_gradient_by_sgemm_equals_the_product(n, seed, q, contiguous)
     _gradient_into(W, qv, G)
     want = np.multiply(_float32_flushed(W * qv), _float32_flushed(W).T)
     assert np.array_equal(G, want)
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_screen_init_at_two_steps_is_a_dual_point_near_the_best_mu(seed):
-    """n > 150 (the Ritz search): the one-k start at 2 block steps per mu is dual feasible, its
-    rigorous bound at least brute force (k = 2) and within 1% of the best mu on a fine grid by LAPACK."""
-    n, k = 170, 2
-    rng = np.random.default_rng(seed)
-    Y = np.abs(rng.standard_normal((40, n))) + 0.5 * rng.standard_normal((40, n))
-    A = Y.T @ Y / 40
-    st_ = dual._screen_init(A, k, steps=dual._SCREEN_STEPS_ONE_K)
-    assert st_.nu >= 0 and st_.N.min() >= 0 and not np.diag(st_.N).any() and np.array_equal(st_.N, st_.N.T)
-    val, _ = _dnn.dnn_value(A, k, st_)
-    assert val >= brute_opt(A, k)[0]
-    off = A - np.diag(np.diag(A))
-    hi = min(float(off.max()), (float(np.linalg.eigvalsh(A)[-1]) - float(np.diag(A).max())) / (k - 1))
-
-    def h(mu):
-        M = np.maximum(off - mu, 0.0)
-        M[np.diag_indices(n)] = np.diag(A) - mu
-        return float(np.linalg.eigvalsh(M)[-1]) + mu * k
-
-    assert val <= min(h(mu) for mu in np.linspace(0.0, hi, 41)) * 1.01
 
 
 @pytest.mark.parametrize("order", ["C", "F"])

@@ -166,6 +166,9 @@ class _Adam:
         self.zero = np.zeros(shape, dtype=dt) if shape else None
         self.floor = np.full(shape, self.FLOOR, dtype=dt) if shape else None
         self.t = 0
+        # matrices (dnn_optimize's N) hold m / s1 and v / s2 instead, s1 = B1^j and s2 = B2^j (j steps
+        # since the last renormalization): each moment then takes one saxpy pass, not two (see _step2)
+        self.s1 = self.s2 = 1.0
 
     def resized(self, keep: np.ndarray, extra: int) -> "_Adam":
         """A fresh optimizer for the entries ``keep`` of this one's block followed by ``extra`` new
@@ -186,6 +189,8 @@ class _Adam:
             self.m = b1 * self.m + (1.0 - b1) * g
             self.v = b2 * self.v + (1.0 - b2) * g * g
             return max(float(x - c * self.m / (math.sqrt(self.v) + self.EPS)), 0.0)
+        if self.m.ndim == 2 and _saxpy_ok(x, g, self.m, self.v, self.tmp):
+            return self._step2(x, g, c)
         # arrays hold m / (1 - B1) and v / (1 - B2) (two fewer passes over n x n; the same step:
         # m / (sqrt(v) + EPS) = (1 - B1) / sqrt(1 - B2) * m' / (sqrt(v') + EPS / sqrt(1 - B2)))
         m, v, tmp = self.m, self.v, self.tmp
@@ -201,6 +206,45 @@ class _Adam:
         _axpy_into(tmp, x, -c * (1.0 - b1) / math.sqrt(1.0 - b2))
         np.maximum(x, self.zero, out=x)
         return x
+
+
+    # a moment's scale s is folded back into the stored moment below this (1/s then stays <= 1e6)
+    _RENORM = 1e-6
+
+    def _step2(self, x, g, c):
+        """:meth:`step` for a matrix, in 9 passes instead of 11: with ``m' = m / (1 - B1)`` and
+        ``v' = v / (1 - B2)`` (as in :meth:`step`) held as ``m~ = m' / s1``, ``v~ = v' / s2``,
+        the recurrences ``m' <- B1 m' + g``, ``v' <- B2 v' + max(g^2, FLOOR)`` read
+        ``m~ <- m~ + g / s1``, ``v~ <- v~ + max(g^2, FLOOR) / s2`` after ``s <- B s`` (one saxpy
+        each), and the step ``(1 - B1) / sqrt(1 - B2) m' / (sqrt(v') + EPS / sqrt(1 - B2))`` is
+        ``s1 / sqrt(s2)`` times the same with ``m~, v~`` and the guard ``EPS / sqrt((1 - B2) s2)``.
+        The same step in exact arithmetic (the roundings differ: the optimizer's direction only;
+        any x >= 0 is a dual point)."""
+        b1, b2 = self.B1, self.B2
+        m, v, tmp = self.m, self.v, self.tmp
+        if self.s1 < self._RENORM or self.s2 < self._RENORM:
+            m *= np.float32(self.s1)
+            v *= np.float32(self.s2)
+            self.s1 = self.s2 = 1.0
+        self.s1 *= b1
+        self.s2 *= b2
+        s1, s2 = self.s1, self.s2
+        np.multiply(g, g, out=tmp)
+        np.maximum(tmp, self.floor, out=tmp)  # no subnormal g^2 (see FLOOR); v~ >= v' >= FLOOR
+        _saxpy(tmp.ravel(), v.ravel(), a=1.0 / s2)
+        _saxpy(g.ravel(), m.ravel(), a=1.0 / s1)
+        np.sqrt(v, out=tmp)
+        tmp += self.EPS / math.sqrt((1.0 - b2) * s2)
+        np.divide(m, tmp, out=tmp)
+        _saxpy(tmp.ravel(), x.ravel(), a=-c * (1.0 - b1) / math.sqrt(1.0 - b2) * s1 / math.sqrt(s2))
+        np.maximum(x, self.zero, out=x)
+        return x
+
+
+def _saxpy_ok(*arrays) -> bool:
+    """Whether saxpy can update these arrays in place: float32, C-contiguous, one shape."""
+    shape = arrays[0].shape
+    return all(a.dtype == np.float32 and a.flags.c_contiguous and a.shape == shape for a in arrays)
 
 
 def refreshed_cuts(U: np.ndarray, k: int, C: np.ndarray | None, w: np.ndarray | None,

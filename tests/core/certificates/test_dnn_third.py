@@ -152,3 +152,30 @@ def test_ritz_step_in_either_order_gives_lapack_top_values(order):
         w, U = _ritz(M, U, r)
     top = np.linalg.eigvalsh(M.astype(float))[::-1][:3]
     assert np.allclose(w[:3], top, rtol=1e-5)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(2, 40), seed=st.integers(0, 2**31 - 1), steps=st.integers(1, 200),
+       lr=st.floats(1e-5, 1e-1))
+def test_adam_matrix_steps_by_saxpy_follow_the_plain_recurrence(n, seed, steps, lr, monkeypatch):
+    """_Adam on a matrix (scaled moments, one saxpy each, renormalized every ~130 steps) takes the
+    steps of the plain recurrence (two passes per moment) to float32 rounding, keeps x >= 0, and
+    carries moments equal to the plain ones once its scales are folded back."""
+    from nspca_core.certificates import dnn_steps
+
+    rng = np.random.default_rng(seed)
+    x_new = np.abs(rng.standard_normal((n, n))).astype(np.float32)
+    x_old = x_new.copy()
+    new, old = dnn_steps._Adam((n, n)), dnn_steps._Adam((n, n))
+    for _ in range(steps):
+        g = (rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-12, 0)).astype(np.float32)
+        new.step(x_new, g, lr)
+        with monkeypatch.context() as mp:
+            mp.setattr(dnn_steps, "_saxpy_ok", lambda *a: False)
+            old.step(x_old, g, lr)
+    assert x_new.min() >= 0
+    scale = max(float(np.abs(x_old).max()), lr)
+    assert np.allclose(x_new, x_old, rtol=0, atol=1e-4 * scale)
+    # (m sums gradients of both signs: its error is relative to its largest entries)
+    assert np.allclose(new.m * np.float32(new.s1), old.m, rtol=1e-4, atol=1e-5 * float(np.abs(old.m).max()))
+    assert np.allclose(new.v * np.float32(new.s2), old.v, rtol=1e-4, atol=1e-30)

@@ -203,7 +203,8 @@ def ritz_guesses(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: f
 
 def assemble_dual(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None) -> np.ndarray:
     n = A.shape[0]
-    M = A + N - (nu / n)
+    M = A + N
+    M -= nu / n  # (in place: the same floats as ``A + N - nu / n``, one n x n temporary fewer)
     if C is not None and w is not None and np.any(w > 0):
         M -= (C * w) @ C.T
     return M

@@ -218,7 +218,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     variances left in T, and the DNN's cost grows as ``|S|^2`` per iteration.
 
     ``keep`` (a dict, optional): filled with what the coupled bound at any other sparsity needs
-    (``certS``, ``stS``, ``dS``, ``kS``, ``S``, ``T``, ``pair``;
+    (``certS``, ``stS``, ``dS``, ``kS``, ``S``, ``T``, ``pair``, ``BS_at``, ``cross``, and ``BS_cost``,
+    the aimed refinements' counted cost, when they ran;
     :func:`nspca_core.certificates.path_large.coupled_curve`).
 
     ``budget`` (the exact mode's time limit, :class:`.budget.Budget`): every step only when it
@@ -301,9 +302,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
+    counted: list = []  # (the aimed refinements' counted cost: a path charges it, path_large.run_charge)
     coupled, sharper, cross = _coupled_refined(
         covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
-        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None)
+        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, counted=counted)
     report.offer(min(coupled, min(bounds.values())))
     if (budget is not None and certS.lower < (1 - EXACT_TOLERANCE) * certS.upper_bound
             and certS.x is not None and certS.lower > 0 and not budget.expired()):
@@ -326,7 +328,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         bounds["split"] = min(bounds["split"], B_S + B_T)
     if keep is not None:  # what the coupled bound at any other k needs (certify_path)
         keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper,
-                    cross=cross)
+                    cross=cross, **({"BS_cost": sum(counted)} if counted else {}))
     if coupled < bounds["split"]:
         bounds["split"] = coupled
     info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,

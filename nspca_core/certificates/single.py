@@ -286,11 +286,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # ---- B_T
     with step(budget, "rest", work):
         specT = _rest_spectrum(cov, T, gram.get("G"), S) if T.size else None  # (one for B_T and its curve)
-        if T.size:
-            bt = _bound_rest(cov, T, k, effort, spec=specT)
-            B_T = min(bt.values())
-        else:
-            bt, B_T = {}, 0.0
+        bt = _bound_rest(cov, T, k, effort, spec=specT) if T.size else {}
+        B_T = min(bt.values()) if T.size else 0.0
         bounds["split"] = B_S + B_T
         pair = None
         if k >= 3 and T.size:  # B_S(2) + B_T(k - 2) can decide; exact pairs (O(|S|^2), any k)
@@ -302,7 +299,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
-    counted: list = []  # (the aimed refinements' counted cost: a path charges it, path_large.run_charge)
+    counted: list = []  # (the aimed refinements' counted cost, charged by a path: keep["BS_cost"])
     coupled, sharper, cross = _coupled_refined(
         covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
         lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, counted=counted)
@@ -327,8 +324,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         B_S = certS.upper_bound
         bounds["split"] = min(bounds["split"], B_S + B_T)
     if keep is not None:  # what the coupled bound at any other k needs (certify_path)
-        keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper,
-                    cross=cross, **({"BS_cost": sum(counted)} if counted else {}))
+        keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper, cross=cross,
+                    **({"BS_cost": sum(counted)} if counted else {}))
     if coupled < bounds["split"]:
         bounds["split"] = coupled
     info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,

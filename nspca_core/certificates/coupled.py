@@ -10,11 +10,12 @@ from .._common.rank1 import rank1_point
 from ..operators.cov import Cov
 from .dnn import dnn_tangent
 from ..result import Certificate
-from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cost
+from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cost, anchor_ok
 from .budget import fits, step
 from .anchor import AnchorRows, anchored_joint_test, joint_blockers
 from .cross import coupled_terms
-from .dual import _anchored
+from .cheap import _finish, _variances_bound
+from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _forecast_fails
 from .lower import _ascent_many
 
 # the cross term only up to this k: it keeps k values for each feature of the rest T
@@ -46,12 +47,14 @@ _AIM_WEAK = 0.05
 # (relative: a certified ratio ~0.001 lower at most), in at most _AIM_JOINT joint tests
 _AIM_REL = 1e-3
 _AIM_JOINT = 8
+# "deep" (S's anchored bounds alone, :func:`light_S`): below a proved goal, the search's resolution
+_DEEP_REL = 4e-3
 
 
 def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int,
                      pair: float | None, make_cross=None, lower: float = -np.inf,
                      stop: float = 1.0, budget=None, aim: float | None = None,
-                     counted: list | None = None) -> tuple[float, dict, np.ndarray | None]:
+                     notes: dict | None = None, deep: bool = False) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
@@ -62,7 +65,8 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     at i: :func:`nspca_core.certificates.anchor.anchored_rowsum_test`) replaces it, while the refinements'
     counted cost stays within :data:`_COUPLED_REFINE_RUNS` DNN runs on S (no sparsity limit).
     ``aim`` (a ratio, "auto"): :func:`_aimed` instead of the walk (all binding sparsities in one
-    joint test; ``counted``, a list: gets its tests' counted cost).
+    joint test; ``notes``, a dict: gets its tests' counted cost and the least coupled value any
+    bounds could give, ``deep``: the search goes below the aim, see there).
     Valid as :func:`_coupled` is: each ``B_S(i)``
     stays an upper bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50
     the rest T added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1``
@@ -81,7 +85,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
         with step(budget, "rest", float(nS) * nT * max(k, 16)):
             cross = make_cross()
     if aim is not None and budget is None:
-        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, counted)
+        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep)
         return val, sharper, cross
     tried: set[int] = set()
     cfg = _EFFORT["auto"]
@@ -123,7 +127,7 @@ def _terms(BS: np.ndarray, BT: np.ndarray, k: int, kS: int, cross) -> tuple[np.n
 
 
 def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, pair, cross, lower: float,
-           aim: float, sharper: dict, counted: list | None = None) -> float:
+           aim: float, sharper: dict, notes: dict | None = None, deep: bool = False) -> float:
     """The refinements of :func:`_coupled_refined` aimed at one value V of the coupled bound: every
     refinable term above V is brought to V by ``B_S(i) <= a_V(i)`` (:func:`_meets`), proved for all
     those i at once by ONE joint anchored test (:func:`.anchor.anchored_joint_test`).  V starts at
@@ -133,7 +137,12 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     test there fails, V gallops up (``lo (1 + _AIM_REL 2^t)``) to the first proved, then bisects to
     :data:`_AIM_REL`, at most :data:`_AIM_JOINT` tests, each started from the last failure's ratios
     (valid: a larger V asks larger values at fewer sparsities).  The proved ``a_V(i)`` fill
-    ``sharper``; ``counted`` (a list) gets the tests' counted cost.  Returns the coupled bound.
+    ``sharper``.  ``notes`` (a dict) gets the tests' counted cost (``"cost"``) and ``"least"``: the
+    coupled value with every refinable ``B_S(i)`` at that feasible value (the others as they are),
+    below which no bounds of S can bring it.  ``deep``: where the goal is proved, the search goes on
+    down to ``least`` (resolution :data:`_DEEP_REL`): S's bounds are the anchored ones alone there
+    (:func:`light_S`), where a DNN's tangents may have certified more than the goal.  Returns the
+    coupled bound.
 
     Replaces one test per binding sparsity, the largest term first, with a bisection per term where
     none met the goal: on a 77 x 7,070 gene matrix at k = 100, 45 tests and a bisection (1.0 CPU s),
@@ -148,22 +157,28 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     ref = np.array([3 <= int(i) < kS and anchor_affordable(nS, int(i), runs) for i in iis], dtype=bool)
     goal0 = max([lower / aim] + [float(v) for v in vals[~ref]])
     cand = ref & (vals > goal0 * (1 + _AIM_SLACK))
+    AS, xS = covS.dense(), np.asarray(certS.x, dtype=float)
+    iref = iis[ref].astype(int)
+    cref = None if cross is None else cross[np.minimum(iref, cross.shape[0] - 1),
+                                            np.minimum(k - iref, cross.shape[1] - 1)]
+    least = max([lower] + [float(v) for v in vals[~ref]]
+                + [float(v) for v in _terms_at(_truncated_all(AS, xS, iref), BT[k - iref], cref)])
+    if notes is not None:
+        notes.update(cost=0.0, least=least)
     if not cand.any():
-        if counted is not None:
-            counted.append(0.0)
         return _coupled(certS, stS, dS, kS, BT, k, pair, sharper, cross=cross)
     # (terms within the slack of the goal: the goal rises to them)
     lo = max([goal0] + [float(v) for v in vals[ref & ~cand]])
     ii, tv = iis[cand].astype(int), vals[cand]
     bt = BT[k - ii]
     cc = None if cross is None else cross[np.minimum(ii, cross.shape[0] - 1), np.minimum(k - ii, cross.shape[1] - 1)]
-    AS, xS = covS.dense(), np.asarray(certS.x, dtype=float)
     low = _truncated_all(AS, xS, ii)
     floor = _terms_at((1 + _AIM_SLACK) * low, bt, cc)
     lo = max(lo, float(np.max(np.minimum(tv, floor))))
     hi = float(tv.max())  # (nothing to test there)
     rows, r_lo, proved, spent = None, None, {}, 0.0
-    V, step_up = lo, _AIM_REL
+    V, step_up, res = lo, _AIM_REL, _AIM_REL
+    bottom = max(float(np.max(np.minimum(tv, floor))), least)  # (deep: where the search may go down to)
     for _ in range(_AIM_JOINT):
         if not lo <= V < hi:
             break
@@ -183,6 +198,8 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
             hi = V
             for i, v in zip(ii[over], a):
                 proved[int(i)] = min(proved.get(int(i), np.inf), float(v))
+            if deep and V == lo and lo > bottom * (1 + _DEEP_REL):
+                lo, r_lo, res = bottom, None, _DEEP_REL  # (the goal proved: below it, coarser)
         else:
             lo, r_lo = V, r
             if r is not None and a.size:
@@ -198,14 +215,14 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
                     tv = tv.copy()
                     tv[stand] = -np.inf
                     hi = hi if proved else max(float(tv.max()), lo)
-        if hi <= lo * (1 + _AIM_REL):
+        if hi <= lo * (1 + res):
             break
         step_up *= 2  # (gallop up from the goal until a test holds, then bisect)
         V = lo * (1 + step_up) if not proved and lo * (1 + step_up) < hi else float(np.sqrt(lo * hi))
     for i, v in proved.items():
         sharper[i] = min(sharper.get(i, np.inf), v)
-    if counted is not None:
-        counted.append(spent)
+    if notes is not None:
+        notes["cost"] = spent
     return _coupled(certS, stS, dS, kS, BT, k, pair, sharper, cross=cross)
 
 
@@ -285,3 +302,35 @@ def _coupled(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k
         vals = coupled_terms(a, b, cross[np.minimum(i, cross.shape[0] - 1), np.minimum(j[ok], cross.shape[1] - 1)])
     val = float(vals.max()) * (1 + 4 * _EPS)
     return (val, int(k - j[ok][int(np.argmax(vals))])) if argmax else val
+
+
+# one-k "auto" split certificates above the tree's sparsities first try S's bound from the anchored row
+# sums alone (:func:`light_S`: no DNN on S, no eigenpairs of A_SS); the DNN's route follows only where
+# that leaves the certified ratio more than this below the aim or what any bounds of S could give
+# (``least`` of :func:`_aimed`; issue 39: on a 77 x 7,070 gene matrix at k = 50..100 the DNN on S was
+# 40-60% of the certificate and every binding term was the anchored bounds' after the refinements)
+_LIGHT_LOSS = 4e-3
+
+
+def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None) -> Certificate | None:
+    """S's certificate for the split bound from the anchored row sums at kS alone (the test and
+    bisection the dense certificate runs first, :func:`.dual._anchored` with its forecast), or None
+    where they prove nothing below the variance sum.  ``lam``: an upper bound on ``lambda_max(A_SS)``
+    (a bound at every sparsity, also the cross table's screen).  No DNN state: ``B_S(i)`` at ``i <
+    kS`` is then the refinements' (:func:`_aimed`), the variance sums and monotonicity."""
+    import time
+
+    AS, dS = covS.dense(), covS.diag()
+    n = dS.size
+    lower = covS.quad(xS)
+    bounds = {"variances": _variances_bound(dS, kS)}
+    if lam is not None:
+        bounds["lambda1"] = float(lam)
+    if not (lower > 0 and anchor_ok(n, kS)) or _forecast_fails(AS, kS, xS, lower / _DNN_SKIP_AT, _EFFORT["auto"]):
+        return None
+    tb = _anchored(AS, kS, lower, min(bounds.values()), rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT,
+                   top_first=True)
+    if tb is None:
+        return None
+    bounds["anchored"] = tb
+    return _finish(bounds, lower, xS, kS, time.perf_counter(), {"n": n, "light": True})

@@ -35,7 +35,7 @@ from .bounds import (
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
-from .coupled import _COUPLED_AIM, _coupled, _coupled_refined
+from .coupled import _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, light_S
 from .cross import cross_table
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
@@ -259,26 +259,14 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
     kS = min(k, S.size)
-    seconds, nodes = None, 0
-    if budget is not None:  # the exact mode: the branch and bound on S comes last
-        below = 0.0
-    elif branch_seconds is not None:  # the exact mode: whenever S is not closed (the caller's clock)
-        seconds, below = branch_seconds, 1 - _EFFORT[effort]["target_gap"]
-    else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes), by nodes
-        nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
-        below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
-    tree = (seconds or 0.0) > 0 or nodes > 0
-    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget,
-                                tree_follows=effort == "auto" and nodes > 0,
-                                dnn_iters=_EFFORT[effort].get("split_iters"))
-    if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
-        # branch and bound over supports on S (exact.py): often proves S's best point optimal at
-        # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
-        bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
-                              time_limit=seconds, max_nodes=nodes or None,
-                              dnn_hope=_SPLIT_DNN_HOPE if nodes and effort != "full" else None)
-        info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
-        certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
+    # "auto", one k above the tree's sparsities: S's bound from the anchored row sums first (light_S),
+    # the DNN's route below only where that falls short (_LIGHT_LOSS)
+    light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
+             and kS > _SPLIT_BRANCH_MAX_K and cov.X is not None and cov.thin)
+    certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S)) if light else None), None
+    if certS is None:
+        certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
+                                        x, lower, info)
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
@@ -299,10 +287,16 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
-    counted: list = []  # (the aimed refinements' counted cost, charged by a path: keep["BS_cost"])
+    notes: dict = {}  # (the aimed refinements' counted cost, charged by a path: keep["BS_cost"])
     coupled, sharper, cross = _coupled_refined(
         covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
-        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, counted=counted)
+        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
+        deep=stS is None and light)
+    if stS is None and light and lower / coupled < min(_COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS:
+        certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info)
+        bounds["split"], C0 = certS.upper_bound + B_T, cross
+        coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
+                                                   aim=_COUPLED_AIM, notes=notes)
     report.offer(min(coupled, min(bounds.values())))
     if (budget is not None and certS.lower < (1 - EXACT_TOLERANCE) * certS.upper_bound
             and certS.x is not None and certS.lower > 0 and not budget.expired()):
@@ -325,15 +319,51 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         bounds["split"] = min(bounds["split"], B_S + B_T)
     if keep is not None:  # what the coupled bound at any other k needs (certify_path)
         keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper, cross=cross,
-                    **({"BS_cost": sum(counted)} if counted else {}))
+                    **({"BS_cost": notes["cost"]} if "cost" in notes else {}))
     if coupled < bounds["split"]:
         bounds["split"] = coupled
-    info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
+    info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": certS.upper_bound,
+                 "B_S_kind": certS.kind,
                  "B_S_bounds": certS.bounds, "B_T": B_T, "B_T_bounds": bt,
                  "dnn": certS.info.get("dnn")})
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info)
+
+
+def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget, branch_seconds, nT: int, x,
+             lower: float, info: dict):
+    """S's certificate for :func:`_certify_split` by the dense machinery on ``A_SS`` (x restricted to S is
+    feasible there; the DNN's dual point for every sparsity when T is not empty), then the branch and
+    bound over supports on S where it applies.  Returns ``(certS, stS, x, lower)``."""
+    seconds, nodes = None, 0
+    if budget is not None:  # the exact mode: the branch and bound on S comes last
+        below = 0.0
+    elif branch_seconds is not None:  # the exact mode: whenever S is not closed (the caller's clock)
+        seconds, below = branch_seconds, 1 - _EFFORT[effort]["target_gap"]
+    else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes), by nodes
+        nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
+        below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
+    tree = (seconds or 0.0) > 0 or nodes > 0
+    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget,
+                                tree_follows=effort == "auto" and nodes > 0,
+                                dnn_iters=_EFFORT[effort].get("split_iters"))
+    if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
+        # branch and bound over supports on S (exact.py): often proves S's best point optimal at
+        # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
+        bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
+                              time_limit=seconds, max_nodes=nodes or None,
+                              dnn_hope=_SPLIT_DNN_HOPE if nodes and effort != "full" else None)
+        info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
+        certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
+    return certS, stS, x, lower
+
+
+def _lambda_S(cov: Cov, S: np.ndarray) -> float:
+    """An upper bound on ``lambda_max(A_SS)`` through ``X_S``'s m x m Gram (thin data): its top
+    eigenvalue plus :func:`.bounds._gram_eig`'s tolerance."""
+    w, _, tol = _thin_lambdas(cov.X[:, S], cov.X.shape[0], 1)
+    return float(w[0] + tol)
 
 
 def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):

@@ -11,13 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core._common.rank1 import rank1_point
-from nspca_core.certificates import anchor, coupled
+from nspca_core.certificates import anchor, coupled, dual, single
 from nspca_core.certificates.anchor import AnchorRows, anchored_joint_test, joint_blockers
 from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import brute_opt
 from tests.core.certificates.test_anchor import _random_symmetric
 from tests.core.certificates.test_single import _random_psd
+from tests.core.certificates.test_split_coupled import _force_split, _modules
 
 TINY = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -168,3 +169,53 @@ def test_aimed_refines_many_sparsities_with_few_tests(monkeypatch):
             runs += len(calls)
             assert len(calls) <= coupled._AIM_JOINT
     assert refined >= 2 * runs > 0, (refined, runs)
+
+
+# ---- the light route: S's bound from the anchored row sums alone (coupled.light_S), the DNN's route after
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(9, 11), st.integers(5, 7), st.integers(3, 6), st.integers(0, 2**31 - 1), st.booleans())
+def test_light_route_bounds_hold_against_bruteforce(monkeypatch, n, size, k, seed, fall_back):
+    """One-k split certificates through the light route (the tree's sparsity limit forced to 0 so tiny k
+    take it; ``fall_back``: the loss allowed forced negative, so the DNN's route follows every light
+    attempt): the bound is above OPT_k (enumeration), S's anchored bound above S's optimum at kS."""
+    _force_split(monkeypatch, size)
+    monkeypatch.setattr(single, "_SPLIT_BRANCH_MAX_K", 0)
+    if fall_back:
+        monkeypatch.setattr(single, "_LIGHT_LOSS", -1.0)
+    seen: list = []
+    real = single.light_S
+    monkeypatch.setattr(single, "light_S", lambda *a, **kw: (lambda c: (seen.append((a, c)), c)[1])(real(*a, **kw)))
+    rng = np.random.default_rng(seed)
+    X = _modules(rng, 8, n, 3)  # (m < n: thin data, the light route's condition)
+    A = X.T @ X / X.shape[0]
+    cert = single._certify_large(Cov(X, None), k, None, "auto", None)
+    opt, _ = brute_opt(A, k)
+    assert cert.upper_bound >= opt * (1 - 1e-12)
+    for (covS, kS, xS, lam), c in seen:
+        if c is not None:
+            AS = covS.dense()
+            assert c.upper_bound >= brute_opt(AS, kS)[0] * (1 - 1e-12)
+            assert lam >= float(np.linalg.eigvalsh(AS)[-1]) * (1 - 1e-12)
+
+
+def test_light_route_is_taken_and_skips_the_dnn(monkeypatch):
+    """On thin modular data above the tree's sparsities the light route certifies without a DNN run on S
+    (``dual._dnn`` never called) at least once in these cases, and its bound is still above OPT_k."""
+    _force_split(monkeypatch, 7)
+    monkeypatch.setattr(single, "_SPLIT_BRANCH_MAX_K", 0)
+    calls: list = []
+    real = dual._dnn
+    monkeypatch.setattr(dual, "_dnn", lambda *a, **kw: (calls.append(1), real(*a, **kw))[1])
+    light = 0
+    for seed in range(8):
+        calls.clear()
+        rng = np.random.default_rng(seed)
+        X = _modules(rng, 8, 10, 3)
+        A = X.T @ X / X.shape[0]
+        cert = single._certify_large(Cov(X, None), 5, None, "auto", None)
+        assert cert.upper_bound >= brute_opt(A, 5)[0] * (1 - 1e-12)
+        light += not calls
+    assert light > 0

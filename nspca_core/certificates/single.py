@@ -292,11 +292,17 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
         lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
         deep=stS is None and light)
-    if stS is None and light and lower / coupled < min(_COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS:
+    if stS is None and light and (keep is not None or lower / coupled < min(
+            _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
+        # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
+        # the smaller of the two coupled bounds, S's bounds at each sparsity the smaller of the two
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info)
-        bounds["split"], C0 = certS.upper_bound + B_T, cross
+        bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
                                                    aim=_COUPLED_AIM, notes=notes)
+        for i, v in light0[1].items():
+            sharper[i] = min(sharper.get(i, np.inf), v)
+        coupled, notes["cost"] = min(coupled, light0[0]), notes.get("cost", 0.0) + light0[2]
     report.offer(min(coupled, min(bounds.values())))
     if (budget is not None and certS.lower < (1 - EXACT_TOLERANCE) * certS.upper_bound
             and certS.x is not None and certS.lower > 0 and not budget.expired()):

@@ -14,6 +14,7 @@ from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cos
 from .budget import fits, step
 from .anchor import AnchorRows, anchored_joint_test, joint_blockers
 from .cross import coupled_terms
+from .bounds import _thin_lambdas
 from .cheap import _finish, _variances_bound
 from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _forecast_fails
 from .lower import _ascent_many
@@ -334,3 +335,22 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None) -> Cer
         return None
     bounds["anchored"] = tb
     return _finish(bounds, lower, xS, kS, time.perf_counter(), {"n": n, "light": True})
+
+
+def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """(S, T): the s features of largest variance plus the support of ``x`` (its s largest
+    entries when it has more, so that S stays small: the DNN's cost), and the rest."""
+    Smask = np.zeros(dg.size, dtype=bool)
+    Smask[np.argsort(-dg, kind="stable")[:s]] = True
+    sup = np.flatnonzero(x)
+    if sup.size > s:
+        sup = sup[np.argsort(-x[sup], kind="stable")[:s]]
+    Smask[sup] = True
+    return np.flatnonzero(Smask), np.flatnonzero(~Smask)
+
+
+def _lambda_S(cov: Cov, S: np.ndarray) -> float:
+    """An upper bound on ``lambda_max(A_SS)`` through ``X_S``'s m x m Gram (thin data): its top
+    eigenvalue plus :func:`.bounds._gram_eig`'s tolerance."""
+    w, _, tol = _thin_lambdas(cov.X[:, S], cov.X.shape[0], 1)
+    return float(w[0] + tol)

@@ -36,7 +36,7 @@ from .bounds import (
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
-from .coupled import _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, light_S
+from .coupled import _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, _lambda_S, _screened, light_S
 from .cross import cross_table
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
@@ -376,13 +376,6 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
     return certS, stS, x, lower
 
 
-def _lambda_S(cov: Cov, S: np.ndarray) -> float:
-    """An upper bound on ``lambda_max(A_SS)`` through ``X_S``'s m x m Gram (thin data): its top
-    eigenvalue plus :func:`.bounds._gram_eig`'s tolerance."""
-    w, _, tol = _thin_lambdas(cov.X[:, S], cov.X.shape[0], 1)
-    return float(w[0] + tol)
-
-
 def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
     """The split certificate's feasible point and value, through X (never n x n): the given
     ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
@@ -411,18 +404,6 @@ def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, bu
     lower, x, src = max(found, key=lambda t: t[0])
     info["lower_source"] = src
     return x, lower
-
-
-def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """(S, T): the s features of largest variance plus the support of ``x`` (its s largest
-    entries when it has more, so that S stays small: the DNN's cost), and the rest."""
-    Smask = np.zeros(dg.size, dtype=bool)
-    Smask[np.argsort(-dg, kind="stable")[:s]] = True
-    sup = np.flatnonzero(x)
-    if sup.size > s:
-        sup = sup[np.argsort(-x[sup], kind="stable")[:s]]
-    Smask[sup] = True
-    return np.flatnonzero(Smask), np.flatnonzero(~Smask)
 
 
 def _take_branch(cov: Cov, S: np.ndarray, certS: Certificate, bb: dict, x, lower: float, info: dict):

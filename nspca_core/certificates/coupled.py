@@ -138,9 +138,11 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     the goal, ``max(lower / aim, the terms no refinement can lower)`` raised to where no term is
     asked below :data:`_AIM_SLACK` above a feasible value at its sparsity (the anchored bound proves
     ~0.2% above the optimum at best; S's answer cut to i entries, :func:`_truncated_all`); where the
-    test there fails, V gallops up (``lo (1 + _AIM_REL 2^t)``) to the first proved, then bisects to
-    :data:`_AIM_REL`, at most :data:`_AIM_JOINT` tests, each started from the last failure's ratios
-    (valid: a larger V asks larger values at fewer sparsities).  The proved ``a_V(i)`` fill
+    test there fails, V gallops up (``lo (1 + _AIM_REL 2^t)``, at most :data:`_AIM_GALLOP` failures) to
+    the first proved, then bisects to :data:`_AIM_REL`, at most :data:`_AIM_JOINT` tests, each started
+    from the last failure's ratios (valid: a larger V asks larger values at fewer sparsities); the terms
+    that blocked a failed test (:func:`.anchor.joint_blockers`) asked :data:`_AIM_WEAK` above a feasible
+    value stand, V rising to them.  The proved ``a_V(i)`` fill
     ``sharper``.  ``notes`` (a dict) gets the tests' counted cost (``"cost"``) and ``"least"``: the
     coupled value with every refinable ``B_S(i)`` at that feasible value (the others as they are),
     below which no bounds of S can bring it.  ``deep``: where the goal is proved, the search goes on

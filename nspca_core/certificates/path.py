@@ -29,7 +29,7 @@ from ._settings import (
     anchor_ok,
 )
 from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, cheap_bounds_at
-from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _screen_init
+from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _forecast_fails, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .monotone import monotone_envelope
 from .cheap import _certify_lowrank
@@ -317,7 +317,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
 
     _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper)
     budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq], S._PATH_DENSE_RUNS_PER_K)
-    anchored, branched, spent = _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort,
+    anchored, branched, spent = _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort,
                                                        budget / 2)
     def carry(st, lam):  # a one-k run's dual point: its bound at every k (dnn_tangent)
         if lam is None:
@@ -393,7 +393,7 @@ def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
     refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
 
 
-def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort, budget) -> tuple[dict, dict, float]:
+def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort, budget) -> tuple[dict, dict, float]:
     """Anchored row sums at k >= 3 where they cost at most a DNN run (``anchor_ok``), tried where the
     path's bound leaves the largest gap per counted cost (``anchor_cost``) first, within ``budget``
     (:func:`.path_large.gap_runs`; no sparsity limit): the bisection one certificate at k would make
@@ -413,9 +413,12 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort, bu
             weak.add(k)
         # certify(k)'s own call (the same bracket and resolution: from the same feasible value, the same
         # bound; a wider, finer bisection proved less at CBCL k = 38..41, its tests warm-started otherwise)
+        # certify(k)'s forecast first (dual._forecast_fails on the path's point: ~1/5 of a failing test; CBCL
+        # k = 57..110: 54 tests failed after 8-14 ms each, certify(k) skips them by the same forecast)
         carry: dict = {}
+        run_it = lo < one_k * ub_i and not _forecast_fails(A, k, LX[:, i], lo / _DNN_SKIP_AT, S._EFFORT[effort])
         found = [_anchored(A, k, lo, np.inf, rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT, top_first=True,
-                           carry=carry) if lo < one_k * ub_i else None]  # (ub_cheap keeps the smaller)
+                           carry=carry) if run_it else None]  # (ub_cheap keeps the smaller)
         if found[0] is not None and lo < (1 - _ANCHOR_FINE) * found[0]:
             # then finer, from its last failed test (valid above it): its 1e-3 steps left LRS k = 3..9 at
             # 0.9990 where a finer bisection proves 0.9999 (anchor.anchored_bisection: ``hi`` proved)

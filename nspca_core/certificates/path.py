@@ -304,8 +304,9 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             return
         states[k] = (st, lam)
         own[k] = (float(tang[i]), dinfo, spent + time.perf_counter() - t0)
-        # the dual's Ritz vectors are good ascent starts at this k
-        if src[i] != "given" and st.U is not None:
+        # the dual's Ritz vectors are good ascent starts at this k (not after a polish round: its point moved little
+        # from the one whose vectors were tried; CBCL: no polish round's ascent raised a feasible value by > 1e-12)
+        if src[i] != "given" and st.U is not None and "polish" not in dinfo:
             X0 = np.column_stack([LX[:, i]] + [_rank1_cols(sg * st.U[:, j], np.array([k]))[:, 0]
                                                for j in range(min(4, st.U.shape[1])) for sg in (1., -1.)])
             Xb, vb = _ascent_batch(cov, np.full(X0.shape[1], k), X0)

@@ -366,7 +366,7 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
         return
     polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4,
                    budget=_POLISH_ITERS_PER_K * p, first_run=first,
-                   branch=branch if pcfg["branch_nodes"] else None, worked=worked, **sched)
+                   branch=branch if pcfg["branch_nodes"] else None, worked=worked, near=_PP.NEAR, **sched)
     # then, with a smaller budget, the dual points the path holds where the DNN gives its bound,
     # to GOAL2: certify(k)'s fresh DNN at k (80 iterations, two cut rounds) certified CBCL k = 65..71
     # 0.982-0.983 where the tangents carried from k = 64 / 67 gave 0.981 (5 k looser, up to 1.6e-3); with restarting

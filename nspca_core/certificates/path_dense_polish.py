@@ -44,7 +44,8 @@ STALL = 5e-4
 
 def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, goal: float = GOAL,
                    budget: float, first_run: float, round_iters: int = ROUND_ITERS, branch=None,
-                   where=None, refresh: int = 0, lr: float | None = None, worked: set | None = None) -> float:
+                   where=None, refresh: int = 0, lr: float | None = None, worked: set | None = None,
+                   near: int = 0) -> float:
     """Polish the path's DNN dual points where the certified ratio ``lows / upper()`` is below
     ``below``: the worst k first (a fresh run there first when the path has no dual point at k:
     ``run(k)``, counted ``first_run`` iterations), then one cutting-plane round of ``round_iters``
@@ -59,9 +60,13 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
     which lowers the bound at k itself when it succeeds.  ``where(k) -> bool`` (optional): only
     those k are polished.  ``refresh`` > 0: each round is one run renewing its cuts every ``refresh``
     iterations at the learning rate ``lr`` (passed to ``run``; :func:`.dual._cut_rounds`).  ``worked``
-    (optional): filled with every k polished or branched."""
+    (optional): filled with every k polished or branched.  ``near`` > 0 (with ``branch``): at a k whose
+    nearest k polished within ``near`` stalled (:func:`stalled_near`), the branching is tried first, once;
+    where it does not bring the ratio to ``below``, the DNN rounds follow as at any k."""
     spent, small, dropped = 0.0, {}, set()
-    stalled, gained = set(), set()  # the k where the DNN stalled / where a round gained (for stalled_near)
+    # the k where the DNN stalled (or the branching closed first) / where a round gained (``near``: stalled_near);
+    # the k branched first
+    stalled, gained, first = set(), set(), set()
     while True:
         ratio = lows / upper()
         cand = [int(k) for k in uniq if ratio[pos[int(k)]] < below and int(k) not in dropped
@@ -69,14 +74,16 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
         if not cand:
             return spent
         k = min(cand, key=lambda kk: ratio[pos[kk]])
-        if branch is not None and stalled_near(k, stalled, gained):
-            # the DNN stalled at the nearest k polished: the branching's proof straight away (CBCL k = 8, 11, 12
-            # after k = 10 stalled: a fresh run and two rounds each, 0.2-0.26 CPU s, gained nothing there)
-            dropped.add(k)
-            stalled.add(k)
+        if branch is not None and near and k not in first and stalled_near(k, stalled, gained, near):
+            # the DNN stalled at the nearest k polished: the branching's proof first (CBCL k = 8, 11, 12 after
+            # k = 10 stalled: a fresh run and two rounds each, 0.2-0.26 CPU s, gained nothing there); where it
+            # does not reach the goal, the DNN rounds as elsewhere (and no second branching at the same k)
+            first.add(k)
             if worked is not None:
                 worked.add(k)
             spent += branch(k, float(lows[pos[k]]) / goal)
+            if lows[pos[k]] / upper()[pos[k]] >= below:
+                stalled.add(k)
             continue
         cost = first_run if k not in states else float(round_iters)
         if spent + cost > budget:
@@ -99,7 +106,7 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
             if small[k] >= 2:
                 dropped.add(k)
                 stalled.add(k)
-                if branch is not None and lows[pos[k]] / upper()[pos[k]] < below:
+                if branch is not None and k not in first and lows[pos[k]] / upper()[pos[k]] < below:
                     spent += branch(k, float(lows[pos[k]]) / goal)
         else:
             small[k] = 0
@@ -114,9 +121,10 @@ NEAR = 2
 
 def stalled_near(k: int, stalled: set, gained: set, near: int = NEAR) -> bool:
     """Whether the nearest k polished within ``near`` of k (other than k) stalled: no round there
-    gained enough (:func:`polish_to_goal`'s drop rule) -- the DNN's weak spot at small k spans
-    neighbouring k (CBCL k = 8..12).  Ties count as stalled only when none of the nearest gained.
-    Decides only which proof is tried first (the branching instead of the DNN rounds); never a bound."""
+    gained enough (:func:`polish_to_goal`'s drop rule), or the branching closed it first -- the DNN's
+    weak spot at small k spans neighbouring k (CBCL k = 8..12).  Ties count as stalled only when none
+    of the nearest gained.  Decides only which proof is tried first (the branching, then the DNN
+    rounds); never a bound."""
     seen = [(abs(j - k), j in stalled) for j in stalled | gained if j != k and abs(j - k) <= near]
     if not seen:
         return False

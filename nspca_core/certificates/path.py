@@ -227,6 +227,9 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     states: dict[int, DnnState] = {}
     target = 1.0 - pcfg["target_gap"]
     scale = max(float(np.abs(A).max()), 1e-300)
+    # the optimizer's Ritz steps as one certificate at k takes them (dual._dnn: the effort's ritz_r vectors, float32
+    # below "full"; only the direction, never a bound): CBCL, one run, 7.3 -> 6.7 CPU s, the same minimum
+    ritz = {"r": S._EFFORT[effort].get("ritz_r", 10), "ritz32": effort != "full"}
 
     def upper():
         u = np.minimum(ub_cheap, env)
@@ -248,7 +251,8 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                                          rounds or pcfg["polish_rounds"], iters=its,
                                          check_every=min(pcfg["check_every"], its // 2),
                                          stall=pcfg["stall"] / 3, min_iters=its // 2,
-                                         decay=pcfg.get("decay", _DECAY), lam=lam0, refresh=refresh, lr=lr)
+                                         decay=pcfg.get("decay", _DECAY), lam=lam0, refresh=refresh, lr=lr,
+                                         **ritz)
             lam = dinfo.pop("lam")
             dinfo["init"] = "polish"
             prev = own[k]
@@ -277,7 +281,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                                       target=target, lower=float(lows[i]), stall=pcfg["stall"],
                                       min_iters=pcfg["min_iters"], push=S._CUT_BELOW,
                                       push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"],
-                                      start_lam=lam)
+                                      start_lam=lam, **ritz)
         lam = dinfo.pop("lam")
         if pcfg["cut_iters"] and st.U is not None and lows[i] < min(target, S._CUT_BELOW) * val:
             # cutting-plane rounds along the k-support directions of this k's top Ritz vectors,
@@ -285,7 +289,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             st, val, cinfo = _cut_rounds(A, k, st, val, float(lows[i]), target, pcfg["cut_rounds"],
                                          iters=pcfg["cut_iters"], check_every=pcfg["check_every"],
                                          stall=pcfg["stall"], min_iters=pcfg["cut_iters"] * 2 // 3,
-                                         decay=pcfg.get("decay", _DECAY), lam=lam)
+                                         decay=pcfg.get("decay", _DECAY), lam=lam, **ritz)
             cinfo.pop("exact_evaluations")
             lam = cinfo.pop("lam")
             dinfo["cuts"] = cinfo

@@ -61,7 +61,8 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
     those k are polished.  ``refresh`` > 0: each round is one run renewing its cuts every ``refresh``
     iterations at the learning rate ``lr`` (passed to ``run``; :func:`.dual._cut_rounds`).  ``worked``
     (optional): filled with every k polished or branched.  ``near`` > 0 (with ``branch``): at a k whose
-    nearest k polished within ``near`` stalled (:func:`stalled_near`), the branching is tried first, once;
+    nearest k polished within ``near`` stalled (:func:`stalled_near`) and whose ratio is more than
+    :data:`FIRST_GAP` below the goal, the branching is tried first, once;
     where it does not bring the ratio to ``below``, the DNN rounds follow as at any k."""
     spent, small, dropped = 0.0, {}, set()
     # the k where the DNN stalled (or the branching closed first) / where a round gained (``near``: stalled_near);
@@ -74,7 +75,8 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
         if not cand:
             return spent
         k = min(cand, key=lambda kk: ratio[pos[kk]])
-        if branch is not None and near and k not in first and stalled_near(k, stalled, gained, near):
+        if (branch is not None and near and k not in first and ratio[pos[k]] < goal - FIRST_GAP
+                and stalled_near(k, stalled, gained, near)):
             # the DNN stalled at the nearest k polished: the branching's proof first (CBCL k = 8, 11, 12 after
             # k = 10 stalled: a fresh run and two rounds each, 0.2-0.26 CPU s, gained nothing there); where it
             # does not reach the goal, the DNN rounds as elsewhere (and no second branching at the same k)
@@ -117,6 +119,9 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
 
 # stalled_near: how far (in k) a polished k's outcome predicts another's
 NEAR = 2
+# ... and only where the ratio is this far below the goal (CBCL k = 20 at 0.9801, next to a stalled k = 21: the
+# branching cost 0.99 CPU s where a DNN round closes it)
+FIRST_GAP = 1e-3
 
 
 def stalled_near(k: int, stalled: set, gained: set, near: int = NEAR) -> bool:

@@ -127,11 +127,12 @@ FIRST_GAP = 1e-3
 def stalled_near(k: int, stalled: set, gained: set, near: int = NEAR) -> bool:
     """Whether the nearest k polished within ``near`` of k (other than k) stalled: no round there
     gained enough (:func:`polish_to_goal`'s drop rule), or the branching closed it first -- the DNN's
-    weak spot at small k spans neighbouring k (CBCL k = 8..12).  Ties count as stalled only when none
-    of the nearest gained.  Decides only which proof is tried first (the branching, then the DNN
-    rounds); never a bound."""
+    weak spot at small k spans neighbouring k (CBCL k = 8..13).  Ties count as stalled when one of the
+    nearest stalled (CBCL k = 13 between a stalled 12 and a gaining 14: two rounds, then the
+    branching).  Decides only which proof is tried first (the branching, then the DNN rounds);
+    never a bound."""
     seen = [(abs(j - k), j in stalled) for j in stalled | gained if j != k and abs(j - k) <= near]
     if not seen:
         return False
     d = min(s[0] for s in seen)
-    return all(st for dd, st in seen if dd == d)
+    return any(st for dd, st in seen if dd == d)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from nspca_core import certify_path
 from nspca_core.certificates import dual as D
 from nspca_core.certificates import path as P
+from nspca_core.certificates.anchor import anchored_branch_bound
 from nspca_core.certificates.path_dense_polish import polish_to_goal, stalled_near
 
 from tests.bruteforce import brute_opt
@@ -22,12 +23,12 @@ from tests.core.certificates.test_single import _check_cert, _random_psd
 
 def _near_brute(k, stalled, gained, near):
     """The rule by its words: among the k polished within ``near`` (other than k), those nearest; the
-    branching first only when there are some and every one of them stalled."""
+    branching first only when there are some and one of them stalled."""
     polished = sorted(j for j in set(stalled) | set(gained) if j != k and abs(j - k) <= near)
     if not polished:
         return False
     d = min(abs(j - k) for j in polished)
-    return all(j in stalled for j in polished if abs(j - k) == d)
+    return any(j in stalled for j in polished if abs(j - k) == d)
 
 
 @given(st.integers(1, 12), st.sets(st.integers(1, 12)), st.sets(st.integers(1, 12)), st.integers(0, 3))
@@ -145,3 +146,32 @@ def test_forecast_gated_path_is_rigorous(monkeypatch, n, seed):
     for c in path:
         opt, _ = brute_opt(A, c.k)
         _check_cert(c, opt, A)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=_SLOW)
+@given(st.integers(4, 9), st.integers(1, 5), st.sampled_from([1, 2, 8, 40]), st.floats(0.9, 1.1),
+       st.integers(0, 2**31 - 1))
+def test_branching_with_few_node_iterations_is_rigorous(n, k, node_iters, scale, seed):
+    """The path's branchings give each node ``node_iters`` row-sum iterations before splitting it: a
+    proof of ``OPT_k <= tau`` is still one (brute force), at any ``tau`` around the optimum."""
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    A = _random_psd(rng, n)
+    opt, _ = brute_opt(A, k)
+    tau = opt * scale
+    tb = anchored_branch_bound(A, k, [tau], budget=200, node_iters=node_iters)
+    if tb is not None:
+        assert opt <= tb * (1 + 1e-12) + 1e-12
+
+
+def test_branching_with_few_node_iterations_still_proves():
+    """On a 40-feature covariance with a common factor the branching at 1.001 x the optimum of k = 4 proves
+    with 8 iterations a node as with 40, within the same node budget."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((60, 40)) + 0.6 * rng.standard_normal((60, 1))
+    X -= X.mean(axis=0)
+    A = X.T @ X / X.shape[0]
+    opt = certify_path(cov=A, ks=[4])[0].lower
+    tau = opt * 1.001
+    assert anchored_branch_bound(A, 4, [tau], budget=300) is not None
+    assert anchored_branch_bound(A, 4, [tau], budget=300, node_iters=8) is not None

@@ -60,7 +60,7 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
     which lowers the bound at k itself when it succeeds.  ``where(k) -> bool`` (optional): only
     those k are polished.  ``refresh`` > 0: each round is one run renewing its cuts every ``refresh``
     iterations at the learning rate ``lr`` (passed to ``run``; :func:`.dual._cut_rounds`).  ``worked``
-    (optional): filled with every k polished or branched.  ``near`` > 0 (with ``branch``): at a k whose
+    (optional): filled with every k polished, branched or run fresh here.  ``near`` > 0 (with ``branch``): at a k whose
     nearest k polished within ``near`` stalled (:func:`stalled_near`) and whose ratio is more than
     :data:`FIRST_GAP` below the goal, the branching is tried first, once;
     where it does not bring the ratio to ``below``, the DNN rounds follow as at any k."""
@@ -95,6 +95,8 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
             run(k)
             if k not in states:  # nothing to polish (the run was not needed after all)
                 dropped.add(k)
+            elif worked is not None:  # (a fresh run like certify(k)'s left k below the goal: worked on too)
+                worked.add(k)
             continue
         before = own[k][0]
         if worked is not None:

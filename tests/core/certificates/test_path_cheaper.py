@@ -175,3 +175,23 @@ def test_branching_with_few_node_iterations_still_proves():
     tau = opt * 1.001
     assert anchored_branch_bound(A, 4, [tau], budget=300) is not None
     assert anchored_branch_bound(A, 4, [tau], budget=300, node_iters=8) is not None
+
+
+def test_worked_includes_the_fresh_runs():
+    """A k the polish had to run fresh (no dual point there) is reported as worked on, even where that run
+    alone reached the goal (the path's second tier skips it: a run like certify(k)'s left it below the
+    goal), as the polished ones."""
+    gains = {1: 0.97, 5: 0.97}
+    uniq, pos, lo, values, states, own, run, calls = _toy(gains, {1: 0.95, 5: 0.96})
+    del states[5]
+
+    def run2(k, polish=False, **kw):
+        run(k, polish=polish, **kw)
+        if not polish:  # the fresh run itself gains
+            values[k] *= gains[k]
+            own[k] = (values[k], {}, 0.0)
+
+    worked: set = set()
+    polish_to_goal(uniq, pos, lo, lambda: np.array([values[int(k)] for k in uniq]), states, own, run2, below=0.98,
+                   goal=0.98, budget=1e4, first_run=50.0, worked=worked)
+    assert calls.count((5, False)) == 1 and (5, True) not in calls and worked == {1, 5}

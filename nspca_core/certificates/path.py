@@ -226,6 +226,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     ub_cheap = np.minimum.reduce(list(cheap.values()))
     for k, v in exact.items():
         ub_cheap[pos[k]] = min(ub_cheap[pos[k]], v)
+    ub_cheap_dnn = ub_cheap.copy()  # (without the anchored bounds: the DNN's ratio is read against these)
     env = np.full(p, np.inf)        # lower envelope of the DNN tangents
     own = {}                        # k -> (value, dnn info) of the DNN run at k
     states: dict[int, DnnState] = {}
@@ -324,10 +325,12 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         if callback is not None:
             callback(len(own), max(len(own) + 1, p))
 
-    _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper)
+    grid = _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine=False)
     budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq], S._PATH_DENSE_RUNS_PER_K)
-    anchored, branched, spent = _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort,
-                                                       budget / 2)
+    anchored, rest, spent = _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort,
+                                                   budget / 2)
+    refine_midpoints(uniq, pos, grid, lows, run, upper, pcfg["delta"], target)
+    branched = rest(lambda i: min(ub_cheap_dnn[i], env[i]))
     def carry(st, lam):  # a one-k run's dual point: its bound at every k (dnn_tangent)
         if lam is None:
             lam, _ = _dnn_lmax(A, st)
@@ -386,7 +389,7 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
                    where=lambda k: k in states and k not in worked and env[pos[k]] <= ub_cheap[pos[k]])
 
 
-def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
+def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine: bool = True) -> list:
     """The DNN runs of the path: a coarse geometric grid of k (run ascending: the dual moves
     smoothly as mu decreases with k), then the intervals where the envelope is above the chord of
     the bounds at the ends by more than ``delta`` (relative) are split."""
@@ -399,18 +402,25 @@ def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
         grid.add(int(uniq[min(j, p - 1)]))
     for k in sorted(grid):  # ascending: the dual moves smoothly as mu decreases with k
         run(k, goal=target)
-    refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
+    if refine:
+        refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
+    return sorted(grid)
 
 
-def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort, budget) -> tuple[dict, dict, float]:
+def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort, budget) -> tuple[dict, object, float]:
     """Anchored row sums at k >= 3 where they cost at most a DNN run (``anchor_ok``), tried where the
     path's bound leaves the largest gap per counted cost (``anchor_cost``) first, within ``budget``
     (:func:`.path_large.gap_runs`; no sparsity limit): the bisection one certificate at k would make
     (below its target, effort not "full": :func:`.dual._anchored`, the same call, so the path is as
-    tight as one k there) and, as a bisection below the path's bound, wherever the DNN certifies less
-    than ``_CUT_BELOW``.  Where the DNN's ratio was below ``_CUT_BELOW``, branch and bound on the
-    support (a few dozen nodes at CBCL's k = 5..7) to prove the polish's goal (``lows / GOAL``).
-    Lowers ``ub_cheap`` in place; returns ``(anchored, branched, spent)``."""
+    tight as one k there; where certify(k)'s forecast says it fails, not), then finer.  Lowers
+    ``ub_cheap`` in place; returns ``(anchored, rest, spent)``.
+
+    ``rest(dnn_ub) -> branched``, called after the DNN's refinement (which then sees these bounds:
+    CBCL's refinement runs at k = 28..39 and 4, where the anchored sums give the bound, are not made;
+    before, they cost ~0.4 CPU s): at the k tried, a bisection below the path's bound wherever it
+    certifies less than ``_CUT_BELOW``, and where the DNN's own ratio (``dnn_ub(i)``) is below
+    ``_CUT_BELOW``, branch and bound on the support (a few dozen nodes at CBCL's k = 5..7) to prove the
+    polish's goal (``lows / GOAL``); ``branched`` as :func:`_weak_branch`."""
     n = A.shape[0]
     one_k = 1.0 - S._EFFORT[effort]["target_gap"] if effort != "full" else -np.inf
     anchored, weak = {}, set()
@@ -418,8 +428,6 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
     def try_at(k: int) -> None:
         i = pos[k]
         lo, ub_i = float(lows[i]), float(upper()[i])
-        if lo < S._CUT_BELOW * ub_i:
-            weak.add(k)
         # certify(k)'s own call (the same bracket and resolution: from the same feasible value, the same
         # bound; a wider, finer bisection proved less at CBCL k = 38..41, its tests warm-started otherwise)
         # certify(k)'s forecast first (dual._forecast_fails on the path's point: ~1/5 of a failing test; CBCL
@@ -433,16 +441,37 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
             # 0.9990 where a finer bisection proves 0.9999 (anchor.anchored_bisection: ``hi`` proved)
             found.append(anchored_bisection(carry["rows"], lo, found[0], _ANCHOR_FINE, tau_lo=carry["tau"],
                                             r_lo=carry["r"])[0])
-        best = min([ub_i] + [v for v in found if v is not None])
-        if lo < S._CUT_BELOW * best:
-            found.append(anchored_rowsum_bound(A, k, lo, best))
         found = [v for v in found if v is not None]
+        done.append(k)
         if found:
             anchored[k] = min(found)
             ub_cheap[i] = min(ub_cheap[i], anchored[k])
 
+    done: list = []
     tried = np.array([int(k) for k in uniq if anchor_ok(n, int(k))], dtype=int)
     spent = gap_runs(tried, pos, lows, upper, try_at, lambda k: S.anchor_cost(n, k), budget)
+
+    def rest(dnn_ub):
+        # after the DNN's refinement: the wider bisection below the path's bound and the branching where the DNN
+        # certifies less than _CUT_BELOW
+        for k in done:
+            i = pos[k]
+            lo, ub_i = float(lows[i]), float(upper()[i])
+            if lo < S._CUT_BELOW * dnn_ub(i):
+                weak.add(k)
+            if lo < S._CUT_BELOW * ub_i:
+                tb = anchored_rowsum_bound(A, k, lo, ub_i)
+                if tb is not None:
+                    anchored[k] = min(anchored.get(k, np.inf), tb)
+                    ub_cheap[i] = min(ub_cheap[i], tb)
+        return _weak_branch(A, uniq, pos, lows, ub_cheap, pcfg, upper, weak, anchored)
+
+    return anchored, rest, spent
+
+
+def _weak_branch(A, uniq, pos, lows, ub_cheap, pcfg, upper, weak, anchored) -> dict:
+    """The branching at the ``weak`` k where the anchored sums proved something: ``{k: bound}``
+    (lowers ``ub_cheap`` in place)."""
     branched = {}
     for k in sorted(weak & set(anchored)) if pcfg["branch_nodes"] else ():
         i = pos[k]
@@ -454,7 +483,7 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         if tb is not None:
             branched[k] = tb
             ub_cheap[i] = min(ub_cheap[i], tb)
-    return anchored, branched, spent
+    return branched
 
 
 def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget, carry=None) -> dict:

@@ -266,14 +266,17 @@ def _select_near(Y: np.ndarray, S: np.ndarray, prev: np.ndarray, k: int, signed:
     if more.size:
         cc, rr = _nonzero_by_column(M[:, more])  # candidates, by column, rows increasing
         v = S[rr, more[cc]]
-        order = np.lexsort((-v, cc))  # by column, largest first
-        start = np.cumsum(count[more]) - count[more]
-        rank = np.empty(cc.size, dtype=np.intp)
-        rank[order] = np.arange(cc.size) - start[cc[order]]
-        vs = v[order]
-        kth, u = vs[start + k - 1], vs[start + k]
+        cm = count[more]
+        width = int(cm.max())
+        # the candidates of each column in one padded column (-inf below them), partitioned at the
+        # k-th and (k+1)-th largest: no sort of all candidates
+        P = np.full((width, more.size), -np.inf)
+        P[np.arange(cc.size) - np.repeat(np.cumsum(cm) - cm, cm), cc] = v
+        P.partition([width - k - 1, width - k], axis=0)
+        u, kth = P[width - k - 1], P[width - k]
         tie = kth <= u
-        keep = (rank < k) & ~tie[cc]
+        keep = v > u[cc]  # without a tie: exactly the k largest, rows increasing
+        keep &= ~tie[cc]
         ok = more[~tie]
         idx[:, ok] = rr[keep].reshape(ok.size, k).T
         done[more[tie]] = False

@@ -5,7 +5,7 @@ sorted), on columns with ties, zeros and both signs."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from nspca_core._common.steps import _select, _select_near
+from nspca_core._common.steps import _select, _select_near, order_statistic
 
 
 def _brute_topk(s: np.ndarray, k: int) -> np.ndarray | None:
@@ -72,3 +72,26 @@ def test_select_near_ranks_candidates_beyond_the_previous_support():
     assert ranked.any()
     for j in np.flatnonzero(ranked):
         assert np.array_equal(idx[:, j], _brute_topk(Y[:, j], k))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 500), st.integers(0, 5), st.integers(0, 3), st.booleans(), st.data())
+def test_order_statistic_is_the_one_index_partition(seed, n, p, kind, fortran, data):
+    """The two-index partition's entry at i is the one-index partition's (the sorted column's), on
+    columns with many equal entries, infinities and NaN (ordered last), in either memory layout; 1-D too."""
+    rng = np.random.default_rng(seed)
+    Y = rng.standard_normal((n, max(p, 1)))
+    if kind == 1:
+        Y = np.maximum(Y, 0.0)  # half zeros
+    elif kind == 2:
+        Y = np.round(Y)
+    elif kind == 3:
+        Y[rng.random(Y.shape) < 0.3] = -np.inf
+        Y[rng.random(Y.shape) < 0.1] = np.nan
+    if fortran:
+        Y = np.asfortranarray(Y)
+    i = data.draw(st.integers(0, n - 1))
+    A = Y[:, 0] if p == 0 else Y
+    expect = np.sort(A, axis=0)[i]
+    np.testing.assert_array_equal(order_statistic(A, i), expect)
+    np.testing.assert_array_equal(order_statistic(A, i), np.partition(A, i, axis=0)[i])

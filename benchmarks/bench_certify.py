@@ -783,8 +783,78 @@ def wide_main():
     cost_ab_wide(a.base, a.rounds)
 
 
+# ---- issue 39 item 2 on MLL (helper i-mll95): which term of the split certificate binds where the path is
+# below 0.95 (`--s-terms 44,48,51,52,56 [--s-caps 204,252,302] [--s-full 51] [--s-exact 51:10,60]`)
+
+
+def s_terms_bench(X, ks, caps, effort="auto"):
+    """certify(k)'s split bound at screens of at most ``caps`` features: the ratio, lower / B_S(k) (S's
+    DNN, its upper bound at k), and the coupled bound's largest terms: the sparsity i of S, lower / term,
+    lower / B_S(i), B_T(k - i) / B_S(k) (the rest's share); CPU units of one thin SVD."""
+    from nspca_core.certificates import single as sg
+    from nspca_core.certificates.coupled import _coupled_bs, _terms
+    from nspca_core.operators.covariance import as_cov
+    from nspca_core._common.scale import normalized
+
+    unit = svd_unit(X)
+    cov, _ = normalized(as_cov(X, None, center=True))
+    for k in ks:
+        for cap in caps:
+            keep: dict = {}
+            t = time.process_time()
+            c = sg._certify_split(cov, k, None, effort, None, split_cap=cap, keep=keep)
+            sec = time.process_time() - t
+            T = keep["T"]
+            BT = sg._rest_curve(cov, T, k, spec=sg._rest_spectrum(cov, T, None, keep["S"]))
+            BS = _coupled_bs(keep["certS"], keep["stS"], keep["dS"], keep["kS"], keep["pair"], keep["BS_at"])
+            vals, ii = _terms(BS, BT, k, keep["kS"], keep["cross"])
+            lo, bk = c.lower, BS[keep["kS"]]
+            top = [(int(ii[t]), round(float(lo / vals[t]), 4), round(float(lo / BS[ii[t]]), 4),
+                    round(float(BT[k - ii[t]] / bk), 4))
+                   for t in np.argsort(-vals)[:3]]
+            print(f"s-terms {effort}: k={k} |S|={keep['S'].size}: ratio {c.ratio:.4f}, lower/B_S(k) {lo / bk:.4f}, "
+                  f"terms (i, lower/term, lower/B_S(i), B_T(k-i)/B_S(k)) {top}; {sec / unit:.0f} SVD units "
+                  f"({load_note()})", flush=True)
+
+
+def s_exact_bench(X, k, limits):
+    """certify(X, k, effort="exact", time_limit=) at each limit (wall seconds): its ratio, S's tree bound
+    (lower / B_S(k)) and the coupled bound's (lower / coupled), nodes, CPU units."""
+    from nspca_core import certify
+
+    unit = svd_unit(X)
+    for lim in limits:
+        t = time.process_time()
+        c = certify(X, k=k, effort="exact", time_limit=lim)
+        print(f"s-exact: k={k} time_limit={lim:g} s: ratio {c.ratio:.4f}, lower/B_S(k) {c.lower / c.info['B_S']:.4f}, "
+              f"lower/coupled {c.lower / c.info['coupled']:.4f}, nodes {c.info.get('nodes')} (open "
+              f"{c.info.get('open_nodes')}); {(time.process_time() - t) / unit:.0f} CPU SVD units ({load_note()})",
+              flush=True)
+
+
+def s_terms_main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--s-terms", default="44,48,51,52,56")
+    ap.add_argument("--s-caps", default="auto", help="screen caps (auto: certify(k)'s own screen)")
+    ap.add_argument("--s-full", default="", help="k list: the same at effort='full' (the converged DNN on S)")
+    ap.add_argument("--s-exact", default="", help="k:limit,limit (wall seconds)")
+    a = ap.parse_args()
+    X = load("mll")
+    if X is None:
+        return
+    caps = [None if v == "auto" else int(v) for v in a.s_caps.split(",")]
+    s_terms_bench(X, [int(v) for v in a.s_terms.split(",") if v], caps)
+    if a.s_full:
+        s_terms_bench(X, [int(v) for v in a.s_full.split(",")], caps, "full")
+    if a.s_exact:
+        k, lims = a.s_exact.split(":")
+        s_exact_bench(X, int(k), [float(v) for v in lims.split(",")])
+
+
 if __name__ == "__main__":
-    if "--cost-ab-wide" in sys.argv or "--wide-cost-worker" in sys.argv:
+    if "--s-terms" in sys.argv:
+        s_terms_main()
+    elif "--cost-ab-wide" in sys.argv or "--wide-cost-worker" in sys.argv:
         wide_main()
     else:
         main()

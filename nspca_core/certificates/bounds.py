@@ -120,10 +120,34 @@ def _rowsum_topk(B: np.ndarray, k: int) -> float:
     and a row of ``(B_+)_JJ`` sums at most k entries of row i of ``B_+``.
     """
     P = np.maximum(B, 0.0)
-    kk = min(k, P.shape[1])
-    if kk < P.shape[1]:
-        P = np.partition(P, P.shape[1] - kk, axis=1)[:, P.shape[1] - kk:]
+    n = P.shape[1]
+    kk = min(k, n)
+    if kk < n:
+        if P.shape[0] > _ROWSUM_FIRST:
+            return _rowsum_topk_pruned(P, kk)
+        P = np.partition(P, n - kk, axis=1)[:, n - kk:]
     return float(P.sum(axis=1).max())
+
+
+# _rowsum_topk: the rows with the largest positive sums first, this many
+_ROWSUM_FIRST = 16
+
+
+def _rowsum_topk_pruned(P: np.ndarray, kk: int) -> float:
+    """:func:`_rowsum_topk` of ``P = B_+`` (kk < n), the same float: the k largest entries are
+    selected and summed only in rows whose whole sum (rounded up by ``(1 + 2 n eps)``: at or above
+    any sum of some of its entries in any order) reaches the best k-sum found, the rows of largest
+    sums first (a row's selection and sum do not depend on the other rows)."""
+    n = P.shape[1]
+    total = P.sum(axis=1) * (1.0 + 2 * n * _EPS)
+    order = np.argsort(-total, kind="stable")
+    first = order[:_ROWSUM_FIRST]
+    best = float(np.partition(P[first], n - kk, axis=1)[:, n - kk:].sum(axis=1).max())
+    rest = order[_ROWSUM_FIRST:]
+    rest = rest[total[rest] >= best]
+    if rest.size:
+        best = max(best, float(np.partition(P[rest], n - kk, axis=1)[:, n - kk:].sum(axis=1).max()))
+    return best
 
 
 def _rowsum_topk_all(B: np.ndarray) -> np.ndarray:

@@ -11,10 +11,42 @@ import numpy as np
 from .._common.params import check
 from ..lowrank import flip_signs, lowrank_factor_clean
 
-__all__ = ["Cov", "ProjectedCov", "DENSE_FACTOR_MAX_N"]
+__all__ = ["Cov", "ProjectedCov", "DENSE_FACTOR_MAX_N", "gram"]
 
 #: operators of at most this many features are factored densely (an n x n ``eigh``, 2 MB at 512)
 DENSE_FACTOR_MAX_N = 512
+
+
+# The last covariance formed from data held privately by an operator (``Cov.own_x``), kept for a
+# certificate of the same data (``Cov.reuse_gram``): ``fit`` then ``certify`` of one X formed the same
+# m x n x n product twice (issue 39: ~10% of CBCL's one-k certificate).  Reused only when the new data equal the kept
+# ones entry for entry (then the product is the one that would be computed); the kept data are an
+# operator's private copy (never the caller's array), the covariance is copied in and out.
+_GRAM_KEEP_MAX_BYTES = 2**26  # data and covariance above this (64 MB) are not kept
+_gram_kept: list = []  # [(X, A)]: at most one
+
+
+def gram(X: np.ndarray, keep: bool = False, reuse: bool = False) -> np.ndarray:
+    """``X^T X / m``: with ``reuse``, the kept covariance when X equals the kept data entry for
+    entry; else computed (and kept when ``keep``: X is a private copy nobody modifies, and both fit
+    in :data:`_GRAM_KEEP_MAX_BYTES`)."""
+    kept = _gram_kept[0] if _gram_kept and reuse else None
+    if kept is not None and _same_data(kept[0], X):
+        return kept[1].copy()
+    A = (X.T @ X) / X.shape[0]
+    if keep and X.nbytes + A.nbytes <= _GRAM_KEEP_MAX_BYTES:
+        _gram_kept[:] = [(X, A.copy())]
+    return A
+
+
+def _same_data(K: np.ndarray, X: np.ndarray) -> bool:
+    """Whether X equals K entry for entry (same shape and dtype); the first row is compared first
+    (other data differ there at once)."""
+    if K is X:
+        return True
+    if K.shape != X.shape or K.dtype != X.dtype or X.size == 0:
+        return False
+    return bool(np.array_equal(K[0], X[0]) and np.array_equal(K, X))
 
 
 class Cov:
@@ -25,6 +57,11 @@ class Cov:
 
     center = False
     mean = None
+    # X is a copy only this operator holds (a centered copy of the caller's data): its covariance
+    # may be kept for the next operator of the same data (:func:`gram`)
+    own_x = False
+    # the kept covariance of the same data is taken (:func:`gram`): a certificate after ``fit``
+    reuse_gram = False
 
     def __init__(self, X: np.ndarray | None = None, A: np.ndarray | None = None):
         self.X = X
@@ -40,7 +77,7 @@ class Cov:
     def dense(self) -> np.ndarray:
         """The n x n covariance (formed and cached on first use)."""
         if self._A is None:
-            self._A = (self.X.T @ self.X) / self.X.shape[0]
+            self._A = gram(self.X, keep=self.own_x, reuse=self.reuse_gram)
         return self._A
 
     def matvec(self, v: np.ndarray) -> np.ndarray:

@@ -74,8 +74,9 @@ def centered_dense(X: np.ndarray, *, private: bool = False) -> Cov:
     place).  Otherwise a centered copy is made when it fits :data:`COPY_FRACTION` of the available
     memory, else the implicit operator (X read as given, never copied)."""
     mean = X.mean(axis=0)
+    own = True  # X below is a copy only this operator holds
     if _already_centered(X, mean):  # centering would change no entry beyond rounding: no copy
-        pass
+        own = private
     elif private:
         X -= mean
     elif X.nbytes <= COPY_FRACTION * available_memory():
@@ -83,7 +84,7 @@ def centered_dense(X: np.ndarray, *, private: bool = False) -> Cov:
     else:
         return CenteredDenseCov(X, mean)
     cov = Cov(X, None)
-    cov.center, cov.mean = True, mean
+    cov.center, cov.mean, cov.own_x = True, mean, own
     return cov
 
 

@@ -97,7 +97,8 @@ def opt_pairs(cov, k: int, *, lower: float = 0.0, block_bytes: int = 64 * 2**20)
     dc = dg[cand]
     step = max(1, block_bytes // (8 * max(cand.size, n if cov._A is None and cov.X is None else 0) * 4))
     arg = None
-    if type(cov) is SparseCov and lower > 0:
+    if type(cov) is SparseCov and lower > 0 and (cov.X_sparse.format == "csr" or cov.X_sparse.has_canonical_format):
+        # (A_ij and A_ji the same floats: the documents summed in the same order)
         best, arg = _sparse_pairs(cov, cand, dc, lower, best, step)
         cand = cand[:0]  # done
     for s in range(0, cand.size, step):

@@ -94,3 +94,25 @@ def test_sparse_pairs_form_one_row_when_one_variance_dominates():
     best, _ = opt_pairs(cov, 2, lower=amax * (1 + 1e-6))
     assert sum(calls) == 1
     assert best == _every_pair(as_cov(X))[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 80), st.integers(4, 120), st.integers(1, 8), st.integers(1, 6),
+       st.booleans())
+def test_sparse_rows_product_is_the_operators(seed, m, n, q, k, signed):
+    """auto's ascent product through the columns on the iterates' rows: the floats of cov.matvec (CSR
+    data with negative entries too), a float64 (n, q) argument with at most k nonzeros per column."""
+    from nspca_core.solve import _SparseRows
+
+    rng = np.random.default_rng(seed)
+    X = _data(rng, m, n, bool(seed % 2), 0.2)
+    if signed:
+        X.data = X.data * rng.choice([-1.0, 1.0], X.data.size)
+    cov = as_cov(X)
+    R = _SparseRows.of(cov)
+    assert R is not None
+    W = np.zeros((n, q))
+    for j in range(q):
+        W[rng.choice(n, min(k, n), replace=False), j] = rng.standard_normal(min(k, n))
+    np.testing.assert_array_equal(R(W), cov.matvec(W))
+    assert _SparseRows.of(as_cov(X.tocsc())) is None  # other layouts keep the operator's own product

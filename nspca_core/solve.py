@@ -267,12 +267,11 @@ class _SparseRows:
     floats, with ``X W`` through the columns of X on W's nonzero rows only (the ascent's iterates use
     k of n rows): CSR sums each document's terms in the order of its features, and the terms left
     out are products with zeros, which do not change a sum.  The columns come from one CSC copy made
-    per ascent (CSC columns sum in the same order: by feature, then document)."""
+    per ascent when first needed (CSC columns sum in the same order: by feature, then document)."""
 
     def __init__(self, cov):
         self.cov = cov
-        self.Xc = cov.X_sparse.tocsc()
-        self.Xc.sort_indices()
+        self.Xc = None  # the CSC copy, made at the first product that uses it
 
     @classmethod
     def of(cls, cov):
@@ -290,6 +289,9 @@ class _SparseRows:
         rows = np.flatnonzero(np.abs(v) @ np.ones(v.shape[1]))
         if rows.size > cov.n // 2:
             return cov.matvec(v)
+        if self.Xc is None:
+            self.Xc = cov.X_sparse.tocsc()
+            self.Xc.sort_indices()
         out = np.asarray(cov.X_sparse.T @ (self.Xc[:, rows] @ v[rows])) / cov.m
         return out - np.multiply.outer(cov.mean, cov.mean @ v)
 

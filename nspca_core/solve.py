@@ -253,7 +253,7 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
     # bookkeeping cost more than the steps they save (CBCL, LRS)
     jump = SupportJump(cov, top_only=single is not None) if type(cov) is Cov and cov.thin and cov._A is None \
         else None
-    matvec = single if single is not None else _SparseRows.of(cov) or cov.matvec
+    matvec = single if single is not None else _SparseRows.of(cov, k) or cov.matvec
     r = ascent(matvec, X0, k, step=TopK(compact_start=True), key=key,
                screen=screen, jump=jump, merge="support", dominated=_AUTO_DOMINATED)
     # the starts made feasible are the first iterates: their values come with the first products
@@ -274,11 +274,13 @@ class _SparseRows:
         self.Xc = None  # the CSC copy, made at the first product that uses it
 
     @classmethod
-    def of(cls, cov):
+    def of(cls, cov, k: int):
+        """The product for an ascent at sparsity k, or None (other data, or k above n / 16: the supports'
+        union then covers most features and the CSC copy costs more than the products save)."""
         from .operators.sparse import SparseCov
 
-        if type(cov) is not SparseCov or cov.X_sparse.format != "csr" or cov.X_sparse.dtype != np.float64 \
-                or not cov.X_sparse.has_canonical_format:
+        if type(cov) is not SparseCov or 16 * k > cov.n or cov.X_sparse.format != "csr" \
+                or cov.X_sparse.dtype != np.float64 or not cov.X_sparse.has_canonical_format:
             return None
         return cls(cov)
 
@@ -287,7 +289,7 @@ class _SparseRows:
         if v.ndim != 2 or v.dtype != np.float64:
             return cov.matvec(v)
         rows = np.flatnonzero(np.abs(v) @ np.ones(v.shape[1]))
-        if rows.size > cov.n // 2:
+        if rows.size > cov.n // 4:
             return cov.matvec(v)
         if self.Xc is None:
             self.Xc = cov.X_sparse.tocsc()

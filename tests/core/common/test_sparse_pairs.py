@@ -109,10 +109,13 @@ def test_sparse_rows_product_is_the_operators(seed, m, n, q, k, signed):
     if signed:
         X.data = X.data * rng.choice([-1.0, 1.0], X.data.size)
     cov = as_cov(X)
-    R = _SparseRows.of(cov)
-    assert R is not None
+    assert (_SparseRows.of(cov, k) is None) == (16 * k > n)  # used where the supports are few of n
+    R = _SparseRows(cov)
     W = np.zeros((n, q))
     for j in range(q):
         W[rng.choice(n, min(k, n), replace=False), j] = rng.standard_normal(min(k, n))
     np.testing.assert_array_equal(R(W), cov.matvec(W))
-    assert _SparseRows.of(as_cov(X.tocsc())) is None  # other layouts keep the operator's own product
+    np.testing.assert_array_equal(R(W[:, :1]), cov.matvec(W[:, :1]))
+    if min(k, n) <= n // 4:  # one column's rows within n / 4: the product went through the columns
+        assert R.Xc is not None
+    assert _SparseRows.of(as_cov(X.tocsc()), 1) is None  # other layouts keep the operator's own product

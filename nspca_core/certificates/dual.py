@@ -54,9 +54,13 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
     # starting price: the point is evaluated rigorously later.
     block = [None]
     off32 = off.astype(np.float32) if n > 150 else off  # (float32: half the memory traffic, to choose mu)
+    # one buffer for every mu, the maximum against an array of zeros (~2.4x faster than a fresh
+    # difference and a maximum against the scalar; the same values; issue 39)
+    buf, zero = np.empty_like(off32), np.zeros_like(off32)
 
     def h(mu):
-        M = np.maximum(off32 - off32.dtype.type(mu), 0.0)
+        M = np.subtract(off32, off32.dtype.type(mu), out=buf)
+        np.maximum(M, zero, out=M)
         M[np.diag_indices(n)] = dg - mu
         if n <= 150:  # LAPACK beats Lanczos' overhead on small matrices
             return float(scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1], eigvals_only=True,

@@ -739,13 +739,13 @@ def wide_cost_worker(name, ks):
     print("COST " + json.dumps({"name": name, "rows": out}), flush=True)
 
 
-def cost_ab_wide(base: str, rounds: int):
+def cost_ab_wide(base: str, rounds: int, cases=WIDE_COST_CASES):
     """Before (``base``) and after (this checkout) alternating per dataset, ``rounds`` times; per k the
     certificate / answer CPU ratios of every round and the certified ratios."""
     import subprocess
 
     print(f"cost-ab-wide: start ({load_note()})", flush=True)
-    for name, ks in WIDE_COST_CASES:
+    for name, ks in cases:
         res: dict = {"before": [], "after": []}
         for _ in range(rounds):
             for tag, code in (("before", base), ("after", str(ROOT))):
@@ -776,11 +776,15 @@ def wide_main():
     ap.add_argument("--wide-cost-worker", default="")
     ap.add_argument("--base", default="/tmp/mllc-base")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ks", default="", help="--cost-ab-wide: these k (comma list) on every dataset")
+    ap.add_argument("--data", default="", help="--cost-ab-wide: these datasets (comma list of mll, golub, dlbcl)")
     a = ap.parse_args()
     if a.wide_cost_worker:
         name, ks = a.wide_cost_worker.split(":")
         return wide_cost_worker(name, [int(v) for v in ks.split(",")])
-    cost_ab_wide(a.base, a.rounds)
+    cases = [(name, tuple(int(v) for v in a.ks.split(",")) if a.ks else ks) for name, ks in WIDE_COST_CASES
+             if not a.data or name in a.data.split(",")]
+    cost_ab_wide(a.base, a.rounds, cases)
 
 
 # ---- issue 39 item 2 on MLL (helper i-mll95): which term of the split certificate binds where the path is

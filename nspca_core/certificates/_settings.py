@@ -237,7 +237,7 @@ _PATH = {
                  delta=1e-2, grid=2.0, polish_runs=0, polish_iters=0, polish_rounds=0,
                  target_gap=1e-2, branch_nodes=0),
     "auto": dict(iters=60, cut_iters=40, cut_rounds=2, check_every=20, stall=3e-4, min_iters=20,
-                 delta=3e-3, grid=2.0, polish_runs=8, polish_iters=200, polish_rounds=3,
+                 delta=9e-3, grid=2.0, polish_runs=8, polish_iters=200, polish_rounds=3,
                  target_gap=OPTIMAL_TOLERANCE, branch_nodes=100),
     "full": dict(iters=600, cut_iters=300, cut_rounds=10, check_every=50, stall=1e-5, min_iters=200,
                  delta=2e-4, grid=2 ** 0.25, polish_runs=40, polish_iters=300, polish_rounds=10,

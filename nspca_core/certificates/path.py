@@ -29,7 +29,7 @@ from ._settings import (
     anchor_ok,
 )
 from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, cheap_bounds_at
-from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _screen_init
+from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _forecast_fails, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
 from .monotone import monotone_envelope
 from .cheap import _certify_lowrank
@@ -42,6 +42,12 @@ from .single import _certify_dense, _certify_large, _finish
 _POLISH_ITERS_PER_K = 15.0
 # its second tier (GOAL2, only the dual points where the DNN gives the path's bound)
 _POLISH2_ITERS_PER_K = 3.0
+# the path's branchings (anchor.anchored_branch_bound): row-sum iterations per node before it is split (default 40;
+# CBCL k = 10..12 at the path's goal: 0.26 / 0.41 / 0.57 -> 0.08 / 0.13 / 0.21 CPU s, 42 / 62 / 81 -> 44 / 64 / 85
+# nodes of 100; 5: 95 nodes at k = 12; 3: k = 12 not proved within 100)
+_BRANCH_NODE_ITERS = 8
+# the DNN's refinement skips a midpoint already certified to this ratio (path_dense_polish.GOAL + 5e-4)
+_REFINE_SKIP = 0.981
 # the anchored bisection's resolution after certify(k)'s own (relative; _ANCHOR_REL is 1e-3)
 _ANCHOR_FINE = 1e-4
 
@@ -222,11 +228,15 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     ub_cheap = np.minimum.reduce(list(cheap.values()))
     for k, v in exact.items():
         ub_cheap[pos[k]] = min(ub_cheap[pos[k]], v)
+    ub_cheap_dnn = ub_cheap.copy()  # (without the anchored bounds: the DNN's ratio is read against these)
     env = np.full(p, np.inf)        # lower envelope of the DNN tangents
     own = {}                        # k -> (value, dnn info) of the DNN run at k
     states: dict[int, DnnState] = {}
     target = 1.0 - pcfg["target_gap"]
     scale = max(float(np.abs(A).max()), 1e-300)
+    # the optimizer's Ritz steps as one certificate at k takes them (dual._dnn: the effort's ritz_r vectors, float32
+    # below "full"; only the direction, never a bound): CBCL, one run, 7.3 -> 6.7 CPU s, the same minimum
+    ritz = {"r": S._EFFORT[effort].get("ritz_r", 10), "ritz32": effort != "full"}
 
     def upper():
         u = np.minimum(ub_cheap, env)
@@ -248,7 +258,8 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                                          rounds or pcfg["polish_rounds"], iters=its,
                                          check_every=min(pcfg["check_every"], its // 2),
                                          stall=pcfg["stall"] / 3, min_iters=its // 2,
-                                         decay=pcfg.get("decay", _DECAY), lam=lam0, refresh=refresh, lr=lr)
+                                         decay=pcfg.get("decay", _DECAY), lam=lam0, refresh=refresh, lr=lr,
+                                         **ritz)
             lam = dinfo.pop("lam")
             dinfo["init"] = "polish"
             prev = own[k]
@@ -277,7 +288,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                                       target=target, lower=float(lows[i]), stall=pcfg["stall"],
                                       min_iters=pcfg["min_iters"], push=S._CUT_BELOW,
                                       push_stall=pcfg["stall"] / 3, t_iters=pcfg["min_iters"],
-                                      start_lam=lam)
+                                      start_lam=lam, **ritz)
         lam = dinfo.pop("lam")
         if pcfg["cut_iters"] and st.U is not None and lows[i] < min(target, S._CUT_BELOW) * val:
             # cutting-plane rounds along the k-support directions of this k's top Ritz vectors,
@@ -285,7 +296,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             st, val, cinfo = _cut_rounds(A, k, st, val, float(lows[i]), target, pcfg["cut_rounds"],
                                          iters=pcfg["cut_iters"], check_every=pcfg["check_every"],
                                          stall=pcfg["stall"], min_iters=pcfg["cut_iters"] * 2 // 3,
-                                         decay=pcfg.get("decay", _DECAY), lam=lam)
+                                         decay=pcfg.get("decay", _DECAY), lam=lam, **ritz)
             cinfo.pop("exact_evaluations")
             lam = cinfo.pop("lam")
             dinfo["cuts"] = cinfo
@@ -304,8 +315,9 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
             return
         states[k] = (st, lam)
         own[k] = (float(tang[i]), dinfo, spent + time.perf_counter() - t0)
-        # the dual's Ritz vectors are good ascent starts at this k
-        if src[i] != "given" and st.U is not None:
+        # the dual's Ritz vectors are good ascent starts at this k (not after a polish round: its point moved little
+        # from the one whose vectors were tried; CBCL: no polish round's ascent raised a feasible value by > 1e-12)
+        if src[i] != "given" and st.U is not None and "polish" not in dinfo:
             X0 = np.column_stack([LX[:, i]] + [_rank1_cols(sg * st.U[:, j], np.array([k]))[:, 0]
                                                for j in range(min(4, st.U.shape[1])) for sg in (1., -1.)])
             Xb, vb = _ascent_batch(cov, np.full(X0.shape[1], k), X0)
@@ -315,10 +327,16 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         if callback is not None:
             callback(len(own), max(len(own) + 1, p))
 
-    _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper)
+    grid = _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine=False)
     budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq], S._PATH_DENSE_RUNS_PER_K)
-    anchored, branched, spent = _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort,
-                                                       budget / 2)
+    anchored, rest, spent = _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort,
+                                                   budget / 2)
+    # the refinement's runs, not where another bound (the anchored sums) already certifies the polish's goal at the
+    # midpoint with a margin (CBCL k = 28, 34 at 0.982-0.983: the runs gained nothing there, 0.28 CPU s)
+    refine_midpoints(uniq, pos, grid, lows,
+                     lambda k: None if lows[pos[k]] >= _REFINE_SKIP * upper()[pos[k]] else run(k),
+                     upper, pcfg["delta"], target)
+    branched = rest(lambda i: min(ub_cheap_dnn[i], env[i]))
     def carry(st, lam):  # a one-k run's dual point: its bound at every k (dnn_tangent)
         if lam is None:
             lam, _ = _dnn_lmax(A, st)
@@ -345,7 +363,7 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
     def branch(k: int, tau: float) -> float:
         """The anchored row sums with branching at ``tau`` (:func:`.anchor.anchored_branch_bound`,
         at most ``branch_nodes`` nodes); returns its cost counted in DNN iterations."""
-        tb = anchored_branch_bound(A, k, [tau], budget=pcfg["branch_nodes"])
+        tb = anchored_branch_bound(A, k, [tau], budget=pcfg["branch_nodes"], node_iters=_BRANCH_NODE_ITERS)
         if tb is not None:
             branched[k] = min(branched.get(k, np.inf), tb)
             ub_cheap[pos[k]] = min(ub_cheap[pos[k]], tb)
@@ -365,7 +383,7 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
         return
     polish_to_goal(uniq, pos, lows, upper, states, own, run, below=S._POLISH_BELOW + 1e-4,
                    budget=_POLISH_ITERS_PER_K * p, first_run=first,
-                   branch=branch if pcfg["branch_nodes"] else None, worked=worked, **sched)
+                   branch=branch if pcfg["branch_nodes"] else None, worked=worked, near=_PP.NEAR, **sched)
     # then, with a smaller budget, the dual points the path holds where the DNN gives its bound,
     # to GOAL2: certify(k)'s fresh DNN at k (80 iterations, two cut rounds) certified CBCL k = 65..71
     # 0.982-0.983 where the tangents carried from k = 64 / 67 gave 0.981 (5 k looser, up to 1.6e-3); with restarting
@@ -377,7 +395,7 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
                    where=lambda k: k in states and k not in worked and env[pos[k]] <= ub_cheap[pos[k]])
 
 
-def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
+def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine: bool = True) -> list:
     """The DNN runs of the path: a coarse geometric grid of k (run ascending: the dual moves
     smoothly as mu decreases with k), then the intervals where the envelope is above the chord of
     the bounds at the ends by more than ``delta`` (relative) are split."""
@@ -390,18 +408,25 @@ def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper) -> None:
         grid.add(int(uniq[min(j, p - 1)]))
     for k in sorted(grid):  # ascending: the dual moves smoothly as mu decreases with k
         run(k, goal=target)
-    refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
+    if refine:
+        refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
+    return sorted(grid)
 
 
-def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort, budget) -> tuple[dict, dict, float]:
+def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort, budget) -> tuple[dict, object, float]:
     """Anchored row sums at k >= 3 where they cost at most a DNN run (``anchor_ok``), tried where the
     path's bound leaves the largest gap per counted cost (``anchor_cost``) first, within ``budget``
     (:func:`.path_large.gap_runs`; no sparsity limit): the bisection one certificate at k would make
     (below its target, effort not "full": :func:`.dual._anchored`, the same call, so the path is as
-    tight as one k there) and, as a bisection below the path's bound, wherever the DNN certifies less
-    than ``_CUT_BELOW``.  Where the DNN's ratio was below ``_CUT_BELOW``, branch and bound on the
-    support (a few dozen nodes at CBCL's k = 5..7) to prove the polish's goal (``lows / GOAL``).
-    Lowers ``ub_cheap`` in place; returns ``(anchored, branched, spent)``."""
+    tight as one k there; where certify(k)'s forecast says it fails, not), then finer.  Lowers
+    ``ub_cheap`` in place; returns ``(anchored, rest, spent)``.
+
+    ``rest(dnn_ub) -> branched``, called after the DNN's refinement (which then sees these bounds:
+    CBCL's refinement runs at k = 28..39 and 4, where the anchored sums give the bound, are not made;
+    before, they cost ~0.4 CPU s): at the k tried, a bisection below the path's bound wherever it
+    certifies less than ``_CUT_BELOW``, and where the DNN's own ratio (``dnn_ub(i)``) is below
+    ``_CUT_BELOW``, branch and bound on the support (a few dozen nodes at CBCL's k = 5..7) to prove the
+    polish's goal (``lows / GOAL``); ``branched`` as :func:`_weak_branch`."""
     n = A.shape[0]
     one_k = 1.0 - S._EFFORT[effort]["target_gap"] if effort != "full" else -np.inf
     anchored, weak = {}, set()
@@ -409,39 +434,70 @@ def _anchored_and_branched(A, uniq, pos, lows, ub_cheap, pcfg, upper, effort, bu
     def try_at(k: int) -> None:
         i = pos[k]
         lo, ub_i = float(lows[i]), float(upper()[i])
-        if lo < S._CUT_BELOW * ub_i:
-            weak.add(k)
         # certify(k)'s own call (the same bracket and resolution: from the same feasible value, the same
         # bound; a wider, finer bisection proved less at CBCL k = 38..41, its tests warm-started otherwise)
+        # certify(k)'s forecast first (dual._forecast_fails on the path's point: ~1/5 of a failing test; CBCL
+        # k = 57..110: 54 tests failed after 8-14 ms each, certify(k) skips them by the same forecast)
         carry: dict = {}
+        run_it = lo < one_k * ub_i and not _forecast_fails(A, k, LX[:, i], lo / _DNN_SKIP_AT, S._EFFORT[effort])
         found = [_anchored(A, k, lo, np.inf, rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT, top_first=True,
-                           carry=carry) if lo < one_k * ub_i else None]  # (ub_cheap keeps the smaller)
+                           carry=carry) if run_it else None]  # (ub_cheap keeps the smaller)
         if found[0] is not None and lo < (1 - _ANCHOR_FINE) * found[0]:
-            # then finer, from its last failed test (valid above it): its 1e-3 steps left LRS k = 3..9 at
-            # 0.9990 where a finer bisection proves 0.9999 (anchor.anchored_bisection: ``hi`` proved)
-            found.append(anchored_bisection(carry["rows"], lo, found[0], _ANCHOR_FINE, tau_lo=carry["tau"],
-                                            r_lo=carry["r"])[0])
-        best = min([ub_i] + [v for v in found if v is not None])
-        if lo < S._CUT_BELOW * best:
-            found.append(anchored_rowsum_bound(A, k, lo, best))
+            finer[k] = (found[0], carry)  # (after the refinement: rest())
         found = [v for v in found if v is not None]
+        done.append(k)
         if found:
             anchored[k] = min(found)
             ub_cheap[i] = min(ub_cheap[i], anchored[k])
 
+    done: list = []
+    finer: dict = {}  # k -> (certify(k)'s anchored bound, its call's last failed test)
     tried = np.array([int(k) for k in uniq if anchor_ok(n, int(k))], dtype=int)
     spent = gap_runs(tried, pos, lows, upper, try_at, lambda k: S.anchor_cost(n, k), budget)
+
+    def rest(dnn_ub):
+        # after the DNN's refinement: the wider bisection below the path's bound and the branching where the DNN
+        # certifies less than _CUT_BELOW
+        for k in done:
+            i = pos[k]
+            lo, ub_i = float(lows[i]), float(upper()[i])
+            if k in finer and ub_i > finer[k][1]["tau"]:
+                # finer, from certify(k)'s call's last failed test (valid above it): its 1e-3 steps left LRS
+                # k = 3..9 at 0.9990 where a finer bisection proves 0.9999 (anchor.anchored_bisection: ``hi``
+                # proved); only where it can lower the path's bound (what it proves lies above that failed
+                # test: CBCL, where the DNN's refinement went below it, 0.25 -> ~0.1 CPU s)
+                top, c = finer[k]
+                tb = anchored_bisection(c["rows"], lo, top, _ANCHOR_FINE, tau_lo=c["tau"], r_lo=c["r"])[0]
+                anchored[k] = min(anchored.get(k, np.inf), tb)
+                ub_cheap[i] = min(ub_cheap[i], tb)
+                ub_i = float(upper()[i])
+            if lo < S._CUT_BELOW * dnn_ub(i):
+                weak.add(k)
+            if lo < S._CUT_BELOW * ub_i:
+                tb = anchored_rowsum_bound(A, k, lo, ub_i)
+                if tb is not None:
+                    anchored[k] = min(anchored.get(k, np.inf), tb)
+                    ub_cheap[i] = min(ub_cheap[i], tb)
+        return _weak_branch(A, uniq, pos, lows, ub_cheap, pcfg, upper, weak, anchored)
+
+    return anchored, rest, spent
+
+
+def _weak_branch(A, uniq, pos, lows, ub_cheap, pcfg, upper, weak, anchored) -> dict:
+    """The branching at the ``weak`` k where the anchored sums proved something: ``{k: bound}``
+    (lowers ``ub_cheap`` in place)."""
     branched = {}
     for k in sorted(weak & set(anchored)) if pcfg["branch_nodes"] else ():
         i = pos[k]
         # at the polish's goal, not at optimality: CBCL k = 6 / 7 0.21 / 0.28 CPU s for the proof of
         # optimality, 0.04 / 0.05 s for the goal's (certify(k) certifies 0.970 / 0.974 there)
         tau = float(lows[i]) / GOAL
-        tb = anchored_branch_bound(A, k, [tau], budget=pcfg["branch_nodes"]) if tau < upper()[i] else None
+        tb = (anchored_branch_bound(A, k, [tau], budget=pcfg["branch_nodes"], node_iters=_BRANCH_NODE_ITERS)
+              if tau < upper()[i] else None)
         if tb is not None:
             branched[k] = tb
             ub_cheap[i] = min(ub_cheap[i], tb)
-    return anchored, branched, spent
+    return branched
 
 
 def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget, carry=None) -> dict:

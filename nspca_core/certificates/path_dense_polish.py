@@ -44,7 +44,8 @@ STALL = 5e-4
 
 def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, goal: float = GOAL,
                    budget: float, first_run: float, round_iters: int = ROUND_ITERS, branch=None,
-                   where=None, refresh: int = 0, lr: float | None = None, worked: set | None = None) -> float:
+                   where=None, refresh: int = 0, lr: float | None = None, worked: set | None = None,
+                   near: int = 0) -> float:
     """Polish the path's DNN dual points where the certified ratio ``lows / upper()`` is below
     ``below``: the worst k first (a fresh run there first when the path has no dual point at k:
     ``run(k)``, counted ``first_run`` iterations), then one cutting-plane round of ``round_iters``
@@ -59,8 +60,14 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
     which lowers the bound at k itself when it succeeds.  ``where(k) -> bool`` (optional): only
     those k are polished.  ``refresh`` > 0: each round is one run renewing its cuts every ``refresh``
     iterations at the learning rate ``lr`` (passed to ``run``; :func:`.dual._cut_rounds`).  ``worked``
-    (optional): filled with every k polished or branched."""
+    (optional): filled with every k polished, branched or run fresh here.  ``near`` > 0 (with ``branch``): at a k whose
+    nearest k polished within ``near`` stalled (:func:`stalled_near`) and whose ratio is more than
+    :data:`FIRST_GAP` below the goal, the branching is tried first, once;
+    where it does not bring the ratio to ``below``, the DNN rounds follow as at any k."""
     spent, small, dropped = 0.0, {}, set()
+    # the k where the DNN stalled (or the branching closed first) / where a round gained (``near``: stalled_near);
+    # the k branched first
+    stalled, gained, first = set(), set(), set()
     while True:
         ratio = lows / upper()
         cand = [int(k) for k in uniq if ratio[pos[int(k)]] < below and int(k) not in dropped
@@ -68,6 +75,18 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
         if not cand:
             return spent
         k = min(cand, key=lambda kk: ratio[pos[kk]])
+        if (branch is not None and near and k not in first and ratio[pos[k]] < goal - FIRST_GAP
+                and stalled_near(k, stalled, gained, near)):
+            # the DNN stalled at the nearest k polished: the branching's proof first (CBCL k = 8, 11, 12 after
+            # k = 10 stalled: a fresh run and two rounds each, 0.2-0.26 CPU s, gained nothing there); where it
+            # does not reach the goal, the DNN rounds as elsewhere (and no second branching at the same k)
+            first.add(k)
+            if worked is not None:
+                worked.add(k)
+            spent += branch(k, float(lows[pos[k]]) / goal)
+            if lows[pos[k]] / upper()[pos[k]] >= below:
+                stalled.add(k)
+            continue
         cost = first_run if k not in states else float(round_iters)
         if spent + cost > budget:
             return spent
@@ -76,6 +95,8 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
             run(k)
             if k not in states:  # nothing to polish (the run was not needed after all)
                 dropped.add(k)
+            elif worked is not None:  # (a fresh run like certify(k)'s left k below the goal: worked on too)
+                worked.add(k)
             continue
         before = own[k][0]
         if worked is not None:
@@ -88,9 +109,32 @@ def polish_to_goal(uniq, pos, lows, upper, states, own, run, *, below: float, go
             small[k] = small.get(k, 0) + (1 if own[k][0] < before - left / 10 else 2)
             if small[k] >= 2:
                 dropped.add(k)
-                if branch is not None and lows[pos[k]] / upper()[pos[k]] < below:
+                stalled.add(k)
+                if branch is not None and k not in first and lows[pos[k]] / upper()[pos[k]] < below:
                     spent += branch(k, float(lows[pos[k]]) / goal)
         else:
             small[k] = 0
+            gained.add(k)
         if not np.isfinite(own[k][0]):
             dropped.add(k)
+
+
+# stalled_near: how far (in k) a polished k's outcome predicts another's
+NEAR = 2
+# ... and only where the ratio is this far below the goal (CBCL k = 20 at 0.9801, next to a stalled k = 21: the
+# branching cost 0.99 CPU s where a DNN round closes it)
+FIRST_GAP = 1e-3
+
+
+def stalled_near(k: int, stalled: set, gained: set, near: int = NEAR) -> bool:
+    """Whether the nearest k polished within ``near`` of k (other than k) stalled: no round there
+    gained enough (:func:`polish_to_goal`'s drop rule), or the branching closed it first -- the DNN's
+    weak spot at small k spans neighbouring k (CBCL k = 8..13).  Ties count as stalled when one of the
+    nearest stalled (CBCL k = 13 between a stalled 12 and a gaining 14: two rounds, then the
+    branching).  Decides only which proof is tried first (the branching, then the DNN rounds);
+    never a bound."""
+    seen = [(abs(j - k), j in stalled) for j in stalled | gained if j != k and abs(j - k) <= near]
+    if not seen:
+        return False
+    d = min(s[0] for s in seen)
+    return any(st for dd, st in seen if dd == d)

@@ -36,7 +36,7 @@ from .bounds import (
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
-from .coupled import _COUPLED_AIM, _coupled, _coupled_refined
+from .coupled import _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, _lambda_S, _screened, light_S
 from .cross import cross_table
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
@@ -229,7 +229,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     variances left in T, and the DNN's cost grows as ``|S|^2`` per iteration.
 
     ``keep`` (a dict, optional): filled with what the coupled bound at any other sparsity needs
-    (``certS``, ``stS``, ``dS``, ``kS``, ``S``, ``T``, ``pair``;
+    (``certS``, ``stS``, ``dS``, ``kS``, ``S``, ``T``, ``pair``, ``BS_at``, ``cross``, and ``BS_cost``,
+    the aimed refinements' counted cost, when they ran;
     :func:`nspca_core.certificates.path_large.coupled_curve`).
 
     ``budget`` (the exact mode's time limit, :class:`.budget.Budget`): every step only when it
@@ -269,26 +270,14 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
     kS = min(k, S.size)
-    seconds, nodes = None, 0
-    if budget is not None:  # the exact mode: the branch and bound on S comes last
-        below = 0.0
-    elif branch_seconds is not None:  # the exact mode: whenever S is not closed (the caller's clock)
-        seconds, below = branch_seconds, 1 - _EFFORT[effort]["target_gap"]
-    else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes), by nodes
-        nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
-        below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
-    tree = (seconds or 0.0) > 0 or nodes > 0
-    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=T.size > 0, budget=budget,
-                                tree_follows=effort == "auto" and nodes > 0,
-                                dnn_iters=_EFFORT[effort].get("split_iters"))
-    if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
-        # branch and bound over supports on S (exact.py): often proves S's best point optimal at
-        # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
-        bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
-                              time_limit=seconds, max_nodes=nodes or None,
-                              dnn_hope=_SPLIT_DNN_HOPE if nodes and effort != "full" else None)
-        info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
-        certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
+    # "auto", one k above the tree's sparsities: S's bound from the anchored row sums first (light_S),
+    # the DNN's route below only where that falls short (_LIGHT_LOSS)
+    light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
+             and kS > _SPLIT_BRANCH_MAX_K and cov.X is not None and cov.thin)
+    certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S)) if light else None), None
+    if certS is None:
+        certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
+                                        x, lower, info)
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
@@ -296,11 +285,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # ---- B_T
     with step(budget, "rest", work):
         specT = _rest_spectrum(cov, T, gram.get("G"), S) if T.size else None  # (one for B_T and its curve)
-        if T.size:
-            bt = _bound_rest(cov, T, k, effort, spec=specT)
-            B_T = min(bt.values())
-        else:
-            bt, B_T = {}, 0.0
+        bt = _bound_rest(cov, T, k, effort, spec=specT) if T.size else {}
+        B_T = min(bt.values()) if T.size else 0.0
         bounds["split"] = B_S + B_T
         pair = None
         if k >= 3 and T.size:  # B_S(2) + B_T(k - 2) can decide; exact pairs (O(|S|^2), any k)
@@ -312,9 +298,22 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
+    notes: dict = {}  # (the aimed refinements' counted cost, charged by a path: keep["BS_cost"])
     coupled, sharper, cross = _coupled_refined(
         covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
-        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None)
+        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
+        deep=stS is None and light)
+    if stS is None and light and (keep is not None or lower / coupled < min(
+            _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
+        # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
+        # the smaller of the two coupled bounds, S's bounds at each sparsity the smaller of the two
+        certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info)
+        bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
+        coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
+                                                   aim=_COUPLED_AIM, notes=notes)
+        for i, v in light0[1].items():
+            sharper[i] = min(sharper.get(i, np.inf), v)
+        coupled, notes["cost"] = min(coupled, light0[0]), notes.get("cost", 0.0) + light0[2]
     report.offer(min(coupled, min(bounds.values())))
     if (budget is not None and certS.lower < (1 - EXACT_TOLERANCE) * certS.upper_bound
             and certS.x is not None and certS.lower > 0 and not budget.expired()):
@@ -336,16 +335,45 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         B_S = certS.upper_bound
         bounds["split"] = min(bounds["split"], B_S + B_T)
     if keep is not None:  # what the coupled bound at any other k needs (certify_path)
-        keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper,
-                    cross=cross)
+        keep.update(certS=certS, stS=stS, dS=covS.diag(), kS=kS, S=S, T=T, pair=pair, BS_at=sharper, cross=cross,
+                    **({"BS_cost": notes["cost"]} if "cost" in notes else {}))
     if coupled < bounds["split"]:
         bounds["split"] = coupled
-    info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": B_S, "B_S_kind": certS.kind,
+    info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": certS.upper_bound,
+                 "B_S_kind": certS.kind,
                  "B_S_bounds": certS.bounds, "B_T": B_T, "B_T_bounds": bt,
                  "dnn": certS.info.get("dnn")})
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info)
+
+
+def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget, branch_seconds, nT: int, x,
+             lower: float, info: dict):
+    """S's certificate for :func:`_certify_split` by the dense machinery on ``A_SS`` (x restricted to S is
+    feasible there; the DNN's dual point for every sparsity when T is not empty), then the branch and
+    bound over supports on S where it applies.  Returns ``(certS, stS, x, lower)``."""
+    seconds, nodes = None, 0
+    if budget is not None:  # the exact mode: the branch and bound on S comes last
+        below = 0.0
+    elif branch_seconds is not None:  # the exact mode: whenever S is not closed (the caller's clock)
+        seconds, below = branch_seconds, 1 - _EFFORT[effort]["target_gap"]
+    else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes), by nodes
+        nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
+        below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
+    tree = (seconds or 0.0) > 0 or nodes > 0
+    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget,
+                                tree_follows=effort == "auto" and nodes > 0,
+                                dnn_iters=_EFFORT[effort].get("split_iters"))
+    if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
+        # branch and bound over supports on S (exact.py): often proves S's best point optimal at
+        # small k in a few dozen nodes, where both the anchored sums and the DNN stop short
+        bb = branch_and_bound(covS.dense(), kS, certS.x, certS.lower, stS, upper=certS.upper_bound,
+                              time_limit=seconds, max_nodes=nodes or None,
+                              dnn_hope=_SPLIT_DNN_HOPE if nodes and effort != "full" else None)
+        info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
+        certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
+    return certS, stS, x, lower
 
 
 def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
@@ -376,18 +404,6 @@ def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, bu
     lower, x, src = max(found, key=lambda t: t[0])
     info["lower_source"] = src
     return x, lower
-
-
-def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """(S, T): the s features of largest variance plus the support of ``x`` (its s largest
-    entries when it has more, so that S stays small: the DNN's cost), and the rest."""
-    Smask = np.zeros(dg.size, dtype=bool)
-    Smask[np.argsort(-dg, kind="stable")[:s]] = True
-    sup = np.flatnonzero(x)
-    if sup.size > s:
-        sup = sup[np.argsort(-x[sup], kind="stable")[:s]]
-    Smask[sup] = True
-    return np.flatnonzero(Smask), np.flatnonzero(~Smask)
 
 
 def _take_branch(cov: Cov, S: np.ndarray, certS: Certificate, bb: dict, x, lower: float, info: dict):

@@ -1,7 +1,7 @@
 """Issue 39 item 1 on wide data (helper i-mllc): the split certificate made cheaper must stay an upper
 bound.  Against brute force on tiny inputs: the aimed refinements of the coupled bound
-(``coupled._aimed``: one anchored test per sparsity, candidate lists built once and narrowed,
-``coupled._rows_at``), the goal value of one term (``coupled._meets``), the tree on S that skips
+(``coupled._aimed``: since gcert, every binding sparsity in one joint test, tests/core/certificates/
+test_joint_anchor.py), the goal value of one term (``coupled._meets``), the tree on S that skips
 hopeless DNN node bounds (``exact.branch_and_bound(dnn_hope=)``, narrow row lists), and the cross
 table's variance screen (``cross._screen``)."""
 
@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import coupled, cross
-from nspca_core.certificates.anchor import AnchorRows, anchored_rowsum_test
 from nspca_core.certificates.dual import _kkt_point, _screen_init
 from nspca_core.certificates.exact import _Nodes, branch_and_bound
 from nspca_core.operators.cov import Cov
@@ -24,36 +23,6 @@ from tests.core.certificates.test_single import _random_psd
 
 TINY = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-# ---- candidate lists reused at a smaller sparsity (and narrowed)
-
-
-@TINY
-@given(st.integers(3, 9), st.integers(0, 2**31 - 1), st.booleans(), st.floats(0.95, 1.3))
-def test_rows_at_a_smaller_sparsity_are_valid_lists_and_prove_only_true_bounds(monkeypatch, n, seed, narrow, f):
-    """Lists built at sparsity i0 used at i <= i0 (narrowed when ``narrow``: the width rule forced to
-    i - 1 so tiny rows narrow): each kept value is the entry, every entry not kept is at most the
-    row's cap, and a test they pass at tau has ``OPT_i <= tau`` (brute force)."""
-    rng = np.random.default_rng(seed)
-    A = _random_psd(rng, n)
-    i0 = int(rng.integers(2, n + 1))
-    i = int(rng.integers(1, i0 + 1))
-    if narrow:
-        monkeypatch.setattr(coupled, "anchor_width", lambda nn, kk: max(kk - 1, 1))
-    rows = AnchorRows(A, i0, width=int(rng.integers(max(i0 - 1, 1), n)))
-    ri = coupled._rows_at(rows, i)
-    assert ri.k == i and ri.m == max(i - 1, 0)
-    P = np.maximum(A, 0.0)
-    np.fill_diagonal(P, 0.0)
-    for l in range(n):
-        assert np.array_equal(ri.vals[l], P[l, ri.idx[l]])
-        rest = np.delete(P[l], ri.idx[l])
-        assert rest.size == 0 or rest.max() <= ri.cap[l]
-    opt, _ = brute_opt(A, i)
-    ok, _ = anchored_rowsum_test(ri, f * opt)
-    if ok:
-        assert opt <= f * opt * (1 + 1e-12) + 1e-12 * max(1.0, float(np.abs(A).max()))
 
 
 @given(st.floats(0, 1e6), st.floats(0, 1e6), st.floats(0, 1e6), st.floats(1e-3, 1e6))
@@ -105,58 +74,20 @@ def test_aimed_refinements_hold_against_bruteforce(seed, beta, aim):
 
 def test_aimed_tests_run_and_a_false_proof_would_be_caught(monkeypatch):
     """The aimed tests do prove values on these inputs (finite ``B_S(i)``), and the brute-force check
-    above fails when a test claims every goal value (``_proved`` forced True, no feasible-value guard)."""
+    above fails when a test claims every goal value (the joint test forced to hold, no feasible-value
+    guard)."""
     proved, broken = 0, 0
     for seed in range(12):
         beta = (0.01, 0.05, 0.1)[seed % 3]
         AS, sharper, k, _ = _direct_case(seed, beta)
         proved += sum(np.isfinite(v) for v in sharper.values())
         with monkeypatch.context() as mp:
-            mp.setattr(coupled, "_proved", lambda rows, tau: True)
-            mp.setattr(coupled, "_truncated", lambda AS, x, i: 0.0)
+            mp.setattr(coupled, "anchored_joint_test", lambda rows, ks, taus, r=None, **kw: (True, r))
+            mp.setattr(coupled, "_truncated_all", lambda AS, x, ii: np.zeros(len(ii)))
             AS, sharper, k, _ = _direct_case(seed, beta)
             broken += any(b < brute_opt(AS, i)[0] * (1 - 1e-9) for i, b in sharper.items())
     assert proved > 0
     assert broken > 0
-
-
-def test_aimed_largest_term_first_and_its_bisection_where_no_test_meets_the_goal(monkeypatch):
-    """Where the aimed test at the largest term fails (``_proved`` forced False), the walk's bisection
-    proves what it can at that sparsity (every such value at least the optimum there, by enumeration)
-    and the goal rises to that term: the first sparsity tested is the largest term's."""
-    bisected, first_is_largest, looked = 0, 0, 0
-    for seed in range(12):
-        calls: list = []
-        real = coupled._bisect_term
-
-        def spy(*a, **kw):
-            calls.append(a[7])
-            return real(*a, **kw)
-
-        terms_seen: list = []
-        real_terms = coupled._terms
-
-        def terms_spy(*a, **kw):
-            out = real_terms(*a, **kw)
-            terms_seen.append(out)
-            return out
-
-        with monkeypatch.context() as mp:
-            mp.setattr(coupled, "_proved", lambda rows, tau: False)
-            mp.setattr(coupled, "_bisect_term", spy)
-            mp.setattr(coupled, "_AIM_WEAK", 1e9)  # (no early end: every failure goes to the bisection)
-            mp.setattr(coupled, "_terms", terms_spy)
-            AS, sharper, k, _ = _direct_case(seed, (0.01, 0.05, 0.1)[seed % 3])
-        for i, b in sharper.items():
-            assert b >= brute_opt(AS, i)[0] * (1 - 1e-12), (i, b)
-        bisected += len(calls)
-        if calls and len(terms_seen) >= 2:
-            vals, iis = terms_seen[1]  # the loop's first look at the terms
-            refinable = [(v, int(i)) for v, i in zip(vals, iis) if 3 <= int(i) < k]
-            first_is_largest += calls[0] == max(refinable)[1]
-            looked += 1
-    assert bisected > 0
-    assert looked > 0 and first_is_largest == looked
 
 
 # ---- the tree on S: hopeless DNN node bounds skipped, narrow row lists

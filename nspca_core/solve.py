@@ -253,12 +253,49 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
     # bookkeeping cost more than the steps they save (CBCL, LRS)
     jump = SupportJump(cov, top_only=single is not None) if type(cov) is Cov and cov.thin and cov._A is None \
         else None
-    r = ascent(cov.matvec if single is None else single, X0, k, step=TopK(compact_start=True), key=key,
+    matvec = single if single is not None else _SparseRows.of(cov, k) or cov.matvec
+    r = ascent(matvec, X0, k, step=TopK(compact_start=True), key=key,
                screen=screen, jump=jump, merge="support", dominated=_AUTO_DOMINATED)
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}
     return before, after, {nm: r.X[:, j] for j, nm in enumerate(names)}
+
+
+class _SparseRows:
+    """``cov.matvec`` of a :class:`~nspca_core.operators.sparse.SparseCov` holding CSR data, the same
+    floats, with ``X W`` through the columns of X on W's nonzero rows only (the ascent's iterates use
+    k of n rows): CSR sums each document's terms in the order of its features, and the terms left
+    out are products with zeros, which do not change a sum.  The columns come from one CSC copy made
+    per ascent when first needed (CSC columns sum in the same order: by feature, then document)."""
+
+    def __init__(self, cov):
+        self.cov = cov
+        self.Xc = None  # the CSC copy, made at the first product that uses it
+
+    @classmethod
+    def of(cls, cov, k: int):
+        """The product for an ascent at sparsity k, or None (other data, or k above n / 16: the supports'
+        union then covers most features and the CSC copy costs more than the products save)."""
+        from .operators.sparse import SparseCov
+
+        if type(cov) is not SparseCov or 16 * k > cov.n or cov.X_sparse.format != "csr" \
+                or cov.X_sparse.dtype != np.float64 or not cov.X_sparse.has_canonical_format:
+            return None
+        return cls(cov)
+
+    def __call__(self, v: np.ndarray) -> np.ndarray:
+        cov = self.cov
+        if v.ndim != 2 or v.dtype != np.float64:
+            return cov.matvec(v)
+        rows = np.flatnonzero(np.abs(v) @ np.ones(v.shape[1]))
+        if rows.size > cov.n // 4:
+            return cov.matvec(v)
+        if self.Xc is None:
+            self.Xc = cov.X_sparse.tocsc()
+            self.Xc.sort_indices()
+        out = np.asarray(cov.X_sparse.T @ (self.Xc[:, rows] @ v[rows])) / cov.m
+        return out - np.multiply.outer(cov.mean, cov.mean @ v)
 
 
 def _disagree(values: dict, rtol: float = 1e-9) -> bool:

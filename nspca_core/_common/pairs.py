@@ -4,20 +4,66 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..operators.sparse import SparseCov
+
 __all__ = ["opt_pairs"]
 
 
-def _pair_values(Arows: np.ndarray, rows: np.ndarray, dg: np.ndarray) -> np.ndarray:
+def _pair_values(Arows: np.ndarray, rows: np.ndarray, dg: np.ndarray, dcol: np.ndarray | None = None,
+                 diag_at: np.ndarray | None = None) -> np.ndarray:
     """Closed-form best value on each pair {i, j} (i in rows): the top eigenvalue of the
-    2 x 2 block when ``A_ij > 0``, else -inf (then a single coordinate is as good)."""
+    2 x 2 block when ``A_ij > 0``, else -inf (then a single coordinate is as good).  ``dcol``: the
+    columns' variances when they are not ``dg`` (then ``dg`` holds the rows' own and ``diag_at`` the
+    column of each row's own feature, or beyond the columns)."""
     a = dg[rows][:, None]
-    b = dg[None, :]
+    b = (dg if dcol is None else dcol)[None, :]
     c = Arows
     h = 0.5 * (a - b)
     val = 0.5 * (a + b) + np.sqrt(h * h + c * c)
     val[c <= 0] = -np.inf
-    val[np.arange(rows.size), rows] = -np.inf
+    at = rows if diag_at is None else diag_at
+    inside = at < val.shape[1]
+    val[np.arange(rows.size)[inside], at[inside]] = -np.inf
     return val
+
+
+def _sparse_pairs(cov, cand: np.ndarray, dc: np.ndarray, lower: float, best: float, step: int):
+    """The pairs of sparse data that can reach ``lower``, ``(best, arg)`` as the enumeration of every
+    pair finds them (the largest value, the first pair in row-major order of ``cand`` among equal
+    ones: the smallest ``(i, j)``, ``i < j``).
+
+    On a pair the value is at most ``a_i + a_j`` (the top eigenvalue of a PSD 2 x 2 block is at most
+    its trace), so with the candidates by decreasing variance, rank p is paired only with the later
+    ranks q of ``a_q >= lower (1 - 1e-9) - a_p`` (earlier ones were paired with it already): on data
+    where one feature's variance dominates, one row of A instead of all.  A pair left out has a true
+    value below ``lower``, which a feasible point reaches.  Each entry of A is the one the full
+    enumeration computes (``A e_i`` per unit column; for this operator ``A_ij`` and ``A_ji`` are the
+    same floats: the same products summed over the documents in the same order), so the values compared
+    are the same floats."""
+    n = cov.n
+    order = cand[np.argsort(-dc, kind="stable")]
+    a = cov.diag()[order]
+    last = np.searchsorted(-a, a - lower * (1 - 1e-9), side="right")  # ranks with a_q >= lower' - a_p
+    need = np.flatnonzero(last > np.arange(a.size) + 1)
+    arg = None
+    for s in range(0, need.size, step):
+        blk = need[s:s + step]
+        cols = order[:int(last[blk].max())]
+        E = np.zeros((n, blk.size))
+        E[order[blk], np.arange(blk.size)] = 1.0
+        Arows = cov.matvec(E)[cols].T
+        val = _pair_values(Arows, np.arange(blk.size), a[blk], a[:cols.size], blk)
+        top = float(val.max())
+        if not top >= best:
+            continue
+        r, q = np.nonzero(val == top)
+        i, j = order[blk][r], cols[q]
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+        w = np.lexsort((hi, lo))[0]
+        pair = (int(lo[w]), int(hi[w]))
+        if top > best or (arg is not None and pair < arg):
+            best, arg = top, pair
+    return best, arg
 
 
 def opt_pairs(cov, k: int, *, lower: float = 0.0, block_bytes: int = 64 * 2**20):
@@ -51,6 +97,10 @@ def opt_pairs(cov, k: int, *, lower: float = 0.0, block_bytes: int = 64 * 2**20)
     dc = dg[cand]
     step = max(1, block_bytes // (8 * max(cand.size, n if cov._A is None and cov.X is None else 0) * 4))
     arg = None
+    if type(cov) is SparseCov and lower > 0 and (cov.X_sparse.format == "csr" or cov.X_sparse.has_canonical_format):
+        # (A_ij and A_ji the same floats: the documents summed in the same order)
+        best, arg = _sparse_pairs(cov, cand, dc, lower, best, step)
+        cand = cand[:0]  # done
     for s in range(0, cand.size, step):
         rows = np.arange(s, min(cand.size, s + step))
         if cov.X is not None and cov._A is None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .steps import order_statistic
+
 __all__ = ["topk_support", "rank1_point"]
 
 
@@ -22,7 +24,7 @@ def topk_support(v: np.ndarray, k: int) -> np.ndarray:
         # give them), from one partition: the entries above the k-th value, then the first of
         # those equal to it
         w = v[nonneg]
-        t = np.partition(w, w.size - k)[w.size - k]
+        t = order_statistic(w, w.size - k)
         above = w > t
         tied = np.flatnonzero(w == t)[:k - np.count_nonzero(above)]
         above[tied] = True

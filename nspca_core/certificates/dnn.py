@@ -143,13 +143,11 @@ def chol_lmax(M: np.ndarray, c: float) -> float | None:
     return 2.0 * _EPS * hmax + g * trace / (1.0 - g)
 
 
-def ritz_guess(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: float = 1e-9,
-               accept: float = 1e-7) -> float | None:
-    """A number just above ``lambda_max(M)`` (not a proof: :func:`lmax_upper` checks it): the top
-    Ritz value of block-Krylov steps from U plus a Kato–Temple-like allowance
-    ``res_i^2 / (theta_i - theta_r)`` over the block's Ritz pairs and a ``rel`` margin (relative
-    to ``||M||_F``); steps stop once the allowance is below ``accept |theta_1|``.  None without a
-    subspace or on small matrices (LAPACK is cheap there)."""
+def _ritz_block(M: np.ndarray, U: np.ndarray | None, max_steps: int, accept: float, by_top: bool):
+    """Block-Krylov steps from U for :func:`ritz_guess` / :func:`ritz_guesses`: ``(w, block, top)``
+    with the Ritz values w, the block's allowance ``max_i res_i^2 / (theta_i - theta_{r+1})`` and the
+    top pair's ``res_1^2 / (theta_1 - theta_2)``; steps stop once the top pair's (``by_top``) or the
+    block's allowance is below ``accept |theta_1|``.  None without a subspace or on small matrices."""
     n = M.shape[0]
     if U is None or n < 64 or U.shape[1] * 3 >= n:
         return None
@@ -159,9 +157,24 @@ def ritz_guess(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: flo
         R = M @ U - U * w[:r]
         res2 = np.einsum("ij,ij->j", R, R)
         gap = np.maximum(w[:r] - w[min(r, w.size - 1)], 1e-300)
-        allow = float(np.max(res2 / gap))
-        if allow <= accept * abs(float(w[0])):
+        block = float(np.max(res2 / gap))
+        top = float(res2[0]) / max(float(w[0] - w[1]), 1e-300) if w.size > 1 else block
+        if (top if by_top else block) <= accept * abs(float(w[0])):
             break
+    return w, block, top
+
+
+def ritz_guess(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: float = 1e-9,
+               accept: float = 1e-7) -> float | None:
+    """A number just above ``lambda_max(M)`` (not a proof: :func:`lmax_upper` checks it): the top
+    Ritz value of block-Krylov steps from U plus a Kato–Temple-like allowance
+    ``res_i^2 / (theta_i - theta_r)`` over the block's Ritz pairs and a ``rel`` margin (relative
+    to ``||M||_F``); steps stop once the allowance is below ``accept |theta_1|``.  None without a
+    subspace or on small matrices (LAPACK is cheap there)."""
+    steps = _ritz_block(M, U, max_steps, accept, by_top=False)
+    if steps is None:
+        return None
+    w, allow, _ = steps
     return float(w[0]) + allow + rel * float(np.linalg.norm(M))
 
 
@@ -183,21 +196,13 @@ def ritz_guesses(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: f
     keep the block's allowance at 1e-5..1e-4 of the value after 4 (issue 39).  ``accept`` 1e-6:
     the tight guess then sits at most ``4e-6`` (relative) above the top Ritz value, still below
     the block's allowance, one step sooner (2 instead of 3 there).  None as :func:`ritz_guess`."""
-    n = M.shape[0]
-    if U is None or n < 64 or U.shape[1] * 3 >= n:
+    steps = _ritz_block(M, U, max_steps, accept, by_top=True)
+    if steps is None:
         return None
-    r = U.shape[1]
-    for _ in range(max_steps):
-        w, U = _ritz(M, U, r)
-        R = M @ U - U * w[:r]
-        res2 = np.einsum("ij,ij->j", R, R)
-        gap = np.maximum(w[:r] - w[min(r, w.size - 1)], 1e-300)
-        top = float(res2[0]) / max(float(w[0] - w[1]), 1e-300)
-        if top <= accept * abs(float(w[0])):
-            break
+    w, block, top = steps
     margin = rel * float(np.linalg.norm(M))
     tight = float(w[0]) + _TIGHT_SAFETY * top + margin
-    safe = float(w[0]) + float(np.max(res2 / gap)) + margin
+    safe = float(w[0]) + block + margin
     return sorted({tight, safe})  # (the smaller first: either may be the one below lambda_max)
 
 

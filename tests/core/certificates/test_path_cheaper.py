@@ -17,7 +17,7 @@ from nspca_core.certificates.anchor import anchored_branch_bound
 from nspca_core.certificates.path_dense_polish import polish_to_goal, stalled_near
 
 from tests.bruteforce import brute_opt
-from tests.core.certificates.test_path_dense_polish import _SLOW, _forced, _stalled, _toy_run
+from tests.core.certificates.test_path_dense_polish import _SLOW, _toy_run
 from tests.core.certificates.test_single import _check_cert, _random_psd
 
 
@@ -83,24 +83,6 @@ def test_branch_first_next_to_a_stall(closes):
     polish_to_goal(uniq, pos, lo, upper, states, own, run, below=0.98, goal=0.98, budget=1e4, first_run=50.0,
                    branch=branch)
     assert branched == [2] and {1, 3} <= {k for k, polish in calls if polish}
-
-
-@settings(max_examples=6, deadline=None, suppress_health_check=_SLOW)
-@given(st.integers(9, 11), st.integers(0, 2**31 - 1))
-def test_path_with_branch_first_is_rigorous(monkeypatch, n, seed):
-    """The path with its polish forced and the DNN rounds stalled (so that the branching goes first
-    next to a stalled k): every certificate's bound at least the brute-force OPT_k."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n + 3, n)) + rng.uniform(0, 1) * rng.standard_normal((n + 3, 1))
-    X -= X.mean(axis=0)
-    A = X.T @ X / X.shape[0]
-    with monkeypatch.context() as m:
-        _forced(m, polish=True)
-        m.setattr(P, "_cut_rounds", _stalled(P._cut_rounds))
-        path = certify_path(cov=A, ks=list(range(1, n + 1)))
-    for c in path:
-        opt, _ = brute_opt(A, c.k)
-        _check_cert(c, opt, A)
 
 
 def _count_anchored(m):

@@ -48,9 +48,11 @@ _AIM_WEAK = 0.05
 # (relative: a certified ratio ~0.001 lower at most), in at most _AIM_JOINT joint tests
 _AIM_REL = 1e-3
 _AIM_JOINT = 8
-# at most this many failed joint tests before one holds (the gallop's steps 0.1% .. 0.4%): further up the
-# anchored bound is weak (dlbcl-shaped k = 200: a 4th failure 0.5 CPU s, then 3 tests for +0.0035)
-_AIM_GALLOP = 3
+# the gallop's steps after the first failed joint test (0.1%, 0.2%, 0.4% above the goal: at most 3
+# failed tests before one holds): further up the anchored bound is weak (dlbcl-shaped k = 200: failures
+# at 0.1/0.3/0.6% cost 0.29 CPU s, a 4th at 1.4% alone 0.52 s and proved nothing; at 3 the proofs
+# seen held by the 3rd test: dlbcl-shaped k = 150 at 0.6%, golub-shaped k = 200 at 0.2%)
+_AIM_GALLOP = 2
 # "deep" (S's anchored bounds alone, :func:`light_S`): below a proved goal, the search's resolution
 _DEEP_REL = 4e-3
 

@@ -48,11 +48,14 @@ _AIM_WEAK = 0.05
 # (relative: a certified ratio ~0.001 lower at most), in at most _AIM_JOINT joint tests
 _AIM_REL = 1e-3
 _AIM_JOINT = 8
-# the gallop's steps after the first failed joint test (0.1%, 0.2%, 0.4% above the goal: at most 3
-# failed tests before one holds): further up the anchored bound is weak (dlbcl-shaped k = 200: failures
-# at 0.1/0.3/0.6% cost 0.29 CPU s, a 4th at 1.4% alone 0.52 s and proved nothing; at 3 the proofs
-# seen held by the 3rd test: dlbcl-shaped k = 150 at 0.6%, golub-shaped k = 200 at 0.2%)
-_AIM_GALLOP = 2
+# at most this many failed joint tests before one holds (the gallop's steps 0.1% .. 0.4%): further up the
+# anchored bound is weak (dlbcl-shaped k = 200: a 4th failure 0.5 CPU s, then 3 tests for +0.0035)
+_AIM_GALLOP = 3
+# a one-k certificate's (``gallop`` of :func:`_aimed`; a path's runs keep _AIM_GALLOP, whose bounds are
+# carried to other k): at most 3 failed tests (the goal, +0.1%, +0.3%).  dlbcl-shaped k = 200: those cost
+# 0.27 CPU s, a 4th (+1.1%) alone 0.52 s and proved nothing; the proofs seen held by the 3rd test
+# (dlbcl-shaped k = 150 there, golub-shaped k = 200 at the 2nd)
+_AIM_GALLOP_ONE = 2
 # "deep" (S's anchored bounds alone, :func:`light_S`): below a proved goal, the search's resolution
 _DEEP_REL = 4e-3
 
@@ -60,7 +63,8 @@ _DEEP_REL = 4e-3
 def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int,
                      pair: float | None, make_cross=None, lower: float = -np.inf,
                      stop: float = 1.0, budget=None, aim: float | None = None,
-                     notes: dict | None = None, deep: bool = False) -> tuple[float, dict, np.ndarray | None]:
+                     notes: dict | None = None, deep: bool = False,
+                     gallop: int = _AIM_GALLOP) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
@@ -72,7 +76,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     counted cost stays within :data:`_COUPLED_REFINE_RUNS` DNN runs on S (no sparsity limit).
     ``aim`` (a ratio, "auto"): :func:`_aimed` instead of the walk (all binding sparsities in one
     joint test; ``notes``, a dict: gets its tests' counted cost and the least coupled value any
-    bounds could give, ``deep``: the search goes below the aim, see there).
+    bounds could give, ``deep``: the search goes below the aim, ``gallop``: its failures' limit, see there).
     Valid as :func:`_coupled` is: each ``B_S(i)``
     stays an upper bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50
     the rest T added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1``
@@ -91,7 +95,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
         with step(budget, "rest", float(nS) * nT * max(k, 16)):
             cross = make_cross()
     if aim is not None and budget is None:
-        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep)
+        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop)
         return val, sharper, cross
     tried: set[int] = set()
     cfg = _EFFORT["auto"]
@@ -133,14 +137,15 @@ def _terms(BS: np.ndarray, BT: np.ndarray, k: int, kS: int, cross) -> tuple[np.n
 
 
 def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, pair, cross, lower: float,
-           aim: float, sharper: dict, notes: dict | None = None, deep: bool = False) -> float:
+           aim: float, sharper: dict, notes: dict | None = None, deep: bool = False,
+           gallop: int = _AIM_GALLOP) -> float:
     """The refinements of :func:`_coupled_refined` aimed at one value V of the coupled bound: every
     refinable term above V is brought to V by ``B_S(i) <= a_V(i)`` (:func:`_meets`), proved for all
     those i at once by ONE joint anchored test (:func:`.anchor.anchored_joint_test`).  V starts at
     the goal, ``max(lower / aim, the terms no refinement can lower)`` raised to where no term is
     asked below :data:`_AIM_SLACK` above a feasible value at its sparsity (the anchored bound proves
     ~0.2% above the optimum at best; S's answer cut to i entries, :func:`_truncated_all`); where the
-    test there fails, V gallops up (``lo (1 + _AIM_REL 2^t)``, at most :data:`_AIM_GALLOP` failures) to
+    test there fails, V gallops up (``lo (1 + _AIM_REL 2^t)``, at most ``gallop + 1`` failures) to
     the first proved, then bisects to :data:`_AIM_REL`, at most :data:`_AIM_JOINT` tests, each started
     from the last failure's ratios (valid: a larger V asks larger values at fewer sparsities); the terms
     that blocked a failed test (:func:`.anchor.joint_blockers`) asked :data:`_AIM_WEAK` above a feasible
@@ -223,7 +228,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
                     tv = tv.copy()
                     tv[stand] = -np.inf
                     hi = hi if proved else max(float(tv.max()), lo)
-        if hi <= lo * (1 + res) or (not proved and step_up >= _AIM_REL * 2 ** _AIM_GALLOP):
+        if hi <= lo * (1 + res) or (not proved and step_up >= _AIM_REL * 2 ** gallop):
             break
         step_up *= 2  # (gallop up from the goal until a test holds, then bisect)
         V = lo * (1 + step_up) if not proved and lo * (1 + step_up) < hi else float(np.sqrt(lo * hi))

@@ -36,7 +36,8 @@ from .bounds import (
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
-from .coupled import _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, _lambda_S, _screened, light_S
+from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, _lambda_S,
+                      _screened, light_S)
 from .cross import cross_table
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
@@ -299,10 +300,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # only while below the ratio the DNN's cuts aim for ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
     notes: dict = {}  # (the aimed refinements' counted cost, charged by a path: keep["BS_cost"])
+    gallop = _AIM_GALLOP if keep is not None else _AIM_GALLOP_ONE  # (a path's runs: their bounds are carried)
     coupled, sharper, cross = _coupled_refined(
         covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
         lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
-        deep=stS is None and light)
+        deep=stS is None and light, gallop=gallop)
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
@@ -310,7 +312,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info)
         bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
-                                                   aim=_COUPLED_AIM, notes=notes)
+                                                   aim=_COUPLED_AIM, notes=notes, gallop=gallop)
         for i, v in light0[1].items():
             sharper[i] = min(sharper.get(i, np.inf), v)
         coupled, notes["cost"] = min(coupled, light0[0]), notes.get("cost", 0.0) + light0[2]

@@ -124,7 +124,8 @@ def test_truncated_values_are_the_cut_points_values(n, seed):
         assert abs(g - float(y @ A @ y)) <= 1e-9 * max(1.0, float(np.abs(A).max()))
 
 
-def _aimed_case(seed: int, beta: float, with_cross: bool, nS: int = 8, kind: str | None = None, kmin: int = 4):
+def _aimed_case(seed: int, beta: float, with_cross: bool, nS: int = 8, kind: str | None = None, kmin: int = 4,
+                gallop: int = coupled._AIM_GALLOP):
     """``coupled._aimed`` on a psd ``A_SS``: S's bound a hair above its optimum at k, ``B_S(i)``
     otherwise the variance sums, a rest curve rising by ``beta`` x OPT per member and (``with_cross``)
     a cross table of random values, so the terms at i = 3..k - 1 sit above the goal."""
@@ -137,7 +138,8 @@ def _aimed_case(seed: int, beta: float, with_cross: bool, nS: int = 8, kind: str
     C = rng.uniform(0, 1, (k + 1, k + 1)) * np.sqrt(opt * BT.max()) if with_cross else None
     sharper: dict = {}
     notes: dict = {}
-    val = coupled._aimed(Cov(A=AS), certS, None, k, BT, k, None, C, 0.99 * opt, 0.975, sharper, notes)
+    val = coupled._aimed(Cov(A=AS), certS, None, k, BT, k, None, C, 0.99 * opt, 0.975, sharper, notes,
+                         gallop=gallop)
     return AS, sharper, k, val, notes
 
 
@@ -223,10 +225,10 @@ def test_light_route_is_taken_and_skips_the_dnn(monkeypatch):
 
 
 def test_aimed_gallop_gives_up_after_three_failed_tests(monkeypatch):
-    """Where no joint test holds, the aimed search stops after 3 failed tests (the goal, +0.1%, +0.3%
-    of it; dlbcl-shaped k = 200: a 4th, 1.4% above, cost 0.52 CPU s and proved nothing), nothing
-    refined and the bound the plain coupling's; a test that holds at the 3rd is still reached and its
-    values kept (dlbcl-shaped k = 150 proved there), above the optima (enumeration)."""
+    """A one-k certificate's aimed search (``gallop=_AIM_GALLOP_ONE``), where no joint test holds, stops
+    after 3 failed tests (the goal, +0.1%, +0.3% of it; dlbcl-shaped k = 200: a 4th, 1.1% above, cost
+    0.52 CPU s and proved nothing; a path's runs keep 4), nothing refined; a test that holds at the 3rd
+    is still reached and its values kept (dlbcl-shaped k = 150 proved there), above the optima."""
     calls: list = []
     real = coupled.anchored_joint_test
 
@@ -238,19 +240,41 @@ def test_aimed_gallop_gives_up_after_three_failed_tests(monkeypatch):
         calls.append(1)
         return real(rows, ks, taus, r, **kw) if len(calls) >= 3 else (False, r)
 
-    gave_up, reached = 0, 0
+    gave_up, reached, path_more = 0, 0, 0
+    one = coupled._AIM_GALLOP_ONE
     for seed in range(6):
         calls.clear()
         with monkeypatch.context() as mp:
             mp.setattr(coupled, "anchored_joint_test", failing)
-            _, sharper, k, _, _ = _aimed_case(seed, 0.05, False, nS=10, kind="abs", kmin=7)
+            _, sharper, k, _, _ = _aimed_case(seed, 0.05, False, nS=10, kind="abs", kmin=7, gallop=one)
         assert len(calls) <= 3 and not sharper
         gave_up += len(calls) == 3
         calls.clear()
         with monkeypatch.context() as mp:
             mp.setattr(coupled, "anchored_joint_test", third_holds)
-            AS, sharper, k, _, _ = _aimed_case(seed, 0.05, False, nS=10, kind="abs", kmin=7)
+            AS, sharper, k, _, _ = _aimed_case(seed, 0.05, False, nS=10, kind="abs", kmin=7, gallop=one)
         for i, b in sharper.items():
             assert b >= brute_opt(AS, i)[0] * (1 - 1e-12), (i, b)
         reached += len(calls) >= 3 and any(np.isfinite(v) for v in sharper.values())
-    assert gave_up > 0 and reached > 0, (gave_up, reached)
+        calls.clear()
+        with monkeypatch.context() as mp:
+            mp.setattr(coupled, "anchored_joint_test", failing)
+            _aimed_case(seed, 0.05, False, nS=10, kind="abs", kmin=7)  # (a path's runs: one more)
+        path_more += len(calls) == 4
+    assert gave_up > 0 and reached > 0 and path_more > 0, (gave_up, reached, path_more)
+
+
+def test_one_k_split_gallops_less_than_a_paths_runs(monkeypatch):
+    """``single._certify_split`` hands the aimed search the one-k limit, a path's runs (``keep``) theirs."""
+    seen: list = []
+    real = coupled._aimed
+    monkeypatch.setattr(coupled, "_aimed", lambda *a, **kw: (seen.append(a[-1]), real(*a, **kw))[1])
+    _force_split(monkeypatch, 6)
+    monkeypatch.setattr(single, "_SPLIT_BRANCH_MAX_K", 0)
+    cov = Cov(_modules(np.random.default_rng(0), 8, 11, 3), None)  # (one that reaches the aimed search)
+    single._certify_large(cov, 5, None, "auto", None)
+    one = list(seen)
+    seen.clear()
+    single._certify_split(cov, 5, None, "auto", None, keep={})
+    assert one and set(one) == {coupled._AIM_GALLOP_ONE}, one
+    assert seen and set(seen) == {coupled._AIM_GALLOP}, seen

@@ -299,8 +299,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
     # only while below the ratio the DNN's cuts aim for ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
-    notes: dict = {}  # (the aimed refinements' counted cost, charged by a path: keep["BS_cost"])
-    gallop = _AIM_GALLOP if keep is not None else _AIM_GALLOP_ONE  # (a path's runs: their bounds are carried)
+    notes, gallop = {}, _AIM_GALLOP if keep is not None else _AIM_GALLOP_ONE  # (path: keep["BS_cost"], carried)
     coupled, sharper, cross = _coupled_refined(
         covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
         lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, notes=notes,

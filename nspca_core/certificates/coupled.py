@@ -4,6 +4,8 @@ sparsity of S, the cross term of S and T: :mod:`.cross`)."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .._common.rank1 import rank1_point
@@ -331,8 +333,6 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None) -> Cer
     where they prove nothing below the variance sum.  ``lam``: an upper bound on ``lambda_max(A_SS)``
     (a bound at every sparsity, also the cross table's screen).  No DNN state: ``B_S(i)`` at ``i <
     kS`` is then the refinements' (:func:`_aimed`), the variance sums and monotonicity."""
-    import time
-
     AS, dS = covS.dense(), covS.diag()
     n = dS.size
     lower = covS.quad(xS)

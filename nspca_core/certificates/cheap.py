@@ -15,7 +15,7 @@ from ..result import Certificate
 from ..spannogram import lowrank_nspca
 from . import _settings as S
 from ._settings import _EPS, OPTIMAL_TOLERANCE
-from .bounds import Spectrum, _gram_basis_bound, _gram_eig, _rowsum_topk, cheap_bounds_at
+from .bounds import Spectrum, _gram_basis_bound, _gram_eig, _opt1, _rowsum_topk, cheap_bounds_at
 from .budget import Budget
 from .dnn import chol_lmax
 from .lower import _fit_lower
@@ -201,3 +201,58 @@ def lambda1_proved(A: np.ndarray, matvec=None, need: float | None = None) -> tup
         return None
     tol = 32.0 * n * _EPS * float(np.linalg.norm(A))
     return guess + slack + tol, theta
+
+
+# _certify_dense ("auto", a given x): lambda_1 proved at a Lanczos guess instead of the top eigenpairs by
+# LAPACK (:func:`lambda1_only`) from this many features, where the d = 1 bounds estimated from the same
+# Lanczos pairs come out above that lambda_1 by this share (then they cannot be the smallest bound)
+_LIGHT_SPEC_MIN_N = 150
+_LIGHT_SPEC_MARGIN = 1e-2
+
+
+class Lambda1Only:
+    """What :func:`.single._certify_dense` reads of a :class:`.bounds._Spectral` where only lambda_1
+    was proved (:func:`lambda1_only`): ``spectrum()`` (lambda_1's bound alone: no v_1, no lambda_2),
+    ``tol``, ``A``, no eigenvectors."""
+
+    def __init__(self, A: np.ndarray, value: float, tol: float):
+        self.A, self.tol, self.U = A, tol, None
+        self.w = np.array([value])  # ``w[0] + tol``: the proved bound, summed as lambda1_proved sums it
+
+    def spectrum(self, *, rows: bool = True, many_k: bool = False) -> Spectrum:
+        return Spectrum(self.A.shape[0], self.w, self.tol)
+
+
+def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN) -> Lambda1Only | None:
+    """lambda_1 of a dense A proved as in :func:`lambda1_proved` (a Lanczos guess, a Cholesky proof;
+    ~2 ms against ~4.4 ms for the top eigenpairs and their bounds at n = 361), where the paper's and
+    the residual bound at d = 1 (:data:`.bounds.BOUNDS`) could not be the smallest of the three: their
+    values estimated from the two top Lanczos pairs, ``OPT_1 + min(lambda_2, row sums of (A - v_1
+    v_1^T)_+)`` (the smaller of the two), are above the guess by ``margin``.  None otherwise (or when
+    Lanczos does not converge or the proof fails): the caller computes the top eigenpairs.
+
+    Only the choice of bounds rests on the estimates: leaving a valid upper bound out never makes the
+    certificate invalid, and the one kept is proved (:func:`nspca_core.certificates.dnn.chol_lmax`).
+    On CBCL (issue 39) the d = 1 bounds are 3-40% above lambda_1 at k = 60..361 and never bind."""
+    n = A.shape[0]
+    try:
+        w, U = eigsh(A, k=2, which="LA", v0=np.ones(n), tol=1e-10, maxiter=300)
+    except (ArpackNoConvergence, ArpackError):
+        return None
+    order = np.argsort(-w)
+    w, U = w[order], U[:, order]
+    theta, u = float(w[0]), U[:, 0] / np.linalg.norm(U[:, 0])
+    if not theta > 0:
+        return None
+    guess = theta + float(np.linalg.norm(A @ u - theta * u)) + 1e-12 * abs(theta)
+    v1 = math.sqrt(theta) * u
+    opt1 = _opt1(v1, k)
+    lam2 = max(float(w[1]), 0.0)
+    if opt1 + lam2 < (1.0 + margin) * guess:  # (the paper bound's estimate: no row sums needed)
+        return None
+    if opt1 + min(lam2, _rowsum_topk(A - np.outer(v1, v1), k)) < (1.0 + margin) * guess:
+        return None
+    slack = chol_lmax(A, guess)
+    if slack is None:
+        return None
+    return Lambda1Only(A, guess + slack, 32.0 * n * _EPS * float(np.linalg.norm(A)))

@@ -228,14 +228,15 @@ class Lambda1Only:
 _LIGHT_R, _LIGHT_STEPS, _LIGHT_ACCEPT = 4, 12, 1e-10
 
 
-def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN) -> Lambda1Only | None:
+def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
+                 steps: int = _LIGHT_STEPS) -> Lambda1Only | None:
     """lambda_1 of a dense A proved by a Cholesky factorization at a guess from block-Krylov steps
     (:func:`nspca_core.certificates.dnn.chol_lmax`: ~1.2 ms against ~4.7 ms for the top eigenpairs by
     LAPACK and their bounds at n = 361), where the paper's and the residual bound at d = 1
     (:data:`.bounds.BOUNDS`) could not be the smallest of the three: their values estimated from the
     block's two top Ritz pairs, ``OPT_1 + min(lambda_2, row sums of (A - v_1 v_1^T)_+)`` (the smaller of
     the two), are above the guess by ``margin``.  None otherwise (or when the proof fails): the caller
-    computes the top eigenpairs.
+    computes the top eigenpairs.  ``steps``: at most that many block steps.
 
     Only the choice of bounds rests on the estimates: leaving a valid upper bound out never makes the
     certificate invalid, and the one kept is proved.  The guess is the top Ritz value plus 4 times its
@@ -245,7 +246,7 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN) -> L
     n = A.shape[0]
     r = _LIGHT_R
     U = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, r - 1))])
-    for _ in range(_LIGHT_STEPS):
+    for _ in range(steps):
         w, U = _ritz(A, U, r)
         res = A @ U[:, 0] - w[0] * U[:, 0]
         allow = float(res @ res) / max(float(w[0] - w[1]), 1e-300)

@@ -199,7 +199,7 @@ _EFFORT = {
 # Seventh round: 40 iterations, not 44 (the last renewal, at 41, came 4 iterations before the end; the
 # check at 40 was the better point at most k): CBCL k = 60..75 one evaluation, one renewal and 4 iterations
 # fewer (~6 ms of ~65); ratios the same at 60 / 70 / 75, -0.0018 at 65, -0.0001..-0.0016 at 57..74 (of 24 k
-# from 56 to 99, 11 moved), MLL k = 30 / 100 -0.0003 / -0.0019 (benchmarks/results/issue39_c6566.txt).
+# from 56 to 99, 11 moved), MLL k = 30 / 100 -0.0003 / -0.0019 (benchmarks/results/issue39_c656.txt).
 # lazy_start: the screening start is not evaluated before the run (dual._dnn; one evaluation, ~3 ms at n = 361);
 # anchor_forecast: the anchored test only where the same test on at most 2k rows does not fail
 # (dual._forecast_fails; CBCL k = 60..100: ~9 ms for a failed test -> ~2 ms).  Below

@@ -156,3 +156,19 @@ def test_ksupport_cuts_pick_the_family_best(seed, n, L, data):
         x[J] = rng.random(k)
         x /= np.linalg.norm(x)
         assert np.all((C.T @ x) ** 2 <= beta * (1 + 1e-12))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 40), data=st.data())
+def test_rows_low_never_above_the_full_row_sums(seed, n, data):
+    """The cheap row-sum estimate (some rows only) is at most the full one (to rounding): a choice it allows,
+    the full one allows too (lambda1_only's decisions are those of the full row sums)."""
+    from nspca_core.certificates.bounds import _rowsum_topk
+    from nspca_core.certificates.cheap import _rows_low
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n + 1, n))
+    A = B.T @ B / (n + 1)
+    v1 = rng.standard_normal(n) * data.draw(st.sampled_from([0.0, 0.5, 2.0]))
+    k = data.draw(st.integers(1, n))
+    full = _rowsum_topk(A - np.outer(v1, v1), k)
+    assert _rows_low(A, v1, k) <= full + 1e-12 * abs(full)  # (a sum's order may differ: rounding)

@@ -138,7 +138,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     if spec is None:
         with step(budget, "top", float(n) ** 3):
             spec = _Spectral(A, 3 if effort == "full" else 2)
-    bounds.update(cheap_bounds_at(spec.spectrum(), k))  # BOUNDS: lambda1, paper(d=1), residual(d=1)
+    bounds.update(cheap_bounds_at(spec.spectrum(), k))  # BOUNDS: lambda1, paper(d=1), residual(d=1) (lambda1_only: the first)
     report.offer(min(bounds.values()))
     # ---- lower bound
     if x_given:

@@ -131,7 +131,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
                 if callback is not None:
                     callback(1, 1)
                 return _finish({"lambda1": lam1[0]}, lower, x, k, t0, info), None
-    if spec is None and budget is None and x_given and warm is None and effort == "auto" and n >= _LIGHT_SPEC_MIN_N:
+    if (spec is None and budget is None and x_given and warm is None and effort == "auto"
+            and n >= max(_LIGHT_SPEC_MIN_N, _D2_MAX_N + 1)):
         # the top eigenpairs only feed the d = 1 bounds here (x is given, n is above _D2_MAX_N): lambda_1
         # alone where those bounds cannot win (issue 39: 4.4 -> ~2 ms on CBCL k >= 60)
         spec = lambda1_only(A, k)

@@ -262,8 +262,9 @@ def _short(A: np.ndarray, w: np.ndarray, U: np.ndarray, k: int, need: float, ful
 # stopping when the top pair's allowance res^2 / (theta_1 - theta_2) is below this share of theta_1
 _LIGHT_R, _LIGHT_STEPS, _LIGHT_ACCEPT = 4, 12, 1e-10
 # after this many steps (Ritz values to ~1e-4, the vector to a few %), a d = 1 estimate below this share of the
-# top Ritz value ends the try (CBCL k <= ~47: ~0.5 ms instead of ~1.7 before the top eigenpairs)
-_LIGHT_EARLY, _LIGHT_SHORT = 3, 0.9
+# top Ritz value ends the try (CBCL k = 1..56, where it is short: ~0.6 ms instead of 1.1-2.4 before the top
+# eigenpairs, at most k; the same choices as the full estimate at every CBCL k and on factor data)
+_LIGHT_EARLY, _LIGHT_SHORT = 3, 0.97
 
 
 def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,

@@ -172,3 +172,17 @@ def test_rows_low_never_above_the_full_row_sums(seed, n, data):
     k = data.draw(st.integers(1, n))
     full = _rowsum_topk(A - np.outer(v1, v1), k)
     assert _rows_low(A, v1, k) <= full + 1e-12 * abs(full)  # (a sum's order may differ: rounding)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lambda1_only_early_stop_makes_the_same_choices(seed, monkeypatch):
+    """The early stop after a few block steps (a cost rule) ends the try only where the converged estimate
+    would too, at every k of a factor covariance; where it lets the try go on, the bound is the same."""
+    from nspca_core.certificates import cheap as _cheap
+    A = _factor_cov(seed, 120)
+    early = [lambda1_only(A, k) for k in range(1, 121)]
+    monkeypatch.setattr(_cheap, "_LIGHT_EARLY", 0)  # (never: steps count from 1)
+    late = [lambda1_only(A, k) for k in range(1, 121)]
+    assert [e is None for e in early] == [t is None for t in late]
+    assert any(e is None for e in early) and any(e is not None for e in early)
+    assert all(e.w[0] == t.w[0] for e, t in zip(early, late) if e is not None)

@@ -61,6 +61,11 @@ _AUTO_EM_MAX_N = 64
 # products (:class:`~nspca_core._common.screen.SingleProducts`); the polish and every value returned are
 # float64.  Below, the products cost less than the calls around them
 _AUTO_SINGLE_MIN_N = 256
+# ARPACK's relative residual tolerance of auto's factor on sparse data (and other data held as a
+# SparseCov): its pairs only choose starts (the answer's weights come from its support's own
+# eigenvector in the polish, its variance from the data), and they cost 1.4-1.7x fewer products than
+# to machine precision (review corpus 5,000 x 2,000: 31 -> 22 ms; V within 1.3e-12 of tol = 0)
+_AUTO_SPARSE_FACTOR_TOL = 1e-10
 
 
 def peer(method: str):
@@ -168,7 +173,7 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     (``polish_many(reweight_first=True)``), and the answer's variance is that of a float64 point.
     """
     n = cov.n
-    V, eig = cov.factor(d)
+    V, eig = _auto_factor(cov, d)
     info: dict = {"eigenvalues": eig, "exact": False}
     key = cov_key(cov)
     if k <= 2:
@@ -241,6 +246,16 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     tick(3)
     info.update({"starts": before, "polished": after, "winner": best_name, "polish_iterations": iters})
     return _make_result(cov, best_x, V, "auto", params, t0, info)
+
+
+def _auto_factor(cov: Cov, d: int):
+    """``cov.factor(d)``; on a :class:`~nspca_core.operators.sparse.SparseCov` ARPACK stops at the relative
+    residual ``_AUTO_SPARSE_FACTOR_TOL`` (its eigenvalues then within that of exact ones, relative)."""
+    from .operators.sparse import SparseCov
+
+    if isinstance(cov, SparseCov):
+        return cov.factor(d, tol=_AUTO_SPARSE_FACTOR_TOL)
+    return cov.factor(d)
 
 
 def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, screen: Screen | None = None,

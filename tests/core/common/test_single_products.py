@@ -188,28 +188,3 @@ def test_support_jump_from_the_top_eigenpair_alone(seed, size, thin):
     assert fy >= f0 * (1 - 1e-12)
     if not np.array_equal(y, x[:, 0]):
         assert fy == pytest.approx(np.linalg.eigvalsh(A[np.ix_(J, J)])[-1], rel=1e-10)
-
-
-@settings(max_examples=25, deadline=None)
-@given(st.integers(0, 10_000), st.integers(2, 40), st.integers(5, 300), st.integers(1, 6))
-def test_single_products_from_a_given_z_are_those_it_forms(seed, m, n, q):
-    """Thin data (kept as float32 X^T, features by rows): ``rows_of`` from ``z(rows, W)`` equals ``rows_of``
-    forming that product itself, bit for bit, for some rows U and for every row; and both are the
-    float64 products to float32 rounding."""
-    rng = np.random.default_rng(seed)
-    X = _data(seed, m, n)
-    cov = Cov(X, None)
-    sp = SingleProducts(cov)
-    rows = np.sort(rng.choice(n, max(1, n // 4), replace=False))
-    Wr = rng.standard_normal((rows.size, q))
-    W = np.zeros((n, q))
-    W[rows] = Wr
-    ref = cov.matvec(W)
-    A = X.T @ X / m
-    scale = np.sqrt(np.diag(A))[:, None] * np.sqrt(np.einsum("ij,ij->j", W, A @ W))[None, :]
-    U = np.sort(rng.choice(n, max(1, n // 3), replace=False))
-    for UU in (U, None):
-        a, b = sp.rows_of(UU, rows, Wr, sp.z(rows, Wr)), sp.rows_of(UU, rows, Wr)
-        assert a.dtype == np.float64 and np.array_equal(a, b)
-        want = ref if UU is None else ref[UU]
-        assert np.all(np.abs(a - want) <= _REL * (scale if UU is None else scale[UU]) + 1e-300)

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish_many, project, random_signs, random_starts
+from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish_many, project, random_starts
 from ._common.screen import SingleProducts
 from ._common.pairs import opt_pairs
 from ._common.points import make_result
@@ -127,10 +127,8 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     rng = as_rng(seed)
     T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
     d = V.shape[1]
-    # with float32 products (many features) the columns need not be unit, nor normal: A r is projected
-    # (normalized) anyway, and random signs cost a bit per entry instead of a normal draw
-    R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False) if matvec is None \
-        else random_signs(key, rng, _AUTO_RANDOM_STARTS)
+    # with float32 products the columns need not be unit: A r is projected (normalized) anyway
+    R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False, unit=matvec is None)
     names = ["rank1(u1)", "top-variance"] + [f"tpower#{i}" for i in range(2, T.shape[1])]
     names += [f"rank1(u{j + 1})" for j in range(1, d)] + [f"random#{i + 1}" for i in range(R.shape[1])]
     # column-major with float32 products (large n): the starts are projected column by column

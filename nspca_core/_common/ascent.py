@@ -56,7 +56,7 @@ from .eig import top_eigh
 from .screen import Screen, SupportJump, _slow, _step_on_rows
 from .steps import _COMPACT_MIN_N, TopK, _to_compact, _to_dense, hard_topk, project, topk_mask, truncate
 
-__all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts", "random_signs",
+__all__ = ["AscentResult", "tie_key", "cov_key", "topk_mask", "truncate", "project", "random_starts",
            "factor_starts", "ascent", "reweight", "polish", "polish_many"]
 
 # 1 - <x_new, x> below this (same support): a column has converged
@@ -131,17 +131,6 @@ def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
     R = np.take(R, key, axis=0)  # R[key], without fancy indexing's overhead
     if unit:
         R /= np.linalg.norm(R, axis=0)  # in place: no second n x count array
-    return R
-
-
-def random_signs(key: np.ndarray, rng: np.random.Generator, count: int) -> np.ndarray:
-    """``count`` random sign columns (entries +-1/2, float32, not unit), drawn per rank of ``key`` as
-    :func:`random_starts` draws: one random bit per entry, ~20x cheaper than a normal draw (issue 39:
-    for "auto"'s ``A r`` starts on many features, which are normalized after the product)."""
-    bits = np.unpackbits(np.frombuffer(rng.bytes((key.size * count + 7) // 8), dtype=np.uint8),
-                         count=key.size * count).reshape(key.size, count)
-    R = np.empty((key.size, count), dtype=np.float32)
-    np.subtract(np.take(bits, key, axis=0), 0.5, out=R, dtype=np.float32)
     return R
 
 

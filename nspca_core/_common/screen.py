@@ -29,8 +29,7 @@ class SingleProducts:
     def __init__(self, cov: Cov):
         self.thin = cov._A is None and cov.thin
         if self.thin:
-            # features by rows (X^T, C order): a gather of features copies contiguous rows (issue 39)
-            self.XT = np.ascontiguousarray(cov.X.T, dtype=np.float32)
+            self.X = cov.X.astype(np.float32)
             self.scale = np.float32(1.0 / cov.X.shape[0])
         else:
             self.A = cov.dense().astype(np.float32)
@@ -43,24 +42,24 @@ class SingleProducts:
     def rows_of(self, U: np.ndarray, rows: np.ndarray, W: np.ndarray, Z=None) -> np.ndarray:
         """``(A W)[U]`` (float64) for W (float64) nonzero on ``rows`` only (``W`` those rows; ``Z``
         optionally ``X_rows W`` already in float32); ``U`` None: every row."""
-        every = rows.size == (self.XT.shape[0] if self.thin else self.A.shape[0])  # no gather then
+        every = rows.size == (self.X.shape[1] if self.thin else self.A.shape[0])  # no gather then
         if self.thin:
             if Z is None:
-                Z = (self.XT if every else self.XT[rows]).T @ W.astype(np.float32, copy=False)
+                Z = (self.X if every else self.X[:, rows]) @ W.astype(np.float32)
                 Z *= self.scale
-            XU = self.XT if U is None else self.XT[U]
-            return (XU @ Z).astype(np.float64)
+            XU = self.X if U is None else self.X[:, U]
+            return (Z.T @ XU).T.astype(np.float64)
         if U is None:  # A symmetric: rows for columns
             AU = self.A if every else self.A[rows]
         else:
             AU = self.A[np.ix_(rows, U)]
-        return (W.astype(np.float32, copy=False).T @ AU).T.astype(np.float64)
+        return (W.astype(np.float32).T @ AU).T.astype(np.float64)
 
     def z(self, rows: np.ndarray, W: np.ndarray):
         """``X_rows W / m`` in float32 (thin data), for :meth:`rows_of`; None on a covariance."""
         if not self.thin:
             return None
-        Z = self.XT[rows].T @ W.astype(np.float32, copy=False)
+        Z = self.X[:, rows] @ W.astype(np.float32)
         Z *= self.scale
         return Z
 

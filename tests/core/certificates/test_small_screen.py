@@ -69,6 +69,7 @@ def test_t_ceiling_is_at_most_the_coupled_terms_with_the_exact_optima_of_S(n, k,
     BT = _rest_curve(cov, T, k)
     C = cross_table(cov, Sx, T, kS, k)
     ceil = coupled.t_ceiling(AS, xS, BT, k, kS, C)
+    assert coupled.t_ceiling(AS, xS, BT, k, kS, None) >= ceil * (1 - 1e-12)  # (plain sums: never below)
     terms = []
     for j in range(1, BT.size):
         i = k - j
@@ -165,3 +166,20 @@ def test_small_verdict_stands_at_the_aim_or_where_T_no_longer_binds():
     assert not coupled.small_verdict(aim * 100.0 - 1e-6, 100.0, 50.0)
     assert coupled.small_verdict(90.0, 100.0, 100.0 / (1 + coupled._SMALL_T_SHARE))
     assert not coupled.small_verdict(90.0, 100.0, 100.0 / (1 + coupled._SMALL_T_SHARE) * (1 - 1e-9))
+
+
+def test_plain_ceiling_rules_the_smaller_screen_out_before_its_cross_table(monkeypatch):
+    """Where the plain sums' ceiling already rules the smaller screen out (``_SMALL_PLAIN`` forced above 1),
+    its cross table is never formed, and the certificate is certify(k)'s own screen's, above OPT_k."""
+    _force_small(monkeypatch)
+    monkeypatch.setattr(coupled, "_SMALL_PLAIN", 10.0)
+    calls: list = []
+    real = coupled.cross_table
+    monkeypatch.setattr(coupled, "cross_table", lambda *a, **kw: (calls.append(1), real(*a, **kw))[1])
+    seen = _screens(monkeypatch)
+    rng = np.random.default_rng(5)
+    X = _modules(rng, 8, 12, 3)
+    A = X.T @ X / X.shape[0]
+    cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
+    assert not calls and len(seen) == 2 and cert.info["split_S"] == seen[1]
+    assert cert.upper_bound >= brute_opt(A, 3)[0] * (1 - 1e-12)

@@ -430,13 +430,15 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
-    if effort == "auto" and keep is None and branch_seconds is None and small and cov.X is not None and cov.thin:
-        trial: dict = {}  # (a smaller screen first: where it stands, the larger one is not run)
-        c = _certify_split(cov, k, x, effort, None, small, gram=gram, trial=trial)
+    if effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin:
+        # a smaller screen first (a path's run too: it calls what certify(k) calls); where it stands, the
+        # larger one is not run (``keep`` gets the run that stands)
+        trial, kept = {}, (None if keep is None else {})
+        c = _certify_split(cov, k, x, effort, None, small, keep=kept, gram=gram, trial=trial)
         if trial.get("ok"):
-            return c
+            return c if keep is None else (keep.update(kept), c)[1]
         if x is None and "x" in trial:  # (its point for the larger screen: the same search, not run twice)
-            c = _certify_split(cov, k, trial["x"], effort, callback, split_cap, gram=gram)
+            c = _certify_split(cov, k, trial["x"], effort, callback, split_cap, keep=keep, gram=gram)
             c.info["lower_source"] = trial["src"]
             return c
     return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)

@@ -183,3 +183,22 @@ def test_plain_ceiling_rules_the_smaller_screen_out_before_its_cross_table(monke
     cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
     assert not calls and len(seen) == 2 and cert.info["split_S"] == seen[1]
     assert cert.upper_bound >= brute_opt(A, 3)[0] * (1 - 1e-12)
+
+
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(11, 12), st.integers(0, 2**31 - 1))
+def test_path_with_smaller_screens_never_looser_than_one_k(monkeypatch, n, seed):
+    """A path's run at k calls what certify(k) calls, the smaller screen included (its ``keep`` from the
+    run that stands): at every k the path's bound is at most certify(k)'s (1e-9 relative) and at least
+    OPT_k (enumeration)."""
+    from nspca_core import certify, certify_path
+
+    _force_small(monkeypatch)
+    rng = np.random.default_rng(seed)
+    X = _modules(rng, 8, n, 3)
+    A = X.T @ X / X.shape[0]
+    for c in certify_path(X, ks=list(range(1, 6))):
+        assert c.upper_bound >= brute_opt(A, c.k)[0] * (1 - 1e-12)
+        one = certify(X, k=c.k)
+        assert c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.upper_bound, one.upper_bound)

@@ -434,7 +434,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         # a smaller screen first (a path's run too: it calls what certify(k) calls); where it stands, the
         # larger one is not run (``keep`` gets the run that stands)
         trial, kept = {}, (None if keep is None else {})
-        c = _certify_split(cov, k, x, effort, None, small, keep=kept, gram=gram, trial=trial)
+        c = _certify_split(cov, k, x, effort, callback, small, keep=kept, gram=gram, trial=trial)
         if trial.get("ok"):
             return c if keep is None else (keep.update(kept), c)[1]
         if x is None and "x" in trial:  # (its point for the larger screen: the same search, not run twice)

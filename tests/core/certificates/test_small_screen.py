@@ -119,8 +119,10 @@ def test_the_smaller_screen_stands_where_it_certifies(monkeypatch):
         rng = np.random.default_rng(seed)
         X = _modules(rng, 8, 12, 3)
         A = X.T @ X / X.shape[0]
-        cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
+        calls: list = []
+        cert = single._certify_large(Cov(X, None), 3, None, "auto", lambda d, t: calls.append((d, t)))
         assert cert.upper_bound >= brute_opt(A, 3)[0] * (1 - 1e-12)
+        assert calls and calls[-1] == (1, 1)  # (the caller's progress ends either way)
         assert seen[0] <= 4 + 3  # (the smaller screen first: max(4, k) features plus the point's support)
         stood += len(seen) == 1
     assert stood > 0

@@ -431,16 +431,17 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _certify_operator(cov, k, x, callback)
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
     if effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin:
-        # a smaller screen first (a path's run too: it calls what certify(k) calls); where it stands, the
-        # larger one is not run (``keep`` gets the run that stands)
-        trial, kept = {}, (None if keep is None else {})
-        c = _certify_split(cov, k, x, effort, callback, small, keep=kept, gram=gram, trial=trial)
-        if trial.get("ok"):
-            return c if keep is None else (keep.update(kept), c)[1]
-        if x is None and "x" in trial:  # (its point for the larger screen: the same search, not run twice)
-            c = _certify_split(cov, k, trial["x"], effort, callback, split_cap, keep=keep, gram=gram)
-            c.info["lower_source"] = trial["src"]
+        # a smaller screen first; where it stands, the larger one is not run.  A path's run (``keep``) runs
+        # both: the larger screen's is carried to other k, the smaller bound stands at k (<= certify(k)'s)
+        trial: dict = {}
+        c = _certify_split(cov, k, x, effort, callback, small, gram=gram, trial=trial)
+        if trial.get("ok") and keep is None:
             return c
+        src = trial.get("src") if x is None and "x" in trial else None
+        d = _certify_split(cov, k, x if src is None else trial["x"], effort, callback, split_cap, keep=keep, gram=gram)
+        if src is not None:  # (its point for the larger screen: the same search, not run twice)
+            d.info["lower_source"] = src
+        return c if trial.get("ok") and c.upper_bound < d.upper_bound else d
     return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
 
 

@@ -191,8 +191,8 @@ def test_plain_ceiling_rules_the_smaller_screen_out_before_its_cross_table(monke
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.integers(11, 12), st.integers(0, 2**31 - 1))
 def test_path_with_smaller_screens_never_looser_than_one_k(monkeypatch, n, seed):
-    """A path's run at k calls what certify(k) calls, the smaller screen included (its ``keep`` from the
-    run that stands): at every k the path's bound is at most certify(k)'s (1e-9 relative) and at least
+    """A path's run at k runs the smaller screen too (its bound stands at k where smaller; ``keep`` from the
+    larger screen, carried to other k): at every k the path's bound is at most certify(k)'s (1e-9 relative) and at least
     OPT_k (enumeration)."""
     from nspca_core import certify, certify_path
 

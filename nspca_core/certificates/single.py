@@ -423,16 +423,19 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
 
 
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
-                   branch_seconds: float | None = None, keep: dict | None = None, gram=None) -> Certificate:
+                   branch_seconds: float | None = None, keep: dict | None = None, gram=None,
+                   both: bool = False) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
-    ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`)."""
+    ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
+    A one-k "auto" certificate tries a smaller screen first (:func:`.coupled.small_screen`); a path's run
+    (``keep``) takes certify(k)'s own screen only, unless ``both``: then the smaller one too, its bound
+    standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
-    if effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin:
-        # a smaller screen first; where it stands, the larger one is not run.  A path's run (``keep``) runs
-        # both: the larger screen's is carried to other k, the smaller bound stands at k (<= certify(k)'s)
+    if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
+            and (keep is None or both)):  # (the smaller screen first; where it stands, the larger is not run)
         trial: dict = {}
         c = _certify_split(cov, k, x, effort, callback, small, gram=gram, trial=trial)
         if trial.get("ok") and keep is None:

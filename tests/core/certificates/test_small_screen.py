@@ -189,18 +189,43 @@ def test_plain_ceiling_rules_the_smaller_screen_out_before_its_cross_table(monke
 
 @settings(max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(st.integers(11, 12), st.integers(0, 2**31 - 1))
-def test_path_with_smaller_screens_never_looser_than_one_k(monkeypatch, n, seed):
-    """A path's run at k runs the smaller screen too (its bound stands at k where smaller; ``keep`` from the
-    larger screen, carried to other k): at every k the path's bound is at most certify(k)'s (1e-9 relative) and at least
-    OPT_k (enumeration)."""
-    from nspca_core import certify, certify_path
+@given(st.integers(11, 12), st.integers(2, 5), st.integers(0, 2**31 - 1))
+def test_a_path_run_with_both_screens_is_never_looser_than_one_k(monkeypatch, n, k, seed):
+    """A path's run at k with ``both`` (the smaller screen too, for the path's match runs) proves at most
+    certify(k)'s bound (1e-9 relative) and at least OPT_k (enumeration), and its ``keep`` is the larger
+    screen's (carried to other k); without ``both`` a path's run is the larger screen's alone -- and where the
+    smaller screen stood tighter (some seeds), that run is looser than certify(k): what ``both`` is for."""
+    from nspca_core.operators.covariance import as_cov
 
     _force_small(monkeypatch)
     rng = np.random.default_rng(seed)
     X = _modules(rng, 8, n, 3)
     A = X.T @ X / X.shape[0]
-    for c in certify_path(X, ks=list(range(1, 6))):
-        assert c.upper_bound >= brute_opt(A, c.k)[0] * (1 - 1e-12)
-        one = certify(X, k=c.k)
-        assert c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.upper_bound, one.upper_bound)
+    one = single._certify_large(as_cov(X), k, None, "auto", None)
+    keep: dict = {}
+    run = single._certify_large(as_cov(X), k, None, "auto", None, keep=keep, both=True)
+    plain_keep: dict = {}
+    plain = single._certify_large(as_cov(X), k, None, "auto", None, keep=plain_keep)
+    assert run.upper_bound <= one.upper_bound * (1 + 1e-9), (run.upper_bound, one.upper_bound)
+    assert run.upper_bound <= plain.upper_bound * (1 + 1e-9)
+    assert run.upper_bound >= brute_opt(A, k)[0] * (1 - 1e-12)
+    assert np.array_equal(keep["S"], plain_keep["S"])
+
+
+def test_without_both_a_path_run_can_be_looser_than_one_k(monkeypatch):
+    """Where the smaller screen stands tighter than certify(k)'s own, a path's run of the larger screen alone
+    is looser than certify(k) (so the path needs ``both`` where it must match certify(k)); with ``both``
+    never (enumeration keeps every bound above OPT_k)."""
+    from nspca_core.operators.covariance import as_cov
+
+    _force_small(monkeypatch)
+    looser = 0
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        X = _modules(rng, 8, 11, 3)
+        one = single._certify_large(as_cov(X), 4, None, "auto", None)
+        plain = single._certify_large(as_cov(X), 4, None, "auto", None, keep={})
+        run = single._certify_large(as_cov(X), 4, None, "auto", None, keep={}, both=True)
+        looser += plain.upper_bound > one.upper_bound * (1 + 1e-9)
+        assert run.upper_bound <= one.upper_bound * (1 + 1e-9)
+    assert looser > 0

@@ -40,11 +40,25 @@ _DEEP_REFRESH = 10
 _DEEP_CUTS = 30
 _DEEP_T = (1e-2, 1e-4)
 _DEEP_LR = 1e-2
+# the relative gain on S's bound (proved already) a trial must show for the long run to follow (dnn_optimize's
+# give_up was tried instead: its extrapolation stopped MLL k = 51's run after a few iterations, at 0.858)
+_DEEP_MIN_GAIN = 2e-3
+# a trial of this many iterations first: the long run only where the trial already lowers S's bound by
+# _DEEP_MIN_GAIN (MLL k = 51: 300 iterations 0.9342 -> 0.9402 of the best known value; golub-shaped k = 200,
+# |S| = 1,229, where the rest binds: 0.9967 -> 0.9962, no gain, at a third of the long run's cost)
+_DEEP_TRIAL = 300
 # the share of the path's counted budget the deep runs may take, and a run is deepened only where its own
 # coupled bound at its k is within this of S's bound alone (S binds there: elsewhere the rest or the
 # cross term does and a tighter S moves little; golub-shaped runs bind on the anchored sums)
 _DEEP_SHARE = 0.12
 _DEEP_BINDS = 5e-3
+# a run is deepened only where S's own certified ratio (lower / B_S) is below 1 - this: the deep run gains
+# a fraction of S's gap (MLL k = 51: 1.4% of 6.6%); golub-shaped k = 200's S is at 0.9967, a trial there gained
+# nothing, and with no such rule the path spent 1,902 -> 2,109 SVD units for the same bounds to 4 digits
+_DEEP_GAP = 0.03
+# deepening stops after this many runs in a row whose trial did not lower the path's bound anywhere by
+# _DEEP_MIN_GAIN (relative)
+_DEEP_MISSES = 2
 # a deep run serves the k within this many of its own (its tangents; MLL: k = 51's run lifted 43..53)
 _DEEP_REACH = 6
 # the efforts whose paths deepen ("fast" stays short; "full" runs its own long DNN at every run)
@@ -82,15 +96,19 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
 
     Repeatedly: the k of the lowest certified ratio ``lows / upper()`` whose nearest run (within
     :data:`_DEEP_REACH`) is not yet deepened and where S binds (that run's coupled bound at its k within
-    :data:`_DEEP_BINDS` of its ``B_S``); that run's S gets a deep dual point, kept when it is lower at
-    the run's sparsity, and the run's curve (``carry(keep, ks)``: :func:`.path_large.coupled_curve` at
-    ``ks`` with the run's rest curve) is carried into ``curve`` (in place).  Stops when no such k is left or the next
-    run's cost would pass ``budget``.  ``done`` (optional): filled ``{run k: relative gain of B_S}``."""
+    :data:`_DEEP_BINDS` of its ``B_S``); that run's S gets a trial run of :data:`_DEEP_TRIAL` iterations
+    and, where the trial lowers S's bound by :data:`_DEEP_MIN_GAIN`, the long one (only where S's own
+    ratio is below ``1 - _DEEP_GAP``); the better point is
+    kept when it is lower at the run's sparsity, and the run's curve (``carry(keep, ks)``:
+    :func:`.path_large.coupled_curve` at ``ks`` with the run's rest curve) is carried into ``curve`` (in
+    place).  Stops when no such k is left, the next trial's cost would pass ``budget`` (counted:
+    :func:`deep_cost`), or after :data:`_DEEP_MISSES` deepened runs in a row that lowered the path's bound
+    nowhere by :data:`_DEEP_MIN_GAIN`.  ``done`` (optional): filled ``{run k: relative gain of B_S}``."""
     if budget <= 0 or not kept:
         return 0.0
     rk = np.array(sorted(kept), dtype=int)
     tried: set[int] = set()
-    spent = 0.0
+    spent, misses = 0.0, 0
     while True:
         ub = upper()
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -112,12 +130,20 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
         own = float(carry(keep, np.array([pick]))[0])
         if own > float(certS.upper_bound) * (1.0 + _DEEP_BINDS) or keep.get("stS") is None:
             continue  # the rest or the cross term binds at this run: a tighter S moves little
-        c = deep_cost(keep, iters)
+        if not float(certS.lower) < (1.0 - _DEEP_GAP) * float(certS.upper_bound):
+            continue  # S's own gap is small: a deep run gains a fraction of it
+        c = deep_cost(keep, _DEEP_TRIAL)
         if spent + c > budget:
             return spent
         spent += c
-        st, val, lam = deep_dual(cov.submatrix(keep["S"]), keep["kS"], iters)
         old = float(certS.upper_bound)
+        AS = cov.submatrix(keep["S"])
+        st, val, lam = deep_dual(AS, keep["kS"], min(_DEEP_TRIAL, iters))
+        if iters > _DEEP_TRIAL and val < old * (1.0 - _DEEP_MIN_GAIN) and spent + deep_cost(keep, iters) <= budget:
+            spent += deep_cost(keep, iters)
+            st2, val2, lam2 = deep_dual(AS, keep["kS"], iters)
+            if val2 < val:
+                st, val, lam = st2, val2, lam2
         if done is not None:
             done[pick] = max(old - val, 0.0) / old
         if val < old:
@@ -125,3 +151,8 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
             keep["certS"] = replace(certS, upper_bound=val, info={**certS.info, "dnn": dnn})
             keep["stS"] = st
             np.minimum(curve, carry(keep, uniq), out=curve)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fell = np.where(np.isfinite(ub) & (ub > 0), (ub - upper()) / ub, 0.0)
+        misses = 0 if float(fell.max(initial=0.0)) > _DEEP_MIN_GAIN else misses + 1
+        if misses >= _DEEP_MISSES:
+            return spent

@@ -79,7 +79,9 @@ def test_deepened_runs_carry_valid_curves_never_above_the_undeepened(monkeypatch
     every k and at least the brute-force OPT_k; a deepened run's S bound only falls, and only runs near
     a k below the optimal tolerance are deepened."""
     _force_split(monkeypatch)
-    monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)  # every run counts as S-bound (all are deepened)
+    monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)  # every run counts as S-bound (all are deepened),
+    monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)      # whatever S's own gap,
+    monkeypatch.setattr(deep_s, "_DEEP_MISSES", 99)     # however little each gains
     rng = np.random.default_rng(seed)
     X, A = _small(rng, m, n)
     cov = Cov(X, None)
@@ -107,9 +109,10 @@ def test_deepened_runs_carry_valid_curves_never_above_the_undeepened(monkeypatch
         assert b >= brute_opt(A, int(k))[0] * (1 - 1e-12), (k, b)
 
 
-def test_deepen_runs_skips_runs_where_the_rest_binds_and_keeps_to_its_budget(monkeypatch):
+def test_deepen_runs_skips_runs_where_the_rest_binds_or_s_is_closed_and_keeps_to_its_budget(monkeypatch):
     """Nothing is deepened when no run's coupled bound is S's alone (the rest binds: _DEEP_BINDS below
-    zero), nor when the budget is below one deep run's counted cost."""
+    zero), nor where S's own gap is below _DEEP_GAP, nor when the budget is below one trial's counted cost;
+    with the gates open the same run is deepened."""
     _force_split(monkeypatch)
     rng = np.random.default_rng(5)
     X, A = _small(rng, 5, 8)
@@ -121,10 +124,16 @@ def test_deepen_runs_skips_runs_where_the_rest_binds_and_keeps_to_its_budget(mon
     curve = coupled_curve(keep, BT, uniq)
     lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8
     args = (cov, uniq, lows, lambda: curve.copy(), {4: keep}, curve, lambda kp, at: coupled_curve(kp, BT, at))
-    assert deep_s.deepen_runs(*args, deep_s.deep_cost(keep) * 0.99) == 0.0
-    monkeypatch.setattr(deep_s, "_DEEP_BINDS", -1.0)
-    done: dict = {}
-    assert deep_s.deepen_runs(*args, np.inf, done) == 0.0 and not done
+    monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)
+    monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)
+    assert deep_s.deepen_runs(*args, deep_s.deep_cost(keep, deep_s._DEEP_TRIAL) * 0.99) == 0.0
+    for name, shut in (("_DEEP_BINDS", -1.0), ("_DEEP_GAP", 1.0)):
+        with monkeypatch.context() as mp:
+            mp.setattr(deep_s, name, shut)
+            done: dict = {}
+            assert deep_s.deepen_runs(*args, np.inf, done, iters=40) == 0.0 and not done
+    done = {}
+    assert deep_s.deepen_runs(*args, np.inf, done, iters=40) > 0 and list(done) == [4]
 
 
 @settings(max_examples=10, **_SLOW)
@@ -136,6 +145,7 @@ def test_large_path_with_deep_runs_stays_valid_and_never_looser(monkeypatch, n, 
 
     _force_split(monkeypatch)
     monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)
+    monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)
     rng = np.random.default_rng(seed)
     X, A = _small(rng, m, n)
     ks = list(range(1, n + 1))

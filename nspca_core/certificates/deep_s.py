@@ -40,13 +40,11 @@ _DEEP_REFRESH = 10
 _DEEP_CUTS = 30
 _DEEP_T = (1e-2, 1e-4)
 _DEEP_LR = 1e-2
-# the relative gain on S's bound (proved already) a trial must show for the long run to follow (dnn_optimize's
-# give_up was tried instead: its extrapolation stopped MLL k = 51's run after a few iterations, at 0.858)
+# a deep run that lowers the path's bound nowhere by this (relative) is a miss (_DEEP_MISSES).  Not tried first
+# as a gate: a 300-iteration trial (MLL k = 51 0.9402; the polished run's S was at about that, so no run followed,
+# where 1,000 iterations give 0.9485), nor dnn_optimize's give_up (its extrapolation stopped MLL k = 51's run after
+# a few iterations, at 0.858)
 _DEEP_MIN_GAIN = 2e-3
-# a trial of this many iterations first: the long run only where the trial already lowers S's bound by
-# _DEEP_MIN_GAIN (MLL k = 51: 300 iterations 0.9342 -> 0.9402 of the best known value; golub-shaped k = 200,
-# |S| = 1,229, where the rest binds: 0.9967 -> 0.9962, no gain, at a third of the long run's cost)
-_DEEP_TRIAL = 300
 # the share of the path's counted budget the deep runs may take, and a run is deepened only where its own
 # coupled bound at its k is within this of S's bound alone (S binds there: elsewhere the rest or the
 # cross term does and a tighter S moves little; golub-shaped runs bind on the anchored sums)
@@ -96,12 +94,10 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
 
     Repeatedly: the k of the lowest certified ratio ``lows / upper()`` whose nearest run (within
     :data:`_DEEP_REACH`) is not yet deepened and where S binds (that run's coupled bound at its k within
-    :data:`_DEEP_BINDS` of its ``B_S``); that run's S gets a trial run of :data:`_DEEP_TRIAL` iterations
-    and, where the trial lowers S's bound by :data:`_DEEP_MIN_GAIN`, the long one (only where S's own
-    ratio is below ``1 - _DEEP_GAP``); the better point is
-    kept when it is lower at the run's sparsity, and the run's curve (``carry(keep, ks)``:
+    :data:`_DEEP_BINDS` of its ``B_S``) and S's own ratio is below ``1 - _DEEP_GAP``: that run's S gets a deep
+    dual point, kept when it is lower at the run's sparsity, and the run's curve (``carry(keep, ks)``:
     :func:`.path_large.coupled_curve` at ``ks`` with the run's rest curve) is carried into ``curve`` (in
-    place).  Stops when no such k is left, the next trial's cost would pass ``budget`` (counted:
+    place).  Stops when no such k is left, the next run's cost would pass ``budget`` (counted:
     :func:`deep_cost`), or after :data:`_DEEP_MISSES` deepened runs in a row that lowered the path's bound
     nowhere by :data:`_DEEP_MIN_GAIN`.  ``done`` (optional): filled ``{run k: relative gain of B_S}``."""
     if budget <= 0 or not kept:
@@ -132,18 +128,12 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
             continue  # the rest or the cross term binds at this run: a tighter S moves little
         if not float(certS.lower) < (1.0 - _DEEP_GAP) * float(certS.upper_bound):
             continue  # S's own gap is small: a deep run gains a fraction of it
-        c = deep_cost(keep, _DEEP_TRIAL)
+        c = deep_cost(keep, iters)
         if spent + c > budget:
             return spent
         spent += c
         old = float(certS.upper_bound)
-        AS = cov.submatrix(keep["S"])
-        st, val, lam = deep_dual(AS, keep["kS"], min(_DEEP_TRIAL, iters))
-        if iters > _DEEP_TRIAL and val < old * (1.0 - _DEEP_MIN_GAIN) and spent + deep_cost(keep, iters) <= budget:
-            spent += deep_cost(keep, iters)
-            st2, val2, lam2 = deep_dual(AS, keep["kS"], iters)
-            if val2 < val:
-                st, val, lam = st2, val2, lam2
+        st, val, lam = deep_dual(cov.submatrix(keep["S"]), keep["kS"], iters)
         if done is not None:
             done[pick] = max(old - val, 0.0) / old
         if val < old:

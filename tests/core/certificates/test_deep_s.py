@@ -111,7 +111,7 @@ def test_deepened_runs_carry_valid_curves_never_above_the_undeepened(monkeypatch
 
 def test_deepen_runs_skips_runs_where_the_rest_binds_or_s_is_closed_and_keeps_to_its_budget(monkeypatch):
     """Nothing is deepened when no run's coupled bound is S's alone (the rest binds: _DEEP_BINDS below
-    zero), nor where S's own gap is below _DEEP_GAP, nor when the budget is below one trial's counted cost;
+    zero), nor where S's own gap is below _DEEP_GAP, nor when the budget is below one run's counted cost;
     with the gates open the same run is deepened."""
     _force_split(monkeypatch)
     rng = np.random.default_rng(5)
@@ -126,7 +126,7 @@ def test_deepen_runs_skips_runs_where_the_rest_binds_or_s_is_closed_and_keeps_to
     args = (cov, uniq, lows, lambda: curve.copy(), {4: keep}, curve, lambda kp, at: coupled_curve(kp, BT, at))
     monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)
     monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)
-    assert deep_s.deepen_runs(*args, deep_s.deep_cost(keep, deep_s._DEEP_TRIAL) * 0.99) == 0.0
+    assert deep_s.deepen_runs(*args, deep_s.deep_cost(keep) * 0.99) == 0.0
     for name, shut in (("_DEEP_BINDS", -1.0), ("_DEEP_GAP", 1.0)):
         with monkeypatch.context() as mp:
             mp.setattr(deep_s, name, shut)

@@ -40,11 +40,12 @@ _DEEP_REFRESH = 10
 _DEEP_CUTS = 30
 _DEEP_T = (1e-2, 1e-4)
 _DEEP_LR = 1e-2
-# a deep run that lowers the path's bound nowhere by this (relative) is a miss (_DEEP_MISSES).  Not tried first
-# as a gate: a 300-iteration trial (MLL k = 51 0.9402; the polished run's S was at about that, so no run followed,
-# where 1,000 iterations give 0.9485), nor dnn_optimize's give_up (its extrapolation stopped MLL k = 51's run after
-# a few iterations, at 0.858)
-_DEEP_MIN_GAIN = 2e-3
+# a deep run that lowers the path's bound nowhere by this (relative) is a miss (_DEEP_MISSES), as the polish's
+# _POLISH_STOP (at 2e-3 MLL's deepening stopped after 4 runs, k = 50 and 52 each lowering the path by ~0.1%: min
+# 0.9452, where 7 runs gave 0.9460).  Not tried first as a gate: a 300-iteration trial (MLL k = 51 0.9402; the
+# polished run's S was at about that, so no run followed, where 1,000 iterations give 0.9485), nor dnn_optimize's
+# give_up (its extrapolation stopped MLL k = 51's run after a few iterations, at 0.858)
+_DEEP_MIN_GAIN = 3e-4
 # the share of the path's counted budget the deep runs may take, and a run is deepened only where its own
 # coupled bound at its k is within this of S's bound alone (S binds there: elsewhere the rest or the
 # cross term does and a tighter S moves little; golub-shaped runs bind on the anchored sums)

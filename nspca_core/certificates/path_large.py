@@ -38,6 +38,7 @@ from . import _settings as S
 from ._settings import _EPS
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
 from .cross import coupled_terms, cross_table
+from .deep_s import DEEP_EFFORTS, _DEEP_SHARE, deepen_runs
 from .dual import _cut_rounds
 from .lower import _ascent_batch, _rank1_cols
 from .single import _certify_large, _finish
@@ -251,13 +252,19 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         raised = raise_worst(open_ks, pos, lows, upper, runs, kept, run, polish, _RAISE_SHARE * left, predict)
         left -= raised * min(1.0, extra / budget)
     polish(kept, left)
+    deepened: dict = {}  # issue 39 (deep_s): long DNN runs on S where S binds, worst-certified k first
+    if effort in DEEP_EFFORTS:
+        deepen_runs(cov, uniq, lows, upper, kept, curve,
+                    lambda keep, at: coupled_curve(keep, BT_cache[keep["T"].tobytes()], at), _DEEP_SHARE * budget,
+                    deepened)
     lower_from_runs(cov, uniq, xs, lows, src, sorted(runs))
     # last, certify(k)'s own run wherever the path's bound may still be above what certify(k) proves (the
     # runs' own certified ratios interpolated: a forecast that only decides where, never proves)
     match_runs(open_ks, pos, lows, upper, runs, run, predict,
                _MATCH_SHARE * budget if budget > S._PATH_FLOOR else 0.0)
     return assemble(cov, uniq, runs, curve, cheap, upper(), lows, xs, src, sat, monotone,
-                    {"path_runs": sorted(runs), "path_polished": polished}, t_all)
+                    {"path_runs": sorted(runs), "path_polished": polished,
+                     "path_deepened": deepened}, t_all)
 
 
 def assemble(cov: Cov, uniq, runs: dict, curve, cheap: dict, ub, lows, xs, src, sat, monotone, extra: dict,

@@ -117,3 +117,28 @@ def test_large_path_carries_refinements_never_looser_than_one_k(monkeypatch):
         assert c.upper_bound <= b.upper_bound * (1 + 1e-12)
         assert c.upper_bound >= max(one[c.k].lower, c.lower) * (1 - 1e-12)
         assert np.count_nonzero(c.x) <= c.k and c.x.min() >= 0
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(7, 9), st.integers(2, 6), st.integers(0, 2**31 - 1))
+def test_path_with_carried_refinements_stays_valid_at_every_k_against_bruteforce(monkeypatch, n, m, seed):
+    """The whole path with its runs spaced out (no floor, 0.3 cheapest run per k, no last runs) and the
+    refinements carried to every k between them: each k's bound is at least the brute-force OPT_k, and
+    at most the same path's without the carried refinements."""
+    _force_split(monkeypatch, split_min=5, per_k=1, size=6)
+    monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
+    monkeypatch.setattr(S, "_PATH_SPLIT_RUNS_PER_K", 0.3)
+    monkeypatch.setattr(PL, "_MATCH_SHARE", 0.0)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    ks = list(range(1, n + 1))
+    monkeypatch.setattr(PL, "_CARRY_SHARE", 0.0)
+    plain = certify_path(X, ks=ks)
+    monkeypatch.setattr(PL, "_CARRY_SHARE", 1e6)
+    for c, p in zip(certify_path(X, ks=ks), plain):
+        opt, _ = brute_opt(A, c.k)
+        assert c.upper_bound >= opt * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt)
+        assert c.upper_bound <= p.upper_bound * (1 + 1e-12)

@@ -35,9 +35,6 @@ from .dnn import dnn_tangent
 _CARRY_AIM = 5e-4
 _CARRY_REL = 1e-4
 _CARRY_TESTS = 4
-# where the path certifies less than certify(k)'s aim (coupled._COUPLED_AIM) by more than this, the tests start at
-# that aim (certify(k)'s own first test; on a forced 8 x 200 split the path stayed 0.2-0.7% looser at k = 20..24)
-_CARRY_FAR = 5e-3
 # no tests where the floors (a feasible value at each sparsity) leave less than this to gain at k (relative)
 _CARRY_GAIN = 2e-4
 # no term is asked below this above a feasible value at its sparsity (S's answer cut to its i largest
@@ -227,8 +224,6 @@ def carry_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, k
         if not (lows[i] > 0 and np.isfinite(ub[i])):
             continue
         start = min(float(ub[i]) * (1 - _CARRY_AIM), float(goal[i]))
-        if lows[i] < (_COUPLED_AIM - _CARRY_FAR) * ub[i]:  # (far below certify(k)'s aim: from there)
-            start = min(start, float(lows[i]) / _COUPLED_AIM)
         # the nearest run above k first (its S holds about certify(k)'s, its rest is smaller), then the
         # run whose curve is smallest at k
         above = [r for r in curves if r > k]

@@ -253,8 +253,16 @@ def main():
     p.add_argument("--guarantee", action="store_true", help="auto against every shipped method, this tree")
     p.add_argument("--robust", type=int, metavar="N", help="timing from N interleaved calls per k (min of N; "
                    "for 2-3 ms calls such as LRS's), see robust_timing")
+    p.add_argument("--ks", help="--robust: comma-separated k (default 5,10,20,50,180; k above n runs at n)")
+    p.add_argument("--sparse", action="store_true", help="--robust on the sparse corpora (review corpus, "
+                   "KOS-shaped), see sparse_timing")
     a = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if a.ks:
+        global KS
+        KS = tuple(int(k) for k in a.ks.split(","))
+    if a.sparse:
+        return sparse_timing(a.base, a.new, a.rounds, a.robust or 10)
     sets = a.sets.split(",") if a.sets else (FP_SETS if a.fingerprint or a.guarantee else SETS)
     if a.profile:
         profile(a.profile)
@@ -297,6 +305,69 @@ def robust_timing(base: Path, new: Path, sets, rounds: int, reps: int):
             print(f"{name:>6} {k:>4} | {b['auto']:11.2f} {b['tpower']:6.2f} {b['auto'] / b['tpower']:5.2f} | "
                   f"{a['auto']:10.2f} {a['tpower']:6.2f} {a['auto'] / a['tpower']:5.2f} | {a['var_ratio']:14.12f}",
                   flush=True)
+
+
+_SPARSE_CHILD = r'''
+import os, sys, time, json
+for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[v] = "1"
+sys.path.insert(0, {root!r})
+import scipy.sparse as sp
+from nspca_core.operators.covariance import as_cov
+from nspca_core.api import normalized
+from nspca_core.solve import fit_cov
+C, _ = normalized(as_cov(sp.load_npz({path!r})))
+def cpu(f):
+    t = time.process_time(); r = f(); return r, time.process_time() - t
+fit_cov(C, 5, "auto", 3, 0.1, 0, None, {{}}); fit_cov(C, 5, "tpower", 3, 0.1, 0, None, {{}})
+out = {{}}
+for k in {ks!r}:
+    ta, tt = [], []
+    for _ in range({reps}):
+        ra, t = cpu(lambda: fit_cov(C, k, "auto", 3, 0.1, 0, None, {{}})); ta.append(t)
+        rt, t = cpu(lambda: fit_cov(C, k, "tpower", 3, 0.1, 0, None, {{}})); tt.append(t)
+    out[str(k)] = dict(auto=min(ta), tpower=min(tt), var_ratio=ra.variance / rt.variance)
+print(json.dumps(out))
+'''
+
+
+def sparse_timing(base: Path, new: Path, rounds: int, reps: int):
+    """auto against tpower on the sparse corpora (``bench_certify.cost_data``: the 5,000 x 2,000 review
+    corpus and the KOS-shaped one, CSR counts, through the front's operator), both trees alternating:
+    per k the minimum of ``reps`` interleaved calls in each child, CPU time, one BLAS thread, and over
+    ``rounds``; the ratio is that of the two minima (``--ks``: the k, default 2,3,5,10,20,50,100,150)."""
+    import tempfile
+
+    import scipy.sparse as sp
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(ROOT))
+    from bench_certify import cost_data
+
+    ks = KS if KS != (5, 10, 20, 50, 180) else (2, 3, 5, 10, 20, 50, 100, 150)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_auto_sparse_"))
+    for name in ("corpus", "kos"):
+        path = tmp / f"{name}.npz"
+        sp.save_npz(path, sp.csr_matrix(cost_data(name)))
+        best: dict = {}
+        for _ in range(rounds):
+            for label, root in (("base", base), ("new", new)):
+                src = _SPARSE_CHILD.format(root=str(root), path=str(path), ks=tuple(ks), reps=int(reps))
+                out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, cwd=str(root))
+                if out.returncode:
+                    raise RuntimeError(out.stderr[-3000:])
+                for k, r in json.loads(out.stdout.strip().splitlines()[-1]).items():
+                    cur = best.setdefault((k, label), dict(r))
+                    for f in ("auto", "tpower"):
+                        cur[f] = min(cur[f], r[f])
+        shape = sp.load_npz(path).shape
+        print(f"{name} {shape[0]} x {shape[1]} (min of {reps} interleaved calls x {rounds} rounds): k | base auto ms "
+              "tpower ms ratio | new auto ms tpower ms ratio | var new auto/tpower", flush=True)
+        for k in ks:
+            b, a = best[(str(k), "base")], best[(str(k), "new")]
+            print(f"  {k:4d} | {b['auto'] * 1e3:8.2f} {b['tpower'] * 1e3:8.2f} {b['auto'] / b['tpower']:5.2f} | "
+                  f"{a['auto'] * 1e3:8.2f} {a['tpower'] * 1e3:8.2f} {a['auto'] / a['tpower']:5.2f} | "
+                  f"{a['var_ratio']:.12f}", flush=True)
 
 
 if __name__ == "__main__":

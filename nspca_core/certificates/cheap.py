@@ -15,9 +15,9 @@ from ..result import Certificate
 from ..spannogram import lowrank_nspca
 from . import _settings as S
 from ._settings import _EPS, OPTIMAL_TOLERANCE
-from .bounds import Spectrum, _gram_basis_bound, _gram_eig, _rowsum_topk, cheap_bounds_at
+from .bounds import Spectrum, _gram_basis_bound, _gram_eig, _opt1, _rowsum_topk, cheap_bounds_at
 from .budget import Budget
-from .dnn import chol_lmax
+from .dnn import _ritz, chol_lmax
 from .lower import _fit_lower
 from .sparse_rows import sparse_rowsum_bound
 
@@ -201,3 +201,105 @@ def lambda1_proved(A: np.ndarray, matvec=None, need: float | None = None) -> tup
         return None
     tol = 32.0 * n * _EPS * float(np.linalg.norm(A))
     return guess + slack + tol, theta
+
+
+# _certify_dense ("auto", a given x): lambda_1 proved at a Lanczos guess instead of the top eigenpairs by
+# LAPACK (:func:`lambda1_only`) from this many features, where the d = 1 bounds estimated from the same
+# Lanczos pairs come out above that lambda_1 by this share (then they cannot be the smallest bound)
+_LIGHT_SPEC_MIN_N = 150
+_LIGHT_SPEC_MARGIN = 1e-2
+
+
+class Lambda1Only:
+    """What :func:`.single._certify_dense` reads of a :class:`.bounds._Spectral` where only lambda_1
+    was proved (:func:`lambda1_only`): ``spectrum()`` (lambda_1's bound alone: no v_1, no lambda_2),
+    ``tol``, ``A``, no eigenvectors."""
+
+    def __init__(self, A: np.ndarray, value: float, tol: float):
+        self.A, self.tol, self.U = A, tol, None
+        self.w = np.array([value])  # ``w[0] + tol``: the proved bound, summed as lambda1_proved sums it
+
+    def spectrum(self, *, rows: bool = True, many_k: bool = False) -> Spectrum:
+        return Spectrum(self.A.shape[0], self.w, self.tol)
+
+
+# _rows_low: the rows of largest residual variance tried first
+_LOW_ROWS = 16
+
+
+def _rows_low(A: np.ndarray, v1: np.ndarray, k: int) -> float:
+    """A lower estimate of ``max_i`` of the sum of the k largest entries of row i of ``(A - v1 v1^T)_+``
+    (the residual bound's row sums): that maximum over the :data:`_LOW_ROWS` rows of largest
+    ``A_ii - v1_i^2`` only (a fraction of the n x n pass; the row holding the maximum on CBCL).  At most
+    the full one (:func:`.bounds._rowsum_topk`; to a sum's rounding), so a choice it allows the full one allows too."""
+    n = A.shape[0]
+    rows = np.argsort(-(np.diag(A) - v1 * v1), kind="stable")[:_LOW_ROWS]
+    P = np.maximum(A[rows] - np.outer(v1[rows], v1), 0.0)
+    kk = min(k, n)
+    if kk < n:
+        P = np.partition(P, n - kk, axis=1)[:, n - kk:]
+    return float(P.sum(axis=1).max())
+
+
+def _short(A: np.ndarray, w: np.ndarray, U: np.ndarray, k: int, need: float, full: bool = True) -> bool:
+    """Whether the d = 1 bounds' estimate from the Ritz pairs ``(w, U)`` (:func:`lambda1_only`),
+    ``OPT_1 + min(lambda_2, row sums)``, is below ``need``: the paper bound's part first (no row sums),
+    then the row sums on a few rows (:func:`_rows_low`, a lower estimate), then (``full``) on all of them
+    (without: the lower estimate decides; it only chooses what is computed, never a bound)."""
+    theta = float(w[0])
+    if not theta > 0:
+        return True
+    v1 = math.sqrt(theta) * U[:, 0]
+    opt1 = _opt1(v1, k)
+    lam2 = max(float(w[1]), 0.0)
+    if opt1 + lam2 < need:
+        return True
+    return (opt1 + min(lam2, _rows_low(A, v1, k)) < need
+            and (not full or opt1 + min(lam2, _rowsum_topk(A - np.outer(v1, v1), k)) < need))
+
+
+# lambda1_only's block: this many vectors (a ones vector and a seeded rest), at most this many block steps,
+# stopping when the top pair's allowance res^2 / (theta_1 - theta_2) is below this share of theta_1
+_LIGHT_R, _LIGHT_STEPS, _LIGHT_ACCEPT = 4, 12, 1e-10
+# after this many steps (Ritz values to ~1e-4, the vector to a few %), a d = 1 estimate below this share of the
+# top Ritz value ends the try (CBCL k = 1..56, where it is short: ~0.6 ms instead of 1.1-2.4 before the top
+# eigenpairs, at most k; the same choices as the full estimate at every CBCL k and on factor data)
+_LIGHT_EARLY, _LIGHT_SHORT = 3, 0.97
+
+
+def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
+                 steps: int = _LIGHT_STEPS) -> Lambda1Only | None:
+    """lambda_1 of a dense A proved by a Cholesky factorization at a guess from block-Krylov steps
+    (:func:`nspca_core.certificates.dnn.chol_lmax`: ~1.2 ms against ~4.7 ms for the top eigenpairs by
+    LAPACK and their bounds at n = 361), where the paper's and the residual bound at d = 1
+    (:data:`.bounds.BOUNDS`) could not be the smallest of the three: their values estimated from the
+    block's two top Ritz pairs, ``OPT_1 + min(lambda_2, row sums of (A - v_1 v_1^T)_+)`` (the smaller of
+    the two), are above the guess by ``margin``.  None otherwise (or when the proof fails): the caller
+    computes the top eigenpairs.  ``steps``: at most that many block steps.
+
+    Only the choice of bounds rests on the estimates: leaving a valid upper bound out never makes the
+    certificate invalid, and the one kept is proved.  The guess is the top Ritz value plus 4 times its
+    pair's allowance ``res_1^2 / (theta_1 - theta_2)`` (as :func:`nspca_core.certificates.dnn.ritz_guesses`;
+    a guess below lambda_1 fails the factorization: nothing is assumed of it).  On CBCL (issue 39) the
+    d = 1 bounds are 3-40% above lambda_1 at k = 60..361 and never bind."""
+    n = A.shape[0]
+    r = _LIGHT_R
+    U = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, r - 1))])
+    for step in range(steps):
+        w, U = _ritz(A, U, r)
+        if step + 1 == _LIGHT_EARLY and _short(A, w, U, k, _LIGHT_SHORT * abs(float(w[0])), full=False):
+            return None  # (clearly short already: no more steps, no proof)
+        res = A @ U[:, 0] - w[0] * U[:, 0]
+        allow = float(res @ res) / max(float(w[0] - w[1]), 1e-300)
+        if allow <= _LIGHT_ACCEPT * abs(float(w[0])):
+            break
+    theta = float(w[0])
+    if not theta > 0:
+        return None
+    guess = theta + 4.0 * allow + 1e-12 * abs(theta)
+    if _short(A, w, U, k, (1.0 + margin) * guess):
+        return None
+    slack = chol_lmax(A, guess)
+    if slack is None:
+        return None
+    return Lambda1Only(A, guess + slack, 32.0 * n * _EPS * float(np.linalg.norm(A)))

@@ -12,14 +12,15 @@ from .._common.rank1 import rank1_point
 from ..operators.cov import Cov
 from .dnn import dnn_tangent
 from ..result import Certificate
+from . import _settings as _S
 from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cost, anchor_ok
 from .budget import fits, step
 from .anchor import AnchorRows, anchored_joint_test, joint_blockers
-from .cross import coupled_terms
-from .bounds import _thin_lambdas
-from .cheap import _finish, _variances_bound
+from .cross import coupled_terms, cross_table
+from .bounds import _rest_curve, _rest_spectrum, _thin_lambdas
+from .cheap import _finish, _quad_held, _variances_bound
 from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _forecast_fails
-from .lower import _ascent_many
+from .lower import _ascent_many, _fit_lower, _starts
 
 # the cross term only up to this k: it keeps k values for each feature of the rest T
 _CROSS_MAX_K = 256
@@ -366,3 +367,104 @@ def _lambda_S(cov: Cov, S: np.ndarray) -> float:
     eigenvalue plus :func:`.bounds._gram_eig`'s tolerance."""
     w, _, tol = _thin_lambdas(cov.X[:, S], cov.X.shape[0], 1)
     return float(w[0] + tol)
+
+
+# a one-k "auto" split certificate on thin data first tries a smaller screen, _SMALL_PER_K k features
+# (S's cost is |S|^2 per DNN iteration, |S| x width per row-sum pass), where certify(k)'s own screen is at
+# least _SMALL_GAIN times larger; the larger screen follows only where the smaller one falls short
+# (:func:`small_verdict`).  Issue 39: on MLL k = 80 / 100 / 120 the screen of 4 k certified 0.954 / 0.960 /
+# 0.956 (6 k: 0.952 / 0.954 / 0.953: its DNN on a larger S is looser) at 0.7 / 0.5 / 0.7 of the CPU; on
+# golub-shaped data k = 65..100 the same ratios at 0.55-0.65
+_SMALL_PER_K = 4
+_SMALL_GAIN = 1.25
+# the smaller screen stands when its certified ratio is at least the aim less this, or when its coupled
+# bound is within _SMALL_T_SHARE of S's own bound at k (the rest T no longer binds: a larger screen adds
+# features to the DNN, whose bound on a larger S is no smaller)
+_SMALL_SHORT = 1e-3
+_SMALL_T_SHARE = 1.5e-2
+# tried only up to this many features (a failed try then costs at most (600 / 900)^2 of the larger screen's
+# DNN, plus its cross table; at k = 200 on MLL the screen of 800 failed, and 1.0 CPU s was lost)
+_SMALL_MAX = 600
+
+
+# ... and before the cross table (its cost, ~0.1 CPU s at k = 100..150 on gene data, was half the try's where it
+# failed) where the ceiling with plain sums (``B_S(i) + B_T(j)``, no cross term) leaves less than this: the cross
+# term brought that ceiling's ratio up by at most 0.10 in the cases measured (MLL k = 150: 0.895 -> 0.993), and
+# the screens that stood had at least 0.895 there, those that failed at most 0.885 (golub- and dlbcl-shaped,
+# k = 100..150).  Only a choice of screen: a wrong one costs time, never the bound's validity
+_SMALL_PLAIN = 0.89
+
+
+def small_screen(n: int, k: int, size: int) -> int | None:
+    """The smaller screen's size for a one-k split certificate whose own screen has ``size`` features
+    (:data:`_SMALL_PER_K` k, at least ``_settings._SPLIT_MIN``), or None where it would not be
+    :data:`_SMALL_GAIN` times smaller."""
+    small = max(_SMALL_PER_K * int(k), _S._SPLIT_MIN)
+    return small if _SMALL_GAIN * small <= size and small < n and small <= _SMALL_MAX else None
+
+
+def t_ceiling(AS: np.ndarray, xS: np.ndarray, BT: np.ndarray, k: int, kS: int, cross) -> float:
+    """The largest coupled term with part of the support in T (``j >= 1``) when every ``B_S(i)`` is only
+    the feasible value of x's i largest entries on S (:func:`_truncated_all`): no bound of S brings the
+    coupled bound of this split below it (each term is nondecreasing in ``B_S(i) >= OPT_S(i)``, which
+    is at least that value).  -inf when T takes no feasible share.  Decides which screen; proves nothing."""
+    j = np.arange(1, BT.size)
+    i = k - j
+    ok = (i >= 0) & (i <= kS)
+    j, i = j[ok], i[ok]
+    if j.size == 0:
+        return -np.inf
+    a = np.where(i > 0, _truncated_all(AS, xS, np.maximum(i, 1)), 0.0)
+    c = None if cross is None else cross[np.minimum(i, cross.shape[0] - 1), np.minimum(j, cross.shape[1] - 1)]
+    return float(np.max(_terms_at(a, BT[j], c)))
+
+
+def small_verdict(lower: float, coupled: float, B_S: float) -> bool:
+    """Whether a smaller screen's split certificate stands (:data:`_SMALL_SHORT`, :data:`_SMALL_T_SHARE`);
+    it is a valid bound either way, this only chooses whether the larger screen runs too."""
+    return lower >= (_COUPLED_AIM - _SMALL_SHORT) * coupled or coupled <= (1 + _SMALL_T_SHARE) * B_S
+
+
+def small_hopeless(trial: dict, cov: Cov, S, T, covS: Cov, xS, k: int, kS: int, x, lower: float, info: dict,
+                   G=None) -> bool:
+    """Whether the rest T alone (:func:`t_ceiling`) keeps a smaller screen's certified ratio below the
+    aim less :data:`_SMALL_SHORT`, before S's bound is computed (then only S alone could let it stand,
+    :func:`small_verdict`: on golub- and dlbcl-shaped data at k = 100..200 it never did).  Proves nothing.
+    ``trial`` gets the point (``x``, its ``src``), T's spectrum (``specT``) and the cross table (``cross``)
+    for the certificate that follows (:func:`.single._certify_split`; ``G``: X's Gram when computed)."""
+    trial.update(x=x, src=info["lower_source"], specT=_rest_spectrum(cov, T, G, S))
+    BT, AS = _rest_curve(cov, T, k, spec=trial["specT"]), covS.dense()
+    if lower < _SMALL_PLAIN * t_ceiling(AS, xS, BT, k, kS, None):
+        return True  # (the plain sums' ceiling: ruled out before the cross table's cost)
+    trial["cross"] = cross_table(cov, S, T, kS, k, _lambda_S(cov, S))
+    return lower < (_COUPLED_AIM - _SMALL_SHORT) * t_ceiling(AS, xS, BT, k, kS, trial["cross"])
+
+
+def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
+    """The split certificate's feasible point and value, through X (never n x n): the given
+    ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
+    if x is not None:
+        info["lower_source"] = "given"
+        return x, cov.quad(x)
+    found = []
+    if budget is not None:  # any time limit affords the largest variance
+        e = np.zeros(cov.n)
+        e[int(np.argmax(dg))] = 1.0
+        found.append((_quad_held(cov, e), e, "variance"))
+    if fits(budget, "fit", work):
+        with step(budget, "fit", work):
+            r = _fit_lower(cov, k)
+        if r is not None:
+            found.append((r[1], r[0], "fit(auto)"))
+    if fits(budget, "ascent", work):
+        with step(budget, "ascent", work):
+            if cov.X is not None and cov.thin:
+                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3, gram)
+            else:
+                U = None
+            X0 = _starts(cov, k, U, cfg["ascent_starts"])
+            xa, fa = _ascent_many(cov, k, X0)
+        found.append((fa, xa, "ascent"))
+    lower, x, src = max(found, key=lambda t: t[0])
+    info["lower_source"] = src
+    return x, lower

@@ -39,6 +39,7 @@ from ..result import Certificate
 from . import _settings as S
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
 from .cross import cross_table
+from .deep_s import DEEP_EFFORTS, _DEEP_SHARE, deepen_runs
 from .dnn import dnn_tangent
 from .dual import _cut_rounds
 from .lower import _ascent_batch, _rank1_cols
@@ -199,6 +200,11 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         raised = raise_worst(open_ks, pos, lows, upper, runs, kept, run, polish, _RAISE_SHARE * left, predict)
         left -= raised * min(1.0, extra / budget)
     polish(kept, left)
+    deepened: dict = {}  # issue 39 (deep_s): long DNN runs on S where S binds, worst-certified k first
+    if effort in DEEP_EFFORTS:
+        deepen_runs(cov, uniq, lows, upper, kept, curve,
+                    lambda keep, at: coupled_curve(keep, BT_cache[keep["T"].tobytes()], at), _DEEP_SHARE * budget,
+                    deepened)
     lower_from_runs(cov, uniq, xs, lows, src, sorted(runs))
     # the runs' aimed refinements carried to the k between them (joint anchored tests on a run's S at
     # the sparsities k's terms need), then certify(k)'s own run where the bound is still above its forecast
@@ -210,7 +216,8 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     match_runs(open_ks, pos, lows, upper, runs, run, predict,
                _MATCH_SHARE * budget if budget > S._PATH_FLOOR else 0.0)
     return assemble(cov, uniq, runs, curve, cheap, upper(), lows, xs, src, sat, monotone,
-                    {"path_runs": sorted(runs), "path_polished": polished, "path_carried": carried}, t_all)
+                    {"path_runs": sorted(runs), "path_polished": polished, "path_deepened": deepened,
+                     "path_carried": carried}, t_all)
 
 
 def assemble(cov: Cov, uniq, runs: dict, curve, cheap: dict, ub, lows, xs, src, sat, monotone, extra: dict,

@@ -31,18 +31,18 @@ from .bounds import (
     _rest_curve,
     _rest_spectrum,
     _Spectral,
-    _thin_lambdas,
     _thin_spectrum,
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
 from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, _lambda_S,
-                      _screened, light_S)
+                      _screened, _split_lower, light_S, small_hopeless, small_screen, small_verdict)
 from .cross import cross_table
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .cheap import (
     _LANCZOS_MIN_N,
+    _LIGHT_SPEC_MIN_N,
     _certify_lowrank,
     _certify_operator,
     _finish,
@@ -50,6 +50,7 @@ from .cheap import (
     _quad_held,
     _rowsum_bound,
     _variances_bound,
+    lambda1_only,
     lambda1_proved,
 )
 from .lower import _ascent_many, _fit_lower, _starts
@@ -129,10 +130,15 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
                 if callback is not None:
                     callback(1, 1)
                 return _finish({"lambda1": lam1[0]}, lower, x, k, t0, info), None
+    if (spec is None and budget is None and x_given and warm is None and effort == "auto"
+            and n >= max(_LIGHT_SPEC_MIN_N, _D2_MAX_N + 1)):
+        # the top eigenpairs only feed the d = 1 bounds here (x is given, n is above _D2_MAX_N): lambda_1
+        # alone where those bounds cannot win (issue 39: 4.4 -> ~2 ms on CBCL k >= 60)
+        spec = lambda1_only(A, k)
     if spec is None:
         with step(budget, "top", float(n) ** 3):
             spec = _Spectral(A, 3 if effort == "full" else 2)
-    bounds.update(cheap_bounds_at(spec.spectrum(), k))  # BOUNDS: lambda1, paper(d=1), residual(d=1)
+    bounds.update(cheap_bounds_at(spec.spectrum(), k))  # BOUNDS: lambda1, paper(d=1), residual(d=1) (lambda1_only: the first)
     report.offer(min(bounds.values()))
     # ---- lower bound
     if x_given:
@@ -199,20 +205,16 @@ def _sparse_products(cov: Cov) -> bool:
 
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None,
-                   budget: Budget | None = None, report: BoundReport | None = None, gram=None) -> Certificate:
+                   budget: Budget | None = None, report: BoundReport | None = None, gram=None,
+                   trial: dict | None = None) -> Certificate | None:
     """Large n: DNN on a screened set S, cheap bounds on the rest T.
 
-    Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and
-    ``B_T >= max`` of ``z^T A_TT z`` over unit, nonnegative, k-sparse y, z.
-
-    Proof: write ``A = Y^T Y`` (``Y = X / sqrt(m)``, or any square root) and
-    ``x = x_S + x_T`` with ``a = ||x_S||``, ``b = ||x_T||``, ``a^2 + b^2 = 1``.
-    ``x_S / a`` is unit, nonnegative and has at most k nonzeros, so
-    ``||Y x_S|| = a ||Y (x_S/a)|| <= a sqrt(B_S)``; likewise ``||Y x_T|| <=
-    b sqrt(B_T)``.  Then ``x^T A x = ||Y x_S + Y x_T||^2 <= (a sqrt(B_S) +
-    b sqrt(B_T))^2 <= (a^2 + b^2)(B_S + B_T) = B_S + B_T`` by the triangle and
-    Cauchy–Schwarz inequalities.  (This is never worse than the issue's
-    ``(sqrt(B_S) + sqrt(B_T))^2``.)
+    Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
+    over unit, nonnegative, k-sparse y, z.  Proof: write ``A = Y^T Y`` (``Y = X / sqrt(m)``, or any square
+    root) and ``x = x_S + x_T`` with ``a = ||x_S||``, ``b = ||x_T||``, ``a^2 + b^2 = 1``.  ``x_S / a`` is
+    unit, nonnegative and has at most k nonzeros, so ``||Y x_S|| = a ||Y (x_S/a)|| <= a sqrt(B_S)``; likewise
+    ``||Y x_T|| <= b sqrt(B_T)``.  Then ``x^T A x = ||Y x_S + Y x_T||^2 <= (a sqrt(B_S) + b sqrt(B_T))^2 <=
+    (a^2 + b^2)(B_S + B_T) = B_S + B_T`` (triangle and Cauchy–Schwarz inequalities).
 
     Sparsity couples the two parts (``coupled`` in ``info``): with ``k_S =
     |supp x_S|`` and ``k_T = |supp x_T|``, ``k_S + k_T <= k``, the same argument
@@ -229,10 +231,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     feasible on S).  The coupled bound needs no more: it only needs ``mu`` above the
     variances left in T, and the DNN's cost grows as ``|S|^2`` per iteration.
 
-    ``keep`` (a dict, optional): filled with what the coupled bound at any other sparsity needs
-    (``certS``, ``stS``, ``dS``, ``kS``, ``S``, ``T``, ``pair``, ``BS_at``, ``cross``, and ``BS_cost``,
-    the aimed refinements' counted cost, when they ran;
-    :func:`nspca_core.certificates.path_large.coupled_curve`).
+    ``keep`` (a dict): filled with what the coupled bound at any other k needs (:func:`.path_large.coupled_curve`).
 
     ``budget`` (the exact mode's time limit, :class:`.budget.Budget`): every step only when it
     fits (S's certificate step by step, :func:`_certify_dense`), and the branch and bound on S
@@ -240,6 +239,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     other sparsities' terms are unchanged); ``report`` gets the global bound as it improves.
     ``gram`` (``{"G": ..., "eig": ...}``): X's Gram and its eigendecomposition when computed already
     (the same spectrum of A; A_TT's from ``G`` minus S's part, :func:`.bounds._rest_gram_eig`).
+    ``trial`` (a dict, a smaller screen tried first: :func:`_certify_large`): gets ``ok``; None where T
+    alone keeps this screen short (:func:`.coupled.small_hopeless`).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -271,6 +272,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
     kS = min(k, S.size)
+    if trial is not None and small_hopeless(trial, cov, S, T, covS, xS, k, kS, x, lower, info, gram.get("G")):
+        return None  # (a smaller screen tried first, ruled out by T alone: _certify_large)
     # "auto", one k above the tree's sparsities: S's bound from the anchored row sums first (light_S),
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
@@ -285,7 +288,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     # ---- B_T
     with step(budget, "rest", work):
-        specT = _rest_spectrum(cov, T, gram.get("G"), S) if T.size else None  # (one for B_T and its curve)
+        specT = _rest_spectrum(cov, T, gram.get("G"), S) if T.size and trial is None else (trial or {}).get("specT")
         bt = _bound_rest(cov, T, k, effort, spec=specT) if T.size else {}
         B_T = min(bt.values()) if T.size else 0.0
         bounds["split"] = B_S + B_T
@@ -301,7 +304,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
     notes, gallop = {}, _AIM_GALLOP if keep is not None else _AIM_GALLOP_ONE  # (path: keep["BS_cost"], carried)
     coupled, sharper, cross = _coupled_refined(
-        covS, certS, stS, kS, BT, k, pair, lambda: cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
+        covS, certS, stS, kS, BT, k, pair,
+        lambda: trial["cross"] if trial is not None else cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
         lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
         deep=stS is None and light, gallop=gallop)
     if stS is None and light and (keep is not None or lower / coupled < min(
@@ -344,6 +348,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                  "B_S_kind": certS.kind,
                  "B_S_bounds": certS.bounds, "B_T": B_T, "B_T_bounds": bt,
                  "dnn": certS.info.get("dnn")})
+    if trial is not None:
+        trial["ok"] = small_verdict(lower, coupled, certS.upper_bound)
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info)
@@ -375,36 +381,6 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
         certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
     return certS, stS, x, lower
-
-
-def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
-    """The split certificate's feasible point and value, through X (never n x n): the given
-    ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
-    if x is not None:
-        info["lower_source"] = "given"
-        return x, cov.quad(x)
-    found = []
-    if budget is not None:  # any time limit affords the largest variance
-        e = np.zeros(cov.n)
-        e[int(np.argmax(dg))] = 1.0
-        found.append((_quad_held(cov, e), e, "variance"))
-    if fits(budget, "fit", work):
-        with step(budget, "fit", work):
-            r = _fit_lower(cov, k)
-        if r is not None:
-            found.append((r[1], r[0], "fit(auto)"))
-    if fits(budget, "ascent", work):
-        with step(budget, "ascent", work):
-            if cov.X is not None and cov.thin:
-                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3, gram)
-            else:
-                U = None
-            X0 = _starts(cov, k, U, cfg["ascent_starts"])
-            xa, fa = _ascent_many(cov, k, X0)
-        found.append((fa, xa, "ascent"))
-    lower, x, src = max(found, key=lambda t: t[0])
-    info["lower_source"] = src
-    return x, lower
 
 
 def _take_branch(cov: Cov, S: np.ndarray, certS: Certificate, bb: dict, x, lower: float, info: dict):
@@ -454,12 +430,28 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
 
 
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
-                   branch_seconds: float | None = None, keep: dict | None = None, gram=None) -> Certificate:
+                   branch_seconds: float | None = None, keep: dict | None = None, gram=None,
+                   both: bool = False) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
-    ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`)."""
+    ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
+    A one-k "auto" certificate tries a smaller screen first (:func:`.coupled.small_screen`); a path's run
+    (``keep``) takes certify(k)'s own screen only, unless ``both``: then the smaller one too, its bound
+    standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
+    small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
+    if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
+            and (keep is None or both)):  # (the smaller screen first; where it stands, the larger is not run)
+        trial: dict = {}
+        c = _certify_split(cov, k, x, effort, callback, small, gram=gram, trial=trial)
+        if trial.get("ok") and keep is None:
+            return c
+        src = trial.get("src") if x is None and "x" in trial else None
+        d = _certify_split(cov, k, x if src is None else trial["x"], effort, callback, split_cap, keep=keep, gram=gram)
+        if src is not None:  # (its point for the larger screen: the same search, not run twice)
+            d.info["lower_source"] = src
+        return c if trial.get("ok") and c.upper_bound < d.upper_bound else d
     return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
 
 

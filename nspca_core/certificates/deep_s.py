@@ -1,0 +1,149 @@
+"""Deeper DNN runs on the screened sets of a large-n path where S's relaxation binds (issue 39, MLL).
+
+A run of :func:`.path_large.path_large` bounds the S part by certify(k)'s short DNN run on ``A_SS``
+(40 iterations, then one cutting-plane run of 44).  On MLL (72 x 12,582) at k = 45..60 the path's bound
+is that DNN's tangent: the coupled bound is within 0.1% of ``B_S`` alone (helper mll95's
+``--s-terms``), and S's short run stops 1.4% above what the same relaxation gives after a longer one.
+
+:func:`deep_dual` runs the DNN afresh on ``A_SS`` for :data:`_DEEP_ITERS` iterations with its
+k-support cuts renewed every :data:`_DEEP_REFRESH` (dnn_optimize's ``refresh``), the smoothing and the
+learning rate decaying over the whole run.  MLL k = 51, |S| = 308 (CPU, one BLAS thread): S alone
+0.9342 -> 0.9485 of the best known value in 11 SVD units; the run's coupled bound at k = 45..53 then
+0.946-0.950 (was 0.933-0.939).  300 iterations gave 0.940, 3,000 gave 0.948: the relaxation stalls
+there (mll95's converged 0.943-0.948).  A perspective (Boolean) dual on top of the cuts gained nothing
+measurable on the same S (``benchmarks/results/issue39_mll6.txt``).
+
+Validity: any ``N >= 0`` (zero diagonal), ``mu >= 0`` and cut weights ``w >= 0`` give a bound at every
+sparsity (:mod:`.dnn`, :func:`.dnn.dnn_tangent`); the optimizer only decides how good.  The point is
+found on ``A_SS / a`` and scaled back by ``a > 0`` (still ``>= 0`` entrywise: a positive factor keeps
+the signs), then evaluated rigorously on ``A_SS`` itself (:func:`.dnn.dnn_value_lam` with LAPACK, its
+stated tolerance): nothing of the scaling's rounding enters the proof.  The deepened run's curve is
+:func:`.path_large.coupled_curve` with ``B_S`` the smaller of the two points' bounds, and the path
+takes the smaller of the curves at every k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from . import _settings as S
+from .dnn import DnnState, dnn_optimize, dnn_value_lam
+
+# the deep run: iterations, cut renewal period and count, smoothing and learning rate (in units of A_SS's
+# largest entry).  MLL k = 51, |S| = 308: 300 / 1,000 / 3,000 iterations 0.9402 / 0.9478 / 0.9479 of the
+# best known value on S alone (lr 6e-3, renewal 8: 0.9411 / 0.9479 / 0.9473; smoothing 3e-3 -> 3e-5:
+# 0.9360 / 0.9478 / 0.9474); |S| = 204: 0.9535 / 0.9566 / 0.9578
+_DEEP_ITERS = 1000
+_DEEP_REFRESH = 10
+_DEEP_CUTS = 30
+_DEEP_T = (1e-2, 1e-4)
+_DEEP_LR = 1e-2
+# a deep run that lowers the path's bound nowhere by this (relative) is a miss (_DEEP_MISSES), as the polish's
+# _POLISH_STOP (at 2e-3 MLL's deepening stopped after 4 runs, k = 50 and 52 each lowering the path by ~0.1%: min
+# 0.9452, where 7 runs gave 0.9460).  Not tried first as a gate: a 300-iteration trial (MLL k = 51 0.9402; the
+# polished run's S was at about that, so no run followed, where 1,000 iterations give 0.9485), nor dnn_optimize's
+# give_up (its extrapolation stopped MLL k = 51's run after a few iterations, at 0.858)
+_DEEP_MIN_GAIN = 3e-4
+# the share of the path's counted budget the deep runs may take, and a run is deepened only where its own
+# coupled bound at its k is within this of S's bound alone (S binds there: elsewhere the rest or the
+# cross term does and a tighter S moves little; golub-shaped runs bind on the anchored sums)
+_DEEP_SHARE = 0.12
+_DEEP_BINDS = 5e-3
+# a run is deepened only where S's own certified ratio (lower / B_S) is below 1 - this: the deep run gains
+# a fraction of S's gap (MLL k = 51: 1.4% of 6.6%); golub-shaped k = 200's S is at 0.9967, a trial there gained
+# nothing, and with no such rule the path spent 1,902 -> 2,109 SVD units for the same bounds to 4 digits
+_DEEP_GAP = 0.03
+# deepening stops after this many runs in a row whose trial did not lower the path's bound anywhere by
+# _DEEP_MIN_GAIN (relative)
+_DEEP_MISSES = 2
+# a deep run serves the k within this many of its own (its tangents; MLL: k = 51's run lifted 43..53)
+_DEEP_REACH = 6
+# the efforts whose paths deepen ("fast" stays short; "full" runs its own long DNN at every run)
+DEEP_EFFORTS = ("auto",)
+
+
+def deep_dual(A: np.ndarray, k: int, iters: int = _DEEP_ITERS) -> tuple[DnnState, float, float]:
+    """A DNN dual point of ``A`` found by a long run with renewed cuts: ``(state, value, lam)``, the
+    value the rigorous bound at k and ``lam`` its rigorous ``lambda_max`` (the bound at any other
+    sparsity: :func:`.dnn.dnn_tangent`).  See the module docstring for why it is valid."""
+    n = A.shape[0]
+    a = float(np.abs(A).max())
+    if not a > 0 or not np.isfinite(a):
+        a = 1.0
+    st, _, _ = dnn_optimize(A / a, int(k), DnnState(np.zeros((n, n)), 0.0), iters=int(iters),
+                            t_start=_DEEP_T[0], t_end=_DEEP_T[1], lr=_DEEP_LR, r=min(10, n),
+                            refresh=_DEEP_REFRESH, max_cuts=_DEEP_CUTS)
+    N = np.maximum(np.asarray(st.N, dtype=float) * a, 0.0)
+    np.fill_diagonal(N, 0.0)
+    w = None if st.w is None else np.maximum(np.asarray(st.w, dtype=float) * a, 0.0)
+    st = DnnState(N, max(float(st.nu) * a, 0.0), st.U, st.C, w)
+    val, lam = dnn_value_lam(A, int(k), st, fast=False)
+    return st, float(val), float(lam)
+
+
+def deep_cost(keep: dict, iters: int = _DEEP_ITERS) -> float:
+    """A deep run's counted cost on a run's S (the polish's count: iterations x passes x |S|^2)."""
+    return float(iters) * S._DNN_PASSES * float(keep["S"].size) ** 2
+
+
+def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curve: np.ndarray, carry,
+                budget: float, done: dict | None = None, iters: int = _DEEP_ITERS) -> float:
+    """Deep runs (:func:`deep_dual`) on the runs' screened sets, worst-certified k first; returns the
+    counted cost spent.
+
+    Repeatedly: the k of the lowest certified ratio ``lows / upper()`` whose nearest run (within
+    :data:`_DEEP_REACH`) is not yet deepened and where S binds (that run's coupled bound at its k within
+    :data:`_DEEP_BINDS` of its ``B_S``) and S's own ratio is below ``1 - _DEEP_GAP``: that run's S gets a deep
+    dual point, kept when it is lower at the run's sparsity, and the run's curve (``carry(keep, ks)``:
+    :func:`.path_large.coupled_curve` at ``ks`` with the run's rest curve) is carried into ``curve`` (in
+    place).  Stops when no such k is left, the next run's cost would pass ``budget`` (counted:
+    :func:`deep_cost`), or after :data:`_DEEP_MISSES` deepened runs in a row that lowered the path's bound
+    nowhere by :data:`_DEEP_MIN_GAIN`.  ``done`` (optional): filled ``{run k: relative gain of B_S}``."""
+    if budget <= 0 or not kept:
+        return 0.0
+    rk = np.array(sorted(kept), dtype=int)
+    tried: set[int] = set()
+    spent, misses = 0.0, 0
+    while True:
+        ub = upper()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(np.isfinite(ub) & (ub > 0) & (lows > 0), lows / ub, np.inf)
+        pick = None
+        for i in np.argsort(ratio, kind="stable"):
+            if not np.isfinite(ratio[i]) or ratio[i] >= 1.0 - S.OPTIMAL_TOLERANCE:
+                break
+            near = rk[np.argsort(np.abs(rk - uniq[i]), kind="stable")]
+            near = [int(r) for r in near if abs(int(r) - int(uniq[i])) <= _DEEP_REACH and int(r) not in tried]
+            if near:
+                pick = near[0]
+                break
+        if pick is None:
+            return spent
+        tried.add(pick)
+        keep = kept[pick]
+        certS = keep["certS"]
+        own = float(carry(keep, np.array([pick]))[0])
+        if own > float(certS.upper_bound) * (1.0 + _DEEP_BINDS) or keep.get("stS") is None:
+            continue  # the rest or the cross term binds at this run: a tighter S moves little
+        if not float(certS.lower) < (1.0 - _DEEP_GAP) * float(certS.upper_bound):
+            continue  # S's own gap is small: a deep run gains a fraction of it
+        c = deep_cost(keep, iters)
+        if spent + c > budget:
+            return spent
+        spent += c
+        old = float(certS.upper_bound)
+        st, val, lam = deep_dual(cov.submatrix(keep["S"]), keep["kS"], iters)
+        if done is not None:
+            done[pick] = max(old - val, 0.0) / old
+        if val < old:
+            dnn = {**(certS.info.get("dnn") or {}), "lam": lam}
+            keep["certS"] = replace(certS, upper_bound=val, info={**certS.info, "dnn": dnn})
+            keep["stS"] = st
+            np.minimum(curve, carry(keep, uniq), out=curve)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fell = np.where(np.isfinite(ub) & (ub > 0), (ub - upper()) / ub, 0.0)
+        misses = 0 if float(fell.max(initial=0.0)) > _DEEP_MIN_GAIN else misses + 1
+        if misses >= _DEEP_MISSES:
+            return spent

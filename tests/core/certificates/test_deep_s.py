@@ -1,0 +1,159 @@
+"""Deep DNN runs on a large-n path's screened sets (issue 39, MLL; ``certificates.deep_s``): the dual point
+bounds every sparsity (brute force), the deepened curves stay valid and never rise, and the path takes them."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify_path
+from nspca_core.certificates import _settings as S
+from nspca_core.certificates import deep_s, single
+from nspca_core.certificates.bounds import _rest_curve
+from nspca_core.certificates.dnn import dnn_tangent, dnn_value_lam
+from nspca_core.certificates.path_large import coupled_curve
+from nspca_core.operators.cov import Cov
+
+from tests.bruteforce import brute_opt
+
+_SLOW = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+def _small(rng, m, n, nonneg=False):
+    X = rng.standard_normal((m, n)) * (0.2 + rng.random(n)) * 3
+    if nonneg:
+        X = np.abs(X)
+    X -= X.mean(axis=0)
+    return X, X.T @ X / m
+
+
+def _force_split(monkeypatch, split_min=3, per_k=1, size=5):
+    """Tiny data through the large-n code (as test_path_large): a screened set S and a rest T."""
+    monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
+    monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
+    monkeypatch.setattr(S, "_SPLIT_MIN", split_min)
+    monkeypatch.setattr(S, "_SPLIT_PER_K", per_k)
+    monkeypatch.setitem(S._EFFORT["auto"], "split_size", size)
+
+
+@settings(max_examples=25, **_SLOW)
+@given(st.integers(3, 8), st.integers(2, 7), st.integers(0, 2**31 - 1), st.booleans(), st.integers(5, 120))
+def test_deep_dual_bounds_every_sparsity_against_bruteforce(n, m, seed, nonneg, iters):
+    """deep_dual's point (found on A / a, scaled back) is a valid DNN dual point of A: its value at k and
+    its tangent at every sparsity i = 1..n are at least the brute-force OPT_i; N >= 0 with a zero diagonal,
+    mu >= 0, w >= 0; the value is the rigorous evaluation of that stored point on A itself."""
+    rng = np.random.default_rng(seed)
+    _, A = _small(rng, m, n, nonneg)
+    A *= 10.0 ** rng.integers(-3, 4)  # any scale: the run is on A / a
+    k = int(rng.integers(1, n + 1))
+    stt, val, lam = deep_s.deep_dual(A, k, iters)
+    N = np.asarray(stt.N, dtype=float)
+    assert np.all(N >= 0) and np.all(np.diag(N) == 0) and stt.nu >= 0
+    assert stt.w is None or np.all(stt.w >= 0)
+    again, lam2 = dnn_value_lam(A, k, stt, fast=False)
+    assert again == val and lam2 == lam
+    assert val >= brute_opt(A, k)[0] * (1 - 1e-12)
+    for i, b in zip(range(1, n + 1), dnn_tangent(lam, stt, n, np.arange(1, n + 1))):
+        assert b >= brute_opt(A, i)[0] * (1 - 1e-12), (i, b)
+
+
+def test_a_longer_deep_run_is_tighter_than_the_short_one():
+    """The reason for the module: on correlated data with many more features than k the deep run ends
+    well below a short run of the same optimizer, and never below OPT (checked by brute force, n = 9)."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40, 3)) @ rng.standard_normal((3, 9)) + 0.3 * rng.standard_normal((40, 9))
+    X -= X.mean(axis=0)
+    A = X.T @ X / 40
+    k = 4
+    short = deep_s.deep_dual(A, k, 3)[1]
+    deep = deep_s.deep_dual(A, k, 600)[1]
+    opt = brute_opt(A, k)[0]
+    assert opt * (1 - 1e-12) <= deep < short
+
+
+@settings(max_examples=15, **_SLOW)
+@given(st.integers(7, 9), st.integers(3, 6), st.integers(0, 2**31 - 1))
+def test_deepened_runs_carry_valid_curves_never_above_the_undeepened(monkeypatch, n, m, seed):
+    """deepen_runs on two runs' screened sets: the carried curve after it is at most the one before at
+    every k and at least the brute-force OPT_k; a deepened run's S bound only falls, and only runs near
+    a k below the optimal tolerance are deepened."""
+    _force_split(monkeypatch)
+    monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)  # every run counts as S-bound (all are deepened),
+    monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)      # whatever S's own gap,
+    monkeypatch.setattr(deep_s, "_DEEP_MISSES", 99)     # however little each gains
+    rng = np.random.default_rng(seed)
+    X, A = _small(rng, m, n)
+    cov = Cov(X, None)
+    uniq = np.arange(1, n + 1)
+    kept, rest, curve = {}, {}, np.full(n, np.inf)
+    for k_run in sorted({int(rng.integers(2, n)), int(rng.integers(2, n))}):
+        keep: dict = {}
+        single._certify_large(cov, k_run, None, "auto", None, keep=keep)
+        assume(keep["T"].size > 0 and keep["stS"] is not None)
+        kept[k_run] = keep
+        rest[keep["T"].tobytes()] = _rest_curve(cov, keep["T"], n)
+        np.minimum(curve, coupled_curve(keep, rest[keep["T"].tobytes()], uniq), out=curve)
+    before = curve.copy()
+    bs = {k: kept[k]["certS"].upper_bound for k in kept}
+    lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8  # every k far from closed
+    done: dict = {}
+    spent = deep_s.deepen_runs(cov, uniq, lows, lambda: curve.copy(), kept, curve,
+                               lambda keep, at: coupled_curve(keep, rest[keep["T"].tobytes()], at), np.inf, done,
+                               iters=80)
+    assert spent > 0 and set(done) <= set(kept) and done
+    assert np.all(curve <= before)
+    for k in kept:
+        assert kept[k]["certS"].upper_bound <= bs[k]
+    for k, b in zip(uniq, curve):
+        assert b >= brute_opt(A, int(k))[0] * (1 - 1e-12), (k, b)
+
+
+def test_deepen_runs_skips_runs_where_the_rest_binds_or_s_is_closed_and_keeps_to_its_budget(monkeypatch):
+    """Nothing is deepened when no run's coupled bound is S's alone (the rest binds: _DEEP_BINDS below
+    zero), nor where S's own gap is below _DEEP_GAP, nor when the budget is below one run's counted cost;
+    with the gates open the same run is deepened."""
+    _force_split(monkeypatch)
+    rng = np.random.default_rng(5)
+    X, A = _small(rng, 5, 8)
+    cov = Cov(X, None)
+    uniq = np.arange(1, 9)
+    keep: dict = {}
+    single._certify_large(cov, 4, None, "auto", None, keep=keep)
+    BT = _rest_curve(cov, keep["T"], 8)
+    curve = coupled_curve(keep, BT, uniq)
+    lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8
+    args = (cov, uniq, lows, lambda: curve.copy(), {4: keep}, curve, lambda kp, at: coupled_curve(kp, BT, at))
+    monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)
+    monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)
+    assert deep_s.deepen_runs(*args, deep_s.deep_cost(keep) * 0.99) == 0.0
+    for name, shut in (("_DEEP_BINDS", -1.0), ("_DEEP_GAP", 1.0)):
+        with monkeypatch.context() as mp:
+            mp.setattr(deep_s, name, shut)
+            done: dict = {}
+            assert deep_s.deepen_runs(*args, np.inf, done, iters=40) == 0.0 and not done
+    done = {}
+    assert deep_s.deepen_runs(*args, np.inf, done, iters=40) > 0 and list(done) == [4]
+
+
+@settings(max_examples=10, **_SLOW)
+@given(st.integers(7, 9), st.integers(3, 6), st.integers(0, 2**31 - 1))
+def test_large_path_with_deep_runs_stays_valid_and_never_looser(monkeypatch, n, m, seed):
+    """certify_path through the large-n code with and without the deep runs (DEEP_EFFORTS emptied): with
+    them every k's bound is at least the brute-force OPT_k and at most the bound without them."""
+    from nspca_core.certificates import path_large
+
+    _force_split(monkeypatch)
+    monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)
+    monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)
+    rng = np.random.default_rng(seed)
+    X, A = _small(rng, m, n)
+    ks = list(range(1, n + 1))
+    with_deep = certify_path(X, ks=ks)
+    monkeypatch.setattr(path_large, "DEEP_EFFORTS", ())
+    without = certify_path(X, ks=ks)
+    for c, c0 in zip(with_deep, without):
+        opt, _ = brute_opt(A, c.k)
+        assert c.upper_bound >= opt * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt)
+        assert c.upper_bound <= c0.upper_bound * (1 + 1e-12), (c.k, c.upper_bound, c0.upper_bound)
+    assert "path_deepened" in with_deep[0].info and "path_deepened" in without[0].info

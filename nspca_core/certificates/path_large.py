@@ -20,7 +20,10 @@ No sparsity limit decides where: a k whose carried bound is looser than certify(
 gap than its neighbours and is run when its cost allows; first where the carried bound is above the
 chord of the runs' own bounds at the nearest run k on either side (the relaxation's value is concave
 in k: below the chord a run rarely gains).  The feasible points of the k not run are then raised by
-one batched ascent from the runs' answers (:func:`lower_from_runs`).
+one batched ascent from the runs' answers (:func:`lower_from_runs`).  Then the runs' aimed refinements
+are carried to the k between them (:func:`.path_carry.carry_runs`: joint anchored tests on a run's S at
+the sparsities k's binding terms need, as certify(k) runs on its own S), and last certify(k)'s own run
+where the bound is still above its forecast (:func:`match_runs`).
 :func:`~nspca_core.certificates.monotone.monotone_envelope` then carries every bound to smaller k.
 """
 
@@ -32,15 +35,15 @@ from dataclasses import replace
 import numpy as np
 
 from ..operators.cov import Cov
-from .dnn import dnn_tangent
 from ..result import Certificate
 from . import _settings as S
-from ._settings import _EPS
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
-from .cross import coupled_terms, cross_table
+from .cross import cross_table
 from .deep_s import DEEP_EFFORTS, _DEEP_SHARE, deepen_runs
+from .dnn import dnn_tangent
 from .dual import _cut_rounds
 from .lower import _ascent_batch, _rank1_cols
+from .path_carry import carry_runs, coupled_curve
 from .single import _certify_large, _finish
 
 # the polish of the runs' S duals (:func:`polish_runs`): its budget beside the runs' (a share of theirs), the DNN
@@ -63,69 +66,12 @@ _RAISE_SHARE = 0.5
 # runs, 1,945 units, 3 of 182 (was 1,209 units, 15 of 182): certify(k) at k ~ 140 costs ~105 units there
 # (72% its aimed refinements, 59 anchored tests) and a run closes little more than its own k.  MLL: none
 _MATCH_SHARE = 3.0
+# the carried refinements (path_carry.carry_runs) before the last runs: at most this share of the path's budget
+# (counted: each joint test as one anchored bisection, path_carry.carry_runs).  golub-shaped (every k between
+# runs, 144): 2.4 budgets counted, ~18 CPU s (~700 SVD units) at load 7, looser than certify(k) 10 -> 1 of 199 k
+# and no last run left to make; dlbcl-shaped 3.1 budgets counted, ~15 CPU s (~400 units), 0 of 199
+_CARRY_SHARE = 3.0
 _MATCH_MARGIN = 2e-4
-
-
-def coupled_curve(run: dict, BT: np.ndarray, ks: np.ndarray) -> np.ndarray:
-    """The split bound of one run (:func:`.single._certify_split`'s ``keep``) at every k in ``ks``.
-
-    ``OPT_k <= max_{j} B_S(k - j) + B_T(j)`` over ``max(0, k - |S|) <= j <= min(k, |T|)``, rounded
-    up, where ``B_S(i)`` (``i <= |S|``) is the smallest of: the run's S bound ``B_S(k_run)`` when
-    ``i <= k_run`` (``OPT`` on S is nondecreasing in the sparsity), ``lambda_max(A_SS)`` (the run's
-    ``lambda1`` on S, any i), the exact pair optimum on S at ``i = 2`` (when the run computed it),
-    the sum of the i largest variances in S (``lambda_max(A_JJ) <= tr A_JJ``), and the S part's
-    DNN tangent at i (:func:`nspca_core.certificates.dnn.dnn_tangent`), and the anchored row sums the run proved
-    at the sparsities where its own coupled bound bound (``run["BS_at"]``); then ``B_S(i) <- min_{i' >= i}
-    B_S(i')`` (a bound at a larger sparsity holds at a smaller one); ``BT[j]`` from
-    :func:`.bounds._rest_curve` on the run's T, made nondecreasing the same way.
-
-    Proof: as in :func:`.single._certify_split`, for x feasible at k with ``k_S = |supp x_S|``,
-    ``k_T = |supp x_T|``, ``k_S + k_T <= k``: ``x^T A x <= B_S(k_S) + B_T(k_T)`` (triangle and
-    Cauchy–Schwarz inequalities on ``||Y x_S + Y x_T||^2``), and by monotonicity ``B_S(k_S) <=
-    B_S(k - k_T)`` (``k - k_T <= |S|`` need not hold: ``k_S <= min(|S|, k - k_T)``, so the term
-    ``j = max(k_T, k - |S|)`` bounds it).  Each term is a sum of two rigorous bounds; the sum's
-    rounding is covered by ``1 + 4 eps``.  Where the run computed the cross table of S and T
-    (``run["cross"]``, :mod:`.cross`) and it covers ``(k - j, j)``, the term is ``lambda_max([[B_S,
-    c], [c, B_T]])`` instead (``c = min(C, sqrt(B_S B_T))``): nondecreasing in both sparsities as
-    the sum is, so the same dominating term bounds every split of the support.
-    """
-    certS, stS, dS = run["certS"], run["stS"], run["dS"]
-    nS = dS.size
-    ks = np.asarray(ks, dtype=int)
-    imax = int(min(nS, ks.max()))
-    BS = np.full(imax + 1, np.inf)
-    BS[0] = 0.0
-    BS[1:min(run["kS"], imax) + 1] = float(certS.upper_bound)
-    lam1S = certS.bounds.get("lambda1")
-    if lam1S is not None:
-        BS[1:] = np.minimum(BS[1:], float(lam1S))
-    if run.get("pair") is not None and imax >= 2:
-        BS[2] = min(BS[2], float(run["pair"]))
-    BS[1:] = np.minimum(BS[1:], np.cumsum(-np.sort(-dS)[:imax]) * (1 + 4 * nS * _EPS))
-    lam = (certS.info.get("dnn") or {}).get("lam")
-    if stS is not None and lam is not None:
-        BS[1:] = np.minimum(BS[1:], dnn_tangent(float(lam), stS, nS, np.arange(1, imax + 1)))
-    for i, v in (run.get("BS_at") or {}).items():  # the run's anchored bounds at binding sparsities
-        if 1 <= i <= imax:
-            BS[i] = min(BS[i], float(v))
-    BS = np.minimum.accumulate(BS[::-1])[::-1]
-    BT = np.minimum.accumulate(np.asarray(BT, dtype=float)[::-1])[::-1]
-    nT = int(run["T"].size)
-    C = run.get("cross")  # the run's cross table (cross.py), where it covers (i, j)
-    out = np.empty(ks.size)
-    for i, k in enumerate(ks):
-        j = np.arange(max(0, int(k) - imax), min(int(k), nT, BT.size - 1) + 1)
-        if j.size == 0:
-            out[i] = np.inf
-            continue
-        a, b = BS[int(k) - j], BT[j]
-        vals = a + b
-        if C is not None:
-            inside = (int(k) - j < C.shape[0]) & (j < C.shape[1])
-            if inside.any():
-                vals[inside] = coupled_terms(a[inside], b[inside], C[int(k) - j[inside], j[inside]])
-        out[i] = float(np.max(vals)) * (1 + 4 * _EPS)
-    return out
 
 
 def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str, callback,
@@ -154,6 +100,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         cheap = cheap_bounds(_thin_spectrum(cov.X, cov.X.shape[0], diag=cov.diag(), many_k=True), uniq)
     runs: dict[int, Certificate] = {}  # the run's certificate
     kept: dict[int, dict] = {}  # the run's S part (its dual point: polish_runs continues it)
+    keeps: dict[int, dict] = {}  # every run's keep (carry_runs: its refinements carried to other k)
     curve = np.full(p, np.inf)     # the smallest run bound carried to each k
     BT_cache: dict[bytes, np.ndarray] = {}
     sat = np.inf if saturated is None or monotone is None else saturated
@@ -193,6 +140,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
                 keep["cross"] = cross_table(cov, keep["S"], keep["T"], min(keep["S"].size, kmax), kmax)
                 extended = True
             np.minimum(curve, coupled_curve(keep, BT_cache[key], uniq), out=curve)
+            keeps[k] = keep
             if keep.get("stS") is not None:
                 kept[k] = keep
         if callback is not None:
@@ -258,13 +206,18 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
                     lambda keep, at: coupled_curve(keep, BT_cache[keep["T"].tobytes()], at), _DEEP_SHARE * budget,
                     deepened)
     lower_from_runs(cov, uniq, xs, lows, src, sorted(runs))
+    # the runs' aimed refinements carried to the k between them (joint anchored tests on a run's S at
+    # the sparsities k's terms need), then certify(k)'s own run where the bound is still above its forecast
+    carried = carry_runs(cov, uniq, pos, lows, upper, keeps, lambda keep: BT_cache[keep["T"].tobytes()], curve,
+                         [k for k in open_ks if int(k) not in runs], _CARRY_SHARE * budget
+                         if budget > S._PATH_FLOOR else 0.0, own=runs)
     # last, certify(k)'s own run wherever the path's bound may still be above what certify(k) proves (the
     # runs' own certified ratios interpolated: a forecast that only decides where, never proves)
     match_runs(open_ks, pos, lows, upper, runs, run, predict,
                _MATCH_SHARE * budget if budget > S._PATH_FLOOR else 0.0)
     return assemble(cov, uniq, runs, curve, cheap, upper(), lows, xs, src, sat, monotone,
-                    {"path_runs": sorted(runs), "path_polished": polished,
-                     "path_deepened": deepened}, t_all)
+                    {"path_runs": sorted(runs), "path_polished": polished, "path_deepened": deepened,
+                     "path_carried": carried}, t_all)
 
 
 def assemble(cov: Cov, uniq, runs: dict, curve, cheap: dict, ub, lows, xs, src, sat, monotone, extra: dict,

@@ -1,0 +1,144 @@
+"""A large-n path's runs' aimed refinements carried to the k between them (issue 39 item 2,
+``path_carry``): every value a carried joint test proves bounds S's optimum at its sparsity, the
+carried curves stay upper bounds at every k, and the path is never looser than certify(k)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify, certify_path
+from nspca_core.operators.cov import Cov
+from nspca_core.certificates import _settings as S
+from nspca_core.certificates import path_carry as PC
+from nspca_core.certificates import path_large as PL
+from nspca_core.certificates import single
+from nspca_core.certificates.bounds import _rest_curve
+
+from tests.bruteforce import brute_opt
+
+
+def _force_split(monkeypatch, split_min, per_k, size):
+    """Tiny data through the large-n code: a screened set S of a few features and a rest T."""
+    monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
+    monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
+    monkeypatch.setattr(S, "_SPLIT_MIN", split_min)
+    monkeypatch.setattr(S, "_SPLIT_PER_K", per_k)
+    monkeypatch.setitem(S._EFFORT["auto"], "split_size", size)
+
+
+def _gene_like_small(m, n, seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((m, 4))
+    L = np.abs(rng.standard_normal((4, n))) * (rng.random((4, n)) < 0.1)
+    X = Z @ L * 3 + rng.standard_normal((m, n)) * rng.gamma(1, 1, n)
+    return X - X.mean(axis=0)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(7, 9), st.integers(2, 7), st.integers(0, 2**31 - 1), st.booleans(),
+       st.sampled_from([0.9, 0.99, 1.0, 1.001, 1.01]))
+def test_carried_tests_prove_only_true_bounds_at_every_sparsity_against_bruteforce(monkeypatch, n, m, seed, nonneg,
+                                                                                  factor):
+    """carry_aimed on one run's S, aimed at every k = 1..n at ``factor`` x the brute-force OPT_k (below
+    it too: nothing false may be proved): every value it puts in ``BS_at`` is at least the brute-force
+    optimum of A_SS at that sparsity (and so, OPT being nondecreasing in the sparsity, at every smaller
+    one), and the run's carried curve stays at least OPT_k at every k."""
+    _force_split(monkeypatch, split_min=5, per_k=1, size=6)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    if nonneg:
+        X = np.abs(X)
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    cov = Cov(X, None)
+    k_run = int(rng.integers(1, n - 2))
+    keep: dict = {}
+    single._certify_large(cov, k_run, None, "auto", None, keep=keep)
+    assume(keep and keep["T"].size > 0 and keep["S"].size >= 3)
+    BT = _rest_curve(cov, keep["T"], n)
+    ks = np.arange(1, n + 1)
+    opt = np.array([brute_opt(A, int(k))[0] for k in ks])
+    AS = A[np.ix_(keep["S"], keep["S"])]
+    optS = [0.0] + [brute_opt(AS, i)[0] for i in range(1, keep["S"].size + 1)]
+    held = PC.CarryS(cov, keep)
+    before = PC.coupled_curve(keep, BT, ks)
+    for k in ks:
+        PC.carry_aimed(held, keep, BT, int(k), factor * opt[k - 1], float(before[k - 1]), np.inf)
+    for i, v in keep["BS_at"].items():
+        if 1 <= i <= keep["S"].size:
+            assert v >= optS[i] * (1 - 1e-12) - 1e-12, (i, v, optS[i])
+    after = PC.coupled_curve(keep, BT, ks)
+    assert (after >= opt * (1 - 1e-12)).all(), (after, opt)
+    assert (after <= before).all()
+
+
+def test_coupled_curve_is_the_same_as_the_runs_terms_maximum(monkeypatch):
+    """coupled_curve (moved to path_carry, re-exported by path_large) is the rounded-up maximum over j
+    of the run's terms (run_terms / term_values), the cross table's where it covers (i, j)."""
+    assert PL.coupled_curve is PC.coupled_curve
+    _force_split(monkeypatch, split_min=4, per_k=1, size=30)
+    X = _gene_like_small(8, 60, 2)
+    cov = Cov(X, None)
+    for k_run in (5, 12):
+        keep: dict = {}
+        single._certify_large(cov, k_run, None, "auto", None, keep=keep)
+        BT = np.minimum.accumulate(_rest_curve(cov, keep["T"], 40)[::-1])[::-1]
+        ks = np.arange(1, 41)
+        BS = PC.run_bs(keep, int(min(keep["S"].size, 40)))
+        want = [float(np.max(PC.term_values(*PC.run_terms(keep, BS, BT, int(k))[1:]))) * (1 + 4 * S._EPS)
+                for k in ks]
+        assert np.array_equal(PC.coupled_curve(keep, BT, ks), np.array(want))
+
+
+def test_large_path_carries_refinements_never_looser_than_one_k(monkeypatch):
+    """Issue 39 item 2: with no last runs (``_MATCH_SHARE = 0``) a path whose runs are spaced out is
+    looser than certify(k) at some k of this 8 x 200 case (path_large's own test); the carried
+    refinements (path_carry.carry_runs: joint anchored tests on a run's S at the sparsities k's terms
+    need) make it at most certify(k)'s at every k, each bound still valid.  Fails without them
+    (``_CARRY_SHARE = 0``)."""
+    _force_split(monkeypatch, split_min=4, per_k=1, size=80)
+    monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
+    monkeypatch.setattr(S, "_PATH_SPLIT_RUNS_PER_K", 0.5)
+    monkeypatch.setattr(PL, "_MATCH_SHARE", 0.0)
+    X = _gene_like_small(8, 200, 1)
+    ks = list(range(2, 62, 2))
+    one = {k: certify(X, k=k) for k in ks}
+    monkeypatch.setattr(PL, "_CARRY_SHARE", 0.0)
+    before = certify_path(X, ks=ks)
+    assert any(c.upper_bound > one[c.k].upper_bound * (1 + 1e-9) for c in before)
+    monkeypatch.setattr(PL, "_CARRY_SHARE", 1e6)  # (counted costs on data this small: anchored tests)
+    after = certify_path(X, ks=ks)
+    assert after[0].info["path_carried"][1] > 0
+    for c, b in zip(after, before):
+        assert c.upper_bound <= one[c.k].upper_bound * (1 + 1e-9), (c.k, c.kind, c.upper_bound, one[c.k].upper_bound)
+        assert c.upper_bound <= b.upper_bound * (1 + 1e-12)
+        assert c.upper_bound >= max(one[c.k].lower, c.lower) * (1 - 1e-12)
+        assert np.count_nonzero(c.x) <= c.k and c.x.min() >= 0
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(7, 9), st.integers(2, 6), st.integers(0, 2**31 - 1))
+def test_path_with_carried_refinements_stays_valid_at_every_k_against_bruteforce(monkeypatch, n, m, seed):
+    """The whole path with its runs spaced out (no floor, 0.3 cheapest run per k, no last runs) and the
+    refinements carried to every k between them: each k's bound is at least the brute-force OPT_k, and
+    at most the same path's without the carried refinements."""
+    _force_split(monkeypatch, split_min=5, per_k=1, size=6)
+    monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
+    monkeypatch.setattr(S, "_PATH_SPLIT_RUNS_PER_K", 0.3)
+    monkeypatch.setattr(PL, "_MATCH_SHARE", 0.0)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    ks = list(range(1, n + 1))
+    monkeypatch.setattr(PL, "_CARRY_SHARE", 0.0)
+    plain = certify_path(X, ks=ks)
+    monkeypatch.setattr(PL, "_CARRY_SHARE", 1e6)
+    for c, p in zip(certify_path(X, ks=ks), plain):
+        opt, _ = brute_opt(A, c.k)
+        assert c.upper_bound >= opt * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt)
+        assert c.upper_bound <= p.upper_bound * (1 + 1e-12)

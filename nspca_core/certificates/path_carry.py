@@ -208,7 +208,9 @@ def carry_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, k
     run k -> its certificate: their certified ratios interpolated in k, at most certify(k)'s aim
     ``coupled._COUPLED_AIM``); each run's curve carried again into ``curve`` (in place) after a proof;
     while the counted costs (the tests', :func:`.anchor` passes, and each screened set's submatrix
-    and candidate rows) fit in ``budget``.  Returns ``(spent, k improved)``.
+    and candidate rows) fit in ``budget``; only at k whose bound is above the forecast bound less
+    :data:`_CARRY_GATE` (where the path is far below it, certify(k) is not expected to do better).
+    Returns ``(spent, k improved)``.
 
     Why: certify(k) refines its binding terms at its own sparsities; the runs' curves carry theirs,
     so between runs the path stayed up to 0.04% above certify(k) (golub-shaped: 7 of 199 k).  Valid

@@ -69,8 +69,10 @@ _MATCH_SHARE = 3.0
 # the carried refinements (path_carry.carry_runs) before the last runs: at most this share of the path's budget
 # (counted: each joint test as one anchored bisection, path_carry.carry_runs).  golub-shaped (every k between
 # runs, 144): 2.4 budgets counted, ~18 CPU s (~700 SVD units) at load 7, looser than certify(k) 10 -> 1 of 199 k
-# and no last run left to make; dlbcl-shaped 3.1 budgets counted, ~15 CPU s (~400 units), 0 of 199
-_CARRY_SHARE = 3.0
+# and no last run left to make; dlbcl-shaped 3.1 budgets counted, ~15 CPU s (~400 units), 0 of 199.  Gated by the
+# forecast (path_carry._CARRY_GATE), 1 budget: golub-shaped spends 0.75 (40 k better), dlbcl-shaped 1 for no k
+# (at 3: 2.4, 1 k better by little; 1,217 -> 1,097 SVD units)
+_CARRY_SHARE = 1.0
 # match_runs decides on the bound before the carry at the k where the carry gained less than this (relative)
 _CARRY_TRUST = 1e-3
 _MATCH_MARGIN = 2e-4

@@ -147,13 +147,14 @@ def test_path_with_carried_refinements_stays_valid_at_every_k_against_bruteforce
 @settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.integers(7, 9), st.integers(2, 6), st.integers(0, 2**31 - 1),
-       st.sampled_from([-1e-2, 0.0, PC._CARRY_GATE, 1.0]), st.sampled_from([0.0, PL._CARRY_TRUST, 1.0]))
+       st.sampled_from([-1.0, -1e-2, 0.0, PC._CARRY_GATE, 1.0]), st.sampled_from([0.0, PL._CARRY_TRUST, 1.0]))
 def test_gated_carry_never_looser_than_without_and_valid_against_bruteforce(monkeypatch, n, m, seed, gate, trust):
     """The carry gated by the runs' forecast (tests only where the path's bound is above the forecast
     bound less ``_CARRY_GATE``; a run's next test from where its last held) and the last runs deciding
     on the bound before the carry where it gained little (``_CARRY_TRUST``): with no last runs the
     path is at most the same path's without the carry at every k; with them every bound is still at
-    least the brute-force OPT_k (the gate and the decision only choose where to test and run)."""
+    least the brute-force OPT_k (the gate and the decision only choose where to test and run).  A gate
+    of -1 (no path bound is twice its forecast) runs no test: fails without the gate."""
     _force_split(monkeypatch, split_min=5, per_k=1, size=6)
     monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
     monkeypatch.setattr(S, "_PATH_SPLIT_RUNS_PER_K", 0.3)
@@ -169,9 +170,12 @@ def test_gated_carry_never_looser_than_without_and_valid_against_bruteforce(monk
     monkeypatch.setattr(PL, "_CARRY_SHARE", 0.0)
     plain = certify_path(X, ks=ks)
     monkeypatch.setattr(PL, "_CARRY_SHARE", 1e6)
-    for c, p in zip(certify_path(X, ks=ks), plain):
+    carried = certify_path(X, ks=ks)
+    for c, p in zip(carried, plain):
         assert c.upper_bound >= opt[c.k] * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt[c.k])
         assert c.upper_bound <= p.upper_bound * (1 + 1e-12)
+    if gate == -1.0 and len(carried[0].info.get("path_runs", ())) > 0:  # (no bound above twice its forecast)
+        assert carried[0].info["path_carried"][0] == 0
     monkeypatch.setattr(PL, "_MATCH_SHARE", 1e6)
     for c in certify_path(X, ks=ks):
         assert c.upper_bound >= opt[c.k] * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt[c.k])

@@ -178,6 +178,7 @@ _EFFORT = {
     "auto": dict(iters=80, cut_iters=40, cut_rounds=2, check_every=20, stall=3e-4, target_gap=1e-3,
                  split_size=1500, ascent_starts=24, branch_nodes=0, split_branch_nodes=150, accept_gap=4e-3,
                  split_iters=40, lr=6e-3, ritz_r=6, give_up=True, cut_refresh=8, refresh_iters=40,
+                 split_refresh_iters=44,
                  cut_lr=3e-3, schedule_min_n=64, lazy_start=True,
                  anchor_forecast=True),
     "full": dict(iters=2000, cut_iters=2000, cut_rounds=20, check_every=100, stall=1e-5,
@@ -200,6 +201,9 @@ _EFFORT = {
 # check at 40 was the better point at most k): CBCL k = 60..75 one evaluation, one renewal and 4 iterations
 # fewer (~6 ms of ~65); ratios the same at 60 / 70 / 75, -0.0018 at 65, -0.0001..-0.0016 at 57..74 (of 24 k
 # from 56 to 99, 11 moved), MLL k = 30 / 100 -0.0003 / -0.0019 (benchmarks/results/issue39_c656.txt).
+# split_refresh_iters: the cut run on a split bound's screened set S keeps 44: with 40 the MLL path came out
+# looser at 134 of 199 k (up to 0.9% at k = 173; its runs carry S's DNN tangents to other k), with 44
+# the same as before at every k (benchmarks/results/issue39_lead6.txt).
 # lazy_start: the screening start is not evaluated before the run (dual._dnn; one evaluation, ~3 ms at n = 361);
 # anchor_forecast: the anchored test only where the same test on at most 2k rows does not fail
 # (dual._forecast_fails; CBCL k = 60..100: ~9 ms for a failed test -> ~2 ms).  Below

@@ -373,6 +373,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         # "auto": one run renewing its cuts (cfg "cut_refresh", "refresh_iters"); else rounds
         refresh = cfg.get("cut_refresh", 0)
         c_iters = cfg["refresh_iters"] if refresh else cfg["cut_iters"]
+        if refresh and iters is not None:  # a split bound's S (its caller's iterations): its own length
+            c_iters = cfg.get("split_refresh_iters", c_iters)
         st, val, cinfo = _cut_rounds(A, k, st, val, lower, target, 1 if refresh else cfg["cut_rounds"],
                                      lam=lam,
                                      iters=c_iters,

@@ -218,17 +218,23 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
                          if budget > S._PATH_FLOOR else 0.0, own=runs)
     # last, certify(k)'s own run wherever the path's bound may still be above what certify(k) proves (the
     # runs' own certified ratios interpolated: a forecast that only decides where, never proves)
-    # (where the carry gained less than the forecast's margin, match_runs decides on the bound before it: a
-    # carried test may take a k below the forecast without reaching certify(k))
-    after = upper()
-    back = np.ones(after.size)
-    little = np.isfinite(before) & (after > 0) & (after >= before * (1 - _CARRY_TRUST))
-    back[little] = before[little] / after[little]
+    back = carry_back(before, upper())
     match_runs(open_ks, pos, lows, lambda: upper() * back, runs, run, predict,
                _MATCH_SHARE * budget if budget > S._PATH_FLOOR else 0.0)
     return assemble(cov, uniq, runs, curve, cheap, upper(), lows, xs, src, sat, monotone,
                     {"path_runs": sorted(runs), "path_polished": polished, "path_deepened": deepened,
                      "path_carried": carried}, t_all)
+
+
+def carry_back(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """The factor (>= 1) by which :func:`match_runs` reads the path's bounds: ``before / after`` where the
+    carry (:func:`.path_carry.carry_runs`) gained less than :data:`_CARRY_TRUST` (relative), else 1.  A
+    carried test may take a k below the forecast without reaching certify(k); there the last runs decide
+    on the bound from before the carry.  Only where to run is decided by it, never a bound."""
+    back = np.ones(after.size)
+    little = np.isfinite(before) & (after > 0) & (after >= before * (1 - _CARRY_TRUST))
+    back[little] = before[little] / after[little]
+    return back
 
 
 def assemble(cov: Cov, uniq, runs: dict, curve, cheap: dict, ub, lows, xs, src, sat, monotone, extra: dict,

@@ -31,6 +31,13 @@ _DENSE_MAX_N = 2500
 # "full" keeps 12 k (its split_per_k below: the tighter bound, its cost not this rule's)
 _SPLIT_MIN = 300
 _SPLIT_PER_K = 6
+# whether a one-k "auto" split certificate tries the smaller screen first (coupled.small_screen; a path's
+# run with ``both`` takes it regardless).  Off: certify_path's runs and carried bounds use the larger screen,
+# and where the smaller one was tighter certify(k) came out below the path (a 60 x 5,000 gene-shaped
+# stand-in: the path looser than certify(k) at 26-32 of 199 k, by up to 0.38%; issue 39 wants the path
+# never looser).  On, MLL k = 80 / 100 certify at 2.1 / 2.5x the answer instead of 3.1 / 4.7x
+# (benchmarks/results/issue39_gcert6.txt)
+_SMALL_FIRST = False
 
 
 # certify_path on large n: at most this many screened features per k (the DNN's cost is |S|^2)

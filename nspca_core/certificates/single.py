@@ -435,14 +435,15 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
     ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
-    A one-k "auto" certificate tries a smaller screen first (:func:`.coupled.small_screen`); a path's run
+    A one-k "auto" certificate tries a smaller screen first (:func:`.coupled.small_screen`) where
+    ``_settings._SMALL_FIRST`` (off: see there); a path's run
     (``keep``) takes certify(k)'s own screen only, unless ``both``: then the smaller one too, its bound
     standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
     if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
-            and (keep is None or both)):  # (the smaller screen first; where it stands, the larger is not run)
+            and ((keep is None and S._SMALL_FIRST) or both)):  # (the smaller screen first; where it stands, the larger is not run)
         trial: dict = {}
         c = _certify_split(cov, k, x, effort, callback, small, gram=gram, trial=trial)
         if trial.get("ok") and keep is None:

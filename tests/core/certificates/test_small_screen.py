@@ -32,6 +32,7 @@ def _force_small(monkeypatch, per_k: int = 3, least: int = 4):
     monkeypatch.setattr(S, "_SPLIT_PER_K", per_k)
     monkeypatch.setitem(S._EFFORT["auto"], "split_size", 10_000)
     monkeypatch.setattr(coupled, "_SMALL_PER_K", 1)
+    monkeypatch.setattr(S, "_SMALL_FIRST", True)
     monkeypatch.setattr(single, "_SPLIT_BRANCH_MAX_K", 0)
 
 
@@ -185,6 +186,19 @@ def test_plain_ceiling_rules_the_smaller_screen_out_before_its_cross_table(monke
     cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
     assert not calls and len(seen) == 2 and cert.info["split_S"] == seen[1]
     assert cert.upper_bound >= brute_opt(A, 3)[0] * (1 - 1e-12)
+
+
+def test_one_k_takes_only_its_own_screen_by_default(monkeypatch):
+    """With ``_settings._SMALL_FIRST`` off (the default), a one-k certificate runs certify(k)'s own screen
+    only -- the screen a path's runs carry -- so the smaller screen cannot make certify(k) tighter than a
+    path can follow."""
+    _force_small(monkeypatch)
+    monkeypatch.setattr(S, "_SMALL_FIRST", False)
+    seen = _screens(monkeypatch)
+    rng = np.random.default_rng(5)
+    X = _modules(rng, 8, 12, 3)
+    cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
+    assert len(seen) == 1 and cert.info["split_S"] == seen[0]
 
 
 @settings(max_examples=8, deadline=None,

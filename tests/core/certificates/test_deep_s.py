@@ -4,7 +4,7 @@ bounds every sparsity (brute force), the deepened curves stay valid and never ri
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify_path
@@ -16,6 +16,7 @@ from nspca_core.certificates.path_large import coupled_curve
 from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import brute_opt
+from tests.core.certificates.test_path_large import _two_runs
 
 _SLOW = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
@@ -85,15 +86,7 @@ def test_deepened_runs_carry_valid_curves_never_above_the_undeepened(monkeypatch
     rng = np.random.default_rng(seed)
     X, A = _small(rng, m, n)
     cov = Cov(X, None)
-    uniq = np.arange(1, n + 1)
-    kept, rest, curve = {}, {}, np.full(n, np.inf)
-    for k_run in sorted({int(rng.integers(2, n)), int(rng.integers(2, n))}):
-        keep: dict = {}
-        single._certify_large(cov, k_run, None, "auto", None, keep=keep)
-        assume(keep["T"].size > 0 and keep["stS"] is not None)
-        kept[k_run] = keep
-        rest[keep["T"].tobytes()] = _rest_curve(cov, keep["T"], n)
-        np.minimum(curve, coupled_curve(keep, rest[keep["T"].tobytes()], uniq), out=curve)
+    uniq, kept, rest, curve = _two_runs(cov, n, rng)
     before = curve.copy()
     bs = {k: kept[k]["certS"].upper_bound for k in kept}
     lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8  # every k far from closed

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from nspca_core import certify, certify_path
+from nspca_core import certify_path
 from nspca_core.operators.cov import Cov
 from nspca_core.certificates import _settings as S
 from nspca_core.certificates import path_carry as PC
@@ -17,23 +17,7 @@ from nspca_core.certificates import single
 from nspca_core.certificates.bounds import _rest_curve
 
 from tests.bruteforce import brute_opt
-
-
-def _force_split(monkeypatch, split_min, per_k, size):
-    """Tiny data through the large-n code: a screened set S of a few features and a rest T."""
-    monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
-    monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
-    monkeypatch.setattr(S, "_SPLIT_MIN", split_min)
-    monkeypatch.setattr(S, "_SPLIT_PER_K", per_k)
-    monkeypatch.setitem(S._EFFORT["auto"], "split_size", size)
-
-
-def _gene_like_small(m, n, seed):
-    rng = np.random.default_rng(seed)
-    Z = rng.standard_normal((m, 4))
-    L = np.abs(rng.standard_normal((4, n))) * (rng.random((4, n)) < 0.1)
-    X = Z @ L * 3 + rng.standard_normal((m, n)) * rng.gamma(1, 1, n)
-    return X - X.mean(axis=0)
+from tests.core.certificates.test_path_large import _force_split, _forced_wide, _gene_like_small
 
 
 @settings(max_examples=30, deadline=None,
@@ -99,13 +83,8 @@ def test_large_path_carries_refinements_never_looser_than_one_k(monkeypatch):
     refinements (path_carry.carry_runs: joint anchored tests on a run's S at the sparsities k's terms
     need) make it at most certify(k)'s at every k, each bound still valid.  Fails without them
     (``_CARRY_SHARE = 0``)."""
-    _force_split(monkeypatch, split_min=4, per_k=1, size=80)
-    monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
-    monkeypatch.setattr(S, "_PATH_SPLIT_RUNS_PER_K", 0.5)
+    X, ks, one = _forced_wide(monkeypatch)
     monkeypatch.setattr(PL, "_MATCH_SHARE", 0.0)
-    X = _gene_like_small(8, 200, 1)
-    ks = list(range(2, 62, 2))
-    one = {k: certify(X, k=k) for k in ks}
     monkeypatch.setattr(PL, "_CARRY_SHARE", 0.0)
     before = certify_path(X, ks=ks)
     assert any(c.upper_bound > one[c.k].upper_bound * (1 + 1e-9) for c in before)

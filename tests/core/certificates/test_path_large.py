@@ -80,6 +80,32 @@ def _gene_like(m, n, seed):
     return X - X.mean(axis=0)
 
 
+def _two_runs(cov, n, rng):
+    """Split runs at two random k (a path's ``keep`` each), the rest curves by T, and the curve they carry
+    to k = 1..n: ``(uniq, kept, rest, curve)``."""
+    uniq = np.arange(1, n + 1)
+    kept, rest, curve = {}, {}, np.full(n, np.inf)
+    for k_run in sorted({int(rng.integers(2, n)), int(rng.integers(2, n))}):
+        keep: dict = {}
+        single._certify_large(cov, k_run, None, "auto", None, keep=keep)
+        assume(keep["T"].size > 0 and keep["stS"] is not None)
+        kept[k_run] = keep
+        rest[keep["T"].tobytes()] = _rest_curve(cov, keep["T"], n)
+        np.minimum(curve, coupled_curve(keep, rest[keep["T"].tobytes()], uniq), out=curve)
+    return uniq, kept, rest, curve
+
+
+def _forced_wide(monkeypatch):
+    """8 x 200 data forced through the split code with few runs per k (a schedule that leaves gaps), its k
+    (2, 4, .., 60) and certify(k) at each: ``(X, ks, one)``."""
+    _force_split(monkeypatch, split_min=4, per_k=1, size=80)
+    monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
+    monkeypatch.setattr(S, "_PATH_SPLIT_RUNS_PER_K", 0.5)
+    X = _gene_like_small(8, 200, 1)
+    ks = list(range(2, 62, 2))
+    return X, ks, {k: certify(X, k=k) for k in ks}
+
+
 def _gene_like_small(m, n, seed):
     rng = np.random.default_rng(seed)
     Z = rng.standard_normal((m, 4))
@@ -270,16 +296,8 @@ def test_polished_runs_carry_valid_curves_never_above_the_unpolished(monkeypatch
     _force_split(monkeypatch, split_min=4, per_k=1, size=6)
     rng = np.random.default_rng(seed)
     A, cov = _centered_small(rng, m, n)
-    uniq = np.arange(1, n + 1)
+    uniq, kept, rest, curve = _two_runs(cov, n, rng)
     pos = {int(k): i for i, k in enumerate(uniq)}
-    kept, rest, curve = {}, {}, np.full(n, np.inf)
-    for k_run in sorted({int(rng.integers(2, n)), int(rng.integers(2, n))}):
-        keep: dict = {}
-        single._certify_large(cov, k_run, None, "auto", None, keep=keep)
-        assume(keep["T"].size > 0 and keep["stS"] is not None)
-        kept[k_run] = keep
-        rest[keep["T"].tobytes()] = _rest_curve(cov, keep["T"], n)
-        np.minimum(curve, coupled_curve(keep, rest[keep["T"].tobytes()], uniq), out=curve)
     before = curve.copy()
     bs = {k: kept[k]["certS"].upper_bound for k in kept}
     lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.9
@@ -453,12 +471,7 @@ def test_large_path_runs_certify_k_where_its_carried_bound_is_above_the_forecast
     each bound still valid.  Fails without match_runs (``_MATCH_SHARE = 0``: looser at some k)."""
     from nspca_core.certificates import path_large as PL
 
-    _force_split(monkeypatch, split_min=4, per_k=1, size=80)
-    monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
-    monkeypatch.setattr(S, "_PATH_SPLIT_RUNS_PER_K", 0.5)
-    X = _gene_like_small(8, 200, 1)
-    ks = list(range(2, 62, 2))
-    one = {k: certify(X, k=k) for k in ks}
+    X, ks, one = _forced_wide(monkeypatch)
     monkeypatch.setattr(PL, "_MATCH_SHARE", 0.0)
     before = certify_path(X, ks=ks)
     assert any(c.upper_bound > one[c.k].upper_bound * (1 + 1e-9) for c in before)  # the old schedule

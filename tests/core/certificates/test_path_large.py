@@ -407,14 +407,14 @@ def test_match_runs_run_where_the_bound_is_above_the_forecast_largest_excess_per
         ub[pos[k]] = own[k].upper_bound
         return cost[k]
 
-    # forecast ratio 0.97 everywhere: excess per cost of 12 = 1.02 (0.97 - 1e-3) / 0.97 - 1 = 1.9%, 18
+    # forecast ratio 0.97 everywhere: excess per cost of 12 = 1.02 (0.97 - margin) / 0.97 - 1 ~ 2%, 18
     # 0.9% / 2; after 12 ran (0.975) 14's forecast is 0.974 (0.38% per cost), 18's 0.971 (0.51%)
     spent = PL.match_runs(ks, pos, lows, lambda: ub.copy(), own, run, cost.__getitem__, budget=3.0)
     assert order == [12, 18] and spent == 3.0  # then 14 past the budget
     assert PL.match_runs(ks, pos, lows, lambda: ub.copy(), own, run, cost.__getitem__, budget=1.0) == 1.0
     assert order == [12, 18, 14]  # 14's excess 0.51% above 16's 0.41% (forecast 0.975 between 12 and 18)
     assert PL.match_runs(ks, pos, lows, lambda: ub.copy(), own, run, cost.__getitem__, budget=0.5) == 0.0
-    ub[pos[16]] = 0.97 / 0.975  # at the forecast bound now: not run
+    ub[pos[16]] = 0.97 / (0.975 - PL._MATCH_MARGIN) * (1 - 1e-9)  # at the forecast bound now: not run
     assert PL.match_runs(ks, pos, lows, lambda: ub.copy(), own, run, cost.__getitem__, budget=9.0) == 0.0
     assert order == [12, 18, 14]
 
@@ -480,3 +480,27 @@ def test_large_path_runs_certify_k_where_its_carried_bound_is_above_the_forecast
         assert c.upper_bound <= one[c.k].upper_bound * (1 + 1e-9), (c.k, c.kind, c.upper_bound, one[c.k].upper_bound)
         assert c.upper_bound >= max(one[c.k].lower, c.lower) * (1 - 1e-12)
         assert np.count_nonzero(c.x) <= c.k and c.x.min() >= 0
+
+
+def test_match_runs_runs_where_the_bound_is_just_below_the_forecast():
+    """match_runs reads the forecast as a ratio :data:`path_large._MATCH_MARGIN` above the runs' interpolated
+    ones: certify(k) can prove more than the forecast between runs (a 60 x 5,000 gene-shaped stand-in: up to
+    0.2% at k = 20), so a k whose bound sits 0.05% below the forecast bound still gets certify(k)'s run."""
+    from types import SimpleNamespace
+
+    from nspca_core.certificates import path_large as PL
+
+    ks = [2, 4, 6]
+    pos = {k: i for i, k in enumerate(ks)}
+    lows = np.array([0.99, 0.99, 0.99])
+    own = {2: SimpleNamespace(upper_bound=1.0), 6: SimpleNamespace(upper_bound=1.0)}  # ratio 0.99 at both
+    ub = np.array([1.0, 0.9995, 1.0])  # k = 4: 0.05% below the forecast bound 0.99 / 0.99
+    ran = []
+
+    def run(k):
+        ran.append(k)
+        own[k] = SimpleNamespace(upper_bound=0.995)
+        return 1.0
+
+    PL.match_runs(ks, pos, lows, lambda: ub, own, run, lambda k: 1.0, budget=10.0)
+    assert ran == [4]

@@ -8,7 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify_path
-from nspca_core.certificates import _settings as S
 from nspca_core.certificates import deep_s, single
 from nspca_core.certificates.bounds import _rest_curve
 from nspca_core.certificates.dnn import dnn_tangent, dnn_value_lam
@@ -16,7 +15,7 @@ from nspca_core.certificates.path_large import coupled_curve
 from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import brute_opt
-from tests.core.certificates.test_path_large import _two_runs
+from tests.core.certificates.test_path_large import _force_split, _two_runs
 
 _SLOW = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
@@ -27,15 +26,6 @@ def _small(rng, m, n, nonneg=False):
         X = np.abs(X)
     X -= X.mean(axis=0)
     return X, X.T @ X / m
-
-
-def _force_split(monkeypatch, split_min=3, per_k=1, size=5):
-    """Tiny data through the large-n code (as test_path_large): a screened set S and a rest T."""
-    monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
-    monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
-    monkeypatch.setattr(S, "_SPLIT_MIN", split_min)
-    monkeypatch.setattr(S, "_SPLIT_PER_K", per_k)
-    monkeypatch.setitem(S._EFFORT["auto"], "split_size", size)
 
 
 @settings(max_examples=25, **_SLOW)
@@ -79,7 +69,7 @@ def test_deepened_runs_carry_valid_curves_never_above_the_undeepened(monkeypatch
     """deepen_runs on two runs' screened sets: the carried curve after it is at most the one before at
     every k and at least the brute-force OPT_k; a deepened run's S bound only falls, and only runs near
     a k below the optimal tolerance are deepened."""
-    _force_split(monkeypatch)
+    _force_split(monkeypatch, split_min=3, per_k=1, size=5)
     monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)  # every run counts as S-bound (all are deepened),
     monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)      # whatever S's own gap,
     monkeypatch.setattr(deep_s, "_DEEP_MISSES", 99)     # however little each gains
@@ -106,7 +96,7 @@ def test_deepen_runs_skips_runs_where_the_rest_binds_or_s_is_closed_and_keeps_to
     """Nothing is deepened when no run's coupled bound is S's alone (the rest binds: _DEEP_BINDS below
     zero), nor where S's own gap is below _DEEP_GAP, nor when the budget is below one run's counted cost;
     with the gates open the same run is deepened."""
-    _force_split(monkeypatch)
+    _force_split(monkeypatch, split_min=3, per_k=1, size=5)
     rng = np.random.default_rng(5)
     X, A = _small(rng, 5, 8)
     cov = Cov(X, None)
@@ -136,7 +126,7 @@ def test_large_path_with_deep_runs_stays_valid_and_never_looser(monkeypatch, n, 
     them every k's bound is at least the brute-force OPT_k and at most the bound without them."""
     from nspca_core.certificates import path_large
 
-    _force_split(monkeypatch)
+    _force_split(monkeypatch, split_min=3, per_k=1, size=5)
     monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)
     monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)
     rng = np.random.default_rng(seed)

@@ -40,6 +40,14 @@ _DEEP_REFRESH = 10
 _DEEP_CUTS = 30
 _DEEP_T = (1e-2, 1e-4)
 _DEEP_LR = 1e-2
+# warm restarts (issue 39, mll7): the run again from its own point, the smoothing re-heated to _DEEP_T[0] and the
+# learning rate reset; kept where the rigorous value falls.  A cold run stalls where the smoothing has cooled
+# (MLL k = 51, |S| = 308: 3,000 cold iterations 0.9479), a re-heated one goes on: 1,000 cold + 1 / 2 / 3 / 5
+# restarts of 1,000 give S alone 0.9485 -> 0.9502 / 0.9509 / 0.9511 / 0.9513 (re-heating to 3e-2 or 3e-3: the
+# same within 1e-4).  At most this many, stopping after one that lowers the value by less than _DEEP_RESTART_GAIN
+# (relative)
+_DEEP_RESTARTS = 3
+_DEEP_RESTART_GAIN = 3e-4
 # a deep run that lowers the path's bound nowhere by this (relative) is a miss (_DEEP_MISSES), as the polish's
 # _POLISH_STOP (at 2e-3 MLL's deepening stopped after 4 runs, k = 50 and 52 each lowering the path by ~0.1%: min
 # 0.9452, where 7 runs gave 0.9460).  Not tried first as a gate: a 300-iteration trial (MLL k = 51 0.9402; the
@@ -64,22 +72,45 @@ _DEEP_REACH = 6
 DEEP_EFFORTS = ("auto",)
 
 
-def deep_dual(A: np.ndarray, k: int, iters: int = _DEEP_ITERS) -> tuple[DnnState, float, float]:
+def deep_dual(A: np.ndarray, k: int, iters: int = _DEEP_ITERS, restarts: int = 0,
+              runs: list | None = None) -> tuple[DnnState, float, float]:
     """A DNN dual point of ``A`` found by a long run with renewed cuts: ``(state, value, lam)``, the
     value the rigorous bound at k and ``lam`` its rigorous ``lambda_max`` (the bound at any other
-    sparsity: :func:`.dnn.dnn_tangent`).  See the module docstring for why it is valid."""
+    sparsity: :func:`.dnn.dnn_tangent`).  ``restarts``: at most that many more runs of ``iters``, each
+    from the kept point (scaled to ``A / a`` again) with the smoothing re-heated; a run's point is kept
+    where its rigorous value is lower, and the restarts stop after one that lowers it by less than
+    :data:`_DEEP_RESTART_GAIN`.  ``runs`` (a list): gets the value of every run, in order.  See the
+    module docstring for why any point is valid: each one is evaluated on ``A`` itself."""
     n = A.shape[0]
     a = float(np.abs(A).max())
     if not a > 0 or not np.isfinite(a):
         a = 1.0
-    st, _, _ = dnn_optimize(A / a, int(k), DnnState(np.zeros((n, n)), 0.0), iters=int(iters),
-                            t_start=_DEEP_T[0], t_end=_DEEP_T[1], lr=_DEEP_LR, r=min(10, n),
-                            refresh=_DEEP_REFRESH, max_cuts=_DEEP_CUTS)
+    st, val, lam = _deep_run(A, a, int(k), DnnState(np.zeros((n, n)), 0.0), int(iters))
+    runs = runs if runs is not None else []
+    runs.append(val)
+    for _ in range(int(restarts)):
+        warm = DnnState(st.N / a, st.nu / a, st.U, st.C, None if st.w is None else st.w / a)
+        st2, val2, lam2 = _deep_run(A, a, int(k), warm, int(iters))
+        runs.append(val2)
+        gain = (val - val2) / val if val > 0 else 0.0
+        if val2 < val:
+            st, val, lam = st2, val2, lam2
+        if not gain >= _DEEP_RESTART_GAIN:
+            break
+    return st, val, lam
+
+
+def _deep_run(A: np.ndarray, a: float, k: int, start: DnnState, iters: int) -> tuple[DnnState, float, float]:
+    """One run of :func:`deep_dual` from ``start`` (a point of ``A / a``): the point scaled back by ``a``
+    (clipped to ``N >= 0`` with a zero diagonal, ``mu >= 0``, ``w >= 0``) and its rigorous value on ``A``."""
+    n = A.shape[0]
+    st, _, _ = dnn_optimize(A / a, k, start, iters=iters, t_start=_DEEP_T[0], t_end=_DEEP_T[1], lr=_DEEP_LR,
+                            r=min(10, n), refresh=_DEEP_REFRESH, max_cuts=_DEEP_CUTS)
     N = np.maximum(np.asarray(st.N, dtype=float) * a, 0.0)
     np.fill_diagonal(N, 0.0)
     w = None if st.w is None else np.maximum(np.asarray(st.w, dtype=float) * a, 0.0)
     st = DnnState(N, max(float(st.nu) * a, 0.0), st.U, st.C, w)
-    val, lam = dnn_value_lam(A, int(k), st, fast=False)
+    val, lam = dnn_value_lam(A, k, st, fast=False)
     return st, float(val), float(lam)
 
 
@@ -98,7 +129,8 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
     :data:`_DEEP_BINDS` of its ``B_S``) and S's own ratio is below ``1 - _DEEP_GAP``: that run's S gets a deep
     dual point, kept when it is lower at the run's sparsity, and the run's curve (``carry(keep, ks)``:
     :func:`.path_large.coupled_curve` at ``ks`` with the run's rest curve) is carried into ``curve`` (in
-    place).  Stops when no such k is left, the next run's cost would pass ``budget`` (counted:
+    place).  A deep run restarts warm (:data:`_DEEP_RESTARTS`) as far as ``budget`` allows, each
+    restart counted as one more run.  Stops when no such k is left, the next run's cost would pass ``budget`` (counted:
     :func:`deep_cost`), or after :data:`_DEEP_MISSES` deepened runs in a row that lowered the path's bound
     nowhere by :data:`_DEEP_MIN_GAIN`.  ``done`` (optional): filled ``{run k: relative gain of B_S}``."""
     if budget <= 0 or not kept:
@@ -132,9 +164,12 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
         c = deep_cost(keep, iters)
         if spent + c > budget:
             return spent
-        spent += c
         old = float(certS.upper_bound)
-        st, val, lam = deep_dual(cov.submatrix(keep["S"]), keep["kS"], iters)
+        vals: list = []
+        runs_left = (budget - spent) / c  # (inf with no budget)
+        more = _DEEP_RESTARTS if runs_left >= _DEEP_RESTARTS + 1 else int(np.floor(runs_left)) - 1
+        st, val, lam = deep_dual(cov.submatrix(keep["S"]), keep["kS"], iters, more, vals)
+        spent += c * len(vals)
         if done is not None:
             done[pick] = max(old - val, 0.0) / old
         if val < old:

@@ -140,3 +140,76 @@ def test_large_path_with_deep_runs_stays_valid_and_never_looser(monkeypatch, n, 
         assert c.upper_bound >= opt * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt)
         assert c.upper_bound <= c0.upper_bound * (1 + 1e-12), (c.k, c.upper_bound, c0.upper_bound)
     assert "path_deepened" in with_deep[0].info and "path_deepened" in without[0].info
+
+
+@settings(max_examples=20, **_SLOW)
+@given(st.integers(3, 8), st.integers(2, 7), st.integers(0, 2**31 - 1), st.integers(0, 3), st.integers(5, 60))
+def test_restarted_deep_dual_bounds_every_sparsity_and_never_rises(monkeypatch, n, m, seed, restarts, iters):
+    """deep_dual with warm restarts: its kept point is a valid DNN dual point of A (value and tangent at
+    every sparsity at least the brute-force OPT_i, N >= 0 with a zero diagonal, mu, w >= 0), its value is
+    the rigorous evaluation of that point, the smallest of its runs' values, and at most the value without
+    restarts (the first run is that run)."""
+    monkeypatch.setattr(deep_s, "_DEEP_RESTART_GAIN", -np.inf)  # every restart runs
+    rng = np.random.default_rng(seed)
+    _, A = _small(rng, m, n, bool(seed % 2))
+    A *= 10.0 ** rng.integers(-3, 4)
+    k = int(rng.integers(1, n + 1))
+    runs: list = []
+    stt, val, lam = deep_s.deep_dual(A, k, iters, restarts, runs)
+    assert len(runs) == restarts + 1 and val == min(runs)
+    assert val <= deep_s.deep_dual(A, k, iters)[1] == runs[0]
+    N = np.asarray(stt.N, dtype=float)
+    assert np.all(N >= 0) and np.all(np.diag(N) == 0) and stt.nu >= 0
+    assert stt.w is None or np.all(stt.w >= 0)
+    assert dnn_value_lam(A, k, stt, fast=False) == (val, lam)
+    for i, b in zip(range(1, n + 1), dnn_tangent(lam, stt, n, np.arange(1, n + 1))):
+        assert b >= brute_opt(A, i)[0] * (1 - 1e-12), (i, b)
+
+
+def test_restarts_stop_after_one_that_gains_too_little_and_a_restart_can_gain():
+    """The restarts stop after the first one that lowers the value by less than _DEEP_RESTART_GAIN
+    (relative); on correlated data with n >> k a re-heated restart goes below where one short run stalls,
+    never below OPT (brute force)."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40, 3)) @ rng.standard_normal((3, 9)) + 0.3 * rng.standard_normal((40, 9))
+    X -= X.mean(axis=0)
+    A = X.T @ X / 40
+    k = 4
+    runs: list = []
+    val = deep_s.deep_dual(A, k, 30, 5, runs)[1]
+    gains = [(min(runs[:i]) - runs[i]) / min(runs[:i]) for i in range(1, len(runs))]
+    assert all(g >= deep_s._DEEP_RESTART_GAIN for g in gains[:-1])
+    assert len(runs) == 6 or gains[-1] < deep_s._DEEP_RESTART_GAIN
+    assert brute_opt(A, k)[0] * (1 - 1e-12) <= val < runs[0]
+
+
+def test_deepen_runs_counts_each_restart_and_keeps_to_its_budget(monkeypatch):
+    """A deepened run's restarts are counted one run each (deep_cost) and only as far as the budget goes:
+    with a budget of two runs' cost, at most one restart."""
+    _force_split(monkeypatch, split_min=3, per_k=1, size=5)
+    monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)
+    monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)
+    monkeypatch.setattr(deep_s, "_DEEP_RESTART_GAIN", -np.inf)
+    seen: list = []
+    real = deep_s.deep_dual
+
+    def spy(A, k, iters, restarts=0, runs=None):
+        seen.append(restarts)
+        return real(A, k, iters, restarts, runs)
+
+    monkeypatch.setattr(deep_s, "deep_dual", spy)
+    rng = np.random.default_rng(5)
+    X, A = _small(rng, 5, 8)
+    cov = Cov(X, None)
+    uniq = np.arange(1, 9)
+    keep: dict = {}
+    single._certify_large(cov, 4, None, "auto", None, keep=keep)
+    BT = _rest_curve(cov, keep["T"], 8)
+    curve = coupled_curve(keep, BT, uniq)
+    lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8
+    args = (cov, uniq, lows, lambda: curve.copy(), {4: keep}, curve, lambda kp, at: coupled_curve(kp, BT, at))
+    c = deep_s.deep_cost(keep, 40)
+    assert deep_s.deepen_runs(*args, 2.5 * c, iters=40) == 2 * c and seen == [1]
+    seen.clear()
+    assert deep_s.deepen_runs(*args, np.inf, iters=40) == (1 + deep_s._DEEP_RESTARTS) * c
+    assert seen == [deep_s._DEEP_RESTARTS]

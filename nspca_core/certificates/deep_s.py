@@ -54,10 +54,16 @@ _DEEP_RESTART_GAIN = 3e-4
 # polished run's S was at about that, so no run followed, where 1,000 iterations give 0.9485), nor dnn_optimize's
 # give_up (its extrapolation stopped MLL k = 51's run after a few iterations, at 0.858)
 _DEEP_MIN_GAIN = 3e-4
-# the share of the path's counted budget the deep runs may take, and a run is deepened only where its own
-# coupled bound at its k is within this of S's bound alone (S binds there: elsewhere the rest or the
-# cross term does and a tighter S moves little; golub-shaped runs bind on the anchored sums)
-_DEEP_SHARE = 0.12
+# the share of the path's counted budget the deep runs may take (path_large hands over _DEEP_SHARE x its budget):
+# _DEEP_COLD_SHARE for the runs from zero (the former share: the same runs as before the restarts), then
+# _DEEP_RESTART_SHARE for warm restarts of those runs (:func:`_restart_deepened`), and a run is deepened only
+# where its own coupled bound at its k is within _DEEP_BINDS of S's bound alone (S binds there: elsewhere the rest
+# or the cross term does and a tighter S moves little; golub-shaped runs bind on the anchored sums).  Restarts
+# on top of the cold runs, not in their place: counted inside the cold share they left fewer runs deepened
+# (MLL k = 42..45 up to 0.04% looser than with no restarts)
+_DEEP_COLD_SHARE = 0.12
+_DEEP_RESTART_SHARE = 0.12
+_DEEP_SHARE = _DEEP_COLD_SHARE + _DEEP_RESTART_SHARE
 _DEEP_BINDS = 5e-3
 # a run is deepened only where S's own certified ratio (lower / B_S) is below 1 - this: the deep run gains
 # a fraction of S's gap (MLL k = 51: 1.4% of 6.6%); golub-shaped k = 200's S is at 0.9967, a trial there gained
@@ -73,24 +79,25 @@ DEEP_EFFORTS = ("auto",)
 
 
 def deep_dual(A: np.ndarray, k: int, iters: int = _DEEP_ITERS, restarts: int = 0,
-              runs: list | None = None) -> tuple[DnnState, float, float]:
+              runs: list | None = None, start: DnnState | None = None) -> tuple[DnnState, float, float]:
     """A DNN dual point of ``A`` found by a long run with renewed cuts: ``(state, value, lam)``, the
     value the rigorous bound at k and ``lam`` its rigorous ``lambda_max`` (the bound at any other
-    sparsity: :func:`.dnn.dnn_tangent`).  ``restarts``: at most that many more runs of ``iters``, each
-    from the kept point (scaled to ``A / a`` again) with the smoothing re-heated; a run's point is kept
-    where its rigorous value is lower, and the restarts stop after one that lowers it by less than
+    sparsity: :func:`.dnn.dnn_tangent`).  The first run starts from zero, or warm from ``start`` (a dual
+    point of ``A``, e.g. an earlier deep run's).  ``restarts``: at most that many more runs of ``iters``,
+    each from the kept point (scaled to ``A / a`` again) with the smoothing re-heated; a run's point is
+    kept where its rigorous value is lower, and the restarts stop after one that lowers it by less than
     :data:`_DEEP_RESTART_GAIN`.  ``runs`` (a list): gets the value of every run, in order.  See the
     module docstring for why any point is valid: each one is evaluated on ``A`` itself."""
     n = A.shape[0]
     a = float(np.abs(A).max())
     if not a > 0 or not np.isfinite(a):
         a = 1.0
-    st, val, lam = _deep_run(A, a, int(k), DnnState(np.zeros((n, n)), 0.0), int(iters))
+    st, val, lam = _deep_run(A, a, int(k), DnnState(np.zeros((n, n)), 0.0) if start is None else _scaled(start, a),
+                             int(iters))
     runs = runs if runs is not None else []
     runs.append(val)
     for _ in range(int(restarts)):
-        warm = DnnState(st.N / a, st.nu / a, st.U, st.C, None if st.w is None else st.w / a)
-        st2, val2, lam2 = _deep_run(A, a, int(k), warm, int(iters))
+        st2, val2, lam2 = _deep_run(A, a, int(k), _scaled(st, a), int(iters))
         runs.append(val2)
         gain = (val - val2) / val if val > 0 else 0.0
         if val2 < val:
@@ -98,6 +105,12 @@ def deep_dual(A: np.ndarray, k: int, iters: int = _DEEP_ITERS, restarts: int = 0
         if not gain >= _DEEP_RESTART_GAIN:
             break
     return st, val, lam
+
+
+def _scaled(st: DnnState, a: float) -> DnnState:
+    """A dual point of ``A`` as a warm start on ``A / a`` (its subspace and cut directions as they are)."""
+    return DnnState(np.asarray(st.N, dtype=float) / a, float(st.nu) / a, st.U, st.C,
+                    None if st.w is None else np.asarray(st.w, dtype=float) / a)
 
 
 def _deep_run(A: np.ndarray, a: float, k: int, start: DnnState, iters: int) -> tuple[DnnState, float, float]:
@@ -121,20 +134,34 @@ def deep_cost(keep: dict, iters: int = _DEEP_ITERS) -> float:
 
 def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curve: np.ndarray, carry,
                 budget: float, done: dict | None = None, iters: int = _DEEP_ITERS) -> float:
-    """Deep runs (:func:`deep_dual`) on the runs' screened sets, worst-certified k first; returns the
-    counted cost spent.
+    """Deep runs (:func:`deep_dual`) on the runs' screened sets, worst-certified k first, then warm
+    restarts of them (:func:`_restart_deepened`); returns the counted cost spent.
 
-    Repeatedly: the k of the lowest certified ratio ``lows / upper()`` whose nearest run (within
-    :data:`_DEEP_REACH`) is not yet deepened and where S binds (that run's coupled bound at its k within
-    :data:`_DEEP_BINDS` of its ``B_S``) and S's own ratio is below ``1 - _DEEP_GAP``: that run's S gets a deep
-    dual point, kept when it is lower at the run's sparsity, and the run's curve (``carry(keep, ks)``:
-    :func:`.path_large.coupled_curve` at ``ks`` with the run's rest curve) is carried into ``curve`` (in
-    place).  A deep run restarts warm (:data:`_DEEP_RESTARTS`) as far as ``budget`` allows, each
-    restart counted as one more run.  Stops when no such k is left, the next run's cost would pass ``budget`` (counted:
-    :func:`deep_cost`), or after :data:`_DEEP_MISSES` deepened runs in a row that lowered the path's bound
-    nowhere by :data:`_DEEP_MIN_GAIN`.  ``done`` (optional): filled ``{run k: relative gain of B_S}``."""
+    First, within ``budget x _DEEP_COLD_SHARE / _DEEP_SHARE``, repeatedly: the k of the lowest certified ratio
+    ``lows / upper()`` whose nearest run (within :data:`_DEEP_REACH`) is not yet deepened and where S binds
+    (that run's coupled bound at its k within :data:`_DEEP_BINDS` of its ``B_S``) and S's own ratio is below
+    ``1 - _DEEP_GAP``: that run's S gets a deep dual point from zero, kept when it is lower at the run's
+    sparsity, and the run's curve (``carry(keep, ks)``: :func:`.path_large.coupled_curve` at ``ks`` with the
+    run's rest curve) is carried into ``curve`` (in place).  That stops when no such k is left, the next run's
+    cost would pass the share (counted: :func:`deep_cost`), or after :data:`_DEEP_MISSES` deepened runs in a
+    row that lowered the path's bound nowhere by :data:`_DEEP_MIN_GAIN`.  Then the rest of ``budget`` goes to
+    the restarts.  ``done`` (optional): filled ``{run k: relative gain of B_S}``."""
     if budget <= 0 or not kept:
         return 0.0
+    order: list = []
+    spent = _deepen_cold(cov, uniq, lows, upper, kept, curve, carry, budget * (_DEEP_COLD_SHARE / _DEEP_SHARE),
+                         order, iters)
+    spent += _restart_deepened(cov, uniq, upper, kept, curve, carry, budget - spent, order, iters)
+    if done is not None:
+        for pick, old in order:
+            done[pick] = max(old - float(kept[pick]["certS"].upper_bound), 0.0) / old
+    return spent
+
+
+def _deepen_cold(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curve: np.ndarray, carry,
+                 budget: float, order: list, iters: int) -> float:
+    """The first part of :func:`deepen_runs` (runs from zero); ``order`` gets ``(run k, S's bound before)``
+    of each deepened run, in order."""
     rk = np.array(sorted(kept), dtype=int)
     tried: set[int] = set()
     spent, misses = 0.0, 0
@@ -164,21 +191,56 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
         c = deep_cost(keep, iters)
         if spent + c > budget:
             return spent
-        old = float(certS.upper_bound)
-        vals: list = []
-        runs_left = (budget - spent) / c  # (inf with no budget)
-        more = _DEEP_RESTARTS if runs_left >= _DEEP_RESTARTS + 1 else int(np.floor(runs_left)) - 1
-        st, val, lam = deep_dual(cov.submatrix(keep["S"]), keep["kS"], iters, more, vals)
-        spent += c * len(vals)
-        if done is not None:
-            done[pick] = max(old - val, 0.0) / old
-        if val < old:
-            dnn = {**(certS.info.get("dnn") or {}), "lam": lam}
-            keep["certS"] = replace(certS, upper_bound=val, info={**certS.info, "dnn": dnn})
-            keep["stS"] = st
-            np.minimum(curve, carry(keep, uniq), out=curve)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fell = np.where(np.isfinite(ub) & (ub > 0), (ub - upper()) / ub, 0.0)
-        misses = 0 if float(fell.max(initial=0.0)) > _DEEP_MIN_GAIN else misses + 1
+        spent += c
+        order.append((pick, float(certS.upper_bound)))
+        _keep_lower(keep, deep_dual(cov.submatrix(keep["S"]), keep["kS"], iters), curve, carry, uniq)
+        misses = 0 if _fell(ub, upper()) > _DEEP_MIN_GAIN else misses + 1
         if misses >= _DEEP_MISSES:
             return spent
+
+
+def _restart_deepened(cov, uniq: np.ndarray, upper, kept: dict, curve: np.ndarray, carry, budget: float,
+                      order: list, iters: int) -> float:
+    """The second part of :func:`deepen_runs`: the deepened runs in the order they were deepened (worst-certified
+    k first), each restarted warm from its kept point (:func:`deep_dual` with ``start``: the first restart,
+    then at most :data:`_DEEP_RESTARTS` - 1 more while each gains :data:`_DEEP_RESTART_GAIN`) as far as
+    ``budget`` allows (each restart counted as one run, :func:`deep_cost`), kept where lower and carried into
+    ``curve``; stops after :data:`_DEEP_MISSES` runs in a row that lowered the path's bound nowhere by
+    :data:`_DEEP_MIN_GAIN`.  Any point is valid (:func:`deep_dual`); a kept one only lowers."""
+    spent, misses = 0.0, 0
+    if _DEEP_RESTARTS < 1:
+        return spent
+    for pick, _ in order:
+        keep = kept[pick]
+        c = deep_cost(keep, iters)
+        runs_left = (budget - spent) / c  # (inf with no budget)
+        if not runs_left >= 1.0 or keep.get("stS") is None:
+            return spent
+        more = _DEEP_RESTARTS - 1 if runs_left >= _DEEP_RESTARTS else int(np.floor(runs_left)) - 1
+        ub, vals = upper(), []
+        _keep_lower(keep, deep_dual(cov.submatrix(keep["S"]), keep["kS"], iters, more, vals, start=keep["stS"]),
+                    curve, carry, uniq)
+        spent += c * len(vals)
+        misses = 0 if _fell(ub, upper()) > _DEEP_MIN_GAIN else misses + 1
+        if misses >= _DEEP_MISSES:
+            return spent
+    return spent
+
+
+def _keep_lower(keep: dict, point: tuple, curve: np.ndarray, carry, uniq: np.ndarray) -> None:
+    """A deep point ``(state, value, lam)`` of a run's S kept where its value is below S's bound, and the
+    run's curve then carried into ``curve`` (the smaller at every k)."""
+    st, val, lam = point
+    certS = keep["certS"]
+    if val < float(certS.upper_bound):
+        dnn = {**(certS.info.get("dnn") or {}), "lam": lam}
+        keep["certS"] = replace(certS, upper_bound=val, info={**certS.info, "dnn": dnn})
+        keep["stS"] = st
+        np.minimum(curve, carry(keep, uniq), out=curve)
+
+
+def _fell(before: np.ndarray, after: np.ndarray) -> float:
+    """The largest relative fall of the path's bound from ``before`` to ``after``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fell = np.where(np.isfinite(before) & (before > 0), (before - after) / before, 0.0)
+    return float(fell.max(initial=0.0))

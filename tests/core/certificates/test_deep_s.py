@@ -4,6 +4,7 @@ bounds every sparsity (brute force), the deepened curves stay valid and never ri
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -183,33 +184,62 @@ def test_restarts_stop_after_one_that_gains_too_little_and_a_restart_can_gain():
     assert brute_opt(A, k)[0] * (1 - 1e-12) <= val < runs[0]
 
 
-def test_deepen_runs_counts_each_restart_and_keeps_to_its_budget(monkeypatch):
-    """A deepened run's restarts are counted one run each (deep_cost) and only as far as the budget goes:
-    with a budget of two runs' cost, at most one restart."""
+def _one_run_case(monkeypatch, seed=5, n=8, m=5):
     _force_split(monkeypatch, split_min=3, per_k=1, size=5)
     monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)
     monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)
+    rng = np.random.default_rng(seed)
+    X, A = _small(rng, m, n)
+    cov = Cov(X, None)
+    uniq = np.arange(1, n + 1)
+    keep: dict = {}
+    single._certify_large(cov, 4, None, "auto", None, keep=keep)
+    BT = _rest_curve(cov, keep["T"], n)
+    curve = coupled_curve(keep, BT, uniq)
+    lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8
+    return A, cov, uniq, keep, BT, curve, lows
+
+
+def test_deepen_runs_counts_each_restart_and_keeps_to_its_budget(monkeypatch):
+    """The cold runs keep their former share (_DEEP_COLD_SHARE of _DEEP_SHARE); the restarts come after them,
+    warm from the deepened point, each counted as one run (deep_cost), only as far as the budget goes."""
+    _, cov, uniq, keep, BT, curve, lows = _one_run_case(monkeypatch)
     monkeypatch.setattr(deep_s, "_DEEP_RESTART_GAIN", -np.inf)
     seen: list = []
     real = deep_s.deep_dual
 
-    def spy(A, k, iters, restarts=0, runs=None):
-        seen.append(restarts)
-        return real(A, k, iters, restarts, runs)
+    def spy(A, k, iters, restarts=0, runs=None, start=None):
+        seen.append((restarts, start is not None))
+        return real(A, k, iters, restarts, runs, start)
 
     monkeypatch.setattr(deep_s, "deep_dual", spy)
-    rng = np.random.default_rng(5)
-    X, A = _small(rng, 5, 8)
-    cov = Cov(X, None)
-    uniq = np.arange(1, 9)
-    keep: dict = {}
-    single._certify_large(cov, 4, None, "auto", None, keep=keep)
-    BT = _rest_curve(cov, keep["T"], 8)
-    curve = coupled_curve(keep, BT, uniq)
-    lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8
     args = (cov, uniq, lows, lambda: curve.copy(), {4: keep}, curve, lambda kp, at: coupled_curve(kp, BT, at))
     c = deep_s.deep_cost(keep, 40)
-    assert deep_s.deepen_runs(*args, 2.5 * c, iters=40) == 2 * c and seen == [1]
+    total = 1.5 * c * deep_s._DEEP_SHARE / deep_s._DEEP_COLD_SHARE  # the cold share: 1.5 runs
+    assert deep_s.deepen_runs(*args, total, iters=40) == pytest.approx(min(total // c, 1 + deep_s._DEEP_RESTARTS) * c)
+    assert seen[0] == (0, False) and seen[1][1] and len(seen) == 2
     seen.clear()
     assert deep_s.deepen_runs(*args, np.inf, iters=40) == (1 + deep_s._DEEP_RESTARTS) * c
-    assert seen == [deep_s._DEEP_RESTARTS]
+    assert seen == [(0, False), (deep_s._DEEP_RESTARTS - 1, True)]
+
+
+@settings(max_examples=10, **_SLOW)
+@given(st.integers(0, 2**31 - 1), st.integers(7, 9), st.integers(3, 6))
+def test_restarted_deepening_never_above_the_cold_one_and_valid(monkeypatch, seed, n, m):
+    """deepen_runs with restarts against the same without (_DEEP_RESTARTS = 0), from the same runs: the curve
+    with them is at most the one without at every k (the cold part is the same, a restart only lowers) and at
+    least the brute-force OPT_k."""
+    import copy
+
+    A, cov, uniq, keep, BT, curve, lows = _one_run_case(monkeypatch, seed, n, m)
+    monkeypatch.setattr(deep_s, "_DEEP_RESTART_GAIN", -np.inf)
+    out = {}
+    for r in (0, 2):
+        monkeypatch.setattr(deep_s, "_DEEP_RESTARTS", r)
+        kp, cv = copy.deepcopy(keep), curve.copy()
+        deep_s.deepen_runs(cov, uniq, lows, lambda cv=cv: cv.copy(), {4: kp}, cv,
+                           lambda x, at: coupled_curve(x, BT, at), np.inf, iters=30)
+        out[r] = cv
+    assert np.all(out[2] <= out[0]) and np.all(out[0] <= curve)
+    for k, b in zip(uniq, out[2]):
+        assert b >= brute_opt(A, int(k))[0] * (1 - 1e-12), (k, b)

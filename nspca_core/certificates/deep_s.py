@@ -151,7 +151,10 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
     order: list = []
     spent = _deepen_cold(cov, uniq, lows, upper, kept, curve, carry, budget * (_DEEP_COLD_SHARE / _DEEP_SHARE),
                          order, iters)
-    spent += _restart_deepened(cov, uniq, upper, kept, curve, carry, budget - spent, order, iters)
+    ub, at = upper(), {int(k): i for i, k in enumerate(uniq)}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        worst = sorted(order, key=lambda po: lows[at[po[0]]] / ub[at[po[0]]] if po[0] in at else np.inf)
+    spent += _restart_deepened(cov, uniq, upper, kept, curve, carry, budget - spent, worst, iters)
     if done is not None:
         for pick, old in order:
             done[pick] = max(old - float(kept[pick]["certS"].upper_bound), 0.0) / old
@@ -201,12 +204,13 @@ def _deepen_cold(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, cur
 
 def _restart_deepened(cov, uniq: np.ndarray, upper, kept: dict, curve: np.ndarray, carry, budget: float,
                       order: list, iters: int) -> float:
-    """The second part of :func:`deepen_runs`: the deepened runs in the order they were deepened (worst-certified
-    k first), each restarted warm from its kept point (:func:`deep_dual` with ``start``: the first restart,
-    then at most :data:`_DEEP_RESTARTS` - 1 more while each gains :data:`_DEEP_RESTART_GAIN`) as far as
-    ``budget`` allows (each restart counted as one run, :func:`deep_cost`), kept where lower and carried into
-    ``curve``; stops after :data:`_DEEP_MISSES` runs in a row that lowered the path's bound nowhere by
-    :data:`_DEEP_MIN_GAIN`.  Any point is valid (:func:`deep_dual`); a kept one only lowers."""
+    """The second part of :func:`deepen_runs`: the deepened runs in ``order`` (:func:`deepen_runs`: by the
+    certified ratio at their own k after the cold runs, worst first), each restarted warm from its kept
+    point (:func:`deep_dual` with ``start``: the first restart, then at most :data:`_DEEP_RESTARTS` - 1
+    more while each gains :data:`_DEEP_RESTART_GAIN`) as far as ``budget`` allows (each restart counted as
+    one run, :func:`deep_cost`), kept where lower and carried into ``curve``; stops after
+    :data:`_DEEP_MISSES` runs in a row that lowered the path's bound nowhere by :data:`_DEEP_MIN_GAIN`.
+    Any point is valid (:func:`deep_dual`); a kept one only lowers."""
     spent, misses = 0.0, 0
     if _DEEP_RESTARTS < 1:
         return spent

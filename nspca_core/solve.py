@@ -79,7 +79,7 @@ _AUTO_SPARSE_FACTOR_TOL = 1e-6
 # auto's normal draws kept by (int seed, number of features) (:func:`_start_draws`): this many entries, each
 # up to this many bytes (a larger one is drawn every time)
 _DRAWS_KEEP = 2
-_DRAWS_MAX_BYTES = 1 << 26
+_DRAWS_MAX_BYTES = 1 << 24
 _DRAWS: dict = {}
 
 

@@ -13,13 +13,7 @@ from nspca_core._common.screen import SingleProducts
 from nspca_core.operators.cov import Cov
 from nspca_core.peers.tpower import tpower_starts
 from tests.bruteforce import brute_opt
-
-
-def _data(seed, m, n):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((m, n)) * rng.uniform(0.2, 3.0, n)
-    X += rng.standard_normal((m, 2)) @ rng.uniform(-1.0, 2.0, (2, n))
-    return X - X.mean(axis=0)
+from tests.core.test_auto_cost import _centered as _data
 
 
 def _reference_starts(cov, V, k, key, rng, single):

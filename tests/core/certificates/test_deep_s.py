@@ -243,3 +243,40 @@ def test_restarted_deepening_never_above_the_cold_one_and_valid(monkeypatch, see
     assert np.all(out[2] <= out[0]) and np.all(out[0] <= curve)
     for k, b in zip(uniq, out[2]):
         assert b >= brute_opt(A, int(k))[0] * (1 - 1e-12), (k, b)
+
+
+def test_after_the_cold_share_the_worst_run_restarts_then_untried_runs_run_cold(monkeypatch):
+    """Two runs, a cold share of one run: the deepened run is restarted first, then the other run gets its
+    cold deep run (not looked at before: the share had ended), then its restarts; the curve stays valid."""
+    _force_split(monkeypatch, split_min=3, per_k=1, size=5)
+    monkeypatch.setattr(deep_s, "_DEEP_BINDS", np.inf)
+    monkeypatch.setattr(deep_s, "_DEEP_GAP", -1.0)
+    monkeypatch.setattr(deep_s, "_DEEP_MISSES", 99)
+    monkeypatch.setattr(deep_s, "_DEEP_RESTART_GAIN", -np.inf)
+    monkeypatch.setattr(deep_s, "_DEEP_COLD_SHARE", 0.1)
+    monkeypatch.setattr(deep_s, "_DEEP_SHARE", 1.0)
+    rng = np.random.default_rng(11)
+    X, A = _small(rng, 5, 9)
+    cov = Cov(X, None)
+    uniq, kept, rest, curve = _two_runs(cov, 9, rng)
+    costs = {k: deep_s.deep_cost(kept[k], 30) for k in kept}
+    assert len(kept) == 2 and min(costs.values()) > 0.05 * max(costs.values())  # the cold share: one run
+    seen: list = []
+    real = deep_s.deep_dual
+
+    def spy(A_, k, iters, restarts=0, runs=None, start=None):
+        seen.append((int(k), restarts, start is not None))
+        return real(A_, k, iters, restarts, runs, start)
+
+    monkeypatch.setattr(deep_s, "deep_dual", spy)
+    lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8
+    done: dict = {}
+    deep_s.deepen_runs(cov, uniq, lows, lambda: curve.copy(), kept, curve,
+                       lambda keep, at: coupled_curve(keep, rest[keep["T"].tobytes()], at),
+                       10.5 * max(costs.values()), done, iters=30)
+    r = deep_s._DEEP_RESTARTS - 1
+    first, second = seen[0][0], seen[2][0]
+    assert first != second and set(done) == set(kept)
+    assert seen == [(first, 0, False), (first, r, True), (second, 0, False), (second, r, True)]
+    for k, b in zip(uniq, curve):
+        assert b >= brute_opt(A, int(k))[0] * (1 - 1e-12), (k, b)

@@ -144,43 +144,29 @@ def deepen_runs(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curv
     sparsity, and the run's curve (``carry(keep, ks)``: :func:`.path_large.coupled_curve` at ``ks`` with the
     run's rest curve) is carried into ``curve`` (in place).  That stops when no such k is left, the next run's
     cost would pass the share (counted: :func:`deep_cost`), or after :data:`_DEEP_MISSES` deepened runs in a
-    row that lowered the path's bound nowhere by :data:`_DEEP_MIN_GAIN`.  Then, in the rest of ``budget``:
-    restarts of the worst-certified deepened run, more runs from zero on the runs not yet looked at (the same
-    rules), and restarts of the other deepened runs, worst first.  ``done`` (optional): filled ``{run k:
-    relative gain of B_S}``."""
+    row that lowered the path's bound nowhere by :data:`_DEEP_MIN_GAIN`.  Then the rest of ``budget`` goes to
+    the restarts.  ``done`` (optional): filled ``{run k: relative gain of B_S}``."""
     if budget <= 0 or not kept:
         return 0.0
     order: list = []
-    tried: set[int] = set()
     spent = _deepen_cold(cov, uniq, lows, upper, kept, curve, carry, budget * (_DEEP_COLD_SHARE / _DEEP_SHARE),
-                         order, iters, tried)
-    at = {int(k): i for i, k in enumerate(uniq)}
-
-    def by_ratio(runs: list) -> list:
-        ub = upper()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return sorted(runs, key=lambda po: lows[at[po[0]]] / ub[at[po[0]]] if po[0] in at else np.inf)
-
-    # the rest: restarts of the worst-certified deepened run (the path's minimum), then cold runs on runs not yet
-    # tried (MLL: the cold share ends in 48..55, where k = 59, 60 stay below 0.95: a cold run on certify(59)'s S
-    # gives 0.9566), then restarts of the others, worst first
-    worst = by_ratio(order)
-    spent += _restart_deepened(cov, uniq, upper, kept, curve, carry, budget - spent, worst[:1], iters)
-    more: list = []
-    spent += _deepen_cold(cov, uniq, lows, upper, kept, curve, carry, budget - spent, more, iters, tried)
-    spent += _restart_deepened(cov, uniq, upper, kept, curve, carry, budget - spent, by_ratio(worst[1:] + more),
-                               iters)
+                         order, iters)
+    ub, at = upper(), {int(k): i for i, k in enumerate(uniq)}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        worst = sorted(order, key=lambda po: lows[at[po[0]]] / ub[at[po[0]]] if po[0] in at else np.inf)
+    spent += _restart_deepened(cov, uniq, upper, kept, curve, carry, budget - spent, worst, iters)
     if done is not None:
-        for pick, old in order + more:
+        for pick, old in order:
             done[pick] = max(old - float(kept[pick]["certS"].upper_bound), 0.0) / old
     return spent
 
 
 def _deepen_cold(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, curve: np.ndarray, carry,
-                 budget: float, order: list, iters: int, tried: set) -> float:
-    """The runs from zero of :func:`deepen_runs`; ``order`` gets ``(run k, S's bound before)`` of each
-    deepened run, in order; ``tried`` (the runs looked at, in place) are not looked at again."""
+                 budget: float, order: list, iters: int) -> float:
+    """The first part of :func:`deepen_runs` (runs from zero); ``order`` gets ``(run k, S's bound before)``
+    of each deepened run, in order."""
     rk = np.array(sorted(kept), dtype=int)
+    tried: set[int] = set()
     spent, misses = 0.0, 0
     while True:
         ub = upper()
@@ -207,7 +193,6 @@ def _deepen_cold(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, cur
             continue  # S's own gap is small: a deep run gains a fraction of it
         c = deep_cost(keep, iters)
         if spent + c > budget:
-            tried.discard(pick)  # (not looked at: a later share may run it)
             return spent
         spent += c
         order.append((pick, float(certS.upper_bound)))

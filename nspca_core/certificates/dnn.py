@@ -414,6 +414,21 @@ def _unevaluated(state: DnnState, U, it: int, evals: int, n: int) -> tuple:
                            "gave_up": True, "unevaluated": True}
 
 
+def _run_arrays(A: np.ndarray, state: DnnState, work: DnnWork, ritz32: bool):
+    """:func:`dnn_optimize`'s n x n arrays from ``work``: ``(x_N, A32, M, G)``, N in float32 (the
+    start's N copied in), the matrix the iterations use (A in float32 if ``ritz32``), the iteration's
+    M and the gradient G (in Adam's precision).  M and G are written afresh each iteration, so an
+    evaluation may use their memory in between: in float32 they are the halves of ``"MG"``."""
+    x_N = work.scratch("N", state.N.shape, np.float32)
+    np.copyto(x_N, state.N, casting="unsafe")  # (as state.N.astype(np.float32))
+    A32 = work.float32_of(A) if ritz32 else A
+    if A32.dtype == np.float32:
+        M, G = work.halves("MG", x_N.shape)
+    else:
+        M, G = work.scratch("M", x_N.shape, A32.dtype), work.scratch("G", x_N.shape, np.float32)
+    return x_N, A32, M, G
+
+
 def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start: float,
                  t_end: float, lr: float, decay: float = 0.995, r: int = 10,
                  check_every: int = 0, target: float | None = None, lower: float | None = None,
@@ -465,14 +480,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     t_iters = iters if t_iters is None else max(1, min(t_iters, iters))
     # N, Adam's moments (and M if ritz32) in float32: any float32 N >= 0 is valid, evaluated as stored
     work = DnnWork() if work is None else work
-    x_N, x_nu = work.scratch("N", state.N.shape, np.float32), float(state.nu)
-    np.copyto(x_N, state.N, casting="unsafe")  # (as state.N.astype(np.float32))
-    A32 = work.float32_of(A) if ritz32 else A
-    if A32.dtype == np.float32:  # M and the gradient G in one float64 array's memory (see DnnWork)
-        M, G = work.halves("MG", x_N.shape)
-    else:
-        M, G = work.scratch("M", x_N.shape, A32.dtype), work.scratch("G", x_N.shape, np.float32)
-    # (G in Adam's precision; M and G are written afresh each iteration: an evaluation may use them)
+    x_N, A32, M, G = _run_arrays(A, state, work, ritz32)
+    x_nu = float(state.nu)
     diag = np.diag_indices(n)
     opt_N, opt_nu = _Adam(x_N.shape, work), _Adam(())
     cuts = _Cuts(state.C, state.w, k, n)

@@ -482,7 +482,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     work = DnnWork() if work is None else work
     x_N, A32, M, G = _run_arrays(A, state, work, ritz32)
     x_nu = float(state.nu)
-    diag = np.diag_indices(n)
+    diag = slice(None, None, n + 1)  # (the diagonal of a C-ordered n x n array, flattened)
     opt_N, opt_nu = _Adam(x_N.shape, work), _Adam(())
     cuts = _Cuts(state.C, state.w, k, n)
     U = state.U
@@ -527,12 +527,12 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         # gradients: dF/dN = G = W diag(q) W^T off the diagonal; dF/dnu = k/n - 1^T G 1 / n;
         # dF/dw_l = beta_l - c_l^T G c_l
         _gradient_into(W, q, G)
-        G[diag] = 0.0
+        G.reshape(-1)[diag] = 0.0
         s1 = W.sum(axis=0)
         g_nu = kn - float(q @ (s1 * s1)) / n
         cuts.step(W, q, lr)
         x_N = opt_N.step(x_N, G, lr, spend_g=True)  # (G is not read again before the next gradient)
-        x_N[diag] = 0.0
+        x_N.reshape(-1)[diag] = 0.0
         x_nu = float(opt_nu.step(x_nu, g_nu, lr * n))
         lr *= decay
         unchecked = True

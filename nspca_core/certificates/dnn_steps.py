@@ -98,6 +98,8 @@ def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
     F = float(w[0]) + t * np.log(s)
     q = p[: W.shape[1]] / s
     keep = q > 1e-12
+    if keep.all():  # (the same values without the copies; W is only read)
+        return F, q, W
     return F, q[keep], W[:, keep]
 
 

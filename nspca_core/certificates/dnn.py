@@ -210,13 +210,13 @@ def ritz_guesses(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: f
 
 def assemble_dual(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None,
                   work: DnnWork | None = None) -> np.ndarray:
-    """``M = A + N - (nu / n) J - sum_l w_l c_l c_l^T`` in float64; ``work``: M and the cuts' product
-    in its arrays (:class:`DnnWork`; the same floats as fresh ones)."""
+    """``M = A + N - (nu / n) J - sum_l w_l c_l c_l^T`` (float64 for a float64 A); ``work``: M and the cuts'
+    product in its arrays (:class:`DnnWork`; the same floats as fresh ones)."""
     n = A.shape[0]
-    M = np.add(A, N, out=None if work is None else work.scratch("M64", A.shape, np.float64))
+    M = np.add(A, N, out=None if work is None else work.scratch("M64", A.shape, np.result_type(A, N)))
     M -= nu / n  # (in place: the same floats as ``A + N - nu / n``, one n x n temporary fewer)
     if C is not None and w is not None and np.any(w > 0):
-        M -= np.matmul(C * w, C.T, out=None if work is None else work.scratch("MG", M.shape, M.dtype))
+        M -= np.matmul(C * w, C.T, out=None if work is None else work.scratch("MG", M.shape, np.result_type(C, w)))
     return M
 
 

@@ -137,6 +137,11 @@ def test_evaluation_in_a_used_work_equals_a_fresh_one(n, seed, cuts, f32, fast):
     assert _bits(assemble_dual(A, N, state.nu, C, w, work)) == _bits(M)
     c = float(np.linalg.eigvalsh(M)[-1]) * (1 + 1e-6) + 1e-9
     assert chol_lmax(M, c, work.scratch("MG", (n, n), np.float64)) == chol_lmax(M, c)
+    # (a float32 A, which no certificate passes: the assembly still keeps NumPy's own result types)
+    A32 = A.astype(np.float32)
+    fresh = assemble_dual(A32, N, state.nu, C, w)
+    kept = assemble_dual(A32, N, state.nu, C, w, work)
+    assert fresh.dtype == kept.dtype and _bits(kept) == _bits(fresh)
 
 
 def test_halves_and_scratch_keep_their_roles_apart():
@@ -155,7 +160,8 @@ def test_halves_and_scratch_keep_their_roles_apart():
         M[...], G[...] = 1.0, 2.0
         assert np.all(M == 1.0) and np.all(G == 2.0)
         assert work.scratch("N", (n, n), np.float32).ctypes.data == work.scratch("N", (n, n), np.float32).ctypes.data
-        assert work.float32_of(big) is work.float32_of(big)
+        A = np.ones((n, n))
+        assert work.float32_of(A) is work.float32_of(A) and work.float32_of(A).dtype == np.float32
         assert not np.shares_memory(work.scratch("N", (n, n), np.float32), big)
 
 

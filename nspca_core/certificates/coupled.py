@@ -67,11 +67,14 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
                      pair: float | None, make_cross=None, lower: float = -np.inf,
                      stop: float = 1.0, budget=None, aim: float | None = None,
                      notes: dict | None = None, deep: bool = False,
-                     gallop: int = _AIM_GALLOP) -> tuple[float, dict, np.ndarray | None]:
+                     gallop: int = _AIM_GALLOP, make_rows=None) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
-    (``make_cross()``: :func:`.cross.cross_table`, see :func:`_coupled`); then ``B_S(i)`` where it
+    (``make_cross()``: :func:`.cross.cross_table`, see :func:`_coupled`; with ``make_rows``, ``make_cross``
+    gives the column part only and ``make_rows()`` the row part, computed and merged, their elementwise
+    minimum being the whole table, only where the rest T still binds with the columns': see
+    :func:`_cross_cols_first`); then ``B_S(i)`` where it
     binds: while the maximum over j of the terms sits at an ``i = k - j`` in ``3..kS - 1`` whose
     ``B_S(i)`` is only the DNN's tangent (weak at small sparsity, where the anchored row sums are
     strong), the anchored row-sum bound at sparsity i on ``A_SS`` (:func:`.dual._anchored`, a proof
@@ -97,6 +100,8 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     if make_cross is not None and fits(budget, "rest", float(nS) * nT * max(k, 16)):
         with step(budget, "rest", float(nS) * nT * max(k, 16)):
             cross = make_cross()
+            if make_rows is not None:
+                cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows)
     if aim is not None and budget is None:
         val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop)
         return val, sharper, cross
@@ -115,6 +120,22 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
         spent += anchor_cost(nS, i)
         with step(budget, "anchored", float(nS) ** 2 * max(i, 8)):
             sharper[i] = _bisected(covS, certS, stS, dS, kS, pair, sharper, i)
+
+
+def _cross_cols_first(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k: int, pair,
+                      cols: np.ndarray | None, make_rows) -> np.ndarray | None:
+    """The cross table for :func:`_coupled_refined` from its column part (``cols``: :func:`.cross.cross_table`
+    with ``part="cols"``), the row part (``make_rows()``) merged in only where the coupled bound with the
+    columns' table still has its maximum at a sparsity of T (``j >= 1``).  Where it sits at ``j = 0`` the
+    row part could not lower it (that term has no cross part; the others only fall), so the coupled bound is
+    the whole table's.  Each part bounds every ``C[i, j]`` (proof in :func:`.cross.cross_table`), hence so
+    does their minimum."""
+    if cols is None:
+        return None
+    if _coupled(certS, stS, dS, kS, BT, k, pair, argmax=True, cross=cols)[1] >= k:
+        return cols
+    rows = make_rows()
+    return cols if rows is None else np.minimum(cols, rows)
 
 
 def _bisected(covS: Cov, certS: Certificate, stS, dS: np.ndarray, kS: int, pair, sharper: dict, i: int) -> float:

@@ -364,10 +364,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
 
 
 def _spectrum_S(cov: Cov, S: np.ndarray, covS: Cov, effort: str, budget) -> GivenSpectrum | None:
-    """``A_SS``'s spectrum through ``X_S``'s m x m Gram where the data are thin (one k "auto", no time limit:
-    S's certificate then only needs the d = 1 bounds, :func:`_certify_dense`), else None (LAPACK's top
-    eigenpairs of ``A_SS`` there, or lambda_1 alone: :func:`.cheap.lambda1_only`)."""
-    if effort != "auto" or budget is not None or cov.X is None or not cov.thin or cov.X.shape[0] >= S.size:
+    """``A_SS``'s spectrum through ``X_S``'s m x m Gram where the data are thin (one k "auto", no time limit,
+    more than ``_D2_MAX_N`` features: S's certificate then only needs the d = 1 bounds, :func:`_certify_dense`),
+    else None (LAPACK's top eigenpairs of ``A_SS`` there, or lambda_1 alone: :func:`.cheap.lambda1_only`)."""
+    if (effort != "auto" or budget is not None or cov.X is None or not cov.thin or cov.X.shape[0] >= S.size
+            or S.size <= _D2_MAX_N):
         return None
     return GivenSpectrum(covS.dense(), _thin_spectrum(cov.X[:, S], cov.X.shape[0], diag=covS.diag()))
 

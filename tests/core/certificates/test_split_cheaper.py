@@ -207,9 +207,9 @@ def test_thin_spectrum_of_S_bounds_against_bruteforce(monkeypatch, n, size, k, s
 
 @pytest.mark.parametrize("fails", [True, False])
 def test_the_deferred_anchored_test_on_S_waits_for_its_forecast(monkeypatch, fails):
-    """On a split bound's S (``need_dual``) the anchored test after the DNN runs only where the forecast
-    (``dual._forecast_fails``) does not say it fails (on the base it ran regardless: MLL's S at k = 120..200,
-    0.02-0.13 CPU s, proving nothing)."""
+    """On a split bound's S (``need_dual``, its own ``iters``) the anchored test after the DNN runs only where
+    the forecast (``dual._forecast_fails``) does not say it fails (on the base it ran regardless: MLL's S at
+    k = 120..200, 0.02-0.13 CPU s, proving nothing)."""
     rng = np.random.default_rng(3)
     X = _modules(rng, 40, 200, 6)
     A = X.T @ X / X.shape[0]
@@ -232,7 +232,7 @@ def test_the_deferred_anchored_test_on_S_waits_for_its_forecast(monkeypatch, fai
     from nspca_core.certificates.budget import BoundReport
 
     dual.dense_dual(A, k, x, float(x @ A @ x), bnds, info, BoundReport(), "auto", warm=None, callback=None,
-                    budget=None, need_dual=True)
+                    budget=None, need_dual=True, iters=40)
     assert (calls["above"] == 0) == fails, calls
     assert ("anchored" in bnds) != fails  # (here the test proves a bound when it runs)
     assert all(v >= float(x @ A @ x) for v in bnds.values())

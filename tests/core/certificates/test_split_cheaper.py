@@ -65,6 +65,45 @@ def test_each_part_of_the_cross_table_bounds_every_block_against_bruteforce(s, t
         assert np.array_equal(np.minimum(*parts), C)
 
 
+@TINY
+@given(st.integers(2, 5), st.integers(4, 14), st.integers(3, 8), st.integers(0, 2**31 - 1),
+       st.sampled_from([1, 2, 4]), st.sampled_from(["both", "cols", "rows"]))
+def test_float32_table_is_the_one_written_out_with_its_allowance(monkeypatch, s, t, m, seed, block, part):
+    """With float32 products, T's variances decaying fast (the screen's regime) and blocks of 1..4 columns, the
+    table (each part) is the one written out here from float32 products raised by ``_delta32`` (every column's
+    squares: the screen dropped no column it needed), up to the products' own rounding in another blocking
+    (within half the allowance either way), and bounds every block."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, s + t))
+    X[:, s:] *= 4.0 ** -np.arange(t)
+    A = X.T @ X / m
+    Sx, Tx = np.arange(s), np.arange(s, s + t)
+    monkeypatch.setattr(cross, "_BLOCK", block)
+    jm = int(rng.integers(1, 4))
+    C = cross_table(Cov(X, None), Sx, Tx, s, jm, part=part)
+    X32 = X.astype(np.float32)
+    d = np.einsum("ij,ij->j", X, X) / m
+    b = np.divide(X32[:, Sx].T @ X32[:, Tx], m, dtype=np.float64)
+    delta = _delta32(m, float(d[Sx].max()), float(d[Tx].max()))
+
+    def written(shift: float) -> np.ndarray:
+        P2 = np.maximum(b + delta + shift, 0.0) ** 2
+        out = np.zeros((s + 1, jm + 1))
+        for i in range(1, s + 1):
+            for j in range(1, jm + 1):
+                rows = np.sort(np.sort(P2, axis=1)[:, ::-1][:, :j].sum(axis=1))[::-1][:i].sum()
+                cols = np.sort(np.sort(P2, axis=0)[::-1][:i].sum(axis=0))[::-1][:j].sum()
+                out[i, j] = np.sqrt(min(rows, cols) if part == "both" else rows if part == "rows" else cols)
+        return out
+
+    lo, hi = written(-delta / 2), written(delta / 2)
+    for i in range(1, s + 1):
+        for j in range(1, jm + 1):
+            assert lo[i, j] * (1 - 1e-12) <= C[i, j] <= hi[i, j] * (1 + 1e-12), (i, j, lo[i, j], C[i, j], hi[i, j])
+            if i <= 2 and j <= 2:
+                assert C[i, j] >= _best_cross(A, Sx, Tx, i, j) * (1 - 1e-12)
+
+
 def test_float32_products_keep_their_allowance():
     """A cross entry that float32 rounds away (``(1 + 2^-30) 1 - 1 1 = 2^-30``: 0 in float32) is still bounded:
     the table takes ``_delta32``'s allowance, not float64's (with that one this test fails)."""

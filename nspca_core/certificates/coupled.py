@@ -51,6 +51,10 @@ _AIM_WEAK = 0.05
 # (relative: a certified ratio ~0.001 lower at most), in at most _AIM_JOINT joint tests
 _AIM_REL = 1e-3
 _AIM_JOINT = 8
+# a one-k certificate's resolution there (``rel`` of :func:`_aimed`; a path's runs keep _AIM_REL, their bounds
+# carried): the test bisecting a bracket of 0.2% is not run, at most 0.1% of the ratio (issue 39: golub-shaped
+# k = 200, 0.43 of 1.9 CPU s, the third of three joint tests)
+_AIM_REL_ONE = 2e-3
 # at most this many failed joint tests before one holds (the gallop's steps 0.1% .. 0.4%): further up the
 # anchored bound is weak (dlbcl-shaped k = 200: a 4th failure 0.5 CPU s, then 3 tests for +0.0035)
 _AIM_GALLOP = 3
@@ -67,7 +71,8 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
                      pair: float | None, make_cross=None, lower: float = -np.inf,
                      stop: float = 1.0, budget=None, aim: float | None = None,
                      notes: dict | None = None, deep: bool = False,
-                     gallop: int = _AIM_GALLOP, make_rows=None) -> tuple[float, dict, np.ndarray | None]:
+                     gallop: int = _AIM_GALLOP, make_rows=None,
+                     rel: float = _AIM_REL) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
@@ -103,7 +108,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
             if make_rows is not None:
                 cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows)
     if aim is not None and budget is None:
-        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop)
+        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel)
         return val, sharper, cross
     tried: set[int] = set()
     cfg = _EFFORT["auto"]
@@ -162,7 +167,7 @@ def _terms(BS: np.ndarray, BT: np.ndarray, k: int, kS: int, cross) -> tuple[np.n
 
 def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, pair, cross, lower: float,
            aim: float, sharper: dict, notes: dict | None = None, deep: bool = False,
-           gallop: int = _AIM_GALLOP) -> float:
+           gallop: int = _AIM_GALLOP, rel: float = _AIM_REL) -> float:
     """The refinements of :func:`_coupled_refined` aimed at one value V of the coupled bound: every
     refinable term above V is brought to V by ``B_S(i) <= a_V(i)`` (:func:`_meets`), proved for all
     those i at once by ONE joint anchored test (:func:`.anchor.anchored_joint_test`).  V starts at
@@ -170,7 +175,8 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     asked below :data:`_AIM_SLACK` above a feasible value at its sparsity (the anchored bound proves
     ~0.2% above the optimum at best; S's answer cut to i entries, :func:`_truncated_all`); where the
     test there fails, V gallops up (``lo (1 + _AIM_REL 2^t)``, at most ``gallop + 1`` failures) to
-    the first proved, then bisects to :data:`_AIM_REL`, at most :data:`_AIM_JOINT` tests, each started
+    the first proved, then bisects to ``rel`` (a one-k certificate: :data:`_AIM_REL_ONE`), at most
+    :data:`_AIM_JOINT` tests, each started
     from the last failure's ratios (valid: a larger V asks larger values at fewer sparsities); the terms
     that blocked a failed test (:func:`.anchor.joint_blockers`) asked :data:`_AIM_WEAK` above a feasible
     value stand, V rising to them.  The proved ``a_V(i)`` fill
@@ -214,7 +220,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     lo = max(lo, float(np.max(np.minimum(tv, floor))))
     hi = float(tv.max())  # (nothing to test there)
     rows, r_lo, proved, spent = None, None, {}, 0.0
-    V, step_up, res = lo, _AIM_REL, _AIM_REL
+    V, step_up, res = lo, _AIM_REL, rel
     bottom = max(float(np.max(np.minimum(tv, floor))), least)  # (deep: where the search may go down to)
     for _ in range(_AIM_JOINT):
         if not lo <= V < hi:

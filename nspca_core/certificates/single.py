@@ -35,7 +35,7 @@ from .bounds import (
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
-from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, _lambda_S,
+from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, _lambda_S,
                       _screened, _split_lower, light_S, small_hopeless, small_screen, small_verdict)
 from .cross import cols_first, cross_table
 from .dual import _kkt_point, dense_dual
@@ -302,11 +302,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
         BT = _rest_curve(cov, T, k, spec=specT)
     report.offer(min(bounds.values()))
-    # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
-    # only while below the ratio the DNN's cuts aim for ("full": its target)
+    # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
-    notes, gallop = {}, _AIM_GALLOP if keep is not None else _AIM_GALLOP_ONE  # (path: keep["BS_cost"], carried)
-    # (a one-k certificate: the cross table's column part first, its row part only where T still binds)
+    notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
+    # (one k: the cross table's column part first, its row part only where T binds; fewer failed tests and a
+    # coarser bisection of the aimed refinements; a path's run: keep["BS_cost"], its bounds carried)
     lamS = certS.bounds.get("lambda1")
     rows = cols_first(cov, S, T, kS, k, lamS) if keep is None and budget is None and trial is None else None
     coupled, sharper, cross = _coupled_refined(
@@ -314,7 +314,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         lambda: trial["cross"] if trial is not None else cross_table(cov, S, T, kS, k, lamS,
                                                                      part="cols" if rows else "both"),
         lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
-        deep=stS is None and light, gallop=gallop, make_rows=rows)
+        deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
@@ -323,7 +323,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                                         specS)
         bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
-                                                   aim=_COUPLED_AIM, notes=notes, gallop=gallop, make_rows=rows)
+                                                   aim=_COUPLED_AIM, notes=notes, gallop=gallop, make_rows=rows, rel=rel)
         for i, v in light0[1].items():
             sharper[i] = min(sharper.get(i, np.inf), v)
         coupled, notes["cost"] = min(coupled, light0[0]), notes.get("cost", 0.0) + light0[2]
@@ -364,9 +364,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
 
 
 def _spectrum_S(cov: Cov, S: np.ndarray, covS: Cov, effort: str, budget) -> GivenSpectrum | None:
-    """``A_SS``'s spectrum through ``X_S``'s m x m Gram where the data are thin (one k "auto", no time limit,
-    more than ``_D2_MAX_N`` features: S's certificate then only needs the d = 1 bounds, :func:`_certify_dense`),
-    else None (LAPACK's top eigenpairs of ``A_SS`` there, or lambda_1 alone: :func:`.cheap.lambda1_only`)."""
+    """``A_SS``'s spectrum through ``X_S``'s m x m Gram on thin data ("auto", no time limit, above ``_D2_MAX_N``
+    features: S then only needs the d = 1 bounds), else None (:func:`_certify_dense` computes its own)."""
     if (effort != "auto" or budget is not None or cov.X is None or not cov.thin or cov.X.shape[0] >= S.size
             or S.size <= _D2_MAX_N):
         return None

@@ -305,10 +305,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
     notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
-    # (one k: the cross table's column part first, its row part only where T binds; fewer failed tests and a
-    # coarser bisection of the aimed refinements; a path's run: keep["BS_cost"], its bounds carried)
-    lamS = certS.bounds.get("lambda1")
-    rows = cols_first(cov, S, T, kS, k, lamS) if keep is None and budget is None and trial is None else None
+    # (one k: fewer failed tests, a coarser bisection of the aimed refinements, and where S's own bound is below
+    # the aim (it may bind alone: MLL) the cross table's column part first, its row part only where T binds)
+    lamS, one = certS.bounds.get("lambda1"), keep is None and budget is None and trial is None
+    rows = cols_first(cov, S, T, kS, k, lamS) if one and lower < _COUPLED_AIM * certS.upper_bound else None
     coupled, sharper, cross = _coupled_refined(
         covS, certS, stS, kS, BT, k, pair,
         lambda: trial["cross"] if trial is not None else cross_table(cov, S, T, kS, k, lamS,

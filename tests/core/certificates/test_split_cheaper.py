@@ -147,10 +147,11 @@ def _spy_parts(monkeypatch) -> list:
 @TINY
 @given(st.integers(9, 11), st.integers(5, 7), st.integers(4, 6), st.integers(0, 2**31 - 1))
 def test_one_k_split_with_the_column_part_first_is_the_whole_tables_bound(monkeypatch, n, size, k, seed):
-    """A one-k split certificate computing the cross table's column part first is valid (brute force) and
-    equal to the one computing the whole table at once (``cross.cols_first`` off): where S alone binds with
-    the columns' table the rows could not lower it, elsewhere the rows are merged in."""
+    """A one-k split certificate computing the cross table's column part first (S's own bound below the aim) is
+    valid (brute force) and equal to the one computing the whole table at once (``cross.cols_first`` off): where
+    S alone binds with the columns' table the rows could not lower it, elsewhere the rows are merged in."""
     _force_split(monkeypatch, size)
+    monkeypatch.setattr(single, "_COUPLED_AIM", 1.01)  # (S's own bound below the aim: the column part first)
     rng = np.random.default_rng(seed)
     X = _modules(rng, 30, n, 3)
     A = X.T @ X / X.shape[0]
@@ -193,11 +194,17 @@ def test_the_row_part_is_merged_only_where_T_binds_with_the_columns(monkeypatch)
     tight = replace(cert0, upper_bound=float(dS.max()), info={})
     merged = coupled._cross_cols_first(tight, None, dS, k, BT, k, None, cols, rows)
     assert len(calls) == 1 and np.array_equal(merged, cross_table(cov, Sx, T, k, k))
-    # (the part each certificate asks for first)
+    # (the part each certificate asks for first: here S's own bound certifies ~0.9999, T binds, the whole table
+    # at once; with S's bound below the aim the column part first; a path's run the whole table)
     _force_split(monkeypatch, 30)
     X = _modules(np.random.default_rng(0), 60, 400, 8)
     seen = _spy_parts(monkeypatch)
     single._certify_large(Cov(X, None), 15, None, "auto", None)
+    assert seen == ["both"], seen
+    seen.clear()
+    with monkeypatch.context() as mp:
+        mp.setattr(single, "_COUPLED_AIM", 1.01)
+        single._certify_large(Cov(X, None), 15, None, "auto", None)
     assert seen[:1] == ["cols"], seen
     seen.clear()
     single._certify_large(Cov(X, None), 15, None, "auto", None, keep={})

@@ -279,7 +279,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
              and kS > _SPLIT_BRANCH_MAX_K and cov.X is not None and cov.thin)
-    specS = _spectrum_S(cov, S, covS, effort, budget)
+    specS = _spectrum_S(cov, S, covS, effort, budget) if keep is None else None  # (a path's runs: as before)
     certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S) if specS is None else specS.spectrum().lam(0))
                   if light else None), None
     if certS is None:

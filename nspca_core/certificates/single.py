@@ -35,13 +35,12 @@ from .bounds import (
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
-from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, _lambda_S,
-                      _screened, _split_lower, light_S, small_hopeless, small_screen, small_verdict)
-from .cross import cols_first, cross_table
+from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled,
+                      _coupled_refined, _lambda_S, _screened, _split_lower, light_S, small_hopeless, small_screen,
+                      small_verdict, spectrum_S, split_cross)
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .cheap import (
-    GivenSpectrum,
     _LANCZOS_MIN_N,
     _LIGHT_SPEC_MIN_N,
     _certify_lowrank,
@@ -279,12 +278,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
              and kS > _SPLIT_BRANCH_MAX_K and cov.X is not None and cov.thin)
-    specS = _spectrum_S(cov, S, covS, effort, budget) if keep is None else None  # (a path's runs: as before)
-    certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S) if specS is None else specS.spectrum().lam(0))
-                  if light else None), None
+    certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S)) if light else None), None
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
-                                        x, lower, info, specS)
+                                        x, lower, info, keep is None)
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
@@ -305,22 +302,17 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
     notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
-    # (one k: fewer failed tests, a coarser bisection of the aimed refinements, and where S's own bound is below
-    # the aim (it may bind alone: MLL) the cross table's column part first, its row part only where T binds)
-    lamS, one = certS.bounds.get("lambda1"), keep is None and budget is None and trial is None
-    rows = cols_first(cov, S, T, kS, k, lamS) if one and lower < _COUPLED_AIM * certS.upper_bound else None
+    make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial, keep is None and budget is None and trial is None)
     coupled, sharper, cross = _coupled_refined(
-        covS, certS, stS, kS, BT, k, pair,
-        lambda: trial["cross"] if trial is not None else cross_table(cov, S, T, kS, k, lamS,
-                                                                     part="cols" if rows else "both"),
-        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
+        covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
+        aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
         deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
         # the smaller of the two coupled bounds, S's bounds at each sparsity the smaller of the two
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info,
-                                        specS)
+                                        keep is None)
         bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
                                                    aim=_COUPLED_AIM, notes=notes, gallop=gallop, make_rows=rows, rel=rel)
@@ -363,20 +355,12 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     return _finish(bounds, lower, x, k, t0, info)
 
 
-def _spectrum_S(cov: Cov, S: np.ndarray, covS: Cov, effort: str, budget) -> GivenSpectrum | None:
-    """``A_SS``'s spectrum through ``X_S``'s m x m Gram on thin data ("auto", no time limit, above ``_D2_MAX_N``
-    features: S then only needs the d = 1 bounds), else None (:func:`_certify_dense` computes its own)."""
-    if (effort != "auto" or budget is not None or cov.X is None or not cov.thin or cov.X.shape[0] >= S.size
-            or S.size <= _D2_MAX_N):
-        return None
-    return GivenSpectrum(covS.dense(), _thin_spectrum(cov.X[:, S], cov.X.shape[0], diag=covS.diag()))
-
-
 def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget, branch_seconds, nT: int, x,
-             lower: float, info: dict, spec: GivenSpectrum | None = None):
+             lower: float, info: dict, one: bool = False):
     """S's certificate for :func:`_certify_split` by the dense machinery on ``A_SS`` (x restricted to S is
     feasible there; the DNN's dual point for every sparsity when T is not empty), then the branch and
-    bound over supports on S where it applies (``spec``: :func:`_spectrum_S`).  Returns ``(certS, stS, x, lower)``."""
+    bound over supports on S where it applies.  ``one``: a one-k certificate, S's spectrum then from
+    :func:`.coupled.spectrum_S` (a path's runs as before).  Returns ``(certS, stS, x, lower)``."""
     seconds, nodes = None, 0
     if budget is not None:  # the exact mode: the branch and bound on S comes last
         below = 0.0
@@ -386,6 +370,7 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
         nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
     tree = (seconds or 0.0) > 0 or nodes > 0
+    spec = spectrum_S(cov, S, covS, effort, budget) if one else None
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, spec=spec, need_dual=nT > 0, budget=budget,
                                 tree_follows=effort == "auto" and nodes > 0,
                                 dnn_iters=_EFFORT[effort].get("split_iters"))

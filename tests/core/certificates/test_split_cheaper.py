@@ -1,6 +1,6 @@
 """Issue 39 target 1 at large k (helper mllk7): a one-k split certificate on thin data with the cross table's
 products in float32 (``cross._delta32``'s allowance), its column part first and the row part only where the
-rest T still binds (``coupled._cross_cols_first``), S's spectrum from X_S's m x m Gram (``single._spectrum_S``)
+rest T still binds (``coupled._cross_cols_first``), S's spectrum from X_S's m x m Gram (``coupled.spectrum_S``)
 and S's deferred anchored test behind its forecast (``dual.dense_dual``).  Every bound is checked against
 brute force on tiny inputs; each change has a test that fails without it."""
 
@@ -139,8 +139,8 @@ def _spy_parts(monkeypatch) -> list:
         seen.append(part)
         return real(*a, part=part, **kw)
 
-    monkeypatch.setattr(single, "cross_table", spy)
-    monkeypatch.setattr(cross, "cross_table", spy)
+    for mod in (coupled, cross):
+        monkeypatch.setattr(mod, "cross_table", spy)
     return seen
 
 
@@ -151,7 +151,7 @@ def test_one_k_split_with_the_column_part_first_is_the_whole_tables_bound(monkey
     valid (brute force) and equal to the one computing the whole table at once (``cross.cols_first`` off): where
     S alone binds with the columns' table the rows could not lower it, elsewhere the rows are merged in."""
     _force_split(monkeypatch, size)
-    monkeypatch.setattr(single, "_COUPLED_AIM", 1.01)  # (S's own bound below the aim: the column part first)
+    monkeypatch.setattr(coupled, "_COUPLED_AIM", 1.01)  # (S's own bound below the aim: the column part first)
     rng = np.random.default_rng(seed)
     X = _modules(rng, 30, n, 3)
     A = X.T @ X / X.shape[0]
@@ -160,7 +160,7 @@ def test_one_k_split_with_the_column_part_first_is_the_whole_tables_bound(monkey
     opt, _ = brute_opt(A, k)
     assert first.upper_bound >= opt * (1 - 1e-12)
     with monkeypatch.context() as mp:
-        mp.setattr(single, "cols_first", lambda *a, **kw: None)
+        mp.setattr(coupled, "cols_first", lambda *a, **kw: None)
         whole = single._certify_large(cov, k, None, "auto", None)
     assert first.upper_bound == whole.upper_bound and first.lower == whole.lower
 
@@ -203,7 +203,7 @@ def test_the_row_part_is_merged_only_where_T_binds_with_the_columns(monkeypatch)
     assert seen == ["both"], seen
     seen.clear()
     with monkeypatch.context() as mp:
-        mp.setattr(single, "_COUPLED_AIM", 1.01)
+        mp.setattr(coupled, "_COUPLED_AIM", 1.01)
         single._certify_large(Cov(X, None), 15, None, "auto", None)
     assert seen[:1] == ["cols"], seen
     seen.clear()
@@ -233,6 +233,7 @@ def test_S_takes_its_spectrum_from_the_thin_gram(monkeypatch):
     A path's run (``keep``) computes them as before."""
     _force_split(monkeypatch, 30)
     monkeypatch.setattr(single, "_D2_MAX_N", 2)  # (above it, d = 1 bounds only: the thin spectrum serves)
+    monkeypatch.setattr(S, "_D2_MAX_N", 2)
     X = _modules(np.random.default_rng(1), 20, 300, 6)
     cov = Cov(X, None)
     calls = []
@@ -253,10 +254,11 @@ def test_S_takes_its_spectrum_from_the_thin_gram(monkeypatch):
 @TINY
 @given(st.integers(9, 11), st.integers(5, 8), st.integers(3, 6), st.integers(0, 2**31 - 1))
 def test_thin_spectrum_of_S_bounds_against_bruteforce(monkeypatch, n, size, k, seed):
-    """S's certificate from the thin Gram's spectrum (``single._spectrum_S``): every bound it reports is at
+    """S's certificate from the thin Gram's spectrum (``coupled.spectrum_S``): every bound it reports is at
     least S's optimum (enumeration), and the split certificate at least the whole one's."""
     _force_split(monkeypatch, size)
     monkeypatch.setattr(single, "_D2_MAX_N", 2)
+    monkeypatch.setattr(S, "_D2_MAX_N", 2)
     rng = np.random.default_rng(seed)
     X = _modules(rng, 4, n, 2)  # (m = 4 < |S|: thin)
     A = X.T @ X / X.shape[0]

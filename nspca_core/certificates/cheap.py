@@ -223,20 +223,6 @@ class Lambda1Only:
         return Spectrum(self.A.shape[0], self.w, self.tol)
 
 
-class GivenSpectrum:
-    """What :func:`.single._certify_dense` reads of a :class:`.bounds._Spectral` (``spectrum()``, ``tol``,
-    ``A``, no eigenvectors) where the caller has A's :class:`.bounds.Spectrum` already: a split bound's
-    screened set on thin data, ``A_SS = X_S^T X_S / m``, every nonzero eigenvalue from X_S's m x m Gram
-    (:func:`.bounds._thin_spectrum`; issue 39: LAPACK's top eigenpairs of A_SS were 0.04-0.08 CPU s on MLL at
-    k = 150..200, for d = 1 bounds 1.8x above the DNN's)."""
-
-    def __init__(self, A: np.ndarray, spectrum: Spectrum):
-        self.A, self.U, self._s, self.tol = A, None, spectrum, spectrum.tol
-
-    def spectrum(self, *, rows: bool = True, many_k: bool = False) -> Spectrum:
-        return self._s
-
-
 # _rows_low: the rows of largest residual variance tried first
 _LOW_ROWS = 16
 

@@ -17,8 +17,8 @@ from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cos
 from .budget import fits, step
 from .anchor import AnchorRows, anchored_joint_test, joint_blockers
 from .cross import cols_first, coupled_terms, cross_table
-from .bounds import _rest_curve, _rest_spectrum, _thin_lambdas, _thin_spectrum
-from .cheap import GivenSpectrum, _finish, _quad_held, _variances_bound
+from .bounds import _rest_curve, _rest_spectrum, _thin_lambdas
+from .cheap import _finish, _quad_held, _variances_bound
 from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _forecast_fails
 from .lower import _ascent_many, _fit_lower, _starts
 
@@ -375,17 +375,6 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None) -> Cer
         return None
     bounds["anchored"] = tb
     return _finish(bounds, lower, xS, kS, time.perf_counter(), {"n": n, "light": True})
-
-
-def spectrum_S(cov: Cov, S: np.ndarray, covS: Cov, effort: str, budget) -> GivenSpectrum | None:
-    """``A_SS``'s spectrum through ``X_S``'s m x m Gram on thin data ("auto", no time limit, above
-    ``_settings._D2_MAX_N`` features: S then only needs the d = 1 bounds), else None (S's dense certificate,
-    :func:`.single._certify_dense`, computes its own).  Issue 39: LAPACK's top eigenpairs of A_SS were
-    0.04-0.08 CPU s on MLL at k = 150..200, for d = 1 bounds 1.8x above the DNN's."""
-    if (effort != "auto" or budget is not None or cov.X is None or not cov.thin or cov.X.shape[0] >= S.size
-            or S.size <= _S._D2_MAX_N):
-        return None
-    return GivenSpectrum(covS.dense(), _thin_spectrum(cov.X[:, S], cov.X.shape[0], diag=covS.diag()))
 
 
 def split_cross(cov: Cov, S: np.ndarray, T: np.ndarray, kS: int, k: int, certS: Certificate, lower: float,

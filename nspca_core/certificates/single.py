@@ -37,7 +37,7 @@ from .bounds import (
 from .budget import BoundReport, Budget, fits, step
 from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled,
                       _coupled_refined, _lambda_S, _screened, _split_lower, light_S, small_hopeless, small_screen,
-                      small_verdict, spectrum_S, split_cross)
+                      small_verdict, split_cross)
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .cheap import (
@@ -281,7 +281,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S)) if light else None), None
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
-                                        x, lower, info, keep is None)
+                                        x, lower, info)
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
@@ -311,8 +311,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
         # the smaller of the two coupled bounds, S's bounds at each sparsity the smaller of the two
-        certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info,
-                                        keep is None)
+        certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info)
         bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
                                                    aim=_COUPLED_AIM, notes=notes, gallop=gallop, make_rows=rows, rel=rel)
@@ -356,11 +355,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
 
 
 def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget, branch_seconds, nT: int, x,
-             lower: float, info: dict, one: bool = False):
+             lower: float, info: dict):
     """S's certificate for :func:`_certify_split` by the dense machinery on ``A_SS`` (x restricted to S is
     feasible there; the DNN's dual point for every sparsity when T is not empty), then the branch and
-    bound over supports on S where it applies.  ``one``: a one-k certificate, S's spectrum then from
-    :func:`.coupled.spectrum_S` (a path's runs as before).  Returns ``(certS, stS, x, lower)``."""
+    bound over supports on S where it applies.  Returns ``(certS, stS, x, lower)``."""
     seconds, nodes = None, 0
     if budget is not None:  # the exact mode: the branch and bound on S comes last
         below = 0.0
@@ -370,8 +368,7 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
         nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
     tree = (seconds or 0.0) > 0 or nodes > 0
-    spec = spectrum_S(cov, S, covS, effort, budget) if one else None
-    certS, stS = _certify_dense(covS, kS, xS, effort, callback, spec=spec, need_dual=nT > 0, budget=budget,
+    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget,
                                 tree_follows=effort == "auto" and nodes > 0,
                                 dnn_iters=_EFFORT[effort].get("split_iters"))
     if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:

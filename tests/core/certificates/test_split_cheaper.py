@@ -1,8 +1,8 @@
 """Issue 39 target 1 at large k (helper mllk7): a one-k split certificate on thin data with the cross table's
 products in float32 (``cross._delta32``'s allowance), its column part first and the row part only where the
-rest T still binds (``coupled._cross_cols_first``), S's spectrum from X_S's m x m Gram (``coupled.spectrum_S``)
-and S's deferred anchored test behind its forecast (``dual.dense_dual``).  Every bound is checked against
-brute force on tiny inputs; each change has a test that fails without it."""
+rest T still binds (``coupled._cross_cols_first``) and S's deferred anchored test behind its forecast
+(``dual.dense_dual``).  Every bound is checked against brute force on tiny inputs; each change has a test that
+fails without it."""
 
 from __future__ import annotations
 
@@ -209,66 +209,6 @@ def test_the_row_part_is_merged_only_where_T_binds_with_the_columns(monkeypatch)
     seen.clear()
     single._certify_large(Cov(X, None), 15, None, "auto", None, keep={})
     assert seen == ["both"], seen
-
-
-def _spy_S(monkeypatch) -> list:
-    """Records ``(S, certS)`` of every S certificate by the DNN's route (``single._split_S``), the anchored
-    route (``light_S``) closed."""
-    seen: list = []
-    real = single._split_S
-
-    def spy(cov, S_, *a, **kw):
-        out = real(cov, S_, *a, **kw)
-        seen.append((S_, out[0]))
-        return out
-
-    monkeypatch.setattr(single, "_split_S", spy)
-    monkeypatch.setattr(single, "light_S", lambda *a, **kw: None)
-    return seen
-
-
-def test_S_takes_its_spectrum_from_the_thin_gram(monkeypatch):
-    """On thin data a one-k certificate's S gets A_SS's spectrum from X_S's m x m Gram: LAPACK's eigenpairs of
-    A_SS (``bounds._Spectral``) are never computed (they were on the base), and its lambda_1 bound is valid.
-    A path's run (``keep``) computes them as before."""
-    _force_split(monkeypatch, 30)
-    monkeypatch.setattr(single, "_D2_MAX_N", 2)  # (above it, d = 1 bounds only: the thin spectrum serves)
-    monkeypatch.setattr(S, "_D2_MAX_N", 2)
-    X = _modules(np.random.default_rng(1), 20, 300, 6)
-    cov = Cov(X, None)
-    calls = []
-    real = single._Spectral
-    monkeypatch.setattr(single, "_Spectral", lambda *a, **kw: (calls.append(1), real(*a, **kw))[1])
-    monkeypatch.setattr(single, "lambda1_only", lambda *a, **kw: (calls.append(1), None)[1])
-    seen = _spy_S(monkeypatch)
-    cert = single._certify_large(cov, 12, None, "auto", None)
-    assert seen and not calls, calls
-    Sx, certS = seen[0]
-    lam = np.linalg.eigvalsh(X[:, Sx].T @ X[:, Sx] / X.shape[0])[-1]
-    assert certS.bounds["lambda1"] >= lam * (1 - 1e-12)
-    assert cert.upper_bound >= cert.lower
-    single._certify_large(cov, 12, None, "auto", None, keep={})
-    assert calls
-
-
-@TINY
-@given(st.integers(9, 11), st.integers(5, 8), st.integers(3, 6), st.integers(0, 2**31 - 1))
-def test_thin_spectrum_of_S_bounds_against_bruteforce(monkeypatch, n, size, k, seed):
-    """S's certificate from the thin Gram's spectrum (``coupled.spectrum_S``): every bound it reports is at
-    least S's optimum (enumeration), and the split certificate at least the whole one's."""
-    _force_split(monkeypatch, size)
-    monkeypatch.setattr(single, "_D2_MAX_N", 2)
-    monkeypatch.setattr(S, "_D2_MAX_N", 2)
-    rng = np.random.default_rng(seed)
-    X = _modules(rng, 4, n, 2)  # (m = 4 < |S|: thin)
-    A = X.T @ X / X.shape[0]
-    seen = _spy_S(monkeypatch)
-    cert = single._certify_large(Cov(X, None), k, None, "auto", None)
-    assert cert.upper_bound >= brute_opt(A, k)[0] * (1 - 1e-12)
-    for Sx, certS in seen:
-        optS, _ = brute_opt(A[np.ix_(Sx, Sx)], min(k, Sx.size))
-        for name, b in certS.bounds.items():
-            assert b >= optS * (1 - 1e-12), (name, b, optS)
 
 
 @pytest.mark.parametrize("fails", [True, False])

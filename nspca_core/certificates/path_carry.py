@@ -202,14 +202,15 @@ def carry_aimed(held: CarryS, run: dict, BT: np.ndarray, k: int, goal: float, to
 
 def carry_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, keeps: dict, rest, curve: np.ndarray,
                ks, budget: float, own: dict | None = None) -> tuple[float, int]:
-    """At each k of ``ks`` (largest first), :func:`carry_aimed` on the run (``keeps``: run k -> its
-    ``keep``) whose carried curve is smallest there, aimed :data:`_CARRY_AIM` below the path's bound
-    at k (``upper()``), or lower: at the value certifying the ratio forecast for certify(k) (``own``,
-    run k -> its certificate: their certified ratios interpolated in k, at most certify(k)'s aim
-    ``coupled._COUPLED_AIM``); each run's curve carried again into ``curve`` (in place) after a proof;
-    while the counted costs (the tests', :func:`.anchor` passes, and each screened set's submatrix
-    and candidate rows) fit in ``budget``; only at k whose bound is above the forecast bound less
-    :data:`_CARRY_GATE` (where the path is far below it, certify(k) is not expected to do better).
+    """At each k of ``ks`` (largest first), :func:`carry_aimed` on the run (``keeps``: ``(run k, screen)``
+    -> its ``keep``, screen 0 certify(k)'s own, 1 the smaller one) whose carried curve is smallest there,
+    aimed :data:`_CARRY_AIM` below the path's bound at k (``upper()``), or lower: at the value
+    certifying the ratio forecast for certify(k) (``own``, run k -> its certificate: their certified
+    ratios interpolated in k, at most certify(k)'s aim ``coupled._COUPLED_AIM``); each run's curve
+    carried again into ``curve`` (in place) after a proof; while the counted costs (the tests',
+    :func:`.anchor` passes, and each screened set's submatrix and candidate rows) fit in ``budget``;
+    only at k whose bound is above the forecast bound less :data:`_CARRY_GATE` (where the path is far
+    below it, certify(k) is not expected to do better).
     Returns ``(spent, k improved)``.
 
     Why: certify(k) refines its binding terms at its own sparsities; the runs' curves carry theirs,
@@ -236,7 +237,7 @@ def carry_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, k
         start = min(float(ub[i]) * (1 - _CARRY_AIM), float(goal[i]))
         # the nearest run above k first (its S holds about certify(k)'s, its rest is smaller), then the
         # run whose curve is smallest at k
-        above = [r for r in curves if r > k]
+        above = [r for r in curves if r[0] > k]
         for kr in dict.fromkeys(([min(above)] if above else []) + [min(curves, key=lambda r: (curves[r][i], r))]):
             keep = keeps[kr]
             nS = int(keep["S"].size)

@@ -38,6 +38,7 @@ from ..operators.cov import Cov
 from ..result import Certificate
 from . import _settings as S
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
+from .coupled import small_screen
 from .cross import cross_table
 from .deep_s import DEEP_EFFORTS, _DEEP_SHARE, deepen_runs
 from .dnn import dnn_tangent
@@ -109,7 +110,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         cheap = cheap_bounds(_thin_spectrum(cov.X, cov.X.shape[0], diag=cov.diag(), many_k=True), uniq)
     runs: dict[int, Certificate] = {}  # the run's certificate
     kept: dict[int, dict] = {}  # the run's S part (its dual point: polish_runs continues it)
-    keeps: dict[int, dict] = {}  # every run's keep (carry_runs: its refinements carried to other k)
+    keeps: dict[tuple, dict] = {}  # (k, screen) -> a run's keep (carry_runs: its refinements carried to other k)
     curve = np.full(p, np.inf)     # the smallest run bound carried to each k
     BT_cache: dict[bytes, np.ndarray] = {}
     sat = np.inf if saturated is None or monotone is None else saturated
@@ -121,7 +122,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     if not open_ks.size:
         open_ks = uniq[:1]
     m = cov.X.shape[0] if cov.X is not None else n
-    cost = {int(k): S.split_run_cost(m, n, _screened(n, int(k), effort), effort) for k in open_ks}
+    cost = {int(k): run_cost(m, n, int(k), effort) for k in open_ks}
     budget = S.path_budget(list(cost.values()), S._PATH_SPLIT_RUNS_PER_K)
     total = [len(open_ks)]
     charges: dict[int, tuple[float, float]] = {}  # run k -> (split_run_cost, run_charge)
@@ -131,8 +132,12 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         i = pos[k]
         keep: dict = {}
         extended = False
+        # with the smaller screen first (_settings._SMALL_FIRST), both screens: at most certify(k)'s bound at
+        # k, and each screen's bounds carried to the other k (certify(k) there may take either)
+        small = {} if S._SMALL_FIRST and cap is None else None
         if cap is None:  # the caller's point, else one-k's own search (x=None), as certify(k) does
-            c = _certify_large(cov, k, given.get(k), effort, None, keep=keep)
+            c = _certify_large(cov, k, given.get(k), effort, None, keep=keep, both=small is not None,
+                               small_keep=small)
         else:
             c = _certify_large(cov, k, xs[i], effort, None, cap, branch_seconds=0.0, keep=keep)
         runs[k] = c
@@ -149,13 +154,23 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
                 keep["cross"] = cross_table(cov, keep["S"], keep["T"], min(keep["S"].size, kmax), kmax)
                 extended = True
             np.minimum(curve, coupled_curve(keep, BT_cache[key], uniq), out=curve)
-            keeps[k] = keep
+            keeps[(k, 0)] = keep
             if keep.get("stS") is not None:
                 kept[k] = keep
+        if small:  # (the smaller screen's run: its curve and refinements carried as the larger one's)
+            key = small["T"].tobytes()
+            if key not in BT_cache:
+                BT_cache[key] = _rest_curve(cov, small["T"], kmax)
+            np.minimum(curve, coupled_curve(small, BT_cache[key], uniq), out=curve)
+            keeps[(k, 1)] = small
+            if not keep and small.get("stS") is not None:  # (the smaller screen stood: its S polished)
+                kept[k] = small
         if callback is not None:
             callback(len(runs), max(total[0], len(runs) + 1))
         base = cost[k] if k in cost else S.split_run_cost(m, n, min(_screened(n, k, effort), cap or n), effort)
-        charges[k] = (base, run_charge(keep, m, extended))
+        if small is not None and not keep:  # (the larger screen not run: the smaller one's cost)
+            base = S.split_run_cost(m, n, small_screen(n, k, _screened(n, k, effort)) or 0, effort)
+        charges[k] = (base, run_charge(keep, m, extended) + (run_charge(small, m, False) if small else 0.0))
         # (a path within the floor runs certify(k) wherever its gap is open: the floor's promise)
         return base + (charges[k][1] if budget > S._PATH_FLOOR else 0.0)
 
@@ -472,6 +487,14 @@ def lower_from_runs(cov: Cov, uniq: np.ndarray, xs: list, lows: np.ndarray, src:
     for c, i in enumerate(at):
         if v[c] > lows[i]:
             xs[i], lows[i], src[i] = X[:, c].copy(), float(v[c]), "ascent(runs)"
+
+
+def run_cost(m: int, n: int, k: int, effort: str) -> float:
+    """A run's counted cost at k (``_settings.split_run_cost``): certify(k)'s screen, and the smaller one
+    too where ``_settings._SMALL_FIRST`` (:func:`.coupled.small_screen`; the path's runs take both)."""
+    size = _screened(n, k, effort)
+    small = small_screen(n, k, size) if S._SMALL_FIRST and effort == "auto" else None
+    return S.split_run_cost(m, n, size, effort) + (S.split_run_cost(m, n, small, effort) if small else 0.0)
 
 
 def _screened(n: int, k: int, effort: str) -> int:

@@ -436,7 +436,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
     ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
     A one-k "auto" certificate tries a smaller screen first (:func:`.coupled.small_screen`) where
-    ``_settings._SMALL_FIRST`` (off: see there); a path's run
+    ``_settings._SMALL_FIRST`` (see there); a path's run
     (``keep``) takes certify(k)'s own screen only, unless ``both``: then the smaller one too, its bound
     standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried;
     ``small_keep``: the smaller screen's, filled where its split bound ran, carried too; where it stands,

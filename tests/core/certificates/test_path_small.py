@@ -112,3 +112,48 @@ def test_spaced_out_path_with_both_screens_stays_valid_against_bruteforce(monkey
     for c in certify_path(X, ks=list(range(1, n + 1))):
         assert c.upper_bound >= brute_opt(A, c.k)[0] * (1 - 1e-12), (c.k, c.kind, c.upper_bound)
         assert np.count_nonzero(c.x) <= c.k and c.x.min() >= 0
+
+
+def test_the_carry_asks_the_forecast_where_it_is_above_the_aim(monkeypatch):
+    """Where the runs' forecast ratio is above certify(k)'s aim (here the aim lowered to 0.9), the carried
+    tests ask the forecast first (``path_carry._CARRY_SHARP_TESTS``): with no last runs, the path is at most
+    the same path's with the aim alone at every k, and tighter at some k (fails without the sharp tests:
+    the aim's goal is all the carry asks), every bound at least the best feasible value found."""
+    from tests.core.certificates.test_path_large import _forced_wide
+
+    X, ks, one = _forced_wide(monkeypatch)
+    monkeypatch.setattr(PL, "_MATCH_SHARE", 0.0)
+    monkeypatch.setattr(PL, "_CARRY_SHARE", 1e6)
+    monkeypatch.setattr(PC, "_COUPLED_AIM", 0.9)
+    monkeypatch.setattr(PC, "_CARRY_SHARP_TESTS", 0)
+    aim = certify_path(X, ks=ks)
+    monkeypatch.setattr(PC, "_CARRY_SHARP_TESTS", 2)
+    sharp = certify_path(X, ks=ks)
+    for c, a in zip(sharp, aim):
+        assert c.upper_bound <= a.upper_bound * (1 + 1e-12), (c.k, c.upper_bound, a.upper_bound)
+        assert c.upper_bound >= max(one[c.k].lower, c.lower) * (1 - 1e-12)
+    assert any(c.upper_bound < a.upper_bound * (1 - 1e-6) for c, a in zip(sharp, aim))
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(7, 9), st.integers(2, 6), st.integers(0, 2**31 - 1), st.sampled_from([0.5, 0.9, 0.975]),
+       st.booleans())
+def test_sharp_carry_stays_valid_against_bruteforce(monkeypatch, n, m, seed, aim, small_first):
+    """The carry asking the forecast above the aim (``aim``: certify(k)'s, lowered), either setting of
+    ``_SMALL_FIRST``, the runs spaced out and no last runs: every bound at least the brute-force OPT_k."""
+    from tests.core.certificates.test_path_large import _force_split
+
+    _force_split(monkeypatch, split_min=5, per_k=1, size=6)
+    monkeypatch.setattr(S, "_SMALL_FIRST", small_first)
+    monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
+    monkeypatch.setattr(S, "_PATH_SPLIT_RUNS_PER_K", 0.3)
+    monkeypatch.setattr(PL, "_MATCH_SHARE", 0.0)
+    monkeypatch.setattr(PL, "_CARRY_SHARE", 1e6)
+    monkeypatch.setattr(PC, "_COUPLED_AIM", aim)
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    for c in certify_path(X, ks=list(range(1, n + 1))):
+        assert c.upper_bound >= brute_opt(A, c.k)[0] * (1 - 1e-12), (c.k, c.kind, c.upper_bound)

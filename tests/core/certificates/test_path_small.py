@@ -21,7 +21,7 @@ from tests.bruteforce import brute_opt
 from tests.core.certificates.test_small_screen import _force_small
 from tests.core.certificates.test_split_coupled import _modules
 
-SMALL = settings(max_examples=15, deadline=None,
+SMALL = settings(max_examples=6, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
@@ -29,9 +29,10 @@ SMALL = settings(max_examples=15, deadline=None,
 @given(st.integers(11, 12), st.integers(2, 5), st.integers(0, 2**31 - 1), st.sampled_from([0.9, 1.0, 1.01]))
 def test_the_smaller_screens_keep_bounds_every_k_against_bruteforce(monkeypatch, n, k_run, seed, factor):
     """A run with both screens fills the smaller screen's ``keep`` (``small_keep``) where its split bound
-    ran; its curve carried to every k = 1..n is at least the brute-force OPT_k, and so after the carried
-    joint tests on its S (aimed at ``factor`` x OPT_k: below it too, nothing false may be proved), each of
-    which bounds S's own optimum at its sparsity."""
+    ran (and certify(k)'s own screen's ``keep`` only where the smaller one did not stand); its curve
+    carried to every k = 1..n is at least the brute-force OPT_k, and so after the carried joint tests on
+    its S (aimed at ``factor`` x OPT_k: below it too, nothing false may be proved), each of which bounds
+    S's own optimum at its sparsity."""
     _force_small(monkeypatch)
     rng = np.random.default_rng(seed)
     X = _modules(rng, 8, n, 3)
@@ -41,7 +42,8 @@ def test_the_smaller_screens_keep_bounds_every_k_against_bruteforce(monkeypatch,
     small: dict = {}
     single._certify_large(cov, k_run, None, "auto", None, keep=keep, both=True, small_keep=small)
     assume(small and small["T"].size > 0 and small["S"].size >= 3)
-    assert small["S"].size < keep["S"].size  # (the smaller screen's, not certify(k)'s own)
+    # (the smaller screen's, not certify(k)'s own; where it stood the larger one was not run)
+    assert not keep or small["S"].size < keep["S"].size
     ks = np.arange(1, n + 1)
     opt = np.array([brute_opt(A, int(k))[0] for k in ks])
     BT = _rest_curve(cov, small["T"], n)

@@ -133,11 +133,10 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         keep: dict = {}
         extended = False
         # with the smaller screen first (_settings._SMALL_FIRST), both screens: at most certify(k)'s bound at
-        # k, and each screen's bounds carried to the other k (certify(k) there may take either); a grid run
-        # (carried far, polished) keeps the larger one's always
-        small = {} if S._SMALL_FIRST and cap is None and not carry else None
+        # k, and each screen's bounds carried to the other k (certify(k) there may take either)
+        small = {} if S._SMALL_FIRST and cap is None else None
         if cap is None:  # the caller's point, else one-k's own search (x=None), as certify(k) does
-            c = _certify_large(cov, k, given.get(k), effort, None, keep=keep, both=S._SMALL_FIRST,
+            c = _certify_large(cov, k, given.get(k), effort, None, keep=keep, both=small is not None,
                                small_keep=small)
         else:
             c = _certify_large(cov, k, xs[i], effort, None, cap, branch_seconds=0.0, keep=keep)

@@ -855,6 +855,134 @@ def s_terms_main():
         s_exact_bench(X, int(k), [float(v) for v in lims.split(",")])
 
 
+
+# ---- issue 39 item 1, the dense DNN's cost (helper i-dnn7): cost-ab at chosen k, both trees alternating,
+# several rounds (`--cost-ab-ks "cbcl:10-120/5;lrs:5,10,50;mll:5,10,50" --base <dir> --rounds 3`); CBCL certify(k)
+# after a fit, CPU and minor page faults per certificate (`--dnn-faults 10,30,60,65,70,75,100 --base <dir>`)
+
+
+def _parse_cases(spec: str):
+    """``"cbcl:10-120/5;lrs:5,10,50"`` -> ``[("cbcl", (10, 15, ..., 120)), ("lrs", (5, 10, 50))]``."""
+    cases = []
+    for part in spec.split(";"):
+        name, ks = part.split(":")
+        if "-" in ks:
+            lo, rest = ks.split("-")
+            hi, stepk = (rest.split("/") + ["1"])[:2]
+            cases.append((name, tuple(range(int(lo), int(hi) + 1, int(stepk)))))
+        else:
+            cases.append((name, tuple(int(v) for v in ks.split(","))))
+    return cases
+
+
+def cost_ab_ks(base: str, cases, rounds: int):
+    """:func:`cost_ab` at the given k: per round and dataset the base checkout's worker, then this one's
+    (alternating), each k's cert / answer CPU ratio per round, its median, and the certified ratio."""
+    import subprocess
+
+    print(f"cost-ab-ks: start ({load_note()})", flush=True)
+    for name, ks in cases:
+        res = {"before": [], "after": []}
+        for _ in range(rounds):
+            for tag, code in (("before", base), ("after", str(ROOT))):
+                env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+                p = subprocess.run([sys.executable, __file__, "--cost-worker", f"{name}:{','.join(map(str, ks))}"],
+                                   env=env, capture_output=True, text=True, cwd=code)
+                line = [ln for ln in p.stdout.splitlines() if ln.startswith("COST ")]
+                if not line:
+                    print(f"cost-ab-ks: {name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
+                    return
+                res[tag].append({r["k"]: r for r in json.loads(line[0][5:])["rows"]})
+        for k in ks:
+            b = [r[k]["cert"] / r[k]["answer"] for r in res["before"]]
+            a = [r[k]["cert"] / r[k]["answer"] for r in res["after"]]
+            rb, ra = res["before"][0][k], res["after"][0][k]
+            print(f"cost-ab-ks: {name:5s} k={k:3d}: cert/answer median {np.median(b):.2f} -> {np.median(a):.2f}x "
+                  f"(rounds {'/'.join(f'{v:.2f}' for v in b)} -> {'/'.join(f'{v:.2f}' for v in a)}; target <= 3x); "
+                  f"ratio {rb['ratio']:.4f} ({rb['kind']}) -> {ra['ratio']:.4f} ({ra['kind']}), "
+                  f"change {ra['ratio'] - rb['ratio']:+.6f}", flush=True)
+    print(f"cost-ab-ks: end ({load_note()})", flush=True)
+
+
+def cost_ab_ks_main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cost-ab-ks", default="cbcl:10-120/5;lrs:5,10,50;mll:5,10,50")
+    ap.add_argument("--base", default="/tmp/dnn7-base")
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    cost_ab_ks(a.base, _parse_cases(a.cost_ab_ks), a.rounds)
+
+
+
+def faults_worker(ks, reps=5):
+    """One checkout's side of ``--dnn-faults``: per CBCL k, ``reps`` times a fit then certify(x=answer): the
+    certificate's CPU time and minor page faults (``getrusage``), the fit's CPU time, as JSON."""
+    import resource
+
+    import nspca_core as nc
+    from nspca_core.certificates import certify
+
+    X = load("cbcl")
+    nc.fit(X[:64], k=3)
+    certify(X[:64], k=3)
+    out = []
+    for k in ks:
+        rows = []
+        for _ in range(reps):
+            c0 = time.process_time()
+            r = nc.fit(X, k=k, certify=False)
+            ta = time.process_time() - c0
+            f0, c0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.process_time()
+            c = certify(X, k=k, x=r.x)
+            rows.append((time.process_time() - c0, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0, ta))
+        out.append({"k": k, "rows": rows, "bound": c.upper_bound})
+    print("FAULTS " + json.dumps(out), flush=True)
+
+
+def dnn_faults(base: str, ks, rounds: int):
+    """CBCL certify(k) after a fit, both checkouts alternating (subprocesses), ``rounds`` rounds of 5: median
+    certificate CPU / median fit CPU, median minor page faults per certificate, and whether the bounds agree."""
+    import subprocess
+
+    print(f"dnn-faults: start ({load_note()}; MALLOC_MMAP_THRESHOLD_={os.environ.get('MALLOC_MMAP_THRESHOLD_')})",
+          flush=True)
+    res = {"before": [], "after": []}
+    for _ in range(rounds):
+        for tag, code in (("before", base), ("after", str(ROOT))):
+            env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+            p = subprocess.run([sys.executable, __file__, "--faults-worker", ",".join(map(str, ks))], env=env,
+                               capture_output=True, text=True, cwd=code)
+            line = [ln for ln in p.stdout.splitlines() if ln.startswith("FAULTS ")]
+            if not line:
+                print(f"dnn-faults: {tag} failed:\n{p.stderr[-2000:]}", flush=True)
+                return
+            res[tag] += [{r["k"]: r for r in json.loads(line[0][7:])}]
+    for k in ks:
+        summary = {}
+        for tag in ("before", "after"):
+            rows = [row for run in res[tag] for row in run[k]["rows"]]
+            cert, faults, fit = (np.median([row[j] for row in rows]) for j in range(3))
+            summary[tag] = (cert / fit, faults, cert)
+        same = all(run[k]["bound"] == res["before"][0][k]["bound"] for tag in res for run in res[tag])
+        b, a = summary["before"], summary["after"]
+        print(f"dnn-faults: cbcl k={k:3d}: cert/answer {b[0]:.2f} -> {a[0]:.2f}x, cert {b[2] * 1e3:.1f} -> "
+              f"{a[2] * 1e3:.1f} ms CPU, minor faults {b[1]:.0f} -> {a[1]:.0f} per certificate (medians); "
+              f"bounds {'bit-identical' if same else 'DIFFER'}", flush=True)
+    print(f"dnn-faults: end ({load_note()})", flush=True)
+
+
+def dnn_faults_main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dnn-faults", default="10,30,60,65,70,75,100")
+    ap.add_argument("--faults-worker", default="")
+    ap.add_argument("--base", default="/tmp/dnn7-base")
+    ap.add_argument("--rounds", type=int, default=2)
+    a = ap.parse_args()
+    if a.faults_worker:
+        return faults_worker([int(v) for v in a.faults_worker.split(",")])
+    dnn_faults(a.base, [int(v) for v in a.dnn_faults.split(",")], a.rounds)
+
+
 def small_first_main():
     """Issue 39 item 2 with the smaller screen first (helper path7): ``--small-first-path on,off`` runs
     ``--issue39 path``'s comparison (certify_path against certify(k), cached per setting in ``--cache``) with
@@ -887,7 +1015,11 @@ def small_first_main():
 
 
 if __name__ == "__main__":
-    if "--small-first-path" in sys.argv:
+    if "--dnn-faults" in sys.argv or "--faults-worker" in sys.argv:
+        dnn_faults_main()
+    elif "--cost-ab-ks" in sys.argv:
+        cost_ab_ks_main()
+    elif "--small-first-path" in sys.argv:
         small_first_main()
     elif "--s-terms" in sys.argv:
         s_terms_main()

@@ -9,6 +9,7 @@ lower bounds.  Nothing here imports a front.
 from __future__ import annotations
 
 import math
+import numbers
 import time
 import warnings
 from dataclasses import replace
@@ -61,6 +62,13 @@ _AUTO_EM_MAX_N = 64
 # products (:class:`~nspca_core._common.screen.SingleProducts`); the polish and every value returned are
 # float64.  Below, the products cost less than the calls around them
 _AUTO_SINGLE_MIN_N = 256
+# a column of auto's batched ascent stops once its support is unchanged and 1 - <x_new, x> <= this (the
+# truncated power method's own stop is 1e-12): the ascent only chooses supports, and the polish starts the
+# best distinct ones at their support's limit (``reweight_first``) and ascends them to 1e-12.  On a
+# covariance (no support jump) the last steps converged a support already settled: LRS k = 3..10 one or
+# two steps fewer (~0.2 of ~1.7 ms); answers bit-identical on the 378 cases of ``bench_auto.py
+# --fingerprint --seeds 3``
+_AUTO_XTOL = 1e-8
 # ARPACK's relative residual tolerance of auto's factor on sparse data (and other data held as a
 # SparseCov): its pairs only choose starts (the answer's weights come from its support's own
 # eigenvector in the polish, its variance from the data), and they take fewer products than to
@@ -68,6 +76,11 @@ _AUTO_SINGLE_MIN_N = 256
 # within 2e-13 relative; KOS-shaped 23 -> 13 ms; auto's answers on both corpora, k = 2..150, d = 1..3,
 # random_state 0..2: 144 of 144 bit-identical to tol = 0)
 _AUTO_SPARSE_FACTOR_TOL = 1e-6
+# auto's normal draws kept by (int seed, number of features) (:func:`_start_draws`): this many entries, each
+# up to this many bytes (a larger one is drawn every time)
+_DRAWS_KEEP = 2
+_DRAWS_MAX_BYTES = 1 << 24
+_DRAWS: dict = {}
 
 
 def peer(method: str):
@@ -124,7 +137,7 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     ``key`` (order-free).  One matrix filled by blocks: no n-vector per start to stack again.
     ``matvec``: a :class:`~nspca_core._common.screen.SingleProducts` for ``A r`` (default ``cov.matvec``)."""
 
-    rng = as_rng(seed)
+    rng = _start_draws(seed, cov.n)
     T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
     d = V.shape[1]
     # with float32 products the columns need not be unit: A r is projected (normalized) anyway
@@ -139,6 +152,44 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
         X0[:, p + j - 1] = rank1_point(V[:, j], k)
     X0[:, p + d - 1:] = cov.matvec(R) if matvec is None else matvec(R, dense=True)
     return names, X0
+
+
+class _Draws:
+    """The Generator of ``as_rng(seed)`` as :func:`_auto_starts` uses it: the standard normal arrays it
+    draws, replayed in order (copies: the caller may change them in place).  Of shapes other than those
+    recorded it knows nothing (an AssertionError, never other numbers)."""
+
+    def __init__(self, arrays: tuple):
+        self._arrays, self._next = arrays, 0
+
+    def standard_normal(self, shape) -> np.ndarray:
+        a = self._arrays[self._next]
+        if a.shape != tuple(shape):
+            raise AssertionError(f"draws recorded of shape {a.shape}, asked for {tuple(shape)}")
+        self._next += 1
+        return a.copy()
+
+
+def _start_draws(seed, n: int):
+    """The random stream of auto's starts: ``as_rng(seed)``, or for an int seed its normal draws kept
+    from an earlier fit with the same seed and feature count (:data:`_DRAWS`).  They depend on nothing
+    else, and a session fits the same data at many k (the app's slider, a path): the n x 34 draws cost
+    more than the starts' products on gene data (dlbcl-shaped 77 x 7,070: 2.2 of 3.9 ms).  The same
+    floats either way (one Generator, the same calls in the same order)."""
+    if seed is None or isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0 \
+            or 8 * n * (_TPOWER_RESTARTS + _AUTO_RANDOM_STARTS) > _DRAWS_MAX_BYTES:
+        return as_rng(seed)  # a Generator, a RandomState, None, or too many features: drawn every time
+    tag = (int(seed), int(n))
+    arrays = _DRAWS.get(tag)
+    if arrays is None:
+        rng = as_rng(seed)
+        arrays = tuple(rng.standard_normal((n, c)) for c in (_TPOWER_RESTARTS, _AUTO_RANDOM_STARTS))
+        for a in arrays:
+            a.flags.writeable = False
+        for old in list(_DRAWS)[:max(0, len(_DRAWS) - _DRAWS_KEEP + 1)]:  # the oldest first
+            _DRAWS.pop(old, None)
+        _DRAWS[tag] = arrays
+    return _Draws(arrays)
 
 
 def _enet_starts(V: np.ndarray, k: int, d: int, eps: float, seed, samples, info: dict) -> tuple[list, np.ndarray]:
@@ -275,7 +326,7 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
         else None
     matvec = single if single is not None else _SparseRows.of(cov, k) or cov.matvec
     r = ascent(matvec, X0, k, step=TopK(compact_start=True), key=key,
-               screen=screen, jump=jump, merge="support", dominated=_AUTO_DOMINATED)
+               screen=screen, jump=jump, merge="support", dominated=_AUTO_DOMINATED, xtol=_AUTO_XTOL)
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}

@@ -57,10 +57,10 @@ import numpy as np
 import scipy.linalg
 
 from .._common.eig import top_eigvalsh_upper
-from .dnn_steps import (_GIVE_UP_EVERY, _Adam, _Cuts, _gradient_into, _hopeless, _smoothed, cut_rhs,
+from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _Cuts, _gradient_into, _hopeless, _smoothed, cut_rhs,
                         ksupport_cuts, refreshed_cuts)
 
-__all__ = ["DnnState", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
+__all__ = ["DnnState", "DnnWork", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
            "dnn_value_lam", "dnn_tangent", "dnn_optimize", "chol_lmax", "ritz_guess", "ritz_guesses", "refreshed_cuts"]
 
 _EPS = np.finfo(float).eps
@@ -84,7 +84,8 @@ class DnnState:
     w: np.ndarray | None = None
 
 
-def lmax_upper(M: np.ndarray, scale: float, guess: float | None = None) -> tuple[float, float]:
+def lmax_upper(M: np.ndarray, scale: float, guess: float | None = None,
+               work: DnnWork | None = None) -> tuple[float, float]:
     """A rigorous upper bound on ``lambda_max`` of the exact matrix behind ``M``.
 
     Returns ``(value, tol)`` with ``value = lambda_hat + tol``: ``lambda_hat``
@@ -98,20 +99,21 @@ def lmax_upper(M: np.ndarray, scale: float, guess: float | None = None) -> tuple
     ``guess`` (optional, from Ritz values: any number, or several tried in turn): when a Cholesky
     factorization proves ``guess I - M`` positive definite (:func:`chol_lmax`,
     about a tenth of the eigenvalue cost), the value is ``guess`` plus that
-    proof's rounding allowance plus the same ``tol``; otherwise LAPACK as above.
+    proof's rounding allowance plus the same ``tol``; otherwise LAPACK as above.  ``work``: the
+    Cholesky factor's n x n array from there (:class:`DnnWork`; the same floats).
     """
     n = M.shape[0]
     tol = 32.0 * n * _EPS * (float(np.linalg.norm(M)) + scale)
     for g in ([] if guess is None else np.atleast_1d(np.asarray(guess, dtype=float))):
         if np.isfinite(g):  # (several guesses: each tried in turn, the first proved is kept)
-            slack = chol_lmax(M, float(g))
+            slack = chol_lmax(M, float(g), None if work is None else work.scratch("MG", M.shape, M.dtype))
             if slack is not None:
                 return float(g) + slack + tol, tol + slack
     lam = float(top_eigvalsh_upper(M, 1)[0])  # LAPACK's subset solver can fail: see top_eigh
     return lam + tol, tol
 
 
-def chol_lmax(M: np.ndarray, c: float) -> float | None:
+def chol_lmax(M: np.ndarray, c: float, out: np.ndarray | None = None) -> float | None:
     """Prove ``lambda_max(M) <= c + slack`` by a Cholesky factorization of ``H = c I - M``;
     returns ``slack`` (``>= 0``), or None when the factorization breaks down (nothing proved).
 
@@ -125,10 +127,10 @@ def chol_lmax(M: np.ndarray, c: float) -> float | None:
     g ||R||_F^2``, so ``||dH||_2 <= g tr(H) / (1 - g)``.  ``H + dH = R^T R`` is
     positive semidefinite, hence ``c I - M >= -(E1 + dH)`` and ``lambda_max(M) <=
     c + ||E1||_2 + ||dH||_2``.  (The trace is summed with rounding: it is
-    inflated by ``1 + (n + 1) eps``.)
+    inflated by ``1 + (n + 1) eps``.)  ``out``: an array of M's shape (C order) to factor H in.
     """
     n = M.shape[0]
-    H = np.negative(M)
+    H = np.negative(M, out=out)
     idx = np.diag_indices(n)
     H[idx] += c
     d = H[idx]
@@ -206,28 +208,36 @@ def ritz_guesses(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: f
     return sorted({tight, safe})  # (the smaller first: either may be the one below lambda_max)
 
 
-def assemble_dual(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None) -> np.ndarray:
+def assemble_dual(A: np.ndarray, N: np.ndarray, nu: float, C=None, w=None,
+                  work: DnnWork | None = None) -> np.ndarray:
+    """``M = A + N - (nu / n) J - sum_l w_l c_l c_l^T`` (float64 for a float64 A); ``work``: M and the cuts'
+    product in its arrays (:class:`DnnWork`; the same floats as fresh ones)."""
     n = A.shape[0]
-    M = A + N
+    M = np.add(A, N, out=None if work is None else work.scratch("M64", A.shape, np.result_type(A, N)))
     M -= nu / n  # (in place: the same floats as ``A + N - nu / n``, one n x n temporary fewer)
     if C is not None and w is not None and np.any(w > 0):
-        M -= (C * w) @ C.T
+        M -= np.matmul(C * w, C.T, out=None if work is None else work.scratch("MG", M.shape, np.result_type(C, w)))
     return M
 
 
-def _lmax_state(A: np.ndarray, state: DnnState, fast: bool = True) -> float:
+def _lmax_state(A: np.ndarray, state: DnnState, fast: bool = True, work: DnnWork | None = None) -> float:
     """Rigorous upper bound on ``lambda_max(A + N - mu J - sum_l w_l c_l c_l^T)`` (the k-free part).
 
     With a warm subspace ``state.U`` the bound is proved by Cholesky at a Ritz guess
     (:func:`ritz_guess`, :func:`lmax_upper`); else (or if that fails, or ``fast`` is False: the
-    tightest value) by LAPACK's eigenvalue."""
+    tightest value) by LAPACK's eigenvalue.  ``work``: the n x n arrays from there (:class:`DnnWork`)."""
     n = A.shape[0]
-    M = assemble_dual(A, state.N, state.nu, state.C, state.w)
+    M = assemble_dual(A, state.N, state.nu, state.C, state.w, work)
     mu = state.nu / n
-    scale = float(np.linalg.norm(A) + np.linalg.norm(np.asarray(state.N, dtype=float)) + mu * n)
+    if work is None or state.N.dtype == np.float64:
+        N64 = np.asarray(state.N, dtype=float)
+    else:  # (a float32 N's float64 copy in the Cholesky factor's array, free until lmax_upper)
+        N64 = work.scratch("MG", A.shape, np.float64)
+        np.copyto(N64, state.N)
+    scale = float(np.linalg.norm(A) + np.linalg.norm(N64) + mu * n)
     if state.C is not None and state.w is not None:
         scale += float(state.w @ (state.C ** 2).sum(axis=0))
-    return lmax_upper(M, scale, ritz_guesses(M, state.U) if fast else None)
+    return lmax_upper(M, scale, ritz_guesses(M, state.U) if fast else None, work)
 
 
 lmax_state = _lmax_state  # its name for the certificates' path driver
@@ -239,10 +249,11 @@ def dnn_value(A: np.ndarray, k: int, state: DnnState) -> tuple[float, float]:
     return float(dnn_tangent(lam, state, A.shape[0], np.array([k]))[0]), tol
 
 
-def dnn_value_lam(A: np.ndarray, k: int, state: DnnState, fast: bool = True) -> tuple[float, float]:
+def dnn_value_lam(A: np.ndarray, k: int, state: DnnState, fast: bool = True,
+                  work: DnnWork | None = None) -> tuple[float, float]:
     """The certified bound (as :func:`dnn_value`) and the rigorous ``lambda_max`` bound it comes
     from (:func:`_lmax_state`), which gives the bound at any other k (:func:`dnn_tangent`)."""
-    lam, _ = _lmax_state(A, state, fast)
+    lam, _ = _lmax_state(A, state, fast, work)
     return float(dnn_tangent(lam, state, A.shape[0], np.array([k]))[0]), lam
 
 
@@ -362,7 +373,7 @@ def _cold_block(M: np.ndarray, r: int, L: np.ndarray, lw: np.ndarray) -> np.ndar
 
 
 def _run_end(A: np.ndarray, k: int, last: DnnState | None, best: tuple, lower: float | None, budget,
-             timed) -> tuple:
+             timed, work: DnnWork | None = None) -> tuple:
     """The end of :func:`dnn_optimize`: the point ``last`` evaluated (when no check did, and it
     fits), the best kept; then, near the lower bound, the best point's value by LAPACK (the
     Cholesky check's allowance could hide optimality).  Returns ``(state, value, lam, evaluations)``."""
@@ -370,27 +381,28 @@ def _run_end(A: np.ndarray, k: int, last: DnnState | None, best: tuple, lower: f
     size, evals = float(A.shape[0]) ** 3, 0
     if last is not None and (budget is None or budget.fits("eval", size)):
         with timed():
-            val, lam = dnn_value_lam(A, k, last)
+            val, lam = dnn_value_lam(A, k, last, work=work)
         evals += 1
         if val < best_value:
             best_state, best_value, best_lam = last, val, lam
     if (lower is not None and lower >= (1.0 - _EXACT_NEAR) * best_value
             and (budget is None or budget.fits("eval", size))):
-        val, lam = dnn_value_lam(A, k, best_state, fast=False)
+        val, lam = dnn_value_lam(A, k, best_state, fast=False, work=work)
         evals += 1
         if val < best_value:
             best_value, best_lam = val, lam
     return best_state, best_value, best_lam, evals
 
 
-def _start_value(A: np.ndarray, k: int, state: DnnState, start_lam: float | None, evaluate: bool):
+def _start_value(A: np.ndarray, k: int, state: DnnState, start_lam: float | None, evaluate: bool,
+                 work: DnnWork | None = None):
     """A run's start ``(value, lam, evaluations)``: from the caller's rigorous ``start_lam``, else
     evaluated, else (``evaluate`` False) ``(inf, None, 0)``: not known yet."""
     if start_lam is not None:
         return float(dnn_tangent(float(start_lam), state, A.shape[0], np.array([k]))[0]), float(start_lam), 0
     if not evaluate:
         return np.inf, None, 0
-    value, lam = dnn_value_lam(A, k, state)
+    value, lam = dnn_value_lam(A, k, state, work=work)
     return value, lam, 1
 
 
@@ -402,6 +414,21 @@ def _unevaluated(state: DnnState, U, it: int, evals: int, n: int) -> tuple:
                            "gave_up": True, "unevaluated": True}
 
 
+def _run_arrays(A: np.ndarray, state: DnnState, work: DnnWork, ritz32: bool):
+    """:func:`dnn_optimize`'s n x n arrays from ``work``: ``(x_N, A32, M, G)``, N in float32 (the
+    start's N copied in), the matrix the iterations use (A in float32 if ``ritz32``), the iteration's
+    M and the gradient G (in Adam's precision).  M and G are written afresh each iteration, so an
+    evaluation may use their memory in between: in float32 they are the halves of ``"MG"``."""
+    x_N = work.scratch("N", state.N.shape, np.float32)
+    np.copyto(x_N, state.N, casting="unsafe")  # (as state.N.astype(np.float32))
+    A32 = work.float32_of(A) if ritz32 else A
+    if A32.dtype == np.float32:
+        M, G = work.halves("MG", x_N.shape)
+    else:
+        M, G = work.scratch("M", x_N.shape, A32.dtype), work.scratch("G", x_N.shape, np.float32)
+    return x_N, A32, M, G
+
+
 def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start: float,
                  t_end: float, lr: float, decay: float = 0.995, r: int = 10,
                  check_every: int = 0, target: float | None = None, lower: float | None = None,
@@ -410,7 +437,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  t_iters: int | None = None, start_lam: float | None = None, budget=None,
                  ritz32: bool = False, refresh: int = 0, max_cuts: int = 30,
                  give_up: float | None = None, evaluate_start: bool = True,
-                 evaluate_give_up: bool = True):
+                 evaluate_give_up: bool = True, work: DnnWork | None = None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -444,18 +471,19 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     ``evaluate_start=False`` (no ``start_lam``): the start is not evaluated (the run ends with an
     evaluation); ``evaluate_give_up=False``: a run giving up before any evaluation returns its point
     unevaluated (value ``inf``, ``info["unevaluated"]``: the caller's next run evaluates its end).
+    ``work`` (:class:`DnnWork`): the n x n arrays of the run and of its evaluations, kept for the
+    caller's next run (the same floats as fresh ones).
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
     min_iters = 2 * check_every if min_iters is None else min_iters
     t_iters = iters if t_iters is None else max(1, min(t_iters, iters))
     # N, Adam's moments (and M if ritz32) in float32: any float32 N >= 0 is valid, evaluated as stored
-    x_N, x_nu = state.N.astype(np.float32), float(state.nu)
-    A32 = A.astype(np.float32) if ritz32 else A
-    M = np.empty(x_N.shape, dtype=A32.dtype)
-    G = np.empty(x_N.shape, dtype=np.float32)  # the gradient in Adam's precision
-    diag = np.diag_indices(n)
-    opt_N, opt_nu = _Adam(x_N.shape), _Adam(())
+    work = DnnWork() if work is None else work
+    x_N, A32, M, G = _run_arrays(A, state, work, ritz32)
+    x_nu = float(state.nu)
+    diag = slice(None, None, n + 1)  # (the diagonal of a C-ordered n x n array, flattened)
+    opt_N, opt_nu = _Adam(x_N.shape, work), _Adam(())
     cuts = _Cuts(state.C, state.w, k, n)
     U = state.U
     if U is not None and U.shape != (n, r):
@@ -465,7 +493,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         return DnnState(x_N.copy(), x_nu, U, cuts.C, cuts.weights())
 
     best_state = snapshot()
-    best_value, best_lam, evals = _start_value(A, k, best_state, start_lam, evaluate_start)
+    best_value, best_lam, evals = _start_value(A, k, best_state, start_lam, evaluate_start, work)
     last_check = best_value
     history = []  # the bound's free estimates every _GIVE_UP_EVERY iterations (give_up)
     next_early = 0  # no early check before this iteration (a few steps after a failed one)
@@ -499,12 +527,12 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         # gradients: dF/dN = G = W diag(q) W^T off the diagonal; dF/dnu = k/n - 1^T G 1 / n;
         # dF/dw_l = beta_l - c_l^T G c_l
         _gradient_into(W, q, G)
-        G[diag] = 0.0
+        G.reshape(-1)[diag] = 0.0
         s1 = W.sum(axis=0)
         g_nu = kn - float(q @ (s1 * s1)) / n
         cuts.step(W, q, lr)
-        x_N = opt_N.step(x_N, G, lr)
-        x_N[diag] = 0.0
+        x_N = opt_N.step(x_N, G, lr, spend_g=True)  # (G is not read again before the next gradient)
+        x_N.reshape(-1)[diag] = 0.0
         x_nu = float(opt_nu.step(x_nu, g_nu, lr * n))
         lr *= decay
         unchecked = True
@@ -520,7 +548,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         if regular or early:
             cand = snapshot()
             with timed():
-                val, lam = dnn_value_lam(A, k, cand)
+                val, lam = dnn_value_lam(A, k, cand, work=work)
             evals += 1
             unchecked = False
             if val < best_value:
@@ -543,7 +571,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     last = snapshot() if ((not check_every or stopped or stopped_early) and unchecked
                           or not np.isfinite(best_value)) else None
     best_state, best_value, best_lam, more = _run_end(A, k, last, (best_state, best_value, best_lam), lower,
-                                                      budget, timed)
+                                                      budget, timed, work)
     evals += more
     best_state.U = U
     return best_state, best_value, {"iterations": it, "exact_evaluations": evals, "mu": best_state.nu / n,

@@ -98,6 +98,8 @@ def _smoothed(w: np.ndarray, W: np.ndarray, t: float):
     F = float(w[0]) + t * np.log(s)
     q = p[: W.shape[1]] / s
     keep = q > 1e-12
+    if keep.all():  # (the same values without the copies; W is only read)
+        return F, q, W
     return F, q[keep], W[:, keep]
 
 
@@ -139,6 +141,61 @@ def _axpy_into(t: np.ndarray, x: np.ndarray, a: float) -> None:
     x += (a * t).astype(x.dtype, copy=False)
 
 
+class DnnWork:
+    """The n x n scratch arrays of :func:`nspca_core.certificates.dnn.dnn_optimize` and of its
+    rigorous evaluations, kept between the runs of one certificate (the plain run and its cut run).
+
+    Why: each fresh n x n array costs its page faults once the allocator has returned the memory
+    of the last one (issue 39: ~2,300 minor faults in the DNN of a CBCL certificate at k = 65, ~2 us
+    each, the cut run paying again for the plain run's arrays; ~1,300 with one DnnWork, whose arrays
+    take 40 n^2 bytes instead of 60 n^2 per run).  Each array has one role (its name); the
+    caller writes it fully before reading it (``scratch``) or only reads it (``constant``).  Nothing
+    here ever escapes into a result: the points a run returns are copies.
+
+    The roles and their arrays (n x n): ``"N"``, ``"adam_m"``, ``"adam_v"``, the constants and A in
+    float32 for the run; ``"M64"`` (the dual matrix of an evaluation, float64); ``"MG"`` (float64):
+    in an evaluation the cuts' product, then N in float64 (for the rounding allowance), then the
+    Cholesky factor, one after the other; during a run's iteration, its two float32 halves are the
+    iteration's matrix M and the gradient G (idle at every evaluation: both are written afresh at
+    the next iteration before they are read).  Every other role has an array of its own."""
+
+    def __init__(self):
+        self._arrays: dict = {}
+        self._a32 = None  # (A, A in float32): the runs' matrix in float32, converted once
+
+    def scratch(self, name: str, shape: tuple, dtype) -> np.ndarray:
+        """The array of role ``name`` (contents undefined: the caller overwrites it)."""
+        dtype, size = np.dtype(dtype), math.prod(shape)
+        a = self._arrays.get(name)
+        if a is None or a.dtype != dtype or a.size < size:  # (8 spare entries: see halves)
+            a = self._arrays[name] = np.empty(size + 8, dtype=dtype)
+        return a[:size].reshape(shape)
+
+    def halves(self, name: str, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """Two float32 arrays of ``shape`` in the memory of the float64 array ``scratch(name, shape,
+        float64)``, the second from the first 64-byte step after the first's end (its 8 spare
+        entries): roles that are idle whenever that array is in use share its pages."""
+        size = math.prod(shape)
+        self.scratch(name, shape, np.float64)
+        a = self._arrays[name].view(np.float32)
+        start = -(-size // 16) * 16
+        return a[:size].reshape(shape), a[start: start + size].reshape(shape)
+
+    def constant(self, value: float, shape: tuple, dtype) -> np.ndarray:
+        """``np.full(shape, value, dtype)``, made once (read only: the operand of a maximum)."""
+        key = ("constant", float(value))
+        a = self._arrays.get(key)
+        if a is None or a.shape != tuple(shape) or a.dtype != np.dtype(dtype):
+            a = self._arrays[key] = np.full(shape, value, dtype=dtype)
+        return a
+
+    def float32_of(self, A: np.ndarray) -> np.ndarray:
+        """``A.astype(np.float32)``, converted once per matrix (the same object ``A``)."""
+        if self._a32 is None or self._a32[0] is not A:
+            self._a32 = (A, A.astype(np.float32))
+        return self._a32[1]
+
+
 class _Adam:
     """Adam for one block of nonnegative dual variables (each step ends with the projection).
 
@@ -157,17 +214,25 @@ class _Adam:
     # by B2 per step, stays a normal float32 for thousands of steps (subnormals are ~50x slower)
     FLOOR = 1e-30
 
-    def __init__(self, shape):
+    def __init__(self, shape, work: DnnWork | None = None):
         # the moments only scale the steps: single precision halves the memory traffic of the
         # n x n updates (the loop is memory-bound); dnn_optimize holds N itself in float32 too
         dt = np.float32 if shape else np.float64
-        self.m = np.zeros(shape, dtype=dt)
-        self.v = np.zeros(shape, dtype=dt)
-        self.tmp = np.zeros(shape, dtype=dt) if shape else None
+        self.scalar, self._work = not shape, work
+        if work is not None and shape:  # (a matrix: its arrays from the certificate's DnnWork)
+            self.m, self.v = work.scratch("adam_m", shape, dt), work.scratch("adam_v", shape, dt)
+            self.m.fill(0.0)
+            self.v.fill(0.0)
+        else:
+            self.m = np.zeros(shape, dtype=dt)
+            self.v = np.zeros(shape, dtype=dt)
+        # a scratch array, made when a step first needs one (a step that may spend g needs none)
+        self.tmp = None
         # the constants of the two maxima as arrays: NumPy's maximum against a full array is ~3x
         # faster than against a scalar (the same values; issue 39, a third of an iteration's passes)
-        self.zero = np.zeros(shape, dtype=dt) if shape else None
-        self.floor = np.full(shape, self.FLOOR, dtype=dt) if shape else None
+        full = np.full if work is None or not shape else (lambda sh, c, dtype: work.constant(c, sh, dtype))
+        self.zero = full(shape, 0.0, dtype=dt) if shape else None
+        self.floor = full(shape, self.FLOOR, dtype=dt) if shape else None
         self.t = 0
         # matrices (dnn_optimize's N) hold m / s1 and v / s2 instead, s1 = B1^j and s2 = B2^j (j steps
         # since the last renormalization): each moment then takes one saxpy pass, not two (see _step2)
@@ -181,22 +246,29 @@ class _Adam:
         out.m[: keep.size], out.v[: keep.size] = self.m[keep], self.v[keep]
         return out
 
-    def step(self, x, g, lr):
+    def _scratch(self) -> np.ndarray:
+        if self.tmp is None:
+            self.tmp = (np.zeros(self.m.shape, dtype=self.m.dtype) if self._work is None
+                        else self._work.scratch("adam_tmp", self.m.shape, self.m.dtype))
+        return self.tmp
+
+    def step(self, x, g, lr, spend_g: bool = False):
         """``max(x - lr * m_hat / (sqrt(v_hat) + EPS), 0)``: in place for arrays (x is updated
-        and returned), a new float for scalars."""
+        and returned), a new float for scalars.  ``spend_g``: the array g may be overwritten (a
+        matrix's step then works in g's memory: one n x n array fewer; the same values)."""
         self.t += 1
         b1, b2 = self.B1, self.B2
         # a Python float: a NumPy float64 scalar would make the float32 passes below float64 ones
         c = float(lr) * math.sqrt(1.0 - b2 ** self.t) / (1.0 - b1 ** self.t)
-        if self.tmp is None:
+        if self.scalar:
             self.m = b1 * self.m + (1.0 - b1) * g
             self.v = b2 * self.v + (1.0 - b2) * g * g
             return max(float(x - c * self.m / (math.sqrt(self.v) + self.EPS)), 0.0)
-        if self.m.ndim == 2 and _saxpy_ok(x, g, self.m, self.v, self.tmp):
-            return self._step2(x, g, c)
+        if self.m.ndim == 2 and _saxpy_ok(x, g, self.m, self.v):
+            return self._step2(x, g, c, g if spend_g else self._scratch())
         # arrays hold m / (1 - B1) and v / (1 - B2) (two fewer passes over n x n; the same step:
         # m / (sqrt(v) + EPS) = (1 - B1) / sqrt(1 - B2) * m' / (sqrt(v') + EPS / sqrt(1 - B2)))
-        m, v, tmp = self.m, self.v, self.tmp
+        m, v, tmp = self.m, self.v, self._scratch()
         m *= b1
         m += g
         v *= b2
@@ -214,7 +286,7 @@ class _Adam:
     # a moment's scale s is folded back into the stored moment below this (1/s then stays <= 1e6)
     _RENORM = 1e-6
 
-    def _step2(self, x, g, c):
+    def _step2(self, x, g, c, tmp):
         """:meth:`step` for a matrix, in 9 passes instead of 11: with ``m' = m / (1 - B1)`` and
         ``v' = v / (1 - B2)`` (as in :meth:`step`) held as ``m~ = m' / s1``, ``v~ = v' / s2``,
         the recurrences ``m' <- B1 m' + g``, ``v' <- B2 v' + max(g^2, FLOOR)`` read
@@ -222,9 +294,10 @@ class _Adam:
         each), and the step ``(1 - B1) / sqrt(1 - B2) m' / (sqrt(v') + EPS / sqrt(1 - B2))`` is
         ``s1 / sqrt(s2)`` times the same with ``m~, v~`` and the guard ``EPS / sqrt((1 - B2) s2)``.
         The same step in exact arithmetic (the roundings differ: the optimizer's direction only;
-        any x >= 0 is a dual point)."""
+        any x >= 0 is a dual point).  ``tmp``: scratch of x's shape, which may be g itself (m takes
+        g first)."""
         b1, b2 = self.B1, self.B2
-        m, v, tmp = self.m, self.v, self.tmp
+        m, v = self.m, self.v
         if self.s1 < self._RENORM or self.s2 < self._RENORM:
             m *= np.float32(self.s1)
             v *= np.float32(self.s2)
@@ -232,10 +305,10 @@ class _Adam:
         self.s1 *= b1
         self.s2 *= b2
         s1, s2 = self.s1, self.s2
+        _saxpy(g.ravel(), m.ravel(), a=1.0 / s1)
         np.multiply(g, g, out=tmp)
         np.maximum(tmp, self.floor, out=tmp)  # no subnormal g^2 (see FLOOR); v~ >= v' >= FLOOR
         _saxpy(tmp.ravel(), v.ravel(), a=1.0 / s2)
-        _saxpy(g.ravel(), m.ravel(), a=1.0 / s1)
         np.sqrt(v, out=tmp)
         tmp += self.EPS / math.sqrt((1.0 - b2) * s2)
         np.divide(m, tmp, out=tmp)

@@ -11,7 +11,7 @@ import scipy.linalg
 
 from .anchor import (AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test,
                      restricted_refutes)
-from .dnn import DnnState, _ritz, dnn_optimize, dnn_value_lam, ksupport_cuts
+from .dnn import DnnState, DnnWork, _ritz, dnn_optimize, dnn_value_lam, ksupport_cuts
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget, fits, step
@@ -298,7 +298,9 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     decides the bound).  ``settle``: the iterations stop once the bound certifies this ratio
     (below the target: where the caller buys no more work, e.g. no cut rounds; the gap rule of
     :func:`dense_dual`).  ``top_eig``: A's top eigenvalue (or a bound on it) when the caller has it.
+    The runs and evaluations share one :class:`.dnn.DnnWork` (their n x n arrays made once).
     """
+    work = DnnWork()
     cfg = _EFFORT[effort]
     n = A.shape[0]
     if n < cfg.get("schedule_min_n", 0):  # small n: the effort's plain schedule (see _settings)
@@ -334,7 +336,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         if isinstance(st, tuple):
             v, st, lam = st
         else:
-            v, lam = dnn_value_lam(A, k, st)
+            v, lam = dnn_value_lam(A, k, st, work=work)
         evals += 1
         if best is None or v < best[0]:
             best = (v, st, name, lam)
@@ -355,9 +357,10 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                  check_every=cfg["check_every"], target=min(target, settle or target),
                                  lower=lower,
                                  callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget,
-                                 evaluate_start=not lazy, evaluate_give_up=not (lazy and cuts and effort != "fast"))
+                                 evaluate_start=not lazy, evaluate_give_up=not (lazy and cuts and effort != "fast"),
+                                 work=work)
     if info.pop("unevaluated", False) and st.U is None:  # (no cut run to evaluate it: now)
-        val, info["lam"] = dnn_value_lam(A, k, st)
+        val, info["lam"] = dnn_value_lam(A, k, st, work=work)
         info["exact_evaluations"] += 1
     # else the point the plain run gave up at (lazy: nothing evaluated yet) is the cut run's start,
     # which evaluates its own end (val inf until then)
@@ -383,7 +386,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                      decay=cfg.get("decay", _DECAY), budget=budget,
                                      ritz32=effort != "full", refresh=refresh,
                                      lr=cfg.get("cut_lr"), r=cfg.get("ritz_r", 10),
-                                     evaluate_start=np.isfinite(val))
+                                     evaluate_start=np.isfinite(val), work=work)
         info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
@@ -407,7 +410,8 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                 rounds: int, *, iters: int, check_every: int, stall: float, callback=None,
                 min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None,
                 budget: Budget | None = None, ritz32: bool = False, refresh: int = 0,
-                lr: float | None = None, r: int = 10, evaluate_start: bool = True):
+                lr: float | None = None, r: int = 10, evaluate_start: bool = True,
+                work: DnnWork | None = None):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
@@ -420,18 +424,20 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
     vectors every ``refresh`` iterations (``dnn_optimize(refresh=...)``: no restart of the
     optimizer between cut sets); ``lr``: the rounds' learning rate (relative to ``max |A_ij|``,
     default ``_LR_WARM``); ``r``: Ritz vectors per step; ``evaluate_start=False`` (with ``val``
-    inf: ``st`` not evaluated): the first round's start is not evaluated (its end is)."""
+    inf: ``st`` not evaluated): the first round's start is not evaluated (its end is); ``work``:
+    the runs' n x n arrays (:class:`.dnn.DnnWork`), made once for all rounds."""
     scale = max(float(np.abs(A).max()), 1e-300)
     gains, its, evals = [], 0, 0
     n = A.shape[0]
     for _ in range(rounds):
         if lower >= target * val or st.U is None or not fits(budget, "iter", float(n) ** 3, 4):
             break
+        # (st.N itself: dnn_optimize copies its start into its own array and never writes st.N)
         if refresh:  # the run renews its cuts itself (the first time at its first iteration)
-            st2, same = DnnState(st.N.copy(), st.nu, st.U, st.C, None if st.w is None else st.w.copy()), True
+            st2, same = DnnState(st.N, st.nu, st.U, st.C, None if st.w is None else st.w.copy()), True
         else:
             C2, w2 = _fresh_cuts(st, k)
-            st2 = DnnState(st.N.copy(), st.nu, st.U, C2, w2)
+            st2 = DnnState(st.N, st.nu, st.U, C2, w2)
             # the same dual matrix (hence lambda) when every cut in use was kept
             same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
         st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T0 * scale,
@@ -440,7 +446,8 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                                         t_end=_T1 * scale, check_every=check_every,
                                         target=target, lower=lower, callback=callback, stall=stall,
                                         min_iters=min_iters, start_lam=lam if same else None,
-                                        budget=budget, ritz32=ritz32, evaluate_start=evaluate_start)
+                                        budget=budget, ritz32=ritz32, evaluate_start=evaluate_start,
+                                        work=work)
         its += info2["iterations"]
         evals += info2["exact_evaluations"]
         gains.append(float(max(val - val2, 0.0)) if np.isfinite(val) else 0.0)

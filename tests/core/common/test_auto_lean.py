@@ -103,18 +103,23 @@ def test_polish_on_the_screen_rows_is_the_polish(seed, m, n, data):
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.integers(5, 80), st.integers(3, 40), st.booleans(), st.data())
 def test_polish_of_copies_is_the_polish_of_one(seed, n, m, thin, data):
-    """Columns on the same support share one limit (computed once): each copy ends where the column
-    alone ends, never below its start, feasible."""
+    """Columns on the same support share one limit (computed once): copies of a column end where the
+    column alone ends, never below its start, feasible.  With another column in the batch the copies
+    still end together, but may take that column's result (``merge="support"``, a heuristic: a moving
+    column reaching the support on which another stopped takes its result; seed 1960, n = 17, m = 36,
+    dense, k = 9 ends 3.6% below the column alone), so there they are held to the ascent's own
+    guarantee: never below their start."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((m, n)) * rng.uniform(0.2, 3.0, n)
     cov = Cov(X - X.mean(axis=0), None) if thin else Cov(None, np.cov(X, rowvar=False, bias=True))
     k = data.draw(st.integers(1, n))
     x0 = project(np.abs(rng.standard_normal((n, 1))), k)
     alone, fa, _ = polish_many(cov, x0, k, reweight_first=True)
+    P, f, _ = polish_many(cov, np.column_stack([x0[:, 0], x0[:, 0]]), k, reweight_first=True)
+    for j in (0, 1):  # a batch's products round differently from one column's: values to rounding
+        assert np.array_equal(P[:, j] != 0, alone[:, 0] != 0) and f[j] == pytest.approx(fa[0], rel=1e-12)
     X0 = np.column_stack([x0[:, 0], project(np.abs(rng.standard_normal((n, 1))), k)[:, 0], x0[:, 0]])
     P, f, _ = polish_many(cov, X0, k, reweight_first=True)
-    for j in (0, 2):  # a batch's products round differently from one column's: values to rounding
-        assert np.array_equal(P[:, j] != 0, alone[:, 0] != 0) and f[j] == pytest.approx(fa[0], rel=1e-12)
     assert np.array_equal(P[:, 0], P[:, 2]) and f[0] == f[2]
     for j in range(3):
         assert np.all(P[:, j] >= 0) and np.count_nonzero(P[:, j]) <= k

@@ -128,13 +128,11 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     charges: dict[int, tuple[float, float]] = {}  # run k -> (split_run_cost, run_charge)
 
     def run(k: int, cap: int | None = None, carry: bool = False) -> float:
-        """certify(k)'s run at k (``cap``: a capped one); returns its counted cost (run_charge)."""
+        """certify(k)'s run at k (``cap``: a capped one; both screens where _SMALL_FIRST); its counted cost."""
         i = pos[k]
         keep: dict = {}
         extended = False
-        # with the smaller screen first (_settings._SMALL_FIRST), both screens: at most certify(k)'s bound at
-        # k, and each screen's bounds carried to the other k (certify(k) there may take either)
-        small = {} if S._SMALL_FIRST and cap is None else None
+        small = {} if S._SMALL_FIRST and cap is None else None  # (certify(k) may take either; both carried)
         if cap is None:  # the caller's point, else one-k's own search (x=None), as certify(k) does
             c = _certify_large(cov, k, given.get(k), effort, None, keep=keep, both=small is not None,
                                small_keep=small)
@@ -143,28 +141,19 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         runs[k] = c
         if c.x is not None and c.lower > lows[i]:
             lows[i], xs[i], src[i] = c.lower, c.x, c.info.get("lower_source", "split")
-        if keep:
-            key = keep["T"].tobytes()
-            if key not in BT_cache:
-                BT_cache[key] = _rest_curve(cov, keep["T"], kmax)
-            C = keep.get("cross")
-            if carry and C is not None and (C.shape[0] <= min(keep["S"].size, kmax) or C.shape[1] <= kmax):
+        for tag, kp in ((0, keep), (1, small or {})):  # (the smaller screen's carried as the larger one's)
+            if not kp:
+                continue
+            C = kp.get("cross")
+            if tag == 0 and carry and C is not None and (C.shape[0] <= min(kp["S"].size, kmax) or C.shape[1] <= kmax):
                 # a grid run (carried far) whose own bound needed the cross term (T binds there):
                 # its table extended to every sparsity the carried curve uses (|S| |T| m products)
-                keep["cross"] = cross_table(cov, keep["S"], keep["T"], min(keep["S"].size, kmax), kmax)
+                kp["cross"] = cross_table(cov, kp["S"], kp["T"], min(kp["S"].size, kmax), kmax)
                 extended = True
-            np.minimum(curve, coupled_curve(keep, BT_cache[key], uniq), out=curve)
-            keeps[(k, 0)] = keep
-            if keep.get("stS") is not None:
-                kept[k] = keep
-        if small:  # (the smaller screen's run: its curve and refinements carried as the larger one's)
-            key = small["T"].tobytes()
-            if key not in BT_cache:
-                BT_cache[key] = _rest_curve(cov, small["T"], kmax)
-            np.minimum(curve, coupled_curve(small, BT_cache[key], uniq), out=curve)
-            keeps[(k, 1)] = small
-            if not keep and small.get("stS") is not None:  # (the smaller screen stood: its S polished)
-                kept[k] = small
+            np.minimum(curve, coupled_curve(kp, rest_of(cov, kp, kmax, BT_cache), uniq), out=curve)
+            keeps[(k, tag)] = kp
+            if kp.get("stS") is not None and (tag == 0 or not keep):  # (the smaller S polished where it stood)
+                kept[k] = kp
         if callback is not None:
             callback(len(runs), max(total[0], len(runs) + 1))
         base = cost[k] if k in cost else S.split_run_cost(m, n, min(_screened(n, k, effort), cap or n), effort)
@@ -487,6 +476,14 @@ def lower_from_runs(cov: Cov, uniq: np.ndarray, xs: list, lows: np.ndarray, src:
     for c, i in enumerate(at):
         if v[c] > lows[i]:
             xs[i], lows[i], src[i] = X[:, c].copy(), float(v[c]), "ascent(runs)"
+
+
+def rest_of(cov: Cov, keep: dict, kmax: int, cache: dict) -> np.ndarray:
+    """``B_T(j)``, j = 0..kmax, of a run's rest T (:func:`.bounds._rest_curve`), kept in ``cache`` by T."""
+    key = keep["T"].tobytes()
+    if key not in cache:
+        cache[key] = _rest_curve(cov, keep["T"], kmax)
+    return cache[key]
 
 
 def run_cost(m: int, n: int, k: int, effort: str) -> float:

@@ -430,22 +430,24 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
 
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None, gram=None,
-                   both: bool = False) -> Certificate:
+                   both: bool = False, small_keep: dict | None = None) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
     ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
     A one-k "auto" certificate tries a smaller screen first (:func:`.coupled.small_screen`) where
-    ``_settings._SMALL_FIRST`` (off: see there); a path's run
+    ``_settings._SMALL_FIRST`` (see there); a path's run
     (``keep``) takes certify(k)'s own screen only, unless ``both``: then the smaller one too, its bound
-    standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried)."""
+    standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried;
+    ``small_keep``: the smaller screen's, filled where its split bound ran, carried too; where it stands,
+    the larger one is not run, as in certify(k), and ``keep`` stays empty)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
     if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
             and ((keep is None and S._SMALL_FIRST) or both)):  # (the smaller screen first; where it stands, the larger is not run)
         trial: dict = {}
-        c = _certify_split(cov, k, x, effort, callback, small, gram=gram, trial=trial)
-        if trial.get("ok") and keep is None:
+        c = _certify_split(cov, k, x, effort, callback, small, gram=gram, trial=trial, keep=small_keep)
+        if trial.get("ok") and (keep is None or small_keep is not None):
             return c
         src = trial.get("src") if x is None and "x" in trial else None
         d = _certify_split(cov, k, x if src is None else trial["x"], effort, callback, split_cap, keep=keep, gram=gram)

@@ -32,14 +32,13 @@ _DENSE_MAX_N = 2500
 _SPLIT_MIN = 300
 _SPLIT_PER_K = 6
 # whether a one-k "auto" split certificate tries the smaller screen first (coupled.small_screen; a path's
-# run with ``both`` takes it regardless).  On: MLL k = 80 / 100 certify at 2.1 / 2.5x the answer instead of
-# 3.1 / 4.7x (benchmarks/results/issue39_gcert6.txt).  It was off while certify_path's runs and carried
-# bounds used the larger screen only: where the smaller one stood tighter certify(k) came out below the path
-# (a 60 x 5,000 gene-shaped stand-in: looser at 23-32 of 199 k, by up to 0.38%).  certify_path's runs now
-# take both screens where this is on (path_large.run: the larger one skipped where the smaller stands, as
-# in certify(k)) and carry both screens' bounds: looser at 0 of 199 k there, golub- / dlbcl-shaped 0 of 199,
-# MLL 0 of 100, within 2,000 SVD units (benchmarks/results/issue39_path7.txt)
-_SMALL_FIRST = True
+# run with ``both`` takes it regardless).  On: MLL k = 80 / 100 certify at 2.25 / 2.8x the answer instead of
+# 2.4 / 3.7x (benchmarks/results/issue39_mllk7.txt), and certify_path follows it (its runs take both screens,
+# the larger one skipped where the smaller stands, and carry both screens' bounds: never looser than
+# certify(k) on a 60 x 5,000 stand-in, golub- / dlbcl-shaped and MLL; issue39_path7.txt).  Off, because the
+# path is then up to 0.8% looser than with it off at MLL k = 76..182 (a run where the smaller screen stands
+# has no larger screened set to polish and carry): the band the user sees matters more than 1.3x at k = 100
+_SMALL_FIRST = False
 
 
 # certify_path on large n: at most this many screened features per k (the DNN's cost is |S|^2)

@@ -983,11 +983,44 @@ def dnn_faults_main():
     dnn_faults(a.base, [int(v) for v in a.dnn_faults.split(",")], a.rounds)
 
 
+def small_first_main():
+    """Issue 39 item 2 with the smaller screen first (helper path7): ``--small-first-path on,off`` runs
+    ``--issue39 path``'s comparison (certify_path against certify(k), cached per setting in ``--cache``) with
+    ``_settings._SMALL_FIRST`` set each way, on ``--data`` (golub, dlbcl: the gene-shaped stand-ins; mll,
+    cbcl: the datasets; standin: ``gene_matrix(60, 5000, seed=3)``), every ``--stride``-th k."""
+    from nspca_core.certificates import _settings
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--small-first-path", default="on,off")
+    ap.add_argument("--data", default="standin,golub,dlbcl")
+    ap.add_argument("--stride", type=int, default=1)
+    ap.add_argument("--cache", default="/tmp")
+    ap.add_argument("--fill-cache", action="store_true")
+    a = ap.parse_args()
+    warm_up()
+    for setting in a.small_first_path.split(","):
+        _settings._SMALL_FIRST = setting == "on"
+        for name in a.data.split(","):
+            if name == "standin":
+                X = gene_matrix(60, 5000, seed=3)
+            elif name in ("golub", "dlbcl"):
+                X = gene_shaped(name)
+            elif (X := load(name)) is None:
+                continue
+            tag = f"{name}-small-first-{setting}"
+            if name in ("cbcl", "lrs"):
+                path_vs_one_bench(tag, X, list(range(1, X.shape[1] + 1)), a.stride, 500, 0.98, a.cache, a.fill_cache)
+            else:
+                path_vs_one_bench(tag, X, list(range(2, 201)), a.stride, cache_dir=a.cache, fill_only=a.fill_cache)
+
+
 if __name__ == "__main__":
     if "--dnn-faults" in sys.argv or "--faults-worker" in sys.argv:
         dnn_faults_main()
     elif "--cost-ab-ks" in sys.argv:
         cost_ab_ks_main()
+    elif "--small-first-path" in sys.argv:
+        small_first_main()
     elif "--s-terms" in sys.argv:
         s_terms_main()
     elif "--cost-ab-wide" in sys.argv or "--wide-cost-worker" in sys.argv:

@@ -32,11 +32,12 @@ _DENSE_MAX_N = 2500
 _SPLIT_MIN = 300
 _SPLIT_PER_K = 6
 # whether a one-k "auto" split certificate tries the smaller screen first (coupled.small_screen; a path's
-# run with ``both`` takes it regardless).  Off: certify_path's runs and carried bounds use the larger screen,
-# and where the smaller one was tighter certify(k) came out below the path (a 60 x 5,000 gene-shaped
-# stand-in: the path looser than certify(k) at 26-32 of 199 k, by up to 0.38%; issue 39 wants the path
-# never looser).  On, MLL k = 80 / 100 certify at 2.1 / 2.5x the answer instead of 3.1 / 4.7x
-# (benchmarks/results/issue39_gcert6.txt)
+# run with ``both`` takes it regardless).  On: MLL k = 80 / 100 certify at 2.25 / 2.8x the answer instead of
+# 2.4 / 3.7x (benchmarks/results/issue39_mllk7.txt), and certify_path follows it (its runs take both screens,
+# the larger one skipped where the smaller stands, and carry both screens' bounds: never looser than
+# certify(k) on a 60 x 5,000 stand-in, golub- / dlbcl-shaped and MLL; issue39_path7.txt).  Off, because the
+# path is then up to 0.8% looser than with it off at MLL k = 76..182 (a run where the smaller screen stands
+# has no larger screened set to polish and carry): the band the user sees matters more than 1.3x at k = 100
 _SMALL_FIRST = False
 
 

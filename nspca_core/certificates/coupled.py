@@ -16,7 +16,7 @@ from . import _settings as _S
 from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cost, anchor_ok
 from .budget import fits, step
 from .anchor import AnchorRows, anchored_joint_test, joint_blockers
-from .cross import coupled_terms, cross_table
+from .cross import cols_first, coupled_terms, cross_table
 from .bounds import _rest_curve, _rest_spectrum, _thin_lambdas
 from .cheap import _finish, _quad_held, _variances_bound
 from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _forecast_fails
@@ -51,6 +51,10 @@ _AIM_WEAK = 0.05
 # (relative: a certified ratio ~0.001 lower at most), in at most _AIM_JOINT joint tests
 _AIM_REL = 1e-3
 _AIM_JOINT = 8
+# a one-k certificate's resolution there (``rel`` of :func:`_aimed`; a path's runs keep _AIM_REL, their bounds
+# carried): the test bisecting a bracket of 0.2% is not run, at most 0.1% of the ratio (issue 39: golub-shaped
+# k = 200, 0.43 of 1.9 CPU s, the third of three joint tests)
+_AIM_REL_ONE = 2e-3
 # at most this many failed joint tests before one holds (the gallop's steps 0.1% .. 0.4%): further up the
 # anchored bound is weak (dlbcl-shaped k = 200: a 4th failure 0.5 CPU s, then 3 tests for +0.0035)
 _AIM_GALLOP = 3
@@ -67,11 +71,15 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
                      pair: float | None, make_cross=None, lower: float = -np.inf,
                      stop: float = 1.0, budget=None, aim: float | None = None,
                      notes: dict | None = None, deep: bool = False,
-                     gallop: int = _AIM_GALLOP) -> tuple[float, dict, np.ndarray | None]:
+                     gallop: int = _AIM_GALLOP, make_rows=None,
+                     rel: float = _AIM_REL) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
-    (``make_cross()``: :func:`.cross.cross_table`, see :func:`_coupled`); then ``B_S(i)`` where it
+    (``make_cross()``: :func:`.cross.cross_table`, see :func:`_coupled`; with ``make_rows``, ``make_cross``
+    gives the column part only and ``make_rows()`` the row part, computed and merged, their elementwise
+    minimum being the whole table, only where the rest T still binds with the columns': see
+    :func:`_cross_cols_first`); then ``B_S(i)`` where it
     binds: while the maximum over j of the terms sits at an ``i = k - j`` in ``3..kS - 1`` whose
     ``B_S(i)`` is only the DNN's tangent (weak at small sparsity, where the anchored row sums are
     strong), the anchored row-sum bound at sparsity i on ``A_SS`` (:func:`.dual._anchored`, a proof
@@ -97,8 +105,10 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     if make_cross is not None and fits(budget, "rest", float(nS) * nT * max(k, 16)):
         with step(budget, "rest", float(nS) * nT * max(k, 16)):
             cross = make_cross()
+            if make_rows is not None:
+                cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows)
     if aim is not None and budget is None:
-        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop)
+        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel)
         return val, sharper, cross
     tried: set[int] = set()
     cfg = _EFFORT["auto"]
@@ -115,6 +125,22 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
         spent += anchor_cost(nS, i)
         with step(budget, "anchored", float(nS) ** 2 * max(i, 8)):
             sharper[i] = _bisected(covS, certS, stS, dS, kS, pair, sharper, i)
+
+
+def _cross_cols_first(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k: int, pair,
+                      cols: np.ndarray | None, make_rows) -> np.ndarray | None:
+    """The cross table for :func:`_coupled_refined` from its column part (``cols``: :func:`.cross.cross_table`
+    with ``part="cols"``), the row part (``make_rows()``) merged in only where the coupled bound with the
+    columns' table still has its maximum at a sparsity of T (``j >= 1``).  Where it sits at ``j = 0`` the
+    row part could not lower it (that term has no cross part; the others only fall), so the coupled bound is
+    the whole table's.  Each part bounds every ``C[i, j]`` (proof in :func:`.cross.cross_table`), hence so
+    does their minimum."""
+    if cols is None:
+        return None
+    if _coupled(certS, stS, dS, kS, BT, k, pair, argmax=True, cross=cols)[1] >= k:
+        return cols
+    rows = make_rows()
+    return cols if rows is None else np.minimum(cols, rows)
 
 
 def _bisected(covS: Cov, certS: Certificate, stS, dS: np.ndarray, kS: int, pair, sharper: dict, i: int) -> float:
@@ -141,7 +167,7 @@ def _terms(BS: np.ndarray, BT: np.ndarray, k: int, kS: int, cross) -> tuple[np.n
 
 def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, pair, cross, lower: float,
            aim: float, sharper: dict, notes: dict | None = None, deep: bool = False,
-           gallop: int = _AIM_GALLOP) -> float:
+           gallop: int = _AIM_GALLOP, rel: float = _AIM_REL) -> float:
     """The refinements of :func:`_coupled_refined` aimed at one value V of the coupled bound: every
     refinable term above V is brought to V by ``B_S(i) <= a_V(i)`` (:func:`_meets`), proved for all
     those i at once by ONE joint anchored test (:func:`.anchor.anchored_joint_test`).  V starts at
@@ -149,7 +175,8 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     asked below :data:`_AIM_SLACK` above a feasible value at its sparsity (the anchored bound proves
     ~0.2% above the optimum at best; S's answer cut to i entries, :func:`_truncated_all`); where the
     test there fails, V gallops up (``lo (1 + _AIM_REL 2^t)``, at most ``gallop + 1`` failures) to
-    the first proved, then bisects to :data:`_AIM_REL`, at most :data:`_AIM_JOINT` tests, each started
+    the first proved, then bisects to ``rel`` (a one-k certificate: :data:`_AIM_REL_ONE`), at most
+    :data:`_AIM_JOINT` tests, each started
     from the last failure's ratios (valid: a larger V asks larger values at fewer sparsities); the terms
     that blocked a failed test (:func:`.anchor.joint_blockers`) asked :data:`_AIM_WEAK` above a feasible
     value stand, V rising to them.  The proved ``a_V(i)`` fill
@@ -193,7 +220,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     lo = max(lo, float(np.max(np.minimum(tv, floor))))
     hi = float(tv.max())  # (nothing to test there)
     rows, r_lo, proved, spent = None, None, {}, 0.0
-    V, step_up, res = lo, _AIM_REL, _AIM_REL
+    V, step_up, res = lo, _AIM_REL, rel
     bottom = max(float(np.max(np.minimum(tv, floor))), least)  # (deep: where the search may go down to)
     for _ in range(_AIM_JOINT):
         if not lo <= V < hi:
@@ -348,6 +375,20 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None) -> Cer
         return None
     bounds["anchored"] = tb
     return _finish(bounds, lower, xS, kS, time.perf_counter(), {"n": n, "light": True})
+
+
+def split_cross(cov: Cov, S: np.ndarray, T: np.ndarray, kS: int, k: int, certS: Certificate, lower: float,
+                trial: dict | None, one: bool):
+    """The split certificate's cross table for :func:`_coupled_refined`: ``(make_cross, make_rows)``.  A one-k
+    certificate (``one``) whose S bound leaves its ratio below :data:`_COUPLED_AIM` (S may bind alone: MLL at
+    k = 65..200) takes the column part first, the row part only where T still binds (:func:`_cross_cols_first`,
+    the same coupled bound); elsewhere the whole table at once (``trial``: the one a smaller screen's try
+    computed, :func:`small_hopeless`)."""
+    lam = certS.bounds.get("lambda1")
+    rows = cols_first(cov, S, T, kS, k, lam) if one and lower < _COUPLED_AIM * certS.upper_bound else None
+    if trial is not None:
+        return (lambda: trial["cross"]), rows
+    return (lambda: cross_table(cov, S, T, kS, k, lam, part="cols" if rows else "both")), rows
 
 
 def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:

@@ -38,6 +38,7 @@ from ..operators.cov import Cov
 from ..result import Certificate
 from . import _settings as S
 from .bounds import _rest_curve, _thin_spectrum, cheap_bounds
+from .coupled import small_screen
 from .cross import cross_table
 from .deep_s import DEEP_EFFORTS, _DEEP_SHARE, deepen_runs
 from .dnn import dnn_tangent
@@ -109,7 +110,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         cheap = cheap_bounds(_thin_spectrum(cov.X, cov.X.shape[0], diag=cov.diag(), many_k=True), uniq)
     runs: dict[int, Certificate] = {}  # the run's certificate
     kept: dict[int, dict] = {}  # the run's S part (its dual point: polish_runs continues it)
-    keeps: dict[int, dict] = {}  # every run's keep (carry_runs: its refinements carried to other k)
+    keeps: dict[tuple, dict] = {}  # (k, screen) -> a run's keep (carry_runs: its refinements carried to other k)
     curve = np.full(p, np.inf)     # the smallest run bound carried to each k
     BT_cache: dict[bytes, np.ndarray] = {}
     sat = np.inf if saturated is None or monotone is None else saturated
@@ -121,41 +122,44 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     if not open_ks.size:
         open_ks = uniq[:1]
     m = cov.X.shape[0] if cov.X is not None else n
-    cost = {int(k): S.split_run_cost(m, n, _screened(n, int(k), effort), effort) for k in open_ks}
+    cost = {int(k): run_cost(m, n, int(k), effort) for k in open_ks}
     budget = S.path_budget(list(cost.values()), S._PATH_SPLIT_RUNS_PER_K)
     total = [len(open_ks)]
     charges: dict[int, tuple[float, float]] = {}  # run k -> (split_run_cost, run_charge)
 
     def run(k: int, cap: int | None = None, carry: bool = False) -> float:
-        """certify(k)'s run at k (``cap``: a capped one); returns its counted cost (run_charge)."""
+        """certify(k)'s run at k (``cap``: a capped one; both screens where _SMALL_FIRST); its counted cost."""
         i = pos[k]
         keep: dict = {}
         extended = False
+        small = {} if S._SMALL_FIRST and cap is None else None  # (certify(k) may take either; both carried)
         if cap is None:  # the caller's point, else one-k's own search (x=None), as certify(k) does
-            c = _certify_large(cov, k, given.get(k), effort, None, keep=keep)
+            c = _certify_large(cov, k, given.get(k), effort, None, keep=keep, both=small is not None,
+                               small_keep=small)
         else:
             c = _certify_large(cov, k, xs[i], effort, None, cap, branch_seconds=0.0, keep=keep)
         runs[k] = c
         if c.x is not None and c.lower > lows[i]:
             lows[i], xs[i], src[i] = c.lower, c.x, c.info.get("lower_source", "split")
-        if keep:
-            key = keep["T"].tobytes()
-            if key not in BT_cache:
-                BT_cache[key] = _rest_curve(cov, keep["T"], kmax)
-            C = keep.get("cross")
-            if carry and C is not None and (C.shape[0] <= min(keep["S"].size, kmax) or C.shape[1] <= kmax):
+        for tag, kp in ((0, keep), (1, small or {})):  # (the smaller screen's carried as the larger one's)
+            if not kp:
+                continue
+            C = kp.get("cross")
+            if tag == 0 and carry and C is not None and (C.shape[0] <= min(kp["S"].size, kmax) or C.shape[1] <= kmax):
                 # a grid run (carried far) whose own bound needed the cross term (T binds there):
                 # its table extended to every sparsity the carried curve uses (|S| |T| m products)
-                keep["cross"] = cross_table(cov, keep["S"], keep["T"], min(keep["S"].size, kmax), kmax)
+                kp["cross"] = cross_table(cov, kp["S"], kp["T"], min(kp["S"].size, kmax), kmax)
                 extended = True
-            np.minimum(curve, coupled_curve(keep, BT_cache[key], uniq), out=curve)
-            keeps[k] = keep
-            if keep.get("stS") is not None:
-                kept[k] = keep
+            np.minimum(curve, coupled_curve(kp, rest_of(cov, kp, kmax, BT_cache), uniq), out=curve)
+            keeps[(k, tag)] = kp
+            if kp.get("stS") is not None and (tag == 0 or not keep):  # (the smaller S polished where it stood)
+                kept[k] = kp
         if callback is not None:
             callback(len(runs), max(total[0], len(runs) + 1))
         base = cost[k] if k in cost else S.split_run_cost(m, n, min(_screened(n, k, effort), cap or n), effort)
-        charges[k] = (base, run_charge(keep, m, extended))
+        if small is not None and not keep:  # (the larger screen not run: the smaller one's cost)
+            base = S.split_run_cost(m, n, small_screen(n, k, _screened(n, k, effort)) or 0, effort)
+        charges[k] = (base, run_charge(keep, m, extended) + (run_charge(small, m, False) if small else 0.0))
         # (a path within the floor runs certify(k) wherever its gap is open: the floor's promise)
         return base + (charges[k][1] if budget > S._PATH_FLOOR else 0.0)
 
@@ -472,6 +476,22 @@ def lower_from_runs(cov: Cov, uniq: np.ndarray, xs: list, lows: np.ndarray, src:
     for c, i in enumerate(at):
         if v[c] > lows[i]:
             xs[i], lows[i], src[i] = X[:, c].copy(), float(v[c]), "ascent(runs)"
+
+
+def rest_of(cov: Cov, keep: dict, kmax: int, cache: dict) -> np.ndarray:
+    """``B_T(j)``, j = 0..kmax, of a run's rest T (:func:`.bounds._rest_curve`), kept in ``cache`` by T."""
+    key = keep["T"].tobytes()
+    if key not in cache:
+        cache[key] = _rest_curve(cov, keep["T"], kmax)
+    return cache[key]
+
+
+def run_cost(m: int, n: int, k: int, effort: str) -> float:
+    """A run's counted cost at k (``_settings.split_run_cost``): certify(k)'s screen, and the smaller one
+    too where ``_settings._SMALL_FIRST`` (:func:`.coupled.small_screen`; the path's runs take both)."""
+    size = _screened(n, k, effort)
+    small = small_screen(n, k, size) if S._SMALL_FIRST and effort == "auto" else None
+    return S.split_run_cost(m, n, size, effort) + (S.split_run_cost(m, n, small, effort) if small else 0.0)
 
 
 def _screened(n: int, k: int, effort: str) -> int:

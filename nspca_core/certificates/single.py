@@ -35,9 +35,9 @@ from .bounds import (
     cheap_bounds_at,
 )
 from .budget import BoundReport, Budget, fits, step
-from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled, _coupled_refined, _lambda_S,
-                      _screened, _split_lower, light_S, small_hopeless, small_screen, small_verdict)
-from .cross import cross_table
+from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled,
+                      _coupled_refined, _lambda_S, _screened, _split_lower, light_S, small_hopeless, small_screen,
+                      small_verdict, split_cross)
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .cheap import (
@@ -299,15 +299,14 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
         BT = _rest_curve(cov, T, k, spec=specT)
     report.offer(min(bounds.values()))
-    # sharpened (the cross term of S and T: |S| x |T| products and |T| x k tops; anchored row sums)
-    # only while below the ratio the DNN's cuts aim for ("full": its target)
+    # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
-    notes, gallop = {}, _AIM_GALLOP if keep is not None else _AIM_GALLOP_ONE  # (path: keep["BS_cost"], carried)
+    notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
+    make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial, keep is None and budget is None and trial is None)
     coupled, sharper, cross = _coupled_refined(
-        covS, certS, stS, kS, BT, k, pair,
-        lambda: trial["cross"] if trial is not None else cross_table(cov, S, T, kS, k, certS.bounds.get("lambda1")),
-        lower, stop, budget=budget, aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
-        deep=stS is None and light, gallop=gallop)
+        covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
+        aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
+        deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
@@ -315,7 +314,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info)
         bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
-                                                   aim=_COUPLED_AIM, notes=notes, gallop=gallop)
+                                                   aim=_COUPLED_AIM, notes=notes, gallop=gallop, make_rows=rows, rel=rel)
         for i, v in light0[1].items():
             sharper[i] = min(sharper.get(i, np.inf), v)
         coupled, notes["cost"] = min(coupled, light0[0]), notes.get("cost", 0.0) + light0[2]
@@ -431,22 +430,24 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
 
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None, gram=None,
-                   both: bool = False) -> Certificate:
+                   both: bool = False, small_keep: dict | None = None) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
     ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
     A one-k "auto" certificate tries a smaller screen first (:func:`.coupled.small_screen`) where
-    ``_settings._SMALL_FIRST`` (off: see there); a path's run
+    ``_settings._SMALL_FIRST`` (see there); a path's run
     (``keep``) takes certify(k)'s own screen only, unless ``both``: then the smaller one too, its bound
-    standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried)."""
+    standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried;
+    ``small_keep``: the smaller screen's, filled where its split bound ran, carried too; where it stands,
+    the larger one is not run, as in certify(k), and ``keep`` stays empty)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
     if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
             and ((keep is None and S._SMALL_FIRST) or both)):  # (the smaller screen first; where it stands, the larger is not run)
         trial: dict = {}
-        c = _certify_split(cov, k, x, effort, callback, small, gram=gram, trial=trial)
-        if trial.get("ok") and keep is None:
+        c = _certify_split(cov, k, x, effort, callback, small, gram=gram, trial=trial, keep=small_keep)
+        if trial.get("ok") and (keep is None or small_keep is not None):
             return c
         src = trial.get("src") if x is None and "x" in trial else None
         d = _certify_split(cov, k, x if src is None else trial["x"], effort, callback, split_cap, keep=keep, gram=gram)

@@ -243,12 +243,12 @@ def test_cross_table_column_filter_over_blocks_against_bruteforce(s, t, m, seed,
         T = np.setdiff1d(np.arange(s + t), S)
         X = np.asfortranarray(X)
     cov = Cov(None, A) if held_as_A else Cov(X, None)
-    old = cross._BLOCK
-    cross._BLOCK = block
+    old = cross._BLOCK, cross._single
+    cross._BLOCK, cross._single = block, lambda *a: None  # (float64 products: the table written out below)
     try:
         C = cross.cross_table(cov, S, T, s, t)
     finally:
-        cross._BLOCK = old
+        cross._BLOCK, cross._single = old
     P = np.maximum(A[np.ix_(S, T)], 0.0)
     if not held_as_A:  # the rounding allowance of the table's products through X
         P = np.maximum(A[np.ix_(S, T)] + 2 * (m + 2) * np.finfo(float).eps * np.sqrt(

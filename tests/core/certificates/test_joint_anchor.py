@@ -267,10 +267,11 @@ def test_aimed_gallop_gives_up_after_three_failed_tests(monkeypatch):
 
 
 def test_one_k_split_gallops_less_than_a_paths_runs(monkeypatch):
-    """``single._certify_split`` hands the aimed search the one-k limit, a path's runs (``keep``) theirs."""
+    """``single._certify_split`` hands the aimed search the one-k limit and resolution, a path's runs
+    (``keep``) theirs."""
     seen: list = []
     real = coupled._aimed
-    monkeypatch.setattr(coupled, "_aimed", lambda *a, **kw: (seen.append(a[-1]), real(*a, **kw))[1])
+    monkeypatch.setattr(coupled, "_aimed", lambda *a, **kw: (seen.append(a[-2:]), real(*a, **kw))[1])
     _force_split(monkeypatch, 6)
     monkeypatch.setattr(single, "_SPLIT_BRANCH_MAX_K", 0)
     cov = Cov(_modules(np.random.default_rng(0), 8, 11, 3), None)  # (one that reaches the aimed search)
@@ -278,5 +279,5 @@ def test_one_k_split_gallops_less_than_a_paths_runs(monkeypatch):
     one = list(seen)
     seen.clear()
     single._certify_split(cov, 5, None, "auto", None, keep={})
-    assert one and set(one) == {coupled._AIM_GALLOP_ONE}, one
-    assert seen and set(seen) == {coupled._AIM_GALLOP}, seen
+    assert one and set(one) == {(coupled._AIM_GALLOP_ONE, coupled._AIM_REL_ONE)}, one
+    assert seen and set(seen) == {(coupled._AIM_GALLOP, coupled._AIM_REL)}, seen

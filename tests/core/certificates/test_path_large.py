@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from nspca_core import certify, certify_path
 from nspca_core.operators.cov import Cov
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import single
+from nspca_core.certificates import coupled, single
 from nspca_core.certificates.bounds import _rest_curve
 from nspca_core.certificates.path_large import coupled_curve
 
@@ -184,7 +184,7 @@ def test_large_path_every_kind_of_k_stays_valid_against_bruteforce(monkeypatch):
     monkeypatch.setattr(path, "_PATH_SPLIT_CAP", 4)  # capped runs with 4 features; monotone from k = 8
     # the runs' cross term of S and T (certificates/cross.py, tested on its own) makes each run's own
     # bound beat the carried ones on these tiny data; without it the carried branch decides some k
-    monkeypatch.setattr(single, "cross_table", lambda *a, **kw: None)
+    monkeypatch.setattr(coupled, "cross_table", lambda *a, **kw: None)  # (the split's table: coupled.split_cross)
     rng = np.random.default_rng(7)
     kinds = set()
     for _ in range(3):

@@ -189,7 +189,7 @@ def test_plain_ceiling_rules_the_smaller_screen_out_before_its_cross_table(monke
 
 
 def test_one_k_takes_only_its_own_screen_by_default(monkeypatch):
-    """With ``_settings._SMALL_FIRST`` off (the default), a one-k certificate runs certify(k)'s own screen
+    """With ``_settings._SMALL_FIRST`` off, a one-k certificate runs certify(k)'s own screen
     only -- the screen a path's runs carry -- so the smaller screen cannot make certify(k) tighter than a
     path can follow."""
     _force_small(monkeypatch)

@@ -1,0 +1,107 @@
+"""Issue 39 target 1 at large k on wide gene data (helper mllk7, session 7): one-k certificate CPU / answer CPU,
+before (``--base``, a ``git archive`` of another commit) and after (this checkout) alternating in ONE run, with
+``_settings._SMALL_FIRST`` off and on (the smaller screen first), on MLL and the golub-/dlbcl-shaped stand-ins.
+
+    NSPCA_DATA_DIR=... python benchmarks/bench_mllk7.py --base /tmp/mllk7-base --rounds 2
+
+Each measurement is a fresh subprocess on one BLAS thread; per k the answer is the best of 3 ``fit(certify=False)``
+and the certificate the best of 2 ``certify(X, k, x=answer)`` (CPU time, ``time.process_time``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+CASES = (("mll", (50, 65, 80, 100, 120, 150, 200)), ("golub", (65, 80, 100, 120, 150, 200)),
+         ("dlbcl", (65, 80, 100, 120, 150, 200)))
+
+
+def worker(code: str, name: str, ks, small: bool) -> None:
+    """One checkout's side (run in a subprocess whose ``sys.path`` starts at ``code``)."""
+    sys.path.insert(0, code)
+    import nspca_core as nc
+    from nspca_core.certificates import _settings as S
+    from nspca_core.certificates import certify
+
+    sys.path.insert(1, str(HERE))
+    from bench_certify import gene_shaped, load
+
+    S._SMALL_FIRST = small
+    X = load(name) if name == "mll" else gene_shaped(name)
+    nc.fit(X[:64], k=3)
+    certify(X[:64], k=3)
+    rows = []
+    for k in ks:
+        ta, tc = np.inf, np.inf
+        for _ in range(3):
+            c0 = time.process_time()
+            r = nc.fit(X, k=k, certify=False)
+            ta = min(ta, time.process_time() - c0)
+        for _ in range(2):
+            c0 = time.process_time()
+            c = certify(X, k=k, x=r.x)
+            tc = min(tc, time.process_time() - c0)
+        rows.append({"k": k, "answer": ta, "cert": tc, "ratio": c.ratio, "kind": c.kind})
+    print("COST " + json.dumps({"file": nc.__file__, "rows": rows}), flush=True)
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", default="/tmp/mllk7-base")
+    ap.add_argument("--after", default=str(HERE.parent), help="the checkout measured as 'after' (default: this one)")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--data", default="mll,golub,dlbcl")
+    ap.add_argument("--small", default="0,1", help="_SMALL_FIRST settings (comma list of 0, 1)")
+    ap.add_argument("--ks", default="", help="these k on every dataset")
+    ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        code, name, ks, small = a.worker.split(":")
+        return worker(code, name, [int(v) for v in ks.split(",")], small == "1")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    print(f"bench_mllk7: start ({_load()})", flush=True)
+    for name, ks in CASES:
+        if name not in a.data.split(","):
+            continue
+        ks = tuple(int(v) for v in a.ks.split(",")) if a.ks else ks
+        for small in a.small.split(","):
+            res: dict = {"before": [], "after": []}
+            for _ in range(a.rounds):
+                for tag, code in (("before", a.base), ("after", a.after)):
+                    arg = f"{code}:{name}:{','.join(map(str, ks))}:{small}"
+                    p = subprocess.run([sys.executable, __file__, "--worker", arg], env=env, capture_output=True,
+                                       text=True, cwd=code)
+                    line = [ln for ln in p.stdout.splitlines() if ln.startswith("COST ")]
+                    if not line:
+                        print(f"{name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
+                        return
+                    out = json.loads(line[0][5:])
+                    assert out["file"].startswith(code), (out["file"], code)
+                    res[tag].append({r["k"]: r for r in out["rows"]})
+            for k in ks:
+                b = [r[k]["cert"] / r[k]["answer"] for r in res["before"]]
+                f = [r[k]["cert"] / r[k]["answer"] for r in res["after"]]
+                rb, ra = res["before"][0][k], res["after"][0][k]
+                print(f"{name:5s} small={small} k={k:3d}: cert/answer {'/'.join(f'{v:.1f}' for v in b)} -> "
+                      f"{'/'.join(f'{v:.1f}' for v in f)} (median {np.median(b):.2f} -> {np.median(f):.2f}; answer "
+                      f"{np.median([r[k]['answer'] for r in res['before']]):.3f} / "
+                      f"{np.median([r[k]['answer'] for r in res['after']]):.3f} CPU s); ratio {rb['ratio']:.4f} -> "
+                      f"{ra['ratio']:.4f} ({ra['kind']}), change {ra['ratio'] - rb['ratio']:+.4f}", flush=True)
+    print(f"bench_mllk7: end ({_load()})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -210,6 +210,58 @@ def load_note():
     return "load average " + ", ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
+def cost_rows(X, ks):
+    """Per k the answer's CPU time (best of 3 ``fit(certify=False)``) and its certificate's (best of 2
+    ``certify(x=answer)``, effort "auto"), the certified ratio and the bound's kind; the first-call costs
+    (imports) are paid on a slice of X first."""
+    import nspca_core as nc
+    from nspca_core.certificates import certify
+
+    nc.fit(X[:64], k=3)
+    certify(X[:64], k=3)
+    rows = []
+    for k in ks:
+        ta, tc = np.inf, np.inf
+        for _ in range(3):
+            c0 = time.process_time()
+            r = nc.fit(X, k=k, certify=False)
+            ta = min(ta, time.process_time() - c0)
+        for _ in range(2):
+            c0 = time.process_time()
+            c = certify(X, k=k, x=r.x)
+            tc = min(tc, time.process_time() - c0)
+        rows.append({"k": k, "answer": ta, "cert": tc, "ratio": c.ratio, "kind": c.kind})
+    return rows
+
+
+def ab_runs(base: str, args, rounds: int, prefix: str, label: str, script: str = __file__, after: str = str(ROOT)):
+    """``rounds`` times the ``base`` checkout's worker, then ``after``'s (alternating: the same machine
+    moment), each a subprocess on one BLAS thread measuring its checkout's code (``NSPCA_BENCH_CODE``,
+    run in it) and printing one line ``prefix`` + JSON.  ``args``: the worker's arguments, or a function
+    of the checkout giving them.  Returns ``{"before": [...], "after": [...]}`` of those JSON values, or
+    None when a worker failed (its error printed under ``label``)."""
+    import subprocess
+
+    res: dict = {"before": [], "after": []}
+    for _ in range(rounds):
+        for tag, code in (("before", base), ("after", after)):
+            env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                   "MKL_NUM_THREADS": "1"}
+            argv = args(code) if callable(args) else args
+            p = subprocess.run([sys.executable, script, *argv], env=env, capture_output=True, text=True, cwd=code)
+            line = [ln for ln in p.stdout.splitlines() if ln.startswith(prefix)]
+            if not line:
+                print(f"{label}: {tag} failed:\n{p.stderr[-2000:]}", flush=True)
+                return None
+            res[tag].append(json.loads(line[0][len(prefix):]))
+    return res
+
+
+def by_k(res: dict) -> dict:
+    """:func:`ab_runs`' cost workers' rows per side and round, by k."""
+    return {tag: [{r["k"]: r for r in out["rows"]} for out in runs] for tag, runs in res.items()}
+
+
 def wide_path_bench(name, X, ks, target=0.95, budget=2000, compare=()):
     """Issue 28, items 2 and 3: certify_path over k = 2..200 (CPU clock, SVD units); ``compare``: k's
     at which certify(X, k) (no point given, effort "auto") is run too, its bounds beside the path's."""
@@ -497,53 +549,26 @@ def cost_data(name):
 
 
 def cost_worker(name, ks):
-    """One checkout's side of ``cost-ab`` (a subprocess): per k, the answer's CPU time (best of 3
-    fit(certify=False)), the certificate's (best of 2 certify(x=answer), effort="auto"), as JSON."""
-    import json
-
+    """One checkout's side of ``cost-ab`` (a subprocess): :func:`cost_rows` on the case's data, as JSON."""
     import nspca_core as nc
-    from nspca_core.certificates import certify
 
-    X = cost_data(name)
-    nc.fit(X[:64], k=3)  # first-call costs (imports) out of the timing
-    certify(X[:64], k=3)
-    out = []
-    for k in ks:
-        ta, tc = np.inf, np.inf
-        for _ in range(3):
-            c0 = time.process_time()
-            r = nc.fit(X, k=k, certify=False)
-            ta = min(ta, time.process_time() - c0)
-        for _ in range(2):
-            c0 = time.process_time()
-            c = certify(X, k=k, x=r.x)
-            tc = min(tc, time.process_time() - c0)
-        out.append({"k": k, "answer": ta, "cert": tc, "ratio": c.ratio, "kind": c.kind})
-    print("COST " + json.dumps({"name": name, "code": nc.__file__, "rows": out}), flush=True)
+    rows = cost_rows(cost_data(name), ks)
+    print("COST " + json.dumps({"name": name, "code": nc.__file__, "rows": rows}), flush=True)
 
 
 def cost_ab(base: str):
     """Issue 39 item 1, before and after in one run: for each dataset the base checkout's worker
     then this one's (same data, same machine moment), certificate CPU / answer CPU and the ratio."""
-    import json
-    import subprocess
-
     print(f"cost-ab: start ({load_note()})", flush=True)
     for name, ks in COST_CASES:
         if name not in SYNTHETIC and not (data_dir() / {"cbcl": "cbcl_faces_train.npz", "lrs": "lrs_spectrometer.npz",
                                                    "mll": "mll_leukemia.npz"}[name]).exists():
             continue
-        res = {}
-        for tag, code in (("before", base), ("after", str(ROOT))):
-            env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-            p = subprocess.run([sys.executable, __file__, "--cost-worker", f"{name}:{','.join(map(str, ks))}"],
-                               env=env, capture_output=True, text=True, cwd=code)
-            line = [ln for ln in p.stdout.splitlines() if ln.startswith("COST ")]
-            if not line:
-                print(f"cost-ab: {name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
-                break
-            res[tag] = {r["k"]: r for r in json.loads(line[0][5:])["rows"]}
-        for k in ks if len(res) == 2 else ():
+        res = ab_runs(base, ["--cost-worker", f"{name}:{','.join(map(str, ks))}"], 1, "COST ", f"cost-ab: {name}")
+        if res is None:
+            continue
+        res = {tag: runs[0] for tag, runs in by_k(res).items()}
+        for k in ks:
             b, a = res["before"][k], res["after"][k]
             print(f"cost-ab: {name:6s} k={k:3d}: cert/answer {b['cert'] / b['answer']:5.1f}x -> "
                   f"{a['cert'] / a['answer']:5.1f}x "
@@ -718,45 +743,20 @@ WIDE_COST_CASES = (("mll", (5, 10, 50)), ("golub", (5, 10, 50, 65, 100)), ("dlbc
 
 def wide_cost_worker(name, ks):
     """:func:`cost_worker` for MLL and the gene-shaped matrices (:func:`gene_shaped`)."""
-    import nspca_core as nc
-    from nspca_core.certificates import certify
-
-    X = load(name) if name == "mll" else gene_shaped(name)
-    nc.fit(X[:64], k=3)
-    certify(X[:64], k=3)
-    out = []
-    for k in ks:
-        ta, tc = np.inf, np.inf
-        for _ in range(3):
-            c0 = time.process_time()
-            r = nc.fit(X, k=k, certify=False)
-            ta = min(ta, time.process_time() - c0)
-        for _ in range(2):
-            c0 = time.process_time()
-            c = certify(X, k=k, x=r.x)
-            tc = min(tc, time.process_time() - c0)
-        out.append({"k": k, "answer": ta, "cert": tc, "ratio": c.ratio, "kind": c.kind})
-    print("COST " + json.dumps({"name": name, "rows": out}), flush=True)
+    rows = cost_rows(load(name) if name == "mll" else gene_shaped(name), ks)
+    print("COST " + json.dumps({"name": name, "rows": rows}), flush=True)
 
 
 def cost_ab_wide(base: str, rounds: int, cases=WIDE_COST_CASES):
     """Before (``base``) and after (this checkout) alternating per dataset, ``rounds`` times; per k the
     certificate / answer CPU ratios of every round and the certified ratios."""
-    import subprocess
-
     print(f"cost-ab-wide: start ({load_note()})", flush=True)
     for name, ks in cases:
-        res: dict = {"before": [], "after": []}
-        for _ in range(rounds):
-            for tag, code in (("before", base), ("after", str(ROOT))):
-                env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-                p = subprocess.run([sys.executable, __file__, "--wide-cost-worker", f"{name}:{','.join(map(str, ks))}"],
-                                   env=env, capture_output=True, text=True, cwd=code)
-                line = [ln for ln in p.stdout.splitlines() if ln.startswith("COST ")]
-                if not line:
-                    print(f"cost-ab-wide: {name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
-                    return
-                res[tag].append({r["k"]: r for r in json.loads(line[0][5:])["rows"]})
+        res = ab_runs(base, ["--wide-cost-worker", f"{name}:{','.join(map(str, ks))}"], rounds, "COST ",
+                      f"cost-ab-wide: {name}")
+        if res is None:
+            return
+        res = by_k(res)
         for k in ks:
             b = [r[k]["cert"] / r[k]["answer"] for r in res["before"]]
             a = [r[k]["cert"] / r[k]["answer"] for r in res["after"]]
@@ -878,21 +878,13 @@ def _parse_cases(spec: str):
 def cost_ab_ks(base: str, cases, rounds: int):
     """:func:`cost_ab` at the given k: per round and dataset the base checkout's worker, then this one's
     (alternating), each k's cert / answer CPU ratio per round, its median, and the certified ratio."""
-    import subprocess
-
     print(f"cost-ab-ks: start ({load_note()})", flush=True)
     for name, ks in cases:
-        res = {"before": [], "after": []}
-        for _ in range(rounds):
-            for tag, code in (("before", base), ("after", str(ROOT))):
-                env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-                p = subprocess.run([sys.executable, __file__, "--cost-worker", f"{name}:{','.join(map(str, ks))}"],
-                                   env=env, capture_output=True, text=True, cwd=code)
-                line = [ln for ln in p.stdout.splitlines() if ln.startswith("COST ")]
-                if not line:
-                    print(f"cost-ab-ks: {name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
-                    return
-                res[tag].append({r["k"]: r for r in json.loads(line[0][5:])["rows"]})
+        res = ab_runs(base, ["--cost-worker", f"{name}:{','.join(map(str, ks))}"], rounds, "COST ",
+                      f"cost-ab-ks: {name}")
+        if res is None:
+            return
+        res = by_k(res)
         for k in ks:
             b = [r[k]["cert"] / r[k]["answer"] for r in res["before"]]
             a = [r[k]["cert"] / r[k]["answer"] for r in res["after"]]
@@ -942,21 +934,12 @@ def faults_worker(ks, reps=5):
 def dnn_faults(base: str, ks, rounds: int):
     """CBCL certify(k) after a fit, both checkouts alternating (subprocesses), ``rounds`` rounds of 5: median
     certificate CPU / median fit CPU, median minor page faults per certificate, and whether the bounds agree."""
-    import subprocess
-
     print(f"dnn-faults: start ({load_note()}; MALLOC_MMAP_THRESHOLD_={os.environ.get('MALLOC_MMAP_THRESHOLD_')})",
           flush=True)
-    res = {"before": [], "after": []}
-    for _ in range(rounds):
-        for tag, code in (("before", base), ("after", str(ROOT))):
-            env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-            p = subprocess.run([sys.executable, __file__, "--faults-worker", ",".join(map(str, ks))], env=env,
-                               capture_output=True, text=True, cwd=code)
-            line = [ln for ln in p.stdout.splitlines() if ln.startswith("FAULTS ")]
-            if not line:
-                print(f"dnn-faults: {tag} failed:\n{p.stderr[-2000:]}", flush=True)
-                return
-            res[tag] += [{r["k"]: r for r in json.loads(line[0][7:])}]
+    res = ab_runs(base, ["--faults-worker", ",".join(map(str, ks))], rounds, "FAULTS ", "dnn-faults")
+    if res is None:
+        return
+    res = {tag: [{r["k"]: r for r in out} for out in runs] for tag, runs in res.items()}
     for k in ks:
         summary = {}
         for tag in ("before", "after"):

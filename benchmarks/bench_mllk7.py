@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,27 +28,12 @@ def worker(code: str, name: str, ks, small: bool) -> None:
     sys.path.insert(0, code)
     import nspca_core as nc
     from nspca_core.certificates import _settings as S
-    from nspca_core.certificates import certify
 
     sys.path.insert(1, str(HERE))
-    from bench_certify import gene_shaped, load
+    from bench_certify import cost_rows, gene_shaped, load
 
     S._SMALL_FIRST = small
-    X = load(name) if name == "mll" else gene_shaped(name)
-    nc.fit(X[:64], k=3)
-    certify(X[:64], k=3)
-    rows = []
-    for k in ks:
-        ta, tc = np.inf, np.inf
-        for _ in range(3):
-            c0 = time.process_time()
-            r = nc.fit(X, k=k, certify=False)
-            ta = min(ta, time.process_time() - c0)
-        for _ in range(2):
-            c0 = time.process_time()
-            c = certify(X, k=k, x=r.x)
-            tc = min(tc, time.process_time() - c0)
-        rows.append({"k": k, "answer": ta, "cert": tc, "ratio": c.ratio, "kind": c.kind})
+    rows = cost_rows(load(name) if name == "mll" else gene_shaped(name), ks)
     print("COST " + json.dumps({"file": nc.__file__, "rows": rows}), flush=True)
 
 
@@ -71,26 +54,22 @@ def main() -> None:
     if a.worker:
         code, name, ks, small = a.worker.split(":")
         return worker(code, name, [int(v) for v in ks.split(",")], small == "1")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    sys.path.insert(0, str(HERE))
+    from bench_certify import ab_runs, by_k
+
     print(f"bench_mllk7: start ({_load()})", flush=True)
     for name, ks in CASES:
         if name not in a.data.split(","):
             continue
         ks = tuple(int(v) for v in a.ks.split(",")) if a.ks else ks
         for small in a.small.split(","):
-            res: dict = {"before": [], "after": []}
-            for _ in range(a.rounds):
-                for tag, code in (("before", a.base), ("after", a.after)):
-                    arg = f"{code}:{name}:{','.join(map(str, ks))}:{small}"
-                    p = subprocess.run([sys.executable, __file__, "--worker", arg], env=env, capture_output=True,
-                                       text=True, cwd=code)
-                    line = [ln for ln in p.stdout.splitlines() if ln.startswith("COST ")]
-                    if not line:
-                        print(f"{name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
-                        return
-                    out = json.loads(line[0][5:])
-                    assert out["file"].startswith(code), (out["file"], code)
-                    res[tag].append({r["k"]: r for r in out["rows"]})
+            res = ab_runs(a.base, lambda code: ["--worker", f"{code}:{name}:{','.join(map(str, ks))}:{small}"],
+                          a.rounds, "COST ", name, script=__file__, after=a.after)
+            if res is None:
+                return
+            for tag, code in (("before", a.base), ("after", a.after)):
+                assert all(out["file"].startswith(code) for out in res[tag]), (tag, code)
+            res = by_k(res)
             for k in ks:
                 b = [r[k]["cert"] / r[k]["answer"] for r in res["before"]]
                 f = [r[k]["cert"] / r[k]["answer"] for r in res["after"]]

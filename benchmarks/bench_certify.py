@@ -262,6 +262,18 @@ def by_k(res: dict) -> dict:
     return {tag: [{r["k"]: r for r in out["rows"]} for out in runs] for tag, runs in res.items()}
 
 
+def cost_line(res: dict, k: int) -> str:
+    """One k of :func:`by_k`'s table: cert / answer CPU per round, before -> after, their medians, the
+    answers' median CPU, and the certified ratio (first round) before -> after."""
+    b, a = ([r[k]["cert"] / r[k]["answer"] for r in res[tag]] for tag in ("before", "after"))
+    ans = [np.median([r[k]["answer"] for r in res[tag]]) for tag in ("before", "after")]
+    rb, ra = res["before"][0][k], res["after"][0][k]
+    return (f"cert/answer {'/'.join(f'{v:.2f}' for v in b)} -> {'/'.join(f'{v:.2f}' for v in a)} (median "
+            f"{np.median(b):.2f} -> {np.median(a):.2f}x, target <= 3x; answer {ans[0]:.3f} / {ans[1]:.3f} CPU s); "
+            f"ratio {rb['ratio']:.4f} ({rb['kind']}) -> {ra['ratio']:.4f} ({ra['kind']}), "
+            f"change {ra['ratio'] - rb['ratio']:+.6f}")
+
+
 def wide_path_bench(name, X, ks, target=0.95, budget=2000, compare=()):
     """Issue 28, items 2 and 3: certify_path over k = 2..200 (CPU clock, SVD units); ``compare``: k's
     at which certify(X, k) (no point given, effort "auto") is run too, its bounds beside the path's."""
@@ -758,15 +770,7 @@ def cost_ab_wide(base: str, rounds: int, cases=WIDE_COST_CASES):
             return
         res = by_k(res)
         for k in ks:
-            b = [r[k]["cert"] / r[k]["answer"] for r in res["before"]]
-            a = [r[k]["cert"] / r[k]["answer"] for r in res["after"]]
-            rb, ra = res["before"][0][k], res["after"][0][k]
-            print(f"cost-ab-wide: {name:6s} k={k:3d}: cert/answer {'/'.join(f'{v:.1f}' for v in b)}x -> "
-                  f"{'/'.join(f'{v:.1f}' for v in a)}x (median {np.median(b):.2f} -> {np.median(a):.2f}; answer "
-                  f"{np.median([r[k]['answer'] for r in res['before']]):.3f} / "
-                  f"{np.median([r[k]['answer'] for r in res['after']]):.3f} CPU s); ratio {rb['ratio']:.4f} "
-                  f"({rb['kind']}) -> {ra['ratio']:.4f} ({ra['kind']}), change {ra['ratio'] - rb['ratio']:+.4f}",
-                  flush=True)
+            print(f"cost-ab-wide: {name:6s} k={k:3d}: {cost_line(res, k)}", flush=True)
     print(f"cost-ab-wide: end ({load_note()})", flush=True)
 
 
@@ -886,13 +890,7 @@ def cost_ab_ks(base: str, cases, rounds: int):
             return
         res = by_k(res)
         for k in ks:
-            b = [r[k]["cert"] / r[k]["answer"] for r in res["before"]]
-            a = [r[k]["cert"] / r[k]["answer"] for r in res["after"]]
-            rb, ra = res["before"][0][k], res["after"][0][k]
-            print(f"cost-ab-ks: {name:5s} k={k:3d}: cert/answer median {np.median(b):.2f} -> {np.median(a):.2f}x "
-                  f"(rounds {'/'.join(f'{v:.2f}' for v in b)} -> {'/'.join(f'{v:.2f}' for v in a)}; target <= 3x); "
-                  f"ratio {rb['ratio']:.4f} ({rb['kind']}) -> {ra['ratio']:.4f} ({ra['kind']}), "
-                  f"change {ra['ratio'] - rb['ratio']:+.6f}", flush=True)
+            print(f"cost-ab-ks: {name:5s} k={k:3d}: {cost_line(res, k)}", flush=True)
     print(f"cost-ab-ks: end ({load_note()})", flush=True)
 
 

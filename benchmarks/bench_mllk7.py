@@ -16,7 +16,6 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 CASES = (("mll", (50, 65, 80, 100, 120, 150, 200)), ("golub", (65, 80, 100, 120, 150, 200)),
@@ -55,7 +54,7 @@ def main() -> None:
         code, name, ks, small = a.worker.split(":")
         return worker(code, name, [int(v) for v in ks.split(",")], small == "1")
     sys.path.insert(0, str(HERE))
-    from bench_certify import ab_runs, by_k
+    from bench_certify import ab_runs, by_k, cost_line
 
     print(f"bench_mllk7: start ({_load()})", flush=True)
     for name, ks in CASES:
@@ -71,14 +70,7 @@ def main() -> None:
                 assert all(out["file"].startswith(code) for out in res[tag]), (tag, code)
             res = by_k(res)
             for k in ks:
-                b = [r[k]["cert"] / r[k]["answer"] for r in res["before"]]
-                f = [r[k]["cert"] / r[k]["answer"] for r in res["after"]]
-                rb, ra = res["before"][0][k], res["after"][0][k]
-                print(f"{name:5s} small={small} k={k:3d}: cert/answer {'/'.join(f'{v:.1f}' for v in b)} -> "
-                      f"{'/'.join(f'{v:.1f}' for v in f)} (median {np.median(b):.2f} -> {np.median(f):.2f}; answer "
-                      f"{np.median([r[k]['answer'] for r in res['before']]):.3f} / "
-                      f"{np.median([r[k]['answer'] for r in res['after']]):.3f} CPU s); ratio {rb['ratio']:.4f} -> "
-                      f"{ra['ratio']:.4f} ({ra['kind']}), change {ra['ratio'] - rb['ratio']:+.4f}", flush=True)
+                print(f"{name:5s} small={small} k={k:3d}: {cost_line(res, k)}", flush=True)
     print(f"bench_mllk7: end ({_load()})", flush=True)
 
 

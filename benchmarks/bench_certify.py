@@ -761,17 +761,22 @@ def wide_cost_worker(name, ks):
 
 def cost_ab_wide(base: str, rounds: int, cases=WIDE_COST_CASES):
     """Before (``base``) and after (this checkout) alternating per dataset, ``rounds`` times; per k the
-    certificate / answer CPU ratios of every round and the certified ratios."""
-    print(f"cost-ab-wide: start ({load_note()})", flush=True)
+    certificate / answer CPU ratios of every round and the certified ratios (:func:`cost_rounds`)."""
+    cost_rounds(base, cases, rounds, "--wide-cost-worker", "cost-ab-wide")
+
+
+def cost_rounds(base: str, cases, rounds: int, worker: str, label: str):
+    """Per dataset of ``cases`` ((name, ks)), ``rounds`` rounds of the ``worker`` option's subprocess in the
+    base checkout then this one (:func:`ab_runs`), and per k :func:`cost_line`."""
+    print(f"{label}: start ({load_note()})", flush=True)
     for name, ks in cases:
-        res = ab_runs(base, ["--wide-cost-worker", f"{name}:{','.join(map(str, ks))}"], rounds, "COST ",
-                      f"cost-ab-wide: {name}")
+        res = ab_runs(base, [worker, f"{name}:{','.join(map(str, ks))}"], rounds, "COST ", f"{label}: {name}")
         if res is None:
             return
         res = by_k(res)
         for k in ks:
-            print(f"cost-ab-wide: {name:6s} k={k:3d}: {cost_line(res, k)}", flush=True)
-    print(f"cost-ab-wide: end ({load_note()})", flush=True)
+            print(f"{label}: {name:6s} k={k:3d}: {cost_line(res, k)}", flush=True)
+    print(f"{label}: end ({load_note()})", flush=True)
 
 
 def wide_main():
@@ -882,16 +887,7 @@ def _parse_cases(spec: str):
 def cost_ab_ks(base: str, cases, rounds: int):
     """:func:`cost_ab` at the given k: per round and dataset the base checkout's worker, then this one's
     (alternating), each k's cert / answer CPU ratio per round, its median, and the certified ratio."""
-    print(f"cost-ab-ks: start ({load_note()})", flush=True)
-    for name, ks in cases:
-        res = ab_runs(base, ["--cost-worker", f"{name}:{','.join(map(str, ks))}"], rounds, "COST ",
-                      f"cost-ab-ks: {name}")
-        if res is None:
-            return
-        res = by_k(res)
-        for k in ks:
-            print(f"cost-ab-ks: {name:5s} k={k:3d}: {cost_line(res, k)}", flush=True)
-    print(f"cost-ab-ks: end ({load_note()})", flush=True)
+    cost_rounds(base, cases, rounds, "--cost-worker", "cost-ab-ks")
 
 
 def cost_ab_ks_main():

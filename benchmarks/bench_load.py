@@ -205,7 +205,8 @@ async def drive(browser, url: str, s: Session, csv: Path, cap: float) -> None:
     s.exception = s.exception or await _exception(page)
 
 
-async def _load(n: int, url: str, pid: int, log: JobLog, csv: Path, cap: float, out, profile_to=None) -> dict:
+async def _load(n: int, url: str, pid: int, log: JobLog, csv: Path, cap: float, out, profile_to=None,
+                cancel_cap: float = 60.0) -> dict:
     from playwright.async_api import async_playwright
 
     sessions = [Session(i, *SCENARIOS[i % len(SCENARIOS)]) for i in range(n)]
@@ -260,13 +261,13 @@ async def _load(n: int, url: str, pid: int, log: JobLog, csv: Path, cap: float, 
                 await ctx.close()
         closed = time.monotonic()
         cancelled = None
-        while time.monotonic() - closed < 60:
+        while time.monotonic() - closed < cancel_cap:
             if not log.active():
                 cancelled = time.monotonic() - closed
                 break
             await asyncio.sleep(0.5)
         back = None
-        while time.monotonic() - closed < 120:
+        while time.monotonic() - closed < cancel_cap + 60:
             if server_mb(pid) <= start_mb + MEMORY_BACK_MB:
                 back = time.monotonic() - closed
                 break
@@ -298,10 +299,12 @@ def _gene_server(workdir: Path | None, prefix: str):
         _stop_server(proc)
 
 
-def run_load(n: int, *, cap: float = 120.0, out=print, workdir: Path | None = None, profile_to=None) -> dict:
-    """Start a server, run ``n`` sessions at once, stop the server; the measurements as a dict."""
+def run_load(n: int, *, cap: float = 120.0, out=print, workdir: Path | None = None, profile_to=None,
+             cancel_cap: float = 60.0) -> dict:
+    """Start a server, run ``n`` sessions at once, stop the server; the measurements as a dict.
+    ``cancel_cap``: how long to wait, once every tab is closed, for the server's jobs to end."""
     with _gene_server(workdir, "nspca_load_") as (url, pid, csv, job_log):
-        return asyncio.run(_load(n, url, pid, JobLog(job_log), csv, cap, out, profile_to))
+        return asyncio.run(_load(n, url, pid, JobLog(job_log), csv, cap, out, profile_to, cancel_cap))
 
 
 # ------------------------------------------------------------------ the class (issue 41 item 1)

@@ -137,13 +137,11 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     ``key`` (order-free).  One matrix filled by blocks: no n-vector per start to stack again.
     ``matvec``: a :class:`~nspca_core._common.screen.SingleProducts` for ``A r`` (default ``cov.matvec``)."""
 
-    uniform = matvec is not None
-    rng = _start_draws(seed, cov.n, uniform)
+    rng = _start_draws(seed, cov.n)
     T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
     d = V.shape[1]
-    # with float32 products the columns need not be unit: A r is projected (normalized) anyway; and
-    # r uniform (a quarter of the normal draws' cost, :data:`_AUTO_SINGLE_MIN_N` features and more)
-    R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False, unit=matvec is None, uniform=uniform)
+    # with float32 products the columns need not be unit: A r is projected (normalized) anyway
+    R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False, unit=matvec is None)
     names = ["rank1(u1)", "top-variance"] + [f"tpower#{i}" for i in range(2, T.shape[1])]
     names += [f"rank1(u{j + 1})" for j in range(1, d)] + [f"random#{i + 1}" for i in range(R.shape[1])]
     # column-major with float32 products (large n): the starts are projected column by column
@@ -156,52 +154,41 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
 
 
 class _Draws:
-    """The Generator of ``as_rng(seed)`` as :func:`_auto_starts` uses it: the arrays it draws (standard
-    normal, then standard normal or uniform), replayed in order (copies: the caller may change them in
-    place).  Of kinds or shapes other than those recorded it knows nothing (an AssertionError, never
-    other numbers)."""
+    """The Generator of ``as_rng(seed)`` as :func:`_auto_starts` uses it: the standard normal arrays it
+    draws, replayed in order (copies: the caller may change them in place).  Of shapes other than those
+    recorded it knows nothing (an AssertionError, never other numbers)."""
 
-    def __init__(self, arrays: tuple, kinds: tuple = ("normal", "normal")):
-        self._arrays, self._kinds, self._next = arrays, kinds, 0
+    def __init__(self, arrays: tuple):
+        self._arrays, self._next = arrays, 0
 
-    def _take(self, kind: str, shape) -> np.ndarray:
-        a, was = self._arrays[self._next], self._kinds[self._next]
-        if a.shape != tuple(shape) or was != kind:
-            raise AssertionError(f"draws recorded of shape {a.shape} ({was}), asked for {tuple(shape)} ({kind})")
+    def standard_normal(self, shape) -> np.ndarray:
+        a = self._arrays[self._next]
+        if a.shape != tuple(shape):
+            raise AssertionError(f"draws recorded of shape {a.shape}, asked for {tuple(shape)}")
         self._next += 1
         return a.copy()
 
-    def standard_normal(self, shape) -> np.ndarray:
-        return self._take("normal", shape)
 
-    def random(self, shape) -> np.ndarray:
-        return self._take("uniform", shape)
-
-
-def _start_draws(seed, n: int, uniform: bool = False):
-    """The random stream of auto's starts: ``as_rng(seed)``, or for an int seed its draws kept from an
-    earlier fit with the same seed, feature count and kind (:data:`_DRAWS`): tpower's n x 10 normal
-    draws, then auto's n x 24 normal ones or with ``uniform`` uniform ones (:func:`random_starts`).  They
-    depend on nothing else, and a session fits the same data at many k (the app's slider, a path): the
-    n x 34 draws cost more than the starts' products on gene data (dlbcl-shaped 77 x 7,070: 2.2 of
-    3.9 ms).  The same floats either way (one Generator, the same calls in the same order)."""
+def _start_draws(seed, n: int):
+    """The random stream of auto's starts: ``as_rng(seed)``, or for an int seed its normal draws kept
+    from an earlier fit with the same seed and feature count (:data:`_DRAWS`).  They depend on nothing
+    else, and a session fits the same data at many k (the app's slider, a path): the n x 34 draws cost
+    more than the starts' products on gene data (dlbcl-shaped 77 x 7,070: 2.2 of 3.9 ms).  The same
+    floats either way (one Generator, the same calls in the same order)."""
     if seed is None or isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0 \
             or 8 * n * (_TPOWER_RESTARTS + _AUTO_RANDOM_STARTS) > _DRAWS_MAX_BYTES:
         return as_rng(seed)  # a Generator, a RandomState, None, or too many features: drawn every time
-    tag = (int(seed), int(n), bool(uniform))
-    kinds = ("normal", "uniform" if uniform else "normal")
+    tag = (int(seed), int(n))
     arrays = _DRAWS.get(tag)
     if arrays is None:
         rng = as_rng(seed)
-        shape = (n, _AUTO_RANDOM_STARTS)
-        arrays = (rng.standard_normal((n, _TPOWER_RESTARTS)),
-                  rng.random(shape) if uniform else rng.standard_normal(shape))
+        arrays = tuple(rng.standard_normal((n, c)) for c in (_TPOWER_RESTARTS, _AUTO_RANDOM_STARTS))
         for a in arrays:
             a.flags.writeable = False
         for old in list(_DRAWS)[:max(0, len(_DRAWS) - _DRAWS_KEEP + 1)]:  # the oldest first
             _DRAWS.pop(old, None)
         _DRAWS[tag] = arrays
-    return _Draws(arrays, kinds)
+    return _Draws(arrays)
 
 
 def _enet_starts(V: np.ndarray, k: int, d: int, eps: float, seed, samples, info: dict) -> tuple[list, np.ndarray]:

@@ -120,19 +120,12 @@ def cov_key(cov) -> np.ndarray:
 
 
 def random_starts(key: np.ndarray, rng: np.random.Generator, count: int, *,
-                  nonneg: bool = True, unit: bool = True, uniform: bool = False) -> np.ndarray:
+                  nonneg: bool = True, unit: bool = True) -> np.ndarray:
     """``count`` random unit columns drawn per rank of ``key``, not per feature index: the
     feature of rank r gets row r of the draw, so permuting the features permutes the
     starts (and, with the tie-breaks of :func:`topk_mask`, the answers).  ``unit=False``: the
-    columns as drawn (for a caller that normalizes what it makes of them).  ``uniform``: entries
-    uniform on ``[-1/2, 1/2)`` (``rng.random``, a quarter of the normal draws' cost) instead of
-    standard normal, for a caller that only uses ``A r`` with A of many features (a sum of many
-    independent terms, normal to the eye either way)."""
-    if uniform:
-        R = rng.random((key.size, count))
-        R -= 0.5  # exact
-    else:
-        R = rng.standard_normal((key.size, count))
+    columns as drawn (for a caller that normalizes what it makes of them)."""
+    R = rng.standard_normal((key.size, count))
     if nonneg:
         np.abs(R, out=R)
     R = np.take(R, key, axis=0)  # R[key], without fancy indexing's overhead
@@ -518,12 +511,15 @@ def _fixed_points(cov, X: np.ndarray, k: int, key, step) -> bool:
 
 
 def _plainly_fixed(Y: np.ndarray, X: np.ndarray, k: int, step) -> bool:
-    """True only when the unsigned ``step`` would leave every column of X where it is, read from ``Y = A X``
-    with margins: on each support J (at most k entries) ``y_J > 0`` and every other y below ``min y_J``
-    (not above 0 while ``|J| < k``): the top k of ``y_+`` is J whatever the tie-break; with ``both_signs``
-    ``k max((-y)_+)^2 < ||y_J||^2`` by a margin: ``T_k(-y)`` is shorter; ``|<y_J / ||y_J||, x>| >= 1 -
-    xtol / 2``: the step's sums, a few roundings away, pass ``1 - xtol``.  False: ask the step itself
-    (issue 39: half of auto's polish on LRS, 93 features, was this check's selection)."""
+    """True only when the unsigned ``step`` (:class:`TopK`) would leave every column of X where it is,
+    read from the products ``Y = A X`` with margins, without the step's selection: on each support J
+    (at most k entries) ``y_J > 0`` and every other ``y`` below ``min y_J`` (not above 0 while
+    ``|J| < k``), so the top k of ``y_+`` is J whatever the tie-break; with ``both_signs``,
+    ``k max((-y)_+)^2`` below ``||y_J||^2`` by a margin, so ``T_k(-y)`` is not longer; and
+    ``|<y_J / ||y_J||, x>|`` at least ``1 - xtol / 2``, so the step's own sums, which differ from
+    these by a few roundings, pass its ``1 - xtol``.  False sends the caller to the step itself:
+    the answer is the step's either way (issue 39: the polish of auto's few best points on small n,
+    LRS 93 features, spent half its time in this check's selection)."""
     if step.signed or X.shape[1] == 0:
         return False
     on = X != 0

@@ -19,8 +19,7 @@ from tests.core.test_auto_cost import _centered as _data
 def _reference_starts(cov, V, k, key, rng, single):
     """The starts as the base drew them: one Generator, tpower's starts, then the random ones."""
     T = tpower_starts(V[:, 0], k, key, rng, solve._TPOWER_RESTARTS)
-    R = random_starts(key, rng, solve._AUTO_RANDOM_STARTS, nonneg=False, unit=single is None,
-                      uniform=single is not None)
+    R = random_starts(key, rng, solve._AUTO_RANDOM_STARTS, nonneg=False, unit=single is None)
     return T, cov.matvec(R) if single is None else single(R, dense=True)
 
 
@@ -47,7 +46,7 @@ def test_kept_draws_give_the_generators_starts(seed, n, m, k, single_products):
         assert len(names) == X0.shape[1] == p + AR.shape[1]
         assert np.array_equal(X0[:, :T.shape[1]], T)
         assert np.array_equal(X0[:, p:], AR)
-    assert list(solve._DRAWS) == [(seed, n, single_products)]
+    assert list(solve._DRAWS) == [(seed, n)]
 
 
 def test_second_fit_draws_nothing(monkeypatch):
@@ -84,17 +83,13 @@ def test_kept_entries_are_bounded_and_read_only(monkeypatch):
     and a kept array cannot be changed by a caller."""
     for seed in range(4):
         solve._start_draws(seed, 30)
-    assert list(solve._DRAWS) == [(2, 30, False), (3, 30, False)]
+    assert list(solve._DRAWS) == [(2, 30), (3, 30)]
     assert all(not a.flags.writeable for arrays in solve._DRAWS.values() for a in arrays)
     with pytest.raises(AssertionError, match="recorded"):
         solve._start_draws(2, 30).standard_normal((30, 3))
-    kept = solve._start_draws(3, 30, True)  # another kind: drawn and kept apart, asked in its order only
-    assert list(solve._DRAWS) == [(3, 30, False), (3, 30, True)]
-    with pytest.raises(AssertionError, match="uniform"):
-        kept.random((30, solve._TPOWER_RESTARTS))
     monkeypatch.setattr(solve, "_DRAWS_MAX_BYTES", 8 * 34 * 30 - 1)
     assert isinstance(solve._start_draws(7, 30), np.random.Generator)
-    assert (7, 30, False) not in solve._DRAWS
+    assert (7, 30) not in solve._DRAWS
 
 
 @settings(max_examples=30, deadline=None)

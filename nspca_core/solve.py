@@ -138,7 +138,8 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     ``matvec``: a :class:`~nspca_core._common.screen.SingleProducts` for ``A r`` (default ``cov.matvec``)."""
 
     rng = _start_draws(seed, cov.n)
-    T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
+    F = rank1_points(V, k)  # the rank-1 points of every factor column (tpower's first start among them)
+    T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS, first=F[:, 0])
     d = V.shape[1]
     # with float32 products the columns need not be unit: A r is projected (normalized) anyway
     R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False, unit=matvec is None)
@@ -148,7 +149,7 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     X0 = np.empty((cov.n, len(names)), order="C" if matvec is None else "F")
     p = T.shape[1]
     X0[:, :p] = T
-    X0[:, p:p + d - 1] = rank1_points(V[:, 1:], k)
+    X0[:, p:p + d - 1] = F[:, 1:]
     X0[:, p + d - 1:] = cov.matvec(R) if matvec is None else matvec(R, dense=True)
     return names, X0
 

@@ -396,12 +396,13 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
 _LAZY_REL = 4e-3
 
 
-def light_finish(lazy: dict, rel: float = _LAZY_REL) -> Certificate:
+def light_finish(lazy: dict, rel: float | None = None) -> Certificate:
     """The lazy :func:`light_S`'s certificate with the bisection below its proved first test: the test at
     ``1.001 lower`` (bisected below it to :data:`.dual._NARROW_REL` where it holds), else the bisection
-    between it and the first test's value to ``rel``, each started from the last failure's ratios
+    between it and the first test's value to ``rel`` (default :data:`_LAZY_REL`), each started from the last failure's ratios
     (:func:`.anchor.anchored_bisection`), as :func:`.dual._anchored` searches that bracket."""
     rows, lower, top = lazy["rows"], lazy["lower"], lazy["top"]
+    rel = _LAZY_REL if rel is None else rel
     hi = lower * 1.001
     ok, r = anchored_rowsum_test(rows, hi) if hi < top else (False, None)
     if ok:

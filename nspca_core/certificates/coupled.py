@@ -362,9 +362,9 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
     where they prove nothing below the variance sum.  ``lam``: an upper bound on ``lambda_max(A_SS)``
     (a bound at every sparsity, also the cross table's screen).  No DNN state: ``B_S(i)`` at ``i <
     kS`` is then the refinements' (:func:`_aimed`), the variance sums and monotonicity.
-    ``lazy`` (a dict, a one-k certificate): only the first test (at ``lower /`` :data:`_DNN_SKIP_AT`),
-    its bound that value; the bisection below it follows only where that term binds the coupled bound
-    (:func:`light_refined`, from what ``lazy`` gets)."""
+    ``lazy`` (a dict, a one-k certificate, where ``_settings._LAZY_S``: off, see there): only the first
+    test (at ``lower /`` :data:`_DNN_SKIP_AT`), its bound that value; the bisection below it follows only
+    where that term binds the coupled bound (:func:`light_refined`, from what ``lazy`` gets)."""
     AS, dS = covS.dense(), covS.diag()
     n = dS.size
     lower = covS.quad(xS)
@@ -374,7 +374,7 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
     if not (lower > 0 and anchor_ok(n, kS)) or _forecast_fails(AS, kS, xS, lower / _DNN_SKIP_AT, _EFFORT["auto"]):
         return None
     top = lower / _DNN_SKIP_AT
-    if lazy is not None and top < min(bounds.values()):  # (else the eager search, as the dense certificate's)
+    if lazy is not None and _S._LAZY_S and top < min(bounds.values()):  # (else the eager search, as before)
         rows = AnchorRows(AS, kS)
         tb = top if anchored_rowsum_test(rows, top)[0] else None
         lazy.update(rows=rows, lower=lower, top=top, bounds=dict(bounds), xS=xS, kS=kS, n=n)
@@ -399,8 +399,8 @@ _LAZY_REL = 4e-3
 def light_finish(lazy: dict, rel: float | None = None) -> Certificate:
     """The lazy :func:`light_S`'s certificate with the bisection below its proved first test: the test at
     ``1.001 lower`` (bisected below it to :data:`.dual._NARROW_REL` where it holds), else the bisection
-    between it and the first test's value to ``rel`` (default :data:`_LAZY_REL`), each started from the last failure's ratios
-    (:func:`.anchor.anchored_bisection`), as :func:`.dual._anchored` searches that bracket."""
+    between it and the first test's value to ``rel`` (default :data:`_LAZY_REL`), each started from the last
+    failure's ratios (:func:`.anchor.anchored_bisection`), as :func:`.dual._anchored` searches that bracket."""
     rows, lower, top = lazy["rows"], lazy["lower"], lazy["top"]
     rel = _LAZY_REL if rel is None else rel
     hi = lower * 1.001

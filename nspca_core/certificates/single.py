@@ -278,7 +278,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
              and kS > _SPLIT_BRANCH_MAX_K and cov.X is not None and cov.thin)
-    lazy = {} if keep is None else None  # (one k: S's bound at kS bisected only where it binds, light_refined)
+    lazy = {} if keep is None else None  # (one k: S's bound at kS lazy where _settings._LAZY_S, light_refined)
     certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S), lazy=lazy) if light else None), None
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,

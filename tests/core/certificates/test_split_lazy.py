@@ -1,7 +1,8 @@
 """Issue 39 target 1, eighth round (helper split8): a one-k split certificate's S bound from the anchored row
 sums at kS (``coupled.light_S``) is lazy: one test at the aim's value, the bisection below it
 (``coupled.light_finish``) only where that term binds the coupled bound (``coupled.light_refined``).  Every
-bound is checked against brute force on tiny inputs; the laziness has a test that fails without it."""
+bound is checked against brute force on tiny inputs; the laziness has a test that fails without it.  The switch
+``_settings._LAZY_S`` is off (certify_path's obligation, see there): these tests turn it on."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nspca_core.certificates import _settings as S
 from nspca_core.certificates import anchor, coupled, dual, single
 from nspca_core.operators.cov import Cov
 
@@ -33,11 +35,12 @@ def _x_at(A: np.ndarray, k: int) -> np.ndarray:
 
 @TINY
 @given(st.integers(5, 8), st.integers(2, 5), st.integers(0, 2**31 - 1), st.sampled_from([0.9, 0.99, 1.0]))
-def test_light_finish_at_the_eager_resolution_is_the_eager_bound(n, k, seed, shrink):
+def test_light_finish_at_the_eager_resolution_is_the_eager_bound(monkeypatch, n, k, seed, shrink):
     """``light_finish(rel=_ANCHOR_REL)`` runs the tests the eager ``light_S`` (``dual._anchored``, top first) runs
     after its first, from the same starts: the same bound, float for float; both bound the optimum at kS (brute
     force) and the lazy bound (the first test's value) is at least the finished one.  ``shrink``: a point below
     the optimum (a wider bracket)."""
+    monkeypatch.setattr(S, "_LAZY_S", True)
     rng = np.random.default_rng(seed)
     A = _psd(rng, 20, n)
     opt, x = brute_opt(A, k)
@@ -84,6 +87,7 @@ def test_one_k_split_with_a_lazy_S_bound_is_valid_and_bisects_only_where_it_bind
     bound, where light_finish runs and the bound is then at most the lazy one.  ``t_scale``: the rest T's
     features shrunk (S binds alone); ``skip_at``: the first test's ratio (0.995: T binds more often)."""
     _force_split(monkeypatch, size)
+    monkeypatch.setattr(S, "_LAZY_S", True)
     monkeypatch.setattr(coupled, "_DNN_SKIP_AT", skip_at)
     calls: list = []
     real_finish = coupled.light_finish
@@ -114,6 +118,7 @@ def test_where_T_binds_S_bound_stays_at_the_aims_value(monkeypatch):
     light_finish never runs and the one-k certificate's S bound is the lazy test's value, proved by one test at
     kS (the base bisected below it: several tests at kS); the bound is valid (brute force)."""
     _force_split(monkeypatch, 6)
+    monkeypatch.setattr(S, "_LAZY_S", True)
     monkeypatch.setattr(coupled, "_DNN_SKIP_AT", 0.995)  # (the first test near the optimum: T binds above it)
     seen = _spy_tests(monkeypatch)
     finished, kept = [], []
@@ -140,8 +145,9 @@ def test_where_T_binds_S_bound_stays_at_the_aims_value(monkeypatch):
     assert found, "no case where T binds: the test covers nothing"
 
 
-def test_anchor_rows_are_shared_with_the_finish():
+def test_anchor_rows_are_shared_with_the_finish(monkeypatch):
     """light_finish reuses the lazy test's candidate lists (no second AnchorRows on A_SS)."""
+    monkeypatch.setattr(S, "_LAZY_S", True)
     for seed in range(40):
         rng = np.random.default_rng(seed)
         A = _psd(rng, 20, 7)
@@ -162,3 +168,22 @@ def test_anchor_rows_are_shared_with_the_finish():
     finally:
         anchor.AnchorRows.__init__ = real
     assert not made
+
+
+def test_off_by_default_the_one_k_light_route_is_eager(monkeypatch):
+    """With ``_LAZY_S`` off (the default) light_S's lazy dict stays empty and light_finish never runs: the one-k
+    certificate is the eager one (S's bound bisected at kS, as before this round)."""
+    _force_split(monkeypatch, 6)
+    got, finished = [], []
+    real_light, real_finish = single.light_S, coupled.light_finish
+
+    def light(covS, kS, xS, lam=None, lazy=None):
+        got.append(lazy)
+        return real_light(covS, kS, xS, lam, lazy)
+
+    monkeypatch.setattr(single, "light_S", light)
+    monkeypatch.setattr(coupled, "light_finish", lambda lazy, rel=None: finished.append(1) or real_finish(lazy, rel))
+    for seed in range(4):
+        X = _modules(np.random.default_rng(seed), 6, 10, 3)
+        single._certify_large(Cov(X, None), 5, None, "auto", None)
+    assert got and all(g == {} for g in got) and not finished

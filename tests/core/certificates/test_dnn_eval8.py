@@ -182,3 +182,64 @@ def test_block_step_guess_is_proved_or_refused_at_extreme_scales(e):
     val, lam = dnn_value_lam(A, k, DnnState(np.zeros((n, n)), 0.0, U), True, DnnWork())
     top = float(np.linalg.eigvalsh(A)[-1])
     assert lam >= top - 1e-12 * abs(top)
+
+
+# ---- a start's value from the block steps that chose it (dual_start._start_value)
+
+def test_screen_and_kkt_points_are_the_same_with_their_blocks_kept():
+    """``_screen_init(keep=)`` and ``_kkt_beaten(keep=)`` return the same point / verdict, float for float,
+    as without; the kept block has n rows and orthonormal columns."""
+    from nspca_core.certificates.dual_start import _kkt_beaten
+
+    n, k = 220, 9
+    A = _sym(n, 21, rank=12)
+    keep: dict = {}
+    s1, s2 = dual._screen_init(A, k), dual._screen_init(A, k, keep=keep)
+    assert s1.N.tobytes() == s2.N.tobytes() and s1.nu == s2.nu and s2.U is None
+    assert keep["U"].shape[0] == n and np.allclose(keep["U"].T @ keep["U"], np.eye(keep["U"].shape[1]), atol=1e-8)
+    x = np.zeros(n)
+    x[:k] = 1 / np.sqrt(k)
+    lower = float(x @ A @ x)
+    kb: dict = {}
+    assert _kkt_beaten(A, x, np.inf, lower) == _kkt_beaten(A, x, np.inf, lower, kb) and kb["U"].shape[0] == n
+
+
+def test_start_value_is_lapacks_without_a_block_or_near_the_lower_bound():
+    """No block, no lower bound, or a guessed value certifying _START_EXACT of lower: LAPACK's value, as before."""
+    from nspca_core.certificates.dual_start import _START_EXACT, _start_value
+
+    n, k = 200, 8
+    A = _sym(n, 31, rank=15)
+    st_ = dual._screen_init(A, k)
+    exact = dnn_value_lam(A, k, st_)
+    U = _orthonormal(np.random.default_rng(1).standard_normal((n, 4)))
+    assert _start_value(A, k, st_, None, 1.0) == exact
+    assert _start_value(A, k, st_, U, None) == exact
+    assert _start_value(A, k, st_, U, exact[0]) == exact  # lower = the value: ratio 1 >= _START_EXACT
+    guessed = _start_value(A, k, st_, U, 0.5 * exact[0])
+    assert 0.5 < _START_EXACT and guessed[0] >= exact[0] * (1 - 1e-12)
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), e=st.integers(-20, 20), rank=st.integers(1, 3), k=st.integers(1, 2),
+       n=st.integers(64, 72), which=st.sampled_from(["screen", "kkt"]))
+def test_start_values_from_their_blocks_never_below_brute_force(seed, e, rank, k, n, which):
+    """The screening and KKT starts valued from their own blocks (a Cholesky proof at a Ritz guess) on
+    near-singular matrices at scales 2^-20..2^20: at least the brute-force optimum and, up to LAPACK's own
+    allowance, at least LAPACK's top eigenvalue of the same dual matrix."""
+    from nspca_core.certificates.dual_start import _start_value, kkt_init
+
+    A = _near_singular(n, seed, e, rank)
+    opt, xo = brute_opt(A, k)
+    keep: dict = {}
+    if which == "screen":
+        st_ = dual._screen_init(A, k, keep=keep)
+        U = keep.get("U")
+    else:
+        st_ = DnnState(kkt_init(A, xo), 0.0)
+        U = _orthonormal(np.column_stack([xo, np.random.default_rng(seed).standard_normal((n, 3))]))
+    v, lam = _start_value(A, k, st_, U, 1e-3 * abs(opt) if opt > 0 else None)
+    assert v >= opt - 1e-12 * abs(opt) - 1e-300
+    M = A + st_.N - st_.nu / n
+    top = float(np.linalg.eigvalsh(M)[-1])
+    assert lam >= top - 64 * n * np.finfo(float).eps * (np.linalg.norm(M) + np.linalg.norm(A) + np.linalg.norm(st_.N))

@@ -370,5 +370,95 @@ def sparse_timing(base: Path, new: Path, rounds: int, reps: int):
                   f"{a['var_ratio']:.12f}", flush=True)
 
 
+_FIRST_CHILD = r'''
+import os, sys, json, time
+for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[v] = "1"
+sys.path.insert(0, {root!r})
+sys.path.insert(1, {bench!r})
+import numpy as np
+import nspca_core.solve as solve
+from nspca_core.operators.covariance import as_cov
+from nspca_core.api import normalized
+from bench_auto import load
+X = load({name!r})
+C, _ = normalized(as_cov(X))
+if not C.thin:
+    C.dense()
+def cpu(f):
+    t = time.process_time(); out = f(); return out, time.process_time() - t
+fit = solve.fit_cov
+fit(C, 5, "auto", 3, 0.1, 1, None, {{}}); fit(C, 5, "tpower", 3, 0.1, 1, None, {{}})  # imports, seed 1
+f = (lambda: np.linalg.eigh(C.dense())) if X.shape[1] <= 1000 else (lambda: np.linalg.svd(X, full_matrices=False))
+f()
+u = float(np.median([cpu(f)[1] for _ in range(7)]))
+kept = getattr(solve, "_DRAWS", None)
+out = {{}}
+for k in {ks!r}:
+    k = min(k, C.n)
+    tf, tk, tt = [], [], []
+    for _ in range({reps}):
+        if kept is not None:
+            kept.clear()  # seed 0's draws not kept: the first fit of a process
+        ra, t = cpu(lambda: fit(C, k, "auto", min(3, C.n), 0.1, 0, None, {{}})); tf.append(t)
+        rb, t = cpu(lambda: fit(C, k, "auto", min(3, C.n), 0.1, 0, None, {{}})); tk.append(t)
+        rt, t = cpu(lambda: fit(C, k, "tpower", min(3, C.n), 0.1, 0, None, {{}})); tt.append(t)
+    assert np.array_equal(ra.x, rb.x)
+    out[str(k)] = dict(first=min(tf) / u, kept=min(tk) / u, tpower=min(tt) / u, var_ratio=ra.variance / rt.variance)
+print(json.dumps(out))
+'''
+
+
+def first_fit_timing(base: Path, new: Path, sets, rounds: int, reps: int):
+    """auto's first fit in a process (its kept normal draws cleared before each call, ``_start_draws``)
+    and a later fit (draws kept), against tpower, both trees alternating per data set: per k the minimum
+    of ``reps`` interleaved (first, later, tpower) calls in each child, over ``rounds``, in units as the
+    default timing (issue 39 item 4, eighth round: "first fit and later fits apart")."""
+    best: dict = {}
+    for _ in range(rounds):
+        for name in sets:
+            for label, root in (("base", base), ("new", new)):
+                src = _FIRST_CHILD.format(root=str(root), bench=str(Path(__file__).resolve().parent), name=name,
+                                          ks=KS, reps=int(reps))
+                out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, cwd=str(root))
+                if out.returncode:
+                    raise RuntimeError(out.stderr[-3000:])
+                for k, r in json.loads(out.stdout.strip().splitlines()[-1]).items():
+                    cur = best.setdefault((name, k, label), dict(r))
+                    for f in ("first", "kept", "tpower"):
+                        cur[f] = min(cur[f], r[f])
+    print(f"CPU time, one BLAS thread; min of {reps} interleaved calls x {rounds} rounds per version; units as "
+          "the default timing; first = draws cleared before the call, later = draws kept; ratios to tpower")
+    print(f"{'data':>6} {'k':>4} | {'base first':>10} {'later':>6} {'tpow':>6} {'r1st':>5} {'rlat':>5} | "
+          f"{'new first':>9} {'later':>6} {'tpow':>6} {'r1st':>5} {'rlat':>5} | {'var new/tpower':>14}")
+    for name in sets:
+        for k in sorted({k for (nm, k, _) in best if nm == name}, key=int):
+            b, a = best[(name, k, "base")], best[(name, k, "new")]
+            print(f"{name:>6} {k:>4} | {b['first']:10.2f} {b['kept']:6.2f} {b['tpower']:6.2f} "
+                  f"{b['first'] / b['tpower']:5.2f} {b['kept'] / b['tpower']:5.2f} | {a['first']:9.2f} "
+                  f"{a['kept']:6.2f} {a['tpower']:6.2f} {a['first'] / a['tpower']:5.2f} "
+                  f"{a['kept'] / a['tpower']:5.2f} | {a['var_ratio']:14.12f}", flush=True)
+
+
+def _main_first_fit() -> bool:
+    """``--first-fit N [--base DIR] [--sets ...] [--ks ...] [--rounds R]``: :func:`first_fit_timing`; True
+    when it ran (the option is parsed here so that :func:`main` stays as it was)."""
+    if "--first-fit" not in sys.argv:
+        return False
+    p = argparse.ArgumentParser()
+    p.add_argument("--first-fit", type=int, required=True, metavar="N")
+    p.add_argument("--base", type=Path, required=True)
+    p.add_argument("--new", type=Path, default=ROOT)
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--sets", default="LRS,dlbcl,golub,MLL,CBCL")
+    p.add_argument("--ks", default="3,5,10,20,50,180")
+    a = p.parse_args()
+    global KS
+    KS = tuple(int(k) for k in a.ks.split(","))
+    first_fit_timing(a.base, a.new, a.sets.split(","), a.rounds, a.first_fit)
+    return True
+
+
 if __name__ == "__main__":
-    main()
+    if not _main_first_fit():
+        main()

@@ -20,7 +20,7 @@ from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish_many, p
 from ._common.screen import SingleProducts
 from ._common.pairs import opt_pairs
 from ._common.points import make_result
-from ._common.rank1 import rank1_point
+from ._common.rank1 import rank1_points
 from ._common.steps import TopK
 from ._common.validation import as_rng
 from .enet import enet_directions, enet_samples, enet_top
@@ -138,7 +138,8 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     ``matvec``: a :class:`~nspca_core._common.screen.SingleProducts` for ``A r`` (default ``cov.matvec``)."""
 
     rng = _start_draws(seed, cov.n)
-    T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS)
+    F = rank1_points(V, k)  # the rank-1 points of every factor column (tpower's first start among them)
+    T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS, first=F[:, 0])
     d = V.shape[1]
     # with float32 products the columns need not be unit: A r is projected (normalized) anyway
     R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False, unit=matvec is None)
@@ -148,8 +149,7 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     X0 = np.empty((cov.n, len(names)), order="C" if matvec is None else "F")
     p = T.shape[1]
     X0[:, :p] = T
-    for j in range(1, d):
-        X0[:, p + j - 1] = rank1_point(V[:, j], k)
+    X0[:, p:p + d - 1] = F[:, 1:]
     X0[:, p + d - 1:] = cov.matvec(R) if matvec is None else matvec(R, dense=True)
     return names, X0
 

@@ -39,6 +39,15 @@ _SPLIT_PER_K = 6
 # path is then up to 0.8% looser than with it off at MLL k = 76..182 (a run where the smaller screen stands
 # has no larger screened set to polish and carry): the band the user sees matters more than 1.3x at k = 100
 _SMALL_FIRST = False
+# whether a one-k "auto" split certificate's light route proves S's bound at kS lazily (coupled.light_S: one
+# anchored test at the aim's value, the bisection below it only where that term binds, coupled.light_refined).
+# On: golub-shaped k = 65..200 1.5-2.5x cheaper (k = 120: 12.8 -> 5.5x the answer, k = 200: 50.9 -> 22.1x),
+# dlbcl-shaped k = 65..100 1.3-2x, ratios -0.0019..+0.0017 (benchmarks/results/issue39_split8.txt).  Off,
+# because where the rest T binds the joint tests then search from another cap on S's terms and can end
+# tighter than before (golub k = 100 +0.0011): certify_path's carried tests, aimed at the eager bound, are
+# then looser than certify(k) (tests/core/certificates/test_path_carry.py's 8 x 200 case at k = 20: 268.0007
+# against 267.9878), which target 2 forbids
+_LAZY_S = False
 
 
 # certify_path on large n: at most this many screened features per k (the DNN's cost is |S|^2)

@@ -15,11 +15,11 @@ from ..result import Certificate
 from . import _settings as _S
 from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cost, anchor_ok
 from .budget import fits, step
-from .anchor import AnchorRows, anchored_joint_test, joint_blockers
+from .anchor import AnchorRows, anchored_bisection, anchored_joint_test, anchored_rowsum_test, joint_blockers
 from .cross import cols_first, coupled_terms, cross_table
 from .bounds import _rest_curve, _rest_spectrum, _thin_lambdas
 from .cheap import _finish, _quad_held, _variances_bound
-from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _forecast_fails
+from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _NARROW_REL, _anchored, _forecast_fails
 from .lower import _ascent_many, _fit_lower, _starts
 
 # the cross term only up to this k: it keeps k values for each feature of the rest T
@@ -355,12 +355,16 @@ def _coupled(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k
 _LIGHT_LOSS = 4e-3
 
 
-def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None) -> Certificate | None:
+def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
+            lazy: dict | None = None) -> Certificate | None:
     """S's certificate for the split bound from the anchored row sums at kS alone (the test and
     bisection the dense certificate runs first, :func:`.dual._anchored` with its forecast), or None
     where they prove nothing below the variance sum.  ``lam``: an upper bound on ``lambda_max(A_SS)``
     (a bound at every sparsity, also the cross table's screen).  No DNN state: ``B_S(i)`` at ``i <
-    kS`` is then the refinements' (:func:`_aimed`), the variance sums and monotonicity."""
+    kS`` is then the refinements' (:func:`_aimed`), the variance sums and monotonicity.
+    ``lazy`` (a dict, a one-k certificate, where ``_settings._LAZY_S``: off, see there): only the first
+    test (at ``lower /`` :data:`_DNN_SKIP_AT`), its bound that value; the bisection below it follows only
+    where that term binds the coupled bound (:func:`light_refined`, from what ``lazy`` gets)."""
     AS, dS = covS.dense(), covS.diag()
     n = dS.size
     lower = covS.quad(xS)
@@ -369,12 +373,65 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None) -> Cer
         bounds["lambda1"] = float(lam)
     if not (lower > 0 and anchor_ok(n, kS)) or _forecast_fails(AS, kS, xS, lower / _DNN_SKIP_AT, _EFFORT["auto"]):
         return None
-    tb = _anchored(AS, kS, lower, min(bounds.values()), rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT,
-                   top_first=True)
+    top = lower / _DNN_SKIP_AT
+    if lazy is not None and _S._LAZY_S and top < min(bounds.values()):  # (else the eager search, as before)
+        rows = AnchorRows(AS, kS)
+        tb = top if anchored_rowsum_test(rows, top)[0] else None
+        lazy.update(rows=rows, lower=lower, top=top, bounds=dict(bounds), xS=xS, kS=kS, n=n)
+    else:
+        tb = _anchored(AS, kS, lower, min(bounds.values()), rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT,
+                       top_first=True)
     if tb is None:
         return None
     bounds["anchored"] = tb
-    return _finish(bounds, lower, xS, kS, time.perf_counter(), {"n": n, "light": True})
+    cert = _finish(bounds, lower, xS, kS, time.perf_counter(), {"n": n, "light": True})
+    if lazy:
+        lazy["cert"] = cert
+    return cert
+
+
+# the bisection below a lazy light_S's first test (:func:`light_finish`), where S's bound at kS binds: to this
+# (relative; the eager one's _ANCHOR_REL, 1e-3).  Spends part of the 0.005 the ratios may move, deliberately
+# and only there (one or two tests fewer of about five)
+_LAZY_REL = 4e-3
+
+
+def light_finish(lazy: dict, rel: float | None = None) -> Certificate:
+    """The lazy :func:`light_S`'s certificate with the bisection below its proved first test: the test at
+    ``1.001 lower`` (bisected below it to :data:`.dual._NARROW_REL` where it holds), else the bisection
+    between it and the first test's value to ``rel`` (default :data:`_LAZY_REL`), each started from the last
+    failure's ratios (:func:`.anchor.anchored_bisection`), as :func:`.dual._anchored` searches that bracket."""
+    rows, lower, top = lazy["rows"], lazy["lower"], lazy["top"]
+    rel = _LAZY_REL if rel is None else rel
+    hi = lower * 1.001
+    ok, r = anchored_rowsum_test(rows, hi) if hi < top else (False, None)
+    if ok:
+        tb = anchored_bisection(rows, lower, hi, rel, narrow=min(rel, _NARROW_REL))[0]
+    else:
+        tb = anchored_bisection(rows, lower, top, rel, tau_lo=hi if r is not None else -np.inf, r_lo=r,
+                                narrow=min(rel, _NARROW_REL))[0]
+    bounds = {**lazy["bounds"], "anchored": min(tb, top)}
+    return _finish(bounds, lower, lazy["xS"], lazy["kS"], time.perf_counter(), {"n": lazy["n"], "light": True})
+
+
+def light_refined(lazy: dict | None, covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int,
+                  pair, make_cross, lower: float, stop: float, **kw) -> tuple[Certificate, tuple]:
+    """:func:`_coupled_refined` on a lazy :func:`light_S`'s certificate (``lazy`` None: on ``certS`` as it is).
+    Where its bound at kS (the first test's value) is where the coupled maximum sits, :func:`light_finish`
+    lowers it: with the refinements run, the coupled bound with their proofs; where none ran (the plain
+    coupling sat at kS or was enough), all of it again on the finished certificate.  Valid: every
+    ``B_S(i)`` is proved either way.  Returns ``(certS, (bound, sharper, cross))``."""
+    out = _coupled_refined(covS, certS, stS, kS, BT, k, pair, make_cross, lower, stop, **kw)
+    if not lazy or certS is not lazy.get("cert"):  # (not lazy, or S's certificate the DNN's)
+        return certS, out
+    val, sharper, cross = out
+    dS = covS.diag()
+    if _coupled(certS, stS, dS, kS, BT, k, pair, sharper, argmax=True, cross=cross)[1] < kS:
+        return certS, out
+    fin = light_finish(lazy)
+    if cross is None:
+        return fin, _coupled_refined(covS, fin, stS, kS, BT, k, pair, make_cross, lower, stop, **kw)
+    return fin, (min(val, _coupled(fin, stS, dS, kS, BT, k, pair, sharper, cross=cross)), sharper, cross)
 
 
 def split_cross(cov: Cov, S: np.ndarray, T: np.ndarray, kS: int, k: int, certS: Certificate, lower: float,

@@ -154,9 +154,13 @@ def _ritz_block(M: np.ndarray, U: np.ndarray | None, max_steps: int, accept: flo
     if U is None or n < 64 or U.shape[1] * 3 >= n:
         return None
     r = U.shape[1]
+    # a float64 M (an evaluation's): M U of the step's U is also the next step's first product (the same
+    # floats, one product with M fewer per step after the first)
+    reuse, MU = M.dtype == np.float64, None
     for _ in range(max_steps):
-        w, U = _ritz(M, U, r)
-        R = M @ U - U * w[:r]
+        w, U = _ritz(M, U, r, MU=MU)
+        MU = _times(M, U) if reuse else None
+        R = (M @ U if MU is None else MU) - U * w[:r]
         res2 = np.einsum("ij,ij->j", R, R)
         gap = np.maximum(w[:r] - w[min(r, w.size - 1)], 1e-300)
         block = float(np.max(res2 / gap))
@@ -234,7 +238,7 @@ def _lmax_state(A: np.ndarray, state: DnnState, fast: bool = True, work: DnnWork
     else:  # (a float32 N's float64 copy in the Cholesky factor's array, free until lmax_upper)
         N64 = work.scratch("MG", A.shape, np.float64)
         np.copyto(N64, state.N)
-    scale = float(np.linalg.norm(A) + np.linalg.norm(N64) + mu * n)
+    scale = float((np.linalg.norm(A) if work is None else work.norm_of(A)) + np.linalg.norm(N64) + mu * n)
     if state.C is not None and state.w is not None:
         scale += float(state.w @ (state.C ** 2).sum(axis=0))
     return lmax_upper(M, scale, ritz_guesses(M, state.U) if fast else None, work)
@@ -303,11 +307,21 @@ def _orthonormal(Z: np.ndarray) -> np.ndarray:
     return np.linalg.qr(Z)[0]
 
 
+def _times(M: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """``M Z`` in float64 as :func:`_ritz` forms it: a float32 M (dnn_optimize's) times Z in float32,
+    half the memory traffic (the direction only).  Z in C order: LAPACK's Q (Fortran order) as the
+    thin operand ran 2-2.4x slower in OpenBLAS's GEMM (n = 361, 4-6 columns: 44 -> 19 us in float32,
+    95 -> 43 us in float64)."""
+    return (M @ Z.astype(M.dtype, order="C", copy=False)).astype(float, copy=False)
+
+
 def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
-          lw: np.ndarray | None = None):
+          lw: np.ndarray | None = None, MU: np.ndarray | None = None):
     """One block-Krylov Rayleigh–Ritz step from U: (values desc, vectors n x r), for the
     operator ``M - L diag(lw) L^T`` (the low-rank part, when given, applied as such: no n x n
-    pass to subtract it).  M may be float32 (the optimizer's direction only: never a bound)."""
+    pass to subtract it).  M may be float32 (the optimizer's direction only: never a bound).
+    ``MU``: ``_times(M, U)`` when the caller has it (no L; used only when U needs no
+    orthonormalizing: the same floats as the product made here)."""
     n = M.shape[0]
     if n <= 3 * r or U is None:
         M = np.asarray(M, dtype=float)
@@ -318,10 +332,8 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
 
     Lw = L * lw if L is not None else None  # (the same product for both operands below)
 
-    def op(Z):  # a float32 M (dnn_optimize's) in float32: half the memory traffic; the rest float64
-        # Z in C order: LAPACK's Q (Fortran order) as the thin operand ran 2-2.4x slower in OpenBLAS's
-        # GEMM (n = 361, 4-6 columns: 44 -> 19 us in float32, 95 -> 43 us in float64)
-        out = (M @ Z.astype(M.dtype, order="C", copy=False)).astype(float, copy=False)
+    def op(Z):  # (the low-rank part applied as such)
+        out = _times(M, Z)
         if L is not None:
             out -= Lw @ (L.T @ Z)
         return out
@@ -331,8 +343,8 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
     UU = U.T @ U
     UU.flat[:: r + 1] -= 1.0
     if np.abs(UU).max() > 1e-8:  # a start from elsewhere: orthonormalize it
-        U = np.linalg.qr(U)[0]
-    MU = op(U)
+        U, MU = np.linalg.qr(U)[0], None
+    MU = op(U) if MU is None or L is not None else MU
     Z = MU - U @ (U.T @ MU)
     Z -= U @ (U.T @ Z)
     Z = _orthonormal(Z)

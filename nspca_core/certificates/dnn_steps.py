@@ -162,6 +162,7 @@ class DnnWork:
     def __init__(self):
         self._arrays: dict = {}
         self._a32 = None  # (A, A in float32): the runs' matrix in float32, converted once
+        self._norm = None  # (A, ||A||_F): the evaluations' rounding allowance, summed once
 
     def scratch(self, name: str, shape: tuple, dtype) -> np.ndarray:
         """The array of role ``name`` (contents undefined: the caller overwrites it)."""
@@ -188,6 +189,12 @@ class DnnWork:
         if a is None or a.shape != tuple(shape) or a.dtype != np.dtype(dtype):
             a = self._arrays[key] = np.full(shape, value, dtype=dtype)
         return a
+
+    def norm_of(self, A: np.ndarray):
+        """``np.linalg.norm(A)``, summed once per matrix (the same object ``A``; the same float)."""
+        if self._norm is None or self._norm[0] is not A:
+            self._norm = (A, np.linalg.norm(A))
+        return self._norm[1]
 
     def float32_of(self, A: np.ndarray) -> np.ndarray:
         """``A.astype(np.float32)``, converted once per matrix (the same object ``A``)."""

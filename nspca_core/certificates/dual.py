@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 
 import numpy as np
 import scipy.linalg
@@ -12,6 +13,7 @@ import scipy.linalg
 from .anchor import (AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test,
                      restricted_refutes)
 from .dnn import DnnState, DnnWork, _ritz, dnn_optimize, dnn_value_lam, ksupport_cuts
+from .dual_start import _KKT_USEFUL, _kkt_beaten, _kkt_point, _start_value, kkt_init  # noqa: F401 (re-exported)
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget, fits, step
@@ -26,7 +28,7 @@ _SCHEDULE_KEYS = ("lr", "ritz_r", "give_up", "cut_refresh", "refresh_iters", "cu
 _SCREEN_R, _SCREEN_STEPS = 4, 3
 
 
-def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
+def _screen_init(A: np.ndarray, k: int, lam1: float | None = None, keep: dict | None = None) -> DnnState:
     """The one-parameter family ``N(mu)_ij = (mu - A_ij)_+`` (i != j), mu searched.
 
     Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
@@ -34,7 +36,9 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
     ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
     coarse grid (5 points) and 4 golden-section steps using cheap values (top Ritz values of a
     warm block; only the chosen point matters; it is re-evaluated exactly later).  ``lam1``: A's top
-    eigenvalue when the caller has it (a path calls this at many k).
+    eigenvalue when the caller has it (a path calls this at many k).  ``keep`` (a dict): given the
+    search's last block of Ritz vectors as ``keep["U"]`` (n > 150; a start for the point's evaluation,
+    :func:`_start_value`: the point returned is the same either way).
     """
     n = A.shape[0]
     dg = np.diag(A)
@@ -103,6 +107,8 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None) -> DnnState:
             fd = h(d)
     cands = [(vals[j], grid[j]), (fc, c), (fd, d)]
     mu = min(cands)[1]
+    if keep is not None and block[0] is not None:
+        keep["U"] = block[0]
     np.subtract(mu, A, out=N)
     np.maximum(N, 0.0, out=N)
     N.flat[:: n + 1] = 0.0
@@ -202,55 +208,6 @@ def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: in
     return tau
 
 
-def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``N`` from the KKT conditions of a feasible ``x`` (support I).
-
-    If ``x`` were optimal for ``max x^T A x`` over unit ``x >= 0`` (large k),
-    stationarity reads ``(A x)_I = lambda x_I`` and ``(A x)_i <= 0`` off I.
-    ``N_{iI} = -(A x)_i^- x_I^T`` (``i`` off I, symmetrised) is ``>= 0`` and
-    makes ``(A + N) x = lambda x`` exactly, so ``x`` becomes an eigenvector of
-    ``A + N``; the optimizer then only has to push the other eigenvalues down.
-    """
-    n = A.shape[0]
-    N = np.zeros((n, n))
-    I = x > 0
-    if not I.any() or I.all():
-        return N
-    y = A @ x
-    off = ~I
-    w = np.maximum(-y[off], 0.0)  # only where (A x)_i < 0 does N help
-    block = np.outer(w, x[I])
-    N[np.ix_(off, I)] = block
-    N[np.ix_(I, off)] = block.T
-    return N
-
-
-# _kkt_beaten: from this many features (below, LAPACK's eigenvalue costs about as much: LRS, 93), this many
-# block steps of this many vectors
-_KKT_EST_MIN_N, _KKT_EST_STEPS, _KKT_EST_R = 150, 3, 4
-# the KKT point is evaluated only where its estimate leaves it able to certify this ratio
-_KKT_USEFUL = 0.9
-
-
-def _kkt_beaten(A: np.ndarray, x: np.ndarray, best: float, lower: float) -> bool:
-    """Whether the KKT point of x (:func:`kkt_init`, ``mu = 0``: its bound is ``lambda_max(A + N)``)
-    is not worth its evaluation: a Ritz value of ``A + N`` (a few block steps from x and a seeded
-    block) at or above ``best (1 + 1e-6)`` (no better than the bounds so far) or above ``lower /``
-    :data:`_KKT_USEFUL` (the screening start is better there: on CBCL the DNN started from the KKT
-    point only where it certified 0.99 or more).  Ritz values are Rayleigh quotients, below
-    ``lambda_max`` (the margin covers their rounding); this only decides that an evaluation is
-    skipped, never a bound."""
-    n = A.shape[0]
-    if n < _KKT_EST_MIN_N:
-        return False
-    M = A + kkt_init(A, x)
-    U = np.column_stack([x, np.random.default_rng(0).standard_normal((n, _KKT_EST_R - 1))])
-    for _ in range(_KKT_EST_STEPS):
-        w, U = _ritz(M, U, _KKT_EST_R)
-    est = float(w[0])
-    return est >= best * (1.0 + 1e-6) or lower < _KKT_USEFUL * est
-
-
 # _forecast_fails: from this many features, where the restricted rows are at most this share of n
 _FORECAST_MIN_N, _FORECAST_SHARE = 150, 0.5
 
@@ -267,15 +224,20 @@ def _forecast_fails(A: np.ndarray, k: int, x, tau: float, cfg: dict) -> bool:
         return False
     if np.count_nonzero(x) + k > _FORECAST_SHARE * n:
         return False
-    return restricted_refutes(A, k, x, tau)
+    key = (int(k), float(tau), np.asarray(x, dtype=float).tobytes())
+    last = _forecast_last[0]
+    if last is not None and last[0]() is A and last[1] == key:
+        return last[2]
+    verdict = bool(restricted_refutes(A, k, x, tau))
+    _forecast_last[0] = (weakref.ref(A), key, verdict)
+    return verdict
 
 
-def _kkt_point(A: np.ndarray, k: int, x: np.ndarray):
-    """The KKT dual point of a feasible x (:func:`kkt_init`): ``(value, state, lambda)``, the
-    value rigorous."""
-    st = DnnState(kkt_init(A, x), 0.0)
-    v, lam = dnn_value_lam(A, k, st)
-    return v, st, lam
+# _forecast_fails' last question and its verdict, ``(weakref to A, (k, tau, x's bytes), verdict)``: a split
+# certificate asks it twice with the same A_SS, x and tau (coupled.light_S, then dense_dual before the
+# DNN; issue 39: 2 of its 3 forecasts at MLL k = 50..200, ~25 ms each at k = 200).  The same A object,
+# k, tau and x give the same verdict; the verdict only decides whether a test runs, never a bound
+_forecast_last: list = [None]
 
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
@@ -314,7 +276,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         cands.append(("warm", lambda: DnnState(warm.N.copy(), warm.nu, warm.U)))
     elif x is not None and kkt is None:
         cands.append(("kkt", lambda: _kkt_point(A, k, x)))
-    cands.append(("screen", lambda: _screen_init(A, k, top_eig)))
+    screen_block: dict = {}  # (the screening search's last block: its evaluation's start)
+    cands.append(("screen", lambda: _screen_init(A, k, top_eig, screen_block)))
     target = 1.0 - cfg["target_gap"]
     best, evals = None, 0
     if kkt is not None:
@@ -336,7 +299,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         if isinstance(st, tuple):
             v, st, lam = st
         else:
-            v, lam = dnn_value_lam(A, k, st, work=work)
+            v, lam = _start_value(A, k, st, screen_block.get("U"), lower, work)
         evals += 1
         if best is None or v < best[0]:
             best = (v, st, name, lam)
@@ -488,11 +451,12 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         # the KKT dual point of x costs one eigenvalue and often proves x optimal outright; where a
         # Ritz value of its matrix (below its bound) says it cannot, it is neither a bound worth
         # having nor the DNN's best start (_kkt_beaten; CBCL k = 10 / 65: it certified 0.24 / 0.63)
-        if effort != "full" and _kkt_beaten(A, x, best_now, lower):
+        kkt_block: dict = {}
+        if effort != "full" and _kkt_beaten(A, x, best_now, lower, kkt_block):
             kkt_x = None
         else:
             with step(budget, "eval", float(n) ** 3):
-                kkt = _kkt_point(A, k, x)
+                kkt = _kkt_point(A, k, x, kkt_block.get("U"), lower)
             bounds["dnn"] = kkt[0]
             best_now = report.offer(min(bounds.values()))
     anchored_size = float(n) * n * max(k, 8)

@@ -36,7 +36,7 @@ from .bounds import (
 )
 from .budget import BoundReport, Budget, fits, step
 from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled,
-                      _coupled_refined, _lambda_S, _screened, _split_lower, light_S, small_hopeless, small_screen,
+                      _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless, small_screen,
                       small_verdict, split_cross)
 from .dual import _kkt_point, dense_dual
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
@@ -278,7 +278,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
              and kS > _SPLIT_BRANCH_MAX_K and cov.X is not None and cov.thin)
-    certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S)) if light else None), None
+    lazy = {} if keep is None else None  # (one k: S's bound at kS lazy where _settings._LAZY_S, light_refined)
+    certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S), lazy=lazy) if light else None), None
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
                                         x, lower, info)
@@ -303,8 +304,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
     notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
     make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial, keep is None and budget is None and trial is None)
-    coupled, sharper, cross = _coupled_refined(
-        covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
+    certS, (coupled, sharper, cross) = light_refined(
+        lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
         aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
         deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
     if stS is None and light and (keep is not None or lower / coupled < min(

@@ -19,12 +19,15 @@ __all__ = ["tpower_pca", "tpower_starts", "tpower_from"]
 
 
 def tpower_starts(v1: np.ndarray, k: int, key: np.ndarray, rng: np.random.Generator, restarts: int,
-                  *, nonneg: bool = True) -> np.ndarray:
+                  *, nonneg: bool = True, first: np.ndarray | None = None) -> np.ndarray:
     """The starts of :func:`tpower_pca` as columns: the k-truncation of the leading eigenvector
     ``v1``, the indicator of the k features of largest variance (``key < k``), then random
-    (nonnegative) unit vectors drawn per rank of ``key`` (order-free)."""
+    (nonnegative) unit vectors drawn per rank of ``key`` (order-free).  ``first``: the first start
+    already computed by the caller (``rank1_point(v1, k)``, nonneg)."""
     X0 = random_starts(key, rng, restarts, nonneg=nonneg)
-    X0[:, 0] = rank1_point(v1, k) if nonneg else project(v1[:, None], k, key, signed=True)[:, 0]
+    if first is None:
+        first = rank1_point(v1, k) if nonneg else project(v1[:, None], k, key, signed=True)[:, 0]
+    X0[:, 0] = first
     if restarts > 1:
         X0[:, 1] = (key < k) / np.sqrt(k)
     return X0

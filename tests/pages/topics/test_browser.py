@@ -61,7 +61,7 @@ def test_zip_of_documents_to_topics(app_url, browser, tmp_path, width):
         if box is None or box["x"] < 0 or not link.is_visible():  # narrow window: sidebar collapsed
             page.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] '
                          'button').first.click()
-            wait_for(lambda: (link.bounding_box() or {"x": -1})["x"] >= 0, 30, "the sidebar to open")
+            wait_for(lambda: (link.bounding_box() or {"x": -1})["x"] >= 0, 120, "the sidebar to open")
         link.click()
         page.wait_for_url("**/topics", timeout=60_000)
         _wait_idle(page, TIMEOUT_S)
@@ -77,7 +77,7 @@ def test_zip_of_documents_to_topics(app_url, browser, tmp_path, width):
         if width < 1000 and sidebar.get_attribute("data-collapsed") != "true":
             sidebar.hover()
             page.locator('[data-testid="stSidebarCollapseButton"] button').first.click()
-            wait_for(lambda: sidebar.get_attribute("data-collapsed") == "true", 30, "the sidebar to close")
+            wait_for(lambda: sidebar.get_attribute("data-collapsed") == "true", 120, "the sidebar to close")
             settle(page)
 
         def spans():

@@ -97,7 +97,7 @@ def test_genes_as_rows_with_a_sample_sheet_reach_features_by_class(app_url, brow
         if box is None or box["x"] < 0 or not link.is_visible():  # narrow window: sidebar collapsed
             page.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] '
                          'button').first.click()
-            wait_for(lambda: (link.bounding_box() or {"x": -1})["x"] >= 0, 30, "the sidebar to open")
+            wait_for(lambda: (link.bounding_box() or {"x": -1})["x"] >= 0, 120, "the sidebar to open")
         link.click()
         page.wait_for_url("**/labelled", timeout=60_000)
         _wait_idle(page, TIMEOUT_S)

@@ -61,14 +61,20 @@ _DEEP_MIN_GAIN = 3e-4
 # or the cross term does and a tighter S moves little; golub-shaped runs bind on the anchored sums).  Restarts
 # on top of the cold runs, not in their place: counted inside the cold share they left fewer runs deepened
 # (MLL k = 42..45 up to 0.04% looser than with no restarts)
-_DEEP_COLD_SHARE = 0.12
-_DEEP_RESTART_SHARE = 0.12
+# (issue 39, mll8) 0.12 -> 0.18 with the pick by each k's own nearest run (_deepen_cold): MLL's 7 cold runs at
+# 48..55 became 11, reaching k = 59 / 60 (0.9493 / 0.9497 -> 0.9566 / 0.9571; k below 0.95 7 -> 5, +2 CPU s of 77)
+_DEEP_COLD_SHARE = 0.18
+# 0.12 -> 0.15 with the cold 0.18 (mll8): at 0.12 the restarts ended before k = 49's run, and k = 46 was 1e-4 looser
+_DEEP_RESTART_SHARE = 0.15
 _DEEP_SHARE = _DEEP_COLD_SHARE + _DEEP_RESTART_SHARE
 _DEEP_BINDS = 5e-3
 # a run is deepened only where S's own certified ratio (lower / B_S) is below 1 - this: the deep run gains
 # a fraction of S's gap (MLL k = 51: 1.4% of 6.6%); golub-shaped k = 200's S is at 0.9967, a trial there gained
 # nothing, and with no such rule the path spent 1,902 -> 2,109 SVD units for the same bounds to 4 digits
 _DEEP_GAP = 0.03
+# _DEEP_OWN (the cold pick): the worst k whose own nearest run (within _DEEP_REACH) is not yet deepened.  Was: the
+# worst k's nearest run not yet deepened, so a k the relaxation holds below its neighbours (MLL k = 51) drew run after
+# run around it (51, 55, 50, 52, 49, 53, 48) and the share ended before k = 59 / 60, whose own runs were never tried
 # deepening stops after this many runs in a row whose trial did not lower the path's bound anywhere by
 # _DEEP_MIN_GAIN (relative)
 _DEEP_MISSES = 2
@@ -177,8 +183,8 @@ def _deepen_cold(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, cur
             if not np.isfinite(ratio[i]) or ratio[i] >= 1.0 - S.OPTIMAL_TOLERANCE:
                 break
             near = rk[np.argsort(np.abs(rk - uniq[i]), kind="stable")]
-            near = [int(r) for r in near if abs(int(r) - int(uniq[i])) <= _DEEP_REACH and int(r) not in tried]
-            if near:
+            near = [int(r) for r in near if abs(int(r) - int(uniq[i])) <= _DEEP_REACH]
+            if near and near[0] not in tried:  # each k's own nearest run, once (_DEEP_OWN)
                 pick = near[0]
                 break
         if pick is None:

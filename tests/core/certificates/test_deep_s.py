@@ -243,3 +243,40 @@ def test_restarted_deepening_never_above_the_cold_one_and_valid(monkeypatch, see
     assert np.all(out[2] <= out[0]) and np.all(out[0] <= curve)
     for k, b in zip(uniq, out[2]):
         assert b >= brute_opt(A, int(k))[0] * (1 - 1e-12), (k, b)
+
+
+def test_cold_runs_go_to_each_worst_k_own_run_once(monkeypatch):
+    """The cold pick (_DEEP_OWN): the worst-certified k whose own nearest run is not yet deepened.  A k that stays
+    the worst after its own run was deepened (the relaxation holds it) does not draw its neighbours' runs: the next
+    run is the next worst k's own (was: run 8, next to k = 10, before run 25 at the second-worst k = 25)."""
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Cert:
+        upper_bound: float
+        lower: float
+        info: dict = field(default_factory=dict)
+
+    uniq = np.arange(1, 31)
+    runs = (8, 10, 12, 25)
+    kept = {r: {"certS": Cert(100.0, 50.0), "stS": object(), "S": np.arange(3), "kS": r} for r in runs}
+    curve = np.full(uniq.size, 100.0)
+    lows = np.full(uniq.size, 99.9)
+    lows[10 - 1], lows[25 - 1] = 90.0, 94.0
+
+    def carry(keep, at):  # a run's bound (S binds) at the k within reach of it
+        return np.where(np.abs(np.asarray(at) - keep["kS"]) <= deep_s._DEEP_REACH, keep["certS"].upper_bound, np.inf)
+
+    seen: list = []
+
+    def fake_deep(A, k, iters=0, restarts=0, runs_=None, start=None):
+        seen.append(int(k))
+        return object(), kept[int(k)]["certS"].upper_bound * 0.99, 1.0
+
+    monkeypatch.setattr(deep_s, "deep_dual", fake_deep)
+    cov = Cov(np.zeros((2, 3)), None)
+    monkeypatch.setattr(cov, "submatrix", lambda idx: np.zeros((3, 3)))
+    c = deep_s.deep_cost(kept[10], 10)
+    order: list = []
+    spent = deep_s._deepen_cold(cov, uniq, lows, lambda: curve.copy(), kept, curve, carry, 2.5 * c, order, 10)
+    assert seen == [10, 25] and spent == 2 * c and [p for p, _ in order] == [10, 25]

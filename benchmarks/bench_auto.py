@@ -276,6 +276,18 @@ def main():
         timing(a.base, a.new, sets, a.rounds)
 
 
+def _child_minima(src: str, root: Path, best: dict, key, fields) -> None:
+    """Run one timing child (``python -c src`` in ``root``) and keep, per k, the least of each of ``fields``
+    over the runs so far in ``best[key(k)]`` (the first run's record otherwise)."""
+    out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, cwd=str(root))
+    if out.returncode:
+        raise RuntimeError(out.stderr[-3000:])
+    for k, r in json.loads(out.stdout.strip().splitlines()[-1]).items():
+        cur = best.setdefault(key(k), dict(r))
+        for f in fields:
+            cur[f] = min(cur[f], r[f])
+
+
 def robust_timing(base: Path, new: Path, sets, rounds: int, reps: int):
     """As :func:`timing`, with ``reps`` interleaved calls of auto and tpower per k in each child (not 3):
     the minimum of many calls of a 2-3 ms solve (LRS) is its cost on an idle core, where the best of 3
@@ -288,13 +300,7 @@ def robust_timing(base: Path, new: Path, sets, rounds: int, reps: int):
             for label, root in (("base", base), ("new", new)):
                 src = code.format(root=str(root), bench=str(Path(__file__).resolve().parent), mode="time",
                                   name=name, ks=KS, fp_ds=FP_DS, seed=0)
-                out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, cwd=str(root))
-                if out.returncode:
-                    raise RuntimeError(out.stderr[-3000:])
-                for k, r in json.loads(out.stdout.strip().splitlines()[-1]).items():
-                    cur = best.setdefault((name, k, label), dict(r))
-                    for f in ("auto", "tpower"):
-                        cur[f] = min(cur[f], r[f])
+                _child_minima(src, root, best, lambda k, name=name, label=label: (name, k, label), ("auto", "tpower"))
     print(f"CPU time, one BLAS thread; min of {reps} interleaved calls x {rounds} rounds per version; "
           "units as in the default timing; ratio = min auto / min tpower")
     print(f"{'data':>6} {'k':>4} | {'base auto u':>11} {'tpow u':>6} {'ratio':>5} | "
@@ -353,13 +359,7 @@ def sparse_timing(base: Path, new: Path, rounds: int, reps: int):
         for _ in range(rounds):
             for label, root in (("base", base), ("new", new)):
                 src = _SPARSE_CHILD.format(root=str(root), path=str(path), ks=tuple(ks), reps=int(reps))
-                out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, cwd=str(root))
-                if out.returncode:
-                    raise RuntimeError(out.stderr[-3000:])
-                for k, r in json.loads(out.stdout.strip().splitlines()[-1]).items():
-                    cur = best.setdefault((k, label), dict(r))
-                    for f in ("auto", "tpower"):
-                        cur[f] = min(cur[f], r[f])
+                _child_minima(src, root, best, lambda k, label=label: (k, label), ("auto", "tpower"))
         shape = sp.load_npz(path).shape
         print(f"{name} {shape[0]} x {shape[1]} (min of {reps} interleaved calls x {rounds} rounds): k | base auto ms "
               "tpower ms ratio | new auto ms tpower ms ratio | var new auto/tpower", flush=True)
@@ -420,13 +420,8 @@ def first_fit_timing(base: Path, new: Path, sets, rounds: int, reps: int):
             for label, root in (("base", base), ("new", new)):
                 src = _FIRST_CHILD.format(root=str(root), bench=str(Path(__file__).resolve().parent), name=name,
                                           ks=KS, reps=int(reps))
-                out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, cwd=str(root))
-                if out.returncode:
-                    raise RuntimeError(out.stderr[-3000:])
-                for k, r in json.loads(out.stdout.strip().splitlines()[-1]).items():
-                    cur = best.setdefault((name, k, label), dict(r))
-                    for f in ("first", "kept", "tpower"):
-                        cur[f] = min(cur[f], r[f])
+                _child_minima(src, root, best, lambda k, name=name, label=label: (name, k, label),
+                              ("first", "kept", "tpower"))
     print(f"CPU time, one BLAS thread; min of {reps} interleaved calls x {rounds} rounds per version; units as "
           "the default timing; first = draws cleared before the call, later = draws kept; ratios to tpower")
     print(f"{'data':>6} {'k':>4} | {'base first':>10} {'later':>6} {'tpow':>6} {'r1st':>5} {'rlat':>5} | "

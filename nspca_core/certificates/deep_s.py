@@ -72,9 +72,6 @@ _DEEP_BINDS = 5e-3
 # a fraction of S's gap (MLL k = 51: 1.4% of 6.6%); golub-shaped k = 200's S is at 0.9967, a trial there gained
 # nothing, and with no such rule the path spent 1,902 -> 2,109 SVD units for the same bounds to 4 digits
 _DEEP_GAP = 0.03
-# _DEEP_OWN (the cold pick): the worst k whose own nearest run (within _DEEP_REACH) is not yet deepened.  Was: the
-# worst k's nearest run not yet deepened, so a k the relaxation holds below its neighbours (MLL k = 51) drew run after
-# run around it (51, 55, 50, 52, 49, 53, 48) and the share ended before k = 59 / 60, whose own runs were never tried
 # deepening stops after this many runs in a row whose trial did not lower the path's bound anywhere by
 # _DEEP_MIN_GAIN (relative)
 _DEEP_MISSES = 2
@@ -184,7 +181,10 @@ def _deepen_cold(cov, uniq: np.ndarray, lows: np.ndarray, upper, kept: dict, cur
                 break
             near = rk[np.argsort(np.abs(rk - uniq[i]), kind="stable")]
             near = [int(r) for r in near if abs(int(r) - int(uniq[i])) <= _DEEP_REACH]
-            if near and near[0] not in tried:  # each k's own nearest run, once (_DEEP_OWN)
+            # each k's own nearest run (within _DEEP_REACH), once.  Was: the worst k's nearest run not yet
+            # deepened, so a k the relaxation holds below its neighbours (MLL k = 51) drew run after run around it
+            # (51, 55, 50, 52, 49, 53, 48) and the share ended before k = 59 / 60, whose own runs were never tried
+            if near and near[0] not in tried:
                 pick = near[0]
                 break
         if pick is None:

@@ -288,19 +288,27 @@ def _child_minima(src: str, root: Path, best: dict, key, fields) -> None:
             cur[f] = min(cur[f], r[f])
 
 
+def _ab_minima(make_src, sets, rounds: int, base: Path, new: Path, fields) -> dict:
+    """:func:`_child_minima` over ``rounds`` x data sets x both trees (base first), the child's code from
+    ``make_src(name, root)``: ``{(name, k, "base" | "new"): record}``, each of ``fields`` the least seen."""
+    best: dict = {}
+    for _ in range(rounds):
+        for name in sets:
+            for label, root in (("base", base), ("new", new)):
+                _child_minima(make_src(name, root), root, best, lambda k, name=name, label=label: (name, k, label),
+                              fields)
+    return best
+
+
 def robust_timing(base: Path, new: Path, sets, rounds: int, reps: int):
     """As :func:`timing`, with ``reps`` interleaved calls of auto and tpower per k in each child (not 3):
     the minimum of many calls of a 2-3 ms solve (LRS) is its cost on an idle core, where the best of 3
     is often a call slowed by the other processes.  Each version's figure is the minimum over calls
     and rounds, the ratio that of the two minima (both measured in the same processes)."""
     code = _CHILD.replace("for _ in range(3):", f"for _ in range({int(reps)}):")
-    best: dict = {}
-    for _ in range(rounds):
-        for name in sets:
-            for label, root in (("base", base), ("new", new)):
-                src = code.format(root=str(root), bench=str(Path(__file__).resolve().parent), mode="time",
-                                  name=name, ks=KS, fp_ds=FP_DS, seed=0)
-                _child_minima(src, root, best, lambda k, name=name, label=label: (name, k, label), ("auto", "tpower"))
+    best = _ab_minima(lambda name, root: code.format(root=str(root), bench=str(Path(__file__).resolve().parent),
+                                                     mode="time", name=name, ks=KS, fp_ds=FP_DS, seed=0),
+                      sets, rounds, base, new, ("auto", "tpower"))
     print(f"CPU time, one BLAS thread; min of {reps} interleaved calls x {rounds} rounds per version; "
           "units as in the default timing; ratio = min auto / min tpower")
     print(f"{'data':>6} {'k':>4} | {'base auto u':>11} {'tpow u':>6} {'ratio':>5} | "
@@ -414,14 +422,9 @@ def first_fit_timing(base: Path, new: Path, sets, rounds: int, reps: int):
     and a later fit (draws kept), against tpower, both trees alternating per data set: per k the minimum
     of ``reps`` interleaved (first, later, tpower) calls in each child, over ``rounds``, in units as the
     default timing (issue 39 item 4, eighth round: "first fit and later fits apart")."""
-    best: dict = {}
-    for _ in range(rounds):
-        for name in sets:
-            for label, root in (("base", base), ("new", new)):
-                src = _FIRST_CHILD.format(root=str(root), bench=str(Path(__file__).resolve().parent), name=name,
-                                          ks=KS, reps=int(reps))
-                _child_minima(src, root, best, lambda k, name=name, label=label: (name, k, label),
-                              ("first", "kept", "tpower"))
+    best = _ab_minima(lambda name, root: _FIRST_CHILD.format(root=str(root), bench=str(Path(__file__).resolve().parent),
+                                                             name=name, ks=KS, reps=int(reps)),
+                      sets, rounds, base, new, ("first", "kept", "tpower"))
     print(f"CPU time, one BLAS thread; min of {reps} interleaved calls x {rounds} rounds per version; units as "
           "the default timing; first = draws cleared before the call, later = draws kept; ratios to tpower")
     print(f"{'data':>6} {'k':>4} | {'base first':>10} {'later':>6} {'tpow':>6} {'r1st':>5} {'rlat':>5} | "

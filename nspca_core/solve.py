@@ -53,11 +53,11 @@ _AUTO_FULL_POLISH = 3
 _AUTO_POLISH_WITHIN = 0.99
 # a column of auto's ascent stops once its value plus this many times its last gain is below the best
 # value of the batch (:func:`nspca_core._common.ascent.ascent`'s ``dominated``).  A heuristic, measured
-# (issue 39, ninth round, against 40): auto's answers on 1,299 cases (bench_auto --fingerprint --seeds 3,
+# (issue 39, ninth round, against 40): auto's answers on 1,389 cases (bench_auto --fingerprint --seeds 3,
 # 378; k 3..200 x random_state 0..4 on the seven sets, 345; small, thin, LRS, CBCL x 13 k x random_state
-# 0..11, 576) bit-identical but for 11 on the same support within one ulp of the variance, none worse
-# beyond that; golub / dlbcl-shaped k = 180: ~10% fewer column-steps of the tail.  10 lost up to 0.3%
-# (random 54 x 39, k = 4)
+# 0..11, 576; five other gene shapes x 6 k x 3 seeds, 90) bit-identical but for 11 on the same support
+# within one ulp of the variance, none worse beyond that; golub-shaped k = 180: 244 -> 201 column-steps.
+# 10 lost up to 0.3% (random 54 x 39, k = 4)
 _AUTO_DOMINATED = 20.0
 # up to this many features "auto" also runs the "em" peer (same seed) and polishes its answer with the
 # others: there it costs next to nothing, and em's soft steps can reach an optimum no hard-truncation

@@ -255,7 +255,7 @@ def _keep_lower(keep: dict, point: tuple, curve: np.ndarray, carry, uniq: np.nda
         dnn = {**(certS.info.get("dnn") or {}), "lam": lam}
         keep["certS"] = replace(certS, upper_bound=val, info={**certS.info, "dnn": dnn})
         keep["stS"] = st
-        if _FACE and AS is not None:
+        if _FACE and AS is not None and isinstance(st, DnnState):
             at = dict(keep.get("BS_at") or {})
             for i, b in enumerate(face_bounds(AS, st, lam, int(keep["kS"])), start=1):
                 if b < at.get(i, np.inf):

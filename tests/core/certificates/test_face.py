@@ -93,3 +93,34 @@ def test_face_gains_are_zero_without_room():
     stt, _, lam = deep_s.deep_dual(A, 1, 20)
     assert np.all(face.face_gains(A, stt, lam, 2) == 0)
     assert np.all(face.face_gains(A, stt, np.inf, 2) == 0)
+
+
+@settings(max_examples=15, **_SLOW)
+@given(st.integers(5, 8), st.integers(3, 8), st.integers(0, 2**31 - 1))
+def test_a_kept_deep_point_adds_its_face_bounds_to_the_run(n, m, seed):
+    """deep_s._keep_lower with A_SS: the kept point's face bounds enter the run's BS_at (never raising an entry
+    there), each at least the brute-force OPT_i of A_SS; without A_SS (or with _FACE off) BS_at is left as it was."""
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Cert:
+        upper_bound: float
+        lower: float
+        info: dict = field(default_factory=dict)
+
+    rng = np.random.default_rng(seed)
+    A = _data(rng, m, n, 2)
+    kS = int(rng.integers(2, n + 1))
+    point = deep_s.deep_dual(A, kS, 300)
+    old = {1: float(A.diagonal().max()) * 2.0}
+    keep = {"certS": Cert(np.inf, 0.0), "stS": None, "kS": kS, "BS_at": dict(old)}
+    bare = {**keep, "BS_at": dict(old), "certS": Cert(np.inf, 0.0)}
+    curve = np.full(3, np.inf)
+    deep_s._keep_lower(keep, point, curve, lambda kp, ks: np.full(np.size(ks), 1.0), np.arange(3), A)
+    deep_s._keep_lower(bare, point, curve, lambda kp, ks: np.full(np.size(ks), 1.0), np.arange(3))
+    assert bare["BS_at"] == old
+    at = keep["BS_at"]
+    expect = face.face_bounds(A, point[0], point[2], kS)
+    for i in range(1, kS + 1):
+        assert at[i] <= min(old.get(i, np.inf), expect[i - 1])
+        assert at[i] >= brute_opt(A, i)[0] * (1 - 1e-12), i

@@ -134,13 +134,12 @@ def max_projection(V: np.ndarray, imax: int) -> np.ndarray:
 
 def _values(V: np.ndarray, angles: np.ndarray, imax: int) -> np.ndarray:
     """``g_i(theta) = ||top_i((V theta)_+)||`` at each angle (rows) for ``i = 1..imax`` (columns)."""
-    Th = np.vstack([np.cos(angles), np.sin(angles)])
-    Uv = np.maximum(V @ Th, 0.0)
-    n = Uv.shape[0]
+    Uv = np.maximum(np.outer(np.cos(angles), V[:, 0]) + np.outer(np.sin(angles), V[:, 1]), 0.0)  # (angles, n)
+    n = Uv.shape[1]
     if imax < n:
-        Uv = -np.partition(-Uv, imax - 1, axis=0)[:imax]
-    Uv = -np.sort(-Uv, axis=0)
-    return np.sqrt(np.cumsum(Uv * Uv, axis=0)[:imax]).T
+        Uv = -np.partition(-Uv, imax - 1, axis=1)[:, :imax]
+    Uv = -np.sort(-Uv, axis=1)
+    return np.sqrt(np.cumsum(Uv * Uv, axis=1)[:, :imax])
 
 
 def face_bounds(A: np.ndarray, state: DnnState, lam: float, imax: int) -> np.ndarray:

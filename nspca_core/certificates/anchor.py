@@ -118,9 +118,10 @@ def _top_sums32(prod: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
     smallest entry per row for one fewer)."""
     L = prod.shape[1]
     p32 = prod.astype(np.float32)
-    top = np.partition(p32, L - q, axis=1)[:, L - q:] if q < L else p32
-    top = np.maximum(top, cap.astype(np.float32)[:, None])
-    return top
+    if q < L:  # (in place: p32 is this call's own copy; the same selection as np.partition's, no second copy)
+        p32.partition(L - q, axis=1)
+        p32 = p32[:, L - q:]
+    return np.maximum(p32, cap.astype(np.float32)[:, None])
 
 
 def _sum_up(top: np.ndarray) -> np.ndarray:
@@ -209,7 +210,8 @@ def _joint_sums(rows: AnchorRows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
     covers :func:`_sum_up`'s), each prefix rounded up for the float32 selection as :func:`_sum_up`."""
     qmax = int(qs.max())
     top = _top_sums32(rows.vals * np.take(r, rows.idx), qmax, rows.cap)
-    top = -np.sort(-top, axis=1)
+    top.sort(axis=1)  # (in place, its own array; descending as a reversed view: the values of -sort(-top))
+    top = top[:, ::-1]
     top = top[:, :qmax]  # (q >= the candidates kept: every one of them)
     csum = np.cumsum(top, axis=1, dtype=np.float64)
     q = np.minimum(qs, top.shape[1])

@@ -254,10 +254,12 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
             keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
         P2T = np.ascontiguousarray(P2[:, keep].T)                           # kept columns, one per row
         if P2T.shape[0]:
-            top = -np.sort(-np.partition(P2T, s - im, axis=1)[:, s - im:], axis=1)   # b' x im, descending
+            P2T.partition(s - im, axis=1)  # (in place: P2T is this block's own copy; np.partition's selection)
+            top = -np.sort(-P2T[:, s - im:], axis=1)                         # b' x im, descending
             colsum = np.cumsum(top, axis=1).T                                # row i-1: sum of i largest
             both = np.hstack([cols, colsum])
-            cols = np.partition(both, both.shape[1] - jm, axis=1)[:, -jm:]
+            both.partition(both.shape[1] - jm, axis=1)  # (in place: a fresh array)
+            cols = both[:, -jm:]
     infl = 1 + 4 * (im + jm + 2) * _EPS
     # rows: for each j, the sum of the i largest row sums of the j largest squares
     if by_row:

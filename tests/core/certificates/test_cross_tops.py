@@ -1,7 +1,8 @@
 """Issue 39, ninth round: the cross table's row part keeps each row's largest squares by cutting a block's
 new columns to their own largest first, in place (:func:`nspca_core.certificates.cross._row_tops`), instead
-of partitioning the block stacked beside the kept ones.  The same multiset per row (hence the same table,
-float for float), and the table still bounds every block against brute force."""
+of partitioning the block stacked beside the kept ones; the column part selects in place in its own copies.
+The same multiset per row (hence the same table, float for float), and the table still bounds every block
+against brute force."""
 
 from __future__ import annotations
 
@@ -39,12 +40,13 @@ def test_row_tops_keep_the_former_multisets(s, jm, c, seed, fresh, ties):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(s=st.integers(2, 5), t=st.integers(3, 12), m=st.integers(3, 8), seed=st.integers(0, 2**31 - 1),
-       block=st.sampled_from([1, 2, 3, 5]), part=st.sampled_from(["both", "rows"]))
-def test_row_part_over_many_blocks_is_the_one_block_table_and_bounds_brute_force(monkeypatch, s, t, m, seed,
-                                                                                   block, part):
-    """Blocks of 1..5 columns of T (new columns cut to their largest before the merge at every block) give the
-    table of one block holding all of T (float64 products held as A: the same squares in any blocking), and
-    every ``C[i, j]`` is at least ``||(A_IJ)_+||_2`` over the supports, enumerated."""
+       block=st.sampled_from([1, 2, 3, 5]), part=st.sampled_from(["both", "rows", "cols"]))
+def test_parts_over_many_blocks_are_the_one_block_table_and_bound_brute_force(monkeypatch, s, t, m, seed,
+                                                                              block, part):
+    """Blocks of 1..5 columns of T (new columns cut to their largest before the merge at every block; the column
+    part's selections in place in the block's own copies) give the table of one block holding all of T
+    (float64 products held as A: the same squares in any blocking), and every ``C[i, j]`` is at least
+    ``||(A_IJ)_+||_2`` over the supports, enumerated."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((m, s + t)) * rng.random(s + t) * 3
     A = X.T @ X / m

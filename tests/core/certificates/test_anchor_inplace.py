@@ -1,6 +1,7 @@
-"""Issue 39, ninth round: the anchored row sums select their largest products in the float32 copy they make
-(``ndarray.partition`` in place; :func:`nspca_core.certificates.anchor._top_sums32`) and the joint test sorts
-its block in place (:func:`nspca_core.certificates.anchor._joint_sums`), one n x w copy fewer each.  The same
+"""Issue 39, ninth round: the anchored row sums write their products in float32 directly (the float64
+multiply's output cast, :func:`nspca_core.certificates.anchor._prods32`), select the largest in place
+(``ndarray.partition``; :func:`nspca_core.certificates.anchor._top32`) and the joint test sorts its block in
+place (:func:`nspca_core.certificates.anchor._joint_sums`): two n x w arrays fewer per iteration.  The same
 floats as the former selections, and still upper bounds on the exact sums (brute force: every row sorted)."""
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nspca_core.certificates.anchor import _SEL32_ABS, _SEL32_REL, AnchorRows, _joint_sums, _top_sums32
+from nspca_core.certificates.anchor import (_SEL32_ABS, _SEL32_REL, AnchorRows, _joint_sums, _plain_sums,
+                                            _sum_up, _top_sums32)
 
 
 def _former_top(prod: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
@@ -68,3 +70,23 @@ def test_joint_sums_equal_the_former_and_bound_the_exact_sums(n, k, seed, ties, 
     exact = np.cumsum(-np.sort(-P, axis=1), axis=1)
     for t, q in enumerate(qs):
         assert np.all(got[:, t] >= exact[:, min(q, n - 1) - 1] * (1 - 1e-12))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(3, 30), k=st.integers(2, 12), seed=st.integers(0, 2**31 - 1), ties=st.booleans(),
+       width=st.sampled_from([None, 2, 5]), tiny=st.booleans())
+def test_plain_sums_equal_the_former_and_bound_the_exact_sums(n, k, seed, ties, width, tiny):
+    """The plain test's row sums, the former value bit for bit (products in float64, then cast), with ratios
+    down to float32's subnormals (``tiny``), and at least the exact sum of the ``k - 1`` largest products."""
+    A = _psd(n, seed, ties)
+    k = min(k, n)
+    rows = AnchorRows(A, k, width=width)
+    rng = np.random.default_rng(seed + 2)
+    r = rng.uniform(0.0, 1.0, n) * (1e-42 if tiny else 1.0)
+    got = _plain_sums(rows, r)
+    want = _sum_up(_former_top(rows.vals * np.take(r, rows.idx), rows.m, rows.cap))
+    assert np.array_equal(got, want)
+    P = np.maximum(A, 0.0) * r[None, :]
+    np.fill_diagonal(P, 0.0)
+    exact = np.sort(P, axis=1)[:, ::-1][:, : rows.m].sum(axis=1)
+    assert np.all(got >= exact * (1 - 1e-12))

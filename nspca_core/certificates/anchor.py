@@ -116,11 +116,25 @@ def _top_sums32(prod: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
     and ``cap``; selected in float32, summed in float64: see :data:`_SEL32_REL`).  With
     ``q >= prod.shape[1]`` every entry.  Returns the float32 top-q block too (callers drop its
     smallest entry per row for one fewer)."""
-    L = prod.shape[1]
-    p32 = prod.astype(np.float32)
-    top = np.partition(p32, L - q, axis=1)[:, L - q:] if q < L else p32
-    top = np.maximum(top, cap.astype(np.float32)[:, None])
-    return top
+    return _top32(prod.astype(np.float32), q, cap)
+
+
+def _top32(p32: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
+    """:func:`_top_sums32` of the float32 products ``p32`` (an array of the caller's own, overwritten: the
+    selection runs in place, the same as np.partition's on a copy)."""
+    L = p32.shape[1]
+    if q < L:
+        p32.partition(L - q, axis=1)
+        p32 = p32[:, L - q:]
+    return np.maximum(p32, cap.astype(np.float32)[:, None])
+
+
+def _prods32(rows: "AnchorRows", r: np.ndarray) -> np.ndarray:
+    """``(A_lm)_+ r_m`` over the kept candidates, in float32: each the float32 rounding of the float64
+    product (the multiply's float64 loop writes its float32 output directly: the floats of
+    ``(vals * r[idx]).astype(np.float32)`` without the float64 block)."""
+    t = np.take(r, rows.idx)  # (take: ~2x a fancy index's speed)
+    return np.multiply(rows.vals, t, out=np.empty(t.shape, dtype=np.float32), casting="unsafe")
 
 
 def _sum_up(top: np.ndarray) -> np.ndarray:
@@ -131,8 +145,7 @@ def _sum_up(top: np.ndarray) -> np.ndarray:
 def _plain_sums(rows: AnchorRows, r: np.ndarray) -> np.ndarray:
     """``s_l``: the ``k - 1`` largest of ``(A_lm)_+ r_m`` (kept candidates, padded with the cap),
     rounded up (:func:`_top_sums32`)."""
-    prod = rows.vals * np.take(r, rows.idx)  # (take: ~2x a fancy index's speed)
-    return _sum_up(_top_sums32(prod, rows.m, rows.cap))
+    return _sum_up(_top32(_prods32(rows, r), rows.m, rows.cap))
 
 
 def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.ndarray | None = None,
@@ -208,8 +221,9 @@ def _joint_sums(rows: AnchorRows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
     in float64 (a sequential sum of nonnegative terms: the caller's ``(k + 4) eps`` covers it, as it
     covers :func:`_sum_up`'s), each prefix rounded up for the float32 selection as :func:`_sum_up`."""
     qmax = int(qs.max())
-    top = _top_sums32(rows.vals * np.take(r, rows.idx), qmax, rows.cap)
-    top = -np.sort(-top, axis=1)
+    top = _top32(_prods32(rows, r), qmax, rows.cap)
+    top.sort(axis=1)  # (in place, its own array; descending as a reversed view: the values of -sort(-top))
+    top = top[:, ::-1]
     top = top[:, :qmax]  # (q >= the candidates kept: every one of them)
     csum = np.cumsum(top, axis=1, dtype=np.float64)
     q = np.minimum(qs, top.shape[1])

@@ -131,6 +131,24 @@ def _delta32(m: int, dS_max: float, dT_max: float) -> float:
     return 2 * (rel * g + tiny) * (1 + 2.0 ** -20)
 
 
+def _row_tops(rows: np.ndarray, new: np.ndarray, jm: int, fresh: bool) -> np.ndarray:
+    """Per row, the ``jm`` largest of ``rows`` and ``new`` together (any order; ``new`` is a fresh array of
+    squares, ``>= 0``, overwritten here).  The same multiset per row, hence the same floats downstream, as
+    ``np.partition(np.hstack([rows, new]), ...)[:, -jm:]``: the ``jm`` largest of a union are among the ``jm``
+    largest of each part, so ``new`` is cut to its own ``jm`` largest first (in place: no copy of the
+    block's kept columns, issue 39, ninth round), and while ``rows`` holds only its zeros (``fresh``) those
+    ``jm`` largest are the answer (squares are ``>= 0``: a zero of ``rows`` could only stand for an equal zero)."""
+    c = new.shape[1]
+    if c > jm:
+        new.partition(c - jm, axis=1)
+        new = new[:, c - jm:]
+        if fresh:
+            return new
+    both = np.hstack([rows, new])
+    both.partition(both.shape[1] - jm, axis=1)
+    return both[:, -jm:]
+
+
 def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
                 lam_S: float | None = None, part: str = "both") -> np.ndarray | None:
     """``C[i, j]`` (``0 <= i <= imax``, ``0 <= j <= jmax``): upper bounds on ``y_S^T A_ST y_T`` over unit,
@@ -197,7 +215,7 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
     # largest squares) so far.  A part not computed: one column of +inf (its screen then never binds)
     rows = np.zeros((s, jm)) if by_row else np.full((s, 1), np.inf)
     cols = np.zeros((im, jm)) if by_col else np.full((im, 1), np.inf)
-    pos = 0
+    pos, fresh = 0, by_row  # fresh: rows holds its zeros yet (no square kept)
     while pos < T.size:
         size = _BLOCK if level is None or pos else min(_BLOCK, max(_FIRST, 8 * jm))
         if level is not None and pos:
@@ -215,8 +233,8 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
         # (on MLL ~80% of the columns after the first block)
         new = P2[:, (P2 > rows.min(axis=1)[:, None]).any(axis=0)] if by_row else P2[:, :0]
         if new.shape[1]:
-            both = np.hstack([rows, new])
-            rows = np.partition(both, both.shape[1] - jm, axis=1)[:, -jm:]
+            rows = _row_tops(rows, new, jm, fresh)
+            fresh = False
         # columns: each column's i largest squares over S (all of S is in the block), summed for every i.
         # A column whose total is at most theta, the (jm + 1)-th largest single square (of the block's
         # columns and the kept ones, cols[0]), is not needed in any i's jm largest sums: jm other
@@ -236,10 +254,12 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
             keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
         P2T = np.ascontiguousarray(P2[:, keep].T)                           # kept columns, one per row
         if P2T.shape[0]:
-            top = -np.sort(-np.partition(P2T, s - im, axis=1)[:, s - im:], axis=1)   # b' x im, descending
+            P2T.partition(s - im, axis=1)  # (in place: P2T is this block's own copy; np.partition's selection)
+            top = -np.sort(-P2T[:, s - im:], axis=1)                         # b' x im, descending
             colsum = np.cumsum(top, axis=1).T                                # row i-1: sum of i largest
             both = np.hstack([cols, colsum])
-            cols = np.partition(both, both.shape[1] - jm, axis=1)[:, -jm:]
+            both.partition(both.shape[1] - jm, axis=1)  # (in place: a fresh array)
+            cols = both[:, -jm:]
     infl = 1 + 4 * (im + jm + 2) * _EPS
     # rows: for each j, the sum of the i largest row sums of the j largest squares
     if by_row:

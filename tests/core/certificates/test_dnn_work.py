@@ -202,3 +202,66 @@ def test_runs_sharing_a_work_bound_brute_force(n, k, seed):
     assert v1 >= opt * (1 - 1e-12) - 1e-12
     assert v2 >= opt * (1 - 1e-12) - 1e-12
     assert dnn_value_lam(A, k, st2, False, work)[0] >= opt * (1 - 1e-12) - 1e-12
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(2, 260), seed=st.integers(0, 2**31 - 1), steps=st.integers(1, 40),
+       piece=st.sampled_from([64, 128, 1 << 10, 1 << 15]))
+def test_adam_step_by_pieces_and_the_next_matrix_equal_whole_passes(n, seed, steps, piece):
+    """Issue 39 (ninth round): the matrix step runs its passes piece by piece (:data:`dnn_steps._PIECE`
+    entries; small pieces here so that n x n spans many, with a ragged last one) and writes the next
+    iteration's matrix ``B + x`` (``then``): x, m, v exactly as the former whole-array step, and the
+    matrix exactly ``np.add(B, x)`` of the new x."""
+    import nspca_core.certificates.dnn_steps as ds
+
+    old_piece = ds._PIECE
+    ds._PIECE = piece
+    try:
+        rng = np.random.default_rng(seed)
+        x_new = np.abs(rng.standard_normal((n, n))).astype(np.float32)
+        x_old = x_new.copy()
+        B = rng.standard_normal((n, n)).astype(np.float32)
+        out = np.full((n, n), np.nan, dtype=np.float32)
+        new, old = _Adam((n, n), DnnWork()), _Adam((n, n))
+        tmp = np.empty((n, n), dtype=np.float32)
+        for j in range(steps):
+            g = (rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-12, 0)).astype(np.float32)
+            lr = float(rng.uniform(1e-4, 1e-1))
+            g_old = g.copy()
+            new.step(x_new, g, lr, spend_g=True, then=(B, out))
+            old.t += 1
+            c = lr * math.sqrt(1.0 - old.B2 ** old.t) / (1.0 - old.B1 ** old.t)
+            _former_step2(old, x_old, g_old, c, tmp)
+            assert _bits(x_new) == _bits(x_old), j
+            assert _bits(out) == _bits(np.add(B, x_old)), j
+        assert _bits(new.m) == _bits(old.m) and _bits(new.v) == _bits(old.v)
+    finally:
+        ds._PIECE = old_piece
+
+
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(65, 140), seed=st.integers(0, 2**31 - 1), kfrac=st.floats(0.05, 0.6),
+       piece=st.sampled_from([64, 1 << 12, 1 << 15]))
+def test_runs_with_the_matrix_from_the_step_equal_the_former_runs(n, seed, kfrac, piece):
+    """dnn_optimize takes each iteration's M from the last Adam step (a fresh sum after an evaluation,
+    which works in M's memory): the same points, values and rigorous lambdas, bit for bit, as the former
+    runs (M summed afresh every iteration, ``dnn._FUSE_M`` off, Adam's passes over whole arrays), and
+    every value at least the brute-force optimum."""
+    import nspca_core.certificates.dnn as dn
+    import nspca_core.certificates.dnn_steps as ds
+
+    A = _dense(n, seed)
+    k = max(2, int(kfrac * n))
+    old_piece = ds._PIECE
+    try:
+        ds._PIECE = piece
+        fused = _two_runs(A, k, DnnWork(), DnnWork())
+        ds._PIECE, dn._FUSE_M = 1 << 40, False
+        former = _two_runs(A, k, DnnWork(), DnnWork())
+    finally:
+        ds._PIECE, dn._FUSE_M = old_piece, True
+    for (s_a, v_a, i_a), (s_b, v_b, i_b) in zip(fused, former):
+        assert v_a == v_b and i_a["lam"] == i_b["lam"]
+        assert _bits(s_a.N) == _bits(s_b.N) and s_a.nu == s_b.nu and _bits(s_a.U) == _bits(s_b.U)
+    sub = np.ix_(range(10), range(10))  # (a principal submatrix: its optimum is at most A's)
+    assert min(fused[0][1], fused[1][1]) >= brute_opt(A[sub], min(k, 4))[0] * (1 - 1e-9)

@@ -1,0 +1,64 @@
+"""Issue 39, ninth round: the cross table's row part keeps each row's largest squares by cutting a block's
+new columns to their own largest first, in place (:func:`nspca_core.certificates.cross._row_tops`), instead
+of partitioning the block stacked beside the kept ones; the column part selects in place in its own copies.
+The same multiset per row (hence the same table, float for float), and the table still bounds every block
+against brute force."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nspca_core.certificates import cross
+from nspca_core.certificates.cross import _row_tops, cross_table
+from nspca_core.operators.cov import Cov
+
+
+def _former_tops(rows: np.ndarray, new: np.ndarray, jm: int) -> np.ndarray:
+    both = np.hstack([rows, new])
+    return np.partition(both, both.shape[1] - jm, axis=1)[:, -jm:]
+
+
+@settings(max_examples=60, deadline=None)
+@given(s=st.integers(1, 12), jm=st.integers(1, 9), c=st.integers(1, 30), seed=st.integers(0, 2**31 - 1),
+       fresh=st.booleans(), ties=st.booleans())
+def test_row_tops_keep_the_former_multisets(s, jm, c, seed, fresh, ties):
+    """Per row the same multiset of ``jm`` values as the former ``np.partition(np.hstack(...))``, with
+    zeros and ties among the squares, from kept rows of zeros (``fresh``) or of earlier squares."""
+    rng = np.random.default_rng(seed)
+    new = rng.random((s, c)) ** 2
+    if ties:  # (equal squares and zeros: the cases where which entry is kept could differ)
+        new = np.round(new * 3) / 3
+    rows = np.zeros((s, jm)) if fresh else np.round(rng.random((s, jm)) ** 2 * (3 if ties else 1e6)) / 3
+    want = np.sort(_former_tops(rows, new.copy(), jm), axis=1)
+    got = np.sort(_row_tops(rows, new.copy(), jm, fresh), axis=1)
+    assert got.shape == want.shape and np.array_equal(got, want)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(s=st.integers(2, 5), t=st.integers(3, 12), m=st.integers(3, 8), seed=st.integers(0, 2**31 - 1),
+       block=st.sampled_from([1, 2, 3, 5]), part=st.sampled_from(["both", "rows", "cols"]))
+def test_parts_over_many_blocks_are_the_one_block_table_and_bound_brute_force(monkeypatch, s, t, m, seed,
+                                                                              block, part):
+    """Blocks of 1..5 columns of T (new columns cut to their largest before the merge at every block; the column
+    part's selections in place in the block's own copies) give the table of one block holding all of T
+    (float64 products held as A: the same squares in any blocking), and every ``C[i, j]`` is at least
+    ``||(A_IJ)_+||_2`` over the supports, enumerated."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, s + t)) * rng.random(s + t) * 3
+    A = X.T @ X / m
+    S, T = np.arange(s), np.arange(s, s + t)
+    cov = Cov(None, A)
+    whole = cross_table(cov, S, T, s, t, part=part)
+    monkeypatch.setattr(cross, "_BLOCK", block)
+    C = cross_table(cov, S, T, s, t, part=part)
+    assert np.array_equal(C, whole)
+    P = np.maximum(A[np.ix_(S, T)], 0.0)
+    for i in range(1, s + 1):
+        for j in range(1, t + 1):
+            best = max(np.linalg.norm(P[np.ix_(I, J)], 2)
+                       for I in combinations(range(s), i) for J in combinations(range(t), j))
+            assert C[i, j] >= best * (1 - 1e-12), (i, j, C[i, j], best)

@@ -362,7 +362,7 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
     where they prove nothing below the variance sum.  ``lam``: an upper bound on ``lambda_max(A_SS)``
     (a bound at every sparsity, also the cross table's screen).  No DNN state: ``B_S(i)`` at ``i <
     kS`` is then the refinements' (:func:`_aimed`), the variance sums and monotonicity.
-    ``lazy`` (a dict, a one-k certificate, where ``_settings._LAZY_S``: off, see there): only the first
+    ``lazy`` (a dict: a one-k certificate, or a path's run following it, where ``_settings._LAZY_S``): only the first
     test (at ``lower /`` :data:`_DNN_SKIP_AT`), its bound that value; the bisection below it follows only
     where that term binds the coupled bound (:func:`light_refined`, from what ``lazy`` gets)."""
     AS, dS = covS.dense(), covS.diag()

@@ -48,7 +48,7 @@ _SMALL_FIRST = False
 # sometimes tighter than certify_path (an 8 x 200 case at k = 20: 268.0007 against 267.9878).  Now a path's run
 # first runs certify(k)'s lazy route float for float (single._certify_split's ``follow``), and the carry tests
 # once more below a forecast proved at once (path_carry._CARRY_DEEP): 0 k looser on golub- / dlbcl-shaped data
-# (every 5th k), 1,859 / 818 SVD units
+# (every 5th k), 1,250 / 769 SVD units
 _LAZY_S = True
 
 

@@ -41,13 +41,15 @@ _SPLIT_PER_K = 6
 _SMALL_FIRST = False
 # whether a one-k "auto" split certificate's light route proves S's bound at kS lazily (coupled.light_S: one
 # anchored test at the aim's value, the bisection below it only where that term binds, coupled.light_refined).
-# On: golub-shaped k = 65..200 1.5-2.5x cheaper (k = 120: 12.8 -> 5.5x the answer, k = 200: 50.9 -> 22.1x),
-# dlbcl-shaped k = 65..100 1.3-2x, ratios -0.0019..+0.0017 (benchmarks/results/issue39_split8.txt).  Off,
-# because where the rest T binds the joint tests then search from another cap on S's terms and can end
-# tighter than before (golub k = 100 +0.0011): certify_path's carried tests, aimed at the eager bound, are
-# then looser than certify(k) (tests/core/certificates/test_path_carry.py's 8 x 200 case at k = 20: 268.0007
-# against 267.9878), which target 2 forbids
-_LAZY_S = False
+# On: golub-shaped k = 80 / 120 / 150 / 200 6.8 / 13.4 / 19.4 / 32.3 -> 3.3 / 5.7 / 8.4 / 22.3x the answer,
+# dlbcl-shaped k = 65 / 80 / 100 4.5 / 8.2 / 8.8 -> 3.6 / 3.8 / 6.5x, ratios -0.0009..+0.0011 (one run, base
+# d70328c: benchmarks/results/issue39_lazy9.txt; issue39_split8.txt).  It was off because where the rest T binds
+# the joint tests then search from another cap on S's terms and land elsewhere in their bracket, certify(k)
+# sometimes tighter than certify_path (an 8 x 200 case at k = 20: 268.0007 against 267.9878).  Now a path's run
+# first runs certify(k)'s lazy route float for float (single._certify_split's ``follow``), and the carry tests
+# once more below a forecast proved at once (path_carry._CARRY_DEEP): 0 k looser on golub- / dlbcl-shaped data
+# (every 5th k), 1,250 / 769 SVD units
+_LAZY_S = True
 
 
 # certify_path on large n: at most this many screened features per k (the DNN's cost is |S|^2)

@@ -19,7 +19,7 @@ from .anchor import AnchorRows, anchored_bisection, anchored_joint_test, anchore
 from .cross import cols_first, coupled_terms, cross_table
 from .bounds import _rest_curve, _rest_spectrum, _thin_lambdas
 from .cheap import _finish, _quad_held, _variances_bound
-from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _NARROW_REL, _anchored, _forecast_fails
+from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _NARROW_REL, _anchored, _forecast_fails, top_test
 from .lower import _ascent_many, _fit_lower, _starts
 
 # the cross term only up to this k: it keeps k values for each feature of the rest T
@@ -362,7 +362,7 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
     where they prove nothing below the variance sum.  ``lam``: an upper bound on ``lambda_max(A_SS)``
     (a bound at every sparsity, also the cross table's screen).  No DNN state: ``B_S(i)`` at ``i <
     kS`` is then the refinements' (:func:`_aimed`), the variance sums and monotonicity.
-    ``lazy`` (a dict, a one-k certificate, where ``_settings._LAZY_S``: off, see there): only the first
+    ``lazy`` (a dict: a one-k certificate, or a path's run following it, where ``_settings._LAZY_S``): only the first
     test (at ``lower /`` :data:`_DNN_SKIP_AT`), its bound that value; the bisection below it follows only
     where that term binds the coupled bound (:func:`light_refined`, from what ``lazy`` gets)."""
     AS, dS = covS.dense(), covS.diag()
@@ -375,8 +375,8 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
         return None
     top = lower / _DNN_SKIP_AT
     if lazy is not None and _S._LAZY_S and top < min(bounds.values()):  # (else the eager search, as before)
-        rows = AnchorRows(AS, kS)
-        tb = top if anchored_rowsum_test(rows, top)[0] else None
+        rows, ok, _ = top_test(AS, kS, top)  # (where it fails, the DNN's route asks it again: reused)
+        tb = top if ok else None
         lazy.update(rows=rows, lower=lower, top=top, bounds=dict(bounds), xS=xS, kS=kS, n=n)
     else:
         tb = _anchored(AS, kS, lower, min(bounds.values()), rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT,

@@ -16,6 +16,7 @@ from ..operators.cov import Cov
 from ..operators.covariance import as_cov
 from ..result import Certificate
 from . import _settings as S
+from . import _settings as _sets  # (S is the screened set inside _certify_split)
 from ._settings import (
     _CUT_BELOW,
     _D2_MAX_N,
@@ -278,8 +279,14 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
              and kS > _SPLIT_BRANCH_MAX_K and cov.X is not None and cov.thin)
-    lazy = {} if keep is None else None  # (one k: S's bound at kS lazy where _settings._LAZY_S, light_refined)
-    certS, stS = (light_S(covS, kS, xS, _lambda_S(cov, S), lazy=lazy) if light else None), None
+    # one k: S's bound at kS lazy where _settings._LAZY_S (light_refined).  A path's run (``keep``) then runs
+    # certify(k)'s lazy light route itself, float for float (its cross table, resolution and gallop), so the
+    # path is at most certify(k) at its runs; then its own eager one (finer, its refinements carried to other
+    # k) and the DNN's route, the smallest coupled bound standing (target 2: never looser than certify(k))
+    follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None
+    lazy = {} if keep is None or follow else None
+    lamS = _lambda_S(cov, S) if light else None
+    certS, stS = (light_S(covS, kS, xS, lamS, lazy=lazy) if light else None), None
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
                                         x, lower, info)
@@ -303,11 +310,31 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
     notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
-    make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial, keep is None and budget is None and trial is None)
-    certS, (coupled, sharper, cross) = light_refined(
-        lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
-        aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
-        deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
+    follow = follow and stS is None  # (S's bound the light route's: certify(k)'s route is the lazy one)
+    make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial,
+                             follow or (keep is None and budget is None and trial is None))
+    if follow:
+        make = _once(make)
+        certS, (coupled, sharper, cross) = light_refined(
+            lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, aim=_COUPLED_AIM, notes=notes, deep=True,
+            gallop=_AIM_GALLOP_ONE, make_rows=rows, rel=_AIM_REL_ONE)
+        one_k = (coupled, sharper, notes.get("cost", 0.0))
+        eager = light_S(covS, kS, xS, lamS)  # (its first test reused: dual.top_test)
+        if eager is not None:  # the path's own light route, eager and finer, on the whole cross table
+            full = make if rows is None else _once(lambda: np.minimum(make(), rows()))
+            notes = {}
+            certS, (coupled, sharper, cross) = light_refined(
+                None, covS, eager, stS, kS, BT, k, pair, full, lower, stop, aim=_COUPLED_AIM, notes=notes,
+                deep=True, gallop=gallop, make_rows=None, rel=rel)
+            for i, v in one_k[1].items():
+                sharper[i] = min(sharper.get(i, np.inf), v)
+            coupled, notes["cost"] = min(coupled, one_k[0]), notes.get("cost", 0.0) + one_k[2]
+            rows = None
+    else:
+        certS, (coupled, sharper, cross) = light_refined(
+            lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
+            aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
+            deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
@@ -353,6 +380,18 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info)
+
+
+def _once(make):
+    """``make`` called at most once (its first result returned again): a cross table two routes share."""
+    memo: list = []
+
+    def made():
+        if not memo:
+            memo.append(make())
+        return memo[0]
+
+    return made
 
 
 def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget, branch_seconds, nT: int, x,

@@ -7,10 +7,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core._common.rank1 import rank1_point
+from nspca_core.certificates import _settings as S
 from nspca_core.certificates import anchor, coupled, dual, single
 from nspca_core.certificates.anchor import AnchorRows, anchored_joint_test, joint_blockers
 from nspca_core.operators.cov import Cov
@@ -266,9 +268,12 @@ def test_aimed_gallop_gives_up_after_three_failed_tests(monkeypatch):
     assert gave_up > 0 and reached > 0 and path_more > 0, (gave_up, reached, path_more)
 
 
-def test_one_k_split_gallops_less_than_a_paths_runs(monkeypatch):
+@pytest.mark.parametrize("lazy", [False, True])
+def test_one_k_split_gallops_less_than_a_paths_runs(monkeypatch, lazy):
     """``single._certify_split`` hands the aimed search the one-k limit and resolution, a path's runs
-    (``keep``) theirs."""
+    (``keep``) theirs; with S's bound lazy (``_settings._LAZY_S``) a path's run first searches as certify(k)
+    does (its light route, float for float: the path never looser at its runs), then with its own."""
+    monkeypatch.setattr(S, "_LAZY_S", lazy)
     seen: list = []
     real = coupled._aimed
     monkeypatch.setattr(coupled, "_aimed", lambda *a, **kw: (seen.append(a[-2:]), real(*a, **kw))[1])
@@ -280,4 +285,7 @@ def test_one_k_split_gallops_less_than_a_paths_runs(monkeypatch):
     seen.clear()
     single._certify_split(cov, 5, None, "auto", None, keep={})
     assert one and set(one) == {(coupled._AIM_GALLOP_ONE, coupled._AIM_REL_ONE)}, one
+    if lazy:
+        assert seen[0] == (coupled._AIM_GALLOP_ONE, coupled._AIM_REL_ONE), seen
+        seen = seen[1:]
     assert seen and set(seen) == {(coupled._AIM_GALLOP, coupled._AIM_REL)}, seen

@@ -2,7 +2,8 @@
 sums at kS (``coupled.light_S``) is lazy: one test at the aim's value, the bisection below it
 (``coupled.light_finish``) only where that term binds the coupled bound (``coupled.light_refined``).  Every
 bound is checked against brute force on tiny inputs; the laziness has a test that fails without it.  The switch
-``_settings._LAZY_S`` is off (certify_path's obligation, see there): these tests turn it on."""
+``_settings._LAZY_S`` was off then (certify_path's obligation, met in the ninth round: single._certify_split's
+``follow``, path_carry's _CARRY_DEEP); these tests set it themselves."""
 
 from __future__ import annotations
 
@@ -74,6 +75,13 @@ def _spy_tests(monkeypatch) -> list:
         return real(rows, tau, *a, **kw)
 
     monkeypatch.setattr(coupled, "anchored_rowsum_test", spy)
+    real_top = coupled.top_test  # (light_S's lazy test: through dual.top_test, its memo)
+
+    def spy_top(A, k, tau):
+        seen.append(int(k))
+        return real_top(A, k, tau)
+
+    monkeypatch.setattr(coupled, "top_test", spy_top)
     return seen
 
 
@@ -170,10 +178,11 @@ def test_anchor_rows_are_shared_with_the_finish(monkeypatch):
     assert not made
 
 
-def test_off_by_default_the_one_k_light_route_is_eager(monkeypatch):
-    """With ``_LAZY_S`` off (the default) light_S's lazy dict stays empty and light_finish never runs: the one-k
-    certificate is the eager one (S's bound bisected at kS, as before this round)."""
+def test_switched_off_the_one_k_light_route_is_eager(monkeypatch):
+    """With ``_LAZY_S`` off light_S's lazy dict stays empty and light_finish never runs: the one-k certificate
+    is the eager one (S's bound bisected at kS, as before the eighth round)."""
     _force_split(monkeypatch, 6)
+    monkeypatch.setattr(S, "_LAZY_S", False)
     got, finished = [], []
     real_light, real_finish = single.light_S, coupled.light_finish
 

@@ -118,6 +118,9 @@ class Screen:
     #: with :class:`SingleProducts`, rows are kept down to this fraction below t (the products' float32
     #: rounding): the screened steps are those of the unscreened float32 products
     single_slack = 1e-5
+    #: with :class:`SingleProducts`, the screen is tried only when at least this share of the columns
+    #: pass Cauchy–Schwarz's prefix (below: the split products and steps cost more than they save)
+    single_share = 0.75
 
     def __init__(self, cov, V: np.ndarray, lam1: float, single: SingleProducts | None = None):
         self.cov = cov
@@ -245,6 +248,8 @@ class Screen:
         # the residual bound only on the columns whose prefix is short: on a long one its passes
         # cost about what the rows it leaves out save
         g = np.flatnonzero(prune & (length <= n * self.prefix_max))
+        if self.single is not None and g.size < self.single_share * q:
+            g = g[:0]  # float32: the columns left over cost the whole product and its n-row step anyway
         if both_signs and g.size:
             yJ = np.where(ia < n, at, 0.0)
             yy = np.einsum("ij,ij->j", yJ, yJ)  # ||y_J||^2 on the supports

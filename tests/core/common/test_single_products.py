@@ -83,7 +83,7 @@ def test_screen_on_single_products_keeps_every_row_of_the_top_k(seed, k, thin):
     ia, va = _to_compact(Xk, k)
     sp = SingleProducts(cov)
     screen = Screen(cov, V, eig[0], sp)
-    screen.min_work = 0
+    screen.min_work, screen.single_share = 0, 0.0  # the bound on every column it can take
     v, parts = screen.products(ia, va, np.full(ia.shape[1], k), n)
     Y = cov.matvec(Xk)
     Y32 = sp(Xk)
@@ -188,3 +188,37 @@ def test_support_jump_from_the_top_eigenpair_alone(seed, size, thin):
     assert fy >= f0 * (1 - 1e-12)
     if not np.array_equal(y, x[:, 0]):
         assert fy == pytest.approx(np.linalg.eigvalsh(A[np.ix_(J, J)])[-1], rel=1e-10)
+
+
+def test_screen_on_single_products_only_when_most_columns_can_be_screened():
+    """``Screen.single_share``: with float32 products the screen restricts columns only when at least that
+    share of them pass Cauchy–Schwarz's prefix; otherwise every column gets the whole float32 product (the
+    products the screen's own whole-product path gives), with the same values ``x^T A x``."""
+    n, k = 1200, 20
+    X = _data(3, 25, n, low_rank=True)
+    cov = Cov(X, None)
+    V, eig = cov.factor(3)
+    key = cov_key(cov)
+    X0 = solve._auto_starts(cov, V, k, key, 3)[1][:, :4]
+    good = ascent(cov.matvec, X0, k, key=key, max_iter=3).X  # k nonzeros each: screenable
+    lone = np.zeros((n, 4))
+    lone[np.arange(4), np.arange(4)] = 1.0  # one nonzero each (fewer than k): never screened
+    ia, va = _to_compact(np.column_stack([good, lone]), k)
+    kc = np.full(8, k)
+    sp = SingleProducts(cov)
+
+    def products(share):
+        screen = Screen(cov, V, eig[0], sp)
+        screen.min_work, screen.single_share = 0, share
+        return screen.products(ia, va, kc, n)
+
+    v0, parts0 = products(0.0)
+    assert sum(g.size for g, U, _ in parts0 if U is not None) > 0  # without the rule some are screened
+    for share in (0.75, 1.0):  # 4 of 8 columns can be: below the share, none is
+        v, parts = products(share)
+        assert np.array_equal(v, v0)
+        assert len(parts) == 1 and parts[0][1] is None and np.array_equal(parts[0][0], np.arange(8))
+        whole = Screen(cov, V, eig[0], sp)._whole(ia, va, n)
+        assert np.array_equal(parts[0][2], whole)
+    v, parts = products(0.5)  # at the share: screened as without the rule
+    assert np.array_equal(v, v0) and [g.tolist() for g, _, _ in parts] == [g.tolist() for g, _, _ in parts0]

@@ -336,6 +336,8 @@ def _lambda1_by_arrow(A: np.ndarray, matvec, need: float | None):
     if need is not None and theta > need * (1.0 + 1e-12) and theta > 0:
         return "above need"
     fro = float(np.linalg.norm(A))
+    if fro * fro - float(out[0] @ out[0]) >= theta * theta:
+        return None  # (the rest's Frobenius norm, by the Ritz values, is not below lambda_1: no useful bound)
     bound = lambda1_arrow(A, out[1], fro)
     if bound is None:
         return None

@@ -343,7 +343,11 @@ def centered_gram(G: np.ndarray, m: int, mean: np.ndarray) -> np.ndarray:
     the same floats as that expression (each is ``a_ij + a_ji`` times 0.5, ``a_ij = g_ij / m -
     mean_i mean_j``), computed in place by blocks: no n x n temporaries (five of them cost a
     quarter of a 2,000-feature sparse corpus's covariance, issue 39).  G is overwritten when it is
-    a float64 array (else a float64 copy is made)."""
+    a float64 array (else a float64 copy is made).
+
+    Where a block pair of G is exactly symmetric (``G_IJ == G_JI^T``: a sparse ``X^T X`` sums each pair's
+    products in the same order), ``a_ji`` is ``a_ij`` (``fl(mean_i mean_j)`` commutes), so ``0.5 (a_ij +
+    a_ji) = a_ij`` exactly and the block is formed once (issue 39, ninth round: ~40% of this pass)."""
     A = G if isinstance(G, np.ndarray) and G.dtype == np.float64 and G.flags.writeable else \
         np.array(G, dtype=np.float64)
     n, b = A.shape[0], _GRAM_BLOCK
@@ -351,10 +355,11 @@ def centered_gram(G: np.ndarray, m: int, mean: np.ndarray) -> np.ndarray:
         for j in range(i, n, b):
             s = A[i:i + b, j:j + b] / m
             s -= np.outer(mean[i:i + b], mean[j:j + b])
-            t = A[j:j + b, i:i + b] / m
-            t -= np.outer(mean[j:j + b], mean[i:i + b])
-            s += t.T
-            s *= 0.5
+            if not np.array_equal(A[i:i + b, j:j + b], A[j:j + b, i:i + b].T):
+                t = A[j:j + b, i:i + b] / m
+                t -= np.outer(mean[j:j + b], mean[i:i + b])
+                s += t.T
+                s *= 0.5
             A[i:i + b, j:j + b] = s
             A[j:j + b, i:i + b] = s.T
     return A

@@ -126,6 +126,27 @@ def test_centered_gram_is_the_expression_it_replaces(monkeypatch, seed, m, n, de
     assert np.array_equal(got, got.T)
 
 
+@settings(max_examples=40, **SLOW)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 30), block=st.sampled_from([1, 3, 7, 128]),
+       bumps=st.integers(0, 3), big=st.booleans())
+def test_centered_gram_on_a_gram_not_exactly_symmetric(monkeypatch, seed, n, block, bumps, big):
+    """A G whose mirrored entries differ in a few places (the blocks formed twice there) or nowhere (once):
+    the same floats as ``0.5 (A + A^T)`` either way."""
+    monkeypatch.setattr(sparse_mod, "_GRAM_BLOCK", block)
+    rng = np.random.default_rng(seed)
+    Y = rng.standard_normal((n + 2, n)) * (1e8 if big else 1.0)
+    G = Y.T @ Y
+    G = np.triu(G) + np.triu(G, 1).T  # exactly symmetric
+    for _ in range(bumps if n > 1 else 0):
+        i, j = rng.integers(0, n, 2)
+        G[i, j] = np.nextafter(G[i, j], np.inf) * (1.0 + rng.random() * 1e-3)
+    m, mean = int(rng.integers(1, 50)), rng.standard_normal(n)
+    A = G / m - np.outer(mean, mean)
+    expected = 0.5 * (A + A.T)
+    got = sparse_mod.centered_gram(G.copy(), m, mean)
+    assert np.array_equal(got, expected)
+
+
 def _psd(seed: int, n: int, rank: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     Y = rng.standard_normal((rank, n))

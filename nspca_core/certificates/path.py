@@ -50,6 +50,12 @@ _BRANCH_NODE_ITERS = 8
 _REFINE_SKIP = 0.981
 # the anchored bisection's resolution after certify(k)'s own (relative; _ANCHOR_REL is 1e-3)
 _ANCHOR_FINE = 1e-4
+# the share of the path's counted budget (S.path_budget) the anchored tries may spend before the DNN's refinement,
+# largest gap per counted cost first (path_large.gap_runs; a budget in counted passes, not seconds: the same k on
+# every machine).  CBCL: 1/2 tried k = 3..110, and every try at k = 77..110 (the costliest widths) ran the top test
+# and failed (certify(k)'s forecast passes there); 1/4 stops after k = 76 with the same 361 bounds, bit for bit
+# (-0.25 CPU s); 1/5 already changes which k the DNN polishes (5 k looser, up to 9.5e-4)
+_ANCHOR_SHARE = 0.25
 
 
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None, center=True) -> list[Certificate]:
@@ -330,7 +336,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     grid = _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine=False)
     budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq], S._PATH_DENSE_RUNS_PER_K)
     anchored, rest, spent = _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort,
-                                                   budget / 2)
+                                                   _ANCHOR_SHARE * budget)
     # the refinement's runs, not where another bound (the anchored sums) already certifies the polish's goal at the
     # midpoint with a margin (CBCL k = 28, 34 at 0.982-0.983: the runs gained nothing there, 0.28 CPU s)
     refine_midpoints(uniq, pos, grid, lows,
@@ -390,9 +396,13 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
     # rounds (with the first tier's renewing ones CBCL k = 68..71 stayed up to 1.35e-3 above certify(k)); not where
     # the first tier worked: there the path's dual point, from a run like certify(k)'s, needed a polish to reach 0.98
     # (CBCL k = 8..21, 53..56: certify(k) 0.970-0.978), and the second tier spent half its budget at k = 13..21
+    # ... nor next to one (k +- 1): the first tier's weak spot spans neighbouring k (CBCL k = 17 next to a polished 16:
+    # two rounds, 0.18 CPU s, 0.98024 -> 0.98163 where certify(17) certifies 0.972; the tier's parity with
+    # certify(k)'s fresh DNN matters where that DNN is tight, k = 65..78 here, which it still polishes)
     polish_to_goal(uniq, pos, lows, upper, states, own, run, below=GOAL2, goal=GOAL2 + 5e-4,
                    budget=_POLISH2_ITERS_PER_K * p, first_run=first,
-                   where=lambda k: k in states and k not in worked and env[pos[k]] <= ub_cheap[pos[k]])
+                   where=lambda k: (k in states and not worked.intersection((k - 1, k, k + 1))
+                                    and env[pos[k]] <= ub_cheap[pos[k]]))
 
 
 def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine: bool = True) -> list:

@@ -323,3 +323,45 @@ def test_polish_to_goal_reports_the_k_it_worked_on():
                    below=0.98, goal=0.98, budget=1000.0, first_run=50.0, branch=lambda k, tau: 0.0,
                    worked=worked)
     assert worked == {k for k, polish in calls if polish} == {1, 2, 3}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=_SLOW)
+@given(st.integers(6, 9), st.sampled_from([0.0, 0.25, 1.0]), st.sampled_from([0.0, 1e3, 1e5]),
+       st.integers(0, 2**31 - 1))
+def test_anchored_share_and_second_tier_keep_bounds_against_brute_force(monkeypatch, n, share, floor, seed):
+    """The anchored tries' share of the path's budget (``_ANCHOR_SHARE``: none, CBCL's, all) with a small
+    counted budget (``_PATH_FLOOR``), and the polish's both tiers (the second skipping the k next to the
+    first's): every bound at every k at least the brute-force OPT_k, every point feasible."""
+    rng = np.random.default_rng(seed)
+    A = _random_psd(rng, n)
+    monkeypatch.setattr(P, "_ANCHOR_SHARE", share)
+    monkeypatch.setattr(S, "_PATH_FLOOR", floor)
+    monkeypatch.setattr(S, "_POLISH_BELOW", 0.999)
+    for c in certify_path(cov=A, ks=list(range(1, n + 1))):
+        opt, _ = brute_opt(A, c.k)
+        _check_cert(c, opt, A)
+
+
+def test_second_tier_skips_the_k_next_to_the_first_tiers(monkeypatch):
+    """The second tier's ``where``: not at a k the first tier worked on, nor at k +- 1 (the first tier's weak
+    spot spans neighbouring k), elsewhere as before (a k with a dual point whose DNN gives the bound)."""
+    calls = []
+
+    def spy(uniq, pos, lows, upper, states, own, run, **kw):
+        calls.append(kw)
+        if kw.get("worked") is not None:
+            kw["worked"].update({3, 4})  # as if the first tier had polished k = 3 and 4
+        return 0.0
+
+    monkeypatch.setattr(P, "polish_to_goal", spy)
+    n = 9
+    uniq = np.arange(1, n + 1)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    states = {int(k): None for k in uniq}
+    env, ub = np.ones(n), np.full(n, 2.0)
+    P._polish(np.eye(n), uniq, pos, np.ones(n), lambda: ub, states, {}, None, env, ub, {}, S._PATH["auto"], "auto")
+    assert len(calls) == 2
+    where = calls[1]["where"]
+    assert [k for k in range(1, n + 1) if where(k)] == [1, 6, 7, 8, 9]
+    env[pos[7]] = 3.0  # the DNN does not give the bound at 7: not polished there either
+    assert [k for k in range(1, n + 1) if where(k)] == [1, 6, 8, 9]

@@ -327,14 +327,16 @@ def test_polish_to_goal_reports_the_k_it_worked_on():
 
 @settings(max_examples=12, deadline=None, suppress_health_check=_SLOW)
 @given(st.integers(6, 9), st.sampled_from([0.0, 0.25, 1.0]), st.sampled_from([0.0, 1e3, 1e5]),
-       st.integers(0, 2**31 - 1))
-def test_anchored_share_and_second_tier_keep_bounds_against_brute_force(monkeypatch, n, share, floor, seed):
-    """The anchored tries' share of the path's budget (``_ANCHOR_SHARE``: none, CBCL's, all) with a small
-    counted budget (``_PATH_FLOOR``), and the polish's both tiers (the second skipping the k next to the
-    first's): every bound at every k at least the brute-force OPT_k, every point feasible."""
+       st.sampled_from([0, 1, 8]), st.integers(0, 2**31 - 1))
+def test_anchored_share_and_second_tier_keep_bounds_against_brute_force(monkeypatch, n, share, floor, stop, seed):
+    """The anchored tries' share of the path's budget (``_ANCHOR_SHARE``: none, a quarter, all) with a small
+    counted budget (``_PATH_FLOOR``), their stop after failures in a row (``_ANCHOR_STOP_FAILS``: 0 tries
+    nothing), and the polish's both tiers (the second skipping the k next to the first's): every bound at
+    every k at least the brute-force OPT_k, every point feasible."""
     rng = np.random.default_rng(seed)
     A = _random_psd(rng, n)
     monkeypatch.setattr(P, "_ANCHOR_SHARE", share)
+    monkeypatch.setattr(P, "_ANCHOR_STOP_FAILS", stop)
     monkeypatch.setattr(S, "_PATH_FLOOR", floor)
     monkeypatch.setattr(S, "_POLISH_BELOW", 0.999)
     for c in certify_path(cov=A, ks=list(range(1, n + 1))):
@@ -365,3 +367,34 @@ def test_second_tier_skips_the_k_next_to_the_first_tiers(monkeypatch):
     assert [k for k in range(1, n + 1) if where(k)] == [1, 6, 7, 8, 9]
     env[pos[7]] = 3.0  # the DNN does not give the bound at 7: not polished there either
     assert [k for k in range(1, n + 1) if where(k)] == [1, 6, 8, 9]
+
+
+def test_anchored_tries_stop_after_failures_in_a_row(monkeypatch):
+    """``_ANCHOR_STOP_FAILS``: after that many tries in a row whose test ran and proved nothing, no further
+    anchored call; a success resets the count (a fake ``_anchored``: None except at the k listed)."""
+    calls = []
+
+    def fake(A, k, lo, best, **kw):
+        calls.append(k)
+        return 2.0 * lo if k in (3, 6, 11) else None
+
+    monkeypatch.setattr(P, "_anchored", fake)
+    monkeypatch.setattr(P, "_forecast_fails", lambda *a, **kw: False)
+    monkeypatch.setattr(P, "_ANCHOR_STOP_FAILS", 3)
+    n = 40
+    uniq = np.arange(1, n + 1)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    lows, ub = np.ones(n), np.full(n, 10.0)
+    def in_order(tried, pos, lows, upper, f, cost, budget):  # every k tried, ascending, nothing counted
+        for k in tried:
+            f(int(k))
+        return 0.0
+
+    monkeypatch.setattr(P, "gap_runs", in_order)
+    anchored, _, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
+                                              lambda: ub, "auto", 1e18)
+    tried = [int(k) for k in uniq if S.anchor_ok(n, int(k))]
+    assert tried[:8] == list(range(3, 11))
+    # 4, 5 failed, 6 proved (the count reset), 7, 8, 9 failed: 10 and 11 (which would prove) are never asked
+    assert calls == [3, 4, 5, 6, 7, 8, 9]
+    assert set(anchored) == {3, 6}

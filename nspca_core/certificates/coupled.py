@@ -38,6 +38,8 @@ _COUPLED_REL = 1e-3  # their resolution (one term of a sum; 5e-5 costs twice the
 # (issue 39: dlbcl-shaped k = 100 walked 41 sparsities at ~7 tests each, 3.1 CPU s).  0.975
 # (dual._DNN_SKIP_AT): the "auto" walk stopped at the first ratio >= 0.97, anywhere in 0.970..0.975
 _COUPLED_AIM = 0.975
+# S's ratio counts as below the aim (:func:`split_cross`'s column part first) only this far below it
+_AIM_MARGIN = 1e-9
 # no term asked below this above a feasible value at its sparsity (S's answer cut to its i largest
 # entries): the anchored bound proves ~0.2% above the optimum at best; terms within it of the goal stand
 _AIM_SLACK = 2e-3
@@ -104,9 +106,10 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     cross = None
     if make_cross is not None and fits(budget, "rest", float(nS) * nT * max(k, 16)):
         with step(budget, "rest", float(nS) * nT * max(k, 16)):
-            cross = make_cross()
+            cut = cross_cut(dS, kS, BT, k, lower) if getattr(make_cross, "cuts", False) else None
+            cross = make_cross() if cut is None else make_cross(cut)
             if make_rows is not None:
-                cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows)
+                cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows, cut)
     if aim is not None and budget is None:
         val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel)
         return val, sharper, cross
@@ -127,8 +130,29 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
             sharper[i] = _bisected(covS, certS, stS, dS, kS, pair, sharper, i)
 
 
+def cross_cut(dS: np.ndarray, kS: int, BT: np.ndarray, k: int, lower: float) -> int:
+    """The largest sparsity j of T whose coupled term can bind, any bound of S (:func:`_coupled_bs`): a
+    table cut there (:func:`.cross.cross_table`'s ``jcut``) gives the same coupled bound, refinements and
+    ``least`` (:func:`_aimed`) as the whole table.  At ``j > cut`` the term, even without its cross part, is at
+    most ``B_S(k - j) + B_T(j)`` with ``B_S(i) <=`` the sum of the i largest variances dS (raised as in
+    :func:`_coupled_bs`, whatever S's certificate: light or the DNN's), and that is below ``lower (1 -
+    1e-9)``, below every valid bound (the coupled maximum is at least the optimum, at least the feasible
+    value ``lower`` up to its rounding, far less than 1e-9) and below the aim's goal (``lower / aim``): no such
+    term is the maximum, a candidate of the joint tests, nor above ``least``.  Issue 39, ninth round: on
+    golub-shaped data at k = 80 / 120 the terms past j ~ 50 / 90 were that low; the table's tops are j long."""
+    j = np.arange(1, BT.size)
+    i = k - j
+    ok = (i >= 0) & (i <= kS)
+    if not ok.any():
+        return 0
+    vs = np.concatenate([[0.0], np.cumsum(-np.sort(-dS)[:kS])]) * (1 + 4 * dS.size * _EPS)
+    up = (vs[np.clip(i, 0, kS)] + BT[j]) * (1 + 8 * _EPS)
+    need = ok & (up > lower * (1 - 1e-9))
+    return int(j[need].max()) if need.any() else 0
+
+
 def _cross_cols_first(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k: int, pair,
-                      cols: np.ndarray | None, make_rows) -> np.ndarray | None:
+                      cols: np.ndarray | None, make_rows, cut: int | None = None) -> np.ndarray | None:
     """The cross table for :func:`_coupled_refined` from its column part (``cols``: :func:`.cross.cross_table`
     with ``part="cols"``), the row part (``make_rows()``) merged in only where the coupled bound with the
     columns' table still has its maximum at a sparsity of T (``j >= 1``).  Where it sits at ``j = 0`` the
@@ -139,7 +163,7 @@ def _cross_cols_first(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.n
         return None
     if _coupled(certS, stS, dS, kS, BT, k, pair, argmax=True, cross=cols)[1] >= k:
         return cols
-    rows = make_rows()
+    rows = make_rows() if cut is None else make_rows(cut)
     return cols if rows is None else np.minimum(cols, rows)
 
 
@@ -442,10 +466,21 @@ def split_cross(cov: Cov, S: np.ndarray, T: np.ndarray, kS: int, k: int, certS: 
     the same coupled bound); elsewhere the whole table at once (``trial``: the one a smaller screen's try
     computed, :func:`small_hopeless`)."""
     lam = certS.bounds.get("lambda1")
-    rows = cols_first(cov, S, T, kS, k, lam) if one and lower < _COUPLED_AIM * certS.upper_bound else None
+    # (by a margin: a lazy light_S's bound is lower / _COUPLED_AIM itself, S's ratio at the aim, not below it;
+    # by rounding alone the product fell on either side: dlbcl-shaped k = 80 took the table in two calls, the
+    # rest T binding there as on golub- and dlbcl-shaped data at k = 65..200 generally.  Issue 39, ninth round)
+    below = lower < _COUPLED_AIM * certS.upper_bound * (1 - _AIM_MARGIN)
+    rows = cols_first(cov, S, T, kS, k, lam) if one and below else None
     if trial is not None:
         return (lambda: trial["cross"]), rows
-    return (lambda: cross_table(cov, S, T, kS, k, lam, part="cols" if rows else "both")), rows
+
+    def make(jcut: int | None = None):
+        return cross_table(cov, S, T, kS, k, lam, part="cols" if rows else "both", jcut=jcut)
+
+    # a one-k certificate's table only to the sparsities of T whose terms can bind (:func:`cross_cut`); a path
+    # wraps ``make`` (its runs carry the whole table to other k), which hides this flag
+    make.cuts = one
+    return make, rows
 
 
 def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:

@@ -101,8 +101,8 @@ def test_one_k_split_with_the_cut_table_is_the_whole_tables_certificate(monkeypa
 
     def uncut(*a, **kw):
         make, rows = real_split(*a, **kw)
-        if getattr(make, "cuts", False):
-            make.cuts = False
+        if getattr(make, "one_k", False):
+            make.one_k = False
         return make, rows
 
     with monkeypatch.context() as mp:
@@ -153,8 +153,61 @@ def test_a_lazy_S_bound_at_the_aim_takes_the_whole_table_at_once():
         seen += coupled._COUPLED_AIM * ub != lower  # (the rounding that decided it before)
         at = replace(cert0, upper_bound=ub, info={})
         make, rows = coupled.split_cross(cov, Sx, T, k, k, at, lower, None, True)
-        assert rows is None and make.cuts
+        assert rows is None and make.one_k
         below = replace(cert0, upper_bound=ub * 1.001, info={})
         assert coupled.split_cross(cov, Sx, T, k, k, below, lower, None, True)[1] is not None
         assert coupled.split_cross(cov, Sx, T, k, k, below, lower, None, False)[1] is None
     assert seen  # (some products rounded below lower: the former test took the column part first there)
+
+
+@SLOW
+@given(st.integers(9, 11), st.integers(5, 7), st.integers(4, 6), st.integers(0, 2**31 - 1))
+def test_the_finish_skipped_only_where_it_cannot_lower_the_bound(monkeypatch, n, size, k, seed):
+    """A lazy S bound's finish (``coupled.light_finish``) is skipped by a one-k certificate only where S's bound
+    at its floor (the feasible value) leaves the coupled bound within ``_FLOOR_REL``: the certificate is then
+    valid (brute force) and within that of the one that finishes (the skip off), never looser by more."""
+    from nspca_core.certificates import _settings as S
+
+    _force_split(monkeypatch, size)
+    monkeypatch.setattr(S, "_LAZY_S", True)
+    rng = np.random.default_rng(seed)
+    X = _modules(rng, 30, n, 3)
+    A = X.T @ X / X.shape[0]
+    cov = Cov(X, None)
+    skip = single._certify_large(cov, k, None, "auto", None)
+    opt, _ = brute_opt(A, k)
+    assert skip.upper_bound >= opt * (1 - 1e-12)
+    with monkeypatch.context() as mp:
+        mp.setattr(coupled, "_FLOOR_REL", -1.0)  # (floor 2 lower, the bound 2 x: never held, always finished)
+        fin = single._certify_large(cov, k, None, "auto", None)
+    assert fin.upper_bound <= skip.upper_bound <= fin.upper_bound * (1 + coupled._FLOOR_REL)
+
+
+def test_the_finish_is_skipped_on_a_gene_shaped_case(monkeypatch):
+    """Golub-shaped data at k = 100 (the joint test at the goal holds for every term there): the one-k
+    certificate skips the finish, within 1e-9 of the bound with it, and a path's run (no flag) finishes."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+    from bench_certify import gene_shaped
+
+    import nspca_core as nc
+    from nspca_core.certificates import _settings as S, certify
+
+    if not S._LAZY_S:
+        monkeypatch.setattr(S, "_LAZY_S", True)
+    X = gene_shaped("golub")
+    k = 100
+    x = nc.fit(X, k=k, certify=False).x
+    calls = []
+    real = coupled.light_finish
+    monkeypatch.setattr(coupled, "light_finish", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    skip = certify(X, k=k, x=x)
+    skipped = not calls
+    calls.clear()
+    with monkeypatch.context() as mp:
+        mp.setattr(coupled, "_FLOOR_REL", -1.0)
+        fin = certify(X, k=k, x=x)
+    assert fin.upper_bound <= skip.upper_bound <= fin.upper_bound * (1 + 1e-9)
+    assert skipped and calls  # (skipped with the flag; finished without the skip)

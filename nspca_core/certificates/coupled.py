@@ -107,10 +107,9 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     cross = None
     if make_cross is not None and fits(budget, "rest", float(nS) * nT * max(k, 16)):
         with step(budget, "rest", float(nS) * nT * max(k, 16)):
-            cut = cross_cut(dS, kS, BT, k, lower) if getattr(make_cross, "one_k", False) else None
-            cross = make_cross() if cut is None else make_cross(cut)
+            cross = make_cross()
             if make_rows is not None:
-                cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows, cut)
+                cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows)
     if aim is not None and budget is None:
         val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel)
         return val, sharper, cross
@@ -131,29 +130,8 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
             sharper[i] = _bisected(covS, certS, stS, dS, kS, pair, sharper, i)
 
 
-def cross_cut(dS: np.ndarray, kS: int, BT: np.ndarray, k: int, lower: float) -> int:
-    """The largest sparsity j of T whose coupled term can bind, any bound of S (:func:`_coupled_bs`): a
-    table cut there (:func:`.cross.cross_table`'s ``jcut``) gives the same coupled bound, refinements and
-    ``least`` (:func:`_aimed`) as the whole table.  At ``j > cut`` the term, even without its cross part, is at
-    most ``B_S(k - j) + B_T(j)`` with ``B_S(i) <=`` the sum of the i largest variances dS (raised as in
-    :func:`_coupled_bs`, whatever S's certificate: light or the DNN's), and that is below ``lower (1 -
-    1e-9)``, below every valid bound (the coupled maximum is at least the optimum, at least the feasible
-    value ``lower`` up to its rounding, far less than 1e-9) and below the aim's goal (``lower / aim``): no such
-    term is the maximum, a candidate of the joint tests, nor above ``least``.  Issue 39, ninth round: on
-    golub-shaped data at k = 80 / 120 the terms past j ~ 50 / 90 were that low; the table's tops are j long."""
-    j = np.arange(1, BT.size)
-    i = k - j
-    ok = (i >= 0) & (i <= kS)
-    if not ok.any():
-        return 0
-    vs = np.concatenate([[0.0], np.cumsum(-np.sort(-dS)[:kS])]) * (1 + 4 * dS.size * _EPS)
-    up = (vs[np.clip(i, 0, kS)] + BT[j]) * (1 + 8 * _EPS)
-    need = ok & (up > lower * (1 - 1e-9))
-    return int(j[need].max()) if need.any() else 0
-
-
 def _cross_cols_first(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.ndarray, k: int, pair,
-                      cols: np.ndarray | None, make_rows, cut: int | None = None) -> np.ndarray | None:
+                      cols: np.ndarray | None, make_rows) -> np.ndarray | None:
     """The cross table for :func:`_coupled_refined` from its column part (``cols``: :func:`.cross.cross_table`
     with ``part="cols"``), the row part (``make_rows()``) merged in only where the coupled bound with the
     columns' table still has its maximum at a sparsity of T (``j >= 1``).  Where it sits at ``j = 0`` the
@@ -164,7 +142,7 @@ def _cross_cols_first(certS: Certificate, stS, dS: np.ndarray, kS: int, BT: np.n
         return None
     if _coupled(certS, stS, dS, kS, BT, k, pair, argmax=True, cross=cols)[1] >= k:
         return cols
-    rows = make_rows() if cut is None else make_rows(cut)
+    rows = make_rows()
     return cols if rows is None else np.minimum(cols, rows)
 
 
@@ -490,13 +468,12 @@ def split_cross(cov: Cov, S: np.ndarray, T: np.ndarray, kS: int, k: int, certS: 
     if trial is not None:
         return (lambda: trial["cross"]), rows
 
-    def make(jcut: int | None = None):
-        return cross_table(cov, S, T, kS, k, lam, part="cols" if rows else "both", jcut=jcut)
+    def make():
+        return cross_table(cov, S, T, kS, k, lam, part="cols" if rows else "both")
 
-    # a one-k certificate's own table (not a path's run: it wraps ``make``, hiding the flag, and carries the whole
-    # table and S's finished bound to other k; not a smaller screen's try): only to the sparsities of T whose
-    # terms can bind (:func:`cross_cut`), and S's bound finished only where that can lower the coupled one
-    # (:func:`light_refined`)
+    # a one-k certificate's own table (not a path's run: it wraps ``make``, hiding the flag, and carries S's
+    # finished bound to other k; not a smaller screen's try): S's bound finished only where that can lower the
+    # coupled one (:func:`light_refined`)
     make.one_k = one
     return make, rows
 

@@ -171,7 +171,7 @@ def _row_tops_entries(rows: np.ndarray, P2: np.ndarray, over: np.ndarray, jm: in
 
 
 def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
-                lam_S: float | None = None, part: str = "both", jcut: int | None = None) -> np.ndarray | None:
+                lam_S: float | None = None, part: str = "both") -> np.ndarray | None:
     """``C[i, j]`` (``0 <= i <= imax``, ``0 <= j <= jmax``): upper bounds on ``y_S^T A_ST y_T`` over unit,
     nonnegative y_S (at most i nonzeros, on S) and y_T (at most j, on T); zero when i or j is 0.
     None when the data are held neither as X nor as A.
@@ -197,23 +197,12 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
     its own (the screen then only serves that part: it stops earlier); the elementwise minimum of the two
     is the table of ``"both"``, float for float.  Issue 39: on MLL at k = 65..200 the column bound alone
     gave every coupled bound, at 0.4-0.5 of the CPU.
-
-    ``jcut``: only the columns ``j <= jcut`` are computed, every ``C[i, j]`` beyond them (``i >= 1``) is
-    ``+inf`` (a trivial bound: the coupled term is then the plain sum); those computed are the whole
-    table's float for float (the same tops of the same squares, the same rounding allowance ``infl``, set
-    by ``jmax``).  For a caller whose terms at ``j > jcut`` cannot bind (:func:`.coupled.cross_cut`).
     """
     S, T = np.asarray(S), np.asarray(T)
     s, jm, im = S.size, min(int(jmax), T.size), min(int(imax), S.size)
     C = np.zeros((int(imax) + 1, int(jmax) + 1))
     if im == 0 or jm == 0:
         return C
-    jfull = jm  # (the rounding allowance's count of squares: the whole table's)
-    if jcut is not None and jcut < jm:
-        jm = max(int(jcut), 0)
-        C[1:, jm + 1:] = np.inf
-        if jm == 0:
-            return C
     level = None
     if cov.X is not None:
         X = cov.X
@@ -300,7 +289,7 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
             both = np.hstack([cols, colsum])
             both.partition(both.shape[1] - jm, axis=1)  # (in place: a fresh array)
             cols = both[:, -jm:]
-    infl = 1 + 4 * (im + jfull + 2) * _EPS
+    infl = 1 + 4 * (im + jm + 2) * _EPS
     # rows: for each j, the sum of the i largest row sums of the j largest squares
     if by_row:
         R = np.cumsum(-np.sort(-rows, axis=1), axis=1)                       # s x jm: sum of j largest
@@ -310,22 +299,20 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
     by_cols = np.cumsum(-np.sort(-cols, axis=1), axis=1) if by_col else np.inf  # im x jm
     C[1:im + 1, 1:jm + 1] = np.sqrt(np.minimum(by_rows, by_cols) * infl) * (1 + 2 * _EPS)
     # beyond the sizes of S or T nothing more can be chosen: the largest value stands
-    C[im + 1:, :jm + 1] = C[im:im + 1, :jm + 1]
-    if jm == jfull:
-        C[:, jm + 1:] = C[:, jm:jm + 1]
+    C[im + 1:, :] = C[im:im + 1, :]
+    C[:, jm + 1:] = C[:, jm:jm + 1]
     return C
 
 
 def cols_first(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int, lam_S: float | None = None):
     """For a table computed as its column part first (:func:`cross_table` with ``part="cols"``): a callable
-    returning its row part (``part="rows"``; ``rows(jcut)``: only to that j, see there), computed at the
-    first call for each ``jcut`` only (the caller merges the two by their elementwise minimum:
-    :func:`.coupled._cross_cols_first`)."""
+    returning its row part (``part="rows"``), computed at the first call only (the caller merges the two
+    by their elementwise minimum: :func:`.coupled._cross_cols_first`)."""
     memo: dict = {}
 
-    def rows(jcut: int | None = None):
-        if jcut not in memo:
-            memo[jcut] = cross_table(cov, S, T, imax, jmax, lam_S, part="rows", jcut=jcut)
-        return memo[jcut]
+    def rows():
+        if "C" not in memo:
+            memo["C"] = cross_table(cov, S, T, imax, jmax, lam_S, part="rows")
+        return memo["C"]
 
     return rows

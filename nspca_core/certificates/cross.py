@@ -149,6 +149,27 @@ def _row_tops(rows: np.ndarray, new: np.ndarray, jm: int, fresh: bool) -> np.nda
     return both[:, -jm:]
 
 
+def _row_tops_entries(rows: np.ndarray, P2: np.ndarray, over: np.ndarray, jm: int) -> np.ndarray:
+    """:func:`_row_tops` of ``rows`` (``s x jm``, full) and a block ``P2`` through its entries ``over`` (a mask:
+    those above their row's smallest kept square) alone: the same multiset per row, hence the same floats
+    downstream.  An entry at most its row's ``jm``-th largest cannot enter that row's ``jm`` largest (or
+    stands for an equal one), so each row's new entries are gathered into a short padded block (zeros: squares
+    are ``>= 0``, a zero could only stand for an equal zero) and one partition of ``s x (jm + w)`` replaces the
+    block's ``s x (jm + c)`` (``w`` the most entries any row kept: on golub-shaped data at k = 150, 211 of the
+    block's 5,270 columns, 2% of its entries; issue 39, ninth round)."""
+    r, c = np.nonzero(over)
+    if r.size == 0:
+        return rows
+    cnt = np.bincount(r, minlength=rows.shape[0])
+    w = int(cnt.max())
+    start = np.cumsum(cnt) - cnt
+    both = np.zeros((rows.shape[0], jm + w))
+    both[:, :jm] = rows
+    both[r, jm + np.arange(r.size) - start[r]] = P2[r, c]
+    both.partition(w, axis=1)
+    return both[:, w:]
+
+
 def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
                 lam_S: float | None = None, part: str = "both") -> np.ndarray | None:
     """``C[i, j]`` (``0 <= i <= imax``, ``0 <= j <= jmax``): upper bounds on ``y_S^T A_ST y_T`` over unit,
@@ -231,7 +252,15 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
         P2 = squares(span)
         # rows: a column at most every row's jm-th largest square so far changes no row's jm largest
         # (on MLL ~80% of the columns after the first block)
-        new = P2[:, (P2 > rows.min(axis=1)[:, None]).any(axis=0)] if by_row else P2[:, :0]
+        if by_row and not fresh:
+            over = P2 > rows.min(axis=1)[:, None]
+            if np.count_nonzero(over) * 4 <= over.size:  # (few entries above their rows' tops: gathered)
+                rows = _row_tops_entries(rows, P2, over, jm)
+                new = P2[:, :0]
+            else:
+                new = P2[:, over.any(axis=0)]
+        else:
+            new = P2[:, (P2 > rows.min(axis=1)[:, None]).any(axis=0)] if by_row else P2[:, :0]
         if new.shape[1]:
             rows = _row_tops(rows, new, jm, fresh)
             fresh = False

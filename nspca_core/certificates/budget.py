@@ -190,3 +190,11 @@ class _Through(BoundReport):
 
     def progress(self, done: int, total: int, bound: float | None = None) -> None:
         self.outer.progress(done, total, None if bound is None or not np.isfinite(bound) else self.f(bound))
+
+
+def in_scale(b: float, factors) -> float:
+    """A bound of the normalized copy in the caller's scale (power-of-2 factors: exact)."""
+    with np.errstate(over="ignore", under="ignore"):
+        for f in factors:
+            b = b * f
+    return float(b)

@@ -57,8 +57,8 @@ import numpy as np
 import scipy.linalg
 
 from .._common.eig import top_eigvalsh_upper
-from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _Cuts, _gradient_into, _hopeless, _smoothed, cut_rhs,
-                        ksupport_cuts, refreshed_cuts)
+from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _Cuts, _gradient_into, _hopeless, _small_eigh, _smoothed,
+                        cut_rhs, ksupport_cuts, refreshed_cuts)
 
 __all__ = ["DnnState", "DnnWork", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
            "dnn_value_lam", "dnn_tangent", "dnn_optimize", "chol_lmax", "ritz_guess", "ritz_guesses", "refreshed_cuts"]
@@ -355,19 +355,6 @@ def _ritz(M: np.ndarray, U: np.ndarray, r: int, L: np.ndarray | None = None,
     w, V = _small_eigh(0.5 * (H + H.T))
     w, V = w[::-1], V[:, ::-1]
     return w, U @ V[:r, :r] + Z @ V[r:, :r]
-
-
-_DSYEVD = scipy.linalg.lapack.get_lapack_funcs("syevd", (np.zeros(1),))
-
-
-def _small_eigh(H: np.ndarray):
-    """``numpy.linalg.eigh`` of a small symmetric H (the Ritz step's 2r x 2r) by LAPACK's dsyevd
-    called directly (the routine NumPy calls, at a third of its call overhead: ~13 against ~17 us at
-    12 x 12, a few hundred calls per certificate)."""
-    w, V, info = _DSYEVD(H, compute_v=1, lower=1)
-    if info != 0:
-        return np.linalg.eigh(H)
-    return w, V
 
 
 # block steps from a seeded Gaussian block where dnn_optimize has no warm subspace (the direction

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg.blas import saxpy as _saxpy
 from scipy.linalg.blas import sgemm as _sgemm
 
@@ -435,3 +436,16 @@ class _Cuts:
 
     def weights(self) -> np.ndarray | None:
         return None if self.w is None else self.w.copy()
+
+
+_DSYEVD = scipy.linalg.lapack.get_lapack_funcs("syevd", (np.zeros(1),))
+
+
+def _small_eigh(H: np.ndarray):
+    """``numpy.linalg.eigh`` of a small symmetric H (the Ritz step's 2r x 2r) by LAPACK's dsyevd
+    called directly (the routine NumPy calls, at a third of its call overhead: ~13 against ~17 us at
+    12 x 12, a few hundred calls per certificate)."""
+    w, V, info = _DSYEVD(H, compute_v=1, lower=1)
+    if info != 0:
+        return np.linalg.eigh(H)
+    return w, V

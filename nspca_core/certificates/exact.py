@@ -11,6 +11,7 @@ best feasible value (``lower (1 + tolerance / 2)``); when every leaf says no,
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 import heapq
 import time
 
@@ -350,3 +351,22 @@ def _finish_exact(cert: Certificate, bb: dict | None, k: int, t0: float, toleran
 
 
 assert EXACT_TOLERANCE <= OPTIMAL_TOLERANCE
+
+
+def take_branch(cov: Cov, S: np.ndarray, certS: Certificate, bb: dict, x, lower: float, info: dict):
+    """S's certificate with what a branch and bound on S proved (its bound and its point), and the
+    whole problem's feasible point raised to that point's when it is better (unless ``x`` was
+    given).  Returns ``(certS, x, lower)``."""
+    if not (bb["upper"] < certS.upper_bound or bb["lower"] > certS.lower):
+        return certS, x, lower
+    xb = np.asarray(bb["x"], dtype=float)
+    certS = replace(certS, upper_bound=min(certS.upper_bound, bb["upper"]), lower=bb["lower"], x=xb,
+                    kind="exact(branch)" if bb["upper"] < certS.upper_bound else certS.kind)
+    if info.get("lower_source") != "given":
+        xf = np.zeros(cov.n)
+        xf[S] = xb
+        vf = cov.quad(xf)
+        if vf > lower:
+            x, lower = xf, vf
+            info["lower_source"] = "exact(branch)"
+    return certS, x, lower

@@ -9,6 +9,8 @@ band and table takes both envelopes (:func:`monotone_envelope`) and says which k
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 
@@ -76,3 +78,38 @@ def monotone_envelope(ks, upper, lower=None):
         out_l[grp], out_lf[grp] = best, best_k
         i = j
     return {"upper": out_u, "upper_from": out_uf, "lower": out_l, "lower_from": out_lf}
+
+
+def carry_envelope(ks, certs: dict, given: dict) -> list:
+    """Post-pass (:func:`~nspca_core.certificates.monotone.monotone_envelope`): at each k the
+    smallest upper bound proved at any k' >= k (``monotone``) and the best feasible point found at
+    any k'' <= k (unless the caller gave x for that k: then lower stays x^T A x of the given
+    point); ``info["from_k"] = {"upper": k', "lower": k''}`` says which k proved each side.
+    (Moved here from :mod:`.path`; :func:`.single._finish` is imported at the call, as this module is
+    imported before :mod:`.single`.)"""
+    from .single import _finish
+
+    uniq = sorted(certs)
+    own = [min(v for name, v in certs[k].bounds.items() if name != "monotone") for k in uniq]
+    own = [max(u, certs[k].lower) if np.isfinite(certs[k].lower) else u for u, k in zip(own, uniq)]
+    lows = [certs[k].lower for k in uniq]
+    env = monotone_envelope(uniq, own, lows)
+    out = {}
+    for i, k in enumerate(uniq):
+        c = certs[k]
+        b = {name: v for name, v in c.bounds.items() if name != "monotone"}
+        kf_up = int(env["upper_from"][i])
+        if kf_up != k and env["upper"][i] < min(b.values()):
+            b["monotone"] = float(env["upper"][i])
+        else:
+            kf_up = k
+        lower, x, info, kf_lo = c.lower, c.x, dict(c.info), k
+        if k in given:  # the caller's point at k is the certificate's lower bound
+            pass
+        elif env["lower_from"][i] >= 0 and env["lower"][i] > c.lower:
+            j = uniq.index(int(env["lower_from"][i]))
+            lower, x, kf_lo = certs[uniq[j]].lower, certs[uniq[j]].x, uniq[j]
+            info["lower_source"] = "monotone"
+        info["from_k"] = {"upper": kf_up, "lower": kf_lo}
+        out[k] = _finish(b, lower, x, k, time.perf_counter() - c.seconds, info)
+    return [out[k] for k in ks]

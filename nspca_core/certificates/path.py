@@ -31,7 +31,7 @@ from ._settings import (
 from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, cheap_bounds_at
 from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _forecast_fails, _screen_init
 from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
-from .monotone import monotone_envelope
+from .monotone import carry_envelope
 from .cheap import _certify_lowrank
 from .path_large import gap_runs, path_large, refine_midpoints
 from . import path_dense_polish as _PP
@@ -141,7 +141,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
     if cov_.thin and (low := _certify_lowrank(cov_, uniq[0], given.get(uniq[0]), None)) is not None:
         # numerical rank <= 3: the exact spannogram at every k, as certify(k) gives it
         certs = {uniq[0]: low, **{k: _certify_lowrank(cov_, k, given.get(k), None) for k in uniq[1:]}}
-        return [rescale(c, factors) for c in _carry(ks, certs, given)]
+        return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]
     if n > S._DENSE_MAX_N:
         held = cov_.X is not None or cov_._A is not None
         # data held: path_large runs one-k's certificate (fit(auto) included) where it runs
@@ -149,7 +149,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
         if held:  # the split runs (path_large.py)
             certs = path_large(cov_, np.array(uniq), given, found, effort, callback,
                                2 * _PATH_SPLIT_CAP, _large_monotone, _PATH_SPLIT_CAP)
-            return [rescale(c, factors) for c in _carry(ks, certs, given)]
+            return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]
         ub = np.inf
         for i, k in enumerate(reversed(uniq)):  # descending: a bound at k' >= k holds at k
             x, src = found[k]
@@ -167,8 +167,8 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
             ub = min(ub, c.upper_bound)
             if callback is not None:
                 callback(i + 1, total)
-        return [rescale(c, factors) for c in _carry(ks, certs, given)]
-    return [rescale(c, factors) for c in _carry(ks, _path_dense(cov_, np.array(uniq), given, effort,
+        return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]
+    return [rescale(c, factors) for c in carry_envelope(ks, _path_dense(cov_, np.array(uniq), given, effort,
                                                                 callback), given)]
 
 
@@ -582,34 +582,3 @@ def _path_certificates(uniq, lows, LX, src, ub, env, cheap, exact, own, anchored
     if callback is not None:
         callback(p, p)
     return out
-
-
-def _carry(ks, certs: dict, given: dict) -> list[Certificate]:
-    """Post-pass (:func:`~nspca_core.certificates.monotone.monotone_envelope`): at each k the
-    smallest upper bound proved at any k' >= k (``monotone``) and the best feasible point found at
-    any k'' <= k (unless the caller gave x for that k: then lower stays x^T A x of the given
-    point); ``info["from_k"] = {"upper": k', "lower": k''}`` says which k proved each side."""
-    uniq = sorted(certs)
-    own = [min(v for name, v in certs[k].bounds.items() if name != "monotone") for k in uniq]
-    own = [max(u, certs[k].lower) if np.isfinite(certs[k].lower) else u for u, k in zip(own, uniq)]
-    lows = [certs[k].lower for k in uniq]
-    env = monotone_envelope(uniq, own, lows)
-    out = {}
-    for i, k in enumerate(uniq):
-        c = certs[k]
-        b = {name: v for name, v in c.bounds.items() if name != "monotone"}
-        kf_up = int(env["upper_from"][i])
-        if kf_up != k and env["upper"][i] < min(b.values()):
-            b["monotone"] = float(env["upper"][i])
-        else:
-            kf_up = k
-        lower, x, info, kf_lo = c.lower, c.x, dict(c.info), k
-        if k in given:  # the caller's point at k is the certificate's lower bound
-            pass
-        elif env["lower_from"][i] >= 0 and env["lower"][i] > c.lower:
-            j = uniq.index(int(env["lower_from"][i]))
-            lower, x, kf_lo = certs[uniq[j]].lower, certs[uniq[j]].x, uniq[j]
-            info["lower_source"] = "monotone"
-        info["from_k"] = {"upper": kf_up, "lower": kf_lo}
-        out[k] = _finish(b, lower, x, k, time.perf_counter() - c.seconds, info)
-    return [out[k] for k in ks]

@@ -35,12 +35,12 @@ from .bounds import (
     _thin_spectrum,
     cheap_bounds_at,
 )
-from .budget import BoundReport, Budget, fits, step
+from .budget import BoundReport, Budget, fits, in_scale, step
 from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled,
                       _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless, small_screen,
                       small_verdict, split_cross)
 from .dual import _kkt_point, dense_dual
-from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
+from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound, take_branch
 from .cheap import (
     _LANCZOS_MIN_N,
     _LIGHT_SPEC_MIN_N,
@@ -362,7 +362,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"], "open": bb["open"]}
         info["nodes"], info["open_nodes"] = bb["nodes"], bb["open"]
         if bb["upper"] < certS.upper_bound or bb["lower"] > certS.lower:
-            certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
+            certS, x, lower = take_branch(cov, S, certS, bb, x, lower, info)
             coupled = min(coupled, _coupled(certS, stS, dS, kS, BT, k, pair, sharper, cross=cross))
         B_S = certS.upper_bound
         bounds["split"] = min(bounds["split"], B_S + B_T)
@@ -418,27 +418,8 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
                               time_limit=seconds, max_nodes=nodes or None,
                               dnn_hope=_SPLIT_DNN_HOPE if nodes and effort != "full" else None)
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
-        certS, x, lower = _take_branch(cov, S, certS, bb, x, lower, info)
+        certS, x, lower = take_branch(cov, S, certS, bb, x, lower, info)
     return certS, stS, x, lower
-
-
-def _take_branch(cov: Cov, S: np.ndarray, certS: Certificate, bb: dict, x, lower: float, info: dict):
-    """S's certificate with what a branch and bound on S proved (its bound and its point), and the
-    whole problem's feasible point raised to that point's when it is better (unless ``x`` was
-    given).  Returns ``(certS, x, lower)``."""
-    if not (bb["upper"] < certS.upper_bound or bb["lower"] > certS.lower):
-        return certS, x, lower
-    xb = np.asarray(bb["x"], dtype=float)
-    certS = replace(certS, upper_bound=min(certS.upper_bound, bb["upper"]), lower=bb["lower"], x=xb,
-                    kind="exact(branch)" if bb["upper"] < certS.upper_bound else certS.kind)
-    if info.get("lower_source") != "given":
-        xf = np.zeros(cov.n)
-        xf[S] = xb
-        vf = cov.quad(xf)
-        if vf > lower:
-            x, lower = xf, vf
-            info["lower_source"] = "exact(branch)"
-    return certS, x, lower
 
 
 def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None, scale=None,
@@ -571,16 +552,8 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
     if x is not None:
         x = check("x", x, n_features=cov_.n, k=k)
     cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
-    scale = (lambda b: _in_scale(b, factors)) if factors else None  # noqa: E731
+    scale = (lambda b: in_scale(b, factors)) if factors else None  # noqa: E731
     return rescale(_certify_cov(cov_, k, x, effort, callback, time_limit, scale, budget), factors)
-
-
-def _in_scale(b: float, factors) -> float:
-    """A bound of the normalized copy in the caller's scale (power-of-2 factors: exact)."""
-    with np.errstate(over="ignore", under="ignore"):
-        for f in factors:
-            b = b * f
-    return float(b)
 
 
 def certify_exact(cov: Cov, k: int, x, time_limit: float, callback, scale=None,

@@ -35,6 +35,21 @@ def app_url():
 
 
 # ---------------------------------------------------------------- item 9: deep links
+def _chart_shot(page, path) -> None:
+    """The first chart's screenshot (an artifact, not a check).  The page redraws its chart while the path's
+    tightening goes on, so a located element can leave the DOM mid-shot: locate again, a few times, then fall
+    back to the whole page."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    for _ in range(5):
+        try:
+            page.locator('[data-testid="stPlotlyChart"]').first.screenshot(path=str(path), timeout=30_000)
+            return
+        except PlaywrightError:
+            time.sleep(1)
+    page.screenshot(path=str(path))
+
+
 def _sidebar_nav_labels(page) -> list[str]:
     # each link reads "<icon name>\n\n<title>"
     return [t.strip().split("\n")[-1].strip() for t in page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
@@ -252,8 +267,7 @@ def test_variance_vs_k_on_mll_has_a_log_k_axis_with_the_current_k_marked(app_url
                              " names: gd.data.map(t => t.name)}; }")
         assert axis["type"] == "log" and axis["range"][0] < 0, axis  # below log10(1): k = 1 off the axis
         assert any(str(n).startswith("current k = 10") for n in axis["names"]), axis
-        page.locator('[data-testid="stPlotlyChart"]').first.screenshot(
-            path=str(SHOTS / "issue27_variance_vs_k_mll_log_axis_1400.png"))
+        _chart_shot(page, SHOTS / "issue27_variance_vs_k_mll_log_axis_1400.png")
         assert page.get_by_text("Log-scaled k axis").count() == 1
     finally:
         ctx.close()

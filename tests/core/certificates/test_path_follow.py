@@ -39,7 +39,8 @@ def test_a_paths_run_is_never_looser_than_one_k_and_carries_true_bounds(monkeypa
     one = single._certify_large(Cov(X, None), k, None, "auto", None)
     keep: dict = {}
     run = single._certify_large(Cov(X, None), k, None, "auto", None, keep=keep)
-    assert run.upper_bound <= one.upper_bound, (run.upper_bound, one.upper_bound)
+    # (issue 39's tolerance, 1e-9 relative: the two may round apart by an ulp, e.g. n=9, size=8, k=5, seed=5)
+    assert run.upper_bound <= one.upper_bound * (1 + 1e-9), (run.upper_bound, one.upper_bound)
     opt = brute_opt(A, k)[0]
     assert min(run.upper_bound, one.upper_bound) >= opt * (1 - 1e-12)
     if keep:

@@ -48,3 +48,15 @@ def brute_opt_lowrank(V, k):
     """OPT_d = max ||V^T x||^2 over S_k^n, by :func:`brute_opt` on V V^T."""
     V = np.asarray(V, dtype=float)
     return brute_opt(V @ V.T, k)
+
+
+def assert_cross_table_bounds(C, A, S, T):
+    """Every entry ``C[i, j]`` (1 <= i <= |S|, 1 <= j <= |T|) of a cross table is at least the largest spectral
+    norm of an i x j submatrix of ``max(A_ST, 0)``, by enumeration of both index sets (small S and T only)."""
+    P = np.maximum(A[np.ix_(S, T)], 0.0)
+    s, t = len(S), len(T)
+    for i in range(1, s + 1):
+        for j in range(1, t + 1):
+            best = max(np.linalg.norm(P[np.ix_(I, J)], 2)
+                       for I in combinations(range(s), i) for J in combinations(range(t), j))
+            assert C[i, j] >= best * (1 - 1e-12), (i, j, C[i, j], best)

@@ -7,7 +7,6 @@ the coupled bound by more than ``coupled._FLOOR_REL`` (brute force; a path's run
 from __future__ import annotations
 
 from dataclasses import replace
-from itertools import combinations
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +16,7 @@ from nspca_core.certificates import coupled, cross, single
 from nspca_core.certificates.cross import _row_tops, _row_tops_entries, cross_table
 from nspca_core.operators.cov import Cov
 
-from tests.bruteforce import brute_opt
+from tests.bruteforce import assert_cross_table_bounds, brute_opt
 from tests.core.certificates.test_split_coupled import _force_split, _modules
 
 SLOW = settings(max_examples=20, deadline=None,
@@ -64,12 +63,7 @@ def test_table_with_gathered_row_tops_is_the_former_and_bounds_brute_force(monke
                    lambda rows, P2, over, jm: _row_tops(rows, P2[:, over.any(axis=0)], jm, False))
         former = cross_table(cov, S, T, s + 1, t + 1, part=part)
     assert np.array_equal(C, former)
-    P = np.maximum(A[np.ix_(S, T)], 0.0)
-    for i in range(1, s + 1):
-        for j in range(1, t + 1):
-            best = max(np.linalg.norm(P[np.ix_(I, J)], 2)
-                       for I in combinations(range(s), i) for J in combinations(range(t), j))
-            assert C[i, j] >= best * (1 - 1e-12), (i, j, C[i, j], best)
+    assert_cross_table_bounds(C, A, S, T)
 
 
 def test_a_lazy_S_bound_at_the_aim_takes_the_whole_table_at_once():

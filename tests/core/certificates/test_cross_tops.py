@@ -6,7 +6,6 @@ against brute force."""
 
 from __future__ import annotations
 
-from itertools import combinations
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 from nspca_core.certificates import cross
 from nspca_core.certificates.cross import _row_tops, cross_table
 from nspca_core.operators.cov import Cov
+from tests.bruteforce import assert_cross_table_bounds
 
 
 def _former_tops(rows: np.ndarray, new: np.ndarray, jm: int) -> np.ndarray:
@@ -56,9 +56,4 @@ def test_parts_over_many_blocks_are_the_one_block_table_and_bound_brute_force(mo
     monkeypatch.setattr(cross, "_BLOCK", block)
     C = cross_table(cov, S, T, s, t, part=part)
     assert np.array_equal(C, whole)
-    P = np.maximum(A[np.ix_(S, T)], 0.0)
-    for i in range(1, s + 1):
-        for j in range(1, t + 1):
-            best = max(np.linalg.norm(P[np.ix_(I, J)], 2)
-                       for I in combinations(range(s), i) for J in combinations(range(t), j))
-            assert C[i, j] >= best * (1 - 1e-12), (i, j, C[i, j], best)
+    assert_cross_table_bounds(C, A, S, T)

@@ -60,3 +60,23 @@ def assert_cross_table_bounds(C, A, S, T):
             best = max(np.linalg.norm(P[np.ix_(I, J)], 2)
                        for I in combinations(range(s), i) for J in combinations(range(t), j))
             assert C[i, j] >= best * (1 - 1e-12), (i, j, C[i, j], best)
+
+
+def assert_certify_above_bruteforce(A, k, seed, *, rel=1e-9):
+    """``certify`` of a given answer (brute force's own for even ``seed``, else a random feasible point)
+    holds a bound >= OPT, and so does every bound it reports (to ``rel`` of A's scale)."""
+    from nspca_core import certify
+
+    n = A.shape[0]
+    k = min(k, n)
+    opt, xo = brute_opt(A, k)
+    rng = np.random.default_rng(seed)
+    x = xo if seed % 2 == 0 else np.abs(rng.standard_normal(n)) * (rng.permutation(n) < k)
+    if not np.any(x > 0):
+        x = xo
+    c = certify(cov=A, k=k, x=x)
+    scale = max(1.0, float(np.abs(A).max()))
+    assert c.upper_bound >= opt - rel * scale
+    for val in c.bounds.values():
+        assert val >= opt - rel * scale
+    return c

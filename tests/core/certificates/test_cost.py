@@ -18,7 +18,7 @@ from nspca_core.certificates import dnn as _dnn
 from nspca_core.certificates import cheap, dual
 from nspca_core.certificates import single as single_mod
 from nspca_core.certificates.exact import _Nodes
-from tests.bruteforce import brute_opt
+from tests.bruteforce import assert_certify_above_bruteforce, brute_opt
 from tests.core.certificates.test_exact import _node, _node_max
 from tests.core.certificates.test_single import _random_psd
 
@@ -67,18 +67,7 @@ def test_certify_by_lambda1_alone_is_above_bruteforce(monkeypatch, A, k, seed):
     """The Lanczos + Cholesky shortcut of a given answer (forced on tiny n) against brute force;
     the answer is a random feasible point, so it is taken only where lambda_1 really certifies it."""
     monkeypatch.setattr(single_mod, "_LANCZOS_MIN_N", 1)
-    n = A.shape[0]
-    k = min(k, n)
-    opt, xo = brute_opt(A, k)
-    rng = np.random.default_rng(seed)
-    x = xo if seed % 2 == 0 else np.abs(rng.standard_normal(n)) * (rng.permutation(n) < k)
-    if not np.any(x > 0):
-        x = xo
-    c = certify(cov=A, k=k, x=x)
-    scale = max(1.0, float(np.abs(A).max()))
-    assert c.upper_bound >= opt - REL * scale
-    for val in c.bounds.values():
-        assert val >= opt - REL * scale
+    assert_certify_above_bruteforce(A, k, seed, rel=REL)
 
 
 def test_certify_by_lambda1_alone_when_it_certifies(monkeypatch):

@@ -51,26 +51,38 @@ def _bits(a: np.ndarray) -> bytes:
     return np.ascontiguousarray(a).tobytes()
 
 
-@settings(max_examples=20, deadline=None)
-@given(n=st.integers(2, 60), seed=st.integers(0, 2**31 - 1), steps=st.integers(1, 300))
-def test_adam_step_in_the_gradients_memory_equals_the_former_step(n, seed, steps):
-    """A matrix step that spends g (``spend_g=True``, a DnnWork's arrays) moves x, m and v exactly as the
-    former step with its own scratch array (renormalizations included: up to 300 steps)."""
+def _adam_pair_steps(n: int, seed: int, steps: int, *, with_next_matrix: bool = False):
+    """Run ``steps`` random matrix steps of a DnnWork-backed _Adam (spending g; writing the next matrix
+    ``B + x`` when ``with_next_matrix``) beside the former step on its own scratch; x (and the matrix)
+    are asserted equal bit for bit after every step, m and v at the end.  Returns (new, old)."""
     rng = np.random.default_rng(seed)
     x_new = np.abs(rng.standard_normal((n, n))).astype(np.float32)
     x_old = x_new.copy()
+    B = rng.standard_normal((n, n)).astype(np.float32) if with_next_matrix else None
+    out = np.full((n, n), np.nan, dtype=np.float32)
     new, old = _Adam((n, n), DnnWork()), _Adam((n, n))
     tmp = np.empty((n, n), dtype=np.float32)
     for j in range(steps):
         g = (rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-12, 0)).astype(np.float32)
         lr = float(rng.uniform(1e-4, 1e-1))
         g_old = g.copy()
-        new.step(x_new, g, lr, spend_g=True)
+        new.step(x_new, g, lr, spend_g=True, **({"then": (B, out)} if with_next_matrix else {}))
         old.t += 1
         c = lr * math.sqrt(1.0 - old.B2 ** old.t) / (1.0 - old.B1 ** old.t)
         _former_step2(old, x_old, g_old, c, tmp)
         assert _bits(x_new) == _bits(x_old), j
+        if with_next_matrix:
+            assert _bits(out) == _bits(np.add(B, x_old)), j
     assert _bits(new.m) == _bits(old.m) and _bits(new.v) == _bits(old.v)
+    return new, old
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(2, 60), seed=st.integers(0, 2**31 - 1), steps=st.integers(1, 300))
+def test_adam_step_in_the_gradients_memory_equals_the_former_step(n, seed, steps):
+    """A matrix step that spends g (``spend_g=True``, a DnnWork's arrays) moves x, m and v exactly as the
+    former step with its own scratch array (renormalizations included: up to 300 steps)."""
+    new, old = _adam_pair_steps(n, seed, steps)
     assert (new.s1, new.s2) == (old.s1, old.s2)
 
 
@@ -217,24 +229,7 @@ def test_adam_step_by_pieces_and_the_next_matrix_equal_whole_passes(n, seed, ste
     old_piece = ds._PIECE
     ds._PIECE = piece
     try:
-        rng = np.random.default_rng(seed)
-        x_new = np.abs(rng.standard_normal((n, n))).astype(np.float32)
-        x_old = x_new.copy()
-        B = rng.standard_normal((n, n)).astype(np.float32)
-        out = np.full((n, n), np.nan, dtype=np.float32)
-        new, old = _Adam((n, n), DnnWork()), _Adam((n, n))
-        tmp = np.empty((n, n), dtype=np.float32)
-        for j in range(steps):
-            g = (rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-12, 0)).astype(np.float32)
-            lr = float(rng.uniform(1e-4, 1e-1))
-            g_old = g.copy()
-            new.step(x_new, g, lr, spend_g=True, then=(B, out))
-            old.t += 1
-            c = lr * math.sqrt(1.0 - old.B2 ** old.t) / (1.0 - old.B1 ** old.t)
-            _former_step2(old, x_old, g_old, c, tmp)
-            assert _bits(x_new) == _bits(x_old), j
-            assert _bits(out) == _bits(np.add(B, x_old)), j
-        assert _bits(new.m) == _bits(old.m) and _bits(new.v) == _bits(old.v)
+        _adam_pair_steps(n, seed, steps, with_next_matrix=True)
     finally:
         ds._PIECE = old_piece
 

@@ -15,10 +15,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nspca_core import certify
 from nspca_core.certificates import cheap
 from nspca_core.certificates import single as single_mod
-from tests.bruteforce import brute_opt
+from tests.bruteforce import assert_certify_above_bruteforce
 
 REL = 1e-9
 
@@ -121,14 +120,4 @@ def test_certify_through_the_arrowhead_is_above_bruteforce(monkeypatch, seed, n,
     """The given answer's lambda_1 shortcut (forced on tiny n) with the arrowhead proof, against brute force."""
     monkeypatch.setattr(single_mod, "_LANCZOS_MIN_N", 1)
     A = _sym(seed, n, "psd-low" if seed % 2 else "psd", 1.0)
-    k = min(k, n)
-    opt, xo = brute_opt(A, k)
-    rng = np.random.default_rng(xs)
-    x = xo if xs % 2 == 0 else np.abs(rng.standard_normal(n)) * (rng.permutation(n) < k)
-    if not np.any(x > 0):
-        x = xo
-    c = certify(cov=A, k=k, x=x)
-    scale = max(1.0, float(np.abs(A).max()))
-    assert c.upper_bound >= opt - REL * scale
-    for val in c.bounds.values():
-        assert val >= opt - REL * scale
+    assert_certify_above_bruteforce(A, k, xs, rel=REL)

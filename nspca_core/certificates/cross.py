@@ -186,9 +186,10 @@ _SCAN = True
 def _scan(prod: np.ndarray, m: int, delta: float, rmin: np.ndarray | None, by_col: bool):
     """One pass over a block's products ``prod`` (``|S| x c``, X_S^T X_T unscaled), its squares ``max(prod / m
     + delta, 0)^2`` formed in float64 :data:`_CHUNK` entries at a time, exactly as :func:`_squares_up` forms
-    them: ``(r, v, any)``, the entries above their row's ``rmin`` (rows ascending, in ``np.nonzero``'s order;
-    None where more than a quarter of the block, see :func:`cross_table`) and the columns holding one (None
-    without ``rmin``), and ``(mx, tot)``, the columns' largest square and their sum (None without ``by_col``).
+    them: ``(r, v)``, the entries above their row's ``rmin`` (rows ascending, in ``np.nonzero``'s order;
+    ``r`` None where more than a quarter of the block: :func:`cross_table` then forms the block again, and no
+    entry is compared after that), and ``(mx, tot)``, the columns' largest square and their sum (None without
+    ``by_col``).
     The sums are NumPy's of the whole block, float for float: a C-ordered block of two or more columns summed
     over its rows adds them in order (one column is summed pairwise: :func:`cross_table` leaves those blocks to
     the former route), and each chunk's sum starts from the sums so far (its first row).  Issue 39, tenth round: the
@@ -198,27 +199,23 @@ def _scan(prod: np.ndarray, m: int, delta: float, rmin: np.ndarray | None, by_co
     buf = np.empty((h + 1, c))
     buf[0] = 0.0
     r_all, v_all, count, limit = [], [], 0, (s * c) // 4
-    anyc = np.zeros(c, dtype=bool) if rmin is not None else None
     mx = tot = None
     for r0 in range(0, s, h):
         q = min(h, s - r0)
         B = _squares_up(np.divide(prod[r0:r0 + q], m, out=buf[1:q + 1], dtype=np.float64), delta)
-        if rmin is not None:
-            over = B > rmin[r0:r0 + q, None]
-            anyc |= over.any(axis=0)
-            count += int(np.count_nonzero(over))
-            if count <= limit:
-                flat = np.flatnonzero(over)
-                r_all.append(flat // c + r0)
-                v_all.append(B.ravel()[flat])
+        if rmin is not None and count <= limit:
+            flat = np.flatnonzero(B > rmin[r0:r0 + q, None])
+            count += flat.size
+            r_all.append(flat // c + r0)
+            v_all.append(B.ravel()[flat])
         if by_col:
-            mx = B.max(axis=0) if mx is None else np.maximum(mx, B.max(axis=0))
+            mx = B.max(axis=0) if mx is None else np.maximum(mx, B.max(axis=0), out=mx)
             tot = buf[:q + 1].sum(axis=0)
             buf[0] = tot
     gathered = count <= limit and rmin is not None
     r = np.concatenate(r_all) if gathered and r_all else np.zeros(0, dtype=np.intp)
     v = np.concatenate(v_all) if gathered and v_all else np.zeros(0)
-    return (r if gathered else None, v, anyc), (mx, tot)
+    return (r if gathered else None, v), (mx, tot)
 
 
 def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
@@ -310,12 +307,13 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
         if scan and span.size > 1 and not (by_row and fresh):
             # through X after the first block: the block's squares in one pass, chunk by chunk (_scan), and
             # formed again for the columns kept below only: the same floats as the block written out
-            prod, new = prods(span), None
-            (r, v, anyc), (mx, tot) = _scan(prod, m, delta, rows.min(axis=1) if by_row else None, by_col)
+            prod, new, rmin = prods(span), None, rows.min(axis=1) if by_row else None
+            (r, v), (mx, tot) = _scan(prod, m, delta, rmin, by_col)
             if r is not None:
                 rows = _row_tops_gathered(rows, r, v, jm)
-            elif by_row and anyc.any():
-                new = sq(prod[:, anyc])
+            elif by_row:  # (more than a quarter of the block above its rows' tops: as the former route)
+                P2 = sq(prod)
+                new = P2[:, (P2 > rmin[:, None]).any(axis=0)]
 
             def block(keep, prod=prod):
                 return sq(prod[:, keep])

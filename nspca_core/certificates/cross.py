@@ -218,6 +218,27 @@ def _scan(prod: np.ndarray, m: int, delta: float, rmin: np.ndarray | None, by_co
     return (r if gathered else None, v), (mx, tot)
 
 
+def _col_tops(cols: np.ndarray, mx: np.ndarray, tot: np.ndarray, block, s: int, im: int, jm: int) -> np.ndarray:
+    """:func:`cross_table`'s column part after one block: ``cols`` (im x jm, the jm largest sums of the i largest
+    squares of a column, per i) merged with the block's columns, given their largest square ``mx``, their sums
+    ``tot`` and ``block(keep)``, the kept columns' squares one column per row (C order)."""
+    top1 = np.concatenate([cols[0], mx])
+    theta = np.partition(top1, top1.size - jm - 1)[top1.size - jm - 1]
+    keep = tot > theta
+    if keep.any():
+        cap_i = np.minimum(tot[keep, None], mx[keep, None] * np.arange(1, im + 1)) * (1 + 1e-12)
+        keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
+    P2T = np.ascontiguousarray(block(keep))                             # kept columns, one per row
+    if P2T.shape[0]:
+        P2T.partition(s - im, axis=1)  # (in place: P2T is this block's own copy; np.partition's selection)
+        top = -np.sort(-P2T[:, s - im:], axis=1)                         # b' x im, descending
+        colsum = np.cumsum(top, axis=1).T                                # row i-1: sum of i largest
+        both = np.hstack([cols, colsum])
+        both.partition(both.shape[1] - jm, axis=1)  # (in place: a fresh array)
+        cols = both[:, -jm:]
+    return cols
+
+
 def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
                 lam_S: float | None = None, part: str = "both") -> np.ndarray | None:
     """``C[i, j]`` (``0 <= i <= imax``, ``0 <= j <= jmax``): upper bounds on ``y_S^T A_ST y_T`` over unit,
@@ -316,13 +337,13 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
                 new = P2[:, (P2 > rmin[:, None]).any(axis=0)]
 
             def block(keep, prod=prod):
-                return sq(prod[:, keep])
+                return sq(prod.T[keep])
         else:
             P2 = squares(span)
             mx, tot = (P2.max(axis=0), P2.sum(axis=0)) if by_col else (None, None)
 
             def block(keep, P2=P2):
-                return P2[:, keep]
+                return P2.T[keep]
             # rows: a column at most every row's jm-th largest square so far changes no row's jm largest
             # (on MLL ~80% of the columns after the first block)
             if by_row and not fresh:
@@ -333,10 +354,8 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
                 else:
                     new = P2[:, over.any(axis=0)]
             else:
-                new = P2[:, (P2 > rows.min(axis=1)[:, None]).any(axis=0)] if by_row else None
-        if new is not None and new.shape[1]:
-            rows = _row_tops(rows, new, jm, fresh)
-            fresh = False
+                sel = (P2 > rows.min(axis=1)[:, None]).any(axis=0) if by_row else None
+                new = None if sel is None else P2 if sel.all() else P2[:, sel]  # (no copy: the columns go first)
         # columns: each column's i largest squares over S (all of S is in the block), summed for every i.
         # A column whose total is at most theta, the (jm + 1)-th largest single square (of the block's
         # columns and the kept ones, cols[0]), is not needed in any i's jm largest sums: jm other
@@ -345,22 +364,11 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
         # Likewise at each i: a column's sum of its i largest is at most min(total, i x its largest), and
         # one at most every i's jm-th largest sum so far is not needed either (raised by 1e-12: the
         # same sums in another order)
-        if not by_col:
-            continue
-        top1 = np.concatenate([cols[0], mx])
-        theta = np.partition(top1, top1.size - jm - 1)[top1.size - jm - 1]
-        keep = tot > theta
-        if keep.any():
-            cap_i = np.minimum(tot[keep, None], mx[keep, None] * np.arange(1, im + 1)) * (1 + 1e-12)
-            keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
-        P2T = np.ascontiguousarray(block(keep).T)                           # kept columns, one per row
-        if P2T.shape[0]:
-            P2T.partition(s - im, axis=1)  # (in place: P2T is this block's own copy; np.partition's selection)
-            top = -np.sort(-P2T[:, s - im:], axis=1)                         # b' x im, descending
-            colsum = np.cumsum(top, axis=1).T                                # row i-1: sum of i largest
-            both = np.hstack([cols, colsum])
-            both.partition(both.shape[1] - jm, axis=1)  # (in place: a fresh array)
-            cols = both[:, -jm:]
+        if by_col:
+            cols = _col_tops(cols, mx, tot, block, s, im, jm)
+        if new is not None and new.shape[1]:  # (after the columns: ``new`` may be the block itself, partitioned)
+            rows = _row_tops(rows, new, jm, fresh)
+            fresh = False
     infl = 1 + 4 * (im + jm + 2) * _EPS
     # rows: for each j, the sum of the i largest row sums of the j largest squares
     if by_row:

@@ -124,3 +124,37 @@ def test_gene_shaped_table_is_the_former_float_for_float(monkeypatch, name, k):
     for part in ("both", "cols"):
         new, old = _both(monkeypatch, cov, S, T, k, k, part)
         assert np.array_equal(new, old)
+
+
+def _reference(A: np.ndarray, S, T, imax: int, jmax: int, part: str) -> np.ndarray:
+    """The table written from its definition (:func:`cross_table`'s docstring) on the whole block of squares at
+    once, sorted outright: per row its jm largest, per column its im largest, summed in descending order."""
+    eps = np.finfo(float).eps
+    P2 = np.maximum(A[np.ix_(S, T)], 0.0) ** 2
+    s, t = P2.shape
+    im, jm = min(imax, s), min(jmax, t)
+    R = np.cumsum(-np.sort(-P2, axis=1)[:, :jm], axis=1)
+    by_rows = np.cumsum(-np.sort(-R, axis=0), axis=0)[:im] if part != "cols" else np.inf
+    colsum = np.cumsum(-np.sort(-P2, axis=0)[:im], axis=0)
+    by_cols = np.cumsum(-np.sort(-colsum, axis=1)[:, :jm], axis=1) if part != "rows" else np.inf
+    C = np.zeros((imax + 1, jmax + 1))
+    C[1:im + 1, 1:jm + 1] = np.sqrt(np.minimum(by_rows, by_cols) * (1 + 4 * (im + jm + 2) * eps)) * (1 + 2 * eps)
+    C[im + 1:, :] = C[im:im + 1, :]
+    C[:, jm + 1:] = C[:, jm:jm + 1]
+    return C
+
+
+@SLOW
+@given(s=st.integers(1, 9), t=st.integers(1, 30), m=st.integers(2, 9), seed=st.integers(0, 2**31 - 1),
+       part=st.sampled_from(["both", "rows", "cols"]), block=st.integers(1, 40), sparse=st.booleans())
+def test_table_held_as_A_is_its_definition_float_for_float(monkeypatch, s, t, m, seed, part, block, sparse):
+    """Held as A (the blocks written out, any block size: the first one's squares partitioned in place by the row
+    part after the column part has read them), the table equals :func:`_reference`, bit for bit."""
+    rng = np.random.default_rng(seed)
+    X = _data(rng, m, s + t, 1.0, sparse)
+    A = X.T @ X / m
+    monkeypatch.setattr(cross, "_BLOCK", block)
+    S, T = np.arange(s), np.arange(s, s + t)
+    imax, jmax = int(rng.integers(1, s + 2)), int(rng.integers(1, t + 2))
+    got = cross_table(Cov(None, A), S, T, imax, jmax, part=part)
+    assert np.array_equal(got, _reference(A, S, T, imax, jmax, part))

@@ -359,7 +359,7 @@ _LIGHT_LOSS = 4e-3
 
 
 def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
-            lazy: dict | None = None) -> Certificate | None:
+            lazy: dict | None = None, seen: dict | None = None) -> Certificate | None:
     """S's certificate for the split bound from the anchored row sums at kS alone (the test and
     bisection the dense certificate runs first, :func:`.dual._anchored` with its forecast), or None
     where they prove nothing below the variance sum.  ``lam``: an upper bound on ``lambda_max(A_SS)``
@@ -367,7 +367,8 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
     kS`` is then the refinements' (:func:`_aimed`), the variance sums and monotonicity.
     ``lazy`` (a dict: a one-k certificate, or a path's run following it, where ``_settings._LAZY_S``): only the first
     test (at ``lower /`` :data:`_DNN_SKIP_AT`), its bound that value; the bisection below it follows only
-    where that term binds the coupled bound (:func:`light_refined`, from what ``lazy`` gets)."""
+    where that term binds the coupled bound (:func:`light_refined`, from what ``lazy`` gets).  ``seen``: the
+    first test's record (:func:`.dual.top_test`), handed on to the DNN's route (:func:`.dual.dense_dual`)."""
     AS, dS = covS.dense(), covS.diag()
     n = dS.size
     lower = covS.quad(xS)
@@ -378,12 +379,12 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
         return None
     top = lower / _DNN_SKIP_AT
     if lazy is not None and _S._LAZY_S and top < min(bounds.values()):  # (else the eager search, as before)
-        rows, ok, _ = top_test(AS, kS, top)  # (where it fails, the DNN's route asks it again: reused)
+        rows, ok, _ = top_test(AS, kS, top, seen)  # (where it fails, the DNN's route asks it again: reused)
         tb = top if ok else None
         lazy.update(rows=rows, lower=lower, top=top, bounds=dict(bounds), xS=xS, kS=kS, n=n)
     else:
         tb = _anchored(AS, kS, lower, min(bounds.values()), rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT,
-                       top_first=True)
+                       top_first=True, seen=seen)
     if tb is None:
         return None
     bounds["anchored"] = tb

@@ -158,6 +158,12 @@ def _row_tops_entries(rows: np.ndarray, P2: np.ndarray, over: np.ndarray, jm: in
     block's ``s x (jm + c)`` (``w`` the most entries any row kept: on golub-shaped data at k = 150, 211 of the
     block's 5,270 columns, 2% of its entries; issue 39, ninth round)."""
     r, c = np.nonzero(over)
+    return _row_tops_gathered(rows, r, P2[r, c], jm)
+
+
+def _row_tops_gathered(rows: np.ndarray, r: np.ndarray, v: np.ndarray, jm: int) -> np.ndarray:
+    """:func:`_row_tops_entries` from its entries: ``v`` the values, ``r`` their rows (ascending, as
+    ``np.nonzero`` gives them)."""
     if r.size == 0:
         return rows
     cnt = np.bincount(r, minlength=rows.shape[0])
@@ -165,9 +171,72 @@ def _row_tops_entries(rows: np.ndarray, P2: np.ndarray, over: np.ndarray, jm: in
     start = np.cumsum(cnt) - cnt
     both = np.zeros((rows.shape[0], jm + w))
     both[:, :jm] = rows
-    both[r, jm + np.arange(r.size) - start[r]] = P2[r, c]
+    both[r, jm + np.arange(r.size) - start[r]] = v
     both.partition(w, axis=1)
     return both[:, w:]
+
+
+# a block's squares through X are formed this many entries at a time (rows of S; ~1 MB of float64, in cache)
+# for its row part's entries and its column maxima and sums, the block itself never written out (_SCAN off: the
+# former route, each block's squares written out whole; the same table float for float)
+_CHUNK = 1 << 17
+_SCAN = True
+
+
+def _scan(prod: np.ndarray, m: int, delta: float, rmin: np.ndarray | None, by_col: bool):
+    """One pass over a block's products ``prod`` (``|S| x c``, X_S^T X_T unscaled), its squares ``max(prod / m
+    + delta, 0)^2`` formed in float64 :data:`_CHUNK` entries at a time, exactly as :func:`_squares_up` forms
+    them: ``(r, v)``, the entries above their row's ``rmin`` (rows ascending, in ``np.nonzero``'s order;
+    ``r`` None where more than a quarter of the block: :func:`cross_table` then forms the block again, and no
+    entry is compared after that), and ``(mx, tot)``, the columns' largest square and their sum (None without
+    ``by_col``).
+    The sums are NumPy's of the whole block, float for float: a C-ordered block of two or more columns summed
+    over its rows adds them in order (one column is summed pairwise: :func:`cross_table` leaves those blocks to
+    the former route), and each chunk's sum starts from the sums so far (its first row).  Issue 39, tenth round: the
+    block's float64 squares were 4 passes over ~30 MB at k = 80..150 on gene data, then 3 more reading them."""
+    s, c = prod.shape
+    h = max(1, _CHUNK // max(c, 1))
+    buf = np.empty((h + 1, c))
+    buf[0] = 0.0
+    r_all, v_all, count, limit = [], [], 0, (s * c) // 4
+    mx = tot = None
+    for r0 in range(0, s, h):
+        q = min(h, s - r0)
+        B = _squares_up(np.divide(prod[r0:r0 + q], m, out=buf[1:q + 1], dtype=np.float64), delta)
+        if rmin is not None and count <= limit:
+            flat = np.flatnonzero(B > rmin[r0:r0 + q, None])
+            count += flat.size
+            r_all.append(flat // c + r0)
+            v_all.append(B.ravel()[flat])
+        if by_col:
+            mx = B.max(axis=0) if mx is None else np.maximum(mx, B.max(axis=0), out=mx)
+            tot = buf[:q + 1].sum(axis=0)
+            buf[0] = tot
+    gathered = count <= limit and rmin is not None
+    r = np.concatenate(r_all) if gathered and r_all else np.zeros(0, dtype=np.intp)
+    v = np.concatenate(v_all) if gathered and v_all else np.zeros(0)
+    return (r if gathered else None, v), (mx, tot)
+
+
+def _col_tops(cols: np.ndarray, mx: np.ndarray, tot: np.ndarray, block, s: int, im: int, jm: int) -> np.ndarray:
+    """:func:`cross_table`'s column part after one block: ``cols`` (im x jm, the jm largest sums of the i largest
+    squares of a column, per i) merged with the block's columns, given their largest square ``mx``, their sums
+    ``tot`` and ``block(keep)``, the kept columns' squares one column per row (C order)."""
+    top1 = np.concatenate([cols[0], mx])
+    theta = np.partition(top1, top1.size - jm - 1)[top1.size - jm - 1]
+    keep = tot > theta
+    if keep.any():
+        cap_i = np.minimum(tot[keep, None], mx[keep, None] * np.arange(1, im + 1)) * (1 + 1e-12)
+        keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
+    P2T = np.ascontiguousarray(block(keep))                             # kept columns, one per row
+    if P2T.shape[0]:
+        P2T.partition(s - im, axis=1)  # (in place: P2T is this block's own copy; np.partition's selection)
+        top = -np.sort(-P2T[:, s - im:], axis=1)                         # b' x im, descending
+        colsum = np.cumsum(top, axis=1).T                                # row i-1: sum of i largest
+        both = np.hstack([cols, colsum])
+        both.partition(both.shape[1] - jm, axis=1)  # (in place: a fresh array)
+        cols = both[:, -jm:]
+    return cols
 
 
 def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
@@ -222,8 +291,14 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
         def level(rows_min: np.ndarray, theta: float) -> float:
             return _screen(dS, lam, delta, rows_min, theta)
 
+        def sq(prod):
+            return _squares_up(np.divide(prod, m, dtype=np.float64), delta)
+
+        def prods(cols):
+            return XS.T @ X[:, cols]
+
         def squares(cols):
-            return _squares_up(np.divide(XS.T @ X[:, cols], m, dtype=np.float64), delta)
+            return sq(prods(cols))
     elif cov._A is not None:
         A = cov._A
 
@@ -231,6 +306,7 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
             return _squares_up(A[np.ix_(S, cols)], 0.0)
     else:
         return None
+    scan = cov.X is not None and _SCAN
     by_row, by_col = part != "cols", part != "rows"
     # per row of S: its jm largest squares so far (any order); per i: the jm largest column sums (of the i
     # largest squares) so far.  A part not computed: one column of +inf (its screen then never binds)
@@ -249,21 +325,37 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
                     break
         span = T[pos:pos + size]
         pos += span.size
-        P2 = squares(span)
-        # rows: a column at most every row's jm-th largest square so far changes no row's jm largest
-        # (on MLL ~80% of the columns after the first block)
-        if by_row and not fresh:
-            over = P2 > rows.min(axis=1)[:, None]
-            if np.count_nonzero(over) * 4 <= over.size:  # (few entries above their rows' tops: gathered)
-                rows = _row_tops_entries(rows, P2, over, jm)
-                new = P2[:, :0]
-            else:
-                new = P2[:, over.any(axis=0)]
+        if scan and span.size > 1 and not (by_row and fresh):
+            # through X after the first block: the block's squares in one pass, chunk by chunk (_scan), and
+            # formed again for the columns kept below only: the same floats as the block written out
+            prod, new, rmin = prods(span), None, rows.min(axis=1) if by_row else None
+            (r, v), (mx, tot) = _scan(prod, m, delta, rmin, by_col)
+            if r is not None:
+                rows = _row_tops_gathered(rows, r, v, jm)
+            elif by_row:  # (more than a quarter of the block above its rows' tops: as the former route)
+                P2 = sq(prod)
+                new = P2[:, (P2 > rmin[:, None]).any(axis=0)]
+
+            def block(keep, prod=prod):
+                return sq(prod.T[keep])
         else:
-            new = P2[:, (P2 > rows.min(axis=1)[:, None]).any(axis=0)] if by_row else P2[:, :0]
-        if new.shape[1]:
-            rows = _row_tops(rows, new, jm, fresh)
-            fresh = False
+            P2 = squares(span)
+            mx, tot = (P2.max(axis=0), P2.sum(axis=0)) if by_col else (None, None)
+
+            def block(keep, P2=P2):
+                return P2.T[keep]
+            # rows: a column at most every row's jm-th largest square so far changes no row's jm largest
+            # (on MLL ~80% of the columns after the first block)
+            if by_row and not fresh:
+                over = P2 > rows.min(axis=1)[:, None]
+                if np.count_nonzero(over) * 4 <= over.size:  # (few entries above their rows' tops: gathered)
+                    rows = _row_tops_entries(rows, P2, over, jm)
+                    new = None
+                else:
+                    new = P2[:, over.any(axis=0)]
+            else:
+                sel = (P2 > rows.min(axis=1)[:, None]).any(axis=0) if by_row else None
+                new = None if sel is None else P2 if sel.all() else P2[:, sel]  # (no copy: the columns go first)
         # columns: each column's i largest squares over S (all of S is in the block), summed for every i.
         # A column whose total is at most theta, the (jm + 1)-th largest single square (of the block's
         # columns and the kept ones, cols[0]), is not needed in any i's jm largest sums: jm other
@@ -272,23 +364,11 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
         # Likewise at each i: a column's sum of its i largest is at most min(total, i x its largest), and
         # one at most every i's jm-th largest sum so far is not needed either (raised by 1e-12: the
         # same sums in another order)
-        if not by_col:
-            continue
-        mx, tot = P2.max(axis=0), P2.sum(axis=0)
-        top1 = np.concatenate([cols[0], mx])
-        theta = np.partition(top1, top1.size - jm - 1)[top1.size - jm - 1]
-        keep = tot > theta
-        if keep.any():
-            cap_i = np.minimum(tot[keep, None], mx[keep, None] * np.arange(1, im + 1)) * (1 + 1e-12)
-            keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
-        P2T = np.ascontiguousarray(P2[:, keep].T)                           # kept columns, one per row
-        if P2T.shape[0]:
-            P2T.partition(s - im, axis=1)  # (in place: P2T is this block's own copy; np.partition's selection)
-            top = -np.sort(-P2T[:, s - im:], axis=1)                         # b' x im, descending
-            colsum = np.cumsum(top, axis=1).T                                # row i-1: sum of i largest
-            both = np.hstack([cols, colsum])
-            both.partition(both.shape[1] - jm, axis=1)  # (in place: a fresh array)
-            cols = both[:, -jm:]
+        if by_col:
+            cols = _col_tops(cols, mx, tot, block, s, im, jm)
+        if new is not None and new.shape[1]:  # (after the columns: ``new`` may be the block itself, partitioned)
+            rows = _row_tops(rows, new, jm, fresh)
+            fresh = False
     infl = 1 + 4 * (im + jm + 2) * _EPS
     # rows: for each j, the sum of the i largest row sums of the j largest squares
     if by_row:

@@ -140,7 +140,7 @@ _NARROW_REL = 5e-5
 
 def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float = 5e-5,
               carry: dict | None = None, top_ratio: float | None = None,
-              top_first: bool = False) -> float | None:
+              top_first: bool = False, seen: dict | None = None) -> float | None:
     """The anchored row-sum bound as one certificate at k tries it (``_settings.anchor_affordable``,
     below the "auto" target): bisection below ``1.001 lower`` first (a near-optimal x is common:
     4 tests fewer when that is proved), else below ``lower / top_ratio`` (default
@@ -157,13 +157,14 @@ def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float =
     ``carry`` (a dict, optional): filled with the rows and the last failed test (``tau``, ``r``),
     so a later test at a larger tau (:func:`_anchored_above`) starts where this one stopped.
     ``top_first``: the top of the second bracket is tested first (fresh), and nothing else when
-    it fails (where the bound is weak, one test instead of two); when it holds, as above."""
+    it fails (where the bound is weak, one test instead of two); when it holds, as above.
+    ``seen``: :func:`top_test`'s record of that first test, handed on by the caller (reused, kept)."""
     top = lower / (S._CUT_BELOW if top_ratio is None else top_ratio)
     rows = None
     if top_first and np.isfinite(top) and top > 0:
         # the test that decides whether anything is proved, first: one test when it fails (the same
-        # test a split certificate's light route ran just before on the same A_SS: reused, top_test)
-        rows, ok, r = top_test(A, k, top)
+        # test a split certificate's light route ran just before on the same A_SS: reused, top_test's ``seen``)
+        rows, ok, r = top_test(A, k, top, seen)
     rows = AnchorRows(A, k) if rows is None else rows
     state = {"rows": rows, "tau": -np.inf, "r": None}
     tb = None
@@ -184,25 +185,24 @@ def _anchored(A: np.ndarray, k: int, lower: float, best: float, rel_tol: float =
     return tb if tb is not None and tb < best else None
 
 
-def top_test(A: np.ndarray, k: int, tau: float):
-    """``anchored_rowsum_test(AnchorRows(A, k), tau)`` from the all-ones start: ``(rows, proved, r)``.  The
-    last call's rows and answer are kept (:data:`_top_last`) and returned again for the same A object, k and
-    tau: a split certificate's light route (:func:`.coupled.light_S`) runs this test on A_SS, and where it
-    fails the DNN's route (:func:`dense_dual`) asks the same one (issue 39: dlbcl-shaped k = 135, ~0.08 CPU s
-    each).  The test is deterministic in its inputs, so the answer reused is the one it would compute."""
+def top_test(A: np.ndarray, k: int, tau: float, seen: dict | None = None):
+    """``anchored_rowsum_test(AnchorRows(A, k), tau)`` from the all-ones start: ``(rows, proved, r)``.
+    ``seen`` (a dict, optional): one certificate's record of this test, handed by its caller from one ask to
+    the next.  The answer is kept there (``seen["top"]``) and returned again for the same A object, k and tau:
+    a split certificate's light route (:func:`.coupled.light_S`) runs this test on A_SS, and where that
+    route fails or falls short the DNN's route (:func:`dense_dual`, given the same dict) asks the same one
+    (issue 39: dlbcl-shaped k = 135, ~0.08 CPU s each).  The test is deterministic in its inputs, so the
+    answer reused is the one it would compute (``r`` is copied by every test started from it:
+    :func:`.anchor.anchored_rowsum_test`; the rows are read only).  Nothing is kept between certificates."""
     key = (int(k), float(tau))
-    last = _top_last[0]
-    if last is not None and last[0]() is A and last[1] == key:
+    last = None if seen is None else seen.get("top")
+    if last is not None and last[0] is A and last[1] == key:
         return last[2], last[3], last[4]
     rows = AnchorRows(A, k)
     ok, r = anchored_rowsum_test(rows, tau)
-    _top_last[0] = (weakref.ref(A), key, rows, ok, r)
+    if seen is not None:
+        seen["top"] = (A, key, rows, ok, r)
     return rows, ok, r
-
-
-# top_test's last question and its answer, ``(weakref to A, (k, tau), rows, proved, r)`` (``r`` is copied by
-# every test it starts: anchored_rowsum_test; the rows are read only)
-_top_last: list = [None]
 
 
 def _anchored_above(carry: dict, lower: float, top: float, rel_tol: float = 5e-5) -> float | None:
@@ -449,7 +449,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
 
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,
                effort: str, *, warm: DnnState | None, callback, budget: Budget | None, need_dual: bool,
-               tree_follows: bool = False, iters: int | None = None):
+               tree_follows: bool = False, iters: int | None = None, seen: dict | None = None):
     """The dual side of a dense certificate (:func:`.single._certify_dense`), given its cheap
     bounds: the KKT point of x, the anchored row sums, the DNN and its cut rounds, each only
     while the bounds so far leave the ratio below what it aims for.  ``bounds`` and ``info``
@@ -459,7 +459,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     needs the dual point's bounds at every sparsity); ``tree_follows``: a branch and bound decides
     the bound next (no cut rounds, half the iterations: on MLL's screened set at k = 5 and 10 the
     tree closed in as many nodes, the DNN's second half and its cuts were then unused); ``iters``:
-    the DNN's iterations before its cut rounds (default the effort's)."""
+    the DNN's iterations before its cut rounds (default the effort's); ``seen``: the anchored first test's
+    record (:func:`top_test`) a split certificate's light route left on the same A (reused, not run again)."""
     cfg = _EFFORT[effort]
     n = A.shape[0]
     target = 1.0 - cfg["target_gap"]
@@ -503,7 +504,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         else:
             with step(budget, "anchored", anchored_size):
                 tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry,
-                               top_ratio=_DNN_SKIP_AT, top_first=True)
+                               top_ratio=_DNN_SKIP_AT, top_first=True, seen=seen)
         info["anchored_seconds"] = time.perf_counter() - t1
         if tb is not None:
             bounds["anchored"] = tb

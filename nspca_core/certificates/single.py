@@ -70,13 +70,14 @@ _SPLIT_DNN_HOPE = 0.02
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
-                   report: BoundReport | None = None, tree_follows: bool = False, dnn_iters: int | None = None):
+                   report: BoundReport | None = None, tree_follows: bool = False, dnn_iters: int | None = None,
+                   seen: dict | None = None):
     """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
-    ``need_dual``: run the DNN even where the anchored bound already certifies
-    ``dual._DNN_SKIP_AT`` (the split bound needs the dual point's bounds at every sparsity);
-    ``tree_follows``: a branch and bound decides next (:func:`.dual.dense_dual`); ``dnn_iters``: the
-    DNN's iterations before its cut rounds (default the effort's: the split bound's S takes fewer).
+    ``need_dual``: run the DNN even where the anchored bound already certifies ``dual._DNN_SKIP_AT`` (the
+    split bound needs the dual point's bounds at every sparsity); ``tree_follows``: a branch and bound decides
+    next (:func:`.dual.dense_dual`); ``dnn_iters``: the DNN's iterations before its cut rounds (default the
+    effort's: the split bound's S takes fewer); ``seen``: :func:`.dual.top_test`'s record (light_S's, on A).
     ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
     time left (the certificate is then whatever was proved in time: from the sum of the k largest
     variances up); ``report``: each bound proved is offered to it as it comes."""
@@ -179,7 +180,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     report.offer(min(bounds.values()))
     # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
-                            budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters)
+                            budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters, seen=seen)
     # the DNN's Ritz vectors are good starts for the lower bound too
     if (ran and not x_given and state is not None and state.U is not None
             and fits(budget, "ascent", float(n) ** 3)):
@@ -284,12 +285,12 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # path is at most certify(k) at its runs; then its own eager one (finer, its refinements carried to other
     # k) and the DNN's route, the smallest coupled bound standing (target 2: never looser than certify(k))
     follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None
-    lazy = {} if keep is None or follow else None
+    lazy, seen = ({} if keep is None or follow else None), {}  # (seen: light_S's first test, for dense_dual)
     lamS = _lambda_S(cov, S) if light else None
-    certS, stS = (light_S(covS, kS, xS, lamS, lazy=lazy) if light else None), None
+    certS, stS = (light_S(covS, kS, xS, lamS, lazy=lazy, seen=seen) if light else None), None
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
-                                        x, lower, info)
+                                        x, lower, info, seen)
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
@@ -319,7 +320,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, aim=_COUPLED_AIM, notes=notes, deep=True,
             gallop=_AIM_GALLOP_ONE, make_rows=rows, rel=_AIM_REL_ONE)
         one_k = (coupled, sharper, notes.get("cost", 0.0))
-        eager = light_S(covS, kS, xS, lamS)  # (its first test reused: dual.top_test)
+        eager = light_S(covS, kS, xS, lamS, seen=seen)  # (its first test reused: dual.top_test)
         if eager is not None:  # the path's own light route, eager and finer, on the whole cross table
             full = make if rows is None else _once(lambda: np.minimum(make(), rows()))
             notes = {}
@@ -339,7 +340,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
         # the smaller of the two coupled bounds, S's bounds at each sparsity the smaller of the two
-        certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info)
+        certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info,
+                                        seen)
         bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
                                                    aim=_COUPLED_AIM, notes=notes, gallop=gallop, make_rows=rows, rel=rel)
@@ -395,7 +397,7 @@ def _once(make):
 
 
 def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget, branch_seconds, nT: int, x,
-             lower: float, info: dict):
+             lower: float, info: dict, seen: dict | None = None):
     """S's certificate for :func:`_certify_split` by the dense machinery on ``A_SS`` (x restricted to S is
     feasible there; the DNN's dual point for every sparsity when T is not empty), then the branch and
     bound over supports on S where it applies.  Returns ``(certS, stS, x, lower)``."""
@@ -410,7 +412,7 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
     tree = (seconds or 0.0) > 0 or nodes > 0
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget,
                                 tree_follows=effort == "auto" and nodes > 0,
-                                dnn_iters=_EFFORT[effort].get("split_iters"))
+                                dnn_iters=_EFFORT[effort].get("split_iters"), seen=seen)
     if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short

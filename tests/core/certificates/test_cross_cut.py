@@ -59,6 +59,7 @@ def test_table_with_gathered_row_tops_is_the_former_and_bounds_brute_force(monke
     monkeypatch.setattr(cross, "_FIRST", 1)
     C = cross_table(cov, S, T, s + 1, t + 1, part=part)
     with monkeypatch.context() as mp:
+        mp.setattr(cross, "_SCAN", False)  # (the blocks written out: the chunked route of test_cross_scan.py too)
         mp.setattr(cross, "_row_tops_entries",
                    lambda rows, P2, over, jm: _row_tops(rows, P2[:, over.any(axis=0)], jm, False))
         former = cross_table(cov, S, T, s + 1, t + 1, part=part)

@@ -75,11 +75,11 @@ def _spy_tests(monkeypatch) -> list:
         return real(rows, tau, *a, **kw)
 
     monkeypatch.setattr(coupled, "anchored_rowsum_test", spy)
-    real_top = coupled.top_test  # (light_S's lazy test: through dual.top_test, its memo)
+    real_top = coupled.top_test  # (light_S's lazy test: through dual.top_test, its record handed on)
 
-    def spy_top(A, k, tau):
+    def spy_top(A, k, tau, record=None):
         seen.append(int(k))
-        return real_top(A, k, tau)
+        return real_top(A, k, tau, record)
 
     monkeypatch.setattr(coupled, "top_test", spy_top)
     return seen
@@ -134,9 +134,9 @@ def test_where_T_binds_S_bound_stays_at_the_aims_value(monkeypatch):
     monkeypatch.setattr(coupled, "light_finish", lambda lazy, rel=None: finished.append(1) or real_finish(lazy, rel))
     real_light = single.light_S
 
-    def light(covS, kS, xS, lam=None, lazy=None):
+    def light(covS, kS, xS, lam=None, lazy=None, seen=None):
         kept.append(lazy)
-        return real_light(covS, kS, xS, lam, lazy)
+        return real_light(covS, kS, xS, lam, lazy, seen)
 
     monkeypatch.setattr(single, "light_S", light)
     found = 0
@@ -186,9 +186,9 @@ def test_switched_off_the_one_k_light_route_is_eager(monkeypatch):
     got, finished = [], []
     real_light, real_finish = single.light_S, coupled.light_finish
 
-    def light(covS, kS, xS, lam=None, lazy=None):
+    def light(covS, kS, xS, lam=None, lazy=None, seen=None):
         got.append(lazy)
-        return real_light(covS, kS, xS, lam, lazy)
+        return real_light(covS, kS, xS, lam, lazy, seen)
 
     monkeypatch.setattr(single, "light_S", light)
     monkeypatch.setattr(coupled, "light_finish", lambda lazy, rel=None: finished.append(1) or real_finish(lazy, rel))

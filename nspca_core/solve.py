@@ -233,9 +233,10 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     n = cov.n
     V, eig = _auto_factor(cov, d)
     info: dict = {"eigenvalues": eig, "exact": False}
-    key = cov_key(cov)
+    diag = cov.diag()  # the variances, for the key and the screen's order
+    key = cov_key(cov, diag)
     if k <= 2:
-        low = cov.quads(project(np.column_stack([V, cov.diag()]), k, key)).max()
+        low = cov.quads(project(np.column_stack([V, diag]), k, key)).max()
         opt, x = opt_pairs(cov, k, lower=float(low))
         info.update({"starts": {"pairs": opt}, "polished": {"pairs": opt}, "winner": "pairs",
                      "polish_iterations": 0, "exact": True, "opt": opt})
@@ -270,7 +271,7 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     if first is not None:
         names, X0 = [first[0]] + names, np.column_stack([first[1], X0])
     tick(1)
-    screen = Screen(cov, V, eig[0], single) if Screen.applies(cov) else None
+    screen = Screen(cov, V, eig[0], single, diag=diag, key=key) if Screen.applies(cov) else None
     before, after, ascended, supports = _ascend(cov, names, X0, k, key, screen, single)
     if options.get("samples") or (_AUTO_ENET and _disagree(after)):
         more = _enet_starts(V, k, d, eps, seed, options.get("samples"), info)

@@ -155,7 +155,10 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     p = T.shape[1]
     X0[:, :p] = T
     X0[:, p:p + d - 1] = F[:, 1:]
-    X0[:, p + d - 1:] = cov.matvec(R) if matvec is None else matvec(R, dense=True)
+    if matvec is None:
+        X0[:, p + d - 1:] = cov.matvec(R)
+    else:  # the float32 products converted straight into X0's block
+        matvec(R, dense=True, out=X0[:, p + d - 1:])
     return names, X0
 
 

@@ -39,21 +39,27 @@ class SingleProducts:
         """Whether ``cov`` is a plain operator (dense data or covariance) of at least ``min_n`` features."""
         return type(cov) is Cov and cov.n >= min_n and (cov.X is not None or cov._A is not None)
 
-    def rows_of(self, U: np.ndarray, rows: np.ndarray, W: np.ndarray, Z=None) -> np.ndarray:
+    def rows_of(self, U: np.ndarray, rows: np.ndarray, W: np.ndarray, Z=None, out=None) -> np.ndarray:
         """``(A W)[U]`` (float64) for W (float64) nonzero on ``rows`` only (``W`` those rows; ``Z``
-        optionally ``X_rows W`` already in float32); ``U`` None: every row."""
+        optionally ``X_rows W`` already in float32); ``U`` None: every row.  ``out``: a float64 array
+        of that shape written in place (the float32 products converted once, into it) and returned."""
         every = rows.size == (self.X.shape[1] if self.thin else self.A.shape[0])  # no gather then
         if self.thin:
             if Z is None:
                 Z = (self.X if every else self.X[:, rows]) @ W.astype(np.float32)
                 Z *= self.scale
             XU = self.X if U is None else self.X[:, U]
-            return (Z.T @ XU).T.astype(np.float64)
-        if U is None:  # A symmetric: rows for columns
-            AU = self.A if every else self.A[rows]
+            Y = (Z.T @ XU).T
         else:
-            AU = self.A[np.ix_(rows, U)]
-        return (W.astype(np.float32).T @ AU).T.astype(np.float64)
+            if U is None:  # A symmetric: rows for columns
+                AU = self.A if every else self.A[rows]
+            else:
+                AU = self.A[np.ix_(rows, U)]
+            Y = (W.astype(np.float32).T @ AU).T
+        if out is None:
+            return Y.astype(np.float64)
+        np.copyto(out, Y)  # float32 to float64: exact
+        return out
 
     def z(self, rows: np.ndarray, W: np.ndarray):
         """``X_rows W / m`` in float32 (thin data), for :meth:`rows_of`; None on a covariance."""
@@ -63,16 +69,18 @@ class SingleProducts:
         Z *= self.scale
         return Z
 
-    def __call__(self, W: np.ndarray, dense: bool = False) -> np.ndarray:
+    def __call__(self, W: np.ndarray, dense: bool = False, out=None) -> np.ndarray:
         """``A W`` for W (n, q); only the rows of W holding a nonzero enter the product (``dense``:
-        W has no zero row, every row enters without the check)."""
+        W has no zero row, every row enters without the check).  ``out``: as in :meth:`rows_of`
+        (W of two dimensions)."""
         W2 = W if W.ndim == 2 else W[:, None]
         n, q = W2.shape
         if not dense:
             used = np.flatnonzero(np.abs(W2).sum(axis=1))
             # gathering the used rows pays when the product with the rest is larger (as Cov.matvec)
             dense = used.size >= min(0.75, q / (q + 2)) * n
-        Y = self.rows_of(None, np.arange(n), W2) if dense else self.rows_of(None, used, W2[used])
+        Y = self.rows_of(None, np.arange(n), W2, out=out) if dense else \
+            self.rows_of(None, used, W2[used], out=out)
         return Y if W.ndim == 2 else Y[:, 0]
 
 

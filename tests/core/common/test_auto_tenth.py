@@ -81,3 +81,25 @@ def test_auto_on_gene_shaped_data_is_what_the_sorted_screen_gives(seed, k):
     finally:
         solve.Screen = plain
     assert np.array_equal(r.x, r0.x) and r.variance == r0.variance
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.booleans(), st.integers(1, 6), st.booleans())
+def test_single_products_into_a_block_equal_the_returned_products(seed, thin, q, some_zero_rows):
+    """``SingleProducts(W, out=block)`` (auto's random starts written into X0) holds the floats of the
+    returned product: the float32 products converted once, exactly."""
+    rng = np.random.default_rng(seed)
+    m, n = (12, 300) if thin else (400, 300)
+    X = rng.standard_normal((m, n)) * rng.uniform(0.1, 3.0, n)
+    cov = Cov(X - X.mean(axis=0), None)
+    if not thin:
+        cov.dense()
+    sp = SingleProducts(cov)
+    W = rng.standard_normal((n, q))
+    if some_zero_rows:
+        W[rng.random(n) < 0.7] = 0.0
+    X0 = np.full((n, q + 3), np.nan, order="F")
+    got = sp(W, dense=not some_zero_rows, out=X0[:, 3:])
+    expect = sp(W, dense=not some_zero_rows)
+    assert got.dtype == np.float64 and np.array_equal(got, expect) and np.array_equal(X0[:, 3:], expect)
+    assert np.isnan(X0[:, :3]).all()

@@ -282,7 +282,7 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
         before.update(b2)
         after.update(a2)
         ascended.update(x2)
-        supports.update(s2)
+        supports.update({nm: s2[nm] for nm in x2})  # made now: s2 holds its own points
     if n <= _AUTO_EM_MAX_N:
         with warnings.catch_warnings():  # em's own non-convergence is not auto's: its point still counts
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -294,6 +294,8 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     distinct: dict[bytes, str] = {}
     for name in sorted(after, key=lambda nm: -after[nm]):
         distinct.setdefault(supports[name], name)  # one name per support
+        if len(distinct) == _AUTO_FULL_POLISH:  # the first few are polished: the rest is not looked at
+            break
     best_name, best_x, best_f = None, None, -np.inf
     top = max(after.values())
     # the best distinct optima (far below the best, a polish's small gains will not overtake it),
@@ -339,9 +341,23 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}
-    on = r.X.T != 0  # row j: column j's support (tobytes copies it in its logical order)
-    return (before, after, {nm: r.X[:, j] for j, nm in enumerate(names)},
-            {nm: on[j].tobytes() for j, nm in enumerate(names)})
+    return (before, after, {nm: r.X[:, j] for j, nm in enumerate(names)}, _Supports(r.X, names))
+
+
+class _Supports(dict):
+    """The supports of the ascent's points by name, as bytes (``(x != 0).tobytes()``), each made when
+    first asked for (the caller looks at the best few): from one comparison of all points."""
+
+    def __init__(self, X: np.ndarray, names: list):
+        super().__init__()
+        self._on, self._col = None, {nm: j for j, nm in enumerate(names)}
+        self._X = X
+
+    def __missing__(self, name):
+        if self._on is None:
+            self._on = self._X.T != 0  # row j: column j's support (tobytes copies it in its logical order)
+        value = self[name] = self._on[self._col[name]].tobytes()
+        return value
 
 
 class _SparseRows:

@@ -103,3 +103,22 @@ def test_single_products_into_a_block_equal_the_returned_products(seed, thin, q,
     expect = sp(W, dense=not some_zero_rows)
     assert got.dtype == np.float64 and np.array_equal(got, expect) and np.array_equal(X0[:, 3:], expect)
     assert np.isnan(X0[:, :3]).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 40), st.integers(1, 12))
+def test_supports_made_when_asked_are_the_eager_ones(seed, n, p):
+    """auto's supports by name, each made when first asked for, are ``(x != 0).tobytes()`` of the
+    points (what ``_ascend`` returned for every name before), equal supports equal bytes."""
+    from nspca_core.solve import _Supports
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p)) * (rng.random((n, p)) < 0.4)
+    X[:, p // 2] = X[:, 0]  # two points on one support
+    names = [f"s{j}" for j in range(p)]
+    sup = _Supports(X, names)
+    order = rng.permutation(p)
+    for j in order:
+        assert sup[names[j]] == (X[:, j] != 0).tobytes()
+    assert sup[names[p // 2]] == sup[names[0]]
+    assert len(sup) == p

@@ -155,7 +155,10 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     p = T.shape[1]
     X0[:, :p] = T
     X0[:, p:p + d - 1] = F[:, 1:]
-    X0[:, p + d - 1:] = cov.matvec(R) if matvec is None else matvec(R, dense=True)
+    if matvec is None:
+        X0[:, p + d - 1:] = cov.matvec(R)
+    else:  # the float32 products converted straight into X0's block
+        matvec(R, dense=True, out=X0[:, p + d - 1:])
     return names, X0
 
 
@@ -233,9 +236,10 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     n = cov.n
     V, eig = _auto_factor(cov, d)
     info: dict = {"eigenvalues": eig, "exact": False}
-    key = cov_key(cov)
+    diag = cov.diag()  # the variances, for the key and the screen's order
+    key = cov_key(cov, diag)
     if k <= 2:
-        low = cov.quads(project(np.column_stack([V, cov.diag()]), k, key)).max()
+        low = cov.quads(project(np.column_stack([V, diag]), k, key)).max()
         opt, x = opt_pairs(cov, k, lower=float(low))
         info.update({"starts": {"pairs": opt}, "polished": {"pairs": opt}, "winner": "pairs",
                      "polish_iterations": 0, "exact": True, "opt": opt})
@@ -270,7 +274,7 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     if first is not None:
         names, X0 = [first[0]] + names, np.column_stack([first[1], X0])
     tick(1)
-    screen = Screen(cov, V, eig[0], single) if Screen.applies(cov) else None
+    screen = Screen(cov, V, eig[0], single, diag=diag, key=key) if Screen.applies(cov) else None
     before, after, ascended, supports = _ascend(cov, names, X0, k, key, screen, single)
     if options.get("samples") or (_AUTO_ENET and _disagree(after)):
         more = _enet_starts(V, k, d, eps, seed, options.get("samples"), info)
@@ -278,7 +282,7 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
         before.update(b2)
         after.update(a2)
         ascended.update(x2)
-        supports.update(s2)
+        supports.update({nm: s2[nm] for nm in x2})  # made now: s2 holds its own points
     if n <= _AUTO_EM_MAX_N:
         with warnings.catch_warnings():  # em's own non-convergence is not auto's: its point still counts
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -290,6 +294,8 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     distinct: dict[bytes, str] = {}
     for name in sorted(after, key=lambda nm: -after[nm]):
         distinct.setdefault(supports[name], name)  # one name per support
+        if len(distinct) == _AUTO_FULL_POLISH:  # the first few are polished: the rest is not looked at
+            break
     best_name, best_x, best_f = None, None, -np.inf
     top = max(after.values())
     # the best distinct optima (far below the best, a polish's small gains will not overtake it),
@@ -335,9 +341,23 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}
-    on = r.X.T != 0  # row j: column j's support (tobytes copies it in its logical order)
-    return (before, after, {nm: r.X[:, j] for j, nm in enumerate(names)},
-            {nm: on[j].tobytes() for j, nm in enumerate(names)})
+    return (before, after, {nm: r.X[:, j] for j, nm in enumerate(names)}, _Supports(r.X, names))
+
+
+class _Supports(dict):
+    """The supports of the ascent's points by name, as bytes (``(x != 0).tobytes()``), each made when
+    first asked for (the caller looks at the best few): from one comparison of all points."""
+
+    def __init__(self, X: np.ndarray, names: list):
+        super().__init__()
+        self._on, self._col = None, {nm: j for j, nm in enumerate(names)}
+        self._X = X
+
+    def __missing__(self, name):
+        if self._on is None:
+            self._on = self._X.T != 0  # row j: column j's support (tobytes copies it in its logical order)
+        value = self[name] = self._on[self._col[name]].tobytes()
+        return value
 
 
 class _SparseRows:

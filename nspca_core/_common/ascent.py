@@ -113,9 +113,10 @@ def tie_key(diag: np.ndarray, second: np.ndarray | None = None) -> np.ndarray:
     return key
 
 
-def cov_key(cov) -> np.ndarray:
-    """:func:`tie_key` of a covariance operator: its variances, then its row sums ``A 1``."""
-    return tie_key(cov.diag(), cov.matvec(np.ones(cov.n)))
+def cov_key(cov, diag: np.ndarray | None = None) -> np.ndarray:
+    """:func:`tie_key` of a covariance operator: its variances, then its row sums ``A 1``.  ``diag``:
+    ``cov.diag()`` already computed by the caller (the same floats)."""
+    return tie_key(cov.diag() if diag is None else diag, cov.matvec(np.ones(cov.n)))
 
 
 

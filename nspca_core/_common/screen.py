@@ -12,7 +12,7 @@ from ..operators.cov import Cov
 from .eig import top_eigh
 from .steps import _to_dense, kth_largest
 
-__all__ = ["Screen", "SupportJump", "SingleProducts"]
+__all__ = ["Screen", "SupportJump", "SingleProducts", "variance_order"]
 
 
 class SingleProducts:
@@ -39,21 +39,27 @@ class SingleProducts:
         """Whether ``cov`` is a plain operator (dense data or covariance) of at least ``min_n`` features."""
         return type(cov) is Cov and cov.n >= min_n and (cov.X is not None or cov._A is not None)
 
-    def rows_of(self, U: np.ndarray, rows: np.ndarray, W: np.ndarray, Z=None) -> np.ndarray:
+    def rows_of(self, U: np.ndarray, rows: np.ndarray, W: np.ndarray, Z=None, out=None) -> np.ndarray:
         """``(A W)[U]`` (float64) for W (float64) nonzero on ``rows`` only (``W`` those rows; ``Z``
-        optionally ``X_rows W`` already in float32); ``U`` None: every row."""
+        optionally ``X_rows W`` already in float32); ``U`` None: every row.  ``out``: a float64 array
+        of that shape written in place (the float32 products converted once, into it) and returned."""
         every = rows.size == (self.X.shape[1] if self.thin else self.A.shape[0])  # no gather then
         if self.thin:
             if Z is None:
                 Z = (self.X if every else self.X[:, rows]) @ W.astype(np.float32)
                 Z *= self.scale
             XU = self.X if U is None else self.X[:, U]
-            return (Z.T @ XU).T.astype(np.float64)
-        if U is None:  # A symmetric: rows for columns
-            AU = self.A if every else self.A[rows]
+            Y = (Z.T @ XU).T
         else:
-            AU = self.A[np.ix_(rows, U)]
-        return (W.astype(np.float32).T @ AU).T.astype(np.float64)
+            if U is None:  # A symmetric: rows for columns
+                AU = self.A if every else self.A[rows]
+            else:
+                AU = self.A[np.ix_(rows, U)]
+            Y = (W.astype(np.float32).T @ AU).T
+        if out is None:
+            return Y.astype(np.float64)
+        np.copyto(out, Y)  # float32 to float64: exact
+        return out
 
     def z(self, rows: np.ndarray, W: np.ndarray):
         """``X_rows W / m`` in float32 (thin data), for :meth:`rows_of`; None on a covariance."""
@@ -63,16 +69,18 @@ class SingleProducts:
         Z *= self.scale
         return Z
 
-    def __call__(self, W: np.ndarray, dense: bool = False) -> np.ndarray:
+    def __call__(self, W: np.ndarray, dense: bool = False, out=None) -> np.ndarray:
         """``A W`` for W (n, q); only the rows of W holding a nonzero enter the product (``dense``:
-        W has no zero row, every row enters without the check)."""
+        W has no zero row, every row enters without the check).  ``out``: as in :meth:`rows_of`
+        (W of two dimensions)."""
         W2 = W if W.ndim == 2 else W[:, None]
         n, q = W2.shape
         if not dense:
             used = np.flatnonzero(np.abs(W2).sum(axis=1))
             # gathering the used rows pays when the product with the rest is larger (as Cov.matvec)
             dense = used.size >= min(0.75, q / (q + 2)) * n
-        Y = self.rows_of(None, np.arange(n), W2) if dense else self.rows_of(None, used, W2[used])
+        Y = self.rows_of(None, np.arange(n), W2, out=out) if dense else \
+            self.rows_of(None, used, W2[used], out=out)
         return Y if W.ndim == 2 else Y[:, 0]
 
 
@@ -122,7 +130,11 @@ class Screen:
     #: pass Cauchy–Schwarz's prefix (below: the split products and steps cost more than they save)
     single_share = 0.75
 
-    def __init__(self, cov, V: np.ndarray, lam1: float, single: SingleProducts | None = None):
+    def __init__(self, cov, V: np.ndarray, lam1: float, single: SingleProducts | None = None, *,
+                 diag: np.ndarray | None = None, key: np.ndarray | None = None):
+        """``diag``: ``cov.diag()`` already computed (the same floats); ``key``: the data's tie-break
+        ranks (:func:`~nspca_core._common.ascent.tie_key` of those variances, larger first), from
+        which the rows' order by variance comes without a sort of all n (:func:`variance_order`)."""
         self.cov = cov
         self.single = single
         self.V = V
@@ -130,6 +142,7 @@ class Screen:
         self.thin = cov._A is None and cov.thin
         self._skip, self._cooldown = 0, 1
         self._sorted = False
+        self._diag, self._key = diag, key
 
     def _prepare(self):
         """The rows sorted by variance and the bounds' square roots, once, when the screen first
@@ -137,10 +150,10 @@ class Screen:
         if self._sorted:
             return
         V = self.V
-        diag = np.maximum(self.cov.diag(), 0.0)
+        diag = np.maximum(self.cov.diag() if self._diag is None else self._diag, 0.0)
         self.delta = 1e-10 * max(float(self.lam1), 0.0)
         self.s = np.sqrt(np.maximum(diag - np.einsum("ij,ij->i", V, V), 0.0) + self.guard * diag + self.delta)
-        self.order = np.argsort(-diag, kind="stable")
+        self.order = variance_order(diag, self._key)
         self.sd = np.sqrt(diag * (1 + self.guard) + self.delta)
         self.neg_sd = -self.sd[self.order]  # increasing
         self._sorted = True
@@ -317,6 +330,26 @@ class Screen:
             return g[:0], None
         base[P[union[:, take - 1]]] = True
         return np.sort(g[by[:take]]), np.flatnonzero(base)
+
+
+def variance_order(diag: np.ndarray, key: np.ndarray | None = None) -> np.ndarray:
+    """``np.argsort(-diag, kind="stable")``: the features by decreasing variance, ties by index.
+
+    With ``key`` (a permutation of ``range(n)``, e.g. :func:`~nspca_core._common.ascent.tie_key`'s
+    ranks, which order the features by their variances rounded to 9 digits), the features are first
+    taken in the key's order, which is sorted but for variances equal to 9 digits, and that nearly
+    sorted array is sorted stably (a merge sort finds the sorted runs: O(n) passes, not n log n
+    comparisons).  Without two equal variances the order by variance is unique, so it is the
+    argsort's; with a tie (which the key may order otherwise than by index) the argsort is taken."""
+    neg = -diag
+    if key is not None and key.shape == diag.shape:
+        by_key = np.empty_like(key)
+        by_key[key] = np.arange(key.size)
+        order = by_key[np.argsort(neg[by_key], kind="stable")]
+        v = neg[order]
+        if (v[1:] > v[:-1]).all():  # strictly increasing: no tie, no NaN (a NaN compares False)
+            return order
+    return np.argsort(neg, kind="stable")
 
 
 class SupportJump:

@@ -389,14 +389,16 @@ def project_compact(X0: np.ndarray, kc, key: np.ndarray | None, width: int):
     norm, run on the kept entries in the same order)."""
     n, p = X0.shape
     Yp = np.maximum(np.asarray(X0, dtype=float), 0.0)
-    few = np.count_nonzero(Yp, axis=0) <= kc  # feasible supports (a polish, a rank-1 start): T_k keeps
-    if few.all():  # every positive entry
-        cols, rows = _nonzero_by_column(Yp)
+    M = Yp != 0
+    # feasible supports (a polish, a rank-1 start): T_k keeps every positive entry.  The counts from the
+    # mask (count_nonzero along an axis of the floats converts them all to integers first)
+    few = M.sum(axis=0) <= kc
+    if few.all():
+        cols, rows = _nonzero_by_column(M)
     elif not few.any():
         cols, rows = _nonzero_by_column(topk_mask(Yp, kc, key, floor=0.0))
     else:  # the selection on the other columns only (it is per column: the same masks)
         g = np.flatnonzero(~few)
-        M = Yp != 0
         M[:, g] = topk_mask(Yp[:, g], kc if np.ndim(kc) == 0 else np.asarray(kc)[g], key, floor=0.0)
         cols, rows = _nonzero_by_column(M)
     idx, vals = _scatter(rows, cols, Yp[rows, cols], n, p, width)

@@ -222,7 +222,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     pos = {int(k): i for i, k in enumerate(uniq)}
     spec = _Spectral(A, 1)
     # ---- lower bounds for all k, then carried upward (feasible for k' <= k is feasible for k)
-    LX, lows = _path_lower(cov, uniq, spec.U, given)
+    LX, lows = _path_lower(cov, uniq, spec.U, given, saturate=True)
     src = ["ascent"] * p
     for i, k in enumerate(uniq):
         if int(k) in given:

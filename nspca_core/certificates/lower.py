@@ -93,13 +93,15 @@ def _path_lower(cov: Cov, uniq: np.ndarray, U: np.ndarray, given: dict, saturate
         bx[:, idx], bv[idx] = X[:, j, np.arange(idx.size)], v[j, np.arange(idx.size)]
 
     blocks = _k_blocks(uniq) if saturate else [np.arange(p)]
+    checked = False
     for b, idx in enumerate(blocks):
         starts_at(idx)
         top = int(np.argmax(bv[: idx[-1] + 1]))
         rest = np.arange(idx[-1] + 1, p - 1)
         if b + 1 < len(blocks) and rest.size and np.count_nonzero(bx[:, top]) < uniq[idx[-1]]:
-            last = np.array([p - 1])
-            starts_at(last)
+            if not checked:  # (once: the largest k's starts give the same answer again)
+                starts_at(np.array([p - 1]))
+                checked = True
             if bv[p - 1] <= bv[top]:  # the largest k found no more: the point is the rest's
                 bx[:, rest], bv[rest] = bx[:, [top]], bv[top]
                 break

@@ -222,7 +222,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     pos = {int(k): i for i, k in enumerate(uniq)}
     spec = _Spectral(A, 1)
     # ---- lower bounds for all k, then carried upward (feasible for k' <= k is feasible for k)
-    LX, lows = _path_lower(cov, uniq, spec.U, given)
+    LX, lows = _path_lower(cov, uniq, spec.U, given, saturate=True)
     src = ["ascent"] * p
     for i, k in enumerate(uniq):
         if int(k) in given:
@@ -455,14 +455,19 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         # bound; a wider, finer bisection proved less at CBCL k = 38..41, its tests warm-started otherwise)
         # certify(k)'s forecast first (dual._forecast_fails on the path's point: ~1/5 of a failing test; CBCL
         # k = 57..110: 54 tests failed after 8-14 ms each, certify(k) skips them by the same forecast)
+        # ... but not next to a k whose test proved something: there the test is run at once (a forecast only spares
+        # a failing test: the same bound or a tighter one; CBCL k = 22..56: ~40 forecasts that passed, ~0.1 CPU s)
         carry: dict = {}
-        run_it = lo < one_k * ub_i and not _forecast_fails(A, k, LX[:, i], lo / _DNN_SKIP_AT, S._EFFORT[effort])
+        run_it = lo < one_k * ub_i and (bool(proved.intersection((k - 1, k + 1)))
+                                        or not _forecast_fails(A, k, LX[:, i], lo / _DNN_SKIP_AT, S._EFFORT[effort]))
         found = [_anchored(A, k, lo, np.inf, rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT, top_first=True,
                            carry=carry) if run_it else None]  # (ub_cheap keeps the smaller)
         if found[0] is not None and lo < (1 - _ANCHOR_FINE) * found[0]:
             finer[k] = (found[0], carry)  # (after the refinement: rest())
         if run_it:
             fails[0] = 0 if found[0] is not None else fails[0] + 1
+        if found[0] is not None:
+            proved.add(k)
         found = [v for v in found if v is not None]
         done.append(k)
         if found:
@@ -470,6 +475,7 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
             ub_cheap[i] = min(ub_cheap[i], anchored[k])
 
     done: list = []
+    proved: set = set()  # the k whose try proved a bound
     fails = [0]  # the tries in a row whose test ran and proved nothing
     finer: dict = {}  # k -> (certify(k)'s anchored bound, its call's last failed test)
     tried = np.array([int(k) for k in uniq if anchor_ok(n, int(k))], dtype=int)
@@ -481,11 +487,13 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         for k in done:
             i = pos[k]
             lo, ub_i = float(lows[i]), float(upper()[i])
-            if k in finer and ub_i > finer[k][1]["tau"]:
+            if k in finer and ub_i > finer[k][1]["tau"] and (lo < GOAL * ub_i or ub_i <= lo * (1 + 2 * _ANCHOR_REL)):
                 # finer, from certify(k)'s call's last failed test (valid above it): its 1e-3 steps left LRS
                 # k = 3..9 at 0.9990 where a finer bisection proves 0.9999 (anchor.anchored_bisection: ``hi``
                 # proved); only where it can lower the path's bound (what it proves lies above that failed
-                # test: CBCL, where the DNN's refinement went below it, 0.25 -> ~0.1 CPU s)
+                # test: CBCL, where the DNN's refinement went below it, 0.25 -> ~0.1 CPU s); and only where the path is
+                # below the polish's goal (there it can spare the polish) or within two steps of optimal (LRS): at CBCL
+                # k = 23..47, at 0.9817-0.9847 from the coarse steps, it gained <= 1.6e-3 at 0.2 CPU s
                 top, c = finer[k]
                 tb = anchored_bisection(c["rows"], lo, top, _ANCHOR_FINE, tau_lo=c["tau"], r_lo=c["r"])[0]
                 anchored[k] = min(anchored.get(k, np.inf), tb)

@@ -398,3 +398,80 @@ def test_anchored_tries_stop_after_failures_in_a_row(monkeypatch):
     # 4, 5 failed, 6 proved (the count reset), 7, 8, 9 failed: 10 and 11 (which would prove) are never asked
     assert calls == [3, 4, 5, 6, 7, 8, 9]
     assert set(anchored) == {3, 6}
+
+
+def test_finer_bisection_only_below_the_polish_goal(monkeypatch):
+    """After the refinement (``rest``), the finer anchored bisection runs only at a tried k whose ratio is
+    still below the polish's goal (GOAL) or within two of certify(k)'s steps of optimal: at k = 3 certify(k)'s
+    call certified 0.99 (nothing finer), at k = 4 0.975 and at k = 5 0.999 (finer, from that call's last
+    failed test); the bound proved is kept there."""
+    from nspca_core.certificates.path_dense_polish import GOAL
+
+    ratios = {3: 0.99, 4: 0.975, 5: 0.999}
+    finer = []
+
+    def fake(A, k, lo, best, carry=None, **kw):
+        carry.update({"rows": k, "tau": lo * 1.001, "r": None})
+        return lo / ratios[k] if k in ratios else None
+
+    def fake_bisection(rows, lo, top, rel, tau_lo=None, r_lo=None):
+        finer.append(rows)
+        return lo / min(ratios[rows] + 0.0005, 1.0), tau_lo, r_lo
+
+    monkeypatch.setattr(P, "_anchored", fake)
+    monkeypatch.setattr(P, "_forecast_fails", lambda *a, **kw: False)
+    monkeypatch.setattr(P, "anchored_bisection", fake_bisection)
+    monkeypatch.setattr(P, "anchored_rowsum_bound", lambda *a, **kw: None)
+    n = 6
+    uniq = np.arange(1, n + 1)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    lows, ub = np.ones(n), np.full(n, 2.0)
+
+    def in_order(tried, pos, lows, upper, f, cost, budget):
+        for k in tried:
+            f(int(k))
+        return 0.0
+
+    monkeypatch.setattr(P, "gap_runs", in_order)
+    anchored, rest, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
+                                                 lambda: ub, "auto", 1e18)
+    rest(lambda i: 2.0)
+    assert ratios[3] >= GOAL > ratios[4] and finer == [4, 5]
+    assert anchored[3] == 1 / ratios[3] and anchored[4] == 1 / (ratios[4] + 0.0005)
+    assert anchored[5] == 1 / (ratios[5] + 0.0005)
+
+
+def test_anchored_forecast_only_where_no_neighbour_proved(monkeypatch):
+    """certify(k)'s forecast (``_forecast_fails``) is asked only at a tried k with no neighbour (k +- 1) whose
+    test proved a bound; next to one, the test runs at once (a fake ``_anchored`` proving at k = 3, 4, 8 and
+    a fake forecast failing at k = 6, 7: asked at 3, 6, 7, 8 and 10..12; the tests run everywhere else)."""
+    asked, ran = [], []
+
+    def fake(A, k, lo, best, **kw):
+        ran.append(k)
+        return 2.0 * lo if k in (3, 4, 8) else None
+
+    def forecast(A, k, x, tau, cfg):
+        asked.append(k)
+        return k in (6, 7)
+
+    monkeypatch.setattr(P, "_anchored", fake)
+    monkeypatch.setattr(P, "_forecast_fails", forecast)
+    monkeypatch.setattr(P, "_ANCHOR_STOP_FAILS", 99)
+    n = 12
+    uniq = np.arange(1, n + 1)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    lows, ub = np.ones(n), np.full(n, 10.0)
+
+    def in_order(tried, pos, lows, upper, f, cost, budget):
+        for k in tried:
+            f(int(k))
+        return 0.0
+
+    monkeypatch.setattr(P, "gap_runs", in_order)
+    anchored, _, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
+                                              lambda: ub, "auto", 1e18)
+    assert [int(k) for k in uniq if S.anchor_ok(n, int(k))] == list(range(3, 13))
+    assert asked == [3, 6, 7, 8, 10, 11, 12]
+    assert ran == [3, 4, 5, 8, 9, 10, 11, 12]
+    assert set(anchored) == {3, 4, 8}

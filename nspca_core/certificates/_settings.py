@@ -270,3 +270,18 @@ _PATH = {
                  delta=2e-4, grid=2 ** 0.25, polish_runs=40, polish_iters=300, polish_rounds=10,
                  decay=0.998, target_gap=OPTIMAL_TOLERANCE, branch_nodes=3000),
 }
+
+
+# (the split bound, single.py)
+# "auto"'s branch and bound on the split bound's S: only up to this k (it closes in a few dozen
+# nodes at small k; at larger k it spends its time without closing)
+_SPLIT_BRANCH_MAX_K = 16
+
+# that tree ("auto", by nodes) computes a node's DNN bound only while its nearest ancestor's is within this of
+# the value to refute (exact.branch_and_bound's dnn_hope): on MLL k = 5 / 10 and golub-shaped k = 10 the
+# 40-iteration dual point's node bounds sat 4..7% above it and refuted no node (the row sums did)
+_SPLIT_DNN_HOPE = 0.02
+
+# the efforts whose split bound takes S's top eigenpairs through X_S's Gram where X_S is thin (issue 39: MLL k =
+# 200, 0.14 CPU s of LAPACK on the 1,200 x 1,200 A_SS against ~2 ms); "full" and the exact mode keep LAPACK's
+_THIN_S_EFFORTS = ("auto", "fast")

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 from scipy.sparse import issparse
 
-from .._common.pairs import opt_pairs
+from .._common.pairs import opt_pairs, pair_seed
 from .._common.params import check
 from .._common.scale import normalized, rescale
 from ..operators.cov import Cov
@@ -293,8 +293,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         pair = None
         if k >= 3 and T.size:  # B_S(2) + B_T(k - 2) can decide; exact pairs (O(|S|^2), any k)
             AS = covS.dense()
-            opt2, _ = opt_pairs(Cov(None, AS), 2)
-            pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
+            seed = pair_seed(AS)  # (a feasible pair's value: opt_pairs screens below it, the same float)
+            opt2 = max(opt_pairs(Cov(None, AS), 2, lower=seed)[0], seed)
+            pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * max(float(AS.max()), -float(AS.min()))  # (= |AS|'s max)
         BT = _rest_curve(cov, T, k, spec=specT)
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)

@@ -161,3 +161,29 @@ def test_the_route_is_taken_where_X_S_is_thin_in_auto_and_fast_only(monkeypatch,
     c = certify(X, k=3, effort=effort, center=False)
     assert "B_S" in c.info
     assert (seen["thin"] > 0) == thin and (seen["lapack"] > 0) != thin
+
+
+@TINY
+@given(st.integers(0, 2**31 - 1), st.integers(2, 6), st.integers(1, 40), st.floats(-20, 20), st.data())
+def test_lazy_row_sums_give_the_same_floats(seed, m, extra, e, data):
+    """``_ThinSpectral.spectrum`` (the row sums of ``A - v_1 v_1^T`` formed only where a few rows do not already
+    reach ``lambda_2``'s bound) gives every cheap bound the float of :meth:`_Spectral.spectrum` on the same
+    eigenpairs, at every k: both where those rows decide (large k) and where the whole matrix is needed."""
+    n = m + extra
+    X = _thin(seed, m, n, e, data.draw(st.sampled_from(["plain", "centered", "repeated"])))
+    A = X.T @ X / m
+    spec = _ThinSpectral(A, X, m, 2)
+    ks = np.arange(1, n + 1)
+    lazy, eager = cheap_bounds(spec.spectrum(), ks), cheap_bounds(_Spectral.spectrum(spec), ks)
+    assert list(lazy) == list(eager)
+    for name in lazy:
+        np.testing.assert_array_equal(lazy[name], eager[name])
+
+
+def test_lazy_row_sums_take_both_branches():
+    """On one matrix: small k needs the whole matrix's row sums (below lambda_2's bound), large k not."""
+    X = _thin(5, 4, 30, 0.0, "centered")
+    A = X.T @ X / 4
+    spec = _ThinSpectral(A, X, 4, 2)
+    got = spec.spectrum().rowsum(np.array([1, 30]))
+    assert np.isfinite(got[0]) and got[0] < spec.lam(1) and got[1] == np.inf

@@ -124,6 +124,7 @@ def _spy(monkeypatch):
     monkeypatch.setattr(bounds._Spectral, "__init__", lap_init)
     monkeypatch.setattr(single, "lambda1_only", lambda A, k: None)  # (LAPACK's route otherwise)
     monkeypatch.setattr(single, "light_S", lambda *a, **kw: None)  # (S by _certify_dense: its spectrum)
+    monkeypatch.setattr(single, "_THIN_S_EFFORTS", ("auto", "fast"))  # (the switch, off by default: _settings)
     return seen
 
 
@@ -187,3 +188,13 @@ def test_lazy_row_sums_take_both_branches():
     spec = _ThinSpectral(A, X, 4, 2)
     got = spec.spectrum().rowsum(np.array([1, 30]))
     assert np.isfinite(got[0]) and got[0] < spec.lam(1) and got[1] == np.inf
+
+
+def test_the_switch_is_off_by_default(monkeypatch):
+    """``_settings._THIN_S_EFFORTS`` empty (see there why): LAPACK's route at every effort, as before."""
+    assert single._THIN_S_EFFORTS == ()
+    _force_split(monkeypatch, 6)
+    seen = _spy(monkeypatch)
+    monkeypatch.setattr(single, "_THIN_S_EFFORTS", ())
+    certify(_thin(1, 4, 12, 0.0, "centered"), k=3, center=False)
+    assert seen["thin"] == 0 and seen["lapack"] > 0

@@ -17,7 +17,7 @@ from ..operators.covariance import as_cov
 from ..result import Certificate
 from . import _settings as S
 from . import _settings as _sets  # (S is the screened set inside _certify_split)
-from ._settings import (_CUT_BELOW, _D2_MAX_N, _EFFORT, _EPS, _SPLIT_BRANCH_MAX_K, _SPLIT_DNN_HOPE, _THIN_S_EFFORTS,
+from ._settings import (_CUT_BELOW, _D2_MAX_N, _EFFORT, _EPS, _SPLIT_BRANCH_MAX_K, _SPLIT_DNN_HOPE,
                         exact_time_limit, screened_size)
 from .bounds import (
     _bound_rest,
@@ -273,7 +273,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     lazy = {} if keep is None or follow else None
     # S's top eigenpairs through X_S's m x m Gram (_ThinSpectral), its lambda_1 bound the light route's lamS
     thinS = (cov.X[:, S], cov.X.shape[0]) if (cov.X is not None and cov.thin and cov.X.shape[0] < S.size
-                                              and budget is None and effort in _THIN_S_EFFORTS) else None
+                                              and budget is None and effort in _sets._THIN_S_EFFORTS) else None
     eigS = _gram_eig(*thinS) if thinS is not None else None
     lamS = (float(eigS[0][0] + eigS[2]) if eigS is not None else _lambda_S(cov, S)) if light else None
     certS, stS = (light_S(covS, kS, xS, lamS, lazy=lazy) if light else None), None

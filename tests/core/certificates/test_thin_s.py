@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify
-from nspca_core.certificates import bounds, single
+from nspca_core.certificates import _settings, bounds, single
 from nspca_core.certificates.bounds import _eig_tol, _Spectral, _ThinSpectral, cheap_bounds
 
 from tests.bruteforce import brute_opt
@@ -125,7 +125,7 @@ def _spy(monkeypatch):
     monkeypatch.setattr(bounds._Spectral, "__init__", lap_init)
     monkeypatch.setattr(single, "lambda1_only", lambda A, k: None)  # (LAPACK's route otherwise)
     monkeypatch.setattr(single, "light_S", lambda *a, **kw: None)  # (S by _certify_dense: its spectrum)
-    monkeypatch.setattr(single, "_THIN_S_EFFORTS", ("auto", "fast"))  # (the switch, off by default: _settings)
+    monkeypatch.setattr(_settings, "_THIN_S_EFFORTS", ("auto", "fast"))  # (the switch, off by default: _settings)
     return seen
 
 
@@ -204,9 +204,9 @@ def test_lazy_row_sums_take_both_branches():
 
 def test_the_switch_is_off_by_default(monkeypatch):
     """``_settings._THIN_S_EFFORTS`` empty (see there why): LAPACK's route at every effort, as before."""
-    assert single._THIN_S_EFFORTS == ()
+    assert _settings._THIN_S_EFFORTS == ()
     _force_split(monkeypatch, 6)
     seen = _spy(monkeypatch)
-    monkeypatch.setattr(single, "_THIN_S_EFFORTS", ())
+    monkeypatch.setattr(_settings, "_THIN_S_EFFORTS", ())
     certify(_thin(1, 4, 12, 0.0, "centered"), k=3, center=False)
     assert seen["thin"] == 0 and seen["lapack"] > 0

@@ -270,3 +270,23 @@ _PATH = {
                  delta=2e-4, grid=2 ** 0.25, polish_runs=40, polish_iters=300, polish_rounds=10,
                  decay=0.998, target_gap=OPTIMAL_TOLERANCE, branch_nodes=3000),
 }
+
+
+# (the split bound, single.py)
+# "auto"'s branch and bound on the split bound's S: only up to this k (it closes in a few dozen
+# nodes at small k; at larger k it spends its time without closing)
+_SPLIT_BRANCH_MAX_K = 16
+
+# that tree ("auto", by nodes) computes a node's DNN bound only while its nearest ancestor's is within this of
+# the value to refute (exact.branch_and_bound's dnn_hope): on MLL k = 5 / 10 and golub-shaped k = 10 the
+# 40-iteration dual point's node bounds sat 4..7% above it and refuted no node (the row sums did)
+_SPLIT_DNN_HOPE = 0.02
+
+# the efforts whose split bound takes S's top eigenpairs through X_S's Gram where X_S is thin (bounds._ThinSpectral;
+# "full" and the exact mode never).  Issue 39, mll10, with ("auto", "fast"): MLL k = 200 0.14 CPU s of LAPACK on the
+# 1,200 x 1,200 A_SS -> ~2 ms, one-k certified ratios at MLL / golub- / dlbcl-shaped k = 60..200 (every 5th) within
+# 1.2e-7 of LAPACK's, the path never looser than certify(k).  Off (empty): the DNN's screening start moves by a few
+# ulps (lambda_1's float), and the MLL path's adaptive schedule amplified that: its runs at 39 / 62 swapped, the
+# polish rounds at k = 89 / 105 / 133 fell 11 / 17 / 9 -> 9 / 9 / 8, and the path was looser at k = 78..142 (65 k
+# by more than 1e-4, at most 0.0052 at k = 106; none tighter; benchmarks/results/issue39_mll10.txt)
+_THIN_S_EFFORTS: tuple = ()

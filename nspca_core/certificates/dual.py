@@ -449,7 +449,8 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
 
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,
                effort: str, *, warm: DnnState | None, callback, budget: Budget | None, need_dual: bool,
-               tree_follows: bool = False, iters: int | None = None, seen: dict | None = None):
+               tree_follows: bool = False, iters: int | None = None, seen: dict | None = None,
+               top_eig: float | None = None):
     """The dual side of a dense certificate (:func:`.single._certify_dense`), given its cheap
     bounds: the KKT point of x, the anchored row sums, the DNN and its cut rounds, each only
     while the bounds so far leave the ratio below what it aims for.  ``bounds`` and ``info``
@@ -460,7 +461,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     the bound next (no cut rounds, half the iterations: on MLL's screened set at k = 5 and 10 the
     tree closed in as many nodes, the DNN's second half and its cuts were then unused); ``iters``:
     the DNN's iterations before its cut rounds (default the effort's); ``seen``: the anchored first test's
-    record (:func:`top_test`) a split certificate's light route left on the same A (reused, not run again)."""
+    record (:func:`top_test`) a split certificate's light route left on the same A (reused, not run again);
+    ``top_eig``: A's top eigenvalue as the screening start's bracket takes it (default the ``lambda1`` bound)."""
     cfg = _EFFORT[effort]
     n = A.shape[0]
     target = 1.0 - cfg["target_gap"]
@@ -546,7 +548,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
                                  skip_at=None if effort == "full" else _DNN_SKIP_AT, cuts=not tree_follows,
                                  iters=cfg["iters"] // 2 if tree_follows else iters,
                                  settle=S._CUT_BELOW if effort == "auto" and not need_dual else None,
-                                 top_eig=bounds.get("lambda1"))
+                                 top_eig=bounds.get("lambda1") if top_eig is None else top_eig)
         if state is not None:
             bounds["dnn"] = val
             report.offer(min(bounds.values()))

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 from scipy.sparse import issparse
 
-from .._common.pairs import opt_pairs
+from .._common.pairs import opt_pairs, pair_seed
 from .._common.params import check
 from .._common.scale import normalized, rescale
 from ..operators.cov import Cov
@@ -17,14 +17,8 @@ from ..operators.covariance import as_cov
 from ..result import Certificate
 from . import _settings as S
 from . import _settings as _sets  # (S is the screened set inside _certify_split)
-from ._settings import (
-    _CUT_BELOW,
-    _D2_MAX_N,
-    _EFFORT,
-    _EPS,
-    screened_size,
-    exact_time_limit,
-)
+from ._settings import (_CUT_BELOW, _D2_MAX_N, _EFFORT, _EPS, _SPLIT_BRANCH_MAX_K, _SPLIT_DNN_HOPE,
+                        exact_time_limit, screened_size)
 from .bounds import (
     _bound_rest,
     _lowrank_value,
@@ -32,6 +26,8 @@ from .bounds import (
     _rest_curve,
     _rest_spectrum,
     _Spectral,
+    _ThinSpectral,
+    _gram_eig,
     _thin_spectrum,
     cheap_bounds_at,
 )
@@ -55,17 +51,6 @@ from .cheap import (
     lambda1_proved,
 )
 from .lower import _ascent_many, _fit_lower, _starts
-
-
-# "auto"'s branch and bound on the split bound's S: only up to this k (it closes in a few dozen
-# nodes at small k; at larger k it spends its time without closing)
-_SPLIT_BRANCH_MAX_K = 16
-
-# that tree ("auto", by nodes) computes a node's DNN bound only while its nearest ancestor's is within this of
-# the value to refute (exact.branch_and_bound's dnn_hope): on MLL k = 5 / 10 and golub-shaped k = 10 the
-# 40-iteration dual point's node bounds sat 4..7% above it and refuted no node (the row sums did)
-_SPLIT_DNN_HOPE = 0.02
-
 
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
@@ -180,7 +165,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     report.offer(min(bounds.values()))
     # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
-                            budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters, seen=seen)
+                            budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters,
+                            seen=seen, top_eig=getattr(spec, "bracket", None))
     # the DNN's Ritz vectors are good starts for the lower bound too
     if (ran and not x_given and state is not None and state.U is not None
             and fits(budget, "ascent", float(n) ** 3)):
@@ -286,11 +272,15 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # k) and the DNN's route, the smallest coupled bound standing (target 2: never looser than certify(k))
     follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None
     lazy, seen = ({} if keep is None or follow else None), {}  # (seen: light_S's first test, for dense_dual)
-    lamS = _lambda_S(cov, S) if light else None
+    # S's top eigenpairs through X_S's m x m Gram (_ThinSpectral), its lambda_1 bound the light route's lamS
+    thinS = (cov.X[:, S], cov.X.shape[0]) if (cov.X is not None and cov.thin and cov.X.shape[0] < S.size
+                                              and budget is None and effort in _sets._THIN_S_EFFORTS) else None
+    eigS = _gram_eig(*thinS) if thinS is not None else None
+    lamS = (float(eigS[0][0] + eigS[2]) if eigS is not None else _lambda_S(cov, S)) if light else None
     certS, stS = (light_S(covS, kS, xS, lamS, lazy=lazy, seen=seen) if light else None), None
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
-                                        x, lower, info, seen)
+                                        x, lower, info, seen, thinS and (*thinS, eigS))
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
@@ -304,8 +294,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         pair = None
         if k >= 3 and T.size:  # B_S(2) + B_T(k - 2) can decide; exact pairs (O(|S|^2), any k)
             AS = covS.dense()
-            opt2, _ = opt_pairs(Cov(None, AS), 2)
-            pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * float(np.abs(AS).max())
+            seed = pair_seed(AS)  # (a feasible pair's value: opt_pairs screens below it, the same float)
+            opt2 = max(opt_pairs(Cov(None, AS), 2, lower=seed)[0], seed)
+            pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * max(float(AS.max()), -float(AS.min()))  # (= |AS|'s max)
         BT = _rest_curve(cov, T, k, spec=specT)
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
@@ -341,7 +332,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
         # the smaller of the two coupled bounds, S's bounds at each sparsity the smaller of the two
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info,
-                                        seen)
+                                        seen, thinS and (*thinS, eigS))
         bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
                                                    aim=_COUPLED_AIM, notes=notes, gallop=gallop, make_rows=rows, rel=rel)
@@ -397,10 +388,11 @@ def _once(make):
 
 
 def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget, branch_seconds, nT: int, x,
-             lower: float, info: dict, seen: dict | None = None):
+             lower: float, info: dict, seen: dict | None = None, thin=None):
     """S's certificate for :func:`_certify_split` by the dense machinery on ``A_SS`` (x restricted to S is
     feasible there; the DNN's dual point for every sparsity when T is not empty), then the branch and
-    bound over supports on S where it applies.  Returns ``(certS, stS, x, lower)``."""
+    bound over supports on S where it applies.  ``thin``: ``(X_S, m, eig)``, S's eigenpairs then through
+    X_S's Gram (:class:`.bounds._ThinSpectral`).  Returns ``(certS, stS, x, lower)``."""
     seconds, nodes = None, 0
     if budget is not None:  # the exact mode: the branch and bound on S comes last
         below = 0.0
@@ -410,7 +402,8 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
         nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
     tree = (seconds or 0.0) > 0 or nodes > 0
-    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget,
+    spec = None if thin is None else _ThinSpectral(covS.dense(), *thin[:2], 2, thin[2])
+    certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget, spec=spec,
                                 tree_follows=effort == "auto" and nodes > 0,
                                 dnn_iters=_EFFORT[effort].get("split_iters"), seen=seen)
     if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:

@@ -1,7 +1,8 @@
 """Issue 39, tenth round: the joint anchored test's ratio per row (:func:`nspca_core.certificates.anchor._joint_ratio`:
-prefix sums one column of rows at a time, hypothesis-major) and a branch node's row sums (float32 products
-written by the multiply, :func:`nspca_core.certificates.anchor.node_sums`) are the former floats bit for bit,
-and bound brute force (every row sorted in float64)."""
+rows sorted, prefix sums one column of rows at a time, hypothesis-major), the plain test's row sums (rows sorted,
+the former partition's sum where a sum could round: :func:`nspca_core.certificates.anchor._plain_sums`) and a
+branch node's row sums (float32 products written by the multiply, :func:`nspca_core.certificates.anchor.node_sums`)
+are the former floats bit for bit, and bound brute force (every row sorted in float64)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import anchor as an
+from nspca_core.certificates import anchor_sums as sums
 from nspca_core.certificates.anchor import (_EPS, _SEL32_ABS, _SEL32_REL, AnchorRows, _gaps, _joint_ratio,
-                                            anchored_joint_test, node_sums)
+                                            _plain_sums, _sum_up, anchored_joint_test, node_sums)
 
 
 def _former_top(prod: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
@@ -57,7 +59,7 @@ def _psd(n: int, seed: int, ties: bool, spread: bool) -> np.ndarray:
         X *= np.exp2(rng.uniform(-30, 10, n))
     A = X.T @ X / X.shape[0]
     top = np.abs(A).max()
-    return np.round(A / top, 1) * top if ties else A  # (rounded: equal products, the ties a selection could treat apart)
+    return np.round(A / top, 1) * top if ties else A  # (rounded: equal products, ties a selection treats apart)
 
 
 # both of _joint_ratio's ways to the prefix sums, whatever n: the column loop (from 0 rows on), np.cumsum along rows
@@ -83,7 +85,7 @@ def test_joint_ratio_is_the_former_and_bounds_brute_force(columnwise, n, k, seed
     gap = np.stack([_gaps(rows, float(t)) for t in taus], axis=1)
     inflate = 1.0 + (rows.k + 4) * _EPS
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(an, "_COLUMNWISE_FROM", columnwise)
+        mp.setattr(sums, "_COLUMNWISE_FROM", columnwise)
         got = _joint_ratio(rows, r, qs, np.ascontiguousarray(gap.T), inflate)
     want = _former_joint_ratio(rows, r, qs, gap, inflate)
     assert np.array_equal(got, want)
@@ -108,7 +110,7 @@ def test_joint_test_runs_the_former_iterates(columnwise, n, k, seed, ties, sprea
     ks = np.arange(2, k + 1)
     taus = lam * scale * np.linspace(0.6, 1.0, ks.size)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(an, "_COLUMNWISE_FROM", columnwise)
+        mp.setattr(sums, "_COLUMNWISE_FROM", columnwise)
         got = anchored_joint_test(rows, ks, taus)
         mp.setattr(an, "_joint_ratio", lambda rows, r, qs, gapT, inflate:
                    _former_joint_ratio(rows, r, qs, np.ascontiguousarray(gapT.T), inflate))
@@ -133,3 +135,62 @@ def test_node_sums_are_the_former_floats(seed, n, k, ninc, narrow, spread):
     blocked = (inc | exc)[rows.idx]
     q = np.where(inc, k - inc.sum(), k - 1 - inc.sum())
     assert np.array_equal(node_sums(rows, r, inc, blocked, q), _former_node_sums(rows, r, inc, blocked, q))
+
+
+# both selections of the row sums, whatever the width: rows sorted (up to 10**9 candidates), np.partition (from 1 on)
+SORT_UPTO = pytest.mark.parametrize("sort_upto", [10**9, 0], ids=["sorted", "partitioned"])
+
+
+@SORT_UPTO
+@COLUMNWISE
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(3, 40), k=st.integers(2, 14), seed=st.integers(0, 2**31 - 1), ties=st.booleans(),
+       spread=st.booleans(), width=st.sampled_from([None, 2, 5]), tiny=st.booleans())
+def test_sorted_rows_give_the_former_sums(sort_upto, columnwise, n, k, seed, ties, spread, width, tiny):
+    """The plain sums and the joint ratio with rows sorted or partitioned: the former floats bit for bit (ties,
+    entries over many binades where a float64 sum of float32 values rounds, subnormal products), and at least the
+    exact sums of the ``k - 1`` largest products."""
+    A = _psd(n, seed, ties, spread)
+    k = min(k, n)
+    rows = AnchorRows(A, k, width=width)
+    rng = np.random.default_rng(seed + 4)
+    r = rng.uniform(0.0, 1.0, n) * (1e-42 if tiny else 1.0)
+    if spread:
+        r *= np.exp2(rng.uniform(-40, 0, n))
+    qs = np.arange(1, k)
+    taus = np.max(np.diag(A)) * rng.uniform(1.01, 3.0, qs.size)
+    gap = np.stack([_gaps(rows, float(t)) for t in taus], axis=1)
+    inflate = 1.0 + (rows.k + 4) * _EPS
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sums, "_SORT_UPTO", sort_upto)
+        mp.setattr(sums, "_COLUMNWISE_FROM", columnwise)
+        got = _plain_sums(rows, r)
+        ratio = _joint_ratio(rows, r, qs, np.ascontiguousarray(gap.T), inflate) if k > 1 else None
+    assert np.array_equal(got, _sum_up(_former_top(rows.vals * np.take(r, rows.idx), rows.m, rows.cap)))
+    if ratio is not None:
+        assert np.array_equal(ratio, _former_joint_ratio(rows, r, qs, gap, inflate))
+    P = np.maximum(A, 0.0) * r[None, :]
+    np.fill_diagonal(P, 0.0)
+    assert np.all(got >= np.sort(P, axis=1)[:, ::-1][:, : rows.m].sum(axis=1) * (1 - 1e-12))
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), q=st.integers(1, 300), spread=st.floats(0.0, 40.0), sub=st.booleans())
+def test_sums_called_exact_are_exact_in_any_order(seed, q, spread, sub):
+    """:func:`anchor_sums._exact_in_any_order` against brute force: every row it calls exact sums in float64 to
+    math.fsum's exact value in the sorted order, reversed, and random orders (sequential and NumPy's pairwise);
+    rows over many binades (``spread``) and subnormal float32 values (``sub``) included."""
+    import math
+
+    rng = np.random.default_rng(seed)
+    low = rng.random((8, q)) < 0.5  # (two clusters, spread binades apart: many small values whose order matters)
+    v = rng.uniform(1.0, 2.0, (8, q)) * np.exp2(np.where(low, -spread, 0.0)) * (2.0 ** -140 if sub else 1.0)
+    top = np.sort(v.astype(np.float32), axis=1)
+    ok = sums._exact_in_any_order(top)
+    for row in top[ok]:
+        exact = math.fsum(row.astype(np.float64))
+        for order in (row, row[::-1], rng.permutation(row), rng.permutation(row)):
+            assert order.sum(dtype=np.float64) == exact
+            assert np.cumsum(order, dtype=np.float64)[-1] == exact
+    if spread == 0.0 and not sub:
+        assert ok.all()  # (within one binade: every row is called exact)

@@ -2,16 +2,12 @@
 ``(A_lm)_+ r_m`` of each row's kept candidates in float32, the largest q of them per row selected and summed in
 float64, rounded up so that every sum bounds the exact one from above; the joint test's sums at several sizes
 and its ratio per row.  Moved here from anchor.py (issue 39, tenth round; the module limit), unchanged but for
-the sorted rows (:data:`_SORT_UPTO`) and the joint ratio (:func:`_joint_ratio`)."""
+the sorted rows (:data:`_SORT_UPTO`) and the joint ratio (:func:`_joint_ratio`).  ``rows`` is an
+:class:`nspca_core.certificates.anchor.AnchorRows` throughout (not imported: anchor imports this module)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
-
-if TYPE_CHECKING:
-    from .anchor import AnchorRows
 
 # the row sums' selection runs in float32 (NumPy's partition of n x w float32 is ~1.6x faster than
 # float64's, the rowsum tests' main cost; issue 39); each float32 value p' of a product p obeys
@@ -41,7 +37,7 @@ def _top32(p32: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
     return np.maximum(p32, cap.astype(np.float32, copy=False)[:, None])
 
 
-def _prods32(rows: "AnchorRows", r: np.ndarray) -> np.ndarray:
+def _prods32(rows, r: np.ndarray) -> np.ndarray:
     """``(A_lm)_+ r_m`` over the kept candidates, in float32: each the float32 rounding of the float64
     product (the multiply's float64 loop writes its float32 output directly: the floats of
     ``(vals * r[idx]).astype(np.float32)`` without the float64 block)."""
@@ -54,7 +50,7 @@ def _sum_up(top: np.ndarray) -> np.ndarray:
     return top.sum(axis=1, dtype=np.float64) * _SEL32_REL + top.shape[1] * _SEL32_ABS
 
 
-def _plain_sums(rows: AnchorRows, r: np.ndarray) -> np.ndarray:
+def _plain_sums(rows, r: np.ndarray) -> np.ndarray:
     """``s_l``: the ``k - 1`` largest of ``(A_lm)_+ r_m`` (kept candidates, padded with the cap),
     rounded up (:func:`_top_sums32`).
 
@@ -99,7 +95,7 @@ def _exact_in_any_order(top: np.ndarray) -> np.ndarray:
 _SORT_UPTO = 512
 
 
-def _joint_sums(rows: AnchorRows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
+def _joint_sums(rows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
     """``n x len(qs)``: per row l and hypothesis t, an upper bound on the sum of the ``qs[t]`` largest
     ``(A_lm)_+ r_m`` (kept candidates padded with the cap, as :func:`_plain_sums`): the ``max qs``
     largest of ``max(prod, cap)`` selected in float32 (:func:`_top_sums32`), sorted, summed cumulatively
@@ -120,7 +116,7 @@ def _joint_sums(rows: AnchorRows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
 _COLUMNWISE_FROM = 256
 
 
-def _joint_ratio(rows: AnchorRows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate: float) -> np.ndarray:
+def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate: float) -> np.ndarray:
     """The joint test's ratio per row, ``(_joint_sums(rows, r, qs) * inflate / gap).max(axis=1)`` float for float
     (``gapT``: ``gap.T`` contiguous, ``len(qs) x n``), the prefix sums taken hypothesis-major.
 

@@ -93,6 +93,10 @@ def _exact_in_any_order(top: np.ndarray) -> np.ndarray:
 # partition 0.25 / 0.44; w = 448: equal for the plain sums, and the joint test's sort of its top block spared;
 # w = 588..784 partition ahead for the plain sums)
 _SORT_UPTO = 512
+# the joint test sorts its rows up to this many candidates (its block is sorted anyway: partition + sort of the
+# top block 1.15 / 1.76 / 1.90 ms, the rows sorted 1.09 / 1.56 / 1.67 ms at golub-shaped k = 150 / 200 (n x w =
+# 923 x 588, 1,229 x 784 / 796), min of 15; measured up to w = 796, partitioned above as before)
+_JOINT_SORT_UPTO = 800
 
 
 def _joint_sums(rows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
@@ -129,7 +133,7 @@ def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate:
     of additions per row, the column loop adds n rows at once."""
     qmax = int(qs.max())
     L = rows.idx.shape[1]
-    if L <= _SORT_UPTO or qmax >= L:  # (sorted rows: their top block sorted too, the same values)
+    if L <= _JOINT_SORT_UPTO or qmax >= L:  # (sorted rows: their top block sorted too, the same values)
         top = _prods32(rows, r)
         top.sort(axis=1)
         top = np.maximum(top[:, max(L - qmax, 0):], rows.cap32[:, None])  # (max with the cap keeps the order)

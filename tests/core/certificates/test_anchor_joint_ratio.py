@@ -163,6 +163,7 @@ def test_sorted_rows_give_the_former_sums(sort_upto, columnwise, n, k, seed, tie
     inflate = 1.0 + (rows.k + 4) * _EPS
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sums, "_SORT_UPTO", sort_upto)
+        mp.setattr(sums, "_JOINT_SORT_UPTO", sort_upto)
         mp.setattr(sums, "_COLUMNWISE_FROM", columnwise)
         got = _plain_sums(rows, r)
         ratio = _joint_ratio(rows, r, qs, np.ascontiguousarray(gap.T), inflate) if k > 1 else None

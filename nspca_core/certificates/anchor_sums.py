@@ -56,11 +56,11 @@ def _plain_sums(rows, r: np.ndarray) -> np.ndarray:
 
     Rows of at most :data:`_SORT_UPTO` candidates are sorted rather than partitioned (faster there); the float64
     sum of a row's block is the former one (np.partition's order's) where it is exact in any order
-    (:func:`_exact_in_any_order`), and the other rows (zeros, values over more than ~2^29 / q: 0.4% of the CBCL
-    path's) are summed as before (np.partition of their own products: a row's selection and sum do not depend on
+    (:func:`_exact_in_any_order`), and the other rows (values over more than ~2^29 / q: 0.4% of the CBCL path's)
+    are summed as before (np.partition of their own products: a row's selection and sum do not depend on
     the other rows)."""
     q, L = rows.m, rows.idx.shape[1]
-    if not 0 < q < L <= _SORT_UPTO:
+    if not 0 < q < L <= _SORT_UPTO or rows.n < _SORT_ROWS_FROM:
         return _sum_up(_top32(_prods32(rows, r), q, rows.cap32))
     p32 = _prods32(rows, r)
     p32.sort(axis=1)
@@ -75,17 +75,24 @@ def _plain_sums(rows, r: np.ndarray) -> np.ndarray:
 
 
 def _exact_in_any_order(top: np.ndarray) -> np.ndarray:
-    """Per row of an ascending float32 block (q values, ``lo`` the first, ``hi`` the last): whether its float64
-    sum is exact whatever the order and grouping of the additions, by ``lo > 0`` and ``q hi < 2^29 lo``.
+    """Per row of an ascending float32 block of q values >= 0 (``lo`` its smallest nonzero value, ``hi`` its
+    largest): whether its float64 sum is exact whatever the order and grouping of the additions, by ``hi = 0`` or
+    ``q hi < 2^29 lo``.
 
-    Proof.  Let u be the unit in the last place of lo in float32 (``2^-149`` if lo is subnormal).  Every value
-    ``v >= lo`` is an integer multiple of u (its own unit is a power of two >= u), so is every partial sum,
-    and each is at most the total ``<= q hi < 2^29 lo``.  A normal lo is below ``2^24 u``, a subnormal one below
-    ``2^-126 = 2^23 u``: every partial sum is an integer multiple of u below ``2^53 u``, which float64 represents
-    (u >= 2^-149 is far above float64's subnormals).  So no addition rounds, and every order gives the exact
-    sum."""
+    Proof.  Zeros add exactly, so the partial sums are those of the nonzero values.  Let u be the unit in the last
+    place of lo in float32 (``2^-149`` if lo is subnormal).  Every value ``v >= lo`` is an integer multiple of u
+    (its own unit is a power of two >= u), so is every partial sum, and each is at most the total ``<= q hi <
+    2^29 lo``.  A normal lo is below ``2^24 u``, a subnormal one below ``2^-126 = 2^23 u``: every partial sum is an
+    integer multiple of u below ``2^53 u``, which float64 represents (u >= 2^-149 is far above float64's
+    subnormals).  So no addition rounds, and every order gives the exact sum."""
     q = top.shape[1]
-    return q * top[:, -1].astype(np.float64) < 2.0 ** 29 * top[:, 0].astype(np.float64)
+    hi = top[:, -1].astype(np.float64)
+    lo = top[:, 0].astype(np.float64)
+    zero = np.flatnonzero(lo == 0.0)
+    if zero.size:  # (rows with zeros: their smallest nonzero value; 0 again where every value is 0)
+        t = top[zero]
+        lo[zero] = t[np.arange(zero.size), np.argmax(t > 0, axis=1)]
+    return (q * hi < 2.0 ** 29 * lo) | (hi == 0.0)
 
 
 # the row sums' selection sorts each row (NumPy's sorting networks for small float32 arrays) where rows hold at
@@ -93,6 +100,9 @@ def _exact_in_any_order(top: np.ndarray) -> np.ndarray:
 # partition 0.25 / 0.44; w = 448: equal for the plain sums, and the joint test's sort of its top block spared;
 # w = 588..784 partition ahead for the plain sums)
 _SORT_UPTO = 512
+# ... and from this many rows (the plain sums; below, the check and its NumPy calls cost more than the sort
+# spares: n x w = 20 x 20 9 -> 20 us, 130 x 130 68 -> 72 us; 200 x 116 79 -> 74, 361 x 48..256 -5..-8%)
+_SORT_ROWS_FROM = 192
 # the joint test sorts its rows up to this many candidates (its block is sorted anyway: partition + sort of the
 # top block 1.15 / 1.76 / 1.90 ms, the rows sorted 1.09 / 1.56 / 1.67 ms at golub-shaped k = 150 / 200 (n x w =
 # 923 x 588, 1,229 x 784 / 796), min of 15; measured up to w = 796, partitioned above as before)

@@ -164,6 +164,7 @@ def test_sorted_rows_give_the_former_sums(sort_upto, columnwise, n, k, seed, tie
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sums, "_SORT_UPTO", sort_upto)
         mp.setattr(sums, "_JOINT_SORT_UPTO", sort_upto)
+        mp.setattr(sums, "_SORT_ROWS_FROM", 0)
         mp.setattr(sums, "_COLUMNWISE_FROM", columnwise)
         got = _plain_sums(rows, r)
         ratio = _joint_ratio(rows, r, qs, np.ascontiguousarray(gap.T), inflate) if k > 1 else None
@@ -176,16 +177,18 @@ def test_sorted_rows_give_the_former_sums(sort_upto, columnwise, n, k, seed, tie
 
 
 @settings(max_examples=150, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), q=st.integers(1, 300), spread=st.floats(0.0, 40.0), sub=st.booleans())
-def test_sums_called_exact_are_exact_in_any_order(seed, q, spread, sub):
+@given(seed=st.integers(0, 2**31 - 1), q=st.integers(1, 300), spread=st.floats(0.0, 40.0), sub=st.booleans(),
+       zeros=st.sampled_from([0.0, 0.3, 1.0]))
+def test_sums_called_exact_are_exact_in_any_order(seed, q, spread, sub, zeros):
     """:func:`anchor_sums._exact_in_any_order` against brute force: every row it calls exact sums in float64 to
     math.fsum's exact value in the sorted order, reversed, and random orders (sequential and NumPy's pairwise);
-    rows over many binades (``spread``) and subnormal float32 values (``sub``) included."""
+    rows over many binades (``spread``), subnormal float32 values (``sub``) and zeros included."""
     import math
 
     rng = np.random.default_rng(seed)
     low = rng.random((8, q)) < 0.5  # (two clusters, spread binades apart: many small values whose order matters)
     v = rng.uniform(1.0, 2.0, (8, q)) * np.exp2(np.where(low, -spread, 0.0)) * (2.0 ** -140 if sub else 1.0)
+    v[rng.random((8, q)) < zeros] = 0.0  # (zeros: blocked products, clipped negative entries; all-zero rows too)
     top = np.sort(v.astype(np.float32), axis=1)
     ok = sums._exact_in_any_order(top)
     for row in top[ok]:
@@ -193,5 +196,5 @@ def test_sums_called_exact_are_exact_in_any_order(seed, q, spread, sub):
         for order in (row, row[::-1], rng.permutation(row), rng.permutation(row)):
             assert order.sum(dtype=np.float64) == exact
             assert np.cumsum(order, dtype=np.float64)[-1] == exact
-    if spread == 0.0 and not sub:
-        assert ok.all()  # (within one binade: every row is called exact)
+    if spread == 0.0 and not sub and q < 2**20:
+        assert ok.all()  # (within one binade, zeros or not: every row is called exact)

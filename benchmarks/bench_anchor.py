@@ -93,6 +93,9 @@ def main():
         for k in map(int, ks.split(",")):
             x = nc.fit(X, k=k, certify=False).x
             calls = record(lambda: certify(X, k=k, x=x))
+            if not calls:
+                print(f"bench_anchor: {name:6s} k={k:3d}: no anchored test", flush=True)
+                continue
             to, tn, same = replay(calls, old, new, a.rounds)
             print(f"bench_anchor: {name:6s} k={k:3d}: {len(calls)} calls, identical {same}; row_fixpoint "
                   f"{to * 1e3:.1f} -> {tn * 1e3:.1f} ms ({tn / to:.3f}x)", flush=True)

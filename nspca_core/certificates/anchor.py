@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _settings as _S
+from .anchor_sums import (_SEL32_ABS, _SEL32_REL, _joint_ratio, _joint_sums, _plain_sums,  # noqa: F401
+                          _prods32, _sum_up, _top32, _top_sums32)  # (re-exported: the row sums' former home)
 
 _EPS = np.finfo(float).eps
 
@@ -50,6 +52,7 @@ class AnchorRows:
             self.idx = np.broadcast_to(np.arange(n), (n, n)).copy()
             self.cap = np.zeros(n)
         self.vals = P[rows, self.idx]
+        self.cap32 = self.cap.astype(np.float32)  # (the selections' float32 caps, cast once: _top32)
         self.m = m
         self.P = P
 
@@ -102,52 +105,6 @@ def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 2
     return False, r
 
 
-# the row sums' selection runs in float32 (NumPy's partition of n x w float32 is ~1.6x faster than
-# float64's, the rowsum tests' main cost; issue 39); each float32 value p' of a product p obeys
-# p <= p' (1 + 2^-22) + 2^-149 (round to nearest, subnormals included), so the q largest p' summed in
-# float64, times 1 + 2^-22, plus q 2^-149, bound the q largest p from above (the float32 top q
-# dominate any q of the p', hence the true top q's)
-_SEL32_REL = 1.0 + 2.0 ** -22
-_SEL32_ABS = 2.0 ** -149
-
-
-def _top_sums32(prod: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
-    """Per row, an upper bound on the sum of the q largest of ``max(prod, cap)`` (float64 ``prod``
-    and ``cap``; selected in float32, summed in float64: see :data:`_SEL32_REL`).  With
-    ``q >= prod.shape[1]`` every entry.  Returns the float32 top-q block too (callers drop its
-    smallest entry per row for one fewer)."""
-    return _top32(prod.astype(np.float32), q, cap)
-
-
-def _top32(p32: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
-    """:func:`_top_sums32` of the float32 products ``p32`` (an array of the caller's own, overwritten: the
-    selection runs in place, the same as np.partition's on a copy)."""
-    L = p32.shape[1]
-    if q < L:
-        p32.partition(L - q, axis=1)
-        p32 = p32[:, L - q:]
-    return np.maximum(p32, cap.astype(np.float32)[:, None])
-
-
-def _prods32(rows: "AnchorRows", r: np.ndarray) -> np.ndarray:
-    """``(A_lm)_+ r_m`` over the kept candidates, in float32: each the float32 rounding of the float64
-    product (the multiply's float64 loop writes its float32 output directly: the floats of
-    ``(vals * r[idx]).astype(np.float32)`` without the float64 block)."""
-    t = np.take(r, rows.idx)  # (take: ~2x a fancy index's speed)
-    return np.multiply(rows.vals, t, out=np.empty(t.shape, dtype=np.float32), casting="unsafe")
-
-
-def _sum_up(top: np.ndarray) -> np.ndarray:
-    """The float64 row sums of a float32 top-q block, rounded up for its float32 selection."""
-    return top.sum(axis=1, dtype=np.float64) * _SEL32_REL + top.shape[1] * _SEL32_ABS
-
-
-def _plain_sums(rows: AnchorRows, r: np.ndarray) -> np.ndarray:
-    """``s_l``: the ``k - 1`` largest of ``(A_lm)_+ r_m`` (kept candidates, padded with the cap),
-    rounded up (:func:`_top_sums32`)."""
-    return _sum_up(_top32(_prods32(rows, r), rows.m, rows.cap))
-
-
 def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.ndarray | None = None,
                  exc: np.ndarray | None = None, anchor: int | None = None, max_iter: int = 200,
                  tol: float = 1e-9, patience: int | None = None,
@@ -179,13 +136,15 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
         r[dead] = 0.0
     if anchor is not None:
         r[anchor] = 1.0
+    gapT = None if qs is None else np.ascontiguousarray(gap.T)
     alive_hist, top_hist = [], []
     for it in range(max_iter):
         if qs is not None:  # the joint test (:func:`anchored_joint_test`): the largest ratio over its hypotheses
-            ratio = (_joint_sums(rows, r, qs) * inflate / gap).max(axis=1)
+            ratio = _joint_ratio(rows, r, qs, gapT, inflate)
         else:
-            s = node_sums(rows, r, inc, blocked, q) if node else _plain_sums(rows, r)
-            ratio = s * inflate / gap
+            ratio = node_sums(rows, r, inc, blocked, q) if node else _plain_sums(rows, r)
+            ratio *= inflate  # (in place, the sums' own array: s * inflate / gap)
+            ratio /= gap
         new = np.minimum(r, ratio)
         if node:
             new[dead] = 0.0
@@ -196,12 +155,13 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
         change = float(np.max(r - new))
         r = new
         if anchor is None:
-            alive = int(np.count_nonzero(r >= 1.0))
+            live = r >= 1.0
+            alive = int(np.count_nonzero(live))
             if alive == 0:
                 return True, r
             alive_hist.append(alive)
             if patience is not None:
-                top_hist.append(float(ratio[r >= 1.0].max()))
+                top_hist.append(float(ratio[live].max()))
         # stop early (giving up is always safe) when converged, when the candidate anchors have
         # stopped disappearing for `patience` iterations, or when the largest ratio among them
         # heads to a limit above 1
@@ -212,22 +172,6 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
                     and lim > 1.0 + _GIVE_UP_ABOVE):
             break
     return False, r
-
-
-def _joint_sums(rows: AnchorRows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
-    """``n x len(qs)``: per row l and hypothesis t, an upper bound on the sum of the ``qs[t]`` largest
-    ``(A_lm)_+ r_m`` (kept candidates padded with the cap, as :func:`_plain_sums`): the ``max qs``
-    largest of ``max(prod, cap)`` selected in float32 (:func:`_top_sums32`), sorted, summed cumulatively
-    in float64 (a sequential sum of nonnegative terms: the caller's ``(k + 4) eps`` covers it, as it
-    covers :func:`_sum_up`'s), each prefix rounded up for the float32 selection as :func:`_sum_up`."""
-    qmax = int(qs.max())
-    top = _top32(_prods32(rows, r), qmax, rows.cap)
-    top.sort(axis=1)  # (in place, its own array; descending as a reversed view: the values of -sort(-top))
-    top = top[:, ::-1]
-    top = top[:, :qmax]  # (q >= the candidates kept: every one of them)
-    csum = np.cumsum(top, axis=1, dtype=np.float64)
-    q = np.minimum(qs, top.shape[1])
-    return csum[:, q - 1] * _SEL32_REL + q * _SEL32_ABS
 
 
 def anchored_joint_test(rows: AnchorRows, ks, taus, r=None, max_iter: int = 200, tol: float = 1e-9,
@@ -399,12 +343,12 @@ def node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndar
     ``max q`` largest are found once (one partition, no sort) and the rows taking one fewer drop
     the smallest of them (zeroed, not subtracted: every sum is one of nonnegative terms, whose
     rounding the caller's ``(k + 4) eps`` covers in any order)."""
-    prod = rows.vals * np.take(r, rows.idx)  # (take: ~2x a fancy index's speed)
+    prod = _prods32(rows, r)  # (float32 products: the floats of the float64 products' cast, one pass fewer)
     prod[blocked] = 0.0
     qmax = int(q.max(initial=0))
     free = np.zeros(rows.n)
     if qmax > 0:
-        top = _top_sums32(prod, qmax, rows.cap)  # (selected in float32, summed up in float64)
+        top = _top32(prod, qmax, rows.cap32)  # (selected in float32, summed up in float64)
         free = np.where(q >= qmax, _sum_up(top), 0.0)
         fewer = (q == qmax - 1) & (q > 0)
         if fewer.any():

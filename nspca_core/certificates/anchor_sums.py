@@ -1,0 +1,166 @@
+"""The anchored row sums' arithmetic (:mod:`nspca_core.certificates.anchor`'s row fixpoint): the products
+``(A_lm)_+ r_m`` of each row's kept candidates in float32, the largest q of them per row selected and summed in
+float64, rounded up so that every sum bounds the exact one from above; the joint test's sums at several sizes
+and its ratio per row.  Moved here from anchor.py (issue 39, tenth round; the module limit), unchanged but for
+the sorted rows (:data:`_SORT_UPTO`) and the joint ratio (:func:`_joint_ratio`).  ``rows`` is an
+:class:`nspca_core.certificates.anchor.AnchorRows` throughout (not imported: anchor imports this module)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# the row sums' selection runs in float32 (NumPy's partition of n x w float32 is ~1.6x faster than
+# float64's, the rowsum tests' main cost; issue 39); each float32 value p' of a product p obeys
+# p <= p' (1 + 2^-22) + 2^-149 (round to nearest, subnormals included), so the q largest p' summed in
+# float64, times 1 + 2^-22, plus q 2^-149, bound the q largest p from above (the float32 top q
+# dominate any q of the p', hence the true top q's)
+_SEL32_REL = 1.0 + 2.0 ** -22
+_SEL32_ABS = 2.0 ** -149
+
+
+def _top_sums32(prod: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
+    """Per row, an upper bound on the sum of the q largest of ``max(prod, cap)`` (float64 ``prod``
+    and ``cap``; selected in float32, summed in float64: see :data:`_SEL32_REL`).  With
+    ``q >= prod.shape[1]`` every entry.  Returns the float32 top-q block too (callers drop its
+    smallest entry per row for one fewer)."""
+    return _top32(prod.astype(np.float32), q, cap)
+
+
+def _top32(p32: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
+    """:func:`_top_sums32` of the float32 products ``p32`` (an array of the caller's own, overwritten: the
+    selection runs in place, the same as np.partition's on a copy).  ``cap`` float64 or already float32
+    (``AnchorRows.cap32``: the same floats, not cast again)."""
+    L = p32.shape[1]
+    if q < L:
+        p32.partition(L - q, axis=1)
+        p32 = p32[:, L - q:]
+    return np.maximum(p32, cap.astype(np.float32, copy=False)[:, None])
+
+
+def _prods32(rows, r: np.ndarray) -> np.ndarray:
+    """``(A_lm)_+ r_m`` over the kept candidates, in float32: each the float32 rounding of the float64
+    product (the multiply's float64 loop writes its float32 output directly: the floats of
+    ``(vals * r[idx]).astype(np.float32)`` without the float64 block)."""
+    t = np.take(r, rows.idx)  # (take: ~2x a fancy index's speed)
+    return np.multiply(rows.vals, t, out=np.empty(t.shape, dtype=np.float32), casting="unsafe")
+
+
+def _sum_up(top: np.ndarray) -> np.ndarray:
+    """The float64 row sums of a float32 top-q block, rounded up for its float32 selection."""
+    return top.sum(axis=1, dtype=np.float64) * _SEL32_REL + top.shape[1] * _SEL32_ABS
+
+
+def _plain_sums(rows, r: np.ndarray) -> np.ndarray:
+    """``s_l``: the ``k - 1`` largest of ``(A_lm)_+ r_m`` (kept candidates, padded with the cap),
+    rounded up (:func:`_top_sums32`).
+
+    Rows of at most :data:`_SORT_UPTO` candidates are sorted rather than partitioned (faster there); the float64
+    sum of a row's block is the former one (np.partition's order's) where it is exact in any order
+    (:func:`_exact_in_any_order`), and the other rows (values over more than ~2^29 / q: 0.4% of the CBCL path's)
+    are summed as before (np.partition of their own products: a row's selection and sum do not depend on
+    the other rows)."""
+    q, L = rows.m, rows.idx.shape[1]
+    if not 0 < q < L <= _SORT_UPTO or rows.n < _SORT_ROWS_FROM:
+        return _sum_up(_top32(_prods32(rows, r), q, rows.cap32))
+    p32 = _prods32(rows, r)
+    p32.sort(axis=1)
+    top = np.maximum(p32[:, L - q:], rows.cap32[:, None])  # (ascending)
+    s = _sum_up(top)
+    bad = np.flatnonzero(~_exact_in_any_order(top))
+    if bad.size:
+        p32 = np.multiply(rows.vals[bad], np.take(r, rows.idx[bad]), out=np.empty((bad.size, L), dtype=np.float32),
+                          casting="unsafe")
+        s[bad] = _sum_up(_top32(p32, q, rows.cap32[bad]))
+    return s
+
+
+def _exact_in_any_order(top: np.ndarray) -> np.ndarray:
+    """Per row of an ascending float32 block of q values >= 0 (``lo`` its smallest nonzero value, ``hi`` its
+    largest): whether its float64 sum is exact whatever the order and grouping of the additions, by ``hi = 0`` or
+    ``q hi < 2^29 lo``.
+
+    Proof.  Zeros add exactly, so the partial sums are those of the nonzero values.  Let u be the unit in the last
+    place of lo in float32 (``2^-149`` if lo is subnormal).  Every value ``v >= lo`` is an integer multiple of u
+    (its own unit is a power of two >= u), so is every partial sum, and each is at most the total ``<= q hi <
+    2^29 lo``.  A normal lo is below ``2^24 u``, a subnormal one below ``2^-126 = 2^23 u``: every partial sum is an
+    integer multiple of u below ``2^53 u``, which float64 represents (u >= 2^-149 is far above float64's
+    subnormals).  So no addition rounds, and every order gives the exact sum."""
+    q = top.shape[1]
+    hi = top[:, -1].astype(np.float64)
+    lo = top[:, 0].astype(np.float64)
+    zero = np.flatnonzero(lo == 0.0)
+    if zero.size:  # (rows with zeros: their smallest nonzero value; 0 again where every value is 0)
+        t = top[zero]
+        lo[zero] = t[np.arange(zero.size), np.argmax(t > 0, axis=1)]
+    return (q * hi < 2.0 ** 29 * lo) | (hi == 0.0)
+
+
+# the row sums' selection sorts each row (NumPy's sorting networks for small float32 arrays) where rows hold at
+# most this many candidates, and partitions them above (CBCL n = 361, w = 240 / 360: sort 0.17 / 0.34 ms,
+# partition 0.25 / 0.44; w = 448: equal for the plain sums, and the joint test's sort of its top block spared;
+# w = 588..784 partition ahead for the plain sums)
+_SORT_UPTO = 512
+# ... and from this many rows (the plain sums; below, the check and its NumPy calls cost more than the sort
+# spares: n x w = 20 x 20 9 -> 20 us, 130 x 130 68 -> 72 us; 200 x 116 79 -> 74, 361 x 48..256 -5..-8%)
+_SORT_ROWS_FROM = 192
+# the joint test sorts its rows up to this many candidates (its block is sorted anyway: partition + sort of the
+# top block 1.15 / 1.76 / 1.90 ms, the rows sorted 1.09 / 1.56 / 1.67 ms at golub-shaped k = 150 / 200 (n x w =
+# 923 x 588, 1,229 x 784 / 796), min of 15; measured up to w = 796, partitioned above as before)
+_JOINT_SORT_UPTO = 800
+
+
+def _joint_sums(rows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """``n x len(qs)``: per row l and hypothesis t, an upper bound on the sum of the ``qs[t]`` largest
+    ``(A_lm)_+ r_m`` (kept candidates padded with the cap, as :func:`_plain_sums`): the ``max qs``
+    largest of ``max(prod, cap)`` selected in float32 (:func:`_top_sums32`), sorted, summed cumulatively
+    in float64 (a sequential sum of nonnegative terms: the caller's ``(k + 4) eps`` covers it, as it
+    covers :func:`_sum_up`'s), each prefix rounded up for the float32 selection as :func:`_sum_up`."""
+    qmax = int(qs.max())
+    top = _top32(_prods32(rows, r), qmax, rows.cap)
+    top.sort(axis=1)  # (in place, its own array; descending as a reversed view: the values of -sort(-top))
+    top = top[:, ::-1]
+    top = top[:, :qmax]  # (q >= the candidates kept: every one of them)
+    csum = np.cumsum(top, axis=1, dtype=np.float64)
+    q = np.minimum(qs, top.shape[1])
+    return csum[:, q - 1] * _SEL32_REL + q * _SEL32_ABS
+
+
+# _joint_ratio: from this many rows the prefix sums run one column of rows at a time (one NumPy call per
+# column), below it np.cumsum along each row (one call; a dependent chain of additions per row)
+_COLUMNWISE_FROM = 256
+
+
+def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate: float) -> np.ndarray:
+    """The joint test's ratio per row, ``(_joint_sums(rows, r, qs) * inflate / gap).max(axis=1)`` float for float
+    (``gapT``: ``gap.T`` contiguous, ``len(qs) x n``), the prefix sums taken hypothesis-major.
+
+    The same floats: the block is :func:`_joint_sums`' (the ``max qs`` largest, sorted descending); cast to
+    float64 (exact) and transposed, its prefix sums are ``c_j = c_{j-1} + v_j`` in the order of j, each row's
+    additions the same and in the same order as np.cumsum's accumulate along the row; then every entry is
+    scaled by the same operations in the same order (``* _SEL32_REL + q _SEL32_ABS``, ``* inflate``,
+    ``/ gap``) and the maximum is exact.  Faster at n ~ 700..1,200 rows (dlbcl-/golub-shaped k = 120..200:
+    ~0.6 -> ~0.4 ms of a ~2.3 ms iteration): np.cumsum along a row of ~100..200 entries is one dependent chain
+    of additions per row, the column loop adds n rows at once."""
+    qmax = int(qs.max())
+    L = rows.idx.shape[1]
+    if L <= _JOINT_SORT_UPTO or qmax >= L:  # (sorted rows: their top block sorted too, the same values)
+        top = _prods32(rows, r)
+        top.sort(axis=1)
+        top = np.maximum(top[:, max(L - qmax, 0):], rows.cap32[:, None])  # (max with the cap keeps the order)
+    else:
+        top = _top32(_prods32(rows, r), qmax, rows.cap32)
+        top.sort(axis=1)  # (ascending, in place: read reversed below)
+    w = top.shape[1]  # (q >= the candidates kept: every one of them)
+    q = np.minimum(qs, w)
+    if rows.n < _COLUMNWISE_FROM:
+        csum = np.cumsum(top[:, ::-1], axis=1, dtype=np.float64)
+        return ((csum[:, q - 1] * _SEL32_REL + q * _SEL32_ABS) * inflate / gapT.T).max(axis=1)
+    c = np.ascontiguousarray(top[:, ::-1].astype(np.float64).T)  # w x n, descending down each column
+    for j in range(1, w):
+        np.add(c[j - 1], c[j], out=c[j])
+    s = c[q - 1]
+    s *= _SEL32_REL
+    s += (q * _SEL32_ABS)[:, None]
+    s *= inflate
+    s /= gapT
+    return s.max(axis=0)

@@ -364,8 +364,10 @@ class _SparseRows:
     """``cov.matvec`` of a :class:`~nspca_core.operators.sparse.SparseCov` holding CSR data, the same
     floats, with ``X W`` through the columns of X on W's nonzero rows only (the ascent's iterates use
     k of n rows): CSR sums each document's terms in the order of its features, and the terms left
-    out are products with zeros, which do not change a sum.  The columns come from one CSC copy made
-    per ascent when first needed (CSC columns sum in the same order: by feature, then document)."""
+    out are products with zeros, which do not change a sum.  The columns come from the operator's CSC
+    copy (:meth:`~nspca_core.operators.sparse.SparseCov.csc`, made at the first product that uses it
+    and kept: the next fits and the polish's support Gram matrices read it too; CSC columns sum in
+    the same order: by feature, then document)."""
 
     def __init__(self, cov):
         self.cov = cov
@@ -390,10 +392,11 @@ class _SparseRows:
         if rows.size > cov.n // 4:
             return cov.matvec(v)
         if self.Xc is None:
-            self.Xc = cov.X_sparse.tocsc()
-            self.Xc.sort_indices()
-        out = np.asarray(cov.X_sparse.T @ (self.Xc[:, rows] @ v[rows])) / cov.m
-        return out - np.multiply.outer(cov.mean, cov.mean @ v)
+            self.Xc = cov.csc()
+        out = np.asarray(cov.X_sparse.T @ (self.Xc[:, rows] @ v[rows]))
+        out /= cov.m  # in place: the floats of ``/`` and ``-``, without two more n x q arrays
+        out -= np.multiply.outer(cov.mean, cov.mean @ v)
+        return out
 
 
 def _disagree(values: dict, rtol: float = 1e-9) -> bool:

@@ -87,7 +87,8 @@ class SparseCov(Cov):
     -----
     Memory: the sparse matrix (nnz values + indices), ``mean`` and the cached
     ``diag`` (n floats each); each product forms one m- and one n-vector per
-    column of its argument.
+    column of its argument.  ``auto`` on CSR data at k <= n / 16 keeps a CSC copy of the
+    nonzeros (:meth:`csc`) for the operator's life.
     """
 
     sparse = True
@@ -149,13 +150,31 @@ class SparseCov(Cov):
         y = self.data_matvec(np.asarray(x, dtype=np.float64))
         return float(y @ y) / self.m
 
+    def csc(self):
+        """The data as CSC with sorted indices, made once and kept (a second copy of the nonzeros):
+        products through a few columns (auto's ascent on CSR data) and the column slices of
+        :meth:`submatrix` read it.  Each column's entries are in document order, as in the CSR rows."""
+        Xc = getattr(self, "_csc", None)
+        if Xc is None:
+            Xc = self.X_sparse.tocsc(copy=True)
+            Xc.sort_indices()
+            self._csc = Xc
+        return Xc
+
     def submatrix(self, idx) -> np.ndarray:
         """``A[idx][:, idx]`` from the columns ``X[:, idx]``: ``X_J^T X_J / m - mu_J mu_J^T``.
 
-        Forms the sparse product of the selected columns and a dense |J| x |J|.
+        Forms the sparse product of the selected columns and a dense |J| x |J|.  When :meth:`csc` has
+        been made and idx increases, the columns come from it (``Xc[:, J]`` back to CSR: the same
+        arrays as the CSR column slice, so the same floats, without a pass over every row).
         """
         idx = np.asarray(idx, dtype=int)
-        XJ = self.X_sparse[:, idx]
+        Xc = getattr(self, "_csc", None)
+        if Xc is not None and self.X_sparse.format == "csr" and self.X_sparse.has_canonical_format \
+                and (idx.size < 2 or bool(np.all(idx[1:] > idx[:-1]))):
+            XJ = Xc[:, idx].tocsr()
+        else:
+            XJ = self.X_sparse[:, idx]
         G = XJ.T @ XJ
         G = G.toarray() if sp.issparse(G) else np.asarray(G)
         muJ = self.mean[idx]

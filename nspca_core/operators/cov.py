@@ -149,9 +149,16 @@ class Cov:
         when this Cov was built: no second check)."""
 
         d = check("d", d, n_features=self.n)
-        if self.thin and self._A is None:
-            return lowrank_factor_clean(self.X, None, d)
-        return lowrank_factor_clean(None, self.dense(), d)  # A formed once, shared with the solvers
+        # kept per d and route (through X while A is not formed, else from A: the two differ by rounding, so
+        # the route of each call is the one it always took): a refit of the same operator at another k
+        # (the app's slider, a path) reuses the eigenpairs; copies are handed out, the kept arrays never change
+        key = (d, self.thin and self._A is None)
+        kept = self.__dict__.setdefault("_factors", {})
+        if key not in kept:
+            kept[key] = (lowrank_factor_clean(self.X, None, d) if key[1]
+                         else lowrank_factor_clean(None, self.dense(), d))  # A formed once, shared with the solvers
+        V, eig = kept[key]
+        return V.copy(order="K"), eig.copy()  # (the layout kept: BLAS rounds by it)
 
     def columns(self, keep) -> "Cov":
         """The covariance of the features ``keep`` (``A[keep][:, keep]``), for deflation.

@@ -592,9 +592,24 @@ def cost_ab(base: str):
 PATH_CASES = ("mll", "golub", "dlbcl", "cbcl")
 
 
+def factor_plus_noise(seed: int, m: int = 400, n: int = 180, r: int = 6) -> np.ndarray:
+    """X = F W + 0.5 N, F (m x r) and N standard normal, W = |standard normal| (r x n) kept where uniform < 0.3,
+    drawn from default_rng(seed) in that order, centered (issue 39 target 2 on dense data, helper dense)."""
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((m, r))
+    N = rng.standard_normal((m, n))
+    W = np.abs(rng.standard_normal((r, n)))
+    W = W * (rng.uniform(size=(r, n)) < 0.3)
+    X = F @ W + 0.5 * N
+    return X - X.mean(axis=0)
+
+
 def path_data(name):
     """The data of a path case: golub-/dlbcl-shaped synthetic matrices, else the stored dataset;
     its ks (k = 2..200, CBCL every k), target ratio and unit budget (issue 39 item 2)."""
+    if name in ("fpn1", "fpn2"):  # the dense factor-plus-noise matrices of issue39_dense10.txt (every k)
+        X = factor_plus_noise(int(name[3:]))
+        return X, list(range(1, X.shape[1] + 1)), 0.9, 500
     X = gene_shaped(name) if name in ("golub", "dlbcl") else load(name)
     if X is None:
         return None, None, None, None

@@ -1,0 +1,74 @@
+"""The dense path's KKT dual points (:mod:`nspca_core.certificates.path_kkt`, issue 39 target 2, helper dense):
+the carried bound against brute force at every k, which k are evaluated, and the path against certify(k)
+where certify(k)'s bound was the KKT point's (a 400 x 180 factor-plus-noise matrix, k = 108..132)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify, certify_path
+from nspca_core.certificates import path_kkt as PK
+from nspca_core.certificates.dnn import dnn_tangent
+
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_path_dense_parity import factor_plus_noise
+
+SMALL = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _random_case(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n + 2, n)) * rng.uniform(0.2, 2.0, n)
+    A = B.T @ B / (n + 2)
+    ks = np.arange(1, n + 1)
+    LX = np.zeros((n, n))
+    for i, k in enumerate(ks):  # a nonnegative unit point with at most k nonzeros at each k
+        x = np.zeros(n)
+        sup = rng.choice(n, size=int(rng.integers(1, k + 1)), replace=False)
+        x[sup] = rng.uniform(0.0, 1.0, sup.size) + 1e-3
+        LX[:, i] = x / np.linalg.norm(x)
+    lows = np.einsum("ij,ij->j", LX, A @ LX)
+    return A, ks, LX, lows
+
+
+@SMALL
+@given(st.integers(3, 8), st.integers(0, 2**31 - 1))
+def test_carried_kkt_points_bound_every_k_against_bruteforce(n, seed):
+    A, ks, LX, lows = _random_case(n, seed)
+    pos = {int(k): i for i, k in enumerate(ks)}
+    opt = np.array([brute_opt(A, int(k))[0] for k in ks])
+    got = []
+    done = PK.kkt_carry(A, ks, pos, lows, LX, lambda: np.full(n, np.inf), lambda s, lam: got.append((s, lam)), 1.0)
+    assert len(got) == len(done) > 0
+    for s, lam in got:
+        assert s.nu == 0.0 and np.all(s.N >= 0)
+        # the point's bound at every k (mu = 0: one lambda_max), never below the optimum there
+        assert np.all(dnn_tangent(float(lam), s, n, ks) >= opt * (1 - 1e-12))
+
+
+def test_kkt_points_only_where_the_bound_is_open_and_each_point_once(monkeypatch):
+    A, ks, LX, lows = _random_case(6, 3)
+    LX[:, 4] = LX[:, 3]  # the same point at k = 4 and 5: evaluated once
+    lows[4] = lows[3]
+    pos = {int(k): i for i, k in enumerate(ks)}
+    ub = np.full(6, np.inf)
+    ub[1] = lows[1]  # closed at k = 2
+    got = []
+    done = PK.kkt_carry(A, ks, pos, lows, LX, lambda: ub, lambda s, lam: got.append(lam), 1.0)
+    assert done == [1, 3, 4, 6] and len(got) == 4
+    # where the Ritz estimate says the point cannot lower the path's bound, no evaluation
+    monkeypatch.setattr(PK, "_kkt_beaten", lambda *a, **kw: True)
+    assert PK.kkt_carry(A, ks, pos, lows, LX, lambda: ub, lambda s, lam: got.append(lam), 1.0) == []
+
+
+@pytest.mark.slow
+def test_dense_path_not_looser_than_certify_where_its_kkt_point_bounds():
+    # certify(k)'s bound at k = 108..132 is the KKT point of its feasible point (mu = 0); the path carried the
+    # DNN point of k = 180, 5e-8..1.6e-7 above it (main 0254e52)
+    X = factor_plus_noise(1)
+    path = {c.k: c.upper_bound for c in certify_path(X, ks=range(1, X.shape[1] + 1))}
+    looser = [k for k in range(108, 133) if path[k] > certify(X, k=k).upper_bound * (1 + 1e-9)]
+    assert looser == []

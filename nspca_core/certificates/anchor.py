@@ -45,13 +45,16 @@ class AnchorRows:
         rows = np.arange(n)[:, None]
         if L < n - 1:
             part = np.argpartition(-P, L, axis=1)
-            self.idx = part[:, :L]
+            # (a contiguous copy of the kept columns: every iteration's np.take(r, idx) and the multiply read it
+            # in order, ~0.6x the time of the strided view's; the same values)
+            self.idx = np.ascontiguousarray(part[:, :L])
             self.cap = P[np.arange(n), part[:, L]]
         else:
             # all off-diagonal entries are kept (the zero diagonal is a harmless extra candidate)
             self.idx = np.broadcast_to(np.arange(n), (n, n)).copy()
             self.cap = np.zeros(n)
-        self.vals = P[rows, self.idx]
+        # (P[rows, idx], gathered through the flat index: the same entries, ~half the fancy index's time)
+        self.vals = np.take(P.reshape(-1), self.idx + rows * n)
         self.cap32 = self.cap.astype(np.float32)  # (the selections' float32 caps, cast once: _top32)
         self.m = m
         self.P = P

@@ -66,10 +66,11 @@ _ANCHOR_FINE = 1e-4
 # 85 of 180 k, the minimum 0.9717 -> 0.9688); 1/5 already changes CBCL's polish (5 k looser)
 _ANCHOR_SHARE = 0.5
 # ... and they stop after this many tries in a row (in that order) whose test ran and proved nothing: the rest have a
-# smaller gap per cost.  CBCL: the tries at k = 91..98 all failed after 57..59 did, and k = 99..110, which would have
-# failed too, are not made (12 tests, ~0.15 CPU s; the same 361 bounds bit for bit, and on the 400 x 180 matrix above,
-# where no 8 failed in a row)
-_ANCHOR_STOP_FAILS = 8
+# smaller gap per cost.  CBCL: k = 99..110, which would have failed too, are not made (12 tests, ~0.15 CPU s; the same
+# 361 bounds bit for bit, and on the 400 x 180 matrix above, where no 8 failed in a row).  Nor is a try made (it counts
+# as made and failed, in ``done``) where the _ANCHOR_FAILED_BELOW nearest k below it whose test ran all
+# proved nothing (CBCL: 91..98 after 57..59, 0.14 CPU s; the bounds bit for bit on CBCL, LRS and both 400 x 180 matrices)
+_ANCHOR_STOP_FAILS, _ANCHOR_FAILED_BELOW = 8, 3
 
 
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None, center=True) -> list[Certificate]:
@@ -466,6 +467,9 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
     def try_at(k: int) -> None:
         if fails[0] >= _ANCHOR_STOP_FAILS:  # (not in ``done``: as if the budget had ended here)
             return
+        below = sorted(j for j in ran if j < k)[-_ANCHOR_FAILED_BELOW:]
+        if len(below) == _ANCHOR_FAILED_BELOW and not proved.intersection(below):
+            return done.append(k)  # (a decision only: a try proves a bound or nothing)
         i = pos[k]
         lo, ub_i = float(lows[i]), float(upper()[i])
         # certify(k)'s own call (the same bracket and resolution: from the same feasible value, the same
@@ -482,6 +486,7 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         if found[0] is not None and lo < (1 - _ANCHOR_FINE) * found[0]:
             finer[k] = (found[0], carry)  # (after the refinement: rest())
         if run_it:
+            ran.add(k)
             fails[0] = 0 if found[0] is not None else fails[0] + 1
         if found[0] is not None:
             proved.add(k)
@@ -492,7 +497,7 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
             ub_cheap[i] = min(ub_cheap[i], anchored[k])
 
     done: list = []
-    proved: set = set()  # the k whose try proved a bound
+    proved, ran = set(), set()  # the k whose try proved a bound / whose test ran
     fails = [0]  # the tries in a row whose test ran and proved nothing
     finer: dict = {}  # k -> (certify(k)'s anchored bound, its call's last failed test)
     tried = np.array([int(k) for k in uniq if anchor_ok(n, int(k))], dtype=int)

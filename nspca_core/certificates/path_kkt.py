@@ -15,7 +15,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dual_start import _kkt_beaten, _kkt_point
+from .dnn import _ritz
+from .dual_start import _KKT_EST_MIN_N, _KKT_EST_R, _KKT_EST_STEPS, _KKT_USEFUL, _kkt_beaten, _kkt_point
+
+
+def _kkt_beaten_early(A: np.ndarray, x: np.ndarray, best: float, lower: float) -> bool:
+    """A cheaper first look at :func:`.dual_start._kkt_beaten`'s question, for the path only: True where a
+    Ritz value of ``A + N`` (``N`` = :func:`.dual_start.kkt_init`'s, rank 2) already says the KKT point is
+    not worth its evaluation.  ``N = u x^T + x u^T`` (``u``: ``(A x)^-`` off x's support) is applied as
+    ``(a a^T - b b^T) / 2`` with ``a, b = u +- x`` (no n x n matrix), and the block steps stop as soon as
+    their top Ritz value decides: each step keeps the previous block in its basis, so that value only
+    grows with the steps, and ``_kkt_beaten``'s two tests (``est >= best (1 + 1e-6)``,
+    ``lower < _KKT_USEFUL est``) stay true once true.  Ritz values are Rayleigh quotients, below
+    ``lambda_max(A + N)`` whatever the rounding of the product (the 1e-6 margin covers it).  False means
+    "ask ``_kkt_beaten``", which then decides as certify(k) does, with its block for the evaluation."""
+    n = A.shape[0]
+    I = x > 0
+    if n < _KKT_EST_MIN_N or not I.any() or I.all():
+        return False
+    u = np.where(I, 0.0, np.maximum(-(A @ x), 0.0))
+    v = np.where(I, x, 0.0)
+    L = np.column_stack([u + v, u - v])
+    lw = np.array([-0.5, 0.5])  # the operator A - L diag(lw) L^T = A + N
+    U = np.column_stack([x, np.random.default_rng(0).standard_normal((n, _KKT_EST_R - 1))])
+    for _ in range(_KKT_EST_STEPS):
+        w, U = _ritz(A, U, _KKT_EST_R, L=L, lw=lw)
+        est = float(w[0])
+        if est >= best * (1.0 + 1e-6) or lower < _KKT_USEFUL * est:
+            return True
+    return False
 
 
 def kkt_carry(A: np.ndarray, uniq: np.ndarray, pos: dict, lows: np.ndarray, LX: np.ndarray, upper, carry,
@@ -37,7 +65,8 @@ def kkt_carry(A: np.ndarray, uniq: np.ndarray, pos: dict, lows: np.ndarray, LX: 
         seen.add(x.tobytes())
         block: dict = {}
         # (best = ub / (1 + 1e-6): _kkt_beaten's margin, so that a point estimated below ub is evaluated)
-        if _kkt_beaten(A, x, ub / (1.0 + 1e-6), lo, block):
+        if (_kkt_beaten_early(A, x, ub / (1.0 + 1e-6), lo)
+                or _kkt_beaten(A, x, ub / (1.0 + 1e-6), lo, block)):
             continue
         _, st, lam = _kkt_point(A, k, x, block.get("U"), lo)
         carry(st, lam)

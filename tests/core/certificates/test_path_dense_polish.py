@@ -458,6 +458,7 @@ def test_anchored_forecast_only_where_no_neighbour_proved(monkeypatch):
     monkeypatch.setattr(P, "_anchored", fake)
     monkeypatch.setattr(P, "_forecast_fails", forecast)
     monkeypatch.setattr(P, "_ANCHOR_STOP_FAILS", 99)
+    monkeypatch.setattr(P, "_ANCHOR_FAILED_BELOW", 99)  # (that rule: the next test)
     n = 12
     uniq = np.arange(1, n + 1)
     pos = {int(k): i for i, k in enumerate(uniq)}
@@ -475,3 +476,41 @@ def test_anchored_forecast_only_where_no_neighbour_proved(monkeypatch):
     assert asked == [3, 6, 7, 8, 10, 11, 12]
     assert ran == [3, 4, 5, 8, 9, 10, 11, 12]
     assert set(anchored) == {3, 4, 8}
+
+
+def test_anchored_try_skipped_above_failed_tests(monkeypatch):
+    """``_ANCHOR_FAILED_BELOW``: a try is not made where the 3 nearest k below it whose test ran all proved
+    nothing; it counts as made and failed (in ``rest``'s k, not in the stop-after-failures count).  A fake
+    ``_anchored`` proving only at k = 6, tries in the order 4, 5, 6, 12, 3, 8, 10, 11, 13, 14: 12 runs (6 below
+    it proved), 8, 10, 11 run (6 among their 3 nearest below), 13 and 14 not (10, 11, 12 failed)."""
+    calls, after = [], []
+
+    def fake(A, k, lo, best, **kw):
+        calls.append(k)
+        return lo if k == 6 else None  # (optimal: nothing finer to prove)
+
+    monkeypatch.setattr(P, "_anchored", fake)
+    monkeypatch.setattr(P, "_forecast_fails", lambda *a, **kw: False)
+    monkeypatch.setattr(P, "_ANCHOR_STOP_FAILS", 99)
+    monkeypatch.setattr(P, "anchored_rowsum_bound", lambda A, k, lo, ub: after.append(k))
+    monkeypatch.setattr(P, "weak_branch", lambda *a, **kw: {})
+    n = 40
+    uniq = np.arange(1, n + 1)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    lows, ub = np.ones(n), np.full(n, 10.0)
+    order = [4, 5, 6, 12, 3, 8, 10, 11, 13, 14]
+    assert all(S.anchor_ok(n, k) for k in order)
+
+    def in_order(tried, pos, lows, upper, f, cost, budget):
+        for k in order:
+            f(k)
+        return 0.0
+
+    monkeypatch.setattr(P, "gap_runs", in_order)
+    anchored, rest, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
+                                                 lambda: ub, "auto", 1e18)
+    assert calls == [4, 5, 6, 12, 3, 8, 10, 11]
+    assert set(anchored) == {6}
+    rest(lambda i: 10.0)
+    # after the refinement the skipped k are treated as the failed ones (6, proved optimal, is closed)
+    assert after == [k for k in order if k != 6]

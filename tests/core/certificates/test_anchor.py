@@ -171,6 +171,20 @@ def test_cbcl_small_k_reaches_the_target(cbcl_X):
     assert cert.kind == "anchored" and cert.ratio >= 0.97
 
 
+def node_case(A, k: int, rng, narrow: bool, ninc: int):
+    """A branch node of the anchored row sums on A at k: ``(rows, r, inc, blocked, q)`` with ``ninc`` included
+    columns, about 30% of the rest excluded, random ratios r, and each row's count q of free products."""
+    n = A.shape[0]
+    rows = AnchorRows(A, k, width=k if narrow else None)
+    r = rng.random(n)
+    inc = np.zeros(n, dtype=bool)
+    inc[rng.choice(n, min(ninc, k), replace=False)] = True
+    exc = ~inc & (rng.random(n) < 0.3)
+    blocked = (inc | exc)[rows.idx]
+    q = np.where(inc, k - inc.sum(), k - 1 - inc.sum())
+    return rows, r, inc, blocked, q
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10_000), st.integers(3, 14), st.integers(2, 8), st.integers(1, 4), st.booleans())
 def test_node_sums_are_the_capped_top_q_sums(seed, n, k, ninc, narrow):
@@ -182,13 +196,7 @@ def test_node_sums_are_the_capped_top_q_sums(seed, n, k, ninc, narrow):
     k = min(k, n - 1)
     rng = np.random.default_rng(seed)
     A = _random_psd(rng, n)
-    rows = AnchorRows(A, k, width=k if narrow else None)
-    r = rng.random(n)
-    inc = np.zeros(n, dtype=bool)
-    inc[rng.choice(n, min(ninc, k), replace=False)] = True
-    exc = ~inc & (rng.random(n) < 0.3)
-    blocked = (inc | exc)[rows.idx]
-    q = np.where(inc, k - inc.sum(), k - 1 - inc.sum())
+    rows, r, inc, blocked, q = node_case(A, k, rng, narrow, ninc)
     got = node_sums(rows, r, inc, blocked, q)
     prod = rows.vals * r[rows.idx]
     prod[blocked] = 0.0

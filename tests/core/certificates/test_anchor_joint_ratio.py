@@ -15,6 +15,7 @@ from nspca_core.certificates import anchor as an
 from nspca_core.certificates import anchor_sums as sums
 from nspca_core.certificates.anchor import (_EPS, _SEL32_ABS, _SEL32_REL, AnchorRows, _gaps, _joint_ratio,
                                             _plain_sums, _sum_up, anchored_joint_test, node_sums)
+from tests.core.certificates.test_anchor import node_case
 
 
 def _former_top(prod: np.ndarray, q: int, cap: np.ndarray) -> np.ndarray:
@@ -127,13 +128,7 @@ def test_node_sums_are_the_former_floats(seed, n, k, ninc, narrow, spread):
     k = min(k, n - 1)
     rng = np.random.default_rng(seed)
     A = _psd(n, seed, False, spread)
-    rows = AnchorRows(A, k, width=k if narrow else None)
-    r = rng.random(n)
-    inc = np.zeros(n, dtype=bool)
-    inc[rng.choice(n, min(ninc, k), replace=False)] = True
-    exc = ~inc & (rng.random(n) < 0.3)
-    blocked = (inc | exc)[rows.idx]
-    q = np.where(inc, k - inc.sum(), k - 1 - inc.sum())
+    rows, r, inc, blocked, q = node_case(A, k, rng, narrow, ninc)
     assert np.array_equal(node_sums(rows, r, inc, blocked, q), _former_node_sums(rows, r, inc, blocked, q))
 
 

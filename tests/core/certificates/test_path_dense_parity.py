@@ -7,24 +7,12 @@ when the path holds it, this test fails and the marker goes (benchmarks/results/
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.bench_certify import factor_plus_noise  # (the bench's fpn1 / fpn2 cases)
 from nspca_core import certify, certify_path
-
-
-def factor_plus_noise(seed: int, m: int = 400, n: int = 180, r: int = 6) -> np.ndarray:
-    """X = F W + 0.5 N, F (m x r) and N standard normal, W = |standard normal| (r x n) kept where
-    uniform < 0.3, drawn from default_rng(seed) in that order, centered."""
-    rng = np.random.default_rng(seed)
-    F = rng.standard_normal((m, r))
-    N = rng.standard_normal((m, n))
-    W = np.abs(rng.standard_normal((r, n)))
-    W = W * (rng.uniform(size=(r, n)) < 0.3)
-    X = F @ W + 0.5 * N
-    return X - X.mean(axis=0)
 
 
 @pytest.mark.slow

@@ -368,6 +368,25 @@ def test_second_tier_skips_the_k_next_to_the_first_tiers(monkeypatch):
     env[pos[7]] = 3.0  # the DNN does not give the bound at 7: not polished there either
     assert [k for k in range(1, n + 1) if where(k)] == [1, 6, 8, 9]
 
+def _tries_in_order(monkeypatch, n: int, ub_value: float, order=None):
+    """The dense path's anchored tries (``P._anchored_and_branched``) on an n x n identity stand-in, every k
+    tried in ascending order (or in ``order``) with nothing counted against a budget (``gap_runs`` replaced),
+    lower values 1 and bounds ``ub_value``: ``(uniq, anchored, rest)``."""
+    uniq = np.arange(1, n + 1)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    lows, ub = np.ones(n), np.full(n, ub_value)
+
+    def in_order(tried, pos, lows, upper, f, cost, budget):
+        for k in (tried if order is None else order):
+            f(int(k))
+        return 0.0
+
+    monkeypatch.setattr(P, "gap_runs", in_order)
+    anchored, rest, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
+                                                 lambda: ub, "auto", 1e18)
+    return uniq, anchored, rest
+
+
 
 def test_anchored_tries_stop_after_failures_in_a_row(monkeypatch):
     """``_ANCHOR_STOP_FAILS``: after that many tries in a row whose test ran and proved nothing, no further
@@ -382,17 +401,7 @@ def test_anchored_tries_stop_after_failures_in_a_row(monkeypatch):
     monkeypatch.setattr(P, "_forecast_fails", lambda *a, **kw: False)
     monkeypatch.setattr(P, "_ANCHOR_STOP_FAILS", 3)
     n = 40
-    uniq = np.arange(1, n + 1)
-    pos = {int(k): i for i, k in enumerate(uniq)}
-    lows, ub = np.ones(n), np.full(n, 10.0)
-    def in_order(tried, pos, lows, upper, f, cost, budget):  # every k tried, ascending, nothing counted
-        for k in tried:
-            f(int(k))
-        return 0.0
-
-    monkeypatch.setattr(P, "gap_runs", in_order)
-    anchored, _, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
-                                              lambda: ub, "auto", 1e18)
+    uniq, anchored, _ = _tries_in_order(monkeypatch, n, 10.0)
     tried = [int(k) for k in uniq if S.anchor_ok(n, int(k))]
     assert tried[:8] == list(range(3, 11))
     # 4, 5 failed, 6 proved (the count reset), 7, 8, 9 failed: 10 and 11 (which would prove) are never asked
@@ -423,18 +432,7 @@ def test_finer_bisection_only_below_the_polish_goal(monkeypatch):
     monkeypatch.setattr(P, "anchored_bisection", fake_bisection)
     monkeypatch.setattr(P, "anchored_rowsum_bound", lambda *a, **kw: None)
     n = 6
-    uniq = np.arange(1, n + 1)
-    pos = {int(k): i for i, k in enumerate(uniq)}
-    lows, ub = np.ones(n), np.full(n, 2.0)
-
-    def in_order(tried, pos, lows, upper, f, cost, budget):
-        for k in tried:
-            f(int(k))
-        return 0.0
-
-    monkeypatch.setattr(P, "gap_runs", in_order)
-    anchored, rest, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
-                                                 lambda: ub, "auto", 1e18)
+    uniq, anchored, rest = _tries_in_order(monkeypatch, n, 2.0)
     rest(lambda i: 2.0)
     assert ratios[3] >= GOAL > ratios[4] and finer == [4, 5]
     assert anchored[3] == 1 / ratios[3] and anchored[4] == 1 / (ratios[4] + 0.0005)
@@ -460,18 +458,7 @@ def test_anchored_forecast_only_where_no_neighbour_proved(monkeypatch):
     monkeypatch.setattr(P, "_ANCHOR_STOP_FAILS", 99)
     monkeypatch.setattr(P, "_ANCHOR_FAILED_BELOW", 99)  # (that rule: the next test)
     n = 12
-    uniq = np.arange(1, n + 1)
-    pos = {int(k): i for i, k in enumerate(uniq)}
-    lows, ub = np.ones(n), np.full(n, 10.0)
-
-    def in_order(tried, pos, lows, upper, f, cost, budget):
-        for k in tried:
-            f(int(k))
-        return 0.0
-
-    monkeypatch.setattr(P, "gap_runs", in_order)
-    anchored, _, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
-                                              lambda: ub, "auto", 1e18)
+    uniq, anchored, _ = _tries_in_order(monkeypatch, n, 10.0)
     assert [int(k) for k in uniq if S.anchor_ok(n, int(k))] == list(range(3, 13))
     assert asked == [3, 6, 7, 8, 10, 11, 12]
     assert ran == [3, 4, 5, 8, 9, 10, 11, 12]
@@ -495,20 +482,10 @@ def test_anchored_try_skipped_above_failed_tests(monkeypatch):
     monkeypatch.setattr(P, "anchored_rowsum_bound", lambda A, k, lo, ub: after.append(k))
     monkeypatch.setattr(P, "weak_branch", lambda *a, **kw: {})
     n = 40
-    uniq = np.arange(1, n + 1)
-    pos = {int(k): i for i, k in enumerate(uniq)}
-    lows, ub = np.ones(n), np.full(n, 10.0)
     order = [4, 5, 6, 12, 3, 8, 10, 11, 13, 14]
     assert all(S.anchor_ok(n, k) for k in order)
 
-    def in_order(tried, pos, lows, upper, f, cost, budget):
-        for k in order:
-            f(k)
-        return 0.0
-
-    monkeypatch.setattr(P, "gap_runs", in_order)
-    anchored, rest, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
-                                                 lambda: ub, "auto", 1e18)
+    uniq, anchored, rest = _tries_in_order(monkeypatch, n, 10.0, order=order)
     assert calls == [4, 5, 6, 12, 3, 8, 10, 11]
     assert set(anchored) == {6}
     rest(lambda i: 10.0)

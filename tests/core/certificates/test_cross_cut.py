@@ -16,8 +16,8 @@ from nspca_core.certificates import coupled, cross, single
 from nspca_core.certificates.cross import _row_tops, _row_tops_entries, cross_table
 from nspca_core.operators.cov import Cov
 
-from tests.bruteforce import assert_cross_table_bounds, brute_opt
-from tests.core.certificates.test_split_coupled import _force_split, _modules
+from tests.bruteforce import assert_cross_table_bounds
+from tests.core.certificates.test_split_coupled import _force_split, _modules, modules_certified
 
 SLOW = settings(max_examples=20, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -99,13 +99,7 @@ def test_the_finish_skipped_only_where_it_cannot_lower_the_bound(monkeypatch, n,
 
     _force_split(monkeypatch, size)
     monkeypatch.setattr(S, "_LAZY_S", True)
-    rng = np.random.default_rng(seed)
-    X = _modules(rng, 30, n, 3)
-    A = X.T @ X / X.shape[0]
-    cov = Cov(X, None)
-    skip = single._certify_large(cov, k, None, "auto", None)
-    opt, _ = brute_opt(A, k)
-    assert skip.upper_bound >= opt * (1 - 1e-12)
+    cov, skip = modules_certified(seed, n, k)
     with monkeypatch.context() as mp:
         mp.setattr(coupled, "_FLOOR_REL", -1.0)  # (floor 2 lower, the bound 2 x: never held, always finished)
         fin = single._certify_large(cov, k, None, "auto", None)

@@ -18,8 +18,7 @@ from nspca_core.certificates import coupled, cross, dual, single
 from nspca_core.certificates.cross import _delta32, cross_table
 from nspca_core.operators.cov import Cov
 
-from tests.bruteforce import brute_opt
-from tests.core.certificates.test_split_coupled import _modules
+from tests.core.certificates.test_split_coupled import _modules, modules_certified
 
 TINY = settings(max_examples=30, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -152,13 +151,7 @@ def test_one_k_split_with_the_column_part_first_is_the_whole_tables_bound(monkey
     S alone binds with the columns' table the rows could not lower it, elsewhere the rows are merged in."""
     _force_split(monkeypatch, size)
     monkeypatch.setattr(coupled, "_COUPLED_AIM", 1.01)  # (S's own bound below the aim: the column part first)
-    rng = np.random.default_rng(seed)
-    X = _modules(rng, 30, n, 3)
-    A = X.T @ X / X.shape[0]
-    cov = Cov(X, None)
-    first = single._certify_large(cov, k, None, "auto", None)
-    opt, _ = brute_opt(A, k)
-    assert first.upper_bound >= opt * (1 - 1e-12)
+    cov, first = modules_certified(seed, n, k)
     with monkeypatch.context() as mp:
         mp.setattr(coupled, "cols_first", lambda *a, **kw: None)
         whole = single._certify_large(cov, k, None, "auto", None)

@@ -39,6 +39,17 @@ def _modules(rng, m: int, n: int, groups: int) -> np.ndarray:
     return X - X.mean(axis=0)
 
 
+def modules_certified(seed: int, n: int, k: int):
+    """A one-k split certificate at k of 30 samples of :func:`_modules` (3 modules), checked >= the brute-force
+    OPT_k: ``(cov, cert)`` (the caller's forced split and switches in place)."""
+    X = _modules(np.random.default_rng(seed), 30, n, 3)
+    cov = Cov(X, None)
+    cert = single._certify_large(cov, k, None, "auto", None)
+    opt, _ = brute_opt(X.T @ X / X.shape[0], k)
+    assert cert.upper_bound >= opt * (1 - 1e-12)
+    return cov, cert
+
+
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.integers(9, 11), st.integers(5, 7), st.integers(4, 6), st.integers(0, 2**31 - 1))

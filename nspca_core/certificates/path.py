@@ -377,7 +377,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                   hi_ratio=accept)
     onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
                             _FAR_SHARE * min(budget - spent, S._PATH_FLOOR), carry, order=far))
-    kkt_carry(A, uniq, pos, lows, LX, upper, carry, 1.0)  # (every open gap: a bound certify(k) reaches from its KKT start)
+    kkt_carry(A, uniq, pos, lows, LX, upper, carry)
     return _path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                               onek, spec, n, t_all, callback)
 

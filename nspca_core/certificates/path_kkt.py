@@ -46,13 +46,14 @@ def _kkt_beaten_early(A: np.ndarray, x: np.ndarray, best: float, lower: float) -
     return False
 
 
-def kkt_carry(A: np.ndarray, uniq: np.ndarray, pos: dict, lows: np.ndarray, LX: np.ndarray, upper, carry,
-              enough: float) -> list:
-    """At each k of ``uniq`` whose bound is open (``lows < enough * upper()``), the KKT dual point of the
-    path's feasible point ``LX[:, i]`` (:func:`.dual_start._kkt_point`, the evaluation certify(k) makes from
-    the same x, lower value and block) where a Ritz value of its matrix (below its ``lambda_max``) is
-    below the path's bound (:func:`.dual_start._kkt_beaten`: elsewhere it cannot lower it); each point is
-    given to ``carry(state, lam)``.  One evaluation per distinct point.  Returns the k evaluated."""
+def kkt_carry(A: np.ndarray, uniq: np.ndarray, pos: dict, lows: np.ndarray, LX: np.ndarray, upper, carry) -> list:
+    """At each k of ``uniq`` whose bound is open (``lows < upper()``: every open gap, not only below an
+    accepted ratio, so that a path already closer at some k carries the same points as one further away),
+    the KKT dual point of the path's feasible point ``LX[:, i]`` (:func:`.dual_start._kkt_point`, the
+    evaluation certify(k) makes from the same x, lower value and block) where a Ritz value of its matrix
+    (below its ``lambda_max``) is below the path's bound (:func:`.dual_start._kkt_beaten`: elsewhere it
+    cannot lower it); each point is given to ``carry(state, lam)``.  One evaluation per distinct point.
+    Returns the k evaluated."""
     done: list = []
     seen: set = set()
     for k in uniq:
@@ -60,7 +61,7 @@ def kkt_carry(A: np.ndarray, uniq: np.ndarray, pos: dict, lows: np.ndarray, LX: 
         i = pos[k]
         lo, ub = float(lows[i]), float(upper()[i])
         x = LX[:, i]
-        if not (lo > 0 and lo < enough * ub) or x.tobytes() in seen:
+        if not (0 < lo < ub) or x.tobytes() in seen:
             continue
         seen.add(x.tobytes())
         block: dict = {}

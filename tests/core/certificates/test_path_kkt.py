@@ -41,7 +41,7 @@ def test_carried_kkt_points_bound_every_k_against_bruteforce(n, seed):
     pos = {int(k): i for i, k in enumerate(ks)}
     opt = np.array([brute_opt(A, int(k))[0] for k in ks])
     got = []
-    done = PK.kkt_carry(A, ks, pos, lows, LX, lambda: np.full(n, np.inf), lambda s, lam: got.append((s, lam)), 1.0)
+    done = PK.kkt_carry(A, ks, pos, lows, LX, lambda: np.full(n, np.inf), lambda s, lam: got.append((s, lam)))
     assert len(got) == len(done) > 0
     for s, lam in got:
         assert s.nu == 0.0 and np.all(s.N >= 0)
@@ -57,11 +57,11 @@ def test_kkt_points_only_where_the_bound_is_open_and_each_point_once(monkeypatch
     ub = np.full(6, np.inf)
     ub[1] = lows[1]  # closed at k = 2
     got = []
-    done = PK.kkt_carry(A, ks, pos, lows, LX, lambda: ub, lambda s, lam: got.append(lam), 1.0)
+    done = PK.kkt_carry(A, ks, pos, lows, LX, lambda: ub, lambda s, lam: got.append(lam))
     assert done == [1, 3, 4, 6] and len(got) == 4
     # where the Ritz estimate says the point cannot lower the path's bound, no evaluation
     monkeypatch.setattr(PK, "_kkt_beaten", lambda *a, **kw: True)
-    assert PK.kkt_carry(A, ks, pos, lows, LX, lambda: ub, lambda s, lam: got.append(lam), 1.0) == []
+    assert PK.kkt_carry(A, ks, pos, lows, LX, lambda: ub, lambda s, lam: got.append(lam)) == []
 
 
 @pytest.mark.slow
@@ -115,9 +115,9 @@ def test_early_kkt_estimate_decides_before_certify_estimate(monkeypatch):
     LX, pos, lows = x[:, None], {12: 0}, np.array([lo])
     got = []
     assert PK.kkt_carry(A, np.array([12]), pos, lows, LX, lambda: np.array([0.9 * lam]),
-                        lambda s, v: got.append(v), 1.0) == [] and asked == [] and got == []
+                        lambda s, v: got.append(v)) == [] and asked == [] and got == []
     done = PK.kkt_carry(A, np.array([12]), pos, np.array([0.999 * lam]), LX, lambda: np.array([2.0 * lam]),
-                        lambda s, v: got.append(v), 1.0)
+                        lambda s, v: got.append(v))
     assert asked == [1] and done == [12] and len(got) == 1 and got[0] >= lam * (1 - 1e-12)
 
 

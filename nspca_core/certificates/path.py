@@ -38,6 +38,7 @@ from .path_kkt import kkt_carry
 from .path_large import gap_runs, path_large, refine_midpoints
 from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
+from .path_finish import path_certificates
 from .path_parity import far_runs
 from .single import _certify_dense, _certify_large, _finish
 
@@ -378,8 +379,8 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
                             _FAR_SHARE * min(budget - spent, S._PATH_FLOOR), carry, order=far))
     kkt_carry(A, uniq, pos, lows, LX, upper, carry)
-    return _path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
-                              onek, spec, n, t_all, callback)
+    return path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
+                             onek, spec, n, t_all, callback)
 
 def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched, pcfg, effort) -> None:
     """The path's last step (:func:`.path_dense_polish.polish_to_goal`): the DNN dual points it holds,
@@ -561,39 +562,4 @@ def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, b
             LX[:, i], lows[i], src[i] = c.x, c.lower, c.info.get("lower_source", "one-k")
 
     (order or partial(gap_runs, uniq, pos, lows, upper))(one, lambda k: S.dense_run_cost(n, k, effort), budget)
-    return out
-
-
-def _path_certificates(uniq, lows, LX, src, ub, env, cheap, exact, own, anchored, branched, onek, spec, n,
-                       t_all, callback) -> dict:
-    """``{k: Certificate}`` from the path's bounds and, where it ran (``onek``), certify(k)'s (each
-    k's time: its share of the run plus its DNN runs)."""
-    p = uniq.size
-    share = (time.perf_counter() - t_all) / p
-    out = {}
-    for i, k in enumerate(uniq):
-        k = int(k)
-        bounds = {name: float(v[i]) for name, v in cheap.items()}
-        if k in exact:
-            bounds["exact(k<=2)"] = exact[k]
-        info = {"n": n, "lower_source": src[i], "eig_tolerance": spec.tol}
-        if k in own:
-            bounds["dnn"] = own[k][0]
-            info["dnn"] = own[k][1]
-        if k in anchored:
-            bounds["anchored"] = anchored[k]
-        if k in branched:
-            bounds["anchored(branch)"] = branched[k]
-        if k in onek:  # certify(k)'s own bounds at k, name by name (the smaller where both have one)
-            for name, v in onek[k].bounds.items():
-                bounds[name] = min(bounds.get(name, np.inf), float(v))
-            info["one_k"] = onek[k].kind
-        if np.isfinite(env[i]) and (k not in own or env[i] < own[k][0]):
-            bounds["dnn(tangent)"] = float(env[i])
-        if ub[i] < min(bounds.values()):
-            bounds["monotone"] = float(ub[i])
-        t0 = time.perf_counter() - share - (own[k][2] if k in own else 0.0)
-        out[k] = _finish(bounds, float(lows[i]), LX[:, i].copy(), k, t0, info)
-    if callback is not None:
-        callback(p, p)
     return out

@@ -368,14 +368,14 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
     ``lazy`` (a dict: a one-k certificate, or a path's run following it, where ``_settings._LAZY_S``): only the first
     test (at ``lower /`` :data:`_DNN_SKIP_AT`), its bound that value; the bisection below it follows only
     where that term binds the coupled bound (:func:`light_refined`, from what ``lazy`` gets).  ``seen``: the
-    first test's record (:func:`.dual.top_test`), handed on to the DNN's route (:func:`.dual.dense_dual`)."""
+    first test's and the forecast's records (:func:`.dual.top_test`), handed on to :func:`.dual.dense_dual`."""
     AS, dS = covS.dense(), covS.diag()
     n = dS.size
     lower = covS.quad(xS)
     bounds = {"variances": _variances_bound(dS, kS)}
     if lam is not None:
         bounds["lambda1"] = float(lam)
-    if not (lower > 0 and anchor_ok(n, kS)) or _forecast_fails(AS, kS, xS, lower / _DNN_SKIP_AT, _EFFORT["auto"]):
+    if not (lower > 0 and anchor_ok(n, kS)) or _forecast_fails(AS, kS, xS, lower / _DNN_SKIP_AT, _EFFORT["auto"], seen):
         return None
     top = lower / _DNN_SKIP_AT
     if lazy is not None and _S._LAZY_S and top < min(bounds.values()):  # (else the eager search, as before)

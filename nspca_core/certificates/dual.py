@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 
 import numpy as np
 import scipy.linalg
@@ -236,32 +235,33 @@ def _anchored_at(state: dict, lower: float, hi: float, rel_tol: float, steps: in
 _FORECAST_MIN_N, _FORECAST_SHARE = 150, 0.5
 
 
-def _forecast_fails(A: np.ndarray, k: int, x, tau: float, cfg: dict) -> bool:
+def _forecast_fails(A: np.ndarray, k: int, x, tau: float, cfg: dict, seen: dict | None = None) -> bool:
     """Whether the effort's ``anchor_forecast`` says the anchored test at ``tau`` fails
     (:func:`nspca_core.certificates.anchor.restricted_refutes` on at most 2k rows, ~1/5 of the
     test's cost on CBCL k = 65, where the test fails after ~9 ms): only from
     :data:`_FORECAST_MIN_N` features and where those rows are at most :data:`_FORECAST_SHARE` of
     them (else the forecast costs about what the test does).  Decides only whether the test is
-    run; on CBCL k = 5..150 and LRS it agreed with the test at every k tried."""
+    run; on CBCL k = 5..150 and LRS it agreed with the test at every k tried.
+
+    ``seen`` (a dict, optional; the one :func:`top_test` keeps its record in): the last question and its
+    verdict are kept there (``seen["forecast"]``) and returned again for the same A object, k, tau and x.  A
+    split certificate asks twice with the same A_SS, x and tau (:func:`.coupled.light_S`, then
+    :func:`dense_dual` before the DNN; issue 39: 2 of its 3 forecasts at MLL k = 50..200, ~25 ms each at
+    k = 200) and hands its dict from one to the other.  The verdict is deterministic in its inputs and only
+    decides whether a test runs, never a bound.  Nothing is kept between certificates (no module-level memo)."""
     n = A.shape[0]
     if not cfg.get("anchor_forecast") or x is None or n < _FORECAST_MIN_N:
         return False
     if np.count_nonzero(x) + k > _FORECAST_SHARE * n:
         return False
     key = (int(k), float(tau), np.asarray(x, dtype=float).tobytes())
-    last = _forecast_last[0]
-    if last is not None and last[0]() is A and last[1] == key:
+    last = None if seen is None else seen.get("forecast")
+    if last is not None and last[0] is A and last[1] == key:
         return last[2]
     verdict = bool(restricted_refutes(A, k, x, tau))
-    _forecast_last[0] = (weakref.ref(A), key, verdict)
+    if seen is not None:
+        seen["forecast"] = (A, key, verdict)
     return verdict
-
-
-# _forecast_fails' last question and its verdict, ``(weakref to A, (k, tau, x's bytes), verdict)``: a split
-# certificate asks it twice with the same A_SS, x and tau (coupled.light_S, then dense_dual before the
-# DNN; issue 39: 2 of its 3 forecasts at MLL k = 50..200, ~25 ms each at k = 200).  The same A object,
-# k, tau and x give the same verdict; the verdict only decides whether a test runs, never a bound
-_forecast_last: list = [None]
 
 
 def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None, x=None,
@@ -461,7 +461,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     the bound next (no cut rounds, half the iterations: on MLL's screened set at k = 5 and 10 the
     tree closed in as many nodes, the DNN's second half and its cuts were then unused); ``iters``:
     the DNN's iterations before its cut rounds (default the effort's); ``seen``: the anchored first test's
-    record (:func:`top_test`) a split certificate's light route left on the same A (reused, not run again);
+    record (:func:`top_test`) and the forecast's (:func:`_forecast_fails`) a split certificate's light route left
+    on the same A (reused, not run again);
     ``top_eig``: A's top eigenvalue as the screening start's bracket takes it (default the ``lambda1`` bound)."""
     cfg = _EFFORT[effort]
     n = A.shape[0]
@@ -500,7 +501,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         # spare the DNN).  Enough on its own when it certifies _DNN_SKIP_AT.
         t1 = time.perf_counter()
         tried = lower / _DNN_SKIP_AT  # the top of the bracket the anchored bound was sought in
-        if _forecast_fails(A, k, x, tried, cfg):
+        if _forecast_fails(A, k, x, tried, cfg, seen):
             tb = None  # (nothing proved up to `tried`, as when the test fails: see anchored())
             info["anchored_forecast"] = "fails"
         else:
@@ -555,7 +556,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
             if (np.isfinite(tried) and lower < S._CUT_BELOW * val
                     and fits(budget, "anchored", anchored_size)  # (deferred: see anchored())
                     and not (need_dual and iters is not None and budget is None
-                             and _forecast_fails(A, k, x, min(val, best_now), cfg))):
+                             and _forecast_fails(A, k, x, min(val, best_now), cfg, seen))):
                 # (a split bound's S, its caller's iterations, no time limit: the forecast first, as before the
                 # DNN; on MLL's S at k = 120..200 the test at the DNN's value failed every time, 0.02-0.13 CPU s)
                 anchored_above(val)

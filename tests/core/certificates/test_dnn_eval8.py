@@ -112,8 +112,8 @@ def test_evaluations_with_a_work_equal_fresh_ones():
 
 
 def test_a_repeated_forecast_is_answered_once(monkeypatch):
-    """The same A object, k, tau and x: one call of the restricted test, the same verdict; any of them
-    different (or an equal but distinct array): asked again."""
+    """The same A object, k, tau and x with the certificate's record handed on (``seen``): one call of the
+    restricted test, the same verdict; any of them different (or an equal but distinct array): asked again."""
     calls = []
     real = dual.restricted_refutes
 
@@ -122,23 +122,23 @@ def test_a_repeated_forecast_is_answered_once(monkeypatch):
         return real(A, k, x, tau)
 
     monkeypatch.setattr(dual, "restricted_refutes", counted)
-    monkeypatch.setattr(dual, "_forecast_last", [None])
+    record: dict = {}  # (the certificate's own: dual._forecast_fails keeps no module-level memo)
     n, k = 200, 6
     A = _sym(n, 8, rank=10)
     x = np.zeros(n)
     x[:k] = 1 / np.sqrt(k)
     lower = float(x @ A @ x)
     cfg = {"anchor_forecast": True}
-    v1 = dual._forecast_fails(A, k, x, lower / 0.975, cfg)
-    v2 = dual._forecast_fails(A, k, x, lower / 0.975, cfg)
+    v1 = dual._forecast_fails(A, k, x, lower / 0.975, cfg, record)
+    v2 = dual._forecast_fails(A, k, x, lower / 0.975, cfg, record)
     assert v1 == v2 == real(A, k, x, lower / 0.975) and len(calls) == 1
-    dual._forecast_fails(A, k, x, lower / 0.95, cfg)
+    dual._forecast_fails(A, k, x, lower / 0.95, cfg, record)
     assert len(calls) == 2
-    dual._forecast_fails(A.copy(), k, x, lower / 0.95, cfg)
+    dual._forecast_fails(A.copy(), k, x, lower / 0.95, cfg, record)
     assert len(calls) == 3
     y = x.copy()
     y[k] = 1e-3
-    dual._forecast_fails(A, k, y, lower / 0.95, cfg)
+    dual._forecast_fails(A, k, y, lower / 0.95, cfg, record)
     assert len(calls) == 4
 
 

@@ -131,3 +131,90 @@ def test_a_failed_light_test_is_not_run_again_by_the_dnn_route(monkeypatch):
             assert all(with_memo.count(t) == 1 and without.count(t) == 2 for t in twice)
             spared += 1
     assert spared > 0
+
+
+# ---- the forecast (dual._forecast_fails): its record handed on in the same ``seen`` (issue 39, helper cbcl12)
+
+
+def _forecasts_on(monkeypatch) -> None:
+    """The forecast asked at every n and share (``_FORECAST_MIN_N`` 150 and ``_FORECAST_SHARE`` otherwise rule out
+    these small matrices)."""
+    monkeypatch.setattr(dual, "_FORECAST_MIN_N", 0)
+    monkeypatch.setattr(dual, "_FORECAST_SHARE", 10.0)
+
+
+def _count_forecasts(monkeypatch) -> list:
+    """Every forecast ``dual`` computes (its ``(k, tau)``)."""
+    computed: list = []
+    real = dual.restricted_refutes
+
+    def spy(A, k, x, tau, *a, **kw):
+        computed.append((int(k), float(tau)))
+        return real(A, k, x, tau, *a, **kw)
+
+    monkeypatch.setattr(dual, "restricted_refutes", spy)
+    return computed
+
+
+def test_forecast_is_reused_only_from_its_record_for_the_same_matrix_k_tau_and_point(monkeypatch):
+    """With the record handed on, the second ask with the same A object, k, tau and x returns the first verdict
+    without a forecast; another tau, k, x, or an equal matrix held in another object is computed afresh (and
+    replaces the record).  Without a record nothing is kept: every ask computes.  No module-level memo."""
+    _forecasts_on(monkeypatch)
+    computed = _count_forecasts(monkeypatch)
+    _, A = _case(5, 9)
+    x = np.zeros(9)
+    x[:3] = 1 / np.sqrt(3)
+    cfg = S._EFFORT["auto"]
+    tau = 0.99 * float(x @ A @ x)
+    record: dict = {}
+    first = dual._forecast_fails(A, 3, x, tau, cfg, record)
+    assert len(computed) == 1 and record["forecast"][0] is A and record["forecast"][2] == first
+    assert dual._forecast_fails(A, 3, x, tau, cfg, record) == first and len(computed) == 1
+    dual._forecast_fails(A, 3, x, tau * 1.001, cfg, record)
+    dual._forecast_fails(A, 4, x, tau * 1.001, cfg, record)
+    y = x.copy()
+    y[3] = 0.1
+    dual._forecast_fails(A, 4, y, tau * 1.001, cfg, record)
+    dual._forecast_fails(A.copy(), 4, y, tau * 1.001, cfg, record)
+    assert len(computed) == 5
+    dual._forecast_fails(A, 3, x, tau, cfg)
+    dual._forecast_fails(A, 3, x, tau, cfg)
+    assert len(computed) == 7
+    assert not hasattr(dual, "_forecast_last")  # (nothing kept between certificates)
+
+
+def test_a_split_certificate_asks_its_forecast_once(monkeypatch):
+    """Split certificates (thin data, eager S bound) where the light route's forecast is asked again by the
+    DNN's route (the same A_SS, kS, x and tau): with the record handed on (``seen``) that forecast is computed
+    once, without it twice; the certificate is the same float for float, at least the brute-force optimum.
+    Counted by the forecasts ``dual`` computes; fails when ``seen`` is not handed on to the forecast."""
+    _force_split(monkeypatch, 6)
+    _forecasts_on(monkeypatch)
+    monkeypatch.setattr(S, "_LAZY_S", False)
+    for mod in (coupled, dual):  # (near the optimum: the forecast says "fails" often, and the DNN's route follows)
+        monkeypatch.setattr(mod, "_DNN_SKIP_AT", 0.995)
+    computed = _count_forecasts(monkeypatch)
+    real = dual._forecast_fails
+    spared = 0
+    for seed in range(30):
+        X, A = _case(seed, 10)
+        runs, certs = [], []
+        for hand_on in (True, False):
+            def forecast(A_, k, x, tau, cfg, seen=None, hand_on=hand_on):
+                return real(A_, k, x, tau, cfg, seen if hand_on else None)
+
+            monkeypatch.setattr(dual, "_forecast_fails", forecast)
+            monkeypatch.setattr(coupled, "_forecast_fails", forecast)
+            computed.clear()
+            certs.append(single._certify_large(Cov(X, None), 5, None, "auto", None))
+            runs.append(list(computed))
+        with_record, without = runs
+        assert certs[0].upper_bound.hex() == certs[1].upper_bound.hex() and certs[0].bounds == certs[1].bounds
+        assert certs[0].upper_bound >= brute_opt(A, 5)[0] * (1 - 1e-12)
+        assert len(with_record) <= len(without)
+        if len(with_record) < len(without):
+            assert all(with_record.count(t) == 1 and without.count(t) == 2
+                       for t in set(without) if without.count(t) > with_record.count(t))
+            spared += 1
+    assert spared > 0

@@ -3,7 +3,9 @@ certificate's S bracket (``dual.top_test``) is run once per certificate: ``coupl
 the light route fails or falls short, the DNN's route (``dual.dense_dual``, ``dual._anchored`` top first) asks
 the same one.  The answer is handed explicitly from one to the other (``seen``, a dict the certificate owns:
 no module-level memo).  The certificate is the same float for float with and without the hand-off, valid
-against brute force, and the hand-off spares a test where the light route's failed (counted, not timed)."""
+against brute force, and the hand-off spares a test where the light route's failed (counted, not timed).
+Eleventh round (helper cbcl12): the anchored test's forecast (``dual._forecast_fails``) keeps its record in the
+same dict (``seen["forecast"]``, was the module-level ``_forecast_last``), counted the same way."""
 
 from __future__ import annotations
 

@@ -57,8 +57,8 @@ import numpy as np
 import scipy.linalg
 
 from .._common.eig import top_eigvalsh_upper
-from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _Cuts, _gradient_into, _hopeless, _small_eigh, _smoothed,
-                        cut_rhs, ksupport_cuts, refreshed_cuts)
+from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _Cuts, _gradient_into, _hopeless, _outlook, _small_eigh,
+                        _smoothed, cut_rhs, ksupport_cuts, refreshed_cuts)
 
 __all__ = ["DnnState", "DnnWork", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
            "dnn_value_lam", "dnn_tangent", "dnn_optimize", "chol_lmax", "ritz_guess", "ritz_guesses", "refreshed_cuts"]
@@ -371,20 +371,6 @@ def _cold_block(M: np.ndarray, r: int, L: np.ndarray, lw: np.ndarray) -> np.ndar
     return U
 
 
-def _outlook(history: list, lower: float, value: float) -> float:
-    """How much the certified ratio ``lower / value`` can still gain by the bound's free estimates
-    ``history`` (decreasing, the last three extrapolated as in :func:`.dnn_steps._hopeless`); ``inf``
-    without a verdict (fewer than three, or gains not shrinking)."""
-    if len(history) < 3:
-        return np.inf
-    a, b, c = history[-3:]
-    g1, g2 = a - b, b - c
-    if not (g1 > 0 and 0 <= g2 < g1):
-        return np.inf
-    limit = c - g2 * g2 / (g1 - g2)
-    return lower / limit - lower / value if limit > 0 else np.inf
-
-
 def _run_end(A: np.ndarray, k: int, last: DnnState | None, best: tuple, lower: float | None, budget,
              timed, work: DnnWork | None = None) -> tuple:
     """The end of :func:`dnn_optimize`: the point ``last`` evaluated (when no check did, and it
@@ -582,16 +568,13 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             unchecked, m_ready = False, False  # (an evaluation works in M's memory)
             if val < best_value:
                 best_state, best_value, best_lam = cand, val, lam
-            if target is not None and lower is not None and lower >= target * best_value:
-                if beyond is None or lower >= beyond[0] * best_value \
-                        or _outlook(history, lower, best_value) < beyond[1]:
+            met = target is not None and lower is not None and lower >= target * best_value
+            if met or settled is not None:  # (beyond: past settle, on while the estimates promise its gain)
+                if met and (beyond is None or settled is not None) or _outlook(history, lower, best_value) < beyond[1]:
                     break
-                # (the estimates promise more: on, to the aim, while they do)
-                target, settled = beyond[0], target
-                continue
-            if settled is not None and lower >= settled * best_value \
-                    and _outlook(history, lower, best_value) < beyond[1]:
-                break
+                if settled is None:
+                    target, settled = beyond[0], target
+                    continue
             if early:  # not proved yet: no stall test (fewer steps than a check's), try later
                 next_early = it + _EARLY_COOLDOWN
                 continue

@@ -301,9 +301,9 @@ def test_dnn_going_beyond_the_settle_point_is_valid_and_never_looser(seed):
 
 @given(h=st.lists(st.floats(1.0, 1e6), min_size=0, max_size=6), lower=st.floats(0.1, 1.0))
 def test_outlook_is_aitkens_limit_of_the_last_three_estimates(h, lower):
-    """:func:`dnn._outlook`: with three decreasing estimates whose gains shrink, the ratio at Aitken's
+    """:func:`dnn_steps._outlook`: with three decreasing estimates whose gains shrink, the ratio at Aitken's
     limit minus the ratio proved, written out here; else no verdict (``inf``)."""
-    from nspca_core.certificates.dnn import _outlook
+    from nspca_core.certificates.dnn_steps import _outlook
 
     value = max(h) if h else 1.0
     got = _outlook(h, lower, value)

@@ -57,8 +57,8 @@ import numpy as np
 import scipy.linalg
 
 from .._common.eig import top_eigvalsh_upper
-from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _Cuts, _gradient_into, _hopeless, _small_eigh, _smoothed,
-                        cut_rhs, ksupport_cuts, refreshed_cuts)
+from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _Cuts, _gradient_into, _hopeless, _outlook, _small_eigh,
+                        _smoothed, cut_rhs, ksupport_cuts, refreshed_cuts)
 
 __all__ = ["DnnState", "DnnWork", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
            "dnn_value_lam", "dnn_tangent", "dnn_optimize", "chol_lmax", "ritz_guess", "ritz_guesses", "refreshed_cuts"]
@@ -442,7 +442,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  t_iters: int | None = None, start_lam: float | None = None, budget=None,
                  ritz32: bool = False, refresh: int = 0, max_cuts: int = 30,
                  give_up: float | None = None, evaluate_start: bool = True,
-                 evaluate_give_up: bool = True, work: DnnWork | None = None):
+                 evaluate_give_up: bool = True, work: DnnWork | None = None,
+                 beyond: tuple[float, float] | None = None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -477,7 +478,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     evaluation); ``evaluate_give_up=False``: a run giving up before any evaluation returns its point
     unevaluated (value ``inf``, ``info["unevaluated"]``: the caller's next run evaluates its end).
     ``work`` (:class:`DnnWork`): the n x n arrays of the run and of its evaluations, kept for the
-    caller's next run (the same floats as fresh ones).
+    caller's next run (the same floats as fresh ones).  ``beyond = (aim, gain)``: once ``target`` is met the
+    run goes on, ``aim`` its target from then on, while the free estimates (every :data:`_GIVE_UP_EVERY`
+    iterations, at least three) head (:func:`_outlook`) for a ratio at least ``gain`` above the one proved.
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -501,6 +504,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     best_value, best_lam, evals = _start_value(A, k, best_state, start_lam, evaluate_start, work)
     last_check = best_value
     history = []  # the bound's free estimates every _GIVE_UP_EVERY iterations (give_up)
+    settled = None  # (beyond: the target met before going on)
     next_early = 0  # no early check before this iteration (a few steps after a failed one)
     it = 0
     # unchecked: iterations since an evaluation; stopped_early: by the give-up rule
@@ -524,9 +528,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free
         est = float(w[0]) + x_nu * kn + cuts.rhs()
-        if give_up is not None and lower is not None and it % _GIVE_UP_EVERY == 0:
+        if (give_up is not None or beyond is not None) and lower is not None and it % _GIVE_UP_EVERY == 0:
             history.append(est)
-            if _hopeless(history, lower, give_up):
+            if give_up is not None and _hopeless(history, lower, give_up):
                 stopped_early = True
                 it -= 1
                 break
@@ -564,8 +568,13 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             unchecked, m_ready = False, False  # (an evaluation works in M's memory)
             if val < best_value:
                 best_state, best_value, best_lam = cand, val, lam
-            if target is not None and lower is not None and lower >= target * best_value:
-                break
+            met = target is not None and lower is not None and lower >= target * best_value
+            if met or settled is not None:  # (beyond: past settle, on while the estimates promise its gain)
+                if met and (beyond is None or settled is not None) or _outlook(history, lower, best_value) < beyond[1]:
+                    break
+                if settled is None:
+                    target, settled = beyond[0], target
+                    continue
             if early:  # not proved yet: no stall test (fewer steps than a check's), try later
                 next_early = it + _EARLY_COOLDOWN
                 continue

@@ -393,6 +393,20 @@ def _hopeless(history: list, lower: float, aim: float) -> bool:
     return lower < aim * limit
 
 
+def _outlook(history: list, lower: float, value: float) -> float:
+    """How much the certified ratio ``lower / value`` can still gain by the bound's free estimates
+    ``history`` (decreasing, the last three extrapolated as in :func:`_hopeless`); ``inf``
+    without a verdict (fewer than three, or gains not shrinking)."""
+    if len(history) < 3:
+        return np.inf
+    a, b, c = history[-3:]
+    g1, g2 = a - b, b - c
+    if not (g1 > 0 and 0 <= g2 < g1):
+        return np.inf
+    limit = c - g2 * g2 / (g1 - g2)
+    return lower / limit - lower / value if limit > 0 else np.inf
+
+
 class _Cuts:
     """The cut part of one DNN run: vectors C, weights ``w >= 0``, their right-hand sides
     ``beta_k`` (:func:`cut_rhs`), Adam's state for w, and ``cols = [1, C]`` (the low-rank part's

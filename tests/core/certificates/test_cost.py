@@ -276,6 +276,46 @@ def test_dnn_settled_early_is_a_valid_bound(seed):
         assert lower >= 0.9 * runs[0.9][0]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_dnn_going_beyond_the_settle_point_is_valid_and_never_looser(seed):
+    """``beyond = (aim, gain)`` (issue 39, eleventh round): past ``settle`` the run goes on while its
+    estimates promise at least ``gain`` more ratio.  Its value is a float64 bound >= OPT (brute force),
+    it is never above the settled run's (the same iterates, then more), and it stops no later than the
+    run without ``settle``."""
+    n, k = 40, 2 + seed % 3
+    A = _dense_psd(seed, n, k)
+    opt, xo = brute_opt(A, k)
+    lower = float(xo @ A @ xo) * 0.98
+    scale = max(1.0, float(np.abs(A).max()))
+    runs = {}
+    for key, kw in {"settled": dict(settle=0.9), "beyond": dict(settle=0.9, beyond=(0.999, 1e-3)),
+                    "full": dict(settle=None)}.items():
+        val, state, info = dual._dnn(A, k, lower, "auto", None, x=xo, cuts=False, **kw)
+        assert val >= opt - REL * scale
+        again, _ = _dnn.dnn_value(A, k, _dnn.DnnState(np.asarray(state.N, dtype=float), state.nu))
+        assert val >= again * (1 - 1e-6)
+        runs[key] = (val, info["iterations"])
+    assert runs["beyond"][0] <= runs["settled"][0]
+    assert runs["settled"][1] <= runs["beyond"][1] <= runs["full"][1]
+
+
+@given(h=st.lists(st.floats(1.0, 1e6), min_size=0, max_size=6), lower=st.floats(0.1, 1.0))
+def test_outlook_is_aitkens_limit_of_the_last_three_estimates(h, lower):
+    """:func:`dnn_steps._outlook`: with three decreasing estimates whose gains shrink, the ratio at Aitken's
+    limit minus the ratio proved, written out here; else no verdict (``inf``)."""
+    from nspca_core.certificates.dnn_steps import _outlook
+
+    value = max(h) if h else 1.0
+    got = _outlook(h, lower, value)
+    if len(h) >= 3 and h[-3] - h[-2] > 0 and 0 <= h[-2] - h[-1] < h[-3] - h[-2]:
+        g1, g2 = h[-3] - h[-2], h[-2] - h[-1]
+        limit = h[-1] - g2 ** 2 / (g1 - g2)
+        want = lower / limit - lower / value if limit > 0 else np.inf
+        assert got == pytest.approx(want, rel=1e-12) if np.isfinite(want) else got == np.inf
+    else:
+        assert got == np.inf
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(A=matrices, k=st.integers(2, 8), rel=st.sampled_from([0.0, 5e-5, 1e-3, 0.05]),
        f=st.floats(0.5, 1.0), g=st.floats(1.0, 3.0), narrow=st.sampled_from([None, 5e-5]))

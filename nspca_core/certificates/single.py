@@ -7,7 +7,6 @@ import time
 from dataclasses import replace
 
 import numpy as np
-from scipy.sparse import issparse
 
 from .._common.pairs import opt_pairs, pair_seed
 from .._common.params import check
@@ -46,6 +45,7 @@ from .cheap import (
     _gram_within,
     _quad_held,
     _rowsum_bound,
+    _sparse_products,
     _variances_bound,
     lambda1_only,
     lambda1_proved,
@@ -182,13 +182,6 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info), state
-
-
-def _sparse_products(cov: Cov) -> bool:
-    """Whether products with ``cov`` through its sparse data (two passes over the nonzeros) cost
-    less than with the dense n x n covariance."""
-    data = getattr(cov, "X_sparse", None)
-    return data is not None and issparse(data) and 2 * data.nnz < cov.n * cov.n
 
 
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,

@@ -79,7 +79,8 @@ def test_a_path_run_carries_the_screen_that_stood():
 
 
 def test_a_capped_run_and_the_exact_mode_keep_their_screen(monkeypatch):
-    """A path's capped run (``split_cap``) and ``branch_seconds`` (the exact mode) never grow the screen."""
+    """A path's capped run (``split_cap``) and ``branch_seconds`` (the exact mode) never grow the screen; a one-k
+    certificate does (the verdict forced False)."""
     _force_small(monkeypatch, per_k=2)
     monkeypatch.setattr(S, "_SMALL_FIRST", False)
     monkeypatch.setattr(screens, "small_verdict", lambda *a: False)
@@ -88,6 +89,8 @@ def test_a_capped_run_and_the_exact_mode_keep_their_screen(monkeypatch):
     single._certify_large(Cov(X, None), 3, None, "auto", None, split_cap=6)
     single._certify_large(Cov(X, None), 3, None, "auto", None, branch_seconds=0.0)
     assert len(seen) == 2
+    single._certify_large(Cov(X, None), 3, None, "auto", None)  # (one k: the larger screen follows)
+    assert len(seen) == 4 and seen[3] == min(12, int(screens._GROW * seen[2])) > seen[2]
 
 
 @given(st.integers(300, 20_000), st.integers(1, 3000), st.floats(0.5, 1.0), st.floats(1.0, 1.2),

@@ -449,7 +449,8 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     (``keep``) takes certify(k)'s own screen only, unless ``both``: then the smaller one too, its bound
     standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried;
     ``small_keep``: the smaller screen's, filled where its split bound ran, carried too; where it stands,
-    the larger one is not run, as in certify(k), and ``keep`` stays empty)."""
+    the larger one is not run, as in certify(k), and ``keep`` stays empty).  "auto", not capped: a screen 1.5x
+    larger follows where the rest T holds this one below the aim (:func:`.screens.grown`), a path's run's too."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))

@@ -8,6 +8,7 @@ import math
 import time
 
 import numpy as np
+from scipy.sparse import issparse
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
 
 from ..operators.cov import Cov
@@ -451,3 +452,10 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
     if slack is None:
         return None
     return Lambda1Only(A, guess + slack, 32.0 * n * _EPS * float(np.linalg.norm(A)))
+
+
+def _sparse_products(cov: Cov) -> bool:
+    """Whether products with ``cov`` through its sparse data (two passes over the nonzeros) cost
+    less than with the dense n x n covariance."""
+    data = getattr(cov, "X_sparse", None)
+    return data is not None and issparse(data) and 2 * data.nnz < cov.n * cov.n

@@ -7,7 +7,6 @@ import time
 from dataclasses import replace
 
 import numpy as np
-from scipy.sparse import issparse
 
 from .._common.pairs import opt_pairs, pair_seed
 from .._common.params import check
@@ -46,11 +45,13 @@ from .cheap import (
     _gram_within,
     _quad_held,
     _rowsum_bound,
+    _sparse_products,
     _variances_bound,
     lambda1_only,
     lambda1_proved,
 )
 from .lower import _ascent_many, _fit_lower, _starts
+from .screens import grown
 
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
@@ -184,18 +185,11 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     return _finish(bounds, lower, x, k, t0, info), state
 
 
-def _sparse_products(cov: Cov) -> bool:
-    """Whether products with ``cov`` through its sparse data (two passes over the nonzeros) cost
-    less than with the dense n x n covariance."""
-    data = getattr(cov, "X_sparse", None)
-    return data is not None and issparse(data) and 2 * data.nnz < cov.n * cov.n
-
-
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None,
                    budget: Budget | None = None, report: BoundReport | None = None, gram=None,
-                   trial: dict | None = None) -> Certificate | None:
-    """Large n: DNN on a screened set S, cheap bounds on the rest T.
+                   trial: dict | None = None, size: int | None = None) -> Certificate | None:
+    """Large n: DNN on a screened set S, cheap bounds on the rest T (``size``: S's, else ``screened_size``'s).
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
     over unit, nonnegative, k-sparse y, z.  Proof: write ``A = Y^T Y`` (``Y = X / sqrt(m)``, or any square
@@ -242,7 +236,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info, gram.get("eig"))
     if budget is not None:
         report.offer(_variances_bound(dg, k))
-    S, T = _screened(dg, x, screened_size(n, k, cfg, split_cap))
+    S, T = _screened(dg, x, size or screened_size(n, k, cfg, split_cap))
     # whole-problem bounds (cheap, thin)
     bounds = {"variances": _variances_bound(dg, k)} if budget is not None else {}
     thin = cov.X is not None and cov.thin
@@ -455,7 +449,8 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     (``keep``) takes certify(k)'s own screen only, unless ``both``: then the smaller one too, its bound
     standing at k where smaller (so at most certify(k)'s; ``keep`` from the larger screen, carried;
     ``small_keep``: the smaller screen's, filled where its split bound ran, carried too; where it stands,
-    the larger one is not run, as in certify(k), and ``keep`` stays empty)."""
+    the larger one is not run, as in certify(k), and ``keep`` stays empty).  "auto", not capped: a screen 1.5x
+    larger follows where the rest T holds this one below the aim (:func:`.screens.grown`), a path's run's too."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
@@ -469,8 +464,12 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         d = _certify_split(cov, k, x if src is None else trial["x"], effort, callback, split_cap, keep=keep, gram=gram)
         if src is not None:  # (its point for the larger screen: the same search, not run twice)
             d.info["lower_source"] = src
-        return c if trial.get("ok") and c.upper_bound < d.upper_bound else d
-    return _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
+        d = c if trial.get("ok") and c.upper_bound < d.upper_bound else d
+    else:
+        d = _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
+    # (a larger screen where T holds this one below the aim: not for a path's capped run nor the exact mode)
+    return d if split_cap is not None or branch_seconds is not None else grown(cov, k, d, effort, callback, keep,
+                                                                               gram, _certify_split)
 
 
 def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None,

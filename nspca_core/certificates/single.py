@@ -457,13 +457,14 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     run: the smaller screen's split bound runs then, and where it stands the larger DNN is not run); a path's
     run (``keep``) takes certify(k)'s own screen only, unless ``both``: then the same route as certify(k)
     (``keep`` from the larger screen, carried; ``small_keep``: the smaller screen's, filled where its split
-    bound ran, carried too; where it stands, the larger one's DNN is not run, as in certify(k), and ``keep``
-    stays empty)."""
+    bound ran, carried too; where it stands, the larger one's DNN runs all the same, its dual point carried
+    and polished: without it the MLL path was up to 1.5% looser at k = 66..183, and the smaller bound of the
+    two is the run's)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
     if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
-            and ((keep is None and S._SMALL_FIRST) or both)):  # (the smaller screen first; where it stands, the larger is not run)
+            and ((keep is None and S._SMALL_FIRST) or both)):  # (the smaller screen where the larger one's DNN would run)
         stood: list = []  # (the smaller screen's certificate where it stood)
 
         def small_try(xl, src):  # (only where the larger screen's light route falls short: its DNN would run)
@@ -472,7 +473,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             if c is not None:
                 c.info["lower_source"] = src  # (the larger screen's point: its search not run twice)
             stood.extend([c] if trial.get("ok") else [])
-            return c if trial.get("ok") and (keep is None or small_keep is not None) else None
+            return c if trial.get("ok") and keep is None else None  # (a path's run: the larger one's DNN too)
 
         d = _certify_split(cov, k, x, effort, callback, split_cap, keep=keep, gram=gram, small_try=small_try)
         return stood[0] if stood and stood[0].upper_bound < d.upper_bound else d

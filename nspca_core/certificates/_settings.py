@@ -37,8 +37,13 @@ _SPLIT_PER_K = 6
 # the larger one skipped where the smaller stands, and carry both screens' bounds: never looser than
 # certify(k) on a 60 x 5,000 stand-in, golub- / dlbcl-shaped and MLL; issue39_path7.txt).  Off, because the
 # path is then up to 0.8% looser than with it off at MLL k = 76..182 (a run where the smaller screen stands
-# has no larger screened set to polish and carry): the band the user sees matters more than 1.3x at k = 100
-_SMALL_FIRST = False
+# has no larger screened set to polish and carry): the band the user sees matters more than 1.3x at k = 100.
+# On again (issue 39, mll11), tried only where certify(k)'s own screen's light route falls short, i.e. where
+# the DNN would run on it (single._certify_large's small_try; the DNN's cost is |S|^2): MLL k = 65..150 (the
+# DNN's route at every k) 0.9470 / 0.9519 / 0.9538 / 0.9535 / 0.9576 -> 0.9495 / 0.9542 / 0.9598 / 0.9560 /
+# 0.9589 at 0.64-0.88x the CPU; golub- / dlbcl-shaped k <= 120 (the light route stands) take no smaller screen:
+# the same floats (benchmarks/results/issue39_mll11.txt, with the paths)
+_SMALL_FIRST = True
 # whether a one-k "auto" split certificate's light route proves S's bound at kS lazily (coupled.light_S: one
 # anchored test at the aim's value, the bisection below it only where that term binds, coupled.light_refined).
 # On: golub-shaped k = 80 / 120 / 150 / 200 6.8 / 13.4 / 19.4 / 32.3 -> 3.3 / 5.7 / 8.4 / 22.3x the answer,

@@ -1,5 +1,6 @@
 """Issue 39 item 1 on wide data (helper gcert6): a one-k "auto" split certificate tries a smaller screen
-first (``coupled.small_screen``) and runs certify(k)'s own screen only where the smaller one falls short
+(``coupled.small_screen``) where certify(k)'s own screen's light route falls short (its DNN would run; issue 39,
+mll11) and runs the DNN on certify(k)'s own screen only where the smaller one falls short too
 (``coupled.small_hopeless`` before S's bound, ``coupled.small_verdict`` after).  Every bound either way is
 checked against brute force on tiny inputs; ``coupled.t_ceiling`` (which only chooses) is checked to sit
 at or below the coupled terms with S's exact optima."""
@@ -23,9 +24,12 @@ TINY = settings(max_examples=25, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
-def _force_small(monkeypatch, per_k: int = 3, least: int = 4):
+def _force_small(monkeypatch, per_k: int = 3, least: int = 4, light: bool = False):
     """Tiny thin data through the split code with certify(k)'s screen ``max(least, per_k k)`` and the
-    smaller screen ``max(least, k)`` (the light route open at every k)."""
+    smaller screen ``max(least, k)`` (the light route open at every k; ``light`` False: it falls short on
+    every screen, so the smaller screen is tried wherever it applies, as on MLL)."""
+    if not light:
+        monkeypatch.setattr(single, "light_S", lambda *a, **kw: None)
     monkeypatch.setattr(S, "_DENSE_MAX_N", 2)
     monkeypatch.setattr(S, "_LOWRANK_MAX_RANK", 0)
     monkeypatch.setattr(S, "_SPLIT_MIN", least)
@@ -109,9 +113,10 @@ def test_small_screen_certificates_hold_against_bruteforce(monkeypatch, n, k, se
 
 
 def test_the_smaller_screen_stands_where_it_certifies(monkeypatch):
-    """On thin modular data the smaller screen is tried first and, where it stands, certify(k)'s own
-    screen is not run (one split certificate, with the smaller S) -- on the code before, every split
-    certificate screened ``max(least, per_k k)`` features; the bound stays above OPT_k."""
+    """On thin modular data where certify(k)'s own screen's light route falls short, the smaller screen is
+    tried next and, where it stands, the DNN on certify(k)'s own screen is not run (the certificate the
+    smaller S's) -- on the code before, every split certificate screened ``max(least, per_k k)`` features;
+    the bound stays above OPT_k."""
     _force_small(monkeypatch)
     seen = _screens(monkeypatch)
     stood = 0
@@ -124,9 +129,38 @@ def test_the_smaller_screen_stands_where_it_certifies(monkeypatch):
         cert = single._certify_large(Cov(X, None), 3, None, "auto", lambda d, t: calls.append((d, t)))
         assert cert.upper_bound >= brute_opt(A, 3)[0] * (1 - 1e-12)
         assert calls and calls[-1] == (1, 1)  # (the caller's progress ends either way)
-        assert seen[0] <= 4 + 3  # (the smaller screen first: max(4, k) features plus the point's support)
-        stood += len(seen) == 1
+        assert seen[0] == 9  # (certify(k)'s own screen first, its light route: 3 k features)
+        assert len(seen) == 2 and seen[1] <= 4 + 3  # (then the smaller one: max(4, k) plus the point's support)
+        stood += cert.info["split_S"] == seen[1]
     assert stood > 0
+
+
+def test_the_smaller_screen_is_not_tried_where_the_light_route_stands(monkeypatch):
+    """Where certify(k)'s own screen's light route proves S's bound (no DNN to save), the smaller screen is
+    never screened: one split certificate, on certify(k)'s own S (on the code before, the smaller screen
+    came first at every k); where it falls short, the smaller screen follows.  Each bound above OPT_k."""
+    _force_small(monkeypatch, light=True)
+    seen = _screens(monkeypatch)
+    verdicts: list = []
+    real = single.light_S
+    monkeypatch.setattr(single, "light_S", lambda *a, **kw: (verdicts.append(real(*a, **kw)), verdicts[-1])[1])
+    held = short = 0
+    for seed in range(12):
+        seen.clear()
+        verdicts.clear()
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((8, 12)) * rng.random(12) * 3
+        X -= X.mean(axis=0)
+        cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
+        assert cert.upper_bound >= brute_opt(X.T @ X / X.shape[0], 3)[0] * (1 - 1e-12)
+        assert seen[0] == 9 and verdicts
+        if verdicts[0] is not None:
+            held += 1
+            assert len(seen) == 1 and cert.info["split_S"] == 9
+        else:
+            short += 1
+            assert len(seen) == 2 and seen[1] < 9
+    assert held > 0 and short > 0
 
 
 def test_hopeless_smaller_screen_stops_before_S_and_the_larger_one_gives_the_plain_bound(monkeypatch):
@@ -184,7 +218,7 @@ def test_plain_ceiling_rules_the_smaller_screen_out_before_its_cross_table(monke
     X = _modules(rng, 8, 12, 3)
     A = X.T @ X / X.shape[0]
     cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
-    assert not calls and len(seen) == 2 and cert.info["split_S"] == seen[1]
+    assert not calls and len(seen) == 2 and cert.info["split_S"] == seen[0] and seen[1] < seen[0]
     assert cert.upper_bound >= brute_opt(A, 3)[0] * (1 - 1e-12)
 
 
@@ -243,3 +277,28 @@ def test_without_both_a_path_run_can_be_looser_than_one_k(monkeypatch):
         looser += plain.upper_bound > one.upper_bound * (1 + 1e-9)
         assert run.upper_bound <= one.upper_bound * (1 + 1e-9)
     assert looser > 0
+
+
+def test_a_path_run_keeps_the_larger_screens_dual_point_where_the_smaller_one_stands(monkeypatch):
+    """Where the smaller screen stands (certify(k)'s certificate the smaller S's), a path's run with ``both``
+    still runs certify(k)'s own screen's DNN and fills its ``keep`` (the dual point the path carries and
+    polishes; without it the MLL path was up to 1.5% looser at k = 66..183), the smaller screen's in
+    ``small_keep``, and its bound is at most certify(k)'s and at least OPT_k."""
+    from nspca_core.operators.covariance import as_cov
+
+    _force_small(monkeypatch)
+    stood = 0
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        X = _modules(rng, 8, 12, 3)
+        one = single._certify_large(as_cov(X), 3, None, "auto", None)
+        keep: dict = {}
+        small: dict = {}
+        run = single._certify_large(as_cov(X), 3, None, "auto", None, keep=keep, both=True, small_keep=small)
+        assert run.upper_bound <= one.upper_bound * (1 + 1e-9)
+        assert run.upper_bound >= brute_opt(X.T @ X / X.shape[0], 3)[0] * (1 - 1e-12)
+        assert keep and keep.get("stS") is not None and keep["S"].size == 9
+        if one.info["split_S"] < 9:
+            stood += 1
+            assert small and small["S"].size == one.info["split_S"]
+    assert stood > 0

@@ -41,9 +41,8 @@ def top_eigh_owned(make, count: int):
     n = M.shape[0]
     try:
         return scipy.linalg.eigh(M, subset_by_index=[n - count, n - 1], overwrite_a=True, check_finite=False)
-    except np.linalg.LinAlgError:  # the full solver, as top_eigh falls back to it
-        w, U = scipy.linalg.eigh(make(), driver="evd", overwrite_a=True, check_finite=False)
-        return w[n - count:], U[:, n - count:]
+    except np.linalg.LinAlgError:
+        return top_eigh(make(), count, check_finite=False)
 
 
 def top_eigvalsh_upper(M: np.ndarray, count: int) -> np.ndarray:

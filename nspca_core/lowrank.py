@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common.eig import top_eigh, top_eigh_owned
-from ._common.validation import abs_top, pow2_of, pow2_scale
+from ._common.eig import top_eigh
+from ._common.validation import pow2_scale
 from ._common.params import check
 
 __all__ = ["lowrank_factor"]
@@ -46,17 +46,12 @@ def _top_eigh(A: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     """
     n = A.shape[0]
     count = min(count, n)
-    if _lanczos(n, count):
+    if n >= _LANCZOS_MIN_N and count * _LANCZOS_MAX_FRACTION <= n:
         pairs = _top_lanczos(A, count)
         if pairs is not None:
             return pairs
     w, U = top_eigh(A, count)  # LAPACK's subset solver, else the full one when it fails
     return w[::-1], U[:, ::-1]
-
-
-def _lanczos(n: int, count: int) -> bool:
-    """Whether :func:`_top_eigh` tries Lanczos first for ``count`` pairs of an n x n matrix."""
-    return n >= _LANCZOS_MIN_N and count * _LANCZOS_MAX_FRACTION <= n
 
 
 def _top_lanczos(A: np.ndarray, count: int):
@@ -169,13 +164,8 @@ def lowrank_factor_clean(X, A, d: int):
         s = pow2_scale(X)
         X, unit = X / s, s  # A = s^2 (X/s)^T (X/s) / m: eigenvalues times s^2, V times s
     else:
-        top = abs_top(A)
-        s = pow2_of(top)
-        unit = np.sqrt(s)
-        if np.isfinite(top) and not _lanczos(n, min(d + 1, n)):  # LAPACK on A / s made for it (the same floats)
-            w, U = top_eigh_owned(lambda: np.divide(A, s, out=np.empty(A.shape, order="F")), min(d + 1, n))
-            return _factor_from(np.clip(w[::-1], 0.0, None), U[:, ::-1], n, d, unit)
-        A = A / s
+        s = pow2_scale(A)
+        A, unit = A / s, np.sqrt(s)
     if X is not None and X.shape[0] < n:
         m = X.shape[0]
         # X = P S Q^T; A = Q (S^2/m) Q^T.  Eigenvectors of A from the m x m Gram.
@@ -190,12 +180,6 @@ def lowrank_factor_clean(X, A, d: int):
             A = (X.T @ X) / X.shape[0]
         w, U = _top_eigh(A, d + 1)
         w = np.clip(w, 0.0, None)
-    return _factor_from(w, U, n, d, unit)
-
-
-def _factor_from(w: np.ndarray, U: np.ndarray, n: int, d: int, unit: float):
-    """``(V, eig)`` of :func:`lowrank_factor_clean` from the top eigenpairs ``(w, U)`` (descending, w
-    clipped at 0) of the scaled problem."""
     U = flip_signs(U[:, :d])
     if U.shape[1] < d:  # rank-deficient thin case (d >= m): pad with zero columns
         U = np.hstack([U, np.zeros((n, d - U.shape[1]))])

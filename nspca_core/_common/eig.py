@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-__all__ = ["top_eigh", "top_eigh_owned", "top_eigvalsh_upper"]
+__all__ = ["top_eigh", "top_eigvalsh_upper"]
 
 
 def top_eigh(M: np.ndarray, count: int, *, eigvals_only: bool = False, check_finite: bool = True):
@@ -29,20 +29,6 @@ def top_eigh(M: np.ndarray, count: int, *, eigvals_only: bool = False, check_fin
         return out[n - count:]
     w, U = out
     return w[n - count:], U[:, n - count:]
-
-
-def top_eigh_owned(make, count: int):
-    """``top_eigh(make(), count)``, the same floats, for a caller whose matrix is made for the call:
-    ``make()`` returns a new finite symmetric matrix in Fortran order, which LAPACK then works on in
-    place (no copy into Fortran order, no finiteness pass: on 93-361 features the copy, the check and
-    the subset solver's own copy were a quarter of a fresh operator's factor, issue 39).  When the
-    subset solver fails, the matrix it overwrote is made again for the full solver."""
-    M = make()
-    n = M.shape[0]
-    try:
-        return scipy.linalg.eigh(M, subset_by_index=[n - count, n - 1], overwrite_a=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        return top_eigh(make(), count, check_finite=False)
 
 
 def top_eigvalsh_upper(M: np.ndarray, count: int) -> np.ndarray:

@@ -305,16 +305,7 @@ def pow2_scale(a: np.ndarray) -> float:
     normalize their input with it return bit-identical answers for ``a`` and
     ``2^j a``, and answers equal up to the input's own rounding for ``c a``.
     """
-    return pow2_of(abs_top(a))
-
-
-def abs_top(a: np.ndarray) -> float:
-    """``max |a|`` (0 for an empty array; NaN or inf when ``a`` holds one: a finiteness test too)."""
-    return max(float(a.max()), -float(a.min())) if a.size else 0.0  # no |a| temporary
-
-
-def pow2_of(top: float) -> float:
-    """:func:`pow2_scale` of an array whose :func:`abs_top` is ``top``."""
+    top = max(float(a.max()), -float(a.min())) if a.size else 0.0  # no |a| temporary
     if top == 0.0 or not np.isfinite(top):
         return 1.0
     # top = f 2^e with f in [0.5, 1): 2^(e - 1) is finite for every finite top, subnormals too

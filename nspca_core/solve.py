@@ -16,7 +16,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._common.ascent import Screen, SupportJump, ascent, cov_key, polish_many, project, random_starts
+from ._common.ascent import Screen, SupportJump, ascent, cov_key, project, random_starts
+from ._common.polish import polish_many
 from ._common.screen import SingleProducts
 from ._common.pairs import opt_pairs
 from ._common.points import make_result

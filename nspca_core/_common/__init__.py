@@ -7,6 +7,7 @@ validated (the public fronts check them).
 
 - :mod:`.ascent` — the one truncated power ascent (batched, many starts as columns),
   top-k masks with data-derived tie-breaks, support reweighting.
+- :mod:`.polish` — the polish of local optima (reweighting, then ascents while either gains).
 - :mod:`.pairs` — the exact optimum for k <= 2 (all pairs in closed form).
 - :mod:`.rank1` — the rank-1 problem: ``I_k^+(v)`` and the exact rank-1 point.
 - :mod:`.points` — a deterministic sign, the leading eigenvector, a Result from a point.

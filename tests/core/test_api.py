@@ -11,7 +11,8 @@ from nspca_core import METHODS, InputError, components, enet_nspca, fit, lowrank
 from nspca_core.operators.cov import Cov
 from nspca_core.methods import STRATEGY_NAMES
 from nspca_core.operators.covariance import as_cov
-from nspca_core._common.ascent import ascent, polish
+from nspca_core._common.ascent import ascent
+from nspca_core._common.polish import polish
 from tests.bruteforce import brute_opt
 
 

@@ -158,7 +158,8 @@ def test_polish_is_never_below_its_parts(seed, n):
     as x and as one ascent (both signs) from x, and at least as high as reweighting where that ascent
     ended; feasible.  Not at least as high as reweighting x itself: the ascent leaves x's support first
     (seed 4000, n = 6, k = 2: reweighting x gives 14.06, the polish ends at the ascent's 9.47)."""
-    from nspca_core._common.ascent import ascent, polish, project, reweight
+    from nspca_core._common.ascent import ascent, project, reweight
+    from nspca_core._common.polish import polish
     from nspca_core.operators.cov import Cov
 
     rng = np.random.default_rng(seed)

@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nspca_core._common.ascent as ascent_mod
+import nspca_core._common.polish as polish_mod
 import nspca_core._common.rank1 as rank1_mod
-from nspca_core._common.ascent import _plainly_fixed, cov_key, polish_many
+from nspca_core._common.ascent import cov_key
+from nspca_core._common.polish import _plainly_fixed, polish_many
 from nspca_core._common.rank1 import rank1_point, rank1_points
 from nspca_core._common.steps import TopK, project
 from nspca_core.operators.cov import Cov
@@ -131,7 +133,7 @@ def test_polish_with_and_without_the_fast_check_is_the_same(seed, n, m, data):
     X0 = _starts(seed, n, k, key)
     got = polish_many(cov, X0, k, key=key, reweight_first=True)
     mp = pytest.MonkeyPatch()
-    mp.setattr(ascent_mod, "_plainly_fixed", lambda *a: False)
+    mp.setattr(polish_mod, "_plainly_fixed", lambda *a: False)
     try:
         ref = polish_many(cov, X0, k, key=key, reweight_first=True)
     finally:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from nspca_core._common.ascent import Screen, ascent, polish, polish_many
+from nspca_core._common.ascent import Screen, ascent
+from nspca_core._common.polish import polish, polish_many
 from nspca_core._common.steps import TopK, _to_compact, _to_dense, kth_largest, project, project_compact
 from nspca_core.operators.cov import Cov
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nspca_core._common.steps as steps
-from nspca_core._common.ascent import Screen, cov_key, polish_many, project, random_starts
+from nspca_core._common.ascent import Screen, cov_key, project, random_starts
+from nspca_core._common.polish import polish_many
 from nspca_core._common.steps import _step, _to_compact, kth_largest
 from nspca_core.operators.cov import Cov
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 from nspca_core import solve
-from nspca_core._common.ascent import Screen, ascent, cov_key, polish_many, reweight
+from nspca_core._common.ascent import Screen, ascent, cov_key, reweight
+from nspca_core._common.polish import polish_many
 from nspca_core._common.screen import SingleProducts
 from nspca_core._common.steps import _to_compact, project
 from nspca_core.operators.cov import Cov

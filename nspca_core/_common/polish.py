@@ -1,0 +1,119 @@
+"""The polish of local optima: each point moved to the best one on its support (:func:`reweight`: the top
+eigenvector of ``A_JJ`` when it has one sign), then truncated power ascents (:func:`ascent`, both signs)
+while either gains; :func:`polish_many` runs many points at once (``fit(method="auto")``'s best few).
+Split from :mod:`nspca_core._common.ascent` (the reweighting stays there: the certificates' lower bounds
+use it without the rest)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ascent import _XTOL, _reweight_top, ascent, reweight
+from .screen import Screen
+from .steps import _COMPACT_MIN_N, TopK
+
+__all__ = ["polish", "polish_many"]
+
+
+def polish(cov, x: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5):
+    """Ascent (both signs), reweighting, ascent again while either gains; returns
+    ``(x, f, iterations)``.  Never decreases ``f`` (each part keeps the better point).
+    A support already reweighted is not reweighted again (the same eigenvector)."""
+    X, f, total = polish_many(cov, x[:, None], k, key=key, max_iter=max_iter, rounds=rounds)
+    return X[:, 0], float(f[0]), total
+
+
+def _fixed_points(cov, X: np.ndarray, k: int, key, step) -> bool:
+    """Whether ``step`` leaves every column of X (feasible, unit) where it is: the same support and
+    ``|<x_new, x>| >= 1 - xtol`` (the ascent from X would stop after its first step, with X).  One
+    product of dense iterates: for few features, where the ascent's set-up costs more than it."""
+    Y = cov.matvec(X)
+    if _plainly_fixed(Y, X, k, step):
+        return True
+    done = step(Y, np.zeros((0, X.shape[1]), dtype=np.intp), X, k, key, _XTOL)[2]
+    return bool(done.all())
+
+
+def _plainly_fixed(Y: np.ndarray, X: np.ndarray, k: int, step) -> bool:
+    """True only when the unsigned ``step`` (:class:`TopK`) would leave every column of X where it is,
+    read from the products ``Y = A X`` with margins, without the step's selection: on each support J
+    (at most k entries) ``y_J > 0`` and every other ``y`` below ``min y_J`` (not above 0 while
+    ``|J| < k``), so the top k of ``y_+`` is J whatever the tie-break; with ``both_signs``,
+    ``k max((-y)_+)^2`` below ``||y_J||^2`` by a margin, so ``T_k(-y)`` is not longer; and
+    ``|<y_J / ||y_J||, x>|`` at least ``1 - xtol / 2``, so the step's own sums, which differ from
+    these by a few roundings, pass its ``1 - xtol``.  False sends the caller to the step itself:
+    the answer is the step's either way (issue 39: the polish of auto's few best points on small n,
+    LRS 93 features, spent half its time in this check's selection)."""
+    if step.signed or X.shape[1] == 0:
+        return False
+    on = X != 0
+    c = on.sum(axis=0)
+    if (c > k).any() or (c == 0).any():
+        return False
+    inf = np.inf
+    low = np.where(on, Y, inf).min(axis=0)  # min y_J
+    out = np.where(on, -inf, Y).max(axis=0)  # max y outside J (-inf: J is everything)
+    if not ((low > 0) & (out < low) & ((c == k) | (out <= 0))).all():
+        return False
+    YJ = np.where(on, Y, 0.0)
+    zz = np.einsum("ij,ij->j", YJ, YJ)
+    # far from under/overflow (the step then normalizes in one pass, and no entry of y_J / ||y_J|| is 0)
+    if not ((zz > 1e-200) & (zz < 1e300) & (low > 1e-100 * np.sqrt(zz))).all():
+        return False
+    if step.both_signs:
+        neg = np.maximum(-Y.min(axis=0), 0.0)
+        if not (k * neg * neg * (1 + 1e-6) < zz).all():
+            return False
+    dots = np.abs(np.einsum("ij,ij->j", YJ, X)) / np.sqrt(zz)
+    return bool((dots >= 1 - _XTOL / 2).all())
+
+
+def polish_many(cov, X: np.ndarray, k: int, *, key=None, max_iter: int = 200, rounds: int = 5,
+                reweight_first: bool = False, screen: Screen | None = None):
+    """:func:`polish` of each column of X (n, c), the ascents of a round batched as the columns
+    of one :func:`ascent` (``merge=False``: the columns do not interact); returns ``(X, f,
+    iterations)`` with ``f[j]`` the value of column j, never below that of the given column.
+
+    ``reweight_first``: each column is first moved to the best point on its support (:func:`reweight`,
+    ``top_only``), then the rounds run: from points that converged only roughly (an ascent in float32)
+    the ascent then starts at its limit on that support instead of iterating towards it.  ``screen``:
+    the ascents' products exact only on the rows that can enter a top k (:class:`Screen`, float64)."""
+    X = np.array(X, dtype=float)
+    c = X.shape[1]
+    # reweight_first: the values of all columns in one product through the rows they use
+    f = cov.quads(X) if reweight_first else np.array([cov.quad(X[:, j]) for j in range(c)])
+    done: list = [None] * c
+    limits: dict = {}  # reweight_first: each support's limit computed once (columns often share one)
+
+    def reweighted(j):
+        J = np.flatnonzero(X[:, j])
+        if not reweight_first:
+            return reweight(cov, X[:, j], f[j])
+        return (X[:, j], f[j]) if J.size < 2 else _reweight_top(cov, X[:, j], f[j], J, limits)
+
+    if reweight_first:
+        for j in range(c):
+            X[:, j], f[j] = reweighted(j)
+            done[j] = np.flatnonzero(X[:, j])
+    # reweight_first: a column reaching the support on which another stopped takes that column's
+    # result (``merge="support"``; both are then on the power iteration of A_JJ towards its limit)
+    merge = "support" if reweight_first else False
+    total = 0
+    act = np.arange(c)
+    step = TopK(both_signs=True, compact_start=reweight_first)
+    if reweight_first and X.shape[0] < _COMPACT_MIN_N and _fixed_points(cov, X, k, key, step):
+        return X, f, 1  # the first step of the ascent would stop every column where it is
+    for _ in range(rounds):
+        if not act.size:
+            break
+        f_before = f[act].copy()
+        r = ascent(cov.matvec, X[:, act], k, key=key, max_iter=max_iter, merge=merge, screen=screen, step=step)
+        total += r.iterations
+        for i, j in enumerate(act):
+            if r.values[i] > f[j]:
+                X[:, j], f[j] = r.X[:, i], float(r.values[i])
+            if done[j] is None or not np.array_equal(np.flatnonzero(X[:, j]), done[j]):
+                X[:, j], f[j] = reweighted(j)
+                done[j] = np.flatnonzero(X[:, j])
+        act = act[f[act] > f_before * (1 + 1e-13)]
+    return X, f, total

@@ -10,7 +10,7 @@ Stand-ins of other shapes and characters than the tuned data (CBCL, LRS, MLL, go
 the review and KOS-shaped corpora), every one generated from a fixed seed:
 
 - gene matrices (``bench_certify.gene_matrix`` at other m, n, seeds and module counts): 40 x 20,000,
-  100 x 5,000, 150 x 10,000, 60 x 2,500;
+  100 x 5,000, 150 x 10,000, 60 x 2,500, 72 x 1,000 (a user's "most variable genes" cut);
 - dense spectra: several hundred samples of n = 150..400 wavelengths, nonnegative mixtures of smooth
   peaked pure spectra plus a sloped baseline and noise;
 - small images (19 x 19, 24 x 24): sums of a few nonnegative localized parts, lighting and noise;
@@ -137,7 +137,7 @@ def corpus(docs, vocab, seed, topics=12, length=90):
 
 
 GENES = {"g40x20000": (40, 20000, 21, 8), "g100x5000": (100, 5000, 22, 20), "g150x10000": (150, 10000, 23, 16),
-         "g60x2500": (60, 2500, 24, 6)}
+         "g60x2500": (60, 2500, 24, 6), "g72x1000": (72, 1000, 25, 8)}
 DATA = {
     **{name: ("gene", lambda a=a: gene(*a)) for name, a in GENES.items()},
     "s400x150": ("spectra", lambda: spectra(400, 150, 31)),
@@ -150,7 +150,7 @@ DATA = {
     "c8000": ("corpus", lambda: corpus(8000, 6000, 52, topics=20, length=110)),
 }
 QUICK = ("g60x2500", "g100x5000", "s400x150", "img19", "c3000")
-PATH_SETS, PATH_SETS_QUICK = ("g100x5000", "g40x20000", "img19"), ("g60x2500",)
+PATH_SETS, PATH_SETS_QUICK = ("g100x5000", "g40x20000", "img19"), ("g100x5000",)
 
 
 def store(name: str, folder: Path) -> Path:
@@ -280,13 +280,14 @@ def t2(X, ks, stride=PATH_STRIDE):
                 runs=len(path[0].info.get("path_runs", [])))
 
 
-def child_main(spec: str):
-    """``--child what:path[:ks]``: one measurement on this process's nspca_core, one JSON line."""
+def child_main(spec: str, kind: str | None):
+    """``--child what:path``: one measurement on this process's nspca_core, one JSON line; ``kind``: the
+    stand-in's kind (gene data: the larger k of T1 and k = 2..200 for T2)."""
     what, path = spec.split(":", 1)
     X = read(path)
     warm(X)
     unit, uname = unit_of(X)
-    gene_like = isinstance(X, np.ndarray) and X.shape[0] < X.shape[1]
+    gene_like = kind == "gene" if kind else isinstance(X, np.ndarray) and X.shape[0] < X.shape[1]
     if what == "t1":
         out = t1(X, T1_KS_GENE if gene_like else T1_KS)
     elif what == "t4":
@@ -303,11 +304,11 @@ def load_note() -> str:
     return "load average " + ", ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
-def run_child(code: Path, what: str, path: Path) -> dict | None:
+def run_child(code: Path, what: str, path: Path, kind: str) -> dict | None:
     env = {**os.environ, "PYTHONPATH": str(code), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1"}
-    p = subprocess.run([sys.executable, __file__, "--child", f"{what}:{path}"], env=env, capture_output=True,
-                       text=True, cwd=str(code))
+    p = subprocess.run([sys.executable, __file__, "--child", f"{what}:{path}", "--kind", kind], env=env,
+                       capture_output=True, text=True, cwd=str(code))
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     if not line:
         print(f"  [{what} on {code}: failed]\n{p.stderr[-2500:]}", flush=True)
@@ -369,14 +370,15 @@ def main():
     ap.add_argument("--cache", type=Path, help="a folder for the generated stand-ins (kept between runs)")
     ap.add_argument("--profile", help="NAME:K:fit|cert|auto|tpower|path: cProfile (CPU clock) of that call")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--kind", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        return child_main(a.child)
+        return child_main(a.child, a.kind)
     folder = a.cache or Path(tempfile.mkdtemp(prefix="bench_unseen_"))
     folder.mkdir(parents=True, exist_ok=True)
     if a.profile:
         return profile(a.profile, folder)
-    names = [n for n in DATA if (not a.quick or n in QUICK)
+    names = [n for n in DATA if ({"t1", "t4"} & set(a.only.split(","))) and (not a.quick or n in QUICK)
              and (not a.data or n in a.data.split(",") or DATA[n][0] in a.data.split(","))]
     paths = [n for n in (PATH_SETS_QUICK if a.quick else PATH_SETS) if not a.data or n in names]
     trees = ([("before", a.base)] if a.base else []) + [("this", ROOT)]
@@ -394,7 +396,7 @@ def main():
         gene_like = kind == "gene"
         for what in [w for w in ("t1", "t4") if w in only]:
             for tag, code in trees:
-                res = run_child(code, what, path)
+                res = run_child(code, what, path, kind)
                 if res is not None:
                     (show_t1 if what == "t1" else lambda n, t, r: show_t4(n, t, r, gene_like))(name, tag, res)
     if "t2" in only:
@@ -402,7 +404,7 @@ def main():
             path = store(name, folder)
             print(f"-- path {name} ({load_note()})", flush=True)
             for tag, code in trees:
-                res = run_child(code, "t2", path)
+                res = run_child(code, "t2", path, DATA[name][0])
                 if res is not None:
                     show_t2(name, tag, res, DATA[name][0] == "gene")
     print(f"bench_unseen: end ({load_note()}; {time.perf_counter() - t0:.0f} s wall)", flush=True)

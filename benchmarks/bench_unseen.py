@@ -25,7 +25,8 @@ data exactly as a user would; the operator is built by each call, as it is for t
 - T4: ``fit(method="auto")`` over ``fit(method="tpower")`` CPU (target <= 1.5x), and auto in units of
   one thin SVD of the centered data on gene data (target <= 1.5), k = 5, 10, 20, 50; auto's variance
   against every shipped method's that ``bench_auto --guarantee`` compares (tpower, em, enet, zass,
-  spannogram d = 2, and d = 3 when n <= 400), same d, eps, random_state: never below (1e-12 relative).
+  spannogram d = 2, and d = 3 when n <= 400; zass at k = 10 only when n > 5,000 unless --guarantee-all),
+  same d, eps, random_state: never below (1e-12 relative).
 - T2: ``certify_path(X, ks=2..200)`` on two gene stand-ins (SVD units, target <= 2,000; min certified
   ratio, target >= 0.95) and, without ``--quick``, ``ks = 1..n`` on the 19 x 19 images (eigh units,
   target <= 500; min >= 0.98); then ``certify(X, k=k)`` at every 8th k: the k where the path's upper
@@ -229,12 +230,16 @@ def t1(X, ks, answers=3, certs=2):
 
 
 GUARANTEE = (("tpower", 3), ("em", 3), ("enet", 3), ("zass", 3), ("spannogram", 2), ("spannogram", 3))
+# zass costs ~n^2 (16 CPU s a fit at n = 20,000, 30 s on the 8,000 x 6,000 corpus: half of the whole run at
+# every k); above this n it runs at k = 10 only unless --guarantee-all
+ZASS_ALL_K_MAX_N = 5000
 
 
-def t4(X, ks, reps=3):
+def t4(X, ks, reps=3, every_k=False):
     """Per k: auto and tpower CPU (best of ``reps`` interleaved), the variance ratio auto / tpower, and
-    auto's variance over every method of :data:`GUARANTEE` (spannogram d = 3 only when n <= 400): the
-    smallest ratio and its method."""
+    auto's variance over every method of :data:`GUARANTEE` (spannogram d = 3 only when n <= 400; zass at
+    k = 10 only when n > :data:`ZASS_ALL_K_MAX_N`, unless ``every_k``): the smallest ratio and its method,
+    and the methods compared."""
     import nspca_core as nc
 
     n = X.shape[1]
@@ -246,14 +251,17 @@ def t4(X, ks, reps=3):
             ta = min(ta, t)
             rt, t = cpu(lambda: nc.fit(X, k=k, method="tpower", certify=False))
             tt = min(tt, t)
-        worst, who = np.inf, None
+        worst, who, compared = np.inf, None, []
         for method, d in GUARANTEE:
-            if method == "spannogram" and d == 3 and n > 400:
+            if (method == "spannogram" and d == 3 and n > 400) or (
+                    method == "zass" and n > ZASS_ALL_K_MAX_N and k != 10 and not every_k):
                 continue
             v = nc.fit(X, k=k, method=method, d=d, certify=False).variance
+            compared.append(method if method != "spannogram" else f"spannogram(d={d})")
             if ra.variance / v < worst:
                 worst, who = ra.variance / v, f"{method}(d={d})"
-        rows[k] = dict(auto=ta, tpower=tt, var_tpower=float(ra.variance / rt.variance), worst=float(worst), who=who)
+        rows[k] = dict(auto=ta, tpower=tt, var_tpower=float(ra.variance / rt.variance), worst=float(worst), who=who,
+                       compared=len(compared))
     return rows
 
 
@@ -280,7 +288,7 @@ def t2(X, ks, stride=PATH_STRIDE):
                 runs=len(path[0].info.get("path_runs", [])))
 
 
-def child_main(spec: str, kind: str | None):
+def child_main(spec: str, kind: str | None, every_k: bool = False):
     """``--child what:path``: one measurement on this process's nspca_core, one JSON line; ``kind``: the
     stand-in's kind (gene data: the larger k of T1 and k = 2..200 for T2)."""
     what, path = spec.split(":", 1)
@@ -291,7 +299,7 @@ def child_main(spec: str, kind: str | None):
     if what == "t1":
         out = t1(X, T1_KS_GENE if gene_like else T1_KS)
     elif what == "t4":
-        out = t4(X, [k for k in T4_KS if k <= X.shape[1]])
+        out = t4(X, [k for k in T4_KS if k <= X.shape[1]], every_k=every_k)
     else:
         ks = list(range(2, 201)) if gene_like else list(range(1, X.shape[1] + 1))
         out = t2(X, ks)
@@ -304,11 +312,11 @@ def load_note() -> str:
     return "load average " + ", ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
-def run_child(code: Path, what: str, path: Path, kind: str) -> dict | None:
+def run_child(code: Path, what: str, path: Path, kind: str, every_k: bool = False) -> dict | None:
     env = {**os.environ, "PYTHONPATH": str(code), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1"}
-    p = subprocess.run([sys.executable, __file__, "--child", f"{what}:{path}", "--kind", kind], env=env,
-                       capture_output=True, text=True, cwd=str(code))
+    argv = [sys.executable, __file__, "--child", f"{what}:{path}", "--kind", kind] + ["--guarantee-all"] * every_k
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=str(code))
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     if not line:
         print(f"  [{what} on {code}: failed]\n{p.stderr[-2500:]}", flush=True)
@@ -341,7 +349,8 @@ def show_t4(name, tag, res, gene_like):
                  + (" (target <= 1.5)" if gene_like else "")) if u == u else ""
         print(f"T4 {mark(ok)} {name:10s} {tag:6s} k={int(k):3d}: auto/tpower {x:4.2f}x (target <= 1.5x; auto "
               f"{r['auto'] * 1e3:.1f} ms CPU{units}); var auto/tpower {r['var_tpower']:.6f}; "
-              f"smallest auto/method {r['worst']:.12f} ({r['who']}) {mark(r['worst'] >= 1 - 1e-12)}", flush=True)
+              f"smallest auto/method {r['worst']:.12f} ({r['who']}; {r.get('compared', '?')} methods) "
+              f"{mark(r['worst'] >= 1 - 1e-12)}", flush=True)
 
 
 def show_t2(name, tag, res, gene_like):
@@ -371,9 +380,11 @@ def main():
     ap.add_argument("--profile", help="NAME:K:fit|cert|auto|tpower|path: cProfile (CPU clock) of that call")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--kind", help=argparse.SUPPRESS)
+    ap.add_argument("--guarantee-all", action="store_true", help="T4's guarantee: zass at every k (default: at k = 10 "
+                    f"only when n > {ZASS_ALL_K_MAX_N:,}; it costs ~n^2, up to 30 CPU s a fit here)")
     a = ap.parse_args()
     if a.child:
-        return child_main(a.child, a.kind)
+        return child_main(a.child, a.kind, a.guarantee_all)
     folder = a.cache or Path(tempfile.mkdtemp(prefix="bench_unseen_"))
     folder.mkdir(parents=True, exist_ok=True)
     if a.profile:
@@ -396,7 +407,7 @@ def main():
         gene_like = kind == "gene"
         for what in [w for w in ("t1", "t4") if w in only]:
             for tag, code in trees:
-                res = run_child(code, what, path, kind)
+                res = run_child(code, what, path, kind, a.guarantee_all)
                 if res is not None:
                     (show_t1 if what == "t1" else lambda n, t, r: show_t4(n, t, r, gene_like))(name, tag, res)
     if "t2" in only:

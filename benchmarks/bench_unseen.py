@@ -371,10 +371,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  epilog="T1/T4/T2 as in issue 39; see the module docstring.")
     ap.add_argument("--quick", action="store_true", help=f"a subset: {', '.join(QUICK)}; path on "
-                    f"{', '.join(PATH_SETS_QUICK)} (~5 CPU min)")
+                    f"{', '.join(PATH_SETS_QUICK)} (~2 CPU min; the whole set ~6.5)")
     ap.add_argument("--only", default="t1,t4,t2", help="which targets (comma list of t1, t4, t2)")
-    ap.add_argument("--data", default="", help="stand-ins by name or kind (gene, spectra, images, corpus); "
-                    f"names: {', '.join(DATA)}")
+    ap.add_argument("--data", default="", help="stand-ins by name or kind (gene, spectra, images, corpus), for T2 "
+                    f"too (default paths: {', '.join(PATH_SETS)}); names: {', '.join(DATA)}")
     ap.add_argument("--base", type=Path, help="a checkout measured beside this one (before it, per data set)")
     ap.add_argument("--cache", type=Path, help="a folder for the generated stand-ins (kept between runs)")
     ap.add_argument("--profile", help="NAME:K:fit|cert|auto|tpower|path: cProfile (CPU clock) of that call")
@@ -389,9 +389,12 @@ def main():
     folder.mkdir(parents=True, exist_ok=True)
     if a.profile:
         return profile(a.profile, folder)
-    names = [n for n in DATA if ({"t1", "t4"} & set(a.only.split(","))) and (not a.quick or n in QUICK)
-             and (not a.data or n in a.data.split(",") or DATA[n][0] in a.data.split(","))]
-    paths = [n for n in (PATH_SETS_QUICK if a.quick else PATH_SETS) if not a.data or n in names]
+    def chosen(n: str) -> bool:
+        return not a.data or n in a.data.split(",") or DATA[n][0] in a.data.split(",")
+
+    names = [n for n in DATA if {"t1", "t4"} & set(a.only.split(",")) and (not a.quick or n in QUICK) and chosen(n)]
+    paths = ([n for n in DATA if chosen(n) and (not a.quick or n in QUICK)] if a.data
+             else list(PATH_SETS_QUICK if a.quick else PATH_SETS))
     trees = ([("before", a.base)] if a.base else []) + [("this", ROOT)]
     only = a.only.split(",")
     print(f"bench_unseen: start ({load_note()}); trees {[str(t) for _, t in trees]}; data in {folder}", flush=True)

@@ -44,3 +44,47 @@ def far_runs(uniq, pos, lows, upper, binds, ran, run_one, cost, budget: float, *
         ran.add(k)
         done.append(k)
     return done
+
+
+# a flat point's further iterations (:func:`flat_points`) stop at the first check (every check_every iterations) gaining
+# less than this share of the gap at the point's own k when they start (CBCL k0 = 361: 3.98 of gap, 20 iterations
+# gain 2.18, then 1.50, then 0.22: 60 iterations, 70372.187 -> 70368.29, the bound at k = 85..361)
+FLAT_STALL = 1.0 / 3.0
+
+
+def flat_points(uniq, pos, lows, upper, states, tangent, accept: float) -> list:
+    """The k0 of the path's DNN dual points (``states``: ``{k0: (state, lam)}``, ``tangent(state, lam)`` their bound
+    at every k of ``uniq``) worth more iterations at k0: ``mu = 0``, the path's bound (``upper()``) at some k whose
+    certified ratio ``lows / upper()`` is below ``accept`` (where certify(k) itself works on), all those k at most k0
+    and the bound there the one at k0 (flat: no mu term, the cut terms saturated), and the gap at k0 still open.
+    Returns ``[(k0, gap)]``, ``gap = 1 - lows[k0] / bound at k0``.
+
+    Why: such a point is run at a large k0 (CBCL: k0 = 361, warm from k = 180, 20 iterations), where its own gap is
+    tiny (5.6e-5) and the run stops by its stall rule (relative progress below 3e-4 per check: more than the gap),
+    while at the smaller k it bounds the ratio is below certify(k)'s accept ratio: certify(k)'s own DNN there (a mu = 0
+    point as well, from its own start) went on and came 3.5e-5 below it (CBCL k = 87, 94..98).  Iterations at k0
+    lower that bound at every k of the band by what they gain at k0: with ``w, mu >= 0`` and the cut right-hand
+    sides nondecreasing in k, any dual point's bound at ``k <= k0`` is at most its bound at k0.  Only picks points."""
+    ub = upper()
+    out = []
+    for k0, (st, lam) in sorted(states.items()):
+        i0 = pos[int(k0)]
+        if st.nu != 0 or not lows[i0] > 0:
+            continue
+        tg = tangent(st, lam)
+        band = (tg <= ub) & (lows < accept * ub)
+        if band.any() and int(np.max(np.asarray(uniq)[band])) <= k0 and np.all(tg[band] == tg[i0]) \
+                and lows[i0] < tg[i0]:
+            out.append((int(k0), 1.0 - float(lows[i0]) / float(tg[i0])))
+    return out
+
+
+def deepen_flat(uniq, pos, lows, upper, states, tangent, accept: float, deepen) -> list:
+    """``deepen(k0, FLAT_STALL * gap)`` at each point :func:`flat_points` picks, once each, the points picked again
+    after each (one deepened may leave another's band, or bring one in).  Returns the k0 deepened."""
+    done: list = []
+    while todo := [kg for kg in flat_points(uniq, pos, lows, upper, states, tangent, accept) if kg[0] not in done]:
+        k0, gap = todo[0]
+        done.append(k0)
+        deepen(k0, FLAT_STALL * gap)
+    return done

@@ -47,8 +47,9 @@ def far_runs(uniq, pos, lows, upper, binds, ran, run_one, cost, budget: float, *
 
 
 # a flat point's further iterations (:func:`flat_points`) stop at the first check (every check_every iterations) gaining
-# less than this share of the gap at the point's own k when they start (CBCL k0 = 361: 3.98 of gap, 20 iterations
-# gain 2.18, then 1.50, then 0.22: 60 iterations, 70372.187 -> 70368.29, the bound at k = 85..361)
+# less than this share of the gap at the point's own k when they start, or at the path's target there (CBCL k0 = 361:
+# a gap of 3.98, 20 iterations gain 2.18, 20 more 1.50 and reach the target 1 - 1e-5: 70372.187 -> 70368.51, the bound
+# at k = 85..361, where certify(k) is at least 70369.7; 20 more would gain 0.22, less than a third of the gap)
 FLAT_STALL = 1.0 / 3.0
 
 

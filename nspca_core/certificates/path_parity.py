@@ -7,6 +7,10 @@ certify(76) = 83.81); a tangent carried 10-20 k from the path's nearest DNN run 
 (k = 71..99 on both seeds of that matrix), while on CBCL, where the path's runs lie a few k apart in that band,
 the path is below certify(k) at every k.  Rigour: nothing new; each run is certify(k)'s, its bound and its dual
 point's tangent (:func:`.dnn.dnn_tangent`) carried as in :func:`.path._one_k_runs`.
+
+Also which of the path's own ``mu = 0`` dual points get more DNN iterations at their own k (:func:`flat_points`,
+:func:`deepen_flat`): where one bounds a flat band of smaller k below the accepted ratio (CBCL k = 85..361, from
+k0 = 361), certify(k)'s own ``mu = 0`` runs in the band came up to 3.5e-5 below it (issue 39, helper parity12).
 """
 
 from __future__ import annotations

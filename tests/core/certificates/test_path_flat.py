@@ -129,5 +129,6 @@ def test_path_with_every_point_deepened_keeps_bounds_against_bruteforce(monkeypa
 
     monkeypatch.setattr(P, "deepen_flat", spy)
     path = certify_path(X, ks=list(range(1, n + 1)))
+    assert seen  # (the path holds at least one dual point on these matrices)
     for c in path:
         _check_cert(c, brute_opt(A, c.k)[0], A)

@@ -39,7 +39,7 @@ from .path_large import gap_runs, path_large, refine_midpoints
 from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
-from .path_parity import far_runs
+from .path_parity import deepen_flat, far_runs
 from .single import _certify_dense, _certify_large, _finish
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
@@ -359,6 +359,21 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                      lambda k: None if lows[pos[k]] >= _REFINE_SKIP * upper()[pos[k]] else run(k),
                      upper, pcfg["delta"], target)
     branched = rest(lambda i: min(ub_cheap_dnn[i], env[i]))
+    def deepen(k0: int, stall: float) -> None:
+        """certify(k)'s DNN iterations (the effort's) more on the path's dual point at k0, warm, stopping at the first
+        check gaining less than ``stall`` (relative) or at the target (path_parity.flat_points picks k0)."""
+        st0, lam0 = states[k0]
+        t0 = time.perf_counter()
+        st = DnnState(st0.N.copy(), st0.nu, st0.U, st0.C, None if st0.w is None else st0.w.copy())
+        st, _, dinfo = dnn_optimize(A, k0, st, iters=S._EFFORT[effort]["iters"], t_start=_T0 * scale,
+                                    t_end=_T1 * scale, lr=_LR_WARM * scale, decay=pcfg.get("decay", _DECAY),
+                                    check_every=pcfg["check_every"], target=target, lower=float(lows[pos[k0]]),
+                                    stall=stall, min_iters=pcfg["check_every"], t_iters=pcfg["min_iters"],
+                                    start_lam=lam0, **ritz)
+        lam = dinfo.pop("lam")
+        dinfo["init"] = "flat"
+        finish_run(k0, st, lam, {**own[k0][1], "polish": dinfo}, t0, own[k0][2])
+
     def carry(st, lam):  # a one-k run's dual point: its bound at every k (dnn_tangent)
         if lam is None:
             lam, _ = _dnn_lmax(A, st)
@@ -369,11 +384,14 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     # with the path's whole budget; 16 with a quarter, 1 s: the same certified ratios and bounds)
     onek = _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
                        min(budget - spent, S._PATH_FLOOR), carry)
+    accept = 1.0 - S._EFFORT[effort].get("accept_gap", pcfg["target_gap"])
     if pcfg["polish_runs"]:
         _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched, pcfg, effort)
+        # the mu = 0 points bounding a band of k below the accepted ratio from a larger k: more iterations there
+        # (path_parity.flat_points; CBCL k0 = 361 bounds k = 85..361, where certify(k)'s own went 3.5e-5 below)
+        deepen_flat(uniq, pos, lows, upper, states, lambda st, lam: dnn_tangent(lam, st, n, uniq), accept, deepen)
     # certify(k)'s own runs again where the DNN bound is carried from far (path_parity.py), then certify(k)'s first DNN
     # start, the KKT point of the feasible point, where it can lower the bound (path_kkt.py)
-    accept = 1.0 - S._EFFORT[effort].get("accept_gap", pcfg["target_gap"])
     far = partial(far_runs, uniq, pos, lows, upper, lambda: env <= ub_cheap, set(states) | set(onek), lo_ratio=GOAL,
                   hi_ratio=accept)
     onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,

@@ -7,6 +7,10 @@ certify(76) = 83.81); a tangent carried 10-20 k from the path's nearest DNN run 
 (k = 71..99 on both seeds of that matrix), while on CBCL, where the path's runs lie a few k apart in that band,
 the path is below certify(k) at every k.  Rigour: nothing new; each run is certify(k)'s, its bound and its dual
 point's tangent (:func:`.dnn.dnn_tangent`) carried as in :func:`.path._one_k_runs`.
+
+Also which of the path's own ``mu = 0`` dual points get more DNN iterations at their own k (:func:`flat_points`,
+:func:`deepen_flat`): where one bounds a flat band of smaller k below the accepted ratio (CBCL k = 85..361, from
+k0 = 361), certify(k)'s own ``mu = 0`` runs in the band came up to 3.5e-5 below it (issue 39, helper parity12).
 """
 
 from __future__ import annotations
@@ -43,4 +47,49 @@ def far_runs(uniq, pos, lows, upper, binds, ran, run_one, cost, budget: float, *
         run_one(k)
         ran.add(k)
         done.append(k)
+    return done
+
+
+# a flat point's further iterations (:func:`flat_points`) stop at the first check (every check_every iterations) gaining
+# less than this share of the gap at the point's own k when they start, or at the path's target there (CBCL k0 = 361:
+# a gap of 3.98, 20 iterations gain 2.18, 20 more 1.50 and reach the target 1 - 1e-5: 70372.187 -> 70368.51, the bound
+# at k = 85..361, where certify(k) is at least 70369.7; 20 more would gain 0.22, less than a third of the gap)
+FLAT_STALL = 1.0 / 3.0
+
+
+def flat_points(uniq, pos, lows, upper, states, tangent, accept: float) -> list:
+    """The k0 of the path's DNN dual points (``states``: ``{k0: (state, lam)}``, ``tangent(state, lam)`` their bound
+    at every k of ``uniq``) worth more iterations at k0: ``mu = 0``, the path's bound (``upper()``) at some k whose
+    certified ratio ``lows / upper()`` is below ``accept`` (where certify(k) itself works on), all those k at most k0
+    and the bound there the one at k0 (flat: no mu term, the cut terms saturated), and the gap at k0 still open.
+    Returns ``[(k0, gap)]``, ``gap = 1 - lows[k0] / bound at k0``.
+
+    Why: such a point is run at a large k0 (CBCL: k0 = 361, warm from k = 180, 20 iterations), where its own gap is
+    tiny (5.6e-5) and the run stops by its stall rule (relative progress below 3e-4 per check: more than the gap),
+    while at the smaller k it bounds the ratio is below certify(k)'s accept ratio: certify(k)'s own DNN there (a mu = 0
+    point as well, from its own start) went on and came 3.5e-5 below it (CBCL k = 87, 94..98).  Iterations at k0
+    lower that bound at every k of the band by what they gain at k0: with ``w, mu >= 0`` and the cut right-hand
+    sides nondecreasing in k, any dual point's bound at ``k <= k0`` is at most its bound at k0.  Only picks points."""
+    ub = upper()
+    out = []
+    for k0, (st, lam) in sorted(states.items()):
+        i0 = pos[int(k0)]
+        if st.nu != 0 or not lows[i0] > 0:
+            continue
+        tg = tangent(st, lam)
+        band = (tg <= ub) & (lows < accept * ub)
+        if band.any() and int(np.max(np.asarray(uniq)[band])) <= k0 and np.all(tg[band] == tg[i0]) \
+                and lows[i0] < tg[i0]:
+            out.append((int(k0), 1.0 - float(lows[i0]) / float(tg[i0])))
+    return out
+
+
+def deepen_flat(uniq, pos, lows, upper, states, tangent, accept: float, deepen) -> list:
+    """``deepen(k0, FLAT_STALL * gap)`` at each point :func:`flat_points` picks, once each, the points picked again
+    after each (one deepened may leave another's band, or bring one in).  Returns the k0 deepened."""
+    done: list = []
+    while todo := [kg for kg in flat_points(uniq, pos, lows, upper, states, tangent, accept) if kg[0] not in done]:
+        k0, gap = todo[0]
+        done.append(k0)
+        deepen(k0, FLAT_STALL * gap)
     return done

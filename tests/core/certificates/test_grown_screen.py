@@ -18,7 +18,7 @@ from nspca_core.operators.cov import Cov
 from nspca_core.result import Certificate
 
 from tests.bruteforce import brute_opt
-from tests.core.certificates.test_small_screen import TINY, _force_small, _screens
+from tests.core.certificates.test_small_screen import TINY, _force_small, _screens, modules_case
 from tests.core.certificates.test_split_coupled import _modules
 
 
@@ -36,13 +36,7 @@ def test_grown_screen_certificates_hold_against_bruteforce(monkeypatch, n, k, se
     monkeypatch.setattr(S, "_SMALL_FIRST", False)
     if force:
         monkeypatch.setattr(screens, "small_verdict", lambda *a: False)
-    rng = np.random.default_rng(seed)
-    X = _modules(rng, 8, n, 3)
-    A = X.T @ X / X.shape[0]
-    x = None
-    if given_x:
-        x = np.zeros(n)
-        x[np.argsort(-np.diag(A))[:k]] = 1.0 / np.sqrt(k)
+    X, A, x = modules_case(seed, n, k, given_x)
     seen = _screens(monkeypatch)
     cert = single._certify_large(Cov(X, None), k, x, "auto", None)
     first = single._certify_split(Cov(X, None), k, x, "auto", None)

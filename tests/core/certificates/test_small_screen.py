@@ -24,6 +24,18 @@ TINY = settings(max_examples=25, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
+def modules_case(seed: int, n: int, k: int, given_x: bool):
+    """A tiny thin case of correlated modules (8 samples, 3 modules): ``(X, A, x)``, x (when ``given_x``) the
+    unit vector on the k largest variances, else None."""
+    X = _modules(np.random.default_rng(seed), 8, n, 3)
+    A = X.T @ X / X.shape[0]
+    x = None
+    if given_x:
+        x = np.zeros(n)
+        x[np.argsort(-np.diag(A))[:k]] = 1.0 / np.sqrt(k)
+    return X, A, x
+
+
 def _force_small(monkeypatch, per_k: int = 3, least: int = 4, light: bool = False):
     """Tiny thin data through the split code with certify(k)'s screen ``max(least, per_k k)`` and the
     smaller screen ``max(least, k)`` (the light route open at every k; ``light`` False: it falls short on
@@ -96,13 +108,7 @@ def test_small_screen_certificates_hold_against_bruteforce(monkeypatch, n, k, se
     _force_small(monkeypatch)
     if reject:
         monkeypatch.setattr(single, "small_verdict", lambda *a: False)
-    rng = np.random.default_rng(seed)
-    X = _modules(rng, 8, n, 3)
-    A = X.T @ X / X.shape[0]
-    x = None
-    if given_x:
-        x = np.zeros(n)
-        x[np.argsort(-np.diag(A))[:k]] = 1.0 / np.sqrt(k)
+    X, A, x = modules_case(seed, n, k, given_x)
     cert = single._certify_large(Cov(X, None), k, x, "auto", None)
     opt, _ = brute_opt(A, k)
     assert cert.upper_bound >= opt * (1 - 1e-12)

@@ -77,7 +77,7 @@ c-component DNN dual ``dnn(c)``).
 
 Eigenvalues entering a bound are LAPACK's plus a stated tolerance, or a Ritz
 guess proved by a Cholesky factorization of ``guess I - M`` plus its rounding
-allowance (see :func:`nspca_core.certificates.dnn.lmax_upper`), never Lanczos/Ritz
+allowance (see :func:`nspca_core.certificates.dnn_lmax.lmax_upper`), never Lanczos/Ritz
 estimates alone.
 """
 

@@ -177,7 +177,7 @@ def lambda1_proved(A: np.ndarray, matvec=None, need: float | None = None) -> tup
     ``r = A u - theta u`` gives the guess ``c = theta + ||r|| + 1e-12 |theta|`` (just above
     ``lambda_max`` when Lanczos found the top eigenvalue; nothing is assumed about that): a
     Cholesky factorization of ``c I - A`` proves ``lambda_max(A) <= c + slack``
-    (:func:`nspca_core.certificates.dnn.lmax_upper`, proof in :func:`nspca_core.certificates.dnn.chol_lmax`; ``n^3 / 3``
+    (:func:`.dnn_lmax.lmax_upper`, proof in :func:`.dnn_lmax.chol_lmax`; ``n^3 / 3``
     flops where the top eigenvalues by tridiagonalization cost ``4 n^3 / 3``) plus the backward
     error allowance ``32 n eps ||A||_F``.  A guess below ``lambda_max`` makes ``c I - A``
     indefinite: the factorization fails and None is returned (nothing is proved).
@@ -343,7 +343,7 @@ def _lambda1_by_arrow(A: np.ndarray, matvec, need: float | None):
     if bound is None:
         return None
     # the Cholesky proof's bound at a guess c >= theta is at least c + its slack g tr(c I - A) / (1 - g)
-    # (:func:`.dnn.chol_lmax`, g = 32 (n + 1) eps) + 32 n eps ||A||_F: the arrowhead bound is kept only
+    # (:func:`.dnn_lmax.chol_lmax`, g = 32 (n + 1) eps) + 32 n eps ||A||_F: the arrowhead bound is kept only
     # when it is no looser than that least value (so never looser than the proof it replaces)
     g = 32.0 * (n + 1) * _EPS
     least = theta + g * max(n * theta - float(np.trace(A)), 0.0) / (1.0 - g) + 32.0 * n * _EPS * fro
@@ -419,7 +419,7 @@ _LIGHT_EARLY, _LIGHT_SHORT = 3, 0.97
 def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
                  steps: int = _LIGHT_STEPS) -> Lambda1Only | None:
     """lambda_1 of a dense A proved by a Cholesky factorization at a guess from block-Krylov steps
-    (:func:`nspca_core.certificates.dnn.chol_lmax`: ~1.2 ms against ~4.7 ms for the top eigenpairs by
+    (:func:`nspca_core.certificates.dnn_lmax.chol_lmax`: ~1.2 ms against ~4.7 ms for the top eigenpairs by
     LAPACK and their bounds at n = 361), where the paper's and the residual bound at d = 1
     (:data:`.bounds.BOUNDS`) could not be the smallest of the three: their values estimated from the
     block's two top Ritz pairs, ``OPT_1 + min(lambda_2, row sums of (A - v_1 v_1^T)_+)`` (the smaller of
@@ -428,7 +428,7 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
 
     Only the choice of bounds rests on the estimates: leaving a valid upper bound out never makes the
     certificate invalid, and the one kept is proved.  The guess is the top Ritz value plus 4 times its
-    pair's allowance ``res_1^2 / (theta_1 - theta_2)`` (as :func:`nspca_core.certificates.dnn.ritz_guesses`;
+    pair's allowance ``res_1^2 / (theta_1 - theta_2)`` (as :func:`nspca_core.certificates.dnn_lmax.ritz_guesses`;
     a guess below lambda_1 fails the factorization: nothing is assumed of it).  On CBCL (issue 39) the
     d = 1 bounds are 3-40% above lambda_1 at k = 60..361 and never bind."""
     n = A.shape[0]

@@ -77,7 +77,7 @@ def _start_value(A: np.ndarray, k: int, st: DnnState, U: np.ndarray | None, lowe
                  work: DnnWork | None = None) -> tuple[float, float]:
     """A DNN start's rigorous ``(value, lambda bound)``.  Without a subspace the evaluation is LAPACK's top
     eigenvalue (n^3); with ``U`` (the block steps that chose the start: :func:`_kkt_beaten`,
-    :func:`_screen_init`) it is proved by Cholesky at a Ritz guess from U (:func:`.dnn.lmax_upper`, ~1/5 of
+    :func:`_screen_init`) it is proved by Cholesky at a Ritz guess from U (:func:`.dnn_lmax.lmax_upper`, ~1/5 of
     the cost at n = 1,200: issue 39, dlbcl-shaped k = 200 spent 0.18 s in two such eigenvalues).  Where the
     guessed value certifies :data:`_START_EXACT` of ``lower`` (or ``lower`` is None), LAPACK's value is taken
     instead: a start that may end the certificate is valued as before.  Either value is an upper bound."""

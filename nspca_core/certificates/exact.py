@@ -104,8 +104,8 @@ class _Nodes:
         lambda_max(M_FF) + mu kF + sum_l w_l beta_kF(c_l restricted to F)`` (the DNN proof of
         :mod:`nspca_core.certificates.dnn` on the principal submatrix).  ``lambda_max(M_FF)`` is proved by a
         Cholesky factorization at ``tau`` minus the right-hand sides
-        (:func:`nspca_core.certificates.dnn.chol_lmax`) or computed by LAPACK plus its tolerance
-        (:func:`nspca_core.certificates.dnn.lmax_upper`).
+        (:func:`nspca_core.certificates.dnn_lmax.chol_lmax`) or computed by LAPACK plus its tolerance
+        (:func:`nspca_core.certificates.dnn_lmax.lmax_upper`).
         """
         key = F.tobytes()
         if key in self._dnn_seen:  # a member added keeps F: the same matrix, the same bound

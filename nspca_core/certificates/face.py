@@ -106,7 +106,7 @@ def _face_low(A: np.ndarray, state: DnnState, lam: float, P: np.ndarray, V: np.n
     """A rigorous lower bound on ``lambda_min(P* - pr (I - V V^T))``, ``P* = lam I - M`` with M exact (not
     the assembled floats ``P`` came from): LAPACK's smallest eigenvalue of the assembled ``R`` less
     ``32 n eps (||R||_F + scale)``, ``scale`` covering the roundings of M's and R's assembly (as
-    :func:`.dnn.lmax_upper`: the summed magnitudes' Frobenius norms, generously)."""
+    :func:`.dnn_lmax.lmax_upper`: the summed magnitudes' Frobenius norms, generously)."""
     n = A.shape[0]
     R = P - pr * (np.eye(n) - V @ V.T)
     lo = float(scipy.linalg.eigh(R, eigvals_only=True, subset_by_index=[0, 0], check_finite=False)[0])

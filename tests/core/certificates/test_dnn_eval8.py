@@ -13,14 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nspca_core.certificates.dual as dual
-from nspca_core.certificates.dnn import (DnnState, DnnWork, _orthonormal, _ritz, _ritz_block, _times, dnn_optimize,
-                                         dnn_value_lam)
+from nspca_core.certificates.dnn import DnnState, DnnWork, dnn_optimize, dnn_value_lam
+from nspca_core.certificates.dnn_lmax import _orthonormal, _ritz, _ritz_block, _times
 
 from tests.bruteforce import brute_opt
 
 
 def _former_ritz_block(M, U, max_steps, accept, by_top):
-    """``dnn._ritz_block`` as written before this change (da896a5): a fresh ``M @ U`` for every residual."""
+    """``dnn_lmax._ritz_block`` as written before this change (da896a5): a fresh ``M @ U`` for every residual."""
     n = M.shape[0]
     if U is None or n < 64 or U.shape[1] * 3 >= n:
         return None

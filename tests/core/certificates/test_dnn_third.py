@@ -1,7 +1,7 @@
 """Issue 39 (certify alone within 3x the answer): the DNN's cheaper steps keep their proofs.
 
 - the evaluation tries the Cholesky first at the top Ritz value plus its own pair's allowance
-  (``dnn.ritz_guesses``, several guesses for ``lmax_upper``): never below LAPACK's eigenvalue, never
+  (``dnn_lmax.ritz_guesses``, several guesses for ``lmax_upper``): never below LAPACK's eigenvalue, never
   below brute force, tighter where the block's lower pairs crowd;
 - the one-weight gradient by sgemm (the same values as the product it replaces);
 - the Ritz step's thin operand in C order (the same Ritz values as LAPACK's).
@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import dnn as _dnn
+from nspca_core.certificates import dnn_lmax
 from nspca_core.certificates.dnn import (DnnState, _lmax_state, _ritz, dnn_value_lam, lmax_upper, ritz_guess,
                                          ritz_guesses)
 from nspca_core.certificates.dnn_steps import _float32_flushed, _gradient_into
@@ -114,7 +115,7 @@ def test_both_guesses_are_tried_before_lapack(seed, monkeypatch):
     def no_lapack(*a, **k):
         raise AssertionError("LAPACK called")
 
-    monkeypatch.setattr(_dnn, "top_eigvalsh_upper", no_lapack)
+    monkeypatch.setattr(dnn_lmax, "top_eigvalsh_upper", no_lapack)
     v, _ = lmax_upper(M, 0.0, g)
     assert lam <= v <= lam + 1e-5
     with pytest.raises(AssertionError, match="LAPACK"):  # (the single block guess alone: refuted)

@@ -313,7 +313,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     best_value, best_lam, evals = _start_value(A, k, best_state, start_lam, evaluate_start, work)
     last_check = best_value
     history = []  # the bound's free estimates every _GIVE_UP_EVERY iterations (give_up)
-    settled = None  # (beyond: the target met before going on)
+    settled = False  # (beyond: the target met, the run gone on to the aim)
     next_early = 0  # no early check before this iteration (a few steps after a failed one)
     it = 0
     # unchecked: iterations since an evaluation; stopped_early: by the give-up rule
@@ -378,11 +378,11 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             if val < best_value:
                 best_state, best_value, best_lam = cand, val, lam
             met = target is not None and lower is not None and lower >= target * best_value
-            if met or settled is not None:  # (beyond: past settle, on while the estimates promise its gain)
-                if met and (beyond is None or settled is not None) or _outlook(history, lower, best_value) < beyond[1]:
+            if met or settled:  # (beyond: past settle, on while the estimates promise its gain)
+                if met and (beyond is None or settled) or _outlook(history, lower, best_value) < beyond[1]:
                     break
-                if settled is None:
-                    target, settled = beyond[0], target
+                if not settled:
+                    target, settled = beyond[0], True
                     continue
             if early:  # not proved yet: no stall test (fewer steps than a check's), try later
                 next_early = it + _EARLY_COOLDOWN

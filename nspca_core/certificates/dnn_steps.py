@@ -379,32 +379,30 @@ def refreshed_cuts(U: np.ndarray, k: int, C: np.ndarray | None, w: np.ndarray | 
 _GIVE_UP_EVERY = 5
 
 
-def _hopeless(history: list, lower: float, aim: float) -> bool:
-    """Whether the last three values of a decreasing bound head for a ratio below
-    ``aim``: the next gains taken as shrinking geometrically at the last two gains' rate (Aitken's
-    extrapolation of the limit; no shrinking, no verdict)."""
+def _aitken_limit(history: list) -> float | None:
+    """Where the last three values of a decreasing bound head: the next gains taken as shrinking geometrically
+    at the last two gains' rate (Aitken's extrapolation); None without a verdict (fewer than three values, or
+    gains not shrinking)."""
     if len(history) < 3:
-        return False
+        return None
     a, b, c = history[-3:]
     g1, g2 = a - b, b - c
     if not (g1 > 0 and 0 <= g2 < g1):
-        return False
-    limit = c - g2 * g2 / (g1 - g2)
-    return lower < aim * limit
+        return None
+    return c - g2 * g2 / (g1 - g2)
+
+
+def _hopeless(history: list, lower: float, aim: float) -> bool:
+    """Whether the bound's estimates ``history`` head (:func:`_aitken_limit`) for a ratio below ``aim``."""
+    limit = _aitken_limit(history)
+    return limit is not None and lower < aim * limit
 
 
 def _outlook(history: list, lower: float, value: float) -> float:
     """How much the certified ratio ``lower / value`` can still gain by the bound's free estimates
-    ``history`` (decreasing, the last three extrapolated as in :func:`_hopeless`); ``inf``
-    without a verdict (fewer than three, or gains not shrinking)."""
-    if len(history) < 3:
-        return np.inf
-    a, b, c = history[-3:]
-    g1, g2 = a - b, b - c
-    if not (g1 > 0 and 0 <= g2 < g1):
-        return np.inf
-    limit = c - g2 * g2 / (g1 - g2)
-    return lower / limit - lower / value if limit > 0 else np.inf
+    ``history`` (:func:`_aitken_limit`); ``inf`` without a verdict."""
+    limit = _aitken_limit(history)
+    return lower / limit - lower / value if limit is not None and limit > 0 else np.inf
 
 
 class _Cuts:

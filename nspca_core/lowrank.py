@@ -36,6 +36,41 @@ _LANCZOS_RESIDUAL = 1e-8
 _LANCZOS_BUDGET = 10
 
 
+# thin data with a power of two (:func:`pow2_scale`) in this range are factored without a scaled copy
+# (:func:`_thin_pairs`): no product of two entries overflows, and both routes round alike
+_SCALE_FREE_MIN, _SCALE_FREE_MAX = 2.0 ** -60, 2.0 ** 60
+
+
+def _pow2_of(top: float) -> float:
+    """:func:`pow2_scale` of an array whose ``max |a|`` is ``top`` (nonnegative)."""
+    if top == 0.0 or not np.isfinite(top):
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
+
+
+def _thin_pairs(X: np.ndarray, d: int, s: float):
+    """``(w, U)``: the top ``d + 1`` eigenpairs (descending, ``w`` clipped at 0) of the covariance of
+    ``X / s`` (m < n rows), from its m x m Gram, with ``s`` a power of two, without the n-column copy
+    ``X / s``: ``(X/s)(X/s)^T = (X X^T) / s^2`` and ``(X/s)^T P = (X^T P) / s`` entry for entry (a power
+    of two moves only exponents, so every product and sum rounds alike), as long as no product of two
+    entries leaves the normal range in either form: with ``s`` in ``[2^-60, 2^60]`` none overflows, and
+    one underflows only where two entries below about ``2^-450 s`` meet (that term then rounds
+    differently, far below the rest of its sum).  ``s = 1``: X as given."""
+    m = X.shape[0]
+    # X = P S Q^T; A = Q (S^2/m) Q^T.  Eigenvectors of A from the m x m Gram.
+    G = X @ X.T
+    if s != 1.0:
+        G *= 1.0 / (s * s)  # exact: a power of two
+    G /= m
+    w, P = _top_eigh(G, d + 1)
+    w = np.clip(w, 0.0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(w > 0, 1.0 / np.sqrt(w * m), 0.0)
+    U = X.T @ P
+    U *= scale / s  # (X^T P) / s times scale in one rounding, that of (X/s)^T P times scale
+    return w, U  # columns of zero eigenvalue are 0, harmless in V
+
+
 def _top_eigh(A: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     """Top ``count`` eigenpairs of symmetric ``A``, descending.
 
@@ -151,33 +186,33 @@ def lowrank_factor(X=None, *, cov=None, d):
     return lowrank_factor_clean(X, A, d)
 
 
-def lowrank_factor_clean(X, A, d: int):
+def lowrank_factor_clean(X, A, d: int, top: float | None = None):
     """Unvalidated :func:`lowrank_factor` (exactly one of ``X``, ``A`` given).
 
     Works on the input divided by a power of two (exact) so that neither
     ``X X^T`` nor the eigenvalues under- or overflow for tiny or huge data;
     the answer is scaled back (``λ`` by ``s^2`` for data, ``s`` for a
-    covariance), so it does not depend on the scale up to rounding.
+    covariance), so it does not depend on the scale up to rounding.  Thin data
+    whose power of two is within ``[2^-60, 2^60]`` are not copied: the division
+    is applied to the m x m Gram and the n x (d + 1) product instead
+    (:func:`_thin_pairs`, the same floats).  ``top``: ``max |X|`` when the
+    caller has it (:func:`pow2_scale`'s pass is then not made again).
     """
     n = X.shape[1] if X is not None else A.shape[0]
     if X is not None:
-        s = pow2_scale(X)
-        X, unit = X / s, s  # A = s^2 (X/s)^T (X/s) / m: eigenvalues times s^2, V times s
+        s = pow2_scale(X) if top is None else _pow2_of(top)
+        unit = s  # A = s^2 (X/s)^T (X/s) / m: eigenvalues times s^2, V times s
+        if X.shape[0] < n:
+            free = _SCALE_FREE_MIN <= s <= _SCALE_FREE_MAX  # X / s only through the Gram and X^T P
+            w, U = _thin_pairs(X, d, s) if free else _thin_pairs(X / s, d, 1.0)
+        else:
+            X = X / s
+            A = (X.T @ X) / X.shape[0]  # one array on both sides: BLAS's symmetric product, as before
+            w, U = _top_eigh(A, d + 1)
+            w = np.clip(w, 0.0, None)
     else:
         s = pow2_scale(A)
         A, unit = A / s, np.sqrt(s)
-    if X is not None and X.shape[0] < n:
-        m = X.shape[0]
-        # X = P S Q^T; A = Q (S^2/m) Q^T.  Eigenvectors of A from the m x m Gram.
-        G = (X @ X.T) / m
-        w, P = _top_eigh(G, d + 1)
-        w = np.clip(w, 0.0, None)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(w > 0, 1.0 / np.sqrt(w * m), 0.0)
-        U = (X.T @ P) * scale  # columns of zero eigenvalue become 0, harmless in V
-    else:
-        if A is None:
-            A = (X.T @ X) / X.shape[0]
         w, U = _top_eigh(A, d + 1)
         w = np.clip(w, 0.0, None)
     U = flip_signs(U[:, :d])

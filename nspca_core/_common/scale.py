@@ -42,6 +42,8 @@ def normalized(cov: Cov) -> tuple[Cov, tuple[float, ...]]:
         a = cov.X if cov.X is not None else cov.dense()
     top = max(float(a.max()), -float(a.min())) if a.size else 0.0  # max |a|, no copy
     if top == 0.0 or 1.0 / _SAFE <= top <= _SAFE:
+        if cov.X is not None and type(cov) is Cov:
+            cov.note_top(top)  # the factor's scale from it (no second pass over X)
         return cov, ()
     s = pow2_scale(a)
     if cov.X is None and cov._A is None:
@@ -53,6 +55,7 @@ def normalized(cov: Cov) -> tuple[Cov, tuple[float, ...]]:
     if cov.X is not None:
         out = Cov(cov.X / s, None)
         out.center, out.mean = cov.center, None if cov.mean is None else cov.mean / s
+        out.note_top(top / s)  # exact: s is a power of two
         return out, (s, s)
     return Cov(None, cov.dense() / s), (s,)
 

@@ -155,10 +155,21 @@ class Cov:
         key = (d, self.thin and self._A is None)
         kept = self.__dict__.setdefault("_factors", {})
         if key not in kept:
-            kept[key] = (lowrank_factor_clean(self.X, None, d) if key[1]
+            kept[key] = (lowrank_factor_clean(self.X, None, d, top=self._x_top()) if key[1]
                          else lowrank_factor_clean(None, self.dense(), d))  # A formed once, shared with the solvers
         V, eig = kept[key]
         return V.copy(order="K"), eig.copy()  # (the layout kept: BLAS rounds by it)
+
+    def note_top(self, top: float) -> None:
+        """Record ``max |X|`` of the data held (computed by the caller, e.g.
+        :func:`~nspca_core._common.scale.normalized`), for the factor's scale: its pass over X is
+        then not made again.  Kept with the array it belongs to (another X: not used)."""
+        self._top = (self.X, float(top))
+
+    def _x_top(self):
+        """``max |X|`` as recorded by :meth:`note_top` for the data held now, else None."""
+        kept = self.__dict__.get("_top")
+        return kept[1] if kept is not None and kept[0] is self.X else None
 
     def columns(self, keep) -> "Cov":
         """The covariance of the features ``keep`` (``A[keep][:, keep]``), for deflation.

@@ -136,3 +136,15 @@ def test_normalized_records_the_top_of_the_data_it_returns():
     C, _ = normalized(as_cov(X))
     C.X = C.X * 3.0  # other data than recorded: the top is not used
     assert C._x_top() is None
+
+
+@pytest.mark.parametrize("layout", ["F", "strided", "view"])
+def test_thin_factor_of_other_layouts_equals_the_scaled_copy_route(layout):
+    """Data handed in as a Fortran-ordered array, a strided view or a column slice: the same floats as the
+    scaled copy of that array (which keeps its layout where numpy does)."""
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal((14, 90)) * rng.uniform(0.1, 9.0, 90)
+    X = {"F": np.asfortranarray(base), "strided": base[::2], "view": base[:, 5:80]}[layout]
+    V, eig = lowrank_factor_clean(X, None, 3)
+    V0, eig0 = _thin_by_copy(X, 3)
+    assert _same(V, V0) and _same(eig, eig0)

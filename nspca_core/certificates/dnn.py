@@ -292,7 +292,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     iterations, at least three) head (:func:`_outlook`) for a ratio at least ``gain`` above the one proved.
     ``extend = (rate, more, aim)``: at iteration ``iters`` (a multiple of :data:`_GIVE_UP_EVERY`), where the free
     estimates' ratio still climbs by at least ``rate`` per iteration (:func:`_climb_rate`) and is below ``aim``,
-    the run goes on for ``more`` iterations (once; its check at ``iters`` then moves to the new end).
+    the run goes on for ``more`` iterations (once), renewing no cuts, with a check at its new end: its point
+    at ``iters`` is checked as without the rule (the same iterates up to there), so the run is never looser.
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -334,7 +335,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             break
         t_it = budget.clock() if budget is not None else 0.0
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
-        if refresh and U is not None and (it - 1) % refresh == 0:
+        if refresh and U is not None and (it - 1) % refresh == 0 and it <= iters:
             cuts.renew(U, max_cuts)
         if not m_ready:  # (else the last Adam step wrote it)
             np.add(A32, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
@@ -375,7 +376,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             budget._rate["iter"] = (budget.clock() - t_it) / size
         if callback is not None:
             callback(it, end)
-        regular = bool(check_every) and (it % check_every == 0 and not it == iters < end or it == end)
+        regular = bool(check_every) and (it % check_every == 0 or it == iters or it == end)
         # between regular checks: when the estimate says the target is met, prove it now (the
         # rigorous value decides) instead of iterating on to the next regular check
         early = (bool(check_every) and not regular and it >= next_early and target is not None

@@ -291,8 +291,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     run goes on, ``aim`` its target from then on, while the free estimates (every :data:`_GIVE_UP_EVERY`
     iterations, at least three) head (:func:`_outlook`) for a ratio at least ``gain`` above the one proved.
     ``extend = (rate, more, aim)``: at iteration ``iters`` (a multiple of :data:`_GIVE_UP_EVERY`), where the free
-    estimates' ratio still climbs by at least ``rate`` per iteration (:func:`_climb_rate`) and is below ``aim``,
-    the run goes on for ``more`` iterations (once), renewing no cuts, with a check at its new end: its point
+    estimates' ratio is below ``aim`` and climbs by at least ``rate`` per iteration (:func:`_climb_rate`), enough
+    to reach ``aim`` in ``more`` iterations at that pace, the run goes on for ``more`` iterations (once), renewing
+    no cuts, with a check at its new end: its point
     at ``iters`` is checked as without the rule (the same iterates up to there), so the run is never looser.
     """
     n = A.shape[0]
@@ -352,9 +353,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                 stopped_early = True
                 it -= 1
                 break
-            if (extend is not None and it == iters and lower < extend[2] * est
-                    and _climb_rate(history, lower) >= extend[0]):
-                end = iters + int(extend[1])
+            if extend is not None and it == iters and lower < extend[2] * est:
+                rate = _climb_rate(history, lower)
+                if rate >= extend[0] and lower / est + rate * int(extend[1]) >= extend[2]:
+                    end = iters + int(extend[1])
         _, q, W = _smoothed(w, U, t)
         # gradients: dF/dN = G = W diag(q) W^T off the diagonal; dF/dnu = k/n - 1^T G 1 / n;
         # dF/dw_l = beta_l - c_l^T G c_l

@@ -293,8 +293,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     ``extend = (rate, more, aim)``: at iteration ``iters`` (a multiple of :data:`_GIVE_UP_EVERY`), where the free
     estimates' ratio is below ``aim`` and climbs by at least ``rate`` per iteration (:func:`_climb_rate`), enough
     to reach ``aim`` in ``more`` iterations at that pace, the run goes on for ``more`` iterations (once), renewing
-    no cuts, with a check at its new end: its point
-    at ``iters`` is checked as without the rule (the same iterates up to there), so the run is never looser.
+    no cuts, with a check at its new end.  Its point at ``iters`` is checked as without the rule (the same
+    iterates up to there), so the run is never looser.
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n

@@ -56,8 +56,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dnn_lmax import _orthonormal, _ritz, chol_lmax, lmax_upper, ritz_guess, ritz_guesses
-from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _Cuts, _gradient_into, _hopeless, _outlook, _smoothed,
-                        cut_rhs, ksupport_cuts, refreshed_cuts)
+from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _climb_rate, _Cuts, _gradient_into, _hopeless, _outlook,
+                        _smoothed, cut_rhs, ksupport_cuts, refreshed_cuts)
 
 __all__ = ["DnnState", "DnnWork", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
            "dnn_value_lam", "dnn_tangent", "dnn_optimize", "chol_lmax", "ritz_guess", "ritz_guesses", "refreshed_cuts"]
@@ -252,7 +252,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  ritz32: bool = False, refresh: int = 0, max_cuts: int = 30,
                  give_up: float | None = None, evaluate_start: bool = True,
                  evaluate_give_up: bool = True, work: DnnWork | None = None,
-                 beyond: tuple[float, float] | None = None):
+                 beyond: tuple[float, float] | None = None, extend: tuple[float, int, float] | None = None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -290,6 +290,11 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     caller's next run (the same floats as fresh ones).  ``beyond = (aim, gain)``: once ``target`` is met the
     run goes on, ``aim`` its target from then on, while the free estimates (every :data:`_GIVE_UP_EVERY`
     iterations, at least three) head (:func:`_outlook`) for a ratio at least ``gain`` above the one proved.
+    ``extend = (rate, more, aim)``: at iteration ``iters`` (a multiple of :data:`_GIVE_UP_EVERY`), where the free
+    estimates' ratio is below ``aim`` and climbs by at least ``rate`` per iteration (:func:`_climb_rate`), enough
+    to reach ``aim`` in ``more`` iterations at that pace, the run goes on for ``more`` iterations (once), renewing
+    no cuts, with a check at its new end.  Its point at ``iters`` is checked as without the rule (the same
+    iterates up to there), so the run is never looser.
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -320,14 +325,18 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     size, stopped, unchecked, stopped_early = float(n) ** 3, False, False, False
     m_ready = False  # whether M holds A32 + x_N of the current x_N (written by the last Adam step)
     timed = contextlib.nullcontext if budget is None else (lambda: budget.step("eval", size))  # noqa: E731
-    for it in range(1, iters + 1):
+    end = iters  # (the last iteration: moved once by ``extend``)
+    for it in range(1, iters + (0 if extend is None else int(extend[1])) + 1):
+        if it > end:
+            it -= 1
+            break
         if budget is not None and budget.left() < budget.cost("iter", size) + budget.cost("eval", size):
             stopped = True
             it -= 1
             break
         t_it = budget.clock() if budget is not None else 0.0
         t = t_start * (t_end / t_start) ** (min(it - 1, t_iters - 1) / max(t_iters - 1, 1))
-        if refresh and U is not None and (it - 1) % refresh == 0:
+        if refresh and U is not None and (it - 1) % refresh == 0 and it <= iters:
             cuts.renew(U, max_cuts)
         if not m_ready:  # (else the last Adam step wrote it)
             np.add(A32, x_N, out=M)  # the mu and cut terms are low rank: applied inside the Ritz step
@@ -337,12 +346,17 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free
         est = float(w[0]) + x_nu * kn + cuts.rhs()
-        if (give_up is not None or beyond is not None) and lower is not None and it % _GIVE_UP_EVERY == 0:
+        if (give_up is not None or beyond is not None or extend is not None) and lower is not None \
+                and it % _GIVE_UP_EVERY == 0:
             history.append(est)
             if give_up is not None and _hopeless(history, lower, give_up):
                 stopped_early = True
                 it -= 1
                 break
+            if extend is not None and it == iters and lower < extend[2] * est:
+                rate = _climb_rate(history, lower)
+                if rate >= extend[0] and lower / est + rate * int(extend[1]) >= extend[2]:
+                    end = iters + int(extend[1])
         _, q, W = _smoothed(w, U, t)
         # gradients: dF/dN = G = W diag(q) W^T off the diagonal; dF/dnu = k/n - 1^T G 1 / n;
         # dF/dw_l = beta_l - c_l^T G c_l
@@ -363,8 +377,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         if budget is not None:
             budget._rate["iter"] = (budget.clock() - t_it) / size
         if callback is not None:
-            callback(it, iters)
-        regular = bool(check_every) and (it % check_every == 0 or it == iters)
+            callback(it, end)
+        regular = bool(check_every) and (it % check_every == 0 or it == iters or it == end)
         # between regular checks: when the estimate says the target is met, prove it now (the
         # rigorous value decides) instead of iterating on to the next regular check
         early = (bool(check_every) and not regular and it >= next_early and target is not None

@@ -405,6 +405,14 @@ def _outlook(history: list, lower: float, value: float) -> float:
     return lower / limit - lower / value if limit is not None and limit > 0 else np.inf
 
 
+def _climb_rate(history: list, lower: float) -> float:
+    """The ratio ``lower / value`` gained per iteration by the bound's free estimates ``history`` (one every
+    :data:`_GIVE_UP_EVERY` iterations) over their last two intervals; ``-inf`` with fewer than three."""
+    if len(history) < 3:
+        return -np.inf
+    return (lower / history[-1] - lower / history[-3]) / (2 * _GIVE_UP_EVERY)
+
+
 class _Cuts:
     """The cut part of one DNN run: vectors C, weights ``w >= 0``, their right-hand sides
     ``beta_k`` (:func:`cut_rhs`), Adam's state for w, and ``cols = [1, C]`` (the low-rank part's

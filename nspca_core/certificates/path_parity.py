@@ -93,3 +93,31 @@ def deepen_flat(uniq, pos, lows, upper, states, tangent, accept: float, deepen) 
         done.append(k0)
         deepen(k0, FLAT_STALL * gap)
     return done
+
+
+
+def parity_runs(ks, pos, lows, upper, ran, run_one, stride: int, below: float = np.inf, tol: float = 1e-9) -> list:
+    """``run_one(k)`` (certify(k)'s own computation, or a part of it) at every ``stride``-th k of ``ks`` (from the
+    smallest) whose bound is open and whose certified ratio ``lows / upper()`` is below ``below``, then next to each
+    run that lowered the path's bound at its own k by more than ``tol`` (relative; or whose ``run_one`` returned True: it
+    proved a bound, which a bound carried from a larger k may still beat) at the next k of ``ks`` below and above it
+    first: a band of k where the path is above what ``run_one`` proves is followed to its ends.  ``ran``: k not run
+    again.  Returns the k run."""
+    kk = sorted({int(k) for k in ks})
+    ran = {int(k) for k in ran}
+    r = lows / upper()
+    todo = [j for j in range(0, len(kk), stride) if r[pos[kk[j]]] < below]
+    done: list = []
+    while todo:
+        j = todo.pop(0)
+        k = kk[j]
+        i = pos[k]
+        if k in ran or not upper()[i] > lows[i]:
+            continue
+        before = float(upper()[i])
+        hit = run_one(k)
+        ran.add(k)
+        done.append(k)
+        if upper()[i] < before * (1 - tol) if hit is None else hit:
+            todo[:0] = [jj for jj in (j - 1, j + 1) if 0 <= jj < len(kk)]
+    return done

@@ -520,7 +520,7 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         if found:
             anchored[k] = min(found)
             ub_cheap[i] = min(ub_cheap[i], anchored[k])
-        return bool(found)
+        return None if rules else bool(found)  # (gap_runs would charge a number returned)
 
     done: list = []
     proved, ran, dropped = set(), set(), set()  # the k whose try proved a bound / whose test ran / forecast to fail

@@ -72,6 +72,9 @@ _ANCHOR_SHARE = 0.5
 # as made and failed, in ``done``) where the _ANCHOR_FAILED_BELOW nearest k below it whose test ran all
 # proved nothing (CBCL: 91..98 after 57..59, 0.14 CPU s; the bounds bit for bit on CBCL, LRS and both 400 x 180 matrices)
 _ANCHOR_STOP_FAILS, _ANCHOR_FAILED_BELOW = 8, 3
+# the late runs' grid (path_parity.parity_runs): every 8th k (img19: 0 of 361 k looser, 69 runs; a band narrower than
+# the grid step is found only where another run's bound reaches it)
+_PARITY_STRIDE = 8
 
 
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None, center=True) -> list[Certificate]:
@@ -397,10 +400,13 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
                             _FAR_SHARE * min(budget - spent, S._PATH_FLOOR), carry, order=far))
     kkt_carry(A, uniq, pos, lows, LX, upper, carry)
+    # last, certify(k)'s anchored call at the k its tries skipped, then certify(k)'s own computation at every 8th k the
+    # path left below the polish's goal, each followed along the k where it helps (path_parity.parity_runs)
     late()
     if effort != "fast":
         onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
-                                order=lambda one, cost, budget: parity_runs(uniq, pos, lows, upper, onek, one, 8, GOAL)))
+                                order=lambda one, cost, budget: parity_runs(uniq, pos, lows, upper, onek, one,
+                                                                            _PARITY_STRIDE, GOAL)))
     return path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                              onek, spec, n, t_all, callback)
 
@@ -475,14 +481,15 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
     (:func:`.path_large.gap_runs`; no sparsity limit): the bisection one certificate at k would make
     (below its target, effort not "full": :func:`.dual._anchored`, the same call, so the path is as
     tight as one k there; where certify(k)'s forecast says it fails, not), then finer.  Lowers
-    ``ub_cheap`` in place; returns ``(anchored, rest, spent)``.
+    ``ub_cheap`` in place; returns ``(anchored, rest, spent, late)``.
 
     ``rest(dnn_ub) -> branched``, called after the DNN's refinement (which then sees these bounds:
     CBCL's refinement runs at k = 28..39 and 4, where the anchored sums give the bound, are not made;
     before, they cost ~0.4 CPU s): at the k tried, a bisection below the path's bound wherever it
     certifies less than ``_CUT_BELOW``, and where the DNN's own ratio (``dnn_ub(i)``) is below
     ``_CUT_BELOW``, branch and bound on the support (a few dozen nodes at CBCL's k = 5..7) to prove the
-    polish's goal (``lows / GOAL``); ``branched`` as :func:`.path_dense_polish.weak_branch`."""
+    polish's goal (``lows / GOAL``); ``branched`` as :func:`.path_dense_polish.weak_branch`.  ``late()``, the path's
+    last step: the same call, unbudgeted, where no test ran (:func:`.path_parity.parity_runs`)."""
     n = A.shape[0]
     one_k = 1.0 - S._EFFORT[effort]["target_gap"] if effort != "full" else -np.inf
     anchored, weak = {}, set()
@@ -556,7 +563,9 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
                     ub_cheap[i] = min(ub_cheap[i], tb)
         return weak_branch(A, uniq, pos, lows, ub_cheap, pcfg, upper, weak, anchored, _BRANCH_NODE_ITERS)
 
-    return anchored, rest, spent, lambda: parity_runs([k for k in tried if k not in ran and k not in dropped], pos, lows, upper, (), partial(try_at, rules=False), 8)
+    # the late tries: certify(k)'s call wherever its test never ran (budget, stop rules) nor was forecast to fail
+    return anchored, rest, spent, lambda: parity_runs([k for k in tried if k not in ran | dropped], pos, lows, upper,
+                                                      (), partial(try_at, rules=False), _PARITY_STRIDE)
 
 
 def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget, carry=None,

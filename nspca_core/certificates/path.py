@@ -401,9 +401,9 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                             _FAR_SHARE * min(budget - spent, S._PATH_FLOOR), carry, order=far))
     kkt_carry(A, uniq, pos, lows, LX, upper, carry)
     # last, certify(k)'s anchored call at the k its tries skipped, then certify(k)'s own computation at every 8th k the
-    # path left below the polish's goal, each followed along the k where it helps (path_parity.parity_runs)
-    late()
-    if effort != "fast":
+    # path left below the polish's goal, each followed along the k where it helps (path_parity.parity_runs; "auto" only)
+    if effort == "auto":
+        late()
         onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
                                 order=lambda one, cost, budget: parity_runs(uniq, pos, lows, upper, onek, one,
                                                                             _PARITY_STRIDE, GOAL)))

@@ -610,6 +610,12 @@ def path_data(name):
     if name in ("fpn1", "fpn2"):  # the dense factor-plus-noise matrices of issue39_dense10.txt (every k)
         X = factor_plus_noise(int(name[3:]))
         return X, list(range(1, X.shape[1] + 1)), 0.9, 500
+    if name in ("img19", "img24"):  # bench_unseen's 19 x 19 / 24 x 24 parts-based images (issue39_unseen11.txt)
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from bench_unseen import DATA
+
+        X = DATA[name][1]()  # img24: every 4th k (1, 5, .., 573; its certify(k) at all 576 k cost ~176 CPU s)
+        return X, list(range(1, X.shape[1] + 1, 1 if name == "img19" else 4)), 0.95, 500
     X = gene_shaped(name) if name in ("golub", "dlbcl") else load(name)
     if X is None:
         return None, None, None, None

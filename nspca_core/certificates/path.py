@@ -39,7 +39,7 @@ from .path_large import gap_runs, path_large, refine_midpoints
 from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
-from .path_parity import deepen_flat, far_runs
+from .path_parity import deepen_flat, far_runs, parity_runs
 from .single import _certify_dense, _certify_large, _finish
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
@@ -72,6 +72,9 @@ _ANCHOR_SHARE = 0.5
 # as made and failed, in ``done``) where the _ANCHOR_FAILED_BELOW nearest k below it whose test ran all
 # proved nothing (CBCL: 91..98 after 57..59, 0.14 CPU s; the bounds bit for bit on CBCL, LRS and both 400 x 180 matrices)
 _ANCHOR_STOP_FAILS, _ANCHOR_FAILED_BELOW = 8, 3
+# the late runs' grid (path_parity.parity_runs): every 8th k (img19: 0 of 361 k looser, 69 runs; a band narrower than
+# the grid step is found only where another run's bound reaches it)
+_PARITY_STRIDE = 8
 
 
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None, center=True) -> list[Certificate]:
@@ -351,7 +354,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
 
     grid = _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine=False)
     budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq], S._PATH_DENSE_RUNS_PER_K)
-    anchored, rest, spent = _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort,
+    anchored, rest, spent, late = _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort,
                                                    _ANCHOR_SHARE * budget)
     # the refinement's runs, not where another bound (the anchored sums) already certifies the polish's goal at the
     # midpoint with a margin (CBCL k = 28, 34 at 0.982-0.983: the runs gained nothing there, 0.28 CPU s)
@@ -397,6 +400,13 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
                             _FAR_SHARE * min(budget - spent, S._PATH_FLOOR), carry, order=far))
     kkt_carry(A, uniq, pos, lows, LX, upper, carry)
+    # last, certify(k)'s anchored call at the k its tries skipped, then certify(k)'s own computation at every 8th k the
+    # path left below the polish's goal, each followed along the k where it helps (path_parity.parity_runs; "auto" only)
+    if effort == "auto":
+        late()
+        onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
+                                order=lambda one, cost, budget: parity_runs(uniq, pos, lows, upper, onek, one,
+                                                                            _PARITY_STRIDE, GOAL)))
     return path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                              onek, spec, n, t_all, callback)
 
@@ -471,23 +481,24 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
     (:func:`.path_large.gap_runs`; no sparsity limit): the bisection one certificate at k would make
     (below its target, effort not "full": :func:`.dual._anchored`, the same call, so the path is as
     tight as one k there; where certify(k)'s forecast says it fails, not), then finer.  Lowers
-    ``ub_cheap`` in place; returns ``(anchored, rest, spent)``.
+    ``ub_cheap`` in place; returns ``(anchored, rest, spent, late)``.
 
     ``rest(dnn_ub) -> branched``, called after the DNN's refinement (which then sees these bounds:
     CBCL's refinement runs at k = 28..39 and 4, where the anchored sums give the bound, are not made;
     before, they cost ~0.4 CPU s): at the k tried, a bisection below the path's bound wherever it
     certifies less than ``_CUT_BELOW``, and where the DNN's own ratio (``dnn_ub(i)``) is below
     ``_CUT_BELOW``, branch and bound on the support (a few dozen nodes at CBCL's k = 5..7) to prove the
-    polish's goal (``lows / GOAL``); ``branched`` as :func:`.path_dense_polish.weak_branch`."""
+    polish's goal (``lows / GOAL``); ``branched`` as :func:`.path_dense_polish.weak_branch`.  ``late()``, the path's
+    last step: the same call, unbudgeted, where no test ran (:func:`.path_parity.parity_runs`)."""
     n = A.shape[0]
     one_k = 1.0 - S._EFFORT[effort]["target_gap"] if effort != "full" else -np.inf
     anchored, weak = {}, set()
 
-    def try_at(k: int) -> None:
-        if fails[0] >= _ANCHOR_STOP_FAILS:  # (not in ``done``: as if the budget had ended here)
+    def try_at(k: int, rules: bool = True) -> None:
+        if rules and fails[0] >= _ANCHOR_STOP_FAILS:  # (not in ``done``: as if the budget had ended here)
             return
         below = sorted(j for j in ran if j < k)[-_ANCHOR_FAILED_BELOW:]
-        if len(below) == _ANCHOR_FAILED_BELOW and not proved.intersection(below):
+        if rules and len(below) == _ANCHOR_FAILED_BELOW and not proved.intersection(below):
             return done.append(k)  # (a decision only: a try proves a bound or nothing)
         i = pos[k]
         lo, ub_i = float(lows[i]), float(upper()[i])
@@ -498,8 +509,10 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         # ... but not next to a k whose test proved something: there the test is run at once (a forecast only spares
         # a failing test: the same bound or a tighter one; CBCL k = 22..56: ~40 forecasts that passed, ~0.1 CPU s)
         carry: dict = {}
-        run_it = lo < one_k * ub_i and (bool(proved.intersection((k - 1, k + 1)))
-                                        or not _forecast_fails(A, k, LX[:, i], lo / _DNN_SKIP_AT, S._EFFORT[effort]))
+        # (``rules`` off, the late tries: wherever the bound is open, as certify(k) tries below its cheap bounds)
+        run_it = (lo < one_k * ub_i if rules else ub_i > lo * (1 + S._PATH_CLOSED)) and (
+            bool(proved.intersection((k - 1, k + 1)))
+            or not (_forecast_fails(A, k, LX[:, i], lo / _DNN_SKIP_AT, S._EFFORT[effort]) and not dropped.add(k)))
         found = [_anchored(A, k, lo, np.inf, rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT, top_first=True,
                            carry=carry) if run_it else None]  # (ub_cheap keeps the smaller)
         if found[0] is not None and lo < (1 - _ANCHOR_FINE) * found[0]:
@@ -514,9 +527,10 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         if found:
             anchored[k] = min(found)
             ub_cheap[i] = min(ub_cheap[i], anchored[k])
+        return None if rules else bool(found)  # (gap_runs would charge a number returned)
 
     done: list = []
-    proved, ran = set(), set()  # the k whose try proved a bound / whose test ran
+    proved, ran, dropped = set(), set(), set()  # the k whose try proved a bound / whose test ran / forecast to fail
     fails = [0]  # the tries in a row whose test ran and proved nothing
     finer: dict = {}  # k -> (certify(k)'s anchored bound, its call's last failed test)
     tried = np.array([int(k) for k in uniq if anchor_ok(n, int(k))], dtype=int)
@@ -549,7 +563,9 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
                     ub_cheap[i] = min(ub_cheap[i], tb)
         return weak_branch(A, uniq, pos, lows, ub_cheap, pcfg, upper, weak, anchored, _BRANCH_NODE_ITERS)
 
-    return anchored, rest, spent
+    # the late tries: certify(k)'s call wherever its test never ran (budget, stop rules) nor was forecast to fail
+    return anchored, rest, spent, lambda: parity_runs([k for k in tried if k not in ran | dropped], pos, lows, upper,
+                                                      (), partial(try_at, rules=False), _PARITY_STRIDE)
 
 
 def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget, carry=None,

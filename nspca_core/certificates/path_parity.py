@@ -93,3 +93,38 @@ def deepen_flat(uniq, pos, lows, upper, states, tangent, accept: float, deepen) 
         done.append(k0)
         deepen(k0, FLAT_STALL * gap)
     return done
+
+
+
+def parity_runs(ks, pos, lows, upper, ran, run_one, stride: int, below: float = np.inf, tol: float = 1e-9) -> list:
+    """``run_one(k)`` (certify(k)'s own computation, or its anchored call) at every ``stride``-th k of ``ks`` (from
+    the smallest) whose bound is open and whose certified ratio ``lows / upper()`` is below ``below``; then, next to
+    each run that helped, at the next k of ``ks`` below and above it first, so a band of k where the path is above
+    what ``run_one`` proves is followed to its ends.  A run helped when it lowered the path's bound at its own k by
+    more than ``tol`` (relative), or, where ``run_one`` returns a verdict, when that is True (the anchored call proved
+    a bound: a larger k's bound carried down may have been below it at k, not at the next k).  ``ran``: k not run
+    again.  Returns the k run.
+
+    Why (issue 39, helper imgpath13): on 19 x 19 parts-based images (2,000 x 361) the path was above certify(k) at
+    109 of 361 k, in bands: where certify(k)'s anchored call proves a bound the path's budgeted tries skipped
+    (k = 44..76, 308..355), and where certify(k)'s own DNN run beats the tangents carried (k = 148..233).  Whether
+    certify(k) wins at k is known only by running it; its wins come in runs of neighbouring k, so a coarse grid finds
+    each band and the following runs cover it.  Picks k only: every bound is certify(k)'s own."""
+    kk = sorted({int(k) for k in ks})
+    ran = {int(k) for k in ran}
+    r = lows / upper()
+    todo = [j for j in range(0, len(kk), stride) if r[pos[kk[j]]] < below]
+    done: list = []
+    while todo:
+        j = todo.pop(0)
+        k = kk[j]
+        i = pos[k]
+        if k in ran or not upper()[i] > lows[i]:
+            continue
+        before = float(upper()[i])
+        hit = run_one(k)
+        ran.add(k)
+        done.append(k)
+        if upper()[i] < before * (1 - tol) if hit is None else hit:
+            todo[:0] = [jj for jj in (j - 1, j + 1) if 0 <= jj < len(kk)]
+    return done

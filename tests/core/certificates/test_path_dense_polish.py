@@ -22,12 +22,13 @@ _SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.
 
 def _forced(monkeypatch, *, polish: bool, one_k: bool = False, below: float = 1.0):
     """Make the polish work on tiny data: no floor and no per-k budget (no anchored tries, no
-    certify(k) runs; ``one_k``: the floor as it is, which runs certify(k) wherever the gap is open),
-    every k whose ratio is below ``below`` polished, a large polish budget; ``polish=False`` turns it
-    off."""
+    certify(k) runs, none late either: path_parity.parity_runs; ``one_k``: the floor as it is, which runs
+    certify(k) wherever the gap is open), every k whose ratio is below ``below`` polished, a large polish
+    budget; ``polish=False`` turns it off."""
     if not one_k:
         monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
         monkeypatch.setattr(S, "_PATH_DENSE_RUNS_PER_K", 0.0)
+        monkeypatch.setattr(P, "parity_runs", lambda *a, **kw: [])
     monkeypatch.setattr(S, "_POLISH_BELOW", below)
     monkeypatch.setattr(P, "_POLISH_ITERS_PER_K", 2000.0)
     cfg = dict(S._PATH["auto"], polish_runs=S._PATH["auto"]["polish_runs"] if polish else 0)
@@ -369,7 +370,7 @@ def test_second_tier_skips_the_k_next_to_the_first_tiers(monkeypatch):
     env[pos[7]] = 3.0  # the DNN does not give the bound at 7: not polished there either
     assert [k for k in range(1, n + 1) if where(k)] == [1, 6, 8, 9]
 
-def _tries_in_order(monkeypatch, n: int, ub_value: float, order=None):
+def _tries_in_order(monkeypatch, n: int, ub_value: float, order=None, out=None):
     """The dense path's anchored tries (``P._anchored_and_branched``) on an n x n identity stand-in, every k
     tried in ascending order (or in ``order``) with nothing counted against a budget (``gap_runs`` replaced),
     lower values 1 and bounds ``ub_value``: ``(uniq, anchored, rest)``."""
@@ -383,8 +384,10 @@ def _tries_in_order(monkeypatch, n: int, ub_value: float, order=None):
         return 0.0
 
     monkeypatch.setattr(P, "gap_runs", in_order)
-    anchored, rest, _ = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
+    anchored, rest, _, late = P._anchored_and_branched(np.eye(n), uniq, pos, lows, np.eye(n), ub, S._PATH["auto"],
                                                  lambda: ub, "auto", 1e18)
+    if out is not None:
+        out["late"] = late
     return uniq, anchored, rest
 
 
@@ -408,6 +411,30 @@ def test_anchored_tries_stop_after_failures_in_a_row(monkeypatch):
     # 4, 5 failed, 6 proved (the count reset), 7, 8, 9 failed: 10 and 11 (which would prove) are never asked
     assert calls == [3, 4, 5, 6, 7, 8, 9]
     assert set(anchored) == {3, 6}
+
+
+def test_late_tries_ask_where_no_test_ran_and_follow_what_they_prove(monkeypatch):
+    """The late tries (``late()``, the path's last step): certify(k)'s anchored call, without the stop rules, at every
+    8th k whose test never ran (here 10..40, after the stop rule), then along each k where it proves a bound."""
+    calls = []
+    proves = {3, 6, 17, 18, 19, 20}
+
+    def fake(A, k, lo, best, **kw):
+        calls.append(k)
+        return 2.0 * lo if k in proves else None
+
+    monkeypatch.setattr(P, "_anchored", fake)
+    monkeypatch.setattr(P, "_forecast_fails", lambda *a, **kw: False)
+    monkeypatch.setattr(P, "_ANCHOR_STOP_FAILS", 3)
+    monkeypatch.setattr(P, "_PARITY_STRIDE", 8)
+    n, out = 40, {}
+    uniq, anchored, _ = _tries_in_order(monkeypatch, n, 10.0, out=out)
+    assert calls == [3, 4, 5, 6, 7, 8, 9]
+    calls.clear()
+    out["late"]()
+    # seeds 10, 18, 26, 34; 18 proved: 17 (proved: 16), 19 (proved: 20, proved: 21)
+    assert calls == [10, 18, 17, 16, 19, 20, 21, 26, 34]
+    assert set(anchored) == proves
 
 
 def test_finer_bisection_only_below_the_polish_goal(monkeypatch):

@@ -1,0 +1,96 @@
+"""The dense path's late runs (:func:`nspca_core.certificates.path_parity.parity_runs`, issue 39 target 2, helper
+imgpath13): where certify(k)'s own computation (or its anchored call) is run after the path's own steps -- every
+stride-th k below a ratio, then along each band where a run helps -- and the path's bounds with those runs made at
+every k against brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify_path
+from nspca_core.certificates import path as P
+from nspca_core.certificates import path_parity as PR
+
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_path_dense_parity import factor_plus_noise
+from tests.core.certificates.test_single import _check_cert
+
+
+def _case(p=40):
+    uniq = np.arange(1, p + 1)
+    pos = {int(k): i for i, k in enumerate(uniq)}
+    ub = 100.0 + np.arange(p, dtype=float)
+    lows = 0.97 * ub
+    return uniq, pos, lows, ub
+
+
+def _runner(ub, better: dict, calls: list, verdict=None):
+    """``run_one(k)``: records k and lowers ``ub`` at k to ``better[k]`` where that is lower (a run that helps)."""
+    def run_one(k):
+        calls.append(k)
+        if k in better:
+            ub[k - 1] = min(ub[k - 1], better[k])
+        return None if verdict is None else verdict(k)
+    return run_one
+
+
+def test_parity_runs_seed_every_stride_th_k_below_the_ratio_and_follow_each_band_to_its_ends():
+    uniq, pos, lows, ub = _case()
+    # certify(k) below the path at k = 11..14 (a band around the seed 13) and at k = 30 alone (no seed reaches it)
+    better = {k: 0.99 * ub[k - 1] for k in (11, 12, 13, 14, 30)}
+    lows[pos[33]] = 0.995 * ub[pos[33]]  # the seed 33 certifies above ``below``: not a seed
+    calls: list = []
+    done = PR.parity_runs(uniq, pos, lows, lambda: ub, {21}, _runner(ub, better, calls), 4, 0.98)
+    # seeds k = 1, 5, 9, 13, 17, 21 (run before: skipped), 25, 29, 33 (ratio 0.995: not a seed), 37;
+    # the band from 13: 12, 11, then 10 (no gain: stops), then 14, 15 (no gain: stops)
+    assert done == calls == [1, 5, 9, 13, 12, 11, 10, 14, 15, 17, 25, 29, 37]
+    assert all(ub[k - 1] == better[k] for k in (11, 12, 13, 14)) and ub[29] > better[30]
+
+
+def test_parity_runs_skip_closed_k_and_follow_by_the_verdict_when_run_one_gives_one():
+    uniq, pos, lows, ub = _case(12)
+    lows[pos[5]] = ub[pos[5]]  # closed at 5: never run
+    calls: list = []
+    # a verdict (the anchored call proved a bound) follows even where the bound did not move (a larger k's bound
+    # carried down was already below), and no verdict stops even where it moved
+    done = PR.parity_runs(uniq, pos, lows, lambda: ub, (), _runner(ub, {}, calls, lambda k: 3 <= k <= 7), 3)
+    # seeds 1, 4, 7, 10: 4 proved -> 3 (proved -> 2: not), 5 (closed: skipped); 7 proved -> 6 (proved -> 5 closed, 7
+    # run), 8 (not); 10 (not)
+    assert done == [1, 4, 3, 2, 7, 6, 8, 10]
+    assert 5 not in calls
+    calls.clear()
+    # the same with the candidates a subset: the next candidate below / above is the neighbour
+    done = PR.parity_runs([2, 4, 9, 11], pos, lows, lambda: ub, (), _runner(ub, {}, calls, lambda k: k in (2, 4, 9)),
+                          2)
+    assert done == [2, 4, 9, 11]
+
+
+def test_parity_runs_nothing_below_the_ratio_runs_nothing():
+    uniq, pos, lows, ub = _case()
+    calls: list = []
+    assert PR.parity_runs(uniq, pos, lows, lambda: ub, (), _runner(ub, {}, calls), 4, 0.96) == [] == calls
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(st.integers(6, 9), st.integers(1, 3), st.integers(0, 2**31 - 1))
+def test_path_with_late_runs_at_every_k_keeps_bounds_against_bruteforce(monkeypatch, n, r, seed):
+    # the late anchored calls and certify(k)'s own runs made at every k (stride 1, no ratio limit, nothing skipped as
+    # run before): each bound they leave, carried to the other k, stays >= OPT_k
+    X = factor_plus_noise(seed, m=2 * n, n=n, r=r)
+    A = X.T @ X / X.shape[0]
+    seen = []
+    orig = PR.parity_runs
+
+    def spy(ks, pos, lows, upper, ran, run_one, stride, below=np.inf, tol=1e-9):
+        got = orig(ks, pos, lows, upper, (), run_one, 1, np.inf, tol)
+        seen.extend(got)
+        return got
+
+    monkeypatch.setattr(P, "parity_runs", spy)
+    path = certify_path(X, ks=list(range(1, n + 1)))
+    assert seen
+    for c in path:
+        _check_cert(c, brute_opt(A, c.k)[0], A)

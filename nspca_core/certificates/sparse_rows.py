@@ -12,7 +12,7 @@ Proof.  For unit ``x >= 0`` with support J, ``|J| <= k``: ``x^T A x <= x^T A_+ x
 over j.  A psd gives ``|A_ij| <= sqrt(A_ii A_jj)``, so ``r_i <= u_i = sqrt(d_i) * T`` with ``d >= diag(A)``
 and ``T`` the sum of the k largest ``sqrt(d_j)``: the rows are computed in decreasing ``u_i``, and a row
 not computed has ``r_i <= u_i <=`` the first ``u`` not computed.  The bound is the largest computed
-``r_i`` (rounded up), or that ``u`` when the work cap stopped the rows first.
+``r_i`` (rounded up), or that ``u`` when the work cap (or a caller's ``enough``) stopped the rows first.
 
 Rounding.  ``A = X^T X / m - mu mu^T`` (:class:`~nspca_core.operators.sparse.SparseCov`).  With ``s_i =
 X_i^T X_i / m`` (the second moments), each computed entry is within ``4 (m + 8) eps sqrt(s_i s_j)`` of
@@ -49,10 +49,13 @@ def _top_sum(values: np.ndarray, k: int) -> np.ndarray:
     return top.sum(axis=1) * (1 + 4 * (kk + 2) * _EPS)
 
 
-def sparse_rowsum_bound(cov: SparseCov, k: int, *, work_cap: float | None = None) -> tuple[float, dict] | None:
+def sparse_rowsum_bound(cov: SparseCov, k: int, *, work_cap: float | None = None,
+                        enough: float | None = None) -> tuple[float, dict] | None:
     """A rigorous ``OPT <=`` bound from the rows of A that can bind (module docstring); with what it
-    did (``rows``, ``of``, ``stopped``: "screen" or "cap").  None for covariances other than a plain
-    :class:`SparseCov` (a weighted or dense-centered one rounds otherwise).
+    did (``rows``, ``of``, ``stopped``: "screen", "cap" or "enough").  None for covariances other than a plain
+    :class:`SparseCov` (a weighted or dense-centered one rounds otherwise).  ``enough``: a caller's bound; once
+    a computed row reaches it the rows stop (the bound, then the first screen value not computed, is no use
+    to that caller), the first batches small (8 rows, doubling) so that a bound far above it stops early.
 
     Memory: one batch of rows, at most 64 MB, and a copy of X's index structure; nothing n x n.
     Work: at most ``work_cap`` (default ``WORK_PER_NNZ * nnz(X)``) multiply-adds for the rows."""
@@ -78,13 +81,18 @@ def sparse_rowsum_bound(cov: SparseCov, k: int, *, work_cap: float | None = None
     work = np.asarray(rows_of.T @ row_len, dtype=np.float64).ravel()
     cap = WORK_PER_NNZ * max(X.nnz, 1) if work_cap is None else float(work_cap)
     batch = int(max(8, min(256, _BATCH_FLOATS // max(n, 1))))
+    size = batch if enough is None else min(8, batch)
 
     best, done, spent, stopped = -np.inf, 0, 0.0, "all rows"
     while done < n:
         if screen[order[done]] <= best:
             stopped = "screen"
             break
-        idx = order[done:done + batch]
+        if enough is not None and best >= enough:
+            best, stopped = max(best, float(screen[order[done]])), "enough"
+            break
+        idx = order[done:done + size]
+        size = min(2 * size, batch)
         cost = float(work[idx].sum())
         if spent + cost > cap:
             best, stopped = max(best, float(screen[order[done]])), "cap"

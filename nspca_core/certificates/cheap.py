@@ -144,16 +144,17 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
     V, eig = cov.factor(d)
     tol = 64 * cov.n * _EPS * float(eig[0])
     bounds = cheap_bounds_at(Spectrum(cov.n, np.asarray(eig, dtype=float), tol, v1=V[:, 0]), k)
+    info: dict = {"n": cov.n, "eigenvalues": "Lanczos (ARPACK)"}
+    # the rows only until they are sure not to bind (their bound then the screen's value, above the others)
+    rows = sparse_rowsum_bound(cov, k, enough=min(bounds.values()))
     if d >= 2:
         # OPT_2 from above by arcs of the circle (.arcs, issue 39: the exact spannogram was 0.66 of 0.89 CPU s on
         # an 8,000 x 6,000 corpus), searched only until paper(d=2) is either settled or sure not to bind
         rest = float(eig[2]) + 2 * tol
-        opt2, _, info2 = opt2_upper(V[:, :2], k, enough=(min(bounds.values()) - rest) * (1 + 1e-9))
+        best = min(min(bounds.values()), rows[0] if rows is not None else np.inf)
+        opt2, _, _ = opt2_upper(V[:, :2], k, enough=(best - rest) * (1 + 1e-9))
         bounds["paper(d=2)"] = opt2 * (1 + 1e-12) + rest
     probabilistic = tuple(bounds)
-    info: dict = {"n": cov.n, "eigenvalues": "Lanczos (ARPACK)"}
-    # the rows only until they are sure not to bind (their bound then the screen's value, above the others)
-    rows = sparse_rowsum_bound(cov, k, enough=min(bounds.values()))
     if rows is not None:  # proved without Lanczos: a certificate it decides is not probabilistic
         bounds["rowsum"], info["rowsum_rows"] = rows
     if x is not None:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..operators.sparse import SparseCov
 
-__all__ = ["sparse_rowsum_bound"]
+__all__ = ["rows_loop", "sparse_rowsum_bound"]
 
 _EPS = float(np.finfo(np.float64).eps)
 # the rows' work is capped at this many times nnz(X) multiply-adds (a sparse product with one column
@@ -75,11 +75,30 @@ def sparse_rowsum_bound(cov: SparseCov, k: int, *, work_cap: float | None = None
     T = float(np.sort(root_d)[n - k:].sum()) * (1 + 4 * (k + 2) * _EPS)
     S = float(np.sort(root_s)[n - k:].sum()) * (1 + 4 * (k + 2) * _EPS)
     screen = root_d * T * (1 + 8 * _EPS)
-    order = np.argsort(-screen, kind="stable")
     # multiply-adds of row i: every nonzero x_ai brings row a of X
     row_len = np.diff(rows_of.indptr).astype(np.float64)
     work = np.asarray(rows_of.T @ row_len, dtype=np.float64).ravel()
+
+    def row_sums(idx):
+        G = (cols[idx] @ rows_of).toarray()
+        R = np.asarray(G, dtype=np.float64) / m
+        if cov.center:
+            R -= np.multiply.outer(mu[idx], mu)
+        np.maximum(R, 0.0, out=R)
+        return _top_sum(R, k) + 4 * (m + 8) * _EPS * root_s[idx] * S
+
     cap = WORK_PER_NNZ * max(X.nnz, 1) if work_cap is None else float(work_cap)
+    return rows_loop(screen, work, row_sums, cap, enough)
+
+
+def rows_loop(screen: np.ndarray, work: np.ndarray, row_sums, cap: float,
+              enough: float | None) -> tuple[float, dict]:
+    """The rows in decreasing ``screen`` (each row's bound at most its screen value), by batches of
+    ``row_sums(idx)`` (those rows' rigorous bounds), until the next screen value is at most the best row (the
+    bound: the best row), or the work ``cap`` (multiply-adds, ``work`` per row) or a caller's ``enough`` stops
+    them (the bound: the first screen value not computed, above every row left).  Returns ``(bound, info)``."""
+    n = screen.size
+    order = np.argsort(-screen, kind="stable")
     batch = int(max(8, min(256, _BATCH_FLOATS // max(n, 1))))
     size = batch if enough is None else min(8, batch)
 
@@ -97,13 +116,7 @@ def sparse_rowsum_bound(cov: SparseCov, k: int, *, work_cap: float | None = None
         if spent + cost > cap:
             best, stopped = max(best, float(screen[order[done]])), "cap"
             break
-        G = (cols[idx] @ rows_of).toarray()
-        R = np.asarray(G, dtype=np.float64) / m
-        if cov.center:
-            R -= np.multiply.outer(mu[idx], mu)
-        np.maximum(R, 0.0, out=R)
-        r = _top_sum(R, k) + 4 * (m + 8) * _EPS * root_s[idx] * S
-        best = max(best, float(r.max()))
+        best = max(best, float(row_sums(idx).max()))
         done += idx.size
         spent += cost
     return best, {"rows": int(done), "of": int(n), "stopped": stopped}

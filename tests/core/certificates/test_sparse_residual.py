@@ -1,5 +1,5 @@
-"""The residual bound at d = 2 for sparse data (nspca_core.certificates.sparse_residual): above the brute-force
-optimum of exact rational covariances whatever V was made from and however the rows stop, OPT_2(V) plus the
+"""The residual bound at d = 2 and 3 for sparse data (nspca_core.certificates.sparse_residual): above the brute-force
+optimum of exact rational covariances whatever V was made from and however the rows stop, OPT_d(V) plus the
 dense residual row sums when every row that can bind was computed, and what certify gives a topic corpus."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from nspca_core import certify
 from nspca_core.certificates.arcs import opt2_upper
+from nspca_core.certificates.caps import opt3_upper
 from nspca_core.certificates.sparse_residual import residual_factor, sparse_residual2
 from nspca_core.operators.sparse import as_sparse_cov
 from nspca_core.operators.weighted import weighted_sparse_cov
@@ -19,26 +20,27 @@ from tests.bruteforce import brute_opt
 from tests.core.certificates.test_sparse_rows import counts, exact_cov
 
 
-def _vectors(A: np.ndarray, how: str, seed: int):
-    """Two vectors and values for V: the float covariance's top eigenpairs, or random ones (any V is valid)."""
+def _vectors(A: np.ndarray, how: str, seed: int, dim: int):
+    """``dim`` vectors and values for V: the float covariance's top eigenpairs, or random ones (any V is valid)."""
     n = A.shape[0]
-    if how == "eigen" and n >= 2:
+    if how == "eigen" and n >= dim:
         w, U = np.linalg.eigh(A)
-        if w[-2] > 0:
-            return U[:, [-1, -2]], w[[-1, -2]]
+        if w[-dim] > 0:
+            return U[:, ::-1][:, :dim], w[::-1][:dim]
     rng = np.random.default_rng(seed)
-    return rng.standard_normal((n, 2)), rng.uniform(0.1, 10.0, 2)
+    return rng.standard_normal((n, dim)), rng.uniform(0.1, 10.0, dim)
 
 
 @settings(max_examples=80, deadline=None)
 @given(D=counts(), center=st.booleans(), k=st.integers(1, 7), how=st.sampled_from(["eigen", "random"]),
-       seed=st.integers(0, 2**31 - 1), cap=st.sampled_from([None, 0.0, 30.0]), enough=st.sampled_from([None, 0.5]))
-def test_bound_at_least_brute_force(D, center, k, how, seed, cap, enough):
+       seed=st.integers(0, 2**31 - 1), cap=st.sampled_from([None, 0.0, 30.0]), enough=st.sampled_from([None, 0.5]),
+       dim=st.sampled_from([2, 3]))
+def test_bound_at_least_brute_force(D, center, k, how, seed, cap, enough, dim):
     """Above the exact optimum for any V, however the rows stop (all of them, the screen, the work cap, enough)."""
     k = min(k, D.shape[1])
     A = exact_cov(D, center)
     opt, _ = brute_opt(A, k)
-    U, w = _vectors(A, how, seed)
+    U, w = _vectors(A, how, seed, dim)
     cov = as_sparse_cov(sp.csr_matrix(D.astype(np.float64)), center=center)
     got = sparse_residual2(cov, k, U, w, work_cap=cap, enough=None if enough is None else enough * opt)
     assert got is not None
@@ -48,13 +50,13 @@ def test_bound_at_least_brute_force(D, center, k, how, seed, cap, enough):
 
 @settings(max_examples=60, deadline=None)
 @given(D=counts(), center=st.booleans(), k=st.integers(1, 7), how=st.sampled_from(["eigen", "random"]),
-       seed=st.integers(0, 2**31 - 1))
-def test_every_row_that_can_bind_is_computed(D, center, k, how, seed):
+       seed=st.integers(0, 2**31 - 1), dim=st.sampled_from([2, 3]))
+def test_every_row_that_can_bind_is_computed(D, center, k, how, seed, dim):
     """Run to its end (no cap): OPT_2(V) plus the largest k-sum of a row of (A - V V^T)_+ formed densely, to
     rounding (the screen skipped no row that binds)."""
     k = min(k, D.shape[1])
     A = exact_cov(D, center)
-    U, w = _vectors(A, how, seed)
+    U, w = _vectors(A, how, seed, dim)
     X = sp.csr_matrix(D.astype(np.float64))
     cov = as_sparse_cov(X, center=center)
     bound, did = sparse_residual2(cov, k, U, w, work_cap=np.inf)
@@ -62,18 +64,20 @@ def test_every_row_that_can_bind_is_computed(D, center, k, how, seed):
     V = residual_factor(X, X.T.tocsr(), mu, U, w)
     R = np.maximum(A - V @ V.T, 0.0)
     rows = np.sort(R, axis=1)[:, ::-1][:, :k].sum(axis=1).max()
-    reference = opt2_upper(V, k)[0] + rows
+    reference = (opt2_upper if dim == 2 else opt3_upper)(V, k)[0] + rows
     second = float((D.astype(np.float64) ** 2).mean(axis=0).max())  # (the allowances scale with the second moments)
     scale = (float(np.abs(A).max()) + float((V * V).sum()) + second) * k
     assert bound >= reference - 1e-9 * scale, did
     assert bound <= reference + 1e-9 * scale, did
 
 
-def test_only_plain_sparse_covariances_with_two_values():
+def test_only_plain_sparse_covariances_with_two_or_three_values():
     X = sp.random(20, 10, density=0.3, random_state=0, format="csr")
     U = np.ones((10, 2))
     assert sparse_residual2(weighted_sparse_cov(X, np.linspace(1, 2, 20)), 3, U, np.ones(2)) is None
     assert sparse_residual2(as_sparse_cov(X), 3, U, np.array([1.0, 0.0])) is None
+    assert sparse_residual2(as_sparse_cov(X), 3, np.ones((10, 4)), np.ones(4)) is None
+    assert sparse_residual2(as_sparse_cov(X), 3, np.ones((10, 3)), np.ones(3)) is not None
 
 
 @pytest.fixture(scope="module")
@@ -99,5 +103,5 @@ def test_certify_topic_corpus_residual_binds(topic_corpus, k):
     paper(d=2), proved (the certificate it decides is not probabilistic), above the answer."""
     c = certify(topic_corpus, k=k)
     assert c.lower <= c.upper_bound
-    assert c.bounds["residual(d=2)"] < min(c.bounds["paper(d=2)"], c.bounds["lambda1"])
-    assert c.kind == "residual(d=2)" and not c.probabilistic
+    assert c.bounds["residual(d=3)"] < min(c.bounds["paper(d=2)"], c.bounds["lambda1"])
+    assert c.kind == "residual(d=3)" and not c.probabilistic

@@ -76,51 +76,74 @@ def residual_factor(rows_of, cols, mu: np.ndarray, U: np.ndarray, w: np.ndarray)
     return (np.asarray(cols @ Q) - np.multiply.outer(mu, Q.sum(axis=0))) / rm
 
 
-def sparse_residual2(cov: SparseCov, k: int, U: np.ndarray, w: np.ndarray, *, work_cap: float | None = None,
-                     enough: float | None = None) -> tuple[float, dict] | None:
-    """``(bound, info)``: a rigorous ``OPT <= OPT_d(V) + max_i r_i`` (module docstring) from d = 2 or 3 Lanczos
-    vectors ``U`` (n x d) and their values ``w`` (only V's choice rests on them); ``info``: the rows' (``rows``,
-    ``of``, ``stopped``) and ``opt`` (OPT_d's bound: :func:`.arcs.opt2_upper`, :func:`.caps.opt3_upper`).  None for
-    covariances other than a plain :class:`SparseCov`, or without d in (2, 3) positive values.  ``enough``: a
-    caller's bound: the search stops once sure to end above it (:func:`.sparse_rows.rows_loop`).
-    Memory: one batch of rows and the n x d V; nothing n x n.  Work: the rows' (at most ``work_cap`` multiply-adds,
-    default ``WORK_PER_NNZ * nnz(X)``), one sparse product with d columns each way, OPT_d's search."""
-    U = np.asarray(U)
-    dim = U.shape[1] if U.ndim == 2 else 0
-    if type(cov) is not SparseCov or dim not in (2, 3) or not np.all(np.asarray(w[:dim]) > 0):
-        return None
+def _common(cov: SparseCov) -> dict:
+    """What every d's bound reads of the data: X by rows and by columns, the means, the second moments rounded up,
+    the variances from above, and each row's work (multiply-adds of its sparse product)."""
     X = cov.X_sparse
     m, n = cov.m, cov.n
-    k = int(min(k, n))
     rows_of = X.tocsr().astype(np.float64, copy=False)
     cols = rows_of.tocsc().T.tocsr()
     mu = np.asarray(rows_of.sum(axis=0)).ravel() / m if cov.center else np.zeros(n)
     s = np.asarray(rows_of.multiply(rows_of).sum(axis=0)).ravel() / m
     s *= 1 + (m + 4) * _EPS
-    d = np.clip(s - mu * mu, 0.0, None) + 4 * (m + 4) * _EPS * s
-    root_s = np.sqrt(s)
+    var = np.clip(s - mu * mu, 0.0, None) + 4 * (m + 4) * _EPS * s
+    row_len = np.diff(rows_of.indptr).astype(np.float64)
+    work = np.asarray(rows_of.T @ row_len, dtype=np.float64).ravel()
+    return dict(rows_of=rows_of, cols=cols, mu=mu, root_s=np.sqrt(s), var=var, work=work, m=m, n=n,
+                center=cov.center, cap=WORK_PER_NNZ * max(X.nnz, 1))
+
+
+def _plan(c: dict, k: int, U: np.ndarray, w: np.ndarray):
+    """``(screen, opt, row_sums)`` of the bound at d = U's columns (module docstring)."""
+    dim, m, mu, root_s, rows_of, cols = U.shape[1], c["m"], c["mu"], c["root_s"], c["rows_of"], c["cols"]
     V = residual_factor(rows_of, cols, mu, U, w)
     beta = 4 * (dim + 2) * (m + 4) * _EPS * root_s
     norm = np.linalg.norm(V, axis=1)
     nu = norm * (1 + 2 * _EPS) + beta
     low = np.clip(norm * (1 - 2 * _EPS) - beta, 0.0, None)
-    D = np.clip(d - low * low, 0.0, None) * (1 + 4 * _EPS) + 4 * _EPS * d
+    D = np.clip(c["var"] - low * low, 0.0, None) * (1 + 4 * _EPS) + 4 * _EPS * c["var"]
     root_D = np.sqrt(D) * (1 + 2 * _EPS)
     TD, N, B, S = (_top_k_sum(v, k) for v in (root_D, nu, beta, root_s))
     screen = (root_D * TD + beta * N + nu * B) * (1 + 8 * _EPS)
     opt, _, _ = (opt2_upper if dim == 2 else opt3_upper)(V, k)
-    row_len = np.diff(rows_of.indptr).astype(np.float64)
-    work = np.asarray(rows_of.T @ row_len, dtype=np.float64).ravel()
 
     def row_sums(idx):
         R = np.asarray((cols[idx] @ rows_of).toarray(), dtype=np.float64) / m
-        if cov.center:
+        if c["center"]:
             R -= np.multiply.outer(mu[idx], mu)
         R -= V[idx] @ V.T
         np.maximum(R, 0.0, out=R)
         return _top_sum(R, k) + 4 * (m + 9) * _EPS * root_s[idx] * S + (dim + 3) * _EPS * nu[idx] * N
 
-    cap = WORK_PER_NNZ * max(X.nnz, 1) if work_cap is None else float(work_cap)
-    rest, info = rows_loop(screen, work, row_sums, cap, None if enough is None else enough - opt)
-    info["opt"] = opt
+    return screen, opt, row_sums
+
+
+def _valid(cov, U, w, dims) -> int:
+    U = np.asarray(U)
+    dim = U.shape[1] if U.ndim == 2 else 0
+    return dim if type(cov) is SparseCov and dim in dims and np.all(np.asarray(w[:dim]) > 0) else 0
+
+
+def _finish(c, screen, opt, row_sums, work_cap, enough, dim):
+    cap = c["cap"] if work_cap is None else float(work_cap)
+    rest, info = rows_loop(screen, c["work"], row_sums, cap, None if enough is None else enough - opt)
+    info.update(opt=opt, d=dim)
     return (opt + rest) * (1 + 4 * _EPS), info
+
+
+def sparse_residual2(cov: SparseCov, k: int, U: np.ndarray, w: np.ndarray, *, work_cap: float | None = None,
+                     enough: float | None = None) -> tuple[float, dict] | None:
+    """``(bound, info)``: a rigorous ``OPT <= OPT_d(V) + max_i r_i`` (module docstring) from d = 2 or 3 Lanczos
+    vectors ``U`` (n x d) and their values ``w`` (only V's choice rests on them); ``info``: the rows' (``rows``,
+    ``of``, ``stopped``, ``work``), ``opt`` (OPT_d's bound: :func:`.arcs.opt2_upper`, :func:`.caps.opt3_upper`) and
+    ``d``.  None for covariances other than a plain :class:`SparseCov`, or without d in (2, 3) positive values.
+    ``enough``: a caller's bound: the search stops once sure to end above it (:func:`.sparse_rows.rows_loop`).
+    Memory: one batch of rows and the n x d V; nothing n x n.  Work: the rows' (at most ``work_cap`` multiply-adds,
+    default ``WORK_PER_NNZ * nnz(X)``), one sparse product with d columns each way, OPT_d's search."""
+    dim = _valid(cov, U, w, (2, 3))
+    if not dim:
+        return None
+    c = _common(cov)
+    k = int(min(k, c["n"]))
+    U = np.asarray(U, dtype=np.float64)
+    return _finish(c, *_plan(c, k, U, w), work_cap, enough, dim)

@@ -119,4 +119,4 @@ def rows_loop(screen: np.ndarray, work: np.ndarray, row_sums, cap: float,
         best = max(best, float(row_sums(idx).max()))
         done += idx.size
         spent += cost
-    return best, {"rows": int(done), "of": int(n), "stopped": stopped}
+    return best, {"rows": int(done), "of": int(n), "stopped": stopped, "work": spent}

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify
+from nspca_core.certificates import cheap
 from nspca_core.certificates.arcs import opt2_upper
 from nspca_core.certificates.caps import opt3_upper
 from nspca_core.certificates.sparse_residual import residual_factor, sparse_residual2
@@ -97,11 +98,15 @@ def topic_corpus():
     return sp.csr_matrix(D)
 
 
+@pytest.mark.parametrize("dim", [2, 3])
 @pytest.mark.parametrize("k", [3, 5, 10])
-def test_certify_topic_corpus_residual_binds(topic_corpus, k):
-    """A topic corpus above the dense size whose top eigenvalue is loose: the residual bound is below lambda_1 and
-    paper(d=2), proved (the certificate it decides is not probabilistic), above the answer."""
+def test_certify_topic_corpus_residual_binds(topic_corpus, k, dim, monkeypatch):
+    """A topic corpus above the dense size whose top eigenvalue is loose: the residual bound (at the shipped d = 2 and
+    at d = 3, cheap._RESIDUAL_D) is below lambda_1 and paper(d=2), proved (the certificate it decides is not
+    probabilistic), above the answer."""
+    monkeypatch.setattr(cheap, "_RESIDUAL_D", dim)
     c = certify(topic_corpus, k=k)
+    name = f"residual(d={dim})"
     assert c.lower <= c.upper_bound
-    assert c.bounds["residual(d=3)"] < min(c.bounds["paper(d=2)"], c.bounds["lambda1"])
-    assert c.kind == "residual(d=3)" and not c.probabilistic
+    assert c.bounds[name] < min(c.bounds["paper(d=2)"], c.bounds["lambda1"])
+    assert c.kind == name and not c.probabilistic

@@ -125,12 +125,16 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None,
     return _finish(bounds, lower, x, k, t0, info)
 
 
-# the residual bound's d in _certify_operator (.sparse_residual): 2.  At 3 (OPT_3 by .caps; lambda_3 > 0) it is
-# tighter but its rows' screen falls more slowly at larger k: bench_unseen's 5,000 x 3,000 / 8,000 x 6,000 corpora
-# at k = 5 certify 0.9630 / 0.9667 (d = 2: 0.9496 / 0.9528) at 2.2x the answer (1.6x), but at k = 10 0.9595 /
-# 0.9658 (0.9472 / 0.9567) at 3.2 / 3.7x (2.4 / 1.3x: issue 39's 3x missed), 760 rows of 6,000 against 178
-# (benchmarks/results/issue39_corpus13.txt).  A choice of d by its rows' predicted cost was tried and mispredicted.
-_RESIDUAL_D = 2
+# the residual bound's d in _certify_operator (.sparse_residual): 3 where lambda_3 > 0 (OPT_3 by .caps), its rows'
+# work capped at _RESIDUAL_WORK multiply-adds per nonzero of X (about what the Lanczos factor's ~40 products with X and
+# X^T cost; past it the bound is the screen's value there, valid).  Its rows are smaller than d = 2's but their screen
+# falls more slowly at larger k: uncapped, bench_unseen's 8,000 x 6,000 corpus at k = 10 needed 760 rows of 6,000
+# (d = 2: 178) and 3.7x the answer.  One process (benchmarks/results/issue39_corpus13.txt), cert/answer and ratio at
+# 5,000 x 3,000 / 8,000 x 6,000, k = 5 / 10: d = 3 capped 1.9-2.2x 0.9630, 2.2-2.4x 0.9434 / 1.9-2.0x 0.9667,
+# 2.3-2.5x 0.9591; d = 2 (uncapped) 1.5x 0.9496, 2.6-3.0x 0.9472 / 1.5x 0.9528, 1.2-1.4x 0.9567 (lambda1).  A choice
+# of d by each d's rows above the bound to beat was tried and mispredicted (it chose d = 3 uncapped at k = 10)
+_RESIDUAL_D = 3
+_RESIDUAL_WORK = 80
 
 
 def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
@@ -171,7 +175,8 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
         # lambda_3 is paper(d=2)'s whole gap and the residual's k-sparse rows are smaller (issue 39); only where it
         # can bind (OPT_2's lower value below every bound so far)
         dd = 3 if _RESIDUAL_D == 3 and d >= 3 and eig[2] > 0 else 2
-        res = sparse_residual2(cov, k, V[:, :dd] / np.sqrt(eig[:dd]), eig[:dd], enough=min(bounds.values()))
+        res = sparse_residual2(cov, k, V[:, :dd] / np.sqrt(eig[:dd]), eig[:dd], enough=min(bounds.values()),
+                               work_cap=_RESIDUAL_WORK * max(cov.X_sparse.nnz, 1) if dd == 3 else None)
         if res is not None:
             bounds[f"residual(d={dd})"], info["residual_rows"] = res
     if x is not None:

@@ -101,12 +101,25 @@ def topic_corpus():
 @pytest.mark.parametrize("dim", [2, 3])
 @pytest.mark.parametrize("k", [3, 5, 10])
 def test_certify_topic_corpus_residual_binds(topic_corpus, k, dim, monkeypatch):
-    """A topic corpus above the dense size whose top eigenvalue is loose: the residual bound (at the shipped d = 2 and
-    at d = 3, cheap._RESIDUAL_D) is below lambda_1 and paper(d=2), proved (the certificate it decides is not
-    probabilistic), above the answer."""
+    """A topic corpus above the dense size whose top eigenvalue is loose: the residual bound (d = 2, and the shipped
+    d = 3, cheap._RESIDUAL_D; its work cap lifted) is below lambda_1 and paper(d=2), proved (the certificate it decides
+    is not probabilistic), above the answer."""
     monkeypatch.setattr(cheap, "_RESIDUAL_D", dim)
+    monkeypatch.setattr(cheap, "_RESIDUAL_WORK", np.inf)
     c = certify(topic_corpus, k=k)
     name = f"residual(d={dim})"
     assert c.lower <= c.upper_bound
     assert c.bounds[name] < min(c.bounds["paper(d=2)"], c.bounds["lambda1"])
     assert c.kind == name and not c.probabilistic
+
+
+@pytest.mark.parametrize("work", [0.0, 5.0])
+def test_certify_with_the_residual_capped(topic_corpus, work, monkeypatch):
+    """The residual's rows stopped by their work cap at once or early: its bound is then a screen value, valid (above
+    the answer), and the certificate is the smallest bound as ever."""
+    monkeypatch.setattr(cheap, "_RESIDUAL_WORK", work)
+    c = certify(topic_corpus, k=5)
+    if work == 0.0:
+        assert c.info["residual_rows"]["stopped"] == "cap" and c.info["residual_rows"]["rows"] == 0
+    assert c.bounds["residual(d=3)"] >= c.lower
+    assert c.upper_bound == min(c.bounds.values())

@@ -176,7 +176,7 @@ def _certify_operator(cov: Cov, k: int, x, callback) -> Certificate:
         # can bind (OPT_2's lower value below every bound so far)
         dd = 3 if _RESIDUAL_D == 3 and d >= 3 and eig[2] > 0 else 2
         res = sparse_residual2(cov, k, V[:, :dd] / np.sqrt(eig[:dd]), eig[:dd], enough=min(bounds.values()),
-                               work_cap=_RESIDUAL_WORK * max(cov.X_sparse.nnz, 1) if dd == 3 else None)
+                               work_per_nnz=_RESIDUAL_WORK if dd == 3 else None)
         if res is not None:
             bounds[f"residual(d={dd})"], info["residual_rows"] = res
     if x is not None:

@@ -132,18 +132,21 @@ def _finish(c, screen, opt, row_sums, work_cap, enough, dim):
 
 
 def sparse_residual2(cov: SparseCov, k: int, U: np.ndarray, w: np.ndarray, *, work_cap: float | None = None,
-                     enough: float | None = None) -> tuple[float, dict] | None:
+                     enough: float | None = None, work_per_nnz: float | None = None) -> tuple[float, dict] | None:
     """``(bound, info)``: a rigorous ``OPT <= OPT_d(V) + max_i r_i`` (module docstring) from d = 2 or 3 Lanczos
     vectors ``U`` (n x d) and their values ``w`` (only V's choice rests on them); ``info``: the rows' (``rows``,
     ``of``, ``stopped``, ``work``), ``opt`` (OPT_d's bound: :func:`.arcs.opt2_upper`, :func:`.caps.opt3_upper`) and
     ``d``.  None for covariances other than a plain :class:`SparseCov`, or without d in (2, 3) positive values.
     ``enough``: a caller's bound: the search stops once sure to end above it (:func:`.sparse_rows.rows_loop`).
     Memory: one batch of rows and the n x d V; nothing n x n.  Work: the rows' (at most ``work_cap`` multiply-adds,
-    default ``WORK_PER_NNZ * nnz(X)``), one sparse product with d columns each way, OPT_d's search."""
+    else ``work_per_nnz * nnz(X)``, default ``WORK_PER_NNZ * nnz(X)``), one sparse product with d columns each way,
+    OPT_d's search."""
     dim = _valid(cov, U, w, (2, 3))
     if not dim:
         return None
     c = _common(cov)
     k = int(min(k, c["n"]))
     U = np.asarray(U, dtype=np.float64)
+    if work_cap is None and work_per_nnz is not None:
+        work_cap = work_per_nnz * max(cov.X_sparse.nnz, 1)
     return _finish(c, *_plan(c, k, U, w), work_cap, enough, dim)

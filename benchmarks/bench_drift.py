@@ -44,7 +44,13 @@ KS = {"cbcl": (2, 5, 10, 20, 30, 50, 65, 80, 90, 100, 130, 200, 300),
       "gene60": (5, 10, 20, 50, 70, 90),
       "gene100": (5, 10, 20, 50, 70, 90, 120),
       "corpus": (5, 10, 50),
-      "kos": (5, 10, 50)}
+      "kos": (5, 10, 50),
+      # bench_unseen's topic-corpus stand-ins (made-up words written as text, CountVectorizer): c3000 takes the
+      # dense route (n <= 2,500), c5000 / c8000 the operator route
+      "c3000": (5, 10, 20, 50, 80),
+      "c5000": (5, 10, 20, 50),
+      "c8000": (5, 10, 50)}
+UNSEEN = ("c3000", "c5000", "c8000")
 
 
 def dataset(name: str):
@@ -58,6 +64,10 @@ def dataset(name: str):
         return bc.gene_matrix(60, 2400, seed=7)
     if name == "gene100":
         return bc.gene_matrix(100, 5000, seed=8, modules=20)
+    if name in UNSEEN:
+        import bench_unseen as bu
+
+        return bu.DATA[name][1]()
     return bc.cost_data(name)
 
 
@@ -113,7 +123,8 @@ def run_tree(tree: str, folder: Path, names) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", help="the tree compared with (a checkout or git archive)")
-    ap.add_argument("--data", default="cbcl,lrs,mll,golub,dlbcl,gene60,gene100,corpus,kos")
+    ap.add_argument("--data", default="cbcl,lrs,mll,golub,dlbcl,gene60,gene100,corpus,kos",
+                    help="comma-separated names of KS (the topic corpora c3000,c5000,c8000 are not in the default)")
     ap.add_argument("--ks", default="", help="comma-separated k (default: per dataset, see KS)")
     ap.add_argument("--tol", type=float, default=0.005)
     ap.add_argument("--worker", help=argparse.SUPPRESS)

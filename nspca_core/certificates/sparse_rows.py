@@ -12,7 +12,7 @@ Proof.  For unit ``x >= 0`` with support J, ``|J| <= k``: ``x^T A x <= x^T A_+ x
 over j.  A psd gives ``|A_ij| <= sqrt(A_ii A_jj)``, so ``r_i <= u_i = sqrt(d_i) * T`` with ``d >= diag(A)``
 and ``T`` the sum of the k largest ``sqrt(d_j)``: the rows are computed in decreasing ``u_i``, and a row
 not computed has ``r_i <= u_i <=`` the first ``u`` not computed.  The bound is the largest computed
-``r_i`` (rounded up), or that ``u`` when the work cap stopped the rows first.
+``r_i`` (rounded up), or that ``u`` when the work cap (or a caller's ``enough``) stopped the rows first.
 
 Rounding.  ``A = X^T X / m - mu mu^T`` (:class:`~nspca_core.operators.sparse.SparseCov`).  With ``s_i =
 X_i^T X_i / m`` (the second moments), each computed entry is within ``4 (m + 8) eps sqrt(s_i s_j)`` of
@@ -31,7 +31,7 @@ import numpy as np
 
 from ..operators.sparse import SparseCov
 
-__all__ = ["sparse_rowsum_bound"]
+__all__ = ["rows_loop", "sparse_rowsum_bound"]
 
 _EPS = float(np.finfo(np.float64).eps)
 # the rows' work is capped at this many times nnz(X) multiply-adds (a sparse product with one column
@@ -49,10 +49,13 @@ def _top_sum(values: np.ndarray, k: int) -> np.ndarray:
     return top.sum(axis=1) * (1 + 4 * (kk + 2) * _EPS)
 
 
-def sparse_rowsum_bound(cov: SparseCov, k: int, *, work_cap: float | None = None) -> tuple[float, dict] | None:
+def sparse_rowsum_bound(cov: SparseCov, k: int, *, work_cap: float | None = None,
+                        enough: float | None = None) -> tuple[float, dict] | None:
     """A rigorous ``OPT <=`` bound from the rows of A that can bind (module docstring); with what it
-    did (``rows``, ``of``, ``stopped``: "screen" or "cap").  None for covariances other than a plain
-    :class:`SparseCov` (a weighted or dense-centered one rounds otherwise).
+    did (``rows``, ``of``, ``stopped``: "screen", "cap" or "enough").  None for covariances other than a plain
+    :class:`SparseCov` (a weighted or dense-centered one rounds otherwise).  ``enough``: a caller's bound; once
+    a computed row reaches it the rows stop (the bound, then the first screen value not computed, is no use
+    to that caller), the first batches small (8 rows, doubling) so that a bound far above it stops early.
 
     Memory: one batch of rows, at most 64 MB, and a copy of X's index structure; nothing n x n.
     Work: at most ``work_cap`` (default ``WORK_PER_NNZ * nnz(X)``) multiply-adds for the rows."""
@@ -72,30 +75,48 @@ def sparse_rowsum_bound(cov: SparseCov, k: int, *, work_cap: float | None = None
     T = float(np.sort(root_d)[n - k:].sum()) * (1 + 4 * (k + 2) * _EPS)
     S = float(np.sort(root_s)[n - k:].sum()) * (1 + 4 * (k + 2) * _EPS)
     screen = root_d * T * (1 + 8 * _EPS)
-    order = np.argsort(-screen, kind="stable")
     # multiply-adds of row i: every nonzero x_ai brings row a of X
     row_len = np.diff(rows_of.indptr).astype(np.float64)
     work = np.asarray(rows_of.T @ row_len, dtype=np.float64).ravel()
+
+    def row_sums(idx):
+        G = (cols[idx] @ rows_of).toarray()
+        R = np.asarray(G, dtype=np.float64) / m
+        if cov.center:
+            R -= np.multiply.outer(mu[idx], mu)
+        np.maximum(R, 0.0, out=R)
+        return _top_sum(R, k) + 4 * (m + 8) * _EPS * root_s[idx] * S
+
     cap = WORK_PER_NNZ * max(X.nnz, 1) if work_cap is None else float(work_cap)
+    return rows_loop(screen, work, row_sums, cap, enough)
+
+
+def rows_loop(screen: np.ndarray, work: np.ndarray, row_sums, cap: float,
+              enough: float | None) -> tuple[float, dict]:
+    """The rows in decreasing ``screen`` (each row's bound at most its screen value), by batches of
+    ``row_sums(idx)`` (those rows' rigorous bounds), until the next screen value is at most the best row (the
+    bound: the best row), or the work ``cap`` (multiply-adds, ``work`` per row) or a caller's ``enough`` stops
+    them (the bound: the first screen value not computed, above every row left).  Returns ``(bound, info)``."""
+    n = screen.size
+    order = np.argsort(-screen, kind="stable")
     batch = int(max(8, min(256, _BATCH_FLOATS // max(n, 1))))
+    size = batch if enough is None else min(8, batch)
 
     best, done, spent, stopped = -np.inf, 0, 0.0, "all rows"
     while done < n:
         if screen[order[done]] <= best:
             stopped = "screen"
             break
-        idx = order[done:done + batch]
+        if enough is not None and best >= enough:
+            best, stopped = max(best, float(screen[order[done]])), "enough"
+            break
+        idx = order[done:done + size]
+        size = min(2 * size, batch)
         cost = float(work[idx].sum())
         if spent + cost > cap:
             best, stopped = max(best, float(screen[order[done]])), "cap"
             break
-        G = (cols[idx] @ rows_of).toarray()
-        R = np.asarray(G, dtype=np.float64) / m
-        if cov.center:
-            R -= np.multiply.outer(mu[idx], mu)
-        np.maximum(R, 0.0, out=R)
-        r = _top_sum(R, k) + 4 * (m + 8) * _EPS * root_s[idx] * S
-        best = max(best, float(r.max()))
+        best = max(best, float(row_sums(idx).max()))
         done += idx.size
         spent += cost
-    return best, {"rows": int(done), "of": int(n), "stopped": stopped}
+    return best, {"rows": int(done), "of": int(n), "stopped": stopped, "work": spent}

@@ -59,7 +59,9 @@ def test_bound_at_least_brute_force(D, center, fmt, dtype, k, cap):
     assert bound >= opt * (1 - 1e-12) - 1e-300
     assert bound >= rowsum_reference(A, k) * (1 - 1e-12), did  # no row that can bind was skipped
     if did["stopped"] != "cap":  # every row that can bind was computed: the dense row-sum bound
-        scale = max(float(np.max(np.abs(A))), 1e-300) * k
+        # (the rounding allowances scale with the second moments: a constant column has A = 0 and a bound of ~1e-13)
+        second = float((D.astype(np.float64) ** 2).mean(axis=0).max())
+        scale = max(float(np.max(np.abs(A))), second, 1e-300) * k
         assert bound <= rowsum_reference(A, k) + 1e-9 * scale
 
 
@@ -94,3 +96,36 @@ def test_certify_sparse_above_the_dense_size():
     assert c.kind == "rowsum" and not c.probabilistic
     assert c.bounds["rowsum"] < c.bounds["lambda1"]
     assert c.lower <= c.upper_bound and 0 < c.ratio <= 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(D=counts(), center=st.booleans(), k=st.integers(1, 7), share=st.sampled_from([0.0, 0.3, 0.9, 1.0, 2.0]))
+def test_enough_stops_above_brute_force(D, center, k, share):
+    """A caller's ``enough`` (a share of the optimum, or of the full bound): above the exact optimum however early it
+    stops, above ``enough`` when it stopped there, and the full bound itself when it did not stop."""
+    k = min(k, D.shape[1])
+    cov = as_sparse_cov(sp.csr_matrix(D.astype(np.float64)), center=center)
+    full, _ = sparse_rowsum_bound(cov, k)
+    A = exact_cov(D, center)
+    opt, _ = brute_opt(A, k)
+    enough = share * full
+    bound, did = sparse_rowsum_bound(cov, k, enough=enough)
+    assert bound >= opt * (1 - 1e-12) - 1e-300
+    if did["stopped"] == "enough":
+        assert bound >= enough
+    else:
+        assert bound == full, did
+
+
+def test_enough_spares_the_rows_of_a_zipf_vocabulary():
+    """A bound far above what the caller holds stops after the first small batch (8 rows), above the caller's
+    (a flatter vocabulary than the screen's test: there the screen alone stops after 256 rows)."""
+    rng = np.random.default_rng(0)
+    m, n = 400, 1200
+    p = 1.0 / np.arange(1, n + 1) ** 0.8
+    D = rng.poisson(60 * p / p.sum(), (m, n))
+    cov = as_sparse_cov(sp.csr_matrix(D.astype(float)))
+    full, every = sparse_rowsum_bound(cov, 5, work_cap=np.inf)
+    bound, did = sparse_rowsum_bound(cov, 5, work_cap=np.inf, enough=0.5 * full)
+    assert did["stopped"] == "enough" and did["rows"] == 8 < every["rows"]
+    assert bound >= 0.5 * full

@@ -18,10 +18,11 @@ from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cos
 from .budget import fits, step
 from .anchor import AnchorRows, anchored_bisection, anchored_joint_test, anchored_rowsum_test, joint_blockers
 from .cross import cols_first, coupled_terms, cross_table
-from .bounds import _rest_curve, _rest_spectrum, _thin_lambdas
-from .cheap import _finish, _quad_held, _variances_bound
+from .bounds import _rest_curve, _rest_spectrum
+from .cheap import _finish, _variances_bound
 from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _NARROW_REL, _anchored, _forecast_fails, top_test
-from .lower import _ascent_many, _fit_lower, _starts
+from .lower import _ascent_many
+from .split_point import _lambda_S, _screened, _split_lower  # noqa: F401  (re-exported: single.py)
 
 # the cross term only up to this k: it keeps k values for each feature of the rest T
 _CROSS_MAX_K = 256
@@ -479,25 +480,6 @@ def split_cross(cov: Cov, S: np.ndarray, T: np.ndarray, kS: int, k: int, certS: 
     return make, rows
 
 
-def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """(S, T): the s features of largest variance plus the support of ``x`` (its s largest
-    entries when it has more, so that S stays small: the DNN's cost), and the rest."""
-    Smask = np.zeros(dg.size, dtype=bool)
-    Smask[np.argsort(-dg, kind="stable")[:s]] = True
-    sup = np.flatnonzero(x)
-    if sup.size > s:
-        sup = sup[np.argsort(-x[sup], kind="stable")[:s]]
-    Smask[sup] = True
-    return np.flatnonzero(Smask), np.flatnonzero(~Smask)
-
-
-def _lambda_S(cov: Cov, S: np.ndarray) -> float:
-    """An upper bound on ``lambda_max(A_SS)`` through ``X_S``'s m x m Gram (thin data): its top
-    eigenvalue plus :func:`.bounds._gram_eig`'s tolerance."""
-    w, _, tol = _thin_lambdas(cov.X[:, S], cov.X.shape[0], 1)
-    return float(w[0] + tol)
-
-
 # a one-k "auto" split certificate on thin data first tries a smaller screen, _SMALL_PER_K k features
 # (S's cost is |S|^2 per DNN iteration, |S| x width per row-sum pass), where certify(k)'s own screen is at
 # least _SMALL_GAIN times larger; the larger screen follows only where the smaller one falls short
@@ -567,33 +549,3 @@ def small_hopeless(trial: dict, cov: Cov, S, T, covS: Cov, xS, k: int, kS: int, 
         return True  # (the plain sums' ceiling: ruled out before the cross table's cost)
     trial["cross"] = cross_table(cov, S, T, kS, k, _lambda_S(cov, S))
     return lower < (_COUPLED_AIM - _SMALL_SHORT) * t_ceiling(AS, xS, BT, k, kS, trial["cross"])
-
-
-def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
-    """The split certificate's feasible point and value, through X (never n x n): the given
-    ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
-    if x is not None:
-        info["lower_source"] = "given"
-        return x, cov.quad(x)
-    found = []
-    if budget is not None:  # any time limit affords the largest variance
-        e = np.zeros(cov.n)
-        e[int(np.argmax(dg))] = 1.0
-        found.append((_quad_held(cov, e), e, "variance"))
-    if fits(budget, "fit", work):
-        with step(budget, "fit", work):
-            r = _fit_lower(cov, k)
-        if r is not None:
-            found.append((r[1], r[0], "fit(auto)"))
-    if fits(budget, "ascent", work):
-        with step(budget, "ascent", work):
-            if cov.X is not None and cov.thin:
-                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3, gram)
-            else:
-                U = None
-            X0 = _starts(cov, k, U, cfg["ascent_starts"])
-            xa, fa = _ascent_many(cov, k, X0)
-        found.append((fa, xa, "ascent"))
-    lower, x, src = max(found, key=lambda t: t[0])
-    info["lower_source"] = src
-    return x, lower

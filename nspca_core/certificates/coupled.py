@@ -70,6 +70,13 @@ _AIM_GALLOP = 3
 _AIM_GALLOP_ONE = 2
 # "deep" (S's anchored bounds alone, :func:`light_S`): below a proved goal, the search's resolution
 _DEEP_REL = 4e-3
+# where the aim's goal is proved, the aimed terms climb a ladder of aims (:func:`_ladder`): each rung halves the
+# ratio's gap to 1 (0.975 -> 0.9875 -> 0.99375 ...), a failed rung bisected toward the last proved value; a test
+# runs only while its counted cost (_settings.anchor_cost) keeps the ladder within _LADDER_RUNS "auto" DNN runs
+# on S and its value promises at least _LADDER_GAIN more certified ratio.  Issue 39 (the ratio rule): a 100 x
+# 5,000 gene matrix at k = 10 stopped at the aim, 0.9750, where the filing tree certified 0.9829
+_LADDER_RUNS = 1.0
+_LADDER_GAIN = 2e-3
 
 
 def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int,
@@ -198,8 +205,8 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     iref = iis[ref].astype(int)
     cref = None if cross is None else cross[np.minimum(iref, cross.shape[0] - 1),
                                             np.minimum(k - iref, cross.shape[1] - 1)]
-    least = max([lower] + [float(v) for v in vals[~ref]]
-                + [float(v) for v in _terms_at(_truncated_all(AS, xS, iref), BT[k - iref], cref)])
+    lowr = _truncated_all(AS, xS, iref)
+    least = max([lower] + [float(v) for v in vals[~ref]] + [float(v) for v in _terms_at(lowr, BT[k - iref], cref)])
     if notes is not None:
         notes.update(cost=0.0, least=least)
     if not cand.any():
@@ -215,6 +222,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     hi = float(tv.max())  # (nothing to test there)
     rows, r_lo, proved, spent = None, None, {}, 0.0
     V, step_up, res = lo, _AIM_REL, rel
+    stood, failed = -np.inf, -np.inf  # (for the ladder: the terms that stand, the last failed value)
     bottom = max(float(np.max(np.minimum(tv, floor))), least)  # (deep: where the search may go down to)
     for _ in range(_AIM_JOINT):
         if not lo <= V < hi:
@@ -238,7 +246,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
             if deep and V == lo and lo > bottom * (1 + _DEEP_REL):
                 lo, r_lo, res = bottom, None, _DEEP_REL  # (the goal proved: below it, coarser)
         else:
-            lo, r_lo = V, r
+            lo, r_lo, failed = V, r, V
             if r is not None and a.size:
                 # the terms whose hypotheses kept the test from proving, asked far above a feasible
                 # value: the anchored bound is weak there (MLL k = 50, i = 47..49: 7% above one;
@@ -249,6 +257,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
                 if weak.size:
                     stand = np.flatnonzero(over)[weak]
                     lo = max(lo, float(tv[stand].max()))
+                    stood = max(stood, float(tv[stand].max()))
                     tv = tv.copy()
                     tv[stand] = -np.inf
                     hi = hi if proved else max(float(tv.max()), lo)
@@ -256,11 +265,57 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
             break
         step_up *= 2  # (gallop up from the goal until a test holds, then bisect)
         V = lo * (1 + step_up) if not proved and lo * (1 + step_up) < hi else float(np.sqrt(lo * hi))
+    if proved and _LADDER_RUNS > 0:  # (every refinable term, those within the slack of the goal too)
+        tr = vals[ref].copy()
+        tr[np.flatnonzero(cand[ref])[np.isneginf(tv)]] = -np.inf  # (those that stand)
+        fl = _terms_at((1 + _AIM_SLACK) * lowr, BT[k - iref], cref)
+        base = max([stood, float(np.max(np.minimum(tr, fl)))] + [float(v) for v in vals[~ref]])
+        spent += _ladder(AS, rows, iref, tr, BT[k - iref], cref, lower, aim, base, hi, failed, nS, runs, proved)
     for i, v in proved.items():
         sharper[i] = min(sharper.get(i, np.inf), v)
     if notes is not None:
         notes["cost"] = spent
     return _coupled(certS, stS, dS, kS, BT, k, pair, sharper, cross=cross)
+
+
+def _ladder(AS: np.ndarray, rows, ii: np.ndarray, tv: np.ndarray, bt: np.ndarray, cc, lower: float, aim: float,
+            base: float, cur: float, failed: float, nS: int, runs: int, proved: dict) -> float:
+    """:func:`_aimed`'s terms ``tv`` (at sparsities ``ii`` of S, with ``bt``, ``cc``), proved to ``cur`` (the
+    aim's goal or above), taken on up a ladder of aims: the rung ``a' = 1 - (1 - a) / 2`` asks every term above
+    ``V = max(lower / a', base)`` (``base``: the terms no test lowers, the floors above feasible values) to meet
+    V by ONE joint anchored test (:func:`.anchor.anchored_joint_test`; after a failed one of the ladder, started
+    from its ratios: valid as in :func:`_aimed`, a larger V asks larger values at fewer sparsities); a proved
+    rung leads to the next, a failed one (or a rung at or below ``failed``, a value :func:`_aimed` failed at)
+    to the bisection between it and ``cur``.  A test runs only while the ladder's counted cost stays within
+    :data:`_LADDER_RUNS` DNN runs on S and its value promises at least :data:`_LADDER_GAIN` more certified ratio
+    (``lower / V - lower / cur``).  Proved values go into ``proved``; returns the tests' counted cost.  Valid:
+    each value is a joint test's proof; the ladder only decides which tests run."""
+    allowance = _LADDER_RUNS * runs * _DNN_PASSES * float(nS) ** 2
+    spent, a, V, r = 0.0, aim, None, None
+    while True:
+        if V is None:  # (the next rung)
+            a = 1 - (1 - a) / 2
+            V = max(lower / a, base)
+        if V <= failed:  # (a test above it failed: the bisection between that and the proved value instead)
+            V = float(np.sqrt(failed * cur))
+        over = tv > V
+        if not (lower / V - lower / cur >= _LADDER_GAIN and over.any()):
+            return spent
+        want = _meets(V, bt[over], None if cc is None else cc[over])
+        top = int(ii[over].max())
+        if not (want > 0).all() or spent + anchor_cost(nS, top) > allowance:
+            return spent
+        spent += anchor_cost(nS, top)
+        if rows is None or top > rows.k:
+            rows = AnchorRows(AS, top)
+        ok, r2 = anchored_joint_test(rows, ii[over], want, r, patience=_AIM_PATIENCE)
+        if ok:
+            for i, v in zip(ii[over], want):
+                proved[int(i)] = min(proved.get(int(i), np.inf), float(v))
+            cur, V = V, None
+        else:
+            failed, r = V, r2
+            V = float(np.sqrt(failed * cur))
 
 
 def _coupled_bs(certS: Certificate, stS, dS: np.ndarray, kS: int, pair: float | None = None,

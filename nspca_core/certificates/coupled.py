@@ -74,7 +74,10 @@ _DEEP_REL = 4e-3
 # ratio's gap to 1 (0.975 -> 0.9875 -> 0.99375 ...), a failed rung bisected toward the last proved value; a test
 # runs only while its counted cost (_settings.anchor_cost) keeps the ladder within _LADDER_RUNS "auto" DNN runs
 # on S and its value promises at least _LADDER_GAIN more certified ratio.  Issue 39 (the ratio rule): a 100 x
-# 5,000 gene matrix at k = 10 stopped at the aim, 0.9750, where the filing tree certified 0.9829
+# 5,000 gene matrix at k = 10 stopped at the aim, 0.9750, where the filing tree certified 0.9829.  Only on the
+# route whose S bound is not the light one (:func:`light_refined`, not ``deep``): the DNN's route after a light one
+# runs in every path's run (its dual point carried) but in certify(k) only where the light route falls short;
+# climbing there too took a golub-shaped path from 854 to 1,494 SVD units (55 -> 109 runs), its minimum unchanged
 _LADDER_RUNS = 1.0
 _LADDER_GAIN = 2e-3
 
@@ -84,7 +87,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
                      stop: float = 1.0, budget=None, aim: float | None = None,
                      notes: dict | None = None, deep: bool = False,
                      gallop: int = _AIM_GALLOP, make_rows=None,
-                     rel: float = _AIM_REL) -> tuple[float, dict, np.ndarray | None]:
+                     rel: float = _AIM_REL, ladder: bool = False) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
@@ -99,7 +102,8 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     counted cost stays within :data:`_COUPLED_REFINE_RUNS` DNN runs on S (no sparsity limit).
     ``aim`` (a ratio, "auto"): :func:`_aimed` instead of the walk (all binding sparsities in one
     joint test; ``notes``, a dict: gets its tests' counted cost and the least coupled value any
-    bounds could give, ``deep``: the search goes below the aim, ``gallop``: its failures' limit, see there).
+    bounds could give, ``deep``: the search goes below the aim, ``gallop``: its failures' limit, ``ladder``: on up
+    the ladder of aims where the goal is proved and not ``deep``, :func:`_ladder`; see there).
     Valid as :func:`_coupled` is: each ``B_S(i)``
     stays an upper bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50
     the rest T added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1``
@@ -120,7 +124,8 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
             if make_rows is not None:
                 cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows)
     if aim is not None and budget is None:
-        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel)
+        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel,
+                     ladder=ladder)
         return val, sharper, cross
     tried: set[int] = set()
     cfg = _EFFORT["auto"]
@@ -168,7 +173,7 @@ def _bisected(covS: Cov, certS: Certificate, stS, dS: np.ndarray, kS: int, pair,
 
 def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, pair, cross, lower: float,
            aim: float, sharper: dict, notes: dict | None = None, deep: bool = False,
-           gallop: int = _AIM_GALLOP, rel: float = _AIM_REL) -> float:
+           gallop: int = _AIM_GALLOP, rel: float = _AIM_REL, ladder: bool = False) -> float:
     """The refinements of :func:`_coupled_refined` aimed at one value V of the coupled bound: every
     refinable term above V is brought to V by ``B_S(i) <= a_V(i)`` (:func:`_meets`), proved for all
     those i at once by ONE joint anchored test (:func:`.anchor.anchored_joint_test`).  V starts at
@@ -185,7 +190,8 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     coupled value with every refinable ``B_S(i)`` at that feasible value (the others as they are),
     below which no bounds of S can bring it.  ``deep``: where the goal is proved, the search goes on
     down to ``least`` (resolution :data:`_DEEP_REL`): S's bounds are the anchored ones alone there
-    (:func:`light_S`), where a DNN's tangents may have certified more than the goal.  Returns the
+    (:func:`light_S`), where a DNN's tangents may have certified more than the goal.  ``ladder`` (not
+    ``deep``): where the goal is proved, every refinable term on up :func:`_ladder`'s rungs.  Returns the
     coupled bound.
 
     Replaces one test per binding sparsity, the largest term first, with a bisection per term where
@@ -265,7 +271,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
             break
         step_up *= 2  # (gallop up from the goal until a test holds, then bisect)
         V = lo * (1 + step_up) if not proved and lo * (1 + step_up) < hi else float(np.sqrt(lo * hi))
-    if proved and _LADDER_RUNS > 0:  # (every refinable term, those within the slack of the goal too)
+    if proved and ladder and not deep and _LADDER_RUNS > 0:  # (every refinable term, within the goal's slack too)
         tr = vals[ref].copy()
         tr[np.flatnonzero(cand[ref])[np.isneginf(tv)]] = -np.inf  # (those that stand)
         fl = _terms_at((1 + _AIM_SLACK) * lowr, BT[k - iref], cref)
@@ -441,8 +447,10 @@ def light_refined(lazy: dict | None, covS: Cov, certS: Certificate, stS, kS: int
     """:func:`_coupled_refined` on a lazy :func:`light_S`'s certificate (``lazy`` None: on ``certS`` as it is).
     Where its bound at kS (the first test's value) is where the coupled maximum sits, :func:`light_finish`
     lowers it: with the refinements run, the coupled bound with their proofs; where none ran (the plain
-    coupling sat at kS or was enough), all of it again on the finished certificate.  Valid: every
+    coupling sat at kS or was enough), all of it again on the finished certificate.  The aimed search climbs
+    :func:`_ladder` here (``ladder``, unless given) where not ``deep``.  Valid: every
     ``B_S(i)`` is proved either way.  Returns ``(certS, (bound, sharper, cross))``."""
+    kw = {"ladder": True, **kw}  # (the ladder of aims where S's bound is not the light route's: not deep)
     out = _coupled_refined(covS, certS, stS, kS, BT, k, pair, make_cross, lower, stop, **kw)
     if not lazy or certS is not lazy.get("cert"):  # (not lazy, or S's certificate the DNN's)
         return certS, out

@@ -36,7 +36,7 @@ def _case(seed: int, beta: float, with_cross: bool, aim: float = 0.975, nS: int 
     sharper: dict = {}
     notes: dict = {}
     val = coupled._aimed(Cov(A=AS), certS, None, k, BT, k, None, C, 0.99 * opt, aim, sharper, notes,
-                         gallop=coupled._AIM_GALLOP_ONE, rel=coupled._AIM_REL_ONE)
+                         gallop=coupled._AIM_GALLOP_ONE, rel=coupled._AIM_REL_ONE, ladder=True)
     return AS, sharper, k, val, notes
 
 

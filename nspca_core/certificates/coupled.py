@@ -18,10 +18,12 @@ from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cos
 from .budget import fits, step
 from .anchor import AnchorRows, anchored_bisection, anchored_joint_test, anchored_rowsum_test, joint_blockers
 from .cross import cols_first, coupled_terms, cross_table
-from .bounds import _rest_curve, _rest_spectrum, _thin_lambdas
-from .cheap import _finish, _quad_held, _variances_bound
+from .bounds import _rest_curve, _rest_spectrum
+from .cheap import _finish, _variances_bound
 from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _NARROW_REL, _anchored, _forecast_fails, top_test
-from .lower import _ascent_many, _fit_lower, _starts
+from .lower import _ascent_many
+from .split_point import _lambda_S, _screened, _split_lower  # noqa: F401  (re-exported: single.py)
+from .aim_terms import _meets, _terms, _terms_at, _truncated_all  # noqa: F401  (re-exported)
 
 # the cross term only up to this k: it keeps k values for each feature of the rest T
 _CROSS_MAX_K = 256
@@ -68,6 +70,16 @@ _AIM_GALLOP = 3
 _AIM_GALLOP_ONE = 2
 # "deep" (S's anchored bounds alone, :func:`light_S`): below a proved goal, the search's resolution
 _DEEP_REL = 4e-3
+# where the aim's goal is proved, the aimed terms climb a ladder of aims (:func:`_ladder`): each rung halves the
+# ratio's gap to 1 (0.975 -> 0.9875 -> 0.99375 ...), a failed rung bisected toward the last proved value; a test
+# runs only while its counted cost (_settings.anchor_cost) keeps the ladder within _LADDER_RUNS "auto" DNN runs
+# on S and its value promises at least _LADDER_GAIN more certified ratio.  Issue 39 (the ratio rule): a 100 x
+# 5,000 gene matrix at k = 10 stopped at the aim, 0.9750, where the filing tree certified 0.9829.  Only on the
+# route whose S bound is not the light one (:func:`light_refined`, not ``deep``): the DNN's route after a light one
+# runs in every path's run (its dual point carried) but in certify(k) only where the light route falls short;
+# climbing there too took a golub-shaped path from 854 to 1,494 SVD units (55 -> 109 runs), its minimum unchanged
+_LADDER_RUNS = 1.0
+_LADDER_GAIN = 2e-3
 
 
 def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int,
@@ -75,7 +87,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
                      stop: float = 1.0, budget=None, aim: float | None = None,
                      notes: dict | None = None, deep: bool = False,
                      gallop: int = _AIM_GALLOP, make_rows=None,
-                     rel: float = _AIM_REL) -> tuple[float, dict, np.ndarray | None]:
+                     rel: float = _AIM_REL, ladder: bool = False) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, for ``k <= _CROSS_MAX_K``, the cross term of S and T
@@ -90,7 +102,8 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
     counted cost stays within :data:`_COUPLED_REFINE_RUNS` DNN runs on S (no sparsity limit).
     ``aim`` (a ratio, "auto"): :func:`_aimed` instead of the walk (all binding sparsities in one
     joint test; ``notes``, a dict: gets its tests' counted cost and the least coupled value any
-    bounds could give, ``deep``: the search goes below the aim, ``gallop``: its failures' limit, see there).
+    bounds could give, ``deep``: the search goes below the aim, ``gallop``: its failures' limit, ``ladder``: on up
+    the ladder of aims where the goal is proved and not ``deep``, :func:`_ladder`; see there).
     Valid as :func:`_coupled` is: each ``B_S(i)``
     stays an upper bound on S's optimum at sparsity i.  On a 78 x 7,600 gene matrix at k = 10..50
     the rest T added 3.5-19% to a screened bound within 1.5% of the answer: the tangent at ``k - 1``
@@ -111,7 +124,8 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
             if make_rows is not None:
                 cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows)
     if aim is not None and budget is None:
-        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel)
+        val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel,
+                     ladder=ladder)
         return val, sharper, cross
     tried: set[int] = set()
     cfg = _EFFORT["auto"]
@@ -157,20 +171,9 @@ def _bisected(covS: Cov, certS: Certificate, stS, dS: np.ndarray, kS: int, pair,
     return tb if tb is not None else np.inf
 
 
-def _terms(BS: np.ndarray, BT: np.ndarray, k: int, kS: int, cross) -> tuple[np.ndarray, np.ndarray]:
-    """The coupled bound's terms (unrounded) and their sparsities ``i = k - j`` of S, as :func:`_coupled`."""
-    j = np.arange(BT.size)
-    ok = (k - j >= 0) & (k - j <= kS)
-    i = k - j[ok]
-    a, b = BS[i], BT[j[ok]]
-    if cross is None:
-        return a + b, i
-    return coupled_terms(a, b, cross[np.minimum(i, cross.shape[0] - 1), np.minimum(j[ok], cross.shape[1] - 1)]), i
-
-
 def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, pair, cross, lower: float,
            aim: float, sharper: dict, notes: dict | None = None, deep: bool = False,
-           gallop: int = _AIM_GALLOP, rel: float = _AIM_REL) -> float:
+           gallop: int = _AIM_GALLOP, rel: float = _AIM_REL, ladder: bool = False) -> float:
     """The refinements of :func:`_coupled_refined` aimed at one value V of the coupled bound: every
     refinable term above V is brought to V by ``B_S(i) <= a_V(i)`` (:func:`_meets`), proved for all
     those i at once by ONE joint anchored test (:func:`.anchor.anchored_joint_test`).  V starts at
@@ -187,7 +190,8 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     coupled value with every refinable ``B_S(i)`` at that feasible value (the others as they are),
     below which no bounds of S can bring it.  ``deep``: where the goal is proved, the search goes on
     down to ``least`` (resolution :data:`_DEEP_REL`): S's bounds are the anchored ones alone there
-    (:func:`light_S`), where a DNN's tangents may have certified more than the goal.  Returns the
+    (:func:`light_S`), where a DNN's tangents may have certified more than the goal.  ``ladder`` (not
+    ``deep``): where the goal is proved, every refinable term on up :func:`_ladder`'s rungs.  Returns the
     coupled bound.
 
     Replaces one test per binding sparsity, the largest term first, with a bisection per term where
@@ -207,8 +211,8 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     iref = iis[ref].astype(int)
     cref = None if cross is None else cross[np.minimum(iref, cross.shape[0] - 1),
                                             np.minimum(k - iref, cross.shape[1] - 1)]
-    least = max([lower] + [float(v) for v in vals[~ref]]
-                + [float(v) for v in _terms_at(_truncated_all(AS, xS, iref), BT[k - iref], cref)])
+    lowr = _truncated_all(AS, xS, iref)
+    least = max([lower] + [float(v) for v in vals[~ref]] + [float(v) for v in _terms_at(lowr, BT[k - iref], cref)])
     if notes is not None:
         notes.update(cost=0.0, least=least)
     if not cand.any():
@@ -224,6 +228,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     hi = float(tv.max())  # (nothing to test there)
     rows, r_lo, proved, spent = None, None, {}, 0.0
     V, step_up, res = lo, _AIM_REL, rel
+    stood, failed = -np.inf, -np.inf  # (for the ladder: the terms that stand, the last failed value)
     bottom = max(float(np.max(np.minimum(tv, floor))), least)  # (deep: where the search may go down to)
     for _ in range(_AIM_JOINT):
         if not lo <= V < hi:
@@ -247,7 +252,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
             if deep and V == lo and lo > bottom * (1 + _DEEP_REL):
                 lo, r_lo, res = bottom, None, _DEEP_REL  # (the goal proved: below it, coarser)
         else:
-            lo, r_lo = V, r
+            lo, r_lo, failed = V, r, V
             if r is not None and a.size:
                 # the terms whose hypotheses kept the test from proving, asked far above a feasible
                 # value: the anchored bound is weak there (MLL k = 50, i = 47..49: 7% above one;
@@ -258,6 +263,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
                 if weak.size:
                     stand = np.flatnonzero(over)[weak]
                     lo = max(lo, float(tv[stand].max()))
+                    stood = max(stood, float(tv[stand].max()))
                     tv = tv.copy()
                     tv[stand] = -np.inf
                     hi = hi if proved else max(float(tv.max()), lo)
@@ -265,6 +271,12 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
             break
         step_up *= 2  # (gallop up from the goal until a test holds, then bisect)
         V = lo * (1 + step_up) if not proved and lo * (1 + step_up) < hi else float(np.sqrt(lo * hi))
+    if proved and ladder and not deep and _LADDER_RUNS > 0:  # (every refinable term, within the goal's slack too)
+        tr = vals[ref].copy()
+        tr[np.flatnonzero(cand[ref])[np.isneginf(tv)]] = -np.inf  # (those that stand)
+        fl = _terms_at((1 + _AIM_SLACK) * lowr, BT[k - iref], cref)
+        base = max([stood, float(np.max(np.minimum(tr, fl)))] + [float(v) for v in vals[~ref]])
+        spent += _ladder(AS, rows, iref, tr, BT[k - iref], cref, lower, aim, base, hi, failed, nS, runs, proved)
     for i, v in proved.items():
         sharper[i] = min(sharper.get(i, np.inf), v)
     if notes is not None:
@@ -272,36 +284,44 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     return _coupled(certS, stS, dS, kS, BT, k, pair, sharper, cross=cross)
 
 
-def _meets(goal: float, b, c=None):
-    """The largest ``a`` whose coupled term with ``b`` (and cross bound c) is at most ``goal``
-    (before rounding; arrays of terms, ``-inf`` where ``b >= goal``): ``a + b <= goal`` always
-    suffices, and ``lambda_max([[a, c], [c, b]]) <= goal`` when ``(goal - a)(goal - b) >= c^2``.
-    Only chooses where to test: the bound is what is proved."""
-    b = np.asarray(b, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = goal - b
-        if c is not None:
-            a = np.maximum(a, goal - np.asarray(c, dtype=float) ** 2 / (goal - b))
-    return np.where(b >= goal, -np.inf, a * (1 - 64 * _EPS))
-
-
-def _terms_at(a: np.ndarray, b: np.ndarray, c: np.ndarray | None) -> np.ndarray:
-    """The coupled terms with ``B_S(i) = a`` (:func:`_terms`, arrays)."""
-    return a + b if c is None else coupled_terms(a, b, c)
-
-
-def _truncated_all(AS: np.ndarray, x: np.ndarray, ii: np.ndarray) -> np.ndarray:
-    """:func:`_truncated` at every sparsity of ``ii``: x's entries in decreasing order, the value of
-    the first i of them normalized, from one cumulative sum of the ordered quadratic form."""
-    o = np.argsort(-x, kind="stable")
-    o = o[x[o] > 0]
-    if o.size == 0:
-        return np.zeros(ii.size)
-    y = x[o]
-    Q = (AS[np.ix_(o, o)] * y[:, None]) * y[None, :]
-    Qc = np.cumsum(np.cumsum(Q, axis=0), axis=1)
-    at = np.minimum(ii, o.size) - 1
-    return np.diagonal(Qc)[at] / np.cumsum(y * y)[at]
+def _ladder(AS: np.ndarray, rows, ii: np.ndarray, tv: np.ndarray, bt: np.ndarray, cc, lower: float, aim: float,
+            base: float, cur: float, failed: float, nS: int, runs: int, proved: dict) -> float:
+    """:func:`_aimed`'s terms ``tv`` (at sparsities ``ii`` of S, with ``bt``, ``cc``), proved to ``cur`` (the
+    aim's goal or above), taken on up a ladder of aims: the rung ``a' = 1 - (1 - a) / 2`` asks every term above
+    ``V = max(lower / a', base)`` (``base``: the terms no test lowers, the floors above feasible values) to meet
+    V by ONE joint anchored test (:func:`.anchor.anchored_joint_test`; after a failed one of the ladder, started
+    from its ratios: valid as in :func:`_aimed`, a larger V asks larger values at fewer sparsities); a proved
+    rung leads to the next, a failed one (or a rung at or below ``failed``, a value :func:`_aimed` failed at)
+    to the bisection between it and ``cur``.  A test runs only while the ladder's counted cost stays within
+    :data:`_LADDER_RUNS` DNN runs on S and its value promises at least :data:`_LADDER_GAIN` more certified ratio
+    (``lower / V - lower / cur``).  Proved values go into ``proved``; returns the tests' counted cost.  Valid:
+    each value is a joint test's proof; the ladder only decides which tests run."""
+    allowance = _LADDER_RUNS * runs * _DNN_PASSES * float(nS) ** 2
+    spent, a, V, r = 0.0, aim, None, None
+    while True:
+        if V is None:  # (the next rung)
+            a = 1 - (1 - a) / 2
+            V = max(lower / a, base)
+        if V <= failed:  # (a test above it failed: the bisection between that and the proved value instead)
+            V = float(np.sqrt(failed * cur))
+        over = tv > V
+        if not (lower / V - lower / cur >= _LADDER_GAIN and over.any()):
+            return spent
+        want = _meets(V, bt[over], None if cc is None else cc[over])
+        top = int(ii[over].max())
+        if not (want > 0).all() or spent + anchor_cost(nS, top) > allowance:
+            return spent
+        spent += anchor_cost(nS, top)
+        if rows is None or top > rows.k:
+            rows = AnchorRows(AS, top)
+        ok, r2 = anchored_joint_test(rows, ii[over], want, r, patience=_AIM_PATIENCE)
+        if ok:
+            for i, v in zip(ii[over], want):
+                proved[int(i)] = min(proved.get(int(i), np.inf), float(v))
+            cur, V = V, None
+        else:
+            failed, r = V, r2
+            V = float(np.sqrt(failed * cur))
 
 
 def _coupled_bs(certS: Certificate, stS, dS: np.ndarray, kS: int, pair: float | None = None,
@@ -427,8 +447,10 @@ def light_refined(lazy: dict | None, covS: Cov, certS: Certificate, stS, kS: int
     """:func:`_coupled_refined` on a lazy :func:`light_S`'s certificate (``lazy`` None: on ``certS`` as it is).
     Where its bound at kS (the first test's value) is where the coupled maximum sits, :func:`light_finish`
     lowers it: with the refinements run, the coupled bound with their proofs; where none ran (the plain
-    coupling sat at kS or was enough), all of it again on the finished certificate.  Valid: every
+    coupling sat at kS or was enough), all of it again on the finished certificate.  The aimed search climbs
+    :func:`_ladder` here (``ladder``, unless given) where not ``deep``.  Valid: every
     ``B_S(i)`` is proved either way.  Returns ``(certS, (bound, sharper, cross))``."""
+    kw = {"ladder": True, **kw}  # (the ladder of aims where S's bound is not the light route's: not deep)
     out = _coupled_refined(covS, certS, stS, kS, BT, k, pair, make_cross, lower, stop, **kw)
     if not lazy or certS is not lazy.get("cert"):  # (not lazy, or S's certificate the DNN's)
         return certS, out
@@ -477,25 +499,6 @@ def split_cross(cov: Cov, S: np.ndarray, T: np.ndarray, kS: int, k: int, certS: 
     # coupled one (:func:`light_refined`)
     make.one_k = one
     return make, rows
-
-
-def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """(S, T): the s features of largest variance plus the support of ``x`` (its s largest
-    entries when it has more, so that S stays small: the DNN's cost), and the rest."""
-    Smask = np.zeros(dg.size, dtype=bool)
-    Smask[np.argsort(-dg, kind="stable")[:s]] = True
-    sup = np.flatnonzero(x)
-    if sup.size > s:
-        sup = sup[np.argsort(-x[sup], kind="stable")[:s]]
-    Smask[sup] = True
-    return np.flatnonzero(Smask), np.flatnonzero(~Smask)
-
-
-def _lambda_S(cov: Cov, S: np.ndarray) -> float:
-    """An upper bound on ``lambda_max(A_SS)`` through ``X_S``'s m x m Gram (thin data): its top
-    eigenvalue plus :func:`.bounds._gram_eig`'s tolerance."""
-    w, _, tol = _thin_lambdas(cov.X[:, S], cov.X.shape[0], 1)
-    return float(w[0] + tol)
 
 
 # a one-k "auto" split certificate on thin data first tries a smaller screen, _SMALL_PER_K k features
@@ -567,33 +570,3 @@ def small_hopeless(trial: dict, cov: Cov, S, T, covS: Cov, xS, k: int, kS: int, 
         return True  # (the plain sums' ceiling: ruled out before the cross table's cost)
     trial["cross"] = cross_table(cov, S, T, kS, k, _lambda_S(cov, S))
     return lower < (_COUPLED_AIM - _SMALL_SHORT) * t_ceiling(AS, xS, BT, k, kS, trial["cross"])
-
-
-def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
-    """The split certificate's feasible point and value, through X (never n x n): the given
-    ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
-    if x is not None:
-        info["lower_source"] = "given"
-        return x, cov.quad(x)
-    found = []
-    if budget is not None:  # any time limit affords the largest variance
-        e = np.zeros(cov.n)
-        e[int(np.argmax(dg))] = 1.0
-        found.append((_quad_held(cov, e), e, "variance"))
-    if fits(budget, "fit", work):
-        with step(budget, "fit", work):
-            r = _fit_lower(cov, k)
-        if r is not None:
-            found.append((r[1], r[0], "fit(auto)"))
-    if fits(budget, "ascent", work):
-        with step(budget, "ascent", work):
-            if cov.X is not None and cov.thin:
-                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3, gram)
-            else:
-                U = None
-            X0 = _starts(cov, k, U, cfg["ascent_starts"])
-            xa, fa = _ascent_many(cov, k, X0)
-        found.append((fa, xa, "ascent"))
-    lower, x, src = max(found, key=lambda t: t[0])
-    info["lower_source"] = src
-    return x, lower

@@ -25,7 +25,7 @@ from ..operators.cov import Cov
 from . import _settings as _S
 from ._settings import _EPS, anchor_cost
 from .anchor import AnchorRows, anchored_joint_test
-from .coupled import _COUPLED_AIM, _meets, _truncated_all
+from .coupled import _COUPLED_AIM, _LADDER_GAIN, _meets, _truncated_all
 from .cross import coupled_terms
 from .dnn import dnn_tangent
 
@@ -215,6 +215,28 @@ def carry_aimed(held: CarryS, run: dict, BT: np.ndarray, k: int, goal: float, to
     return np.inf, spent
 
 
+def carry_ladder(held: CarryS, run: dict, BT: np.ndarray, k: int, low: float, V: float, allowance: float,
+                 tests: int = _CARRY_SHARP_TESTS) -> tuple[float, float]:
+    """certify(k)'s ladder of aims (:func:`.coupled._ladder`) carried to k: from a proved value ``V`` of the run's
+    split bound at k, :func:`carry_aimed` at each rung ``low / a`` below V (``a`` from the aim
+    ``coupled._COUPLED_AIM``, each rung halving the ratio's gap to 1), between the rung and V (``tests`` tests: a
+    failed rung bisected toward V), until a rung fails, the gap is below ``coupled._LADDER_GAIN`` or the counted
+    ``allowance`` is spent.  Returns ``(the smallest value proved, counted cost)``.  Valid as :func:`carry_aimed`
+    is; only the values asked follow certify(k)'s."""
+    a, spent = _COUPLED_AIM, 0.0
+    while low > 0 and 1 - a >= _LADDER_GAIN:
+        a = 1 - (1 - a) / 2
+        W = low / a
+        if not W < V * (1 - _CARRY_REL):
+            continue  # (a rung proved already)
+        W, cost = carry_aimed(held, run, BT, k, W, V, allowance - spent, tests)
+        spent += cost
+        if not W < V:
+            break
+        V = W
+    return V, spent
+
+
 def carry_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, keeps: dict, rest, curve: np.ndarray,
                ks, budget: float, own: dict | None = None) -> tuple[float, int]:
     """At each k of ``ks`` (largest first), :func:`carry_aimed` on the run (``keeps``: ``(run k, screen)``
@@ -237,13 +259,18 @@ def carry_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, k
     curves = {kr: coupled_curve(keep, rest(keep), uniq) for kr, keep in keeps.items()}
     goal = np.full(uniq.size, np.inf)
     sharp = goal
-    gate = np.zeros(uniq.size)
+    gate, peak = np.zeros(uniq.size), np.zeros(uniq.size)
     rk = sorted(k for k in (own or {}) if k in pos and own[k].upper_bound > 0 and lows[pos[k]] > 0)
     if rk:  # (the forecast only decides where the tests run and start)
         ratio = np.interp(uniq.astype(float), rk, [lows[pos[k]] / own[k].upper_bound for k in rk])
         goal = np.maximum(lows, 0.0) / np.minimum(ratio, _COUPLED_AIM)
         sharp = np.maximum(lows, 0.0) / ratio  # (the forecast above the aim: _CARRY_SHARP_TESTS)
         gate = np.maximum(lows, 0.0) / ratio * (1 - _CARRY_GATE)
+        # (the larger certified ratio of the runs on either side of k: where above the aim, certify(k) may have
+        # climbed its ladder of aims, coupled._ladder)
+        rr = np.array([lows[pos[k]] / own[k].upper_bound for k in rk])
+        at = np.searchsorted(np.asarray(rk, dtype=float), uniq.astype(float))
+        peak = np.maximum(rr[np.clip(at - 1, 0, rr.size - 1)], rr[np.clip(at, 0, rr.size - 1)])
     held: dict = {}
     spent, better, deeper = 0.0, set(), []
     for k in sorted((int(k) for k in ks), reverse=True):
@@ -274,6 +301,9 @@ def carry_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, k
             if not np.isfinite(V):
                 V, cost = carry_aimed(held[kr], keep, rest(keep), k, start, float(ub[i]), budget - spent)
                 spent += cost
+            if np.isfinite(V) and peak[i] > _COUPLED_AIM:  # (a run beside k above the aim: certify(k)'s ladder)
+                W, cost = carry_ladder(held[kr], keep, rest(keep), k, float(lows[i]), V, budget - spent)
+                spent, V = spent + cost, min(V, W)
             if np.isfinite(V) and V <= min(float(goal[i]), float(sharp[i])) and _S._LAZY_S:
                 deeper.append((k, kr, V))  # (the forecast proved at once: once more below it, after the sweep)
             if np.isfinite(V):

@@ -163,10 +163,12 @@ def test_aimed_refines_many_sparsities_with_few_tests(monkeypatch):
     """The point of the joint test: many binding sparsities sharpened by a handful of anchored
     iterations' runs (``row_fixpoint`` calls), at most ``_AIM_JOINT``; one test per sparsity (the
     former aimed refinements) needs one run or more for each (on these 16 cases: 64 sparsities
-    refined in 89 runs; now 73 in 23)."""
+    refined in 89 runs; now 73 in 23).  The ladder of aims after a proved goal (``coupled._ladder``) left out: its
+    tests sharpen the same sparsities further, one joint test per rung (counted in test_aim_ladder.py)."""
     calls = []
     real = anchor.row_fixpoint
     monkeypatch.setattr(anchor, "row_fixpoint", lambda *a, **kw: (calls.append(1), real(*a, **kw))[1])
+    monkeypatch.setattr(coupled, "_LADDER_RUNS", 0.0)
     refined, runs = 0, 0
     for seed in range(8):
         for beta in (0.02, 0.05):

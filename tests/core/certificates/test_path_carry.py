@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from nspca_core import certify_path
 from nspca_core.operators.cov import Cov
 from nspca_core.certificates import _settings as S
+from nspca_core.certificates import coupled
 from nspca_core.certificates import path_carry as PC
 from nspca_core.certificates import path_large as PL
 from nspca_core.certificates import single
@@ -82,7 +83,12 @@ def test_large_path_carries_refinements_never_looser_than_one_k(monkeypatch):
     looser than certify(k) at some k of this 8 x 200 case (path_large's own test); the carried
     refinements (path_carry.carry_runs: joint anchored tests on a run's S at the sparsities k's terms
     need) make it at most certify(k)'s at every k, each bound still valid.  Fails without them
-    (``_CARRY_SHARE = 0``)."""
+    (``_CARRY_SHARE = 0``).  certify(k)'s ladder of aims off (``coupled._LADDER_RUNS = 0``, in the path's runs
+    too): it climbs on certify(k)'s own screen, where a run's S carried to k may not follow (k = 16 here:
+    certify(16) 0.9875, carried tests climbing the same rungs on run 18's S 0.9845); the path meets it where it
+    runs certify(k)'s route (test_path_large's test at every k, the ladder on: it changes certify(k) at k = 6..16
+    there, and the path runs at those k)."""
+    monkeypatch.setattr(coupled, "_LADDER_RUNS", 0.0)
     X, ks, one = _forced_wide(monkeypatch)
     monkeypatch.setattr(PL, "_MATCH_SHARE", 0.0)
     monkeypatch.setattr(PL, "_CARRY_SHARE", 0.0)
@@ -159,3 +165,59 @@ def test_gated_carry_never_looser_than_without_and_valid_against_bruteforce(monk
     for c in certify_path(X, ks=ks):
         assert c.upper_bound >= opt[c.k] * (1 - 1e-12), (c.k, c.kind, c.upper_bound, opt[c.k])
         assert c.upper_bound >= c.lower * (1 - 1e-12) and np.count_nonzero(c.x) <= c.k
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(7, 9), st.integers(2, 7), st.integers(0, 2**31 - 1), st.sampled_from([0.95, 0.99, 1.0]))
+def test_carried_ladder_proves_only_true_bounds_against_bruteforce(monkeypatch, n, m, seed, factor):
+    """carry_ladder (certify(k)'s ladder of aims carried to k) from a value its first test proved: every value in
+    ``BS_at`` is at least the brute-force optimum of A_SS at its sparsity, the carried curve at least OPT_k and
+    never above the one before, the value returned at most the one given."""
+    _force_split(monkeypatch, split_min=5, per_k=1, size=6)
+    rng = np.random.default_rng(seed)
+    X = np.abs(rng.standard_normal((m, n)) * rng.random(n) * 3)
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    cov = Cov(X, None)
+    keep: dict = {}
+    single._certify_large(cov, int(rng.integers(1, n - 2)), None, "auto", None, keep=keep)
+    assume(keep and keep["T"].size > 0 and keep["S"].size >= 3)
+    BT = _rest_curve(cov, keep["T"], n)
+    ks = np.arange(1, n + 1)
+    opt = np.array([brute_opt(A, int(k))[0] for k in ks])
+    AS = A[np.ix_(keep["S"], keep["S"])]
+    optS = [0.0] + [brute_opt(AS, i)[0] for i in range(1, keep["S"].size + 1)]
+    held = PC.CarryS(cov, keep)
+    before = PC.coupled_curve(keep, BT, ks)
+    for k in ks:
+        V = float(before[k - 1])
+        W, cost = PC.carry_ladder(held, keep, BT, int(k), factor * opt[k - 1], V, np.inf)
+        assert W <= V and cost >= 0.0
+    for i, v in (keep.get("BS_at") or {}).items():
+        if 1 <= i <= keep["S"].size:
+            assert v >= optS[i] * (1 - 1e-12) - 1e-12, (i, v, optS[i])
+    after = PC.coupled_curve(keep, BT, ks)
+    assert (after >= opt * (1 - 1e-12)).all() and (after <= before).all()
+
+
+def test_carried_ladder_stops_by_cost_and_at_the_top_rung(monkeypatch):
+    """carry_ladder runs no test with no allowance, nor from a value already at or below its top rung (the ratio's
+    gap under coupled._LADDER_GAIN); it runs tests otherwise (counted, on the 8 x 60 case)."""
+    _force_split(monkeypatch, split_min=4, per_k=1, size=30)
+    X = _gene_like_small(8, 60, 2)
+    cov = Cov(X, None)
+    keep: dict = {}
+    one = single._certify_large(cov, 12, None, "auto", None, keep=keep)
+    BT = _rest_curve(cov, keep["T"], 40)
+    calls: list = []
+    real = PC.anchored_joint_test
+    monkeypatch.setattr(PC, "anchored_joint_test", lambda *a, **kw: (calls.append(1), real(*a, **kw))[1])
+    held = PC.CarryS(cov, keep)
+    V = float(PC.coupled_curve(keep, BT, np.array([12]))[0])
+    low = float(one.lower)
+    assert PC.carry_ladder(held, keep, BT, 12, low, V, 0.0) == (V, 0.0)  # (no allowance: no joint test)
+    assert PC.carry_ladder(held, keep, BT, 12, low, low * (1 + 1e-4), np.inf) == (low * (1 + 1e-4), 0.0)
+    assert not calls
+    PC.carry_ladder(held, keep, BT, 12, low, V, np.inf)
+    assert calls

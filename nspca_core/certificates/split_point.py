@@ -1,0 +1,62 @@
+"""The split certificate's screen and feasible point (:func:`.single._certify_split`): the screened set S
+(features of largest variance plus the point's support), an upper bound on ``lambda_max(A_SS)`` through X, and
+the point itself when none is given.  Moved out of :mod:`.coupled` unchanged (the module limit)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..operators.cov import Cov
+from .bounds import _thin_lambdas
+from .budget import fits, step
+from .cheap import _quad_held
+from .lower import _ascent_many, _fit_lower, _starts
+
+
+def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """(S, T): the s features of largest variance plus the support of ``x`` (its s largest
+    entries when it has more, so that S stays small: the DNN's cost), and the rest."""
+    Smask = np.zeros(dg.size, dtype=bool)
+    Smask[np.argsort(-dg, kind="stable")[:s]] = True
+    sup = np.flatnonzero(x)
+    if sup.size > s:
+        sup = sup[np.argsort(-x[sup], kind="stable")[:s]]
+    Smask[sup] = True
+    return np.flatnonzero(Smask), np.flatnonzero(~Smask)
+
+
+def _lambda_S(cov: Cov, S: np.ndarray) -> float:
+    """An upper bound on ``lambda_max(A_SS)`` through ``X_S``'s m x m Gram (thin data): its top
+    eigenvalue plus :func:`.bounds._gram_eig`'s tolerance."""
+    w, _, tol = _thin_lambdas(cov.X[:, S], cov.X.shape[0], 1)
+    return float(w[0] + tol)
+
+
+def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
+    """The split certificate's feasible point and value, through X (never n x n): the given
+    ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
+    if x is not None:
+        info["lower_source"] = "given"
+        return x, cov.quad(x)
+    found = []
+    if budget is not None:  # any time limit affords the largest variance
+        e = np.zeros(cov.n)
+        e[int(np.argmax(dg))] = 1.0
+        found.append((_quad_held(cov, e), e, "variance"))
+    if fits(budget, "fit", work):
+        with step(budget, "fit", work):
+            r = _fit_lower(cov, k)
+        if r is not None:
+            found.append((r[1], r[0], "fit(auto)"))
+    if fits(budget, "ascent", work):
+        with step(budget, "ascent", work):
+            if cov.X is not None and cov.thin:
+                w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3, gram)
+            else:
+                U = None
+            X0 = _starts(cov, k, U, cfg["ascent_starts"])
+            xa, fa = _ascent_many(cov, k, X0)
+        found.append((fa, xa, "ascent"))
+    lower, x, src = max(found, key=lambda t: t[0])
+    info["lower_source"] = src
+    return x, lower

@@ -155,10 +155,20 @@ class Cov:
         key = (d, self.thin and self._A is None)
         kept = self.__dict__.setdefault("_factors", {})
         if key not in kept:
-            kept[key] = (lowrank_factor_clean(self.X, None, d, top=self._x_top()) if key[1]
-                         else lowrank_factor_clean(None, self.dense(), d))  # A formed once, shared with the solvers
+            if key[1]:
+                gram: dict = {}
+                kept[key] = lowrank_factor_clean(self.X, None, d, top=self._x_top(), keep=gram)
+                self._gram_thin = (self.X, gram)
+            else:  # A formed once, shared with the solvers
+                kept[key] = lowrank_factor_clean(None, self.dense(), d)
         V, eig = kept[key]
         return V.copy(order="K"), eig.copy()  # (the layout kept: BLAS rounds by it)
+
+    def thin_gram(self):
+        """``(G, s)``: the m x m Gram ``(X/s)(X/s)^T / m`` of the data held (``s`` a power of two) that a
+        :meth:`factor` through X made, or None (none made yet, or X replaced since).  Read only."""
+        kept = self.__dict__.get("_gram_thin")
+        return (kept[1]["gram"], kept[1]["scale"]) if kept is not None and kept[0] is self.X else None
 
     def note_top(self, top: float) -> None:
         """Record ``max |X|`` of the data held (computed by the caller, e.g.

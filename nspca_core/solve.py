@@ -27,7 +27,7 @@ from ._common.steps import TopK
 from ._common.validation import as_rng
 from .enet import enet_directions, enet_samples, enet_top
 from .methods import PEERS
-from .operators.cov import Cov
+from .operators.cov import THIN_GRAM_KEEP_RATIO, Cov
 from .peers import PEER_METHODS
 from .peers.tpower import tpower_starts
 from .result import Result, seed_param
@@ -92,7 +92,8 @@ _DRAWS: dict = {}
 # in the sample space as ``X^T F g / m``, g ~ N(0, I_m), with ``F F^T = X X^T`` (pivoted Cholesky of the
 # factor's Gram): the same law (covariance A^2), m x 24 draws instead of n x 24 and one n x m product
 # instead of two.  Up to m^2 <= this * n: the Cholesky's m^3 / 3 flops stay below the 24 m n product saved
-_SAMPLE_STARTS_RATIO = 72
+# (the operator keeps its Gram up to the same ratio, THIN_GRAM_KEEP_RATIO)
+_SAMPLE_STARTS_RATIO = THIN_GRAM_KEEP_RATIO
 
 
 def peer(method: str):

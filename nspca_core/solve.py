@@ -89,9 +89,10 @@ _DRAWS_KEEP = 2
 _DRAWS_MAX_BYTES = 1 << 24
 _DRAWS: dict = {}
 # thin data (m < n samples) with float32 products: auto's random starts ``A r``, r ~ N(0, I_n), are drawn
-# in the sample space as ``X^T F g / m``, g ~ N(0, I_m), with ``F F^T = X X^T`` (pivoted Cholesky of the
-# factor's Gram): the same law (covariance A^2), m x 24 draws instead of n x 24 and one n x m product
-# instead of two.  Up to m^2 <= this * n: the Cholesky's m^3 / 3 flops stay below the 24 m n product saved
+# in the sample space as ``X^T F g``, g ~ N(0, I_m), with ``F F^T = G = (X/s)(X/s)^T / m`` (pivoted Cholesky of
+# the factor's Gram, :meth:`Cov.thin_gram`): covariance ``X^T G X = (m / s^2) A^2``, the law of A r up to a
+# scale (each start is projected), with m x 24 draws instead of n x 24 and one n x m product instead of two.
+# Up to m^2 <= this * n: the Cholesky's m^3 / 3 flops stay below the 24 m n product saved
 # (the operator keeps its Gram up to the same ratio, THIN_GRAM_KEEP_RATIO)
 _SAMPLE_STARTS_RATIO = THIN_GRAM_KEEP_RATIO
 
@@ -147,7 +148,10 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     """The cheap starts of "auto" as ``(names, X0)``, X0 (n, p) one start per column: those of the
     truncated power method with the same seed (so "auto" is never below "tpower"), the rank-1
     solutions of the other top eigenvectors, and ``A r`` for random signed r drawn per rank of
-    ``key`` (order-free).  One matrix filled by blocks: no n-vector per start to stack again.
+    ``key`` (order-free).  On thin data with float32 products and a small Gram (:func:`_sample_gram`) the
+    random starts are drawn in the sample space instead: ``X^T F g``, the law of ``A r``
+    (:data:`_SAMPLE_STARTS_RATIO`; the draws do not see the features' order).  One matrix filled by blocks:
+    no n-vector per start to stack again.
     ``matvec``: a :class:`~nspca_core._common.screen.SingleProducts` for ``A r`` (default ``cov.matvec``)."""
 
     gram = _sample_gram(cov, matvec)
@@ -187,9 +191,9 @@ def _sample_gram(cov: Cov, matvec) -> np.ndarray | None:
 
 
 def _sample_factor(G: np.ndarray) -> np.ndarray:
-    """F (m, r) with ``F F^T = G`` to rounding, r the rank of the PSD ``G`` (m x m): LAPACK's pivoted
-    Cholesky ``P^T G P = L L^T`` (stopping at the numerical rank), ``F = P L``; any such F gives
-    ``F g`` the law N(0, G) for g ~ N(0, I_r).  The draws are always m x q: their first r rows are used."""
+    """F (m, m) with ``F F^T = G`` to rounding for the PSD ``G`` (m x m): LAPACK's pivoted Cholesky
+    ``P^T G P = L L^T`` stopping at the numerical rank r, ``F = P L`` (its columns past r zero); any such
+    F gives ``F g`` the law N(0, G) for g ~ N(0, I_m)."""
     c, piv, rank, info = scipy.linalg.lapack.dpstrf(G, lower=1)
     if info < 0:
         raise np.linalg.LinAlgError(f"dpstrf: argument {-info} illegal")

@@ -48,20 +48,23 @@ def _pow2_of(top: float) -> float:
     return float(np.ldexp(1.0, int(np.frexp(top)[1]) - 1))
 
 
-def _thin_pairs(X: np.ndarray, d: int, s: float):
+def _thin_pairs(X: np.ndarray, d: int, s: float, keep: dict | None = None):
     """``(w, U)``: the top ``d + 1`` eigenpairs (descending, ``w`` clipped at 0) of the covariance of
     ``X / s`` (m < n rows), from its m x m Gram, with ``s`` a power of two, without the n-column copy
     ``X / s``: ``(X/s)(X/s)^T = (X X^T) / s^2`` and ``(X/s)^T P = (X^T P) / s`` entry for entry (a power
     of two moves only exponents, so every product and sum rounds alike), as long as no product of two
     entries leaves the normal range in either form: with ``s`` in ``[2^-60, 2^60]`` none overflows, and
     one underflows only where two entries below about ``2^-450 s`` meet (that term then rounds
-    differently, far below the rest of its sum).  ``s = 1``: X as given."""
+    differently, far below the rest of its sum).  ``s = 1``: X as given.  ``keep``: a dict given
+    receives the Gram ``(X/s)(X/s)^T / m`` as ``keep["gram"]`` and ``s`` as ``keep["scale"]``."""
     m = X.shape[0]
     # X = P S Q^T; A = Q (S^2/m) Q^T.  Eigenvectors of A from the m x m Gram.
     G = X @ X.T
     if s != 1.0:
         G *= 1.0 / (s * s)  # exact: a power of two
     G /= m
+    if keep is not None:
+        keep["gram"], keep["scale"] = G, s
     w, P = _top_eigh(G, d + 1)
     w = np.clip(w, 0.0, None)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -186,7 +189,7 @@ def lowrank_factor(X=None, *, cov=None, d):
     return lowrank_factor_clean(X, A, d)
 
 
-def lowrank_factor_clean(X, A, d: int, top: float | None = None):
+def lowrank_factor_clean(X, A, d: int, top: float | None = None, keep: dict | None = None):
     """Unvalidated :func:`lowrank_factor` (exactly one of ``X``, ``A`` given).
 
     Works on the input divided by a power of two (exact) so that neither
@@ -196,7 +199,8 @@ def lowrank_factor_clean(X, A, d: int, top: float | None = None):
     whose power of two is within ``[2^-60, 2^60]`` are not copied: the division
     is applied to the m x m Gram and the n x (d + 1) product instead
     (:func:`_thin_pairs`, the same floats).  ``top``: ``max |X|`` when the
-    caller has it (:func:`pow2_scale`'s pass is then not made again).
+    caller has it (:func:`pow2_scale`'s pass is then not made again).  ``keep``: on thin data, a dict
+    that receives the m x m Gram the pairs came from (:func:`_thin_pairs`; it is not changed after).
     """
     n = X.shape[1] if X is not None else A.shape[0]
     if X is not None:
@@ -204,7 +208,7 @@ def lowrank_factor_clean(X, A, d: int, top: float | None = None):
         unit = s  # A = s^2 (X/s)^T (X/s) / m: eigenvalues times s^2, V times s
         if X.shape[0] < n:
             free = _SCALE_FREE_MIN <= s <= _SCALE_FREE_MAX  # X / s only through the Gram and X^T P
-            w, U = _thin_pairs(X, d, s) if free else _thin_pairs(X / s, d, 1.0)
+            w, U = _thin_pairs(X, d, s, keep) if free else _thin_pairs(X / s, d, 1.0, keep)
         else:
             X = X / s
             A = (X.T @ X) / X.shape[0]  # one array on both sides: BLAS's symmetric product, as before

@@ -15,6 +15,7 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
+import scipy.linalg.lapack
 
 from ._common.ascent import Screen, SupportJump, ascent, cov_key, project, random_starts
 from ._common.polish import polish_many
@@ -26,7 +27,7 @@ from ._common.steps import TopK
 from ._common.validation import as_rng
 from .enet import enet_directions, enet_samples, enet_top
 from .methods import PEERS
-from .operators.cov import Cov
+from .operators.cov import THIN_GRAM_KEEP_RATIO, Cov
 from .peers import PEER_METHODS
 from .peers.tpower import tpower_starts
 from .result import Result, seed_param
@@ -87,6 +88,13 @@ _AUTO_SPARSE_FACTOR_TOL = 1e-6
 _DRAWS_KEEP = 2
 _DRAWS_MAX_BYTES = 1 << 24
 _DRAWS: dict = {}
+# thin data (m < n samples) with float32 products: auto's random starts ``A r``, r ~ N(0, I_n), are drawn
+# in the sample space as ``X^T F g``, g ~ N(0, I_m), with ``F F^T = G = (X/s)(X/s)^T / m`` (pivoted Cholesky of
+# the factor's Gram, :meth:`Cov.thin_gram`): covariance ``X^T G X = (m / s^2) A^2``, the law of A r up to a
+# scale (each start is projected), with m x 24 draws instead of n x 24 and one n x m product instead of two.
+# Up to m^2 <= this * n: the Cholesky's m^3 / 3 flops stay below the 24 m n product saved
+# (the operator keeps its Gram up to the same ratio, THIN_GRAM_KEEP_RATIO)
+_SAMPLE_STARTS_RATIO = THIN_GRAM_KEEP_RATIO
 
 
 def peer(method: str):
@@ -140,17 +148,23 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     """The cheap starts of "auto" as ``(names, X0)``, X0 (n, p) one start per column: those of the
     truncated power method with the same seed (so "auto" is never below "tpower"), the rank-1
     solutions of the other top eigenvectors, and ``A r`` for random signed r drawn per rank of
-    ``key`` (order-free).  One matrix filled by blocks: no n-vector per start to stack again.
+    ``key`` (order-free).  On thin data with float32 products and a small Gram (:func:`_sample_gram`) the
+    random starts are drawn in the sample space instead: ``X^T F g``, the law of ``A r``
+    (:data:`_SAMPLE_STARTS_RATIO`; the draws do not see the features' order).  One matrix filled by blocks:
+    no n-vector per start to stack again.
     ``matvec``: a :class:`~nspca_core._common.screen.SingleProducts` for ``A r`` (default ``cov.matvec``)."""
 
-    rng = _start_draws(seed, cov.n)
+    gram = _sample_gram(cov, matvec)
+    rng = _start_draws(seed, cov.n, cov.n if gram is None else gram.shape[0])
     F = rank1_points(V, k)  # the rank-1 points of every factor column (tpower's first start among them)
     T = tpower_starts(V[:, 0], k, key, rng, _TPOWER_RESTARTS, first=F[:, 0])
     d = V.shape[1]
     # with float32 products the columns need not be unit: A r is projected (normalized) anyway
-    R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False, unit=matvec is None)
+    R = random_starts(key, rng, _AUTO_RANDOM_STARTS, nonneg=False, unit=matvec is None) if gram is None \
+        else _sample_factor(gram) @ rng.standard_normal((gram.shape[0], _AUTO_RANDOM_STARTS))
+    q = _AUTO_RANDOM_STARTS
     names = ["rank1(u1)", "top-variance"] + [f"tpower#{i}" for i in range(2, T.shape[1])]
-    names += [f"rank1(u{j + 1})" for j in range(1, d)] + [f"random#{i + 1}" for i in range(R.shape[1])]
+    names += [f"rank1(u{j + 1})" for j in range(1, d)] + [f"random#{i + 1}" for i in range(q)]
     # column-major with float32 products (large n): the starts are projected column by column
     X0 = np.empty((cov.n, len(names)), order="C" if matvec is None else "F")
     p = T.shape[1]
@@ -158,9 +172,34 @@ def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
     X0[:, p:p + d - 1] = F[:, 1:]
     if matvec is None:
         X0[:, p + d - 1:] = cov.matvec(R)
+    elif gram is not None:  # X^T (F g) in float32 (a scale of a column does not matter: it is projected)
+        matvec.rows_of(None, np.arange(cov.n), None, Z=R.astype(np.float32), out=X0[:, p + d - 1:])
     else:  # the float32 products converted straight into X0's block
         matvec(R, dense=True, out=X0[:, p + d - 1:])
     return names, X0
+
+
+def _sample_gram(cov: Cov, matvec) -> np.ndarray | None:
+    """The m x m Gram of thin data for auto's random starts in the sample space (see
+    :data:`_SAMPLE_STARTS_RATIO`), or None: other data, float64 products, or m too large."""
+    if matvec is None or not getattr(matvec, "thin", False):
+        return None
+    kept = cov.thin_gram()
+    if kept is None or kept[0].shape[0] ** 2 > _SAMPLE_STARTS_RATIO * cov.n:
+        return None
+    return kept[0]
+
+
+def _sample_factor(G: np.ndarray) -> np.ndarray:
+    """F (m, m) with ``F F^T = G`` to rounding for the PSD ``G`` (m x m): LAPACK's pivoted Cholesky
+    ``P^T G P = L L^T`` stopping at the numerical rank r, ``F = P L`` (its columns past r zero); any such
+    F gives ``F g`` the law N(0, G) for g ~ N(0, I_m)."""
+    c, piv, rank, info = scipy.linalg.lapack.dpstrf(G, lower=1)
+    if info < 0:
+        raise np.linalg.LinAlgError(f"dpstrf: argument {-info} illegal")
+    F = np.zeros((G.shape[0], G.shape[0]))
+    F[piv - 1, :rank] = np.tril(c)[:, :rank]
+    return F
 
 
 class _Draws:
@@ -179,20 +218,22 @@ class _Draws:
         return a.copy()
 
 
-def _start_draws(seed, n: int):
+def _start_draws(seed, n: int, rows: int | None = None):
     """The random stream of auto's starts: ``as_rng(seed)``, or for an int seed its normal draws kept
     from an earlier fit with the same seed and feature count (:data:`_DRAWS`).  They depend on nothing
     else, and a session fits the same data at many k (the app's slider, a path): the n x 34 draws cost
     more than the starts' products on gene data (dlbcl-shaped 77 x 7,070: 2.2 of 3.9 ms).  The same
-    floats either way (one Generator, the same calls in the same order)."""
+    floats either way (one Generator, the same calls in the same order).  ``rows``: the rows of the
+    random starts' draw (n by default; m when drawn in the sample space)."""
+    rows = n if rows is None else rows
     if seed is None or isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0 \
-            or 8 * n * (_TPOWER_RESTARTS + _AUTO_RANDOM_STARTS) > _DRAWS_MAX_BYTES:
+            or 8 * (n * _TPOWER_RESTARTS + rows * _AUTO_RANDOM_STARTS) > _DRAWS_MAX_BYTES:
         return as_rng(seed)  # a Generator, a RandomState, None, or too many features: drawn every time
-    tag = (int(seed), int(n))
+    tag = (int(seed), int(n), int(rows))
     arrays = _DRAWS.get(tag)
     if arrays is None:
         rng = as_rng(seed)
-        arrays = tuple(rng.standard_normal((n, c)) for c in (_TPOWER_RESTARTS, _AUTO_RANDOM_STARTS))
+        arrays = tuple(rng.standard_normal(shape) for shape in ((n, _TPOWER_RESTARTS), (rows, _AUTO_RANDOM_STARTS)))
         for a in arrays:
             a.flags.writeable = False
         for old in list(_DRAWS)[:max(0, len(_DRAWS) - _DRAWS_KEEP + 1)]:  # the oldest first

@@ -24,6 +24,9 @@ DENSE_FACTOR_MAX_N = 512
 # operator's private copy (never the caller's array), the covariance is copied in and out.
 _GRAM_KEEP_MAX_BYTES = 2**26  # data and covariance above this (64 MB) are not kept
 _gram_kept: list = []  # [(X, A)]: at most one
+#: a factor through X keeps its m x m Gram (:meth:`Cov.thin_gram`, for auto's random starts) while
+#: m^2 <= this * n: then at most this many n floats (below this / m of X's own size)
+THIN_GRAM_KEEP_RATIO = 72
 
 
 def gram(X: np.ndarray, keep: bool = False, reuse: bool = False) -> np.ndarray:
@@ -155,10 +158,22 @@ class Cov:
         key = (d, self.thin and self._A is None)
         kept = self.__dict__.setdefault("_factors", {})
         if key not in kept:
-            kept[key] = (lowrank_factor_clean(self.X, None, d, top=self._x_top()) if key[1]
-                         else lowrank_factor_clean(None, self.dense(), d))  # A formed once, shared with the solvers
+            if key[1]:
+                gram: dict = {}
+                kept[key] = lowrank_factor_clean(self.X, None, d, top=self._x_top(), keep=gram)
+                if self.m * self.m <= THIN_GRAM_KEEP_RATIO * self.n:  # small: at most that many n floats
+                    self._gram_thin = (self.X, gram)
+            else:  # A formed once, shared with the solvers
+                kept[key] = lowrank_factor_clean(None, self.dense(), d)
         V, eig = kept[key]
         return V.copy(order="K"), eig.copy()  # (the layout kept: BLAS rounds by it)
+
+    def thin_gram(self):
+        """``(G, s)``: the m x m Gram ``(X/s)(X/s)^T / m`` of the data held (``s`` a power of two) that a
+        :meth:`factor` through X made, or None (none made yet, X replaced since, or m^2 above
+        :data:`THIN_GRAM_KEEP_RATIO` n: not kept).  Read only."""
+        kept = self.__dict__.get("_gram_thin")
+        return (kept[1]["gram"], kept[1]["scale"]) if kept is not None and kept[0] is self.X else None
 
     def note_top(self, top: float) -> None:
         """Record ``max |X|`` of the data held (computed by the caller, e.g.

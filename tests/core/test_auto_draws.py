@@ -5,6 +5,7 @@ stay those of the brute force on tiny inputs and never below the methods auto in
 
 import numpy as np
 import pytest
+import scipy.linalg.lapack
 from hypothesis import given, settings, strategies as st
 
 import nspca_core.solve as solve
@@ -17,8 +18,18 @@ from tests.core.test_auto_cost import _centered as _data
 
 
 def _reference_starts(cov, V, k, key, rng, single):
-    """The starts as the base drew them: one Generator, tpower's starts, then the random ones."""
+    """The starts as drawn without kept draws: one Generator, tpower's starts, then the random ones (on
+    thin data with float32 products and a small Gram: ``X^T F g`` in float32, g of m rows, F the
+    pivoted Cholesky factor of the factor's Gram, written out here)."""
     T = tpower_starts(V[:, 0], k, key, rng, solve._TPOWER_RESTARTS)
+    kept = cov.thin_gram() if single is not None and cov.thin else None
+    if kept is not None and kept[0].shape[0] ** 2 <= solve._SAMPLE_STARTS_RATIO * cov.n:
+        G = kept[0]
+        c, piv, rank, _ = scipy.linalg.lapack.dpstrf(G, lower=1)
+        F = np.zeros_like(G)
+        F[piv - 1, :rank] = np.tril(c)[:, :rank]
+        Z = (F @ rng.standard_normal((G.shape[0], solve._AUTO_RANDOM_STARTS))).astype(np.float32)
+        return T, (Z.T @ cov.X.astype(np.float32)).T.astype(np.float64)
     R = random_starts(key, rng, solve._AUTO_RANDOM_STARTS, nonneg=False, unit=single is None)
     return T, cov.matvec(R) if single is None else single(R, dense=True)
 
@@ -46,7 +57,8 @@ def test_kept_draws_give_the_generators_starts(seed, n, m, k, single_products):
         assert len(names) == X0.shape[1] == p + AR.shape[1]
         assert np.array_equal(X0[:, :T.shape[1]], T)
         assert np.array_equal(X0[:, p:], AR)
-    assert list(solve._DRAWS) == [(seed, n)]
+    rows = m if single_products and m < n and m * m <= solve._SAMPLE_STARTS_RATIO * n else n
+    assert list(solve._DRAWS) == [(seed, n, rows)]
 
 
 def test_second_fit_draws_nothing(monkeypatch):
@@ -83,13 +95,13 @@ def test_kept_entries_are_bounded_and_read_only(monkeypatch):
     and a kept array cannot be changed by a caller."""
     for seed in range(4):
         solve._start_draws(seed, 30)
-    assert list(solve._DRAWS) == [(2, 30), (3, 30)]
+    assert list(solve._DRAWS) == [(2, 30, 30), (3, 30, 30)]
     assert all(not a.flags.writeable for arrays in solve._DRAWS.values() for a in arrays)
     with pytest.raises(AssertionError, match="recorded"):
         solve._start_draws(2, 30).standard_normal((30, 3))
     monkeypatch.setattr(solve, "_DRAWS_MAX_BYTES", 8 * 34 * 30 - 1)
     assert isinstance(solve._start_draws(7, 30), np.random.Generator)
-    assert (7, 30) not in solve._DRAWS
+    assert (7, 30, 30) not in solve._DRAWS
 
 
 @settings(max_examples=30, deadline=None)

@@ -40,7 +40,8 @@ from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_parity import deepen_flat, far_runs
-from .single import _certify_dense, _certify_large, _finish
+from .route import _certify_large
+from .single import _certify_dense, _finish
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
 _POLISH_ITERS_PER_K = 15.0

@@ -40,7 +40,7 @@ from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_parity import deepen_flat, far_runs
-from .route import _certify_large
+from .route import _certify_large, split_cheaper
 from .single import _certify_dense, _finish
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
@@ -180,8 +180,14 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
             if callback is not None:
                 callback(i + 1, total)
         return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]
-    return [rescale(c, factors) for c in carry_envelope(ks, _path_dense(cov_, np.array(uniq), given, effort,
-                                                                callback), given)]
+    # certify(k)'s route at each k (route.split_cheaper, by cost): the split runs where it takes the split
+    # route (thin data, S's bound eager), the dense path at the other k
+    if split := [k for k in uniq if split_cheaper(cov_, k, effort)]:
+        certs = path_large(cov_, np.array(split), given, _large_lower(cov_, np.array(split), given), effort,
+                           callback, 2 * _PATH_SPLIT_CAP, _large_monotone, _PATH_SPLIT_CAP, eager=True)
+    if rest := [k for k in uniq if k not in certs]:
+        certs.update(_path_dense(cov_, np.array(rest), given, effort, callback))
+    return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]
 
 
 def _large_lower(cov: Cov, uniq: np.ndarray, given: dict) -> dict:

@@ -6,6 +6,9 @@ mode :func:`certify_exact`.  (Moved out of :mod:`.single`, unchanged.)"""
 from __future__ import annotations
 
 import time
+from functools import partial
+
+import numpy as np
 
 from .._common.params import check
 from .._common.scale import normalized, rescale
@@ -46,13 +49,43 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
             return cert
     if cov.n > S._DENSE_MAX_N:
         return _certify_large(cov, k, x, effort, callback, gram=gram or None)
+    if split_cheaper(cov, k, effort):  # (thin data whose n x n the split route never forms: by cost)
+        return _certify_large(cov, k, x, effort, callback, gram=gram or None, eager=True)
     cert, _ = _certify_dense(cov, k, x, effort, callback)
     return cert
 
 
+def route_flops(m: int, n: int, s: int) -> tuple[float, float]:
+    """Predicted flops of a one-k certificate's two routes on data of m samples and n features held densely,
+    ``(dense, split)``, the split one on a screened set of s features.  Dense (:func:`.single._certify_dense`):
+    forming A (``m n^2``) and ordering its rows for the anchored row sums (``n^2 log2 n``); its top eigenpairs
+    (a Lanczos, ``n^2`` a step, or an ``n^3`` eigh) are left out, they only add to it.  Split
+    (:func:`.single._certify_split`): X's Gram and the rest's spectrum through it (``m n min(m, n)``), S's block
+    and the cross of S and the rest (``m s n``) and ordering S's rows (``s^2 log2 s``)."""
+    dense = float(m) * n * n + float(n) * n * np.log2(max(n, 2))
+    split = float(m) * n * min(m, n) + float(m) * s * n + float(s) * s * np.log2(max(s, 2))
+    return dense, split
+
+
+def split_cheaper(cov: Cov, k: int, effort: str) -> bool:
+    """Whether a one-k "auto" certificate on n <= ``_DENSE_MAX_N`` features takes the split route (its S bound
+    ``eager``, :func:`.single._certify_split`) rather than the dense one: thin data held as X (m < n; A not
+    given), a screened set smaller than n, and the split route's predicted flops below the dense route's
+    (:func:`route_flops`).  The choice is by cost, no sparsity or size limit: a 60 x 2,500 gene matrix's dense
+    route took 1.8-2.0 CPU s at every k (an eigh and the anchored rows of the 2,500 x 2,500), one gene more the
+    split route 0.015 s (issue 39).  "full" keeps the dense route (the tighter bound is its point)."""
+    if effort != "auto" or cov.X is None or not cov.thin or cov._A is not None:
+        return False
+    s = screened_size(cov.n, k, _EFFORT[effort])
+    if s >= cov.n:
+        return False
+    dense, split = route_flops(cov.X.shape[0], cov.n, s)
+    return split < dense
+
+
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None, gram=None,
-                   both: bool = False, small_keep: dict | None = None) -> Certificate:
+                   both: bool = False, small_keep: dict | None = None, eager: bool = False) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
     ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
@@ -64,9 +97,11 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     bound ran, carried too; where it stands, the larger one's DNN runs all the same, its dual point carried
     and polished: without it the MLL path was up to 1.5% looser at k = 66..183, and the smaller bound of the
     two is the run's).  "auto", not capped: a screen 1.5x larger follows where the rest T holds the bound
-    below the aim (:func:`.screens.grown`), a path's run's too."""
+    below the aim (:func:`.screens.grown`), a path's run's too.  ``eager``: S's bound by the anchored row sums'
+    whole search on every screen (:func:`.single._certify_split`; data :func:`split_cheaper` sends here)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
+    split = partial(_certify_split, eager=True) if eager else _certify_split
     small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
     if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
             and ((keep is None and S._SMALL_FIRST) or both)):
@@ -75,19 +110,19 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
 
         def small_try(xl, src):  # (only where the larger screen's light route falls short: its DNN would run)
             trial: dict = {}
-            c = _certify_split(cov, k, xl, effort, callback, small, gram=gram, trial=trial, keep=small_keep)
+            c = split(cov, k, xl, effort, callback, small, gram=gram, trial=trial, keep=small_keep)
             if c is not None:
                 c.info["lower_source"] = src  # (the larger screen's point: its search not run twice)
             stood.extend([c] if trial.get("ok") else [])
             return c if trial.get("ok") and keep is None else None  # (a path's run: the larger one's DNN too)
 
-        d = _certify_split(cov, k, x, effort, callback, split_cap, keep=keep, gram=gram, small_try=small_try)
+        d = split(cov, k, x, effort, callback, split_cap, keep=keep, gram=gram, small_try=small_try)
         d = stood[0] if stood and stood[0].upper_bound < d.upper_bound else d
     else:
-        d = _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
+        d = split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
     # (a larger screen where T holds this one below the aim: not for a path's capped run nor the exact mode)
     return d if split_cap is not None or branch_seconds is not None else grown(cov, k, d, effort, callback, keep,
-                                                                               gram, _certify_split)
+                                                                               gram, split)
 
 
 def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None,

@@ -181,7 +181,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None,
                    budget: Budget | None = None, report: BoundReport | None = None, gram=None,
-                   trial: dict | None = None, size: int | None = None, small_try=None) -> Certificate | None:
+                   trial: dict | None = None, size: int | None = None, small_try=None,
+                   eager: bool = False) -> Certificate | None:
     """Large n: DNN on a screened set S, cheap bounds on the rest T (``size``: S's, else ``screened_size``'s).
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
@@ -216,6 +217,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     (the same spectrum of A; A_TT's from ``G`` minus S's part, :func:`.bounds._rest_gram_eig`).
     ``trial`` (a dict, a smaller screen tried first: :func:`_certify_large`): gets ``ok``; None where T
     alone keeps this screen short (:func:`.coupled.small_hopeless`).
+    ``eager``: S's bound at kS by the anchored row sums' whole search (:func:`.coupled.light_S` not lazy: the
+    dense certificate's own test and bisection, on ``A_SS``), a path's run too; for data the dense route would
+    take but the cost model sends here (:func:`.route.split_cheaper`): that route's ratio is then S's own.
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -252,13 +256,13 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # "auto", one k above the tree's sparsities: S's bound from the anchored row sums first (light_S),
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
-             and kS > _SPLIT_BRANCH_MAX_K and cov.X is not None and cov.thin)
+             and (kS > _SPLIT_BRANCH_MAX_K or eager) and cov.X is not None and cov.thin)
     # one k: S's bound at kS lazy where _settings._LAZY_S (light_refined).  A path's run (``keep``) then runs
     # certify(k)'s lazy light route itself, float for float (its cross table, resolution and gallop), so the
     # path is at most certify(k) at its runs; then its own eager one (finer, its refinements carried to other
     # k) and the DNN's route, the smallest coupled bound standing (target 2: never looser than certify(k))
-    follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None
-    lazy, seen = ({} if keep is None or follow else None), {}  # (seen: light_S's first test, for dense_dual)
+    follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None and not eager
+    lazy, seen = ({} if (keep is None and not eager) or follow else None), {}  # (seen: light_S's first test, for dense_dual)
     # S's top eigenpairs through X_S's m x m Gram (_ThinSpectral), its lambda_1 bound the light route's lamS
     thinS = (cov.X[:, S], cov.X.shape[0]) if (cov.X is not None and cov.thin and cov.X.shape[0] < S.size
                                               and budget is None and effort in _sets._THIN_S_EFFORTS) else None
@@ -290,6 +294,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
+    # eager (the dense route's data, by cost): the refinements aim at S's own ratio, the dense route's test's
+    aim = max(_COUPLED_AIM, lower / certS.upper_bound) if eager and certS.upper_bound > 0 else _COUPLED_AIM
+    stop = max(stop, aim) if eager else stop
     notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
     follow = follow and stS is None  # (S's bound the light route's: certify(k)'s route is the lazy one)
     make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial,
@@ -314,7 +321,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     else:
         certS, (coupled, sharper, cross) = light_refined(
             lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
-            aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
+            aim=aim if effort != "full" else None, notes=notes,
             deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):

@@ -60,23 +60,26 @@ def route_flops(m: int, n: int, s: int) -> tuple[float, float]:
     ``(dense, split)``, the split one on a screened set of s features.  Dense (:func:`.single._certify_dense`):
     forming A (``m n^2``) and ordering its rows for the anchored row sums (``n^2 log2 n``); its top eigenpairs
     (a Lanczos, ``n^2`` a step, or an ``n^3`` eigh) are left out, they only add to it.  Split
-    (:func:`.single._certify_split`): X's Gram and the rest's spectrum through it (``m n min(m, n)``), S's block
-    and the cross of S and the rest (``m s n``) and ordering S's rows (``s^2 log2 s``)."""
+    (:func:`.single._certify_split`): X's Gram and its eigendecomposition, the rest's spectrum through it
+    (``m n min(m, n) + min(m, n)^3``), S's block and the cross of S and the rest (``m s n``) and ordering S's
+    rows (``s^2 log2 s``)."""
+    r = min(m, n)
     dense = float(m) * n * n + float(n) * n * np.log2(max(n, 2))
-    split = float(m) * n * min(m, n) + float(m) * s * n + float(s) * s * np.log2(max(s, 2))
+    split = float(m) * n * r + float(r) ** 3 + float(m) * s * n + float(s) * s * np.log2(max(s, 2))
     return dense, split
 
 
 def split_cheaper(cov: Cov, k: int, effort: str) -> bool:
     """Whether a one-k "auto" certificate on n <= ``_DENSE_MAX_N`` features takes the split route (its S bound
-    ``eager``, :func:`.single._certify_split`) rather than the dense one: thin data held as X (m < n; A not
-    given), a screened set smaller than n, and the split route's predicted flops below the dense route's
-    (:func:`route_flops`).  The choice is by cost, no sparsity or size limit: a 60 x 2,500 gene matrix's dense
-    route took 1.8-2.0 CPU s at every k (an eigh and the anchored rows of the 2,500 x 2,500), one gene more the
-    split route 0.015 s (issue 39).  "full" keeps the dense route (the tighter bound is its point)."""
+    ``eager`` on ``_settings.eager_size``'s screen, :func:`.single._certify_split`) rather than the dense one:
+    data held as X (not A), a screen smaller than n, and the split route's predicted flops below the dense
+    route's (:func:`route_flops`).  The choice is by cost, no sparsity or size limit: a 60 x 2,500 gene matrix's
+    dense route took 1.8-2.0 CPU s at every k (an eigh and the anchored rows of the 2,500 x 2,500), one gene
+    more the split route 0.015 s (issue 39); 300 x 400 spectra stay dense (X's 300 x 300 Gram costs about
+    what A does).  "full" keeps the dense route (the tighter bound is its point)."""
     if effort != "auto" or cov.X is None or not cov.thin or cov._A is not None:
         return False
-    s = screened_size(cov.n, k, _EFFORT[effort])
+    s = S.eager_size(cov.n, k)
     if s >= cov.n:
         return False
     dense, split = route_flops(cov.X.shape[0], cov.n, s)
@@ -98,11 +101,12 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     and polished: without it the MLL path was up to 1.5% looser at k = 66..183, and the smaller bound of the
     two is the run's).  "auto", not capped: a screen 1.5x larger follows where the rest T holds the bound
     below the aim (:func:`.screens.grown`), a path's run's too.  ``eager``: S's bound by the anchored row sums'
-    whole search on every screen (:func:`.single._certify_split`; data :func:`split_cheaper` sends here)."""
+    whole search on every screen (:func:`.single._certify_split`; data :func:`split_cheaper` sends here), the
+    screen ``_settings.eager_size``'s (no smaller one tried first; grown where T binds)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
-    split = partial(_certify_split, eager=True) if eager else _certify_split
-    small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
+    split = partial(_certify_split, eager=True, size=S.eager_size(cov.n, k, split_cap)) if eager else _certify_split
+    small = None if eager else small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
     if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
             and ((keep is None and S._SMALL_FIRST) or both)):
         # (the smaller screen where the larger one's DNN would run)

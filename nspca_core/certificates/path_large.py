@@ -86,7 +86,7 @@ _MATCH_MARGIN = -1e-3
 
 
 def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str, callback,
-               saturated: int | None = None, monotone=None, capped: int | None = None, eager: bool = False) -> dict:
+               saturated: int | None = None, monotone=None, capped: int | None = None) -> dict:
     """``{k: Certificate}`` for every k in ``uniq`` (sorted, unique) on large n.
 
     ``found``: ``{k: (x, source)}``, the path's feasible points (a caller's x has source None);
@@ -95,8 +95,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     smallest bound proved at a larger k (the screened set is saturated there).  ``capped``: above
     twice the k at which one-k's screened set stops growing, the runs screen at most this many
     features and take the path's point (cheap; there a run of one-k's would cost a DNN on the whole
-    saturated set at a large sparsity).  ``eager``: every run's S bound by the anchored row sums' whole search,
-    as certify(k) on data :func:`.route.split_cheaper` sends to the split route.  See the module docstring.
+    saturated set at a large sparsity).  See the module docstring.
     """
     t_all = time.perf_counter()
     n = cov.n
@@ -137,9 +136,9 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         small = {} if S._SMALL_FIRST and cap is None else None  # (certify(k) may take either; both carried)
         if cap is None:  # the caller's point, else one-k's own search (x=None), as certify(k) does
             c = _certify_large(cov, k, given.get(k), effort, None, keep=keep, both=small is not None,
-                               small_keep=small, eager=eager)
+                               small_keep=small)
         else:
-            c = _certify_large(cov, k, xs[i], effort, None, cap, branch_seconds=0.0, keep=keep, eager=eager)
+            c = _certify_large(cov, k, xs[i], effort, None, cap, branch_seconds=0.0, keep=keep)
         runs[k] = c
         if c.x is not None and c.lower > lows[i]:
             lows[i], xs[i], src[i] = c.lower, c.x, c.info.get("lower_source", "split")

@@ -40,7 +40,7 @@ from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_parity import deepen_flat, far_runs
-from .route import _certify_large, split_cheaper
+from .route import _certify_large, certify_thin, split_cheaper
 from .single import _certify_dense, _finish
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
@@ -186,7 +186,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
     # and cheaper than runs carried to other k there (72 x 1,000 genes: path_large 4,886 SVD units and 5 of 25 k
     # looser; certify(k) at every k ~3,700); the dense path at the other k
     for i, k in enumerate([k for k in uniq if split_cheaper(cov_, k, effort)]):
-        certs[k] = _certify_large(cov_, k, given.get(k), effort, None, gram=gram or None, eager=True)
+        certs[k] = certify_thin(cov_, k, given.get(k), effort, None, gram or None)
         if callback is not None:
             callback(i + 1, total)
     if rest := [k for k in uniq if k not in certs]:

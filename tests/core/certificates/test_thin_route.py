@@ -103,3 +103,36 @@ def test_the_eager_and_lazy_split_bounds_both_bound_the_optimum(monkeypatch, m, 
             Sx = np.asarray(c.info["S"])
             kS = min(k, Sx.size)
             assert c.info["B_S"] >= brute_opt(A[np.ix_(Sx, Sx)], kS)[0] * (1 - 1e-12)
+
+
+def _noise_above_module(seed: int) -> np.ndarray:
+    """30 x 500: a correlated module of 60 features under 440 independent ones of larger variance (the eager
+    screen, the largest variances and the answer's support, leaves the module's other features in T)."""
+    rng = np.random.default_rng(seed)
+    X = 0.6 * rng.standard_normal((30, 500))
+    X[:, :60] += rng.standard_normal((30, 1)) * rng.uniform(0.3, 0.6, 60)
+    X[:, 60:] *= 1.3
+    return X - X.mean(axis=0)
+
+
+def test_the_screen_grows_where_T_binds_and_the_dense_route_stands_where_no_screen_catches_it():
+    """``eager_grown``: where T holds the 2 k screen's ratio below S's own, a larger screen is tried and the smaller
+    bound stands (never above the first screen's); ``certify_thin``: where T still binds after that, the dense
+    route's certificate too, the smaller bound standing (here the dense one: its anchored test on the whole A)."""
+    from nspca_core.certificates import single
+
+    grew = fell = 0
+    for seed in range(2):
+        X = _noise_above_module(seed)
+        for k in (10, 20):
+            assert route.split_cheaper(Cov(X), k, "auto")
+            first = single._certify_split(Cov(X), k, None, "auto", None, size=S.eager_size(500, k), eager=True)
+            grown = route._certify_large(Cov(X), k, None, "auto", None, eager=True)
+            assert grown.upper_bound <= first.upper_bound
+            grew += grown.info["split_S"] > first.info["split_S"]
+            thin = route.certify_thin(Cov(X), k, None, "auto", None)
+            dense, _ = single._certify_dense(Cov(X), k, None, "auto", None)
+            assert thin.upper_bound == min(grown.upper_bound, dense.upper_bound)
+            fell += thin.upper_bound < grown.upper_bound
+            assert route._certify_cov(Cov(X), k).upper_bound == thin.upper_bound  # (certify(k)'s route)
+    assert grew and fell

@@ -33,9 +33,10 @@ _SPLIT_MIN = 300
 _SPLIT_PER_K = 6
 # the eager split route's screen (data route.split_cheaper sends from the dense route, S's bound the anchored
 # search on A_SS, no DNN): this many k features (the answer's support and the largest variances), no minimum;
-# grown 1.5x where the rest T holds the bound below the aim (screens.grown).  The anchored tests cost |S|^2:
-# issue 39, 60 x 2,500 genes k = 80: S = 480 (6 k) certified 0.9957 in 63-91 ms, 2 k = 160 0.9975 (the dense
-# route's own) in 27 ms; 72 x 1,000 k = 50: 3 k 0.9952, 2 k 0.9937 (dense 0.9952) at 2/3 of the CPU
+# grown 3x while the rest T holds the ratio below S's own and the dense route would cost more (route.eager_grown).
+# The anchored tests cost |S|^2: issue 39, 60 x 2,500 genes k = 80: S = 480 (6 k) certified 0.9957 in 63-91 ms,
+# 2 k = 160 0.9975 (the dense route's own) in 27 ms; 72 x 1,000 k = 50: 3 k 0.9952, 2 k 0.9937 (dense 0.9952) at
+# 2/3 of the CPU
 _EAGER_PER_K = 2
 # whether a one-k "auto" split certificate tries the smaller screen first (coupled.small_screen; a path's
 # run with ``both`` takes it regardless).  On: MLL k = 80 / 100 certify at 2.25 / 2.8x the answer instead of

@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, os.environ.get("NSPCA_BENCH_CODE", str(ROOT)))
 
 from nspca_core.certificates import certify_path  # noqa: E402
-from nspca_core.certificates.single import _certify_cov  # noqa: E402
+from nspca_core.certificates.route import _certify_cov  # noqa: E402
 from nspca_core.operators.cov import Cov  # noqa: E402
 
 
@@ -402,7 +402,7 @@ def exact_progress_bench(name, X, k, limits=(10.0, 60.0)):
     from nspca_core._common.scale import normalized
     from nspca_core.operators.covariance import as_cov
     from nspca_core.certificates.budget import Budget
-    from nspca_core.certificates.single import certify_exact
+    from nspca_core.certificates.route import certify_exact
 
     for T in limits:
         cov, _ = normalized(as_cov(X, None))

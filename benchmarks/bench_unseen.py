@@ -138,7 +138,9 @@ def corpus(docs, vocab, seed, topics=12, length=90):
 
 
 GENES = {"g40x20000": (40, 20000, 21, 8), "g100x5000": (100, 5000, 22, 20), "g150x10000": (150, 10000, 23, 16),
-         "g60x2500": (60, 2500, 24, 6), "g72x1000": (72, 1000, 25, 8)}
+         "g60x2500": (60, 2500, 24, 6), "g72x1000": (72, 1000, 25, 8),
+         # (thin13, issue 39 twelfth round: a third thin set with n <= 2,500, to check the cost route off the two above)
+         "g48x1800": (48, 1800, 26, 5)}
 DATA = {
     **{name: ("gene", lambda a=a: gene(*a)) for name, a in GENES.items()},
     "s400x150": ("spectra", lambda: spectra(400, 150, 31)),

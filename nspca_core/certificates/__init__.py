@@ -88,8 +88,8 @@ from .bounds import apriori_guarantee, paper_bound
 from .components import certify_components
 from .monotone import monotone_envelope
 from .path import certify_path
-from .single import _certify_cov as certify_cov  # the internal API of nspca_core.api (validated Cov in)
-from .single import certify
+from .route import _certify_cov as certify_cov  # the internal API of nspca_core.api (validated Cov in)
+from .route import certify
 
 __all__ = ["certify", "certify_path", "certify_components", "monotone_envelope", "apriori_guarantee",
            "paper_bound", "EFFORTS", "OPTIMAL_TOLERANCE"]

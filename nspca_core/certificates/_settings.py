@@ -31,6 +31,13 @@ _DENSE_MAX_N = 2500
 # "full" keeps 12 k (its split_per_k below: the tighter bound, its cost not this rule's)
 _SPLIT_MIN = 300
 _SPLIT_PER_K = 6
+# the eager split route's screen (data route.split_cheaper sends from the dense route, S's bound the anchored
+# search on A_SS, no DNN): this many k features (the answer's support and the largest variances), no minimum;
+# grown 3x while the rest T holds the ratio below S's own and the dense route would cost more (route.eager_grown).
+# The anchored tests cost |S|^2: issue 39, 60 x 2,500 genes k = 80: S = 480 (6 k) certified 0.9957 in 63-91 ms,
+# 2 k = 160 0.9975 (the dense route's own) in 27 ms; 72 x 1,000 k = 50: 3 k 0.9952, 2 k 0.9937 (dense 0.9952) at
+# 2/3 of the CPU
+_EAGER_PER_K = 2
 # whether a one-k "auto" split certificate tries the smaller screen first (coupled.small_screen; a path's
 # run with ``both`` takes it regardless).  On: MLL k = 80 / 100 certify at 2.25 / 2.8x the answer instead of
 # 2.4 / 3.7x (benchmarks/results/issue39_mllk7.txt), and certify_path follows it (its runs take both screens,
@@ -249,6 +256,12 @@ def screened_size(n: int, k: int, cfg: dict, cap: int | None = None) -> int:
     effort's ``split_per_k``, else :data:`_SPLIT_PER_K`), at most its ``split_size``, ``cap`` and n."""
     size = max(_SPLIT_MIN, cfg.get("split_per_k", _SPLIT_PER_K) * int(k))
     return int(min(int(n), cfg["split_size"], cap or int(n), size))
+
+
+def eager_size(n: int, k: int, cap: int | None = None) -> int:
+    """The eager split route's screened set size at sparsity k on n features (:data:`_EAGER_PER_K` k, more than
+    k, at most ``cap`` and n)."""
+    return int(min(int(n), cap or int(n), max(_EAGER_PER_K * int(k), int(k) + 1)))
 
 
 def exact_time_limit(time_limit, effort: str):

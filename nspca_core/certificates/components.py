@@ -33,7 +33,8 @@ from . import _settings as S
 from ._settings import _EPS
 from .bounds import _eig_tol, _gram_eig
 from .dnn import DnnState, assemble_dual
-from .single import _certify_cov, _certify_dense
+from .route import _certify_cov
+from .single import _certify_dense
 
 
 def _mix(F: np.ndarray, B: float, c: int) -> float:

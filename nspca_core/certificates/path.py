@@ -40,7 +40,8 @@ from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_parity import deepen_flat, far_runs, parity_runs
-from .single import _certify_dense, _certify_large, _finish
+from .route import _certify_large, certify_thin, split_cheaper
+from .single import _certify_dense, _finish
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
 _POLISH_ITERS_PER_K = 15.0
@@ -152,7 +153,8 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
             given[k] = v
     certs: dict[int, Certificate] = {}
     total = len(uniq)
-    if cov_.thin and (low := _certify_lowrank(cov_, uniq[0], given.get(uniq[0]), None)) is not None:
+    gram: dict = {}  # (X's Gram and its eigenpairs, as certify(k)'s low-rank test leaves them: the split route's)
+    if cov_.thin and (low := _certify_lowrank(cov_, uniq[0], given.get(uniq[0]), None, gram=gram)) is not None:
         # numerical rank <= 3: the exact spannogram at every k, as certify(k) gives it
         certs = {uniq[0]: low, **{k: _certify_lowrank(cov_, k, given.get(k), None) for k in uniq[1:]}}
         return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]
@@ -182,8 +184,17 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
             if callback is not None:
                 callback(i + 1, total)
         return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]
-    return [rescale(c, factors) for c in carry_envelope(ks, _path_dense(cov_, np.array(uniq), given, effort,
-                                                                callback), given)]
+    # certify(k)'s route at each k (route.split_cheaper, by cost): where it is the eager split route (thin data), its
+    # own computation at every k, X's Gram and eigenpairs shared (the same floats): never looser than certify(k),
+    # and cheaper than runs carried to other k there (72 x 1,000 genes: path_large 4,886 SVD units and 5 of 25 k
+    # looser; certify(k) at every k ~3,700); the dense path at the other k
+    for i, k in enumerate([k for k in uniq if split_cheaper(cov_, k, effort)]):
+        certs[k] = certify_thin(cov_, k, given.get(k), effort, None, gram or None)
+        if callback is not None:
+            callback(i + 1, total)
+    if rest := [k for k in uniq if k not in certs]:
+        certs.update(_path_dense(cov_, np.array(rest), given, effort, callback))
+    return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]
 
 
 def _large_lower(cov: Cov, uniq: np.ndarray, given: dict) -> dict:

@@ -45,7 +45,8 @@ from .dnn import dnn_tangent
 from .dual import _cut_rounds
 from .lower import _ascent_batch, _rank1_cols
 from .path_carry import carry_runs, coupled_curve
-from .single import _certify_large, _finish
+from .route import _certify_large
+from .single import _finish
 
 # the polish of the runs' S duals (:func:`polish_runs`): its budget beside the runs' (a share of theirs), the DNN
 # iterations of one cutting-plane round, and the relative gain below which a run is polished no more.

@@ -1,5 +1,5 @@
-"""One certificate: dense (``n <= _DENSE_MAX_N``), split (large n), low-rank data (exact), and
-the public :func:`certify`."""
+"""One certificate's two drivers: dense (``n <= _DENSE_MAX_N``) and split (large n); where each runs, the
+public :func:`certify` and the exact mode: :mod:`.route`."""
 
 from __future__ import annotations
 
@@ -9,15 +9,11 @@ from dataclasses import replace
 import numpy as np
 
 from .._common.pairs import opt_pairs, pair_seed
-from .._common.params import check
-from .._common.scale import normalized, rescale
 from ..operators.cov import Cov
-from ..operators.covariance import as_cov
 from ..result import Certificate
-from . import _settings as S
-from . import _settings as _sets  # (S is the screened set inside _certify_split)
+from . import _settings as _sets
 from ._settings import (_CUT_BELOW, _D2_MAX_N, _EFFORT, _EPS, _SPLIT_BRANCH_MAX_K, _SPLIT_DNN_HOPE,
-                        exact_time_limit, screened_size)
+                        screened_size)
 from .bounds import (
     _bound_rest,
     _lowrank_value,
@@ -30,17 +26,15 @@ from .bounds import (
     _thin_spectrum,
     cheap_bounds_at,
 )
-from .budget import BoundReport, Budget, fits, in_scale, step
+from .budget import BoundReport, Budget, fits, step
 from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled,
-                      _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless, small_screen,
+                      _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless,
                       small_verdict, split_cross)
-from .dual import _kkt_point, dense_dual
-from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound, take_branch
+from .dual import dense_dual
+from .exact import EXACT_TOLERANCE, branch_and_bound, take_branch
 from .cheap import (
     _LANCZOS_MIN_N,
     _LIGHT_SPEC_MIN_N,
-    _certify_lowrank,
-    _certify_operator,
     _finish,
     _gram_within,
     _quad_held,
@@ -51,14 +45,13 @@ from .cheap import (
     lambda1_proved,
 )
 from .lower import _ascent_many, _fit_lower, _starts
-from .screens import grown
 
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
                    report: BoundReport | None = None, tree_follows: bool = False, dnn_iters: int | None = None,
                    seen: dict | None = None):
-    """Certificate on a dense covariance (n <= S._DENSE_MAX_N).  Returns (Certificate, DnnState).
+    """Certificate on a dense covariance (n <= _settings._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies ``dual._DNN_SKIP_AT`` (the
     split bound needs the dual point's bounds at every sparsity); ``tree_follows``: a branch and bound decides
@@ -188,7 +181,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None,
                    budget: Budget | None = None, report: BoundReport | None = None, gram=None,
-                   trial: dict | None = None, size: int | None = None, small_try=None) -> Certificate | None:
+                   trial: dict | None = None, size: int | None = None, small_try=None,
+                   eager: bool = False) -> Certificate | None:
     """Large n: DNN on a screened set S, cheap bounds on the rest T (``size``: S's, else ``screened_size``'s).
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
@@ -223,6 +217,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     (the same spectrum of A; A_TT's from ``G`` minus S's part, :func:`.bounds._rest_gram_eig`).
     ``trial`` (a dict, a smaller screen tried first: :func:`_certify_large`): gets ``ok``; None where T
     alone keeps this screen short (:func:`.coupled.small_hopeless`).
+    ``eager``: S's bound at kS by the anchored row sums' whole search (:func:`.coupled.light_S` not lazy: the
+    dense certificate's own test and bisection, on ``A_SS``), a path's run too; for data the dense route would
+    take but the cost model sends here (:func:`.route.split_cheaper`): that route's ratio is then S's own.
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -259,13 +256,13 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # "auto", one k above the tree's sparsities: S's bound from the anchored row sums first (light_S),
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
-             and kS > _SPLIT_BRANCH_MAX_K and cov.X is not None and cov.thin)
+             and (kS > _SPLIT_BRANCH_MAX_K or eager) and cov.X is not None and cov.thin)
     # one k: S's bound at kS lazy where _settings._LAZY_S (light_refined).  A path's run (``keep``) then runs
     # certify(k)'s lazy light route itself, float for float (its cross table, resolution and gallop), so the
     # path is at most certify(k) at its runs; then its own eager one (finer, its refinements carried to other
     # k) and the DNN's route, the smallest coupled bound standing (target 2: never looser than certify(k))
-    follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None
-    lazy, seen = ({} if keep is None or follow else None), {}  # (seen: light_S's first test, for dense_dual)
+    follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None and not eager
+    lazy, seen = ({} if (keep is None and not eager) or follow else None), {}  # (seen: light_S's first test, for dense_dual)
     # S's top eigenpairs through X_S's m x m Gram (_ThinSpectral), its lambda_1 bound the light route's lamS
     thinS = (cov.X[:, S], cov.X.shape[0]) if (cov.X is not None and cov.thin and cov.X.shape[0] < S.size
                                               and budget is None and effort in _sets._THIN_S_EFFORTS) else None
@@ -297,6 +294,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
+    # eager (the dense route's data, by cost): the refinements aim at S's own ratio, the dense route's test's
+    aim = max(_COUPLED_AIM, lower / certS.upper_bound) if eager and certS.upper_bound > 0 else _COUPLED_AIM
+    stop = max(stop, aim) if eager else stop
     notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
     follow = follow and stS is None  # (S's bound the light route's: certify(k)'s route is the lazy one)
     make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial,
@@ -321,7 +321,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     else:
         certS, (coupled, sharper, cross) = light_refined(
             lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
-            aim=_COUPLED_AIM if effort != "full" else None, notes=notes,
+            aim=aim if effort != "full" else None, notes=notes,
             deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
@@ -411,188 +411,3 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
         info["split_branch"] = {"nodes": bb["nodes"], "complete": bb["complete"]}
         certS, x, lower = take_branch(cov, S, certS, bb, x, lower, info)
     return certS, stS, x, lower
-
-
-def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None, scale=None,
-                 budget: Budget | None = None) -> Certificate:
-    """Certificate on a validated :class:`Cov` (``fit`` calls this with its answer x).
-
-    ``k`` and ``x`` are checked here too (cheap) since callers are internal.  ``scale``: maps a
-    bound of ``cov`` to the caller's scale (the bounds reported to ``callback``); ``budget``: the
-    exact mode's time limit started by the caller (else started here).
-    """
-    k = check("k", k, n_features=cov.n)
-    effort = check("effort", effort)
-    time_limit = exact_time_limit(time_limit, effort)
-    check("callback", callback)
-    if x is not None:
-        x = check("x", x, n_features=cov.n, k=k)
-    if effort == "exact":
-        return certify_exact(cov, k, x, time_limit, callback, scale, budget)
-    gram: dict = {}
-    if cov.thin:
-        cert = _certify_lowrank(cov, k, x, callback, gram=gram)
-        if cert is not None:
-            return cert
-    if cov.n > S._DENSE_MAX_N:
-        return _certify_large(cov, k, x, effort, callback, gram=gram or None)
-    cert, _ = _certify_dense(cov, k, x, effort, callback)
-    return cert
-
-
-def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
-                   branch_seconds: float | None = None, keep: dict | None = None, gram=None,
-                   both: bool = False, small_keep: dict | None = None) -> Certificate:
-    """Large n: the split bound when the data are held densely (``split_cap``: at most that many
-    screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
-    ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
-    A one-k "auto" certificate tries a smaller screen (:func:`.coupled.small_screen`) where
-    ``_settings._SMALL_FIRST`` (see there) and the larger screen's light route falls short (its DNN would
-    run: the smaller screen's split bound runs then, and where it stands the larger DNN is not run); a path's
-    run (``keep``) takes certify(k)'s own screen only, unless ``both``: then the same route as certify(k)
-    (``keep`` from the larger screen, carried; ``small_keep``: the smaller screen's, filled where its split
-    bound ran, carried too; where it stands, the larger one's DNN runs all the same, its dual point carried
-    and polished: without it the MLL path was up to 1.5% looser at k = 66..183, and the smaller bound of the
-    two is the run's).  "auto", not capped: a screen 1.5x larger follows where the rest T holds the bound
-    below the aim (:func:`.screens.grown`), a path's run's too."""
-    if cov.X is None and cov._A is None:
-        return _certify_operator(cov, k, x, callback)
-    small = small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
-    if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
-            and ((keep is None and S._SMALL_FIRST) or both)):  # (the smaller screen where the larger one's DNN would run)
-        stood: list = []  # (the smaller screen's certificate where it stood)
-
-        def small_try(xl, src):  # (only where the larger screen's light route falls short: its DNN would run)
-            trial: dict = {}
-            c = _certify_split(cov, k, xl, effort, callback, small, gram=gram, trial=trial, keep=small_keep)
-            if c is not None:
-                c.info["lower_source"] = src  # (the larger screen's point: its search not run twice)
-            stood.extend([c] if trial.get("ok") else [])
-            return c if trial.get("ok") and keep is None else None  # (a path's run: the larger one's DNN too)
-
-        d = _certify_split(cov, k, x, effort, callback, split_cap, keep=keep, gram=gram, small_try=small_try)
-        d = stood[0] if stood and stood[0].upper_bound < d.upper_bound else d
-    else:
-        d = _certify_split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
-    # (a larger screen where T holds this one below the aim: not for a path's capped run nor the exact mode)
-    return d if split_cap is not None or branch_seconds is not None else grown(cov, k, d, effort, callback, keep,
-                                                                               gram, _certify_split)
-
-
-def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None,
-            center=True) -> Certificate:
-    """Upper bound on the optimum of nonnegative sparse PCA, and how close ``x`` is to it.
-
-    Parameters
-    ----------
-    X : array_like of shape (m, n), optional
-        Data, any container of :func:`nspca_core.fit`, centered as there (``center``).
-    center : bool, default True
-        The covariance of the centered data (False: ``A = X^T X / m``, X as given).
-    cov : array_like of shape (n, n), optional
-        The covariance (symmetric psd).  Give exactly one of X, cov.
-    k : int in [1, n]
-    x : array_like of shape (n,), optional
-        A feasible point (nonnegative, at most k nonzeros; it is normalized):
-        ``lower = x^T A x``.  When omitted the best of the project's
-        ``fit(method="auto")`` and a nonnegative truncated-power ascent is used.
-    effort : {"auto", "fast", "full", "exact"}, default "auto"
-        "fast": d = 1 bounds and a 40-iteration DNN run from its screening
-        initialization (interactive use); "auto": d = 1 bounds (d <= 2 for
-        n <= 120, where the exact rank-2 spannogram is cheap) and up to 80
-        DNN iterations, stopping at a 1e-3 relative gap, when progress
-        stalls or (from 64 features) when its estimates head below 0.97, then (only while the
-        ratio is below 0.97) one run of up to 44 more with sparsity cuts renewed every 8
-        iterations (below 64 features: two rounds of up to 40); for k >= 3 the anchored row sums come first (their cost is at most
-        the DNN's, ``_settings.anchor_affordable``) and the DNN (or its cut rounds) is skipped
-        when they certify 0.975; a given x is first checked against lambda_1 alone (Lanczos and a
-        Cholesky proof, n >= 1000); "full": d <= 3, residual bounds on the split remainder,
-        up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``; "exact": branch and
-        bound over supports (:mod:`nspca_core.certificates.exact`) after the "auto" certificate,
-        until the gap closes to 1e-6 relative (``optimal=True``) or ``time_limit`` runs out
-        (then the best bound proved; ``info["nodes"]``, ``info["gap"]``).  n above 2500: the
-        split certificate with the branch and bound on its screened set.
-    callback : callable(done, total), optional
-        Progress (DNN iterations; nodes closed of closed + open for "exact").  With "exact", a
-        callback that takes a keyword ``bound`` (``callback(done, total, bound=...)``) also gets
-        the best upper bound proved so far each time it improves and as the tree goes (the tree's
-        bound: its open nodes', not the root's).
-    time_limit : float, optional
-        Seconds (wall clock) for ``effort="exact"`` (default 60), for the whole call: every
-        step (the "auto" certificate's included) starts only when its predicted time fits in
-        what is left (:mod:`nspca_core.certificates.budget`), so a short limit returns the bounds
-        proved in time (``info["stopped"] = "time_limit"``); an error with any other effort.
-
-    Returns
-    -------
-    Certificate
-        ``upper_bound >= OPT`` (with probability ``>= 1 - 1/n`` only when
-        ``probabilistic``), ``kind`` the winning bound, ``bounds`` all bounds
-        tried, ``lower``/``ratio``/``optimal`` (``optimal`` when ``upper -
-        lower <= OPTIMAL_TOLERANCE * upper`` = 1e-5 relative).
-
-    Notes
-    -----
-    See the module docstring for the bounds, each proven in its function's
-    docstring.  Forms the n x n covariance only when ``n <= 2500``; above,
-    the split bound forms ``|S| x |S|`` (``|S| <= 2500``) and works through
-    ``X`` elsewhere.  Seed paper: Asteris, Papailiopoulos & Dimakis, ICML
-    2014; the DNN relaxation follows d'Aspremont et al., SIAM Review 2007,
-    with nonnegativity.
-    """
-    clock = time.perf_counter()  # the time limit covers the whole call, validation included
-    cov_ = as_cov(X, cov, center=check("center", center))
-    # the covariance the answer's fit formed of the same data, when kept (operators.cov.gram)
-    if cov_ is not X:  # (an operator the caller built is left as it is)
-        cov_.reuse_gram = True
-    k = check("k", k, n_features=cov_.n)
-    effort = check("effort", effort)
-    time_limit = exact_time_limit(time_limit, effort)
-    budget = None if time_limit is None else Budget(time_limit, start=clock)
-    check("callback", callback)
-    if x is not None:
-        x = check("x", x, n_features=cov_.n, k=k)
-    cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
-    scale = (lambda b: in_scale(b, factors)) if factors else None  # noqa: E731
-    return rescale(_certify_cov(cov_, k, x, effort, callback, time_limit, scale, budget), factors)
-
-
-def certify_exact(cov: Cov, k: int, x, time_limit: float, callback, scale=None,
-                  budget: Budget | None = None) -> Certificate:
-    """``effort="exact"``: the "auto" certificate (warm-started by ``fit(auto)``'s answer), then
-    branch and bound (:func:`.exact.branch_and_bound`) with the rest of ``time_limit`` when it is not
-    optimal to :data:`EXACT_TOLERANCE`.  Data too large to hold A densely (n above the dense
-    limit) get the split certificate with the branch and bound on its screened set S
-    (``info["split_branch"]``; ``info["nodes"]`` its nodes).
-
-    ``time_limit`` bounds the whole call (:class:`.budget.Budget`): every step, the "auto"
-    certificate's included, runs only when its predicted time fits in what is left, so a short
-    limit returns the bounds proved in time (down to the sum of the k largest variances).
-    ``callback(done, total)``; one taking a keyword ``bound`` also gets the best bound proved so
-    far, multiplied by ``scale`` (:class:`.budget.BoundReport`)."""
-    t0 = time.perf_counter()
-    budget = Budget(time_limit) if budget is None else budget
-    report = BoundReport(callback, scale)
-    if cov.n > S._DENSE_MAX_N:
-        # the split bound with the branch and bound on its screened set S for the time limit
-        # ("full" runs far past any time limit there); an operator: the "auto" certificate
-        if cov.X is None and cov._A is None:
-            cert = _certify_cov(cov, k, x, "auto", None)
-        else:
-            cert = _certify_split(cov, k, x, "auto", None, branch_seconds=time_limit, budget=budget,
-                                  report=report)
-        out = _finish_exact(cert, None, k, t0, EXACT_TOLERANCE, cov)
-        report.progress(1, 1, out.upper_bound)
-        return out
-    cert, state = _certify_dense(cov, k, x, "auto", None, need_dual=True, budget=budget, report=report)
-    bb = None
-    if cert.upper_bound - cert.lower > EXACT_TOLERANCE * cert.upper_bound and "stopped" not in cert.info:
-        A = cov.dense()
-        if state is None and budget.fits("eval", float(cov.n) ** 3):
-            with budget.step("eval", float(cov.n) ** 3):
-                state = _kkt_point(A, k, cert.x)[1]
-        bb = branch_and_bound(A, k, cert.x, cert.lower, state, upper=cert.upper_bound, budget=budget,
-                              report=report)
-    out = _finish_exact(cert, bb, k, t0, EXACT_TOLERANCE, cov)
-    report.progress(1, 1, out.upper_bound)
-    return out

@@ -20,7 +20,8 @@ from nspca_core.operators.cov import Cov
 from nspca_core.certificates.budget import BoundReport, Budget, takes_bound
 from nspca_core.certificates.dual import _kkt_point, _screen_init
 from nspca_core.certificates.exact import EXACT_TOLERANCE, branch_and_bound
-from nspca_core.certificates.single import _variances_bound, certify_exact
+from nspca_core.certificates.route import certify_exact
+from nspca_core.certificates.single import _variances_bound
 
 from tests.bruteforce import brute_opt
 from tests.core.certificates.test_single import _random_psd

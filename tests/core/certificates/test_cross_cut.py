@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nspca_core.certificates import coupled, cross, single
+from nspca_core.certificates import coupled, cross, route, single
 from nspca_core.certificates.cross import _row_tops, _row_tops_entries, cross_table
 from nspca_core.operators.cov import Cov
 
@@ -102,7 +102,7 @@ def test_the_finish_skipped_only_where_it_cannot_lower_the_bound(monkeypatch, n,
     cov, skip = modules_certified(seed, n, k)
     with monkeypatch.context() as mp:
         mp.setattr(coupled, "_FLOOR_REL", -1.0)  # (floor 2 lower, the bound 2 x: never held, always finished)
-        fin = single._certify_large(cov, k, None, "auto", None)
+        fin = route._certify_large(cov, k, None, "auto", None)
     assert fin.upper_bound <= skip.upper_bound <= fin.upper_bound * (1 + coupled._FLOOR_REL)
 
 

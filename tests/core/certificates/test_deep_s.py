@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core import certify_path
-from nspca_core.certificates import deep_s, single
+from nspca_core.certificates import deep_s, route
 from nspca_core.certificates.bounds import _rest_curve
 from nspca_core.certificates.dnn import dnn_tangent, dnn_value_lam
 from nspca_core.certificates.path_large import coupled_curve
@@ -103,7 +103,7 @@ def test_deepen_runs_skips_runs_where_the_rest_binds_or_s_is_closed_and_keeps_to
     cov = Cov(X, None)
     uniq = np.arange(1, 9)
     keep: dict = {}
-    single._certify_large(cov, 4, None, "auto", None, keep=keep)
+    route._certify_large(cov, 4, None, "auto", None, keep=keep)
     BT = _rest_curve(cov, keep["T"], 8)
     curve = coupled_curve(keep, BT, uniq)
     lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8
@@ -193,7 +193,7 @@ def _one_run_case(monkeypatch, seed=5, n=8, m=5):
     cov = Cov(X, None)
     uniq = np.arange(1, n + 1)
     keep: dict = {}
-    single._certify_large(cov, 4, None, "auto", None, keep=keep)
+    route._certify_large(cov, 4, None, "auto", None, keep=keep)
     BT = _rest_curve(cov, keep["T"], n)
     curve = coupled_curve(keep, BT, uniq)
     lows = np.array([brute_opt(A, int(k))[0] for k in uniq]) * 0.8

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import coupled, screens, single
+from nspca_core.certificates import coupled, route, screens, single
 from nspca_core.operators.cov import Cov
 from nspca_core.result import Certificate
 
@@ -38,7 +38,7 @@ def test_grown_screen_certificates_hold_against_bruteforce(monkeypatch, n, k, se
         monkeypatch.setattr(screens, "small_verdict", lambda *a: False)
     X, A, x = modules_case(seed, n, k, given_x)
     seen = _screens(monkeypatch)
-    cert = single._certify_large(Cov(X, None), k, x, "auto", None)
+    cert = route._certify_large(Cov(X, None), k, x, "auto", None)
     first = single._certify_split(Cov(X, None), k, x, "auto", None)
     opt, _ = brute_opt(A, k)
     assert cert.upper_bound >= opt * (1 - 1e-12)
@@ -80,10 +80,10 @@ def test_a_capped_run_and_the_exact_mode_keep_their_screen(monkeypatch):
     monkeypatch.setattr(screens, "small_verdict", lambda *a: False)
     seen = _screens(monkeypatch)
     X = _modules(np.random.default_rng(1), 8, 12, 3)
-    single._certify_large(Cov(X, None), 3, None, "auto", None, split_cap=6)
-    single._certify_large(Cov(X, None), 3, None, "auto", None, branch_seconds=0.0)
+    route._certify_large(Cov(X, None), 3, None, "auto", None, split_cap=6)
+    route._certify_large(Cov(X, None), 3, None, "auto", None, branch_seconds=0.0)
     assert len(seen) == 2
-    single._certify_large(Cov(X, None), 3, None, "auto", None)  # (one k: the larger screen follows)
+    route._certify_large(Cov(X, None), 3, None, "auto", None)  # (one k: the larger screen follows)
     assert len(seen) == 4 and seen[3] == min(12, int(screens._GROW * seen[2])) > seen[2]
 
 

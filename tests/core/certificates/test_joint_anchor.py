@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from nspca_core._common.rank1 import rank1_point
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import anchor, coupled, dual, single
+from nspca_core.certificates import anchor, coupled, dual, route, single
 from nspca_core.certificates.anchor import AnchorRows, anchored_joint_test, joint_blockers
 from nspca_core.operators.cov import Cov
 
@@ -200,7 +200,7 @@ def test_light_route_bounds_hold_against_bruteforce(monkeypatch, n, size, k, see
     rng = np.random.default_rng(seed)
     X = _modules(rng, 8, n, 3)  # (m < n: thin data, the light route's condition)
     A = X.T @ X / X.shape[0]
-    cert = single._certify_large(Cov(X, None), k, None, "auto", None)
+    cert = route._certify_large(Cov(X, None), k, None, "auto", None)
     opt, _ = brute_opt(A, k)
     assert cert.upper_bound >= opt * (1 - 1e-12)
     for (covS, kS, xS, lam), c in seen:
@@ -224,7 +224,7 @@ def test_light_route_is_taken_and_skips_the_dnn(monkeypatch):
         rng = np.random.default_rng(seed)
         X = _modules(rng, 8, 10, 3)
         A = X.T @ X / X.shape[0]
-        cert = single._certify_large(Cov(X, None), 5, None, "auto", None)
+        cert = route._certify_large(Cov(X, None), 5, None, "auto", None)
         assert cert.upper_bound >= brute_opt(A, 5)[0] * (1 - 1e-12)
         light += not calls
     assert light > 0
@@ -282,7 +282,7 @@ def test_one_k_split_gallops_less_than_a_paths_runs(monkeypatch, lazy):
     _force_split(monkeypatch, 6)
     monkeypatch.setattr(single, "_SPLIT_BRANCH_MAX_K", 0)
     cov = Cov(_modules(np.random.default_rng(0), 8, 11, 3), None)  # (one that reaches the aimed search)
-    single._certify_large(cov, 5, None, "auto", None)
+    route._certify_large(cov, 5, None, "auto", None)
     one = list(seen)
     seen.clear()
     single._certify_split(cov, 5, None, "auto", None, keep={})

@@ -14,7 +14,7 @@ from nspca_core.certificates import _settings as S
 from nspca_core.certificates import coupled
 from nspca_core.certificates import path_carry as PC
 from nspca_core.certificates import path_large as PL
-from nspca_core.certificates import single
+from nspca_core.certificates import route
 from nspca_core.certificates.bounds import _rest_curve
 
 from tests.bruteforce import brute_opt
@@ -41,7 +41,7 @@ def test_carried_tests_prove_only_true_bounds_at_every_sparsity_against_brutefor
     cov = Cov(X, None)
     k_run = int(rng.integers(1, n - 2))
     keep: dict = {}
-    single._certify_large(cov, k_run, None, "auto", None, keep=keep)
+    route._certify_large(cov, k_run, None, "auto", None, keep=keep)
     assume(keep and keep["T"].size > 0 and keep["S"].size >= 3)
     BT = _rest_curve(cov, keep["T"], n)
     ks = np.arange(1, n + 1)
@@ -69,7 +69,7 @@ def test_coupled_curve_is_the_same_as_the_runs_terms_maximum(monkeypatch):
     cov = Cov(X, None)
     for k_run in (5, 12):
         keep: dict = {}
-        single._certify_large(cov, k_run, None, "auto", None, keep=keep)
+        route._certify_large(cov, k_run, None, "auto", None, keep=keep)
         BT = np.minimum.accumulate(_rest_curve(cov, keep["T"], 40)[::-1])[::-1]
         ks = np.arange(1, 41)
         BS = PC.run_bs(keep, int(min(keep["S"].size, 40)))

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import coupled, dual, single
+from nspca_core.certificates import coupled, dual, route
 from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import brute_opt
@@ -36,9 +36,9 @@ def test_a_paths_run_is_never_looser_than_one_k_and_carries_true_bounds(monkeypa
     X = _modules(rng, 6, n, 3)
     X[:, np.argsort(-X.var(axis=0))[size:]] *= t_scale
     A = X.T @ X / X.shape[0]
-    one = single._certify_large(Cov(X, None), k, None, "auto", None)
+    one = route._certify_large(Cov(X, None), k, None, "auto", None)
     keep: dict = {}
-    run = single._certify_large(Cov(X, None), k, None, "auto", None, keep=keep)
+    run = route._certify_large(Cov(X, None), k, None, "auto", None, keep=keep)
     # (issue 39's tolerance, 1e-9 relative: the two may round apart by an ulp, e.g. n=9, size=8, k=5, seed=5)
     assert run.upper_bound <= one.upper_bound * (1 + 1e-9), (run.upper_bound, one.upper_bound)
     opt = brute_opt(A, k)[0]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from nspca_core import certify, certify_path
 from nspca_core.operators.cov import Cov
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import coupled, single
+from nspca_core.certificates import coupled, route
 from nspca_core.certificates.bounds import _rest_curve
 from nspca_core.certificates.path_large import coupled_curve
 
@@ -41,7 +41,7 @@ def test_one_run_bounds_every_k_against_bruteforce(monkeypatch, n, m, seed, nonn
     k_run = int(rng.integers(1, n - 2))
     keep: dict = {}
     cov = Cov(X, None)
-    single._certify_large(cov, k_run, None, "auto", None, keep=keep)
+    route._certify_large(cov, k_run, None, "auto", None, keep=keep)
     assume(keep["T"].size > 0)  # the rest is not empty: the coupling is exercised
     ks = np.arange(1, n + 1)
     curve = coupled_curve(keep, _rest_curve(cov, keep["T"], n), ks)
@@ -59,7 +59,7 @@ def test_curve_has_no_term_beyond_the_sizes_of_S_and_T(monkeypatch):
     A = X.T @ X / 4
     keep: dict = {}
     cov = Cov(X, None)
-    single._certify_large(cov, 2, None, "auto", None, keep=keep)
+    route._certify_large(cov, 2, None, "auto", None, keep=keep)
     curve = coupled_curve(keep, _rest_curve(cov, keep["T"], 7), np.array([7]))
     assert np.isfinite(curve[0])
     assert curve[0] >= brute_opt(A, 7)[0] * (1 - 1e-12)
@@ -91,7 +91,7 @@ def _two_runs(cov, n, rng):
         if len(kept) == 2:
             break
         keep: dict = {}
-        single._certify_large(cov, int(k_run), None, "auto", None, keep=keep)
+        route._certify_large(cov, int(k_run), None, "auto", None, keep=keep)
         if keep["T"].size == 0 or keep["stS"] is None:
             continue
         kept[int(k_run)] = keep
@@ -360,7 +360,7 @@ def test_raise_worst_runs_the_worst_k_and_keeps_every_curve_valid(monkeypatch, n
 
     def run(k):
         keep: dict = {}
-        runs[k] = single._certify_large(cov, k, None, "auto", None, keep=keep)
+        runs[k] = route._certify_large(cov, k, None, "auto", None, keep=keep)
         if keep and keep["T"].size:
             rest[keep["T"].tobytes()] = _rest_curve(cov, keep["T"], n)
             np.minimum(curve, coupled_curve(keep, rest[keep["T"].tobytes()], uniq), out=curve)
@@ -445,7 +445,7 @@ def test_match_runs_make_each_run_k_as_tight_as_one_k_and_keep_every_bound_valid
 
     def run(k):
         keep: dict = {}
-        runs[k] = single._certify_large(cov, k, None, "auto", None, keep=keep)
+        runs[k] = route._certify_large(cov, k, None, "auto", None, keep=keep)
         if keep and keep["T"].size:
             np.minimum(curve, coupled_curve(keep, _rest_curve(cov, keep["T"], n), uniq), out=curve)
         return 1.0

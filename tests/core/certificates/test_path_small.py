@@ -13,7 +13,7 @@ from nspca_core import certify_path
 from nspca_core.certificates import _settings as S
 from nspca_core.certificates import path_carry as PC
 from nspca_core.certificates import path_large as PL
-from nspca_core.certificates import single
+from nspca_core.certificates import route
 from nspca_core.certificates.bounds import _rest_curve
 from nspca_core.operators.covariance import as_cov
 
@@ -40,7 +40,7 @@ def test_the_smaller_screens_keep_bounds_every_k_against_bruteforce(monkeypatch,
     cov = as_cov(X)
     keep: dict = {}
     small: dict = {}
-    single._certify_large(cov, k_run, None, "auto", None, keep=keep, both=True, small_keep=small)
+    route._certify_large(cov, k_run, None, "auto", None, keep=keep, both=True, small_keep=small)
     assume(small and small["T"].size > 0 and small["S"].size >= 3)
     # (the smaller screen's, not certify(k)'s own; where it stood the larger one was not run)
     assert not keep or small["S"].size < keep["S"].size
@@ -62,7 +62,7 @@ def test_the_smaller_screens_keep_bounds_every_k_against_bruteforce(monkeypatch,
 
 
 def _path_vs_one(X, ks):
-    one = {k: single._certify_large(as_cov(X), k, None, "auto", None) for k in ks}
+    one = {k: route._certify_large(as_cov(X), k, None, "auto", None) for k in ks}
     path = certify_path(X, ks=ks)
     return path, one
 
@@ -84,7 +84,7 @@ def test_path_with_the_smaller_screen_first_is_never_looser_than_one_k(monkeypat
             assert c.upper_bound <= one[c.k].upper_bound * (1 + 1e-9), (seed, c.k, c.upper_bound, one[c.k].upper_bound)
             assert c.upper_bound >= brute_opt(A, c.k)[0] * (1 - 1e-12)
         with monkeypatch.context() as mp:  # (the runs of the path before: certify(k)'s own screen only)
-            real = single._certify_large
+            real = route._certify_large
 
             def larger_only(*a, **kw):
                 kw.pop("both", None)

@@ -21,7 +21,7 @@ S = importlib.import_module("nspca_core.certificates._settings")  # settings the
 from nspca_core.certificates import path as P  # noqa: E402
 from nspca_core.certificates.bounds import _bound_rest  # noqa: E402
 from nspca_core.certificates.lower import _ascent_batch  # noqa: E402
-from nspca_core.certificates.single import _certify_cov  # noqa: E402
+from nspca_core.certificates.route import _certify_cov  # noqa: E402
 
 REL = 1e-9
 

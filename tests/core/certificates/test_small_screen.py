@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import coupled, single
+from nspca_core.certificates import coupled, route, single
 from nspca_core.certificates.bounds import _rest_curve
 from nspca_core.certificates.cross import coupled_terms, cross_table
 from nspca_core.operators.cov import Cov
@@ -109,7 +109,7 @@ def test_small_screen_certificates_hold_against_bruteforce(monkeypatch, n, k, se
     if reject:
         monkeypatch.setattr(single, "small_verdict", lambda *a: False)
     X, A, x = modules_case(seed, n, k, given_x)
-    cert = single._certify_large(Cov(X, None), k, x, "auto", None)
+    cert = route._certify_large(Cov(X, None), k, x, "auto", None)
     opt, _ = brute_opt(A, k)
     assert cert.upper_bound >= opt * (1 - 1e-12)
     assert cert.lower <= opt * (1 + 1e-12)
@@ -132,7 +132,7 @@ def test_the_smaller_screen_stands_where_it_certifies(monkeypatch):
         X = _modules(rng, 8, 12, 3)
         A = X.T @ X / X.shape[0]
         calls: list = []
-        cert = single._certify_large(Cov(X, None), 3, None, "auto", lambda d, t: calls.append((d, t)))
+        cert = route._certify_large(Cov(X, None), 3, None, "auto", lambda d, t: calls.append((d, t)))
         assert cert.upper_bound >= brute_opt(A, 3)[0] * (1 - 1e-12)
         assert calls and calls[-1] == (1, 1)  # (the caller's progress ends either way)
         assert seen[0] == 9  # (certify(k)'s own screen first, its light route: 3 k features)
@@ -157,7 +157,7 @@ def test_the_smaller_screen_is_not_tried_where_the_light_route_stands(monkeypatc
         rng = np.random.default_rng(seed)
         X = rng.standard_normal((8, 12)) * rng.random(12) * 3
         X -= X.mean(axis=0)
-        cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
+        cert = route._certify_large(Cov(X, None), 3, None, "auto", None)
         assert cert.upper_bound >= brute_opt(X.T @ X / X.shape[0], 3)[0] * (1 - 1e-12)
         assert seen[0] == 9 and verdicts
         if verdicts[0] is not None:
@@ -185,7 +185,7 @@ def test_hopeless_smaller_screen_stops_before_S_and_the_larger_one_gives_the_pla
     real_S = single._split_S
     monkeypatch.setattr(single, "_split_S",
                         lambda cov, S_, *a, **kw: (sizes.append(len(S_)), real_S(cov, S_, *a, **kw))[1])
-    cert = single._certify_large(Cov(X, None), 3, x, "auto", None)
+    cert = route._certify_large(Cov(X, None), 3, x, "auto", None)
     assert cert.upper_bound == plain.upper_bound and cert.info["split_S"] == plain.info["split_S"]
     assert all(s == plain.info["split_S"] for s in sizes)
 
@@ -223,7 +223,7 @@ def test_plain_ceiling_rules_the_smaller_screen_out_before_its_cross_table(monke
     rng = np.random.default_rng(5)
     X = _modules(rng, 8, 12, 3)
     A = X.T @ X / X.shape[0]
-    cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
+    cert = route._certify_large(Cov(X, None), 3, None, "auto", None)
     assert not calls and len(seen) == 2 and cert.info["split_S"] == seen[0] and seen[1] < seen[0]
     assert cert.upper_bound >= brute_opt(A, 3)[0] * (1 - 1e-12)
 
@@ -237,7 +237,7 @@ def test_one_k_takes_only_its_own_screen_by_default(monkeypatch):
     seen = _screens(monkeypatch)
     rng = np.random.default_rng(5)
     X = _modules(rng, 8, 12, 3)
-    cert = single._certify_large(Cov(X, None), 3, None, "auto", None)
+    cert = route._certify_large(Cov(X, None), 3, None, "auto", None)
     assert len(seen) == 1 and cert.info["split_S"] == seen[0]
 
 
@@ -255,11 +255,11 @@ def test_a_path_run_with_both_screens_is_never_looser_than_one_k(monkeypatch, n,
     rng = np.random.default_rng(seed)
     X = _modules(rng, 8, n, 3)
     A = X.T @ X / X.shape[0]
-    one = single._certify_large(as_cov(X), k, None, "auto", None)
+    one = route._certify_large(as_cov(X), k, None, "auto", None)
     keep: dict = {}
-    run = single._certify_large(as_cov(X), k, None, "auto", None, keep=keep, both=True)
+    run = route._certify_large(as_cov(X), k, None, "auto", None, keep=keep, both=True)
     plain_keep: dict = {}
-    plain = single._certify_large(as_cov(X), k, None, "auto", None, keep=plain_keep)
+    plain = route._certify_large(as_cov(X), k, None, "auto", None, keep=plain_keep)
     assert run.upper_bound <= one.upper_bound * (1 + 1e-9), (run.upper_bound, one.upper_bound)
     assert run.upper_bound <= plain.upper_bound * (1 + 1e-9)
     assert run.upper_bound >= brute_opt(A, k)[0] * (1 - 1e-12)
@@ -277,9 +277,9 @@ def test_without_both_a_path_run_can_be_looser_than_one_k(monkeypatch):
     for seed in range(6):
         rng = np.random.default_rng(seed)
         X = _modules(rng, 8, 11, 3)
-        one = single._certify_large(as_cov(X), 4, None, "auto", None)
-        plain = single._certify_large(as_cov(X), 4, None, "auto", None, keep={})
-        run = single._certify_large(as_cov(X), 4, None, "auto", None, keep={}, both=True)
+        one = route._certify_large(as_cov(X), 4, None, "auto", None)
+        plain = route._certify_large(as_cov(X), 4, None, "auto", None, keep={})
+        run = route._certify_large(as_cov(X), 4, None, "auto", None, keep={}, both=True)
         looser += plain.upper_bound > one.upper_bound * (1 + 1e-9)
         assert run.upper_bound <= one.upper_bound * (1 + 1e-9)
     assert looser > 0
@@ -297,10 +297,10 @@ def test_a_path_run_keeps_the_larger_screens_dual_point_where_the_smaller_one_st
     for seed in range(6):
         rng = np.random.default_rng(seed)
         X = _modules(rng, 8, 12, 3)
-        one = single._certify_large(as_cov(X), 3, None, "auto", None)
+        one = route._certify_large(as_cov(X), 3, None, "auto", None)
         keep: dict = {}
         small: dict = {}
-        run = single._certify_large(as_cov(X), 3, None, "auto", None, keep=keep, both=True, small_keep=small)
+        run = route._certify_large(as_cov(X), 3, None, "auto", None, keep=keep, both=True, small_keep=small)
         assert run.upper_bound <= one.upper_bound * (1 + 1e-9)
         assert run.upper_bound >= brute_opt(X.T @ X / X.shape[0], 3)[0] * (1 - 1e-12)
         assert keep and keep.get("stS") is not None and keep["S"].size == 9

@@ -209,7 +209,7 @@ def test_split_reuses_the_low_rank_tests_gram(monkeypatch, seed):
     """certify on thin data above the dense size: the low-rank test's eigendecomposition of X's Gram
     serves the split bound's spectrum of A (one ``_gram_eig`` of X fewer, the same numbers) and its
     Gram that of A_TT (minus S's part: equal to rounding)."""
-    from nspca_core.certificates import bounds, cheap, single
+    from nspca_core.certificates import bounds, cheap, route
     from tests.core.certificates.test_split_coupled import _force_split, _modules
 
     _force_split(monkeypatch, 6)
@@ -221,10 +221,10 @@ def test_split_reuses_the_low_rank_tests_gram(monkeypatch, seed):
     real = bounds._gram_eig
     for mod in (bounds, cheap):
         monkeypatch.setattr(mod, "_gram_eig", lambda XT, m, out=None: (calls.append(XT.shape), real(XT, m, out))[1])
-    with_reuse = single._certify_cov(cov, k)
+    with_reuse = route._certify_cov(cov, k)
     full = [c for c in calls if c == X.shape]
     calls.clear()
-    alone = single._certify_large(cov, k, None, "auto", None)
+    alone = route._certify_large(cov, k, None, "auto", None)
     assert with_reuse.lower == alone.lower
     assert with_reuse.upper_bound == pytest.approx(alone.upper_bound, rel=1e-9)
     assert with_reuse.bounds["lambda1"] == alone.bounds["lambda1"]  # (A's spectrum: the same numbers)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import coupled, cross, dual, single
+from nspca_core.certificates import coupled, cross, dual, route, single
 from nspca_core.certificates.cross import _delta32, cross_table
 from nspca_core.operators.cov import Cov
 
@@ -154,7 +154,7 @@ def test_one_k_split_with_the_column_part_first_is_the_whole_tables_bound(monkey
     cov, first = modules_certified(seed, n, k)
     with monkeypatch.context() as mp:
         mp.setattr(coupled, "cols_first", lambda *a, **kw: None)
-        whole = single._certify_large(cov, k, None, "auto", None)
+        whole = route._certify_large(cov, k, None, "auto", None)
     assert first.upper_bound == whole.upper_bound and first.lower == whole.lower
 
 
@@ -192,15 +192,15 @@ def test_the_row_part_is_merged_only_where_T_binds_with_the_columns(monkeypatch)
     _force_split(monkeypatch, 30)
     X = _modules(np.random.default_rng(0), 60, 400, 8)
     seen = _spy_parts(monkeypatch)
-    single._certify_large(Cov(X, None), 15, None, "auto", None)
+    route._certify_large(Cov(X, None), 15, None, "auto", None)
     assert seen == ["both"], seen
     seen.clear()
     with monkeypatch.context() as mp:
         mp.setattr(coupled, "_COUPLED_AIM", 1.01)
-        single._certify_large(Cov(X, None), 15, None, "auto", None)
+        route._certify_large(Cov(X, None), 15, None, "auto", None)
     assert seen[:1] == ["cols"], seen
     seen.clear()
-    single._certify_large(Cov(X, None), 15, None, "auto", None, keep={})
+    route._certify_large(Cov(X, None), 15, None, "auto", None, keep={})
     assert seen == ["both"], seen
 
 

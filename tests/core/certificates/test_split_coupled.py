@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from nspca_core.operators.cov import Cov
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import coupled, single
+from nspca_core.certificates import coupled, route
 from nspca_core.certificates.bounds import _rest_curve
 from nspca_core.certificates.path_large import coupled_curve
 
@@ -44,7 +44,7 @@ def modules_certified(seed: int, n: int, k: int):
     OPT_k: ``(cov, cert)`` (the caller's forced split and switches in place)."""
     X = _modules(np.random.default_rng(seed), 30, n, 3)
     cov = Cov(X, None)
-    cert = single._certify_large(cov, k, None, "auto", None)
+    cert = route._certify_large(cov, k, None, "auto", None)
     opt, _ = brute_opt(X.T @ X / X.shape[0], k)
     assert cert.upper_bound >= opt * (1 - 1e-12)
     return cov, cert
@@ -60,7 +60,7 @@ def test_sharpened_bounds_hold_against_bruteforce(monkeypatch, n, size, k, seed)
     A = X.T @ X / X.shape[0]
     keep: dict = {}
     cov = Cov(X, None)
-    cert = single._certify_large(cov, k, None, "auto", None, keep=keep)
+    cert = route._certify_large(cov, k, None, "auto", None, keep=keep)
     assume(keep["T"].size > 0)
     opt, _ = brute_opt(A, k)
     assert cert.upper_bound >= opt * (1 - 1e-12)
@@ -90,7 +90,7 @@ def test_sharpening_lowers_the_coupled_bound_where_the_tangent_was_loose(monkeyp
     keep: dict = {}
     cov = Cov(X, None)
     k = 15
-    cert = single._certify_large(cov, k, None, "auto", None, keep=keep)
+    cert = route._certify_large(cov, k, None, "auto", None, keep=keep)
     BT = _rest_curve(cov, keep["T"], k)
     plain = coupled._coupled(keep["certS"], keep["stS"], keep["dS"], keep["kS"], BT, k, keep["pair"])
     assert any(np.isfinite(v) for v in keep["BS_at"].values()), "no sparsity of S was sharpened"

@@ -12,7 +12,7 @@ from hypothesis import example, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import anchor, coupled, dual, single
+from nspca_core.certificates import anchor, coupled, dual, route, single
 from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import brute_opt
@@ -111,7 +111,7 @@ def test_one_k_split_with_a_lazy_S_bound_is_valid_and_bisects_only_where_it_bind
     X = _modules(rng, 6, n, 3)
     X[:, np.argsort(-X.var(axis=0))[size:]] *= t_scale
     A = X.T @ X / X.shape[0]
-    c = single._certify_large(Cov(X, None), k, None, "auto", None)
+    c = route._certify_large(Cov(X, None), k, None, "auto", None)
     opt, _ = brute_opt(A, k)
     assert c.upper_bound >= opt * (1 - 1e-12)
     if not seen:
@@ -148,7 +148,7 @@ def test_where_T_binds_S_bound_stays_at_the_aims_value(monkeypatch):
         X = _modules(rng, 6, 10, 3)
         A = X.T @ X / X.shape[0]
         seen.clear(), finished.clear(), kept.clear()
-        c = single._certify_large(Cov(X, None), 5, None, "auto", None)
+        c = route._certify_large(Cov(X, None), 5, None, "auto", None)
         assert c.upper_bound >= brute_opt(A, 5)[0] * (1 - 1e-12)
         if kept and kept[0] and not finished and c.info.get("dnn") is None:  # (the light route stood)
             assert seen == [5] and c.info["B_S"] == kept[0]["top"]
@@ -197,5 +197,5 @@ def test_switched_off_the_one_k_light_route_is_eager(monkeypatch):
     monkeypatch.setattr(coupled, "light_finish", lambda lazy, rel=None: finished.append(1) or real_finish(lazy, rel))
     for seed in range(4):
         X = _modules(np.random.default_rng(seed), 6, 10, 3)
-        single._certify_large(Cov(X, None), 5, None, "auto", None)
+        route._certify_large(Cov(X, None), 5, None, "auto", None)
     assert got and all(g == {} for g in got) and not finished

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import coupled, dual, single
+from nspca_core.certificates import coupled, dual, route
 from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import brute_opt
@@ -90,11 +90,11 @@ def test_split_certificate_is_the_same_float_for_float_without_the_hand_off(monk
         monkeypatch.setattr(mod, "_DNN_SKIP_AT", skip)
     X, A = _case(seed, n)
     seen = _count_tests(monkeypatch)
-    memo = single._certify_large(Cov(X, None), k, None, "auto", None)
+    memo = route._certify_large(Cov(X, None), k, None, "auto", None)
     with_memo = len(seen)
     seen.clear()
     _no_memo(monkeypatch)
-    plain = single._certify_large(Cov(X, None), k, None, "auto", None)
+    plain = route._certify_large(Cov(X, None), k, None, "auto", None)
     assert memo.upper_bound.hex() == plain.upper_bound.hex()
     assert memo.bounds == plain.bounds and memo.lower == plain.lower
     assert memo.info.get("B_S") == plain.info.get("B_S")
@@ -123,7 +123,7 @@ def test_a_failed_light_test_is_not_run_again_by_the_dnn_route(monkeypatch):
             monkeypatch.setattr(dual, "top_test", top)
             monkeypatch.setattr(coupled, "top_test", top)
             seen.clear()
-            single._certify_large(Cov(X, None), 5, None, "auto", None)
+            route._certify_large(Cov(X, None), 5, None, "auto", None)
             runs.append(list(seen))
         with_memo, without = runs
         assert len(with_memo) <= len(without)
@@ -209,7 +209,7 @@ def test_a_split_certificate_asks_its_forecast_once(monkeypatch):
             monkeypatch.setattr(dual, "_forecast_fails", forecast)
             monkeypatch.setattr(coupled, "_forecast_fails", forecast)
             computed.clear()
-            certs.append(single._certify_large(Cov(X, None), 5, None, "auto", None))
+            certs.append(route._certify_large(Cov(X, None), 5, None, "auto", None))
             runs.append(list(computed))
         with_record, without = runs
         assert certs[0].upper_bound.hex() == certs[1].upper_bound.hex() and certs[0].bounds == certs[1].bounds

@@ -1,0 +1,303 @@
+"""Where one certificate runs (the routing of :func:`certify`): a validated covariance to the low-rank exact
+certificate, the dense one (:func:`.single._certify_dense`), the split one (:func:`.single._certify_split`, large
+n, data held) or the operator's (:func:`.cheap._certify_operator`); the public :func:`certify` and the exact
+mode :func:`certify_exact`.  (Moved out of :mod:`.single`, unchanged.)"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import numpy as np
+
+from .._common.params import check
+from .._common.scale import normalized, rescale
+from ..operators.cov import Cov
+from ..operators.covariance import as_cov
+from ..result import Certificate
+from . import _settings as S
+from ._settings import _EFFORT, exact_time_limit, screened_size
+from .budget import BoundReport, Budget, in_scale
+from .cheap import _certify_lowrank, _certify_operator
+from .coupled import small_screen
+from .dual import _kkt_point
+from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
+from .screens import grown
+from .single import _certify_dense, _certify_split
+
+
+def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None, scale=None,
+                 budget: Budget | None = None) -> Certificate:
+    """Certificate on a validated :class:`Cov` (``fit`` calls this with its answer x).
+
+    ``k`` and ``x`` are checked here too (cheap) since callers are internal.  ``scale``: maps a
+    bound of ``cov`` to the caller's scale (the bounds reported to ``callback``); ``budget``: the
+    exact mode's time limit started by the caller (else started here).
+    """
+    k = check("k", k, n_features=cov.n)
+    effort = check("effort", effort)
+    time_limit = exact_time_limit(time_limit, effort)
+    check("callback", callback)
+    if x is not None:
+        x = check("x", x, n_features=cov.n, k=k)
+    if effort == "exact":
+        return certify_exact(cov, k, x, time_limit, callback, scale, budget)
+    gram: dict = {}
+    if cov.thin:
+        cert = _certify_lowrank(cov, k, x, callback, gram=gram)
+        if cert is not None:
+            return cert
+    if cov.n > S._DENSE_MAX_N:
+        return _certify_large(cov, k, x, effort, callback, gram=gram or None)
+    if split_cheaper(cov, k, effort):  # (thin data whose n x n the split route never forms: by cost)
+        return certify_thin(cov, k, x, effort, callback, gram or None)
+    cert, _ = _certify_dense(cov, k, x, effort, callback)
+    return cert
+
+
+def certify_thin(cov: Cov, k: int, x, effort: str, callback, gram=None) -> Certificate:
+    """certify(k) where :func:`split_cheaper` holds: the eager split certificate (grown, :func:`eager_grown`), and
+    where the rest T still holds its ratio more than :data:`_EAGER_FALLBACK` below S's own (no screen within the
+    dense route's cost caught what binds), the dense certificate too, the smaller bound standing (both proved; the
+    cost at most the split's plus the dense route's, the split's below the dense one's).  Issue 39: 30 x 500 data
+    whose largest variances are noise outside the correlated module: eager 0.70 / 0.58 at k = 10 / 20 on screens
+    of 265 / 191 features, the dense route 0.97 / 0.94.  certify_path calls this at each such k (the same floats)."""
+    d = _certify_large(cov, k, x, effort, callback, gram=gram, eager=True)
+    bs = d.info.get("B_S", 0.0)
+    if not bs > 0 or d.lower / d.upper_bound >= d.lower / bs - _EAGER_FALLBACK:
+        return d
+    e, _ = _certify_dense(cov, k, x, effort, callback)
+    return e if e.upper_bound < d.upper_bound else d
+
+
+def route_flops(m: int, n: int, s: int) -> tuple[float, float]:
+    """Predicted flops of a one-k certificate's two routes on data of m samples and n features held densely,
+    ``(dense, split)``, the split one on a screened set of s features.  Dense (:func:`.single._certify_dense`):
+    forming A (``m n^2``) and ordering its rows for the anchored row sums (``n^2 log2 n``); its top eigenpairs
+    (a Lanczos, ``n^2`` a step, or an ``n^3`` eigh) are left out, they only add to it.  Split
+    (:func:`.single._certify_split`): X's Gram and its eigendecomposition, the rest's spectrum through it
+    (``m n min(m, n) + min(m, n)^3``), S's block and the cross of S and the rest (``m s n``) and ordering S's
+    rows (``s^2 log2 s``)."""
+    r = min(m, n)
+    dense = float(m) * n * n + float(n) * n * np.log2(max(n, 2))
+    split = float(m) * n * r + float(r) ** 3 + float(m) * s * n + float(s) * s * np.log2(max(s, 2))
+    return dense, split
+
+
+def split_cheaper(cov: Cov, k: int, effort: str) -> bool:
+    """Whether a one-k "auto" certificate on n <= ``_DENSE_MAX_N`` features takes the split route (its S bound
+    ``eager`` on ``_settings.eager_size``'s screen, :func:`.single._certify_split`) rather than the dense one:
+    data held as X (not A), a screen smaller than n, and the split route's predicted flops below the dense
+    route's (:func:`route_flops`).  The choice is by cost, no sparsity or size limit: a 60 x 2,500 gene matrix's
+    dense route took 1.8-2.0 CPU s at every k (an eigh and the anchored rows of the 2,500 x 2,500), one gene
+    more the split route 0.015 s (issue 39); 300 x 400 spectra stay dense (X's 300 x 300 Gram costs about
+    what A does).  "full" keeps the dense route (the tighter bound is its point)."""
+    if effort != "auto" or cov.X is None or not cov.thin or cov._A is not None:
+        return False
+    s = S.eager_size(cov.n, k)
+    if s >= cov.n:
+        return False
+    dense, split = route_flops(cov.X.shape[0], cov.n, s)
+    return split < dense
+
+
+def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
+                   branch_seconds: float | None = None, keep: dict | None = None, gram=None,
+                   both: bool = False, small_keep: dict | None = None, eager: bool = False) -> Certificate:
+    """Large n: the split bound when the data are held densely (``split_cap``: at most that many
+    screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
+    ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
+    A one-k "auto" certificate tries a smaller screen (:func:`.coupled.small_screen`) where
+    ``_settings._SMALL_FIRST`` (see there) and the larger screen's light route falls short (its DNN would
+    run: the smaller screen's split bound runs then, and where it stands the larger DNN is not run); a path's
+    run (``keep``) takes certify(k)'s own screen only, unless ``both``: then the same route as certify(k)
+    (``keep`` from the larger screen, carried; ``small_keep``: the smaller screen's, filled where its split
+    bound ran, carried too; where it stands, the larger one's DNN runs all the same, its dual point carried
+    and polished: without it the MLL path was up to 1.5% looser at k = 66..183, and the smaller bound of the
+    two is the run's).  "auto", not capped: a screen 1.5x larger follows where the rest T holds the bound
+    below the aim (:func:`.screens.grown`), a path's run's too.  ``eager``: S's bound by the anchored row sums'
+    whole search on every screen (:func:`.single._certify_split`; data :func:`split_cheaper` sends here), the
+    screen ``_settings.eager_size``'s (no smaller one tried first; grown where T binds)."""
+    if cov.X is None and cov._A is None:
+        return _certify_operator(cov, k, x, callback)
+    split = partial(_certify_split, eager=True, size=S.eager_size(cov.n, k, split_cap)) if eager else _certify_split
+    small = None if eager else small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
+    if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
+            and ((keep is None and S._SMALL_FIRST) or both)):
+        # (the smaller screen where the larger one's DNN would run)
+        stood: list = []  # (the smaller screen's certificate where it stood)
+
+        def small_try(xl, src):  # (only where the larger screen's light route falls short: its DNN would run)
+            trial: dict = {}
+            c = split(cov, k, xl, effort, callback, small, gram=gram, trial=trial, keep=small_keep)
+            if c is not None:
+                c.info["lower_source"] = src  # (the larger screen's point: its search not run twice)
+            stood.extend([c] if trial.get("ok") else [])
+            return c if trial.get("ok") and keep is None else None  # (a path's run: the larger one's DNN too)
+
+        d = split(cov, k, x, effort, callback, split_cap, keep=keep, gram=gram, small_try=small_try)
+        d = stood[0] if stood and stood[0].upper_bound < d.upper_bound else d
+    else:
+        d = split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
+    if eager and split_cap is None and branch_seconds is None:
+        return eager_grown(cov, k, d, effort, callback, keep, gram)
+    # (a larger screen where T holds this one below the aim: not for a path's capped run nor the exact mode)
+    return d if split_cap is not None or branch_seconds is not None else grown(cov, k, d, effort, callback, keep,
+                                                                               gram, split)
+
+
+def eager_grown(cov: Cov, k: int, d: Certificate, effort: str, callback, keep, gram) -> Certificate:
+    """The eager split certificate ``d`` on screens :data:`_EAGER_GROW` times larger while the rest T holds its ratio
+    more than :data:`_EAGER_SLACK` below S's own (``lower / B_S``: what the dense route's test proves on S) and the
+    larger screen's predicted flops stay below the dense route's (:func:`route_flops`: no screen costs more than
+    the route it replaces); the smallest bound standing.  Valid whatever it picks: every screen's bound is proved.
+    Issue 39: 60 x 2,400 genes (bench_drift's gene60) k = 10 certified 0.9765 on 2 k features (T binds), 0.9990 on
+    100; k = 50 0.79 on 100, 0.9702 on 300 (the dense route filed 0.9692); 60 x 2,500 genes never grow."""
+    m, n = cov.X.shape[0], cov.n
+    size = int(d.info.get("split_S", n))
+    dense = route_flops(m, n, size)[0]
+    while (d.x is not None and "B_S" in d.info and d.info["B_S"] > 0 and size < n
+           and d.lower / d.upper_bound < d.lower / d.info["B_S"] - _EAGER_SLACK):
+        size = min(n, int(_EAGER_GROW * size))
+        if not route_flops(m, n, size)[1] < dense:
+            break
+        kept = {} if keep is not None else None
+        e = _certify_split(cov, k, d.x, effort, callback, keep=kept, gram=gram, size=size, eager=True)
+        if not e.upper_bound < d.upper_bound:
+            break
+        if keep is not None:
+            keep.clear()
+            keep.update(kept)
+        e.info["lower_source"] = d.info.get("lower_source", e.info.get("lower_source"))
+        d = e
+    return d
+
+
+# eager_grown: a screen this many times larger (2 k -> 6 k, the DNN route's screen per k), where T holds the ratio
+# more than _EAGER_SLACK below S's own (the anchored bound's resolution is ~1e-3: within this, T does not bind)
+_EAGER_GROW = 3.0
+_EAGER_SLACK = 2e-3
+# certify_thin: the dense route too where T still holds the split's ratio this far below S's own (S's ratio is what
+# the dense route's anchored test proves on S; the whole problem's is at most about it): issue 39's 0.005 rule
+_EAGER_FALLBACK = 5e-3
+
+
+def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_limit=None,
+            center=True) -> Certificate:
+    """Upper bound on the optimum of nonnegative sparse PCA, and how close ``x`` is to it.
+
+    Parameters
+    ----------
+    X : array_like of shape (m, n), optional
+        Data, any container of :func:`nspca_core.fit`, centered as there (``center``).
+    center : bool, default True
+        The covariance of the centered data (False: ``A = X^T X / m``, X as given).
+    cov : array_like of shape (n, n), optional
+        The covariance (symmetric psd).  Give exactly one of X, cov.
+    k : int in [1, n]
+    x : array_like of shape (n,), optional
+        A feasible point (nonnegative, at most k nonzeros; it is normalized):
+        ``lower = x^T A x``.  When omitted the best of the project's
+        ``fit(method="auto")`` and a nonnegative truncated-power ascent is used.
+    effort : {"auto", "fast", "full", "exact"}, default "auto"
+        "fast": d = 1 bounds and a 40-iteration DNN run from its screening
+        initialization (interactive use); "auto": d = 1 bounds (d <= 2 for
+        n <= 120, where the exact rank-2 spannogram is cheap) and up to 80
+        DNN iterations, stopping at a 1e-3 relative gap, when progress
+        stalls or (from 64 features) when its estimates head below 0.97, then (only while the
+        ratio is below 0.97) one run of up to 44 more with sparsity cuts renewed every 8
+        iterations (below 64 features: two rounds of up to 40); for k >= 3 the anchored row sums come
+        first (their cost is at most the DNN's, ``_settings.anchor_affordable``) and the DNN (or its cut
+        rounds) is skipped when they certify 0.975; a given x is first checked against lambda_1 alone (Lanczos and a
+        Cholesky proof, n >= 1000); "full": d <= 3, residual bounds on the split remainder,
+        up to 2000 + 2000 DNN iterations aiming at ``OPTIMAL_TOLERANCE``; "exact": branch and
+        bound over supports (:mod:`nspca_core.certificates.exact`) after the "auto" certificate,
+        until the gap closes to 1e-6 relative (``optimal=True``) or ``time_limit`` runs out
+        (then the best bound proved; ``info["nodes"]``, ``info["gap"]``).  n above 2500: the
+        split certificate with the branch and bound on its screened set.
+    callback : callable(done, total), optional
+        Progress (DNN iterations; nodes closed of closed + open for "exact").  With "exact", a
+        callback that takes a keyword ``bound`` (``callback(done, total, bound=...)``) also gets
+        the best upper bound proved so far each time it improves and as the tree goes (the tree's
+        bound: its open nodes', not the root's).
+    time_limit : float, optional
+        Seconds (wall clock) for ``effort="exact"`` (default 60), for the whole call: every
+        step (the "auto" certificate's included) starts only when its predicted time fits in
+        what is left (:mod:`nspca_core.certificates.budget`), so a short limit returns the bounds
+        proved in time (``info["stopped"] = "time_limit"``); an error with any other effort.
+
+    Returns
+    -------
+    Certificate
+        ``upper_bound >= OPT`` (with probability ``>= 1 - 1/n`` only when
+        ``probabilistic``), ``kind`` the winning bound, ``bounds`` all bounds
+        tried, ``lower``/``ratio``/``optimal`` (``optimal`` when ``upper -
+        lower <= OPTIMAL_TOLERANCE * upper`` = 1e-5 relative).
+
+    Notes
+    -----
+    See the module docstring for the bounds, each proven in its function's
+    docstring.  Forms the n x n covariance only when ``n <= 2500``, and for
+    data with fewer samples than features (X given, effort "auto") only where
+    that costs less than the split bound (:func:`split_cheaper`); otherwise
+    the split bound forms ``|S| x |S|`` (``|S| <= 2500``) and works through
+    ``X`` elsewhere.  Seed paper: Asteris, Papailiopoulos & Dimakis, ICML
+    2014; the DNN relaxation follows d'Aspremont et al., SIAM Review 2007,
+    with nonnegativity.
+    """
+    clock = time.perf_counter()  # the time limit covers the whole call, validation included
+    cov_ = as_cov(X, cov, center=check("center", center))
+    # the covariance the answer's fit formed of the same data, when kept (operators.cov.gram)
+    if cov_ is not X:  # (an operator the caller built is left as it is)
+        cov_.reuse_gram = True
+    k = check("k", k, n_features=cov_.n)
+    effort = check("effort", effort)
+    time_limit = exact_time_limit(time_limit, effort)
+    budget = None if time_limit is None else Budget(time_limit, start=clock)
+    check("callback", callback)
+    if x is not None:
+        x = check("x", x, n_features=cov_.n, k=k)
+    cov_, factors = normalized(cov_)  # entries far from 1: a power-of-2 copy (scale-free)
+    scale = (lambda b: in_scale(b, factors)) if factors else None  # noqa: E731
+    return rescale(_certify_cov(cov_, k, x, effort, callback, time_limit, scale, budget), factors)
+
+
+def certify_exact(cov: Cov, k: int, x, time_limit: float, callback, scale=None,
+                  budget: Budget | None = None) -> Certificate:
+    """``effort="exact"``: the "auto" certificate (warm-started by ``fit(auto)``'s answer), then
+    branch and bound (:func:`.exact.branch_and_bound`) with the rest of ``time_limit`` when it is not
+    optimal to :data:`EXACT_TOLERANCE`.  Data too large to hold A densely (n above the dense
+    limit) get the split certificate with the branch and bound on its screened set S
+    (``info["split_branch"]``; ``info["nodes"]`` its nodes).
+
+    ``time_limit`` bounds the whole call (:class:`.budget.Budget`): every step, the "auto"
+    certificate's included, runs only when its predicted time fits in what is left, so a short
+    limit returns the bounds proved in time (down to the sum of the k largest variances).
+    ``callback(done, total)``; one taking a keyword ``bound`` also gets the best bound proved so
+    far, multiplied by ``scale`` (:class:`.budget.BoundReport`)."""
+    t0 = time.perf_counter()
+    budget = Budget(time_limit) if budget is None else budget
+    report = BoundReport(callback, scale)
+    if cov.n > S._DENSE_MAX_N:
+        # the split bound with the branch and bound on its screened set S for the time limit
+        # ("full" runs far past any time limit there); an operator: the "auto" certificate
+        if cov.X is None and cov._A is None:
+            cert = _certify_cov(cov, k, x, "auto", None)
+        else:
+            cert = _certify_split(cov, k, x, "auto", None, branch_seconds=time_limit, budget=budget,
+                                  report=report)
+        out = _finish_exact(cert, None, k, t0, EXACT_TOLERANCE, cov)
+        report.progress(1, 1, out.upper_bound)
+        return out
+    cert, state = _certify_dense(cov, k, x, "auto", None, need_dual=True, budget=budget, report=report)
+    bb = None
+    if cert.upper_bound - cert.lower > EXACT_TOLERANCE * cert.upper_bound and "stopped" not in cert.info:
+        A = cov.dense()
+        if state is None and budget.fits("eval", float(cov.n) ** 3):
+            with budget.step("eval", float(cov.n) ** 3):
+                state = _kkt_point(A, k, cert.x)[1]
+        bb = branch_and_bound(A, k, cert.x, cert.lower, state, upper=cert.upper_bound, budget=budget,
+                              report=report)
+    out = _finish_exact(cert, bb, k, t0, EXACT_TOLERANCE, cov)
+    report.progress(1, 1, out.upper_bound)
+    return out

@@ -29,9 +29,9 @@ from ._settings import (
     _T1,
     anchor_ok,
 )
-from .bounds import _Spectral, _thin_lambdas, _thin_spectrum, cheap_bounds, cheap_bounds_at
-from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _forecast_fails, _screen_init
-from .lower import _ascent_batch, _fit_lower, _path_lower, _rank1_cols
+from .bounds import _Spectral, cheap_bounds
+from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _forecast_fails, _screen_init, anchored_floor
+from .lower import _ascent_batch, _path_lower, _rank1_cols
 from .monotone import carry_envelope
 from .cheap import _certify_lowrank
 from .path_kkt import kkt_carry
@@ -39,9 +39,10 @@ from .path_large import gap_runs, path_large, refine_midpoints
 from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
+from .path_large_points import _large_lower, _large_monotone
 from .path_parity import deepen_flat, far_runs, parity_runs
 from .route import _certify_large, certify_thin, split_cheaper
-from .single import _certify_dense, _finish
+from .single import _certify_dense
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
 _POLISH_ITERS_PER_K = 15.0
@@ -195,46 +196,6 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
     if rest := [k for k in uniq if k not in certs]:
         certs.update(_path_dense(cov_, np.array(rest), given, effort, callback))
     return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]
-
-
-def _large_lower(cov: Cov, uniq: np.ndarray, given: dict) -> dict:
-    """Large n: feasible points for every k of a path, ``{k: (x, source)}`` (source None for a
-    caller's point): one batched ascent for all k (:func:`_path_lower`, through the data,
-    nothing n x n) where the data allow it, else ``fit(auto)`` at every k (as certify(k) would);
-    where the data are held, the path's one-k runs add fit(auto)'s answer at their k."""
-    if cov.X is not None and cov.thin:
-        _, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 2)
-        LX, lows = _path_lower(cov, uniq, U, given)
-    else:
-        LX, lows = None, None
-    out = {}
-    for i, k in enumerate(uniq):
-        k = int(k)
-        if k in given:
-            out[k] = (given[k], None)
-            continue
-        best = (None, -np.inf, "ascent")
-        if LX is not None:
-            best = (LX[:, i], float(lows[i]), "ascent(path)")
-        if LX is None:
-            r = _fit_lower(cov, k)
-            if r is not None and r[1] > best[1]:
-                best = (r[0], r[1], "fit(auto)")
-        x = best[0]
-        ok = x is not None and np.linalg.norm(x) > 0
-        out[k] = (x / np.linalg.norm(x), best[2]) if ok else (None, None)
-    return out
-
-
-def _large_monotone(cov: Cov, k: int, x: np.ndarray, ub: float) -> Certificate:
-    """Large n, a path: the certificate at k from a larger k's bound (``monotone``) and the
-    whole-problem ``lambda1`` / ``paper(d=1)`` (through the m x m Gram; proofs in
-    :func:`nspca_core.certificates.single._certify_split`)."""
-    t0 = time.perf_counter()
-    bounds = {"monotone": float(ub)}
-    if cov.X is not None and cov.thin:
-        bounds.update(cheap_bounds_at(_thin_spectrum(cov.X, cov.X.shape[0], 1), k))
-    return _finish(bounds, cov.quad(x), x, k, t0, {"n": cov.n})
 
 
 def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) -> dict:
@@ -520,8 +481,8 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         # ... but not next to a k whose test proved something: there the test is run at once (a forecast only spares
         # a failing test: the same bound or a tighter one; CBCL k = 22..56: ~40 forecasts that passed, ~0.1 CPU s)
         carry: dict = {}
-        # (``rules`` off, the late tries: wherever the bound is open, as certify(k) tries below its cheap bounds)
-        run_it = (lo < one_k * ub_i if rules else ub_i > lo * (1 + S._PATH_CLOSED)) and (
+        # (``rules`` off, the late tries: wherever the bound is above the least the call can prove, anchored_floor)
+        run_it = (lo < one_k * ub_i if rules else ub_i > anchored_floor(lo, _ANCHOR_REL)) and (
             bool(proved.intersection((k - 1, k + 1)))
             or not (_forecast_fails(A, k, LX[:, i], lo / _DNN_SKIP_AT, S._EFFORT[effort]) and not dropped.add(k)))
         found = [_anchored(A, k, lo, np.inf, rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT, top_first=True,

@@ -148,6 +148,10 @@ _SETTLE_GAIN = 0.004
 # looser than certify(k) at two more k; renewing cuts in the extension went looser at CBCL k = 58 by 0.0011
 _EXTEND_RATE, _EXTEND_BELOW = 2.5e-4, 0.98
 
+# "auto"'s cut run at cut_lr gaining less than this (relative) runs again from its start at _LR_WARM (_cut_rounds'
+# retry_lr; issue 39, 13th round: a 3,000 x 1,600 topic corpus gained 0 / 0.5% at 3e-3, k = 10 / 50, 1.8% at 1e-3)
+_RETRY_GAIN = 1e-2
+
 # the resolution of the narrow bracket's single test above a feasible value (:func:`_anchored_at`)
 _NARROW_REL = 5e-5
 
@@ -217,15 +221,6 @@ def top_test(A: np.ndarray, k: int, tau: float, seen: dict | None = None):
     if seen is not None:
         seen["top"] = (A, key, rows, ok, r)
     return rows, ok, r
-
-
-def anchored_floor(lower: float, rel_tol: float) -> float:
-    """The least value :func:`_anchored` (``rel_tol``, from the feasible value ``lower``) can return: its first bracket
-    is narrow (``lower * 1.001``), so anchor.anchored_bisection probes ``lower (1 + narrow / 2)`` first and every later
-    test lies above it; any wider bracket's bisection stops ``sqrt(1 + rel_tol) > 1 + narrow / 2`` above its floor.
-    A bound at or below this is never undercut by the call (certify_path's late tries are not made there: CBCL
-    k = 136..361, 4e-6 from optimal, 28 tests that proved nothing, ~0.35 CPU s)."""
-    return lower * (1.0 + min(rel_tol, _NARROW_REL) / 2)
 
 
 def _anchored_above(carry: dict, lower: float, top: float, rel_tol: float = 5e-5) -> float | None:
@@ -400,7 +395,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                      lr=cfg.get("cut_lr"), r=cfg.get("ritz_r", 10),
                                      evaluate_start=np.isfinite(val), work=work,
                                      extend=(_EXTEND_RATE, refresh, _EXTEND_BELOW) if refresh and iters is None
-                                     else None)
+                                     else None,
+                                     retry_lr=_LR_WARM if refresh and cfg.get("cut_lr") is not None else None)
         info["lam"] = cinfo.pop("lam")
         info["cuts"] = cinfo
         info["exact_evaluations"] += cinfo.pop("exact_evaluations")
@@ -425,7 +421,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                 min_iters: int | None = None, decay: float = _DECAY, lam: float | None = None,
                 budget: Budget | None = None, ritz32: bool = False, refresh: int = 0,
                 lr: float | None = None, r: int = 10, evaluate_start: bool = True,
-                work: DnnWork | None = None, extend: tuple | None = None):
+                work: DnnWork | None = None, extend: tuple | None = None, retry_lr: float | None = None):
     """Cutting-plane rounds of the DNN: each round adds cuts ``(c^T x)^2 <= beta_k(c)`` along
     the k-support directions of the current top Ritz vectors (:func:`ksupport_cuts`; where the
     relaxation's mass lives is where a k-sparse x cannot follow) and re-optimizes all dual
@@ -440,10 +436,10 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
     default ``_LR_WARM``); ``r``: Ritz vectors per step; ``evaluate_start=False`` (with ``val``
     inf: ``st`` not evaluated): the first round's start is not evaluated (its end is); ``work``:
     the runs' n x n arrays (:class:`.dnn.DnnWork`), made once for all rounds; ``extend``: each run's
-    (:func:`.dnn.dnn_optimize`)."""
+    (:func:`.dnn.dnn_optimize`); ``retry_lr`` (``refresh`` only): a run from an evaluated ``val`` gaining less than
+    :data:`_RETRY_GAIN` (relative) at ``lr`` runs once more from its start at this rate (the better end kept)."""
     scale = max(float(np.abs(A).max()), 1e-300)
-    gains, its, evals = [], 0, 0
-    n = A.shape[0]
+    gains, its, evals, retried, n = [], 0, 0, False, A.shape[0]
     for _ in range(rounds):
         if lower >= target * val or st.U is None or not fits(budget, "iter", float(n) ** 3, 4):
             break
@@ -455,16 +451,22 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
             st2 = DnnState(st.N, st.nu, st.U, C2, w2)
             # the same dual matrix (hence lambda) when every cut in use was kept
             same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
-        st2, val2, info2 = dnn_optimize(A, k, st2, iters=iters, t_start=_T0 * scale,
-                                        lr=(_LR_WARM if lr is None else lr) * scale, decay=decay,
-                                        refresh=refresh, r=r,
-                                        t_end=_T1 * scale, check_every=check_every,
-                                        target=target, lower=lower, callback=callback, stall=stall,
-                                        min_iters=min_iters, start_lam=lam if same else None,
-                                        budget=budget, ritz32=ritz32, evaluate_start=evaluate_start,
-                                        work=work, extend=extend)
-        its += info2["iterations"]
-        evals += info2["exact_evaluations"]
+        rate, start, val2, info2 = _LR_WARM if lr is None else lr, st2, np.inf, None
+        while True:
+            st3, val3, info3 = dnn_optimize(A, k, start, iters=iters, t_start=_T0 * scale, lr=rate * scale,
+                                            decay=decay, refresh=refresh, r=r, t_end=_T1 * scale,
+                                            check_every=check_every, target=target, lower=lower,
+                                            callback=callback, stall=stall, min_iters=min_iters,
+                                            start_lam=lam if same else None, budget=budget, ritz32=ritz32,
+                                            evaluate_start=evaluate_start, work=work, extend=extend)
+            its, evals = its + info3["iterations"], evals + info3["exact_evaluations"]
+            if info2 is None or val3 < val2:  # (the retry's end kept only where better)
+                st2, val2, info2 = st3, val3, info3
+            if (retry_lr is None or not refresh or rate == retry_lr or not np.isfinite(val) or lower >= target * val
+                    or val - val2 >= _RETRY_GAIN * abs(val) or not fits(budget, "iter", float(n) ** 3, 4)):
+                break
+            retried, rate = True, retry_lr  # (it gained nothing: its steps overshoot) once more from its start
+            start = DnnState(st.N, st.nu, st.U, st.C, None if st.w is None else st.w.copy())
         gains.append(float(max(val - val2, 0.0)) if np.isfinite(val) else 0.0)
         if val2 < val:
             st, val, lam = st2, val2, info2["lam"]
@@ -472,7 +474,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
             break
     return st, val, {"rounds": len(gains), "count": 0 if st.C is None else int(st.C.shape[1]),
                      "iterations": its, "gain": float(sum(gains)), "exact_evaluations": evals,
-                     "lam": lam}
+                     "lam": lam, **({"retried": True} if retried else {})}
 
 
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,

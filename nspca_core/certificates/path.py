@@ -30,7 +30,7 @@ from ._settings import (
     anchor_ok,
 )
 from .bounds import _Spectral, cheap_bounds
-from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _forecast_fails, _screen_init, anchored_floor
+from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _forecast_fails, _screen_init
 from .lower import _ascent_batch, _path_lower, _rank1_cols
 from .monotone import carry_envelope
 from .cheap import _certify_lowrank
@@ -40,7 +40,7 @@ from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_large_points import _large_lower, _large_monotone
-from .path_parity import deepen_flat, far_runs, parity_runs
+from .path_parity import anchored_floor, deepen_flat, far_runs, parity_runs
 from .route import _certify_large, certify_thin, split_cheaper
 from .single import _certify_dense
 

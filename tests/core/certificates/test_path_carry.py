@@ -181,7 +181,7 @@ def test_carried_ladder_proves_only_true_bounds_against_bruteforce(monkeypatch, 
     A = X.T @ X / m
     cov = Cov(X, None)
     keep: dict = {}
-    single._certify_large(cov, int(rng.integers(1, n - 2)), None, "auto", None, keep=keep)
+    route._certify_large(cov, int(rng.integers(1, n - 2)), None, "auto", None, keep=keep)
     assume(keep and keep["T"].size > 0 and keep["S"].size >= 3)
     BT = _rest_curve(cov, keep["T"], n)
     ks = np.arange(1, n + 1)
@@ -208,7 +208,7 @@ def test_carried_ladder_stops_by_cost_and_at_the_top_rung(monkeypatch):
     X = _gene_like_small(8, 60, 2)
     cov = Cov(X, None)
     keep: dict = {}
-    one = single._certify_large(cov, 12, None, "auto", None, keep=keep)
+    one = route._certify_large(cov, 12, None, "auto", None, keep=keep)
     BT = _rest_curve(cov, keep["T"], 40)
     calls: list = []
     real = PC.anchored_joint_test

@@ -63,24 +63,17 @@ def _in_arc(a, b, slack, c1, s1, c2, s2) -> np.ndarray:
     return (_values(b, -a, c1, s1) >= -slack) & (_values(b, -a, c2, s2) <= slack)
 
 
-def _arc_bounds(a, b, r, slack, t1: np.ndarray, t2: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rigorous bound of ``f`` on each arc ``[t1_j, t2_j]`` (module docstring), and where the arc's top k
-    cannot change (its k entries' smallest values above every other entry's largest and above 0) the largest
-    value of their sum of squares over the arc, which is ``f`` there exactly (a sinusoid in ``2 theta``).  Also
-    each arc's k-th largest smallest value (-inf where k >= n): on any part of the arc, the entries of a largest
-    value below it are outside the top k."""
-    c1, s1, c2, s2 = np.cos(t1), np.sin(t1), np.cos(t2), np.sin(t2)
-    e1, e2 = _values(a, b, c1, s1), _values(a, b, c2, s2)
-    h, lo = np.maximum(e1, e2), np.minimum(e1, e2)
-    np.copyto(h, np.broadcast_to(r, h.shape), where=_in_arc(a, b, slack, c1, s1, c2, s2))
-    np.copyto(lo, np.broadcast_to(-r, lo.shape), where=_in_arc(-a, -b, slack, c1, s1, c2, s2))
-    h += 2 * slack
-    lo -= 2 * slack
+def _fixed_supports(h: np.ndarray, lo: np.ndarray, k: int):
+    """For regions (rows) whose entries lie within ``[lo, h]`` (M, n) all over the region: ``(out, mask, fixed,
+    kth)``, ``out`` each region's bound on f (the sum of the k largest ``max(h, 0)^2``, rounding covered), ``fixed``
+    the regions where f's support cannot change, ``mask`` (M, n) that support there, ``kth`` each region's k-th
+    largest smallest value (-inf where k >= n).  Written once for :func:`_arc_bounds` and
+    :func:`.caps._patch_bounds` (``h`` is overwritten)."""
     M, n = h.shape
     hp = np.maximum(h, 0.0)
     out = _top_sums(hp * hp, k) * (1 + 4 * (k + 4) * _EPS)
-    # the arcs where f's support cannot change, J (a mask): (1) the entries positive all along the arc, at most
-    # k of them, every other entry <= 0 all along it; (2) the k largest smallest values, each above 0 and above
+    # the regions where f's support cannot change, J (a mask): (1) the entries positive all over the region, at
+    # most k of them, every other entry <= 0 all over it; (2) the k largest smallest values, each above 0 and above
     # the rest's largest values
     mask = lo > 0
     fixed = (mask.sum(axis=1) <= k) & np.all(mask | (h <= 0), axis=1)
@@ -94,6 +87,23 @@ def _arc_bounds(a, b, r, slack, t1: np.ndarray, t2: np.ndarray, k: int) -> tuple
         mask[top] = False
         mask[rows[top], J[top]] = True
         fixed |= top
+    return out, mask, fixed, kth
+
+
+def _arc_bounds(a, b, r, slack, t1: np.ndarray, t2: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rigorous bound of ``f`` on each arc ``[t1_j, t2_j]`` (module docstring), and where the arc's top k
+    cannot change (its k entries' smallest values above every other entry's largest and above 0) the largest
+    value of their sum of squares over the arc, which is ``f`` there exactly (a sinusoid in ``2 theta``).  Also
+    each arc's k-th largest smallest value (-inf where k >= n): on any part of the arc, the entries of a largest
+    value below it are outside the top k."""
+    c1, s1, c2, s2 = np.cos(t1), np.sin(t1), np.cos(t2), np.sin(t2)
+    e1, e2 = _values(a, b, c1, s1), _values(a, b, c2, s2)
+    h, lo = np.maximum(e1, e2), np.minimum(e1, e2)
+    np.copyto(h, np.broadcast_to(r, h.shape), where=_in_arc(a, b, slack, c1, s1, c2, s2))
+    np.copyto(lo, np.broadcast_to(-r, lo.shape), where=_in_arc(-a, -b, slack, c1, s1, c2, s2))
+    h += 2 * slack
+    lo -= 2 * slack
+    out, mask, fixed, kth = _fixed_supports(h, lo, k)
     if not np.any(fixed):
         return out, kth
     w = mask[fixed].astype(np.float64)

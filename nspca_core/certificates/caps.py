@@ -22,19 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arcs import _EPS, _fixed_supports, _top_sums
+
 __all__ = ["opt3_upper"]
 
-_EPS = float(np.finfo(np.float64).eps)
 _FIRST_SPLIT = 3  # each face cut into 3 x 3 squares at the first level (54 patches)
 _MAX_LEVELS = 30
 _MAX_OPEN = 4096  # open patches at most: past it the search stops with the bound it has (valid)
-
-
-def _top_sums(P: np.ndarray, k: int) -> np.ndarray:
-    n = P.shape[1]
-    if k < n:
-        P = np.partition(P, n - k, axis=1)[:, n - k:]
-    return P.sum(axis=1)
 
 
 def _points(face: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -73,21 +67,7 @@ def _patch_bounds(V, r, slack, c0, cr, sr, k):
     edge = r * cr[:, None] * (1 - 16 * _EPS)
     h = np.where(gh >= edge - slack, r, gh * cr[:, None] + side * sr[:, None] + 4 * _EPS * r)
     lo = np.where(gl <= slack - edge, -r, gl * cr[:, None] - side * sr[:, None] - 4 * _EPS * r)
-    M, n = h.shape
-    hp = np.maximum(h, 0.0)
-    out = _top_sums(hp * hp, k) * (1 + 4 * (k + 4) * _EPS)
-    mask = lo > 0
-    fixed = (mask.sum(axis=1) <= k) & np.all(mask | (h <= 0), axis=1)
-    kth = np.full(M, -np.inf)
-    if k < n:
-        J = np.argpartition(lo, n - k, axis=1)[:, n - k:]
-        rows = np.arange(M)[:, None]
-        kth = lo[rows, J].min(axis=1)
-        h[rows, J] = -np.inf
-        top = ~fixed & (kth > 0) & (h.max(axis=1) <= kth)
-        mask[top] = False
-        mask[rows[top], J[top]] = True
-        fixed |= top
+    out, mask, fixed, kth = _fixed_supports(h, lo, k)
     for j in np.flatnonzero(fixed):
         Vj = V[mask[j]]
         Mj = Vj.T @ Vj

@@ -21,6 +21,27 @@ from tests.bruteforce import brute_opt
 from tests.core.certificates.test_path_large import _force_split, _forced_wide, _gene_like_small
 
 
+def _carried_case(n: int, m: int, seed: int, nonneg: bool):
+    """One split run on seeded m x n data (centered; ``nonneg``: |X| first) and what the carried tests are checked
+    against: ``(keep, BT, ks, opt, optS, held, before)``, ``opt`` / ``optS`` brute force on A and A_SS."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    if nonneg:
+        X = np.abs(X)
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    cov = Cov(X, None)
+    keep: dict = {}
+    route._certify_large(cov, int(rng.integers(1, n - 2)), None, "auto", None, keep=keep)
+    assume(keep and keep["T"].size > 0 and keep["S"].size >= 3)
+    BT = _rest_curve(cov, keep["T"], n)
+    ks = np.arange(1, n + 1)
+    opt = np.array([brute_opt(A, int(k))[0] for k in ks])
+    AS = A[np.ix_(keep["S"], keep["S"])]
+    optS = [0.0] + [brute_opt(AS, i)[0] for i in range(1, keep["S"].size + 1)]
+    return keep, BT, ks, opt, optS, PC.CarryS(cov, keep), PC.coupled_curve(keep, BT, ks)
+
+
 @settings(max_examples=30, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.integers(7, 9), st.integers(2, 7), st.integers(0, 2**31 - 1), st.booleans(),
@@ -32,24 +53,7 @@ def test_carried_tests_prove_only_true_bounds_at_every_sparsity_against_brutefor
     optimum of A_SS at that sparsity (and so, OPT being nondecreasing in the sparsity, at every smaller
     one), and the run's carried curve stays at least OPT_k at every k."""
     _force_split(monkeypatch, split_min=5, per_k=1, size=6)
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((m, n)) * rng.random(n) * 3
-    if nonneg:
-        X = np.abs(X)
-    X -= X.mean(axis=0)
-    A = X.T @ X / m
-    cov = Cov(X, None)
-    k_run = int(rng.integers(1, n - 2))
-    keep: dict = {}
-    route._certify_large(cov, k_run, None, "auto", None, keep=keep)
-    assume(keep and keep["T"].size > 0 and keep["S"].size >= 3)
-    BT = _rest_curve(cov, keep["T"], n)
-    ks = np.arange(1, n + 1)
-    opt = np.array([brute_opt(A, int(k))[0] for k in ks])
-    AS = A[np.ix_(keep["S"], keep["S"])]
-    optS = [0.0] + [brute_opt(AS, i)[0] for i in range(1, keep["S"].size + 1)]
-    held = PC.CarryS(cov, keep)
-    before = PC.coupled_curve(keep, BT, ks)
+    keep, BT, ks, opt, optS, held, before = _carried_case(n, m, seed, nonneg)
     for k in ks:
         PC.carry_aimed(held, keep, BT, int(k), factor * opt[k - 1], float(before[k - 1]), np.inf)
     for i, v in keep["BS_at"].items():
@@ -175,21 +179,7 @@ def test_carried_ladder_proves_only_true_bounds_against_bruteforce(monkeypatch, 
     ``BS_at`` is at least the brute-force optimum of A_SS at its sparsity, the carried curve at least OPT_k and
     never above the one before, the value returned at most the one given."""
     _force_split(monkeypatch, split_min=5, per_k=1, size=6)
-    rng = np.random.default_rng(seed)
-    X = np.abs(rng.standard_normal((m, n)) * rng.random(n) * 3)
-    X -= X.mean(axis=0)
-    A = X.T @ X / m
-    cov = Cov(X, None)
-    keep: dict = {}
-    route._certify_large(cov, int(rng.integers(1, n - 2)), None, "auto", None, keep=keep)
-    assume(keep and keep["T"].size > 0 and keep["S"].size >= 3)
-    BT = _rest_curve(cov, keep["T"], n)
-    ks = np.arange(1, n + 1)
-    opt = np.array([brute_opt(A, int(k))[0] for k in ks])
-    AS = A[np.ix_(keep["S"], keep["S"])]
-    optS = [0.0] + [brute_opt(AS, i)[0] for i in range(1, keep["S"].size + 1)]
-    held = PC.CarryS(cov, keep)
-    before = PC.coupled_curve(keep, BT, ks)
+    keep, BT, ks, opt, optS, held, before = _carried_case(n, m, seed, True)
     for k in ks:
         V = float(before[k - 1])
         W, cost = PC.carry_ladder(held, keep, BT, int(k), factor * opt[k - 1], V, np.inf)

@@ -60,6 +60,13 @@ _EXTEND_RATE, _EXTEND_BELOW = 2.5e-4, 0.98
 # retry_lr; issue 39, 13th round: a 3,000 x 1,600 topic corpus gained 0 / 0.5% at 3e-3, k = 10 / 50, 1.8% at 1e-3)
 _RETRY_GAIN = 1e-2
 
+# ... and is not run to its end where its free estimates at iterations 5 and _FALL_AT are both _FALL_RISE (relative)
+# or more above its start's value (dnn_optimize's fall): it heads away from its start, the retry follows at once.
+# Issue 39, 14th round: a 3,000 x 1,600 topic corpus's run at 3e-3 stood 9-2,400% above its start at both (k = 10 /
+# 20 / 50: +10 / +11 / +15% at the least) and ended with no gain worth keeping (0 / 0 / 0.5%), ~1/3 of its
+# certificate; the runs at 1e-3 from the same starts stood at most 1.4% above theirs there
+_FALL_RISE, _FALL_AT = 0.05, 10
+
 # the resolution of the narrow bracket's single test above a feasible value (:func:`_anchored_at`)
 _NARROW_REL = 5e-5
 
@@ -345,9 +352,10 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
     inf: ``st`` not evaluated): the first round's start is not evaluated (its end is); ``work``:
     the runs' n x n arrays (:class:`.dnn.DnnWork`), made once for all rounds; ``extend``: each run's
     (:func:`.dnn.dnn_optimize`); ``retry_lr`` (``refresh`` only): a run from an evaluated ``val`` gaining less than
-    :data:`_RETRY_GAIN` (relative) at ``lr`` runs once more from its start at this rate (the better end kept)."""
+    :data:`_RETRY_GAIN` (relative) at ``lr`` runs once more from its start at this rate (the better end kept); one
+    whose estimates fall away from its start (:data:`_FALL_RISE`, :data:`_FALL_AT`) stops there, its start kept."""
     scale = max(float(np.abs(A).max()), 1e-300)
-    gains, its, evals, retried, n = [], 0, 0, False, A.shape[0]
+    gains, its, evals, retried, fell, n = [], 0, 0, False, False, A.shape[0]
     for _ in range(rounds):
         if lower >= target * val or st.U is None or not fits(budget, "iter", float(n) ** 3, 4):
             break
@@ -360,14 +368,16 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
             # the same dual matrix (hence lambda) when every cut in use was kept
             same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
         rate, start, val2, info2 = _LR_WARM if lr is None else lr, st2, np.inf, None
+        may_retry = retry_lr is not None and refresh and np.isfinite(val)  # (the rules below: a retry can follow)
         while True:
             st3, val3, info3 = dnn_optimize(A, k, start, iters=iters, t_start=_T0 * scale, lr=rate * scale,
                                             decay=decay, refresh=refresh, r=r, t_end=_T1 * scale,
                                             check_every=check_every, target=target, lower=lower,
                                             callback=callback, stall=stall, min_iters=min_iters,
                                             start_lam=lam if same else None, budget=budget, ritz32=ritz32,
-                                            evaluate_start=evaluate_start, work=work, extend=extend)
-            its, evals = its + info3["iterations"], evals + info3["exact_evaluations"]
+                                            evaluate_start=evaluate_start, work=work, extend=extend,
+                                            fall=(_FALL_RISE, _FALL_AT) if may_retry and rate != retry_lr else None)
+            its, evals, fell = its + info3["iterations"], evals + info3["exact_evaluations"], fell or "fell" in info3
             if info2 is None or val3 < val2:  # (the retry's end kept only where better)
                 st2, val2, info2 = st3, val3, info3
             if (retry_lr is None or not refresh or rate == retry_lr or not np.isfinite(val) or lower >= target * val
@@ -382,7 +392,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
             break
     return st, val, {"rounds": len(gains), "count": 0 if st.C is None else int(st.C.shape[1]),
                      "iterations": its, "gain": float(sum(gains)), "exact_evaluations": evals,
-                     "lam": lam, **({"retried": True} if retried else {})}
+                     "lam": lam, **({"retried": True} if retried else {}), **({"fell": True} if fell else {})}
 
 
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,

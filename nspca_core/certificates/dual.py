@@ -62,9 +62,9 @@ _RETRY_GAIN = 1e-2
 
 # ... and is not run to its end where its free estimates at iterations 5 and _FALL_AT are both _FALL_RISE (relative)
 # or more above its start's value (dnn_optimize's fall): it heads away from its start, the retry follows at once.
-# Issue 39, 14th round: a 3,000 x 1,600 topic corpus's run at 3e-3 stood 9-2,400% above its start at both (k = 10 /
-# 20 / 50: +10 / +11 / +15% at the least) and ended with no gain worth keeping (0 / 0 / 0.5%), ~1/3 of its
-# certificate; the runs at 1e-3 from the same starts stood at most 1.4% above theirs there
+# Issue 39, 14th round: a 3,000 x 1,600 topic corpus's run at 3e-3 stood above its start at both by at least +1,900 /
+# +11 / +15% (k = 10 / 20 / 50) and ended with no gain worth keeping (0 / 0 / 0.5%), ~1/3 of its certificate; the
+# runs at 1e-3 from the same starts stood at most 1.4% above theirs there
 _FALL_RISE, _FALL_AT = 0.05, 10
 
 # the resolution of the narrow bracket's single test above a feasible value (:func:`_anchored_at`)

@@ -252,7 +252,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  ritz32: bool = False, refresh: int = 0, max_cuts: int = 30,
                  give_up: float | None = None, evaluate_start: bool = True,
                  evaluate_give_up: bool = True, work: DnnWork | None = None,
-                 beyond: tuple[float, float] | None = None, extend: tuple[float, int, float] | None = None):
+                 beyond: tuple[float, float] | None = None, extend: tuple[float, int, float] | None = None,
+                 fall: tuple[float, int] | None = None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -295,6 +296,11 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     to reach ``aim`` in ``more`` iterations at that pace, the run goes on for ``more`` iterations (once), renewing
     no cuts, with a check at its new end.  Its point at ``iters`` is checked as without the rule (the same
     iterates up to there), so the run is never looser.
+    ``fall = (rise, at)``: from an evaluated start (a finite value), where the free estimates at every
+    :data:`_GIVE_UP_EVERY` iterations up to iteration ``at`` are all at least ``(1 + rise)`` times the start's value
+    (the run heads away from its start: its steps overshoot), the run stops there unevaluated and returns its start
+    (its value, ``info["fell"]``): the caller's retry at another rate follows (:func:`.dual._cut_rounds`).
+    ``info["rise"]``: the least of those estimates over the start's value, less 1, where the rule looked.
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -316,6 +322,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
 
     best_state = snapshot()
     best_value, best_lam, evals = _start_value(A, k, best_state, start_lam, evaluate_start, work)
+    # (fall: the start as evaluated, the caller's own point where its lambda came with it; rise: as measured)
+    start = ((state if start_lam is not None else best_state, best_value, best_lam)
+             if fall is not None and np.isfinite(best_value) else None)
+    rise = None
     last_check = best_value
     history = []  # the bound's free estimates every _GIVE_UP_EVERY iterations (give_up)
     settled = False  # (beyond: the target met, the run gone on to the aim)
@@ -346,9 +356,14 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free
         est = float(w[0]) + x_nu * kn + cuts.rhs()
-        if (give_up is not None or beyond is not None or extend is not None) and lower is not None \
-                and it % _GIVE_UP_EVERY == 0:
+        if (give_up is not None or beyond is not None or extend is not None or start is not None) \
+                and lower is not None and it % _GIVE_UP_EVERY == 0:
             history.append(est)
+            if start is not None and it == fall[1]:
+                rise = min(history) / start[1] - 1.0
+                if rise >= fall[0]:
+                    return start[0], start[1], {"iterations": it - 1, "exact_evaluations": evals,
+                                                "mu": start[0].nu / n, "lam": start[2], "fell": True, "rise": rise}
             if give_up is not None and _hopeless(history, lower, give_up):
                 stopped_early = True
                 it -= 1
@@ -420,4 +435,5 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     return best_state, best_value, {"iterations": it, "exact_evaluations": evals, "mu": best_state.nu / n,
                                     "lam": best_lam, **({"stopped": "time_limit"} if stopped else {}),
                                     **({"renewals": cuts.renewals} if refresh else {}),
-                                    **({"gave_up": True} if stopped_early else {})}
+                                    **({"gave_up": True} if stopped_early else {}),
+                                    **({"rise": rise} if rise is not None else {})}

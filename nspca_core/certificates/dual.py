@@ -3,16 +3,15 @@ rounds, and the anchored branch and bound tried before the cuts."""
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
-import scipy.linalg
 
 from .anchor import (AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test,
                      restricted_refutes)
-from .dnn import DnnState, DnnWork, _ritz, dnn_optimize, dnn_value_lam, ksupport_cuts
-from .dual_start import _KKT_USEFUL, _kkt_beaten, _kkt_point, _start_value, kkt_init  # noqa: F401 (re-exported)
+from .dnn import DnnState, DnnWork, dnn_optimize, dnn_value_lam, ksupport_cuts
+from .dual_start import (_KKT_USEFUL, _SCREEN_R, _SCREEN_STEPS, _kkt_beaten, _kkt_point,  # noqa: F401 (re-exported)
+                         _screen_init, _start_value, kkt_init)
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget, fits, step
@@ -21,97 +20,6 @@ from .budget import BoundReport, Budget, fits, step
 # the "auto" DNN schedule's settings (_settings._EFFORT), used from its schedule_min_n features up
 _SCHEDULE_KEYS = ("lr", "ritz_r", "give_up", "cut_refresh", "refresh_iters", "cut_lr", "lazy_start",
                   "anchor_forecast")
-
-
-# the screening search's block (vectors) and block-Krylov steps per mu (twice that at the first)
-_SCREEN_R, _SCREEN_STEPS = 4, 3
-
-
-def _screen_init(A: np.ndarray, k: int, lam1: float | None = None, keep: dict | None = None) -> DnnState:
-    """The one-parameter family ``N(mu)_ij = (mu - A_ij)_+`` (i != j), mu searched.
-
-    Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
-    ``A_ii - mu``, a soft-thresholding of A; the bound
-    ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
-    coarse grid (5 points) and 4 golden-section steps using cheap values (top Ritz values of a
-    warm block; only the chosen point matters; it is re-evaluated exactly later).  ``lam1``: A's top
-    eigenvalue when the caller has it (a path calls this at many k).  ``keep`` (a dict): given the
-    search's last block of Ritz vectors as ``keep["U"]`` (n > 150; a start for the point's evaluation,
-    :func:`_start_value`: the point returned is the same either way).
-    """
-    n = A.shape[0]
-    dg = np.diag(A)
-    # N's buffer (the result) first holds A's off-diagonal part, then (n > 150) the search's two
-    # float32 scratch arrays, then N itself: one fresh n x n array instead of five (issue 39: each
-    # fresh array cost its page faults, ~1,200 of them, ~3.5 ms of CBCL k = 65's ~7 ms here; the
-    # same floats: ``off`` is A with a zero diagonal, ``mu - off`` off the diagonal is ``mu - A``)
-    N = np.empty((n, n))  # (float64, C order: its memory viewed as 2 n^2 float32 below)
-    np.copyto(N, A)
-    N.flat[:: n + 1] = 0.0  # (off)
-    hi = float(N.max()) if n > 1 else 0.0
-    if lam1 is None:
-        lam1 = float(scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1], eigvals_only=True)[0]) \
-            if n > 1 else float(dg[0])
-    if k > 1:
-        hi = min(hi, (lam1 - float(dg.max())) / (k - 1))
-    if hi <= 0 or n < 3:
-        return DnnState(np.zeros((n, n)), 0.0)
-    # n > 150: the top Ritz value of a few block-Krylov steps (dnn._ritz, 4 vectors), the block
-    # kept warm from one mu to the next (the Perron vectors of nearby mu are close), instead of a
-    # Lanczos run per mu (issue 39: 11 ARPACK runs were a quarter of CBCL k = 10's certificate;
-    # the same mu to 4 digits there and on MLL's screened set).  It only picks the DNN's
-    # starting price: the point is evaluated rigorously later.
-    block = [None]
-    # one buffer for every mu, the maximum against an array of zeros (~2.4x faster than a fresh
-    # difference and a maximum against the scalar; the same values; issue 39)
-    if n > 150:  # float32: half the memory traffic, to choose mu; buffer and zeros in N's memory
-        off32 = N.astype(np.float32)
-        scratch = N.reshape(-1).view(np.float32)
-        buf, zero = scratch[: n * n].reshape(n, n), scratch[n * n:].reshape(n, n)
-        zero.fill(0.0)
-    else:
-        off32 = N.copy()
-        buf, zero = np.empty_like(off32), np.zeros_like(off32)
-
-    def h(mu):
-        M = np.subtract(off32, off32.dtype.type(mu), out=buf)
-        np.maximum(M, zero, out=M)
-        M[np.diag_indices(n)] = dg - mu
-        if n <= 150:  # LAPACK beats Lanczos' overhead on small matrices
-            return float(scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1], eigvals_only=True,
-                                           check_finite=False)[0]) + mu * k
-        steps = _SCREEN_STEPS
-        if block[0] is None:  # a positive vector (never orthogonal to the Perron vector) and a seeded rest
-            block[0] = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, _SCREEN_R - 1))])
-            steps *= 2
-        for _ in range(steps):
-            w, block[0] = _ritz(M, block[0], _SCREEN_R)
-        return float(w[0]) + mu * k
-
-    grid = np.linspace(0.0, hi, 5)
-    vals = [h(m) for m in grid]
-    j = int(np.argmin(vals))
-    a, b = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
-    g = (math.sqrt(5) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = h(c), h(d)
-    for _ in range(4):
-        if fc < fd:
-            b, d, fd = d, c, fc
-            c = b - g * (b - a)
-            fc = h(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + g * (b - a)
-            fd = h(d)
-    cands = [(vals[j], grid[j]), (fc, c), (fd, d)]
-    mu = min(cands)[1]
-    if keep is not None and block[0] is not None:
-        keep["U"] = block[0]
-    np.subtract(mu, A, out=N)
-    np.maximum(N, 0.0, out=N)
-    N.flat[:: n + 1] = 0.0
-    return DnnState(N, mu * n)
 
 
 def _branch(A: np.ndarray, k: int, lower: float, upper: float, nodes: int):
@@ -151,6 +59,13 @@ _EXTEND_RATE, _EXTEND_BELOW = 2.5e-4, 0.98
 # "auto"'s cut run at cut_lr gaining less than this (relative) runs again from its start at _LR_WARM (_cut_rounds'
 # retry_lr; issue 39, 13th round: a 3,000 x 1,600 topic corpus gained 0 / 0.5% at 3e-3, k = 10 / 50, 1.8% at 1e-3)
 _RETRY_GAIN = 1e-2
+
+# ... and is not run to its end where its free estimates at iterations 5 and _FALL_AT are both _FALL_RISE (relative)
+# or more above its start's value (dnn_optimize's fall): it heads away from its start, the retry follows at once.
+# Issue 39, 14th round: a 3,000 x 1,600 topic corpus's run at 3e-3 stood above its start at both by at least +1,900 /
+# +11 / +15% (k = 10 / 20 / 50) and ended with no gain worth keeping (0 / 0 / 0.5%), ~1/3 of its certificate; the
+# runs at 1e-3 from the same starts stood at most 1.4% above theirs there
+_FALL_RISE, _FALL_AT = 0.05, 10
 
 # the resolution of the narrow bracket's single test above a feasible value (:func:`_anchored_at`)
 _NARROW_REL = 5e-5
@@ -437,9 +352,10 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
     inf: ``st`` not evaluated): the first round's start is not evaluated (its end is); ``work``:
     the runs' n x n arrays (:class:`.dnn.DnnWork`), made once for all rounds; ``extend``: each run's
     (:func:`.dnn.dnn_optimize`); ``retry_lr`` (``refresh`` only): a run from an evaluated ``val`` gaining less than
-    :data:`_RETRY_GAIN` (relative) at ``lr`` runs once more from its start at this rate (the better end kept)."""
+    :data:`_RETRY_GAIN` (relative) at ``lr`` runs once more from its start at this rate (the better end kept); one
+    whose estimates fall away from its start (:data:`_FALL_RISE`, :data:`_FALL_AT`) stops there, its start kept."""
     scale = max(float(np.abs(A).max()), 1e-300)
-    gains, its, evals, retried, n = [], 0, 0, False, A.shape[0]
+    gains, its, evals, retried, fell, n = [], 0, 0, False, False, A.shape[0]
     for _ in range(rounds):
         if lower >= target * val or st.U is None or not fits(budget, "iter", float(n) ** 3, 4):
             break
@@ -452,14 +368,16 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
             # the same dual matrix (hence lambda) when every cut in use was kept
             same = st.w is None or np.count_nonzero(w2 > 0) == np.count_nonzero(st.w > 0)
         rate, start, val2, info2 = _LR_WARM if lr is None else lr, st2, np.inf, None
+        may_retry = retry_lr is not None and refresh and np.isfinite(val)  # (the rules below: a retry can follow)
         while True:
             st3, val3, info3 = dnn_optimize(A, k, start, iters=iters, t_start=_T0 * scale, lr=rate * scale,
                                             decay=decay, refresh=refresh, r=r, t_end=_T1 * scale,
                                             check_every=check_every, target=target, lower=lower,
                                             callback=callback, stall=stall, min_iters=min_iters,
                                             start_lam=lam if same else None, budget=budget, ritz32=ritz32,
-                                            evaluate_start=evaluate_start, work=work, extend=extend)
-            its, evals = its + info3["iterations"], evals + info3["exact_evaluations"]
+                                            evaluate_start=evaluate_start, work=work, extend=extend,
+                                            fall=(_FALL_RISE, _FALL_AT) if may_retry and rate != retry_lr else None)
+            its, evals, fell = its + info3["iterations"], evals + info3["exact_evaluations"], fell or "fell" in info3
             if info2 is None or val3 < val2:  # (the retry's end kept only where better)
                 st2, val2, info2 = st3, val3, info3
             if (retry_lr is None or not refresh or rate == retry_lr or not np.isfinite(val) or lower >= target * val
@@ -474,7 +392,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
             break
     return st, val, {"rounds": len(gains), "count": 0 if st.C is None else int(st.C.shape[1]),
                      "iterations": its, "gain": float(sum(gains)), "exact_evaluations": evals,
-                     "lam": lam, **({"retried": True} if retried else {})}
+                     "lam": lam, **({"retried": True} if retried else {}), **({"fell": True} if fell else {})}
 
 
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,

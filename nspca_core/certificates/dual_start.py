@@ -1,9 +1,13 @@
-"""The DNN's starting points from a feasible x (the KKT point, :func:`kkt_init`) and the rigorous value of
-a start (:func:`_start_value`): for :mod:`nspca_core.certificates.dual`, which re-exports them."""
+"""The DNN's starting points from a feasible x (the KKT point, :func:`kkt_init`), the screening search
+(:func:`_screen_init`; moved from :mod:`.dual` unchanged, issue 39, 14th round: the module limit) and the
+rigorous value of a start (:func:`_start_value`): for :mod:`nspca_core.certificates.dual`, which re-exports them."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.linalg
 
 from .dnn import DnnState, DnnWork, _ritz, dnn_value_lam
 
@@ -86,3 +90,94 @@ def _start_value(A: np.ndarray, k: int, st: DnnState, U: np.ndarray | None, lowe
         if lower < _START_EXACT * v:
             return v, lam
     return dnn_value_lam(A, k, st, work=work)
+
+
+# the screening search's block (vectors) and block-Krylov steps per mu (twice that at the first)
+_SCREEN_R, _SCREEN_STEPS = 4, 3
+
+
+def _screen_init(A: np.ndarray, k: int, lam1: float | None = None, keep: dict | None = None) -> DnnState:
+    """The one-parameter family ``N(mu)_ij = (mu - A_ij)_+`` (i != j), mu searched.
+
+    Then ``M = A + N - mu J`` has off-diagonal ``(A_ij - mu)_+`` and diagonal
+    ``A_ii - mu``, a soft-thresholding of A; the bound
+    ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
+    coarse grid (5 points) and 4 golden-section steps using cheap values (top Ritz values of a
+    warm block; only the chosen point matters; it is re-evaluated exactly later).  ``lam1``: A's top
+    eigenvalue when the caller has it (a path calls this at many k).  ``keep`` (a dict): given the
+    search's last block of Ritz vectors as ``keep["U"]`` (n > 150; a start for the point's evaluation,
+    :func:`_start_value`: the point returned is the same either way).
+    """
+    n = A.shape[0]
+    dg = np.diag(A)
+    # N's buffer (the result) first holds A's off-diagonal part, then (n > 150) the search's two
+    # float32 scratch arrays, then N itself: one fresh n x n array instead of five (issue 39: each
+    # fresh array cost its page faults, ~1,200 of them, ~3.5 ms of CBCL k = 65's ~7 ms here; the
+    # same floats: ``off`` is A with a zero diagonal, ``mu - off`` off the diagonal is ``mu - A``)
+    N = np.empty((n, n))  # (float64, C order: its memory viewed as 2 n^2 float32 below)
+    np.copyto(N, A)
+    N.flat[:: n + 1] = 0.0  # (off)
+    hi = float(N.max()) if n > 1 else 0.0
+    if lam1 is None:
+        lam1 = float(scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1], eigvals_only=True)[0]) \
+            if n > 1 else float(dg[0])
+    if k > 1:
+        hi = min(hi, (lam1 - float(dg.max())) / (k - 1))
+    if hi <= 0 or n < 3:
+        return DnnState(np.zeros((n, n)), 0.0)
+    # n > 150: the top Ritz value of a few block-Krylov steps (dnn._ritz, 4 vectors), the block
+    # kept warm from one mu to the next (the Perron vectors of nearby mu are close), instead of a
+    # Lanczos run per mu (issue 39: 11 ARPACK runs were a quarter of CBCL k = 10's certificate;
+    # the same mu to 4 digits there and on MLL's screened set).  It only picks the DNN's
+    # starting price: the point is evaluated rigorously later.
+    block = [None]
+    # one buffer for every mu, the maximum against an array of zeros (~2.4x faster than a fresh
+    # difference and a maximum against the scalar; the same values; issue 39)
+    if n > 150:  # float32: half the memory traffic, to choose mu; buffer and zeros in N's memory
+        off32 = N.astype(np.float32)
+        scratch = N.reshape(-1).view(np.float32)
+        buf, zero = scratch[: n * n].reshape(n, n), scratch[n * n:].reshape(n, n)
+        zero.fill(0.0)
+    else:
+        off32 = N.copy()
+        buf, zero = np.empty_like(off32), np.zeros_like(off32)
+
+    def h(mu):
+        M = np.subtract(off32, off32.dtype.type(mu), out=buf)
+        np.maximum(M, zero, out=M)
+        M[np.diag_indices(n)] = dg - mu
+        if n <= 150:  # LAPACK beats Lanczos' overhead on small matrices
+            return float(scipy.linalg.eigh(M, subset_by_index=[n - 1, n - 1], eigvals_only=True,
+                                           check_finite=False)[0]) + mu * k
+        steps = _SCREEN_STEPS
+        if block[0] is None:  # a positive vector (never orthogonal to the Perron vector) and a seeded rest
+            block[0] = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, _SCREEN_R - 1))])
+            steps *= 2
+        for _ in range(steps):
+            w, block[0] = _ritz(M, block[0], _SCREEN_R)
+        return float(w[0]) + mu * k
+
+    grid = np.linspace(0.0, hi, 5)
+    vals = [h(m) for m in grid]
+    j = int(np.argmin(vals))
+    a, b = grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)]
+    g = (math.sqrt(5) - 1) / 2
+    c, d = b - g * (b - a), a + g * (b - a)
+    fc, fd = h(c), h(d)
+    for _ in range(4):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - g * (b - a)
+            fc = h(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + g * (b - a)
+            fd = h(d)
+    cands = [(vals[j], grid[j]), (fc, c), (fd, d)]
+    mu = min(cands)[1]
+    if keep is not None and block[0] is not None:
+        keep["U"] = block[0]
+    np.subtract(mu, A, out=N)
+    np.maximum(N, 0.0, out=N)
+    N.flat[:: n + 1] = 0.0
+    return DnnState(N, mu * n)

@@ -260,3 +260,22 @@ def test_runs_with_the_matrix_from_the_step_equal_the_former_runs(n, seed, kfrac
         assert _bits(s_a.N) == _bits(s_b.N) and s_a.nu == s_b.nu and _bits(s_a.U) == _bits(s_b.U)
     sub = np.ix_(range(10), range(10))  # (a principal submatrix: its optimum is at most A's)
     assert min(fused[0][1], fused[1][1]) >= brute_opt(A[sub], min(k, 4))[0] * (1 - 1e-9)
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(65, 110), seed=st.integers(0, 2**31 - 1), kfrac=st.floats(0.05, 0.6))
+def test_runs_on_a_fortran_ordered_matrix_equal_runs_on_its_c_ordered_copy(n, seed, kfrac):
+    """A Fortran-ordered A (a sparse corpus's centered Gram matrix is one) gives the runs the same points,
+    values and rigorous lambdas, bit for bit, as its C-ordered copy; the runs' float32 copy of it is C-ordered
+    whatever A's order (``DnnWork.float32_of``: flat views of it are then views, not n x n copies)."""
+    A = _dense(n, seed)
+    AF = np.asfortranarray(A)
+    assert AF.flags.f_contiguous and not AF.flags.c_contiguous
+    work = DnnWork()
+    a32 = work.float32_of(AF)
+    assert a32.flags.c_contiguous and _bits(a32) == _bits(A.astype(np.float32))
+    assert np.shares_memory(a32.ravel(), a32)
+    k = max(2, int(kfrac * n))
+    for (s_a, v_a, i_a), (s_b, v_b, i_b) in zip(_two_runs(AF, k, DnnWork(), None), _two_runs(A, k, None, None)):
+        assert v_a == v_b and i_a["lam"] == i_b["lam"]
+        assert _bits(s_a.N) == _bits(s_b.N) and s_a.nu == s_b.nu and _bits(s_a.U) == _bits(s_b.U)

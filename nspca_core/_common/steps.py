@@ -250,8 +250,9 @@ def _scatter(rows, cols, values, n: int, q: int, width: int):
 
 
 # a column whose entries at or above its previous support's smallest value number more than this
-# fraction of n is selected by np.partition rather than among those candidates
-_CANDIDATE_FRACTION = 1 / 16
+# fraction of n is selected by np.partition rather than among those candidates (the same points; 1/16
+# before issue 39's 14th round: 72 x 1,000 genes k = 50, auto 9.1 -> 8.6 ms, other sets unchanged)
+_CANDIDATE_FRACTION = 1 / 2
 
 
 def _select_near(Y: np.ndarray, S: np.ndarray, prev: np.ndarray, k: int, signed: bool):
@@ -311,7 +312,8 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: 
     anyway."""
     n, q = Y.shape
     S = np.abs(Y) if signed else Y
-    ks = np.unique(kc)
+    # one k for every column (a broadcast one: stride 0): np.unique's sort skipped
+    ks = kc[:1] if kc.ndim == 1 and kc.size and kc.strides[0] == 0 else np.unique(kc)
     if ks.size > 4 or ks[-1] >= n:  # many different k (a path), or whole columns: dense
         return _to_compact(_step(Y, kc, key, False, signed), width)
     if prev is not None and ks.size == 1 and ks[0] == width and width < n:
@@ -322,7 +324,7 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: 
                                               prev if full else prev[:, near], width, signed)
             if done.all() and full:
                 return idx, vals
-            rest = np.setdiff1d(np.arange(q), near[done])
+            rest = np.flatnonzero(np.bincount(near[done], minlength=q) == 0)  # setdiff1d's, sorted
             ri, rv = _select(Y[:, rest], kc[rest], key, signed, width)
             idx_all = np.empty((width, q), dtype=np.intp)
             vals_all = np.empty((width, q))

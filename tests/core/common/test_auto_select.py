@@ -54,10 +54,13 @@ def test_select_with_previous_supports_is_the_one_without(seed, n, q, coarse, da
     k = data.draw(st.integers(1, max(1, n // 3)))
     Y, prev = _case(rng, n, q, k, coarse)
     kc = np.full(q, k)
+    one = np.broadcast_to(np.intp(k), (q,))  # one k as the step hands it (stride 0: no np.unique)
     for signed in (False, True):
         a = _select(Y, kc, None, signed, k, prev)
         b = _select(Y, kc, None, signed, k, None)
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+        for c in (_select(Y, one, None, signed, k, prev), _select(Y, one, None, signed, k, None)):
+            assert np.array_equal(a[0], c[0]) and np.array_equal(a[1], c[1])
 
 
 def test_select_near_ranks_candidates_beyond_the_previous_support():

@@ -61,6 +61,7 @@ class AnchorRows:
         self.cap32 = self.cap.astype(np.float32)  # (the selections' float32 caps, cast once: _top32)
         self.m = m
         self.P = P
+        self.first = None  # (:func:`_first_sums`: the last test's start and its sums)
 
 
 def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 200,
@@ -148,7 +149,8 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
         if qs is not None:  # the joint test (:func:`anchored_joint_test`): the largest ratio over its hypotheses
             ratio = _joint_ratio(rows, r, qs, gapT, inflate)
         else:
-            ratio = node_sums(rows, r, inc, blocked, q) if node else _plain_sums(rows, r)
+            ratio = node_sums(rows, r, inc, blocked, q) if node else (_first_sums(rows, r) if it == 0 else
+                                                                      _plain_sums(rows, r))
             ratio *= inflate  # (in place, the sums' own array: s * inflate / gap)
             ratio /= gap
         new = np.minimum(r, ratio)
@@ -178,6 +180,21 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
                     and lim > 1.0 + _GIVE_UP_ABOVE):
             break
     return False, r
+
+
+def _first_sums(rows: AnchorRows, r: np.ndarray) -> np.ndarray:
+    """:func:`_plain_sums` of a test's start ``r`` (a copy: the caller scales it in place), computed once for every
+    test started from the same ratios on the same rows: the sums depend on the rows and r only (not on tau), so
+    where r is bit for bit the last start's, its sums are the ones :func:`_plain_sums` would return.  Tests share a
+    start in a bisection after every proof (the next test starts from the same failure's ratios), the first
+    test and the one at ``1.001 lower`` (both from the all-ones start), and a hinted bisection's two tests
+    (:func:`_hinted`)."""
+    key = r.tobytes()
+    if rows.first is not None and rows.first[0] == key:
+        return rows.first[1].copy()
+    s = _plain_sums(rows, r)
+    rows.first = (key, s.copy())
+    return s
 
 
 def anchored_joint_test(rows: AnchorRows, ks, taus, r=None, max_iter: int = 200, tol: float = 1e-9,

@@ -13,6 +13,9 @@ an optimal x on its own support, so it holds for any symmetric A.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import numpy as np
 
 from . import _settings as _S
@@ -58,6 +61,7 @@ class AnchorRows:
         self.cap32 = self.cap.astype(np.float32)  # (the selections' float32 caps, cast once: _top32)
         self.m = m
         self.P = P
+        self.first = None  # (:func:`_first_sums`: the last test's start and its sums)
 
 
 def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 200,
@@ -145,7 +149,8 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
         if qs is not None:  # the joint test (:func:`anchored_joint_test`): the largest ratio over its hypotheses
             ratio = _joint_ratio(rows, r, qs, gapT, inflate)
         else:
-            ratio = node_sums(rows, r, inc, blocked, q) if node else _plain_sums(rows, r)
+            ratio = node_sums(rows, r, inc, blocked, q) if node else (_first_sums(rows, r) if it == 0 else
+                                                                      _plain_sums(rows, r))
             ratio *= inflate  # (in place, the sums' own array: s * inflate / gap)
             ratio /= gap
         new = np.minimum(r, ratio)
@@ -175,6 +180,21 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
                     and lim > 1.0 + _GIVE_UP_ABOVE):
             break
     return False, r
+
+
+def _first_sums(rows: AnchorRows, r: np.ndarray) -> np.ndarray:
+    """:func:`_plain_sums` of a test's start ``r`` (a copy: the caller scales it in place), computed once for every
+    test started from the same ratios on the same rows: the sums depend on the rows and r only (not on tau), so
+    where r is bit for bit the last start's, its sums are the ones :func:`_plain_sums` would return.  Tests share a
+    start in a bisection after every proof (the next test starts from the same failure's ratios), the first
+    test and the one at ``1.001 lower`` (both from the all-ones start), and a hinted bisection's two tests
+    (:func:`_hinted`)."""
+    key = r.tobytes()
+    if rows.first is not None and rows.first[0] == key:
+        return rows.first[1].copy()
+    s = _plain_sums(rows, r)
+    rows.first = (key, s.copy())
+    return s
 
 
 def anchored_joint_test(rows: AnchorRows, ks, taus, r=None, max_iter: int = 200, tol: float = 1e-9,
@@ -324,6 +344,13 @@ def anchored_bisection(rows: AnchorRows, lower: float, hi: float, rel_tol: float
         if ok:
             return tau, tau_lo, r_lo
         lo, r_lo = tau, r
+    hints = _HINTS.get()
+    key = (rows.k, rel_tol, steps)
+    if hints is not None:
+        out = _hinted(rows, lo, hi, rel_tol, steps, r_lo, hints.get(key, ()), max_iter)
+        if out is not None:
+            return out
+    lo0, hi0, proofs, fails, ok = lo, hi, 0, 0, True
     for _ in range(steps):
         if hi <= lo * (1.0 + rel_tol):
             break
@@ -331,9 +358,72 @@ def anchored_bisection(rows: AnchorRows, lower: float, hi: float, rel_tol: float
         ok, r = anchored_rowsum_test(rows, mid, r_lo, max_iter=max_iter)
         if ok:
             hi = mid
+            proofs += 1
         else:
             lo, r_lo = mid, r
+            fails += 1
+    if hints is not None and proofs and (fails == 0 or (fails == 1 and not ok)):  # (proofs, then <= 1 failure)
+        hints.setdefault(key, []).append((lo0, hi0, proofs, fails))
     return hi, lo, r_lo
+
+
+# anchored_bisection's hints (:func:`bisection_hints`): None outside such a block
+_HINTS: contextvars.ContextVar = contextvars.ContextVar("anchored_bisection_hints", default=None)
+# a hint applies to a bracket within this of its own (relative; only decides which tests run first)
+_HINT_NEAR = 1e-9
+
+
+@contextlib.contextmanager
+def bisection_hints():
+    """A block (one certificate: :func:`nspca_core.certificates.route.certify_thin`) inside which every
+    :func:`anchored_bisection` whose loop was proofs only, then at most one failure, leaves its bracket and that
+    outcome path, and a later loop at the same sparsity on a bracket within :data:`_HINT_NEAR` of it, on any rows,
+    tests the two midpoints where that path would end first (:func:`_hinted`) instead of the whole path.  Issue
+    39: the eager split route's grown screen (3x the 2 k screen, the same feasible point, so the same bracket up to
+    the feasible value's rounding) took the 2 k screen's path at every k measured, 5 tests of ~0.03-0.1 CPU s each
+    on 900-1,400 rows; now 2.  Nothing is kept after the block."""
+    token = _HINTS.set({})
+    try:
+        yield
+    finally:
+        _HINTS.reset(token)
+
+
+def _hinted(rows: AnchorRows, lo: float, hi: float, rel_tol: float, steps: int, r_lo, hints, max_iter: int):
+    """:func:`anchored_bisection`'s loop from ``(lo, hi, r_lo)`` where another loop on a bracket within
+    :data:`_HINT_NEAR` of it took ``p`` proofs and then ``f <= 1`` failures (``hints``: ``(lo, hi, p, f)`` each):
+    the midpoints that path gives on this bracket (the loop's own floats: ``sqrt(lo hi)``, hi moving down p times,
+    the loop's stopping rule holding right after the path, else no hint), the p-th (g) tested from ``r_lo``, then
+    the next (the failure's, f = 1) from ``r_lo``; the loop's answer on that path (``(g, f's midpoint, its
+    ratios)``, or ``(g, lo, r_lo)``) when g is proved and the next is not, else None (the caller runs the loop).
+
+    Valid: g is proved by its test, started from ``r_lo`` (valid above lo: every midpoint is), and the failure's
+    ratios are valid above it (:func:`anchored_rowsum_test`).  Never looser than the loop, and the same floats
+    where the loop's tests above g all prove: the loop's midpoints are a function of its bracket and its outcomes,
+    so while its tests prove it tests this path's midpoints, reaching g and then the failure's with the start
+    ``r_lo`` untouched: the same two calls as here, the same answer.  If one of its tests above g fails instead,
+    at some m > g, its bound is above m: looser than this one."""
+    for lo_h, hi_h, p, f in hints:
+        if not (abs(lo - lo_h) <= _HINT_NEAR * lo and abs(hi - hi_h) <= _HINT_NEAR * hi):
+            continue
+        mids, h = [], hi
+        for _ in range(p + f):
+            if len(mids) >= steps or h <= lo * (1.0 + rel_tol):
+                break
+            mids.append(float(np.sqrt(lo * h)))
+            h = mids[-1] if len(mids) <= p else h
+        last_lo = mids[-1] if f and len(mids) == p + f else lo
+        if len(mids) != p + f or not (len(mids) >= steps or h <= last_lo * (1.0 + rel_tol)):
+            continue  # (this bracket's loop would not end on that path)
+        g = mids[p - 1]
+        ok, _ = anchored_rowsum_test(rows, g, r_lo, max_iter=max_iter)
+        if not ok:
+            return None
+        if not f:
+            return g, lo, r_lo
+        ok, r = anchored_rowsum_test(rows, mids[p], r_lo, max_iter=max_iter)
+        return None if ok else (g, mids[p], r)
+    return None
 
 
 def node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndarray,

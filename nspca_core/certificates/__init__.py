@@ -55,7 +55,7 @@ Bounds (names as they appear in ``Certificate.bounds``; the cheap ones are decla
     (:func:`.coupled._coupled_refined`, at any sparsity, by counted cost; "auto": every binding
     sparsity in one joint test, :func:`nspca_core.certificates.anchor.anchored_joint_test`, and above
     k = 16 on thin data S's own bound from the anchored row sums alone first, the DNN on S only where
-    that falls short: :func:`.coupled.light_S`), and for k <= 256 each term is
+    that falls short: :func:`.coupled.light_S`), and each term is
     ``lambda_max([[B_S, C], [C, B_T]])`` with C bounding the cross covariance of
     the two parts (:mod:`nspca_core.certificates.cross`), never above the sum.
 ``monotone``

@@ -136,6 +136,7 @@ def test_path_with_the_finer_anchored_bisection_at_every_tried_k_keeps_bounds_ag
 
     monkeypatch.setattr(P, "anchored_bisection", spy)
     monkeypatch.setattr(P, "_ANCHOR_FINE", 1e-7)
+    monkeypatch.setattr(P, "_ANCHOR_FINE_TOP", 1e-7)
     path = certify_path(X, ks=list(range(1, n + 1)))
     scale = max(1.0, float(np.abs(A).max()))
     for k, v in seen:  # each finer bound itself, at its own k

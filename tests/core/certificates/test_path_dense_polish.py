@@ -437,34 +437,42 @@ def test_late_tries_ask_where_no_test_ran_and_follow_what_they_prove(monkeypatch
     assert set(anchored) == proves
 
 
-def test_finer_bisection_only_below_the_polish_goal(monkeypatch):
-    """After the refinement (``rest``), the finer anchored bisection runs only at a tried k whose ratio is
-    still below the polish's goal (GOAL) or within two of certify(k)'s steps of optimal: at k = 3 certify(k)'s
-    call certified 0.99 (nothing finer), at k = 4 0.975 and at k = 5 0.999 (finer, from that call's last
-    failed test); the bound proved is kept there."""
+def test_finer_bisection_at_every_tried_k_the_coarse_steps_left_open(monkeypatch):
+    """After the refinement (``rest``), the finer anchored bisection runs at every tried k where certify(k)'s call
+    left more than ``_ANCHOR_FINE`` (relative) between the feasible value and what it proved -- above the polish's
+    goal too (issue 39, helper imgpath14: 24 x 24 images k = 17 at 0.985, 3e-4 above certify(17), whose coarse steps
+    from another feasible value landed lower): at k = 3 certify(k)'s call certified 0.99, at k = 4 0.975, at k = 5
+    0.999 (finer, from that call's last failed test; the bound proved is kept there), at k = 6 1 - _ANCHOR_FINE / 2
+    (nothing finer: within the finer steps already); above the goal the finer steps are _ANCHOR_FINE_TOP."""
     from nspca_core.certificates.path_dense_polish import GOAL
 
-    ratios = {3: 0.99, 4: 0.975, 5: 0.999}
+    ratios = {3: 0.99, 4: 0.975, 5: 0.999, 6: 1.0 - P._ANCHOR_FINE / 2}
     finer = []
 
     def fake(A, k, lo, best, carry=None, **kw):
-        carry.update({"rows": k, "tau": lo * 1.001, "r": None})
+        carry.update({"rows": k, "tau": lo * (1.0 + P._ANCHOR_FINE / 4), "r": None})
         return lo / ratios[k] if k in ratios else None
+
+    rels = {}
 
     def fake_bisection(rows, lo, top, rel, tau_lo=None, r_lo=None):
         finer.append(rows)
+        rels[rows] = rel
         return lo / min(ratios[rows] + 0.0005, 1.0), tau_lo, r_lo
 
     monkeypatch.setattr(P, "_anchored", fake)
     monkeypatch.setattr(P, "_forecast_fails", lambda *a, **kw: False)
     monkeypatch.setattr(P, "anchored_bisection", fake_bisection)
     monkeypatch.setattr(P, "anchored_rowsum_bound", lambda *a, **kw: None)
-    n = 6
+    n = 7
     uniq, anchored, rest = _tries_in_order(monkeypatch, n, 2.0)
     rest(lambda i: 2.0)
-    assert ratios[3] >= GOAL > ratios[4] and finer == [4, 5]
-    assert anchored[3] == 1 / ratios[3] and anchored[4] == 1 / (ratios[4] + 0.0005)
-    assert anchored[5] == 1 / (ratios[5] + 0.0005)
+    assert ratios[3] >= GOAL > ratios[4] and finer == [3, 4, 5]
+    # above the goal (nothing lowers the bound there after it) to _ANCHOR_FINE_TOP; below it, or within two of
+    # certify(k)'s steps of optimal (k = 5), to _ANCHOR_FINE as before
+    assert rels == {3: P._ANCHOR_FINE_TOP, 4: P._ANCHOR_FINE, 5: P._ANCHOR_FINE}
+    assert anchored[3] == 1 / (ratios[3] + 0.0005) and anchored[4] == 1 / (ratios[4] + 0.0005)
+    assert anchored[5] == 1 / (ratios[5] + 0.0005) and anchored[6] == 1 / ratios[6]
 
 
 def test_anchored_forecast_only_where_no_neighbour_proved(monkeypatch):

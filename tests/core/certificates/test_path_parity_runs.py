@@ -49,6 +49,26 @@ def test_parity_runs_seed_every_stride_th_k_below_the_ratio_and_follow_each_band
     assert all(ub[k - 1] == better[k] for k in (11, 12, 13, 14)) and ub[29] > better[30]
 
 
+def test_parity_runs_follow_a_run_that_lowered_a_neighbour_and_stop_at_one_that_lowered_only_farther():
+    """A run helped where it lowered the path's bound at its own k or at the next k below or above (a DNN point above
+    the path at its own k, below it at a neighbour: 24 x 24 images, certify(397)'s point lowered 401..445, not 397),
+    not where it lowered only a k two or more away.  Seeds 1, 9, 17 (stride 8, 24 k): the run at 9 lowers only 10
+    (followed: 8, which lowers nothing, then 10, which lowers 10 further: 11 (nothing)); the run at 17 lowers only 19
+    (two away: not followed)."""
+    uniq, pos, lows, ub = _case(24)
+    lowers = {9: {10: 0.995}, 10: {10: 0.99}, 17: {19: 0.99}}
+    calls: list = []
+
+    def run_one(k):
+        calls.append(k)
+        for j, f in lowers.get(k, {}).items():
+            ub[j - 1] = min(ub[j - 1], f * (100.0 + j - 1))
+
+    done = PR.parity_runs(uniq, pos, lows, lambda: ub, (), run_one, 8, 0.98)
+    assert done == calls == [1, 9, 8, 10, 11, 17]
+    assert ub[9] == 0.99 * 109.0 and ub[18] == 0.99 * 118.0 and ub[8] == 108.0
+
+
 def test_parity_runs_skip_closed_k_and_follow_by_the_verdict_when_run_one_gives_one():
     uniq, pos, lows, ub = _case(12)
     lows[pos[5]] = ub[pos[5]]  # closed at 5: never run
@@ -92,5 +112,34 @@ def test_path_with_late_runs_at_every_k_keeps_bounds_against_bruteforce(monkeypa
     monkeypatch.setattr(P, "parity_runs", spy)
     path = certify_path(X, ks=list(range(1, n + 1)))
     assert seen
+    for c in path:
+        _check_cert(c, brute_opt(A, c.k)[0], A)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(st.integers(6, 9), st.integers(1, 3), st.integers(0, 2**31 - 1))
+def test_path_with_the_finer_anchored_bisection_at_every_tried_k_keeps_bounds_against_bruteforce(monkeypatch, n, r,
+                                                                                                   seed):
+    # the finer bisection after certify(k)'s anchored call (path.py's rest(): now at every tried k its steps left
+    # open, above the polish's goal too), here to 1e-7 relative: each bound it proves, carried to the other k,
+    # stays >= OPT_k
+    X = factor_plus_noise(seed, m=2 * n, n=n, r=r)
+    A = X.T @ X / X.shape[0]
+    seen = []
+    orig = P.anchored_bisection
+
+    def spy(rows, *a, **kw):
+        got = orig(rows, *a, **kw)
+        seen.append((rows.k, got[0]))
+        return got
+
+    monkeypatch.setattr(P, "anchored_bisection", spy)
+    monkeypatch.setattr(P, "_ANCHOR_FINE", 1e-7)
+    monkeypatch.setattr(P, "_ANCHOR_FINE_TOP", 1e-7)
+    path = certify_path(X, ks=list(range(1, n + 1)))
+    scale = max(1.0, float(np.abs(A).max()))
+    for k, v in seen:  # each finer bound itself, at its own k
+        assert v >= brute_opt(A, k)[0] - 1e-9 * scale
     for c in path:
         _check_cert(c, brute_opt(A, c.k)[0], A)

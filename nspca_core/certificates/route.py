@@ -23,7 +23,7 @@ from .cheap import _certify_lowrank, _certify_operator
 from .coupled import small_screen
 from .dual import _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
-from .screens import grown
+from .screens import grow_to, grown
 from .single import _certify_dense, _certify_split
 
 
@@ -123,7 +123,13 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     split = partial(_certify_split, eager=True, size=S.eager_size(cov.n, k, split_cap)) if eager else _certify_split
-    small = None if eager else small_screen(cov.n, k, screened_size(cov.n, k, _EFFORT[effort], split_cap))
+    own = screened_size(cov.n, k, _EFFORT[effort], split_cap)
+    small = None if eager else small_screen(cov.n, k, own)
+    # a one-k "auto" certificate whose screen grown() may grow: skipped before its DNN where T alone holds it below
+    # the aim (:func:`.screens.own_hopeless`), the larger screen run at once
+    big = grow_to(cov.n, own, effort) if (effort == "auto" and keep is None and split_cap is None and not eager
+                                         and branch_seconds is None and cov.X is not None and cov.thin) else None
+    skip = {} if big is not None else None
     if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin
             and ((keep is None and S._SMALL_FIRST) or both)):
         # (the smaller screen where the larger one's DNN would run)
@@ -137,10 +143,14 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             stood.extend([c] if trial.get("ok") else [])
             return c if trial.get("ok") and keep is None else None  # (a path's run: the larger one's DNN too)
 
-        d = split(cov, k, x, effort, callback, split_cap, keep=keep, gram=gram, small_try=small_try)
-        d = stood[0] if stood and stood[0].upper_bound < d.upper_bound else d
+        d = split(cov, k, x, effort, callback, split_cap, keep=keep, gram=gram, small_try=small_try, skip_own=skip)
+        d = d if d is None or not stood or not stood[0].upper_bound < d.upper_bound else stood[0]
     else:
-        d = split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram)
+        d = split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram, skip_own=skip)
+    if d is None:  # (T alone held certify(k)'s own screen below the aim: the larger one at once, as grown's)
+        d = split(cov, k, skip["x"], effort, callback, keep=keep, gram=gram, size=grow_to(cov.n, skip["size"], effort))
+        d.info["lower_source"] = skip["src"]
+        return d
     if eager and split_cap is None and branch_seconds is None:
         return eager_grown(cov, k, d, effort, callback, keep, gram)
     # (a larger screen where T holds this one below the aim: not for a path's capped run nor the exact mode)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from ..result import Certificate
 from ._settings import _EFFORT
-from .coupled import small_verdict
+from .bounds import _rest_curve, _rest_spectrum
+from .coupled import _COUPLED_AIM, _SMALL_SHORT, _lambda_S, small_verdict, t_ceiling
+from .cross import cross_table
 
 # an "auto" split certificate (one k, or a path's run at k) that would not stand by the rule that lets a
 # smaller screen stand (:func:`.coupled.small_verdict`: its ratio more than coupled._SMALL_SHORT below the aim
@@ -30,8 +32,36 @@ def grown_size(n: int, k: int, cert: Certificate, effort: str) -> int | None:
         return None
     if small_verdict(cert.lower, info["coupled"], info["B_S"]):
         return None
+    return grow_to(n, size, effort)
+
+
+def grow_to(n: int, size: int, effort: str) -> int | None:
+    """The larger screen's size for a split certificate on ``size`` features (``_GROW`` times, at most the
+    effort's ``split_size`` and n), or None where that is less than ``_GROW_MIN`` times ``size``."""
     big = min(int(n), int(_EFFORT[effort]["split_size"]), int(_GROW * size))
     return big if big >= _GROW_MIN * size else None
+
+
+def own_hopeless(pre: dict, cov, S, T, covS, xS, k: int, kS: int, lower: float, G=None) -> bool:
+    """Whether the rest T alone keeps a one-k split certificate on the screen S (its light route fell short,
+    its DNN would run) more than ``_SMALL_SHORT`` below the aim, so that :func:`grown` would take the larger
+    screen all the same (issue 39, fourteenth round: dlbcl-shaped k = 150 / 200, the own screen's whole
+    certificate, DNN and refinements, 33 / 41 % of the time, computed and then replaced).
+
+    The ceiling (:func:`.coupled.t_ceiling`): every term of the coupled bound with part of the support in T
+    (``j >= 1``) is nondecreasing in ``B_S(i)``, and any bound of S is at least ``OPT_S(i)``, at least the
+    value of x's i largest entries on S; so no bound of S brings the coupled bound below the largest such term
+    (with this cross table, or the plain sums, which are never below it).  ``lower`` below ``(aim - short)``
+    times it: the certificate's ratio is below what :func:`.coupled.small_verdict`'s first clause asks.  First the
+    plain sums' ceiling (no table: it is at least the table's, so where ``lower`` meets it the answer is no, at
+    the cost of the rest's spectrum alone), then the cross table's.  Chooses a screen only: the larger screen's
+    bound is proved either way.  ``pre`` gets the rest's spectrum (``specT``), reused where the answer is no."""
+    pre["specT"] = _rest_spectrum(cov, T, G, S)
+    BT, AS = _rest_curve(cov, T, k, spec=pre["specT"]), covS.dense()
+    goal = _COUPLED_AIM - _SMALL_SHORT
+    if not lower < goal * t_ceiling(AS, xS, BT, k, kS, None):
+        return False  # (the plain sums' ceiling is at least the table's: no table needed)
+    return lower < goal * t_ceiling(AS, xS, BT, k, kS, cross_table(cov, S, T, kS, k, _lambda_S(cov, S)))
 
 
 def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None, gram, split) -> Certificate:

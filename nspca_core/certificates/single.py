@@ -31,6 +31,7 @@ from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COU
                       _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless,
                       small_verdict, split_cross)
 from .dual import dense_dual
+from .screens import own_hopeless
 from .exact import EXACT_TOLERANCE, branch_and_bound, take_branch
 from .cheap import (
     _LANCZOS_MIN_N,
@@ -182,7 +183,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                    branch_seconds: float | None = None, keep: dict | None = None,
                    budget: Budget | None = None, report: BoundReport | None = None, gram=None,
                    trial: dict | None = None, size: int | None = None, small_try=None,
-                   eager: bool = False) -> Certificate | None:
+                   eager: bool = False, skip_own: dict | None = None) -> Certificate | None:
     """Large n: DNN on a screened set S, cheap bounds on the rest T (``size``: S's, else ``screened_size``'s).
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
@@ -220,6 +221,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     ``eager``: S's bound at kS by the anchored row sums' whole search (:func:`.coupled.light_S` not lazy: the
     dense certificate's own test and bisection, on ``A_SS``), a path's run too; for data the dense route would
     take but the cost model sends here (:func:`.route.split_cheaper`): that route's ratio is then S's own.
+    ``skip_own`` (a dict; a one-k certificate whose screen :func:`.screens.grown` may grow): None returned and the
+    point and S's size put in it (``x``, ``src``, ``size``) where the light route fell short and T alone holds this screen below the aim
+    (:func:`.screens.own_hopeless`): the larger screen runs instead (:func:`.route._certify_large`).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -271,6 +275,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     certS, stS = (light_S(covS, kS, xS, lamS, lazy=lazy, seen=seen) if light else None), None
     if certS is None and small_try is not None and (small := small_try(x, info["lower_source"])):
         return small  # (the DNN would run on this S: a smaller screen that stands instead, _certify_large)
+    pre: dict = {}  # (own_hopeless's rest spectrum, reused below)
+    if certS is None and light and skip_own is not None and own_hopeless(pre, cov, S, T, covS, xS, k, kS, lower, gram.get("G")):
+        skip_own.update(x=x, src=info["lower_source"], size=int(S.size))
+        return None  # (T alone holds this screen below the aim: the grown one instead, _certify_large)
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
                                         x, lower, info, seen, thinS and (*thinS, eigS))
@@ -280,7 +288,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     # ---- B_T
     with step(budget, "rest", work):
-        specT = _rest_spectrum(cov, T, gram.get("G"), S) if T.size and trial is None else (trial or {}).get("specT")
+        specT = (pre["specT"] if "specT" in pre else _rest_spectrum(cov, T, gram.get("G"), S)) if T.size and trial is None \
+            else (trial or {}).get("specT")
         bt = _bound_rest(cov, T, k, effort, spec=specT) if T.size else {}
         B_T = min(bt.values()) if T.size else 0.0
         bounds["split"] = B_S + B_T

@@ -179,6 +179,7 @@ def test_hopeless_smaller_screen_stops_before_S_and_the_larger_one_gives_the_pla
     x[:3] = 1 / np.sqrt(3)
     plain = single._certify_split(Cov(X, None), 3, x, "auto", None)
     monkeypatch.setattr(single, "small_hopeless", lambda *a, **kw: True)
+    monkeypatch.setattr(single, "own_hopeless", lambda *a, **kw: False)  # (certify(k)'s own screen kept: skip14)
     sizes: list = []
     real = single.light_S
     monkeypatch.setattr(single, "light_S", lambda covS, *a, **kw: (sizes.append(covS.n), real(covS, *a, **kw))[1])

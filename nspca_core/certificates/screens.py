@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..result import Certificate
 from ._settings import _EFFORT
 from .bounds import _rest_curve, _rest_spectrum
@@ -42,7 +44,7 @@ def grow_to(n: int, size: int, effort: str) -> int | None:
     return big if big >= _GROW_MIN * size else None
 
 
-def own_hopeless(pre: dict, cov, S, T, covS, xS, k: int, kS: int, lower: float, G=None) -> bool:
+def own_hopeless(pre: dict, cov, S, T, covS, xS, k: int, kS: int, lower: float, G=None, lam=None) -> bool:
     """Whether the rest T alone keeps a one-k split certificate on the screen S (its light route fell short,
     its DNN would run) more than ``_SMALL_SHORT`` below the aim, so that :func:`grown` would take the larger
     screen all the same (issue 39, fourteenth round: dlbcl-shaped k = 150 / 200, the own screen's whole
@@ -51,17 +53,26 @@ def own_hopeless(pre: dict, cov, S, T, covS, xS, k: int, kS: int, lower: float, 
     The ceiling (:func:`.coupled.t_ceiling`): every term of the coupled bound with part of the support in T
     (``j >= 1``) is nondecreasing in ``B_S(i)``, and any bound of S is at least ``OPT_S(i)``, at least the
     value of x's i largest entries on S; so no bound of S brings the coupled bound below the largest such term
-    (with this cross table, or the plain sums, which are never below it).  ``lower`` below ``(aim - short)``
+    (with this cross table, or the plain sums, which are never below it).  The table: its column part first
+    (:func:`.cross.cross_table`, ``part="cols"``, each part a valid table, their elementwise minimum the whole one,
+    float for float, whatever ``lam``, S's lambda_max bound, which only screens), the row part only where the
+    columns' ceiling does not already meet ``lower``.  ``lower`` below ``(aim - short)``
     times it: the certificate's ratio is below what :func:`.coupled.small_verdict`'s first clause asks.  First the
     plain sums' ceiling (no table: it is at least the table's, so where ``lower`` meets it the answer is no, at
     the cost of the rest's spectrum alone), then the cross table's.  Chooses a screen only: the larger screen's
-    bound is proved either way.  ``pre`` gets the rest's spectrum (``specT``), reused where the answer is no."""
+    bound is proved either way.  ``pre`` gets the rest's spectrum (``specT``) and the table's parts computed
+    (``cols``, ``rows``), reused where the answer is no (:func:`.single._certify_split`)."""
     pre["specT"] = _rest_spectrum(cov, T, G, S)
     BT, AS = _rest_curve(cov, T, k, spec=pre["specT"]), covS.dense()
     goal = _COUPLED_AIM - _SMALL_SHORT
     if not lower < goal * t_ceiling(AS, xS, BT, k, kS, None):
         return False  # (the plain sums' ceiling is at least the table's: no table needed)
-    return lower < goal * t_ceiling(AS, xS, BT, k, kS, cross_table(cov, S, T, kS, k, _lambda_S(cov, S)))
+    lam = lam if lam is not None else _lambda_S(cov, S)  # (the screen's cost only: the table is the same)
+    pre["cols"] = cross_table(cov, S, T, kS, k, lam, part="cols")
+    if pre["cols"] is None or not lower < goal * t_ceiling(AS, xS, BT, k, kS, pre["cols"]):
+        return False  # (the column part alone is at least the whole table: the rows not needed)
+    pre["rows"] = cross_table(cov, S, T, kS, k, lam, part="rows")
+    return lower < goal * t_ceiling(AS, xS, BT, k, kS, np.minimum(pre["cols"], pre["rows"]))
 
 
 def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None, gram, split) -> Certificate:
@@ -80,3 +91,17 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
         keep.update(kept)
     e.info["lower_source"] = d.info.get("lower_source", e.info.get("lower_source"))
     return e
+
+
+def reuse_parts(pre: dict, make, rows):
+    """``split_cross``'s ``(make, rows)`` with the cross table's parts :func:`own_hopeless` computed (``pre``)
+    given back instead of computed again, float for float (the same table whatever S's lambda_max bound):
+    the column part where the table is taken columns first (``rows`` given), the whole table (the parts'
+    minimum) where both parts were computed; ``make``'s ``one_k`` flag kept."""
+    cols, part = pre.get("cols"), pre.get("rows")
+    if cols is None or (rows is None and part is None):
+        return make, rows
+    made = (lambda: cols) if rows is not None else (lambda: np.minimum(cols, part))
+    if hasattr(make, "one_k"):
+        made.one_k = make.one_k
+    return made, rows if part is None or rows is None else (lambda: part)

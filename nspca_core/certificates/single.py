@@ -31,7 +31,7 @@ from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COU
                       _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless,
                       small_verdict, split_cross)
 from .dual import dense_dual
-from .screens import own_hopeless
+from .screens import own_hopeless, reuse_parts
 from .exact import EXACT_TOLERANCE, branch_and_bound, take_branch
 from .cheap import (
     _LANCZOS_MIN_N,
@@ -276,7 +276,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if certS is None and small_try is not None and (small := small_try(x, info["lower_source"])):
         return small  # (the DNN would run on this S: a smaller screen that stands instead, _certify_large)
     pre: dict = {}  # (own_hopeless's rest spectrum, reused below)
-    if certS is None and light and skip_own is not None and own_hopeless(pre, cov, S, T, covS, xS, k, kS, lower, gram.get("G")):
+    if certS is None and light and skip_own is not None and own_hopeless(pre, cov, S, T, covS, xS, k, kS, lower,
+                                                                          gram.get("G"), lamS):
         skip_own.update(x=x, src=info["lower_source"], size=int(S.size))
         return None  # (T alone holds this screen below the aim: the grown one instead, _certify_large)
     if certS is None:
@@ -310,6 +311,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     follow = follow and stS is None  # (S's bound the light route's: certify(k)'s route is the lazy one)
     make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial,
                              follow or (keep is None and budget is None and trial is None))
+    make, rows = reuse_parts(pre, make, rows)
     if follow:
         make = _once(make)
         certS, (coupled, sharper, cross) = light_refined(

@@ -66,7 +66,8 @@ def _own_counts(monkeypatch, X, k, x, aim):
 def test_the_own_screen_is_skipped_exactly_above_the_ceilings_threshold(monkeypatch):
     """Counting on both sides of the rule ``lower < (aim - _SMALL_SHORT) x ceiling``: just above it the own
     screen's DNN never runs (only the larger screen's), just below it the own screen's DNN runs; where the plain
-    sums' ceiling already meets ``lower`` no cross table is built.  The certificate is above OPT either way."""
+    sums' ceiling already meets ``lower`` no cross table is built, where the column part's does, no row part.
+    The certificate is above OPT either way."""
     _force_small(monkeypatch, per_k=2)
     monkeypatch.setattr(coupled, "_SMALL_PER_K", 100)  # (no smaller screen: certify(k)'s own and the grown one)
     X, A, x = modules_case(5, 12, 3, True)
@@ -74,8 +75,9 @@ def test_the_own_screen_is_skipped_exactly_above_the_ceilings_threshold(monkeypa
     lower = float(x @ A @ x)
     dnn, tables, cert, ceil = _own_counts(monkeypatch, X, 3, x, 10.0)  # (fires: the grown screen alone)
     own = 6
-    assert own not in dnn and dnn and tables == [1] and cert.upper_bound >= opt * (1 - 1e-12)
-    c = ceil[1]  # (the cross table's ceiling, the rule's)
+    assert own not in dnn and dnn and tables == [1, 1] and cert.upper_bound >= opt * (1 - 1e-12)
+    plain, cols, c = ceil  # (the plain sums', the column part's and the whole table's ceilings: the rule's)
+    assert plain >= cols >= c
     assert c > 0
     for side, eps in (("skip", 1e-9), ("run", -1e-9)):
         aim = lower / c * (1 + eps) + coupled._SMALL_SHORT
@@ -85,6 +87,9 @@ def test_the_own_screen_is_skipped_exactly_above_the_ceilings_threshold(monkeypa
             assert own not in dnn and dnn
         else:
             assert dnn[0] == own
+    if plain > cols:  # the column part's ceiling met: its table alone built (no row part), the own DNN runs
+        dnn, tables, cert, _ = _own_counts(monkeypatch, X, 3, x, lower / cols * (1 - 1e-9) + coupled._SMALL_SHORT)
+        assert tables == [1] and dnn[0] == own and cert.upper_bound >= opt * (1 - 1e-12)
     # the plain sums' ceiling met: no table built, the own screen's DNN runs
     dnn, tables, cert, ceil = _own_counts(monkeypatch, X, 3, x, lower / ceil[0] * (1 - 1e-9) + coupled._SMALL_SHORT)
     assert tables == [] and dnn[0] == own and cert.upper_bound >= opt * (1 - 1e-12)

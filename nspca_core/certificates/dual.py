@@ -474,7 +474,10 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     # anchored bisection between the two runs after all (once) and the cut run stops where it proved more than
     # that pace reaches (img24 k = 50: the cuts' 40 iterations climbed 1.5e-4 a step from 0.9658 to end at 0.9700,
     # the anchored bound 0.9727; CBCL k = 65: 6.6e-4 a step, on to 0.9805, its anchored bisection never run)
-    forecast_only = np.isfinite(tried) and info.get("anchored_forecast") == "fails"
+    # (a one-k certificate's: not a split bound's S, whose dual point is needed at every sparsity -- MLL k = 20 fell
+    # 0.0007 where its S's cut run stopped so)
+    forecast_only = (np.isfinite(tried) and info.get("anchored_forecast") == "fails" and not need_dual
+                     and iters is None)
     paced: dict = {}
 
     def outpaced(reach: float) -> bool:

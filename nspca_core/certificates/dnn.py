@@ -253,7 +253,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  give_up: float | None = None, evaluate_start: bool = True,
                  evaluate_give_up: bool = True, work: DnnWork | None = None,
                  beyond: tuple[float, float] | None = None, extend: tuple[float, int, float] | None = None,
-                 fall: tuple[float, int] | None = None):
+                 fall: tuple[float, int] | None = None, outpaced=None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -301,6 +301,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     (the run heads away from its start: its steps overshoot), the run stops there unevaluated and returns its start
     (its value, ``info["fell"]``): the caller's retry at another rate follows (:func:`.dual._cut_rounds`).
     ``info["rise"]``: the least of those estimates over the start's value, less 1, where the rule looked.
+    ``outpaced(reach) -> bool``: from three estimates on (every :data:`_GIVE_UP_EVERY` iterations) it is given
+    their pace's reach, their ratio plus their climb per iteration (:func:`_climb_rate`; linear: above where a
+    slowing climb ends) times the iterations left; True (another bound proves more) stops the run there, its
+    point evaluated (``info["gave_up"]``).
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -356,7 +360,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         w, U = _ritz(M, U, r, L, lw)
         # this point's bound as the top Ritz value (below lambda_max) estimates it, for free
         est = float(w[0]) + x_nu * kn + cuts.rhs()
-        if (give_up is not None or beyond is not None or extend is not None or start is not None) \
+        if (give_up is not None or beyond is not None or extend is not None or start is not None
+                or outpaced is not None) \
                 and lower is not None and it % _GIVE_UP_EVERY == 0:
             history.append(est)
             if start is not None and it == fall[1]:
@@ -364,7 +369,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                 if rise >= fall[0]:
                     return start[0], start[1], {"iterations": it - 1, "exact_evaluations": evals,
                                                 "mu": start[0].nu / n, "lam": start[2], "fell": True, "rise": rise}
-            if give_up is not None and _hopeless(history, lower, give_up):
+            if give_up is not None and _hopeless(history, lower, give_up) or (
+                    outpaced is not None and len(history) >= 3
+                    and outpaced(lower / est + _climb_rate(history, lower) * (end - it))):
                 stopped_early = True
                 it -= 1
                 break

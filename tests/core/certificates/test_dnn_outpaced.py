@@ -1,0 +1,134 @@
+"""The cut run outpaced by the anchored bound (issue 39, the fourteenth round).
+
+Where only the forecast (no test) ruled the anchored bound out at ``tried = lower / _DNN_SKIP_AT`` before the DNN,
+:func:`dual.dense_dual` hands the cut run an ``outpaced(reach)`` rule (:func:`dnn.dnn_optimize`): from its third free
+estimate on, ``reach`` (their ratio plus their climb per iteration times the iterations left) below
+``lower / tried`` runs the anchored bisection once (the bracket ``(tried, lower / reach]``), and a proof there stops
+the run, its point evaluated.  The rule decides effort only: every bound is the anchored test's own proof or the
+DNN's evaluated point.  Tested here: the run with a rule that never stops it float for float as without, the
+iteration it stops at, both sides of the threshold (counted) and every certificate against brute force.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nspca_core import certify
+from nspca_core.certificates import _settings as S
+from nspca_core.certificates import dnn as _dnn
+from nspca_core.certificates import dual
+from nspca_core.certificates.dnn_steps import _GIVE_UP_EVERY, _climb_rate
+from tests.bruteforce import brute_opt
+
+REL = 1e-9
+
+
+def _dense_psd(seed, n):
+    rng = np.random.default_rng(seed)
+    Y = np.abs(rng.standard_normal((n // 2, n))) + rng.standard_normal((n // 2, n))
+    return Y.T @ Y / n
+
+
+def _cut_run(A, k, lower, outpaced, iters=40, refresh=8):
+    scale = float(np.abs(A).max())
+    st0 = dual._screen_init(A, k)
+    return _dnn.dnn_optimize(A, k, st0, iters=iters, t_start=1e-3 * scale, t_end=1e-4 * scale,
+                             lr=3e-3 * scale, refresh=refresh, r=6, check_every=iters, target=0.999,
+                             lower=lower, ritz32=True, evaluate_start=False, outpaced=outpaced)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_outpaced_run_stops_at_its_third_estimate_and_a_never_outpaced_one_is_unchanged(seed):
+    """A rule answering False: asked at every _GIVE_UP_EVERY-th iteration from the third estimate on, with the
+    reach written out (ratio + climb x iterations left), and the run float for float the run without it.  A rule
+    answering True: the run stops at its third estimate, its value the float64 bound of its point and >= OPT."""
+    n, k = 36, 2 + seed % 3
+    A = _dense_psd(seed, n)
+    opt, xo = brute_opt(A, k)
+    lower = float(xo @ A @ xo) * 0.97
+    scale = max(1.0, float(np.abs(A).max()))
+    plain = _cut_run(A, k, lower, None)
+    asked = []
+    never = _cut_run(A, k, lower, lambda reach: asked.append(reach) or False)
+    assert never[1] == plain[1] and never[2]["iterations"] == plain[2]["iterations"] == 40
+    assert np.array_equal(never[0].N, plain[0].N)
+    assert len(asked) == 40 // _GIVE_UP_EVERY - 2
+    stopped = _cut_run(A, k, lower, lambda reach: True)
+    assert stopped[2]["iterations"] == 3 * _GIVE_UP_EVERY - 1 and stopped[2].get("gave_up")
+    assert stopped[1] >= opt - REL * scale
+    again, _ = _dnn.dnn_value(A, k, _dnn.DnnState(np.asarray(stopped[0].N, dtype=float), stopped[0].nu, None,
+                                                 stopped[0].C, stopped[0].w))
+    assert stopped[1] >= again * (1 - 1e-6)
+
+
+def test_the_reach_is_the_estimates_ratio_plus_their_climb_times_the_iterations_left(monkeypatch):
+    """The reach handed to the rule, rebuilt from the estimates the run recorded (its ratio and _climb_rate's)."""
+    A = _dense_psd(7, 36)
+    opt, xo = brute_opt(A, 3)
+    lower = float(xo @ A @ xo) * 0.97
+    hist = []
+    real = _climb_rate
+    monkeypatch.setattr(_dnn, "_climb_rate", lambda h, low: hist.append(list(h)) or real(h, low))
+    asked = []
+    _cut_run(A, 3, lower, lambda reach: asked.append(reach) or False)
+    assert len(asked) == len(hist) >= 3
+    for j, (reach, h) in enumerate(zip(asked, hist)):
+        it = _GIVE_UP_EVERY * len(h)
+        assert it == _GIVE_UP_EVERY * (3 + j)
+        assert reach == pytest.approx(lower / h[-1] + real(h, lower) * (40 - it), rel=1e-12)
+
+
+def _forced(monkeypatch, reach_at):
+    """certify(effort="auto")'s dense route on a small n with the forecast failing, the schedule on (lazy start,
+    give-up, one cut run) and the cut run's climb set so that its reach is ``reach_at``; records the anchored
+    bisections' tops and the cut runs' iterations."""
+    monkeypatch.setattr(dual, "_forecast_fails", lambda *a, **kw: True)
+    monkeypatch.setattr(S, "anchor_ok", lambda n, k: True)
+    monkeypatch.setattr(S, "_CUT_BELOW", 0.9999)  # (the cut run always follows the plain run)
+    monkeypatch.setattr(dual, "_kkt_beaten", lambda *a: True)
+    monkeypatch.setitem(S._EFFORT["auto"], "schedule_min_n", 0)
+    iters = S._EFFORT["auto"]["refresh_iters"]
+    monkeypatch.setattr(_dnn, "_climb_rate",
+                        lambda h, low: (reach_at - low / h[-1]) / max(iters - _GIVE_UP_EVERY * len(h), 1))
+    tops, runs = [], []
+    real_above = dual._anchored_above
+    monkeypatch.setattr(dual, "_anchored_above", lambda c, low, top, rel: tops.append(low / top) or
+                        real_above(c, low, top, rel))
+    real_opt = dual.dnn_optimize
+    monkeypatch.setattr(dual, "dnn_optimize", lambda *a, **kw: runs.append((kw.get("outpaced"), real_opt(*a, **kw)))
+                        or runs[-1][1])
+    return tops, runs
+
+
+@pytest.mark.parametrize("reach_at", [0.99, 0.9])
+def test_the_bisection_runs_only_where_the_cut_runs_reach_is_below_the_forecasts_level(monkeypatch, reach_at):
+    """Both sides of lower / tried (= _DNN_SKIP_AT): a reach above it runs no anchored bisection during the cut run;
+    a reach below runs it once, with the top lower / reach, and a proof there stops the cut run at its third
+    estimate.  Every certificate is >= OPT (brute force)."""
+    tops, runs = _forced(monkeypatch, reach_at)
+    stops = asked = 0
+    for seed in range(5):
+        n, k = 40, 3
+        A = _dense_psd(500 + seed, n)
+        opt, xo = brute_opt(A, k)
+        tops.clear()
+        runs.clear()
+        c = certify(cov=A, k=k, x=xo * (1 + 0.1 * np.arange(n) / n), effort="auto")
+        assert c.upper_bound >= opt * (1 - REL)
+        cut = [r for o, r in runs if o is not None]
+        if not cut:
+            continue
+        asked += 1
+        during = [t for t in tops if t == pytest.approx(reach_at, rel=1e-9)]
+        if reach_at > dual._DNN_SKIP_AT:
+            assert not during
+        else:
+            assert len(during) == 1
+            if "anchored" in c.bounds:
+                stops += 1
+                assert cut[-1][2]["iterations"] == 3 * _GIVE_UP_EVERY - 1
+                assert c.bounds["anchored"] >= opt * (1 - REL)
+    assert asked  # (not vacuous: the cut run was given the rule)
+    if reach_at < dual._DNN_SKIP_AT:
+        assert stops  # (a proof stopped a run)

@@ -16,26 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nspca_core.certificates import dnn as _dnn
-from nspca_core.certificates import dual
 from nspca_core.certificates.dnn_steps import _GIVE_UP_EVERY, _climb_rate
 from tests.bruteforce import brute_opt
+from tests.core.certificates.dnn_cases import cut_run, dense_psd
 
 REL = 1e-9
-
-
-def _dense_psd(seed, n):
-    rng = np.random.default_rng(seed)
-    Y = np.abs(rng.standard_normal((n // 2, n))) + rng.standard_normal((n // 2, n))
-    return Y.T @ Y / n
-
-
-def _cut_run(A, k, lower, extend, iters=40, refresh=8):
-    """A one-k "auto" cut run as dual._cut_rounds starts it: from the screening point, renewing its cuts."""
-    scale = float(np.abs(A).max())
-    st0 = dual._screen_init(A, k)
-    return _dnn.dnn_optimize(A, k, st0, iters=iters, t_start=1e-3 * scale, t_end=1e-4 * scale,
-                             lr=3e-3 * scale, refresh=refresh, r=6, check_every=iters, target=0.999,
-                             lower=lower, ritz32=True, evaluate_start=False, extend=extend)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -44,14 +29,14 @@ def test_an_extended_cut_run_is_a_valid_bound_and_runs_the_iterations_counted(se
     off: ``iters``, the same floats as a run without the rule.  Each value is >= OPT (brute force) and the float64
     bound of the point returned."""
     n, k = 40, 2 + seed % 3
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, xo = brute_opt(A, k)
     lower = float(xo @ A @ xo) * 0.97  # the ratio stays below the target: no run stops at its check
     scale = max(1.0, float(np.abs(A).max()))
     runs = {}
     for key, extend in {"none": None, "off": (np.inf, 8, 1.0), "on": (0.0, 8, 1.0)}.items():
         monkeypatch.setattr(_dnn, "_climb_rate", (lambda h, low: 1.0) if key == "on" else _climb_rate)
-        state, val, info = _cut_run(A, k, lower, extend)
+        state, val, info = cut_run(A, k, lower, extend=extend)
         assert val >= opt - REL * scale
         again, _ = _dnn.dnn_value(A, k, _dnn.DnnState(np.asarray(state.N, dtype=float), state.nu, None,
                                                      state.C, state.w))
@@ -71,7 +56,7 @@ def test_the_run_is_extended_exactly_where_its_pace_reaches_the_aim(seed, monkey
     """The rate and ratio the run saw at its end (recorded) decide: extended iff the ratio is below ``aim``, the
     rate at least ``rate`` and ``ratio + more * rate >= aim``.  Thresholds on both sides of what was seen."""
     n, k = 40, 2 + seed % 3
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, xo = brute_opt(A, k)
     lower = float(xo @ A @ xo) * 0.97
     seen = []
@@ -81,14 +66,14 @@ def test_the_run_is_extended_exactly_where_its_pace_reaches_the_aim(seed, monkey
         return seen[-1][0]
 
     monkeypatch.setattr(_dnn, "_climb_rate", spy)
-    _, _, probe = _cut_run(A, k, lower, (np.inf, 8, 1.0))
+    _, _, probe = cut_run(A, k, lower, extend=(np.inf, 8, 1.0))
     assert probe["iterations"] == 40 and len(seen) == 1
     rate, ratio = seen[0]
     reach = ratio + rate * 8
     for thr in (rate - abs(rate) - 1e-12, rate, rate + abs(rate) + 1e-12):
         for aim in (reach, reach + 1e-3, ratio + 1e-3, 1.0):
             seen.clear()
-            _, val, info = _cut_run(A, k, lower, (thr, 8, aim))
+            _, val, info = cut_run(A, k, lower, extend=(thr, 8, aim))
             assert [s[0] for s in seen] == ([rate] if ratio < aim else [])  # (the same iterates up to there)
             want = ratio < aim and rate >= thr and reach >= aim
             assert info["iterations"] == (48 if want else 40)

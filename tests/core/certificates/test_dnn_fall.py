@@ -19,24 +19,11 @@ from nspca_core.certificates import dnn as _dnn
 from nspca_core.certificates import dual
 from nspca_core.certificates._settings import _DECAY, _T0, _T1
 from tests.bruteforce import brute_opt
+from tests.core.certificates.dnn_cases import dense_psd, evaluated_start
 
 LR, RETRY = 3e-3, 1e-3
 # (n, seed, k) whose runs at LR rise far above their starts by iteration 10 (rises 0.3 / 1.1 / 0.16)
 CASES = [(30, 3, 2), (70, 0, 2), (70, 1, 3)]
-
-
-def _dense_psd(seed, n):
-    rng = np.random.default_rng(seed)
-    Y = np.abs(rng.standard_normal((n // 2, n))) + rng.standard_normal((n // 2, n))
-    return Y.T @ Y / n
-
-
-def _start(A, k):
-    """The screening point with a Ritz block (as the plain run hands it to the cut run), evaluated."""
-    st0 = dual._screen_init(A, k)
-    st0.U = np.linalg.eigh(A)[1][:, ::-1][:, :6].copy()
-    val, lam = _dnn.dnn_value_lam(A, k, st0)
-    return st0, val, lam
 
 
 def _run(A, k, st0, lam, lower, rate, fall):
@@ -86,9 +73,9 @@ def test_the_run_falls_exactly_where_its_rise_reaches_the_threshold(n, seed, k, 
     float): with the threshold at or below it, the run stops at iteration 10 unevaluated, its start returned, and the
     retry at RETRY from the same start follows (float for float that run alone); above it, one run to its end and the
     floats of the run without the rule (where it gained less than the retry's threshold, the retry after it)."""
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, xo = brute_opt(A, k)
-    st0, val, lam = _start(A, k)
+    st0, val, lam = evaluated_start(A, k)
     lower = float(xo @ A @ xo) * 0.97  # below the target: no run stops at its check
     plain = _run(A, k, st0, lam, lower, LR, None)
     looked = _run(A, k, st0, lam, lower, LR, (np.inf, dual._FALL_AT))
@@ -119,8 +106,8 @@ def test_the_rule_is_not_passed_where_no_retry_can_follow(monkeypatch):
     """No retry rate, an unevaluated start (``val`` inf) or a retry at the same rate: the run is not given the rule
     (it runs to its end, float for float as before)."""
     n, seed, k = CASES[0]
-    A = _dense_psd(seed, n)
-    st0, val, lam = _start(A, k)
+    A = dense_psd(seed, n)
+    st0, val, lam = evaluated_start(A, k)
     lower = 0.5 * val
     _, runs = _rounds(A, k, st0, val, lam, lower, monkeypatch, 0.0, retry_lr=None)
     assert [r[1] for r in runs] == [None]
@@ -144,9 +131,9 @@ def test_a_start_without_its_lambda_falls_back_to_its_evaluated_copy():
     """Where the caller gives no lambda the run evaluates its own copy of the start (N in float32): a fall returns
     that copy with its rigorous value, >= OPT and the float64 bound of the point returned."""
     n, seed, k = CASES[1]
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, _ = brute_opt(A, k)
-    st0, val, _ = _start(A, k)
+    st0, val, _ = evaluated_start(A, k)
     fell = _run(A, k, st0, None, 0.5 * val, LR, (-1.0, dual._FALL_AT))  # (any rise above -100%: it falls)
     assert fell[2]["fell"] and fell[2]["exact_evaluations"] == 1 and fell[0] is not st0
     assert fell[0].N.dtype == np.float32 and np.array_equal(fell[0].N, st0.N.astype(np.float32))

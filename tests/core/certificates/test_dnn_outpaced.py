@@ -20,22 +20,9 @@ from nspca_core.certificates import dnn as _dnn
 from nspca_core.certificates import dual
 from nspca_core.certificates.dnn_steps import _GIVE_UP_EVERY, _climb_rate
 from tests.bruteforce import brute_opt
+from tests.core.certificates.dnn_cases import cut_run, dense_psd
 
 REL = 1e-9
-
-
-def _dense_psd(seed, n):
-    rng = np.random.default_rng(seed)
-    Y = np.abs(rng.standard_normal((n // 2, n))) + rng.standard_normal((n // 2, n))
-    return Y.T @ Y / n
-
-
-def _cut_run(A, k, lower, outpaced, iters=40, refresh=8):
-    scale = float(np.abs(A).max())
-    st0 = dual._screen_init(A, k)
-    return _dnn.dnn_optimize(A, k, st0, iters=iters, t_start=1e-3 * scale, t_end=1e-4 * scale,
-                             lr=3e-3 * scale, refresh=refresh, r=6, check_every=iters, target=0.999,
-                             lower=lower, ritz32=True, evaluate_start=False, outpaced=outpaced)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -44,17 +31,17 @@ def test_an_outpaced_run_stops_at_its_third_estimate_and_a_never_outpaced_one_is
     reach written out (ratio + climb x iterations left), and the run float for float the run without it.  A rule
     answering True: the run stops at its third estimate, its value the float64 bound of its point and >= OPT."""
     n, k = 36, 2 + seed % 3
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, xo = brute_opt(A, k)
     lower = float(xo @ A @ xo) * 0.97
     scale = max(1.0, float(np.abs(A).max()))
-    plain = _cut_run(A, k, lower, None)
+    plain = cut_run(A, k, lower, outpaced=None)
     asked = []
-    never = _cut_run(A, k, lower, lambda reach: asked.append(reach) or False)
+    never = cut_run(A, k, lower, outpaced=lambda reach: asked.append(reach) or False)
     assert never[1] == plain[1] and never[2]["iterations"] == plain[2]["iterations"] == 40
     assert np.array_equal(never[0].N, plain[0].N)
     assert len(asked) == 40 // _GIVE_UP_EVERY - 2
-    stopped = _cut_run(A, k, lower, lambda reach: True)
+    stopped = cut_run(A, k, lower, outpaced=lambda reach: True)
     assert stopped[2]["iterations"] == 3 * _GIVE_UP_EVERY - 1 and stopped[2].get("gave_up")
     assert stopped[1] >= opt - REL * scale
     again, _ = _dnn.dnn_value(A, k, _dnn.DnnState(np.asarray(stopped[0].N, dtype=float), stopped[0].nu, None,
@@ -64,14 +51,14 @@ def test_an_outpaced_run_stops_at_its_third_estimate_and_a_never_outpaced_one_is
 
 def test_the_reach_is_the_estimates_ratio_plus_their_climb_times_the_iterations_left(monkeypatch):
     """The reach handed to the rule, rebuilt from the estimates the run recorded (its ratio and _climb_rate's)."""
-    A = _dense_psd(7, 36)
+    A = dense_psd(7, 36)
     opt, xo = brute_opt(A, 3)
     lower = float(xo @ A @ xo) * 0.97
     hist = []
     real = _climb_rate
     monkeypatch.setattr(_dnn, "_climb_rate", lambda h, low: hist.append(list(h)) or real(h, low))
     asked = []
-    _cut_run(A, 3, lower, lambda reach: asked.append(reach) or False)
+    cut_run(A, 3, lower, outpaced=lambda reach: asked.append(reach) or False)
     assert len(asked) == len(hist) >= 3
     for j, (reach, h) in enumerate(zip(asked, hist)):
         it = _GIVE_UP_EVERY * len(h)
@@ -110,7 +97,7 @@ def test_the_bisection_runs_only_where_the_cut_runs_reach_is_below_the_forecasts
     stops = asked = 0
     for seed in range(5):
         n, k = 40, 3
-        A = _dense_psd(500 + seed, n)
+        A = dense_psd(500 + seed, n)
         opt, xo = brute_opt(A, k)
         tops.clear()
         runs.clear()

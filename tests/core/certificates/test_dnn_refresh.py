@@ -18,14 +18,9 @@ from nspca_core.certificates import _settings as S
 from nspca_core.certificates import dnn as _dnn
 from nspca_core.certificates import dual
 from tests.bruteforce import brute_opt
+from tests.core.certificates.dnn_cases import dense_psd
 
 REL = 1e-9
-
-
-def _dense_psd(seed: int, n: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    Y = np.abs(rng.standard_normal((n // 2, n))) + rng.standard_normal((n // 2, n))
-    return Y.T @ Y / n
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -36,7 +31,7 @@ def test_run_renewing_its_cuts_is_a_valid_bound_wherever_it_stops(seed, refresh)
     point (N >= 0 off a zero diagonal, mu >= 0, cut weights >= 0), the value reported is its
     float64 bound, and it is >= OPT."""
     n, k = 36, 2 + seed % 2
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, _ = brute_opt(A, k)
     s = float(np.abs(A).max())
     start = dual._screen_init(A, k)
@@ -67,7 +62,7 @@ def test_renewing_the_cuts_keeps_the_point_and_its_bound(seed):
     adds the new ones at weight 0: the dual matrix, hence the bound, is the point's own."""
     rng = np.random.default_rng(seed)
     n, k = 30, 3
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     U = np.linalg.qr(rng.standard_normal((n, 4)))[0]
     C = rng.standard_normal((n, 6))
     w = np.array([0.0, 0.3, 0.0, 1.2, 0.05, 0.3]) * float(np.abs(A).max())
@@ -132,7 +127,7 @@ def test_certify_auto_through_the_renewed_cuts_is_above_bruteforce(monkeypatch, 
     monkeypatch.setattr(S, "anchor_ok", lambda n, k: False)
     monkeypatch.setitem(S._EFFORT["auto"], "schedule_min_n", 0)  # (the schedule from 64 features up)
     n, k = 40, 3
-    A = _dense_psd(100 + seed, n)
+    A = dense_psd(100 + seed, n)
     opt, _ = brute_opt(A, k)
     c = certify(cov=A, k=k, effort="auto")
     assert c.upper_bound >= opt * (1 - REL)
@@ -146,7 +141,7 @@ def test_kkt_evaluation_skipped_only_where_it_could_not_help(n, k, seed, best_fr
     """dual._kkt_beaten (no evaluation of the KKT point) only when its rigorous bound v is at least
     the best bound so far or cannot certify _KKT_USEFUL: skipped => v >= best or lower < 0.9 v."""
     rng = np.random.default_rng(seed)
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     x = np.zeros(n)
     sup = rng.choice(n, size=k, replace=False)
     x[sup] = np.abs(rng.standard_normal(k)) + 0.1
@@ -164,7 +159,7 @@ def test_certify_without_the_kkt_evaluation_is_above_bruteforce(monkeypatch, see
     beaten = dual._kkt_beaten
     monkeypatch.setattr(dual, "_kkt_beaten", lambda *a: verdicts.append(beaten(*a)) or verdicts[-1])
     n, k = 150, 2
-    A = _dense_psd(200 + seed, n)
+    A = dense_psd(200 + seed, n)
     opt, xo = brute_opt(A, k)
     rng = np.random.default_rng(seed)
     for x in (xo, np.abs(rng.standard_normal(n)) * (np.arange(n) < k)):
@@ -179,7 +174,7 @@ def test_certify_without_the_kkt_evaluation_is_above_bruteforce(monkeypatch, see
 def test_property_renewed_cuts_run_above_bruteforce(n, k, seed, refresh, iters, give_up, with_cuts):
     """Any size, sparsity, renewal interval, length, give-up level, and a start with or without cuts
     of its own: the run's reported bound is its state's float64 bound, and >= OPT."""
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, _ = brute_opt(A, k)
     s = float(np.abs(A).max())
     start = dual._screen_init(A, k)

@@ -16,23 +16,10 @@ import pytest
 from nspca_core.certificates import dnn as _dnn
 from nspca_core.certificates import dual
 from tests.bruteforce import brute_opt
+from tests.core.certificates.dnn_cases import dense_psd, evaluated_start
 
 REL = 1e-9
 LR, RETRY = 3e-3, 1e-3
-
-
-def _dense_psd(seed, n):
-    rng = np.random.default_rng(seed)
-    Y = np.abs(rng.standard_normal((n // 2, n))) + rng.standard_normal((n // 2, n))
-    return Y.T @ Y / n
-
-
-def _start(A, k):
-    """The screening point with its Ritz block (as the plain run hands it to the cut run), evaluated."""
-    st0 = dual._screen_init(A, k)
-    st0.U = np.linalg.eigh(A)[1][:, ::-1][:, :6].copy()
-    val, lam = _dnn.dnn_value_lam(A, k, st0)
-    return st0, val, lam
 
 
 def _rounds(A, k, lower, retry_lr, monkeypatch, gain=None, lr=LR):
@@ -53,7 +40,7 @@ def _rounds(A, k, lower, retry_lr, monkeypatch, gain=None, lr=LR):
     # the retry rule alone: the run at lr runs to its end (the rule that stops it early where it falls away from its
     # start, dual._FALL_RISE, is counted in test_dnn_fall.py; here it would stop seed 3's)
     monkeypatch.setattr(dual, "_FALL_RISE", np.inf)
-    st0, val, lam = _start(A, k)
+    st0, val, lam = evaluated_start(A, k)
     out = dual._cut_rounds(A, k, st0, val, lower, 0.999, 1, iters=24, check_every=24, stall=3e-4, lam=lam,
                            refresh=8, lr=lr, r=6, ritz32=True, retry_lr=retry_lr)
     return out, rates, val, ends
@@ -73,7 +60,7 @@ def test_the_run_is_retried_exactly_where_its_gain_is_below_the_threshold(seed, 
     ``retry_lr`` from the same start (two runs, the value never above the first's); at or below g, one run and the
     same floats as without the rule.  Each value is >= OPT (brute force) and the float64 bound of its point."""
     n, k = 30, 2 + seed % 3
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, xo = brute_opt(A, k)
     lower = float(xo @ A @ xo) * 0.97  # below the target: no run stops at its check
     (st1, v1, info1), rates, val0, ends = _rounds(A, k, lower, None, monkeypatch)
@@ -97,7 +84,7 @@ def test_the_run_is_retried_exactly_where_its_gain_is_below_the_threshold(seed, 
 
 def test_no_retry_without_an_evaluated_start_or_with_the_same_rate(monkeypatch):
     """An unevaluated start (``val`` inf: the gain is unknown) and ``retry_lr == lr`` run once, whatever the gain."""
-    A = _dense_psd(7, 30)
+    A = dense_psd(7, 30)
     k = 3
     monkeypatch.setattr(dual, "_RETRY_GAIN", np.inf)
     rates = []
@@ -108,7 +95,7 @@ def test_no_retry_without_an_evaluated_start_or_with_the_same_rate(monkeypatch):
         return real(A_, k_, st, **kw)
 
     monkeypatch.setattr(dual, "dnn_optimize", spy)
-    st0, val, lam = _start(A, k)
+    st0, val, lam = evaluated_start(A, k)
     dual._cut_rounds(A, k, st0, np.inf, 0.5 * val, 0.999, 1, iters=16, check_every=16, stall=3e-4, refresh=8,
                      lr=LR, r=6, ritz32=True, evaluate_start=False, retry_lr=RETRY)
     assert len(rates) == 1

@@ -20,14 +20,9 @@ from nspca_core.certificates import dnn as _dnn
 from nspca_core.certificates import dnn_steps
 from nspca_core.certificates import dual
 from tests.bruteforce import brute_opt
+from tests.core.certificates.dnn_cases import dense_psd
 
 REL = 1e-9
-
-
-def _dense_psd(seed: int, n: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    Y = np.abs(rng.standard_normal((n // 2, n))) + rng.standard_normal((n // 2, n))
-    return Y.T @ Y / n
 
 
 def _float64_bound(A, k, state):
@@ -79,7 +74,7 @@ def test_unevaluated_start_and_give_up_never_claim_more(n, k, seed, iters, give_
     """dnn_optimize(evaluate_start=False), with or without evaluate_give_up: either the run returns
     its point unevaluated (value inf, a dual point) or the value is that point's float64 bound, and
     >= OPT; a cut run from the unevaluated point (val inf) ends evaluated, >= OPT."""
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, _ = brute_opt(A, k)
     s = float(np.abs(A).max())
     start = dual._screen_init(A, k)
@@ -106,7 +101,7 @@ def test_restricted_test_fails_where_the_full_test_fails(n, k, seed, frac):
     same test on the rows R (the answer's support and the k rows next to it) proves it too (so a
     forecast of failure never hides a proof the full test would make), and a proof is >= OPT."""
     k = min(k, n - 1)
-    A = _dense_psd(seed, n)
+    A = dense_psd(seed, n)
     opt, x = brute_opt(A, k)
     tau = frac * opt
     proved, _ = anchor.anchored_rowsum_test(anchor.AnchorRows(A, k), tau)
@@ -126,7 +121,7 @@ def test_certify_with_the_forecast_is_above_bruteforce(monkeypatch, seed):
     real = anchor.restricted_refutes
     monkeypatch.setattr(dual, "restricted_refutes", lambda *a: verdicts.append(real(*a)) or verdicts[-1])
     for j in range(4):
-        A = _dense_psd(300 + 10 * seed + j, 9)
+        A = dense_psd(300 + 10 * seed + j, 9)
         for k in (3, 4):
             opt, _ = brute_opt(A, k)
             rng = np.random.default_rng(seed + j)
@@ -151,7 +146,7 @@ def test_certify_auto_through_an_unevaluated_give_up_is_above_bruteforce(monkeyp
     handed = 0
     for seed in range(6):
         n, k = 40, 3
-        A = _dense_psd(400 + seed, n)
+        A = dense_psd(400 + seed, n)
         opt, xo = brute_opt(A, k)
         runs.clear()
         c = certify(cov=A, k=k, x=xo * (1 + 0.1 * np.arange(n) / n), effort="auto")

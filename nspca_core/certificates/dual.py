@@ -395,6 +395,8 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
         gains.append(float(max(val - val2, 0.0)) if np.isfinite(val) else 0.0)
         if val2 < val:
             st, val, lam = st2, val2, info2["lam"]
+        elif not np.isfinite(val) and info2.get("outpaced"):  # (both unevaluated: the run's end is carried on)
+            st = st2
         if gains[-1] < 1e-4 * abs(val):
             break
     return st, val, {"rounds": len(gains), "count": 0 if st.C is None else int(st.C.shape[1]),
@@ -531,7 +533,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
                                  settle=S._CUT_BELOW if effort == "auto" and not need_dual else None,
                                  beyond=(enough, _SETTLE_GAIN),
                                  top_eig=bounds.get("lambda1") if top_eig is None else top_eig)
-        if state is not None:
+        if state is not None and np.isfinite(val):  # (inf: a cut run outpaced by the anchored bound, unevaluated)
             bounds["dnn"] = val
             report.offer(min(bounds.values()))
             if (np.isfinite(tried) and lower < S._CUT_BELOW * val

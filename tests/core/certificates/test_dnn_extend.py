@@ -44,8 +44,9 @@ def test_an_extended_cut_run_is_a_valid_bound_and_runs_the_iterations_counted(se
         runs[key] = (val, info["iterations"], info["exact_evaluations"], state)
     assert runs["none"][1] == runs["off"][1] == 40
     assert runs["on"][1] == 48
-    # the check at 40 as without the rule, one more at the new end; never looser (the same iterates up to 40)
-    assert runs["on"][2] == runs["off"][2] + 1 and runs["off"][2] == runs["none"][2]
+    # the check at 40 as without the rule (made at the new end, skipped where the end's value is below its estimate:
+    # dnn._DEFER_MARGIN), one more at the new end; never looser (the same iterates up to 40)
+    assert runs["on"][2] in (runs["off"][2], runs["off"][2] + 1) and runs["off"][2] == runs["none"][2]
     assert runs["on"][0] <= runs["off"][0]
     assert runs["off"][0] == runs["none"][0]
     assert np.array_equal(runs["off"][3].N, runs["none"][3].N)
@@ -88,3 +89,34 @@ def test_climb_rate_is_the_ratio_gained_per_iteration_over_the_last_two_interval
     else:
         want = (lower / h[-1] - lower / h[-3]) / (2 * _GIVE_UP_EVERY)
         assert got == pytest.approx(want, rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_deferred_check_at_iters_is_skipped_only_where_the_end_is_below_its_estimate(seed, monkeypatch):
+    """Counting, both sides of _DEFER_MARGIN (15th round): an extended run from an unevaluated start puts its check at
+    40 off to its end.  Margin -inf (the end always below): skipped (as many evaluations as the run without the
+    extension, info "skipped_check"); margin 1 (never): made (one more), and the value is at most the unextended
+    run's (its check at 40, the same point).  At the real margin, a skipped check never left a looser bound: the value
+    is at most the unextended run's.  Every value >= OPT (brute force) and the float64 bound of its point."""
+    n, k = 40, 2 + seed % 3
+    A = dense_psd(seed, n)
+    opt, xo = brute_opt(A, k)
+    lower = float(xo @ A @ xo) * 0.97
+    scale = max(1.0, float(np.abs(A).max()))
+    off = cut_run(A, k, lower, extend=(np.inf, 8, 1.0))
+    monkeypatch.setattr(_dnn, "_climb_rate", lambda h, low: 1.0)
+    out = {}
+    for margin in (-np.inf, 1.0, _dnn._DEFER_MARGIN):
+        monkeypatch.setattr(_dnn, "_DEFER_MARGIN", margin)
+        state, val, info = cut_run(A, k, lower, extend=(0.0, 8, 1.0))
+        assert info["iterations"] == 48 and val >= opt - REL * scale
+        again, _ = _dnn.dnn_value(A, k, _dnn.DnnState(np.asarray(state.N, dtype=float), state.nu, None,
+                                                     state.C, state.w))
+        assert val >= again * (1 - 1e-6)
+        out[margin] = (val, info["exact_evaluations"], info.get("skipped_check", False))
+    assert out[-np.inf][1] == off[2]["exact_evaluations"] and out[-np.inf][2]
+    assert out[1.0][1] == off[2]["exact_evaluations"] + 1 and not out[1.0][2]
+    assert out[1.0][0] <= off[1]
+    real = out[_dnn._DEFER_MARGIN]
+    assert real[1] == off[2]["exact_evaluations"] + (0 if real[2] else 1)
+    assert real[0] <= off[1] and real[0] == out[1.0][0]

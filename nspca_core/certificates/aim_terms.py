@@ -51,3 +51,36 @@ def _truncated_all(AS: np.ndarray, x: np.ndarray, ii: np.ndarray) -> np.ndarray:
     Qc = np.cumsum(np.cumsum(Q, axis=0), axis=1)
     at = np.minimum(ii, o.size) - 1
     return np.diagonal(Qc)[at] / np.cumsum(y * y)[at]
+
+
+def _ascended(AS: np.ndarray, x: np.ndarray, ii: np.ndarray, steps: int) -> np.ndarray:
+    """Feasible values on ``AS`` at the sparsities ``ii`` (each >= 1), at least :func:`_truncated_all`'s: from x
+    cut to its i largest entries, ``steps`` nonnegative truncated power steps (``y <- top_i(max(AS y, 0))``,
+    normalized), the largest ``y^T AS y`` met.  Each y is unit, nonnegative and has at most i nonzeros, so each
+    value is at most S's optimum at i (up to rounding): a floor under any ``B_S(i)``.  All columns at once."""
+    ii = np.asarray(ii, dtype=int)
+    best = _truncated_all(AS, x, ii)
+    o = np.argsort(-x, kind="stable")
+    o = o[x[o] > 0]
+    if o.size == 0 or ii.size == 0:
+        return best
+    n = AS.shape[0]
+    first = np.arange(o.size)[:, None] < ii[None, :]  # (x's i largest entries per column)
+    Y = np.zeros((n, ii.size))
+    Y[o] = np.where(first, x[o][:, None], 0.0)
+    Y /= np.linalg.norm(Y, axis=0)
+    within = np.arange(n)[:, None] < ii[None, :]
+    AY = AS @ Y
+    for _ in range(steps):
+        W = np.maximum(AY, 0.0)
+        keep = np.zeros(W.shape, dtype=bool)
+        np.put_along_axis(keep, np.argsort(-W, axis=0, kind="stable"), within, axis=0)
+        W = np.where(keep, W, 0.0)
+        norm = np.linalg.norm(W, axis=0)
+        ok = norm > 0
+        if not ok.any():
+            break
+        Y[:, ok] = W[:, ok] / norm[ok]
+        AY = AS @ Y
+        best[ok] = np.maximum(best[ok], np.einsum("ij,ij->j", Y[:, ok], AY[:, ok]))
+    return best

@@ -49,10 +49,12 @@ def test_the_ceiling_is_below_every_coupled_bound_of_S(n, k, s, seed, with_table
     assert ceiling <= best * (1 + 1e-12) + 1e-12
 
 
-def _own_counts(monkeypatch, X, k, x, aim):
+def _own_counts(monkeypatch, X, k, x, aim, reach=0.0):
     """certify(k)'s split route with ``screens._COUPLED_AIM`` at ``aim``: the screens whose S the DNN ran on,
-    the cross tables own_hopeless built, the certificate and the ceilings seen."""
+    the cross tables own_hopeless built, the certificate and the ceilings seen (``reach``: ``screens._FLOOR_REACH``,
+    0 by default: the ceilings with x's truncations alone, :class:`screens._Floors`' raised floors never asked)."""
     monkeypatch.setattr(screens, "_COUPLED_AIM", aim)
+    monkeypatch.setattr(screens, "_FLOOR_REACH", reach)
     dnn, tables, ceilings = [], [], []
     real_S, real_c, real_t = single._split_S, screens.cross_table, screens.t_ceiling
     monkeypatch.setattr(single, "_split_S",

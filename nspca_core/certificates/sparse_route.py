@@ -1,0 +1,99 @@
+"""One "auto" certificate of sparse data held as an operator with at most ``_DENSE_MAX_N`` features (a bag of
+words given with its answer x, as ``fit(certify=True)`` gives it): the dense route (A formed, its DNN over
+all n features) or the split route on a screened set (A formed too, S's DNN on ``|S|`` features), chosen by
+predicted cost and by what the dense route's first, cheap steps prove.
+
+Why: at n <= 2,500 features ``_DENSE_MAX_N`` alone sent a sparse corpus to the dense route, whose DNN over
+all n features costs ``n^2`` an iteration; issue 39, a 3,000 x 1,600 topic corpus: certify 45-48x the answer
+at k = 10 / 50 (one DNN iteration ~12 ms at n = 1,600), where the split route on 300 screened features
+proves more (0.9553 -> 0.9571, 0.9774 -> 0.9848) at ~1/3 of the cost (its two top eigenpairs, of A and
+of the rest ``A_TT``, bind it).  The choice, in order (each step only where the previous did not decide):
+
+1. the split route's predicted cost (:func:`._settings.split_held_cost`) below :data:`_SPLIT_SHARE` times
+   the dense route's DNN run's (:func:`._settings.dnn_run_cost`); else the dense route;
+2. the dense route's own first steps, as it takes them: ``lambda_1`` proved at a Lanczos guess
+   (:func:`.cheap.lambda1_proved`, from ``_LANCZOS_MIN_N`` features; the review corpus 5,000 x 2,000 is
+   certified 0.997 by it) -- where it stands, the certificate the dense route makes of it (the same
+   floats; that route is not entered, so nothing is computed twice); then the anchored row sums' test at
+   ``lower / _DNN_SKIP_AT`` (its forecast first), the test that spares the dense route's DNN where it
+   holds -- where it holds (or is not affordable there), the dense route, handed the test's record so
+   that it is not run twice (:func:`.dual.top_test`'s ``seen``: the same floats as without this module);
+3. the split route (:func:`.route._certify_large` on the covariance now held); and the dense route too where
+   the split's ratio stays below the cuts' aim (``_CUT_BELOW``) while the rest T holds it more than
+   :data:`_T_SLACK` below S's own ratio (a screen that missed what binds): the smaller bound of the two.
+
+Every bound returned is proved by its route; this module only chooses routes (any choice is valid).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..operators.cov import Cov
+from ..result import Certificate
+from . import _settings as S
+from ._settings import _CUT_BELOW, _EFFORT, dnn_run_cost, screened_size, split_held_cost
+
+__all__ = ["sparse_route"]
+
+# the split route is taken where its predicted cost is below this share of the dense route's DNN run
+_SPLIT_SHARE = 1.0
+# the dense route too where T holds the split's ratio more than this below S's own (issue 39's 0.005 rule)
+_T_SLACK = 5e-3
+
+
+def _held_sparse(cov: Cov) -> bool:
+    """Sparse data held as an operator (no dense X): :class:`~nspca_core.operators.sparse.SparseCov`."""
+    return bool(getattr(cov, "sparse", False)) and cov.X is None
+
+
+def split_pays(cov: Cov, k: int, effort: str) -> bool:
+    """Step 1 of the module docstring: "auto", sparse data held as an operator with at most
+    ``_DENSE_MAX_N`` features, k >= 3 (below, the dense route's exact pairs), a screen smaller than n, and
+    the split route's predicted cost below :data:`_SPLIT_SHARE` times the dense route's DNN run's."""
+    if effort != "auto" or k < 3 or not _held_sparse(cov) or cov.n > S._DENSE_MAX_N:
+        return False
+    s = screened_size(cov.n, k, _EFFORT[effort])
+    return s < cov.n and split_held_cost(cov.n, s, effort) < _SPLIT_SHARE * dnn_run_cost(cov.n, effort)
+
+
+def sparse_route(cov: Cov, k: int, x, effort: str, callback) -> Certificate | None:
+    """The certificate of the module docstring's choice, or None where it does not apply (x not given, or
+    :func:`split_pays` false): the caller's dense route then."""
+    if x is None or not split_pays(cov, k, effort):
+        return None
+    from .cheap import _LANCZOS_MIN_N, _finish, _sparse_products, lambda1_proved
+    from .dual import _DNN_SKIP_AT, _forecast_fails, top_test
+    from .route import _certify_large
+    from .single import _certify_dense
+
+    t0 = time.perf_counter()
+    cfg = _EFFORT[effort]
+    A = cov.dense()  # (both routes read it: formed once, kept by the operator)
+    lower = cov.quad(x)
+    seen: dict = {}
+    if cov.n >= _LANCZOS_MIN_N:
+        accept = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
+        lam1 = lambda1_proved(A, matvec=cov.matvec if _sparse_products(cov) else None, need=lower / accept)
+        if lam1 is not None and lower >= accept * lam1[0]:
+            # the dense route's first step stands: its certificate, as it makes it (not computed twice)
+            if callback is not None:
+                callback(1, 1)
+            return _finish({"lambda1": lam1[0]}, lower, x, k, t0,
+                           {"n": cov.n, "lower_source": "given", "eig_tolerance": lam1[0] - lam1[1]})
+    tau = lower / _DNN_SKIP_AT
+    if not S.anchor_ok(cov.n, k) or not (np.isfinite(tau) and tau > 0):
+        return _certify_dense(cov, k, x, effort, callback)[0]
+    if not _forecast_fails(A, k, x, tau, cfg, seen) and top_test(A, k, tau, seen)[1]:
+        return _certify_dense(cov, k, x, effort, callback, seen=seen)[0]  # (its DNN spared: the test reused)
+    d = _certify_large(cov, k, x, effort, callback)
+    bs = d.info.get("B_S", 0.0)
+    if d.ratio >= _CUT_BELOW or not bs > 0 or d.lower / d.upper_bound >= d.lower / bs - _T_SLACK:
+        d.info["route"] = "split(sparse)"
+        return d
+    e = _certify_dense(cov, k, x, effort, callback, seen=seen)[0]
+    out = e if e.upper_bound < d.upper_bound else d
+    out.info["route"] = "split+dense(sparse)"
+    return out

@@ -151,3 +151,23 @@ def test_lambda1_step_as_the_dense_route_makes_it(monkeypatch, small_screen):
     assert d.kind == "lambda1" and not calls  # (the test never asked: the first step stood)
     assert (c.upper_bound, c.kind, c.lower, c.ratio) == (d.upper_bound, d.kind, d.lower, d.ratio)
     assert {a: v for a, v in c.info.items()} == {a: v for a, v in d.info.items()}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_path_with_answers_never_looser_than_one_k(monkeypatch, small_screen, seed):
+    """certify_path given the answers runs certify(k, x)'s own route where it is the sparse one: at every k its
+    bound is at most certify(k, x)'s (1e-9 relative), the split route taken at some k and not others."""
+    from nspca_core import certify_path
+
+    monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    _failing_top(monkeypatch)
+    X = sp.csr_matrix(_counts(seed, 30, 10, 4.0, 0.6).astype(float))
+    ks = [2, 3, 5, 7]
+    xs = [fit(X, k=k, certify=False).x for k in ks]
+    path = certify_path(X, ks=ks, xs=xs)
+    routes = []
+    for k, x, c in zip(ks, xs, path):
+        one = certify(X, k=k, x=x)
+        routes.append(one.info.get("route"))
+        assert c.upper_bound <= one.upper_bound * (1 + 1e-9)
+    assert routes[0] is None and all(r is not None and r.startswith("split") for r in routes[1:])

@@ -94,7 +94,7 @@ def test_bound_holds_against_brute_force(D, center, k, both):
         mp.setattr(R, "_SPLIT_SHARE", np.inf)
         if both:
             mp.setattr(R, "_T_SLACK", -np.inf)
-            mp.setattr(R, "_CUT_BELOW", np.inf)
+            mp.setattr(R, "_SPLIT_STANDS", np.inf)
         _failing_top(mp)
         k = min(k, D.shape[1] - 1)
         X = sp.csr_matrix(D.astype(float))
@@ -171,3 +171,29 @@ def test_path_with_answers_never_looser_than_one_k(monkeypatch, small_screen, se
         routes.append(one.info.get("route"))
         assert c.upper_bound <= one.upper_bound * (1 + 1e-9)
     assert routes[0] is None and all(r is not None and r.startswith("split") for r in routes[1:])
+
+
+def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
+    """The dense route runs after the split route exactly where the split's ratio is below _SPLIT_STANDS (S's
+    bound not its branch and bound's here: _T_SLACK never lets it stand); the smaller bound is returned."""
+    monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    monkeypatch.setattr(R, "_T_SLACK", -np.inf)
+    _failing_top(monkeypatch)
+    X = sp.csr_matrix(_counts(5, 40, 10, 4.0, 0.6).astype(float))
+    k = 4
+    x = fit(X, k=k, certify=False).x
+    from nspca_core.certificates.route import _certify_large
+    cov = as_sparse_cov(X)
+    cov.dense()
+    split = _certify_large(cov, k, x, "auto", None)
+    real, calls = single._certify_dense, []
+    # (the dense route on all n features; S's own certificate calls it too, on |S| features)
+    monkeypatch.setattr(single, "_certify_dense", lambda *a, **kw: calls.append(a[0].n == cov.n) or real(*a, **kw))
+    monkeypatch.setattr(R, "_SPLIT_STANDS", split.ratio * (1 + 1e-9))
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None)
+    assert sum(calls) == 1 and c.info["route"] == "split+dense(sparse)"
+    dense = real(as_sparse_cov(X), k, x, "auto", None)[0]
+    assert c.upper_bound == min(split.upper_bound, dense.upper_bound)
+    monkeypatch.setattr(R, "_SPLIT_STANDS", split.ratio * (1 - 1e-9))
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None)
+    assert sum(calls) == 1 and c.info["route"] == "split(sparse)" and c.upper_bound == split.upper_bound

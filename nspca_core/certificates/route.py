@@ -53,7 +53,7 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
         return _certify_large(cov, k, x, effort, callback, gram=gram or None)
     if split_cheaper(cov, k, effort):  # (thin data whose n x n the split route never forms: by cost)
         return certify_thin(cov, k, x, effort, callback, gram or None)
-    if (cert := sparse_route(cov, k, x, effort, callback)) is not None:  # (sparse data: by cost, .sparse_route)
+    if (cert := sparse_route(cov, k, x, effort, callback, _certify_large)) is not None:  # (sparse data, by cost)
         return cert
     cert, _ = _certify_dense(cov, k, x, effort, callback)
     return cert

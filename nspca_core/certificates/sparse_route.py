@@ -34,7 +34,9 @@ import numpy as np
 from ..operators.cov import Cov
 from ..result import Certificate
 from . import _settings as S
+from . import dual, single
 from ._settings import _EFFORT, dnn_run_cost, screened_size, split_held_cost
+from .cheap import _LANCZOS_MIN_N, _finish, _sparse_products, lambda1_proved
 
 __all__ = ["sparse_route"]
 
@@ -77,16 +79,12 @@ def split_pays(cov: Cov, k: int, effort: str) -> bool:
     return s < cov.n and split_held_cost(cov.n, s, effort) < _SPLIT_SHARE * dnn_run_cost(cov.n, effort)
 
 
-def sparse_route(cov: Cov, k: int, x, effort: str, callback) -> Certificate | None:
+def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certificate | None:
     """The certificate of the module docstring's choice, or None where it does not apply (x not given, or
-    :func:`split_pays` false): the caller's dense route then."""
+    :func:`split_pays` false): the caller's dense route then.  ``large``: the split route
+    (:func:`.route._certify_large`, passed by its module: no import circle)."""
     if x is None or not split_pays(cov, k, effort):
         return None
-    from .cheap import _LANCZOS_MIN_N, _finish, _sparse_products, lambda1_proved
-    from .dual import _DNN_SKIP_AT, _forecast_fails, top_test
-    from .route import _certify_large
-    from .single import _certify_dense
-
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
     A = cov.dense()  # (both routes read it: formed once, kept by the operator)
@@ -101,16 +99,16 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback) -> Certificate | No
                 callback(1, 1)
             return _finish({"lambda1": lam1[0]}, lower, x, k, t0,
                            {"n": cov.n, "lower_source": "given", "eig_tolerance": lam1[0] - lam1[1]})
-    tau = lower / _DNN_SKIP_AT
+    tau = lower / dual._DNN_SKIP_AT
     if not S.anchor_ok(cov.n, k) or not (np.isfinite(tau) and tau > 0):
-        return _certify_dense(cov, k, x, effort, callback)[0]
-    if not _forecast_fails(A, k, x, tau, cfg, seen) and top_test(A, k, tau, seen)[1]:
-        return _certify_dense(cov, k, x, effort, callback, seen=seen)[0]  # (its DNN spared: the test reused)
-    d = _certify_large(cov, k, x, effort, callback)
+        return single._certify_dense(cov, k, x, effort, callback)[0]
+    if not dual._forecast_fails(A, k, x, tau, cfg, seen) and dual.top_test(A, k, tau, seen)[1]:
+        return single._certify_dense(cov, k, x, effort, callback, seen=seen)[0]  # (its DNN spared: the test reused)
+    d = large(cov, k, x, effort, callback)
     if _stands(d):
         d.info["route"] = "split(sparse)"
         return d
-    e = _certify_dense(cov, k, x, effort, callback, seen=seen)[0]
+    e = single._certify_dense(cov, k, x, effort, callback, seen=seen)[0]
     out = e if e.upper_bound < d.upper_bound else d
     out.info["route"] = "split+dense(sparse)"
     return out

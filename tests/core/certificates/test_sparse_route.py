@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from nspca_core import certify, fit
 from nspca_core.certificates import _settings as S
 from nspca_core.certificates import cheap, dual, single, sparse_route as R
+from nspca_core.certificates.route import _certify_large
 from nspca_core.certificates.single import _certify_dense
 from nspca_core.operators.sparse import as_sparse_cov
 from tests.bruteforce import brute_opt
@@ -50,16 +51,16 @@ def test_split_chosen_on_both_sides_of_its_cost(monkeypatch, small_screen):
     _failing_top(monkeypatch)
     monkeypatch.setattr(R, "_SPLIT_SHARE", share * (1 - 1e-9))
     assert not R.split_pays(cov, k, "auto")
-    assert R.sparse_route(cov, k, x, "auto", None) is None
+    assert R.sparse_route(cov, k, x, "auto", None, _certify_large) is None
     assert "route" not in certify(X, k=k, x=x).info
     monkeypatch.setattr(R, "_SPLIT_SHARE", share * (1 + 1e-9))
     assert R.split_pays(cov, k, "auto")
-    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None)
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
     assert c is not None and c.info["route"].startswith("split")
     assert certify(X, k=k, x=x).info["route"].startswith("split")
     # never for dense data, another effort, no given point or k <= 2
     assert not R.split_pays(cov, 2, "auto") and not R.split_pays(cov, k, "full")
-    assert R.sparse_route(cov, k, None, "auto", None) is None
+    assert R.sparse_route(cov, k, None, "auto", None, _certify_large) is None
     from nspca_core.operators.cov import Cov
     assert not R.split_pays(Cov(np.asarray(X.todense())), k, "auto")
 
@@ -120,11 +121,13 @@ def test_dense_route_unchanged_where_its_test_holds(D, k):
         mp.setattr(R, "_SPLIT_SHARE", np.inf)
         k = min(k, D.shape[1] - 1)
         X = sp.csr_matrix(D.astype(float))
+        if not np.any(exact_cov(D, True).diagonal() > 0):
+            return
         x = fit(X, k=k, certify=False).x
         cov = as_sparse_cov(X)
         if not cov.quad(x) > 0:
             return
-        c = R.sparse_route(cov, k, x, "auto", None)
+        c = R.sparse_route(cov, k, x, "auto", None, _certify_large)
         if "route" in c.info:
             return  # (the split route: the other tests)
         d, _ = _certify_dense(as_sparse_cov(X), k, x, "auto", None)
@@ -136,6 +139,7 @@ def test_lambda1_step_as_the_dense_route_makes_it(monkeypatch, small_screen):
     certificate as that route's, without entering it."""
     monkeypatch.setattr(cheap, "_LANCZOS_MIN_N", 5)
     monkeypatch.setattr(single, "_LANCZOS_MIN_N", 5)
+    monkeypatch.setattr(R, "_LANCZOS_MIN_N", 5)
     monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
     rng = np.random.default_rng(1)
     b = np.zeros(12, dtype=np.int64)
@@ -146,7 +150,7 @@ def test_lambda1_step_as_the_dense_route_makes_it(monkeypatch, small_screen):
     x = fit(X, k=k, certify=False).x
     calls = []
     monkeypatch.setattr(dual, "top_test", lambda *a, **kw: calls.append(a) or (None, False, None))
-    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None)
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
     d, _ = _certify_dense(as_sparse_cov(X), k, x, "auto", None)
     assert d.kind == "lambda1" and not calls  # (the test never asked: the first step stood)
     assert (c.upper_bound, c.kind, c.lower, c.ratio) == (d.upper_bound, d.kind, d.lower, d.ratio)
@@ -182,7 +186,6 @@ def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
     X = sp.csr_matrix(_counts(5, 40, 10, 4.0, 0.6).astype(float))
     k = 4
     x = fit(X, k=k, certify=False).x
-    from nspca_core.certificates.route import _certify_large
     cov = as_sparse_cov(X)
     cov.dense()
     split = _certify_large(cov, k, x, "auto", None)
@@ -190,10 +193,10 @@ def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
     # (the dense route on all n features; S's own certificate calls it too, on |S| features)
     monkeypatch.setattr(single, "_certify_dense", lambda *a, **kw: calls.append(a[0].n == cov.n) or real(*a, **kw))
     monkeypatch.setattr(R, "_SPLIT_STANDS", split.ratio * (1 + 1e-9))
-    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None)
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
     assert sum(calls) == 1 and c.info["route"] == "split+dense(sparse)"
     dense = real(as_sparse_cov(X), k, x, "auto", None)[0]
     assert c.upper_bound == min(split.upper_bound, dense.upper_bound)
     monkeypatch.setattr(R, "_SPLIT_STANDS", split.ratio * (1 - 1e-9))
-    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None)
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
     assert sum(calls) == 1 and c.info["route"] == "split(sparse)" and c.upper_bound == split.upper_bound

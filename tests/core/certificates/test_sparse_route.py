@@ -36,6 +36,7 @@ def small_screen(monkeypatch):
     """Screens of max(2, k) features, so that small inputs have a rest T."""
     monkeypatch.setattr(S, "_SPLIT_MIN", 2)
     monkeypatch.setattr(S, "_SPLIT_PER_K", 1)
+    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
 
 
 def test_split_chosen_on_both_sides_of_its_cost(monkeypatch, small_screen):
@@ -92,9 +93,9 @@ def test_bound_holds_against_brute_force(D, center, k, both):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(S, "_SPLIT_MIN", 2)
         mp.setattr(S, "_SPLIT_PER_K", 1)
+        mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
         mp.setattr(R, "_SPLIT_SHARE", np.inf)
         if both:
-            mp.setattr(R, "_T_SLACK", -np.inf)
             mp.setattr(R, "_SPLIT_STANDS", np.inf)
         _failing_top(mp)
         k = min(k, D.shape[1] - 1)
@@ -118,6 +119,7 @@ def test_dense_route_unchanged_where_its_test_holds(D, k):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(S, "_SPLIT_MIN", 2)
         mp.setattr(S, "_SPLIT_PER_K", 1)
+        mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
         mp.setattr(R, "_SPLIT_SHARE", np.inf)
         k = min(k, D.shape[1] - 1)
         X = sp.csr_matrix(D.astype(float))
@@ -179,9 +181,8 @@ def test_path_with_answers_never_looser_than_one_k(monkeypatch, small_screen, se
 
 def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
     """The dense route runs after the split route exactly where the split's ratio is below _SPLIT_STANDS (S's
-    bound not its branch and bound's here: _T_SLACK never lets it stand); the smaller bound is returned."""
+    bound and its ratio are the split route's own); the smaller bound is returned."""
     monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
-    monkeypatch.setattr(R, "_T_SLACK", -np.inf)
     _failing_top(monkeypatch)
     X = sp.csr_matrix(_counts(5, 40, 10, 4.0, 0.6).astype(float))
     k = 4
@@ -200,3 +201,16 @@ def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
     monkeypatch.setattr(R, "_SPLIT_STANDS", split.ratio * (1 - 1e-9))
     c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
     assert sum(calls) == 1 and c.info["route"] == "split(sparse)" and c.upper_bound == split.upper_bound
+
+
+def test_split_not_tried_up_to_the_branch_sparsity(monkeypatch, small_screen):
+    """At k <= _SPLIT_BRANCH_MAX_K the dense route (the anchored test failing or not), one above it the split."""
+    monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    _failing_top(monkeypatch)
+    X = sp.csr_matrix(_counts(7, 40, 10, 4.0, 0.6).astype(float))
+    k = 4
+    x = fit(X, k=k, certify=False).x
+    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k)
+    assert "route" not in R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large).info
+    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k - 1)
+    assert R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large).info["route"].startswith("split")

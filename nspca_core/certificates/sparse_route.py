@@ -6,18 +6,19 @@ predicted cost and by what the dense route's first, cheap steps prove.
 Why: at n <= 2,500 features ``_DENSE_MAX_N`` alone sent a sparse corpus to the dense route, whose DNN over
 all n features costs ``n^2`` an iteration; issue 39, a 3,000 x 1,600 topic corpus: certify 45-48x the answer
 at k = 10 / 50 (one DNN iteration ~12 ms at n = 1,600), where the split route on 300 screened features
-proves more (0.9553 -> 0.9571, 0.9774 -> 0.9848) at ~1/3 of the cost (its two top eigenpairs, of A and
-of the rest ``A_TT``, bind it).  The choice, in order (each step only where the previous did not decide):
+proves more at k = 20 / 50 (0.9656 / 0.9774 -> 0.9821 / 0.9848) at ~1/3 of the cost (its two top
+eigenpairs, of A and of the rest ``A_TT``, bind it).  The choice, in order (each step only where the
+previous one did not decide):
 
-1. the split route's predicted cost (:func:`._settings.split_held_cost`) below :data:`_SPLIT_SHARE` times
-   the dense route's DNN run's (:func:`._settings.dnn_run_cost`); else the dense route;
+1. k above ``_SPLIT_BRANCH_MAX_K`` (see :data:`_SPLIT_STANDS`) and the split route's predicted cost
+   (:func:`._settings.split_held_cost`) below :data:`_SPLIT_SHARE` times the dense route's DNN run's
+   (:func:`._settings.dnn_run_cost`); else the dense route, as before (:func:`split_pays`);
 2. the dense route's own first steps, as it takes them: ``lambda_1`` proved at a Lanczos guess
    (:func:`.cheap.lambda1_proved`, from ``_LANCZOS_MIN_N`` features; the review corpus 5,000 x 2,000 is
    certified 0.997 by it) -- where it stands, the certificate the dense route makes of it (the same
    floats; that route is not entered, so nothing is computed twice); then the anchored row sums' test at
    ``lower / _DNN_SKIP_AT`` (its forecast first), the test that spares the dense route's DNN where it
-   holds -- where it holds (or is not affordable there, or k is at most ``_SPLIT_BRANCH_MAX_K``: see
-   :data:`_SPLIT_STANDS`), the dense route, handed the test's record so
+   holds -- where it holds (or is not affordable there), the dense route, handed the test's record so
    that it is not run twice (:func:`.dual.top_test`'s ``seen``: the same floats as without this module);
 3. the split route (:func:`.route._certify_large` on the covariance now held); and the dense route too where
    it does not stand (:func:`_stands`: its ratio below :data:`_SPLIT_STANDS`): the smaller bound of the two.
@@ -65,9 +66,9 @@ def _stands(d: Certificate) -> bool:
 
 def split_pays(cov: Cov, k: int, effort: str) -> bool:
     """Step 1 of the module docstring: "auto", sparse data held as an operator with at most
-    ``_DENSE_MAX_N`` features, k >= 3 (below, the dense route's exact pairs), a screen smaller than n, and
-    the split route's predicted cost below :data:`_SPLIT_SHARE` times the dense route's DNN run's."""
-    if effort != "auto" or k < 3 or not _held_sparse(cov) or cov.n > S._DENSE_MAX_N:
+    ``_DENSE_MAX_N`` features, k above ``_SPLIT_BRANCH_MAX_K`` (:data:`_SPLIT_STANDS`), a screen smaller than
+    n, and the split route's predicted cost below :data:`_SPLIT_SHARE` times the dense route's DNN run's."""
+    if effort != "auto" or k <= max(S._SPLIT_BRANCH_MAX_K, 2) or not _held_sparse(cov) or cov.n > S._DENSE_MAX_N:
         return False
     s = screened_size(cov.n, k, _EFFORT[effort])
     return s < cov.n and split_held_cost(cov.n, s, effort) < _SPLIT_SHARE * dnn_run_cost(cov.n, effort)
@@ -96,11 +97,8 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
     tau = lower / dual._DNN_SKIP_AT
     if not S.anchor_ok(cov.n, k) or not (np.isfinite(tau) and tau > 0):
         return single._certify_dense(cov, k, x, effort, callback)[0]
-    if (k <= S._SPLIT_BRANCH_MAX_K
-            or not dual._forecast_fails(A, k, x, tau, cfg, seen) and dual.top_test(A, k, tau, seen)[1]):
-        # (its DNN spared: the test reused; or k small enough for S's branch and bound, where the split's ratio
-        # stayed below _SPLIT_STANDS and both routes would run)
-        return single._certify_dense(cov, k, x, effort, callback, seen=seen)[0]
+    if not dual._forecast_fails(A, k, x, tau, cfg, seen) and dual.top_test(A, k, tau, seen)[1]:
+        return single._certify_dense(cov, k, x, effort, callback, seen=seen)[0]  # (its DNN spared: the test reused)
     d = large(cov, k, x, effort, callback)
     if _stands(d):
         d.info["route"] = "split(sparse)"

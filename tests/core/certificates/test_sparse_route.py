@@ -204,13 +204,15 @@ def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
 
 
 def test_split_not_tried_up_to_the_branch_sparsity(monkeypatch, small_screen):
-    """At k <= _SPLIT_BRANCH_MAX_K the dense route (the anchored test failing or not), one above it the split."""
+    """At k <= _SPLIT_BRANCH_MAX_K the dense route as before (the anchored test failing), one above it the split."""
     monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
     _failing_top(monkeypatch)
     X = sp.csr_matrix(_counts(7, 40, 10, 4.0, 0.6).astype(float))
     k = 4
     x = fit(X, k=k, certify=False).x
     monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k)
-    assert "route" not in R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large).info
+    assert not R.split_pays(as_sparse_cov(X), k, "auto")
+    assert R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large) is None
+    assert "route" not in certify(X, k=k, x=x).info
     monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k - 1)
     assert R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large).info["route"].startswith("split")

@@ -199,7 +199,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
         if callback is not None:
             callback(i + 1, total)
     for k in [k for k in uniq if k in given and k not in certs and split_pays(cov_, k, effort)]:
-        certs[k] = sparse_route(cov_, k, given[k], effort, None, _certify_large)  # (certify(k, x)'s own: sparse data by cost)
+        certs[k] = sparse_route(cov_, k, given[k], effort, None, _certify_large)  # (certify(k, x)'s own)
     if rest := [k for k in uniq if k not in certs]:
         certs.update(_path_dense(cov_, np.array(rest), given, effort, callback))
     return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]

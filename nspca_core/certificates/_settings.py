@@ -176,6 +176,14 @@ def split_run_cost(m: int, n: int, s: int, effort: str) -> float:
             + float(cfg["iters"]) * _DNN_PASSES * float(s) * s)
 
 
+def split_held_cost(n: int, s: int, effort: str) -> float:
+    """certify(k)'s split computation with the n x n covariance held (sparse data formed below the dense
+    limit: :mod:`.sparse_route`), counted in entry passes: the top eigenpairs of A and of the rest A_TT
+    (``n^3 + (n - s)^3``) and the dense certificate on S (its eigenpairs, one DNN run without cutting planes)."""
+    cfg = _EFFORT[effort]
+    return float(n) ** 3 + float(n - s) ** 3 + float(s) ** 3 + float(cfg["iters"]) * _DNN_PASSES * float(s) * s
+
+
 def path_budget(costs, runs_per_k: float) -> float:
     """The counted budget of certify_path's one-k runs over k's whose single runs cost ``costs``:
     ``runs_per_k`` of the cheapest run per k, at least :data:`_PATH_FLOOR`."""

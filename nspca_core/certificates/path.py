@@ -43,6 +43,7 @@ from .path_large_points import _large_lower, _large_monotone
 from .path_parity import anchored_floor, deepen_flat, far_runs, parity_runs
 from .route import _certify_large, certify_thin, split_cheaper
 from .single import _certify_dense
+from .sparse_route import sparse_route, split_pays
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
 _POLISH_ITERS_PER_K = 15.0
@@ -197,6 +198,8 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
         certs[k] = certify_thin(cov_, k, given.get(k), effort, None, gram or None)
         if callback is not None:
             callback(i + 1, total)
+    for k in [k for k in uniq if k in given and k not in certs and split_pays(cov_, k, effort)]:
+        certs[k] = sparse_route(cov_, k, given[k], effort, None, _certify_large)  # (certify(k, x)'s own)
     if rest := [k for k in uniq if k not in certs]:
         certs.update(_path_dense(cov_, np.array(rest), given, effort, callback))
     return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]

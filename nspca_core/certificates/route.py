@@ -25,6 +25,7 @@ from .dual import _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .screens import grow_to, grown
 from .single import _certify_dense, _certify_split
+from .sparse_route import sparse_route
 
 
 def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None, scale=None,
@@ -52,6 +53,8 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
         return _certify_large(cov, k, x, effort, callback, gram=gram or None)
     if split_cheaper(cov, k, effort):  # (thin data whose n x n the split route never forms: by cost)
         return certify_thin(cov, k, x, effort, callback, gram or None)
+    if (cert := sparse_route(cov, k, x, effort, callback, _certify_large)) is not None:  # (sparse data, by cost)
+        return cert
     cert, _ = _certify_dense(cov, k, x, effort, callback)
     return cert
 

@@ -1,0 +1,109 @@
+"""One "auto" certificate of sparse data held as an operator with at most ``_DENSE_MAX_N`` features (a bag of
+words given with its answer x, as ``fit(certify=True)`` gives it): the dense route (A formed, its DNN over
+all n features) or the split route on a screened set (A formed too, S's DNN on ``|S|`` features), chosen by
+predicted cost and by what the dense route's first, cheap steps prove.
+
+Why: at n <= 2,500 features ``_DENSE_MAX_N`` alone sent a sparse corpus to the dense route, whose DNN over
+all n features costs ``n^2`` an iteration; issue 39, a 3,000 x 1,600 topic corpus: certify 45-48x the answer
+at k = 10 / 50 (one DNN iteration ~12 ms at n = 1,600), where the split route on 300 screened features
+proves more at k = 20 / 50 (0.9656 / 0.9774 -> 0.9821 / 0.9848) at ~1/3 of the cost (its two top
+eigenpairs, of A and of the rest ``A_TT``, bind it).  The choice, in order (each step only where the
+previous one did not decide):
+
+1. k above ``_SPLIT_BRANCH_MAX_K`` (see :data:`_SPLIT_STANDS`) and the split route's predicted cost
+   (:func:`._settings.split_held_cost`) below :data:`_SPLIT_SHARE` times the dense route's DNN run's
+   (:func:`._settings.dnn_run_cost`); else the dense route, as before (:func:`split_pays`);
+2. the dense route's own first steps, as it takes them: ``lambda_1`` proved at a Lanczos guess
+   (:func:`.cheap.lambda1_proved`, from ``_LANCZOS_MIN_N`` features; the review corpus 5,000 x 2,000 is
+   certified 0.997 by it) -- where it stands, the certificate the dense route makes of it (the same
+   floats; that route is not entered, so nothing is computed twice); then the anchored row sums' test at
+   ``lower / _DNN_SKIP_AT`` (its forecast first), the test that spares the dense route's DNN where it
+   holds -- where it holds (or is not affordable there), the dense route, handed the test's record so
+   that it is not run twice (:func:`.dual.top_test`'s ``seen``: the same floats as without this module);
+3. the split route (:func:`.route._certify_large` on the covariance now held); and the dense route too where
+   it does not stand (:func:`_stands`: its ratio below :data:`_SPLIT_STANDS`): the smaller bound of the two.
+
+Every bound returned is proved by its route; this module only chooses routes (any choice is valid).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..operators.cov import Cov
+from ..result import Certificate
+from . import _settings as S
+from . import dual, single
+from ._settings import _EFFORT, dnn_run_cost, screened_size, split_held_cost
+from .cheap import _LANCZOS_MIN_N, _finish, _sparse_products, lambda1_proved
+
+__all__ = ["sparse_route"]
+
+# the split route is taken where its predicted cost is below this share of the dense route's DNN run
+_SPLIT_SHARE = 1.0
+# the split certificate stands alone from this ratio; below it the dense route runs too, the smaller bound standing.
+# Issue 39, the 3,000 x 1,600 topic corpus (dense route -> split route, x = the answer): k = 20 / 30 / 50 / 60 / 65
+# 0.9656 / - / 0.9774 / 0.9738 / 0.9803 -> 0.9821 / 0.9827 / 0.9848 / 0.9871 / 0.9858 (S's DNN on 300-390
+# features); k = 70 / 80 / 90 / 100 0.9822 / 0.9798 / 0.9799 / 0.9720 -> 0.9688 / 0.9704 / 0.9721 / 0.9720 (S's
+# bound its lambda_1 there: the dense route's DNN with its cut rounds proves more)
+# At k <= _SPLIT_BRANCH_MAX_K (S's bound its branch and bound's) the split route is not tried: there it proved
+# 0.9571 / 0.9564 at k = 10 / 15 (dense 0.9553 / 0.9606), below the level, so both routes would run (+0.8 CPU s)
+_SPLIT_STANDS = 0.98
+
+
+def _held_sparse(cov: Cov) -> bool:
+    """Sparse data held as an operator (no dense X): :class:`~nspca_core.operators.sparse.SparseCov`."""
+    return bool(getattr(cov, "sparse", False)) and cov.X is None
+
+
+def _stands(d: Certificate) -> bool:
+    """Whether the split certificate ``d`` stands alone (step 3 of the module docstring): its ratio at least
+    :data:`_SPLIT_STANDS`.  Chooses whether a second route runs; both bounds are proved."""
+    return d.upper_bound > 0 and d.ratio >= _SPLIT_STANDS
+
+
+def split_pays(cov: Cov, k: int, effort: str) -> bool:
+    """Step 1 of the module docstring: "auto", sparse data held as an operator with at most
+    ``_DENSE_MAX_N`` features, k above ``_SPLIT_BRANCH_MAX_K`` (:data:`_SPLIT_STANDS`), a screen smaller than
+    n, and the split route's predicted cost below :data:`_SPLIT_SHARE` times the dense route's DNN run's."""
+    if effort != "auto" or k <= max(S._SPLIT_BRANCH_MAX_K, 2) or not _held_sparse(cov) or cov.n > S._DENSE_MAX_N:
+        return False
+    s = screened_size(cov.n, k, _EFFORT[effort])
+    return s < cov.n and split_held_cost(cov.n, s, effort) < _SPLIT_SHARE * dnn_run_cost(cov.n, effort)
+
+
+def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certificate | None:
+    """The certificate of the module docstring's choice, or None where it does not apply (x not given, or
+    :func:`split_pays` false): the caller's dense route then.  ``large``: the split route
+    (:func:`.route._certify_large`, passed by its module: no import circle)."""
+    if x is None or not split_pays(cov, k, effort):
+        return None
+    t0 = time.perf_counter()
+    cfg = _EFFORT[effort]
+    A = cov.dense()  # (both routes read it: formed once, kept by the operator)
+    lower = cov.quad(x)
+    seen: dict = {}
+    if cov.n >= _LANCZOS_MIN_N:
+        accept = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
+        lam1 = lambda1_proved(A, matvec=cov.matvec if _sparse_products(cov) else None, need=lower / accept)
+        if lam1 is not None and lower >= accept * lam1[0]:
+            # the dense route's first step stands: its certificate, as it makes it (not computed twice)
+            if callback is not None:
+                callback(1, 1)
+            return _finish({"lambda1": lam1[0]}, lower, x, k, t0,
+                           {"n": cov.n, "lower_source": "given", "eig_tolerance": lam1[0] - lam1[1]})
+    tau = lower / dual._DNN_SKIP_AT
+    if not S.anchor_ok(cov.n, k) or not (np.isfinite(tau) and tau > 0):
+        return single._certify_dense(cov, k, x, effort, callback)[0]
+    if not dual._forecast_fails(A, k, x, tau, cfg, seen) and dual.top_test(A, k, tau, seen)[1]:
+        return single._certify_dense(cov, k, x, effort, callback, seen=seen)[0]  # (its DNN spared: the test reused)
+    d = large(cov, k, x, effort, callback)
+    if _stands(d):
+        d.info["route"] = "split(sparse)"
+        return d
+    e = single._certify_dense(cov, k, x, effort, callback, seen=seen)[0]
+    out = e if e.upper_bound < d.upper_bound else d
+    out.info["route"] = "split+dense(sparse)"
+    return out

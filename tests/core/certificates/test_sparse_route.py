@@ -1,0 +1,218 @@
+"""Sparse data below the dense size routed by cost (nspca_core.certificates.sparse_route): the split route is
+chosen on one side of its cost threshold and not on the other, every route's bound holds against brute force
+on small sparse counts, and where the dense route's first steps stand its certificate is returned unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify, fit
+from nspca_core.certificates import _settings as S
+from nspca_core.certificates import cheap, dual, single, sparse_route as R
+from nspca_core.certificates.route import _certify_large
+from nspca_core.certificates.single import _certify_dense
+from nspca_core.operators.sparse import as_sparse_cov
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_sparse_rows import exact_cov
+
+
+def _counts(seed: int, m: int, n: int, lam: float = 3.0, density: float = 0.5) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.poisson(lam, (m, n)) * (rng.random((m, n)) < density)).astype(np.int64)
+
+
+def _failing_top(monkeypatch):
+    """The anchored test that spares the dense route's DNN made to fail (the split route follows)."""
+    real = dual.top_test
+    monkeypatch.setattr(dual, "top_test", lambda A, k, tau, seen=None: (*real(A, k, tau, seen)[:1], False, None))
+
+
+@pytest.fixture
+def small_screen(monkeypatch):
+    """Screens of max(2, k) features, so that small inputs have a rest T."""
+    monkeypatch.setattr(S, "_SPLIT_MIN", 2)
+    monkeypatch.setattr(S, "_SPLIT_PER_K", 1)
+    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
+
+
+def test_split_chosen_on_both_sides_of_its_cost(monkeypatch, small_screen):
+    """split_pays is exactly the predicted-cost comparison: just below the share the split route's cost makes,
+    the dense route; just above, the split route (and sparse_route takes it where the anchored test fails)."""
+    X = sp.csr_matrix(_counts(3, 40, 9).astype(float))
+    cov = as_sparse_cov(X)
+    k = 3
+    s = S.screened_size(cov.n, k, S._EFFORT["auto"])
+    assert s < cov.n
+    share = S.split_held_cost(cov.n, s, "auto") / S.dnn_run_cost(cov.n, "auto")
+    x = fit(X, k=k, certify=False).x
+    _failing_top(monkeypatch)
+    monkeypatch.setattr(R, "_SPLIT_SHARE", share * (1 - 1e-9))
+    assert not R.split_pays(cov, k, "auto")
+    assert R.sparse_route(cov, k, x, "auto", None, _certify_large) is None
+    assert "route" not in certify(X, k=k, x=x).info
+    monkeypatch.setattr(R, "_SPLIT_SHARE", share * (1 + 1e-9))
+    assert R.split_pays(cov, k, "auto")
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+    assert c is not None and c.info["route"].startswith("split")
+    assert certify(X, k=k, x=x).info["route"].startswith("split")
+    # never for dense data, another effort, no given point or k <= 2
+    assert not R.split_pays(cov, 2, "auto") and not R.split_pays(cov, k, "full")
+    assert R.sparse_route(cov, k, None, "auto", None, _certify_large) is None
+    from nspca_core.operators.cov import Cov
+    assert not R.split_pays(Cov(np.asarray(X.todense())), k, "auto")
+
+
+def test_default_costs_at_the_topic_corpus_shape():
+    """The cost model's verdict, both sides: the split route's two eigendecompositions against the dense DNN
+    run on n features (it pays at n = 1,600 with a screen of 300; never where the screen is all of n)."""
+    for n, s in ((1600, 300), (2500, 300), (400, 300)):
+        pays = S.split_held_cost(n, s, "auto") < R._SPLIT_SHARE * S.dnn_run_cost(n, "auto")
+        assert pays == (float(n) ** 3 + float(n - s) ** 3 + float(s) ** 3 + 80 * S._DNN_PASSES * s * s
+                        < 160 * S._DNN_PASSES * float(n) * n)
+    assert S.split_held_cost(1600, 300, "auto") < S.dnn_run_cost(1600, "auto")
+
+
+@st.composite
+def corpora(draw):
+    m = draw(st.integers(6, 14))
+    n = draw(st.integers(5, 8))
+    D = _counts(draw(st.integers(0, 2**31 - 1)), m, n, draw(st.floats(0.5, 12.0)), draw(st.floats(0.2, 0.9)))
+    D[:, draw(st.integers(0, n - 1))] *= draw(st.sampled_from([1, 30]))  # a word far more frequent
+    return D
+
+
+@settings(max_examples=40, deadline=None)
+@given(D=corpora(), center=st.booleans(), k=st.integers(3, 7), both=st.booleans())
+def test_bound_holds_against_brute_force(D, center, k, both):
+    """Every route's bound at least the exact optimum: the split route (the anchored test forced to fail), and
+    with ``both`` the dense route too (the smaller bound standing); the feasible value is x's."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "_SPLIT_MIN", 2)
+        mp.setattr(S, "_SPLIT_PER_K", 1)
+        mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
+        mp.setattr(R, "_SPLIT_SHARE", np.inf)
+        if both:
+            mp.setattr(R, "_SPLIT_STANDS", np.inf)
+        _failing_top(mp)
+        k = min(k, D.shape[1] - 1)
+        X = sp.csr_matrix(D.astype(float))
+        if not np.any(exact_cov(D, center).diagonal() > 0):
+            return
+        x = fit(X, k=k, certify=False, center=center).x
+        c = certify(X, k=k, x=x, center=center)
+    opt, _ = brute_opt(exact_cov(D, center), k)
+    assert c.info["route"] in ("split(sparse)", "split+dense(sparse)")
+    assert not both or c.info["route"] == "split+dense(sparse)"
+    assert c.upper_bound >= opt * (1 - 1e-12) - 1e-300
+    assert c.lower <= opt * (1 + 1e-12) + 1e-300
+
+
+@settings(max_examples=25, deadline=None)
+@given(D=corpora(), k=st.integers(3, 7))
+def test_dense_route_unchanged_where_its_test_holds(D, k):
+    """Where the anchored test holds (or is not tried), the certificate is the dense route's, float for float
+    (its test handed on, not run twice)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "_SPLIT_MIN", 2)
+        mp.setattr(S, "_SPLIT_PER_K", 1)
+        mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
+        mp.setattr(R, "_SPLIT_SHARE", np.inf)
+        k = min(k, D.shape[1] - 1)
+        X = sp.csr_matrix(D.astype(float))
+        if not np.any(exact_cov(D, True).diagonal() > 0):
+            return
+        x = fit(X, k=k, certify=False).x
+        cov = as_sparse_cov(X)
+        if not cov.quad(x) > 0:
+            return
+        c = R.sparse_route(cov, k, x, "auto", None, _certify_large)
+        if "route" in c.info:
+            return  # (the split route: the other tests)
+        d, _ = _certify_dense(as_sparse_cov(X), k, x, "auto", None)
+    assert (c.upper_bound, c.kind, c.lower, c.bounds) == (d.upper_bound, d.kind, d.lower, d.bounds)
+
+
+def test_lambda1_step_as_the_dense_route_makes_it(monkeypatch, small_screen):
+    """Where lambda_1 proved at a Lanczos guess certifies the answer (the dense route's first step), the same
+    certificate as that route's, without entering it."""
+    monkeypatch.setattr(cheap, "_LANCZOS_MIN_N", 5)
+    monkeypatch.setattr(single, "_LANCZOS_MIN_N", 5)
+    monkeypatch.setattr(R, "_LANCZOS_MIN_N", 5)
+    monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    rng = np.random.default_rng(1)
+    b = np.zeros(12, dtype=np.int64)
+    b[[2, 5, 7]] = (4, 3, 5)
+    D = np.outer(rng.integers(1, 30, 60), b) + rng.poisson(0.05, (60, 12))
+    X = sp.csr_matrix(D.astype(float))
+    k = 3
+    x = fit(X, k=k, certify=False).x
+    calls = []
+    monkeypatch.setattr(dual, "top_test", lambda *a, **kw: calls.append(a) or (None, False, None))
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+    d, _ = _certify_dense(as_sparse_cov(X), k, x, "auto", None)
+    assert d.kind == "lambda1" and not calls  # (the test never asked: the first step stood)
+    assert (c.upper_bound, c.kind, c.lower, c.ratio) == (d.upper_bound, d.kind, d.lower, d.ratio)
+    assert {a: v for a, v in c.info.items()} == {a: v for a, v in d.info.items()}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_path_with_answers_never_looser_than_one_k(monkeypatch, small_screen, seed):
+    """certify_path given the answers runs certify(k, x)'s own route where it is the sparse one: at every k its
+    bound is at most certify(k, x)'s (1e-9 relative), the split route taken at some k and not others."""
+    from nspca_core import certify_path
+
+    monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    _failing_top(monkeypatch)
+    X = sp.csr_matrix(_counts(seed, 30, 10, 4.0, 0.6).astype(float))
+    ks = [2, 3, 5, 7]
+    xs = [fit(X, k=k, certify=False).x for k in ks]
+    path = certify_path(X, ks=ks, xs=xs)
+    routes = []
+    for k, x, c in zip(ks, xs, path):
+        one = certify(X, k=k, x=x)
+        routes.append(one.info.get("route"))
+        assert c.upper_bound <= one.upper_bound * (1 + 1e-9)
+    assert routes[0] is None and all(r is not None and r.startswith("split") for r in routes[1:])
+
+
+def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
+    """The dense route runs after the split route exactly where the split's ratio is below _SPLIT_STANDS (S's
+    bound and its ratio are the split route's own); the smaller bound is returned."""
+    monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    _failing_top(monkeypatch)
+    X = sp.csr_matrix(_counts(5, 40, 10, 4.0, 0.6).astype(float))
+    k = 4
+    x = fit(X, k=k, certify=False).x
+    cov = as_sparse_cov(X)
+    cov.dense()
+    split = _certify_large(cov, k, x, "auto", None)
+    real, calls = single._certify_dense, []
+    # (the dense route on all n features; S's own certificate calls it too, on |S| features)
+    monkeypatch.setattr(single, "_certify_dense", lambda *a, **kw: calls.append(a[0].n == cov.n) or real(*a, **kw))
+    monkeypatch.setattr(R, "_SPLIT_STANDS", split.ratio * (1 + 1e-9))
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+    assert sum(calls) == 1 and c.info["route"] == "split+dense(sparse)"
+    dense = real(as_sparse_cov(X), k, x, "auto", None)[0]
+    assert c.upper_bound == min(split.upper_bound, dense.upper_bound)
+    monkeypatch.setattr(R, "_SPLIT_STANDS", split.ratio * (1 - 1e-9))
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+    assert sum(calls) == 1 and c.info["route"] == "split(sparse)" and c.upper_bound == split.upper_bound
+
+
+def test_split_not_tried_up_to_the_branch_sparsity(monkeypatch, small_screen):
+    """At k <= _SPLIT_BRANCH_MAX_K the dense route as before (the anchored test failing), one above it the split."""
+    monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    _failing_top(monkeypatch)
+    X = sp.csr_matrix(_counts(7, 40, 10, 4.0, 0.6).astype(float))
+    k = 4
+    x = fit(X, k=k, certify=False).x
+    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k)
+    assert not R.split_pays(as_sparse_cov(X), k, "auto")
+    assert R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large) is None
+    assert "route" not in certify(X, k=k, x=x).info
+    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k - 1)
+    assert R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large).info["route"].startswith("split")

@@ -22,8 +22,6 @@ from . import _settings as _S
 from .anchor_sums import (_SEL32_ABS, _SEL32_REL, _joint_ratio, _joint_sums, _plain_sums,  # noqa: F401
                           _prods32, _sum_up, _top32, _top_sums32, vals32_of)  # (re-exported: the row sums' former home)
 
-from .path_hints import carried, carry
-
 _EPS = np.finfo(float).eps
 
 
@@ -349,27 +347,24 @@ def anchored_bisection(rows: AnchorRows, lower: float, hi: float, rel_tol: float
         lo, r_lo = tau, r
     hints = _HINTS.get()
     key = (rows.k, rel_tol, steps)
-    if hints is not None:  # (this certificate's hints, then those carried from the path's earlier k)
-        out = _hinted(rows, lo, hi, rel_tol, steps, r_lo, [*hints.get(key, ()), *carried(lo, hi, rel_tol, steps)],
-                      max_iter)
+    if hints is not None:
+        out = _hinted(rows, lo, hi, rel_tol, steps, r_lo, hints.get(key, ()), max_iter)
         if out is not None:
             return out
-    lo0, hi0, outs = lo, hi, []
+    lo0, hi0, proofs, fails, ok = lo, hi, 0, 0, True
     for _ in range(steps):
         if hi <= lo * (1.0 + rel_tol):
             break
         mid = float(np.sqrt(lo * hi))
         ok, r = anchored_rowsum_test(rows, mid, r_lo, max_iter=max_iter)
-        outs.append(ok)
         if ok:
             hi = mid
+            proofs += 1
         else:
             lo, r_lo = mid, r
-    proofs, fails = sum(outs), len(outs) - sum(outs)
-    if hints is not None and proofs and (fails == 0 or (fails == 1 and not outs[-1])):  # (proofs, then <= 1 failure)
+            fails += 1
+    if hints is not None and proofs and (fails == 0 or (fails == 1 and not ok)):  # (proofs, then <= 1 failure)
         hints.setdefault(key, []).append((lo0, hi0, proofs, fails))
-    if proofs:
-        carry(lo0, hi0, rel_tol, steps, tuple(outs))  # (to the path's later k: any path with a proof)
     return hi, lo, r_lo
 
 
@@ -397,46 +392,41 @@ def bisection_hints():
 
 def _hinted(rows: AnchorRows, lo: float, hi: float, rel_tol: float, steps: int, r_lo, hints, max_iter: int):
     """:func:`anchored_bisection`'s loop from ``(lo, hi, r_lo)`` where another loop on a bracket within
-    :data:`_HINT_NEAR` of it took an outcome path (``hints``: ``(lo, hi, p, f)``, p proofs then f <= 1 failures, or
-    ``(lo, hi, outcomes)``, any sequence with a proof: :mod:`.path_hints`): the midpoints that path gives on this
-    bracket (the loop's own floats: ``sqrt(lo hi)``; the loop's stopping rule holding right after the path, else no
-    hint); the path's failures tested in order, each from the last one's ratios (``r_lo`` first: the loop's own
-    calls), the proofs skipped but the last (g), tested last from the last failure's ratios (valid above it, below
-    g) and, where that gives up, from the loop's own start for g.  Returns the loop's answer on that path (``(g,
-    the last failure, its ratios)``, or ``(g, lo, r_lo)``) when every failure fails and g is proved, else None (the
-    caller runs the loop).
+    :data:`_HINT_NEAR` of it took ``p`` proofs and then ``f <= 1`` failures (``hints``: ``(lo, hi, p, f)`` each):
+    the midpoints that path gives on this bracket (the loop's own floats: ``sqrt(lo hi)``, hi moving down p times,
+    the loop's stopping rule holding right after the path, else no hint), the p-th (g) tested from ``r_lo``, then
+    the next (the failure's, f = 1) from ``r_lo``; the loop's answer on that path (``(g, f's midpoint, its
+    ratios)``, or ``(g, lo, r_lo)``) when g is proved and the next is not, else None (the caller runs the loop).
 
-    Valid: g is proved by its own test, from ratios valid above a failure below it (:func:`anchored_rowsum_test`).
-    Never looser than the loop, and the same floats where the loop takes the path: the loop's midpoints are a
-    function of its bracket and its outcomes; while they follow the path its start for each test is the last
-    failure's ratios (proofs leave it), so its failures are the calls made here and it ends on ``(g, ...)`` as
-    here.  If one of its tests proved on the path fails instead (at m, before g in the path), every later midpoint
-    is below m and its bound is above m > g: looser than this one."""
-    for lo_h, hi_h, *path in hints:
+    Valid: g is proved by its test, started from ``r_lo`` (valid above lo: every midpoint is), and the failure's
+    ratios are valid above it (:func:`anchored_rowsum_test`).  Never looser than the loop, and the same floats
+    where the loop's tests above g all prove: the loop's midpoints are a function of its bracket and its outcomes,
+    so while its tests prove it tests this path's midpoints, reaching g and then the failure's with the start
+    ``r_lo`` untouched: the same two calls as here, the same answer.  If one of its tests above g fails instead,
+    at some m > g, its bound is above m: looser than this one."""
+    for lo_h, hi_h, p, f in hints:
         if not (abs(lo - lo_h) <= _HINT_NEAR * lo and abs(hi - hi_h) <= _HINT_NEAR * hi):
             continue
-        outs = path[0] if len(path) == 1 else (True,) * path[0] + (False,) * path[1]
-        mids, low, h = [], lo, hi
-        for proved in outs:
-            if len(mids) >= steps or h <= low * (1.0 + rel_tol):
+        mids, h = [], hi
+        for _ in range(p + f):
+            if len(mids) >= steps or h <= lo * (1.0 + rel_tol):
                 break
-            mids.append(float(np.sqrt(low * h)))
-            h, low = (mids[-1], low) if proved else (h, mids[-1])
-        if len(mids) != len(outs) or not any(outs) or not (len(mids) >= steps or h <= low * (1.0 + rel_tol)):
+            mids.append(float(np.sqrt(lo * h)))
+            h = mids[-1] if len(mids) <= p else h
+        last_lo = mids[-1] if f and len(mids) == p + f else lo
+        if len(mids) != p + f or not (len(mids) >= steps or h <= last_lo * (1.0 + rel_tol)):
             continue  # (this bracket's loop would not end on that path)
-        last = max(i for i, proved in enumerate(outs) if proved)
-        r, tau_lo, r_g = r_lo, lo, r_lo
-        for i, proved in enumerate(outs):
-            r_g = r if i == last else r_g
-            if not proved:
-                ok, r2 = anchored_rowsum_test(rows, mids[i], r, max_iter=max_iter)
-                if ok:
-                    return None
-                r, tau_lo = r2, mids[i]
-        ok, _ = anchored_rowsum_test(rows, mids[last], r, max_iter=max_iter)
-        if not ok and r is not r_g:  # (the give-up rules: then g from the loop's own start)
-            ok, _ = anchored_rowsum_test(rows, mids[last], r_g, max_iter=max_iter)
-        return (mids[last], tau_lo, r) if ok else None
+        g = mids[p - 1]
+        if not f:
+            ok, _ = anchored_rowsum_test(rows, g, r_lo, max_iter=max_iter)
+            return (g, lo, r_lo) if ok else None
+        ok, r = anchored_rowsum_test(rows, mids[p], r_lo, max_iter=max_iter)  # (the failure first: its ratios
+        if ok:  # start g's test, valid above mids[p] < g and below r_lo entrywise)
+            return None
+        ok, _ = anchored_rowsum_test(rows, g, r, max_iter=max_iter)
+        if not ok:  # (the give-up rules: then g from r_lo, the loop's own call)
+            ok, _ = anchored_rowsum_test(rows, g, r_lo, max_iter=max_iter)
+        return (g, mids[p], r) if ok else None
     return None
 
 

@@ -41,7 +41,6 @@ from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_large_points import _large_lower, _large_monotone
 from .path_parity import anchored_floor, deepen_flat, far_runs, parity_runs
-from .path_hints import carried_hints
 from .route import _certify_large, certify_thin, split_cheaper
 from .single import _certify_dense
 
@@ -194,11 +193,10 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
     # own computation at every k, X's Gram and eigenpairs shared (the same floats): never looser than certify(k),
     # and cheaper than runs carried to other k there (72 x 1,000 genes: path_large 4,886 SVD units and 5 of 25 k
     # looser; certify(k) at every k ~3,700); the dense path at the other k
-    with carried_hints():  # (each k's bisections first test where the earlier k's ended: path_hints.py)
-        for i, k in enumerate([k for k in uniq if split_cheaper(cov_, k, effort)]):
-            certs[k] = certify_thin(cov_, k, given.get(k), effort, None, gram or None)
-            if callback is not None:
-                callback(i + 1, total)
+    for i, k in enumerate([k for k in uniq if split_cheaper(cov_, k, effort)]):
+        certs[k] = certify_thin(cov_, k, given.get(k), effort, None, gram or None)
+        if callback is not None:
+            callback(i + 1, total)
     if rest := [k for k in uniq if k not in certs]:
         certs.update(_path_dense(cov_, np.array(rest), given, effort, callback))
     return [rescale(c, factors) for c in carry_envelope(ks, certs, given)]

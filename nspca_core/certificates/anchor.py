@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _settings as _S
 from .anchor_sums import (_SEL32_ABS, _SEL32_REL, _joint_ratio, _joint_sums, _plain_sums,  # noqa: F401
-                          _prods32, _sum_up, _top32, _top_sums32)  # (re-exported: the row sums' former home)
+                          _prods32, _sum_up, _top32, _top_sums32, vals32_of)  # (re-exported: the row sums' former home)
 
 _EPS = np.finfo(float).eps
 
@@ -59,6 +59,7 @@ class AnchorRows:
         # (P[rows, idx], gathered through the flat index: the same entries, ~half the fancy index's time)
         self.vals = np.take(P.reshape(-1), self.idx + rows * n)
         self.cap32 = self.cap.astype(np.float32)  # (the selections' float32 caps, cast once: _top32)
+        self.vals32 = vals32_of(self.vals)  # (inside anchor_sums.float32_products only: the float32 products)
         self.m = m
         self.P = P
         self.first = None  # (:func:`_first_sums`: the last test's start and its sums)
@@ -416,13 +417,16 @@ def _hinted(rows: AnchorRows, lo: float, hi: float, rel_tol: float, steps: int, 
         if len(mids) != p + f or not (len(mids) >= steps or h <= last_lo * (1.0 + rel_tol)):
             continue  # (this bracket's loop would not end on that path)
         g = mids[p - 1]
-        ok, _ = anchored_rowsum_test(rows, g, r_lo, max_iter=max_iter)
-        if not ok:
-            return None
         if not f:
-            return g, lo, r_lo
-        ok, r = anchored_rowsum_test(rows, mids[p], r_lo, max_iter=max_iter)
-        return None if ok else (g, mids[p], r)
+            ok, _ = anchored_rowsum_test(rows, g, r_lo, max_iter=max_iter)
+            return (g, lo, r_lo) if ok else None
+        ok, r = anchored_rowsum_test(rows, mids[p], r_lo, max_iter=max_iter)  # (the failure first: its ratios
+        if ok:  # start g's test, valid above mids[p] < g and below r_lo entrywise)
+            return None
+        ok, _ = anchored_rowsum_test(rows, g, r, max_iter=max_iter)
+        if not ok:  # (the give-up rules: then g from r_lo, the loop's own call)
+            ok, _ = anchored_rowsum_test(rows, g, r_lo, max_iter=max_iter)
+        return (g, mids[p], r) if ok else None
     return None
 
 

@@ -18,6 +18,7 @@ from ..result import Certificate
 from . import _settings as S
 from ._settings import _EFFORT, exact_time_limit, screened_size
 from .anchor import bisection_hints
+from .anchor_sums import float32_products
 from .budget import BoundReport, Budget, in_scale
 from .cheap import _certify_lowrank, _certify_operator
 from .coupled import small_screen
@@ -66,7 +67,8 @@ def certify_thin(cov: Cov, k: int, x, effort: str, callback, gram=None) -> Certi
     cost at most the split's plus the dense route's, the split's below the dense one's).  Issue 39: 30 x 500 data
     whose largest variances are noise outside the correlated module: eager 0.70 / 0.58 at k = 10 / 20 on screens
     of 265 / 191 features, the dense route 0.97 / 0.94.  certify_path calls this at each such k (the same floats)."""
-    with bisection_hints():  # (the grown screen's bisection tests where the 2 k screen's landed first)
+    with bisection_hints(), float32_products():  # (hints: the grown screen's bisection tests where the 2 k screen's
+        # landed first; float32 products of values and ratios rounded up in the anchored row sums)
         d = _certify_large(cov, k, x, effort, callback, gram=gram, eager=True)
         bs = d.info.get("B_S", 0.0)
         if not bs > 0 or d.lower / d.upper_bound >= d.lower / bs - _EAGER_FALLBACK:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dual import _NARROW_REL
+from .anchor import AnchorRows, anchored_bisection
+from .dual import _NARROW_REL, _anchored_above
 
 # a k is run only when the nearest k with a DNN run of its own is at least this far (CBCL: none is, in the band
 # below; at 2 the runs at k = 50 gained 1 bound; the factor-plus-noise matrices: 79, 84, 97, 105 / 78, 84, 96, 103)
@@ -169,3 +170,20 @@ def anchored_floor(lower: float, rel_tol: float) -> float:
     undercut by the call (certify_path's late tries are not made there: CBCL k = 136..361, 4e-6 from
     optimal, 28 tests that proved nothing, ~0.35 CPU s)."""
     return lower * (1.0 + min(rel_tol, _NARROW_REL) / 2)
+
+
+def after_dnn_anchored(A, k: int, lower: float, level: float, rel_tol: float, fine: float) -> float | None:
+    """certify(k)'s anchored bisection after its DNN (:func:`.dual.dense_dual`'s ``anchored_above(val)``: where its
+    forecast ruled the test out before the DNN, the test at the DNN's value ``val``, then the bisection below it to
+    ``rel_tol``), made at the path's bound ``level`` instead of certify(k)'s DNN value; then finer (to ``fine``) from
+    its last failed test, as the path's other anchored calls (path.rest()).  None when the test at ``level`` fails.
+
+    Why (issue 39, helper path15): on 24 x 24 images (1,500 x 576) certify(k) at k = 58, 61, 62, 74 certifies by this
+    bisection (its forecast at ``lower / 0.975`` says "fails", its DNN ends below 0.97, the test at the DNN's value
+    holds), while the path, whose try at k was forecast to fail too, never ran the test: up to 4.3e-4 looser.
+    Rigour: the same anchored row-sum test and bisection (a bound wherever a test holds), nothing new."""
+    carry = {"rows": AnchorRows(A, k), "tau": -np.inf, "r": None}
+    tb = _anchored_above(carry, lower, level, rel_tol)
+    if tb is not None and fine < rel_tol and lower < (1 - fine) * tb:
+        tb = min(tb, anchored_bisection(carry["rows"], lower, tb, fine, tau_lo=carry["tau"], r_lo=carry["r"])[0])
+    return tb

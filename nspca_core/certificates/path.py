@@ -386,6 +386,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
                                 order=lambda one, cost, budget: parity_runs(uniq, pos, lows, upper, onek, one,
                                                                             _PARITY_STRIDE, GOAL)))
+        late(after=True)  # (last: the bounds before it are as they were, float for float; it only lowers them)
     return path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                              onek, spec, n, t_all, callback)
 
@@ -560,11 +561,11 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         return tb is not None
 
     # the late tries: certify(k)'s call wherever its test never ran (budget, stop rules) nor was forecast to fail;
-    # then, where it was forecast to fail, certify(k)'s bisection after its DNN (path_parity.after_dnn_anchored)
-    return anchored, rest, spent, lambda: (
-        parity_runs([k for k in tried if k not in ran | dropped], pos, lows, upper, (), partial(try_at, rules=False),
-                    _PARITY_STRIDE),
-        parity_runs([k for k in tried if k not in proved], pos, lows, upper, (), after_dnn, 1, _AFTER_DNN_BELOW))
+    # late(after=True), the path's very last step: certify(k)'s bisection after its DNN (path_parity.after_dnn_anchored)
+    return anchored, rest, spent, lambda after=False: (
+        parity_runs([k for k in tried if k not in proved], pos, lows, upper, (), after_dnn, 1, _AFTER_DNN_BELOW) if after
+        else parity_runs([k for k in tried if k not in ran | dropped], pos, lows, upper, (),
+                         partial(try_at, rules=False), _PARITY_STRIDE))
 
 
 def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget, carry=None,

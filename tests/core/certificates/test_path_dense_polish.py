@@ -436,8 +436,10 @@ def test_late_tries_ask_where_no_test_ran_and_follow_what_they_prove(monkeypatch
     out["late"]()
     # seeds 10, 18, 26, 34; 18 proved: 17 (proved: 16), 19 (proved: 20, proved: 21)
     assert calls == [10, 18, 17, 16, 19, 20, 21, 26, 34]
-    assert set(anchored) == proves
-    # ... at every tried k whose try did not prove (ratio 0.1, below the polish's goal), in order, once each
+    assert set(anchored) == proves and after == []
+    # the path's very last step, late(after=True): at every tried k whose try did not prove (ratio 0.1, below the
+    # polish's goal), in order, once each
+    out["late"](after=True)
     tried = [k for k in range(1, n + 1) if S.anchor_ok(n, k)]
     assert after == [k for k in tried if k not in proves]
 

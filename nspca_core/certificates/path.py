@@ -553,8 +553,8 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         # certify(k)'s bisection after its DNN, at the path's bound, where no test failed at or above it
         i = pos[k]
         lo, ub_i = float(lows[i]), float(upper()[i])
-        tb = after_dnn_anchored(A, k, lo, ub_i, _ANCHOR_REL, _ANCHOR_FINE_TOP) if ub_i > max(
-            anchored_floor(lo, _ANCHOR_REL), failed.get(k, -np.inf)) else None
+        ok = ub_i > max(anchored_floor(lo, _ANCHOR_REL), failed.get(k, -np.inf))
+        tb = after_dnn_anchored(A, k, lo, ub_i, _ANCHOR_REL, _ANCHOR_FINE_TOP, LX[:, i], S._EFFORT[effort]) if ok else None
         if tb is not None:
             anchored[k] = min(anchored.get(k, np.inf), tb)
             ub_cheap[i] = min(ub_cheap[i], tb)

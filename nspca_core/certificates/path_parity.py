@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .anchor import AnchorRows, anchored_bisection
-from .dual import _NARROW_REL, _anchored_above
+from .dual import _NARROW_REL, _anchored_above, _forecast_fails
 
 # a k is run only when the nearest k with a DNN run of its own is at least this far (CBCL: none is, in the band
 # below; at 2 the runs at k = 50 gained 1 bound; the factor-plus-noise matrices: 79, 84, 97, 105 / 78, 84, 96, 103)
@@ -172,16 +172,21 @@ def anchored_floor(lower: float, rel_tol: float) -> float:
     return lower * (1.0 + min(rel_tol, _NARROW_REL) / 2)
 
 
-def after_dnn_anchored(A, k: int, lower: float, level: float, rel_tol: float, fine: float) -> float | None:
+def after_dnn_anchored(A, k: int, lower: float, level: float, rel_tol: float, fine: float, x=None,
+                       cfg=None) -> float | None:
     """certify(k)'s anchored bisection after its DNN (:func:`.dual.dense_dual`'s ``anchored_above(val)``: where its
     forecast ruled the test out before the DNN, the test at the DNN's value ``val``, then the bisection below it to
     ``rel_tol``), made at the path's bound ``level`` instead of certify(k)'s DNN value; then finer (to ``fine``) from
-    its last failed test, as the path's other anchored calls (path.rest()).  None when the test at ``level`` fails.
+    its last failed test, as the path's other anchored calls (path.rest()).  None when the test at ``level`` fails,
+    or (``x``, the path's point at k, and ``cfg``, the effort's settings, given) where dual._forecast_fails says it
+    does (img19 every k: without it the failing tests cost +13% of the path's CPU).
 
     Why (issue 39, helper path15): on 24 x 24 images (1,500 x 576) certify(k) at k = 58, 61, 62, 74 certifies by this
     bisection (its forecast at ``lower / 0.975`` says "fails", its DNN ends below 0.97, the test at the DNN's value
     holds), while the path, whose try at k was forecast to fail too, never ran the test: up to 4.3e-4 looser.
     Rigour: the same anchored row-sum test and bisection (a bound wherever a test holds), nothing new."""
+    if x is not None and _forecast_fails(A, k, x, level, cfg):
+        return None  # (the effort's forecast from the path's point ``x`` says the test at ``level`` fails)
     carry = {"rows": AnchorRows(A, k), "tau": -np.inf, "r": None}
     tb = _anchored_above(carry, lower, level, rel_tol)
     if tb is not None and fine < rel_tol and lower < (1 - fine) * tb:

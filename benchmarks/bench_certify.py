@@ -640,11 +640,14 @@ def path_worker(name, out):
                                      "path": {c.k: [c.upper_bound, c.lower] for c in path}}))
 
 
-def path_ab(base: str, names, stride: int, cache_dir: str):
-    """Issue 39 item 2, before and after in one run: per case the base checkout's path then this
-    one's (subprocesses, same data, same machine moment), then certify(k) (this checkout, effort
-    "auto", no point; kept in ``cache_dir``) at every ``stride``-th k: min / mean certified ratio,
-    units, the number of compared k where the path's bound is above certify(k)'s by more than 1e-9."""
+def path_ab(base: str, names, stride: int, cache_dir: str, rounds: int = 2):
+    """Issue 39 item 2, before and after in one run: per case ``rounds`` rounds of the two checkouts' paths
+    (subprocesses, same data, same machine moment) in alternating order (before-after, then after-before, ...:
+    the tree run second measured 6-35% more units with identical bounds, issue39_imgpath14.txt), then
+    certify(k) (this checkout, effort "auto", no point; kept in ``cache_dir``) at every ``stride``-th k: min /
+    mean certified ratio, units (mean over the rounds, and each round's), the number of compared k where the
+    path's bound is above certify(k)'s by more than 1e-9; and the order's bias: the mean units of the run made
+    second over the run made first in the same round (both trees)."""
     import subprocess
 
     from nspca_core import certify
@@ -653,18 +656,30 @@ def path_ab(base: str, names, stride: int, cache_dir: str):
         X, ks, target, budget = path_data(name)
         if X is None:
             continue
-        res = {}
-        for tag, code in (("before", base), ("after", str(ROOT))):
-            out = Path(cache_dir) / f"path_ab_{name}_{tag}.json"
-            env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-            p = subprocess.run([sys.executable, __file__, "--path-worker", f"{name}:{out}"], env=env,
-                               capture_output=True, text=True, cwd=code)
-            if p.returncode or not out.exists():
-                print(f"path-ab: {name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
+        res: dict = {"before": [], "after": []}
+        slot: dict = {0: [], 1: []}  # units by position in the round (first / second)
+        for rnd in range(rounds):
+            order = (("before", base), ("after", str(ROOT)))[:: 1 if rnd % 2 == 0 else -1]
+            for pos, (tag, code) in enumerate(order):
+                out = Path(cache_dir) / f"path_ab_{name}_{tag}.json"
+                out.unlink(missing_ok=True)
+                env = {**os.environ, "NSPCA_BENCH_CODE": code, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                       "MKL_NUM_THREADS": "1"}
+                p = subprocess.run([sys.executable, __file__, "--path-worker", f"{name}:{out}"], env=env,
+                                   capture_output=True, text=True, cwd=code)
+                if p.returncode or not out.exists():
+                    print(f"path-ab: {name} {tag} failed:\n{p.stderr[-2000:]}", flush=True)
+                    res = {}
+                    break
+                res[tag].append(json.loads(out.read_text()))
+                slot[pos].append(res[tag][-1]["units"])
+            if not res:
                 break
-            res[tag] = json.loads(out.read_text())
-        if len(res) < 2:
+        if not res:
             continue
+        for tag in ("before", "after"):
+            if any(r["path"] != res[tag][0]["path"] for r in res[tag][1:]):
+                print(f"path-ab: {name} {tag}: the rounds' bounds differ (the path is not deterministic)", flush=True)
         cache_file = Path(cache_dir) / f"one_k_{name}_{X.shape[0]}x{X.shape[1]}.json"
         cache = json.loads(cache_file.read_text()) if cache_file.exists() else {}
         sub = ks[::stride]
@@ -673,13 +688,19 @@ def path_ab(base: str, names, stride: int, cache_dir: str):
                 cache[str(k)] = certify(X, k=k).upper_bound
                 cache_file.write_text(json.dumps(cache))
         for tag in ("before", "after"):
-            P = res[tag]["path"]
+            P = res[tag][0]["path"]
+            units = [r["units"] for r in res[tag]]
             r = np.array([P[str(k)][1] / P[str(k)][0] for k in ks])
             looser = [(k, round(P[str(k)][0] / cache[str(k)] - 1, 5)) for k in sub
                       if P[str(k)][0] > cache[str(k)] * (1 + 1e-9)]
             print(f"path-ab: {name:6s} {tag:6s}: min {r.min():.4f} at k={ks[int(r.argmin())]} (target >= {target}), "
-                  f"mean {r.mean():.4f}, {res[tag]['units']:.0f} units (target <= {budget}), {res[tag]['runs']} one-k "
-                  f"runs; looser than certify(k) at {len(looser)} of {len(sub)} compared k: {looser}", flush=True)
+                  f"mean {r.mean():.4f}, {np.mean(units):.0f} units (rounds: {', '.join(f'{u:.0f}' for u in units)}; "
+                  f"target <= {budget}), {res[tag][0]['runs']} one-k runs; looser than certify(k) at {len(looser)} "
+                  f"of {len(sub)} compared k: {looser}", flush=True)
+        mean = {tag: np.mean([r["units"] for r in res[tag]]) for tag in res}
+        print(f"path-ab: {name:6s} units after / before {mean['after'] / mean['before']:.3f}; "
+              f"order bias (second run / first run of a round, mean over {rounds} rounds) "
+              f"{np.mean(slot[1]) / np.mean(slot[0]):.3f}", flush=True)
 
 
 def main():
@@ -698,6 +719,8 @@ def main():
     ap.add_argument("--cache", default=None, help="--issue39 path: a folder for certify(k)'s bounds between runs")
     ap.add_argument("--fill-cache", action="store_true", help="--issue39 path: only certify(k) into --cache")
     ap.add_argument("--compare", default=None, help="--issue39 path: lo:hi, certify(k) only at those k")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="--issue39 path-ab: rounds of the two paths, in alternating order (even: fair)")
     a = ap.parse_args()
     only = a.only.split(",")
     if a.cost_worker:
@@ -716,7 +739,7 @@ def main():
         if "cost-ab" in i39:
             cost_ab(a.base)
         if "path-ab" in i39:
-            path_ab(a.base, a.data.split(","), a.stride, a.cache or "/tmp")
+            path_ab(a.base, a.data.split(","), a.stride, a.cache or "/tmp", a.rounds)
         if "cost" in i39:
             for name, ks in (("lrs", [5, 20]), ("cbcl", [10]), ("mll", [10, 50])):
                 if (X := load(name)) is not None:

@@ -40,7 +40,7 @@ from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_large_points import _large_lower, _large_monotone
-from .path_parity import anchored_floor, deepen_flat, far_runs, parity_runs
+from .path_parity import after_dnn_anchored, anchored_floor, deepen_flat, far_runs, parity_runs
 from .route import _certify_large, certify_thin, split_cheaper
 from .single import _certify_dense
 from .sparse_route import sparse_route, split_pays
@@ -82,6 +82,9 @@ _ANCHOR_STOP_FAILS, _ANCHOR_FAILED_BELOW = 8, 3
 # the late runs' grid (path_parity.parity_runs): every 8th k (img19: 0 of 361 k looser, 69 runs; a band narrower than
 # the grid step is found only where another run's bound reaches it)
 _PARITY_STRIDE = 8
+# certify(k)'s anchored bisection after its DNN (path_parity.after_dnn_anchored) at every tried k whose test did not
+# prove, below this ratio (the polish's goal: CBCL none, 0.7 CPU s of failing tests above it; img24 k = 40..70 8 tests)
+_AFTER_DNN_BELOW = GOAL
 
 
 def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None, center=True) -> list[Certificate]:
@@ -386,6 +389,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
                                 order=lambda one, cost, budget: parity_runs(uniq, pos, lows, upper, onek, one,
                                                                             _PARITY_STRIDE, GOAL)))
+        late(after=True)  # (last: the bounds before it are as they were, float for float; it only lowers them)
     return path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                              onek, spec, n, t_all, callback)
 
@@ -491,7 +495,8 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         # (``rules`` off, the late tries: wherever the bound is above the least the call can prove, anchored_floor)
         run_it = (lo < one_k * ub_i if rules else ub_i > anchored_floor(lo, _ANCHOR_REL)) and (
             bool(proved.intersection((k - 1, k + 1)))
-            or not (_forecast_fails(A, k, LX[:, i], lo / _DNN_SKIP_AT, S._EFFORT[effort]) and not dropped.add(k)))
+            or not (_forecast_fails(A, k, LX[:, i], lo / _DNN_SKIP_AT, S._EFFORT[effort]) and not dropped.add(k)
+                    and not failed.__setitem__(k, lo / _DNN_SKIP_AT)))
         found = [_anchored(A, k, lo, np.inf, rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT, top_first=True,
                            carry=carry) if run_it else None]  # (ub_cheap keeps the smaller)
         if found[0] is not None and lo < (1 - _ANCHOR_FINE) * found[0]:
@@ -499,6 +504,7 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         if run_it:
             ran.add(k)
             fails[0] = 0 if found[0] is not None else fails[0] + 1
+            failed[k] = max(failed.get(k, -np.inf), carry.get("tau", -np.inf))  # (its last failed test)
         if found[0] is not None:
             proved.add(k)
         found = [v for v in found if v is not None]
@@ -511,6 +517,7 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
     done: list = []
     proved, ran, dropped = set(), set(), set()  # the k whose try proved a bound / whose test ran / forecast to fail
     fails = [0]  # the tries in a row whose test ran and proved nothing
+    failed: dict = {}  # k -> the largest tau whose test failed (or was forecast to fail) there
     finer: dict = {}  # k -> (certify(k)'s anchored bound, its call's last failed test)
     tried = np.array([int(k) for k in uniq if anchor_ok(n, int(k))], dtype=int)
     spent = gap_runs(tried, pos, lows, upper, try_at, lambda k: S.anchor_cost(n, k), budget)
@@ -545,9 +552,23 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
                     ub_cheap[i] = min(ub_cheap[i], tb)
         return weak_branch(A, uniq, pos, lows, ub_cheap, pcfg, upper, weak, anchored, _BRANCH_NODE_ITERS)
 
-    # the late tries: certify(k)'s call wherever its test never ran (budget, stop rules) nor was forecast to fail
-    return anchored, rest, spent, lambda: parity_runs([k for k in tried if k not in ran | dropped], pos, lows, upper,
-                                                      (), partial(try_at, rules=False), _PARITY_STRIDE)
+    def after_dnn(k: int) -> bool:
+        # certify(k)'s bisection after its DNN, at the path's bound, where no test failed at or above it
+        i = pos[k]
+        lo, ub_i = float(lows[i]), float(upper()[i])
+        ok = ub_i > max(anchored_floor(lo, _ANCHOR_REL), failed.get(k, -np.inf))
+        tb = after_dnn_anchored(A, k, lo, ub_i, _ANCHOR_REL, _ANCHOR_FINE_TOP, LX[:, i], S._EFFORT[effort]) if ok else None
+        if tb is not None:
+            anchored[k] = min(anchored.get(k, np.inf), tb)
+            ub_cheap[i] = min(ub_cheap[i], tb)
+        return tb is not None
+
+    # the late tries: certify(k)'s call wherever its test never ran (budget, stop rules) nor was forecast to fail;
+    # late(after=True), the path's very last step: certify(k)'s bisection after its DNN (path_parity.after_dnn_anchored)
+    return anchored, rest, spent, lambda after=False: (
+        parity_runs([k for k in tried if k not in proved], pos, lows, upper, (), after_dnn, 1, _AFTER_DNN_BELOW) if after
+        else parity_runs([k for k in tried if k not in ran | dropped], pos, lows, upper, (),
+                         partial(try_at, rules=False), _PARITY_STRIDE))
 
 
 def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget, carry=None,

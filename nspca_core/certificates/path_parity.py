@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dual import _NARROW_REL
+from .anchor import AnchorRows, anchored_bisection
+from .dual import _NARROW_REL, _anchored_above, _forecast_fails
 
 # a k is run only when the nearest k with a DNN run of its own is at least this far (CBCL: none is, in the band
 # below; at 2 the runs at k = 50 gained 1 bound; the factor-plus-noise matrices: 79, 84, 97, 105 / 78, 84, 96, 103)
@@ -25,17 +26,45 @@ MIN_DIST = 6
 
 
 def far_runs(uniq, pos, lows, upper, binds, ran, run_one, cost, budget: float, *, lo_ratio: float,
-             hi_ratio: float, min_dist: int = MIN_DIST) -> list:
+             hi_ratio: float, min_dist: int = MIN_DIST, tol: float = 1e-9) -> list:
     """``run_one(k)`` at the k whose certified ratio ``lows / upper()`` lies in ``[lo_ratio, hi_ratio)``, whose
     bound is a DNN tangent (``binds()``), not flat to the next k (the bound of a ``mu = 0`` point there: certify(k)
     stands on its KKT point, :mod:`.path_kkt`) and whose nearest k in ``ran`` (the k with a DNN run of their own;
     each k run is added) is at least ``min_dist`` away, the farthest first, while the counted costs
-    (``cost(k)``) add up to at most ``budget``.  Returns the k run."""
+    (``cost(k)``) add up to at most ``budget``.  Then, next to each run that helped -- it lowered the path's bound by
+    more than ``tol`` (relative) at its own k or at the next k of ``uniq`` below or above it -- at those next k not in
+    ``ran`` whose bound is still open, first and outside the budget, so the band of k where
+    certify(k)'s own runs win is followed to its ends (:func:`parity_runs`' rule).  Returns the k run.
+
+    Why the following (issue 39, helper path15): on the 400 x 180 factor-plus-noise matrix (seed 1) certify(97)'s run
+    lowered k = 97..99 to its tangent, but certify(98) / certify(99)'s own short DNN runs from their own KKT points came
+    1.6e-4 / 8.7e-4 lower still (a strict xfail since session 10); the run at 97 helped, so 96 and 98 are run, 98
+    helped, so 99 is run, and so on while runs help."""
     done: list = []
     ran = {int(k) for k in ran}
     kk = np.asarray(uniq, dtype=int)
     spent = 0.0
+    follow: list = []
+
+    def one(k: int, counted: bool = True) -> None:
+        nonlocal spent
+        j = pos[k]
+        near = [jj for jj in (j - 1, j, j + 1) if 0 <= jj < kk.size]
+        before = upper()[near].copy()
+        spent += cost(k) if counted else 0.0
+        run_one(k)
+        ran.add(k)
+        done.append(k)
+        if np.any(upper()[near] < before * (1 - tol)):
+            follow.extend(int(kk[jj]) for jj in (j - 1, j + 1) if 0 <= jj < kk.size)
+
     while ran:
+        if follow:
+            k = follow.pop(0)
+            i = pos[k]
+            if k not in ran and upper()[i] > lows[i]:
+                one(k, counted=False)
+            continue
         ub = upper()
         dist = np.min(np.abs(kk[:, None] - np.array(sorted(ran))[None, :]), axis=1)
         flat = np.append(ub[:-1] >= ub[1:], True)
@@ -45,10 +74,7 @@ def far_runs(uniq, pos, lows, upper, binds, ran, run_one, cost, budget: float, *
         k = int(kk[int(np.argmax(np.where(ok, dist, -1)))])
         if spent + cost(k) > budget:
             break
-        spent += cost(k)
-        run_one(k)
-        ran.add(k)
-        done.append(k)
+        one(k)
     return done
 
 
@@ -144,3 +170,25 @@ def anchored_floor(lower: float, rel_tol: float) -> float:
     undercut by the call (certify_path's late tries are not made there: CBCL k = 136..361, 4e-6 from
     optimal, 28 tests that proved nothing, ~0.35 CPU s)."""
     return lower * (1.0 + min(rel_tol, _NARROW_REL) / 2)
+
+
+def after_dnn_anchored(A, k: int, lower: float, level: float, rel_tol: float, fine: float, x=None,
+                       cfg=None) -> float | None:
+    """certify(k)'s anchored bisection after its DNN (:func:`.dual.dense_dual`'s ``anchored_above(val)``: where its
+    forecast ruled the test out before the DNN, the test at the DNN's value ``val``, then the bisection below it to
+    ``rel_tol``), made at the path's bound ``level`` instead of certify(k)'s DNN value; then finer (to ``fine``) from
+    its last failed test, as the path's other anchored calls (path.rest()).  None when the test at ``level`` fails,
+    or (``x``, the path's point at k, and ``cfg``, the effort's settings, given) where dual._forecast_fails says it
+    does (img19 every k: without it the failing tests cost +13% of the path's CPU).
+
+    Why (issue 39, helper path15): on 24 x 24 images (1,500 x 576) certify(k) at k = 58, 61, 62, 74 certifies by this
+    bisection (its forecast at ``lower / 0.975`` says "fails", its DNN ends below 0.97, the test at the DNN's value
+    holds), while the path, whose try at k was forecast to fail too, never ran the test: up to 4.3e-4 looser.
+    Rigour: the same anchored row-sum test and bisection (a bound wherever a test holds), nothing new."""
+    if x is not None and _forecast_fails(A, k, x, level, cfg):
+        return None  # (the effort's forecast from the path's point ``x`` says the test at ``level`` fails)
+    carry = {"rows": AnchorRows(A, k), "tau": -np.inf, "r": None}
+    tb = _anchored_above(carry, lower, level, rel_tol)
+    if tb is not None and fine < rel_tol and lower < (1 - fine) * tb:
+        tb = min(tb, anchored_bisection(carry["rows"], lower, tb, fine, tau_lo=carry["tau"], r_lo=carry["r"])[0])
+    return tb

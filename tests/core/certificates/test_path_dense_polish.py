@@ -423,7 +423,9 @@ def test_late_tries_ask_where_no_test_ran_and_follow_what_they_prove(monkeypatch
         calls.append(k)
         return 2.0 * lo if k in proves else None
 
+    after = []  # then certify(k)'s bisection after its DNN (path_parity.after_dnn_anchored), here proving nothing
     monkeypatch.setattr(P, "_anchored", fake)
+    monkeypatch.setattr(P, "after_dnn_anchored", lambda A, k, *a: after.append(k))
     monkeypatch.setattr(P, "_forecast_fails", lambda *a, **kw: False)
     monkeypatch.setattr(P, "_ANCHOR_STOP_FAILS", 3)
     monkeypatch.setattr(P, "_PARITY_STRIDE", 8)
@@ -434,7 +436,12 @@ def test_late_tries_ask_where_no_test_ran_and_follow_what_they_prove(monkeypatch
     out["late"]()
     # seeds 10, 18, 26, 34; 18 proved: 17 (proved: 16), 19 (proved: 20, proved: 21)
     assert calls == [10, 18, 17, 16, 19, 20, 21, 26, 34]
-    assert set(anchored) == proves
+    assert set(anchored) == proves and after == []
+    # the path's very last step, late(after=True): at every tried k whose try did not prove (ratio 0.1, below the
+    # polish's goal), in order, once each
+    out["late"](after=True)
+    tried = [k for k in range(1, n + 1) if S.anchor_ok(n, k)]
+    assert after == [k for k in tried if k not in proves]
 
 
 def test_finer_bisection_at_every_tried_k_the_coarse_steps_left_open(monkeypatch):

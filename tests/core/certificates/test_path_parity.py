@@ -50,6 +50,40 @@ def test_far_runs_skip_flat_bounds():
     assert done and all(k <= 10 for k in done)
 
 
+def test_far_runs_follow_a_run_that_helped_to_its_neighbours_outside_the_budget():
+    # a run lowering the bound at its own k or the next k is followed to k - 1 and k + 1 (whatever the distance rule,
+    # the ratio band and the budget), and those runs in turn while they help; a run lowering nothing near is not
+    uniq, pos, lows, ub0 = _case()
+    certified = ub0.copy()
+    certified[18:22] -= 0.5  # certify(k)'s own runs win at k = 19..22 only (their bounds there below the path's)
+
+    def follow(win, lows=lows):
+        ub = ub0.copy()
+        ran = []
+
+        def run_one(k):  # certify(k)'s run: its bound at k and its dual point's tangent at k - 1, k + 1
+            ran.append(k)
+            near = [pos[j] for j in (k - 1, k, k + 1) if j in pos]
+            ub[near] = np.minimum(ub[near], win[near])
+
+        done = PR.far_runs(uniq, pos, lows, lambda: ub, lambda: np.ones(30, bool), {5, 30}, run_one,
+                           lambda k: 1.0, 1.0, lo_ratio=0.98, hi_ratio=0.996, min_dist=4)
+        assert done == ran
+        return done
+
+    # the one budgeted run is at 17 (the farthest from {5, 30}, the smaller of 17, 18): it lowers nothing at 16..18,
+    # nothing is followed
+    assert follow(certified) == [17]
+    # a win at 18 too (17's neighbour): 16 and 18 are run (16 lowers nothing near: not followed), then 19 (18 lowered
+    # 19), 20, 21, 22 (each lowered its next k); 22 lowers nothing new (23 wins nowhere): the band ends there
+    certified[17] -= 0.5
+    assert follow(certified) == [17, 16, 18, 19, 20, 21, 22]
+    # a bound closed by the run before (k = 21 at lows after 20's run) is not run: the band stops there
+    lows2 = lows.copy()
+    lows2[20] = certified[20]
+    assert follow(certified, lows2) == [17, 16, 18, 19, 20]
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                 HealthCheck.function_scoped_fixture])
 @given(st.integers(6, 9), st.integers(1, 3), st.integers(0, 2**31 - 1))

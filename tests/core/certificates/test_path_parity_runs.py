@@ -143,3 +143,38 @@ def test_path_with_the_finer_anchored_bisection_at_every_tried_k_keeps_bounds_ag
         assert v >= brute_opt(A, k)[0] - 1e-9 * scale
     for c in path:
         _check_cert(c, brute_opt(A, c.k)[0], A)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(5, 9), st.integers(1, 3), st.integers(0, 2**31 - 1), st.floats(0.0, 1.0), st.floats(1.0, 1.5))
+def test_after_dnn_anchored_against_bruteforce(n, r, seed, at, above):
+    # certify(k)'s bisection after its DNN made at the path's bound (path_parity.after_dnn_anchored), to 1e-3 then
+    # finer to 1e-7, from a feasible value at or below OPT_k, at a level anywhere from that value to 1.5 x OPT_k:
+    # None, or a bound >= OPT_k
+    X = factor_plus_noise(seed, m=2 * n, n=n, r=r)
+    A = X.T @ X / X.shape[0]
+    k = 1 + seed % n
+    opt = brute_opt(A, k)[0]
+    lower = opt * (0.9 + 0.1 * at)
+    tb = PR.after_dnn_anchored(A, k, lower, lower + (above * opt - lower) * at + 1e-12, 1e-3, 1e-7)
+    assert tb is None or tb >= opt * (1 - 1e-9)
+
+
+def test_after_dnn_anchored_runs_only_below_the_goal(monkeypatch):
+    # the path's after-DNN anchored calls (path.py, after the late tries) are made only at the tried k whose ratio is
+    # below the polish's goal: none with the goal at 0, some with it above 1 (each at a k whose bound was open)
+    X = factor_plus_noise(3, m=120, n=40, r=4)
+    calls = []
+    orig = P.after_dnn_anchored
+
+    def spy(A, k, lower, level, *a):
+        calls.append((k, lower, level))
+        return orig(A, k, lower, level, *a)
+
+    monkeypatch.setattr(P, "after_dnn_anchored", spy)
+    monkeypatch.setattr(P, "_AFTER_DNN_BELOW", 0.0)
+    certify_path(X, ks=list(range(1, 41)))
+    assert calls == []
+    monkeypatch.setattr(P, "_AFTER_DNN_BELOW", 2.0)
+    certify_path(X, ks=list(range(1, 41)))
+    assert calls and all(level > lower for _, lower, level in calls)

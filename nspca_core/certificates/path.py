@@ -40,9 +40,8 @@ from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_large_points import _large_lower, _large_monotone
-from .path_parity import after_dnn_anchored, anchored_floor, deepen_flat, far_runs, parity_runs
+from .path_parity import after_dnn_anchored, anchored_floor, deepen_flat, far_runs, one_k_runs, parity_runs
 from .route import _certify_large, certify_thin, split_cheaper
-from .single import _certify_dense
 from .sparse_route import sparse_route, split_pays
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
@@ -367,7 +366,7 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     # certify(k)'s own runs within the floor (_settings._PATH_FLOOR: a small problem runs it wherever its
     # gap is open); on larger ones the polish below closes the gaps for less (CBCL: 30 runs, 2 CPU s,
     # with the path's whole budget; 16 with a quarter, 1 s: the same certified ratios and bounds)
-    onek = _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
+    onek = one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
                        min(budget - spent, S._PATH_FLOOR), carry)
     accept = 1.0 - S._EFFORT[effort].get("accept_gap", pcfg["target_gap"])
     if pcfg["polish_runs"]:
@@ -379,14 +378,14 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
     # start, the KKT point of the feasible point, where it can lower the bound (path_kkt.py)
     far = partial(far_runs, uniq, pos, lows, upper, lambda: env <= ub_cheap, set(states) | set(onek), lo_ratio=GOAL,
                   hi_ratio=accept)
-    onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
+    onek.update(one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort,
                             _FAR_SHARE * min(budget - spent, S._PATH_FLOOR), carry, order=far))
     kkt_carry(A, uniq, pos, lows, LX, upper, carry)
     # last, certify(k)'s anchored call at the k its tries skipped, then certify(k)'s own computation at every 8th k the
     # path left below the polish's goal, each followed along the k where it helps (path_parity.parity_runs; "auto" only)
     if effort == "auto":
         late()
-        onek.update(_one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
+        onek.update(one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
                                 order=lambda one, cost, budget: parity_runs(uniq, pos, lows, upper, onek, one,
                                                                             _PARITY_STRIDE, GOAL)))
         late(after=True)  # (last: the bounds before it are as they were, float for float; it only lowers them)
@@ -570,33 +569,3 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         else parity_runs([k for k in tried if k not in ran | dropped], pos, lows, upper, (),
                          partial(try_at, rules=False), _PARITY_STRIDE))
 
-
-def _one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget, carry=None,
-                order=None) -> dict:
-    """certify(k)'s own computation (:func:`.single._certify_dense` with its eigenpairs, no point
-    unless the caller gave one) where the path's bound is still open, largest gap per counted cost
-    first (:func:`.path_large.gap_runs`, ``dense_run_cost``), within ``budget``: there the path's
-    bound is at most certify(k)'s.  Lowers ``ub_cheap`` and raises ``lows`` in place; returns
-    ``{k: Certificate}``.  ``carry(state, lam)``: called with each run's DNN dual point and its
-    rigorous ``lambda_max`` bound (None: not known), whose tangent bounds every k (LRS: certify(24)'s
-    dual point proves the optimum at every k >= 24, where the path's own tangents were 2.7e-6 above).
-    ``order(one, cost, budget)`` (optional): chooses the k instead (:func:`.path_parity.far_runs`)."""
-    A = cov.dense()
-    n = A.shape[0]
-    out: dict = {}
-    spec: list = []
-
-    def one(k: int) -> None:
-        if not spec:  # the eigenpairs certify(k) computes (the same call)
-            spec.append(_Spectral(A, 3 if effort == "full" else 2))
-        c, st = _certify_dense(cov, k, given.get(k), effort, None, spec=spec[0])
-        out[k] = c
-        if carry is not None and st is not None:
-            carry(st, (c.info.get("dnn") or {}).get("lam"))
-        i = pos[k]
-        ub_cheap[i] = min(ub_cheap[i], c.upper_bound)
-        if src[i] != "given" and c.x is not None and c.lower > lows[i]:
-            LX[:, i], lows[i], src[i] = c.x, c.lower, c.info.get("lower_source", "one-k")
-
-    (order or partial(gap_runs, uniq, pos, lows, upper))(one, lambda k: S.dense_run_cost(n, k, effort), budget)
-    return out

@@ -6,7 +6,7 @@ round on a 400 x 180 factor-plus-noise matrix) whose value is noisy in k (certif
 certify(76) = 83.81); a tangent carried 10-20 k from the path's nearest DNN run was up to 0.6% above it
 (k = 71..99 on both seeds of that matrix), while on CBCL, where the path's runs lie a few k apart in that band,
 the path is below certify(k) at every k.  Rigour: nothing new; each run is certify(k)'s, its bound and its dual
-point's tangent (:func:`.dnn.dnn_tangent`) carried as in :func:`.path._one_k_runs`.
+point's tangent (:func:`.dnn.dnn_tangent`) carried as in :func:`one_k_runs`.
 
 Also which of the path's own ``mu = 0`` dual points get more DNN iterations at their own k (:func:`flat_points`,
 :func:`deepen_flat`): where one bounds a flat band of smaller k below the accepted ratio (CBCL k = 85..361, from
@@ -15,10 +15,16 @@ k0 = 361), certify(k)'s own ``mu = 0`` runs in the band came up to 3.5e-5 below 
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
+from . import _settings as S
 from .anchor import AnchorRows, anchored_bisection
+from .bounds import _Spectral
 from .dual import _NARROW_REL, _anchored_above, _forecast_fails
+from .path_large import gap_runs
+from .single import _certify_dense
 
 # a k is run only when the nearest k with a DNN run of its own is at least this far (CBCL: none is, in the band
 # below; at 2 the runs at k = 50 gained 1 bound; the factor-plus-noise matrices: 79, 84, 97, 105 / 78, 84, 96, 103)
@@ -192,3 +198,34 @@ def after_dnn_anchored(A, k: int, lower: float, level: float, rel_tol: float, fi
     if tb is not None and fine < rel_tol and lower < (1 - fine) * tb:
         tb = min(tb, anchored_bisection(carry["rows"], lower, tb, fine, tau_lo=carry["tau"], r_lo=carry["r"])[0])
     return tb
+
+
+def one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, budget, carry=None,
+                order=None) -> dict:
+    """certify(k)'s own computation (:func:`.single._certify_dense` with its eigenpairs, no point
+    unless the caller gave one) where the path's bound is still open, largest gap per counted cost
+    first (:func:`.path_large.gap_runs`, ``dense_run_cost``), within ``budget``: there the path's
+    bound is at most certify(k)'s.  Lowers ``ub_cheap`` and raises ``lows`` in place; returns
+    ``{k: Certificate}``.  ``carry(state, lam)``: called with each run's DNN dual point and its
+    rigorous ``lambda_max`` bound (None: not known), whose tangent bounds every k (LRS: certify(24)'s
+    dual point proves the optimum at every k >= 24, where the path's own tangents were 2.7e-6 above).
+    ``order(one, cost, budget)`` (optional): chooses the k instead (:func:`.path_parity.far_runs`)."""
+    A = cov.dense()
+    n = A.shape[0]
+    out: dict = {}
+    spec: list = []
+
+    def one(k: int) -> None:
+        if not spec:  # the eigenpairs certify(k) computes (the same call)
+            spec.append(_Spectral(A, 3 if effort == "full" else 2))
+        c, st = _certify_dense(cov, k, given.get(k), effort, None, spec=spec[0])
+        out[k] = c
+        if carry is not None and st is not None:
+            carry(st, (c.info.get("dnn") or {}).get("lam"))
+        i = pos[k]
+        ub_cheap[i] = min(ub_cheap[i], c.upper_bound)
+        if src[i] != "given" and c.x is not None and c.lower > lows[i]:
+            LX[:, i], lows[i], src[i] = c.x, c.lower, c.info.get("lower_source", "one-k")
+
+    (order or partial(gap_runs, uniq, pos, lows, upper))(one, lambda k: S.dense_run_cost(n, k, effort), budget)
+    return out

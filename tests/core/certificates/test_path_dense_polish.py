@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from nspca_core import certify, certify_path
 from nspca_core.certificates import _settings as S
 from nspca_core.certificates import path as P
+from nspca_core.certificates import path_parity as PR
 from nspca_core.certificates.path_dense_polish import polish_to_goal
 
 from tests.bruteforce import brute_opt
@@ -162,7 +163,7 @@ def test_one_k_runs_carry_their_dual_point_to_every_k(monkeypatch, n, s, seed):
     X = _block_matrix(rng, n, s)
     A = X.T @ X / X.shape[0]
     seen = []
-    real = P._certify_dense
+    real = PR._certify_dense
 
     def spy(cov, k, *a, **kw):
         c, st_ = real(cov, k, *a, **kw)
@@ -173,7 +174,7 @@ def test_one_k_runs_carry_their_dual_point_to_every_k(monkeypatch, n, s, seed):
         _forced(m, polish=False, one_k=True)
         # a budget of about one certify(k) run: the others' bounds come from what is carried
         m.setattr(S, "_PATH_FLOOR", 3.0 * S.dense_run_cost(n, 1, "auto"))
-        m.setattr(P, "_certify_dense", spy)
+        m.setattr(PR, "_certify_dense", spy)  # (certify(k)'s runs: path_parity.one_k_runs)
         path = certify_path(X, ks=list(range(1, n + 1)))
     for c in path:
         opt, _ = brute_opt(A, c.k)

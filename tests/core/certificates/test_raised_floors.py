@@ -19,7 +19,7 @@ from nspca_core.certificates.split_point import _lambda_S
 from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import brute_opt
-from tests.core.certificates.test_skip_own import _own_counts
+from tests.core.certificates.test_skip_own import _own_counts, brute_t_terms
 from tests.core.certificates.test_small_screen import TINY, _force_small, modules_case
 
 
@@ -68,13 +68,7 @@ def test_the_raised_ceiling_is_below_every_coupled_bound_of_S(n, k, s, seed, wit
     AS, xS, BT, kS, cross = _case(seed, n, k, s, with_table)
     raised = screens._Floors(AS, xS, BT, k, kS).raised(cross)
     assert raised >= coupled.t_ceiling(AS, xS, BT, k, kS, cross)
-    best = -np.inf
-    for j in range(1, BT.size):
-        i = k - j
-        if 0 <= i <= kS:
-            a = np.array([brute_opt(AS, i)[0] if i > 0 else 0.0])
-            c = None if cross is None else cross[min(i, cross.shape[0] - 1), min(j, cross.shape[1] - 1)][None]
-            best = max(best, float(coupled._terms_at(a, BT[j:j + 1], c)[0]))
+    best = brute_t_terms(AS, BT, k, kS, cross)
     assert raised <= best * (1 + 1e-12) + 1e-12
 
 

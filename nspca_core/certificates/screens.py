@@ -23,7 +23,7 @@ _GROW = 1.5
 _GROW_MIN = 1.2
 # own_hopeless: where a ceiling leaves ``lower`` short of the goal by less than this (relative to the ceiling), S's
 # floors under its _FLOOR_TOP largest terms are raised by _FLOOR_STEPS truncated power steps on A_SS from x's
-# truncations (:func:`.aim_terms._ascended`) and the rule asked again.  Issue 39, fifteenth round: dlbcl-shaped
+# truncations (:func:`.aim_terms._ascended`) and the rule asked again.  Issue 39 (helper widek15): dlbcl-shaped
 # k = 200, own screen 1,209 features, lower / ceiling 0.9787 with x's truncations (the rule asks < 0.974), 0.9735
 # with the floors raised 0.5 %: the own screen's DNN and refinements (~1 CPU s, replaced by the grown screen's
 # every time) skipped, 0.03 s of steps; MLL k = 200 (0.9995, S binds alone) and golub never within reach

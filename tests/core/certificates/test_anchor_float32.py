@@ -1,4 +1,4 @@
-"""Issue 39, fifteenth round: inside :func:`nspca_core.certificates.anchor_sums.float32_products` (one thin
+"""Issue 39 (helper thin15): inside :func:`nspca_core.certificates.anchor_sums.float32_products` (one thin
 certificate, :func:`nspca_core.certificates.route.certify_thin`) the anchored row sums' products are float32
 multiplies of the candidates' values and the ratios, both rounded up to float32.  Properties: every row sum is at
 least the exact one (rational arithmetic, brute force over every column), the joint sums too, every bound proved in

@@ -239,7 +239,7 @@ def _run_arrays(A: np.ndarray, state: DnnState, work: DnnWork, ritz32: bool):
 
 # dnn_optimize(extend=): an extended run whose point at ``iters`` is the first it would evaluate checks it at the new
 # end, only where the end's rigorous value is not below that point's free estimate (top Ritz value + mu k + cuts: below
-# its value but for the float32 rounding of the Ritz step, ~n eps32 relative) by this much (issue 39, 15th round:
+# its value but for the float32 rounding of the Ritz step, ~n eps32 relative) by this much (issue 39, helper dense15:
 # CBCL k = 65's run gained 0.3% in its 8 extra iterations; one Cholesky evaluation, ~3 ms of ~80, not used)
 _DEFER_MARGIN = 1e-3
 
@@ -314,7 +314,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     slowing climb ends) times the iterations left; True (another bound proves more) stops the run there, its
     point evaluated (``info["gave_up"]``), unless nothing of the run was (an unevaluated start) and the estimates'
     climb is >= 0: then it is returned as such (value ``inf``, ``info["unevaluated"]``, ``info["outpaced"]``) and the
-    other bound stands, proved at or below the run's estimate (issue 39, 15th round: img24 k = 46..60, the point's
+    other bound stands, proved at or below the run's estimate (issue 39, helper dense15: img24 k = 46..60, the point's
     value certified 0.966-0.969 against the anchored bound's 0.972-0.974: ~6 ms of ~140 computed and not used).
     """
     n = A.shape[0]

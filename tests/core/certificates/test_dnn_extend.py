@@ -93,7 +93,7 @@ def test_climb_rate_is_the_ratio_gained_per_iteration_over_the_last_two_interval
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_deferred_check_at_iters_is_skipped_only_where_the_end_is_below_its_estimate(seed, monkeypatch):
-    """Counting, both sides of _DEFER_MARGIN (15th round): an extended run from an unevaluated start puts its check at
+    """Counting, both sides of _DEFER_MARGIN (dense15): an extended run from an unevaluated start puts its check at
     40 off to its end.  Margin -inf (the end always below): skipped (as many evaluations as the run without the
     extension, info "skipped_check"); margin 1 (never): made (one more), and the value is at most the unextended
     run's (its check at 40, the same point).  At the real margin, a skipped check never left a looser bound: the value

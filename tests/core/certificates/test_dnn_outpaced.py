@@ -47,7 +47,7 @@ def test_an_outpaced_run_stops_at_its_third_estimate_and_a_never_outpaced_one_is
     again, _ = _dnn.dnn_value(A, k, _dnn.DnnState(np.asarray(stopped[0].N, dtype=float), stopped[0].nu, None,
                                                  stopped[0].C, stopped[0].w))
     assert again >= opt - REL * scale
-    # (from this unevaluated start: evaluated only where the estimates' climb was below 0, the 15th round)
+    # (from this unevaluated start: evaluated only where the estimates' climb was below 0, helper dense15)
     if stopped[2].get("unevaluated"):
         assert stopped[1] == np.inf and stopped[2].get("outpaced") and stopped[2]["exact_evaluations"] == 0
     else:
@@ -128,7 +128,7 @@ def test_the_bisection_runs_only_where_the_cut_runs_reach_is_below_the_forecasts
 
 @pytest.mark.parametrize("seed", range(3))
 def test_an_outpaced_run_from_an_unevaluated_start_is_evaluated_only_where_its_climb_is_below_zero(seed, monkeypatch):
-    """Counting, both sides of climb = 0 (the 15th round): a rule answering True stops the run at its third estimate;
+    """Counting, both sides of climb = 0 (helper dense15): a rule answering True stops the run at its third estimate;
     from an unevaluated start (the lazy cut run) with the estimates' climb >= 0 (0 and 1e-4) nothing is evaluated
     (value inf, info "unevaluated" and "outpaced", 0 evaluations); with a climb of -1e-12 the point is evaluated as
     before (one evaluation, its float64 bound, >= OPT).  From an evaluated start the stopped point is evaluated

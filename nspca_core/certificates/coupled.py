@@ -14,6 +14,7 @@ from ..operators.cov import Cov
 from .dnn import dnn_tangent
 from ..result import Certificate
 from . import _settings as _S
+from . import thin_anchor
 from ._settings import _EFFORT, _EPS, _DNN_PASSES, anchor_affordable, anchor_cost, anchor_ok
 from .budget import fits, step
 from .anchor import AnchorRows, anchored_bisection, anchored_joint_test, anchored_rowsum_test, joint_blockers
@@ -410,6 +411,8 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
         rows, ok, _ = top_test(AS, kS, top, seen)  # (where it fails, the DNN's route asks it again: reused)
         tb = top if ok else None
         lazy.update(rows=rows, lower=lower, top=top, bounds=dict(bounds), xS=xS, kS=kS, n=n, A=AS)
+    elif thin_anchor.on():  # (the thin route's eager search: its top test last, thin_anchor.anchored)
+        tb = thin_anchor.anchored(AS, kS, lower, min(bounds.values()), _ANCHOR_REL, _DNN_SKIP_AT)
     else:
         tb = _anchored(AS, kS, lower, min(bounds.values()), rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT,
                        top_first=True, seen=seen)

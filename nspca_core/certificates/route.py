@@ -27,6 +27,7 @@ from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
 from .screens import grow_to, grown
 from .single import _certify_dense, _certify_split
 from .sparse_route import sparse_route
+from .thin_anchor import top_last
 
 
 def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=None, scale=None,
@@ -67,8 +68,9 @@ def certify_thin(cov: Cov, k: int, x, effort: str, callback, gram=None) -> Certi
     cost at most the split's plus the dense route's, the split's below the dense one's).  Issue 39: 30 x 500 data
     whose largest variances are noise outside the correlated module: eager 0.70 / 0.58 at k = 10 / 20 on screens
     of 265 / 191 features, the dense route 0.97 / 0.94.  certify_path calls this at each such k (the same floats)."""
-    with bisection_hints(), float32_products():  # (hints: the grown screen's bisection tests where the 2 k screen's
-        # landed first; float32 products of values and ratios rounded up in the anchored row sums)
+    with bisection_hints(), float32_products(), top_last():  # (hints: the grown screen's bisection tests where the
+        # 2 k screen's landed first; float32 products of values and ratios rounded up in the anchored row sums; S's
+        # eager bound's top test last, only where its bisection proves nothing)
         d = _certify_large(cov, k, x, effort, callback, gram=gram, eager=True)
         bs = d.info.get("B_S", 0.0)
         if not bs > 0 or d.lower / d.upper_bound >= d.lower / bs - _EAGER_FALLBACK:

@@ -47,7 +47,9 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
         return certify_exact(cov, k, x, time_limit, callback, scale, budget)
     gram: dict = {}
     if cov.thin:
-        cert = _certify_lowrank(cov, k, x, callback, gram=gram)
+        # (gram["eig"] is read only by the split routes: the dense route's data need the Gram's eigenvalues alone)
+        split = cov.n > S._DENSE_MAX_N or split_cheaper(cov, k, effort)
+        cert = _certify_lowrank(cov, k, x, callback, gram=gram, vectors=split)
         if cert is not None:
             return cert
     if cov.n > S._DENSE_MAX_N:

@@ -34,6 +34,7 @@ from .dual import dense_dual
 from .screens import own_hopeless, reuse_parts
 from .exact import EXACT_TOLERANCE, branch_and_bound, take_branch
 from .cheap import (
+    _D1_LATE,
     _LANCZOS_MIN_N,
     _LIGHT_SPEC_MIN_N,
     _finish,
@@ -116,7 +117,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             and n >= max(_LIGHT_SPEC_MIN_N, _D2_MAX_N + 1)):
         # the top eigenpairs only feed the d = 1 bounds here (x is given, n is above _D2_MAX_N): lambda_1
         # alone where those bounds cannot win (issue 39: 4.4 -> ~2 ms on CBCL k >= 60)
-        spec = lambda1_only(A, k)
+        spec = lambda1_only(A, k, lower=cov.quad(x))
     if spec is None:
         with step(budget, "top", float(n) ** 3):
             spec = _Spectral(A, 3 if effort == "full" else 2)
@@ -162,6 +163,11 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
                             budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters,
                             seen=seen, top_eig=getattr(spec, "bracket", None))
+    if getattr(spec, "d1", None) is not None and min(bounds.values()) >= _D1_LATE * spec.d1:
+        # (the d = 1 bounds lambda1_only left out as out of reach of x's value: here they could win after all)
+        with step(budget, "top", float(n) ** 3):
+            bounds.update({b: v for b, v in cheap_bounds_at(spec.top().spectrum(), k).items() if b != "lambda1"})
+        report.offer(min(bounds.values()))
     # the DNN's Ritz vectors are good starts for the lower bound too
     if (ran and not x_given and state is not None and state.U is not None
             and fits(budget, "ascent", float(n) ** 3)):

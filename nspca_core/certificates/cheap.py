@@ -109,9 +109,10 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None,
     if not vectors:
         G = _gram_of(cov.X, m)
         vals = np.linalg.eigvalsh(G)  # (ascending)
-        if vals.size > max_rank and float(vals[-1 - max_rank]) > 2.0 * _gram_tol(G, cov.n):
-            if gram is not None:
-                gram["G"] = G
+        tol = _gram_tol(G, cov.n)
+        if vals.size > max_rank and float(vals[-1 - max_rank]) > 2.0 * tol:
+            if gram is not None:  # (top: a proved lambda_1 bound of A, value + tol, as bounds._ThinSpectral's)
+                gram.update(G=G, top=(max(float(vals[-1]), 0.0), tol))
             return None
     w, P, tol = _gram_eig(cov.X, m, gram, G)
     if gram is not None:
@@ -493,7 +494,8 @@ _LIGHT_EARLY, _LIGHT_SHORT = 3, 0.97
 
 
 def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
-                 steps: int = _LIGHT_STEPS, lower: float | None = None) -> Lambda1Only | None:
+                 steps: int = _LIGHT_STEPS, lower: float | None = None,
+                 proved: tuple[float, float] | None = None) -> Lambda1Only | None:
     """lambda_1 of a dense A proved by a Cholesky factorization at a guess from block-Krylov steps
     (:func:`nspca_core.certificates.dnn_lmax.chol_lmax`: ~1.2 ms against ~4.7 ms for the top eigenpairs by
     LAPACK and their bounds at n = 361), where the paper's and the residual bound at d = 1
@@ -514,7 +516,12 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
     ruled out whatever they are (:data:`.dual_start._KKT_USEFUL`) -- lambda_1 is proved alone all the same
     and that estimate is kept (``d1``): the caller computes the top eigenpairs after its dual side, only
     where its bound is not below :data:`_D1_LATE` of it (issue 39: img24 k = 20..150 and s300x400 k = 30..100,
-    d = 1 certifying 0.67-0.89 against 0.96-0.98: 12.6 ms of img24 k = 50's ~139)."""
+    d = 1 certifying 0.67-0.89 against 0.96-0.98: 12.6 ms of img24 k = 50's ~139).  There lambda_1's bound
+    decides nothing before the dual side (``lower`` is below 0.9 of it: every rule that reads the bounds so far
+    -- the KKT start's, the anchored bisection's ceiling, the DNN's skip -- answers the same for any bound above
+    that), so ``proved`` (``(value, tol)``, ``value + tol`` a proved bound on lambda_1: the low-rank test's Gram
+    eigenvalue and tolerance, :func:`_certify_lowrank`) is taken as it is, with no more block steps and no
+    Cholesky factorization (s300x400: ~2 of ~3 ms)."""
     n = A.shape[0]
     r = _LIGHT_R
     U = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, r - 1))])
@@ -525,6 +532,8 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
             far = _far(A, w, U, k, lower)
             if far is None:
                 return None  # (clearly short already: no more steps, no proof)
+            if proved is not None:
+                return Lambda1Only(A, proved[0], proved[1], far, float(w[0]))
         res = A @ U[:, 0] - w[0] * U[:, 0]
         allow = float(res @ res) / max(float(w[0] - w[1]), 1e-300)
         if allow <= _LIGHT_ACCEPT * abs(float(w[0])):
@@ -537,6 +546,8 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
         far = _far(A, w, U, k, lower)
         if far is None:
             return None
+    if far is not None and proved is not None:
+        return Lambda1Only(A, proved[0], proved[1], far, theta)
     slack = chol_lmax(A, guess)
     if slack is None:
         return None

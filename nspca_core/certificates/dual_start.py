@@ -106,9 +106,8 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None, keep: dict | 
     warm block; only the chosen point matters; it is re-evaluated exactly later).  ``lam1``: A's top
     eigenvalue when the caller has it (a path calls this at many k), or a callable ``(hi, max A_ii, k) ->`` the
     value where only ``min(hi, (lambda_1 - max A_ii) / (k - 1))`` is read of it (``hi``: A's largest off-diagonal
-    entry).  ``keep`` (a dict): given the
-    search's last block of Ritz vectors as ``keep["U"]`` (n > 150; a start for the point's evaluation,
-    :func:`_start_value`: the point returned is the same either way).
+    entry).  ``keep`` (a dict): given the search's last block of Ritz vectors as ``keep["U"]`` (n > 150; a start
+    for the point's evaluation, :func:`_start_value`: the point returned is the same either way).
     """
     n = A.shape[0]
     dg = np.diag(A)

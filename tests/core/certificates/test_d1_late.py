@@ -188,3 +188,49 @@ def test_the_lowrank_test_on_full_rank_data_skips_the_eigenvectors(monkeypatch):
     gram = {}
     assert _certify_lowrank(Cov(X - X.mean(axis=0)), 5, None, None, gram=gram) is None
     assert calls == [1] and "eig" in gram
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(5, 9), extra=st.integers(1, 6), k=st.integers(1, 4),
+       scale=st.sampled_from([1e-3, 1.0, 1e3]))
+def test_the_gram_eigenvalue_handed_to_lambda1_only_is_a_bound(seed, m, extra, k, scale):
+    """The low-rank test's ``gram["top"]`` (thin data above its rank limit): ``value + tol`` is at least
+    LAPACK's lambda_max of the covariance the dense route forms and brute force's OPT, and ``lambda1_only``
+    given it (and x's value) reports exactly that bound where it takes it."""
+    rng = np.random.default_rng(seed)
+    n = m + extra
+    X = rng.standard_normal((m, n)) * scale * rng.uniform(0.1, 3.0, n)
+    X -= X.mean(axis=0)
+    cov = Cov(X)
+    k = min(k, n)
+    gram: dict = {}
+    if _certify_lowrank(cov, k, None, None, gram=gram, vectors=False) is not None:
+        return
+    value, tol = gram["top"]
+    A = cov.dense()
+    assert value + tol >= float(np.linalg.eigvalsh(A)[-1])
+    assert value + tol >= brute_opt(A, k)[0] * (1 - 1e-12)
+    out = lambda1_only(A, k, margin=-0.5, lower=0.0, proved=gram["top"])  # (lower 0: never out of reach)
+    if out is not None:
+        assert out.d1 is None or out.w[0] == value
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), m=st.integers(5, 8), extra=st.integers(1, 4), k=st.integers(2, 4),
+       far=st.sampled_from([0.88, 1.5]))
+def test_thin_data_on_the_dense_route_stays_above_bruteforce(monkeypatch, seed, m, extra, k, far):
+    """Thin data the dense route takes (size thresholds lowered): the certificate, whose lambda_1 bound is the
+    Gram's where the d = 1 bounds are out of reach (``far`` 1.5: wherever short), is above brute force's OPT."""
+    _small(monkeypatch)
+    monkeypatch.setattr(cheap, "_D1_FAR", far)
+    rng = np.random.default_rng(seed)
+    n = m + extra
+    X = _images(seed, m, n)
+    x = np.zeros(n)
+    x[rng.choice(n, k, replace=False)] = rng.random(k) + 0.1
+    x /= np.linalg.norm(x)
+    c = certify(X, k=k, x=x)
+    A = np.cov(X, rowvar=False, bias=True)
+    assert c.upper_bound >= brute_opt(A, k)[0] * (1 - 1e-9)
+    assert c.upper_bound >= c.lower

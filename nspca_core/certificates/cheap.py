@@ -114,7 +114,7 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None,
             if gram is not None:  # (top: a proved lambda_1 bound of A, value + tol, as bounds._ThinSpectral's)
                 gram.update(G=G, top=(max(float(vals[-1]), 0.0), tol))
             return None
-    w, P, tol = _gram_eig(cov.X, m, gram, G)
+    w, P, tol = _gram_eig(cov.X, m, gram) if G is None else _gram_eig(cov.X, m, gram, G=G)
     if gram is not None:
         gram["eig"] = (w, P, tol)
     r = int(np.count_nonzero(w > tol))
@@ -515,8 +515,8 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
     a ratio the dual side that follows aims past (``_settings._CUT_BELOW``) and at which the KKT start is
     ruled out whatever they are (:data:`.dual_start._KKT_USEFUL`) -- lambda_1 is proved alone all the same
     and that estimate is kept (``d1``): the caller computes the top eigenpairs after its dual side, only
-    where its bound is not below :data:`_D1_LATE` of it (issue 39: img24 k = 20..150 and s300x400 k = 30..100,
-    d = 1 certifying 0.67-0.89 against 0.96-0.98: 12.6 ms of img24 k = 50's ~139).  There lambda_1's bound
+    where its bound is not below :data:`_D1_LATE` of it (issue 39: img24 k = 30..150 and s300x400 k = 5..100,
+    d = 1 certifying 0.67-0.87 against 0.96-1.0: 12.6 ms of img24 k = 50's ~139).  There lambda_1's bound
     decides nothing before the dual side (``lower`` is below 0.9 of it: every rule that reads the bounds so far
     -- the KKT start's, the anchored bisection's ceiling, the DNN's skip -- answers the same for any bound above
     that), so ``proved`` (``(value, tol)``, ``value + tol`` a proved bound on lambda_1: the low-rank test's Gram

@@ -392,16 +392,26 @@ def _paper_and_residual(spec: _Spectral, k: int, ds) -> dict:
     return out
 
 
-def _gram_eig(XT: np.ndarray, m: int, out: dict | None = None):
+def _gram_eig(XT: np.ndarray, m: int, out: dict | None = None, G: np.ndarray | None = None):
     """Eigenvalues (descending, clipped at 0), eigenvectors and their backward-error
-    tolerance of the Gram ``X_T X_T^T / m`` (``out``: gets the Gram as ``out["G"]``)."""
-    G = (XT @ XT.T) / m
+    tolerance of the Gram ``X_T X_T^T / m`` (``out``: gets the Gram as ``out["G"]``; ``G``: that Gram
+    when formed already, :func:`_gram_of`)."""
+    G = _gram_of(XT, m) if G is None else G
     if out is not None:
         out["G"] = G
     w, P = np.linalg.eigh(G)
     w, P = np.clip(w[::-1], 0.0, None), P[:, ::-1]
-    tol = 32.0 * (G.shape[0] + XT.shape[1]) * _EPS * (float(np.linalg.norm(G)) + float(np.trace(G)))
-    return w, P, tol
+    return w, P, _gram_tol(G, XT.shape[1])
+
+
+def _gram_of(XT: np.ndarray, m: int) -> np.ndarray:
+    """The Gram ``fl(X_T X_T^T) / m`` as :func:`_gram_eig` forms it."""
+    return (XT @ XT.T) / m
+
+
+def _gram_tol(G: np.ndarray, n: int) -> float:
+    """:func:`_gram_eig`'s tolerance of the Gram ``G`` of n columns: ``32 (m + n) eps (||G||_F + tr G)``."""
+    return 32.0 * (G.shape[0] + n) * _EPS * (float(np.linalg.norm(G)) + float(np.trace(G)))
 
 
 def _thin_lambdas(XT: np.ndarray, m: int, count: int, eig=None):

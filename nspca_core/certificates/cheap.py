@@ -16,7 +16,8 @@ from ..result import Certificate
 from ..spannogram import lowrank_nspca
 from . import _settings as S
 from ._settings import _EPS, OPTIMAL_TOLERANCE
-from .bounds import Spectrum, _gram_basis_bound, _gram_eig, _opt1, _rowsum_topk, cheap_bounds_at
+from .bounds import (Spectrum, _gram_basis_bound, _gram_eig, _gram_of, _gram_tol, _opt1, _rowsum_topk, _Spectral,
+                     cheap_bounds_at)
 from .arcs import opt2_upper
 from .budget import Budget
 from .dnn import _ritz, chol_lmax
@@ -80,7 +81,8 @@ def _rowsum_bound(A: np.ndarray, k: int) -> float:
     return _rowsum_topk(A, k) * (1 + 4 * (k + 2) * _EPS)
 
 
-def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None, gram: dict | None = None):
+def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None, gram: dict | None = None,
+                     vectors: bool = True):
     """Data of numerical rank ``r <= max_rank`` (thin, through the m x m Gram): the exact
     spannogram on the rank-r factor V is the answer and its own certificate.
 
@@ -93,12 +95,26 @@ def _certify_lowrank(cov: Cov, k: int, x, callback, max_rank: int | None = None,
     Returns None when the rank is above ``max_rank``.  Memory O(n m); nothing n x n.  ``gram`` (a
     dict, optional): gets the Gram of X and its eigendecomposition as ``gram["G"]``, ``gram["eig"]``
     (the split bound's spectra of A and of A_TT reuse them: :func:`.bounds._thin_spectrum`'s ``eig``,
-    :func:`.bounds._rest_spectrum`'s ``G``).
+    :func:`.bounds._rest_spectrum`'s ``G``).  ``vectors=False`` (the caller reads no ``gram["eig"]``: the
+    dense route's data): the Gram's eigenvalues alone first (LAPACK without eigenvectors, ~0.4x the time at
+    m = 300), None where the one at ``max_rank`` is above twice ``tol`` (the eigendecomposition's would be
+    above ``tol``: the two differ by at most their backward errors, each below a sixteenth of ``tol``), so
+    the rank is above ``max_rank`` as the eigendecomposition would find it; else the eigendecomposition
+    as before (issue 39: s300x400, 7.8 -> 3.3 ms of a ~45 ms certificate).
     """
     t0 = time.perf_counter()
     max_rank = S._LOWRANK_MAX_RANK if max_rank is None else max_rank
     m = cov.X.shape[0]
-    w, P, tol = _gram_eig(cov.X, m, gram)
+    G = None
+    if not vectors:
+        G = _gram_of(cov.X, m)
+        vals = np.linalg.eigvalsh(G)  # (ascending)
+        tol = _gram_tol(G, cov.n)
+        if vals.size > max_rank and float(vals[-1 - max_rank]) > 2.0 * tol:
+            if gram is not None:  # (top: a proved lambda_1 bound of A, value + tol, as bounds._ThinSpectral's)
+                gram.update(G=G, top=(max(float(vals[-1]), 0.0), tol))
+            return None
+    w, P, tol = _gram_eig(cov.X, m, gram) if G is None else _gram_eig(cov.X, m, gram, G=G)
     if gram is not None:
         gram["eig"] = (w, P, tol)
     r = int(np.count_nonzero(w > tol))
@@ -392,12 +408,35 @@ class Lambda1Only:
     was proved (:func:`lambda1_only`): ``spectrum()`` (lambda_1's bound alone: no v_1, no lambda_2),
     ``tol``, ``A``, no eigenvectors."""
 
-    def __init__(self, A: np.ndarray, value: float, tol: float):
+    def __init__(self, A: np.ndarray, value: float, tol: float, d1: float | None = None, theta: float = 0.0):
         self.A, self.tol, self.U = A, tol, None
         self.w = np.array([value])  # ``w[0] + tol``: the proved bound, summed as lambda1_proved sums it
+        # d1 (given a feasible value): the d = 1 bounds' low estimate where they were below lambda_1 but out of reach
+        # (:func:`lambda1_only`'s ``lower``); the caller computes them after its dual side where they could win
+        # (:meth:`top`), and the DNN's screening start takes LAPACK's lambda_1 bound as before (:meth:`bracket`)
+        self.d1, self.theta, self.full = d1, theta, None
+        if d1 is not None:
+            self.bracket = self._bracket
 
     def spectrum(self, *, rows: bool = True, many_k: bool = False) -> Spectrum:
         return Spectrum(self.A.shape[0], self.w, self.tol)
+
+    def top(self):
+        """The top eigenpairs by LAPACK (:class:`.bounds._Spectral`, ``dmax`` 2 as "auto"'s), computed once."""
+        if self.full is None:
+            self.full = _Spectral(self.A, 2)
+        return self.full
+
+    def _bracket(self, hi: float, dmax: float, k: int) -> float:
+        """The screening start's lambda_1 (:func:`.dual_start._screen_init`, which takes ``min(hi, (lambda_1 -
+        dmax) / (k - 1))``): LAPACK's lambda_1 bound (``w[0] + tol`` of :meth:`top`), the value it took before
+        this route existed, where that minimum could depend on it; else a value below LAPACK's (the top Ritz
+        value less 1e-10 of it: a Rayleigh quotient, at most lambda_1 to rounding, which ``tol`` covers) whose
+        term is already at least ``hi``, so the minimum is ``hi`` whichever (rounding is monotone)."""
+        low = self.theta * (1.0 - 1e-10)
+        if k > 1 and low > 0 and (low - dmax) / (k - 1) >= hi:
+            return low
+        return float(self.top().w[0]) + self.top().tol
 
 
 # _rows_low: the rows of largest residual variance tried first
@@ -416,6 +455,16 @@ def _rows_low(A: np.ndarray, v1: np.ndarray, k: int) -> float:
     if kk < n:
         P = np.partition(P, n - kk, axis=1)[:, n - kk:]
     return float(P.sum(axis=1).max())
+
+
+def _d1_low(A: np.ndarray, w: np.ndarray, U: np.ndarray, k: int) -> float:
+    """The d = 1 bounds' low estimate from the Ritz pairs ``(w, U)``: ``OPT_1 + min(lambda_2, row sums on a few
+    rows)`` (:func:`_rows_low`, below the full row sums), as :func:`_short` without ``full`` compares it."""
+    theta = float(w[0])
+    if not theta > 0:
+        return 0.0
+    v1 = math.sqrt(theta) * U[:, 0]
+    return _opt1(v1, k) + min(max(float(w[1]), 0.0), _rows_low(A, v1, k))
 
 
 def _short(A: np.ndarray, w: np.ndarray, U: np.ndarray, k: int, need: float, full: bool = True) -> bool:
@@ -445,7 +494,8 @@ _LIGHT_EARLY, _LIGHT_SHORT = 3, 0.97
 
 
 def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
-                 steps: int = _LIGHT_STEPS) -> Lambda1Only | None:
+                 steps: int = _LIGHT_STEPS, lower: float | None = None,
+                 proved: tuple[float, float] | None = None) -> Lambda1Only | None:
     """lambda_1 of a dense A proved by a Cholesky factorization at a guess from block-Krylov steps
     (:func:`nspca_core.certificates.dnn_lmax.chol_lmax`: ~1.2 ms against ~4.7 ms for the top eigenpairs by
     LAPACK and their bounds at n = 361), where the paper's and the residual bound at d = 1
@@ -458,14 +508,32 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
     certificate invalid, and the one kept is proved.  The guess is the top Ritz value plus 4 times its
     pair's allowance ``res_1^2 / (theta_1 - theta_2)`` (as :func:`nspca_core.certificates.dnn_lmax.ritz_guesses`;
     a guess below lambda_1 fails the factorization: nothing is assumed of it).  On CBCL (issue 39) the
-    d = 1 bounds are 3-40% above lambda_1 at k = 60..361 and never bind."""
+    d = 1 bounds are 3-40% above lambda_1 at k = 60..361 and never bind.
+
+    ``lower`` (a feasible value, the caller's answer's): where the d = 1 bounds come out below lambda_1 but
+    their low estimate (:func:`_d1_low`) leaves them out of reach -- ``lower`` below :data:`_D1_FAR` of it,
+    a ratio the dual side that follows aims past (``_settings._CUT_BELOW``) and at which the KKT start is
+    ruled out whatever they are (:data:`.dual_start._KKT_USEFUL`) -- lambda_1 is proved alone all the same
+    and that estimate is kept (``d1``): the caller computes the top eigenpairs after its dual side, only
+    where its bound is not below :data:`_D1_LATE` of it (issue 39: img24 k = 30..150 and s300x400 k = 5..100,
+    d = 1 certifying 0.67-0.87 against 0.96-1.0: 12.6 ms of img24 k = 50's ~139).  There lambda_1's bound
+    decides nothing before the dual side (``lower`` is below 0.9 of it: every rule that reads the bounds so far
+    -- the KKT start's, the anchored bisection's ceiling, the DNN's skip -- answers the same for any bound above
+    that), so ``proved`` (``(value, tol)``, ``value + tol`` a proved bound on lambda_1: the low-rank test's Gram
+    eigenvalue and tolerance, :func:`_certify_lowrank`) is taken as it is, with no more block steps and no
+    Cholesky factorization (s300x400: ~2 of ~3 ms)."""
     n = A.shape[0]
     r = _LIGHT_R
     U = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, r - 1))])
+    far = None  # (the d = 1 bounds' low estimate, where short but out of reach of `lower`)
     for step in range(steps):
         w, U = _ritz(A, U, r)
         if step + 1 == _LIGHT_EARLY and _short(A, w, U, k, _LIGHT_SHORT * abs(float(w[0])), full=False):
-            return None  # (clearly short already: no more steps, no proof)
+            far = _far(A, w, U, k, lower)
+            if far is None:
+                return None  # (clearly short already: no more steps, no proof)
+            if proved is not None:
+                return Lambda1Only(A, proved[0], proved[1], far, float(w[0]))
         res = A @ U[:, 0] - w[0] * U[:, 0]
         allow = float(res @ res) / max(float(w[0] - w[1]), 1e-300)
         if allow <= _LIGHT_ACCEPT * abs(float(w[0])):
@@ -474,12 +542,29 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
     if not theta > 0:
         return None
     guess = theta + 4.0 * allow + 1e-12 * abs(theta)
-    if _short(A, w, U, k, (1.0 + margin) * guess):
-        return None
+    if far is None and _short(A, w, U, k, (1.0 + margin) * guess):
+        far = _far(A, w, U, k, lower)
+        if far is None:
+            return None
+    if far is not None and proved is not None:
+        return Lambda1Only(A, proved[0], proved[1], far, theta)
     slack = chol_lmax(A, guess)
     if slack is None:
         return None
-    return Lambda1Only(A, guess + slack, 32.0 * n * _EPS * float(np.linalg.norm(A)))
+    return Lambda1Only(A, guess + slack, 32.0 * n * _EPS * float(np.linalg.norm(A)), far, theta)
+
+
+# lambda1_only given a feasible value: the d = 1 bounds are out of reach where that value is below _D1_FAR of their
+# low estimate; computed after the dual side where its bound is not below _D1_LATE of that estimate
+_D1_FAR, _D1_LATE = 0.88, 0.9
+
+
+def _far(A: np.ndarray, w: np.ndarray, U: np.ndarray, k: int, lower: float | None) -> float | None:
+    """The d = 1 bounds' low estimate (:func:`_d1_low`) where ``lower`` is below :data:`_D1_FAR` of it, else None."""
+    if lower is None or not lower > 0:
+        return None
+    est = _d1_low(A, w, U, k)
+    return est if lower < _D1_FAR * est else None
 
 
 def _sparse_products(cov: Cov) -> bool:

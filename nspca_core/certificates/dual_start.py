@@ -104,9 +104,10 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None, keep: dict | 
     ``lambda_max(M) + mu k`` (valid: N >= 0) is minimized over mu by a
     coarse grid (5 points) and 4 golden-section steps using cheap values (top Ritz values of a
     warm block; only the chosen point matters; it is re-evaluated exactly later).  ``lam1``: A's top
-    eigenvalue when the caller has it (a path calls this at many k).  ``keep`` (a dict): given the
-    search's last block of Ritz vectors as ``keep["U"]`` (n > 150; a start for the point's evaluation,
-    :func:`_start_value`: the point returned is the same either way).
+    eigenvalue when the caller has it (a path calls this at many k), or a callable ``(hi, max A_ii, k) ->`` the
+    value where only ``min(hi, (lambda_1 - max A_ii) / (k - 1))`` is read of it (``hi``: A's largest off-diagonal
+    entry).  ``keep`` (a dict): given the search's last block of Ritz vectors as ``keep["U"]`` (n > 150; a start
+    for the point's evaluation, :func:`_start_value`: the point returned is the same either way).
     """
     n = A.shape[0]
     dg = np.diag(A)
@@ -118,6 +119,8 @@ def _screen_init(A: np.ndarray, k: int, lam1: float | None = None, keep: dict | 
     np.copyto(N, A)
     N.flat[:: n + 1] = 0.0  # (off)
     hi = float(N.max()) if n > 1 else 0.0
+    if callable(lam1):  # (a value computed where the bracket below needs it: cheap.Lambda1Only's bracket)
+        lam1 = lam1(hi, float(dg.max()), k)
     if lam1 is None:
         lam1 = float(scipy.linalg.eigh(A, subset_by_index=[n - 1, n - 1], eigvals_only=True)[0]) \
             if n > 1 else float(dg[0])

@@ -48,7 +48,9 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
         return certify_exact(cov, k, x, time_limit, callback, scale, budget)
     gram: dict = {}
     if cov.thin:
-        cert = _certify_lowrank(cov, k, x, callback, gram=gram)
+        # (gram["eig"] is read only by the split routes: the dense route's data need the Gram's eigenvalues alone)
+        split = cov.n > S._DENSE_MAX_N or split_cheaper(cov, k, effort)
+        cert = _certify_lowrank(cov, k, x, callback, gram=gram, vectors=split)
         if cert is not None:
             return cert
     if cov.n > S._DENSE_MAX_N:
@@ -57,7 +59,7 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
         return certify_thin(cov, k, x, effort, callback, gram or None)
     if (cert := sparse_route(cov, k, x, effort, callback, _certify_large)) is not None:  # (sparse data, by cost)
         return cert
-    cert, _ = _certify_dense(cov, k, x, effort, callback)
+    cert, _ = _certify_dense(cov, k, x, effort, callback, top=gram.get("top"))
     return cert
 
 

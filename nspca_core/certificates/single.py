@@ -34,6 +34,7 @@ from .dual import dense_dual
 from .screens import own_hopeless, reuse_parts
 from .exact import EXACT_TOLERANCE, branch_and_bound, take_branch
 from .cheap import (
+    _D1_LATE,
     _LANCZOS_MIN_N,
     _LIGHT_SPEC_MIN_N,
     _finish,
@@ -51,13 +52,15 @@ from .lower import _ascent_many, _fit_lower, _starts
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
                    report: BoundReport | None = None, tree_follows: bool = False, dnn_iters: int | None = None,
-                   seen: dict | None = None):
+                   seen: dict | None = None, top: tuple[float, float] | None = None):
     """Certificate on a dense covariance (n <= _settings._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies ``dual._DNN_SKIP_AT`` (the
     split bound needs the dual point's bounds at every sparsity); ``tree_follows``: a branch and bound decides
     next (:func:`.dual.dense_dual`); ``dnn_iters``: the DNN's iterations before its cut rounds (default the
-    effort's: the split bound's S takes fewer); ``seen``: :func:`.dual.top_test`'s record (light_S's, on A).
+    effort's: the split bound's S takes fewer); ``seen``: :func:`.dual.top_test`'s record (light_S's, on A);
+    ``top``: ``(value, tol)`` with ``value + tol`` a proved bound on A's lambda_1 (the low-rank test's, thin data:
+    :func:`.cheap.lambda1_only`'s ``proved``).
     ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
     time left (the certificate is then whatever was proved in time: from the sum of the k largest
     variances up); ``report``: each bound proved is offered to it as it comes."""
@@ -116,7 +119,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             and n >= max(_LIGHT_SPEC_MIN_N, _D2_MAX_N + 1)):
         # the top eigenpairs only feed the d = 1 bounds here (x is given, n is above _D2_MAX_N): lambda_1
         # alone where those bounds cannot win (issue 39: 4.4 -> ~2 ms on CBCL k >= 60)
-        spec = lambda1_only(A, k)
+        spec = lambda1_only(A, k, lower=cov.quad(x), proved=top)
     if spec is None:
         with step(budget, "top", float(n) ** 3):
             spec = _Spectral(A, 3 if effort == "full" else 2)
@@ -162,6 +165,11 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
                             budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters,
                             seen=seen, top_eig=getattr(spec, "bracket", None))
+    if getattr(spec, "d1", None) is not None and min(bounds.values()) >= _D1_LATE * spec.d1:
+        # (the d = 1 bounds lambda1_only left out as out of reach of x's value: here they could win after all)
+        with step(budget, "top", float(n) ** 3):
+            bounds.update({b: v for b, v in cheap_bounds_at(spec.top().spectrum(), k).items() if b != "lambda1"})
+        report.offer(min(bounds.values()))
     # the DNN's Ritz vectors are good starts for the lower bound too
     if (ran and not x_given and state is not None and state.U is not None
             and fits(budget, "ascent", float(n) ** 3)):

@@ -123,7 +123,7 @@ def _spy(monkeypatch):
 
     monkeypatch.setattr(bounds._ThinSpectral, "__init__", thin_init)
     monkeypatch.setattr(bounds._Spectral, "__init__", lap_init)
-    monkeypatch.setattr(single, "lambda1_only", lambda A, k: None)  # (LAPACK's route otherwise)
+    monkeypatch.setattr(single, "lambda1_only", lambda A, k, **kw: None)  # (LAPACK's route otherwise)
     monkeypatch.setattr(single, "light_S", lambda *a, **kw: None)  # (S by _certify_dense: its spectrum)
     monkeypatch.setattr(_settings, "_THIN_S_EFFORTS", ("auto", "fast"))  # (the switch, off by default: _settings)
     return seen

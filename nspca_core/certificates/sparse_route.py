@@ -37,7 +37,7 @@ from ..result import Certificate
 from . import _settings as S
 from . import dual, single
 from ._settings import _EFFORT, dnn_run_cost, screened_size, split_held_cost
-from .cheap import _LANCZOS_MIN_N, _finish, _sparse_products, lambda1_proved
+from .cheap import _ARROW_STEPS, _LANCZOS_MIN_N, _finish, _lambda1_by_arrow, _sparse_products, lambda1_proved
 
 __all__ = ["sparse_route"]
 
@@ -51,6 +51,11 @@ _SPLIT_SHARE = 1.0
 # At k <= _SPLIT_BRANCH_MAX_K (S's bound its branch and bound's) the split route is not tried: there it proved
 # 0.9571 / 0.9564 at k = 10 / 15 (dense 0.9553 / 0.9606), below the level, so both routes would run (+0.8 CPU s)
 _SPLIT_STANDS = 0.98
+# ... or where S's bound is one S's own DNN (with its cut rounds, k <= _SPLIT_BRANCH_MAX_K included: no branch and
+# bound there) or anchored row sums proved: where the dense route won (k = 70..90 above) S's bound was its lambda_1.
+# Issue 39, corpus16: k = 8 / 10 / 12 / 15 0.9722 / 0.9746 / 0.9746 / 0.9855 (S's DNN) against the dense route's
+# 0.9553 at k = 10 and 0.9606 at 15 (its DNN over all 1,600 features)
+_S_OWN = ("dnn", "anchored")
 
 
 def _held_sparse(cov: Cov) -> bool:
@@ -60,18 +65,34 @@ def _held_sparse(cov: Cov) -> bool:
 
 def _stands(d: Certificate) -> bool:
     """Whether the split certificate ``d`` stands alone (step 3 of the module docstring): its ratio at least
-    :data:`_SPLIT_STANDS`.  Chooses whether a second route runs; both bounds are proved."""
-    return d.upper_bound > 0 and d.ratio >= _SPLIT_STANDS
+    :data:`_SPLIT_STANDS`, or S's bound proved by S's own DNN or anchored row sums (:data:`_S_OWN`).  Chooses
+    whether a second route runs; both bounds are proved."""
+    return d.upper_bound > 0 and (d.ratio >= _SPLIT_STANDS or d.info.get("B_S_kind") in _S_OWN)
 
 
 def split_pays(cov: Cov, k: int, effort: str) -> bool:
     """Step 1 of the module docstring: "auto", sparse data held as an operator with at most
-    ``_DENSE_MAX_N`` features, k above ``_SPLIT_BRANCH_MAX_K`` (:data:`_SPLIT_STANDS`), a screen smaller than
-    n, and the split route's predicted cost below :data:`_SPLIT_SHARE` times the dense route's DNN run's."""
-    if effort != "auto" or k <= max(S._SPLIT_BRANCH_MAX_K, 2) or not _held_sparse(cov) or cov.n > S._DENSE_MAX_N:
+    ``_DENSE_MAX_N`` features, k >= 3, a screen smaller than n, and the split route's predicted cost below
+    :data:`_SPLIT_SHARE` times the dense route's DNN run's."""
+    if effort != "auto" or k <= 2 or not _held_sparse(cov) or cov.n > S._DENSE_MAX_N:
         return False
     s = screened_size(cov.n, k, _EFFORT[effort])
     return s < cov.n and split_held_cost(cov.n, s, effort) < _SPLIT_SHARE * dnn_run_cost(cov.n, effort)
+
+
+def _lambda1(A: np.ndarray, cov: Cov, need: float):
+    """``(lam1, whole)``: the dense route's first step, :func:`.cheap.lambda1_proved` at ``need`` (the same floats:
+    None where its Lanczos value is above ``need``), and the whole problem's bounds for the split route
+    (``{"lambda1": ...}`` from the same Lanczos run's arrowhead proof where it holds, proved whatever ``need``;
+    else from lambda1_proved's value, else none).  The arrowhead try is lambda1_proved's own first try, run
+    once here with no ``need`` (its value does not depend on it)."""
+    mv = cov.matvec if _sparse_products(cov) else None
+    out = _lambda1_by_arrow(A, mv, None) if _ARROW_STEPS > 0 else None
+    if isinstance(out, tuple) and out[1] < out[0]:  # (then out[1] is the Lanczos value lambda1_proved tests)
+        lam1 = None if (out[1] > need * (1.0 + 1e-12) and out[1] > 0) else out
+        return lam1, {"lambda1": out[0]}
+    lam1 = lambda1_proved(A, matvec=mv, need=need)
+    return lam1, ({"lambda1": lam1[0]} if lam1 is not None else {})
 
 
 def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certificate | None:
@@ -85,9 +106,10 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
     A = cov.dense()  # (both routes read it: formed once, kept by the operator)
     lower = cov.quad(x)
     seen: dict = {}
+    whole = None  # (below _LANCZOS_MIN_N features: A's top eigenpairs, as the split route computes them)
     if cov.n >= _LANCZOS_MIN_N:
         accept = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
-        lam1 = lambda1_proved(A, matvec=cov.matvec if _sparse_products(cov) else None, need=lower / accept)
+        lam1, whole = _lambda1(A, cov, lower / accept)
         if lam1 is not None and lower >= accept * lam1[0]:
             # the dense route's first step stands: its certificate, as it makes it (not computed twice)
             if callback is not None:
@@ -99,7 +121,7 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
         return single._certify_dense(cov, k, x, effort, callback)[0]
     if not dual._forecast_fails(A, k, x, tau, cfg, seen) and dual.top_test(A, k, tau, seen)[1]:
         return single._certify_dense(cov, k, x, effort, callback, seen=seen)[0]  # (its DNN spared: the test reused)
-    d = large(cov, k, x, effort, callback)
+    d = large(cov, k, x, effort, callback, tree=False, whole=whole)
     if _stands(d):
         d.info["route"] = "split(sparse)"
         return d

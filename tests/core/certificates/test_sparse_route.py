@@ -86,17 +86,23 @@ def corpora(draw):
 
 
 @settings(max_examples=40, deadline=None)
-@given(D=corpora(), center=st.booleans(), k=st.integers(3, 7), both=st.booleans())
-def test_bound_holds_against_brute_force(D, center, k, both):
-    """Every route's bound at least the exact optimum: the split route (the anchored test forced to fail), and
-    with ``both`` the dense route too (the smaller bound standing); the feasible value is x's."""
+@given(D=corpora(), center=st.booleans(), k=st.integers(3, 7), both=st.booleans(), partial=st.booleans())
+def test_bound_holds_against_brute_force(D, center, k, both, partial):
+    """Every route's bound at least the exact optimum: the split route (the anchored test forced to fail; k at most
+    single's _SPLIT_BRANCH_MAX_K: S by its DNN, no tree), and with ``both`` the dense route too (the smaller bound
+    standing); ``partial``: the rest's two proofs (:mod:`.rest_top`) at any size; the feasible value is x's."""
+    from nspca_core.certificates import rest_top as RT
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(S, "_SPLIT_MIN", 2)
         mp.setattr(S, "_SPLIT_PER_K", 1)
         mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
         mp.setattr(R, "_SPLIT_SHARE", np.inf)
+        if partial:
+            mp.setattr(RT, "_PARTIAL_MIN_N", 1)
         if both:
             mp.setattr(R, "_SPLIT_STANDS", np.inf)
+            mp.setattr(R, "_S_OWN", ())
         _failing_top(mp)
         k = min(k, D.shape[1] - 1)
         X = sp.csr_matrix(D.astype(float))
@@ -181,8 +187,10 @@ def test_path_with_answers_never_looser_than_one_k(monkeypatch, small_screen, se
 
 def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
     """The dense route runs after the split route exactly where the split's ratio is below _SPLIT_STANDS (S's
-    bound and its ratio are the split route's own); the smaller bound is returned."""
+    bound and its ratio are the split route's own; no kind of S's bound lets it stand here); the smaller bound is
+    returned."""
     monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    monkeypatch.setattr(R, "_S_OWN", ())
     _failing_top(monkeypatch)
     X = sp.csr_matrix(_counts(5, 40, 10, 4.0, 0.6).astype(float))
     k = 4
@@ -203,16 +211,72 @@ def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
     assert sum(calls) == 1 and c.info["route"] == "split(sparse)" and c.upper_bound == split.upper_bound
 
 
-def test_split_not_tried_up_to_the_branch_sparsity(monkeypatch, small_screen):
-    """At k <= _SPLIT_BRANCH_MAX_K the dense route as before (the anchored test failing), one above it the split."""
+def test_split_without_its_tree_up_to_the_branch_sparsity(monkeypatch, small_screen):
+    """At k <= _SPLIT_BRANCH_MAX_K the split route is taken too (the anchored test failing), S's bound by its DNN
+    with its cut rounds: S's dense certificate is never asked to leave them to a branch and bound
+    (``tree_follows``), where the split route's default (``tree=True``) asks it exactly at those k."""
     monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
     _failing_top(monkeypatch)
     X = sp.csr_matrix(_counts(7, 40, 10, 4.0, 0.6).astype(float))
+    real, trees = single._certify_dense, []
+    monkeypatch.setattr(single, "_certify_dense",
+                        lambda *a, **kw: trees.append(bool(kw.get("tree_follows"))) or real(*a, **kw))
+    for k, K in ((4, 4), (4, 3)):
+        monkeypatch.setattr(single, "_SPLIT_BRANCH_MAX_K", K)  # (single's own name: _split_S reads it)
+        x = fit(X, k=k, certify=False).x
+        assert R.split_pays(as_sparse_cov(X), k, "auto")
+        trees.clear()
+        c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+        assert c.info["route"].startswith("split") and trees and not any(trees)
+        trees.clear()
+        cov = as_sparse_cov(X)
+        cov.dense()
+        _certify_large(cov, k, x, "auto", None)
+        assert trees[0] == (k <= K)
+
+
+def test_split_stands_on_both_sides_of_its_kind(monkeypatch, small_screen):
+    """Below _SPLIT_STANDS the split certificate stands alone exactly where S's bound is of a kind in _S_OWN (its
+    own DNN or anchored row sums): the dense route on all n features not run; else run once, the smaller bound."""
+    monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    monkeypatch.setattr(R, "_SPLIT_STANDS", np.inf)
+    _failing_top(monkeypatch)
+    X = sp.csr_matrix(_counts(5, 40, 10, 4.0, 0.6).astype(float))
     k = 4
     x = fit(X, k=k, certify=False).x
-    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k)
-    assert not R.split_pays(as_sparse_cov(X), k, "auto")
-    assert R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large) is None
-    assert "route" not in certify(X, k=k, x=x).info
-    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k - 1)
-    assert R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large).info["route"].startswith("split")
+    cov = as_sparse_cov(X)
+    cov.dense()
+    kind = _certify_large(cov, k, x, "auto", None, tree=False).info["B_S_kind"]
+    real, calls = single._certify_dense, []
+    monkeypatch.setattr(single, "_certify_dense", lambda *a, **kw: calls.append(a[0].n == cov.n) or real(*a, **kw))
+    monkeypatch.setattr(R, "_S_OWN", (kind,))
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+    assert sum(calls) == 0 and c.info["route"] == "split(sparse)"
+    monkeypatch.setattr(R, "_S_OWN", tuple(o for o in ("dnn", "anchored") if o != kind))
+    c2 = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+    assert sum(calls) == 1 and c2.info["route"] == "split+dense(sparse)"
+    assert c2.upper_bound == min(c.upper_bound, real(as_sparse_cov(X), k, x, "auto", None)[0].upper_bound)
+
+
+@settings(max_examples=30, deadline=None)
+@given(D=corpora(), need=st.floats(0.5, 2.0))
+def test_lambda1_step_float_for_float(D, need):
+    """sparse_route's lambda_1 step (:func:`sparse_route._lambda1`, the arrowhead proof run once with no ``need``)
+    answers exactly what lambda1_proved at that ``need`` answers (the dense route's first step), and its whole
+    problem's lambda1 is at least lambda_max of the exact covariance."""
+    X = sp.csr_matrix(D.astype(float))
+    cov = as_sparse_cov(X)
+    A = cov.dense()
+    E = exact_cov(D, True)
+    top = float(np.linalg.eigvalsh(E)[-1])
+    if not top > 0:
+        return
+    mv = cov.matvec if cheap._sparse_products(cov) else None
+    lam1, whole = R._lambda1(A, cov, need * top)
+    ref = cheap.lambda1_proved(A, matvec=mv, need=need * top)
+    # (float for float where the arrowhead proof answers; where both fall back to ARPACK's guess and the Cholesky
+    # proof, that path is the same call, whose value can move by an ulp between calls on a degenerate top pair)
+    assert (lam1 is None) == (ref is None)
+    assert lam1 is None or np.allclose(lam1, ref, rtol=1e-12, atol=0)
+    if whole:
+        assert whole["lambda1"] >= top * (1 - 1e-12)

@@ -280,3 +280,77 @@ def test_lambda1_step_float_for_float(D, need):
     assert lam1 is None or np.allclose(lam1, ref, rtol=1e-12, atol=0)
     if whole:
         assert whole["lambda1"] >= top * (1 - 1e-12)
+
+
+def _lanczos_from(monkeypatch, n: int):
+    """lambda_1's Lanczos step and the light spectrum from n features (the dense route's d = 2 bound off: it reads
+    the eigenpairs up to _D2_MAX_N features)."""
+    monkeypatch.setattr(cheap, "_LANCZOS_MIN_N", n)
+    monkeypatch.setattr(single, "_LANCZOS_MIN_N", n)
+    monkeypatch.setattr(R, "_LANCZOS_MIN_N", n)
+    monkeypatch.setattr(cheap, "_LIGHT_SPEC_MIN_N", n)
+    monkeypatch.setattr(single, "_D2_MAX_N", 2)
+
+
+@st.composite
+def topic_corpora(draw):
+    """Documents drawn from a few sparse topics (the d = 1 bounds loose, the anchored test holding)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    m, n, t = draw(st.integers(30, 60)), draw(st.integers(12, 20)), draw(st.integers(2, 4))
+    topics = rng.dirichlet(np.full(n, draw(st.floats(0.1, 1.0))), t)
+    return np.array([rng.multinomial(int(rng.integers(3, 40)), topics[rng.integers(t)]) for _ in range(m)])
+
+
+@settings(max_examples=30, deadline=None)
+@given(D=topic_corpora(), k=st.integers(3, 4))
+def test_light_spec_where_the_anchored_test_holds(D, k):
+    """Where the anchored test holds and lambda_1 was proved by the arrowhead step, the dense route without A's top
+    eigenpairs where the d = 1 estimate is above the test's level: its bound at least the exact optimum, the same
+    lower as the dense route with them, and no looser than it."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "_SPLIT_MIN", 2)
+        mp.setattr(S, "_SPLIT_PER_K", 1)
+        mp.setattr(R, "_SPLIT_SHARE", np.inf)
+        _lanczos_from(mp, 3)
+        X = sp.csr_matrix(D.astype(float))
+        if not np.any(exact_cov(D, True).diagonal() > 0):
+            return
+        x = fit(X, k=k, certify=False).x
+        cov = as_sparse_cov(X)
+        if not cov.quad(x) > 0:
+            return
+        c = R.sparse_route(cov, k, x, "auto", None, _certify_large)
+        if "route" in c.info:
+            return  # (the split route: the other tests)
+        d, _ = _certify_dense(as_sparse_cov(X), k, x, "auto", None)
+    opt, _ = brute_opt(exact_cov(D, True), k)
+    assert c.upper_bound >= opt * (1 - 1e-12) - 1e-300
+    assert c.lower == d.lower
+    assert c.upper_bound <= d.upper_bound * (1 + 1e-12)
+
+
+def test_light_spec_on_both_sides_of_its_margin(monkeypatch):
+    """_light_spec hands the dense route lambda_1 alone exactly where the d = 1 estimate is at least (1 +
+    _LIGHT_SPEC_MARGIN) times the level: just below the estimate a Lambda1Only, just above it None."""
+    _lanczos_from(monkeypatch, 3)
+    X = sp.csr_matrix(_counts(11, 50, 12, 3.0, 0.6).astype(float))
+    cov = as_sparse_cov(X)
+    A = cov.dense()
+    k = 3
+    lam1, whole = R._lambda1(A, cov, np.inf)
+    assert whole and "lambda1" in whole
+    w, U = cheap._lanczos_ritz(cov.matvec if cheap._sparse_products(cov) else A.__matmul__, np.ones(cov.n),
+                               R._ARROW_STEPS, 2)
+    lo, hi = 0.0, 10.0 * float(w[0]) + 1.0  # (the estimate: the least need _short calls short, by bisection)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if cheap._short(A, w, U, k, mid) else (mid, hi)
+    est = hi
+    tau = 0.5 * est
+    for margin, light in ((est / tau * (1 - 1e-6) - 1, True), (est / tau * (1 + 1e-6) - 1, False)):
+        monkeypatch.setattr(R, "_LIGHT_SPEC_MARGIN", margin)
+        spec = R._light_spec(A, cov, k, tau, whole)
+        assert (spec is not None) == light
+        if light:
+            assert spec.spectrum().w[0] == whole["lambda1"] and spec.tol == 0.0
+    assert R._light_spec(A, cov, k, tau, {}) is None

@@ -10,18 +10,27 @@ proves more at k = 20 / 50 (0.9656 / 0.9774 -> 0.9821 / 0.9848) at ~1/3 of the c
 eigenpairs, of A and of the rest ``A_TT``, bind it).  The choice, in order (each step only where the
 previous one did not decide):
 
-1. k above ``_SPLIT_BRANCH_MAX_K`` (see :data:`_SPLIT_STANDS`) and the split route's predicted cost
-   (:func:`._settings.split_held_cost`) below :data:`_SPLIT_SHARE` times the dense route's DNN run's
-   (:func:`._settings.dnn_run_cost`); else the dense route, as before (:func:`split_pays`);
+1. k >= 3 and the split route's predicted cost (:func:`._settings.split_held_cost`) below :data:`_SPLIT_SHARE`
+   times the dense route's DNN run's (:func:`._settings.dnn_run_cost`); else the dense route, as before
+   (:func:`split_pays`);
 2. the dense route's own first steps, as it takes them: ``lambda_1`` proved at a Lanczos guess
    (:func:`.cheap.lambda1_proved`, from ``_LANCZOS_MIN_N`` features; the review corpus 5,000 x 2,000 is
    certified 0.997 by it) -- where it stands, the certificate the dense route makes of it (the same
-   floats; that route is not entered, so nothing is computed twice); then the anchored row sums' test at
+   floats; that route is not entered, so nothing is computed twice; its arrowhead proof is kept as the whole
+   problem's ``lambda1`` for the routes below: :func:`_lambda1`); then the anchored row sums' test at
    ``lower / _DNN_SKIP_AT`` (its forecast first), the test that spares the dense route's DNN where it
    holds -- where it holds (or is not affordable there), the dense route, handed the test's record so
-   that it is not run twice (:func:`.dual.top_test`'s ``seen``: the same floats as without this module);
-3. the split route (:func:`.route._certify_large` on the covariance now held); and the dense route too where
-   it does not stand (:func:`_stands`: its ratio below :data:`_SPLIT_STANDS`): the smaller bound of the two.
+   that it is not run twice (:func:`.dual.top_test`'s ``seen``: the same floats as without this module), and
+   lambda_1 alone instead of A's top eigenpairs where the d = 1 bounds' estimate is above the test's level
+   (:func:`_light_spec`: the same bound, the anchored one, at k = 3..7 of the topic corpus);
+3. the split route (:func:`.route._certify_large` on the covariance now held: S's bound by its DNN with its cut
+   rounds at every k, no branch and bound on S; the whole problem's lambda_1 from step 2, not A's eigenpairs;
+   the rest's top two by :mod:`.rest_top`); and the dense route too where it does not stand (:func:`_stands`:
+   its ratio below :data:`_SPLIT_STANDS` and S's bound not its own DNN's nor anchored): the smaller bound.
+
+Issue 39, corpus16 (the 3,000 x 1,600 topic corpus, one run): cert / answer at k = 5 / 10 / 50 15.5 / 46.6 / 14.9x
+-> 4.9 / 9.2 / 6.9x, k = 8..16 0.955-0.968 -> 0.970-0.986 (S's DNN on 300 features with its cut rounds proves
+more than the dense DNN over 1,600), every other k the same ratio to 1e-7.
 
 Every bound returned is proved by its route; this module only chooses routes (any choice is valid).
 """
@@ -49,8 +58,8 @@ _SPLIT_SHARE = 1.0
 # 0.9656 / - / 0.9774 / 0.9738 / 0.9803 -> 0.9821 / 0.9827 / 0.9848 / 0.9871 / 0.9858 (S's DNN on 300-390
 # features); k = 70 / 80 / 90 / 100 0.9822 / 0.9798 / 0.9799 / 0.9720 -> 0.9688 / 0.9704 / 0.9721 / 0.9720 (S's
 # bound its lambda_1 there: the dense route's DNN with its cut rounds proves more)
-# At k <= _SPLIT_BRANCH_MAX_K (S's bound its branch and bound's) the split route is not tried: there it proved
-# 0.9571 / 0.9564 at k = 10 / 15 (dense 0.9553 / 0.9606), below the level, so both routes would run (+0.8 CPU s)
+# (Up to corpus15 the split route was not tried at k <= _SPLIT_BRANCH_MAX_K, where S's bound was its branch and
+# bound's: 0.9571 / 0.9564 at k = 10 / 15 against the dense 0.9553 / 0.9606.  S's DNN with its cut rounds instead:)
 _SPLIT_STANDS = 0.98
 # ... or where S's bound is one S's own DNN (with its cut rounds, k <= _SPLIT_BRANCH_MAX_K included: no branch and
 # bound there) or anchored row sums proved: where the dense route won (k = 70..90 above) S's bound was its lambda_1.

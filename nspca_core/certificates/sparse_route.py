@@ -47,7 +47,7 @@ from . import _settings as S
 from . import cheap, dual, single
 from ._settings import _EFFORT, dnn_run_cost, screened_size, split_held_cost
 from .cheap import (_ARROW_STEPS, _LANCZOS_MIN_N, _LIGHT_SPEC_MARGIN, Lambda1Only, _finish, _lambda1_by_arrow,
-                    _lanczos_ritz, _short, _sparse_products, lambda1_proved)
+                    _short, _sparse_products, lambda1_proved)
 
 __all__ = ["sparse_route"]
 
@@ -93,16 +93,18 @@ def split_pays(cov: Cov, k: int, effort: str) -> bool:
 def _lambda1(A: np.ndarray, cov: Cov, need: float):
     """``(lam1, whole)``: the dense route's first step, :func:`.cheap.lambda1_proved` at ``need`` (the same floats:
     None where its Lanczos value is above ``need``), and the whole problem's bounds for the split route
-    (``{"lambda1": ...}`` from the same Lanczos run's arrowhead proof where it holds, proved whatever ``need``;
-    else from lambda1_proved's value, else none).  The arrowhead try is lambda1_proved's own first try, run
-    once here with no ``need`` (its value does not depend on it)."""
+    (``{"lambda1": ...}`` from the same Lanczos run's arrowhead proof where it holds, proved whatever ``need``, with
+    that run's Ritz pairs as ``"ritz"`` for :func:`_light_spec`; else from lambda1_proved's value, else none).  The
+    arrowhead try is lambda1_proved's own first try, run once here with no ``need`` (its value does not depend on
+    it)."""
     mv = cov.matvec if _sparse_products(cov) else None
-    out = _lambda1_by_arrow(A, mv, None) if _ARROW_STEPS > 0 else None
+    keep: dict = {}
+    out = _lambda1_by_arrow(A, mv, None, keep) if _ARROW_STEPS > 0 else None
     if isinstance(out, tuple) and out[1] < out[0]:  # (then out[1] is the Lanczos value lambda1_proved tests)
         lam1 = None if (out[1] > need * (1.0 + 1e-12) and out[1] > 0) else out
-        return lam1, {"lambda1": out[0]}
+        return lam1, {"lambda1": out[0], "ritz": keep.get("ritz")}
     lam1 = lambda1_proved(A, matvec=mv, need=need)
-    return lam1, ({"lambda1": lam1[0]} if lam1 is not None else {})
+    return lam1, ({"lambda1": lam1[0], "ritz": keep.get("ritz")} if lam1 is not None else {})
 
 
 def _light_spec(A: np.ndarray, cov: Cov, k: int, tau: float, whole: dict | None):
@@ -115,7 +117,7 @@ def _light_spec(A: np.ndarray, cov: Cov, k: int, tau: float, whole: dict | None)
     corpus at k = 3..7, the d = 1 bounds 37.55 against the anchored 33.58 (k = 5), LAPACK's eigh 0.29 of 0.57 CPU s."""
     if not whole or "lambda1" not in whole or cov.n < max(cheap._LIGHT_SPEC_MIN_N, single._D2_MAX_N + 1):
         return None  # (up to _D2_MAX_N features the dense route's d = 2 bound reads the eigenpairs)
-    out = _lanczos_ritz(cov.matvec if _sparse_products(cov) else A.__matmul__, np.ones(cov.n), _ARROW_STEPS, 2)
+    out = whole.get("ritz")  # (the arrowhead step's Lanczos pairs: no second run)
     if out is None or out[0].size < 2 or _short(A, out[0], out[1], k, (1.0 + _LIGHT_SPEC_MARGIN) * tau):
         return None
     return Lambda1Only(A, float(whole["lambda1"]), 0.0)
@@ -149,7 +151,8 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
         # (its DNN spared: the test reused; A's top eigenpairs too where the d = 1 bounds cannot win)
         spec = _light_spec(A, cov, k, tau, whole)
         return single._certify_dense(cov, k, x, effort, callback, seen=seen, spec=spec)[0]
-    d = large(cov, k, x, effort, callback, tree=False, whole=whole)
+    d = large(cov, k, x, effort, callback, tree=False,
+              whole=None if whole is None else {b: v for b, v in whole.items() if b != "ritz"})
     if _stands(d):
         d.info["route"] = "split(sparse)"
         return d

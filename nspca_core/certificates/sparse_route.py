@@ -28,8 +28,8 @@ previous one did not decide):
    the rest's top two by :mod:`.rest_top`); and the dense route too where it does not stand (:func:`_stands`:
    its ratio below :data:`_SPLIT_STANDS` and S's bound not its own DNN's nor anchored): the smaller bound.
 
-Issue 39, corpus16 (the 3,000 x 1,600 topic corpus, one run): cert / answer at k = 5 / 10 / 50 15.5 / 46.6 / 14.9x
--> 4.9 / 9.2 / 6.9x, k = 8..16 0.955-0.968 -> 0.970-0.986 (S's DNN on 300 features with its cut rounds proves
+Issue 39, corpus16 (the 3,000 x 1,600 topic corpus, one run): cert / answer at k = 5 / 10 / 50 12.2 / 47.4 / 14.6x
+-> 4.2 / 9.4 / 7.3x, k = 8..16 0.955-0.968 -> 0.970-0.986 (S's DNN on 300 features with its cut rounds proves
 more than the dense DNN over 1,600), every other k the same ratio to 1e-7.
 
 Every bound returned is proved by its route; this module only chooses routes (any choice is valid).

@@ -353,3 +353,9 @@ def test_light_spec_on_both_sides_of_its_margin(monkeypatch):
         if light:
             assert spec.spectrum().w[0] == whole["lambda1"] and spec.tol == 0.0
     assert R._light_spec(A, cov, k, tau, {}) is None
+    # only from max(_LIGHT_SPEC_MIN_N, _D2_MAX_N + 1) features (below, the dense route's d = 2 bound reads the pairs)
+    monkeypatch.setattr(R, "_LIGHT_SPEC_MARGIN", est / tau * (1 - 1e-6) - 1)
+    for lo_n, d2, light in ((cov.n, cov.n - 1, True), (cov.n + 1, 2, False), (3, cov.n, False)):
+        monkeypatch.setattr(cheap, "_LIGHT_SPEC_MIN_N", lo_n)
+        monkeypatch.setattr(single, "_D2_MAX_N", d2)
+        assert (R._light_spec(A, cov, k, tau, whole) is not None) == light

@@ -368,13 +368,16 @@ def lambda1_arrow(A: np.ndarray, V: np.ndarray, fro: float | None = None) -> flo
     return None
 
 
-def _lambda1_by_arrow(A: np.ndarray, matvec, need: float | None):
+def _lambda1_by_arrow(A: np.ndarray, matvec, need: float | None, keep: dict | None = None):
     """:func:`lambda1_proved`'s first try: ``(bound, theta)`` by :func:`lambda1_arrow` on the top Ritz
     vectors of :data:`_ARROW_STEPS` Lanczos steps (``matvec``: the guess's products; the bound is A's);
     "above need" when the Ritz value already exceeds ``need``; None when the bound is not as tight as the
-    Cholesky proof's least slack (then that proof runs)."""
+    Cholesky proof's least slack (then that proof runs).  ``keep`` (a dict): gets the Ritz pairs as ``keep["ritz"]``
+    (:mod:`.sparse_route` estimates the d = 1 bounds from them)."""
     n = A.shape[0]
     out = _lanczos_ritz(A.__matmul__ if matvec is None else matvec, np.ones(n), _ARROW_STEPS, _ARROW_P)
+    if keep is not None:
+        keep["ritz"] = out
     if out is None:
         return None
     theta = float(out[0][0])

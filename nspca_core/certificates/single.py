@@ -191,7 +191,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                    branch_seconds: float | None = None, keep: dict | None = None,
                    budget: Budget | None = None, report: BoundReport | None = None, gram=None,
                    trial: dict | None = None, size: int | None = None, small_try=None,
-                   eager: bool = False, skip_own: dict | None = None) -> Certificate | None:
+                   eager: bool = False, skip_own: dict | None = None, tree: bool = True,
+                   whole: dict | None = None) -> Certificate | None:
     """Large n: DNN on a screened set S, cheap bounds on the rest T (``size``: S's, else ``screened_size``'s).
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
@@ -232,6 +233,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     ``skip_own`` (a dict; a one-k certificate whose screen :func:`.screens.grown` may grow): None returned and the
     point and S's size put in it (``x``, ``src``, ``size``) where the light route fell short and T alone holds this screen below the aim
     (:func:`.screens.own_hopeless`): the larger screen runs instead (:func:`.route._certify_large`).
+    ``tree=False``: no branch and bound on S at k <= ``_SPLIT_BRANCH_MAX_K`` (S's DNN with its cut rounds instead:
+    :func:`_split_S`); ``whole``: the whole problem's bounds the caller proved (e.g. ``{"lambda1": ...}``), taken
+    instead of A's top eigenpairs and their d = 1 bounds (held covariance only; :mod:`.sparse_route`).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -253,12 +257,14 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         info["stopped"] = "time_limit"
         return _finish(bounds, lower, x, k, t0, info)
     with step(budget, "top" if not thin else "gram", work if thin else float(n) ** 3):
-        if thin:
+        if whole is not None and not thin:
+            spec = None
+        elif thin:
             spec = _thin_spectrum(cov.X, cov.X.shape[0], diag=dg, eig=gram.get("eig"))
         else:
             spec = _Spectral(cov.dense(), 1).spectrum(rows=False)
-    bounds.update(cheap_bounds_at(spec, k))
-    report.offer(min(bounds.values()))
+    bounds.update(cheap_bounds_at(spec, k) if spec is not None else whole)
+    report.offer(min(bounds.values(), default=np.inf))
     # ---- B_S by the dense machinery on A_SS (x restricted to S is feasible there)
     covS = Cov(A=cov.submatrix(S))
     xS = x[S] / np.linalg.norm(x[S])
@@ -290,7 +296,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return None  # (T alone holds this screen below the aim: the grown one instead, _certify_large)
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
-                                        x, lower, info, seen, thinS and (*thinS, eigS))
+                                        x, lower, info, seen, thinS and (*thinS, eigS), tree)
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
@@ -347,7 +353,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
         # the smaller of the two coupled bounds, S's bounds at each sparsity the smaller of the two
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info,
-                                        seen, thinS and (*thinS, eigS))
+                                        seen, thinS and (*thinS, eigS), tree)
         bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
                                                    aim=_COUPLED_AIM, notes=notes, gallop=gallop, make_rows=rows, rel=rel)
@@ -403,18 +409,19 @@ def _once(make):
 
 
 def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget, branch_seconds, nT: int, x,
-             lower: float, info: dict, seen: dict | None = None, thin=None):
+             lower: float, info: dict, seen: dict | None = None, thin=None, tree: bool = True):
     """S's certificate for :func:`_certify_split` by the dense machinery on ``A_SS`` (x restricted to S is
     feasible there; the DNN's dual point for every sparsity when T is not empty), then the branch and
     bound over supports on S where it applies.  ``thin``: ``(X_S, m, eig)``, S's eigenpairs then through
-    X_S's Gram (:class:`.bounds._ThinSpectral`).  Returns ``(certS, stS, x, lower)``."""
+    X_S's Gram (:class:`.bounds._ThinSpectral`); ``tree=False``: no branch and bound by nodes ("auto" / "full" at
+    k <= ``_SPLIT_BRANCH_MAX_K``: the DNN with its cut rounds instead).  Returns ``(certS, stS, x, lower)``."""
     seconds, nodes = None, 0
     if budget is not None:  # the exact mode: the branch and bound on S comes last
         below = 0.0
     elif branch_seconds is not None:  # the exact mode: whenever S is not closed (the caller's clock)
         seconds, below = branch_seconds, 1 - _EFFORT[effort]["target_gap"]
     else:  # auto / full: small k below the certified ratio the cuts aim for (where it closes), by nodes
-        nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K else 0
+        nodes = _EFFORT[effort].get("split_branch_nodes", 0) if kS <= _SPLIT_BRANCH_MAX_K and tree else 0
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
     tree = (seconds or 0.0) > 0 or nodes > 0
     spec = None if thin is None else _ThinSpectral(covS.dense(), *thin[:2], 2, thin[2])

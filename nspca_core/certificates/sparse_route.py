@@ -10,18 +10,27 @@ proves more at k = 20 / 50 (0.9656 / 0.9774 -> 0.9821 / 0.9848) at ~1/3 of the c
 eigenpairs, of A and of the rest ``A_TT``, bind it).  The choice, in order (each step only where the
 previous one did not decide):
 
-1. k above ``_SPLIT_BRANCH_MAX_K`` (see :data:`_SPLIT_STANDS`) and the split route's predicted cost
-   (:func:`._settings.split_held_cost`) below :data:`_SPLIT_SHARE` times the dense route's DNN run's
-   (:func:`._settings.dnn_run_cost`); else the dense route, as before (:func:`split_pays`);
+1. k >= 3 and the split route's predicted cost (:func:`._settings.split_held_cost`) below :data:`_SPLIT_SHARE`
+   times the dense route's DNN run's (:func:`._settings.dnn_run_cost`); else the dense route, as before
+   (:func:`split_pays`);
 2. the dense route's own first steps, as it takes them: ``lambda_1`` proved at a Lanczos guess
    (:func:`.cheap.lambda1_proved`, from ``_LANCZOS_MIN_N`` features; the review corpus 5,000 x 2,000 is
    certified 0.997 by it) -- where it stands, the certificate the dense route makes of it (the same
-   floats; that route is not entered, so nothing is computed twice); then the anchored row sums' test at
+   floats; that route is not entered, so nothing is computed twice; its arrowhead proof is kept as the whole
+   problem's ``lambda1`` for the routes below: :func:`_lambda1`); then the anchored row sums' test at
    ``lower / _DNN_SKIP_AT`` (its forecast first), the test that spares the dense route's DNN where it
    holds -- where it holds (or is not affordable there), the dense route, handed the test's record so
-   that it is not run twice (:func:`.dual.top_test`'s ``seen``: the same floats as without this module);
-3. the split route (:func:`.route._certify_large` on the covariance now held); and the dense route too where
-   it does not stand (:func:`_stands`: its ratio below :data:`_SPLIT_STANDS`): the smaller bound of the two.
+   that it is not run twice (:func:`.dual.top_test`'s ``seen``: the same floats as without this module), and
+   lambda_1 alone instead of A's top eigenpairs where the d = 1 bounds' estimate is above the test's level
+   (:func:`_light_spec`: the same bound, the anchored one, at k = 3..7 of the topic corpus);
+3. the split route (:func:`.route._certify_large` on the covariance now held: S's bound by its DNN with its cut
+   rounds at every k, no branch and bound on S; the whole problem's lambda_1 from step 2, not A's eigenpairs;
+   the rest's top two by :mod:`.rest_top`); and the dense route too where it does not stand (:func:`_stands`:
+   its ratio below :data:`_SPLIT_STANDS` and S's bound not its own DNN's nor anchored): the smaller bound.
+
+Issue 39, corpus16 (the 3,000 x 1,600 topic corpus, one run): cert / answer at k = 5 / 10 / 50 12.2 / 47.4 / 14.6x
+-> 4.2 / 9.4 / 7.3x, k = 8..16 0.955-0.968 -> 0.970-0.986 (S's DNN on 300 features with its cut rounds proves
+more than the dense DNN over 1,600), every other k the same ratio to 1e-7.
 
 Every bound returned is proved by its route; this module only chooses routes (any choice is valid).
 """
@@ -35,9 +44,10 @@ import numpy as np
 from ..operators.cov import Cov
 from ..result import Certificate
 from . import _settings as S
-from . import dual, single
+from . import cheap, dual, single
 from ._settings import _EFFORT, dnn_run_cost, screened_size, split_held_cost
-from .cheap import _LANCZOS_MIN_N, _finish, _sparse_products, lambda1_proved
+from .cheap import (_ARROW_STEPS, _LANCZOS_MIN_N, _LIGHT_SPEC_MARGIN, Lambda1Only, _finish, _lambda1_by_arrow,
+                    _short, _sparse_products, lambda1_proved)
 
 __all__ = ["sparse_route"]
 
@@ -48,9 +58,14 @@ _SPLIT_SHARE = 1.0
 # 0.9656 / - / 0.9774 / 0.9738 / 0.9803 -> 0.9821 / 0.9827 / 0.9848 / 0.9871 / 0.9858 (S's DNN on 300-390
 # features); k = 70 / 80 / 90 / 100 0.9822 / 0.9798 / 0.9799 / 0.9720 -> 0.9688 / 0.9704 / 0.9721 / 0.9720 (S's
 # bound its lambda_1 there: the dense route's DNN with its cut rounds proves more)
-# At k <= _SPLIT_BRANCH_MAX_K (S's bound its branch and bound's) the split route is not tried: there it proved
-# 0.9571 / 0.9564 at k = 10 / 15 (dense 0.9553 / 0.9606), below the level, so both routes would run (+0.8 CPU s)
+# (Up to corpus15 the split route was not tried at k <= _SPLIT_BRANCH_MAX_K, where S's bound was its branch and
+# bound's: 0.9571 / 0.9564 at k = 10 / 15 against the dense 0.9553 / 0.9606.  S's DNN with its cut rounds instead:)
 _SPLIT_STANDS = 0.98
+# ... or where S's bound is one S's own DNN (with its cut rounds, k <= _SPLIT_BRANCH_MAX_K included: no branch and
+# bound there) or anchored row sums proved: where the dense route won (k = 70..90 above) S's bound was its lambda_1.
+# Issue 39, corpus16: k = 8 / 10 / 12 / 15 0.9722 / 0.9746 / 0.9746 / 0.9855 (S's DNN) against the dense route's
+# 0.9553 at k = 10 and 0.9606 at 15 (its DNN over all 1,600 features)
+_S_OWN = ("dnn", "anchored")
 
 
 def _held_sparse(cov: Cov) -> bool:
@@ -60,18 +75,52 @@ def _held_sparse(cov: Cov) -> bool:
 
 def _stands(d: Certificate) -> bool:
     """Whether the split certificate ``d`` stands alone (step 3 of the module docstring): its ratio at least
-    :data:`_SPLIT_STANDS`.  Chooses whether a second route runs; both bounds are proved."""
-    return d.upper_bound > 0 and d.ratio >= _SPLIT_STANDS
+    :data:`_SPLIT_STANDS`, or S's bound proved by S's own DNN or anchored row sums (:data:`_S_OWN`).  Chooses
+    whether a second route runs; both bounds are proved."""
+    return d.upper_bound > 0 and (d.ratio >= _SPLIT_STANDS or d.info.get("B_S_kind") in _S_OWN)
 
 
 def split_pays(cov: Cov, k: int, effort: str) -> bool:
     """Step 1 of the module docstring: "auto", sparse data held as an operator with at most
-    ``_DENSE_MAX_N`` features, k above ``_SPLIT_BRANCH_MAX_K`` (:data:`_SPLIT_STANDS`), a screen smaller than
-    n, and the split route's predicted cost below :data:`_SPLIT_SHARE` times the dense route's DNN run's."""
-    if effort != "auto" or k <= max(S._SPLIT_BRANCH_MAX_K, 2) or not _held_sparse(cov) or cov.n > S._DENSE_MAX_N:
+    ``_DENSE_MAX_N`` features, k >= 3, a screen smaller than n, and the split route's predicted cost below
+    :data:`_SPLIT_SHARE` times the dense route's DNN run's."""
+    if effort != "auto" or k <= 2 or not _held_sparse(cov) or cov.n > S._DENSE_MAX_N:
         return False
     s = screened_size(cov.n, k, _EFFORT[effort])
     return s < cov.n and split_held_cost(cov.n, s, effort) < _SPLIT_SHARE * dnn_run_cost(cov.n, effort)
+
+
+def _lambda1(A: np.ndarray, cov: Cov, need: float):
+    """``(lam1, whole)``: the dense route's first step, :func:`.cheap.lambda1_proved` at ``need`` (the same floats:
+    None where its Lanczos value is above ``need``), and the whole problem's bounds for the split route
+    (``{"lambda1": ...}`` from the same Lanczos run's arrowhead proof where it holds, proved whatever ``need``, with
+    that run's Ritz pairs as ``"ritz"`` for :func:`_light_spec`; else from lambda1_proved's value, else none).  The
+    arrowhead try is lambda1_proved's own first try, run once here with no ``need`` (its value does not depend on
+    it)."""
+    mv = cov.matvec if _sparse_products(cov) else None
+    keep: dict = {}
+    out = _lambda1_by_arrow(A, mv, None, keep) if _ARROW_STEPS > 0 else None
+    if isinstance(out, tuple) and out[1] < out[0]:  # (then out[1] is the Lanczos value lambda1_proved tests)
+        lam1 = None if (out[1] > need * (1.0 + 1e-12) and out[1] > 0) else out
+        return lam1, {"lambda1": out[0], "ritz": keep.get("ritz")}
+    lam1 = lambda1_proved(A, matvec=mv, need=need)
+    return lam1, ({"lambda1": lam1[0], "ritz": keep.get("ritz")} if lam1 is not None else {})
+
+
+def _light_spec(A: np.ndarray, cov: Cov, k: int, tau: float, whole: dict | None):
+    """Where the anchored test proved ``tau`` (the dense route's certificate is then at most ``tau``): the whole
+    problem's lambda_1 alone (:class:`.cheap.Lambda1Only`, the arrowhead proof's value, nothing added) for the dense
+    route, in place of A's top eigenpairs by LAPACK, where the d = 1 bounds estimated from the same Lanczos run's
+    Ritz pairs (:func:`.cheap._short`, as :func:`.cheap.lambda1_only` estimates them) come out above ``tau`` by
+    ``_LIGHT_SPEC_MARGIN``: they could not be the smallest bound.  Else None (the eigenpairs, as before).  Only the
+    choice of bounds rests on the estimate; the ones kept are proved.  Issue 39, corpus16: the 3,000 x 1,600 topic
+    corpus at k = 3..7, the d = 1 bounds 37.55 against the anchored 33.58 (k = 5), LAPACK's eigh 0.29 of 0.57 CPU s."""
+    if not whole or "lambda1" not in whole or cov.n < max(cheap._LIGHT_SPEC_MIN_N, single._D2_MAX_N + 1):
+        return None  # (up to _D2_MAX_N features the dense route's d = 2 bound reads the eigenpairs)
+    out = whole.get("ritz")  # (the arrowhead step's Lanczos pairs: no second run)
+    if out is None or out[0].size < 2 or _short(A, out[0], out[1], k, (1.0 + _LIGHT_SPEC_MARGIN) * tau):
+        return None
+    return Lambda1Only(A, float(whole["lambda1"]), 0.0)
 
 
 def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certificate | None:
@@ -85,9 +134,10 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
     A = cov.dense()  # (both routes read it: formed once, kept by the operator)
     lower = cov.quad(x)
     seen: dict = {}
+    whole = None  # (below _LANCZOS_MIN_N features: A's top eigenpairs, as the split route computes them)
     if cov.n >= _LANCZOS_MIN_N:
         accept = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
-        lam1 = lambda1_proved(A, matvec=cov.matvec if _sparse_products(cov) else None, need=lower / accept)
+        lam1, whole = _lambda1(A, cov, lower / accept)
         if lam1 is not None and lower >= accept * lam1[0]:
             # the dense route's first step stands: its certificate, as it makes it (not computed twice)
             if callback is not None:
@@ -98,8 +148,11 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
     if not S.anchor_ok(cov.n, k) or not (np.isfinite(tau) and tau > 0):
         return single._certify_dense(cov, k, x, effort, callback)[0]
     if not dual._forecast_fails(A, k, x, tau, cfg, seen) and dual.top_test(A, k, tau, seen)[1]:
-        return single._certify_dense(cov, k, x, effort, callback, seen=seen)[0]  # (its DNN spared: the test reused)
-    d = large(cov, k, x, effort, callback)
+        # (its DNN spared: the test reused; A's top eigenpairs too where the d = 1 bounds cannot win)
+        spec = _light_spec(A, cov, k, tau, whole)
+        return single._certify_dense(cov, k, x, effort, callback, seen=seen, spec=spec)[0]
+    d = large(cov, k, x, effort, callback, tree=False,
+              whole=None if whole is None else {b: v for b, v in whole.items() if b != "ritz"})
     if _stands(d):
         d.info["route"] = "split(sparse)"
         return d

@@ -86,17 +86,23 @@ def corpora(draw):
 
 
 @settings(max_examples=40, deadline=None)
-@given(D=corpora(), center=st.booleans(), k=st.integers(3, 7), both=st.booleans())
-def test_bound_holds_against_brute_force(D, center, k, both):
-    """Every route's bound at least the exact optimum: the split route (the anchored test forced to fail), and
-    with ``both`` the dense route too (the smaller bound standing); the feasible value is x's."""
+@given(D=corpora(), center=st.booleans(), k=st.integers(3, 7), both=st.booleans(), partial=st.booleans())
+def test_bound_holds_against_brute_force(D, center, k, both, partial):
+    """Every route's bound at least the exact optimum: the split route (the anchored test forced to fail; k at most
+    single's _SPLIT_BRANCH_MAX_K: S by its DNN, no tree), and with ``both`` the dense route too (the smaller bound
+    standing); ``partial``: the rest's two proofs (:mod:`.rest_top`) at any size; the feasible value is x's."""
+    from nspca_core.certificates import rest_top as RT
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(S, "_SPLIT_MIN", 2)
         mp.setattr(S, "_SPLIT_PER_K", 1)
         mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
         mp.setattr(R, "_SPLIT_SHARE", np.inf)
+        if partial:
+            mp.setattr(RT, "_PARTIAL_MIN_N", 1)
         if both:
             mp.setattr(R, "_SPLIT_STANDS", np.inf)
+            mp.setattr(R, "_S_OWN", ())
         _failing_top(mp)
         k = min(k, D.shape[1] - 1)
         X = sp.csr_matrix(D.astype(float))
@@ -181,8 +187,10 @@ def test_path_with_answers_never_looser_than_one_k(monkeypatch, small_screen, se
 
 def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
     """The dense route runs after the split route exactly where the split's ratio is below _SPLIT_STANDS (S's
-    bound and its ratio are the split route's own); the smaller bound is returned."""
+    bound and its ratio are the split route's own; no kind of S's bound lets it stand here); the smaller bound is
+    returned."""
     monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    monkeypatch.setattr(R, "_S_OWN", ())
     _failing_top(monkeypatch)
     X = sp.csr_matrix(_counts(5, 40, 10, 4.0, 0.6).astype(float))
     k = 4
@@ -203,16 +211,151 @@ def test_dense_too_on_both_sides_of_the_stand_level(monkeypatch, small_screen):
     assert sum(calls) == 1 and c.info["route"] == "split(sparse)" and c.upper_bound == split.upper_bound
 
 
-def test_split_not_tried_up_to_the_branch_sparsity(monkeypatch, small_screen):
-    """At k <= _SPLIT_BRANCH_MAX_K the dense route as before (the anchored test failing), one above it the split."""
+def test_split_without_its_tree_up_to_the_branch_sparsity(monkeypatch, small_screen):
+    """At k <= _SPLIT_BRANCH_MAX_K the split route is taken too (the anchored test failing), S's bound by its DNN
+    with its cut rounds: S's dense certificate is never asked to leave them to a branch and bound
+    (``tree_follows``), where the split route's default (``tree=True``) asks it exactly at those k."""
     monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
     _failing_top(monkeypatch)
     X = sp.csr_matrix(_counts(7, 40, 10, 4.0, 0.6).astype(float))
+    real, trees = single._certify_dense, []
+    monkeypatch.setattr(single, "_certify_dense",
+                        lambda *a, **kw: trees.append(bool(kw.get("tree_follows"))) or real(*a, **kw))
+    for k, K in ((4, 4), (4, 3)):
+        monkeypatch.setattr(single, "_SPLIT_BRANCH_MAX_K", K)  # (single's own name: _split_S reads it)
+        x = fit(X, k=k, certify=False).x
+        assert R.split_pays(as_sparse_cov(X), k, "auto")
+        trees.clear()
+        c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+        assert c.info["route"].startswith("split") and trees and not any(trees)
+        trees.clear()
+        cov = as_sparse_cov(X)
+        cov.dense()
+        _certify_large(cov, k, x, "auto", None)
+        assert trees[0] == (k <= K)
+
+
+def test_split_stands_on_both_sides_of_its_kind(monkeypatch, small_screen):
+    """Below _SPLIT_STANDS the split certificate stands alone exactly where S's bound is of a kind in _S_OWN (its
+    own DNN or anchored row sums): the dense route on all n features not run; else run once, the smaller bound."""
+    monkeypatch.setattr(R, "_SPLIT_SHARE", np.inf)
+    monkeypatch.setattr(R, "_SPLIT_STANDS", np.inf)
+    _failing_top(monkeypatch)
+    X = sp.csr_matrix(_counts(5, 40, 10, 4.0, 0.6).astype(float))
     k = 4
     x = fit(X, k=k, certify=False).x
-    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k)
-    assert not R.split_pays(as_sparse_cov(X), k, "auto")
-    assert R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large) is None
-    assert "route" not in certify(X, k=k, x=x).info
-    monkeypatch.setattr(S, "_SPLIT_BRANCH_MAX_K", k - 1)
-    assert R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large).info["route"].startswith("split")
+    cov = as_sparse_cov(X)
+    cov.dense()
+    kind = _certify_large(cov, k, x, "auto", None, tree=False).info["B_S_kind"]
+    real, calls = single._certify_dense, []
+    monkeypatch.setattr(single, "_certify_dense", lambda *a, **kw: calls.append(a[0].n == cov.n) or real(*a, **kw))
+    monkeypatch.setattr(R, "_S_OWN", (kind,))
+    c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+    assert sum(calls) == 0 and c.info["route"] == "split(sparse)"
+    monkeypatch.setattr(R, "_S_OWN", tuple(o for o in ("dnn", "anchored") if o != kind))
+    c2 = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, _certify_large)
+    assert sum(calls) == 1 and c2.info["route"] == "split+dense(sparse)"
+    assert c2.upper_bound == min(c.upper_bound, real(as_sparse_cov(X), k, x, "auto", None)[0].upper_bound)
+
+
+@settings(max_examples=30, deadline=None)
+@given(D=corpora(), need=st.floats(0.5, 2.0))
+def test_lambda1_step_float_for_float(D, need):
+    """sparse_route's lambda_1 step (:func:`sparse_route._lambda1`, the arrowhead proof run once with no ``need``)
+    answers exactly what lambda1_proved at that ``need`` answers (the dense route's first step), and its whole
+    problem's lambda1 is at least lambda_max of the exact covariance."""
+    X = sp.csr_matrix(D.astype(float))
+    cov = as_sparse_cov(X)
+    A = cov.dense()
+    E = exact_cov(D, True)
+    top = float(np.linalg.eigvalsh(E)[-1])
+    if not top > 0:
+        return
+    mv = cov.matvec if cheap._sparse_products(cov) else None
+    lam1, whole = R._lambda1(A, cov, need * top)
+    ref = cheap.lambda1_proved(A, matvec=mv, need=need * top)
+    # (float for float where the arrowhead proof answers; where both fall back to ARPACK's guess and the Cholesky
+    # proof, that path is the same call, whose value can move by an ulp between calls on a degenerate top pair)
+    assert (lam1 is None) == (ref is None)
+    assert lam1 is None or np.allclose(lam1, ref, rtol=1e-12, atol=0)
+    if whole:
+        assert whole["lambda1"] >= top * (1 - 1e-12)
+
+
+def _lanczos_from(monkeypatch, n: int):
+    """lambda_1's Lanczos step and the light spectrum from n features (the dense route's d = 2 bound off: it reads
+    the eigenpairs up to _D2_MAX_N features)."""
+    monkeypatch.setattr(cheap, "_LANCZOS_MIN_N", n)
+    monkeypatch.setattr(single, "_LANCZOS_MIN_N", n)
+    monkeypatch.setattr(R, "_LANCZOS_MIN_N", n)
+    monkeypatch.setattr(cheap, "_LIGHT_SPEC_MIN_N", n)
+    monkeypatch.setattr(single, "_D2_MAX_N", 2)
+
+
+@st.composite
+def topic_corpora(draw):
+    """Documents drawn from a few sparse topics (the d = 1 bounds loose, the anchored test holding)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    m, n, t = draw(st.integers(30, 60)), draw(st.integers(12, 20)), draw(st.integers(2, 4))
+    topics = rng.dirichlet(np.full(n, draw(st.floats(0.1, 1.0))), t)
+    return np.array([rng.multinomial(int(rng.integers(3, 40)), topics[rng.integers(t)]) for _ in range(m)])
+
+
+@settings(max_examples=30, deadline=None)
+@given(D=topic_corpora(), k=st.integers(3, 4))
+def test_light_spec_where_the_anchored_test_holds(D, k):
+    """Where the anchored test holds and lambda_1 was proved by the arrowhead step, the dense route without A's top
+    eigenpairs where the d = 1 estimate is above the test's level: its bound at least the exact optimum, the same
+    lower as the dense route with them, and no looser than it."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "_SPLIT_MIN", 2)
+        mp.setattr(S, "_SPLIT_PER_K", 1)
+        mp.setattr(R, "_SPLIT_SHARE", np.inf)
+        _lanczos_from(mp, 3)
+        X = sp.csr_matrix(D.astype(float))
+        if not np.any(exact_cov(D, True).diagonal() > 0):
+            return
+        x = fit(X, k=k, certify=False).x
+        cov = as_sparse_cov(X)
+        if not cov.quad(x) > 0:
+            return
+        c = R.sparse_route(cov, k, x, "auto", None, _certify_large)
+        if "route" in c.info:
+            return  # (the split route: the other tests)
+        d, _ = _certify_dense(as_sparse_cov(X), k, x, "auto", None)
+    opt, _ = brute_opt(exact_cov(D, True), k)
+    assert c.upper_bound >= opt * (1 - 1e-12) - 1e-300
+    assert c.lower == d.lower
+    assert c.upper_bound <= d.upper_bound * (1 + 1e-12)
+
+
+def test_light_spec_on_both_sides_of_its_margin(monkeypatch):
+    """_light_spec hands the dense route lambda_1 alone exactly where the d = 1 estimate is at least (1 +
+    _LIGHT_SPEC_MARGIN) times the level: just below the estimate a Lambda1Only, just above it None."""
+    _lanczos_from(monkeypatch, 3)
+    X = sp.csr_matrix(_counts(11, 50, 12, 3.0, 0.6).astype(float))
+    cov = as_sparse_cov(X)
+    A = cov.dense()
+    k = 3
+    lam1, whole = R._lambda1(A, cov, np.inf)
+    assert whole and "lambda1" in whole
+    w, U = whole["ritz"]  # (the arrowhead step's Lanczos pairs, which _light_spec reads)
+    lo, hi = 0.0, 10.0 * float(w[0]) + 1.0  # (the estimate: the least need _short calls short, by bisection)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if cheap._short(A, w, U, k, mid) else (mid, hi)
+    est = hi
+    tau = 0.5 * est
+    for margin, light in ((est / tau * (1 - 1e-6) - 1, True), (est / tau * (1 + 1e-6) - 1, False)):
+        monkeypatch.setattr(R, "_LIGHT_SPEC_MARGIN", margin)
+        spec = R._light_spec(A, cov, k, tau, whole)
+        assert (spec is not None) == light
+        if light:
+            assert spec.spectrum().w[0] == whole["lambda1"] and spec.tol == 0.0
+    assert R._light_spec(A, cov, k, tau, {}) is None
+    # only from max(_LIGHT_SPEC_MIN_N, _D2_MAX_N + 1) features (below, the dense route's d = 2 bound reads the pairs)
+    monkeypatch.setattr(R, "_LIGHT_SPEC_MARGIN", est / tau * (1 - 1e-6) - 1)
+    for lo_n, d2, light in ((cov.n, cov.n - 1, True), (cov.n + 1, 2, False), (3, cov.n, False)):
+        monkeypatch.setattr(cheap, "_LIGHT_SPEC_MIN_N", lo_n)
+        monkeypatch.setattr(single, "_D2_MAX_N", d2)
+        assert (R._light_spec(A, cov, k, tau, whole) is not None) == light

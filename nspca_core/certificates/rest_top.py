@@ -1,0 +1,103 @@
+"""The split route's rest ``A_TT`` on sparse data with the covariance held (:mod:`.sparse_route`): its two top
+eigenvalue bounds by a Lanczos guess and two Cholesky proofs, instead of LAPACK's top eigenpairs.
+
+Why: the split certificate reads of ``A_TT`` only ``lambda1`` (``lambda_max(A_TT)``) and ``paper(d=1)``
+(``OPT_1(v) + lambda_2``) at each sparsity (:func:`.bounds._rest_curve`, :func:`.bounds._bound_rest`).  LAPACK's two
+top eigenpairs of a 1,300 x 1,300 ``A_TT`` (a tridiagonalization, ``4 n^3 / 3``) were 0.17 of a 0.43 CPU s certificate
+on a 3,000 x 1,600 topic corpus (issue 39); ARPACK's guess and two factorizations (``n^3 / 3`` each) ~0.06.
+
+The bounds (M = the float ``A_TT``, symmetric as stored; ``u_1``, ``u_2``, ``theta_1 >= theta_2`` any guesses):
+
+- ``lambda_max(M) <= c_1 + slack_1`` where :func:`.dnn_lmax.chol_lmax` factors ``c_1 I - M`` (its proof there; a
+  guess below lambda_max fails the factorization and nothing is assumed), ``c_1 = theta_1 + ||M u_1 - theta_1
+  u_1|| + 1e-12 |theta_1|``.
+- For ANY vector v: ``x^T M x = (v^T x)^2 + x^T (M - v v^T) x <= OPT_1(v) + lambda_max(M - v v^T)`` for every unit
+  x, so ``paper(d=1)`` holds with ``lambda_max(M - v v^T)`` in place of ``lambda_2`` (no eigenvector assumed).
+  With ``v = sqrt(theta_1) u_1``: the float ``R = fl(M - v v^T)`` differs from the exact ``M - v v^T`` by at most
+  ``2 eps (|M| + |v| |v|^T)`` entrywise, hence by ``2 eps (||M||_F + ||v||^2)`` in norm (added), and
+  ``lambda_max(R)`` is proved as above at ``c_2 = theta_2 + ||M u_2 - theta_2 u_2|| + 1e-9 |theta_1|`` (retried
+  once 4x farther where the deflation's error puts R's top above it).  ``M - v v^T <= M``: the smaller of the two
+  is kept.
+- Both values get :func:`.cheap.lambda1_proved`'s allowance ``tol = 32 n eps ||M||_F`` on top (the Spectrum's
+  ``tol``, added once more by ``paper(d=1)``).
+
+None (the caller computes LAPACK's eigenpairs) where ARPACK fails or either factorization does.
+Tests: ``tests/core/certificates/test_rest_top.py`` (hypothesis, against eigvalsh and brute force).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
+
+from ._settings import _EPS
+from .dnn_lmax import chol_lmax
+
+__all__ = ["rest_top", "partial_rest"]
+
+# from this many features of T (below, LAPACK's top eigenpairs cost little): on the 3,000 x 1,600 topic corpus
+# |T| = 1,000..1,300
+_PARTIAL_MIN_N = 400
+
+
+def partial_rest(cov, T: np.ndarray) -> bool:
+    """Whether the split route's rest T of ``cov`` takes :func:`rest_top`: sparse data held as an operator whose
+    covariance is formed (:mod:`.sparse_route`), and at least :data:`_PARTIAL_MIN_N` features in T."""
+    return (bool(getattr(cov, "sparse", False)) and cov.X is None and cov._A is not None
+            and T.size >= _PARTIAL_MIN_N)
+
+
+def _guesses(M: np.ndarray):
+    """``(theta desc, U)``: the top two Ritz pairs of M (ARPACK from the ones vector: deterministic; dense eigh
+    below 8 rows).  Only guesses: nothing rests on them.  None where ARPACK fails."""
+    n = M.shape[0]
+    if n < 8:
+        w, U = np.linalg.eigh(M)
+        return w[::-1][:2], U[:, ::-1][:, :2]
+    try:
+        w, U = eigsh(M, k=2, which="LA", v0=np.ones(n), tol=1e-10, maxiter=300)
+    except (ArpackNoConvergence, ArpackError):
+        return None
+    order = np.argsort(-w)
+    return w[order], U[:, order]
+
+
+def _proved(M: np.ndarray, theta: float, u: np.ndarray, margin: float) -> float | None:
+    """``c + slack``, a rigorous bound on ``lambda_max(M)`` (:func:`.dnn_lmax.chol_lmax`) at ``c = theta + ||M u -
+    theta u|| / ||u|| + margin``, tried once more 4x farther; None where neither factorization completes."""
+    u = u / np.linalg.norm(u)
+    c = theta + float(np.linalg.norm(M @ u - theta * u)) + margin
+    for _ in range(2):
+        slack = chol_lmax(M, c)
+        if slack is not None:
+            return c + slack
+        c += 3.0 * (c - theta)
+    return None
+
+
+def rest_top(M: np.ndarray):
+    """``(w, tol, v)`` of the module docstring: ``w[0] + tol >= lambda_max(M)``, ``w[1] + tol >= lambda_max(M -
+    v v^T)`` (v exactly as returned), or None where a proof fails."""
+    n = M.shape[0]
+    out = _guesses(M) if n >= 2 else None
+    if out is None:
+        return None
+    theta, U = out
+    t1 = float(theta[0])
+    if not (math.isfinite(t1) and t1 > 0):
+        return None
+    fro = float(np.linalg.norm(M))
+    tol = 32.0 * n * _EPS * fro
+    top = _proved(M, t1, U[:, 0], 1e-12 * abs(t1))
+    if top is None:
+        return None
+    v = U[:, 0] / np.linalg.norm(U[:, 0]) * math.sqrt(t1)
+    R = M - np.outer(v, v)
+    second = _proved(R, max(float(theta[1]), 0.0), U[:, 1], 1e-9 * abs(t1))
+    if second is None:
+        return None
+    second += 2.0 * _EPS * (fro + float(v @ v)) * (1.0 + 4.0 * _EPS)
+    w = np.array([top, min(second, top)])
+    return np.clip(w, 0.0, None), tol, v

@@ -1,0 +1,115 @@
+"""The split route's rest A_TT on sparse data with the covariance held (nspca_core.certificates.rest_top): its
+lambda_max bound and its paper(d=1) bound with lambda_max(M - v v^T) hold against eigvalsh and brute force on
+small word-count covariances; the rule that takes it is exactly its size threshold."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nspca_core.certificates import bounds as B
+from nspca_core.certificates import rest_top as RT
+from nspca_core.certificates.bounds import _opt1, _rest_curve, _rest_spectrum
+from nspca_core.operators.sparse import as_sparse_cov
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_sparse_rows import exact_cov
+
+
+def _counts(seed: int, m: int, n: int, lam: float, density: float) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.poisson(lam, (m, n)) * (rng.random((m, n)) < density)).astype(np.int64)
+
+
+@st.composite
+def corpora(draw):
+    m = draw(st.integers(4, 16))
+    n = draw(st.integers(2, 9))
+    D = _counts(draw(st.integers(0, 2**31 - 1)), m, n, draw(st.floats(0.3, 12.0)), draw(st.floats(0.2, 1.0)))
+    D[:, draw(st.integers(0, n - 1))] *= draw(st.sampled_from([1, 40]))  # a word far more frequent
+    return D
+
+
+@settings(max_examples=60, deadline=None)
+@given(D=corpora(), center=st.booleans())
+def test_bounds_hold_against_brute_force(D, center):
+    """``w[0] + tol`` at least lambda_max of the float M (eigvalsh, its own error allowed) and of the exact
+    covariance; ``w[1] + tol`` at least lambda_max(M - v v^T); ``OPT_1(v, k) + w[1] + 2 tol`` (paper(d=1) as the
+    bounds compute it) at least the exact k-sparse nonnegative optimum at every k."""
+    M = as_sparse_cov(sp.csr_matrix(D.astype(float)), center).dense()
+    out = RT.rest_top(M)
+    if out is None:
+        return
+    w, tol, v = out
+    n = M.shape[0]
+    slack = 4 * n * np.finfo(float).eps * max(float(np.linalg.norm(M)), 1e-300)  # (eigvalsh's own rounding)
+    E = exact_cov(D, center)
+    assert w[0] + tol >= float(np.linalg.eigvalsh(M)[-1]) - slack
+    assert w[0] + tol >= float(np.linalg.eigvalsh(E)[-1]) - slack
+    assert w[1] + tol >= float(np.linalg.eigvalsh(M - np.outer(v, v))[-1]) - slack
+    assert w[1] <= w[0]
+    for k in range(1, n + 1):
+        opt, _ = brute_opt(E, k)
+        assert _opt1(v, k) + w[1] + 2 * tol >= opt * (1 - 1e-12) - 1e-300
+
+
+@settings(max_examples=30, deadline=None)
+@given(D=corpora(), center=st.booleans(), cut=st.integers(1, 4))
+def test_rest_curve_through_the_route(D, center, cut):
+    """The rest's curve B_T(j) the split route reads (:func:`.bounds._rest_curve` on :func:`_rest_spectrum`, the
+    partial spectrum taken at any size here) at least the exact optimum of A_TT at every j."""
+    n = D.shape[1]
+    if n - cut < 2:
+        return
+    cov = as_sparse_cov(sp.csr_matrix(D.astype(float)), center)
+    cov.dense()
+    T = np.arange(cut, n)
+    old = RT._PARTIAL_MIN_N
+    RT._PARTIAL_MIN_N = 1
+    try:
+        spec = _rest_spectrum(cov, T)
+        curve = _rest_curve(cov, T, T.size, spec=spec)
+    finally:
+        RT._PARTIAL_MIN_N = old
+    E = exact_cov(D, center)[np.ix_(T, T)]
+    for j in range(1, T.size + 1):
+        opt, _ = brute_opt(E, j)
+        assert curve[j] >= opt * (1 - 1e-12) - 1e-300
+
+
+def test_taken_exactly_from_its_size(monkeypatch):
+    """rest_top is asked exactly where T has at least _PARTIAL_MIN_N features (sparse data, A held); not for a
+    dense covariance nor before A is formed; its Spectrum is what the bounds read (lambda1 = w[0] + tol)."""
+    X = sp.csr_matrix(_counts(3, 60, 14, 3.0, 0.6).astype(float))
+    calls = []
+    real = RT.rest_top
+    monkeypatch.setattr(RT, "rest_top", lambda M: calls.append(M.shape[0]) or real(M))
+    T = np.arange(4, 14)
+    cov = as_sparse_cov(X)
+    monkeypatch.setattr(RT, "_PARTIAL_MIN_N", T.size)
+    assert not RT.partial_rest(cov, T)  # (A not formed: the operator's own route)
+    cov.dense()
+    spec = _rest_spectrum(cov, T)
+    assert calls == [T.size]
+    w, tol, _ = real(cov.submatrix(T))
+    assert B.cheap_bounds_at(spec, 3)["lambda1"] == float(w[0]) + tol
+    monkeypatch.setattr(RT, "_PARTIAL_MIN_N", T.size + 1)
+    _rest_spectrum(cov, T)
+    assert calls == [T.size]
+    from nspca_core.operators.cov import Cov
+    monkeypatch.setattr(RT, "_PARTIAL_MIN_N", 1)
+    assert not RT.partial_rest(Cov(None, cov.dense()), T)
+
+
+def test_none_where_a_proof_fails(monkeypatch):
+    """A guess the factorization refutes twice (the bottom eigenpair, residual ~0, taken for the top): None,
+    LAPACK's route then; the true top pair proves lambda_max."""
+    M = as_sparse_cov(sp.csr_matrix(_counts(5, 40, 12, 3.0, 0.6).astype(float))).dense()
+    w, U = np.linalg.eigh(M)
+    assert w[0] < 0.5 * w[-1]
+    monkeypatch.setattr(RT, "_guesses", lambda M: (np.array([w[0] + 1e-9, w[0]]), U[:, :2]))
+    assert RT.rest_top(M) is None
+    monkeypatch.setattr(RT, "_guesses", lambda M: (w[::-1][:2], U[:, ::-1][:, :2]))
+    out = RT.rest_top(M)
+    assert out is not None and w[-1] <= out[0][0] + out[1] <= w[-1] * (1 + 1e-8)

@@ -25,12 +25,13 @@ The steps:
 from __future__ import annotations
 
 from dataclasses import dataclass
+import functools
 from typing import Callable
 
 import numpy as np
 
 # the order statistics and the nonzeros by column (nspca_core._common.kth), re-exported
-from .kth import _KTH_SAMPLE_MIN_N, _KTH_STRIDE, _nonzero_by_column, kth_largest, order_statistic  # noqa: F401
+from .kth import _KTH_SAMPLE_MIN_N, _KTH_STRIDE, _nonzero_by_column, column_counts, kth_largest, order_statistic  # noqa: F401
 
 __all__ = ["topk_mask", "truncate", "hard_topk", "soft_topk", "project", "TopK", "SoftTopK", "PlainPower"]
 
@@ -54,7 +55,7 @@ def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -
             return np.ones((n, p), dtype=bool)
         t = kth_largest(Y, k)
         ge = Y >= t
-        extra = ge.sum(axis=0) > k  # a tie at the k-th value...
+        extra = column_counts(ge) > k  # a tie at the k-th value...
         if floor is not None:
             extra &= t > floor  # ...that matters
         if not extra.any():  # the common case
@@ -65,8 +66,8 @@ def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -
         t = np.sort(Y, axis=0)[n - kk, np.arange(p)]
     mask = Y > t
     eq = Y == t
-    need = kk - mask.sum(axis=0)
-    over = eq.sum(axis=0) > need
+    need = kk - column_counts(mask)
+    over = column_counts(eq) > need
     if floor is not None:
         over &= t > floor
     tied = np.flatnonzero(over)
@@ -187,10 +188,10 @@ def _select_near(Y: np.ndarray, S: np.ndarray, prev: np.ndarray, k: int, signed:
     cols = np.arange(q)
     t = S[prev, cols].min(axis=0)
     M = S >= t
-    count = np.count_nonzero(M, axis=0)
+    count = column_counts(M)
     done = (t > 0) & (count <= max(k + 1, int(_CANDIDATE_FRACTION * n)))
     idx = prev.copy()
-    more = np.flatnonzero(done & (count > k))
+    more = (done & (count > k)).nonzero()[0]
     if more.size:
         cc, rr = _nonzero_by_column(M[:, more])  # candidates, by column, rows increasing
         v = S[rr, more[cc]]
@@ -208,7 +209,7 @@ def _select_near(Y: np.ndarray, S: np.ndarray, prev: np.ndarray, k: int, signed:
         ok = more[~tie]
         idx[:, ok] = rr[keep].reshape(ok.size, k).T
         done[more[tie]] = False
-    found = np.flatnonzero(done)
+    found = done.nonzero()[0]
     vals = np.zeros((k, q))
     vals[:, found] = Y[idx[:, found], found]
     return done, idx, vals
@@ -232,14 +233,14 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: 
     if ks.size > 4 or ks[-1] >= n:  # many different k (a path), or whole columns: dense
         return _to_compact(_step(Y, kc, key, False, signed), width)
     if prev is not None and ks.size == 1 and ks[0] == width and width < n:
-        near = np.flatnonzero((prev < n).all(axis=0))  # previous iterates with k entries
+        near = (prev < n).all(axis=0).nonzero()[0]  # previous iterates with k entries
         if near.size:
             full = near.size == q
             done, idx, vals = _select_near(Y if full else Y[:, near], S if full else S[:, near],
                                               prev if full else prev[:, near], width, signed)
             if done.all() and full:
                 return idx, vals
-            rest = np.flatnonzero(np.bincount(near[done], minlength=q) == 0)  # setdiff1d's, sorted
+            rest = (np.bincount(near[done], minlength=q) == 0).nonzero()[0]  # setdiff1d's, sorted
             ri, rv = _select(Y[:, rest], kc[rest], key, signed, width)
             idx_all = np.empty((width, q), dtype=np.intp)
             vals_all = np.empty((width, q))
@@ -252,7 +253,7 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: 
         Sg = S if ks.size == 1 else S[:, g]
         u = kth_largest(Sg, k + 1)
         M = Sg > u
-        count = M.sum(axis=0)
+        count = column_counts(M)
         if ks.size == 1 and k == width and (count == k).all():
             # the common case: k entries above u in every column (no tie), kept if positive
             cols, rows = _nonzero_by_column(M)
@@ -309,7 +310,7 @@ def project_compact(X0: np.ndarray, kc, key: np.ndarray | None, width: int):
     M = Yp != 0
     # feasible supports (a polish, a rank-1 start): T_k keeps every positive entry.  The counts from the
     # mask (count_nonzero along an axis of the floats converts them all to integers first)
-    few = M.sum(axis=0) <= kc
+    few = column_counts(M) <= kc
     if few.all():
         cols, rows = _nonzero_by_column(M)
     elif not few.any():
@@ -360,6 +361,13 @@ def _col_norms(W: np.ndarray) -> np.ndarray:
     return np.linalg.norm(W / safe, axis=0) * mx
 
 
+@functools.lru_cache(maxsize=64)
+def _k_row(k: int, q: int) -> np.ndarray:
+    """``np.broadcast_to(np.intp(k), (q,))`` (read only, stride 0: :func:`_select` reads it as one k),
+    made once per ``(k, q)`` rather than at every step."""
+    return np.broadcast_to(np.intp(k), (q,))
+
+
 def _one_k(kc) -> int:
     """The one k of a step that runs every column with the same k."""
     return int(kc) if np.ndim(kc) == 0 else int(np.ravel(kc)[0])
@@ -396,7 +404,7 @@ class TopK:
 
     def _select(self, Y, ia, kc, key, prev):
         if ia.shape[0]:  # compact iterates, of width the largest k
-            kcs = np.broadcast_to(kc, (Y.shape[1],)) if np.ndim(kc) == 0 else kc
+            kcs = _k_row(int(kc), Y.shape[1]) if np.ndim(kc) == 0 else kc
             return _select(Y, kcs, key, self.signed, ia.shape[0], prev)
         return ia, _step(Y, kc, key, False, self.signed)
 

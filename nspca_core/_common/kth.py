@@ -22,11 +22,17 @@ def _ones(n: int) -> np.ndarray:
 
 
 def column_counts(M: np.ndarray) -> np.ndarray:
-    """``np.count_nonzero(M, axis=0)`` of a boolean M (n, q): the same integers (intp), from one
-    vector-matrix product with ones (each count a sum of ones, exact in floats below 2**53).  A
-    reduction along axis 0 of a C-ordered matrix with few columns runs one short inner loop per
-    row (n of them); the product runs in BLAS: 1,000 x 8, 44 us -> 4 us."""
-    return (_ones(M.shape[0]) @ M).astype(np.intp)
+    """``np.count_nonzero(M, axis=0)`` of a boolean M (n, q): the same integers (intp).  A reduction
+    along axis 0 of a C-ordered matrix with few columns runs one short inner loop per row (n of
+    them); there the counts come from one vector-matrix product with ones (each a sum of ones, exact
+    in floats below 2**53): 1,000 x 8, 27 -> 4 us.  A Fortran-ordered M (float32 products' layout)
+    takes the product in its own order (``M^T 1``: 20 -> 12 us at 1,000 x 36), any other layout the
+    reduction."""
+    if M.flags.c_contiguous and M.ndim == 2:
+        return (_ones(M.shape[0]) @ M).astype(np.intp)
+    if M.flags.f_contiguous and M.ndim == 2:
+        return (M.T @ _ones(M.shape[0])).astype(np.intp)
+    return np.count_nonzero(M, axis=0)
 
 # columns of at least this many entries find their j-th largest value from a sample first
 _KTH_SAMPLE_MIN_N = 1024

@@ -101,16 +101,19 @@ def test_order_statistic_is_the_one_index_partition(seed, n, p, kind, fortran, d
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.integers(0, 10_000), st.integers(0, 1500), st.integers(0, 9), st.floats(0.0, 1.0), st.booleans())
-def test_column_counts_are_count_nonzero(seed, n, q, density, strided):
-    """column_counts (a product with ones) gives np.count_nonzero's integers, dtype included, on C-ordered
-    masks and on column selections of them (the views the selections pass)."""
+@given(st.integers(0, 10_000), st.integers(0, 1500), st.integers(0, 9), st.floats(0.0, 1.0),
+       st.sampled_from(["C", "F", "strided"]))
+def test_column_counts_are_count_nonzero(seed, n, q, density, layout):
+    """column_counts (a product with ones) gives np.count_nonzero's integers, dtype included, on C- and
+    Fortran-ordered masks (float64 and float32 products' layouts) and on column selections of them."""
     from nspca_core._common.kth import column_counts
 
     rng = np.random.default_rng(seed)
-    M = rng.random((n, 2 * q if strided else q)) < density
-    if strided:
+    M = rng.random((n, 2 * q if layout == "strided" else q)) < density
+    if layout == "strided":
         M = M[:, ::2]
+    elif layout == "F":
+        M = np.asfortranarray(M)
     got, want = column_counts(M), np.count_nonzero(M, axis=0)
     assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
 

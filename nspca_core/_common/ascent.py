@@ -177,7 +177,7 @@ def _merge_settled(idx: np.ndarray, vals: np.ndarray, settled: np.ndarray, v: np
     as they settle).  Updates ``keep`` (the columns still moving) in place and returns it; records
     ``(dropped, kept)`` in alias.  Candidates share one hash of the support (:func:`_support_hash`;
     ``h``: already computed for every column), then compare exactly."""
-    cand = np.flatnonzero(keep & settled)
+    cand = (keep & settled).nonzero()[0]
     if cand.size < 2:
         return keep
     h = _support_hash(idx[:, cand], vals[:, cand], w, n) if h is None else h[cand]
@@ -217,12 +217,12 @@ class _Finished:
         the moving columns on a recorded support.  ``h``: the supports' hashes, per column."""
         if h is None:
             h = _support_hash(zi, zv, self.w, self.n)
-        for j in np.flatnonzero(settled & ~moving).tolist():
+        for j in (settled & ~moving).nonzero()[0].tolist():
             self.rows.setdefault(float(h[j]), []).append((int(kc[active[j]]), self._support(zi, zv, j),
                                                           int(active[j])))
         if not self.rows:
             return moving
-        for j in np.flatnonzero(moving).tolist():
+        for j in moving.nonzero()[0].tolist():
             for kk, SS, c in self.rows.get(float(h[j]), ()):
                 if kk == kc[active[j]] and np.array_equal(self._support(zi, zv, j), SS):
                     moving[j] = False
@@ -391,7 +391,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         moving = gained & ~done
         converged[active[~moving & ~stopped[active]]] = True
         if jumps:  # settled twice in a row and still moving: to the support's limit
-            twice = np.flatnonzero(settled & was_settled[active] & moving & (slow > jump.min_steps))
+            twice = (settled & was_settled[active] & moving & (slow > jump.min_steps)).nonzero()[0]
             was_settled[active] = settled
             if twice.size:
                 zv = jump(zi, zv, twice, n, slow[twice])

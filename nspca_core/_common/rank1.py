@@ -66,6 +66,22 @@ def rank1_point(v: np.ndarray, k: int) -> np.ndarray:
     return x
 
 
+def _first_k_rows(U: np.ndarray, k: int) -> np.ndarray:
+    """``np.sort(np.argsort(-U, axis=0, kind="stable")[:k], axis=0)`` for finite U (n, q), ``1 <= k <= n``:
+    the rows of each column's k largest entries, ties at the k-th value to the lower index, in
+    increasing order, from one partition instead of a sort (the same integers).  The entries above
+    the k-th largest t are kept, then the first of those equal to t (a stable order of ``-U`` ranks
+    equal entries by index)."""
+    n, q = U.shape
+    t = order_statistic(U, n - k)
+    M = U >= t
+    if np.count_nonzero(M) != k * q:  # a tie at the k-th value in some column (rare)
+        eq = U == t
+        need = k - np.count_nonzero(U > t, axis=0)
+        M &= ~eq | (np.cumsum(eq, axis=0) <= need)
+    return np.divmod(np.flatnonzero(M.T), n)[1].reshape(q, k).T
+
+
 def rank1_points(W: np.ndarray, k: int) -> np.ndarray:
     """``rank1_point`` of each column of ``W`` (n, c) as the columns of one matrix, the same floats.
 
@@ -79,7 +95,7 @@ def rank1_points(W: np.ndarray, k: int) -> np.ndarray:
     if n > _SORT_MAX_N or not np.isfinite(W).all():
         return np.column_stack([rank1_point(W[:, j], k) for j in range(c)]) if c else np.zeros((n, 0))
     U = np.concatenate([W, -W], axis=1)  # column j + c: the sign -1 of column j
-    top = np.sort(np.argsort(-U, axis=0, kind="stable")[:k], axis=0)
+    top = _first_k_rows(U, k)
     out = np.zeros((n, c))
     for j in range(c):
         best, best_norm = None, -1.0

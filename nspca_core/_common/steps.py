@@ -25,94 +25,15 @@ The steps:
 from __future__ import annotations
 
 from dataclasses import dataclass
-import math
+import functools
 from typing import Callable
 
 import numpy as np
 
+# the order statistics and the nonzeros by column (nspca_core._common.kth), re-exported
+from .kth import _KTH_SAMPLE_MIN_N, _KTH_STRIDE, _nonzero_by_column, column_counts, kth_largest, order_statistic  # noqa: F401
+
 __all__ = ["topk_mask", "truncate", "hard_topk", "soft_topk", "project", "TopK", "SoftTopK", "PlainPower"]
-
-
-# columns of at least this many entries find their j-th largest value from a sample first
-_KTH_SAMPLE_MIN_N = 1024
-# the sample: every _KTH_STRIDE-th entry of a column (when it holds at least 4 j entries)
-_KTH_STRIDE = 8
-
-
-def order_statistic(Y: np.ndarray, i: int) -> np.ndarray:
-    """``np.partition(Y, i, axis=0)[i]`` (Y of 1 or 2 dimensions; the i-th smallest along axis 0, NaN
-    last): the same floats, from a partition at two neighbouring indices.  NumPy 2's partition at one
-    index takes another path, measured 2-4x slower on columns of a few hundred to thousands of entries
-    and quadratic on many equal entries (a 2,000-row column padded with ``-inf``: 0.28 ms against
-    0.005); at two indices it runs introselect, and the entry at i is the same order statistic."""
-    n = Y.shape[0]
-    if n < 2:
-        return np.partition(Y, i, axis=0)[i]
-    return np.partition(Y, [i - 1, i] if i > 0 else [0, 1], axis=0)[i]
-
-
-def kth_largest(Y: np.ndarray, j: int) -> np.ndarray:
-    """The j-th largest entry of each column of Y (n, p), ``1 <= j <= n``: exactly
-    ``np.partition(Y, n - j, axis=0)[n - j]``, from fewer comparisons on long columns.
-
-    The j-th largest ``t0`` of a sample of a column (every 8th entry) is at most the column's
-    own j-th largest (the j sample entries reaching ``t0`` are entries of the column), so the
-    column's j largest entries are among its candidates ``Y >= t0`` (about ``8 j`` of them on
-    data without structure), and the j-th largest of the candidates is that of the column: the
-    same float, copied.  When many entries reach ``t0`` (ties with it, e.g. zeros), the
-    candidates are those above it; fewer than j of them make ``t0`` itself the j-th largest.
-    Columns with still many candidates, and input holding a NaN (which ``np.partition``
-    orders last), take the partition of the whole column.
-    """
-    n, p = Y.shape
-    if n < _KTH_SAMPLE_MIN_N or 4 * _KTH_STRIDE * j > n or p == 0:
-        return order_statistic(Y, n - j)
-    sample = Y[::_KTH_STRIDE]
-    ns = sample.shape[0]
-    # a higher threshold first, the sample's r-th largest (r <= j): about 8 r candidates, at least j of
-    # them but on a rare column (which then takes the sample's j-th largest)
-    r = min(j, j // _KTH_STRIDE + 3 * math.isqrt(j // _KTH_STRIDE + 1) + 3)
-    part = np.partition(sample, [ns - j, ns - r], axis=0)
-    t_lo, t0 = part[ns - j], part[ns - r]
-    if np.isnan(t_lo).any() or np.isnan(Y).any():
-        return order_statistic(Y, n - j)
-    cap = n // 4
-    M = Y >= t0
-    count = np.count_nonzero(M, axis=0)
-    low = np.flatnonzero(count < j)
-    if low.size:  # fewer than j candidates: the sample's j-th largest (j entries reach it)
-        t0 = t0.copy()
-        t0[low] = t_lo[low]
-        M[:, low] = Y[:, low] >= t0[low]
-        count[low] = np.count_nonzero(M[:, low], axis=0)
-    out = np.empty(p)
-    todo = np.ones(p, dtype=bool)
-    many = np.flatnonzero(count > cap)
-    if many.size:  # many entries tie with t0: the candidates are those above it
-        above = Y[:, many] > t0[many]
-        M[:, many] = above
-        count[many] = np.count_nonzero(above, axis=0)
-        tie = many[count[many] < j]  # t0 (an entry of the column) is the j-th largest
-        out[tie] = t0[tie]
-        todo[tie] = False
-        full = many[count[many] > cap]
-        if full.size:
-            out[full] = order_statistic(Y[:, full], n - j)
-            todo[full] = False
-    g = np.flatnonzero(todo)
-    if g.size == 0:
-        return out
-    if g.size < p:
-        M, count, Yg = M[:, g], count[g], Y[:, g]
-    else:
-        Yg = Y
-    cols, rows = _nonzero_by_column(M)
-    width = int(count.max())
-    pos = np.arange(cols.size) - np.repeat(np.cumsum(count) - count, count)
-    P = np.full((width, g.size), -np.inf)
-    P[pos, cols] = Yg[rows, cols]
-    out[g] = order_statistic(P, width - j)
-    return out
 
 
 def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -> np.ndarray:
@@ -134,7 +55,7 @@ def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -
             return np.ones((n, p), dtype=bool)
         t = kth_largest(Y, k)
         ge = Y >= t
-        extra = ge.sum(axis=0) > k  # a tie at the k-th value...
+        extra = column_counts(ge) > k  # a tie at the k-th value...
         if floor is not None:
             extra &= t > floor  # ...that matters
         if not extra.any():  # the common case
@@ -145,8 +66,8 @@ def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -
         t = np.sort(Y, axis=0)[n - kk, np.arange(p)]
     mask = Y > t
     eq = Y == t
-    need = kk - mask.sum(axis=0)
-    over = eq.sum(axis=0) > need
+    need = kk - column_counts(mask)
+    over = column_counts(eq) > need
     if floor is not None:
         over &= t > floor
     tied = np.flatnonzero(over)
@@ -229,11 +150,6 @@ def _to_compact(Z: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     return _scatter(rows, cols, Z[rows, cols], Z.shape[0], Z.shape[1], width)
 
 
-def _nonzero_by_column(M: np.ndarray):
-    """``(cols, rows)`` of the nonzeros of M (n, q), grouped by column, rows increasing."""
-    return np.divmod(np.flatnonzero(M.T), M.shape[0])
-
-
 def _scatter(rows, cols, values, n: int, q: int, width: int):
     """Compact columns from the entries ``(rows, cols, values)``, grouped by column with rows
     increasing; zero values are dropped."""
@@ -272,10 +188,10 @@ def _select_near(Y: np.ndarray, S: np.ndarray, prev: np.ndarray, k: int, signed:
     cols = np.arange(q)
     t = S[prev, cols].min(axis=0)
     M = S >= t
-    count = np.count_nonzero(M, axis=0)
+    count = column_counts(M)
     done = (t > 0) & (count <= max(k + 1, int(_CANDIDATE_FRACTION * n)))
     idx = prev.copy()
-    more = np.flatnonzero(done & (count > k))
+    more = (done & (count > k)).nonzero()[0]
     if more.size:
         cc, rr = _nonzero_by_column(M[:, more])  # candidates, by column, rows increasing
         v = S[rr, more[cc]]
@@ -293,7 +209,7 @@ def _select_near(Y: np.ndarray, S: np.ndarray, prev: np.ndarray, k: int, signed:
         ok = more[~tie]
         idx[:, ok] = rr[keep].reshape(ok.size, k).T
         done[more[tie]] = False
-    found = np.flatnonzero(done)
+    found = done.nonzero()[0]
     vals = np.zeros((k, q))
     vals[:, found] = Y[idx[:, found], found]
     return done, idx, vals
@@ -317,14 +233,14 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: 
     if ks.size > 4 or ks[-1] >= n:  # many different k (a path), or whole columns: dense
         return _to_compact(_step(Y, kc, key, False, signed), width)
     if prev is not None and ks.size == 1 and ks[0] == width and width < n:
-        near = np.flatnonzero((prev < n).all(axis=0))  # previous iterates with k entries
+        near = (prev < n).all(axis=0).nonzero()[0]  # previous iterates with k entries
         if near.size:
             full = near.size == q
             done, idx, vals = _select_near(Y if full else Y[:, near], S if full else S[:, near],
                                               prev if full else prev[:, near], width, signed)
             if done.all() and full:
                 return idx, vals
-            rest = np.flatnonzero(np.bincount(near[done], minlength=q) == 0)  # setdiff1d's, sorted
+            rest = (np.bincount(near[done], minlength=q) == 0).nonzero()[0]  # setdiff1d's, sorted
             ri, rv = _select(Y[:, rest], kc[rest], key, signed, width)
             idx_all = np.empty((width, q), dtype=np.intp)
             vals_all = np.empty((width, q))
@@ -337,7 +253,7 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: 
         Sg = S if ks.size == 1 else S[:, g]
         u = kth_largest(Sg, k + 1)
         M = Sg > u
-        count = M.sum(axis=0)
+        count = column_counts(M)
         if ks.size == 1 and k == width and (count == k).all():
             # the common case: k entries above u in every column (no tie), kept if positive
             cols, rows = _nonzero_by_column(M)
@@ -394,7 +310,7 @@ def project_compact(X0: np.ndarray, kc, key: np.ndarray | None, width: int):
     M = Yp != 0
     # feasible supports (a polish, a rank-1 start): T_k keeps every positive entry.  The counts from the
     # mask (count_nonzero along an axis of the floats converts them all to integers first)
-    few = M.sum(axis=0) <= kc
+    few = column_counts(M) <= kc
     if few.all():
         cols, rows = _nonzero_by_column(M)
     elif not few.any():
@@ -445,6 +361,13 @@ def _col_norms(W: np.ndarray) -> np.ndarray:
     return np.linalg.norm(W / safe, axis=0) * mx
 
 
+@functools.lru_cache(maxsize=64)
+def _k_row(k: int, q: int) -> np.ndarray:
+    """``np.broadcast_to(np.intp(k), (q,))`` (read only, stride 0: :func:`_select` reads it as one k),
+    made once per ``(k, q)`` rather than at every step."""
+    return np.broadcast_to(np.intp(k), (q,))
+
+
 def _one_k(kc) -> int:
     """The one k of a step that runs every column with the same k."""
     return int(kc) if np.ndim(kc) == 0 else int(np.ravel(kc)[0])
@@ -481,7 +404,7 @@ class TopK:
 
     def _select(self, Y, ia, kc, key, prev):
         if ia.shape[0]:  # compact iterates, of width the largest k
-            kcs = np.broadcast_to(kc, (Y.shape[1],)) if np.ndim(kc) == 0 else kc
+            kcs = _k_row(int(kc), Y.shape[1]) if np.ndim(kc) == 0 else kc
             return _select(Y, kcs, key, self.signed, ia.shape[0], prev)
         return ia, _step(Y, kc, key, False, self.signed)
 

@@ -98,3 +98,41 @@ def test_order_statistic_is_the_one_index_partition(seed, n, p, kind, fortran, d
     expect = np.sort(A, axis=0)[i]
     np.testing.assert_array_equal(order_statistic(A, i), expect)
     np.testing.assert_array_equal(order_statistic(A, i), np.partition(A, i, axis=0)[i])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 1500), st.integers(0, 9), st.floats(0.0, 1.0),
+       st.sampled_from(["C", "F", "strided"]))
+def test_column_counts_are_count_nonzero(seed, n, q, density, layout):
+    """column_counts (a product with ones) gives np.count_nonzero's integers, dtype included, on C- and
+    Fortran-ordered masks (float64 and float32 products' layouts) and on column selections of them."""
+    from nspca_core._common.kth import column_counts
+
+    rng = np.random.default_rng(seed)
+    M = rng.random((n, 2 * q if layout == "strided" else q)) < density
+    if layout == "strided":
+        M = M[:, ::2]
+    elif layout == "F":
+        M = np.asfortranarray(M)
+    got, want = column_counts(M), np.count_nonzero(M, axis=0)
+    assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 60), st.integers(1, 6), st.sampled_from(["normal", "coarse", "zeros"]),
+       st.data())
+def test_first_k_rows_is_the_stable_sort(seed, n, q, kind, data):
+    """rank1_points' partition gives the rows of the stable sort of -U (first k, increasing), ties at the
+    k-th value (many, with signed zeros) to the lower index."""
+    from nspca_core._common.rank1 import _first_k_rows
+
+    rng = np.random.default_rng(seed)
+    k = data.draw(st.integers(1, n))
+    U = rng.standard_normal((n, q))
+    if kind == "coarse":
+        U = np.round(U)
+    elif kind == "zeros":
+        U[rng.random((n, q)) < 0.5] = 0.0
+        U[rng.random((n, q)) < 0.3] = -0.0
+    want = np.sort(np.argsort(-U, axis=0, kind="stable")[:k], axis=0)
+    assert np.array_equal(_first_k_rows(U, k), want)

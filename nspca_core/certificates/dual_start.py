@@ -85,9 +85,11 @@ def kkt_floor(A: np.ndarray, x: np.ndarray) -> float:
 def _kkt_held_out(A: np.ndarray, k: int, x: np.ndarray, tau: float, seen: dict | None) -> bool:
     """Whether the KKT point of x cannot bind a one-k certificate whose anchored top test (:func:`.dual.top_test`'s
     record in ``seen``, made on this A at ``(k, tau)`` by its caller: :mod:`.sparse_route`) held: the anchored bound
-    is then at most ``tau`` and the KKT point's at least :func:`kkt_floor`, proved above ``tau`` here."""
+    is then at most ``tau`` and the KKT point's at least :func:`kkt_floor`, proved above ``tau`` here.  Only from
+    ``_KKT_EST_MIN_N`` features (below, the point is evaluated without an estimate, as before: cheap there)."""
     last = None if seen is None else seen.get("top")
-    if x is None or last is None or last[0] is not A or last[1] != (int(k), float(tau)) or not last[3]:
+    if (A.shape[0] < _KKT_EST_MIN_N or x is None or last is None or last[0] is not A
+            or last[1] != (int(k), float(tau)) or not last[3]):
         return False
     return kkt_floor(A, x) > tau
 

@@ -84,7 +84,7 @@ def test_held_out_on_both_sides_of_the_floor(monkeypatch, seed):
     asked = []
     real = dual._kkt_beaten
     monkeypatch.setattr(dual, "_kkt_beaten", lambda *a, **kw: asked.append(1) or real(*a, **kw))
-    monkeypatch.setattr(dual, "_KKT_EST_MIN_N", 0, raising=False)
+    monkeypatch.setattr(D, "_KKT_EST_MIN_N", n)  # (the rule's size threshold, at this n: see the last test)
 
     def run(tau_level, held=True, kk=k, need_dual=False):
         monkeypatch.setattr(dual, "_DNN_SKIP_AT", lower / tau_level)
@@ -108,10 +108,24 @@ def test_held_out_on_both_sides_of_the_floor(monkeypatch, seed):
     # bound is not compared with brute force: test_sparse_route's light-spectrum test runs the real held test)
 
 
-def test_held_out_reads_only_a_held_test_on_this_A():
+def test_held_out_reads_only_a_held_test_on_this_A(monkeypatch):
     A = _topic(4)
     x = np.ones(A.shape[0]) / np.sqrt(A.shape[0])
+    monkeypatch.setattr(D, "_KKT_EST_MIN_N", 0)
     rows, ok, r = top_test(A, 3, 1e9, seen := {})
     assert ok and D._kkt_held_out(A, 3, x, 1e9, seen) == (D.kkt_floor(A, x) > 1e9)
     assert not D._kkt_held_out(A.copy(), 3, x, 1e9, seen)  # (another A object)
     assert not D._kkt_held_out(A, 3, x, 1e9, None)
+
+
+def test_held_out_from_the_estimates_size(monkeypatch):
+    """The rule applies from _KKT_EST_MIN_N features (at n: read; at n + 1: not, the point evaluated as before)."""
+    A = _topic(5)
+    n = A.shape[0]
+    x = np.ones(n) / np.sqrt(n)
+    tau = 0.5 * D.kkt_floor(A, x)
+    seen = {"top": (A, (3, float(tau)), None, True, None)}
+    monkeypatch.setattr(D, "_KKT_EST_MIN_N", n)
+    assert D._kkt_held_out(A, 3, x, tau, seen)
+    monkeypatch.setattr(D, "_KKT_EST_MIN_N", n + 1)
+    assert not D._kkt_held_out(A, 3, x, tau, seen)

@@ -10,8 +10,8 @@ import numpy as np
 from .anchor import (AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test,
                      restricted_refutes)
 from .dnn import DnnState, DnnWork, dnn_optimize, dnn_value_lam, ksupport_cuts
-from .dual_start import (_KKT_USEFUL, _SCREEN_R, _SCREEN_STEPS, _kkt_beaten, _kkt_point,  # noqa: F401 (re-exported)
-                         _screen_init, _start_value, kkt_init)
+from .dual_start import (_KKT_USEFUL, _SCREEN_R, _SCREEN_STEPS, _kkt_beaten, _kkt_held_out,  # noqa: F401
+                         _kkt_point, _screen_init, _start_value, kkt_floor, kkt_init)
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget, fits, step
@@ -202,7 +202,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
          callback=None, before_cuts=None, kkt=None, budget: Budget | None = None,
          skip_at: float | None = None, cuts: bool = True, iters: int | None = None,
          settle: float | None = None, top_eig: float | None = None, beyond: tuple | None = None,
-         outpaced=None):
+         outpaced=None, cut_below: float | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
     :func:`nspca_core.certificates.dnn.dnn_tangent`).
@@ -221,7 +221,9 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     :func:`dense_dual`); ``beyond``: :func:`.dnn.dnn_optimize`'s (on past ``settle`` where the run still
     promises more).  ``top_eig``: A's top eigenvalue (or a bound on it) when the caller has it.
     The runs and evaluations share one :class:`.dnn.DnnWork` (their n x n arrays made once).
-    ``outpaced``: the cut run's (:func:`_cut_rounds`).
+    ``outpaced``: the cut run's (:func:`_cut_rounds`).  ``cut_below``: the cut phase runs below this ratio
+    instead of ``_settings._CUT_BELOW`` where it is higher (a split bound's S from :mod:`.sparse_route`: S's ratio
+    is not the split's; the plain run's ``give_up`` keeps ``_CUT_BELOW``).
     """
     work = DnnWork()
     cfg = _EFFORT[effort]
@@ -292,10 +294,11 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     info["exact_evaluations"] += evals
     lam = info["lam"]
     other = np.inf
-    if lower < cut_target * val and before_cuts is not None:
+    cut_at = cut_target if cut_below is None or effort == "full" else max(cut_target, min(target, cut_below))
+    if lower < cut_at * val and before_cuts is not None:
         other = before_cuts(val)
-    skip = cut_target if skip_at is None else max(skip_at, cut_target)
-    if (cuts and lower < cut_target * val and lower < skip * other and st.U is not None
+    skip = cut_at if skip_at is None else max(skip_at, cut_at)
+    if (cuts and lower < cut_at * val and lower < skip * other and st.U is not None
             and effort != "fast"):
         # "auto": one run renewing its cuts (cfg "cut_refresh", "refresh_iters"); else rounds
         refresh = cfg.get("cut_refresh", 0)
@@ -407,7 +410,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,
                effort: str, *, warm: DnnState | None, callback, budget: Budget | None, need_dual: bool,
                tree_follows: bool = False, iters: int | None = None, seen: dict | None = None,
-               top_eig: float | None = None):
+               top_eig: float | None = None, cut_below: float | None = None):
     """The dual side of a dense certificate (:func:`.single._certify_dense`), given its cheap
     bounds: the KKT point of x, the anchored row sums, the DNN and its cut rounds, each only
     while the bounds so far leave the ratio below what it aims for.  ``bounds`` and ``info``
@@ -420,7 +423,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     the DNN's iterations before its cut rounds (default the effort's); ``seen``: the anchored first test's
     record (:func:`top_test`) and the forecast's (:func:`_forecast_fails`) a split certificate's light route left
     on the same A (reused, not run again);
-    ``top_eig``: A's top eigenvalue as the screening start's bracket takes it (default the ``lambda1`` bound)."""
+    ``top_eig``: A's top eigenvalue as the screening start's bracket takes it (default the ``lambda1`` bound);
+    ``cut_below``: :func:`_dnn`'s."""
     cfg = _EFFORT[effort]
     n = A.shape[0]
     target = 1.0 - cfg["target_gap"]
@@ -437,7 +441,11 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         # Ritz value of its matrix (below its bound) says it cannot, it is neither a bound worth
         # having nor the DNN's best start (_kkt_beaten; CBCL k = 10 / 65: it certified 0.24 / 0.63)
         kkt_block: dict = {}
-        if effort != "full" and _kkt_beaten(A, x, best_now, lower, kkt_block):
+        if effort != "full" and not need_dual and _kkt_held_out(A, k, x, lower / _DNN_SKIP_AT, seen):
+            # (the anchored test held at the level that spares the DNN: the KKT point's bound, proved above it, cannot
+            # bind; issue 39, corpus17: the topic corpus at k = 3..7, _kkt_beaten 0.034 of 0.2 CPU s)
+            kkt_x = None
+        elif effort != "full" and _kkt_beaten(A, x, best_now, lower, kkt_block):
             kkt_x = None
         else:
             with step(budget, "eval", float(n) ** 3):
@@ -532,7 +540,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
                                  iters=cfg["iters"] // 2 if tree_follows else iters,
                                  settle=S._CUT_BELOW if effort == "auto" and not need_dual else None,
                                  beyond=(enough, _SETTLE_GAIN),
-                                 top_eig=bounds.get("lambda1") if top_eig is None else top_eig)
+                                 top_eig=bounds.get("lambda1") if top_eig is None else top_eig,
+                                 cut_below=cut_below)
         if state is not None and np.isfinite(val):  # (inf: a cut run outpaced by the anchored bound, unevaluated)
             bounds["dnn"] = val
             report.offer(min(bounds.values()))

@@ -64,6 +64,36 @@ def _kkt_beaten(A: np.ndarray, x: np.ndarray, best: float, lower: float, keep: d
     return est >= best * (1.0 + 1e-6) or lower < _KKT_USEFUL * est
 
 
+def kkt_floor(A: np.ndarray, x: np.ndarray) -> float:
+    """A proved lower bound on ``lambda_max(A + N)``, N = :func:`kkt_init` (A symmetric, x >= 0): the Rayleigh
+    quotient of a nonnegative u (two clipped power steps from x), as ``u^T (A + N) u >= u^T A u`` for N >= 0 and
+    u >= 0, less its rounding (``|fl(u^T A u) - u^T A u| <= gamma max|A| (1^T u)^2``, ``gamma = (n + 2) eps /
+    (1 - (n + 2) eps)``; the same for ``u^T u``).  0.0 where u vanishes.  Costs three products with A, not the
+    n x n matrix A + N."""
+    n = A.shape[0]
+    u = np.maximum(A @ x, 0.0)
+    u = np.maximum(A @ u, 0.0)
+    den = float(u @ u)
+    if not den > 0 or not np.isfinite(den):
+        return 0.0
+    eps = np.finfo(float).eps
+    g = (n + 2) * eps / (1 - (n + 2) * eps)
+    num = float(u @ (A @ u)) - g * float(np.abs(A).max()) * float(u.sum()) ** 2
+    return num / (den * (1 + g)) * (1 - 2 * eps) if num > 0 else num / (den * (1 - g)) * (1 + 2 * eps)
+
+
+def _kkt_held_out(A: np.ndarray, k: int, x: np.ndarray, tau: float, seen: dict | None) -> bool:
+    """Whether the KKT point of x cannot bind a one-k certificate whose anchored top test (:func:`.dual.top_test`'s
+    record in ``seen``, made on this A at ``(k, tau)`` by its caller: :mod:`.sparse_route`) held: the anchored bound
+    is then at most ``tau`` and the KKT point's at least :func:`kkt_floor`, proved above ``tau`` here.  Only from
+    ``_KKT_EST_MIN_N`` features (below, the point is evaluated without an estimate, as before: cheap there)."""
+    last = None if seen is None else seen.get("top")
+    if (A.shape[0] < _KKT_EST_MIN_N or x is None or last is None or last[0] is not A
+            or last[1] != (int(k), float(tau)) or not last[3]):
+        return False
+    return kkt_floor(A, x) > tau
+
+
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray, U: np.ndarray | None = None, lower: float | None = None):
     """The KKT dual point of a feasible x (:func:`kkt_init`): ``(value, state, lambda)``, the
     value rigorous.  ``U``, ``lower``: see :func:`_start_value` (the state returned has no subspace)."""

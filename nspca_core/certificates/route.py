@@ -115,7 +115,7 @@ def split_cheaper(cov: Cov, k: int, effort: str) -> bool:
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None, gram=None,
                    both: bool = False, small_keep: dict | None = None, eager: bool = False,
-                   tree: bool = True, whole: dict | None = None) -> Certificate:
+                   tree: bool = True, whole: dict | None = None, cut_below: float | None = None) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
     ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
@@ -129,13 +129,14 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     two is the run's).  "auto", not capped: a screen 1.5x larger follows where the rest T holds the bound
     below the aim (:func:`.screens.grown`), a path's run's too.  ``eager``: S's bound by the anchored row sums'
     whole search on every screen (:func:`.single._certify_split`; data :func:`split_cheaper` sends here), the
-    screen ``_settings.eager_size``'s (no smaller one tried first; grown where T binds).  ``tree``, ``whole``:
+    screen ``_settings.eager_size``'s (no smaller one tried first; grown where T binds).  ``tree``, ``whole``,
+    ``cut_below``:
     :func:`.single._certify_split`'s (sparse data with the covariance held: :mod:`.sparse_route`)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     split = partial(_certify_split, eager=True, size=S.eager_size(cov.n, k, split_cap)) if eager else _certify_split
-    if not tree or whole is not None:
-        split = partial(split, tree=tree, whole=whole)
+    if not tree or whole is not None or cut_below is not None:
+        split = partial(split, tree=tree, whole=whole, cut_below=cut_below)
     own = screened_size(cov.n, k, _EFFORT[effort], split_cap)
     small = None if eager else small_screen(cov.n, k, own)
     # a one-k "auto" certificate whose screen grown() may grow: skipped before its DNN where T alone holds it below

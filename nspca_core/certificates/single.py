@@ -52,7 +52,8 @@ from .lower import _ascent_many, _fit_lower, _starts
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
                    report: BoundReport | None = None, tree_follows: bool = False, dnn_iters: int | None = None,
-                   seen: dict | None = None, top: tuple[float, float] | None = None):
+                   seen: dict | None = None, top: tuple[float, float] | None = None,
+                   cut_below: float | None = None):
     """Certificate on a dense covariance (n <= _settings._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies ``dual._DNN_SKIP_AT`` (the
@@ -60,7 +61,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     next (:func:`.dual.dense_dual`); ``dnn_iters``: the DNN's iterations before its cut rounds (default the
     effort's: the split bound's S takes fewer); ``seen``: :func:`.dual.top_test`'s record (light_S's, on A);
     ``top``: ``(value, tol)`` with ``value + tol`` a proved bound on A's lambda_1 (the low-rank test's, thin data:
-    :func:`.cheap.lambda1_only`'s ``proved``).
+    :func:`.cheap.lambda1_only`'s ``proved``); ``cut_below``: :func:`.dual._dnn`'s.
     ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
     time left (the certificate is then whatever was proved in time: from the sum of the k largest
     variances up); ``report``: each bound proved is offered to it as it comes."""
@@ -164,7 +165,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
                             budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters,
-                            seen=seen, top_eig=getattr(spec, "bracket", None))
+                            seen=seen, top_eig=getattr(spec, "bracket", None), cut_below=cut_below)
     if getattr(spec, "d1", None) is not None and min(bounds.values()) >= _D1_LATE * spec.d1:
         # (the d = 1 bounds lambda1_only left out as out of reach of x's value: here they could win after all)
         with step(budget, "top", float(n) ** 3):
@@ -192,7 +193,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                    budget: Budget | None = None, report: BoundReport | None = None, gram=None,
                    trial: dict | None = None, size: int | None = None, small_try=None,
                    eager: bool = False, skip_own: dict | None = None, tree: bool = True,
-                   whole: dict | None = None) -> Certificate | None:
+                   whole: dict | None = None, cut_below: float | None = None) -> Certificate | None:
     """Large n: DNN on a screened set S, cheap bounds on the rest T (``size``: S's, else ``screened_size``'s).
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
@@ -296,7 +297,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return None  # (T alone holds this screen below the aim: the grown one instead, _certify_large)
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
-                                        x, lower, info, seen, thinS and (*thinS, eigS), tree)
+                                        x, lower, info, seen, thinS and (*thinS, eigS), tree, cut_below)
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})
@@ -353,7 +354,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
         # the smaller of the two coupled bounds, S's bounds at each sparsity the smaller of the two
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, None, None, T.size, x, lower, info,
-                                        seen, thinS and (*thinS, eigS), tree)
+                                        seen, thinS and (*thinS, eigS), tree, cut_below)
         bounds["split"], C0, light0 = certS.upper_bound + B_T, cross, (coupled, sharper, notes.get("cost", 0.0))
         coupled, sharper, cross = _coupled_refined(covS, certS, stS, kS, BT, k, pair, lambda: C0, lower, stop,
                                                    aim=_COUPLED_AIM, notes=notes, gallop=gallop, make_rows=rows, rel=rel)
@@ -409,12 +410,14 @@ def _once(make):
 
 
 def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget, branch_seconds, nT: int, x,
-             lower: float, info: dict, seen: dict | None = None, thin=None, tree: bool = True):
+             lower: float, info: dict, seen: dict | None = None, thin=None, tree: bool = True,
+             cut_below: float | None = None):
     """S's certificate for :func:`_certify_split` by the dense machinery on ``A_SS`` (x restricted to S is
     feasible there; the DNN's dual point for every sparsity when T is not empty), then the branch and
     bound over supports on S where it applies.  ``thin``: ``(X_S, m, eig)``, S's eigenpairs then through
     X_S's Gram (:class:`.bounds._ThinSpectral`); ``tree=False``: no branch and bound by nodes ("auto" / "full" at
-    k <= ``_SPLIT_BRANCH_MAX_K``: the DNN with its cut rounds instead).  Returns ``(certS, stS, x, lower)``."""
+    k <= ``_SPLIT_BRANCH_MAX_K``: the DNN with its cut rounds instead); ``cut_below``: S's DNN's
+    (:func:`.dual._dnn`; :mod:`.sparse_route`).  Returns ``(certS, stS, x, lower)``."""
     seconds, nodes = None, 0
     if budget is not None:  # the exact mode: the branch and bound on S comes last
         below = 0.0
@@ -427,7 +430,7 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
     spec = None if thin is None else _ThinSpectral(covS.dense(), *thin[:2], 2, thin[2])
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget, spec=spec,
                                 tree_follows=effort == "auto" and nodes > 0,
-                                dnn_iters=_EFFORT[effort].get("split_iters"), seen=seen)
+                                dnn_iters=_EFFORT[effort].get("split_iters"), seen=seen, cut_below=cut_below)
     if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short

@@ -148,10 +148,13 @@ def test_no_narrowed_lists_outside_the_float32_block(monkeypatch):
 @given(m=st.integers(3, 7), n=st.integers(6, 10), k=st.integers(2, 4), seed=st.integers(0, 2**31 - 1),
        frac=st.sampled_from([1.0, 0.999, 0.99, 0.9]))
 @example(m=4, n=8, k=3, seed=5, frac=1.0)
+@example(m=5, n=8, k=3, seed=168, frac=0.99)  # (the warm top test holds where the cold one fails: found by thin17)
 def test_top_moved_is_a_bound_and_the_former_one(m, n, k, seed, frac):
     """:func:`thin_anchor.anchored` from a feasible value ``frac`` x OPT: every bound at least OPT (brute force), and
     ``dual._anchored``'s (top test first, cold) float for float, but where its own top test (warm, after the failure
-    at ``1.001 lower``) fails: then None; no top test where the test at ``1.001 lower`` holds."""
+    at ``1.001 lower``) fails: then None; or where the cold top test fails and the warm one holds (its start is the
+    failure's ratios, at most the all-ones): then ``dual._anchored`` None and this a proved bound; no top test where
+    the test at ``1.001 lower`` holds."""
     A = _thin(m, n, seed)
     k = min(k, n)
     opt, _ = brute_opt(A, k)
@@ -163,7 +166,9 @@ def test_top_moved_is_a_bound_and_the_former_one(m, n, k, seed, frac):
         first, _ = anchored_rowsum_test(AnchorRows(A, k), lower * 1.001)
     if got is not None:
         assert got >= opt * (1 - 1e-12)
-    assert got == want or (got is None and counts["top_tests"] == 1)
+    cold_top = anchored_rowsum_test(_rows(A, k), lower / 0.975)[0]
+    assert got == want or (got is None and counts["top_tests"] == 1) or (want is None and not cold_top
+                                                                         and counts["top_tests"] == 1)
     assert counts.get("top_tests", 0) == (0 if first else 1)
 
 

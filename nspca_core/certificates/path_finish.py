@@ -12,16 +12,18 @@ from .single import _finish
 def path_certificates(uniq, lows, LX, src, ub, env, cheap, exact, own, anchored, branched, onek, spec, n,
                       t_all, callback) -> dict:
     """``{k: Certificate}`` from the path's bounds and, where it ran (``onek``), certify(k)'s (each
-    k's time: its share of the run plus its DNN runs)."""
+    k's time: its share of the run plus its DNN runs).  Every certificate's ``info["path_runs"]``: the k where
+    certify(k)'s own computation ran (as the large-n path reports them, :func:`.path_large.path_large`)."""
     p = uniq.size
     share = (time.perf_counter() - t_all) / p
+    runs = sorted(int(k) for k in onek)
     out = {}
     for i, k in enumerate(uniq):
         k = int(k)
         bounds = {name: float(v[i]) for name, v in cheap.items()}
         if k in exact:
             bounds["exact(k<=2)"] = exact[k]
-        info = {"n": n, "lower_source": src[i], "eig_tolerance": spec.tol}
+        info = {"n": n, "lower_source": src[i], "eig_tolerance": spec.tol, "path_runs": list(runs)}
         if k in own:
             bounds["dnn"] = own[k][0]
             info["dnn"] = own[k][1]

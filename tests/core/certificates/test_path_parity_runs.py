@@ -178,3 +178,22 @@ def test_after_dnn_anchored_runs_only_below_the_goal(monkeypatch):
     monkeypatch.setattr(P, "_AFTER_DNN_BELOW", 2.0)
     certify_path(X, ks=list(range(1, 41)))
     assert calls and all(level > lower for _, lower, level in calls)
+
+
+def test_dense_path_reports_the_k_where_certify_k_ran(monkeypatch):
+    """``info["path_runs"]`` on the dense path: the k where certify(k)'s own computation ran (those whose certificate
+    carries ``info["one_k"]``), on every certificate (bench_certify's path-ab printed "0 one-k runs" while the dense
+    path ran some: the key was never set).  The spy counts the runs one_k_runs made."""
+    made = []
+    real = PR._certify_dense
+
+    def spy(cov, k, *a, **kw):
+        made.append(int(k))
+        return real(cov, k, *a, **kw)
+
+    monkeypatch.setattr(PR, "_certify_dense", spy)
+    X = factor_plus_noise(1, m=120, n=30)
+    P_ = certify_path(X, ks=list(range(1, 31)))
+    runs = sorted(c.k for c in P_ if "one_k" in c.info)
+    assert runs and runs == sorted(set(made))
+    assert all(c.info["path_runs"] == runs for c in P_)

@@ -117,6 +117,23 @@ def test_bound_holds_against_brute_force(D, center, k, both, partial):
     assert c.lower <= opt * (1 + 1e-12) + 1e-300
 
 
+def _sparse_and_dense(D: np.ndarray, k: int):
+    """``(sparse_route's certificate, the dense route's)`` of the counts D (centered) at k, given fit's answer;
+    None where the data has no variance, the answer none, or the sparse route took the split (the other tests)."""
+    X = sp.csr_matrix(D.astype(float))
+    if not np.any(exact_cov(D, True).diagonal() > 0):
+        return None
+    x = fit(X, k=k, certify=False).x
+    cov = as_sparse_cov(X)
+    if not cov.quad(x) > 0:
+        return None
+    c = R.sparse_route(cov, k, x, "auto", None, _certify_large)
+    if "route" in c.info:
+        return None
+    d, _ = _certify_dense(as_sparse_cov(X), k, x, "auto", None)
+    return c, d
+
+
 @settings(max_examples=25, deadline=None)
 @given(D=corpora(), k=st.integers(3, 7))
 def test_dense_route_unchanged_where_its_test_holds(D, k):
@@ -127,18 +144,10 @@ def test_dense_route_unchanged_where_its_test_holds(D, k):
         mp.setattr(S, "_SPLIT_PER_K", 1)
         mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
         mp.setattr(R, "_SPLIT_SHARE", np.inf)
-        k = min(k, D.shape[1] - 1)
-        X = sp.csr_matrix(D.astype(float))
-        if not np.any(exact_cov(D, True).diagonal() > 0):
-            return
-        x = fit(X, k=k, certify=False).x
-        cov = as_sparse_cov(X)
-        if not cov.quad(x) > 0:
-            return
-        c = R.sparse_route(cov, k, x, "auto", None, _certify_large)
-        if "route" in c.info:
-            return  # (the split route: the other tests)
-        d, _ = _certify_dense(as_sparse_cov(X), k, x, "auto", None)
+        pair = _sparse_and_dense(D, min(k, D.shape[1] - 1))
+    if pair is None:
+        return
+    c, d = pair
     assert (c.upper_bound, c.kind, c.lower, c.bounds) == (d.upper_bound, d.kind, d.lower, d.bounds)
 
 
@@ -312,17 +321,10 @@ def test_light_spec_where_the_anchored_test_holds(D, k):
         mp.setattr(S, "_SPLIT_PER_K", 1)
         mp.setattr(R, "_SPLIT_SHARE", np.inf)
         _lanczos_from(mp, 3)
-        X = sp.csr_matrix(D.astype(float))
-        if not np.any(exact_cov(D, True).diagonal() > 0):
-            return
-        x = fit(X, k=k, certify=False).x
-        cov = as_sparse_cov(X)
-        if not cov.quad(x) > 0:
-            return
-        c = R.sparse_route(cov, k, x, "auto", None, _certify_large)
-        if "route" in c.info:
-            return  # (the split route: the other tests)
-        d, _ = _certify_dense(as_sparse_cov(X), k, x, "auto", None)
+        pair = _sparse_and_dense(D, k)
+    if pair is None:
+        return
+    c, d = pair
     opt, _ = brute_opt(exact_cov(D, True), k)
     assert c.upper_bound >= opt * (1 - 1e-12) - 1e-300
     assert c.lower == d.lower

@@ -14,12 +14,8 @@ from nspca_core.certificates import rest_top as RT
 from nspca_core.certificates.bounds import _opt1, _rest_curve, _rest_spectrum
 from nspca_core.operators.sparse import as_sparse_cov
 from tests.bruteforce import brute_opt
+from tests.core.certificates.test_sparse_route import _counts
 from tests.core.certificates.test_sparse_rows import exact_cov
-
-
-def _counts(seed: int, m: int, n: int, lam: float, density: float) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return (rng.poisson(lam, (m, n)) * (rng.random((m, n)) < density)).astype(np.int64)
 
 
 @st.composite

@@ -16,8 +16,7 @@ from nspca_core.certificates import _settings as S
 from nspca_core.certificates import dual, single
 from nspca_core.certificates import sparse_route as R
 from tests.bruteforce import brute_opt
-from tests.core.certificates.test_sparse_route import _failing_top, corpora
-from tests.core.certificates.test_sparse_rows import exact_cov
+from tests.core.certificates.test_sparse_route import _counts, _failing_top, corpora, split_against_brute
 
 
 def _positive(seed: int, n: int) -> np.ndarray:
@@ -79,22 +78,10 @@ def test_cut_level_on_both_sides_of_the_plain_ratio(seed, n):
 def test_split_with_s_cuts_holds_against_brute_force(D, center, k, level):
     """The sparse route's split (the anchored test failing, S's DNN with its cut rounds below ``level`` of S's
     ratio: the rule's value or always) at least the exact optimum."""
-    import pytest
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(S, "_SPLIT_MIN", 2)
-        mp.setattr(S, "_SPLIT_PER_K", 1)
-        mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
-        mp.setattr(R, "_SPLIT_SHARE", np.inf)
-        mp.setattr(R, "_S_CUT_BELOW", level)
-        _failing_top(mp)
-        k = min(k, D.shape[1] - 1)
-        X = sp.csr_matrix(D.astype(float))
-        if not np.any(exact_cov(D, center).diagonal() > 0):
-            return
-        x = fit(X, k=k, certify=False, center=center).x
-        c = certify(X, k=k, x=x, center=center)
-    opt, _ = brute_opt(exact_cov(D, center), k)
+    out = split_against_brute(D, center, k, [(R, "_S_CUT_BELOW", level)])
+    if out is None:
+        return
+    c, opt = out
     assert c.info["route"] in ("split(sparse)", "split+dense(sparse)")
     assert c.upper_bound >= opt * (1 - 1e-12) - 1e-300
 
@@ -112,9 +99,7 @@ def test_sparse_route_passes_its_level(monkeypatch):
     monkeypatch.setattr(R, "_SPLIT_STANDS", np.inf)
     monkeypatch.setattr(R, "_S_OWN", ())
     _failing_top(monkeypatch)
-    rng = np.random.default_rng(5)
-    D = (rng.poisson(4.0, (40, 10)) * (rng.random((40, 10)) < 0.6)).astype(float)
-    X = sp.csr_matrix(D)
+    X = sp.csr_matrix(_counts(5, 40, 10, 4.0, 0.6).astype(float))
     k = 4
     x = fit(X, k=k, certify=False).x
     c = certify(X, k=k, x=x)

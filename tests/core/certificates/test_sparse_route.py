@@ -85,6 +85,27 @@ def corpora(draw):
     return D
 
 
+def split_against_brute(D: np.ndarray, center: bool, k: int, extra=()):
+    """``(certificate, exact optimum)`` of the counts D at ``min(k, n - 1)`` by the sparse route's split: screens of
+    max(2, k) features, the split's cost always paying, the anchored test failing; ``extra``: more ``(object, name,
+    value)`` patches for the run.  None where D has no variance."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(S, "_SPLIT_MIN", 2)
+        mp.setattr(S, "_SPLIT_PER_K", 1)
+        mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
+        mp.setattr(R, "_SPLIT_SHARE", np.inf)
+        for obj, name, value in extra:
+            mp.setattr(obj, name, value)
+        _failing_top(mp)
+        k = min(k, D.shape[1] - 1)
+        if not np.any(exact_cov(D, center).diagonal() > 0):
+            return None
+        X = sp.csr_matrix(D.astype(float))
+        x = fit(X, k=k, certify=False, center=center).x
+        c = certify(X, k=k, x=x, center=center)
+    return c, brute_opt(exact_cov(D, center), k)[0]
+
+
 @settings(max_examples=40, deadline=None)
 @given(D=corpora(), center=st.booleans(), k=st.integers(3, 7), both=st.booleans(), partial=st.booleans())
 def test_bound_holds_against_brute_force(D, center, k, both, partial):
@@ -93,24 +114,13 @@ def test_bound_holds_against_brute_force(D, center, k, both, partial):
     standing); ``partial``: the rest's two proofs (:mod:`.rest_top`) at any size; the feasible value is x's."""
     from nspca_core.certificates import rest_top as RT
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(S, "_SPLIT_MIN", 2)
-        mp.setattr(S, "_SPLIT_PER_K", 1)
-        mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
-        mp.setattr(R, "_SPLIT_SHARE", np.inf)
-        if partial:
-            mp.setattr(RT, "_PARTIAL_MIN_N", 1)
-        if both:
-            mp.setattr(R, "_SPLIT_STANDS", np.inf)
-            mp.setattr(R, "_S_OWN", ())
-        _failing_top(mp)
-        k = min(k, D.shape[1] - 1)
-        X = sp.csr_matrix(D.astype(float))
-        if not np.any(exact_cov(D, center).diagonal() > 0):
-            return
-        x = fit(X, k=k, certify=False, center=center).x
-        c = certify(X, k=k, x=x, center=center)
-    opt, _ = brute_opt(exact_cov(D, center), k)
+    extra = [(RT, "_PARTIAL_MIN_N", 1)] if partial else []
+    if both:
+        extra += [(R, "_SPLIT_STANDS", np.inf), (R, "_S_OWN", ())]
+    out = split_against_brute(D, center, k, extra)
+    if out is None:
+        return
+    c, opt = out
     assert c.info["route"] in ("split(sparse)", "split+dense(sparse)")
     assert not both or c.info["route"] == "split+dense(sparse)"
     assert c.upper_bound >= opt * (1 - 1e-12) - 1e-300

@@ -47,15 +47,16 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
     if effort == "exact":
         return certify_exact(cov, k, x, time_limit, callback, scale, budget)
     gram: dict = {}
+    # (thin data whose n x n the split route never forms: by cost)
+    thin_split = cov.n <= S._DENSE_MAX_N and split_cheaper(cov, k, effort)
     if cov.thin:
         # (gram["eig"] is read only by the split routes: the dense route's data need the Gram's eigenvalues alone)
-        split = cov.n > S._DENSE_MAX_N or split_cheaper(cov, k, effort)
-        cert = _certify_lowrank(cov, k, x, callback, gram=gram, vectors=split)
+        cert = _certify_lowrank(cov, k, x, callback, gram=gram, vectors=cov.n > S._DENSE_MAX_N or thin_split)
         if cert is not None:
             return cert
     if cov.n > S._DENSE_MAX_N:
         return _certify_large(cov, k, x, effort, callback, gram=gram or None)
-    if split_cheaper(cov, k, effort):  # (thin data whose n x n the split route never forms: by cost)
+    if thin_split:
         return certify_thin(cov, k, x, effort, callback, gram or None)
     if (cert := sparse_route(cov, k, x, effort, callback, _certify_large)) is not None:  # (sparse data, by cost)
         return cert

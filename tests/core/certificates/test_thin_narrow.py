@@ -24,15 +24,7 @@ from nspca_core.certificates.anchor_sums import _plain_sums, float32_products
 from nspca_core.certificates.dual import _anchored
 
 from tests.bruteforce import brute_opt
-
-
-def _thin(m: int, n: int, seed: int) -> np.ndarray:
-    """The covariance of m centered samples of n features (m < n), a correlated block first."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((m, n)) * rng.uniform(0.3, 2.0, n)
-    X[:, : n // 2] += rng.standard_normal((m, 1)) * rng.uniform(0.5, 2.0)
-    X -= X.mean(axis=0)
-    return X.T @ X / m
+from tests.core.certificates.test_bisection_hints import _thin
 
 
 def _rows(A: np.ndarray, k: int, width=None) -> AnchorRows:

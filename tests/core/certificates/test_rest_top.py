@@ -80,7 +80,7 @@ def test_taken_exactly_from_its_size(monkeypatch):
     X = sp.csr_matrix(_counts(3, 60, 14, 3.0, 0.6).astype(float))
     calls = []
     real = RT.rest_top
-    monkeypatch.setattr(RT, "rest_top", lambda M: calls.append(M.shape[0]) or real(M))
+    monkeypatch.setattr(RT, "rest_top", lambda M, products=None: calls.append(M.shape[0]) or real(M, products))
     T = np.arange(4, 14)
     cov = as_sparse_cov(X)
     monkeypatch.setattr(RT, "_PARTIAL_MIN_N", T.size)
@@ -88,7 +88,7 @@ def test_taken_exactly_from_its_size(monkeypatch):
     cov.dense()
     spec = _rest_spectrum(cov, T)
     assert calls == [T.size]
-    w, tol, _ = real(cov.submatrix(T))
+    w, tol, _ = real(cov.submatrix(T), RT.rest_products(cov, T))  # (the guesses through X_T, as handed)
     assert B.cheap_bounds_at(spec, 3)["lambda1"] == float(w[0]) + tol
     monkeypatch.setattr(RT, "_PARTIAL_MIN_N", T.size + 1)
     _rest_spectrum(cov, T)
@@ -104,8 +104,81 @@ def test_none_where_a_proof_fails(monkeypatch):
     M = as_sparse_cov(sp.csr_matrix(_counts(5, 40, 12, 3.0, 0.6).astype(float))).dense()
     w, U = np.linalg.eigh(M)
     assert w[0] < 0.5 * w[-1]
-    monkeypatch.setattr(RT, "_guesses", lambda M: (np.array([w[0] + 1e-9, w[0]]), U[:, :2]))
+    monkeypatch.setattr(RT, "_guesses", lambda M, products=None: (np.array([w[0] + 1e-9, w[0]]), U[:, :2]))
     assert RT.rest_top(M) is None
-    monkeypatch.setattr(RT, "_guesses", lambda M: (w[::-1][:2], U[:, ::-1][:, :2]))
+    monkeypatch.setattr(RT, "_guesses", lambda M, products=None: (w[::-1][:2], U[:, ::-1][:, :2]))
     out = RT.rest_top(M)
     assert out is not None and w[-1] <= out[0][0] + out[1] <= w[-1] * (1 + 1e-8)
+
+
+@st.composite
+def wider_corpora(draw):
+    """Corpora with 8..12 words: ARPACK's route in _guesses (dense eigh below 8 rows)."""
+    m = draw(st.integers(6, 30))
+    n = draw(st.integers(8, 12))
+    D = _counts(draw(st.integers(0, 2**31 - 1)), m, n, draw(st.floats(0.3, 12.0)), draw(st.floats(0.2, 1.0)))
+    D[:, draw(st.integers(0, n - 1))] *= draw(st.sampled_from([1, 40]))
+    return D
+
+
+@settings(max_examples=25, deadline=None)
+@given(D=wider_corpora(), center=st.booleans(), cut=st.integers(0, 3))
+def test_guesses_through_the_data_hold_against_brute_force(D, center, cut):
+    """ARPACK's guesses through X_T (:func:`.rest_top.rest_products`, corpus18): the products are A_TT's (to
+    rounding), and the bounds proved from those guesses hold as the formed M's guesses' do: ``w[0] + tol`` at least
+    lambda_max of M and of the exact covariance, ``w[1] + tol`` at least lambda_max(M - v v^T), paper(d=1) at least
+    the brute-force optimum at every k."""
+    n = D.shape[1]
+    cov = as_sparse_cov(sp.csr_matrix(D.astype(float)), center)
+    cov.dense()
+    T = np.arange(cut, n)
+    M = cov.submatrix(T)
+    prod = RT.rest_products(cov, T)
+    V = np.random.default_rng(n).standard_normal((T.size, 3))
+    scale = float(np.abs(M).max()) * np.abs(V).sum(axis=0).max() + 1e-300
+    assert np.abs(prod(V) - M @ V).max() <= 1e-12 * scale
+    out = RT.rest_top(M, prod)
+    if out is None:
+        return
+    w, tol, v = out
+    slack = 4 * T.size * np.finfo(float).eps * max(float(np.linalg.norm(M)), 1e-300)
+    E = exact_cov(D, center)[np.ix_(T, T)]
+    assert w[0] + tol >= float(np.linalg.eigvalsh(M)[-1]) - slack
+    assert w[0] + tol >= float(np.linalg.eigvalsh(E)[-1]) - slack
+    assert w[1] + tol >= float(np.linalg.eigvalsh(M - np.outer(v, v))[-1]) - slack
+    for k in (1, 2, 3, T.size):
+        opt, _ = brute_opt(E, k)
+        assert _opt1(v, k) + w[1] + 2 * tol >= opt * (1 - 1e-12) - 1e-300
+
+
+def test_guesses_take_the_data_products_exactly_where_handed(monkeypatch):
+    """_rest_spectrum hands rest_top the products through X_T exactly where it takes rest_top (sparse data, A held,
+    T from _PARTIAL_MIN_N features); _guesses uses them (counted) only where handed, from 8 rows."""
+    X = sp.csr_matrix(_counts(7, 60, 16, 3.0, 0.6).astype(float))
+    cov = as_sparse_cov(X)
+    cov.dense()
+    T = np.arange(3, 16)
+    handed = []
+    real = RT.rest_top
+    monkeypatch.setattr(RT, "rest_top", lambda M, products=None: handed.append(products) or real(M, products))
+    monkeypatch.setattr(RT, "_PARTIAL_MIN_N", T.size)
+    _rest_spectrum(cov, T)
+    assert len(handed) == 1 and callable(handed[0])
+    monkeypatch.setattr(RT, "_PARTIAL_MIN_N", T.size + 1)
+    _rest_spectrum(cov, T)
+    assert len(handed) == 1
+    count = []
+    prod = RT.rest_products(cov, T)
+
+    def counted(V):
+        count.append(1)
+        return prod(V)
+
+    M = cov.submatrix(T)
+    RT._guesses(M, counted)
+    assert count
+    count.clear()
+    RT._guesses(M)
+    RT._guesses(M[:7, :7], counted)  # (below 8 rows: dense eigh)
+    assert not count
+    assert RT.rest_products(type("Dense", (), {"X_sparse": None})(), T) is None

@@ -182,3 +182,53 @@ def test_guesses_take_the_data_products_exactly_where_handed(monkeypatch):
     RT._guesses(M[:7, :7], counted)  # (below 8 rows: dense eigh)
     assert not count
     assert RT.rest_products(type("Dense", (), {"X_sparse": None})(), T) is None
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 24), scale=st.sampled_from([1e-8, 1.0, 1e8]),
+       psd=st.booleans(), near=st.floats(0.0, 1.0), over=st.sampled_from([0.0, 1e-9, 1e-3, 0.5]))
+def test_top_by_deflation_holds_against_eigvalsh(seed, n, scale, psd, near, over):
+    """The bound on lambda_max(M) from any v and any s >= lambda_max(M - v v^T) (corpus18, _top_by_deflation): at
+    least eigvalsh's lambda_max (its own rounding allowed) for v anywhere between M's top eigenvector (``near`` 0) and
+    a random direction, s at or above its floor, symmetric M psd or not, at three scales."""
+    rng = np.random.default_rng(seed)
+    Y = rng.standard_normal((n + 2, n))
+    M = Y.T @ Y if psd else (Y[:n] + Y[:n].T)
+    M = np.triu(M) + np.triu(M, 1).T
+    M *= scale
+    w, U = np.linalg.eigh(M)
+    d = U[:, -1] + near * rng.standard_normal(n)
+    if not np.linalg.norm(d) > 0:
+        return
+    v = d / np.linalg.norm(d) * np.sqrt(abs(w[-1]) * (1.0 + near))
+    fro = float(np.linalg.norm(M))
+    eps = np.finfo(float).eps
+    R = M - np.outer(v, v)
+    allow = 8 * (n + 2) * eps * (fro + float(v @ v))
+    s = float(np.linalg.eigvalsh(R)[-1]) + allow + over * (abs(w[-1]) + 1e-300)
+    got = RT._top_by_deflation(M, v, s, fro)
+    assert got >= w[-1] - 4 * n * eps * fro
+    assert got <= max(abs(w[-1]), abs(s)) * 10 + 2 * np.linalg.norm(M @ v) / np.linalg.norm(v) + 1e-300  # finite
+
+
+def test_first_factorization_on_both_sides_of_its_least(monkeypatch):
+    """rest_top factors c_1 I - M (a second chol_lmax call) exactly where the deflation's bound is above the least
+    value that proof can return (_least); at that value or below, one factorization (R's) only, and w[0] the
+    deflation's bound."""
+    M = as_sparse_cov(sp.csr_matrix(_counts(11, 80, 30, 3.0, 0.6).astype(float))).dense()
+    calls = []
+    real = RT.chol_lmax
+    monkeypatch.setattr(RT, "chol_lmax", lambda A, c, out=None: calls.append(c) or real(A, c, out))
+    out = RT.rest_top(M)
+    assert out is not None and len(calls) == 1  # (a gap and a converged guess: the deflation's bound wins)
+    theta, U = RT._guesses(M)
+    least = RT._least(M, float(theta[0]), U[:, 0], 1e-12 * abs(float(theta[0])))
+    assert out[0][0] <= least
+    # (_least is the very value the first proof returns where its first factorization completes)
+    assert RT._proved(M, float(theta[0]), U[:, 0], 1e-12 * abs(float(theta[0]))) == least
+    for value, factored in ((least, 1), (least * (1 + 1e-9), 2), (np.nextafter(least, np.inf), 2)):
+        calls.clear()
+        monkeypatch.setattr(RT, "_top_by_deflation", lambda *a, value=value: value)
+        out = RT.rest_top(M)
+        assert len(calls) == factored
+        assert out[0][0] <= value and (factored == 2 or out[0][0] == value)

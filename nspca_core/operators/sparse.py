@@ -213,7 +213,7 @@ class SparseCov(Cov):
             check_dense_budget(self.n, self.dense_budget, "sparse data")
             edges = _chunk_edges(self.n) if _upper_applies(self.X_sparse) else None
             if edges is not None:  # (X^T X's upper block triangle only, mirrored: the same floats)
-                self._A = _centered_upper(_upper_gram(self.csc(), edges), self.m, self.mean)
+                self._A = _centered_upper(_upper_gram(self.csc(), edges, self.X_sparse), self.m, self.mean)
                 self._A_rows = True
                 return self._A
             G = self.X_sparse.T @ self.X_sparse
@@ -427,17 +427,48 @@ def _chunk_edges(n: int, b: int | None = None, chunks: int | None = None) -> lis
     return sorted({min(n, b * ((nb * i) // c)) for i in range(c + 1)})
 
 
-def _upper_gram(Xc, edges: list[int]) -> np.ndarray:
+def _upper_gram(Xc, edges: list[int], X=None) -> np.ndarray:
     """``X^T X`` (n x n float64, from ``Xc`` = the data as CSC with sorted indices) whose upper block triangle over
     ``edges`` is filled -- rows of chunk c, columns from its first on: ``X_c^T X_{c..}`` -- and the rest left unwritten
     (:func:`_centered_upper` reads only that triangle).  Each entry the sum over documents in increasing order of the
     two columns' products (the CSC columns' order), as the whole ``X^T X`` of canonical CSR data sums it: the same
-    floats, ~25% fewer products on a topic corpus (the lower blocks are the upper ones' mirror)."""
+    floats, ~25% fewer products on a topic corpus (the lower blocks are the upper ones' mirror).  ``X`` (the same
+    data as canonical CSR, float64): by :func:`_upper_gram_direct` where scipy's kernels take it."""
+    if X is not None and X.dtype == np.float64 and Xc.dtype == np.float64:
+        try:
+            return _upper_gram_direct(X, Xc, edges)
+        except (AttributeError, TypeError, ValueError):  # (scipy's private kernels changed: the public product)
+            pass
     n = Xc.shape[1]
     G = np.empty((n, n))
     for lo, hi in zip(edges[:-1], edges[1:]):
         P = Xc[:, lo:hi].T @ Xc[:, lo:].tocsr()
         G[lo:hi, lo:] = P.toarray() if sp.issparse(P) else np.asarray(P)
+    return G
+
+
+def _upper_gram_direct(X, Xc, edges: list[int]) -> np.ndarray:
+    """:func:`_upper_gram` by scipy's own CSR product and densifying kernels (``scipy.sparse._sparsetools``: private),
+    called with the output sized by the dense block (``|C| (n - lo)`` entries) instead of scipy's symbolic pass
+    (``csr_matmat_maxnnz``, ~40% of the product on a topic corpus), and densified straight into G's rows (zeros
+    there: each entry written once, ``0 + g = g``).  The right factor keeps the CSR rows' entries from column lo on
+    with their own column indices.  The kernel sums each entry over the left row's documents in increasing order:
+    the same floats as the public product.  Issue 39, corpus18: the 3,000 x 1,600 topic corpus, X^T X's upper
+    triangle 0.062 -> 0.044 CPU s."""
+    from scipy.sparse import _sparsetools as kern
+
+    n, ip, ix, dx = X.shape[1], X.indptr, X.indices, X.data
+    G = np.zeros((n, n))
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        L = Xc[:, lo:hi].T  # (CSR |C| x m: each row a column of X, its documents increasing)
+        keep = ix >= lo
+        kept = np.concatenate(([0], np.cumsum(keep)))
+        bound = (hi - lo) * (n - lo)
+        idt = np.int64 if max(int(ip[-1]), int(L.indptr[-1]), bound, X.shape[0], n) >= 2**31 - 1 else np.int32
+        Cp, Cj, Cx = np.empty(hi - lo + 1, dtype=idt), np.empty(bound, dtype=idt), np.empty(bound, dtype=np.float64)
+        kern.csr_matmat(hi - lo, n, L.indptr.astype(idt), L.indices.astype(idt), L.data, kept[ip].astype(idt),
+                        ix[keep].astype(idt), dx[keep], Cp, Cj, Cx)
+        kern.csr_todense(hi - lo, n, Cp, Cj, Cx, G[lo:hi].reshape(-1))
     return G
 
 

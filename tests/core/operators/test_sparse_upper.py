@@ -65,9 +65,9 @@ def _spied(monkeypatch):
     calls = []
     real = SP._upper_gram
 
-    def spy(Xc, edges):
+    def spy(Xc, edges, X=None):
         calls.append(list(edges))
-        return real(Xc, edges)
+        return real(Xc, edges, X)
 
     monkeypatch.setattr(SP, "_upper_gram", spy)
     return calls
@@ -105,3 +105,38 @@ def test_upper_route_only_on_canonical_csr(monkeypatch):
     if cov.X_sparse.format == "csr" and not cov.X_sparse.has_canonical_format:
         cov.dense()
     assert calls == []
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(1, 40), n=st.integers(2, 70), block=st.sampled_from([1, 4, 16]),
+       empty_rows=st.integers(0, 3), empty_cols=st.booleans())
+def test_direct_kernels_and_the_public_product_agree(monkeypatch, seed, m, n, block, empty_rows, empty_cols):
+    """float64 data: _upper_gram by scipy's kernels with the dense-block output (corpus18) == by the public product
+    (the kernels made unavailable) == the whole product, bit for bit; documents with no words (leading, inside,
+    trailing) and chunks with no word at all included."""
+    monkeypatch.setattr(SP, "_GRAM_BLOCK", block)
+    D = _counts(seed, m, n, np.float64).toarray()
+    if empty_cols:
+        D[:, : n // 2] = 0.0
+    D = np.vstack([np.zeros((empty_rows, n)), D, np.zeros((empty_rows, n))])
+    X = sp.csr_matrix(D)
+    direct = as_sparse_cov(X).dense()
+    assert np.array_equal(direct, _whole(as_sparse_cov(X)))
+
+    def gone(*a):
+        raise AttributeError("no such kernel")
+
+    monkeypatch.setattr(SP, "_upper_gram_direct", gone)
+    assert np.array_equal(as_sparse_cov(X).dense(), direct)
+
+
+def test_direct_kernels_taken_exactly_for_float64(monkeypatch):
+    calls = []
+    real = SP._upper_gram_direct
+    monkeypatch.setattr(SP, "_upper_gram_direct", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(SP, "_GRAM_BLOCK", 4)
+    for dtype, taken in ((np.float64, 1), (np.float32, 0)):
+        calls.clear()
+        cov = as_sparse_cov(_counts(5, 30, 20, dtype))
+        assert np.array_equal(cov.dense(), _whole(as_sparse_cov(cov.X_sparse)))
+        assert len(calls) == taken

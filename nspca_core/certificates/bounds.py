@@ -448,10 +448,10 @@ def _rest_spectrum(cov: Cov, T: np.ndarray, G: np.ndarray | None = None, S: np.n
             v1 = (X.T @ P[:, :1])[T, 0] * sc[0] * math.sqrt(w[0])
             return Spectrum(T.size, w, tol, complete=True, v1=v1, diag=dg)
         return _thin_spectrum(cov.X[:, T], cov.X.shape[0], diag=dg)
-    from .rest_top import partial_rest, rest_top  # (sparse data, A held: two Cholesky proofs, not LAPACK's eigh)
+    from .rest_top import partial_rest, rest_products, rest_top  # (sparse data, A held: two Cholesky proofs)
 
     M = cov.submatrix(T)
-    top = rest_top(M) if partial_rest(cov, T) else None
+    top = rest_top(M, rest_products(cov, T)) if partial_rest(cov, T) else None
     if top is not None:
         return Spectrum(T.size, top[0], top[1], v1=top[2], diag=np.diag(M).copy())
     return _Spectral(M, 1).spectrum(rows=False)

@@ -1,0 +1,113 @@
+"""auto's top-k selections on Fortran-ordered columns (issue 39 item 4, session 16, auto18): the k-th
+largest from one partition at one index, the starts' k-th largest from the unclipped starts, and the
+step's no-tie case without counts by column, against brute force written here (a stable sort)."""
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from nspca_core._common.kth import _KTH_SAMPLE_MIN_N, kth_largest, kth_one, one_index
+from nspca_core._common.steps import _select, project, project_compact
+
+
+def _values(rng, n, q, kind):
+    Y = rng.standard_normal((n, q)) + rng.uniform(-0.5, 2.0, q)
+    if kind == "coarse":  # ties at the k-th value
+        Y = np.round(Y * 2) / 2
+    elif kind == "special":
+        Y[rng.random(Y.shape) < 0.05] = -np.inf
+        Y[rng.random(Y.shape) < 0.02] = np.inf
+        Y[rng.random(Y.shape) < 0.02] = np.nan
+    elif kind == "zeros":  # a column mostly of zeros (the one-index partition's slow case)
+        Y[rng.random(Y.shape) < 0.7] = 0.0
+    return Y
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 400), st.integers(1, 6),
+       st.sampled_from(["normal", "coarse", "special", "zeros"]), st.booleans(), st.data())
+def test_kth_one_is_the_sorted_columns_entry(seed, n, q, kind, fortran, data):
+    """kth_one's j-th largest is the sorted column's entry n - j (NaN last) and kth_largest's floats."""
+    rng = np.random.default_rng(seed)
+    Y = _values(rng, n, q, kind)
+    if fortran:
+        Y = np.asfortranarray(Y)
+    j = data.draw(st.integers(1, n))
+    want = np.sort(Y, axis=0)[n - j]
+    np.testing.assert_array_equal(kth_one(Y, j), want)
+    np.testing.assert_array_equal(kth_one(Y, j), kth_largest(Y, j))
+
+
+def test_one_index_holds_only_where_measured():
+    """Both sides of each condition: several Fortran-ordered float64 columns below _KTH_SAMPLE_MIN_N
+    rows, the first mostly nonzero."""
+    rng = np.random.default_rng(0)
+    n = _KTH_SAMPLE_MIN_N - 1
+    Y = np.asfortranarray(rng.standard_normal((n, 4)))
+    assert one_index(Y)
+    assert not one_index(np.ascontiguousarray(Y))  # C-ordered (float64 products)
+    assert not one_index(Y[:, :1])  # one column
+    assert not one_index(Y.astype(np.float32))
+    assert not one_index(np.asfortranarray(rng.standard_normal((_KTH_SAMPLE_MIN_N, 4))))
+    Z = Y.copy(order="F")
+    Z[: n // 2 + 1, 0] = 0.0  # more zeros than nonzeros in the first column
+    assert not one_index(Z)
+    Z[0, 0] = 1.0  # n // 2 zeros of n (odd): more nonzeros
+    assert one_index(Z)
+
+
+def _brute_step(y: np.ndarray, k: int, key: np.ndarray):
+    """T_k of y's positive part as (rows increasing, values): the k largest by value, ties by key."""
+    order = np.lexsort((key, -y))[:k]
+    order = np.sort(order[y[order] > 0])
+    return order, y[order]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10_000), st.integers(8, 900), st.integers(2, 8), st.sampled_from(["normal", "coarse", "zeros"]),
+       st.booleans(), st.data())
+def test_select_on_fortran_columns_is_the_brute_force_step(seed, n, q, kind, with_prev, data):
+    """The compact step on Fortran-ordered products (one partition at one index, no counts by column
+    where no column ties) keeps each column's k largest positive entries, ties by key, rows
+    increasing, and equals the step on the same values C-ordered (the candidate selection)."""
+    rng = np.random.default_rng(seed)
+    k = data.draw(st.integers(1, max(1, n // 3)))
+    Y = np.asfortranarray(_values(rng, n, q, kind))
+    key = rng.permutation(n)
+    prev = np.sort(np.argsort(-(Y + rng.standard_normal(Y.shape)), axis=0, kind="stable")[:k], axis=0)
+    one = np.broadcast_to(np.intp(k), (q,))
+    idx, vals = _select(Y, one, key, False, k, prev if with_prev else None)
+    for j in range(q):
+        rows, values = _brute_step(Y[:, j], k, key)
+        assert np.array_equal(idx[:rows.size, j], rows) and (idx[rows.size:, j] == n).all()
+        assert np.array_equal(vals[:rows.size, j], values) and (vals[rows.size:, j] == 0).all()
+    c_idx, c_vals = _select(np.ascontiguousarray(Y), one, key, False, k, prev if with_prev else None)
+    assert np.array_equal(idx, c_idx) and np.array_equal(vals, c_vals)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10_000), st.integers(8, 900), st.integers(2, 8), st.integers(0, 3), st.booleans(),
+       st.data())
+def test_project_compact_from_unclipped_starts_is_project(seed, n, q, feasible, coarse, data):
+    """Starts projected with their k-th largest taken from the unclipped columns (Fortran order) are the
+    dense projection's points (the same supports), and float for float those of the C-ordered starts (the
+    k-th largest of the clipped columns), with feasible columns (k nonzeros or fewer) among them."""
+    rng = np.random.default_rng(seed)
+    k = data.draw(st.integers(1, max(1, n // 3)))
+    X0 = rng.standard_normal((n, q))
+    if coarse:
+        X0 = np.round(X0 * 2) / 2
+    for j in range(min(feasible, q)):  # a rank-1 or polish start: at most k positive entries
+        col = np.zeros(n)
+        col[rng.choice(n, size=k, replace=False)] = rng.random(k)
+        X0[:, j] = col
+    X0 = np.asfortranarray(X0)
+    key = rng.permutation(n)
+    kc = np.full(q, k)
+    idx, vals = project_compact(X0, kc, key, k)
+    P = project(np.ascontiguousarray(X0), k, key)
+    D = np.zeros((n + 1, q))
+    D[idx, np.arange(q)] = vals
+    assert np.array_equal(D[:n] != 0, P != 0)  # the supports exactly; the norms to the last bits
+    np.testing.assert_allclose(D[:n], P, rtol=1e-14, atol=0)
+    c_idx, c_vals = project_compact(np.ascontiguousarray(X0), kc, key, k)
+    assert np.array_equal(idx, c_idx) and np.array_equal(vals, c_vals)

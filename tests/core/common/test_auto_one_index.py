@@ -111,3 +111,26 @@ def test_project_compact_from_unclipped_starts_is_project(seed, n, q, feasible, 
     np.testing.assert_allclose(D[:n], P, rtol=1e-14, atol=0)
     c_idx, c_vals = project_compact(np.ascontiguousarray(X0), kc, key, k)
     assert np.array_equal(idx, c_idx) and np.array_equal(vals, c_vals)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 40), st.sampled_from(["normal", "special"]))
+def test_slow_on_the_asked_columns_is_slow_on_all(seed, q, kind):
+    """The ascent asks ``_slow`` (the steps a column's shrinking gains still need) only on the columns
+    settled twice and still moving: per column, the entries of ``_slow`` on all columns (as it was asked
+    before), with zero, negative, growing, NaN and infinite gains among them."""
+    from nspca_core._common.screen import _slow
+
+    rng = np.random.default_rng(seed)
+    gain, prev = rng.standard_normal(q) ** 2 * 1e-6, rng.standard_normal(q) ** 2 * 1e-6
+    tol = rng.random(q) * 1e-8
+    if kind == "special":
+        pick = rng.random(q)
+        gain[pick < 0.15] = 0.0
+        gain[(pick >= 0.15) & (pick < 0.3)] *= -1.0
+        prev[(pick >= 0.3) & (pick < 0.4)] = np.nan  # a column's first gain
+        gain[(pick >= 0.4) & (pick < 0.45)] = np.inf
+        prev[(pick >= 0.45) & (pick < 0.55)] = 0.0
+    every = _slow(gain, prev, tol)
+    cols = np.flatnonzero(rng.random(q) < 0.5)
+    np.testing.assert_array_equal(_slow(gain[cols], prev[cols], tol[cols]), every[cols])

@@ -220,12 +220,15 @@ class Screen:
         where ``T_k((-y)_+)`` provably is not the longer (:meth:`_flip_ruled_out`; float64 products)."""
         q = ia.shape[1]
         cols = np.arange(q)
+        self._skip -= 1
+        if self.thin and n * max(q, 4) * self.cov.X.shape[0] < self.min_work:  # the whole product, whatever
+            Y = self._whole(ia, va, n)  # the union of the supports (below)
+            return np.einsum("ij,ij->j", va, Y[np.minimum(ia, n - 1), cols]), [(cols, None, Y)]
         used = np.zeros(n + 1, dtype=bool)
         used[ia] = True
         rows = np.flatnonzero(used[:n])  # the union of the supports
         r = rows.size
         work = n * max(q, 4) * (self.cov.X.shape[0] if self.thin else r)  # of the whole product
-        self._skip -= 1
         if r > n // 4 or work < self.min_work or self._skip >= 0:  # the whole product
             Y = self._whole(ia, va, n)
             return np.einsum("ij,ij->j", va, Y[np.minimum(ia, n - 1), cols]), [(cols, None, Y)]

@@ -134,3 +134,43 @@ def test_slow_on_the_asked_columns_is_slow_on_all(seed, q, kind):
     every = _slow(gain, prev, tol)
     cols = np.flatnonzero(rng.random(q) < 0.5)
     np.testing.assert_array_equal(_slow(gain[cols], prev[cols], tol[cols]), every[cols])
+
+
+def test_screen_below_its_work_takes_the_whole_product_without_the_union():
+    """Thin data whose whole product costs less than the screen's own passes (``min_work``, from n, the
+    columns and m alone): ``products`` returns the whole product (every row of every column, A x's
+    entries, the values x^T A x) on both sides of that threshold, and counts its skip the same way."""
+    from nspca_core._common.ascent import Screen, cov_key
+    from nspca_core._common.steps import project_compact
+    from nspca_core.operators.cov import Cov
+
+    rng = np.random.default_rng(5)
+    m, n, q, k = 12, 400, 6, 5
+    X = rng.standard_normal((m, n))
+    X -= X.mean(axis=0)
+    cov = Cov(X, None)
+    V, eig = cov.factor(2)
+    ia, va = project_compact(rng.random((n, q)), np.full(q, k), cov_key(cov), k)
+    Y = cov.matvec(_dense(ia, va, n))
+    work = n * q * m  # q >= 4
+    for min_work in (work + 1, work):  # above the whole product's work (the shortcut), at it (the former path)
+        screen = Screen(cov, V, eig[0])
+        screen.min_work = min_work
+        for _ in range(3):
+            skip = screen._skip
+            v, parts = screen.products(ia, va, np.full(q, k), n)
+            if min_work > work:
+                assert screen._skip == skip - 1
+                assert len(parts) == 1 and parts[0][1] is None and np.array_equal(parts[0][0], np.arange(q))
+            else:
+                assert screen._sorted  # the former path: the screen's bounds were prepared
+            for g, U, Yg in parts:
+                want = Y[:, g] if U is None else Y[U][:, g]
+                np.testing.assert_allclose(Yg, want, rtol=1e-12, atol=1e-13 * np.abs(Y).max())
+            np.testing.assert_allclose(v, np.einsum("ij,ij->j", _dense(ia, va, n), Y), rtol=1e-12)
+
+
+def _dense(ia, va, n):
+    D = np.zeros((n + 1, ia.shape[1]))
+    D[ia, np.arange(ia.shape[1])] = va
+    return D[:n]

@@ -174,3 +174,30 @@ def _dense(ia, va, n):
     D = np.zeros((n + 1, ia.shape[1]))
     D[ia, np.arange(ia.shape[1])] = va
     return D[:n]
+
+
+def test_screen_twin_prepares_from_its_screen_only_when_it_screens():
+    """``Screen.exact()`` (the polish's float64 twin of auto's float32 screen) no longer sorts the n variances
+    when made; where either screens, both read the one set of arrays, the same as a screen of its own."""
+    from nspca_core._common.ascent import Screen, cov_key
+    from nspca_core._common.screen import SingleProducts
+    from nspca_core.operators.cov import Cov
+
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((20, 300))
+    X -= X.mean(axis=0)
+    cov = Cov(X, None)
+    V, eig = cov.factor(2)
+    key = cov_key(cov)
+    screen = Screen(cov, V, eig[0], SingleProducts(cov), key=key)
+    twin = screen.exact()
+    assert twin.single is None and not screen._sorted and not twin._sorted
+    twin._prepare()
+    assert screen._sorted and twin._sorted
+    own = Screen(cov, V, eig[0], key=key)
+    own._prepare()
+    for name in ("delta", "s", "order", "sd", "neg_sd"):
+        assert getattr(twin, name) is getattr(screen, name)
+        np.testing.assert_array_equal(getattr(twin, name), getattr(own, name))
+    late = screen.exact()  # made after the arrays exist: shares them at once
+    assert late._sorted and late.order is screen.order

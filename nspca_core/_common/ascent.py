@@ -378,9 +378,8 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
             pv = prev_v[active]
             gained = np.isnan(pv) | (v > pv + rtol * np.abs(pv))
             prev_v[active] = v
-            if jumps:
-                gain = v - pv
-                slow = _slow(gain, prev_gain[active], np.abs(v) * rtol)
+            if jumps:  # the gains; the steps they still need (_slow) only where a jump is asked below
+                gain, last_gain = v - pv, prev_gain[active]
                 prev_gain[active] = gain
             if dominated is not None and best_kept:  # far below the best with small gains: stop
                 dom = ~np.isnan(pv) & (v + dominated * np.maximum(v - pv, 0.0) < best_v.max() * (1 - 1e-9))
@@ -390,11 +389,14 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         zi, zv, done, settled = _step_parts(step, parts, ia, va, kca, k_one is not None, key, xtol, n)
         moving = gained & ~done
         converged[active[~moving & ~stopped[active]]] = True
-        if jumps:  # settled twice in a row and still moving: to the support's limit
-            twice = (settled & was_settled[active] & moving & (slow > jump.min_steps)).nonzero()[0]
+        if jumps:  # settled twice in a row, still moving and slow: to the support's limit
+            twice = (settled & was_settled[active] & moving).nonzero()[0]
             was_settled[active] = settled
             if twice.size:
-                zv = jump(zi, zv, twice, n, slow[twice])
+                slow = _slow(gain[twice], last_gain[twice], np.abs(v[twice]) * rtol)
+                twice, slow = twice[slow > jump.min_steps], slow[slow > jump.min_steps]
+            if twice.size:
+                zv = jump(zi, zv, twice, n, slow)
         if full:
             idx, vals = zi, zv
         else:

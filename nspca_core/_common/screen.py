@@ -143,11 +143,18 @@ class Screen:
         self._skip, self._cooldown = 0, 1
         self._sorted = False
         self._diag, self._key = diag, key
+        self._of = None  # the screen this one is the float64 twin of (:meth:`exact`)
 
     def _prepare(self):
         """The rows sorted by variance and the bounds' square roots, once, when the screen first
         gets that far (on data where it never does, no sort of all n variances)."""
         if self._sorted:
+            return
+        if self._of is not None:  # a twin (:meth:`exact`): the arrays of the screen it was made from
+            self._of._prepare()
+            for name in ("delta", "s", "order", "sd", "neg_sd"):
+                setattr(self, name, getattr(self._of, name))
+            self._sorted = True
             return
         V = self.V
         diag = np.maximum(self.cov.diag() if self._diag is None else self._diag, 0.0)
@@ -160,12 +167,14 @@ class Screen:
 
     def exact(self) -> "Screen":
         """This screen with float64 products (itself when it has them), sharing the rows' order and
-        the bounds' square roots once computed."""
+        the bounds' square roots, computed once when either first needs them (auto's polish on thin data
+        whose products cost less than the screen's passes never does: no sort of the n variances)."""
         if self.single is None:
             return self
-        self._prepare()
         twin = copy.copy(self)
         twin.single, twin._skip, twin._cooldown = None, 0, 1
+        if not self._sorted:
+            twin._of = self
         return twin
 
     @staticmethod
@@ -220,12 +229,15 @@ class Screen:
         where ``T_k((-y)_+)`` provably is not the longer (:meth:`_flip_ruled_out`; float64 products)."""
         q = ia.shape[1]
         cols = np.arange(q)
+        self._skip -= 1
+        if self.thin and n * max(q, 4) * self.cov.X.shape[0] < self.min_work:  # the whole product, whatever
+            Y = self._whole(ia, va, n)  # the union of the supports (below)
+            return np.einsum("ij,ij->j", va, Y[np.minimum(ia, n - 1), cols]), [(cols, None, Y)]
         used = np.zeros(n + 1, dtype=bool)
         used[ia] = True
         rows = np.flatnonzero(used[:n])  # the union of the supports
         r = rows.size
         work = n * max(q, 4) * (self.cov.X.shape[0] if self.thin else r)  # of the whole product
-        self._skip -= 1
         if r > n // 4 or work < self.min_work or self._skip >= 0:  # the whole product
             Y = self._whole(ia, va, n)
             return np.einsum("ij,ij->j", va, Y[np.minimum(ia, n - 1), cols]), [(cols, None, Y)]

@@ -31,18 +31,21 @@ from typing import Callable
 import numpy as np
 
 # the order statistics and the nonzeros by column (nspca_core._common.kth), re-exported
-from .kth import _KTH_SAMPLE_MIN_N, _KTH_STRIDE, _nonzero_by_column, column_counts, kth_largest, order_statistic  # noqa: F401
+from .kth import (_KTH_SAMPLE_MIN_N, _KTH_STRIDE, _nonzero_by_column, column_counts, kth_largest,  # noqa: F401
+                  kth_one, one_index, order_statistic)
 
 __all__ = ["topk_mask", "truncate", "hard_topk", "soft_topk", "project", "TopK", "SoftTopK", "PlainPower"]
 
 
-def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -> np.ndarray:
+def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None, t=None) -> np.ndarray:
     """Boolean mask of the ``kc[j]`` largest entries of each column j of ``Y`` (n, p).
 
     ``kc`` is an int or one int per column.  Entries equal to the k-th value
     are taken by increasing ``key`` (default: the index).  With ``floor``, a
     k-th value ``<= floor`` is not tie-broken: the mask then holds every entry
-    equal to it (callers that zero such entries anyway save the work).
+    equal to it (callers that zero such entries anyway save the work).  ``t``: with one k, the
+    k-th largest of each column, already known (exactly :func:`kth_largest`'s floats, up to the
+    sign of a zero).
     """
     n, p = Y.shape
     if np.ndim(kc) and p > 1:
@@ -53,7 +56,7 @@ def topk_mask(Y: np.ndarray, kc, key: np.ndarray | None = None, *, floor=None) -
         k = min(int(np.ravel(kc)[0]) if np.ndim(kc) else int(kc), n)
         if k == n:
             return np.ones((n, p), dtype=bool)
-        t = kth_largest(Y, k)
+        t = kth_largest(Y, k) if t is None else t
         ge = Y >= t
         extra = column_counts(ge) > k  # a tie at the k-th value...
         if floor is not None:
@@ -232,7 +235,8 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: 
     ks = kc[:1] if kc.ndim == 1 and kc.size and kc.strides[0] == 0 else np.unique(kc)
     if ks.size > 4 or ks[-1] >= n:  # many different k (a path), or whole columns: dense
         return _to_compact(_step(Y, kc, key, False, signed), width)
-    if prev is not None and ks.size == 1 and ks[0] == width and width < n:
+    one = one_index(S)  # Fortran-ordered columns (float32 products): a partition of all n is cheaper
+    if prev is not None and ks.size == 1 and ks[0] == width and width < n and not one:
         near = (prev < n).all(axis=0).nonzero()[0]  # previous iterates with k entries
         if near.size:
             full = near.size == q
@@ -251,12 +255,19 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: 
     for k in ks:
         g = np.flatnonzero(kc == k) if ks.size > 1 else np.arange(q)
         Sg = S if ks.size == 1 else S[:, g]
-        u = kth_largest(Sg, k + 1)
+        u = kth_one(Sg, k + 1) if one and ks.size == 1 else kth_largest(Sg, k + 1)
         M = Sg > u
-        count = column_counts(M)
-        if ks.size == 1 and k == width and (count == k).all():
-            # the common case: k entries above u in every column (no tie), kept if positive
+        count = None
+        if ks.size == 1 and k == width:
+            # at most k entries lie above a column's (k+1)-th largest (NaN above none): k q of them in all
+            # is k in every column, without the counts by column
             cols, rows = _nonzero_by_column(M)
+            if rows.size != k * q:
+                count = column_counts(M)
+        else:
+            count = column_counts(M)
+        if ks.size == 1 and k == width and count is None:
+            # the common case: k entries above u in every column (no tie), kept if positive
             idx = rows.reshape(q, k).T
             vals = Y[idx, np.arange(q)]
             if signed or (vals > 0).all():
@@ -300,6 +311,22 @@ def _normalize_compact(vals: np.ndarray, idx: np.ndarray, prev_idx: np.ndarray,
 
 
 
+def _kth_clipped(X0: np.ndarray, kc):
+    """The k-th largest of each column of ``max(X0, 0)`` (one k), as ``max(k-th largest of X0, 0)`` (the map
+    is nondecreasing: the same value, up to the sign of a zero), from one partition of X0 at one index
+    where :func:`~nspca_core._common.kth.one_index` holds (X0 itself has no ties at the zeros the
+    clipping makes: random starts ``A r`` are half negative); else None."""
+    kk = np.asarray(kc)
+    if kk.ndim:
+        if kk.size == 0 or kk.min() != kk.max():
+            return None
+        kk = kk.flat[0]
+    n = X0.shape[0]
+    if not 0 < kk < n or not one_index(X0):
+        return None
+    return np.maximum(kth_one(X0, int(kk)), 0.0)
+
+
 def project_compact(X0: np.ndarray, kc, key: np.ndarray | None, width: int):
     """:func:`project` (unsigned) of the columns of X0 (n, p) as compact iterates ``(idx, vals)`` of
     ``width`` rows: the same floats as ``_to_compact(project(X0, kc, key), width)``, without the
@@ -314,10 +341,11 @@ def project_compact(X0: np.ndarray, kc, key: np.ndarray | None, width: int):
     if few.all():
         cols, rows = _nonzero_by_column(M)
     elif not few.any():
-        cols, rows = _nonzero_by_column(topk_mask(Yp, kc, key, floor=0.0))
+        cols, rows = _nonzero_by_column(topk_mask(Yp, kc, key, floor=0.0, t=_kth_clipped(X0, kc)))
     else:  # the selection on the other columns only (it is per column: the same masks)
         g = np.flatnonzero(~few)
-        M[:, g] = topk_mask(Yp[:, g], kc if np.ndim(kc) == 0 else np.asarray(kc)[g], key, floor=0.0)
+        kg = kc if np.ndim(kc) == 0 else np.asarray(kc)[g]
+        M[:, g] = topk_mask(Yp[:, g], kg, key, floor=0.0, t=_kth_clipped(X0[:, g], kg))
         cols, rows = _nonzero_by_column(M)
     idx, vals = _scatter(rows, cols, Yp[rows, cols], n, p, width)
     top = vals.max(axis=0) if vals.shape[0] else np.zeros(p)

@@ -138,7 +138,7 @@ def test_random_directions_left_unnormalized_are_the_unit_ones_scaled():
 
 
 def test_screen_exact_twin_shares_the_bounds():
-    """The float64 twin of a float32 screen has no float32 products and the same prepared bounds."""
+    """The float64 twin of a float32 screen has no float32 products and, once prepared, the same bounds."""
     from nspca_core._common.screen import SingleProducts
 
     rng = np.random.default_rng(1)
@@ -147,6 +147,7 @@ def test_screen_exact_twin_shares_the_bounds():
     sc = Screen(cov, V, eig[0], SingleProducts(cov))
     twin = sc.exact()
     assert twin.single is None and sc.single is not None
+    twin._prepare()  # made when first needed (auto18), then the screen's own arrays
     assert twin.order is sc.order and twin.s is sc.s
     assert Screen(cov, V, eig[0]).exact().single is None
     with pytest.raises(AttributeError):

@@ -46,6 +46,7 @@ from .cheap import (
     lambda1_only,
     lambda1_proved,
 )
+from .lambda1_late import Lambda1Late
 from .lower import _ascent_many, _fit_lower, _starts
 
 
@@ -121,13 +122,12 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             and n >= max(_LIGHT_SPEC_MIN_N, _D2_MAX_N + 1)):
         # the top eigenpairs only feed the d = 1 bounds here (x is given, n is above _D2_MAX_N): lambda_1
         # alone where those bounds cannot win (issue 39: 4.4 -> ~2 ms on CBCL k >= 60)
-        spec = lambda1_only(A, k, lower=cov.quad(x), proved=top, late=late)
+        spec = lambda1_only(A, k, lower=cov.quad(x), proved=top, late=Lambda1Late if late else None)
     if spec is None:
         with step(budget, "top", float(n) ** 3):
             spec = _Spectral(A, 3 if effort == "full" else 2)
-    pending = spec if getattr(spec, "pending", False) else None  # (lambda_1's proof put off: .lambda1_late)
-    # BOUNDS: lambda1, paper(d=1), residual(d=1) (lambda1_only: the first; put off: inf until proved or left out)
-    bounds.update({"lambda1": np.inf} if pending is not None else cheap_bounds_at(spec.spectrum(), k))
+    pending = spec if getattr(spec, "pending", False) else None  # (lambda_1's proof put off: .lambda1_late, inf)
+    bounds.update(cheap_bounds_at(spec.spectrum(), k))  # BOUNDS: lambda1, paper(d=1), residual(d=1) (lambda1_only: the first)
     report.offer(min(bounds.values()))
     # ---- lower bound
     if x_given:

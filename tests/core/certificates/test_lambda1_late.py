@@ -20,6 +20,7 @@ from nspca_core.certificates import cheap, certify, dual, dual_start, lambda1_la
 from nspca_core.certificates.bounds import cheap_bounds_at
 from nspca_core.certificates.budget import BoundReport
 from nspca_core.certificates.cheap import lambda1_only
+from nspca_core.certificates.lambda1_late import Lambda1Late
 
 from tests.bruteforce import brute_opt
 from tests.core.certificates.test_d1_late import _images, _small
@@ -82,7 +83,7 @@ def test_the_proof_made_late_is_the_eager_proof(seed, n, k):
     X = _images(seed, 3 * n, n)
     A = np.cov(X, rowvar=False, bias=True)
     lower = 1e-9 * float(np.trace(A))  # (far below: the proof is put off wherever lambda1_only gets short)
-    late = lambda1_only(A, k, lower=lower, late=True)
+    late = lambda1_only(A, k, lower=lower, late=Lambda1Late)
     eager = lambda1_only(A, k, lower=lower)
     if late is None or not getattr(late, "pending", False):
         assert (late is None) == (eager is None)
@@ -102,7 +103,7 @@ def test_settle_proves_only_where_the_minimum_could_be_lambda1():
     nothing proved; at or above it the proof made and offered."""
     X = _images(5, 120, 40)
     A = np.cov(X, rowvar=False, bias=True)
-    late = lambda1_only(A, 4, lower=1e-9 * float(np.trace(A)), late=True)
+    late = lambda1_only(A, 4, lower=1e-9 * float(np.trace(A)), late=Lambda1Late)
     assert late is not None and late.pending, "not vacuous: the proof put off"
     held = lambda1_only(A, 4, lower=1e-9 * float(np.trace(A)))
     lam = cheap_bounds_at(held.spectrum(), 4)["lambda1"]
@@ -123,7 +124,7 @@ def test_the_proof_is_put_off_only_below_the_line(monkeypatch, seed):
     k = 40
     x = _answer(X, k)
     A = np.cov(X, rowvar=False, bias=True)
-    light = lambda1_only(A, k, lower=float(x @ A @ x), late=True)
+    light = lambda1_only(A, k, lower=float(x @ A @ x), late=Lambda1Late)
     assert light is not None and getattr(light, "pending", False), "not vacuous: put off here"
     calls = _proofs(monkeypatch)
     late = certify(X, k=k, x=x)
@@ -206,7 +207,7 @@ def test_the_steps_after_the_early_one_are_made_late_as_at_once(monkeypatch, see
     X = _images(seed, 3 * n, n)
     A = np.cov(X, rowvar=False, bias=True)
     lower = 1e-9 * float(np.trace(A))
-    late = lambda1_only(A, k, lower=lower, late=True)
+    late = lambda1_only(A, k, lower=lower, late=Lambda1Late)
     assert late is not None and late.pending and late._state[2] == cheap._LIGHT_EARLY  # (not vacuous)
     eager = lambda1_only(A, k, lower=lower)
     assert late.bounds_at(k) == cheap_bounds_at(eager.spectrum(), k) and late.theta == eager.theta
@@ -220,7 +221,7 @@ def test_the_screening_bracket_is_the_eager_routes_minimum(seed, n, k, scale):
     X = _images(seed, 3 * n, n)
     A = np.cov(X, rowvar=False, bias=True)
     lower = 1e-9 * float(np.trace(A))
-    late = lambda1_only(A, k, lower=lower, late=True)
+    late = lambda1_only(A, k, lower=lower, late=Lambda1Late)
     if late is None or not late.pending:
         return
     eager = lambda1_only(A, k, lower=lower)

@@ -498,7 +498,7 @@ _LIGHT_EARLY, _LIGHT_SHORT = 3, 0.97
 
 def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
                  steps: int = _LIGHT_STEPS, lower: float | None = None,
-                 proved: tuple[float, float] | None = None) -> Lambda1Only | None:
+                 proved: tuple[float, float] | None = None, late=None) -> Lambda1Only | None:
     """lambda_1 of a dense A proved by a Cholesky factorization at a guess from block-Krylov steps
     (:func:`nspca_core.certificates.dnn_lmax.chol_lmax`: ~1.2 ms against ~4.7 ms for the top eigenpairs by
     LAPACK and their bounds at n = 361), where the paper's and the residual bound at d = 1
@@ -524,7 +524,11 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
     -- the KKT start's, the anchored bisection's ceiling, the DNN's skip -- answers the same for any bound above
     that), so ``proved`` (``(value, tol)``, ``value + tol`` a proved bound on lambda_1: the low-rank test's Gram
     eigenvalue and tolerance, :func:`_certify_lowrank`) is taken as it is, with no more block steps and no
-    Cholesky factorization (s300x400: ~2 of ~3 ms)."""
+    Cholesky factorization (s300x400: ~2 of ~3 ms).  ``late`` (:class:`.lambda1_late.Lambda1Late`, given by the
+    caller: no import circle; no ``proved``; k >= 3; ``lower`` below :data:`_LATE_BELOW` of the top Ritz value): the
+    rest of the proof -- the block steps after the early one where that step found the d = 1 bounds out of reach,
+    else the factorization alone -- is put off: ``late(A, d1, (w, U, steps done, steps at most))`` returned, which
+    makes it, the same floats, only where asked."""
     n = A.shape[0]
     r = _LIGHT_R
     U = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, r - 1))])
@@ -537,6 +541,8 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
                 return None  # (clearly short already: no more steps, no proof)
             if proved is not None:
                 return Lambda1Only(A, proved[0], proved[1], far, float(w[0]))
+            if late is not None and k >= 3 and lower < _LATE_BELOW * float(w[0]) * (1.0 - 1e-10):  # (far: lower > 0)
+                return late(A, far, (w, U, step + 1, steps))
         res = A @ U[:, 0] - w[0] * U[:, 0]
         allow = float(res @ res) / max(float(w[0] - w[1]), 1e-300)
         if allow <= _LIGHT_ACCEPT * abs(float(w[0])):
@@ -551,6 +557,9 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
             return None
     if far is not None and proved is not None:
         return Lambda1Only(A, proved[0], proved[1], far, theta)
+    if (late is not None and proved is None and k >= 3 and lower is not None
+            and lower < _LATE_BELOW * theta * (1.0 - 1e-10)):
+        return late(A, far, (w, U, steps, steps))  # (the factorization alone put off)
     slack = chol_lmax(A, guess)
     if slack is None:
         return None
@@ -558,8 +567,10 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
 
 
 # lambda1_only given a feasible value: the d = 1 bounds are out of reach where that value is below _D1_FAR of their
-# low estimate; computed after the dual side where its bound is not below _D1_LATE of that estimate
-_D1_FAR, _D1_LATE = 0.88, 0.9
+# low estimate; computed after the dual side where its bound is not below _D1_LATE of that estimate.  ``late``: the
+# proof put off only where that value is also below _LATE_BELOW of the top Ritz value (every rule of the dual side
+# answers the same for any bound above that: :mod:`.lambda1_late`)
+_D1_FAR, _D1_LATE, _LATE_BELOW = 0.88, 0.9, 0.9
 
 
 def _far(A: np.ndarray, w: np.ndarray, U: np.ndarray, k: int, lower: float | None) -> float | None:

@@ -10,8 +10,8 @@ import numpy as np
 from .anchor import (AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test,
                      restricted_refutes)
 from .dnn import DnnState, DnnWork, dnn_optimize, dnn_value_lam, ksupport_cuts
-from .dual_start import (_KKT_USEFUL, _SCREEN_R, _SCREEN_STEPS, _kkt_beaten, _kkt_held_out,  # noqa: F401
-                         _kkt_point, _screen_init, _start_value, kkt_floor, kkt_init)
+from .dual_start import (_KKT_USEFUL, _SCREEN_R, _SCREEN_STEPS, _kkt_beaten, _kkt_floored,  # noqa: F401
+                         _kkt_held_out, _kkt_point, _screen_init, _start_value, kkt_floor, kkt_init)
 from . import _settings as S
 from ._settings import _DECAY, _EFFORT, _LR, _LR_WARM, _MAX_CUTS, _T0, _T1, OPTIMAL_TOLERANCE
 from .budget import BoundReport, Budget, fits, step
@@ -410,7 +410,7 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,
                effort: str, *, warm: DnnState | None, callback, budget: Budget | None, need_dual: bool,
                tree_follows: bool = False, iters: int | None = None, seen: dict | None = None,
-               top_eig: float | None = None, cut_below: float | None = None):
+               top_eig: float | None = None, cut_below: float | None = None, late=None):
     """The dual side of a dense certificate (:func:`.single._certify_dense`), given its cheap
     bounds: the KKT point of x, the anchored row sums, the DNN and its cut rounds, each only
     while the bounds so far leave the ratio below what it aims for.  ``bounds`` and ``info``
@@ -424,7 +424,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     record (:func:`top_test`) and the forecast's (:func:`_forecast_fails`) a split certificate's light route left
     on the same A (reused, not run again);
     ``top_eig``: A's top eigenvalue as the screening start's bracket takes it (default the ``lambda1`` bound);
-    ``cut_below``: :func:`_dnn`'s."""
+    ``cut_below``: :func:`_dnn`'s; ``late``: a :class:`.lambda1_late.Lambda1Late` whose bound ``bounds`` holds as
+    ``inf`` until proved (:meth:`~.lambda1_late.Lambda1Late.settle`: where a bracket below reads it)."""
     cfg = _EFFORT[effort]
     n = A.shape[0]
     target = 1.0 - cfg["target_gap"]
@@ -445,7 +446,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
             # (the anchored test held at the level that spares the DNN: the KKT point's bound, proved above it, cannot
             # bind; issue 39, corpus17: the topic corpus at k = 3..7, _kkt_beaten 0.034 of 0.2 CPU s)
             kkt_x = None
-        elif effort != "full" and _kkt_beaten(A, x, best_now, lower, kkt_block):
+        elif effort != "full" and (_kkt_floored(A, x, lower) or _kkt_beaten(A, x, best_now, lower, kkt_block)):
+            # (the proved floor first: where it rules the point out, _kkt_beaten's estimate is not made)
             kkt_x = None
         else:
             with step(budget, "eval", float(n) ** 3):
@@ -507,6 +509,9 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
             and (need_dual or not ("anchored" in bounds and lower >= _DNN_SKIP_AT * best_now))):
         def anchored_above(val):
             # the anchored bound below val, from the last failed test (warm)
+            nonlocal best_now
+            if late is not None and "anchored" not in bounds:
+                best_now = late.settle(val, best_now, bounds, report, k)
             if "anchored" not in bounds and min(val, best_now) > tried:
                 t1 = time.perf_counter()
                 with step(budget, "anchored", anchored_size):
@@ -545,6 +550,8 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         if state is not None and np.isfinite(val):  # (inf: a cut run outpaced by the anchored bound, unevaluated)
             bounds["dnn"] = val
             report.offer(min(bounds.values()))
+            if late is not None:
+                best_now = late.settle(val, best_now, bounds, report, k)
             if (np.isfinite(tried) and lower < S._CUT_BELOW * val
                     and fits(budget, "anchored", anchored_size)  # (deferred: see anchored())
                     and not (need_dual and iters is not None and budget is None

@@ -60,7 +60,7 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
         return certify_thin(cov, k, x, effort, callback, gram or None)
     if (cert := sparse_route(cov, k, x, effort, callback, _certify_large)) is not None:  # (sparse data, by cost)
         return cert
-    cert, _ = _certify_dense(cov, k, x, effort, callback, top=gram.get("top"))
+    cert, _ = _certify_dense(cov, k, x, effort, callback, top=gram.get("top"), late=True)  # (.lambda1_late)
     return cert
 
 

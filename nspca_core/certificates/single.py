@@ -46,6 +46,7 @@ from .cheap import (
     lambda1_only,
     lambda1_proved,
 )
+from .lambda1_late import Lambda1Late
 from .lower import _ascent_many, _fit_lower, _starts
 
 
@@ -53,7 +54,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
                    report: BoundReport | None = None, tree_follows: bool = False, dnn_iters: int | None = None,
                    seen: dict | None = None, top: tuple[float, float] | None = None,
-                   cut_below: float | None = None):
+                   cut_below: float | None = None, late: bool = False):
     """Certificate on a dense covariance (n <= _settings._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies ``dual._DNN_SKIP_AT`` (the
@@ -61,7 +62,8 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     next (:func:`.dual.dense_dual`); ``dnn_iters``: the DNN's iterations before its cut rounds (default the
     effort's: the split bound's S takes fewer); ``seen``: :func:`.dual.top_test`'s record (light_S's, on A);
     ``top``: ``(value, tol)`` with ``value + tol`` a proved bound on A's lambda_1 (the low-rank test's, thin data:
-    :func:`.cheap.lambda1_only`'s ``proved``); ``cut_below``: :func:`.dual._dnn`'s.
+    :func:`.cheap.lambda1_only`'s ``proved``); ``cut_below``: :func:`.dual._dnn`'s; ``late``: lambda_1's proof put off
+    where x's value is far below it (:mod:`.lambda1_late`; a one-k certificate whose bounds dict nothing else reads).
     ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
     time left (the certificate is then whatever was proved in time: from the sum of the k largest
     variances up); ``report``: each bound proved is offered to it as it comes."""
@@ -120,10 +122,11 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             and n >= max(_LIGHT_SPEC_MIN_N, _D2_MAX_N + 1)):
         # the top eigenpairs only feed the d = 1 bounds here (x is given, n is above _D2_MAX_N): lambda_1
         # alone where those bounds cannot win (issue 39: 4.4 -> ~2 ms on CBCL k >= 60)
-        spec = lambda1_only(A, k, lower=cov.quad(x), proved=top)
+        spec = lambda1_only(A, k, lower=cov.quad(x), proved=top, late=Lambda1Late if late else None)
     if spec is None:
         with step(budget, "top", float(n) ** 3):
             spec = _Spectral(A, 3 if effort == "full" else 2)
+    pending = spec if getattr(spec, "pending", False) else None  # (lambda_1's proof put off: .lambda1_late, inf)
     bounds.update(cheap_bounds_at(spec.spectrum(), k))  # BOUNDS: lambda1, paper(d=1), residual(d=1) (lambda1_only: the first)
     report.offer(min(bounds.values()))
     # ---- lower bound
@@ -165,7 +168,9 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
                             budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters,
-                            seen=seen, top_eig=getattr(spec, "bracket", None), cut_below=cut_below)
+                            seen=seen, top_eig=getattr(spec, "bracket", None), cut_below=cut_below, late=pending)
+    if pending is not None:
+        pending.finish(bounds, k)  # (left out where another bound is below its floor, else proved)
     if getattr(spec, "d1", None) is not None and min(bounds.values()) >= _D1_LATE * spec.d1:
         # (the d = 1 bounds lambda1_only left out as out of reach of x's value: here they could win after all)
         with step(budget, "top", float(n) ** 3):

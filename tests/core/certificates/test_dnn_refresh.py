@@ -154,10 +154,12 @@ def test_kkt_evaluation_skipped_only_where_it_could_not_help(n, k, seed, best_fr
 
 @pytest.mark.parametrize("seed", range(2))
 def test_certify_without_the_kkt_evaluation_is_above_bruteforce(monkeypatch, seed):
-    """n = 150 (the estimate's size): with the KKT evaluation skipped or not, certify(x) >= OPT."""
+    """n = 150 (the estimate's size): with the KKT evaluation skipped or not (by the estimate or by the proved
+    floor, dual_start._kkt_floored, asked first), certify(x) >= OPT."""
     verdicts = []
-    beaten = dual._kkt_beaten
+    beaten, floored = dual._kkt_beaten, dual._kkt_floored
     monkeypatch.setattr(dual, "_kkt_beaten", lambda *a: verdicts.append(beaten(*a)) or verdicts[-1])
+    monkeypatch.setattr(dual, "_kkt_floored", lambda *a: verdicts.append(floored(*a)) or verdicts[-1])
     n, k = 150, 2
     A = dense_psd(200 + seed, n)
     opt, xo = brute_opt(A, k)

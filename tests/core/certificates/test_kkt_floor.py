@@ -85,6 +85,7 @@ def test_held_out_on_both_sides_of_the_floor(monkeypatch, seed):
     real = dual._kkt_beaten
     monkeypatch.setattr(dual, "_kkt_beaten", lambda *a, **kw: asked.append(1) or real(*a, **kw))
     monkeypatch.setattr(D, "_KKT_EST_MIN_N", n)  # (the rule's size threshold, at this n: see the last test)
+    monkeypatch.setattr(dual, "_kkt_floored", lambda *a: False)  # (_kkt_beaten's own floor: test_lambda1_late)
 
     def run(tau_level, held=True, kk=k, need_dual=False):
         monkeypatch.setattr(dual, "_DNN_SKIP_AT", lower / tau_level)

@@ -359,10 +359,13 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             coupled, sharper, cross = late[2], {}, make()
             info["deferred_floor"] = late[3]
         else:
+            rule = {} if late is None or late[4] is None else {"give_up": late[4]}
             certS, (coupled, sharper, cross) = light_refined(
                 lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
                 aim=aim if effort != "full" else None, notes=notes,
-                deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
+                deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule)
+            if rule and "gave_up" in notes:
+                info["deferred_floor"] = rule["give_up"](notes["gave_up"])
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);

@@ -16,6 +16,8 @@ route would not follow, its rule read with that value as an upper bound of the r
 deferred: the first screen's certificate carries its floor (``info["deferred_floor"]``).  Where the larger
 screen's bound is below the floor it stands exactly as before (it was below the refined bound too); anywhere
 else the first screen runs again whole, as before (:func:`.route.eager_grown`).  The same certificate either way.
+Where that floor does not decide, the joint tests run and stop at the first failed value that does
+(:func:`.coupled._aimed`'s ``give_up``: the aimed search never returns below a value it failed at).
 """
 
 from __future__ import annotations
@@ -33,11 +35,12 @@ def floor_or_none(covS, certS, stS, kS: int, BT: np.ndarray, k: int, pair, make,
                   others: float, B_S: float, slack: float):
     """For :func:`.single._certify_split` (the thin route's first eager screen, ``defer``): ``None`` where the
     refinements run as before from nothing computed here (the plain coupling meets ``stop``, S's own bound binds),
-    else ``(make, rows, value, floor)``: ``make()`` returns the cross table computed here (the same table the
-    refinements read: ``rows`` None, its row part merged already), and where the conditions of the module's
-    docstring hold ``value`` (the coupled bound with that table and no joint test: a valid bound) and ``floor``
-    (below which no refinement brings this certificate's bound; ``others``: the minimum of its other bounds),
-    else both None (the refinements run on that table).  ``slack``: :data:`.route._EAGER_SLACK`."""
+    else ``(make, rows, value, floor, rule)``: ``make()`` returns the cross table computed here (the same table the
+    refinements read: ``rows`` None, its row part merged already); where the conditions of the module's docstring
+    hold, ``value`` (the coupled bound with that table and no joint test: a valid bound) and ``floor`` (below which
+    no refinement brings this certificate's bound; ``others``: the minimum of its other bounds); where all but the
+    floor's hold, ``rule`` (:func:`floor_rule`: :func:`.coupled._aimed`'s ``give_up``, its failed values floors too);
+    the others None.  ``slack``: :data:`.route._EAGER_SLACK`."""
     dS = covS.diag()
     val, i = _coupled(certS, stS, dS, kS, BT, k, pair, argmax=True)
     if lower >= stop * val or certS.x is None or BT.size <= 1 or i >= k or make is None:
@@ -47,10 +50,21 @@ def floor_or_none(covS, certS, stS, kS: int, BT: np.ndarray, k: int, pair, make,
         cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, rows)
     made = lambda: cross  # noqa: E731
     if cross is None:
-        return made, None, None, None
+        return made, None, None, None, None
     value = _coupled(certS, stS, dS, kS, BT, k, pair, cross=cross)
-    floor = min(others, max(lower, t_ceiling(covS.dense(), np.asarray(certS.x, dtype=float), BT, k, kS, cross))
-                * (1 - _DEFER_REL))
-    if floor > 0 and lower / value >= _COUPLED_AIM - _LIGHT_LOSS and lower / floor < lower / B_S - slack:
-        return made, None, value, floor
-    return made, None, None, None
+    if not lower / value >= _COUPLED_AIM - _LIGHT_LOSS:
+        return made, None, None, None, None
+    rule = floor_rule(lower, others, B_S, slack)
+    floor = rule(max(lower, t_ceiling(covS.dense(), np.asarray(certS.x, dtype=float), BT, k, kS, cross)))
+    return (made, None, value, floor, None) if floor is not None else (made, None, None, None, rule)
+
+
+def floor_rule(lower: float, others: float, B_S: float, slack: float):
+    """``rule(lo)``: the floor ``min(others, lo (1 - _DEFER_REL))`` of a first screen's bound proved to be at least
+    lo (its other bounds' minimum ``others``), where it makes :func:`.route.eager_grown` grow (``lower / floor <
+    lower / B_S - slack``), else None."""
+    def rule(lo: float):
+        floor = min(others, lo * (1 - _DEFER_REL))
+        return floor if floor > 0 and lower / floor < lower / B_S - slack else None
+
+    return rule

@@ -101,31 +101,60 @@ def test_deferred_first_screen_bounds_the_optimum_its_floor_the_refined_bound(mo
         assert spy.seen  # (the pinned examples defer: the property is not vacuous)
 
 
-def test_deferral_both_sides_of_its_threshold_same_certificate(monkeypatch):
-    """40 x 900 gene-shaped data, k = 120: the first screen defers (no joint tests there: one aimed search, the
-    larger screen's) and the larger screen stands, the certificate bit for bit the one without the deferral.
-    The slack just above the threshold its floor sets (``lower / B_S - lower / floor``): not deferred, both aimed
-    searches run; just below: deferred.  Same certificate on both sides."""
+def test_deferral_both_sides_of_its_thresholds_same_certificate(monkeypatch):
+    """40 x 900 gene-shaped data, k = 120: the first screen defers (no aimed search there, no joint test: the
+    larger screen's alone) and the larger screen stands, the certificate bit for bit the one without the deferral.
+    Both sides of the two thresholds (the slack against ``lower / B_S - lower / floor``): just below the one the
+    t_ceiling floor sets, nothing aimed on the first screen; just above it, the aimed search runs and gives up
+    before its first test (its first value the floor: deferred, no joint test); just above that floor's, the
+    search runs its joint tests and nothing is deferred.  The same certificate everywhere."""
     X = _genes(40, 900, 2)
     k = 120
     plain = _without_deferral(monkeypatch, X, k)
-    with monkeypatch.context() as mp:
+
+    def run(mp):
         spy = _Spy(mp)
-        c = _thin_cert(X, k)
+        return _thin_cert(X, k), spy
+
+    with monkeypatch.context() as mp:
+        c, spy = run(mp)
     _same(c, plain)
     assert len(spy.seen) == 1 and spy.aimed == 1 and spy.splits == 2
     floor, own, _, lower, bs = spy.seen[0]
     assert plain.upper_bound < floor < own  # (the larger screen's bound below the floor: it stands)
     edge = lower / bs - lower / floor  # (deferred where the slack is below it)
     assert edge > route._EAGER_SLACK
-    for slack, deferred in ((edge * (1 + 1e-6), False), (edge * (1 - 1e-6), True)):
-        with monkeypatch.context() as mp:
-            mp.setattr(route, "_EAGER_SLACK", slack)
-            ref = _without_deferral(mp, X, k)
-            spy = _Spy(mp)
-            _same(_thin_cert(X, k), ref)
-        assert bool(spy.seen) == deferred
-        assert spy.aimed == (1 if deferred else 2)
+    with monkeypatch.context() as mp:
+        mp.setattr(route, "_EAGER_SLACK", edge * (1 - 1e-6))
+        ref = _without_deferral(mp, X, k)
+        c, spy = run(mp)
+    _same(c, ref)
+    assert spy.seen and spy.aimed == 1
+    with monkeypatch.context() as mp:
+        mp.setattr(route, "_EAGER_SLACK", edge * (1 + 1e-6))
+        ref = _without_deferral(mp, X, k)
+        c, spy = run(mp)
+    _same(c, ref)
+    assert spy.seen and spy.aimed == 2  # (the search's first value decides: it gives up before testing)
+    floor2 = spy.seen[0][0]
+    assert floor < floor2
+    edge2 = lower / bs - lower / floor2
+    with monkeypatch.context() as mp:
+        mp.setattr(route, "_EAGER_SLACK", edge2 * (1 + 1e-6))
+        ref = _without_deferral(mp, X, k)
+        jt, joint = coupled.anchored_joint_test, []
+        mp.setattr(coupled, "anchored_joint_test", lambda rows, *a, **kw: (joint.append(rows.n), jt(rows, *a, **kw))[1])
+        spy = _Spy(mp)
+        c = _thin_cert(X, k)
+    _same(c, ref)
+    assert not spy.seen and spy.aimed == 2 and min(joint) <= 3 * k  # (on the first screen: 2 k + x)
+    with monkeypatch.context() as mp:
+        mp.setattr(route, "_EAGER_SLACK", edge2 * (1 - 1e-6))
+        jt, joint = coupled.anchored_joint_test, []
+        mp.setattr(coupled, "anchored_joint_test", lambda rows, *a, **kw: (joint.append(rows.n), jt(rows, *a, **kw))[1])
+        spy = _Spy(mp)
+        _thin_cert(X, k)
+    assert spy.seen and spy.aimed == 2 and min(joint, default=np.inf) > 3 * k  # (none on the first screen)
 
 
 def test_first_screen_run_whole_again_where_the_larger_one_does_not_beat_its_floor(monkeypatch):
@@ -164,3 +193,45 @@ def test_first_screen_run_whole_again_where_the_larger_one_does_not_beat_its_flo
         spy = _Spy(mp)
         _same(_thin_cert(X, 140), plain)
     assert spy.splits == 2 and spy.aimed == 1
+
+
+@TINY
+@given(st.integers(5, 8), st.integers(11, 14), st.integers(3, 6), st.integers(0, 2**31 - 1))
+@example(6, 14, 4, 1)
+@example(8, 14, 5, 1)
+def test_the_aimed_search_never_returns_below_a_value_its_give_up_was_asked(monkeypatch, m, n, k, seed):
+    """``give_up(lo)`` of :func:`.coupled._aimed` is asked only at values the search cannot return below: before the
+    first test (its value, or ``bottom`` where the deep search may go there) and after each failed one.  With a rule
+    that never gives up (the slack too large for any floor to decide) the search runs whole: its bound is at least
+    every value asked (1e-9 relative), and at least the brute-force optimum."""
+    from nspca_core.certificates import thin_defer
+
+    _small_screens(monkeypatch, min(k + 2, n - 2))
+    monkeypatch.setattr(route, "route_flops", lambda m_, n_, s: (np.inf, 0.0))
+    monkeypatch.setattr(route, "_EAGER_SLACK", 1.0)
+    asked: list = []
+    rule_of, aimed = thin_defer.floor_rule, coupled._aimed
+
+    def recording(*a):
+        rule = rule_of(*a)
+        return lambda lo: (asked.append(lo), rule(lo))[1]
+
+    out: list = []
+
+    def spy_aimed(*a, **kw):
+        v = aimed(*a, **kw)
+        if kw.get("give_up") is not None:
+            out.append((v, list(asked)))
+        asked.clear()
+        return v
+
+    monkeypatch.setattr(thin_defer, "floor_rule", recording)
+    monkeypatch.setattr(coupled, "_aimed", spy_aimed)
+    X = _thin(seed, m, n)
+    opt = brute_opt(X.T @ X / m, k)[0]
+    _thin_cert(X, k)
+    for v, los in out:
+        assert los and v >= opt * (1 - 1e-12)
+        assert v >= max(los) * (1 - 1e-9)
+    if (m, n, k, seed) in ((6, 14, 4, 1), (8, 14, 5, 1)):
+        assert out  # (the pinned examples ask: not vacuous)

@@ -91,7 +91,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
                      notes: dict | None = None, deep: bool = False,
                      gallop: int = _AIM_GALLOP, make_rows=None,
                      rel: float = _AIM_REL, ladder: bool = False,
-                     rows=None) -> tuple[float, dict, np.ndarray | None]:
+                     rows=None, give_up=None) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, at every k, the cross term of S and T
@@ -130,7 +130,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
                 cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows)
     if aim is not None and budget is None:
         val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel,
-                     ladder=ladder, rows=rows)
+                     ladder=ladder, rows=rows, give_up=give_up)
         return val, sharper, cross
     tried: set[int] = set()
     cfg = _EFFORT["auto"]
@@ -178,7 +178,8 @@ def _bisected(covS: Cov, certS: Certificate, stS, dS: np.ndarray, kS: int, pair,
 
 def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, pair, cross, lower: float,
            aim: float, sharper: dict, notes: dict | None = None, deep: bool = False,
-           gallop: int = _AIM_GALLOP, rel: float = _AIM_REL, ladder: bool = False, rows=None) -> float:
+           gallop: int = _AIM_GALLOP, rel: float = _AIM_REL, ladder: bool = False, rows=None,
+           give_up=None) -> float:
     """The refinements of :func:`_coupled_refined` aimed at one value V of the coupled bound: every
     refinable term above V is brought to V by ``B_S(i) <= a_V(i)`` (:func:`_meets`), proved for all
     those i at once by ONE joint anchored test (:func:`.anchor.anchored_joint_test`).  V starts at
@@ -200,7 +201,10 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     :class:`.anchor.AnchorRows` on ``A_SS`` kept for a sparsity at least the largest any test asks (the lazy
     light route's, at kS: :func:`light_refined`), else they are built at that sparsity (lists kept for a larger
     k bound every smaller one's row sums: more candidates, a cap no larger; :func:`.anchor.anchored_joint_test`
-    asks only ``ks <= rows.k``).  Returns the coupled bound.
+    asks only ``ks <= rows.k``).  ``give_up(lo)`` (:mod:`.thin_defer`): before the first test (lo its value, or
+    ``bottom`` where ``deep`` may go there) and after a failed one, the search stops where it returns a value
+    (``notes["gave_up"] = lo``): every value tested later is above lo, and each proof brings the largest term to its
+    value, so the bound returned is at least lo.  Returns the coupled bound.
 
     Replaces one test per binding sparsity, the largest term first, with a bisection per term where
     none met the goal: on a 77 x 7,070 gene matrix at k = 100, 45 tests and a bisection (1.0 CPU s),
@@ -239,6 +243,10 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     V, step_up, res = lo, _AIM_REL, rel
     stood, failed = -np.inf, -np.inf  # (for the ladder: the terms that stand, the last failed value)
     bottom = max(float(np.max(np.minimum(tv, floor))), least)  # (deep: where the search may go down to)
+    start = lo if not deep or lo <= bottom * (1 + _DEEP_REL) else bottom  # (no value returned below it)
+    if give_up is not None and notes is not None and give_up(start) is not None:
+        notes["gave_up"] = start
+        return _coupled(certS, stS, dS, kS, BT, k, pair, sharper, cross=cross)
     for _ in range(_AIM_JOINT):
         if not lo <= V < hi:
             break
@@ -276,6 +284,9 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
                     tv = tv.copy()
                     tv[stand] = -np.inf
                     hi = hi if proved else max(float(tv.max()), lo)
+        if not ok and give_up is not None and give_up(lo) is not None and notes is not None:
+            notes["gave_up"] = lo
+            break
         if hi <= lo * (1 + res) or (not proved and step_up >= _AIM_REL * 2 ** gallop):
             break
         step_up *= 2  # (gallop up from the goal until a test holds, then bisect)

@@ -74,7 +74,7 @@ def certify_thin(cov: Cov, k: int, x, effort: str, callback, gram=None) -> Certi
     with bisection_hints(), float32_products(), top_last():  # (hints: the grown screen's bisection tests where the
         # 2 k screen's landed first; float32 products of values and ratios rounded up in the anchored row sums; S's
         # eager bound's top test last, only where its bisection proves nothing)
-        d = _certify_large(cov, k, x, effort, callback, gram=gram, eager=True)
+        d = _certify_large(cov, k, x, effort, callback, gram=gram, eager=True, defer=True)
         bs = d.info.get("B_S", 0.0)
         if not bs > 0 or d.lower / d.upper_bound >= d.lower / bs - _EAGER_FALLBACK:
             return d
@@ -116,7 +116,8 @@ def split_cheaper(cov: Cov, k: int, effort: str) -> bool:
 def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
                    branch_seconds: float | None = None, keep: dict | None = None, gram=None,
                    both: bool = False, small_keep: dict | None = None, eager: bool = False,
-                   tree: bool = True, whole: dict | None = None, cut_below: float | None = None) -> Certificate:
+                   tree: bool = True, whole: dict | None = None, cut_below: float | None = None,
+                   defer: bool = False) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
     ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
@@ -132,7 +133,9 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     whole search on every screen (:func:`.single._certify_split`; data :func:`split_cheaper` sends here), the
     screen ``_settings.eager_size``'s (no smaller one tried first; grown where T binds).  ``tree``, ``whole``,
     ``cut_below``:
-    :func:`.single._certify_split`'s (sparse data with the covariance held: :mod:`.sparse_route`)."""
+    :func:`.single._certify_split`'s (sparse data with the covariance held: :mod:`.sparse_route`).  ``defer``
+    (``eager``, :func:`certify_thin`): the first screen's aimed refinements deferred where the larger screen
+    provably follows and stands (:mod:`.thin_defer`), that screen run whole again where it does not."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     split = partial(_certify_split, eager=True, size=S.eager_size(cov.n, k, split_cap)) if eager else _certify_split
@@ -161,25 +164,41 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         d = split(cov, k, x, effort, callback, split_cap, keep=keep, gram=gram, small_try=small_try, skip_own=skip)
         d = d if d is None or not stood or not stood[0].upper_bound < d.upper_bound else stood[0]
     else:
-        d = split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram, skip_own=skip)
+        late = eager and defer and split_cap is None and branch_seconds is None and keep is None
+        d = (partial(split, defer={"slack": _EAGER_SLACK, "grows": partial(_grows, cov)}) if late else split)(
+            cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram, skip_own=skip)
     if d is None:  # (T alone held certify(k)'s own screen below the aim: the larger one at once, as grown's)
         d = split(cov, k, skip["x"], effort, callback, keep=keep, gram=gram, size=grow_to(cov.n, skip["size"], effort))
         d.info["lower_source"] = skip["src"]
         return d
     if eager and split_cap is None and branch_seconds is None:
-        return eager_grown(cov, k, d, effort, callback, keep, gram)
+        def whole_again():  # (the first screen without deferral, its bisection hints its own: as it first ran)
+            with bisection_hints():
+                return split(cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram, skip_own=skip)
+
+        return eager_grown(cov, k, d, effort, callback, keep, gram, whole_again)
     # (a larger screen where T holds this one below the aim: not for a path's capped run nor the exact mode)
     return d if split_cap is not None or branch_seconds is not None else grown(cov, k, d, effort, callback, keep,
                                                                                gram, split)
 
 
-def eager_grown(cov: Cov, k: int, d: Certificate, effort: str, callback, keep, gram) -> Certificate:
+def _grows(cov: Cov, size: int) -> bool:
+    """Whether :func:`eager_grown` tries a larger screen after one of ``size`` features where T binds (the larger
+    screen's predicted flops below the dense route's, as there)."""
+    m, n = cov.X.shape[0], cov.n
+    return size < n and route_flops(m, n, min(n, int(_EAGER_GROW * size)))[1] < route_flops(m, n, size)[0]
+
+
+def eager_grown(cov: Cov, k: int, d: Certificate, effort: str, callback, keep, gram, again=None) -> Certificate:
     """The eager split certificate ``d`` on screens :data:`_EAGER_GROW` times larger while the rest T holds its ratio
     more than :data:`_EAGER_SLACK` below S's own (``lower / B_S``: what the dense route's test proves on S) and the
     larger screen's predicted flops stay below the dense route's (:func:`route_flops`: no screen costs more than
     the route it replaces); the smallest bound standing.  Valid whatever it picks: every screen's bound is proved.
     Issue 39: 60 x 2,400 genes (bench_drift's gene60) k = 10 certified 0.9765 on 2 k features (T binds), 0.9990 on
-    100; k = 50 0.79 on 100, 0.9702 on 300 (the dense route filed 0.9692); 60 x 2,500 genes never grow."""
+    100; k = 50 0.79 on 100, 0.9702 on 300 (the dense route filed 0.9692); 60 x 2,500 genes never grow.
+    ``d`` with ``info["deferred_floor"]`` (:mod:`.thin_defer`: its refinements not run, the larger screen certain
+    to run): the larger screen stands where its bound is below that floor (below the refined bound too); anywhere
+    else ``again()`` (``d`` run whole) first, then as before."""
     m, n = cov.X.shape[0], cov.n
     size = int(d.info.get("split_S", n))
     dense = route_flops(m, n, size)[0]
@@ -190,6 +209,8 @@ def eager_grown(cov: Cov, k: int, d: Certificate, effort: str, callback, keep, g
             break
         kept = {} if keep is not None else None
         e = _certify_split(cov, k, d.x, effort, callback, keep=kept, gram=gram, size=size, eager=True)
+        if "deferred_floor" in d.info and not e.upper_bound < d.info["deferred_floor"]:
+            d = again()  # (the refined bound the larger screen's must beat: as before)
         if not e.upper_bound < d.upper_bound:
             break
         if keep is not None:
@@ -197,7 +218,7 @@ def eager_grown(cov: Cov, k: int, d: Certificate, effort: str, callback, keep, g
             keep.update(kept)
         e.info["lower_source"] = d.info.get("lower_source", e.info.get("lower_source"))
         d = e
-    return d
+    return again() if "deferred_floor" in d.info else d
 
 
 # eager_grown: a screen this many times larger (2 k -> 6 k, the DNN route's screen per k), where T holds the ratio

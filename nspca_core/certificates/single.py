@@ -32,6 +32,7 @@ from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COU
                       small_verdict, split_cross)
 from .dual import dense_dual
 from .screens import own_hopeless, reuse_parts
+from .thin_defer import floor_or_none
 from .exact import EXACT_TOLERANCE, branch_and_bound, take_branch
 from .cheap import (
     _D1_LATE,
@@ -198,7 +199,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                    budget: Budget | None = None, report: BoundReport | None = None, gram=None,
                    trial: dict | None = None, size: int | None = None, small_try=None,
                    eager: bool = False, skip_own: dict | None = None, tree: bool = True,
-                   whole: dict | None = None, cut_below: float | None = None) -> Certificate | None:
+                   whole: dict | None = None, cut_below: float | None = None,
+                   defer: dict | None = None) -> Certificate | None:
     """Large n: DNN on a screened set S, cheap bounds on the rest T (``size``: S's, else ``screened_size``'s).
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
@@ -242,6 +244,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     ``tree=False``: no branch and bound on S at k <= ``_SPLIT_BRANCH_MAX_K`` (S's DNN with its cut rounds instead:
     :func:`_split_S`); ``whole``: the whole problem's bounds the caller proved (e.g. ``{"lambda1": ...}``), taken
     instead of A's top eigenpairs and their d = 1 bounds (held covariance only; :mod:`.sparse_route`).
+    ``defer`` (``{"slack": ..., "grows": ...}``; the thin route's first eager screen, :func:`.route.certify_thin`): the aimed
+    refinements deferred where a larger screen provably follows (:mod:`.thin_defer`; ``info["deferred_floor"]``).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -350,10 +354,23 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             coupled, notes["cost"] = min(coupled, one_k[0]), notes.get("cost", 0.0) + one_k[2]
             rows = None
     else:
-        certS, (coupled, sharper, cross) = light_refined(
-            lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
-            aim=aim if effort != "full" else None, notes=notes,
-            deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel)
+        late = None  # (the thin route's first eager screen: its refinements deferred, thin_defer)
+        if (defer is not None and eager and stS is None and light and keep is None and budget is None
+                and defer["grows"](S.size)):
+            late = floor_or_none(covS, certS, stS, kS, BT, k, pair, make, rows, lower, stop, min(bounds.values()),
+                                 certS.upper_bound, defer["slack"])
+            make, rows = (make, rows) if late is None else late[:2]
+        if late is not None and late[2] is not None:
+            coupled, sharper, cross = late[2], {}, make()
+            info["deferred_floor"] = late[3]
+        else:
+            rule = {} if late is None or late[4] is None else {"give_up": late[4]}
+            certS, (coupled, sharper, cross) = light_refined(
+                lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
+                aim=aim if effort != "full" else None, notes=notes,
+                deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule)
+            if rule and "gave_up" in notes:
+                info["deferred_floor"] = rule["give_up"](notes["gave_up"])
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);

@@ -40,7 +40,7 @@ from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_large_points import _large_lower, _large_monotone
-from .path_parity import after_dnn_anchored, anchored_floor, deepen_flat, far_runs, one_k_runs, parity_runs
+from .path_parity import after_dnn_anchored, anchored_floor, deepen_flat, far_runs, one_k_runs, parity_runs, top_runs
 from .route import _certify_large, certify_thin, split_cheaper
 from .sparse_route import sparse_route, split_pays
 
@@ -335,8 +335,9 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
 
     grid = _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine=False)
     budget = S.path_budget([S.dense_run_cost(n, int(k), effort) for k in uniq], S._PATH_DENSE_RUNS_PER_K)
+    tops: dict = {}  # (k -> the anchored call's top where that is what it proved: top_runs below)
     anchored, rest, spent, late = _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort,
-                                                   _ANCHOR_SHARE * budget)
+                                                   _ANCHOR_SHARE * budget, tops)
     # the refinement's runs, not where another bound (the anchored sums) already certifies the polish's goal at the
     # midpoint with a margin (CBCL k = 28, 34 at 0.982-0.983: the runs gained nothing there, 0.28 CPU s)
     refine_midpoints(uniq, pos, grid, lows,
@@ -389,6 +390,10 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
                                 order=lambda one, cost, budget: parity_runs(uniq, pos, lows, upper, onek, one,
                                                                             _PARITY_STRIDE, GOAL)))
         late(after=True)  # (last: the bounds before it are as they were, float for float; it only lowers them)
+        # then certify(k)'s own run where the path's bound is still its anchored call's top, lows / 0.975 from the path's
+        # own feasible value (path_parity.top_runs)
+        onek.update(one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
+                                order=lambda one, cost, budget: top_runs(tops, pos, upper, onek, one)))
     return path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                              onek, spec, n, t_all, callback)
 
@@ -457,7 +462,8 @@ def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine: bool = T
     return sorted(grid)
 
 
-def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort, budget) -> tuple[dict, object, float]:
+def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort, budget,
+                           tops: dict | None = None) -> tuple[dict, object, float]:
     """Anchored row sums at k >= 3 where they cost at most a DNN run (``anchor_ok``), tried where the
     path's bound leaves the largest gap per counted cost (``anchor_cost``) first, within ``budget``
     (:func:`.path_large.gap_runs`; no sparsity limit): the bisection one certificate at k would make
@@ -471,7 +477,9 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
     certifies less than ``_CUT_BELOW``, and where the DNN's own ratio (``dnn_ub(i)``) is below
     ``_CUT_BELOW``, branch and bound on the support (a few dozen nodes at CBCL's k = 5..7) to prove the
     polish's goal (``lows / GOAL``); ``branched`` as :func:`.path_dense_polish.weak_branch`.  ``late()``, the path's
-    last step: the same call, unbudgeted, where no test ran (:func:`.path_parity.parity_runs`)."""
+    last step: the same call, unbudgeted, where no test ran (:func:`.path_parity.parity_runs`).  ``tops`` (optional, filled
+    in place): the k whose call proved its top (``lows / _DNN_SKIP_AT``) and nothing below, with that top
+    (:func:`.path_parity.top_runs`)."""
     n = A.shape[0]
     one_k = 1.0 - S._EFFORT[effort]["target_gap"] if effort != "full" else -np.inf
     anchored, weak = {}, set()
@@ -511,6 +519,8 @@ def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort
         if found:
             anchored[k] = min(found)
             ub_cheap[i] = min(ub_cheap[i], anchored[k])
+            if tops is not None and found[0] == lo / _DNN_SKIP_AT:  # (its top held, nothing below: top_runs)
+                tops[k] = found[0]
         return None if rules else bool(found)  # (gap_runs would charge a number returned)
 
     done: list = []

@@ -168,6 +168,24 @@ def parity_runs(ks, pos, lows, upper, ran, run_one, stride: int, below: float = 
     return done
 
 
+def top_runs(tops: dict, pos, upper, ran, run_one) -> list:
+    """``run_one(k)`` (certify(k)'s own computation) at each k of ``tops`` (k -> the top ``lows / _DNN_SKIP_AT`` the
+    path's anchored call at k proved, and nothing below it), ascending, not in ``ran``, where the path's bound
+    (``upper()``) is still at or above that top.  Returns the k run.
+
+    Why (issue 39, helper path18): such a bound is a function of the path's own feasible value, certify(k)'s of its
+    own (fit(auto)'s): on 24 x 24 images (1,500 x 576) k = 477 the path's point was 3.9e-7 better, so its top, the
+    bound, 3.9e-7 above certify(477)'s -- below every finer bisection's resolution, and the tests between the two
+    tops are not known to hold.  Run there, certify(k)'s own bound is kept (the smaller): never looser at such a k, by
+    construction.  No new bound: certify(k)'s, and its dual point's tangent, as :func:`one_k_runs` carries them."""
+    done: list = []
+    for k in sorted(tops):
+        if k not in ran and upper()[pos[k]] >= tops[k]:
+            run_one(k)
+            done.append(k)
+    return done
+
+
 def anchored_floor(lower: float, rel_tol: float) -> float:
     """The least value :func:`.dual._anchored` (``rel_tol``, from the feasible value ``lower``) can return:
     its first bracket is narrow (``lower * 1.001``), so anchor.anchored_bisection probes

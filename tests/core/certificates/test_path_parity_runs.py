@@ -197,3 +197,40 @@ def test_dense_path_reports_the_k_where_certify_k_ran(monkeypatch):
     runs = sorted(c.k for c in P_ if "one_k" in c.info)
     assert runs and runs == sorted(set(made))
     assert all(c.info["path_runs"] == runs for c in P_)
+
+
+def test_top_runs_only_where_the_bound_is_still_the_anchored_top_and_certify_k_did_not_run():
+    # path_parity.top_runs: certify(k) at the k whose bound is still at or above its anchored call's top (lows / 0.975
+    # from the path's own feasible value), ascending; not where a later step brought the bound below the top, nor
+    # where certify(k) ran already
+    uniq, pos, lows, ub = _case(10)
+    tops = {k: float(ub[k - 1]) for k in (2, 4, 6, 8)}
+    ub[pos[4]] = np.nextafter(tops[4], 0.0)  # just below its top: not run
+    ub[pos[6]] = np.nextafter(tops[6], np.inf)  # just above (the top was not the bound): run
+    calls: list = []
+    done = PR.top_runs(tops, pos, lambda: ub, {8: None}, _runner(ub, {2: 0.5 * ub[pos[2]]}, calls))
+    assert done == calls == [2, 6]
+    assert PR.top_runs({}, pos, lambda: ub, {}, _runner(ub, {}, calls)) == []
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(st.integers(6, 9), st.integers(1, 3), st.integers(0, 2**31 - 1))
+def test_path_with_top_runs_at_every_k_keeps_bounds_against_bruteforce(monkeypatch, n, r, seed):
+    # certify(k)'s own runs of path_parity.top_runs made at every k (not only where the anchored top binds), each
+    # run's bound and its dual point's tangent carried to the other k: every bound stays >= OPT_k
+    X = factor_plus_noise(seed, m=2 * n, n=n, r=r)
+    A = X.T @ X / X.shape[0]
+    seen = []
+    orig = PR.top_runs
+
+    def spy(tops, pos, upper, ran, run_one):
+        got = orig({k: -np.inf for k in pos}, pos, upper, (), run_one)
+        seen.extend(got)
+        return got
+
+    monkeypatch.setattr(P, "top_runs", spy)
+    path = certify_path(X, ks=list(range(1, n + 1)))
+    assert seen
+    for c in path:
+        _check_cert(c, brute_opt(A, c.k)[0], A)

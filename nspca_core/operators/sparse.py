@@ -173,7 +173,7 @@ class SparseCov(Cov):
         """
         idx = np.asarray(idx, dtype=int)
         if self._A is not None and getattr(self, "_A_rows", False):
-            return self._A[np.ix_(idx, idx)]  # (A held, formed with no symmetrizing: the same floats, no product)
+            return _principal(self._A, idx)  # (A held, formed with no symmetrizing: the same floats, no product)
         Xc = getattr(self, "_csc", None)
         if Xc is not None and self.X_sparse.format == "csr" and self.X_sparse.has_canonical_format \
                 and (idx.size < 2 or bool(np.all(idx[1:] > idx[:-1]))):
@@ -481,6 +481,16 @@ def _upper_gram_direct(X, Xc, edges: list[int]) -> np.ndarray:
                         Bp, Bj, Bx, Cp, Cj, Cx)
         kern.csr_todense(hi - lo, n, Cp, Cj, Cx, G[lo:hi].reshape(-1))
     return G
+
+
+def _principal(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``A[np.ix_(idx, idx)]`` (a copy: the same floats either way), by two takes -- the rows first, each a contiguous
+    copy, then their columns -- where idx holds more than half of A's rows: the split route's A_TT (1,300 of 1,600 on
+    the 3,000 x 1,600 topic corpus) 0.0049 -> 0.0035 CPU s; below that the fancy index is the quicker (300: 0.0003
+    against 0.0004; corpus19)."""
+    if 2 * idx.size > A.shape[0]:
+        return A.take(idx, axis=0).take(idx, axis=1)
+    return A[np.ix_(idx, idx)]
 
 
 def _centered_upper(G: np.ndarray, m: int, mean: np.ndarray) -> np.ndarray:

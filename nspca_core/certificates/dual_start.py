@@ -64,21 +64,25 @@ def _kkt_beaten(A: np.ndarray, x: np.ndarray, best: float, lower: float, keep: d
     return est >= best * (1.0 + 1e-6) or lower < _KKT_USEFUL * est
 
 
-def kkt_floor(A: np.ndarray, x: np.ndarray) -> float:
+def kkt_floor(A: np.ndarray, x: np.ndarray, matvec=None) -> float:
     """A proved lower bound on ``lambda_max(A + N)``, N = :func:`kkt_init` (A symmetric, x >= 0): the Rayleigh
     quotient of a nonnegative u (two clipped power steps from x), as ``u^T (A + N) u >= u^T A u`` for N >= 0 and
     u >= 0, less its rounding (``|fl(u^T A u) - u^T A u| <= gamma max|A| (1^T u)^2``, ``gamma = (n + 2) eps /
     (1 - (n + 2) eps)``; the same for ``u^T u``).  0.0 where u vanishes.  Costs three products with A, not the
-    n x n matrix A + N."""
+    n x n matrix A + N.  ``matvec``: the power steps' products by another route (the sparse data's operator:
+    :mod:`.sparse_route`, O(nnz) each): the proof holds for ANY nonnegative u, so only the last product (the
+    quotient's) is A's; ``max|A|`` is read as ``max(max A, -min A)`` (the same float, no |A| array)."""
     n = A.shape[0]
-    u = np.maximum(A @ x, 0.0)
-    u = np.maximum(A @ u, 0.0)
+    mv = A.__matmul__ if matvec is None else matvec
+    u = np.maximum(np.asarray(mv(x), dtype=np.float64).reshape(-1), 0.0)
+    u = np.maximum(np.asarray(mv(u), dtype=np.float64).reshape(-1), 0.0)
     den = float(u @ u)
     if not den > 0 or not np.isfinite(den):
         return 0.0
     eps = np.finfo(float).eps
     g = (n + 2) * eps / (1 - (n + 2) * eps)
-    num = float(u @ (A @ u)) - g * float(np.abs(A).max()) * float(u.sum()) ** 2
+    amax = max(float(A.max()), -float(A.min())) if A.size else 0.0
+    num = float(u @ (A @ u)) - g * amax * float(u.sum()) ** 2
     return num / (den * (1 + g)) * (1 - 2 * eps) if num > 0 else num / (den * (1 - g)) * (1 + 2 * eps)
 
 
@@ -100,7 +104,8 @@ def _kkt_held_out(A: np.ndarray, k: int, x: np.ndarray, tau: float, seen: dict |
     if (A.shape[0] < _KKT_EST_MIN_N or x is None or last is None or last[0] is not A
             or last[1] != (int(k), float(tau)) or not last[3]):
         return False
-    return kkt_floor(A, x) > tau
+    prod = seen.get("products")  # ((A, matvec): the sparse route's operator for this A, :mod:`.sparse_route`)
+    return kkt_floor(A, x, prod[1] if prod is not None and prod[0] is A else None) > tau
 
 
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray, U: np.ndarray | None = None, lower: float | None = None):

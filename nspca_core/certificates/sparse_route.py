@@ -140,7 +140,7 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
     cfg = _EFFORT[effort]
     A = cov.dense()  # (both routes read it: formed once, kept by the operator)
     lower = cov.quad(x)
-    seen: dict = {}
+    seen: dict = {"products": (A, cov.matvec)}  # (the KKT floor's power steps through the data: dual_start)
     whole = None  # (below _LANCZOS_MIN_N features: A's top eigenpairs, as the split route computes them)
     if cov.n >= _LANCZOS_MIN_N:
         accept = 1.0 - cfg.get("accept_gap", cfg["target_gap"])

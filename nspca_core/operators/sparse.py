@@ -173,7 +173,7 @@ class SparseCov(Cov):
         """
         idx = np.asarray(idx, dtype=int)
         if self._A is not None and getattr(self, "_A_rows", False):
-            return self._A[np.ix_(idx, idx)]  # (A held, formed with no symmetrizing: the same floats, no product)
+            return _principal(self._A, idx)  # (A held, formed with no symmetrizing: the same floats, no product)
         Xc = getattr(self, "_csc", None)
         if Xc is not None and self.X_sparse.format == "csr" and self.X_sparse.has_canonical_format \
                 and (idx.size < 2 or bool(np.all(idx[1:] > idx[:-1]))):
@@ -457,19 +457,40 @@ def _upper_gram_direct(X, Xc, edges: list[int]) -> np.ndarray:
     triangle 0.062 -> 0.044 CPU s."""
     from scipy.sparse import _sparsetools as kern
 
-    n, ip, ix, dx = X.shape[1], X.indptr, X.indices, X.data
+    m, n, ip, ix, dx = X.shape[0], X.shape[1], X.indptr, X.indices, X.data
     G = np.zeros((n, n))
+    key = None  # (row * n + column per entry: increasing, the rows' entries sorted; made at the first chunk past 0)
     for lo, hi in zip(edges[:-1], edges[1:]):
         L = Xc[:, lo:hi].T  # (CSR |C| x m: each row a column of X, its documents increasing)
-        keep = ix >= lo
-        kept = np.concatenate(([0], np.cumsum(keep)))
         bound = (hi - lo) * (n - lo)
         idt = np.int64 if max(int(ip[-1]), int(L.indptr[-1]), bound, X.shape[0], n) >= 2**31 - 1 else np.int32
+        if lo == 0:  # (every entry kept: the data's own arrays)
+            Bp, Bj, Bx = ip.astype(idt, copy=False), ix.astype(idt, copy=False), dx
+        else:
+            # each row's kept entries (column >= lo) are its suffix from its first key >= row * n + lo: their counts
+            # by one search per row (corpus19: in place of a cumulative sum over every entry, per chunk)
+            if key is None:
+                key = np.repeat(np.arange(m, dtype=np.int64) * n, np.diff(ip)) + ix
+            starts = np.searchsorted(key, np.arange(m, dtype=np.int64) * n + lo)
+            Bp = np.zeros(m + 1, dtype=idt)
+            Bp[1:] = np.cumsum(ip[1:] - starts)
+            keep = ix >= lo
+            Bj, Bx = ix[keep].astype(idt, copy=False), dx[keep]
         Cp, Cj, Cx = np.empty(hi - lo + 1, dtype=idt), np.empty(bound, dtype=idt), np.empty(bound, dtype=np.float64)
-        kern.csr_matmat(hi - lo, n, L.indptr.astype(idt), L.indices.astype(idt), L.data, kept[ip].astype(idt),
-                        ix[keep].astype(idt), dx[keep], Cp, Cj, Cx)
+        kern.csr_matmat(hi - lo, n, L.indptr.astype(idt, copy=False), L.indices.astype(idt, copy=False), L.data,
+                        Bp, Bj, Bx, Cp, Cj, Cx)
         kern.csr_todense(hi - lo, n, Cp, Cj, Cx, G[lo:hi].reshape(-1))
     return G
+
+
+def _principal(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``A[np.ix_(idx, idx)]`` (a copy: the same floats either way), by two takes -- the rows first, each a contiguous
+    copy, then their columns -- where idx holds more than half of A's rows: the split route's A_TT (1,300 of 1,600 on
+    the 3,000 x 1,600 topic corpus) 0.0049 -> 0.0035 CPU s; below that the fancy index is the quicker (300: 0.0003
+    against 0.0004; corpus19)."""
+    if 2 * idx.size > A.shape[0]:
+        return A.take(idx, axis=0).take(idx, axis=1)
+    return A[np.ix_(idx, idx)]
 
 
 def _centered_upper(G: np.ndarray, m: int, mean: np.ndarray) -> np.ndarray:

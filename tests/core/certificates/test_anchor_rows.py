@@ -69,3 +69,29 @@ def test_the_test_decides_as_on_the_former_strided_lists(seed, n, k):
         ok1, r1 = anchored_rowsum_test(rows, t)
         ok2, r2 = anchored_rowsum_test(former, t)
         assert ok1 == ok2 and np.array_equal(r1, r2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(3, 40), st.integers(1, 12), st.booleans())
+def test_partition_in_place_keeps_p_and_the_columns_to_the_bit(seed, n, k, zeros):
+    """corpus19: -P is partitioned in P's own memory and negated back.  P (kept as ``rows.P``) is the former
+    ``np.maximum(A, 0)`` with a zero diagonal to the BIT (signed zeros included: A holding -0.0 and 0.0 entries), and
+    the columns are np.argpartition(-P)'s, in its order."""
+    A = _matrix(seed, n, True)
+    if zeros:
+        rng = np.random.default_rng(seed + 1)
+        Z = rng.random((n, n)) < 0.3
+        A[Z | Z.T] = -0.0
+        A[rng.random((n, n)) < 0.1] = 0.0
+        A = np.where(A == A.T, A, np.minimum(A, A.T))  # (symmetric values; the zeros' signs may differ)
+    k = min(k, n)
+    before = A.tobytes()
+    rows = AnchorRows(A, k, width=max(1, n // 4))
+    P = np.maximum(A, 0.0)
+    np.fill_diagonal(P, 0.0)
+    assert rows.P.tobytes() == P.tobytes()
+    L = rows.idx.shape[1]
+    if L < n - 1:
+        assert np.array_equal(rows.idx, np.argpartition(-P, L, axis=1)[:, :L])
+        assert rows.cap.tobytes() == P[np.arange(n), np.argpartition(-P, L, axis=1)[:, L]].tobytes()
+    assert A.tobytes() == before  # (A itself untouched: P is a new array)

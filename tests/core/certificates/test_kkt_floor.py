@@ -130,3 +130,120 @@ def test_held_out_from_the_estimates_size(monkeypatch):
     assert D._kkt_held_out(A, 3, x, tau, seen)
     monkeypatch.setattr(D, "_KKT_EST_MIN_N", n + 1)
     assert not D._kkt_held_out(A, 3, x, tau, seen)
+
+
+# corpus19: the power steps through the sparse data's operator (kkt_floor's ``matvec``), the quotient A's
+
+
+@st.composite
+def sparse_problems(draw):
+    import scipy.sparse as sp
+
+    m = draw(st.integers(2, 14))
+    n = draw(st.integers(2, 9))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    Y = rng.poisson(draw(st.sampled_from([0.5, 2.0, 9.0])), (m, n)) * (rng.random((m, n)) < draw(
+        st.sampled_from([0.2, 0.5, 0.9])))
+    Y = Y * draw(st.sampled_from([1e-3, 1.0, 1e3]))
+    x = np.maximum(rng.standard_normal(n), 0.0) * (rng.random(n) < 0.7)
+    if not x.any():
+        x[int(rng.integers(n))] = 1.0
+    return sp.csr_matrix(Y.astype(np.float64)), x / np.linalg.norm(x)
+
+
+def _exact_cov(X) -> list:
+    """The covariance of the rows of X (their own mean, divided by m) in exact rationals."""
+    Y = [[Fraction(float(t)) for t in row] for row in X.toarray()]
+    m, n = len(Y), len(Y[0])
+    mu = [sum(Y[i][j] for i in range(m)) / m for j in range(n)]
+    return [[sum((Y[i][a] - mu[a]) * (Y[i][b] - mu[b]) for i in range(m)) / m for b in range(n)] for a in range(n)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(P=sparse_problems())
+def test_floor_through_the_data_below_brute_force(P):
+    """kkt_floor with the operator's products (the power steps through X) <= lambda_max(A + N) of the FORMED A
+    (eigvalsh widened), <= the KKT point's rigorous value, and <= the exact rational quotient of the same u with A's
+    floats; and the quotient with the exact covariance agrees (A is the covariance to rounding)."""
+    from nspca_core.operators.covariance import as_cov
+
+    X, x = P
+    cov = as_cov(X)
+    A = cov.dense()
+    f = D.kkt_floor(A, x, cov.matvec)
+    assert np.isfinite(f)
+    assert f <= _exact_rayleigh_top(A + D.kkt_init(A, x))
+    v, _, _ = D._kkt_point(A, 2, x)
+    assert f <= v
+    u = np.maximum(cov.matvec(np.maximum(cov.matvec(x), 0.0)), 0.0)
+    if u.any():
+        U = [Fraction(float(t)) for t in u]
+        Q = [[Fraction(float(a)) for a in row] for row in A]
+        num = sum(U[i] * Q[i][j] * U[j] for i in range(len(U)) for j in range(len(U)))
+        den = sum(t * t for t in U)
+        assert Fraction(f) <= num / den
+        E = _exact_cov(X)  # (and against the exact covariance, to A's own rounding)
+        exact = sum(U[i] * E[i][j] * U[j] for i in range(len(U)) for j in range(len(U))) / den
+        slack = 64 * len(U) * np.finfo(float).eps * float(np.abs(A).max() + 1e-300) * (1 + X.shape[0])
+        assert f <= float(exact) + slack
+    else:
+        assert f == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(P=problems())
+def test_floor_without_products_is_the_former_expression(P):
+    """No ``matvec`` (the dense route): the same float as the former expression (three products with A, max|A| by
+    np.abs) -- dense18's _kkt_floored decides as before."""
+    A, x = P
+    n = A.shape[0]
+    u = np.maximum(A @ np.maximum(A @ x, 0.0), 0.0)
+    den = float(u @ u)
+    eps = np.finfo(float).eps
+    g = (n + 2) * eps / (1 - (n + 2) * eps)
+    num = float(u @ (A @ u)) - g * float(np.abs(A).max()) * float(u.sum()) ** 2
+    want = 0.0 if not den > 0 else (num / (den * (1 + g)) * (1 - 2 * eps) if num > 0
+                                    else num / (den * (1 - g)) * (1 + 2 * eps))
+    assert D.kkt_floor(A, x) == want
+    assert D.kkt_floor(A, x, A.__matmul__) == want
+
+
+def test_held_out_takes_the_products_exactly_where_handed_for_this_A(monkeypatch):
+    """_kkt_held_out's floor takes seen["products"]'s matvec where it was handed for THIS A object (two calls: the
+    power steps), never for another A or without the entry; and the sparse route hands its operator's."""
+    import scipy.sparse as sp
+
+    from nspca_core.certificates import sparse_route as SR
+    from nspca_core.operators.covariance import as_cov
+
+    rng = np.random.default_rng(7)
+    X = sp.csr_matrix((rng.poisson(2.0, (40, 10)) * (rng.random((40, 10)) < 0.5)).astype(float))
+    cov = as_cov(X)
+    A = cov.dense()
+    n = A.shape[0]
+    x = np.ones(n) / np.sqrt(n)
+    calls = []
+
+    def mv(v):
+        calls.append(1)
+        return cov.matvec(v)
+
+    monkeypatch.setattr(D, "_KKT_EST_MIN_N", 0)
+    tau = 0.5 * D.kkt_floor(A, x)
+    top = {"top": (A, (3, float(tau)), None, True, None)}
+    assert D._kkt_held_out(A, 3, x, tau, {**top, "products": (A, mv)}) and len(calls) == 2
+    calls.clear()
+    assert D._kkt_held_out(A, 3, x, tau, {**top, "products": (A.copy(), mv)}) and not calls  # (another A)
+    assert D._kkt_held_out(A, 3, x, tau, top) and not calls
+    # the sparse route's record (handed on to the dense route's dense_dual): its operator's products, for the A formed
+    rec = []
+
+    class _D:
+        info: dict = {}
+
+    monkeypatch.setattr(SR, "split_pays", lambda *a: True)
+    monkeypatch.setattr(SR, "_LANCZOS_MIN_N", 10**9)
+    monkeypatch.setattr(SR.dual, "_forecast_fails", lambda A_, k_, x_, t_, c_, seen: rec.append(seen) or True)
+    monkeypatch.setattr(SR, "_stands", lambda d: True)
+    SR.sparse_route(cov, 3, x, "auto", None, lambda *a, **kw: _D())
+    assert len(rec) == 1 and rec[0]["products"][0] is cov.dense() and rec[0]["products"][1] == cov.matvec

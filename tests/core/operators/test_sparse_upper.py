@@ -140,3 +140,39 @@ def test_direct_kernels_taken_exactly_for_float64(monkeypatch):
         cov = as_sparse_cov(_counts(5, 30, 20, dtype))
         assert np.array_equal(cov.dense(), _whole(as_sparse_cov(cov.X_sparse)))
         assert len(calls) == taken
+
+
+class _TakeSpy(np.ndarray):
+    """An ndarray counting its take calls (the principal submatrix's two-take route)."""
+
+    takes: list = []
+
+    def take(self, *a, **kw):
+        _TakeSpy.takes.append(1)
+        return np.ndarray.take(self, *a, **kw)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 40), seed=st.integers(0, 2**31 - 1), share=st.floats(0.0, 1.0), order=st.booleans())
+def test_principal_submatrix_is_the_fancy_index_on_both_sides(n, seed, share, order):
+    """corpus19: _principal(A, idx) == A[np.ix_(idx, idx)] bit for bit (increasing or shuffled idx, any share of
+    the rows); the two takes exactly where idx holds more than half of the rows (counted: n // 2 none, +1 two)."""
+    from nspca_core.operators.sparse import _principal
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, n)) * 10.0 ** rng.integers(-8, 8, (n, n))
+    A[rng.random((n, n)) < 0.2] = -0.0
+    idx = rng.choice(n, int(round(share * n)), replace=False)
+    if order:
+        idx = np.sort(idx)
+    got = _principal(A, idx)
+    want = A[np.ix_(idx, idx)]
+    assert got.shape == want.shape and got.tobytes() == want.tobytes() and got.flags["C_CONTIGUOUS"]
+    for size, takes in ((n // 2, 0), (n // 2 + 1, 2)):
+        if size > n:
+            continue
+        _TakeSpy.takes = []
+        J = np.sort(rng.choice(n, size, replace=False))
+        out = _principal(A.view(_TakeSpy), J)
+        assert len(_TakeSpy.takes) == takes
+        assert np.asarray(out).tobytes() == A[np.ix_(J, J)].tobytes()

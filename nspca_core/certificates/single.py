@@ -324,15 +324,15 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * max(float(AS.max()), -float(AS.min()))  # (= |AS|'s max)
         # (rest_late: T's spectrum not computed where the trace curve already leaves S's own bound binding, the same
         # coupled float: :func:`.rest_top.late_rest`)
-        late = (late_rest(cov.diag()[T], k, B_S, lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair,
-                                                                     argmax=True))
-                if rest_late and T.size and trial is None and keep is None and budget is None and not pre else None)
-        specT = None if late is not None else (pre["specT"] if "specT" in pre else _rest_spectrum(
+        put_off = (late_rest(cov.diag()[T], k, B_S, lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair,
+                                                                        argmax=True))
+                   if rest_late and T.size and trial is None and keep is None and budget is None and not pre else None)
+        specT = None if put_off is not None else (pre["specT"] if "specT" in pre else _rest_spectrum(
             cov, T, gram.get("G"), S)) if T.size and trial is None else (trial or {}).get("specT")
-        bt = (late[1] if late is not None else _bound_rest(cov, T, k, effort, spec=specT)) if T.size else {}
+        bt = (put_off[1] if put_off is not None else _bound_rest(cov, T, k, effort, spec=specT)) if T.size else {}
         B_T = min(bt.values()) if T.size else 0.0
         bounds["split"] = B_S + B_T
-        BT = late[0] if late is not None else _rest_curve(cov, T, k, spec=specT)
+        BT = put_off[0] if put_off is not None else _rest_curve(cov, T, k, spec=specT)
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW

@@ -51,7 +51,7 @@ from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator
 from ._settings import _EPS
 from .dnn_lmax import chol_lmax
 
-__all__ = ["rest_top", "partial_rest", "rest_products"]
+__all__ = ["rest_top", "partial_rest", "rest_products", "trace_curve", "late_rest"]
 
 # from this many features of T (below, LAPACK's top eigenpairs cost little): on the 3,000 x 1,600 topic corpus
 # |T| = 1,000..1,300
@@ -185,3 +185,40 @@ def _top_by_deflation(M: np.ndarray, v: np.ndarray, s: float, fro: float) -> flo
     top = 0.5 * (a + s) + math.sqrt(h * h + b * b)
     top += 16.0 * _EPS * (abs(a) + abs(s) + b)
     return top if math.isfinite(top) else math.inf
+
+
+def trace_curve(diag_T: np.ndarray, kmax: int) -> np.ndarray:
+    """``B_T(j)``, ``j = 0..min(kmax, |T|)``, by the sum of the j largest variances in T alone (``B_T(0) = 0``): the
+    ``trace`` term of :func:`.bounds._rest_curve`, the same expression, so the same floats; that curve is the
+    elementwise minimum of this one and the spectral bounds, hence at most this one at every j."""
+    jm = min(int(kmax), diag_T.size)
+    out = np.zeros(jm + 1)
+    if jm > 0:
+        top = -np.sort(-diag_T)[:jm]
+        out[1:] = np.cumsum(top) * (1 + 4 * diag_T.size * _EPS)
+    return out
+
+
+def late_rest(diag_T: np.ndarray, k: int, B_S: float, coupled):
+    """``(BT, bt)`` with T's spectrum not computed (no :func:`rest_top`, no ``A_TT``), or None (compute it).
+
+    The split certificate's coupled bound ``max_j B_S(k - j) + B_T(j)`` (``coupled(BT) -> (value, i)``, the plain
+    coupling with its argmax ``i = k - j``, :func:`.coupled._coupled`) is taken with :func:`trace_curve`; where its
+    maximum sits at ``j = 0`` (``i >= k``: S's own bound, ``B_T(0) = 0``) the full curve (:func:`.bounds._rest_curve`,
+    at most this one at every j, the same 0 at j = 0) gives the SAME float and the same argmax (the j = 0 term is
+    the first of the terms, so ties go to it as well), and :func:`.coupled._coupled_refined` returns that value at
+    once in both cases.  Also required: that value below ``B_S + max diag(A_TT) / 2`` -- every rigorous ``B_T`` is at
+    least the largest variance in T (a 1-sparse z), so ``B_S + B_T`` (the plain split bound) cannot undercut it
+    with either curve.  ``bt``: the ``trace-k`` bound (:func:`.bounds._bound_rest`'s expression), proved.
+
+    Issue 39, corpus20: the 3,000 x 1,600 topic corpus at k = 8..15 (S's DNN price of a nonzero ``mu`` above T's
+    largest variance): T's two Cholesky-proved eigenvalues were computed and never read by the bound."""
+    if diag_T.size == 0 or k < 1:
+        return None
+    BT = trace_curve(diag_T, k)
+    val, i = coupled(BT)
+    if not (i >= k and val < B_S + 0.5 * float(diag_T.max())):  # (half: any rounding of the variances aside)
+        return None
+    kT = min(k, diag_T.size)
+    top = np.partition(diag_T, diag_T.size - kT)[diag_T.size - kT:] if kT < diag_T.size else diag_T
+    return BT, {"trace-k": float(top.sum()) * (1 + 4 * diag_T.size * _EPS)}

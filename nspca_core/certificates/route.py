@@ -117,7 +117,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                    branch_seconds: float | None = None, keep: dict | None = None, gram=None,
                    both: bool = False, small_keep: dict | None = None, eager: bool = False,
                    tree: bool = True, whole: dict | None = None, cut_below: float | None = None,
-                   defer: bool = False) -> Certificate:
+                   defer: bool = False, rest_late: bool = False) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
     ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
@@ -135,12 +135,14 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     ``cut_below``:
     :func:`.single._certify_split`'s (sparse data with the covariance held: :mod:`.sparse_route`).  ``defer``
     (``eager``, :func:`certify_thin`): the first screen's aimed refinements deferred where the larger screen
-    provably follows and stands (:mod:`.thin_defer`), that screen run whole again where it does not."""
+    provably follows and stands (:mod:`.thin_defer`), that screen run whole again where it does not.  ``rest_late``:
+    :func:`.single._certify_split`'s (:mod:`.sparse_route`)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     split = partial(_certify_split, eager=True, size=S.eager_size(cov.n, k, split_cap)) if eager else _certify_split
-    if not tree or whole is not None or cut_below is not None:
-        split = partial(split, tree=tree, whole=whole, cut_below=cut_below)
+    if not tree or whole is not None or cut_below is not None or rest_late:
+        extra = {"rest_late": True} if rest_late else {}  # (a default that changes nothing elsewhere: not passed)
+        split = partial(split, tree=tree, whole=whole, cut_below=cut_below, **extra)
     own = screened_size(cov.n, k, _EFFORT[effort], split_cap)
     small = None if eager else small_screen(cov.n, k, own)
     # a one-k "auto" certificate whose screen grown() may grow: skipped before its DNN where T alone holds it below

@@ -48,6 +48,7 @@ from .cheap import (
     lambda1_proved,
 )
 from .lambda1_late import Lambda1Late
+from .rest_top import late_rest
 from .lower import _ascent_many, _fit_lower, _starts
 
 
@@ -200,7 +201,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                    trial: dict | None = None, size: int | None = None, small_try=None,
                    eager: bool = False, skip_own: dict | None = None, tree: bool = True,
                    whole: dict | None = None, cut_below: float | None = None,
-                   defer: dict | None = None) -> Certificate | None:
+                   defer: dict | None = None, rest_late: bool = False) -> Certificate | None:
     """Large n: DNN on a screened set S, cheap bounds on the rest T (``size``: S's, else ``screened_size``'s).
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
@@ -246,6 +247,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     instead of A's top eigenpairs and their d = 1 bounds (held covariance only; :mod:`.sparse_route`).
     ``defer`` (``{"slack": ..., "grows": ...}``; the thin route's first eager screen, :func:`.route.certify_thin`): the aimed
     refinements deferred where a larger screen provably follows (:mod:`.thin_defer`; ``info["deferred_floor"]``).
+    ``rest_late`` (:mod:`.sparse_route`): T's spectrum only where the coupled bound reads it (:func:`.rest_top.late_rest`:
+    the same floats; one-k certificates only).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -313,18 +316,23 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _finish(bounds, lower, x, k, t0, info)
     # ---- B_T
     with step(budget, "rest", work):
-        specT = (pre["specT"] if "specT" in pre else _rest_spectrum(cov, T, gram.get("G"), S)) if T.size and trial is None \
-            else (trial or {}).get("specT")
-        bt = _bound_rest(cov, T, k, effort, spec=specT) if T.size else {}
-        B_T = min(bt.values()) if T.size else 0.0
-        bounds["split"] = B_S + B_T
         pair = None
         if k >= 3 and T.size:  # B_S(2) + B_T(k - 2) can decide; exact pairs (O(|S|^2), any k)
             AS = covS.dense()
             seed = pair_seed(AS)  # (a feasible pair's value: opt_pairs screens below it, the same float)
             opt2 = max(opt_pairs(Cov(None, AS), 2, lower=seed)[0], seed)
             pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * max(float(AS.max()), -float(AS.min()))  # (= |AS|'s max)
-        BT = _rest_curve(cov, T, k, spec=specT)
+        # (rest_late: T's spectrum not computed where the trace curve already leaves S's own bound binding, the same
+        # coupled float: :func:`.rest_top.late_rest`)
+        put_off = (late_rest(cov.diag()[T], k, B_S, lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair,
+                                                                        argmax=True))
+                   if rest_late and T.size and trial is None and keep is None and budget is None and not pre else None)
+        specT = None if put_off is not None else (pre["specT"] if "specT" in pre else _rest_spectrum(
+            cov, T, gram.get("G"), S)) if T.size and trial is None else (trial or {}).get("specT")
+        bt = (put_off[1] if put_off is not None else _bound_rest(cov, T, k, effort, spec=specT)) if T.size else {}
+        B_T = min(bt.values()) if T.size else 0.0
+        bounds["split"] = B_S + B_T
+        BT = put_off[0] if put_off is not None else _rest_curve(cov, T, k, spec=specT)
     report.offer(min(bounds.values()))
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW

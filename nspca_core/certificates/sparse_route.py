@@ -158,7 +158,7 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
         # (its DNN spared: the test reused; A's top eigenpairs too where the d = 1 bounds cannot win)
         spec = _light_spec(A, cov, k, tau, whole)
         return single._certify_dense(cov, k, x, effort, callback, seen=seen, spec=spec)[0]
-    d = large(cov, k, x, effort, callback, tree=False, cut_below=_S_CUT_BELOW,
+    d = large(cov, k, x, effort, callback, tree=False, cut_below=_S_CUT_BELOW, rest_late=True,
               whole=None if whole is None else {b: v for b, v in whole.items() if b != "ritz"})
     if _stands(d):
         d.info["route"] = "split(sparse)"

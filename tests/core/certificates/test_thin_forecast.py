@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import coupled, dual, thin_anchor
@@ -33,6 +33,7 @@ def _point(A: np.ndarray, k: int, frac: float) -> np.ndarray:
 @settings(max_examples=40, deadline=None)
 @given(m=st.integers(3, 7), n=st.integers(6, 10), k=st.integers(2, 4), seed=st.integers(0, 2**31 - 1),
        frac=st.sampled_from([1.0, 0.9]), skip=st.sampled_from([_DNN_SKIP_AT, 0.999, 0.9999]))
+@example(m=3, n=6, k=3, seed=2, frac=1.0, skip=_DNN_SKIP_AT)  # (the feasible value to the bit: light_S's own)
 def test_thin_light_S_asks_no_forecast_and_proves_only_above_opt(m, n, k, seed, frac, skip):
     """Inside the thin block: no forecast computed; the bound (where one is returned) at least OPT and the thin
     search's own (:func:`thin_anchor.anchored`, the same call), float for float: where the forecast says the top
@@ -50,7 +51,7 @@ def _check(computed: list, m: int, n: int, k: int, seed: int, frac: float, skip:
     k = min(k, n)
     x = _point(A, k, frac)
     opt = brute_opt(A, k)[0]
-    lower = float(x @ A @ x)
+    lower = Cov(None, A).quad(x)  # (light_S's own feasible value, to the bit)
     with thin_anchor.top_last():
         cert = coupled.light_S(Cov(None, A), k, x)
     assert computed == []
@@ -88,7 +89,7 @@ def test_forecast_asked_outside_the_thin_block_only(monkeypatch):
         assert computed == []
         outside = coupled.light_S(Cov(None, A), 3, x)
         assert len(computed) == 1
-        if dual.restricted_refutes(A, 3, x, float(x @ A @ x) / 0.9999):  # (the forecast: "fails")
+        if dual.restricted_refutes(A, 3, x, Cov(None, A).quad(x) / 0.9999):  # (the forecast: "fails")
             fails += 1
             assert outside is None
             assert inside is None or inside.upper_bound >= brute_opt(A, 3)[0] * (1 - 1e-12)

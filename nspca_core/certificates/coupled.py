@@ -415,9 +415,9 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
     bounds = {"variances": _variances_bound(dS, kS)}
     if lam is not None:
         bounds["lambda1"] = float(lam)
-    if not (lower > 0 and anchor_ok(n, kS)) or _forecast_fails(AS, kS, xS, lower / _DNN_SKIP_AT, _EFFORT["auto"], seen):
+    top, ask = lower / _DNN_SKIP_AT, not (thin_anchor.on() and lazy is None)  # (ask: no forecast in the thin route)
+    if not (lower > 0 and anchor_ok(n, kS)) or (ask and _forecast_fails(AS, kS, xS, top, _EFFORT["auto"], seen)):
         return None
-    top = lower / _DNN_SKIP_AT
     if lazy is not None and _S._LAZY_S and top < min(bounds.values()):  # (else the eager search, as before)
         rows, ok, _ = top_test(AS, kS, top, seen)  # (where it fails, the DNN's route asks it again: reused)
         tb = top if ok else None

@@ -38,6 +38,17 @@ def _images(seed: int, m: int, n: int) -> np.ndarray:
     return rng.random((m, 1)) * light + rng.random((m, 8)) @ parts + 0.05 * rng.random((m, n))
 
 
+def image_case(seed: int, n: int, k: int) -> tuple[np.ndarray, float, np.ndarray]:
+    """A small image-like covariance (``_images``' 3 n samples), brute force's OPT at k and a random unit answer
+    on k features (entries >= 0.1 before scaling)."""
+    rng = np.random.default_rng(seed)
+    A = np.cov(_images(seed, 3 * n, n), rowvar=False, bias=True)
+    opt, _ = brute_opt(A, k)
+    x = np.zeros(n)
+    x[rng.choice(n, k, replace=False)] = rng.random(k) + 0.1
+    return A, opt, x / np.linalg.norm(x)
+
+
 def _spy(monkeypatch):
     seen = {"lapack": 0}
     real = _bounds._Spectral.__init__
@@ -72,13 +83,7 @@ def test_the_late_d1_bounds_keep_the_bound_and_stay_above_bruteforce(monkeypatch
     puts every short case out of reach (the late computation or none)."""
     _small(monkeypatch)
     monkeypatch.setattr(cheap, "_D1_FAR", far)
-    rng = np.random.default_rng(seed)
-    X = _images(seed, 3 * n, n)
-    A = np.cov(X, rowvar=False, bias=True)
-    opt, _ = brute_opt(A, k)
-    x = np.zeros(n)
-    x[rng.choice(n, k, replace=False)] = rng.random(k) + 0.1
-    x /= np.linalg.norm(x)
+    A, opt, x = image_case(seed, n, k)
     new = certify(cov=A, k=k, x=x)
     _unlowered(monkeypatch)
     old = certify(cov=A, k=k, x=x)

@@ -40,6 +40,13 @@ def _exact_rayleigh_top(M: np.ndarray) -> float:
     return float(w[-1]) + 64 * M.shape[0] * np.finfo(float).eps * float(np.abs(M).sum())
 
 
+def _exact_quotient(u: np.ndarray, Q) -> Fraction:
+    """u^T Q u / u^T u in exact rationals (the floats of u and of Q's entries)."""
+    U = [Fraction(float(t)) for t in u]
+    R = [[Fraction(float(a)) for a in row] for row in Q]
+    return sum(U[i] * R[i][j] * U[j] for i in range(len(U)) for j in range(len(U))) / sum(t * t for t in U)
+
+
 @settings(max_examples=80, deadline=None)
 @given(P=problems())
 def test_floor_below_the_kkt_points_top_eigenvalue(P):
@@ -53,11 +60,7 @@ def test_floor_below_the_kkt_points_top_eigenvalue(P):
     assert f <= v
     u = np.maximum(A @ np.maximum(A @ x, 0.0), 0.0)
     if u.any():
-        U = [Fraction(float(t)) for t in u]
-        Q = [[Fraction(float(a)) for a in row] for row in A]
-        num = sum(U[i] * Q[i][j] * U[j] for i in range(len(U)) for j in range(len(U)))
-        den = sum(t * t for t in U)
-        assert Fraction(f) <= num / den
+        assert Fraction(f) <= _exact_quotient(u, A)
 
 
 def _topic(seed: int, m: int = 60, n: int = 12) -> np.ndarray:
@@ -177,11 +180,8 @@ def test_floor_through_the_data_below_brute_force(P):
     assert f <= v
     u = np.maximum(cov.matvec(np.maximum(cov.matvec(x), 0.0)), 0.0)
     if u.any():
-        U = [Fraction(float(t)) for t in u]
-        Q = [[Fraction(float(a)) for a in row] for row in A]
-        num = sum(U[i] * Q[i][j] * U[j] for i in range(len(U)) for j in range(len(U)))
-        den = sum(t * t for t in U)
-        assert Fraction(f) <= num / den
+        assert Fraction(f) <= _exact_quotient(u, A)
+        U, den = [Fraction(float(t)) for t in u], sum(Fraction(float(t)) ** 2 for t in u)
         E = _exact_cov(X)  # (and against the exact covariance, to A's own rounding)
         exact = sum(U[i] * E[i][j] * U[j] for i in range(len(U)) for j in range(len(U))) / den
         slack = 64 * len(U) * np.finfo(float).eps * float(np.abs(A).max() + 1e-300) * (1 + X.shape[0])

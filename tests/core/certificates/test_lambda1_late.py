@@ -22,8 +22,7 @@ from nspca_core.certificates.budget import BoundReport
 from nspca_core.certificates.cheap import lambda1_only
 from nspca_core.certificates.lambda1_late import Lambda1Late
 
-from tests.bruteforce import brute_opt
-from tests.core.certificates.test_d1_late import _images, _small
+from tests.core.certificates.test_d1_late import _images, _small, image_case
 
 
 def _answer(X: np.ndarray, k: int) -> np.ndarray:
@@ -59,13 +58,7 @@ def test_the_late_proof_keeps_the_bound_and_stays_above_bruteforce(monkeypatch, 
     _small(monkeypatch)
     monkeypatch.setattr(cheap, "_D1_FAR", 1.5)
     monkeypatch.setattr(cheap, "_LATE_BELOW", below)
-    rng = np.random.default_rng(seed)
-    X = _images(seed, 3 * n, n)
-    A = np.cov(X, rowvar=False, bias=True)
-    opt, _ = brute_opt(A, k)
-    x = np.zeros(n)
-    x[rng.choice(n, k, replace=False)] = rng.random(k) + 0.1
-    x /= np.linalg.norm(x)
+    A, opt, x = image_case(seed, n, k)
     new = certify(cov=A, k=k, x=x)
     _eager(monkeypatch)
     old = certify(cov=A, k=k, x=x)

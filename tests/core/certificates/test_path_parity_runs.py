@@ -93,27 +93,36 @@ def test_parity_runs_nothing_below_the_ratio_runs_nothing():
     assert PR.parity_runs(uniq, pos, lows, lambda: ub, (), _runner(ub, {}, calls), 4, 0.96) == [] == calls
 
 
+def _forced_path_against_brute(monkeypatch, n: int, r: int, seed: int, name: str, forced) -> None:
+    """certify_path over k = 1..n of a small factor-plus-noise problem with the path's step ``name`` (a
+    :mod:`.path_parity` function) replaced by ``forced(orig, *args)``: the step ran at some k, and every bound it
+    leaves, carried to the other k, stays >= brute force's OPT_k."""
+    X = factor_plus_noise(seed, m=2 * n, n=n, r=r)
+    A = X.T @ X / X.shape[0]
+    orig, seen = getattr(PR, name), []
+
+    def spy(*args, **kw):
+        got = forced(orig, *args, **kw)
+        seen.extend(got)
+        return got
+
+    monkeypatch.setattr(P, name, spy)
+    path = certify_path(X, ks=list(range(1, n + 1)))
+    assert seen
+    for c in path:
+        _check_cert(c, brute_opt(A, c.k)[0], A)
+
+
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                 HealthCheck.function_scoped_fixture])
 @given(st.integers(6, 9), st.integers(1, 3), st.integers(0, 2**31 - 1))
 def test_path_with_late_runs_at_every_k_keeps_bounds_against_bruteforce(monkeypatch, n, r, seed):
     # the late anchored calls and certify(k)'s own runs made at every k (stride 1, no ratio limit, nothing skipped as
     # run before): each bound they leave, carried to the other k, stays >= OPT_k
-    X = factor_plus_noise(seed, m=2 * n, n=n, r=r)
-    A = X.T @ X / X.shape[0]
-    seen = []
-    orig = PR.parity_runs
+    def forced(orig, ks, pos, lows, upper, ran, run_one, stride, below=np.inf, tol=1e-9):
+        return orig(ks, pos, lows, upper, (), run_one, 1, np.inf, tol)
 
-    def spy(ks, pos, lows, upper, ran, run_one, stride, below=np.inf, tol=1e-9):
-        got = orig(ks, pos, lows, upper, (), run_one, 1, np.inf, tol)
-        seen.extend(got)
-        return got
-
-    monkeypatch.setattr(P, "parity_runs", spy)
-    path = certify_path(X, ks=list(range(1, n + 1)))
-    assert seen
-    for c in path:
-        _check_cert(c, brute_opt(A, c.k)[0], A)
+    _forced_path_against_brute(monkeypatch, n, r, seed, "parity_runs", forced)
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -219,18 +228,7 @@ def test_top_runs_only_where_the_bound_is_still_the_anchored_top_and_certify_k_d
 def test_path_with_top_runs_at_every_k_keeps_bounds_against_bruteforce(monkeypatch, n, r, seed):
     # certify(k)'s own runs of path_parity.top_runs made at every k (not only where the anchored top binds), each
     # run's bound and its dual point's tangent carried to the other k: every bound stays >= OPT_k
-    X = factor_plus_noise(seed, m=2 * n, n=n, r=r)
-    A = X.T @ X / X.shape[0]
-    seen = []
-    orig = PR.top_runs
+    def forced(orig, tops, pos, upper, ran, run_one):
+        return orig({k: -np.inf for k in pos}, pos, upper, (), run_one)
 
-    def spy(tops, pos, upper, ran, run_one):
-        got = orig({k: -np.inf for k in pos}, pos, upper, (), run_one)
-        seen.extend(got)
-        return got
-
-    monkeypatch.setattr(P, "top_runs", spy)
-    path = certify_path(X, ks=list(range(1, n + 1)))
-    assert seen
-    for c in path:
-        _check_cert(c, brute_opt(A, c.k)[0], A)
+    _forced_path_against_brute(monkeypatch, n, r, seed, "top_runs", forced)

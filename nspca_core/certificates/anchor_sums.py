@@ -150,9 +150,10 @@ class _Narrowed:
         pos = np.argpartition(p32, L - w - 1, axis=1)  # (ascending: the w largest after position L - w - 1)
         at = np.arange(rows.n)
         self.drop = p32[at, pos[:, L - w - 1]]
-        keep = pos[:, L - w:]
-        self.idx = np.ascontiguousarray(np.take_along_axis(rows.idx, keep, axis=1))
-        self.vals32 = np.ascontiguousarray(np.take_along_axis(rows.vals32, keep, axis=1))
+        # (the kept entries gathered through the flat index: the arrays np.take_along_axis gives, ~0.6x its time)
+        keep = pos[:, L - w:] + (at * L)[:, None]
+        self.idx = np.take(rows.idx.reshape(-1), keep)
+        self.vals32 = np.take(rows.vals32.reshape(-1), keep)
         self.r0 = np.array(r, dtype=float)
 
 

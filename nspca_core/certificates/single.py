@@ -356,11 +356,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     tried = None  # (the trace curve's order: its refined coupled bound; where it did not stand, the smaller one kept)
     if first:
         make = _once(make, getattr(make, "one_k", None))  # (the cross table: computed once for both orders)
-        tried = trace_first(cov.diag()[T], k, B_S, _coupled_bs(certS, stS, covS.diag(), kS, pair)[kS], lower, stop,
-                            lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair),
-                            lambda bt, give_up: light_refined(lazy, covS, certS, stS, kS, bt, k, pair, make, lower,
-                                                              stop, aim=aim, notes=notes, deep=False, gallop=gallop,
-                                                              make_rows=rows, rel=rel, give_up=give_up)[1])
+        tried = trace_first(cov.diag()[T], k, B_S, _coupled_bs(certS, stS, covS.diag(), kS, pair)[kS], lower,
+                            lambda bt, give_up, upto: light_refined(
+                                lazy, covS, certS, stS, kS, bt, k, pair, make, lower, upto, aim=aim, notes=notes,
+                                deep=False, gallop=gallop, make_rows=rows, rel=rel, give_up=give_up)[1])
         if tried is not None:
             info["trace_first"] = "stood" if tried[0] else "spectrum too"
         if tried is not None and tried[0]:  # (it stands: below a proved floor of what T's spectrum would give)

@@ -93,27 +93,29 @@ def test_never_looser_than_the_spectrums_order(D, center, k):
 
 
 def test_rule_on_both_sides():
-    """trace_first: not tried (refine never called) where the trace curve's plain coupling already certifies the stop;
-    stands exactly where the refined value is at most the floor (nextafter above: not); its give_up answers the
-    value only above the floor."""
+    """trace_first: not tried on an empty T or k = 0; the refinements asked to sharpen down to the floor (stop =
+    lower / floor) with a give_up that answers a value only above the floor; stands exactly where the refined value
+    is at most the floor (nextafter above: not)."""
     dT = np.array([0.3, 0.1, 0.2])
-    B_S, BS_k = 10.0, 10.0
+    B_S, BS_k, lower = 10.0, 10.0, 9.0
     floor = RT.spectrum_floor(BS_k, B_S, dT)
     assert floor == min(10.0 * (1 + 4 * _EPS), 10.0 + 0.15)
     calls: list = []
 
     def refine(val):
-        def f(bt, give_up):
-            calls.append(give_up)
+        def f(bt, give_up, stop):
+            calls.append((give_up, stop))
             return val, {}, None
         return f
 
-    assert RT.trace_first(dT, 3, B_S, BS_k, 9.7, 0.97, lambda bt: 10.0, refine(0.0)) is None and not calls
-    out = RT.trace_first(dT, 3, B_S, BS_k, 9.0, 0.97, lambda bt: 10.0, refine(floor))
+    out = RT.trace_first(dT, 3, B_S, BS_k, lower, refine(floor))
     assert out[0] and np.array_equal(out[1], RT.trace_curve(dT, 3)) and out[2]["trace-k"] >= 0.6 and len(calls) == 1
-    assert calls[0](floor) is None and calls[0](np.nextafter(floor, np.inf)) == np.nextafter(floor, np.inf)
-    assert not RT.trace_first(dT, 3, B_S, BS_k, 9.0, 0.97, lambda bt: 10.0, refine(np.nextafter(floor, np.inf)))[0]
-    assert RT.trace_first(np.zeros(0), 3, B_S, BS_k, 9.0, 0.97, lambda bt: 10.0, refine(0.0)) is None
+    give_up, stop = calls[0]
+    assert stop == lower / floor
+    assert give_up(floor) is None and give_up(np.nextafter(floor, np.inf)) == np.nextafter(floor, np.inf)
+    assert not RT.trace_first(dT, 3, B_S, BS_k, lower, refine(np.nextafter(floor, np.inf)))[0]
+    assert RT.trace_first(np.zeros(0), 3, B_S, BS_k, lower, refine(0.0)) is None
+    assert RT.trace_first(dT, 0, B_S, BS_k, lower, refine(0.0)) is None and len(calls) == 2
 
 
 def test_taken_both_ways_on_small_corpora():

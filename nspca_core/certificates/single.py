@@ -410,6 +410,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             for i, v in tried[3][1].items():
                 sharper[i] = min(sharper.get(i, np.inf), v)
             coupled = min(coupled, tried[3][0])
+            if tried[3][2] is not None:  # (the first order's cross table with T's spectrum too: any valid table)
+                coupled = min(coupled, _coupled(certS, stS, covS.diag(), kS, BT, k, pair, sharper, cross=tried[3][2]))
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);

@@ -139,3 +139,11 @@ def test_taken_both_ways_on_small_corpora():
                 if "trace_first" in b.info:
                     seen.add((b.info["trace_first"], len(counted) < len(counted_a)))
     assert ("stood", True) in seen and ("spectrum too", False) in seen
+
+
+def test_kinds_are_those_the_split_stands_on():
+    """The order is tried only where S's bound is of a kind with which the sparse route's split certificate stands
+    alone whatever its ratio (so a lower split bound is never a reason to skip the dense route's run)."""
+    from nspca_core.certificates import sparse_route as R
+
+    assert tuple(RT.TRACE_FIRST_KINDS) == tuple(R._S_OWN)

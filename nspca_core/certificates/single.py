@@ -28,7 +28,7 @@ from .bounds import (
 )
 from .budget import BoundReport, Budget, fits, step
 from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled,
-                      _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless,
+                      _coupled_bs, _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless,
                       small_verdict, split_cross)
 from .dual import dense_dual
 from .screens import own_hopeless, reuse_parts
@@ -48,7 +48,8 @@ from .cheap import (
     lambda1_proved,
 )
 from .lambda1_late import Lambda1Late
-from .rest_top import late_rest
+from . import rest_top as _rest_top
+from .rest_top import TRACE_FIRST_KINDS, late_rest, trace_first
 from .lower import _ascent_many, _fit_lower, _starts
 
 
@@ -324,16 +325,24 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             pair = opt2 * (1 + 8 * _EPS) + 8 * _EPS * max(float(AS.max()), -float(AS.min()))  # (= |AS|'s max)
         # (rest_late: T's spectrum not computed where the trace curve already leaves S's own bound binding, the same
         # coupled float: :func:`.rest_top.late_rest`)
+        late_ok = rest_late and T.size and trial is None and keep is None and budget is None and not pre
         put_off = (late_rest(cov.diag()[T], k, B_S, lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair,
-                                                                        argmax=True))
-                   if rest_late and T.size and trial is None and keep is None and budget is None and not pre else None)
-        specT = None if put_off is not None else (pre["specT"] if "specT" in pre else _rest_spectrum(
-            cov, T, gram.get("G"), S)) if T.size and trial is None else (trial or {}).get("specT")
-        bt = (put_off[1] if put_off is not None else _bound_rest(cov, T, k, effort, spec=specT)) if T.size else {}
-        B_T = min(bt.values()) if T.size else 0.0
-        bounds["split"] = B_S + B_T
-        BT = put_off[0] if put_off is not None else _rest_curve(cov, T, k, spec=specT)
-    report.offer(min(bounds.values()))
+                                                                        argmax=True)) if late_ok else None)
+        # (and where it does not: the trace curve with the refinements first, :func:`.rest_top.trace_first`)
+        first = (late_ok and put_off is None and certS.kind in TRACE_FIRST_KINDS and kS == k and effort == "auto"
+                 and _rest_top._TRACE_FIRST)
+
+        def rest_spectrum():  # (T's spectrum, its bounds and curve: the split bound B_S + B_T)
+            specT = None if put_off is not None else (pre["specT"] if "specT" in pre else _rest_spectrum(
+                cov, T, gram.get("G"), S)) if T.size and trial is None else (trial or {}).get("specT")
+            bt = (put_off[1] if put_off is not None else _bound_rest(cov, T, k, effort, spec=specT)) if T.size else {}
+            B_T = min(bt.values()) if T.size else 0.0
+            bounds["split"] = B_S + B_T
+            return bt, B_T, (put_off[0] if put_off is not None else _rest_curve(cov, T, k, spec=specT))
+
+        if not first:
+            bt, B_T, BT = rest_spectrum()
+    report.offer(min(bounds.values(), default=np.inf))
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
     # eager (the dense route's data, by cost): the refinements aim at S's own ratio, the dense route's test's
@@ -344,7 +353,25 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial,
                              follow or (keep is None and budget is None and trial is None))
     make, rows = reuse_parts(pre, make, rows)
-    if follow:
+    tried = None  # (the trace curve's order: its refined coupled bound; where it did not stand, the smaller one kept)
+    if first:
+        make = _once(make, getattr(make, "one_k", None))  # (the cross table: computed once for both orders)
+        tried = trace_first(cov.diag()[T], k, B_S, _coupled_bs(certS, stS, covS.diag(), kS, pair)[kS], lower,
+                            lambda bt, give_up, upto: light_refined(
+                                lazy, covS, certS, stS, kS, bt, k, pair, make, lower, upto, aim=aim, notes=notes,
+                                deep=False, gallop=gallop, make_rows=rows, rel=rel, give_up=give_up)[1])
+        if tried is not None:
+            info["trace_first"] = "stood" if tried[0] else "spectrum too"
+        if tried is not None and tried[0]:  # (it stands: below a proved floor of what T's spectrum would give)
+            BT, bt, (coupled, sharper, cross) = tried[1:]
+            B_T = min(bt.values())
+            bounds["split"] = B_S + B_T
+        else:  # (T's spectrum and its order, as before)
+            bt, B_T, BT = rest_spectrum()
+            notes = {}
+    if tried is not None and tried[0]:
+        pass  # (the trace curve's refinements ran: trace_first)
+    elif follow:
         make = _once(make)
         certS, (coupled, sharper, cross) = light_refined(
             lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, aim=_COUPLED_AIM, notes=notes, deep=True,
@@ -379,6 +406,12 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                 deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule)
             if rule and "gave_up" in notes:
                 info["deferred_floor"] = rule["give_up"](notes["gave_up"])
+        if tried is not None:  # (both orders ran: the smaller coupled bound, each proved)
+            for i, v in tried[3][1].items():
+                sharper[i] = min(sharper.get(i, np.inf), v)
+            coupled = min(coupled, tried[3][0])
+            if tried[3][2] is not None:  # (the first order's cross table with T's spectrum too: any valid table)
+                coupled = min(coupled, _coupled(certS, stS, covS.diag(), kS, BT, k, pair, sharper, cross=tried[3][2]))
     if stS is None and light and (keep is not None or lower / coupled < min(
             _COUPLED_AIM, lower / notes.get("least", lower)) - _LIGHT_LOSS):
         # the DNN's route too (a path's run always: its dual point is carried to other k and polished);
@@ -427,8 +460,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     return _finish(bounds, lower, x, k, t0, info)
 
 
-def _once(make):
-    """``make`` called at most once (its first result returned again): a cross table two routes share."""
+def _once(make, one_k=None):
+    """``make`` called at most once (its first result returned again): a cross table two routes share
+    (``one_k``: :func:`.coupled.split_cross`'s flag, kept where given)."""
     memo: list = []
 
     def made():
@@ -436,6 +470,8 @@ def _once(make):
             memo.append(make())
         return memo[0]
 
+    if one_k is not None:
+        made.one_k = one_k
     return made
 
 

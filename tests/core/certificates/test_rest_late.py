@@ -95,15 +95,17 @@ def test_rule_on_both_sides():
     assert RT.late_rest(dg, 0, 10.0, coupled(10.0, 0)) is None
 
 
-def _split(D: np.ndarray, k: int, center: bool, late: bool, counted: list | None = None):
+def _split(D: np.ndarray, k: int, center: bool, late: bool, counted: list | None = None, trace_first: bool = False):
     """The sparse route's split certificate of D at k (screens of max(2, k) features, the split always paying, the
-    anchored test failing), with ``rest_late`` as given; ``counted`` gets one entry per rest spectrum computed."""
+    anchored test failing), with ``rest_late`` as given; ``counted`` gets one entry per rest spectrum computed;
+    ``trace_first``: :func:`.rest_top.trace_first`'s order tried too (off: :func:`.rest_top.late_rest` alone)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(S, "_SPLIT_MIN", 2)
         mp.setattr(S, "_SPLIT_PER_K", 1)
         mp.setattr(S, "_SPLIT_BRANCH_MAX_K", 2)
         mp.setattr(R, "_SPLIT_SHARE", np.inf)
         mp.setattr(RT, "_PARTIAL_MIN_N", 1)
+        mp.setattr(RT, "_TRACE_FIRST", trace_first)  # (off: late_rest's floats alone; test_trace_first)
         _failing_top(mp)
         if counted is not None:
             real = single._rest_spectrum

@@ -206,15 +206,18 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     polished: dict = {}
     left = max(budget - spent - extra, share * max(budget - extra, _AFTER_GRID * budget))
 
-    def polish(sub: dict, allowed: float) -> float:
+    def polish(sub: dict, allowed: float, take_up: bool = True) -> float:
         return polish_runs(cov, uniq, pos, lows, upper, sub, curve, lambda keep: BT_cache[keep["T"].tobytes()],
-                           _POLISH_ITERS.get(effort, 0), allowed, polished)
+                           _POLISH_ITERS.get(effort, 0), allowed, polished, take_up)
 
     if share:  # first the worst-certified k (run there, then polished), then every run by gap and span;
         # on top of the polish's budget as far as the grid's runs did no more than counted (MLL: taken
         # from it, the runs at k >= 166 were left unpolished again), else out of it (golub-shaped: on
         # top, 150-200 SVD units more for a minimum already above 0.96)
-        raised = raise_worst(open_ks, pos, lows, upper, runs, kept, run, polish, _RAISE_SHARE * left, predict)
+        # (no run taken up again there: the worst k's runs share one budget in turn, and golub-shaped k = 54 taken
+        # up left k = 93 a round short, the path -1.2e-4 at k = 97 / 98)
+        raised = raise_worst(open_ks, pos, lows, upper, runs, kept, run,
+                             lambda sub, allowed: polish(sub, allowed, False), _RAISE_SHARE * left, predict)
         left -= raised * min(1.0, extra / budget)
     polish(kept, left)
     deepened: dict = {}  # issue 39 (deep_s): long DNN runs on S where S binds, worst-certified k first
@@ -350,7 +353,7 @@ def run_charge(keep: dict, m: int, extended: bool) -> float:
 
 
 def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, kept: dict, curve: np.ndarray,
-                rest, iters: int, budget: float, done: dict | None = None) -> float:
+                rest, iters: int, budget: float, done: dict | None = None, take_up: bool = True) -> float:
     """More cutting-plane rounds (:func:`.dual._cut_rounds`, ``iters`` DNN iterations each) on the
     screened sets' dual points of the runs (``kept``: k -> the run's ``keep``, :func:`coupled_curve`),
     each run's curve carried again into ``curve`` (in place) after each round; returns what was spent.
@@ -373,7 +376,8 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
     run's point as it was drops the run: the next would repeat it float for float (the same point, the
     same fresh cuts).  Until the first run is taken up again the rounds are those of a polish that drops
     at two small rounds, less those repeats.
-    ``done`` (a dict, optional): filled with ``{k: [rounds, relative gain of S's bound]}``."""
+    ``done`` (a dict, optional): filled with ``{k: [rounds, relative gain of S's bound]}``; ``take_up=False``:
+    no run is taken up again (a run set aside is dropped)."""
     if iters <= 0 or not kept or budget <= 0:
         return 0.0
     rk = np.array(sorted(kept), dtype=int)
@@ -387,7 +391,7 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
         key = {k: (1.0 - lows[pos[k]] / ub[pos[k]] if lows[pos[k]] > 0 and np.isfinite(ub[pos[k]]) else 1.0)
                * served[k] / cost[k] for k in todo if spent + cost[k] <= budget}
         if not key:  # the runs set aside that gained since they were last taken up, again (with two fresh rounds)
-            back = {k for k in aside & gained if spent + cost[k] <= budget} if _TAKE_UP else set()
+            back = {k for k in aside & gained if spent + cost[k] <= budget} if _TAKE_UP and take_up else set()
             if not back:
                 return spent
             todo |= back

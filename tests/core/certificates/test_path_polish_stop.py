@@ -17,13 +17,13 @@ from tests.bruteforce import brute_opt
 from tests.core.certificates.test_path_large import _centered_small, _force_split, _two_runs
 
 
-def _polish(cov, uniq, lows, kept, curve, rest, budget=np.inf):
+def _polish(cov, uniq, lows, kept, curve, rest, budget=np.inf, take_up=True):
     """polish_runs on copies of ``kept`` and ``curve`` (the path's upper(): the curve itself): the curve after it,
     the rounds per run and what it spent."""
     kept, curve, done = copy.deepcopy(kept), curve.copy(), {}
     pos = {int(k): i for i, k in enumerate(uniq)}
     spent = path_large.polish_runs(cov, uniq, pos, lows, lambda: curve.copy(), kept, curve,
-                                   lambda keep: rest[keep["T"].tobytes()], 40, budget, done)
+                                   lambda keep: rest[keep["T"].tobytes()], 40, budget, done, take_up)
     return curve, done, spent
 
 
@@ -71,7 +71,8 @@ def test_a_run_whose_small_rounds_came_early_is_taken_up_again(monkeypatch):
     """One run, rounds scripted gained / small / small / gained / small / small / small / small (whichever way the
     rounds really went: only the verdicts are scripted; each round is a real cut round that lowers S's bound): the
     former rule stops after 3 rounds (two small in a row), the rule now after 8 (set aside at 3, taken up: it
-    gained; set aside at 6, taken up: it gained at 4; dropped at 8: it gained nothing since 6).  And a round that
+    gained; set aside at 6, taken up: it gained at 4; dropped at 8: it gained nothing since 6); asked not to take
+    runs up (raise_worst's polish), after 3.  And a round that
     leaves the point as it was drops the run at once (the next would repeat it)."""
     _force_split(monkeypatch, split_min=4, per_k=1, size=6)
     rng = np.random.default_rng(5)  # (runs at k = 3 and 4; at 4, 21 rounds each lower S's bound)
@@ -90,11 +91,11 @@ def test_a_run_whose_small_rounds_came_early_is_taken_up_again(monkeypatch):
 
     monkeypatch.setattr(path_large, "_cut_rounds", lowering)
     script = [True, False, False, True, False, False, False, False, True, True]
-    for take_up, want in ((False, 3), (True, 8)):
+    for take_up, here, want in ((False, True, 3), (True, True, 8), (True, False, 3)):  # (here: raise_worst's False)
         rounds.clear()
         monkeypatch.setattr(path_large, "_TAKE_UP", take_up)
         monkeypatch.setattr(path_large, "_POLISH_STOP", _Script(script))
-        _, done, _ = _polish(cov, uniq, lows, one, curve, rest)
+        _, done, _ = _polish(cov, uniq, lows, one, curve, rest, take_up=here)
         assert all(rounds), rounds  # (every round lowered S's bound: the script alone decided the stops)
         assert done[k][0] == want, (take_up, done)
 

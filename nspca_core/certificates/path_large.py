@@ -56,6 +56,9 @@ from .single import _finish
 _POLISH_SHARE = 0.45
 _POLISH_ITERS = {"fast": 0, "auto": 40, "full": 0}
 _POLISH_STOP = 3e-4
+# a run set aside after two small rounds is taken up again once no other run is left (False: dropped, the
+# former rule, whose rounds hinged on when the two small ones came; issue39_wide21.txt)
+_TAKE_UP = True
 # the share of the path's budget left to the polish however much the grid's runs did beyond their counted
 # cost (golub-shaped at load ~8: 0.4 -> 0.2, 1,967 -> 1,902 SVD units, min 0.9701 -> 0.9662; dlbcl-shaped
 # 1,110 -> 1,066, min 0.9595 -> 0.9580; MLL untouched: its grid does what it is counted), and the share of
@@ -203,15 +206,18 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     polished: dict = {}
     left = max(budget - spent - extra, share * max(budget - extra, _AFTER_GRID * budget))
 
-    def polish(sub: dict, allowed: float) -> float:
+    def polish(sub: dict, allowed: float, take_up: bool = True) -> float:
         return polish_runs(cov, uniq, pos, lows, upper, sub, curve, lambda keep: BT_cache[keep["T"].tobytes()],
-                           _POLISH_ITERS.get(effort, 0), allowed, polished)
+                           _POLISH_ITERS.get(effort, 0), allowed, polished, take_up)
 
     if share:  # first the worst-certified k (run there, then polished), then every run by gap and span;
         # on top of the polish's budget as far as the grid's runs did no more than counted (MLL: taken
         # from it, the runs at k >= 166 were left unpolished again), else out of it (golub-shaped: on
         # top, 150-200 SVD units more for a minimum already above 0.96)
-        raised = raise_worst(open_ks, pos, lows, upper, runs, kept, run, polish, _RAISE_SHARE * left, predict)
+        # (no run taken up again there: the worst k's runs share one budget in turn, and golub-shaped k = 54 taken
+        # up left k = 93 a round short, the path -1.2e-4 at k = 97 / 98)
+        raised = raise_worst(open_ks, pos, lows, upper, runs, kept, run,
+                             lambda sub, allowed: polish(sub, allowed, False), _RAISE_SHARE * left, predict)
         left -= raised * min(1.0, extra / budget)
     polish(kept, left)
     deepened: dict = {}  # issue 39 (deep_s): long DNN runs on S where S binds, worst-certified k first
@@ -347,7 +353,7 @@ def run_charge(keep: dict, m: int, extended: bool) -> float:
 
 
 def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, kept: dict, curve: np.ndarray,
-                rest, iters: int, budget: float, done: dict | None = None) -> float:
+                rest, iters: int, budget: float, done: dict | None = None, take_up: bool = True) -> float:
     """More cutting-plane rounds (:func:`.dual._cut_rounds`, ``iters`` DNN iterations each) on the
     screened sets' dual points of the runs (``kept``: k -> the run's ``keep``, :func:`coupled_curve`),
     each run's curve carried again into ``curve`` (in place) after each round; returns what was spent.
@@ -361,9 +367,17 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
     ``kS`` the smaller of the two.  Order: the largest gap per counted cost (``iters`` x
     ``_DNN_PASSES`` x ``|S|^2``) times the k the run's curve serves (half the span to the runs on
     either side: a run amid others serves itself), one round at a time, while the costs fit in
-    ``budget``; a run whose rounds gained less than :data:`_POLISH_STOP` (relative) twice in a row is not
-    tried again (MLL k = 59: 3e-4, then the next k's second round 2.4e-3).
-    ``done`` (a dict, optional): filled with ``{k: [rounds, relative gain of S's bound]}``."""
+    ``budget``; a run whose rounds gained less than :data:`_POLISH_STOP` (relative) twice in a row is
+    set aside (MLL k = 59: 3e-4, then the next k's second round 2.4e-3) and, once no other run is left
+    or fits, taken up again if a round of it gained since it was last taken up, else dropped.  So a run
+    is not dropped because its small rounds came early: cut rounds gain in lumps (dlbcl-shaped k = 24, a
+    start moved by 3e-6 relative: two small rounds after the third and the run dropped, the path 0.9893
+    -> 0.9817 there, where the same run polished 8 rounds; issue39_wide19.txt).  A round that left the
+    run's point as it was drops the run: the next would repeat it float for float (the same point, the
+    same fresh cuts).  Until the first run is taken up again the rounds are those of a polish that drops
+    at two small rounds, less those repeats.
+    ``done`` (a dict, optional): filled with ``{k: [rounds, relative gain of S's bound]}``; ``take_up=False``:
+    no run is taken up again (a run set aside is dropped)."""
     if iters <= 0 or not kept or budget <= 0:
         return 0.0
     rk = np.array(sorted(kept), dtype=int)
@@ -371,12 +385,20 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
     served = {int(k): max(1.0, (edges[j + 2] - edges[j]) / 2) for j, k in enumerate(rk)}
     cost = {int(k): float(iters) * S._DNN_PASSES * float(kept[int(k)]["S"].size) ** 2 for k in rk}
     todo, spent, held, small = set(int(k) for k in rk), 0.0, {}, set()
-    while todo:
+    aside, gained = set(), set()  # set aside after two small rounds; gained since last taken up
+    while True:
         ub = upper()
         key = {k: (1.0 - lows[pos[k]] / ub[pos[k]] if lows[pos[k]] > 0 and np.isfinite(ub[pos[k]]) else 1.0)
                * served[k] / cost[k] for k in todo if spent + cost[k] <= budget}
-        if not key:
-            return spent
+        if not key:  # the runs set aside that gained since they were last taken up, again (with two fresh rounds)
+            back = {k for k in aside & gained if spent + cost[k] <= budget} if _TAKE_UP and take_up else set()
+            if not back:
+                return spent
+            todo |= back
+            aside -= back
+            gained -= back
+            small -= back
+            continue
         k = max(key, key=key.__getitem__)
         spent += cost[k]
         keep = kept[k]
@@ -407,13 +429,16 @@ def polish_runs(cov: Cov, uniq: np.ndarray, pos: dict, lows: np.ndarray, upper, 
         # data at k = 133 and 200, S's bound fell 1.4% / 0.7% in 11 / 8 rounds and the path's not at all)
         with np.errstate(divide="ignore", invalid="ignore"):
             fell = np.where(np.isfinite(ub) & (ub > 0), (ub - upper()) / ub, 0.0)
-        if not float(fell.max(initial=0.0)) > _POLISH_STOP:
+        if not val2 < val:  # the point is the same, so another round would repeat this one float for float
+            todo.discard(k)
+        elif not float(fell.max(initial=0.0)) > _POLISH_STOP:
             if k in small:  # a round's fresh cuts may gain little and the next one more: two in a row
                 todo.discard(k)
+                aside.add(k)
             small.add(k)
         else:
             small.discard(k)
-    return spent
+            gained.add(k)
 
 
 def raise_worst(ks, pos, lows, upper, runs: dict, kept: dict, run, polish, budget: float, predict) -> float:

@@ -34,6 +34,7 @@ from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _forecast_f
 from .lower import _ascent_batch, _path_lower, _rank1_cols
 from .monotone import carry_envelope
 from .cheap import _certify_lowrank
+from .path_grid import _grid_and_refine
 from .path_kkt import kkt_carry
 from .path_large import gap_runs, path_large, refine_midpoints
 from . import path_dense_polish as _PP
@@ -442,24 +443,6 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
                    budget=_POLISH2_ITERS_PER_K * p, first_run=first,
                    where=lambda k: (k in states and not worked.intersection((k - 1, k, k + 1))
                                     and env[pos[k]] <= ub_cheap[pos[k]]))
-
-
-def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine: bool = True) -> list:
-    """The DNN runs of the path: a coarse geometric grid of k (run ascending: the dual moves
-    smoothly as mu decreases with k), then the intervals where the envelope is above the chord of
-    the bounds at the ends by more than ``delta`` (relative) are split."""
-    p = uniq.size
-    grid = {int(uniq[-1]), int(uniq[0])}
-    g = float(uniq[-1])
-    while g > uniq[0]:
-        g /= pcfg["grid"]
-        j = int(np.searchsorted(uniq, round(g)))
-        grid.add(int(uniq[min(j, p - 1)]))
-    for k in sorted(grid):  # ascending: the dual moves smoothly as mu decreases with k
-        run(k, goal=target)
-    if refine:
-        refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
-    return sorted(grid)
 
 
 def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort, budget,

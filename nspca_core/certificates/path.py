@@ -41,7 +41,8 @@ from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_large_points import _large_lower, _large_monotone
-from .path_parity import after_dnn_anchored, anchored_floor, deepen_flat, far_runs, one_k_runs, parity_runs, top_runs
+from .path_parity import (after_dnn_anchored, anchored_floor, deepen_flat, dnn_runs, far_runs, one_k_runs,
+                          parity_runs, top_runs)
 from .route import _certify_large, certify_thin, split_cheaper
 from .sparse_route import sparse_route, split_pays
 
@@ -395,6 +396,10 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         # own feasible value (path_parity.top_runs)
         onek.update(one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
                                 order=lambda one, cost, budget: top_runs(tops, pos, upper, onek, one)))
+        # last, certify(k)'s own DNN where the bound is still a tangent carried from another k below the polish's goal
+        # (path_parity.dnn_runs: certify(k)'s short run is noisy in k and dips below such a line at lone k)
+        dnn_runs(A, uniq, pos, lows, upper, lambda: env <= ub_cheap, set(onek) | set(states), ub_cheap, carry, effort,
+                 GOAL)
     return path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                              onek, spec, n, t_all, callback)
 

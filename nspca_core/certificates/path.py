@@ -34,13 +34,15 @@ from .dual import _ANCHOR_REL, _DNN_SKIP_AT, _anchored, _cut_rounds, _forecast_f
 from .lower import _ascent_batch, _path_lower, _rank1_cols
 from .monotone import carry_envelope
 from .cheap import _certify_lowrank
+from .path_grid import _grid_and_refine
 from .path_kkt import kkt_carry
 from .path_large import gap_runs, path_large, refine_midpoints
 from . import path_dense_polish as _PP
 from .path_dense_polish import GOAL, GOAL2, polish_to_goal, weak_branch
 from .path_finish import path_certificates
 from .path_large_points import _large_lower, _large_monotone
-from .path_parity import after_dnn_anchored, anchored_floor, deepen_flat, far_runs, one_k_runs, parity_runs, top_runs
+from .path_parity import (after_dnn_anchored, anchored_floor, deepen_flat, dnn_runs, far_runs, one_k_runs,
+                          parity_runs, top_runs)
 from .route import _certify_large, certify_thin, split_cheaper
 from .sparse_route import sparse_route, split_pays
 
@@ -394,6 +396,10 @@ def _path_dense(cov: Cov, uniq: np.ndarray, given: dict, effort: str, callback) 
         # own feasible value (path_parity.top_runs)
         onek.update(one_k_runs(cov, uniq, pos, lows, LX, src, ub_cheap, given, upper, effort, np.inf, carry,
                                 order=lambda one, cost, budget: top_runs(tops, pos, upper, onek, one)))
+        # last, certify(k)'s own DNN where the bound is still a tangent carried from another k below the polish's goal
+        # (path_parity.dnn_runs: certify(k)'s short run is noisy in k and dips below such a line at lone k)
+        dnn_runs(A, uniq, pos, lows, upper, lambda: env <= ub_cheap, set(onek) | set(states), ub_cheap, carry, effort,
+                 GOAL)
     return path_certificates(uniq, lows, LX, src, upper(), env, cheap, exact, own, anchored, branched,
                              onek, spec, n, t_all, callback)
 
@@ -442,24 +448,6 @@ def _polish(A, uniq, pos, lows, upper, states, own, run, env, ub_cheap, branched
                    budget=_POLISH2_ITERS_PER_K * p, first_run=first,
                    where=lambda k: (k in states and not worked.intersection((k - 1, k, k + 1))
                                     and env[pos[k]] <= ub_cheap[pos[k]]))
-
-
-def _grid_and_refine(uniq, pos, lows, target, pcfg, run, upper, refine: bool = True) -> list:
-    """The DNN runs of the path: a coarse geometric grid of k (run ascending: the dual moves
-    smoothly as mu decreases with k), then the intervals where the envelope is above the chord of
-    the bounds at the ends by more than ``delta`` (relative) are split."""
-    p = uniq.size
-    grid = {int(uniq[-1]), int(uniq[0])}
-    g = float(uniq[-1])
-    while g > uniq[0]:
-        g /= pcfg["grid"]
-        j = int(np.searchsorted(uniq, round(g)))
-        grid.add(int(uniq[min(j, p - 1)]))
-    for k in sorted(grid):  # ascending: the dual moves smoothly as mu decreases with k
-        run(k, goal=target)
-    if refine:
-        refine_midpoints(uniq, pos, sorted(grid), lows, run, upper, pcfg["delta"], target)
-    return sorted(grid)
 
 
 def _anchored_and_branched(A, uniq, pos, lows, LX, ub_cheap, pcfg, upper, effort, budget,

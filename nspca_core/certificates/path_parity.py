@@ -21,8 +21,8 @@ import numpy as np
 
 from . import _settings as S
 from .anchor import AnchorRows, anchored_bisection
-from .bounds import _Spectral
-from .dual import _NARROW_REL, _anchored_above, _forecast_fails
+from .bounds import _Spectral, cheap_bounds_at
+from .dual import _DNN_SKIP_AT, _NARROW_REL, _SETTLE_GAIN, _anchored_above, _dnn, _forecast_fails
 from .path_large import gap_runs
 from .single import _certify_dense
 
@@ -183,6 +183,42 @@ def top_runs(tops: dict, pos, upper, ran, run_one) -> list:
         if k not in ran and upper()[pos[k]] >= tops[k]:
             run_one(k)
             done.append(k)
+    return done
+
+
+def dnn_runs(A, uniq, pos, lows, upper, binds, ran, ub_cheap, carry, effort: str, below: float) -> list:
+    """certify(k)'s own DNN (:func:`.dual._dnn` with the arguments :func:`.dual.dense_dual` gives it on a dense one-k
+    certificate without a point: no warm start, the screening start, its give-up rule and its cut run, the ``lambda1``
+    bound of certify(k)'s eigenpairs as the screening start's bracket) from the path's feasible value, at each k of
+    ``uniq`` not in ``ran`` whose bound is a DNN tangent carried from another k (``binds()``) and whose certified
+    ratio ``lows / upper()`` is below ``below``, ascending (a run's tangent may close a later k).  Lowers ``ub_cheap``
+    to each run's value and carries its dual point (``carry(state, lam)``).  Returns the k run.
+
+    Why (issue 39, helper imgpath21): on 24 x 24 images (1,500 x 576) certify(k)'s bound at k = 404 / 415 is its own
+    DNN (the screening start, 14 iterations, one cut run of 40), 7.2e-5 / 2.8e-4 below the path's line there (one
+    tangent, certify(409)'s point), while at 402 / 416 it is 3.6e-3 above it: noisy in k, and no quantity the path
+    holds predicts the dips.  This call gives certify(k)'s DNN bound float for float wherever certify(k)'s DNN starts
+    from the screening start and its feasible value takes the same turns (every k of 398..419 there), at ~0.4 of
+    certify(k)'s cost (no fit(auto), no ascent, no anchored tests).  Rigour: nothing new; the run's rigorous value
+    (:func:`.dnn.dnn_value_lam`) and its dual point's tangent (:func:`.dnn.dnn_tangent`), as :func:`one_k_runs`."""
+    cfg = S._EFFORT[effort]
+    enough = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
+    spec: list = []
+    done: list = []
+    ran = {int(k) for k in ran}
+    for k in (int(k) for k in uniq):
+        i = pos[k]
+        if k in ran or not (lows[i] < below * upper()[i] and binds()[i]):
+            continue
+        if not spec:  # (certify(k)'s eigenpairs: its lambda_1 bound brackets the screening start)
+            spec.append(_Spectral(A, 3 if effort == "full" else 2).spectrum())
+        val, st, info = _dnn(A, k, float(lows[i]), effort, None, before_cuts=lambda v: np.inf, skip_at=_DNN_SKIP_AT,
+                             settle=S._CUT_BELOW if effort == "auto" else None, beyond=(enough, _SETTLE_GAIN),
+                             top_eig=cheap_bounds_at(spec[0], k)["lambda1"])
+        done.append(k)
+        if st is not None and np.isfinite(val):
+            ub_cheap[i] = min(ub_cheap[i], val)
+            carry(st, info.get("lam"))
     return done
 
 

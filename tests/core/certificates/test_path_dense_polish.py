@@ -23,13 +23,14 @@ _SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.
 
 def _forced(monkeypatch, *, polish: bool, one_k: bool = False, below: float = 1.0):
     """Make the polish work on tiny data: no floor and no per-k budget (no anchored tries, no
-    certify(k) runs, none late either: path_parity.parity_runs; ``one_k``: the floor as it is, which runs
+    certify(k) runs, none late either: path_parity.parity_runs, dnn_runs; ``one_k``: the floor as it is, which runs
     certify(k) wherever the gap is open), every k whose ratio is below ``below`` polished, a large polish
     budget; ``polish=False`` turns it off."""
     if not one_k:
         monkeypatch.setattr(S, "_PATH_FLOOR", 0.0)
         monkeypatch.setattr(S, "_PATH_DENSE_RUNS_PER_K", 0.0)
         monkeypatch.setattr(P, "parity_runs", lambda *a, **kw: [])
+        monkeypatch.setattr(P, "dnn_runs", lambda *a, **kw: [])  # (certify(k)'s DNN, the path's last step: none)
     monkeypatch.setattr(S, "_POLISH_BELOW", below)
     monkeypatch.setattr(P, "_POLISH_ITERS_PER_K", 2000.0)
     cfg = dict(S._PATH["auto"], polish_runs=S._PATH["auto"]["polish_runs"] if polish else 0)

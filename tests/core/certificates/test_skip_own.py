@@ -82,14 +82,9 @@ def test_the_own_screen_is_skipped_exactly_above_the_ceilings_threshold(monkeypa
     X, A, x = modules_case(5, 12, 3, True)
     opt = brute_opt(A, 3)[0]
     lower = float(x @ A @ x)
-    # (both parts in one call, screens._PARTS: one table call where both are needed, the same verdict)
-    dnn, tables, cert, ceil = _own_counts(monkeypatch, X, 3, x, 10.0)
-    assert 6 not in dnn and dnn and tables == [1] and cert.upper_bound >= opt * (1 - 1e-12)
-    monkeypatch.setattr(screens, "_PARTS", False)  # (the parts by their own calls: counted below, part by part)
-    dnn, tables, cert2, ceil = _own_counts(monkeypatch, X, 3, x, 10.0)  # (fires: the grown screen alone)
+    dnn, tables, cert, ceil = _own_counts(monkeypatch, X, 3, x, 10.0)  # (fires: the grown screen alone)
     own = 6
     assert own not in dnn and dnn and tables == [1, 1] and cert.upper_bound >= opt * (1 - 1e-12)
-    assert cert2.upper_bound == cert.upper_bound
     plain, cols, c = ceil  # (the plain sums', the column part's and the whole table's ceilings: the rule's)
     assert plain >= cols >= c
     assert c > 0

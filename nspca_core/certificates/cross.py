@@ -265,15 +265,13 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
     ``part``: ``"cols"`` (``"rows"``) computes only the column (row) sums' bound, each a valid table on
     its own (the screen then only serves that part: it stops earlier); the elementwise minimum of the two
     is the table of ``"both"``, float for float.  Issue 39: on MLL at k = 65..200 the column bound alone
-    gave every coupled bound, at 0.4-0.5 of the CPU.  ``"parts"``: both parts in one pass over the products,
-    returned as ``(cols, rows)``, each the same table as its part's own call (the screen keeps the columns either
-    part's would, T's columns in the same order, so each part's tops are of the same squares).
+    gave every coupled bound, at 0.4-0.5 of the CPU.
     """
     S, T = np.asarray(S), np.asarray(T)
     s, jm, im = S.size, min(int(jmax), T.size), min(int(imax), S.size)
     C = np.zeros((int(imax) + 1, int(jmax) + 1))
     if im == 0 or jm == 0:
-        return (C, C.copy()) if part == "parts" else C
+        return C
     level = None
     if cov.X is not None:
         X = cov.X
@@ -379,17 +377,8 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
     else:
         by_rows = np.inf
     by_cols = np.cumsum(-np.sort(-cols, axis=1), axis=1) if by_col else np.inf  # im x jm
-    if part == "parts":  # (each part's table on its own: their elementwise minimum is "both"'s, float for float)
-        return _filled(C.copy(), by_cols, infl, im, jm), _filled(C, by_rows, infl, im, jm)
-    return _filled(C, np.minimum(by_rows, by_cols), infl, im, jm)
-
-
-def _filled(C: np.ndarray, sums, infl: float, im: int, jm: int) -> np.ndarray:
-    """:func:`cross_table`'s table ``C`` (zeros) filled from the bounds on the sums of squares ``sums`` (im x jm):
-    their square roots, raised for rounding, and beyond the sizes of S or T the largest value standing (nothing more
-    can be chosen).  The square root and the products are monotone in their rounding, so the table of an elementwise
-    minimum of sums is the elementwise minimum of the tables, float for float."""
-    C[1:im + 1, 1:jm + 1] = np.sqrt(sums * infl) * (1 + 2 * _EPS)
+    C[1:im + 1, 1:jm + 1] = np.sqrt(np.minimum(by_rows, by_cols) * infl) * (1 + 2 * _EPS)
+    # beyond the sizes of S or T nothing more can be chosen: the largest value stands
     C[im + 1:, :] = C[im:im + 1, :]
     C[:, jm + 1:] = C[:, jm:jm + 1]
     return C

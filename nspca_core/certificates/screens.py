@@ -30,11 +30,6 @@ _GROW_MIN = 1.2
 _FLOOR_REACH = 0.01
 _FLOOR_TOP = 8
 _FLOOR_STEPS = 10
-# own_hopeless: the cross table's two parts in one pass over S x T's products (:func:`.cross.cross_table`,
-# ``part="parts"``; each the same table as its own call), not the column part then the row part in two (issue 39,
-# wide22: dlbcl-shaped k = 150 / 200, where both parts are needed, the products and squares formed twice).  False: two
-# calls, as before
-_PARTS = True
 
 
 def grown_size(n: int, k: int, cert: Certificate, effort: str) -> int | None:
@@ -86,13 +81,10 @@ def own_hopeless(pre: dict, cov, S, T, covS, xS, k: int, kS: int, lower: float, 
     if not floors.below(lower, goal, t_ceiling(AS, xS, BT, k, kS, None), None):
         return False  # (the plain sums' ceiling is at least the table's: no table needed)
     lam = lam if lam is not None else _lambda_S(cov, S)  # (the screen's cost only: the table is the same)
-    parts = cross_table(cov, S, T, kS, k, lam, part="parts") if _PARTS else None
-    pre["cols"] = parts[0] if parts is not None else cross_table(cov, S, T, kS, k, lam, part="cols")
+    pre["cols"] = cross_table(cov, S, T, kS, k, lam, part="cols")
     if pre["cols"] is None or not floors.below(lower, goal, t_ceiling(AS, xS, BT, k, kS, pre["cols"]), pre["cols"]):
-        if parts is not None:
-            pre["rows"] = parts[1]  # (computed: the certificate that follows takes it, :func:`reuse_parts`)
         return False  # (the column part alone is at least the whole table: the rows not needed)
-    pre["rows"] = parts[1] if parts is not None else cross_table(cov, S, T, kS, k, lam, part="rows")
+    pre["rows"] = cross_table(cov, S, T, kS, k, lam, part="rows")
     whole = np.minimum(pre["cols"], pre["rows"])
     return floors.below(lower, goal, t_ceiling(AS, xS, BT, k, kS, whole), whole)
 

@@ -376,7 +376,11 @@ def components_bench():
 def gene_shaped(name):
     """dlbcl / golub are not available here: synthetic gene matrices of their shapes (77 x 7,070,
     72 x 7,129) from :func:`gene_matrix` (log-normal levels, correlated modules, heavy-tailed)."""
-    return gene_matrix(77, 7070, seed=1) if name == "dlbcl" else gene_matrix(72, 7129, seed=2)
+    shapes = {"dlbcl": (77, 7070, 1), "golub": (72, 7129, 2)}
+    if name not in shapes:
+        raise ValueError(f"gene_shaped: {name!r} has no synthetic stand-in (allowed: dlbcl, golub)")
+    m, n, seed = shapes[name]
+    return gene_matrix(m, n, seed=seed)
 
 
 def time_limit_bench(limits=(1.0, 5.0, 20.0), n=2000, m=3000, k=10):

@@ -369,9 +369,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         else:  # (T's spectrum and its order, as before)
             bt, B_T, BT = rest_spectrum()
             notes = {}
-    if tried is not None and tried[0]:
-        pass  # (the trace curve's refinements ran: trace_first)
-    elif follow:
+    stood = tried is not None and tried[0]  # (the trace curve's refinements ran and stand: nothing more to refine)
+    if follow and not stood:
         make = _once(make)
         certS, (coupled, sharper, cross) = light_refined(
             lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, aim=_COUPLED_AIM, notes=notes, deep=True,
@@ -388,7 +387,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                 sharper[i] = min(sharper.get(i, np.inf), v)
             coupled, notes["cost"] = min(coupled, one_k[0]), notes.get("cost", 0.0) + one_k[2]
             rows = None
-    else:
+    elif not stood:
         late = None  # (the thin route's first eager screen: its refinements deferred, thin_defer)
         if (defer is not None and eager and stS is None and light and keep is None and budget is None
                 and defer["grows"](S.size)):

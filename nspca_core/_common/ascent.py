@@ -271,7 +271,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
            rtol: float | None = 1e-13, both_signs: bool = False, signed: bool = False,
            xtol: float = _XTOL, merge: bool | str = True, stop=None, keep: str = "best",
            quads=None, screen: Screen | None = None, jump: SupportJump | None = None,
-           dominated: float | None = None) -> AscentResult:
+           dominated: float | None = None, exempt: np.ndarray | None = None) -> AscentResult:
     """Batched ascent from the columns of ``X0`` (n, p), one ``step`` per iteration.
 
     Parameters
@@ -304,6 +304,9 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
     dominated : float, optional
         With ``keep="best"`` and ``rtol``: stop a column (not ``converged``) once its value plus
         ``dominated`` times its last gain is below the batch's best value (module notes).
+    exempt : ndarray (p,) of bool, optional
+        Columns never stopped as ``dominated`` (they stop on the other rules only); a column merged
+        into another passes its exemption to it, so the support it was on is ascended to the end.
     keep : {"best", "last"}
         Each column's best iterate (an ascent), or its last (a step that need not ascend, e.g.
         EM's); "last" values are ``quads(X)`` (default ``x^T (A x)`` through ``matvec``).
@@ -330,6 +333,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
     w_merge = _merge_weights(n) if merge and best_kept else None
     finished = _Finished(w_merge, n) if merge == "support" and w_merge is not None else None
     stopped = np.zeros(p, dtype=bool)  # columns stopped as dominated
+    exempt = None if exempt is None or dominated is None else np.array(exempt, dtype=bool)  # a copy: heirs
     need_v = best_kept or rtol is not None or w_merge is not None  # the values of the iterates
     it = 0
     first = None
@@ -383,6 +387,8 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
                 prev_gain[active] = gain
             if dominated is not None and best_kept:  # far below the best with small gains: stop
                 dom = ~np.isnan(pv) & (v + dominated * np.maximum(v - pv, 0.0) < best_v.max() * (1 - 1e-9))
+                if exempt is not None:
+                    dom &= ~exempt[active]
                 gained, stopped[active[dom]] = gained & ~dom, True
         kca = kc[active] if k_one is None else k_one
         parts = parts if screened else [(None, None, Y)]
@@ -402,11 +408,15 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
         else:
             idx[:, active], vals[:, active] = zi, zv
         if w_merge is not None and settled is not None:
+            merged = len(alias)
             h = _support_hash(zi, zv, w_merge, n)  # one hash per column for both merges
             if finished is not None:  # columns on the support of one that has stopped there
                 moving = finished.update(zi, zv, settled & ~stopped[active], moving, kc, active, alias, h)
                 settled = np.ones_like(settled)
             moving = _merge_settled(zi, zv, settled, v, kc, active, alias, n, w_merge, moving, h)
+            if exempt is not None:  # the column merged into carries on for an exempt one (its heir)
+                for dropped, kept in alias[merged:]:
+                    exempt[kept] |= exempt[dropped]
         active = active[moving]
     if not best_kept:  # the last iterates, row-major whatever layout the step kept them in
         X = np.ascontiguousarray(_to_dense(idx, vals, n))

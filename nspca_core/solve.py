@@ -142,8 +142,6 @@ def fit_cov(cov: Cov, k: int, method: str, d: int, eps: float, seed, callback, o
     return _fit_auto(cov, k, d, eps, seed, callback, options, params, t0)
 
 
-
-
 def _auto_starts(cov: Cov, V: np.ndarray, k: int, key: np.ndarray, seed,
                  matvec: SingleProducts | None = None) -> tuple[list, np.ndarray]:
     """The cheap starts of "auto" as ``(names, X0)``, X0 (n, p) one start per column: those of the

@@ -22,6 +22,7 @@ from .._common.validation import InputError
 from ..operators.cov import Cov
 from ..spannogram import lowrank_nspca
 from ._settings import _EPS
+from .rest_top import trace_curve, trace_k
 
 
 def apriori_guarantee(n, k, eigenvalues, d) -> float:
@@ -488,8 +489,7 @@ def _bound_rest(cov: Cov, T: np.ndarray, k: int, effort: str, spec: Spectrum | N
     """
     kT = min(k, T.size)
     dg = cov.diag()[T]
-    top = np.partition(dg, dg.size - kT)[dg.size - kT:] if kT < dg.size else dg
-    out = {"trace-k": float(top.sum()) * (1 + 4 * T.size * _EPS)}
+    out = {"trace-k": trace_k(dg, k)}
     spec = _rest_spectrum(cov, T) if spec is None else spec
     rowsum = None
     if effort == "full":
@@ -525,9 +525,7 @@ def _rest_curve(cov: Cov, T: np.ndarray, kmax: int, spec: Spectrum | None = None
     out = np.zeros(jm + 1)
     if jm == 0:
         return out
-    dg = cov.diag()[T]
-    top = -np.sort(-dg)[:jm]
-    trace = np.cumsum(top) * (1 + 4 * T.size * _EPS)
+    trace = trace_curve(cov.diag()[T], jm)[1:]
     spec = replace(_rest_spectrum(cov, T) if spec is None else spec, many_k=True)
     out[1:] = np.minimum.reduce([trace, *cheap_bounds(spec, np.arange(1, jm + 1)).values()])
     return out

@@ -51,7 +51,7 @@ from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator
 from ._settings import _EPS
 from .dnn_lmax import chol_lmax
 
-__all__ = ["rest_top", "partial_rest", "rest_products", "trace_curve", "late_rest", "trace_first",
+__all__ = ["rest_top", "partial_rest", "rest_products", "trace_k", "trace_curve", "late_rest", "trace_first",
            "spectrum_floor"]
 
 # from this many features of T (below, LAPACK's top eigenpairs cost little): on the 3,000 x 1,600 topic corpus
@@ -188,9 +188,17 @@ def _top_by_deflation(M: np.ndarray, v: np.ndarray, s: float, fro: float) -> flo
     return top if math.isfinite(top) else math.inf
 
 
+def trace_k(diag_T: np.ndarray, k: int) -> float:
+    """The ``trace-k`` bound on ``B_T`` (:func:`.bounds._bound_rest`): ``lambda_max(A_JJ) <= tr(A_JJ)``, at most the sum
+    of the k largest variances in T, rounded up (``1 + 4 |T| eps``)."""
+    kT = min(k, diag_T.size)
+    top = np.partition(diag_T, diag_T.size - kT)[diag_T.size - kT:] if kT < diag_T.size else diag_T
+    return float(top.sum()) * (1 + 4 * diag_T.size * _EPS)
+
+
 def trace_curve(diag_T: np.ndarray, kmax: int) -> np.ndarray:
     """``B_T(j)``, ``j = 0..min(kmax, |T|)``, by the sum of the j largest variances in T alone (``B_T(0) = 0``): the
-    ``trace`` term of :func:`.bounds._rest_curve`, the same expression, so the same floats; that curve is the
+    ``trace`` term of :func:`.bounds._rest_curve` (which reads it from here); that curve is the
     elementwise minimum of this one and the spectral bounds, hence at most this one at every j."""
     jm = min(int(kmax), diag_T.size)
     out = np.zeros(jm + 1)
@@ -220,9 +228,7 @@ def late_rest(diag_T: np.ndarray, k: int, B_S: float, coupled):
     val, i = coupled(BT)
     if not (i >= k and val < B_S + 0.5 * float(diag_T.max())):  # (half: any rounding of the variances aside)
         return None
-    kT = min(k, diag_T.size)
-    top = np.partition(diag_T, diag_T.size - kT)[diag_T.size - kT:] if kT < diag_T.size else diag_T
-    return BT, {"trace-k": float(top.sum()) * (1 + 4 * diag_T.size * _EPS)}
+    return BT, {"trace-k": trace_k(diag_T, k)}
 
 
 # S's certificate kinds for which the trace curve's order is tried (:func:`trace_first`): those with which the sparse
@@ -267,7 +273,4 @@ def trace_first(diag_T: np.ndarray, k: int, B_S: float, BS_k: float, lower: floa
     BT = trace_curve(diag_T, k)
     floor = spectrum_floor(BS_k, B_S, diag_T)
     out = refine(BT, lambda lo: lo if lo > floor else None, lower / floor if floor > 0 else 1.0)
-    kT = min(k, diag_T.size)
-    top = np.partition(diag_T, diag_T.size - kT)[diag_T.size - kT:] if kT < diag_T.size else diag_T
-    bt = {"trace-k": float(top.sum()) * (1 + 4 * diag_T.size * _EPS)}
-    return bool(out[0] <= floor), BT, bt, out
+    return bool(out[0] <= floor), BT, {"trace-k": trace_k(diag_T, k)}, out

@@ -141,8 +141,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return _certify_operator(cov, k, x, callback)
     split = partial(_certify_split, eager=True, size=S.eager_size(cov.n, k, split_cap)) if eager else _certify_split
     if not tree or whole is not None or cut_below is not None or rest_late:
-        extra = {"rest_late": True} if rest_late else {}  # (a default that changes nothing elsewhere: not passed)
-        split = partial(split, tree=tree, whole=whole, cut_below=cut_below, **extra)
+        split = partial(split, tree=tree, whole=whole, cut_below=cut_below, rest_late=rest_late)
     own = screened_size(cov.n, k, _EFFORT[effort], split_cap)
     small = None if eager else small_screen(cov.n, k, own)
     # a one-k "auto" certificate whose screen grown() may grow: skipped before its DNN where T alone holds it below

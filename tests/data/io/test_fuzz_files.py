@@ -404,9 +404,11 @@ _STYLES = {
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.floats(-1e9, 1e9, allow_nan=False).map(lambda v: round(v, 6)),
-                         min_size=2, max_size=5), min_size=2, max_size=8)
-       .filter(lambda rows: len({len(r) for r in rows}) == 1),
+# (rectangular tables drawn column count first: filtering ragged ones out threw most draws away, and hypothesis's
+# filter_too_much health check failed a run)
+@given(st.integers(2, 5).flatmap(lambda c: st.lists(
+           st.lists(st.floats(-1e9, 1e9, allow_nan=False).map(lambda v: round(v, 6)), min_size=c, max_size=c),
+           min_size=2, max_size=8)),
        st.sampled_from(sorted(_STYLES)))
 def test_property_parsed_numbers_round_trip(rows, style):
     sep, fmt = _STYLES[style]

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import rest_top as RT
@@ -67,6 +67,16 @@ def _with_floor(D, k, center):
         return _split(D, k, center, True, counted, trace_first=True), floors, counted
 
 
+# A counterexample found by a make test run at the end of the seventeenth round: with the order on, 17.5744 against
+# the spectrum order's 17.3850. The floor bounds the coupling of either order, not the DNN route on S that the
+# spectrum's order then takes (its coupled bound above the aim) and that tightens S's own bound. So the rule is off
+# by default (rest_top._TRACE_FIRST) until the floor also covers that route; this test stays, and it must fail.
+@pytest.mark.xfail(strict=True, reason="trace_first's floor misses the DNN route on S that follows (rule off)")
+@example(D=np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.6], [10.0, 0.0, 3.3, 0.0, 0.0, 0.0, 0.0, 0.6],
+                     [8.0, 7.0, 0.0, 0.6, 3.0, 0.0, 0.0, 0.0], [8.0, 0.0, 0.0, 1.8, 0.0, 0.0, 0.0, 0.0],
+                     [0.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [6.0, 8.0, 0.0, 0.0, 0.0, 0.0, 0.9, 0.0],
+                     [0.0, 7.0, 0.0, 0.0, 2.7, 1.8, 1.2, 0.0], [0.0, 9.0, 0.0, 1.8, 0.0, 0.0, 1.5, 0.0]]),
+         center=True, k=4)
 @settings(max_examples=60, deadline=None)
 @given(D=corpora(), center=st.booleans(), k=st.integers(3, 6))
 def test_never_looser_than_the_spectrums_order(D, center, k):

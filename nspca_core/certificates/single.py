@@ -328,9 +328,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         late_ok = rest_late and T.size and trial is None and keep is None and budget is None and not pre
         put_off = (late_rest(cov.diag()[T], k, B_S, lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair,
                                                                         argmax=True)) if late_ok else None)
-        # (and where it does not: the trace curve with the refinements first, :func:`.rest_top.trace_first`)
+        # (and where it does not: the trace curve with the refinements first, :func:`.rest_top.trace_first`; not
+        # with the light route, whose DNN route on S reads the coupled bound; not on a screen given its size, a grown
+        # one: its bound is compared with the first screen's, and that choice decides whether the dense route follows)
         first = (late_ok and put_off is None and certS.kind in TRACE_FIRST_KINDS and kS == k and effort == "auto"
-                 and _rest_top._TRACE_FIRST)
+                 and _rest_top._TRACE_FIRST and not light and size is None)
 
         def rest_spectrum():  # (T's spectrum, its bounds and curve: the split bound B_S + B_T)
             specT = None if put_off is not None else (pre["specT"] if "specT" in pre else _rest_spectrum(
@@ -359,7 +361,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         tried = trace_first(cov.diag()[T], k, B_S, _coupled_bs(certS, stS, covS.diag(), kS, pair)[kS], lower,
                             lambda bt, give_up, upto: light_refined(
                                 lazy, covS, certS, stS, kS, bt, k, pair, make, lower, upto, aim=aim, notes=notes,
-                                deep=False, gallop=gallop, make_rows=rows, rel=rel, give_up=give_up)[1])
+                                deep=False, gallop=gallop, make_rows=rows, rel=rel, give_up=give_up)[1],
+                            lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair),
+                            lambda c: small_verdict(lower, c, certS.upper_bound))  # (.screens.grown's rule)
         if tried is not None:
             info["trace_first"] = "stood" if tried[0] else "spectrum too"
         if tried is not None and tried[0]:  # (it stands: below a proved floor of what T's spectrum would give)
@@ -405,7 +409,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                 deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule)
             if rule and "gave_up" in notes:
                 info["deferred_floor"] = rule["give_up"](notes["gave_up"])
-        if tried is not None:  # (both orders ran: the smaller coupled bound, each proved)
+        if tried is not None and not small_verdict(lower, coupled, certS.upper_bound):
+            info["trace_first"] = "spectrum alone"  # (a grown screen follows: it sees the spectrum order's floats)
+        elif tried is not None:  # (both orders ran: the smaller coupled bound, each proved)
             for i, v in tried[3][1].items():
                 sharper[i] = min(sharper.get(i, np.inf), v)
             coupled = min(coupled, tried[3][0])

@@ -246,6 +246,22 @@ def test_taken_every_way_on_small_corpora():
     assert ("spectrum alone", True, False, False) in seen
 
 
+def test_not_on_a_grown_screen():
+    """Counted: the order is tried on the first screen (no size given) and not on the grown screen that follows
+    (``size`` given): that screen's bound is compared with the first one's, and the choice decides whether the dense
+    route runs after it (sparse_route._stands), so a lower bound there could skip that route."""
+    calls: list = []
+    real_split, real_tf = single._certify_split, single.trace_first
+    D = _counts(0, 12, 9, 6.0, 0.5).astype(float)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(route, "_certify_split", lambda *a, **kw: calls.append(("split", kw.get("size"))) or real_split(
+            *a, **kw))
+        mp.setattr(single, "trace_first", lambda *a: calls.append(("tried",)) or real_tf(*a))
+        _with_floor(D, 3, True)
+    assert calls[:2] == [("split", None), ("tried",)]
+    assert len(calls) == 3 and calls[2][0] == "split" and calls[2][1] is not None
+
+
 def test_kinds_are_those_the_split_stands_on():
     """The order is tried only where S's bound is of a kind with which the sparse route's split certificate stands
     alone whatever its ratio (so a lower split bound is never a reason to skip the dense route's run)."""

@@ -469,8 +469,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
 def _no_growth(n: int, k: int, effort: str, size: int, lower: float, B_S: float):
     """``settles(c)`` for :func:`.rest_top.trace_first`: whether :func:`.screens.grown` takes no larger screen after a
     split certificate on ``size`` features whose coupled bound is c (the lower bound and S's bound as given): its own
-    rule, :func:`.screens.grown_size`, asked of a stand-in with those fields (nondecreasing c: no larger screen at a
-    smaller c either).  Chooses only which order's floats stand."""
+    rule, :func:`.screens.grown_size`, asked of a stand-in with those fields (monotone: where it holds at c it holds
+    at every smaller c).  Chooses only which order's floats stand."""
     return lambda c: grown_size(n, k, SimpleNamespace(lower=lower, info={"split_S": int(size), "coupled": c,
                                                                          "B_S": B_S}), effort) is None
 

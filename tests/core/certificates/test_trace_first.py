@@ -109,6 +109,13 @@ def near_counterexample(draw):
     return D
 
 
+# two runs of the same certificate in one process can differ by an ulp: S's DNN's first lambda_max bound (LAPACK's
+# eigenvalue, dnn_lmax.lmax_upper, 0 DNN iterations) of the same 6 x 6 input alternates 0.40816326530615854 /
+# 0.4081632653061586 between calls on the base tree too (the bound is proved either way; LAPACK's kernels round
+# with the arrays' alignment).  The two orders are compared across runs within this (a looser order is ~1e-2 off)
+_RERUN = 1 + 8 * _EPS
+
+
 def _never_looser(D, center, k):
     """The never-looser check of both property tests: the certificate with the trace curve's order at most the one of
     T's spectrum first (rest_late off: the former floats) and at least the exact optimum; each first screen's route
@@ -124,17 +131,17 @@ def _never_looser(D, center, k):
     if a is None or b is None:
         assert a is None and b is None
         return None
-    assert b.upper_bound <= a.upper_bound
+    assert b.upper_bound <= a.upper_bound * _RERUN
     assert b.upper_bound >= brute_opt(exact_cov(D, center), k)[0] * (1 - 1e-12) - 1e-300
     assert [g for g, _ in firsts] == [g for g, _ in firsts_a]  # (the grown screen taken as by the spectrum's order)
     assert b.info.get("route") == a.info.get("route")  # (and the dense route after it)
     for grows, label in firsts:
         assert not (grows and label in ("stood", "spectrum too"))
     if b.info.get("trace_first") == "stood":
-        assert floors and floors[-1] <= a.bounds["split"] and len(counted) < len(counted_a)
+        assert floors and floors[-1] <= a.bounds["split"] * _RERUN and len(counted) < len(counted_a)
         assert sorted(b.info["B_T_bounds"]) == ["trace-k"]
     elif b.info.get("trace_first") in ("spectrum too", "spectrum alone"):
-        assert counted and b.bounds["split"] <= a.bounds["split"]
+        assert counted and b.bounds["split"] <= a.bounds["split"] * _RERUN
     return [label for _, label in firsts]
 
 

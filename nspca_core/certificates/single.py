@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COU
                       _coupled_bs, _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless,
                       small_verdict, split_cross)
 from .dual import dense_dual
-from .screens import own_hopeless, reuse_parts
+from .screens import grown_size, own_hopeless, reuse_parts
 from .thin_defer import floor_or_none
 from .exact import EXACT_TOLERANCE, branch_and_bound, take_branch
 from .cheap import (
@@ -328,9 +329,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         late_ok = rest_late and T.size and trial is None and keep is None and budget is None and not pre
         put_off = (late_rest(cov.diag()[T], k, B_S, lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair,
                                                                         argmax=True)) if late_ok else None)
-        # (and where it does not: the trace curve with the refinements first, :func:`.rest_top.trace_first`)
+        # (and where it does not: the trace curve with the refinements first, :func:`.rest_top.trace_first`; not
+        # with the light route, whose DNN route on S reads the coupled bound; not on a screen given its size, a grown
+        # one: its bound is compared with the first screen's, and that choice decides whether the dense route follows)
         first = (late_ok and put_off is None and certS.kind in TRACE_FIRST_KINDS and kS == k and effort == "auto"
-                 and _rest_top._TRACE_FIRST)
+                 and _rest_top._TRACE_FIRST and not light and size is None)
 
         def rest_spectrum():  # (T's spectrum, its bounds and curve: the split bound B_S + B_T)
             specT = None if put_off is not None else (pre["specT"] if "specT" in pre else _rest_spectrum(
@@ -356,10 +359,12 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     tried = None  # (the trace curve's order: its refined coupled bound; where it did not stand, the smaller one kept)
     if first:
         make = _once(make, getattr(make, "one_k", None))  # (the cross table: computed once for both orders)
+        settles = _no_growth(n, k, effort, S.size, lower, certS.upper_bound)
         tried = trace_first(cov.diag()[T], k, B_S, _coupled_bs(certS, stS, covS.diag(), kS, pair)[kS], lower,
                             lambda bt, give_up, upto: light_refined(
                                 lazy, covS, certS, stS, kS, bt, k, pair, make, lower, upto, aim=aim, notes=notes,
-                                deep=False, gallop=gallop, make_rows=rows, rel=rel, give_up=give_up)[1])
+                                deep=False, gallop=gallop, make_rows=rows, rel=rel, give_up=give_up)[1],
+                            lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair), settles)
         if tried is not None:
             info["trace_first"] = "stood" if tried[0] else "spectrum too"
         if tried is not None and tried[0]:  # (it stands: below a proved floor of what T's spectrum would give)
@@ -405,7 +410,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                 deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule)
             if rule and "gave_up" in notes:
                 info["deferred_floor"] = rule["give_up"](notes["gave_up"])
-        if tried is not None:  # (both orders ran: the smaller coupled bound, each proved)
+        if tried is not None and not settles(coupled):
+            info["trace_first"] = "spectrum alone"  # (a grown screen follows: it sees the spectrum order's floats)
+        elif tried is not None:  # (both orders ran: the smaller coupled bound, each proved)
             for i, v in tried[3][1].items():
                 sharper[i] = min(sharper.get(i, np.inf), v)
             coupled = min(coupled, tried[3][0])
@@ -457,6 +464,15 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info)
+
+
+def _no_growth(n: int, k: int, effort: str, size: int, lower: float, B_S: float):
+    """``settles(c)`` for :func:`.rest_top.trace_first`: whether :func:`.screens.grown` takes no larger screen after a
+    split certificate on ``size`` features whose coupled bound is c (the lower bound and S's bound as given): its own
+    rule, :func:`.screens.grown_size`, asked of a stand-in with those fields (monotone: where it holds at c it holds
+    at every smaller c).  Chooses only which order's floats stand."""
+    return lambda c: grown_size(n, k, SimpleNamespace(lower=lower, info={"split_S": int(size), "coupled": c,
+                                                                         "B_S": B_S}), effort) is None
 
 
 def _once(make, one_k=None):

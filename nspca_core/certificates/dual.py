@@ -202,7 +202,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
          callback=None, before_cuts=None, kkt=None, budget: Budget | None = None,
          skip_at: float | None = None, cuts: bool = True, iters: int | None = None,
          settle: float | None = None, top_eig: float | None = None, beyond: tuple | None = None,
-         outpaced=None, cut_below: float | None = None):
+         outpaced=None, cut_below: float | None = None, work: DnnWork | None = None):
     """Run the DNN optimizer; returns (value, state, info).  Value is rigorous; ``info["lam"]``
     is the rigorous ``lambda_max`` bound of the state's dual matrix (its bound at every k:
     :func:`nspca_core.certificates.dnn.dnn_tangent`).
@@ -223,9 +223,10 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     The runs and evaluations share one :class:`.dnn.DnnWork` (their n x n arrays made once).
     ``outpaced``: the cut run's (:func:`_cut_rounds`).  ``cut_below``: the cut phase runs below this ratio
     instead of ``_settings._CUT_BELOW`` where it is higher (a split bound's S from :mod:`.sparse_route`: S's ratio
-    is not the split's; the plain run's ``give_up`` keeps ``_CUT_BELOW``).
+    is not the split's; the plain run's ``give_up`` keeps ``_CUT_BELOW``).  ``work``: the caller's
+    :class:`.dnn.DnnWork` (its KKT point's evaluation made its n x n arrays: :func:`dense_dual`), else a new one.
     """
-    work = DnnWork()
+    work = DnnWork() if work is None else work
     cfg = _EFFORT[effort]
     n = A.shape[0]
     if n < cfg.get("schedule_min_n", 0):  # small n: the effort's plain schedule (see _settings)
@@ -238,7 +239,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     if warm is not None and warm.N.shape == A.shape:
         cands.append(("warm", lambda: DnnState(warm.N.copy(), warm.nu, warm.U)))
     elif x is not None and kkt is None:
-        cands.append(("kkt", lambda: _kkt_point(A, k, x)))
+        cands.append(("kkt", lambda: _kkt_point(A, k, x, work=work)))
     screen_block: dict = {}  # (the screening search's last block: its evaluation's start)
     cands.append(("screen", lambda: _screen_init(A, k, top_eig, screen_block)))
     target = 1.0 - cfg["target_gap"]
@@ -437,6 +438,10 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     state = warm
     kkt = None
     kkt_x = x  # the DNN's own KKT start (none when the estimate below rules it out)
+    # one DnnWork for the KKT point's evaluation and the DNN's: the evaluation's n x n arrays, made there, serve the
+    # DNN's starts and checks (the same floats as fresh ones; issue 39, 18th round: dlbcl-shaped k = 150, the screening
+    # start's first evaluation took 61 ms against 34 ms repeated, its arrays' first touch of fresh memory)
+    work = DnnWork()
     if (lower < enough * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3)):
         # the KKT dual point of x costs one eigenvalue and often proves x optimal outright; where a
         # Ritz value of its matrix (below its bound) says it cannot, it is neither a bound worth
@@ -451,7 +456,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
             kkt_x = None
         else:
             with step(budget, "eval", float(n) ** 3):
-                kkt = _kkt_point(A, k, x, kkt_block.get("U"), lower)
+                kkt = _kkt_point(A, k, x, kkt_block.get("U"), lower, work)
             bounds["dnn"] = kkt[0]
             best_now = report.offer(min(bounds.values()))
     anchored_size = float(n) * n * max(k, 8)
@@ -546,7 +551,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
                                  settle=S._CUT_BELOW if effort == "auto" and not need_dual else None,
                                  beyond=(enough, _SETTLE_GAIN),
                                  top_eig=bounds.get("lambda1") if top_eig is None else top_eig,
-                                 cut_below=cut_below)
+                                 cut_below=cut_below, work=work)
         if state is not None and np.isfinite(val):  # (inf: a cut run outpaced by the anchored bound, unevaluated)
             bounds["dnn"] = val
             report.offer(min(bounds.values()))

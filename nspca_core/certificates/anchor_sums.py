@@ -175,7 +175,8 @@ class _Narrowed:
             p32 *= self.vals32
             return p32
         t = np.take(r, self.idx)
-        return np.multiply(self.vals, t, out=np.empty(t.shape, dtype=np.float32), casting="unsafe")
+        t *= self.vals  # (the float64 products, then their float32 rounding: the floats of the casting multiply)
+        return t.astype(np.float32)
 
 
 def _narrowed_sums(rows, r: np.ndarray) -> np.ndarray:
@@ -201,10 +202,13 @@ def _narrowed_sums(rows, r: np.ndarray) -> np.ndarray:
     w = nar.idx.shape[1]
     p32 = nar.prods32(r)
     p32.sort(axis=1)
-    top = np.maximum(p32[:, w - q:], rows.cap32[:, None])  # (ascending)
-    s = _sum_exact(top)
     short = p32[:, w - q] < nar.drop
-    bad = np.flatnonzero(short | ~_exact_in_any_order(top))
+    top = p32[:, w - q:]
+    np.maximum(top, rows.cap32[:, None], out=top)  # (ascending; in place, the products' own array)
+    s = _sum_exact(top)
+    # (a row short of ``drop`` whose cap is at least ``drop``: its capped block is the whole row's all the same,
+    # :func:`_capped_block_same`)
+    bad = np.flatnonzero((top[:, 0] < nar.drop) | ~_exact_in_any_order(top))
     if bad.size:
         s[bad] = _sum_up(_top32(_prods32(rows, r, bad), q, rows.cap32[bad]))
     if np.count_nonzero(short) > _NARROW_REDO * rows.n:
@@ -240,12 +244,13 @@ def node_free(rows, nar, r: np.ndarray, fixed: np.ndarray, blocked: np.ndarray, 
     p32 = nar.prods32(r)
     p32[fixed[nar.idx]] = 0.0
     p32.sort(axis=1)
-    top = np.maximum(p32[:, w - qmax:], rows.cap32[:, None])  # (ascending)
+    top = p32[:, w - qmax:]
+    np.maximum(top, rows.cap32[:, None], out=top)  # (ascending)
     fewer = (q == qmax - 1) & (q > 0)
     free = np.where(q >= qmax, _sum_exact(top), 0.0)
     if fewer.any():
         free[fewer] = _sum_exact(top[fewer, 1:], qmax)
-    bad = np.flatnonzero(((p32[:, w - qmax] < nar.drop) | ~_exact_in_any_order(top)) & ((q >= qmax) | fewer))
+    bad = np.flatnonzero(((top[:, 0] < nar.drop) | ~_exact_in_any_order(top)) & ((q >= qmax) | fewer))
     if bad.size:
         prod = _prods32(rows, r, bad)
         prod[blocked[bad]] = 0.0

@@ -167,7 +167,7 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
             if new[anchor] < 1.0:
                 return True, new
             new[anchor] = 1.0
-        change = float(np.max(r - new))
+        change = float((r - new).max())
         r = new
         if anchor is None:
             live = r >= 1.0
@@ -450,7 +450,7 @@ def node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndar
     same floats from narrowed lists made at ratios at or above r (:func:`.anchor_sums.node_free`)."""
     qmax = int(q.max(initial=0))
     if lists is not None and qmax > 0 and (r <= lists.r0).all():
-        incl = np.flatnonzero(inc)
+        incl = inc.nonzero()[0]
         return rows.P[:, incl] @ r[incl] + node_free(rows, lists, r, fixed, blocked, q, qmax)
     prod = _prods32(rows, r)  # (float32 products: the floats of the float64 products' cast, one pass fewer)
     prod[blocked] = 0.0

@@ -136,7 +136,7 @@ def _plain_sums(rows, r: np.ndarray, whole: bool = False) -> np.ndarray:
     p32.sort(axis=1)
     top = np.maximum(p32[:, L - q:], rows.cap32[:, None])  # (ascending)
     s = _sum_exact(top)
-    bad = np.flatnonzero(~_exact_in_any_order(top))
+    bad = (~_exact_in_any_order(top)).nonzero()[0]
     if bad.size:
         p32 = _prods32(rows, r, bad)
         s[bad] = _sum_up(_top32(p32, q, rows.cap32[bad]))
@@ -208,7 +208,7 @@ def _narrowed_sums(rows, r: np.ndarray) -> np.ndarray:
     s = _sum_exact(top)
     # (a row short of ``drop`` whose cap is at least ``drop``: its capped block is the whole row's all the same,
     # :func:`_capped_block_same`)
-    bad = np.flatnonzero((top[:, 0] < nar.drop) | ~_exact_in_any_order(top))
+    bad = ((top[:, 0] < nar.drop) | ~_exact_in_any_order(top)).nonzero()[0]
     if bad.size:
         s[bad] = _sum_up(_top32(_prods32(rows, r, bad), q, rows.cap32[bad]))
     if np.count_nonzero(short) > _NARROW_REDO * rows.n:
@@ -250,7 +250,7 @@ def node_free(rows, nar, r: np.ndarray, fixed: np.ndarray, blocked: np.ndarray, 
     free = np.where(q >= qmax, _sum_exact(top), 0.0)
     if fewer.any():
         free[fewer] = _sum_exact(top[fewer, 1:], qmax)
-    bad = np.flatnonzero(((top[:, 0] < nar.drop) | ~_exact_in_any_order(top)) & ((q >= qmax) | fewer))
+    bad = (((top[:, 0] < nar.drop) | ~_exact_in_any_order(top)) & ((q >= qmax) | fewer)).nonzero()[0]
     if bad.size:
         prod = _prods32(rows, r, bad)
         prod[blocked[bad]] = 0.0
@@ -291,10 +291,12 @@ def _exact_in_any_order(top: np.ndarray) -> np.ndarray:
     q = top.shape[1]
     hi = top[:, -1].astype(np.float64)
     lo = top[:, 0].astype(np.float64)
-    zero = np.flatnonzero(lo == 0.0)
-    if zero.size:  # (rows with zeros: their smallest nonzero value; 0 again where every value is 0)
-        t = top[zero]
-        lo[zero] = t[np.arange(zero.size), np.argmax(t > 0, axis=1)]
+    zero = lo == 0.0
+    if not zero.any():  # (then hi >= lo > 0)
+        return q * hi < 2.0 ** 29 * lo
+    zero = zero.nonzero()[0]  # (rows with zeros: their smallest nonzero value; 0 again where every value is 0)
+    t = top[zero]
+    lo[zero] = t[np.arange(zero.size), np.argmax(t > 0, axis=1)]
     return (q * hi < 2.0 ** 29 * lo) | (hi == 0.0)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from . import _settings as _S
 from .anchor_sums import (_SEL32_ABS, _SEL32_REL, _joint_ratio, _joint_sums, _plain_sums,  # noqa: F401
                           _prods32, _sum_up, _top32, _top_sums32, vals32_of)  # (re-exported: the row sums' former home)
+from .anchor_sums import node_free, node_lists
 
 _EPS = np.finfo(float).eps
 
@@ -120,7 +121,7 @@ def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 2
 def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.ndarray | None = None,
                  exc: np.ndarray | None = None, anchor: int | None = None, max_iter: int = 200,
                  tol: float = 1e-9, patience: int | None = None,
-                 qs: np.ndarray | None = None) -> tuple[bool, np.ndarray]:
+                 qs: np.ndarray | None = None, lists=None) -> tuple[bool, np.ndarray]:
     """The anchored row-sum iteration, written once (the plain test, its branches, and the exact
     mode's nodes, :mod:`nspca_core.certificates.exact`): ``r <- min(r, s(r) (1 + (k + 4) eps) / gap)``.
 
@@ -134,7 +135,7 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
     at most ``tol``, after ``max_iter``, or (``patience``) when the rows still able to be the
     anchor stopped disappearing for that many iterations.  Returns ``(refuted, r)``.
     ``qs`` (no node): the joint test's sum sizes, one per hypothesis, ``gap`` then ``n x len(qs)``
-    (:func:`anchored_joint_test`).
+    (:func:`anchored_joint_test`).  ``lists`` (a node): :func:`node_sums`' narrowed lists, the same sums.
     """
     k = rows.k
     inflate = 1.0 + (k + 4) * _EPS
@@ -143,7 +144,8 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
         ninc = int(inc.sum())
         q = np.where(inc, k - ninc, k - 1 - ninc)
         dead = exc | (q < 0)
-        blocked = (inc | exc)[rows.idx]
+        fixed = inc | exc
+        blocked = fixed[rows.idx]
         r = r.copy()
         r[dead] = 0.0
     if anchor is not None:
@@ -154,8 +156,8 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
         if qs is not None:  # the joint test (:func:`anchored_joint_test`): the largest ratio over its hypotheses
             ratio = _joint_ratio(rows, r, qs, gapT, inflate)
         else:
-            ratio = node_sums(rows, r, inc, blocked, q) if node else (_first_sums(rows, r) if it == 0 else
-                                                                      _plain_sums(rows, r))
+            ratio = node_sums(rows, r, inc, blocked, q, lists, fixed) if node else (
+                _first_sums(rows, r) if it == 0 else _plain_sums(rows, r))
             ratio *= inflate  # (in place, the sums' own array: s * inflate / gap)
             ratio /= gap
         new = np.minimum(r, ratio)
@@ -165,7 +167,7 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
             if new[anchor] < 1.0:
                 return True, new
             new[anchor] = 1.0
-        change = float(np.max(r - new))
+        change = float((r - new).max())
         r = new
         if anchor is None:
             live = r >= 1.0
@@ -293,8 +295,9 @@ def _branch_all(rows: AnchorRows, tau: float, r: np.ndarray, budget: int, node_i
     if not (gap > 0).all():
         return False, r, 0
     used = 0
+    lists = node_lists(rows, r)  # (every node's ratios are at most r: the same sums from narrower lists)
     for j in np.flatnonzero(r >= 1.0):
-        ok, u = _refute_anchor(rows, gap, r, int(j), budget - used, max_iter=node_iters)
+        ok, u = _refute_anchor(rows, gap, r, int(j), budget - used, max_iter=node_iters, lists=lists)
         used += u
         if not ok:
             return False, r, used
@@ -435,7 +438,7 @@ def _hinted(rows: AnchorRows, lo: float, hi: float, rel_tol: float, steps: int, 
 
 
 def node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndarray,
-              q: np.ndarray) -> np.ndarray:
+              q: np.ndarray, lists=None, fixed: np.ndarray | None = None) -> np.ndarray:
     """Upper bounds on ``sum_{m in J \\ l} (A_lm)_+ r_m`` for supports J with ``inc`` ⊆ J and
     no excluded member: the included part exactly, plus the ``q_l`` largest free products
     (kept candidates, padded with the row's cap).
@@ -443,10 +446,14 @@ def node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndar
     ``q`` takes at most two values (``k - |I|`` on the members, one less elsewhere): the
     ``max q`` largest are found once (one partition, no sort) and the rows taking one fewer drop
     the smallest of them (zeroed, not subtracted: every sum is one of nonnegative terms, whose
-    rounding the caller's ``(k + 4) eps`` covers in any order)."""
+    rounding the caller's ``(k + 4) eps`` covers in any order).  ``lists`` (``fixed``: ``inc`` or excluded): the
+    same floats from narrowed lists made at ratios at or above r (:func:`.anchor_sums.node_free`)."""
+    qmax = int(q.max(initial=0))
+    if lists is not None and qmax > 0 and (r <= lists.r0).all():
+        incl = inc.nonzero()[0]
+        return rows.P[:, incl] @ r[incl] + node_free(rows, lists, r, fixed, blocked, q, qmax)
     prod = _prods32(rows, r)  # (float32 products: the floats of the float64 products' cast, one pass fewer)
     prod[blocked] = 0.0
-    qmax = int(q.max(initial=0))
     free = np.zeros(rows.n)
     if qmax > 0:
         top = _top32(prod, qmax, rows.cap32)  # (selected in float32, summed up in float64)
@@ -461,7 +468,7 @@ def node_sums(rows: AnchorRows, r: np.ndarray, inc: np.ndarray, blocked: np.ndar
 
 
 def _refute_anchor(rows: AnchorRows, gap: np.ndarray, r0: np.ndarray, j: int, budget: int,
-                   max_iter: int = 40, tol: float = 1e-9) -> tuple[bool, int]:
+                   max_iter: int = 40, tol: float = 1e-9, lists=None) -> tuple[bool, int]:
     """Branch and bound refuting "``OPT > tau`` with j the largest entry of an optimal x".
 
     A node fixes members ``I`` (``j in I``) and non-members ``E`` of the support J.
@@ -483,7 +490,7 @@ def _refute_anchor(rows: AnchorRows, gap: np.ndarray, r0: np.ndarray, j: int, bu
         nodes += 1
         if nodes > budget:
             return False, nodes
-        refuted, r = row_fixpoint(rows, gap, r, inc=inc, exc=exc, anchor=j, max_iter=max_iter, tol=tol)
+        refuted, r = row_fixpoint(rows, gap, r, inc=inc, exc=exc, anchor=j, max_iter=max_iter, tol=tol, lists=lists)
         if refuted:
             continue
         free = ~(inc | exc)

@@ -108,6 +108,16 @@ def _sum_up(top: np.ndarray) -> np.ndarray:
     return top.sum(axis=1, dtype=np.float64) * _SEL32_REL + top.shape[1] * _SEL32_ABS
 
 
+def _sum_exact(top: np.ndarray, q: int | None = None) -> np.ndarray:
+    """:func:`_sum_up`'s floats on every row of ``top`` whose sum is exact in any order (:func:`_exact_in_any_order`:
+    then every order and grouping of the additions gives the one exact sum, so a BLAS product with ones does too;
+    its multiplies by 1 are exact, and a fused multiply-add rounds once, to that sum), rounded up the same way, ``q``
+    (default the block's width) the padding's count; other rows get other floats (callers sum them again).  Issue 39:
+    ~0.4x the time of the casting reduction on CBCL's 361 x 10..60 blocks."""
+    q = top.shape[1] if q is None else q
+    return (top.astype(np.float64) @ np.ones(top.shape[1])) * _SEL32_REL + q * _SEL32_ABS
+
+
 def _plain_sums(rows, r: np.ndarray, whole: bool = False) -> np.ndarray:
     """``s_l``: the ``k - 1`` largest of ``(A_lm)_+ r_m`` (kept candidates, padded with the cap),
     rounded up (:func:`_top_sums32`).
@@ -118,15 +128,15 @@ def _plain_sums(rows, r: np.ndarray, whole: bool = False) -> np.ndarray:
     are summed as before (np.partition of their own products: a row's selection and sum do not depend on
     the other rows)."""
     q, L = rows.m, rows.idx.shape[1]
-    if not whole and rows.vals32 is not None and 0 < q and _narrow_width(q) < L:  # (the thin route's rows: narrowed)
-        return _narrowed_sums(rows, r)
+    if not whole and (rows.vals32 is not None or rows.n >= _SORT_ROWS_FROM) and 0 < q and _narrow_width(q) < L:
+        return _narrowed_sums(rows, r)  # (the thin route's rows, and the dense rows sorted below: narrowed)
     if not 0 < q < L <= _SORT_UPTO or rows.n < _SORT_ROWS_FROM:
         return _sum_up(_top32(_prods32(rows, r), q, rows.cap32))
     p32 = _prods32(rows, r)
     p32.sort(axis=1)
     top = np.maximum(p32[:, L - q:], rows.cap32[:, None])  # (ascending)
-    s = _sum_up(top)
-    bad = np.flatnonzero(~_exact_in_any_order(top))
+    s = _sum_exact(top)
+    bad = (~_exact_in_any_order(top)).nonzero()[0]
     if bad.size:
         p32 = _prods32(rows, r, bad)
         s[bad] = _sum_up(_top32(p32, q, rows.cap32[bad]))
@@ -139,13 +149,14 @@ def _narrow_width(q: int) -> int:
 
 
 class _Narrowed:
-    """Each row's :func:`_narrow_width` largest products at ratios ``r0`` (their columns ``idx`` and float32 values
-    ``vals32``, taken from the rows' own lists) and ``drop``, the largest float32 product of the rest there.  Every
-    product of the rest at ratios ``r <= r0`` (entrywise) is at most ``drop``: the float32 products are monotone in
-    r (:func:`up32` and a rounded product are)."""
+    """Each row's :func:`_narrow_width` (or ``width``) largest products at ratios ``r0`` (their columns ``idx`` and
+    values, ``vals32`` float32 inside :func:`float32_products`, else ``vals`` float64: taken from the rows' own
+    lists) and ``drop``, the largest float32 product of the rest there.  Every product of the rest at ratios ``r <=
+    r0`` (entrywise) is at most ``drop``: the float32 products are monotone in r (:func:`up32`, a rounded product
+    and its rounding to float32 are)."""
 
-    def __init__(self, rows, r: np.ndarray):
-        L, w = rows.idx.shape[1], _narrow_width(rows.m)
+    def __init__(self, rows, r: np.ndarray, width: int | None = None):
+        L, w = rows.idx.shape[1], _narrow_width(rows.m) if width is None else width
         p32 = _prods32(rows, r)
         pos = np.argpartition(p32, L - w - 1, axis=1)  # (ascending: the w largest after position L - w - 1)
         at = np.arange(rows.n)
@@ -153,8 +164,19 @@ class _Narrowed:
         # (the kept entries gathered through the flat index: the arrays np.take_along_axis gives, ~0.6x its time)
         keep = pos[:, L - w:] + (at * L)[:, None]
         self.idx = np.take(rows.idx.reshape(-1), keep)
-        self.vals32 = np.take(rows.vals32.reshape(-1), keep)
+        self.vals32 = None if rows.vals32 is None else np.take(rows.vals32.reshape(-1), keep)
+        self.vals = np.take(rows.vals.reshape(-1), keep) if rows.vals32 is None else None
         self.r0 = np.array(r, dtype=float)
+
+    def prods32(self, r: np.ndarray) -> np.ndarray:
+        """The kept candidates' float32 products at ``r``, the floats :func:`_prods32` gives them."""
+        if self.vals32 is not None:
+            p32 = np.take(up32(r), self.idx)
+            p32 *= self.vals32
+            return p32
+        t = np.take(r, self.idx)
+        t *= self.vals  # (the float64 products, then their float32 rounding: the floats of the casting multiply)
+        return t.astype(np.float32)
 
 
 def _narrowed_sums(rows, r: np.ndarray) -> np.ndarray:
@@ -178,18 +200,74 @@ def _narrowed_sums(rows, r: np.ndarray) -> np.ndarray:
             return _plain_sums(rows, r, whole=True)  # (ratios still moving: the whole rows this time)
         nar = rows.narrowed = _Narrowed(rows, r)
     w = nar.idx.shape[1]
-    p32 = np.take(up32(r), nar.idx)
-    p32 *= nar.vals32
+    p32 = nar.prods32(r)
     p32.sort(axis=1)
-    top = np.maximum(p32[:, w - q:], rows.cap32[:, None])  # (ascending)
-    s = _sum_up(top)
     short = p32[:, w - q] < nar.drop
-    bad = np.flatnonzero(short | ~_exact_in_any_order(top))
+    top = p32[:, w - q:]
+    np.maximum(top, rows.cap32[:, None], out=top)  # (ascending; in place, the products' own array)
+    s = _sum_exact(top)
+    # (a row short of ``drop`` whose cap is at least ``drop``: its capped block is the whole row's all the same,
+    # :func:`_capped_block_same`)
+    bad = ((top[:, 0] < nar.drop) | ~_exact_in_any_order(top)).nonzero()[0]
     if bad.size:
         s[bad] = _sum_up(_top32(_prods32(rows, r, bad), q, rows.cap32[bad]))
     if np.count_nonzero(short) > _NARROW_REDO * rows.n:
         rows.narrowed = None  # (made again where the ratios settle)
     return s
+
+
+def node_lists(rows, r0: np.ndarray):
+    """Narrowed lists (:class:`_Narrowed`, :data:`_NODE_EXTRA` more candidates than the largest sum) for the
+    branch-and-bound nodes of one anchored test (:func:`nspca_core.certificates.anchor._branch_all`) at its ratios
+    ``r0``: every node below starts at or under them; None where they would not be narrower than the rows (or the
+    rows are few: :data:`_SORT_ROWS_FROM`)."""
+    w = rows.m + _NODE_EXTRA
+    if rows.m < 1 or w >= rows.idx.shape[1] or rows.n < _SORT_ROWS_FROM:
+        return None
+    return _Narrowed(rows, r0, width=w)
+
+
+def node_free(rows, nar, r: np.ndarray, fixed: np.ndarray, blocked: np.ndarray, q: np.ndarray, qmax: int):
+    """The free part of :func:`nspca_core.certificates.anchor.node_sums` (per row the ``q_l`` largest capped
+    products of its free candidates, ``q`` taking the values ``qmax`` and ``qmax - 1``, 0 elsewhere) float for
+    float, from narrowed lists ``nar`` made at ratios at or above ``r`` (:func:`node_lists`; ``fixed``: the node's
+    members and non-members, ``blocked`` the same on the rows' whole lists).
+
+    The same floats: the blocked products are zeros in both lists; a row's products outside ``nar`` are at most
+    ``nar.drop`` at r (:class:`_Narrowed`), so where the ``qmax``-th largest of its narrowed ones is at least that,
+    its ``qmax`` largest (capped) are the whole row's, as a multiset; sorted, the block's float64 sum is the one
+    :func:`_sum_up` gives the whole row's partitioned block where it is exact in any order
+    (:func:`_exact_in_any_order`), and so is the sum without its smallest value (the rows taking one fewer: a
+    part of a block exact in any order is).  Every other row is summed as node_sums sums it (np.partition of
+    its own products; a row's selection and sums do not depend on the other rows)."""
+    w = nar.idx.shape[1]
+    p32 = nar.prods32(r)
+    p32[fixed[nar.idx]] = 0.0
+    p32.sort(axis=1)
+    top = p32[:, w - qmax:]
+    np.maximum(top, rows.cap32[:, None], out=top)  # (ascending)
+    fewer = (q == qmax - 1) & (q > 0)
+    free = np.where(q >= qmax, _sum_exact(top), 0.0)
+    if fewer.any():
+        free[fewer] = _sum_exact(top[fewer, 1:], qmax)
+    bad = (((top[:, 0] < nar.drop) | ~_exact_in_any_order(top)) & ((q >= qmax) | fewer)).nonzero()[0]
+    if bad.size:
+        prod = _prods32(rows, r, bad)
+        prod[blocked[bad]] = 0.0
+        t = _top32(prod, qmax, rows.cap32[bad])
+        qb = q[bad]
+        free[bad] = np.where(qb >= qmax, _sum_up(t), 0.0)
+        fb = (qb == qmax - 1) & (qb > 0)
+        if fb.any():
+            t = t[fb]
+            t[np.arange(t.shape[0]), np.argmin(t, axis=1)] = 0.0
+            free[bad[fb]] = _sum_up(t)
+    return free
+
+
+# the node lists' candidates beyond the largest sum's (node_lists: a node's members and non-members are zeros there;
+# CBCL's branchings at k = 6..13, q <= 12)
+_NODE_EXTRA = 24
 
 
 # _narrowed_sums: the narrowed lists dropped where more than this share of the rows fell short of them; made only at
@@ -213,10 +291,12 @@ def _exact_in_any_order(top: np.ndarray) -> np.ndarray:
     q = top.shape[1]
     hi = top[:, -1].astype(np.float64)
     lo = top[:, 0].astype(np.float64)
-    zero = np.flatnonzero(lo == 0.0)
-    if zero.size:  # (rows with zeros: their smallest nonzero value; 0 again where every value is 0)
-        t = top[zero]
-        lo[zero] = t[np.arange(zero.size), np.argmax(t > 0, axis=1)]
+    zero = lo == 0.0
+    if not zero.any():  # (then hi >= lo > 0)
+        return q * hi < 2.0 ** 29 * lo
+    zero = zero.nonzero()[0]  # (rows with zeros: their smallest nonzero value; 0 again where every value is 0)
+    t = top[zero]
+    lo[zero] = t[np.arange(zero.size), np.argmax(t > 0, axis=1)]
     return (q * hi < 2.0 ** 29 * lo) | (hi == 0.0)
 
 

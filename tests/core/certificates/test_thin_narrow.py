@@ -124,7 +124,8 @@ def test_narrowed_lists_made_where_ratios_settle_and_dropped_where_rows_fall_sho
 
 
 def test_no_narrowed_lists_outside_the_float32_block(monkeypatch):
-    """Rows made outside :func:`float32_products` (every other route) never take the narrowed path."""
+    """Rows made outside :func:`float32_products` (every other route) on fewer than ``_SORT_ROWS_FROM`` rows never take
+    the narrowed path (from that many rows on they do: tests/core/certificates/test_anchor_narrow_dense.py)."""
     monkeypatch.setattr(anchor_sums, "_narrow_width", lambda q: q + 3)
     A = _thin(8, 60, 4)
     rows = AnchorRows(A, 6)

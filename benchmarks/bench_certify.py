@@ -623,6 +623,11 @@ def path_data(name):
 
         X = DATA[name][1]()  # img24: every 4th k (1, 5, .., 573; its certify(k) at all 576 k cost ~176 CPU s)
         return X, list(range(1, X.shape[1] + 1, 1 if name == "img19" else 4)), 0.95, 500
+    if name in ("g60x2500", "g72x1000", "g48x1800"):  # bench_unseen's thin gene stand-ins (uncentered, as written)
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from bench_unseen import DATA
+
+        return DATA[name][1](), list(range(2, 201)), 0.95, 2000
     X = gene_shaped(name) if name in ("golub", "dlbcl") else load(name)
     if X is None:
         return None, None, None, None
@@ -636,7 +641,7 @@ def path_worker(name, out):
     in units of one thin SVD of X, or one eigh of the covariance when m >= n), its bounds to ``out``."""
     X, ks, _, _ = path_data(name)
     m, n = X.shape
-    unit = svd_unit(X) if m < n else unit_eigh(X.T @ X / m, clock=time.process_time)
+    unit = svd_unit(X - X.mean(axis=0)) if m < n else unit_eigh(X.T @ X / m, clock=time.process_time)
     t = time.process_time()
     path = certify_path(X, ks=ks)
     sec = time.process_time() - t

@@ -275,15 +275,22 @@ class SparseCov(Cov):
         -----
         Memory O(nnz + (n + m)(d + 1)) plus the solver's Krylov basis (ARPACK
         keeps ``ncv = max(2(d+1)+1, 20)`` vectors of the operator's side).
-        When ``d + 1`` is not below ``min(m, n)`` the problem is tiny and is
-        solved densely (via :meth:`dense`, under the budget).
+        When ARPACK's Krylov basis would span the smaller side (``min(m, n) <=
+        max(2(d+1)+1, 20)``, or ``d + 1`` not below it) the problem is tiny and
+        is solved densely: the m x m Gram of the centered data when ``m < n``,
+        else :meth:`dense` (under the budget).  ARPACK restarts from its own
+        random vector when its basis becomes invariant, a seed that advances
+        from call to call: the same data gave another last bit of ``V`` (and
+        of every answer built on it) on a second call in one process.
         """
         d = check("d", d, n_features=self.n)
         if method not in FACTOR_METHODS:
             raise InputError(f"`method` must be one of {FACTOR_METHODS}; got {method!r}")
         count = d + 1
-        if count >= min(self.m, self.n):
+        if min(self.m, self.n) <= max(2 * count + 1, 20):  # (ARPACK's ncv default: its basis is the whole side)
             from ..lowrank import lowrank_factor_clean
+            if self.m < self.n:  # the centered data, m x n with m <= 20 or so rows (no n x n matrix)
+                return lowrank_factor_clean(self.data_rmatvec(np.eye(self.m)).T, None, d)
             return lowrank_factor_clean(None, self.dense(), d)  # A built here: no second validation
         if method == "eigsh":
             w, U = self._factor_eigsh(count, tol)

@@ -23,6 +23,7 @@ from ._common.screen import SingleProducts
 from ._common.pairs import opt_pairs
 from ._common.points import make_result
 from ._common.rank1 import rank1_points
+from ._common.single_step import SingleTopK
 from ._common.steps import TopK
 from ._common.validation import as_rng
 from .enet import enet_directions, enet_samples, enet_top
@@ -377,7 +378,8 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
     jump = SupportJump(cov, top_only=single is not None) if type(cov) is Cov and cov.thin and cov._A is None \
         else None
     matvec = single if single is not None else _SparseRows.of(cov, k) or cov.matvec
-    r = ascent(matvec, X0, k, step=TopK(compact_start=True), key=key, screen=screen, jump=jump,
+    step = SingleTopK(compact_start=True) if single is not None else TopK(compact_start=True)
+    r = ascent(matvec, X0, k, step=step, key=key, screen=screen, jump=jump,
                merge="support", dominated=_AUTO_DOMINATED, exempt=_tpower_own(names), xtol=_AUTO_XTOL)
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))

@@ -106,10 +106,14 @@ def _thin_cov(seed, m=30, n=1000):
 
 @pytest.mark.parametrize("k", [3, 10, 50])
 def test_auto_answers_unchanged(monkeypatch, k):
-    """auto with the float32 selection against auto with TopK's on thin float32-product data: the same
-    x, variance and candidates, float for float."""
+    """auto with the float32 selection and start against auto with TopK's on thin float32-product data:
+    the same x, variance and candidates, float for float."""
+    class Plain(TopK):  # TopK's selection and start, with SingleTopK's signature
+        def __init__(self, compact_start=True, single_from=None):
+            super().__init__(compact_start=compact_start)
+
     outs = []
-    for cls in (TopK, SingleTopK):
+    for cls in (Plain, SingleTopK):
         monkeypatch.setattr(solve, "SingleTopK", cls)
         r = fit_cov(_thin_cov(k), k, "auto", 3, 0.1, 0, None, {})
         outs.append(r)
@@ -118,3 +122,59 @@ def test_auto_answers_unchanged(monkeypatch, k):
     assert a.variance == b.variance
     assert a.info["polished"] == b.info["polished"]
     assert a.info["starts"] == b.info["starts"]
+
+
+def _starts(seed, n, p, j0):
+    """Start columns as auto's batch gets them with float32 products: float64 columns (tpower's, rank-1
+    ones) before ``j0``, random starts holding float32 numbers (signed, dense) from it, Fortran-ordered."""
+    rng = np.random.default_rng(seed)
+    X0 = np.empty((n, p), order="F")
+    X0[:, :j0] = np.abs(rng.standard_normal((n, j0)))
+    X0[:, j0:] = rng.standard_normal((n, p - j0)).astype(np.float32)
+    return X0
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(12, 300), p=st.integers(2, 14), k=st.integers(1, 30),
+       split=st.floats(0.0, 1.0), ties=st.booleans())
+def test_single_start_is_the_start(seed, n, p, k, split, ties):
+    """SingleTopK's start (the random starts projected by project_single) equals TopK's, float for
+    float: any split point, k, ties in the float32 columns (copied entries), columns too sparse."""
+    k = min(k, n - 1)
+    j0 = int(split * (p - 1))
+    X0 = _starts(seed, n, p, j0)
+    if ties:  # a tie at the k-th largest of the last column, and a column with few positive entries
+        col = np.sort(X0[:, -1])[::-1]
+        X0[np.argsort(-X0[:, -1])[k:k + 2], -1] = col[k - 1]
+        X0[:, j0] = -np.abs(X0[:, j0])
+        X0[:k // 2, j0] = 1.0
+    key = np.random.default_rng(seed + 2).permutation(n)
+    kc = np.full(p, k)
+    a = TopK(compact_start=True).start_compact(X0, kc, key, k)
+    b = SingleTopK(compact_start=True, single_from=j0).start_compact(X0, kc, key, k)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+def test_when_the_float32_start_is_taken(monkeypatch):
+    """project_single runs only on the trailing float32 columns of a Fortran-ordered start matrix below
+    _KTH_SAMPLE_MIN_N features, at one k in (0, n), and answers only when each has more than k positive
+    entries (counted on both sides)."""
+    calls = []
+    real = single_step.project_single
+    monkeypatch.setattr(single_step, "project_single",
+                        lambda B, k, key, w: calls.append(B.shape) or real(B, k, key, w))
+
+    def run(n=500, p=10, j0=4, k=5, order="F", single_from=4, kc=None):
+        X0 = np.array(_starts(1, n, p, j0), order=order)
+        calls.clear()
+        out = SingleTopK(compact_start=True, single_from=single_from).start_compact(
+            X0, np.full(p, k) if kc is None else kc, np.arange(n), k)
+        return len(calls), out
+
+    assert run()[0] == 1
+    assert run(single_from=None)[0] == 0
+    assert run(order="C")[0] == 0
+    assert run(n=_KTH_SAMPLE_MIN_N)[0] == 0
+    assert run(kc=np.array([5] * 9 + [4]))[0] == 0  # two k
+    assert run(single_from=9)[0] == 0  # one column: one_index says no
+    assert real(np.abs(_starts(1, 50, 3, 0)) * (np.arange(50) < 4)[:, None], 5, np.arange(50), 5) is None

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kth import _nonzero_by_column, column_counts, kth_one, one_index
-from .steps import TopK, _scatter, project_compact, topk_mask
+from .kth import _nonzero_by_column, column_counts, kth_largest, kth_one, one_index
+from .steps import TopK, _kth_clipped, _scatter, topk_mask
 
 __all__ = ["SingleTopK", "select_single", "project_single"]
 
@@ -43,25 +43,42 @@ def select_single(Y: np.ndarray, k: int):
     return (idx, vals) if (vals > 0).all() else None
 
 
-def project_single(B: np.ndarray, k: int, key, width: int):
-    """:func:`~nspca_core._common.steps.project_compact` of the columns of B (n, q), Fortran-ordered,
-    whose entries are float32 numbers (auto's random starts ``A r`` from float32 products), each with
-    more than k positive entries (else None: the caller projects them), at one k with 0 < k < n:
-    ``(idx, vals)`` of ``width`` rows.  The same floats: ``project_compact``'s k-th largest of each
-    column (``_kth_clipped``, one partition at one index) taken from the float32 copy, the same number;
-    the mask, the kept entries and their normalization as there."""
-    n, q = B.shape
-    Yp = np.maximum(B, 0.0)
-    if not (column_counts(Yp != 0) > k).all():
-        return None
-    t = np.maximum(kth_one(B.astype(np.float32), k).astype(np.float64), 0.0)
-    cols, rows = _nonzero_by_column(topk_mask(Yp, k, key, floor=0.0, t=t))
-    idx, vals = _scatter(rows, cols, Yp[rows, cols], n, q, width)
-    top = vals.max(axis=0)
-    if not (top > 0).all():
-        return None
-    vals /= top
-    vals /= np.linalg.norm(vals, axis=0)
+def project_single(X0: np.ndarray, k: int, key, width: int, j0: int):
+    """:func:`~nspca_core._common.steps.project_compact` of the columns of X0 (n, p) at one k (0 < k < n)
+    whose columns from ``j0`` on hold float32 numbers (auto's random starts ``A r`` from float32 products),
+    Fortran-ordered: ``(idx, vals)`` of ``width`` rows, the same floats.  Its code, but for the k-th
+    largest of those columns (``_kth_clipped``: one partition at one index), taken from their float32
+    copy: the same numbers (it enters only comparisons).  The normalization runs on the whole (width, p)
+    matrix as there: a reduction over fewer columns may sum in another order (one column: pairwise)."""
+    n, p = X0.shape
+    Yp = np.maximum(X0, 0.0)
+    M = Yp != 0
+    g = np.flatnonzero(column_counts(M) > k)  # the columns with more than k positive entries
+    t = np.empty(g.size)
+    head, tail = g < j0, g >= j0
+    if head.any():
+        th = _kth_clipped(X0[:, g[head]], k)
+        t[head] = th if th is not None else kth_largest(Yp[:, g[head]], k)
+    if tail.any():
+        t[tail] = np.maximum(kth_one(X0[:, g[tail]].astype(np.float32), k), 0.0)
+    if g.size == 0:  # feasible supports (a polish, a rank-1 start): T_k keeps every positive entry
+        cols, rows = _nonzero_by_column(M)
+    elif g.size == p:
+        cols, rows = _nonzero_by_column(topk_mask(Yp, np.full(p, k), key, floor=0.0, t=t))
+    else:  # the selection on those columns only (it is per column: the same masks)
+        M[:, g] = topk_mask(Yp[:, g], np.full(g.size, k), key, floor=0.0, t=t)
+        cols, rows = _nonzero_by_column(M)
+    idx, vals = _scatter(rows, cols, Yp[rows, cols], n, p, width)
+    top = vals.max(axis=0) if vals.shape[0] else np.zeros(p)
+    ok = top > 0
+    if ok.all():
+        vals /= top
+        vals /= np.linalg.norm(vals, axis=0)
+        return idx, vals
+    vals[:, ok] /= top[ok]
+    vals[:, ok] /= np.linalg.norm(vals[:, ok], axis=0)
+    idx[:, ~ok], vals[:, ~ok] = n, 0.0  # no positive entry: the basis vector of the smallest key
+    idx[0, ~ok], vals[0, ~ok] = int(np.argmin(key)) if key is not None else 0, 1.0
     return idx, vals
 
 
@@ -71,7 +88,7 @@ class SingleTopK(TopK):
     (:class:`~nspca_core._common.screen.SingleProducts`): where ``_select`` would partition all n
     entries of Fortran-ordered products at one k (:func:`one_index`), :func:`select_single` does it in
     float32.  ``single_from``: the first of the trailing start columns that hold float32 numbers (auto's
-    random starts), projected by :func:`project_single` (the others by ``project_compact``).  The same
+    random starts), whose k-th largest :func:`project_single` takes in float32.  The same
     iterates."""
 
     single_from: int | None = None
@@ -82,12 +99,7 @@ class SingleTopK(TopK):
         if j0 is not None and self.compact_start and not self.signed and 0 <= j0 < X0.shape[1] \
                 and kk.size and kk.min() == kk.max() and 0 < int(kk.flat[0]) < X0.shape[0] \
                 and one_index(X0[:, j0:]):
-            tail = project_single(X0[:, j0:], int(kk.flat[0]), key, width)
-            if tail is not None:
-                if j0 == 0:
-                    return tail
-                head = project_compact(X0[:, :j0], kk[:j0] if kk.ndim else kk, key, width)
-                return np.hstack([head[0], tail[0]]), np.hstack([head[1], tail[1]])
+            return project_single(X0, int(kk.flat[0]), key, width, j0)
         return super().start_compact(X0, kc, key, width)
 
     def _select(self, Y, ia, kc, key, prev):

@@ -156,25 +156,29 @@ def test_single_start_is_the_start(seed, n, p, k, split, ties):
 
 
 def test_when_the_float32_start_is_taken(monkeypatch):
-    """project_single runs only on the trailing float32 columns of a Fortran-ordered start matrix below
-    _KTH_SAMPLE_MIN_N features, at one k in (0, n), and answers only when each has more than k positive
-    entries (counted on both sides)."""
+    """project_single runs only with trailing float32 columns of a Fortran-ordered start matrix below
+    _KTH_SAMPLE_MIN_N features, at one k in (0, n) (counted on both sides); where it runs, TopK's start."""
     calls = []
     real = single_step.project_single
     monkeypatch.setattr(single_step, "project_single",
-                        lambda B, k, key, w: calls.append(B.shape) or real(B, k, key, w))
+                        lambda X0, k, key, w, j0: calls.append(j0) or real(X0, k, key, w, j0))
 
-    def run(n=500, p=10, j0=4, k=5, order="F", single_from=4, kc=None):
-        X0 = np.array(_starts(1, n, p, j0), order=order)
+    def run(n=500, p=10, j0=4, k=5, order="F", single_from=4, kc=None, X0=None):
+        X0 = np.array(_starts(1, n, p, j0) if X0 is None else X0, order=order)
+        kc = np.full(p, k) if kc is None else kc
         calls.clear()
-        out = SingleTopK(compact_start=True, single_from=single_from).start_compact(
-            X0, np.full(p, k) if kc is None else kc, np.arange(n), k)
-        return len(calls), out
+        out = SingleTopK(compact_start=True, single_from=single_from).start_compact(X0, kc, np.arange(n), k)
+        ref = TopK(compact_start=True).start_compact(X0, kc, np.arange(n), k)
+        assert np.array_equal(out[0], ref[0]) and np.array_equal(out[1], ref[1])
+        return len(calls)
 
-    assert run()[0] == 1
-    assert run(single_from=None)[0] == 0
-    assert run(order="C")[0] == 0
-    assert run(n=_KTH_SAMPLE_MIN_N)[0] == 0
-    assert run(kc=np.array([5] * 9 + [4]))[0] == 0  # two k
-    assert run(single_from=9)[0] == 0  # one column: one_index says no
-    assert real(np.abs(_starts(1, 50, 3, 0)) * (np.arange(50) < 4)[:, None], 5, np.arange(50), 5) is None
+    assert run() == 1
+    assert run(single_from=None) == 0
+    assert run(order="C") == 0
+    assert run(n=_KTH_SAMPLE_MIN_N) == 0
+    assert run(kc=np.array([5] * 9 + [4])) == 0  # two k
+    assert run(single_from=9) == 0  # one trailing column: one_index says no
+    assert run(j0=1, single_from=1) == 1  # one leading column (its norm: the whole matrix's reduction)
+    feasible = np.abs(_starts(1, 50, 3, 0)) * (np.arange(50) < 4)[:, None]  # 4 positive entries each
+    feasible[:, 0] = -np.abs(_starts(2, 50, 1, 0)[:, 0])  # dense, none positive: the basis vector
+    assert run(n=50, p=3, j0=0, single_from=0, X0=feasible) == 1  # every column feasible or empty

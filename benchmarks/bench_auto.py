@@ -100,7 +100,8 @@ def data_dir() -> Path:
 
 
 def load(name):
-    """Centered data of one set (a real one from NSPCA_DATA_DIR, or a gene-shaped synthetic one)."""
+    """Centered data of one set (a real one from NSPCA_DATA_DIR, or a gene-shaped synthetic one; g72x1000,
+    g60x2500, g48x1800: bench_unseen's thin gene stand-ins, never in a default run)."""
     import numpy as np
 
     if name in ("small", "thin"):  # random data: 54 x 39 (em's range), 30 x 2,000 of rank ~3 plus noise
@@ -109,6 +110,12 @@ def load(name):
         X = rng.standard_normal((m, n)) * rng.uniform(0.2, 3.0, n)
         if name == "thin":
             X = 0.05 * X + rng.standard_normal((m, 3)) @ (rng.standard_normal((3, n)) * rng.uniform(0.1, 3.0, n))
+        return X - X.mean(axis=0)
+    if name in ("g72x1000", "g60x2500", "g48x1800"):  # bench_unseen's thin stand-ins, centered (issue 39 T4)
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_unseen import GENES, gene
+
+        X = gene(*GENES[name])
         return X - X.mean(axis=0)
     if name in ("golub", "dlbcl"):
         sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -23,6 +23,7 @@ from ._common.screen import SingleProducts
 from ._common.pairs import opt_pairs
 from ._common.points import make_result
 from ._common.rank1 import rank1_points
+from ._common.single_step import SingleTopK
 from ._common.steps import TopK
 from ._common.validation import as_rng
 from .enet import enet_directions, enet_samples, enet_top
@@ -377,12 +378,21 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
     jump = SupportJump(cov, top_only=single is not None) if type(cov) is Cov and cov.thin and cov._A is None \
         else None
     matvec = single if single is not None else _SparseRows.of(cov, k) or cov.matvec
-    r = ascent(matvec, X0, k, step=TopK(compact_start=True), key=key, screen=screen, jump=jump,
+    step = TopK(compact_start=True) if single is None else \
+        SingleTopK(compact_start=True, single_from=_random_from(names))
+    r = ascent(matvec, X0, k, step=step, key=key, screen=screen, jump=jump,
                merge="support", dominated=_AUTO_DOMINATED, exempt=_tpower_own(names), xtol=_AUTO_XTOL)
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}
     return (before, after, {nm: r.X[:, j] for j, nm in enumerate(names)}, _Supports(r.X, names))
+
+
+def _random_from(names: list) -> int | None:
+    """The first of the random starts ``A r`` when they are the last columns (:func:`_auto_starts`; with
+    float32 products their entries are float32 numbers, :class:`SingleTopK`'s ``single_from``), else None."""
+    j = next((i for i, nm in enumerate(names) if nm.startswith("random#")), None)
+    return j if j is not None and all(nm.startswith("random#") for nm in names[j:]) else None
 
 
 def _tpower_own(names: list) -> np.ndarray | None:

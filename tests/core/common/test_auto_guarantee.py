@@ -4,6 +4,7 @@ that would have ended as tpower's winner (random thin 12 x 1,019 data, k = 3, ra
 0.9445); tpower's own starts are now exempt from it (``ascent(exempt=)``, solve._tpower_own)."""
 
 import numpy as np
+import pytest
 from hypothesis import Phase, example, given, settings, strategies as st
 
 from nspca_core._common.ascent import ascent, project
@@ -31,7 +32,11 @@ def _others(n):
     return out + [("enet", 3), ("spannogram", 2)] if n <= 300 else out
 
 
-@settings(max_examples=25, deadline=None, phases=[Phase.explicit, Phase.generate])
+# auto >= tpower (its own starts, exempt from the dominance stop) and >= em where auto runs it are built in;
+# zass, enet and the d = 2 spannogram are not run by auto at d = 3, and random draws exist where one of them is
+# better (below).  So the draws are fixed (derandomize): the test checks these draws on every change, and a
+# new draw that breaks the unbuilt part is a finding for bench_auto's grid, not a flaky make test.
+@settings(max_examples=25, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate])
 @given(st.integers(0, 10_000), st.sampled_from([(12, 1019), (10, 300), (30, 280), (8, 600), (60, 40), (40, 60),
                                                   (150, 90), (20, 120)]),
        st.integers(3, 10), st.integers(0, 5), st.booleans())
@@ -46,6 +51,21 @@ def test_auto_never_below_a_cheap_shipped_method(seed, shape, k, rs, strong):
     for method, d in _others(n):
         v = fit_cov(cov, k, method, d, 0.1, rs, None, {}).variance
         assert a.variance >= v * (1 - 1e-12), (method, a.variance / v)
+
+
+@pytest.mark.parametrize("seed, shape, k, rs, strong, method, d, ratio", [
+    pytest.param(1645, (10, 300), 6, 4, False, "enet", 3, 0.98910, marks=pytest.mark.xfail(strict=True)),
+    pytest.param(732, (40, 60), 5, 1, True, "spannogram", 2, 0.99689, marks=pytest.mark.xfail(strict=True)),
+])
+def test_inputs_where_a_method_auto_does_not_run_is_better(seed, shape, k, rs, strong, method, d, ratio):
+    """Random draws (issue 39, helper auto23) where the eps-net or the d = 2 spannogram, which auto does not
+    run at d = 3 (n > 52: ``_exact_d3_cheap``; ``_AUTO_ENET`` off), finds more variance than auto: the
+    guarantee beyond tpower and em is bench_auto's grid and the fixed draws above, not every input.  Strict
+    xfail: the day auto reaches them, this fails and the README's wording can widen."""
+    cov = _data(seed, *shape, strong)
+    a = fit_cov(cov, k, "auto", 3, 0.1, rs, None, {}).variance
+    v = fit_cov(cov, k, method, d, 0.1, rs, None, {}).variance
+    assert a >= v * (1 - 1e-12), (method, a / v, "measured", ratio)
 
 
 @settings(max_examples=20, deadline=None)

@@ -278,7 +278,8 @@ class SparseCov(Cov):
         When ARPACK's Krylov basis would span the smaller side (``min(m, n) <=
         max(2(d+1)+1, 20)``, or ``d + 1`` not below it) the problem is tiny and
         is solved densely: the m x m Gram of the centered data when ``m < n``,
-        else :meth:`dense` (under the budget).  ARPACK restarts from its own
+        else :meth:`dense` where the budget allows ``8 n^2`` bytes (else
+        ARPACK, unless ``d + 1 >= n``: then :meth:`dense` or its refusal).  ARPACK restarts from its own
         random vector when its basis becomes invariant, a seed that advances
         from call to call: the same data gave another last bit of ``V`` (and
         of every answer built on it) on a second call in one process.
@@ -287,11 +288,13 @@ class SparseCov(Cov):
         if method not in FACTOR_METHODS:
             raise InputError(f"`method` must be one of {FACTOR_METHODS}; got {method!r}")
         count = d + 1
-        if min(self.m, self.n) <= max(2 * count + 1, 20):  # (ARPACK's ncv default: its basis is the whole side)
+        whole = count >= min(self.m, self.n)
+        if whole or min(self.m, self.n) <= max(2 * count + 1, 20):  # (ARPACK's ncv default: its basis, the side)
             from ..lowrank import lowrank_factor_clean
             if self.m < self.n:  # the centered data, m x n with m <= 20 or so rows (no n x n matrix)
                 return lowrank_factor_clean(self.data_rmatvec(np.eye(self.m)).T, None, d)
-            return lowrank_factor_clean(None, self.dense(), d)  # A built here: no second validation
+            if whole or 8 * self.n * self.n <= self.dense_budget:  # (else ARPACK, as the budget asks)
+                return lowrank_factor_clean(None, self.dense(), d)  # A built here: no second validation
         if method == "eigsh":
             w, U = self._factor_eigsh(count, tol)
         elif method == "svds":

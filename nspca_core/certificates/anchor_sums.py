@@ -395,7 +395,7 @@ def top_test_fails(A: np.ndarray, k: int, tau: float, x) -> bool:
     nonlinear power steps of T^W, checked with the products and sums rounded down by ``(k + 4) eps`` and the gaps
     up by ``4 eps``, and :data:`_FAILS_MARGIN`.  Also True where a gap ``tau - A_ll`` (the test's own float
     formula) is not positive: the test's first check fails."""
-    A = np.asarray(A)
+    A = np.asarray(A, dtype=float)  # (as AnchorRows reads it; no copy of a float64 A)
     n, m = A.shape[0], int(k) - 1
     d = np.diag(A)
     eps = np.finfo(float).eps

@@ -42,7 +42,7 @@ FP_KS = (3, 5, 10, 20, 50, 180)
 FP_DS = (1, 2, 3)
 
 _CHILD = r'''
-import os, sys, json, time, hashlib
+import os, sys, json, time, hashlib, resource
 for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[v] = "1"
 sys.path.insert(0, {root!r})
@@ -72,16 +72,21 @@ out = {{}}
 if mode == "time":
     # warm: imports and first-call costs are not counted
     fit_cov(C, 5, "auto", 3, 0.1, 0, None, {{}}); fit_cov(C, 5, "tpower", 3, 0.1, 0, None, {{}})
-    f = (lambda: np.linalg.eigh(C.dense())) if X.shape[1] <= 1000 else (lambda: np.linalg.svd(X, full_matrices=False))
+    # the unit: one thin SVD of the centered data (its eigh when it has more samples than features, n <= 1,000)
+    f = (lambda: np.linalg.eigh(C.dense())) if X.shape[0] >= X.shape[1] and X.shape[1] <= 1000 else \
+        (lambda: np.linalg.svd(X, full_matrices=False))
     f()
     u = float(np.median([cpu(f)[1] for _ in range(7)]))
     for k in ks:
         k = min(k, C.n)
-        ta, tt = [], []
+        ta, tt, fa = [], [], []
         for _ in range(3):
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             ra, t = cpu(lambda: fit_cov(C, k, "auto", min(3, C.n), 0.1, 0, None, {{}})); ta.append(t)
+            fa.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)  # minor page faults of the fit
             rt, t = cpu(lambda: fit_cov(C, k, "tpower", min(3, C.n), 0.1, 0, None, {{}})); tt.append(t)
-        out[str(k)] = dict(auto=min(ta) / u, tpower=min(tt) / u, var_ratio=ra.variance / rt.variance)
+        out[str(k)] = dict(auto=min(ta) / u, tpower=min(tt) / u, var_ratio=ra.variance / rt.variance,
+                           faults=float(np.median(fa)))
 else:
     for k in ks:
         for d in {fp_ds!r}:
@@ -315,17 +320,19 @@ def robust_timing(base: Path, new: Path, sets, rounds: int, reps: int):
     code = _CHILD.replace("for _ in range(3):", f"for _ in range({int(reps)}):")
     best = _ab_minima(lambda name, root: code.format(root=str(root), bench=str(Path(__file__).resolve().parent),
                                                      mode="time", name=name, ks=KS, fp_ds=FP_DS, seed=0),
-                      sets, rounds, base, new, ("auto", "tpower"))
+                      sets, rounds, base, new, ("auto", "tpower", "faults"))
     print(f"CPU time, one BLAS thread; min of {reps} interleaved calls x {rounds} rounds per version; "
           "units as in the default timing; ratio = min auto / min tpower")
-    print(f"{'data':>6} {'k':>4} | {'base auto u':>11} {'tpow u':>6} {'ratio':>5} | "
-          f"{'new auto u':>10} {'tpow u':>6} {'ratio':>5} | {'var new/tpower':>14}")
+    print("faults: minor page faults of one auto fit (the median in a child, the least over rounds; a base "
+          "without the count: -1)")
+    print(f"{'data':>8} {'k':>4} | {'base auto u':>11} {'tpow u':>6} {'ratio':>5} {'faults':>6} | "
+          f"{'new auto u':>10} {'tpow u':>6} {'ratio':>5} {'faults':>6} | {'var new/tpower':>14}")
     for name in sets:
         for k in sorted({k for (nm, k, _) in best if nm == name}, key=int):
             b, a = best[(name, k, "base")], best[(name, k, "new")]
-            print(f"{name:>6} {k:>4} | {b['auto']:11.2f} {b['tpower']:6.2f} {b['auto'] / b['tpower']:5.2f} | "
-                  f"{a['auto']:10.2f} {a['tpower']:6.2f} {a['auto'] / a['tpower']:5.2f} | {a['var_ratio']:14.12f}",
-                  flush=True)
+            print(f"{name:>8} {k:>4} | {b['auto']:11.2f} {b['tpower']:6.2f} {b['auto'] / b['tpower']:5.2f} "
+                  f"{b.get('faults', -1):6.0f} | {a['auto']:10.2f} {a['tpower']:6.2f} {a['auto'] / a['tpower']:5.2f} "
+                  f"{a.get('faults', -1):6.0f} | {a['var_ratio']:14.12f}", flush=True)
 
 
 _SPARSE_CHILD = r'''

@@ -369,3 +369,64 @@ def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate:
     s *= inflate
     s /= gapT
     return s.max(axis=0)
+
+
+# top_test_fails: the witness's rows are this share above the kept width (L + 1 rows bound the cap from below), and
+# its nonlinear power steps; the witness must hold with this relative margin (far above every rounding in the test)
+_FAILS_ROWS, _FAILS_STEPS, _FAILS_MARGIN = 1.25, 12, 1e-6
+
+
+def top_test_fails(A: np.ndarray, k: int, tau: float, x) -> bool:
+    """True only where ``anchored_rowsum_test(AnchorRows(A, k), tau)`` from the all-ones start is PROVED to fail (a
+    float-identical route choice where it is skipped); False proves nothing.  Reads ``A[W, W]`` only, W the
+    ``w = _FAILS_ROWS (L + 1)`` rows of largest ``(A x)_l`` (L the rows' kept width): ~1 ms where the test costs
+    ~45 ms on the 1,600 x 1,600 A of issue 39's topic corpus, where it fails at k = 10..80.
+
+    Proof.  The test's iterates are ``r' = min(r, G(r))`` from ``r = 1``, proved when every ``r_l < 1``, and its
+    computed ``G_l(r) >= T_l(r) / (tau - A_ll)`` (the row sums are rounded up and the gaps down:
+    :func:`.anchor.anchored_rowsum_test`'s soundness), ``T_l(r)`` the exact sum of the k - 1 largest of
+    ``max(P_lm r_m, cap_l)`` over the kept columns m, P = ``(A)_+`` with a zero diagonal.  A column not kept has
+    ``P_lm <= cap_l``, so with ``r <= 1`` its term would be ``cap_l`` too, and T_l is that sum over ALL columns;
+    it is monotone in r and in ``cap_l``, and ``cap_l`` (the (L+1)-th largest of row l) is at least ``c_l``, the
+    (L+1)-th largest of ``P[l, W]``.  Let ``0 <= rho <= 1`` with ``rho_j = 1``, zero off W, and ``T_l^W(rho) >=
+    (tau - A_ll) rho_l`` on W (T^W: the sum over W's columns with ``c_l``, padded with ``c_l`` to k - 1 terms: at
+    most T_l).  Then every iterate is at least rho (induction: ``min(r, G(r)) >= min(rho, T(rho)/gap) = rho``), so
+    ``r_j = 1`` throughout and the test is never proved (its give-up rules only stop it unproved).  rho: the
+    nonlinear power steps of T^W, checked with the products and sums rounded down by ``(k + 4) eps`` and the gaps
+    up by ``4 eps``, and :data:`_FAILS_MARGIN`.  Also True where a gap ``tau - A_ll`` (the test's own float
+    formula) is not positive: the test's first check fails."""
+    A = np.asarray(A, dtype=float)  # (as AnchorRows reads it; no copy of a float64 A)
+    n, m = A.shape[0], int(k) - 1
+    d = np.diag(A)
+    eps = np.finfo(float).eps
+    if not ((tau - d) - 4 * eps * (abs(tau) + np.abs(d)) > 0).all():
+        return True  # (the test's _gaps, the same floats: not all positive, its first check fails)
+    from . import _settings as _S  # (anchor's width rule: AnchorRows)
+    L = min(max(_S._ANCHOR_WIDTH_PER_K * m, 48, m), n - 1)
+    w = min(int(_FAILS_ROWS * (L + 1)), n)
+    if m < 1 or x is None or L >= n - 1 or w < L + 1:
+        return False
+    sup = np.flatnonzero(np.asarray(x) > 0)
+    W = np.argsort(-(A[:, sup] @ np.asarray(x, dtype=float)[sup]), kind="stable")[:w]
+    B = np.maximum(A[np.ix_(W, W)], 0.0)
+    np.fill_diagonal(B, 0.0)
+    if not np.isfinite(B).all():
+        return False
+    c = -np.partition(-B, L, axis=1)[:, L]  # (<= cap_l: the (L+1)-th largest of a part of the row)
+    q = min(m, w)
+    gap = (tau - d[W]) + 4 * eps * (abs(tau) + np.abs(d[W]))  # (rounded up)
+
+    def T(rho):
+        P = np.maximum(B * rho, c[:, None])
+        s = P.sum(axis=1) if q >= w else -np.partition(-P, q - 1, axis=1)[:, :q].sum(axis=1)
+        return s + (m - q) * c
+
+    rho = np.ones(w)
+    for _ in range(_FAILS_STEPS):
+        s = T(rho) / gap
+        top = float(s.max())
+        if not (np.isfinite(top) and top > 0):
+            return False
+        rho = s / top  # (its largest entry exactly 1)
+    lo = T(rho) * (1.0 - (k + 4) * eps)
+    return bool(rho.max() == 1.0 and (rho <= 1.0).all() and (lo >= rho * gap * (1.0 + _FAILS_MARGIN)).all())

@@ -45,6 +45,7 @@ from ..operators.cov import Cov
 from ..result import Certificate
 from . import _settings as S
 from . import cheap, dual, single
+from .anchor_sums import top_test_fails
 from ._settings import _EFFORT, dnn_run_cost, screened_size, split_held_cost
 from .cheap import (_ARROW_STEPS, _LANCZOS_MIN_N, _LIGHT_SPEC_MARGIN, Lambda1Only, _finish, _lambda1_by_arrow,
                     _short, _sparse_products, lambda1_proved)
@@ -154,7 +155,9 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
     tau = lower / dual._DNN_SKIP_AT
     if not S.anchor_ok(cov.n, k) or not (np.isfinite(tau) and tau > 0):
         return single._certify_dense(cov, k, x, effort, callback)[0]
-    if not dual._forecast_fails(A, k, x, tau, cfg, seen) and dual.top_test(A, k, tau, seen)[1]:
+    # (a test proved to fail is not run: anchor_sums.top_test_fails, ~1 ms on A's rows that decide it)
+    if not top_test_fails(A, k, tau, x) and not dual._forecast_fails(A, k, x, tau, cfg, seen) \
+            and dual.top_test(A, k, tau, seen)[1]:
         # (its DNN spared: the test reused; A's top eigenpairs too where the d = 1 bounds cannot win)
         spec = _light_spec(A, cov, k, tau, whole)
         return single._certify_dense(cov, k, x, effort, callback, seen=seen, spec=spec)[0]

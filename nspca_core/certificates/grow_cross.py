@@ -16,7 +16,8 @@ the features into S and T (:func:`.single._certify_split`), so every bound stays
 Issue 39, helper wide23 (dlbcl-shaped 77 x 7,070, certify(k) at "auto"): k = 150, T's ceiling
 (:func:`.coupled.t_ceiling` with the cross table) is 0.9635 on the own 914 features.  Grown by variance
 it is 0.9706 / 0.9751 / 0.9860 on 1.1 / 1.2 / 1.5 times as many; grown by ``||A_St||`` it is 0.9874 /
-0.9976 / 1.0001.  The certificate: 0.9704 on 1,378 features (1.29 CPU s) -> 0.9795 on 1,096 (0.63 s)."""
+0.9976 / 1.0001.  The certificate: 0.9704 on 1,378 features -> 0.9795 on 1,097, at half the CPU
+(benchmarks/results/issue39_wide23.txt)."""
 
 from __future__ import annotations
 

@@ -20,8 +20,8 @@ from .cross import cross_table
 # 0.9605 / 0.9581 / 0.9557 with 6 k features, 0.9742 / 0.9704 / 0.9704 grown 1.5x by variance (the issue's filing
 # tree, 12 k features: 0.9697 / 0.9680 / 0.9650); golub-shaped and MLL k = 100..200 stand on 6 k.  Since helper
 # wide23 the larger screen takes T's columns most covariant with S (:mod:`.grow_cross`, on thin data held):
-# 1.2x so grown, dlbcl-shaped k = 120 / 150 / 200 certify 0.9735 / 0.9795 / 0.9799 at 0.44 / 0.49 / 0.69 of the
-# CPU (S's DNN costs |S|^2 an iteration)
+# 1.2x so grown, dlbcl-shaped k = 120 / 150 / 200 certify 0.9735 / 0.9795 / 0.9794 at 0.46 / 0.51 / 0.83 of the
+# CPU (S's DNN costs |S|^2 an iteration; benchmarks/results/issue39_wide23.txt)
 _GROW = 1.2
 # ... when that is at least this many more features (a screen barely larger moves T's bound little)
 _GROW_MIN = 1.2

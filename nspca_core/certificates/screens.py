@@ -7,6 +7,7 @@ import numpy as np
 
 from ..result import Certificate
 from ._settings import _EFFORT, screened_size
+from . import grow_cross
 from .grow_cross import cross_growth
 from .bounds import _rest_curve, _rest_spectrum
 from .aim_terms import _ascended, _terms_at, _truncated_all
@@ -23,6 +24,8 @@ from .cross import cross_table
 # 1.2x so grown, dlbcl-shaped k = 120 / 150 / 200 certify 0.9735 / 0.9795 / 0.9794 at 0.46 / 0.51 / 0.83 of the
 # CPU (S's DNN costs |S|^2 an iteration; benchmarks/results/issue39_wide23.txt)
 _GROW = 1.2
+# ... and a path's runs also the former larger screen, by variance (:func:`_grown_twice`)
+_GROW_VARIANCE = 1.5
 # ... when that is at least this many more features (a screen barely larger moves T's bound little)
 _GROW_MIN = 1.2
 # own_hopeless: where a ceiling leaves ``lower`` short of the goal by less than this (relative to the ceiling), S's
@@ -51,10 +54,12 @@ def grown_size(n: int, k: int, cert: Certificate, effort: str) -> int | None:
     return grow_to(n, size, effort)
 
 
-def grow_to(n: int, size: int, effort: str) -> int | None:
+def grow_to(n: int, size: int, effort: str, grow: float | None = None) -> int | None:
     """The larger screen's size for a split certificate on ``size`` features (``_GROW`` times rounded up, at most the
-    effort's ``split_size`` and n), or None where that is less than ``_GROW_MIN`` times ``size``."""
-    big = min(int(n), int(_EFFORT[effort]["split_size"]), int(np.ceil(_GROW * size)))
+    effort's ``split_size`` and n), or None where that is less than ``_GROW_MIN`` times ``size``.  ``grow``: the
+    former screen by variance (:data:`_GROW_VARIANCE` times rounded down, as it was)."""
+    grown_to = int(np.ceil(_GROW * size)) if grow is None else int(grow * size)
+    big = min(int(n), int(_EFFORT[effort]["split_size"]), grown_to)
     return big if big >= _GROW_MIN * size else None
 
 
@@ -143,6 +148,8 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
         return d
     kept = {} if keep is not None else None
     e = grown_split(split, cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big)
+    if keep is not None and grow_cross.applies(cov):
+        return _grown_twice(cov, k, d, e, effort, callback, keep, kept, gram, split)
     if not e.upper_bound < d.upper_bound:
         return d
     if keep is not None:
@@ -150,6 +157,32 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
         keep.update(kept)
     e.info["lower_source"] = d.info.get("lower_source", e.info.get("lower_source"))
     return e
+
+
+def _grown_twice(cov, k: int, d: Certificate, e: Certificate, effort: str, callback, keep: dict, kept: dict, gram,
+                 split) -> Certificate:
+    """A path's run (``keep``) where :func:`grown` grows by the cross term: also the former larger screen, by
+    variance, :data:`_GROW_VARIANCE` times (the one a path's run carried before :mod:`.grow_cross`), the
+    smallest of the three bounds the run's.  ``keep`` gets the screen the former run carried (the variance
+    screen where its bound is below d's, else d's own), which the path polishes, extends and charges as before,
+    and ``keep["twins"]`` the cross screen where its bound is below d's, carried too (:func:`.path_large.run`'s).
+    Issue 39 (helper wide24): a run's cross-grown S, chosen for the run's own k, carried a looser bound to the
+    k between runs than the variance screen did (golub-shaped path k = 77..95, up to -0.0068 of the ratio); the
+    cross screen as the run's main one (polished) and the variance one carried unpolished still left 28 k looser
+    (75..102, up to -0.0034).  Valid either way: every screen's bound is proved."""
+    own = dict(keep)
+    big = grow_to(cov.n, d.info["split_S"], effort, _GROW_VARIANCE)
+    kv: dict = {}
+    ev = split(cov, k, d.x, effort, callback, keep=kv, gram=gram, size=big) if big is not None else None
+    former = kv if ev is not None and ev.upper_bound < d.upper_bound else own
+    best = min([d, e] + ([ev] if ev is not None else []), key=lambda c: c.upper_bound)  # (d first on ties)
+    keep.clear()
+    keep.update(former)
+    if e.upper_bound < d.upper_bound and kept:
+        keep["twins"] = [kept]
+    if best is not d:
+        best.info["lower_source"] = d.info.get("lower_source", best.info.get("lower_source"))
+    return best
 
 
 def grown_split(split, cov, k: int, x, effort: str, callback, **kw) -> Certificate:

@@ -156,7 +156,8 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
                 kp["cross"] = cross_table(cov, kp["S"], kp["T"], min(kp["S"].size, kmax), kmax)
                 extended = True
             np.minimum(curve, coupled_curve(kp, rest_of(cov, kp, kmax, BT_cache), uniq), out=curve)
-            keeps[(k, tag)] = kp
+            if tag < 2:  # (the cross twin carried as a curve only: carry_runs' budget and held screens as before)
+                keeps[(k, tag)] = kp
             if kp.get("stS") is not None and (tag == 0 or not keep):  # (the smaller S polished where it stood)
                 kept[k] = kp
         if callback is not None:

@@ -169,7 +169,8 @@ def _grown_twice(cov, k: int, d: Certificate, e: Certificate, effort: str, callb
     Issue 39 (helper wide24): a run's cross-grown S, chosen for the run's own k, carried a looser bound to the
     k between runs than the variance screen did (golub-shaped path k = 77..95, up to -0.0068 of the ratio); the
     cross screen as the run's main one (polished) and the variance one carried unpolished still left 28 k looser
-    (75..102, up to -0.0034).  Valid either way: every screen's bound is proved."""
+    (75..102, up to -0.0034); with this rule (the twin's curve only, not given to carry_runs) no k on golub-,
+    dlbcl-shaped or MLL.  Valid either way: every screen's bound is proved."""
     own = dict(keep)
     big = grow_to(cov.n, d.info["split_S"], effort, _GROW_VARIANCE)
     kv: dict = {}

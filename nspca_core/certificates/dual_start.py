@@ -38,14 +38,13 @@ def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
 # _kkt_beaten: from this many features (below, LAPACK's eigenvalue costs about as much: LRS, 93), this many
 # block steps of this many vectors
 _KKT_EST_MIN_N, _KKT_EST_STEPS, _KKT_EST_R = 150, 3, 4
-# the KKT point is evaluated only where its estimate leaves it able to certify this ratio.  0.95 since issue 39's 18th
-# round (helper dnnwarm23; 0.9 before): where the KKT point certified 0.90-0.93 (dlbcl-shaped k = 150 / 200, MLL
-# k = 150, the topic corpus c3000 k = 10) the screening start beat it every time (0.94 against 0.90 at dlbcl-shaped
-# k = 150), the DNN ran from there and the KKT point's evaluation (~40 ms at 1,378 features) went unused; without it
-# the screening start is lazy (not evaluated; nor is the plain run's give-up point, so no retry of the cut run: as
-# path_parity.dnn_runs starts it).  All 70 ratios of bench_drift's sets (c3000 included) bit-identical;
-# at 0.97 / 0.98 the corpus's k = 50 (KKT start 0.9675, kept here) moved by +2.6e-7 and k = 80 by -8.0e-7
-_KKT_USEFUL = 0.95
+# the KKT point is evaluated only where its estimate leaves it able to certify this ratio.  Issue 39's 18th round
+# (helper dnnwarm23) measured 0.95: where the KKT point certified 0.90-0.93 (dlbcl-shaped k = 150 / 200, MLL k = 150,
+# the topic corpus c3000 k = 10) the screening start beat it and its evaluation (~40 ms at 1,378 features) went
+# unused; one-k certificates x0.82-0.88 there with all 70 of bench_drift's ratios bit-identical.  But without the
+# evaluation the screening start is lazy and the plain run's give-up point not evaluated, and the path's DNN runs
+# then started elsewhere: the golub-shaped path was looser at 87 k (k = 44..50 0.985-0.994 -> 0.975-0.982), so 0.9
+_KKT_USEFUL = 0.9
 
 
 def _kkt_beaten(A: np.ndarray, x: np.ndarray, best: float, lower: float, keep: dict | None = None) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kth import _nonzero_by_column, column_counts, kth_largest, kth_one, one_index
-from .steps import TopK, _kth_clipped, _scatter, topk_mask
+from .steps import TopK, _kth_clipped, _scatter, topk_mask, unit_compact
 
 __all__ = ["SingleTopK", "select_single", "project_single"]
 
@@ -68,18 +68,7 @@ def project_single(X0: np.ndarray, k: int, key, width: int, j0: int):
     # k-th largest is 0 or its smallest positive entry, and the mask keeps its positive entries as well
     t[j0:] = np.maximum(kth_one(X0[:, j0:].astype(np.float32), k), 0.0)
     cols, rows = _nonzero_by_column(topk_mask(Yp, np.full(p, k), key, floor=0.0, t=t))
-    idx, vals = _scatter(rows, cols, Yp[rows, cols], n, p, width)
-    top = vals.max(axis=0) if vals.shape[0] else np.zeros(p)
-    ok = top > 0
-    if ok.all():
-        vals /= top
-        vals /= np.linalg.norm(vals, axis=0)
-        return idx, vals
-    vals[:, ok] /= top[ok]
-    vals[:, ok] /= np.linalg.norm(vals[:, ok], axis=0)
-    idx[:, ~ok], vals[:, ~ok] = n, 0.0  # no positive entry: the basis vector of the smallest key
-    idx[0, ~ok], vals[0, ~ok] = int(np.argmin(key)) if key is not None else 0, 1.0
-    return idx, vals
+    return unit_compact(*_scatter(rows, cols, Yp[rows, cols], n, p, width), n, key)
 
 
 @dataclass(frozen=True)

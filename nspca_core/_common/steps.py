@@ -347,7 +347,14 @@ def project_compact(X0: np.ndarray, kc, key: np.ndarray | None, width: int):
         kg = kc if np.ndim(kc) == 0 else np.asarray(kc)[g]
         M[:, g] = topk_mask(Yp[:, g], kg, key, floor=0.0, t=_kth_clipped(X0[:, g], kg))
         cols, rows = _nonzero_by_column(M)
-    idx, vals = _scatter(rows, cols, Yp[rows, cols], n, p, width)
+    return unit_compact(*_scatter(rows, cols, Yp[rows, cols], n, p, width), n, key)
+
+
+def unit_compact(idx: np.ndarray, vals: np.ndarray, n: int, key: np.ndarray | None):
+    """Compact iterates ``(idx, vals)`` (``width x p``, from :func:`_scatter`) divided by each column's
+    largest entry, then by its norm, in place (:func:`project_compact`'s floats); a column with no positive
+    entry becomes the basis vector of the smallest key (index 0 without one)."""
+    p = vals.shape[1]
     top = vals.max(axis=0) if vals.shape[0] else np.zeros(p)
     ok = top > 0
     if ok.all():

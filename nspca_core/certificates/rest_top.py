@@ -239,13 +239,12 @@ TRACE_FIRST_KINDS = ("dnn", "anchored")
 # in the seventeenth round: a property test found a corpus where it was looser than the spectrum's order (17.5744 vs
 # 17.3850, 8 x 8, k = 4; test_trace_first): there the spectrum's order coupled 17.904 (ratio 0.971), so the caller grew
 # the screen (:func:`.screens.grown`, 6 -> 8 features), which proved 17.385; the smaller bound of both orders (17.574,
-# ratio 0.989) passed the grown screen's rule and stopped it.  The eighteenth round kept the trace order's bound only
-# where the spectrum order's own provably passed that rule; since the nineteenth (corpus25) the grown screen's rule
-# reads the certificate's coupled bound, the smaller of both orders' (a quantity the certificate has whichever order
-# ran; where the trace order stands it IS that bound, the spectrum order's being at least the floor), so a bound at
-# the floor stands without T's spectrum (the 3,000 x 1,600 topic corpus at k = 50: U = 38.61 against the 36.97 the
-# former rule asked).  Such a corpus now keeps its first screen (17.574: a proved bound, ratio 0.989, passing the
-# grown screen's rule) -- a different rule, not a wrong bound
+# ratio 0.989) passed the grown screen's rule and stopped it.  So where T's spectrum runs after this order, the
+# smaller bound is kept only where the spectrum order's own passes that rule (else its floats alone: the caller's
+# ``settles``, :func:`.single._no_growth`).  Where this order stands (its value at the floor, T's spectrum not run)
+# the grown screen's rule reads the certificate's coupled bound, this order's (since corpus25; the eighteenth round
+# also asked that the spectrum order's provably pass that rule, at the trace curve's plain coupling, which the
+# 3,000 x 1,600 topic corpus never met at k = 30..100: U = 38.61 at k = 50 against the 36.97 the rule asks)
 _TRACE_FIRST = True
 
 
@@ -271,9 +270,10 @@ def trace_first(diag_T: np.ndarray, k: int, B_S: float, BS_k: float, lower: floa
     stopped by ``give_up(lo)`` (:func:`.coupled._aimed`'s) where every value they could still return is above the
     floor (``lo`` there, else None).  ``stands``: the value at most :func:`spectrum_floor`.  Then T's spectrum and its
     order are not run: they could not give a smaller split bound (the floor), so the smaller of both orders' coupled
-    bounds -- what the certificate keeps, and what the routes after it read (:func:`.screens.grown`'s rule, since
-    corpus25: :data:`_TRACE_FIRST`) -- is this value whatever T's spectrum would give.  Elsewhere the caller runs the
-    spectrum's order and keeps the smaller of the two coupled bounds.  ``bt``: the ``trace-k`` bound (proved).
+    bounds is this value whatever T's spectrum would give, and the routes after the split certificate read it
+    (:func:`.screens.grown`'s rule, :data:`_TRACE_FIRST`).  Elsewhere the caller runs the spectrum's order and keeps
+    the smaller of the two coupled bounds where the spectrum order's own settles (else its floats alone).  ``bt``: the
+    ``trace-k`` bound (proved).
 
     Issue 39, corpus20/corpus21: the 3,000 x 1,600 topic corpus at k = 20..100.  With T's spectrum the plain coupling
     certified 0.982-0.991 (at or above the refinements' stop, 0.97: none ran); with the trace curve and the cross

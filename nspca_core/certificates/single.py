@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COU
                       _coupled_bs, _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless,
                       small_verdict, split_cross)
 from .dual import dense_dual
-from .screens import own_hopeless, reuse_parts
+from .screens import grown_size, own_hopeless, reuse_parts
 from .thin_defer import floor_or_none
 from .exact import EXACT_TOLERANCE, branch_and_bound, take_branch
 from .cheap import (
@@ -358,6 +359,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     tried = None  # (the trace curve's order: its refined coupled bound; where it did not stand, the smaller one kept)
     if first:
         make = _once(make, getattr(make, "one_k", None))  # (the cross table: computed once for both orders)
+        settles = _no_growth(n, k, effort, S.size, lower, certS.upper_bound)
         tried = trace_first(cov.diag()[T], k, B_S, _coupled_bs(certS, stS, covS.diag(), kS, pair)[kS], lower,
                             lambda bt, give_up, upto: light_refined(
                                 lazy, covS, certS, stS, kS, bt, k, pair, make, lower, upto, aim=aim, notes=notes,
@@ -407,7 +409,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                 deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule)
             if rule and "gave_up" in notes:
                 info["deferred_floor"] = rule["give_up"](notes["gave_up"])
-        if tried is not None:  # (both orders ran: the smaller coupled bound, each proved; screens.grown reads it)
+        if tried is not None and not settles(coupled):
+            info["trace_first"] = "spectrum alone"  # (a grown screen follows: it sees the spectrum order's floats)
+        elif tried is not None:  # (both orders ran: the smaller coupled bound, each proved)
             for i, v in tried[3][1].items():
                 sharper[i] = min(sharper.get(i, np.inf), v)
             coupled = min(coupled, tried[3][0])
@@ -459,6 +463,17 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info)
+
+
+def _no_growth(n: int, k: int, effort: str, size: int, lower: float, B_S: float):
+    """``settles(c)``: whether :func:`.screens.grown` takes no larger screen after a split certificate on ``size``
+    features whose coupled bound is c (the lower bound and S's bound as given): its own rule,
+    :func:`.screens.grown_size`, asked of a stand-in with those fields (monotone: where it holds at c it holds at
+    every smaller c).  Where T's spectrum ran after the trace curve's order (:func:`.rest_top.trace_first` did not
+    stand), the smaller coupled bound is kept only where the spectrum order's own settles; else its floats alone
+    (the grown screen as before).  Chooses only which order's floats stand."""
+    return lambda c: grown_size(n, k, SimpleNamespace(lower=lower, info={"split_S": int(size), "coupled": c,
+                                                                         "B_S": B_S}), effort) is None
 
 
 def _once(make, one_k=None):

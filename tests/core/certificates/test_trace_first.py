@@ -280,3 +280,21 @@ def test_kinds_are_those_the_split_stands_on():
     from nspca_core.certificates import sparse_route as R
 
     assert tuple(RT.TRACE_FIRST_KINDS) == tuple(R._S_OWN)
+
+
+@pytest.mark.parametrize("seed, m, n, lam, p, quiet, scale, center, k", [
+    (1028754828, 9, 8, 2.3369975183264033, 0.7274751484159895, 0, 1.0, False, 4),
+    (120352849, 13, 8, 11.997734825279778, 0.34336401512599557, 6, 0.3, True, 3)])
+def test_stands_where_the_former_rule_ran_the_spectrum(seed, m, n, lam, p, quiet, scale, center, k):
+    """Counted (corpus25): corpora where the trace order reaches the floor but the eighteenth round's extra condition
+    (the spectrum order's grow rule asked at the trace curve's plain coupling) did not hold, so T's spectrum ran
+    ("spectrum too", one rest spectrum; mutation M6 of issue39_corpus25.txt).  Now it stands: no rest spectrum, the
+    screen not grown, and the certificate the same or tighter than the spectrum's order alone."""
+    D = _counts(seed, m, n, lam, p).astype(float)
+    D[:, n - quiet:] *= scale
+    counted_a: list = []
+    a = _split(D, k, center, False, counted_a)
+    b, _, counted, firsts = _with_floor(D, k, center)
+    assert firsts == [(False, "stood")] and counted == [] and len(counted_a) == 1
+    assert b.upper_bound <= a.upper_bound * _RERUN
+    assert b.upper_bound >= brute_opt(exact_cov(D, center), k)[0] * (1 - 1e-12) - 1e-300

@@ -363,8 +363,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         tried = trace_first(cov.diag()[T], k, B_S, _coupled_bs(certS, stS, covS.diag(), kS, pair)[kS], lower,
                             lambda bt, give_up, upto: light_refined(
                                 lazy, covS, certS, stS, kS, bt, k, pair, make, lower, upto, aim=aim, notes=notes,
-                                deep=False, gallop=gallop, make_rows=rows, rel=rel, give_up=give_up)[1],
-                            lambda bt: _coupled(certS, stS, covS.diag(), kS, bt, k, pair), settles)
+                                deep=False, gallop=gallop, make_rows=rows, rel=rel, give_up=give_up)[1])
         if tried is not None:
             info["trace_first"] = "stood" if tried[0] else "spectrum too"
         if tried is not None and tried[0]:  # (it stands: below a proved floor of what T's spectrum would give)
@@ -467,10 +466,12 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
 
 
 def _no_growth(n: int, k: int, effort: str, size: int, lower: float, B_S: float):
-    """``settles(c)`` for :func:`.rest_top.trace_first`: whether :func:`.screens.grown` takes no larger screen after a
-    split certificate on ``size`` features whose coupled bound is c (the lower bound and S's bound as given): its own
-    rule, :func:`.screens.grown_size`, asked of a stand-in with those fields (monotone: where it holds at c it holds
-    at every smaller c).  Chooses only which order's floats stand."""
+    """``settles(c)``: whether :func:`.screens.grown` takes no larger screen after a split certificate on ``size``
+    features whose coupled bound is c (the lower bound and S's bound as given): its own rule,
+    :func:`.screens.grown_size`, asked of a stand-in with those fields (monotone: where it holds at c it holds at
+    every smaller c).  Where T's spectrum ran after the trace curve's order (:func:`.rest_top.trace_first` did not
+    stand), the smaller coupled bound is kept only where the spectrum order's own settles; else its floats alone
+    (the grown screen as before).  Chooses only which order's floats stand."""
     return lambda c: grown_size(n, k, SimpleNamespace(lower=lower, info={"split_S": int(size), "coupled": c,
                                                                          "B_S": B_S}), effort) is None
 

@@ -169,3 +169,39 @@ def test_cap_decides_on_both_sides(leaves, fails):
     x[:k] = 1.0 / np.sqrt(k)
     assert _test_holds(A, k, tau) == (not fails)
     assert top_test_fails(A, k, tau, x) == fails
+
+
+def test_steps_end_at_the_first_witness_counted(monkeypatch):
+    """Counted (the evaluations of T^W, ``record``): every iterate is checked as it is made and the first that holds
+    ends the steps.  Rows of sum 99 against tau = 5: claimed at the all-ones start (1 evaluation); the star of
+    test_cap_decides_on_both_sides, 60 leaves: after one step (2).  A topic case that
+    needs s evaluations: with one power step fewer than that allowed (_FAILS_STEPS = s - 2) not claimed, every step
+    made (s - 1 evaluations); with exactly enough (s - 1) claimed after s; with the default as many, no more.  A
+    case where no witness holds: every step made, not claimed."""
+    x = np.zeros(100)
+    x[:10] = 1.0 / np.sqrt(10)
+    A = np.full((100, 100), 1.0)
+    np.fill_diagonal(A, 0.5)
+    rec: dict = {}
+    assert top_test_fails(A, 10, 5.0, x, rec) and rec["steps"] == 1 and not _test_holds(A, 10, 5.0)
+    rec = {}
+    assert top_test_fails(_star(60), 10, 5.0, x, rec) and rec["steps"] == 2  # (the leaves' rows: one step down)
+    X = topic_counts(1, 800, 400)
+    k = 10
+    A = np.cov(X.toarray().astype(float), rowvar=False)
+    x = fit(X, k=k, certify=False).x
+    tau = float(x @ A @ x) / dual._DNN_SKIP_AT
+    rec = {}
+    assert top_test_fails(A, k, tau, x, rec) and not _test_holds(A, k, tau)
+    s = rec["steps"]
+    assert 2 <= s <= anchor_sums._FAILS_STEPS
+    monkeypatch.setattr(anchor_sums, "_FAILS_STEPS", s - 2)
+    rec = {}
+    assert not top_test_fails(A, k, tau, x, rec) and rec["steps"] == s - 1
+    monkeypatch.setattr(anchor_sums, "_FAILS_STEPS", s - 1)
+    rec = {}
+    assert top_test_fails(A, k, tau, x, rec) and rec["steps"] == s
+    monkeypatch.undo()
+    rec = {}
+    assert not top_test_fails(_star(44), 10, 5.0, np.r_[np.ones(10), np.zeros(90)] / np.sqrt(10), rec)
+    assert rec["steps"] == anchor_sums._FAILS_STEPS + 1

@@ -92,10 +92,15 @@ def _already_centered(X: np.ndarray, mean: np.ndarray) -> bool:
     """True when every column mean is within a few units of rounding of the column's largest entry
     (data centered by the caller): subtracting it would move each entry by less than its own
     rounding, so the covariance is the centered one to working precision without a copy."""
-    if X.shape[0] == 0:
+    if X.size == 0:
         return True
+    tol = 8 * np.finfo(float).eps
+    size = np.abs(mean)
+    j = int(np.argmax(size))  # the column most likely off: alone it decides for uncentered data
+    if not size[j] <= tol * max(float(X[:, j].max()), -float(X[:, j].min())):
+        return False
     scale = np.maximum(X.max(axis=0), -X.min(axis=0))  # max |X_ij| per column, no |X| temporary
-    return bool(np.all(np.abs(mean) <= 8 * np.finfo(float).eps * scale))
+    return bool(np.all(size <= tol * scale))
 
 
 def available_memory() -> float:

@@ -91,7 +91,10 @@ def test_large_path_carries_refinements_never_looser_than_one_k(monkeypatch):
     too): it climbs on certify(k)'s own screen, where a run's S carried to k may not follow (k = 16 here:
     certify(16) 0.9875, carried tests climbing the same rungs on run 18's S 0.9845); the path meets it where it
     runs certify(k)'s route (test_path_large's test at every k, the ladder on: it changes certify(k) at k = 6..16
-    there, and the path runs at those k)."""
+    there, and the path runs at those k).  The runs' larger screens as they ship: certify(k)'s grown by the cross
+    term (grow_cross, 1.2x), which alone carried to 5 of these 30 k (34, 44..50) a bound above certify(k)'s
+    without last runs (issue39_wide23.txt); a path's run also runs and carries the former screen, 1.5x by
+    variance (screens._grown_twice, issue39_wide24.txt)."""
     monkeypatch.setattr(coupled, "_LADDER_RUNS", 0.0)
     X, ks, one = _forced_wide(monkeypatch)
     monkeypatch.setattr(PL, "_MATCH_SHARE", 0.0)

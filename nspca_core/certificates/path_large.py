@@ -145,19 +145,17 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
         runs[k] = c
         if c.x is not None and c.lower > lows[i]:
             lows[i], xs[i], src[i] = c.lower, c.x, c.info.get("lower_source", "split")
-        twins = keep.pop("twins", [])  # (screens.grown's other screens of a run grown by the cross term)
-        for tag, kp in ((0, keep), (1, small or {}), *((2 + j, tw) for j, tw in enumerate(twins))):
+        for tag, kp in ((0, keep), (1, small or {})):  # (the smaller screen's carried as the larger one's)
             if not kp:
                 continue
             C = kp.get("cross")
-            if tag != 1 and carry and C is not None and (C.shape[0] <= min(kp["S"].size, kmax) or C.shape[1] <= kmax):
+            if tag == 0 and carry and C is not None and (C.shape[0] <= min(kp["S"].size, kmax) or C.shape[1] <= kmax):
                 # a grid run (carried far) whose own bound needed the cross term (T binds there):
                 # its table extended to every sparsity the carried curve uses (|S| |T| m products)
                 kp["cross"] = cross_table(cov, kp["S"], kp["T"], min(kp["S"].size, kmax), kmax)
                 extended = True
             np.minimum(curve, coupled_curve(kp, rest_of(cov, kp, kmax, BT_cache), uniq), out=curve)
-            if tag < 2:  # (the cross twin carried as a curve only: carry_runs' budget and held screens as before)
-                keeps[(k, tag)] = kp
+            keeps[(k, tag)] = kp
             if kp.get("stS") is not None and (tag == 0 or not keep):  # (the smaller S polished where it stood)
                 kept[k] = kp
         if callback is not None:

@@ -7,7 +7,6 @@ import numpy as np
 
 from ..result import Certificate
 from ._settings import _EFFORT, screened_size
-from . import grow_cross
 from .grow_cross import cross_growth
 from .bounds import _rest_curve, _rest_spectrum
 from .aim_terms import _ascended, _terms_at, _truncated_all
@@ -24,7 +23,8 @@ from .cross import cross_table
 # 1.2x so grown, dlbcl-shaped k = 120 / 150 / 200 certify 0.9735 / 0.9795 / 0.9794 at 0.46 / 0.51 / 0.83 of the
 # CPU (S's DNN costs |S|^2 an iteration; benchmarks/results/issue39_wide23.txt)
 _GROW = 1.2
-# ... and a path's runs also the former larger screen, by variance (:func:`_grown_twice`)
+# ... and a path's run where certify(k) grows no screen (its own route stands, ``info["one_k_stands"]``, set by
+# :func:`.single._certify_split`): the former larger screen, 1.5x by variance (:func:`grown`)
 _GROW_VARIANCE = 1.5
 # ... when that is at least this many more features (a screen barely larger moves T's bound little)
 _GROW_MIN = 1.2
@@ -142,14 +142,26 @@ class _Floors:
 def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None, gram, split) -> Certificate:
     """``d`` (a split certificate), or the one on a larger screen (:func:`grown_size`) where its bound is
     smaller: ``split`` (:func:`.single._certify_split`) at d's point.  ``keep`` (a path's run) then gets the
-    larger screen's, which the path carries to other k.  Valid either way: both bounds are proved."""
+    larger screen's, which the path carries to other k.  Valid either way: both bounds are proved.
+
+    One larger screen: grown by the cross term (:func:`grown_split`, ``_GROW``) for certify(k), and for a path's
+    run wherever certify(k) may grow; a path's run where certify(k)'s own route stands (``d.info["one_k_stands"]``:
+    certify(k) grows nothing there; the run's own S bound, deeper, lets T bind) grows the former screen,
+    ``_GROW_VARIANCE`` times by variance, for the k between runs only.  Issue 39 (helper widepath25): with the
+    cross screen there too the golub-shaped path's runs at k = 133 / 200 moved the path's gap run from 93 to 101 and
+    left k = 77..95 up to 0.0068 below the base's path; paying for both screens (helper wide24) cost the
+    dlbcl-shaped path x2.1 in SVD units (benchmarks/results/issue39_widepath25.txt)."""
     big = grown_size(cov.n, k, d, effort)
     if big is None or d.x is None:
         return d
     kept = {} if keep is not None else None
-    e = grown_split(split, cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big)
-    if keep is not None and grow_cross.applies(cov):
-        return _grown_twice(cov, k, d, e, effort, callback, keep, kept, gram, split)
+    if keep is not None and d.info.get("one_k_stands"):  # (certify(k) grows nothing here: the former screen)
+        big = grow_to(cov.n, d.info["split_S"], effort, _GROW_VARIANCE)
+        if big is None:
+            return d
+        e = split(cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big)
+    else:
+        e = grown_split(split, cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big)
     if not e.upper_bound < d.upper_bound:
         return d
     if keep is not None:
@@ -157,33 +169,6 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
         keep.update(kept)
     e.info["lower_source"] = d.info.get("lower_source", e.info.get("lower_source"))
     return e
-
-
-def _grown_twice(cov, k: int, d: Certificate, e: Certificate, effort: str, callback, keep: dict, kept: dict, gram,
-                 split) -> Certificate:
-    """A path's run (``keep``) where :func:`grown` grows by the cross term: also the former larger screen, by
-    variance, :data:`_GROW_VARIANCE` times (the one a path's run carried before :mod:`.grow_cross`), the
-    smallest of the three bounds the run's.  ``keep`` gets the screen the former run carried (the variance
-    screen where its bound is below d's, else d's own), which the path polishes, extends and charges as before,
-    and ``keep["twins"]`` the cross screen where its bound is below d's, carried too (:func:`.path_large.run`'s).
-    Issue 39 (helper wide24): a run's cross-grown S, chosen for the run's own k, carried a looser bound to the
-    k between runs than the variance screen did (golub-shaped path k = 77..95, up to -0.0068 of the ratio); the
-    cross screen as the run's main one (polished) and the variance one carried unpolished still left 28 k looser
-    (75..102, up to -0.0034); with this rule (the twin's curve only, not given to carry_runs) no k on golub-,
-    dlbcl-shaped or MLL.  Valid either way: every screen's bound is proved."""
-    own = dict(keep)
-    big = grow_to(cov.n, d.info["split_S"], effort, _GROW_VARIANCE)
-    kv: dict = {}
-    ev = split(cov, k, d.x, effort, callback, keep=kv, gram=gram, size=big) if big is not None else None
-    former = kv if ev is not None and ev.upper_bound < d.upper_bound else own
-    best = min([d, e] + ([ev] if ev is not None else []), key=lambda c: c.upper_bound)  # (d first on ties)
-    keep.clear()
-    keep.update(former)
-    if e.upper_bound < d.upper_bound and kept:
-        keep["twins"] = [kept]
-    if best is not d:
-        best.info["lower_source"] = d.info.get("lower_source", best.info.get("lower_source"))
-    return best
 
 
 def grown_split(split, cov, k: int, x, effort: str, callback, **kw) -> Certificate:

@@ -118,8 +118,8 @@ def test_a_run_taken_up_again_lowers_the_curve(monkeypatch):
     least the brute-force OPT_k).  The runs' larger screens as when the example was found (1.5x by variance; by
     the cross term, issue 39's eighteenth round, this case's run at k = 3 stops at 2 rounds either way, and with the
     path's runs carrying both screens, helper wide24, too; no draw of 5..7 x 9 at seeds 0..39 (0..79 at 5 x 9)
-    gives a taken-up run with those screens).  The pin chooses the example only: it tests the polish's rule,
-    not the screens."""
+    gives a taken-up run with those screens; with one screen per run as shipped, helper widepath25, the test fails
+    without the pin too).  The pin chooses the example only: it tests the polish's rule, not the screens."""
     _force_split(monkeypatch, split_min=4, per_k=1, size=6)
     monkeypatch.setattr(grow_cross, "applies", lambda cov: False)
     monkeypatch.setattr(screens, "_GROW", 1.5)

@@ -24,7 +24,7 @@ from .cheap import _certify_lowrank, _certify_operator
 from .coupled import small_screen
 from .dual import _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
-from .screens import grow_to, grown
+from .screens import grow_to, grown, grown_split
 from .single import _certify_dense, _certify_split
 from .sparse_route import sparse_route
 from .thin_anchor import top_last
@@ -169,7 +169,8 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         d = (partial(split, defer={"slack": _EAGER_SLACK, "grows": partial(_grows, cov)}) if late else split)(
             cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram, skip_own=skip)
     if d is None:  # (T alone held certify(k)'s own screen below the aim: the larger one at once, as grown's)
-        d = split(cov, k, skip["x"], effort, callback, keep=keep, gram=gram, size=grow_to(cov.n, skip["size"], effort))
+        d = grown_split(split, cov, k, skip["x"], effort, callback, keep=keep, gram=gram,
+                        size=grow_to(cov.n, skip["size"], effort))
         d.info["lower_source"] = skip["src"]
         return d
     if eager and split_cap is None and branch_seconds is None:

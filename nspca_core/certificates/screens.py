@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..result import Certificate
-from ._settings import _EFFORT
+from ._settings import _EFFORT, screened_size
+from .grow_cross import cross_growth
 from .bounds import _rest_curve, _rest_spectrum
 from .aim_terms import _ascended, _terms_at, _truncated_all
 from .coupled import _COUPLED_AIM, _SMALL_SHORT, _lambda_S, small_verdict, t_ceiling
@@ -16,9 +17,15 @@ from .cross import cross_table
 # smaller screen stand (:func:`.coupled.small_verdict`: its ratio more than coupled._SMALL_SHORT below the aim
 # while the rest T adds more than coupled._SMALL_T_SHARE to S's own bound) takes a screen this many times
 # larger too, the smaller of the two bounds standing.  Issue 39: dlbcl-shaped k = 120 / 150 / 200 certified
-# 0.9605 / 0.9581 / 0.9557 with 6 k features, 0.9742 / 0.9704 / 0.9704 grown (the issue's filing tree, 12 k
-# features: 0.9697 / 0.9680 / 0.9650); golub-shaped and MLL k = 100..200 stand on 6 k
-_GROW = 1.5
+# 0.9605 / 0.9581 / 0.9557 with 6 k features, 0.9742 / 0.9704 / 0.9704 grown 1.5x by variance (the issue's filing
+# tree, 12 k features: 0.9697 / 0.9680 / 0.9650); golub-shaped and MLL k = 100..200 stand on 6 k.  Since helper
+# wide23 the larger screen takes T's columns most covariant with S (:mod:`.grow_cross`, on thin data held):
+# 1.2x so grown, dlbcl-shaped k = 120 / 150 / 200 certify 0.9735 / 0.9795 / 0.9794 at 0.46 / 0.51 / 0.83 of the
+# CPU (S's DNN costs |S|^2 an iteration; benchmarks/results/issue39_wide23.txt)
+_GROW = 1.2
+# ... and a path's run where certify(k) grows no screen (its own route stands, ``info["one_k_stands"]``, set by
+# :func:`.single._certify_split`): the former larger screen, 1.5x by variance (:func:`grown`)
+_GROW_VARIANCE = 1.5
 # ... when that is at least this many more features (a screen barely larger moves T's bound little)
 _GROW_MIN = 1.2
 # own_hopeless: where a ceiling leaves ``lower`` short of the goal by less than this (relative to the ceiling), S's
@@ -47,10 +54,12 @@ def grown_size(n: int, k: int, cert: Certificate, effort: str) -> int | None:
     return grow_to(n, size, effort)
 
 
-def grow_to(n: int, size: int, effort: str) -> int | None:
-    """The larger screen's size for a split certificate on ``size`` features (``_GROW`` times, at most the
-    effort's ``split_size`` and n), or None where that is less than ``_GROW_MIN`` times ``size``."""
-    big = min(int(n), int(_EFFORT[effort]["split_size"]), int(_GROW * size))
+def grow_to(n: int, size: int, effort: str, grow: float | None = None) -> int | None:
+    """The larger screen's size for a split certificate on ``size`` features (``_GROW`` times rounded up, at most the
+    effort's ``split_size`` and n), or None where that is less than ``_GROW_MIN`` times ``size``.  ``grow``: the
+    former screen by variance (:data:`_GROW_VARIANCE` times rounded down, as it was)."""
+    grown_to = int(np.ceil(_GROW * size)) if grow is None else int(grow * size)
+    big = min(int(n), int(_EFFORT[effort]["split_size"]), grown_to)
     return big if big >= _GROW_MIN * size else None
 
 
@@ -133,12 +142,26 @@ class _Floors:
 def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None, gram, split) -> Certificate:
     """``d`` (a split certificate), or the one on a larger screen (:func:`grown_size`) where its bound is
     smaller: ``split`` (:func:`.single._certify_split`) at d's point.  ``keep`` (a path's run) then gets the
-    larger screen's, which the path carries to other k.  Valid either way: both bounds are proved."""
+    larger screen's, which the path carries to other k.  Valid either way: both bounds are proved.
+
+    One larger screen: grown by the cross term (:func:`grown_split`, ``_GROW``) for certify(k), and for a path's
+    run wherever certify(k) may grow; a path's run where certify(k)'s own route stands (``d.info["one_k_stands"]``:
+    certify(k) grows nothing there; the run's own S bound, deeper, lets T bind) grows the former screen,
+    ``_GROW_VARIANCE`` times by variance, for the k between runs only.  Issue 39 (helper widepath25): with the
+    cross screen there too the golub-shaped path's runs at k = 133 / 200 moved the path's gap run from 93 to 101 and
+    left k = 77..95 up to 0.0068 below the base's path; paying for both screens (helper wide24) cost the
+    dlbcl-shaped path x2.1 in SVD units (benchmarks/results/issue39_widepath25.txt)."""
     big = grown_size(cov.n, k, d, effort)
     if big is None or d.x is None:
         return d
     kept = {} if keep is not None else None
-    e = split(cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big)
+    if keep is not None and d.info.get("one_k_stands"):  # (certify(k) grows nothing here: the former screen)
+        big = grow_to(cov.n, d.info["split_S"], effort, _GROW_VARIANCE)
+        if big is None:
+            return d
+        e = split(cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big)
+    else:
+        e = grown_split(split, cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big)
     if not e.upper_bound < d.upper_bound:
         return d
     if keep is not None:
@@ -146,6 +169,15 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
         keep.update(kept)
     e.info["lower_source"] = d.info.get("lower_source", e.info.get("lower_source"))
     return e
+
+
+def grown_split(split, cov, k: int, x, effort: str, callback, **kw) -> Certificate:
+    """``split(cov, k, x, effort, callback, **kw)`` (:func:`.single._certify_split` on a larger screen,
+    ``kw["size"]``) with that screen grown by the cross term (:mod:`.grow_cross`): the own screen
+    (``_settings.screened_size``'s at k) plus the columns of T most covariant with it.  A choice of S
+    only: the split bound is proved on any screen."""
+    with cross_growth(cov, screened_size(cov.n, k, _EFFORT[effort])):
+        return split(cov, k, x, effort, callback, **kw)
 
 
 def reuse_parts(pre: dict, make, rows):

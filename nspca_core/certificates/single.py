@@ -380,6 +380,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, aim=_COUPLED_AIM, notes=notes, deep=True,
             gallop=_AIM_GALLOP_ONE, make_rows=rows, rel=_AIM_REL_ONE)
         one_k = (coupled, sharper, notes.get("cost", 0.0))
+        # (certify(k)'s own bound here: where it stands, certify(k) grows no screen; screens.grown reads it)
+        info["one_k_stands"] = small_verdict(lower, coupled, certS.upper_bound)
         eager = light_S(covS, kS, xS, lamS, seen=seen)  # (its first test reused: dual.top_test)
         if eager is not None:  # the path's own light route, eager and finer, on the whole cross table
             full = make if rows is None else _once(lambda: np.minimum(make(), rows()))

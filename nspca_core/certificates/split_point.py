@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..operators.cov import Cov
+from . import grow_cross
 from .bounds import _thin_lambdas
 from .budget import fits, step
 from .cheap import _quad_held
@@ -15,7 +16,14 @@ from .lower import _ascent_many, _fit_lower, _starts
 
 def _screened(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
     """(S, T): the s features of largest variance plus the support of ``x`` (its s largest
-    entries when it has more, so that S stays small: the DNN's cost), and the rest."""
+    entries when it has more, so that S stays small: the DNN's cost), and the rest.  Inside
+    :func:`.grow_cross.cross_growth` (a larger screen of :mod:`.screens`), a screen above the own
+    size is grown by the cross term instead (:func:`.grow_cross.screened`)."""
+    return grow_cross.screened(dg, x, s, _by_variance)
+
+
+def _by_variance(dg: np.ndarray, x: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_screened`'s screen by variance (the s largest plus x's support)."""
     Smask = np.zeros(dg.size, dtype=bool)
     Smask[np.argsort(-dg, kind="stable")[:s]] = True
     sup = np.flatnonzero(x)

@@ -71,7 +71,7 @@ def test_a_path_run_carries_the_screen_that_stood():
                                info={"lower_source": "given", "split_S": size})
 
         out = screens.grown(SimpleNamespace(n=10_000), 3, d, "auto", None, keep, None, split)
-        assert calls[-1] == int(screens._GROW * 400)
+        assert calls[-1] == int(np.ceil(screens._GROW * 400))
         if stands:
             assert out.upper_bound == 99.0 and keep == {"S": "larger"} and out.info["lower_source"] == "fit(auto)"
         else:
@@ -90,7 +90,7 @@ def test_a_capped_run_and_the_exact_mode_keep_their_screen(monkeypatch):
     route._certify_large(Cov(X, None), 3, None, "auto", None, branch_seconds=0.0)
     assert len(seen) == 2
     route._certify_large(Cov(X, None), 3, None, "auto", None)  # (one k: the larger screen follows)
-    assert len(seen) == 4 and seen[3] == min(12, int(screens._GROW * seen[2])) > seen[2]
+    assert len(seen) == 4 and seen[3] == min(12, int(np.ceil(screens._GROW * seen[2]))) > seen[2]
 
 
 @given(st.integers(300, 20_000), st.integers(1, 3000), st.floats(0.5, 1.0), st.floats(1.0, 1.2),
@@ -102,7 +102,7 @@ def test_grown_size_rule(n, size, ratio, t_share, effort):
     c = _cert(100.0 * ratio, 100.0, 100.0, B_S, size)
     big = screens.grown_size(n, 3, c, effort)
     stands = coupled.small_verdict(c.lower, 100.0, B_S)
-    want = min(n, S._EFFORT[effort]["split_size"], int(screens._GROW * size))
+    want = min(n, S._EFFORT[effort]["split_size"], int(np.ceil(screens._GROW * size)))
     if effort != "auto" or stands or want < screens._GROW_MIN * size:
         assert big is None
     else:

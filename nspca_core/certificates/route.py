@@ -226,8 +226,8 @@ def eager_grown(cov: Cov, k: int, d: Certificate, effort: str, callback, keep, g
 # eager_grown: a screen this many times larger (2 k -> 6 k, the DNN route's screen per k), where T holds the ratio
 # more than _EAGER_SLACK below S's own.  Issue 39 (helpers thinpath23, thin25): 2e-3 -> 4e-3, below the fallback, so
 # the certificate stays within about the 0.005 rule of S's own ratio by construction.  On 60 x 2,500 genes the grown
-# screen ran at k = 130..200 for +0.001..0.004 of ratio: certify_path -23..-29% CPU, 36 k looser by up to 0.0025..
-# 0.0011; 72 x 1,000 and 48 x 1,800 never grow.  (6e-3 with the fallback raised to 7e-3 halves that path but lets
+# screen ran at k = 130..200 for +0.001..0.004 of ratio: certify_path -23..-29% CPU, 36 k looser by at most
+# 0.0025; 72 x 1,000 and 48 x 1,800 never grow.  (6e-3 with the fallback raised to 7e-3 halves that path but lets
 # a k lose up to ~7e-3: not taken; benchmarks/results/issue39_thin25.txt)
 _EAGER_GROW = 3.0
 _EAGER_SLACK = 4e-3

@@ -121,14 +121,14 @@ def test_value_below_against_brute_force(n, seed, kfrac):
     assert value_below(A, k, state, DnnWork()) <= val
 
 
-def _run(A, k, lr, iters, check_every, defer, seed, refresh=0, lower=None, start=None):
+def _run(A, k, lr, iters, check_every, defer, seed, refresh=0, lower=None, start=None, **rules):
     scale = float(np.abs(A).max())
     dnn._DEFER_CHECKS = defer
     try:
         st0 = start if start is not None else DnnState(np.zeros(A.shape), 0.0)
         return dnn_optimize(A, k, DnnState(st0.N, st0.nu, st0.U), iters=iters, check_every=check_every,
                             t_start=0.1 * scale, t_end=1e-3 * scale, lr=lr * scale, r=6, ritz32=True,
-                            refresh=refresh, target=0.999, lower=lower, work=DnnWork())
+                            refresh=refresh, target=0.999, lower=lower, work=DnnWork(), **rules)
     finally:
         dnn._DEFER_CHECKS = True
 
@@ -136,16 +136,23 @@ def _run(A, k, lr, iters, check_every, defer, seed, refresh=0, lower=None, start
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(20, 90), seed=st.integers(0, 2**31 - 1), kfrac=st.floats(0.05, 0.6),
        lr=st.sampled_from([1e-3, 1e-2, 0.1, 1.0]), shape=st.sampled_from([(12, 10), (20, 10), (44, 40), (9, 5)]),
-       refresh=st.sampled_from([0, 4]), with_lower=st.booleans())
-def test_put_off_checks_give_the_same_run(n, seed, kfrac, lr, shape, refresh, with_lower):
+       refresh=st.sampled_from([0, 4]), with_lower=st.booleans(), rule=st.sampled_from(["", "give_up", "outpaced",
+                                                                                       "no_give_up_eval", "fall"]))
+def test_put_off_checks_give_the_same_run(n, seed, kfrac, lr, shape, refresh, with_lower, rule):
     """With the rule and without: the same best point (N, nu, U, cuts), value, lambda and iterations, bit for bit
-    (large rates included: there the end is often worse than the put-off point, which is then made)."""
+    (large rates included: there the end is often worse than the put-off point, which is then made), also in runs
+    with a give-up, outpaced or fall rule (the rule then puts off no check but where a fall rule has looked)."""
     A = _dense(n, seed)
     k = max(2, int(kfrac * n))
-    lower = 0.9 * float(np.linalg.eigvalsh(A)[-1]) if with_lower else None
+    top = float(np.linalg.eigvalsh(A)[-1])
+    lower = 0.9 * top if with_lower or rule else None
     iters, check_every = shape
-    a = _run(A, k, lr, iters, check_every, True, seed, refresh, lower)
-    b = _run(A, k, lr, iters, check_every, False, seed, refresh, lower)
+    rules = {"": {}, "give_up": {"give_up": 0.97}, "no_give_up_eval": {"give_up": 0.97, "evaluate_give_up": False},
+             "outpaced": {"outpaced": lambda reach: reach < 0.95}, "fall": {"fall": (0.0, 10)}}[rule]
+    if rule == "fall":  # (an evaluated start: the rule needs one)
+        rules["start_lam"] = None
+    a = _run(A, k, lr, iters, check_every, True, seed, refresh, lower, **rules)
+    b = _run(A, k, lr, iters, check_every, False, seed, refresh, lower, **rules)
     assert a[1] == b[1] and a[2]["lam"] == b[2]["lam"] and a[2]["iterations"] == b[2]["iterations"]
     assert _bits(a[0].N) == _bits(b[0].N) and a[0].nu == b[0].nu and _bits(a[0].U) == _bits(b[0].U)
     assert (a[0].w is None) == (b[0].w is None) and (a[0].w is None or _bits(a[0].w) == _bits(b[0].w))

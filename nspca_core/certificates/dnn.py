@@ -303,7 +303,7 @@ _DEFER_MARGIN = 1e-3
 # point by value_below) is put off to the end, where it is made only if the end's value is not below its value_below
 # (else it could not have been the best: strictly above the end's).  The run's floats as without the rule: the same
 # iterates, the same best point, value and lambda (issue 39, 19th round: the split S's cut run, 44 iterations checked at
-# 40 and 44; dlbcl-shaped k = 150: one ~45 ms evaluation of 1,378 x 1,378 against ~5 ms for value_below).
+# 40 and 44; dlbcl-shaped k = 150: one ~45-50 ms evaluation of 1,378 x 1,378 against ~7 ms for value_below).
 # False: every check made where it falls (the tests' reference)
 _DEFER_CHECKS = True
 

@@ -54,6 +54,7 @@ import contextlib
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg.blas import dsymv as _DSYMV
 
 from .dnn_lmax import _orthonormal, _ritz, chol_lmax, lmax_upper, ritz_guess, ritz_guesses
 from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _climb_rate, _Cuts, _gradient_into, _hopeless, _outlook,
@@ -102,20 +103,67 @@ def _lmax_state(A: np.ndarray, state: DnnState, fast: bool = True, work: DnnWork
     (:func:`ritz_guess`, :func:`lmax_upper`); else (or if that fails, or ``fast`` is False: the
     tightest value) by LAPACK's eigenvalue.  ``work``: the n x n arrays from there (:class:`DnnWork`)."""
     n = A.shape[0]
-    M = assemble_dual(A, state.N, state.nu, state.C, state.w, work)
     mu = state.nu / n
-    if work is None or state.N.dtype == np.float64:
-        N64 = np.asarray(state.N, dtype=float)
-    else:  # (a float32 N's float64 copy in the Cholesky factor's array, free until lmax_upper)
-        N64 = work.scratch("MG", A.shape, np.float64)
-        np.copyto(N64, state.N)
-    scale = float((np.linalg.norm(A) if work is None else work.norm_of(A)) + np.linalg.norm(N64) + mu * n)
+    if work is not None and state.N.dtype == np.float32 and A.dtype == np.float64:
+        M, norm_N = _assembled_from_n(A, state, work)
+    else:
+        M = assemble_dual(A, state.N, state.nu, state.C, state.w, work)
+        if work is None or state.N.dtype == np.float64:
+            N64 = np.asarray(state.N, dtype=float)
+        else:  # (a float32 N's float64 copy in the Cholesky factor's array, free until lmax_upper)
+            N64 = work.scratch("MG", A.shape, np.float64)
+            np.copyto(N64, state.N)
+        norm_N = np.linalg.norm(N64)
+    scale = float((np.linalg.norm(A) if work is None else work.norm_of(A)) + norm_N + mu * n)
     if state.C is not None and state.w is not None:
         scale += float(state.w @ (state.C ** 2).sum(axis=0))
-    return lmax_upper(M, scale, ritz_guesses(M, state.U) if fast else None, work)
+    norm_M = float(np.linalg.norm(M))  # (once: the Ritz guesses' margin and lmax_upper's allowance, the same float)
+    return lmax_upper(M, scale, ritz_guesses(M, state.U, norm=norm_M) if fast else None, work, norm=norm_M)
+
+
+def _assembled_from_n(A: np.ndarray, state: DnnState, work: DnnWork):
+    """:func:`assemble_dual` of a float32 N (in ``work``'s ``"M64"``) and ``||N||_F`` in float64, float for float
+    as :func:`_lmax_state` formed them before (issue 39, 19th round): N is copied into M's array first (exact), its
+    norm taken there (the same contiguous float64 values as the former copy in ``"MG"``), then A is added in place
+    (``N + A`` is ``A + N``: IEEE addition commutes).  Why: NumPy's mixed float64 + float32 sum casts in buffered
+    chunks (~2 ms at n = 1,378 against ~0.5 for the copy and ~0.2 for a float64 sum), and one n x n copy fewer."""
+    M = work.scratch("M64", A.shape, np.float64)
+    np.copyto(M, state.N)
+    norm_N = np.linalg.norm(M)
+    np.add(M, A, out=M)
+    M -= state.nu / A.shape[0]
+    if state.C is not None and state.w is not None and np.any(state.w > 0):
+        M -= np.matmul(state.C * state.w, state.C.T, out=work.scratch("MG", M.shape, np.result_type(state.C, state.w)))
+    return M, norm_N
 
 
 lmax_state = _lmax_state  # its name for the certificates' path driver
+
+
+def value_below(A: np.ndarray, k: int, state: DnnState, work: DnnWork | None = None) -> float:
+    """A number at or below the value :func:`dnn_value_lam` proves for ``state`` (with its ``work`` or any):
+    the tangent (:func:`dnn_tangent`) of the Rayleigh quotient of its first warm vector ``state.U[:, 0]``
+    less the quotient's rounding allowance, at about a tenth of an evaluation's cost (one assembly, two
+    symmetric products with half of M each; no Cholesky, no block steps).
+
+    Why it is below.  :func:`_lmax_state` assembles M (the same floats as here) and returns a number at or
+    above ``lambda_max`` of the symmetric matrix one triangle of M spans: the Cholesky test factors one
+    triangle, LAPACK's eigenvalue reads one, each within the allowance it adds (:func:`lmax_upper`).  M
+    itself need not be symmetric to the last bit (N in float32 from a rank-r gradient whose two triangles
+    round apart), so the quotient is taken for each triangle (``dsymv``) and the smaller kept:
+    ``lambda_max(T) >= u^T T u / u^T u`` for either.  Its rounding (n-term sums) is below
+    ``2 (n + 2) eps (||M||_F + |q|)``; four times that is subtracted.  The tangent is monotone in ``lam``."""
+    n = A.shape[0]
+    if work is not None and state.N.dtype == np.float32 and A.dtype == np.float64:
+        M, _ = _assembled_from_n(A, state, work)
+    else:
+        M = assemble_dual(A, state.N, state.nu, state.C, state.w, work)
+    u = np.ascontiguousarray(state.U[:, 0], dtype=float)
+    uu = float(u @ u)
+    Mt = M.T if M.flags.c_contiguous else np.asfortranarray(M)  # (Fortran order: no copy in f2py)
+    q = min(float(u @ _DSYMV(1.0, Mt, u, lower=side)) for side in (0, 1)) / uu
+    allowance = 8.0 * (n + 2) * _EPS * (float(np.linalg.norm(M)) + abs(q))
+    return float(dnn_tangent(q - allowance, state, n, np.array([k]))[0])
 
 
 def dnn_value(A: np.ndarray, k: int, state: DnnState) -> tuple[float, float]:
@@ -202,6 +250,13 @@ def _run_end(A: np.ndarray, k: int, last: DnnState | None, best: tuple, lower: f
     return best_state, best_value, best_lam, evals
 
 
+def _made(A: np.ndarray, k: int, point: DnnState, best: tuple, evals: int, work: DnnWork | None) -> tuple:
+    """A put-off check (:data:`_DEFER_CHECKS`) made: ``point`` evaluated and kept where below ``best``'s value,
+    as at its own iteration.  Returns ``(state, value, lam, evals)``."""
+    val, lam = dnn_value_lam(A, k, point, work=work)
+    return (point, val, lam, evals + 1) if val < best[1] else (*best, evals + 1)
+
+
 def _start_value(A: np.ndarray, k: int, state: DnnState, start_lam: float | None, evaluate: bool,
                  work: DnnWork | None = None):
     """A run's start ``(value, lam, evaluations)``: from the caller's rigorous ``start_lam``, else
@@ -242,6 +297,15 @@ def _run_arrays(A: np.ndarray, state: DnnState, work: DnnWork, ritz32: bool):
 # its value but for the float32 rounding of the Ritz step, ~n eps32 relative) by this much (issue 39, helper dense15:
 # CBCL k = 65's run gained 0.3% in its 8 extra iterations; one Cholesky evaluation, ~3 ms of ~80, not used)
 _DEFER_MARGIN = 1e-3
+
+# dnn_optimize: a regular check that can decide nothing but which point is the best (the next check is the run's
+# end, no stall test before min_iters, no give-up / outpaced / extend / time-limit rule, the target out of reach of the
+# point by value_below) is put off to the end, where it is made only if the end's value is not below its value_below
+# (else it could not have been the best: strictly above the end's).  The run's floats as without the rule: the same
+# iterates, the same best point, value and lambda (issue 39, 19th round: the split S's cut run, 44 iterations checked at
+# 40 and 44; dlbcl-shaped k = 150: one ~45-50 ms evaluation of 1,378 x 1,378 against ~7 ms for value_below).
+# False: every check made where it falls (the tests' reference)
+_DEFER_CHECKS = True
 
 # dnn_optimize: each iteration's M = A32 + N written by the last Adam step while its pieces are in cache
 # (_Adam.step's ``then``; issue 39, ninth round: one pass over n x n fewer per iteration, the same floats);
@@ -353,6 +417,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     timed = contextlib.nullcontext if budget is None else (lambda: budget.step("eval", size))  # noqa: E731
     end = iters  # (the last iteration: moved once by ``extend``)
     deferred = None  # (extend: the check at iters put off to the new end, [point, its free estimate])
+    pending = None  # (_DEFER_CHECKS: a check put off to the end, (point, value_below of it))
     skipped = False  # (that check found not needed)
     for it in range(1, iters + (0 if extend is None else int(extend[1])) + 1):
         if it > end:
@@ -430,12 +495,33 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             # where the end's value is not below its estimate -- the next iteration's -- by _DEFER_MARGIN)
             deferred = [snapshot(), None]
             continue
+        probed = None
+        if (regular and not early and _DEFER_CHECKS and pending is None and deferred is None and it < end
+                and budget is None and extend is None and give_up is None and outpaced is None and not settled
+                and (fall is None or fall[1] <= it) and it < min_iters and U is not None
+                and (it // check_every + 1) * check_every >= end
+                and not (target is not None and lower is not None and lower >= target * best_value)):
+            probed = snapshot()
+            below = value_below(A, k, probed, work)
+            m_ready = False  # (it works in M's memory)
+            if target is None or lower is None or lower < target * below:  # (its value cannot meet the target)
+                pending = (probed, below)
+                continue
         if regular or early:
-            cand = snapshot()
+            cand = snapshot() if probed is None else probed
+            if pending is not None and it < end:  # (an early check first: the put-off one before it, as it ran)
+                best_state, best_value, best_lam, evals = _made(A, k, pending[0], (best_state, best_value, best_lam),
+                                                                evals, work)
+                pending = None
             with timed():
                 val, lam = dnn_value_lam(A, k, cand, work=work)
             evals += 1
             unchecked, m_ready = False, False  # (an evaluation works in M's memory)
+            if pending is not None:  # (the end: the put-off check only where it could be the best)
+                if not val < pending[1]:
+                    best_state, best_value, best_lam, evals = _made(A, k, pending[0],
+                                                                    (best_state, best_value, best_lam), evals, work)
+                pending = None
             if deferred is not None and it == end:
                 if not val <= deferred[1] * (1.0 - _DEFER_MARGIN):  # (its value could be the smaller: evaluated)
                     v0, lam0 = dnn_value_lam(A, k, deferred[0], work=work)
@@ -465,6 +551,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
             if last_check - best_value < thr * abs(best_value) and it >= min_iters:
                 break
             last_check = best_value
+    if pending is not None:  # (not reached: every way out of the loop above makes the end's check or an early one)
+        best_state, best_value, best_lam, evals = _made(A, k, pending[0], (best_state, best_value, best_lam), evals,
+                                                        work)
     if stopped_early and (not evaluate_give_up or outran) and not np.isfinite(best_value):
         return _unevaluated(snapshot(), U, it, evals, n, outran)
     last = snapshot() if ((not check_every or stopped or stopped_early) and unchecked

@@ -14,7 +14,7 @@ _EPS = np.finfo(float).eps
 
 
 def lmax_upper(M: np.ndarray, scale: float, guess: float | None = None,
-               work: DnnWork | None = None) -> tuple[float, float]:
+               work: DnnWork | None = None, norm: float | None = None) -> tuple[float, float]:
     """A rigorous upper bound on ``lambda_max`` of the exact matrix behind ``M``.
 
     Returns ``(value, tol)`` with ``value = lambda_hat + tol``: ``lambda_hat``
@@ -29,10 +29,11 @@ def lmax_upper(M: np.ndarray, scale: float, guess: float | None = None,
     factorization proves ``guess I - M`` positive definite (:func:`chol_lmax`,
     about a tenth of the eigenvalue cost), the value is ``guess`` plus that
     proof's rounding allowance plus the same ``tol``; otherwise LAPACK as above.  ``work``: the
-    Cholesky factor's n x n array from there (:class:`DnnWork`; the same floats).
+    Cholesky factor's n x n array from there (:class:`DnnWork`; the same floats).  ``norm``: ``||M||_F`` as
+    ``float(np.linalg.norm(M))`` when the caller has it (the same float).
     """
     n = M.shape[0]
-    tol = 32.0 * n * _EPS * (float(np.linalg.norm(M)) + scale)
+    tol = 32.0 * n * _EPS * ((float(np.linalg.norm(M)) if norm is None else norm) + scale)
     for g in ([] if guess is None else np.atleast_1d(np.asarray(guess, dtype=float))):
         if np.isfinite(g):  # (several guesses: each tried in turn, the first proved is kept)
             slack = chol_lmax(M, float(g), None if work is None else work.scratch("MG", M.shape, M.dtype))
@@ -118,7 +119,7 @@ _TIGHT_SAFETY = 4.0
 
 
 def ritz_guesses(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: float = 1e-9,
-                 accept: float = 1e-6) -> list | None:
+                 accept: float = 1e-6, norm: float | None = None) -> list | None:
     """Two numbers just above ``lambda_max(M)`` for :func:`lmax_upper` to try in turn (not proofs: the
     Cholesky test decides), from block-Krylov steps from U as :func:`ritz_guess`: first the top Ritz
     value plus :data:`_TIGHT_SAFETY` times its own pair's allowance ``res_1^2 / (theta_1 - theta_2)``,
@@ -130,12 +131,13 @@ def ritz_guesses(M: np.ndarray, U: np.ndarray | None, max_steps: int = 4, rel: f
     LAPACK's after one) while the block's lower pairs, whose eigenvalues the DNN crowds together,
     keep the block's allowance at 1e-5..1e-4 of the value after 4 (issue 39).  ``accept`` 1e-6:
     the tight guess then sits at most ``4e-6`` (relative) above the top Ritz value, still below
-    the block's allowance, one step sooner (2 instead of 3 there).  None as :func:`ritz_guess`."""
+    the block's allowance, one step sooner (2 instead of 3 there).  None as :func:`ritz_guess`.
+    ``norm``: as :func:`lmax_upper`'s (``||M||_F``, the same float, summed once for both)."""
     steps = _ritz_block(M, U, max_steps, accept, by_top=True)
     if steps is None:
         return None
     w, block, top = steps
-    margin = rel * float(np.linalg.norm(M))
+    margin = rel * (float(np.linalg.norm(M)) if norm is None else norm)
     tight = float(w[0]) + _TIGHT_SAFETY * top + margin
     safe = float(w[0]) + block + margin
     return sorted({tight, safe})  # (the smaller first: either may be the one below lambda_max)

@@ -179,7 +179,8 @@ def test_halves_and_scratch_keep_their_roles_apart():
 
 def test_the_second_run_makes_no_new_work_arrays():
     """With the first run's DnnWork, the cut run allocates no n x n array but the points it keeps
-    (its checks' copies of N, float32): its peak of traced memory stays below four of them.  Fresh
+    (its checks' copies of N, float32): its peak of traced memory stays below five of them (the check at 10, put off
+    to the end by dnn._DEFER_CHECKS, holds its copy until then: one more than the four before).  Fresh
     arrays cost eight float32 n x n arrays and the evaluation's float64 ones (fails without DnnWork)."""
     n = 150
     A = _dense(n, 3)
@@ -198,7 +199,7 @@ def test_the_second_run_makes_no_new_work_arrays():
         return peak
 
     one = 4 * n * n  # a float32 n x n array, in bytes
-    assert second(work) < 4 * one
+    assert second(work) < 5 * one
     assert second(None) > 8 * one
 
 

@@ -163,8 +163,9 @@ def test_first_screen_run_whole_again_where_the_larger_one_does_not_beat_its_flo
     is the one without the deferral under the same forcing; where no larger screen is affordable (k = 140 here:
     the grown screen's predicted flops), nothing is deferred (one split certificate, one aimed search), and forcing
     the deferral there (``_grows`` True) ends in the whole first screen again (two), the same certificate.  (At the
-    slack this was written for, 2e-3, and its fallback 5e-3: at larger slacks (helper thin25 measured 6e-3 / 7e-3) the forced deferral at
-    k = 140 is decided by the aimed search's give-up, not by the floor, which the counts below pin.)"""
+    slack this was written for, 2e-3, and its fallback 5e-3: at larger slacks (helper thin25 measured 6e-3 / 7e-3)
+    the forced deferral at k = 140 is decided by the aimed search's give-up, not by the floor, which the counts below
+    pin.)"""
     monkeypatch.setattr(route, "_EAGER_SLACK", 2e-3)
     monkeypatch.setattr(route, "_EAGER_FALLBACK", 5e-3)
     X = _genes(40, 900, 2)

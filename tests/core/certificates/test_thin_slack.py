@@ -1,4 +1,5 @@
-"""Issue 39, nineteenth round (helper thin25): the thin route's two effort rules inside the 0.005 ratio rule (the slack 2e-3 -> 4e-3, the fallback 5e-3 above it).
+"""Issue 39, nineteenth round (helper thin25): the thin route's two effort rules inside the 0.005 ratio rule
+(the slack 2e-3 -> 4e-3, the fallback 5e-3 above it).
 The grown screen follows only where T holds the 2 k screen's ratio more than ``route._EAGER_SLACK`` below S's own,
 and the dense certificate too only where T still holds it more than ``route._EAGER_FALLBACK`` below.  Both rules
 are counted on both sides of their thresholds, and certify_thin with them is checked against brute force."""

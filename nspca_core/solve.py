@@ -63,6 +63,14 @@ _AUTO_POLISH_WITHIN = 0.99
 # 10 lost up to 0.3% (random 54 x 39, k = 4).  tpower's own starts are exempt (:func:`_tpower_own`): the stop
 # once lost tpower's winner (random thin 12 x 1,019, k = 3: auto / tpower 0.9445)
 _AUTO_DOMINATED = 20.0
+# auto's random starts ``A r`` whose value is below this fraction of the batch's best stop as dominated with
+# this factor instead (``ascent(far=)``, :func:`_far`): on thin gene data (72 x 1,000, k = 50) most random
+# starts sit at 0.1-0.35 of the best after their first step and climbed on for 3-6 more steps.  Measured
+# (issue 39, nineteenth round): bench_auto --fingerprint --seeds 3, 540 of 540 answers bit-identical.  The
+# factor alone on every random start (no fraction) lost answers: 5 or 2 gave MLL random_state 2 k = 10
+# -1.7% and small random_state 1 k = 3 -0.8% (the extra stops there sat at 0.55-0.98 of the best)
+_AUTO_RANDOM_DOMINATED = 2.0
+_AUTO_RANDOM_FAR = 0.5
 # up to this many features "auto" also runs the "em" peer (same seed) and polishes its answer with the
 # others: there it costs next to nothing, and em's soft steps can reach an optimum no hard-truncation
 # start reaches (random 54 x 39 data, k = 5: +0.05%); above, auto >= em is measured, not built in
@@ -381,11 +389,20 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
     step = TopK(compact_start=True) if single is None else \
         SingleTopK(compact_start=True, single_from=_random_from(names))
     r = ascent(matvec, X0, k, step=step, key=key, screen=screen, jump=jump,
-               merge="support", dominated=_AUTO_DOMINATED, exempt=_tpower_own(names), xtol=_AUTO_XTOL)
+               merge="support", dominated=_AUTO_DOMINATED, far=_far(names), exempt=_tpower_own(names), xtol=_AUTO_XTOL)
     # the starts made feasible are the first iterates: their values come with the first products
     before = dict(zip(names, r.start_values.tolist()))
     after = {nm: float(max(v, before[nm])) for nm, v in zip(names, r.values)}
     return (before, after, {nm: r.X[:, j] for j, nm in enumerate(names)}, _Supports(r.X, names))
+
+
+def _far(names: list):
+    """``ascent(far=)``: the random starts ``A r`` far below the best (``_AUTO_RANDOM_FAR`` of its value)
+    stop as dominated with the smaller factor ``_AUTO_RANDOM_DOMINATED``; None without random starts."""
+    rnd = np.array([nm.startswith("random#") for nm in names])
+    if not rnd.any():
+        return None
+    return np.where(rnd, _AUTO_RANDOM_DOMINATED, _AUTO_DOMINATED), _AUTO_RANDOM_FAR
 
 
 def _random_from(names: list) -> int | None:

@@ -271,7 +271,7 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
            rtol: float | None = 1e-13, both_signs: bool = False, signed: bool = False,
            xtol: float = _XTOL, merge: bool | str = True, stop=None, keep: str = "best",
            quads=None, screen: Screen | None = None, jump: SupportJump | None = None,
-           dominated: float | None = None, exempt: np.ndarray | None = None) -> AscentResult:
+           dominated: float | None = None, far: tuple | None = None, exempt: np.ndarray | None = None) -> AscentResult:
     """Batched ascent from the columns of ``X0`` (n, p), one ``step`` per iteration.
 
     Parameters
@@ -304,6 +304,10 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
     dominated : float, optional
         With ``keep="best"`` and ``rtol``: stop a column (not ``converged``) once its value plus
         ``dominated`` times its last gain is below the batch's best value (module notes).
+    far : (ndarray (p,), float), optional
+        ``(factors, fraction)``: a column whose value is below ``fraction`` of the batch's best is stopped
+        with its own factor ``factors[j]`` in place of ``dominated`` (auto: its random starts, far below
+        the best, stop sooner).
     exempt : ndarray (p,) of bool, optional
         Columns never stopped as ``dominated`` (they stop on the other rules only); a column merged
         into another passes its exemption to it, so the support it was on is ascended to the end.
@@ -386,7 +390,9 @@ def ascent(matvec, X0: np.ndarray, kc, *, step=None, key: np.ndarray | None = No
                 gain, last_gain = v - pv, prev_gain[active]
                 prev_gain[active] = gain
             if dominated is not None and best_kept:  # far below the best with small gains: stop
-                dom = ~np.isnan(pv) & (v + dominated * np.maximum(v - pv, 0.0) < best_v.max() * (1 - 1e-9))
+                top = best_v.max()
+                fac = dominated if far is None else np.where(v < far[1] * top, far[0][active], dominated)
+                dom = ~np.isnan(pv) & (v + fac * np.maximum(v - pv, 0.0) < top * (1 - 1e-9))
                 if exempt is not None:
                     dom &= ~exempt[active]
                 gained, stopped[active[dom]] = gained & ~dom, True

@@ -165,3 +165,73 @@ def test_both_signs_step_is_the_longer_truncation(seed, n, q, compact, data):
     nrm = np.linalg.norm(ref, axis=0)
     assert np.array_equal(got != 0, ref != 0)
     assert np.allclose(got, ref / np.where(nrm > 0, nrm, 1.0), rtol=1e-14, atol=0)
+
+
+def _one_direction_data():
+    rng = np.random.default_rng(5)
+    n, m = 400, 30
+    X = rng.standard_normal((m, 2)) @ (rng.standard_normal((2, n)) * rng.uniform(0.1, 3.0, n))
+    X += 0.3 * rng.standard_normal((m, n))
+    return Cov(X - X.mean(axis=0), None), np.abs(rng.standard_normal((n, 24)))
+
+
+
+@pytest.mark.parametrize("f", [2.0, 20.0])
+def test_far_factors_equal_to_dominated_are_the_plain_rule(f):
+    """``far`` with every factor equal to ``dominated`` gives the floats of ``dominated`` alone."""
+    cov, R = _one_direction_data()
+    a = ascent(cov.matvec, R, 10, merge="support", dominated=f)
+    b = ascent(cov.matvec, R, 10, merge="support", dominated=f, far=(np.full(R.shape[1], f), 0.5))
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.values, b.values)
+    assert np.array_equal(a.converged, b.converged) and a.iterations == b.iterations
+
+
+def test_far_factor_counts_on_both_sides():
+    """Column 6 of this batch stops as dominated with factor 2 and ascends to the end with 5 (the
+    others unchanged): its own factor decides, and only while it is below ``fraction`` of the best
+    (auto's random starts: ``_AUTO_RANDOM_DOMINATED`` below ``_AUTO_RANDOM_FAR``)."""
+    cov, R = _one_direction_data()
+    for own, frac, stops in ((2.0, 1.0, True), (5.0, 1.0, False), (2.0, 0.0, False)):
+        d = np.full(R.shape[1], 5.0)
+        d[6] = own
+        r = ascent(cov.matvec, R, 10, merge="support", dominated=5.0, far=(d, frac))
+        assert r.converged[6] != stops
+        assert np.count_nonzero(~r.converged) == 22 + stops
+
+
+def test_auto_random_starts_take_their_own_dominance_factor():
+    from nspca_core import solve
+
+    names = ["rank1(u1)", "top-variance", "tpower#1", "random#1", "random#2"]
+    d, frac = solve._far(names)
+    assert np.array_equal(d, [solve._AUTO_DOMINATED] * 3 + [solve._AUTO_RANDOM_DOMINATED] * 2)
+    assert solve._AUTO_RANDOM_DOMINATED < solve._AUTO_DOMINATED and 0 < frac == solve._AUTO_RANDOM_FAR < 1
+    assert solve._far(names[:3]) is None
+
+
+def test_auto_stops_far_random_starts_sooner(monkeypatch):
+    """Counting, through auto's own ascent on thin module data (72 x 1,000, k = 50): the random starts
+    far below the best stop as dominated (not converged) with ``_AUTO_RANDOM_DOMINATED``, more of them
+    than with the factor of the other starts; the answer is the same."""
+    import nspca_core as nc
+    from nspca_core import solve
+
+    rng = np.random.default_rng(72)
+    X = rng.standard_normal((72, 6)) @ (rng.standard_normal((6, 1000)) * (rng.random((6, 1000)) < 0.05))
+    X += 0.5 * rng.standard_normal((72, 1000))
+    seen = []
+    real = solve.ascent
+
+    def spy(*args, **kw):
+        r = real(*args, **kw)
+        seen.append(int(np.count_nonzero(~r.converged)))
+        return r
+
+    monkeypatch.setattr(solve, "ascent", spy)
+    out = {}
+    for f in (solve._AUTO_DOMINATED, solve._AUTO_RANDOM_DOMINATED):
+        monkeypatch.setattr(solve, "_AUTO_RANDOM_DOMINATED", f)
+        seen.clear()
+        out[f] = (nc.fit(X, k=50, method="auto", certify=False).variance, seen[0])
+    (v20, n20), (v2, n2) = out[solve._AUTO_DOMINATED], out[min(out)]
+    assert v2 == v20 and n2 > n20

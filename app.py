@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import jobs, streamlit_runtime, style
+from ui import jobs, shutdown, streamlit_runtime, style
 from ui.live import heartbeat
 from ui.sidebar import draw_sidebar, mark_through_app
 
@@ -61,6 +61,8 @@ st.set_page_config(page_title="Nonnegative sparse PCA", page_icon=":material/sca
                    layout="wide", initial_sidebar_state="auto")
 page = st.navigation(build_navigation(), position="sidebar", expanded=True)
 jobs.REGISTRY.warm()  # the worker processes' forkserver, started once
+if not shutdown.installed():  # SIGTERM cancels the jobs at once and ends the server with tabs open
+    streamlit_runtime.on_server_loop(lambda: shutdown.install(jobs.cancel_all))
 streamlit_runtime.serve_frontend_from_memory()  # Streamlit's frontend files gzipped from memory, once per server
 streamlit_runtime.send_shipped_figures_prebuilt()  # the teaching pages' figures encoded once per server
 if st.get_option("server.fileWatcherType") == "none":  # served, not developed: config files polled every 5 s

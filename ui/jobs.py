@@ -57,10 +57,10 @@ is 2 GB resident; ``tests/app_shell/test_browser.py`` measures it.
 
 Shutdown
 --------
-``threading._register_atexit`` (through :mod:`ui.streamlit_runtime`) runs :func:`cancel_all` when the interpreter
-starts to shut down, *before* it waits for non-daemon threads, and the workers
-are daemon threads: SIGTERM (Streamlit stops its event loop) ends the process
-at once: the worker processes are killed.
+On SIGTERM (or SIGINT) :mod:`ui.shutdown` runs :func:`cancel_all` at once — the worker processes are
+killed — and makes sure a tab still open cannot keep the server waiting.  ``threading._register_atexit``
+(through :mod:`ui.streamlit_runtime`) runs it again when the interpreter starts to shut down, *before* it
+waits for non-daemon threads; the workers are daemon threads.
 """
 
 from __future__ import annotations

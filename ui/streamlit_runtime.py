@@ -27,10 +27,12 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ui import shutdown
+
 __all__ = ["SUPPORTED", "INTERNALS", "version_supported", "problems", "session_id", "session_alive",
            "remove_uploaded_files", "close_stored_sessions", "legacy_pages_mode", "leave_legacy_pages_mode",
            "run_before_thread_join", "serve_frontend_from_memory", "send_shipped_figures_prebuilt",
-           "poll_files_every"]
+           "poll_files_every", "on_server_loop"]
 
 log = logging.getLogger("nspca.streamlit_runtime")
 
@@ -54,7 +56,8 @@ INTERNALS = {
                                   "dropping a closed tab's uploaded files before Streamlit expires them"),
     "session_mgr": Internal("Runtime._session_mgr.close_session",
                             "shutting a closed tab's stored session down (its state freed minutes earlier)"),
-    "async_objs": Internal("Runtime._async_objs.eventloop", "running the session shutdown on the server's loop"),
+    "async_objs": Internal("Runtime._async_objs.eventloop", "running the session shutdown on the server's loop; "
+                           "SIGTERM ending the server with a tab open (ui/shutdown.py)"),
     "pages_manager": Internal("streamlit.runtime.pages_manager.PagesManager.uses_pages_directory",
                               "a deep link on a fresh server runs through app.py"),
     "register_atexit": Internal("threading._register_atexit",
@@ -369,13 +372,6 @@ def close_stored_sessions(sids: Iterable[str], then: Callable[[], None] | None =
     if close is None:
         _unavailable("session_mgr", "Runtime._session_mgr.close_session is missing")
         return False
-    objs = getattr(rt, "_async_objs", None)
-    loop = getattr(objs, "eventloop", None)
-    if objs is not None and loop is None:
-        _unavailable("async_objs", "Runtime._async_objs has no eventloop")
-        return False
-    if loop is None:  # the server has not started its loop yet
-        return False
     sids = list(sids)
 
     def shut() -> None:
@@ -389,9 +385,21 @@ def close_stored_sessions(sids: Iterable[str], then: Callable[[], None] | None =
         if then is not None:
             then()
 
+    return on_server_loop(shut)
+
+
+def on_server_loop(fn: Callable[[], None]) -> bool:
+    """Run ``fn`` soon on the server's event loop (the main thread); False when not scheduled (no loop)."""
+    rt = _instance()
+    objs = None if rt is None else getattr(rt, "_async_objs", None)
+    loop = getattr(objs, "eventloop", None)
+    if objs is not None and loop is None:
+        _unavailable("async_objs", "Runtime._async_objs has no eventloop")
+    if loop is None:  # no server, or it has not started its loop yet
+        return False
     try:
-        loop.call_soon_threadsafe(shut)
-    except RuntimeError:  # the loop is closed: the server is stopping, nothing to free
+        loop.call_soon_threadsafe(fn)
+    except RuntimeError:  # the loop is closed: the server is stopping
         if not loop.is_closed():
             raise
         return False
@@ -523,6 +531,8 @@ def _replay_in_front(files) -> None:
     original = PathSecurityMiddleware.__call__
 
     async def call(self, scope, receive, send):
+        if shutdown.STOPPING.is_set() and scope.get("type") == "http":  # a polling tab must not hold it up
+            send = shutdown.closing(send)
         await replies.front(lambda sc, rc, sd: original(self, sc, rc, sd), scope, receive, send)
 
     call.__wrapped__ = original

@@ -625,6 +625,18 @@ def _open_variance_on_mll(page, url: str) -> None:
     page.wait_for_url("**/variance_vs_k", timeout=60_000)
 
 
+def _stacks(pid: int) -> str:
+    """Every thread's Python stack of a live process (py-spy), for a failure message."""
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        return "(py-spy not installed)"
+    try:
+        out = subprocess.run([str(spy), "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"(py-spy failed: {exc})"
+    return out.stdout + out.stderr
+
+
 MLL_BUDGET_MB = 2048  # the app's stated memory budget for MLL (ui/jobs.py)
 
 
@@ -681,7 +693,8 @@ def test_closed_tab_stops_work_and_sigterm_ends_server(browser):
         try:
             proc.wait(timeout=180)
         except subprocess.TimeoutExpired:
-            pytest.fail("the server did not end within 180 s of SIGTERM")
+            pytest.fail("the server did not end within 180 s of SIGTERM; where its threads were:\n"
+                        + _stacks(proc.pid))
         (SHOTS.parent / "sigterm_mll.txt").write_text(f"server ended {time.monotonic() - t0:.1f} s after "
                                                       f"SIGTERM (exit code {proc.returncode})\n")
         ctx.close()

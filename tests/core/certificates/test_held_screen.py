@@ -89,5 +89,7 @@ def test_capped_screen_against_brute_force(D, center, k, held):
         return
     c, opt = out
     assert c.info["route"] in ("split(sparse)", "split+dense(sparse)")
+    # (every bound itself, not only upper_bound: that is at least x's value, which is often the optimum here)
+    assert min(c.bounds.values()) >= opt * (1 - 1e-12) - 1e-300
     assert c.upper_bound >= opt * (1 - 1e-12) - 1e-300
     assert c.lower <= opt * (1 + 1e-12) + 1e-300

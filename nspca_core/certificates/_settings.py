@@ -258,11 +258,14 @@ _EFFORT = {
 # are ~0.5 s at |S| = 300 (MLL's trees close in 29 nodes at k = 5 and 10)
 
 
-def screened_size(n: int, k: int, cfg: dict, cap: int | None = None) -> int:
+def screened_size(n: int, k: int, cfg: dict, cap: int | None = None, per_k: float | None = None) -> int:
     """The size of the split bound's screened set S at sparsity k on n features under an effort's
     settings ``cfg`` (one of :data:`_EFFORT`): ``max(_SPLIT_MIN, split_per_k k)`` features (the
-    effort's ``split_per_k``, else :data:`_SPLIT_PER_K`), at most its ``split_size``, ``cap`` and n."""
+    effort's ``split_per_k``, else :data:`_SPLIT_PER_K`), at most its ``split_size``, ``cap``, n and, where
+    ``per_k`` is given, ``max(_SPLIT_MIN, per_k k)``."""
     size = max(_SPLIT_MIN, cfg.get("split_per_k", _SPLIT_PER_K) * int(k))
+    if per_k is not None:
+        size = min(size, max(_SPLIT_MIN, int(per_k * int(k))))
     return int(min(int(n), cfg["split_size"], cap or int(n), size))
 
 

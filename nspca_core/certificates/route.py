@@ -117,7 +117,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                    branch_seconds: float | None = None, keep: dict | None = None, gram=None,
                    both: bool = False, small_keep: dict | None = None, eager: bool = False,
                    tree: bool = True, whole: dict | None = None, cut_below: float | None = None,
-                   defer: bool = False, rest_late: bool = False) -> Certificate:
+                   defer: bool = False, rest_late: bool = False, per_k: float | None = None) -> Certificate:
     """Large n: the split bound when the data are held densely (``split_cap``: at most that many
     screened features), else (an operator: sparse or distributed data) :func:`_certify_operator`.
     ``gram``: X's Gram and its eigendecomposition when computed already (:func:`.cheap._certify_lowrank`).
@@ -136,12 +136,13 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     :func:`.single._certify_split`'s (sparse data with the covariance held: :mod:`.sparse_route`).  ``defer``
     (``eager``, :func:`certify_thin`): the first screen's aimed refinements deferred where the larger screen
     provably follows and stands (:mod:`.thin_defer`), that screen run whole again where it does not.  ``rest_late``:
-    :func:`.single._certify_split`'s (:mod:`.sparse_route`)."""
+    :func:`.single._certify_split`'s (:mod:`.sparse_route`); ``per_k``: its too (the held covariance's screen, the same
+    module)."""
     if cov.X is None and cov._A is None:
         return _certify_operator(cov, k, x, callback)
     split = partial(_certify_split, eager=True, size=S.eager_size(cov.n, k, split_cap)) if eager else _certify_split
-    if not tree or whole is not None or cut_below is not None or rest_late:
-        split = partial(split, tree=tree, whole=whole, cut_below=cut_below, rest_late=rest_late)
+    if not tree or whole is not None or cut_below is not None or rest_late or per_k is not None:
+        split = partial(split, tree=tree, whole=whole, cut_below=cut_below, rest_late=rest_late, per_k=per_k)
     own = screened_size(cov.n, k, _EFFORT[effort], split_cap)
     small = None if eager else small_screen(cov.n, k, own)
     # a one-k "auto" certificate whose screen grown() may grow: skipped before its DNN where T alone holds it below

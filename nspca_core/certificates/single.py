@@ -203,7 +203,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
                    trial: dict | None = None, size: int | None = None, small_try=None,
                    eager: bool = False, skip_own: dict | None = None, tree: bool = True,
                    whole: dict | None = None, cut_below: float | None = None,
-                   defer: dict | None = None, rest_late: bool = False) -> Certificate | None:
+                   defer: dict | None = None, rest_late: bool = False,
+                   per_k: float | None = None) -> Certificate | None:
     """Large n: DNN on a screened set S, cheap bounds on the rest T (``size``: S's, else ``screened_size``'s).
 
     Bound ``OPT <= B_S + B_T`` where ``B_S >= max`` of ``y^T A_SS y`` and ``B_T >= max`` of ``z^T A_TT z``
@@ -250,7 +251,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     ``defer`` (``{"slack": ..., "grows": ...}``; the thin route's first eager screen, :func:`.route.certify_thin`): the aimed
     refinements deferred where a larger screen provably follows (:mod:`.thin_defer`; ``info["deferred_floor"]``).
     ``rest_late`` (:mod:`.sparse_route`): T's spectrum only where the coupled bound reads it (:func:`.rest_top.late_rest`:
-    the same floats; one-k certificates only).
+    the same floats; one-k certificates only).  ``per_k``: :func:`._settings.screened_size`'s (the screen where ``size``
+    is not given; :mod:`.sparse_route`'s held covariance takes a smaller one).
     """
     t0 = time.perf_counter()
     cfg = _EFFORT[effort]
@@ -264,7 +266,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info, gram.get("eig"))
     if budget is not None:
         report.offer(_variances_bound(dg, k))
-    S, T = _screened(dg, x, size or screened_size(n, k, cfg, split_cap))
+    S, T = _screened(dg, x, size or screened_size(n, k, cfg, split_cap, per_k))
     # whole-problem bounds (cheap, thin)
     bounds = {"variances": _variances_bound(dg, k)} if budget is not None else {}
     thin = cov.X is not None and cov.thin

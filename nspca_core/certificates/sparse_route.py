@@ -24,7 +24,8 @@ previous one did not decide):
    lambda_1 alone instead of A's top eigenpairs where the d = 1 bounds' estimate is above the test's level
    (:func:`_light_spec`: the same bound, the anchored one, at k = 3..7 of the topic corpus);
 3. the split route (:func:`.route._certify_large` on the covariance now held: S's bound by its DNN with its cut
-   rounds at every k, no branch and bound on S; the whole problem's lambda_1 from step 2, not A's eigenpairs;
+   rounds at every k, no branch and bound on S, on a screen of at most ``max(_SPLIT_MIN, _HELD_PER_K k)``
+   features; the whole problem's lambda_1 from step 2, not A's eigenpairs;
    the rest's top two by :mod:`.rest_top`); and the dense route too where it does not stand (:func:`_stands`:
    its ratio below :data:`_SPLIT_STANDS` and S's bound not its own DNN's nor anchored): the smaller bound.
 
@@ -74,6 +75,19 @@ _S_OWN = ("dnn", "anchored")
 # cuts), its bound lambda_1(A_SS) 37.362, the split 0.9688 and the dense route run too (0.9822, ~2.5 CPU s); with the
 # cuts S proves 36.546, the split 0.9868 alone
 _S_CUT_BELOW = _SPLIT_STANDS
+# ... and below this one where the screen is the smaller one of _HELD_PER_K (below): on 300 features S's own ratio
+# starts nearer 1, and at 0.98 its cut rounds were skipped where the 6 k screen's ran.  Issue 39, corpus26: the
+# 2,500 x 2,000 corpus, k = 65: 0.99575 (6 k) -> 0.97813 (4 k, cuts below 0.98) / 0.99578 (4 k, below 0.99).  Not on
+# the 6 k screen itself: an 800 x 400 corpus at k = 5 0.98691 -> 0.99129 at 1.9x the CPU (its S ratio in between)
+_S_CUT_BELOW_CAPPED = 0.99
+# the split route's screen here: at most max(_settings._SPLIT_MIN, _HELD_PER_K k) features (_SPLIT_PER_K k: 6 k).
+# S's DNN (40 iterations and its cut rounds, |S|^2 an iteration) was ~2/3 of the certificate; on the held corpus
+# S's bound binds alone (the coupled bound at j = 0) and the smaller screen's DNN gets nearer its optimum in the
+# same iterations.  Issue 39, corpus26 (x = the answer, one process): the 3,000 x 1,600 topic corpus k = 65 / 80 /
+# 100 0.99225 / 0.99233 / 0.99328 -> 0.99430 / 0.99587 / 0.99622 at 0.163 / 0.202 / 0.288 -> 0.132 / 0.140 /
+# 0.170 CPU s (benchmarks/results/issue39_corpus26.txt).  The route's choice (split_pays) keeps the 6 k screen's
+# predicted cost: the same routes as before
+_HELD_PER_K = 4
 
 
 def _held_sparse(cov: Cov) -> bool:
@@ -161,7 +175,9 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
         # (its DNN spared: the test reused; A's top eigenpairs too where the d = 1 bounds cannot win)
         spec = _light_spec(A, cov, k, tau, whole)
         return single._certify_dense(cov, k, x, effort, callback, seen=seen, spec=spec)[0]
-    d = large(cov, k, x, effort, callback, tree=False, cut_below=_S_CUT_BELOW, rest_late=True,
+    capped = screened_size(cov.n, k, cfg, per_k=_HELD_PER_K) < screened_size(cov.n, k, cfg)
+    d = large(cov, k, x, effort, callback, tree=False, cut_below=_S_CUT_BELOW_CAPPED if capped else _S_CUT_BELOW,
+              rest_late=True, per_k=_HELD_PER_K,
               whole=None if whole is None else {b: v for b, v in whole.items() if b != "ritz"})
     if _stands(d):
         d.info["route"] = "split(sparse)"

@@ -415,7 +415,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     it = 0
     # unchecked: iterations since an evaluation; stopped_early: by the give-up rule
     size, stopped, unchecked, stopped_early = float(n) ** 3, False, False, False
-    outran = was_flat = False  # stopped by ``outpaced`` (another bound proved more than the run's pace reaches), ``flat``
+    # stopped by ``outpaced`` (another bound proved more than the run's pace reaches), by ``flat``
+    outran = was_flat = False
     m_ready = False  # whether M holds A32 + x_N of the current x_N (written by the last Adam step)
     timed = contextlib.nullcontext if budget is None else (lambda: budget.step("eval", size))  # noqa: E731
     end = iters  # (the last iteration: moved once by ``extend``)

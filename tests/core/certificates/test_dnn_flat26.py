@@ -60,10 +60,10 @@ def _plain(A, k, lower, **rule):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_plain_run_stops_at_its_third_estimate_only_below_both_thresholds(seed, monkeypatch):
-    """Counting, with the climb set: a reach of 0.99 x _FLAT_REACH (at every estimate) stops
-    the run at iteration 14, ``info["flat"]``, its point evaluated (one evaluation), its value >= OPT (brute force)
-    and >= the point's own float64 bound; 1.01 x (at every estimate), or ``flat`` below the estimates' ratio, or ``flat=None``: the run
-    float for float as without the rule."""
+    """Counting, with the climb set: a reach of 0.99 x _FLAT_REACH (at every estimate) stops the run at iteration 14,
+    ``info["flat"]``, its point evaluated (one evaluation), its value >= OPT (brute force) and at most the point's
+    own float64 bound (+1e-6); 1.01 x (at every estimate), or ``flat`` below the estimates' ratio, or ``flat=None``:
+    the run float for float as without the rule."""
     n, k = 36, 2 + seed % 3
     A = dense_psd(70 + seed, n)
     opt, xo = brute_opt(A, k)
@@ -105,7 +105,8 @@ def test_the_rule_needs_give_up(monkeypatch):
 
 def _forced(monkeypatch):
     """certify(effort="auto")'s dense route on a small n with the "auto" schedule on (give-up, one cut run) and the
-    plain run's climb 0 (the rule fires wherever its ratio is below cut_at; the give-up rule off); records each run's ``flat`` and info."""
+    plain run's climb 0 (the rule fires wherever its ratio is below cut_at; the give-up rule off); records each run's
+    ``flat`` and info."""
     monkeypatch.setitem(S._EFFORT["auto"], "schedule_min_n", 0)
     monkeypatch.setattr(dual, "_kkt_beaten", lambda *a: True)
     monkeypatch.setattr(dual, "_forecast_fails", lambda *a, **kw: True)  # (no anchored test: the DNN runs)

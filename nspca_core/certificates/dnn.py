@@ -381,7 +381,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     other bound stands, proved at or below the run's estimate (issue 39, helper dense15: img24 k = 46..60, the point's
     value certified 0.966-0.969 against the anchored bound's 0.972-0.974: ~6 ms of ~140 computed and not used).
     ``flat`` (with ``give_up``: a plain run a cut run follows): from three estimates on, where their ratio is below
-    ``flat`` and their pace reaches less than :data:`.dnn_steps._FLAT_REACH` more by the run's end (:func:`_flat`), the
+    ``flat`` and they stand still (the band of the last three, :func:`.dnn_steps._still_pace`, below
+    :data:`.dnn_steps._FLAT_REACH` of ratio over the iterations left: :func:`_flat`), the
     run stops there as by ``give_up`` (``info["flat"]``), its point evaluated (whatever ``evaluate_give_up``).
     """
     n = A.shape[0]

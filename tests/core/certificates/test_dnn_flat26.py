@@ -1,13 +1,13 @@
-"""The plain DNN run stopped where its pace reaches too little (issue 39, the twentieth round).
+"""The plain DNN run stopped where it stands still (issue 39, the twentieth round).
 
 :func:`dnn.dnn_optimize`'s ``flat``: a plain run that a cut run follows (``give_up`` set; :func:`dual._dnn` hands it
 ``flat = cut_at``, the ratio below which the cut run follows) stops, from its third free estimate on, where their
-ratio is below ``flat`` and their pace (:func:`dnn_steps._climb_rate`) times the iterations left reaches less than
-:data:`dnn_steps._FLAT_REACH` more ratio (:func:`dnn_steps._flat`); its point is evaluated as at a give-up.  The rule
-decides effort only (every bound is an evaluated dual point).  Tested here: :func:`_flat` on both sides of both
-thresholds, a run on both sides of them (counted: the iteration it stops at, its evaluations; unchanged float for
-float where the rule does not fire), what :func:`dual._dnn` hands the plain run, and certificates with the rule firing
-against brute force.
+ratio is below ``flat`` and the band of the last three (:func:`dnn_steps._still_pace`, ratio per iteration) times the
+iterations left is below :data:`dnn_steps._FLAT_REACH` (:func:`dnn_steps._flat`); its point is evaluated as at a
+give-up.  The rule decides effort only (every bound is an evaluated dual point).  Tested here: :func:`_flat` on
+both sides of both thresholds, a run on both sides of them (counted: the iteration it stops at, its evaluations;
+unchanged float for float where the rule does not fire), what :func:`dual._dnn` hands the plain run, and
+certificates with the rule firing against brute force.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from nspca_core import certify
 from nspca_core.certificates import _settings as S
 from nspca_core.certificates import dnn as _dnn
 from nspca_core.certificates import dnn_steps, dual
-from nspca_core.certificates.dnn_steps import _FLAT_REACH, _GIVE_UP_EVERY, _climb_rate, _flat
+from nspca_core.certificates.dnn_steps import _FLAT_REACH, _GIVE_UP_EVERY, _flat, _still_pace
 from tests.bruteforce import brute_opt
 from tests.core.certificates.dnn_cases import dense_psd
 
@@ -29,22 +29,23 @@ REL = 1e-9
 
 
 def test_flat_on_both_sides_of_its_thresholds():
-    """The reach (climb per iteration x iterations left) just below / above _FLAT_REACH, the ratio just below /
-    above ``below``, fewer than three estimates, and no iterations left."""
+    """The band's reach (its pace x iterations left) just below / above _FLAT_REACH, in either direction (a rising
+    estimate moves as much as a falling one); the ratio just below / above ``below``; fewer than three estimates;
+    no iterations left."""
     lower = 0.95
-    hist = [1.0, 1.0, 1.0]  # (climb 0: a run standing still at ratio 0.95)
+    hist = [1.0, 1.0, 1.0]  # (a run standing still at ratio 0.95)
     assert _flat(hist, lower, 25, 0.96) and not _flat(hist, lower, 25, 0.95 * (1 - 1e-12))
     assert not _flat(hist[:2], lower, 25, 0.96)
     left = 20
-    climb = lambda h: _climb_rate(h, lower)  # noqa: E731
     for side, factor in ((True, 0.99), (False, 1.01)):
-        # the last estimate lowered so that the climb x left is factor x _FLAT_REACH
-        target = factor * _FLAT_REACH / left * 2 * _GIVE_UP_EVERY
-        h = [1.0, 1.0, lower / (lower / 1.0 + target)]
-        assert climb(h) * left == pytest.approx(factor * _FLAT_REACH, rel=1e-9)
-        assert _flat(h, lower, left, 0.999) is side
+        width = factor * _FLAT_REACH / left * 2 * _GIVE_UP_EVERY  # (the band's width in ratio)
+        for h in ([1.0, 1.0, lower / (lower + width)], [lower / (lower + width), 1.0, 1.0],
+                  [1.0, lower / (lower - width), 1.0]):
+            assert _still_pace(h, lower) * left == pytest.approx(factor * _FLAT_REACH, rel=1e-6)
+            assert _flat(h, lower, left, 0.999) is side
     assert _flat([1.0, 1.0, 0.99], lower, 0, 0.999)  # (nothing left: nothing to reach)
     assert not _flat([1.0, 1.0, 0.99], lower, 1000, 0.999)
+    assert not _flat([1.0, 1.0, 1.01], lower, 1000, 0.999)  # (a rising estimate is not standing still)
 
 
 def _plain(A, k, lower, **rule):
@@ -60,7 +61,8 @@ def _plain(A, k, lower, **rule):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_plain_run_stops_at_its_third_estimate_only_below_both_thresholds(seed, monkeypatch):
-    """Counting, with the climb set: a reach of 0.99 x _FLAT_REACH (at every estimate) stops the run at iteration 14,
+    """Counting, with the band's pace set: a reach of 0.99 x _FLAT_REACH (at every estimate) stops the run at
+    iteration 14,
     ``info["flat"]``, its point evaluated (one evaluation), its value >= OPT (brute force) and at most the point's
     own float64 bound (+1e-6); 1.01 x (at every estimate), or ``flat`` below the estimates' ratio, or ``flat=None``:
     the run float for float as without the rule."""
@@ -69,12 +71,12 @@ def test_a_plain_run_stops_at_its_third_estimate_only_below_both_thresholds(seed
     opt, xo = brute_opt(A, k)
     lower = float(xo @ A @ xo) * 0.9
     scale = max(1.0, float(np.abs(A).max()))
-    monkeypatch.setattr(dnn_steps, "_climb_rate", lambda h, low: 0.0)
+    monkeypatch.setattr(dnn_steps, "_still_pace", lambda h, low: 0.0)
     ref = _plain(A, k, lower)
     assert "flat" not in ref[2] and ref[2]["iterations"] > 3 * _GIVE_UP_EVERY
     for factor, flat, fires in ((0.99, 0.9999, True), (1.01, 0.9999, False), (0.0, 0.5, False), (0.0, None, False)):
-        # (the climb at each estimate such that its reach over the iterations left is factor x _FLAT_REACH)
-        monkeypatch.setattr(dnn_steps, "_climb_rate",
+        # (the band's pace at each estimate such that its reach over the iterations left is factor x _FLAT_REACH)
+        monkeypatch.setattr(dnn_steps, "_still_pace",
                             lambda h, low, f=factor: f * _FLAT_REACH / max(40 - _GIVE_UP_EVERY * len(h), 1))
         st, val, info = _plain(A, k, lower, flat=flat)
         if fires:
@@ -92,7 +94,7 @@ def test_the_rule_needs_give_up(monkeypatch):
     A = dense_psd(90, 36)
     opt, xo = brute_opt(A, 3)
     lower = float(xo @ A @ xo) * 0.9
-    monkeypatch.setattr(dnn_steps, "_climb_rate", lambda h, low: 0.0)
+    monkeypatch.setattr(dnn_steps, "_still_pace", lambda h, low: 0.0)
     scale = float(np.abs(A).max())
     runs = []
     for flat in (None, 0.9999):
@@ -105,12 +107,12 @@ def test_the_rule_needs_give_up(monkeypatch):
 
 def _forced(monkeypatch):
     """certify(effort="auto")'s dense route on a small n with the "auto" schedule on (give-up, one cut run) and the
-    plain run's climb 0 (the rule fires wherever its ratio is below cut_at; the give-up rule off); records each run's
+    plain run's band 0 (the rule fires wherever its ratio is below cut_at; the give-up rule off); records each run's
     ``flat`` and info."""
     monkeypatch.setitem(S._EFFORT["auto"], "schedule_min_n", 0)
     monkeypatch.setattr(dual, "_kkt_beaten", lambda *a: True)
     monkeypatch.setattr(dual, "_forecast_fails", lambda *a, **kw: True)  # (no anchored test: the DNN runs)
-    monkeypatch.setattr(dnn_steps, "_climb_rate", lambda h, low: 0.0)
+    monkeypatch.setattr(dnn_steps, "_still_pace", lambda h, low: 0.0)
     monkeypatch.setattr(_dnn, "_hopeless", lambda *a: False)  # (the plain run stops by this rule or not early)
     runs = []
     real = dual.dnn_optimize
@@ -145,7 +147,7 @@ def test_dual_hands_the_plain_run_cut_at_and_the_cut_run_follows(monkeypatch):
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(8, 14), k=st.integers(2, 4), seed=st.integers(0, 10_000))
 def test_certificates_with_the_rule_firing_are_above_brute_force(n, k, seed):
-    """certify(effort="auto") with the "auto" schedule on small n and the plain run's climb 0: >= OPT (brute force)."""
+    """certify(effort="auto") with the "auto" schedule on small n and the plain run's band 0: >= OPT (brute force)."""
     with pytest.MonkeyPatch.context() as mp:
         _forced(mp)
         A = dense_psd(seed, n)
@@ -165,7 +167,7 @@ def test_a_flat_stop_from_a_lazy_start_is_evaluated(rule, monkeypatch):
     lower = float(xo @ A @ xo) * 0.9
     scale = float(np.abs(A).max())
     if rule == "flat":
-        monkeypatch.setattr(dnn_steps, "_climb_rate", lambda h, low: 0.0)
+        monkeypatch.setattr(dnn_steps, "_still_pace", lambda h, low: 0.0)
         monkeypatch.setattr(_dnn, "_hopeless", lambda *a: False)
     else:
         monkeypatch.setattr(_dnn, "_hopeless", lambda h, low, aim: len(h) >= 3)

@@ -57,7 +57,7 @@ import numpy as np
 from scipy.linalg.blas import dsymv as _DSYMV
 
 from .dnn_lmax import _orthonormal, _ritz, chol_lmax, lmax_upper, ritz_guess, ritz_guesses
-from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _climb_rate, _Cuts, _gradient_into, _hopeless, _outlook,
+from .dnn_steps import (_GIVE_UP_EVERY, DnnWork, _Adam, _climb_rate, _Cuts, _flat, _gradient_into, _hopeless, _outlook,
                         _smoothed, cut_rhs, ksupport_cuts, refreshed_cuts)
 
 __all__ = ["DnnState", "DnnWork", "cut_rhs", "cut_rhs_all", "ksupport_cuts", "lmax_upper", "dnn_value",
@@ -323,7 +323,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                  give_up: float | None = None, evaluate_start: bool = True,
                  evaluate_give_up: bool = True, work: DnnWork | None = None,
                  beyond: tuple[float, float] | None = None, extend: tuple[float, int, float] | None = None,
-                 fall: tuple[float, int] | None = None, outpaced=None):
+                 fall: tuple[float, int] | None = None, outpaced=None, flat: float | None = None):
     """Minimise the DNN bound from ``state``; return ``(best_state, best_value, info)``.
 
     The smoothed bound ``F_t`` (:func:`_smoothed`, t from ``t_start`` to ``t_end`` geometrically
@@ -380,6 +380,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     climb is >= 0: then it is returned as such (value ``inf``, ``info["unevaluated"]``, ``info["outpaced"]``) and the
     other bound stands, proved at or below the run's estimate (issue 39, helper dense15: img24 k = 46..60, the point's
     value certified 0.966-0.969 against the anchored bound's 0.972-0.974: ~6 ms of ~140 computed and not used).
+    ``flat`` (with ``give_up``: a plain run a cut run follows): from three estimates on, where their ratio is below
+    ``flat`` and they stand still (the band of the last three, :func:`.dnn_steps._still_pace`, below
+    :data:`.dnn_steps._FLAT_REACH` of ratio over the iterations left: :func:`_flat`), the
+    run stops there as by ``give_up`` (``info["flat"]``), its point evaluated (whatever ``evaluate_give_up``).
     """
     n = A.shape[0]
     r, kn = min(r, n), k / n
@@ -412,7 +416,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     it = 0
     # unchecked: iterations since an evaluation; stopped_early: by the give-up rule
     size, stopped, unchecked, stopped_early = float(n) ** 3, False, False, False
-    outran = False  # stopped by ``outpaced`` (another bound proved more than the run's pace reaches)
+    # stopped by ``outpaced`` (another bound proved more than the run's pace reaches), by ``flat``
+    outran = was_flat = False
     m_ready = False  # whether M holds A32 + x_N of the current x_N (written by the last Adam step)
     timed = contextlib.nullcontext if budget is None else (lambda: budget.step("eval", size))  # noqa: E731
     end = iters  # (the last iteration: moved once by ``extend``)
@@ -442,7 +447,7 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
         if deferred is not None and deferred[1] is None:  # (the deferred point's own estimate: no step since)
             deferred[1] = est
         if (give_up is not None or beyond is not None or extend is not None or start is not None
-                or outpaced is not None) \
+                or outpaced is not None or flat is not None) \
                 and lower is not None and it % _GIVE_UP_EVERY == 0:
             history.append(est)
             if start is not None and it == fall[1]:
@@ -452,6 +457,10 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                                                 "mu": start[0].nu / n, "lam": start[2], "fell": True, "rise": rise}
             if give_up is not None and _hopeless(history, lower, give_up):
                 stopped_early = True
+                it -= 1
+                break
+            if flat is not None and give_up is not None and it < end and _flat(history, lower, end - it, flat):
+                stopped_early = was_flat = True
                 it -= 1
                 break
             climb = _climb_rate(history, lower) if outpaced is not None and len(history) >= 3 else None
@@ -554,7 +563,9 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
     if pending is not None:  # (not reached: every way out of the loop above makes the end's check or an early one)
         best_state, best_value, best_lam, evals = _made(A, k, pending[0], (best_state, best_value, best_lam), evals,
                                                         work)
-    if stopped_early and (not evaluate_give_up or outran) and not np.isfinite(best_value):
+    # (a flat stop is evaluated, lazy or not: its caller's cut run then starts from a known value, as from the check
+    # the run would have made, and may retry; golub-shaped path k = 31..37: unevaluated, its ratio -0.003..-0.007)
+    if stopped_early and (not evaluate_give_up or outran) and not was_flat and not np.isfinite(best_value):
         return _unevaluated(snapshot(), U, it, evals, n, outran)
     last = snapshot() if ((not check_every or stopped or stopped_early) and unchecked
                           or not np.isfinite(best_value)) else None
@@ -566,5 +577,6 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                                     "lam": best_lam, **({"stopped": "time_limit"} if stopped else {}),
                                     **({"renewals": cuts.renewals} if refresh else {}),
                                     **({"gave_up": True} if stopped_early else {}),
+                                    **({"flat": True} if was_flat else {}),
                                     **({"rise": rise} if rise is not None else {}),
                                     **({"skipped_check": True} if skipped else {})}

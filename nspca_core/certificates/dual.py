@@ -278,6 +278,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     # "auto": the plain run gives up (its cutting planes start) once its estimates head below the
     # ratio the cuts aim for (cfg "give_up"; only where cut rounds follow)
     give_up = cut_target if cfg.get("give_up") and cuts and effort != "fast" else None
+    cut_at = cut_target if cut_below is None or effort == "full" else max(cut_target, min(target, cut_below))
     st, val, info = dnn_optimize(A, k, st, iters=cfg["iters"] if iters is None else iters, t_start=_T0 * scale,
                                  ritz32=effort != "full", r=cfg.get("ritz_r", 10), give_up=give_up,
                                  t_end=_T1 * scale, lr=lr, decay=cfg.get("decay", _DECAY),
@@ -285,7 +286,8 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
                                  lower=lower,
                                  callback=callback, stall=cfg["stall"], start_lam=lam0, budget=budget,
                                  evaluate_start=not lazy, evaluate_give_up=not (lazy and cuts and effort != "fast"),
-                                 work=work, beyond=beyond if settle else None)
+                                 work=work, beyond=beyond if settle else None,
+                                 flat=cut_at if give_up is not None else None)  # (a cut run follows below cut_at)
     if info.pop("unevaluated", False) and st.U is None:  # (no cut run to evaluate it: now)
         val, info["lam"] = dnn_value_lam(A, k, st, work=work)
         info["exact_evaluations"] += 1
@@ -295,7 +297,6 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     info["exact_evaluations"] += evals
     lam = info["lam"]
     other = np.inf
-    cut_at = cut_target if cut_below is None or effort == "full" else max(cut_target, min(target, cut_below))
     if lower < cut_at * val and before_cuts is not None:
         other = before_cuts(val)
     skip = cut_at if skip_at is None else max(skip_at, cut_at)

@@ -34,7 +34,7 @@ def _grown(monkeypatch, n: int, k: int, seed: int, given_x: bool, keep: dict | N
     d = single._certify_split(cov, k, x, "auto", None, keep=dk, size=own)
     if keep is not None:
         keep.update(dk)
-    monkeypatch.setattr(screens, "grown_size", lambda n_, k_, c, eff: min(n_, own + 2))
+    monkeypatch.setattr(screens, "grown_size", lambda n_, k_, c, eff, cross=False: min(n_, own + 2))
     calls: list = []
     real = single._screened
     seen: list = []
@@ -98,7 +98,7 @@ def test_the_larger_screen_counted_on_both_sides_of_the_rule(monkeypatch):
             variance = keep is not None and stood
             assert size == (min(n, int(1.5 * d.info["split_S"])) if variance else min(n, own + 2)), (keep, stood)
             by_var = _by_variance(cov.diag(), d.x, size)[0]
-            with grow_cross.cross_growth(cov, own):
+            with grow_cross.cross_growth(cov, own, size):
                 cross = _screened(cov.diag(), d.x, size)[0]
             assert np.array_equal(S_, by_var if variance or not applies else cross), (keep, stood, applies)
 

@@ -146,8 +146,8 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     own = screened_size(cov.n, k, _EFFORT[effort], split_cap)
     small = None if eager else small_screen(cov.n, k, own)
     # a one-k "auto" certificate whose screen grown() may grow: skipped before its DNN where T alone holds it below
-    # the aim (:func:`.screens.own_hopeless`), the larger screen run at once
-    big = grow_to(cov.n, own, effort, cross=applies(cov)) if (effort == "auto" and keep is None and split_cap is None and not eager
+    # the aim (:func:`.screens.own_hopeless`), the other screen (chosen by the cross term on thin data) run at once
+    big = grow_to(cov.n, own, effort) if (effort == "auto" and keep is None and split_cap is None and not eager
                                          and branch_seconds is None and cov.X is not None and cov.thin) else None
     skip = {} if big is not None else None
     if (effort == "auto" and branch_seconds is None and small and cov.X is not None and cov.thin

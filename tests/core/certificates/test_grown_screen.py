@@ -47,6 +47,7 @@ def test_grown_screen_certificates_hold_against_bruteforce(monkeypatch, n, k, se
     assert cert.upper_bound >= opt * (1 - 1e-12)
     if True in fired:  # (certify(k)'s own screen skipped before its DNN, test_skip_own: the chosen screen's alone)
         assert cert.info["split_S"] == seen[1]  # (seen: the own screen, the chosen one, `first`)
+        assert int(np.ceil(screens._CROSS * seen[0])) <= seen[1] <= seen[0]  # (chosen, 0.9x: not grown, wide26)
     else:
         assert cert.upper_bound <= first.upper_bound
     assert cert.lower <= opt * (1 + 1e-12)

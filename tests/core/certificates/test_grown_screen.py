@@ -111,3 +111,17 @@ def test_grown_size_rule(n, size, ratio, t_share, effort):
         assert big == want
     assert screens.grown_size(n, 3, replace(c, info={}), "auto") is None  # (not a split certificate)
 
+
+
+def test_the_skip_route_takes_the_chosen_screen(monkeypatch):
+    """Where T alone holds certify(k)'s own screen below the aim (``own_hopeless``, forced here), the other screen
+    runs at once: on thin data held the one chosen by the cross term, ``ceil(_CROSS |S|)`` features (helper wide26;
+    the former rule, 1.2x, fails here)."""
+    _force_small(monkeypatch, per_k=2)
+    monkeypatch.setattr(S, "_SMALL_FIRST", False)
+    monkeypatch.setattr(single, "own_hopeless", lambda *a, **kw: True)
+    seen = _screens(monkeypatch)
+    X = _modules(np.random.default_rng(1), 8, 40, 3)
+    c = route._certify_large(Cov(X, None), 5, None, "auto", None)
+    assert len(seen) == 2 and seen[1] == int(np.ceil(screens._CROSS * seen[0])) < seen[0]
+    assert c.info["split_S"] == seen[1]

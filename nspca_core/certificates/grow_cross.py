@@ -53,12 +53,12 @@ def applies(cov) -> bool:
 
 
 @contextmanager
-def cross_growth(cov, own: int, size: int, share: float = _VARIANCE_SHARE):
+def cross_growth(cov, own: int, size: int):
     """Within this block, a split certificate's screen of ``size`` features on ``cov`` (:func:`screened`) is chosen
-    by the cross term (x's support, the first ``share`` of the own screen of ``own`` by variance and the columns
-    most covariant with them; ``share`` 1: the whole own screen, grown, as since wide23); any other size, outside
-    it, or where :func:`applies` does not hold, the screen is by variance."""
-    token = _ACTIVE.set((cov, int(own), int(size), float(share)) if applies(cov) else None)
+    by the cross term (x's support, the first :data:`_VARIANCE_SHARE` of the own screen of ``own`` by variance and
+    the columns most covariant with them); any other size, outside it, or where :func:`applies` does not hold, the
+    screen is by variance."""
+    token = _ACTIVE.set((cov, int(own), int(size)) if applies(cov) else None)
     try:
         yield
     finally:
@@ -68,15 +68,15 @@ def cross_growth(cov, own: int, size: int, share: float = _VARIANCE_SHARE):
 def screened(dg: np.ndarray, x: np.ndarray, s: int, by_variance):
     """``(S, T)`` for a screen of ``s`` features: ``by_variance(dg, x, s)`` (:func:`.split_point._screened`)
     unless a :func:`cross_growth` block is active on data of ``dg.size`` features and ``s`` is its size.  Then S
-    is ``by_variance(dg, x, int(share * own))`` and x's support (its s largest entries, as by variance), S0,
-    filled up to s features with the columns t of the rest with the largest ``X_t^T G X_t``, ``G = X_S0
+    is ``by_variance(dg, x, int(_VARIANCE_SHARE * own))`` and x's support (its s largest entries, as by variance),
+    S0, filled up to s features with the columns t of the rest with the largest ``X_t^T G X_t``, ``G = X_S0
     X_S0^T``.  Ties and order are stable, so the same data give the same S."""
     active = _ACTIVE.get()
     if active is None or active[0].n != dg.size or int(s) != active[2]:
         return by_variance(dg, x, s)
-    cov, own, _, share = active
+    cov, own, _ = active
     mask = np.zeros(dg.size, dtype=bool)
-    mask[by_variance(dg, x, max(1, int(share * own)))[0]] = True
+    mask[by_variance(dg, x, max(1, int(_VARIANCE_SHARE * own)))[0]] = True
     sup = np.flatnonzero(x)  # (x's support, its s largest entries as by_variance(dg, x, s) keeps them)
     mask[sup if sup.size <= s else sup[np.argsort(-x[sup], kind="stable")[:s]]] = True
     S0, T0 = np.flatnonzero(mask), np.flatnonzero(~mask)

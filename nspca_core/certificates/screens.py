@@ -7,7 +7,7 @@ import numpy as np
 
 from ..result import Certificate
 from ._settings import _EFFORT, screened_size
-from .grow_cross import _VARIANCE_SHARE, applies, cross_growth
+from .grow_cross import applies, cross_growth
 from .bounds import _rest_curve, _rest_spectrum
 from .aim_terms import _ascended, _terms_at, _truncated_all
 from .coupled import _COUPLED_AIM, _SMALL_SHORT, _lambda_S, small_verdict, t_ceiling
@@ -21,15 +21,15 @@ from .cross import cross_table
 # tree, 12 k features: 0.9697 / 0.9680 / 0.9650); golub-shaped and MLL k = 100..200 stand on 6 k.  Since helper
 # wide23 the larger screen takes T's columns most covariant with S (:mod:`.grow_cross`, on thin data held):
 # 1.2x so grown, dlbcl-shaped k = 120 / 150 / 200 certify 0.9735 / 0.9795 / 0.9794 at 0.46 / 0.51 / 0.83 of the
-# CPU (S's DNN costs |S|^2 an iteration; benchmarks/results/issue39_wide23.txt).  _GROW now serves a path's run
-# and the screen by variance (data :func:`.grow_cross.applies` does not hold for)
+# CPU (S's DNN costs |S|^2 an iteration; benchmarks/results/issue39_wide23.txt).  _GROW now serves the screen by
+# variance (data :func:`.grow_cross.applies` does not hold for)
 _GROW = 1.2
-# ... certify(k)'s screen on thin data held is CHOSEN by the cross term instead (:mod:`.grow_cross`): this many times
+# ... on thin data held, the other screen is CHOSEN by the cross term instead (:mod:`.grow_cross`): this many times
 # the own screen's size, half of it by variance.  Issue 39 (helper wide26; sweep of size x rule): dlbcl-shaped
 # k = 120 / 150 / 200 0.97351 / 0.97951 / 0.97937 on 1.2x (886 / 1,097 / 1,451 features) -> 0.97335 / 0.98020 /
 # 0.98000 on 0.9x (665 / 823 / 1,089) at 0.7-0.95 of the CPU; 0.8x: 0.97380 / 0.97360 / 0.97814 (k = 150 -0.006).
-# A path's run keeps the 1.2x screen: the chosen one carried less far (the path up to 0.0015 lower at k = 78..128)
-# (benchmarks/results/issue39_wide26.txt)
+# A path's run takes it too (the run at k does what certify(k) does: never looser there); the dlbcl-shaped path
+# moves by -0.0015 .. +0.0018 (benchmarks/results/issue39_wide26.txt)
 _CROSS = 0.9
 # ... and a path's run where certify(k) grows no screen (its own route stands, ``info["one_k_stands"]``, set by
 # :func:`.single._certify_split`): the former larger screen, 1.5x by variance (:func:`grown`)
@@ -157,17 +157,15 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
     smaller: ``split`` (:func:`.single._certify_split`) at d's point.  ``keep`` (a path's run) then gets the
     larger screen's, which the path carries to other k.  Valid either way: both bounds are proved.
 
-    One other screen: for certify(k) on thin data held, chosen by the cross term (:func:`grown_split`, ``_CROSS``
-    times the size, smaller); for a path's run wherever certify(k) may grow, grown by the cross term (``_GROW``: a
-    larger S carries to the k between runs; the chosen one left the dlbcl-shaped path up to 0.0015 lower at k =
-    78..128, helper wide26); a path's run where certify(k)'s own route stands (``d.info["one_k_stands"]``:
+    One other screen: on thin data held, chosen by the cross term (:func:`grown_split`, ``_CROSS`` times the size,
+    smaller; helper wide26), for certify(k) and for a path's run wherever certify(k) may take it (the run at k
+    does what certify(k) does); a path's run where certify(k)'s own route stands (``d.info["one_k_stands"]``:
     certify(k) grows nothing there; the run's own S bound, deeper, lets T bind) grows the former screen,
     ``_GROW_VARIANCE`` times by variance, for the k between runs only.  Issue 39 (helper widepath25): with the
     cross screen there too the golub-shaped path's runs at k = 133 / 200 moved the path's gap run from 93 to 101 and
     left k = 77..95 up to 0.0068 below the base's path; paying for both screens (helper wide24) cost the
     dlbcl-shaped path x2.1 in SVD units (benchmarks/results/issue39_widepath25.txt)."""
-    chosen = keep is None and applies(cov)  # (certify(k): the screen chosen by the cross term, 0.9x; a run: 1.2x)
-    big = grown_size(cov.n, k, d, effort, cross=chosen)
+    big = grown_size(cov.n, k, d, effort, cross=applies(cov))
     if big is None or d.x is None:
         return d
     kept = {} if keep is not None else None
@@ -177,7 +175,7 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
             return d
         e = split(cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big)
     else:
-        e = grown_split(split, cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big, chosen=chosen)
+        e = grown_split(split, cov, k, d.x, effort, callback, keep=kept, gram=gram, size=big)
     if not e.upper_bound < d.upper_bound:
         return d
     if keep is not None:
@@ -187,14 +185,12 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
     return e
 
 
-def grown_split(split, cov, k: int, x, effort: str, callback, chosen: bool = True, **kw) -> Certificate:
+def grown_split(split, cov, k: int, x, effort: str, callback, **kw) -> Certificate:
     """``split(cov, k, x, effort, callback, **kw)`` (:func:`.single._certify_split` on another screen,
-    ``kw["size"]``) with that screen chosen by the cross term (:mod:`.grow_cross`): half the own screen
-    (``_settings.screened_size``'s at k, ``grow_cross._VARIANCE_SHARE``) and x's support plus the columns of T most
-    covariant with it; ``chosen`` False (a path's run): the whole own screen plus those columns, grown as since
-    wide23.  A choice of S only: the split bound is proved on any screen."""
-    share = _VARIANCE_SHARE if chosen else 1.0
-    with cross_growth(cov, screened_size(cov.n, k, _EFFORT[effort]), kw["size"], share):
+    ``kw["size"]``) with that screen chosen by the cross term (:mod:`.grow_cross`): x's support and the first half
+    of the own screen by variance (``_settings.screened_size``'s at k) plus the columns of T most covariant with
+    them.  A choice of S only: the split bound is proved on any screen."""
+    with cross_growth(cov, screened_size(cov.n, k, _EFFORT[effort]), kw["size"]):
         return split(cov, k, x, effort, callback, **kw)
 
 

@@ -1,6 +1,6 @@
 """Issue 39 (helper widepath25): ``screens.grown``'s larger screen is the cross-grown one (``grow_cross``, 1.2x)
-for a path's run wherever certify(k) may grow it (certify(k) itself: the screen chosen by the cross term, 0.9x,
-half by variance, since helper wide26); a path's run where certify(k)'s own route
+for certify(k) and for a path's run wherever certify(k) may grow it (since helper wide26: the screen CHOSEN by the
+cross term, 0.9x, half by variance); a path's run where certify(k)'s own route
 stands (``info["one_k_stands"]``, set by ``single._certify_split`` after certify(k)'s lazy light route, which a
 path's run follows float for float: there certify(k) grows nothing) grows the former screen, 1.5x by variance,
 which the path carries to the k between runs.  Either way one larger screen per run.  The
@@ -99,7 +99,7 @@ def test_the_larger_screen_counted_on_both_sides_of_the_rule(monkeypatch):
             variance = keep is not None and stood
             assert size == (min(n, int(1.5 * d.info["split_S"])) if variance else min(n, own + 2)), (keep, stood)
             by_var = _by_variance(cov.diag(), d.x, size)[0]
-            with grow_cross.cross_growth(cov, own, size, grow_cross._VARIANCE_SHARE if keep is None else 1.0):
+            with grow_cross.cross_growth(cov, own, size):
                 cross = _screened(cov.diag(), d.x, size)[0]
             assert np.array_equal(S_, by_var if variance or not applies else cross), (keep, stood, applies)
 
@@ -136,11 +136,11 @@ def test_the_flag_is_certify_ks_own_verdict(monkeypatch):
         assert seen and set(seen) == {not never}, (never, seen)
 
 
-def test_certify_k_chooses_the_smaller_screen_and_a_run_grows_the_larger(monkeypatch):
-    """Counted on both sides of ``keep`` (helper wide26): on thin data held certify(k) (no keep) runs the screen
-    chosen by the cross term, ``ceil(_CROSS |S|)`` features of which the first ``_VARIANCE_SHARE`` of the own screen
-    by variance; a path's run (keep given, certify(k)'s route not standing) the 1.2x one grown from the whole own
-    screen; data the cross term does not apply to (a covariance): 1.2x by variance, either way."""
+def test_certify_k_and_a_run_take_the_chosen_screen(monkeypatch):
+    """Counted (helper wide26): on thin data held certify(k) (no keep) and a path's run (keep given, certify(k)'s
+    route not standing) both run the screen chosen by the cross term, ``ceil(_CROSS |S|)`` features, inside the
+    block (the run at k does what certify(k) does); data the cross term does not apply to (a covariance): 1.2x by
+    variance, either way."""
     from dataclasses import replace
 
     from tests.core.certificates.test_grown_screen import _cert
@@ -159,9 +159,7 @@ def test_certify_k_chooses_the_smaller_screen_and_a_run_grows_the_larger(monkeyp
             d = replace(_cert(90.0, 100.0, 100.0, 50.0, 400), x=np.ones(4000))
             screens.grown(cov, 50, d, "auto", None, keep, None, split)
             size, active = seen[0]
-            if thin and keep is None:
-                assert size == int(np.ceil(screens._CROSS * 400)) and active[3] == grow_cross._VARIANCE_SHARE
-            elif thin:
-                assert size == int(np.ceil(screens._GROW * 400)) and active[3] == 1.0
+            if thin:
+                assert size == int(np.ceil(screens._CROSS * 400)) and active is not None and active[2] == size
             else:
                 assert size == int(np.ceil(screens._GROW * 400)) and active is None

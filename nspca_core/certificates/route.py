@@ -24,7 +24,7 @@ from .cheap import _certify_lowrank, _certify_operator
 from .coupled import small_screen
 from .dual import _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
-from .grow_cross import applies
+from . import grow_cross
 from .screens import grow_to, grown, grown_split
 from .single import _certify_dense, _certify_split
 from .sparse_route import sparse_route
@@ -171,7 +171,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram, skip_own=skip)
     if d is None:  # (T alone held certify(k)'s own screen below the aim: the larger one at once, as grown's)
         d = grown_split(split, cov, k, skip["x"], effort, callback, keep=keep, gram=gram,
-                        size=grow_to(cov.n, skip["size"], effort, cross=applies(cov)))
+                        size=grow_to(cov.n, skip["size"], effort, cross=grow_cross.applies(cov)))
         d.info["lower_source"] = skip["src"]
         return d
     if eager and split_cap is None and branch_seconds is None:

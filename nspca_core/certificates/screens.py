@@ -7,7 +7,8 @@ import numpy as np
 
 from ..result import Certificate
 from ._settings import _EFFORT, screened_size
-from .grow_cross import applies, cross_growth
+from . import grow_cross
+from .grow_cross import cross_growth
 from .bounds import _rest_curve, _rest_spectrum
 from .aim_terms import _ascended, _terms_at, _truncated_all
 from .coupled import _COUPLED_AIM, _SMALL_SHORT, _lambda_S, small_verdict, t_ceiling
@@ -165,7 +166,7 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
     cross screen there too the golub-shaped path's runs at k = 133 / 200 moved the path's gap run from 93 to 101 and
     left k = 77..95 up to 0.0068 below the base's path; paying for both screens (helper wide24) cost the
     dlbcl-shaped path x2.1 in SVD units (benchmarks/results/issue39_widepath25.txt)."""
-    big = grown_size(cov.n, k, d, effort, cross=applies(cov))
+    big = grown_size(cov.n, k, d, effort, cross=grow_cross.applies(cov))  # (through the module: tests pin it)
     if big is None or d.x is None:
         return d
     kept = {} if keep is not None else None

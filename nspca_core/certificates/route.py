@@ -24,6 +24,7 @@ from .cheap import _certify_lowrank, _certify_operator
 from .coupled import small_screen
 from .dual import _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
+from . import grow_cross
 from .screens import grow_to, grown, grown_split
 from .single import _certify_dense, _certify_split
 from .sparse_route import sparse_route
@@ -146,7 +147,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     own = screened_size(cov.n, k, _EFFORT[effort], split_cap)
     small = None if eager else small_screen(cov.n, k, own)
     # a one-k "auto" certificate whose screen grown() may grow: skipped before its DNN where T alone holds it below
-    # the aim (:func:`.screens.own_hopeless`), the larger screen run at once
+    # the aim (:func:`.screens.own_hopeless`), the other screen (chosen by the cross term on thin data) run at once
     big = grow_to(cov.n, own, effort) if (effort == "auto" and keep is None and split_cap is None and not eager
                                          and branch_seconds is None and cov.X is not None and cov.thin) else None
     skip = {} if big is not None else None
@@ -171,7 +172,7 @@ def _certify_large(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             cov, k, x, effort, callback, split_cap, branch_seconds, keep, gram=gram, skip_own=skip)
     if d is None:  # (T alone held certify(k)'s own screen below the aim: the larger one at once, as grown's)
         d = grown_split(split, cov, k, skip["x"], effort, callback, keep=keep, gram=gram,
-                        size=grow_to(cov.n, skip["size"], effort))
+                        size=grow_to(cov.n, skip["size"], effort, cross=grow_cross.applies(cov)))
         d.info["lower_source"] = skip["src"]
         return d
     if eager and split_cap is None and branch_seconds is None:

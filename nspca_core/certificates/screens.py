@@ -7,6 +7,7 @@ import numpy as np
 
 from ..result import Certificate
 from ._settings import _EFFORT, screened_size
+from . import grow_cross
 from .grow_cross import cross_growth
 from .bounds import _rest_curve, _rest_spectrum
 from .aim_terms import _ascended, _terms_at, _truncated_all
@@ -21,8 +22,16 @@ from .cross import cross_table
 # tree, 12 k features: 0.9697 / 0.9680 / 0.9650); golub-shaped and MLL k = 100..200 stand on 6 k.  Since helper
 # wide23 the larger screen takes T's columns most covariant with S (:mod:`.grow_cross`, on thin data held):
 # 1.2x so grown, dlbcl-shaped k = 120 / 150 / 200 certify 0.9735 / 0.9795 / 0.9794 at 0.46 / 0.51 / 0.83 of the
-# CPU (S's DNN costs |S|^2 an iteration; benchmarks/results/issue39_wide23.txt)
+# CPU (S's DNN costs |S|^2 an iteration; benchmarks/results/issue39_wide23.txt).  _GROW now serves the screen by
+# variance (data :func:`.grow_cross.applies` does not hold for)
 _GROW = 1.2
+# ... on thin data held, the other screen is CHOSEN by the cross term instead (:mod:`.grow_cross`): this many times
+# the own screen's size, half of it by variance.  Issue 39 (helper wide26; sweep of size x rule): dlbcl-shaped
+# k = 120 / 150 / 200 0.97351 / 0.97951 / 0.97937 on 1.2x (886 / 1,097 / 1,451 features) -> 0.97335 / 0.98020 /
+# 0.98000 on 0.9x (665 / 823 / 1,089) at 0.7-0.95 of the CPU; 0.8x: 0.97380 / 0.97360 / 0.97814 (k = 150 -0.006).
+# A path's run takes it too (the run at k does what certify(k) does: never looser there); the dlbcl-shaped path
+# moves by -0.0015 .. +0.0018 (benchmarks/results/issue39_wide26.txt)
+_CROSS = 0.9
 # ... and a path's run where certify(k) grows no screen (its own route stands, ``info["one_k_stands"]``, set by
 # :func:`.single._certify_split`): the former larger screen, 1.5x by variance (:func:`grown`)
 _GROW_VARIANCE = 1.5
@@ -39,28 +48,33 @@ _FLOOR_TOP = 8
 _FLOOR_STEPS = 10
 
 
-def grown_size(n: int, k: int, cert: Certificate, effort: str) -> int | None:
+def grown_size(n: int, k: int, cert: Certificate, effort: str, cross: bool = False) -> int | None:
     """The larger screen's size for the split certificate ``cert`` at sparsity k, or None where it is not
     grown: not "auto", ``cert`` within the aim (:func:`.coupled.small_verdict`, the rule that lets a smaller
     screen stand) or S's own bound binding (the coupled bound within ``_SMALL_T_SHARE`` of it: a larger
-    screen only adds features to S's bound), or no room (the effort's ``split_size``, n).  Chooses a screen
-    only: either screen's bound is proved."""
+    screen only adds features to S's bound), or no room (the effort's ``split_size``, n).  ``cross``: the
+    screen chosen by the cross term (:func:`grow_to`).  Chooses a screen only: either screen's bound is proved."""
     info = cert.info
     size = info.get("split_S")
     if effort != "auto" or size is None or "coupled" not in info:
         return None
     if small_verdict(cert.lower, info["coupled"], info["B_S"]):
         return None
-    return grow_to(n, size, effort)
+    return grow_to(n, size, effort, cross=cross)
 
 
-def grow_to(n: int, size: int, effort: str, grow: float | None = None) -> int | None:
+def grow_to(n: int, size: int, effort: str, grow: float | None = None, cross: bool = False) -> int | None:
     """The larger screen's size for a split certificate on ``size`` features (``_GROW`` times rounded up, at most the
     effort's ``split_size`` and n), or None where that is less than ``_GROW_MIN`` times ``size``.  ``grow``: the
-    former screen by variance (:data:`_GROW_VARIANCE` times rounded down, as it was)."""
+    former screen by variance (:data:`_GROW_VARIANCE` times rounded down, as it was).  ``cross`` (data
+    :func:`.grow_cross.applies` holds for, no ``grow``): the screen chosen by the cross term, :data:`_CROSS` times
+    ``size`` rounded up, where the screen by variance would grow (smaller than ``size``: another screen, not a
+    larger one; where the larger one has no room, neither, as before)."""
     grown_to = int(np.ceil(_GROW * size)) if grow is None else int(grow * size)
     big = min(int(n), int(_EFFORT[effort]["split_size"]), grown_to)
-    return big if big >= _GROW_MIN * size else None
+    if not big >= _GROW_MIN * size:
+        return None
+    return int(np.ceil(_CROSS * size)) if cross and grow is None else big
 
 
 def own_hopeless(pre: dict, cov, S, T, covS, xS, k: int, kS: int, lower: float, G=None, lam=None) -> bool:
@@ -144,14 +158,15 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
     smaller: ``split`` (:func:`.single._certify_split`) at d's point.  ``keep`` (a path's run) then gets the
     larger screen's, which the path carries to other k.  Valid either way: both bounds are proved.
 
-    One larger screen: grown by the cross term (:func:`grown_split`, ``_GROW``) for certify(k), and for a path's
-    run wherever certify(k) may grow; a path's run where certify(k)'s own route stands (``d.info["one_k_stands"]``:
+    One other screen: on thin data held, chosen by the cross term (:func:`grown_split`, ``_CROSS`` times the size,
+    smaller; helper wide26), for certify(k) and for a path's run wherever certify(k) may take it (the run at k
+    does what certify(k) does); a path's run where certify(k)'s own route stands (``d.info["one_k_stands"]``:
     certify(k) grows nothing there; the run's own S bound, deeper, lets T bind) grows the former screen,
     ``_GROW_VARIANCE`` times by variance, for the k between runs only.  Issue 39 (helper widepath25): with the
     cross screen there too the golub-shaped path's runs at k = 133 / 200 moved the path's gap run from 93 to 101 and
     left k = 77..95 up to 0.0068 below the base's path; paying for both screens (helper wide24) cost the
     dlbcl-shaped path x2.1 in SVD units (benchmarks/results/issue39_widepath25.txt)."""
-    big = grown_size(cov.n, k, d, effort)
+    big = grown_size(cov.n, k, d, effort, cross=grow_cross.applies(cov))  # (through the module: tests pin it)
     if big is None or d.x is None:
         return d
     kept = {} if keep is not None else None
@@ -172,11 +187,11 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
 
 
 def grown_split(split, cov, k: int, x, effort: str, callback, **kw) -> Certificate:
-    """``split(cov, k, x, effort, callback, **kw)`` (:func:`.single._certify_split` on a larger screen,
-    ``kw["size"]``) with that screen grown by the cross term (:mod:`.grow_cross`): the own screen
-    (``_settings.screened_size``'s at k) plus the columns of T most covariant with it.  A choice of S
-    only: the split bound is proved on any screen."""
-    with cross_growth(cov, screened_size(cov.n, k, _EFFORT[effort])):
+    """``split(cov, k, x, effort, callback, **kw)`` (:func:`.single._certify_split` on another screen,
+    ``kw["size"]``) with that screen chosen by the cross term (:mod:`.grow_cross`): x's support and the first half
+    of the own screen by variance (``_settings.screened_size``'s at k) plus the columns of T most covariant with
+    them.  A choice of S only: the split bound is proved on any screen."""
+    with cross_growth(cov, screened_size(cov.n, k, _EFFORT[effort]), kw["size"]):
         return split(cov, k, x, effort, callback, **kw)
 
 

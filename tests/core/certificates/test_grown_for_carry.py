@@ -1,5 +1,6 @@
 """Issue 39 (helper widepath25): ``screens.grown``'s larger screen is the cross-grown one (``grow_cross``, 1.2x)
-for certify(k) and for a path's run wherever certify(k) may grow it; a path's run where certify(k)'s own route
+for certify(k) and for a path's run wherever certify(k) may grow it (since helper wide26: the screen CHOSEN by the
+cross term, 0.9x, half by variance); a path's run where certify(k)'s own route
 stands (``info["one_k_stands"]``, set by ``single._certify_split`` after certify(k)'s lazy light route, which a
 path's run follows float for float: there certify(k) grows nothing) grows the former screen, 1.5x by variance,
 which the path carries to the k between runs.  Either way one larger screen per run.  The
@@ -34,7 +35,7 @@ def _grown(monkeypatch, n: int, k: int, seed: int, given_x: bool, keep: dict | N
     d = single._certify_split(cov, k, x, "auto", None, keep=dk, size=own)
     if keep is not None:
         keep.update(dk)
-    monkeypatch.setattr(screens, "grown_size", lambda n_, k_, c, eff: min(n_, own + 2))
+    monkeypatch.setattr(screens, "grown_size", lambda n_, k_, c, eff, cross=False: min(n_, own + 2))
     calls: list = []
     real = single._screened
     seen: list = []
@@ -98,7 +99,7 @@ def test_the_larger_screen_counted_on_both_sides_of_the_rule(monkeypatch):
             variance = keep is not None and stood
             assert size == (min(n, int(1.5 * d.info["split_S"])) if variance else min(n, own + 2)), (keep, stood)
             by_var = _by_variance(cov.diag(), d.x, size)[0]
-            with grow_cross.cross_growth(cov, own):
+            with grow_cross.cross_growth(cov, own, size):
                 cross = _screened(cov.diag(), d.x, size)[0]
             assert np.array_equal(S_, by_var if variance or not applies else cross), (keep, stood, applies)
 
@@ -133,3 +134,32 @@ def test_the_flag_is_certify_ks_own_verdict(monkeypatch):
             assert (screens.grown_size(n, k, one, "auto") is None) == want
             seen.append(bool(want))
         assert seen and set(seen) == {not never}, (never, seen)
+
+
+def test_certify_k_and_a_run_take_the_chosen_screen(monkeypatch):
+    """Counted (helper wide26): on thin data held certify(k) (no keep) and a path's run (keep given, certify(k)'s
+    route not standing) both run the screen chosen by the cross term, ``ceil(_CROSS |S|)`` features, inside the
+    block (the run at k does what certify(k) does); data the cross term does not apply to (a covariance): 1.2x by
+    variance, either way."""
+    from dataclasses import replace
+
+    from tests.core.certificates.test_grown_screen import _cert
+
+    monkeypatch.setattr(screens, "small_verdict", lambda *a: False)
+    X = np.random.default_rng(0).standard_normal((5, 4000))
+    for thin in (True, False):
+        cov = Cov(X, None) if thin else Cov(None, np.eye(4000))
+        for keep in (None, {}):
+            seen: list = []
+
+            def split(cov_, k, x, effort, callback, keep=None, gram=None, size=None):
+                seen.append((size, grow_cross._ACTIVE.get()))
+                return replace(d, upper_bound=d.upper_bound + 1.0)
+
+            d = replace(_cert(90.0, 100.0, 100.0, 50.0, 400), x=np.ones(4000))
+            screens.grown(cov, 50, d, "auto", None, keep, None, split)
+            size, active = seen[0]
+            if thin:
+                assert size == int(np.ceil(screens._CROSS * 400)) and active is not None and active[2] == size
+            else:
+                assert size == int(np.ceil(screens._GROW * 400)) and active is None

@@ -45,14 +45,15 @@ def test_grown_screen_certificates_hold_against_bruteforce(monkeypatch, n, k, se
     first = single._certify_split(Cov(X, None), k, x, "auto", None)
     opt, _ = brute_opt(A, k)
     assert cert.upper_bound >= opt * (1 - 1e-12)
-    if True in fired:  # (certify(k)'s own screen skipped before its DNN, test_skip_own: the larger screen's alone)
-        assert cert.info["split_S"] > first.info["split_S"]
+    if True in fired:  # (certify(k)'s own screen skipped before its DNN, test_skip_own: the chosen screen's alone)
+        assert cert.info["split_S"] == seen[1]  # (seen: the own screen, the chosen one, `first`)
+        assert int(np.ceil(screens._CROSS * seen[0])) <= seen[1] <= seen[0]  # (chosen, 0.9x: not grown, wide26)
     else:
         assert cert.upper_bound <= first.upper_bound
     assert cert.lower <= opt * (1 + 1e-12)
     assert cert.lower == first.lower and cert.info["lower_source"] == first.info["lower_source"]
-    if len(seen) > 2:  # (grown: the larger screen's S, _GROW times the first one's size)
-        assert seen[1] > seen[0]
+    if len(seen) > 2:  # (thin data: the screen chosen by the cross term, _CROSS times the first one's size, wide26)
+        assert seen[1] == max(int(np.ceil(screens._CROSS * seen[0])), seen[1])
 
 
 def test_a_path_run_carries_the_screen_that_stood():
@@ -90,7 +91,8 @@ def test_a_capped_run_and_the_exact_mode_keep_their_screen(monkeypatch):
     route._certify_large(Cov(X, None), 3, None, "auto", None, branch_seconds=0.0)
     assert len(seen) == 2
     route._certify_large(Cov(X, None), 3, None, "auto", None)  # (one k: the larger screen follows)
-    assert len(seen) == 4 and seen[3] == min(12, int(np.ceil(screens._GROW * seen[2]))) > seen[2]
+    # (thin data held: the screen chosen by the cross term, exactly _CROSS times the first one's size, wide26)
+    assert len(seen) == 4 and seen[3] == min(12, int(np.ceil(screens._CROSS * seen[2])))
 
 
 @given(st.integers(300, 20_000), st.integers(1, 3000), st.floats(0.5, 1.0), st.floats(1.0, 1.2),
@@ -109,3 +111,17 @@ def test_grown_size_rule(n, size, ratio, t_share, effort):
         assert big == want
     assert screens.grown_size(n, 3, replace(c, info={}), "auto") is None  # (not a split certificate)
 
+
+
+def test_the_skip_route_takes_the_chosen_screen(monkeypatch):
+    """Where T alone holds certify(k)'s own screen below the aim (``own_hopeless``, forced here), the other screen
+    runs at once: on thin data held the one chosen by the cross term, ``ceil(_CROSS |S|)`` features (helper wide26;
+    the former rule, 1.2x, fails here)."""
+    _force_small(monkeypatch, per_k=2)
+    monkeypatch.setattr(S, "_SMALL_FIRST", False)
+    monkeypatch.setattr(single, "own_hopeless", lambda *a, **kw: True)
+    seen = _screens(monkeypatch)
+    X = _modules(np.random.default_rng(1), 8, 40, 3)
+    c = route._certify_large(Cov(X, None), 5, None, "auto", None)
+    assert len(seen) == 2 and seen[1] == int(np.ceil(screens._CROSS * seen[0])) < seen[0]
+    assert c.info["split_S"] == seen[1]

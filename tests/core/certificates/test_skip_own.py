@@ -78,6 +78,9 @@ def test_the_own_screen_is_skipped_exactly_above_the_ceilings_threshold(monkeypa
     sums' ceiling already meets ``lower`` no cross table is built, where the column part's does, no row part.
     The certificate is above OPT either way."""
     _force_small(monkeypatch, per_k=2)
+    # (the screens are told apart by size: the other screen, chosen at 0.9x since wide26, is 6 features here as
+    # the own one is; 1.5x keeps them apart, the rule counted is own_hopeless's)
+    monkeypatch.setattr(screens, "_CROSS", 1.5)
     monkeypatch.setattr(coupled, "_SMALL_PER_K", 100)  # (no smaller screen: certify(k)'s own and the grown one)
     X, A, x = modules_case(5, 12, 3, True)
     opt = brute_opt(A, 3)[0]

@@ -116,8 +116,25 @@ def tie_key(diag: np.ndarray, second: np.ndarray | None = None) -> np.ndarray:
 
 def cov_key(cov, diag: np.ndarray | None = None) -> np.ndarray:
     """:func:`tie_key` of a covariance operator: its variances, then its row sums ``A 1``.  ``diag``:
-    ``cov.diag()`` already computed by the caller (the same floats)."""
-    return tie_key(cov.diag() if diag is None else diag, cov.matvec(np.ones(cov.n)))
+    ``cov.diag()`` already computed by the caller (the same floats).  The row sums only break ties of the
+    rounded variances: without one the key is the variances' own stable order (:func:`_distinct_key`), and
+    the product ``A 1`` is not made (the same key: a stable sort's order of distinct values is lexsort's)."""
+    diag = cov.diag() if diag is None else diag
+    key = _distinct_key(diag)
+    return key if key is not None else tie_key(diag, cov.matvec(np.ones(cov.n)))
+
+
+def _distinct_key(diag: np.ndarray) -> np.ndarray | None:
+    """:func:`tie_key` of ``diag`` when its rounded values (:func:`_round_sig`) are all distinct (then no
+    second key can change the order), else None."""
+    r = -_round_sig(np.asarray(diag, dtype=float))
+    order = np.argsort(r, kind="stable")
+    s = r[order]
+    if s.size > 1 and not (s[1:] != s[:-1]).all():
+        return None
+    key = np.empty(diag.size, dtype=np.intp)
+    key[order] = np.arange(diag.size)
+    return key
 
 
 

@@ -1,5 +1,5 @@
-"""auto's fixed costs (issue 39 item 4, twentieth round): the tie-break key skips the row sums ``A 1`` when
-the rounded variances have no tie (:func:`_distinct_key`), and the polish's fixed-point check reads its
+"""auto's fixed costs (issue 39 item 4, twentieth round): the tie-break key makes the row sums ``A 1`` only
+when two rounded variances tie, and orders only the tied runs by them (:func:`cov_key`), and the polish's fixed-point check reads its
 products one row per point (:func:`_plainly_fixed`).  The same key and the same booleans as the former
 code, counted on both sides of the key's rule."""
 
@@ -24,19 +24,23 @@ class _Counting(Cov):
 
 
 def _data(seed, m, n, ties):
-    """Data whose rounded variances are all distinct, or (``ties``) tie in groups: columns repeated up to
-    sign and order (equal variances, different row sums)."""
+    """Data whose rounded variances are all distinct (``ties`` 0), tie in groups (1: columns repeated up to
+    sign, equal variances and different row sums; some repeated exactly, equal in both keys), or all tie
+    (2: standardized columns)."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((m, n)) * rng.uniform(0.2, 3.0, n)
-    if ties:
+    if ties == 1:
         src = rng.integers(0, max(1, n // 3), n)
         X = X[:, src] * rng.choice([-1.0, 1.0], n)
         X[:, 0] = X[:, -1] if n > 1 else X[:, 0]
-    return X - X.mean(axis=0)
+    X = X - X.mean(axis=0)
+    if ties == 2:
+        X = X / np.maximum(X.std(axis=0), 1e-300)
+    return X
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.integers(0, 10_000), st.integers(2, 30), st.integers(1, 60), st.booleans(), st.booleans())
+@given(st.integers(0, 10_000), st.integers(2, 30), st.integers(1, 60), st.integers(0, 2), st.booleans())
 def test_cov_key_is_tie_key_of_variances_and_row_sums(seed, m, n, ties, dense):
     """cov_key equals the former tie_key(diag, A 1) on data with and without ties (thin, square, formed)."""
     X = _data(seed, m, n, ties)
@@ -49,7 +53,7 @@ def test_cov_key_is_tie_key_of_variances_and_row_sums(seed, m, n, ties, dense):
 def test_cov_key_counts_the_row_sums_only_on_a_tie():
     """Both sides of the rule: distinct rounded variances, no product; a tie (one duplicated column), one
     product, and the row sums decide (the same key as tie_key)."""
-    X = _data(1, 12, 40, False)
+    X = _data(1, 12, 40, 0)
     cov = _Counting(X, None)
     r = _round_sig(cov.diag())
     assert np.unique(r).size == r.size
@@ -62,6 +66,10 @@ def test_cov_key_counts_the_row_sums_only_on_a_tie():
     assert cov.products == 1
     assert np.array_equal(key, tie_key(cov.diag(), cov.matvec(np.ones(40))))
     assert abs(int(key[7]) - int(key[3])) == 1  # adjacent ranks, ordered by the row sums
+    Z = _data(2, 12, 40, 2)  # every variance ties: one run, all of it ordered by the row sums
+    cov = _Counting(Z, None)
+    key = cov_key(cov)
+    assert cov.products == 1 and np.array_equal(key, tie_key(cov.diag(), cov.matvec(np.ones(40))))
 
 
 def _former_plainly_fixed(Y, X, k, step):

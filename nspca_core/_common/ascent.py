@@ -116,8 +116,27 @@ def tie_key(diag: np.ndarray, second: np.ndarray | None = None) -> np.ndarray:
 
 def cov_key(cov, diag: np.ndarray | None = None) -> np.ndarray:
     """:func:`tie_key` of a covariance operator: its variances, then its row sums ``A 1``.  ``diag``:
-    ``cov.diag()`` already computed by the caller (the same floats)."""
-    return tie_key(cov.diag() if diag is None else diag, cov.matvec(np.ones(cov.n)))
+    ``cov.diag()`` already computed by the caller (the same floats).  The row sums only break ties of the
+    rounded variances: from one stable sort of the variances, the product ``A 1`` is made only when two
+    tie, and only the tied runs are ordered by it (the same key as :func:`tie_key`'s lexsort: a stable
+    order of the first key, each run of equal values in index order, then sorted stably by the second)."""
+    diag = cov.diag() if diag is None else diag
+    r = -_round_sig(np.asarray(diag, dtype=float))
+    order = np.argsort(r, kind="stable")
+    s = r[order]
+    eq = s[1:] == s[:-1]  # position i + 1 ties with position i
+    if eq.any():
+        second = -_round_sig(np.asarray(cov.matvec(np.ones(cov.n)), dtype=float))
+        tied = np.zeros(s.size, dtype=bool)
+        tied[1:] |= eq
+        tied[:-1] |= eq
+        pos = np.flatnonzero(tied)  # the positions of the tied runs, each run contiguous
+        run = np.cumsum(np.concatenate(([True], ~eq)))[pos]  # run number per position, increasing
+        sub = order[pos]  # index order inside each run (stable)
+        order[pos] = sub[np.lexsort((second[sub], run))]
+    key = np.empty(diag.size, dtype=np.intp)
+    key[order] = np.arange(diag.size)
+    return key
 
 
 

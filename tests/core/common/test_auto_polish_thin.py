@@ -148,7 +148,7 @@ def test_longest_negative_bounds_the_step_from_above(seed, n, c, ties, data):
     rng = np.random.default_rng(seed)
     Y = rng.integers(-3, 4, (n, c)).astype(float) if ties else rng.standard_normal((n, c)) * rng.uniform(0.1, 3, c)
     zz = rng.uniform(0, 2, c) * k * np.maximum(-Y.min(axis=0), 0.0) ** 2
-    got = polish_mod._longest_negative(Y, k, zz)
+    got = polish_mod._longest_negative(np.ascontiguousarray(Y.T), k, zz)  # one row per product
     N = np.maximum(-Y, 0.0)
     exact = np.array([float(np.sum(np.sort(N[:, j] ** 2)[::-1][:k])) for j in range(c)])
     assert (got >= exact * (1 - 1e-12)).all()

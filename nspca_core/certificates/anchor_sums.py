@@ -441,3 +441,16 @@ def top_test_fails(A: np.ndarray, k: int, tau: float, x, record: dict | None = N
             return False
         rho = s / top  # (its largest entry exactly 1)
     return False
+
+
+# witness_fails: from this many features (below, the test itself costs about what its witness does)
+_WITNESS_MIN_N = 150
+
+
+def witness_fails(A: np.ndarray, k: int, tau: float, x) -> bool:
+    """Whether :func:`top_test_fails` PROVES that a one-k certificate's first anchored test (:func:`.dual.top_test` at
+    ``tau`` from the all-ones start, :func:`.dual.dense_dual`) fails: from :data:`_WITNESS_MIN_N` features, x given.
+    Decides only whether that test runs at once (else it is deferred to where a later test starts from its failure:
+    the same floats), never a bound.  Issue 39, corpus27: the split route's S on the 3,000 x 1,600 topic corpus (A_SS
+    400 x 400 at k = 100), where that test failed at k = 50..100."""
+    return A.shape[0] >= _WITNESS_MIN_N and x is not None and bool(top_test_fails(A, k, tau, x))

@@ -9,6 +9,7 @@ import numpy as np
 
 from .anchor import (AnchorRows, anchored_bisection, anchored_branch_bound, anchored_rowsum_test,
                      restricted_refutes)
+from .anchor_sums import witness_fails
 from .dnn import DnnState, DnnWork, dnn_optimize, dnn_value_lam, ksupport_cuts
 from .dual_start import (_KKT_USEFUL, _SCREEN_R, _SCREEN_STEPS, _kkt_beaten, _kkt_floored,  # noqa: F401
                          _kkt_held_out, _kkt_point, _screen_init, _start_value, kkt_floor, kkt_init)
@@ -409,6 +410,15 @@ def _cut_rounds(A: np.ndarray, k: int, st: DnnState, val: float, lower: float, t
                      "lam": lam, **({"retried": True} if retried else {}), **({"fell": True} if fell else {})}
 
 
+def _carry_failed(A: np.ndarray, k: int, carry: dict) -> None:
+    """The first test deferred (:func:`.anchor_sums.witness_fails`), made where a later test starts from it: ``carry``
+    gets what :func:`_anchored` leaves there when it fails (rows, ``tau``, ratios ``r``: the same floats)."""
+    deferred = carry.pop("deferred", None)
+    if deferred is not None:
+        rows, ok, r = top_test(A, k, deferred[0], deferred[1])
+        carry.update(rows=rows, tau=deferred[0] if not ok else -np.inf, r=r if not ok else None)
+
+
 def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict, report: BoundReport,
                effort: str, *, warm: DnnState | None, callback, budget: Budget | None, need_dual: bool,
                tree_follows: bool = False, iters: int | None = None, seen: dict | None = None,
@@ -477,6 +487,12 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         if _forecast_fails(A, k, x, tried, cfg, seen):
             tb = None  # (nothing proved up to `tried`, as when the test fails: see anchored())
             info["anchored_forecast"] = "fails"
+        elif witness_fails(A, k, tried, x):
+            # (the test PROVED to fail there, not run: what _anchored would leave in `carry`, the failed test's
+            # rows and ratios, is made only where a later test reads it, :func:`_carry_failed` -- the same floats)
+            tb = None
+            info["anchored_witness"] = "fails"
+            carry["deferred"] = (tried, seen)
         else:
             with step(budget, "anchored", anchored_size):
                 tb = _anchored(A, k, lower, best_now, rel_tol=anchor_rel, carry=carry,
@@ -504,6 +520,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         paced["tried"] = reach
         t1 = time.perf_counter()
         with step(budget, "anchored", anchored_size):
+            _carry_failed(A, k, carry)
             if not carry:  # (the forecast's failure at `tried` is where the bracket starts: r None, all ones)
                 carry.update(rows=AnchorRows(A, k), tau=tried, r=None)
             tb = _anchored_above(carry, lower, lower / reach, anchor_rel)
@@ -521,6 +538,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
             if "anchored" not in bounds and min(val, best_now) > tried:
                 t1 = time.perf_counter()
                 with step(budget, "anchored", anchored_size):
+                    _carry_failed(A, k, carry)
                     if not carry:
                         carry.update(rows=AnchorRows(A, k), tau=-np.inf, r=None)
                     tb = _anchored_above(carry, lower, min(val, best_now), anchor_rel)

@@ -1,0 +1,111 @@
+"""dual.dense_dual's first anchored test deferred where anchor_sums.witness_fails PROVES it fails (issue 39, corpus27):
+the threshold counted on both sides; the deferral taken exactly where the witness holds (both outcomes met); the
+certificate the same float for float as with the test run at once (its failure's rows and ratios made where a later
+test reads them: dual._carry_failed); and every bound at least the exact optimum (brute force)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nspca_core import certify
+from nspca_core.certificates import anchor_sums, dual
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_top_test_fails import _case as _raw_case
+
+
+def _case(seed, n, k, factor, kind):
+    """test_top_test_fails' cases, the non-covariance kinds shifted to be positive semidefinite (certify's input)."""
+    A, x, tau = _raw_case(seed, n, k, factor, kind)
+    if kind:
+        A = A + max(0.0, 1e-3 - float(np.linalg.eigvalsh(A)[0])) * np.eye(n)
+        tau = float(x @ A @ x) / dual._DNN_SKIP_AT * factor
+    return A, x, tau
+
+
+@pytest.mark.parametrize("n, least, called", [(12, 12, 1), (12, 13, 0), (12, 11, 1)])
+def test_witness_threshold_counted(monkeypatch, n, least, called):
+    """witness_fails asks top_test_fails from _WITNESS_MIN_N features on, not below; and never without x."""
+    A, x, tau = _case(3, n, 3, 1.0, 0)
+    calls = []
+    monkeypatch.setattr(anchor_sums, "_WITNESS_MIN_N", least)
+    monkeypatch.setattr(anchor_sums, "top_test_fails", lambda *a: calls.append(a) or True)
+    assert anchor_sums.witness_fails(A, 3, tau, x) is bool(called)
+    assert len(calls) == called
+    assert anchor_sums.witness_fails(A, 3, tau, None) is False and len(calls) == called
+
+
+def _run(A, k, x, witness: bool):
+    """certify(cov=A) with the witness on (from 1 feature) or off; (certificate, witness verdicts, first tests run)."""
+    seen = {"verdicts": [], "tests": 0}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(anchor_sums, "_WITNESS_MIN_N", 1)
+        real, top = anchor_sums.witness_fails, dual.top_test
+
+        def spy(*a):
+            v = real(*a) if witness else False
+            seen["verdicts"].append(v)
+            return v
+
+        def tests(*a, **kw):
+            seen["tests"] += 1
+            return top(*a, **kw)
+        mp.setattr(dual, "witness_fails", spy)
+        mp.setattr(dual, "top_test", tests)
+        c = certify(cov=A, k=k, x=x)
+    return c, seen
+
+
+def _hex(c):
+    return float(c.upper_bound).hex(), {b: float(v).hex() for b, v in c.bounds.items()}
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(5, 8), k=st.integers(2, 5), factor=st.floats(0.9, 1.1),
+       kind=st.integers(0, 2))
+def test_deferral_same_floats_and_above_brute_force(seed, n, k, factor, kind):
+    """With the witness on, the certificate is the one made with the test run at once (hex-equal bounds), each
+    witness verdict that holds is a test that fails (run here), and every bound is at least the exact optimum."""
+    k = min(k, n - 1)
+    A, x, _ = _case(seed, n, k, factor, kind)
+    on, s_on = _run(A, k, x, True)
+    off, s_off = _run(A, k, x, False)
+    assert _hex(on) == _hex(off)
+    assert s_on["tests"] <= s_off["tests"]
+    opt = brute_opt(A, k)[0]
+    scale = max(1.0, float(np.abs(A).max()))
+    for val in on.bounds.values():
+        assert val >= opt - 1e-9 * scale
+
+
+def test_both_sides_met_and_counted():
+    """On topic-shaped data at n = 40: the witness holds at some k (then info says so and the first test is not run
+    unless a later test reads it) and not at others (the test runs, as before); the same floats on both sides."""
+    met = {True: 0, False: 0}
+    for seed in range(6):
+        for k in (3, 6, 12):
+            A, x, _ = _case(seed, 40, k, 1.0, seed % 3)
+            on, s_on = _run(A, k, x, True)
+            off, s_off = _run(A, k, x, False)
+            assert _hex(on) == _hex(off)
+            for v in s_on["verdicts"]:
+                met[v] += 1
+            if any(s_on["verdicts"]):
+                assert "'anchored_witness': 'fails'" in str(on.info)
+                assert s_on["tests"] <= s_off["tests"] - 1 or "anchored_seconds" in str(on.info)
+    assert met[True] > 0 and met[False] > 0, met
+
+
+def test_carry_failed_is_the_failed_test():
+    """_carry_failed fills carry with top_test's own failure (rows, tau, ratios), and nothing without a deferral."""
+    A, x, tau = _case(5, 30, 4, 0.9, 0)
+    rows, ok, r = dual.top_test(A, 4, tau)
+    assert not ok
+    carry = {"deferred": (tau, None)}
+    dual._carry_failed(A, 4, carry)
+    assert carry["tau"] == tau and np.array_equal(carry["r"], r) and "deferred" not in carry
+    empty: dict = {}
+    dual._carry_failed(A, 4, empty)
+    assert empty == {}

@@ -1,12 +1,11 @@
 """auto's fixed costs (issue 39 item 4, twentieth round): the tie-break key makes the row sums ``A 1`` only
-when two rounded variances tie, and orders only the tied runs by them (:func:`cov_key`), and the polish's fixed-point check reads its
-products one row per point (:func:`_plainly_fixed`).  The same key and the same booleans as the former
-code, counted on both sides of the key's rule."""
+when two rounded variances tie, and orders only the tied runs by them (:func:`cov_key`), and the polish's
+fixed-point check reads its products one row per point (:func:`_plainly_fixed`).  The same key and the same
+booleans as the former code, counted on both sides of the key's rule."""
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-import nspca_core._common.ascent as ascent_mod
 from nspca_core._common.ascent import _XTOL, _round_sig, cov_key, tie_key
 from nspca_core._common.polish import _plainly_fixed, polish_many
 from nspca_core._common.steps import TopK, project

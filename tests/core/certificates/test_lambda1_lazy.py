@@ -182,14 +182,18 @@ def corpora(draw):
 @settings(max_examples=30, deadline=None)
 @given(D=corpora(), k=st.integers(3, 4), fail=st.booleans())
 def test_lazy_same_floats_and_above_brute_force(D, k, fail):
-    """Lazy on and off, the anchored test holding or made to fail: the same upper bound, kind and every bound but
-    lambda_1's to the bit; lambda_1 missing only where the floor ruled it out (then above the bound returned); every
-    bound at least the exact optimum (brute force over supports, on the exact covariance)."""
+    """Lazy on and off, the anchored test holding (the dense route reading lambda_1 for its light spectrum) or made to
+    fail: the same upper bound, kind and every bound but lambda_1's to the bit; lambda_1 missing only where the floor
+    ruled it out (then above the bound returned); every bound at least the exact optimum (brute force over supports,
+    on the exact covariance)."""
     k = min(k, D.shape[1] - 1)
     X = sp.csr_matrix(D.astype(float))
     x = fit(X, k=k, certify=False).x
     with pytest.MonkeyPatch.context() as mp:
         _routed(mp, 5)
+        # (the dense route's light spectrum from 5 features, its d = 2 bound off: the dense route reads lambda_1)
+        mp.setattr(cheap, "_LIGHT_SPEC_MIN_N", 5)
+        mp.setattr(single, "_D2_MAX_N", 2)
         if fail:
             _fail_top(mp)
         mp.setattr(R, "_LAZY_LAMBDA1", False)

@@ -29,6 +29,14 @@ previous one did not decide):
    the rest's top two by :mod:`.rest_top`); and the dense route too where it does not stand (:func:`_stands`:
    its ratio below :data:`_SPLIT_STANDS` and S's bound not its own DNN's nor anchored): the smaller bound.
 
+lambda_1's step (2) and the whole problem's lambda_1 for the routes below are lazy (:data:`_LAZY_LAMBDA1`):
+:func:`lambda1_floor` (a Rayleigh quotient, ``<= lambda_1``) first; where ``lower`` reaches ``accept`` times it, step 2
+as above; else step 2 cannot stand (its bound is ``>= lambda_1``) and lambda_1 is proved only where a route reads it:
+the dense route of step 2's test (as before), the split route where its bound is not below the floor (then run
+again with it: the former certificate).  Where the split bound is below the floor the certificate is the former one
+less its "lambda1" entry, which could not be the smallest (``info["lambda1_lazy"]``).  Issue 39, corpus28: 46 of 88
+certificates on 11 topic corpora (c3000 k = 8..100 among them), ~0.012 CPU s each.
+
 Issue 39, corpus16 (the 3,000 x 1,600 topic corpus, one run): cert / answer at k = 5 / 10 / 50 12.2 / 47.4 / 14.6x
 -> 4.2 / 9.4 / 7.3x, k = 8..16 0.955-0.968 -> 0.970-0.986 (S's DNN on 300 features with its cut rounds proves
 more than the dense DNN over 1,600), every other k the same ratio to 1e-7.
@@ -39,6 +47,7 @@ Every bound returned is proved by its route; this module only chooses routes (an
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 
@@ -88,6 +97,30 @@ _S_CUT_BELOW_CAPPED = 0.99
 # 0.170 CPU s (benchmarks/results/issue39_corpus26.txt).  The route's choice (split_pays) keeps the 6 k screen's
 # predicted cost: the same routes as before
 _HELD_PER_K = 4
+
+
+# the whole problem's lambda_1 (its Lanczos run and arrowhead proof, ~0.012 CPU s of ~0.1-0.14 on the 3,000 x 1,600
+# topic corpus at k = 10..100) proved only where it could bind: where :func:`lambda1_floor` (<= lambda_1) is above
+# what the split route proved, lambda_1's bound (>= lambda_1) cannot be the smallest (issue 39, corpus28)
+_LAZY_LAMBDA1 = True
+# lambda1_floor's quotient is taken this far (relative) below its float value: far above its rounding (~n eps)
+_FLOOR_REL = 1e-6
+
+
+def lambda1_floor(cov: Cov, x) -> float | None:
+    """A lower bound on ``lambda_1(A)``: the Rayleigh quotient ``u^T A u / u^T u`` of ``u = A x`` (x the answer:
+    one power step; :meth:`~nspca_core.operators.cov.Cov.quad` for ``u^T A u``, through the data), taken
+    :data:`_FLOOR_REL` below its computed value (the quotient's rounding is ~n eps relative).  Any nonzero u has
+    ``u^T A u <= lambda_1 u^T u``.  None where u vanishes or the quotient is not positive and finite.  Decides only
+    which bounds are computed (:func:`sparse_route`), never a bound.  Issue 39, corpus28: within 1e-4 of lambda_1
+    on the topic corpora c3000 / c2500 / c1200 / d4 (37.5805..37.5847 of 37.585 on c3000, k = 8..100), ~0.5 ms;
+    the split bounds there 35.3..36.7."""
+    u = np.asarray(cov.matvec(np.asarray(x, dtype=np.float64)), dtype=np.float64).reshape(-1)
+    den = float(u @ u)
+    if not (np.isfinite(den) and den > 0):
+        return None
+    q = float(cov.quad(u)) / den
+    return q * (1.0 - _FLOOR_REL) if np.isfinite(q) and q > 0 else None
 
 
 def _held_sparse(cov: Cov) -> bool:
@@ -157,15 +190,19 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
     lower = cov.quad(x)
     seen: dict = {"products": (A, cov.matvec)}  # (the KKT floor's power steps through the data: dual_start)
     whole = None  # (below _LANCZOS_MIN_N features: A's top eigenpairs, as the split route computes them)
+    floor = None  # (a Rayleigh quotient of A, <= lambda_1: where it rules lambda_1 out, its proof is lazy)
     if cov.n >= _LANCZOS_MIN_N:
         accept = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
-        lam1, whole = _lambda1(A, cov, lower / accept)
-        if lam1 is not None and lower >= accept * lam1[0]:
-            # the dense route's first step stands: its certificate, as it makes it (not computed twice)
-            if callback is not None:
-                callback(1, 1)
-            return _finish({"lambda1": lam1[0]}, lower, x, k, t0,
-                           {"n": cov.n, "lower_source": "given", "eig_tolerance": lam1[0] - lam1[1]})
+        floor = lambda1_floor(cov, x) if _LAZY_LAMBDA1 else None
+        if floor is None or lower >= accept * floor:  # (else lambda_1's own step cannot stand: not run)
+            floor = None
+            lam1, whole = _lambda1(A, cov, lower / accept)
+            if lam1 is not None and lower >= accept * lam1[0]:
+                # the dense route's first step stands: its certificate, as it makes it (not computed twice)
+                if callback is not None:
+                    callback(1, 1)
+                return _finish({"lambda1": lam1[0]}, lower, x, k, t0,
+                               {"n": cov.n, "lower_source": "given", "eig_tolerance": lam1[0] - lam1[1]})
     tau = lower / dual._DNN_SKIP_AT
     if not S.anchor_ok(cov.n, k) or not (np.isfinite(tau) and tau > 0):
         return single._certify_dense(cov, k, x, effort, callback)[0]
@@ -173,12 +210,22 @@ def sparse_route(cov: Cov, k: int, x, effort: str, callback, large) -> Certifica
     if not top_test_fails(A, k, tau, x) and not dual._forecast_fails(A, k, x, tau, cfg, seen) \
             and dual.top_test(A, k, tau, seen)[1]:
         # (its DNN spared: the test reused; A's top eigenpairs too where the d = 1 bounds cannot win)
+        if floor is not None:  # (the lazy lambda_1: the dense route reads it, as before)
+            whole = _lambda1(A, cov, lower / accept)[1]
         spec = _light_spec(A, cov, k, tau, whole)
         return single._certify_dense(cov, k, x, effort, callback, seen=seen, spec=spec)[0]
     capped = screened_size(cov.n, k, cfg, per_k=_HELD_PER_K) < screened_size(cov.n, k, cfg)
-    d = large(cov, k, x, effort, callback, tree=False, cut_below=_S_CUT_BELOW_CAPPED if capped else _S_CUT_BELOW,
-              rest_late=True, per_k=_HELD_PER_K,
-              whole=None if whole is None else {b: v for b, v in whole.items() if b != "ritz"})
+    split = partial(large, cov, k, x, effort, callback, tree=False,
+                    cut_below=_S_CUT_BELOW_CAPPED if capped else _S_CUT_BELOW, rest_late=True, per_k=_HELD_PER_K)
+    if floor is not None:
+        d = split(whole={})  # (no whole-problem bound: lambda_1 is proved after, only where it could bind)
+        if d.upper_bound < floor:
+            d.info["lambda1_lazy"] = "ruled out"
+        else:  # (it could: proved now and the split route run again with it, as without the floor)
+            whole = _lambda1(A, cov, lower / accept)[1]
+            floor = None
+    if floor is None:
+        d = split(whole=None if whole is None else {b: v for b, v in whole.items() if b != "ritz"})
     if _stands(d):
         d.info["route"] = "split(sparse)"
         return d

@@ -46,12 +46,17 @@ _GROW_MIN = 1.2
 _FLOOR_REACH = 0.01
 _FLOOR_TOP = 8
 _FLOOR_STEPS = 10
-# own_hopeless: its last question (the whole cross table's ceiling) first asked with the row part on this many of T's
-# columns of largest variance (:func:`_first_rows_hopeless`: True there implies True with the whole table), with
-# ``lower`` raised by this much (relative: a float32 product may round apart in another block of columns, as
-# cross._SCREEN_REL allows for)
+# own_hopeless: its questions (the cross table's ceiling) first asked with tables on this many of T's columns of
+# largest variance (or _ROWS_PER_K times k where more) (:class:`_First`: True there implies True with the whole
+# table), with ``lower`` raised by this much (relative: a float32 product may round apart in another block of
+# columns, as cross._SCREEN_REL allows for); both parts there first only where ``lower`` is below _FIRST_PLAIN of
+# the plain sums' threshold (else the column part on all of T first, as before: where it answers no, nothing is
+# computed in vain).  Issue 39 (helper wide28): own_hopeless's lower / plain threshold at dlbcl-shaped k = 130..200
+# (answers True) 0.87-0.90, MLL k = 160..200 (answers False) 0.998-1.004
 _ROWS_FIRST = 1024
+_ROWS_PER_K = 8
 _FIRST_MARGIN = 1e-6
+_FIRST_PLAIN = 0.95
 
 
 def grown_size(n: int, k: int, cert: Certificate, effort: str, cross: bool = False) -> int | None:
@@ -107,48 +112,66 @@ def own_hopeless(pre: dict, cov, S, T, covS, xS, k: int, kS: int, lower: float, 
     BT, AS = _rest_curve(cov, T, k, spec=pre["specT"]), covS.dense()
     goal = _COUPLED_AIM - _SMALL_SHORT
     floors = _Floors(AS, xS, BT, k, kS)
-    if not floors.below(lower, goal, t_ceiling(AS, xS, BT, k, kS, None), None):
+    plain = t_ceiling(AS, xS, BT, k, kS, None)
+    if not floors.below(lower, goal, plain, None):
         return False  # (the plain sums' ceiling is at least the table's: no table needed)
     lam = lam if lam is not None else _lambda_S(cov, S)  # (the screen's cost only: the table is the same)
+    first = _First(cov, S, T, k, kS, lam, (AS, xS, BT), lower, goal, floors)
+    if lower < _FIRST_PLAIN * goal * plain and first.hopeless(None):
+        return True  # (the whole table's ceiling is at least that one's: the same answer, no table on all of T)
     pre["cols"] = cross_table(cov, S, T, kS, k, lam, part="cols")
     if pre["cols"] is None or not floors.below(lower, goal, t_ceiling(AS, xS, BT, k, kS, pre["cols"]), pre["cols"]):
         return False  # (the column part alone is at least the whole table: the rows not needed)
-    if _first_rows_hopeless(cov, S, T, k, kS, lam, AS, xS, BT, lower, goal, floors, pre["cols"]):
-        return True  # (the whole table's ceiling is at least that one's: the same answer, no row part on all of T)
+    if first.hopeless(pre["cols"]):
+        return True  # (as above: no row part on all of T)
     pre["rows"] = cross_table(cov, S, T, kS, k, lam, part="rows")
     whole = np.minimum(pre["cols"], pre["rows"])
     return floors.below(lower, goal, t_ceiling(AS, xS, BT, k, kS, whole), whole)
 
 
-def _first_rows_hopeless(cov, S, T, k: int, kS: int, lam, AS, xS, BT, lower: float, goal: float, floors, cols) -> bool:
-    """:func:`own_hopeless`'s last question asked first with the row part on T's :data:`_ROWS_FIRST` columns of
-    largest variance only (where T has more): True only where the whole table's answer is True too.
+class _First:
+    """:func:`own_hopeless`'s question asked first with tables on T's :data:`_ROWS_FIRST` columns of largest variance
+    only (where T has more): True only where the whole table's answer is True too.
 
     Why.  The row part's entry (i, j) sums, over S's i rows of largest such sums, each row's j largest squares
-    ``max(A_st + delta, 0)^2`` (:func:`.cross.cross_table`); on a subset T' of T each row's j largest are at most
-    T's (the same squares: the same allowance ``delta``, T' holding T's largest variance), so the table on T' is at
-    most the one on T entrywise, its minimum with the column part at most the whole table, and every coupled term
-    is nondecreasing in the cross term (:func:`.cross.pair_bound`): the ceiling (:func:`.coupled.t_ceiling`) with
-    it is at most the whole table's.  ``lower`` below the goal times the smaller ceiling is below it times the
-    larger.  Asked with ``lower`` raised by :data:`_FIRST_MARGIN` (a float32 product may round apart in another
-    block of columns) and S's floors as they stood (:class:`_Floors` raises them where it looks: restored where the answer
-    is no, so the whole table's question is asked as without this one).  Chooses a screen only.
-    Issue 39 (helper wide28): dlbcl-shaped k = 130 / 150 / 160 / 200, own screen 798 / 914 / 973 / 1,209: the
-    row part on all of T 0.035 / 0.042 / 0.049 / 0.073 CPU s, on the first 768 columns 0.012 / 0.015 / 0.018 /
-    0.027 s, the ceiling's ``lower / (goal ceiling)`` 0.9878 / 0.9926 / 0.9952 / 1.0052 (whole table: 0.9878 /
-    0.9893 / 0.9907 / 1.0048; k = 200 answers True by the raised floors)."""
-    if T.size <= _ROWS_FIRST:
-        return False  # (the first columns are all of T: the question as it stands)
-    first = T[np.argsort(-cov.diag()[T], kind="stable")[:_ROWS_FIRST]]
-    part = cross_table(cov, S, np.sort(first), kS, k, lam, part="rows")
-    if part is None:
+    ``max(A_st + delta, 0)^2``; the column part's, over T's j columns of largest such sums, each column's i largest
+    squares (:func:`.cross.cross_table`).  On a subset T' of T (the same squares: the same allowance ``delta``, T'
+    holding T's largest variance) each part is at most the one on T entrywise, so their minimum (or the row part's
+    with the column part on T) is at most the whole table; every coupled term is nondecreasing in the cross term
+    (:func:`.cross.pair_bound`), so the ceiling (:func:`.coupled.t_ceiling`) with it is at most the whole table's,
+    and ``lower`` below the goal times the smaller ceiling is below it times the larger.  Asked with ``lower``
+    raised by :data:`_FIRST_MARGIN` (a float32 product may round apart in another block of columns) and S's floors
+    as they stood (:class:`_Floors` raises them where it looks: restored where the answer is no, so that the
+    questions after it are asked as without it).  Chooses a screen only."""
+
+    def __init__(self, cov, S, T, k: int, kS: int, lam, terms: tuple, lower: float, goal: float, floors):
+        self.args, self.terms, self.lower, self.goal, self.floors = (cov, S, k, kS, lam), terms, lower, goal, floors
+        size = max(_ROWS_FIRST, _ROWS_PER_K * k)
+        self.T = None if T.size <= size else np.sort(T[np.argsort(-cov.diag()[T], kind="stable")[:size]])
+        self.rows = None
+
+    def _part(self, part: str):
+        cov, S, k, kS, lam = self.args
+        return cross_table(cov, S, self.T, kS, k, lam, part=part)
+
+    def hopeless(self, cols) -> bool:
+        """The question with the row part on the first columns and ``cols`` (the column part on all of T), or
+        (``cols`` None) the column part on the first columns too; the row part made once."""
+        if self.T is None:
+            return False  # (the first columns are all of T: the questions as they stand)
+        if self.rows is None:
+            self.rows = self._part("rows")
+        cols = self._part("cols") if cols is None else cols
+        if self.rows is None or cols is None:
+            return False
+        kept = self.floors.raised_at.copy()
+        low = np.minimum(cols, self.rows)
+        AS, xS, BT = self.terms
+        k, kS = self.args[2:4]
+        if self.floors.below(self.lower * (1 + _FIRST_MARGIN), self.goal, t_ceiling(AS, xS, BT, k, kS, low), low):
+            return True
+        self.floors.raised_at = kept
         return False
-    kept = floors.raised_at.copy()
-    low = np.minimum(cols, part)
-    if floors.below(lower * (1 + _FIRST_MARGIN), goal, t_ceiling(AS, xS, BT, k, kS, low), low):
-        return True
-    floors.raised_at = kept
-    return False
 
 
 class _Floors:

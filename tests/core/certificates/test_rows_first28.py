@@ -1,8 +1,10 @@
-"""Issue 39 (helper wide28): ``screens.own_hopeless`` asks its last question (the whole cross table's ceiling) first
-with the row part on T's ``_ROWS_FIRST`` columns of largest variance (``screens._first_rows_hopeless``).  That table
-is at most the one on all of T (checked entrywise, and the ceiling with it, on random thin data), so a True there is
-the whole table's True; the rule is counted on both sides of its threshold and of its margin, and its verdicts are
-those of the question asked as before (the rule off) over a sweep of ``lower``."""
+"""Issue 39 (helper wide28): ``screens.own_hopeless`` asks its questions (the cross table's ceiling) first with tables
+on T's ``_ROWS_FIRST`` columns of largest variance (``screens._First``): both parts there first where ``lower`` is
+below ``_FIRST_PLAIN`` of the plain sums' threshold, and the row part there with the column part on all of T before the
+row part on all of T.  Each part there is at most the one on all of T (checked entrywise, and the ceiling with it, on
+random thin data), so a True there is the whole table's True; the rules are counted on both sides of their thresholds
+and of the margin, and the verdicts are those of the questions asked as before (the rule off) over a sweep of
+``lower``."""
 
 from __future__ import annotations
 
@@ -35,28 +37,35 @@ def _split(seed: int, n: int, k: int, s: int):
 
 @TINY
 @given(st.integers(10, 18), st.integers(2, 5), st.integers(3, 6), st.integers(1, 12), st.integers(0, 2**31 - 1))
-def test_the_row_part_on_the_first_columns_is_at_most_the_whole(n, k, s, t, seed):
-    """The row part on T's t columns of largest variance is at most the one on all of T entrywise (the margin
-    ``_FIRST_MARGIN`` allows for float32 products rounding apart), and the ceiling with its minimum with the column
-    part at most the whole table's: a True with it is a True with the whole table."""
+def test_the_parts_on_the_first_columns_are_at_most_the_whole(n, k, s, t, seed):
+    """Each part on T's t columns of largest variance is at most the one on all of T entrywise (the margin
+    ``_FIRST_MARGIN`` allows for float32 products rounding apart), and the ceiling with the row part there and the
+    column part on T, or both parts there, at most the whole table's: a True with either is a True with the whole
+    table."""
     cov, A, x, S, T, kS, BT, lam = _split(seed, n, k, s)
     t = min(t, T.size)
     first = np.sort(T[np.argsort(-cov.diag()[T], kind="stable")[:t]])
     rows = cross_table(cov, S, T, kS, k, lam, part="rows")
     part = cross_table(cov, S, first, kS, k, lam, part="rows")
     cols = cross_table(cov, S, T, kS, k, lam, part="cols")
-    assert part.shape == rows.shape
+    cpart = cross_table(cov, S, first, kS, k, lam, part="cols")
+    assert part.shape == rows.shape == cpart.shape == cols.shape
     assert np.all(part <= rows * (1 + screens._FIRST_MARGIN) + 1e-300)
+    assert np.all(cpart <= cols * (1 + screens._FIRST_MARGIN) + 1e-300)
     AS, xS = A[np.ix_(S, S)], x[S]
-    low = coupled.t_ceiling(AS, xS, BT, k, kS, np.minimum(cols, part))
     whole = coupled.t_ceiling(AS, xS, BT, k, kS, np.minimum(cols, rows))
-    assert low <= whole * (1 + screens._FIRST_MARGIN) or not np.isfinite(whole)
+    for low_table in (np.minimum(cols, part), np.minimum(cpart, part)):
+        low = coupled.t_ceiling(AS, xS, BT, k, kS, low_table)
+        assert low <= whole * (1 + screens._FIRST_MARGIN) or not np.isfinite(whole)
 
 
-def _asked(monkeypatch, case, lower: float, first: int, reach: float = 0.0):
-    """own_hopeless's verdict at ``lower`` with ``_ROWS_FIRST = first`` and the sizes of T it built tables on."""
+def _asked(monkeypatch, case, lower: float, first: int, reach: float = 0.0, plain: float = 0.0):
+    """own_hopeless's verdict at ``lower`` with ``_ROWS_FIRST = first`` (``_ROWS_PER_K`` 0), ``_FIRST_PLAIN = plain``
+    (0 by default: both parts on the first columns never asked first) and the sizes of T it built tables on."""
     cov, A, x, S, T, kS, BT, lam = case
     monkeypatch.setattr(screens, "_ROWS_FIRST", first)
+    monkeypatch.setattr(screens, "_ROWS_PER_K", 0)
+    monkeypatch.setattr(screens, "_FIRST_PLAIN", plain)
     monkeypatch.setattr(screens, "_FLOOR_REACH", reach)
     sizes, real = [], screens.cross_table
     monkeypatch.setattr(screens, "cross_table", lambda c, S_, T_, *a, **kw: (sizes.append((len(T_), kw.get("part"))),
@@ -120,18 +129,21 @@ def test_the_verdicts_are_those_of_the_question_asked_as_before(seed, at, first,
     if not np.isfinite(whole):
         return
     lower = (screens._COUPLED_AIM - screens._SMALL_SHORT) * whole * at
-    with MonkeyPatch.context() as mp:
-        on, _ = _asked(mp, case, lower, first, reach)
-        off, _ = _asked(mp, case, lower, case[4].size, reach)
-    assert on is off
+    for plain in (0.0, 2.0):  # (both parts on the first columns first: never, always)
+        with MonkeyPatch.context() as mp:
+            on, _ = _asked(mp, case, lower, first, reach, plain)
+        with MonkeyPatch.context() as mp:
+            off, _ = _asked(mp, case, lower, case[4].size, reach, plain)
+        assert on is off
 
 
 @TINY
 @given(st.integers(0, 2**31 - 1), st.floats(0.9, 1.1), st.integers(1, 8), st.sampled_from([0.0, 0.5, 1.0]))
 def test_a_first_rows_true_is_the_whole_tables_true(seed, at, first, scale):
-    """The contract of ``screens._first_rows_hopeless`` for any column part handed in (the real one, or one scaled
+    """The contract of ``screens._First.hopeless`` for any column part handed in (the real one, or one scaled
     down so that the row part would bind): True only where ``lower`` is below the goal times the ceiling with the
-    minimum of that column part and the row part on ALL of T (no raised floors asked)."""
+    minimum of that column part and the row part on ALL of T (no raised floors asked); with none handed in (both
+    parts on the first columns), only where it is below the whole table's."""
     cov, A, x, S, T, kS, BT, lam = case = _split(seed, 14, 3, 5)
     k = int(np.count_nonzero(x))
     AS, xS = A[np.ix_(S, S)], x[S]
@@ -141,14 +153,21 @@ def test_a_first_rows_true_is_the_whole_tables_true(seed, at, first, scale):
         return
     goal = screens._COUPLED_AIM - screens._SMALL_SHORT
     lower = goal * whole * at
+    real = coupled.t_ceiling(AS, xS, BT, k, kS, np.minimum(cols / scale if scale else cols,
+                                                          cross_table(cov, S, T, kS, k, lam, part="rows")))
     with MonkeyPatch.context() as mp:
         mp.setattr(screens, "_ROWS_FIRST", first)
+        mp.setattr(screens, "_ROWS_PER_K", 0)
         mp.setattr(screens, "_FLOOR_REACH", 0.0)
         floors = screens._Floors(AS, xS, BT, k, kS)
-        got = screens._first_rows_hopeless(cov, S, T, k, kS, lam, AS, xS, BT, lower, goal, floors, cols)
+        asked = screens._First(cov, S, T, k, kS, lam, (AS, xS, BT), lower, goal, floors)
+        got = asked.hopeless(cols)
+        got_both = asked.hopeless(None) if scale == 1.0 else False
     if got:
         assert lower < goal * whole
-    assert case[4].size > first or not got
+    if got_both:
+        assert lower < goal * real
+    assert case[4].size > first or not (got or got_both)
 
 
 @TINY
@@ -167,8 +186,32 @@ def test_a_first_rows_no_leaves_the_floors_as_they_stood(seed, at, first):
     with MonkeyPatch.context() as mp:
         mp.setattr(screens, "_ROWS_FIRST", first)
         mp.setattr(screens, "_FLOOR_REACH", 0.2)  # (the floors raised wherever the question is near)
+        mp.setattr(screens, "_ROWS_PER_K", 0)
         floors = screens._Floors(AS, xS, BT, k, kS)
         before = floors.raised_at.copy()
-        got = screens._first_rows_hopeless(cov, S, T, k, kS, lam, AS, xS, BT, goal * low * at, goal, floors, cols)
-    if not got:
-        assert np.array_equal(floors.raised_at, before)
+        asked = screens._First(cov, S, T, k, kS, lam, (AS, xS, BT), goal * low * at, goal, floors)
+        for table in (cols, None):
+            if not asked.hopeless(table):
+                assert np.array_equal(floors.raised_at, before)
+
+
+def test_both_parts_on_the_first_columns_first_on_both_sides_of_the_plain_share():
+    """Counting on both sides of ``lower < _FIRST_PLAIN x goal x plain ceiling``: just below it both parts on the first
+    columns are built first (True there: no table on all of T); just above it the column part on all of T comes
+    first, as before.  The verdict is the same either way."""
+    case, low, whole = _case_with_a_gap()
+    cov, A, x, S, T, kS, BT, lam = case
+    k = int(np.count_nonzero(x))
+    goal = screens._COUPLED_AIM - screens._SMALL_SHORT
+    plain = coupled.t_ceiling(A[np.ix_(S, S)], x[S], BT, k, kS, None)
+    first = np.sort(T[np.argsort(-cov.diag()[T], kind="stable")[:2]])
+    both_low = coupled.t_ceiling(A[np.ix_(S, S)], x[S], BT, k, kS, cross_table(cov, S, first, kS, k, lam))
+    lower = goal * min(low, both_low) * (1 - 1e-5)  # (True with the first columns' tables either way)
+    share = lower / (goal * plain)
+    for eps, first_both in ((1e-6, True), (-1e-6, False)):
+        with MonkeyPatch.context() as mp:
+            got, sizes = _asked(mp, case, lower, 2, 0.0, share * (1 + eps))
+        assert got is True
+        assert ((2, "cols") in sizes) is first_both
+        assert ((T.size, "cols") in sizes) is not first_both
+        assert (T.size, "rows") not in sizes

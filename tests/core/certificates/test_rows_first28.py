@@ -215,3 +215,20 @@ def test_both_parts_on_the_first_columns_first_on_both_sides_of_the_plain_share(
         assert ((2, "cols") in sizes) is first_both
         assert ((T.size, "cols") in sizes) is not first_both
         assert (T.size, "rows") not in sizes
+
+
+def test_the_first_columns_are_max_rows_first_and_per_k_times_k():
+    """T's first columns: the ``max(_ROWS_FIRST, _ROWS_PER_K k)`` of largest variance (sorted), none where T has no
+    more (the rule off); counted on both sides of each term."""
+    cov, A, x, S, T, kS, BT, lam = _split(3, 16, 3, 5)
+    var = cov.diag()[T]
+    for first, per_k, k, size in ((4, 1, 3, 4), (2, 2, 3, 6), (2, 2, 6, None), (T.size, 0, 3, None),
+                                  (T.size - 1, 0, 3, T.size - 1)):
+        with MonkeyPatch.context() as mp:
+            mp.setattr(screens, "_ROWS_FIRST", first)
+            mp.setattr(screens, "_ROWS_PER_K", per_k)
+            got = screens._First(cov, S, T, k, kS, lam, (None, None, None), 0.0, 1.0, None).T
+        if size is None:
+            assert got is None
+        else:
+            assert got.size == size and np.array_equal(got, np.sort(T[np.argsort(-var, kind="stable")[:size]]))

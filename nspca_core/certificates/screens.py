@@ -149,7 +149,7 @@ class _First:
     Issue 39 (helper wide28): dlbcl-shaped k = 130 / 150 / 170 / 200 (own screen 798..1,209 features, T ~6,000),
     own_hopeless 0.075 / 0.088 / 0.109 / 0.165 -> 0.036 / 0.045 / 0.063 / 0.114 CPU s, True either way; the first
     1,024 columns' ceiling is at 0.988-0.994 of the goal's (the whole table's 0.988-0.991); at k = 200 1,024 fell
-    short (1.0058 against the whole table's 1.0048, True there by the raised floors), 1,600 (8k) did not.
+    short (1.0058 against the whole table's 1.0048, True there by the raised floors), 1,600 (8k) did not."""
 
     def __init__(self, cov, S, T, k: int, kS: int, lam, terms: tuple, lower: float, goal: float, floors):
         self.args, self.terms, self.lower, self.goal, self.floors = (cov, S, k, kS, lam), terms, lower, goal, floors

@@ -153,9 +153,17 @@ class _First:
 
     def __init__(self, cov, S, T, k: int, kS: int, lam, terms: tuple, lower: float, goal: float, floors):
         self.args, self.terms, self.lower, self.goal, self.floors = (cov, S, k, kS, lam), terms, lower, goal, floors
-        size = max(_ROWS_FIRST, _ROWS_PER_K * k)
-        self.T = None if T.size <= size else np.sort(T[np.argsort(-cov.diag()[T], kind="stable")[:size]])
-        self.rows = None
+        self.rest, self.rows, self._T = T, None, False
+
+    @property
+    def T(self):
+        """T's first ``max(_ROWS_FIRST, _ROWS_PER_K k)`` columns by variance (sorted), None where T has no more
+        (chosen when first asked: nothing where own_hopeless never asks)."""
+        if self._T is False:
+            cov, k, T = self.args[0], self.args[2], self.rest
+            size = max(_ROWS_FIRST, _ROWS_PER_K * k)
+            self._T = None if T.size <= size else np.sort(T[np.argsort(-cov.diag()[T], kind="stable")[:size]])
+        return self._T
 
     def _part(self, part: str):
         cov, S, k, kS, lam = self.args

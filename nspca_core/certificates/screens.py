@@ -46,6 +46,17 @@ _GROW_MIN = 1.2
 _FLOOR_REACH = 0.01
 _FLOOR_TOP = 8
 _FLOOR_STEPS = 10
+# own_hopeless: its questions (the cross table's ceiling) first asked with tables on this many of T's columns of
+# largest variance (or _ROWS_PER_K times k where more) (:class:`_First`: True there implies True with the whole
+# table), with ``lower`` raised by this much (relative: a float32 product may round apart in another block of
+# columns, as cross._SCREEN_REL allows for); both parts there first only where ``lower`` is below _FIRST_PLAIN of
+# the plain sums' threshold (else the column part on all of T first, as before: where it answers no, nothing is
+# computed in vain).  Issue 39 (helper wide28): own_hopeless's lower / plain threshold at dlbcl-shaped k = 130..200
+# (answers True) 0.87-0.90, MLL k = 160..200 (answers False) 0.998-1.004
+_ROWS_FIRST = 1024
+_ROWS_PER_K = 8
+_FIRST_MARGIN = 1e-6
+_FIRST_PLAIN = 0.95
 
 
 def grown_size(n: int, k: int, cert: Certificate, effort: str, cross: bool = False) -> int | None:
@@ -95,21 +106,87 @@ def own_hopeless(pre: dict, cov, S, T, covS, xS, k: int, kS: int, lower: float, 
     spectrum alone), then the cross table's; where ``lower`` falls short of a ceiling's rule by less than
     :data:`_FLOOR_REACH`, the same ceiling with S's floors raised at its largest terms (:class:`_Floors`: feasible
     values of truncated power steps, still at most ``OPT_S(i)``).  Chooses a screen only: the larger screen's bound
-    is proved either way.  ``pre`` gets the rest's spectrum (``specT``) and the table's parts computed (``cols``,
+    is proved either way.  Each table question is asked first on T's first columns by variance (:class:`_First`:
+    a True there is the whole table's; where ``lower`` is far below the plain sums' threshold, before the column part
+    on all of T).  ``pre`` gets the rest's spectrum (``specT``) and the table's parts computed on all of T (``cols``,
     ``rows``), reused where the answer is no (:func:`.single._certify_split`)."""
     pre["specT"] = _rest_spectrum(cov, T, G, S)
     BT, AS = _rest_curve(cov, T, k, spec=pre["specT"]), covS.dense()
     goal = _COUPLED_AIM - _SMALL_SHORT
     floors = _Floors(AS, xS, BT, k, kS)
-    if not floors.below(lower, goal, t_ceiling(AS, xS, BT, k, kS, None), None):
+    plain = t_ceiling(AS, xS, BT, k, kS, None)
+    if not floors.below(lower, goal, plain, None):
         return False  # (the plain sums' ceiling is at least the table's: no table needed)
     lam = lam if lam is not None else _lambda_S(cov, S)  # (the screen's cost only: the table is the same)
+    first = _First(cov, S, T, k, kS, lam, (AS, xS, BT), lower, goal, floors)
+    if lower < _FIRST_PLAIN * goal * plain and first.hopeless(None):
+        return True  # (the whole table's ceiling is at least that one's: the same answer, no table on all of T)
     pre["cols"] = cross_table(cov, S, T, kS, k, lam, part="cols")
     if pre["cols"] is None or not floors.below(lower, goal, t_ceiling(AS, xS, BT, k, kS, pre["cols"]), pre["cols"]):
         return False  # (the column part alone is at least the whole table: the rows not needed)
+    if first.hopeless(pre["cols"]):
+        return True  # (as above: no row part on all of T)
     pre["rows"] = cross_table(cov, S, T, kS, k, lam, part="rows")
     whole = np.minimum(pre["cols"], pre["rows"])
     return floors.below(lower, goal, t_ceiling(AS, xS, BT, k, kS, whole), whole)
+
+
+class _First:
+    """:func:`own_hopeless`'s question asked first with tables on T's :data:`_ROWS_FIRST` columns of largest variance
+    only (where T has more): True only where the whole table's answer is True too.
+
+    Why.  The row part's entry (i, j) sums, over S's i rows of largest such sums, each row's j largest squares
+    ``max(A_st + delta, 0)^2``; the column part's, over T's j columns of largest such sums, each column's i largest
+    squares (:func:`.cross.cross_table`).  On a subset T' of T (the same squares: the same allowance ``delta``, T'
+    holding T's largest variance) each part is at most the one on T entrywise, so their minimum (or the row part's
+    with the column part on T) is at most the whole table; every coupled term is nondecreasing in the cross term
+    (:func:`.cross.pair_bound`), so the ceiling (:func:`.coupled.t_ceiling`) with it is at most the whole table's,
+    and ``lower`` below the goal times the smaller ceiling is below it times the larger.  Asked with ``lower``
+    raised by :data:`_FIRST_MARGIN` (a float32 product may round apart in another block of columns) and S's floors
+    as they stood (:class:`_Floors` raises them where it looks: restored where the answer is no, so that the
+    questions after it are asked as without it).  Chooses a screen only.
+
+    Issue 39 (helper wide28): dlbcl-shaped k = 130 / 150 / 170 / 200 (own screen 798..1,209 features, T ~6,000),
+    own_hopeless 0.075 / 0.088 / 0.109 / 0.165 -> 0.036 / 0.045 / 0.063 / 0.114 CPU s, True either way; the first
+    1,024 columns' ceiling is at 0.988-0.994 of the goal's (the whole table's 0.988-0.991); at k = 200 1,024 fell
+    short (1.0058 against the whole table's 1.0048, True there by the raised floors), 1,600 (8k) did not."""
+
+    def __init__(self, cov, S, T, k: int, kS: int, lam, terms: tuple, lower: float, goal: float, floors):
+        self.args, self.terms, self.lower, self.goal, self.floors = (cov, S, k, kS, lam), terms, lower, goal, floors
+        self.rest, self.rows, self._T = T, None, False
+
+    @property
+    def T(self):
+        """T's first ``max(_ROWS_FIRST, _ROWS_PER_K k)`` columns by variance (sorted), None where T has no more
+        (chosen when first asked: nothing where own_hopeless never asks)."""
+        if self._T is False:
+            cov, k, T = self.args[0], self.args[2], self.rest
+            size = max(_ROWS_FIRST, _ROWS_PER_K * k)
+            self._T = None if T.size <= size else np.sort(T[np.argsort(-cov.diag()[T], kind="stable")[:size]])
+        return self._T
+
+    def _part(self, part: str):
+        cov, S, k, kS, lam = self.args
+        return cross_table(cov, S, self.T, kS, k, lam, part=part)
+
+    def hopeless(self, cols) -> bool:
+        """The question with the row part on the first columns and ``cols`` (the column part on all of T), or
+        (``cols`` None) the column part on the first columns too; the row part made once."""
+        if self.T is None:
+            return False  # (the first columns are all of T: the questions as they stand)
+        if self.rows is None:
+            self.rows = self._part("rows")
+        cols = self._part("cols") if cols is None else cols
+        if self.rows is None or cols is None:
+            return False
+        kept = self.floors.raised_at.copy()
+        low = np.minimum(cols, self.rows)
+        AS, xS, BT = self.terms
+        k, kS = self.args[2:4]
+        if self.floors.below(self.lower * (1 + _FIRST_MARGIN), self.goal, t_ceiling(AS, xS, BT, k, kS, low), low):
+            return True
+        self.floors.raised_at = kept
+        return False
 
 
 class _Floors:

@@ -231,6 +231,22 @@ def _select(Y: np.ndarray, kc: np.ndarray, key, signed: bool, width: int, prev: 
     anyway."""
     n, q = Y.shape
     S = np.abs(Y) if signed else Y
+    if q == 1 and prev is not None and width < n and kc.size == 1 and kc[0] == width and prev.max() < n:
+        # one column (an ascent's last steps): _select_near's points without its calls for many columns.
+        # The candidates reach t, the smallest on the previous support: k of them (the support stays),
+        # or the k above their (k+1)-th largest u when no tie; else as below
+        s = S[:, 0]
+        t = s[prev[:, 0]].min()
+        if t > 0:
+            r = np.flatnonzero(s >= t)
+            if r.size == width:
+                return prev.copy(), Y[prev[:, 0]]
+            if r.size <= max(width + 1, int(_CANDIDATE_FRACTION * n)):
+                v = s[r]
+                u, kth = np.partition(v, [r.size - width - 1, r.size - width])[r.size - width - 1:r.size - width + 1]
+                if kth > u:
+                    idx = r[v > u][:, None]
+                    return idx, Y[idx[:, 0]]
     # one k for every column (a broadcast one: stride 0): np.unique's sort skipped
     ks = kc[:1] if kc.ndim == 1 and kc.size and kc.strides[0] == 0 else np.unique(kc)
     if ks.size > 4 or ks[-1] >= n:  # many different k (a path), or whole columns: dense

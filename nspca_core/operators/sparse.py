@@ -469,7 +469,8 @@ def _upper_gram_direct(X, Xc, edges: list[int]) -> np.ndarray:
     triangle 0.062 -> 0.044 CPU s.  Each chunk's rows go through the kernels :data:`_GRAM_OUT` output entries at a
     time (at least one row), in ONE output buffer for every chunk: a row's products and sums do not depend on the
     rows beside it, so the same floats; the buffers' fresh pages were ~19 MB a certificate (each page's first touch a
-    ~2.4 us fault on the 2-core test VM), 2.4 MB now (issue 39, corpus30: c3000 k = 10 ~0.094 -> ~0.085 CPU s)."""
+    ~2.4 us fault on the 2-core test VM), 2.4 MB now (issue 39, corpus30: repeated certificates of c3000 at k >= 10
+    with 0 faults instead of ~5,000; k = 10 0.088-0.091 -> 0.080-0.081 CPU s, minima of 3 rounds)."""
     from scipy.sparse import _sparsetools as kern
 
     m, n, ip, ix, dx = X.shape[0], X.shape[1], X.indptr, X.indices, X.data

@@ -114,4 +114,3 @@ class Lambda1Late(Lambda1Only):
         if self.d1 is None:  # (the eager route had no bracket of its own: the screening start read the bound)
             return cheap_bounds_at(self.spectrum(), k)["lambda1"]
         return Lambda1Only._bracket(self, hi, dmax, k)
-

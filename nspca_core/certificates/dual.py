@@ -487,7 +487,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         if _forecast_fails(A, k, x, tried, cfg, seen):
             tb = None  # (nothing proved up to `tried`, as when the test fails: see anchored())
             info["anchored_forecast"] = "fails"
-        elif witness_fails(A, k, tried, x):
+        elif witness_fails(A, k, tried, x, seen):  # (not asked where seen's test held: anchor_sums)
             # (the test PROVED to fail there, not run: what _anchored would leave in `carry`, the failed test's
             # rows and ratios, is made only where a later test reads it, :func:`_carry_failed` -- the same floats)
             tb = None

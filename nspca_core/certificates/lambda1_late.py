@@ -41,7 +41,15 @@ class Lambda1Late(Lambda1Only):
         self._state, self.pending, self.failed = state, True, False
         self.floor = float(w[0]) * (1.0 - 1e-10)
         self.tol = 32.0 * A.shape[0] * _EPS * float(np.linalg.norm(A))  # (the proof's allowance, as lambda1_only's)
-        self.bracket = self._bracket  # (d1 None too: the eager route's bracket was the bound itself)
+        self.__dict__.pop("bracket", None)  # (Lambda1Only's, bound to this instance: the class's method below)
+
+    def bracket(self, hi: float, dmax: float, k: int) -> float:
+        """:meth:`_bracket`, d1 None too (the eager route's bracket was the bound itself).  A method of the class, not
+        the instance's attribute ``self.bracket = self._bracket`` it was: that bound method held the instance, so A
+        (n x n) stayed in a reference cycle after the certificate until the garbage collector ran (issue 39, corpus30:
+        the held memory grew ~20 MB a certificate on the 3,000 x 1,600 topic corpus, and its release cost page faults
+        in the next one)."""
+        return self._bracket(hi, dmax, k)
 
     def prove(self) -> bool:
         """The rest of :func:`.cheap.lambda1_only`'s proof, once; False where it fails (a Ritz value not above 0,

@@ -417,6 +417,8 @@ def centered_gram(G: np.ndarray, m: int, mean: np.ndarray, seen: dict | None = N
 # 3,000 x 1,600 topic corpus, sum_d r_d^2 = 15.9 M products, 12.1 M with 4 chunks: forming A 0.089 -> 0.078 CPU s
 # (2 chunks 0.087, 3 0.077, 6 0.076, 8 0.082: the column slices' and symbolic passes' overheads grow)
 _GRAM_CHUNKS = 4
+# _upper_gram_direct: the kernels' output entries a call (a buffer of 12 bytes an entry, reused by every call)
+_GRAM_OUT = 200_000
 
 
 def _upper_applies(X) -> bool:
@@ -464,16 +466,23 @@ def _upper_gram_direct(X, Xc, edges: list[int]) -> np.ndarray:
     there: each entry written once, ``0 + g = g``).  The right factor keeps the CSR rows' entries from column lo on
     with their own column indices.  The kernel sums each entry over the left row's documents in increasing order:
     the same floats as the public product.  Issue 39, corpus18: the 3,000 x 1,600 topic corpus, X^T X's upper
-    triangle 0.062 -> 0.044 CPU s."""
+    triangle 0.062 -> 0.044 CPU s.  Each chunk's rows go through the kernels :data:`_GRAM_OUT` output entries at a
+    time (at least one row), in ONE output buffer for every chunk: a row's products and sums do not depend on the
+    rows beside it, so the same floats; the buffers' fresh pages were ~19 MB a certificate (each page's first touch a
+    ~2.4 us fault on the 2-core test VM), 2.4 MB now (issue 39, corpus30: repeated certificates of c3000 at k >= 10
+    with 0 faults instead of ~5,000; k = 10 0.088-0.091 -> 0.080-0.081 CPU s, minima of 3 rounds)."""
     from scipy.sparse import _sparsetools as kern
 
     m, n, ip, ix, dx = X.shape[0], X.shape[1], X.indptr, X.indices, X.data
     G = np.zeros((n, n))
     key = None  # (row * n + column per entry: increasing, the rows' entries sorted; made at the first chunk past 0)
+    Cj = Cx = None  # (the one output buffer, made at the first chunk: the largest rows' block, see below)
     for lo, hi in zip(edges[:-1], edges[1:]):
         L = Xc[:, lo:hi].T  # (CSR |C| x m: each row a column of X, its documents increasing)
-        bound = (hi - lo) * (n - lo)
-        idt = np.int64 if max(int(ip[-1]), int(L.indptr[-1]), bound, X.shape[0], n) >= 2**31 - 1 else np.int32
+        step = max(1, min(hi - lo, _GRAM_OUT // (n - lo)))  # (rows a kernel call: at most _GRAM_OUT entries out)
+        bound = step * (n - lo)
+        idt = np.int64 if max(int(ip[-1]), int(L.indptr[-1]), (hi - lo) * (n - lo), X.shape[0], n) >= 2**31 - 1 \
+            else np.int32
         if lo == 0:  # (every entry kept: the data's own arrays)
             Bp, Bj, Bx = ip.astype(idt, copy=False), ix.astype(idt, copy=False), dx
         else:
@@ -486,10 +495,15 @@ def _upper_gram_direct(X, Xc, edges: list[int]) -> np.ndarray:
             Bp[1:] = np.cumsum(ip[1:] - starts)
             keep = ix >= lo
             Bj, Bx = ix[keep].astype(idt, copy=False), dx[keep]
-        Cp, Cj, Cx = np.empty(hi - lo + 1, dtype=idt), np.empty(bound, dtype=idt), np.empty(bound, dtype=np.float64)
-        kern.csr_matmat(hi - lo, n, L.indptr.astype(idt, copy=False), L.indices.astype(idt, copy=False), L.data,
-                        Bp, Bj, Bx, Cp, Cj, Cx)
-        kern.csr_todense(hi - lo, n, Cp, Cj, Cx, G[lo:hi].reshape(-1))
+        if Cj is None or Cj.size < bound or Cj.dtype != idt:  # (the first chunk's rows are the widest: n - 0)
+            Cj, Cx = np.empty(bound, dtype=idt), np.empty(bound, dtype=np.float64)
+        Lp, Lj = L.indptr.astype(idt, copy=False), L.indices.astype(idt, copy=False)
+        Cp = np.empty(step + 1, dtype=idt)
+        for a in range(0, hi - lo, step):  # (rows a .. b of the chunk: L's rows sliced, their entries a view)
+            b = min(hi - lo, a + step)
+            s, e = int(Lp[a]), int(Lp[b])
+            kern.csr_matmat(b - a, n, Lp[a:b + 1] - Lp[a], Lj[s:e], L.data[s:e], Bp, Bj, Bx, Cp, Cj, Cx)
+            kern.csr_todense(b - a, n, Cp, Cj, Cx, G[lo + a:lo + b].reshape(-1))
     return G
 
 

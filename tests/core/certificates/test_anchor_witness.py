@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from nspca_core import certify
-from nspca_core.certificates import anchor_sums, dual
+import scipy.sparse as sp
+
+from nspca_core import certify, fit
+from nspca_core.certificates import anchor_sums, dual, route, sparse_route as R
+from nspca_core.operators.sparse import as_sparse_cov
 from tests.bruteforce import brute_opt
+from tests.core.certificates.test_lambda1_lazy import _hex as _hex3, _routed, _topic
+from tests.core.certificates.test_sparse_rows import exact_cov
 from tests.core.certificates.test_top_test_fails import _case as _raw_case
 
 
@@ -109,3 +114,63 @@ def test_carry_failed_is_the_failed_test():
     empty: dict = {}
     dual._carry_failed(A, 4, empty)
     assert empty == {}
+
+
+def test_witness_not_asked_where_the_same_test_held(monkeypatch):
+    """corpus30: witness_fails answers False without asking top_test_fails exactly where seen records THE test (this A
+    object, k, tau) as held; asked (counted) where it failed, at another tau or k, on another A object, or with no
+    record -- and there its verdict is top_test_fails' own."""
+    A, x, tau = _case(3, 40, 4, 1.0, 0)
+    calls = []
+    real = anchor_sums.top_test_fails
+    monkeypatch.setattr(anchor_sums, "_WITNESS_MIN_N", 1)
+    monkeypatch.setattr(anchor_sums, "top_test_fails", lambda *a: calls.append(a) or real(*a))
+    rows = object()
+    cases = [({"top": (A, (4, float(tau)), rows, True, None)}, 0),
+             ({"top": (A, (4, float(tau)), rows, False, None)}, 1),
+             ({"top": (A, (4, float(tau) * (1 + 1e-12)), rows, True, None)}, 1),
+             ({"top": (A, (5, float(tau)), rows, True, None)}, 1),
+             ({"top": (A.copy(), (4, float(tau)), rows, True, None)}, 1),
+             ({}, 1), (None, 1)]
+    for seen, asked in cases:
+        calls.clear()
+        got = anchor_sums.witness_fails(A, 4, tau, x, seen)
+        assert len(calls) == asked
+        assert got is (False if not asked else bool(real(A, 4, tau, x)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(3, 5))
+def test_sparse_dense_branch_asks_the_witness_once(seed, k):
+    """corpus30: the sparse route's dense branch (its anchored test held) asks top_test_fails once -- its own, before
+    the test -- not again in dense_dual; the certificate hex-equal to the one where dense_dual asks it again
+    (seen not handed to witness_fails), every bound at least the exact optimum."""
+    D = _topic(seed, 50, 14, 2, 6)
+    X = sp.csr_matrix(D.astype(float))
+    x = fit(X, k=k, certify=False).x
+    out = {}
+    for skip in (True, False):
+        calls = []
+        with pytest.MonkeyPatch.context() as mp:
+            _routed(mp, 5)
+            mp.setattr(anchor_sums, "_WITNESS_MIN_N", 1)
+            real_ttf, real_w = anchor_sums.top_test_fails, anchor_sums.witness_fails
+            mp.setattr(anchor_sums, "top_test_fails", lambda *a: calls.append(a) or real_ttf(*a))
+            mp.setattr(R, "top_test_fails", lambda *a: calls.append(a) or real_ttf(*a))
+            if not skip:
+                mp.setattr(dual, "witness_fails", lambda A, k, tau, x, seen=None: real_w(A, k, tau, x))
+            c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, route._certify_large)
+            held = c is not None and "split" not in str(c.info.get("route"))
+        out[skip] = (c, len(calls), held)
+    (on, n_on, held), (off, n_off, _) = out[True], out[False]
+    if on is None:
+        assert off is None
+        return
+    assert _hex3(on) == _hex3(off)
+    event(f"dense branch, witness asked {n_on} / {n_off} times" if held else f"split route ({n_on} / {n_off})")
+    if held and "anchored" in on.bounds:  # (the dense branch: the test held and dense_dual ran its bisection)
+        assert n_on == 1 and n_off == 2, (n_on, n_off)
+    else:
+        assert n_on == n_off
+    opt = brute_opt(exact_cov(D, True), k)[0]
+    assert min(on.bounds.values()) >= opt * (1 - 1e-9) - 1e-12

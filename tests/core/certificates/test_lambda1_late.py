@@ -224,3 +224,29 @@ def test_the_screening_bracket_is_the_eager_routes_minimum(seed, n, k, scale):
     want = eager._bracket(hi, dmax, k) if eager.d1 is not None else cheap_bounds_at(eager.spectrum(), k)["lambda1"]
     got = late.bracket(hi, dmax, k)
     assert min(hi, (got - dmax) / (k - 1)) == min(hi, (want - dmax) / (k - 1))
+
+
+def test_the_put_off_proof_holds_no_reference_cycle():
+    """corpus30: a Lambda1Late (its ``bracket`` a method of the class, not a bound method stored on the instance) is
+    freed with its last reference -- with the garbage collector off -- so its A is not held until a collection; the
+    bracket read the same (the d = 1 estimate's and the bound's routes both) as the former attribute's."""
+    import gc
+    import weakref
+
+    X = _images(5, 120, 40)
+    A = np.cov(X, rowvar=False, bias=True)
+    late = lambda1_only(A, 4, lower=1e-9 * float(np.trace(A)), late=Lambda1Late)
+    assert late is not None and late.pending, "not vacuous: the proof put off"
+    assert "bracket" not in vars(late) and callable(late.bracket)
+    hi, dmax = float(np.max(A - np.diag(np.diag(A)))), float(np.diag(A).max())
+    again = lambda1_only(A, 4, lower=1e-9 * float(np.trace(A)), late=Lambda1Late)
+    assert late.bracket(hi, dmax, 4) == Lambda1Late._bracket(again, hi, dmax, 4)
+    ref = weakref.ref(late)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        del late
+        assert ref() is None, "a reference cycle kept the put-off proof (and its A) alive"
+    finally:
+        if was:
+            gc.enable()

@@ -130,6 +130,49 @@ def test_direct_kernels_and_the_public_product_agree(monkeypatch, seed, m, n, bl
     assert np.array_equal(as_sparse_cov(X).dense(), direct)
 
 
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(1, 40), n=st.integers(2, 70), block=st.sampled_from([1, 4, 16]),
+       out=st.sampled_from([1, 2, 7, 40, 333, 200_000]), empty_rows=st.integers(0, 2))
+def test_direct_kernels_by_row_blocks_are_the_whole_products_floats(monkeypatch, seed, m, n, block, out, empty_rows):
+    """corpus30: the kernels called on row blocks of at most _GRAM_OUT output entries (at least one row), one buffer
+    reused by every call: the whole product's floats, bit for bit, whatever the block."""
+    monkeypatch.setattr(SP, "_GRAM_BLOCK", block)
+    monkeypatch.setattr(SP, "_GRAM_OUT", out)
+    D = _counts(seed, m, n, np.float64).toarray()
+    D = np.vstack([np.zeros((empty_rows, n)), D, np.zeros((empty_rows, n))])
+    X = sp.csr_matrix(D)
+    got = as_sparse_cov(X).dense()
+    assert got.tobytes() == _whole(as_sparse_cov(X)).tobytes()
+
+
+def test_direct_kernel_calls_counted_on_both_sides_of_the_output_size(monkeypatch):
+    """corpus30: a chunk of r rows and w = n - lo columns out takes ceil(r / max(1, _GRAM_OUT // w)) kernel calls:
+    one where _GRAM_OUT = r w, two where it is one less (and at _GRAM_OUT < w one row a call); every output buffer
+    is made once (the same two arrays at every call)."""
+    from scipy.sparse import _sparsetools as kern
+
+    calls, bufs = [], set()
+    real = kern.csr_matmat
+
+    def spy(n_row, n_col, *a):
+        calls.append(n_row)
+        bufs.add((id(a[-2]), id(a[-1])))
+        return real(n_row, n_col, *a)
+
+    monkeypatch.setattr(kern, "csr_matmat", spy)
+    monkeypatch.setattr(SP, "_GRAM_BLOCK", 8)
+    n = 16  # (edges 0, 8, 16: chunk rows 8 and 8, widths 16 and 8)
+    X = _counts(7, 30, n, np.float64)
+    ref = _whole(as_sparse_cov(X))
+    for out, want in ((8 * 16, [8, 8]), (8 * 16 - 1, [7, 1, 8]), (15, [1] * 8 + [1] * 8), (8, [1] * 8 + [1] * 8)):
+        monkeypatch.setattr(SP, "_GRAM_OUT", out)
+        calls.clear()
+        bufs.clear()
+        assert as_sparse_cov(X).dense().tobytes() == ref.tobytes()
+        assert calls == want, (out, calls)
+        assert len(bufs) == 1
+
+
 def test_direct_kernels_taken_exactly_for_float64(monkeypatch):
     calls = []
     real = SP._upper_gram_direct

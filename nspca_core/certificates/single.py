@@ -58,7 +58,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
                    report: BoundReport | None = None, tree_follows: bool = False, dnn_iters: int | None = None,
                    seen: dict | None = None, top: tuple[float, float] | None = None,
-                   cut_below: float | None = None, late: bool = False):
+                   cut_below: float | None = None, late: bool = False, proved_start: bool = False):
     """Certificate on a dense covariance (n <= _settings._DENSE_MAX_N).  Returns (Certificate, DnnState).
 
     ``need_dual``: run the DNN even where the anchored bound already certifies ``dual._DNN_SKIP_AT`` (the
@@ -68,6 +68,9 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     ``top``: ``(value, tol)`` with ``value + tol`` a proved bound on A's lambda_1 (the low-rank test's, thin data:
     :func:`.cheap.lambda1_only`'s ``proved``); ``cut_below``: :func:`.dual._dnn`'s; ``late``: lambda_1's proof put off
     where x's value is far below it (:mod:`.lambda1_late`; a one-k certificate whose bounds dict nothing else reads).
+    ``proved_start`` (a split bound's S, :func:`_split_S`): the DNN's screening start reads lambda_1's proved bound
+    (:func:`.cheap.lambda1_only`'s, already made) instead of LAPACK's eigenvalues of A (:meth:`.cheap.Lambda1Only.top`,
+    an O(n^3) call made only for that start's search range: MLL k = 200, |S| = 1,200, 0.08 of ~0.75 CPU s).
     ``budget`` (:class:`.budget.Budget`): each step runs only when its predicted time fits in the
     time left (the certificate is then whatever was proved in time: from the sum of the k largest
     variances up); ``report``: each bound proved is offered to it as it comes."""
@@ -172,7 +175,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     # ---- the dual side: KKT point, anchored row sums, DNN (each while still below its aim)
     state, ran = dense_dual(A, k, x, lower, bounds, info, report, effort, warm=warm, callback=callback,
                             budget=budget, need_dual=need_dual, tree_follows=tree_follows, iters=dnn_iters,
-                            seen=seen, top_eig=getattr(spec, "bracket", None), cut_below=cut_below, late=pending)
+                            seen=seen, top_eig=_start_eig(spec, proved_start), cut_below=cut_below, late=pending)
     if pending is not None:
         pending.finish(bounds, k)  # (left out where another bound is below its floor, else proved)
     if getattr(spec, "d1", None) is not None and min(bounds.values()) >= _D1_LATE * spec.d1:
@@ -195,6 +198,21 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
     if callback is not None:
         callback(1, 1)
     return _finish(bounds, lower, x, k, t0, info), state
+
+
+def _start_eig(spec, proved: bool):
+    """What the DNN's screening start reads of A's lambda_1 (:func:`.dual_start._screen_init`'s ``lam1``: it
+    only bounds the search range of its price mu, ``min(hi, (lambda_1 - max A_ii) / (k - 1))``; the point it
+    picks is evaluated rigorously later, whatever the value): ``spec.bracket`` (LAPACK's lambda_1 where the
+    minimum could depend on it: :meth:`.cheap.Lambda1Only._bracket`), or where ``proved`` the bound on lambda_1
+    that ``spec`` (:class:`.cheap.Lambda1Only`) holds already, ``w[0] + tol`` (no eigendecomposition: at least
+    lambda_1, so where the bracket's cheap value left the minimum at ``hi`` this one does too, the same floats).
+    None where ``spec`` has no bracket (the caller's bounds then: :func:`.dual.dense_dual`)."""
+    bracket = getattr(spec, "bracket", None)
+    if bracket is None or not proved:
+        return bracket
+    value = float(spec.w[0]) + float(spec.tol)
+    return value if np.isfinite(value) else bracket
 
 
 def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | None = None,
@@ -516,7 +534,8 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
     spec = None if thin is None else _ThinSpectral(covS.dense(), *thin[:2], 2, thin[2])
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget, spec=spec,
                                 tree_follows=effort == "auto" and nodes > 0,
-                                dnn_iters=_EFFORT[effort].get("split_iters"), seen=seen, cut_below=cut_below)
+                                dnn_iters=_EFFORT[effort].get("split_iters"), seen=seen, cut_below=cut_below,
+                                proved_start=True)
     if tree and certS.lower < below * certS.upper_bound and certS.x is not None and certS.lower > 0:
         # branch and bound over supports on S (exact.py): often proves S's best point optimal at
         # small k in a few dozen nodes, where both the anchored sums and the DNN stop short

@@ -172,3 +172,24 @@ def test_the_one_row_duplicate_case_is_no_longer_zero():
     for cov in (Cov(None, A), Cov(X, None)):
         C = cross_table(cov, np.array([0]), np.array([1, 2]), 1, 1)
         assert C[1, 1] >= A[0, 1] > 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(s=st.integers(1, 30), jm=st.integers(1, 12), im=st.integers(1, 30), seed=st.integers(0, 2**31 - 1),
+       ties=st.booleans(), zeros=st.booleans())
+def test_the_row_sums_are_the_former_sorts_float_for_float(s, jm, im, seed, ties, zeros):
+    """:func:`cross._row_sums` (the row part's final sums: a partition of R's transpose) is the former
+    ``cumsum(-sort(-R, axis=0), axis=0)[:im]`` of ``R = cumsum(-sort(-rows, axis=1), axis=1)``, bit for bit
+    (ties, zeros, im up to s)."""
+    rng = np.random.default_rng(seed)
+    rows = (rng.random((s, jm)) * rng.random(s)[:, None] * 5) ** 2
+    if ties:
+        rows = np.round(rows * 2) / 2
+    if zeros:
+        rows[rng.random((s, jm)) < 0.3] = 0.0
+    im = min(im, s)
+    R = np.cumsum(-np.sort(-rows, axis=1), axis=1)
+    former = np.cumsum(-np.sort(-R, axis=0), axis=0)[:im]
+    got = cross._row_sums(rows.copy(), im)
+    assert got.shape == former.shape and np.array_equal(got, former)
+    assert np.array_equal(np.signbit(got), np.signbit(former))

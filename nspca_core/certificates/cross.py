@@ -25,6 +25,7 @@ from ..operators.cov import Cov
 _EPS = np.finfo(float).eps
 _BLOCK = 2048  # columns of T per block: |S| x _BLOCK entries of A_ST at a time
 _FIRST = 256  # (through X: the first block, of the largest variances, sets the tops' thresholds cheaply)
+_FIRST_PER_J = 8
 _WIDE = 1 << 23  # (after the screen's first block, the columns it keeps in one block of at most this many entries)
 
 
@@ -224,7 +225,7 @@ def _col_tops(cols: np.ndarray, mx: np.ndarray, tot: np.ndarray, block, s: int, 
     ``tot`` and ``block(keep)``, the kept columns' squares one column per row (C order)."""
     top1 = np.concatenate([cols[0], mx])
     theta = np.partition(top1, top1.size - jm - 1)[top1.size - jm - 1]
-    keep = tot > theta
+    keep = tot >= theta  # (>=: a column at theta may be one of the jm that make it; see cross_table)
     if keep.any():
         cap_i = np.minimum(tot[keep, None], mx[keep, None] * np.arange(1, im + 1)) * (1 + 1e-12)
         keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
@@ -236,6 +237,34 @@ def _col_tops(cols: np.ndarray, mx: np.ndarray, tot: np.ndarray, block, s: int, 
         both = np.hstack([cols, colsum])
         both.partition(both.shape[1] - jm, axis=1)  # (in place: a fresh array)
         cols = both[:, -jm:]
+    return cols
+
+
+# _col_tops_staged: a block of at least _STAGE_FROM x jm columns goes in two parts, the _STAGE_COLS x jm columns of
+# largest total first (their i-sums raise the thresholds the other columns' caps are held to)
+_STAGE_FROM, _STAGE_COLS = 3, 2.0
+
+
+def _col_tops_staged(cols: np.ndarray, mx: np.ndarray, tot: np.ndarray, block, s: int, im: int, jm: int) -> np.ndarray:
+    """:func:`_col_tops` of a block taken as two blocks: its ``_STAGE_COLS jm`` columns of largest total, then the
+    others (each part's ``block`` the block's through a mask).  The same table: the column part keeps, per i, the jm
+    largest i-sums over the columns merged so far, whatever blocks they come in (each block's dropped columns are
+    proved not needed by :func:`_col_tops`'s own tests), so two blocks give the jm largest of their union as one
+    does, the same multiset, and its floats.  The first part's sums raise the thresholds before the rest are held
+    to them: on the first block through X (every column kept against the empty tops) most columns then fall
+    (issue 39, twenty-second round)."""
+    c = tot.size
+    f = int(_STAGE_COLS * jm)
+    if c < _STAGE_FROM * jm or f < 1 or f >= c:
+        return _col_tops(cols, mx, tot, block, s, im, jm)
+    first = np.zeros(c, dtype=bool)
+    first[np.argpartition(tot, c - f)[c - f:]] = True
+    for part in (first, ~first):
+        def sub(keep, part=part):
+            mask = np.zeros(c, dtype=bool)
+            mask[part.nonzero()[0][keep]] = True
+            return block(mask)
+        cols = _col_tops(cols, mx[part], tot[part], sub, s, im, jm)
     return cols
 
 
@@ -314,7 +343,7 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
     cols = np.zeros((im, jm)) if by_col else np.full((im, 1), np.inf)
     pos, fresh = 0, by_row  # fresh: rows holds its zeros yet (no square kept)
     while pos < T.size:
-        size = _BLOCK if level is None or pos else min(_BLOCK, max(_FIRST, 8 * jm))
+        size = _BLOCK if level is None or pos else min(_BLOCK, max(_FIRST, int(_FIRST_PER_J * jm)))
         if level is not None and pos:
             # T in decreasing variance: the columns left that the screen keeps are the next ones, in
             # one block (at most _WIDE entries); none: no column from here on can enter a top
@@ -357,23 +386,26 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
                 sel = (P2 > rows.min(axis=1)[:, None]).any(axis=0) if by_row else None
                 new = None if sel is None else P2 if sel.all() else P2[:, sel]  # (no copy: the columns go first)
         # columns: each column's i largest squares over S (all of S is in the block), summed for every i.
-        # A column whose total is at most theta, the (jm + 1)-th largest single square (of the block's
-        # columns and the kept ones, cols[0]), is not needed in any i's jm largest sums: jm other
-        # columns have a sum >= theta (itself among the jm + 1 or not) and its sums are <= its total
-        # (issue 39: most of T's columns on gene data; the partitions were 2/3 of the table's cost)
+        # A column whose total is below theta, the (jm + 1)-th largest single square (of the block's
+        # columns and the kept ones, cols[0]), is not needed in any i's jm largest sums: jm + 1 others have
+        # a largest square >= theta (its own is below it), each kept (cols[0]) or kept here (its total is at
+        # least its largest square, so at least theta), and its sums are <= its total (issue 39: most of T's
+        # columns on gene data; the partitions were 2/3 of the table's cost).  (A total AT theta is kept:
+        # until the twenty-second round it was dropped, and where every such column had one nonzero square --
+        # one row in S, or duplicate columns of T with every other square 0 -- the jm columns making theta could
+        # all go, the column part then below the brute force's: helper wide30's test_cross_staged.py)
         # Likewise at each i: a column's sum of its i largest is at most min(total, i x its largest), and
         # one at most every i's jm-th largest sum so far is not needed either (raised by 1e-12: the
         # same sums in another order)
         if by_col:
-            cols = _col_tops(cols, mx, tot, block, s, im, jm)
+            cols = _col_tops_staged(cols, mx, tot, block, s, im, jm)
         if new is not None and new.shape[1]:  # (after the columns: ``new`` may be the block itself, partitioned)
             rows = _row_tops(rows, new, jm, fresh)
             fresh = False
     infl = 1 + 4 * (im + jm + 2) * _EPS
     # rows: for each j, the sum of the i largest row sums of the j largest squares
     if by_row:
-        R = np.cumsum(-np.sort(-rows, axis=1), axis=1)                       # s x jm: sum of j largest
-        by_rows = np.cumsum(-np.sort(-R, axis=0), axis=0)[:im]               # im x jm
+        by_rows = _row_sums(rows, im)                                        # im x jm
     else:
         by_rows = np.inf
     by_cols = np.cumsum(-np.sort(-cols, axis=1), axis=1) if by_col else np.inf  # im x jm
@@ -382,6 +414,23 @@ def cross_table(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int,
     C[im + 1:, :] = C[im:im + 1, :]
     C[:, jm + 1:] = C[:, jm:jm + 1]
     return C
+
+
+def _row_sums(rows: np.ndarray, im: int) -> np.ndarray:
+    """``im x jm``: for each j, the sums of the i largest (i = 1..im) of the rows' sums of their j largest entries
+    (``rows``: ``s x jm``, any order per row, values ``>= 0``): the floats of the former ``R = cumsum(-sort(-rows,
+    axis=1), axis=1)``, ``cumsum(-sort(-R, axis=0), axis=0)[:im]``.  The same floats: each row's values in
+    descending order (an ascending sort read backwards: the same values), summed in that order; then each column
+    of R's im largest (a partition of R's transpose, contiguous, then sorted: the same multiset, hence the same
+    descending sequence) summed in that order (np.cumsum adds in order whatever the strides).  Issue 39,
+    twenty-second round: the sort down R's columns (a strided sort of all s rows) was ~2x this at s = 923..1,209."""
+    R = np.cumsum(np.sort(rows, axis=1)[:, ::-1], axis=1)                  # s x jm: sum of j largest
+    RT = R.T.copy()                                                         # jm x s
+    s = RT.shape[1]
+    if im < s:
+        RT.partition(s - im, axis=1)
+    top = np.sort(RT[:, s - im:], axis=1)[:, ::-1]                          # jm x im, descending
+    return np.cumsum(top, axis=1).T
 
 
 def cols_first(cov: Cov, S: np.ndarray, T: np.ndarray, imax: int, jmax: int, lam_S: float | None = None):

@@ -24,6 +24,8 @@ from .anchor_sums import (_SEL32_ABS, _SEL32_REL, _joint_ratio, _joint_sums, _pl
 from .anchor_sums import node_free, node_lists
 
 _EPS = np.finfo(float).eps
+# AnchorRows: rows of P partitioned at a time (corpus30)
+_ROWS_BLOCK = 128
 
 
 class AnchorRows:
@@ -44,30 +46,41 @@ class AnchorRows:
         if width is None:
             width = max(_S._ANCHOR_WIDTH_PER_K * m, 48)
         L = min(max(int(width), m), n - 1)
-        P = np.maximum(A, 0.0)
-        np.fill_diagonal(P, 0.0)
-        rows = np.arange(n)[:, None]
+        self._A = A  # (P = (A)_+ with a zero diagonal made where read: :attr:`P`, the exact mode's node sums)
         if L < n - 1:
-            # (-P partitioned in P's own memory and negated back: a sign flip is exact both ways, so the same
-            # array to the bit and the same partition (-0.0 compares equal to 0.0), without an n x n temporary)
-            np.negative(P, out=P)
-            part = np.argpartition(P, L, axis=1)
-            np.negative(P, out=P)
-            # (a contiguous copy of the kept columns: every iteration's np.take(r, idx) and the multiply read it
-            # in order, ~0.6x the time of the strided view's; the same values)
-            self.idx = np.ascontiguousarray(part[:, :L])
-            self.cap = P[np.arange(n), part[:, L]]
+            # by blocks of rows of P, each partitioned as -P (a sign flip is exact both ways, -0.0 == 0.0): the same
+            # per-row selection as the whole array's, so the same idx / cap / vals, without an n x n int64 partition
+            # nor P held (issue 39, corpus30: 40 MB of fresh pages a certificate on the 1,600 x 1,600 topic corpus)
+            self.idx, self.cap, self.vals = np.empty((n, L), dtype=np.intp), np.empty(n), np.empty((n, L))
+            for a in range(0, n, _ROWS_BLOCK):
+                b = min(n, a + _ROWS_BLOCK)
+                blk = np.maximum(A[a:b], 0.0)
+                blk[np.arange(b - a), np.arange(a, b)] = 0.0
+                np.negative(blk, out=blk)
+                part = np.argpartition(blk, L, axis=1)
+                np.negative(blk, out=blk)
+                self.idx[a:b] = part[:, :L]
+                self.cap[a:b] = blk[np.arange(b - a), part[:, L]]
+                self.vals[a:b] = np.take_along_axis(blk, part[:, :L], axis=1)
         else:
             # all off-diagonal entries are kept (the zero diagonal is a harmless extra candidate)
             self.idx = np.broadcast_to(np.arange(n), (n, n)).copy()
             self.cap = np.zeros(n)
-        # (P[rows, idx], gathered through the flat index: the same entries, ~half the fancy index's time)
-        self.vals = np.take(P.reshape(-1), self.idx + rows * n)
+            self.vals = self.P.copy()
         self.cap32 = self.cap.astype(np.float32)  # (the selections' float32 caps, cast once: _top32)
         self.vals32 = vals32_of(self.vals)  # (inside anchor_sums.float32_products only: the float32 products)
         self.m = m
-        self.P = P
         self.first = None  # (:func:`_first_sums`: the last test's start and its sums)
+
+    @property
+    def P(self) -> np.ndarray:
+        """``(A)_+`` with a zero diagonal (n x n), made at the first read and kept."""
+        P = self.__dict__.get("_P")
+        if P is None:
+            P = np.maximum(self._A, 0.0)
+            np.fill_diagonal(P, 0.0)
+            self.__dict__["_P"] = P
+        return P
 
 
 def anchored_rowsum_test(rows: AnchorRows, tau: float, r=None, max_iter: int = 200,

@@ -207,9 +207,11 @@ def _start_eig(spec, proved: bool):
     minimum could depend on it: :meth:`.cheap.Lambda1Only._bracket`), or where ``proved`` the bound on lambda_1
     that ``spec`` (:class:`.cheap.Lambda1Only`) holds already, ``w[0] + tol`` (no eigendecomposition: at least
     lambda_1, so where the bracket's cheap value left the minimum at ``hi`` this one does too, the same floats).
-    None where ``spec`` has no bracket (the caller's bounds then: :func:`.dual.dense_dual`)."""
+    None where ``spec`` has no bracket (the caller's bounds then: :func:`.dual.dense_dual`).  A bracket that is a
+    value (:class:`.bounds._ThinSpectral`'s: no eigendecomposition behind it) is kept as it is: the Gram's bound in
+    its place moves the start's floats for nothing saved (its docstring: MLL k = 65 / 70)."""
     bracket = getattr(spec, "bracket", None)
-    if bracket is None or not proved:
+    if not proved or not callable(bracket):
         return bracket
     value = float(spec.w[0]) + float(spec.tol)
     return value if np.isfinite(value) else bracket

@@ -123,3 +123,16 @@ def test_the_split_S_bound_with_the_proved_start_is_above_bruteforce(monkeypatch
     certS = _split_S(X, k)[0]
     A = Cov(X - X.mean(axis=0)).dense()
     assert certS.upper_bound >= brute_opt(A, k)[0] * (1 - 1e-9)
+
+
+def test_a_valued_bracket_is_kept():
+    """A bracket that is a value (the thin spectrum's, no eigendecomposition behind it) is the start's value with or
+    without the proved start: the Gram's ``w[0] + tol`` in its place would move floats for nothing saved."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((12, 40))
+    X -= X.mean(axis=0)
+    A = X.T @ X / 12
+    spec = _bounds._ThinSpectral(A, X, 12, 2)
+    assert not callable(spec.bracket)
+    assert single._start_eig(spec, True) == spec.bracket == single._start_eig(spec, False)
+    assert single._start_eig(None, True) is None

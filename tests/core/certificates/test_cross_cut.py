@@ -23,6 +23,17 @@ SLOW = settings(max_examples=20, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
+def random_case(m: int, s: int, t: int, seed: int, through_X: bool):
+    """A cross table's case: centered Gaussian data (m x (s + t), columns of random scales), ``(cov, A, S, T)`` with
+    S the first s features, T the rest, the covariance held as A or through X."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, s + t)) * rng.random(s + t) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    cov = Cov(X, None) if through_X else Cov(None, A)
+    return cov, A, np.arange(s), np.arange(s, s + t)
+
+
 @settings(max_examples=80, deadline=None)
 @given(s=st.integers(1, 12), jm=st.integers(1, 9), c=st.integers(1, 30), seed=st.integers(0, 2**31 - 1),
        ties=st.booleans(), scale=st.sampled_from([0.3, 1.0, 3.0]))
@@ -49,12 +60,7 @@ def test_table_with_gathered_row_tops_is_the_former_and_bounds_brute_force(monke
     (float32 products: the same blocks either way), the table is the one merging whole blocks (the former
     :func:`_row_tops` of the columns with any entry above its row's kept squares), float for float, and every
     ``C[i, j]`` is at least ``||(A_IJ)_+||_2`` over the supports, enumerated."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((m, s + t)) * rng.random(s + t) * 3
-    X -= X.mean(axis=0)
-    A = X.T @ X / m
-    S, T = np.arange(s), np.arange(s, s + t)
-    cov = Cov(X, None) if through_X else Cov(None, A)
+    cov, A, S, T = random_case(m, s, t, seed, through_X)
     monkeypatch.setattr(cross, "_BLOCK", block)
     monkeypatch.setattr(cross, "_FIRST", 1)
     C = cross_table(cov, S, T, s + 1, t + 1, part=part)

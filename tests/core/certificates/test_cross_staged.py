@@ -16,6 +16,7 @@ from nspca_core.certificates.cross import _col_tops, _col_tops_staged, cross_tab
 from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import assert_cross_table_bounds
+from tests.core.certificates.test_cross_cut import random_case
 
 SLOW = settings(max_examples=25, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -69,12 +70,7 @@ def test_the_table_with_staged_columns_is_the_former_and_bounds_brute_force(monk
     """In blocks of 2, 5 or all columns, held as A or through X, the table with the staged merge is the one
     without it (``_STAGE_COLS = 0``: one merge a block), float for float, and every ``C[i, j]`` is at least
     ``||(A_IJ)_+||_2`` over the supports, enumerated."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((m, s + t)) * rng.random(s + t) * 3
-    X -= X.mean(axis=0)
-    A = X.T @ X / m
-    S, T = np.arange(s), np.arange(s, s + t)
-    cov = Cov(X, None) if through_X else Cov(None, A)
+    cov, A, S, T = random_case(m, s, t, seed, through_X)
     monkeypatch.setattr(cross, "_BLOCK", block)
     monkeypatch.setattr(cross, "_FIRST", 1)
     monkeypatch.setattr(cross, "_STAGE_FROM", 1)  # (staged wherever two parts can be made)

@@ -21,19 +21,7 @@ from nspca_core.certificates import cheap, single
 from nspca_core.operators.cov import Cov
 
 from tests.bruteforce import brute_opt
-from tests.core.certificates.test_d1_late import _images, _small
-
-
-def _spy(monkeypatch):
-    seen = {"lapack": 0}
-    real = _bounds._Spectral.__init__
-
-    def init(self, *a, **kw):
-        seen["lapack"] += 1
-        real(self, *a, **kw)
-
-    monkeypatch.setattr(_bounds._Spectral, "__init__", init)
-    return seen
+from tests.core.certificates.test_d1_late import _images, _small, _spy  # (_spy: LAPACK's eigh counted)
 
 
 def _boosted(seed: int, m: int, n: int, boost: float) -> np.ndarray:

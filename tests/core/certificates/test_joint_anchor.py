@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nspca_core._common.rank1 import rank1_point
@@ -61,6 +61,7 @@ def test_joint_test_proves_only_true_bounds(seed):
 
 @TINY
 @given(st.integers(0, 2**31 - 1), st.floats(1.0, 1.3))
+@example(17454854, 1.25)  # (negative taus: the continuation's premise must hold there too)
 def test_joint_test_continued_from_a_failure_proves_only_true_bounds(seed, up):
     """A failed joint test's ratios start a later one whose every hypothesis has one before it at a
     sparsity at least as large and a value at most as large (the aimed search's larger values at
@@ -70,7 +71,9 @@ def test_joint_test_continued_from_a_failure_proves_only_true_bounds(seed, up):
     rng = np.random.default_rng(seed + 1)
     pick = rng.integers(0, ks.size, size=int(rng.integers(1, ks.size + 1)))
     ks2 = np.array([int(rng.integers(2, ks[p] + 1)) for p in pick])
-    taus2 = taus[pick] * up + rng.uniform(0, 0.1) * np.abs(taus[pick])
+    # (at least as large as its hypothesis, negative values too: tau * up fell BELOW a negative tau, outside the
+    # continuation's premise -- hypothesis found seed 17454854, up 1.25; for tau >= 0 the same values as tau * up)
+    taus2 = taus[pick] + ((up - 1) + rng.uniform(0, 0.1)) * np.abs(taus[pick])
     opts2 = np.array([brute_opt(A, int(k))[0] for k in ks2])
     ok2, _ = anchored_joint_test(rows, ks2, taus2, r)
     if ok2:

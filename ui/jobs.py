@@ -607,10 +607,11 @@ class Job:
             self._pending_status = "cancelled"
             self._step = (0, 0)
         self.last_read = time.monotonic()
+        # logged before the thread starts: a fast unit's "running ... done" must follow it in the log
+        log.info("job %s queued %r", self.title, self.key)
         self._thread = threading.Thread(target=self._run, args=(slots,), daemon=True,
                                         name=f"nspca-job {self.title}")
         self._thread.start()
-        log.info("job %s queued %r", self.title, self.key)
 
     def _acquire(self, slots: FairSlots | None) -> bool:
         if slots is None:

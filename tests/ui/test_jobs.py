@@ -313,3 +313,35 @@ def test_worker_does_not_rerun_the_main_script(tmp_path, monkeypatch):
         assert not marker.exists()
     finally:
         reg.clear()
+
+
+def test_the_job_log_ends_on_each_jobs_final_state_whatever_the_scheduling(tmp_path, monkeypatch):
+    """The job log (``NSPCA_JOB_LOG``, read by ``bench_load``'s load test to see that every job ended once
+    the tabs closed) has each job's final state last, even when a fast job's thread runs to its end before
+    ``Job.start`` returns (the "queued" line once came after a fast job's "done": the load test then saw a
+    finished job as queued forever).  The scheduler here lets each new thread run to its end first."""
+    from benchmarks.bench_load import JobLog
+
+    class RunsFirst(threading.Thread):
+        def start(self):
+            super().start()
+            self.join(10)
+
+    monkeypatch.setattr(jobs.threading, "Thread", RunsFirst)
+    path = tmp_path / "jobs.log"
+    handler = jobs.logging.FileHandler(path)
+    handler.setFormatter(jobs.logging.Formatter("%(asctime)s %(message)s"))
+    level = jobs.log.level
+    jobs.log.addHandler(handler)
+    jobs.log.setLevel(jobs.logging.INFO)
+    reg = jobs.Registry(processes=False)
+    try:
+        finished = [reg.submit(("fast", i), f"fast {i}", [1, 2], gated([])) for i in range(3)]
+        assert all(j.status == "done" for j in finished)
+        handler.flush()
+        assert JobLog(path).active() == set(), path.read_text()
+    finally:
+        jobs.log.removeHandler(handler)
+        handler.close()
+        jobs.log.setLevel(level)
+        reg.clear()

@@ -21,7 +21,7 @@ import numpy as np
 from . import _settings as _S
 from .anchor_sums import (_SEL32_ABS, _SEL32_REL, _joint_ratio, _joint_sums, _plain_sums,  # noqa: F401
                           _prods32, _sum_up, _top32, _top_sums32, vals32_of)  # (re-exported: the row sums' former home)
-from .anchor_sums import node_free, node_lists
+from .anchor_sums import node_free, node_lists, select_block
 
 _EPS = np.finfo(float).eps
 # AnchorRows: rows of P partitioned at a time (corpus30)
@@ -47,21 +47,14 @@ class AnchorRows:
             width = max(_S._ANCHOR_WIDTH_PER_K * m, 48)
         L = min(max(int(width), m), n - 1)
         self._A = A  # (P = (A)_+ with a zero diagonal made where read: :attr:`P`, the exact mode's node sums)
+        self.whole_rows = 0  # (rows selected by the whole row's partition: :func:`.anchor_sums.select_block`)
         if L < n - 1:
-            # by blocks of rows of P, each partitioned as -P (a sign flip is exact both ways, -0.0 == 0.0): the same
-            # per-row selection as the whole array's, so the same idx / cap / vals, without an n x n int64 partition
-            # nor P held (issue 39, corpus30: 40 MB of fresh pages a certificate on the 1,600 x 1,600 topic corpus)
+            # by blocks of rows of P (no n x n int64 partition nor P held: issue 39, corpus30), each row's L + 1
+            # largest preselected where a sample of the row allows it (corpus32: select_block, which argues why any
+            # order of a row's idx and any choice among tied columns keeps every bound an upper bound)
             self.idx, self.cap, self.vals = np.empty((n, L), dtype=np.intp), np.empty(n), np.empty((n, L))
             for a in range(0, n, _ROWS_BLOCK):
-                b = min(n, a + _ROWS_BLOCK)
-                blk = np.maximum(A[a:b], 0.0)
-                blk[np.arange(b - a), np.arange(a, b)] = 0.0
-                np.negative(blk, out=blk)
-                part = np.argpartition(blk, L, axis=1)
-                np.negative(blk, out=blk)
-                self.idx[a:b] = part[:, :L]
-                self.cap[a:b] = blk[np.arange(b - a), part[:, L]]
-                self.vals[a:b] = np.take_along_axis(blk, part[:, :L], axis=1)
+                self.whole_rows += select_block(A, a, min(n, a + _ROWS_BLOCK), L, self.idx, self.cap, self.vals)
         else:
             # all off-diagonal entries are kept (the zero diagonal is a harmless extra candidate)
             self.idx = np.broadcast_to(np.arange(n), (n, n)).copy()

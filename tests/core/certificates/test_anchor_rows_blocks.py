@@ -1,7 +1,9 @@
 """Issue 39, the twenty-second round: :class:`~nspca_core.certificates.anchor.AnchorRows` partitions the rows of
 ``P = (A)_+`` (zero diagonal) by blocks of :data:`~nspca_core.certificates.anchor._ROWS_BLOCK` rows and makes P
 only where it is read.  The candidate lists must be the former ones (the whole array partitioned at once) bit for
-bit, across block edges and with ties, and still describe P: every entry not kept is at most the row's cap."""
+bit, across block edges and with ties, and still describe P: every entry not kept is at most the row's cap.  (The
+twenty-third round's preselection, :func:`~nspca_core.certificates.anchor_sums.select_block`, is turned off here: the
+rows it does not take are the former construction's; its own lists are tested in test_anchor_presel.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nspca_core.certificates import anchor
+from nspca_core.certificates import anchor, anchor_sums
 from nspca_core.certificates.anchor import AnchorRows
 
 
@@ -38,6 +40,7 @@ def test_blocks_give_the_former_lists_bit_for_bit(n, k, block, seed, ties):
     A = _cov(n, seed, ties)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(anchor, "_ROWS_BLOCK", block)
+        mp.setattr(anchor_sums, "_PRESEL_FROM", 10**9)  # (every row partitioned whole)
         rows = AnchorRows(A, k, width=max(k - 1, 1))
     L = rows.idx.shape[1]
     P, idx, cap, vals = _former(A, L) if L < n - 1 else (None, None, None, None)

@@ -242,11 +242,12 @@ _EAGER_FALLBACK = 5e-3
 # 0.0025; 72 x 1,000 and 48 x 1,800 never grow.  (6e-3 with the fallback raised to 7e-3 halves that path but lets
 # a k lose up to ~7e-3: not taken; benchmarks/results/issue39_thin25.txt)
 # Since helper grown32 (the twenty-third round) the slack IS the fallback's 0.005: what the grown screen can add is
-# at most the gap to S's own ratio (it stood 0.0008 short of it on 60 x 2,500 genes), so a gap within the issue's
-# 0.005 rule does not pay for a screen 3x larger (~2x the certificate's CPU there: 0.17 CPU s against ~0.09 s at
-# k = 149..185, where the gap was 0.0041-0.0043 and the 2 k screen's ratio stood within 0.004 of the grown one's);
-# beyond it the grown screen runs, then the dense route where the gap is still beyond it, as before.
-# benchmarks/results/issue39_grown32.txt
+# at most the gap to S's own ratio (it stood 0.0006-0.0008 short of it on 60 x 2,500 genes), so a gap within the
+# issue's 0.005 rule does not pay for a screen 3x larger (0.17 CPU s a k on top of the 2 k screen's there, 29% of
+# certify_path at k = 149..185); beyond it the grown screen runs, then the dense route where the gap is still beyond
+# it, as before.  There certify(k) now grows at 18 of those 37 k; at the other 19 it stands 0.0033-0.0043 below the
+# grown screen's ratio, and a path carries bounds down from the grown k (path_grown: 0.00037 at most below the
+# former path).  benchmarks/results/issue39_grown32.txt
 _EAGER_GROW = 3.0
 _EAGER_SLACK = _EAGER_FALLBACK
 # path_grown: a path's thin k grows its screen (certify(k) did not) where the bound carried from the larger k still

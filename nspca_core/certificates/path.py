@@ -43,7 +43,7 @@ from .path_finish import path_certificates
 from .path_large_points import _large_lower, _large_monotone
 from .path_parity import (after_dnn_anchored, anchored_floor, deepen_flat, dnn_runs, far_runs, one_k_runs,
                           parity_runs, top_runs)
-from .route import _certify_large, certify_thin, split_cheaper
+from .route import _certify_large, certify_thin, path_grown, split_cheaper
 from .sparse_route import sparse_route, split_pays
 
 # the dense path's polish to its goal (path_dense_polish.py): DNN iterations per k of the path
@@ -202,6 +202,7 @@ def certify_path(X=None, *, cov=None, ks, xs=None, effort="auto", callback=None,
         certs[k] = certify_thin(cov_, k, given.get(k), effort, None, gram or None)
         if callback is not None:
             callback(i + 1, total)
+    path_grown(cov_, certs, effort, gram or None)  # (a grown screen where the carried bound leaves a gap: route.py)
     for k in [k for k in uniq if k in given and k not in certs and split_pays(cov_, k, effort)]:
         certs[k] = sparse_route(cov_, k, given[k], effort, None, _certify_large)  # (certify(k, x)'s own)
     if rest := [k for k in uniq if k not in certs]:

@@ -6,6 +6,7 @@ mode :func:`certify_exact`.  (Moved out of :mod:`.single`, unchanged.)"""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
@@ -65,6 +66,16 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
     return cert
 
 
+@contextmanager
+def _thin_blocks():
+    """The blocks a thin certificate computes in (:func:`certify_thin`, :func:`path_grown`): bisection hints (the
+    grown screen's bisection tests where the 2 k screen's landed first), float32 products of values and ratios
+    rounded up in the anchored row sums, and S's eager bound's top test last (only where its bisection proves
+    nothing)."""
+    with bisection_hints(), float32_products(), top_last():
+        yield
+
+
 def certify_thin(cov: Cov, k: int, x, effort: str, callback, gram=None) -> Certificate:
     """certify(k) where :func:`split_cheaper` holds: the eager split certificate (grown, :func:`eager_grown`), and
     where the rest T still holds its ratio more than :data:`_EAGER_FALLBACK` below S's own (no screen within the
@@ -72,9 +83,7 @@ def certify_thin(cov: Cov, k: int, x, effort: str, callback, gram=None) -> Certi
     cost at most the split's plus the dense route's, the split's below the dense one's).  Issue 39: 30 x 500 data
     whose largest variances are noise outside the correlated module: eager 0.70 / 0.58 at k = 10 / 20 on screens
     of 265 / 191 features, the dense route 0.97 / 0.94.  certify_path calls this at each such k (the same floats)."""
-    with bisection_hints(), float32_products(), top_last():  # (hints: the grown screen's bisection tests where the
-        # 2 k screen's landed first; float32 products of values and ratios rounded up in the anchored row sums; S's
-        # eager bound's top test last, only where its bisection proves nothing)
+    with _thin_blocks():
         d = _certify_large(cov, k, x, effort, callback, gram=gram, eager=True, defer=True)
         bs = d.info.get("B_S", 0.0)
         if not bs > 0 or d.lower / d.upper_bound >= d.lower / bs - _EAGER_FALLBACK:
@@ -276,7 +285,7 @@ def path_grown(cov: Cov, certs: dict, effort: str, gram=None) -> int:
         if (c.x is None or not bs > 0 or not size < _EAGER_GROW * S.eager_size(cov.n, k) or not _grows(cov, size)
                 or not c.lower / ub < c.lower / bs - _PATH_SLACK):
             continue
-        with bisection_hints(), float32_products(), top_last():  # (as certify_thin's blocks)
+        with _thin_blocks():
             e = _certify_split(cov, k, c.x, effort, None, gram=gram, size=min(cov.n, int(_EAGER_GROW * size)),
                                eager=True)
         runs += 1

@@ -215,7 +215,8 @@ def fit(X=None, *, cov=None, k, method=DEFAULTS["method"], d=DEFAULTS["d"], eps=
     method = check("method", method, options=METHODS)
     _check_dask_method(C, method)
     options = check_options(options, _allowed_options(method), f"method {method!r}", method, n_features=n)
-    as_rng(seed, "random_state")  # validates the seed without consuming a Generator
+    if isinstance(seed, np.random.RandomState):  # its one draw here, as always (the later draws follow it);
+        as_rng(seed, "random_state")  # any other seed the Seed rule has checked: no Generator built and dropped
     check("callback", callback)
     certify = check("certify", certify)
     effort = check("effort", options.pop("effort", DEFAULTS["effort"]))

@@ -159,10 +159,11 @@ def value_below(A: np.ndarray, k: int, state: DnnState, work: DnnWork | None = N
     else:
         M = assemble_dual(A, state.N, state.nu, state.C, state.w, work)
     Mt, low = M.T if M.flags.c_contiguous else np.asfortranarray(M), -np.inf  # (Fortran order: no copy in f2py)
+    norm = float(np.linalg.norm(M))
     for u in [state.U[:, 0]] + ([] if also is None else [also]):  # (``also``: another vector, the larger floor kept)
         u = np.ascontiguousarray(u, dtype=float)
         q = min(float(u @ _DSYMV(1.0, Mt, u, lower=side)) for side in (0, 1)) / float(u @ u)
-        low = max(low, q - 8.0 * (n + 2) * _EPS * (float(np.linalg.norm(M)) + abs(q)))
+        low = max(low, q - 8.0 * (n + 2) * _EPS * (norm + abs(q)))
     return float(dnn_tangent(low, state, n, np.array([k]))[0])
 
 

@@ -152,7 +152,8 @@ def value_below(A: np.ndarray, k: int, state: DnnState, work: DnnWork | None = N
     itself need not be symmetric to the last bit (N in float32 from a rank-r gradient whose two triangles
     round apart), so the quotient is taken for each triangle (``dsymv``) and the smaller kept:
     ``lambda_max(T) >= u^T T u / u^T u`` for either.  Its rounding (n-term sums) is below
-    ``2 (n + 2) eps (||M||_F + |q|)``; four times that is subtracted.  The tangent is monotone in ``lam``."""
+    ``2 (n + 2) eps (||M||_F + |q|)``; four times that is subtracted.  The tangent is monotone in ``lam``.
+    ``also`` (a vector of length n, any): its quotient too, the larger of the two floors (each one) returned."""
     n = A.shape[0]
     if work is not None and state.N.dtype == np.float32 and A.dtype == np.float64:
         M, _ = _assembled_from_n(A, state, work)

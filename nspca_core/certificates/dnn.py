@@ -140,7 +140,7 @@ def _assembled_from_n(A: np.ndarray, state: DnnState, work: DnnWork):
 lmax_state = _lmax_state  # its name for the certificates' path driver
 
 
-def value_below(A: np.ndarray, k: int, state: DnnState, work: DnnWork | None = None) -> float:
+def value_below(A: np.ndarray, k: int, state: DnnState, work: DnnWork | None = None, also=None) -> float:
     """A number at or below the value :func:`dnn_value_lam` proves for ``state`` (with its ``work`` or any):
     the tangent (:func:`dnn_tangent`) of the Rayleigh quotient of its first warm vector ``state.U[:, 0]``
     less the quotient's rounding allowance, at about a tenth of an evaluation's cost (one assembly, two
@@ -152,18 +152,20 @@ def value_below(A: np.ndarray, k: int, state: DnnState, work: DnnWork | None = N
     itself need not be symmetric to the last bit (N in float32 from a rank-r gradient whose two triangles
     round apart), so the quotient is taken for each triangle (``dsymv``) and the smaller kept:
     ``lambda_max(T) >= u^T T u / u^T u`` for either.  Its rounding (n-term sums) is below
-    ``2 (n + 2) eps (||M||_F + |q|)``; four times that is subtracted.  The tangent is monotone in ``lam``."""
+    ``2 (n + 2) eps (||M||_F + |q|)``; four times that is subtracted.  The tangent is monotone in ``lam``.
+    ``also`` (a vector of length n, any): its quotient too, the larger of the two floors (each one) returned."""
     n = A.shape[0]
     if work is not None and state.N.dtype == np.float32 and A.dtype == np.float64:
         M, _ = _assembled_from_n(A, state, work)
     else:
         M = assemble_dual(A, state.N, state.nu, state.C, state.w, work)
-    u = np.ascontiguousarray(state.U[:, 0], dtype=float)
-    uu = float(u @ u)
-    Mt = M.T if M.flags.c_contiguous else np.asfortranarray(M)  # (Fortran order: no copy in f2py)
-    q = min(float(u @ _DSYMV(1.0, Mt, u, lower=side)) for side in (0, 1)) / uu
-    allowance = 8.0 * (n + 2) * _EPS * (float(np.linalg.norm(M)) + abs(q))
-    return float(dnn_tangent(q - allowance, state, n, np.array([k]))[0])
+    Mt, low = M.T if M.flags.c_contiguous else np.asfortranarray(M), -np.inf  # (Fortran order: no copy in f2py)
+    norm = float(np.linalg.norm(M))
+    for u in [state.U[:, 0]] + ([] if also is None else [also]):  # (``also``: another vector, the larger floor kept)
+        u = np.ascontiguousarray(u, dtype=float)
+        q = min(float(u @ _DSYMV(1.0, Mt, u, lower=side)) for side in (0, 1)) / float(u @ u)
+        low = max(low, q - 8.0 * (n + 2) * _EPS * (norm + abs(q)))
+    return float(dnn_tangent(low, state, n, np.array([k]))[0])
 
 
 def dnn_value(A: np.ndarray, k: int, state: DnnState) -> tuple[float, float]:
@@ -304,8 +306,10 @@ _DEFER_MARGIN = 1e-3
 # (else it could not have been the best: strictly above the end's).  The run's floats as without the rule: the same
 # iterates, the same best point, value and lambda (issue 39, 19th round: the split S's cut run, 44 iterations checked at
 # 40 and 44; dlbcl-shaped k = 150: one ~45-50 ms evaluation of 1,378 x 1,378 against ~7 ms for value_below).
-# False: every check made where it falls (the tests' reference)
-_DEFER_CHECKS = True
+# False: every check made where it falls (the tests' reference).  _PUT_OFF_FIRST: that check made first at the end
+# where the end's floor (value_below, also with the put-off point's vector) is not below its own (dense33: the cut
+# run renews its cuts at 41 of 44; MLL / dlbcl-shaped k = 200: the check at 40 the best, one evaluation fewer)
+_DEFER_CHECKS, _PUT_OFF_FIRST = True, True
 
 # dnn_optimize: each iteration's M = A32 + N written by the last Adam step while its pieces are in cache
 # (_Adam.step's ``then``; issue 39, ninth round: one pass over n x n fewer per iteration, the same floats);
@@ -522,9 +526,19 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                 best_state, best_value, best_lam, evals = _made(A, k, pending[0], (best_state, best_value, best_lam),
                                                                 evals, work)
                 pending = None
-            with timed():
-                val, lam = dnn_value_lam(A, k, cand, work=work)
-            evals += 1
+            # (the end: the put-off point first where the end's floor says it is the likelier best, the end's value then
+            # made only where it could win strictly: the same best point, value and lambda; _PUT_OFF_FIRST)
+            floor = value_below(A, k, cand, work, pending[0].U[:, 0]) if pending is not None and _PUT_OFF_FIRST else None
+            if floor is not None and not floor < pending[1]:
+                best_state, best_value, best_lam, evals = _made(A, k, pending[0], (best_state, best_value, best_lam),
+                                                                evals, work)
+                pending = None
+            if floor is not None and pending is None and not floor < best_value:
+                val, lam = np.inf, None  # (at least the best value: not taken on a tie either)
+            else:
+                with timed():
+                    val, lam = dnn_value_lam(A, k, cand, work=work)
+                evals += 1
             unchecked, m_ready = False, False  # (an evaluation works in M's memory)
             if pending is not None:  # (the end: the put-off check only where it could be the best)
                 if not val < pending[1]:

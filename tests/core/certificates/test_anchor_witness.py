@@ -157,8 +157,9 @@ def test_sparse_dense_branch_asks_the_witness_once(seed, k):
             real_ttf, real_w = anchor_sums.top_test_fails, anchor_sums.witness_fails
             mp.setattr(anchor_sums, "top_test_fails", lambda *a: calls.append(a) or real_ttf(*a))
             mp.setattr(R, "top_test_fails", lambda *a: calls.append(a) or real_ttf(*a))
-            if not skip:
+            if not skip:  # (and dual._recorded off: dense33's skip of a recorded test's witness, either verdict)
                 mp.setattr(dual, "witness_fails", lambda A, k, tau, x, seen=None: real_w(A, k, tau, x))
+                mp.setattr(dual, "_recorded", lambda *a: False)
             c = R.sparse_route(as_sparse_cov(X), k, x, "auto", None, route._certify_large)
             held = c is not None and "split" not in str(c.info.get("route"))
         out[skip] = (c, len(calls), held)
@@ -170,7 +171,7 @@ def test_sparse_dense_branch_asks_the_witness_once(seed, k):
     event(f"dense branch, witness asked {n_on} / {n_off} times" if held else f"split route ({n_on} / {n_off})")
     if held and "anchored" in on.bounds:  # (the dense branch: the test held and dense_dual ran its bisection)
         assert n_on == 1 and n_off == 2, (n_on, n_off)
-    else:
-        assert n_on == n_off
+    else:  # (the split route: a recorded failed test on S is not asked again, dense33's rule; the reference asks it)
+        assert n_off - 1 <= n_on <= n_off, (n_on, n_off)
     opt = brute_opt(exact_cov(D, True), k)[0]
     assert min(on.bounds.values()) >= opt * (1 - 1e-9) - 1e-12

@@ -178,10 +178,11 @@ def _counted(A, k, lr, defer):
         return orig_eval(*a, **kw)
 
     dnn.dnn_value_lam = spy_eval
+    dnn._PUT_OFF_FIRST = False  # (the rule as it stood: the end's check first; the put-off point first: test_put_off_first33)
     try:
         out = _run(A, k, lr, 12, 10, defer, 0)
     finally:
-        dnn.value_below, dnn.dnn_value_lam = orig, orig_eval
+        dnn.value_below, dnn.dnn_value_lam, dnn._PUT_OFF_FIRST = orig, orig_eval, True
     return out, calls, vals
 
 

@@ -197,6 +197,26 @@ def anchor_affordable(n: int, k: int, iters: int, share: float = 1.0) -> bool:
     return k >= 3 and anchor_cost(n, k) <= share * iters * _DNN_PASSES * float(n) * n
 
 
+# the split certificate's refinements (:func:`.coupled._coupled_refined`: the cross table of S and T and the
+# anchored row-sum tests on S that follow it) run where the table's counted cost, |S| |T| max(k, 16), is at most this
+# many thin passes over the data (m n min(m, n), the answer's own unit); else the plain coupled bound stands (issue
+# 39, the twenty-fourth round: by cost, where the filing tree had the cross table at k <= 256 only).  One-k
+# certificates measured (passes -> ratio before and after the refinements, CPU s they took): MLL (72 x 12,582)
+# k = 220: 50 -> 0.736 / 0.948, 0.64 s; golub-shaped k = 256: ~58 (the filing tree's 0.9655 there); dlbcl- /
+# golub-shaped k = 562 / 565: 117 / 143 -> 0.870 / 0.930, 0.866 / 0.932 for 1.6 / 2.3 s (the filing tree: 0.8696 /
+# 0.8662); MLL k = 848: 235 -> 0.794 / 0.887 for 2.8 s (filing 0.7954); k = 12,582: ~3,500, nothing gained for 67 s
+# under the profiler.  Chooses effort only: every bound stays proved
+_REFINE_PASSES = 80.0
+
+
+def refine_pays(m: int, n: int, nS: int, nT: int, k: int, effort: str, exact: bool = False) -> bool:
+    """Whether a split certificate's refinements (its cross table, then the anchored tests on S) are worth their
+    counted cost (:data:`_REFINE_PASSES`): always for "full", the exact mode (``exact``) or an empty T."""
+    if effort == "full" or exact or nT <= 0:
+        return True
+    return float(nS) * nT * max(k, 16) <= _REFINE_PASSES * float(m) * n * max(min(m, n), 16)
+
+
 # "auto" adds the rank-2 paper/residual bounds (exact rank-2 spannogram, O(n^3)) only up to this n
 _D2_MAX_N = 120
 

@@ -1,0 +1,66 @@
+"""The split certificate's refinements by cost (:func:`nspca_core.certificates._settings.refine_pays`): the cross table
+and the anchored tests on S run only where the table's counted cost is at most ``_REFINE_PASSES`` thin passes over
+the data; else the plain coupled bound stands, still above brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nspca_core.certificates import _settings as S
+from nspca_core.certificates import coupled, route
+from nspca_core.certificates._settings import refine_pays
+from nspca_core.operators.cov import Cov
+
+from tests.bruteforce import brute_opt
+from tests.core.certificates.test_split_coupled import _force_split, _modules
+
+
+def test_refine_pays_on_both_sides_of_its_threshold():
+    # m = 10, n = 100: a thin pass counts 10 x 100 x 16 entries; 80 of them = 1.28e6 = 40 x 60 x k at k = 533.3
+    assert refine_pays(10, 100, 40, 60, 533, "auto")
+    assert not refine_pays(10, 100, 40, 60, 534, "auto")
+    assert not refine_pays(10, 100, 40, 60, 534, "fast")
+    assert refine_pays(10, 100, 40, 60, 534, "full")  # ("full": today's refinements, the tighter bound)
+    assert refine_pays(10, 100, 40, 60, 534, "auto", exact=True)  # (the exact mode's budget decides there)
+    assert refine_pays(10, 100, 40, 0, 10**6, "auto")  # (no rest T: nothing to refine)
+
+
+def _counted(monkeypatch, passes: float, seed: int = 3, n: int = 11, size: int = 6, k: int = 5):
+    """A forced split certificate with ``_REFINE_PASSES = passes``: (its bound, cross tables made, brute force)."""
+    _force_split(monkeypatch, size)
+    monkeypatch.setattr(S, "_REFINE_PASSES", passes)
+    calls = []
+    real = coupled.cross_table
+    monkeypatch.setattr(coupled, "cross_table", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    X = _modules(np.random.default_rng(seed), 30, n, 3)
+    cert = route._certify_large(Cov(X, None), k, None, "auto", None)
+    return cert, len(calls), brute_opt(X.T @ X / X.shape[0], k)[0]
+
+
+def test_the_cross_table_is_made_only_where_its_cost_pays(monkeypatch):
+    # n = 11, |S| = 6 + the point's support, k = 5, m = 30: the table counts |S| |T| 16 entries; a pass 30 x 11 x 16
+    with monkeypatch.context() as mp:
+        paid, made, opt = _counted(mp, 1e9)
+    assert made >= 1 and paid.upper_bound >= opt * (1 - 1e-12)
+    nS = paid.info["split_S"]
+    cost = nS * (11 - nS) * 16 / (30 * 11 * 16)
+    with monkeypatch.context() as mp:
+        above, made_above, _ = _counted(mp, cost * (1 + 1e-6))  # (at its cost: still paid)
+    with monkeypatch.context() as mp:
+        below, none, _ = _counted(mp, cost * (1 - 1e-6))  # (just short of it: the plain coupled bound)
+    assert made_above == made and above.upper_bound == paid.upper_bound
+    assert none == 0 and below.upper_bound >= opt * (1 - 1e-12)
+    assert below.upper_bound >= paid.upper_bound
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(9, 11), st.integers(5, 7), st.integers(4, 6), st.integers(0, 2**31 - 1))
+def test_the_plain_coupled_bound_holds_against_bruteforce(monkeypatch, n, size, k, seed):
+    """Where nothing pays (``_REFINE_PASSES = 0``) the split certificate is the plain coupled bound: above OPT_k."""
+    with monkeypatch.context() as mp:
+        cert, made, opt = _counted(mp, 0.0, seed, n, size, k)
+    assert made == 0
+    assert cert.upper_bound >= opt * (1 - 1e-12)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nspca_core.certificates import _settings as S
-from nspca_core.certificates import coupled, route
+from nspca_core.certificates import coupled, dual, route, single
 from nspca_core.certificates._settings import refine_pays
 from nspca_core.operators.cov import Cov
 
@@ -27,16 +27,20 @@ def test_refine_pays_on_both_sides_of_its_threshold():
     assert refine_pays(10, 100, 40, 0, 10**6, "auto")  # (no rest T: nothing to refine)
 
 
-def _counted(monkeypatch, passes: float, seed: int = 3, n: int = 11, size: int = 6, k: int = 5):
-    """A forced split certificate with ``_REFINE_PASSES = passes``: (its bound, cross tables made, brute force)."""
+def _counted(monkeypatch, passes: float, seed: int = 3, n: int = 11, size: int = 6, k: int = 5, tests=None):
+    """A forced split certificate with ``_REFINE_PASSES = passes``: (its bound, cross tables made, brute force);
+    ``tests`` (a list) gets one entry per anchored search on S (the light route's, the dense one's)."""
     _force_split(monkeypatch, size)
     monkeypatch.setattr(S, "_REFINE_PASSES", passes)
-    calls = []
+    calls, tests = [], tests if tests is not None else []
     real = coupled.cross_table
     monkeypatch.setattr(coupled, "cross_table", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    for mod, name in ((single, "light_S"), (dual, "_anchored")):
+        monkeypatch.setattr(mod, name, (lambda f: lambda *a, **kw: tests.append(name) or f(*a, **kw))(
+            getattr(mod, name)))
     X = _modules(np.random.default_rng(seed), 30, n, 3)
     cert = route._certify_large(Cov(X, None), k, None, "auto", None)
-    return cert, len(calls), brute_opt(X.T @ X / X.shape[0], k)[0]
+    return cert, len(calls), brute_opt(X.T @ X / X.shape[0], k)[0] if n <= 14 else None
 
 
 def test_the_cross_table_is_made_only_where_its_cost_pays(monkeypatch):
@@ -53,6 +57,18 @@ def test_the_cross_table_is_made_only_where_its_cost_pays(monkeypatch):
     assert made_above == made and above.upper_bound == paid.upper_bound
     assert none == 0 and below.upper_bound >= opt * (1 - 1e-12)
     assert below.upper_bound >= paid.upper_bound
+
+
+def test_no_anchored_test_on_S_where_the_refinements_do_not_pay(monkeypatch):
+    # k = 20 > _SPLIT_BRANCH_MAX_K (the light route's sparsities), n = 80, |S| >= 40: S's anchored searches counted
+    n, size, k = 80, 40, 20
+    paid_tests, short_tests = [], []
+    with monkeypatch.context() as mp:
+        paid, made, _ = _counted(mp, 1e9, 5, n, size, k, tests=paid_tests)
+    with monkeypatch.context() as mp:  # (0: no screen's refinements pay; route may try more than one screen)
+        below, none, _ = _counted(mp, 0.0, 5, n, size, k, tests=short_tests)
+    assert paid_tests and made >= 1
+    assert not short_tests and none == 0 and below.upper_bound >= paid.upper_bound
 
 
 @settings(max_examples=25, deadline=None,

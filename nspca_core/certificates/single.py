@@ -311,8 +311,10 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # "auto", one k above the tree's sparsities: S's bound from the anchored row sums first (light_S),
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
     # (the refinements -- cross table, anchored tests on S, the light route's among them -- only where their counted cost
-    # pays, _settings.refine_pays; else S's DNN and the plain coupled bound, no anchored test on S: seen's flag)
-    pays = _sets.refine_pays(m, n, S.size, T.size, k, effort, budget is not None)
+    # pays, _settings.refine_pays; "cross": S's DNN and the cross table alone, no anchored test on S (seen's flag); "":
+    # the plain coupled bound)
+    tier = _sets.refine_pays(m, n, S.size, T.size, k, effort, budget is not None)
+    pays = tier == "all"
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
              and (kS > _SPLIT_BRANCH_MAX_K or eager) and cov.X is not None and cov.thin and pays)
     # one k: S's bound at kS lazy where _settings._LAZY_S (light_refined).  A path's run (``keep``) then runs
@@ -377,7 +379,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # eager (the dense route's data, by cost): the refinements aim at S's own ratio, the dense route's test's
     aim = max(_COUPLED_AIM, lower / certS.upper_bound) if eager and certS.upper_bound > 0 else _COUPLED_AIM
     stop = max(stop, aim) if eager else stop
-    stop = stop if pays else 0.0  # (the plain coupled bound: lower >= 0 x bound, nothing refined)
+    stop = stop if tier else 0.0  # (the plain coupled bound: lower >= 0 x bound, nothing refined)
     notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
     follow = follow and stS is None  # (S's bound the light route's: certify(k)'s route is the lazy one)
     make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial,
@@ -432,10 +434,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             info["deferred_floor"] = late[3]
         else:
             rule = {} if late is None or late[4] is None else {"give_up": late[4]}
+            alone = {} if pays or rule else {"give_up": lambda lo: lo}  # (tier "cross": the aimed tests given up)
             certS, (coupled, sharper, cross) = light_refined(
                 lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
                 aim=aim if effort != "full" else None, notes=notes,
-                deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule)
+                deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule, **alone)
             if rule and "gave_up" in notes:
                 info["deferred_floor"] = rule["give_up"](notes["gave_up"])
         if tried is not None and not settles(coupled):

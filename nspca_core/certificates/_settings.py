@@ -197,6 +197,33 @@ def anchor_affordable(n: int, k: int, iters: int, share: float = 1.0) -> bool:
     return k >= 3 and anchor_cost(n, k) <= share * iters * _DNN_PASSES * float(n) * n
 
 
+# the split certificate's refinements (:func:`.coupled._coupled_refined`: the cross table of S and T and the
+# anchored row-sum tests on S that follow it) run where the table's counted cost, |S| |T| max(k, 16), is at most this
+# many thin passes over the data (m n min(m, n), the answer's own unit); else the plain coupled bound stands (issue
+# 39, the twenty-fourth round: by cost, where the filing tree had the cross table at k <= 256 only).  One-k
+# certificates measured (passes -> ratio before and after the refinements, CPU s they took): MLL (72 x 12,582)
+# k = 220: 50 -> 0.736 / 0.948, 0.64 s; golub-shaped k = 256: ~58 (the filing tree's 0.9655 there); dlbcl- /
+# golub-shaped k = 562 / 565: 117 / 143 -> 0.870 / 0.930, 0.866 / 0.932 for 1.6 / 2.3 s (the filing tree: 0.8696 /
+# 0.8662); MLL k = 848: 235 -> 0.794 / 0.887 for 2.8 s (filing 0.7954); k = 12,582: ~3,500, nothing gained for 67 s
+# under the profiler.  Chooses effort only: every bound stays proved
+_REFINE_PASSES = 80.0
+# ... and up to this many passes the cross table alone (no anchored test on S: the light route, dense_dual's, the aimed
+# joint tests), the tier that gains most per CPU s: MLL k = 333 / 848 / 1,798 certified 0.9304 / 0.8792 / 0.9153 by
+# it in 2.2 / 1.5 / 5.6 CPU s (every refinement: 0.9309 / 0.8873 / 0.9153 in 4.9 / 5.9 / 19.9 s), golub-shaped 565 /
+# 1,019 0.9252 / 0.9083 (0.9318 / 0.9117), dlbcl-shaped 562 / 1,011 0.9298 / 0.9263 (the same as every refinement)
+_CROSS_PASSES = 320.0
+
+
+def refine_pays(m: int, n: int, nS: int, nT: int, k: int, effort: str, exact: bool = False) -> str:
+    """Which of a split certificate's refinements are worth their counted cost: ``"all"`` (its cross table, then the
+    anchored tests on S; always for "full", the exact mode ``exact`` or an empty T) within :data:`_REFINE_PASSES`
+    thin passes, ``"cross"`` (the table alone) within :data:`_CROSS_PASSES`, else ``""`` (the plain coupled bound)."""
+    if effort == "full" or exact or nT <= 0:
+        return "all"
+    passes = float(nS) * nT * max(k, 16) / (float(m) * n * max(min(m, n), 16))
+    return "all" if passes <= _REFINE_PASSES else "cross" if passes <= _CROSS_PASSES else ""
+
+
 # "auto" adds the rank-2 paper/residual bounds (exact rank-2 spannogram, O(n^3)) only up to this n
 _D2_MAX_N = 120
 

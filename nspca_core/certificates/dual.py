@@ -479,7 +479,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
             best_now = report.offer(min(bounds.values()))
     anchored_size = float(n) * n * max(k, 8)
     # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
-    anchor_ok = S.anchor_ok(n, k)
+    anchor_ok = S.anchor_ok(n, k) and not (seen or {}).get("no_anchor")  # (a split S that cannot pay: single.py)
     # the anchored bisection's resolution: "auto" to 1e-3 relative (half its tests; the ratio moves
     # by less than that), "full" to 5e-5; `carry`: its last failed test, which starts the next
     carry: dict = {}

@@ -310,14 +310,20 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         return None  # (a smaller screen tried first, ruled out by T alone: _certify_large)
     # "auto", one k above the tree's sparsities: S's bound from the anchored row sums first (light_S),
     # the DNN's route below only where that falls short (_LIGHT_LOSS)
+    # (the refinements -- cross table, anchored tests on S, the light route's among them -- only where their counted cost
+    # pays, _settings.refine_pays; "cross": S's DNN and the cross table alone, no anchored test on S (seen's flag); "":
+    # the plain coupled bound)
+    tier = _sets.refine_pays(m, n, S.size, T.size, k, effort, budget is not None)
+    pays = tier == "all"
     light = (effort == "auto" and budget is None and branch_seconds is None and T.size > 0
-             and (kS > _SPLIT_BRANCH_MAX_K or eager) and cov.X is not None and cov.thin)
+             and (kS > _SPLIT_BRANCH_MAX_K or eager) and cov.X is not None and cov.thin and pays)
     # one k: S's bound at kS lazy where _settings._LAZY_S (light_refined).  A path's run (``keep``) then runs
     # certify(k)'s lazy light route itself, float for float (its cross table, resolution and gallop), so the
     # path is at most certify(k) at its runs; then its own eager one (finer, its refinements carried to other
     # k) and the DNN's route, the smallest coupled bound standing (target 2: never looser than certify(k))
     follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None and not eager
     lazy, seen = ({} if (keep is None and not eager) or follow else None), {}  # (seen: light_S's first test, for dense_dual)
+    seen.update({} if pays else {"no_anchor": True})
     # S's top eigenpairs through X_S's m x m Gram (_ThinSpectral), its lambda_1 bound the light route's lamS
     thinS = (cov.X[:, S], cov.X.shape[0]) if (cov.X is not None and cov.thin and cov.X.shape[0] < S.size
                                               and budget is None and effort in _sets._THIN_S_EFFORTS) else None
@@ -355,7 +361,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         # with the light route, whose DNN route on S reads the coupled bound; not on a screen given its size, a grown
         # one: its bound is compared with the first screen's, and that choice decides whether the dense route follows)
         first = (late_ok and put_off is None and certS.kind in TRACE_FIRST_KINDS and kS == k and effort == "auto"
-                 and _rest_top._TRACE_FIRST and not light and size is None)
+                 and _rest_top._TRACE_FIRST and not light and size is None and pays)
 
         def rest_spectrum():  # (T's spectrum, its bounds and curve: the split bound B_S + B_T)
             specT = None if put_off is not None else (pre["specT"] if "specT" in pre else _rest_spectrum(
@@ -373,6 +379,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # eager (the dense route's data, by cost): the refinements aim at S's own ratio, the dense route's test's
     aim = max(_COUPLED_AIM, lower / certS.upper_bound) if eager and certS.upper_bound > 0 else _COUPLED_AIM
     stop = max(stop, aim) if eager else stop
+    stop = stop if tier else 0.0  # (the plain coupled bound: lower >= 0 x bound, nothing refined)
     notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
     follow = follow and stS is None  # (S's bound the light route's: certify(k)'s route is the lazy one)
     make, rows = split_cross(cov, S, T, kS, k, certS, lower, trial,
@@ -427,10 +434,11 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
             info["deferred_floor"] = late[3]
         else:
             rule = {} if late is None or late[4] is None else {"give_up": late[4]}
+            alone = {} if pays or rule else {"give_up": lambda lo: lo}  # (tier "cross": the aimed tests given up)
             certS, (coupled, sharper, cross) = light_refined(
                 lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
                 aim=aim if effort != "full" else None, notes=notes,
-                deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule)
+                deep=stS is None and light, gallop=gallop, make_rows=rows, rel=rel, **rule, **alone)
             if rule and "gave_up" in notes:
                 info["deferred_floor"] = rule["give_up"](notes["gave_up"])
         if tried is not None and not settles(coupled):

@@ -528,7 +528,8 @@ def dnn_optimize(A: np.ndarray, k: int, state: DnnState, *, iters: int, t_start:
                 pending = None
             # (the end: the put-off point first where the end's floor says it is the likelier best, the end's value then
             # made only where it could win strictly: the same best point, value and lambda; _PUT_OFF_FIRST)
-            floor = value_below(A, k, cand, work, pending[0].U[:, 0]) if pending is not None and _PUT_OFF_FIRST else None
+            put_off_first = pending is not None and _PUT_OFF_FIRST
+            floor = value_below(A, k, cand, work, pending[0].U[:, 0]) if put_off_first else None
             if floor is not None and not floor < pending[1]:
                 best_state, best_value, best_lam, evals = _made(A, k, pending[0], (best_state, best_value, best_lam),
                                                                 evals, work)

@@ -9,21 +9,21 @@ its upper bound is at most ``certify(k)``'s and its feasible value at least ``ce
 path then also takes the better of its own point and the run's, and the smaller of the bounds).
 
 Every run also proves a bound at *every other* k (:func:`coupled_curve`): the split bound's proof
-(:func:`.single._certify_split`) holds for any sparsity k once ``B_S(i)`` bounds the S part at each
-sparsity i and ``B_T(j)`` the rest T at each j.  The S part's DNN dual point gives ``B_S(i)`` at
-every i (:func:`nspca_core.certificates.dnn.dnn_tangent`: its dual matrix does not depend on the sparsity),
-and ``B_T(j)`` costs one thin SVD of ``X_T``.  Runs are made on a geometric grid of k (their bounds
-carried to every k), then (:func:`gap_runs`) at the k where the bound carried so far leaves the
-largest gap to the feasible value per counted cost of a run there (``_settings.split_run_cost``:
-the screened set grows with k), while the costs fit in the path's budget (``_settings.path_budget``).
-No sparsity limit decides where: a k whose carried bound is looser than certify(k)'s shows a larger
-gap than its neighbours and is run when its cost allows; first where the carried bound is above the
-chord of the runs' own bounds at the nearest run k on either side (the relaxation's value is concave
-in k: below the chord a run rarely gains).  The feasible points of the k not run are then raised by
-one batched ascent from the runs' answers (:func:`lower_from_runs`).  Then the runs' aimed refinements
-are carried to the k between them (:func:`.path_carry.carry_runs`: joint anchored tests on a run's S at
-the sparsities k's binding terms need, as certify(k) runs on its own S), and last certify(k)'s own run
-where the bound is still above its forecast (:func:`match_runs`).
+(:func:`.single._certify_split`) holds for any sparsity k once ``B_S(i)`` bounds the S part at each sparsity i and
+``B_T(j)`` the rest T at each j.  The S part's DNN dual point gives ``B_S(i)`` at every i
+(:func:`nspca_core.certificates.dnn.dnn_tangent`: its dual matrix does not depend on the sparsity), and ``B_T(j)``
+costs one thin SVD of ``X_T``.  Runs are made on a geometric grid of k (their bounds carried to every k), then
+(:func:`gap_runs`) at the k where the bound carried so far leaves the largest gap to the feasible value per counted
+cost of a run there (``_settings.split_run_cost``: the screened set grows with k), while the costs fit in the path's
+budget (``_settings.path_budget``).  No sparsity limit decides where: a k whose carried bound is looser than
+certify(k)'s shows a larger gap than its neighbours and is run when its cost allows; first where the carried bound is
+above the chord of the runs' own bounds at the nearest run k on either side (the relaxation's value is concave in k:
+below the chord a run rarely gains).  The feasible points of the k not run are then raised by one batched ascent from
+the runs' answers (:func:`lower_from_runs`).  Then the runs' aimed refinements are carried to the k between them
+(:func:`.path_carry.carry_runs`: joint anchored tests on a run's S at the sparsities k's binding terms need, as
+certify(k) runs on its own S), and last certify(k)'s own run where the bound is still above its forecast
+(:func:`match_runs`) and at every k above the runs' range (there the bound is never looser than certify(k)'s by
+construction).
 :func:`~nspca_core.certificates.monotone.monotone_envelope` then carries every bound to smaller k.
 """
 
@@ -92,13 +92,11 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
                saturated: int | None = None, monotone=None, capped: int | None = None) -> dict:
     """``{k: Certificate}`` for every k in ``uniq`` (sorted, unique) on large n.
 
-    ``found``: ``{k: (x, source)}``, the path's feasible points (a caller's x has source None);
-    ``given``: the caller's points by k.  ``saturated``, ``monotone``: from this k on (except the
-    largest k) no run is made and the certificate is ``monotone(cov, k, x, ub)`` with ``ub`` the
-    smallest bound proved at a larger k (the screened set is saturated there).  ``capped``: above
-    twice the k at which one-k's screened set stops growing, the runs screen at most this many
-    features and take the path's point (cheap; there a run of one-k's would cost a DNN on the whole
-    saturated set at a large sparsity).  See the module docstring.
+    ``found``: ``{k: (x, source)}``, the path's feasible points (a caller's x has source None); ``given``: the
+    caller's points by k.  ``capped``: above run_max (twice the k at which one-k's screened set stops growing) the
+    first runs screen at most this many features and take the path's point (their bounds carried to other k); last,
+    every k above run_max gets certify(k)'s own run (the smaller bound stands).  ``saturated``, ``monotone``: from
+    this k on a k not run gets ``monotone(cov, k, x, ub)``, ``ub`` the smallest bound at a larger k (:func:`assemble`).
     """
     t_all = time.perf_counter()
     n = cov.n
@@ -149,9 +147,9 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
             if not kp:
                 continue
             C = kp.get("cross")
-            if tag == 0 and carry and C is not None and (C.shape[0] <= min(kp["S"].size, kmax) or C.shape[1] <= kmax):
-                # a grid run (carried far) whose own bound needed the cross term (T binds there):
-                # its table extended to every sparsity the carried curve uses (|S| |T| m products)
+            if (tag == 0 and carry and C is not None and (C.shape[0] <= min(kp["S"].size, kmax) or C.shape[1] <= kmax)
+                    and S.refine_pays(m, n, kp["S"].size, kp["T"].size, kmax, effort)):
+                # a grid run's table extended to every sparsity the carried curve uses, where it pays at kmax
                 kp["cross"] = cross_table(cov, kp["S"], kp["T"], min(kp["S"].size, kmax), kmax)
                 extended = True
             np.minimum(curve, coupled_curve(kp, rest_of(cov, kp, kmax, BT_cache), uniq), out=curve)
@@ -237,6 +235,12 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     back = carry_back(before, upper())
     match_runs(open_ks, pos, lows, lambda: upper() * back, runs, run, predict,
                _MATCH_SHARE * budget if budget > S._PATH_FLOOR else 0.0)
+    # last, certify(k)'s own run above run_max: never looser than it by construction (MLL 689: 0.9255, certify's 0.9444)
+    for k in (int(k) for k in uniq[uniq > run_max]):
+        prior = runs.get(k)
+        run(k)
+        if prior is not None and prior.upper_bound < runs[k].upper_bound:
+            runs[k] = prior
     return assemble(cov, uniq, runs, curve, cheap, upper(), lows, xs, src, sat, monotone,
                     {"path_runs": sorted(runs), "path_polished": polished, "path_deepened": deepened,
                      "path_carried": carried}, t_all)

@@ -178,7 +178,8 @@ def _counted(A, k, lr, defer):
         return orig_eval(*a, **kw)
 
     dnn.dnn_value_lam = spy_eval
-    dnn._PUT_OFF_FIRST = False  # (the rule as it stood: the end's check first; the put-off point first: test_put_off_first33)
+    # (the rule as it stood: the end's check first; the put-off point first: test_put_off_first33)
+    dnn._PUT_OFF_FIRST = False
     try:
         out = _run(A, k, lr, 12, 10, defer, 0)
     finally:

@@ -510,3 +510,26 @@ def test_match_runs_runs_where_the_bound_is_just_below_the_forecast():
 
     PL.match_runs(ks, pos, lows, lambda: ub, own, run, lambda k: 1.0, budget=10.0)
     assert ran == [4]
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**31 - 1))
+def test_large_path_above_the_runs_range_is_never_looser_than_one_k(monkeypatch, seed):
+    """Issue 39 item 2 where the path's runs stop (run_max, twice the k at which one-k's S stops growing: capped runs
+    and the monotone bound there): certify(k)'s own run closes the path at every such k, so the path is at most
+    certify(k) by construction (MLL k = 689 was 0.9255 against certify(689)'s 0.9444), and still a valid bound."""
+    from nspca_core.certificates import path
+
+    _force_split(monkeypatch, split_min=2, per_k=1, size=3)  # one-k's S stops growing at k = 3: run_max = 6
+    monkeypatch.setattr(path, "_PATH_SPLIT_CAP", 2)  # capped runs with 2 features; monotone from k = 4
+    rng = np.random.default_rng(seed)
+    n, m = 12, 4
+    X = rng.standard_normal((m, n)) * rng.random(n) * 3
+    X -= X.mean(axis=0)
+    A = X.T @ X / m
+    for c in certify_path(X, ks=list(range(1, n + 1))):
+        if c.k > 6:
+            opt, _ = brute_opt(A, c.k)
+            one = certify(X, k=c.k)
+            assert opt * (1 - 1e-12) <= c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.kind, one.upper_bound)

@@ -5,7 +5,7 @@ so the row sums are the same floats as with np.argpartition's lists and as the w
 
 from __future__ import annotations
 
-import contextlib
+from unittest import mock
 
 import numpy as np
 from hypothesis import given, settings
@@ -16,6 +16,7 @@ from nspca_core.certificates.anchor import AnchorRows
 from nspca_core.certificates.anchor_sums import _largest_flat, _plain_sums, float32_products
 
 from tests.core.certificates.test_bisection_hints import _thin
+from tests.core.certificates.test_thin_narrow import narrow
 
 
 def _argpartition_lists(p32: np.ndarray, w: int):
@@ -62,24 +63,9 @@ def test_largest_flat_ties_at_drop_both_sides():
     assert (keep[1] % 5).tolist() == [0, 2]  # (9 and the first 2)
 
 
-@contextlib.contextmanager
 def by_value(on: bool):
-    real = anchor_sums._BY_VALUE
-    anchor_sums._BY_VALUE = on
-    try:
-        yield
-    finally:
-        anchor_sums._BY_VALUE = real
-
-
-@contextlib.contextmanager
-def narrow(extra: int):
-    real = anchor_sums._narrow_width
-    anchor_sums._narrow_width = lambda q: q + extra
-    try:
-        yield
-    finally:
-        anchor_sums._narrow_width = real
+    """The row sums' narrowed lists by the values' partition (True) or by np.argpartition (False)."""
+    return mock.patch.object(anchor_sums, "_BY_VALUE", on)
 
 
 @settings(max_examples=40, deadline=None)

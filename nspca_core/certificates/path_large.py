@@ -22,8 +22,7 @@ below the chord a run rarely gains).  The feasible points of the k not run are t
 the runs' answers (:func:`lower_from_runs`).  Then the runs' aimed refinements are carried to the k between them
 (:func:`.path_carry.carry_runs`: joint anchored tests on a run's S at the sparsities k's binding terms need, as
 certify(k) runs on its own S), and last certify(k)'s own run where the bound is still above its forecast
-(:func:`match_runs`) and at every k above the runs' range (there the bound is never looser than certify(k)'s by
-construction).
+(:func:`match_runs`) and at every k above the runs' range (never looser than certify(k) there).
 :func:`~nspca_core.certificates.monotone.monotone_envelope` then carries every bound to smaller k.
 """
 
@@ -92,11 +91,10 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
                saturated: int | None = None, monotone=None, capped: int | None = None) -> dict:
     """``{k: Certificate}`` for every k in ``uniq`` (sorted, unique) on large n.
 
-    ``found``: ``{k: (x, source)}``, the path's feasible points (a caller's x has source None); ``given``: the
-    caller's points by k.  ``capped``: above run_max (twice the k at which one-k's screened set stops growing) the
-    first runs screen at most this many features and take the path's point (their bounds carried to other k); last,
-    every k above run_max gets certify(k)'s own run (the smaller bound stands).  ``saturated``, ``monotone``: from
-    this k on a k not run gets ``monotone(cov, k, x, ub)``, ``ub`` the smallest bound at a larger k (:func:`assemble`).
+    ``found``: ``{k: (x, source)}``, the path's points (a caller's x: source None); ``given``: the caller's by k.
+    ``capped``: above run_max (twice the k where one-k's screen stops growing) the first runs screen at most this many
+    features at the path's point; last, every k above run_max gets certify(k)'s own run (the smaller bound stands).
+    ``saturated``, ``monotone``: from this k a k not run gets ``monotone(cov, k, x, ub)`` (:func:`assemble`).
     """
     t_all = time.perf_counter()
     n = cov.n
@@ -235,8 +233,10 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     back = carry_back(before, upper())
     match_runs(open_ks, pos, lows, lambda: upper() * back, runs, run, predict,
                _MATCH_SHARE * budget if budget > S._PATH_FLOOR else 0.0)
-    # last, certify(k)'s own run above run_max: never looser than it by construction (MLL 689: 0.9255, certify's 0.9444)
-    for k in (int(k) for k in uniq[uniq > run_max]):
+    # last, certify(k)'s own run above run_max, but where open_ks' uncapped runs made it: never looser than it by
+    # construction (MLL 689: 0.9255, certify's 0.9444); a capped run's bound stands where smaller
+    own = {int(k) for k in open_ks} & set(runs)
+    for k in (int(k) for k in uniq[uniq > run_max] if int(k) not in own):
         prior = runs.get(k)
         run(k)
         if prior is not None and prior.upper_bound < runs[k].upper_bound:

@@ -323,7 +323,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # k) and the DNN's route, the smallest coupled bound standing (target 2: never looser than certify(k))
     follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None and not eager
     lazy, seen = ({} if (keep is None and not eager) or follow else None), {}  # (seen: light_S's first test, for dense_dual)
-    seen.update({} if pays else {"no_anchor": True})
+    if not pays:
+        seen["no_anchor"] = True  # (dense_dual: no anchored test on S either)
     # S's top eigenpairs through X_S's m x m Gram (_ThinSpectral), its lambda_1 bound the light route's lamS
     thinS = (cov.X[:, S], cov.X.shape[0]) if (cov.X is not None and cov.thin and cov.X.shape[0] < S.size
                                               and budget is None and effort in _sets._THIN_S_EFFORTS) else None

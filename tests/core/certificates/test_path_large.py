@@ -533,3 +533,26 @@ def test_large_path_above_the_runs_range_is_never_looser_than_one_k(monkeypatch,
             opt, _ = brute_opt(A, c.k)
             one = certify(X, k=c.k)
             assert opt * (1 - 1e-12) <= c.upper_bound <= one.upper_bound * (1 + 1e-9), (c.k, c.kind, one.upper_bound)
+
+
+def test_large_path_runs_certify_k_once_where_every_k_is_above_the_runs_range(monkeypatch):
+    """Where every k of the path is above run_max, its first k is the grid's own run (certify(k)'s, uncapped): the
+    closing runs above run_max do not make it again; every other k gets its own run exactly once."""
+    from nspca_core.certificates import path, path_large
+
+    _force_split(monkeypatch, split_min=2, per_k=1, size=3)  # run_max = 6
+    monkeypatch.setattr(path, "_PATH_SPLIT_CAP", 2)
+    own: list[int] = []
+    real = path_large._certify_large
+
+    def counted(cov, k, x, effort, callback, cap=None, **kw):
+        if cap is None:
+            own.append(int(k))
+        return real(cov, k, x, effort, callback, cap, **kw)
+
+    monkeypatch.setattr(path_large, "_certify_large", counted)
+    X = _gene_like_small(5, 12, 3)
+    P = certify_path(X, ks=[8, 10, 12])
+    assert sorted(own) == [8, 10, 12], own
+    for c in P:
+        assert c.upper_bound <= certify(X, k=c.k).upper_bound * (1 + 1e-9)

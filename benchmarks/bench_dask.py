@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -39,7 +38,10 @@ K_FIT, D_FACTOR, R_COMP, S_COMP = 10, 5, 8, 15
 
 
 def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KB
+    """This process's peak resident memory (MB): /proc's VmHWM, not ``ru_maxrss``, which Linux carries over from the
+    parent across fork + exec (the spawned workers reported the nanny's or the benchmark's own high-water mark)."""
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM")) / 1024.0
 
 
 def _solve(cov, out: dict) -> None:
@@ -77,7 +79,7 @@ def _in_memory(files, queue) -> None:
 
 
 def _worker_peak() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return _peak_mb()  # (run in each worker by client.run)
 
 
 def _with_dask(files, shapes, queue) -> None:

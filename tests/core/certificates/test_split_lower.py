@@ -1,7 +1,8 @@
 """Issue 39, the twenty-fifth round (helper point34): the split certificate's feasible point without a caller's point
 (:func:`.split_point._split_lower`) is fit(auto)'s; the batched ascent from :func:`.lower._starts` runs only where
-fit(auto) gives no point (not run within a time limit, or not feasible).  Counted on both sides of that rule, and the
-thin certificates and paths that take the point checked against brute force and certify(k)."""
+fit(auto) gives no point (not run within a time limit, or not feasible), except at "full" (``ascent_with_fit``).
+Counted on both sides of that rule, and the thin certificates and paths that take the point checked against brute
+force and certify(k)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import nspca_core as nc
+from nspca_core.certificates import _settings as S
 from nspca_core.certificates import route, split_point
 from nspca_core.certificates.budget import Budget
 from nspca_core.operators.cov import Cov
@@ -49,6 +51,12 @@ def test_fit_auto_s_point_leaves_the_ascent_out(monkeypatch):
     info = {}
     assert split_point._split_lower(cov, 3, fx, cov.diag(), 1.0, _CFG, None, info)[1] == cov.quad(fx)
     assert info["lower_source"] == "given" and calls == []
+    # "full" (ascent_with_fit): the ascent after fit(auto) too, the better of the two
+    full = S._EFFORT["full"]
+    assert full.get("ascent_with_fit") and not any(S._EFFORT[e].get("ascent_with_fit") for e in ("fast", "auto"))
+    info = {}
+    x, lower = split_point._split_lower(cov, 20, None, cov.diag(), 1.0, full, None, info)
+    assert calls == [20] and lower >= split_point._fit_lower(cov, 20)[1] and _feasible(x, 20)
 
 
 def test_the_ascent_runs_where_fit_auto_gives_no_point(monkeypatch):

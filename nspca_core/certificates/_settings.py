@@ -249,12 +249,8 @@ _EFFORT = {
                  anchor_forecast=True),
     "full": dict(iters=2000, cut_iters=2000, cut_rounds=20, check_every=100, stall=1e-5,
                  target_gap=OPTIMAL_TOLERANCE, split_size=2500, ascent_starts=64, decay=0.998,
-                 branch_nodes=3000, split_branch_nodes=3000, split_per_k=12, ascent_with_fit=True),
+                 branch_nodes=3000, split_branch_nodes=3000, split_per_k=12),
 }
-# ascent_with_fit ("full" only): the split certificate's batched ascent from ascent_starts starts runs after fit(auto)
-# found a point too (split_point._split_lower); at "fast" and "auto" only where fit(auto) found none.  Issue 39, helper
-# point34: with 24 starts it found fit(auto)'s point (its support, 1 ulp either way) at all but 3 of 597 thin-path k
-# (1.2e-6 .. 3.3e-6 more); with 64, 6.8e-4 more at MLL k = 30
 # lr, ritz_r, give_up, cut_refresh, refresh_iters, cut_lr ("auto", issue 39): the one-k DNN from its
 # start at twice the learning rate (CBCL k = 80 at 0.970 after 20 iterations instead of 32), with 6
 # Ritz vectors (the same iterates as 10 to 4 digits, ~15% less per iteration); it gives up once its

@@ -312,7 +312,8 @@ def certify(X=None, *, cov=None, k, x=None, effort="auto", callback=None, time_l
     x : array_like of shape (n,), optional
         A feasible point (nonnegative, at most k nonzeros; it is normalized):
         ``lower = x^T A x``.  When omitted the best of the project's
-        ``fit(method="auto")`` and a nonnegative truncated-power ascent is used.
+        ``fit(method="auto")`` and a nonnegative truncated-power ascent is used (thin
+        data on the eager split route, :func:`split_cheaper`: the ascent only where fit finds none).
     effort : {"auto", "fast", "full", "exact"}, default "auto"
         "fast": d = 1 bounds and a 40-iteration DNN run from its screening
         initialization (interactive use); "auto": d = 1 bounds (d <= 2 for

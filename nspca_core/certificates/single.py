@@ -283,7 +283,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     m = cov.X.shape[0] if cov.X is not None else n
     work = float(m) * n * max(min(m, n), 16)  # a thin pass over X's columns, m n min(m, n)
     gram = gram or {}
-    x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info, gram.get("eig"))
+    x, lower = _split_lower(cov, k, x, dg, work, cfg, budget, info, gram.get("eig"), after_fit=not eager)
     if budget is not None:
         report.offer(_variances_bound(dg, k))
     S, T = _screened(dg, x, size or screened_size(n, k, cfg, split_cap, per_k))

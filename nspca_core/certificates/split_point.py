@@ -40,9 +40,19 @@ def _lambda_S(cov: Cov, S: np.ndarray) -> float:
     return float(w[0] + tol)
 
 
-def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None):
+def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, budget, info: dict, gram=None,
+                 after_fit: bool = True):
     """The split certificate's feasible point and value, through X (never n x n): the given
-    ``x``, else the best of the largest variance (under a time limit), fit(auto) and the ascent."""
+    ``x``, else the best of the largest variance (under a time limit), fit(auto) and the batched ascent from
+    :func:`.lower._starts`; with ``after_fit`` False (the eager route's: thin data that :func:`.route.split_cheaper`
+    sends here, a path's every k) the ascent only where fit(auto) gave no point (not run in time, or not feasible).
+
+    (Issue 39, helper point34: the ascent cost about as much as fit(auto) there, 11-16% of the thin gene paths' CPU,
+    and its starts are fit(auto)'s own rank-1 ones (both signs of a vector give one rank-1 point) plus the next
+    largest variances.  On the three thin paths' 597 k (60 x 2,500, 72 x 1,000, 48 x 1,800) it found fit(auto)'s
+    support at all but 3 (72 x 1,000 k = 160, 169, 173: 1.2e-6 .. 3.3e-6 more), 1 ulp more or less.  On wide data it
+    is kept: MLL k = 29 / 32, 1.5e-4 / 8.3e-5 more (and fit(auto) 2.3e-4 / 9.2e-4 more at k = 23 / 24); golub- and
+    dlbcl-shaped: the same point at 15 k each.)"""
     if x is not None:
         info["lower_source"] = "given"
         return x, cov.quad(x)
@@ -56,7 +66,7 @@ def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, bu
             r = _fit_lower(cov, k)
         if r is not None:
             found.append((r[1], r[0], "fit(auto)"))
-    if fits(budget, "ascent", work):
+    if (after_fit or not found_fit(found)) and fits(budget, "ascent", work):
         with step(budget, "ascent", work):
             if cov.X is not None and cov.thin:
                 w, U, _ = _thin_lambdas(cov.X, cov.X.shape[0], 3, gram)
@@ -68,3 +78,8 @@ def _split_lower(cov: Cov, k: int, x, dg: np.ndarray, work: float, cfg: dict, bu
     lower, x, src = max(found, key=lambda t: t[0])
     info["lower_source"] = src
     return x, lower
+
+
+def found_fit(found: list) -> bool:
+    """Whether :func:`_split_lower`'s candidates hold fit(auto)'s point (then the ascent is not run)."""
+    return any(src == "fit(auto)" for _, _, src in found)

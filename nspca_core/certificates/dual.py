@@ -474,7 +474,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
             kkt_x = None
         else:
             with step(budget, "eval", float(n) ** 3):
-                kkt = _kkt_point(A, k, x, kkt_block.get("U"), lower, work)
+                kkt = _kkt_point(A, k, x, kkt_block.get("U"), lower, work, thin=(seen or {}).get("gram"))
             bounds["dnn"] = kkt[0]
             best_now = report.offer(min(bounds.values()))
     anchored_size = float(n) * n * max(k, 8)

@@ -47,25 +47,33 @@ def kkt_lmax_thin(XT: np.ndarray, m: int, x: np.ndarray, w: np.ndarray) -> float
         return None
     I = x > 0
     rank2 = bool(np.any(w > 0))
+    # X_S^T scaled by t = 2^-q (exact): ``G = Y Y^T / (m t^2)`` with ``m t^2`` near 1, the scale of the rank-two
+    # block's, so that T's eigenvalue at the top moves ~1 per unit of ``c / lambda`` against ``||T||_F ~ sqrt(m)``
+    # (with t = 1, ``||T||_F ~ m^1.5``: LAPACK's allowance on T was then ~5e-10 of the value, ~1e-11 now)
+    t = float(np.ldexp(1.0, -int(np.round(np.log2(m) / 2.0))))
+    Y = XT.T * t
+    if not np.array_equal(Y / t, XT.T):
+        return None
+    mt2 = m * t * t  # (exact: a power of two times m)
     if rank2:
         nw = float(np.linalg.norm(w))
         s = float(np.ldexp(1.0, int(np.round(np.log2(nw) / 2.0))))  # (||e|| ~ ||u|| ~ sqrt(||w||): balanced)
         e, u = w / s, x * s
         if np.any(w[I] != 0) or not (np.array_equal(e * s, w) and np.array_equal(u / s, x)):
             return None
-        B = np.column_stack([XT.T, e, u])
+        B = np.column_stack([Y, e, u])
         Dinv = np.zeros((m + 2, m + 2))
         Dinv[m, m + 1] = Dinv[m + 1, m] = 1.0
     else:
-        nw, B, Dinv = 0.0, XT.T, np.zeros((m, m))
-    Dinv[np.arange(m), np.arange(m)] = float(m)
+        nw, B, Dinv = 0.0, Y, np.zeros((m, m))
+    Dinv[np.arange(m), np.arange(m)] = mt2
     r = B.shape[1]
     K = B.T @ B
     K = 0.5 * (K + K.T)  # (exactly symmetric: the 2-norm bound on fl(B^T B) covers either triangle's entries)
     sv, V = np.linalg.eigh(K)
     F = V * np.sqrt(np.clip(sv, 0.0, None))
     D = np.zeros((r, r))
-    D[np.arange(m), np.arange(m)] = 1.0 / m
+    D[np.arange(m), np.arange(m)] = 1.0 / mt2
     if rank2:
         D[m, m + 1] = D[m + 1, m] = 1.0
     p = float(np.linalg.eigvalsh(F.T @ D @ F)[-1])

@@ -151,3 +151,20 @@ def test_a_first_margin_below_the_top_is_never_accepted():
         bound = kkt_lmax_thin(X, 12, x, parts["w"])
     top = float(np.linalg.eigvalsh(A + N)[-1])
     assert bound is not None and top <= bound <= top * (1 + 1e-5)
+
+
+def test_kkt_point_with_the_thin_record_makes_no_cholesky_at_a_guess():
+    # counted on both sides: the Ritz block U given (as dense_dual gives _kkt_beaten's), with the thin record no
+    # Cholesky proof and no LAPACK eigenvalue is made; without it the Cholesky at the guess is
+    X, A, x = _kkt_case()
+    U = np.column_stack([x, np.random.default_rng(0).standard_normal((300, 3))])
+    for _ in range(3):
+        U = dnn_lmax._ritz(A + D.kkt_init(A, x), U, 4)[1]
+    chol, top = [], []
+    real_chol, real_top = dnn_lmax.chol_lmax, dnn_lmax.top_eigvalsh_upper
+    with mock.patch.object(dnn_lmax, "chol_lmax", lambda *a: chol.append(1) or real_chol(*a)), \
+            mock.patch.object(dnn_lmax, "top_eigvalsh_upper", lambda *a: top.append(1) or real_top(*a)):
+        D._kkt_point(A, 30, x, U, 0.5 * float(x @ A @ x), thin=(A, X, np.arange(300)))
+        assert chol == [] and top == []
+        D._kkt_point(A, 30, x, U, 0.5 * float(x @ A @ x))
+        assert len(chol) >= 1

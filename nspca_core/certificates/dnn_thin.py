@@ -36,12 +36,13 @@ def kkt_lmax_thin(XT: np.ndarray, m: int, x: np.ndarray, w: np.ndarray) -> float
     B)`` is within ``gamma_n ||B||_F^2`` of the exact Gram (2-norm), the division and subtraction within ``2 eps
     (||D^-1||_F + ||K||_F / c)``, and LAPACK's eigenvalues of the formed T within ``32 (m + 2) eps ||T||_F`` (the
     generous backward-error factor of :func:`.dnn_lmax.lmax_upper`; the others are summation bounds,
-    ``gamma_n <= 1.01 n eps``, taken twice over); the computed eigenvalue must exceed their sum.  By Weyl, ``lambda_max(A + N) <= c +
-    ||A - G||_2 + ||N - N_exact||_2``, rounded up.
+    ``gamma_n <= 1.01 n eps``, taken twice over); the computed eigenvalue must exceed their sum.  By Weyl,
+    ``lambda_max(A + N) <= c + ||A - G||_2 + ||N - N_exact||_2``, rounded up.
 
     The point c: the top eigenvalue of ``F^T D F`` with ``K = V diag(s) V^T`` and ``F = V diag(s)^(1/2)`` (the
     nonzero eigenvalues of ``B D B^T``, up to rounding), times ``1 + rel``, rel from :data:`_MARGIN_FIRST` raised
-    along T's slope until the test proves it; any c is valid where the test holds, the floats only choose it.  Costs ``O(n m^2)``: two Grams of B."""
+    along T's slope until the test proves it; any c is valid where the test holds, the floats only choose it.
+    Costs ``O(n m^2)``: one Gram of B and (m + 2) x (m + 2) eigenproblems."""
     n = XT.shape[1]
     if not (XT.shape[0] == m and m + 2 < n and x.shape == (n,) and w.shape == (n,)):
         return None

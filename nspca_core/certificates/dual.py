@@ -448,17 +448,14 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     cfg = _EFFORT[effort]
     n = A.shape[0]
     target = 1.0 - cfg["target_gap"]
-    # nothing of this is started when the cheap bounds already certify `enough` ("auto": 0.996;
-    # issue 39: a sparse 5,000 x 2,000 word-count corpus at k = 10 certified 0.9964 by lambda_1
-    # alone, 0.9989 after 10x the answer's cost in the DNN)
+    # nothing of this is started when the cheap bounds already certify `enough` ("auto": 0.996; issue 39: a sparse
+    # 5,000 x 2,000 word-count corpus at k = 10 certified 0.9964 by lambda_1 alone, 0.9989 after 10x the answer's cost)
     enough = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
     best_now = min(bounds.values())
-    state = warm
-    kkt = None
+    state, kkt = warm, None
     kkt_x = x  # the DNN's own KKT start (none when the estimate below rules it out)
-    # one DnnWork for the KKT point's evaluation and the DNN's: the evaluation's n x n arrays, made there, serve the
-    # DNN's starts and checks (the same floats as fresh ones; issue 39, 18th round: dlbcl-shaped k = 150, the screening
-    # start's first evaluation took 61 ms against 34 ms repeated, its arrays' first touch of fresh memory)
+    # one DnnWork for the KKT point's evaluation and the DNN's (the same floats as fresh arrays; issue 39, 18th round:
+    # dlbcl-shaped k = 150, the screening start's first evaluation 61 ms against 34 ms repeated: fresh memory's faults)
     work = DnnWork()
     if (lower < enough * best_now and warm is None and x is not None and fits(budget, "eval", float(n) ** 3)):
         # the KKT dual point of x costs one eigenvalue and often proves x optimal outright; where a
@@ -474,9 +471,12 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
             kkt_x = None
         else:
             with step(budget, "eval", float(n) ** 3):
-                kkt = _kkt_point(A, k, x, kkt_block.get("U"), lower, work)
+                kkt = _kkt_point(A, k, x, kkt_block.get("U"), lower, work, thin=(seen or {}).get("gram"))
             bounds["dnn"] = kkt[0]
             best_now = report.offer(min(bounds.values()))
+            # (a thin split S's KKT point, thin-valued, certifying `enough` at "auto" is S's dual point: no DNN run;
+            # issue 39, 25th round: MLL k = 1,798, golub/dlbcl-shaped k = 848..7,000, 0.5-1 CPU s each)
+            need_dual = need_dual and not (effort == "auto" and "gram" in (seen or {}) and lower >= enough * best_now)
     anchored_size = float(n) * n * max(k, 8)
     # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
     anchor_ok = S.anchor_ok(n, k) and not (seen or {}).get("no_anchor")  # (a split S that cannot pay: single.py)

@@ -9,10 +9,11 @@ import math
 import numpy as np
 import scipy.linalg
 
-from .dnn import DnnState, DnnWork, _ritz, dnn_value_lam
+from .dnn import DnnState, DnnWork, _ritz, dnn_tangent, dnn_value_lam
+from .dnn_thin import kkt_lmax_thin
 
 
-def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+def kkt_init(A: np.ndarray, x: np.ndarray, parts: dict | None = None) -> np.ndarray:
     """``N`` from the KKT conditions of a feasible ``x`` (support I).
 
     If ``x`` were optimal for ``max x^T A x`` over unit ``x >= 0`` (large k),
@@ -20,6 +21,7 @@ def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     ``N_{iI} = -(A x)_i^- x_I^T`` (``i`` off I, symmetrised) is ``>= 0`` and
     makes ``(A + N) x = lambda x`` exactly, so ``x`` becomes an eigenvector of
     ``A + N``; the optimizer then only has to push the other eigenvalues down.
+    ``parts`` (a dict): given ``w`` (n, zero on I) with ``N_iI = fl(w_i x_I)``, the floats N is made of.
     """
     n = A.shape[0]
     N = np.zeros((n, n))
@@ -29,6 +31,9 @@ def kkt_init(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     y = A @ x
     off = ~I
     w = np.maximum(-y[off], 0.0)  # only where (A x)_i < 0 does N help
+    if parts is not None:
+        parts["w"] = np.zeros(n)
+        parts["w"][off] = w
     block = np.outer(w, x[I])
     N[np.ix_(off, I)] = block
     N[np.ix_(I, off)] = block.T
@@ -114,11 +119,23 @@ def _kkt_held_out(A: np.ndarray, k: int, x: np.ndarray, tau: float, seen: dict |
 
 
 def _kkt_point(A: np.ndarray, k: int, x: np.ndarray, U: np.ndarray | None = None, lower: float | None = None,
-               work: DnnWork | None = None):
+               work: DnnWork | None = None, thin=None):
     """The KKT dual point of a feasible x (:func:`kkt_init`): ``(value, state, lambda)``, the
-    value rigorous.  ``U``, ``lower``, ``work``: see :func:`_start_value` (the state returned has no subspace)."""
-    st = DnnState(kkt_init(A, x), 0.0)
-    v, lam = _start_value(A, k, st, U, lower, work)
+    value rigorous.  ``U``, ``lower``, ``work``: see :func:`_start_value` (the state returned has no subspace).
+    ``thin``: ``(A, X, S)`` with ``A = fl(X_S^T X_S) / m`` (:meth:`.Cov.submatrix`: :func:`.single._split_S`'s
+    record), read when its A is this A: the thin factor's bound (:func:`.dnn_thin.kkt_lmax_thin`, O(n m^2), within
+    ~1e-10 of LAPACK's eigenvalue) values the point first, neither the Cholesky proof at U's Ritz guess (n^3 / 3, its
+    allowance ~3e-8 of the value at n ~ 2,000) nor LAPACK's n^3 eigenvalue made (issue 39, 25th round); they are the
+    fallback where it proves nothing."""
+    parts: dict = {}
+    st = DnnState(kkt_init(A, x, parts), 0.0)
+    exact = None
+    if thin is not None and thin[0] is A and "w" in parts:
+        def exact():
+            return kkt_lmax_thin(thin[1][:, thin[2]], thin[1].shape[0], np.asarray(x, dtype=float), parts["w"])
+    if exact is not None:  # (the thin bound first: _start_value then asks it before LAPACK, no Cholesky at a guess)
+        U, lower = None, None
+    v, lam = _start_value(A, k, st, U, lower, work, exact)
     return v, st, lam
 
 
@@ -128,17 +145,23 @@ _START_EXACT = 0.98
 
 
 def _start_value(A: np.ndarray, k: int, st: DnnState, U: np.ndarray | None, lower: float | None,
-                 work: DnnWork | None = None) -> tuple[float, float]:
+                 work: DnnWork | None = None, exact=None) -> tuple[float, float]:
     """A DNN start's rigorous ``(value, lambda bound)``.  Without a subspace the evaluation is LAPACK's top
     eigenvalue (n^3); with ``U`` (the block steps that chose the start: :func:`_kkt_beaten`,
     :func:`_screen_init`) it is proved by Cholesky at a Ritz guess from U (:func:`.dnn_lmax.lmax_upper`, ~1/5 of
     the cost at n = 1,200: issue 39, dlbcl-shaped k = 200 spent 0.18 s in two such eigenvalues).  Where the
     guessed value certifies :data:`_START_EXACT` of ``lower`` (or ``lower`` is None), LAPACK's value is taken
-    instead: a start that may end the certificate is valued as before.  Either value is an upper bound."""
+    instead: a start that may end the certificate is valued as before.  Either value is an upper bound.  ``exact``
+    (a callable: a proved ``lambda`` bound or None) stands for LAPACK's where it proves one (the smaller kept)."""
+    lam = np.inf
     if U is not None and lower is not None and U.shape[0] == A.shape[0]:
         v, lam = dnn_value_lam(A, k, DnnState(st.N, st.nu, U), work=work)
         if lower < _START_EXACT * v:
             return v, lam
+    lam_x = None if exact is None else exact()
+    if lam_x is not None:
+        lam = min(float(lam_x), lam)
+        return float(dnn_tangent(lam, st, A.shape[0], np.array([k]))[0]), lam
     return dnn_value_lam(A, k, st, work=work)
 
 

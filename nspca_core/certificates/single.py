@@ -543,6 +543,8 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
         below = 1 - _EFFORT[effort]["target_gap"]  # (S is the screened set here)
     tree = (seconds or 0.0) > 0 or nodes > 0
     spec = None if thin is None else _ThinSpectral(covS.dense(), *thin[:2], 2, thin[2])
+    if seen is not None and cov.X is not None and cov.thin and cov._A is None and type(cov).submatrix is Cov.submatrix:
+        seen["gram"] = (covS.dense(), cov.X, S)  # (A_SS = fl(X_S^T X_S) / m: the KKT point's thin bound, dual_start)
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget, spec=spec,
                                 tree_follows=effort == "auto" and nodes > 0,
                                 dnn_iters=_EFFORT[effort].get("split_iters"), seen=seen, cut_below=cut_below,

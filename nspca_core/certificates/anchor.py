@@ -19,6 +19,7 @@ import contextvars
 import numpy as np
 
 from . import _settings as _S
+from . import thin_contract
 from .anchor_sums import (_SEL32_ABS, _SEL32_REL, _joint_ratio, _joint_sums, _plain_sums,  # noqa: F401
                           _prods32, _sum_up, _top32, _top_sums32, vals32_of)  # (re-exported: the row sums' former home)
 from .anchor_sums import node_free, node_lists, select_block
@@ -166,6 +167,9 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
                 _first_sums(rows, r) if it == 0 else _plain_sums(rows, r))
             ratio *= inflate  # (in place, the sums' own array: s * inflate / gap)
             ratio /= gap
+        if qs is not None and thin_contract.due(it) and thin_contract.contracts(
+                ratio, lambda u: _joint_ratio(rows, u, qs, gapT, inflate)):
+            return True, np.minimum(r, ratio)  # (the joint test's contraction: .thin_contract's proof, its block only)
         new = np.minimum(r, ratio)
         if node:
             new[dead] = 0.0

@@ -25,7 +25,7 @@ from .cheap import _certify_lowrank, _certify_operator
 from .coupled import small_screen
 from .dual import _kkt_point
 from .exact import EXACT_TOLERANCE, _finish_exact, branch_and_bound
-from . import grow_cross
+from . import grow_cross, thin_contract
 from .screens import grow_to, grown, grown_split
 from .single import _certify_dense, _certify_split
 from .sparse_route import sparse_route
@@ -70,9 +70,9 @@ def _certify_cov(cov: Cov, k, x=None, effort="auto", callback=None, time_limit=N
 def _thin_blocks():
     """The blocks a thin certificate computes in (:func:`certify_thin`, :func:`path_grown`): bisection hints (the
     grown screen's bisection tests where the 2 k screen's landed first), float32 products of values and ratios
-    rounded up in the anchored row sums, and S's eager bound's top test last (only where its bisection proves
-    nothing)."""
-    with bisection_hints(), float32_products(), top_last():
+    rounded up in the anchored row sums, S's eager bound's top test last (only where its bisection proves
+    nothing), and the joint anchored tests' contraction proof (:mod:`.thin_contract`)."""
+    with bisection_hints(), float32_products(), top_last(), thin_contract.block():
         yield
 
 

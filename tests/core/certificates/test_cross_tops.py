@@ -57,3 +57,51 @@ def test_parts_over_many_blocks_are_the_one_block_table_and_bound_brute_force(mo
     C = cross_table(cov, S, T, s, t, part=part)
     assert np.array_equal(C, whole)
     assert_cross_table_bounds(C, A, S, T)
+
+
+@settings(max_examples=80, deadline=None)
+@given(s=st.integers(1, 12), jm=st.integers(1, 12), wide=st.integers(4, 30), seed=st.integers(0, 2**31 - 1),
+       zeros=st.sampled_from([0.0, 0.4, 0.9, 1.0]), ties=st.booleans())
+def test_first_block_sampled_keeps_each_rows_largest(s, jm, wide, seed, zeros, ties):
+    """Issue 39, twenty-fifth round: the first block's rows (fresh, at least ``_SAMPLED_FROM`` x jm columns) through a
+    sampled threshold (:func:`nspca_core.certificates.cross._largest_sampled`): per row the same multiset as the whole
+    row's partition, with zeros (clipped entries: a threshold of 0, rows partitioned whole), ties at the threshold,
+    rows with too few survivors, and rows of one repeated value."""
+    rng = np.random.default_rng(seed)
+    c = max(wide, cross._SAMPLED_FROM) * jm
+    new = rng.random((s, c)) ** 2
+    if ties:
+        new = np.round(new * 4) / 4
+    new[rng.random((s, c)) < zeros] = 0.0
+    new[0] = new[0, 0]  # (a row of one value: every entry a tie)
+    want = np.sort(np.partition(new.copy(), c - jm, axis=1)[:, c - jm:], axis=1)
+    got = np.sort(cross._largest_sampled(new.copy(), jm), axis=1)
+    assert got.shape == want.shape and np.array_equal(got, want)
+    assert np.array_equal(np.sort(_row_tops(np.zeros((s, jm)), new.copy(), jm, True), axis=1), want)
+
+
+def test_first_block_sampled_only_from_its_width(monkeypatch):
+    """The sampled selection runs for a fresh block of at least ``_SAMPLED_FROM`` x jm columns, not below it nor on
+    kept rows (their merge as before)."""
+    calls = []
+    real = cross._largest_sampled
+    monkeypatch.setattr(cross, "_largest_sampled", lambda new, jm: calls.append(new.shape) or real(new, jm))
+    rng = np.random.default_rng(1)
+    jm = 5
+    for c, fresh in ((cross._SAMPLED_FROM * jm, True), (cross._SAMPLED_FROM * jm - 1, True),
+                     (cross._SAMPLED_FROM * jm, False)):
+        _row_tops(np.zeros((3, jm)), rng.random((3, c)), jm, fresh)
+    assert calls == [(3, cross._SAMPLED_FROM * jm)]
+
+
+def test_first_block_sampled_rows_just_short_of_survivors_go_whole():
+    """A row with one survivor fewer than jm (its sample's threshold leaves jm - 1 entries at or above it) is
+    partitioned whole: its jm largest include an entry below the threshold."""
+    jm, c = 20, 80  # (every 8th column sampled: 10 values, the 9th largest the threshold)
+    row = np.full(c, 0.5)
+    row[::8] = np.arange(1.0, 11.0)  # (threshold 2: 9 sampled survivors)
+    row[[1, 2, 3, 4, 5, 9, 10, 11, 12, 13]] = 3.0  # (10 more: 19 survivors)
+    row[6] = 1.5  # (the 20th largest, below the threshold)
+    new = np.vstack([row, row[::-1]])
+    want = np.sort(np.partition(new.copy(), c - jm, axis=1)[:, c - jm:], axis=1)
+    assert np.array_equal(np.sort(cross._largest_sampled(new.copy(), jm), axis=1), want)

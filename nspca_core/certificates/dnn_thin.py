@@ -121,10 +121,11 @@ def chol_slack_thin(A: np.ndarray, XT: np.ndarray, m: int, c: float) -> float | 
     mirrored (the entries LAPACK reads): each entry a computed inner product of length n, ``|K - K0| <= gamma_n P0``
     entrywise with ``P0 = |XT| |XT|^T``, whose computed ``P`` (sums of nonnegative terms) has ``P0 <= P / (1 -
     gamma_n)``; so ``||K - K0||_2 <= ||K - K0||_F <= gamma_n / (1 - gamma_n) ||P||_F``, taken as ``2 n eps ||P||_F``
-    (twice over, plus ``m n 2^-1000`` for underflow; on centered MLL ``||P||_F`` is ~0.65 of ``||XT||_F^2``, the cruder bound kkt_lmax_thin takes, which
-    misses the ~4e-12 margin of lambda1_only's guess).  LAPACK's top eigenvalue of K is within ``32 m eps ||K||_F``
-    (:func:`.dnn_lmax.lmax_upper`'s backward-error factor) of ``lambda_max(K)``.  By Weyl ``lambda_max(A) <=
-    (lam + 32 m eps ||K||_F + 2 n eps ||P||_F) / m + tol_a``, each norm and the sum inflated for their rounding;
+    (twice over, plus ``m n 2^-1000`` for underflow; on centered MLL ``||P||_F`` is ~0.65 of ``||XT||_F^2``, the
+    cruder bound kkt_lmax_thin takes, which misses the ~4e-12 margin of lambda1_only's guess).  LAPACK's top
+    eigenvalue of K is within ``32 m eps ||K||_F`` (:func:`.dnn_lmax.lmax_upper`'s backward-error factor) of
+    ``lambda_max(K)``.  By Weyl ``lambda_max(A) <= (lam + 32 m eps ||K||_F + 2 n eps ||P||_F + m n 2^-1000) / m +
+    tol_a``, each norm and the sum inflated for their rounding;
     where that is at most c, the slack returned (chol_lmax's formula ``2 eps max_i (c - A_ii) + g tr(c I - A) / (1 -
     g)``, nonnegative where every ``c - A_ii > 0``, else None as there) makes ``c + slack`` a bound, the float
     chol_lmax's proof would give."""

@@ -498,7 +498,7 @@ _LIGHT_EARLY, _LIGHT_SHORT = 3, 0.97
 
 def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
                  steps: int = _LIGHT_STEPS, lower: float | None = None,
-                 proved: tuple[float, float] | None = None, late=None) -> Lambda1Only | None:
+                 proved: tuple[float, float] | None = None, late=None, thin=None) -> Lambda1Only | None:
     """lambda_1 of a dense A proved by a Cholesky factorization at a guess from block-Krylov steps
     (:func:`nspca_core.certificates.dnn_lmax.chol_lmax`: ~1.2 ms against ~4.7 ms for the top eigenpairs by
     LAPACK and their bounds at n = 361), where the paper's and the residual bound at d = 1
@@ -528,7 +528,8 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
     caller: no import circle; no ``proved``; k >= 3; ``lower`` below :data:`_LATE_BELOW` of the top Ritz value): the
     rest of the proof -- the block steps after the early one where that step found the d = 1 bounds out of reach,
     else the factorization alone -- is put off: ``late(A, d1, (w, U, steps done, steps at most))`` returned, which
-    makes it, the same floats, only where asked."""
+    makes it, the same floats, only where asked.  ``thin`` (a callable ``c -> slack or None``): the factorization's
+    slack proved through a thin factor first (:func:`.dnn_thin.chol_slack_thin`: the same float, O(n m^2))."""
     n = A.shape[0]
     r = _LIGHT_R
     U = np.column_stack([np.ones(n), np.random.default_rng(0).standard_normal((n, r - 1))])
@@ -560,7 +561,9 @@ def lambda1_only(A: np.ndarray, k: int, margin: float = _LIGHT_SPEC_MARGIN,
     if (late is not None and proved is None and k >= 3 and lower is not None
             and lower < _LATE_BELOW * theta * (1.0 - 1e-10)):
         return late(A, far, (w, U, steps, steps))  # (the factorization alone put off)
-    slack = chol_lmax(A, guess)
+    slack = thin(guess) if thin is not None else None
+    if slack is None:
+        slack = chol_lmax(A, guess)
     if slack is None:
         return None
     return Lambda1Only(A, guess + slack, 32.0 * n * _EPS * float(np.linalg.norm(A)), far, theta)

@@ -108,3 +108,46 @@ def _inertia_test(K: np.ndarray, Dinv: np.ndarray, c: float, j: int, gram_tol: f
     allow = 32.0 * _EPS * (r * float(np.linalg.norm(T)) + float(np.linalg.norm(Dinv)) + float(np.linalg.norm(K)) / c)
     held = float(lam[j]) - (allow + gram_tol / c)
     return (held if np.isfinite(held) else -np.inf), float(vec[:, j] @ K @ vec[:, j]) / c
+
+
+
+def chol_slack_thin(A: np.ndarray, XT: np.ndarray, m: int, c: float) -> float | None:
+    """:func:`.dnn_lmax.chol_lmax`'s ``slack`` at ``c`` (the same float, from A's diagonal alone), or None, where
+    ``lambda_max(A) <= c`` is proved through the thin factor, ``A = fl(XT^T XT) / m`` (any summation order; XT m x n,
+    m < n), with no n x n factorization (issue 39, 25th round: a thin split's S, :func:`.cheap.lambda1_only`).
+
+    Proof.  ``G = XT^T XT / m`` exactly has the nonzero eigenvalues of ``K0 / m``, ``K0 = XT XT^T`` (m x m), and
+    ``||A - G||_2 <= tol_a`` (:func:`kkt_lmax_thin`'s (1)).  ``K`` is the computed ``fl(XT XT^T)``'s lower triangle
+    mirrored (the entries LAPACK reads): each entry a computed inner product of length n, ``|K - K0| <= gamma_n P0``
+    entrywise with ``P0 = |XT| |XT|^T``, whose computed ``P`` (sums of nonnegative terms) has ``P0 <= P / (1 -
+    gamma_n)``; so ``||K - K0||_2 <= ||K - K0||_F <= gamma_n / (1 - gamma_n) ||P||_F``, taken as ``2 n eps ||P||_F``
+    (twice over, plus ``m n 2^-1000`` for underflow; on centered MLL ``||P||_F`` is ~0.65 of ``||XT||_F^2``, the
+    cruder bound kkt_lmax_thin takes, which misses the ~4e-12 margin of lambda1_only's guess).  LAPACK's top
+    eigenvalue of K is within ``32 m eps ||K||_F`` (:func:`.dnn_lmax.lmax_upper`'s backward-error factor) of
+    ``lambda_max(K)``.  By Weyl ``lambda_max(A) <= (lam + 32 m eps ||K||_F + 2 n eps ||P||_F + m n 2^-1000) / m +
+    tol_a``, each norm and the sum inflated for their rounding;
+    where that is at most c, the slack returned (chol_lmax's formula ``2 eps max_i (c - A_ii) + g tr(c I - A) / (1 -
+    g)``, nonnegative where every ``c - A_ii > 0``, else None as there) makes ``c + slack`` a bound, the float
+    chol_lmax's proof would give."""
+    n = A.shape[0]
+    if not (XT.shape == (m, n) and m < n and n * _EPS < 0.01 and np.isfinite(c) and c > 0):
+        return None
+    d = c - np.diagonal(A)  # (chol_lmax's H diagonal: fl(-A_ii + c) == fl(c - A_ii))
+    if not np.all(d > 0):
+        return None
+    K = np.tril(XT @ XT.T)
+    K = K + np.tril(K, -1).T  # (exactly the lower triangle mirrored: adding zeros)
+    aX = np.abs(XT)
+    P = aX @ aX.T
+    inf = 1.0 + 4.0 * m * m * _EPS  # (a Frobenius norm's rounding, generous)
+    fro_k, fro_p = float(np.linalg.norm(K)) * inf, float(np.linalg.norm(P)) * inf
+    fro_x = float(np.einsum("ij,ij->", XT, XT)) * (1.0 + 2.0 * m * n * _EPS)
+    tol_a = 2.0 * (m + 2) * _EPS * fro_x / m
+    lam = float(np.linalg.eigvalsh(K)[-1])
+    bound = ((max(lam, 0.0) + 32.0 * m * _EPS * fro_k + 2.0 * n * _EPS * fro_p + m * n * 2.0 ** -1000) / m
+             + tol_a) * (1.0 + 8.0 * _EPS)
+    if not (np.isfinite(bound) and bound <= c):
+        return None
+    trace = float(d.sum()) * (1.0 + (n + 1) * _EPS)
+    g = 32.0 * (n + 1) * _EPS
+    return 2.0 * _EPS * float(d.max()) + g * trace / (1.0 - g)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from functools import partial
 from types import SimpleNamespace
 
 import numpy as np
@@ -31,6 +32,7 @@ from .budget import BoundReport, Budget, fits, step
 from .coupled import (_AIM_GALLOP, _AIM_GALLOP_ONE, _AIM_REL, _AIM_REL_ONE, _COUPLED_AIM, _LIGHT_LOSS, _coupled,
                       _coupled_bs, _coupled_refined, _lambda_S, _screened, _split_lower, light_S, light_refined, small_hopeless,
                       small_verdict, split_cross)
+from .dnn_thin import chol_slack_thin
 from .dual import dense_dual
 from .screens import grown_size, own_hopeless, reuse_parts
 from .thin_defer import floor_or_none
@@ -129,7 +131,10 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
             and n >= max(_LIGHT_SPEC_MIN_N, _D2_MAX_N + 1)):
         # the top eigenpairs only feed the d = 1 bounds here (x is given, n is above _D2_MAX_N): lambda_1
         # alone where those bounds cannot win (issue 39: 4.4 -> ~2 ms on CBCL k >= 60)
-        spec = lambda1_only(A, k, lower=cov.quad(x), proved=top, late=Lambda1Late if late else None)
+        gram = (seen or {}).get("gram")  # (A_SS = fl(X_S^T X_S) / m, _split_S: lambda_1's proof through X_S first)
+        thin = None if gram is None or gram[0] is not A else partial(chol_slack_thin, A, gram[1][:, gram[2]],
+                                                                      gram[1].shape[0])
+        spec = lambda1_only(A, k, lower=cov.quad(x), proved=top, late=Lambda1Late if late else None, thin=thin)
     if spec is None:
         with step(budget, "top", float(n) ** 3):
             spec = _Spectral(A, 3 if effort == "full" else 2)

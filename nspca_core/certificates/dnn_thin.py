@@ -110,7 +110,6 @@ def _inertia_test(K: np.ndarray, Dinv: np.ndarray, c: float, j: int, gram_tol: f
     return (held if np.isfinite(held) else -np.inf), float(vec[:, j] @ K @ vec[:, j]) / c
 
 
-
 def chol_slack_thin(A: np.ndarray, XT: np.ndarray, m: int, c: float) -> float | None:
     """:func:`.dnn_lmax.chol_lmax`'s ``slack`` at ``c`` (the same float, from A's diagonal alone), or None, where
     ``lambda_max(A) <= c`` is proved through the thin factor, ``A = fl(XT^T XT) / m`` (any summation order; XT m x n,

@@ -167,9 +167,10 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
                 _first_sums(rows, r) if it == 0 else _plain_sums(rows, r))
             ratio *= inflate  # (in place, the sums' own array: s * inflate / gap)
             ratio /= gap
-        if qs is not None and thin_contract.due(it) and thin_contract.contracts(
-                ratio, lambda u: _joint_ratio(rows, u, qs, gapT, inflate)):
-            return True, np.minimum(r, ratio)  # (the joint test's contraction: .thin_contract's proof, its block only)
+        if not node and anchor is None and thin_contract.due(it) and thin_contract.contracts(ratio, (
+                lambda u: _joint_ratio(rows, u, qs, gapT, inflate)) if qs is not None else thin_contract.plain(
+                rows, gap, inflate)):
+            return True, np.minimum(r, ratio)  # (the joint and plain tests' contraction: .thin_contract, its block)
         new = np.minimum(r, ratio)
         if node:
             new[dead] = 0.0

@@ -7,8 +7,12 @@ blocks (:mod:`nspca_core.certificates.thin_contract`).
 - It only proves more: where the former iteration proves, so does it; where it fails, the former iteration fails
   too and with the same ratios.
 - The schedule (:func:`~nspca_core.certificates.thin_contract.due`) on both sides of its iterations, only inside its
-  block; the block entered by the thin route (``certify_thin``) and not by the dense route; the plain tests (S's own
-  bound), the nodes and the anchored branches never try it.
+  block; the block entered by the thin route (``certify_thin``) and not by the dense route; the nodes and the
+  anchored branches never try it.
+- Since helper thin35 the plain tests (S's own bound, :func:`.anchor.anchored_rowsum_test`) try it too: proved only
+  at ``tau >= OPT`` (brute force) cold and warm started, the scaling to at most 1 needed there as well; the map it
+  reads is the iteration's own (:func:`~nspca_core.certificates.thin_contract.plain`), the rows' narrowed lists left
+  as they were.
 """
 
 from __future__ import annotations
@@ -164,9 +168,9 @@ def test_block_entered_by_the_thin_route_only(monkeypatch):
     assert calls["n"] == 0
 
 
-def test_anchor_row_fixpoint_calls_it_for_joint_tests_only(monkeypatch):
-    """The plain test (S's own bound: the former float), a node test (members fixed, the exact mode's) and a test
-    with an anchor fixed (the anchored branches) never try it; the joint test does."""
+def test_anchor_row_fixpoint_calls_it_for_joint_and_plain_tests_only(monkeypatch):
+    """A node test (members fixed, the exact mode's) and a test with an anchor fixed (the anchored branches) never
+    try it; the plain test (S's own bound, since helper thin35) and the joint test do."""
     asked = []
     monkeypatch.setattr(thin_contract, "due", lambda it: True)
     monkeypatch.setattr(thin_contract, "contracts", lambda v, G: asked.append(1) or False)
@@ -177,7 +181,72 @@ def test_anchor_row_fixpoint_calls_it_for_joint_tests_only(monkeypatch):
     inc[0] = True
     anchor.row_fixpoint(rows, gap, np.ones(8), inc=inc, exc=np.zeros(8, dtype=bool), max_iter=5)
     anchor.row_fixpoint(rows, gap, np.ones(8), anchor=0, max_iter=5)
-    anchor.row_fixpoint(rows, gap, np.ones(8), max_iter=5)
     assert not asked
+    anchor.row_fixpoint(rows, gap, np.ones(8), max_iter=5)
+    assert len(asked) == 5
     anchor.row_fixpoint(rows, gap[:, None], np.ones(8), max_iter=5, qs=np.array([3]))
-    assert asked
+    assert len(asked) == 10
+
+
+def _plain(rows, tau, r=None, on=True):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(thin_contract, "due", (lambda it: True) if on else (lambda it: False))
+        return anchor.anchored_rowsum_test(rows, tau, r)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(3, 9), k=st.integers(2, 6), seed=st.integers(0, 2**31 - 1),
+       kind=st.sampled_from(["psd", "thin", "indefinite"]), width=st.sampled_from([None, 1, 2]),
+       f32=st.booleans(), fracs=st.lists(st.floats(0.85, 1.1), min_size=1, max_size=6))
+@example(n=6, k=3, seed=1, kind="psd", width=1, f32=True, fracs=[0.99, 1.0, 1.01])
+# (the joint test's "without the scaling to <= 1" false proof, in the plain test: a list's cap bounds its products
+# at ratios up to 1 only)
+@example(n=5, k=2, seed=480, kind="indefinite", width=1, f32=False, fracs=[0.9375])
+def test_plain_contraction_proves_only_above_opt(n, k, seed, kind, width, f32, fracs):
+    """The plain test (S's own anchored test, thin35) with the contraction tried at every iteration, cold and warm
+    started (each failure's ratios start the test above it, as a bisection does): proved only at ``tau >= OPT``
+    (brute force); never proving less than the former iteration from the same start, its failures the former ones
+    with the same ratios."""
+    A = _matrix(n, seed, kind)
+    k = min(k, n)
+    opt, _ = brute_opt(A, k)
+    rows = _rows(A, k, width, f32)
+    r_fail = None
+    for tau in sorted(opt * f for f in fracs):
+        ok, r = _plain(rows, tau, r_fail)
+        ok0, r0 = _plain(rows, tau, r_fail, on=False)
+        if ok:
+            assert tau >= opt * (1 - 1e-12), (tau, opt)
+        assert ok or not ok0
+        if not ok:
+            assert np.array_equal(r, r0)
+            r_fail = r
+
+
+def test_plain_contraction_proves_near_the_optimum_where_the_iteration_gives_up():
+    """A tau just above OPT that the former plain iteration gives up on, proved by the contraction; one just below
+    OPT proved by neither."""
+    A = _matrix(9, 5, "psd")
+    opt, _ = brute_opt(A, 5)
+    rows = AnchorRows(A, 5)
+    lo, hi = opt, opt * 1.2
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if _plain(rows, mid)[0] else (mid, hi)
+    assert hi >= opt and _plain(rows, hi)[0] and not _plain(rows, hi, on=False)[0]
+    assert not _plain(rows, opt * (1 - 1e-9))[0]
+
+
+def test_plain_map_is_the_iterations_and_keeps_the_narrowed_lists():
+    """:func:`~nspca_core.certificates.thin_contract.plain`: the iteration's floats ``s(u) inflate / gap`` (the
+    sums of :func:`.anchor_sums._plain_sums` at u), the rows' narrowed lists and last ratios as they were."""
+    from nspca_core.certificates.anchor_sums import _plain_sums
+    A = _matrix(60, 3, "psd")
+    rows = _rows(A, 4, None, True)  # (float32 products, 48 kept of 59: the narrowed sums' rows)
+    gap = anchor._gaps(rows, float(np.linalg.eigvalsh(A)[-1]) * 0.9)
+    u = np.linspace(0.2, 1.0, 60)
+    last = np.full(60, 0.5)
+    rows.narrowed, rows.narrow_last = None, last
+    g = thin_contract.plain(rows, gap, 1.5)(u)
+    assert rows.narrowed is None and rows.narrow_last is last
+    assert np.array_equal(g, _plain_sums(rows, u) * 1.5 / gap)

@@ -53,6 +53,17 @@ def test_the_screen_grows_only_where_T_holds_the_ratio_more_than_the_slack_below
     assert _grows_once(monkeypatch, route._EAGER_SLACK * 1.01) == [900]
 
 
+def test_both_rules_read_6e3_since_the_plain_contraction(monkeypatch):
+    """Helper thin35: S's plain tests' contraction proof lifts S's ratio ~0.0008, so both rules are 6e-3 (the 0.005
+    rule plus that shift): at 5.5e-3 (beyond the former 5e-3) neither the grown screen nor the dense route runs; at
+    6.5e-3 both do."""
+    assert route._EAGER_SLACK == route._EAGER_FALLBACK == 6e-3
+    assert _grows_once(monkeypatch, 5.5e-3) == []
+    assert _dense_runs(monkeypatch, 5.5e-3) == 0
+    assert _grows_once(monkeypatch, 6.5e-3) == [900]
+    assert _dense_runs(monkeypatch, 6.5e-3) == 1
+
+
 def _dense_runs(monkeypatch, gap: float) -> int:
     """certify_thin on a stand-in eager certificate (:func:`_first`): how many dense certificates it runs."""
     runs = []

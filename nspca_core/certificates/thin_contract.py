@@ -64,8 +64,8 @@ def block():
 
 
 def due(it: int) -> bool:
-    """Whether the contraction is tried at iteration ``it`` of a joint or plain test: inside a :func:`block`, at 0, 1, 3, 7,
-    15, ... (a failed test's extra evaluations about log2 of its iterations)."""
+    """Whether the contraction is tried at iteration ``it`` of a joint or plain test: inside a :func:`block`, at 0,
+    1, 3, 7, 15, ... (a failed test's extra evaluations about log2 of its iterations)."""
     return _ON.get() and (it + 1) & it == 0
 
 

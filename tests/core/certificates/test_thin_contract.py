@@ -56,25 +56,38 @@ def _joint(rows, ks, taus, r=None, on=True):
         return anchored_joint_test(rows, ks, taus, r)
 
 
+def _plain(rows, tau, r=None, on=True):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(thin_contract, "due", (lambda it: True) if on else (lambda it: False))
+        return anchor.anchored_rowsum_test(rows, tau, r)
+
+
+def _one(which, rows, k, tau, r=None, on=True):
+    return _joint(rows, [k], [tau], r, on) if which == "joint" else _plain(rows, tau, r, on)
+
+
+@pytest.mark.parametrize("which", ["joint", "plain"])
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(3, 9), k=st.integers(2, 6), seed=st.integers(0, 2**31 - 1),
        kind=st.sampled_from(["psd", "thin", "indefinite"]), width=st.sampled_from([None, 1, 2]),
        f32=st.booleans(), fracs=st.lists(st.floats(0.85, 1.1), min_size=1, max_size=6))
 @example(n=6, k=3, seed=1, kind="psd", width=1, f32=True, fracs=[0.99, 1.0, 1.01])
-# (hypothesis' find: ratios above 1 left unscaled, a kept list's cap no longer bounds the products it stands for)
+# (hypothesis' find: ratios above 1 left unscaled, a kept list's cap no longer bounds the products it stands for; the
+# same case in the plain test)
 @example(n=5, k=2, seed=480, kind="indefinite", width=1, f32=False, fracs=[0.9375])
-def test_contraction_proves_only_above_opt(n, k, seed, kind, width, f32, fracs):
-    """A joint test of one hypothesis (sparsity k at tau) with the contraction tried at every iteration, cold and warm
-    started (each failure's ratios start the test above it): proved only at ``tau >= OPT`` (brute force); never
-    proving less than the former iteration from the same start, its failures the former ones with the same ratios."""
+def test_contraction_proves_only_above_opt(which, n, k, seed, kind, width, f32, fracs):
+    """A joint test of one hypothesis (sparsity k at tau), or the plain test (S's own anchored test, thin35), with the
+    contraction tried at every iteration, cold and warm started (each failure's ratios start the test above it, as a
+    bisection does): proved only at ``tau >= OPT`` (brute force); never proving less than the former iteration from
+    the same start, its failures the former ones with the same ratios."""
     A = _matrix(n, seed, kind)
     k = min(k, n)
     opt, _ = brute_opt(A, k)
     rows = _rows(A, k, width, f32)
     r_fail = None
     for tau in sorted(opt * f for f in fracs):
-        ok, r = _joint(rows, [k], [tau], r_fail)
-        ok0, r0 = _joint(rows, [k], [tau], r_fail, on=False)  # (the former iteration from the same start)
+        ok, r = _one(which, rows, k, tau, r_fail)
+        ok0, r0 = _one(which, rows, k, tau, r_fail, on=False)  # (the former iteration from the same start)
         if ok:
             assert tau >= opt * (1 - 1e-12), (tau, opt)
         assert ok or not ok0  # (the former iteration proves: so does this one)
@@ -188,39 +201,6 @@ def test_anchor_row_fixpoint_calls_it_for_joint_and_plain_tests_only(monkeypatch
     assert len(asked) == 10
 
 
-def _plain(rows, tau, r=None, on=True):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(thin_contract, "due", (lambda it: True) if on else (lambda it: False))
-        return anchor.anchored_rowsum_test(rows, tau, r)
-
-
-@settings(max_examples=60, deadline=None)
-@given(n=st.integers(3, 9), k=st.integers(2, 6), seed=st.integers(0, 2**31 - 1),
-       kind=st.sampled_from(["psd", "thin", "indefinite"]), width=st.sampled_from([None, 1, 2]),
-       f32=st.booleans(), fracs=st.lists(st.floats(0.85, 1.1), min_size=1, max_size=6))
-@example(n=6, k=3, seed=1, kind="psd", width=1, f32=True, fracs=[0.99, 1.0, 1.01])
-# (the joint test's "without the scaling to <= 1" false proof, in the plain test: a list's cap bounds its products
-# at ratios up to 1 only)
-@example(n=5, k=2, seed=480, kind="indefinite", width=1, f32=False, fracs=[0.9375])
-def test_plain_contraction_proves_only_above_opt(n, k, seed, kind, width, f32, fracs):
-    """The plain test (S's own anchored test, thin35) with the contraction tried at every iteration, cold and warm
-    started (each failure's ratios start the test above it, as a bisection does): proved only at ``tau >= OPT``
-    (brute force); never proving less than the former iteration from the same start, its failures the former ones
-    with the same ratios."""
-    A = _matrix(n, seed, kind)
-    k = min(k, n)
-    opt, _ = brute_opt(A, k)
-    rows = _rows(A, k, width, f32)
-    r_fail = None
-    for tau in sorted(opt * f for f in fracs):
-        ok, r = _plain(rows, tau, r_fail)
-        ok0, r0 = _plain(rows, tau, r_fail, on=False)
-        if ok:
-            assert tau >= opt * (1 - 1e-12), (tau, opt)
-        assert ok or not ok0
-        if not ok:
-            assert np.array_equal(r, r0)
-            r_fail = r
 
 
 def test_plain_contraction_proves_near_the_optimum_where_the_iteration_gives_up():

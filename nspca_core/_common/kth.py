@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-__all__ = ["order_statistic", "kth_largest", "kth_one", "one_index", "column_counts"]
+__all__ = ["order_statistic", "kth_largest", "kth_one", "one_index", "column_counts", "survivor_table"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -143,3 +143,34 @@ def kth_largest(Y: np.ndarray, j: int) -> np.ndarray:
 def _nonzero_by_column(M: np.ndarray):
     """``(cols, rows)`` of the nonzeros of M (n, q), grouped by column, rows increasing."""
     return np.divmod(M.T.ravel().nonzero()[0], M.shape[0])  # np.flatnonzero's, one call less
+
+
+def survivor_table(V: np.ndarray, keep: np.ndarray, ok_of, index: bool = False):
+    """The entries of each row of ``V`` (r x n) where ``keep`` (boolean, r x n) holds, in a table padded with -inf
+    (below every entry: never among a row's largest), for rows selected by their survivor counts: ``(Z, F, ok)``
+    with ``ok = ok_of(cnt)`` (a boolean per row from ``cnt``, each row's number of survivors), ``Z`` (``ok.sum() x
+    W``, W the largest count among them) the ok rows' survivors in column order, and ``F`` (``index``, else None)
+    their flat indices into V (``F // n`` the row, ``F % n`` the column; 0 at the padding).  ``Z`` and ``F`` are
+    None where no row is ok.  The sampled-threshold selections (:func:`.certificates.anchor_sums.select_block`,
+    :func:`.certificates.cross._largest_sampled`) partition this short table instead of each whole row."""
+    r, n = keep.shape
+    flat = np.flatnonzero(keep)  # (row-major: each row's survivors a run, columns ascending)
+    starts = np.searchsorted(flat, np.arange(r + 1) * n)
+    cnt = np.diff(starts)
+    ok = ok_of(cnt)
+    if not ok.any():
+        return None, None, ok
+    W = int(cnt[ok].max())
+    # each survivor's place in a (rows x W) table, row-major: its rank in the run plus its row's offset
+    at = np.arange(flat.size) + np.repeat(np.arange(r) * W - starts[:-1], cnt)
+    if not ok.all():  # (the other rows' survivors: not placed)
+        mine = np.repeat(ok, cnt)
+        at, flat = at[mine], flat[mine]
+    Z = np.full((r, W), -np.inf)
+    Z.reshape(-1)[at] = V.reshape(-1)[flat] if V.flags.c_contiguous else V[flat // n, flat % n]
+    F = None
+    if index:
+        F = np.zeros((r, W), dtype=np.intp)
+        F.reshape(-1)[at] = flat
+        F = F[ok]
+    return Z[ok], F, ok

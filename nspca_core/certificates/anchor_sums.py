@@ -12,6 +12,8 @@ import contextvars
 
 import numpy as np
 
+from .._common.kth import survivor_table
+
 # the row sums' selection runs in float32 (NumPy's partition of n x w float32 is ~1.6x faster than
 # float64's, the rowsum tests' main cost; issue 39); each float32 value p' of a product p obeys
 # p <= p' (1 + 2^-22) + 2^-149 (round to nearest, subnormals included), so the q largest p' summed in
@@ -451,23 +453,11 @@ def select_block(A: np.ndarray, a: int, b: int, L: int, idx: np.ndarray, cap: np
         t = np.partition(S, ns - j, axis=1)[:, ns - j]  # (the j-th largest)
         M = V >= t[:, None]
         M[whole, d] = False
-        flat = np.flatnonzero(M)  # (row-major: each row's survivors a run, columns ascending)
-        starts = np.searchsorted(flat, np.arange(nb + 1) * n)
-        cnt = np.diff(starts)
-        ok = (t > 0.0) & (cnt > L) & (cnt <= _PRESEL_WIDE * (L + 1))
+        Z, F, ok = survivor_table(V, M, lambda cnt: (t > 0.0) & (cnt > L) & (cnt <= _PRESEL_WIDE * (L + 1)),
+                                  index=True)
         good, whole = ok.nonzero()[0], (~ok).nonzero()[0]
         if good.size:
-            W = int(cnt[good].max())
-            # each survivor's place in a (rows x W) table, row-major: its rank in the run plus its row's offset
-            at = np.arange(flat.size) + np.repeat(np.arange(nb) * W - starts[:-1], cnt)
-            if whole.size:
-                keep = np.repeat(ok, cnt)
-                at, flat = at[keep], flat[keep]
-            Z = np.full((nb, W), -np.inf)  # (padding below every survivor: never among the L + 1 largest)
-            Z.reshape(-1)[at] = V.reshape(-1)[flat] if V.flags.c_contiguous else V[flat // n, flat % n]
-            F = np.zeros((nb, W), dtype=np.intp)
-            F.reshape(-1)[at] = flat
-            Z, F = Z[good], F[good]
+            W = Z.shape[1]
             part = np.argpartition(Z, W - L - 1, axis=1)  # (ascending: the L largest after position W - L - 1)
             top = part[:, W - L:]
             idx[a + good] = np.take_along_axis(F, top, axis=1) - (good * n)[:, None]

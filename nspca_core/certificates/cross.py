@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._common.kth import survivor_table
 from ..operators.cov import Cov
 
 _EPS = np.finfo(float).eps
@@ -172,19 +173,11 @@ def _largest_sampled(new: np.ndarray, jm: int) -> np.ndarray:
     ns = sample.shape[1]
     j = min(ns, -(-jm // _SAMPLED_STRIDE) + _SAMPLED_EXTRA)
     t = np.partition(sample, ns - j, axis=1)[:, ns - j]  # (a copy: the sample's j-th largest)
-    keep = new >= t[:, None]
-    flat = np.flatnonzero(keep)  # (row-major: each row's survivors a run)
-    starts = np.searchsorted(flat, np.arange(s + 1) * c)
-    cnt = np.diff(starts)
-    ok = (cnt >= jm) & (t > 0.0) & (cnt <= c // 2)  # (a zero threshold keeps every square: whole, as before)
+    # (a zero threshold keeps every square: that row whole, as before)
+    pad, _, ok = survivor_table(new, new >= t[:, None], lambda cnt: (cnt >= jm) & (t > 0.0) & (cnt <= c // 2))
     out = np.empty((s, jm))
     if ok.any():
-        W = int(cnt[ok].max())
-        pad = np.full((s, W), -np.inf)
-        at = np.arange(flat.size) + np.repeat(np.arange(s) * W - starts[:-1], cnt)  # (each survivor's slot)
-        mine = np.repeat(ok, cnt)  # (the other rows' survivors: not placed, those rows go whole below)
-        pad.reshape(-1)[at[mine]] = new.reshape(-1)[flat[mine]]
-        pad = pad[ok]
+        W = pad.shape[1]
         pad.partition(W - jm, axis=1)
         out[ok] = pad[:, W - jm:]
     if not ok.all():

@@ -16,32 +16,17 @@ from hypothesis import strategies as st
 
 from nspca_core.certificates import cheap, dnn_lmax
 from nspca_core.certificates.dnn_thin import chol_slack_thin
+from tests.core.certificates.test_dnn_thin import exact_floor, thin_data
 
 
 @st.composite
 def thin_at(draw):
-    m = draw(st.integers(2, 6))
-    n = draw(st.integers(m + 1, 14))
-    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
-    X = rng.standard_normal((m, n)) * draw(st.sampled_from([1e-4, 1.0, 1e4]))
-    if draw(st.booleans()):
-        X = X - X.mean(axis=0)
-    if draw(st.booleans()):
-        X = np.abs(X)
+    X, _ = thin_data(draw, 1)
+    m = X.shape[0]
     A = (X.T @ X) / m
     lam = float(np.linalg.eigvalsh(A)[-1])
     rel = draw(st.sampled_from([-1e-3, -1e-9, -1e-13, -1e-15, 0.0, 1e-15, 1e-13, 1e-11, 1e-9, 1e-3]))
     return X, A, lam * (1.0 + rel)
-
-
-def _exact_floor(A: np.ndarray) -> Fraction:
-    """A proved floor of lambda_max of the float matrix A: the Rayleigh quotient of LAPACK's top eigenvector, in
-    exact rational arithmetic."""
-    v = np.linalg.eigh(A)[1][:, -1]
-    u = [Fraction(float(a)) for a in v]
-    F = [[Fraction(float(a)) for a in row] for row in A]
-    num = sum(u[i] * F[i][j] * u[j] for i in range(len(u)) for j in range(len(u)))
-    return num / sum(a * a for a in u)
 
 
 @settings(max_examples=120, deadline=None)
@@ -51,7 +36,7 @@ def test_thin_slack_proves_c_and_is_chol_lmax_float(prob):
     slack = chol_slack_thin(A, X, X.shape[0], c)
     if slack is None:
         return
-    assert _exact_floor(A) <= Fraction(c)  # (the proof's claim: lambda_max(A) <= c, not only c + slack)
+    assert exact_floor(A) <= Fraction(c)  # (the proof's claim: lambda_max(A) <= c, not only c + slack)
     ref = dnn_lmax.chol_lmax(A.copy(), c)
     assert ref is not None and slack == ref  # (the same float: lambda1_only's value does not move)
 

@@ -16,25 +16,34 @@ from nspca_core.certificates import dnn_lmax, dnn_thin as thin, dual_start as D
 from nspca_core.certificates.dnn_thin import kkt_lmax_thin
 
 
-@st.composite
-def thin_problems(draw):
+def thin_data(draw, extra: int):
+    """``(X, rng)``: m x n data (m = 2..6, n = m + extra..14) at a drawn scale, sometimes centered (rank m - 1),
+    sometimes nonnegative (A >= 0), and the generator that made it (the caller draws the rest from it)."""
     m = draw(st.integers(2, 6))
-    n = draw(st.integers(m + 3, 14))
+    n = draw(st.integers(m + extra, 14))
     rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
     X = rng.standard_normal((m, n)) * draw(st.sampled_from([1e-4, 1.0, 1e4]))
     if draw(st.booleans()):
         X = X - X.mean(axis=0)  # (centered: rank m - 1)
     if draw(st.booleans()):
         X = np.abs(X)  # (A >= 0: N often zero)
+    return X, rng
+
+
+@st.composite
+def thin_problems(draw):
+    X, rng = thin_data(draw, 3)
+    n = X.shape[1]
     x = np.maximum(rng.standard_normal(n), 0.0) * (rng.random(n) < 0.6)
     if not x.any():
         x[0] = 1.0
     return X, x / np.linalg.norm(x)
 
 
-def _exact_floor(A: np.ndarray, N: np.ndarray) -> Fraction:
-    """A proved floor of lambda_max of the exact sum of the float matrices A and N (symmetric): the Rayleigh
-    quotient of LAPACK's top eigenvector of fl(A + N), in exact rational arithmetic."""
+def exact_floor(A: np.ndarray, N: np.ndarray | None = None) -> Fraction:
+    """A proved floor of lambda_max of the exact sum of the float matrices A and N (symmetric; N zero when None):
+    the Rayleigh quotient of LAPACK's top eigenvector of fl(A + N), in exact rational arithmetic."""
+    N = np.zeros_like(A) if N is None else N
     v = np.linalg.eigh(A + N)[1][:, -1]
     F = [[Fraction(float(a)) + Fraction(float(b)) for a, b in zip(ra, rb)] for ra, rb in zip(A, N)]
     u = [Fraction(float(a)) for a in v]
@@ -59,7 +68,7 @@ def test_thin_bound_is_above_the_exact_top_eigenvalue(prob):
     M = A + N
     bound = kkt_lmax_thin(X, X.shape[0], x, w)
     assert bound is not None
-    assert Fraction(bound) >= _exact_floor(A, N)
+    assert Fraction(bound) >= exact_floor(A, N)
     top = float(np.linalg.eigvalsh(M)[-1])
     assert bound <= top + 1e-6 * abs(top) + 1e-300  # (tight: within 1e-6 of LAPACK's)
 

@@ -122,7 +122,7 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray, U: np.ndarray | None = None
                work: DnnWork | None = None, thin=None):
     """The KKT dual point of a feasible x (:func:`kkt_init`): ``(value, state, lambda)``, the
     value rigorous.  ``U``, ``lower``, ``work``: see :func:`_start_value` (the state returned has no subspace).
-    ``thin``: ``(A, X, S)`` with ``A = fl(X_S^T X_S) / m`` (:meth:`.Cov.submatrix`: :func:`.single._split_S`'s
+    ``thin``: ``(A, X_S)`` with ``A = fl(X_S^T X_S) / m`` (:meth:`.Cov.submatrix`: :func:`.single._split_S`'s
     record), read when its A is this A: the thin factor's bound (:func:`.dnn_thin.kkt_lmax_thin`, O(n m^2), within
     ~1e-10 of LAPACK's eigenvalue) values the point first, neither the Cholesky proof at U's Ritz guess (n^3 / 3, its
     allowance ~3e-8 of the value at n ~ 2,000) nor LAPACK's n^3 eigenvalue made (issue 39, 25th round); they are the
@@ -132,7 +132,7 @@ def _kkt_point(A: np.ndarray, k: int, x: np.ndarray, U: np.ndarray | None = None
     exact = None
     if thin is not None and thin[0] is A and "w" in parts:
         def exact():
-            return kkt_lmax_thin(thin[1][:, thin[2]], thin[1].shape[0], np.asarray(x, dtype=float), parts["w"])
+            return kkt_lmax_thin(thin[1], thin[1].shape[0], np.asarray(x, dtype=float), parts["w"])
     if exact is not None:  # (the thin bound first: _start_value then asks it before LAPACK, no Cholesky at a guess)
         U, lower = None, None
     v, lam = _start_value(A, k, st, U, lower, work, exact)

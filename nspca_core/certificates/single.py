@@ -132,8 +132,7 @@ def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spe
         # the top eigenpairs only feed the d = 1 bounds here (x is given, n is above _D2_MAX_N): lambda_1
         # alone where those bounds cannot win (issue 39: 4.4 -> ~2 ms on CBCL k >= 60)
         gram = (seen or {}).get("gram")  # (A_SS = fl(X_S^T X_S) / m, _split_S: lambda_1's proof through X_S first)
-        thin = None if gram is None or gram[0] is not A else partial(chol_slack_thin, A, gram[1][:, gram[2]],
-                                                                      gram[1].shape[0])
+        thin = None if gram is None or gram[0] is not A else partial(chol_slack_thin, A, gram[1], gram[1].shape[0])
         spec = lambda1_only(A, k, lower=cov.quad(x), proved=top, late=Lambda1Late if late else None, thin=thin)
     if spec is None:
         with step(budget, "top", float(n) ** 3):
@@ -549,7 +548,8 @@ def _split_S(cov: Cov, S, covS: Cov, kS: int, xS, effort: str, callback, budget,
     tree = (seconds or 0.0) > 0 or nodes > 0
     spec = None if thin is None else _ThinSpectral(covS.dense(), *thin[:2], 2, thin[2])
     if seen is not None and cov.X is not None and cov.thin and cov._A is None and type(cov).submatrix is Cov.submatrix:
-        seen["gram"] = (covS.dense(), cov.X, S)  # (A_SS = fl(X_S^T X_S) / m: the KKT point's thin bound, dual_start)
+        # (A_SS = fl(X_S^T X_S) / m and X_S, cut once: the KKT point's thin bound, dual_start; lambda_1's, below)
+        seen["gram"] = (covS.dense(), cov.X[:, S] if thin is None else thin[0])
     certS, stS = _certify_dense(covS, kS, xS, effort, callback, need_dual=nT > 0, budget=budget, spec=spec,
                                 tree_follows=effort == "auto" and nodes > 0,
                                 dnn_iters=_EFFORT[effort].get("split_iters"), seen=seen, cut_below=cut_below,

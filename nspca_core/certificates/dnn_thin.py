@@ -87,8 +87,7 @@ def kkt_lmax_thin(XT: np.ndarray, m: int, x: np.ndarray, w: np.ndarray) -> float
         c = p * (1.0 + rel)
         held, slope = _inertia_test(K, Dinv, c, 1 if rank2 else 0, gram_tol)
         if held > 0:
-            fro_x = float(np.einsum("ij,ij->", XT, XT)) * (1.0 + 2.0 * m * n * _EPS)
-            tol_a = 2.0 * (m + 2) * _EPS * fro_x / m  # (gamma_m + 2 eps <= 1.01 (m + 2) eps, twice over)
+            tol_a = _gram_tol(XT, m)
             tol_n = 4.0 * _EPS * nw * float(np.linalg.norm(x)) + n * 2.0 ** -1000
             return (c + tol_a + tol_n) * (1.0 + 4.0 * _EPS)
         # the next margin from T's slope there (only a guess: the test decides)
@@ -96,6 +95,14 @@ def kkt_lmax_thin(XT: np.ndarray, m: int, x: np.ndarray, w: np.ndarray) -> float
         if not np.isfinite(rel) or rel > _MARGIN_LAST:
             return None
     return None
+
+
+def _gram_tol(XT: np.ndarray, m: int) -> float:
+    """``||A - G||_2`` at most this, ``A = fl(XT^T XT) / m`` in any summation order and ``G`` its exact value
+    (:func:`kkt_lmax_thin`'s (1)): ``(gamma_m + 2 eps) ||XT||_F^2 / m``, ``gamma_m + 2 eps <= 1.01 (m + 2) eps``
+    taken twice over, the Frobenius norm rounded up."""
+    fro_x = float(np.einsum("ij,ij->", XT, XT)) * (1.0 + 2.0 * m * XT.shape[1] * _EPS)
+    return 2.0 * (m + 2) * _EPS * fro_x / m
 
 
 def _inertia_test(K: np.ndarray, Dinv: np.ndarray, c: float, j: int, gram_tol: float) -> tuple[float, float]:
@@ -140,8 +147,7 @@ def chol_slack_thin(A: np.ndarray, XT: np.ndarray, m: int, c: float) -> float | 
     P = aX @ aX.T
     inf = 1.0 + 4.0 * m * m * _EPS  # (a Frobenius norm's rounding, generous)
     fro_k, fro_p = float(np.linalg.norm(K)) * inf, float(np.linalg.norm(P)) * inf
-    fro_x = float(np.einsum("ij,ij->", XT, XT)) * (1.0 + 2.0 * m * n * _EPS)
-    tol_a = 2.0 * (m + 2) * _EPS * fro_x / m
+    tol_a = _gram_tol(XT, m)
     lam = float(np.linalg.eigvalsh(K)[-1])
     bound = ((max(lam, 0.0) + 32.0 * m * _EPS * fro_k + 2.0 * n * _EPS * fro_p + m * n * 2.0 ** -1000) / m
              + tol_a) * (1.0 + 8.0 * _EPS)

@@ -262,10 +262,10 @@ _EAGER_FALLBACK = 6e-3
 # it, as before.  There certify(k) now grows at 18 of those 37 k; at the other 19 it stands 0.0033-0.0043 below the
 # grown screen's ratio, and a path carries bounds down from the grown k (path_grown: 0.00037 at most below the
 # former path).  benchmarks/results/issue39_grown32.txt
-# Since helper thin35 (the twenty-fifth round) both are 6e-3: the 0.005 rule measured against S's ratio before the
-# contraction proof lowered S's bound (the shift ~0.0008 added back; _EAGER_FALLBACK's comment)
+# Since helper thin35 (the twenty-fifth round) the fallback's is 6e-3: the 0.005 rule measured against S's ratio
+# before the contraction proof lowered S's bound (the shift ~0.0008 added back; _EAGER_FALLBACK's comment)
 _EAGER_GROW = 3.0
-_EAGER_SLACK = 6e-3
+_EAGER_SLACK = _EAGER_FALLBACK
 # path_grown: a path's thin k grows its screen (certify(k) did not) where the bound carried from the larger k still
 # leaves the ratio more than this below S's own.  Issue 39 (helper grown32), 60 x 2,500 genes k = 120..200: the
 # grown screen stood 0.0006-0.0008 below S's own ratio, and its bound carried down loses ~7e-5 of ratio per k; 4e-3

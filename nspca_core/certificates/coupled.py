@@ -91,7 +91,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
                      notes: dict | None = None, deep: bool = False,
                      gallop: int = _AIM_GALLOP, make_rows=None,
                      rel: float = _AIM_REL, ladder: bool = False,
-                     rows=None, give_up=None) -> tuple[float, dict, np.ndarray | None]:
+                     rows=None, give_up=None, step0: float = _AIM_REL) -> tuple[float, dict, np.ndarray | None]:
     """:func:`_coupled`, sharpened until ``lower >= stop x bound`` (or nothing more to sharpen).
 
     First the plain coupling; then, at every k, the cross term of S and T
@@ -130,7 +130,7 @@ def _coupled_refined(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray
                 cross = _cross_cols_first(certS, stS, dS, kS, BT, k, pair, cross, make_rows)
     if aim is not None and budget is None:
         val = _aimed(covS, certS, stS, kS, BT, k, pair, cross, lower, aim, sharper, notes, deep, gallop, rel,
-                     ladder=ladder, rows=rows, give_up=give_up)
+                     ladder=ladder, rows=rows, give_up=give_up, step0=step0)
         return val, sharper, cross
     tried: set[int] = set()
     cfg = _EFFORT["auto"]
@@ -179,14 +179,14 @@ def _bisected(covS: Cov, certS: Certificate, stS, dS: np.ndarray, kS: int, pair,
 def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, pair, cross, lower: float,
            aim: float, sharper: dict, notes: dict | None = None, deep: bool = False,
            gallop: int = _AIM_GALLOP, rel: float = _AIM_REL, ladder: bool = False, rows=None,
-           give_up=None) -> float:
+           give_up=None, step0: float = _AIM_REL) -> float:
     """The refinements of :func:`_coupled_refined` aimed at one value V of the coupled bound: every
     refinable term above V is brought to V by ``B_S(i) <= a_V(i)`` (:func:`_meets`), proved for all
     those i at once by ONE joint anchored test (:func:`.anchor.anchored_joint_test`).  V starts at
     the goal, ``max(lower / aim, the terms no refinement can lower)`` raised to where no term is
     asked below :data:`_AIM_SLACK` above a feasible value at its sparsity (the anchored bound proves
     ~0.2% above the optimum at best; S's answer cut to i entries, :func:`_truncated_all`); where the
-    test there fails, V gallops up (``lo (1 + _AIM_REL 2^t)``, at most ``gallop + 1`` failures) to
+    test there fails, V gallops up (``lo (1 + step0 2^t)`` until ``step0 2^t`` reaches ``_AIM_REL 2^gallop``) to
     the first proved, then bisects to ``rel`` (a one-k certificate: :data:`_AIM_REL_ONE`), at most
     :data:`_AIM_JOINT` tests, each started
     from the last failure's ratios (valid: a larger V asks larger values at fewer sparsities); the terms
@@ -240,7 +240,7 @@ def _aimed(covS: Cov, certS: Certificate, stS, kS: int, BT: np.ndarray, k: int, 
     hi = float(tv.max())  # (nothing to test there)
     rows = rows if rows is not None and rows.k >= int(ii.max()) else None  # (S's first test's, at kS: reused)
     r_lo, proved, spent = None, {}, 0.0
-    V, step_up, res = lo, _AIM_REL, rel
+    V, step_up, res = lo, step0, rel
     stood, failed = -np.inf, -np.inf  # (for the ladder: the terms that stand, the last failed value)
     bottom = max(float(np.max(np.minimum(tv, floor))), least)  # (deep: where the search may go down to)
     start = lo if not deep or lo <= bottom * (1 + _DEEP_REL) else bottom  # (no value returned below it)
@@ -415,7 +415,7 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
     bounds = {"variances": _variances_bound(dS, kS)}
     if lam is not None:
         bounds["lambda1"] = float(lam)
-    top, ask = lower / _DNN_SKIP_AT, not (thin_anchor.on() and lazy is None)  # (ask: no forecast in the thin route)
+    top, ask, how = lower / _DNN_SKIP_AT, not (thin_anchor.on() and lazy is None), {}  # (ask: no forecast, thin route)
     if not (lower > 0 and anchor_ok(n, kS)) or (ask and _forecast_fails(AS, kS, xS, top, _EFFORT["auto"], seen)):
         return None
     if lazy is not None and _S._LAZY_S and top < min(bounds.values()):  # (else the eager search, as before)
@@ -423,7 +423,7 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
         tb = top if ok else None
         lazy.update(rows=rows, lower=lower, top=top, bounds=dict(bounds), xS=xS, kS=kS, n=n, A=AS)
     elif thin_anchor.on():  # (the thin route's eager search: its top test last, thin_anchor.anchored)
-        tb = thin_anchor.anchored(AS, kS, lower, min(bounds.values()), _ANCHOR_REL, _DNN_SKIP_AT)
+        tb = thin_anchor.anchored(AS, kS, lower, min(bounds.values()), _ANCHOR_REL, _DNN_SKIP_AT, how)
     else:
         tb = _anchored(AS, kS, lower, min(bounds.values()), rel_tol=_ANCHOR_REL, top_ratio=_DNN_SKIP_AT,
                        top_first=True, seen=seen)
@@ -431,6 +431,8 @@ def light_S(covS: Cov, kS: int, xS: np.ndarray, lam: float | None = None,
         return None
     bounds["anchored"] = tb
     cert = _finish(bounds, lower, xS, kS, time.perf_counter(), {"n": n, "light": True})
+    if how.get("collatz"):  # (the eager refinements' goal, the search's resolution above it, .single._AIM_STEP_CW)
+        cert.info.update(collatz=True, aim_at=min([tb * (1 + how["collatz"])] + [b for b in bounds.values() if b > tb]))
     if lazy:
         lazy["cert"] = cert
     return cert

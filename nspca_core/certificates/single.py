@@ -55,6 +55,16 @@ from . import rest_top as _rest_top
 from .rest_top import TRACE_FIRST_KINDS, late_rest, trace_first
 from .lower import _ascent_many, _fit_lower, _starts
 
+# where S's bound is collatz's (.thin_anchor.collatz: within rel_tol / 4 of its test's threshold, where the former
+# bisection's stood up to ~1.5e-3 above it), the eager refinements aim at that bound's (1 + the former search's
+# resolution) multiple (.coupled.light_S's info["aim_at"]; the thin route's effort rules read it too, info["B_S_rule"]:
+# route.certify_thin / eager_grown / path_grown and thin_defer, so they see S's bound at the resolution they were
+# tuned on) and, where that goal fails, gallop up from this first step (then doubling to the same limit,
+# :func:`.coupled._aimed`; elsewhere _AIM_REL).  g72x1000: aimed at collatz's own bound, the goal failed where the
+# rest's terms bind (failed joint tests on 305-409 rows, 1.2-1.3x the certificate at k = 150..200); with the former
+# first step (the gallop's first test 2e-3 up) the ratio fell up to 1.6e-3 (k = 65 / 70)
+_AIM_STEP_CW = _AIM_REL / 2
+
 
 def _certify_dense(cov: Cov, k: int, x, effort: str, callback, *, warm=None, spec=None,
                    lower_hint=None, use_fit=True, need_dual=False, budget: Budget | None = None,
@@ -382,7 +392,8 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # sharpened (the cross term of S and T, anchored row sums) only below the cuts' aim ("full": its target)
     stop = 1 - EXACT_TOLERANCE if budget is not None else 1 - cfg["target_gap"] if effort == "full" else _CUT_BELOW
     # eager (the dense route's data, by cost): the refinements aim at S's own ratio, the dense route's test's
-    aim = max(_COUPLED_AIM, lower / certS.upper_bound) if eager and certS.upper_bound > 0 else _COUPLED_AIM
+    aim_at = certS.info.get("aim_at", certS.upper_bound)  # (S's bound collatz's: rel_tol above it, _AIM_STEP_CW)
+    aim = max(_COUPLED_AIM, lower / aim_at) if eager and certS.upper_bound > 0 else _COUPLED_AIM
     stop = max(stop, aim) if eager else stop
     stop = stop if tier else 0.0  # (the plain coupled bound: lower >= 0 x bound, nothing refined)
     notes, gallop, rel = {}, *((_AIM_GALLOP, _AIM_REL) if keep is not None else (_AIM_GALLOP_ONE, _AIM_REL_ONE))
@@ -432,7 +443,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         if (defer is not None and eager and stS is None and light and keep is None and budget is None
                 and defer["grows"](S.size)):
             late = floor_or_none(covS, certS, stS, kS, BT, k, pair, make, rows, lower, stop, min(bounds.values()),
-                                 certS.upper_bound, defer["slack"])
+                                 certS.info.get("aim_at", certS.upper_bound), defer["slack"])
             make, rows = (make, rows) if late is None else late[:2]
         if late is not None and late[2] is not None:
             coupled, sharper, cross = late[2], {}, make()
@@ -440,6 +451,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
         else:
             rule = {} if late is None or late[4] is None else {"give_up": late[4]}
             alone = {} if pays or rule else {"give_up": lambda lo: lo}  # (tier "cross": the aimed tests given up)
+            alone.update({"step0": _AIM_STEP_CW} if certS.info.get("collatz") else {})
             certS, (coupled, sharper, cross) = light_refined(
                 lazy, covS, certS, stS, kS, BT, k, pair, make, lower, stop, budget=budget,
                 aim=aim if effort != "full" else None, notes=notes,
@@ -492,7 +504,7 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if coupled < bounds["split"]:
         bounds["split"] = coupled
     info.update({"coupled": coupled, "S": S, "split_S": int(S.size), "split_T": int(T.size), "B_S": certS.upper_bound,
-                 "B_S_kind": certS.kind,
+                 "B_S_kind": certS.kind, **({"B_S_rule": certS.info["aim_at"]} if "aim_at" in certS.info else {}),
                  "B_S_bounds": certS.bounds, "B_T": B_T, "B_T_bounds": bt,
                  "dnn": certS.info.get("dnn")})
     if trial is not None:

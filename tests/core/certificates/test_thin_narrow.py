@@ -143,7 +143,8 @@ def test_no_narrowed_lists_outside_the_float32_block(monkeypatch):
 @example(m=4, n=8, k=3, seed=5, frac=1.0)
 @example(m=5, n=8, k=3, seed=168, frac=0.99)  # (the warm top test holds where the cold one fails: found by thin17)
 def test_top_moved_is_a_bound_and_the_former_one(m, n, k, seed, frac):
-    """:func:`thin_anchor.anchored` from a feasible value ``frac`` x OPT: every bound at least OPT (brute force), and
+    """:func:`thin_anchor.top_moved` (the search where collatz does not settle) from a feasible value ``frac`` x OPT:
+    every bound at least OPT (brute force), and
     ``dual._anchored``'s (top test first, cold) float for float, but where its own top test (warm, after the failure
     at ``1.001 lower``) fails: then None; or where the cold top test fails and the warm one holds (its start is the
     failure's ratios, at most the all-ones): then ``dual._anchored`` None and this a proved bound; no top test where
@@ -154,7 +155,7 @@ def test_top_moved_is_a_bound_and_the_former_one(m, n, k, seed, frac):
     lower = opt * frac
     counts: dict = {}
     with float32_products():
-        got = thin_anchor.anchored(A, k, lower, np.inf, 1e-3, 0.975, counts)
+        got = thin_anchor.top_moved(A, k, lower, np.inf, 1e-3, 0.975, counts)
         want = _anchored(A, k, lower, np.inf, rel_tol=1e-3, top_ratio=0.975, top_first=True)
         first, _ = anchored_rowsum_test(AnchorRows(A, k), lower * 1.001)
     if got is not None:
@@ -174,13 +175,13 @@ def test_top_tested_only_where_the_first_test_fails():
     opt, _ = brute_opt(A, k)
     counts: dict = {}
     with float32_products():
-        got = thin_anchor.anchored(A, k, opt, np.inf, 1e-3, 0.975, counts)
+        got = thin_anchor.top_moved(A, k, opt, np.inf, 1e-3, 0.975, counts)
         want = _anchored(A, k, opt, np.inf, rel_tol=1e-3, top_ratio=0.975, top_first=True)
     assert got is not None and got == want and got >= opt and counts.get("top_tests", 0) == 0
     lower = opt * 0.975 * (1 + 1e-4)
     counts = {}
     with float32_products():
-        got = thin_anchor.anchored(A, k, lower, np.inf, 1e-3, 0.975, counts)
+        got = thin_anchor.top_moved(A, k, lower, np.inf, 1e-3, 0.975, counts)
     assert counts["top_tests"] == 1
     assert got is None or got >= opt
 

@@ -71,6 +71,7 @@ def test_max_projection3_is_at_least_the_enumerated_maximum_and_close_to_it(n, s
 
 @settings(max_examples=30, **_SLOW)
 @given(st.integers(4, 8), st.integers(3, 8), st.integers(1, 3), st.integers(0, 2**31 - 1), st.integers(20, 300))
+@example(6, 8, 1, 1195, 225)  # (P's asymmetry above the slack: see below)
 def test_face_gains_bound_the_sparse_minimum_of_P_and_the_bounds_stay_above_opt(n, m, rank, seed, iters):
     """For a deep DNN point of A (deep_s.deep_dual, at a random k): every gain[i] is at most min y^T P y
     over unit nonnegative y with i nonzeros (enumeration), and face_bounds (tangent(i) - gain[i] and the joint
@@ -80,6 +81,11 @@ def test_face_gains_bound_the_sparse_minimum_of_P_and_the_bounds_stay_above_opt(
     k = int(rng.integers(1, n + 1))
     stt, _, lam = deep_s.deep_dual(A, k, iters)
     P = lam * np.eye(n) - assemble_dual(A, np.asarray(stt.N, float), stt.nu, stt.C, stt.w)
+    # the matrix every bound here is about: P's lower triangle mirrored, the triangle LAPACK reads (lam's and
+    # face's eigenvalues).  The DNN's N is symmetric up to its float32 steps' rounding (a gemm's U W U^T is not
+    # bit-symmetric: ~5e-8 of N here), so the full P's quadratic form differs from it by that much: seed 1195's
+    # brute-force minimum at i = 6 was -2.7e-10 (u^T P u of P's null vector, LAPACK's eigenvalue -1e-14)
+    P = np.tril(P) + np.tril(P, -1).T
     gains = face.face_gains(A, stt, lam, n)
     B = face.face_bounds(A, stt, lam, n, imin=int(rng.integers(1, n + 2)))
     tan = dnn_tangent(lam, stt, n, np.arange(1, n + 1))

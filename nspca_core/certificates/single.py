@@ -337,14 +337,6 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # k) and the DNN's route, the smallest coupled bound standing (target 2: never looser than certify(k))
     follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None and not eager
     lazy, seen = ({} if (keep is None and not eager) or follow else None), {}  # (seen: light_S's first test, for dense_dual)
-    if keep is None and effort == "auto":
-        # one k: S's KKT point, valued through X_S (.dnn_thin.kkt_lmax_thin), is S's dual point (no DNN, no anchored
-        # search on S: .dual.dense_dual) where it certifies _CUT_BELOW of S, not only `enough` (0.996; issue 39, 25th
-        # round: MLL k = 1,798, golub/dlbcl-shaped k = 848..7,000).  Issue 39, wide37: from that point S's DNN ran 40
-        # iterations (0.7-1 CPU s at |S| ~ 1,600) for 0.01-0.37% of B_S (golub-shaped k = 400, dlbcl-shaped k =
-        # 333..700) and 0 at MLL k = 848.  A path's run keeps the DNN: its dual point is carried to other k and
-        # polished (without it the dlbcl-shaped path's k = 500 / 600 came out 0.003 / 0.004 looser)
-        seen["kkt_stands"] = _CUT_BELOW
     if not pays:
         seen["no_anchor"] = True  # (dense_dual: no anchored test on S either)
     # S's top eigenpairs through X_S's m x m Gram (_ThinSpectral), its lambda_1 bound the light route's lamS

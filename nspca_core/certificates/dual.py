@@ -271,7 +271,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
         if isinstance(st, tuple):
             v, st, lam = st
         else:
-            v, lam = _start_value(A, k, st, screen_block.get("U"), lower, work)
+            v, lam = _start_value(A, k, st, screen_block.get("U"), lower, work, beat=best[0] if best else None)
         evals += 1
         if best is None or v < best[0]:
             best = (v, st, name, lam)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from .dnn import DnnState, DnnWork, _ritz, dnn_tangent, dnn_value_lam
+from .dnn import DnnState, DnnWork, _ritz, dnn_tangent, dnn_value_lam, value_below
 from .dnn_thin import kkt_lmax_thin
 
 
@@ -145,14 +145,25 @@ _START_EXACT = 0.98
 
 
 def _start_value(A: np.ndarray, k: int, st: DnnState, U: np.ndarray | None, lower: float | None,
-                 work: DnnWork | None = None, exact=None) -> tuple[float, float]:
+                 work: DnnWork | None = None, exact=None, beat: float | None = None) -> tuple[float, float]:
     """A DNN start's rigorous ``(value, lambda bound)``.  Without a subspace the evaluation is LAPACK's top
     eigenvalue (n^3); with ``U`` (the block steps that chose the start: :func:`_kkt_beaten`,
     :func:`_screen_init`) it is proved by Cholesky at a Ritz guess from U (:func:`.dnn_lmax.lmax_upper`, ~1/5 of
     the cost at n = 1,200: issue 39, dlbcl-shaped k = 200 spent 0.18 s in two such eigenvalues).  Where the
     guessed value certifies :data:`_START_EXACT` of ``lower`` (or ``lower`` is None), LAPACK's value is taken
     instead: a start that may end the certificate is valued as before.  Either value is an upper bound.  ``exact``
-    (a callable: a proved ``lambda`` bound or None) stands for LAPACK's where it proves one (the smaller kept)."""
+    (a callable: a proved ``lambda`` bound or None) stands for LAPACK's where it proves one (the smaller kept).
+
+    ``beat`` (the value of a start already in hand, :func:`.dual._dnn`'s KKT point): where the floor of this start's
+    value (:func:`.dnn.value_below` at U's first vector, one assembly and two symmetric products) is at least
+    ``beat``, ``(inf, None)`` is returned, nothing evaluated: whichever value the evaluation would prove is at or
+    above that floor, so the caller, keeping a start only where its value is strictly below ``beat``, keeps the
+    same one.  Issue 39, wide37: golub-shaped k = 400, the screening start (576.6 against the KKT point's 571.4)
+    was valued by LAPACK's n^3 eigenvalue at |S| = 1,611 (its Ritz guess's value certified 0.98 of ``lower``),
+    0.36 of 1.5 CPU s, and never used."""
+    if beat is not None and U is not None and U.shape == (A.shape[0], U.shape[1]) and U.shape[1] > 0:
+        if value_below(A, k, DnnState(st.N, st.nu, U, st.C, st.w), work) >= beat:
+            return np.inf, None
     lam = np.inf
     if U is not None and lower is not None and U.shape[0] == A.shape[0]:
         v, lam = dnn_value_lam(A, k, DnnState(st.N, st.nu, U), work=work)

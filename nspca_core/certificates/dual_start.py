@@ -161,7 +161,7 @@ def _start_value(A: np.ndarray, k: int, st: DnnState, U: np.ndarray | None, lowe
     same one.  Issue 39, wide37: golub-shaped k = 400, the screening start (576.6 against the KKT point's 571.4)
     was valued by LAPACK's n^3 eigenvalue at |S| = 1,611 (its Ritz guess's value certified 0.98 of ``lower``),
     0.36 of 1.5 CPU s, and never used."""
-    if beat is not None and U is not None and U.shape == (A.shape[0], U.shape[1]) and U.shape[1] > 0:
+    if beat is not None and U is not None and U.shape[0] == A.shape[0] and U.shape[1] > 0:
         if value_below(A, k, DnnState(st.N, st.nu, U, st.C, st.w), work) >= beat:
             return np.inf, None
     lam = np.inf

@@ -76,6 +76,13 @@ def _thin_blocks():
         yield
 
 
+def _rule_bs(info: dict) -> float:
+    """S's bound as the thin route's effort rules read it (:func:`certify_thin`, :func:`eager_grown`,
+    :func:`path_grown`): ``info["B_S_rule"]`` where :mod:`.single` records one (S's bound collatz's, read at the former
+    search's resolution above it: ``.single._AIM_STEP_CW``), else ``info["B_S"]``, else 0 (no split)."""
+    return info.get("B_S_rule", info.get("B_S", 0.0))
+
+
 def certify_thin(cov: Cov, k: int, x, effort: str, callback, gram=None) -> Certificate:
     """certify(k) where :func:`split_cheaper` holds: the eager split certificate (grown, :func:`eager_grown`), and
     where the rest T still holds its ratio more than :data:`_EAGER_FALLBACK` below S's own (no screen within the
@@ -85,7 +92,7 @@ def certify_thin(cov: Cov, k: int, x, effort: str, callback, gram=None) -> Certi
     of 265 / 191 features, the dense route 0.97 / 0.94.  certify_path calls this at each such k (the same floats)."""
     with _thin_blocks():
         d = _certify_large(cov, k, x, effort, callback, gram=gram, eager=True, defer=True)
-        bs = d.info.get("B_S_rule", d.info.get("B_S", 0.0))  # (S's bound as the effort rules read it: .single's)
+        bs = _rule_bs(d.info)
         if not bs > 0 or d.lower / d.upper_bound >= d.lower / bs - _EAGER_FALLBACK:
             return d
         held = cov._A
@@ -223,7 +230,7 @@ def eager_grown(cov: Cov, k: int, d: Certificate, effort: str, callback, keep, g
     size = int(d.info.get("split_S", n))
     dense = route_flops(m, n, size)[0]
     while (d.x is not None and "B_S" in d.info and d.info["B_S"] > 0 and size < n
-           and d.lower / d.upper_bound < d.lower / d.info.get("B_S_rule", d.info["B_S"]) - _EAGER_SLACK):
+           and d.lower / d.upper_bound < d.lower / _rule_bs(d.info) - _EAGER_SLACK):
         size = min(n, int(_EAGER_GROW * size))
         if not route_flops(m, n, size)[1] < dense:
             break
@@ -287,7 +294,7 @@ def path_grown(cov: Cov, certs: dict, effort: str, gram=None) -> int:
     for k in sorted(certs, reverse=True):
         c = certs[k]
         ub = min(ub, c.upper_bound)
-        bs, size = c.info.get("B_S_rule", c.info.get("B_S", 0.0)), int(c.info.get("split_S", 0))
+        bs, size = _rule_bs(c.info), int(c.info.get("split_S", 0))
         # (certify(k)'s own screen: 2 k by variance plus x's support, below 3 k; a grown one is 3x that)
         if (c.x is None or not bs > 0 or not size < _EAGER_GROW * S.eager_size(cov.n, k) or not _grows(cov, size)
                 or not c.lower / ub < c.lower / bs - _PATH_SLACK):

@@ -326,6 +326,7 @@ def _fit_auto(cov, k, d, eps, seed, callback, options, params, t0) -> Result:
     tick(1)
     screen = Screen(cov, V, eig[0], single, diag=diag, key=key) if Screen.applies(cov) else None
     before, after, ascended, supports = _ascend(cov, names, X0, k, key, screen, single)
+    del X0  # written over by the ascent's start (not held through the polish)
     if options.get("samples") or (_AUTO_ENET and _disagree(after)):
         more = _enet_starts(V, k, d, eps, seed, options.get("samples"), info)
         b2, a2, x2, s2 = _ascend(cov, *more, k, key, screen, single)
@@ -380,14 +381,15 @@ def _ascend(cov: Cov, names: list, X0: np.ndarray, k: int, key: np.ndarray, scre
     value after, point after, support as bytes)`` by name (the support: ``(x != 0).tobytes()``, from one
     comparison of all points).  ``screen``: the products exact only where the top k can be
     (:class:`Screen`); ``single``: float32 products (the values then carry their rounding, the points
-    are polished in float64 after)."""
+    are polished in float64 after).  X0 is the caller's scratch: the starts' projection may write in it."""
     # the support's limit through the m x m Gram of thin data; on a covariance the eigh and its
     # bookkeeping cost more than the steps they save (CBCL, LRS)
     jump = SupportJump(cov, top_only=single is not None) if type(cov) is Cov and cov.thin and cov._A is None \
         else None
     matvec = single if single is not None else _SparseRows.of(cov, k) or cov.matvec
-    step = TopK(compact_start=True) if single is None else \
-        SingleTopK(compact_start=True, single_from=_random_from(names))
+    # X0 is the caller's, made for this ascent and dropped after it: the starts' projection writes in it
+    step = TopK(compact_start=True, own_starts=True) if single is None else \
+        SingleTopK(compact_start=True, own_starts=True, single_from=_random_from(names))
     r = ascent(matvec, X0, k, step=step, key=key, screen=screen, jump=jump,
                merge="support", dominated=_AUTO_DOMINATED, far=_far(names), exempt=_tpower_own(names), xtol=_AUTO_XTOL)
     # the starts made feasible are the first iterates: their values come with the first products

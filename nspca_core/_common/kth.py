@@ -31,7 +31,9 @@ def column_counts(M: np.ndarray) -> np.ndarray:
     if M.flags.c_contiguous and M.ndim == 2:
         return (_ones(M.shape[0]) @ M).astype(np.intp)
     if M.flags.f_contiguous and M.ndim == 2:
-        return (M.T @ _ones(M.shape[0])).astype(np.intp)
+        # summed as bytes along its columns: no float copy of M (the product's, fresh pages for a
+        # large M: auto's 1,800 x 36 starts, a 518 KB copy a call)
+        return M.T.view(np.uint8).sum(axis=1, dtype=np.intp)
     return np.count_nonzero(M, axis=0)
 
 # columns of at least this many entries find their j-th largest value from a sample first

@@ -109,8 +109,8 @@ def test_auto_answers_unchanged(monkeypatch, k):
     """auto with the float32 selection and start against auto with TopK's on thin float32-product data:
     the same x, variance and candidates, float for float."""
     class Plain(TopK):  # TopK's selection and start, with SingleTopK's signature
-        def __init__(self, compact_start=True, single_from=None):
-            super().__init__(compact_start=compact_start)
+        def __init__(self, compact_start=True, own_starts=False, single_from=None):
+            super().__init__(compact_start=compact_start, own_starts=own_starts)
 
     outs = []
     for cls in (Plain, SingleTopK):

@@ -299,8 +299,7 @@ def _dnn(A: np.ndarray, k: int, lower: float, effort: str, warm: DnnState | None
     if info.pop("unevaluated", False) and st.U is None:  # (no cut run to evaluate it: now)
         val, info["lam"] = dnn_value_lam(A, k, st, work=work)
         info["exact_evaluations"] += 1
-    # else the point the plain run gave up at (lazy: nothing evaluated yet) is the cut run's start,
-    # which evaluates its own end (val inf until then)
+    # else the plain run's give-up point (lazy: nothing evaluated yet) is the cut run's start: it evaluates its end
     info["init"] = init
     info["exact_evaluations"] += evals
     lam = info["lam"]
@@ -452,7 +451,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     # 5,000 x 2,000 word-count corpus at k = 10 certified 0.9964 by lambda_1 alone, 0.9989 after 10x the answer's cost)
     enough = 1.0 - cfg.get("accept_gap", cfg["target_gap"])
     best_now = min(bounds.values())
-    state, kkt = warm, None
+    state, kkt, stands = warm, None, False
     kkt_x = x  # the DNN's own KKT start (none when the estimate below rules it out)
     # one DnnWork for the KKT point's evaluation and the DNN's (the same floats as fresh arrays; issue 39, 18th round:
     # dlbcl-shaped k = 150, the screening start's first evaluation 61 ms against 34 ms repeated: fresh memory's faults)
@@ -474,9 +473,10 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
                 kkt = _kkt_point(A, k, x, kkt_block.get("U"), lower, work, thin=(seen or {}).get("gram"))
             bounds["dnn"] = kkt[0]
             best_now = report.offer(min(bounds.values()))
-            # (a thin split S's KKT point, thin-valued, certifying `enough` at "auto" is S's dual point: no DNN run;
-            # issue 39, 25th round: MLL k = 1,798, golub/dlbcl-shaped k = 848..7,000, 0.5-1 CPU s each)
-            need_dual = need_dual and not (effort == "auto" and "gram" in (seen or {}) and lower >= enough * best_now)
+            # (a thin split S's KKT point certifying `enough`, or a one-k's seen["kkt_stands"], stands: single.py)
+            stands = effort == "auto" and "gram" in (seen or {}) and lower >= seen.get("kkt_stands", enough) * best_now
+            need_dual = need_dual and not stands
+            (seen if seen is not None else {})["kkt_ratio"] = lower / best_now  # (a path's run reads it: single.py)
     anchored_size = float(n) * n * max(k, 8)
     # (one rule before and inside the DNN: the anchored bound where it costs at most a DNN run)
     anchor_ok = S.anchor_ok(n, k) and not (seen or {}).get("no_anchor")  # (a split S that cannot pay: single.py)
@@ -484,7 +484,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
     # by less than that), "full" to 5e-5; `carry`: its last failed test, which starts the next
     carry: dict = {}
     anchor_rel = 5e-5 if effort == "full" else _ANCHOR_REL
-    if (lower < enough * best_now and anchor_ok
+    if (lower < enough * best_now and anchor_ok and not stands
             and effort != "full" and fits(budget, "anchored", anchored_size)):
         # small k: the DNN's weak spot, the anchored row sums' strong one, and far cheaper; only
         # the test at _DNN_SKIP_AT and the bisection below it are run (a weaker proof would not
@@ -536,7 +536,7 @@ def dense_dual(A: np.ndarray, k: int, x, lower: float, bounds: dict, info: dict,
         if tb is not None:
             bounds["anchored"] = tb
         return tb is not None
-    if (lower < target * best_now and (need_dual or lower < enough * best_now)
+    if (lower < target * best_now and (need_dual or lower < enough * best_now and not stands)
             and (need_dual or not ("anchored" in bounds and lower >= _DNN_SKIP_AT * best_now))):
         def anchored_above(val):
             # the anchored bound below val, from the last failed test (warm)

@@ -44,6 +44,7 @@ from .dnn import dnn_tangent
 from .dual import _cut_rounds
 from .lower import _ascent_batch, _rank1_cols
 from .path_carry import carry_runs, coupled_curve
+from .path_large_points import one_k_too
 from .route import _certify_large
 from .single import _finish
 
@@ -119,8 +120,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
     cfg = S._EFFORT[effort]
     run_max = 2 * cfg["split_size"] // cfg.get("split_per_k", S._SPLIT_PER_K)
     open_ks = uniq[((uniq < sat) | (uniq == kmax)) & (uniq <= run_max)]
-    if not open_ks.size:
-        open_ks = uniq[:1]
+    open_ks = open_ks if open_ks.size else uniq[:1]
     m = cov.X.shape[0] if cov.X is not None else n
     cost = {int(k): run_cost(m, n, int(k), effort) for k in open_ks}
     budget = S.path_budget(list(cost.values()), S._PATH_SPLIT_RUNS_PER_K)
@@ -138,7 +138,7 @@ def path_large(cov: Cov, uniq: np.ndarray, given: dict, found: dict, effort: str
                                small_keep=small)
         else:
             c = _certify_large(cov, k, xs[i], effort, None, cap, branch_seconds=0.0, keep=keep)
-        runs[k] = c
+        runs[k] = c = one_k_too(cov, k, given.get(k), effort, c, keep, small) if cap is None else c
         if c.x is not None and c.lower > lows[i]:
             lows[i], xs[i], src[i] = c.lower, c.x, c.info.get("lower_source", "split")
         for tag, kp in ((0, keep), (1, small or {})):  # (the smaller screen's carried as the larger one's)

@@ -1,5 +1,6 @@
 """Large n (:func:`~nspca_core.certificates.certify_path` above the dense size): the path's feasible points at every k
-and its certificates from a larger k's bound (``monotone``), moved out of :mod:`.path` (the module limit) unchanged."""
+and its certificates from a larger k's bound (``monotone``), moved out of :mod:`.path` (the module limit) unchanged;
+certify(k)'s own certificate beside a path's run where certify(k)'s KKT rule parts their ways (:func:`one_k_too`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..operators.cov import Cov
 from ..result import Certificate
 from .bounds import _thin_lambdas, _thin_spectrum, cheap_bounds_at
 from .lower import _fit_lower, _path_lower
+from .route import _certify_cov
 from .single import _finish
 
 
@@ -52,3 +54,20 @@ def _large_monotone(cov: Cov, k: int, x: np.ndarray, ub: float) -> Certificate:
     if cov.X is not None and cov.thin:
         bounds.update(cheap_bounds_at(_thin_spectrum(cov.X, cov.X.shape[0], 1), k))
     return _finish(bounds, cov.quad(x), x, k, t0, {"n": cov.n})
+
+
+def one_k_too(cov: Cov, k: int, x, effort: str, c: Certificate, keep: dict, small: dict | None) -> Certificate:
+    """A path's run at k (``c``, :func:`.path_large.path_large`), or certify(k)'s own certificate where smaller.
+
+    Where certify(k)'s S would have stood at its KKT point (``keep["kkt_rule"]``, set by
+    :func:`.single._certify_split` on any screen of the run: one-k's ``seen["kkt_stands"]``), the run keeps S's DNN
+    (its dual point is carried to other k and polished) and certify(k)'s refinements land elsewhere (issue 39, wide37:
+    tighter at one k of an 8 x 200 forced split): certify(k)'s run is then made too (``x``: the caller's point, else
+    its own search, as certify(k)), and the smaller bound stands -- the path never looser than certify(k) at a run k.
+    Both are proved bounds; the certificate kept is the one whose upper bound is smaller (its own feasible point: the
+    path then takes the better of its points, as at every run)."""
+    if not (keep.get("kkt_rule") or (small or {}).get("kkt_rule")):
+        return c
+    one = _certify_cov(cov, k, x, effort)
+    one.info["path_one_k"] = "kkt_rule"
+    return one if one.upper_bound < c.upper_bound else c

@@ -257,8 +257,9 @@ def grown(cov, k: int, d: Certificate, effort: str, callback, keep: dict | None,
     if not e.upper_bound < d.upper_bound:
         return d
     if keep is not None:
+        rule = {"kkt_rule": True} if keep.get("kkt_rule") else {}  # (d's: .path_large runs certify(k) too)
         keep.clear()
-        keep.update(kept)
+        keep.update(kept, **rule)
     e.info["lower_source"] = d.info.get("lower_source", e.info.get("lower_source"))
     return e
 

@@ -337,6 +337,15 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     # k) and the DNN's route, the smallest coupled bound standing (target 2: never looser than certify(k))
     follow = keep is not None and light and _sets._LAZY_S and budget is None and trial is None and not eager
     lazy, seen = ({} if (keep is None and not eager) or follow else None), {}  # (seen: light_S's first test, for dense_dual)
+    if keep is None and effort == "auto" and kS > _SPLIT_BRANCH_MAX_K:
+        # one k, no tree on S: S's KKT point, valued through X_S (.dnn_thin.kkt_lmax_thin), is S's dual point (no DNN,
+        # no anchored search on S: .dual.dense_dual) where it certifies _CUT_BELOW of S, not only `enough` (0.996;
+        # issue 39, 25th round).  Issue 39, wide37 / kkt38: from that point S's DNN ran 40 iterations (0.7-1 CPU s at
+        # |S| ~ 1,600) for 0.01-0.37% of B_S (golub-shaped k = 400, dlbcl-shaped k = 333..700), 0 at MLL k = 848.
+        # A path's run keeps the DNN (its dual point is carried: without it the dlbcl-shaped path's k = 500 / 600
+        # came out 0.003 / 0.004 looser); where this rule would stand it marks keep["kkt_rule"] (below), and the path
+        # takes certify(k)'s own certificate too (.path_large: never looser than certify(k) there)
+        seen["kkt_stands"] = _CUT_BELOW
     if not pays:
         seen["no_anchor"] = True  # (dense_dual: no anchored test on S either)
     # S's top eigenpairs through X_S's m x m Gram (_ThinSpectral), its lambda_1 bound the light route's lamS
@@ -355,6 +364,9 @@ def _certify_split(cov: Cov, k: int, x, effort: str, callback, split_cap: int | 
     if certS is None:
         certS, stS, x, lower = _split_S(cov, S, covS, kS, xS, effort, callback, budget, branch_seconds, T.size,
                                         x, lower, info, seen, thinS and (*thinS, eigS), tree, cut_below)
+        if (keep is not None and effort == "auto" and kS > _SPLIT_BRANCH_MAX_K
+                and _CUT_BELOW <= seen.get("kkt_ratio", 0.0) < 1.0 - cfg.get("accept_gap", cfg["target_gap"])):
+            keep["kkt_rule"] = True  # (certify(k)'s S would have stood at its KKT point, this run's did not: above)
     B_S = certS.upper_bound
     if budget is not None and not budget.fits("rest", work):
         info.update({"stopped": "time_limit", "S": S, "B_S": B_S})

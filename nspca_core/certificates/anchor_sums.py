@@ -13,6 +13,7 @@ import contextvars
 import numpy as np
 
 from .._common.kth import survivor_table
+from .anchor_joint import joint_top
 
 # the row sums' selection runs in float32 (NumPy's partition of n x w float32 is ~1.6x faster than
 # float64's, the rowsum tests' main cost; issue 39); each float32 value p' of a product p obeys
@@ -365,7 +366,8 @@ def _joint_sums(rows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
 _COLUMNWISE_FROM = 256
 
 
-def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate: float) -> np.ndarray:
+def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate: float,
+                 update: bool = True) -> np.ndarray:
     """The joint test's ratio per row, ``(_joint_sums(rows, r, qs) * inflate / gap).max(axis=1)`` float for float
     (``gapT``: ``gap.T`` contiguous, ``len(qs) x n``), the prefix sums taken hypothesis-major.
 
@@ -378,10 +380,12 @@ def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate:
     of additions per row, the column loop adds n rows at once."""
     qmax = int(qs.max())
     L = rows.idx.shape[1]
-    if L <= _JOINT_SORT_UPTO or qmax >= L:  # (sorted rows: their top block sorted too, the same values)
+    if L <= _JOINT_SORT_UPTO and qmax < L:  # (sorted rows, most from the lists kept across the passes: the same
+        top = joint_top(rows, r, qmax, update)  # block float for float, :mod:`.anchor_joint`)
+    elif qmax >= L:  # (sorted rows: their top block sorted too, the same values)
         top = _prods32(rows, r)
         top.sort(axis=1)
-        top = np.maximum(top[:, max(L - qmax, 0):], rows.cap32[:, None])  # (max with the cap keeps the order)
+        top = np.maximum(top, rows.cap32[:, None])  # (max with the cap keeps the order)
     else:
         top = _top32(_prods32(rows, r), qmax, rows.cap32)
         top.sort(axis=1)  # (ascending, in place: read reversed below)

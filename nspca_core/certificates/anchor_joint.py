@@ -119,8 +119,9 @@ def joint_top(rows, r: np.ndarray, qmax: int, update: bool = True) -> np.ndarray
     lists = getattr(rows, "joint_lists", None)
     usable = lists is not None and not lists.cold and lists.idx.shape[1] > qmax and bool((r <= lists.r).all())
     if not usable:
-        p32, raw = _whole(rows, r, keep=update)
-        if update:
+        make = update and _following(rows, "joint_last", r)
+        p32, raw = _whole(rows, r, keep=make)
+        if make:
             rows.joint_lists = JointLists(rows, r, raw, p32, w)
         return np.maximum(p32[:, L - qmax:], cap)
     p32 = lists.prods32(r)
@@ -138,3 +139,72 @@ def joint_top(rows, r: np.ndarray, qmax: int, update: bool = True) -> np.ndarray
         lists.r = np.array(r, dtype=float)
         lists.cold = short.size > _COLD * n
     return top
+
+
+def plain_eligible(rows) -> bool:
+    """Whether the plain test's row sums take :func:`plain_kept` (dense rows: values kept float64, tables of
+    :data:`_MIN_ROWS` rows and more whose lists are at least :data:`_MIN_SPARED` candidates narrower)."""
+    n, L = rows.idx.shape
+    q = rows.m
+    return rows.vals32 is None and n >= _MIN_ROWS and q > 0 and L - width(q) >= _MIN_SPARED
+
+
+def plain_kept(rows, r: np.ndarray) -> np.ndarray:
+    """The plain test's row sums (:func:`.anchor_sums._plain_sums` of the whole rows, ``whole=True``) float for
+    float, most rows from lists kept across the passes (``rows.plain_lists``, :class:`JointLists` at ``q = k - 1``).
+
+    The same floats.  The whole rows' sum of a row is, where its capped q largest products (sorted ascending) are
+    exact in any order (:func:`.anchor_sums._exact_in_any_order`), their exact sum rounded up (``_sum_exact``:
+    every order of the additions gives it, so also the partitioned block's casting sum, ``_sum_up``), and
+    otherwise ``_sum_up`` of the row's own np.partition block (a row's selection and sum do not read other rows).
+    A row whose list holds (its q-th largest capped product at least ``drop``: the module's docstring) has that
+    very block as a multiset, sorted ascending the same array, so the exact case is the same float; the other rows
+    (short of their lists, or not exact) are summed from their whole lists as before, and the short ones' lists
+    made again there.  ``rows.lists_read_only`` (:func:`.thin_contract.plain`'s extra evaluations): the lists are
+    read, never made or moved."""
+    from .anchor_sums import _exact_in_any_order, _prods32, _sum_exact, _sum_up, _top32
+
+    q = rows.m
+    n, L = rows.idx.shape
+    cap = rows.cap32[:, None]
+    update = not getattr(rows, "lists_read_only", False)
+    lists = getattr(rows, "plain_lists", None)
+    usable = lists is not None and not lists.cold and lists.idx.shape[1] > q and bool((r <= lists.r).all())
+    short = np.zeros(0, dtype=np.intp)
+    if usable:
+        p32 = lists.prods32(r)
+        p32.sort(axis=1)
+        top = p32[:, p32.shape[1] - q:]
+        np.maximum(top, cap, out=top)
+        short = (top[:, 0] < lists.drop).nonzero()[0]
+    else:
+        make = update and _following(rows, "plain_last", r)
+        p32, raw = _whole(rows, r, keep=make)
+        if make:
+            rows.plain_lists = JointLists(rows, r, raw, p32, width(q))
+        top = np.maximum(p32[:, L - q:], cap)
+    s = _sum_exact(top)
+    if short.size:  # (their whole lists: sorted, the exact sums; the lists made again from the same sort)
+        s32, raw = _whole(rows, r, short, keep=True)
+        tb = np.maximum(s32[:, L - q:], cap[short])
+        s[short] = _sum_exact(tb)
+        top[short] = tb  # (their blocks now the whole lists': the exactness test below reads them)
+        if update:
+            lists.make(rows, short, raw, s32)
+    bad = (~_exact_in_any_order(top)).nonzero()[0]
+    if bad.size:  # (a sum that may round: the former float, the row's own partitioned block)
+        s[bad] = _sum_up(_top32(_prods32(rows, r, bad), q, rows.cap32[bad]))
+    if usable and update:
+        lists.r = np.array(r, dtype=float)
+        lists.cold = short.size > _COLD * n
+    return s
+
+
+def _following(rows, key: str, r: np.ndarray) -> bool:
+    """Whether a pass at r follows one at ratios entrywise at least r (kept on the rows under ``key``; set to r
+    here): lists are made from such a pass only -- a test's first pass (from the all-ones start, or another
+    test's ratios) is followed by its largest move, where lists made there fell short on most rows (golub-shaped
+    k = 200: 1,141 of 1,229 rows at the second pass)."""
+    last = getattr(rows, key, None)
+    setattr(rows, key, np.array(r, dtype=float))
+    return last is not None and last.shape == r.shape and bool((r <= last).all())

@@ -113,7 +113,7 @@ def joint_top(rows, r: np.ndarray, qmax: int, update: bool = True) -> np.ndarray
     n, L = rows.idx.shape
     cap = rows.cap32[:, None]
     w = width(qmax)
-    if n < _MIN_ROWS or L - w < _MIN_SPARED:
+    if n < _MIN_ROWS or L - w < _MIN_SPARED or not _finite(rows):
         p32, _ = _whole(rows, r)
         return np.maximum(p32[:, L - qmax:], cap)
     lists = getattr(rows, "joint_lists", None)
@@ -146,7 +146,17 @@ def plain_eligible(rows) -> bool:
     :data:`_MIN_ROWS` rows and more whose lists are at least :data:`_MIN_SPARED` candidates narrower)."""
     n, L = rows.idx.shape
     q = rows.m
-    return rows.vals32 is None and n >= _MIN_ROWS and q > 0 and L - width(q) >= _MIN_SPARED
+    return rows.vals32 is None and n >= _MIN_ROWS and q > 0 and L - width(q) >= _MIN_SPARED and _finite(rows)
+
+
+def _finite(rows) -> bool:
+    """Whether the rows' kept values are all finite (asked once per rows): then every product at ratios in [0, 1] is
+    a number (no inf times 0), so each row's comparisons with ``drop`` count its candidates (no NaN)."""
+    got = rows.__dict__.get("_lists_finite")
+    if got is None:
+        vals = rows.vals if rows.vals32 is None else rows.vals32
+        got = rows.__dict__["_lists_finite"] = bool(np.isfinite(vals).all())
+    return got
 
 
 def plain_kept(rows, r: np.ndarray) -> np.ndarray:

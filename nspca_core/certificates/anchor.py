@@ -168,7 +168,7 @@ def row_fixpoint(rows: AnchorRows, gap: np.ndarray, r: np.ndarray, *, inc: np.nd
             ratio *= inflate  # (in place, the sums' own array: s * inflate / gap)
             ratio /= gap
         if not node and anchor is None and thin_contract.due(it) and thin_contract.contracts(ratio, (
-                lambda u: _joint_ratio(rows, u, qs, gapT, inflate)) if qs is not None else thin_contract.plain(
+                lambda u: _joint_ratio(rows, u, qs, gapT, inflate, False)) if qs is not None else thin_contract.plain(
                 rows, gap, inflate)):
             return True, np.minimum(r, ratio)  # (the joint and plain tests' contraction: .thin_contract, its block)
         new = np.minimum(r, ratio)

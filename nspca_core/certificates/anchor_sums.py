@@ -13,6 +13,7 @@ import contextvars
 import numpy as np
 
 from .._common.kth import survivor_table
+from .anchor_joint import joint_top, plain_eligible, plain_kept
 
 # the row sums' selection runs in float32 (NumPy's partition of n x w float32 is ~1.6x faster than
 # float64's, the rowsum tests' main cost; issue 39); each float32 value p' of a product p obeys
@@ -130,6 +131,8 @@ def _plain_sums(rows, r: np.ndarray, whole: bool = False) -> np.ndarray:
     are summed as before (np.partition of their own products: a row's selection and sum do not depend on
     the other rows)."""
     q, L = rows.m, rows.idx.shape[1]
+    if not whole and plain_eligible(rows):
+        return plain_kept(rows, r)  # (dense rows: lists kept across the passes, the same floats, :mod:`.anchor_joint`)
     if not whole and (rows.vals32 is not None or rows.n >= _SORT_ROWS_FROM) and 0 < q and _narrow_width(q) < L:
         return _narrowed_sums(rows, r)  # (the thin route's rows, and the dense rows sorted below: narrowed)
     if not 0 < q < L <= _SORT_UPTO or rows.n < _SORT_ROWS_FROM:
@@ -365,7 +368,8 @@ def _joint_sums(rows, r: np.ndarray, qs: np.ndarray) -> np.ndarray:
 _COLUMNWISE_FROM = 256
 
 
-def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate: float) -> np.ndarray:
+def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate: float,
+                 update: bool = True) -> np.ndarray:
     """The joint test's ratio per row, ``(_joint_sums(rows, r, qs) * inflate / gap).max(axis=1)`` float for float
     (``gapT``: ``gap.T`` contiguous, ``len(qs) x n``), the prefix sums taken hypothesis-major.
 
@@ -375,13 +379,16 @@ def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate:
     scaled by the same operations in the same order (``* _SEL32_REL + q _SEL32_ABS``, ``* inflate``,
     ``/ gap``) and the maximum is exact.  Faster at n ~ 700..1,200 rows (dlbcl-/golub-shaped k = 120..200:
     ~0.6 -> ~0.4 ms of a ~2.3 ms iteration): np.cumsum along a row of ~100..200 entries is one dependent chain
-    of additions per row, the column loop adds n rows at once."""
+    of additions per row, the column loop adds n rows at once (since the twenty-seventh round one
+    np.add.accumulate down the columns, the same additions in the same order, the block cast in one copy)."""
     qmax = int(qs.max())
     L = rows.idx.shape[1]
-    if L <= _JOINT_SORT_UPTO or qmax >= L:  # (sorted rows: their top block sorted too, the same values)
+    if L <= _JOINT_SORT_UPTO and qmax < L:  # (sorted rows, most from the lists kept across the passes: the same
+        top = joint_top(rows, r, qmax, update)  # block float for float, :mod:`.anchor_joint`)
+    elif qmax >= L:  # (sorted rows: their top block sorted too, the same values)
         top = _prods32(rows, r)
         top.sort(axis=1)
-        top = np.maximum(top[:, max(L - qmax, 0):], rows.cap32[:, None])  # (max with the cap keeps the order)
+        top = np.maximum(top, rows.cap32[:, None])  # (max with the cap keeps the order)
     else:
         top = _top32(_prods32(rows, r), qmax, rows.cap32)
         top.sort(axis=1)  # (ascending, in place: read reversed below)
@@ -390,9 +397,9 @@ def _joint_ratio(rows, r: np.ndarray, qs: np.ndarray, gapT: np.ndarray, inflate:
     if rows.n < _COLUMNWISE_FROM:
         csum = np.cumsum(top[:, ::-1], axis=1, dtype=np.float64)
         return ((csum[:, q - 1] * _SEL32_REL + q * _SEL32_ABS) * inflate / gapT.T).max(axis=1)
-    c = np.ascontiguousarray(top[:, ::-1].astype(np.float64).T)  # w x n, descending down each column
-    for j in range(1, w):
-        np.add(c[j - 1], c[j], out=c[j])
+    c = np.empty((w, rows.n))  # w x n, descending down each column (cast in the copy: one pass, no n x w float64)
+    np.copyto(c, top.T[::-1])
+    np.add.accumulate(c, axis=0, out=c)  # (c_j = c_{j-1} + v_j in the order of j: the column loop's additions)
     s = c[q - 1]
     s *= _SEL32_REL
     s += (q * _SEL32_ABS)[:, None]

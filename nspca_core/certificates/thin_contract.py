@@ -85,15 +85,18 @@ def contracts(v: np.ndarray, G) -> bool:
 def plain(rows, gap: np.ndarray, inflate: float):
     """The plain test's computed ratio map ``G(u) = s(u) inflate / gap`` (its iteration's floats), for
     :func:`contracts`.  The rows' narrowed lists (``rows.narrowed``, ``rows.narrow_last``: which lists the next sums
-    read, never their floats) are left as the iteration left them, so its later passes choose as without this one."""
+    read, never their floats) are left as the iteration left them, so its later passes choose as without this one;
+    the dense rows' kept lists (``rows.plain_lists``) are only read."""
     from .anchor_sums import _plain_sums  # (anchor imports this module; anchor_sums imports neither)
 
     def G(u: np.ndarray) -> np.ndarray:
         held = getattr(rows, "narrowed", None), getattr(rows, "narrow_last", None)
+        rows.lists_read_only = True  # (the dense rows' kept lists, :func:`.anchor_joint.plain_kept`: read only)
         try:
             g = _plain_sums(rows, u)
         finally:
             rows.narrowed, rows.narrow_last = held
+            rows.lists_read_only = False
         g *= inflate
         g /= gap
         return g

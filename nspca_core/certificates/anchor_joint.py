@@ -10,8 +10,8 @@ product at any earlier iterate r0 >= r.
 
 :class:`JointLists` keep, per row, the ``W`` candidates of the largest products at the iterate where the row's list
 was made, and ``drop``: the (W + 1)-th largest float32 product there, so every product left out is at most ``drop``
-at every ``r <= r0`` (the float32 products are monotone in r: :func:`.anchor_sums._prods32`, a rounded product and
-its rounding to float32 are, and :func:`.anchor_sums.up32` is).  At r, where the row's ``qmax``-th largest capped
+at every ``r <= r0`` (the float32 products are monotone in r: :func:`.anchor_f32._prods32`, a rounded product and
+its rounding to float32 are, and :func:`.anchor_f32.up32` is).  At r, where the row's ``qmax``-th largest capped
 product over its list is at least ``drop``, its ``qmax`` largest capped products are the whole list's as a
 multiset (:func:`.anchor_sums._narrowed_sums`' argument: every product left out is at most ``drop``, hence at most
 each value of the block; where the cap is at least ``drop`` the capped blocks are the same as well: both are the
@@ -27,6 +27,8 @@ float32 values in the same places, so every ratio, iterate and proof of the join
 from __future__ import annotations
 
 import numpy as np
+
+from .anchor_f32 import _exact_in_any_order, _prods32, _sum_exact, _sum_up, _top32, up32
 
 # a row's list keeps this many candidates: qmax and half as many again, at least _EXTRA_MIN more (golub-shaped k =
 # 200, the aimed tests' 39 passes: with a quarter more, 53..1,229 rows short per pass for the first 15 passes; with
@@ -82,9 +84,7 @@ class JointLists:
         self.drop[sel] = drop
 
     def prods32(self, r: np.ndarray) -> np.ndarray:
-        """The kept candidates' float32 products at r: the floats :func:`.anchor_sums._prods32` gives them."""
-        from .anchor_sums import up32
-
+        """The kept candidates' float32 products at r: the floats :func:`.anchor_f32._prods32` gives them."""
         if self.vals32 is not None:
             t = np.take(up32(r), self.idx)
             t *= self.vals32
@@ -96,8 +96,6 @@ class JointLists:
 def _whole(rows, r: np.ndarray, sel=None, keep: bool = False):
     """The rows' (``sel``, default all) float32 products over their whole lists, sorted ascending (in place); with
     ``keep`` also the products as gathered (a copy, for :meth:`JointLists.make`)."""
-    from .anchor_sums import _prods32
-
     p32 = _prods32(rows, r, sel)
     raw = p32.copy() if keep else None
     p32.sort(axis=1)
@@ -164,7 +162,7 @@ def plain_kept(rows, r: np.ndarray) -> np.ndarray:
     float, most rows from lists kept across the passes (``rows.plain_lists``, :class:`JointLists` at ``q = k - 1``).
 
     The same floats.  The whole rows' sum of a row is, where its capped q largest products (sorted ascending) are
-    exact in any order (:func:`.anchor_sums._exact_in_any_order`), their exact sum rounded up (``_sum_exact``:
+    exact in any order (:func:`.anchor_f32._exact_in_any_order`), their exact sum rounded up (``_sum_exact``:
     every order of the additions gives it, so also the partitioned block's casting sum, ``_sum_up``), and
     otherwise ``_sum_up`` of the row's own np.partition block (a row's selection and sum do not read other rows).
     A row whose list holds (its q-th largest capped product at least ``drop``: the module's docstring) has that
@@ -172,8 +170,6 @@ def plain_kept(rows, r: np.ndarray) -> np.ndarray:
     (short of their lists, or not exact) are summed from their whole lists as before, and the short ones' lists
     made again there.  ``rows.lists_read_only`` (:func:`.thin_contract.plain`'s extra evaluations): the lists are
     read, never made or moved."""
-    from .anchor_sums import _exact_in_any_order, _prods32, _sum_exact, _sum_up, _top32
-
     q = rows.m
     n, L = rows.idx.shape
     cap = rows.cap32[:, None]

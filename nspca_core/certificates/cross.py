@@ -133,6 +133,24 @@ def _delta32(m: int, dS_max: float, dT_max: float) -> float:
     return 2 * (rel * g + tiny) * (1 + 2.0 ** -20)
 
 
+def _largest_in_place(a: np.ndarray, n: int) -> np.ndarray:
+    """Each row's ``n`` largest entries of ``a`` (2-D, its own array: partitioned in place), as the view ``a[:, -n:]``
+    (any order per row: the same multiset as ``np.partition(a, c - n, axis=1)[:, c - n:]``, ties equal values)."""
+    c = a.shape[1]
+    if n < c:
+        a.partition([c - n - 1, c - n], axis=1)
+    return a[:, c - n:]
+
+
+def _largest_descending(a: np.ndarray, n: int) -> np.ndarray:
+    """Each row's ``n`` largest entries of ``a`` (2-D, its own array: sorted in place) in descending order."""
+    c = a.shape[1]
+    if 4 * n >= c:
+        a.sort(axis=1)
+        return a[:, :c - n - 1:-1] if n < c else a[:, ::-1]
+    return np.sort(_largest_in_place(a, n), axis=1)[:, ::-1]
+
+
 def _row_tops(rows: np.ndarray, new: np.ndarray, jm: int, fresh: bool) -> np.ndarray:
     """Per row, the ``jm`` largest of ``rows`` and ``new`` together (any order; ``new`` is a fresh array of
     squares, ``>= 0``, overwritten here).  The same multiset per row, hence the same floats downstream, as
@@ -144,13 +162,10 @@ def _row_tops(rows: np.ndarray, new: np.ndarray, jm: int, fresh: bool) -> np.nda
     if fresh and c >= _SAMPLED_FROM * jm:  # (the first block: each row's jm largest through a sampled threshold)
         return _largest_sampled(new, jm)
     if c > jm:
-        new.partition(c - jm, axis=1)
-        new = new[:, c - jm:]
+        new = _largest_in_place(new, jm)
         if fresh:
             return new
-    both = np.hstack([rows, new])
-    both.partition(both.shape[1] - jm, axis=1)
-    return both[:, -jm:]
+    return _largest_in_place(np.hstack([rows, new]), jm)
 
 
 # _row_tops on the first block (rows fresh) of at least _SAMPLED_FROM x jm columns: each row's jm largest through a
@@ -172,18 +187,14 @@ def _largest_sampled(new: np.ndarray, jm: int) -> np.ndarray:
     sample = new[:, ::_SAMPLED_STRIDE]
     ns = sample.shape[1]
     j = min(ns, -(-jm // _SAMPLED_STRIDE) + _SAMPLED_EXTRA)
-    t = np.partition(sample, ns - j, axis=1)[:, ns - j]  # (a copy: the sample's j-th largest)
+    t = np.partition(sample, [ns - j - 1, ns - j] if ns > j else 0, axis=1)[:, ns - j]  # (a copy: its j-th largest)
     # (a zero threshold keeps every square: that row whole, as before)
     pad, _, ok = survivor_table(new, new >= t[:, None], lambda cnt: (cnt >= jm) & (t > 0.0) & (cnt <= c // 2))
     out = np.empty((s, jm))
     if ok.any():
-        W = pad.shape[1]
-        pad.partition(W - jm, axis=1)
-        out[ok] = pad[:, W - jm:]
+        out[ok] = _largest_in_place(pad, jm)
     if not ok.all():
-        few = new[~ok]
-        few.partition(c - jm, axis=1)
-        out[~ok] = few[:, c - jm:]
+        out[~ok] = _largest_in_place(new[~ok], jm)
     return out
 
 
@@ -210,8 +221,7 @@ def _row_tops_gathered(rows: np.ndarray, r: np.ndarray, v: np.ndarray, jm: int) 
     both = np.zeros((rows.shape[0], jm + w))
     both[:, :jm] = rows
     both[r, jm + np.arange(r.size) - start[r]] = v
-    both.partition(w, axis=1)
-    return both[:, w:]
+    return _largest_in_place(both, jm)
 
 
 # a block's squares through X are formed this many entries at a time (rows of S; ~1 MB of float64, in cache)
@@ -268,12 +278,9 @@ def _col_tops(cols: np.ndarray, mx: np.ndarray, tot: np.ndarray, block, s: int, 
         keep[keep] = (cap_i > cols.min(axis=1)).any(axis=1)
     P2T = np.ascontiguousarray(block(keep))                             # kept columns, one per row
     if P2T.shape[0]:
-        P2T.partition(s - im, axis=1)  # (in place: P2T is this block's own copy; np.partition's selection)
-        top = -np.sort(-P2T[:, s - im:], axis=1)                         # b' x im, descending
+        top = _largest_descending(P2T, im)                               # b' x im, descending
         colsum = np.cumsum(top, axis=1).T                                # row i-1: sum of i largest
-        both = np.hstack([cols, colsum])
-        both.partition(both.shape[1] - jm, axis=1)  # (in place: a fresh array)
-        cols = both[:, -jm:]
+        cols = _largest_in_place(np.hstack([cols, colsum]), jm)
     return cols
 
 
@@ -462,11 +469,7 @@ def _row_sums(rows: np.ndarray, im: int) -> np.ndarray:
     descending sequence) summed in that order (np.cumsum adds in order whatever the strides).  Issue 39,
     twenty-second round: the sort down R's columns (a strided sort of all s rows) was ~2x this at s = 923..1,209."""
     R = np.cumsum(np.sort(rows, axis=1)[:, ::-1], axis=1)                  # s x jm: sum of j largest
-    RT = R.T.copy()                                                         # jm x s
-    s = RT.shape[1]
-    if im < s:
-        RT.partition(s - im, axis=1)
-    top = np.sort(RT[:, s - im:], axis=1)[:, ::-1]                          # jm x im, descending
+    top = _largest_descending(R.T.copy(), im)                               # jm x im, descending
     return np.cumsum(top, axis=1).T
 
 

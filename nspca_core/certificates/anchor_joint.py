@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .anchor_f32 import _exact_in_any_order, _prods32, _sum_exact, _sum_up, _top32, up32
+from .anchor_f32 import _exact_in_any_order, _prods32, _sum_exact, _sum_up, _top32
 
 # a row's list keeps this many candidates: qmax and half as many again, at least _EXTRA_MIN more (golub-shaped k =
 # 200, the aimed tests' 39 passes: with a quarter more, 53..1,229 rows short per pass for the first 15 passes; with
@@ -84,13 +84,9 @@ class JointLists:
         self.drop[sel] = drop
 
     def prods32(self, r: np.ndarray) -> np.ndarray:
-        """The kept candidates' float32 products at r: the floats :func:`.anchor_f32._prods32` gives them."""
-        if self.vals32 is not None:
-            t = np.take(up32(r), self.idx)
-            t *= self.vals32
-            return t
-        t = np.take(r, self.idx)
-        return np.multiply(self.vals, t, out=np.empty(t.shape, dtype=np.float32), casting="unsafe")
+        """The kept candidates' float32 products at r: :func:`.anchor_f32._prods32` of the lists (``idx``, ``vals``,
+        ``vals32`` as a table's rows)."""
+        return _prods32(self, r)
 
 
 def _whole(rows, r: np.ndarray, sel=None, keep: bool = False):
